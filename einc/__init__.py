@@ -1,0 +1,63 @@
+"""einc: an ahead-of-time compiler for Einlang, targeting IREE.
+
+    art = einc.compile("model.ein", target="llvm-cpu")   # or Einlang source text
+    art.save("model.vmfb")
+    run = einc.load("model.vmfb")
+    outputs = run(A=np.ones((4, 8), np.float32))          # {"C": array(...)}
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import cached_property
+
+__all__ = ["compile", "load", "Artifact"]
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A compiled module: the .vmfb bytes and the target they were built for."""
+
+    vmfb: bytes
+    target: str
+
+    @cached_property
+    def signature(self):
+        from einc.runtime.program import read_signature
+        return read_signature(self.vmfb, "<compiled module>")
+
+    def save(self, path: str | os.PathLike) -> None:
+        from einc.build import write_artifact
+        write_artifact(path, self.vmfb)
+
+
+def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
+            outputs: list[str] | None = None) -> Artifact:
+    """Compile an .ein file, or Einlang source text, to an Artifact.
+
+    Raises einc.diagnostics.CompileError for errors in the program. Source text is compiled from a
+    temporary directory, so relative imports and load_npy paths need a file instead.
+    """
+    from einc.driver import compile_program  # lazy: pulls in the whole compiler
+
+    if _is_path(source_or_path):
+        return Artifact(compile_program(os.fspath(source_or_path), target, outputs), target)
+    with tempfile.TemporaryDirectory(prefix="einc-") as tmp:
+        path = os.path.join(tmp, "program.ein")
+        with open(path, "w", encoding="utf-8") as source_file:
+            source_file.write(source_or_path)
+        return Artifact(compile_program(path, target, outputs), target)
+
+
+def load(path_or_bytes, device: str | None = None):
+    """Open a .vmfb (path or bytes); the result is callable with the inputs by name."""
+    from einc.runtime import load as load_program
+    return load_program(path_or_bytes, device)
+
+
+def _is_path(source_or_path) -> bool:
+    if isinstance(source_or_path, os.PathLike):
+        return True
+    # Einlang statements end in ';', so text without one or a newline can only be a file name.
+    return source_or_path.endswith(".ein") or not any(c in source_or_path for c in ";\n")

@@ -1,0 +1,16 @@
+"""einc.build: IREE compilation per target and atomic artifact writing.
+
+`compile_mlir` and `IreeCompileError` load the IREE compiler on first use, so that importing
+einc.build for targets or `write_artifact` (as `einc run` does) stays cheap.
+"""
+from einc.build.artifact import write_artifact
+from einc.build.targets import TARGETS, Target, get_target
+
+__all__ = ["compile_mlir", "write_artifact", "IreeCompileError", "TARGETS", "Target", "get_target"]
+
+
+def __getattr__(name: str):
+    if name in ("compile_mlir", "IreeCompileError"):
+        from einc.build import iree_compile
+        return getattr(iree_compile, name)
+    raise AttributeError(f"module 'einc.build' has no attribute {name!r}")

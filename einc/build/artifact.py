@@ -1,0 +1,33 @@
+"""Writing build outputs so that a reader never sees a partial file."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def write_artifact(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to `path` atomically: a temp file in the same directory, then os.replace.
+
+    On any failure the temp file is removed and an existing `path` is left untouched.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".einc-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, _ordinary_file_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _ordinary_file_mode() -> int:
+    """The mode open() would give a new file; mkstemp's 0600 would make artifacts private."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

@@ -1,0 +1,40 @@
+"""The IREE targets einc builds for, their compiler flags and the runtime devices that run them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# IREE 3.13 demotes f64 to f32 at the input by default; Einlang's f64 must stay f64.
+_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    flags: tuple[str, ...]
+    devices: tuple[str, ...]   # runtime drivers able to run it, the default first
+    note: str
+
+
+_LOCAL_CPU = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu")
+
+TARGETS: dict[str, Target] = {
+    t.name: t
+    for t in (
+        Target("llvm-cpu", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=host", _KEEP_F64),
+               ("local-task", "local-sync"),
+               "this CPU's full feature set: fastest, but the module may not run on an older or other CPU"),
+        Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic", _KEEP_F64),
+               ("local-task", "local-sync"),
+               "baseline x86-64/arm64 code: portable across machines of the same architecture, slower"),
+        Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _KEEP_F64),
+               ("vulkan",),
+               "Vulkan compute (SPIR-V 1.3 baseline profile: f32, i32 and bool only, no f64/i64)"),
+    )
+}
+
+
+def get_target(name: str) -> Target:
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise ValueError(f"unknown target {name!r}; expected one of {', '.join(TARGETS)}") from None

@@ -1,0 +1,74 @@
+"""The `einc` command line: `einc build` and `einc run`.
+
+Every failure ends as one `error: ...` line on stderr (compile diagnostics as rendered blocks),
+exit status 1, or 2 for usage errors. A traceback is never shown unless EINC_TRACEBACK=1.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from einc.cli.build_command import build
+from einc.cli.errors import CliError
+from einc.cli.run_command import run
+
+REPORT_REQUEST = "this is a bug in einc; please report it with the command and files that caused it"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def einc() -> None:
+    """Compile Einlang programs to IREE modules and run them."""
+
+
+einc.add_command(build)
+einc.add_command(run)
+
+
+def main(argv: list[str] | None = None) -> None:
+    sys.exit(_run_cli(argv))
+
+
+def _run_cli(argv: list[str] | None) -> int:
+    from einc.diagnostics import CompileError
+    from einc.runtime.errors import RunError
+
+    try:
+        result = einc.main(args=argv, prog_name="einc", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except click.exceptions.Exit as done:  # --help and friends
+        return done.exit_code
+    except click.UsageError as err:
+        command = err.ctx.command_path if err.ctx else "einc"
+        _error(f"{err.format_message()} (see '{command} --help')")
+        return err.exit_code
+    except click.ClickException as err:
+        _error(err.format_message())
+        return err.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _error("interrupted")
+        return 130
+    except CompileError as err:
+        click.echo(err.render(err.sources), err=True)
+        return 1
+    except (CliError, RunError) as err:
+        _error(str(err))
+        return 1
+    except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("EINC_TRACEBACK") == "1":
+            raise
+        _internal_error(err)
+        return 1
+
+
+def _error(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+
+
+def _internal_error(err: Exception) -> None:
+    lines = str(err).strip().splitlines() or [""]
+    click.echo(f"internal error: {type(err).__name__}: {lines[0]}", err=True)
+    for line in lines[1:]:  # e.g. IREE's diagnostics for MLIR it rejected
+        click.echo(f"  {line}", err=True)
+    click.echo(f"  ({REPORT_REQUEST})", err=True)

@@ -1,0 +1,30 @@
+"""Writing files from the CLI, with OS errors reported as one line."""
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+
+from einc.build import write_artifact
+from einc.cli.errors import CliError
+
+
+def save_bytes(path: str | os.PathLike, data: bytes) -> None:
+    try:
+        write_artifact(path, data)
+    except OSError as err:
+        raise CliError(f"cannot write {os.fspath(path)}: {err.strerror or err}") from None
+
+
+def ensure_dir(path: str | os.PathLike) -> None:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as err:
+        raise CliError(f"cannot create directory {os.fspath(path)}: {err.strerror or err}") from None
+
+
+def save_npy(path: str | os.PathLike, array: np.ndarray) -> None:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    save_bytes(path, buffer.getvalue())

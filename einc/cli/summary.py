@@ -1,0 +1,28 @@
+"""One-line summaries of output arrays for `einc run`."""
+from __future__ import annotations
+
+import numpy as np
+
+_SHOW_ALL_UP_TO = 8  # elements
+_HEAD = 4
+
+
+def summarize(name: str, value: np.ndarray) -> str:
+    """`name: dtype[shape] values...`, with min/max/mean for arrays too big to show whole."""
+    if value.ndim == 0:
+        return f"{name}: {value.dtype} = {value[()]}"
+    head = f"{name}: {value.dtype}[{', '.join(map(str, value.shape))}]"
+    flat = value.ravel()
+    if flat.size <= _SHOW_ALL_UP_TO:
+        return f"{head} {_values(flat)}"
+    return f"{head} {_values(flat[:_HEAD])[:-1]} ...] {_statistics(flat)}"
+
+
+def _values(flat: np.ndarray) -> str:
+    return np.array2string(flat, separator=" ", max_line_width=10_000)
+
+
+def _statistics(flat: np.ndarray) -> str:
+    if flat.dtype == np.bool_:
+        return f"true={int(flat.sum())}/{flat.size}"
+    return f"min={flat.min()} max={flat.max()} mean={flat.mean(dtype=np.float64):.6g}"

@@ -1,0 +1,110 @@
+"""Diagnostics: every user-facing error carries a code, a message, a source span and a hint.
+
+Rendering follows rustc: the header line, the location arrow, the source line and a caret
+under the span. Compiler stages raise `CompileError` with one or more diagnostics; the CLI
+prints them and exits 1. Anything else escaping a stage is a compiler bug.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Codes of LANGUAGE.md section 8.
+SYNTAX = "E001"
+TYPE = "E002"
+UNDEFINED = "E003"
+SHAPE = "E004"
+BOUNDS = "E005"
+VALUE = "E006"
+RECURRENCE = "E007"
+IO = "E009"
+IMPORT = "E010"
+UNSUPPORTED = "E011"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of one source file; lines and columns count from 1, `end_col` is exclusive."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass
+class Label:
+    span: Span
+    note: str = ""
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    message: str
+    span: Span | None = None
+    hint: str = ""
+    notes: list[Label] = field(default_factory=list)
+
+    def render(self, sources: "SourceMap") -> str:
+        out = [f"error[{self.code}]: {self.message}"]
+        if self.span is not None:
+            out += _snippet(self.span, "", sources)
+        for label in self.notes:
+            out += _snippet(label.span, label.note, sources)
+        if self.hint:
+            out.append(f"  = hint: {self.hint}")
+        return "\n".join(out)
+
+
+class SourceMap:
+    """File name -> source text, so diagnostics can show the offending line."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+
+    def add(self, name: str, text: str) -> None:
+        self._texts[name] = text
+
+    def line(self, name: str, lineno: int) -> str | None:
+        text = self._texts.get(name)
+        if text is None:
+            return None
+        lines = text.splitlines()
+        return lines[lineno - 1] if 0 < lineno <= len(lines) else None
+
+
+def _snippet(span: Span, note: str, sources: SourceMap) -> list[str]:
+    gutter = " " * len(str(span.line))
+    out = [f"{gutter}--> {span}"]
+    text = sources.line(span.file, span.line)
+    if text is None:
+        return out + ([f"{gutter} = {note}"] if note else [])
+    end = span.end_col if span.end_line == span.line else len(text) + 1
+    width = max(1, end - span.col)
+    caret = " " * (span.col - 1) + "^" * width + (f" {note}" if note else "")
+    out += [f"{gutter} |", f"{span.line} | {text}", f"{gutter} | {caret}"]
+    return out
+
+
+class CompileError(Exception):
+    """Raised by any stage for errors in the user's program."""
+
+    def __init__(self, diagnostics: list[Diagnostic] | Diagnostic):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = diagnostics
+        self.sources: SourceMap | None = None     # attached by the stage that knows the files
+        super().__init__("; ".join(f"{d.code}: {d.message}" for d in diagnostics))
+
+    def render(self, sources: SourceMap | None = None) -> str:
+        sources = sources or self.sources or SourceMap()
+        return "\n\n".join(d.render(sources) for d in self.diagnostics)
+
+
+def error(code: str, message: str, span: Span | None = None, hint: str = "",
+          notes: list[Label] | None = None) -> CompileError:
+    return CompileError(Diagnostic(code, message, span, hint, notes or []))

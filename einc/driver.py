@@ -1,0 +1,55 @@
+"""The pipeline, stage by stage: load + parse → resolve → elaborate to IR → MLIR → IREE.
+
+Each stage raises `CompileError` for mistakes in the program; the error carries the source map
+(`.sources`) so the CLI can render the offending lines. Anything else escaping is a compiler bug.
+"""
+from __future__ import annotations
+
+from einc.diagnostics import CompileError
+
+
+def front_end(path: str, outputs: list[str] | None = None):
+    """Parse, resolve and elaborate `path`; returns (loaded program, IR program)."""
+    from einc.semantics.elaborate import elaborate
+    from einc.semantics.modules import load_program
+    from einc.semantics.resolve import resolve
+
+    program = _stage(None, load_program, path)
+    resolution = _stage(program, resolve, program)
+    return program, _stage(program, elaborate, program, resolution, outputs)
+
+
+def lower(path: str, target: str, outputs: list[str] | None = None):
+    from einc.mlir import lower_program
+    program, ir_program = front_end(path, outputs)
+    return _stage(program, lower_program, ir_program, target)
+
+
+def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None) -> bytes:
+    from einc.build import compile_mlir
+    return compile_mlir(lower(path, target, outputs), target)
+
+
+def emit_program(path: str, what: str, outputs: list[str] | None = None) -> str:
+    if what == "ast":
+        from einc.semantics.modules import load_program
+        from einc.syntax.dump import format_module
+        return format_module(_stage(None, load_program, path).entry)
+    if what == "ir":
+        from einc.ir.printer import format_program
+        return format_program(front_end(path, outputs)[1])
+    if what == "mlir":
+        return str(lower(path, "llvm-cpu", outputs))
+    if what == "explain":
+        from einc.ir.explain import explain_program
+        return explain_program(front_end(path, outputs)[1])
+    raise ValueError(f"unknown form {what!r}")
+
+
+def _stage(program, fn, *args):
+    try:
+        return fn(*args)
+    except CompileError as err:
+        if program is not None and err.sources is None:
+            err.sources = program.sources
+        raise

@@ -1,0 +1,79 @@
+"""Affine view of index arithmetic: a scalar IR value as a `Lin` over index variables and sizes.
+
+Subscripts such as `i + r`, `2 * i + 1` or `N - 1 - i` are affine; `idx[i]` or `i * j` are not.
+Bounds checks and the lowering's choice of indexing maps both ask this question.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from einc.ir.nodes import Const, IndexRef, Op, Size, Value
+from einc.ir.types import Lin
+
+
+def affine_of(v: Value) -> Optional[Lin]:
+    """The value as const + sum(coeff * key) with IndexVar/Sym keys, or None if not affine."""
+    rule = _RULES.get(type(v))
+    return rule(v) if rule else None
+
+
+def _const(v: Const) -> Optional[Lin]:
+    if v.array.ndim == 0 and np.issubdtype(v.array.dtype, np.integer):
+        return Lin(int(v.array))
+    return None
+
+
+def _op(v: Op) -> Optional[Lin]:
+    if not v.dtype.is_int:
+        return None
+    args = [affine_of(a) for a in v.args] if v.op in ("add", "sub", "mul", "neg") else None
+    if args is None or any(a is None for a in args):
+        return None
+    if v.op == "add":
+        return args[0] + args[1]
+    if v.op == "sub":
+        return args[0] - args[1]
+    if v.op == "neg":
+        return -args[0]
+    a, b = args
+    if a.is_const:
+        return b.scale(a.const)
+    if b.is_const:
+        return a.scale(b.const)
+    return None
+
+
+_RULES = {
+    Const: _const,
+    Size: lambda v: v.lin,
+    IndexRef: lambda v: Lin.of(v.var),
+    Op: _op,
+}
+
+
+def bounds(lin: Lin) -> tuple[Lin, Lin]:
+    """Smallest and largest value of `lin` over the ranges of its index variables, as Lins in
+    sizes only (each variable's extent must be known)."""
+    lo, hi = Lin(lin.const), Lin(lin.const)
+    for key, c in lin.terms.items():
+        if hasattr(key, "extent"):
+            first, last = key.lo, key.lo + key.extent - 1
+            lo = lo + (first if c > 0 else last).scale(c)
+            hi = hi + (last if c > 0 else first).scale(c)
+        else:
+            lo, hi = lo + Lin.of(key, c), hi + Lin.of(key, c)
+    return lo, hi
+
+
+def surely_nonnegative(lin: Lin) -> bool:
+    """True when `lin` >= 0 for every admissible size. Sizes are >= 1 and unbounded above, so
+    this holds exactly when no coefficient is negative and the value at all-ones is >= 0."""
+    coeffs = lin.terms.values()
+    return all(c >= 0 for c in coeffs) and lin.const + sum(coeffs) >= 0
+
+
+def surely_negative(lin: Lin) -> bool:
+    """True when `lin` < 0 for every admissible size."""
+    return surely_nonnegative(-lin - 1)

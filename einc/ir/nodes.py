@@ -1,0 +1,295 @@
+"""The typed tensor IR: what the front end produces and the MLIR lowering consumes.
+
+A program is a DAG of `Value`s. Every value has a dtype and a shape (a tuple of `Lin` sizes;
+rank 0 is a scalar). Values are compared by identity; a value used twice is computed once.
+
+There are two kinds of context. At *program level* a value is a whole tensor or a scalar.
+Inside the `body` of a `Generic` or `Reduce`, values are scalars computed per point of the
+iteration domain: `IndexRef` gives the coordinate of an index variable and `Read` reads one
+element of a program-level tensor. A body may also use program-level scalars (inputs, sizes,
+or reductions with no free index), which are computed once outside the loop.
+
+Facts the passes attach (`Read.in_bounds`) let the lowering choose between an affine indexing
+map (fast, only when the read is proven to stay inside the tensor) and a clamped
+`tensor.extract` (always safe).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from einc.diagnostics import Span
+from einc.ir.types import BOOL, I32, DType, Lin, Shape, Sym, dtype_of_numpy
+
+
+class Value:
+    dtype: DType
+    shape: Shape
+    span: Optional[Span] = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def operands(self) -> tuple["Value", ...]:
+        return ()
+
+
+class IndexVar:
+    """An iteration variable: its coordinate runs over lo, lo + 1, .., lo + extent - 1.
+
+    `lo` and `extent` are linear in input sizes only (never in other index variables); a
+    range that depends on an outer index is iterated over its hull and narrowed by a guard.
+    """
+
+    def __init__(self, name: str, lo: Lin, extent: Optional[Lin], span: Optional[Span] = None):
+        self.name = name
+        self.lo = lo
+        self.extent = extent          # None only while the front end is still inferring it
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"{self.name}∈[{self.lo!r}, +{self.extent!r})"
+
+
+@dataclass(eq=False)
+class Input(Value):
+    """A run-time input: argument number `pos` of the compiled function."""
+    name: str
+    pos: int
+    dtype: DType
+    shape: Shape
+    # per axis: int (fixed), None (`?`) or the named dim's name; None for any rank
+    declared_dims: Optional[list] = None
+    span: Optional[Span] = None
+
+
+@dataclass(eq=False)
+class Const(Value):
+    """A constant known at build time (literals, `load_npy`)."""
+    array: np.ndarray
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.dtype = dtype_of_numpy(self.array.dtype)
+        self.shape = tuple(Lin(n) for n in self.array.shape)
+
+
+@dataclass(eq=False)
+class Size(Value):
+    """An i32 scalar whose value is a linear form of input sizes (`N`, `T - 1`)."""
+    lin: Lin
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.dtype, self.shape = I32, ()
+
+
+@dataclass(eq=False)
+class IndexRef(Value):
+    """The coordinate of index variable `var` at the current point (an i32 scalar)."""
+    var: IndexVar
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.dtype, self.shape = I32, ()
+
+
+# Scalar operations of `Op`, by arity.
+UNARY_OPS = ("neg", "not", "abs", "sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2",
+             "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+             "asinh", "acosh", "atanh", "erf", "floor", "ceil", "round", "trunc", "isnan",
+             "isinf", "cast")
+BINARY_OPS = ("add", "sub", "mul", "div", "rem", "pow", "min", "max", "atan2", "and", "or",
+              "eq", "ne", "lt", "le", "gt", "ge")
+TERNARY_OPS = ("select",)
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+@dataclass(eq=False)
+class Op(Value):
+    """A scalar operation. Operands are scalars with the same dtype, except:
+    `select(cond: bool, a, b)`; `pow(float, i32)` (integer power); `cast(x)` whose result
+    dtype is `dtype`; comparisons, `isnan`, `isinf` give bool. Integer `div` truncates toward
+    zero and `rem` takes the dividend's sign (Rust semantics); `and`/`or`/`not` are on bool.
+    """
+    op: str
+    args: tuple
+    dtype: DType
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.shape = ()
+
+    def operands(self) -> tuple[Value, ...]:
+        return tuple(self.args)
+
+
+@dataclass(eq=False)
+class Read(Value):
+    """`tensor[subs]`: one element of a program-level tensor; one i32 subscript per axis."""
+    tensor: Value
+    subs: tuple
+    span: Optional[Span] = None
+    in_bounds: bool = False        # proven for every point of the domain (set by checks)
+
+    def __post_init__(self) -> None:
+        self.dtype, self.shape = self.tensor.dtype, ()
+
+    def operands(self) -> tuple[Value, ...]:
+        return (self.tensor,) + tuple(self.subs)
+
+
+REDUCE_KINDS = ("sum", "prod", "max", "min", "all", "any")
+
+
+@dataclass(eq=False)
+class Reduce(Value):
+    """`kind[vars](body) where guard`: a scalar; points where `guard` is false contribute the
+    identity (0, 1, -inf, +inf, true, false). `vars` are fresh to this reduction."""
+    kind: str
+    vars: tuple
+    body: Value
+    guard: Optional[Value] = None
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.dtype = BOOL if self.kind in ("all", "any") else self.body.dtype
+        self.shape = ()
+
+    def operands(self) -> tuple[Value, ...]:
+        return (self.body,) + ((self.guard,) if self.guard is not None else ())
+
+
+@dataclass(eq=False)
+class Generic(Value):
+    """A tensor defined point by point: element [c0, c1, ..] (coordinates of `vars` minus their
+    `lo`) is `body`, or 0 where `guard` is false. An empty `vars` gives a rank-0 tensor, which
+    is how scalar work that depends on tensor data stays on the device."""
+    vars: tuple
+    body: Value
+    guard: Optional[Value] = None
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.dtype = self.body.dtype
+        self.shape = tuple(v.extent for v in self.vars)
+
+    def operands(self) -> tuple[Value, ...]:
+        return (self.body,) + ((self.guard,) if self.guard is not None else ())
+
+
+@dataclass(eq=False)
+class Clause:
+    """One clause of a piecewise definition: `value` is written at `offsets`. `value` has the
+    clause's own shape, with axes of size 1 where the clause names a literal point."""
+    offsets: tuple
+    value: Value
+
+
+@dataclass(eq=False)
+class Piecewise(Value):
+    """A tensor of `shape` built from clauses in order (later clauses win where they overlap);
+    points no clause covers are 0."""
+    dtype: DType
+    shape: Shape
+    clauses: tuple
+    span: Optional[Span] = None
+
+    def operands(self) -> tuple[Value, ...]:
+        return tuple(c.value for c in self.clauses)
+
+
+@dataclass(eq=False)
+class Stack(Value):
+    """`[e0, e1, ..]` of values that are not all constants: a new leading axis."""
+    elems: tuple
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        first = self.elems[0]
+        self.dtype = first.dtype
+        self.shape = (Lin(len(self.elems)),) + tuple(first.shape)
+
+    def operands(self) -> tuple[Value, ...]:
+        return tuple(self.elems)
+
+
+# ---------------------------------------------------------------- effects and programs
+
+@dataclass(eq=False)
+class Print:
+    """`print(..)`: `parts` is a list of {"text": s} and {"arg": k, "spec": s} (runner format)."""
+    parts: list
+    args: tuple
+    span: Optional[Span] = None
+
+
+@dataclass(eq=False)
+class Assert:
+    """A run-time check; `message` is the full text shown when `cond` is false."""
+    cond: Value
+    message: str
+    span: Optional[Span] = None
+
+
+@dataclass
+class Program:
+    source: str                                   # entry file name
+    inputs: list = field(default_factory=list)    # list[Input], in argument order
+    outputs: list = field(default_factory=list)   # list[(name, Value)]
+    effects: list = field(default_factory=list)   # list[Print | Assert], in program order
+    syms: list = field(default_factory=list)      # list[Sym], every run-time size
+
+
+def walk(roots) -> list[Value]:
+    """Every value reachable from `roots` (bodies included), operands before users."""
+    seen: set[int] = set()
+    order: list[Value] = []
+    stack = [(r, False) for r in reversed(list(roots))]
+    while stack:
+        v, done = stack.pop()
+        if done:
+            order.append(v)
+            continue
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        stack.append((v, True))
+        for o in reversed(v.operands()):
+            if id(o) not in seen:
+                stack.append((o, False))
+    return order
+
+
+def is_program_level(v: Value) -> bool:
+    """Whether `v` can be computed outside any loop (it uses no index variable)."""
+    return not free_vars(v)
+
+
+def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
+    """Index variables `v` depends on that it does not bind itself."""
+    memo = {} if _memo is None else _memo
+    key = id(v)
+    if key in memo:
+        return memo[key]
+    if isinstance(v, IndexRef):
+        out = frozenset([v.var])
+    elif isinstance(v, (Generic, Piecewise, Stack, Input, Const, Size)):
+        out = frozenset()         # program-level tensors close over their own variables
+        if isinstance(v, Stack):
+            out = frozenset().union(*(free_vars(e, memo) for e in v.elems))
+    else:
+        out = frozenset().union(*(free_vars(o, memo) for o in v.operands()))
+        if isinstance(v, Reduce):
+            out = out - frozenset(v.vars)
+    memo[key] = out
+    return out
+
+
+__all__ = ["Value", "IndexVar", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
+           "Generic", "Clause", "Piecewise", "Stack", "Print", "Assert", "Program", "walk",
+           "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
+           "TERNARY_OPS", "COMPARISONS", "REDUCE_KINDS"]

@@ -1,0 +1,85 @@
+"""`einc build --emit ir`: the tensor IR as text, program-level values first, bodies inline."""
+from __future__ import annotations
+
+from einc.ir import nodes as ir
+from einc.ir.types import shape_str
+
+INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "pow": "**", "and": "&&",
+         "or": "||", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+class _Printer:
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.lines: list[str] = []
+
+    def program_value(self, v: ir.Value) -> str:
+        """Name of a program-level value, printing its definition the first time."""
+        if id(v) in self.names:
+            return self.names[id(v)]
+        if isinstance(v, ir.Input):
+            self.names[id(v)] = v.name
+            return v.name
+        if isinstance(v, ir.Const) and v.array.ndim == 0:
+            return repr(v.array[()].item())
+        if isinstance(v, ir.Size):
+            return repr(v.lin)
+        text = self._definition(v)
+        name = f"%{len(self.names)}"
+        self.names[id(v)] = name
+        self.lines.append(f"{name}: {_type(v)} = {text}")
+        return name
+
+    def _definition(self, v: ir.Value) -> str:
+        if isinstance(v, ir.Const):
+            return f"const {v.array.tolist() if v.array.size <= 8 else '<' + str(v.array.size) + ' values>'}"
+        if isinstance(v, ir.Generic):
+            head = f"generic [{', '.join(_var(x) for x in v.vars)}]"
+            guard = f" where {self.expr(v.guard)}" if v.guard is not None else ""
+            return f"{head} {{ {self.expr(v.body)} }}{guard}"
+        if isinstance(v, ir.Piecewise):
+            parts = [f"@{list(map(repr, c.offsets))} {self.program_value(c.value)}" for c in v.clauses]
+            return "piecewise " + ", ".join(parts)
+        if isinstance(v, ir.Stack):
+            return "stack [" + ", ".join(self.expr(e) for e in v.elems) + "]"
+        return "scalar " + self.expr(v)
+
+    def expr(self, v: ir.Value) -> str:
+        if isinstance(v, ir.IndexRef):
+            return v.var.name
+        if isinstance(v, ir.Read):
+            subs = ", ".join(self.expr(s) for s in v.subs)
+            return f"{self.program_value(v.tensor)}[{subs}]"
+        if isinstance(v, ir.Op):
+            args = [self.expr(a) for a in v.args]
+            if v.op in INFIX:
+                return f"({args[0]} {INFIX[v.op]} {args[1]})"
+            if v.op == "cast":
+                return f"({args[0]} as {v.dtype})"
+            return f"{v.op}({', '.join(args)})"
+        if isinstance(v, ir.Reduce):
+            guard = f" where {self.expr(v.guard)}" if v.guard is not None else ""
+            return f"{v.kind}[{', '.join(_var(x) for x in v.vars)}]({self.expr(v.body)}{guard})"
+        return self.program_value(v)
+
+
+def _var(v: ir.IndexVar) -> str:
+    lo = "" if v.lo == 0 else f"{v.lo!r}.."
+    return f"{v.name} in {lo}+{v.extent!r}" if lo else f"{v.name} < {v.extent!r}"
+
+
+def _type(v: ir.Value) -> str:
+    return str(v.dtype) if v.rank == 0 else f"{v.dtype}{shape_str(v.shape)}"
+
+
+def format_program(p: ir.Program) -> str:
+    pr = _Printer()
+    header = [f"input {i.name}: {_type(i)}" for i in p.inputs]
+    for e in p.effects:
+        if isinstance(e, ir.Print):
+            args = ", ".join(pr.program_value(a) if a.rank else pr.expr(a) for a in e.args)
+            pr.lines.append(f"print {e.parts!r} ({args})")
+        else:
+            pr.lines.append(f"assert {pr.expr(e.cond)}  // {e.message}")
+    outs = [f"output {n} = {pr.program_value(v) if v.rank else pr.expr(v)}" for n, v in p.outputs]
+    return "\n".join(header + pr.lines + outs) + "\n"

@@ -1,0 +1,146 @@
+"""Element types and symbolic sizes of the tensor IR.
+
+Sizes are linear forms (`Lin`) over symbols: a symbol is a run-time dimension of an input
+(`N` in `let X: [f32; N, K];`, or one `?`). Linear forms make `N + 1 == 1 + N` decidable and
+let shape checks name both sides when they disagree. The same class also describes affine
+subscripts, where the keys are index variables as well as symbols.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Hashable, Iterable, Optional
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str            # "f32" "f64" "i32" "i64" "bool"
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in ("f32", "f64")
+
+    @property
+    def is_int(self) -> bool:
+        return self.name in ("i32", "i64")
+
+    @property
+    def is_bool(self) -> bool:
+        return self.name == "bool"
+
+    @property
+    def numpy(self) -> np.dtype:
+        return np.dtype(NUMPY_NAMES[self.name])
+
+    def __str__(self) -> str:
+        return self.name
+
+
+F32, F64, I32, I64, BOOL = DType("f32"), DType("f64"), DType("i32"), DType("i64"), DType("bool")
+BY_NAME = {d.name: d for d in (F32, F64, I32, I64, BOOL)}
+NUMPY_NAMES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "bool": "bool"}
+
+
+def dtype_of_numpy(dt: np.dtype) -> Optional[DType]:
+    for name, np_name in NUMPY_NAMES.items():
+        if np.dtype(np_name) == dt:
+            return BY_NAME[name]
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class Sym:
+    """A run-time size: axis `axis` of input number `input_pos` (the first input that has it)."""
+
+    name: str            # "N", or "A.1" for a `?`
+    input_pos: int
+    axis: int
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Lin:
+    """const + sum(coeff * key); keys are Syms or index variables. Immutable."""
+
+    __slots__ = ("const", "terms")
+
+    def __init__(self, const: int = 0, terms: Optional[dict] = None):
+        self.const = int(const)
+        self.terms = {k: c for k, c in (terms or {}).items() if c != 0}
+
+    @staticmethod
+    def of(key: Hashable, coeff: int = 1) -> "Lin":
+        return Lin(0, {key: coeff})
+
+    @property
+    def is_const(self) -> bool:
+        return not self.terms
+
+    def __add__(self, other: "Lin | int") -> "Lin":
+        other = _lin(other)
+        terms = dict(self.terms)
+        for k, c in other.terms.items():
+            terms[k] = terms.get(k, 0) + c
+        return Lin(self.const + other.const, terms)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "Lin":
+        return Lin(-self.const, {k: -c for k, c in self.terms.items()})
+
+    def __sub__(self, other: "Lin | int") -> "Lin":
+        return self + (-_lin(other))
+
+    def __rsub__(self, other: "Lin | int") -> "Lin":
+        return _lin(other) - self
+
+    def scale(self, k: int) -> "Lin":
+        return Lin(self.const * k, {key: c * k for key, c in self.terms.items()})
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, int):
+            other = Lin(other)
+        if not isinstance(other, Lin):
+            return NotImplemented
+        return self.const == other.const and self.terms == other.terms
+
+    def __hash__(self) -> int:
+        return hash((self.const, frozenset(self.terms.items())))
+
+    def keys(self) -> Iterable:
+        return self.terms.keys()
+
+    def substitute(self, mapping: dict) -> "Lin":
+        """Replace keys found in `mapping` (key -> Lin)."""
+        out = Lin(self.const)
+        for k, c in self.terms.items():
+            out = out + (mapping[k].scale(c) if k in mapping else Lin.of(k, c))
+        return out
+
+    def __repr__(self) -> str:
+        parts = []
+        for k, c in self.terms.items():
+            name = getattr(k, "name", repr(k))
+            parts.append(name if c == 1 else f"-{name}" if c == -1 else f"{c}*{name}")
+        if self.const or not parts:
+            parts.append(str(self.const))
+        return " + ".join(parts).replace("+ -", "- ")
+
+
+def _lin(x: "Lin | int") -> Lin:
+    return x if isinstance(x, Lin) else Lin(int(x))
+
+
+Shape = tuple  # tuple[Lin, ...]
+
+
+def shape_str(shape: Shape) -> str:
+    return "[" + ", ".join(repr(d) for d in shape) + "]"
+
+
+def static_shape(shape: Shape) -> Optional[tuple[int, ...]]:
+    if all(d.is_const for d in shape):
+        return tuple(d.const for d in shape)
+    return None

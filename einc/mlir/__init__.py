@@ -1,0 +1,57 @@
+"""MLIR lowering of the tensor IR: `func.func @main` built with the iree.compiler.ir bindings.
+
+Program-level values become function-level ops (program_rules), bodies become linalg regions
+(kernels, body_rules), prints and asserts are emitted in program order (effects), and `main`
+carries its signature as reflection metadata (signature).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import func, tensor
+
+from einc.ir.nodes import Program
+from einc.mlir.effects import emit_effect
+from einc.mlir.lowering import Lowering
+from einc.mlir.shapes import emit_shape_checks
+from einc.mlir.signature import function_type, reflection
+from einc.mlir.targets import check_target
+from einc.mlir.types import is_tensor, tensor_type
+
+__all__ = ["lower_program", "lower_to_text"]
+
+
+def lower_program(program: Program, target: str, context: Optional[ir.Context] = None) -> ir.Module:
+    """The verified module for `program`. `context` may be an IREE compiler Session's context
+    (load its dialects first: `ctx.load_all_available_dialects()`); default a fresh one."""
+    check_target(program, target)
+    with (context or ir.Context()), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            main = func.FuncOp("main", function_type(program))
+        main.attributes["iree.reflection"] = reflection(program, target)
+        entry = main.add_entry_block()
+        with ir.InsertionPoint(entry):
+            _emit_body(program, list(entry.arguments))
+        module.operation.verify()
+    return module
+
+
+def lower_to_text(program: Program, target: str) -> str:
+    return str(lower_program(program, target))
+
+
+def _emit_body(program: Program, args: list[ir.Value]) -> None:
+    emit_shape_checks(program.inputs, args)
+    lw = Lowering(program, args)
+    for effect in program.effects:
+        emit_effect(lw, effect)
+    func.ReturnOp([_as_tensor(lw.lower(v), v) for _, v in program.outputs])
+
+
+def _as_tensor(value: ir.Value, node) -> ir.Value:
+    """Outputs are always tensors: a host scalar is wrapped as a 0-d tensor."""
+    if is_tensor(value):
+        return value
+    return tensor.from_elements(tensor_type(node.dtype, ()), [value])

@@ -1,0 +1,85 @@
+"""In-region rules: the scalar value of a body node at the current point of a kernel's domain.
+
+Program-level scalars used by a body are computed once at function level and captured; device
+values and affine reads arrive as block arguments (planned in kernels.py). What is left is
+computed per point: coordinates, scalar ops, and reads through `tensor.extract`.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, linalg, tensor
+
+from einc import diagnostics
+from einc.ir.nodes import IndexRef, Op, Read, Stack, Value
+from einc.mlir import scalar_ops
+from einc.mlir.locations import location_of
+from einc.mlir.shapes import index_const
+from einc.mlir.types import i32_type, index_type, tensor_type
+
+
+class Region:
+    """Lowers body values inside one kernel's region, each once."""
+
+    def __init__(self, lw, domain, bound: dict, inline: frozenset):
+        self.lw = lw
+        self.domain = domain
+        self.memo: dict[int, ir.Value] = dict(bound)
+        self.inline = inline
+
+    def value(self, v: Value) -> ir.Value:
+        if id(v) not in self.memo:
+            if self.lw.is_program_level(v) and id(v) not in self.inline:
+                self.memo[id(v)] = self.lw.lower(v)
+            else:
+                with location_of(v):
+                    self.memo[id(v)] = BODY_RULES[type(v)](self, v)
+        return self.memo[id(v)]
+
+    def tensor(self, v: Value) -> ir.Value:
+        """The whole tensor a body reads from: program-level, or built in this region (Stack)."""
+        return self.lw.lower(v) if self.lw.is_program_level(v) else self.value(v)
+
+
+def _index_ref(region: Region, ref: IndexRef) -> ir.Value:
+    pos = region.domain.pos(ref.var)
+    if pos is None:
+        raise ValueError(f"index variable {ref.var!r} is not iterated by the enclosing kernel")
+    coord = linalg.IndexOp(pos).result   # linalg.index is the OpDSL helper, not the op
+    if ref.var.lo != 0:
+        coord = arith.addi(coord, region.lw.sizes.index(ref.var.lo))
+    return arith.index_cast(i32_type(), coord)
+
+
+def _op(region: Region, op: Op) -> ir.Value:
+    return scalar_ops.apply(op, [region.value(a) for a in op.args])
+
+
+def _read(region: Region, read: Read) -> ir.Value:
+    """A gather: each subscript is clamped into [0, size - 1], so reads that a guard discards
+    (zero padding, a hull larger than the range) still touch memory inside the tensor."""
+    source = region.tensor(read.tensor)
+    indices = []
+    for axis, sub in enumerate(read.subs):
+        index = arith.index_cast(index_type(), region.value(sub))
+        last = region.lw.sizes.index(read.tensor.shape[axis] - 1)
+        indices.append(arith.minsi(arith.maxsi(index, index_const(0)), last))
+    return tensor.extract(source, indices)
+
+
+def _stack(region: Region, stack: Stack) -> ir.Value:
+    """A small literal array of per-point scalars, built in the region to be read by subscript."""
+    if any(e.rank for e in stack.elems):
+        raise diagnostics.error(diagnostics.UNSUPPORTED, "an array literal of arrays inside an "
+                                "indexed definition is not supported", stack.span)
+    return tensor.from_elements(tensor_type(stack.dtype, stack.shape),
+                                [region.value(e) for e in stack.elems])
+
+
+BODY_RULES: dict[type, Callable] = {
+    IndexRef: _index_ref,
+    Op: _op,
+    Read: _read,
+    Stack: _stack,
+}

@@ -1,0 +1,44 @@
+"""Effects, in program order at function level: prints become traces, asserts become cf.assert.
+
+The runner captures `flow.tensor.trace "einc.print.<n>"` and formats it with the parts stored in
+the signature; IREE only honours cf.assert on the host, so a device condition is read back.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from iree.compiler import ir
+from iree.compiler.dialects import cf, flow, tensor
+
+from einc.ir.nodes import Assert, Print
+from einc.mlir.locations import location_of
+from einc.mlir.types import is_tensor, tensor_type
+
+PRINT_LABEL = "einc.print.{}"
+
+
+def _print(lw, effect: Print) -> None:
+    values, dims = [], []
+    for arg in effect.args:
+        value = lw.lower(arg)
+        if not is_tensor(value):
+            value = tensor.from_elements(tensor_type(arg.dtype, ()), [value])
+        values.append(value)
+        dims += lw.sizes.dynamic_dims(arg.shape)
+    flow.tensor_trace(PRINT_LABEL.format(lw.prints), values, dims)
+    lw.prints += 1
+
+
+def _assert(lw, effect: Assert) -> None:
+    cond = lw.lower(effect.cond)
+    if is_tensor(cond):
+        cond = tensor.extract(cond, [])
+    cf.assert_(cond, effect.message)
+
+
+EFFECT_RULES: dict[type, Callable] = {Print: _print, Assert: _assert}
+
+
+def emit_effect(lw, effect) -> None:
+    with location_of(effect):
+        EFFECT_RULES[type(effect)](lw, effect)

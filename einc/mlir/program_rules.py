@@ -1,0 +1,115 @@
+"""Program-level rules: one per IR node kind, each returning the node's function-level value.
+
+Scalars that depend only on inputs, constants and sizes are computed on the host with arith/math.
+Anything that depends on tensor data stays on the device as a tensor (0-d for a scalar), so the
+program never waits on a device-to-host read except for an assert's condition.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, linalg, tensor
+
+from einc.ir.nodes import Const, Generic, Input, Op, Piecewise, Read, Reduce, Size, Stack, Value
+from einc.ir.types import Lin
+from einc.mlir import named_ops, scalar_ops
+from einc.mlir.kernels import generic_tensor, reduction_tensor
+from einc.mlir.types import element_type, is_tensor, tensor_type
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _input(lw, v: Input) -> ir.Value:
+    return lw.arg(v)
+
+
+def _const(lw, v: Const) -> ir.Value:
+    if v.array.ndim == 0:
+        return scalar_ops.constant(v.dtype, v.array.item())
+    t = tensor_type(v.dtype, v.shape)
+    return arith.constant(t, ir.DenseElementsAttr.get(v.array, type=t.element_type))
+
+
+def _size(lw, v: Size) -> ir.Value:
+    return lw.sizes.i32(v.lin)
+
+
+def _op(lw, v: Op) -> ir.Value:
+    args = [lw.lower(a) for a in v.args]
+    if any(is_tensor(a) for a in args):
+        return _device_scalar(lw, v)
+    return scalar_ops.apply(v, args)
+
+
+def _read(lw, v: Read) -> ir.Value:
+    return _device_scalar(lw, v)
+
+
+def _device_scalar(lw, v: Value) -> ir.Value:
+    """Scalar work on tensor data: a 0-d kernel whose body is `v` itself."""
+    kernel = lw.keep(Generic((), v, span=v.span))
+    return generic_tensor(lw, kernel, inline=frozenset([id(v)]))
+
+
+def _reduce(lw, v: Reduce) -> ir.Value:
+    return reduction_tensor(lw, v, [])[0]
+
+
+def _generic(lw, v: Generic) -> ir.Value:
+    contraction = named_ops.match(v)
+    if contraction is not None:
+        return contraction.emit(lw)
+    return generic_tensor(lw, v)
+
+
+def _piecewise(lw, v: Piecewise) -> ir.Value:
+    """Zeros, then each clause written over it in order, so later clauses win."""
+    zero = scalar_ops.constant(v.dtype, 0)
+    out = linalg.fill(zero, outs=[lw.sizes.empty(v.shape, element_type(v.dtype))])
+    for clause in v.clauses:
+        out = _write(lw, lw.lower(clause.value), clause.value.shape, out, list(clause.offsets))
+    return out
+
+
+def _stack(lw, v: Stack) -> ir.Value:
+    elems = [lw.lower(e) for e in v.elems]
+    if not any(is_tensor(e) for e in elems):
+        return tensor.from_elements(tensor_type(v.dtype, v.shape), elems)
+    out = lw.sizes.empty(v.shape, element_type(v.dtype))
+    for k, (node, elem) in enumerate(zip(v.elems, elems)):
+        offsets = [Lin(k)] + [Lin(0)] * node.rank
+        out = _write(lw, elem, (Lin(1),) + tuple(node.shape), out, offsets)
+    return out
+
+
+def _write(lw, value: ir.Value, shape: tuple, dest: ir.Value, offsets: list[Lin]) -> ir.Value:
+    """`value` (a host scalar, or a tensor of `shape`, padded with unit axes on the left to the
+    rank of `dest`) stored into `dest` at `offsets`."""
+    if not is_tensor(value):
+        return tensor.insert(value, dest, [lw.sizes.index(o) for o in offsets])
+    sizes = [Lin(1)] * (len(offsets) - len(shape)) + list(shape)
+    dyn_offsets, static_offsets = _mixed(lw, offsets)
+    dyn_sizes, static_sizes = _mixed(lw, sizes)
+    ones = [1] * len(offsets)
+    return tensor.insert_slice(value, dest, dyn_offsets, dyn_sizes, [], static_offsets, static_sizes, ones)
+
+
+def _mixed(lw, lins: list[Lin]) -> tuple[list[ir.Value], list[int]]:
+    """Static/dynamic split of offsets or sizes, as tensor.insert_slice takes them."""
+    dynamic = [lw.sizes.index(x) for x in lins if not x.is_const]
+    static = [x.const if x.is_const else DYNAMIC for x in lins]
+    return dynamic, static
+
+
+RULES: dict[type, Callable] = {
+    Input: _input,
+    Const: _const,
+    Size: _size,
+    Op: _op,
+    Read: _read,
+    Reduce: _reduce,
+    Generic: _generic,
+    Piecewise: _piecewise,
+    Stack: _stack,
+}

@@ -1,0 +1,138 @@
+"""Scalar `Op`s → arith/math, shared by function-level (host) and in-region (device) code.
+
+Semantics follow the `Op` docstring: integer `div`/`rem` truncate toward zero (divsi/remsi), float
+`rem` keeps the dividend's sign (remf), min/max on floats propagate NaN (minimumf/maximumf).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, math
+
+from einc.ir.nodes import Op
+from einc.ir.types import BOOL, DType
+from einc.mlir.types import element_type
+
+_F, _I = arith.CmpFPredicate, arith.CmpIPredicate
+
+# `ne` is unordered so that NaN != x holds, as in IEEE 754; the others are ordered (false on NaN).
+FLOAT_PREDICATES = {"eq": _F.OEQ, "ne": _F.UNE, "lt": _F.OLT, "le": _F.OLE, "gt": _F.OGT, "ge": _F.OGE}
+INT_PREDICATES = {"eq": _I.eq, "ne": _I.ne, "lt": _I.slt, "le": _I.sle, "gt": _I.sgt, "ge": _I.sge}
+# bool orders false < true: unsigned, since i1 `true` is -1 when read as signed
+BOOL_PREDICATES = {"eq": _I.eq, "ne": _I.ne, "lt": _I.ult, "le": _I.ule, "gt": _I.ugt, "ge": _I.uge}
+
+# math functions defined on floats; on integers the rounding ones are the identity
+MATH_UNARY = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos",
+              "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+              "erf", "floor", "ceil", "round", "trunc")
+ROUNDING = ("floor", "ceil", "round", "trunc")
+
+
+def constant(dtype: DType, value) -> ir.Value:
+    """A scalar constant of `dtype` (bool as i1 0/1)."""
+    t = element_type(dtype)
+    if dtype.is_float:
+        return arith.constant(t, float(value))
+    if dtype.is_bool:
+        return arith.constant(t, ir.IntegerAttr.get(t, 1 if value else 0))
+    return arith.constant(t, int(value))
+
+
+def apply(op: Op, args: list[ir.Value]) -> ir.Value:
+    """The MLIR value of `op` applied to already-lowered scalar `args`."""
+    operand = op.args[0].dtype
+    if op.op == "cast":
+        return cast(args[0], operand, op.dtype)
+    if op.op in FLOAT_PREDICATES:
+        return compare(op.op, operand, *args)
+    if op.op == "select":
+        return arith.select(*args)
+    if op.op in MATH_UNARY:
+        return _math_unary(op.op, operand, args[0])
+    return _RULES[op.op](operand, *args)
+
+
+def compare(name: str, dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:
+    if dtype.is_float:
+        return arith.cmpf(FLOAT_PREDICATES[name], a, b)
+    table = BOOL_PREDICATES if dtype.is_bool else INT_PREDICATES
+    return arith.cmpi(table[name], a, b)
+
+
+def cast(x: ir.Value, src: DType, dst: DType) -> ir.Value:
+    if src == dst:
+        return x
+    out = element_type(dst)
+    if dst.is_bool:
+        return compare("ne", src, x, constant(src, 0))
+    if src.is_bool:
+        return arith.extui(out, x) if dst.is_int else arith.uitofp(out, x)
+    if src.is_float and dst.is_float:
+        return arith.extf(out, x) if dst.name == "f64" else arith.truncf(out, x)
+    if src.is_int and dst.is_int:
+        return arith.extsi(out, x) if dst.name == "i64" else arith.trunci(out, x)
+    return arith.sitofp(out, x) if dst.is_float else arith.fptosi(out, x)
+
+
+def _math_unary(name: str, dtype: DType, x: ir.Value) -> ir.Value:
+    if not dtype.is_float and name in ROUNDING:
+        return x
+    return getattr(math, name)(x)
+
+
+def _by_kind(on_float: Callable, on_int: Callable, on_bool: Callable | None = None) -> Callable:
+    def rule(dtype: DType, *args):
+        if dtype.is_float:
+            return on_float(*args)
+        return (on_bool or on_int)(*args) if dtype.is_bool else on_int(*args)
+    return rule
+
+
+def _neg(dtype: DType, x: ir.Value) -> ir.Value:
+    return arith.negf(x) if dtype.is_float else arith.subi(constant(dtype, 0), x)
+
+
+def _not(dtype: DType, x: ir.Value) -> ir.Value:
+    return arith.xori(x, constant(dtype, True))
+
+
+def _isnan(dtype: DType, x: ir.Value) -> ir.Value:
+    if not dtype.is_float:
+        return constant(BOOL, False)
+    return arith.cmpf(_F.UNO, x, x)
+
+
+def _isinf(dtype: DType, x: ir.Value) -> ir.Value:
+    if not dtype.is_float:
+        return constant(BOOL, False)
+    return arith.cmpf(_F.OEQ, math.absf(x), constant(dtype, float("inf")))
+
+
+def _pow(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
+    # pow(float, i32) is the integer power; its operand types differ, hence the type test
+    if dtype.is_float:
+        if isinstance(exponent.type, ir.IntegerType):
+            return math.fpowi(base, exponent)
+        return math.powf(base, exponent)
+    return math.ipowi(base, exponent)
+
+
+_RULES: dict[str, Callable] = {
+    "neg": _neg,
+    "not": _not,
+    "abs": _by_kind(math.absf, math.absi),
+    "isnan": _isnan,
+    "isinf": _isinf,
+    "add": _by_kind(arith.addf, arith.addi),
+    "sub": _by_kind(arith.subf, arith.subi),
+    "mul": _by_kind(arith.mulf, arith.muli),
+    "div": _by_kind(arith.divf, arith.divsi),
+    "rem": _by_kind(arith.remf, arith.remsi),
+    "pow": _pow,
+    "min": _by_kind(arith.minimumf, arith.minsi, arith.minui),
+    "max": _by_kind(arith.maximumf, arith.maxsi, arith.maxui),
+    "atan2": lambda dtype, y, x: math.atan2(y, x),
+    "and": lambda dtype, a, b: arith.andi(a, b),
+    "or": lambda dtype, a, b: arith.ori(a, b),
+}

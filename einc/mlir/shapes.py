@@ -1,0 +1,69 @@
+"""Sizes at run time: IR `Lin`s over input dimensions become `index` SSA values.
+
+Every `Sym` is read once with `tensor.dim` at function entry, so a size can be rebuilt anywhere
+in the function (inside linalg regions too) from values that dominate everything.
+"""
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, cf, tensor
+
+from einc.ir.nodes import Input
+from einc.ir.types import Lin, Shape, Sym
+from einc.mlir.types import i32_type, index_type
+
+
+def index_const(n: int) -> ir.Value:
+    return arith.constant(index_type(), n)
+
+
+class Sizes:
+    """The `index` value of each Sym, plus Lin -> index arithmetic over them."""
+
+    def __init__(self, args: list[ir.Value], syms: list[Sym]):
+        self.dims = {sym: tensor.dim(args[sym.input_pos], index_const(sym.axis)) for sym in syms}
+
+    def dim(self, sym: Sym) -> ir.Value:
+        return self.dims[sym]
+
+    def index(self, lin: Lin) -> ir.Value:
+        """`lin` as an index value; a constant when `lin` has no symbols."""
+        total = None
+        for key, coeff in lin.terms.items():
+            if not isinstance(key, Sym):
+                raise ValueError(f"size {lin!r} depends on index variable {key!r}")
+            term = self.dims[key] if coeff == 1 else arith.muli(self.dims[key], index_const(coeff))
+            total = term if total is None else arith.addi(total, term)
+        if total is None:
+            return index_const(lin.const)
+        return arith.addi(total, index_const(lin.const)) if lin.const else total
+
+    def i32(self, lin: Lin) -> ir.Value:
+        if lin.is_const:
+            return arith.constant(i32_type(), lin.const)
+        return arith.index_cast(i32_type(), self.index(lin))
+
+    def empty(self, shape: Shape, element: ir.Type) -> ir.Value:
+        """An uninitialised tensor of `shape`."""
+        sizes = [d.const if d.is_const else self.index(d) for d in shape]
+        return tensor.empty(sizes, element)
+
+    def dynamic_dims(self, shape: Shape) -> list[ir.Value]:
+        """The values of the non-constant sizes, as ops like flow.tensor.trace list them."""
+        return [self.index(d) for d in shape if not d.is_const]
+
+
+def emit_shape_checks(inputs: list[Input], args: list[ir.Value]) -> None:
+    """A named dim used on several input axes must have one size: IREE does not check that."""
+    seen: dict[str, tuple[Input, ir.Value]] = {}
+    for inp in inputs:
+        for axis, dim in enumerate(inp.declared_dims or []):
+            if not isinstance(dim, str):
+                continue
+            size = tensor.dim(args[inp.pos], index_const(axis))
+            if dim not in seen:
+                seen[dim] = (inp, size)
+                continue
+            first, first_size = seen[dim]
+            same = arith.cmpi(arith.CmpIPredicate.eq, first_size, size)
+            cf.assert_(same, f"shape mismatch: named dim {dim} differs between {first.name} and {inp.name}")

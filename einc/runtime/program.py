@@ -1,0 +1,178 @@
+"""Loading an einc .vmfb and running its `main`."""
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import weakref
+from typing import Any, Mapping, TextIO
+
+import numpy as np
+import iree.runtime as rt
+
+from einc.build.targets import TARGETS
+from einc.runtime.errors import RunError
+from einc.runtime.inputs import bind_inputs
+from einc.runtime.printing import PRINT_LABEL_PREFIX, format_print
+from einc.runtime.readback import to_numpy
+from einc.runtime.signature import Signature, signature_from_reflection
+
+# Runtime drivers each target's code runs on, the default first (einc.build.targets does not
+# load the compiler).
+DEVICES_BY_TARGET = {name: target.devices for name, target in TARGETS.items()}
+KNOWN_DEVICES = ("local-task", "local-sync", "vulkan")
+_FALLBACK_DEVICE = "local-task"  # for modules compiled outside einc.build (no einc.target)
+_ASSERT_MESSAGE_STARTS = ("assertion failed at ", "shape mismatch: ")
+
+
+def load(path_or_bytes: str | os.PathLike | bytes, device: str | None = None) -> "Program":
+    """Open an einc module; `device` defaults to the one its target runs on."""
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return Program(bytes(path_or_bytes), "<module bytes>", device)
+    path = os.fspath(path_or_bytes)
+    try:
+        with open(path, "rb") as module_file:
+            data = module_file.read()
+    except OSError as err:
+        raise RunError(f"cannot read {path}: {err.strerror or err}") from None
+    return Program(data, path, device)
+
+
+def read_signature(vmfb: bytes, name: str) -> Signature:
+    """The signature of a module, without opening a device."""
+    module = _load_module(rt.VmInstance(), vmfb, name)
+    return signature_from_reflection(dict(module.lookup_function("main").reflection), name)
+
+
+class _PrintRecorder:
+    """Debug-sink callback collecting print traces as numpy copies.
+
+    Kept apart from Program on purpose: a callback referring to the Program would form a cycle
+    through the native HAL module that Python cannot collect.
+    """
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, list[np.ndarray]]] = []
+
+    def __call__(self, label: str, buffer_views: list) -> None:
+        if not label.startswith(PRINT_LABEL_PREFIX):
+            return  # traces einc did not emit (e.g. IREE's dispatch tracing flags) are not prints
+        arrays = [np.array(view.map().asarray(view.shape, rt.HalElementType.map_to_dtype(view.element_type)))
+                  for view in buffer_views]
+        self.records.append((int(label[len(PRINT_LABEL_PREFIX):]), arrays))
+
+
+class Program:
+    """A loaded module: call it with the inputs by name, get the outputs by name."""
+
+    def __init__(self, vmfb: bytes, name: str, device: str | None = None):
+        self.name = name
+        self._instance = rt.VmInstance()
+        self._module = _load_module(self._instance, vmfb, name)
+        self.signature: Signature = signature_from_reflection(
+            dict(self._module.lookup_function("main").reflection), name)
+        self.device = _choose_device(self.signature.target, device)
+        self._recorder = _PrintRecorder()
+        self._hal_device = _open_device(self.device)
+        hal = rt.create_hal_module(self._instance, self._hal_device,
+                                   debug_sink=rt.HalModuleDebugSink(self._recorder))
+        self._context = rt.VmContext(self._instance, modules=[hal, self._module])
+        self._main = rt.FunctionInvoker(self._context, self._hal_device, self._module.lookup_function("main"))
+        _open_programs.add(self)
+
+    def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
+        return self.run(inputs)
+
+    def run(self, inputs: Mapping[str, Any], stdout: TextIO | None = None) -> dict[str, np.ndarray]:
+        """Check and bind `inputs`, call `main`, write its prints to `stdout`, return the outputs."""
+        if self._main is None:
+            raise RunError(f"{self.name} was closed")
+        args = bind_inputs(self.signature, inputs)
+        self._recorder.records.clear()
+        try:
+            results = self._main(*args)
+        except (RuntimeError, ValueError) as err:
+            raise _as_run_error(err) from None
+        finally:
+            self._write_prints(stdout or sys.stdout)
+        return self._outputs(results)
+
+    def _write_prints(self, stdout: TextIO) -> None:
+        for index, arrays in self._recorder.records:
+            stdout.write(format_print(self.signature.prints[index], arrays))
+        stdout.flush()
+
+    def _outputs(self, results) -> dict[str, np.ndarray]:
+        if not isinstance(results, tuple):  # IREE returns None for no results, the value for one
+            results = () if results is None else (results,)
+        staged = self.device == "vulkan"
+        names = [spec.name for spec in self.signature.outputs]
+        if len(results) != len(names):
+            raise AssertionError(f"main returned {len(results)} values for outputs {names}")
+        return {name: to_numpy(result, staged) for name, result in zip(names, results)}
+
+    def close(self) -> None:
+        """Release the VM objects now, in dependency order (left alive at exit they crash or warn)."""
+        self._main = self._context = self._hal_device = self._module = self._instance = None
+        _open_programs.discard(self)
+
+    def __enter__(self) -> "Program":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _load_module(instance: rt.VmInstance, vmfb: bytes, name: str) -> rt.VmModule:
+    try:
+        module = rt.VmModule.copy_buffer(instance, vmfb)
+    except (ValueError, RuntimeError) as err:
+        reason = str(err).split("; ")[-1].strip()
+        raise RunError(f"{name} is not a valid IREE module ({reason})") from None
+    if "main" not in module.function_names:
+        raise RunError(f"{name} is not an einc module (it exports no main function)")
+    return module
+
+
+def _choose_device(target: str | None, requested: str | None) -> str:
+    if requested is not None and requested not in KNOWN_DEVICES:
+        raise RunError(f"unknown device {requested!r}; expected one of {', '.join(KNOWN_DEVICES)}")
+    if target is None:
+        return requested or _FALLBACK_DEVICE
+    allowed = DEVICES_BY_TARGET.get(target)
+    if allowed is None:
+        raise RunError(f"the module was built for target {target!r}, which this runner does not know")
+    if requested is None:
+        return allowed[0]
+    if requested not in allowed:
+        raise RunError(f"the module was built for {target} and runs on {' or '.join(allowed)}, not {requested}")
+    return requested
+
+
+def _open_device(device: str) -> rt.HalDevice:
+    try:
+        return rt.get_first_device([device])
+    except (ValueError, RuntimeError) as err:
+        raise RunError(f"cannot open the {device} device: {str(err).splitlines()[0]}") from None
+
+
+def _as_run_error(err: Exception) -> Exception:
+    """Failed asserts and shape checks become RunErrors; anything else stays an internal error."""
+    text = str(err)
+    marker = "FAILED_PRECONDITION; "
+    if marker in text:
+        message = text.split(marker, 1)[1].rstrip().rstrip(";").strip()
+        if message.startswith(_ASSERT_MESSAGE_STARTS):
+            return RunError(message)
+    return err
+
+
+# Programs still open at interpreter exit are closed first: IREE's native objects alive during
+# shutdown produce nanobind leak warnings, and a segfault when iree.compiler.ir was also imported.
+_open_programs: "weakref.WeakSet[Program]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_programs() -> None:
+    for program in list(_open_programs):
+        program.close()

@@ -1,0 +1,36 @@
+"""Copying `main`'s results from the device into numpy arrays."""
+from __future__ import annotations
+
+import numpy as np
+import iree.runtime as rt
+from iree.runtime import BufferUsage, HalElementType, HalFence, MemoryType
+
+
+def to_numpy(result: rt.DeviceArray, staged: bool) -> np.ndarray:
+    """A host copy of `result`. `staged` reads through a host-visible staging buffer.
+
+    Vulkan needs staging: `DeviceArray.to_host()` imports an unaligned numpy allocation, which
+    lavapipe rejects (minImportedHostPointerAlignment 4096).
+    """
+    view = result._buffer_view
+    shape = tuple(view.shape)
+    dtype = HalElementType.map_to_dtype(view.element_type)
+    if view.byte_length == 0:
+        return np.zeros(shape, dtype)
+    if not staged:
+        return np.array(result.to_host(), copy=True)
+    return _read_staged(result._device, view.get_buffer(), shape, dtype)
+
+
+def _read_staged(device: rt.HalDevice, source: rt.HalBuffer, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    staging = device.allocator.allocate_buffer(
+        memory_type=int(MemoryType.HOST_LOCAL | MemoryType.DEVICE_VISIBLE),
+        allowed_usage=int(BufferUsage.TRANSFER_TARGET | BufferUsage.MAPPING_SCOPED),
+        allocation_size=source.byte_length())
+    semaphore = device.create_semaphore(0)
+    device.queue_copy(source, staging,
+                      wait_semaphores=HalFence.create_at(semaphore, 0),
+                      signal_semaphores=HalFence.create_at(semaphore, 1))
+    HalFence.create_at(semaphore, 1).wait()
+    # Copy out of the mapping: it dies with the staging buffer.
+    return np.array(staging.map().asarray(shape, dtype), copy=True)

@@ -1,0 +1,89 @@
+"""The `einc.signature` contract: what `main` takes, returns and prints.
+
+The lowering stores it as JSON in `main`'s iree.reflection; the build adds `einc.target`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from einc.runtime.errors import RunError
+
+SIGNATURE_KEY = "einc.signature"
+TARGET_KEY = "einc.target"  # stamped by einc.build, read by the runner to pick a device
+SUPPORTED_VERSION = 1
+DTYPES = ("float32", "float64", "int32", "int64", "bool")
+
+Dim = int | str | None  # fixed size, named dim, or `?`
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    name: str
+    dtype: str
+    dims: list[Dim] | None  # None: any rank (`[f32; *]`); [] for a scalar
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.dims == []
+
+    def describe(self) -> str:
+        if self.is_scalar:
+            return f"{self.dtype} scalar"
+        if self.dims is None:
+            return f"{self.dtype}[*]"
+        return f"{self.dtype}[{', '.join('?' if d is None else str(d) for d in self.dims)}]"
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    name: str
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Signature:
+    inputs: list[InputSpec]
+    outputs: list[OutputSpec]
+    prints: dict[int, list[dict]]
+    source: str
+    target: str | None  # None when the .vmfb was compiled outside einc.build
+
+    def input(self, name: str) -> InputSpec | None:
+        return next((spec for spec in self.inputs if spec.name == name), None)
+
+
+def signature_from_reflection(reflection: dict[str, str], module_name: str) -> Signature:
+    """Parse `main`'s reflection dictionary; a module without a valid signature is not an einc module."""
+    text = reflection.get(SIGNATURE_KEY)
+    if text is None:
+        raise RunError(f"{module_name} is not an einc module (its main function has no einc.signature)")
+    try:
+        doc = json.loads(text)
+        if doc.get("version") != SUPPORTED_VERSION:
+            raise RunError(f"{module_name} has signature version {doc.get('version')!r}; "
+                           f"this runner reads version {SUPPORTED_VERSION}: rebuild it with this einc")
+        return Signature(
+            inputs=[_input_spec(entry) for entry in doc["inputs"]],
+            outputs=[OutputSpec(entry["name"], _dtype(entry["dtype"])) for entry in doc["outputs"]],
+            prints={int(key): parts for key, parts in doc.get("prints", {}).items()},
+            source=doc.get("source", ""),
+            target=reflection.get(TARGET_KEY),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None
+
+
+def _input_spec(entry: dict) -> InputSpec:
+    dims = entry["dims"]
+    if dims == "*":
+        return InputSpec(entry["name"], _dtype(entry["dtype"]), None)
+    if not isinstance(dims, list) or not all(d is None or isinstance(d, (int, str)) for d in dims):
+        raise ValueError(f"bad dims {dims!r} for input {entry['name']}")
+    return InputSpec(entry["name"], _dtype(entry["dtype"]), list(dims))
+
+
+def _dtype(name: str) -> str:
+    if name not in DTYPES:
+        raise ValueError(f"unknown dtype {name!r}")
+    return name

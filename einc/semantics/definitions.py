@@ -1,0 +1,271 @@
+"""Indexed definitions, reductions and where clauses (LANGUAGE.md section 3).
+
+A definition's clauses are elaborated with each declared index bound to an `IndexRef`. Index
+ranges not written in the source are inferred from the reads in the body (`A[i, k]` gives `i`
+the first axis of A); conflicting reads are an E004 naming both. Several clauses of one name
+form a `Piecewise` value whose extent along each axis is the largest end among its clauses.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir import affine
+from einc.ir.nodes import Clause, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value
+from einc.ir.types import BOOL, Lin
+from einc.semantics import scalar_ops
+from einc.semantics.bounds import check_reads
+from einc.semantics.state import InferenceFrame
+from einc.semantics.values import SelfRef, Weak, describe
+from einc.syntax import ast
+
+
+@dataclass
+class ClauseResult:
+    """One elaborated clause before the clauses are combined."""
+    node: ast.IndexedLet
+    axes: list            # per axis: IndexVar, or an int literal point
+    body: object          # scalar Value or Weak
+    guard: object         # bool Value or None
+
+
+def define(el, clauses: list, env):
+    """Elaborate all clauses of one indexed definition into one value."""
+    first = clauses[0]
+    inner = env.child()
+    inner.bind(first.def_id, SelfRef(first.def_id, first.span))
+    results = [_clause(el, c, inner) for c in clauses]
+    dtype = _clause_dtype(results, first.span)
+    bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
+    resolve_hulls(el.state)
+    for r, body in zip(results, bodies):
+        r.body = body
+        check_reads(body, r.guard, el.state, r.node.span)
+    if len(results) == 1 and _is_plain(results[0]):
+        r = results[0]
+        return Generic(tuple(r.axes), r.body, r.guard, span=r.node.span)
+    return _piecewise(results, dtype, first.span)
+
+
+def _clause(el, node: ast.IndexedLet, env) -> ClauseResult:
+    scope = env.child()
+    axes, pending = [], []
+    for slot in _expand_rest(el, node, env):
+        if isinstance(slot, ast.IndexLiteral):
+            axes.append(slot.value)
+            continue
+        var = _declared_var(el, slot, env)
+        if var.extent is None:
+            pending.append(var)
+        scope.bind(slot.def_id, IndexRef(var, span=slot.span))
+        axes.append(var)
+    frame = InferenceFrame(pending)
+    el.state.frames.append(frame)
+    try:
+        guard = where_clauses(el, node.wheres, scope)
+        el.state.guard_depth += guard is not None
+        body = el.ev(node.value, scope)
+        el.state.guard_depth -= guard is not None
+    finally:
+        el.state.frames.pop()
+    frame.resolve()
+    if not isinstance(body, (Value, Weak)) or (isinstance(body, Value) and body.rank) or \
+            (isinstance(body, Weak) and body.rank):
+        raise d.error(d.SHAPE, f"the value of `{node.name}[..]` at one point must be a scalar, "
+                      f"found {describe(body)}", node.value.span,
+                      hint="index every axis of the arrays it reads")
+    return ClauseResult(node, axes, body, guard)
+
+
+def _declared_var(el, slot, env) -> IndexVar:
+    if slot.range is None:
+        return IndexVar(slot.name, Lin(0), None, span=slot.span)
+    lo, hi = range_bounds(el, slot.range, env)
+    if lo.keys_are_indices or hi.keys_are_indices:
+        raise d.error(d.SHAPE, "a declared index range cannot depend on another index", slot.range.span)
+    return IndexVar(slot.name, lo.lin, hi.lin - lo.lin, span=slot.span)
+
+
+@dataclass
+class Bound:
+    lin: Lin
+    value: Value
+
+    @property
+    def keys_are_indices(self) -> bool:
+        return any(isinstance(k, IndexVar) for k in self.lin.keys())
+
+
+def range_bounds(el, rng: ast.Range, env) -> tuple[Bound, Bound]:
+    if rng.lo is None or rng.hi is None:
+        raise d.error(d.SHAPE, "an index range needs both ends", rng.span)
+    lo, hi = _bound(el, rng.lo, env), _bound(el, rng.hi, env)
+    if rng.inclusive:
+        hi = Bound(hi.lin + 1, scalar_ops.apply("add", [hi.value, Weak(np.asarray(1), "int")], rng.span))
+    return lo, hi
+
+
+def _bound(el, expr, env) -> Bound:
+    v = scalar_ops.materialize(el.ev(expr, env), None, expr.span)
+    lin = affine.affine_of(v) if isinstance(v, Value) and v.rank == 0 and v.dtype.is_int else None
+    if lin is None:
+        raise d.error(d.SHAPE, "a range bound must be an integer built from sizes, constants "
+                      "and indices with + - and * by a constant", expr.span)
+    return Bound(lin, v)
+
+
+def _expand_rest(el, node: ast.IndexedLet, env) -> list:
+    slots = []
+    for slot in node.slots:
+        if isinstance(slot, ast.RestIndex):
+            rank = el.rest_rank(slot, node.value, env)
+            vars_ = [ast.IndexVar(f"{slot.name}{k}", None, span=slot.span) for k in range(rank)]
+            for v in vars_:
+                v.def_id = (slot.def_id, len(slots))
+            el.rest_slots[slot.def_id] = vars_
+            slots += vars_
+        else:
+            slots.append(slot)
+    return slots
+
+
+def where_clauses(el, wheres: list, scope):
+    """Bind `where` locals in `scope`; return the conjunction of its guards (or None)."""
+    guard = None
+    for w in wheres:
+        if isinstance(w, ast.WhereBind):
+            scope.bind(w.def_id, el.ev(w.value, scope))
+            continue
+        cond = scalar_ops.materialize(el.ev(w.cond, scope), BOOL, w.span)
+        if isinstance(cond, Value) and cond.rank:
+            raise d.error(d.TYPE, "a where guard must be a bool per point", w.span)
+        guard = cond if guard is None else scalar_ops.apply("and", [guard, cond], w.span)
+    return guard
+
+
+def _clause_dtype(results: list, span):
+    typed = [r.body for r in results if isinstance(r.body, Value)]
+    if not typed:
+        return None
+    dtype = typed[0].dtype
+    for t in typed[1:]:
+        if t.dtype != dtype:
+            raise d.error(d.TYPE, f"clauses of one definition have types {dtype} and {t.dtype}", t.span or span)
+    return dtype
+
+
+def _is_plain(r: ClauseResult) -> bool:
+    return all(isinstance(a, IndexVar) and a.lo == Lin(0) for a in r.axes)
+
+
+def _piecewise(results: list, dtype, span) -> Piecewise:
+    rank = len(results[0].axes)
+    for r in results:
+        if len(r.axes) != rank:
+            raise d.error(d.SHAPE, f"clauses of `{r.node.name}` have {rank} and {len(r.axes)} indices",
+                          r.node.span)
+    shape = tuple(_largest_end([_end(r.axes[k]) for r in results], span) for k in range(rank))
+    clauses = tuple(_clause_value(r) for r in results)
+    return Piecewise(results[0].body.dtype if dtype is None else dtype, shape, clauses, span=span)
+
+
+def _end(axis) -> Lin:
+    return Lin(axis + 1) if isinstance(axis, int) else axis.lo + axis.extent
+
+
+def _largest_end(ends: list, span) -> Lin:
+    best = ends[0]
+    for e in ends[1:]:
+        diff = e - best
+        if not diff.is_const and not affine.surely_nonnegative(diff) and not affine.surely_nonnegative(-diff):
+            raise d.error(d.SHAPE, f"cannot tell which clause reaches further: {best!r} or {e!r}", span)
+        if affine.surely_nonnegative(diff) and diff != Lin(0):
+            best = e
+    return best
+
+
+def _clause_value(r: ClauseResult) -> Clause:
+    vars_, offsets = [], []
+    for axis in r.axes:
+        if isinstance(axis, int):
+            vars_.append(IndexVar("p", Lin(axis), Lin(1)))
+            offsets.append(Lin(axis))
+        else:
+            vars_.append(axis)
+            offsets.append(axis.lo)
+    return Clause(tuple(offsets), Generic(tuple(vars_), r.body, r.guard, span=r.node.span))
+
+
+REDUCTION_OPS = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "all": "and", "any": "or"}
+
+
+def reduction(el, node: ast.Reduction, env):
+    scope = env.child()
+    vars_, pending, hull_guards = [], [], []
+    for iv in node.indices:
+        var = _reduction_var(el, iv, env, hull_guards)
+        if var.extent is None:
+            pending.append(var)
+        scope.bind(iv.def_id, IndexRef(var, span=iv.span))
+        vars_.append(var)
+    frame = InferenceFrame(pending)
+    el.state.frames.append(frame)
+    guarded = bool(hull_guards) or any(isinstance(w, ast.WhereGuard) for w in node.wheres)
+    try:
+        guard = where_clauses(el, node.wheres, scope)
+        for g in hull_guards:
+            guard = g if guard is None else scalar_ops.apply("and", [guard, g], node.span)
+        el.state.guard_depth += guarded
+        body = el.ev(node.body, scope)
+        el.state.guard_depth -= guarded
+    finally:
+        el.state.frames.pop()
+    frame.resolve()
+    result = Reduce(node.op, tuple(vars_), _reduction_body(node, body), guard, span=node.span)
+    if not el.state.frames:
+        # outermost: every range it depends on is known now
+        resolve_hulls(el.state)
+        check_reads(result, None, el.state, node.span)
+    return result
+
+
+def _reduction_body(node: ast.Reduction, body):
+    if node.op in ("all", "any"):
+        body = scalar_ops.materialize(body, BOOL, node.body.span)
+    else:
+        body = scalar_ops.materialize(body, None, node.body.span)
+        if isinstance(body, Value) and body.dtype.is_bool:
+            raise d.error(d.TYPE, f"`{node.op}` needs numbers, found bool", node.body.span,
+                          hint="use `all` or `any` for bool values")
+    if not isinstance(body, Value) or body.rank:
+        raise d.error(d.SHAPE, f"a reduction body must be a scalar per point, found {describe(body)}",
+                      node.body.span)
+    return body
+
+
+def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
+    """A reduction index; a range that depends on outer indices is iterated over its hull
+    (the extreme values over the outer ranges) and narrowed by a guard."""
+    if iv.range is None:
+        return IndexVar(iv.name, Lin(0), None, span=iv.span)
+    lo, hi = range_bounds(el, iv.range, env)
+    if not lo.keys_are_indices and not hi.keys_are_indices:
+        return IndexVar(iv.name, lo.lin, hi.lin - lo.lin, span=iv.span)
+    var = IndexVar(iv.name, Lin(0), None, span=iv.span)
+    el.state.dependent_ranges.append((var, lo.lin, hi.lin))
+    ref = IndexRef(var, span=iv.span)
+    hull_guards.append(scalar_ops.apply("ge", [ref, lo.value], iv.span))
+    hull_guards.append(scalar_ops.apply("lt", [ref, hi.value], iv.span))
+    return var
+
+
+def resolve_hulls(state) -> None:
+    """Give every outer-dependent reduction range its hull once outer extents are known."""
+    for var, lo, hi in state.dependent_ranges:
+        lo_min, _ = affine.bounds(lo)
+        _, hi_max = affine.bounds(hi)
+        var.lo, var.extent = lo_min, hi_max - lo_min
+    state.dependent_ranges.clear()
+

@@ -1,0 +1,318 @@
+"""Elaboration rules for expressions, one per AST node type (registered in EXPR_RULES)."""
+from __future__ import annotations
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
+from einc.ir.types import BOOL, I32, Lin
+from einc.semantics import definitions, scalar_ops, tensors, types
+from einc.semantics.elaborate import EXPR_RULES
+from einc.semantics.values import (LambdaVal, PartialRead, SelfRef, StrVal, TupleVal, Weak,
+                                   describe)
+from einc.syntax import ast
+
+BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "**": "pow",
+          "&&": "and", "||": "or", "==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt",
+          ">=": "ge"}
+
+
+def rule(*node_types):
+    def register(fn):
+        for t in node_types:
+            EXPR_RULES[t] = fn
+        return fn
+    return register
+
+
+def elementwise(el, op: str, args: list, span):
+    """Scalar `op` on scalars, or point by point when any argument is an array."""
+    if any(tensors.is_array(a) for a in args):
+        return tensors.lift(lambda *s: scalar_ops.apply(op, list(s), span), args, span, el.state)
+    for a in args:
+        if not isinstance(a, (Value, Weak)):
+            raise d.error(d.TYPE, f"`{scalar_ops.SYMBOL.get(op, op)}` cannot take {describe(a)}", span)
+    return scalar_ops.apply(op, args, span)
+
+
+@rule(ast.IntLit, ast.FloatLit, ast.BoolLit)
+def _literal(el, e, env):
+    kind = {ast.IntLit: "int", ast.FloatLit: "float", ast.BoolLit: "bool"}[type(e)]
+    value = Weak(np.asarray(e.value), kind, e.span)
+    suffix = getattr(e, "suffix", None)
+    if suffix:
+        return scalar_ops.materialize(value, types.BY_NAME[suffix], e.span)
+    return value
+
+
+@rule(ast.StrLit)
+def _string(el, e, env):
+    from einc.semantics.builtin_calls import format_parts
+    parts, args = format_parts(el, e, env)
+    if args:
+        raise d.error(d.UNSUPPORTED, "a string with run-time values can only be printed", e.span)
+    return StrVal("".join(p["text"] for p in parts), e.span)
+
+
+@rule(ast.Name, ast.Path)
+def _name(el, e, env):
+    name = e.name if isinstance(e, ast.Name) else "::".join(e.segments)
+    return el.lookup(e.def_id, name, e.span, env)
+
+
+@rule(ast.Unary)
+def _unary(el, e, env):
+    return elementwise(el, "neg" if e.op == "-" else "not", [el.ev(e.operand, env)], e.span)
+
+
+@rule(ast.Binary)
+def _binary(el, e, env):
+    left, right = el.ev(e.left, env), el.ev(e.right, env)
+    if e.op == "in":
+        return _membership(el, left, right, e.span)
+    if e.op in ("&&", "||"):
+        left = scalar_ops.materialize(left, BOOL, e.left.span) if isinstance(left, Weak) else left
+    return elementwise(el, BINARY[e.op], [left, right], e.span)
+
+
+def _membership(el, item, arr, span):
+    arr = tensors.whole(arr, span)
+    if not isinstance(arr, Value) or arr.rank != 1:
+        raise d.error(d.TYPE, f"`in` needs a one-dimensional array, found {describe(arr)}", span)
+    var = IndexVar("m", Lin(0), arr.shape[0])
+    element = tensors.read(arr, [IndexRef(var)], span, el.state, "")
+    return Reduce("any", (var,), scalar_ops.apply("eq", [element, item], span), span=span)
+
+
+@rule(ast.Call)
+def _call(el, e, env):
+    fn = el.ev(e.func, env)
+    if getattr(fn, "name", None) == "print":
+        from einc.semantics.builtin_calls import print_call
+        return print_call(el, e.args, env, e.span)
+    return el.call(fn, [el.ev(a, env) for a in e.args], e.span)
+
+
+@rule(ast.MethodCall)
+def _method(el, e, env):
+    obj = el.ev(e.obj, env)
+    args = [obj] + [el.ev(a, env) for a in e.args]
+    if e.def_id is not None:
+        return el.call(el.lookup(e.def_id, e.method, e.span, env), args, e.span)
+    from einc.semantics.builtin_calls import call_intrinsic
+    return call_intrinsic(el, e.method, args, e.span)
+
+
+@rule(ast.Member)
+def _member(el, e, env):
+    obj = el.ev(e.obj, env)
+    if e.name.isdigit():
+        if not isinstance(obj, TupleVal) or int(e.name) >= len(obj.items):
+            raise d.error(d.TYPE, f"no field `{e.name}` on {describe(obj)}", e.span)
+        return obj.items[int(e.name)]
+    from einc.semantics.builtin_calls import call
+    if e.name in ("shape", "length", "size"):
+        return call(el, {"length": "len", "size": "__size"}.get(e.name, e.name), [obj], e.span)
+    raise d.error(d.UNDEFINED, f"no property `{e.name}` on {describe(obj)}", e.span,
+                  hint="arrays have .shape, .length and .size")
+
+
+@rule(ast.Index)
+def _index(el, e, env):
+    base = el.ev(e.base, env)
+    if isinstance(base, SelfRef):
+        raise d.error(d.UNSUPPORTED, "recurrences (a definition reading itself) are not "
+                      "compiled yet", e.span)
+    subs = []
+    for s in e.subscripts:
+        if isinstance(s, ast.RestIndex):
+            subs += [env.lookup(v.def_id) for v in el.rest_slots.get(s.def_id, [])]
+        else:
+            subs.append(el.ev(s, env))
+    result = tensors.read(base, subs, e.span, el.state, _source_text(el, e))
+    if isinstance(result, Value) and not el.state.frames and not free_vars(result):
+        from einc.semantics.bounds import check_reads
+        check_reads(result, None, el.state, e.span)
+    return result
+
+
+def _source_text(el, e) -> str:
+    """The read as written, for diagnostics that name it."""
+    line = el.program.sources.line(e.span.file, e.span.line)
+    if line is None or e.span.end_line != e.span.line:
+        return "this read"
+    return f"`{line[e.span.col - 1:e.span.end_col - 1]}`"
+
+
+@rule(ast.Cast)
+def _cast(el, e, env):
+    value = el.ev(e.expr, env)
+    if isinstance(e.to, ast.ArrayType):
+        dtype = types.scalar_dtype(e.to.elem)
+        value = tensors.whole(value, e.span)
+        if isinstance(value, Value) and value.dtype != dtype:
+            value = _cast_to(el, value, dtype, e.span)
+        return types.annotate(value, e.to, el, e.span)
+    if not isinstance(e.to, ast.ScalarType):
+        raise d.error(d.TYPE, "`as` converts to a number type", e.to.span)
+    return _cast_to(el, value, types.scalar_dtype(e.to), e.span)
+
+
+def _cast_to(el, value, dtype, span):
+    if tensors.is_array(value):
+        return tensors.lift(lambda s: scalar_ops.cast(s, dtype, span), [value], span, el.state,
+                            hint_dtypes=False)
+    return scalar_ops.cast(value, dtype, span)
+
+
+@rule(ast.If)
+def _if(el, e, env):
+    cond = el.ev(e.cond, env)
+    constant = _constant_bool(cond)
+    if constant is not None:
+        branch = e.then if constant else e.orelse
+        return el.ev(branch, env) if branch is not None else TupleVal(())
+    if e.orelse is None:
+        raise d.error(d.TYPE, "an `if` used as a value needs an `else`", e.span)
+    el.state.guard_depth += 1
+    try:
+        a, b = el.ev(e.then, env), el.ev(e.orelse, env)
+    finally:
+        el.state.guard_depth -= 1
+    return select(el, cond, a, b, e.span)
+
+
+def _constant_bool(v):
+    if isinstance(v, Weak) and v.kind == "bool" and v.rank == 0:
+        return bool(v.value)
+    if isinstance(v, Const) and v.array.ndim == 0 and v.array.dtype == np.bool_:
+        return bool(v.array)
+    return None
+
+
+def select(el, cond, a, b, span):
+    if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
+        return TupleVal(tuple(select(el, cond, x, y, span) for x, y in zip(a.items, b.items)))
+    cond = scalar_ops.materialize(cond, BOOL, span) if isinstance(cond, Weak) else cond
+    return elementwise(el, "select", [cond, a, b], span)
+
+
+@rule(ast.Match)
+def _match(el, e, env):
+    scrutinee = el.ev(e.scrutinee, env)
+    from einc.semantics.patterns import match
+    return match(el, scrutinee, e, env)
+
+
+@rule(ast.Block)
+def _block(el, e, env):
+    scope = env.child()
+    el.exec_block(e.stmts, scope)
+    return el.ev(e.result, scope) if e.result is not None else TupleVal(())
+
+
+@rule(ast.Lambda)
+def _lambda(el, e, env):
+    return LambdaVal(e, env)
+
+
+@rule(ast.TupleLit)
+def _tuple(el, e, env):
+    return TupleVal(tuple(el.ev(x, env) for x in e.elems), e.span)
+
+
+@rule(ast.ArrayLit)
+def _array(el, e, env):
+    if not e.elems:
+        raise d.error(d.SHAPE, "an empty array literal has no type", e.span)
+    elems = [el.ev(x, env) for x in e.elems]
+    shapes = {_literal_shape(x) for x in elems}
+    if len(shapes) != 1:
+        raise d.error(d.SHAPE, "array literal is not rectangular: its elements have shapes "
+                      + ", ".join(sorted(map(str, shapes))), e.span)
+    if all(isinstance(x, Weak) for x in elems):
+        kinds = {x.kind for x in elems}
+        if len(kinds) > 1:
+            raise d.error(d.TYPE, "array literal mixes " + " and ".join(sorted(kinds)), e.span)
+        return Weak(np.stack([x.value for x in elems]), kinds.pop(), e.span)
+    typed = scalar_ops.unify([tensors.whole(x, e.span) for x in elems], e.span)
+    if any(isinstance(x, Weak) for x in typed):
+        typed = [scalar_ops.materialize(x, None, e.span) for x in typed]
+    if all(isinstance(x, Const) for x in typed):
+        return Const(np.stack([x.array for x in typed]), span=e.span)
+    return Stack(tuple(typed), span=e.span)
+
+
+def _literal_shape(x):
+    if isinstance(x, Weak):
+        return tuple(x.value.shape)
+    if isinstance(x, Value):
+        return tuple(repr(s) for s in x.shape)
+    if isinstance(x, PartialRead):
+        return tuple(repr(s) for s in x.base.shape[len(x.subs):])
+    return (describe(x),)
+
+
+@rule(ast.Range)
+def _range(el, e, env):
+    lo, hi = definitions.range_bounds(el, e, env)
+    var = IndexVar("r", lo.lin, hi.lin - lo.lin, span=e.span)
+    return Generic((var,), IndexRef(var), span=e.span)
+
+
+@rule(ast.Reduction)
+def _reduction(el, e, env):
+    return definitions.reduction(el, e, env)
+
+
+@rule(ast.Where)
+def _where(el, e, env):
+    scope = env.child()
+    guard = definitions.where_clauses(el, e.clauses, scope)
+    body = el.ev(e.body, scope)
+    if guard is None:
+        return body
+    zero = Weak(np.asarray(0), "int") if _kind(body) == "int" else Weak(np.asarray(0.0), "float")
+    return select(el, guard, body, zero, e.span)
+
+
+def _kind(v) -> str:
+    if isinstance(v, Weak):
+        return v.kind
+    return scalar_ops.kind_of(v.dtype) if isinstance(v, Value) else "float"
+
+
+@rule(ast.Comprehension)
+def _comprehension(el, e, env):
+    if e.filters:
+        raise d.error(d.UNSUPPORTED, "a comprehension filter makes the length data-dependent, "
+                      "which compiled programs do not support yet", e.filters[0].span)
+    scope, vars_ = env.child(), []
+    for g in e.generators:
+        var, element = _generator(el, g, env)
+        vars_.append(var)
+        scope.bind(g.def_id, element)
+    body = scalar_ops.materialize(el.ev(e.body, scope), None, e.body.span)
+    if not isinstance(body, Value) or body.rank:
+        raise d.error(d.SHAPE, "a comprehension element must be a scalar", e.body.span)
+    return Generic(tuple(vars_), body, span=e.span)
+
+
+def _generator(el, g: ast.Generator, env):
+    if isinstance(g.iterable, ast.Range):
+        lo, hi = definitions.range_bounds(el, g.iterable, env)
+        var = IndexVar(g.name, lo.lin, hi.lin - lo.lin, span=g.span)
+        return var, IndexRef(var, span=g.span)
+    arr = tensors.whole(el.ev(g.iterable, env), g.span)
+    if not isinstance(arr, Value) or arr.rank == 0:
+        raise d.error(d.TYPE, f"cannot iterate over {describe(arr)}", g.iterable.span)
+    var = IndexVar(g.name, Lin(0), arr.shape[0], span=g.span)
+    return var, tensors.read(arr, [IndexRef(var)], g.span, el.state, "")
+
+
+@rule(ast.Diff, ast.Derivative)
+def _derivative(el, e, env):
+    raise d.error(d.UNSUPPORTED, "derivative requests (`@y / @x`) are not compiled yet", e.span)
+
+
+__all__ = ["elementwise", "select", "I32"]

@@ -1,0 +1,190 @@
+"""Typing rules of scalar operations (LANGUAGE.md section 2), with constant folding.
+
+`apply(op, args, span)` takes scalars (IR values or `Weak` literals), checks the dtypes, gives an
+untyped literal the type of its typed partner, folds constants, and returns an IR `Op` (or a
+folded `Const`/`Weak`). Array operands are handled one level up, in `elementwise`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir.nodes import COMPARISONS, Const, Op, Value
+from einc.ir.types import BOOL, F32, I32, DType
+from einc.semantics.values import Weak, describe
+
+ARITHMETIC = ("add", "sub", "mul", "div", "rem", "min", "max", "atan2")
+LOGICAL = ("and", "or")
+FLOAT_ONLY = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos",
+              "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+              "erf", "floor", "ceil", "round", "trunc", "isnan", "isinf", "atan2")
+DEFAULT = {"int": I32, "float": F32, "bool": BOOL}
+SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "pow": "**", "and": "&&",
+          "or": "||", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def kind_of(dtype: DType) -> str:
+    return "float" if dtype.is_float else "int" if dtype.is_int else "bool"
+
+
+def materialize(v, dtype: DType | None = None, span=None):
+    """An IR value for `v`; an untyped literal takes `dtype` (or its default type)."""
+    if isinstance(v, Weak):
+        target = dtype or DEFAULT[v.kind]
+        if kind_of(target) != v.kind:
+            raise d.error(d.TYPE, f"expected {target}, found {v.kind} literal", v.span or span,
+                          hint=_literal_hint(v, target))
+        return Const(np.asarray(v.value, dtype=target.numpy), span=v.span or span)
+    if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
+        raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
+                      hint=f"convert with `as {dtype}`")
+    return v
+
+
+def _literal_hint(v: Weak, target: DType) -> str:
+    if v.kind == "int" and target.is_float and v.rank == 0:
+        return f"write `{int(v.value)}.0` for a float literal"
+    return f"convert with `as {target}`"
+
+
+def unify(args: list, span) -> list:
+    """Give untyped literals the dtype of the typed operands; all typed ones must agree."""
+    typed = [a for a in args if isinstance(a, Value)]
+    if not typed:
+        return args
+    first = typed[0].dtype
+    for other in typed[1:]:
+        if other.dtype != first:
+            raise d.error(d.TYPE, f"mismatched types {first} and {other.dtype}", span,
+                          hint="Einlang never converts implicitly; use `as` to convert one side")
+    return [materialize(a, first, span) if isinstance(a, Weak) else a for a in args]
+
+
+def apply(op: str, args: list, span):
+    """Type-check and build (or fold) the scalar operation `op`."""
+    if all(isinstance(a, Weak) for a in args):
+        return _fold_weak(op, args, span)
+    if op == "pow":
+        return _pow(args, span)
+    if op == "select":
+        cond = materialize(args[0], BOOL, span)
+        a, b = unify(args[1:], span)
+        return _build(op, [cond, a, b], a.dtype, span)
+    args = unify(args, span)
+    dtype = args[0].dtype
+    _check_operand_kind(op, dtype, span)
+    result = BOOL if op in COMPARISONS or op in ("isnan", "isinf") else dtype
+    return _build(op, args, result, span)
+
+
+def cast(v, to: DType, span):
+    if isinstance(v, Weak):
+        return Const(np.asarray(_cast_np(v.value, to)), span=span)
+    if v.dtype == to:
+        return v
+    return _build("cast", [v], to, span)
+
+
+def _check_operand_kind(op: str, dtype: DType, span) -> None:
+    if op in LOGICAL or op == "not":
+        if not dtype.is_bool:
+            raise d.error(d.TYPE, f"`{SYMBOL.get(op, '!')}` needs bool operands, found {dtype}", span)
+    elif op in FLOAT_ONLY:
+        if not dtype.is_float:
+            raise d.error(d.TYPE, f"`{op}` needs a float argument, found {dtype}", span,
+                          hint=f"convert with `as f32` or `as f64`")
+    elif op not in COMPARISONS and dtype.is_bool:
+        raise d.error(d.TYPE, f"`{SYMBOL.get(op, op)}` is not defined for bool", span)
+
+
+def _pow(args: list, span):
+    base, exp = args
+    if isinstance(exp, Weak) and exp.kind == "int":
+        exp = materialize(exp, I32, span)
+    if isinstance(base, Weak):
+        base = materialize(base, exp.dtype if exp.dtype.is_float else None, span)
+    if isinstance(exp, Weak):
+        exp = materialize(exp, base.dtype, span)
+    if base.dtype.is_bool or exp.dtype.is_bool:
+        raise d.error(d.TYPE, "`**` is not defined for bool", span)
+    if base.dtype.is_int and exp.dtype.is_float:
+        raise d.error(d.TYPE, f"`**` of {base.dtype} by {exp.dtype}: convert the base with `as`", span)
+    if base.dtype.is_float and exp.dtype.is_int and exp.dtype != I32:
+        exp = cast(exp, I32, span)
+    elif base.dtype.is_float and exp.dtype != base.dtype or base.dtype.is_int and exp.dtype != base.dtype:
+        raise d.error(d.TYPE, f"mismatched types {base.dtype} and {exp.dtype} in `**`", span)
+    return _build("pow", [base, exp], base.dtype, span)
+
+
+def _build(op: str, args: list, dtype: DType, span):
+    if all(isinstance(a, Const) and a.array.ndim == 0 for a in args):
+        folded = _fold_values(op, [a.array[()] for a in args], dtype)
+        if folded is not None:
+            return Const(np.asarray(folded, dtype=dtype.numpy), span=span)
+    return Op(op, tuple(args), dtype, span=span)
+
+
+def _fold_weak(op: str, args: list[Weak], span):
+    kinds = {a.kind for a in args[1:]} if op == "select" else {a.kind for a in args}
+    if op == "pow" and kinds == {"float", "int"}:
+        kinds = {args[0].kind}
+    if len(kinds) > 1:
+        raise d.error(d.TYPE, "mismatched literal types: " + " and ".join(sorted(kinds)), span,
+                      hint="write float literals with a decimal point, e.g. `1.0`")
+    kind = kinds.pop()
+    _check_operand_kind(op, DEFAULT[kind], span)
+    values = [a.value[()] for a in args]
+    result = _fold_values(op, values, DEFAULT[kind] if kind != "int" else None)
+    if result is None:
+        raise d.error(d.VALUE, f"cannot evaluate `{SYMBOL.get(op, op)}` on these constants", span)
+    out_kind = "bool" if op in COMPARISONS or op in ("isnan", "isinf") else kind
+    if op in FLOAT_ONLY and kind == "int":
+        raise d.error(d.TYPE, f"`{op}` needs a float argument, found int literal", span)
+    return Weak(np.asarray(result), out_kind, span)
+
+
+def _fold_values(op: str, v: list, dtype: DType | None):
+    """Fold with NumPy in the operation's own precision; None when the result is undefined."""
+    is_int = dtype is None or dtype.is_int
+    if is_int and op in ("div", "rem"):
+        a, b = int(v[0]), int(v[1])
+        if b == 0:
+            return None
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+        return q if op == "div" else a - b * q
+    if is_int and op == "pow":
+        return int(v[0]) ** int(v[1]) if int(v[1]) >= 0 else None
+    if dtype is not None and dtype.is_float:
+        v = [dtype.numpy.type(x) for x in v]
+    fn = _FOLDERS.get(op)
+    if fn is None:
+        return None
+    with np.errstate(all="ignore"):
+        return fn(*v)
+
+
+def _cast_np(value, to: DType):
+    if to.is_int and np.asarray(value).dtype.kind == "f":
+        return np.trunc(value).astype(to.numpy)
+    return np.asarray(value).astype(to.numpy)
+
+
+_FOLDERS = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "rem": np.fmod, "pow": lambda a, b: a ** b,
+    "min": lambda a, b: min(a, b), "max": lambda a, b: max(a, b), "atan2": np.arctan2,
+    "and": lambda a, b: bool(a) and bool(b), "or": lambda a, b: bool(a) or bool(b),
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "neg": lambda a: -a, "not": lambda a: not a, "abs": abs, "select": lambda c, a, b: a if c else b,
+    "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+    "round": lambda a: np.sign(a) * np.floor(np.abs(a) + 0.5),  # half away from zero, as math.round
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "expm1": np.expm1,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "isnan": np.isnan,
+    "isinf": np.isinf, "rsqrt": lambda a: 1 / np.sqrt(a),
+    "erf": lambda a: math.erf(float(a)),
+}

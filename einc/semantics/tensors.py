@@ -1,0 +1,126 @@
+"""Arrays in expressions: element reads, partial reads, and point-by-point application.
+
+`lift` is how whole-array arithmetic and elementwise calls of scalar functions work: the
+scalar rule is applied to one element of each array inside a fresh `Generic`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Value, free_vars
+from einc.ir.types import I32, Lin, shape_str
+from einc.semantics import scalar_ops
+from einc.semantics.state import State
+from einc.semantics.values import PartialRead, Weak, describe
+
+
+def is_array(v) -> bool:
+    return (isinstance(v, Value) and v.rank > 0) or (isinstance(v, Weak) and v.rank > 0) \
+        or isinstance(v, PartialRead)
+
+
+def whole(v, span=None):
+    """A program-level array value for `v` (materialising literals and partial reads)."""
+    if isinstance(v, Weak) and v.rank > 0:
+        return scalar_ops.materialize(v, None, span)
+    if isinstance(v, PartialRead):
+        return _slice(v, span)
+    return v
+
+
+def fresh_vars(shape, name: str = "e") -> tuple:
+    return tuple(IndexVar(f"{name}{k}", Lin(0), extent) for k, extent in enumerate(shape))
+
+
+def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
+    """Apply the scalar `rule(*scalars)` point by point to array arguments of one shape."""
+    arrays = [whole(a, span) if is_array(a) else a for a in args]
+    if hint_dtypes:
+        arrays = _type_weak_arrays(arrays, span)
+    tensors = [a for a in arrays if isinstance(a, Value) and a.rank > 0]
+    shape = tensors[0].shape
+    for t in tensors[1:]:
+        if t.shape != shape:
+            notes = [d.Label(x.span, f"this is {describe(x)}") for x in (tensors[0], t) if x.span]
+            raise d.error(d.SHAPE, f"array shapes differ: {describe(tensors[0])} and {describe(t)}",
+                          span, hint="whole-array arithmetic needs equal shapes; use an indexed "
+                          "definition to combine arrays of other shapes", notes=notes)
+    for a in arrays:
+        if isinstance(a, Value) and a.rank == 0 and free_vars(a):
+            raise d.error(d.UNSUPPORTED, "whole-array arithmetic inside an indexed definition", span,
+                          hint="index the array explicitly, e.g. `x[i]`")
+    vars_ = fresh_vars(shape)
+    refs = tuple(IndexRef(v) for v in vars_)
+    scalars = [_element(a, refs, state) if isinstance(a, Value) and a.rank > 0 else a for a in arrays]
+    return Generic(vars_, scalar_ops.materialize(rule(*scalars), None, span), span=span)
+
+
+def _type_weak_arrays(args: list, span) -> list:
+    typed = [a for a in args if isinstance(a, Value)]
+    dtype = typed[0].dtype if typed else None
+    return [scalar_ops.materialize(a, dtype, span) if isinstance(a, Weak) and a.rank > 0 else a
+            for a in args]
+
+
+def _element(t: Value, refs: tuple, state: State) -> Read:
+    read = Read(t, refs, span=t.span, in_bounds=True)
+    return read
+
+
+def read(base, subs: list, span, state: State, text: str):
+    """`base[subs]`: an element (all axes subscripted) or a PartialRead (fewer)."""
+    if isinstance(base, PartialRead):
+        return read(base.base, list(base.subs) + subs, span, state, text)
+    base = whole(base, span)
+    if not isinstance(base, Value) or base.rank == 0:
+        raise d.error(d.TYPE, f"cannot index a value of type {describe(base)}", span)
+    if len(subs) > base.rank:
+        raise d.error(d.SHAPE, f"{len(subs)} subscripts for an array of rank {base.rank} "
+                      f"({describe(base)})", span)
+    subs = [_subscript(s, span) for s in subs]
+    if len(subs) < base.rank:
+        return PartialRead(base, tuple(subs), span)
+    folded = _fold_const_read(base, subs, span)
+    if folded is not None:
+        return folded
+    r = Read(base, tuple(subs), span=span)
+    state.note_read(r, [text] * len(subs))
+    return r
+
+
+def _subscript(s, span) -> Value:
+    if isinstance(s, Weak):
+        if s.kind != "int" or s.rank:
+            raise d.error(d.TYPE, f"a subscript must be an integer, found {describe(s)}", s.span or span)
+        return scalar_ops.materialize(s, I32, span)
+    if not isinstance(s, Value) or s.rank != 0 or not s.dtype.is_int:
+        raise d.error(d.TYPE, f"a subscript must be an integer, found {describe(s)}",
+                      getattr(s, "span", None) or span)
+    return s if s.dtype == I32 else scalar_ops.cast(s, I32, span)
+
+
+def _fold_const_read(base: Value, subs: list, span):
+    if not isinstance(base, Const) or not all(isinstance(s, Const) for s in subs):
+        return None
+    idx = tuple(int(s.array) for s in subs)
+    if any(not 0 <= i < n for i, n in zip(idx, base.array.shape)):
+        raise d.error(d.BOUNDS, f"index {list(idx)} is out of bounds for shape "
+                      f"{list(base.array.shape)}", span)
+    return Const(np.asarray(base.array[idx]), span=span)
+
+
+def _slice(p: PartialRead, span) -> Generic:
+    rest = p.base.shape[len(p.subs):]
+    vars_ = fresh_vars(rest, "s")
+    for s in p.subs:
+        if free_vars(s):
+            raise d.error(d.UNSUPPORTED, "a sub-array used whole inside an indexed definition",
+                          span, hint="index every axis, e.g. `m[i, j]`")
+    body = Read(p.base, tuple(p.subs) + tuple(IndexRef(v) for v in vars_), span=span)
+    return Generic(vars_, body, span=span)
+
+
+def check_same_shape(a: Value, b: Value, span, what: str) -> None:
+    if a.shape != b.shape:
+        raise d.error(d.SHAPE, f"{what}: {shape_str(a.shape)} vs {shape_str(b.shape)}", span)

@@ -1,0 +1,117 @@
+"""What an Einlang expression evaluates to while the program is elaborated into IR.
+
+Most expressions become IR values (`einc.ir.nodes.Value`). The rest exist only at compile
+time: untyped literals (`Weak`, which take the type their context asks for, as in Rust),
+tuples, functions and closures, strings, and partial reads of an array (`m[0]` before the
+next subscript arrives).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from einc.diagnostics import Span
+from einc.ir.nodes import Value
+
+
+@dataclass(eq=False)
+class Weak:
+    """An unsuffixed literal (or an array of them): `kind` is "int", "float" or "bool"."""
+    value: np.ndarray              # int64 / float64 / bool array, any rank
+    kind: str
+    span: Optional[Span] = None
+
+    @property
+    def rank(self) -> int:
+        return self.value.ndim
+
+
+@dataclass(eq=False)
+class TupleVal:
+    items: tuple
+    span: Optional[Span] = None
+
+
+@dataclass(eq=False)
+class StrVal:
+    text: str
+    span: Optional[Span] = None
+
+
+@dataclass(eq=False)
+class FnVal:
+    """A named function; `node` is its FnDef, specialised per call by elaborating its body."""
+    node: Any
+    env: "Env"
+
+
+@dataclass(eq=False)
+class LambdaVal:
+    node: Any
+    env: "Env"
+
+
+@dataclass(eq=False)
+class BuiltinVal:
+    name: str
+
+
+@dataclass(eq=False)
+class PartialRead:
+    """`base[s0, .., sk]` with fewer subscripts than `base` has axes."""
+    base: Value
+    subs: tuple
+    span: Optional[Span] = None
+
+
+@dataclass(eq=False)
+class SelfRef:
+    """A definition's own name while its clauses are being elaborated (a recurrence)."""
+    def_id: Any
+    span: Optional[Span] = None
+
+
+class Env:
+    """DefId -> value, chained to the enclosing scope (closures keep theirs)."""
+
+    def __init__(self, parent: Optional["Env"] = None):
+        self.parent = parent
+        self.vars: dict = {}
+
+    def lookup(self, def_id):
+        env = self
+        while env is not None:
+            if def_id in env.vars:
+                return env.vars[def_id]
+            env = env.parent
+        raise KeyError(def_id)
+
+    def bind(self, def_id, value) -> None:
+        self.vars[def_id] = value
+
+    def child(self) -> "Env":
+        return Env(self)
+
+
+CompileTimeValue = (Weak, TupleVal, StrVal, FnVal, LambdaVal, BuiltinVal, PartialRead)
+
+
+def describe(v) -> str:
+    """A short type description for diagnostics."""
+    from einc.ir.types import shape_str
+    if isinstance(v, Weak):
+        return f"{{{v.kind} literal}}" if v.rank == 0 else f"[{{{v.kind}}}; {', '.join(map(str, v.value.shape))}]"
+    if isinstance(v, Value):
+        return str(v.dtype) if v.rank == 0 else f"[{v.dtype}; {shape_str(v.shape)[1:-1]}]"
+    if isinstance(v, TupleVal):
+        return "(" + ", ".join(describe(i) for i in v.items) + ")"
+    if isinstance(v, StrVal):
+        return "str"
+    if isinstance(v, (FnVal, LambdaVal, BuiltinVal)):
+        return "function"
+    if isinstance(v, PartialRead):
+        return "array slice"
+    return type(v).__name__
+

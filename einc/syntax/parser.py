@@ -1,0 +1,724 @@
+"""Source text -> einc.syntax.ast, with a Span on every node and E001 diagnostics for bad syntax.
+
+The Lark LALR parser is built once per process (`_lark`). Interpolated strings are parsed a second
+time here: each `{expr}` field goes back through the same parser (start symbol `expr`) with its
+positions shifted to where the field sits in the file, so its spans are exact too.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path as FsPath
+from typing import Optional
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
+                             VisitError)
+from lark.lexer import PatternStr
+
+from einc.diagnostics import SYNTAX, CompileError, Span, error
+from einc.syntax import ast
+
+_GRAMMAR = FsPath(__file__).with_name("grammar.lark")
+
+SCALAR_TYPES = frozenset({"i32", "i64", "f32", "f64", "bool", "str"})
+
+
+@functools.lru_cache(maxsize=None)
+def _lark() -> Lark:
+    return Lark(_GRAMMAR.read_text(), parser="lalr", lexer="contextual", start=["start", "expr"],
+                propagate_positions=True, maybe_placeholders=True)
+
+
+def parse(text: str, filename: str) -> ast.Module:
+    """Parse one source file into a Module; raises CompileError (E001) on a syntax error."""
+    tree = _parse_tree(text, "start", filename, _Origin(1, 1))
+    module = _build(tree, filename, _Origin(1, 1))
+    module.span = _whole_text_span(text, filename)
+    return module
+
+
+# ---------------------------------------------------------------- driving Lark
+
+
+class _Origin:
+    """Where the parsed text starts in its file: (1, 1) for a file, elsewhere for a string field."""
+
+    def __init__(self, line: int, col: int):
+        self.line, self.col = line, col
+
+    def shift(self, line: int, col: int) -> tuple[int, int]:
+        # Columns only move on the text's first line; later lines start at column 1 anyway.
+        return self.line + line - 1, (col + self.col - 1 if line == 1 else col)
+
+
+def _parse_tree(text: str, start: str, filename: str, origin: _Origin) -> Tree:
+    try:
+        return _lark().parse(text, start=start)
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, text, filename, origin) from None
+
+
+def _build(tree: Tree, filename: str, origin: _Origin):
+    try:
+        return _AstBuilder(filename, origin).transform(tree)
+    except VisitError as exc:
+        # Errors found while building (bad escapes, string fields) come wrapped by Lark.
+        if isinstance(exc.orig_exc, CompileError):
+            raise exc.orig_exc from None
+        raise
+    except RecursionError:
+        # Lark's transformer recurses once per tree level; only absurd nesting gets here.
+        raise error(SYNTAX, "expression nested too deeply", Span(filename, origin.line, origin.col,
+                                                                 origin.line, origin.col + 1)) from None
+
+
+def _whole_text_span(text: str, filename: str) -> Span:
+    lines = text.split("\n")
+    return Span(filename, 1, 1, len(lines), len(lines[-1]) + 1)
+
+
+# ---------------------------------------------------------------- syntax errors
+
+# Terminals whose pattern is a regex, described the way a user would think of them.
+_TERMINAL_WORDS = {
+    "NAME": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
+    "REDUCE_OP": "a reduction", "CRATE": "'crate'", "SELF": "'self'", "SUPER": "'super'",
+    "$END": "end of input",
+}
+# Tokens that continue an expression; when several are possible we say "an operator".
+_OPERATORS = frozenset({"+", "-", "*", "/", "%", "**", "==", "!=", "<", ">", "<=", ">=", "&&", "||",
+                        "|>", "as", "in", "..", "..=", ".", "[", "("})
+# Tokens that can start an expression; when a name and a number are both possible we say
+# "an expression" instead of listing them all.
+_EXPR_STARTS = frozenset({"a name", "a number", "a string", "a reduction", "'true'", "'false'",
+                          "'('", "'['", "'{'", "'if'", "'match'", "'|'", "'||'", "'-'", "'!'",
+                          "'@'", "'..'", "'..='", "'crate'", "'self'", "'super'"})
+
+
+def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origin) -> CompileError:
+    if isinstance(exc, UnexpectedCharacters):
+        return _bad_character(exc, text, filename, origin)
+    if isinstance(exc, UnexpectedToken):
+        token = exc.token
+        if token.type != "$END" and text.startswith("/*", token.start_pos):
+            return _unterminated_comment(token.line, token.column, filename, origin)
+        if token.type == "$END":
+            line, col = _end_position(text)
+            found = "end of input"
+        else:
+            line, col = token.line, token.column
+            found = _quote(str(token))
+        expected = _describe_expected(_acceptable(exc))
+        width = len(str(token)) if token.type != "$END" else 1
+    elif isinstance(exc, UnexpectedEOF):
+        line, col = _end_position(text)
+        found, width = "end of input", 1
+        expected = _describe_expected(exc.expected)
+    else:  # pragma: no cover - Lark has no other UnexpectedInput kinds for LALR
+        line, col, found, width, expected = exc.line, exc.column, "input", 1, ""
+    line, col = origin.shift(line, col)
+    message = f"expected {expected}, found {found}" if expected else f"unexpected {found}"
+    return error(SYNTAX, message, Span(filename, line, col, line, col + max(width, 1)))
+
+
+def _bad_character(exc: UnexpectedCharacters, text: str, filename: str,
+                   origin: _Origin) -> CompileError:
+    line, col = origin.shift(exc.line, exc.column)
+    span = Span(filename, line, col, line, col + 1)
+    rest = text[exc.pos_in_stream:]
+    if rest.startswith('"'):
+        return error(SYNTAX, "unterminated string literal", span, "close the string with '\"'")
+    if rest.startswith("/*"):
+        return _unterminated_comment(exc.line, exc.column, filename, origin)
+    return error(SYNTAX, f"unexpected character {_quote(exc.char)}", span)
+
+
+def _unterminated_comment(line: int, col: int, filename: str, origin: _Origin) -> CompileError:
+    line, col = origin.shift(line, col)
+    return error(SYNTAX, "unterminated block comment", Span(filename, line, col, line, col + 2),
+                 "close the comment with '*/'")
+
+
+def _acceptable(exc: UnexpectedToken) -> set[str]:
+    """The terminals that could really come next. LALR merges lookahead sets across contexts, so
+    `exc.expected` can list tokens that are wrong here; replaying each one on a copy of the
+    parser state gives the exact set."""
+    parser = getattr(exc, "interactive_parser", None)
+    if parser is None:
+        return set(exc.expected)
+    return set(parser.accepts()) or set(exc.expected)
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    """Line and column just after the last non-blank character (where the missing token goes)."""
+    body = text.rstrip()
+    lines = body.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def _describe_expected(names) -> str:
+    words = {_terminal_word(n) for n in names}
+    # Where a whole expression may start, say so instead of listing every way to start one
+    # (this must come first: '(' '[' '-' '..' both start expressions and continue them).
+    if {"a name", "a number", "'('"} <= words:
+        words = {w for w in words if w not in _EXPR_STARTS} | {"an expression"}
+    ops = {w for w in words if w.strip("'") in _OPERATORS}
+    if len(ops) >= 2:
+        words = (words - ops) | {"an operator"}
+    ordered = sorted(words, key=lambda w: (not w.startswith("'"), w))[:6]
+    if len(ordered) <= 1:
+        return "".join(ordered)
+    return ", ".join(ordered[:-1]) + " or " + ordered[-1]
+
+
+def _terminal_word(name: str) -> str:
+    if name in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[name]
+    try:
+        pattern = _lark().get_terminal(name).pattern
+    except KeyError:
+        return name.lower()
+    return _quote(pattern.value) if isinstance(pattern, PatternStr) else name.lower()
+
+
+def _quote(s: str) -> str:
+    s = s if len(s) <= 20 else s[:17] + "..."
+    return "'" + s.replace("\n", "\\n") + "'"
+
+
+# ---------------------------------------------------------------- tree -> AST
+
+_BINARY_RULES = {"or_": "||", "and_": "&&", "eq": "==", "ne": "!=", "lt": "<", "gt": ">",
+                 "le": "<=", "ge": ">=", "member_in": "in", "add": "+", "sub": "-", "mul": "*",
+                 "mod": "%", "pow": "**"}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'",
+            "{": "{", "}": "}"}
+
+
+@v_args(meta=True)
+class _AstBuilder(Transformer):
+    """Builds AST nodes bottom-up. Every method receives the rule's meta (for the span)."""
+
+    def __init__(self, filename: str, origin: _Origin):
+        super().__init__()
+        self.filename = filename
+        self.origin = origin
+        # Parenthesized expressions keep their inner node; we remember them because `(f)(x)`,
+        # `x |> (g(a))` and `(sum[i](..)) where ..` must not be read as method, pipe-call or
+        # reduction sugar.
+        self._parenthesized: set[int] = set()
+
+    # ------------------------------------------------ spans
+
+    def _span(self, meta) -> Span:
+        if getattr(meta, "empty", True):
+            return Span(self.filename, self.origin.line, self.origin.col,
+                        self.origin.line, self.origin.col)
+        line, col = self.origin.shift(meta.line, meta.column)
+        end_line, end_col = self.origin.shift(meta.end_line, meta.end_column)
+        return Span(self.filename, line, col, end_line, end_col)
+
+    def _tok_span(self, tok: Token) -> Span:
+        line, col = self.origin.shift(tok.line, tok.column)
+        end_line, end_col = self.origin.shift(tok.end_line, tok.end_column)
+        return Span(self.filename, line, col, end_line, end_col)
+
+    # ------------------------------------------------ module and statements
+
+    def start(self, meta, items):
+        return ast.Module(self.filename, list(items), span=self._span(meta))
+
+    def pub_item(self, meta, children):
+        item = children[0]
+        item.is_pub = True
+        item.span = self._span(meta)
+        return item
+
+    def let_stmt(self, meta, children):
+        pattern, type_, value = children
+        return ast.Let(pattern, type_, self._settle_where(value), span=self._span(meta))
+
+    def input_stmt(self, meta, children):
+        pattern, type_ = children
+        return ast.Let(pattern, type_, None, span=self._span(meta))
+
+    def const_stmt(self, meta, children):
+        name, type_, value = children
+        pattern = ast.BindPat(str(name), span=self._tok_span(name))
+        return ast.Let(pattern, type_, self._settle_where(value), is_const=True,
+                       span=self._span(meta))
+
+    def indexed_let(self, meta, children):
+        name, slots, type_, value = children
+        wheres: list = []
+        if isinstance(value, ast.Where):
+            value, wheres = self._split_where(value)
+        return ast.IndexedLet(str(name), slots, value, wheres, type_, span=self._span(meta))
+
+    def expr_stmt(self, meta, children):
+        return ast.ExprStmt(self._settle_where(children[0]), span=self._span(meta))
+
+    def decl_slots(self, meta, slots):
+        return list(slots)
+
+    def slot_name(self, meta, children):
+        return ast.IndexVar(str(children[0]), span=self._span(meta))
+
+    def slot_ranged(self, meta, children):
+        name, range_ = children
+        return ast.IndexVar(str(name), range_, span=self._span(meta))
+
+    def slot_literal(self, meta, children):
+        digits, _ = _split_suffix(str(children[0]), ("i32", "i64"))
+        return ast.IndexLiteral(int(digits), span=self._span(meta))
+
+    def slot_rest(self, meta, children):
+        return ast.RestIndex(str(children[0]), span=self._span(meta))
+
+    # ------------------------------------------------ where clauses
+
+    def where_expr(self, meta, children):
+        body, *clauses = children
+        return ast.Where(body, list(clauses), span=self._span(meta))
+
+    def where_bind(self, meta, children):
+        name, value = children
+        return ast.WhereBind(str(name), value, span=self._span(meta))
+
+    def where_guard(self, meta, children):
+        return ast.WhereGuard(children[0], span=self._span(meta))
+
+    def _split_where(self, where: ast.Where):
+        """Give the clauses to the reduction they directly follow, if any; else return them."""
+        target = self._trailing_reduction(where.body)
+        if target is not None:
+            target.wheres = where.clauses
+            target.span = _join(target.span, where.span)
+            return where.body, []
+        return where.body, where.clauses
+
+    def _settle_where(self, value):
+        """For a statement without a where list of its own: attach to a reduction or keep Where."""
+        if not isinstance(value, ast.Where):
+            return value
+        body, clauses = self._split_where(value)
+        return value if clauses else body
+
+    def _trailing_reduction(self, node) -> Optional[ast.Reduction]:
+        """The reduction whose closing `)` ends `node` (so a following `where` belongs to it)."""
+        while id(node) not in self._parenthesized:
+            if isinstance(node, ast.Reduction):
+                return node if not node.wheres else None
+            if isinstance(node, ast.Binary):
+                node = node.right
+            elif isinstance(node, ast.Unary):
+                node = node.operand
+            elif isinstance(node, ast.Range):
+                node = node.hi
+            elif isinstance(node, ast.Lambda):
+                node = node.body
+            else:
+                return None
+        return None
+
+    # ------------------------------------------------ functions, uses, modules
+
+    def fn_def(self, meta, children):
+        name, params, ret, body = children
+        return ast.FnDef(str(name), params or [], ret, body, span=self._span(meta))
+
+    def diff_rule(self, meta, children):
+        name, params, body = children
+        return ast.DiffRule(str(name), params or [], body, span=self._span(meta))
+
+    def params(self, meta, params):
+        return list(params)
+
+    lambda_params = params
+
+    def param(self, meta, children):
+        name, type_ = children
+        return ast.Param(str(name), type_, span=self._span(meta))
+
+    def use_simple(self, meta, children):
+        return ast.Use(children[0], span=self._span(meta))
+
+    def use_alias(self, meta, children):
+        path, alias = children
+        return ast.Use(path, alias=str(alias), span=self._span(meta))
+
+    def use_group(self, meta, children):
+        path, items = children
+        return ast.Use(path, items=items, span=self._span(meta))
+
+    def use_glob(self, meta, children):
+        span = self._span(meta)
+        return ast.Use(children[0], items=[ast.UseItem("*", span=span)], span=span)
+
+    def use_path(self, meta, children):
+        if len(children) == 1:
+            return [children[0]]
+        head, seg = children
+        return head + [seg]
+
+    def use_items(self, meta, items):
+        return list(items)
+
+    def use_item(self, meta, children):
+        name, alias = children
+        return ast.UseItem(str(name), str(alias) if alias is not None else None,
+                           span=self._span(meta))
+
+    def mod_file(self, meta, children):
+        return ast.ModDecl(str(children[0]), span=self._span(meta))
+
+    def mod_inline(self, meta, children):
+        name, *items = children
+        return ast.ModDecl(str(name), list(items), span=self._span(meta))
+
+    # ------------------------------------------------ operators
+
+    def pipe(self, meta, children):
+        # `x |> f(a)` is `f(x, a)`; `x |> f` is `f(x)`.
+        lhs, rhs = children
+        span = self._span(meta)
+        if isinstance(rhs, ast.Call) and id(rhs) not in self._parenthesized:
+            return ast.Call(rhs.func, [lhs] + rhs.args, span=span)
+        return ast.Call(rhs, [lhs], span=span)
+
+    def div(self, meta, children):
+        left, right = children
+        span = self._span(meta)
+        if isinstance(left, ast.Diff) and isinstance(right, ast.Diff):
+            return ast.Derivative(left.target, right.target, span=span)
+        return ast.Binary("/", left, right, span=span)
+
+    def neg(self, meta, children):
+        return ast.Unary("-", children[0], span=self._span(meta))
+
+    def not_(self, meta, children):
+        return ast.Unary("!", children[0], span=self._span(meta))
+
+    def diff(self, meta, children):
+        return ast.Diff(children[0], span=self._span(meta))
+
+    def cast(self, meta, children):
+        expr, type_ = children
+        return ast.Cast(expr, type_, span=self._span(meta))
+
+    def range_excl(self, meta, children):
+        lo, hi = children
+        return ast.Range(lo, hi, False, span=self._span(meta))
+
+    def range_incl(self, meta, children):
+        lo, hi = children
+        return ast.Range(lo, hi, True, span=self._span(meta))
+
+    def lambda_(self, meta, children):
+        params = (children[0] or []) if len(children) == 2 else []
+        return ast.Lambda(params, children[-1], span=self._span(meta))
+
+    # ------------------------------------------------ postfix
+
+    def index(self, meta, children):
+        base, subscripts = children
+        return ast.Index(base, subscripts, span=self._span(meta))
+
+    def subscripts(self, meta, items):
+        # No slices exist, so `..b` in a subscript is always a rest index, never a range.
+        return [_as_rest_index(item) for item in items]
+
+    def call(self, meta, children):
+        func, args = children
+        args = args or []
+        span = self._span(meta)
+        if (isinstance(func, ast.Member) and id(func) not in self._parenthesized
+                and not func.name.isdigit()):
+            return ast.MethodCall(func.obj, func.name, args, span=span)
+        return ast.Call(func, args, span=span)
+
+    def args(self, meta, items):
+        return list(items)
+
+    def member(self, meta, children):
+        obj, name = children
+        return ast.Member(obj, str(name), span=self._span(meta))
+
+    # ------------------------------------------------ atoms
+
+    def int_lit(self, meta, children):
+        digits, suffix = _split_suffix(str(children[0]), ("i32", "i64"))
+        return ast.IntLit(int(digits), suffix, span=self._span(meta))
+
+    def float_lit(self, meta, children):
+        digits, suffix = _split_suffix(str(children[0]), ("f32", "f64"))
+        return ast.FloatLit(float(digits), suffix, span=self._span(meta))
+
+    def true_lit(self, meta, children):
+        return ast.BoolLit(True, span=self._span(meta))
+
+    def false_lit(self, meta, children):
+        return ast.BoolLit(False, span=self._span(meta))
+
+    def str_lit(self, meta, children):
+        return ast.StrLit(self._string_parts(children[0]), span=self._span(meta))
+
+    def name(self, meta, children):
+        return ast.Name(str(children[0]), span=self._span(meta))
+
+    def path(self, meta, segments):
+        return ast.Path(list(segments), span=self._span(meta))
+
+    def path_seg(self, meta, children):
+        return str(children[0])
+
+    def paren(self, meta, children):
+        inner = children[0]
+        self._parenthesized.add(id(inner))
+        return inner
+
+    def tuple(self, meta, elems):
+        return ast.TupleLit(list(elems), span=self._span(meta))
+
+    def array(self, meta, elems):
+        return ast.ArrayLit(list(elems), span=self._span(meta))
+
+    def comprehension(self, meta, children):
+        body, *items = children
+        generators, filters = [], []
+        for item in items:
+            if (isinstance(item, ast.Binary) and item.op == "in" and isinstance(item.left, ast.Name)
+                    and id(item) not in self._parenthesized):
+                generators.append(ast.Generator(item.left.name, item.right, span=item.span))
+            else:
+                filters.append(item)
+        return ast.Comprehension(body, generators, filters, span=self._span(meta))
+
+    def block(self, meta, children):
+        *stmts, result = children
+        result = self._settle_where(result) if result is not None else None
+        return ast.Block(list(stmts), result, span=self._span(meta))
+
+    def if_expr(self, meta, children):
+        cond, then, orelse = children
+        return ast.If(cond, then, orelse, span=self._span(meta))
+
+    def match_expr(self, meta, children):
+        scrutinee, *arms = children
+        return ast.Match(scrutinee, list(arms), span=self._span(meta))
+
+    def match_arm(self, meta, children):
+        pattern, guard, body = children
+        return ast.MatchArm(pattern, guard, body, span=self._span(meta))
+
+    def reduction(self, meta, children):
+        op, *indices, body = children
+        return ast.Reduction(str(op), list(indices), body, span=self._span(meta))
+
+    def index_var(self, meta, children):
+        name, range_ = children
+        return ast.IndexVar(str(name), range_, span=self._span(meta))
+
+    # ------------------------------------------------ patterns
+
+    def bind_pat(self, meta, children):
+        name = str(children[0])
+        if name == "_":
+            return ast.WildPat(span=self._span(meta))
+        return ast.BindPat(name, span=self._span(meta))
+
+    def lit_pat(self, meta, children):
+        return ast.LitPat(_number(str(children[0])), span=self._span(meta))
+
+    def neg_lit_pat(self, meta, children):
+        # The value is stored signed; `negative` records that the source wrote a minus.
+        return ast.LitPat(-_number(str(children[0])), negative=True, span=self._span(meta))
+
+    def true_pat(self, meta, children):
+        return ast.LitPat(True, span=self._span(meta))
+
+    def false_pat(self, meta, children):
+        return ast.LitPat(False, span=self._span(meta))
+
+    def tuple_pat(self, meta, elems):
+        return ast.TuplePat(list(elems), span=self._span(meta))
+
+    # ------------------------------------------------ types
+
+    def named_type(self, meta, children):
+        name = str(children[0])
+        span = self._span(meta)
+        return ast.ScalarType(name, span=span) if name in SCALAR_TYPES else ast.NamedType(name, span=span)
+
+    def array_type_rank1(self, meta, children):
+        span = self._span(meta)
+        return ast.ArrayType(children[0], [ast.DimSpec(span=span)], span=span)
+
+    def array_type(self, meta, children):
+        elem, *dims = children
+        return ast.ArrayType(elem, list(dims), span=self._span(meta))
+
+    def array_type_any_rank(self, meta, children):
+        return ast.ArrayType(children[0], None, span=self._span(meta))
+
+    def tuple_type(self, meta, elems):
+        return ast.TupleType(list(elems), span=self._span(meta))
+
+    def dim_fixed(self, meta, children):
+        digits, _ = _split_suffix(str(children[0]), ("i32", "i64"))
+        return ast.DimSpec(size=int(digits), span=self._span(meta))
+
+    def dim_named(self, meta, children):
+        return ast.DimSpec(name=str(children[0]), span=self._span(meta))
+
+    def dim_any(self, meta, children):
+        return ast.DimSpec(span=self._span(meta))
+
+    # ------------------------------------------------ strings
+
+    def _string_parts(self, tok: Token) -> list:
+        """Split a string token into text and FormatField parts, applying escapes."""
+        raw = str(tok)[1:-1]
+        positions = _char_positions(str(tok), tok.line, tok.column)[1:]
+        parts: list = []
+        text: list[str] = []
+        i = 0
+        while i < len(raw):
+            c = raw[i]
+            if c == "\\":
+                text.append(self._escape(raw[i + 1], positions[i]))
+                i += 2
+            elif c in "{}" and raw[i + 1:i + 2] == c:
+                text.append(c)
+                i += 2
+            elif c == "}":
+                raise self._string_error("unmatched '}' in string", positions[i],
+                                         "write '}}' for a literal brace")
+            elif c == "{":
+                end = _closing_brace(raw, i)
+                if end is None:
+                    raise self._string_error("unclosed '{' in string", positions[i],
+                                             "close the field with '}' or write '{{' for a literal brace")
+                if text:
+                    parts.append("".join(text))
+                    text = []
+                parts.append(self._format_field(raw[i + 1:end], positions[i], positions[end]))
+                i = end + 1
+            else:
+                text.append(c)
+                i += 1
+        if text or not parts:
+            parts.append("".join(text))
+        return parts
+
+    def _escape(self, c: str, pos: tuple[int, int]) -> str:
+        if c not in _ESCAPES:
+            raise self._string_error(f"unknown escape '\\{c}'", pos,
+                                     "known escapes: \\n \\t \\r \\0 \\\\ \\\" \\' \\{ \\}")
+        return _ESCAPES[c]
+
+    def _format_field(self, inner: str, open_pos, close_pos) -> ast.FormatField:
+        span = self._abs_span(open_pos, (close_pos[0], close_pos[1] + 1))
+        expr_text, spec = _split_format_spec(inner)
+        if not expr_text.strip():
+            raise error(SYNTAX, "empty '{}' in string", span,
+                        "put an expression inside, or write '{{}}' for literal braces")
+        line, col = self.origin.shift(open_pos[0], open_pos[1] + 1)
+        origin = _Origin(line, col)
+        tree = _parse_tree(expr_text, "expr", self.filename, origin)
+        return ast.FormatField(_build(tree, self.filename, origin), spec, span=span)
+
+    def _abs_span(self, start, end) -> Span:
+        line, col = self.origin.shift(*start)
+        end_line, end_col = self.origin.shift(*end)
+        return Span(self.filename, line, col, end_line, end_col)
+
+    def _string_error(self, message: str, pos, hint: str) -> CompileError:
+        return error(SYNTAX, message, self._abs_span(pos, (pos[0], pos[1] + 1)), hint)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _join(a: Span, b: Span) -> Span:
+    return Span(a.file, a.line, a.col, b.end_line, b.end_col)
+
+
+def _as_rest_index(item):
+    if (isinstance(item, ast.Range) and item.lo is None and not item.inclusive
+            and isinstance(item.hi, ast.Name)):
+        return ast.RestIndex(item.hi.name, span=item.span)
+    return item
+
+
+def _split_suffix(text: str, suffixes: tuple[str, ...]) -> tuple[str, Optional[str]]:
+    for suffix in suffixes:
+        if text.endswith(suffix):
+            return text[:-len(suffix)], suffix
+    return text, None
+
+
+def _number(text: str):
+    for suffix in ("i32", "i64", "f32", "f64"):
+        if text.endswith(suffix):
+            text = text[:-3]
+            return float(text) if suffix[0] == "f" else int(text)
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+def _char_positions(text: str, line: int, col: int) -> list[tuple[int, int]]:
+    """(line, col) of every character of `text`, which starts at (line, col)."""
+    out = []
+    for c in text:
+        out.append((line, col))
+        if c == "\n":
+            line, col = line + 1, 1
+        else:
+            col += 1
+    return out
+
+
+def _closing_brace(raw: str, start: int) -> Optional[int]:
+    """Index of the `}` closing the field opened at `start` (nested braces allowed)."""
+    depth = 0
+    for i in range(start, len(raw)):
+        if raw[i] == "{":
+            depth += 1
+        elif raw[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _split_format_spec(inner: str) -> tuple[str, str]:
+    """`pi:.4f` -> ("pi", ".4f"). A `::` path separator or a nested `:` is not the split point."""
+    depth = 0
+    i = 0
+    while i < len(inner):
+        c = inner[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ":" and depth == 0:
+            if inner[i + 1:i + 2] == ":":
+                i += 2
+                continue
+            return inner[:i], inner[i + 1:]
+        i += 1
+    return inner, ""
+
+
+def _install_binary_rules() -> None:
+    def make(op: str):
+        def rule(self, meta, children):
+            left, right = children
+            return ast.Binary(op, left, right, span=self._span(meta))
+        return v_args(meta=True)(rule)
+
+    for rule_name, op in _BINARY_RULES.items():
+        setattr(_AstBuilder, rule_name, make(op))
+
+
+_install_binary_rules()

@@ -1,0 +1,35 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+# The hand-written sample modules live with the runtime tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
+
+from mlir_samples import compiled, skip_without_vulkan  # noqa: E402
+from einc.cli import _run_cli  # noqa: E402
+
+
+def pytest_runtest_setup(item):
+    skip_without_vulkan(item)
+
+
+@pytest.fixture(scope="session")
+def modules(tmp_path_factory) -> dict[str, Path]:
+    """The matmul sample as .vmfb files for CPU and Vulkan, compiled once."""
+    directory = tmp_path_factory.mktemp("modules")
+    paths = {}
+    for target in ("llvm-cpu", "vulkan-spirv"):
+        paths[target] = directory / f"matmul-{target}.vmfb"
+        paths[target].write_bytes(compiled("matmul", target))
+    return paths
+
+
+@pytest.fixture
+def einc_cli(capsys):
+    """Run the CLI in process: returns (exit status, stdout, stderr)."""
+    def run(*argv: str):
+        status = _run_cli([str(arg) for arg in argv])
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+    return run

@@ -1,0 +1,100 @@
+"""`einc build` against a stand-in einc.driver: outputs, diagnostics, and no file on failure."""
+import sys
+import types
+
+import pytest
+
+from einc.diagnostics import CompileError, SourceMap, Span, error
+
+
+@pytest.fixture
+def program(tmp_path):
+    path = tmp_path / "prog.ein"
+    path.write_text("let x = 1.0 +;\n")
+    return path
+
+
+@pytest.fixture
+def driver(monkeypatch):
+    """Install a fake einc.driver; tests set .compile_program / .emit_program behaviour."""
+    fake = types.ModuleType("einc.driver")
+    fake.calls = []
+
+    def compile_program(path, target, outputs):
+        fake.calls.append((path, target, outputs))
+        return b"VMFB:" + target.encode()
+
+    def emit_program(path, what, outputs):
+        fake.calls.append((path, what, outputs))
+        return f"<{what} of {path}>\n"
+
+    fake.compile_program, fake.emit_program = compile_program, emit_program
+    monkeypatch.setitem(sys.modules, "einc.driver", fake)
+    monkeypatch.setattr("einc.driver", fake, raising=False)
+    return fake
+
+
+def syntax_error(path) -> CompileError:
+    sources = SourceMap()
+    sources.add(str(path), path.read_text())
+    err = error("E001", "expected an expression", Span(str(path), 1, 14, 1, 15), hint="finish the sum")
+    err.sources = sources
+    return err
+
+
+def test_build_writes_the_module(einc_cli, driver, program, tmp_path):
+    out = tmp_path / "prog.vmfb"
+    status, stdout, stderr = einc_cli("build", program, "-o", out, "--target", "vulkan-spirv",
+                                      "--output", "y", "--output", "z")
+    assert (status, stdout, stderr) == (0, "", "")
+    assert out.read_bytes() == b"VMFB:vulkan-spirv"
+    assert driver.calls == [(str(program), "vulkan-spirv", ["y", "z"])]
+
+
+def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver, program, tmp_path):
+    out = tmp_path / "prog.vmfb"
+    out.write_bytes(b"previous build")
+
+    def failing(path, target, outputs):
+        raise syntax_error(program)
+
+    driver.compile_program = failing
+    status, stdout, stderr = einc_cli("build", program, "-o", out)
+    assert status == 1 and stdout == ""
+    assert stderr.startswith("error[E001]: expected an expression\n")
+    assert "1 | let x = 1.0 +;" in stderr and "= hint: finish the sum" in stderr
+    assert out.read_bytes() == b"previous build"
+
+
+def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
+    def failing(path, target, outputs):
+        raise syntax_error(program)
+
+    driver.compile_program = failing
+    status, _, _ = einc_cli("build", program, "-o", tmp_path / "new.vmfb")
+    assert status == 1 and not (tmp_path / "new.vmfb").exists()
+
+
+def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
+    def crashing(path, target, outputs):
+        raise KeyError("oops")
+
+    driver.compile_program = crashing
+    status, _, stderr = einc_cli("build", program, "-o", tmp_path / "m.vmfb")
+    assert status == 1
+    assert stderr.startswith("internal error: KeyError: 'oops'\n") and "please report" in stderr
+    assert "Traceback" not in stderr and not (tmp_path / "m.vmfb").exists()
+
+
+def test_emit_goes_to_stdout_or_file(einc_cli, driver, program, tmp_path):
+    assert einc_cli("build", program, "--emit", "mlir") == (0, f"<mlir of {program}>\n", "")
+    assert einc_cli("build", program, "--explain", "-o", tmp_path / "why.txt")[0] == 0
+    assert (tmp_path / "why.txt").read_text() == f"<explain of {program}>\n"
+
+
+def test_build_usage_and_file_errors(einc_cli, driver, program, tmp_path):
+    status, _, stderr = einc_cli("build", program, "--emit", "ir", "--explain")
+    assert status == 2 and stderr.startswith("error: --emit and --explain cannot be combined")
+    assert einc_cli("build", tmp_path / "absent.ein") == (1, "", f"error: cannot read {tmp_path / 'absent.ein'}: no such file\n")
+    status, _, stderr = einc_cli("build", program, "-o", tmp_path / "no" / "dir" / "m.vmfb")
+    assert status == 1 and stderr.startswith("error: cannot write ") and stderr.count("\n") == 1

@@ -1,0 +1,50 @@
+"""print, assert and build-time constants (LANGUAGE.md section 1)."""
+import io
+
+import numpy as np
+import pytest
+
+import einc
+from einc.runtime.errors import RunError
+
+
+def test_prints_come_out_in_program_order_with_formats():
+    x = np.array([1.0, 2.0, 4.0], np.float32)
+    art = einc.compile("""
+        let x: [f32; 3];
+        let total = sum[i](x[i]);
+        print("first", 1 + 2);
+        print("total = {total:.2f}, again {total}", x);
+    """)
+    buf = io.StringIO()
+    einc.load(art.vmfb).run({"x": x}, stdout=buf)
+    assert buf.getvalue().splitlines() == ["first 3", "total = 7.00, again 7.0 [1. 2. 4.]"]
+
+
+def test_failed_assert_stops_the_run_with_its_location():
+    art = einc.compile("""
+        let x: [f32; 3];
+        let s = sum[i](x[i]);
+        assert(s > 0.0, "weights must sum to a positive value");
+        let y = x / s;
+    """)
+    program = einc.load(art.vmfb)
+    out = program(x=np.ones(3, np.float32))
+    np.testing.assert_allclose(out["y"], np.ones(3) / 3, rtol=1e-6)
+    with pytest.raises(RunError, match=r"assertion failed at .*program.ein:4:9: weights must sum"):
+        program(x=-np.ones(3, np.float32))
+
+
+def test_load_npy_is_read_at_build_time(tmp_path):
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.save(tmp_path / "w.npy", w)
+    src = tmp_path / "model.ein"
+    src.write_text("""
+        let W = load_npy("w.npy") as [f32; 2, 3];
+        let x: [f32; 3];
+        let y[i] = sum[j](W[i, j] * x[j]);
+    """)
+    art = einc.compile(src)
+    (tmp_path / "w.npy").unlink()          # the artifact carries the constant
+    out = einc.load(art.vmfb)(x=np.ones(3, np.float32))
+    np.testing.assert_array_equal(out["y"], w.sum(1))

@@ -1,0 +1,55 @@
+"""Functions, generic specialisation, lambdas, elementwise application, modules."""
+import numpy as np
+
+
+def test_generic_function_is_specialised_per_call(run):
+    out = run("""
+        fn double(x) { x + x }
+        fn hyp(a: f32, b: f32) -> f32 { (a * a + b * b) ** 0.5 }
+        let a = double(1.5);
+        let b = double(2.5f64);
+        let c = double(21);
+        let h = hyp(3.0, 4.0);
+        let later = uses_later(2.0);
+        fn uses_later(v) { v * 3.0 }
+    """)
+    assert out["a"].dtype == np.float32 and out["a"] == 3.0
+    assert out["b"].dtype == np.float64 and out["b"] == 5.0
+    assert out["c"].dtype == np.int32 and out["c"] == 42
+    assert out["h"] == 5.0 and out["later"] == 6.0
+
+
+def test_lambdas_capture_their_scope_and_pipelines_call(run):
+    out = run("""
+        let k = 3.0;
+        let scale = |x| x * k;
+        fn twice(f, x) { f(f(x)) }
+        let y = twice(scale, 2.0);
+        let z = 2.0 |> scale;
+    """)
+    assert out["y"] == 18.0 and out["z"] == 6.0
+
+
+def test_scalar_function_applies_elementwise_to_arrays(run):
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+    out = run("""
+        let x: [f32; 2, 3, 4];
+        fn relu(v) { if v > 0.0 { v } else { 0.0 } }
+        let y = relu(x);
+        let z = relu(x * 2.0 - 0.5) + x;
+    """, x=x)
+    np.testing.assert_array_equal(out["y"], np.maximum(x, 0))
+    np.testing.assert_allclose(out["z"], np.maximum(x * 2 - 0.5, 0) + x, rtol=1e-6)
+
+
+def test_std_math_imports(run):
+    x = np.array([0.25, 1.0, 4.0], np.float32)
+    out = run("""
+        use std::math::{sqrt, exp};
+        use std::math as m;
+        let x: [f32; 3];
+        let a = sqrt(x);
+        let b = m::exp(x) + x.sqrt();
+    """, x=x)
+    np.testing.assert_allclose(out["a"], np.sqrt(x), rtol=1e-6)
+    np.testing.assert_allclose(out["b"], np.exp(x) + np.sqrt(x), rtol=1e-6)

@@ -1,0 +1,152 @@
+"""Indexed definitions, reductions, where clauses, piecewise definitions and rest indices."""
+import numpy as np
+import pytest
+
+rng = np.random.default_rng(7)
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("m, k, n", [(3, 5, 2), (64, 33, 17)])
+def test_matmul_with_named_dims_serves_every_size(run, m, k, n):
+    a, b = f32(m, k), f32(k, n)
+    out = run("""
+        let A: [f32; M, K];
+        let B: [f32; K, N];
+        let C[i, j] = sum[k](A[i, k] * B[k, j]);
+    """, A=a, B=b)
+    np.testing.assert_allclose(out["C"], a @ b, rtol=1e-4, atol=1e-5)
+
+
+def test_affine_and_data_dependent_subscripts(run):
+    x, table = f32(9), f32(6)
+    idx = np.array([5, 0, 3, 3], np.int32)
+    out = run("""
+        let x: [f32; 9];
+        let table: [f32; 6];
+        let idx: [i32; 4];
+        let odd[i in 0..4] = x[2 * i + 1];
+        let rev[i in 0..9] = x[8 - i];
+        let g[i] = table[idx[i]];
+    """, x=x, table=table, idx=idx)
+    np.testing.assert_array_equal(out["odd"], x[1::2][:4])
+    np.testing.assert_array_equal(out["rev"], x[::-1])
+    np.testing.assert_array_equal(out["g"], table[idx])
+
+
+def test_the_six_reductions(run):
+    x = f32(4, 5)
+    out = run("""
+        let x: [f32; 4, 5];
+        let s[i] = sum[j](x[i, j]);
+        let p[i] = prod[j](x[i, j]);
+        let hi[j] = max[i](x[i, j]);
+        let lo = min[i, j](x[i, j]);
+        let pos[i] = all[j](x[i, j] > -3.0);
+        let neg[i] = any[j](x[i, j] < 0.0);
+    """, x=x)
+    np.testing.assert_allclose(out["s"], x.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(out["p"], x.prod(1), rtol=1e-5)
+    np.testing.assert_array_equal(out["hi"], x.max(0))
+    assert out["lo"] == x.min()
+    np.testing.assert_array_equal(out["pos"], (x > -3).all(1))
+    np.testing.assert_array_equal(out["neg"], (x < 0).any(1))
+
+
+def test_where_guards_bindings_and_outer_dependent_ranges(run):
+    x = f32(8)
+    out = run("""
+        let x: [f32; 8];
+        let positive_sum = sum[i](x[i]) where x[i] > 0.0;
+        let even[i in 0..8] = x[i] * 2.0 where i % 2 == 0;
+        let prefix[i] = sum[k in 0..i + 1](x[k]);
+        let scaled[i] = a * a where a = x[i] + 1.0;
+    """, x=x)
+    np.testing.assert_allclose(out["positive_sum"], x[x > 0].sum(), rtol=1e-5)
+    np.testing.assert_array_equal(out["even"], np.where(np.arange(8) % 2 == 0, x * 2, 0))
+    np.testing.assert_allclose(out["prefix"], np.cumsum(x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["scaled"], (x + 1) ** 2, rtol=1e-6)
+
+
+def test_conv2d_with_index_algebra(run):
+    x, w = f32(2, 3, 9, 8), f32(4, 3, 3, 2)
+    out = run("""
+        let X: [f32; N, C, H, W];
+        let K: [f32; O, C, KH, KW];
+        let Y[n, o, oh in 0..H - KH + 1, ow in 0..W - KW + 1] =
+            sum[c, kh, kw](X[n, c, ih, iw] * K[o, c, kh, kw]) where ih = oh + kh, iw = ow + kw;
+    """, X=x, K=w)
+    ref = np.zeros((2, 4, 7, 7), np.float64)
+    for kh in range(3):
+        for kw in range(2):
+            ref += np.einsum("nchw,oc->nohw", x[:, :, kh:kh + 7, kw:kw + 7], w[:, :, kh, kw])
+    np.testing.assert_allclose(out["Y"], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_zero_padding_written_with_a_guarded_read(run):
+    x = f32(6)
+    out = run("""
+        let x: [f32; 6];
+        let padded[i in 0..8] = if i >= 1 && i <= 6 { x[i - 1] } else { 0.0 };
+    """, x=x)
+    np.testing.assert_array_equal(out["padded"], np.pad(x, 1))
+
+
+def test_piecewise_definition_with_points_and_overlap(run):
+    out = run("""
+        let u[0, i in 0..5] = 1.0;
+        let u[t in 1..4, i in 0..5] = (t * 10 + i) as f32;
+        let u[0, 2] = 9.0;
+        let y[0] = 1.0e6;
+        let y[t in 1..3] = 2.0f64;
+    """)
+    ref = np.array([[t * 10 + i for i in range(5)] for t in range(4)], np.float32)
+    ref[0] = 1.0
+    ref[0, 2] = 9.0
+    np.testing.assert_array_equal(out["u"], ref)
+    assert out["y"].dtype == np.float64
+    np.testing.assert_array_equal(out["y"], [1e6, 2.0, 2.0])
+
+
+def test_named_rest_indices(run):
+    x, w = f32(2, 3, 4), f32(4, 5)
+    out = run("""
+        let x: [f32; 2, 3, 4];
+        let w: [f32; 4, 5];
+        let y[..b, c] = sum[i](x[..b, i] * w[i, c]);
+    """, x=x, w=w)
+    np.testing.assert_allclose(out["y"], x @ w, rtol=1e-5, atol=1e-6)
+
+
+def test_named_dim_is_a_value_and_comprehensions_build_arrays(run):
+    y = f32(6)
+    out = run("""
+        let y: [f32; T];
+        let diff[t in 1..T] = y[t] - y[t - 1];
+        let n = T;
+        let squares = [(i * i) as f32 | i in 0..5];
+        let lit = [[1.0, 2.0], [3.0, 4.0]];
+        let mixed = [y[0], y[1] * 2.0];
+        let m = y.shape[0] + len(y);
+    """, y=y)
+    np.testing.assert_allclose(out["diff"], y[1:] - y[:-1], rtol=1e-6)
+    assert out["n"] == 6 and out["m"] == 12
+    np.testing.assert_array_equal(out["squares"], np.arange(5) ** 2)
+    np.testing.assert_array_equal(out["lit"], [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(out["mixed"], [y[0], y[1] * 2])
+
+
+def test_whole_array_arithmetic_broadcasts_scalars(run):
+    a, b = f32(3, 4), f32(3, 4)
+    out = run("""
+        let a: [f32; 3, 4];
+        let b: [f32; 3, 4];
+        let c = a * b - 2.0 * a + 1.0;
+        let big = a > b;
+        let i = (a * 10.0) as i32;
+    """, a=a, b=b)
+    np.testing.assert_allclose(out["c"], a * b - 2 * a + 1, rtol=1e-6)
+    np.testing.assert_array_equal(out["big"], a > b)
+    np.testing.assert_array_equal(out["i"], (a * 10).astype(np.int32))

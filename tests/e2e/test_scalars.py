@@ -1,0 +1,60 @@
+"""Scalar arithmetic, literal typing, casts, comparisons and logic (LANGUAGE.md section 2)."""
+import numpy as np
+import pytest
+
+
+def test_literals_take_the_type_of_their_context(run):
+    out = run("""
+        let a = 1.5 * 2.0;
+        let b: f64 = 3.14;
+        let c = 7 / 2;
+        let d = -7 % 3;
+        let e = 2.0 ** 3;
+        let f = 3.9 as i32;
+        let g = (2 ** 10) as f64 * b;
+    """)
+    assert out["a"].dtype == np.float32 and out["a"] == np.float32(3.0)
+    assert out["b"].dtype == np.float64 and out["b"] == 3.14
+    assert out["c"].dtype == np.int32 and out["c"] == 3          # truncates toward zero
+    assert out["d"] == -1                                        # sign of the dividend
+    assert out["e"] == np.float32(8.0)
+    assert out["f"] == 3
+    assert out["g"].dtype == np.float64 and out["g"] == 1024 * 3.14
+
+
+def test_arithmetic_on_inputs_runs_in_their_precision(run):
+    x, k = np.float64(0.1), np.int32(-7)
+    out = run("""
+        let x: f64;
+        let k: i32;
+        let y = (1.0 - x) * x ** 0.5 + x ** 2;
+        let q = k / 2;
+        let r = k % 2;
+        let m = if x > 0.05 { x * 10.0 } else { -x };
+        let flag = x > 0.0 && k < 0 || false;
+        let z = -(x as f32);
+    """, x=x, k=k)
+    np.testing.assert_allclose(out["y"], (1.0 - x) * x ** 0.5 + x ** 2, rtol=1e-15)
+    assert out["q"] == -3 and out["r"] == -1
+    assert out["m"] == x * 10.0
+    assert out["flag"] == True  # noqa: E712
+    assert out["z"].dtype == np.float32 and out["z"] == -np.float32(x)
+
+
+@pytest.mark.parametrize("k, expected", [(0, 10.0), (1, 20.0), (5, -1.0)])
+def test_match_with_literal_wildcard_and_binding_arms(run, k, expected):
+    out = run("""
+        let k: i32;
+        let v = match k { 0 => 10.0, 1 => 20.0, n if n > 100 => 0.0, _ => -1.0 };
+    """, k=np.int32(k))
+    assert out["v"] == np.float32(expected)
+
+
+def test_blocks_tuples_and_destructuring(run):
+    out = run("""
+        let x: f32;
+        let t = { let a = x * 2.0; let b = a + 1.0; (a, b) };
+        let (p, q) = t;
+        let s = t.0 + t.1;
+    """, x=np.float32(1.5))
+    assert out["p"] == 3.0 and out["q"] == 4.0 and out["s"] == 7.0

@@ -1,0 +1,105 @@
+"""Compile and run lowered programs directly with iree.compiler / iree.runtime (no einc.build),
+plus terse constructors for hand-built IR programs."""
+from __future__ import annotations
+
+import numpy as np
+import iree.compiler as ic
+import iree.runtime as rt
+
+from einc.ir.nodes import Const, IndexRef, IndexVar, Input, Op, Program, Read
+from einc.ir.types import BY_NAME, Lin, Sym
+from einc.mlir import lower_to_text
+
+FLAGS = {
+    "llvm-cpu": ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                 "--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"],
+    "vulkan-spirv": ["--iree-hal-target-device=vulkan"],
+}
+DEVICES = {"llvm-cpu": "local-task", "vulkan-spirv": "vulkan"}
+
+
+def compile_program(program: Program, target: str = "llvm-cpu") -> bytes:
+    return ic.compile_str(lower_to_text(program, target), extra_args=FLAGS[target])
+
+
+class Compiled:
+    """A loaded module; `main(*args)` returns the outputs as numpy arrays."""
+
+    def __init__(self, vmfb: bytes, target: str):
+        self.config = rt.Config(DEVICES[target])
+        self.context = rt.SystemContext(config=self.config)
+        self.context.add_vm_module(rt.VmModule.copy_buffer(self.context.instance, vmfb))
+
+    def main(self, *args) -> list[np.ndarray]:
+        results = self.context.modules.module.main(*args)
+        if not isinstance(results, (list, tuple)):
+            results = [results]
+        return [_to_host(r) for r in results]
+
+
+def run(program: Program, *args, target: str = "llvm-cpu") -> list[np.ndarray]:
+    return Compiled(compile_program(program, target), target).main(*args)
+
+
+def _to_host(array: rt.DeviceArray) -> np.ndarray:
+    """Read back through a host-visible staging buffer: DeviceArray.to_host() fails on lavapipe
+    (it imports unaligned host memory)."""
+    view, device = array._buffer_view, array._device
+    source = view.get_buffer()
+    staging = device.allocator.allocate_buffer(
+        memory_type=int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
+        allowed_usage=int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED),
+        allocation_size=max(source.byte_length(), 1))
+    semaphore = device.create_semaphore(0)
+    device.queue_copy(source, staging, wait_semaphores=rt.HalFence.create_at(semaphore, 0),
+                      signal_semaphores=rt.HalFence.create_at(semaphore, 1))
+    rt.HalFence.create_at(semaphore, 1).wait()
+    dtype = rt.HalElementType.map_to_dtype(view.element_type)
+    return np.array(staging.map().asarray(view.shape, dtype), copy=True)
+
+
+# ------------------------------------------------------------------- IR construction
+
+def dt(name: str):
+    return BY_NAME[name]
+
+
+def tensor_input(name: str, pos: int, dtype: str, dims: list, syms: dict) -> Input:
+    """An input with declared dims (int or a name); a name's first use adds a Sym to `syms`."""
+    shape = []
+    for axis, d in enumerate(dims):
+        if isinstance(d, int):
+            shape.append(Lin(d))
+        else:
+            sym = syms.setdefault(d, Sym(d, pos, axis))
+            shape.append(Lin.of(sym))
+    return Input(name, pos, dt(dtype), tuple(shape), list(dims))
+
+
+def scalar_input(name: str, pos: int, dtype: str) -> Input:
+    return Input(name, pos, dt(dtype), (), [])
+
+
+def const(value, dtype: str = "f32") -> Const:
+    return Const(np.asarray(value, dtype=dt(dtype).numpy))
+
+
+def var(name: str, extent, lo=0) -> IndexVar:
+    as_lin = lambda x: x if isinstance(x, Lin) else Lin(x)
+    return IndexVar(name, as_lin(lo), as_lin(extent))
+
+
+def ref(v: IndexVar) -> IndexRef:
+    return IndexRef(v)
+
+
+def op(name: str, *args, dtype=None) -> Op:
+    return Op(name, tuple(args), dt(dtype) if isinstance(dtype, str) else (dtype or args[0].dtype))
+
+
+def read(t, *subs, in_bounds: bool = True) -> Read:
+    return Read(t, tuple(subs), in_bounds=in_bounds)
+
+
+def program(inputs: list, outputs: list, syms: dict, effects: list = ()) -> Program:
+    return Program("test.ein", list(inputs), list(outputs), list(effects), list(syms.values()))

@@ -1,0 +1,32 @@
+"""Formatting print templates like NumPy and Python format specs."""
+import numpy as np
+import pytest
+
+from einc.runtime import RunError
+from einc.runtime.printing import format_print, format_value
+
+
+def test_template_joins_text_and_formatted_args():
+    parts = [{"text": "x = "}, {"arg": 0, "spec": ".4f"}, {"text": ", v = "}, {"arg": 1, "spec": ""}, {"text": "\n"}]
+    assert format_print(parts, [np.array(np.pi, np.float32), np.array([1, 2], np.int32)]) == "x = 3.1416, v = [1 2]\n"
+
+
+@pytest.mark.parametrize("value, expected", [
+    (np.array(0.1, np.float32), "0.1"),          # like str(np.float32(0.1)), not the float64 expansion
+    (np.array(1e-8, np.float64), "1e-08"),
+    (np.array(True), "True"),
+    (np.array(7, np.int64), "7"),
+])
+def test_scalars_without_spec_print_like_numpy_scalars(value, expected):
+    assert format_value(value, "") == expected
+
+
+def test_arrays_print_like_numpy_or_per_element_with_a_spec():
+    matrix = np.arange(4, dtype=np.float32).reshape(2, 2) / 3
+    assert format_value(matrix, "") == str(matrix)
+    assert format_value(matrix, ".1f") == "[[0.0 0.3]\n [0.7 1.0]]"
+
+
+def test_bad_spec_is_a_run_error():
+    with pytest.raises(RunError, match="format spec 'd'"):
+        format_value(np.array(1.5, np.float32), "d")

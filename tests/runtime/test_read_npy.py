@@ -1,0 +1,36 @@
+"""Reading .npy inputs: clean one-line errors for anything unreadable."""
+import numpy as np
+import pytest
+
+from einc.runtime import RunError, read_npy
+
+
+def test_reads_an_array(tmp_path):
+    np.save(tmp_path / "a.npy", np.arange(3, dtype=np.int64))
+    np.testing.assert_array_equal(read_npy(str(tmp_path / "a.npy")), np.arange(3))
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"not numpy at all", "not a valid .npy file"),
+    (b"", "not a valid .npy file"),
+])
+def test_corrupt_files(tmp_path, content, message):
+    (tmp_path / "bad.npy").write_bytes(content)
+    with pytest.raises(RunError, match=message):
+        read_npy(str(tmp_path / "bad.npy"))
+
+
+def test_truncated_and_object_arrays(tmp_path):
+    np.save(tmp_path / "full.npy", np.ones(100))
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "full.npy").read_bytes()[:200])
+    np.save(tmp_path / "objects.npy", np.array([{}, []], dtype=object), allow_pickle=True)
+    for name in ("cut.npy", "objects.npy"):
+        with pytest.raises(RunError, match=f"cannot read .*{name}: not a valid .npy file"):
+            read_npy(str(tmp_path / name))
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(RunError, match="no such file"):
+        read_npy(str(tmp_path / "nope.npy"))
+    with pytest.raises(RunError, match="is a directory"):
+        read_npy(str(tmp_path))

@@ -1,0 +1,71 @@
+"""Every program error is a diagnostic with a code, a location, the source line and a caret."""
+import pytest
+
+from einc.diagnostics import CompileError
+from einc.driver import front_end
+
+
+def diagnose(tmp_path, source: str) -> tuple:
+    path = tmp_path / "prog.ein"
+    path.write_text(source)
+    with pytest.raises(CompileError) as info:
+        front_end(str(path))
+    err = info.value
+    return err.diagnostics[0], err.render(err.sources)
+
+
+def test_syntax_error_E001(tmp_path):
+    diag, text = diagnose(tmp_path, "let a = 1;\nlet b = (a + ;\n")
+    assert diag.code == "E001" and diag.span.line == 2
+    assert "error[E001]" in text and "let b = (a + ;" in text and "^" in text
+
+
+def test_type_error_E002_mixing_int_and_float(tmp_path):
+    diag, text = diagnose(tmp_path, "let x: f32;\nlet y = x + 1;\n")
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (2, 13)
+    assert "expected f32, found int literal" in text and "1.0" in text
+
+
+def test_undefined_name_E003(tmp_path):
+    diag, text = diagnose(tmp_path, "let alpha = 1.0;\nlet y = alpah * 2.0;\n")
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 9)
+    assert "alpah" in text and "alpha" in text
+
+
+def test_shape_mismatch_E004_names_both_reads(tmp_path):
+    diag, text = diagnose(tmp_path, """let A: [f32; 3, 4];
+let B: [f32; 5, 2];
+let C[i, j] = sum[k](A[i, k] * B[k, j]);
+""")
+    assert diag.code == "E004"
+    assert "4" in diag.message and "5" in diag.message and "`k`" in diag.message
+    lines = {diag.span.line} | {n.span.line for n in diag.notes}
+    cols = sorted([diag.span.col] + [n.span.col for n in diag.notes])
+    assert lines == {3} and cols == [22, 32]          # A[i, k] and B[k, j]
+    assert text.count("^") >= 2
+
+
+def test_out_of_bounds_read_E005(tmp_path):
+    diag, text = diagnose(tmp_path, "let x: [f32; 10];\nlet y[i in 0..10] = x[i + 1];\n")
+    assert diag.code == "E005" and (diag.span.line, diag.span.col) == (2, 21)
+    assert "size 10" in text
+
+
+def test_whole_array_shape_mismatch_E004(tmp_path):
+    diag, _ = diagnose(tmp_path, "let a: [f32; 3];\nlet b: [f32; 4];\nlet c = a + b;\n")
+    assert diag.code == "E004" and diag.span.line == 3
+
+
+def test_range_cannot_be_inferred_E004(tmp_path):
+    diag, text = diagnose(tmp_path, "let y[i] = 1.0;\n")
+    assert diag.code == "E004" and "i in 0..N" in text
+
+
+def test_non_exhaustive_match_E002(tmp_path):
+    diag, _ = diagnose(tmp_path, "let k: i32;\nlet v = match k { 0 => 1.0, 1 => 2.0 };\n")
+    assert diag.code == "E002" and "non-exhaustive" in diag.message
+
+
+def test_unknown_module_E010(tmp_path):
+    diag, _ = diagnose(tmp_path, "use std::nothing_here::f;\nlet y = 1.0;\n")
+    assert diag.code == "E010" and diag.span.line == 1

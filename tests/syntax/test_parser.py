@@ -1,0 +1,421 @@
+"""Parser: every construct of LANGUAGE.md becomes the expected AST, with exact spans and E001 errors."""
+import random
+
+import pytest
+
+from einc.diagnostics import CompileError, Span
+from einc.syntax import ast
+from einc.syntax.parser import parse
+
+
+def items(src):
+    return parse(src, "t.ein").items
+
+
+def value(src):
+    """The value of the single `let x = ...;` in src."""
+    (stmt,) = items(src)
+    return stmt.value
+
+
+def expr(text):
+    return value(f"let x = {text};")
+
+
+def syntax_error(src):
+    with pytest.raises(CompileError) as info:
+        parse(src, "t.ein")
+    (diag,) = info.value.diagnostics
+    assert diag.code == "E001"
+    return diag
+
+
+# ---------------------------------------------------------------- statements
+
+
+def test_let_forms():
+    plain, typed, inp, const, tup = items(
+        "let x = 1; let y: f64 = 3.14; let A: [f32; ?, 8]; const K: i32 = 3; let (a, b) = t;")
+    assert isinstance(plain, ast.Let) and plain.pattern.name == "x" and plain.value.value == 1
+    assert typed.type.name == "f64" and typed.value.value == 3.14
+    assert inp.value is None and inp.type.elem.name == "f32"
+    assert [(d.size, d.name) for d in inp.type.dims] == [(None, None), (8, None)]
+    assert const.is_const and const.pattern.name == "K"
+    assert isinstance(tup.pattern, ast.TuplePat) and [p.name for p in tup.pattern.elems] == ["a", "b"]
+
+
+def test_pub_const():
+    (c,) = items("pub const PI = 3.14;")
+    assert c.is_const and c.is_pub
+
+
+def test_indexed_definitions():
+    c, y0, y1, u, r = items(
+        "let C[i, j] = A[i, j];"
+        "let y[0] = a;"
+        "let y[t in 1..T] = y[t - 1] + 1;"
+        "let u[0, i in 0..=41] = 0.0;"
+        "let z[..b, c] = x[..b, c];")
+    assert isinstance(c, ast.IndexedLet) and [s.name for s in c.slots] == ["i", "j"]
+    assert isinstance(y0.slots[0], ast.IndexLiteral) and y0.slots[0].value == 0
+    rng = y1.slots[0].range
+    assert y1.slots[0].name == "t" and rng.lo.value == 1 and rng.hi.name == "T" and not rng.inclusive
+    assert isinstance(u.slots[0], ast.IndexLiteral) and u.slots[1].range.inclusive
+    assert isinstance(r.slots[0], ast.RestIndex) and r.slots[0].name == "b"
+    assert isinstance(r.value.subscripts[0], ast.RestIndex)
+
+
+def test_where_on_indexed_let_goes_to_the_definition():
+    (d,) = items("let e[i in 0..N] = i * i where i % 2 == 0, z = 1;")
+    assert isinstance(d.value, ast.Binary)
+    guard, bind = d.wheres
+    assert isinstance(guard, ast.WhereGuard) and guard.cond.op == "=="
+    assert isinstance(bind, ast.WhereBind) and bind.name == "z"
+
+
+def test_where_directly_after_reduction_goes_to_the_reduction():
+    (d,) = items("let Y[o, oh] = sum[kh](X[ih] * W[o, kh]) where ih = oh + kh, ih < H;")
+    assert d.wheres == []
+    assert [type(w).__name__ for w in d.value.wheres] == ["WhereBind", "WhereGuard"]
+    red = value("let m = a + max[k in 0..i + 1](x[k]) where x[k] > 0;").right
+    assert isinstance(red, ast.Reduction) and len(red.wheres) == 1
+
+
+def test_where_after_other_expression_in_plain_let_is_a_where_node():
+    v = value("let a = x * 2 where x = 3;")
+    assert isinstance(v, ast.Where) and v.clauses[0].name == "x"
+    # parentheses hide the reduction: the where is the definition's
+    (d,) = items("let s[i] = (sum[k](x[k])) where i > 0;")
+    assert d.value.wheres == [] and len(d.wheres) == 1
+
+
+def test_functions_and_diff_rules():
+    f, g, rule = items("fn f(a, b: f32) -> f32 { a + b } pub fn g() { 1 } @fn f(x) { @x * 2.0 }")
+    assert isinstance(f, ast.FnDef) and [p.name for p in f.params] == ["a", "b"]
+    assert f.params[1].type.name == "f32" and f.ret.name == "f32" and not f.is_pub
+    assert f.body.result.op == "+" and g.is_pub and g.params == []
+    assert isinstance(rule, ast.DiffRule) and rule.name == "f"
+    assert isinstance(rule.body.result.left, ast.Diff)
+
+
+def test_use_forms():
+    u1, u2, u3, u4, u5 = items(
+        "use a::b::c; use a::b as m; use a::b::{x, y as z}; use a::b::*; pub use basic::*;")
+    assert u1.path == ["a", "b", "c"] and u1.items is None and u1.alias is None
+    assert u2.path == ["a", "b"] and u2.alias == "m"
+    assert [(i.name, i.alias) for i in u3.items] == [("x", None), ("y", "z")]
+    assert u4.items[0].name == "*" and u5.is_pub and u5.path == ["basic"]
+
+
+def test_use_relative_paths():
+    (u,) = items("use super::m::{f};")
+    assert u.path == ["super", "m"]
+
+
+def test_modules():
+    m1, m2, m3 = items("mod a; mod b { fn f() { 1 } } pub mod c;")
+    assert m1.body is None and m1.name == "a"
+    assert isinstance(m2.body[0], ast.FnDef) and m3.is_pub
+
+
+def test_block_statements_and_result():
+    blk = value("let x = { let a = 1; fn h() { 2 } a + h() };")
+    assert isinstance(blk, ast.Block) and len(blk.stmts) == 2 and blk.result.op == "+"
+    assert value("let x = { print(1); };").result is None
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("a || b && c", ("||", "a", ("&&", "b", "c"))),
+    ("a == b < c", ("==", "a", ("<", "b", "c"))),
+    ("a + b * c", ("+", "a", ("*", "b", "c"))),
+    ("a - b - c", ("-", ("-", "a", "b"), "c")),
+    ("a ** b ** c", ("**", "a", ("**", "b", "c"))),
+    ("-x ** 2", ("-", ("**", "x", 2))),
+    ("2 ** -x", ("**", 2, ("-", "x"))),
+    ("!a && b", ("&&", ("!", "a"), "b")),
+    ("v in arr && ok", ("&&", ("in", "v", "arr"), "ok")),
+    ("a % b / c", ("/", ("%", "a", "b"), "c")),
+])
+def test_operator_precedence(text, shape):
+    assert _shape(expr(text)) == shape
+
+
+def _shape(node):
+    if isinstance(node, ast.Binary):
+        return (node.op, _shape(node.left), _shape(node.right))
+    if isinstance(node, ast.Unary):
+        return (node.op, _shape(node.operand))
+    if isinstance(node, ast.Name):
+        return node.name
+    return node.value
+
+
+def test_cast_binds_tighter_than_binary_operators():
+    e = expr("x as f32 * 2")
+    assert e.op == "*" and isinstance(e.left, ast.Cast) and e.left.to.name == "f32"
+    c = expr("load_npy(p) as [f32; 8, 1]")
+    assert [d.size for d in c.to.dims] == [8, 1]
+
+
+def test_membership_with_range():
+    e = expr("i in 0..n + 1")
+    assert e.op == "in" and isinstance(e.right, ast.Range) and e.right.hi.op == "+"
+
+
+def test_pipelines_desugar_to_calls():
+    e = expr("x |> f |> g(a)")
+    assert isinstance(e, ast.Call) and e.func.name == "g"
+    assert e.args[0].func.name == "f" and e.args[0].args[0].name == "x" and e.args[1].name == "a"
+
+
+def test_calls_methods_members_paths():
+    call, meth, mem, tup, path = (expr(t) for t in ("f(1, 2)", "x.sqrt()", "x.shape", "t.0",
+                                                     "m::sqrt(4.0)"))
+    assert isinstance(call, ast.Call) and len(call.args) == 2
+    assert isinstance(meth, ast.MethodCall) and meth.method == "sqrt" and meth.obj.name == "x"
+    assert isinstance(mem, ast.Member) and mem.name == "shape"
+    assert isinstance(tup, ast.Member) and tup.name == "0"
+    assert isinstance(path.func, ast.Path) and path.func.segments == ["m", "sqrt"]
+    assert expr("crate::x").segments == ["crate", "x"]
+    assert expr("super::x").segments == ["super", "x"]
+    assert expr("self::x").segments == ["self", "x"]
+
+
+def test_indexing():
+    e = expr("x[2 * i + 1, j]")
+    assert isinstance(e, ast.Index) and e.subscripts[0].op == "+" and e.subscripts[1].name == "j"
+    assert isinstance(expr("x[..b, i]").subscripts[0], ast.RestIndex)
+
+
+def test_literals():
+    assert isinstance(expr("1"), ast.IntLit) and expr("1").suffix is None
+    assert expr("3i64").suffix == "i64" and expr("3i64").value == 3
+    assert isinstance(expr("1.0"), ast.FloatLit)
+    assert expr("1e6").value == 1e6 and expr("1.0e-3").value == 1e-3
+    f = expr("2.5f64")
+    assert f.value == 2.5 and f.suffix == "f64"
+    assert expr("true").value is True and expr("false").value is False
+
+
+def test_arrays_tuples_parens_comprehensions():
+    assert len(expr("[[1.0, 2.0], [3.0, 4.0]]").elems) == 2
+    assert expr("[]").elems == []
+    assert len(expr("(a, b)").elems) == 2 and len(expr("(a,)").elems) == 1
+    assert isinstance(expr("(a)"), ast.Name)
+    c = expr("[f(i) | i in 0..N]")
+    assert isinstance(c, ast.Comprehension) and c.generators[0].name == "i"
+    assert isinstance(c.generators[0].iterable, ast.Range) and c.filters == []
+    c2 = expr("[x | x in xs, x > 0]")
+    assert c2.generators[0].iterable.name == "xs" and c2.filters[0].op == ">"
+
+
+def test_if_else_chain():
+    e = expr("if c { 1 } else if d { 2 } else { 3 }")
+    assert isinstance(e, ast.If) and isinstance(e.orelse, ast.If)
+    assert isinstance(e.orelse.orelse, ast.Block)
+    assert expr("if c { 1 }").orelse is None
+
+
+def test_match():
+    m = expr("match n { 0 => a, -1 => b, x if x > 3 => c, (p, _) => e, _ => d, }")
+    pats = [arm.pattern for arm in m.arms]
+    assert pats[0].value == 0 and not pats[0].negative
+    assert pats[1].value == -1 and pats[1].negative
+    assert isinstance(pats[2], ast.BindPat) and m.arms[2].guard.op == ">"
+    assert isinstance(pats[3], ast.TuplePat) and isinstance(pats[3].elems[1], ast.WildPat)
+    assert isinstance(pats[4], ast.WildPat)
+
+
+def test_lambdas():
+    one = expr("|x| x * k")
+    assert isinstance(one, ast.Lambda) and one.params[0].name == "x" and one.body.op == "*"
+    two = expr("|x, y: f32| { x + y }")
+    assert len(two.params) == 2 and two.params[1].type.name == "f32"
+    assert expr("|| 1").params == []
+
+
+def test_ranges():
+    r = expr("0..N")
+    assert not r.inclusive and r.lo.value == 0
+    assert expr("0..=N").inclusive
+
+
+def test_reductions_and_names_that_look_like_them():
+    r = expr("sum[i, j](x[i, j])")
+    assert isinstance(r, ast.Reduction) and r.op == "sum" and [i.name for i in r.indices] == ["i", "j"]
+    for op in ("prod", "max", "min", "all", "any"):
+        assert expr(f"{op}[k in 0..i + 1](x[k])").op == op
+    assert isinstance(expr("max(a, b)"), ast.Call) and expr("sum(arr)").func.name == "sum"
+    (u,) = items("use std::math::{min, max};")
+    assert [i.name for i in u.items] == ["min", "max"]
+    (f,) = items("fn max(a, b) { a }")
+    assert f.name == "max"
+
+
+def test_strings_and_interpolation():
+    s = expr(r'"x = {x}, pi = {pi:.4f} {{ok}} \"q\"\n"')
+    assert s.parts[0] == "x = " and s.parts[1].expr.name == "x" and s.parts[1].spec == ""
+    assert s.parts[3].expr.name == "pi" and s.parts[3].spec == ".4f"
+    assert s.parts[4] == ' {ok} "q"\n'
+    assert expr('"plain"').parts == ["plain"]
+    assert expr('""').parts == [""]
+    field = expr('"{m::f(a, b)}"').parts[0]
+    assert isinstance(field.expr, ast.Call) and field.spec == ""
+
+
+def test_derivatives():
+    d = expr("@loss / @W")
+    assert isinstance(d, ast.Derivative) and d.numerator.name == "loss" and d.denominator.name == "W"
+    di = expr("@y[t, j] / @x")
+    assert isinstance(di.numerator, ast.Index)
+    single = expr("@y[t, j]")
+    assert isinstance(single, ast.Diff) and isinstance(single.target, ast.Index)
+    assert isinstance(expr("a / @x"), ast.Binary)
+
+
+def test_types():
+    t = items("let a: [f32]; let b: [f32; 2, N, ?]; let c: [f32; *]; let d: (f32, i32); let e: T;")
+    assert len(t[0].type.dims) == 1 and t[0].type.dims[0].size is None
+    assert [(d.size, d.name) for d in t[1].type.dims] == [(2, None), (None, "N"), (None, None)]
+    assert t[2].type.dims is None
+    assert [e.name for e in t[3].type.elems] == ["f32", "i32"]
+    assert isinstance(t[4].type, ast.NamedType)
+
+
+def test_comments():
+    stmts = items("// line\nlet x = 1; /* block\n comment */ let y = 2; // end")
+    assert len(stmts) == 2
+
+
+# ---------------------------------------------------------------- spans
+
+
+def test_spans_are_exact():
+    src = "let s = (a + b) * c;\nlet q = \"a {x + 1:>3} b\";\nlet A: [f32; ?, 8];"
+    s, q, a = items(src)
+    assert s.span == Span("t.ein", 1, 1, 1, 21)
+    assert s.value.span == Span("t.ein", 1, 9, 1, 20)
+    assert s.value.left.span == Span("t.ein", 1, 10, 1, 15)
+    assert s.pattern.span == Span("t.ein", 1, 5, 1, 6)
+    field = q.value.parts[1]
+    assert field.span == Span("t.ein", 2, 12, 2, 22)
+    assert field.expr.span == Span("t.ein", 2, 13, 2, 18)
+    assert field.expr.right.span == Span("t.ein", 2, 17, 2, 18)
+    assert a.type.dims[0].span == Span("t.ein", 3, 14, 3, 15)
+
+
+def test_every_node_has_a_span():
+    src = ("let C[i, j] = sum[k](A[i, k] * B[k, j]) where k > 0; fn f(x) { match x { 0 => 1, _ => 2 } }"
+           "let s = \"{a}\"; let l = |x| x; let c = [i | i in 0..3]; let t = (true, [1.0]);")
+    module = parse(src, "t.ein")
+    for node in _walk(module):
+        assert isinstance(node.span, Span), node
+        assert (node.span.line, node.span.col) <= (node.span.end_line, node.span.end_col)
+
+
+def _walk(node):
+    yield node
+    for v in vars(node).values():
+        for child in (v if isinstance(v, list) else [v]):
+            if isinstance(child, ast.Node):
+                yield from _walk(child)
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_missing_semicolon():
+    d = syntax_error("let x = 1 + 2\nlet y = 3;")
+    assert d.message == "expected ';', 'where' or an operator, found 'let'"
+    assert (d.span.line, d.span.col, d.span.end_col) == (2, 1, 4)
+
+
+def test_missing_operand():
+    d = syntax_error("let x = ;")
+    assert "expected" in d.message and "an expression" in d.message and "found ';'" in d.message
+    assert (d.span.line, d.span.col) == (1, 9)
+
+
+def test_end_of_input():
+    d = syntax_error("let x = (1, 2")
+    assert d.message == "expected ')' or ',', found end of input"
+    assert (d.span.line, d.span.col) == (1, 14)
+
+
+def test_bad_character_and_unterminated_things():
+    assert syntax_error("let x = 1 # 2;").span.col == 11
+    assert syntax_error('let x = "abc').message == "unterminated string literal"
+    assert syntax_error("/* never closed").message == "unterminated block comment"
+
+
+@pytest.mark.parametrize("src, message, col", [
+    ('let s = "{x";', "unclosed '{' in string", 10),
+    ('let s = "a}";', "unmatched '}' in string", 11),
+    ('let s = "{}";', "empty '{}' in string", 10),
+    ('let s = "\\q";', "unknown escape '\\q'", 10),
+])
+def test_string_errors(src, message, col):
+    d = syntax_error(src)
+    assert d.message == message and d.span.col == col
+
+
+def test_error_inside_string_field_points_into_the_string():
+    d = syntax_error('let s = "ab {1 + ;}";')
+    assert d.span.line == 1 and d.span.col == 18
+
+
+def test_decl_bracket_holds_only_names_literals_and_rests():
+    d = syntax_error("let y[i + 1] = 0;")
+    assert "found '+'" in d.message
+
+
+FUZZ_SOURCE = '''
+use std::math::{sin, cos as c};
+use std::math as m;
+mod helpers { pub fn h(x) { x } }
+let A: [f32; ?, 8];
+let X: [f32; N, K];
+const K2: i32 = 3;
+let (a, b) = (1, 2.5f64);
+let C[i, j] = sum[k](A[i, k] * X[k, j]) where k < 4;
+let y[0] = a;
+let y[t in 1..T] = y[t - 1] + 1;
+let z[..b, c] = max[i in 0..=3](x[..b, i] * w[i, c]);
+let s = "x = {x}, pi = {pi:.4f} {{lit}}\\n";
+let t = match n { 0 => a, -1 => b, x if x > 3 => c, _ => d };
+let l = |x, y| { x * y } ;
+let cm = [x | x in xs, x > 0];
+let g = @loss / @W;
+let h = x.sqrt() + x.shape + t.0 + m::sqrt(4.0) - -x ** 2 as f32;
+let v = if c { 1 } else if d { 2 } else { 3 } |> f(2);
+fn f(a, b: f32) -> [f32; 2] { let q = 1; a + q } // comment
+@fn f(x) { @x * 2.0 }
+/* block */ print(x, 0..N, 1e6, true && !false);
+'''
+
+
+def test_fuzz_truncations_only_raise_compile_errors():
+    assert parse(FUZZ_SOURCE, "t.ein").items
+    rng = random.Random(0)
+    cuts = sorted({rng.randrange(len(FUZZ_SOURCE)) for _ in range(400)})
+    for cut in cuts:
+        _parse_or_compile_error(FUZZ_SOURCE[:cut])
+
+
+def test_fuzz_random_deletions_only_raise_compile_errors():
+    rng = random.Random(1)
+    for _ in range(300):
+        i = rng.randrange(len(FUZZ_SOURCE))
+        j = min(len(FUZZ_SOURCE), i + rng.randrange(1, 8))
+        _parse_or_compile_error(FUZZ_SOURCE[:i] + FUZZ_SOURCE[j:])
+
+
+def _parse_or_compile_error(src):
+    try:
+        parse(src, "t.ein")
+    except CompileError as exc:
+        assert exc.diagnostics[0].code == "E001"
+        assert exc.diagnostics[0].span is not None
