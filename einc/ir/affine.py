@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from einc.ir.nodes import Const, IndexRef, Op, Size, Value
-from einc.ir.types import Lin
+from einc.ir.types import Lin, Quotient
 
 
 def affine_of(v: Value) -> Optional[Lin]:
@@ -28,6 +28,8 @@ def _const(v: Const) -> Optional[Lin]:
 def _op(v: Op) -> Optional[Lin]:
     if not v.dtype.is_int:
         return None
+    if v.op == "div":
+        return _quotient(v)
     args = [affine_of(a) for a in v.args] if v.op in ("add", "sub", "mul", "neg") else None
     if args is None or any(a is None for a in args):
         return None
@@ -43,6 +45,18 @@ def _op(v: Op) -> Optional[Lin]:
     if b.is_const:
         return a.scale(b.const)
     return None
+
+
+def _quotient(v: Op) -> Optional[Lin]:
+    """A size divided by a positive constant (index variables never: that is not affine)."""
+    numer, denom = affine_of(v.args[0]), affine_of(v.args[1])
+    if numer is None or denom is None or not denom.is_const or denom.const <= 0:
+        return None
+    if any(hasattr(k, "extent") for k in numer.keys()):
+        return None
+    if numer.is_const:
+        return Lin(numer.const // denom.const) if numer.const >= 0 else None
+    return Lin.of(Quotient(numer, denom.const))
 
 
 _RULES = {
@@ -68,10 +82,12 @@ def bounds(lin: Lin) -> tuple[Lin, Lin]:
 
 
 def surely_nonnegative(lin: Lin) -> bool:
-    """True when `lin` >= 0 for every admissible size. Sizes are >= 1 and unbounded above, so
-    this holds exactly when no coefficient is negative and the value at all-ones is >= 0."""
-    coeffs = lin.terms.values()
-    return all(c >= 0 for c in coeffs) and lin.const + sum(coeffs) >= 0
+    """True when `lin` >= 0 for every admissible size. Sizes are unbounded above, at least 1
+    for an input dim and at least 0 for a quotient, so this holds exactly when no coefficient
+    is negative and the value at those minima is >= 0."""
+    coeffs = lin.terms.items()
+    return all(c >= 0 for _, c in coeffs) and \
+        lin.const + sum(c for k, c in coeffs if not isinstance(k, Quotient)) >= 0
 
 
 def surely_negative(lin: Lin) -> bool:

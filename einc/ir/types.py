@@ -61,6 +61,26 @@ class Sym:
         return self.name
 
 
+class Quotient:
+    """floor(numer / denom) for a size expression `numer` and a positive constant `denom`:
+    the extent of a strided axis such as `(H - KH + 1) / 2`. Interned, so equal expressions
+    are the same key and shape checks can compare them."""
+
+    _interned: dict = {}
+
+    def __new__(cls, numer: "Lin", denom: int):
+        key = (numer, denom)
+        if key not in cls._interned:
+            obj = super().__new__(cls)
+            obj.numer, obj.denom = numer, denom
+            obj.name = f"({numer!r}) / {denom}"
+            cls._interned[key] = obj
+        return cls._interned[key]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 class Lin:
     """const + sum(coeff * key); keys are Syms or index variables. Immutable."""
 

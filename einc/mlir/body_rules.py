@@ -12,7 +12,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
 from einc import diagnostics
-from einc.ir.nodes import IndexRef, Op, Read, Stack, Value
+from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Stack, Value
 from einc.mlir import scalar_ops
 from einc.mlir.locations import location_of
 from einc.mlir.shapes import index_const
@@ -27,6 +27,7 @@ class Region:
         self.domain = domain
         self.memo: dict[int, ir.Value] = dict(bound)
         self.inline = inline
+        self.coordinates: dict = {}     # IndexVar -> its i32 coordinate, shared by all IndexRefs
 
     def value(self, v: Value) -> ir.Value:
         if id(v) not in self.memo:
@@ -43,12 +44,18 @@ class Region:
 
 
 def _index_ref(region: Region, ref: IndexRef) -> ir.Value:
-    pos = region.domain.pos(ref.var)
+    if ref.var not in region.coordinates:
+        region.coordinates[ref.var] = _coordinate(region, ref.var)
+    return region.coordinates[ref.var]
+
+
+def _coordinate(region: Region, var: IndexVar) -> ir.Value:
+    pos = region.domain.pos(var)
     if pos is None:
-        raise ValueError(f"index variable {ref.var!r} is not iterated by the enclosing kernel")
+        raise ValueError(f"index variable {var!r} is not iterated by the enclosing kernel")
     coord = linalg.IndexOp(pos).result   # linalg.index is the OpDSL helper, not the op
-    if ref.var.lo != 0:
-        coord = arith.addi(coord, region.lw.sizes.index(ref.var.lo))
+    if var.lo != 0:
+        coord = arith.addi(coord, region.lw.sizes.index(var.lo))
     return arith.index_cast(i32_type(), coord)
 
 

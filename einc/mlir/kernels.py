@@ -65,7 +65,7 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
         seen.add(id(v))
         if lw.is_program_level(v) and id(v) not in inline:
             value = lw.lower(v)
-            if is_tensor(value):      # a device scalar: every point reads its one element
+            if v.rank == 0 and is_tensor(value):   # a device scalar: every point reads its one element
                 operands.append(Operand(v, value, domain.map([])))
         elif isinstance(v, Reduce):
             operands.append(_reduction_operand(lw, domain, v))
@@ -90,16 +90,23 @@ def _affine_read(lw, domain: Domain, read: Read) -> Optional[Operand]:
     tensor = lw.lower(read.tensor)
     if not is_tensor(tensor):
         return None
-    exprs = [_subscript_expr(domain, sub) for sub in read.subs]
+    exprs = [_subscript_expr(domain, sub, size) for sub, size in zip(read.subs, read.tensor.shape)]
     if any(e is None for e in exprs):
         return None
     return Operand(read, tensor, domain.map(exprs))
 
 
-def _subscript_expr(domain: Domain, sub: Value) -> Optional[ir.AffineExpr]:
+def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[ir.AffineExpr]:
+    """An affine subscript over an axis of `size`. linalg takes a loop's trip count from any
+    operand indexed by that bare loop dimension, so a bare `d_k` is only allowed over an axis whose
+    size is the variable's extent (reading a prefix of a longer axis takes tensor.extract)."""
     lin = affine.affine_of(sub)
     if lin is None:
         return None
+    if lin.const == 0 and len(lin.terms) == 1:
+        (key, coeff), = lin.terms.items()
+        if coeff == 1 and key.lo == 0 and getattr(key, "extent", None) != size:
+            return None
     const = lin.const
     expr = None
     for key, coeff in lin.terms.items():
@@ -113,6 +120,18 @@ def _subscript_expr(domain: Domain, sub: Value) -> Optional[ir.AffineExpr]:
     return expr + const if const else expr
 
 
+def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Operand]:
+    """linalg derives each loop's trip count from an operand indexed by that bare dimension; a
+    reduction loop that only computes or gathers has none, so it gets an unread tensor.empty
+    whose shape is those loops' extents."""
+    defined = {r.position for o in operands for r in o.map.results if isinstance(r, ir.AffineDimExpr)}
+    missing = [v for k, v in enumerate(domain.vars) if k not in defined]
+    if not missing:
+        return []
+    shape = lw.sizes.empty(tuple(v.extent for v in missing), ir.IntegerType.get_signless(8))
+    return [Operand(None, shape, domain.projection(missing))]
+
+
 # ------------------------------------------------------------------------------------ kernels
 
 def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: ir.Value,
@@ -120,6 +139,7 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
     """A linalg.generic over `domain` writing into `init`; the region yields
     `finish(body value, guard value or None, current output element)`."""
     operands = plan_operands(lw, domain, [body, guard], inline)
+    operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
     op = linalg.GenericOp_([o.tensor for o in operands], [init],
                            [o.map for o in operands] + [out_map], domain.iterator_types())
     block = op.regions[0].blocks[0]

@@ -60,7 +60,15 @@ def _generic(lw, v: Generic) -> ir.Value:
     contraction = named_ops.match(v)
     if contraction is not None:
         return contraction.emit(lw)
+    if _is_whole_reduction(lw, v):
+        # the reduction's own kernel already has this shape: no copy kernel around it
+        return reduction_tensor(lw, v.body, list(v.vars))[0]
     return generic_tensor(lw, v)
+
+
+def _is_whole_reduction(lw, v: Generic) -> bool:
+    return (isinstance(v.body, Reduce) and v.guard is None and id(v.body) not in lw.reductions
+            and all(var.lo == 0 for var in v.vars) and lw.free_vars(v.body) == frozenset(v.vars))
 
 
 def _piecewise(lw, v: Piecewise) -> ir.Value:

@@ -5,10 +5,12 @@ Semantics follow the `Op` docstring: integer `div`/`rem` truncate toward zero (d
 """
 from __future__ import annotations
 
+import math as pymath
+
 from typing import Callable
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, math
+from iree.compiler.dialects import arith, math, scf
 
 from einc.ir.nodes import Op
 from einc.ir.types import BOOL, DType
@@ -78,6 +80,9 @@ def cast(x: ir.Value, src: DType, dst: DType) -> ir.Value:
 def _math_unary(name: str, dtype: DType, x: ir.Value) -> ir.Value:
     if not dtype.is_float and name in ROUNDING:
         return x
+    if name == "log10":
+        # IREE's llvm-cpu backend leaves math.log10 as a call to libm's log10f, which it does not link
+        return arith.mulf(math.log(x), constant(dtype, 1 / pymath.log(10)))
     return getattr(math, name)(x)
 
 
@@ -115,7 +120,23 @@ def _pow(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
         if isinstance(exponent.type, ir.IntegerType):
             return math.fpowi(base, exponent)
         return math.powf(base, exponent)
-    return math.ipowi(base, exponent)
+    return _integer_power(dtype, base, exponent)
+
+
+def _integer_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
+    """Square-and-multiply over the exponent's bits (IREE cannot lower math.ipowi with a
+    variable exponent). A negative exponent gives 0, the truncated value of 1 / base^-n for |base| > 1."""
+    bits = 64 if dtype.name == "i64" else 32
+    index = ir.IndexType.get()
+    loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, bits - 1), arith.constant(index, 1),
+                     [constant(dtype, 1), base, exponent])
+    with ir.InsertionPoint(loop.body):
+        result, power, rest = loop.inner_iter_args
+        odd = arith.trunci(ir.IntegerType.get_signless(1), rest)
+        result = arith.select(odd, arith.muli(result, power), result)
+        scf.yield_([result, arith.muli(power, power), arith.shrui(rest, constant(dtype, 1))])
+    negative = arith.cmpi(_I.slt, exponent, constant(dtype, 0))
+    return arith.select(negative, constant(dtype, 0), loop.results[0])
 
 
 _RULES: dict[str, Callable] = {

@@ -122,8 +122,8 @@ def _expand_rest(el, node: ast.IndexedLet, env) -> list:
         if isinstance(slot, ast.RestIndex):
             rank = el.rest_rank(slot, node.value, env)
             vars_ = [ast.IndexVar(f"{slot.name}{k}", None, span=slot.span) for k in range(rank)]
-            for v in vars_:
-                v.def_id = (slot.def_id, len(slots))
+            for k, v in enumerate(vars_):
+                v.def_id = (slot.def_id, k)
             el.rest_slots[slot.def_id] = vars_
             slots += vars_
         else:

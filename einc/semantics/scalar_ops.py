@@ -70,7 +70,7 @@ def apply(op: str, args: list, span):
         return _pow(args, span)
     if op == "select":
         cond = materialize(args[0], BOOL, span)
-        a, b = unify(args[1:], span)
+        a, b = [materialize(x, None, span) for x in unify(args[1:], span)]
         return _build(op, [cond, a, b], a.dtype, span)
     args = unify(args, span)
     dtype = args[0].dtype
@@ -111,9 +111,9 @@ def _pow(args: list, span):
         raise d.error(d.TYPE, "`**` is not defined for bool", span)
     if base.dtype.is_int and exp.dtype.is_float:
         raise d.error(d.TYPE, f"`**` of {base.dtype} by {exp.dtype}: convert the base with `as`", span)
-    if base.dtype.is_float and exp.dtype.is_int and exp.dtype != I32:
-        exp = cast(exp, I32, span)
-    elif base.dtype.is_float and exp.dtype != base.dtype or base.dtype.is_int and exp.dtype != base.dtype:
+    if base.dtype.is_float and exp.dtype.is_int:
+        exp = cast(exp, I32, span)          # float ** integer: math.fpowi takes an i32
+    elif exp.dtype != base.dtype:
         raise d.error(d.TYPE, f"mismatched types {base.dtype} and {exp.dtype} in `**`", span)
     return _build("pow", [base, exp], base.dtype, span)
 

@@ -6,12 +6,8 @@ import pytest
 # The hand-written sample modules live with the runtime tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
 
-from mlir_samples import compiled, skip_without_vulkan  # noqa: E402
+from mlir_samples import compiled  # noqa: E402
 from einc.cli import _run_cli  # noqa: E402
-
-
-def pytest_runtest_setup(item):
-    skip_without_vulkan(item)
 
 
 @pytest.fixture(scope="session")

@@ -93,8 +93,11 @@ def ref(v: IndexVar) -> IndexRef:
     return IndexRef(v)
 
 
-def op(name: str, *args, dtype=None) -> Op:
-    return Op(name, tuple(args), dt(dtype) if isinstance(dtype, str) else (dtype or args[0].dtype))
+def op(name: str, *args, dtype: str | None = None) -> Op:
+    """An Op whose dtype defaults to its (value) operands'; pass it for casts and comparisons."""
+    if dtype is None:
+        return Op(name, tuple(args), args[1].dtype if name == "select" else args[0].dtype)
+    return Op(name, tuple(args), dt(dtype))
 
 
 def read(t, *subs, in_bounds: bool = True) -> Read:

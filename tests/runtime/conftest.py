@@ -1,12 +1,8 @@
 import pytest
 
-from mlir_samples import compiled, skip_without_vulkan
+from mlir_samples import compiled
 
 TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
-
-
-def pytest_runtest_setup(item):
-    skip_without_vulkan(item)
 
 
 @pytest.fixture(scope="session", params=TARGETS)

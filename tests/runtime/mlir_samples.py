@@ -96,26 +96,3 @@ SAMPLES = {"matmul": MATMUL, "add": ADD}
 def compiled(sample: str, target: str) -> bytes:
     """The sample's .vmfb for `target`, compiled at most once per test process."""
     return compile_mlir(SAMPLES[sample], target)
-
-
-@functools.lru_cache(maxsize=None)
-def vulkan_unavailable_reason() -> str | None:
-    """None when a Vulkan device opens, else why not (tests needing one are skipped with it)."""
-    import iree.runtime as rt
-
-    if "vulkan" not in rt.query_available_drivers():
-        return "IREE runtime has no vulkan driver"
-    try:
-        rt.get_first_device(["vulkan"])
-    except (ValueError, RuntimeError) as err:
-        return f"no Vulkan device ({err}); install mesa-vulkan-drivers and libvulkan1 for lavapipe"
-    return None
-
-
-def skip_without_vulkan(item) -> None:
-    """For conftest's pytest_runtest_setup: skip items marked `vulkan` when no device exists."""
-    import pytest
-
-    reason = vulkan_unavailable_reason() if item.get_closest_marker("vulkan") else None
-    if reason:
-        pytest.skip(reason)

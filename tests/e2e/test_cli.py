@@ -1,0 +1,63 @@
+"""The `einc` command end to end on a real example: build once, run at two sizes."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MATMUL = ROOT / "examples" / "basics" / "matmul.ein"
+
+
+def einc(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "einc", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def matmul_vmfb(tmp_path_factory):
+    out = tmp_path_factory.mktemp("build") / "matmul.vmfb"
+    result = einc("build", MATMUL, "-o", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize("m, k, n", [(2, 3, 4), (17, 9, 5)])
+def test_one_vmfb_runs_every_size(matmul_vmfb, tmp_path, m, k, n):
+    rng = np.random.default_rng(m)
+    a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    result = einc("run", matmul_vmfb, "--input", f"A={tmp_path / 'a.npy'}",
+                  "--input", f"B={tmp_path / 'b.npy'}", "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    c = np.load(tmp_path / "out" / "C.npy")
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    norms = np.sqrt(((a @ b) ** 2).sum(1))
+    assert result.stdout.splitlines()[0] == f"C is {m} x {n}; largest row norm {norms.max():.4f}"
+
+
+def test_mismatched_named_dim_is_one_line(matmul_vmfb, tmp_path):
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    np.save(tmp_path / "b.npy", np.ones((4, 5), np.float32))
+    result = einc("run", matmul_vmfb, "--input", f"A={tmp_path / 'a.npy'}",
+                  "--input", f"B={tmp_path / 'b.npy'}")
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "K" in lines[0] and "Traceback" not in result.stderr
+
+
+def test_emit_mlir_shows_linalg_matmul_not_a_host_loop():
+    result = einc("build", MATMUL, "--emit", "mlir")
+    assert result.returncode == 0, result.stderr
+    assert "linalg.matmul" in result.stdout and "scf.for" not in result.stdout
+
+
+def test_build_error_exits_1_and_leaves_no_output(tmp_path):
+    bad = tmp_path / "bad.ein"
+    bad.write_text("let A: [f32; 3, 4];\nlet B: [f32; 5, 2];\nlet C[i, j] = sum[k](A[i, k] * B[k, j]);\n")
+    result = einc("build", bad, "-o", tmp_path / "bad.vmfb")
+    assert result.returncode == 1
+    assert "error[E004]" in result.stderr and "bad.ein:3:" in result.stderr
+    assert not (tmp_path / "bad.vmfb").exists()

@@ -1,0 +1,51 @@
+"""The same programs on vulkan-spirv (lavapipe on the CPU) give the llvm-cpu results."""
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.vulkan
+rng = np.random.default_rng(11)
+
+MATMUL = """
+    let A: [f32; M, K];
+    let B: [f32; K, N];
+    let C[i, j] = sum[k](A[i, k] * B[k, j]);
+"""
+
+
+@pytest.mark.parametrize("m, k, n", [(4, 3, 5), (33, 65, 17)])
+def test_matmul_two_sizes_on_vulkan(run, m, k, n):
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    out = run(MATMUL, target="vulkan-spirv", A=a, B=b)
+    np.testing.assert_allclose(out["C"], a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_guards_reductions_and_prints_on_vulkan(run, capfd):
+    x = rng.standard_normal((1, 2, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    src = """
+        let X: [f32; 1, 2, 7, 6];
+        let K: [f32; 3, 2, 3, 3];
+        let Y[n, o, oh in 0..5, ow in 0..4] =
+            sum[c, kh, kw](X[n, c, ih, iw] * K[o, c, kh, kw]) where ih = oh + kh, iw = ow + kw;
+        let pos = sum[n, o, oh, ow](Y[n, o, oh, ow]) where Y[n, o, oh, ow] > 0.0;
+        let m[o] = max[oh, ow](Y[0, o, oh, ow]);
+        let flags[o] = any[oh, ow](Y[0, o, oh, ow] > 1.0);
+        let relu = if pos > 0.0 { Y * 2.0 } else { Y };
+    """
+    cpu = run(src, X=x, K=w)
+    vk = run(src, target="vulkan-spirv", X=x, K=w)
+    for name in cpu:
+        np.testing.assert_allclose(vk[name], cpu[name], rtol=1e-5, atol=1e-5)
+    ref = np.zeros((1, 3, 5, 4))
+    for kh in range(3):
+        for kw in range(3):
+            ref += np.einsum("nchw,oc->nohw", x[:, :, kh:kh + 5, kw:kw + 4], w[:, :, kh, kw])
+    np.testing.assert_allclose(vk["Y"], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_f64_is_rejected_for_vulkan_with_a_diagnostic():
+    import einc
+    from einc.diagnostics import CompileError
+    with pytest.raises(CompileError, match="E011"):
+        einc.compile("let x: f64;\nlet y = x * 2.0;\n", target="vulkan-spirv")
