@@ -14,9 +14,13 @@ def front_end(path: str, outputs: list[str] | None = None):
     from einc.semantics.modules import load_program
     from einc.semantics.resolve import resolve
 
+    from einc.passes.storage import plan_storage
+
     program = _stage(None, load_program, path)
     resolution = _stage(program, resolve, program)
-    return program, _stage(program, elaborate, program, resolution, outputs)
+    ir_program = _stage(program, elaborate, program, resolution, outputs)
+    plan_storage(ir_program)
+    return program, ir_program
 
 
 def lower(path: str, target: str, outputs: list[str] | None = None):

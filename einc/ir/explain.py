@@ -8,12 +8,33 @@ from einc.ir.types import shape_str
 def explain_program(p: ir.Program) -> str:
     lines = [f"program {p.source}"]
     lines += [f"  input {i.name}: {_type(i)}" for i in p.inputs]
+    numbers = {id(g): k for k, g in enumerate(p.recurrences)}
     for name, v in p.outputs:
-        lines.append(f"  output {name}: {_type(v)} — {_how(v)}")
-    groups = getattr(p, "recurrences", [])
-    if not groups:
+        how = f"member of recurrence group {numbers[id(v.group)]}" if isinstance(v, ir.RecValue) else _how(v)
+        lines.append(f"  output {name}: {_type(v)} — {how}")
+    if not p.recurrences:
         lines.append("recurrences: none")
+    for k, group in enumerate(p.recurrences):
+        lines += _group(k, group)
     return "\n".join(lines) + "\n"
+
+
+def _group(k: int, group) -> list:
+    t = group.t_var
+    lines = [f"recurrence group {k}: {', '.join(m.name for m in group.members)}",
+             f"  axis: {t.name} (axis 0), steps 0..{t.extent!r}, one loop",
+             f"  order inside a step: {' -> '.join(m.name for m in group.members)}"]
+    for m in group.members:
+        plan = m.plan
+        window = f"{plan['window']} slots (slot = step mod {plan['window']})" if plan.get("window") \
+            else f"whole tensor {shape_str(m.shape)}"
+        lines.append(f"  {m.name}: lookback {_opt(plan.get('lookback'))}, tail "
+                     f"{_opt(plan.get('tail'))}, storage {window} — {plan.get('reason', '')}")
+    return lines
+
+
+def _opt(v) -> str:
+    return "unbounded" if v is None else str(v)
 
 
 def _how(v: ir.Value) -> str:

@@ -217,6 +217,89 @@ class Stack(Value):
         return tuple(self.elems)
 
 
+# ---------------------------------------------------------------- recurrences
+
+class RecurrenceGroup:
+    """Definitions that recur together along their first axis, run as one loop.
+
+    Step `t` runs over `t_var` (coordinate 0 .. extent - 1). At each step the members are
+    computed in `members` order (the order same-step reads require), each member's clauses in
+    source order, each clause over its other axes in lexicographic order, point by point: so
+    any read of an earlier step, of an earlier member at this step, or of an earlier point of
+    the same clause at this step sees its final value. Points no clause covers are 0.
+    """
+
+    def __init__(self, t_var: IndexVar, members: list):
+        self.t_var = t_var
+        self.members = members
+
+
+@dataclass(eq=False)
+class RecClause:
+    """One clause of a member: at steps t in [t_lo, t_hi) it writes `body` (0 where `guard` is
+    false) at [t, v1, v2, ..] for the points of `vars` (one per remaining axis; a literal point
+    is a var of extent 1). `t_lo`/`t_hi` are Lins in sizes."""
+    t_lo: Lin
+    t_hi: Lin
+    vars: tuple
+    body: Value
+    guard: Optional[Value] = None
+
+
+class RecMember:
+    """One definition of a group. `window` is None when the whole tensor is kept, else the
+    number of steps kept: step t lives in slot t mod window (the storage plan)."""
+
+    def __init__(self, name: str, dtype: DType, shape: Shape, clauses: list, span=None):
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.clauses = clauses
+        self.span = span
+        self.window: Optional[int] = None
+        self.plan: dict = {}            # lookback, tail, reason: what --explain prints
+
+    def __repr__(self) -> str:
+        return f"RecMember({self.name})"
+
+
+@dataclass(eq=False)
+class StateRead(Value):
+    """Inside a recurrence step: element `subs` (one per axis, full coordinates) of `member`.
+    The lowering maps subs[0] to its slot (subs[0] mod window)."""
+    member: RecMember
+    subs: tuple
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.dtype, self.shape = self.member.dtype, ()
+
+    def operands(self) -> tuple[Value, ...]:
+        return tuple(self.subs)
+
+
+@dataclass(eq=False)
+class RecValue(Value):
+    """The storage of `member` after its group's loop: the whole tensor, or with a window only
+    `window` slots along axis 0 (reads of it are rewritten to slot indices by the planner)."""
+    group: RecurrenceGroup
+    member: RecMember
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.dtype = self.member.dtype
+
+    @property
+    def shape(self) -> Shape:
+        m = self.member
+        return m.shape if m.window is None else (Lin(m.window),) + tuple(m.shape[1:])
+
+    def operands(self) -> tuple[Value, ...]:
+        # the whole group runs as one loop, so every member's clauses feed every member
+        return tuple(v for m in self.group.members for c in m.clauses
+                     for v in (c.body,) + ((c.guard,) if c.guard is not None else ()))
+
+
 # ---------------------------------------------------------------- effects and programs
 
 @dataclass(eq=False)
@@ -242,6 +325,7 @@ class Program:
     outputs: list = field(default_factory=list)   # list[(name, Value)]
     effects: list = field(default_factory=list)   # list[Print | Assert], in program order
     syms: list = field(default_factory=list)      # list[Sym], every run-time size
+    recurrences: list = field(default_factory=list)  # list[RecurrenceGroup]
 
 
 def walk(roots) -> list[Value]:
@@ -277,7 +361,7 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
         return memo[key]
     if isinstance(v, IndexRef):
         out = frozenset([v.var])
-    elif isinstance(v, (Generic, Piecewise, Stack, Input, Const, Size)):
+    elif isinstance(v, (Generic, Piecewise, Stack, Input, Const, Size, RecValue)):
         out = frozenset()         # program-level tensors close over their own variables
         if isinstance(v, Stack):
             out = frozenset().union(*(free_vars(e, memo) for e in v.elems))
@@ -290,6 +374,7 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
 
 
 __all__ = ["Value", "IndexVar", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
-           "Generic", "Clause", "Piecewise", "Stack", "Print", "Assert", "Program", "walk",
+           "Generic", "Clause", "Piecewise", "Stack", "RecurrenceGroup", "RecClause", "RecMember",
+           "StateRead", "RecValue", "Print", "Assert", "Program", "walk",
            "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
            "TERNARY_OPS", "COMPARISONS", "REDUCE_KINDS"]

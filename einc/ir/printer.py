@@ -21,7 +21,7 @@ class _Printer:
             self.names[id(v)] = v.name
             return v.name
         if isinstance(v, ir.Const) and v.array.ndim == 0:
-            return repr(v.array[()].item())
+            return str(v.array[()])
         if isinstance(v, ir.Size):
             return repr(v.lin)
         text = self._definition(v)
@@ -42,7 +42,23 @@ class _Printer:
             return "piecewise " + ", ".join(parts)
         if isinstance(v, ir.Stack):
             return "stack [" + ", ".join(self.expr(e) for e in v.elems) + "]"
+        if isinstance(v, ir.RecValue):
+            return self._recurrence(v)
         return "scalar " + self.expr(v)
+
+    def _recurrence(self, v: ir.RecValue) -> str:
+        group = v.group
+        if id(group) not in self.names:
+            self.names[id(group)] = f"group{len([k for k in self.names.values() if k.startswith('group')])}"
+            t = group.t_var
+            self.lines.append(f"{self.names[id(group)]}: recurrence over {t.name} < {t.extent!r}")
+            for m in group.members:
+                for c in m.clauses:
+                    axes = ", ".join([f"{t.name} in {c.t_lo!r}..{c.t_hi!r}"] + [_var(x) for x in c.vars])
+                    guard = f" where {self.expr(c.guard)}" if c.guard is not None else ""
+                    self.lines.append(f"  {m.name}[{axes}] = {self.expr(c.body)}{guard}")
+        window = f", window {v.member.window}" if v.member.window else ""
+        return f"{self.names[id(group)]}.{v.member.name}{window}"
 
     def expr(self, v: ir.Value) -> str:
         if isinstance(v, ir.IndexRef):
@@ -50,6 +66,8 @@ class _Printer:
         if isinstance(v, ir.Read):
             subs = ", ".join(self.expr(s) for s in v.subs)
             return f"{self.program_value(v.tensor)}[{subs}]"
+        if isinstance(v, ir.StateRead):
+            return f"{v.member.name}[{', '.join(self.expr(s) for s in v.subs)}]"
         if isinstance(v, ir.Op):
             args = [self.expr(a) for a in v.args]
             if v.op in INFIX:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import func, tensor
+from iree.compiler.dialects import func
 
 from einc.ir.nodes import Program
 from einc.mlir.effects import emit_effect
@@ -17,7 +17,7 @@ from einc.mlir.lowering import Lowering
 from einc.mlir.shapes import emit_shape_checks
 from einc.mlir.signature import function_type, reflection
 from einc.mlir.targets import check_target
-from einc.mlir.types import is_tensor, tensor_type
+from einc.mlir.types import is_tensor
 
 __all__ = ["lower_program", "lower_to_text"]
 
@@ -47,11 +47,9 @@ def _emit_body(program: Program, args: list[ir.Value]) -> None:
     lw = Lowering(program, args)
     for effect in program.effects:
         emit_effect(lw, effect)
-    func.ReturnOp([_as_tensor(lw.lower(v), v) for _, v in program.outputs])
+    func.ReturnOp([_as_tensor(lw, lw.lower(v)) for _, v in program.outputs])
 
 
-def _as_tensor(value: ir.Value, node) -> ir.Value:
-    """Outputs are always tensors: a host scalar is wrapped as a 0-d tensor."""
-    if is_tensor(value):
-        return value
-    return tensor.from_elements(tensor_type(node.dtype, ()), [value])
+def _as_tensor(lw: Lowering, value: ir.Value) -> ir.Value:
+    """Outputs are always tensors: a host scalar is returned as a 0-d tensor."""
+    return value if is_tensor(value) else lw.sizes.scalar_tensor(value)

@@ -12,7 +12,7 @@ from iree.compiler.dialects import cf, flow, tensor
 
 from einc.ir.nodes import Assert, Print
 from einc.mlir.locations import location_of
-from einc.mlir.types import is_tensor, tensor_type
+from einc.mlir.types import is_tensor
 
 PRINT_LABEL = "einc.print.{}"
 
@@ -22,7 +22,7 @@ def _print(lw, effect: Print) -> None:
     for arg in effect.args:
         value = lw.lower(arg)
         if not is_tensor(value):
-            value = tensor.from_elements(tensor_type(arg.dtype, ()), [value])
+            value = lw.sizes.scalar_tensor(value)
         values.append(value)
         dims += lw.sizes.dynamic_dims(arg.shape)
     flow.tensor_trace(PRINT_LABEL.format(lw.prints), values, dims)

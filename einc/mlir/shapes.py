@@ -6,10 +6,10 @@ in the function (inside linalg regions too) from values that dominate everything
 from __future__ import annotations
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, cf, tensor
+from iree.compiler.dialects import arith, cf, linalg, tensor
 
 from einc.ir.nodes import Input
-from einc.ir.types import Lin, Shape, Sym
+from einc.ir.types import Lin, Quotient, Shape, Sym
 from einc.mlir.types import i32_type, index_type
 
 
@@ -30,13 +30,19 @@ class Sizes:
         """`lin` as an index value; a constant when `lin` has no symbols."""
         total = None
         for key, coeff in lin.terms.items():
-            if not isinstance(key, Sym):
-                raise ValueError(f"size {lin!r} depends on index variable {key!r}")
-            term = self.dims[key] if coeff == 1 else arith.muli(self.dims[key], index_const(coeff))
+            value = self._key(key)
+            term = value if coeff == 1 else arith.muli(value, index_const(coeff))
             total = term if total is None else arith.addi(total, term)
         if total is None:
             return index_const(lin.const)
         return arith.addi(total, index_const(lin.const)) if lin.const else total
+
+    def _key(self, key) -> ir.Value:
+        if isinstance(key, Sym):
+            return self.dims[key]
+        if isinstance(key, Quotient):
+            return arith.floordivsi(self.index(key.numer), index_const(key.denom))
+        raise ValueError(f"a size depends on index variable {key!r}")
 
     def i32(self, lin: Lin) -> ir.Value:
         if lin.is_const:
@@ -47,6 +53,11 @@ class Sizes:
         """An uninitialised tensor of `shape`."""
         sizes = [d.const if d.is_const else self.index(d) for d in shape]
         return tensor.empty(sizes, element)
+
+    def scalar_tensor(self, value: ir.Value) -> ir.Value:
+        """A host scalar as a 0-d device tensor. linalg.fill rather than tensor.from_elements,
+        which IREE 3.13 mis-converts for i1 (its operand stays i1 while the tensor becomes i8)."""
+        return linalg.fill(value, outs=[tensor.empty([], value.type)])
 
     def dynamic_dims(self, shape: Shape) -> list[ir.Value]:
         """The values of the non-constant sizes, as ops like flow.tensor.trace list them."""

@@ -18,7 +18,7 @@ from einc.ir.types import BOOL, Lin
 from einc.semantics import scalar_ops
 from einc.semantics.bounds import check_reads
 from einc.semantics.state import InferenceFrame
-from einc.semantics.values import SelfRef, Weak, describe
+from einc.semantics.values import Weak, describe
 from einc.syntax import ast
 
 
@@ -34,9 +34,7 @@ class ClauseResult:
 def define(el, clauses: list, env):
     """Elaborate all clauses of one indexed definition into one value."""
     first = clauses[0]
-    inner = env.child()
-    inner.bind(first.def_id, SelfRef(first.def_id, first.span))
-    results = [_clause(el, c, inner) for c in clauses]
+    results = [clause(el, c, env) for c in clauses]
     dtype = _clause_dtype(results, first.span)
     bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
     resolve_hulls(el.state)
@@ -49,14 +47,23 @@ def define(el, clauses: list, env):
     return _piecewise(results, dtype, first.span)
 
 
-def _clause(el, node: ast.IndexedLet, env) -> ClauseResult:
+def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> ClauseResult:
+    """Elaborate one clause. With `step_var` (a recurrence), the first index is the loop's
+    step: it must have an explicit range, and its reads see `step_var`'s coordinate."""
     scope = env.child()
     axes, pending = [], []
-    for slot in _expand_rest(el, node, env):
+    for k, slot in enumerate(_expand_rest(el, node, env)):
         if isinstance(slot, ast.IndexLiteral):
             axes.append(slot.value)
             continue
         var = _declared_var(el, slot, env)
+        if step_var is not None and k == 0:
+            if var.extent is None:
+                raise d.error(d.SHAPE, f"the recurrence index `{slot.name}` needs an explicit range",
+                              slot.span, hint=f"e.g. `{slot.name} in 1..T`")
+            scope.bind(slot.def_id, IndexRef(step_var, span=slot.span))
+            axes.append(var)
+            continue
         if var.extent is None:
             pending.append(var)
         scope.bind(slot.def_id, IndexRef(var, span=slot.span))
@@ -166,7 +173,7 @@ def _piecewise(results: list, dtype, span) -> Piecewise:
         if len(r.axes) != rank:
             raise d.error(d.SHAPE, f"clauses of `{r.node.name}` have {rank} and {len(r.axes)} indices",
                           r.node.span)
-    shape = tuple(_largest_end([_end(r.axes[k]) for r in results], span) for k in range(rank))
+    shape = tuple(largest_end([_end(r.axes[k]) for r in results], span) for k in range(rank))
     clauses = tuple(_clause_value(r) for r in results)
     return Piecewise(results[0].body.dtype if dtype is None else dtype, shape, clauses, span=span)
 
@@ -175,7 +182,7 @@ def _end(axis) -> Lin:
     return Lin(axis + 1) if isinstance(axis, int) else axis.lo + axis.extent
 
 
-def _largest_end(ends: list, span) -> Lin:
+def largest_end(ends: list, span) -> Lin:
     best = ends[0]
     for e in ends[1:]:
         diff = e - best

@@ -10,14 +10,12 @@ type (`EXPR_RULES`, filled in by the `expressions` module).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import Lin, Sym
-from einc.semantics import definitions, types
+from einc.semantics import definitions, recurrences, types
 from einc.semantics.state import State
-from einc.semantics.values import Env, FnVal, BuiltinVal, SelfRef, TupleVal, Weak
+from einc.semantics.values import BuiltinVal, Env, FnVal, TupleVal
 from einc.syntax import ast
 
 EXPR_RULES: dict = {}
@@ -109,21 +107,59 @@ class Elaborator:
         for s in stmts:
             if isinstance(s, ast.FnDef):
                 env.bind(s.def_id, FnVal(s, env))
-        last_clause = {}
+        reads = recurrences.read_graph(stmts)
+        groups = recurrences.find_groups(reads)
+        last = {}
         for k, s in enumerate(stmts):
             if isinstance(s, ast.IndexedLet):
-                last_clause[s.def_id] = k
-        bindings = []
+                last[groups.get(s.def_id, frozenset([s.def_id]))] = k
+        bindings, waiting, done = [], [], set()
         for k, s in enumerate(stmts):
             if isinstance(s, ast.Let):
                 bindings += self._let(s, env, top_level)
-            elif isinstance(s, ast.IndexedLet) and last_clause[s.def_id] == k:
-                clauses = [c for c in stmts if isinstance(c, ast.IndexedLet) and c.def_id == s.def_id]
-                env.bind(s.def_id, definitions.define(self, clauses, env))
-                bindings.append((s.name, s.def_id, False))
+            elif isinstance(s, ast.IndexedLet):
+                unit = groups.get(s.def_id, frozenset([s.def_id]))
+                if last[unit] == k:
+                    waiting.append(unit)
+                    bindings += self._define_ready(stmts, waiting, reads, done, env)
             elif isinstance(s, ast.ExprStmt):
                 self.ev(s.expr, env)
         return bindings
+
+    def _define_ready(self, stmts: list, waiting: list, reads: dict, done: set, env: Env) -> list:
+        """Define every waiting unit whose reads are defined (a definition may read one that
+        appears later in the block; it is defined once that one is)."""
+        bindings, progress = [], True
+        while progress:
+            progress = False
+            for unit in list(waiting):
+                needs = set().union(*(reads[d] for d in unit)) - unit
+                if needs <= done:
+                    waiting.remove(unit)
+                    bindings += self._indexed(stmts, unit, env)
+                    done |= unit
+                    progress = True
+        return bindings
+
+    def _indexed(self, stmts: list, unit: frozenset, env: Env) -> list:
+        """Define one indexed definition, or a whole recurrence group."""
+        members = list(dict.fromkeys(
+            c.def_id for c in stmts if isinstance(c, ast.IndexedLet) and c.def_id in unit))
+        clauses = {did: [c for c in stmts if isinstance(c, ast.IndexedLet) and c.def_id == did]
+                   for did in members}
+        recurrent = len(unit) > 1 or any(did in self._reads_self(clauses[did]) for did in unit)
+        if recurrent:
+            values = recurrences.define_group(self, clauses, env)
+        else:
+            values = {members[0]: definitions.define(self, clauses[members[0]], env)}
+        for did, value in values.items():
+            env.bind(did, value)
+        return [(clauses[did][0].name, did, False) for did in members]
+
+    @staticmethod
+    def _reads_self(clauses: list) -> set:
+        return {n.def_id for c in clauses for n in iter_nodes([c.value, c.wheres])
+                if isinstance(n, ast.Name)}
 
     def _let(self, s: ast.Let, env: Env, top_level: bool) -> list:
         if s.value is None:
@@ -220,4 +256,4 @@ def elaborate(program, resolution, outputs: list[str] | None = None) -> ir.Progr
     return el.ir
 
 
-__all__ = ["Elaborator", "elaborate", "EXPR_RULES", "iter_nodes", "SelfRef", "Weak", "np"]
+__all__ = ["Elaborator", "elaborate", "EXPR_RULES", "iter_nodes"]

@@ -6,10 +6,9 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, I32, Lin
-from einc.semantics import definitions, scalar_ops, tensors, types
+from einc.semantics import definitions, recurrences, scalar_ops, tensors, types
 from einc.semantics.elaborate import EXPR_RULES
-from einc.semantics.values import (LambdaVal, PartialRead, SelfRef, StrVal, TupleVal, Weak,
-                                   describe)
+from einc.semantics.values import LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "**": "pow",
@@ -120,15 +119,14 @@ def _member(el, e, env):
 @rule(ast.Index)
 def _index(el, e, env):
     base = el.ev(e.base, env)
-    if isinstance(base, SelfRef):
-        raise d.error(d.UNSUPPORTED, "recurrences (a definition reading itself) are not "
-                      "compiled yet", e.span)
     subs = []
     for s in e.subscripts:
         if isinstance(s, ast.RestIndex):
             subs += [env.lookup(v.def_id) for v in el.rest_slots.get(s.def_id, [])]
         else:
             subs.append(el.ev(s, env))
+    if isinstance(base, recurrences.RecState):
+        return recurrences.state_read(el, base, [tensors.subscript(x, e.span) for x in subs], e.span)
     result = tensors.read(base, subs, e.span, el.state, _source_text(el, e))
     if isinstance(result, Value) and not el.state.frames and not free_vars(result):
         from einc.semantics.bounds import check_reads

@@ -65,11 +65,16 @@ class _Scope:
         self.is_fn = is_fn                      # a function body: outer locals are not visible
         self.names: dict[str, DefId] = {}
         self.indexed: set[DefId] = set()         # indexed definitions bound here (for grouping)
+        # indexed definitions later in this block: readable before their statement, so that
+        # definitions recurring together (x_pred[t] reads x[t - 1], x[t] reads x_pred[t]) resolve
+        self.forward: dict[str, DefId] = {}
 
     def lookup(self, name: str, items: set[DefId]) -> Optional[DefId]:
         scope, items_only = self, False
         while scope is not None:
             did = scope.names.get(name)
+            if did is None and not items_only:
+                did = scope.forward.get(name)
             if did is not None and (not items_only or did in items or did.kind in _ITEM_KINDS):
                 return did
             items_only = items_only or scope.is_fn
@@ -272,6 +277,9 @@ class _Resolver:
 
     def _stmts(self, stmts: list, scope: _Scope) -> None:
         for stmt in stmts:
+            if isinstance(stmt, ast.IndexedLet) and stmt.name not in scope.forward:
+                scope.forward[stmt.name] = self._new(stmt.name, "value", stmt, stmt.span)
+        for stmt in stmts:
             self._stmt(stmt, scope)
 
     def _stmt(self, stmt, scope: _Scope) -> None:
@@ -310,7 +318,8 @@ class _Resolver:
         if current is not None and current in scope.indexed:
             let.def_id = current   # another clause of the same piecewise definition
         else:
-            let.def_id = self._bind(scope, let.name, "value", let)
+            let.def_id = scope.forward.pop(let.name, None) or self._new(let.name, "value", let, let.span)
+            scope.names[let.name] = let.def_id
             scope.indexed.add(let.def_id)
         if let.type is not None:
             self._type(let.type, scope)

@@ -78,7 +78,7 @@ def read(base, subs: list, span, state: State, text: str):
     if len(subs) > base.rank:
         raise d.error(d.SHAPE, f"{len(subs)} subscripts for an array of rank {base.rank} "
                       f"({describe(base)})", span)
-    subs = [_subscript(s, span) for s in subs]
+    subs = [subscript(s, span) for s in subs]
     if len(subs) < base.rank:
         return PartialRead(base, tuple(subs), span)
     folded = _fold_const_read(base, subs, span)
@@ -89,7 +89,8 @@ def read(base, subs: list, span, state: State, text: str):
     return r
 
 
-def _subscript(s, span) -> Value:
+def subscript(s, span) -> Value:
+    """An i32 subscript value (literals and i64 converted)."""
     if isinstance(s, Weak):
         if s.kind != "int" or s.rank:
             raise d.error(d.TYPE, f"a subscript must be an integer, found {describe(s)}", s.span or span)

@@ -66,13 +66,6 @@ class PartialRead:
     span: Optional[Span] = None
 
 
-@dataclass(eq=False)
-class SelfRef:
-    """A definition's own name while its clauses are being elaborated (a recurrence)."""
-    def_id: Any
-    span: Optional[Span] = None
-
-
 class Env:
     """DefId -> value, chained to the enclosing scope (closures keep theirs)."""
 

@@ -171,3 +171,19 @@ def test_offset_ranges_and_symbolic_subscripts():
     got_y, got_z = run(program([x], [("y", y), ("z", z)], syms), data)
     np.testing.assert_array_equal(got_y, data[::-1][:-1])
     np.testing.assert_array_equal(got_z, np.arange(1, 6))
+
+
+def test_array_literal_of_per_point_scalars_read_by_subscript():
+    from einc.ir.nodes import Stack
+    syms = {}
+    x = tensor_input("x", 0, "f32", ["N"], syms)
+    i = var("i", x.shape[0])
+    signs = Stack((op("gt", read(x, ref(i)), const(0.0), dtype="bool"),
+                   op("lt", read(x, ref(i)), const(0.0), dtype="bool")))
+    pair = Stack((read(x, ref(i)), op("neg", read(x, ref(i)))))
+    y = Generic((i,), read(signs, const(1, "i32"), in_bounds=False))
+    z = Generic((i,), read(pair, const(1, "i32"), in_bounds=False))
+    data = np.array([1, -2, 0], np.float32)
+    got_y, got_z = run(program([x], [("y", y), ("z", z)], syms), data)
+    np.testing.assert_array_equal(got_y, data < 0)
+    np.testing.assert_array_equal(got_z, -data)

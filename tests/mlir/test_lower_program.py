@@ -143,3 +143,11 @@ def test_runs_on_vulkan():
     np.testing.assert_allclose(got_c, xa @ xb, rtol=1e-5)
     np.testing.assert_allclose(got_max, xa.max(1), rtol=1e-6)
     np.testing.assert_array_equal(got_g, xb[np.clip(ix, 0, 2), 0])
+
+
+def test_bool_scalars_and_bool_stacks_on_the_host():
+    a = scalar_input("a", 0, "f32")
+    flag = op("gt", a, const(0.0), dtype="bool")
+    flags = Stack((flag, op("lt", a, const(1.0), dtype="bool")))
+    got_flag, got_flags = run(program([a], [("flag", flag), ("flags", flags)], {}), 2.0)
+    assert got_flag == True and list(got_flags) == [True, False]  # noqa: E712

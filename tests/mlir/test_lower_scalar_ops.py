@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 from einc.ir.nodes import Generic
-from einc.mlir.scalar_ops import MATH_UNARY
 from lowering_harness import const, op, program, read, ref, run, tensor_input, var
 
 FLOAT_REFERENCES = {
@@ -30,14 +29,15 @@ def _elementwise(dtype: str, n: int, exprs: dict):
     return program(inputs, outputs, syms)
 
 
-def test_unary_float_ops():
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_unary_float_ops(target):
     x = np.array([0.1, 0.25, 0.5, 0.75, -0.3, -0.5], np.float32)
     names = [n for n in FLOAT_REFERENCES if n not in ("sqrt", "rsqrt", "log", "log1p", "log2", "log10", "acosh")]
     positive = ["sqrt", "rsqrt", "log", "log1p", "log2", "log10", "acosh"]
     exprs = {n: (lambda name: lambda a: op(name, a))(n) for n in names}
     exprs.update({n: (lambda name: lambda a: op(name, op("abs", a)))(n) for n in positive})
     exprs["acosh"] = lambda a: op("acosh", op("add", op("abs", a), const(1.0)))
-    got = dict(zip(exprs, run(_elementwise("f32", 6, exprs), x)))
+    got = dict(zip(exprs, run(_elementwise("f32", 6, exprs), x, target=target)))
     for name, reference in FLOAT_REFERENCES.items():
         if reference is None:
             continue

@@ -1,0 +1,362 @@
+"""Recurrences (LANGUAGE.md section 4): detection, grouping, step order and checks.
+
+Indexed definitions of one block that read each other in a cycle (or read themselves) form a
+recurrence group, computed by one loop over their first axis. Elaboration gives each member a
+`RecMember`; reads of members inside the bodies become `StateRead`s, checked here to point
+backward (an earlier step, an earlier member of the same step, or an earlier point of the
+same clause). The storage plan is made later, once every read of the members is known
+(einc.passes.storage).
+"""
+from __future__ import annotations
+
+from einc import diagnostics as d
+from einc.ir import affine
+from einc.ir.nodes import (IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
+                           Value)
+from einc.ir.types import F32, F64, Lin
+from einc.semantics import definitions, scalar_ops
+from einc.semantics.bounds import check_reads
+from einc.syntax import ast
+
+MAX_TYPING_ROUNDS = 3
+
+
+class RecState:
+    """What a member's name means while its group's clauses are elaborated."""
+
+    def __init__(self, member: RecMember):
+        self.member = member
+
+
+# ---------------------------------------------------------------- detection
+
+def read_graph(stmts: list) -> dict:
+    """def_id -> def_ids of the block's indexed definitions its clauses read."""
+    from einc.semantics.elaborate import iter_nodes
+    indexed = {s.def_id for s in stmts if isinstance(s, ast.IndexedLet)}
+    reads = {did: set() for did in indexed}
+    for s in stmts:
+        if isinstance(s, ast.IndexedLet):
+            for node in iter_nodes([s.value, s.wheres, s.slots]):
+                if isinstance(node, ast.Name) and node.def_id in indexed:
+                    reads[s.def_id].add(node.def_id)
+    return reads
+
+
+def find_groups(reads: dict) -> dict:
+    """def_id -> the frozenset of def_ids recurring with it.
+
+    A definition that reads itself, or definitions reading each other in a cycle, recur
+    together. Recurrences that read one another (a Kalman filter's state reading its gain)
+    share one loop too, with every definition on a path between them, so that per-step values
+    such as the gain need only a window instead of the whole tensor."""
+    recurrent = set()
+    for component in _strongly_connected(reads):
+        only = next(iter(component))
+        if len(component) > 1 or only in reads[only]:
+            recurrent |= component
+    joined = {did: set(targets) for did, targets in reads.items()}
+    for did, targets in reads.items():
+        for other in targets:
+            if did in recurrent and other in recurrent and other != did:
+                joined[other].add(did)
+    groups = {}
+    for component in _strongly_connected(joined):
+        if component & recurrent:
+            for did in component:
+                groups[did] = frozenset(component)
+    return groups
+
+
+def _strongly_connected(graph: dict) -> list:
+    """Tarjan's algorithm, iteratively (groups are small, but programs may be long)."""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    counter = [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                out.append(component)
+    return out
+
+
+# ---------------------------------------------------------------- elaboration
+
+def define_group(el, clauses_by_member: dict, env) -> dict:
+    """Elaborate a group; returns def_id -> RecValue for each member."""
+    names = {did: cs[0].name for did, cs in clauses_by_member.items()}
+    # Reads of a member need its dtype before its own clauses are typed: assume f32, then
+    # elaborate again with what the bodies turned out to be until the two agree.
+    guess, tentative = _initial_dtypes(el, clauses_by_member, env)
+    wide = {did: (F64 if did in tentative and dt.is_float else dt) for did, dt in guess.items()}
+    try:
+        members, step = _settle_types(el, clauses_by_member, env, guess, names)
+    except d.CompileError as err:
+        # a member typed only by literals may have to be f64 to meet f64 data (Rust infers it)
+        if wide == guess or err.diagnostics[0].code != d.TYPE:
+            raise
+        try:
+            members, step = _settle_types(el, clauses_by_member, env, wide, names)
+        except d.CompileError:
+            raise err from None
+    order = _step_order(members, names, step)
+    group = RecurrenceGroup(step, [members[did] for did in order])
+    _check_reads(group)
+    el.ir.recurrences.append(group)
+    return {did: RecValue(group, members[did], span=members[did].span) for did in clauses_by_member}
+
+
+def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict):
+    """Elaborate until the dtypes assumed for reads of the members are the ones their clauses
+    produce."""
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    for _ in range(MAX_TYPING_ROUNDS):
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        members, step = _elaborate(el, clauses_by_member, env, dtypes)
+        found = {did: m.dtype for did, m in members.items()}
+        if found == dtypes:
+            return members, step
+        dtypes = found
+    raise d.error(d.TYPE, "the members of this recurrence do not settle on one type each: "
+                  + ", ".join(names.values()), next(iter(clauses_by_member.values()))[0].span)
+
+
+def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set]:
+    """A first guess per member from its base clauses (those reading no member): their type,
+    or the default type of their literals; f32 for a member that has none."""
+    from einc.semantics.elaborate import iter_nodes
+    group = set(clauses_by_member)
+    guess, tentative = {}, set()
+    effects = len(el.ir.effects)
+    for did, clauses in clauses_by_member.items():
+        guess[did] = F32
+        tentative.add(did)
+        for c in clauses:
+            if any(isinstance(n, ast.Name) and n.def_id in group for n in iter_nodes([c.value, c.wheres])):
+                continue
+            step = IndexVar("t", Lin(0), Lin(1))
+            body = definitions.clause(el, c, env, step_var=step).body
+            guess[did] = scalar_ops.materialize(body, None, c.span).dtype
+            if isinstance(body, Value):
+                tentative.discard(did)
+            break
+    del el.ir.effects[effects:]
+    return guess, tentative
+
+
+def _elaborate(el, clauses_by_member: dict, env, dtypes: dict):
+    shapes = {did: _declared_shape(el, cs, env) for did, cs in clauses_by_member.items()}
+    extent = _largest([s[0] for s in shapes.values()], next(iter(clauses_by_member.values()))[0].span)
+    first = next(iter(clauses_by_member.values()))[0]
+    step = IndexVar(_step_name(first), Lin(0), extent, span=first.span)
+    members = {did: RecMember(cs[0].name, dtypes[did], shapes[did], [], cs[0].span)
+               for did, cs in clauses_by_member.items()}
+    scope = env.child()
+    for did, m in members.items():
+        scope.bind(did, RecState(m))
+    for did, cs in clauses_by_member.items():
+        results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
+        _finish_member(el, members[did], results)
+    definitions.resolve_hulls(el.state)
+    return members, step
+
+
+def _step_name(node: ast.IndexedLet) -> str:
+    slot = node.slots[0]
+    return slot.name if isinstance(slot, ast.IndexVar) else "t"
+
+
+def _declared_shape(el, clauses: list, env) -> tuple:
+    """Each axis: the largest end among the clauses that state it (None if none does)."""
+    ranks = {len(c.slots) for c in clauses}
+    if len(ranks) != 1 or any(isinstance(s, ast.RestIndex) for c in clauses for s in c.slots):
+        raise d.error(d.SHAPE, f"clauses of `{clauses[0].name}` must name the same number of "
+                      "indices (and no `..rest`) in a recurrence", clauses[0].span)
+    shape = []
+    for axis in range(ranks.pop()):
+        ends = [e for c in clauses if (e := _slot_end(el, c.slots[axis], env)) is not None]
+        shape.append(_largest(ends, clauses[0].span) if ends else None)
+    if shape[0] is None:
+        raise d.error(d.SHAPE, f"the recurrence `{clauses[0].name}` needs an explicit range on its "
+                      "first index", clauses[0].span, hint="e.g. `let x[t in 1..T] = ..`")
+    return tuple(shape)
+
+
+def _slot_end(el, slot, env):
+    if isinstance(slot, ast.IndexLiteral):
+        return Lin(slot.value + 1)
+    if isinstance(slot, ast.IndexVar) and slot.range is not None:
+        return definitions.range_bounds(el, slot.range, env)[1].lin
+    return None
+
+
+def _largest(ends: list, span) -> Lin:
+    return definitions.largest_end(ends, span)
+
+
+def _finish_member(el, member: RecMember, results: list) -> None:
+    """Type the clause bodies (literals take the type of the typed ones, else their default),
+    complete the shape from inferred ranges and build the RecClauses."""
+    typed = [r.body for r in results if isinstance(r.body, Value)]
+    dtype = typed[0].dtype if typed else None
+    bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
+    shape = list(member.shape)
+    for r, body in zip(results, bodies):
+        if body.dtype != bodies[0].dtype:
+            raise d.error(d.TYPE, f"clauses of `{member.name}` have types {bodies[0].dtype} and "
+                          f"{body.dtype}", r.node.span)
+        member.clauses.append(_rec_clause(r, body))
+        for axis, a in enumerate(r.axes[1:], start=1):
+            end = Lin(a + 1) if isinstance(a, int) else a.lo + a.extent
+            shape[axis] = end if shape[axis] is None else \
+                definitions.largest_end([shape[axis], end], r.node.span)
+    member.dtype = bodies[0].dtype
+    member.shape = tuple(shape)
+    for r, c in zip(results, member.clauses):
+        check_reads(c.body, c.guard, el.state, r.node.span)
+
+
+def _rec_clause(r, body) -> RecClause:
+    t_axis = r.axes[0]
+    if isinstance(t_axis, int):
+        t_lo, t_hi = Lin(t_axis), Lin(t_axis + 1)
+    else:
+        t_lo, t_hi = t_axis.lo, t_axis.lo + t_axis.extent
+    vars_ = tuple(IndexVar("p", Lin(a), Lin(1)) if isinstance(a, int) else a for a in r.axes[1:])
+    return RecClause(t_lo, t_hi, vars_, body, r.guard)
+
+
+def state_read(el, state: RecState, subs: list, span):
+    """`member[subs]` inside the group: an element of the member's state."""
+    m = state.member
+    if len(subs) != len(m.shape):
+        raise d.error(d.UNSUPPORTED if len(subs) < len(m.shape) else d.SHAPE,
+                      f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read it at one "
+                      f"point ({len(subs)} subscripts given)", span)
+    return StateRead(m, tuple(subs), span=span)
+
+
+# ---------------------------------------------------------------- order and checks
+
+def _step_order(members: dict, names: dict, step: IndexVar) -> list:
+    """Members ordered so that same-step reads see values already computed this step."""
+    by_member = {m: did for did, m in members.items()}
+    deps = {did: {by_member[r.member] for r in _state_reads(_roots(m.clauses))
+                  if _step_offset(r, step) == 0 and r.member is not m}
+            for did, m in members.items()}
+    order, done, visiting = [], set(), []
+
+    def visit(did):
+        if did in done:
+            return
+        if did in visiting:
+            cycle = " -> ".join(names[x] for x in visiting[visiting.index(did):] + [did])
+            raise d.error(d.RECURRENCE, f"definitions read each other at the same step: {cycle}",
+                          members[did].span, hint="one of them must read the other's previous step")
+        visiting.append(did)
+        for dep in deps[did]:
+            visit(dep)
+        visiting.pop()
+        done.add(did)
+        order.append(did)
+
+    for did in members:
+        visit(did)
+    return order
+
+
+def _roots(clauses: list) -> list:
+    return [v for c in clauses for v in (c.body, c.guard) if v is not None]
+
+
+def _state_reads(roots: list) -> list:
+    """StateReads under `roots`, not descending into program-level tensors."""
+    out, seen, stack = [], set(), list(roots)
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, StateRead):
+            out.append(v)
+        if v.rank == 0:
+            stack.extend(v.operands())
+    return out
+
+
+def _step_offset(read: StateRead, step: IndexVar):
+    """c when the step subscript is `t + c` (t the group's step), else None."""
+    lin = affine.affine_of(read.subs[0])
+    if lin is None or lin.terms != {step: 1}:
+        return None
+    return lin.const
+
+
+def _check_reads(group: RecurrenceGroup) -> None:
+    for m in group.members:
+        for clause in m.clauses:
+            for read in _state_reads(_roots([clause])):
+                _check_direction(m, clause, read, group.t_var)
+
+
+def _check_direction(member: RecMember, clause: RecClause, read: StateRead, step: IndexVar) -> None:
+    offset = _step_offset(read, step)
+    if offset is None:
+        return                      # a prefix- or data-bounded read: the whole tensor is kept
+    if offset > 0:
+        raise d.error(d.RECURRENCE, f"`{read.member.name}` is read {offset} step(s) ahead of the "
+                      f"step being computed", read.span,
+                      hint="a recurrence can only read earlier steps, e.g. `t - 1`")
+    if affine.surely_negative(clause.t_lo + offset):
+        raise d.error(d.BOUNDS, f"at its first step {clause.t_lo!r} this clause reads "
+                      f"`{read.member.name}` at step {clause.t_lo + offset!r}, before the start",
+                      read.span, hint="start the recurrent clause later (e.g. `t in 1..T`) and "
+                      "define the first steps with their own clauses")
+    if offset < 0 or read.member is not member:
+        return
+    if _earlier_point_of_step(read, clause) is False:
+        raise d.error(d.RECURRENCE, f"`{member.name}` reads a point of itself that is not "
+                      "computed yet", read.span, hint="read an earlier step (`t - 1`) or an "
+                      "earlier point of this step (`i - 1`)")
+
+
+def _earlier_point_of_step(read: StateRead, clause: RecClause):
+    """Whether a same-step self-read is at a lexicographically earlier point of the clause
+    (True), at the same or a later one (False), or cannot be told statically (None)."""
+    for sub, var in zip(read.subs[1:], clause.vars):
+        lin = affine.affine_of(sub)
+        diff = None if lin is None else lin - Lin.of(var)
+        if diff is None or not diff.is_const:
+            return None
+        if diff.const != 0:
+            return diff.const < 0
+    return False
