@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from iree.compiler import ir
 from iree.compiler.dialects import cf, flow, tensor
 
 from einc.ir.nodes import Assert, Print

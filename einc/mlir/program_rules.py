@@ -37,7 +37,7 @@ def _size(lw, v: Size) -> ir.Value:
 
 def _op(lw, v: Op) -> ir.Value:
     args = [lw.lower(a) for a in v.args]
-    if any(is_tensor(a) for a in args):
+    if any(is_tensor(a) for a in args) or not scalar_ops.runs_on_host(v):
         return _device_scalar(lw, v)
     return scalar_ops.apply(v, args)
 

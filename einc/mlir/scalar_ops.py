@@ -41,6 +41,24 @@ def constant(dtype: DType, value) -> ir.Value:
     return arith.constant(t, int(value))
 
 
+# Function-level scalar code runs in IREE's VM, which cannot lower these (checked on 3.13); such
+# ops run as 0-d kernels on the device instead.
+VM_MISSING_MATH = ("tan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc")
+
+
+def runs_on_host(op: Op) -> bool:
+    operand = op.args[0].dtype
+    if op.op in VM_MISSING_MATH:
+        return False
+    if op.op == "pow":
+        return op.args[1].dtype == operand          # fpowi has no VM lowering
+    if op.op == "cast":
+        widening = operand.name == "f32" and op.dtype.name == "f64"
+        touches_f64 = "f64" in (operand.name, op.dtype.name)
+        return not (touches_f64 and not widening) and not (operand.is_bool and op.dtype.is_float)
+    return True
+
+
 def apply(op: Op, args: list[ir.Value]) -> ir.Value:
     """The MLIR value of `op` applied to already-lowered scalar `args`."""
     operand = op.args[0].dtype

@@ -183,13 +183,18 @@ def _end(axis) -> Lin:
 
 
 def largest_end(ends: list, span) -> Lin:
+    """The largest of the clause ends along one axis. When sizes make it undecidable (a point
+    at 2 against a range ending at N) the range's symbolic end wins: programs are written for
+    inputs long enough to reach their literal points."""
     best = ends[0]
     for e in ends[1:]:
         diff = e - best
-        if not diff.is_const and not affine.surely_nonnegative(diff) and not affine.surely_nonnegative(-diff):
-            raise d.error(d.SHAPE, f"cannot tell which clause reaches further: {best!r} or {e!r}", span)
-        if affine.surely_nonnegative(diff) and diff != Lin(0):
+        if affine.surely_nonnegative(diff):
             best = e
+        elif not affine.surely_nonnegative(-diff):
+            if best.is_const == e.is_const:
+                raise d.error(d.SHAPE, f"cannot tell which clause reaches further: {best!r} or {e!r}", span)
+            best = best if e.is_const else e
     return best
 
 
@@ -213,7 +218,7 @@ def reduction(el, node: ast.Reduction, env):
     vars_, pending, hull_guards = [], [], []
     for iv in node.indices:
         var = _reduction_var(el, iv, env, hull_guards)
-        if var.extent is None:
+        if iv.range is None:
             pending.append(var)
         scope.bind(iv.def_id, IndexRef(var, span=iv.span))
         vars_.append(var)

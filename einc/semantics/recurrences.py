@@ -9,6 +9,8 @@ same clause). The storage plan is made later, once every read of the members is 
 """
 from __future__ import annotations
 
+import contextlib
+
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
@@ -173,6 +175,17 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set]:
     return guess, tentative
 
 
+@contextlib.contextmanager
+def _step_range(step: IndexVar, clause: RecClause):
+    """Within one clause the step runs over the clause's own range, not the whole loop."""
+    saved = step.lo, step.extent
+    step.lo, step.extent = clause.t_lo, clause.t_hi - clause.t_lo
+    try:
+        yield
+    finally:
+        step.lo, step.extent = saved
+
+
 def _elaborate(el, clauses_by_member: dict, env, dtypes: dict):
     shapes = {did: _declared_shape(el, cs, env) for did, cs in clauses_by_member.items()}
     extent = _largest([s[0] for s in shapes.values()], next(iter(clauses_by_member.values()))[0].span)
@@ -185,8 +198,12 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict):
         scope.bind(did, RecState(m))
     for did, cs in clauses_by_member.items():
         results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
-        _finish_member(el, members[did], results)
+        _finish_member(members[did], results)
     definitions.resolve_hulls(el.state)
+    for m in members.values():
+        for c in m.clauses:
+            with _step_range(step, c):
+                check_reads(c.body, c.guard, el.state, m.span)
     return members, step
 
 
@@ -223,7 +240,7 @@ def _largest(ends: list, span) -> Lin:
     return definitions.largest_end(ends, span)
 
 
-def _finish_member(el, member: RecMember, results: list) -> None:
+def _finish_member(member: RecMember, results: list) -> None:
     """Type the clause bodies (literals take the type of the typed ones, else their default),
     complete the shape from inferred ranges and build the RecClauses."""
     typed = [r.body for r in results if isinstance(r.body, Value)]
@@ -241,8 +258,6 @@ def _finish_member(el, member: RecMember, results: list) -> None:
                 definitions.largest_end([shape[axis], end], r.node.span)
     member.dtype = bodies[0].dtype
     member.shape = tuple(shape)
-    for r, c in zip(results, member.clauses):
-        check_reads(c.body, c.guard, el.state, r.node.span)
 
 
 def _rec_clause(r, body) -> RecClause:

@@ -1,0 +1,157 @@
+"""Recurrences against NumPy loops: scalar, vector and matrix states, groups, 2-D grids."""
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+
+rng = np.random.default_rng(5)
+
+
+def test_logistic_map_read_only_at_its_end(run):
+    out = run("""
+        let x0: f32;
+        let x[0] = x0;
+        let x[t in 1..5000] = 3.7 * x[t - 1] * (1.0 - x[t - 1]);
+        let last = x[4999];
+    """, outputs=["last"], x0=np.float32(0.3))
+    x = np.float32(0.3)
+    for _ in range(4999):
+        x = np.float32(3.7) * x * (np.float32(1) - x)
+    assert out["last"] == x                      # bit-exact: same f32 operations in order
+
+
+def test_fibonacci_with_two_lookbacks_and_a_symbolic_extent(run):
+    out = run("""
+        let n: [i32; N];
+        let fib[0] = 0;
+        let fib[1] = 1;
+        let fib[k in 2..N] = fib[k - 1] + fib[k - 2];
+    """, n=np.zeros(20, np.int32))
+    ref = [0, 1]
+    for _ in range(18):
+        ref.append(ref[-1] + ref[-2])
+    np.testing.assert_array_equal(out["fib"], ref)
+
+
+def test_kalman_filter_members_recur_in_one_loop(run):
+    y = np.cumsum(rng.standard_normal(50)) + rng.standard_normal(50)
+    out = run("""
+        let y: [f64; T];
+        let q: f64;
+        let r: f64;
+        let x[0] = y[0];
+        let P[0] = 1.0;
+        let x_pred[t in 1..T] = x[t - 1];
+        let P_pred[t in 1..T] = P[t - 1] + q;
+        let S[t in 1..T] = P_pred[t] + r;
+        let K[t in 1..T] = P_pred[t] / S[t];
+        let x[t in 1..T] = x_pred[t] + K[t] * (y[t] - x_pred[t]);
+        let P[t in 1..T] = (1.0 - K[t]) * P_pred[t];
+    """, outputs=["x", "P"], y=y, q=0.5, r=2.0)
+    x, P = np.zeros(50), np.zeros(50)
+    x[0], P[0] = y[0], 1.0
+    for t in range(1, 50):
+        pp = P[t - 1] + 0.5
+        k = pp / (pp + 2.0)
+        x[t] = x[t - 1] + k * (y[t] - x[t - 1])
+        P[t] = (1 - k) * pp
+    np.testing.assert_allclose(out["x"], x, rtol=1e-12)
+    np.testing.assert_allclose(out["P"], P, rtol=1e-12)
+
+
+def test_rnn_vector_state(run):
+    H, T = 8, 30
+    W = (rng.standard_normal((H, H)) * 0.3).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    out = run("""
+        use std::math::tanh;
+        let W: [f32; H, H];
+        let x: [f32; T, H];
+        let h[0, i in 0..H] = 0.0;
+        let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+        let final[i] = h[T - 1, i];
+    """, outputs=["final"], W=W, x=x)
+    h = np.zeros(H, np.float64)
+    for t in range(1, T):
+        h = np.tanh(W.astype(np.float64) @ h + x[t])
+    np.testing.assert_allclose(out["final"], h, rtol=1e-4, atol=1e-5)
+
+
+def test_matrix_state_power(run):
+    A = (rng.standard_normal((4, 4)) * 0.5).astype(np.float32)
+    out = run("""
+        let A: [f32; 4, 4];
+        let M[0, i in 0..4, j in 0..4] = if i == j { 1.0 } else { 0.0 };
+        let M[t in 1..6, i in 0..4, j in 0..4] = sum[k](A[i, k] * M[t - 1, k, j]);
+    """, A=A)
+    ref = [np.eye(4)]
+    for _ in range(5):
+        ref.append(A.astype(np.float64) @ ref[-1])
+    np.testing.assert_allclose(out["M"], np.array(ref), rtol=1e-4, atol=1e-5)
+
+
+def test_same_step_reads_follow_dependencies(run):
+    out = run("""
+        let a[0] = 1.0;
+        let v[0] = 0.0;
+        let s[0, 0] = 0.0;
+        let s[0, 1] = 0.0;
+        let v[t in 1..6] = v[t - 1] + a[t];
+        let a[t in 1..6] = a[t - 1] * 0.5;
+        let s[t in 1..6, 0] = s[t - 1, 1] + 1.0;
+        let s[t in 1..6, 1] = s[t, 0] * 2.0;
+    """)
+    a, v, s = [1.0], [0.0], [[0.0, 0.0]]
+    for _ in range(5):
+        a.append(a[-1] * 0.5)
+        v.append(v[-1] + a[-1])
+        first = s[-1][1] + 1
+        s.append([first, first * 2])
+    np.testing.assert_allclose(out["v"], v)
+    np.testing.assert_allclose(out["s"], s)
+
+
+def test_edit_distance_two_dimensional_grid(run):
+    a = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int32)
+    b = np.array([3, 1, 5, 9, 2, 7], np.int32)
+    out = run("""
+        use std::math::min;
+        let a: [i32; M];
+        let b: [i32; N];
+        let D[0, j in 0..N + 1] = j;
+        let D[i in 1..M + 1, 0] = i;
+        let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
+            D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
+        let distance = D[M, N];
+    """, outputs=["distance"], a=a, b=b)
+    D = np.zeros((9, 7), int)
+    D[0, :], D[:, 0] = np.arange(7), np.arange(9)
+    for i in range(1, 9):
+        for j in range(1, 7):
+            D[i, j] = min(D[i - 1, j] + 1, D[i, j - 1] + 1, D[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
+    assert out["distance"] == D[8, 6]
+
+
+def test_cholesky_reads_a_prefix_of_earlier_rows(run):
+    B = rng.standard_normal((5, 5))
+    A = B @ B.T + 5 * np.eye(5)
+    out = run("""
+        use std::math::sqrt;
+        let A: [f64; n, n];
+        let L[i in 0..n, j in 0..n] =
+            if j == i { sqrt(A[i, i] - sum[k in 0..j](L[i, k] * L[i, k])) }
+            else if j < i { (A[i, j] - sum[k in 0..j](L[i, k] * L[j, k])) / L[j, j] }
+            else { 0.0 };
+    """, A=A)
+    np.testing.assert_allclose(out["L"], np.linalg.cholesky(A), rtol=1e-10)
+
+
+def test_reading_a_future_step_is_an_error():
+    with pytest.raises(CompileError) as info:
+        einc.compile("""
+            let x[0] = 1.0;
+            let x[t in 1..10] = x[t + 1] * 0.5;
+        """)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E007" and "ahead" in diag.message and diag.span.line == 3
