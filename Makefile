@@ -4,8 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEMO ?= examples/basics/matmul.ein
 TARGET ?= llvm-cpu
+MNIST ?= ../shared/data/mnist
 
-.PHONY: venv test demo bench
+.PHONY: venv test demo demo-random bench
 
 venv: $(VENV)/.installed
 
@@ -17,8 +18,19 @@ $(VENV)/.installed: pyproject.toml
 test: venv
 	$(PY) -m pytest -q tests
 
-# Build $(DEMO) and run it on random inputs written to build/inputs (outputs in build/outputs).
+# The MNIST CNN of examples/mnist, built once and run on the trained weights and ten digits in
+# ../shared/data/mnist (read in place). `make demo-random DEMO=file.ein` runs any example on
+# random inputs that fit its signature instead.
 demo: venv
+	@mkdir -p build
+	$(PY) -m einc build examples/mnist/cnn.ein -o build/cnn.vmfb --target $(TARGET) --output digit --output logits
+	$(PY) -m einc run build/cnn.vmfb --out build/outputs \
+	    --input X=$(MNIST)/samples.npy --input W1=$(MNIST)/conv1_w.npy --input b1=$(MNIST)/conv1_b.npy \
+	    --input W2=$(MNIST)/conv2_w.npy --input b2=$(MNIST)/conv2_b.npy \
+	    --input Wf=$(MNIST)/fc_w.npy --input bf=$(MNIST)/fc_b.npy
+	@echo "true labels:      $$($(PY) -c 'import numpy; print(numpy.load("$(MNIST)/labels.npy"))')"
+
+demo-random: venv
 	$(PY) tools/demo.py $(DEMO) --target $(TARGET) --build-dir build
 
 bench: venv

@@ -66,9 +66,15 @@ def _error(message: str) -> None:
     click.echo(f"error: {message}", err=True)
 
 
+MAX_DETAIL_LINES = 12
+
+
 def _internal_error(err: Exception) -> None:
     lines = str(err).strip().splitlines() or [""]
     click.echo(f"internal error: {type(err).__name__}: {lines[0]}", err=True)
-    for line in lines[1:]:  # e.g. IREE's diagnostics for MLIR it rejected
+    detail = lines[1:]   # e.g. IREE's diagnostics for MLIR it rejected, which can run long
+    for line in detail[:MAX_DETAIL_LINES]:
         click.echo(f"  {line}", err=True)
+    if len(detail) > MAX_DETAIL_LINES:
+        click.echo(f"  ... {len(detail) - MAX_DETAIL_LINES} more lines (EINC_TRACEBACK=1 shows all)", err=True)
     click.echo(f"  ({REPORT_REQUEST})", err=True)

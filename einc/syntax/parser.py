@@ -513,7 +513,10 @@ class _AstBuilder(Transformer):
 
     def reduction(self, meta, children):
         op, *indices, body = children
-        return ast.Reduction(str(op), list(indices), body, span=self._span(meta))
+        wheres = []
+        if isinstance(body, ast.Where):
+            body, wheres = body.body, body.clauses
+        return ast.Reduction(str(op), list(indices), body, wheres, span=self._span(meta))
 
     def index_var(self, meta, children):
         name, range_ = children
