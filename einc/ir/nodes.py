@@ -328,6 +328,11 @@ class Program:
     recurrences: list = field(default_factory=list)  # list[RecurrenceGroup]
 
 
+def fresh_index_vars(shape, prefix: str = "e") -> tuple:
+    """New variables spanning `shape` (lo 0), for a definition over a whole tensor."""
+    return tuple(IndexVar(f"{prefix}{k}", Lin(0), extent) for k, extent in enumerate(shape))
+
+
 def walk(roots) -> list[Value]:
     """Every value reachable from `roots` (bodies included), operands before users."""
     seen: set[int] = set()
@@ -373,7 +378,7 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
     return out
 
 
-__all__ = ["Value", "IndexVar", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
+__all__ = ["Value", "IndexVar", "fresh_index_vars", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
            "Generic", "Clause", "Piecewise", "Stack", "RecurrenceGroup", "RecClause", "RecMember",
            "StateRead", "RecValue", "Print", "Assert", "Program", "walk",
            "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",

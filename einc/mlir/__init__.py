@@ -33,7 +33,7 @@ def lower_program(program: Program, target: str, context: Optional[ir.Context] =
         main.attributes["iree.reflection"] = reflection(program, target)
         entry = main.add_entry_block()
         with ir.InsertionPoint(entry):
-            _emit_body(program, list(entry.arguments))
+            _emit_body(program, list(entry.arguments), target)
         module.operation.verify()
     return module
 
@@ -42,9 +42,9 @@ def lower_to_text(program: Program, target: str) -> str:
     return str(lower_program(program, target))
 
 
-def _emit_body(program: Program, args: list[ir.Value]) -> None:
+def _emit_body(program: Program, args: list[ir.Value], target: str) -> None:
     emit_shape_checks(program.inputs, args)
-    lw = Lowering(program, args)
+    lw = Lowering(program, args, target)
     for effect in program.effects:
         emit_effect(lw, effect)
     func.ReturnOp([_as_tensor(lw, lw.lower(v)) for _, v in program.outputs])

@@ -105,7 +105,7 @@ def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[ir.AffineExpr]
         return None
     if lin.const == 0 and len(lin.terms) == 1:
         (key, coeff), = lin.terms.items()
-        if coeff == 1 and key.lo == 0 and getattr(key, "extent", None) != size:
+        if coeff == 1 and isinstance(key, IndexVar) and key.lo == 0 and key.extent != size:
             return None
     const = lin.const
     expr = None

@@ -101,7 +101,20 @@ def _math_unary(name: str, dtype: DType, x: ir.Value) -> ir.Value:
     if name == "log10":
         # IREE's llvm-cpu backend leaves math.log10 as a call to libm's log10f, which it does not link
         return arith.mulf(math.log(x), constant(dtype, 1 / pymath.log(10)))
+    if name == "tanh" and dtype.name == "f64":
+        return _tanh_f64(x)
     return getattr(math, name)(x)
+
+
+def _tanh_f64(x: ir.Value) -> ir.Value:
+    """tanh through expm1, which IREE links for f64 (math.tanh on f64 becomes an unlinkable libm
+    call): expm1(2x) / (expm1(2x) + 2) is accurate near 0; past |x| = 20 tanh is ±1 in f64."""
+    f64 = DType("f64")
+    e = math.expm1(arith.mulf(x, constant(f64, 2.0)))
+    ratio = arith.divf(e, arith.addf(e, constant(f64, 2.0)))
+    saturated = math.copysign(constant(f64, 1.0), x)
+    large = compare("gt", f64, math.absf(x), constant(f64, 20.0))
+    return arith.select(large, saturated, ratio)
 
 
 def _by_kind(on_float: Callable, on_int: Callable, on_bool: Callable | None = None) -> Callable:

@@ -17,9 +17,9 @@ MATH_BINARY = {"min", "max", "pow", "atan2", "fmod"}
 
 
 def call(el, name: str, args: list, span):
-    if name.startswith("__"):
+    rule = _RULES.get(name)     # looked up first: `x.size` is the rule `__size`
+    if rule is None and name.startswith("__"):
         return call_intrinsic(el, name[2:], args, span)
-    rule = _RULES.get(name)
     if rule is None:
         raise d.error(d.UNSUPPORTED, f"`{name}` has no meaning in a compiled program", span)
     return rule(el, args, span)
@@ -36,7 +36,19 @@ def call_intrinsic(el, name: str, args: list, span):
         return elementwise(el, "select", args, span)
     if name in ("inf", "nan") and not args:
         return Weak(np.asarray(np.inf if name == "inf" else np.nan), "float", span)
+    if name == "cast_like" and len(args) == 2:
+        return _cast_like(el, *args, span)
     raise d.error(d.UNDEFINED, f"no function `{name}` taking {len(args)} arguments", span)
+
+
+def _cast_like(el, x, like, span):
+    """`x` converted to the element type of `like`: lets generic library code turn a count into
+    the float type of its data (`sum / __cast_like(n, sum)`), which `as` cannot name."""
+    from einc.semantics.expressions import _cast_to
+    like = scalar_ops.materialize(tensors.whole(like, span), None, span)
+    if not isinstance(like, ir.Value):
+        raise d.error(d.TYPE, f"`__cast_like` needs a number or an array, found {describe(like)}", span)
+    return _cast_to(el, x, like.dtype, span)
 
 
 def _len(el, args, span):
@@ -56,9 +68,9 @@ def _size_value(lin: Lin, span):
 def _shape(el, args, span):
     (x,) = _arity(args, 1, "shape", span)
     x = tensors.whole(x, span)
+    if not isinstance(x, (ir.Value, Weak)):
+        raise d.error(d.TYPE, f"`shape` needs a number or an array, found {describe(x)}", span)
     dims = [_size_value(s, span) for s in getattr(x, "shape", ())]
-    if not dims:
-        raise d.error(d.TYPE, f"`shape` needs an array, found {describe(x)}", span)
     if all(isinstance(v, ir.Const) for v in dims):
         return ir.Const(np.asarray([int(v.array) for v in dims], dtype=np.int32), span=span)
     return ir.Stack(tuple(dims), span=span)

@@ -13,7 +13,7 @@ UNARY_MATH = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", 
               "erf", "floor", "ceil", "round", "trunc")
 # functions on any numeric type
 NUMERIC = ("abs", "min", "max", "pow", "atan2", "fmod", "isnan", "isinf", "inf", "nan",
-           "select", "argmax", "argmin")
+           "select", "argmax", "argmin", "cast_like")
 
 INTRINSICS = tuple("__" + n for n in UNARY_MATH + NUMERIC)
 

@@ -308,9 +308,24 @@ def _generator(el, g: ast.Generator, env):
     return var, tensors.read(arr, [IndexRef(var)], g.span, el.state, "")
 
 
-@rule(ast.Diff, ast.Derivative)
+@rule(ast.Derivative)
 def _derivative(el, e, env):
-    raise d.error(d.UNSUPPORTED, "derivative requests (`@y / @x`) are not compiled yet", e.span)
+    from einc.passes.autodiff.gradient import gradient
+    y = tensors.whole(el.ev(e.numerator, env), e.span)
+    x = el.ev(e.denominator, env)
+    for what, v, node in (("target", y, e.numerator), ("parameter", x, e.denominator)):
+        if isinstance(v, Weak):
+            raise d.error(d.UNSUPPORTED, f"the derivative's {what} is an untyped literal", node.span,
+                          hint="give the binding a type, e.g. `let w: f32 = 0.5;`")
+        if not isinstance(v, Value):
+            raise d.error(d.TYPE, f"cannot differentiate {describe(v)}", node.span)
+    return gradient(y, tensors.whole(x, e.span), e.span)
+
+
+@rule(ast.Diff)
+def _differential(el, e, env):
+    raise d.error(d.UNSUPPORTED, "a bare differential `@x` is only meaningful in `@y / @x` so far",
+                  e.span, hint="write the derivative as a quotient, e.g. `@loss / @w`")
 
 
 __all__ = ["elementwise", "select", "I32"]

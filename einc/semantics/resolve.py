@@ -198,9 +198,17 @@ class _Resolver:
                 self._use(stmt, scope)
 
     def _use(self, use: ast.Use, scope: _Scope) -> None:
+        glob = use.items is not None and all(item.name == "*" for item in use.items)
         for name, did in self._imported(use, self.current, report=True).items():
             existing = scope.names.get(name)
-            if existing is not None and existing in self.items and existing != did:
+            if existing is None or existing == did:
+                scope.names[name] = did
+            elif self.module_of.get(existing) != self.current and existing in self.items:
+                # Imported before: a glob keeps that name (`use std::math::*; use std::ml::*;`
+                # both bring `sqrt`), an explicit import replaces it.
+                if not glob:
+                    scope.names[name] = did
+            elif existing in self.items:
                 self.diagnostics.append(Diagnostic(
                     IMPORT, f"`{name}` is imported here but also defined in this module", use.span,
                     f"import it under another name: `use ...::{name} as other_{name};`"))
@@ -257,7 +265,8 @@ class _Resolver:
         """Item `name` of module `target` as seen from `from_module` (privacy as in Rust: a module
         sees everything of itself and its ancestors, and only the exports of others)."""
         if from_module[:len(target)] == target:
-            names = self.module_scopes[target].names
+            # a module's own scope sees the built-ins, so `pub use load_npy;` re-exports one
+            names = {**self.builtins, **self.module_scopes[target].names}
         else:
             names = self._exports(target)
         child = target + (name,)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Value, free_vars
+from einc.ir.nodes import Const, Generic, IndexRef, Read, Stack, Value, fresh_index_vars, free_vars
 from einc.ir.types import I32, Lin, shape_str
 from einc.semantics import scalar_ops
 from einc.semantics.state import State
@@ -29,10 +29,6 @@ def whole(v, span=None):
     return v
 
 
-def fresh_vars(shape, name: str = "e") -> tuple:
-    return tuple(IndexVar(f"{name}{k}", Lin(0), extent) for k, extent in enumerate(shape))
-
-
 def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
     """Apply the scalar `rule(*scalars)` point by point to array arguments of one shape."""
     arrays = [whole(a, span) if is_array(a) else a for a in args]
@@ -50,7 +46,7 @@ def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
         if isinstance(a, Value) and a.rank == 0 and free_vars(a):
             raise d.error(d.UNSUPPORTED, "whole-array arithmetic inside an indexed definition", span,
                           hint="index the array explicitly, e.g. `x[i]`")
-    vars_ = fresh_vars(shape)
+    vars_ = fresh_index_vars(shape)
     refs = tuple(IndexRef(v) for v in vars_)
     scalars = [_element(a, refs, state) if isinstance(a, Value) and a.rank > 0 else a for a in arrays]
     return Generic(vars_, scalar_ops.materialize(rule(*scalars), None, span), span=span)
@@ -73,6 +69,8 @@ def read(base, subs: list, span, state: State, text: str):
     if isinstance(base, PartialRead):
         return read(base.base, list(base.subs) + subs, span, state, text)
     base = whole(base, span)
+    if not subs and isinstance(base, (Value, Weak)) and base.rank == 0:
+        return base      # `m[..b]` where the rest index stands for no axes
     if not isinstance(base, Value) or base.rank == 0:
         raise d.error(d.TYPE, f"cannot index a value of type {describe(base)}", span)
     if len(subs) > base.rank:
@@ -102,6 +100,12 @@ def subscript(s, span) -> Value:
 
 
 def _fold_const_read(base: Value, subs: list, span):
+    if isinstance(base, Stack) and len(subs) == 1 and isinstance(subs[0], Const):
+        # `x.shape[k]` with symbolic sizes: the size itself, so it stays affine in ranges
+        k = int(subs[0].array)
+        if not 0 <= k < len(base.elems):
+            raise d.error(d.BOUNDS, f"index {k} is out of bounds for length {len(base.elems)}", span)
+        return base.elems[k]
     if not isinstance(base, Const) or not all(isinstance(s, Const) for s in subs):
         return None
     idx = tuple(int(s.array) for s in subs)
@@ -113,7 +117,7 @@ def _fold_const_read(base: Value, subs: list, span):
 
 def _slice(p: PartialRead, span) -> Generic:
     rest = p.base.shape[len(p.subs):]
-    vars_ = fresh_vars(rest, "s")
+    vars_ = fresh_index_vars(rest, "s")
     for s in p.subs:
         if free_vars(s):
             raise d.error(d.UNSUPPORTED, "a sub-array used whole inside an indexed definition",

@@ -65,6 +65,10 @@ class PartialRead:
     subs: tuple
     span: Optional[Span] = None
 
+    @property
+    def rank(self) -> int:
+        return self.base.rank - len(self.subs)
+
 
 class Env:
     """DefId -> value, chained to the enclosing scope (closures keep theirs)."""

@@ -124,3 +124,21 @@ def test_syntax_error_in_a_module_points_into_that_file(tmp_path, std):
 def test_real_stdlib_math_loads():
     program = load_source("use std::math::{sin, sqrt, clip, pi};")
     assert ("std", "math", "trig") in program.modules
+
+
+def test_a_module_can_re_export_a_builtin(tmp_path):
+    from einc.semantics.resolve import resolve
+    root = tmp_path / "std"
+    write(root, {"io.ein": "pub use self::load_npy;"})
+    program = load_source("use std::io::load_npy;\nlet w = std::io::load_npy(\"w.npy\");", stdlib=root)
+    resolution = resolve(program)
+    assert resolution.exports[("std", "io")]["load_npy"].kind == "builtin"
+
+
+def test_overlapping_globs_keep_the_first_and_an_explicit_import_replaces(tmp_path):
+    from einc.semantics.resolve import resolve
+    root = tmp_path / "std"
+    write(root, {"a.ein": "pub fn f() { 1 }\npub fn g() { 2 }", "b.ein": "pub fn f() { 3 }\npub fn g() { 4 }"})
+    program = load_source("use std::a::*;\nuse std::b::*;\nuse std::b::g;\nlet x = f() + g();", stdlib=root)
+    names = resolve(program).items[()]
+    assert names["f"].span.file.endswith("a.ein") and names["g"].span.file.endswith("b.ein")

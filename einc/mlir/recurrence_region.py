@@ -1,0 +1,83 @@
+"""A recurrence group as ONE dispatch (llvm-cpu): `flow.dispatch.region` around scalar loops.
+
+A host-level loop over steps would cost a device submission per step (and a readback when a
+step reads a scalar); inside one dispatch the loop runs natively, hundreds of millions of steps
+per second for a scalar state. IREE compiles such a region only when (checked on 3.13):
+- it holds no tileable linalg op (linalg.fill, linalg.generic, ..): those get tiled into a
+  workgroup loop that the step loop's writes fall outside of. Storage starts as tensor.empty,
+  zeroed by a scalar loop;
+- every loop-carried tensor is updated in place (tensor.insert into the iter_arg, yielded), so
+  bufferization keeps one buffer per member.
+The region runs as a single thread.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import flow, scf, tensor
+
+from einc.ir.nodes import RecMember, RecurrenceGroup
+from einc.mlir import scalar_ops
+from einc.mlir.recurrence_scalars import Storage, point_loops, var_bounds
+from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, storage_shape, storage_type
+from einc.mlir.shapes import index_const
+from einc.mlir.types import element_type
+
+
+def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
+    """Every member's storage tensor after the last step, in `group.members` order."""
+    members = group.members
+    dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
+    region = flow.DispatchRegionOp([storage_type(m) for m in members], dims, [])
+    with ir.InsertionPoint(region.body.blocks.append()):
+        steps = lw.sizes.index(group.t_var.extent)
+        loop = scf.ForOp(index_const(0), steps, index_const(1), [_initial_storage(lw, m) for m in members])
+        with ir.InsertionPoint(loop.body):
+            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, loop.inner_iter_args)))
+            emit_step(lw, group, storage, _write_points)
+            scf.yield_([storage.tensors[m] for m in members])
+        flow.ReturnOp(list(loop.results))
+    return list(region.results)
+
+
+def _initial_storage(lw, member: RecMember) -> ir.Value:
+    """A tensor.empty that IREE turns into the dispatch's output buffer, zeroed by a scalar loop
+    unless every point gets written. Not an `arith.constant` of zeros: writing into a constant
+    makes a stack copy, and large ones exceed the 32 KB stack limit."""
+    shape = storage_shape(member)
+    empty = lw.sizes.empty(shape, element_type(member.dtype))
+    # CSE would merge the members' identical tensor.empty ops, and one buffer cannot back two
+    # results: IREE then copies into an unbounded stack allocation. The attribute keeps them apart.
+    empty.owner.attributes["einc.storage"] = ir.StringAttr.get(member.name)
+    if member.window is None and covers_every_step(member):
+        return empty
+    zero = scalar_ops.constant(member.dtype, 0)
+    bounds = [(index_const(0), lw.sizes.index(size)) for size in shape]
+    return point_loops(bounds, [empty], lambda ivs, out: [tensor.insert(zero, out[0], ivs)])[0]
+
+
+def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
+                  value: PointValue) -> ir.Value:
+    """The points in lexicographic order, each stored before the next is computed."""
+    def update() -> ir.Value:
+        slot = storage.slot(member, storage.t)
+
+        def point(ivs, out):
+            # same-step reads of this member see the points already written
+            scalar = value(storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
+            return [tensor.insert(scalar, out[0], [slot] + ivs)]
+        return point_loops(var_bounds(lw, vars_), [storage.tensors[member]], point)[0]
+    return _when(active, storage.tensors[member], update)
+
+
+def _when(active: Optional[ir.Value], unchanged: ir.Value, update: Callable[[], ir.Value]) -> ir.Value:
+    """`update()` where `active` holds, else `unchanged` (of the same type)."""
+    if active is None:
+        return update()
+    branch = scf.IfOp(active, [unchanged.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.yield_([update()])
+    with ir.InsertionPoint(branch.else_block):
+        scf.yield_([unchanged])
+    return branch.results[0]

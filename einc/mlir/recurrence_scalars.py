@@ -1,0 +1,172 @@
+"""Scalar values inside a recurrence step: one point of a clause, computed with plain scalar code.
+
+Both lowering forms evaluate clause bodies here; they differ only in where the coordinates of a
+clause's variables come from (scf.for induction variables, or linalg.index) and in the storage
+tensors a `StateRead` sees. Program-level values were lowered before the loop and are captured
+(a 0-d device tensor is read with tensor.extract). Reductions become scalar scf.for loops, since
+a linalg op inside the step would be a kernel of its own.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, scf, tensor
+
+from einc.ir import affine
+from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Reduce, StateRead, Stack, Value
+from einc.ir.types import Lin
+from einc.mlir import scalar_ops
+from einc.mlir.body_rules import BODY_RULES
+from einc.mlir.kernels import COMBINERS, IDENTITIES
+from einc.mlir.locations import location_of
+from einc.mlir.shapes import index_const
+from einc.mlir.types import i32_type, index_type, is_tensor
+
+
+class Storage:
+    """The state at one step: the step variable `t_var`, its value `t` (an index) and
+    member -> its current storage tensor."""
+
+    def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict):
+        self.t_var = t_var
+        self.t = t
+        self.tensors = tensors
+
+    def with_tensor(self, member, value: ir.Value) -> "Storage":
+        return Storage(self.t_var, self.t, {**self.tensors, member: value})
+
+    def slot(self, member, step: ir.Value) -> ir.Value:
+        """The axis-0 position of `step` (an index) in `member`'s storage."""
+        if member.window is None:
+            return step
+        return arith.remui(step, index_const(member.window))
+
+
+class Scope:
+    """Lowers body values at one point; `coords` maps each IndexVar in scope to its index value.
+    A child scope (a reduction's loop body) sees its parent's values but keeps its own."""
+
+    def __init__(self, lw, storage: Storage, coords: dict, ranges: dict, parent: Optional["Scope"] = None):
+        self.lw = lw
+        self.storage = storage
+        self.coords = coords
+        self.ranges = ranges             # IndexVar -> a stand-in with the narrower range it has here
+        self.memo: dict[int, ir.Value] = dict(parent.memo) if parent else {}
+
+    def value(self, v: Value) -> ir.Value:
+        if id(v) not in self.memo:
+            if self.lw.is_program_level(v):
+                captured = self.lw.lower(v)
+                self.memo[id(v)] = tensor.extract(captured, []) if is_tensor(captured) else captured
+            else:
+                with location_of(v):
+                    self.memo[id(v)] = STEP_RULES[type(v)](self, v)
+        return self.memo[id(v)]
+
+    def tensor(self, v: Value) -> ir.Value:
+        """A whole tensor a Read reads: program-level, or a Stack of per-point scalars."""
+        return self.lw.lower(v) if self.lw.is_program_level(v) else self.value(v)
+
+    def child(self, coords: dict) -> "Scope":
+        return Scope(self.lw, self.storage, {**self.coords, **coords}, self.ranges, self)
+
+    def index(self, sub: Value) -> ir.Value:
+        """A subscript as an index. Affine ones are built from the coordinates directly: the
+        round trip through i32 (sign extension) hides the address arithmetic from LLVM."""
+        lin = affine.affine_of(sub)
+        if lin is None or not all(k in self.coords or not isinstance(k, IndexVar) for k in lin.keys()):
+            return arith.index_cast(index_type(), self.value(sub))
+        sizes = Lin(lin.const, {k: c for k, c in lin.terms.items() if k not in self.coords})
+        total = None if sizes == 0 else self.lw.sizes.index(sizes)
+        for key, coeff in lin.terms.items():
+            if key in self.coords:
+                term = self.coords[key] if coeff == 1 else arith.muli(self.coords[key], index_const(coeff))
+                total = term if total is None else arith.addi(total, term)
+        return index_const(0) if total is None else total
+
+    def in_range(self, sub: Value, size: Lin) -> bool:
+        """Whether `sub` stays in [0, size) at every point of the ranges in scope."""
+        lin = affine.affine_of(sub)
+        if lin is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
+            return False
+        lo, hi = affine.bounds(lin.substitute({k: Lin.of(r) for k, r in self.ranges.items()}))
+        return affine.surely_nonnegative(lo) and affine.surely_nonnegative(size - 1 - hi)
+
+    def clamped(self, sub: Value, size: Lin) -> ir.Value:
+        """`sub` as an index, clamped into [0, size - 1] unless proven there: points a guard
+        discards (or a hull wider than the range) must still touch memory inside the tensor."""
+        index = self.index(sub)
+        if self.in_range(sub, size):
+            return index
+        return arith.minsi(arith.maxsi(index, index_const(0)), self.lw.sizes.index(size - 1))
+
+
+def point_loops(bounds: list[tuple[ir.Value, ir.Value]], carried: list[ir.Value],
+                body: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]) -> list[ir.Value]:
+    """A nest of scf.for over [lo, hi) per level (the first outermost), carrying `carried`;
+    `body(induction variables, carried)` returns the new carried values."""
+    def level(k: int, ivs: list[ir.Value], values: list[ir.Value]) -> list[ir.Value]:
+        if k == len(bounds):
+            return body(ivs, values)
+        loop = scf.ForOp(bounds[k][0], bounds[k][1], index_const(1), values)
+        with ir.InsertionPoint(loop.body):
+            scf.yield_(level(k + 1, ivs + [loop.induction_variable], list(loop.inner_iter_args)))
+        return list(loop.results)
+    return level(0, [], carried)
+
+
+def var_bounds(lw, vars_: list[IndexVar]) -> list[tuple[ir.Value, ir.Value]]:
+    """Loop bounds running each variable over its coordinates lo .. lo + extent - 1."""
+    return [(lw.sizes.index(v.lo), lw.sizes.index(v.lo + v.extent)) for v in vars_]
+
+
+# ------------------------------------------------------------------------------------ rules
+
+def _index_ref(scope: Scope, ref: IndexRef) -> ir.Value:
+    return arith.index_cast(i32_type(), scope.coords[ref.var])
+
+
+def _op(scope: Scope, op: Op) -> ir.Value:
+    return scalar_ops.apply(op, [scope.value(a) for a in op.args])
+
+
+def _read(scope: Scope, read: Read) -> ir.Value:
+    indices = [scope.index(s) if read.in_bounds else scope.clamped(s, size)
+               for s, size in zip(read.subs, read.tensor.shape)]
+    return tensor.extract(scope.tensor(read.tensor), indices)
+
+
+def _state_read(scope: Scope, read: StateRead) -> ir.Value:
+    """The member's current storage at (slot of subs[0], subs[1:]): the front end only lets a
+    step read earlier steps, so subs[0] is never ahead of t."""
+    member = read.member
+    step = scope.clamped(read.subs[0], member.shape[0])
+    indices = [scope.storage.slot(member, step)]
+    indices += [scope.clamped(s, size) for s, size in zip(read.subs[1:], member.shape[1:])]
+    return tensor.extract(scope.storage.tensors[member], indices)
+
+
+def _reduce(scope: Scope, reduce: Reduce) -> ir.Value:
+    """A scalar accumulation over the reduction's (hull) ranges; guarded points add the identity."""
+    identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
+    float_name, int_name = COMBINERS[reduce.kind]
+    combine = getattr(arith, float_name if reduce.dtype.is_float else int_name)
+
+    def step(ivs, carried):
+        inner = scope.child(dict(zip(reduce.vars, ivs)))
+        value = inner.value(reduce.body)
+        if reduce.guard is not None:
+            value = arith.select(inner.value(reduce.guard), value, identity)
+        return [combine(value, carried[0])]
+    return point_loops(var_bounds(scope.lw, list(reduce.vars)), [identity], step)[0]
+
+
+STEP_RULES: dict[type, Callable] = {
+    IndexRef: _index_ref,
+    Op: _op,
+    Read: _read,
+    StateRead: _state_read,
+    Reduce: _reduce,
+    Stack: BODY_RULES[Stack],
+}

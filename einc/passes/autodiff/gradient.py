@@ -1,0 +1,139 @@
+"""`@y / @x` for a scalar y: reverse mode over the tensor IR (thesis chapter 6).
+
+Adjoints flow from y back to x through program-level values in reverse dependency order.
+Each indexed definition passes its adjoint to the tensors its body reads, as new indexed
+definitions (einc.passes.autodiff.delta), so the derivative reaches MLIR as ordinary linalg
+like hand-written code. Every parameter read through several paths gets the sum.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Read, RecValue, Stack, Value,
+                           fresh_index_vars)
+from einc.passes.autodiff.delta import gather_sum
+from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.scalar_adjoint import propagate
+
+
+def gradient(y: Value, x: Value, span) -> Value:
+    if y.rank != 0:
+        raise d.error(d.UNSUPPORTED, "only the derivative of a scalar (a gradient) is compiled so "
+                      "far; reduce the target to a scalar first", span)
+    if not y.dtype.is_float or not x.dtype.is_float:
+        raise d.error(d.TYPE, f"derivatives need float values, found {y.dtype} / {x.dtype}", span)
+    return _Gradient(x, span).run(y)
+
+
+class _Gradient:
+    def __init__(self, x: Value, span):
+        self.x = x
+        self.span = span
+        self.parts: dict[int, list] = {}          # id(value) -> adjoint contributions
+        self.values: dict[int, Value] = {}
+
+    def run(self, y: Value) -> Value:
+        self._leaves(propagate(y, const(1.0, y), {id(self.x)}))
+        for t in _reverse_dependencies(y, self.x):
+            adjoint = self._total(t)
+            if adjoint is not None:
+                self._backward(t, adjoint)
+        total = self._total(self.x)
+        return total if total is not None else _zeros(self.x)
+
+    def _backward(self, t: Value, adjoint: Value) -> None:
+        if isinstance(t, Generic):
+            refs = tuple(IndexRef(v) for v in t.vars)
+            seed = Read(adjoint, refs, in_bounds=True) if t.rank else Read(adjoint, ())
+            if t.guard is not None:
+                seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
+            self._leaves(propagate(t.body, seed, {id(self.x)}, tuple(t.vars)))
+        elif isinstance(t, Stack):
+            for k, elem in enumerate(t.elems):
+                seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
+                    IndexRef(v) for v in fresh_index_vars(elem.shape)))
+                self._leaves(propagate(elem, seed, {id(self.x)}))
+        elif isinstance(t, RecValue):
+            raise d.error(d.UNSUPPORTED, "derivatives through recurrences are not compiled yet", self.span)
+        elif not isinstance(t, (Input, Const)):
+            raise d.error(d.UNSUPPORTED, f"no derivative through {type(t).__name__}", self.span)
+
+    def _leaves(self, leaves: list) -> None:
+        for leaf in leaves:
+            target = leaf.leaf.tensor if isinstance(leaf.leaf, Read) else leaf.leaf
+            if not target.dtype.is_float:
+                continue
+            self.values[id(target)] = target
+            self.parts.setdefault(id(target), []).append(self._contribution(leaf))
+
+    def _contribution(self, leaf) -> Value:
+        node = leaf.leaf
+        if not isinstance(node, Read) or node.tensor.rank == 0:
+            body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, (), ())
+            scalar = body if guard is None else Op("select", (guard, body, const(0.0, body)), body.dtype)
+            return Generic((), scalar) if isinstance(node, Read) else scalar
+        vars_ = fresh_index_vars(node.tensor.shape, "u")
+        body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, node.subs,
+                                 tuple(IndexRef(v) for v in vars_))
+        return Generic(vars_, body, guard)
+
+    def _total(self, t: Value):
+        parts = self.parts.get(id(t))
+        if not parts:
+            return None
+        if t.rank == 0 and not isinstance(parts[0], Generic):
+            total = parts[0]
+            for p in parts[1:]:
+                total = Op("add", (total, p), total.dtype)
+            return total
+        if len(parts) == 1:
+            return parts[0]
+        vars_ = fresh_index_vars(t.shape, "a")
+        refs = tuple(IndexRef(v) for v in vars_)
+        total = Read(parts[0], refs, in_bounds=True)
+        for p in parts[1:]:
+            total = Op("add", (total, Read(p, refs, in_bounds=True)), total.dtype)
+        return Generic(vars_, total)
+
+
+def _zeros(x: Value) -> Value:
+    if x.rank == 0:
+        return const(0.0, x)
+    return Generic(fresh_index_vars(x.shape, "z"), const(0.0, x))
+
+
+def _reverse_dependencies(y: Value, stop: Value) -> list:
+    """Program-level tensors y depends on (not looking past `stop`), users before producers."""
+    order, seen = [], set()
+
+    def tensors_in(v: Value) -> list:
+        out, stack, visited = [], [v], set()
+        while stack:
+            n = stack.pop()
+            if id(n) in visited:
+                continue
+            visited.add(id(n))
+            if isinstance(n, Read):
+                out.append(n.tensor)
+                stack.extend(n.subs)
+            elif n is not stop:
+                stack.extend(n.operands() if n.rank == 0 else ())
+        return out
+
+    def visit(t: Value) -> None:
+        if id(t) in seen or t is stop:
+            return
+        seen.add(id(t))
+        deps = []
+        if isinstance(t, Generic):
+            deps = tensors_in(t.body) + (tensors_in(t.guard) if t.guard is not None else [])
+        elif isinstance(t, Stack):
+            deps = [e for e in t.elems if e.rank] + [x for e in t.elems if not e.rank for x in tensors_in(e)]
+        for dep in deps:
+            visit(dep)
+        order.append(t)
+
+    for t in tensors_in(y):
+        visit(t)
+    return list(reversed(order))

@@ -1,0 +1,52 @@
+"""Rebuild a scalar expression with some index variables replaced by other values.
+
+Used when an adjoint sums over a variable that a subscript pins down: `v := u - c`. Nested
+reductions keep their own variables but get fresh copies, so the same reduction substituted
+two ways stays two independent loops.
+"""
+from __future__ import annotations
+
+from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, Reduce, Size, StateRead,
+                           Value)
+
+
+def substitute(expr: Value, mapping: dict) -> Value:
+    """`expr` with IndexRef(var) replaced by mapping[var] (a scalar i32 Value)."""
+    return _Substitution(mapping).value(expr)
+
+
+class _Substitution:
+    def __init__(self, mapping: dict):
+        self.mapping = dict(mapping)
+        self.memo: dict[int, Value] = {}
+
+    def value(self, v: Value) -> Value:
+        if id(v) in self.memo:
+            return self.memo[id(v)]
+        out = self._rebuild(v)
+        self.memo[id(v)] = out
+        return out
+
+    def _rebuild(self, v: Value) -> Value:
+        if isinstance(v, IndexRef):
+            return self.mapping.get(v.var, v)
+        if isinstance(v, (Const, Input, Size)) or v.rank > 0:
+            return v                               # program-level: closed over its own vars
+        if isinstance(v, Op):
+            args = tuple(self.value(a) for a in v.args)
+            return v if args == v.args else Op(v.op, args, v.dtype, span=v.span)
+        if isinstance(v, Read):
+            subs = tuple(self.value(s) for s in v.subs)
+            return v if subs == v.subs else Read(v.tensor, subs, span=v.span)
+        if isinstance(v, StateRead):
+            return StateRead(v.member, tuple(self.value(s) for s in v.subs), span=v.span)
+        if isinstance(v, Reduce):
+            return self._reduce(v)
+        raise TypeError(f"cannot substitute into {type(v).__name__}")
+
+    def _reduce(self, r: Reduce) -> Reduce:
+        fresh = tuple(IndexVar(x.name, x.lo, x.extent, span=x.span) for x in r.vars)
+        inner = _Substitution({**self.mapping, **{old: IndexRef(new) for old, new in zip(r.vars, fresh)}})
+        body = inner.value(r.body)
+        guard = inner.value(r.guard) if r.guard is not None else None
+        return Reduce(r.kind, fresh, body, guard, span=r.span)

@@ -1,0 +1,159 @@
+"""`@y / @x`: every rule against central finite differences of an independent NumPy function,
+and whole models (linear regression, an MLP, a convolution) against closed forms."""
+import math
+
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+
+H = 1e-6          # central-difference step in f64; its error is ~1e-10 for these functions
+
+F64_RULES = {     # Einlang expression in x  ->  the same function in NumPy
+    "x * x * x - 2.0 * x": lambda x: x ** 3 - 2 * x,
+    "1.0 / (x + 2.0)": lambda x: 1 / (x + 2),
+    "x ** 3": lambda x: x ** 3,
+    "x ** 1.5": lambda x: x ** 1.5,
+    "exp(x) * log(x)": lambda x: np.exp(x) * np.log(x),
+    "sqrt(x) + log1p(x) + expm1(x)": lambda x: np.sqrt(x) + np.log1p(x) + np.expm1(x),
+    "abs(x - 1.0)": lambda x: abs(x - 1),
+    "max(x, 0.5) + min(x * x, 0.25)": lambda x: max(x, 0.5) + min(x * x, 0.25),
+    "if x > 0.5 { x * x } else { -x }": lambda x: x * x if x > 0.5 else -x,
+    "((x * 10.0) as i32) as f64 + x": lambda x: int(x * 10) + x,   # casts to int have no derivative
+    "((x as f32) * 2.0) as f64": lambda x: 2 * x,                   # through a float cast
+}
+F32_RULES = {
+    "sin(x) * cos(x)": lambda x: math.sin(x) * math.cos(x),
+    "tanh(x) + tan(x)": lambda x: math.tanh(x) + math.tan(x),
+    "asin(x) + acos(x * 0.5) + atan(x)": lambda x: math.asin(x) + math.acos(x / 2) + math.atan(x),
+    "sinh(x) + cosh(x)": lambda x: math.sinh(x) + math.cosh(x),
+    "erf(x)": math.erf,
+    "atan2(x, 2.0)": lambda x: math.atan2(x, 2),
+}
+
+
+def rule_program(rules: dict, dtype: str) -> str:
+    lines = ["use std::math::*;", f"let x: {dtype};"]
+    for k, expr in enumerate(rules):
+        lines += [f"let y{k} = {expr};", f"let g{k} = @y{k} / @x;"]
+    return "\n".join(lines)
+
+
+def central_difference(f, x):
+    return (f(x + H) - f(x - H)) / (2 * H)
+
+
+@pytest.mark.parametrize("x", [0.33, 0.71])
+def test_scalar_rules_in_f64_match_finite_differences(x):
+    out = einc.load(einc.compile(rule_program(F64_RULES, "f64")).vmfb)(x=x)
+    for k, f in enumerate(F64_RULES.values()):
+        rtol = 1e-6 if "f32" not in list(F64_RULES)[k] else 1e-7    # f32 rounding: exact slope 2
+        np.testing.assert_allclose(out[f"g{k}"], central_difference(f, x), rtol=rtol, atol=1e-8,
+                                   err_msg=list(F64_RULES)[k])
+
+
+def test_scalar_rules_in_f32_match_finite_differences():
+    x = 0.4
+    out = einc.load(einc.compile(rule_program(F32_RULES, "f32")).vmfb)(x=x)
+    for k, f in enumerate(F32_RULES.values()):
+        np.testing.assert_allclose(out[f"g{k}"], central_difference(f, x), rtol=2e-5,
+                                   err_msg=list(F32_RULES)[k])
+
+
+def test_linear_regression_gradient_is_the_normal_equation_residual():
+    rng = np.random.default_rng(1)
+    X, y, w = rng.standard_normal((30, 4)), rng.standard_normal(30), rng.standard_normal(4)
+    out = einc.load(einc.compile("""
+        let X: [f64; N, K];
+        let y: [f64; N];
+        let w: [f64; K];
+        let b: f64;
+        let pred[n] = sum[k](X[n, k] * w[k]) + b;
+        let loss = sum[n]((pred[n] - y[n]) ** 2) / 2.0;
+        let gw = @loss / @w;
+        let gb = @loss / @b;
+    """).vmfb)(X=X, y=y, w=w, b=0.25)
+    r = X @ w + 0.25 - y
+    np.testing.assert_allclose(out["gw"], X.T @ r, rtol=1e-12)
+    np.testing.assert_allclose(out["gb"], r.sum(), rtol=1e-12)
+
+
+MLP = """
+    use std::math::{tanh, exp, log};
+    let X: [f32; N, I];
+    let labels: [i32; N];
+    let W1: [f32; I, J];
+    let W2: [f32; J, C];
+    let h[n, j] = tanh(sum[i](X[n, i] * W1[i, j]));
+    let z[n, c] = sum[j](h[n, j] * W2[j, c]);
+    let top[n] = max[c](z[n, c]);
+    let lse[n] = top[n] + log(sum[c](exp(z[n, c] - top[n])));
+    let loss = sum[n](lse[n] - sum[c](if c == labels[n] { z[n, c] } else { 0.0 })) / 8.0;
+    let g1 = @loss / @W1;
+    let g2 = @loss / @W2;
+"""
+
+
+def mlp_loss(X, labels, W1, W2):
+    z = np.tanh(X @ W1) @ W2
+    lse = np.log(np.exp(z - z.max(1, keepdims=True)).sum(1)) + z.max(1)
+    return (lse - z[np.arange(len(X)), labels]).sum() / 8
+
+
+def test_mlp_cross_entropy_gradients_match_finite_differences():
+    rng = np.random.default_rng(2)
+    X, W1, W2 = rng.standard_normal((8, 5)), rng.standard_normal((5, 6)) * 0.5, rng.standard_normal((6, 3))
+    labels = rng.integers(0, 3, 8).astype(np.int32)
+    out = einc.load(einc.compile(MLP).vmfb)(X=X, labels=labels, W1=W1, W2=W2)
+    for name, W in (("g1", W1), ("g2", W2)):
+        fd = np.zeros_like(W)
+        for idx in np.ndindex(W.shape):
+            up, down = W.copy(), W.copy()
+            up[idx] += H
+            down[idx] -= H
+            args = (W1, W2)
+            fd[idx] = (mlp_loss(X, labels, *[up if a is W else a for a in args])
+                       - mlp_loss(X, labels, *[down if a is W else a for a in args])) / (2 * H)
+        np.testing.assert_allclose(out[name], fd, rtol=1e-6, atol=1e-9)
+
+
+def test_convolution_kernel_and_input_gradients():
+    rng = np.random.default_rng(3)
+    x, k = rng.standard_normal((2, 7, 6)), rng.standard_normal((2, 3, 2))
+    out = einc.load(einc.compile("""
+        let x: [f64; C, H, W];
+        let k: [f64; C, KH, KW];
+        let y[oh in 0..H - KH + 1, ow in 0..W - KW + 1] =
+            sum[c, kh, kw](x[c, ih, iw] * k[c, kh, kw]) where ih = oh + kh, iw = ow + kw;
+        let loss = sum[oh, ow](y[oh, ow] * y[oh, ow]);
+        let gk = @loss / @k;
+        let gx = @loss / @x;
+    """).vmfb)(x=x, k=k)
+    y = np.zeros((5, 5))
+    for kh in range(3):
+        for kw in range(2):
+            y += np.einsum("chw,c->hw", x[:, kh:kh + 5, kw:kw + 5], k[:, kh, kw])
+    gk, gx = np.zeros_like(k), np.zeros_like(x)
+    for kh in range(3):
+        for kw in range(2):
+            gk[:, kh, kw] = np.einsum("chw,hw->c", x[:, kh:kh + 5, kw:kw + 5], 2 * y)
+            gx[:, kh:kh + 5, kw:kw + 5] += np.einsum("c,hw->chw", k[:, kh, kw], 2 * y)
+    np.testing.assert_allclose(out["gk"], gk, rtol=1e-12)
+    np.testing.assert_allclose(out["gx"], gx, rtol=1e-12)
+
+
+def test_max_reduction_routes_the_gradient_to_the_selected_point():
+    x = np.array([0.5, 2.0, -1.0, 1.5])
+    out = einc.load(einc.compile("""
+        let x: [f64; 4];
+        let m = max[i](x[i]);
+        let g = @m / @x;
+    """).vmfb)(x=x)
+    np.testing.assert_array_equal(out["g"], [0, 1, 0, 0])
+
+
+def test_unsupported_derivative_is_E011():
+    with pytest.raises(CompileError) as info:
+        einc.compile("let x: [f32; 3];\nlet y = x * 2.0;\nlet j = @y / @x;\n")
+    assert info.value.diagnostics[0].code == "E011"

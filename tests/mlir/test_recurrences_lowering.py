@@ -1,0 +1,176 @@
+"""Lowering of recurrence groups: storage windows in the emitted MLIR, long loops in one dispatch
+(llvm-cpu), the host-loop form on vulkan-spirv against llvm-cpu and NumPy, and its E011."""
+import os
+
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+from einc.driver import lower
+
+rng = np.random.default_rng(23)
+
+
+def run(source: str, target: str = "llvm-cpu", outputs=None, **inputs) -> dict:
+    return einc.load(einc.compile(source, target=target, outputs=outputs).vmfb)(**inputs)
+
+
+def logistic(steps: int) -> str:
+    return f"""
+        let x0: f32;
+        let x[0] = x0;
+        let x[t in 1..{steps}] = 3.7 * x[t - 1] * (1.0 - x[t - 1]);
+        let last = x[{steps - 1}];
+    """
+
+
+def logistic_numpy(steps: int, x0: float = 0.3) -> np.float32:
+    x = np.float32(x0)
+    for _ in range(steps - 1):
+        x = np.float32(3.7) * x * (np.float32(1) - x)
+    return x
+
+
+def emitted_mlir(tmp_path, source: str, target: str, outputs: list) -> str:
+    path = os.path.join(tmp_path, "program.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    return str(lower(path, target, outputs))
+
+
+# ------------------------------------------------------------------------------------ storage
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "vulkan-spirv"])
+def test_a_member_read_only_at_its_end_never_has_its_full_length(tmp_path, target):
+    text = emitted_mlir(tmp_path, logistic(10_000_000), target, ["last"])
+    assert "10000000x" not in text
+    assert "tensor<2xf32>" in text                     # lookback 1 -> two slots
+
+
+def test_a_member_that_leaves_the_program_keeps_every_step(tmp_path):
+    text = emitted_mlir(tmp_path, logistic(1000), "llvm-cpu", None)
+    assert "tensor<1000xf32>" in text
+
+
+def test_the_cpu_form_is_one_dispatch_region_per_group(tmp_path):
+    text = emitted_mlir(tmp_path, KALMAN, "llvm-cpu", ["x", "P"])
+    assert text.count("flow.dispatch.region") == 1
+    assert "linalg" not in text.split("flow.dispatch.region")[1].split("flow.return")[0]
+
+
+def test_ten_million_steps_read_at_the_end_run_in_one_dispatch():
+    out = run(logistic(10_000_000), outputs=["last"], x0=np.float32(0.3))
+    assert np.isfinite(out["last"]) and 0.0 <= out["last"] <= 1.0
+
+
+def test_windowed_logistic_matches_a_numpy_float32_loop_bit_for_bit():
+    out = run(logistic(20_000), outputs=["last"], x0=np.float32(0.3))
+    assert out["last"] == logistic_numpy(20_000)
+
+
+def test_windowed_vector_state_with_a_dynamic_width():
+    H, T = 5, 40
+    W = (rng.standard_normal((H, H)) * 0.4).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    out = run(RNN, outputs=["final"], W=W, x=x)
+    np.testing.assert_allclose(out["final"], rnn_numpy(W, x), rtol=1e-4, atol=1e-5)
+
+
+def test_a_windowed_member_without_a_first_step_reads_zero_there():
+    # y has no clause at t = 0, so its slot must be cleared before each step
+    out = run("""
+        let n: [f32; N];
+        let y[t in 1..N] = x[t - 1] + 1.0;
+        let x[0] = 1.0;
+        let x[t in 1..N] = y[t] * 0.5 + x[t - 1];
+        let last = x[N - 1];
+        let first_y = y[N - 1];
+    """, outputs=["last", "first_y"], n=np.zeros(7, np.float32))
+    x, y = 1.0, 0.0
+    for _ in range(6):
+        y = x + 1.0
+        x = y * 0.5 + x
+    assert out["last"] == pytest.approx(x) and out["first_y"] == pytest.approx(y)
+
+
+def test_state_read_at_a_constant_step_stays_inside_the_loop():
+    out = run("""
+        let x[0] = 2.0;
+        let x[t in 1..6] = x[t - 1] + x[0];
+    """)
+    np.testing.assert_allclose(out["x"], [2, 4, 6, 8, 10, 12])
+
+
+# ------------------------------------------------------------------------------------ vulkan
+
+KALMAN = """
+    let y: [f32; T];
+    let q: f32;
+    let r: f32;
+    let x[0] = y[0];
+    let P[0] = 1.0;
+    let x_pred[t in 1..T] = x[t - 1];
+    let P_pred[t in 1..T] = P[t - 1] + q;
+    let S[t in 1..T] = P_pred[t] + r;
+    let K[t in 1..T] = P_pred[t] / S[t];
+    let x[t in 1..T] = x_pred[t] + K[t] * (y[t] - x_pred[t]);
+    let P[t in 1..T] = (1.0 - K[t]) * P_pred[t];
+"""
+
+RNN = """
+    use std::math::tanh;
+    let W: [f32; H, H];
+    let x: [f32; T, H];
+    let h[0, i in 0..H] = 0.0;
+    let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+    let final[i] = h[T - 1, i];
+"""
+
+
+def rnn_numpy(W: np.ndarray, x: np.ndarray) -> np.ndarray:
+    h = np.zeros(W.shape[0])
+    for t in range(1, x.shape[0]):
+        h = np.tanh(W.astype(np.float64) @ h + x[t])
+    return h
+
+
+@pytest.mark.vulkan
+def test_scalar_logistic_on_vulkan_runs_the_step_loop_on_the_host():
+    # shader loops stop after 65,535 iterations on lavapipe; this loop is not a shader loop
+    out = run(logistic(1000), target="vulkan-spirv", outputs=["last"], x0=np.float32(0.3))
+    assert out["last"] == logistic_numpy(1000)
+
+
+@pytest.mark.vulkan
+@pytest.mark.parametrize("outputs", [["x", "P"], None])
+def test_kalman_group_on_vulkan_matches_llvm_cpu(outputs):
+    y = (np.cumsum(rng.standard_normal(30)) + rng.standard_normal(30)).astype(np.float32)
+    cpu = run(KALMAN, outputs=outputs, y=y, q=0.5, r=2.0)
+    vk = run(KALMAN, target="vulkan-spirv", outputs=outputs, y=y, q=0.5, r=2.0)
+    assert set(vk) == set(cpu)
+    for name in cpu:
+        np.testing.assert_allclose(vk[name], cpu[name], rtol=1e-6)
+
+
+@pytest.mark.vulkan
+def test_small_rnn_on_vulkan_matches_numpy():
+    H, T = 6, 25
+    W = (rng.standard_normal((H, H)) * 0.4).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    out = run(RNN, target="vulkan-spirv", W=W, x=x)
+    np.testing.assert_allclose(out["final"], rnn_numpy(W, x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out["h"][-1], out["final"])
+
+
+def test_a_same_step_self_read_is_rejected_for_vulkan():
+    with pytest.raises(CompileError) as info:
+        einc.compile("""
+            let a: [f32; N];
+            let c[0, j in 0..N] = a[j];
+            let c[t in 1..4, 0] = c[t - 1, 0];
+            let c[t in 1..4, j in 1..N] = c[t, j - 1] + c[t - 1, j];
+        """, target="vulkan-spirv")
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E011" and "`c`" in diag.message and "llvm-cpu" in diag.hint
+    assert diag.span.line == 5

@@ -1,0 +1,153 @@
+"""std::ml conv_ops, pool_ops and layers against direct NumPy loops (float64 references)."""
+import numpy as np
+import pytest
+
+from stdlib_harness import close, rand, run_program
+
+SOURCE = """
+use std::ml::*;
+let X: [f32; 2, 4, 7, 6];
+let W: [f32; 6, 2, 3, 3];
+let B: [f32; 6];
+let X1: [f32; 2, 3, 9];
+let W1: [f32; 4, 3, 3];
+let B1: [f32; 4];
+let Wd: [f32; 4, 1, 3, 3];
+let Wt: [f32; 4, 3, 3, 2];
+let W4: [f32; 5, 4, 2, 3];
+let Xd: [f64; 1, 2, 5, 5];
+let Wdd: [f64; 3, 2, 2, 2];
+let Wl: [f32; 6, 3];
+let bl: [f32; 3];
+let A: [f32; 4, 5];
+let Bm: [f32; 3, 4];
+let Cm: [f32; 3];
+let grouped = conv(X, W, B, [2, 1], [1, 0, 1, 2], [1, 2], 2);
+let conv_1d = conv(X1, W1, B1, [2], [1, 1], [1], 1);
+let conv_f64 = conv(Xd, Wdd, [0.5f64, -1.0, 2.0], [1, 1], [0, 0, 0, 0], [1, 1], 1);
+let depthwise = depthwise_conv(X, Wd, [0.0, 1.0, 2.0, 3.0], [1, 1], [1, 1, 1, 1], [1, 1]);
+let transposed = conv_transpose(X, Wt, [0.5, 1.0, 1.5], [2, 2], [1, 0, 1, 0], [1, 0]);
+let layer_conv = conv2d(X, W4, [0.0, 1.0, 2.0, 3.0, 4.0], 2, 1, 1, 0, 1, 2);
+let maxp = max_pool(X, [3, 2], [2, 2], [1, 0, 1, 1]);
+let avgp = average_pool(X, [3, 3], [2, 1], [1, 1, 1, 1]);
+let gap = global_average_pool(X);
+let gmp = global_max_pool(X1);
+let lpp = lp_pool(X, [2, 2], [2, 2], 2.0);
+let lin = linear(X[0, 0], Wl, bl);
+let lin3 = linear(X[0], Wl, bl);
+let gm = gemm(A, Bm, Cm, 0.5, 2.0, 1, 1);
+let gm0 = gemm(Bm, A, 1.0, 1.0, 0.5, 0, 0);
+"""
+
+INPUTS = dict(X=rand(2, 4, 7, 6), W=rand(6, 2, 3, 3, seed=1), B=rand(6, seed=2),
+              X1=rand(2, 3, 9, seed=3), W1=rand(4, 3, 3, seed=4), B1=rand(4, seed=5),
+              Wd=rand(4, 1, 3, 3, seed=6), Wt=rand(4, 3, 3, 2, seed=7), W4=rand(5, 4, 2, 3, seed=8),
+              Xd=rand(1, 2, 5, 5, dtype=np.float64, seed=9), Wdd=rand(3, 2, 2, 2, dtype=np.float64, seed=10),
+              Wl=rand(6, 3, seed=11), bl=rand(3, seed=12), A=rand(4, 5, seed=13), Bm=rand(3, 4, seed=14),
+              Cm=rand(3, seed=15))
+F = {k: v.astype(np.float64) for k, v in INPUTS.items()}
+
+
+@pytest.fixture(scope="module")
+def out():
+    return run_program(SOURCE, **INPUTS)
+
+
+def ref_conv(x, w, b, strides, pads, dilations, group):
+    """ONNX Conv, N spatial axes, by explicit loops over output points."""
+    nsp = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[k], pads[k + nsp]) for k in range(nsp)])
+    ksz = w.shape[2:]
+    osz = [(xp.shape[2 + k] - dilations[k] * (ksz[k] - 1) - 1) // strides[k] + 1 for k in range(nsp)]
+    m, cg = w.shape[0], w.shape[1]
+    y = np.zeros((x.shape[0], m, *osz))
+    for o in range(m):
+        g = o // (m // group)
+        for pos in np.ndindex(*osz):
+            sl = tuple(slice(pos[k] * strides[k], pos[k] * strides[k] + dilations[k] * (ksz[k] - 1) + 1,
+                             dilations[k]) for k in range(nsp))
+            patch = xp[(slice(None), slice(g * cg, (g + 1) * cg)) + sl]
+            y[(slice(None), o) + pos] = (patch * w[o]).reshape(x.shape[0], -1).sum(1) + b[o]
+    return y
+
+
+def ref_conv_transpose(x, w, b, strides, pads, output_padding):
+    n, c, h, wd = x.shape
+    m, kh, kw = w.shape[1:]
+    full = np.zeros((n, m, (h - 1) * strides[0] + kh + output_padding[0],
+                     (wd - 1) * strides[1] + kw + output_padding[1]))
+    for i in range(h):
+        for j in range(wd):
+            full[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw] += \
+                np.einsum("nc,cmhw->nmhw", x[:, :, i, j], w)
+    oh = (h - 1) * strides[0] + kh - pads[0] - pads[2] + output_padding[0]
+    ow = (wd - 1) * strides[1] + kw - pads[1] - pads[3] + output_padding[1]
+    return full[:, :, pads[0]:pads[0] + oh, pads[1]:pads[1] + ow] + b[None, :, None, None]
+
+
+def ref_pool(x, k, s, pads, how):
+    pad_value = -np.inf if how == "max" else np.nan
+    xp = np.pad(x, [(0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])], constant_values=pad_value)
+    oh = (xp.shape[2] - k[0]) // s[0] + 1
+    ow = (xp.shape[3] - k[1]) // s[1] + 1
+    y = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            win = xp[:, :, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1]]
+            y[:, :, i, j] = win.max((2, 3)) if how == "max" else np.nanmean(win, (2, 3))
+    return y
+
+
+def test_conv_grouped_strided_dilated_padded(out):
+    close(out["grouped"], ref_conv(F["X"], F["W"], F["B"], [2, 1], [1, 0, 1, 2], [1, 2], 2), atol=1e-5)
+
+
+def test_conv_1d(out):
+    close(out["conv_1d"], ref_conv(F["X1"], F["W1"], F["B1"], [2], [1, 1], [1], 1), atol=1e-5)
+
+
+def test_conv_f64(out):
+    close(out["conv_f64"], ref_conv(F["Xd"], F["Wdd"], np.array([0.5, -1, 2]), [1, 1], [0] * 4, [1, 1], 1),
+          np.float64)
+
+
+def test_depthwise_conv(out):
+    close(out["depthwise"], ref_conv(F["X"], F["Wd"], np.arange(4.0), [1, 1], [1] * 4, [1, 1], 4), atol=1e-5)
+
+
+def test_conv_transpose(out):
+    close(out["transposed"], ref_conv_transpose(F["X"], F["Wt"], np.array([0.5, 1, 1.5]), [2, 2],
+                                                [1, 0, 1, 0], [1, 0]), atol=1e-5)
+
+
+def test_layers_conv2d(out):
+    close(out["layer_conv"], ref_conv(F["X"], F["W4"], np.arange(5.0), [2, 1], [1, 0, 1, 0], [1, 2], 1),
+          atol=1e-5)
+
+
+def test_max_pool(out):
+    close(out["maxp"], ref_pool(F["X"], [3, 2], [2, 2], [1, 0, 1, 1], "max"))
+
+
+def test_average_pool_excludes_padding(out):
+    close(out["avgp"], ref_pool(F["X"], [3, 3], [2, 1], [1, 1, 1, 1], "avg"))
+
+
+def test_global_pools_keep_unit_axes(out):
+    close(out["gap"], F["X"].mean((2, 3), keepdims=True))
+    close(out["gmp"], F["X1"].max(2, keepdims=True))
+
+
+def test_lp_pool(out):
+    x = F["X"][:, :, :6, :6].reshape(2, 4, 3, 2, 3, 2)
+    close(out["lpp"], np.sqrt((x ** 2).sum((3, 5))))
+
+
+def test_linear(out):
+    close(out["lin"], F["X"][0, 0] @ F["Wl"] + F["bl"])
+    close(out["lin3"], F["X"][0] @ F["Wl"] + F["bl"])
+
+
+def test_gemm(out):
+    close(out["gm"], 0.5 * F["A"].T @ F["Bm"].T + 2.0 * F["Cm"])
+    close(out["gm0"], F["Bm"] @ F["A"] + 0.5)
