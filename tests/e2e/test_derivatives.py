@@ -1,5 +1,5 @@
 """`@y / @x`: every rule against central finite differences of an independent NumPy function,
-and whole models (linear regression, an MLP, a convolution) against closed forms."""
+and whole models (linear regression, a convolution) against closed forms."""
 import math
 
 import numpy as np
@@ -77,45 +77,6 @@ def test_linear_regression_gradient_is_the_normal_equation_residual():
     r = X @ w + 0.25 - y
     np.testing.assert_allclose(out["gw"], X.T @ r, rtol=1e-12)
     np.testing.assert_allclose(out["gb"], r.sum(), rtol=1e-12)
-
-
-MLP = """
-    use std::math::{tanh, exp, log};
-    let X: [f32; N, I];
-    let labels: [i32; N];
-    let W1: [f32; I, J];
-    let W2: [f32; J, C];
-    let h[n, j] = tanh(sum[i](X[n, i] * W1[i, j]));
-    let z[n, c] = sum[j](h[n, j] * W2[j, c]);
-    let top[n] = max[c](z[n, c]);
-    let lse[n] = top[n] + log(sum[c](exp(z[n, c] - top[n])));
-    let loss = sum[n](lse[n] - sum[c](if c == labels[n] { z[n, c] } else { 0.0 })) / 8.0;
-    let g1 = @loss / @W1;
-    let g2 = @loss / @W2;
-"""
-
-
-def mlp_loss(X, labels, W1, W2):
-    z = np.tanh(X @ W1) @ W2
-    lse = np.log(np.exp(z - z.max(1, keepdims=True)).sum(1)) + z.max(1)
-    return (lse - z[np.arange(len(X)), labels]).sum() / 8
-
-
-def test_mlp_cross_entropy_gradients_match_finite_differences():
-    rng = np.random.default_rng(2)
-    X, W1, W2 = rng.standard_normal((8, 5)), rng.standard_normal((5, 6)) * 0.5, rng.standard_normal((6, 3))
-    labels = rng.integers(0, 3, 8).astype(np.int32)
-    out = einc.load(einc.compile(MLP).vmfb)(X=X, labels=labels, W1=W1, W2=W2)
-    for name, W in (("g1", W1), ("g2", W2)):
-        fd = np.zeros_like(W)
-        for idx in np.ndindex(W.shape):
-            up, down = W.copy(), W.copy()
-            up[idx] += H
-            down[idx] -= H
-            args = (W1, W2)
-            fd[idx] = (mlp_loss(X, labels, *[up if a is W else a for a in args])
-                       - mlp_loss(X, labels, *[down if a is W else a for a in args])) / (2 * H)
-        np.testing.assert_allclose(out[name], fd, rtol=1e-6, atol=1e-9)
 
 
 def test_convolution_kernel_and_input_gradients():
