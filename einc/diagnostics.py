@@ -48,11 +48,12 @@ class Diagnostic:
     span: Span | None = None
     hint: str = ""
     notes: list[Label] = field(default_factory=list)
+    label: str = ""                # said under the primary span's caret
 
     def render(self, sources: "SourceMap") -> str:
         out = [f"error[{self.code}]: {self.message}"]
         if self.span is not None:
-            out += _snippet(self.span, "", sources)
+            out += _snippet(self.span, self.label, sources)
         for label in self.notes:
             out += _snippet(label.span, label.note, sources)
         if self.hint:
@@ -106,5 +107,5 @@ class CompileError(Exception):
 
 
 def error(code: str, message: str, span: Span | None = None, hint: str = "",
-          notes: list[Label] | None = None) -> CompileError:
-    return CompileError(Diagnostic(code, message, span, hint, notes or []))
+          notes: list[Label] | None = None, label: str = "") -> CompileError:
+    return CompileError(Diagnostic(code, message, span, hint, notes or [], label))

@@ -144,8 +144,8 @@ class _Resolver:
         return did
 
     def _undefined(self, name: str, span: Span, scope: _Scope, what: str = "") -> None:
-        close = difflib.get_close_matches(name, sorted(scope.visible()), n=1)
-        hint = f"a name in scope is `{close[0]}`; did you mean it?" if close else ""
+        close = _closest(name, scope.visible())
+        hint = f"a name in scope is `{close}`; did you mean it?" if close else ""
         if name in scope.visible():
             hint = (f"`{name}` is a local outside this function, and functions only see items "
                     "(functions, consts, imports); pass it as a parameter or make it a `const`")
@@ -153,8 +153,8 @@ class _Resolver:
                                            "in this scope", span, hint))
 
     def _import_error(self, message: str, span: Span, name: str, candidates: Iterable[str]) -> None:
-        close = difflib.get_close_matches(name, sorted(candidates), n=1)
-        hint = f"did you mean `{close[0]}`?" if close else ""
+        close = _closest(name, candidates)
+        hint = f"did you mean `{close}`?" if close else ""
         self.diagnostics.append(Diagnostic(IMPORT, message, span, hint))
 
     # ------------------------------------------------ items
@@ -495,3 +495,11 @@ def _pattern_defs(pattern) -> dict[str, DefId]:
             out.update(_pattern_defs(elem))
         return out
     return {}
+
+
+def _closest(name: str, candidates: Iterable[str]) -> Optional[str]:
+    """The candidate most like `name`, for a hint; never an intrinsic (`__floor`), which users
+    cannot call and which would only mislead."""
+    public = sorted(c for c in candidates if not c.startswith("__"))
+    close = difflib.get_close_matches(name, public, n=1)
+    return close[0] if close else None

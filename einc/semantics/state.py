@@ -34,7 +34,8 @@ class InferenceFrame:
                         d.SHAPE,
                         f"index `{var.name}` gets extent {first.extent!r} from {first.what} "
                         f"but {other.extent!r} from {other.what}",
-                        other.span, notes=[d.Label(first.span, f"extent {first.extent!r} here")])
+                        other.span, notes=[d.Label(first.span, f"extent {first.extent!r} here")],
+                        label=f"extent {other.extent!r} here")
             var.extent = first.extent
 
 

@@ -43,6 +43,7 @@ let C[i, j] = sum[k](A[i, k] * B[k, j]);
     cols = sorted([diag.span.col] + [n.span.col for n in diag.notes])
     assert lines == {3} and cols == [22, 32]          # A[i, k] and B[k, j]
     assert text.count("^") >= 2
+    assert "extent 5 here" in text and "extent 4 here" in text   # each span says what it gave
 
 
 def test_out_of_bounds_read_E005(tmp_path):
@@ -69,3 +70,9 @@ def test_non_exhaustive_match_E002(tmp_path):
 def test_unknown_module_E010(tmp_path):
     diag, _ = diagnose(tmp_path, "use std::nothing_here::f;\nlet y = 1.0;\n")
     assert diag.code == "E010" and diag.span.line == 1
+
+
+def test_undefined_name_hint_never_suggests_an_intrinsic(tmp_path):
+    # `__floor` and friends are what the stdlib is built on; users cannot call them
+    diag, text = diagnose(tmp_path, "let x = foo(3);\n")
+    assert diag.code == "E003" and "__" not in text
