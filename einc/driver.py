@@ -34,7 +34,10 @@ def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | No
     return compile_mlir(lower(path, target, outputs), target)
 
 
-def emit_program(path: str, what: str, outputs: list[str] | None = None) -> str:
+def emit_program(path: str, what: str, outputs: list[str] | None = None,
+                 target: str = "llvm-cpu") -> str:
+    """The intermediate form `what` of `path`; MLIR is the one built for `target`, since the
+    lowering of recurrences differs per target."""
     if what == "ast":
         from einc.semantics.modules import load_program
         from einc.syntax.dump import format_module
@@ -43,7 +46,7 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None) -> str:
         from einc.ir.printer import format_program
         return format_program(front_end(path, outputs)[1])
     if what == "mlir":
-        return str(lower(path, "llvm-cpu", outputs))
+        return str(lower(path, target, outputs))
     if what == "explain":
         from einc.ir.explain import explain_program
         return explain_program(front_end(path, outputs)[1])

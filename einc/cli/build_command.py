@@ -36,7 +36,7 @@ def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...]
     wanted = list(outputs) or None
     what = "explain" if explain else emit
     if what is not None:
-        text = driver.emit_program(file, what, wanted)
+        text = driver.emit_program(file, what, wanted, target)
         if out_path is None:
             click.echo(text, nl=not text.endswith("\n"))
         else:

@@ -24,9 +24,9 @@ def driver(monkeypatch):
         fake.calls.append((path, target, outputs))
         return b"VMFB:" + target.encode()
 
-    def emit_program(path, what, outputs):
-        fake.calls.append((path, what, outputs))
-        return f"<{what} of {path}>\n"
+    def emit_program(path, what, outputs, target):
+        fake.calls.append((path, what, outputs, target))
+        return f"<{what} of {path} for {target}>\n"
 
     fake.compile_program, fake.emit_program = compile_program, emit_program
     monkeypatch.setitem(sys.modules, "einc.driver", fake)
@@ -87,9 +87,15 @@ def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
 
 
 def test_emit_goes_to_stdout_or_file(einc_cli, driver, program, tmp_path):
-    assert einc_cli("build", program, "--emit", "mlir") == (0, f"<mlir of {program}>\n", "")
+    assert einc_cli("build", program, "--emit", "mlir") == (0, f"<mlir of {program} for llvm-cpu>\n", "")
     assert einc_cli("build", program, "--explain", "-o", tmp_path / "why.txt")[0] == 0
-    assert (tmp_path / "why.txt").read_text() == f"<explain of {program}>\n"
+    assert (tmp_path / "why.txt").read_text() == f"<explain of {program} for llvm-cpu>\n"
+
+
+def test_emit_mlir_is_the_lowering_for_the_chosen_target(einc_cli, driver, program):
+    # recurrences lower differently per target, so the shown MLIR must be the built one
+    status, stdout, _ = einc_cli("build", program, "--emit", "mlir", "--target", "vulkan-spirv")
+    assert status == 0 and stdout == f"<mlir of {program} for vulkan-spirv>\n"
 
 
 def test_build_usage_and_file_errors(einc_cli, driver, program, tmp_path):
