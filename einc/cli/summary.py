@@ -10,7 +10,8 @@ _HEAD = 4
 def summarize(name: str, value: np.ndarray) -> str:
     """`name: dtype[shape] values...`, with min/max/mean for arrays too big to show whole."""
     if value.ndim == 0:
-        return f"{name}: {value.dtype} = {value[()]}"
+        # !s: numpy's shortest round-trip text for the dtype (format() would widen f32 to f64)
+        return f"{name}: {value.dtype} = {value[()]!s}"
     head = f"{name}: {value.dtype}[{', '.join(map(str, value.shape))}]"
     flat = value.ravel()
     if flat.size <= _SHOW_ALL_UP_TO:
@@ -25,4 +26,4 @@ def _values(flat: np.ndarray) -> str:
 def _statistics(flat: np.ndarray) -> str:
     if flat.dtype == np.bool_:
         return f"true={int(flat.sum())}/{flat.size}"
-    return f"min={flat.min()} max={flat.max()} mean={flat.mean(dtype=np.float64):.6g}"
+    return f"min={flat.min()!s} max={flat.max()!s} mean={flat.mean(dtype=np.float64):.6g}"

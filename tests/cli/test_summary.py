@@ -1,0 +1,14 @@
+"""The one-line output summaries of `einc run` show values as their own dtype prints them."""
+import numpy as np
+
+from einc.cli.summary import summarize
+
+
+def test_f32_scalar_is_printed_at_f32_precision_not_widened():
+    assert summarize("norm", np.asarray(np.float32(3.7749171))) == "norm: float32 = 3.7749171"
+
+
+def test_small_arrays_show_every_value_and_large_ones_statistics():
+    assert summarize("v", np.arange(3, dtype=np.int32)) == "v: int32[3] [0 1 2]"
+    big = np.full(100, np.float32(0.1))
+    assert summarize("b", big).endswith("min=0.1 max=0.1 mean=0.1")
