@@ -14,6 +14,7 @@ from iree.compiler.dialects import arith, math, scf
 
 from einc.ir.nodes import Op
 from einc.ir.types import BOOL, DType
+from einc.mlir import f64_math
 from einc.mlir.types import element_type
 
 _F, _I = arith.CmpFPredicate, arith.CmpIPredicate
@@ -50,6 +51,8 @@ def runs_on_host(op: Op) -> bool:
     operand = op.args[0].dtype
     if op.op in VM_MISSING_MATH:
         return False
+    if operand.name == "f64" and (op.op in f64_math.UNARY or op.op == "atan2"):
+        return False                # the expansions use bit casts and i64 the VM may not have
     if op.op == "pow":
         return op.args[1].dtype == operand          # fpowi has no VM lowering
     if op.op == "cast":
@@ -101,20 +104,13 @@ def _math_unary(name: str, dtype: DType, x: ir.Value) -> ir.Value:
     if name == "log10":
         # IREE's llvm-cpu backend leaves math.log10 as a call to libm's log10f, which it does not link
         return arith.mulf(math.log(x), constant(dtype, 1 / pymath.log(10)))
-    if name == "tanh" and dtype.name == "f64":
-        return _tanh_f64(x)
+    if dtype.name == "f64" and name in f64_math.UNARY:
+        return f64_math.UNARY[name](x)
     return getattr(math, name)(x)
 
 
-def _tanh_f64(x: ir.Value) -> ir.Value:
-    """tanh through expm1, which IREE links for f64 (math.tanh on f64 becomes an unlinkable libm
-    call): expm1(2x) / (expm1(2x) + 2) is accurate near 0; past |x| = 20 tanh is ±1 in f64."""
-    f64 = DType("f64")
-    e = math.expm1(arith.mulf(x, constant(f64, 2.0)))
-    ratio = arith.divf(e, arith.addf(e, constant(f64, 2.0)))
-    saturated = math.copysign(constant(f64, 1.0), x)
-    large = compare("gt", f64, math.absf(x), constant(f64, 20.0))
-    return arith.select(large, saturated, ratio)
+def _atan2(dtype: DType, y: ir.Value, x: ir.Value) -> ir.Value:
+    return f64_math.atan2(y, x) if dtype.name == "f64" else math.atan2(y, x)
 
 
 def _by_kind(on_float: Callable, on_int: Callable, on_bool: Callable | None = None) -> Callable:
@@ -184,7 +180,7 @@ _RULES: dict[str, Callable] = {
     "pow": _pow,
     "min": _by_kind(arith.minimumf, arith.minsi, arith.minui),
     "max": _by_kind(arith.maximumf, arith.maxsi, arith.maxui),
-    "atan2": lambda dtype, y, x: math.atan2(y, x),
+    "atan2": _atan2,
     "and": lambda dtype, a, b: arith.andi(a, b),
     "or": lambda dtype, a, b: arith.ori(a, b),
 }

@@ -151,9 +151,3 @@ def test_bool_scalars_and_bool_stacks_on_the_host():
     flags = Stack((flag, op("lt", a, const(1.0), dtype="bool")))
     got_flag, got_flags = run(program([a], [("flag", flag), ("flags", flags)], {}), 2.0)
     assert got_flag == True and list(got_flags) == [True, False]  # noqa: E712
-
-
-def test_f64_functions_without_a_cpu_implementation_are_rejected():
-    x = scalar_input("x", 0, "f64")
-    with pytest.raises(CompileError, match="E011.*`sin` on f64 is not supported on llvm-cpu"):
-        lower_program(program([x], [("y", op("sin", x))], {}), "llvm-cpu")
