@@ -56,7 +56,9 @@ def resolve(program: Program) -> Resolution:
 
 
 # Kinds that are items: visible inside function bodies nested in the scope that holds them.
-_ITEM_KINDS = frozenset({"fn", "module", "builtin"})
+# Run-time inputs and their named dims are parameters of the whole program, fixed for a run,
+# so functions (`fn main` above all) see them too, once declared.
+_ITEM_KINDS = frozenset({"fn", "module", "builtin", "input", "dim"})
 
 
 class _Scope:
@@ -148,7 +150,8 @@ class _Resolver:
         hint = f"a name in scope is `{close}`; did you mean it?" if close else ""
         if name in scope.visible():
             hint = (f"`{name}` is a local outside this function, and functions only see items "
-                    "(functions, consts, imports); pass it as a parameter or make it a `const`")
+                    "(functions, consts, imports) and inputs declared before them; pass it as a "
+                    "parameter or make it a `const`")
         self.diagnostics.append(Diagnostic(UNDEFINED, f"cannot find {what or 'name'} `{name}` "
                                            "in this scope", span, hint))
 

@@ -53,3 +53,17 @@ def test_std_math_imports(run):
     """, x=x)
     np.testing.assert_allclose(out["a"], np.sqrt(x), rtol=1e-6)
     np.testing.assert_allclose(out["b"], np.exp(x) + np.sqrt(x), rtol=1e-6)
+
+
+def test_main_reads_the_program_inputs_and_their_named_dims(run):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = run("""
+        let X: [f32; R, C];
+        fn main() {
+            let col[j] = sum[i](X[i, j]);
+            let mean = sum[j](col[j]) / ((R * C) as f32);
+            (col, mean)
+        }
+    """, X=x)
+    np.testing.assert_array_equal(out["main.0"], x.sum(0))     # exact: small integers in f32
+    assert out["main.1"] == np.float32(x.mean())
