@@ -105,6 +105,23 @@ class CompileError(Exception):
         sources = sources or self.sources or SourceMap()
         return "\n\n".join(d.render(sources) for d in self.diagnostics)
 
+    def called_from(self, span: Span | None, callee: str) -> "CompileError":
+        """Add the call site to each diagnostic raised inside a function's body, so an error deep
+        in the standard library still points at the user's line (the outermost calls are the
+        ones kept when the chain is long, e.g. a recursion that never ends)."""
+        for diag in self.diagnostics:
+            calls = [n for n in diag.notes if n.note.startswith(_CALL_NOTE)]
+            if span is None or span == diag.span or any(n.span == span for n in calls):
+                continue
+            if len(calls) >= _MAX_CALL_NOTES:
+                diag.notes.remove(calls[0])
+            diag.notes.append(Label(span, f"{_CALL_NOTE} `{callee}`"))
+        return self
+
+
+_CALL_NOTE = "in this call to"
+_MAX_CALL_NOTES = 4
+
 
 def error(code: str, message: str, span: Span | None = None, hint: str = "",
           notes: list[Label] | None = None, label: str = "") -> CompileError:

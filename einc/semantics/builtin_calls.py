@@ -25,7 +25,7 @@ def call(el, name: str, args: list, span):
     return rule(el, args, span)
 
 
-def call_intrinsic(el, name: str, args: list, span):
+def call_intrinsic(el, name: str, args: list, span, hint: str = ""):
     from einc.semantics.expressions import elementwise
     if name in MATH_UNARY and len(args) == 1:
         return elementwise(el, name, args, span)
@@ -38,7 +38,8 @@ def call_intrinsic(el, name: str, args: list, span):
         return Weak(np.asarray(np.inf if name == "inf" else np.nan), "float", span)
     if name == "cast_like" and len(args) == 2:
         return _cast_like(el, *args, span)
-    raise d.error(d.UNDEFINED, f"no function `{name}` taking {len(args)} arguments", span)
+    count = f"{len(args)} argument" + ("" if len(args) == 1 else "s")
+    raise d.error(d.UNDEFINED, f"no function `{name}` taking {count}", span, hint=hint)
 
 
 def _cast_like(el, x, like, span):

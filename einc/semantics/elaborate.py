@@ -96,6 +96,8 @@ class Elaborator:
         self.state.call_depth += 1
         try:
             result = self.ev(node.body, scope)
+        except d.CompileError as err:
+            raise err.called_from(span, getattr(node, "name", "closure")) from None
         finally:
             self.state.call_depth -= 1
         return types.annotate(result, getattr(node, "ret", None), self, span)

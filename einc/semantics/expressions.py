@@ -99,7 +99,14 @@ def _method(el, e, env):
     if e.def_id is not None:
         return el.call(el.lookup(e.def_id, e.method, e.span, env), args, e.span)
     from einc.semantics.builtin_calls import call_intrinsic
-    return call_intrinsic(el, e.method, args, e.span)
+    return call_intrinsic(el, e.method, args, e.span, hint=_method_hint(e.method))
+
+
+def _method_hint(method: str) -> str:
+    from einc.semantics.modules import stdlib_modules_defining
+    hint = f"`x.{method}()` calls `{method}(x)`, so a function `{method}` must be in scope"
+    homes = stdlib_modules_defining(method)
+    return hint + (f": `use {homes[0]}::{method};`" if homes else "")
 
 
 @rule(ast.Member)

@@ -18,6 +18,7 @@ that, through `mod` declarations, contains itself (possible with symlinks), whic
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Callable, Iterator, Optional
@@ -37,6 +38,19 @@ def stdlib_dir(override: Optional[os.PathLike | str] = None) -> FsPath:
         return FsPath(override)
     env = os.environ.get("EINC_STDLIB")
     return FsPath(env) if env else DEFAULT_STDLIB
+
+
+def stdlib_modules_defining(name: str) -> list[str]:
+    """`std::..` paths of the library modules that declare `pub fn name`, for hints. A text
+    search, not a parse: it only has to be right about where a name lives."""
+    root = stdlib_dir()
+    declaration = re.compile(rf"^\s*pub\s+fn\s+{re.escape(name)}\s*[(<]", re.MULTILINE)
+    found = []
+    for path in sorted(root.rglob("*.ein")):
+        if declaration.search(path.read_text()):
+            parts = path.relative_to(root).with_suffix("").parts
+            found.append("::".join(("std",) + (parts[:-1] if parts[-1] == "mod" else parts)))
+    return found
 
 
 @dataclass

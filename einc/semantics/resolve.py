@@ -19,7 +19,7 @@ from typing import Iterable, Optional
 
 from einc.diagnostics import IMPORT, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Span
 from einc.semantics import builtins
-from einc.semantics.modules import ModPath, Program
+from einc.semantics.modules import ModPath, Program, stdlib_modules_defining
 from einc.syntax import ast
 
 
@@ -148,6 +148,9 @@ class _Resolver:
     def _undefined(self, name: str, span: Span, scope: _Scope, what: str = "") -> None:
         close = _closest(name, scope.visible())
         hint = f"a name in scope is `{close}`; did you mean it?" if close else ""
+        homes = stdlib_modules_defining(name)
+        if homes:
+            hint = f"the standard library has it: `use {homes[0]}::{name};`"
         if name in scope.visible():
             hint = (f"`{name}` is a local outside this function, and functions only see items "
                     "(functions, consts, imports) and inputs declared before them; pass it as a "

@@ -76,3 +76,29 @@ def test_undefined_name_hint_never_suggests_an_intrinsic(tmp_path):
     # `__floor` and friends are what the stdlib is built on; users cannot call them
     diag, text = diagnose(tmp_path, "let x = foo(3);\n")
     assert diag.code == "E003" and "__" not in text
+
+
+def test_an_error_inside_a_library_function_points_at_the_users_call(tmp_path):
+    diag, text = diagnose(tmp_path, "use std::ml::softmax;\nlet L: [f32; N, C];\n"
+                                    "let P[n, c] = softmax(L[n])[c];\n")
+    assert "stdlib" in diag.span.file                  # where it went wrong ...
+    user_call = [n for n in diag.notes if n.span.file.endswith("prog.ein")]
+    assert [(n.span.line, n.note) for n in user_call] == [(3, "in this call to `softmax`")]
+    assert "let P[n, c] = softmax(L[n])[c];" in text   # ... and the user's line that led there
+
+
+def test_endless_recursion_keeps_only_the_outermost_calls(tmp_path):
+    diag, _ = diagnose(tmp_path, "fn f(n) { n * f(n - 1) }\nlet x: i32;\nlet y = f(x);\n")
+    calls = [n for n in diag.notes if n.note.startswith("in this call")]
+    assert 1 <= len(calls) <= 4 and calls[-1].span.line == 3
+
+
+def test_a_method_call_to_a_function_not_in_scope_says_to_import_it(tmp_path):
+    diag, text = diagnose(tmp_path, "let y = [1.0, 2.0];\nlet z = y.sum();\n")
+    assert diag.code == "E003" and "taking 1 argument\n" in text + "\n"
+    assert "use std::array::sum;" in diag.hint
+
+
+def test_calling_a_library_function_without_importing_it_names_its_module(tmp_path):
+    diag, _ = diagnose(tmp_path, "let x: [f32; 3];\nlet p = softmax(x);\n")
+    assert diag.code == "E003" and diag.hint == "the standard library has it: `use std::ml::activations::softmax;`"
