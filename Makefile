@@ -33,5 +33,9 @@ demo: venv
 demo-random: venv
 	$(PY) tools/demo.py $(DEMO) --target $(TARGET) --build-dir build
 
+# Recurrence benchmarks: einc against a NumPy/Python loop and JAX lax.scan (benchmarks/run.py).
+# JAX is the `bench` extra of pyproject.toml; keep JAX_VERSION equal to the pin there.
+JAX_VERSION := 0.10.2
 bench: venv
-	@if [ -d benchmarks ]; then $(PY) -m pytest -q benchmarks; else echo "no benchmarks/ yet"; fi
+	$(PY) -m pip install -q jax==$(JAX_VERSION)
+	$(PY) benchmarks/run.py

@@ -1,0 +1,225 @@
+"""The recurrence benchmark cases (issue 3): an Einlang program, its inputs, a NumPy/Python loop
+and a JAX `lax.scan` version of the same computation, and how to compare results.
+
+Each case is a function of its size, so the runner can check einc against the NumPy loop at a
+size where the loop is affordable and time both at the sizes the issue names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+
+@dataclass
+class Case:
+    """Sizes are the case's own parameter n (steps, or a string length); `steps(n)` converts."""
+    name: str
+    unit: str                                    # what one step is ("step", "cell")
+    n: int                                       # the timed size
+    source: Callable[[int], str]                 # n -> the Einlang program
+    inputs: Callable[[int], dict]                # n -> named NumPy inputs
+    output: str                                  # the einc output compared with the references
+    numpy: Callable[[int, dict], object]         # (n, inputs) -> the output, by a Python loop
+    jax: Callable[[], Callable[[int, dict], object]]   # () -> (n, inputs) -> the output (imports jax)
+    tolerance: dict                              # assert_allclose keywords; {} means bit-exact
+    steps: Callable[[int], int] = lambda n: n
+    check_n: Optional[int] = None                # check einc against NumPy at this size (default n)
+    numpy_n: Optional[int] = None                # time the NumPy loop at this size and scale per step
+
+
+# ------------------------------------------------------------------------------ logistic map
+
+def logistic_source(steps: int) -> str:
+    return f"""
+        let x0: f32;
+        let x[0] = x0;
+        let x[t in 1..{steps}] = 3.7 * x[t - 1] * (1.0 - x[t - 1]);
+        let last = x[{steps - 1}];
+    """
+
+
+def logistic_numpy(n: int, inputs: dict) -> np.float32:
+    x, r, one = inputs["x0"], np.float32(3.7), np.float32(1.0)
+    for _ in range(n - 1):
+        x = r * x * (one - x)
+    return x
+
+
+def logistic_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(x0, n):
+        def step(x, _):
+            return jnp.float32(3.7) * x * (jnp.float32(1.0) - x), None
+        return jax.lax.scan(step, x0, None, length=n - 1)[0]
+    compiled = jax.jit(run, static_argnums=1)
+    return lambda n, inputs: compiled(inputs["x0"], n)
+
+
+# ------------------------------------------------------------------------------ Kalman filter
+
+# A constant-velocity model: state (position, velocity), one noisy position measurement a step.
+# (`as f64` because a literal inside `if` does not yet take its type from the sibling clauses.)
+KALMAN = """
+    let y: [f64; T];
+    let F: [f64; 2, 2];
+    let Q: [f64; 2, 2];
+    let r: f64;
+    let x[0, i in 0..2] = if i == 0 { y[0] } else { 0.0 as f64 };
+    let P[0, i in 0..2, j in 0..2] = if i == j { 1.0 as f64 } else { 0.0 as f64 };
+    let x_pred[t in 1..T, i in 0..2] = sum[k](F[i, k] * x[t - 1, k]);
+    let FP[t in 1..T, i in 0..2, l in 0..2] = sum[k](F[i, k] * P[t - 1, k, l]);
+    let P_pred[t in 1..T, i in 0..2, j in 0..2] = sum[l](FP[t, i, l] * F[j, l]) + Q[i, j];
+    let S[t in 1..T] = P_pred[t, 0, 0] + r;
+    let K[t in 1..T, i in 0..2] = P_pred[t, i, 0] / S[t];
+    let x[t in 1..T, i in 0..2] = x_pred[t, i] + K[t, i] * (y[t] - x_pred[t, 0]);
+    let P[t in 1..T, i in 0..2, j in 0..2] = P_pred[t, i, j] - K[t, i] * P_pred[t, 0, j];
+"""
+
+
+def kalman_inputs(n: int) -> dict:
+    rng = np.random.default_rng(1)
+    truth = np.cumsum(np.full(n, 0.01)) + np.cumsum(rng.standard_normal(n) * 0.001)
+    return {"y": truth + rng.standard_normal(n) * 0.5,
+            "F": np.array([[1.0, 1.0], [0.0, 1.0]]),
+            "Q": np.array([[1e-4, 0.0], [0.0, 1e-5]]),
+            "r": np.float64(0.25)}
+
+
+def kalman_numpy(n: int, inputs: dict) -> np.ndarray:
+    y, F, Q, r = (inputs[k][:n] if k == "y" else inputs[k] for k in ("y", "F", "Q", "r"))
+    x = np.zeros((n, 2))
+    x[0] = [y[0], 0.0]
+    P = np.eye(2)
+    for t in range(1, n):
+        xp = F @ x[t - 1]
+        Pp = F @ P @ F.T + Q
+        K = Pp[:, 0] / (Pp[0, 0] + r)
+        x[t] = xp + K * (y[t] - xp[0])
+        P = Pp - np.outer(K, Pp[0])
+    return x
+
+
+def kalman_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(y, F, Q, r):
+        def step(carry, yt):
+            x, P = carry
+            xp = F @ x
+            Pp = F @ P @ F.T + Q
+            K = Pp[:, 0] / (Pp[0, 0] + r)
+            xn = xp + K * (yt - xp[0])
+            return (xn, Pp - jnp.outer(K, Pp[0])), xn
+        x0 = jnp.stack([y[0], jnp.zeros((), y.dtype)])
+        rest = jax.lax.scan(step, (x0, jnp.eye(2, dtype=y.dtype)), y[1:])[1]
+        return jnp.concatenate([x0[None], rest])
+    compiled = jax.jit(run)
+    return lambda n, inputs: compiled(**inputs)
+
+
+# ------------------------------------------------------------------------------ RNN
+
+RNN = """
+    use std::math::tanh;
+    let W: [f32; H, H];
+    let x: [f32; T, H];
+    let h[0, i in 0..H] = 0.0;
+    let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+    let final[i] = h[T - 1, i];
+"""
+
+
+def rnn_inputs(n: int, hidden: int = 64) -> dict:
+    rng = np.random.default_rng(2)
+    return {"W": (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(np.float32),
+            "x": rng.standard_normal((n, hidden)).astype(np.float32)}
+
+
+def rnn_numpy(n: int, inputs: dict) -> np.ndarray:
+    W, x = inputs["W"], inputs["x"]
+    h = np.zeros(W.shape[0], np.float32)
+    for t in range(1, n):
+        h = np.tanh(W @ h + x[t])
+    return h
+
+
+def rnn_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(W, x):
+        def step(h, xt):
+            return jnp.tanh(W @ h + xt), None
+        return jax.lax.scan(step, jnp.zeros(W.shape[0], W.dtype), x[1:])[0]
+    compiled = jax.jit(run)
+    return lambda n, inputs: compiled(**inputs)
+
+
+# ------------------------------------------------------------------------------ edit distance
+
+EDIT_DISTANCE = """
+    use std::math::min;
+    let a: [i32; M];
+    let b: [i32; N];
+    let D[0, j in 0..N + 1] = j;
+    let D[i in 1..M + 1, 0] = i;
+    let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
+        D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
+    let distance = D[M, N];
+"""
+
+
+def edit_inputs(n: int) -> dict:
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 4, n).astype(np.int32)
+    b = a.copy()
+    b[rng.integers(0, n, n // 10)] = rng.integers(0, 4, n // 10)   # a related string
+    return {"a": a, "b": np.roll(b, 3)}
+
+
+def edit_numpy(n: int, inputs: dict) -> int:
+    """Row by row; a row's left-to-right dependency is a running minimum of (row - j) + j."""
+    a, b = inputs["a"], inputs["b"]
+    cols = np.arange(len(b) + 1)
+    row = cols.copy()
+    for i in range(1, len(a) + 1):
+        diag = row[:-1] + (a[i - 1] != b)
+        best = np.concatenate([[i], np.minimum(row[1:] + 1, diag)])
+        row = np.minimum.accumulate(best - cols) + cols
+    return row[-1]
+
+
+def edit_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(a, b):
+        cols = jnp.arange(b.shape[0] + 1, dtype=jnp.int32)
+
+        def step(row, ai_i):
+            ai, i = ai_i
+            diag = row[:-1] + (ai != b).astype(jnp.int32)
+            best = jnp.concatenate([i[None], jnp.minimum(row[1:] + 1, diag)])
+            new = jax.lax.cummin(best - cols) + cols
+            return new, None
+        rows = jnp.arange(1, a.shape[0] + 1, dtype=jnp.int32)
+        return jax.lax.scan(step, cols, (a, rows))[0][-1]
+    compiled = jax.jit(run)
+    return lambda n, inputs: compiled(**inputs)
+
+
+CASES = [
+    Case("logistic map, read at the end", "step", 10**8, logistic_source, lambda n: {"x0": np.float32(0.3)},
+         "last", logistic_numpy, logistic_jax, tolerance={}, check_n=10**6, numpy_n=10**6),
+    Case("Kalman filter, 2 states", "step", 10**5, lambda n: KALMAN, kalman_inputs, "x",
+         kalman_numpy, kalman_jax, tolerance={"rtol": 1e-9, "atol": 1e-9}),
+    Case("RNN tanh(W h + x), H = 64", "step", 10**4, lambda n: RNN, rnn_inputs, "final",
+         rnn_numpy, rnn_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}),
+    Case("edit distance 2000 x 2000", "cell", 2000, lambda n: EDIT_DISTANCE, edit_inputs, "distance",
+         edit_numpy, edit_jax, tolerance={}, steps=lambda n: n * n),
+]
