@@ -103,10 +103,6 @@ def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[ir.AffineExpr]
     lin = affine.affine_of(sub)
     if lin is None:
         return None
-    if lin.const == 0 and len(lin.terms) == 1:
-        (key, coeff), = lin.terms.items()
-        if coeff == 1 and isinstance(key, IndexVar) and key.lo == 0 and key.extent != size:
-            return None
     const = lin.const
     expr = None
     for key, coeff in lin.terms.items():
@@ -117,6 +113,10 @@ def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[ir.AffineExpr]
         expr = term if expr is None else expr + term
     if expr is None:
         return ir.AffineConstantExpr.get(const)
+    if const == 0 and len(lin.terms) == 1:     # a bare d_k, also `f[n - 1]` with n in 1..
+        (key, coeff), = lin.terms.items()
+        if coeff == 1 and key.extent != size:
+            return None
     return expr + const if const else expr
 
 

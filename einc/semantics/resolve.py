@@ -246,7 +246,11 @@ class _Resolver:
         """`a::b::c` as a module or as an item of a module; None (after reporting) if neither."""
         whole = self.program.module_path(mod_path, segments)
         if whole is not None:
-            return self.module_ids[whole]
+            # `use std::math::exp;` names both the module exp.ein and the function std::math
+            # re-exports from it: the function wins, as it does in `use std::math::{exp};`.
+            parent = self.program.module_path(mod_path, segments[:-1]) if len(segments) > 1 else None
+            item = self._exports(parent).get(segments[-1]) if parent is not None else None
+            return item if item is not None else self.module_ids[whole]
         target = self.program.module_path(mod_path, segments[:-1])
         if target is None:
             if span is not None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import COMPARISONS, Const, Op, Value
-from einc.ir.types import BOOL, F32, I32, DType
+from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.values import Weak, describe
 
 ARITHMETIC = ("add", "sub", "mul", "div", "rem", "min", "max", "atan2")
@@ -136,7 +136,9 @@ def _fold_weak(op: str, args: list[Weak], span):
     kind = kinds.pop()
     _check_operand_kind(op, DEFAULT[kind], span)
     values = [a.value[()] for a in args]
-    result = _fold_values(op, values, DEFAULT[kind] if kind != "int" else None)
+    # Untyped float literals fold in f64: the context may still make them f64 (`let y: f64 =
+    # exp(0.5);`), and an f32 context rounds the folded value once when it materializes.
+    result = _fold_values(op, values, {"float": F64, "bool": BOOL}.get(kind))
     if result is None:
         raise d.error(d.VALUE, f"cannot evaluate `{SYMBOL.get(op, op)}` on these constants", span)
     out_kind = "bool" if op in COMPARISONS or op in ("isnan", "isinf") else kind

@@ -110,6 +110,17 @@ def test_piecewise_definition_with_points_and_overlap(run):
     np.testing.assert_array_equal(out["y"], [1e6, 2.0, 2.0])
 
 
+def test_range_starting_above_zero_reads_one_step_back(run):
+    f = np.array([1.0, 2.0, 4.0, 7.0], np.float32)
+    out = run("""
+        let f: [f32; 4];
+        let ratio[n in 1..4] = f[n] / f[n - 1];
+        let late[n in 1..4] = f[n - 1] where n > 1;
+    """, f=f)
+    np.testing.assert_array_equal(out["ratio"], [0, 2, 2, 7 / 4])
+    np.testing.assert_array_equal(out["late"], [0, 0, 2, 4])
+
+
 def test_named_rest_indices(run):
     x, w = f32(2, 3, 4), f32(4, 5)
     out = run("""

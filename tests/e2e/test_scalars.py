@@ -22,6 +22,18 @@ def test_literals_take_the_type_of_their_context(run):
     assert out["g"].dtype == np.float64 and out["g"] == 1024 * 3.14
 
 
+def test_folded_literal_expressions_keep_the_precision_of_their_context(run):
+    out = run("""
+        use std::math::{exp, sqrt};
+        let a: f64 = exp(0.5);
+        let b: f64 = 0.1 + 0.2;
+        let c = sqrt(2.0);
+    """)
+    assert out["a"].dtype == np.float64 and out["a"] == np.exp(0.5)
+    assert out["b"] == 0.1 + 0.2
+    assert out["c"].dtype == np.float32 and out["c"] == np.float32(np.sqrt(2.0))
+
+
 def test_arithmetic_on_inputs_runs_in_their_precision(run):
     x, k = np.float64(0.1), np.int32(-7)
     out = run("""

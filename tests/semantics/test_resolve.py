@@ -220,6 +220,16 @@ def test_std_imports(std):
     assert value.right.func.def_id.name == "pi"
 
 
+def test_importing_a_name_that_is_also_a_submodule_takes_the_function(std):
+    (std / "math" / "mod.ein").write_text("pub use exp::*;")
+    (std / "math" / "exp.ein").write_text("pub fn exp(x) { __exp(x) }")
+    items, res = resolved("use std::math::exp;\nuse std::math::exp as e;\nlet a = exp(1.0) + e(2.0);",
+                          stdlib=std)
+    value = items[2].value
+    assert value.left.func.def_id == value.right.func.def_id == res.exports[("std", "math")]["exp"]
+    assert value.left.func.def_id.kind == "fn"
+
+
 def test_glob_import(std):
     items, _ = resolved("use std::math::*; let a = abs(sqrt(2.0));", stdlib=std)
     assert items[1].value.func.def_id.name == "abs"
