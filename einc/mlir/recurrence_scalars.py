@@ -148,18 +148,28 @@ def _state_read(scope: Scope, read: StateRead) -> ir.Value:
 
 
 def _reduce(scope: Scope, reduce: Reduce) -> ir.Value:
-    """A scalar accumulation over the reduction's (hull) ranges; guarded points add the identity."""
+    """In vector lanes where it can be (recurrence_lanes, which builds on this module, hence the
+    late import), else a scalar accumulation over the (hull) ranges."""
+    from einc.mlir.recurrence_lanes import vector_reduce
+    lanes = vector_reduce(scope, reduce, lambda inner, acc: accumulate(inner, reduce, acc))
+    if lanes is not None:
+        return lanes
     identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
-    float_name, int_name = COMBINERS[reduce.kind]
-    combine = getattr(arith, float_name if reduce.dtype.is_float else int_name)
 
     def step(ivs, carried):
-        inner = scope.child(dict(zip(reduce.vars, ivs)))
-        value = inner.value(reduce.body)
-        if reduce.guard is not None:
-            value = arith.select(inner.value(reduce.guard), value, identity)
-        return [combine(value, carried[0])]
+        return [accumulate(scope.child(dict(zip(reduce.vars, ivs))), reduce, carried[0])]
     return point_loops(var_bounds(scope.lw, list(reduce.vars)), [identity], step)[0]
+
+
+def accumulate(inner: Scope, reduce: Reduce, acc: ir.Value) -> ir.Value:
+    """`acc` combined with the reduction's body at the point of `inner`; guarded points add
+    the identity."""
+    float_name, int_name = COMBINERS[reduce.kind]
+    value = inner.value(reduce.body)
+    if reduce.guard is not None:
+        identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
+        value = arith.select(inner.value(reduce.guard), value, identity)
+    return getattr(arith, float_name if reduce.dtype.is_float else int_name)(value, acc)
 
 
 STEP_RULES: dict[type, Callable] = {

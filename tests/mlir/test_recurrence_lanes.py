@@ -1,0 +1,92 @@
+"""Reductions inside recurrence steps in vector lanes (llvm-cpu): which bodies get vectors, and
+values against NumPy loops at sizes that exercise every part of the lane loop (blocks of four
+vectors, single vectors, the scalar rest)."""
+import os
+
+import numpy as np
+import pytest
+
+import einc
+from einc.driver import lower
+
+rng = np.random.default_rng(41)
+
+RNN = """
+    use std::math::tanh;
+    let W: [f32; H, H];
+    let x: [f32; T, H];
+    let h[0, i in 0..H] = 0.0;
+    let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+"""
+
+
+def emitted(tmp_path, source: str, target: str = "llvm-cpu") -> str:
+    path = os.path.join(tmp_path, "program.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    return str(lower(path, target, None))
+
+
+def run(source: str, **inputs) -> dict:
+    return einc.load(einc.compile(source).vmfb)(**inputs)
+
+
+def rnn_numpy(W, x, transpose=False):
+    h = np.zeros((len(x), W.shape[0]))
+    for t in range(1, len(x)):
+        h[t] = np.tanh((W.T if transpose else W).astype(np.float64) @ h[t - 1] + x[t])
+    return h
+
+
+def test_an_rnn_step_reads_rows_and_state_as_vectors(tmp_path):
+    text = emitted(tmp_path, RNN)
+    assert text.count("vector.transfer_read") == 2 * 5    # W and h: four chunks of a block, one single
+    assert "vector.reduction <add>" in text
+
+
+def test_vulkan_keeps_scalar_reductions(tmp_path):
+    assert "vector." not in emitted(tmp_path, RNN, "vulkan-spirv")
+
+
+@pytest.mark.parametrize("H", [7, 8, 37, 45, 64])
+def test_rnn_matches_numpy_for_every_split_of_the_lane_loop(H):
+    # 37 = one block of 32 + 5 scalar points; 45 = a block, one vector, 5 points; 7 = scalar only
+    T = 12
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    out = run(RNN, W=W, x=x)
+    np.testing.assert_allclose(out["h"], rnn_numpy(W, x), rtol=1e-5, atol=1e-5)
+
+
+def test_a_column_read_keeps_the_scalar_loop(tmp_path):
+    source = RNN.replace("W[i, j]", "W[j, i]")
+    assert "vector.transfer_read" not in emitted(tmp_path, source)
+    H, T = 20, 6
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    np.testing.assert_allclose(run(source, W=W, x=x)["h"], rnn_numpy(W, x, transpose=True), rtol=1e-5, atol=1e-5)
+
+
+def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exact(tmp_path):
+    source = """
+        let A: [i32; N, N];
+        let v: [f32; N];
+        let w: [f32; N];
+        let c[0, i in 0..N] = i;
+        let c[t in 1..6, i in 0..N] = sum[j](A[i, j] * c[t - 1, j] + j) where j % 3 != 1;
+        let m[0, i in 0..N] = v[i];
+        let m[t in 1..6, i in 0..N] = max[j](m[t - 1, j] - v[j] - w[j]) + 0.5;
+    """
+    assert emitted(tmp_path, source).count("vector.reduction") == 2
+    N = 43
+    A = rng.integers(-2, 3, (N, N)).astype(np.int32)
+    v = rng.standard_normal(N).astype(np.float32)
+    w = rng.standard_normal(N).astype(np.float32)
+    out = run(source, A=A, v=v, w=w)
+    keep = np.arange(N) % 3 != 1
+    c, m = [np.arange(N)], [v]
+    for _ in range(5):
+        c.append((A * c[-1] + np.arange(N))[:, keep].sum(axis=1))
+        m.append(np.full(N, np.max(m[-1] - v - w) + np.float32(0.5)))
+    np.testing.assert_array_equal(out["c"], np.array(c))
+    np.testing.assert_array_equal(out["m"], np.array(m))
