@@ -240,7 +240,8 @@ def _array(el, e, env):
         if len(kinds) > 1:
             raise d.error(d.TYPE, "array literal mixes " + " and ".join(sorted(kinds)), e.span)
         return Weak(np.stack([x.value for x in elems]), kinds.pop(), e.span)
-    typed = scalar_ops.unify([tensors.whole(x, e.span) for x in elems], e.span)
+    # Literal rows stay untyped until unify gives them the typed rows' dtype.
+    typed = scalar_ops.unify([x if isinstance(x, Weak) else tensors.whole(x, e.span) for x in elems], e.span)
     if any(isinstance(x, Weak) for x in typed):
         typed = [scalar_ops.materialize(x, None, e.span) for x in typed]
     if all(isinstance(x, Const) for x in typed):
@@ -249,8 +250,9 @@ def _array(el, e, env):
 
 
 def _literal_shape(x):
+    """Shapes as strings, so a literal row `[0.0, 1.0]` matches a typed row `[1.0, dt]`."""
     if isinstance(x, Weak):
-        return tuple(x.value.shape)
+        return tuple(repr(s) for s in x.value.shape)
     if isinstance(x, Value):
         return tuple(repr(s) for s in x.shape)
     if isinstance(x, PartialRead):

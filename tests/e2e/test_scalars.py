@@ -34,6 +34,15 @@ def test_folded_literal_expressions_keep_the_precision_of_their_context(run):
     assert out["c"].dtype == np.float32 and out["c"] == np.float32(np.sqrt(2.0))
 
 
+def test_array_literal_rows_of_literals_take_the_dtype_of_a_typed_row(run):
+    out = run("""
+        let dt: f64;
+        let F = [[1.0, dt], [0.0, 1.0]];
+    """, dt=0.25)
+    assert out["F"].dtype == np.float64
+    np.testing.assert_array_equal(out["F"], [[1.0, 0.25], [0.0, 1.0]])
+
+
 def test_arithmetic_on_inputs_runs_in_their_precision(run):
     x, k = np.float64(0.1), np.int32(-7)
     out = run("""
