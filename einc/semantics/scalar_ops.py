@@ -12,7 +12,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import COMPARISONS, Const, Op, Value
-from einc.ir.types import BOOL, F32, I32, DType
+from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.values import Weak, describe
 
 ARITHMETIC = ("add", "sub", "mul", "div", "rem", "min", "max", "atan2")
@@ -136,7 +136,9 @@ def _fold_weak(op: str, args: list[Weak], span):
     kind = kinds.pop()
     _check_operand_kind(op, DEFAULT[kind], span)
     values = [a.value[()] for a in args]
-    result = _fold_values(op, values, DEFAULT[kind] if kind != "int" else None)
+    # Untyped float literals fold in f64, the precision they are stored in, and are rounded once
+    # when a context gives them a type; folding in f32 would lose digits before meeting an f64.
+    result = _fold_values(op, values, {"int": None, "float": F64, "bool": BOOL}[kind])
     if result is None:
         raise d.error(d.VALUE, f"cannot evaluate `{SYMBOL.get(op, op)}` on these constants", span)
     out_kind = "bool" if op in COMPARISONS or op in ("isnan", "isinf") else kind

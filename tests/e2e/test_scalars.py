@@ -22,6 +22,19 @@ def test_literals_take_the_type_of_their_context(run):
     assert out["g"].dtype == np.float64 and out["g"] == 1024 * 3.14
 
 
+def test_untyped_float_expressions_fold_in_f64_before_taking_a_type(run):
+    out = run("""
+        let x: f64;
+        let h: f64 = 0.1 * 0.3;
+        let s = 0.1 * 0.3;
+        let y = x * (0.1 + 0.2);
+        let t = 1.0 / 3.0;
+    """, x=np.float64(3.0))
+    assert out["h"].dtype == np.float64 and out["h"] == 0.1 * 0.3     # not the f32 product widened
+    assert out["s"].dtype == np.float32 and out["s"] == np.float32(0.1 * 0.3)
+    assert out["y"] == 3.0 * (0.1 + 0.2)
+    assert out["t"] == np.float32(1.0) / np.float32(3.0)
+
 def test_arithmetic_on_inputs_runs_in_their_precision(run):
     x, k = np.float64(0.1), np.int32(-7)
     out = run("""
