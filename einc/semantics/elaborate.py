@@ -96,6 +96,9 @@ class Elaborator:
         self.state.call_depth += 1
         try:
             result = self.ev(node.body, scope)
+        except d.CompileError as err:
+            _note_call_site(err, node, span)
+            raise
         finally:
             self.state.call_depth -= 1
         return types.annotate(result, getattr(node, "ret", None), self, span)
@@ -257,3 +260,13 @@ def elaborate(program, resolution, outputs: list[str] | None = None) -> ir.Progr
 
 
 __all__ = ["Elaborator", "elaborate", "EXPR_RULES", "iter_nodes"]
+
+
+def _note_call_site(err: d.CompileError, fn_node, span) -> None:
+    """An error inside a function of another module (the standard library) also shows the
+    line of the caller's module that called it."""
+    if span is None or fn_node.span is None or fn_node.span.file == span.file:
+        return
+    for diag in err.diagnostics:
+        if diag.span is not None and diag.span.file != span.file:
+            diag.notes.append(d.Label(span, "called from here"))

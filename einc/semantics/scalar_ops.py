@@ -84,6 +84,8 @@ def cast(v, to: DType, span):
         return Const(np.asarray(_cast_np(v.value, to)), span=span)
     if v.dtype == to:
         return v
+    if isinstance(v, Const) and v.array.ndim == 0:
+        return Const(np.asarray(_cast_np(v.array, to)), span=span)   # sizes derived at build time
     return _build("cast", [v], to, span)
 
 
