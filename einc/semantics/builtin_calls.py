@@ -38,6 +38,9 @@ def call_intrinsic(el, name: str, args: list, span, hint: str = ""):
         return Weak(np.asarray(np.inf if name == "inf" else np.nan), "float", span)
     if name == "cast_like" and len(args) == 2:
         return _cast_like(el, *args, span)
+    if name == "einsum" and len(args) == 2:
+        from einc.semantics.einsum import einsum
+        return einsum(el, *args, span)
     count = f"{len(args)} argument" + ("" if len(args) == 1 else "s")
     raise d.error(d.UNDEFINED, f"no function `{name}` taking {count}", span, hint=hint)
 

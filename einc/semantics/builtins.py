@@ -15,7 +15,10 @@ UNARY_MATH = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", 
 NUMERIC = ("abs", "min", "max", "pow", "atan2", "fmod", "isnan", "isinf", "inf", "nan",
            "select", "argmax", "argmin", "cast_like")
 
-INTRINSICS = tuple("__" + n for n in UNARY_MATH + NUMERIC)
+# build-time expansions: an equation string becomes an indexed definition
+EXPANSIONS = ("einsum",)
+
+INTRINSICS = tuple("__" + n for n in UNARY_MATH + NUMERIC + EXPANSIONS)
 
 ALL = PUBLIC + INTRINSICS
 

@@ -71,6 +71,9 @@ def _binary(el, e, env):
         return _membership(el, left, right, e.span)
     if e.op in ("&&", "||"):
         left = scalar_ops.materialize(left, BOOL, e.left.span) if isinstance(left, Weak) else left
+    if e.op in ("==", "!=") and isinstance(left, StrVal) and isinstance(right, StrVal):
+        # build-time strings (modes such as "nearest") compare at build time
+        return Weak(np.asarray((left.text == right.text) == (e.op == "==")), "bool", e.span)
     return elementwise(el, BINARY[e.op], [left, right], e.span)
 
 

@@ -184,6 +184,8 @@ class _Loader:
         return self._find_child(mod_path)
 
     def _find_child(self, mod_path: ModPath) -> bool:
+        if mod_path[-1] == "mod":
+            return False     # `m/mod.ein` is `m` itself; `m::mod` can only be an item (std::math::mod)
         folder = self.child_dirs[mod_path[:-1]] / mod_path[-1]
         for file, child_dir in ((folder.with_suffix(".ein"), folder), (folder / "mod.ein", folder)):
             if file.is_file():

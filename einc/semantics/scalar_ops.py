@@ -84,6 +84,8 @@ def cast(v, to: DType, span):
         return Const(np.asarray(_cast_np(v.value, to)), span=span)
     if v.dtype == to:
         return v
+    if isinstance(v, Const) and v.array.ndim == 0:
+        return Const(np.asarray(_cast_np(v.array, to)), span=span)   # sizes derived at build time
     return _build("cast", [v], to, span)
 
 
@@ -136,9 +138,9 @@ def _fold_weak(op: str, args: list[Weak], span):
     kind = kinds.pop()
     _check_operand_kind(op, DEFAULT[kind], span)
     values = [a.value[()] for a in args]
-    # Untyped float literals fold in f64: the context may still make them f64 (`let y: f64 =
-    # exp(0.5);`), and an f32 context rounds the folded value once when it materializes.
-    result = _fold_values(op, values, {"float": F64, "bool": BOOL}.get(kind))
+    # Untyped float literals fold in f64, the precision they are stored in, and are rounded once
+    # when a context gives them a type; folding in f32 would lose digits before meeting an f64.
+    result = _fold_values(op, values, {"int": None, "float": F64, "bool": BOOL}[kind])
     if result is None:
         raise d.error(d.VALUE, f"cannot evaluate `{SYMBOL.get(op, op)}` on these constants", span)
     out_kind = "bool" if op in COMPARISONS or op in ("isnan", "isinf") else kind

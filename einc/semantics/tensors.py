@@ -68,6 +68,9 @@ def read(base, subs: list, span, state: State, text: str):
     """`base[subs]`: an element (all axes subscripted) or a PartialRead (fewer)."""
     if isinstance(base, PartialRead):
         return read(base.base, list(base.subs) + subs, span, state, text)
+    literal = _read_literal(base, subs, span)
+    if literal is not None:
+        return literal
     base = whole(base, span)
     if not subs and isinstance(base, (Value, Weak)) and base.rank == 0:
         return base      # `m[..b]` where the rest index stands for no axes
@@ -97,6 +100,20 @@ def subscript(s, span) -> Value:
         raise d.error(d.TYPE, f"a subscript must be an integer, found {describe(s)}",
                       getattr(s, "span", None) or span)
     return s if s.dtype == I32 else scalar_ops.cast(s, I32, span)
+
+
+def _read_literal(base, subs: list, span):
+    """An element (or sub-array) of an untyped literal array at constant subscripts stays
+    untyped, so `scales[k]` of `[1.0, 0.6]` takes the precision of where it is used."""
+    if not isinstance(base, Weak) or not base.rank or len(subs) > base.rank:
+        return None
+    consts = [s.value if isinstance(s, Weak) else s.array if isinstance(s, Const) else None for s in subs]
+    if any(c is None or c.ndim or c.dtype.kind not in "iu" for c in consts):
+        return None
+    idx = tuple(int(c) for c in consts)
+    if any(not 0 <= i < n for i, n in zip(idx, base.value.shape)):
+        raise d.error(d.BOUNDS, f"index {list(idx)} is out of bounds for shape {list(base.value.shape)}", span)
+    return Weak(np.asarray(base.value[idx]), base.kind, span)
 
 
 def _fold_const_read(base: Value, subs: list, span):

@@ -43,6 +43,25 @@ def test_array_literal_rows_of_literals_take_the_dtype_of_a_typed_row(run):
     np.testing.assert_array_equal(out["F"], [[1.0, 0.25], [0.0, 1.0]])
 
 
+def test_untyped_float_expressions_fold_in_f64_before_taking_a_type(run):
+    out = run("""
+        let x: f64;
+        let h: f64 = 0.1 * 0.3;
+        let s = 0.1 * 0.3;
+        let y = x * (0.1 + 0.2);
+        let t = 1.0 / 3.0;
+        let z = x * [1.0, 0.1][1];
+        let n = ((3 as f64) * 1.5) as i32;
+        let r[i in 0..n] = i;
+    """, x=np.float64(3.0))
+    assert out["z"] == 3.0 * 0.1                       # a literal array's element stays untyped
+    np.testing.assert_array_equal(out["r"], [0, 1, 2, 3])   # casts of constants fold: n is a size
+    assert out["h"].dtype == np.float64 and out["h"] == 0.1 * 0.3     # not the f32 product widened
+    assert out["s"].dtype == np.float32 and out["s"] == np.float32(0.1 * 0.3)
+    assert out["y"] == 3.0 * (0.1 + 0.2)
+    assert out["t"] == np.float32(1.0) / np.float32(3.0)
+
+
 def test_arithmetic_on_inputs_runs_in_their_precision(run):
     x, k = np.float64(0.1), np.int32(-7)
     out = run("""

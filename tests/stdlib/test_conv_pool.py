@@ -22,6 +22,9 @@ let bl: [f32; 3];
 let A: [f32; 4, 5];
 let Bm: [f32; 3, 4];
 let Cm: [f32; 3];
+let X3: [f32; 1, 2, 5, 4, 6];
+let W3: [f32; 4, 1, 2, 3, 2];
+let Xp: [f64; 2, 3, 7];
 let grouped = conv(X, W, B, [2, 1], [1, 0, 1, 2], [1, 2], 2);
 let conv_1d = conv(X1, W1, B1, [2], [1, 1], [1], 1);
 let conv_f64 = conv(Xd, Wdd, [0.5f64, -1.0, 2.0], [1, 1], [0, 0, 0, 0], [1, 1], 1);
@@ -33,6 +36,13 @@ let avgp = average_pool(X, [3, 3], [2, 1], [1, 1, 1, 1]);
 let gap = global_average_pool(X);
 let gmp = global_max_pool(X1);
 let lpp = lp_pool(X, [2, 2], [2, 2], 2.0);
+let conv_3d = conv(X3, W3, [0.5, 0.0, -0.5, 1.0], [2, 1, 2], [1, 0, 1, 0, 1, 1], [1, 2, 1], 2);
+let maxp1 = max_pool(Xp, [3], [2], [1, 1]);
+let avgp1 = average_pool(Xp, [2], [1], [1, 0]);
+let lpp1 = lp_pool(Xp, [3], [2], 3.0);
+let maxp3 = max_pool(X3, [2, 3, 2], [1, 2, 2], [1, 1, 0, 0, 1, 1]);
+let avgp3 = average_pool(X3, [3, 2, 3], [2, 1, 2], [1, 0, 1, 1, 1, 0]);
+let lpp3 = lp_pool(X3, [2, 2, 3], [2, 2, 3], 2.0);
 let lin = linear(X[0, 0], Wl, bl);
 let lin3 = linear(X[0], Wl, bl);
 let gm = gemm(A, Bm, Cm, 0.5, 2.0, 1, 1);
@@ -44,7 +54,8 @@ INPUTS = dict(X=rand(2, 4, 7, 6), W=rand(6, 2, 3, 3, seed=1), B=rand(6, seed=2),
               Wd=rand(4, 1, 3, 3, seed=6), Wt=rand(4, 3, 3, 2, seed=7), W4=rand(5, 4, 2, 3, seed=8),
               Xd=rand(1, 2, 5, 5, dtype=np.float64, seed=9), Wdd=rand(3, 2, 2, 2, dtype=np.float64, seed=10),
               Wl=rand(6, 3, seed=11), bl=rand(3, seed=12), A=rand(4, 5, seed=13), Bm=rand(3, 4, seed=14),
-              Cm=rand(3, seed=15))
+              Cm=rand(3, seed=15), X3=rand(1, 2, 5, 4, 6, seed=16), W3=rand(4, 1, 2, 3, 2, seed=17),
+              Xp=rand(2, 3, 7, dtype=np.float64, seed=18))
 F = {k: v.astype(np.float64) for k, v in INPUTS.items()}
 
 
@@ -85,16 +96,22 @@ def ref_conv_transpose(x, w, b, strides, pads, output_padding):
     return full[:, :, pads[0]:pads[0] + oh, pads[1]:pads[1] + ow] + b[None, :, None, None]
 
 
-def ref_pool(x, k, s, pads, how):
+def ref_pool(x, k, s, pads, how, p=2.0):
+    """ONNX MaxPool / AveragePool (padding excluded) / LpPool over any number of spatial axes."""
+    nsp = x.ndim - 2
     pad_value = -np.inf if how == "max" else np.nan
-    xp = np.pad(x, [(0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])], constant_values=pad_value)
-    oh = (xp.shape[2] - k[0]) // s[0] + 1
-    ow = (xp.shape[3] - k[1]) // s[1] + 1
-    y = np.zeros(x.shape[:2] + (oh, ow))
-    for i in range(oh):
-        for j in range(ow):
-            win = xp[:, :, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1]]
-            y[:, :, i, j] = win.max((2, 3)) if how == "max" else np.nanmean(win, (2, 3))
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[a], pads[a + nsp]) for a in range(nsp)], constant_values=pad_value)
+    osz = [(xp.shape[2 + a] - k[a]) // s[a] + 1 for a in range(nsp)]
+    y = np.zeros(x.shape[:2] + tuple(osz))
+    axes = tuple(range(2, 2 + nsp))
+    for pos in np.ndindex(*osz):
+        win = xp[(slice(None), slice(None)) + tuple(slice(pos[a] * s[a], pos[a] * s[a] + k[a]) for a in range(nsp))]
+        if how == "max":
+            y[(Ellipsis,) + pos] = win.max(axes)
+        elif how == "avg":
+            y[(Ellipsis,) + pos] = np.nanmean(win, axes)
+        else:
+            y[(Ellipsis,) + pos] = (np.abs(win) ** p).sum(axes) ** (1 / p)
     return y
 
 
@@ -140,7 +157,24 @@ def test_global_pools_keep_unit_axes(out):
 
 def test_lp_pool(out):
     x = F["X"][:, :, :6, :6].reshape(2, 4, 3, 2, 3, 2)
-    close(out["lpp"], np.sqrt((x ** 2).sum((3, 5))))
+    close(out["lpp"], np.sqrt((x ** 2).sum((3, 5))))      # closed form: 2x2 blocks
+
+
+def test_conv_3d_grouped_strided_dilated(out):
+    close(out["conv_3d"], ref_conv(F["X3"], F["W3"], np.array([0.5, 0, -0.5, 1]), [2, 1, 2], [1, 0, 1, 0, 1, 1],
+                                   [1, 2, 1], 2), atol=1e-5)
+
+
+def test_pools_1d_f64(out):
+    close(out["maxp1"], ref_pool(F["Xp"], [3], [2], [1, 1], "max"), np.float64)
+    close(out["avgp1"], ref_pool(F["Xp"], [2], [1], [1, 0], "avg"), np.float64)
+    close(out["lpp1"], ref_pool(F["Xp"], [3], [2], [0, 0], "lp", 3.0), np.float64)
+
+
+def test_pools_3d(out):
+    close(out["maxp3"], ref_pool(F["X3"], [2, 3, 2], [1, 2, 2], [1, 1, 0, 0, 1, 1], "max"))
+    close(out["avgp3"], ref_pool(F["X3"], [3, 2, 3], [2, 1, 2], [1, 0, 1, 1, 1, 0], "avg"))
+    close(out["lpp3"], ref_pool(F["X3"], [2, 2, 3], [2, 2, 3], [0] * 6, "lp"))
 
 
 def test_linear(out):

@@ -1,0 +1,121 @@
+"""std::ml::resize_ops (Resize, Upsample), special_ops::einsum and selection_ops::nonzero.
+
+Resize is checked against a per-axis NumPy implementation of the ONNX coordinate rules and
+against closed forms (np.repeat, identity); einsum against np.einsum."""
+import numpy as np
+import pytest
+
+from einc.diagnostics import CompileError
+from einc.driver import front_end
+from stdlib_harness import close, rand, run_program
+
+SOURCE = """
+use std::ml::*;
+let X: [f32; 1, 2, 3, 4];
+let V: [f64; 2, 5];
+let a: [f32; 3, 4];
+let b: [f32; 4, 5];
+let q: [f64; 2, 3, 4];
+let k: [f64; 2, 4, 5];
+let v: [f32; 4];
+let S: [f32; 3, 3];
+let c: [f32; 5, 2];
+let up_nearest = resize(X, [1.0, 1.0, 2.0, 1.5], "nearest");
+let up_linear = resize(X, [1.0, 1.0, 2.0, 1.5], "linear");
+let down_nearest = resize(V, [1.0, 0.6], "nearest");
+let down_linear = resize(V, [1.0, 0.6], "linear");
+let same = resize(X, [1.0, 1.0, 1.0, 1.0], "linear");
+let rep = upsample(X, [1.0, 1.0, 2.0, 3.0], "nearest");
+let ups_linear = upsample(V, [2.0, 2.5], "linear");
+let mm = einsum("ij,jk->ik", (a, b));
+let bmm = einsum("bij,bjk->bik", (q, k));
+let tr = einsum("ij->ji", a);
+let dot = einsum("i,i", (v, v));
+let outer3 = einsum("i,j,k", (v, v, v));
+let diag = einsum("ii->i", S);
+let implicit = einsum("ba,ac", (b, c));
+"""
+
+INPUTS = dict(X=rand(1, 2, 3, 4), V=rand(2, 5, dtype=np.float64, seed=1), a=rand(3, 4, seed=2),
+              b=rand(4, 5, seed=3), q=rand(2, 3, 4, dtype=np.float64, seed=4),
+              k=rand(2, 4, 5, dtype=np.float64, seed=5), v=rand(4, seed=6),
+              S=rand(3, 3, seed=7), c=rand(5, 2, seed=8))
+F = {name: x.astype(np.float64) for name, x in INPUTS.items()}
+
+
+@pytest.fixture(scope="module")
+def out():
+    return run_program(SOURCE, **INPUTS)
+
+
+def resize_ref(x, scales, mode, asymmetric=False):
+    """ONNX Resize/Upsample one axis at a time: source coordinate, then nearest or linear."""
+    for axis, s in enumerate(scales):
+        n = x.shape[axis]
+        o = np.arange(int(np.floor(n * s)))
+        c = o / s if asymmetric else (o + 0.5) / s - 0.5
+        if mode == "nearest":
+            i = np.floor(c) if asymmetric else np.ceil(c - 0.5)     # round_prefer_floor
+            x = np.take(x, np.clip(i.astype(int), 0, n - 1), axis)
+        else:
+            f = np.floor(c)
+            w = (c - f).reshape([-1 if ax == axis else 1 for ax in range(x.ndim)])
+            lo = np.take(x, np.clip(f.astype(int), 0, n - 1), axis)
+            hi = np.take(x, np.clip(f.astype(int) + 1, 0, n - 1), axis)
+            x = lo * (1 - w) + hi * w
+    return x
+
+
+def test_resize_up_f32_rank4(out):
+    close(out["up_nearest"], resize_ref(F["X"], [1, 1, 2, 1.5], "nearest"))
+    close(out["up_linear"], resize_ref(F["X"], [1, 1, 2, 1.5], "linear"))
+
+
+def test_resize_down_f64_rank2(out):
+    assert out["down_nearest"].shape == (2, 3)
+    close(out["down_nearest"], resize_ref(F["V"], [1, 0.6], "nearest"), np.float64)
+    close(out["down_linear"], resize_ref(F["V"], [1, 0.6], "linear"), np.float64)
+
+
+def test_resize_closed_forms(out):
+    close(out["same"], F["X"])
+    close(out["rep"], np.repeat(np.repeat(F["X"], 2, 2), 3, 3))
+
+
+def test_upsample_linear_asymmetric(out):
+    close(out["ups_linear"], resize_ref(F["V"], [2, 2.5], "linear", asymmetric=True), np.float64)
+
+
+def test_einsum(out):
+    close(out["mm"], np.einsum("ij,jk->ik", F["a"], F["b"]), atol=1e-5)
+    close(out["bmm"], np.einsum("bij,bjk->bik", F["q"], F["k"]), np.float64)
+    close(out["tr"], F["a"].T)
+    close(out["dot"], F["v"] @ F["v"], rtol=1e-5)
+    close(out["outer3"], np.einsum("i,j,k", F["v"], F["v"], F["v"]))
+    close(out["diag"], np.diag(F["S"]))
+    close(out["implicit"], np.einsum("ba,ac", F["b"], F["c"]), atol=1e-5)
+
+
+def diagnose(tmp_path, source):
+    path = tmp_path / "prog.ein"
+    path.write_text(source)
+    with pytest.raises(CompileError) as info:
+        front_end(str(path))
+    return info.value.diagnostics[0]
+
+
+def test_einsum_letter_on_axes_of_different_lengths_is_E004(tmp_path):
+    diag = diagnose(tmp_path, 'use std::ml::einsum;\nlet a: [f32; 3, 4];\nlet b: [f32; 4, 4];\nlet y = einsum("ij,ij->i", (a, b));\n')
+    assert diag.code == "E004" and "`i`" in diag.message
+
+
+@pytest.mark.parametrize("equation, code", [("ij...->ij", "E011"), ("ij,jk->ik", "E002"), ("ij->iz", "E006")])
+def test_einsum_equation_errors(tmp_path, equation, code):
+    diag = diagnose(tmp_path, f'use std::ml::einsum;\nlet a: [f32; 3, 4];\nlet y = einsum("{equation}", a);\n')
+    assert diag.code == code
+
+
+def test_nonzero_is_E011_at_its_data_dependent_length(tmp_path):
+    diag = diagnose(tmp_path, "use std::ml::nonzero;\nlet x: [f32; 2, 3];\nlet n = nonzero(x);\n")
+    assert diag.code == "E011" and "data-dependent" in diag.message
+    assert [(n.span.line, n.note) for n in diag.notes] == [(3, "in this call to `nonzero`")]
