@@ -15,12 +15,13 @@ import copy
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
+from einc import diagnostics
 from einc.ir import affine
 from einc.ir.nodes import Generic, RecurrenceGroup
 from einc.ir.state_slices import is_state_slice
+from einc.ir.types import shape_str
 from einc.mlir import recurrence_host
 from einc.mlir.recurrence_scalars import Storage
-from einc.mlir.recurrence_step import storage_shape
 from einc.mlir.shapes import index_const
 from einc.mlir.types import tensor_type
 
@@ -29,6 +30,16 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
+    dynamic = [m for m in group.members if not all(size.is_const for size in m.shape)]
+    if len(group.members) > 1 and dynamic:
+        # IREE 3.13 packs the loop-carried storages of dynamic shape into one buffer and reads
+        # every one of them at offset 0 in the next step (checked: the second member's history
+        # came back as the first one's), so only fixed shapes are safe with several members
+        raise diagnostics.error(
+            diagnostics.UNSUPPORTED, f"recurrences of several members whose steps compute whole "
+            f"tensors need fixed sizes; `{dynamic[0].name}` has shape {shape_str(dynamic[0].shape)}",
+            dynamic[0].span, hint="declare the inputs its size comes from with fixed sizes, "
+            "e.g. `let W0: [f32; 64, 10];`")
     return recurrence_host.emit_group(lw, group, lambda storage: _step_lowering(lw, group, storage))
 
 
@@ -52,11 +63,10 @@ def _slice(lw, v: Generic, storage: Storage) -> ir.Value:
     read = v.body
     member = read.member
     back = affine.affine_of(read.subs[0]).const
-    step = arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0))
+    slot = storage.slot(member, arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0)))
     rest = member.shape[1:]
-    full = storage_shape(member)
     sizes = [lw.sizes.index(s) for s in rest if not s.is_const]
     return tensor.extract_slice(
-        tensor_type(member.dtype, rest), storage.tensors[member], [storage.slot(member, step)], sizes, [],
+        tensor_type(member.dtype, rest), storage.tensors[member], [slot], sizes, [],
         [DYNAMIC] + [0] * len(rest), [1] + [s.const if s.is_const else DYNAMIC for s in rest],
-        [1] * len(full))
+        [1] * (len(rest) + 1))

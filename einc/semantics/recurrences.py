@@ -30,6 +30,7 @@ class RecState:
     def __init__(self, member: RecMember, step: IndexVar):
         self.member = member
         self.step = step
+        self.slices: dict = {}      # step offset -> the slice, one value however often it is read
 
 
 # ---------------------------------------------------------------- detection
@@ -295,7 +296,9 @@ def step_slice(state: RecState, step_sub: Value, span):
     if any(size is None for size in m.shape[1:]):
         raise d.error(d.UNSUPPORTED, f"reading `{m.name}` whole at a step needs explicit ranges on "
                       "its other indices", span, hint=f"e.g. `let {m.name}[t in 1..T, i in 0..N] = ..`")
-    return state_slice(m, step_sub, span)
+    if lin.const not in state.slices:
+        state.slices[lin.const] = state_slice(m, step_sub, span)
+    return state.slices[lin.const]
 
 
 # ---------------------------------------------------------------- order and checks
