@@ -93,3 +93,13 @@ def surely_nonnegative(lin: Lin) -> bool:
 def surely_negative(lin: Lin) -> bool:
     """True when `lin` < 0 for every admissible size."""
     return surely_nonnegative(-lin - 1)
+
+
+def subscript_in_bounds(sub: Value, size: Lin) -> bool:
+    """Whether an affine subscript stays in [0, size) at every point of its variables' ranges
+    for every admissible size (False when it is not affine or a range is still unknown)."""
+    lin = affine_of(sub)
+    if lin is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
+        return False
+    lo, hi = bounds(lin)
+    return surely_nonnegative(lo) and surely_nonnegative(size - 1 - hi)

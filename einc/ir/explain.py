@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from einc.ir import nodes as ir
+from einc.ir.state_slices import is_state_slice
 from einc.ir.types import shape_str
 
 
@@ -23,7 +24,8 @@ def _group(k: int, group) -> list:
     t = group.t_var
     lines = [f"recurrence group {k}: {', '.join(m.name for m in group.members)}",
              f"  axis: {t.name} (axis 0), steps 0..{t.extent!r}, one loop",
-             f"  order inside a step: {' -> '.join(m.name for m in group.members)}"]
+             f"  order inside a step: {' -> '.join(m.name for m in group.members)}",
+             f"  lowering: {_form(group)}"]
     for m in group.members:
         plan = m.plan
         window = f"{plan['window']} slots (slot = step mod {plan['window']})" if plan.get("window") \
@@ -31,6 +33,18 @@ def _group(k: int, group) -> list:
         lines.append(f"  {m.name}: lookback {_opt(plan.get('lookback'))}, tail "
                      f"{_opt(plan.get('tail'))}, storage {window} — {plan.get('reason', '')}")
     return lines
+
+
+def _form(group) -> str:
+    """How the loop runs (einc.mlir.recurrence picks the form from this fact and the target)."""
+    if not group.step_work:
+        return ("one dispatch of scalar loops on llvm-cpu; on vulkan-spirv a host loop over steps "
+                "with one kernel per clause and step")
+    slices = [v for v in group.step_work if is_state_slice(v)]
+    tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
+    return (f"each step computes {len(tensors)} tensor(s) whole from {len(slices)} earlier-step "
+            "state(s), so a host loop over steps runs them as per-step linalg kernels, once per "
+            "step, then one kernel per clause (every target)")
 
 
 def _opt(v) -> str:

@@ -232,6 +232,7 @@ class RecurrenceGroup:
     def __init__(self, t_var: IndexVar, members: list):
         self.t_var = t_var
         self.members = members
+        self.step_work: list = []       # tensors each step computes whole (passes.step_work)
 
 
 @dataclass(eq=False)

@@ -4,14 +4,14 @@ A program-level value is lowered once, at function level, after every program-le
 depends on (bodies included, so a kernel finds its inputs ready and recursion stays shallow).
 It is then either a host scalar (an SSA value of its element type) or a device tensor (0-d
 for scalar work that depends on tensor data). A value that reads recurrence state is never
-program-level, even without free index variables (`x[0]` inside a step): it exists only inside
-its group's loop.
+program-level, even without free index variables (`x[0]` inside a step, or a tensor computed
+from `w[t - 1]`): it exists only inside its group's loop.
 """
 from __future__ import annotations
 
 from iree.compiler import ir
 
-from einc.ir.nodes import Input, Program, Stack, StateRead, Value, free_vars
+from einc.ir.nodes import Input, Program, RecValue, Stack, StateRead, Value, free_vars
 from einc.mlir.locations import location_of
 from einc.mlir.program_rules import RULES
 from einc.mlir.shapes import Sizes
@@ -30,18 +30,32 @@ class Lowering:
         self._free_memo: dict = {}
         self._state_memo: dict[int, bool] = {}
         self._keep: list[Value] = []             # nodes made here stay alive, so their ids stay unique
+        self.state_tensors_are_given = False
 
     def is_program_level(self, v: Value) -> bool:
         return not free_vars(v, self._free_memo) and not self._reads_state(v)
 
     def _reads_state(self, v: Value) -> bool:
-        """Whether scalar `v` reads recurrence state. Tensors other than a body's Stack of scalars
-        are program-level and close over their own loops (a RecValue included)."""
-        if id(v) not in self._state_memo:
-            scalar_work = v.rank == 0 or isinstance(v, Stack)
-            self._state_memo[id(v)] = isinstance(v, StateRead) or (
-                scalar_work and any(self._reads_state(o) for o in v.operands()))
+        """Whether `v` reads recurrence state: a StateRead, scalar work over one, or a tensor a
+        step computes from one (einc.passes.step_work). A RecValue closes over its own loop;
+        with `state_tensors_are_given` (inside a step that computed them) so do tensors."""
+        stack = [(v, False)]
+        while stack:
+            node, done = stack.pop()
+            if id(node) in self._state_memo:
+                continue
+            if done:
+                self._state_memo[id(node)] = isinstance(node, StateRead) or (
+                    not self._closed(node) and any(self._state_memo[id(o)] for o in node.operands()))
+            else:
+                stack.append((node, True))
+                if not self._closed(node):
+                    stack.extend((o, False) for o in node.operands() if id(o) not in self._state_memo)
         return self._state_memo[id(v)]
+
+    def _closed(self, v: Value) -> bool:
+        tensor = v.rank > 0 and not isinstance(v, Stack)
+        return isinstance(v, RecValue) or (tensor and self.state_tensors_are_given)
 
     def free_vars(self, v: Value) -> frozenset:
         return free_vars(v, self._free_memo)

@@ -32,8 +32,9 @@ from einc.mlir.types import element_type
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
-def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
-    """Every member's storage tensor after the last step, in `group.members` order."""
+def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]:
+    """Every member's storage tensor after the last step, in `group.members` order.
+    `step_lowering(storage)`, when given, makes the lowering each step's body uses."""
     _check_no_same_step_self_reads(group, lw.target)
     members = group.members
 
@@ -48,7 +49,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     with ir.InsertionPoint(loop.body):
         tensors = {m: tie(m, arg) for m, arg in zip(members, loop.inner_iter_args)}
         storage = Storage(group.t_var, loop.induction_variable, tensors)
-        emit_step(lw, group, storage, _write_points)
+        emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
         scf.yield_([storage.tensors[m] for m in members])
     return [tie(m, result) for m, result in zip(members, loop.results)]
 

@@ -13,6 +13,7 @@ import contextlib
 
 from einc import diagnostics as d
 from einc.ir import affine
+from einc.ir.state_slices import state_slice
 from einc.ir.nodes import (IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
                            Value)
 from einc.ir.types import F32, F64, Lin
@@ -26,8 +27,10 @@ MAX_TYPING_ROUNDS = 3
 class RecState:
     """What a member's name means while its group's clauses are elaborated."""
 
-    def __init__(self, member: RecMember):
+    def __init__(self, member: RecMember, step: IndexVar):
         self.member = member
+        self.step = step
+        self.slices: dict = {}      # step offset -> the slice, one value however often it is read
 
 
 # ---------------------------------------------------------------- detection
@@ -195,7 +198,7 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict):
                for did, cs in clauses_by_member.items()}
     scope = env.child()
     for did, m in members.items():
-        scope.bind(did, RecState(m))
+        scope.bind(did, RecState(m, step))
     for did, cs in clauses_by_member.items():
         results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
         _finish_member(members[did], results)
@@ -273,11 +276,29 @@ def _rec_clause(r, body) -> RecClause:
 def state_read(el, state: RecState, subs: list, span):
     """`member[subs]` inside the group: an element of the member's state."""
     m = state.member
+    if len(subs) == 1 and len(m.shape) > 1:
+        return step_slice(state, subs[0], span)
     if len(subs) != len(m.shape):
         raise d.error(d.UNSUPPORTED if len(subs) < len(m.shape) else d.SHAPE,
                       f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read it at one "
                       f"point ({len(subs)} subscripts given)", span)
     return StateRead(m, tuple(subs), span=span)
+
+
+def step_slice(state: RecState, step_sub: Value, span):
+    """`member[t - c]` (c >= 1): the member's whole state at an earlier step, as a tensor."""
+    m = state.member
+    lin = affine.affine_of(step_sub)
+    if lin is None or lin.terms != {state.step: 1} or lin.const > -1:
+        raise d.error(d.UNSUPPORTED, f"inside its recurrence, `{m.name}` can be read whole only at an "
+                      f"earlier step `{state.step.name} - c`", span,
+                      hint=f"e.g. `{m.name}[{state.step.name} - 1]`")
+    if any(size is None for size in m.shape[1:]):
+        raise d.error(d.UNSUPPORTED, f"reading `{m.name}` whole at a step needs explicit ranges on "
+                      "its other indices", span, hint=f"e.g. `let {m.name}[t in 1..T, i in 0..N] = ..`")
+    if lin.const not in state.slices:
+        state.slices[lin.const] = state_slice(m, step_sub, span)
+    return state.slices[lin.const]
 
 
 # ---------------------------------------------------------------- order and checks

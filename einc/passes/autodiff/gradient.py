@@ -12,6 +12,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Read, RecValue, Stack, Value,
                            fresh_index_vars)
+from einc.ir.state_slices import is_state_slice
 from einc.passes.autodiff.delta import gather_sum
 from einc.passes.autodiff.local_rules import const
 from einc.passes.autodiff.scalar_adjoint import propagate
@@ -43,6 +44,8 @@ class _Gradient:
         return total if total is not None else _zeros(self.x)
 
     def _backward(self, t: Value, adjoint: Value) -> None:
+        if is_state_slice(t):
+            return          # a recurrence's earlier step: a given of this step's computation
         if isinstance(t, Generic):
             refs = tuple(IndexRef(v) for v in t.vars)
             seed = Read(adjoint, refs, in_bounds=True) if t.rank else Read(adjoint, ())

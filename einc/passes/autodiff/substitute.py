@@ -6,6 +6,7 @@ two ways stays two independent loops.
 """
 from __future__ import annotations
 
+from einc.ir import affine
 from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, Reduce, Size, StateRead,
                            Value)
 
@@ -37,7 +38,11 @@ class _Substitution:
             return v if args == v.args else Op(v.op, args, v.dtype, span=v.span)
         if isinstance(v, Read):
             subs = tuple(self.value(s) for s in v.subs)
-            return v if subs == v.subs else Read(v.tensor, subs, span=v.span)
+            if subs == v.subs:
+                return v
+            # the new subscripts need their own proof: an affine map is only safe in bounds
+            in_bounds = all(affine.subscript_in_bounds(s, n) for s, n in zip(subs, v.tensor.shape))
+            return Read(v.tensor, subs, span=v.span, in_bounds=in_bounds)
         if isinstance(v, StateRead):
             return StateRead(v.member, tuple(self.value(s) for s in v.subs), span=v.span)
         if isinstance(v, Reduce):

@@ -1,0 +1,72 @@
+"""A recurrence group whose steps compute whole tensors (gradient descent): a host loop over
+steps, each step's tensors computed once by ordinary kernels, then the members' points.
+
+The one-dispatch form (recurrence_region) evaluates everything per point with scalar loops, so a
+gradient over a dataset read by every point of `w[k, d]` would be recomputed D times per step.
+Here the step loop is the host loop of recurrence_host; at the top of each step the state slices
+(`w[k - 1]`, einc.ir.state_slices) are cut from the storage and every tensor of
+`group.step_work` is lowered by the ordinary rules into the loop body, once. A step costs a few
+kernel launches (microseconds), which a tensor-sized step dwarfs.
+"""
+from __future__ import annotations
+
+import copy
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, tensor
+
+from einc import diagnostics
+from einc.ir import affine
+from einc.ir.nodes import Generic, RecurrenceGroup
+from einc.ir.state_slices import is_state_slice
+from einc.ir.types import shape_str
+from einc.mlir import recurrence_host
+from einc.mlir.recurrence_scalars import Storage
+from einc.mlir.shapes import index_const
+from einc.mlir.types import tensor_type
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
+    """Every member's storage tensor after the last step, in `group.members` order."""
+    dynamic = [m for m in group.members if not all(size.is_const for size in m.shape)]
+    if len(group.members) > 1 and dynamic:
+        # IREE 3.13 packs the loop-carried storages of dynamic shape into one buffer and reads
+        # every one of them at offset 0 in the next step (checked: the second member's history
+        # came back as the first one's), so only fixed shapes are safe with several members
+        raise diagnostics.error(
+            diagnostics.UNSUPPORTED, f"recurrences of several members whose steps compute whole "
+            f"tensors need fixed sizes; `{dynamic[0].name}` has shape {shape_str(dynamic[0].shape)}",
+            dynamic[0].span, hint="declare the inputs its size comes from with fixed sizes, "
+            "e.g. `let W0: [f32; 64, 10];`")
+    return recurrence_host.emit_group(lw, group, lambda storage: _step_lowering(lw, group, storage))
+
+
+def _step_lowering(lw, group: RecurrenceGroup, storage: Storage):
+    """A lowering for one step's body: it sees what `lw` lowered before the loop, plus this
+    step's tensors, which it treats as given (its memo is dropped with the loop body)."""
+    step = copy.copy(lw)
+    step.values, step.reductions, step._state_memo = dict(lw.values), dict(lw.reductions), {}
+    step.state_tensors_are_given = True
+    for v in group.step_work:
+        if is_state_slice(v):
+            step.values[id(v)] = _slice(step, v, storage)
+    for v in group.step_work:
+        step.lower(v)
+    return step
+
+
+def _slice(lw, v: Generic, storage: Storage) -> ir.Value:
+    """The member's state at step t - c (c >= 1), clamped to step 0 at the first steps, where no
+    clause reading it is active and the value goes unused."""
+    read = v.body
+    member = read.member
+    back = affine.affine_of(read.subs[0]).const
+    slot = storage.slot(member, arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0)))
+    rest = member.shape[1:]
+    sizes = [lw.sizes.index(s) for s in rest if not s.is_const]
+    return tensor.extract_slice(
+        tensor_type(member.dtype, rest), storage.tensors[member], [slot], sizes, [],
+        [DYNAMIC] + [0] * len(rest), [1] + [s.const if s.is_const else DYNAMIC for s in rest],
+        [1] * (len(rest) + 1))
