@@ -12,29 +12,46 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Read, RecValue, Stack, Value,
                            fresh_index_vars)
+from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.delta import gather_sum
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.recurrence_pullback import RecurrencePullback
 from einc.passes.autodiff.scalar_adjoint import propagate
+from einc.passes.autodiff.seeds import read_adjoint
 
 
-def gradient(y: Value, x: Value, span) -> Value:
+def gradient(y: Value, x: Value, span, rules=NO_RULES) -> Value:
     if y.rank != 0:
         raise d.error(d.UNSUPPORTED, "only the derivative of a scalar (a gradient) is compiled so "
                       "far; reduce the target to a scalar first", span)
     if not y.dtype.is_float or not x.dtype.is_float:
         raise d.error(d.TYPE, f"derivatives need float values, found {y.dtype} / {x.dtype}", span)
-    return _Gradient(x, span).run(y)
+    return _Gradient(x, span, rules).run(y)
+
+
+def pullback(y: Value, x: Value, cotangent: Value, span, rules=NO_RULES) -> Value:
+    """The vector-Jacobian product cotangent . (dy/dx), of x's shape, for y of any shape
+    (`cotangent` has y's shape). A row of a Jacobian is the pullback of a basis cotangent."""
+    if y is x:
+        return cotangent
+    return _Gradient(x, span, rules).run(y, cotangent)
 
 
 class _Gradient:
-    def __init__(self, x: Value, span):
+    def __init__(self, x: Value, span, rules):
         self.x = x
         self.span = span
+        self.rules = rules
+        self.recurrences = RecurrencePullback(x, span, rules)
         self.parts: dict[int, list] = {}          # id(value) -> adjoint contributions
         self.values: dict[int, Value] = {}
 
-    def run(self, y: Value) -> Value:
-        self._leaves(propagate(y, const(1.0, y), {id(self.x)}))
+    def run(self, y: Value, cotangent: Value = None) -> Value:
+        if y.rank == 0:
+            seed = const(1.0, y) if cotangent is None else cotangent
+            self._leaves(propagate(y, seed, {id(self.x)}, (), self.rules))
+        else:
+            self.parts[id(y)] = [cotangent]
         for t in _reverse_dependencies(y, self.x):
             adjoint = self._total(t)
             if adjoint is not None:
@@ -44,18 +61,17 @@ class _Gradient:
 
     def _backward(self, t: Value, adjoint: Value) -> None:
         if isinstance(t, Generic):
-            refs = tuple(IndexRef(v) for v in t.vars)
-            seed = Read(adjoint, refs, in_bounds=True) if t.rank else Read(adjoint, ())
+            seed = read_adjoint(adjoint, tuple(IndexRef(v) for v in t.vars))
             if t.guard is not None:
                 seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
-            self._leaves(propagate(t.body, seed, {id(self.x)}, tuple(t.vars)))
+            self._leaves(propagate(t.body, seed, {id(self.x)}, tuple(t.vars), self.rules))
         elif isinstance(t, Stack):
             for k, elem in enumerate(t.elems):
                 seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
                     IndexRef(v) for v in fresh_index_vars(elem.shape)))
-                self._leaves(propagate(elem, seed, {id(self.x)}))
+                self._leaves(propagate(elem, seed, {id(self.x)}, (), self.rules))
         elif isinstance(t, RecValue):
-            raise d.error(d.UNSUPPORTED, "derivatives through recurrences are not compiled yet", self.span)
+            self._add(self.x, self.recurrences.contribution(t, adjoint))
         elif not isinstance(t, (Input, Const)):
             raise d.error(d.UNSUPPORTED, f"no derivative through {type(t).__name__}", self.span)
 
@@ -66,6 +82,11 @@ class _Gradient:
                 continue
             self.values[id(target)] = target
             self.parts.setdefault(id(target), []).append(self._contribution(leaf))
+
+    def _add(self, target: Value, contribution) -> None:
+        if contribution is not None:
+            self.values[id(target)] = target
+            self.parts.setdefault(id(target), []).append(contribution)
 
     def _contribution(self, leaf) -> Value:
         node = leaf.leaf
@@ -134,6 +155,6 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
             visit(dep)
         order.append(t)
 
-    for t in tensors_in(y):
+    for t in [y] if y.rank else tensors_in(y):
         visit(t)
     return list(reversed(order))
