@@ -14,6 +14,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import Const, Value
 from einc.semantics import scalar_ops, tensors, types
 from einc.semantics.values import Weak, describe
+from einc.syntax import ast
 
 
 def differential_key(def_id):
@@ -22,18 +23,23 @@ def differential_key(def_id):
 
 
 def call_with_rule(el, fn, rule, args: list, span):
+    if any(isinstance(p.type, ast.ArrayType) for p in fn.node.params):
+        raise _unsupported(rule, "which takes an array")
     if any(tensors.is_array(a) for a in args):
         return tensors.lift(lambda *scalars: call_with_rule(el, fn, rule, list(scalars), span),
                             args, span, el.state)
     result = el.call_body(fn, args, span)
     if not isinstance(result, Value) or result.rank or not result.dtype.is_float:
-        raise d.error(d.UNSUPPORTED, f"a derivative rule for `{rule.node.name}`, which returns "
-                      f"{describe(result)}: rules are compiled for functions of scalars to a "
-                      "float scalar", rule.node.span)
+        raise _unsupported(rule, f"which returns {describe(result)}")
     args = [scalar_ops.materialize(a, result.dtype, span) if isinstance(a, Weak) else a for a in args]
     partials = [(a, _partial(el, rule, args, k, result, span))
                 for k, a in enumerate(args) if isinstance(a, Value) and a.dtype.is_float]
     return el.derivative_rules.anchor(result, partials)
+
+
+def _unsupported(rule, what: str):
+    return d.error(d.UNSUPPORTED, f"a derivative rule for `{rule.node.name}`, {what}: rules are "
+                   "compiled for functions from float scalars to a float scalar", rule.node.span)
 
 
 def _partial(el, rule, args: list, k: int, result: Value, span) -> Value:

@@ -9,7 +9,7 @@ read (einc.passes.autodiff.jacobian). Any other use materialises the dense Jacob
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import Value
+from einc.ir.nodes import Read, Value
 from einc.semantics import tensors
 from einc.semantics.values import LazyJacobian, Weak, describe
 from einc.syntax import ast
@@ -28,6 +28,10 @@ def request(el, e: ast.Derivative, env):
     if len(ysubs) != y.rank:
         raise d.error(d.SHAPE, f"`@{_name(e.numerator)}[..]` needs {y.rank} subscript(s), found "
                       f"{len(ysubs)}", e.numerator.span)
+    for v, subs, node in ((y, ysubs, e.numerator), (x, xsubs, e.denominator)):
+        if subs and len(subs) == v.rank and all(isinstance(s, Value) for s in subs):
+            # index variables of an enclosing definition take their ranges from these axes
+            el.state.note_read(Read(v, tuple(subs), span=node.span), [f"`{_name(node)}[..]`"] * v.rank)
     return read(lazy, ysubs + xsubs, e.span)
 
 

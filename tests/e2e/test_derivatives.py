@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import einc
-from einc.diagnostics import CompileError
 
 H = 1e-6          # central-difference step in f64; its error is ~1e-10 for these functions
 
@@ -112,9 +111,3 @@ def test_max_reduction_routes_the_gradient_to_the_selected_point():
         let g = @m / @x;
     """).vmfb)(x=x)
     np.testing.assert_array_equal(out["g"], [0, 1, 0, 0])
-
-
-def test_unsupported_derivative_is_E011():
-    with pytest.raises(CompileError) as info:
-        einc.compile("let x: [f32; 3];\nlet y = x * 2.0;\nlet j = @y / @x;\n")
-    assert info.value.diagnostics[0].code == "E011"
