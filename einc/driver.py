@@ -14,13 +14,13 @@ def front_end(path: str, outputs: list[str] | None = None):
     from einc.semantics.modules import load_program
     from einc.semantics.resolve import resolve
 
-    from einc.passes.prune_members import prune_members
+    from einc.passes.recurrence_groups import settle_groups
     from einc.passes.storage import plan_storage
 
     program = _stage(None, load_program, path)
     resolution = _stage(program, resolve, program)
     ir_program = _stage(program, elaborate, program, resolution, outputs)
-    prune_members(ir_program)
+    settle_groups(ir_program)
     plan_storage(ir_program)
     return program, ir_program
 

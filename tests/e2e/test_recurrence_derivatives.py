@@ -20,6 +20,8 @@ let h[t in 1..T, i in 0..4] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
 let loss = sum[t, i](h[t, i] * h[t, i]) / 2.0;
 let grad_W = @loss / @W;
 let column = (@h / @W)[:, :, 1, 2];
+let row = (@h / @W)[7, 3];
+let dense = @h / @W;
 """
 
 
@@ -51,6 +53,25 @@ def test_rnn_loss_gradient_with_respect_to_the_weight_matrix(rnn_inputs):
     loss = lambda w: (rnn_states(w, x) ** 2).sum() / 2
     np.testing.assert_allclose(out["loss"], loss(W), rtol=1e-12)
     np.testing.assert_allclose(out["grad_W"], central(loss, W), **FD_TOL)
+
+
+def test_the_gradient_runs_an_adjoint_loop_backward_over_the_kept_states(tmp_path):
+    path = tmp_path / "rnn.ein"
+    path.write_text(RNN)
+    explained = emit_program(str(path), "explain", ["grad_W"])
+    assert "h_bar" in explained and "order inside a step: h -> h'" not in explained
+    assert "h: lookback 1, tail unbounded, storage whole tensor" in explained
+
+
+def test_jacobian_row_and_column_of_the_states_are_slices_of_the_dense_one(rnn_inputs, tmp_path):
+    out = einc.load(einc.compile(RNN, outputs=["row", "column", "dense"]).vmfb)(**rnn_inputs)
+    np.testing.assert_allclose(out["row"], out["dense"][7, 3], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out["column"], out["dense"][:, :, 1, 2], rtol=1e-12, atol=1e-14)
+    path = tmp_path / "rnn.ein"
+    path.write_text(RNN)
+    for name in ("row", "column"):
+        assert "x4x4x4xf64" not in emit_program(str(path), "mlir", [name])
+    assert "x4x4x4xf64" in emit_program(str(path), "mlir", ["dense"])
 
 
 def test_jacobian_column_of_the_states_runs_one_tangent_loop(rnn_inputs, tmp_path):

@@ -15,7 +15,7 @@ from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Read, RecValue, 
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.delta import gather_sum
 from einc.passes.autodiff.local_rules import const
-from einc.passes.autodiff.recurrence_pullback import RecurrencePullback
+from einc.passes.autodiff.recurrence_adjoint import adjoint_loop
 from einc.passes.autodiff.scalar_adjoint import propagate
 from einc.passes.autodiff.seeds import read_adjoint
 
@@ -42,7 +42,6 @@ class _Gradient:
         self.x = x
         self.span = span
         self.rules = rules
-        self.recurrences = RecurrencePullback(x, span, rules)
         self.parts: dict[int, list] = {}          # id(value) -> adjoint contributions
         self.values: dict[int, Value] = {}
 
@@ -52,7 +51,11 @@ class _Gradient:
             self._leaves(propagate(y, seed, {id(self.x)}, (), self.rules))
         else:
             self.parts[id(y)] = [cotangent]
+            self.values[id(y)] = y
         for t in _reverse_dependencies(y, self.x):
+            if isinstance(t, RecValue):
+                self._through_recurrence(t.group)
+                continue
             adjoint = self._total(t)
             if adjoint is not None:
                 self._backward(t, adjoint)
@@ -70,8 +73,6 @@ class _Gradient:
                 seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
                     IndexRef(v) for v in fresh_index_vars(elem.shape)))
                 self._leaves(propagate(elem, seed, {id(self.x)}, (), self.rules))
-        elif isinstance(t, RecValue):
-            self._add(self.x, self.recurrences.contribution(t, adjoint))
         elif not isinstance(t, (Input, Const)):
             raise d.error(d.UNSUPPORTED, f"no derivative through {type(t).__name__}", self.span)
 
@@ -83,10 +84,14 @@ class _Gradient:
             self.values[id(target)] = target
             self.parts.setdefault(id(target), []).append(self._contribution(leaf))
 
-    def _add(self, target: Value, contribution) -> None:
-        if contribution is not None:
-            self.values[id(target)] = target
-            self.parts.setdefault(id(target), []).append(contribution)
+    def _through_recurrence(self, group) -> None:
+        """All members of a group at once: one adjoint loop (recurrence_adjoint)."""
+        outside: dict = {}
+        for v in list(self.values.values()):
+            if isinstance(v, RecValue) and v.group is group and self._total(v) is not None:
+                outside.setdefault(id(v.member), []).append(self._total(v))
+        totals = {key: _add_tensors(parts) for key, parts in outside.items()}
+        self._leaves(adjoint_loop(group, totals, {id(self.x)}, self.rules, self.span))
 
     def _contribution(self, leaf) -> Value:
         node = leaf.leaf
@@ -108,14 +113,18 @@ class _Gradient:
             for p in parts[1:]:
                 total = Op("add", (total, p), total.dtype)
             return total
-        if len(parts) == 1:
-            return parts[0]
-        vars_ = fresh_index_vars(t.shape, "a")
-        refs = tuple(IndexRef(v) for v in vars_)
-        total = Read(parts[0], refs, in_bounds=True)
-        for p in parts[1:]:
-            total = Op("add", (total, Read(p, refs, in_bounds=True)), total.dtype)
-        return Generic(vars_, total)
+        return _add_tensors(parts)
+
+
+def _add_tensors(parts: list) -> Value:
+    if len(parts) == 1:
+        return parts[0]
+    vars_ = fresh_index_vars(parts[0].shape, "a")
+    refs = tuple(IndexRef(v) for v in vars_)
+    total = Read(parts[0], refs, in_bounds=True)
+    for p in parts[1:]:
+        total = Op("add", (total, Read(p, refs, in_bounds=True)), total.dtype)
+    return Generic(vars_, total)
 
 
 def _zeros(x: Value) -> Value:
@@ -143,11 +152,16 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
         return out
 
     def visit(t: Value) -> None:
-        if id(t) in seen or t is stop:
+        # a recurrence's members are one node: its group runs (and reverses) as one loop
+        key = id(t.group) if isinstance(t, RecValue) else id(t)
+        if key in seen or t is stop:
             return
-        seen.add(id(t))
+        seen.add(key)
         deps = []
-        if isinstance(t, Generic):
+        if isinstance(t, RecValue):
+            deps = [x for m in t.group.members for c in m.clauses
+                    for x in tensors_in(c.body) + (tensors_in(c.guard) if c.guard is not None else [])]
+        elif isinstance(t, Generic):
             deps = tensors_in(t.body) + (tensors_in(t.guard) if t.guard is not None else [])
         elif isinstance(t, Stack):
             deps = [e for e in t.elems if e.rank] + [x for e in t.elems if not e.rank for x in tensors_in(e)]
