@@ -13,6 +13,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import Lin, Sym
+from einc.passes.autodiff.custom_rules import RuleTable
 from einc.semantics import definitions, recurrences, types
 from einc.semantics.state import State
 from einc.semantics.values import BuiltinVal, Env, FnVal, TupleVal
@@ -32,6 +33,8 @@ class Elaborator:
         self.rest_slots: dict = {}
         self.named_syms: dict[str, Sym] = {}
         self._module_values: dict = {}
+        self.derivative_rules = RuleTable()      # anchors of calls of functions with a rule
+        self._rule_defs: dict = {}               # function DefId -> its `@fn` rule (as FnVal)
 
     # ------------------------------------------------------------ expressions
 
@@ -78,6 +81,13 @@ class Elaborator:
         from einc.semantics import builtin_calls
         if isinstance(fn, BuiltinVal):
             return builtin_calls.call(self, fn.name, args, span)
+        if isinstance(fn, FnVal) and fn.node.def_id in self._rule_defs:
+            from einc.semantics.derivative_rules import call_with_rule
+            return call_with_rule(self, fn, self._rule_defs[fn.node.def_id], args, span)
+        return self.call_body(fn, args, span)
+
+    def call_body(self, fn, args: list, span):
+        """Elaborate the callee's body with `args` (its derivative rule aside)."""
         if isinstance(fn, FnVal):
             node, env = fn.node, fn.env
         elif hasattr(fn, "node") and isinstance(fn.node, ast.Lambda):
@@ -109,6 +119,8 @@ class Elaborator:
         for s in stmts:
             if isinstance(s, ast.FnDef):
                 env.bind(s.def_id, FnVal(s, env))
+            elif isinstance(s, ast.DiffRule) and s.def_id is not None:
+                self._rule_defs[s.def_id] = FnVal(s, env)
         reads = recurrences.read_graph(stmts)
         groups = recurrences.find_groups(reads)
         last = {}

@@ -6,7 +6,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, I32, Lin
-from einc.semantics import definitions, recurrences, scalar_ops, tensors, types
+from einc.semantics import definitions, derivatives, recurrences, scalar_ops, tensors, types
 from einc.semantics.elaborate import EXPR_RULES
 from einc.semantics.values import LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
@@ -133,6 +133,8 @@ def _index(el, e, env):
     for s in e.subscripts:
         if isinstance(s, ast.RestIndex):
             subs += [env.lookup(v.def_id) for v in el.rest_slots.get(s.def_id, [])]
+        elif isinstance(s, ast.FullSlice):
+            subs.append(None)      # `:`, which only a derivative accepts (tensors.read)
         else:
             subs.append(el.ev(s, env))
     if isinstance(base, recurrences.RecState):
@@ -322,22 +324,17 @@ def _generator(el, g: ast.Generator, env):
 
 @rule(ast.Derivative)
 def _derivative(el, e, env):
-    from einc.passes.autodiff.gradient import gradient
-    y = tensors.whole(el.ev(e.numerator, env), e.span)
-    x = el.ev(e.denominator, env)
-    for what, v, node in (("target", y, e.numerator), ("parameter", x, e.denominator)):
-        if isinstance(v, Weak):
-            raise d.error(d.UNSUPPORTED, f"the derivative's {what} is an untyped literal", node.span,
-                          hint="give the binding a type, e.g. `let w: f32 = 0.5;`")
-        if not isinstance(v, Value):
-            raise d.error(d.TYPE, f"cannot differentiate {describe(v)}", node.span)
-    return gradient(y, tensors.whole(x, e.span), e.span)
+    return derivatives.request(el, e, env)
 
 
 @rule(ast.Diff)
 def _differential(el, e, env):
-    raise d.error(d.UNSUPPORTED, "a bare differential `@x` is only meaningful in `@y / @x` so far",
-                  e.span, hint="write the derivative as a quotient, e.g. `@loss / @w`")
+    from einc.semantics.derivative_rules import differential_key
+    try:
+        return env.lookup(differential_key(getattr(e.target, "def_id", None)))
+    except KeyError:
+        raise d.error(d.UNSUPPORTED, "a bare differential `@x` outside a derivative rule `@fn`",
+                      e.span, hint="write the derivative as a quotient, e.g. `@loss / @w`") from None
 
 
 __all__ = ["elementwise", "select", "I32"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir.nodes import Value
 from einc.semantics import scalar_ops, tensors
-from einc.semantics.values import TupleVal, Weak
+from einc.semantics.values import LazyJacobian, TupleVal, Weak
 from einc.syntax import ast
 
 
@@ -25,7 +25,8 @@ def collect(el, bindings: list, wanted: list[str] | None) -> None:
             raise d.error(d.UNDEFINED, f"no top-level value named `{missing[0]}` to output",
                           None, hint="outputs: " + ", ".join(by_name) if by_name else "")
         candidates = [(n, by_name[n]) for n in wanted]
-    el.ir.outputs = [(n, v) for n, v in candidates]
+    # a derivative is computed only once it is known to leave the program
+    el.ir.outputs = [(n, tensors.whole(v) if isinstance(v, LazyJacobian) else v) for n, v in candidates]
 
 
 def _main_function(el):
@@ -44,6 +45,8 @@ def _flatten(name: str, value) -> list:
         for k, item in enumerate(value.items):
             out += _flatten(f"{name}.{k}", item)
         return out
+    if isinstance(value, LazyJacobian):
+        return [(name, value)]
     if isinstance(value, Weak) or tensors.is_array(value):
         value = tensors.whole(scalar_ops.materialize(value, None), None)
     return [(name, value)] if isinstance(value, Value) else []

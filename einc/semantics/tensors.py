@@ -12,12 +12,12 @@ from einc.ir.nodes import Const, Generic, IndexRef, Read, Stack, Value, fresh_in
 from einc.ir.types import I32, Lin, shape_str
 from einc.semantics import scalar_ops
 from einc.semantics.state import State
-from einc.semantics.values import PartialRead, Weak, describe
+from einc.semantics.values import LazyJacobian, PartialRead, Weak, describe
 
 
 def is_array(v) -> bool:
     return (isinstance(v, Value) and v.rank > 0) or (isinstance(v, Weak) and v.rank > 0) \
-        or isinstance(v, PartialRead)
+        or isinstance(v, (PartialRead, LazyJacobian))
 
 
 def whole(v, span=None):
@@ -26,6 +26,9 @@ def whole(v, span=None):
         return scalar_ops.materialize(v, None, span)
     if isinstance(v, PartialRead):
         return _slice(v, span)
+    if isinstance(v, LazyJacobian):
+        from einc.semantics.derivatives import materialize
+        return materialize(v)
     return v
 
 
@@ -68,6 +71,12 @@ def read(base, subs: list, span, state: State, text: str):
     """`base[subs]`: an element (all axes subscripted) or a PartialRead (fewer)."""
     if isinstance(base, PartialRead):
         return read(base.base, list(base.subs) + subs, span, state, text)
+    if isinstance(base, LazyJacobian):
+        from einc.semantics.derivatives import read as read_derivative
+        return read_derivative(base, subs, span)
+    if any(s is None for s in subs):
+        raise d.error(d.UNSUPPORTED, "a `:` slice of an array that is not a derivative", span,
+                      hint="fewer subscripts give a sub-array: `m[i]` is row i")
     literal = _read_literal(base, subs, span)
     if literal is not None:
         return literal

@@ -70,6 +70,23 @@ class PartialRead:
         return self.base.rank - len(self.subs)
 
 
+@dataclass(eq=False)
+class LazyJacobian:
+    """`@y / @x` for a non-scalar y, computed when used (einc.semantics.derivatives)."""
+    y: Value
+    x: Value
+    rules: Any                     # the program's derivative rules (custom_rules.RuleTable)
+    span: Optional[Span] = None
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.y.shape) + tuple(self.x.shape)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
 class Env:
     """DefId -> value, chained to the enclosing scope (closures keep theirs)."""
 
@@ -92,7 +109,7 @@ class Env:
         return Env(self)
 
 
-CompileTimeValue = (Weak, TupleVal, StrVal, FnVal, LambdaVal, BuiltinVal, PartialRead)
+CompileTimeValue = (Weak, TupleVal, StrVal, FnVal, LambdaVal, BuiltinVal, PartialRead, LazyJacobian)
 
 
 def describe(v) -> str:
@@ -110,5 +127,7 @@ def describe(v) -> str:
         return "function"
     if isinstance(v, PartialRead):
         return "array slice"
+    if isinstance(v, LazyJacobian):
+        return f"derivative [{v.y.dtype}; {shape_str(v.shape)[1:-1]}]"
     return type(v).__name__
 

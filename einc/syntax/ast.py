@@ -143,10 +143,15 @@ class RestIndex(Node):
 
 
 @dataclass(eq=False)
+class FullSlice(Node):
+    """`:` in a subscript: every point of that axis (only derivatives accept it)."""
+
+
+@dataclass(eq=False)
 class Index(Node):
-    """`base[s0, s1, ..]`; a subscript is an expression or a RestIndex."""
+    """`base[s0, s1, ..]`; a subscript is an expression, a RestIndex or a FullSlice."""
     base: "Expr"
-    subscripts: list[Union["Expr", RestIndex]]
+    subscripts: list[Union["Expr", RestIndex, FullSlice]]
 
 
 @dataclass(eq=False)

@@ -425,8 +425,11 @@ class _AstBuilder(Transformer):
         return ast.Index(base, subscripts, span=self._span(meta))
 
     def subscripts(self, meta, items):
-        # No slices exist, so `..b` in a subscript is always a rest index, never a range.
+        # No range slices exist, so `..b` in a subscript is always a rest index, never a range.
         return [_as_rest_index(item) for item in items]
+
+    def full_slice(self, meta, children):
+        return ast.FullSlice(span=self._span(meta))
 
     def call(self, meta, children):
         func, args = children

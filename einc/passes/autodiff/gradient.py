@@ -13,30 +13,50 @@ from einc import diagnostics as d
 from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Read, RecValue, Stack, Value,
                            fresh_index_vars)
 from einc.ir.state_slices import is_state_slice
+from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.delta import gather_sum
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.recurrence_adjoint import adjoint_loop
 from einc.passes.autodiff.scalar_adjoint import propagate
+from einc.passes.autodiff.seeds import read_adjoint
 
 
-def gradient(y: Value, x: Value, span) -> Value:
+def gradient(y: Value, x: Value, span, rules=NO_RULES) -> Value:
     if y.rank != 0:
         raise d.error(d.UNSUPPORTED, "only the derivative of a scalar (a gradient) is compiled so "
                       "far; reduce the target to a scalar first", span)
     if not y.dtype.is_float or not x.dtype.is_float:
         raise d.error(d.TYPE, f"derivatives need float values, found {y.dtype} / {x.dtype}", span)
-    return _Gradient(x, span).run(y)
+    return _Gradient(x, span, rules).run(y)
+
+
+def pullback(y: Value, x: Value, cotangent: Value, span, rules=NO_RULES) -> Value:
+    """The vector-Jacobian product cotangent . (dy/dx), of x's shape, for y of any shape
+    (`cotangent` has y's shape). A row of a Jacobian is the pullback of a basis cotangent."""
+    if y is x:
+        return cotangent
+    return _Gradient(x, span, rules).run(y, cotangent)
 
 
 class _Gradient:
-    def __init__(self, x: Value, span):
+    def __init__(self, x: Value, span, rules):
         self.x = x
         self.span = span
+        self.rules = rules
         self.parts: dict[int, list] = {}          # id(value) -> adjoint contributions
         self.values: dict[int, Value] = {}
 
-    def run(self, y: Value) -> Value:
-        self._leaves(propagate(y, const(1.0, y), {id(self.x)}))
+    def run(self, y: Value, cotangent: Value = None) -> Value:
+        if y.rank == 0:
+            seed = const(1.0, y) if cotangent is None else cotangent
+            self._leaves(propagate(y, seed, {id(self.x)}, (), self.rules))
+        else:
+            self.parts[id(y)] = [cotangent]
+            self.values[id(y)] = y
         for t in _reverse_dependencies(y, self.x):
+            if isinstance(t, RecValue):
+                self._through_recurrence(t.group)
+                continue
             adjoint = self._total(t)
             if adjoint is not None:
                 self._backward(t, adjoint)
@@ -47,18 +67,15 @@ class _Gradient:
         if is_state_slice(t):
             return          # a recurrence's earlier step: a given of this step's computation
         if isinstance(t, Generic):
-            refs = tuple(IndexRef(v) for v in t.vars)
-            seed = Read(adjoint, refs, in_bounds=True) if t.rank else Read(adjoint, ())
+            seed = read_adjoint(adjoint, tuple(IndexRef(v) for v in t.vars))
             if t.guard is not None:
                 seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
-            self._leaves(propagate(t.body, seed, {id(self.x)}, tuple(t.vars)))
+            self._leaves(propagate(t.body, seed, {id(self.x)}, tuple(t.vars), self.rules))
         elif isinstance(t, Stack):
             for k, elem in enumerate(t.elems):
                 seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
                     IndexRef(v) for v in fresh_index_vars(elem.shape)))
-                self._leaves(propagate(elem, seed, {id(self.x)}))
-        elif isinstance(t, RecValue):
-            raise d.error(d.UNSUPPORTED, "derivatives through recurrences are not compiled yet", self.span)
+                self._leaves(propagate(elem, seed, {id(self.x)}, (), self.rules))
         elif not isinstance(t, (Input, Const)):
             raise d.error(d.UNSUPPORTED, f"no derivative through {type(t).__name__}", self.span)
 
@@ -69,6 +86,15 @@ class _Gradient:
                 continue
             self.values[id(target)] = target
             self.parts.setdefault(id(target), []).append(self._contribution(leaf))
+
+    def _through_recurrence(self, group) -> None:
+        """All members of a group at once: one adjoint loop (recurrence_adjoint)."""
+        outside: dict = {}
+        for v in list(self.values.values()):
+            if isinstance(v, RecValue) and v.group is group and self._total(v) is not None:
+                outside.setdefault(id(v.member), []).append(self._total(v))
+        totals = {key: _add_tensors(parts) for key, parts in outside.items()}
+        self._leaves(adjoint_loop(group, totals, {id(self.x)}, self.rules, self.span))
 
     def _contribution(self, leaf) -> Value:
         node = leaf.leaf
@@ -90,14 +116,18 @@ class _Gradient:
             for p in parts[1:]:
                 total = Op("add", (total, p), total.dtype)
             return total
-        if len(parts) == 1:
-            return parts[0]
-        vars_ = fresh_index_vars(t.shape, "a")
-        refs = tuple(IndexRef(v) for v in vars_)
-        total = Read(parts[0], refs, in_bounds=True)
-        for p in parts[1:]:
-            total = Op("add", (total, Read(p, refs, in_bounds=True)), total.dtype)
-        return Generic(vars_, total)
+        return _add_tensors(parts)
+
+
+def _add_tensors(parts: list) -> Value:
+    if len(parts) == 1:
+        return parts[0]
+    vars_ = fresh_index_vars(parts[0].shape, "a")
+    refs = tuple(IndexRef(v) for v in vars_)
+    total = Read(parts[0], refs, in_bounds=True)
+    for p in parts[1:]:
+        total = Op("add", (total, Read(p, refs, in_bounds=True)), total.dtype)
+    return Generic(vars_, total)
 
 
 def _zeros(x: Value) -> Value:
@@ -125,11 +155,16 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
         return out
 
     def visit(t: Value) -> None:
-        if id(t) in seen or t is stop:
+        # a recurrence's members are one node: its group runs (and reverses) as one loop
+        key = id(t.group) if isinstance(t, RecValue) else id(t)
+        if key in seen or t is stop:
             return
-        seen.add(id(t))
+        seen.add(key)
         deps = []
-        if isinstance(t, Generic):
+        if isinstance(t, RecValue):
+            deps = [x for m in t.group.members for c in m.clauses
+                    for x in tensors_in(c.body) + (tensors_in(c.guard) if c.guard is not None else [])]
+        elif isinstance(t, Generic):
             deps = tensors_in(t.body) + (tensors_in(t.guard) if t.guard is not None else [])
         elif isinstance(t, Stack):
             deps = [e for e in t.elems if e.rank] + [x for e in t.elems if not e.rank for x in tensors_in(e)]
@@ -137,6 +172,6 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
             visit(dep)
         order.append(t)
 
-    for t in tensors_in(y):
+    for t in [y] if y.rank else tensors_in(y):
         visit(t)
     return list(reversed(order))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, StateRead, Value)
+from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.local_rules import const, mul, op, partials
 
 
@@ -21,10 +22,10 @@ class LeafAdjoint:
     extra_vars: tuple     # reduction variables between the root and the leaf
 
 
-def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = ()) -> list:
+def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rules=NO_RULES) -> list:
     adjoints: dict[int, list] = {id(root): [seed]}
     out: list[LeafAdjoint] = []
-    for node in _reverse_topological(root, stops):
+    for node in _reverse_topological(root, stops, rules):
         parts = adjoints.pop(id(node), [])
         if not parts:
             continue
@@ -32,7 +33,10 @@ def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = ()) -> l
         if id(node) in stops or isinstance(node, (Read, Input)):
             out.append(LeafAdjoint(node, adj, extra_vars))
         elif isinstance(node, Reduce):
-            out += _through_reduce(node, adj, stops, extra_vars)
+            out += _through_reduce(node, adj, stops, extra_vars, rules)
+        elif rules.partials(node) is not None:
+            for arg, partial in rules.partials(node):
+                adjoints.setdefault(id(arg), []).append(mul(adj, partial))
         elif isinstance(node, Op):
             _through_op(node, adj, adjoints)
         elif isinstance(node, StateRead):
@@ -51,7 +55,7 @@ def _through_op(node: Op, adj: Value, adjoints: dict) -> None:
             adjoints.setdefault(id(arg), []).append(mul(adj, partial))
 
 
-def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple) -> list:
+def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules) -> list:
     if r.kind in ("all", "any") or not r.dtype.is_float:
         return []
     if r.kind == "sum":
@@ -62,7 +66,7 @@ def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple) -> lis
         inner = Op("select", (Op("eq", (r.body, r), _bool()), adj, const(0.0, adj)), adj.dtype)
     if r.guard is not None:
         inner = Op("select", (r.guard, inner, const(0.0, inner)), inner.dtype)
-    return propagate(r.body, inner, stops, extra_vars + tuple(r.vars))
+    return propagate(r.body, inner, stops, extra_vars + tuple(r.vars), rules)
 
 
 def _bool():
@@ -77,7 +81,7 @@ def _sum(parts: list) -> Value:
     return total
 
 
-def _reverse_topological(root: Value, stops: set) -> list:
+def _reverse_topological(root: Value, stops: set, rules) -> list:
     """Scalar nodes under `root`, users before operands, not entering reduction bodies (their
     own scope) nor program-level tensors (leaves are reads of them)."""
     order, seen, stack = [], set(), [(root, False)]
@@ -92,5 +96,5 @@ def _reverse_topological(root: Value, stops: set) -> list:
         stack.append((v, True))
         if id(v) in stops or isinstance(v, (Read, Reduce, Input, Const, Size, IndexRef, StateRead)):
             continue
-        stack.extend((o, False) for o in v.operands())
+        stack.extend((o, False) for o in rules.operands(v))
     return list(reversed(order))

@@ -1,0 +1,204 @@
+"""Reverse mode through a recurrence: an adjoint loop running backward over the kept states.
+
+For a group G over steps t, the adjoint group G' runs over τ = T - 1 - t. Its member ā_m holds
+the adjoint of primal member m at step T - 1 - τ: the adjoint that reached m from outside the
+loop, plus what every clause that reads m sends back. A clause of n reading m[t - c, ..] sends
+at step t its own adjoint ā_n[t, w] times the local partial; seen from m that is step t + c,
+which the adjoint loop computed c steps earlier (c = 0: the reader comes later in the primal
+step order, so earlier in G', whose members run in reverse order). The partials read the primal
+states as ordinary tensors; the storage plan then keeps every step of them.
+
+The clauses' reads of tensors outside the loop (weights, inputs) come back as leaves for the
+caller's reverse pass, summed over steps and points like the reads of any indexed definition.
+"""
+from __future__ import annotations
+
+from einc import diagnostics as d
+from einc.ir import affine
+from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
+                           RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value)
+from einc.ir.types import BOOL, Lin
+from einc.passes.autodiff.delta import gather_sum, lin_value
+from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.scalar_adjoint import LeafAdjoint, propagate
+from einc.passes.autodiff.seeds import read_adjoint
+
+
+def adjoint_loop(group: RecurrenceGroup, outside: dict, stops: set, rules, span) -> list:
+    """Leaves (reads of tensors outside G, and stop values) with their adjoints, given
+    `outside`: id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
+    return _AdjointLoop(group, rules, span).run(outside, stops)
+
+
+class _AdjointLoop:
+    def __init__(self, group: RecurrenceGroup, rules, span):
+        self.group = group
+        self.rules = rules
+        self.span = span
+        self.primal = {id(m): RecValue(group, m) for m in group.members}
+        steps = group.t_var.extent
+        self.tau = IndexVar("τ", Lin(0), steps)
+        self.last = steps - 1                      # t = last - τ
+        self.adjoint = {id(m): RecMember(f"{m.name}_bar", m.dtype, m.shape, [], span=m.span)
+                        for m in group.members if m.dtype.is_float}
+        self.converted: dict[int, Value] = {}
+
+    def run(self, outside: dict, stops: set) -> list:
+        needed = _read_from(self.group, outside)
+        self.adjoint = {key: m for key, m in self.adjoint.items() if key in needed}
+        into_states: dict[int, list] = {}
+        leaves = []
+        for n in self.group.members:
+            if id(n) not in self.adjoint:
+                continue
+            for read in _state_reads(n):
+                self._check(n, read)
+            for clause in n.clauses:
+                for leaf in self._clause_leaves(n, clause, stops):
+                    target = self._state_of(leaf.leaf)
+                    if target is None:
+                        leaves.append(leaf)
+                    elif id(target) in self.adjoint:
+                        into_states.setdefault(id(target), []).append(leaf)
+        members = [m for m in reversed(self.group.members) if id(m) in self.adjoint]
+        for m in members:
+            self._define(m, outside.get(id(m)), into_states.get(id(m), []))
+        reverse = RecurrenceGroup(self.tau, [self.adjoint[id(m)] for m in members])
+        values = {id(self.adjoint[id(m)]): RecValue(reverse, self.adjoint[id(m)]) for m in members}
+        return [LeafAdjoint(leaf.leaf, _states_as_reads(leaf.adjoint, values), leaf.extra_vars)
+                for leaf in leaves]
+
+    # ------------------------------------------------------------ primal clauses
+
+    def _clause_leaves(self, n: RecMember, clause: RecClause, stops: set) -> list:
+        """Adjoints of what one clause of n reads, its primal states read as tensors."""
+        t = IndexRef(self.group.t_var)
+        here = (t,) + tuple(IndexRef(v) for v in clause.vars)
+        seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + here[1:])
+        conds = _step_range(t, clause.t_lo, clause.t_hi, self.group.t_var.extent)
+        if clause.guard is not None:
+            conds.append(self._convert(clause.guard))
+        for cond in conds:
+            seed = Op("select", (cond, seed, const(0.0, seed)), seed.dtype)
+        extra = (self.group.t_var,) + tuple(clause.vars)
+        return propagate(self._convert(clause.body), seed, stops, extra, self.rules)
+
+    def _state_of(self, node: Value):
+        if isinstance(node, Read) and isinstance(node.tensor, RecValue) and node.tensor.group is self.group:
+            return node.tensor.member
+        return None
+
+    def _check(self, reader: RecMember, read: StateRead) -> None:
+        lin = affine.affine_of(read.subs[0])
+        if lin is None or lin.terms != {self.group.t_var: 1}:
+            raise d.error(d.UNSUPPORTED, f"a derivative through `{reader.name}`, which reads "
+                          f"`{read.member.name}` at a step that is not t - constant", self.span)
+        if read.member is reader and lin.const == 0:
+            raise d.error(d.UNSUPPORTED, f"a derivative through `{reader.name}`, which reads its "
+                          "own points of the same step", self.span)
+
+    # ------------------------------------------------------------ adjoint members
+
+    def _define(self, m: RecMember, outside, leaves: list) -> None:
+        vars_ = tuple(IndexVar(f"v{k}", Lin(0), extent) for k, extent in enumerate(m.shape[1:], 1))
+        step = self._step_of(IndexRef(self.tau))
+        at = (step,) + tuple(IndexRef(v) for v in vars_)
+        total = read_adjoint(outside, at) if outside is not None else const(0.0, m)
+        for leaf in leaves:
+            body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, leaf.leaf.subs, at)
+            if guard is not None:
+                body = Op("select", (guard, body, const(0.0, body)), body.dtype)
+            total = Op("add", (total, body), total.dtype)
+        self.adjoint[id(m)].clauses.append(RecClause(Lin(0), self.tau.extent, vars_, total))
+
+    def _step_of(self, t: Value) -> Value:
+        """The other loop's step for step `t` (the map t <-> last - t is its own inverse)."""
+        return Op("sub", (lin_value(self.last), t), t.dtype)
+
+    # ------------------------------------------------------------ rebuilding
+
+    def _convert(self, v: Value) -> Value:
+        """`v` with the primal StateReads as reads of the primal storage."""
+        key = id(v)
+        if key not in self.converted:
+            self.converted[key] = self._rebuild(v)
+        return self.converted[key]
+
+    def _rebuild(self, v: Value) -> Value:
+        if isinstance(v, StateRead):
+            return Read(self.primal[id(v.member)], tuple(self._convert(s) for s in v.subs), span=v.span)
+        if isinstance(v, (Const, Input, Size, IndexRef)) or v.rank > 0:
+            return v
+        if isinstance(v, Read):
+            return Read(v.tensor, tuple(self._convert(s) for s in v.subs), span=v.span, in_bounds=v.in_bounds)
+        if isinstance(v, Reduce):
+            guard = self._convert(v.guard) if v.guard is not None else None
+            return Reduce(v.kind, v.vars, self._convert(v.body), guard, span=v.span)
+        if isinstance(v, Op):
+            pairs = self.rules.partials(v)
+            out = Op(v.op, tuple(self._convert(a) for a in v.args), v.dtype, span=v.span)
+            if pairs is None:
+                return out
+            return self.rules.anchor(out.args[0], [(self._convert(a), self._convert(p)) for a, p in pairs])
+        raise d.error(d.UNSUPPORTED, f"no derivative through {type(v).__name__} in a recurrence", self.span)
+
+
+def _read_from(group: RecurrenceGroup, outside: dict) -> set:
+    """ids of the members with an adjoint from outside and of those they read, transitively
+    (the group may also hold other requests' tangent members, which need no adjoint here)."""
+    needed = set(outside)
+    stack = [m for m in group.members if id(m) in needed]
+    while stack:
+        for read in _state_reads(stack.pop()):
+            if id(read.member) not in needed:
+                needed.add(id(read.member))
+                stack.append(read.member)
+    return needed
+
+
+def _step_range(t: Value, lo: Lin, hi: Lin, steps: Lin) -> list:
+    """Conditions for lo <= t < hi, leaving out the sides every step satisfies."""
+    conds = []
+    if not affine.surely_nonnegative(-lo):
+        conds.append(Op("ge", (t, lin_value(lo)), BOOL))
+    if not affine.surely_nonnegative(hi - steps):
+        conds.append(Op("lt", (t, lin_value(hi)), BOOL))
+    return conds
+
+
+def _state_reads(member: RecMember) -> list:
+    """The StateReads in member's clauses (not looking into tensors outside the loop)."""
+    out, seen = [], set()
+    stack = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or v.rank > 0:
+            continue
+        seen.add(id(v))
+        if isinstance(v, StateRead):
+            out.append(v)
+        stack.extend(v.operands())
+    return out
+
+
+def _states_as_reads(v: Value, values: dict) -> Value:
+    """`v` with the adjoint loop's StateReads as reads of its storage (for use outside it)."""
+    memo: dict[int, Value] = {}
+
+    def rebuild(x: Value) -> Value:
+        if id(x) in memo:
+            return memo[id(x)]
+        if isinstance(x, StateRead) and id(x.member) in values:
+            out = Read(values[id(x.member)], tuple(rebuild(s) for s in x.subs), span=x.span)
+        elif isinstance(x, Op):
+            out = Op(x.op, tuple(rebuild(a) for a in x.args), x.dtype, span=x.span)
+        elif isinstance(x, Read) and x.rank == 0:
+            out = Read(x.tensor, tuple(rebuild(s) for s in x.subs), span=x.span, in_bounds=x.in_bounds)
+        elif isinstance(x, Reduce):
+            guard = rebuild(x.guard) if x.guard is not None else None
+            out = Reduce(x.kind, x.vars, rebuild(x.body), guard, span=x.span)
+        else:
+            out = x
+        memo[id(x)] = out
+        return out
+    return rebuild(v)

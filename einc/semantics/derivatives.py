@@ -1,0 +1,77 @@
+"""Derivative requests in expressions (LANGUAGE.md section 5).
+
+`@y / @x` for a scalar y is the gradient, computed at once (one reverse pass). For any other
+y it is a `LazyJacobian`: a value of shape shape(y) ++ shape(x) that is only computed when it
+is used, so that indexing it (`J[t, j, :]`, `J[:, :, p]`, `J[t, j, p]`) computes only what is
+read (einc.passes.autodiff.jacobian). Any other use materialises the dense Jacobian.
+`@y[s..] / @x[r..]` is the entry J[s.., r..].
+"""
+from __future__ import annotations
+
+from einc import diagnostics as d
+from einc.ir.nodes import Read, Value
+from einc.semantics import tensors
+from einc.semantics.values import LazyJacobian, Weak, describe
+from einc.syntax import ast
+
+
+def request(el, e: ast.Derivative, env):
+    """The value of `@y / @x`."""
+    y, ysubs = _operand(el, e.numerator, "target", env)
+    x, xsubs = _operand(el, e.denominator, "parameter", env)
+    if y.rank == 0 and not xsubs:
+        from einc.passes.autodiff.gradient import gradient
+        return gradient(y, x, e.span, el.derivative_rules)
+    lazy = LazyJacobian(y, x, el.derivative_rules, e.span)
+    if not ysubs and not xsubs:
+        return lazy
+    if len(ysubs) != y.rank:
+        raise d.error(d.SHAPE, f"`@{_name(e.numerator)}[..]` needs {y.rank} subscript(s), found "
+                      f"{len(ysubs)}", e.numerator.span)
+    for v, subs, node in ((y, ysubs, e.numerator), (x, xsubs, e.denominator)):
+        if subs and len(subs) == v.rank and all(isinstance(s, Value) for s in subs):
+            # index variables of an enclosing definition take their ranges from these axes
+            el.state.note_read(Read(v, tuple(subs), span=node.span), [f"`{_name(node)}[..]`"] * v.rank)
+    return read(lazy, ysubs + xsubs, e.span)
+
+
+def _operand(el, node, what: str, env):
+    """(whole value, subscripts) of one side of the quotient: `name` or `name[subs]`."""
+    base, subs = (node.base, node.subscripts) if isinstance(node, ast.Index) else (node, [])
+    v = el.ev(base, env)
+    if isinstance(v, Weak):
+        raise d.error(d.UNSUPPORTED, f"the derivative's {what} is an untyped literal", node.span,
+                      hint="give the binding a type, e.g. `let w: f32 = 0.5;`")
+    v = tensors.whole(v, node.span)
+    if not isinstance(v, Value):
+        raise d.error(d.TYPE, f"cannot differentiate {describe(v)}", node.span)
+    return v, [_subscript(el, s, env, node.span) for s in subs]
+
+
+def _subscript(el, s, env, span):
+    from einc.passes.autodiff.jacobian import SLICE
+    if isinstance(s, ast.FullSlice):
+        return SLICE
+    if isinstance(s, ast.RestIndex):
+        raise d.error(d.UNSUPPORTED, "a rest index in a derivative request", s.span or span)
+    return tensors.subscript(el.ev(s, env), span)
+
+
+def _name(node) -> str:
+    base = node.base if isinstance(node, ast.Index) else node
+    return getattr(base, "name", "y")
+
+
+def read(lazy: LazyJacobian, subs: list, span) -> Value:
+    """lazy[subs]: fewer subscripts than axes keep the trailing axes whole."""
+    from einc.passes.autodiff.jacobian import SLICE, jacobian_read
+    if len(subs) > lazy.rank:
+        raise d.error(d.SHAPE, f"{len(subs)} subscripts for a derivative of rank {lazy.rank}", span)
+    subs = [s if s is SLICE else tensors.subscript(s, span) for s in subs]
+    subs += [SLICE] * (lazy.rank - len(subs))
+    return jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
+
+
+def materialize(lazy: LazyJacobian) -> Value:
+    from einc.passes.autodiff.jacobian import jacobian
+    return jacobian(lazy.y, lazy.x, lazy.span, lazy.rules)

@@ -1,0 +1,144 @@
+"""`@y / @x` for a y of any shape (LANGUAGE.md section 5): dense Jacobians against central
+finite differences in f64, and rows (reverse mode), columns (forward mode) and entries against
+the dense Jacobian, computed without it."""
+import io
+
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+from einc.driver import emit_program
+
+H = 1e-6            # central-difference step; in f64 the difference's error is ~1e-10 here
+FD_TOL = dict(rtol=1e-6, atol=1e-8)
+
+VECTOR_FUNCTION = """use std::math::*;
+let x: [f64; 6];
+let W: [f64; 5, 6];
+let v: [f64; 4];
+let y[i in 0..5, j] = tanh(sum[k](W[i, k] * x[k])) * v[j] + x[i] * x[i + 1];
+let J = @y / @x;
+let JW = @y / @W;
+let row = J[1, 2, :];
+let col = J[:, :, 3];
+let entry = J[4, 0, 5];
+let row_W = JW[2, 3];
+"""
+
+
+def vector_function(x, W, v):
+    return np.tanh(W @ x)[:, None] * v[None, :] + (x[:5] * x[1:])[:, None]
+
+
+def numeric_jacobian(f, x):
+    """d f(x) / d x by central differences, of shape f(x).shape + x.shape."""
+    cols = []
+    for p in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[p] = H
+        cols.append((f(x + step) - f(x - step)) / (2 * H))
+    return np.moveaxis(np.array(cols), 0, -1).reshape(np.shape(f(x)) + x.shape)
+
+
+@pytest.fixture(scope="module")
+def vector_inputs():
+    rng = np.random.default_rng(11)
+    return dict(x=rng.standard_normal(6), W=rng.standard_normal((5, 6)) * 0.5, v=rng.standard_normal(4))
+
+
+def test_dense_jacobians_match_finite_differences(vector_inputs):
+    x, W, v = vector_inputs["x"], vector_inputs["W"], vector_inputs["v"]
+    out = einc.load(einc.compile(VECTOR_FUNCTION, outputs=["J", "JW"]).vmfb)(**vector_inputs)
+    assert out["J"].shape == (5, 4, 6) and out["JW"].shape == (5, 4, 5, 6)
+    np.testing.assert_allclose(out["J"], numeric_jacobian(lambda z: vector_function(z, W, v), x), **FD_TOL)
+    np.testing.assert_allclose(out["JW"], numeric_jacobian(lambda z: vector_function(x, z, v), W), **FD_TOL)
+
+
+def test_rows_columns_and_entries_are_slices_of_the_dense_jacobian(vector_inputs):
+    out = einc.load(einc.compile(VECTOR_FUNCTION).vmfb)(**vector_inputs)
+    J, JW = out["J"], out["JW"]
+    np.testing.assert_allclose(out["row"], J[1, 2, :], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out["col"], J[:, :, 3], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out["entry"], J[4, 0, 5], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out["row_W"], JW[2, 3], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["row", "col", "entry", "row_W"])
+def test_a_projection_never_builds_the_dense_jacobian(tmp_path, name):
+    path = tmp_path / "program.ein"
+    path.write_text(VECTOR_FUNCTION)
+    mlir = emit_program(str(path), "mlir", [name])
+    assert "5x4x6xf64" not in mlir and "5x4x5x6xf64" not in mlir
+    assert "5x4x6xf64" in emit_program(str(path), "mlir", ["J"])     # the check can fail
+
+
+def test_derivative_of_an_element_inside_an_indexed_definition():
+    rng = np.random.default_rng(4)
+    x, W = rng.standard_normal(3), rng.standard_normal((3, 3))
+    out = einc.load(einc.compile("""use std::math::*;
+        let x: [f64; 3];
+        let W: [f64; 3, 3];
+        let h[i] = exp(sum[k](W[i, k] * x[k]));
+        let local[i, k] = @h[i] / @W[i, k];
+    """, outputs=["local"]).vmfb)(x=x, W=W)
+    dense = numeric_jacobian(lambda z: np.exp(z @ x), W)
+    np.testing.assert_allclose(out["local"], np.einsum("iik->ik", dense), **FD_TOL)
+
+
+def test_print_of_a_jacobian():
+    art = einc.compile("let x: [f64; 2];\nlet y = x * x;\nprint(@y / @x);\n")
+    buf = io.StringIO()
+    einc.load(art.vmfb).run({"x": np.array([1.5, -2.0])}, stdout=buf)
+    printed = np.array(buf.getvalue().replace("[", " ").replace("]", " ").split(), float)
+    np.testing.assert_array_equal(printed, [3.0, 0.0, 0.0, -4.0])
+
+
+# ---------------------------------------------------------------- user derivative rules
+
+RULES = """use std::math::*;
+fn softplus(z) { log(1.0 + exp(z)) }
+@fn softplus(z) { @z / (1.0 + exp(-z)) }
+fn cube_ish(z) { z * z }
+@fn cube_ish(z) { 3.0 * z * @z }
+let x: [f64; 3];
+let a: f64;
+let s = sum[i](softplus(x[i] * a));
+let grad_x = @s / @x;
+let grad_a = @s / @a;
+let sp = softplus(x);
+let J_sp = @sp / @x;
+let q = cube_ish(a);
+let dq = @q / @a;
+let qs = cube_ish(x);
+let col_qs = (@qs / @x)[:, 1];
+"""
+
+
+def test_user_rules_are_used_by_both_modes():
+    x, a = np.array([0.3, -1.2, 2.0]), 0.7
+    out = einc.load(einc.compile(RULES).vmfb)(x=x, a=a)
+    softplus = lambda z: np.log1p(np.exp(z))
+    np.testing.assert_allclose(out["grad_x"], numeric_jacobian(lambda z: softplus(z * a).sum(), x), **FD_TOL)
+    np.testing.assert_allclose(out["grad_a"], numeric_jacobian(lambda z: softplus(x * z).sum(), np.array(a)), **FD_TOL)
+    np.testing.assert_allclose(out["J_sp"], numeric_jacobian(softplus, x), **FD_TOL)
+    # `cube_ish` (z * z) has a deliberately wrong rule (3 z instead of 2 z): the rule, not the body, counts
+    assert out["q"] == a * a
+    np.testing.assert_allclose(out["dq"], 3 * a, rtol=1e-15)
+    np.testing.assert_allclose(out["col_qs"], [0.0, 3 * x[1], 0.0], rtol=1e-15)
+
+
+# ---------------------------------------------------------------- unsupported
+
+@pytest.mark.parametrize("source, words", [
+    ("let x: f64;\nlet y = @x * 2.0;\n", "outside a derivative rule"),
+    ("let x: [f64; 3];\nlet y = x[:];\n", "`:` slice of an array that is not a derivative"),
+    ("let x: [f64; 3];\nlet y = x * x;\nlet c[i] = (@y / @x)[i, :];\n", "`:` slice of a derivative inside"),
+    ("fn total(v: [f64; 3]) -> f64 { sum[i](v[i]) }\n@fn total(v) { 1.0 }\n"
+     "let x: [f64; 3];\nlet s = total(x);\n", "derivative rule for `total`"),
+])
+def test_unsupported_derivatives_are_E011_naming_the_construct(source, words):
+    with pytest.raises(CompileError) as info:
+        einc.compile(source)
+    assert info.value.diagnostics[0].code == "E011"
+    assert words in info.value.diagnostics[0].message

@@ -1,0 +1,129 @@
+"""Derivatives through recurrences against central finite differences of NumPy loops, in f64:
+an RNN loss with respect to its weight matrix, a Kalman filter's log-likelihood with respect
+to its noise variances, and a column of the Jacobian of the RNN's states."""
+import numpy as np
+import pytest
+
+import einc
+from einc.driver import emit_program
+
+H = 1e-6                               # central-difference step
+FD_TOL = dict(rtol=1e-6, atol=1e-8)    # f64: the differences themselves are good to ~1e-9
+
+# N is fixed: a windowed member with a run-time-sized axis that nothing outside its loop reads
+# (h, when only its tangent is observed) does not compile yet (recurrence lowering).
+RNN = """use std::math::tanh;
+let W: [f64; 4, 4];
+let x: [f64; T, 4];
+let h[0, i in 0..4] = 0.0;
+let h[t in 1..T, i in 0..4] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+let loss = sum[t, i](h[t, i] * h[t, i]) / 2.0;
+let grad_W = @loss / @W;
+let column = (@h / @W)[:, :, 1, 2];
+let row = (@h / @W)[7, 3];
+let dense = @h / @W;
+"""
+
+
+def rnn_states(W, x):
+    h = np.zeros((len(x), len(W)))
+    for t in range(1, len(x)):
+        h[t] = np.tanh(W @ h[t - 1] + x[t])
+    return h
+
+
+def central(f, x):
+    out = []
+    for p in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[p] = H
+        out.append((f(x + step) - f(x - step)) / (2 * H))
+    return np.moveaxis(np.array(out), 0, -1).reshape(np.shape(f(x)) + x.shape)
+
+
+@pytest.fixture(scope="module")
+def rnn_inputs():
+    rng = np.random.default_rng(8)
+    return dict(W=rng.standard_normal((4, 4)) * 0.5, x=rng.standard_normal((12, 4)))
+
+
+def test_rnn_loss_gradient_with_respect_to_the_weight_matrix(rnn_inputs):
+    W, x = rnn_inputs["W"], rnn_inputs["x"]
+    out = einc.load(einc.compile(RNN, outputs=["loss", "grad_W"]).vmfb)(**rnn_inputs)
+    loss = lambda w: (rnn_states(w, x) ** 2).sum() / 2
+    np.testing.assert_allclose(out["loss"], loss(W), rtol=1e-12)
+    np.testing.assert_allclose(out["grad_W"], central(loss, W), **FD_TOL)
+
+
+def test_the_gradient_runs_an_adjoint_loop_backward_over_the_kept_states(tmp_path):
+    path = tmp_path / "rnn.ein"
+    path.write_text(RNN)
+    explained = emit_program(str(path), "explain", ["grad_W"])
+    assert "h_bar" in explained and "order inside a step: h -> h'" not in explained
+    assert "h: lookback 1, tail unbounded, storage whole tensor" in explained
+
+
+def test_jacobian_row_and_column_of_the_states_are_slices_of_the_dense_one(rnn_inputs, tmp_path):
+    out = einc.load(einc.compile(RNN, outputs=["row", "column", "dense"]).vmfb)(**rnn_inputs)
+    np.testing.assert_allclose(out["row"], out["dense"][7, 3], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out["column"], out["dense"][:, :, 1, 2], rtol=1e-12, atol=1e-14)
+    path = tmp_path / "rnn.ein"
+    path.write_text(RNN)
+    for name in ("row", "column"):
+        assert "x4x4x4xf64" not in emit_program(str(path), "mlir", [name])
+    assert "x4x4x4xf64" in emit_program(str(path), "mlir", ["dense"])
+
+
+def test_jacobian_column_of_the_states_runs_one_tangent_loop(rnn_inputs, tmp_path):
+    W, x = rnn_inputs["W"], rnn_inputs["x"]
+    out = einc.load(einc.compile(RNN, outputs=["column"]).vmfb)(**rnn_inputs)
+    e12 = np.zeros_like(W)
+    e12[1, 2] = H
+    expected = (rnn_states(W + e12, x) - rnn_states(W - e12, x)) / (2 * H)
+    np.testing.assert_allclose(out["column"], expected, **FD_TOL)
+    path = tmp_path / "rnn.ein"
+    path.write_text(RNN)
+    mlir = emit_program(str(path), "mlir", ["column"])
+    assert "h'" in mlir and "?x4x4x4xf64" not in mlir      # a tangent member, not the dense Jacobian
+
+
+KALMAN = """use std::math::*;
+let y: [f64; T];
+let q: f64;
+let r: f64;
+let x[0] = y[0];
+let P[0] = 1.0;
+let x_pred[t in 1..T] = x[t - 1];
+let P_pred[t in 1..T] = P[t - 1] + q;
+let S[t in 1..T] = P_pred[t] + r;
+let K[t in 1..T] = P_pred[t] / S[t];
+let x[t in 1..T] = x_pred[t] + K[t] * (y[t] - x_pred[t]);
+let P[t in 1..T] = (1.0 - K[t]) * P_pred[t];
+let loglik = -0.5 * sum[t in 1..T](log(S[t]) + (y[t] - x_pred[t]) ** 2 / S[t]);
+let d_q = @loglik / @q;
+let d_r = @loglik / @r;
+"""
+
+
+def kalman_loglik(y, q, r):
+    """The same filter in NumPy (the constant -T/2 log(2 pi) left out on both sides)."""
+    x, P, total = y[0], 1.0, 0.0
+    for t in range(1, len(y)):
+        x_pred, P_pred = x, P + q
+        S = P_pred + r
+        K = P_pred / S
+        total += -0.5 * (np.log(S) + (y[t] - x_pred) ** 2 / S)
+        x, P = x_pred + K * (y[t] - x_pred), (1 - K) * P_pred
+    return total
+
+
+def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances():
+    rng = np.random.default_rng(2)
+    y = np.cumsum(rng.standard_normal(40)) + rng.standard_normal(40)
+    q, r = 0.5, 2.0
+    out = einc.load(einc.compile(KALMAN).vmfb)(y=y, q=q, r=r)
+    np.testing.assert_allclose(out["loglik"], kalman_loglik(y, q, r), rtol=1e-12)
+    d_q = (kalman_loglik(y, q + H, r) - kalman_loglik(y, q - H, r)) / (2 * H)
+    d_r = (kalman_loglik(y, q, r + H) - kalman_loglik(y, q, r - H)) / (2 * H)
+    np.testing.assert_allclose(out["d_q"], d_q, **FD_TOL)
+    np.testing.assert_allclose(out["d_r"], d_r, **FD_TOL)
