@@ -16,6 +16,13 @@ class Target:
 
 
 _LOCAL_CPU = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu")
+# The baseline profile (spirv:v1.3,cap:Shader) has only 32-bit storage, so IREE emulates bool
+# (i8) buffers with 32-bit words; a word that runs past the end of a buffer whose length is not
+# a multiple of 4 is out of bounds, reads as 0 and drops its writes (checked on lavapipe:
+# `x > -1.0` over 5 elements gave a false fifth element). 8-bit storage removes the emulation.
+_VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int8,"
+                    "cap:StorageBuffer8BitAccess,ext:SPV_KHR_storage_buffer_storage_class,"
+                    "ext:SPV_KHR_8bit_storage")
 
 TARGETS: dict[str, Target] = {
     t.name: t
@@ -26,9 +33,10 @@ TARGETS: dict[str, Target] = {
         Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic", _KEEP_F64),
                ("local-task", "local-sync"),
                "baseline x86-64/arm64 code: portable across machines of the same architecture, slower"),
-        Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _KEEP_F64),
+        Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES, _KEEP_F64),
                ("vulkan",),
-               "Vulkan compute (SPIR-V 1.3 baseline profile: f32, i32 and bool only, no f64/i64)"),
+               "Vulkan compute (SPIR-V 1.3 baseline profile plus 8-bit storage: f32, i32 and bool "
+               "only, no f64/i64)"),
     )
 }
 

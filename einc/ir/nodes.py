@@ -175,7 +175,12 @@ class Generic(Value):
 
     def __post_init__(self) -> None:
         self.dtype = self.body.dtype
-        self.shape = tuple(v.extent for v in self.vars)
+
+    @property
+    def shape(self) -> Shape:
+        # read when asked: a batched definition's leading vars may get their extent later
+        # (einc.semantics.definitions.batch_over_outer_indices)
+        return tuple(v.extent for v in self.vars)
 
     def operands(self) -> tuple[Value, ...]:
         return (self.body,) + ((self.guard,) if self.guard is not None else ())

@@ -12,6 +12,22 @@ class _Printer:
     def __init__(self) -> None:
         self.names: dict[int, str] = {}
         self.lines: list[str] = []
+        self.var_names: dict[int, str] = {}      # id(IndexVar) -> its name, primed when taken
+
+    def var(self, v: ir.IndexVar) -> str:
+        """A name no other index variable of this definition has: a function called per point
+        can bring its own `i` into a kernel that already iterates an outer `i`."""
+        if id(v) not in self.var_names:
+            taken = set(self.var_names.values())
+            name = v.name
+            while name in taken:
+                name += "'"
+            self.var_names[id(v)] = name
+        return self.var_names[id(v)]
+
+    def var_range(self, v: ir.IndexVar) -> str:
+        lo = "" if v.lo == 0 else f"{v.lo!r}.."
+        return f"{self.var(v)} in {lo}+{v.extent!r}" if lo else f"{self.var(v)} < {v.extent!r}"
 
     def program_value(self, v: ir.Value) -> str:
         """Name of a program-level value, printing its definition the first time."""
@@ -24,7 +40,9 @@ class _Printer:
             return str(v.array[()])
         if isinstance(v, ir.Size):
             return repr(v.lin)
+        outer_vars, self.var_names = self.var_names, {}      # names are unique per definition
         text = self._definition(v)
+        self.var_names = outer_vars
         name = f"%{len(self.names)}"
         self.names[id(v)] = name
         self.lines.append(f"{name}: {_type(v)} = {text}")
@@ -34,7 +52,7 @@ class _Printer:
         if isinstance(v, ir.Const):
             return f"const {v.array.tolist() if v.array.size <= 8 else '<' + str(v.array.size) + ' values>'}"
         if isinstance(v, ir.Generic):
-            head = f"generic [{', '.join(_var(x) for x in v.vars)}]"
+            head = f"generic [{', '.join(self.var_range(x) for x in v.vars)}]"
             guard = f" where {self.expr(v.guard)}" if v.guard is not None else ""
             return f"{head} {{ {self.expr(v.body)} }}{guard}"
         if isinstance(v, ir.Piecewise):
@@ -51,10 +69,10 @@ class _Printer:
         if id(group) not in self.names:
             self.names[id(group)] = f"group{len([k for k in self.names.values() if k.startswith('group')])}"
             t = group.t_var
-            self.lines.append(f"{self.names[id(group)]}: recurrence over {t.name} < {t.extent!r}")
+            self.lines.append(f"{self.names[id(group)]}: recurrence over {self.var(t)} < {t.extent!r}")
             for m in group.members:
                 for c in m.clauses:
-                    axes = ", ".join([f"{t.name} in {c.t_lo!r}..{c.t_hi!r}"] + [_var(x) for x in c.vars])
+                    axes = ", ".join([f"{self.var(t)} in {c.t_lo!r}..{c.t_hi!r}"] + [self.var_range(x) for x in c.vars])
                     guard = f" where {self.expr(c.guard)}" if c.guard is not None else ""
                     self.lines.append(f"  {m.name}[{axes}] = {self.expr(c.body)}{guard}")
         window = f", window {v.member.window}" if v.member.window else ""
@@ -62,7 +80,7 @@ class _Printer:
 
     def expr(self, v: ir.Value) -> str:
         if isinstance(v, ir.IndexRef):
-            return v.var.name
+            return self.var(v.var)
         if isinstance(v, ir.Read):
             subs = ", ".join(self.expr(s) for s in v.subs)
             return f"{self.program_value(v.tensor)}[{subs}]"
@@ -77,13 +95,8 @@ class _Printer:
             return f"{v.op}({', '.join(args)})"
         if isinstance(v, ir.Reduce):
             guard = f" where {self.expr(v.guard)}" if v.guard is not None else ""
-            return f"{v.kind}[{', '.join(_var(x) for x in v.vars)}]({self.expr(v.body)}{guard})"
+            return f"{v.kind}[{', '.join(self.var_range(x) for x in v.vars)}]({self.expr(v.body)}{guard})"
         return self.program_value(v)
-
-
-def _var(v: ir.IndexVar) -> str:
-    lo = "" if v.lo == 0 else f"{v.lo!r}.."
-    return f"{v.name} in {lo}+{v.extent!r}" if lo else f"{v.name} < {v.extent!r}"
 
 
 def _type(v: ir.Value) -> str:

@@ -9,7 +9,7 @@ from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import BOOL, I32, Lin
 from einc.semantics import builtins, scalar_ops, tensors
-from einc.semantics.values import StrVal, TupleVal, Weak, describe
+from einc.semantics.values import PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 MATH_UNARY = set(builtins.UNARY_MATH) | {"abs", "isnan", "isinf"}
@@ -57,8 +57,8 @@ def _cast_like(el, x, like, span):
 
 def _len(el, args, span):
     (x,) = _arity(args, 1, "len", span)
-    x = tensors.whole(x, span)
-    if not isinstance(x, ir.Value) or x.rank == 0:
+    x = tensors.shape_only(x, span)
+    if not isinstance(x, (ir.Value, PartialRead)) or x.rank == 0:
         raise d.error(d.TYPE, f"`len` needs an array, found {describe(x)}", span)
     return _size_value(x.shape[0], span)
 
@@ -71,8 +71,8 @@ def _size_value(lin: Lin, span):
 
 def _shape(el, args, span):
     (x,) = _arity(args, 1, "shape", span)
-    x = tensors.whole(x, span)
-    if not isinstance(x, (ir.Value, Weak)):
+    x = tensors.shape_only(x, span)
+    if not isinstance(x, (ir.Value, Weak, PartialRead)):
         raise d.error(d.TYPE, f"`shape` needs a number or an array, found {describe(x)}", span)
     dims = [_size_value(s, span) for s in getattr(x, "shape", ())]
     if all(isinstance(v, ir.Const) for v in dims):
@@ -82,7 +82,7 @@ def _shape(el, args, span):
 
 def _numel(el, args, span):
     (x,) = _arity(args, 1, "size", span)
-    x = tensors.whole(x, span)
+    x = tensors.shape_only(x, span)
     total = _size_value(Lin(1), span)
     for s in x.shape:
         total = scalar_ops.apply("mul", [total, _size_value(s, span)], span)

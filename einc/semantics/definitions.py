@@ -13,11 +13,12 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import Clause, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value
+from einc.ir.nodes import Clause, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars
 from einc.ir.types import BOOL, Lin
 from einc.semantics import scalar_ops
 from einc.semantics.bounds import check_reads
 from einc.semantics.state import InferenceFrame
+from einc.semantics.tensors import batch_over_outer_indices
 from einc.semantics.values import Weak, describe
 from einc.syntax import ast
 
@@ -43,8 +44,13 @@ def define(el, clauses: list, env):
         check_reads(body, r.guard, el.state, r.node.span)
     if len(results) == 1 and _is_plain(results[0]):
         r = results[0]
-        return Generic(tuple(r.axes), r.body, r.guard, span=r.node.span)
-    return _piecewise(results, dtype, first.span)
+        return batch_over_outer_indices(Generic(tuple(r.axes), r.body, r.guard, span=r.node.span))
+    value = _piecewise(results, dtype, first.span)
+    if any(free_vars(c.value.body) - frozenset(c.value.vars) for c in value.clauses):
+        raise d.error(d.UNSUPPORTED, "a piecewise definition inside a function called per point of "
+                      "an indexed definition", first.span,
+                      hint="call the function on the whole array instead of a row of it")
+    return value
 
 
 def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> ClauseResult:

@@ -52,7 +52,9 @@ class State:
             self.guarded_reads.add(id(read))
         for axis, sub in enumerate(read.subs):
             var = getattr(sub, "var", None)
-            if isinstance(var, IndexVar) and var.extent is None:
+            # an axis of unknown extent is one batched over `var` itself (definitions.
+            # batch_over_outer_indices): it will have var's extent, so it says nothing about it
+            if isinstance(var, IndexVar) and var.extent is None and read.tensor.shape[axis] is not None:
                 self._add_candidate(var, Candidate(read.tensor.shape[axis], read.span,
                                                    f"{names[axis]} (axis {axis})"))
 

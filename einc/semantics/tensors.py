@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import Const, Generic, IndexRef, Read, Stack, Value, fresh_index_vars, free_vars
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Size, Stack, Value,
+                           fresh_index_vars, free_vars)
 from einc.ir.types import I32, Lin, shape_str
 from einc.semantics import scalar_ops
 from einc.semantics.state import State
@@ -32,12 +33,20 @@ def whole(v, span=None):
     return v
 
 
+def shape_only(v, span=None):
+    """`v` for questions about its shape and dtype alone: a sub-array answers from its base
+    without being read whole, so `len(x[i])` works inside an indexed definition over `i`."""
+    return v if isinstance(v, PartialRead) else whole(v, span)
+
+
 def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
-    """Apply the scalar `rule(*scalars)` point by point to array arguments of one shape."""
-    arrays = [whole(a, span) if is_array(a) else a for a in args]
+    """Apply the scalar `rule(*scalars)` point by point to array arguments of one shape. A row
+    of an enclosing definition (`x[i]` inside `let y[i, j] = f(x[i])[j]`) is read through, and
+    the result batched over that definition's indices."""
+    arrays = [a if isinstance(a, PartialRead) else whole(a, span) if is_array(a) else a for a in args]
     if hint_dtypes:
         arrays = _type_weak_arrays(arrays, span)
-    tensors = [a for a in arrays if isinstance(a, Value) and a.rank > 0]
+    tensors = [a for a in arrays if isinstance(a, (Value, PartialRead)) and a.rank > 0]
     shape = tensors[0].shape
     for t in tensors[1:]:
         if t.shape != shape:
@@ -45,26 +54,46 @@ def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
             raise d.error(d.SHAPE, f"array shapes differ: {describe(tensors[0])} and {describe(t)}",
                           span, hint="whole-array arithmetic needs equal shapes; use an indexed "
                           "definition to combine arrays of other shapes", notes=notes)
-    for a in arrays:
-        if isinstance(a, Value) and a.rank == 0 and free_vars(a):
-            raise d.error(d.UNSUPPORTED, "whole-array arithmetic inside an indexed definition", span,
-                          hint="index the array explicitly, e.g. `x[i]`")
     vars_ = fresh_index_vars(shape)
     refs = tuple(IndexRef(v) for v in vars_)
-    scalars = [_element(a, refs, state) if isinstance(a, Value) and a.rank > 0 else a for a in arrays]
-    return Generic(vars_, scalar_ops.materialize(rule(*scalars), None, span), span=span)
+    scalars = [_element(a, refs, span, state) if any(a is t for t in tensors) else a for a in arrays]
+    return batch_over_outer_indices(Generic(vars_, scalar_ops.materialize(rule(*scalars), None, span), span=span))
 
 
 def _type_weak_arrays(args: list, span) -> list:
-    typed = [a for a in args if isinstance(a, Value)]
+    typed = [a for a in args if isinstance(a, (Value, PartialRead))]
     dtype = typed[0].dtype if typed else None
     return [scalar_ops.materialize(a, dtype, span) if isinstance(a, Weak) and a.rank > 0 else a
             for a in args]
 
 
-def _element(t: Value, refs: tuple, state: State) -> Read:
-    read = Read(t, refs, span=t.span, in_bounds=True)
-    return read
+def _element(t, refs: tuple, span, state: State) -> Value:
+    if isinstance(t, PartialRead):
+        return read(t, list(refs), span, state, "")
+    return Read(t, refs, span=t.span, in_bounds=True)
+
+
+def batch_over_outer_indices(g: Generic):
+    """A definition whose body still reads indices of an enclosing definition (it is inside a
+    function called per point, as in `let P[n, c] = softmax(L[n])[c];`) is computed once for
+    every value of those indices, as leading axes, and read at the current point: the way vmap
+    batches. The enclosing indices become the kernel's own, so their extents (which may be
+    inferred later) carry over."""
+    reads = free_vars(g.body) | (free_vars(g.guard) if g.guard is not None else frozenset())
+    outer = sorted(reads - frozenset(g.vars), key=lambda v: v.name)
+    if not outer:
+        return g
+    batched = Generic(tuple(outer) + tuple(g.vars), g.body, g.guard, span=g.span)
+    return PartialRead(batched, tuple(_offset_ref(v) for v in outer), g.span)
+
+
+def _offset_ref(var: IndexVar):
+    """The position of `var`'s current coordinate along an axis that starts at its `lo`."""
+    ref = IndexRef(var)
+    if var.lo == Lin(0):
+        return ref
+    lo = Const(np.asarray(var.lo.const, np.int32)) if var.lo.is_const else Size(var.lo)
+    return Op("sub", (ref, lo), I32)
 
 
 def read(base, subs: list, span, state: State, text: str):

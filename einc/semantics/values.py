@@ -69,6 +69,14 @@ class PartialRead:
     def rank(self) -> int:
         return self.base.rank - len(self.subs)
 
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.base.shape[len(self.subs):])
+
+    @property
+    def dtype(self):
+        return self.base.dtype
+
 
 @dataclass(eq=False)
 class LazyJacobian:

@@ -67,3 +67,34 @@ def test_main_reads_the_program_inputs_and_their_named_dims(run):
     """, X=x)
     np.testing.assert_array_equal(out["main.0"], x.sum(0))     # exact: small integers in f32
     assert out["main.1"] == np.float32(x.mean())
+
+
+ROW_PROGRAM = """
+    use std::math::sqrt;
+    use std::ml::softmax;
+    let X: [f32; N, D];
+    fn mean(v) { sum[j](v[j]) / (v.length as f32) }
+    fn normalize(v) { let c = v - mean(v); c / sqrt(sum[j](c[j] * c[j]) / (len(v) as f32) + 1e-5) }
+    let Z[i, j] = normalize(X[i])[j];
+    let P[i, j] = softmax(X[i] * 2.0)[j];
+"""
+
+
+def test_functions_of_a_row_inside_a_definition_run_for_every_row(run):
+    x = np.random.default_rng(3).standard_normal((5, 7)).astype(np.float32)
+    out = run(ROW_PROGRAM, X=x)
+    x64 = x.astype(np.float64)
+    c = x64 - x64.mean(1, keepdims=True)
+    e = np.exp(2 * x64 - (2 * x64).max(1, keepdims=True))
+    np.testing.assert_allclose(out["Z"], c / np.sqrt((c * c).mean(1, keepdims=True) + 1e-5), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["P"], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_a_row_function_is_batched_over_the_rows_not_recomputed_per_point(tmp_path):
+    # softmax(X[i] * 2.0) becomes whole-matrix kernels over [i, j], each computed once
+    from einc.driver import emit_program
+    path = tmp_path / "rows.ein"
+    path.write_text(ROW_PROGRAM)
+    ir_text = emit_program(str(path), "ir")
+    row_sums = [line for line in ir_text.splitlines() if "f32[N] = generic [i < N] { sum[i' < D]" in line]
+    assert len(row_sums) == 1, ir_text            # the softmax denominator: one vector for all rows

@@ -49,3 +49,20 @@ def test_f64_is_rejected_for_vulkan_with_a_diagnostic():
     from einc.diagnostics import CompileError
     with pytest.raises(CompileError, match="E011"):
         einc.compile("let x: f64;\nlet y = x * 2.0;\n", target="vulkan-spirv")
+
+
+@pytest.mark.parametrize("n", [5, 6, 7, 9])
+def test_bool_arrays_of_any_length_survive_the_round_trip_on_vulkan(run, n):
+    # with only 32-bit storage, IREE packs bools into words and the last partial word of a
+    # buffer whose length is not a multiple of 4 read as 0 (einc.build.targets)
+    flags = rng.random(n) > 0.3
+    x = rng.standard_normal(n).astype(np.float32)
+    out = run("""
+        let x: [f32; N];
+        let b: [bool; N];
+        let above[i] = x[i] > -10.0;
+        let flipped[i] = !b[i];
+        let count = sum[i](if b[i] { 1 } else { 0 });
+    """, target="vulkan-spirv", x=x, b=flags)
+    assert out["above"].all() and list(out["flipped"]) == list(~flags)
+    assert out["count"] == flags.sum()
