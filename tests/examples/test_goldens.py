@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import io
 import re
+import shlex
+import subprocess
+import sys
 
 import pytest
 
 import einc
 import references  # noqa: F401  (registers the examples)
-from catalog import EXAMPLES, EXAMPLES_DIR, TESTED_ELSEWHERE, identical, load_golden_outputs
+from catalog import EXAMPLES, EXAMPLES_DIR, ROOT, TESTED_ELSEWHERE, identical, load_golden_outputs
 from compare import assert_outputs_match, assert_text_matches
 
 ALL = sorted(EXAMPLES)
@@ -65,11 +68,16 @@ def test_every_example_has_a_reference():
     assert sorted(programs - modules - TESTED_ELSEWHERE) == ALL
 
 
+def header_commands(path: str) -> str:
+    """The example's header comment with continued (`\\`) lines joined."""
+    return re.sub(r" \\\n//\s*", " ", EXAMPLES[path].source.read_text().split("\n\n")[0])
+
+
 @pytest.mark.parametrize("path", ALL)
 def test_header_says_how_to_build_and_run(path):
     """The header's commands name this file, its inputs (by their files) and its selected outputs."""
     ex = EXAMPLES[path]
-    header = re.sub(r" \\\n//\s*", " ", ex.source.read_text().split("\n\n")[0])  # join continued lines
+    header = header_commands(path)
     build = re.search(r"einc build (\S+) -o (\S+)(.*)", header)
     assert build and build.group(1) == f"examples/{path}", header
     assert re.findall(r"--output (\w+)", build.group(3)) == list(ex.outputs or ())
@@ -77,3 +85,20 @@ def test_header_says_how_to_build_and_run(path):
     assert run, header
     given = dict(re.findall(r"--input (\w+)=(\S+)", run.group(1)))
     assert given == {name: f"examples/{path.rsplit('/', 1)[0]}/{file}" for name, file in ex.inputs.items()}
+
+
+def test_header_commands_run_as_written(tmp_path):
+    """The Kalman filter's header commands, run from the repository root with the einc CLI."""
+    path = "filters/kalman_filter.ein"
+    commands = [shlex.split(line.split("//", 1)[1])
+                for line in header_commands(path).splitlines() if re.match(r"//\s+einc (build|run) ", line)]
+    assert [argv[1] for argv in commands] == ["build", "run"]
+    printed = ""
+    for argv in commands:
+        argv = [str(tmp_path / a) if a.endswith(".vmfb") else a for a in argv]
+        done = subprocess.run([sys.executable, "-m", "einc", *argv[1:]], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        printed = done.stdout
+    golden = EXAMPLES[path].golden_text.read_text()
+    prints = "".join(printed.splitlines(keepends=True)[:len(golden.splitlines())])  # then the outputs
+    assert_text_matches(prints, golden, EXAMPLES[path].rtol, EXAMPLES[path].atol)
