@@ -6,7 +6,7 @@ DEMO ?= examples/basics/matmul.ein
 TARGET ?= llvm-cpu
 MNIST ?= ../shared/data/mnist
 
-.PHONY: venv test demo demo-random bench
+.PHONY: venv test demo demo-random bench golden
 
 venv: $(VENV)/.installed
 
@@ -32,6 +32,11 @@ demo: venv
 
 demo-random: venv
 	$(PY) tools/demo.py $(DEMO) --target $(TARGET) --build-dir build
+
+# Rewrite the examples' goldens (examples/**/<stem>.golden.npz and .golden.txt) and data files
+# from the NumPy references in tests/examples/references.py; never from einc's own results.
+golden: venv
+	$(PY) tools/golden.py
 
 # Recurrence benchmarks: einc against a NumPy/Python loop and JAX lax.scan (benchmarks/run.py).
 # JAX is the `bench` extra of pyproject.toml; keep JAX_VERSION equal to the pin there.

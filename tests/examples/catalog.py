@@ -1,0 +1,108 @@
+"""The catalog of examples checked against goldens: which program, which inputs and outputs,
+how closely it must match, and whether it also runs in the Vulkan subset.
+
+An example's reference (references.py) is an independent NumPy computation returning the
+program's outputs and the exact text its prints produce; `make golden` (tools/golden.py)
+saves both beside the example as `<stem>.golden.npz` and `<stem>.golden.txt`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES_DIR = ROOT / "examples"
+
+# Examples whose test lives elsewhere: the MNIST CNN reads ../shared/data/mnist in place
+# (tests/e2e/test_examples.py), so its inputs cannot sit beside it.
+TESTED_ELSEWHERE = {"mnist/cnn.ein"}
+
+
+@dataclass
+class Reference:
+    """What a program computes: its outputs by name and what its prints write, line by line."""
+    outputs: dict[str, np.ndarray]
+    printed: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.printed)
+
+
+@dataclass
+class Example:
+    path: str                           # relative to examples/
+    reference: Callable[[dict], Reference]
+    inputs: dict[str, str]              # input name -> .npy file beside the example
+    outputs: tuple[str, ...] | None     # `einc build --output` selection (None: every binding)
+    rtol: float
+    atol: float
+    vulkan: bool                        # in the Vulkan subset (f32/i32 only, short loops)
+    vulkan_bug: str                     # a known wrong result on Vulkan (the test is xfail)
+
+    @property
+    def source(self) -> Path:
+        return EXAMPLES_DIR / self.path
+
+    @property
+    def golden_outputs(self) -> Path:
+        return self.source.with_suffix(".golden.npz")
+
+    @property
+    def golden_text(self) -> Path:
+        return self.source.with_suffix(".golden.txt")
+
+    def input_arrays(self) -> dict[str, np.ndarray]:
+        return {name: np.load(self.source.parent / file) for name, file in self.inputs.items()}
+
+    def compute(self) -> Reference:
+        return self.reference(self.input_arrays())
+
+
+EXAMPLES: dict[str, Example] = {}
+# Data files the examples read, relative to examples/, each made by a seeded generator.
+INPUT_FILES: dict[str, Callable[[], np.ndarray]] = {}
+
+
+def example(path: str, *, inputs: dict[str, str] | None = None, outputs: tuple[str, ...] | None = None,
+            rtol: float = 1e-6, atol: float = 0.0, vulkan: bool = False, vulkan_bug: str = ""):
+    """Register the decorated NumPy function as the reference of examples/`path`."""
+    def register(fn):
+        EXAMPLES[path] = Example(path, fn, inputs or {}, outputs, rtol, atol, vulkan or bool(vulkan_bug),
+                                 vulkan_bug)
+        return fn
+    return register
+
+
+def input_file(path: str):
+    """Register the decorated function as the generator of the data file examples/`path`."""
+    def register(fn):
+        INPUT_FILES[path] = fn
+        return fn
+    return register
+
+
+def fmt(value, spec: str = "") -> str:
+    """A value as `print` shows it: scalars like NumPy scalars (or with the format spec),
+    arrays like str(array), a spec applied to every element."""
+    value = np.asarray(value)
+    if value.ndim == 0:
+        return format(value.item(), spec) if spec else str(value[()])
+    if not spec:
+        return str(value)
+    return np.array2string(value, separator=" ", formatter={"all": lambda x: format(x.item(), spec)})
+
+
+def load_golden_outputs(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {name: data[name] for name in data.files}
+
+
+def identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    """Same names, dtypes, shapes and bits (NaN equal to NaN)."""
+    return sorted(a) == sorted(b) and all(
+        np.asarray(a[k]).dtype == np.asarray(b[k]).dtype and np.array_equal(a[k], b[k], equal_nan=True)
+        for k in a)
