@@ -54,7 +54,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
 
 
 def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
-                  value: PointValue) -> ir.Value:
+                  value: PointValue, _clause) -> ir.Value:
     """One kernel computing the slice [slot of t, vars..], inserted into the storage. Inactive
     steps still run it (a host-level scf.if makes IREE copy the whole storage every step, and
     failed at run time on Vulkan); its points then keep their value."""

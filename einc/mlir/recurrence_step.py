@@ -21,9 +21,11 @@ from einc.mlir.types import tensor_type
 
 # value(storage, coords) -> the scalar to store at one point (coords: IndexVar -> index)
 PointValue = Callable[[Storage, dict], ir.Value]
-# write(lw, member, storage, vars, active, value) -> the member's storage with the points of
-# `vars` at step t set to `value` where `active` (an i1, None for always) holds
-WritePoints = Callable[[object, RecMember, Storage, list, Optional[ir.Value], PointValue], ir.Value]
+# write(lw, member, storage, vars, active, value, clause) -> the member's storage with the points
+# of `vars` at step t set to `value` where `active` (an i1, None for always) holds; `clause` is
+# the clause `value` computes (None for the clearing of a slot)
+WritePoints = Callable[[object, RecMember, Storage, list, Optional[ir.Value], PointValue, Optional[RecClause]],
+                       ir.Value]
 
 
 def storage_shape(member: RecMember) -> tuple:
@@ -40,9 +42,9 @@ def storage_type(member: RecMember) -> ir.RankedTensorType:
 def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints) -> None:
     """Updates `storage.tensors` with every member's storage after step `storage.t`."""
     for member in group.members:
-        def write_at(vars_: list, t_lo: Lin, t_hi: Lin, value: PointValue) -> None:
+        def write_at(vars_: list, t_lo: Lin, t_hi: Lin, value: PointValue, clause=None) -> None:
             on = active(lw, group, storage, t_lo, t_hi)
-            storage.tensors[member] = write(lw, member, storage, vars_, on, value)
+            storage.tensors[member] = write(lw, member, storage, vars_, on, value, clause)
         if member.window is not None and not covers_every_step(member):
             # the slot still holds step t - window, and uncovered points must read as 0
             zero = scalar_ops.constant(member.dtype, 0)
@@ -51,7 +53,7 @@ def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints) 
         for clause in member.clauses:
             def value(current: Storage, coords: dict, clause=clause, member=member) -> ir.Value:
                 return clause_value(clause_scope(lw, clause, current, coords), clause, member.dtype)
-            write_at(list(clause.vars), clause.t_lo, clause.t_hi, value)
+            write_at(list(clause.vars), clause.t_lo, clause.t_hi, value, clause)
 
 
 def active(lw, group: RecurrenceGroup, storage: Storage, t_lo: Lin, t_hi: Lin) -> Optional[ir.Value]:

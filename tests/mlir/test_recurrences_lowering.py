@@ -59,6 +59,18 @@ def test_the_cpu_form_is_one_dispatch_region_per_group(tmp_path):
     assert "linalg" not in text.split("flow.dispatch.region")[1].split("flow.return")[0]
 
 
+def test_scalar_states_carry_their_history_in_registers(tmp_path):
+    # the loop carries the window and the last `lookback` values (two for fib)
+    text = emitted_mlir(tmp_path, """
+        let fib[0] = 0;
+        let fib[1] = 1;
+        let fib[k in 2..100] = fib[k - 1] + fib[k - 2];
+        let last = fib[99];
+    """, "llvm-cpu", ["last"])
+    assert "-> (tensor<3xi32>, i32, i32)" in text
+    assert "-> (tensor<2xf32>, f32)" in emitted_mlir(tmp_path, logistic(1000), "llvm-cpu", ["last"])
+
+
 def test_ten_million_steps_read_at_the_end_run_in_one_dispatch():
     out = run(logistic(10_000_000), outputs=["last"], x0=np.float32(0.3))
     assert np.isfinite(out["last"]) and 0.0 <= out["last"] <= 1.0
