@@ -112,19 +112,22 @@ def test_same_step_reads_follow_dependencies(run):
     np.testing.assert_allclose(out["s"], s)
 
 
+EDIT_DISTANCE = """
+    use std::math::min;
+    let a: [i32; M];
+    let b: [i32; N];
+    let D[0, j in 0..N + 1] = j;
+    let D[i in 1..M + 1, 0] = i;
+    let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
+        D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
+    let distance = D[M, N];
+"""
+
+
 def test_edit_distance_two_dimensional_grid(run):
     a = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int32)
     b = np.array([3, 1, 5, 9, 2, 7], np.int32)
-    out = run("""
-        use std::math::min;
-        let a: [i32; M];
-        let b: [i32; N];
-        let D[0, j in 0..N + 1] = j;
-        let D[i in 1..M + 1, 0] = i;
-        let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
-            D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
-        let distance = D[M, N];
-    """, outputs=["distance"], a=a, b=b)
+    out = run(EDIT_DISTANCE, outputs=["distance"], a=a, b=b)
     D = np.zeros((9, 7), int)
     D[0, :], D[:, 0] = np.arange(7), np.arange(9)
     for i in range(1, 9):
@@ -206,15 +209,7 @@ def test_guarded_vector_state_is_zero_where_its_guard_fails(run):
 def test_edit_distance_grid_with_its_boundary_rows_and_columns(run):
     a = rng.integers(0, 3, 11).astype(np.int32)
     b = rng.integers(0, 3, 17).astype(np.int32)
-    out = run("""
-        use std::math::min;
-        let a: [i32; M];
-        let b: [i32; N];
-        let D[0, j in 0..N + 1] = j;
-        let D[i in 1..M + 1, 0] = i;
-        let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
-            D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
-    """, a=a, b=b)
+    out = run(EDIT_DISTANCE, outputs=["D"], a=a, b=b)
     D = np.zeros((12, 18), int)
     D[0, :], D[:, 0] = np.arange(18), np.arange(12)
     for i in range(1, 12):
