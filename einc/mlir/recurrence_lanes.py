@@ -140,7 +140,7 @@ def vector_reduce(scope: Scope, reduce: Reduce) -> Optional[ir.Value]:
     """The reduction with its innermost variable in lanes, or None where that does not apply."""
     if not _reducible_in_lanes(scope, reduce):
         return None
-    partial, leftover = _partials(scope, reduce)
+    (partial,), (leftover,) = _partials([scope], reduce, UNROLL)
     kind = KINDS[reduce.kind][0 if reduce.dtype.is_float else 1]
     return _combiner(reduce)(vector.reduction(element_type(reduce.dtype), kind, partial), leftover)
 
@@ -152,33 +152,47 @@ def _reducible_in_lanes(scope: Scope, reduce: Reduce) -> bool:
             and all(vectorisable(scope, v, lane) for v in (reduce.body, reduce.guard) if v is not None))
 
 
-def _partials(scope: Scope, reduce: Reduce) -> tuple[ir.Value, ir.Value]:
-    """(a vector whose lanes together hold the vectorised points, the scalar rest)."""
+def _partials(scopes: list[Scope], reduce: Reduce, unroll: int) -> tuple[list, list]:
+    """The reduction at each of `scopes` as (a vector whose lanes together hold the vectorised
+    points, the scalar rest), one pair per scope. The scopes share one loop nest, so their
+    accumulators are independent chains and reads they have in common are loaded once; `unroll`
+    more accumulators per scope do the same for a single scope."""
     lane, width = reduce.vars[-1], width_of(reduce.dtype)
-    vtype = vector_type(width, element_type(reduce.dtype))
     identity = _identity(reduce)
     combine = _combiner(reduce)
-    (lo, hi), = var_bounds(scope.lw, [lane])
-    block_end, vector_end = (round_down(lo, hi, width * UNROLL), round_down(lo, hi, width))
+    (lo, hi), = var_bounds(scopes[0].lw, [lane])
+    vector_end = round_down(lo, hi, width)
 
     def outer_point(ivs, carried):
-        outer = scope.child(dict(zip(reduce.vars[:-1], ivs)))
+        outers = [scope.child(dict(zip(reduce.vars[:-1], ivs))) for scope in scopes]
 
-        def add_chunk(base: ir.Value, acc: ir.Value) -> ir.Value:
-            return combine(_guarded(Lanes(outer, lane, base, width), reduce), acc)
+        def add_chunk(n: int, base: ir.Value, acc: ir.Value) -> ir.Value:
+            return combine(_guarded(Lanes(outers[n], lane, base, width), reduce), acc)
+        vectors, start = carried[:len(scopes)], lo
+        if unroll > 1:
+            start = round_down(lo, hi, width * unroll)
+            accs = counted_loop(lo, start, width * unroll, [v for v in vectors for _ in range(unroll)],
+                                lambda base, accs: [add_chunk(k // unroll, arith.addi(base, index_const(k % unroll * width)), a)
+                                                    for k, a in enumerate(accs)])
+            vectors = [_fold(accs[n * unroll:(n + 1) * unroll], combine) for n in range(len(scopes))]
+        vectors = counted_loop(start, vector_end, width, vectors,
+                               lambda base, accs: [add_chunk(n, base, a) for n, a in enumerate(accs)])
+        rest = counted_loop(vector_end, hi, 1, carried[len(scopes):],
+                            lambda j, accs: [accumulate(outers[n].child({lane: j}), reduce, a)
+                                             for n, a in enumerate(accs)])
+        return vectors + rest
+    start = vector.broadcast(vector_type(width, element_type(reduce.dtype)), identity)
+    results = point_loops(var_bounds(scopes[0].lw, list(reduce.vars[:-1])),
+                          [start] * len(scopes) + [identity] * len(scopes), outer_point)
+    return results[:len(scopes)], results[len(scopes):]
 
-        def add_block(base: ir.Value, accs: list) -> list:
-            return [add_chunk(arith.addi(base, index_const(k * width)), a) for k, a in enumerate(accs)]
-        accs = counted_loop(lo, block_end, width * UNROLL, [carried[0]] * UNROLL, add_block)
-        while len(accs) > 1:
-            accs = [combine(accs[k], accs[k + 1]) for k in range(0, len(accs), 2)]
-        partial = counted_loop(block_end, vector_end, width, accs, lambda base, acc: [add_chunk(base, acc[0])])
-        rest = counted_loop(vector_end, hi, 1, [carried[1]],
-                     lambda j, acc: [accumulate(outer.child({lane: j}), reduce, acc[0])])
-        return partial + rest
-    partial, leftover = point_loops(var_bounds(scope.lw, list(reduce.vars[:-1])),
-                                    [vector.broadcast(vtype, identity), identity], outer_point)
-    return partial, leftover
+
+def _fold(values: list, combine: Callable) -> ir.Value:
+    """The values combined pairwise, as a balanced tree."""
+    while len(values) > 1:
+        values = [combine(values[k], values[k + 1]) if k + 1 < len(values) else values[k]
+                  for k in range(0, len(values), 2)]
+    return values[0]
 
 
 def _lane_reduce(lanes: Lanes, reduce: Reduce) -> ir.Value:
@@ -197,9 +211,9 @@ def _lane_reduce(lanes: Lanes, reduce: Reduce) -> ir.Value:
     if lanes.width != width_of(reduce.dtype) or not _reducible_in_lanes(scopes[0], reduce):
         scalars = [scope.value(reduce) for scope in scopes]
         return vector.from_elements(vector_type(lanes.width, element_type(reduce.dtype)), scalars)
-    per_lane = [_partials(scope, reduce) for scope in scopes]
-    leftovers = vector.from_elements(per_lane[0][0].type, [p[1] for p in per_lane])
-    return _combiner(reduce)(_transpose_sum([p[0] for p in per_lane], _combiner(reduce)), leftovers)
+    partials, rests = _partials(scopes, reduce, 1)
+    rest = vector.from_elements(partials[0].type, rests)
+    return _combiner(reduce)(_transpose_sum(partials, _combiner(reduce)), rest)
 
 
 def _transpose_sum(vectors: list[ir.Value], combine: Callable) -> ir.Value:
