@@ -21,8 +21,8 @@ from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
 from einc.mlir.recurrence_scalars import Storage, point_loops, var_bounds
-from einc.mlir.recurrence_step import (PointValue, clause_scope, covers_every_step, emit_step, storage_shape,
-                                       storage_type)
+from einc.mlir.recurrence_step import (PointValue, clause_scope, covers_every_step, emit_step, held_point,
+                                       storage_shape, storage_type)
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
@@ -105,23 +105,11 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
 
 
 def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue) -> ir.Value:
-    """A scalar state's point at step t, stored and also kept as `storage.current`."""
+    """A scalar state's point at step t, kept as `storage.current` and stored at its slot
+    (an inactive clause stores back what the slot held)."""
     old, slot = storage.tensors[member], storage.slot(member, storage.t)
-
-    def update() -> list[ir.Value]:
-        scalar = value(storage, {})
-        return [tensor.insert(scalar, old, [slot]), scalar]
-    if active is None:
-        new, storage.current[member] = update()
-        return new
-    branch = scf.IfOp(active, [old.type, element_type(member.dtype)], has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        scf.yield_(update())
-    with ir.InsertionPoint(branch.else_block):
-        kept = storage.current.get(member)
-        scf.yield_([old, kept if kept is not None else tensor.extract(old, [slot])])
-    new, storage.current[member] = branch.results
-    return new
+    scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, [slot]))
+    return tensor.insert(scalar, old, [slot])
 
 
 def _when(active: Optional[ir.Value], unchanged: ir.Value, update: Callable[[], ir.Value]) -> ir.Value:

@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith
+from iree.compiler.dialects import arith, scf
 
 from einc.ir.nodes import IndexVar, RecClause, RecMember, RecurrenceGroup
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_scalars import Scope, Storage
-from einc.mlir.types import tensor_type
+from einc.mlir.types import element_type, tensor_type
 
 # value(storage, coords) -> the scalar to store at one point (coords: IndexVar -> index)
 PointValue = Callable[[Storage, dict], ir.Value]
@@ -81,6 +81,25 @@ def covers_every_step(member: RecMember) -> bool:
             if c.t_lo == reached and c.t_hi != reached:
                 reached, grew = c.t_hi, True
     return reached == member.shape[0]
+
+
+def held_point(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue,
+               kept: Callable[[], ir.Value]) -> ir.Value:
+    """A scalar state's value at step t after one of its clauses: `value` where `active`
+    holds, else what it was (written earlier in the step, or `kept()`, what its slot holds). It
+    becomes `storage.current` for later reads in the step."""
+    if active is None:
+        scalar = value(storage, {})
+    else:
+        branch = scf.IfOp(active, [element_type(member.dtype)], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.yield_([value(storage, {})])
+        with ir.InsertionPoint(branch.else_block):
+            before = storage.current.get(member)
+            scf.yield_([before if before is not None else kept()])
+        scalar = branch.results[0]
+    storage.current[member] = scalar
+    return scalar
 
 
 def clause_scope(lw, clause: RecClause, storage: Storage, coords: dict) -> Scope:
