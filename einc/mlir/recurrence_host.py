@@ -1,4 +1,5 @@
-"""A recurrence group as a host loop over steps (vulkan-spirv): one kernel per clause and step.
+"""A recurrence group as a host loop over steps (vulkan-spirv, groups that are not all scalar
+states, which recurrence_kernel runs): one kernel per clause and step.
 
 SPIR-V cannot compile the one-dispatch form ("failed to legalize hal.interface.binding.subspan"),
 so the step loop is an scf.for at function level carrying the storage tensors. Each clause is
