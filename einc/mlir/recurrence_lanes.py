@@ -24,10 +24,9 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, scf, vector
 
 from einc.ir import affine
-from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, StateRead, Value
+from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value
 from einc.mlir import scalar_ops
 from einc.mlir.kernels import COMBINERS, IDENTITIES
-from einc.ir.types import Lin
 from einc.mlir.recurrence_scalars import Scope, accumulate, point_loops, var_bounds
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
@@ -102,7 +101,7 @@ def clause_lanes(lw, member: RecMember, clause: RecClause, t_var: IndexVar) -> O
     if lane.extent.is_const and lane.extent.const < width:
         return None
     values = [v for v in (clause.body, clause.guard) if v is not None]
-    if any(_reads_now(v, member, t_var, probe) for v in values):
+    if _reads_now(values, member, t_var):
         return None
     return width if all(vectorisable(probe, v, lane) for v in values) else None
 
@@ -117,7 +116,7 @@ def clause_vector(lanes: Lanes, clause: RecClause, dtype) -> ir.Value:
 
 
 class _Probe:
-    """Enough of a Scope to ask which values are program level, before any scope exists."""
+    """Enough of a Scope to ask which reads stay in range, before any scope exists."""
 
     def __init__(self, lw, ranges: dict):
         self.lw = lw
@@ -126,12 +125,21 @@ class _Probe:
     in_range = Scope.in_range
 
 
-def _reads_now(v: Value, member: RecMember, t_var: IndexVar, probe) -> bool:
-    if probe.lw.is_program_level(v):
-        return False
-    if isinstance(v, StateRead) and v.member is member and affine.affine_of(v.subs[0]) == Lin.of(t_var):
-        return True
-    return any(_reads_now(o, member, t_var, probe) for o in v.operands())
+def _reads_now(values: list, member: RecMember, t_var: IndexVar) -> bool:
+    """Whether `values` read `member` at a step that may be t (anything but t - c, c >= 1)."""
+    seen, stack = set(), list(values)
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, StateRead) and v.member is member:
+            lin = affine.affine_of(v.subs[0])
+            if lin is None or lin.terms != {t_var: 1} or lin.const > -1:
+                return True
+        if v.rank == 0 or isinstance(v, Stack):     # other tensors close over their own loops
+            stack.extend(v.operands())
+    return False
 
 
 # ------------------------------------------------------------------------------ reductions
@@ -301,11 +309,7 @@ LANE_RULES: dict[type, Callable] = {
 
 def varies(scope, v: Value, lane: IndexVar) -> bool:
     """Whether `v` depends on the coordinate of `lane`."""
-    if isinstance(v, IndexRef):
-        return v.var is lane
-    if scope.lw.is_program_level(v):
-        return False
-    return any(varies(scope, o, lane) for o in v.operands())
+    return lane in scope.lw.free_vars(v)
 
 
 def vectorisable(scope, v: Value, lane: IndexVar) -> bool:

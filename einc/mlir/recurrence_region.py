@@ -44,16 +44,17 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
             recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
             storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent)
             emit_step(lw, group, storage, _write_points)
-            shifted = [v for m in held for v in [storage.current[m]] + recent[m][:-1]]
+            shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
             scf.yield_([storage.tensors[m] for m in members] + shifted)
         flow.ReturnOp(list(loop.results)[:len(members)])
     return list(region.results)
 
 
 def in_registers(member: RecMember) -> bool:
-    """Scalar states that read their own past keep its last `lookback` values in registers:
-    the step then never waits on a store and reload of the value it just computed."""
-    return len(member.shape) == 1 and (member.plan.get("lookback") or 0) >= 1
+    """Scalar states read at t - c keep their last `lookback` values (none when only read at t)
+    in registers, and their value at t for the rest of the step: a step then never waits on a
+    store and reload of a value it just computed."""
+    return len(member.shape) == 1 and member.plan.get("lookback") is not None
 
 
 def _initial_storage(lw, member: RecMember) -> ir.Value:

@@ -128,12 +128,16 @@ def test_edit_distance_two_dimensional_grid(run):
     a = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int32)
     b = np.array([3, 1, 5, 9, 2, 7], np.int32)
     out = run(EDIT_DISTANCE, outputs=["distance"], a=a, b=b)
-    D = np.zeros((9, 7), int)
-    D[0, :], D[:, 0] = np.arange(7), np.arange(9)
-    for i in range(1, 9):
-        for j in range(1, 7):
+    assert out["distance"] == edit_distance_grid(a, b)[8, 6]
+
+
+def edit_distance_grid(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    D = np.zeros((len(a) + 1, len(b) + 1), int)
+    D[0, :], D[:, 0] = np.arange(len(b) + 1), np.arange(len(a) + 1)
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
             D[i, j] = min(D[i - 1, j] + 1, D[i, j - 1] + 1, D[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
-    assert out["distance"] == D[8, 6]
+    return D
 
 
 def test_cholesky_reads_a_prefix_of_earlier_rows(run):
@@ -210,9 +214,4 @@ def test_edit_distance_grid_with_its_boundary_rows_and_columns(run):
     a = rng.integers(0, 3, 11).astype(np.int32)
     b = rng.integers(0, 3, 17).astype(np.int32)
     out = run(EDIT_DISTANCE, outputs=["D"], a=a, b=b)
-    D = np.zeros((12, 18), int)
-    D[0, :], D[:, 0] = np.arange(18), np.arange(12)
-    for i in range(1, 12):
-        for j in range(1, 18):
-            D[i, j] = min(D[i - 1, j] + 1, D[i, j - 1] + 1, D[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
-    np.testing.assert_array_equal(out["D"], D)
+    np.testing.assert_array_equal(out["D"], edit_distance_grid(a, b))
