@@ -20,11 +20,11 @@ RNN = """
 """
 
 
-def emitted(tmp_path, source: str, target: str = "llvm-cpu") -> str:
+def emitted(tmp_path, source: str, target: str = "llvm-cpu", outputs=None) -> str:
     path = os.path.join(tmp_path, "program.ein")
     with open(path, "w", encoding="utf-8") as f:
         f.write(source)
-    return str(lower(path, target, None))
+    return str(lower(path, target, outputs))
 
 
 def run(source: str, **inputs) -> dict:
@@ -107,3 +107,17 @@ def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exac
         m.append(np.full(N, np.max(m[-1] - v - w) + np.float32(0.5)))
     np.testing.assert_array_equal(out["c"], np.array(c))
     np.testing.assert_array_equal(out["m"], np.array(m))
+
+
+def test_windowed_matrix_state_sums_each_lane_in_order(tmp_path):
+    source = """
+        let A: [f32; N, N];
+        let M[0, i in 0..N, j in 0..N] = if i == j { 1.0 } else { 0.0 };
+        let M[t in 1..7, i in 0..N, j in 0..N] = sum[k](A[i, k] * M[t - 1, k, j]);
+        let final[i, j] = M[6, i, j];
+    """
+    text = emitted(tmp_path, source, outputs=["final"])
+    assert "tensor<2x?x?xf32>" in text and "vector.transfer_write" in text and "vector.shuffle" not in text
+    A = (rng.standard_normal((12, 12)) * 0.4).astype(np.float32)
+    out = einc.load(einc.compile(source, outputs=["final"]).vmfb)(A=A)
+    np.testing.assert_allclose(out["final"], np.linalg.matrix_power(A.astype(np.float64), 6), rtol=1e-4, atol=1e-5)
