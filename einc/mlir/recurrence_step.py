@@ -22,10 +22,11 @@ from einc.mlir.types import element_type, tensor_type
 # value(storage, coords) -> the scalar to store at one point (coords: IndexVar -> index)
 PointValue = Callable[[Storage, dict], ir.Value]
 # write(lw, member, storage, vars, active, value, clause) -> the member's storage with the points
-# of `vars` at step t set to `value` where `active` (an i1, None for always) holds; `clause` is
-# the clause `value` computes (None for the clearing of a slot)
+# of `vars` at step t set to `value` where `active` (an i1, None for always) holds, or None in
+# a form that keeps the member in registers only; `clause` is the clause `value` computes (None
+# for the clearing of a slot)
 WritePoints = Callable[[object, RecMember, Storage, list, Optional[ir.Value], PointValue, Optional[RecClause]],
-                       ir.Value]
+                       Optional[ir.Value]]
 
 
 def storage_shape(member: RecMember) -> tuple:
