@@ -133,6 +133,7 @@ def main() -> int:
     jax = load_jax()
     if jax is None:
         print("JAX is not installed: its column is skipped (make bench installs it)")
+    print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores are shared; busy machines give noisy rates)")
     cases = [c for c in CASES if args.only is None or args.only.lower() in c.name.lower()]
     devices = (args.device,) if args.device else DEVICES
     rows = []
@@ -140,8 +141,10 @@ def main() -> int:
         print(f"{case.name} ...", flush=True)
         rows.append(bench_case(case, jax, devices))
         r = rows[-1]
-        print(f"  built in {r['build']:.1f} s; einc matches NumPy at n = {r['checked_at']}", flush=True)
-    print()
+        within = ", ".join(f"{k}={v:g}" for k, v in case.tolerance.items()) or "bit for bit"
+        print(f"  built in {r['build']:.1f} s; einc matches the NumPy loop at n = {r['checked_at']} ({within})",
+              flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}\n")
     print(table(rows))
     if any(r["numpy_scaled"] for r in rows):
         print("* NumPy loop timed on fewer steps (see benchmarks/cases.py) and scaled per step")

@@ -1,4 +1,5 @@
-"""A recurrence group as a host loop over steps (vulkan-spirv): one kernel per clause and step.
+"""A recurrence group as a host loop over steps (vulkan-spirv, groups that are not all scalar
+states, which recurrence_kernel runs): one kernel per clause and step.
 
 SPIR-V cannot compile the one-dispatch form ("failed to legalize hal.interface.binding.subspan"),
 so the step loop is an scf.for at function level carrying the storage tensors. Each clause is
@@ -55,7 +56,7 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
 
 
 def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
-                  value: PointValue) -> ir.Value:
+                  value: PointValue, _clause) -> ir.Value:
     """One kernel computing the slice [slot of t, vars..], inserted into the storage. Inactive
     steps still run it (a host-level scf.if makes IREE copy the whole storage every step, and
     failed at run time on Vulkan); its points then keep their value."""

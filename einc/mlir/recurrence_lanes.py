@@ -1,13 +1,19 @@
-"""A reduction inside a recurrence step, evaluated on vectors of consecutive points (llvm-cpu).
+"""Recurrence step work in vector lanes (llvm-cpu): consecutive points computed as one vector.
 
-A scalar accumulation is one long dependency chain (a float add every ~4 cycles): an RNN's
-`sum[j](W[i, j] * h[t - 1, j])` then runs far below the machine's speed. IREE's llvm-cpu pipeline
-neither vectorises such hand-written loops nor keeps `reassoc` flags, so the vectors are written
-here: the innermost reduction variable advances `width` points at a time, its reads become
-`vector.transfer_read`s of consecutive elements, and `width` partial results are combined at the
-end; the points left over run as the scalar loop. A float sum is then added in a different order
-than a sequential loop (as in any vectorised or parallel reduction); integer, min and max results
-are unchanged. Bodies with anything not listed below keep the scalar loop.
+A scalar accumulation is one long dependency chain (a float add every ~4 cycles), and scalar
+math runs one point at a time: an RNN step `tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i])` then
+runs far below the machine's speed. IREE's llvm-cpu pipeline neither vectorises hand-written
+loops nor keeps `reassoc` flags, so vectors are written here, at two levels:
+- a clause's last variable: `width` points of the clause at once, read with
+  `vector.transfer_read` along the last axis and stored with one `vector.transfer_write`
+  (recurrence_region asks `clause_lanes`);
+- a reduction's innermost variable: `width` points of the sum at once into UNROLL independent
+  vector accumulators, combined at the end (`vector_reduce`).
+A reduction inside a clause in lanes keeps its own order where its body reads along the clause's
+variable (a matrix power: exact), else computes each lane's partial vectors and sums them with a
+transpose tree. Reassociated float sums differ from a sequential loop in the last bits (as in any
+vectorised reduction); integer, min and max results are unchanged. Anything else keeps the scalar
+loops; so do the points left over after the whole vectors.
 """
 from __future__ import annotations
 
@@ -18,17 +24,18 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, scf, vector
 
 from einc.ir import affine
-from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Reduce, StateRead, Value
+from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value
 from einc.mlir import scalar_ops
 from einc.mlir.kernels import COMBINERS, IDENTITIES
-from einc.mlir.recurrence_scalars import Scope, point_loops, var_bounds
+from einc.mlir.recurrence_scalars import Scope, accumulate, point_loops, var_bounds
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
 
 VECTOR_BYTES = 32             # one AVX2 register; LLVM splits or widens for other CPUs
 UNROLL = 4                    # independent accumulators, so adds overlap instead of waiting in line
 LANE_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
-KINDS = {"sum": vector.CombiningKind.ADD, "prod": vector.CombiningKind.MUL,
+KINDS = {"sum": (vector.CombiningKind.ADD, vector.CombiningKind.ADD),
+         "prod": (vector.CombiningKind.MUL, vector.CombiningKind.MUL),
          "max": (vector.CombiningKind.MAXIMUMF, vector.CombiningKind.MAXSI),
          "min": (vector.CombiningKind.MINIMUMF, vector.CombiningKind.MINSI)}
 # Ops whose scalar rule (scalar_ops) builds the same op on vectors: no scalar constants inside
@@ -36,64 +43,211 @@ ELEMENTWISE = ("add", "sub", "mul", "div", "rem", "min", "max", "select", "and",
                "eq", "ne", "lt", "le", "gt", "ge")
 FLOAT_ONLY = ("neg", "abs", "sqrt", "exp", "log", "sin", "cos", "tanh", "floor", "ceil")
 
-# accumulate(scope at one point of the reduction variables, accumulator) -> with that point added
-Accumulate = Callable[[Scope, ir.Value], ir.Value]
+def width_of(dtype) -> int:
+    return VECTOR_BYTES // np.dtype(dtype.numpy).itemsize
 
 
-def lane_width(reduce: Reduce) -> int:
-    return VECTOR_BYTES // np.dtype(reduce.dtype.numpy).itemsize
+def vector_type(width: int, element: ir.Type) -> ir.VectorType:
+    return ir.VectorType.get([width], element)
 
 
-def vector_reduce(scope: Scope, reduce: Reduce, accumulate: Accumulate) -> Optional[ir.Value]:
-    """The reduction with its innermost variable in vector lanes, or None where that does not
-    apply (another target, too short a range, a body with an op that has no vector form)."""
-    lane, width = reduce.vars[-1], lane_width(reduce)
-    if (scope.lw.target not in LANE_TARGETS or reduce.kind not in KINDS or reduce.dtype.is_bool
-            or (lane.extent.is_const and lane.extent.const < width)
-            or not all(_vectorisable(scope, v, lane) for v in (reduce.body, reduce.guard) if v is not None)):
+class Lanes:
+    """Values at `width` consecutive coordinates of `lane` from `base`, in the scope `outer`
+    (which does not bind `lane`); values that do not vary with `lane` are scalars broadcast."""
+
+    def __init__(self, outer: Scope, lane: IndexVar, base: ir.Value, width: int):
+        self.outer = outer
+        self.lane = lane
+        self.base = base
+        self.width = width
+        self.scalar = outer.child({lane: base})
+        self.memo: dict[int, ir.Value] = {}
+
+    def value(self, v: Value) -> ir.Value:
+        if id(v) not in self.memo:
+            if not varies(self.outer, v, self.lane):
+                scalar = self.scalar.value(v)
+                self.memo[id(v)] = vector.broadcast(vector_type(self.width, scalar.type), scalar)
+            else:
+                self.memo[id(v)] = LANE_RULES[type(v)](self, v)
+        return self.memo[id(v)]
+
+    def at_lane(self, k: int) -> Scope:
+        """The scalar scope of lane k."""
+        return self.outer.child({self.lane: arith.addi(self.base, index_const(k))})
+
+    def consecutive(self, source: ir.Value, indices: list[ir.Value], dtype) -> ir.Value:
+        """`width` elements of `source` from `indices` along its last axis."""
+        return vector.transfer_read(vector_type(self.width, element_type(dtype)), source, indices,
+                                    ir.AffineMap.get_minor_identity(len(indices), 1),
+                                    scalar_ops.constant(dtype, 0), [True])
+
+
+def store_consecutive(values: ir.Value, dest: ir.Value, indices: list[ir.Value]) -> ir.Value:
+    """`dest` (a tensor) with `values` written from `indices` along its last axis."""
+    return vector.transfer_write(dest.type, values, dest, indices,
+                                 ir.AffineMap.get_minor_identity(len(indices), 1), [True])
+
+
+# ------------------------------------------------------------------------------ a clause in lanes
+
+def clause_lanes(lw, member: RecMember, clause: RecClause, t_var: IndexVar) -> Optional[int]:
+    """The width to compute `clause` with in lanes along its last variable, or None: it must
+    not read its own member at the same step (that is a dependence along the lanes)."""
+    if lw.target not in LANE_TARGETS or not clause.vars or member.dtype.is_bool:
         return None
-    vtype = ir.VectorType.get([width], element_type(reduce.dtype))
-    identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
+    lane, width = clause.vars[-1], width_of(member.dtype)
+    probe = _Probe(lw, {t_var: IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)})
+    if lane.extent.is_const and lane.extent.const < width:
+        return None
+    values = [v for v in (clause.body, clause.guard) if v is not None]
+    if _reads_now(values, member, t_var):
+        return None
+    return width if all(vectorisable(probe, v, lane) for v in values) else None
+
+
+def clause_vector(lanes: Lanes, clause: RecClause, dtype) -> ir.Value:
+    """The clause's body in lanes, 0 where its guard is false."""
+    value = lanes.value(clause.body)
+    if clause.guard is None:
+        return value
+    zero = vector.broadcast(value.type, scalar_ops.constant(dtype, 0))
+    return arith.select(lanes.value(clause.guard), value, zero)
+
+
+class _Probe:
+    """Enough of a Scope to ask which reads stay in range, before any scope exists."""
+
+    def __init__(self, lw, ranges: dict):
+        self.lw = lw
+        self.ranges = ranges
+
+    in_range = Scope.in_range
+
+
+def _reads_now(values: list, member: RecMember, t_var: IndexVar) -> bool:
+    """Whether `values` read `member` at a step that may be t (anything but t - c, c >= 1)."""
+    seen, stack = set(), list(values)
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, StateRead) and v.member is member:
+            lin = affine.affine_of(v.subs[0])
+            if lin is None or lin.terms != {t_var: 1} or lin.const > -1:
+                return True
+        if v.rank == 0 or isinstance(v, Stack):     # other tensors close over their own loops
+            stack.extend(v.operands())
+    return False
+
+
+# ------------------------------------------------------------------------------ reductions
+
+def vector_reduce(scope: Scope, reduce: Reduce) -> Optional[ir.Value]:
+    """The reduction with its innermost variable in lanes, or None where that does not apply."""
+    if not _reducible_in_lanes(scope, reduce):
+        return None
+    (partial,), (leftover,) = _partials([scope], reduce, UNROLL)
+    kind = KINDS[reduce.kind][0 if reduce.dtype.is_float else 1]
+    return _combiner(reduce)(vector.reduction(element_type(reduce.dtype), kind, partial), leftover)
+
+
+def _reducible_in_lanes(scope: Scope, reduce: Reduce) -> bool:
+    lane = reduce.vars[-1]
+    return (scope.lw.target in LANE_TARGETS and reduce.kind in KINDS and not reduce.dtype.is_bool
+            and not (lane.extent.is_const and lane.extent.const < width_of(reduce.dtype))
+            and all(vectorisable(scope, v, lane) for v in (reduce.body, reduce.guard) if v is not None))
+
+
+def _partials(scopes: list[Scope], reduce: Reduce, unroll: int) -> tuple[list, list]:
+    """The reduction at each of `scopes` as (a vector whose lanes together hold the vectorised
+    points, the scalar rest), one pair per scope. The scopes share one loop nest, so their
+    accumulators are independent chains and reads they have in common are loaded once; `unroll`
+    more accumulators per scope do the same for a single scope."""
+    lane, width = reduce.vars[-1], width_of(reduce.dtype)
+    identity = _identity(reduce)
     combine = _combiner(reduce)
-    (lo, hi), = var_bounds(scope.lw, [lane])
-    block_end, vector_end = (_round_down(lo, hi, width * UNROLL), _round_down(lo, hi, width))
+    (lo, hi), = var_bounds(scopes[0].lw, [lane])
+    vector_end = round_down(lo, hi, width)
 
     def outer_point(ivs, carried):
-        coords = dict(zip(reduce.vars[:-1], ivs))
+        outers = [scope.child(dict(zip(reduce.vars[:-1], ivs))) for scope in scopes]
 
-        def add_chunk(base: ir.Value, acc: ir.Value) -> ir.Value:
-            lanes = Lanes(scope.child({**coords, lane: base}), lane, width)
-            value = lanes.value(reduce.body)
-            if reduce.guard is not None:
-                value = arith.select(lanes.value(reduce.guard), value, vector.broadcast(vtype, identity))
-            return combine(value, acc)
-
-        def add_block(base: ir.Value, accs: list) -> list:
-            return [add_chunk(arith.addi(base, index_const(k * width)), a) for k, a in enumerate(accs)]
-        accs = _loop(lo, block_end, width * UNROLL, [carried[0]] * UNROLL, add_block)
-        while len(accs) > 1:
-            accs = [combine(accs[k], accs[k + 1]) for k in range(0, len(accs), 2)]
-        partial = _loop(block_end, vector_end, width, accs, lambda base, acc: [add_chunk(base, acc[0])])
-        rest = _loop(vector_end, hi, 1, [carried[1]],
-                     lambda j, acc: [accumulate(scope.child({**coords, lane: j}), acc[0])])
-        return partial + rest
-    partial, leftover = point_loops(var_bounds(scope.lw, list(reduce.vars[:-1])),
-                                    [vector.broadcast(vtype, identity), identity], outer_point)
-    return combine(vector.reduction(element_type(reduce.dtype), _kind(reduce), partial), leftover)
-
-
-def _round_down(lo: ir.Value, hi: ir.Value, multiple: int) -> ir.Value:
-    """The end of the whole multiples of `multiple` points from `lo` towards `hi`."""
-    count = arith.divui(arith.subi(hi, lo), index_const(multiple))
-    return arith.addi(lo, arith.muli(count, index_const(multiple)))
+        def add_chunk(n: int, base: ir.Value, acc: ir.Value) -> ir.Value:
+            return combine(_guarded(Lanes(outers[n], lane, base, width), reduce), acc)
+        vectors, start = carried[:len(scopes)], lo
+        if unroll > 1:
+            start = round_down(lo, hi, width * unroll)
+            accs = counted_loop(lo, start, width * unroll, [v for v in vectors for _ in range(unroll)],
+                                lambda base, accs: [add_chunk(k // unroll, arith.addi(base, index_const(k % unroll * width)), a)
+                                                    for k, a in enumerate(accs)])
+            vectors = [_fold(accs[n * unroll:(n + 1) * unroll], combine) for n in range(len(scopes))]
+        vectors = counted_loop(start, vector_end, width, vectors,
+                               lambda base, accs: [add_chunk(n, base, a) for n, a in enumerate(accs)])
+        rest = counted_loop(vector_end, hi, 1, carried[len(scopes):],
+                            lambda j, accs: [accumulate(outers[n].child({lane: j}), reduce, a)
+                                             for n, a in enumerate(accs)])
+        return vectors + rest
+    start = vector.broadcast(vector_type(width, element_type(reduce.dtype)), identity)
+    results = point_loops(var_bounds(scopes[0].lw, list(reduce.vars[:-1])),
+                          [start] * len(scopes) + [identity] * len(scopes), outer_point)
+    return results[:len(scopes)], results[len(scopes):]
 
 
-def _loop(lo: ir.Value, hi: ir.Value, step: int, carried: list,
-          body: Callable[[ir.Value, list], list]) -> list:
-    loop = scf.ForOp(lo, hi, index_const(step), carried)
-    with ir.InsertionPoint(loop.body):
-        scf.yield_(body(loop.induction_variable, list(loop.inner_iter_args)))
-    return list(loop.results)
+def _fold(values: list, combine: Callable) -> ir.Value:
+    """The values combined pairwise, as a balanced tree."""
+    while len(values) > 1:
+        values = [combine(values[k], values[k + 1]) if k + 1 < len(values) else values[k]
+                  for k in range(0, len(values), 2)]
+    return values[0]
+
+
+def _lane_reduce(lanes: Lanes, reduce: Reduce) -> ir.Value:
+    """A reduction at each lane of an enclosing clause."""
+    outer = lanes.outer
+    if all(vectorisable(outer, v, lanes.lane) for v in (reduce.body, reduce.guard) if v is not None):
+        # the body reads along the lanes: the reduction's own loops stay scalar, in order
+        combine = _combiner(reduce)
+
+        def point(ivs, carried):
+            inner = Lanes(outer.child(dict(zip(reduce.vars, ivs))), lanes.lane, lanes.base, lanes.width)
+            return [combine(_guarded(inner, reduce), carried[0])]
+        start = vector.broadcast(vector_type(lanes.width, element_type(reduce.dtype)), _identity(reduce))
+        return point_loops(var_bounds(outer.lw, list(reduce.vars)), [start], point)[0]
+    scopes = [lanes.at_lane(k) for k in range(lanes.width)]
+    if lanes.width != width_of(reduce.dtype) or not _reducible_in_lanes(scopes[0], reduce):
+        scalars = [scope.value(reduce) for scope in scopes]
+        return vector.from_elements(vector_type(lanes.width, element_type(reduce.dtype)), scalars)
+    partials, rests = _partials(scopes, reduce, 1)
+    rest = vector.from_elements(partials[0].type, rests)
+    return _combiner(reduce)(_transpose_sum(partials, _combiner(reduce)), rest)
+
+
+def _transpose_sum(vectors: list[ir.Value], combine: Callable) -> ir.Value:
+    """The vector whose lane k is the combination of the lanes of vectors[k] (len(vectors) ==
+    their width, a power of two): log2(width) rounds of pairwise shuffles, as in a transpose."""
+    width, span = len(vectors), 1
+    while len(vectors) > 1:
+        low, high = [], []
+        for block in range(0, width, 2 * span):
+            low += [block + q for q in range(span)] + [width + block + q for q in range(span)]
+            high += [block + span + q for q in range(span)] + [width + block + span + q for q in range(span)]
+        vectors = [combine(vector.shuffle(a, b, low), vector.shuffle(a, b, high))
+                   for a, b in zip(vectors[0::2], vectors[1::2])]
+        span *= 2
+    return vectors[0]
+
+
+def _guarded(lanes: Lanes, reduce: Reduce) -> ir.Value:
+    value = lanes.value(reduce.body)
+    if reduce.guard is None:
+        return value
+    return arith.select(lanes.value(reduce.guard), value, vector.broadcast(value.type, _identity(reduce)))
+
+
+def _identity(reduce: Reduce) -> ir.Value:
+    return scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
 
 
 def _combiner(reduce: Reduce) -> Callable:
@@ -101,41 +255,25 @@ def _combiner(reduce: Reduce) -> Callable:
     return getattr(arith, float_name if reduce.dtype.is_float else int_name)
 
 
-def _kind(reduce: Reduce):
-    kind = KINDS[reduce.kind]
-    return kind if not isinstance(kind, tuple) else kind[0 if reduce.dtype.is_float else 1]
+def round_down(lo: ir.Value, hi: ir.Value, multiple: int) -> ir.Value:
+    """The end of the whole multiples of `multiple` points from `lo` towards `hi`."""
+    count = arith.divui(arith.subi(hi, lo), index_const(multiple))
+    return arith.addi(lo, arith.muli(count, index_const(multiple)))
 
 
-class Lanes:
-    """Values of a reduction body at `width` consecutive coordinates of `lane`, starting at the
-    coordinate `scalar` gives it; values that do not vary with `lane` are scalars broadcast."""
+def counted_loop(lo: ir.Value, hi: ir.Value, step: int, carried: list,
+          body: Callable[[ir.Value, list], list]) -> list:
+    loop = scf.ForOp(lo, hi, index_const(step), carried)
+    with ir.InsertionPoint(loop.body):
+        scf.yield_(body(loop.induction_variable, list(loop.inner_iter_args)))
+    return list(loop.results)
 
-    def __init__(self, scalar: Scope, lane: IndexVar, width: int):
-        self.scalar = scalar
-        self.lane = lane
-        self.width = width
-        self.memo: dict[int, ir.Value] = {}
 
-    def value(self, v: Value) -> ir.Value:
-        if id(v) not in self.memo:
-            if not _varies(self.scalar, v, self.lane):
-                scalar = self.scalar.value(v)
-                self.memo[id(v)] = vector.broadcast(ir.VectorType.get([self.width], scalar.type), scalar)
-            else:
-                self.memo[id(v)] = LANE_RULES[type(v)](self, v)
-        return self.memo[id(v)]
-
-    def consecutive(self, source: ir.Value, indices: list[ir.Value], dtype) -> ir.Value:
-        """`width` elements of `source` from `indices` along its last axis."""
-        rank = len(indices)
-        return vector.transfer_read(ir.VectorType.get([self.width], element_type(dtype)), source, indices,
-                                    ir.AffineMap.get_minor_identity(rank, 1),
-                                    scalar_ops.constant(dtype, 0), [True])
-
+# ------------------------------------------------------------------------------ rules
 
 def _lane_index(lanes: Lanes, ref: IndexRef) -> ir.Value:
     start = arith.index_cast(i32_type(), lanes.scalar.coords[ref.var])
-    vtype = ir.VectorType.get([lanes.width], i32_type())
+    vtype = vector_type(lanes.width, i32_type())
     offsets = arith.constant(vtype, ir.DenseElementsAttr.get(np.arange(lanes.width, dtype=np.int32), type=vtype))
     return arith.addi(vector.broadcast(vtype, start), offsets)
 
@@ -163,27 +301,23 @@ LANE_RULES: dict[type, Callable] = {
     Op: _lane_op,
     Read: _lane_read,
     StateRead: _lane_state_read,
+    Reduce: _lane_reduce,
 }
 
 
-# ------------------------------------------------------------------------------ which bodies
+# ------------------------------------------------------------------------------ which values
 
-def _varies(scope: Scope, v: Value, lane: IndexVar) -> bool:
+def varies(scope, v: Value, lane: IndexVar) -> bool:
     """Whether `v` depends on the coordinate of `lane`."""
-    if isinstance(v, IndexRef):
-        return v.var is lane
-    if scope.lw.is_program_level(v):
-        return False
-    return any(_varies(scope, o, lane) for o in v.operands())
+    return lane in scope.lw.free_vars(v)
 
 
-def _vectorisable(scope: Scope, v: Value, lane: IndexVar) -> bool:
-    if not _varies(scope, v, lane):
-        return True
-    if isinstance(v, IndexRef):
+def vectorisable(scope, v: Value, lane: IndexVar) -> bool:
+    """Whether the LANE_RULES give `v` along `lane` (a reduction always has a per-lane form)."""
+    if not varies(scope, v, lane) or isinstance(v, (IndexRef, Reduce)):
         return True
     if isinstance(v, Op):
-        return _has_vector_form(v) and all(_vectorisable(scope, a, lane) for a in v.args)
+        return _has_vector_form(v) and all(vectorisable(scope, a, lane) for a in v.args)
     if isinstance(v, Read):
         return scope.lw.is_program_level(v.tensor) and _along_last_axis(scope, v.subs, v.tensor.shape, lane)
     if isinstance(v, StateRead):
@@ -198,10 +332,10 @@ def _has_vector_form(op: Op) -> bool:
     return op.op in FLOAT_ONLY and operand.name == "f32"
 
 
-def _along_last_axis(scope: Scope, subs: tuple, shape: tuple, lane: IndexVar) -> bool:
+def _along_last_axis(scope, subs: tuple, shape: tuple, lane: IndexVar) -> bool:
     """Whether only the last subscript moves with `lane`, one element per lane, and it provably
     stays inside the axis (so a whole vector can be read without clamping)."""
-    if any(_varies(scope, s, lane) for s in subs[:-1]):
+    if any(varies(scope, s, lane) for s in subs[:-1]):
         return False
     last = affine.affine_of(subs[-1])
     return last is not None and last.terms.get(lane) == 1 and scope.in_range(subs[-1], shape[-1])

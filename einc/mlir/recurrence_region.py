@@ -17,10 +17,12 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import flow, scf, tensor
 
-from einc.ir.nodes import RecMember, RecurrenceGroup
+from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.mlir import scalar_ops
+from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
 from einc.mlir.recurrence_scalars import Storage, point_loops, var_bounds
-from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, storage_shape, storage_type
+from einc.mlir.recurrence_step import (PointValue, clause_scope, covers_every_step, emit_step, held_point,
+                                       storage_shape, storage_type)
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
@@ -30,15 +32,29 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     members = group.members
     dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
     region = flow.DispatchRegionOp([storage_type(m) for m in members], dims, [])
+    held = {m: m.plan["lookback"] for m in members if in_registers(m)}
     with ir.InsertionPoint(region.body.blocks.append()):
         steps = lw.sizes.index(group.t_var.extent)
-        loop = scf.ForOp(index_const(0), steps, index_const(1), [_initial_storage(lw, m) for m in members])
+        # values before step 0 are never used: reads there sit in inactive clauses or guards
+        before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n)]
+        loop = scf.ForOp(index_const(0), steps, index_const(1), [_initial_storage(lw, m) for m in members] + before)
         with ir.InsertionPoint(loop.body):
-            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, loop.inner_iter_args)))
+            carried = list(loop.inner_iter_args)
+            tensors, registers = carried[:len(members)], iter(carried[len(members):])
+            recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
+            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent)
             emit_step(lw, group, storage, _write_points)
-            scf.yield_([storage.tensors[m] for m in members])
-        flow.ReturnOp(list(loop.results))
+            shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
+            scf.yield_([storage.tensors[m] for m in members] + shifted)
+        flow.ReturnOp(list(loop.results)[:len(members)])
     return list(region.results)
+
+
+def in_registers(member: RecMember) -> bool:
+    """Scalar states read at t - c keep their last `lookback` values (none when only read at t)
+    in registers, and their value at t for the rest of the step: a step then never waits on a
+    store and reload of a value it just computed."""
+    return len(member.shape) == 1 and member.plan.get("lookback") is not None
 
 
 def _initial_storage(lw, member: RecMember) -> ir.Value:
@@ -58,8 +74,12 @@ def _initial_storage(lw, member: RecMember) -> ir.Value:
 
 
 def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
-                  value: PointValue) -> ir.Value:
-    """The points in lexicographic order, each stored before the next is computed."""
+                  value: PointValue, clause: Optional[RecClause]) -> ir.Value:
+    """The points in lexicographic order, each stored before the next is computed; a clause
+    that allows it computes its last variable in vector lanes (recurrence_lanes)."""
+    if member in storage.recent:
+        return _write_held(member, storage, active, value)
+
     def update() -> ir.Value:
         slot = storage.slot(member, storage.t)
 
@@ -67,8 +87,30 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
             # same-step reads of this member see the points already written
             scalar = value(storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
             return [tensor.insert(scalar, out[0], [slot] + ivs)]
-        return point_loops(var_bounds(lw, vars_), [storage.tensors[member]], point)[0]
+        width = None if clause is None else clause_lanes(lw, member, clause, storage.t_var)
+        if width is None:
+            return point_loops(var_bounds(lw, vars_), [storage.tensors[member]], point)[0]
+        lane = vars_[-1]
+        (lo, hi), = var_bounds(lw, [lane])
+
+        def row(ivs, out):
+            def chunk(base, out):
+                scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
+                values = clause_vector(Lanes(scope, lane, base, width), clause, member.dtype)
+                return [store_consecutive(values, out[0], [slot] + ivs + [base])]
+            vector_end = round_down(lo, hi, width)
+            out = counted_loop(lo, vector_end, width, out, chunk)
+            return counted_loop(vector_end, hi, 1, out, lambda j, out: point(ivs + [j], out))
+        return point_loops(var_bounds(lw, vars_[:-1]), [storage.tensors[member]], row)[0]
     return _when(active, storage.tensors[member], update)
+
+
+def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue) -> ir.Value:
+    """A scalar state's point at step t, kept as `storage.current` and stored at its slot
+    (an inactive clause stores back what the slot held)."""
+    old, slot = storage.tensors[member], storage.slot(member, storage.t)
+    scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, [slot]))
+    return tensor.insert(scalar, old, [slot])
 
 
 def _when(active: Optional[ir.Value], unchanged: ir.Value, update: Callable[[], ir.Value]) -> ir.Value:

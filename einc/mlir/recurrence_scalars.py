@@ -26,15 +26,20 @@ from einc.mlir.types import i32_type, index_type, is_tensor
 
 class Storage:
     """The state at one step: the step variable `t_var`, its value `t` (an index) and
-    member -> its current storage tensor."""
+    member -> its current storage tensor. A form may also keep scalar states in registers:
+    `recent` maps such a member to its values at t - 1, t - 2, .. and `current` to its value at
+    t once written, so a step reads them without a round trip through memory."""
 
-    def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict):
+    def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, recent: Optional[dict] = None,
+                 current: Optional[dict] = None):
         self.t_var = t_var
         self.t = t
         self.tensors = tensors
+        self.recent = recent if recent is not None else {}
+        self.current = current if current is not None else {}
 
     def with_tensor(self, member, value: ir.Value) -> "Storage":
-        return Storage(self.t_var, self.t, {**self.tensors, member: value})
+        return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current)
 
     def slot(self, member, step: ir.Value) -> ir.Value:
         """The axis-0 position of `step` (an index) in `member`'s storage."""
@@ -141,17 +146,32 @@ def _state_read(scope: Scope, read: StateRead) -> ir.Value:
     """The member's current storage at (slot of subs[0], subs[1:]): the front end only lets a
     step read earlier steps, so subs[0] is never ahead of t."""
     member = read.member
+    held = _held(scope.storage, read)
+    if held is not None:
+        return held
     step = scope.clamped(read.subs[0], member.shape[0])
     indices = [scope.storage.slot(member, step)]
     indices += [scope.clamped(s, size) for s, size in zip(read.subs[1:], member.shape[1:])]
     return tensor.extract(scope.storage.tensors[member], indices)
 
 
+def _held(storage: Storage, read: StateRead) -> Optional[ir.Value]:
+    """The value read when its member is kept in registers and the step is t - c, else None."""
+    recent = storage.recent.get(read.member)
+    lin = affine.affine_of(read.subs[0])
+    if recent is None or lin is None or lin.terms != {storage.t_var: 1} or lin.const > 0:
+        return None
+    back = -lin.const
+    if back == 0:
+        return storage.current.get(read.member)
+    return recent[back - 1] if back <= len(recent) else None
+
+
 def _reduce(scope: Scope, reduce: Reduce) -> ir.Value:
     """In vector lanes where it can be (recurrence_lanes, which builds on this module, hence the
     late import), else a scalar accumulation over the (hull) ranges."""
     from einc.mlir.recurrence_lanes import vector_reduce
-    lanes = vector_reduce(scope, reduce, lambda inner, acc: accumulate(inner, reduce, acc))
+    lanes = vector_reduce(scope, reduce)
     if lanes is not None:
         return lanes
     identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))

@@ -11,19 +11,22 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith
+from iree.compiler.dialects import arith, scf
 
 from einc.ir.nodes import IndexVar, RecClause, RecMember, RecurrenceGroup
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_scalars import Scope, Storage
-from einc.mlir.types import tensor_type
+from einc.mlir.types import element_type, tensor_type
 
 # value(storage, coords) -> the scalar to store at one point (coords: IndexVar -> index)
 PointValue = Callable[[Storage, dict], ir.Value]
-# write(lw, member, storage, vars, active, value) -> the member's storage with the points of
-# `vars` at step t set to `value` where `active` (an i1, None for always) holds
-WritePoints = Callable[[object, RecMember, Storage, list, Optional[ir.Value], PointValue], ir.Value]
+# write(lw, member, storage, vars, active, value, clause) -> the member's storage with the points
+# of `vars` at step t set to `value` where `active` (an i1, None for always) holds, or None in
+# a form that keeps the member in registers only; `clause` is the clause `value` computes (None
+# for the clearing of a slot)
+WritePoints = Callable[[object, RecMember, Storage, list, Optional[ir.Value], PointValue, Optional[RecClause]],
+                       Optional[ir.Value]]
 
 
 def storage_shape(member: RecMember) -> tuple:
@@ -40,9 +43,9 @@ def storage_type(member: RecMember) -> ir.RankedTensorType:
 def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints) -> None:
     """Updates `storage.tensors` with every member's storage after step `storage.t`."""
     for member in group.members:
-        def write_at(vars_: list, t_lo: Lin, t_hi: Lin, value: PointValue) -> None:
+        def write_at(vars_: list, t_lo: Lin, t_hi: Lin, value: PointValue, clause=None) -> None:
             on = active(lw, group, storage, t_lo, t_hi)
-            storage.tensors[member] = write(lw, member, storage, vars_, on, value)
+            storage.tensors[member] = write(lw, member, storage, vars_, on, value, clause)
         if member.window is not None and not covers_every_step(member):
             # the slot still holds step t - window, and uncovered points must read as 0
             zero = scalar_ops.constant(member.dtype, 0)
@@ -51,7 +54,7 @@ def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints) 
         for clause in member.clauses:
             def value(current: Storage, coords: dict, clause=clause, member=member) -> ir.Value:
                 return clause_value(clause_scope(lw, clause, current, coords), clause, member.dtype)
-            write_at(list(clause.vars), clause.t_lo, clause.t_hi, value)
+            write_at(list(clause.vars), clause.t_lo, clause.t_hi, value, clause)
 
 
 def active(lw, group: RecurrenceGroup, storage: Storage, t_lo: Lin, t_hi: Lin) -> Optional[ir.Value]:
@@ -79,6 +82,25 @@ def covers_every_step(member: RecMember) -> bool:
             if c.t_lo == reached and c.t_hi != reached:
                 reached, grew = c.t_hi, True
     return reached == member.shape[0]
+
+
+def held_point(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue,
+               kept: Callable[[], ir.Value]) -> ir.Value:
+    """A scalar state's value at step t after one of its clauses: `value` where `active`
+    holds, else what it was (written earlier in the step, or `kept()`, what its slot holds). It
+    becomes `storage.current` for later reads in the step."""
+    if active is None:
+        scalar = value(storage, {})
+    else:
+        branch = scf.IfOp(active, [element_type(member.dtype)], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.yield_([value(storage, {})])
+        with ir.InsertionPoint(branch.else_block):
+            before = storage.current.get(member)
+            scf.yield_([before if before is not None else kept()])
+        scalar = branch.results[0]
+    storage.current[member] = scalar
+    return scalar
 
 
 def clause_scope(lw, clause: RecClause, storage: Storage, coords: dict) -> Scope:

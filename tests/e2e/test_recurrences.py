@@ -112,25 +112,32 @@ def test_same_step_reads_follow_dependencies(run):
     np.testing.assert_allclose(out["s"], s)
 
 
+EDIT_DISTANCE = """
+    use std::math::min;
+    let a: [i32; M];
+    let b: [i32; N];
+    let D[0, j in 0..N + 1] = j;
+    let D[i in 1..M + 1, 0] = i;
+    let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
+        D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
+    let distance = D[M, N];
+"""
+
+
 def test_edit_distance_two_dimensional_grid(run):
     a = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int32)
     b = np.array([3, 1, 5, 9, 2, 7], np.int32)
-    out = run("""
-        use std::math::min;
-        let a: [i32; M];
-        let b: [i32; N];
-        let D[0, j in 0..N + 1] = j;
-        let D[i in 1..M + 1, 0] = i;
-        let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
-            D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
-        let distance = D[M, N];
-    """, outputs=["distance"], a=a, b=b)
-    D = np.zeros((9, 7), int)
-    D[0, :], D[:, 0] = np.arange(7), np.arange(9)
-    for i in range(1, 9):
-        for j in range(1, 7):
+    out = run(EDIT_DISTANCE, outputs=["distance"], a=a, b=b)
+    assert out["distance"] == edit_distance_grid(a, b)[8, 6]
+
+
+def edit_distance_grid(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    D = np.zeros((len(a) + 1, len(b) + 1), int)
+    D[0, :], D[:, 0] = np.arange(len(b) + 1), np.arange(len(a) + 1)
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
             D[i, j] = min(D[i - 1, j] + 1, D[i, j - 1] + 1, D[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
-    assert out["distance"] == D[8, 6]
+    return D
 
 
 def test_cholesky_reads_a_prefix_of_earlier_rows(run):
@@ -155,3 +162,56 @@ def test_reading_a_future_step_is_an_error():
         """)
     diag = info.value.diagnostics[0]
     assert diag.code == "E007" and "ahead" in diag.message and diag.span.line == 3
+
+
+def test_extent_from_an_input_dim_plus_one_and_three_lookbacks(run):
+    a = rng.standard_normal(12)
+    out = run("""
+        let a: [f64; N];
+        let c[0] = 0.0;
+        let c[k in 1..N + 1] = c[k - 1] + a[k - 1];
+        let y[0] = 1.0;
+        let y[1] = 0.5;
+        let y[2] = 0.25;
+        let y[k in 3..N + 1] = y[k - 1] - 0.5 * y[k - 2] + 0.25 * y[k - 3] + a[k - 1];
+    """, a=a)
+    y = [1.0, 0.5, 0.25]
+    for k in range(3, 13):
+        y.append(y[k - 1] - 0.5 * y[k - 2] + 0.25 * y[k - 3] + a[k - 1])
+    np.testing.assert_allclose(out["c"], np.concatenate([[0.0], np.cumsum(a)]), rtol=1e-12)
+    np.testing.assert_allclose(out["y"], y, rtol=1e-12)
+
+
+def test_heat_equation_with_fixed_boundary_columns(run):
+    N, T = 41, 60
+    out = run("""
+        let u[0, i in 0..41] = 0.0;
+        let u[0, 20] = 10.0;
+        let u[t in 1..60, 0] = 0.0;
+        let u[t in 1..60, i in 1..40] = u[t - 1, i] + 0.25 * (u[t - 1, i - 1] - 2.0 * u[t - 1, i] + u[t - 1, i + 1]);
+        let u[t in 1..60, 40] = 0.0;
+    """)
+    u = np.zeros((T, N), np.float32)
+    u[0, 20] = 10
+    for t in range(1, T):
+        u[t, 1:-1] = u[t - 1, 1:-1] + np.float32(0.25) * (u[t - 1, :-2] - 2 * u[t - 1, 1:-1] + u[t - 1, 2:])
+    np.testing.assert_allclose(out["u"], u, rtol=1e-5, atol=1e-6)
+
+
+def test_guarded_vector_state_is_zero_where_its_guard_fails(run):
+    out = run("""
+        let a: [f32; N];
+        let h[0, i in 0..N] = a[i];
+        let h[t in 1..5, i in 0..N] = h[t - 1, i] * 2.0 + 1.0 where i % 3 != 0;
+    """, a=np.arange(20, dtype=np.float32))
+    h = [np.arange(20, dtype=np.float32)]
+    for _ in range(4):
+        h.append(np.where(np.arange(20) % 3 != 0, h[-1] * 2 + 1, 0))
+    np.testing.assert_array_equal(out["h"], np.array(h))
+
+
+def test_edit_distance_grid_with_its_boundary_rows_and_columns(run):
+    a = rng.integers(0, 3, 11).astype(np.int32)
+    b = rng.integers(0, 3, 17).astype(np.int32)
+    out = run(EDIT_DISTANCE, outputs=["D"], a=a, b=b)
+    np.testing.assert_array_equal(out["D"], edit_distance_grid(a, b))

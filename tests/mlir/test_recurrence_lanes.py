@@ -20,11 +20,11 @@ RNN = """
 """
 
 
-def emitted(tmp_path, source: str, target: str = "llvm-cpu") -> str:
+def emitted(tmp_path, source: str, target: str = "llvm-cpu", outputs=None) -> str:
     path = os.path.join(tmp_path, "program.ein")
     with open(path, "w", encoding="utf-8") as f:
         f.write(source)
-    return str(lower(path, target, None))
+    return str(lower(path, target, outputs))
 
 
 def run(source: str, **inputs) -> dict:
@@ -38,10 +38,10 @@ def rnn_numpy(W, x, transpose=False):
     return h
 
 
-def test_an_rnn_step_reads_rows_and_state_as_vectors(tmp_path):
+def test_an_rnn_step_computes_rows_and_their_sums_in_lanes(tmp_path):
     text = emitted(tmp_path, RNN)
-    assert text.count("vector.transfer_read") == 2 * 5    # W and h: four chunks of a block, one single
-    assert "vector.reduction <add>" in text
+    assert "vector.transfer_write" in text              # eight rows of h stored at once
+    assert "vector.transfer_read" in text and "vector.shuffle" in text   # rows of W, summed by a transpose
 
 
 def test_vulkan_keeps_scalar_reductions(tmp_path):
@@ -58,13 +58,29 @@ def test_rnn_matches_numpy_for_every_split_of_the_lane_loop(H):
     np.testing.assert_allclose(out["h"], rnn_numpy(W, x), rtol=1e-5, atol=1e-5)
 
 
-def test_a_column_read_keeps_the_scalar_loop(tmp_path):
-    source = RNN.replace("W[i, j]", "W[j, i]")
-    assert "vector.transfer_read" not in emitted(tmp_path, source)
+def test_a_column_read_sums_each_lane_in_order(tmp_path):
+    source = RNN.replace("W[i, j]", "W[j, i]")             # h W instead of W h
+    text = emitted(tmp_path, source)
+    assert "vector.transfer_write" in text and "vector.shuffle" not in text
     H, T = 20, 6
     W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
     x = rng.standard_normal((T, H)).astype(np.float32)
     np.testing.assert_allclose(run(source, W=W, x=x)["h"], rnn_numpy(W, x, transpose=True), rtol=1e-5, atol=1e-5)
+
+
+def test_a_clause_reading_its_own_step_keeps_scalar_points(tmp_path):
+    source = """
+        let a: [f32; N];
+        let s[0, j in 0..N] = a[j];
+        let s[t in 1..5, 0] = s[t - 1, 0];
+        let s[t in 1..5, j in 1..N] = s[t, j - 1] + s[t - 1, j];
+    """
+    assert emitted(tmp_path, source).count("vector.transfer_write") == 1    # the first row only
+    a = rng.standard_normal(30).astype(np.float32)
+    ref = [a]
+    for _ in range(4):
+        ref.append(np.cumsum(ref[-1], dtype=np.float32))
+    np.testing.assert_allclose(run(source, a=a)["s"], np.array(ref), rtol=1e-5, atol=1e-5)
 
 
 def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exact(tmp_path):
@@ -77,7 +93,8 @@ def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exac
         let m[0, i in 0..N] = v[i];
         let m[t in 1..6, i in 0..N] = max[j](m[t - 1, j] - v[j] - w[j]) + 0.5;
     """
-    assert emitted(tmp_path, source).count("vector.reduction") == 2
+    text = emitted(tmp_path, source)
+    assert "vector.reduction <add>" in text and "vector.reduction <maximumf>" in text
     N = 43
     A = rng.integers(-2, 3, (N, N)).astype(np.int32)
     v = rng.standard_normal(N).astype(np.float32)
@@ -90,3 +107,17 @@ def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exac
         m.append(np.full(N, np.max(m[-1] - v - w) + np.float32(0.5)))
     np.testing.assert_array_equal(out["c"], np.array(c))
     np.testing.assert_array_equal(out["m"], np.array(m))
+
+
+def test_windowed_matrix_state_sums_each_lane_in_order(tmp_path):
+    source = """
+        let A: [f32; N, N];
+        let M[0, i in 0..N, j in 0..N] = if i == j { 1.0 } else { 0.0 };
+        let M[t in 1..7, i in 0..N, j in 0..N] = sum[k](A[i, k] * M[t - 1, k, j]);
+        let final[i, j] = M[6, i, j];
+    """
+    text = emitted(tmp_path, source, outputs=["final"])
+    assert "tensor<2x?x?xf32>" in text and "vector.transfer_write" in text and "vector.shuffle" not in text
+    A = (rng.standard_normal((12, 12)) * 0.4).astype(np.float32)
+    out = einc.load(einc.compile(source, outputs=["final"]).vmfb)(A=A)
+    np.testing.assert_allclose(out["final"], np.linalg.matrix_power(A.astype(np.float64), 6), rtol=1e-4, atol=1e-5)

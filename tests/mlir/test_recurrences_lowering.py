@@ -1,6 +1,8 @@
 """Lowering of recurrence groups: storage windows in the emitted MLIR, long loops in one dispatch
 (llvm-cpu), the host-loop form on vulkan-spirv against llvm-cpu and NumPy, and its E011."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -59,9 +61,35 @@ def test_the_cpu_form_is_one_dispatch_region_per_group(tmp_path):
     assert "linalg" not in text.split("flow.dispatch.region")[1].split("flow.return")[0]
 
 
-def test_ten_million_steps_read_at_the_end_run_in_one_dispatch():
-    out = run(logistic(10_000_000), outputs=["last"], x0=np.float32(0.3))
-    assert np.isfinite(out["last"]) and 0.0 <= out["last"] <= 1.0
+def test_scalar_states_carry_their_history_in_registers(tmp_path):
+    # the loop carries the window and the last `lookback` values (two for fib)
+    text = emitted_mlir(tmp_path, """
+        let fib[0] = 0;
+        let fib[1] = 1;
+        let fib[k in 2..100] = fib[k - 1] + fib[k - 2];
+        let last = fib[99];
+    """, "llvm-cpu", ["last"])
+    assert "-> (tensor<3xi32>, i32, i32)" in text
+    assert "-> (tensor<2xf32>, f32)" in emitted_mlir(tmp_path, logistic(1000), "llvm-cpu", ["last"])
+
+
+def test_ten_million_steps_read_at_the_end_run_in_a_few_megabytes(tmp_path):
+    # run in a fresh process, so its peak memory shows what the run added (a full trajectory
+    # would be 40 MB; test_windowed_logistic_matches_a_numpy_float32_loop_bit_for_bit checks values)
+    path = os.path.join(tmp_path, "logistic.vmfb")
+    einc.compile(logistic(10_000_000), outputs=["last"]).save(path)
+    probe = f"""
+import resource, numpy as np, einc
+program = einc.load({path!r})
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+last = program(x0=np.float32(0.3))["last"]
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, last.item())
+"""
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    grown_kb, last = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                    check=True, env=env).stdout.split()
+    assert int(grown_kb) < 8 * 1024
+    assert 0.0 <= float(last) <= 1.0
 
 
 def test_windowed_logistic_matches_a_numpy_float32_loop_bit_for_bit():
@@ -135,11 +163,49 @@ def rnn_numpy(W: np.ndarray, x: np.ndarray) -> np.ndarray:
     return h
 
 
+def test_scalar_states_on_vulkan_loop_inside_a_kernel(tmp_path):
+    text = emitted_mlir(tmp_path, logistic(200_000), "vulkan-spirv", ["last"])
+    kernel = text.split("linalg.generic")[1]
+    assert "scf.for" in kernel and "-> (f32, f32)" in kernel      # the steps, two registers
+    assert "65000" in text                                         # steps per kernel (lavapipe)
+
+
 @pytest.mark.vulkan
-def test_scalar_logistic_on_vulkan_runs_the_step_loop_on_the_host():
-    # shader loops stop after 65,535 iterations on lavapipe; this loop is not a shader loop
-    out = run(logistic(1000), target="vulkan-spirv", outputs=["last"], x0=np.float32(0.3))
-    assert out["last"] == logistic_numpy(1000)
+@pytest.mark.parametrize("steps", [1000, 140_000])
+def test_scalar_logistic_on_vulkan_matches_numpy_bit_for_bit(steps):
+    # 140,000 steps run as three kernels: lavapipe stops a shader loop after 65,535 iterations
+    out = run(logistic(steps), target="vulkan-spirv", outputs=["last"], x0=np.float32(0.3))
+    assert out["last"] == logistic_numpy(steps)
+
+
+@pytest.mark.vulkan
+def test_fibonacci_tail_on_vulkan_reads_the_right_slots():
+    # window 3 (two lookbacks), read at three distances from a run-time end
+    out = run("""
+        let n: [i32; N];
+        let fib[0] = 0;
+        let fib[1] = 1;
+        let fib[k in 2..N] = fib[k - 1] + fib[k - 2];
+        let last = fib[N - 1];
+        let before = fib[N - 2] * 1000 + fib[N - 3];
+    """, target="vulkan-spirv", outputs=["last", "before"], n=np.zeros(23, np.int32))
+    fib = [0, 1]
+    for _ in range(21):
+        fib.append(fib[-1] + fib[-2])
+    assert out["last"] == fib[22] and out["before"] == fib[21] * 1000 + fib[20]
+
+
+@pytest.mark.vulkan
+def test_scalar_kalman_read_at_its_end_runs_in_a_kernel_on_vulkan():
+    y = (np.cumsum(rng.standard_normal(300)) + rng.standard_normal(300)).astype(np.float32)
+    source = KALMAN + "let x_last = x[T - 1];\nlet P_last = P[T - 1];\n"
+    vk = run(source, target="vulkan-spirv", outputs=["x_last", "P_last"], y=y, q=0.5, r=2.0)
+    x, P = y[0], np.float32(1.0)
+    for t in range(1, 300):
+        pp = P + np.float32(0.5)
+        k = pp / (pp + np.float32(2.0))
+        x, P = x + k * (y[t] - x), (1 - k) * pp
+    np.testing.assert_allclose([vk["x_last"], vk["P_last"]], [x, P], rtol=1e-5)
 
 
 @pytest.mark.vulkan
