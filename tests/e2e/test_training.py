@@ -33,7 +33,8 @@ def test_linear_regression_trains_like_numpy():
     out = run_example("train_linreg.ein", ["w", "first_loss", "final_loss"])
     np.testing.assert_allclose(out["w"], np.array(trajectory), rtol=0, atol=1e-12)
     mse = lambda w: ((X @ w - y) ** 2).sum() / (2 * len(y))     # noqa: E731
-    np.testing.assert_allclose([out["first_loss"], out["final_loss"]], [mse(trajectory[0]), mse(w)], rtol=1e-12)
+    np.testing.assert_allclose([out["first_loss"], out["final_loss"]], [mse(trajectory[0]), mse(w)],
+                               rtol=1e-12)
     assert out["final_loss"] < 4e-4                     # from 1.07: the fit is down to the noise
 
 
@@ -77,7 +78,8 @@ def test_mlp_trains_like_numpy():
 
 def test_explain_says_each_step_computes_its_tensors_once():
     text = emit_program(str(TRAIN / "train_linreg.ein"), "explain")
-    assert "from 1 earlier-step state(s), so a host loop over steps runs them as per-step linalg kernels" in text
+    assert ("from 1 earlier-step state(s), so a host loop over steps runs them as per-step linalg "
+            "kernels") in text
 
 
 def test_derivative_written_in_the_clause_body(run):
@@ -126,3 +128,25 @@ def test_several_members_with_dynamic_sizes_are_e011():
     with pytest.raises(CompileError) as err:
         einc.compile(source)
     assert err.value.diagnostics[0].code == "E011" and "need fixed sizes" in str(err.value)
+
+
+@pytest.mark.vulkan
+def test_gradient_descent_on_vulkan(run):
+    source = """
+        let X: [f32; N, D];
+        let y: [f32; N];
+        let w[k in 0..20, d in 0..D] = 0.0;
+        let w[k in 1..20, d in 0..D] = w[k - 1, d] - 0.1 * {
+            let v = w[k - 1];
+            let r[n] = sum[j](X[n, j] * v[j]) - y[n];
+            let L = sum[n](r[n] * r[n]) / 2.0;
+            (@L / @v)[d]
+        };
+    """
+    rng = np.random.default_rng(4)
+    X, y = (rng.standard_normal((12, 3)) * 0.3).astype(np.float32), rng.standard_normal(12).astype(np.float32)
+    w = np.zeros(3)
+    for _ in range(1, 20):
+        w = w - 0.1 * X.T.astype(np.float64) @ (X.astype(np.float64) @ w - y)
+    out = run(source, target="vulkan-spirv", X=X, y=y)
+    np.testing.assert_allclose(out["w"][-1], w, rtol=0, atol=1e-5)    # float32 against float64
