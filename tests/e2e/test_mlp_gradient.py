@@ -69,3 +69,14 @@ def test_both_gradients_share_one_reverse_pass(tmp_path):
     definitions = [line.split(" = ", 1)[1] for line in emit_program(str(path), "ir").splitlines()
                    if line.startswith("%")]
     assert len(definitions) == len(set(definitions)) == 15
+
+
+def test_gradient_reads_the_hidden_layer_instead_of_recomputing_it(tmp_path):
+    # tanh's partial is 1 - h²: the adjoint reads h (einc.passes.autodiff.primal_reuse)
+    path = tmp_path / "mlp.ein"
+    path.write_text(MLP)
+    lines = emit_program(str(path), "ir").splitlines()
+    g1 = next(line.split(" = ")[1] for line in lines if line.startswith("output g1"))
+    h = next(line.split(" = ")[1] for line in lines if line.startswith("output h"))
+    definition = next(line for line in lines if line.startswith(g1 + ":"))
+    assert "tanh" not in definition and f"{h}[n, u1]" in definition

@@ -15,6 +15,7 @@ from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Read, RecValue, 
 from einc.ir.state_slices import is_state_slice
 from einc.passes.autodiff.delta import gather_sum
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.primal_reuse import reuse_primal
 from einc.passes.autodiff.scalar_adjoint import propagate
 
 
@@ -51,7 +52,7 @@ class _Gradient:
             seed = Read(adjoint, refs, in_bounds=True) if t.rank else Read(adjoint, ())
             if t.guard is not None:
                 seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
-            self._leaves(propagate(t.body, seed, {id(self.x)}, tuple(t.vars)))
+            self._leaves(reuse_primal(propagate(t.body, seed, {id(self.x)}, tuple(t.vars)), t))
         elif isinstance(t, Stack):
             for k, elem in enumerate(t.elems):
                 seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
