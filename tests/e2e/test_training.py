@@ -150,3 +150,16 @@ def test_gradient_descent_on_vulkan(run):
         w = w - 0.1 * X.T.astype(np.float64) @ (X.astype(np.float64) @ w - y)
     out = run(source, target="vulkan-spirv", X=X, y=y)
     np.testing.assert_allclose(out["w"][-1], w, rtol=0, atol=1e-5)    # float32 against float64
+
+
+def test_training_read_only_at_its_last_step_keeps_two_slots(tmp_path):
+    program = tmp_path / "last_step.ein"
+    source = (TRAIN / "train_linreg.ein").read_text().split("let first_loss")[0]
+    program.write_text(source + "let final_loss = mse(w[K - 1], X, y);\n")
+    assert "storage 2 slots" in emit_program(str(program), "explain", ["final_loss"])
+    out = einc.load(einc.compile(program, outputs=["final_loss"]).vmfb)()
+    X, y = linreg_data()
+    w = np.zeros(4)
+    for _ in range(1, 300):
+        w = w - 0.2 * X.T @ (X @ w - y) / len(y)
+    np.testing.assert_allclose(out["final_loss"], ((X @ w - y) ** 2).sum() / (2 * len(y)), rtol=1e-12)
