@@ -82,24 +82,33 @@ def test_explain_says_each_step_computes_its_tensors_once():
             "kernels") in text
 
 
-def test_derivative_written_in_the_clause_body(run):
-    source = """
-        let X: [f64; N, D];
-        let y: [f64; N];
-        let w[k in 0..20, d in 0..D] = 0.0;
-        let w[k in 1..20, d in 0..D] = w[k - 1, d] - 0.1 * {
-            let v = w[k - 1];
-            let r[n] = sum[j](X[n, j] * v[j]) - y[n];
-            let L = sum[n](r[n] * r[n]) / 2.0;
-            (@L / @v)[d]
-        };
-    """
+CLAUSE_BODY_DESCENT = """
+    let X: [{t}; N, D];
+    let y: [{t}; N];
+    let w[k in 0..20, d in 0..D] = 0.0;
+    let w[k in 1..20, d in 0..D] = w[k - 1, d] - 0.1 * {{
+        let v = w[k - 1];
+        let r[n] = sum[j](X[n, j] * v[j]) - y[n];
+        let L = sum[n](r[n] * r[n]) / 2.0;
+        (@L / @v)[d]
+    }};
+"""
+
+
+def clause_body_descent_data(dtype):
+    """X, y and the 20th iterate of the same descent in NumPy float64."""
     rng = np.random.default_rng(4)
-    X, y = rng.standard_normal((12, 3)) * 0.3, rng.standard_normal(12)
+    X, y = (rng.standard_normal((12, 3)) * 0.3).astype(dtype), rng.standard_normal(12).astype(dtype)
     w = np.zeros(3)
     for _ in range(1, 20):
-        w = w - 0.1 * X.T @ (X @ w - y)
-    np.testing.assert_allclose(run(source, X=X, y=y)["w"][-1], w, rtol=0, atol=1e-12)
+        w = w - 0.1 * X.T.astype(np.float64) @ (X.astype(np.float64) @ w - y)
+    return X, y, w
+
+
+def test_derivative_written_in_the_clause_body(run):
+    X, y, w = clause_body_descent_data(np.float64)
+    out = run(CLAUSE_BODY_DESCENT.format(t="f64"), X=X, y=y)
+    np.testing.assert_allclose(out["w"][-1], w, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("body, message", [
@@ -132,23 +141,8 @@ def test_several_members_with_dynamic_sizes_are_e011():
 
 @pytest.mark.vulkan
 def test_gradient_descent_on_vulkan(run):
-    source = """
-        let X: [f32; N, D];
-        let y: [f32; N];
-        let w[k in 0..20, d in 0..D] = 0.0;
-        let w[k in 1..20, d in 0..D] = w[k - 1, d] - 0.1 * {
-            let v = w[k - 1];
-            let r[n] = sum[j](X[n, j] * v[j]) - y[n];
-            let L = sum[n](r[n] * r[n]) / 2.0;
-            (@L / @v)[d]
-        };
-    """
-    rng = np.random.default_rng(4)
-    X, y = (rng.standard_normal((12, 3)) * 0.3).astype(np.float32), rng.standard_normal(12).astype(np.float32)
-    w = np.zeros(3)
-    for _ in range(1, 20):
-        w = w - 0.1 * X.T.astype(np.float64) @ (X.astype(np.float64) @ w - y)
-    out = run(source, target="vulkan-spirv", X=X, y=y)
+    X, y, w = clause_body_descent_data(np.float32)
+    out = run(CLAUSE_BODY_DESCENT.format(t="f32"), target="vulkan-spirv", X=X, y=y)
     np.testing.assert_allclose(out["w"][-1], w, rtol=0, atol=1e-5)    # float32 against float64
 
 
