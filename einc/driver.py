@@ -14,6 +14,7 @@ def front_end(path: str, outputs: list[str] | None = None):
     from einc.semantics.modules import load_program
     from einc.semantics.resolve import resolve
 
+    from einc.passes.shared_values import share_equal_values
     from einc.passes.recurrence_groups import settle_groups
     from einc.passes.step_work import plan_step_work
     from einc.passes.storage import plan_storage
@@ -21,6 +22,7 @@ def front_end(path: str, outputs: list[str] | None = None):
     program = _stage(None, load_program, path)
     resolution = _stage(program, resolve, program)
     ir_program = _stage(program, elaborate, program, resolution, outputs)
+    share_equal_values(ir_program)
     settle_groups(ir_program)
     plan_storage(ir_program)
     _stage(program, plan_step_work, ir_program)

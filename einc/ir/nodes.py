@@ -339,8 +339,9 @@ def fresh_index_vars(shape, prefix: str = "e") -> tuple:
     return tuple(IndexVar(f"{prefix}{k}", Lin(0), extent) for k, extent in enumerate(shape))
 
 
-def walk(roots) -> list[Value]:
-    """Every value reachable from `roots` (bodies included), operands before users."""
+def walk(roots, opaque: tuple = ()) -> list[Value]:
+    """Every value reachable from `roots` (bodies included), operands before users. Values of
+    the types in `opaque` are listed but not entered."""
     seen: set[int] = set()
     order: list[Value] = []
     stack = [(r, False) for r in reversed(list(roots))]
@@ -353,6 +354,8 @@ def walk(roots) -> list[Value]:
             continue
         seen.add(id(v))
         stack.append((v, True))
+        if isinstance(v, opaque):
+            continue
         for o in reversed(v.operands()):
             if id(o) not in seen:
                 stack.append((o, False))

@@ -9,6 +9,8 @@ from `w[t - 1]`): it exists only inside its group's loop.
 """
 from __future__ import annotations
 
+import copy
+
 from iree.compiler import ir
 
 from einc.ir.nodes import Input, Program, RecValue, Stack, StateRead, Value, free_vars
@@ -56,6 +58,14 @@ class Lowering:
     def _closed(self, v: Value) -> bool:
         tensor = v.rank > 0 and not isinstance(v, Stack)
         return isinstance(v, RecValue) or (tensor and self.state_tensors_are_given)
+
+    def inside_step(self) -> "Lowering":
+        """A lowering for the body of one step that computes the step's tensors itself: it sees
+        what was lowered before the loop; what it lowers stays in its own memo, inside the loop."""
+        step = copy.copy(self)
+        step.values, step.reductions, step._state_memo = dict(self.values), dict(self.reductions), {}
+        step.state_tensors_are_given = True
+        return step
 
     def free_vars(self, v: Value) -> frozenset:
         return free_vars(v, self._free_memo)

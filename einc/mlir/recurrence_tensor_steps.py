@@ -10,8 +10,6 @@ kernel launches (microseconds), which a tensor-sized step dwarfs.
 """
 from __future__ import annotations
 
-import copy
-
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
@@ -46,9 +44,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
 def _step_lowering(lw, group: RecurrenceGroup, storage: Storage):
     """A lowering for one step's body: it sees what `lw` lowered before the loop, plus this
     step's tensors, which it treats as given (its memo is dropped with the loop body)."""
-    step = copy.copy(lw)
-    step.values, step.reductions, step._state_memo = dict(lw.values), dict(lw.reductions), {}
-    step.state_tensors_are_given = True
+    step = lw.inside_step()
     for v in group.step_work:
         if is_state_slice(v):
             step.values[id(v)] = _slice(step, v, storage)

@@ -10,14 +10,14 @@ and `--explain` says so. Those tensors may read the state only through slices.
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import Program, RecValue, StateRead, Stack, Value, free_vars
+from einc.ir.nodes import Program, RecValue, StateRead, Stack, free_vars, walk
 from einc.ir.state_slices import is_state_slice
 
 
 def plan_step_work(program: Program) -> None:
     for group in program.recurrences:
         roots = [v for m in group.members for c in m.clauses for v in (c.body, c.guard) if v is not None]
-        order = _values(roots)
+        order = walk(roots, opaque=(RecValue,))      # another group's loop is closed
         anywhere, at_points = _reads_state(order, point_level=False), _reads_state(order, point_level=True)
         work = [v for v in order if anywhere[id(v)] and not at_points[id(v)] and not free_vars(v)]
         for v in work:
@@ -26,23 +26,6 @@ def plan_step_work(program: Program) -> None:
                               "state only whole at an earlier step", v.span,
                               hint="read the member as `w[k - 1]` and index that tensor")
         group.step_work = work
-
-
-def _values(roots: list) -> list:
-    """Values under `roots`, operands first, not entering the loop of any group's RecValue."""
-    order, seen, stack = [], set(), [(r, False) for r in reversed(roots)]
-    while stack:
-        v, done = stack.pop()
-        if done:
-            order.append(v)
-            continue
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        stack.append((v, True))
-        if not isinstance(v, RecValue):
-            stack.extend((o, False) for o in reversed(v.operands()) if id(o) not in seen)
-    return order
 
 
 def _reads_state(order: list, point_level: bool) -> dict:

@@ -13,9 +13,9 @@ import contextlib
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.state_slices import state_slice
 from einc.ir.nodes import (IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
                            Value)
+from einc.ir.state_slices import state_slice
 from einc.ir.types import F32, F64, Lin
 from einc.semantics import definitions, scalar_ops
 from einc.semantics.bounds import check_reads
@@ -277,7 +277,7 @@ def state_read(el, state: RecState, subs: list, span):
     """`member[subs]` inside the group: an element of the member's state."""
     m = state.member
     if len(subs) == 1 and len(m.shape) > 1:
-        return step_slice(state, subs[0], span)
+        return _step_slice(state, subs[0], span)
     if len(subs) != len(m.shape):
         raise d.error(d.UNSUPPORTED if len(subs) < len(m.shape) else d.SHAPE,
                       f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read it at one "
@@ -285,7 +285,7 @@ def state_read(el, state: RecState, subs: list, span):
     return StateRead(m, tuple(subs), span=span)
 
 
-def step_slice(state: RecState, step_sub: Value, span):
+def _step_slice(state: RecState, step_sub: Value, span):
     """`member[t - c]` (c >= 1): the member's whole state at an earlier step, as a tensor."""
     m = state.member
     lin = affine.affine_of(step_sub)

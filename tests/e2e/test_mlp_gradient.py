@@ -8,7 +8,7 @@ seconds per kernel to vectorise. Reads the substitution keeps in bounds stay ind
 import numpy as np
 
 import einc
-from einc.driver import lower
+from einc.driver import emit_program, lower
 
 H = 1e-6          # central-difference step in f64; its error is ~1e-9 here
 
@@ -60,3 +60,23 @@ def test_mlp_gradient_reads_tensors_through_indexing_maps(tmp_path):
     path = tmp_path / "mlp.ein"
     path.write_text(MLP)
     assert "tensor.extract" not in str(lower(str(path), "llvm-cpu"))
+
+
+def test_both_gradients_share_one_reverse_pass(tmp_path):
+    # without einc.passes.shared_values each gradient rebuilt the adjoints of z, top and lse
+    path = tmp_path / "mlp.ein"
+    path.write_text(MLP)
+    definitions = [line.split(" = ", 1)[1] for line in emit_program(str(path), "ir").splitlines()
+                   if line.startswith("%")]
+    assert len(definitions) == len(set(definitions)) == 15
+
+
+def test_gradient_reads_the_hidden_layer_instead_of_recomputing_it(tmp_path):
+    # tanh's partial is 1 - h²: the adjoint reads h (einc.passes.autodiff.primal_reuse)
+    path = tmp_path / "mlp.ein"
+    path.write_text(MLP)
+    lines = emit_program(str(path), "ir").splitlines()
+    g1 = next(line.split(" = ")[1] for line in lines if line.startswith("output g1"))
+    h = next(line.split(" = ")[1] for line in lines if line.startswith("output h"))
+    definition = next(line for line in lines if line.startswith(g1 + ":"))
+    assert "tanh" not in definition and f"{h}[n, u1]" in definition

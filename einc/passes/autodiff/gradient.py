@@ -16,6 +16,7 @@ from einc.ir.state_slices import is_state_slice
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.delta import gather_sum
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.primal_reuse import reuse_primal
 from einc.passes.autodiff.recurrence_adjoint import adjoint_loop
 from einc.passes.autodiff.scalar_adjoint import propagate
 from einc.passes.autodiff.seeds import read_adjoint
@@ -70,7 +71,7 @@ class _Gradient:
             seed = read_adjoint(adjoint, tuple(IndexRef(v) for v in t.vars))
             if t.guard is not None:
                 seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
-            self._leaves(propagate(t.body, seed, {id(self.x)}, tuple(t.vars), self.rules))
+            self._leaves(reuse_primal(propagate(t.body, seed, {id(self.x)}, tuple(t.vars), self.rules), t))
         elif isinstance(t, Stack):
             for k, elem in enumerate(t.elems):
                 seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(

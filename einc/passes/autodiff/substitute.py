@@ -13,10 +13,10 @@ from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, Reduce, S
 
 def substitute(expr: Value, mapping: dict) -> Value:
     """`expr` with IndexRef(var) replaced by mapping[var] (a scalar i32 Value)."""
-    return _Substitution(mapping).value(expr)
+    return Substitution(mapping).value(expr)
 
 
-class _Substitution:
+class Substitution:
     def __init__(self, mapping: dict):
         self.mapping = dict(mapping)
         self.memo: dict[int, Value] = {}
@@ -51,7 +51,7 @@ class _Substitution:
 
     def _reduce(self, r: Reduce) -> Reduce:
         fresh = tuple(IndexVar(x.name, x.lo, x.extent, span=x.span) for x in r.vars)
-        inner = _Substitution({**self.mapping, **{old: IndexRef(new) for old, new in zip(r.vars, fresh)}})
+        inner = Substitution({**self.mapping, **{old: IndexRef(new) for old, new in zip(r.vars, fresh)}})
         body = inner.value(r.body)
         guard = inner.value(r.guard) if r.guard is not None else None
         return Reduce(r.kind, fresh, body, guard, span=r.span)

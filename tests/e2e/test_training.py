@@ -1,0 +1,159 @@
+"""Gradient descent written in Einlang: the iterates are a recurrence over steps whose body asks
+for `@L / @w` at the previous iterate. Each example's whole trajectory is checked against the same
+training loop in NumPy (float64, tolerance stated per test), and its loss against a stated value."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+from einc.driver import emit_program
+
+TRAIN = Path(__file__).resolve().parents[2] / "examples" / "train"
+
+
+def run_example(name: str, outputs: list[str]) -> dict:
+    return einc.load(einc.compile(TRAIN / name, outputs=outputs).vmfb)()
+
+
+def linreg_data():
+    n, d = np.arange(100)[:, None], np.arange(4)[None, :]
+    X = np.where(d == 3, 1.0, ((n * 37 + d * 101 + n * d * 13) % 41) / 20.5 - 1.0)
+    y = X @ np.array([1.5, -2, 0.5, 0.3]) + 0.02 * ((np.arange(100) * 7) % 5 - 2.0)
+    return X, y
+
+
+def test_linear_regression_trains_like_numpy():
+    X, y = linreg_data()
+    w, trajectory = np.zeros(4), [np.zeros(4)]
+    for _ in range(1, 300):
+        w = w - 0.2 * X.T @ (X @ w - y) / len(y)
+        trajectory.append(w)
+    out = run_example("train_linreg.ein", ["w", "first_loss", "final_loss"])
+    np.testing.assert_allclose(out["w"], np.array(trajectory), rtol=0, atol=1e-12)
+    mse = lambda w: ((X @ w - y) ** 2).sum() / (2 * len(y))     # noqa: E731
+    np.testing.assert_allclose([out["first_loss"], out["final_loss"]], [mse(trajectory[0]), mse(w)],
+                               rtol=1e-12)
+    assert out["final_loss"] < 4e-4                     # from 1.07: the fit is down to the noise
+
+
+def mlp_data():
+    n = np.arange(144)
+    X = np.stack([(n // 12) / 5.5 - 1.0, (n % 12) / 5.5 - 1.0, np.ones(144)], axis=1)
+    labels = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 < 0.36, 0, np.where(X[:, 0] > 0, 1, 2))
+    W1 = ((np.arange(3)[:, None] * 7 + np.arange(8)[None, :] * 3) % 11) / 5.5 - 1.0
+    W2 = ((np.arange(8)[:, None] * 5 + np.arange(3)[None, :] * 7) % 13) / 6.5 - 1.0
+    return X, labels, W1, W2, np.zeros(3)
+
+
+def mlp_loss_and_gradients(X, labels, W1, W2, b2):
+    h = np.tanh(X @ W1)
+    z = h @ W2 + b2
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    rows = np.arange(len(X))
+    dz = p.copy()
+    dz[rows, labels] -= 1
+    dz /= len(X)
+    loss = -np.log(p[rows, labels]).mean()
+    return loss, X.T @ ((dz @ W2.T) * (1 - h * h)), h.T @ dz, dz.sum(0)
+
+
+def test_mlp_trains_like_numpy():
+    X, labels, W1, W2, b2 = mlp_data()
+    first = mlp_loss_and_gradients(X, labels, W1, W2, b2)[0]
+    for _ in range(1, 400):
+        _, g1, g2, gb = mlp_loss_and_gradients(X, labels, W1, W2, b2)
+        W1, W2, b2 = W1 - 0.5 * g1, W2 - 0.5 * g2, b2 - 0.5 * gb
+    out = run_example("train_mlp.ein", ["W1", "W2", "b2", "first_loss", "final_loss", "accuracy"])
+    for name, ref in (("W1", W1), ("W2", W2), ("b2", b2)):
+        np.testing.assert_allclose(out[name][-1], ref, rtol=0, atol=1e-10, err_msg=name)
+    final = mlp_loss_and_gradients(X, labels, W1, W2, b2)[0]
+    np.testing.assert_allclose([out["first_loss"], out["final_loss"]], [first, final], rtol=1e-10)
+    assert out["final_loss"] < 0.12 < 1.3 < out["first_loss"]
+    z = np.tanh(X @ W1) @ W2 + b2
+    np.testing.assert_allclose(out["accuracy"], (z.argmax(1) == labels).mean(), rtol=1e-6)
+
+
+def test_explain_says_each_step_computes_its_tensors_once():
+    text = emit_program(str(TRAIN / "train_linreg.ein"), "explain")
+    assert ("from 1 earlier-step state(s), so a host loop over steps runs them as per-step linalg "
+            "kernels") in text
+
+
+CLAUSE_BODY_DESCENT = """
+    let X: [{t}; N, D];
+    let y: [{t}; N];
+    let w[k in 0..20, d in 0..D] = 0.0;
+    let w[k in 1..20, d in 0..D] = w[k - 1, d] - 0.1 * {{
+        let v = w[k - 1];
+        let r[n] = sum[j](X[n, j] * v[j]) - y[n];
+        let L = sum[n](r[n] * r[n]) / 2.0;
+        (@L / @v)[d]
+    }};
+"""
+
+
+def clause_body_descent_data(dtype):
+    """X, y and the 20th iterate of the same descent in NumPy float64."""
+    rng = np.random.default_rng(4)
+    X, y = (rng.standard_normal((12, 3)) * 0.3).astype(dtype), rng.standard_normal(12).astype(dtype)
+    w = np.zeros(3)
+    for _ in range(1, 20):
+        w = w - 0.1 * X.T.astype(np.float64) @ (X.astype(np.float64) @ w - y)
+    return X, y, w
+
+
+def test_derivative_written_in_the_clause_body(run):
+    X, y, w = clause_body_descent_data(np.float64)
+    out = run(CLAUSE_BODY_DESCENT.format(t="f64"), X=X, y=y)
+    np.testing.assert_allclose(out["w"][-1], w, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("w[k - 1, d] - {let v = w[k]; v[d]}", "can be read whole only at an earlier step"),
+    ("w[k - 1, d] - {let r[n] = w[k - 1, 0] * X[n, 0]; r[d]}", "may read the state only whole"),
+])
+def test_unsupported_state_reads_are_e011(body, message):
+    source = f"""
+        let X: [f64; 4, 4];
+        let w[k in 0..5, d in 0..4] = 0.0;
+        let w[k in 1..5, d in 0..4] = {body};
+    """
+    with pytest.raises(CompileError) as err:
+        einc.compile(source)
+    assert err.value.diagnostics[0].code == "E011" and message in str(err.value)
+
+
+def test_several_members_with_dynamic_sizes_are_e011():
+    source = """
+        let a0: [f64; D];
+        let a[k in 0..5, d in 0..D] = a0[d];
+        let a[k in 1..5, d in 0..D] = a[k - 1, d] - 0.1 * b[k - 1, d] * sum[j](a[k - 1][j]);
+        let b[k in 0..5, d in 0..D] = a0[d];
+        let b[k in 1..5, d in 0..D] = b[k - 1, d] * 0.5;
+    """
+    with pytest.raises(CompileError) as err:
+        einc.compile(source)
+    assert err.value.diagnostics[0].code == "E011" and "need fixed sizes" in str(err.value)
+
+
+@pytest.mark.vulkan
+def test_gradient_descent_on_vulkan(run):
+    X, y, w = clause_body_descent_data(np.float32)
+    out = run(CLAUSE_BODY_DESCENT.format(t="f32"), target="vulkan-spirv", X=X, y=y)
+    np.testing.assert_allclose(out["w"][-1], w, rtol=0, atol=1e-5)    # float32 against float64
+
+
+def test_training_read_only_at_its_last_step_keeps_two_slots(tmp_path):
+    program = tmp_path / "last_step.ein"
+    source = (TRAIN / "train_linreg.ein").read_text().split("let first_loss")[0]
+    program.write_text(source + "let final_loss = mse(w[K - 1], X, y);\n")
+    assert "storage 2 slots" in emit_program(str(program), "explain", ["final_loss"])
+    out = einc.load(einc.compile(program, outputs=["final_loss"]).vmfb)()
+    X, y = linreg_data()
+    w = np.zeros(4)
+    for _ in range(1, 300):
+        w = w - 0.2 * X.T @ (X @ w - y) / len(y)
+    np.testing.assert_allclose(out["final_loss"], ((X @ w - y) ** 2).sum() / (2 * len(y)), rtol=1e-12)
