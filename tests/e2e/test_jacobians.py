@@ -134,6 +134,13 @@ def test_user_rules_are_used_by_both_modes():
     ("let x: f64;\nlet y = @x * 2.0;\n", "outside a derivative rule"),
     ("let x: [f64; 3];\nlet y = x[:];\n", "`:` slice of an array that is not a derivative"),
     ("let x: [f64; 3];\nlet y = x * x;\nlet c[i] = (@y / @x)[i, :];\n", "`:` slice of a derivative inside"),
+    ("let x: [f64; T];\nlet a[0] = 0.0;\nlet b[0] = 0.0;\nlet a[t in 1..T] = b[t - 1] + x[t];\n"
+     "let b[t in 1..T] = a[t] * 2.0;\nlet l = sum[t](b[t]);\nlet g = @l / @a;\n", "through its own recurrence"),
+    ("let x: [f64; T];\nlet a[0] = 0.0;\nlet b[0] = 0.0;\nlet a[t in 1..T] = b[t - 1] + x[t];\n"
+     "let b[t in 1..T] = a[t] * 2.0;\nlet c = (@b / @a)[:, 0];\n", "through its own recurrence"),
+    ("let x: [f64; T, N];\nlet s[0, i in 0..N] = x[0, i];\nlet s[t in 1..T, 0] = x[t, 0];\n"
+     "let s[t in 1..T, i in 1..N] = s[t, i - 1] + s[t - 1, i] * x[t, i];\n"
+     "let l = sum[t, i](s[t, i]);\nlet g = @l / @x;\n", "reads its own points of the same step"),
     ("fn total(v: [f64; 3]) -> f64 { sum[i](v[i]) }\n@fn total(v) { 1.0 }\n"
      "let x: [f64; 3];\nlet s = total(x);\n", "derivative rule for `total`"),
 ])

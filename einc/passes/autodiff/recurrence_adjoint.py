@@ -24,10 +24,19 @@ from einc.passes.autodiff.scalar_adjoint import LeafAdjoint, propagate
 from einc.passes.autodiff.seeds import read_adjoint
 
 
-def adjoint_loop(group: RecurrenceGroup, outside: dict, stops: set, rules, span) -> list:
-    """Leaves (reads of tensors outside G, and stop values) with their adjoints, given
-    `outside`: id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
-    return _AdjointLoop(group, rules, span).run(outside, stops)
+def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, rules, span) -> list:
+    """Leaves (reads of tensors outside G, and x) with their adjoints, given `outside`:
+    id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
+    check_not_own_member(group, x, span)
+    return _AdjointLoop(group, rules, span).run(outside, {id(x)})
+
+
+def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
+    """A member of the loop being differentiated is not an independent parameter."""
+    if isinstance(x, RecValue) and x.group is group:
+        raise d.error(d.UNSUPPORTED, f"a derivative with respect to `{x.member.name}` through "
+                      "its own recurrence", span, hint="differentiate with respect to the "
+                      "inputs the recurrence starts from")
 
 
 class _AdjointLoop:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from einc.ir.nodes import Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value, walk
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.recurrence_adjoint import check_not_own_member
 
 
 def recurrence_tangent(tan, value: RecValue):
+    check_not_own_member(value.group, tan.x, tan.span)
     if id(value.member) not in tan.states:
         _add_tangent_members(tan, value.group, value.member)
     member = tan.states[id(value.member)]
