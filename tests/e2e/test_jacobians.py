@@ -10,8 +10,7 @@ import einc
 from einc.diagnostics import CompileError
 from einc.driver import emit_program
 
-H = 1e-6            # central-difference step; in f64 the difference's error is ~1e-10 here
-FD_TOL = dict(rtol=1e-6, atol=1e-8)
+FD_TOL = dict(rtol=1e-6, atol=1e-8)     # vs central differences in f64 (conftest.FD_STEP)
 
 VECTOR_FUNCTION = """use std::math::*;
 let x: [f64; 6];
@@ -31,28 +30,18 @@ def vector_function(x, W, v):
     return np.tanh(W @ x)[:, None] * v[None, :] + (x[:5] * x[1:])[:, None]
 
 
-def numeric_jacobian(f, x):
-    """d f(x) / d x by central differences, of shape f(x).shape + x.shape."""
-    cols = []
-    for p in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[p] = H
-        cols.append((f(x + step) - f(x - step)) / (2 * H))
-    return np.moveaxis(np.array(cols), 0, -1).reshape(np.shape(f(x)) + x.shape)
-
-
 @pytest.fixture(scope="module")
 def vector_inputs():
     rng = np.random.default_rng(11)
     return dict(x=rng.standard_normal(6), W=rng.standard_normal((5, 6)) * 0.5, v=rng.standard_normal(4))
 
 
-def test_dense_jacobians_match_finite_differences(vector_inputs):
+def test_dense_jacobians_match_finite_differences(vector_inputs, fd_jacobian):
     x, W, v = vector_inputs["x"], vector_inputs["W"], vector_inputs["v"]
     out = einc.load(einc.compile(VECTOR_FUNCTION, outputs=["J", "JW"]).vmfb)(**vector_inputs)
     assert out["J"].shape == (5, 4, 6) and out["JW"].shape == (5, 4, 5, 6)
-    np.testing.assert_allclose(out["J"], numeric_jacobian(lambda z: vector_function(z, W, v), x), **FD_TOL)
-    np.testing.assert_allclose(out["JW"], numeric_jacobian(lambda z: vector_function(x, z, v), W), **FD_TOL)
+    np.testing.assert_allclose(out["J"], fd_jacobian(lambda z: vector_function(z, W, v), x), **FD_TOL)
+    np.testing.assert_allclose(out["JW"], fd_jacobian(lambda z: vector_function(x, z, v), W), **FD_TOL)
 
 
 def test_rows_columns_and_entries_are_slices_of_the_dense_jacobian(vector_inputs):
@@ -73,7 +62,7 @@ def test_a_projection_never_builds_the_dense_jacobian(tmp_path, name):
     assert "5x4x6xf64" in emit_program(str(path), "mlir", ["J"])     # the check can fail
 
 
-def test_derivative_of_an_element_inside_an_indexed_definition():
+def test_derivative_of_an_element_inside_an_indexed_definition(fd_jacobian):
     rng = np.random.default_rng(4)
     x, W = rng.standard_normal(3), rng.standard_normal((3, 3))
     out = einc.load(einc.compile("""use std::math::*;
@@ -82,7 +71,7 @@ def test_derivative_of_an_element_inside_an_indexed_definition():
         let h[i] = exp(sum[k](W[i, k] * x[k]));
         let local[i, k] = @h[i] / @W[i, k];
     """, outputs=["local"]).vmfb)(x=x, W=W)
-    dense = numeric_jacobian(lambda z: np.exp(z @ x), W)
+    dense = fd_jacobian(lambda z: np.exp(z @ x), W)
     np.testing.assert_allclose(out["local"], np.einsum("iik->ik", dense), **FD_TOL)
 
 
@@ -115,13 +104,13 @@ let col_qs = (@qs / @x)[:, 1];
 """
 
 
-def test_user_rules_are_used_by_both_modes():
+def test_user_rules_are_used_by_both_modes(fd_jacobian):
     x, a = np.array([0.3, -1.2, 2.0]), 0.7
     out = einc.load(einc.compile(RULES).vmfb)(x=x, a=a)
     softplus = lambda z: np.log1p(np.exp(z))
-    np.testing.assert_allclose(out["grad_x"], numeric_jacobian(lambda z: softplus(z * a).sum(), x), **FD_TOL)
-    np.testing.assert_allclose(out["grad_a"], numeric_jacobian(lambda z: softplus(x * z).sum(), np.array(a)), **FD_TOL)
-    np.testing.assert_allclose(out["J_sp"], numeric_jacobian(softplus, x), **FD_TOL)
+    np.testing.assert_allclose(out["grad_x"], fd_jacobian(lambda z: softplus(z * a).sum(), x), **FD_TOL)
+    np.testing.assert_allclose(out["grad_a"], fd_jacobian(lambda z: softplus(x * z).sum(), np.array(a)), **FD_TOL)
+    np.testing.assert_allclose(out["J_sp"], fd_jacobian(softplus, x), **FD_TOL)
     # `cube_ish` (z * z) has a deliberately wrong rule (3 z instead of 2 z): the rule, not the body, counts
     assert out["q"] == a * a
     np.testing.assert_allclose(out["dq"], 3 * a, rtol=1e-15)
