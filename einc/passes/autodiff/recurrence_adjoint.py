@@ -20,6 +20,7 @@ from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause
 from einc.ir.types import BOOL, Lin
 from einc.passes.autodiff.delta import gather_sum, lin_value
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.rewrite import replace_nodes
 from einc.passes.autodiff.scalar_adjoint import LeafAdjoint, propagate
 from einc.passes.autodiff.seeds import read_adjoint
 
@@ -90,7 +91,14 @@ class _AdjointLoop:
         for cond in conds:
             seed = Op("select", (cond, seed, const(0.0, seed)), seed.dtype)
         extra = (self.group.t_var,) + tuple(clause.vars)
-        return propagate(self._convert(clause.body), seed, stops, extra, self.rules)
+        body = self._convert(clause.body)
+        leaves = propagate(body, seed, stops, extra, self.rules)
+        if not sole_writer(n, clause):
+            return leaves
+        # partials that repeat the whole body read the stored value instead
+        stored = {id(body): Read(self.primal[id(n)], here, span=clause.body.span)}
+        return [LeafAdjoint(leaf.leaf, replace_nodes(leaf.adjoint, stored), leaf.extra_vars)
+                for leaf in leaves]
 
     def _state_of(self, node: Value):
         if isinstance(node, Read) and isinstance(node.tensor, RecValue) and node.tensor.group is self.group:
@@ -152,6 +160,12 @@ class _AdjointLoop:
         raise d.error(d.UNSUPPORTED, f"no derivative through {type(v).__name__} in a recurrence", self.span)
 
 
+def sole_writer(member: RecMember, clause: RecClause) -> bool:
+    """Whether no other clause of `member` writes the steps `clause` writes (later clauses win)."""
+    return all(other is clause or affine.surely_nonnegative(clause.t_lo - other.t_hi)
+               or affine.surely_nonnegative(other.t_lo - clause.t_hi) for other in member.clauses)
+
+
 def _read_from(group: RecurrenceGroup, outside: dict) -> set:
     """ids of the members with an adjoint from outside and of those they read, transitively
     (the group may also hold other requests' tangent members, which need no adjoint here)."""
@@ -176,38 +190,26 @@ def _step_range(t: Value, lo: Lin, hi: Lin, steps: Lin) -> list:
 
 
 def _state_reads(member: RecMember) -> list:
-    """The StateReads in member's clauses (not looking into tensors outside the loop)."""
-    out, seen = [], set()
-    stack = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
+    """The StateReads in member's clauses."""
+    roots = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
+    return [v for v in _scalar_nodes(roots) if isinstance(v, StateRead)]
+
+
+def _scalar_nodes(roots: list) -> list:
+    """The scalar nodes under `roots`, not looking into the tensors they read."""
+    out, seen, stack = [], set(), list(roots)
     while stack:
         v = stack.pop()
         if id(v) in seen or v.rank > 0:
             continue
         seen.add(id(v))
-        if isinstance(v, StateRead):
-            out.append(v)
+        out.append(v)
         stack.extend(v.operands())
     return out
 
 
 def _states_as_reads(v: Value, values: dict) -> Value:
     """`v` with the adjoint loop's StateReads as reads of its storage (for use outside it)."""
-    memo: dict[int, Value] = {}
-
-    def rebuild(x: Value) -> Value:
-        if id(x) in memo:
-            return memo[id(x)]
-        if isinstance(x, StateRead) and id(x.member) in values:
-            out = Read(values[id(x.member)], tuple(rebuild(s) for s in x.subs), span=x.span)
-        elif isinstance(x, Op):
-            out = Op(x.op, tuple(rebuild(a) for a in x.args), x.dtype, span=x.span)
-        elif isinstance(x, Read) and x.rank == 0:
-            out = Read(x.tensor, tuple(rebuild(s) for s in x.subs), span=x.span, in_bounds=x.in_bounds)
-        elif isinstance(x, Reduce):
-            guard = rebuild(x.guard) if x.guard is not None else None
-            out = Reduce(x.kind, x.vars, rebuild(x.body), guard, span=x.span)
-        else:
-            out = x
-        memo[id(x)] = out
-        return out
-    return rebuild(v)
+    mapping = {id(n): Read(values[id(n.member)], n.subs, span=n.span) for n in _scalar_nodes([v])
+               if isinstance(n, StateRead) and id(n.member) in values}
+    return replace_nodes(v, mapping)
