@@ -14,6 +14,7 @@ def front_end(path: str, outputs: list[str] | None = None):
     from einc.semantics.modules import load_program
     from einc.semantics.resolve import resolve
 
+    from einc.passes.read_bounds import mark_reads_in_bounds
     from einc.passes.recurrence_groups import settle_groups
     from einc.passes.storage import plan_storage
 
@@ -22,6 +23,7 @@ def front_end(path: str, outputs: list[str] | None = None):
     ir_program = _stage(program, elaborate, program, resolution, outputs)
     settle_groups(ir_program)
     plan_storage(ir_program)
+    mark_reads_in_bounds(ir_program)
     return program, ir_program
 
 

@@ -103,9 +103,11 @@ def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[ir.AffineExpr]
     lin = affine.affine_of(sub)
     if lin is None:
         return None
-    if lin.const == 0 and len(lin.terms) == 1:
+    if len(lin.terms) == 1:
         (key, coeff), = lin.terms.items()
-        if coeff == 1 and isinstance(key, IndexVar) and key.lo == 0 and key.extent != size:
+        # bare once the coordinate's lo is added: `t - 1` for t in 1..T is d_t too
+        bare = coeff == 1 and isinstance(key, IndexVar) and key.lo.is_const and lin.const + key.lo.const == 0
+        if bare and key.extent != size:
             return None
     const = lin.const
     expr = None

@@ -17,7 +17,7 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
                            RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value)
-from einc.ir.types import BOOL, Lin
+from einc.ir.types import Lin
 from einc.passes.autodiff.delta import gather_sum, lin_value
 from einc.passes.autodiff.local_rules import const
 from einc.passes.autodiff.rewrite import replace_nodes
@@ -51,7 +51,8 @@ class _AdjointLoop:
         self.last = steps - 1                      # t = last - τ
         self.adjoint = {id(m): RecMember(f"{m.name}_bar", m.dtype, m.shape, [], span=m.span)
                         for m in group.members if m.dtype.is_float}
-        self.converted: dict[int, Value] = {}
+        self.step = group.t_var                    # the clause's own step variable
+        self.converted: dict[int, Value] = {}      # per clause
 
     def run(self, outside: dict, stops: set) -> list:
         needed = _read_from(self.group, outside)
@@ -81,18 +82,17 @@ class _AdjointLoop:
     # ------------------------------------------------------------ primal clauses
 
     def _clause_leaves(self, n: RecMember, clause: RecClause, stops: set) -> list:
-        """Adjoints of what one clause of n reads, its primal states read as tensors."""
-        t = IndexRef(self.group.t_var)
+        """Adjoints of what one clause of n reads, its primal states read as tensors. The
+        clause's steps get their own variable, so sums over them cover exactly its range."""
+        step = IndexVar(self.group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
+        t = IndexRef(step)
+        self.step, self.converted = step, {}
         here = (t,) + tuple(IndexRef(v) for v in clause.vars)
         seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + here[1:])
-        conds = _step_range(t, clause.t_lo, clause.t_hi, self.group.t_var.extent)
         if clause.guard is not None:
-            conds.append(self._convert(clause.guard))
-        for cond in conds:
-            seed = Op("select", (cond, seed, const(0.0, seed)), seed.dtype)
-        extra = (self.group.t_var,) + tuple(clause.vars)
+            seed = Op("select", (self._convert(clause.guard), seed, const(0.0, seed)), seed.dtype)
         body = self._convert(clause.body)
-        leaves = propagate(body, seed, stops, extra, self.rules)
+        leaves = propagate(body, seed, stops, (step,) + tuple(clause.vars), self.rules)
         if not sole_writer(n, clause):
             return leaves
         # partials that repeat the whole body read the stored value instead
@@ -135,7 +135,8 @@ class _AdjointLoop:
     # ------------------------------------------------------------ rebuilding
 
     def _convert(self, v: Value) -> Value:
-        """`v` with the primal StateReads as reads of the primal storage."""
+        """`v` with the primal StateReads as reads of the primal storage, and the clause's own
+        step variable for the group's."""
         key = id(v)
         if key not in self.converted:
             self.converted[key] = self._rebuild(v)
@@ -144,6 +145,8 @@ class _AdjointLoop:
     def _rebuild(self, v: Value) -> Value:
         if isinstance(v, StateRead):
             return Read(self.primal[id(v.member)], tuple(self._convert(s) for s in v.subs), span=v.span)
+        if isinstance(v, IndexRef) and v.var is self.group.t_var:
+            return IndexRef(self.step)
         if isinstance(v, (Const, Input, Size, IndexRef)) or v.rank > 0:
             return v
         if isinstance(v, Read):
@@ -177,16 +180,6 @@ def _read_from(group: RecurrenceGroup, outside: dict) -> set:
                 needed.add(id(read.member))
                 stack.append(read.member)
     return needed
-
-
-def _step_range(t: Value, lo: Lin, hi: Lin, steps: Lin) -> list:
-    """Conditions for lo <= t < hi, leaving out the sides every step satisfies."""
-    conds = []
-    if not affine.surely_nonnegative(-lo):
-        conds.append(Op("ge", (t, lin_value(lo)), BOOL))
-    if not affine.surely_nonnegative(hi - steps):
-        conds.append(Op("lt", (t, lin_value(hi)), BOOL))
-    return conds
 
 
 def _state_reads(member: RecMember) -> list:
