@@ -10,13 +10,12 @@ so reads of a recurrence's window, rewritten to slot indices, are left alone).
 from __future__ import annotations
 
 from einc.ir import affine
-from einc.ir.nodes import Print, Program, Read, walk
+from einc.ir.nodes import Program, Read, walk
+from einc.passes.recurrence_groups import program_roots
 
 
 def mark_reads_in_bounds(program: Program) -> None:
-    roots = [v for _, v in program.outputs]
-    for e in program.effects:
-        roots += list(e.args) if isinstance(e, Print) else [e.cond]
+    roots = program_roots(program)
     for group in program.recurrences:
         roots += [x for m in group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
     for v in walk(roots):

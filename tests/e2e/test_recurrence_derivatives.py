@@ -118,3 +118,25 @@ def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances()
     d_r = (kalman_loglik(y, q, r + H) - kalman_loglik(y, q, r - H)) / (2 * H)
     np.testing.assert_allclose(out["d_q"], d_q, **FD_TOL)
     np.testing.assert_allclose(out["d_r"], d_r, **FD_TOL)
+
+
+def test_a_user_rule_inside_a_recurrence_is_used_by_both_modes():
+    out = einc.load(einc.compile("""use std::math::*;
+        fn act(z) { z * z }
+        @fn act(z) { 3.0 * z * @z }
+        let a: f64;
+        let x: [f64; T];
+        let s[0] = 1.0;
+        let s[t in 1..T] = act(s[t - 1] * a) + x[t];
+        let loss = sum[t](s[t]);
+        let reverse = @loss / @a;
+        let forward = (@s / @a)[:];
+    """).vmfb)(a=0.5, x=np.array([0.0, 0.1, -0.2, 0.3]))
+    # the rule (3 z dz, deliberately not the true 2 z dz) applied by hand
+    s, ds = 1.0, [0.0]
+    for xt in [0.1, -0.2, 0.3]:
+        z = s * 0.5
+        ds.append(3 * z * (0.5 * ds[-1] + s))
+        s = z * z + xt
+    np.testing.assert_allclose(out["forward"], ds, rtol=1e-14)
+    np.testing.assert_allclose(out["reverse"], sum(ds), rtol=1e-14)

@@ -20,7 +20,7 @@ from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause
 from einc.ir.types import Lin
 from einc.passes.autodiff.delta import gather_sum, lin_value
 from einc.passes.autodiff.local_rules import const
-from einc.passes.autodiff.rewrite import replace_nodes
+from einc.passes.autodiff.rewrite import replace_nodes, scalar_nodes
 from einc.passes.autodiff.scalar_adjoint import LeafAdjoint, propagate
 from einc.passes.autodiff.seeds import read_adjoint
 
@@ -185,24 +185,11 @@ def _read_from(group: RecurrenceGroup, outside: dict) -> set:
 def _state_reads(member: RecMember) -> list:
     """The StateReads in member's clauses."""
     roots = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
-    return [v for v in _scalar_nodes(roots) if isinstance(v, StateRead)]
-
-
-def _scalar_nodes(roots: list) -> list:
-    """The scalar nodes under `roots`, not looking into the tensors they read."""
-    out, seen, stack = [], set(), list(roots)
-    while stack:
-        v = stack.pop()
-        if id(v) in seen or v.rank > 0:
-            continue
-        seen.add(id(v))
-        out.append(v)
-        stack.extend(v.operands())
-    return out
+    return [v for v in scalar_nodes(roots) if isinstance(v, StateRead)]
 
 
 def _states_as_reads(v: Value, values: dict) -> Value:
     """`v` with the adjoint loop's StateReads as reads of its storage (for use outside it)."""
-    mapping = {id(n): Read(values[id(n.member)], n.subs, span=n.span) for n in _scalar_nodes([v])
+    mapping = {id(n): Read(values[id(n.member)], n.subs, span=n.span) for n in scalar_nodes([v])
                if isinstance(n, StateRead) and id(n.member) in values}
     return replace_nodes(v, mapping)

@@ -1,4 +1,4 @@
-"""Replace chosen nodes inside a scalar expression (rebuilding the path to them).
+"""Walking and rewriting scalar expressions without looking into the tensors they read.
 
 Local partials are built from a node's own operands and result (d tanh(u) = 1 - tanh(u)^2),
 so a partial of a definition's whole body repeats the body. Where the body's value is stored
@@ -34,3 +34,16 @@ def replace_nodes(expr: Value, mapping: dict) -> Value:
         memo[id(v)] = out
         return out
     return rebuild(expr)
+
+
+def scalar_nodes(roots: list) -> list:
+    """The scalar nodes under `roots`, not looking into the tensors they read."""
+    out, seen, stack = [], set(), list(roots)
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or v.rank > 0:
+            continue
+        seen.add(id(v))
+        out.append(v)
+        stack.extend(v.operands())
+    return out

@@ -6,9 +6,10 @@ substituted where it is read instead of being stored as a tensor.
 """
 from __future__ import annotations
 
-from einc.ir.nodes import Const, Generic, IndexRef, Input, Op, Read, Size, Value, fresh_index_vars, walk
+from einc.ir.nodes import Const, Generic, IndexRef, Input, Op, Read, Size, Value, fresh_index_vars
 from einc.ir.types import BOOL
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.rewrite import scalar_nodes
 from einc.passes.autodiff.simplify import build
 from einc.passes.autodiff.substitute import substitute
 
@@ -40,4 +41,4 @@ def read_adjoint(adjoint: Value, refs: tuple) -> Value:
 
 def _is_index_arithmetic(v: Value) -> bool:
     return all(isinstance(n, (Const, IndexRef, Size, Op)) or (isinstance(n, Input) and n.rank == 0)
-               for n in walk([v]))
+               for n in scalar_nodes([v]))

@@ -7,10 +7,10 @@ history, so the storage plan and the step order apply to it unchanged.
 """
 from __future__ import annotations
 
-from einc.ir.nodes import IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value, walk
+from einc.ir.nodes import IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value
 from einc.passes.autodiff.local_rules import const
 from einc.passes.autodiff.recurrence_adjoint import check_not_own_member, sole_writer
-from einc.passes.autodiff.rewrite import replace_nodes
+from einc.passes.autodiff.rewrite import replace_nodes, scalar_nodes
 
 
 def recurrence_tangent(tan, value: RecValue):
@@ -71,7 +71,7 @@ def _read_by(wanted: RecMember, group) -> list:
 
 
 def _scan_states(v: Value) -> set:
-    return {n.member for n in walk([v]) if isinstance(n, StateRead)}
+    return {n.member for n in scalar_nodes([v]) if isinstance(n, StateRead)}
 
 
 def _reached_members(tan, members: list) -> set:
