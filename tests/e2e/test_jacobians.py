@@ -138,3 +138,41 @@ def test_unsupported_derivatives_are_E011_naming_the_construct(source, words):
         einc.compile(source)
     assert info.value.diagnostics[0].code == "E011"
     assert words in info.value.diagnostics[0].message
+
+
+def test_derivatives_inside_functions_and_blocks():
+    x = np.array([0.5, -1.0, 2.0])
+    out = einc.load(einc.compile("""use std::math::*;
+        fn jacobian_row(v, k: i32) {
+            let y = v * v;
+            let J = @y / @v;
+            J[k]
+        }
+        let x: [f64; 3];
+        let row = jacobian_row(x, 1);
+        let g = { let s = sum[i](exp(x[i])); @s / @x };
+    """).vmfb)(x=x)
+    np.testing.assert_array_equal(out["row"], [0.0, -2.0, 0.0])
+    np.testing.assert_allclose(out["g"], np.exp(x), rtol=1e-15)
+
+
+def test_reverse_and_forward_mode_through_a_piecewise_definition(fd_jacobian):
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    out = einc.load(einc.compile("""use std::math::*;
+        let x: [f64; 4];
+        let y[0] = x[0] * x[1];
+        let y[i in 1..4] = exp(x[i]) * x[i - 1];
+        let y[2] = x[2] * x[2] * x[2];
+        let loss = sum[i](y[i] * y[i]);
+        let g = @loss / @x;
+        let J = @y / @x;
+        let row = J[2];
+    """).vmfb)(x=x)
+
+    def y(v):
+        out = np.r_[v[0] * v[1], np.exp(v[1:]) * v[:-1]]
+        out[2] = v[2] ** 3
+        return out
+    np.testing.assert_allclose(out["g"], fd_jacobian(lambda v: (y(v) ** 2).sum(), x), **FD_TOL)
+    np.testing.assert_allclose(out["J"], fd_jacobian(y, x), **FD_TOL)
+    np.testing.assert_allclose(out["row"], out["J"][2], rtol=1e-14)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from einc.ir.nodes import Const, Generic, IndexRef, Input, Op, Read, Size, Value, fresh_index_vars
 from einc.ir.types import BOOL
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.delta import lin_value
 from einc.passes.autodiff.rewrite import scalar_nodes
 from einc.passes.autodiff.simplify import build
 from einc.passes.autodiff.substitute import substitute
@@ -29,6 +30,11 @@ def basis(like: Value, at: tuple) -> Generic:
     """The basis tensor of like's shape with its 1 at `at`."""
     vars_ = fresh_index_vars(like.shape, "b")
     return Generic(vars_, indicator(tuple(IndexRef(v) for v in vars_), at, like))
+
+
+def positions(vars_: tuple) -> tuple:
+    """The element a Generic over `vars_` writes at the current point: coordinates minus lo."""
+    return tuple(build("sub", (IndexRef(v), lin_value(v.lo)), IndexRef(v).dtype) for v in vars_)
 
 
 def read_adjoint(adjoint: Value, refs: tuple) -> Value:

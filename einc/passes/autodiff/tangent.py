@@ -20,6 +20,7 @@ from einc.ir.types import BOOL, Lin
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.local_rules import const, mul, op, partials
 from einc.passes.autodiff.rewrite import replace_nodes
+from einc.passes.autodiff.seeds import positions
 from einc.passes.autodiff.substitute import substitute
 
 
@@ -64,7 +65,7 @@ class Tangent:
             if body is None:
                 return None
             # partials that repeat the whole body read the stored value instead
-            stored = Read(t, tuple(IndexRef(v) for v in t.vars), in_bounds=True)
+            stored = Read(t, positions(t.vars), in_bounds=True)
             body = replace_nodes(body, {id(t.body): stored})
             return Generic(t.vars + self.dirs, body, t.guard, span=t.span)
         if isinstance(t, Stack):
