@@ -14,6 +14,7 @@ def front_end(path: str, outputs: list[str] | None = None):
     from einc.semantics.modules import load_program
     from einc.semantics.resolve import resolve
 
+    from einc.passes.read_bounds import mark_reads_in_bounds
     from einc.passes.shared_values import share_equal_values
     from einc.passes.recurrence_groups import settle_groups
     from einc.passes.step_work import plan_step_work
@@ -25,6 +26,7 @@ def front_end(path: str, outputs: list[str] | None = None):
     share_equal_values(ir_program)
     settle_groups(ir_program)
     plan_storage(ir_program)
+    mark_reads_in_bounds(ir_program)
     _stage(program, plan_step_work, ir_program)
     return program, ir_program
 

@@ -23,6 +23,10 @@ def differential_key(def_id):
 
 
 def call_with_rule(el, fn, rule, args: list, span):
+    if len(rule.node.params) != len(fn.node.params):
+        raise d.error(d.TYPE, f"the derivative rule of `{rule.node.name}` takes "
+                      f"{len(rule.node.params)} arguments but the function takes {len(fn.node.params)}",
+                      rule.node.span)
     if any(isinstance(p.type, ast.ArrayType) for p in fn.node.params):
         raise _unsupported(rule, "which takes an array")
     if any(tensors.is_array(a) for a in args):

@@ -1,6 +1,7 @@
 """End-to-end helpers: compile Einlang source with einc and run the module with IREE."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import einc
@@ -16,3 +17,21 @@ def compile_and_run(source: str, target: str = "llvm-cpu", device: str | None = 
 @pytest.fixture
 def run():
     return compile_and_run
+
+
+FD_STEP = 1e-6     # central-difference step: in f64 the difference is good to ~1e-9 relative
+
+
+def central_jacobian(f, x):
+    """d f(x) / d x by central differences in f64, of shape f(x).shape + x.shape."""
+    cols = []
+    for p in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[p] = FD_STEP
+        cols.append((f(x + step) - f(x - step)) / (2 * FD_STEP))
+    return np.moveaxis(np.array(cols), 0, -1).reshape(np.shape(f(x)) + x.shape)
+
+
+@pytest.fixture
+def fd_jacobian():
+    return central_jacobian

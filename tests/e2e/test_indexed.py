@@ -162,3 +162,13 @@ def test_whole_array_arithmetic_broadcasts_scalars(run):
     np.testing.assert_allclose(out["c"], a * b - 2 * a + 1, rtol=1e-6)
     np.testing.assert_array_equal(out["big"], a > b)
     np.testing.assert_array_equal(out["i"], (a * 10).astype(np.int32))
+
+
+def test_a_reduction_from_one_reading_the_previous_row_runs_its_own_trip_count(run):
+    # `a[t - 1, v]` for t in 1..T is the bare loop dimension over an axis of T, not T - 1
+    a = np.arange(15.0).reshape(5, 3)
+    out = run("""
+        let a: [f64; T, 3];
+        let g[v] = sum[t in 1..T](a[t - 1, v]);
+    """, a=a)
+    np.testing.assert_array_equal(out["g"], a[:-1].sum(0))

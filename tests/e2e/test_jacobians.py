@@ -10,8 +10,7 @@ import einc
 from einc.diagnostics import CompileError
 from einc.driver import emit_program
 
-H = 1e-6            # central-difference step; in f64 the difference's error is ~1e-10 here
-FD_TOL = dict(rtol=1e-6, atol=1e-8)
+FD_TOL = dict(rtol=1e-6, atol=1e-8)     # vs central differences in f64 (conftest.FD_STEP)
 
 VECTOR_FUNCTION = """use std::math::*;
 let x: [f64; 6];
@@ -31,28 +30,18 @@ def vector_function(x, W, v):
     return np.tanh(W @ x)[:, None] * v[None, :] + (x[:5] * x[1:])[:, None]
 
 
-def numeric_jacobian(f, x):
-    """d f(x) / d x by central differences, of shape f(x).shape + x.shape."""
-    cols = []
-    for p in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[p] = H
-        cols.append((f(x + step) - f(x - step)) / (2 * H))
-    return np.moveaxis(np.array(cols), 0, -1).reshape(np.shape(f(x)) + x.shape)
-
-
 @pytest.fixture(scope="module")
 def vector_inputs():
     rng = np.random.default_rng(11)
     return dict(x=rng.standard_normal(6), W=rng.standard_normal((5, 6)) * 0.5, v=rng.standard_normal(4))
 
 
-def test_dense_jacobians_match_finite_differences(vector_inputs):
+def test_dense_jacobians_match_finite_differences(vector_inputs, fd_jacobian):
     x, W, v = vector_inputs["x"], vector_inputs["W"], vector_inputs["v"]
     out = einc.load(einc.compile(VECTOR_FUNCTION, outputs=["J", "JW"]).vmfb)(**vector_inputs)
     assert out["J"].shape == (5, 4, 6) and out["JW"].shape == (5, 4, 5, 6)
-    np.testing.assert_allclose(out["J"], numeric_jacobian(lambda z: vector_function(z, W, v), x), **FD_TOL)
-    np.testing.assert_allclose(out["JW"], numeric_jacobian(lambda z: vector_function(x, z, v), W), **FD_TOL)
+    np.testing.assert_allclose(out["J"], fd_jacobian(lambda z: vector_function(z, W, v), x), **FD_TOL)
+    np.testing.assert_allclose(out["JW"], fd_jacobian(lambda z: vector_function(x, z, v), W), **FD_TOL)
 
 
 def test_rows_columns_and_entries_are_slices_of_the_dense_jacobian(vector_inputs):
@@ -73,7 +62,7 @@ def test_a_projection_never_builds_the_dense_jacobian(tmp_path, name):
     assert "5x4x6xf64" in emit_program(str(path), "mlir", ["J"])     # the check can fail
 
 
-def test_derivative_of_an_element_inside_an_indexed_definition():
+def test_derivative_of_an_element_inside_an_indexed_definition(fd_jacobian):
     rng = np.random.default_rng(4)
     x, W = rng.standard_normal(3), rng.standard_normal((3, 3))
     out = einc.load(einc.compile("""use std::math::*;
@@ -82,7 +71,7 @@ def test_derivative_of_an_element_inside_an_indexed_definition():
         let h[i] = exp(sum[k](W[i, k] * x[k]));
         let local[i, k] = @h[i] / @W[i, k];
     """, outputs=["local"]).vmfb)(x=x, W=W)
-    dense = numeric_jacobian(lambda z: np.exp(z @ x), W)
+    dense = fd_jacobian(lambda z: np.exp(z @ x), W)
     np.testing.assert_allclose(out["local"], np.einsum("iik->ik", dense), **FD_TOL)
 
 
@@ -115,13 +104,13 @@ let col_qs = (@qs / @x)[:, 1];
 """
 
 
-def test_user_rules_are_used_by_both_modes():
+def test_user_rules_are_used_by_both_modes(fd_jacobian):
     x, a = np.array([0.3, -1.2, 2.0]), 0.7
     out = einc.load(einc.compile(RULES).vmfb)(x=x, a=a)
     softplus = lambda z: np.log1p(np.exp(z))
-    np.testing.assert_allclose(out["grad_x"], numeric_jacobian(lambda z: softplus(z * a).sum(), x), **FD_TOL)
-    np.testing.assert_allclose(out["grad_a"], numeric_jacobian(lambda z: softplus(x * z).sum(), np.array(a)), **FD_TOL)
-    np.testing.assert_allclose(out["J_sp"], numeric_jacobian(softplus, x), **FD_TOL)
+    np.testing.assert_allclose(out["grad_x"], fd_jacobian(lambda z: softplus(z * a).sum(), x), **FD_TOL)
+    np.testing.assert_allclose(out["grad_a"], fd_jacobian(lambda z: softplus(x * z).sum(), np.array(a)), **FD_TOL)
+    np.testing.assert_allclose(out["J_sp"], fd_jacobian(softplus, x), **FD_TOL)
     # `cube_ish` (z * z) has a deliberately wrong rule (3 z instead of 2 z): the rule, not the body, counts
     assert out["q"] == a * a
     np.testing.assert_allclose(out["dq"], 3 * a, rtol=1e-15)
@@ -134,6 +123,13 @@ def test_user_rules_are_used_by_both_modes():
     ("let x: f64;\nlet y = @x * 2.0;\n", "outside a derivative rule"),
     ("let x: [f64; 3];\nlet y = x[:];\n", "`:` slice of an array that is not a derivative"),
     ("let x: [f64; 3];\nlet y = x * x;\nlet c[i] = (@y / @x)[i, :];\n", "`:` slice of a derivative inside"),
+    ("let x: [f64; T];\nlet a[0] = 0.0;\nlet b[0] = 0.0;\nlet a[t in 1..T] = b[t - 1] + x[t];\n"
+     "let b[t in 1..T] = a[t] * 2.0;\nlet l = sum[t](b[t]);\nlet g = @l / @a;\n", "through its own recurrence"),
+    ("let x: [f64; T];\nlet a[0] = 0.0;\nlet b[0] = 0.0;\nlet a[t in 1..T] = b[t - 1] + x[t];\n"
+     "let b[t in 1..T] = a[t] * 2.0;\nlet c = (@b / @a)[:, 0];\n", "through its own recurrence"),
+    ("let x: [f64; T, N];\nlet s[0, i in 0..N] = x[0, i];\nlet s[t in 1..T, 0] = x[t, 0];\n"
+     "let s[t in 1..T, i in 1..N] = s[t, i - 1] + s[t - 1, i] * x[t, i];\n"
+     "let l = sum[t, i](s[t, i]);\nlet g = @l / @x;\n", "reads its own points of the same step"),
     ("fn total(v: [f64; 3]) -> f64 { sum[i](v[i]) }\n@fn total(v) { 1.0 }\n"
      "let x: [f64; 3];\nlet s = total(x);\n", "derivative rule for `total`"),
 ])
@@ -142,3 +138,41 @@ def test_unsupported_derivatives_are_E011_naming_the_construct(source, words):
         einc.compile(source)
     assert info.value.diagnostics[0].code == "E011"
     assert words in info.value.diagnostics[0].message
+
+
+def test_derivatives_inside_functions_and_blocks():
+    x = np.array([0.5, -1.0, 2.0])
+    out = einc.load(einc.compile("""use std::math::*;
+        fn jacobian_row(v, k: i32) {
+            let y = v * v;
+            let J = @y / @v;
+            J[k]
+        }
+        let x: [f64; 3];
+        let row = jacobian_row(x, 1);
+        let g = { let s = sum[i](exp(x[i])); @s / @x };
+    """).vmfb)(x=x)
+    np.testing.assert_array_equal(out["row"], [0.0, -2.0, 0.0])
+    np.testing.assert_allclose(out["g"], np.exp(x), rtol=1e-15)
+
+
+def test_reverse_and_forward_mode_through_a_piecewise_definition(fd_jacobian):
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    out = einc.load(einc.compile("""use std::math::*;
+        let x: [f64; 4];
+        let y[0] = x[0] * x[1];
+        let y[i in 1..4] = exp(x[i]) * x[i - 1];
+        let y[2] = x[2] * x[2] * x[2];
+        let loss = sum[i](y[i] * y[i]);
+        let g = @loss / @x;
+        let J = @y / @x;
+        let row = J[2];
+    """).vmfb)(x=x)
+
+    def y(v):
+        out = np.r_[v[0] * v[1], np.exp(v[1:]) * v[:-1]]
+        out[2] = v[2] ** 3
+        return out
+    np.testing.assert_allclose(out["g"], fd_jacobian(lambda v: (y(v) ** 2).sum(), x), **FD_TOL)
+    np.testing.assert_allclose(out["J"], fd_jacobian(y, x), **FD_TOL)
+    np.testing.assert_allclose(out["row"], out["J"][2], rtol=1e-14)

@@ -32,27 +32,18 @@ def rnn_states(W, x):
     return h
 
 
-def central(f, x):
-    out = []
-    for p in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[p] = H
-        out.append((f(x + step) - f(x - step)) / (2 * H))
-    return np.moveaxis(np.array(out), 0, -1).reshape(np.shape(f(x)) + x.shape)
-
-
 @pytest.fixture(scope="module")
 def rnn_inputs():
     rng = np.random.default_rng(8)
     return dict(W=rng.standard_normal((4, 4)) * 0.5, x=rng.standard_normal((12, 4)))
 
 
-def test_rnn_loss_gradient_with_respect_to_the_weight_matrix(rnn_inputs):
+def test_rnn_loss_gradient_with_respect_to_the_weight_matrix(rnn_inputs, fd_jacobian):
     W, x = rnn_inputs["W"], rnn_inputs["x"]
     out = einc.load(einc.compile(RNN, outputs=["loss", "grad_W"]).vmfb)(**rnn_inputs)
     loss = lambda w: (rnn_states(w, x) ** 2).sum() / 2
     np.testing.assert_allclose(out["loss"], loss(W), rtol=1e-12)
-    np.testing.assert_allclose(out["grad_W"], central(loss, W), **FD_TOL)
+    np.testing.assert_allclose(out["grad_W"], fd_jacobian(loss, W), **FD_TOL)
 
 
 def test_the_gradient_runs_an_adjoint_loop_backward_over_the_kept_states(tmp_path):
@@ -127,3 +118,25 @@ def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances()
     d_r = (kalman_loglik(y, q, r + H) - kalman_loglik(y, q, r - H)) / (2 * H)
     np.testing.assert_allclose(out["d_q"], d_q, **FD_TOL)
     np.testing.assert_allclose(out["d_r"], d_r, **FD_TOL)
+
+
+def test_a_user_rule_inside_a_recurrence_is_used_by_both_modes():
+    out = einc.load(einc.compile("""use std::math::*;
+        fn act(z) { z * z }
+        @fn act(z) { 3.0 * z * @z }
+        let a: f64;
+        let x: [f64; T];
+        let s[0] = 1.0;
+        let s[t in 1..T] = act(s[t - 1] * a) + x[t];
+        let loss = sum[t](s[t]);
+        let reverse = @loss / @a;
+        let forward = (@s / @a)[:];
+    """).vmfb)(a=0.5, x=np.array([0.0, 0.1, -0.2, 0.3]))
+    # the rule (3 z dz, deliberately not the true 2 z dz) applied by hand
+    s, ds = 1.0, [0.0]
+    for xt in [0.1, -0.2, 0.3]:
+        z = s * 0.5
+        ds.append(3 * z * (0.5 * ds[-1] + s))
+        s = z * z + xt
+    np.testing.assert_allclose(out["forward"], ds, rtol=1e-14)
+    np.testing.assert_allclose(out["reverse"], sum(ds), rtol=1e-14)

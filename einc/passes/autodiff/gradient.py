@@ -10,16 +10,17 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Read, RecValue, Stack, Value,
+from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Piecewise, Read, RecValue, Stack, Value,
                            fresh_index_vars)
 from einc.ir.state_slices import is_state_slice
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.delta import gather_sum
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.piecewise_adjoint import clause_adjoints
 from einc.passes.autodiff.primal_reuse import reuse_primal
 from einc.passes.autodiff.recurrence_adjoint import adjoint_loop
 from einc.passes.autodiff.scalar_adjoint import propagate
-from einc.passes.autodiff.seeds import read_adjoint
+from einc.passes.autodiff.seeds import positions, read_adjoint
 
 
 def gradient(y: Value, x: Value, span, rules=NO_RULES) -> Value:
@@ -68,7 +69,7 @@ class _Gradient:
         if is_state_slice(t):
             return          # a recurrence's earlier step: a given of this step's computation
         if isinstance(t, Generic):
-            seed = read_adjoint(adjoint, tuple(IndexRef(v) for v in t.vars))
+            seed = read_adjoint(adjoint, positions(t.vars))
             if t.guard is not None:
                 seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
             self._leaves(reuse_primal(propagate(t.body, seed, {id(self.x)}, tuple(t.vars), self.rules), t))
@@ -77,6 +78,9 @@ class _Gradient:
                 seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
                     IndexRef(v) for v in fresh_index_vars(elem.shape)))
                 self._leaves(propagate(elem, seed, {id(self.x)}, (), self.rules))
+        elif isinstance(t, Piecewise):
+            for value, part in clause_adjoints(t, adjoint):
+                self._add(value, part)
         elif not isinstance(t, (Input, Const)):
             raise d.error(d.UNSUPPORTED, f"no derivative through {type(t).__name__}", self.span)
 
@@ -85,8 +89,11 @@ class _Gradient:
             target = leaf.leaf.tensor if isinstance(leaf.leaf, Read) else leaf.leaf
             if not target.dtype.is_float:
                 continue
-            self.values[id(target)] = target
-            self.parts.setdefault(id(target), []).append(self._contribution(leaf))
+            self._add(target, self._contribution(leaf))
+
+    def _add(self, target: Value, contribution: Value) -> None:
+        self.values[id(target)] = target
+        self.parts.setdefault(id(target), []).append(contribution)
 
     def _through_recurrence(self, group) -> None:
         """All members of a group at once: one adjoint loop (recurrence_adjoint)."""
@@ -95,7 +102,7 @@ class _Gradient:
             if isinstance(v, RecValue) and v.group is group and self._total(v) is not None:
                 outside.setdefault(id(v.member), []).append(self._total(v))
         totals = {key: _add_tensors(parts) for key, parts in outside.items()}
-        self._leaves(adjoint_loop(group, totals, {id(self.x)}, self.rules, self.span))
+        self._leaves(adjoint_loop(group, totals, self.x, self.rules, self.span))
 
     def _contribution(self, leaf) -> Value:
         node = leaf.leaf
@@ -167,6 +174,8 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
                     for x in tensors_in(c.body) + (tensors_in(c.guard) if c.guard is not None else [])]
         elif isinstance(t, Generic):
             deps = tensors_in(t.body) + (tensors_in(t.guard) if t.guard is not None else [])
+        elif isinstance(t, Piecewise):
+            deps = [c.value for c in t.clauses]
         elif isinstance(t, Stack):
             deps = [e for e in t.elems if e.rank] + [x for e in t.elems if not e.rank for x in tensors_in(e)]
         for dep in deps:

@@ -17,17 +17,27 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
                            RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value)
-from einc.ir.types import BOOL, Lin
+from einc.ir.types import Lin
 from einc.passes.autodiff.delta import gather_sum, lin_value
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.rewrite import replace_nodes, scalar_nodes
 from einc.passes.autodiff.scalar_adjoint import LeafAdjoint, propagate
 from einc.passes.autodiff.seeds import read_adjoint
 
 
-def adjoint_loop(group: RecurrenceGroup, outside: dict, stops: set, rules, span) -> list:
-    """Leaves (reads of tensors outside G, and stop values) with their adjoints, given
-    `outside`: id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
-    return _AdjointLoop(group, rules, span).run(outside, stops)
+def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, rules, span) -> list:
+    """Leaves (reads of tensors outside G, and x) with their adjoints, given `outside`:
+    id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
+    check_not_own_member(group, x, span)
+    return _AdjointLoop(group, rules, span).run(outside, {id(x)})
+
+
+def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
+    """A member of the loop being differentiated is not an independent parameter."""
+    if isinstance(x, RecValue) and x.group is group:
+        raise d.error(d.UNSUPPORTED, f"a derivative with respect to `{x.member.name}` through "
+                      "its own recurrence", span, hint="differentiate with respect to the "
+                      "inputs the recurrence starts from")
 
 
 class _AdjointLoop:
@@ -41,7 +51,8 @@ class _AdjointLoop:
         self.last = steps - 1                      # t = last - τ
         self.adjoint = {id(m): RecMember(f"{m.name}_bar", m.dtype, m.shape, [], span=m.span)
                         for m in group.members if m.dtype.is_float}
-        self.converted: dict[int, Value] = {}
+        self.step = group.t_var                    # the clause's own step variable
+        self.converted: dict[int, Value] = {}      # per clause
 
     def run(self, outside: dict, stops: set) -> list:
         needed = _read_from(self.group, outside)
@@ -71,17 +82,23 @@ class _AdjointLoop:
     # ------------------------------------------------------------ primal clauses
 
     def _clause_leaves(self, n: RecMember, clause: RecClause, stops: set) -> list:
-        """Adjoints of what one clause of n reads, its primal states read as tensors."""
-        t = IndexRef(self.group.t_var)
+        """Adjoints of what one clause of n reads, its primal states read as tensors. The
+        clause's steps get their own variable, so sums over them cover exactly its range."""
+        step = IndexVar(self.group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
+        t = IndexRef(step)
+        self.step, self.converted = step, {}
         here = (t,) + tuple(IndexRef(v) for v in clause.vars)
         seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + here[1:])
-        conds = _step_range(t, clause.t_lo, clause.t_hi, self.group.t_var.extent)
         if clause.guard is not None:
-            conds.append(self._convert(clause.guard))
-        for cond in conds:
-            seed = Op("select", (cond, seed, const(0.0, seed)), seed.dtype)
-        extra = (self.group.t_var,) + tuple(clause.vars)
-        return propagate(self._convert(clause.body), seed, stops, extra, self.rules)
+            seed = Op("select", (self._convert(clause.guard), seed, const(0.0, seed)), seed.dtype)
+        body = self._convert(clause.body)
+        leaves = propagate(body, seed, stops, (step,) + tuple(clause.vars), self.rules)
+        if not sole_writer(n, clause):
+            return leaves
+        # partials that repeat the whole body read the stored value instead
+        stored = {id(body): Read(self.primal[id(n)], here, span=clause.body.span)}
+        return [LeafAdjoint(leaf.leaf, replace_nodes(leaf.adjoint, stored), leaf.extra_vars)
+                for leaf in leaves]
 
     def _state_of(self, node: Value):
         if isinstance(node, Read) and isinstance(node.tensor, RecValue) and node.tensor.group is self.group:
@@ -118,7 +135,8 @@ class _AdjointLoop:
     # ------------------------------------------------------------ rebuilding
 
     def _convert(self, v: Value) -> Value:
-        """`v` with the primal StateReads as reads of the primal storage."""
+        """`v` with the primal StateReads as reads of the primal storage, and the clause's own
+        step variable for the group's."""
         key = id(v)
         if key not in self.converted:
             self.converted[key] = self._rebuild(v)
@@ -127,6 +145,8 @@ class _AdjointLoop:
     def _rebuild(self, v: Value) -> Value:
         if isinstance(v, StateRead):
             return Read(self.primal[id(v.member)], tuple(self._convert(s) for s in v.subs), span=v.span)
+        if isinstance(v, IndexRef) and v.var is self.group.t_var:
+            return IndexRef(self.step)
         if isinstance(v, (Const, Input, Size, IndexRef)) or v.rank > 0:
             return v
         if isinstance(v, Read):
@@ -143,6 +163,12 @@ class _AdjointLoop:
         raise d.error(d.UNSUPPORTED, f"no derivative through {type(v).__name__} in a recurrence", self.span)
 
 
+def sole_writer(member: RecMember, clause: RecClause) -> bool:
+    """Whether no other clause of `member` writes the steps `clause` writes (later clauses win)."""
+    return all(other is clause or affine.surely_nonnegative(clause.t_lo - other.t_hi)
+               or affine.surely_nonnegative(other.t_lo - clause.t_hi) for other in member.clauses)
+
+
 def _read_from(group: RecurrenceGroup, outside: dict) -> set:
     """ids of the members with an adjoint from outside and of those they read, transitively
     (the group may also hold other requests' tangent members, which need no adjoint here)."""
@@ -156,49 +182,14 @@ def _read_from(group: RecurrenceGroup, outside: dict) -> set:
     return needed
 
 
-def _step_range(t: Value, lo: Lin, hi: Lin, steps: Lin) -> list:
-    """Conditions for lo <= t < hi, leaving out the sides every step satisfies."""
-    conds = []
-    if not affine.surely_nonnegative(-lo):
-        conds.append(Op("ge", (t, lin_value(lo)), BOOL))
-    if not affine.surely_nonnegative(hi - steps):
-        conds.append(Op("lt", (t, lin_value(hi)), BOOL))
-    return conds
-
-
 def _state_reads(member: RecMember) -> list:
-    """The StateReads in member's clauses (not looking into tensors outside the loop)."""
-    out, seen = [], set()
-    stack = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
-    while stack:
-        v = stack.pop()
-        if id(v) in seen or v.rank > 0:
-            continue
-        seen.add(id(v))
-        if isinstance(v, StateRead):
-            out.append(v)
-        stack.extend(v.operands())
-    return out
+    """The StateReads in member's clauses."""
+    roots = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
+    return [v for v in scalar_nodes(roots) if isinstance(v, StateRead)]
 
 
 def _states_as_reads(v: Value, values: dict) -> Value:
     """`v` with the adjoint loop's StateReads as reads of its storage (for use outside it)."""
-    memo: dict[int, Value] = {}
-
-    def rebuild(x: Value) -> Value:
-        if id(x) in memo:
-            return memo[id(x)]
-        if isinstance(x, StateRead) and id(x.member) in values:
-            out = Read(values[id(x.member)], tuple(rebuild(s) for s in x.subs), span=x.span)
-        elif isinstance(x, Op):
-            out = Op(x.op, tuple(rebuild(a) for a in x.args), x.dtype, span=x.span)
-        elif isinstance(x, Read) and x.rank == 0:
-            out = Read(x.tensor, tuple(rebuild(s) for s in x.subs), span=x.span, in_bounds=x.in_bounds)
-        elif isinstance(x, Reduce):
-            guard = rebuild(x.guard) if x.guard is not None else None
-            out = Reduce(x.kind, x.vars, rebuild(x.body), guard, span=x.span)
-        else:
-            out = x
-        memo[id(x)] = out
-        return out
-    return rebuild(v)
+    mapping = {id(n): Read(values[id(n.member)], n.subs, span=n.span) for n in scalar_nodes([v])
+               if isinstance(n, StateRead) and id(n.member) in values}
+    return replace_nodes(v, mapping)

@@ -6,9 +6,11 @@ substituted where it is read instead of being stored as a tensor.
 """
 from __future__ import annotations
 
-from einc.ir.nodes import Const, Generic, IndexRef, Input, Op, Read, Size, Value, fresh_index_vars, walk
+from einc.ir.nodes import Const, Generic, IndexRef, Input, Op, Read, Size, Value, fresh_index_vars
 from einc.ir.types import BOOL
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.delta import lin_value
+from einc.passes.autodiff.rewrite import scalar_nodes
 from einc.passes.autodiff.simplify import build
 from einc.passes.autodiff.substitute import substitute
 
@@ -30,6 +32,11 @@ def basis(like: Value, at: tuple) -> Generic:
     return Generic(vars_, indicator(tuple(IndexRef(v) for v in vars_), at, like))
 
 
+def positions(vars_: tuple) -> tuple:
+    """The element a Generic over `vars_` writes at the current point: coordinates minus lo."""
+    return tuple(build("sub", (IndexRef(v), lin_value(v.lo)), IndexRef(v).dtype) for v in vars_)
+
+
 def read_adjoint(adjoint: Value, refs: tuple) -> Value:
     """The adjoint at one point. An adjoint that is pure index arithmetic (a basis) is
     substituted in place rather than read from a stored tensor."""
@@ -40,4 +47,4 @@ def read_adjoint(adjoint: Value, refs: tuple) -> Value:
 
 def _is_index_arithmetic(v: Value) -> bool:
     return all(isinstance(n, (Const, IndexRef, Size, Op)) or (isinstance(n, Input) and n.rank == 0)
-               for n in walk([v]))
+               for n in scalar_nodes([v]))

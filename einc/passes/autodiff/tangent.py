@@ -19,6 +19,8 @@ from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Piecew
 from einc.ir.types import BOOL, Lin
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.local_rules import const, mul, op, partials
+from einc.passes.autodiff.rewrite import replace_nodes
+from einc.passes.autodiff.seeds import positions
 from einc.passes.autodiff.substitute import substitute
 
 
@@ -60,7 +62,12 @@ class Tangent:
             return None
         if isinstance(t, Generic):
             body = self.of_scalar(t.body)
-            return None if body is None else Generic(t.vars + self.dirs, body, t.guard, span=t.span)
+            if body is None:
+                return None
+            # partials that repeat the whole body read the stored value instead
+            stored = Read(t, positions(t.vars), in_bounds=True)
+            body = replace_nodes(body, {id(t.body): stored})
+            return Generic(t.vars + self.dirs, body, t.guard, span=t.span)
         if isinstance(t, Stack):
             return self._stack(t)
         if isinstance(t, Piecewise):

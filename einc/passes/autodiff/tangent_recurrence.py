@@ -7,11 +7,14 @@ history, so the storage plan and the step order apply to it unchanged.
 """
 from __future__ import annotations
 
-from einc.ir.nodes import Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value, walk
+from einc.ir.nodes import IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value
 from einc.passes.autodiff.local_rules import const
+from einc.passes.autodiff.recurrence_adjoint import check_not_own_member, sole_writer
+from einc.passes.autodiff.rewrite import replace_nodes, scalar_nodes
 
 
 def recurrence_tangent(tan, value: RecValue):
+    check_not_own_member(value.group, tan.x, tan.span)
     if id(value.member) not in tan.states:
         _add_tangent_members(tan, value.group, value.member)
     member = tan.states[id(value.member)]
@@ -36,6 +39,10 @@ def _add_tangent_members(tan, group, wanted: RecMember) -> None:
             continue
         for c in m.clauses:
             body = tan.of_scalar(c.body)
+            if body is not None and sole_writer(m, c):
+                # partials that repeat the whole body read the value this step just stored
+                here = (IndexRef(group.t_var),) + tuple(IndexRef(v) for v in c.vars)
+                body = replace_nodes(body, {id(c.body): StateRead(m, here)})
             dm.clauses.append(RecClause(c.t_lo, c.t_hi, tuple(c.vars) + tan.dirs,
                                         const(0.0, c.body) if body is None else body, c.guard))
         group.members.append(dm)
@@ -64,7 +71,7 @@ def _read_by(wanted: RecMember, group) -> list:
 
 
 def _scan_states(v: Value) -> set:
-    return {n.member for n in walk([v]) if isinstance(n, StateRead)}
+    return {n.member for n in scalar_nodes([v]) if isinstance(n, StateRead)}
 
 
 def _reached_members(tan, members: list) -> set:
