@@ -49,6 +49,8 @@ let bce = binary_cross_entropy(sigmoid(P), Tg);
 let sce = softmax_cross_entropy_loss(P, Tg);
 let cos_ = cosine_similarity(X, X * X);
 let tk = topk(X, 3, -1);
+let tk_mid = topk(X, 2, 1);
+let lpn_mid = lp_normalization(X, 1, 1);
 let am = argmax(I);
 let gat = gather(I, [2, 0], 0);
 let gel = gather_elements(I, [[3, 0], [1, 1], [2, 2]], 1);
@@ -95,6 +97,7 @@ def test_normalizations_f64(out):
     sq = np.pad(x ** 2, [(0, 0), (0, 1), (0, 0)])              # size 2: channels c and c + 1
     close(out["lrn_"], x / (2 + 0.01 / 2 * (sq[:, :3] + sq[:, 1:])) ** 0.5, D)
     close(out["lpn"], F["v"] / np.linalg.norm(F["v"]), D)
+    close(out["lpn_mid"], x / np.abs(x).sum(1, keepdims=True), D)
     close(out["l2n"], x / np.linalg.norm(x, axis=-1, keepdims=True), D)
     close(out["cs"], np.cumsum(x, -1), D)
 
@@ -141,6 +144,9 @@ def test_selection_and_indexing_f64_and_i32(out):
     order = np.argsort(-F["X"], axis=-1, kind="stable")[..., :3]
     np.testing.assert_array_equal(out["tk.1"], order)
     close(out["tk.0"], np.take_along_axis(F["X"], order, -1), D)
+    order = np.argsort(-F["X"], axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(out["tk_mid.1"], order)
+    close(out["tk_mid.0"], np.take_along_axis(F["X"], order, 1), D)
     np.testing.assert_array_equal(out["am"], I.argmax(-1))
     np.testing.assert_array_equal(out["gat"], I[[2, 0]])
     gi = np.array([[3, 0], [1, 1], [2, 2]])
