@@ -24,6 +24,7 @@ let Wt: [f64; 3, 2, 2, 3];
 let Wd: [f64; 8, 1, 2, 2];
 let Wl: [f64; 5, 2];
 let c3: [f64; 3];
+let Up: [f64; 2, 1, 5];
 let bn = batch_normalization(X, [1.0f64, 2.0, 0.5], [0.0f64, 1.0, -1.0], [0.1f64, 0.2, 0.3], [1.0f64, 0.5, 2.0], 1e-5);
 let lrn_ = lrn(X, 2, 0.01, 0.5, 2.0);
 let lpn = lp_normalization(v, -1, 2);
@@ -57,6 +58,8 @@ let gel = gather_elements(I, [[3, 0], [1, 1], [2, 2]], 1);
 let sce_ = scatter_elements(M, [[0, 3], [1, 1], [2, 0]], [[1.0f64, 2.0], [3.0f64, 4.0], [5.0f64, 6.0]], 1);
 let oh = onehot(I, 10, [0i32, 1]);
 let gnd = gather_nd(I, [[1, 2], [2, 3]]);
+let gel_mid = gather_elements(X, [[[2, 0, 1, 1, 0]], [[1, 1, 2, 0, 2]]], 1);
+let sce_mid = scatter_elements(X, [[[2, 0, 1, 1, 0]], [[1, 1, 2, 0, 2]]], Up, 1);
 let d2s = depth_to_space(Xs, 2);
 let s2d = space_to_depth(d2s, 2);
 let gm = gemm(M, M, c3, 1.0, 0.5, 0, 1);
@@ -71,7 +74,7 @@ let xc = solve_cholesky(S, y3);
 RNG = np.random.default_rng(5)
 S3 = RNG.uniform(-1, 1, (3, 3))
 SHAPES = dict(X=(2, 3, 5), M=(3, 4), v=(4,), P=(3, 4), Q=(3, 4), K=(5, 4), V=(5, 2), Xs=(1, 8, 2, 2),
-              Xt=(1, 3, 3, 2), Wt=(3, 2, 2, 3), Wd=(8, 1, 2, 2), Wl=(5, 2), c3=(3,))
+              Xt=(1, 3, 3, 2), Wt=(3, 2, 2, 3), Wd=(8, 1, 2, 2), Wl=(5, 2), c3=(3,), Up=(2, 1, 5))
 INPUTS = {k: rand(*shape, dtype=np.float64, seed=60 + n) for n, (k, shape) in enumerate(SHAPES.items())}
 INPUTS.update(Tg=np.eye(4)[[2, 0, 3]], I=RNG.integers(0, 10, (3, 4)).astype(np.int32),
               S=(S3 @ S3.T + 3 * np.eye(3)).astype(np.float32), y3=np.array([1.0, -1.0, 2.0], np.float32))
@@ -158,6 +161,11 @@ def test_selection_and_indexing_f64_and_i32(out):
     assert out["oh"].dtype == np.int32
     np.testing.assert_array_equal(out["oh"], np.eye(10, dtype=np.int32)[I])
     np.testing.assert_array_equal(out["gnd"], I[[1, 2], [2, 3]])
+    mid = np.array([[[2, 0, 1, 1, 0]], [[1, 1, 2, 0, 2]]])
+    close(out["gel_mid"], np.take_along_axis(F["X"], mid, 1), D)
+    ref = F["X"].copy()
+    np.put_along_axis(ref, mid, F["Up"], 1)
+    close(out["sce_mid"], ref, D)
 
 
 def test_space_depth_f64(out):
