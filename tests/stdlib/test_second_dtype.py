@@ -52,6 +52,7 @@ let cos_ = cosine_similarity(X, X * X);
 let tk = topk(X, 3, -1);
 let tk_mid = topk(X, 2, 1);
 let lpn_mid = lp_normalization(X, 1, 1);
+let mvn = mean_variance_normalization(X, [0, 2]);
 let am = argmax(I);
 let gat = gather(I, [2, 0], 0);
 let gel = gather_elements(I, [[3, 0], [1, 1], [2, 2]], 1);
@@ -101,6 +102,8 @@ def test_normalizations_f64(out):
     close(out["lrn_"], x / (2 + 0.01 / 2 * (sq[:, :3] + sq[:, 1:])) ** 0.5, D)
     close(out["lpn"], F["v"] / np.linalg.norm(F["v"]), D)
     close(out["lpn_mid"], x / np.abs(x).sum(1, keepdims=True), D)
+    mvn = (x - x.mean((0, 2), keepdims=True)) / np.sqrt(x.var((0, 2), keepdims=True) + 1e-9)
+    close(out["mvn"], mvn, D, rtol=1e-10, atol=1e-10)
     close(out["l2n"], x / np.linalg.norm(x, axis=-1, keepdims=True), D)
     close(out["cs"], np.cumsum(x, -1), D)
 
