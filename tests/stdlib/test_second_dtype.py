@@ -25,6 +25,10 @@ let Wd: [f64; 8, 1, 2, 2];
 let Wl: [f64; 5, 2];
 let c3: [f64; 3];
 let Up: [f64; 2, 1, 5];
+let Xq: [f32; 2, 3, 4];
+let Xk: [f32; 2, 5, 4];
+let Xv: [f32; 2, 5, 4];
+let Mk: [f32; 3, 5];
 let bn = batch_normalization(X, [1.0f64, 2.0, 0.5], [0.0f64, 1.0, -1.0], [0.1f64, 0.2, 0.3], [1.0f64, 0.5, 2.0], 1e-5);
 let lrn_ = lrn(X, 2, 0.01, 0.5, 2.0);
 let lpn = lp_normalization(v, -1, 2);
@@ -32,6 +36,7 @@ let l2n = l2_normalize(X, 1e-12);
 let cs = cumsum(X);
 let att = attention_dummy(Q, K, V, 0.5);
 let mha = multi_head_attention_simple(Q, K, V, 2, 0.5);
+let mhb = multi_head_attention(Xq, Xk, Xv, 2, 0.5, Mk);
 let isc = image_scaler(X, 0.5, [1.0f64, 2.0, 3.0]);
 let dg = diag_extract(M);
 let dc = diag_construct(v);
@@ -77,6 +82,8 @@ S3 = RNG.uniform(-1, 1, (3, 3))
 SHAPES = dict(X=(2, 3, 5), M=(3, 4), v=(4,), P=(3, 4), Q=(3, 4), K=(5, 4), V=(5, 2), Xs=(1, 8, 2, 2),
               Xt=(1, 3, 3, 2), Wt=(3, 2, 2, 3), Wd=(8, 1, 2, 2), Wl=(5, 2), c3=(3,), Up=(2, 1, 5))
 INPUTS = {k: rand(*shape, dtype=np.float64, seed=60 + n) for n, (k, shape) in enumerate(SHAPES.items())}
+INPUTS.update({k: rand(*shape, seed=80 + n) for n, (k, shape) in enumerate(
+    dict(Xq=(2, 3, 4), Xk=(2, 5, 4), Xv=(2, 5, 4), Mk=(3, 5)).items())})
 INPUTS.update(Tg=np.eye(4)[[2, 0, 3]], I=RNG.integers(0, 10, (3, 4)).astype(np.int32),
               S=(S3 @ S3.T + 3 * np.eye(3)).astype(np.float32), y3=np.array([1.0, -1.0, 2.0], np.float32))
 F = {k: v.astype(np.float64) for k, v in INPUTS.items()}
@@ -117,6 +124,13 @@ def test_attention_f64(out):
     heads = [attention(F["Q"][:, 2 * h:2 * h + 2], F["K"][:, 2 * h:2 * h + 2], F["V"][:, h:h + 1], 0.5)
              for h in range(2)]
     close(out["mha"], np.concatenate(heads, 1), D)
+
+
+def test_multi_head_attention_batched_f32(out):
+    q, k, v, mask = F["Xq"], F["Xk"], F["Xv"], F["Mk"]
+    heads = [softmax(0.5 * q[..., 2 * h:2 * h + 2] @ np.swapaxes(k[..., 2 * h:2 * h + 2], -1, -2) + mask)
+             @ v[..., 2 * h:2 * h + 2] for h in range(2)]
+    close(out["mhb"], np.concatenate(heads, -1), atol=1e-5)
 
 
 def test_matrix_helpers_f64_and_i32(out):
