@@ -55,6 +55,10 @@ let bce = binary_cross_entropy(sigmoid(P), Tg);
 let sce = softmax_cross_entropy_loss(P, Tg);
 let cos_ = cosine_similarity(X, X * X);
 let tk = topk(X, 3, -1);
+let rngf = range(0.5, 2.0, 0.4);
+let rngd = range(-1.0f64, 1.0, 0.25);
+let dqd = dequantize_linear(I, 0.125f64, 3);
+let qmd = qmatmul(I, 0.5f64, [[1, 2], [3, 4], [5, 6], [7, 8]], 0.25f64);
 let tk_mid = topk(X, 2, 1);
 let lpn_mid = lp_normalization(X, 1, 1);
 let mvn = mean_variance_normalization(X, [0, 2]);
@@ -183,6 +187,13 @@ def test_selection_and_indexing_f64_and_i32(out):
     ref = F["X"].copy()
     np.put_along_axis(ref, mid, F["Up"], 1)
     close(out["sce_mid"], ref, D)
+
+
+def test_range_and_dequantize_in_float_types(out):
+    close(out["rngf"], np.arange(0.5, 2.0, 0.4))
+    close(out["rngd"], np.arange(-1.0, 1.0, 0.25), D)
+    close(out["dqd"], (I - 3) * 0.125, D)
+    close(out["qmd"], I @ np.array([[1, 2], [3, 4], [5, 6], [7, 8]]) * 0.125, D)
 
 
 def test_space_depth_f64(out):
