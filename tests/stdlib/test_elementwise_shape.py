@@ -122,6 +122,10 @@ let tr5 = transpose(Y);
 let cos_i = constant_of_shape([2, 1, 3], 7);
 let slice_mid = slice(X, [2], [7], [1], [2]);
 let gat_mid = gather(T, ix, 1);
+let gnd3 = gather_nd(T, [[1, 2], [0, 1], [1, 0]]);
+let gnd_full = gather_nd(T, [[[1, 2, 3]], [[0, 1, 0]]]);
+let snd2 = scatter_nd(T, [[1, 2], [0, 0]], [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]);
+let snd3 = scatter_nd(T, [[1, 2, 3], [0, 0, 0], [1, 2, 3]], [1.0, 2.0, 3.0]);
 let gat0 = gather(a, ix, 0);
 let gat1 = gather(a, ix, 1);
 let gel = gather_elements(a, [[0, 1, 2, 0], [2, 2, 1, 0]], 0);
@@ -232,6 +236,17 @@ def test_shape_ops_on_higher_ranks_and_middle_axes(out):
     close(out["expd4"], T * np.ones((3, 1, 3, 1), np.float32))
     close(out["slice_mid"], X[:, 2:7:2])
     close(out["gat_mid"], T[:, IX])
+
+
+def test_gather_nd_and_scatter_nd_with_longer_index_rows(out):
+    close(out["gnd3"], T[[1, 0, 1], [2, 1, 0]])
+    close(out["gnd_full"], np.array([[T[1, 2, 3]], [T[0, 1, 0]]]))
+    ref = T.copy()
+    ref[1, 2], ref[0, 0] = [1.0, 2, 3, 4], [5.0, 6, 7, 8]
+    close(out["snd2"], ref)
+    ref = T.copy()
+    ref[0, 0, 0], ref[1, 2, 3] = 2.0, 3.0                   # the later of two updates to [1, 2, 3] wins
+    close(out["snd3"], ref)
 
 
 def test_transform_ops(out):
