@@ -122,6 +122,7 @@ let tr5 = transpose(Y);
 let cos_i = constant_of_shape([2, 1, 3], 7);
 let slice_mid = slice(X, [2], [7], [1], [2]);
 let gat_mid = gather(T, ix, 1);
+let gat_2d = gather(T, [[0, 2], [1, 1]], 1);
 let gnd3 = gather_nd(T, [[1, 2], [0, 1], [1, 0]]);
 let gnd_full = gather_nd(T, [[[1, 2, 3]], [[0, 1, 0]]]);
 let snd2 = scatter_nd(T, [[1, 2], [0, 0]], [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]);
@@ -236,6 +237,7 @@ def test_shape_ops_on_higher_ranks_and_middle_axes(out):
     close(out["expd4"], T * np.ones((3, 1, 3, 1), np.float32))
     close(out["slice_mid"], X[:, 2:7:2])
     close(out["gat_mid"], T[:, IX])
+    close(out["gat_2d"], np.take(T, [[0, 2], [1, 1]], axis=1))
 
 
 def test_gather_nd_and_scatter_nd_with_longer_index_rows(out):

@@ -64,6 +64,7 @@ let lpn_mid = lp_normalization(X, 1, 1);
 let mvn = mean_variance_normalization(X, [0, 2]);
 let am = argmax(I);
 let gat = gather(I, [2, 0], 0);
+let gat_v = gather(v, [[0, 3], [1, 1]], 0);
 let gel = gather_elements(I, [[3, 0], [1, 1], [2, 2]], 1);
 let sce_ = scatter_elements(M, [[0, 3], [1, 1], [2, 0]], [[1.0f64, 2.0], [3.0f64, 4.0], [5.0f64, 6.0]], 1);
 let oh = onehot(I, 10, [0i32, 1]);
@@ -173,6 +174,7 @@ def test_selection_and_indexing_f64_and_i32(out):
     close(out["tk_mid.0"], np.take_along_axis(F["X"], order, 1), D)
     np.testing.assert_array_equal(out["am"], I.argmax(-1))
     np.testing.assert_array_equal(out["gat"], I[[2, 0]])
+    close(out["gat_v"], F["v"][[[0, 3], [1, 1]]], D)
     gi = np.array([[3, 0], [1, 1], [2, 2]])
     np.testing.assert_array_equal(out["gel"], np.take_along_axis(I, gi, 1))
     ref = F["M"].copy()
