@@ -259,9 +259,6 @@ def elaborate(program, resolution, outputs: list[str] | None = None) -> ir.Progr
     return el.ir
 
 
-__all__ = ["Elaborator", "elaborate", "EXPR_RULES", "iter_nodes"]
-
-
 def _note_call_site(err: d.CompileError, fn_node, span) -> None:
     """An error inside a function of another module (the standard library) also shows the
     line of the caller's module that called it."""
@@ -270,3 +267,7 @@ def _note_call_site(err: d.CompileError, fn_node, span) -> None:
     for diag in err.diagnostics:
         if diag.span is not None and diag.span.file != span.file:
             diag.notes.append(d.Label(span, "called from here"))
+
+
+__all__ = ["Elaborator", "elaborate", "EXPR_RULES", "iter_nodes"]
+
