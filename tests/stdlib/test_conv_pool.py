@@ -25,6 +25,8 @@ let Cm: [f32; 3];
 let X3: [f32; 1, 2, 5, 4, 6];
 let W3: [f32; 4, 1, 2, 3, 2];
 let Xp: [f64; 2, 3, 7];
+let Wt1: [f64; 3, 2, 3];
+let Wt3: [f32; 2, 3, 2, 2, 3];
 let grouped = conv(X, W, B, [2, 1], [1, 0, 1, 2], [1, 2], 2);
 let conv_1d = conv(X1, W1, B1, [2], [1, 1], [1], 1);
 let conv_f64 = conv(Xd, Wdd, [0.5f64, -1.0, 2.0], [1, 1], [0, 0, 0, 0], [1, 1], 1);
@@ -37,6 +39,8 @@ let gap = global_average_pool(X);
 let gmp = global_max_pool(X1);
 let lpp = lp_pool(X, [2, 2], [2, 2], 2.0);
 let conv_3d = conv(X3, W3, [0.5, 0.0, -0.5, 1.0], [2, 1, 2], [1, 0, 1, 0, 1, 1], [1, 2, 1], 2);
+let ct1 = conv_transpose(Xp, Wt1, [0.0f64, 1.0], [2], [1, 0], [1]);
+let ct3 = conv_transpose(X3, Wt3, [0.5, -0.5, 0.0], [1, 2, 2], [0, 1, 1, 1, 0, 0], [0, 1, 0]);
 let maxp1 = max_pool(Xp, [3], [2], [1, 1]);
 let avgp1 = average_pool(Xp, [2], [1], [1, 0]);
 let lpp1 = lp_pool(Xp, [3], [2], 3.0);
@@ -55,7 +59,8 @@ INPUTS = dict(X=rand(2, 4, 7, 6), W=rand(6, 2, 3, 3, seed=1), B=rand(6, seed=2),
               Xd=rand(1, 2, 5, 5, dtype=np.float64, seed=9), Wdd=rand(3, 2, 2, 2, dtype=np.float64, seed=10),
               Wl=rand(6, 3, seed=11), bl=rand(3, seed=12), A=rand(4, 5, seed=13), Bm=rand(3, 4, seed=14),
               Cm=rand(3, seed=15), X3=rand(1, 2, 5, 4, 6, seed=16), W3=rand(4, 1, 2, 3, 2, seed=17),
-              Xp=rand(2, 3, 7, dtype=np.float64, seed=18))
+              Xp=rand(2, 3, 7, dtype=np.float64, seed=18), Wt1=rand(3, 2, 3, dtype=np.float64, seed=19),
+              Wt3=rand(2, 3, 2, 2, 3, seed=20))
 F = {k: v.astype(np.float64) for k, v in INPUTS.items()}
 
 
@@ -83,17 +88,16 @@ def ref_conv(x, w, b, strides, pads, dilations, group):
 
 
 def ref_conv_transpose(x, w, b, strides, pads, output_padding):
-    n, c, h, wd = x.shape
-    m, kh, kw = w.shape[1:]
-    full = np.zeros((n, m, (h - 1) * strides[0] + kh + output_padding[0],
-                     (wd - 1) * strides[1] + kw + output_padding[1]))
-    for i in range(h):
-        for j in range(wd):
-            full[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw] += \
-                np.einsum("nc,cmhw->nmhw", x[:, :, i, j], w)
-    oh = (h - 1) * strides[0] + kh - pads[0] - pads[2] + output_padding[0]
-    ow = (wd - 1) * strides[1] + kw - pads[1] - pads[3] + output_padding[1]
-    return full[:, :, pads[0]:pads[0] + oh, pads[1]:pads[1] + ow] + b[None, :, None, None]
+    """ONNX ConvTranspose, N spatial axes: every input point adds its kernel-weighted patch."""
+    nsp = x.ndim - 2
+    ksz = w.shape[2:]
+    full = np.zeros((x.shape[0], w.shape[1]) + tuple((x.shape[2 + a] - 1) * strides[a] + ksz[a]
+                                                     + output_padding[a] for a in range(nsp)))
+    for pos in np.ndindex(*x.shape[2:]):
+        patch = tuple(slice(pos[a] * strides[a], pos[a] * strides[a] + ksz[a]) for a in range(nsp))
+        full[(slice(None), slice(None)) + patch] += np.tensordot(x[(slice(None), slice(None)) + pos], w, (1, 0))
+    out = tuple(slice(pads[a], full.shape[2 + a] - pads[nsp + a] + 0) for a in range(nsp))
+    return full[(slice(None), slice(None)) + out] + b.reshape((1, -1) + (1,) * nsp)
 
 
 def ref_pool(x, k, s, pads, how, p=2.0):
@@ -163,6 +167,12 @@ def test_lp_pool(out):
 def test_conv_3d_grouped_strided_dilated(out):
     close(out["conv_3d"], ref_conv(F["X3"], F["W3"], np.array([0.5, 0, -0.5, 1]), [2, 1, 2], [1, 0, 1, 0, 1, 1],
                                    [1, 2, 1], 2), atol=1e-5)
+
+
+def test_conv_transpose_1d_f64_and_3d(out):
+    close(out["ct1"], ref_conv_transpose(F["Xp"], F["Wt1"], np.array([0.0, 1]), [2], [1, 0], [1]), np.float64)
+    close(out["ct3"], ref_conv_transpose(F["X3"], F["Wt3"], np.array([0.5, -0.5, 0]), [1, 2, 2], [0, 1, 1, 1, 0, 0],
+                                         [0, 1, 0]), atol=1e-5)
 
 
 def test_pools_1d_f64(out):

@@ -22,6 +22,7 @@ let qa: [i32; 2, 3];
 let qb: [i32; 3, 2];
 let X: [f32; 1, 8, 2, 3];
 let T: [f32; 2, 3, 4];
+let Y: [f32; 2, 1, 3, 1, 2];
 let add_ = add(a, b);
 let sub_ = subtract(a, b);
 let mul_ = multiply(a, 2.0);
@@ -107,6 +108,25 @@ let tile_ = tile(a, [2, 3]);
 let tr2 = transpose(a);
 let tr3 = transpose(T);
 let flat_ = flatten(T);
+let resh5 = reshape(T, [2, 2, 3, 1, 2]);
+let resh0 = reshape(Y, [3, 0, -1]);
+let squ5 = squeeze(Y, [1, 3]);
+let unsq5 = unsqueeze(T, [1, 4]);
+let spl_mid = split(T, [2, 1], 1);
+let expd4 = expand(T, [3, 1, 3, 1]);
+let pad3 = pad(T, [1, 0, 2, 0, 1, 1], -1.0);
+let padi = pad(ix, [2, 1], 7);
+let tile3 = tile(T, [2, 1, 3]);
+let tr4 = transpose(X);
+let tr5 = transpose(Y);
+let cos_i = constant_of_shape([2, 1, 3], 7);
+let slice_mid = slice(X, [2], [7], [1], [2]);
+let gat_mid = gather(T, ix, 1);
+let gat_2d = gather(T, [[0, 2], [1, 1]], 1);
+let gnd3 = gather_nd(T, [[1, 2], [0, 1], [1, 0]]);
+let gnd_full = gather_nd(T, [[[1, 2, 3]], [[0, 1, 0]]]);
+let snd2 = scatter_nd(T, [[1, 2], [0, 0]], [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]);
+let snd3 = scatter_nd(T, [[1, 2, 3], [0, 0, 0], [1, 2, 3]], [1.0, 2.0, 3.0]);
 let gat0 = gather(a, ix, 0);
 let gat1 = gather(a, ix, 1);
 let gel = gather_elements(a, [[0, 1, 2, 0], [2, 2, 1, 0]], 0);
@@ -131,6 +151,7 @@ QA = np.random.default_rng(4).integers(-5, 5, (2, 3)).astype(np.int32)
 QB = np.random.default_rng(5).integers(-5, 5, (3, 2)).astype(np.int32)
 X = rand(1, 8, 2, 3, seed=6)
 T = rand(2, 3, 4, seed=7)
+Y = rand(2, 1, 3, 1, 2, seed=8)
 NPY = np.arange(6, dtype=np.float32).reshape(2, 3)
 a, b, d = A.astype(np.float64), B.astype(np.float64), D
 
@@ -138,7 +159,7 @@ a, b, d = A.astype(np.float64), B.astype(np.float64), D
 @pytest.fixture(scope="module")
 def out():
     return run_program(SOURCE, files={"weights.npy": NPY}, a=A, b=B, d=D, p=P, q=Q, ix=IX, qa=QA, qb=QB,
-                       X=X, T=T)
+                       X=X, T=T, Y=Y)
 
 
 erf = np.vectorize(math.erf)
@@ -206,6 +227,30 @@ def test_shape_ops(out):
     np.testing.assert_array_equal(out["shp"], [2, 3, 4])
 
 
+def test_shape_ops_on_higher_ranks_and_middle_axes(out):
+    close(out["resh5"], T.reshape(2, 2, 3, 1, 2))
+    close(out["resh0"], Y.reshape(3, 1, -1))                   # 0 keeps the input's size
+    close(out["squ5"], Y[:, 0, :, 0])
+    close(out["unsq5"], T[:, None, :, :, None])
+    close(out["spl_mid.0"], T[:, :2])
+    close(out["spl_mid.1"], T[:, 2:])
+    close(out["expd4"], T * np.ones((3, 1, 3, 1), np.float32))
+    close(out["slice_mid"], X[:, 2:7:2])
+    close(out["gat_mid"], T[:, IX])
+    close(out["gat_2d"], np.take(T, [[0, 2], [1, 1]], axis=1))
+
+
+def test_gather_nd_and_scatter_nd_with_longer_index_rows(out):
+    close(out["gnd3"], T[[1, 0, 1], [2, 1, 0]])
+    close(out["gnd_full"], np.array([[T[1, 2, 3]], [T[0, 1, 0]]]))
+    ref = T.copy()
+    ref[1, 2], ref[0, 0] = [1.0, 2, 3, 4], [5.0, 6, 7, 8]
+    close(out["snd2"], ref)
+    ref = T.copy()
+    ref[0, 0, 0], ref[1, 2, 3] = 2.0, 3.0                   # the later of two updates to [1, 2, 3] wins
+    close(out["snd3"], ref)
+
+
 def test_transform_ops(out):
     close(out["pad2"], np.pad(A, [(1, 2), (0, 1)], constant_values=9.0))
     close(out["pad4"], np.pad(X, [(0, 0), (0, 0), (1, 0), (2, 1)]))
@@ -220,6 +265,16 @@ def test_transform_ops(out):
     close(out["tr2"], A.T)
     close(out["tr3"], T.transpose())
     close(out["flat_"], T.reshape(2, -1))
+
+
+def test_transform_ops_on_any_rank(out):
+    close(out["pad3"], np.pad(T, [(1, 0), (0, 1), (2, 1)], constant_values=-1.0))
+    np.testing.assert_array_equal(out["padi"], np.pad(IX, (2, 1), constant_values=7))
+    close(out["tile3"], np.tile(T, (2, 1, 3)))
+    close(out["tr4"], X.transpose())
+    close(out["tr5"], Y.transpose())
+    assert out["cos_i"].dtype == np.int32
+    np.testing.assert_array_equal(out["cos_i"], np.full((2, 1, 3), 7))
 
 
 def test_indexing_ops(out):

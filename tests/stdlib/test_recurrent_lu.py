@@ -9,6 +9,7 @@ from stdlib_harness import close, rand, run_program
 SOURCE = """
 use std::ml::*;
 let A: [f64; 4, 4];
+let Ap: [f64; 4, 4];
 let b: [f64; 4];
 let Af: [f32; 3, 3];
 let bf: [f32; 3];
@@ -31,6 +32,7 @@ let Rg: [f32; 2, 12, 4];
 let Bg: [f32; 2, 24];
 let factors = lu(A);
 let x = solve(A, b);
+let xp = solve(Ap, b);
 let xf = solve(Af, bf);
 let rnn_f = rnn(X, W, R, B, h0, 4, "forward", "Tanh");
 let rnn_r = rnn(X, W, R, B, h0, 4, "reverse", "Relu");
@@ -48,7 +50,8 @@ A3 = (RNG.uniform(-1, 1, (3, 3)) + 3 * np.eye(3)).astype(np.float32)
 SHAPES = dict(X=(5, 2, 3), W=(2, 4, 3), R=(2, 4, 4), B=(2, 8), h0=(2, 2, 4), Wl=(2, 16, 3), Rl=(2, 16, 4),
               Bl=(2, 32), c0=(2, 2, 4), Wg=(2, 12, 3), Rg=(2, 12, 4), Bg=(2, 24))
 INPUTS = {k: rand(*s, seed=20 + n, lo=-0.8, hi=0.8) for n, (k, s) in enumerate(SHAPES.items())}
-INPUTS.update(A=A4, b=np.array([1.0, -2, 0.5, 3]), Af=A3, bf=np.array([1.0, 2.0, -1.0], np.float32),
+AP = np.array([[0.0, 2, 1, 3], [1, 1, 0, 2], [4, -1, 2, 0], [2, 3, 1, 1]])   # a zero first pivot
+INPUTS.update(Ap=AP, A=A4, b=np.array([1.0, -2, 0.5, 3]), Af=A3, bf=np.array([1.0, 2.0, -1.0], np.float32),
               Xd=rand(4, 2, 2, dtype=np.float64, seed=40), Wd=rand(1, 3, 2, dtype=np.float64, seed=41),
               Rd=rand(1, 3, 3, dtype=np.float64, seed=42, lo=-0.5, hi=0.5),
               Bd=rand(1, 6, dtype=np.float64, seed=43), hd=rand(1, 2, 3, dtype=np.float64, seed=44))
@@ -136,6 +139,7 @@ def test_lu_factors_reconstruct_a(out):
 
 def test_solve_f64_and_f32(out):
     close(out["x"], np.linalg.solve(A4, F["b"]), np.float64, rtol=1e-12)
+    close(out["xp"], np.linalg.solve(AP, F["b"]), np.float64, rtol=1e-12)
     close(out["xf"], np.linalg.solve(A3.astype(np.float64), F["bf"]), rtol=1e-5)
 
 
