@@ -18,7 +18,9 @@ EXAMPLES_DIR = ROOT / "examples"
 
 # Examples whose test lives elsewhere: the MNIST CNN reads ../shared/data/mnist in place
 # (tests/e2e/test_examples.py), so its inputs cannot sit beside it.
-TESTED_ELSEWHERE = {"mnist/cnn.ein"}
+# trained on real data against NumPy training loops in tests/e2e/test_training.py and test_digits.py
+TESTED_ELSEWHERE = {"mnist/cnn.ein", "train/train_linreg.ein", "train/train_mlp.ein",
+                    "digits/train_digits.ein"}
 
 
 @dataclass
@@ -41,7 +43,6 @@ class Example:
     rtol: float
     atol: float
     vulkan: bool                        # in the Vulkan subset (f32/i32 only, short loops)
-    vulkan_bug: str                     # a known wrong result on Vulkan (the test is xfail)
 
     @property
     def source(self) -> Path:
@@ -68,11 +69,10 @@ INPUT_FILES: dict[str, Callable[[], np.ndarray]] = {}
 
 
 def example(path: str, *, inputs: dict[str, str] | None = None, outputs: tuple[str, ...] | None = None,
-            rtol: float = 1e-6, atol: float = 0.0, vulkan: bool = False, vulkan_bug: str = ""):
+            rtol: float = 1e-6, atol: float = 0.0, vulkan: bool = False):
     """Register the decorated NumPy function as the reference of examples/`path`."""
     def register(fn):
-        EXAMPLES[path] = Example(path, fn, inputs or {}, outputs, rtol, atol, vulkan or bool(vulkan_bug),
-                                 vulkan_bug)
+        EXAMPLES[path] = Example(path, fn, inputs or {}, outputs, rtol, atol, vulkan)
         return fn
     return register
 

@@ -206,8 +206,7 @@ def logistic_map(_):
     ])
 
 
-@example("recurrences/markov_chain.ein", rtol=1e-5, atol=1e-6,
-         vulkan_bug="printing a bool on vulkan-spirv corrupts it: rows_sum_to_one comes back False")
+@example("recurrences/markov_chain.ein", rtol=1e-5, atol=1e-6, vulkan=True)
 def markov_chain(_):
     P = np.array([[0.90, 0.07, 0.03], [0.40, 0.50, 0.10], [0.05, 0.10, 0.85]], f32)
     T = 60

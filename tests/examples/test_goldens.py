@@ -23,8 +23,7 @@ from catalog import EXAMPLES, EXAMPLES_DIR, ROOT, TESTED_ELSEWHERE, identical, l
 from compare import assert_outputs_match, assert_text_matches
 
 ALL = sorted(EXAMPLES)
-VULKAN = [pytest.param(path, marks=pytest.mark.xfail(reason=EXAMPLES[path].vulkan_bug, strict=True))
-          if EXAMPLES[path].vulkan_bug else path for path in ALL if EXAMPLES[path].vulkan]
+VULKAN = [path for path in ALL if EXAMPLES[path].vulkan]
 
 
 def build_and_run(path: str, target: str, device: str | None = None) -> tuple[dict, str]:
