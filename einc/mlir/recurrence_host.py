@@ -22,7 +22,7 @@ from iree.compiler.dialects import arith, flow, linalg, scf, tensor
 
 from einc import diagnostics
 from einc.ir import affine
-from einc.ir.nodes import RecMember, RecurrenceGroup, StateRead, Stack
+from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, Stack
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_scalars import Storage
@@ -94,7 +94,7 @@ def _check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:
     for member in group.members:
         for clause in member.clauses:
             for read in _state_reads([clause.body, clause.guard]):
-                if read.member is member and not _earlier_step(read, group):
+                if read.member is member and not _earlier_step(read, group, clause):
                     raise diagnostics.error(
                         diagnostics.UNSUPPORTED,
                         f"`{member.name}` reads itself at the step being computed, which {target} "
@@ -103,10 +103,15 @@ def _check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:
                         "point by point")
 
 
-def _earlier_step(read: StateRead, group: RecurrenceGroup) -> bool:
-    """Whether the read is at step t - c for a constant c >= 1."""
+def _earlier_step(read: StateRead, group: RecurrenceGroup, clause: RecClause) -> bool:
+    """Whether the read is at step t - c for a constant c >= 1, or at a fixed step before the
+    clause's first (`x[1, i] = x[0, i] * 2.0`)."""
     lin = affine.affine_of(read.subs[0])
-    return lin is not None and lin.terms == {group.t_var: 1} and lin.const <= -1
+    if lin is None:
+        return False
+    if not lin.terms:
+        return clause.t_lo.is_const and lin.const < clause.t_lo.const
+    return lin.terms == {group.t_var: 1} and lin.const <= -1
 
 
 def _state_reads(roots: list) -> list[StateRead]:

@@ -240,3 +240,20 @@ def test_a_same_step_self_read_is_rejected_for_vulkan():
     diag = info.value.diagnostics[0]
     assert diag.code == "E011" and "`c`" in diag.message and "llvm-cpu" in diag.hint
     assert diag.span.line == 5
+
+
+@pytest.mark.vulkan
+def test_a_fixed_step_clause_may_read_the_steps_before_it_on_vulkan():
+    # x[1, i] reads step 0 from a clause that only covers step 1: an earlier step, not the same
+    src = """
+        let x[0, i in 0..4] = 1.0 + (i as f32);
+        let x[1, i in 0..4] = x[0, i] * 2.0;
+        let x[t in 2..6, i in 0..4] = x[t - 1, i] + x[t - 2, i];
+    """
+    expected = np.zeros((6, 4), np.float32)
+    expected[0] = 1 + np.arange(4)
+    expected[1] = expected[0] * 2
+    for t in range(2, 6):
+        expected[t] = expected[t - 1] + expected[t - 2]
+    out = einc.load(einc.compile(src, target="vulkan-spirv").vmfb)()
+    np.testing.assert_array_equal(out["x"], expected)      # small integers: exact in f32
