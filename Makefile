@@ -39,8 +39,8 @@ golden: venv
 	$(PY) tools/golden.py
 
 # Recurrence benchmarks: einc against a NumPy/Python loop and JAX lax.scan (benchmarks/run.py).
-# JAX is the `bench` extra of pyproject.toml; keep JAX_VERSION equal to the pin there.
+# JAX is the `bench` extra of pyproject.toml; keep JAX_VERSION equal to the pins there.
 JAX_VERSION := 0.10.2
 bench: venv
-	$(PY) -m pip install -q jax==$(JAX_VERSION)
+	$(PY) -m pip install -q jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)
 	$(PY) benchmarks/run.py
