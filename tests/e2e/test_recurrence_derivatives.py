@@ -140,3 +140,18 @@ def test_a_user_rule_inside_a_recurrence_is_used_by_both_modes():
         s = z * z + xt
     np.testing.assert_allclose(out["forward"], ds, rtol=1e-14)
     np.testing.assert_allclose(out["reverse"], sum(ds), rtol=1e-14)
+
+
+@pytest.mark.vulkan
+def test_rnn_gradient_and_tangent_loops_on_vulkan(rnn_inputs, fd_jacobian):
+    W, x = rnn_inputs["W"], rnn_inputs["x"]
+    f32 = {k: v.astype(np.float32) for k, v in rnn_inputs.items()}
+    source = RNN.replace("f64", "f32")
+    art = einc.compile(source, target="vulkan-spirv", outputs=["grad_W", "column"])
+    out = einc.load(art.vmfb, device="vulkan")(**f32)
+    loss = lambda w: (rnn_states(w, x) ** 2).sum() / 2
+    np.testing.assert_allclose(out["grad_W"], fd_jacobian(loss, W), rtol=1e-4, atol=1e-5)   # f32
+    e12 = np.zeros_like(W)
+    e12[1, 2] = 1e-6
+    column = (rnn_states(W + e12, x) - rnn_states(W - e12, x)) / 2e-6
+    np.testing.assert_allclose(out["column"], column, rtol=1e-4, atol=1e-5)
