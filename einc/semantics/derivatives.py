@@ -11,6 +11,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir.nodes import Read, Value
 from einc.semantics import tensors
+from einc.semantics.recurrences import RecState
 from einc.semantics.values import LazyJacobian, Weak, describe
 from einc.syntax import ast
 
@@ -39,6 +40,9 @@ def _operand(el, node, what: str, env):
     """(whole value, subscripts) of one side of the quotient: `name` or `name[subs]`."""
     base, subs = (node.base, node.subscripts) if isinstance(node, ast.Index) else (node, [])
     v = el.ev(base, env)
+    if isinstance(v, RecState):
+        # `@L / @w[k - 1]` inside w's own recurrence: the parameter is that earlier step whole
+        v, subs = el.ev(node, env), []
     if isinstance(v, Weak):
         raise d.error(d.UNSUPPORTED, f"the derivative's {what} is an untyped literal", node.span,
                       hint="give the binding a type, e.g. `let w: f32 = 0.5;`")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Size, Stack, Value,
-                           fresh_index_vars, free_vars)
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Size, Stack, StateRead, Value,
+                           fresh_index_vars, free_vars, walk)
 from einc.ir.types import I32, Lin, shape_str
 from einc.semantics import scalar_ops
 from einc.semantics.state import State
@@ -79,10 +79,10 @@ def batch_over_outer_indices(g: Generic):
     every value of those indices, as leading axes, and read at the current point: the way vmap
     batches. The enclosing indices become the kernel's own, so their extents (which may be
     inferred later) carry over."""
-    reads = free_vars(g.body) | (free_vars(g.guard) if g.guard is not None else frozenset())
-    outer = sorted(reads - frozenset(g.vars), key=lambda v: v.name)
-    if not outer:
-        return g
+    roots = [g.body] + ([g.guard] if g.guard is not None else [])
+    outer = sorted(frozenset().union(*map(free_vars, roots)) - frozenset(g.vars), key=lambda v: v.name)
+    if not outer or any(isinstance(v, StateRead) for v in walk(roots)):
+        return g        # inside a recurrence step: a tensor of the state is the step's own work
     batched = Generic(tuple(outer) + tuple(g.vars), g.body, g.guard, span=g.span)
     return PartialRead(batched, tuple(_offset_ref(v) for v in outer), g.span)
 

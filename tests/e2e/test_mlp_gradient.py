@@ -68,7 +68,9 @@ def test_both_gradients_share_one_reverse_pass(tmp_path):
     path.write_text(MLP)
     definitions = [line.split(" = ", 1)[1] for line in emit_program(str(path), "ir").splitlines()
                    if line.startswith("%")]
-    assert len(definitions) == len(set(definitions)) == 15
+    # two separate passes made 23 definitions; one shared pass at most 15 (fewer as more of the
+    # adjoint reads stored values)
+    assert len(definitions) == len(set(definitions)) <= 15
 
 
 def test_gradient_reads_the_hidden_layer_instead_of_recomputing_it(tmp_path):
