@@ -362,6 +362,29 @@ def walk(roots, opaque: tuple = ()) -> list[Value]:
     return order
 
 
+def size_value(lin: Lin, span: Optional[Span] = None) -> Value:
+    """An i32 value for a linear form of sizes: a constant when it is one."""
+    if lin.is_const:
+        return Const(np.asarray(lin.const, dtype=np.int32), span=span)
+    return Size(lin, span=span)
+
+
+def step_state_reads(roots) -> list:
+    """The StateReads in a recurrence step's code under `roots`: its scalars and the Stacks of
+    per-point scalars it builds, not the program-level tensors it reads."""
+    out, seen, stack = [], set(), [r for r in roots if r is not None]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, StateRead):
+            out.append(v)
+        if v.rank == 0 or isinstance(v, Stack):
+            stack.extend(v.operands())
+    return out
+
+
 def is_program_level(v: Value) -> bool:
     """Whether `v` can be computed outside any loop (it uses no index variable)."""
     return not free_vars(v)
@@ -389,6 +412,6 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
 
 __all__ = ["Value", "IndexVar", "fresh_index_vars", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
            "Generic", "Clause", "Piecewise", "Stack", "RecurrenceGroup", "RecClause", "RecMember",
-           "StateRead", "RecValue", "Print", "Assert", "Program", "walk",
+           "StateRead", "RecValue", "Print", "Assert", "Program", "walk", "size_value", "step_state_reads",
            "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
            "TERNARY_OPS", "COMPARISONS", "REDUCE_KINDS"]

@@ -22,7 +22,7 @@ from iree.compiler.dialects import arith, flow, linalg, scf, tensor
 
 from einc import diagnostics
 from einc.ir import affine
-from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, Stack
+from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, step_state_reads
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_scalars import Storage
@@ -93,7 +93,7 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
 def _check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:
     for member in group.members:
         for clause in member.clauses:
-            for read in _state_reads([clause.body, clause.guard]):
+            for read in step_state_reads([clause.body, clause.guard]):
                 if read.member is member and not _earlier_step(read, group, clause):
                     raise diagnostics.error(
                         diagnostics.UNSUPPORTED,
@@ -112,18 +112,3 @@ def _earlier_step(read: StateRead, group: RecurrenceGroup, clause: RecClause) ->
     if not lin.terms:
         return clause.t_lo.is_const and lin.const < clause.t_lo.const
     return lin.terms == {group.t_var: 1} and lin.const <= -1
-
-
-def _state_reads(roots: list) -> list[StateRead]:
-    """StateReads in a clause, not descending into the program-level tensors it reads."""
-    out, seen, stack = [], set(), [r for r in roots if r is not None]
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, StateRead):
-            out.append(v)
-        if v.rank == 0 or isinstance(v, Stack):
-            stack.extend(v.operands())
-    return out

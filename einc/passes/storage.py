@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from einc.ir import affine
-from einc.ir.nodes import Const, Op, Print, Program, Read, RecValue, StateRead, Value
+from einc.ir.nodes import Const, Op, Print, Program, Read, RecValue, StateRead, Value, walk
 from einc.ir.types import I32
 
 
@@ -89,7 +89,7 @@ def _outside_reads(program: Program) -> dict:
         for a in (e.args if isinstance(e, Print) else ()):
             if isinstance(a, RecValue):
                 uses[a.member] = None
-    for v in _all_values(roots):
+    for v in walk(roots):
         for o in v.operands():
             if isinstance(o, RecValue) and not (isinstance(v, Read) and o is v.tensor):
                 uses[o.member] = None
@@ -99,21 +99,9 @@ def _outside_reads(program: Program) -> dict:
     return uses
 
 
-def _all_values(roots) -> list:
-    out, seen, stack = [], set(), list(roots)
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        out.append(v)
-        stack.extend(v.operands())
-    return out
-
-
 def _state_reads(member) -> list:
     out = []
-    for v in _all_values([x for c in member.clauses for x in (c.body, c.guard) if x is not None]):
+    for v in walk([x for c in member.clauses for x in (c.body, c.guard) if x is not None]):
         if isinstance(v, StateRead):
             out.append(v)
     return out

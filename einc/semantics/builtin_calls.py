@@ -60,13 +60,7 @@ def _len(el, args, span):
     x = tensors.shape_only(x, span)
     if not isinstance(x, (ir.Value, PartialRead)) or x.rank == 0:
         raise d.error(d.TYPE, f"`len` needs an array, found {describe(x)}", span)
-    return _size_value(x.shape[0], span)
-
-
-def _size_value(lin: Lin, span):
-    if lin.is_const:
-        return ir.Const(np.asarray(lin.const, dtype=np.int32), span=span)
-    return ir.Size(lin, span=span)
+    return ir.size_value(x.shape[0], span)
 
 
 def _shape(el, args, span):
@@ -74,7 +68,7 @@ def _shape(el, args, span):
     x = tensors.shape_only(x, span)
     if not isinstance(x, (ir.Value, Weak, PartialRead)):
         raise d.error(d.TYPE, f"`shape` needs a number or an array, found {describe(x)}", span)
-    dims = [_size_value(s, span) for s in getattr(x, "shape", ())]
+    dims = [ir.size_value(s, span) for s in getattr(x, "shape", ())]
     if all(isinstance(v, ir.Const) for v in dims):
         return ir.Const(np.asarray([int(v.array) for v in dims], dtype=np.int32), span=span)
     return ir.Stack(tuple(dims), span=span)
@@ -83,9 +77,9 @@ def _shape(el, args, span):
 def _numel(el, args, span):
     (x,) = _arity(args, 1, "size", span)
     x = tensors.shape_only(x, span)
-    total = _size_value(Lin(1), span)
+    total = ir.size_value(Lin(1), span)
     for s in x.shape:
-        total = scalar_ops.apply("mul", [total, _size_value(s, span)], span)
+        total = scalar_ops.apply("mul", [total, ir.size_value(s, span)], span)
     return total
 
 

@@ -14,7 +14,7 @@ import contextlib
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
-                           Value)
+                           Value, step_state_reads)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import F32, F64, Lin
 from einc.semantics import definitions, scalar_ops
@@ -306,7 +306,7 @@ def _step_slice(state: RecState, step_sub: Value, span):
 def _step_order(members: dict, names: dict, step: IndexVar) -> list:
     """Members ordered so that same-step reads see values already computed this step."""
     by_member = {m: did for did, m in members.items()}
-    deps = {did: {by_member[r.member] for r in _state_reads(_roots(m.clauses))
+    deps = {did: {by_member[r.member] for r in step_state_reads(_roots(m.clauses))
                   if _step_offset(r, step) == 0 and r.member is not m}
             for did, m in members.items()}
     order, done, visiting = [], set(), []
@@ -334,21 +334,6 @@ def _roots(clauses: list) -> list:
     return [v for c in clauses for v in (c.body, c.guard) if v is not None]
 
 
-def _state_reads(roots: list) -> list:
-    """StateReads under `roots`, not descending into program-level tensors."""
-    out, seen, stack = [], set(), list(roots)
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, StateRead):
-            out.append(v)
-        if v.rank == 0:
-            stack.extend(v.operands())
-    return out
-
-
 def _step_offset(read: StateRead, step: IndexVar):
     """c when the step subscript is `t + c` (t the group's step), else None."""
     lin = affine.affine_of(read.subs[0])
@@ -360,7 +345,7 @@ def _step_offset(read: StateRead, step: IndexVar):
 def _check_reads(group: RecurrenceGroup) -> None:
     for m in group.members:
         for clause in m.clauses:
-            for read in _state_reads(_roots([clause])):
+            for read in step_state_reads(_roots([clause])):
                 _check_direction(m, clause, read, group.t_var)
 
 

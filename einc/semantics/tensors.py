@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Size, Stack, StateRead, Value,
-                           fresh_index_vars, free_vars, walk)
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Stack, StateRead, Value,
+                           fresh_index_vars, free_vars, size_value, walk)
 from einc.ir.types import I32, Lin, shape_str
 from einc.semantics import scalar_ops
 from einc.semantics.state import State
@@ -92,8 +92,7 @@ def _offset_ref(var: IndexVar):
     ref = IndexRef(var)
     if var.lo == Lin(0):
         return ref
-    lo = Const(np.asarray(var.lo.const, np.int32)) if var.lo.is_const else Size(var.lo)
-    return Op("sub", (ref, lo), I32)
+    return Op("sub", (ref, size_value(var.lo)), I32)
 
 
 def read(base, subs: list, span, state: State, text: str):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
-                           RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value)
+                           RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value, step_state_reads)
 from einc.ir.types import Lin
 from einc.passes.autodiff.delta import gather_sum, lin_value
 from einc.passes.autodiff.local_rules import const
@@ -185,7 +185,7 @@ def _read_from(group: RecurrenceGroup, outside: dict) -> set:
 def _state_reads(member: RecMember) -> list:
     """The StateReads in member's clauses."""
     roots = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
-    return [v for v in scalar_nodes(roots) if isinstance(v, StateRead)]
+    return step_state_reads(roots)
 
 
 def _states_as_reads(v: Value, values: dict) -> Value:
