@@ -11,18 +11,13 @@ Each function takes and returns an f64 `ir.Value` and must be called under an in
 from __future__ import annotations
 
 import math as pymath
-from decimal import Decimal, getcontext
+from decimal import Decimal, localcontext
 from typing import Callable
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, math
 
 _F, _I = arith.CmpFPredicate, arith.CmpIPredicate
-
-
-def _pi() -> Decimal:
-    getcontext().prec = 70
-    return Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640")
 
 
 def _split(value: Decimal, bits: int, parts: int) -> list[float]:
@@ -37,9 +32,14 @@ def _split(value: Decimal, bits: int, parts: int) -> list[float]:
     return out + [float(value)]
 
 
-_HALF_PI = _split(_pi() / 2, 33, 3)
-_TWO_OVER_PI = float(2 / _pi())
-_PI = float(_pi())
+def _pi_constants() -> tuple:
+    """(π/2 in three Cody–Waite parts, 2/π, π) from 70 digits of π, in a local decimal context."""
+    with localcontext(prec=70):
+        pi = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640")
+        return _split(pi / 2, 33, 3), float(2 / pi), float(pi)
+
+
+_HALF_PI, _TWO_OVER_PI, _PI = _pi_constants()
 _SIN = [(-1) ** n / pymath.factorial(2 * n + 1) for n in range(1, 10)]   # r + r z (s1 + z (s2 + ..))
 _COS = [(-1) ** n / pymath.factorial(2 * n) for n in range(1, 10)]       # 1 + z (c1 + z (c2 + ..))
 _ATAN = [(-1) ** n / (2 * n + 1) for n in range(1, 22)]                    # |t| <= tan(pi/8)
