@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 
 import click
-import numpy as np
 
 from einc.runtime import InputSpec, RunError, Signature, check_input_names, read_npy
 

@@ -11,7 +11,7 @@ what the lowering computes whole; scalars inside one body stay as written.
 from __future__ import annotations
 
 from einc.ir.nodes import (Assert, Const, Generic, IndexRef, Input, Op, Piecewise, Print, Program,
-                           Read, RecValue, Reduce, Size, Stack, StateRead, Value, free_vars, walk)
+                           Read, Reduce, Size, Stack, StateRead, Value, free_vars, walk)
 
 
 def share_equal_values(program: Program) -> None:

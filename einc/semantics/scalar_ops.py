@@ -96,7 +96,7 @@ def _check_operand_kind(op: str, dtype: DType, span) -> None:
     elif op in FLOAT_ONLY:
         if not dtype.is_float:
             raise d.error(d.TYPE, f"`{op}` needs a float argument, found {dtype}", span,
-                          hint=f"convert with `as f32` or `as f64`")
+                          hint="convert with `as f32` or `as f64`")
     elif op not in COMPARISONS and dtype.is_bool:
         raise d.error(d.TYPE, f"`{SYMBOL.get(op, op)}` is not defined for bool", span)
 
