@@ -101,3 +101,12 @@ def test_a_method_call_to_a_function_not_in_scope_says_to_import_it(tmp_path):
 def test_calling_a_library_function_without_importing_it_names_its_module(tmp_path):
     diag, _ = diagnose(tmp_path, "let x: [f32; 3];\nlet p = softmax(x);\n")
     assert diag.code == "E003" and diag.hint == "the standard library has it: `use std::ml::activations::softmax;`"
+
+
+def test_a_piecewise_definition_in_a_function_called_per_row_is_E011(tmp_path):
+    # rows are batched (einc.semantics.tensors.batch_over_outer_indices) only for plain definitions
+    diag, text = diagnose(tmp_path, "let X: [f32; N, 4];\nfn shifted(v) {\n    let s[0] = 0.0;\n"
+                                    "    let s[j in 1..4] = v[j - 1];\n    s\n}\n"
+                                    "let Y[i, j] = shifted(X[i])[j];\n")
+    assert diag.code == "E011" and (diag.span.line, diag.span.col) == (3, 5)
+    assert [(n.span.line, n.note) for n in diag.notes] == [(7, "in this call to `shifted`")]
