@@ -16,6 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 test: venv
+	bash tools/setup_vulkan.sh
 	$(PY) -m pytest -q tests
 
 # The MNIST CNN of examples/mnist, built once and run on the trained weights and ten digits in
