@@ -19,7 +19,7 @@ import pytest
 
 import einc
 import references  # noqa: F401  (registers the examples)
-from catalog import EXAMPLES, EXAMPLES_DIR, ROOT, TESTED_ELSEWHERE, identical, load_golden_outputs
+from catalog import EXAMPLES, EXAMPLES_DIR, ROOT, TESTED_ELSEWHERE, load_golden_outputs
 from compare import assert_outputs_match, assert_text_matches
 
 ALL = sorted(EXAMPLES)
@@ -53,11 +53,16 @@ def test_example_matches_its_golden_on_vulkan(path):
     assert_matches_golden(path, *build_and_run(path, "vulkan-spirv", "vulkan"))
 
 
-def test_goldens_are_what_the_references_compute():
-    stale = [path for path, ex in EXAMPLES.items()
-             if not identical(load_golden_outputs(ex.golden_outputs), (ref := ex.compute()).outputs)
-             or (ex.golden_text.read_text() if ex.golden_text.exists() else "") != ref.text]
-    assert not stale, f"run `make golden`: stale goldens for {stale}"
+@pytest.mark.parametrize("path", ALL)
+def test_golden_is_what_the_reference_computes(path):
+    """A changed reference needs `make golden`. The references use NumPy's BLAS (`p @ P`), whose
+    float32 rounding depends on the CPU, so the goldens written on one machine are compared with
+    this machine's reference at a tenth of the example's tolerance, not bit for bit."""
+    ex = EXAMPLES[path]
+    ref = ex.compute()
+    golden_text = ex.golden_text.read_text() if ex.golden_text.exists() else ""
+    assert_outputs_match(ref.outputs, load_golden_outputs(ex.golden_outputs), ex.rtol / 10, ex.atol / 10)
+    assert_text_matches(ref.text, golden_text, ex.rtol / 10, ex.atol / 10)
 
 
 def test_every_example_has_a_reference():
