@@ -68,9 +68,12 @@ class Input(Value):
 
 @dataclass(eq=False)
 class Const(Value):
-    """A constant known at build time (literals, `load_npy`)."""
+    """A constant known at build time (literals, `load_npy`). A `differentiable` one is a
+    binding some derivative is taken with respect to (`let h = 1.5; .. @e / @h`): it is never
+    folded into the values computed from it, so the derivative finds it in their graph."""
     array: np.ndarray
     span: Optional[Span] = None
+    differentiable: bool = False
 
     def __post_init__(self) -> None:
         self.dtype = dtype_of_numpy(self.array.dtype)
@@ -362,6 +365,11 @@ def walk(roots, opaque: tuple = ()) -> list[Value]:
     return order
 
 
+def is_folding_constant(v: Value) -> bool:
+    """Whether `v` is a constant that operations on it may fold (a differentiable one is not)."""
+    return isinstance(v, Const) and not v.differentiable
+
+
 def size_value(lin: Lin, span: Optional[Span] = None) -> Value:
     """An i32 value for a linear form of sizes: a constant when it is one."""
     if lin.is_const:
@@ -412,6 +420,7 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
 
 __all__ = ["Value", "IndexVar", "fresh_index_vars", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
            "Generic", "Clause", "Piecewise", "Stack", "RecurrenceGroup", "RecClause", "RecMember",
-           "StateRead", "RecValue", "Print", "Assert", "Program", "walk", "size_value", "step_state_reads",
+           "StateRead", "RecValue", "Print", "Assert", "Program", "walk", "size_value",
+           "is_folding_constant", "step_state_reads",
            "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
            "TERNARY_OPS", "COMPARISONS", "REDUCE_KINDS"]

@@ -149,7 +149,7 @@ def where_clauses(el, wheres: list, scope):
     guard = None
     for w in wheres:
         if isinstance(w, ast.WhereBind):
-            scope.bind(w.def_id, el.ev(w.value, scope))
+            el.bind(scope, w.def_id, el.ev(w.value, scope))
             continue
         cond = scalar_ops.materialize(el.ev(w.cond, scope), BOOL, w.span)
         if isinstance(cond, Value) and cond.rank:

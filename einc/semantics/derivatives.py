@@ -5,14 +5,18 @@ y it is a `LazyJacobian`: a value of shape shape(y) ++ shape(x) that is only com
 is used, so that indexing it (`J[t, j, :]`, `J[:, :, p]`, `J[t, j, p]`) computes only what is
 read (einc.passes.autodiff.jacobian). Any other use materialises the dense Jacobian.
 `@y[s..] / @x[r..]` is the entry J[s.., r..].
+
+x may be a build-time value (`let h = 1.5;`): such a binding is a variable (variables), and
+an untyped one takes the dtype it has in y's graph (f32 where y leaves it free).
 """
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import Read, Value
+from einc.ir.nodes import Read, Value, walk
+from einc.ir.types import F32
 from einc.passes.autodiff.gradient import gradient
 from einc.passes.autodiff.jacobian import SLICE
-from einc.semantics import tensors
+from einc.semantics import scalar_ops, tensors
 from einc.semantics.recurrences import RecState
 from einc.semantics.values import LazyJacobian, Weak, describe
 from einc.syntax import ast
@@ -20,8 +24,9 @@ from einc.syntax import ast
 
 def request(el, e: ast.Derivative, env):
     """The value of `@y / @x`."""
-    y, ysubs = _operand(el, e.numerator, "target", env)
-    x, xsubs = _operand(el, e.denominator, "parameter", env)
+    y, ysubs = _operand(el, e.numerator, env)
+    x, xsubs = _operand(el, e.denominator, env)
+    y, x = _typed(y, x, e)
     if y.rank == 0 and not xsubs:
         return gradient(y, x, e.span, el.derivative_rules)
     lazy = LazyJacobian(y, x, el.derivative_rules, e.span)
@@ -37,20 +42,47 @@ def request(el, e: ast.Derivative, env):
     return tensors.read_jacobian(lazy, ysubs + xsubs, e.span)
 
 
-def _operand(el, node, what: str, env):
-    """(whole value, subscripts) of one side of the quotient: `name` or `name[subs]`."""
+def _operand(el, node, env):
+    """(value, subscripts) of one side of the quotient: `name` or `name[subs]`."""
     base, subs = (node.base, node.subscripts) if isinstance(node, ast.Index) else (node, [])
     v = el.ev(base, env)
     if isinstance(v, RecState):
         # `@L / @w[k - 1]` inside w's own recurrence: the parameter is that earlier step whole
         v, subs = el.ev(node, env), []
-    if isinstance(v, Weak):
-        raise d.error(d.UNSUPPORTED, f"the derivative's {what} is an untyped literal", node.span,
-                      hint="give the binding a type, e.g. `let w: f32 = 0.5;`")
-    v = tensors.whole(v, node.span)
-    if not isinstance(v, Value):
-        raise d.error(d.TYPE, f"cannot differentiate {describe(v)}", node.span)
+    if not isinstance(v, Weak):
+        v = tensors.whole(v, node.span)
+        if not isinstance(v, Value):
+            raise d.error(d.TYPE, f"cannot differentiate {describe(v)}", node.span)
     return v, [_subscript(el, s, env, node.span) for s in subs]
+
+
+def _typed(y, x, e: ast.Derivative) -> tuple[Value, Value]:
+    """y and x as IR values. An untyped x is a traced literal (variables): it takes the dtype
+    it has in y's graph, or f32 where y leaves it free; an untyped y takes x's dtype."""
+    if isinstance(x, Weak):
+        if x.trace is None:
+            raise d.error(d.TYPE, f"cannot differentiate with respect to {describe(x)}", e.denominator.span)
+        dtype = _dtype_of_use(y, x, e)
+        x = x.trace.at(dtype)
+    if isinstance(y, Weak):
+        y = scalar_ops.materialize(y, x.dtype if y.kind != "bool" and x.dtype.is_float else None, e.span)
+    return tensors.whole(y, e.span), tensors.whole(x, e.span)
+
+
+def _dtype_of_use(y, x: Weak, e: ast.Derivative):
+    """The float dtype the traced literal x has in y (one only), f32 when y does not use it."""
+    typed = {dtype: leaf for dtype, leaf in x.trace.typed.items() if dtype.is_float}
+    if isinstance(y, Weak):
+        return next(iter(typed)) if len(typed) == 1 else F32
+    reached = {id(v) for v in walk([y])}
+    used = [dtype for dtype, leaf in typed.items() if id(leaf) in reached]
+    if len(used) > 1:
+        raise d.error(d.TYPE, f"`{_name(e.denominator)}` is used as {used[0]} and as {used[1]} in "
+                      f"`{_name(e.numerator)}`, so the derivative has no single type", e.span,
+                      hint=f"give it a type, e.g. `let {_name(e.denominator)}: {used[0]} = ..;`")
+    if used:
+        return used[0]
+    return y.dtype if y.dtype.is_float else F32
 
 
 def _subscript(el, s, env, span):

@@ -19,7 +19,7 @@ from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import Lin, Sym
 from einc.passes.autodiff.custom_rules import RuleTable
-from einc.semantics import definitions, recurrences, types
+from einc.semantics import definitions, recurrences, types, variables
 from einc.semantics.derivative_rules import call_with_rule
 from einc.semantics.state import State
 from einc.semantics.values import BuiltinVal, Env, FnVal, TupleVal
@@ -64,6 +64,7 @@ class Elaborator:
         self._module_values: dict = {}
         self.derivative_rules = RuleTable()      # anchors of calls of functions with a rule
         self._rule_defs: dict = {}               # function DefId -> its `@fn` rule (as FnVal)
+        self.differentiated = variables.differentiated_bindings(program.modules.values())
 
     # ------------------------------------------------------------ expressions
 
@@ -145,7 +146,7 @@ class Elaborator:
                           hint="recursive functions must reach a base case on constant arguments")
         scope = env.child()
         for p, a in zip(node.params, args):
-            scope.bind(p.def_id, types.annotate(a, p.type, self, span))
+            self.bind(scope, p.def_id, types.annotate(a, p.type, self, span))
         self.state.call_depth += 1
         try:
             result = self.ev(node.body, scope)
@@ -229,9 +230,13 @@ class Elaborator:
         self.bind_pattern(s.pattern, value, env)
         return [(n, did, s.is_const) for n, did in _pattern_names(s.pattern)]
 
+    def bind(self, env: Env, def_id, value) -> None:
+        """Bind a name; one that a derivative differentiates becomes a variable (variables)."""
+        env.bind(def_id, variables.as_variable(value) if def_id in self.differentiated else value)
+
     def bind_pattern(self, pat, value, env: Env) -> None:
         if isinstance(pat, ast.BindPat):
-            env.bind(pat.def_id, value)
+            self.bind(env, pat.def_id, value)
         elif isinstance(pat, ast.TuplePat):
             if not isinstance(value, TupleVal) or len(value.items) != len(pat.elems):
                 raise d.error(d.TYPE, f"cannot destructure this value into {len(pat.elems)} parts", pat.span)

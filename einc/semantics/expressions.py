@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars,
+                           is_folding_constant)
 from einc.ir.types import BOOL, Lin
 from einc.semantics import definitions, derivatives, recurrences, scalar_ops, tensors, types
 from einc.semantics.bounds import check_reads
@@ -14,7 +15,7 @@ from einc.semantics.modules import stdlib_modules_defining
 from einc.semantics.patterns import match
 from einc.semantics.pointwise import cast_to, elementwise, select
 from einc.semantics.printing import format_parts, print_call
-from einc.semantics.values import LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
+from einc.semantics.values import LambdaVal, PartialRead, StrVal, Traced, TupleVal, Weak, describe
 from einc.syntax import ast
 
 BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "**": "pow",
@@ -208,17 +209,30 @@ def _array(el, e, env):
         raise d.error(d.SHAPE, "array literal is not rectangular: its elements have shapes "
                       + ", ".join(sorted(map(str, shapes))), e.span)
     if all(isinstance(x, Weak) for x in elems):
-        kinds = {x.kind for x in elems}
-        if len(kinds) > 1:
-            raise d.error(d.TYPE, "array literal mixes " + " and ".join(sorted(kinds)), e.span)
-        return Weak(np.stack([x.value for x in elems]), kinds.pop(), e.span)
+        return _literal_array(elems, e.span)
     # Literal rows stay untyped until unify gives them the typed rows' dtype.
     typed = scalar_ops.unify([x if isinstance(x, Weak) else tensors.whole(x, e.span) for x in elems], e.span)
     if any(isinstance(x, Weak) for x in typed):
         typed = [scalar_ops.materialize(x, None, e.span) for x in typed]
-    if all(isinstance(x, Const) for x in typed):
+    if all(is_folding_constant(x) for x in typed):
         return Const(np.stack([x.array for x in typed]), span=e.span)
     return Stack(tuple(typed), span=e.span)
+
+
+def _literal_array(elems: list, span) -> Weak:
+    """An array of untyped literals; int and float elements make a float array."""
+    kinds = {x.kind for x in elems}
+    if kinds == {"float", "int"}:
+        kinds = {"float"}
+    if len(kinds) > 1:
+        raise d.error(d.TYPE, "array literal mixes " + " and ".join(sorted(kinds)), span)
+    kind = kinds.pop()
+    trace = None
+    if any(x.trace is not None for x in elems):     # elements a derivative differentiates
+        trace = Traced(lambda dtype: Stack(tuple(scalar_ops.materialize(x, dtype, span) for x in elems),
+                                           span=span))
+    value = np.stack([x.value for x in elems])
+    return Weak(value.astype(np.float64) if kind == "float" else value, kind, span, trace)
 
 
 def _literal_shape(x):

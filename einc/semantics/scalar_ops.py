@@ -11,9 +11,9 @@ import math
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import COMPARISONS, Const, Op, Value
-from einc.ir.types import BOOL, F32, F64, I32, DType
-from einc.semantics.values import Weak, describe
+from einc.ir.nodes import COMPARISONS, Const, Op, Value, is_folding_constant
+from einc.ir.types import BOOL, F32, F64, I32, I64, DType
+from einc.semantics.values import Traced, Weak, describe
 
 ARITHMETIC = ("add", "sub", "mul", "div", "rem", "min", "max", "atan2")
 LOGICAL = ("and", "or")
@@ -30,12 +30,15 @@ def kind_of(dtype: DType) -> str:
 
 
 def materialize(v, dtype: DType | None = None, span=None):
-    """An IR value for `v`; an untyped literal takes `dtype` (or its default type)."""
+    """An IR value for `v`; an untyped literal takes `dtype` (or its default type). An int
+    literal takes a float type as well (LANGUAGE.md section 9), the way a float literal does."""
     if isinstance(v, Weak):
         target = dtype or DEFAULT[v.kind]
-        if kind_of(target) != v.kind:
+        if kind_of(target) != v.kind and not (v.kind == "int" and target.is_float):
             raise d.error(d.TYPE, f"expected {target}, found {v.kind} literal", v.span or span,
                           hint=_literal_hint(v, target))
+        if v.trace is not None:
+            return v.trace.at(target)
         return Const(np.asarray(v.value, dtype=target.numpy), span=v.span or span)
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
         raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
@@ -44,8 +47,8 @@ def materialize(v, dtype: DType | None = None, span=None):
 
 
 def _literal_hint(v: Weak, target: DType) -> str:
-    if v.kind == "int" and target.is_float and v.rank == 0:
-        return f"write `{int(v.value)}.0` for a float literal"
+    if v.kind == "float" and target.is_int and v.rank == 0:
+        return f"write an integer, or convert with `as {target}`"
     return f"convert with `as {target}`"
 
 
@@ -74,17 +77,28 @@ def apply(op: str, args: list, span):
         return _build(op, [cond, a, b], a.dtype, span)
     args = unify(args, span)
     dtype = args[0].dtype
+    if op in FLOAT_ONLY and dtype.is_int:
+        # `sqrt` and friends of integers, as `sqrt(x) = x ** 0.5` defines them: in floats
+        dtype = float_for(dtype)
+        args = [cast(a, dtype, span) for a in args]
     _check_operand_kind(op, dtype, span)
     result = BOOL if op in COMPARISONS or op in ("isnan", "isinf") else dtype
     return _build(op, args, result, span)
 
 
+def float_for(dtype: DType) -> DType:
+    """The float type an integer converts to where a float is needed: i64 keeps its precision."""
+    return F64 if dtype == I64 else F32
+
+
 def cast(v, to: DType, span):
     if isinstance(v, Weak):
+        if v.trace is not None and to.is_float and v.kind != "bool":
+            return v.trace.at(to)
         return Const(np.asarray(_cast_np(v.value, to)), span=span)
     if v.dtype == to:
         return v
-    if isinstance(v, Const) and v.array.ndim == 0:
+    if is_folding_constant(v) and v.array.ndim == 0:
         return Const(np.asarray(_cast_np(v.array, to)), span=span)   # sizes derived at build time
     return _build("cast", [v], to, span)
 
@@ -112,7 +126,7 @@ def _pow(args: list, span):
     if base.dtype.is_bool or exp.dtype.is_bool:
         raise d.error(d.TYPE, "`**` is not defined for bool", span)
     if base.dtype.is_int and exp.dtype.is_float:
-        raise d.error(d.TYPE, f"`**` of {base.dtype} by {exp.dtype}: convert the base with `as`", span)
+        base = cast(base, exp.dtype, span)      # `n ** 0.5`: an integer to a float power is a float
     if base.dtype.is_float and exp.dtype.is_int:
         exp = cast(exp, I32, span)          # float ** integer: math.fpowi takes an i32
     elif exp.dtype != base.dtype:
@@ -121,7 +135,7 @@ def _pow(args: list, span):
 
 
 def _build(op: str, args: list, dtype: DType, span):
-    if all(isinstance(a, Const) and a.array.ndim == 0 for a in args):
+    if all(is_folding_constant(a) and a.array.ndim == 0 for a in args):
         folded = _fold_values(op, [a.array[()] for a in args], dtype)
         if folded is not None:
             return Const(np.asarray(folded, dtype=dtype.numpy), span=span)
@@ -130,11 +144,11 @@ def _build(op: str, args: list, dtype: DType, span):
 
 def _fold_weak(op: str, args: list[Weak], span):
     kinds = {a.kind for a in args[1:]} if op == "select" else {a.kind for a in args}
-    if op == "pow" and kinds == {"float", "int"}:
-        kinds = {args[0].kind}
+    if kinds == {"float", "int"} or (op in FLOAT_ONLY and kinds == {"int"}):
+        kinds = {"float"}           # an int literal takes the float type of its context
     if len(kinds) > 1:
         raise d.error(d.TYPE, "mismatched literal types: " + " and ".join(sorted(kinds)), span,
-                      hint="write float literals with a decimal point, e.g. `1.0`")
+                      hint="convert one side with `as`")
     kind = kinds.pop()
     _check_operand_kind(op, DEFAULT[kind], span)
     values = [a.value[()] for a in args]
@@ -144,9 +158,16 @@ def _fold_weak(op: str, args: list[Weak], span):
     if result is None:
         raise d.error(d.VALUE, f"cannot evaluate `{SYMBOL.get(op, op)}` on these constants", span)
     out_kind = "bool" if op in COMPARISONS or op in ("isnan", "isinf") else kind
-    if op in FLOAT_ONLY and kind == "int":
-        raise d.error(d.TYPE, f"`{op}` needs a float argument, found int literal", span)
-    return Weak(np.asarray(result), out_kind, span)
+    return Weak(np.asarray(result), out_kind, span, _traced_result(op, args, out_kind, span))
+
+
+def _traced_result(op: str, args: list[Weak], kind: str, span):
+    """The graph of a float result computed from a traced literal (values.Traced), so that a
+    derivative with respect to that literal sees this operation; None otherwise."""
+    if kind != "float" or all(a.trace is None for a in args):
+        return None
+    return Traced(lambda dtype: apply(op, [a.trace.at(dtype) if a.trace is not None else a
+                                           for a in args], span))
 
 
 def _fold_values(op: str, v: list, dtype: DType | None):

@@ -12,12 +12,12 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Stack, StateRead, Value,
-                           fresh_index_vars, free_vars, size_value, walk)
+                           fresh_index_vars, free_vars, is_folding_constant, size_value, walk)
 from einc.ir.types import I32, Lin, shape_str
 from einc.passes.autodiff.jacobian import SLICE, jacobian, jacobian_read
 from einc.semantics import scalar_ops
 from einc.semantics.state import State
-from einc.semantics.values import LazyJacobian, PartialRead, Weak, describe
+from einc.semantics.values import LazyJacobian, PartialRead, Traced, Weak, describe
 
 
 def is_array(v) -> bool:
@@ -161,7 +161,16 @@ def _read_literal(base, subs: list, span):
     idx = tuple(int(c) for c in consts)
     if any(not 0 <= i < n for i, n in zip(idx, base.value.shape)):
         raise d.error(d.BOUNDS, f"index {list(idx)} is out of bounds for shape {list(base.value.shape)}", span)
-    return Weak(np.asarray(base.value[idx]), base.kind, span)
+    trace = None
+    if base.trace is not None:      # `M[0, 0]` of a literal M that a derivative differentiates
+        subs = tuple(Const(np.asarray(i, np.int32)) for i in idx)
+        trace = Traced(lambda dtype: whole(_element_or_row(base.trace.at(dtype), subs, span), span))
+    return Weak(np.asarray(base.value[idx]), base.kind, span, trace)
+
+
+def _element_or_row(array: Value, subs: tuple, span):
+    return Read(array, subs, span=span, in_bounds=True) if len(subs) == array.rank \
+        else PartialRead(array, subs, span)
 
 
 def _fold_const_read(base: Value, subs: list, span):
@@ -171,7 +180,7 @@ def _fold_const_read(base: Value, subs: list, span):
         if not 0 <= k < len(base.elems):
             raise d.error(d.BOUNDS, f"index {k} is out of bounds for length {len(base.elems)}", span)
         return base.elems[k]
-    if not isinstance(base, Const) or not all(isinstance(s, Const) for s in subs):
+    if not is_folding_constant(base) or not all(isinstance(s, Const) for s in subs):
         return None
     idx = tuple(int(s.array) for s in subs)
     if any(not 0 <= i < n for i, n in zip(idx, base.array.shape)):

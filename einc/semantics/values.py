@@ -8,7 +8,7 @@ next subscript arrives).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -17,12 +17,32 @@ from einc.ir.nodes import Value
 from einc.ir.types import shape_str
 
 
+class Traced:
+    """The IR of a build-time value that a derivative differentiates, built once per dtype.
+
+    `let h = 1.5; let e = h * h * h; let de = @e / @h;`: h and e stay untyped literals (they
+    take the type of where they are used), but each also keeps how it was computed, so that
+    typing it gives an IR graph over one differentiable constant per dtype for `h` rather
+    than a folded number (einc.semantics.variables). `build(dtype)` makes that graph."""
+
+    def __init__(self, build: Callable):
+        self._build = build
+        self.typed: dict = {}          # DType -> Value, so every use of one dtype is one node
+
+    def at(self, dtype) -> Value:
+        if dtype not in self.typed:
+            self.typed[dtype] = self._build(dtype)
+        return self.typed[dtype]
+
+
 @dataclass(eq=False)
 class Weak:
-    """An unsuffixed literal (or an array of them): `kind` is "int", "float" or "bool"."""
+    """An unsuffixed literal (or an array of them): `kind` is "int", "float" or "bool".
+    `trace` is set when a derivative needs the value's graph, not only its number."""
     value: np.ndarray              # int64 / float64 / bool array, any rank
     kind: str
     span: Optional[Span] = None
+    trace: Optional[Traced] = None
 
     @property
     def rank(self) -> int:

@@ -21,9 +21,15 @@ def test_syntax_error_E001(tmp_path):
 
 
 def test_type_error_E002_mixing_int_and_float(tmp_path):
-    diag, text = diagnose(tmp_path, "let x: f32;\nlet y = x + 1;\n")
+    diag, text = diagnose(tmp_path, "let x: f32;\nlet n: i32;\nlet y = x + n;\n")
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (3, 9)
+    assert "mismatched types f32 and i32" in text and "as" in diag.hint
+
+
+def test_type_error_E002_a_float_literal_never_becomes_an_int(tmp_path):
+    diag, text = diagnose(tmp_path, "let x: i32;\nlet y = x + 1.5;\n")
     assert diag.code == "E002" and (diag.span.line, diag.span.col) == (2, 13)
-    assert "expected f32, found int literal" in text and "1.0" in text
+    assert "expected i32, found float literal" in text
 
 
 def test_undefined_name_E003(tmp_path):
@@ -79,7 +85,7 @@ def test_undefined_name_hint_never_suggests_an_intrinsic(tmp_path):
 
 
 def test_an_error_inside_a_library_function_points_at_the_users_call(tmp_path):
-    diag, text = diagnose(tmp_path, "use std::ml::softmax;\nlet x: [i32; 3];\nlet p = softmax(x);\n")
+    diag, text = diagnose(tmp_path, "use std::ml::softmax;\nlet x: [bool; 3];\nlet p = softmax(x);\n")
     assert diag.code == "E002" and "stdlib" in diag.span.file     # where it went wrong ...
     user_call = [n for n in diag.notes if n.span.file.endswith("prog.ein")]
     assert [(n.span.line, n.note) for n in user_call] == [(3, "in this call to `softmax`")]

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from einc.ir.nodes import Const, Op, Value
+from einc.ir.nodes import Const, Op, Value, is_folding_constant
 
 
 def is_const(v: Value, value) -> bool:
-    return isinstance(v, Const) and v.array.ndim == 0 and v.array[()] == value
+    return is_folding_constant(v) and v.array.ndim == 0 and v.array[()] == value
 
 
 def build(name: str, args: tuple, dtype) -> Value:
@@ -20,7 +20,7 @@ def build(name: str, args: tuple, dtype) -> Value:
 
 
 def _fold(name: str, args: tuple, dtype):
-    if all(isinstance(a, Const) and a.array.ndim == 0 for a in args) and name in _NUMPY:
+    if all(is_folding_constant(a) and a.array.ndim == 0 for a in args) and name in _NUMPY:
         with np.errstate(all="ignore"):
             return Const(np.asarray(_NUMPY[name](*(a.array[()] for a in args)), dtype=dtype.numpy))
     if name == "mul":
