@@ -2,13 +2,13 @@
 
 Layers, bottom first; a module imports only modules of lower layers (tests/test_import_layers.py
 reads this list and checks it):
-  1. values, state, bounds, builtins, modules, variables: compile-time values, elaboration
-     book-keeping, bounds checks, the built-in names, loading the module tree, the bindings
-     derivatives differentiate
+  1. values, state, bounds, builtins, modules: compile-time values, elaboration book-keeping,
+     bounds checks, the built-in names, loading the module tree
   2. resolve, scalar_ops: name resolution; operations on scalars and literals
   3. tensors: reads, partial reads, point-by-point application (`lift`), lazy Jacobian reads
-  4. pointwise, types, printing, einsum, outputs: elementwise/cast_to/select (shared by the
-     rules), annotations, `print`, `__einsum`, which values leave the program
+  4. pointwise, types, printing, einsum, outputs, variables: elementwise/cast_to/select (shared
+     by the rules), annotations, `print`, `__einsum`, which values leave the program, the
+     bindings derivatives differentiate
   5. definitions, derivative_rules, patterns: indexed definitions, user `@fn` rules, `match`
   6. recurrences: recurrence groups
   7. derivatives: `@y / @x` requests

@@ -6,14 +6,16 @@ the IR: a typed constant (`let h: f32 = 1.5;`, `load_npy(..)`) becomes a differe
 which no operation folds; an untyped literal (`let h = 1.5;`, `let w = [1.0, 2.0];`,
 `let a = M[0, 0];`) stays untyped but traced (values.Traced): it takes the type of where it is
 used, and each dtype it takes is one differentiable constant, so `@e / @h` finds it in e's
-graph. Values computed at run time are IR nodes already and need nothing.
+graph. Values computed at run time are IR nodes already; those that are only views until used
+(a row `X[1]`, a lazy Jacobian) are made whole once, so that every use reads the one value.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from einc.ir.nodes import Const
-from einc.semantics.values import Traced, Weak
+from einc.ir.nodes import Const, free_vars
+from einc.semantics.tensors import whole
+from einc.semantics.values import LazyJacobian, PartialRead, Traced, Weak
 from einc.syntax import ast
 
 
@@ -36,6 +38,9 @@ def as_variable(value):
         return Weak(value.value, value.kind, value.span, Traced(_leaf_maker(value)))
     if isinstance(value, Const) and not value.differentiable and value.dtype.is_float:
         return Const(value.array, span=value.span, differentiable=True)
+    if isinstance(value, LazyJacobian) or (isinstance(value, PartialRead)
+                                           and not any(free_vars(s) for s in value.subs)):
+        return whole(value, value.span)
     return value
 
 

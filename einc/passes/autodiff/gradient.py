@@ -86,7 +86,9 @@ class _Gradient:
 
     def _leaves(self, leaves: list) -> None:
         for leaf in leaves:
-            target = leaf.leaf.tensor if isinstance(leaf.leaf, Read) else leaf.leaf
+            # x itself may be a read (`let a = X[0]; .. @y / @a`): its adjoint is its own, not X's
+            target = leaf.leaf.tensor if isinstance(leaf.leaf, Read) and leaf.leaf is not self.x \
+                else leaf.leaf
             if not target.dtype.is_float:
                 continue
             self._add(target, self._contribution(leaf))
@@ -106,10 +108,11 @@ class _Gradient:
 
     def _contribution(self, leaf) -> Value:
         node = leaf.leaf
-        if not isinstance(node, Read) or node.tensor.rank == 0:
+        tensor_read = isinstance(node, Read) and node is not self.x
+        if not tensor_read or node.tensor.rank == 0:
             body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, (), ())
             scalar = body if guard is None else Op("select", (guard, body, const(0.0, body)), body.dtype)
-            return Generic((), scalar) if isinstance(node, Read) else scalar
+            return Generic((), scalar) if tensor_read else scalar
         vars_ = fresh_index_vars(node.tensor.shape, "u")
         body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, node.subs,
                                  tuple(IndexRef(v) for v in vars_))

@@ -1,0 +1,141 @@
+"""Derivatives with respect to build-time values (LANGUAGE.md section 9): a binding under `@`
+is a variable whatever its origin, so `@e / @h` of `let h = 1.5; let e = h * h * h;` is 6.75,
+never a 0 left by constant folding. Expected values are the analytic derivatives."""
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+
+LITERALS = """
+use std::math::{sin, cos};
+let h = 1.5;
+let e = h * h * h;
+let de = @e / @h;
+let dde = @de / @h;
+let hf: f32 = 1.5;
+let ef = hf * hf * hf;
+let def = @ef / @hf;
+let M = [[1.0, 2.0], [3.0, 4.0]];
+let a = M[0, 0];
+let trace = a + M[1, 1];
+let det = a * M[1, 1] - M[0, 1] * M[1, 0];
+let dtrace = @trace / @a;
+let ddet = @det / @a;
+let dtrace_dM = @trace / @M;
+let w = [1.0, 2.0, 3.0];
+let cubes = sum[i](w[i] * w[i] * w[i]);
+let dcubes = @cubes / @w;
+let sq[i] = w[i] * w[i] * 3.0;
+let jac = @sq / @w;
+fn f(v) { v * v + sin(v) }
+let x = 2.0;
+let y = f(x);
+let dy = @y / @x;
+let v = h * 2.0;
+let yv = v * v;
+let dyv_dv = @yv / @v;
+let dyv_dh = @yv / @h;
+let n = 3;
+let yn = n * 2.5;
+let dyn = @yn / @n;
+let c = 2.0;
+let dc = @c / @h;
+let k = 0.5;
+let u[0] = 1.0;
+let u[t in 1..6] = u[t - 1] * (1.0 - k * 0.1);
+let du = @u / @k;
+"""
+
+
+@pytest.fixture(scope="module", params=["llvm-cpu", "vulkan-spirv"])
+def literals(request):
+    if request.param == "vulkan-spirv":
+        request.applymarker(pytest.mark.vulkan)
+    return einc.load(einc.compile(LITERALS, target=request.param).vmfb)()
+
+
+def test_a_derivative_of_an_untyped_literal_binding_is_its_analytic_value(literals):
+    assert literals["de"] == np.float32(6.75) and literals["de"].dtype == np.float32
+    assert literals["dde"] == np.float32(9.0)          # the first derivative is a graph in h too
+
+
+def test_a_typed_constant_under_at_is_not_folded_into_a_zero_derivative(literals):
+    assert literals["ef"] == np.float32(3.375) and literals["def"] == np.float32(6.75)
+
+
+def test_elements_of_a_literal_matrix_are_variables(literals):
+    assert literals["dtrace"] == 1.0 and literals["ddet"] == 4.0
+    np.testing.assert_array_equal(literals["dtrace_dM"], [[1.0, 0.0], [0.0, 1.0]])
+
+
+def test_a_literal_array_as_the_parameter_gives_its_gradient_and_jacobian(literals):
+    w = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_allclose(literals["dcubes"], 3 * w * w, rtol=1e-6)
+    np.testing.assert_allclose(literals["jac"], np.diag(6 * w), rtol=1e-6)
+
+
+def test_derivatives_go_through_functions_of_literals(literals):
+    np.testing.assert_allclose(literals["dy"], 2 * 2.0 + np.cos(2.0), rtol=1e-6)
+
+
+def test_a_value_computed_from_a_variable_is_a_variable_and_the_chain_rule_holds(literals):
+    assert literals["dyv_dv"] == 6.0 and literals["dyv_dh"] == 12.0
+
+
+def test_an_int_literal_binding_takes_the_float_type_its_use_gives(literals):
+    assert literals["dyn"] == np.float32(2.5)
+
+
+def test_a_value_that_does_not_use_the_variable_has_a_zero_derivative(literals):
+    assert literals["dc"] == 0.0
+
+
+def test_a_recurrence_over_literal_inputs_has_its_forward_derivative(literals):
+    t = np.arange(6)
+    expected = -0.1 * t * (1 - 0.05) ** np.maximum(t - 1, 0)      # d/dk (1 - 0.1 k)^t at k = 0.5
+    np.testing.assert_allclose(literals["du"], expected, rtol=1e-5, atol=1e-7)
+
+
+def test_an_untyped_variable_takes_f64_from_its_use():
+    out = einc.load(einc.compile("""
+        let x: f64 = 2.0;
+        let s = 0.5;
+        let y = x * s * s;
+        let g = @y / @s;
+    """).vmfb)()
+    assert out["g"].dtype == np.float64 and out["g"] == 2.0
+
+
+def test_a_variable_used_in_two_float_types_is_an_E002_at_the_derivative():
+    with pytest.raises(CompileError) as info:
+        einc.compile("let x: f64 = 2.0;\nlet z: f32 = 1.0;\nlet s = 0.5;\n"
+                     "let p = (s * x) as f32 + s * z;\nlet g = @p / @s;\n")
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (5, 9)
+    assert "f64" in diag.message and "f32" in diag.message
+
+
+RUN_TIME_VIEWS = """
+let X: [f32; 2, 3];
+let a = X[0, 0];
+let s = sum[j](X[0, j] * a);
+let ds = @s / @a;
+let r = X[1];
+let norm = sum[j](r[j] * r[j]);
+let dnorm = @norm / @r;
+let z[j] = X[1, j] * a;
+let J = @z / @a;
+let q = J[0] * J[2];
+let dq = @q / @J;
+"""
+
+
+def test_a_binding_that_reads_an_element_or_a_row_is_its_own_variable():
+    # `a = X[0, 0]` is one value: s reads X[0, 0] through X[0, j] too, but only a's use counts
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    out = einc.load(einc.compile(RUN_TIME_VIEWS).vmfb)(X=x)
+    assert out["ds"] == x[0].sum()
+    np.testing.assert_array_equal(out["dnorm"], 2 * x[1])
+    np.testing.assert_array_equal(out["J"], x[1])
+    np.testing.assert_array_equal(out["dq"], [x[1, 2], 0.0, x[1, 0]])
