@@ -84,6 +84,8 @@ class Elaborator:
         kind = getattr(def_id, "kind", None)
         if kind == "builtin":
             return BuiltinVal(def_id.name)
+        if kind == "global":
+            return self._global_value(def_id, name, span)
         node = self.res.defs.get(def_id)
         if isinstance(node, ast.FnDef):
             return FnVal(node, self.globals)
@@ -93,10 +95,24 @@ class Elaborator:
             return self._module_level_value(def_id, node, span)
         raise d.error(d.UNDEFINED, f"`{name}` is used before it is defined", span)
 
+    def _global_value(self, def_id, name: str, span):
+        """A top-level binding read from a function body: of the entry program, the binding of
+        that name in effect now (the latest that has run); of another module, its last one."""
+        bindings = self.res.globals[def_id]
+        if self.res.module_of[def_id] != ():
+            return self.lookup(bindings[-1], name, span, self.globals)
+        for binding in reversed(bindings):
+            try:
+                return self.globals.lookup(binding)
+            except KeyError:
+                continue
+        raise d.error(d.UNDEFINED, f"`{name}` is read here before the top-level `let {name}` runs",
+                      span, hint="functions read top-level bindings as they are when the function "
+                      "is called: call it after the `let`")
+
     def _module_level_value(self, def_id, node, span):
         """A `let`/`const` of another module, evaluated on first use."""
-        let = self.res.let_of.get(def_id) if hasattr(self.res, "let_of") else None
-        let = let or (node if isinstance(node, ast.Let) else None)
+        let = self.res.let_of.get(def_id)
         if let is None or let.value is None:
             raise d.error(d.UNDEFINED, f"`{def_id.name}` has no value here", span)
         env = self.globals.child()

@@ -3,8 +3,12 @@
 Two temporal models, as in the thesis: items (functions, consts, modules, imports) are hoisted
 into their module or block, so they can be used before they are written; locals (lets, indexed
 definitions, index variables, where-bindings, parameters, patterns, generators, named dims) are
-source-ordered and lexically shadowed. A function body sees the items around it but not the
-locals (it is hoisted, so a local might not exist yet when it runs); a lambda sees everything.
+source-ordered and lexically shadowed. A function body sees the items around it, not the locals
+of the blocks around it, and its module's top-level bindings (lets, indexed definitions and
+inputs, as module-level constants): a name there resolves to a *global* DefId whose value is the
+binding of that name in effect when the function runs (the latest one before the call, as
+Python's module globals), so a function may be written before the `let` it reads. A lambda
+sees everything.
 
 All clauses of one indexed definition in one scope share one DefId, and the definition is in
 scope in its own clauses so recurrences read themselves: `let y[0] = a; let y[t in 1..T] =
@@ -43,6 +47,8 @@ class Resolution:
     modules: dict[ModPath, DefId]             # module path -> DefId (kind 'module')
     exports: dict[ModPath, dict[str, DefId]]  # what each module exports (pub items, re-exports)
     items: dict[ModPath, dict[str, DefId]]    # each module's item namespace (items + imports)
+    globals: dict[DefId, list] = field(default_factory=dict)  # global -> its bindings, in order
+    let_of: dict[DefId, object] = field(default_factory=dict)  # let-bound DefId -> its ast.Let
 
 
 def resolve(program: Program) -> Resolution:
@@ -66,6 +72,7 @@ class _Scope:
         self.parent = parent
         self.is_fn = is_fn                      # a function body: outer locals are not visible
         self.names: dict[str, DefId] = {}
+        self.globals: dict[str, DefId] = {}     # a module's top level: its bindings, by name
         self.indexed: set[DefId] = set()         # indexed definitions bound here (for grouping)
         # indexed definitions later in this block: readable before their statement, so that
         # definitions recurring together (x_pred[t] reads x[t - 1], x[t] reads x_pred[t]) resolve
@@ -74,6 +81,8 @@ class _Scope:
     def lookup(self, name: str, items: set[DefId]) -> Optional[DefId]:
         scope, items_only = self, False
         while scope is not None:
+            if items_only and name in scope.globals:
+                return scope.globals[name]      # a top-level binding read from a function
             did = scope.names.get(name)
             if did is None and not items_only:
                 did = scope.forward.get(name)
@@ -109,6 +118,7 @@ class _Resolver:
         self.exports: dict[ModPath, dict[str, DefId]] = {}
         self._exporting: set[ModPath] = set()      # guards cycles of `pub use` re-exports
         self.current: ModPath = ()
+        self.let_of: dict[DefId, ast.Let] = {}
 
     def run(self) -> Resolution:
         for mod_path, module in self.program.modules.items():
@@ -123,14 +133,21 @@ class _Resolver:
         for mod_path, module in self.program.modules.items():
             self.current = mod_path
             self._uses(module.items, self.module_scopes[mod_path])
+        globals_ = {}
         for mod_path, module in self.program.modules.items():
             self.current = mod_path
-            self._stmts(module.items, _Scope(self.module_scopes[mod_path]))
+            top = _Scope(self.module_scopes[mod_path])
+            top.globals = {name: self._new(name, "global", None, None)
+                           for name in dict.fromkeys(_top_level_names(module.items))}
+            self._stmts(module.items, top)
+            for name, did in _top_level_bindings(module.items):
+                globals_.setdefault(top.globals[name], []).append(did)
         if self.diagnostics:
             raise CompileError(self.diagnostics)
         return Resolution(self.defs, self.module_of, self.builtins, self.module_ids,
                           {p: self._exports(p) for p in self.program.modules},
-                          {p: dict(s.names) for p, s in self.module_scopes.items()})
+                          {p: dict(s.names) for p, s in self.module_scopes.items()},
+                          {g: list(dict.fromkeys(dids)) for g, dids in globals_.items()}, self.let_of)
 
     # ------------------------------------------------ DefIds and diagnostics
 
@@ -152,9 +169,9 @@ class _Resolver:
         if homes:
             hint = f"the standard library has it: `use {homes[0]}::{name};`"
         if name in scope.visible():
-            hint = (f"`{name}` is a local outside this function, and functions only see items "
-                    "(functions, consts, imports) and inputs declared before them; pass it as a "
-                    "parameter or make it a `const`")
+            hint = (f"`{name}` is a local of a block around this function, and functions see "
+                    "only items (functions, consts, imports) and their module's top-level "
+                    "bindings; pass it as a parameter")
         self.diagnostics.append(Diagnostic(UNDEFINED, f"cannot find {what or 'name'} `{name}` "
                                            "in this scope", span, hint))
 
@@ -173,6 +190,7 @@ class _Resolver:
                 self.items.add(stmt.def_id)
             elif isinstance(stmt, ast.Let) and stmt.is_const:
                 self._bind_pattern(stmt.pattern, scope, "value", items=True)
+                self.let_of.update({did: stmt for did in _pattern_defs(stmt.pattern).values()})
             elif isinstance(stmt, ast.ModDecl):
                 child = self.module_ids.get(self.current + (stmt.name,))
                 if child is not None:
@@ -322,6 +340,7 @@ class _Resolver:
         if let.is_const:
             return   # bound when hoisted
         self._bind_pattern(let.pattern, scope, "value" if let.value is not None else "input")
+        self.let_of.update({did: let for did in _pattern_defs(let.pattern).values()})
 
     def _bind_pattern(self, pattern, scope: _Scope, kind: str, items: bool = False) -> None:
         if isinstance(pattern, ast.BindPat):
@@ -494,6 +513,29 @@ class _Resolver:
         for cond in node.filters:
             self._expr(cond, inner)
         self._expr(node.body, inner)
+
+
+def _top_level_names(stmts: list) -> list[str]:
+    """Names a module's top-level lets, indexed definitions and inputs bind (before resolving)."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.Let) and not stmt.is_const:
+            out += [n.name for n in ast.iter_nodes(stmt.pattern) if isinstance(n, ast.BindPat)]
+        elif isinstance(stmt, ast.IndexedLet):
+            out.append(stmt.name)
+    return out
+
+
+def _top_level_bindings(stmts: list) -> list:
+    """(name, DefId) of a module's top-level lets, indexed definitions and inputs, in order
+    (consts are items, not among them)."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.Let) and not stmt.is_const:
+            out += list(_pattern_defs(stmt.pattern).items())
+        elif isinstance(stmt, ast.IndexedLet) and stmt.def_id is not None:
+            out.append((stmt.name, stmt.def_id))
+    return out
 
 
 def _pattern_defs(pattern) -> dict[str, DefId]:

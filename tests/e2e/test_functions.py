@@ -1,5 +1,9 @@
 """Functions, generic specialisation, lambdas, elementwise application, modules."""
 import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
 
 
 def test_generic_function_is_specialised_per_call(run):
@@ -67,6 +71,57 @@ def test_main_reads_the_program_inputs_and_their_named_dims(run):
     """, X=x)
     np.testing.assert_array_equal(out["main.0"], x.sum(0))     # exact: small integers in f32
     assert out["main.1"] == np.float32(x.mean())
+
+
+def test_functions_read_top_level_bindings_like_module_constants(tmp_path):
+    # weights from a file, a literal, and a value computed from the run-time input, all read
+    # by `fn infer` and `fn main`; `scale_later` is written before the `let` it reads
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((2, 3)).astype(np.float32)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    np.save(tmp_path / "w.npy", w)
+    (tmp_path / "model.ein").write_text("""
+        let X: [f32; N, 3];
+        let W = load_npy("w.npy");
+        let b = [0.5, -0.25];
+        let mean_x[j] = sum[n](X[n, j]) / (N as f32);
+        fn infer(v) { let o[i] = sum[j](W[i, j] * (v[j] - mean_x[j])) + b[i]; o }
+        fn scale_later(v) { v * factor }
+        let factor = 4.0;
+        fn main() { (infer(X[0]), scale_later(b)) }
+    """)
+    out = einc.load(einc.compile(str(tmp_path / "model.ein")).vmfb)(X=x)
+    np.testing.assert_allclose(out["main.0"], w @ (x[0] - x.mean(0)) + [0.5, -0.25], rtol=1e-5)
+    np.testing.assert_array_equal(out["main.1"], [2.0, -1.0])
+
+
+def test_a_function_reads_the_top_level_binding_in_effect_when_it_is_called(run):
+    out = run("""
+        let x = 1.0;
+        fn f() { x }
+        let before = f();
+        let x = 2.0;
+        let after = f();
+    """)
+    assert out["before"] == 1.0 and out["after"] == 2.0
+
+
+def test_a_function_called_before_the_binding_it_reads_is_E003_at_the_read(tmp_path):
+    path = tmp_path / "prog.ein"
+    path.write_text("let a = f();\nfn f() { a + 1.0 }\n")
+    with pytest.raises(CompileError) as info:
+        einc.compile(str(path))
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 10)
+    assert [(n.span.line, n.note) for n in diag.notes] == [(1, "in this call to `f`")]
+
+
+def test_functions_of_a_local_module_read_its_top_level_bindings_and_consts(tmp_path):
+    (tmp_path / "helpers.ein").write_text(
+        "pub const K = 2.0;\nlet scale = 3.0;\nlet scale = scale + 1.0;\npub fn f(x) { x * K * scale }\n")
+    (tmp_path / "main.ein").write_text("mod helpers;\nuse helpers::{f, K};\nlet y = f(1.5) + K;\n")
+    out = einc.load(einc.compile(str(tmp_path / "main.ein")).vmfb)()
+    assert out["y"] == 14.0
 
 
 ROW_PROGRAM = """

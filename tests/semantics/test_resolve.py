@@ -65,8 +65,14 @@ def test_functions_are_hoisted():
     assert f.params[0].def_id.kind == "param"
 
 
-def test_functions_do_not_see_top_level_locals():
-    (d,) = diagnostics("let k = 2; fn f(x) { x * k }")
+def test_functions_read_top_level_bindings_through_one_global_per_name():
+    (k1, f, k2), res = resolved("let k = 2; fn f(x) { x * k } let k = 3;")
+    use = f.body.result.right.def_id
+    assert use.kind == "global" and res.globals[use] == [k1.pattern.def_id, k2.pattern.def_id]
+
+
+def test_functions_do_not_see_the_locals_of_a_block_around_them():
+    (d,) = diagnostics("let r = { let k = 2; fn f(x) { x * k } f(1) };")
     assert d.code == "E003" and "parameter" in d.hint
 
 
