@@ -75,6 +75,12 @@ def _dtype_of_use(y, x: Weak, e: ast.Derivative):
     if isinstance(y, Weak):
         return next(iter(typed)) if len(typed) == 1 else F32
     reached = {id(v) for v in walk([y])}
+    as_int = [dtype for dtype, leaf in x.trace.typed.items() if not dtype.is_float and id(leaf) in reached]
+    if as_int:
+        raise d.error(d.TYPE, f"`{_name(e.denominator)}` is used as {as_int[0]} in "
+                      f"`{_name(e.numerator)}` (a subscript, a range or integer arithmetic), where "
+                      "it has no derivative", e.span,
+                      hint=f"if it is a real number, write it as a float literal (e.g. `3.0`)")
     used = [dtype for dtype, leaf in typed.items() if id(leaf) in reached]
     if len(used) > 1:
         raise d.error(d.TYPE, f"`{_name(e.denominator)}` is used as {used[0]} and as {used[1]} in "

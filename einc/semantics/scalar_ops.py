@@ -117,12 +117,12 @@ def _check_operand_kind(op: str, dtype: DType, span) -> None:
 
 def _pow(args: list, span):
     base, exp = args
-    if isinstance(exp, Weak) and exp.kind == "int":
+    if isinstance(exp, Weak) and exp.kind == "int" and exp.trace is None:
         exp = materialize(exp, I32, span)
     if isinstance(base, Weak):
         base = materialize(base, exp.dtype if exp.dtype.is_float else None, span)
-    if isinstance(exp, Weak):
-        exp = materialize(exp, base.dtype, span)
+    if isinstance(exp, Weak):       # a float literal, or an int one a derivative differentiates
+        exp = materialize(exp, base.dtype if base.dtype.is_float else float_for(base.dtype), span)
     if base.dtype.is_bool or exp.dtype.is_bool:
         raise d.error(d.TYPE, "`**` is not defined for bool", span)
     if base.dtype.is_int and exp.dtype.is_float:

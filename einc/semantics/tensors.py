@@ -46,9 +46,11 @@ def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
     """Apply the scalar `rule(*scalars)` point by point to array arguments of one shape. A row
     of an enclosing definition (`x[i]` inside `let y[i, j] = f(x[i])[j]`) is read through, and
     the result batched over that definition's indices."""
-    arrays = [a if isinstance(a, PartialRead) else whole(a, span) if is_array(a) else a for a in args]
-    if hint_dtypes:
+    arrays = [a if isinstance(a, (PartialRead, Weak)) else whole(a, span) if is_array(a) else a
+              for a in args]
+    if hint_dtypes:     # a literal array takes the dtype of a typed one: f64 row + [1.0, 2.0]
         arrays = _type_weak_arrays(arrays, span)
+    arrays = [whole(a, span) if isinstance(a, Weak) and a.rank else a for a in arrays]
     tensors = [a for a in arrays if isinstance(a, (Value, PartialRead)) and a.rank > 0]
     shape = tensors[0].shape
     for t in tensors[1:]:
@@ -107,7 +109,8 @@ def read(base, subs: list, span, state: State, text: str):
     if any(s is None for s in subs):
         raise d.error(d.UNSUPPORTED, "a `:` slice of an array that is not a derivative", span,
                       hint="fewer subscripts give a sub-array: `m[i]` is row i")
-    literal = _read_literal(base, subs, span)
+    literal = None if any(isinstance(s, Weak) and s.trace is not None for s in subs) \
+        else _read_literal(base, subs, span)   # a differentiated subscript stays in the graph
     if literal is not None:
         return literal
     base = whole(base, span)
@@ -180,7 +183,7 @@ def _fold_const_read(base: Value, subs: list, span):
         if not 0 <= k < len(base.elems):
             raise d.error(d.BOUNDS, f"index {k} is out of bounds for length {len(base.elems)}", span)
         return base.elems[k]
-    if not is_folding_constant(base) or not all(isinstance(s, Const) for s in subs):
+    if not is_folding_constant(base) or not all(is_folding_constant(s) for s in subs):
         return None
     idx = tuple(int(s.array) for s in subs)
     if any(not 0 <= i < n for i, n in zip(idx, base.array.shape)):

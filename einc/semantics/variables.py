@@ -46,6 +46,7 @@ def as_variable(value):
 
 def _leaf_maker(literal: Weak):
     def leaf(dtype) -> Const:
-        array = np.asarray(literal.value, dtype=dtype.numpy)
-        return Const(array, span=literal.span, differentiable=dtype.is_float)
+        # an integer typing is kept out of folding too, so that a derivative can see it used
+        # as an integer (derivatives.request refuses that) rather than find nothing
+        return Const(np.asarray(literal.value, dtype=dtype.numpy), span=literal.span, differentiable=True)
     return leaf
