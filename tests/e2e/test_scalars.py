@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+import einc
+
 
 def test_literals_take_the_type_of_their_context(run):
     out = run("""
@@ -60,6 +62,62 @@ def test_untyped_float_expressions_fold_in_f64_before_taking_a_type(run):
     assert out["s"].dtype == np.float32 and out["s"] == np.float32(0.1 * 0.3)
     assert out["y"] == 3.0 * (0.1 + 0.2)
     assert out["t"] == np.float32(1.0) / np.float32(3.0)
+
+
+INT_MEETS_FLOAT = """
+    use std::math::{sqrt, pow, exp};
+    let x: f32;
+    let d: f64;
+    let v: [i32; 3];
+    let F: [f32; 2, 2];
+    assert(2.0 ** 3.0 == 8, "an int literal compares with a float");
+    let cast_row = ([2, 4] as [f32]) == [2, 4];
+    let rows = F == [[35, 45], [1, 2]];
+    let rows_reversed = [[35, 45], [1, 2]] == F;
+    let shifted = F + 1;
+    let y = x * 2 + 1;
+    let yd = d / 3;
+    let mixed = 1 + 1.5;
+    let root_literal = 2 ** 0.5;
+    let roots = sqrt(v);
+    let powers = pow(v, 0.5);
+    let power_op = v ** 0.5;
+    let roots_of_literals = sqrt([4, 9, 16]);
+    let e = exp([0, 1]);
+    let sixteen = sqrt(16);
+    let with_f64 = [1, 2] * d;
+"""
+
+
+F_VALUES = np.array([[35.0, 45.0], [1.5, 2.0]], np.float32)
+V_VALUES = np.array([1, 2, 3], np.int32)
+
+
+@pytest.fixture(scope="module")
+def int_meets_float():
+    program = einc.load(einc.compile(INT_MEETS_FLOAT).vmfb)
+    return program(x=np.float32(1.5), d=np.float64(1.0), v=V_VALUES, F=F_VALUES)
+
+
+def test_int_literals_take_a_float_type_from_their_context(int_meets_float):
+    out, f = int_meets_float, F_VALUES
+    assert out["cast_row"].tolist() == [True, True]
+    assert out["rows"].tolist() == [[True, True], [False, True]] == out["rows_reversed"].tolist()
+    np.testing.assert_array_equal(out["shifted"], f + 1)
+    assert out["y"].dtype == np.float32 and out["y"] == 4.0
+    assert out["yd"].dtype == np.float64 and out["yd"] == 1.0 / 3.0
+    assert out["mixed"] == 2.5 and out["root_literal"] == np.float32(np.sqrt(2.0))
+    assert out["with_f64"].dtype == np.float64 and out["with_f64"].tolist() == [1.0, 2.0]
+
+
+def test_sqrt_pow_and_friends_of_integer_arrays_compute_in_f32(int_meets_float):
+    out, v = int_meets_float, V_VALUES
+    for name in ("roots", "powers", "power_op"):
+        assert out[name].dtype == np.float32
+        np.testing.assert_allclose(out[name], np.sqrt(v.astype(np.float32)), rtol=1e-6)
+    np.testing.assert_array_equal(out["roots_of_literals"], [2.0, 3.0, 4.0])
+    np.testing.assert_allclose(out["e"], [1.0, np.e], rtol=1e-6)
+    assert out["sixteen"] == 4.0
 
 
 def test_arithmetic_on_inputs_runs_in_their_precision(run):
