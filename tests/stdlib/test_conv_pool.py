@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+import einc
+from einc.diagnostics import CompileError
 from stdlib_harness import close, rand, run_program
 
 SOURCE = """
@@ -51,6 +53,11 @@ let lin = linear(X[0, 0], Wl, bl);
 let lin3 = linear(X[0], Wl, bl);
 let gm = gemm(A, Bm, Cm, 0.5, 2.0, 1, 1);
 let gm0 = gemm(Bm, A, 1.0, 1.0, 0.5, 0, 0);
+let maxp_per_axis = max_pool(X, [2, 2], [2, 2], [0, 0]);
+let avgp_per_axis = average_pool(X, [3, 3], [2, 1], [1, 1]);
+let maxp1_per_axis = max_pool(Xp, [3], [2], [1]);
+let conv_per_axis = conv(X, W, B, [2, 1], [1, 0], [1, 2], 2);
+let ct_per_axis = conv_transpose(X, Wt, [0.5, 0.0, -0.5], [2, 1], [1, 0], [1, 0]);
 """
 
 INPUTS = dict(X=rand(2, 4, 7, 6), W=rand(6, 2, 3, 3, seed=1), B=rand(6, seed=2),
@@ -195,3 +202,23 @@ def test_linear(out):
 def test_gemm(out):
     close(out["gm"], 0.5 * F["A"].T @ F["Bm"].T + 2.0 * F["Cm"])
     close(out["gm0"], F["Bm"] @ F["A"] + 0.5)
+
+
+def test_pooling_and_conv_pads_may_have_one_entry_per_spatial_axis(out):
+    # the Einlang convention (STDLIB_API, issue 9): [p_h, p_w] pads both sides of each axis
+    close(out["maxp_per_axis"], ref_pool(F["X"], [2, 2], [2, 2], [0, 0, 0, 0], "max"))
+    close(out["avgp_per_axis"], ref_pool(F["X"], [3, 3], [2, 1], [1, 1, 1, 1], "avg"))
+    close(out["maxp1_per_axis"], ref_pool(F["Xp"], [3], [2], [1, 1], "max"), dtype=np.float64)
+    close(out["conv_per_axis"], ref_conv(F["X"], F["W"], F["B"], [2, 1], [1, 0, 1, 0], [1, 2], 2), atol=1e-5)
+    close(out["ct_per_axis"], ref_conv_transpose(F["X"], F["Wt"], np.array([0.5, 0, -0.5]), [2, 1], [1, 0, 1, 0],
+                                                 [1, 0]), atol=1e-5)
+
+
+def test_pads_of_another_length_are_an_error_at_the_users_call(tmp_path):
+    path = tmp_path / "prog.ein"
+    path.write_text("use std::ml::max_pool;\nlet X: [f32; 1, 1, 4, 4];\nlet y = max_pool(X, [2, 2], [2, 2], [0, 0, 0]);\n")
+    with pytest.raises(CompileError) as info:
+        einc.compile(str(path))
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E006" and "one entry per spatial axis" in diag.message
+    assert [n.span.line for n in diag.notes if n.span.file == str(path)] == [3]

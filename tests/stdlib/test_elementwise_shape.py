@@ -86,6 +86,7 @@ let slice_ = slice(T, [0, 1], [2, 4], [1, 2], [1, 2]);
 let slice0_ = slice(T, [1], [2], [0], [1]);
 let cumsum_ = cumsum(a);
 let qz_ = quantize_linear(a * 40.0, 0.5, 3);
+let qz_issue = quantize_linear([0.5, -0.25], 0.01, 0.0);
 let dq_ = dequantize_linear(ix, 0.25, 1);
 let qmm_ = qmatmul(qa, 0.5, qb, 2.0);
 let resh2 = reshape(T, [4, -1]);
@@ -204,8 +205,13 @@ def test_predicates_comparisons_and_logic(out):
 def test_integer_results(out):
     assert out["numel_"] == 24 and out["size_"] == 12
     np.testing.assert_array_equal(out["casti_"], np.trunc(3 * D).astype(np.int32))
-    q = np.clip(np.round(40 * A / 0.5) + 3, -128, 127)          # np.round: half to even
-    np.testing.assert_array_equal(out["qz_"], q.astype(np.int32))
+
+
+def test_quantize_linear_gives_integers_in_floats_with_a_float_zero_point(out):
+    # the Einlang convention (not ONNX's int8 output): round(x / scale) + zero point, unclamped
+    q = np.round((40 * A).astype(np.float32) / np.float32(0.5)) + 3      # np.round: half to even
+    close(out["qz_"], q)
+    close(out["qz_issue"], [50.0, -25.0])
 
 
 def test_slice(out):
