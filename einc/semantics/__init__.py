@@ -2,9 +2,10 @@
 
 Layers, bottom first; a module imports only modules of lower layers (tests/test_import_layers.py
 reads this list and checks it):
-  1. values, state, bounds, builtins, modules: compile-time values, elaboration book-keeping,
-     bounds checks, the built-in names, loading the module tree
-  2. resolve, scalar_ops: name resolution; operations on scalars and literals
+  1. values, bounds, builtins, modules, affine_ranges: compile-time values, bounds checks, the
+     built-in names, loading the module tree, the ranges affine reads give indices
+  2. resolve, scalar_ops, state: name resolution; operations on scalars and literals;
+     elaboration book-keeping (pending index ranges and the reads that give them)
   3. tensors: reads, partial reads, point-by-point application (`lift`), lazy Jacobian reads
   4. pointwise, types, printing, einsum, outputs, variables: elementwise/cast_to/select (shared
      by the rules), annotations, `print`, `__einsum`, which values leave the program, the

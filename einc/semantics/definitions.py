@@ -83,7 +83,7 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
         el.state.guard_depth -= guard is not None
     finally:
         el.state.frames.pop()
-    frame.resolve()
+    frame.resolve(el.state.dependent_ranges)
     if not isinstance(body, (Value, Weak)) or (isinstance(body, Value) and body.rank) or \
             (isinstance(body, Weak) and body.rank):
         raise d.error(d.SHAPE, f"the value of `{node.name}[..]` at one point must be a scalar, "
@@ -240,7 +240,7 @@ def reduction(el, node: ast.Reduction, env):
         el.state.guard_depth -= guarded
     finally:
         el.state.frames.pop()
-    frame.resolve()
+    frame.resolve(el.state.dependent_ranges)
     result = Reduce(node.op, tuple(vars_), _reduction_body(node, body), guard, span=node.span)
     if not el.state.frames:
         # outermost: every range it depends on is known now

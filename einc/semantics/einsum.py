@@ -54,7 +54,7 @@ def _product(el, terms, operands, var, span):
             product = element if product is None else scalar_ops.apply("mul", [product, element], span)
     finally:
         el.state.frames.pop()
-    frame.resolve()
+    frame.resolve(el.state.dependent_ranges)
     return product
 
 

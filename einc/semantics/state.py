@@ -4,8 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from einc import diagnostics as d
-from einc.ir.nodes import IndexVar, Read
+from einc.ir import affine
+from einc.ir.nodes import IndexRef, IndexVar, Read
 from einc.ir.types import Lin
+from einc.semantics.affine_ranges import AffineRead, extent_from, smallest
 
 
 @dataclass
@@ -17,13 +19,18 @@ class Candidate:
 
 @dataclass
 class InferenceFrame:
-    """Index variables whose extent comes from the reads in the body that binds them."""
+    """Index variables whose extent comes from the reads in the body that binds them: the
+    plain reads (`A[i, k]`) when there are any, else the affine ones (affine_ranges)."""
     pending: list
     candidates: dict = field(default_factory=dict)   # IndexVar -> list[Candidate]
+    affine_reads: dict = field(default_factory=dict)  # IndexVar -> list[AffineRead]
 
-    def resolve(self) -> None:
+    def resolve(self, dependent_ranges: list = ()) -> None:
+        dependent = {var: (lo, hi) for var, lo, hi in dependent_ranges}
         for var in self.pending:
             found = self.candidates.get(var, [])
+            if not found:
+                found = self._from_affine_reads(var, dependent)
             if not found:
                 raise d.error(d.SHAPE, f"cannot infer the range of index `{var.name}`", var.span,
                               hint=f"give it explicitly, e.g. `{var.name} in 0..N`")
@@ -38,6 +45,20 @@ class InferenceFrame:
                         label=f"extent {other.extent!r} here")
             var.extent = first.extent
 
+    def _from_affine_reads(self, var: IndexVar, dependent: dict) -> list:
+        """One candidate: the intersection of the ranges the affine reads allow (or none)."""
+        reads, extents = [], []
+        for read in self.affine_reads.get(var, []):
+            extent = extent_from(var, read, dependent)
+            if extent is not None:
+                reads.append(read)
+                extents.append(extent)
+        if not extents:
+            return []
+        best = smallest(extents, reads[0].span, [r.what for r in reads])
+        chosen = reads[extents.index(best)]
+        return [Candidate(best, chosen.span, chosen.what)]
+
 
 class State:
     def __init__(self) -> None:
@@ -51,15 +72,28 @@ class State:
         if self.guard_depth:
             self.guarded_reads.add(id(read))
         for axis, sub in enumerate(read.subs):
-            var = getattr(sub, "var", None)
+            size = read.tensor.shape[axis]
             # an axis of unknown extent is one batched over `var` itself (definitions.
             # batch_over_outer_indices): it will have var's extent, so it says nothing about it
-            if isinstance(var, IndexVar) and var.extent is None and read.tensor.shape[axis] is not None:
-                self._add_candidate(var, Candidate(read.tensor.shape[axis], read.span,
-                                                   f"{names[axis]} (axis {axis})"))
+            if size is None:
+                continue
+            what = f"{names[axis]} (axis {axis})"
+            if isinstance(sub, IndexRef):
+                if sub.var.extent is None:
+                    self._add(sub.var, "candidates", Candidate(size, read.span, what))
+            else:
+                self._note_affine(sub, size, read.span, what)
 
-    def _add_candidate(self, var: IndexVar, cand: Candidate) -> None:
+    def _note_affine(self, sub, size: Lin, span, what: str) -> None:
+        lin = affine.affine_of(sub)
+        if lin is None:
+            return
+        for var in lin.keys():
+            if isinstance(var, IndexVar) and var.extent is None:
+                self._add(var, "affine_reads", AffineRead(lin, size, span, what))
+
+    def _add(self, var: IndexVar, table: str, cand) -> None:
         for frame in reversed(self.frames):
             if var in frame.pending:
-                frame.candidates.setdefault(var, []).append(cand)
+                getattr(frame, table).setdefault(var, []).append(cand)
                 return

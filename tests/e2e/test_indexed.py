@@ -172,3 +172,37 @@ def test_a_reduction_from_one_reading_the_previous_row_runs_its_own_trip_count(r
         let g[v] = sum[t in 1..T](a[t - 1, v]);
     """, a=a)
     np.testing.assert_array_equal(out["g"], a[:-1].sum(0))
+
+
+AFFINE_RANGES = """
+let v = [3, 1, 4, 1, 5];
+let next[i] = v[i + 1];
+let running[j] = sum[k in 0..j + 1](v[j - k]);
+let same[i] = v[i + 0];
+let reversed[i] = v[4 - i];
+let pairs[i] = v[i + 1] + v[i + 2];
+let img: [f32; H, W];
+let pooled[i, j] = max[di in 0..2, dj in 0..2](img[2 * i + di, 2 * j + dj]);
+let X: [f32; ?, ?];
+let K: [f32; 3, 3];
+let Y[oh, ow] = sum[kh, kw](X[ih, iw] * K[kh, kw]) where ih = oh + kh, iw = ow + kw;
+let x: [f32; N];
+let every_third[i] = x[3 * i];
+let backwards[i] = x[N - 1 - i];
+"""
+
+
+def test_ranges_come_from_affine_reads_when_no_plain_read_gives_them(run):
+    # the largest range from 0 keeping every read in bounds (issue 9 item 6)
+    img = f32(7, 9)
+    X, K, x = f32(5, 6), f32(3, 3), f32(10)
+    out = run(AFFINE_RANGES, img=img, X=X, K=K, x=x)
+    v = np.array([3, 1, 4, 1, 5])
+    assert out["next"].tolist() == [1, 4, 1, 5] and out["running"].tolist() == [3, 4, 8, 9, 14]
+    assert out["same"].tolist() == v.tolist() and out["reversed"].tolist() == v[::-1].tolist()
+    assert out["pairs"].tolist() == (v[1:-1] + v[2:]).tolist()
+    np.testing.assert_array_equal(out["pooled"], img[:6, :8].reshape(3, 2, 4, 2).max((1, 3)))
+    conv = sum(X[kh:kh + 3, kw:kw + 4] * K[kh, kw] for kh in range(3) for kw in range(3))
+    np.testing.assert_allclose(out["Y"], conv, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out["every_third"], x[::3])
+    np.testing.assert_array_equal(out["backwards"], x[::-1])

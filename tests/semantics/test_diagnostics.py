@@ -116,3 +116,24 @@ def test_a_piecewise_definition_in_a_function_called_per_row_is_E011(tmp_path):
                                     "let Y[i, j] = shifted(X[i])[j];\n")
     assert diag.code == "E011" and (diag.span.line, diag.span.col) == (3, 5)
     assert [(n.span.line, n.note) for n in diag.notes] == [(7, "in this call to `shifted`")]
+
+
+def test_a_read_that_leaves_no_range_for_its_index_is_E004(tmp_path):
+    diag, text = diagnose(tmp_path, "let v = [3, 1, 4, 1, 5];\nlet e[i] = v[i + 5];\n")
+    assert diag.code == "E004" and (diag.span.line, diag.span.col) == (2, 12)
+    assert "`i`" in diag.message and "empty" in diag.message
+
+
+def test_affine_reads_bounding_an_index_by_incomparable_sizes_are_E004(tmp_path):
+    diag, text = diagnose(tmp_path, "let A: [f32; H];\nlet B: [f32; W];\nlet s[i] = A[i + 1] + B[i + 2];\n")
+    assert diag.code == "E004" and "H - 1" in diag.message and "W - 2" in diag.message
+
+
+def test_a_plain_read_decides_the_range_and_affine_ones_are_bounds_checked(tmp_path):
+    diag, _ = diagnose(tmp_path, "let x: [f32; 6];\nlet d[i] = x[i + 1] - x[i];\n")
+    assert diag.code == "E005" and (diag.span.line, diag.span.col) == (2, 12)
+
+
+def test_a_read_before_the_start_is_E005_never_a_wrap_around(tmp_path):
+    diag, _ = diagnose(tmp_path, "let v = [3, 1, 4, 1, 5];\nlet e[i] = v[i - 1];\n")
+    assert diag.code == "E005" and "[-1, 4]" in diag.message
