@@ -192,11 +192,12 @@ let backwards[i] = x[N - 1 - i];
 """
 
 
-def test_ranges_come_from_affine_reads_when_no_plain_read_gives_them(run):
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_ranges_come_from_affine_reads_when_no_plain_read_gives_them(run, target):
     # the largest range from 0 keeping every read in bounds (issue 9 item 6)
     img = f32(7, 9)
     X, K, x = f32(5, 6), f32(3, 3), f32(10)
-    out = run(AFFINE_RANGES, img=img, X=X, K=K, x=x)
+    out = run(AFFINE_RANGES, target=target, img=img, X=X, K=K, x=x)
     v = np.array([3, 1, 4, 1, 5])
     assert out["next"].tolist() == [1, 4, 1, 5] and out["running"].tolist() == [3, 4, 8, 9, 14]
     assert out["same"].tolist() == v.tolist() and out["reversed"].tolist() == v[::-1].tolist()
