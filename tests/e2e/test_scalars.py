@@ -120,6 +120,16 @@ def test_sqrt_pow_and_friends_of_integer_arrays_compute_in_f32(int_meets_float):
     assert out["sixteen"] == 4.0
 
 
+def test_remainder_takes_the_sign_of_the_dividend_at_build_time_and_on_the_device(run):
+    out = run("""
+        let k: i32;
+        let folded = (-9) % 4;
+        let on_device = k % 4;
+        let quotient = k / 4;
+    """, k=np.int32(-9))
+    assert out["folded"] == -1 and out["on_device"] == -1 and out["quotient"] == -2
+
+
 def test_arithmetic_on_inputs_runs_in_their_precision(run):
     x, k = np.float64(0.1), np.int32(-7)
     out = run("""
