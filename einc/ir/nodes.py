@@ -365,6 +365,13 @@ def walk(roots, opaque: tuple = ()) -> list[Value]:
     return order
 
 
+def is_stored_tensor(v: Value) -> bool:
+    """Whether `v` is a program-level tensor that kernels compute and store (a rank-0 one may
+    also stand directly in a scalar expression, as a library function's `let s[..lead] = ..`
+    over no axes does)."""
+    return isinstance(v, (Generic, Piecewise, Stack, RecValue))
+
+
 def is_folding_constant(v: Value) -> bool:
     """Whether `v` is a constant that operations on it may fold (a differentiable one is not)."""
     return isinstance(v, Const) and not v.differentiable
@@ -421,6 +428,6 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
 __all__ = ["Value", "IndexVar", "fresh_index_vars", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
            "Generic", "Clause", "Piecewise", "Stack", "RecurrenceGroup", "RecClause", "RecMember",
            "StateRead", "RecValue", "Print", "Assert", "Program", "walk", "size_value",
-           "is_folding_constant", "step_state_reads",
+           "is_folding_constant", "is_stored_tensor", "step_state_reads",
            "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
            "TERNARY_OPS", "COMPARISONS", "REDUCE_KINDS"]

@@ -139,3 +139,25 @@ def test_a_binding_that_reads_an_element_or_a_row_is_its_own_variable():
     np.testing.assert_array_equal(out["dnorm"], 2 * x[1])
     np.testing.assert_array_equal(out["J"], x[1])
     np.testing.assert_array_equal(out["dq"], [x[1, 2], 0.0, x[1, 0]])
+
+
+LIBRARY_LOSSES = """
+use std::ml::{mse_loss, softmax};
+let pred: [f32; 3];
+let target = [1.5, 2.0, 2.0];
+let loss = mse_loss(pred, target);
+let dloss = @loss / @pred;
+let z = [1.0, 2.0, 3.0];
+let p = softmax(z);
+let dp = @p / @z;
+"""
+
+
+def test_derivatives_through_library_reductions_to_a_scalar_tensor():
+    # sum_all leaves a rank-0 tensor standing in the loss's expression: its adjoint was dropped
+    # (a silent 0) and its tangent was E011
+    pred = np.array([1.0, 2.0, 3.0], np.float32)
+    out = einc.load(einc.compile(LIBRARY_LOSSES).vmfb)(pred=pred)
+    np.testing.assert_allclose(out["dloss"], 2 * (pred - [1.5, 2.0, 2.0]) / 3, rtol=1e-6, atol=1e-7)
+    p = np.exp([1.0, 2.0, 3.0]) / np.exp([1.0, 2.0, 3.0]).sum()
+    np.testing.assert_allclose(out["dp"], np.diag(p) - np.outer(p, p), rtol=1e-5, atol=1e-6)

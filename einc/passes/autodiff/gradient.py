@@ -11,7 +11,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Piecewise, Read, RecValue, Stack, Value,
-                           fresh_index_vars)
+                           fresh_index_vars, is_stored_tensor)
 from einc.ir.state_slices import is_state_slice
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.delta import gather_sum
@@ -108,6 +108,8 @@ class _Gradient:
 
     def _contribution(self, leaf) -> Value:
         node = leaf.leaf
+        if is_stored_tensor(node) and node is not self.x:
+            node = Read(node, ())              # a rank-0 tensor used directly: its one element
         tensor_read = isinstance(node, Read) and node is not self.x
         if not tensor_read or node.tensor.rank == 0:
             body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, (), ())
@@ -161,6 +163,8 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
             if isinstance(n, Read):
                 out.append(n.tensor)
                 stack.extend(n.subs)
+            elif is_stored_tensor(n) and n is not stop:
+                out.append(n)          # a rank-0 tensor standing in a scalar expression
             elif n is not stop:
                 stack.extend(n.operands() if n.rank == 0 else ())
         return out

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, StateRead, Value)
+from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, StateRead, Value,
+                           is_stored_tensor)
 from einc.ir.types import BOOL
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.local_rules import const, mul, op, partials
@@ -18,7 +19,7 @@ from einc.passes.autodiff.local_rules import const, mul, op, partials
 
 @dataclass
 class LeafAdjoint:
-    leaf: Value           # a Read of a program-level tensor, or a stop value
+    leaf: Value           # a Read of a program-level tensor (or a rank-0 one itself), or a stop value
     adjoint: Value        # scalar expression; free in the enclosing variables and `extra_vars`
     extra_vars: tuple     # reduction variables between the root and the leaf
 
@@ -31,7 +32,7 @@ def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rule
         if not parts:
             continue
         adj = _sum(parts)
-        if id(node) in stops or isinstance(node, (Read, Input)):
+        if id(node) in stops or isinstance(node, (Read, Input)) or is_stored_tensor(node):
             out.append(LeafAdjoint(node, adj, extra_vars))
         elif isinstance(node, Reduce):
             out += _through_reduce(node, adj, stops, extra_vars, rules)
@@ -90,7 +91,8 @@ def _reverse_topological(root: Value, stops: set, rules) -> list:
             continue
         seen.add(id(v))
         stack.append((v, True))
-        if id(v) in stops or isinstance(v, (Read, Reduce, Input, Const, Size, IndexRef, StateRead)):
+        if id(v) in stops or isinstance(v, (Read, Reduce, Input, Const, Size, IndexRef, StateRead)) \
+                or is_stored_tensor(v):
             continue
         stack.extend((o, False) for o in rules.operands(v))
     return list(reversed(order))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Piecewise, Clause, Read, RecValue,
-                           Reduce, Size, Stack, StateRead, Value, fresh_index_vars)
+                           Reduce, Size, Stack, StateRead, Value, fresh_index_vars, is_stored_tensor)
 from einc.ir.types import BOOL, Lin
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.local_rules import const, mul, op, partials
@@ -113,6 +113,8 @@ class Tangent:
             return None
         if isinstance(e, Read):
             return self._read(e)
+        if is_stored_tensor(e):
+            return self._read(Read(e, ()))     # a rank-0 tensor standing in a scalar expression
         if isinstance(e, Op):
             return self._op(e)
         if isinstance(e, Reduce):
