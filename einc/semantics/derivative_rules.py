@@ -12,6 +12,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Value
+from einc.ir.types import F32
 from einc.semantics import scalar_ops, tensors, types
 from einc.semantics.values import Weak, describe
 from einc.syntax import ast
@@ -32,6 +33,11 @@ def call_with_rule(el, fn, rule, args: list, span):
     if any(tensors.is_array(a) for a in args):
         return tensors.lift(lambda *scalars: call_with_rule(el, fn, rule, list(scalars), span),
                             args, span, el.state)
+    # float literals take the float type of the other arguments (f32 alone), so that the body
+    # gives a typed result the rule can be attached to (`f(3.0)`, or a literal under `@`)
+    floats = [a.dtype for a in args if isinstance(a, Value) and a.dtype.is_float]
+    args = [scalar_ops.materialize(a, floats[0] if floats else F32, span)
+            if isinstance(a, Weak) and a.kind == "float" else a for a in args]
     result = el.call_body(fn, args, span)
     if not isinstance(result, Value) or result.rank or not result.dtype.is_float:
         raise _unsupported(rule, f"which returns {describe(result)}")

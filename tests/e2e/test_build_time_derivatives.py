@@ -41,6 +41,11 @@ let yn = n * 2.5;
 let dyn = @yn / @n;
 let c = 2.0;
 let dc = @c / @h;
+fn square(s) { s * s }
+@fn square(s) { 2.0 * s * @s }
+let q = 3.0;
+let sq = square(q);
+let dq = @sq / @q;
 let k = 0.5;
 let u[0] = 1.0;
 let u[t in 1..6] = u[t - 1] * (1.0 - k * 0.1);
@@ -77,6 +82,7 @@ def test_a_literal_array_as_the_parameter_gives_its_gradient_and_jacobian(litera
 
 def test_derivatives_go_through_functions_of_literals(literals):
     np.testing.assert_allclose(literals["dy"], 2 * 2.0 + np.cos(2.0), rtol=1e-6)
+    assert literals["sq"] == 9.0 and literals["dq"] == 6.0      # through a `@fn` rule
 
 
 def test_a_value_computed_from_a_variable_is_a_variable_and_the_chain_rule_holds(literals):
