@@ -73,7 +73,9 @@ def apply(op: str, args: list, span):
         return _pow(args, span)
     if op == "select":
         cond = materialize(args[0], BOOL, span)
-        a, b = [materialize(x, None, span) for x in unify(args[1:], span)]
+        branches = unify(args[1:], span)
+        dtype = _literal_dtype(branches, span) if all(isinstance(x, Weak) for x in branches) else None
+        a, b = [materialize(x, dtype, span) for x in branches]
         return _build(op, [cond, a, b], a.dtype, span)
     args = unify(args, span)
     dtype = args[0].dtype
@@ -142,14 +144,23 @@ def _build(op: str, args: list, dtype: DType, span):
     return Op(op, tuple(args), dtype, span=span)
 
 
-def _fold_weak(op: str, args: list[Weak], span):
-    kinds = {a.kind for a in args[1:]} if op == "select" else {a.kind for a in args}
+def _literal_kind(literals: list[Weak], span, op: str = "") -> str:
+    """The kind untyped literals combine to: an int literal meeting a float one is a float."""
+    kinds = {a.kind for a in literals}
     if kinds == {"float", "int"} or (op in FLOAT_ONLY and kinds == {"int"}):
-        kinds = {"float"}           # an int literal takes the float type of its context
+        kinds = {"float"}
     if len(kinds) > 1:
         raise d.error(d.TYPE, "mismatched literal types: " + " and ".join(sorted(kinds)), span,
                       hint="convert one side with `as`")
-    kind = kinds.pop()
+    return kinds.pop()
+
+
+def _literal_dtype(literals: list[Weak], span) -> DType:
+    return DEFAULT[_literal_kind(literals, span)]
+
+
+def _fold_weak(op: str, args: list[Weak], span):
+    kind = _literal_kind(args[1:] if op == "select" else args, span, op)
     _check_operand_kind(op, DEFAULT[kind], span)
     values = [a.value[()] for a in args]
     # Untyped float literals fold in f64, the precision they are stored in, and are rounded once

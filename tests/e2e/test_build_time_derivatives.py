@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import einc
-from einc.diagnostics import CompileError
 
 LITERALS = """
 use std::math::{sin, cos};
@@ -111,15 +110,6 @@ def test_an_untyped_variable_takes_f64_from_its_use():
         let g = @y / @s;
     """).vmfb)()
     assert out["g"].dtype == np.float64 and out["g"] == 2.0
-
-
-def test_a_variable_used_in_two_float_types_is_an_E002_at_the_derivative():
-    with pytest.raises(CompileError) as info:
-        einc.compile("let x: f64 = 2.0;\nlet z: f32 = 1.0;\nlet s = 0.5;\n"
-                     "let p = (s * x) as f32 + s * z;\nlet g = @p / @s;\n")
-    diag = info.value.diagnostics[0]
-    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (5, 9)
-    assert "f64" in diag.message and "f32" in diag.message
 
 
 RUN_TIME_VIEWS = """

@@ -1,9 +1,7 @@
 """Functions, generic specialisation, lambdas, elementwise application, modules."""
 import numpy as np
-import pytest
 
 import einc
-from einc.diagnostics import CompileError
 
 
 def test_generic_function_is_specialised_per_call(run):
@@ -104,16 +102,6 @@ def test_a_function_reads_the_top_level_binding_in_effect_when_it_is_called(run)
         let after = f();
     """)
     assert out["before"] == 1.0 and out["after"] == 2.0
-
-
-def test_a_function_called_before_the_binding_it_reads_is_E003_at_the_read(tmp_path):
-    path = tmp_path / "prog.ein"
-    path.write_text("let a = f();\nfn f() { a + 1.0 }\n")
-    with pytest.raises(CompileError) as info:
-        einc.compile(str(path))
-    diag = info.value.diagnostics[0]
-    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 10)
-    assert [(n.span.line, n.note) for n in diag.notes] == [(1, "in this call to `f`")]
 
 
 def test_functions_of_a_local_module_read_its_top_level_bindings_and_consts(tmp_path):

@@ -86,6 +86,8 @@ INT_MEETS_FLOAT = """
     let e = exp([0, 1]);
     let sixteen = sqrt(16);
     let with_f64 = [1, 2] * d;
+    let flag: bool;
+    let pick = if flag { 1 } else { 2.5 };
 """
 
 
@@ -96,7 +98,7 @@ V_VALUES = np.array([1, 2, 3], np.int32)
 @pytest.fixture(scope="module")
 def int_meets_float():
     program = einc.load(einc.compile(INT_MEETS_FLOAT).vmfb)
-    return program(x=np.float32(1.5), d=np.float64(1.0), v=V_VALUES, F=F_VALUES)
+    return program(x=np.float32(1.5), d=np.float64(1.0), v=V_VALUES, F=F_VALUES, flag=np.bool_(False))
 
 
 def test_int_literals_take_a_float_type_from_their_context(int_meets_float):
@@ -108,6 +110,7 @@ def test_int_literals_take_a_float_type_from_their_context(int_meets_float):
     assert out["yd"].dtype == np.float64 and out["yd"] == 1.0 / 3.0
     assert out["mixed"] == 2.5 and out["root_literal"] == np.float32(np.sqrt(2.0))
     assert out["with_f64"].dtype == np.float64 and out["with_f64"].tolist() == [1.0, 2.0]
+    assert out["pick"].dtype == np.float32 and out["pick"] == 2.5    # chosen at run time
 
 
 def test_sqrt_pow_and_friends_of_integer_arrays_compute_in_f32(int_meets_float):

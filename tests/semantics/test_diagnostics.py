@@ -137,3 +137,21 @@ def test_a_plain_read_decides_the_range_and_affine_ones_are_bounds_checked(tmp_p
 def test_a_read_before_the_start_is_E005_never_a_wrap_around(tmp_path):
     diag, _ = diagnose(tmp_path, "let v = [3, 1, 4, 1, 5];\nlet e[i] = v[i - 1];\n")
     assert diag.code == "E005" and "[-1, 4]" in diag.message
+
+
+def test_a_function_called_before_the_top_level_binding_it_reads_is_E003_at_the_read(tmp_path):
+    diag, _ = diagnose(tmp_path, "let a = f();\nfn f() { a + 1.0 }\n")
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 10)
+    assert [(n.span.line, n.note) for n in diag.notes] == [(1, "in this call to `f`")]
+
+
+def test_a_derivative_variable_used_as_f32_and_f64_in_its_target_is_E002(tmp_path):
+    diag, _ = diagnose(tmp_path, "let x: f64 = 2.0;\nlet z: f32 = 1.0;\nlet s = 0.5;\n"
+                                 "let p = (s * x) as f32 + s * z;\nlet g = @p / @s;\n")
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (5, 9)
+    assert "f64" in diag.message and "f32" in diag.message
+
+
+def test_a_derivative_variable_used_as_an_integer_in_its_target_is_E002_never_0(tmp_path):
+    diag, _ = diagnose(tmp_path, "let w = [1.0, 2.0, 3.0];\nlet n = 1;\nlet y = w[n] * 2.0;\nlet g = @y / @n;\n")
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (4, 9) and "i32" in diag.message

@@ -6,8 +6,10 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import einc
+from einc.diagnostics import CompileError
 
 
 def run_program(source: str, files: dict | None = None, **inputs) -> dict:
@@ -19,6 +21,15 @@ def run_program(source: str, files: dict | None = None, **inputs) -> dict:
         path.write_text(source)
         artifact = einc.compile(path)
     return einc.load(artifact.vmfb)(**inputs)
+
+
+def diagnostic_of(source: str, tmp_path):
+    """The first diagnostic of a program that must not compile."""
+    path = Path(tmp_path) / "prog.ein"
+    path.write_text(source)
+    with pytest.raises(CompileError) as info:
+        einc.compile(path)
+    return info.value.diagnostics[0], str(path)
 
 
 def rand(*shape, dtype=np.float32, seed=0, lo=-2.0, hi=2.0) -> np.ndarray:
