@@ -95,8 +95,8 @@ def float_for(dtype: DType) -> DType:
 
 def cast(v, to: DType, span):
     if isinstance(v, Weak):
-        if v.trace is not None and to.is_float and v.kind != "bool":
-            return v.trace.at(to)
+        if v.trace is not None:         # a literal a derivative differentiates stays in the graph
+            return v.trace.at(to) if to.is_float else cast(v.trace.at(DEFAULT[v.kind]), to, span)
         return Const(np.asarray(_cast_np(v.value, to)), span=span)
     if v.dtype == to:
         return v
@@ -173,12 +173,16 @@ def _fold_weak(op: str, args: list[Weak], span):
 
 
 def _traced_result(op: str, args: list[Weak], kind: str, span):
-    """The graph of a float result computed from a traced literal (values.Traced), so that a
-    derivative with respect to that literal sees this operation; None otherwise."""
-    if kind != "float" or all(a.trace is None for a in args):
+    """The graph of a result computed from a traced literal (values.Traced), so that a
+    derivative with respect to that literal sees this operation; None otherwise. Integer
+    arithmetic stays integer (`7 / 2` is 3 in any context) and is converted after."""
+    if kind == "bool" or all(a.trace is None for a in args):
         return None
-    return Traced(lambda dtype: apply(op, [a.trace.at(dtype) if a.trace is not None else a
-                                           for a in args], span))
+    if kind == "float":
+        return Traced(lambda dtype: apply(op, [a.trace.at(dtype) if a.trace is not None else a
+                                               for a in args], span))
+    return Traced(lambda dtype: cast(apply(op, [a.trace.at(I32) if a.trace is not None else a
+                                                for a in args], span), dtype, span))
 
 
 def _fold_values(op: str, v: list, dtype: DType | None):

@@ -152,6 +152,7 @@ def test_a_derivative_variable_used_as_f32_and_f64_in_its_target_is_E002(tmp_pat
     assert "f64" in diag.message and "f32" in diag.message
 
 
-def test_a_derivative_variable_used_as_an_integer_in_its_target_is_E002_never_0(tmp_path):
-    diag, _ = diagnose(tmp_path, "let w = [1.0, 2.0, 3.0];\nlet n = 1;\nlet y = w[n] * 2.0;\nlet g = @y / @n;\n")
-    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (4, 9) and "i32" in diag.message
+@pytest.mark.parametrize("use", ["w[n] * 2.0", "((n * 2) as f32) * 2.5", "((n as i64) as f32) * 2.5"])
+def test_a_derivative_variable_used_as_an_integer_in_its_target_is_E002_never_0(tmp_path, use):
+    diag, _ = diagnose(tmp_path, f"let w = [1.0, 2.0, 3.0];\nlet n = 1;\nlet y = {use};\nlet g = @y / @n;\n")
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (4, 9) and "used as i" in diag.message
