@@ -332,6 +332,9 @@ class Program:
     effects: list = field(default_factory=list)   # list[Print | Assert], in program order
     syms: list = field(default_factory=list)      # list[Sym], every run-time size
     recurrences: list = field(default_factory=list)  # list[RecurrenceGroup]
+    fixed_dims: dict = field(default_factory=dict)   # named dim -> size fixed at build time
+    data_files: list = field(default_factory=list)   # paths load_npy read (the build cache's key)
+    size_facts: list = field(default_factory=list)   # list[SizeFact] (passes.size_facts)
 
 
 def fresh_index_vars(shape, prefix: str = "e") -> tuple:

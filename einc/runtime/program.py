@@ -13,6 +13,7 @@ import iree.runtime as rt
 from einc.build.targets import TARGETS
 from einc.runtime.errors import RunError
 from einc.runtime.inputs import bind_inputs
+from einc.runtime.integrity import unseal
 from einc.runtime.printing import PRINT_LABEL_PREFIX, format_print
 from einc.runtime.readback import to_numpy
 from einc.runtime.signature import Signature, signature_from_reflection
@@ -74,10 +75,13 @@ class Program:
         self.device = _choose_device(self.signature.target, device)
         self._recorder = _PrintRecorder()
         self._hal_device = _open_device(self.device)
-        hal = rt.create_hal_module(self._instance, self._hal_device,
-                                   debug_sink=rt.HalModuleDebugSink(self._recorder))
-        self._context = rt.VmContext(self._instance, modules=[hal, self._module])
-        self._main = rt.FunctionInvoker(self._context, self._hal_device, self._module.lookup_function("main"))
+        try:
+            hal = rt.create_hal_module(self._instance, self._hal_device,
+                                       debug_sink=rt.HalModuleDebugSink(self._recorder))
+            self._context = rt.VmContext(self._instance, modules=[hal, self._module])
+            self._main = rt.FunctionInvoker(self._context, self._hal_device, self._module.lookup_function("main"))
+        except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
+            raise RunError(f"cannot load {name} on the {self.device} device ({_first_line(err)})") from None
         _open_programs.add(self)
 
     def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
@@ -123,15 +127,23 @@ class Program:
         self.close()
 
 
-def _load_module(instance: rt.VmInstance, vmfb: bytes, name: str) -> rt.VmModule:
+def _load_module(instance: rt.VmInstance, sealed: bytes, name: str) -> rt.VmModule:
+    """The module in `sealed`, which IREE only sees once its integrity digest matched."""
+    vmfb = unseal(sealed, name)
     try:
         module = rt.VmModule.copy_buffer(instance, vmfb)
-    except (ValueError, RuntimeError) as err:
-        reason = str(err).split("; ")[-1].strip()
+        exported = module.function_names
+    except Exception as err:  # noqa: BLE001 - whatever IREE raises, the file is not a module it loads
+        reason = _first_line(err).split("; ")[-1].strip()
         raise RunError(f"{name} is not a valid IREE module ({reason})") from None
-    if "main" not in module.function_names:
+    if "main" not in exported:
         raise RunError(f"{name} is not an einc module (it exports no main function)")
     return module
+
+
+def _first_line(err: Exception) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
 
 
 def _choose_device(target: str | None, requested: str | None) -> str:
@@ -153,7 +165,7 @@ def _open_device(device: str) -> rt.HalDevice:
     try:
         return rt.get_first_device([device])
     except (ValueError, RuntimeError) as err:
-        raise RunError(f"cannot open the {device} device: {str(err).splitlines()[0]}") from None
+        raise RunError(f"cannot open the {device} device: {_first_line(err)}") from None
 
 
 def _as_run_error(err: Exception) -> Exception:
