@@ -98,6 +98,10 @@ class SourceMap:
     def add(self, name: str, text: str) -> None:
         self._texts[name] = text
 
+    def items(self) -> list[tuple[str, str]]:
+        """(file name, text) of every file read."""
+        return list(self._texts.items())
+
     def line(self, name: str, lineno: int) -> str | None:
         text = self._texts.get(name)
         if text is None:

@@ -35,14 +35,19 @@ def bind_inputs(signature: Signature, values: Mapping[str, Any]) -> list:
 def check_input_names(signature: Signature, names: Iterable[str]) -> None:
     """Every given name is declared and every declared input is given."""
     names = list(names)
+    check_known_names(signature, names)
+    for spec in signature.inputs:
+        if spec.name not in names:
+            raise RunError(f"missing input {spec.name!r} ({spec.describe()})")
+
+
+def check_known_names(signature: Signature, names: Iterable[str]) -> None:
+    """Every given name is declared."""
     declared = [spec.name for spec in signature.inputs]
     for name in names:
         if name not in declared:
             listing = ", ".join(declared) if declared else "none"
             raise RunError(f"unknown input {name!r}; the program's inputs are: {listing}")
-    for spec in signature.inputs:
-        if spec.name not in names:
-            raise RunError(f"missing input {spec.name!r} ({spec.describe()})")
 
 
 def scalar_argument(spec: InputSpec, value: Any) -> int | float:

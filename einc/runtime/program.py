@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import atexit
 import os
+import statistics
 import sys
+import time
 import weakref
+from dataclasses import dataclass
 from typing import Any, Mapping, TextIO
 
 import numpy as np
@@ -43,6 +46,14 @@ def read_signature(vmfb: bytes, name: str) -> Signature:
     """The signature of a module, without opening a device."""
     module = _load_module(rt.VmInstance(), vmfb, name)
     return signature_from_reflection(dict(module.lookup_function("main").reflection), name)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call of `main` over `calls` timed calls (see Program.benchmark)."""
+    calls: int
+    min_s: float
+    median_s: float
 
 
 class _PrintRecorder:
@@ -94,12 +105,38 @@ class Program:
         args = bind_inputs(self.signature, inputs)
         self._recorder.records.clear()
         try:
-            results = self._main(*args)
-        except (RuntimeError, ValueError) as err:
-            raise _as_run_error(err) from None
+            results = self._call(args)
         finally:
             self._write_prints(stdout or sys.stdout)
         return self._outputs(results)
+
+    def benchmark(self, inputs: Mapping[str, Any], repeat: int,
+                  stdout: TextIO | None = None) -> tuple[dict[str, np.ndarray], "Timing"]:
+        """Run `main` once to warm up (its prints are written), then `repeat` times more, each
+        timed from the call to its completion with the inputs already on the device and the
+        results left there. Returns the last call's outputs and the timing."""
+        if self._main is None:
+            raise RunError(f"{self.name} was closed")
+        args = [rt.asdevicearray(self._hal_device, a) if isinstance(a, np.ndarray) else a
+                for a in bind_inputs(self.signature, inputs)]
+        self._recorder.records.clear()
+        try:
+            results = self._call(args)
+        finally:
+            self._write_prints(stdout or sys.stdout)
+        seconds = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            results = self._call(args)
+            seconds.append(time.perf_counter() - start)
+            self._recorder.records.clear()       # each call prints the same: shown once above
+        return self._outputs(results), Timing(repeat, min(seconds), statistics.median(seconds))
+
+    def _call(self, args: list):
+        try:
+            return self._main(*args)
+        except (RuntimeError, ValueError) as err:
+            raise _as_run_error(err) from None
 
     def _write_prints(self, stdout: TextIO) -> None:
         for index, arrays in self._recorder.records:
