@@ -1,6 +1,7 @@
 """Reading input arrays from .npy files and .npz archives with one-line errors."""
 from __future__ import annotations
 
+import tokenize
 import zipfile
 import zlib
 
@@ -10,8 +11,9 @@ from einc.runtime.errors import RunError
 
 # What numpy and zipfile raise for a file that is not what it claims (a header that asks for
 # more memory than there is included): each means "not a valid file", never a crash.
+# (numpy tokenizes old-style headers: a damaged one can end in tokenize.TokenError.)
 _BAD_FILE = (OSError, ValueError, EOFError, MemoryError, OverflowError, zipfile.BadZipFile, zlib.error,
-             NotImplementedError, RuntimeError, UnicodeDecodeError, KeyError)
+             NotImplementedError, RuntimeError, UnicodeDecodeError, KeyError, SyntaxError, tokenize.TokenError)
 
 
 def read_npy(path: str) -> np.ndarray:
@@ -52,5 +54,5 @@ def _member_array(archive: zipfile.ZipFile, member: str) -> np.ndarray:
 
 
 def _first_line(err: Exception) -> str:
-    text = str(err).strip()
+    text = (err.args[0] if err.args and isinstance(err.args[0], str) else str(err)).strip()
     return text.splitlines()[0] if text else type(err).__name__
