@@ -134,6 +134,7 @@ class Read(Value):
     subs: tuple
     span: Optional[Span] = None
     in_bounds: bool = False        # proven for every point of the domain (set by checks)
+    strict: bool = False           # the program reads it unconditionally: it may not be clamped
 
     def __post_init__(self) -> None:
         self.dtype, self.shape = self.tensor.dtype, ()

@@ -7,9 +7,10 @@ its buffer. This pass lists, for the runner to check before the call (einc/runti
 
 - `ExtentFact`: an index range's extent is >= 0;
 - `IndexFact`: when an access runs at all (every extent of its iteration domain >= 1), the
-  indices it touches along an axis, `first ..= last`, lie in `[0, size)`. Reads proven in bounds
-  are affine and give their range; clamped reads (guarded, data-dependent) only need the axis
-  to be non-empty. Recurrence clauses and piecewise clauses write, and are checked the same way.
+  indices it touches along an axis, `first ..= last`, lie in `[0, size)`. Affine reads proven in
+  bounds or outside any guard (`y[N - 1]`, `y[i]` over a range of another size) give their
+  range; clamped reads (guarded, data-dependent, generated) only need a non-empty axis.
+  Recurrence clauses and piecewise clauses write, and are checked the same way.
 
 Facts that hold for every size (sizes are >= 0) are dropped; facts with no size left in them
 (every dim fixed, or none) are decided here: a false one is a diagnostic.
@@ -169,9 +170,10 @@ _RULES = {
 
 
 def _touched(read: Read, axis: int) -> tuple[Lin, Lin]:
-    """The first and last index a read touches along `axis`: its affine range when it was
-    proven in bounds, else 0 ..= 0 (a clamped read only needs a non-empty axis)."""
-    lin = affine.affine_of(read.subs[axis]) if read.in_bounds else None
+    """The first and last index a read touches along `axis`: its affine range when it was proven
+    in bounds or must stay inside (`strict`), else 0 ..= 0 (a clamped read, under a guard or
+    generated, only needs a non-empty axis)."""
+    lin = affine.affine_of(read.subs[axis]) if read.in_bounds or read.strict else None
     if lin is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
         return Lin(0), Lin(0)
     return affine.bounds(lin)
