@@ -4,6 +4,8 @@ from __future__ import annotations
 import tokenize
 import zipfile
 import zlib
+from contextlib import contextmanager
+from typing import Iterator
 
 import numpy as np
 
@@ -18,28 +20,27 @@ _BAD_FILE = (OSError, ValueError, EOFError, MemoryError, OverflowError, zipfile.
 
 def read_npy(path: str) -> np.ndarray:
     """Load one array; no pickles, and no guessing at files that are not .npy."""
-    try:
-        with open(path, "rb") as npy_file:
-            return np.lib.format.read_array(npy_file, allow_pickle=False)
-    except FileNotFoundError:
-        raise RunError(f"cannot read {path}: no such file") from None
-    except IsADirectoryError:
-        raise RunError(f"cannot read {path}: it is a directory") from None
-    except _BAD_FILE as err:
-        raise RunError(f"cannot read {path}: not a valid .npy file ({_first_line(err)})") from None
+    with _reading(path, ".npy"), open(path, "rb") as npy_file:
+        return np.lib.format.read_array(npy_file, allow_pickle=False)
 
 
 def read_npz(path: str) -> dict[str, np.ndarray]:
     """Every array of an .npz archive by name (`np.savez` names members NAME.npy)."""
+    with _reading(path, ".npz"), zipfile.ZipFile(path) as archive:
+        return {_array_name(path, member): _member_array(archive, member) for member in archive.namelist()}
+
+
+@contextmanager
+def _reading(path: str, kind: str) -> Iterator[None]:
+    """Whatever reading `path` raises becomes one line."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            return {_array_name(path, member): _member_array(archive, member) for member in archive.namelist()}
+        yield
     except FileNotFoundError:
         raise RunError(f"cannot read {path}: no such file") from None
     except IsADirectoryError:
         raise RunError(f"cannot read {path}: it is a directory") from None
     except _BAD_FILE as err:
-        raise RunError(f"cannot read {path}: not a valid .npz file ({_first_line(err)})") from None
+        raise RunError(f"cannot read {path}: not a valid {kind} file ({_first_line(err)})") from None
 
 
 def _array_name(path: str, member: str) -> str:
