@@ -80,13 +80,14 @@ class _Collector:
         self.facts: list = []
         self._seen: set = set()
         self._free: dict = {}             # memo of free_vars
+        self._steps: dict = {}            # inside a recurrence clause: its step var -> the clause's steps
 
     def value(self, v: Value, domain: tuple) -> None:
         """Visit `v`, evaluated at every point of `domain` (extents); a value that uses no
         index variable runs once, whatever the domain."""
         if not free_vars(v, self._free):
             domain = ()
-        key = (id(v), domain)
+        key = (id(v), domain, tuple(map(id, self._steps.values())))
         if key in self._seen:
             return
         self._seen.add(key)
@@ -117,7 +118,7 @@ class _Collector:
         self.value(v.tensor, domain if per_point else ())
         name = _array_name(v.tensor)
         for axis, size in enumerate(v.tensor.shape):
-            first, last = _touched(v, axis)
+            first, last = _touched(v, axis, self._steps)
             self.facts.append(IndexFact("read", name, axis, size, first, last, domain, v.span))
 
     def piecewise(self, v: Piecewise, _domain: tuple) -> None:
@@ -142,7 +143,9 @@ class _Collector:
                 span = clause.body.span or member.span     # a clause has no span of its own
                 steps = IndexVar(group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
                 domain = self.ranges([steps] + list(clause.vars), (), span)
+                self._steps = {group.t_var: Lin.of(steps)}
                 self._body(clause.body, clause.guard, domain)
+                self._steps = {}
                 firsts = [clause.t_lo] + [var.lo for var in clause.vars]
                 extents = [steps.extent] + [var.extent for var in clause.vars]
                 for axis, (first, extent) in enumerate(zip(firsts, extents)):
@@ -169,14 +172,15 @@ _RULES = {
 }
 
 
-def _touched(read: Read, axis: int) -> tuple[Lin, Lin]:
+def _touched(read: Read, axis: int, steps: dict) -> tuple[Lin, Lin]:
     """The first and last index a read touches along `axis`: its affine range when it was proven
     in bounds or must stay inside (`strict`), else 0 ..= 0 (a clamped read, under a guard or
-    generated, only needs a non-empty axis)."""
+    generated, only needs a non-empty axis). `steps` narrows a recurrence's step variable to
+    the steps of the clause the read is in."""
     lin = affine.affine_of(read.subs[axis]) if read.in_bounds or read.strict else None
     if lin is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
         return Lin(0), Lin(0)
-    return affine.bounds(lin)
+    return affine.bounds(lin.substitute(steps))
 
 
 def _array_name(v: Value) -> str:
