@@ -113,6 +113,10 @@ def test_json_hint_and_a_diagnostic_without_a_place(einc_cli, write, tmp_path):
     status, out, _ = einc_cli("check", write("let w = load_npy(\"absent.npy\");\n"), "--message-format", "json")
     [diag] = _diagnostics(out)
     assert status == 1 and diag["code"] == "E009" and diag["line"] == 1
+    status, out, _ = einc_cli("check", tmp_path / "absent.ein", "--message-format", "json")
+    [diag] = _diagnostics(out)
+    assert status == 1 and (diag["code"], diag["file"], diag["line"], diag["end"], diag["labels"]) == \
+        ("E009", None, None, None, [])
 
 
 def test_json_lines_for_several_files(einc_cli, write):
