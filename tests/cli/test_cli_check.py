@@ -10,7 +10,7 @@ EXAMPLE_FILES = sorted((ROOT / "examples").rglob("*.ein"))
 STDLIB_FILES = sorted((ROOT / "stdlib").rglob("*.ein"))
 
 MISMATCH = "let A: [f32; 3, 4];\nlet B: [f32; 5, 2];\nlet C[i, j] = sum[k](A[i, k] * B[k, j]);\n"
-LIBRARY_CALL = "use std::ml::softmax;\nlet x: [i32; 3];\nlet p = softmax(x);\n"
+LIBRARY_CALL = "use std::ml::relu;\nlet x: [bool; 3];\nlet p = relu(x);\n"
 
 
 @pytest.fixture
@@ -30,8 +30,8 @@ def test_every_example_and_every_stdlib_module_checks(einc_cli):
 def test_a_broken_copy_of_an_example_is_E002_at_its_line(einc_cli, tmp_path):
     broken = tmp_path / "matmul.ein"
     text = (ROOT / "examples" / "basics" / "matmul.ein").read_text()
-    broken.write_text(text.replace("** 0.5", "** 0.5 + 1", 1))     # f32 + integer literal
-    line = next(n for n, l in enumerate(broken.read_text().splitlines(), 1) if "+ 1;" in l)
+    broken.write_text(text.replace("** 0.5", "** 0.5 + true", 1))     # f32 + bool literal
+    line = next(n for n, l in enumerate(broken.read_text().splitlines(), 1) if "+ true;" in l)
     status, out, err = einc_cli("check", ROOT / "examples" / "basics" / "arrays.ein", broken)
     assert (status, out) == (1, "")
     assert err.startswith("error[E002]: ") and f"--> {broken}:{line}:" in err
@@ -101,9 +101,10 @@ def test_json_diagnostic_with_call_notes_and_a_hint(einc_cli, write):
     assert status == 1 and diag["code"] == "E002"
     assert diag["file"].endswith(".ein") and "stdlib" in diag["file"]      # where it went wrong
     assert [(n["message"], n["file"], n["line"], n["column"]) for n in diag["notes"]] == \
-        [("in this call to `softmax`", str(path), 3, 9)]
-    assert diag["notes"][0]["end"] == {"line": 3, "column": 19}
-    assert all(label["message"] != "in this call to `softmax`" for label in diag["labels"])
+        [("in this call to `relu`", str(path), 3, 9)]
+    assert diag["notes"][0]["end"] == {"line": 3, "column": 16}
+    assert all(label["message"] != "in this call to `relu`" for label in diag["labels"])
+    assert diag["hints"] == ["convert with `as bool`"]
 
 
 def test_json_hint_and_a_diagnostic_without_a_place(einc_cli, write, tmp_path):

@@ -86,7 +86,7 @@ def test_a_damaged_cache_entry_is_rebuilt(einc_cli, cache, project):
 
 
 def test_program_errors_show_diagnostics_and_cache_nothing(einc_cli, cache, project):
-    (project / "main.ein").write_text(MAIN.replace("w[0]", "w[0] + 1"))
+    (project / "main.ein").write_text(MAIN.replace("w[0]", "w[0] + true"))       # f32 + bool
     status, out, err = run_project(einc_cli, project)
     assert (status, out) == (1, "") and err.startswith("error[E002]: ")
     assert cached_modules(cache) == []
