@@ -66,10 +66,14 @@ def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
 
 
 def _type_weak_arrays(args: list, span) -> list:
-    typed = [a for a in args if isinstance(a, (Value, PartialRead))]
-    dtype = typed[0].dtype if typed else None
-    return [scalar_ops.materialize(a, dtype, span) if isinstance(a, Weak) and a.rank > 0 else a
-            for a in args]
+    """Literal arrays take the dtype of a typed operand they can take (a select's bool
+    condition gives none to its float branches)."""
+    dtypes = [a.dtype for a in args if isinstance(a, (Value, PartialRead))]
+
+    def typed(w: Weak):
+        fits = [t for t in dtypes if scalar_ops.kind_of(t) == w.kind or (w.kind == "int" and t.is_float)]
+        return scalar_ops.materialize(w, fits[0] if fits else None, span)
+    return [typed(a) if isinstance(a, Weak) and a.rank > 0 else a for a in args]
 
 
 def _element(t, refs: tuple, span, state: State) -> Value:

@@ -86,6 +86,8 @@ INT_MEETS_FLOAT = """
     let e = exp([0, 1]);
     let sixteen = sqrt(16);
     let with_f64 = [1, 2] * d;
+    let tenths = [0.1, 0.2] * d;
+    let chosen = if F > 1.8 { [[1.0, 2.0], [3.0, 4.0]] } else { F };
     let flag: bool;
     let pick = if flag { 1 } else { 2.5 };
 """
@@ -111,6 +113,9 @@ def test_int_literals_take_a_float_type_from_their_context(int_meets_float):
     assert out["mixed"] == 2.5 and out["root_literal"] == np.float32(np.sqrt(2.0))
     assert out["with_f64"].dtype == np.float64 and out["with_f64"].tolist() == [1.0, 2.0]
     assert out["pick"].dtype == np.float32 and out["pick"] == 2.5    # chosen at run time
+    # a literal array takes the dtype of its typed partner (it was made f32 first: E002)
+    assert out["tenths"].dtype == np.float64 and out["tenths"].tolist() == [0.1, 0.2]
+    assert out["chosen"].tolist() == [[1.0, 2.0], [1.5, 4.0]]
 
 
 def test_sqrt_pow_and_friends_of_integer_arrays_compute_in_f32(int_meets_float):
