@@ -27,9 +27,10 @@ class IreeCompileError(Exception):
         super().__init__(f"IREE failed to compile the module for {target}:\n{self.diagnostics}")
 
 
-def compile_mlir(module_or_text, target: str) -> bytes:
-    """Compile an MLIR module (text or `ir.Module`) exporting `main` to .vmfb bytes for `target`."""
-    flags = get_target(target).flags
+def compile_mlir(module_or_text, target: str, extra_flags: tuple[str, ...] = ()) -> bytes:
+    """Compile an MLIR module (text or `ir.Module`) exporting `main` to .vmfb bytes for `target`.
+    `extra_flags` go after the target's (tests pass IREE's executable dump flags)."""
+    flags = get_target(target).flags + tuple(extra_flags)
     text = module_or_text if isinstance(module_or_text, str) else _module_text(module_or_text)
     stamped = _stamp_target(text, target)
     with _captured_stderr() as read_stderr:

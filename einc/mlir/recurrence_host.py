@@ -74,11 +74,16 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         if active is None:
             result = value(storage, coords)
         else:
+            # the kept value is read before the branch: with a read in each branch, MLIR merges
+            # the two blocks into one read through a pointer chosen by the condition, an OpPhi
+            # of pointers that SPIR-V forbids without VariablePointers (spirv-val rejects it,
+            # an NVIDIA driver crashed on it)
+            kept = tensor.extract(old, [slot] + [coords[v] for v in vars_])
             branch = scf.IfOp(active, [element], has_else=True)
             with ir.InsertionPoint(branch.then_block):
                 scf.yield_([value(storage, coords)])
             with ir.InsertionPoint(branch.else_block):
-                scf.yield_([tensor.extract(old, [slot] + [coords[v] for v in vars_])])
+                scf.yield_([kept])
             result = branch.results[0]
         linalg.YieldOp([result])
     offsets = [v.lo for v in vars_]
