@@ -257,3 +257,27 @@ def test_a_fixed_step_clause_may_read_the_steps_before_it_on_vulkan():
         expected[t] = expected[t - 1] + expected[t - 2]
     out = einc.load(einc.compile(src, target="vulkan-spirv").vmfb)()
     np.testing.assert_array_equal(out["x"], expected)      # small integers: exact in f32
+
+
+SUMMED_STEPS = """
+    let x: [f32; T, J];
+    let s[0] = 0.0;
+    let s[t in 1..T] = s[t - 1] + sum[j](x[t, j]);
+    let last = s[T - 1];
+"""
+
+
+def test_a_scalar_state_whose_step_runs_a_loop_is_not_a_vulkan_kernel(tmp_path):
+    # lavapipe counts every loop iteration of an invocation against its ~65,535 limit, so a
+    # reduction inside each step would end the kernel's step loop early
+    text = emitted_mlir(tmp_path, SUMMED_STEPS, "vulkan-spirv", ["last"])
+    assert "65000" not in text
+
+
+@pytest.mark.vulkan
+def test_a_scalar_state_summing_64_values_a_step_runs_every_step_on_vulkan():
+    # regression: run as an in-kernel loop, this stopped after ~1,000 of its 1,100 steps on
+    # lavapipe and returned 63549 (a silent wrong result)
+    x = rng.integers(-4, 5, size=(1100, 64)).astype(np.float32)
+    out = run(SUMMED_STEPS, target="vulkan-spirv", outputs=["last"], x=x)
+    assert out["last"] == x[1:].sum()          # small integers: exact in f32
