@@ -36,7 +36,7 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order.
     `step_lowering(storage)`, when given, makes the lowering each step's body uses."""
-    _check_no_same_step_self_reads(group, lw.target)
+    check_no_same_step_self_reads(group, lw.target)
     members = group.members
 
     def tie(member: RecMember, value: ir.Value) -> ir.Value:
@@ -95,7 +95,7 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
                                static_offsets, static_sizes, [1] * rank)
 
 
-def _check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:
+def check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:
     for member in group.members:
         for clause in member.clauses:
             for read in step_state_reads([clause.body, clause.guard]):

@@ -47,7 +47,7 @@ def _vulkan_test_programs() -> dict[str, str]:
         "conv_guards_reductions": _constant("e2e/test_vulkan.py", "CONV"),
         "bool_arrays": _constant("e2e/test_vulkan.py", "BOOL_ARRAYS"),
         "scalar_kalman": _constant(recurrences, "KALMAN") + "let x_last = x[T - 1];\n",
-        "rnn_host_loop": _constant(recurrences, "RNN"),
+        "rnn": _constant(recurrences, "RNN"),
         "logistic_kernel": _constant(recurrences, "logistic")(140_000),
         "rnn_gradient": _constant("e2e/test_recurrence_derivatives.py", "RNN").replace("f64", "f32"),
         "kalman_derivatives": _constant("e2e/test_recurrence_derivatives.py", "KALMAN").replace("f64", "f32"),
@@ -118,7 +118,7 @@ def test_every_kernel_is_valid_spirv(results, name):
 
 def test_the_dump_finds_every_kernel(results):
     # a dump that found nothing would make every check above pass
-    assert results["basics/matmul.ein"][0] >= 1 and results["rnn_host_loop"][0] >= 2
+    assert results["basics/matmul.ein"][0] >= 1 and results["rnn"][0] >= 2
     assert results["basics/modules/geometry.ein"][0] == 0      # a module of functions only
 
 
