@@ -1,5 +1,6 @@
-"""A recurrence group whose states are not all registers (an RNN's vector state, a filter whose
-history is observed) as step loops inside one workgroup (vulkan-spirv).
+"""A recurrence group that cannot loop inside one invocation (recurrence_kernel: an RNN's vector
+state, a filter whose history is observed, a step with a reduction) as chunks of steps inside
+one workgroup (vulkan-spirv).
 
 The host-loop form (recurrence_host) costs more per step the longer it runs: IREE 3.13 gives
 every step of a host-level loop new allocations, copies of each member's whole storage and
@@ -32,7 +33,7 @@ from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_host import check_no_same_step_self_reads
 from einc.mlir.recurrence_scalars import Storage
-from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, storage_shape
+from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, when
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
@@ -69,9 +70,9 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     chunk = _chunk_steps(lw, group, tails)
     chunks = arith.divui(arith.addi(steps, arith.subi(chunk, index_const(1))), chunk)
     whole = [m for m in members if m.window is None]
-    # a member kept whole starts uninitialised: chunk 0 reads none of the tail rows it copies
-    # (a step reads t - c >= 0, or clamps to step 0 in a clause that is not active), and a
-    # zero fill of a chunk's size fused into a kernel that overflowed workgroup memory
+    # a member kept whole needs no zeros in its first chunk storage: chunk 0 reads none of the
+    # tail rows it copies (a step reads t - c >= 0, or clamps to step 0 in a clause that is not
+    # active); a window starts as zeros, as in recurrence_host
     locals_ = [_zeros(_local_shape(lw, m, tails[m], chunk), m) if m.window is not None
                else tensor.empty(_local_shape(lw, m, tails[m], chunk), element_type(m.dtype)) for m in members]
     storages = [_zeros([lw.sizes.index(s) if not s.is_const else s.const for s in m.shape], m) for m in whole]
@@ -355,7 +356,7 @@ class Workers:
                 scalar = value(storage.with_tensor(member, out), at)
                 return tensor.insert(scalar, out, [slot] + [at[v] for v in vars_])
             return self.each_point([lw.sizes.index(v.extent) for v in vars_], storage.tensors[member], point)
-        return update() if active is None else _when(active, storage.tensors[member], update)
+        return when(active, storage.tensors[member], update)
 
     def barrier(self) -> None:
         """Every invocation waits here, and sees the storage-buffer writes made before it
@@ -375,11 +376,3 @@ def _coords(flat: ir.Value, extents: list[ir.Value]) -> list[ir.Value]:
         flat = arith.divui(flat, e)
     return [flat] + list(reversed(coords)) if extents else []
 
-
-def _when(active: ir.Value, unchanged: ir.Value, update) -> ir.Value:
-    branch = scf.IfOp(active, [unchanged.type], has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        scf.yield_([update()])
-    with ir.InsertionPoint(branch.else_block):
-        scf.yield_([unchanged])
-    return branch.results[0]

@@ -319,3 +319,21 @@ def test_a_scalar_state_summing_64_values_a_step_runs_every_step_on_vulkan():
     x = rng.integers(-4, 5, size=(1100, 64)).astype(np.float32)
     out = run(SUMMED_STEPS, target="vulkan-spirv", outputs=["last"], x=x)
     assert out["last"] == x[1:].sum()          # small integers: exact in f32
+
+
+@pytest.mark.vulkan
+def test_matrix_kalman_filter_in_f32_on_vulkan_matches_llvm_cpu(tmp_path):
+    # examples/filters/kalman_filter.ein (matrix states whose histories are outputs) in f32,
+    # which vulkan-spirv has: its group runs as chunks inside one workgroup there
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "filters")
+    with open(os.path.join(example, "kalman_filter.ein"), encoding="utf-8") as f:
+        source = f.read().replace("f64", "f32")
+    path = os.path.join(tmp_path, "kalman_filter.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    z = np.load(os.path.join(example, "kalman_measurements.npy")).astype(np.float32)
+    cpu = einc.load(einc.compile(path).vmfb)(z=z)
+    vk = einc.load(einc.compile(path, target="vulkan-spirv").vmfb)(z=z)
+    assert "gpu.thread_id" in lower(path, "vulkan-spirv", None).operation.get_asm()
+    for name in cpu:
+        np.testing.assert_allclose(vk[name], cpu[name], rtol=1e-5, atol=1e-5)
