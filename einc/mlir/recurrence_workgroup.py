@@ -9,7 +9,7 @@ H = 64 took 17 ms a step at T = 4000 on lavapipe, with 10 GB of memory). Here on
 a chunk of steps. Its WORKGROUP_SIZE invocations share each clause's points (point p goes to
 invocation p mod size); a barrier after each write makes the points visible to the next clause
 and step. The region carries the workgroup size in the compilation_info of its one linalg op
-(`_sized`): IREE gives a dispatch without one a single invocation.
+(`_reached`): IREE gives a dispatch without one a single invocation.
 
 Storage lives per chunk: a member kept in a window works on a copy of its window (slot = step
 mod window); a member kept whole on its `lookback` steps before the chunk followed by the
@@ -68,7 +68,6 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     tails = _lookbacks(group)
     steps = lw.sizes.index(group.t_var.extent)
     chunk = _chunk_steps(lw, group, tails)
-    chunks = arith.divui(arith.addi(steps, arith.subi(chunk, index_const(1))), chunk)
     whole = [m for m in members if m.window is None]
     # a member kept whole needs no zeros in its first chunk storage: chunk 0 reads none of the
     # tail rows it copies (a step reads t - c >= 0, or clamps to step 0 in a clause that is not
@@ -76,23 +75,35 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     locals_ = [_zeros(_local_shape(lw, m, tails[m], chunk), m) if m.window is not None
                else tensor.empty(_local_shape(lw, m, tails[m], chunk), element_type(m.dtype)) for m in members]
     storages = [_zeros([lw.sizes.index(s) if not s.is_const else s.const for s in m.shape], m) for m in whole]
-    loop = scf.ForOp(index_const(0), chunks, index_const(1), locals_ + storages)
-    with ir.InsertionPoint(loop.body):
-        carried = list(loop.inner_iter_args)
-        before, kept = carried[:len(members)], carried[len(members):]
-        start = arith.muli(loop.induction_variable, chunk)
+    inits = [index_const(0)] + locals_ + storages
+    loop = scf.WhileOp([v.type for v in inits], inits)
+    before_block = loop.before.blocks.append(*[v.type for v in inits])
+    with ir.InsertionPoint(before_block):
+        arguments = list(before_block.arguments)
+        scf.condition(arith.cmpi(arith.CmpIPredicate.ult, arguments[0], steps), arguments)
+    after_block = loop.after.blocks.append(*[v.type for v in inits])
+    with ir.InsertionPoint(after_block):
+        start, carried = after_block.arguments[0], list(after_block.arguments)[1:]
+        before = [_tie(lw, b, m, tails, chunk) for m, b in zip(members, carried[:len(members)])]
+        kept = [_tie_whole(lw, k, m) for m, k in zip(whole, carried[len(members):])]
         end = arith.minui(arith.addi(start, chunk), steps)
-        before = [_tie(lw, b, m, tails, chunk) for m, b in zip(members, before)]
-        kept = [_tie_whole(lw, k, m) for m, k in zip(whole, kept)]
-        after = _dispatch(lw, group, tails, chunk, start, end, before)
+        after, reached = _dispatch(lw, group, tails, chunk, start, end, before)
         count = arith.subi(end, start)
         kept = [_insert_rows(lw, m, after[members.index(m)], whole_storage, tails[m], start, count)
                 for m, whole_storage in zip(whole, kept)]
-        scf.yield_(after + kept)
-    results = list(loop.results)
+        # the next chunk starts where the device says this one ended: the host waits for each
+        # chunk before queuing the next, so a chunk's buffers are released before the next
+        # one's are made (IREE copies the whole tensors each chunk, and a host running ahead
+        # kept every chunk's copy alive: memory grew with the number of chunks)
+        scf.yield_([_read_index(reached)] + after + kept)
+    results = list(loop.results)[1:]
     by_member = dict(zip(whole, results[len(members):]))
     return [_tie_whole(lw, by_member[m], m) if m.window is None else _tie(lw, results[i], m, tails, chunk)
             for i, m in enumerate(members)]
+
+
+def _read_index(one: ir.Value) -> ir.Value:
+    return arith.index_cast(ir.IndexType.get(), tensor.extract(one, [index_const(0)]))
 
 
 def _tie(lw, value: ir.Value, member: RecMember, tails: dict, chunk: ir.Value) -> ir.Value:
@@ -244,19 +255,22 @@ class ChunkStorage(Storage):
 
 
 def _dispatch(lw, group: RecurrenceGroup, tails: dict, chunk: ir.Value, start: ir.Value, end: ir.Value,
-              before: list[ir.Value]) -> list[ir.Value]:
-    """One dispatch running steps start .. end - 1 from the chunk storages `before`."""
+              before: list[ir.Value]) -> tuple[list[ir.Value], ir.Value]:
+    """One dispatch running steps start .. end - 1 from the chunk storages `before`: the
+    storages after them, and `end` as the device reports it."""
     members = group.members
     types = [b.type for b in before]
     # the sizes of the fresh storages are the results' sizes, the same values: IREE then writes
     # each storage straight into its result buffer
     shapes = [_local_shape(lw, m, tails[m], chunk) for m in members]
-    region = flow.DispatchRegionOp(types, [d for shape in shapes for d in _dynamic(shape)], [])
+    i32 = ir.IntegerType.get_signless(32)
+    region = flow.DispatchRegionOp(types + [ir.RankedTensorType.get([1], i32)],
+                                   [d for shape in shapes for d in _dynamic(shape)], [])
     with ir.InsertionPoint(region.body.blocks.append()):
         workers = Workers(gpu.thread_id(gpu.Dimension.x), gpu.block_dim(gpu.Dimension.x))
         locals_ = [_copy_tail(lw, workers, m, b, shape, tails[m], chunk) for m, b, shape in zip(members, before, shapes)]
         workers.barrier()
-        loop = scf.ForOp(_sized(start), end, index_const(1), locals_)
+        loop = scf.ForOp(start, end, index_const(1), locals_)
         with ir.InsertionPoint(loop.body):
             storage = ChunkStorage(group.t_var, loop.induction_variable, dict(zip(members, loop.inner_iter_args)),
                                    start, tails)
@@ -267,8 +281,9 @@ def _dispatch(lw, group: RecurrenceGroup, tails: dict, chunk: ir.Value, start: i
                     storage.tensors[m] = workers.write(lw, m, storage, axes, None, lambda _s, _c, z=zero: z, None)
             emit_step(lw, group, storage, workers.write)
             scf.yield_([storage.tensors[m] for m in members])
-        flow.ReturnOp(list(loop.results))
-    return list(region.results)
+        flow.ReturnOp(list(loop.results) + [_reached(end)])
+    results = list(region.results)
+    return results[:-1], results[-1]
 
 
 def _dynamic(sizes: list) -> list[ir.Value]:
@@ -294,17 +309,18 @@ def _copy_tail(lw, workers: "Workers", member: RecMember, before: ir.Value, shap
     return workers.each_point(extents, fresh, copy)
 
 
-def _sized(start: ir.Value) -> ir.Value:
-    """`start` passed through a one-element linalg op that carries the workgroup size: IREE's
-    SPIR-V code generator reads it from the compilation_info of a dispatch's compute op (one at
-    most), and gives a dispatch without one a single invocation."""
+def _reached(end: ir.Value) -> ir.Value:
+    """The step after the chunk's last, as a one-element i32 tensor. Its linalg op is the
+    dispatch's only one and carries the workgroup size: IREE's SPIR-V code generator reads it
+    from the compilation_info of a compute op (one at most), and gives a dispatch without one a
+    single invocation. Every invocation writes the same value."""
     i32 = ir.IntegerType.get_signless(32)
     op = linalg.GenericOp_([], [tensor.empty([1], i32)], [ir.AffineMap.get_identity(1)],
                            [linalg.IteratorType.parallel])
     with ir.InsertionPoint(op.regions[0].blocks[0]):
-        linalg.YieldOp([arith.index_cast(i32, start)])
+        linalg.YieldOp([arith.index_cast(i32, end)])
     op.operation.attributes["compilation_info"] = _compilation_info()
-    return arith.index_cast(ir.IndexType.get(), tensor.extract(op.result, [index_const(0)]))
+    return op.result
 
 
 def _distinct(empty: ir.Value, member: RecMember) -> ir.Value:
