@@ -36,7 +36,7 @@ class _Printer:
         if isinstance(v, ir.Input):
             self.names[id(v)] = v.name
             return v.name
-        if isinstance(v, ir.Const) and v.array.ndim == 0:
+        if ir.is_folding_constant(v) and v.array.ndim == 0:
             return str(v.array[()])
         if isinstance(v, ir.Size):
             return repr(v.lin)
@@ -50,7 +50,8 @@ class _Printer:
 
     def _definition(self, v: ir.Value) -> str:
         if isinstance(v, ir.Const):
-            return f"const {v.array.tolist() if v.array.size <= 8 else '<' + str(v.array.size) + ' values>'}"
+            kind = "variable" if v.differentiable else "const"     # a binding under `@`, kept unfolded
+            return f"{kind} {v.array.tolist() if v.array.size <= 8 else '<' + str(v.array.size) + ' values>'}"
         if isinstance(v, ir.Generic):
             head = f"generic [{', '.join(self.var_range(x) for x in v.vars)}]"
             guard = f" where {self.expr(v.guard)}" if v.guard is not None else ""

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc.driver import emit_program
 
 LITERALS = """
 use std::math::{sin, cos};
@@ -62,6 +63,13 @@ def literals(request):
 def test_a_derivative_of_an_untyped_literal_binding_is_its_analytic_value(literals):
     assert literals["de"] == np.float32(6.75) and literals["de"].dtype == np.float32
     assert literals["dde"] == np.float32(9.0)          # the first derivative is a graph in h too
+
+
+def test_the_ir_shows_the_variable_as_one_unfolded_value(tmp_path):
+    path = tmp_path / "cube.ein"
+    path.write_text("let h = 1.5;\nlet e = h * h * h;\nlet de = @e / @h;\n")
+    ir = emit_program(str(path), "ir")
+    assert "%0: f32 = variable 1.5" in ir and "output e = ((%0 * %0) * %0)" in ir
 
 
 def test_a_typed_constant_under_at_is_not_folded_into_a_zero_derivative(literals):
