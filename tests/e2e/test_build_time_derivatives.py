@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc.build.iree_compile import IreeCompileError
 from einc.driver import emit_program
 
 LITERALS = """
@@ -165,3 +166,31 @@ def test_derivatives_through_library_reductions_to_a_scalar_tensor():
     np.testing.assert_allclose(out["dloss"], 2 * (pred - [1.5, 2.0, 2.0]) / 3, rtol=1e-6, atol=1e-7)
     p = np.exp([1.0, 2.0, 3.0]) / np.exp([1.0, 2.0, 3.0]).sum()
     np.testing.assert_allclose(out["dp"], np.diag(p) - np.outer(p, p), rtol=1e-5, atol=1e-6)
+
+
+LITERAL_RNN = """
+use std::math::tanh;
+let W = [[0.5, -0.2], [0.1, 0.3]];
+let x = [[1.0, 0.0], [0.5, -0.5], [0.2, 0.1], [0.0, 1.0]];
+let h[0, i in 0..2] = 0.0;
+let h[t in 1..4, i in 0..2] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+let loss = sum[t, i](h[t, i] * h[t, i]) / 2.0;
+let g = @loss / @W;
+"""
+
+
+@pytest.mark.xfail(raises=IreeCompileError, strict=True,
+                   reason="issue 11 item 6: IREE rejects the adjoint loop's read at a negative "
+                          "coefficient of a fixed-size recurrence; the `fix` branch makes it a "
+                          "gather (then this passes: remove the mark)")
+def test_reverse_mode_through_a_recurrence_over_literal_inputs(fd_jacobian):
+    W = np.array([[0.5, -0.2], [0.1, 0.3]])
+    x = np.array([[1.0, 0.0], [0.5, -0.5], [0.2, 0.1], [0.0, 1.0]])
+
+    def loss(w):
+        h = np.zeros((4, 2))
+        for t in range(1, 4):
+            h[t] = np.tanh(w @ h[t - 1] + x[t])
+        return (h ** 2).sum() / 2
+    out = einc.load(einc.compile(LITERAL_RNN).vmfb)()
+    np.testing.assert_allclose(out["g"], fd_jacobian(loss, W), rtol=1e-4, atol=1e-6)
