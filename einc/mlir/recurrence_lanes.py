@@ -27,7 +27,8 @@ from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value
 from einc.mlir import scalar_ops
 from einc.mlir.kernels import COMBINERS, IDENTITIES
-from einc.mlir.recurrence_scalars import Scope, accumulate, point_loops, var_bounds
+from einc.mlir.loops import point_loops, var_bounds
+from einc.mlir.recurrence_scalars import Scope, accumulate
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
 
