@@ -33,8 +33,10 @@ class Artifact:
 
 
 def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
-            outputs: list[str] | None = None) -> Artifact:
-    """Compile an .ein file, or Einlang source text, to an Artifact.
+            outputs: list[str] | None = None, fp_contract: bool = False) -> Artifact:
+    """Compile an .ein file, or Einlang source text, to an Artifact. With `fp_contract`, llvm-cpu
+    kernels may fuse `a * b + c` into one FMA (one rounding instead of two, as IEEE float
+    arithmetic and NumPy have it; see docs/DECISIONS.md).
 
     Raises einc.diagnostics.CompileError for errors in the program. Source text is compiled from a
     temporary directory, so relative imports and load_npy paths need a file instead.
@@ -42,12 +44,12 @@ def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
     from einc.driver import compile_program  # lazy: pulls in the whole compiler
 
     if _is_path(source_or_path):
-        return Artifact(compile_program(os.fspath(source_or_path), target, outputs), target)
+        return Artifact(compile_program(os.fspath(source_or_path), target, outputs, fp_contract), target)
     with tempfile.TemporaryDirectory(prefix="einc-") as tmp:
         path = os.path.join(tmp, "program.ein")
         with open(path, "w", encoding="utf-8") as source_file:
             source_file.write(source_or_path)
-        return Artifact(compile_program(path, target, outputs), target)
+        return Artifact(compile_program(path, target, outputs, fp_contract), target)
 
 
 def load(path_or_bytes, device: str | None = None):

@@ -31,19 +31,20 @@ def front_end(path: str, outputs: list[str] | None = None):
     return program, ir_program
 
 
-def lower(path: str, target: str, outputs: list[str] | None = None):
+def lower(path: str, target: str, outputs: list[str] | None = None, fp_contract: bool = False):
     from einc.mlir import lower_program
     program, ir_program = front_end(path, outputs)
-    return _stage(program, lower_program, ir_program, target)
+    return _stage(program, lower_program, ir_program, target, None, fp_contract)
 
 
-def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None) -> bytes:
+def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+                    fp_contract: bool = False) -> bytes:
     from einc.build import compile_mlir
-    return compile_mlir(lower(path, target, outputs), target)
+    return compile_mlir(lower(path, target, outputs, fp_contract), target)
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,
-                 target: str = "llvm-cpu") -> str:
+                 target: str = "llvm-cpu", fp_contract: bool = False) -> str:
     """The intermediate form `what` of `path`; MLIR is the one built for `target`, since the
     lowering of recurrences differs per target."""
     if what == "ast":
@@ -54,7 +55,7 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         from einc.ir.printer import format_program
         return format_program(front_end(path, outputs)[1])
     if what == "mlir":
-        return str(lower(path, target, outputs))
+        return str(lower(path, target, outputs, fp_contract))
     if what == "explain":
         from einc.ir.explain import explain_program
         return explain_program(front_end(path, outputs)[1])

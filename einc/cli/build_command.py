@@ -22,10 +22,13 @@ EMIT_CHOICES = ("ast", "ir", "mlir")
                    "architecture; vulkan-spirv: Vulkan (f32/i32/bool only).")
 @click.option("--output", "outputs", multiple=True, metavar="NAME",
               help="Make NAME an output (repeatable; default: every top-level binding).")
+@click.option("--fp-contract", type=click.Choice(["off", "on"]), default="off", show_default=True,
+              help="on: llvm-cpu may fuse `a * b + c` into one FMA (faster, one rounding instead "
+                   "of IEEE's two); off: every float operation is rounded, as NumPy does.")
 @click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
 @click.option("--explain", is_flag=True, help="Explain how the program will be compiled instead of building.")
 def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...],
-          emit: str | None, explain: bool) -> None:
+          fp_contract: str, emit: str | None, explain: bool) -> None:
     """Compile the Einlang program FILE."""
     if emit and explain:
         raise click.UsageError("--emit and --explain cannot be combined")
@@ -36,11 +39,11 @@ def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...]
     wanted = list(outputs) or None
     what = "explain" if explain else emit
     if what is not None:
-        text = driver.emit_program(file, what, wanted, target)
+        text = driver.emit_program(file, what, wanted, target, fp_contract == "on")
         if out_path is None:
             click.echo(text, nl=not text.endswith("\n"))
         else:
             save_bytes(out_path, text.encode())
         return
-    vmfb = driver.compile_program(file, target, wanted)
+    vmfb = driver.compile_program(file, target, wanted, fp_contract == "on")
     save_bytes(out_path or Path(file).with_suffix(".vmfb").name, vmfb)
