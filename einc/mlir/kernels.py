@@ -137,8 +137,9 @@ def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[tuple[ir.Affin
 
 def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Operand]:
     """linalg derives each loop's trip count from an operand indexed by that bare dimension; a
-    reduction loop that only computes or gathers has none, so it gets an unread tensor.empty
-    whose shape is those loops' extents."""
+    reduction loop read only at sums of indices (`sig[j + m]`) has none, so it gets an unread
+    tensor.empty whose shape is those loops' extents (loops read by no operand at all run
+    inside the region instead, see reduction_tensor)."""
     defined = {r.position for o in operands for r in o.map.results if isinstance(r, ir.AffineDimExpr)}
     missing = [v for k, v in enumerate(domain.vars) if k not in defined]
     if not missing:
@@ -164,10 +165,10 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
         bound = {id(o.node): arg for o, arg in zip(operands, block.arguments)}
         region = Region(lw, domain, bound, inline)
         if loops:
-            region.inside_loops({})
+            region.take_coordinates()
 
         def point(ivs, carried):
-            here = region.inside_loops(dict(zip(loops, ivs)))
+            here = region.inside_loops(dict(zip(loops, ivs))) if loops else region
             guard_value = here.value(guard) if guard is not None else None
             return [finish(here.value(body), guard_value, carried[0])]
         linalg.YieldOp(point_loops(var_bounds(lw, list(loops)), [block.arguments[-1]], point))
