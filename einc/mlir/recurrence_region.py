@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+import numpy as np
+
 from iree.compiler import ir
 from iree.compiler.dialects import flow, scf, tensor, util
 
@@ -29,6 +31,7 @@ from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
+STACK_BYTES = 32768       # IREE 3.13's limit on a CPU dispatch's stack allocations
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
@@ -51,11 +54,21 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
             shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
             scf.yield_([storage.tensors[m] for m in members] + shifted)
         flow.ReturnOp(list(loop.results)[:len(members)])
-    # IREE drops a result nothing reads, and that member's storage then becomes a stack
-    # allocation inside the dispatch (unbounded for a run-time size): a barrier reads each
-    for result in region.results:
-        util.OptimizationBarrierOp([result.type], [result])
+    for member, result in zip(members, region.results):
+        if not _fits_the_stack(member):
+            util.OptimizationBarrierOp([result.type], [result])
     return [_unpadded(lw, m, carried) for m, carried in zip(members, region.results)]
+
+
+def _fits_the_stack(member: RecMember) -> bool:
+    """Whether the member's storage may become a stack allocation in the dispatch. IREE drops a
+    region result nothing reads (a windowed member no output reads), and its storage then lives
+    on the stack: unbounded for a run-time size, rejected beyond 32 KB. Such a result is read by
+    an optimization barrier instead. Not every one: a barrier on a value that IREE evaluates at
+    build time (a program without inputs) mixes up the hoisted results in IREE 3.13."""
+    shape = _carried_shape(member)
+    return all(s.is_const for s in shape) and \
+        int(np.prod([s.const for s in shape])) * member.dtype.numpy.itemsize <= STACK_BYTES
 
 
 def _carried_shape(member: RecMember) -> tuple:
