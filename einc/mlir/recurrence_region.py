@@ -22,8 +22,8 @@ from iree.compiler.dialects import flow, scf, tensor, util
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
-from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
 from einc.mlir.loops import point_loops, var_bounds
+from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import (PointValue, clause_scope, covers_every_step, emit_step, held_point,
                                        storage_shape, storage_type)
