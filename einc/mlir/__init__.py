@@ -17,7 +17,7 @@ from einc.mlir.lowering import Lowering
 from einc.mlir.rounding import round_products_separately
 from einc.mlir.shapes import emit_shape_checks
 from einc.mlir.signature import function_type, reflection
-from einc.mlir.targets import check_target
+from einc.passes.target_support import check_target
 from einc.mlir.types import is_tensor
 
 __all__ = ["lower_program", "lower_to_text"]
@@ -49,7 +49,7 @@ def lower_to_text(program: Program, target: str, fp_contract: bool = False) -> s
 
 
 def _emit_body(program: Program, args: list[ir.Value], target: str) -> None:
-    emit_shape_checks(program.inputs, args)
+    emit_shape_checks(program.inputs, args, program.fixed_dims)
     lw = Lowering(program, args, target)
     for effect in program.effects:
         emit_effect(lw, effect)

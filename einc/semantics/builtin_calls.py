@@ -119,6 +119,7 @@ def _load_npy(el, args, span):
         raise d.error(d.IO, f"`{path.text}` holds {array.dtype}, not numbers", span)
     if array.dtype == np.float16:
         array = array.astype(np.float32)
+    el.ir.data_files.append(full)
     return ir.Const(np.ascontiguousarray(array), span=span)
 
 

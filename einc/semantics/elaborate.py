@@ -5,15 +5,27 @@ they fill the evaluator's tables before a program is evaluated.
 """
 from __future__ import annotations
 
+from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.semantics import builtin_calls, expressions  # noqa: F401  (they fill the evaluator's tables)
 from einc.semantics import outputs as output_rules
 from einc.semantics.evaluator import Elaborator
 
 
-def elaborate(program, resolution, outputs: list[str] | None = None) -> ir.Program:
-    """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it."""
-    el = Elaborator(program, resolution)
+def elaborate(program, resolution, outputs: list[str] | None = None,
+              fixed_dims: dict[str, int] | None = None) -> ir.Program:
+    """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it and
+    `fixed_dims` gives named dims a size at build time (`einc build --dim`)."""
+    el = Elaborator(program, resolution, fixed_dims)
     bindings = el.exec_block(program.entry.items, el.globals, top_level=True)
+    _check_fixed_dims_exist(el)
     output_rules.collect(el, bindings, outputs)
     return el.ir
+
+
+def _check_fixed_dims_exist(el: Elaborator) -> None:
+    unknown = sorted(set(el.ir.fixed_dims) - set(el.named_dims))
+    if unknown:
+        listing = ", ".join(el.named_dims) or "none"
+        raise d.OptionError(f"cannot fix dim {unknown[0]}: the program has no named dim {unknown[0]} "
+                            f"(its named dims: {listing})")

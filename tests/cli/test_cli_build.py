@@ -20,12 +20,12 @@ def driver(monkeypatch):
     fake = types.ModuleType("einc.driver")
     fake.calls = []
 
-    def compile_program(path, target, outputs, fp_contract):
-        fake.calls.append((path, target, outputs) + (("fp_contract",) if fp_contract else ()))
+    def compile_program(path, target, outputs, dims, fp_contract=False):
+        fake.calls.append((path, target, outputs, dims) + (("fp_contract",) if fp_contract else ()))
         return b"VMFB:" + target.encode()
 
-    def emit_program(path, what, outputs, target, fp_contract):
-        fake.calls.append((path, what, outputs, target) + (("fp_contract",) if fp_contract else ()))
+    def emit_program(path, what, outputs, target, dims, fp_contract=False):
+        fake.calls.append((path, what, outputs, target, dims) + (("fp_contract",) if fp_contract else ()))
         return f"<{what} of {path} for {target}>\n"
 
     fake.compile_program, fake.emit_program = compile_program, emit_program
@@ -48,14 +48,14 @@ def test_build_writes_the_module(einc_cli, driver, program, tmp_path):
                                       "--output", "y", "--output", "z")
     assert (status, stdout, stderr) == (0, "", "")
     assert out.read_bytes() == b"VMFB:vulkan-spirv"
-    assert driver.calls == [(str(program), "vulkan-spirv", ["y", "z"])]
+    assert driver.calls == [(str(program), "vulkan-spirv", ["y", "z"], {})]
 
 
 def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver, program, tmp_path):
     out = tmp_path / "prog.vmfb"
     out.write_bytes(b"previous build")
 
-    def failing(path, target, outputs, fp_contract):
+    def failing(path, target, outputs, dims, fp_contract):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -67,7 +67,7 @@ def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver
 
 
 def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
-    def failing(path, target, outputs, fp_contract):
+    def failing(path, target, outputs, dims, fp_contract):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -76,7 +76,7 @@ def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
 
 
 def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
-    def crashing(path, target, outputs, fp_contract):
+    def crashing(path, target, outputs, dims, fp_contract):
         raise KeyError("oops")
 
     driver.compile_program = crashing
@@ -110,7 +110,7 @@ def test_fp_contract_reaches_the_driver_and_takes_on_or_off(einc_cli, driver, pr
     out = tmp_path / "prog.vmfb"
     assert einc_cli("build", program, "-o", out, "--fp-contract", "on")[0] == 0
     assert einc_cli("build", program, "--emit", "mlir", "--fp-contract", "off")[0] == 0
-    assert driver.calls == [(str(program), "llvm-cpu", None, "fp_contract"),
-                            (str(program), "mlir", None, "llvm-cpu")]
+    assert driver.calls == [(str(program), "llvm-cpu", None, {}, "fp_contract"),
+                            (str(program), "mlir", None, "llvm-cpu", {})]
     status, _, stderr = einc_cli("build", program, "--fp-contract", "fast")
     assert status == 2 and stderr.startswith("error: ") and "--fp-contract" in stderr
