@@ -71,29 +71,32 @@ def checked_dims(dims: dict[str, int] | None) -> dict[str, int]:
     return dict(dims or {})
 
 
-def lower(path: str, target: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None):
-    return lower_ir(*front_end(path, outputs, dims), target)
+def lower(path: str, target: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
+          *, fp_contract: bool = False):
+    return lower_ir(*front_end(path, outputs, dims), target, fp_contract=fp_contract)
 
 
-def lower_ir(program, ir_program, target: str):
-    """The MLIR module of a program the front end already went through."""
+def lower_ir(program, ir_program, target: str, *, fp_contract: bool = False):
+    """The MLIR module of a program the front end already went through; `fp_contract` lets
+    llvm-cpu fuse float products into FMAs (einc.mlir.rounding)."""
     from einc.mlir import lower_program
-    return _stage(program, lower_program, ir_program, target)
+    return _stage(program, lower_program, ir_program, target, None, fp_contract)
 
 
 def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
-                    dims: dict[str, int] | None = None) -> bytes:
-    return compile_ir(*front_end(path, outputs, dims), target)
+                    dims: dict[str, int] | None = None, *, fp_contract: bool = False) -> bytes:
+    return compile_ir(*front_end(path, outputs, dims), target, fp_contract=fp_contract)
 
 
-def compile_ir(program, ir_program, target: str) -> bytes:
+def compile_ir(program, ir_program, target: str, *, fp_contract: bool = False) -> bytes:
     """The .vmfb of a program the front end already went through."""
     from einc.build import compile_mlir
-    return compile_mlir(lower_ir(program, ir_program, target), target)
+    return compile_mlir(lower_ir(program, ir_program, target, fp_contract=fp_contract), target)
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,
-                 target: str = "llvm-cpu", dims: dict[str, int] | None = None) -> str:
+                 target: str = "llvm-cpu", dims: dict[str, int] | None = None, *,
+                 fp_contract: bool = False) -> str:
     """The intermediate form `what` of `path`; MLIR is the one built for `target`, since the
     lowering of recurrences differs per target."""
     if what == "ast":
@@ -104,7 +107,7 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         from einc.ir.printer import format_program
         return format_program(front_end(path, outputs, dims)[1])
     if what == "mlir":
-        return str(lower(path, target, outputs, dims))
+        return str(lower(path, target, outputs, dims, fp_contract=fp_contract))
     if what == "explain":
         from einc.ir.explain import explain_program
         return explain_program(front_end(path, outputs, dims)[1])

@@ -21,11 +21,14 @@ EMIT_CHOICES = ("ast", "ir", "mlir")
 @target_option
 @outputs_option
 @dims_option
+@click.option("--fp-contract", type=click.Choice(["off", "on"]), default="off", show_default=True,
+              help="on: llvm-cpu may fuse `a * b + c` into one FMA (faster, one rounding instead "
+                   "of IEEE's two); off: every float operation is rounded, as NumPy does.")
 @click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
 @click.option("--explain", is_flag=True, help="Explain how the program will be compiled instead of building.")
 @message_format_option
 def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...], dims: tuple[str, ...],
-          emit: str | None, explain: bool, message_format: str) -> None:
+          fp_contract: str, emit: str | None, explain: bool, message_format: str) -> None:
     """Compile the Einlang program FILE."""
     if emit and explain:
         raise click.UsageError("--emit and --explain cannot be combined")
@@ -38,9 +41,9 @@ def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...]
     what = "explain" if explain else emit
     with diagnostics_shown(message_format):
         if what is not None:
-            text = driver.emit_program(file, what, wanted, target, fixed_dims)
+            text = driver.emit_program(file, what, wanted, target, fixed_dims, fp_contract=fp_contract == "on")
         else:
-            vmfb = driver.compile_program(file, target, wanted, fixed_dims)
+            vmfb = driver.compile_program(file, target, wanted, fixed_dims, fp_contract=fp_contract == "on")
     if what is None:
         save_bytes(out_path or Path(file).with_suffix(".vmfb").name, vmfb)
     elif out_path is None:

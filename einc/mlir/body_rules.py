@@ -38,6 +38,22 @@ class Region:
                     self.memo[id(v)] = BODY_RULES[type(v)](self, v)
         return self.memo[id(v)]
 
+    def take_coordinates(self) -> None:
+        """The coordinate of every domain variable, computed here: linalg.index must sit in the
+        kernel's own block, not in loops inside it (see inside_loops)."""
+        for var in self.domain.vars:
+            if var not in self.coordinates:
+                self.coordinates[var] = _coordinate(self, var)
+
+    def inside_loops(self, coordinates: dict) -> "Region":
+        """This region inside scalar loops over variables outside the domain: `coordinates` maps
+        each to its index value. It sees the values computed so far (take_coordinates first);
+        what it computes stays inside the loops."""
+        inner = Region(self.lw, self.domain, dict(self.memo), self.inline)
+        inner.coordinates = {**self.coordinates,
+                             **{v: arith.index_cast(i32_type(), c) for v, c in coordinates.items()}}
+        return inner
+
     def tensor(self, v: Value) -> ir.Value:
         """The whole tensor a body reads from: program-level, or built in this region (Stack)."""
         return self.lw.lower(v) if self.lw.is_program_level(v) else self.value(v)

@@ -3,7 +3,9 @@
 A kernel iterates a domain of index variables (parallel ones first, then reduction ones). Before
 the op is built, its body is planned: reads with affine subscripts that are proven in bounds, nested
 reductions (each its own kernel over its free variables) and device scalars become `ins` operands
-with indexing maps; everything else is computed inside the region (see body_rules).
+with indexing maps; everything else is computed inside the region (see body_rules). A reduction
+variable that no operand is indexed by runs as a scalar loop inside the region instead (see
+reduction_tensor).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from einc.ir.nodes import Generic, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
 from einc.mlir import scalar_ops
 from einc.mlir.body_rules import Region
+from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.types import element_type, is_tensor
 
 
@@ -48,6 +51,7 @@ class Operand:
     node: Value           # the body value this block argument stands for
     tensor: ir.Value
     map: ir.AffineMap
+    vars: frozenset = frozenset()   # the index variables its map is a function of
 
 
 # ------------------------------------------------------------------------------------ planning
@@ -79,7 +83,7 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
 def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
     free = [v for v in domain.vars if v in lw.free_vars(reduce)]
     tensor, free = reduction_tensor(lw, reduce, free)
-    return Operand(reduce, tensor, domain.projection(free))
+    return Operand(reduce, tensor, domain.projection(free), frozenset(free))
 
 
 def _affine_read(lw, domain: Domain, read: Read) -> Optional[Operand]:
@@ -90,40 +94,52 @@ def _affine_read(lw, domain: Domain, read: Read) -> Optional[Operand]:
     tensor = lw.lower(read.tensor)
     if not is_tensor(tensor):
         return None
-    exprs = [_subscript_expr(domain, sub, size) for sub, size in zip(read.subs, read.tensor.shape)]
-    if any(e is None for e in exprs):
+    subscripts = [_subscript_expr(domain, sub, size) for sub, size in zip(read.subs, read.tensor.shape)]
+    if any(s is None for s in subscripts):
         return None
-    return Operand(read, tensor, domain.map(exprs))
+    return Operand(read, tensor, domain.map([e for e, _ in subscripts]),
+                   frozenset().union(*(vars_ for _, vars_ in subscripts)))
 
 
-def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[ir.AffineExpr]:
-    """An affine subscript over an axis of `size`. linalg takes a loop's trip count from any
-    operand indexed by that bare loop dimension, so a bare `d_k` is only allowed over an axis whose
-    size is the variable's extent (reading a prefix of a longer axis takes tensor.extract)."""
+def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[tuple[ir.AffineExpr, frozenset]]:
+    """An affine subscript over an axis of `size`, and the variables it is a function of; None
+    where the read must be a tensor.extract. IREE 3.13 gets some maps wrong, so they are avoided:
+    - linalg takes a loop's trip count from any operand indexed by that bare loop dimension, so
+      a bare `d_k` is only allowed over an axis whose size is the variable's extent;
+    - IREE folds loops of extent 1 away, which can leave a bare `d_k` behind (`sig[j + m]`
+      with j in 0..1 becomes `sig[m]`), so such a variable is the constant it is;
+    - a negative coefficient (`q[t + 2 - s]`) gets the slices that tiling takes of the operand
+      wrong (the verifier rejects them)."""
     lin = affine.affine_of(sub)
     if lin is None:
         return None
     const = lin.const
-    expr = None
+    terms = {}
     for key, coeff in lin.terms.items():
-        if isinstance(key, Sym) or domain.pos(key) is None or not key.lo.is_const:
+        if isinstance(key, Sym) or not key.lo.is_const:
             return None
         const += coeff * key.lo.const          # the coordinate is lo + loop index
-        term = ir.AffineDimExpr.get(domain.pos(key)) * coeff
-        expr = term if expr is None else expr + term
-    if expr is None:
-        return ir.AffineConstantExpr.get(const)
-    if const == 0 and len(lin.terms) == 1:     # a bare d_k, also `f[n - 1]` with n in 1..
-        (key, coeff), = lin.terms.items()
+        if key.extent == 1:
+            continue
+        if domain.pos(key) is None or coeff < 0:
+            return None
+        terms[key] = coeff
+    if not terms:
+        return ir.AffineConstantExpr.get(const), frozenset()
+    if const == 0 and len(terms) == 1:         # a bare d_k, also `f[n - 1]` with n in 1..
+        (key, coeff), = terms.items()
         if coeff == 1 and key.extent != size:
             return None
-    return expr + const if const else expr
+    expr = sum((ir.AffineDimExpr.get(domain.pos(key)) * coeff for key, coeff in terms.items()),
+               ir.AffineConstantExpr.get(const))
+    return expr, frozenset(terms)
 
 
 def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Operand]:
     """linalg derives each loop's trip count from an operand indexed by that bare dimension; a
-    reduction loop that only computes or gathers has none, so it gets an unread tensor.empty
-    whose shape is those loops' extents."""
+    reduction loop read only at sums of indices (`sig[j + m]`) has none, so it gets an unread
+    tensor.empty whose shape is those loops' extents (loops read by no operand at all run
+    inside the region instead, see reduction_tensor)."""
     defined = {r.position for o in operands for r in o.map.results if isinstance(r, ir.AffineDimExpr)}
     missing = [v for k, v in enumerate(domain.vars) if k not in defined]
     if not missing:
@@ -135,9 +151,11 @@ def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Ope
 # ------------------------------------------------------------------------------------ kernels
 
 def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: ir.Value,
-                 out_map: ir.AffineMap, finish: Callable, inline: frozenset = frozenset()) -> ir.Value:
+                 out_map: ir.AffineMap, finish: Callable, inline: frozenset = frozenset(),
+                 loops: tuple = ()) -> ir.Value:
     """A linalg.generic over `domain` writing into `init`; the region yields
-    `finish(body value, guard value or None, current output element)`."""
+    `finish(body value, guard value or None, current output element)`, or with `loops`
+    (variables outside `domain`) that folded over their points by scalar loops in the region."""
     operands = plan_operands(lw, domain, [body, guard], inline)
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
     op = linalg.GenericOp_([o.tensor for o in operands], [init],
@@ -146,9 +164,14 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
     with ir.InsertionPoint(block):
         bound = {id(o.node): arg for o, arg in zip(operands, block.arguments)}
         region = Region(lw, domain, bound, inline)
-        value = region.value(body)
-        guard_value = region.value(guard) if guard is not None else None
-        linalg.YieldOp([finish(value, guard_value, block.arguments[-1])])
+        if loops:
+            region.take_coordinates()
+
+        def point(ivs, carried):
+            here = region.inside_loops(dict(zip(loops, ivs))) if loops else region
+            guard_value = here.value(guard) if guard is not None else None
+            return [finish(here.value(body), guard_value, carried[0])]
+        linalg.YieldOp(point_loops(var_bounds(lw, list(loops)), [block.arguments[-1]], point))
     return op.result
 
 
@@ -187,6 +210,8 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     if id(reduce) in lw.reductions:
         return lw.reductions[id(reduce)]
     domain = Domain(free + list(reduce.vars), len(free))
+    loops = _unindexed_vars(lw, reduce, domain)
+    domain = Domain([v for v in domain.vars if v not in loops], len(free))
     init = linalg.fill(_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
                                                                  element_type(reduce.dtype))])
     float_name, int_name = COMBINERS[reduce.kind]
@@ -196,6 +221,16 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
         if guard is not None:
             value = arith.select(guard, value, _identity(reduce))
         return combine(value, acc)
-    tensor = build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish)
+    tensor = build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish,
+                          loops=loops)
     lw.reductions[id(reduce)] = (tensor, free)
     return tensor, free
+
+
+def _unindexed_vars(lw, reduce: Reduce, domain: Domain) -> tuple:
+    """The reduction's variables that no planned operand is indexed by. Such a loop would have no
+    operand to give its trip count, and IREE 3.13 vectorizes a reduction whose combined value
+    comes from no operand wrongly: `sum[p in 0..4](2)` gave 2, `sum[p in 0..3](a + p)` failed
+    to compile. They run as scalar loops inside the kernel's region instead."""
+    operands = plan_operands(lw, domain, [reduce.body, reduce.guard], frozenset())
+    return tuple(v for v in reduce.vars if not any(v in o.vars for o in operands))

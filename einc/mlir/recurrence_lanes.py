@@ -27,8 +27,8 @@ from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value
 from einc.mlir import scalar_ops
 from einc.mlir.kernels import COMBINERS, IDENTITIES
-from einc.mlir.recurrence_scalars import (STEP_RULES, Scope, accumulate, point_loops, scalar_reduce,
-                                          var_bounds)
+from einc.mlir.loops import point_loops, var_bounds
+from einc.mlir.recurrence_scalars import STEP_RULES, Scope, accumulate, scalar_reduce
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
 

@@ -2,6 +2,8 @@
 
 Semantics follow the `Op` docstring: integer `div`/`rem` truncate toward zero (divsi/remsi), float
 `rem` keeps the dividend's sign (remf), min/max on floats propagate NaN (minimumf/maximumf).
+Integer `div`/`rem` are total (x / 0 and x % 0 are 0, MIN / -1 wraps to MIN): divsi/remsi are
+undefined there and trap on x86, and `if` computes both branches (docs/DECISIONS.md).
 """
 from __future__ import annotations
 
@@ -166,6 +168,35 @@ def _integer_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value
     return arith.select(negative, constant(dtype, 0), loop.results[0])
 
 
+def _div(dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:
+    if dtype.is_float:
+        return arith.divf(a, b)
+    by_zero, by_minus_one, safe = _safe_divisor(dtype, b)
+    quotient = arith.select(by_minus_one, arith.subi(_splat(dtype, 0, a), a), arith.divsi(a, safe))
+    return arith.select(by_zero, _splat(dtype, 0, a), quotient)
+
+
+def _rem(dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:
+    if dtype.is_float:
+        return arith.remf(a, b)
+    return arith.remsi(a, _safe_divisor(dtype, b)[2])      # x % 1 is 0, as x % 0 and x % -1 are
+
+
+def _safe_divisor(dtype: DType, b: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(b == 0, b == -1, b with both replaced by 1): divsi and remsi are defined on the last."""
+    by_zero = arith.cmpi(_I.eq, b, _splat(dtype, 0, b))
+    by_minus_one = arith.cmpi(_I.eq, b, _splat(dtype, -1, b))
+    return by_zero, by_minus_one, arith.select(arith.ori(by_zero, by_minus_one), _splat(dtype, 1, b), b)
+
+
+def _splat(dtype: DType, value, like: ir.Value) -> ir.Value:
+    """A constant of `like`'s type: a scalar, or a vector (recurrence lanes) of equal elements."""
+    if isinstance(like.type, ir.VectorType):
+        return arith.constant(like.type, ir.DenseElementsAttr.get_splat(
+            like.type, ir.IntegerAttr.get(element_type(dtype), value)))
+    return constant(dtype, value)
+
+
 _RULES: dict[str, Callable] = {
     "neg": _neg,
     "not": _not,
@@ -175,8 +206,8 @@ _RULES: dict[str, Callable] = {
     "add": _by_kind(arith.addf, arith.addi),
     "sub": _by_kind(arith.subf, arith.subi),
     "mul": _by_kind(arith.mulf, arith.muli),
-    "div": _by_kind(arith.divf, arith.divsi),
-    "rem": _by_kind(arith.remf, arith.remsi),
+    "div": _div,
+    "rem": _rem,
     "pow": _pow,
     "min": _by_kind(arith.minimumf, arith.minsi, arith.minui),
     "max": _by_kind(arith.maximumf, arith.maxsi, arith.maxui),

@@ -182,7 +182,7 @@ class Elaborator:
             elif isinstance(s, ast.DiffRule) and s.def_id is not None:
                 self._rule_defs[s.def_id] = FnVal(s, env)
         reads = recurrences.read_graph(stmts)
-        groups = recurrences.find_groups(reads)
+        groups = recurrences.find_groups(reads, recurrences.step_aligned_reads(stmts))
         last = {}
         for k, s in enumerate(stmts):
             if isinstance(s, ast.IndexedLet):
