@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import einc
-from einc.build.iree_compile import IreeCompileError
 from einc.driver import emit_program
 
 LITERALS = """
@@ -51,6 +50,8 @@ let k = 0.5;
 let u[0] = 1.0;
 let u[t in 1..6] = u[t - 1] * (1.0 - k * 0.1);
 let du = @u / @k;
+let last = u[5];
+let dlast = @last / @k;
 """
 
 
@@ -105,10 +106,11 @@ def test_a_value_that_does_not_use_the_variable_has_a_zero_derivative(literals):
     assert literals["dc"] == 0.0
 
 
-def test_a_recurrence_over_literal_inputs_has_its_forward_derivative(literals):
+def test_a_recurrence_over_literal_inputs_has_its_forward_and_reverse_derivatives(literals):
     t = np.arange(6)
     expected = -0.1 * t * (1 - 0.05) ** np.maximum(t - 1, 0)      # d/dk (1 - 0.1 k)^t at k = 0.5
     np.testing.assert_allclose(literals["du"], expected, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(literals["dlast"], expected[5], rtol=1e-5)     # an adjoint loop
 
 
 def test_an_untyped_variable_takes_f64_from_its_use():
@@ -179,10 +181,6 @@ let g = @loss / @W;
 """
 
 
-@pytest.mark.xfail(raises=IreeCompileError, strict=True,
-                   reason="issue 11 item 6: IREE rejects the adjoint loop's read at a negative "
-                          "coefficient of a fixed-size recurrence; the `fix` branch makes it a "
-                          "gather (then this passes: remove the mark)")
 def test_reverse_mode_through_a_recurrence_over_literal_inputs(fd_jacobian):
     W = np.array([[0.5, -0.2], [0.1, 0.3]])
     x = np.array([[1.0, 0.0], [0.5, -0.5], [0.2, 0.1], [0.0, 1.0]])
