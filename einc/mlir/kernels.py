@@ -1,9 +1,10 @@
 """`linalg.generic` kernels for `Generic` and `Reduce` nodes.
 
 A kernel iterates a domain of index variables (parallel ones first, then reduction ones). Before
-the op is built, its body is planned: reads with affine subscripts that are proven in bounds, nested
-reductions (each its own kernel over its free variables) and device scalars become `ins` operands
-with indexing maps; everything else is computed inside the region (see body_rules).
+the op is built, its body is planned: reads with affine subscripts that are proven in bounds (or
+read through a padded or reshaped view, see operand_views), nested reductions (each its own
+kernel over its free variables, or a named op, see named_ops) and device scalars become `ins`
+operands with indexing maps; everything else is computed inside the region (see body_rules).
 """
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg
 
-from einc.ir import affine
 from einc.ir.nodes import Generic, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
-from einc.mlir import scalar_ops
+from einc.mlir import cpu_convolutions, named_ops, operand_views, scalar_ops
 from einc.mlir.body_rules import Region
 from einc.mlir.types import element_type, is_tensor
 
@@ -52,10 +52,12 @@ class Operand:
 
 # ------------------------------------------------------------------------------------ planning
 
-def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> list[Operand]:
-    """The `ins` of a kernel whose body computes `roots`; `inline` names program-level nodes
-    that this kernel itself computes (the root of a 0-d kernel)."""
+def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> tuple[list[Operand], dict]:
+    """The `ins` of a kernel whose body computes `roots`, and the body nodes that stand for
+    others (a guarded select read through a padded view is its guarded branch); `inline` names
+    program-level nodes that this kernel itself computes (the root of a 0-d kernel)."""
     operands: list[Operand] = []
+    aliases: dict[int, Value] = {}
     seen: set[int] = set()
     stack = [r for r in reversed(roots) if r is not None]
     while stack:
@@ -69,11 +71,16 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
                 operands.append(Operand(v, value, domain.map([])))
         elif isinstance(v, Reduce):
             operands.append(_reduction_operand(lw, domain, v))
-        elif isinstance(v, Read) and (mapped := _affine_read(lw, domain, v)) is not None:
+        elif isinstance(v, Read) and (mapped := _read_operand(lw, domain, v)) is not None:
             operands.append(mapped)
+        elif (padded := _padded_operand(lw, domain, v, seen)) is not None:
+            operands.append(padded)
+            seen.add(id(padded.node))
+            aliases[id(v)] = v.args[1]
+            stack.append(v.args[1])
         else:
             stack.extend(reversed(v.operands()))
-    return operands
+    return operands, aliases
 
 
 def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
@@ -82,27 +89,37 @@ def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
     return Operand(reduce, tensor, domain.projection(free))
 
 
-def _affine_read(lw, domain: Domain, read: Read) -> Optional[Operand]:
-    """`read` as an indexing map when it is proven in bounds and every subscript is affine in the
-    domain's variables with constant offsets (symbolic offsets fall back to tensor.extract)."""
-    if not read.in_bounds or not lw.is_program_level(read.tensor):
+def _read_operand(lw, domain: Domain, read: Read) -> Optional[Operand]:
+    """`read` through an indexing map: plain, or of a reshaped view for flattened subscripts."""
+    if not lw.is_program_level(read.tensor):
         return None
-    tensor = lw.lower(read.tensor)
-    if not is_tensor(tensor):
+    view = operand_views.flattened_view(read) or operand_views.plain_view(read)
+    return None if view is None else _view_operand(lw, domain, view)
+
+
+def _padded_operand(lw, domain: Domain, v: Value, seen: set) -> Optional[Operand]:
+    """The padded read that a guarded select `v` is (operand_views.padded_read), unless that
+    read is already planned otherwise."""
+    padded = operand_views.padded_read(v)
+    if padded is None or id(padded.view.read) in seen or not lw.is_program_level(padded.view.read.tensor):
         return None
-    exprs = [_subscript_expr(domain, sub, size) for sub, size in zip(read.subs, read.tensor.shape)]
+    return _view_operand(lw, domain, padded.view)
+
+
+def _view_operand(lw, domain: Domain, view: operand_views.View) -> Optional[Operand]:
+    exprs = [_subscript_expr(domain, sub, size) for sub, size in zip(view.subs, view.shape)]
     if any(e is None for e in exprs):
         return None
-    return Operand(read, tensor, domain.map(exprs))
+    tensor = operand_views.view_tensor(lw, view)
+    return None if tensor is None else Operand(view.read, tensor, domain.map(exprs))
 
 
-def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[ir.AffineExpr]:
-    """An affine subscript over an axis of `size`. linalg takes a loop's trip count from any
-    operand indexed by that bare loop dimension, so a bare `d_k` is only allowed over an axis whose
-    size is the variable's extent (reading a prefix of a longer axis takes tensor.extract)."""
-    lin = affine.affine_of(sub)
-    if lin is None:
-        return None
+def _subscript_expr(domain: Domain, lin, size) -> Optional[ir.AffineExpr]:
+    """An affine subscript over an axis of `size` as a map result, when its variables are loops
+    of `domain` starting at constants and it has no symbolic offset. linalg takes a loop's trip
+    count from any operand indexed by that bare loop dimension, so a bare `d_k` is only allowed
+    over an axis whose size is the variable's extent (reading a prefix of a longer axis takes
+    tensor.extract)."""
     const = lin.const
     expr = None
     for key, coeff in lin.terms.items():
@@ -138,14 +155,14 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
                  out_map: ir.AffineMap, finish: Callable, inline: frozenset = frozenset()) -> ir.Value:
     """A linalg.generic over `domain` writing into `init`; the region yields
     `finish(body value, guard value or None, current output element)`."""
-    operands = plan_operands(lw, domain, [body, guard], inline)
+    operands, aliases = plan_operands(lw, domain, [body, guard], inline)
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
     op = linalg.GenericOp_([o.tensor for o in operands], [init],
                            [o.map for o in operands] + [out_map], domain.iterator_types())
     block = op.regions[0].blocks[0]
     with ir.InsertionPoint(block):
         bound = {id(o.node): arg for o, arg in zip(operands, block.arguments)}
-        region = Region(lw, domain, bound, inline)
+        region = Region(lw, domain, bound, inline, aliases)
         value = region.value(body)
         guard_value = region.value(guard) if guard is not None else None
         linalg.YieldOp([finish(value, guard_value, block.arguments[-1])])
@@ -186,9 +203,22 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     of the result, in that order). Memoized: a reduction used twice keeps its first axis order."""
     if id(reduce) in lw.reductions:
         return lw.reductions[id(reduce)]
-    domain = Domain(free + list(reduce.vars), len(free))
     init = linalg.fill(_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
                                                                  element_type(reduce.dtype))])
+    found = named_ops.match(reduce, free)
+    tensor = None
+    if found is not None:
+        tensor = cpu_convolutions.emit(lw, found, init)
+        if tensor is None:
+            tensor = named_ops.emit(lw, found, init)
+    if tensor is None:
+        tensor = _reduction_kernel(lw, reduce, free, init)
+    lw.reductions[id(reduce)] = (tensor, free)
+    return tensor, free
+
+
+def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) -> ir.Value:
+    domain = Domain(free + list(reduce.vars), len(free))
     float_name, int_name = COMBINERS[reduce.kind]
     combine = getattr(arith, float_name if reduce.dtype.is_float else int_name)
 
@@ -196,6 +226,4 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
         if guard is not None:
             value = arith.select(guard, value, _identity(reduce))
         return combine(value, acc)
-    tensor = build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish)
-    lw.reductions[id(reduce)] = (tensor, free)
-    return tensor, free
+    return build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish)
