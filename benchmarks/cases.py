@@ -27,6 +27,7 @@ class Case:
     steps: Callable[[int], int] = lambda n: n
     check_n: Optional[int] = None                # check einc against NumPy at this size (default n)
     numpy_n: Optional[int] = None                # time the NumPy loop at this size and scale per step
+    group: str = "recurrence"                    # which table the case's row goes in
 
 
 # ------------------------------------------------------------------------------ logistic map

@@ -74,10 +74,11 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
         elif isinstance(v, Read) and (mapped := _read_operand(lw, domain, v)) is not None:
             operands.append(mapped)
         elif (padded := _padded_operand(lw, domain, v, seen)) is not None:
-            operands.append(padded)
-            seen.add(id(padded.node))
-            aliases[id(v)] = v.args[1]
-            stack.append(v.args[1])
+            operand, branch = padded
+            operands.append(operand)
+            seen.add(id(operand.node))
+            aliases[id(v)] = branch
+            stack.append(branch)
         else:
             stack.extend(reversed(v.operands()))
     return operands, aliases
@@ -97,13 +98,14 @@ def _read_operand(lw, domain: Domain, read: Read) -> Optional[Operand]:
     return None if view is None else _view_operand(lw, domain, view)
 
 
-def _padded_operand(lw, domain: Domain, v: Value, seen: set) -> Optional[Operand]:
-    """The padded read that a guarded select `v` is (operand_views.padded_read), unless that
-    read is already planned otherwise."""
+def _padded_operand(lw, domain: Domain, v: Value, seen: set) -> Optional[tuple[Operand, Value]]:
+    """The padded read that a guarded select `v` is (operand_views.padded_read) and the branch
+    computed in the select's place, unless that read is already planned otherwise."""
     padded = operand_views.padded_read(v)
     if padded is None or id(padded.view.read) in seen or not lw.is_program_level(padded.view.read.tensor):
         return None
-    return _view_operand(lw, domain, padded.view)
+    operand = _view_operand(lw, domain, padded.view)
+    return None if operand is None else (operand, padded.value)
 
 
 def _view_operand(lw, domain: Domain, view: operand_views.View) -> Optional[Operand]:
@@ -118,8 +120,8 @@ def _subscript_expr(domain: Domain, lin, size) -> Optional[ir.AffineExpr]:
     """An affine subscript over an axis of `size` as a map result, when its variables are loops
     of `domain` starting at constants and it has no symbolic offset. linalg takes a loop's trip
     count from any operand indexed by that bare loop dimension, so a bare `d_k` is only allowed
-    over an axis whose size is the variable's extent (reading a prefix of a longer axis takes
-    tensor.extract)."""
+    over an axis whose size is the variable's extent (views cut such axes to fit, see
+    operand_views; a read they cannot fit is a tensor.extract)."""
     const = lin.const
     expr = None
     for key, coeff in lin.terms.items():
