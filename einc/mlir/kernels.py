@@ -74,11 +74,14 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
         elif isinstance(v, Read) and (mapped := _read_operand(lw, domain, v)) is not None:
             operands.append(mapped)
         elif (padded := _padded_operand(lw, domain, v, seen)) is not None:
-            operand, branch = padded
+            operand, padded = padded
             operands.append(operand)
             seen.add(id(operand.node))
-            aliases[id(v)] = branch
-            stack.append(branch)
+            aliases[id(v)] = padded.value
+            for twin in padded.twins:
+                seen.add(id(twin))
+                aliases[id(twin)] = operand.node
+            stack.append(padded.value)
         else:
             stack.extend(reversed(v.operands()))
     return operands, aliases
@@ -98,14 +101,15 @@ def _read_operand(lw, domain: Domain, read: Read) -> Optional[Operand]:
     return None if view is None else _view_operand(lw, domain, view)
 
 
-def _padded_operand(lw, domain: Domain, v: Value, seen: set) -> Optional[tuple[Operand, Value]]:
-    """The padded read that a guarded select `v` is (operand_views.padded_read) and the branch
-    computed in the select's place, unless that read is already planned otherwise."""
+def _padded_operand(lw, domain: Domain, v: Value, seen: set):
+    """The operand of the padded read that a guarded select `v` is (operand_views.padded_read),
+    and that PaddedRead, unless one of its reads is already planned otherwise."""
     padded = operand_views.padded_read(v)
-    if padded is None or id(padded.view.read) in seen or not lw.is_program_level(padded.view.read.tensor):
+    reads = (padded.view.read,) + padded.twins if padded is not None else ()
+    if not reads or any(id(r) in seen for r in reads) or not lw.is_program_level(reads[0].tensor):
         return None
     operand = _view_operand(lw, domain, padded.view)
-    return None if operand is None else (operand, padded.value)
+    return None if operand is None else (operand, padded)
 
 
 def _view_operand(lw, domain: Domain, view: operand_views.View) -> Optional[Operand]:

@@ -185,8 +185,8 @@ def _factors(v: Value, rules: tuple) -> Optional[list[View]]:
     them may be a padded read through a guard)."""
     padded = operand_views.padded_read(v)
     if padded is not None:
-        branch = padded.value
-        rest = [a for a in branch.args if a is not padded.view.read] if isinstance(branch, Op) else []
+        rest = list(padded.value.args) if isinstance(padded.value, Op) else [padded.value]
+        del rest[[a is padded.view.read for a in rest].index(True)]     # one factor, not a square's both
         others = [_read_view(a, rules) for a in rest]
         return None if None in others else [padded.view] + others
     if isinstance(v, Op) and v.op == "mul":

@@ -62,10 +62,12 @@ class View:
 
 @dataclass(frozen=True)
 class PaddedRead:
-    """A guarded select recognised as a padded read: `view` stands for the guarded read and
+    """A guarded select recognised as a padded read: `view` stands for the guarded read (and
+    for `twins`, other reads of the branch at the same point, as in `X[..] * X[..]`) and
     `value` (the select's guarded branch) replaces the select."""
     view: View
     value: Value
+    twins: tuple = ()
 
 
 # ------------------------------------------------------------------------------ rules
@@ -109,8 +111,12 @@ def padded_read(select: Value) -> Optional[PaddedRead]:
         return None
     for read, pad_value in _guarded_reads(branch, fill):
         view = _padded_view(read, tests, pad_value)
-        if view is not None:
-            return PaddedRead(view, branch)
+        if view is None:
+            continue
+        others = [a for a in _factors(branch) if a is not read]
+        twins = tuple(a for a in others if _same_point(a, read))
+        if all(a.in_bounds for a in others if isinstance(a, Read) and a not in twins):
+            return PaddedRead(view, branch, twins)
     return None
 
 
@@ -121,6 +127,15 @@ def _guarded_reads(branch: Value, fill) -> list[tuple[Read, object]]:
     if isinstance(branch, Op) and branch.op == "mul" and fill == 0:
         return [(a, 0) for a in branch.args if isinstance(a, Read)]
     return []
+
+
+def _factors(branch: Value) -> list:
+    return list(branch.args) if isinstance(branch, Op) else [branch]
+
+
+def _same_point(a: Value, read: Read) -> bool:
+    """Whether `a` reads the same element of the same tensor as `read`."""
+    return isinstance(a, Read) and a.tensor is read.tensor and _affine_subs(a) == _affine_subs(read)
 
 
 def _padded_view(read: Read, tests: set, pad_value) -> Optional[View]:

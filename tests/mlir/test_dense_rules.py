@@ -76,8 +76,11 @@ let maxpool[n, c, h in 0..4, w in 0..4] = max[dh in 0..2, dw in 0..2](X[n, c, 2 
 let minpool[n, h in 0..3, w in 0..2, c] = min[dh in 0..3, dw in 0..3](Xh[n, 3 * h + dh, 3 * w + dw, c]);
 let sumpool[n, c, w in 0..3] = sum[dw in 0..2](Xd[n, c, 2 * w + dw]);
 
-// padding with the else's constant; only the side the read crosses needs a test
+// padding with the else's constant; only the side the read crosses needs a test; a padded
+// square is a generic (one operand read twice), not a sum pooling
 let shifted[n, c, h in 0..9, w in 0..8] = if h >= 1 { X[n, c, h - 1, w] } else { 2.0 };
+let square[n, c, h in 0..9, w in 0..8] = sum[kh in 0..3](
+    if ih >= 0 && ih < 9 { X[n, c, ih, w] * X[n, c, ih, w] } else { 0.0 } where ih = h + kh - 1);
 
 // not recognised, still exact: a guard tighter than the bounds, one with a test that is not
 // a bounds test of the read, an else that is not a constant, a filter that does not read
@@ -101,7 +104,7 @@ OPS = {
     "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "plain2d": "linalg.conv_2d",
     "maxpool": "linalg.pooling_nchw_max", "minpool": "linalg.pooling_nhwc_min", "sumpool": "linalg.pooling_ncw_sum",
 }
-NOT_NAMED = ["conv1d", "tight", "extra", "edge", "gathered", "overlap"]
+NOT_NAMED = ["conv1d", "square", "tight", "extra", "edge", "gathered", "overlap"]
 EXTRACT = re.compile(r"tensor\.extract\s")
 
 
@@ -133,7 +136,8 @@ def test_cpu_convolutions_carry_tile_sizes_or_run_as_im2col(source_file):
     assert "linalg.conv_2d_nchw_fchw" in mlir_of(source_file, "gray", "vulkan-spirv")
 
 
-@pytest.mark.parametrize("output, pad_value", [("conv", "0.0"), ("fhwc", "0.0"), ("shifted", "2.0")])
+@pytest.mark.parametrize("output, pad_value", [("conv", "0.0"), ("fhwc", "0.0"), ("shifted", "2.0"),
+                                               ("square", "0.0")])
 def test_bounds_guard_is_a_padded_operand(source_file, output, pad_value):
     text = mlir_of(source_file, output)
     assert "tensor.pad" in text and f"arith.constant {pad_value}" in text
@@ -218,6 +222,7 @@ def _references(x):
     rows = np.arange(9)[:, None] + np.arange(3)[None, :] - 1            # ih for h, kh
     inside = (rows >= 0) & (rows < 9)
     taps = X[:, :, np.clip(rows, 0, 8), :]                              # [n, c, h, kh, w]
+    out["square"] = np.where(inside[None, None, :, :, None], taps * taps, 0).sum(3)
     out["tight"] = np.where(((rows >= 1) & inside)[None, None, :, :, None], taps, 0).sum(3)
     out["extra"] = np.where(inside[None, None, :, :, None], taps, 0).sum(3) * (np.arange(8) >= 1)
     out["edge"] = np.where(inside[None, None, :, :, None], taps, X[:, :, :1, None, :]).sum(3)
@@ -231,3 +236,19 @@ def test_every_definition_matches_numpy(source_file):
     expected = _references({k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in x.items()})
     for name, want in expected.items():
         np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+def test_zero_padding_times_inf_is_nan_as_in_convolution_libraries():
+    """docs/DECISIONS.md: a padded point contributes 0 * w, so an infinite weight gives NaN at
+    the border (NumPy and JAX convolutions agree), where the guard alone would give 0."""
+    src = """
+        let X: [f32; 1, 1, 4, 4];
+        let W: [f32; 1, 1, 3, 3];
+        let y[n, o in 0..1, h in 0..4, w in 0..4] = sum[c in 0..1, kh in 0..3, kw in 0..3](
+            if ih >= 0 && ih < 4 && iw >= 0 && iw < 4 { X[n, c, ih, iw] * W[o, c, kh, kw] } else { 0.0 }
+            where ih = h + kh - 1, iw = w + kw - 1);
+    """
+    w = np.ones((1, 1, 3, 3), np.float32)
+    w[0, 0, 0, 0] = np.inf
+    y = einc.load(einc.compile(src).vmfb)(X=np.ones((1, 1, 4, 4), np.float32), W=w)["y"][0, 0]
+    assert np.isnan(y[0]).all() and np.isnan(y[:, 0]).all() and np.isposinf(y[1:, 1:]).all()
