@@ -8,7 +8,9 @@ with the case's tolerance (a mismatch stops the run), check JAX against it too, 
 contender in this one process: einc on each device (the faster is reported), NumPy and JAX.
 Timing is interleaved (one sample of each contender per round, so load on the machine hits all
 alike), a sample repeats a fast call until it takes MIN_SAMPLE seconds, and a rate is taken from
-the best sample after a warm-up call. Ratios are einc's rate over the other's.
+the best sample after a warm-up call. Ratios are einc's rate over the other's. With --device
+vulkan, JAX and NumPy still run on the CPU; a case the target cannot run (f64, E011) is skipped
+with the reason, and a vector recurrence (one host-loop submit a step) is timed at `vulkan_n`.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -25,12 +28,15 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import einc  # noqa: E402
+from einc.diagnostics import CompileError  # noqa: E402
 from benchmarks.cases import CASES, Case  # noqa: E402
 from benchmarks.dense_cases import DENSE_CASES  # noqa: E402
 
 CPU_DEVICES = ("local-sync", "local-task")
 MIN_SAMPLE = 0.05          # seconds of work in one timed sample
-MIN_ROUNDS, MAX_ROUNDS, ROUND_BUDGET = 3, 7, 12.0
+MIN_ROUNDS, MAX_ROUNDS = 3, 7
+ROUND_BUDGET = 12.0        # seconds of sampling after which no round beyond MIN_ROUNDS starts
+SLOW_BUDGET = 40.0         # ... and none beyond the first (calls of seconds each, lavapipe)
 PEERS = {"recurrence": ("NumPy loop", "JAX lax.scan"), "dense": ("NumPy", "JAX jit")}
 
 
@@ -77,7 +83,7 @@ def interleaved_seconds(runs: dict[str, Callable[[], object]]) -> dict[str, floa
         repeats[name] = max(1, math.ceil(MIN_SAMPLE / max(time.perf_counter() - start, 1e-6)))
     best = {name: math.inf for name in runs}
     spent, rounds = 0.0, 0
-    while rounds < MIN_ROUNDS or (rounds < MAX_ROUNDS and spent < ROUND_BUDGET):
+    while _another_round(rounds, spent):
         for name, run in runs.items():
             start = time.perf_counter()
             for _ in range(repeats[name]):
@@ -87,6 +93,14 @@ def interleaved_seconds(runs: dict[str, Callable[[], object]]) -> dict[str, floa
             best[name] = min(best[name], elapsed / repeats[name])
         rounds += 1
     return best
+
+
+def _another_round(rounds: int, spent: float) -> bool:
+    if rounds == 0:
+        return True
+    if rounds < MIN_ROUNDS:
+        return spent < SLOW_BUDGET
+    return rounds < MAX_ROUNDS and spent < ROUND_BUDGET
 
 
 def bench_case(case: Case, jax, devices: tuple, builds: Builds) -> dict:
@@ -142,6 +156,10 @@ def rate(value: float) -> str:
     return f"{value:.3g} /s"
 
 
+def ratio(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+
+
 def table(rows: list[dict], group: str) -> str:
     numpy_name, jax_name = PEERS[group]
     head = ["case", "einc (device)", numpy_name, jax_name, "einc/JAX", "einc/NumPy", "build"]
@@ -153,8 +171,8 @@ def table(rows: list[dict], group: str) -> str:
             f"{rate(r['einc'])} ({r['device']})",
             rate(r["numpy"]) + (" *" if r["numpy_scaled"] else ""),
             rate(jax_rate) if jax_rate else "n/a",
-            f"{r['einc'] / jax_rate:.2f}" if jax_rate else "n/a",
-            f"{r['einc'] / r['numpy']:.2f}" if r["einc"] < 10 * r["numpy"] else f"{r['einc'] / r['numpy']:.0f}",
+            ratio(r["einc"] / jax_rate) if jax_rate else "n/a",
+            ratio(r["einc"] / r["numpy"]),
             f"{r['build']:.1f} s",
         ])
     widths = [max(len(x) for x in col) for col in zip(head, *lines)]
@@ -188,8 +206,14 @@ def main() -> int:
         if reason:
             print(f"{case.name}: skipped on {devices[0]}: {reason}", flush=True)
             continue
+        if devices == ("vulkan",) and case.vulkan_n:
+            case = replace(case, name=f"{case.name} (n = {case.vulkan_n} on Vulkan)", n=case.vulkan_n)
         print(f"{case.name} ...", flush=True)
-        rows.append(bench_case(case, jax, devices, builds))
+        try:
+            rows.append(bench_case(case, jax, devices, builds))
+        except CompileError as err:          # a program the target cannot lower (E011)
+            print(f"  skipped on {devices[0]}: {str(err).splitlines()[0]}", flush=True)
+            continue
         r = rows[-1]
         within = ", ".join(f"{k}={v:g}" for k, v in case.tolerance.items()) or "bit for bit"
         print(f"  built in {r['build']:.1f} s; einc matches NumPy at n = {r['checked_at']} ({within})", flush=True)

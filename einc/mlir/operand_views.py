@@ -1,8 +1,10 @@
 """Affine views of program-level tensors: reads a kernel can take through a plain indexing map.
 
 A read `T[s0, s1, ..]` inside a kernel is an `ins` operand when every subscript is affine in the
-kernel's loops and proven in bounds. Two more forms that dense programs are written with become
-operands too, through a view of the tensor built once at function level:
+kernel's loops and proven in bounds; an axis read by a loop alone is cut to the loop's extent
+(`tensor.extract_slice`: linalg takes trip counts from operand shapes), so `x[i]` for i in
+0..N - 1 of an N-long x is an operand too. Two more forms that dense programs are written with
+become operands, through a view of the tensor built once at function level:
 
 - zero padding written as a guard, `if ih >= 0 && ih < H { X[n, c, ih, iw] * K[..] } else { 0.0 }`
   (the guard is exactly the read's own bounds test, the `else` a constant): the read becomes one
@@ -188,7 +190,7 @@ def _loop_alone(sub: Lin):
 
 def _overhang(excess: Lin) -> Optional[int]:
     """How far a subscript's extreme passes the axis end (`excess` > 0 is outside): 0 when it
-    never does, the constant when it does by one, None when that depends on sizes."""
+    never does, the constant when it passes by a constant, None when that depends on sizes."""
     if affine.surely_nonnegative(-excess):
         return 0
     return excess.const if excess.is_const else None
