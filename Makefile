@@ -47,4 +47,5 @@ JAX_VERSION := 0.10.2
 DEVICE ?=
 bench: venv
 	$(PY) -m pip install -q jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)
+	$(if $(filter vulkan,$(DEVICE)),bash tools/setup_vulkan.sh)
 	$(PY) benchmarks/run.py $(if $(DEVICE),--device $(DEVICE))
