@@ -37,12 +37,11 @@ class RecState:
 
 def read_graph(stmts: list) -> dict:
     """def_id -> def_ids of the block's indexed definitions its clauses read."""
-    from einc.semantics.elaborate import iter_nodes
     indexed = {s.def_id for s in stmts if isinstance(s, ast.IndexedLet)}
     reads = {did: set() for did in indexed}
     for s in stmts:
         if isinstance(s, ast.IndexedLet):
-            for node in iter_nodes([s.value, s.wheres, s.slots]):
+            for node in ast.iter_nodes([s.value, s.wheres, s.slots]):
                 if isinstance(node, ast.Name) and node.def_id in indexed:
                     reads[s.def_id].add(node.def_id)
     return reads
@@ -158,7 +157,6 @@ def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict):
 def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set]:
     """A first guess per member from its base clauses (those reading no member): their type,
     or the default type of their literals; f32 for a member that has none."""
-    from einc.semantics.elaborate import iter_nodes
     group = set(clauses_by_member)
     guess, tentative = {}, set()
     effects = len(el.ir.effects)
@@ -166,7 +164,8 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set]:
         guess[did] = F32
         tentative.add(did)
         for c in clauses:
-            if any(isinstance(n, ast.Name) and n.def_id in group for n in iter_nodes([c.value, c.wheres])):
+            if any(isinstance(n, ast.Name) and n.def_id in group
+                   for n in ast.iter_nodes([c.value, c.wheres])):
                 continue
             step = IndexVar("t", Lin(0), Lin(1))
             body = definitions.clause(el, c, env, step_var=step).body
