@@ -73,8 +73,8 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
             operands.append(_reduction_operand(lw, domain, v))
         elif isinstance(v, Read) and (mapped := _read_operand(lw, domain, v)) is not None:
             operands.append(mapped)
-        elif (padded := _padded_operand(lw, domain, v, seen)) is not None:
-            operand, padded = padded
+        elif (found := _padded_operand(lw, domain, v, seen)) is not None:
+            operand, padded = found
             operands.append(operand)
             seen.add(id(operand.node))
             aliases[id(v)] = padded.value

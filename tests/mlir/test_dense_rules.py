@@ -76,6 +76,9 @@ let maxpool[n, c, h in 0..4, w in 0..4] = max[dh in 0..2, dw in 0..2](X[n, c, 2 
 let minpool[n, h in 0..3, w in 0..2, c] = min[dh in 0..3, dw in 0..3](Xh[n, 3 * h + dh, 3 * w + dw, c]);
 let sumpool[n, c, w in 0..3] = sum[dw in 0..2](Xd[n, c, 2 * w + dw]);
 
+// a prefix read: v cut to the loop's extent, read through a map (no gather)
+let pairs[i in 0..K - 1] = v[i] + v[i + 1];
+
 // padding with the else's constant; only the side the read crosses needs a test; a padded
 // square is a generic (one operand read twice), not a sum pooling
 let shifted[n, c, h in 0..9, w in 0..8] = if h >= 1 { X[n, c, h - 1, w] } else { 2.0 };
@@ -160,6 +163,11 @@ def test_near_misses_stay_generic(source_file, output):
         assert "tensor.pad" not in text
 
 
+def test_prefix_read_is_a_cut_view(source_file):
+    text = mlir_of(source_file, "pairs")
+    assert "tensor.extract_slice" in text and not EXTRACT.search(text)
+
+
 def test_flattened_read_in_a_generic_is_an_expanded_view(tmp_path):
     path = tmp_path / "scaled.ein"
     path.write_text("let P: [f32; 2, 4, 3, 3];\nlet Wf: [f32; 36, 5];\n"
@@ -215,7 +223,7 @@ def _references(x):
         "maxpool": _windows(X[:, :, :8, :8], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
         "minpool": _windows(Xh[:, :9, :8], (3, 3), (1, 2), stride=3).min(axis=(4, 5))[:, :3, :2],
         "sumpool": _windows(x["Xd"][:, :, :6], (2,), (2,), stride=2).sum(axis=3),
-        "gathered": x["A"][x["idx"]],
+        "gathered": x["A"][x["idx"]], "pairs": x["v"][:-1] + x["v"][1:],
         "overlap": np.einsum("nch,chk->nk", x["P"][:, :, :, 0],
                              x["Wf"][(4 * np.arange(4)[:, None] + 3 * np.arange(3)[None, :])]),
     }
