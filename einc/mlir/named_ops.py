@@ -100,7 +100,9 @@ def _axis(sub: Lin, size: Lin) -> Optional[Axis]:
         return None
     if len(terms) == 1 and terms[0][1] == 1 and terms[0][0].extent == size:
         return Axis((terms[0][0],))
-    if len(terms) == 2:
+    if len(terms) == 2 and all(v.extent != 1 for v, _ in terms):
+        # not with a unit-extent variable: IREE 3.13 folds its loop away, which leaves the other
+        # variable as a bare dimension over an axis longer than its extent (rejected)
         return [Axis((y, p), s, d) for (y, s), (p, d) in (terms, terms[::-1])]   # either order
     return None
 
