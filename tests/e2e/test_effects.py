@@ -48,3 +48,17 @@ def test_load_npy_is_read_at_build_time(tmp_path):
     (tmp_path / "w.npy").unlink()          # the artifact carries the constant
     out = einc.load(art.vmfb)(x=np.ones(3, np.float32))
     np.testing.assert_array_equal(out["y"], w.sum(1))
+
+
+def test_a_print_of_text_alone_comes_out_in_program_order():
+    art = einc.compile("""
+        let x: [f32; 3];
+        print("weights ready");
+        let total = sum[i](x[i]);
+        print();
+        print("total", total);
+        print("done", "twice");
+    """)
+    buf = io.StringIO()
+    einc.load(art.vmfb).run({"x": np.array([1.0, 2.0, 4.0], np.float32)}, stdout=buf)
+    assert buf.getvalue() == "weights ready\n\ntotal 7.0\ndone twice\n"
