@@ -4,8 +4,11 @@ from __future__ import annotations
 from einc import diagnostics
 from einc.ir.nodes import Print, Program, walk
 
-# The default SPIR-V target (Vulkan baseline profile) has neither 64-bit floats nor 64-bit ints.
-UNSUPPORTED_DTYPES = {"vulkan-spirv": {"f64": "f32", "i64": "i32"}}
+# The default SPIR-V target (Vulkan baseline profile) has neither 64-bit floats nor 64-bit ints,
+# and no 16-bit storage: IREE packs 16-bit buffers into 32-bit words, and on lavapipe the last
+# half word of an odd-length buffer read as 0 (checked), so 16-bit integers are refused too.
+UNSUPPORTED_DTYPES = {"vulkan-spirv": {"f64": "f32", "i64": "i32", "u64": "u32",
+                                       "i16": "i32", "u16": "i32"}}
 
 
 def check_target(program: Program, target: str) -> None:

@@ -106,10 +106,11 @@ class Program:
         if not isinstance(results, tuple):  # IREE returns None for no results, the value for one
             results = () if results is None else (results,)
         staged = self.device == "vulkan"
-        names = [spec.name for spec in self.signature.outputs]
-        if len(results) != len(names):
-            raise AssertionError(f"main returned {len(results)} values for outputs {names}")
-        return {name: to_numpy(result, staged) for name, result in zip(names, results)}
+        specs = self.signature.outputs
+        if len(results) != len(specs):
+            raise AssertionError(f"main returned {len(results)} values for outputs {[s.name for s in specs]}")
+        # unsigned results come back as the signed integers of the same bits
+        return {spec.name: to_numpy(result, staged).view(spec.dtype) for spec, result in zip(specs, results)}
 
     def close(self) -> None:
         """Release the VM objects now, in dependency order (left alive at exit they crash or warn)."""

@@ -98,7 +98,7 @@ def _declared_var(el, slot, env) -> IndexVar:
     lo, hi = range_bounds(el, slot.range, env)
     if lo.keys_are_indices or hi.keys_are_indices:
         raise d.error(d.SHAPE, "a declared index range cannot depend on another index", slot.range.span)
-    return IndexVar(slot.name, lo.lin, hi.lin - lo.lin, span=slot.span)
+    return IndexVar(slot.name, lo.lin, extent(lo, hi), span=slot.span)
 
 
 @dataclass
@@ -109,6 +109,12 @@ class Bound:
     @property
     def keys_are_indices(self) -> bool:
         return any(isinstance(k, IndexVar) for k in self.lin.keys())
+
+
+def extent(lo: Bound, hi: Bound) -> Lin:
+    """How many values `lo..hi` holds: none when it is reversed (`9..4`), as in Rust."""
+    n = hi.lin - lo.lin
+    return Lin(max(n.const, 0)) if n.is_const else n
 
 
 def range_bounds(el, rng: ast.Range, env) -> tuple[Bound, Bound]:
@@ -270,7 +276,7 @@ def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
         return IndexVar(iv.name, Lin(0), None, span=iv.span)
     lo, hi = range_bounds(el, iv.range, env)
     if not lo.keys_are_indices and not hi.keys_are_indices:
-        return IndexVar(iv.name, lo.lin, hi.lin - lo.lin, span=iv.span)
+        return IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
     var = IndexVar(iv.name, Lin(0), None, span=iv.span)
     el.state.dependent_ranges.append((var, lo.lin, hi.lin))
     ref = IndexRef(var, span=iv.span)

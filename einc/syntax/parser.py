@@ -20,7 +20,8 @@ from einc.syntax import ast
 
 _GRAMMAR = FsPath(__file__).with_name("grammar.lark")
 
-SCALAR_TYPES = frozenset({"i32", "i64", "f32", "f64", "bool", "str"})
+INT_SUFFIXES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+SCALAR_TYPES = frozenset(INT_SUFFIXES + ("f32", "f64", "bool", "str"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -269,7 +270,7 @@ class _AstBuilder(Transformer):
         return ast.IndexVar(str(name), range_, span=self._span(meta))
 
     def slot_literal(self, meta, children):
-        digits, _ = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
         return ast.IndexLiteral(int(digits), span=self._span(meta))
 
     def slot_rest(self, meta, children):
@@ -396,6 +397,9 @@ class _AstBuilder(Transformer):
     def neg(self, meta, children):
         return ast.Unary("-", children[0], span=self._span(meta))
 
+    def plus(self, meta, children):
+        return ast.Unary("+", children[0], span=self._span(meta))
+
     def not_(self, meta, children):
         return ast.Unary("!", children[0], span=self._span(meta))
 
@@ -450,7 +454,7 @@ class _AstBuilder(Transformer):
     # ------------------------------------------------ atoms
 
     def int_lit(self, meta, children):
-        digits, suffix = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, suffix = _split_suffix(str(children[0]), INT_SUFFIXES)
         return ast.IntLit(int(digits), suffix, span=self._span(meta))
 
     def float_lit(self, meta, children):
@@ -558,7 +562,7 @@ class _AstBuilder(Transformer):
 
     def array_type_rank1(self, meta, children):
         span = self._span(meta)
-        return ast.ArrayType(children[0], [ast.DimSpec(span=span)], span=span)
+        return ast.ArrayType(children[0], [ast.DimSpec(span=span)], elem_only=True, span=span)
 
     def array_type(self, meta, children):
         elem, *dims = children
@@ -571,7 +575,7 @@ class _AstBuilder(Transformer):
         return ast.TupleType(list(elems), span=self._span(meta))
 
     def dim_fixed(self, meta, children):
-        digits, _ = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
         return ast.DimSpec(size=int(digits), span=self._span(meta))
 
     def dim_named(self, meta, children):
@@ -665,9 +669,9 @@ def _split_suffix(text: str, suffixes: tuple[str, ...]) -> tuple[str, Optional[s
 
 
 def _number(text: str):
-    for suffix in ("i32", "i64", "f32", "f64"):
+    for suffix in INT_SUFFIXES + ("f32", "f64"):
         if text.endswith(suffix):
-            text = text[:-3]
+            text = text[:-len(suffix)]
             return float(text) if suffix[0] == "f" else int(text)
     return float(text) if any(c in text for c in ".eE") else int(text)
 
