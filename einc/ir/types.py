@@ -73,6 +73,17 @@ class Sym:
         return self.name
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class DataSize(Sym):
+    """A run-time size computed from data rather than read off an input: the length of a
+    comprehension whose filter needs run-time values (`input_pos` and `axis` are -1). It may be
+    0, where an input dim is at least 1."""
+
+    @staticmethod
+    def named(name: str) -> "DataSize":
+        return DataSize(name, -1, -1)
+
+
 class Quotient:
     """floor(numer / denom) for a size expression `numer` and a positive constant `denom`:
     the extent of a strided axis such as `(H - KH + 1) / 2`. Interned, so equal expressions

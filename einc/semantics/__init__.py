@@ -10,8 +10,9 @@ reads this list and checks it):
   4. pointwise, types, printing, einsum, outputs, stacking: elementwise/cast_to/select (shared by
      the rules), annotations, `print`, `__einsum`, which values leave the program, elements
      stacked into one value
-  5. definitions, derivative_rules, patterns: indexed definitions, user `@fn` rules, `match`
-  6. recurrences, membership: recurrence groups; `x in coll`
+  5. definitions, derivative_rules, patterns, dynamic_length: indexed definitions, user `@fn`
+     rules, `match`, sequences of a length computed on the device
+  6. recurrences, membership, comprehensions: recurrence groups; `x in coll`; `[body | clauses]`
   7. derivatives: `@y / @x` requests
   8. evaluator: the `Elaborator` and the tables it dispatches through (EXPR_RULES by AST node
      type, BUILTIN_RULES by name, INTRINSIC_RULES by name and argument count)

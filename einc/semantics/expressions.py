@@ -7,6 +7,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, Lin
 from einc.semantics import definitions, derivatives, recurrences, scalar_ops, sequences, tensors, types
+from einc.semantics.comprehensions import comprehension
 from einc.semantics.bounds import check_reads
 from einc.semantics.derivative_rules import differential_key
 from einc.semantics.evaluator import expression_rule
@@ -238,30 +239,7 @@ def _kind(v) -> str:
 
 @expression_rule(ast.Comprehension)
 def _comprehension(el, e, env):
-    if e.filters:
-        raise d.error(d.UNSUPPORTED, "a comprehension filter makes the length data-dependent, "
-                      "which compiled programs do not support yet", e.filters[0].span)
-    scope, vars_ = env.child(), []
-    for g in e.generators:
-        var, element = _generator(el, g, env)
-        vars_.append(var)
-        scope.bind(g.def_id, element)
-    body = scalar_ops.materialize(el.ev(e.body, scope), None, e.body.span)
-    if not isinstance(body, Value) or body.rank:
-        raise d.error(d.SHAPE, "a comprehension element must be a scalar", e.body.span)
-    return Generic(tuple(vars_), body, span=e.span)
-
-
-def _generator(el, g: ast.Generator, env):
-    if isinstance(g.iterable, ast.Range):
-        lo, hi = definitions.range_bounds(el, g.iterable, env)
-        var = IndexVar(g.name, lo.lin, definitions.extent(lo, hi), span=g.span)
-        return var, IndexRef(var, span=g.span)
-    arr = tensors.whole(el.ev(g.iterable, env), g.span)
-    if not isinstance(arr, Value) or arr.rank == 0:
-        raise d.error(d.TYPE, f"cannot iterate over {describe(arr)}", g.iterable.span)
-    var = IndexVar(g.name, Lin(0), arr.shape[0], span=g.span)
-    return var, tensors.read(arr, [IndexRef(var)], g.span, el.state, "")
+    return comprehension(el, e, env)
 
 
 @expression_rule(ast.Derivative)

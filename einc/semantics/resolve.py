@@ -487,12 +487,20 @@ class _Resolver:
         self._expr(node.body, inner)
 
     def _e_Comprehension(self, node: ast.Comprehension, scope: _Scope) -> None:
+        """Clauses in order; `v in coll` whose `v` an earlier clause of the same comprehension
+        binds is a membership filter (`[v | v in 0..10, v in 3..6]`), not a new generator."""
         inner = _Scope(scope)
-        for gen in node.generators:
-            self._expr(gen.iterable, inner)
-            gen.def_id = self._bind(inner, gen.name, "generator", gen)
-        for cond in node.filters:
-            self._expr(cond, inner)
+        bound = set()
+        for k, clause in enumerate(node.clauses):
+            if isinstance(clause, ast.Generator) and clause.name in bound:
+                name = ast.Name(clause.name, span=clause.span)
+                clause = node.clauses[k] = ast.Binary("in", name, clause.iterable, span=clause.span)
+            if isinstance(clause, ast.Generator):
+                self._expr(clause.iterable, inner)
+                clause.def_id = self._bind(inner, clause.name, "generator", clause)
+                bound.add(clause.name)
+            else:
+                self._expr(clause, inner)
         self._expr(node.body, inner)
 
 

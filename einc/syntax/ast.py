@@ -302,10 +302,18 @@ class Generator(Node):
 
 @dataclass(eq=False)
 class Comprehension(Node):
-    """`[expr | x in xs, y in 0..N, cond]`."""
+    """`[expr | x in xs, y in 0..N, cond]`: `clauses` in source order, each a Generator or a
+    filter (a bool expression)."""
     body: "Expr"
-    generators: list[Generator]
-    filters: list["Expr"]
+    clauses: list
+
+    @property
+    def generators(self) -> list[Generator]:
+        return [c for c in self.clauses if isinstance(c, Generator)]
+
+    @property
+    def filters(self) -> list:
+        return [c for c in self.clauses if not isinstance(c, Generator)]
 
 
 @dataclass(eq=False)

@@ -492,14 +492,14 @@ class _AstBuilder(Transformer):
 
     def comprehension(self, meta, children):
         body, *items = children
-        generators, filters = [], []
+        clauses = []
         for item in items:
             if (isinstance(item, ast.Binary) and item.op == "in" and isinstance(item.left, ast.Name)
                     and id(item) not in self._parenthesized):
-                generators.append(ast.Generator(item.left.name, item.right, span=item.span))
+                clauses.append(ast.Generator(item.left.name, item.right, span=item.span))
             else:
-                filters.append(item)
-        return ast.Comprehension(body, generators, filters, span=self._span(meta))
+                clauses.append(item)
+        return ast.Comprehension(body, clauses, span=self._span(meta))
 
     def block(self, meta, children):
         *stmts, result = children

@@ -1,0 +1,45 @@
+"""Sequences whose length depends on run-time data: a comprehension filtered by run-time values.
+
+`[x | x in xs, x > 0.0]` with `xs` an input keeps a number of elements known only when the
+program runs. The kept positions are counted on the device by a recurrence over the filter's
+mask (a running count, one loop), the length is its last value, read back to the host once, and
+the result is a `Compact` of that length whose size is a `DataSize`: later definitions,
+reductions, `len`, prints and outputs use it like any run-time size (einc.mlir.compaction).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from einc.ir.nodes import (Compact, Generic, IndexRef, IndexVar, Read, RecClause, RecMember,
+                           RecurrenceGroup, RecValue, StateRead, Value)
+from einc.ir.types import I32, DataSize, Lin
+from einc.semantics import scalar_ops
+from einc.semantics.values import Weak
+
+
+def keep(el, values: Value, mask: Generic, span) -> Value:
+    """The rows of `values` where `mask` (a bool vector over the same first axis) holds."""
+    extent = values.shape[0]
+    if extent == 0:
+        return values
+    kept = _running_count(el, mask, span)
+    where = f"@{span.line}:{span.col}" if span is not None else ""
+    node = Compact(values, mask, kept, DataSize.named(f"kept{where}"), span=span)
+    el.ir.compactions.append(node)
+    return node
+
+
+def _running_count(el, mask: Generic, span) -> RecValue:
+    """count[p] = how many of mask[0..=p] hold: a recurrence over p."""
+    extent = mask.shape[0]
+    step = IndexVar("p", Lin(0), extent, span=span)
+    member = RecMember("kept", I32, (extent,), [], span)
+    here = IndexRef(step, span=span)
+    flag = scalar_ops.cast(Read(mask, (here,), span=span), I32, span)
+    before = StateRead(member, (scalar_ops.apply("sub", [here, Weak(np.asarray(1), "int")], span),), span=span)
+    member.clauses.append(RecClause(Lin(0), Lin(1), (), flag))
+    if extent != 1:
+        member.clauses.append(RecClause(Lin(1), extent, (), scalar_ops.apply("add", [before, flag], span)))
+    group = RecurrenceGroup(step, [member])
+    el.ir.recurrences.append(group)
+    return RecValue(group, member, span=span)
