@@ -8,8 +8,9 @@ from __future__ import annotations
 from einc.diagnostics import CompileError
 
 
-def front_end(path: str, outputs: list[str] | None = None):
-    """Parse, resolve and elaborate `path`; returns (loaded program, IR program)."""
+def front_end(path: str, outputs: list[str] | None = None, allow_python: bool = False):
+    """Parse, resolve and elaborate `path`; returns (loaded program, IR program). With
+    `allow_python`, `python::mod::f(..)` calls run during the build."""
     from einc.semantics.elaborate import elaborate
     from einc.semantics.modules import load_program
     from einc.semantics.resolve import resolve
@@ -22,7 +23,7 @@ def front_end(path: str, outputs: list[str] | None = None):
 
     program = _stage(None, load_program, path)
     resolution = _stage(program, resolve, program)
-    ir_program = _stage(program, elaborate, program, resolution, outputs)
+    ir_program = _stage(program, elaborate, program, resolution, outputs, allow_python)
     share_equal_values(ir_program)
     settle_groups(ir_program)
     plan_storage(ir_program)
@@ -31,19 +32,20 @@ def front_end(path: str, outputs: list[str] | None = None):
     return program, ir_program
 
 
-def lower(path: str, target: str, outputs: list[str] | None = None):
+def lower(path: str, target: str, outputs: list[str] | None = None, allow_python: bool = False):
     from einc.mlir import lower_program
-    program, ir_program = front_end(path, outputs)
+    program, ir_program = front_end(path, outputs, allow_python)
     return _stage(program, lower_program, ir_program, target)
 
 
-def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None) -> bytes:
+def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+                    allow_python: bool = False) -> bytes:
     from einc.build import compile_mlir
-    return compile_mlir(lower(path, target, outputs), target)
+    return compile_mlir(lower(path, target, outputs, allow_python), target)
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,
-                 target: str = "llvm-cpu") -> str:
+                 target: str = "llvm-cpu", allow_python: bool = False) -> str:
     """The intermediate form `what` of `path`; MLIR is the one built for `target`, since the
     lowering of recurrences differs per target."""
     if what == "ast":
@@ -52,12 +54,12 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return format_module(_stage(None, load_program, path).entry)
     if what == "ir":
         from einc.ir.printer import format_program
-        return format_program(front_end(path, outputs)[1])
+        return format_program(front_end(path, outputs, allow_python)[1])
     if what == "mlir":
-        return str(lower(path, target, outputs))
+        return str(lower(path, target, outputs, allow_python))
     if what == "explain":
         from einc.ir.explain import explain_program
-        return explain_program(front_end(path, outputs)[1])
+        return explain_program(front_end(path, outputs, allow_python)[1])
     raise ValueError(f"unknown form {what!r}")
 
 

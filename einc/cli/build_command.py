@@ -24,8 +24,10 @@ EMIT_CHOICES = ("ast", "ir", "mlir")
               help="Make NAME an output (repeatable; default: every top-level binding).")
 @click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
 @click.option("--explain", is_flag=True, help="Explain how the program will be compiled instead of building.")
+@click.option("--allow-python", is_flag=True,
+              help="Let the program call Python functions during the build (python::mod::f(..)).")
 def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...],
-          emit: str | None, explain: bool) -> None:
+          emit: str | None, explain: bool, allow_python: bool) -> None:
     """Compile the Einlang program FILE."""
     if emit and explain:
         raise click.UsageError("--emit and --explain cannot be combined")
@@ -36,11 +38,11 @@ def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...]
     wanted = list(outputs) or None
     what = "explain" if explain else emit
     if what is not None:
-        text = driver.emit_program(file, what, wanted, target)
+        text = driver.emit_program(file, what, wanted, target, allow_python)
         if out_path is None:
             click.echo(text, nl=not text.endswith("\n"))
         else:
             save_bytes(out_path, text.encode())
         return
-    vmfb = driver.compile_program(file, target, wanted)
+    vmfb = driver.compile_program(file, target, wanted, allow_python)
     save_bytes(out_path or Path(file).with_suffix(".vmfb").name, vmfb)

@@ -12,7 +12,8 @@ reads this list and checks it):
      stacked into one value
   5. definitions, derivative_rules, patterns, dynamic_length: indexed definitions, user `@fn`
      rules, `match`, sequences of a length computed on the device
-  6. recurrences, membership, comprehensions: recurrence groups; `x in coll`; `[body | clauses]`
+  6. recurrences, membership, comprehensions, python_calls: recurrence groups; `x in coll`;
+     `[body | clauses]`; Python functions called during the build
   7. derivatives: `@y / @x` requests
   8. evaluator: the `Elaborator` and the tables it dispatches through (EXPR_RULES by AST node
      type, BUILTIN_RULES by name, INTRINSIC_RULES by name and argument count)

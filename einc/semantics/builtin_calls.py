@@ -9,7 +9,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir import nodes as ir
-from einc.ir.types import BOOL, Lin, dtype_of_numpy
+from einc.ir.types import BOOL, Lin
 from einc.semantics import builtins, folding, scalar_ops, sequences, tensors
 from einc.semantics.einsum import einsum
 from einc.semantics.evaluator import INTRINSIC_RULES, builtin_rule, intrinsic_rule
@@ -152,15 +152,7 @@ def _load_npy(el, args, span):
         array = np.load(full, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise d.error(d.IO, f"cannot load `{path.text}`: {exc}", span) from None
-    if array.dtype.kind not in "fiub":
-        raise d.error(d.IO, f"`{path.text}` holds {array.dtype}, not numbers", span)
-    array = array.astype(array.dtype.newbyteorder("="), copy=False)   # big-endian files too
-    if array.dtype == np.float16:
-        array = array.astype(np.float32)
-    if dtype_of_numpy(array.dtype) is None:
-        raise d.error(d.IO, f"`{path.text}` holds {array.dtype}, which has no Einlang type", span,
-                      hint="save it as float32 or float64")
-    return ir.Const(np.ascontiguousarray(array), span=span)
+    return folding.constant(array, f"`{path.text}`", span)
 
 
 def _arity(args, n, name, span):

@@ -11,9 +11,11 @@ from einc.semantics import outputs as output_rules
 from einc.semantics.evaluator import Elaborator
 
 
-def elaborate(program, resolution, outputs: list[str] | None = None) -> ir.Program:
-    """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it."""
-    el = Elaborator(program, resolution)
+def elaborate(program, resolution, outputs: list[str] | None = None,
+              allow_python: bool = False) -> ir.Program:
+    """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it;
+    `allow_python` lets `python::mod::f(..)` run during the build."""
+    el = Elaborator(program, resolution, allow_python)
     bindings = el.exec_block(program.entry.items, el.globals, top_level=True)
     output_rules.collect(el, bindings, outputs)
     return el.ir

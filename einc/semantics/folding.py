@@ -10,8 +10,10 @@ from typing import Optional
 
 import numpy as np
 
+from einc import diagnostics as d
 from einc.ir.evaluate import try_evaluate
 from einc.ir.nodes import Const, Input, RecValue, Value, free_vars, walk
+from einc.ir.types import dtype_of_numpy
 from einc.semantics.values import PartialRead, Weak
 
 
@@ -29,6 +31,20 @@ def known(v) -> Optional[np.ndarray]:
     if isinstance(v, Value) and not free_vars(v):
         return try_evaluate(v)
     return None
+
+
+def constant(array: np.ndarray, what: str, span) -> Const:
+    """An array read during the build (`load_npy`, a Python result) as a constant: half floats
+    widen to f32, big-endian data is read as the machine's; other element types are an error."""
+    if array.dtype.kind not in "fiub":
+        raise d.error(d.IO, f"{what} holds {array.dtype}, not numbers", span)
+    array = array.astype(array.dtype.newbyteorder("="), copy=False)
+    if array.dtype == np.float16:
+        array = array.astype(np.float32)
+    if dtype_of_numpy(array.dtype) is None:
+        raise d.error(d.IO, f"{what} holds {array.dtype}, which has no Einlang type", span,
+                      hint="save it as float32 or float64")
+    return Const(np.ascontiguousarray(array), span=span)
 
 
 def depends_on(v) -> str:

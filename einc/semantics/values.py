@@ -69,6 +69,12 @@ class BuiltinVal:
 
 
 @dataclass(eq=False)
+class PythonVal:
+    """`python::mod::f`: a Python object, called during the build (einc.semantics.python_calls)."""
+    name: str                      # dotted: "mod.f"
+
+
+@dataclass(eq=False)
 class PartialRead:
     """`base[s0, .., sk]` with fewer subscripts than `base` has axes."""
     base: Value
@@ -143,7 +149,7 @@ def describe(v) -> str:
     if isinstance(v, ListVal):
         kinds = sorted({describe(i) for i in v.items})
         return f"[{kinds[0] if len(kinds) == 1 else ' | '.join(kinds)}; {len(v.items)}]"
-    if isinstance(v, (FnVal, LambdaVal, BuiltinVal)):
+    if isinstance(v, (FnVal, LambdaVal, BuiltinVal, PythonVal)):
         return "function"
     if isinstance(v, PartialRead):
         return "array slice"
