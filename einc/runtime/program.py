@@ -89,17 +89,23 @@ class Program:
             raise RunError(f"{self.name} was closed")
         args = bind_inputs(self.signature, inputs)
         self._recorder.records.clear()
+        cut = None
         try:
             results = self._main(*args)
         except (RuntimeError, ValueError) as err:
-            raise _as_run_error(err) from None
+            failure = _as_run_error(err)
+            cut = self.signature.asserts.get(str(failure)) if isinstance(failure, RunError) else None
+            raise failure from None
         finally:
-            self._write_prints(stdout or sys.stdout)
+            self._write_prints(stdout or sys.stdout, cut)
         return self._outputs(results)
 
-    def _write_prints(self, stdout: TextIO) -> None:
-        for index, arrays in self._recorder.records:
-            stdout.write(format_print(self.signature.prints[index], arrays))
+    def _write_prints(self, stdout: TextIO, cut: int | None) -> None:
+        """In program order: IREE schedules a print once its values are ready, which need not be
+        where the program has it. With a failed assert, only the prints before it."""
+        for index, arrays in sorted(self._recorder.records, key=lambda record: record[0]):
+            if cut is None or index < cut:
+                stdout.write(format_print(self.signature.prints[index], arrays))
         stdout.flush()
 
     def _outputs(self, results) -> dict[str, np.ndarray]:

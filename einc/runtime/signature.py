@@ -5,7 +5,7 @@ The lowering stores it as JSON in `main`'s iree.reflection; the build adds `einc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from einc.runtime.errors import RunError
 
@@ -48,6 +48,7 @@ class Signature:
     prints: dict[int, list[dict]]
     source: str
     target: str | None  # None when the .vmfb was compiled outside einc.build
+    asserts: dict[str, int] = field(default_factory=dict)   # message -> prints before it
 
     def input(self, name: str) -> InputSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -69,6 +70,7 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             prints={int(key): parts for key, parts in doc.get("prints", {}).items()},
             source=doc.get("source", ""),
             target=reflection.get(TARGET_KEY),
+            asserts={str(k): int(v) for k, v in doc.get("asserts", {}).items()},
         )
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None
