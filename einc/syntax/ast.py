@@ -171,7 +171,7 @@ class If(Node):
 
 @dataclass(eq=False)
 class LitPat(Node):
-    value: Union[int, float, bool]
+    value: Union[int, float, bool, str]    # signed: `-1` is stored as -1
     negative: bool = False
 
 

@@ -544,6 +544,13 @@ class _AstBuilder(Transformer):
         # The value is stored signed; `negative` records that the source wrote a minus.
         return ast.LitPat(-_number(str(children[0])), negative=True, span=self._span(meta))
 
+    def str_pat(self, meta, children):
+        parts = self._string_parts(children[0])
+        if not all(isinstance(p, str) for p in parts):
+            raise error(SYNTAX, "a string pattern cannot interpolate values", self._span(meta),
+                        "write '{{' for a literal brace")
+        return ast.LitPat("".join(parts), span=self._span(meta))
+
     def true_pat(self, meta, children):
         return ast.LitPat(True, span=self._span(meta))
 

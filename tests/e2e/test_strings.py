@@ -10,6 +10,7 @@ from einc.diagnostics import CompileError
 PROGRAM = """
 fn greet(name: str, n: i32) -> str { "hello {name} x{n}" }
 fn scaled(mode: str, x) { if mode == "double" { x * 2.0 } else { x } }
+fn act(kind: str, x) { match kind { "relu" => if x > 0.0 { x } else { 0.0 }, "neg" => -x, _ => x } }
 let s = "ab";
 let joined = s + "cd";
 let names = ["ab", "cde", "f"];
@@ -22,6 +23,7 @@ let x = 0.25;
 let path = "data_{k}.npy";
 let double = scaled("double", 1.5);
 let same = scaled("same", 1.5);
+let acts = [act("relu", -2.0), act("neg", -2.0), act("other", -2.0)];
 let n_names = len(names);
 let last = names[2];
 print(s.length, len(joined), joined[3], joined == "abcd", joined != "abcd", "ab" < "b");
@@ -50,7 +52,8 @@ def test_string_operations_run_at_build_time(result):
     out, printed = result
     assert printed == EXPECTED
     # only numbers leave the program; strings and lists of them are build-time values
-    assert set(out) == {"lens", "k", "x", "double", "same", "n_names"}
+    assert set(out) == {"lens", "k", "x", "double", "same", "n_names", "acts"}
+    np.testing.assert_array_equal(out["acts"], [0.0, 2.0, -2.0])     # `match` on a string
     np.testing.assert_array_equal(out["lens"], [2, 3, 1])
     assert out["double"] == np.float32(3.0) and out["same"] == np.float32(1.5)
     assert out["n_names"] == 3
