@@ -47,14 +47,12 @@ def _value_parts(v, spec: str, next_arg: int, span):
     if isinstance(v, StrVal):
         return [{"text": format(v.text, spec)}], []
     if isinstance(v, ListVal):
-        return _list_parts(v, spec, next_arg, span)
+        texts = sequences.text_array(v)     # strings print as a NumPy array of str would
+        if texts is not None:
+            return [{"text": str(texts)}], []
+        return _items_parts(v.items, "[]", spec, next_arg, span)
     if isinstance(v, TupleVal):
-        parts, args = [{"text": "("}], []
-        for k, item in enumerate(v.items):
-            p, a = _value_parts(item, spec, next_arg + len(args), span)
-            parts += ([{"text": ", "}] if k else []) + p
-            args += a
-        return parts + [{"text": ")"}], args
+        return _items_parts(v.items, "()", spec, next_arg, span)
     v = tensors.whole(scalar_ops.materialize(v, None, span), span)
     if not isinstance(v, ir.Value):
         raise d.error(d.TYPE, f"cannot print {describe(v)}", span)
@@ -64,17 +62,13 @@ def _value_parts(v, spec: str, next_arg: int, span):
     return [part], [v]
 
 
-def _list_parts(v: ListVal, spec: str, next_arg: int, span):
-    """Strings print as a NumPy array of str would; other lists item by item in brackets."""
-    texts = sequences.text_array(v)
-    if texts is not None:
-        return [{"text": str(texts)}], []
-    parts, args = [{"text": "["}], []
-    for k, item in enumerate(v.items):
+def _items_parts(items: tuple, brackets: str, spec: str, next_arg: int, span):
+    parts, args = [{"text": brackets[0]}], []
+    for k, item in enumerate(items):
         p, a = _value_parts(item, spec, next_arg + len(args), span)
         parts += ([{"text": ", "}] if k else []) + p
         args += a
-    return parts + [{"text": "]"}], args
+    return parts + [{"text": brackets[1]}], args
 
 
 def interpolate(parts: list, args: list, span) -> str:
