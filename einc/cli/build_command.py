@@ -19,7 +19,7 @@ EMIT_CHOICES = ("ast", "ir", "mlir")
                    "With --emit/--explain: where to write the text (default: stdout).")
 @click.option("--target", type=click.Choice(list(TARGETS)), default="llvm-cpu", show_default=True,
               help="llvm-cpu: this CPU (fastest, not portable); llvm-cpu-generic: any CPU of this "
-                   "architecture; vulkan-spirv: Vulkan (f32/i32/bool only).")
+                   "architecture; vulkan-spirv: Vulkan (no f64, 16- or 64-bit integers).")
 @click.option("--output", "outputs", multiple=True, metavar="NAME",
               help="Make NAME an output (repeatable; default: every top-level binding).")
 @click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
