@@ -32,6 +32,8 @@ ENUMERATION_LIMIT = 1 << 16     # combinations of build-time generators tried on
 
 
 def comprehension(el, e: ast.Comprehension, env):
+    if _more_than(el, e, env, UNROLL_LIMIT):
+        return _vectorized(el, e, env)      # one kernel; filters known at build time still fold
     effects = len(el.ir.effects)
     scopes = _enumerate(el, e, env)
     if scopes == []:
@@ -57,6 +59,20 @@ def _empty(el, e: ast.Comprehension, env):
 
 
 # ---------------------------------------------------------------- at build time
+
+def _more_than(el, e: ast.Comprehension, env, limit: int) -> bool:
+    """Whether independent generators of known lengths make more than `limit` combinations."""
+    generators = {g.def_id for g in e.generators}
+    total = 1
+    for g in e.generators:
+        if _reads_any(g.iterable, generators):
+            return False
+        extent = _Axis(el, g, env).extent
+        if not extent.is_const:
+            return False
+        total *= extent.const
+    return total > limit
+
 
 def _enumerate(el, e: ast.Comprehension, env):
     """One scope per kept combination, or None when some clause needs run-time data (or there
