@@ -67,11 +67,22 @@ def _more_than(el, e: ast.Comprehension, env, limit: int) -> bool:
     for g in e.generators:
         if _reads_any(g.iterable, generators):
             return False
-        extent = _Axis(el, g, env).extent
-        if not extent.is_const:
+        extent = _length(el, g, env)
+        if extent is None or not extent.is_const:
             return False
         total *= extent.const
     return total > limit
+
+
+def _length(el, gen: ast.Generator, env):
+    """How many elements `gen` walks, or None for what cannot be walked (reported later)."""
+    if isinstance(gen.iterable, ast.Range):
+        lo, hi = definitions.range_bounds(el, gen.iterable, env)
+        return None if lo.keys_are_indices or hi.keys_are_indices else definitions.extent(lo, hi)
+    coll = el.ev(gen.iterable, env)
+    if sequences.is_sequence(coll):
+        return Lin(sequences.length(coll))
+    return tensors.shape_only(coll).shape[0] if tensors.is_array(coll) else None
 
 
 def _enumerate(el, e: ast.Comprehension, env):
