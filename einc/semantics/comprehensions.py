@@ -280,8 +280,13 @@ def _collect(el, body_expr, scope, var: IndexVar, span, guard=None):
     if isinstance(body, TupleVal) and not body.items:
         return body                   # unit elements: their effects are what they are for
     if isinstance(body, TupleVal):
-        body = stacking.stack_numbers(list(body.items), span)
-    if isinstance(body, (TupleVal, ListVal)) or not isinstance(body, (Value, Weak, PartialRead)):
+        rows = stacking.tuple_rows([body], span)
+        if rows is None:
+            raise d.error(d.UNSUPPORTED, f"elements {describe(body)} over run-time data: a tuple stored as "
+                          "a row needs fields of one type", span, hint="convert the fields to one type "
+                          "with `as`, or write one comprehension per field")
+        body = rows[0]
+    if isinstance(body, ListVal) or not isinstance(body, (Value, Weak, PartialRead)):
         raise d.error(d.UNSUPPORTED, f"elements of {describe(body)} need their collections known at "
                       "build time", span)
     if not tensors.is_array(body):

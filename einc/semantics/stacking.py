@@ -26,7 +26,7 @@ def stack(elems: list, span, jagged_ok: bool = False):
     if not elems:
         return Weak(np.zeros(0), "float", span)
     if all(isinstance(x, TupleVal) and x.items for x in elems):
-        rows = _tuple_rows(elems, span)
+        rows = tuple_rows(elems, span)
         if rows is not None:
             return stack_numbers(rows, span)
     if not all(isinstance(x, NUMERIC) for x in elems):
@@ -77,16 +77,15 @@ def append(el, arr, x, span):
     return Piecewise(arr.dtype, (n + 1,) + tuple(arr.shape[1:]), clauses, span=span)
 
 
-def _tuple_rows(elems: list, span):
+def tuple_rows(elems: list, span):
     """Tuples of number scalars sharing one type, each as a row; None when they do not."""
     widths = {len(x.items) for x in elems}
     fields = [f for x in elems for f in x.items]
     if len(widths) != 1 or not all(isinstance(f, (Weak, Value)) and f.rank == 0 for f in fields):
         return None
-    kinds = {f.kind for f in fields if isinstance(f, Weak)}
+    kinds = {f.kind if isinstance(f, Weak) else scalar_ops.kind_of(f.dtype) for f in fields}
     dtypes = {f.dtype for f in fields if isinstance(f, Value)}
-    if len(dtypes) > 1 or len(kinds) > 1 or (dtypes and kinds and
-                                                 scalar_ops.kind_of(next(iter(dtypes))) != next(iter(kinds))):
+    if len(dtypes) > 1 or len(kinds) > 1:
         return None
     return [stack_numbers(list(x.items), span) for x in elems]
 

@@ -119,8 +119,12 @@ def test_the_same_module_serves_other_lengths_and_checks_kept_elements(run_time_
     run_time_program(x=np.array([-60.0, 2.0], np.float32), d=d)   # a dropped element is not checked
 
 
-def test_a_run_time_filter_inside_an_indexed_definition_is_E011():
+@pytest.mark.parametrize("source, words", [
+    ("let m: [f32; 3, 4];\nlet c[i] = len([v | v in m[i], v > 0.0]);\n", "differ from point to point"),
+    ("let x: [f32; 4];\nlet p = [(i, x[i]) | i in 0..4, x[i] > 0.0];\n", "fields of one type"),
+])
+def test_limits_of_comprehensions_over_run_time_data_are_E011(source, words):
     with pytest.raises(CompileError) as info:
-        einc.compile("let m: [f32; 3, 4];\nlet c[i] = len([v | v in m[i], v > 0.0]);\n")
+        einc.compile(source)
     diag = info.value.diagnostics[0]
-    assert diag.code == "E011" and diag.span.line == 2 and "differ from point to point" in diag.message
+    assert diag.code == "E011" and diag.span.line == 2 and words in diag.message
