@@ -6,6 +6,7 @@ and finds a run-time value names the inputs that value depends on (`depends_on`)
 """
 from __future__ import annotations
 
+import weakref
 from typing import Optional
 
 import numpy as np
@@ -29,8 +30,13 @@ def known(v) -> Optional[np.ndarray]:
             return None
         return base[tuple(int(s) for s in subs)]
     if isinstance(v, Value) and not free_vars(v):
-        return try_evaluate(v)
+        if v not in _evaluated:        # a filter may ask about the same table for every element
+            _evaluated[v] = try_evaluate(v)
+        return _evaluated[v]
     return None
+
+
+_evaluated: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def constant(array: np.ndarray, what: str, span) -> Const:
