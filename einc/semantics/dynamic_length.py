@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from einc.ir.nodes import (Compact, Generic, IndexRef, IndexVar, Read, RecClause, RecMember,
-                           RecurrenceGroup, RecValue, StateRead, Value)
+from einc.ir.nodes import (Assert, Compact, Generic, IndexRef, IndexVar, Read, RecClause, RecMember,
+                           RecurrenceGroup, RecValue, StateRead, Value, size_value)
 from einc.ir.types import I32, DataSize, Lin
 from einc.semantics import scalar_ops
 from einc.semantics.values import Weak
@@ -27,6 +27,21 @@ def keep(el, values: Value, mask: Generic, span) -> Value:
     node = Compact(values, mask, kept, DataSize.named(f"kept{where}"), span=span)
     el.ir.compactions.append(node)
     return node
+
+
+def check_fixed_read(el, read, text: str) -> None:
+    """`pos[0]` of a sequence whose length is known only at run time: checked when the program
+    runs (an assert), since reading past the end would give an unrelated value."""
+    if not isinstance(read, Read) or read.in_bounds:
+        return
+    for sub, size in zip(read.subs, read.tensor.shape):
+        if not any(isinstance(k, DataSize) for k in size.keys()):
+            continue
+        inside = scalar_ops.apply("and", [scalar_ops.apply("ge", [sub, Weak(np.asarray(0), "int")], read.span),
+                                          scalar_ops.apply("lt", [sub, size_value(size)], read.span)], read.span)
+        message = f"assertion failed at {read.span}: {text} reads past the end of a sequence whose " \
+                  "length was computed at run time"
+        el.ir.effects.append(Assert(inside, message, span=read.span))
 
 
 def _running_count(el, mask: Generic, span) -> RecValue:

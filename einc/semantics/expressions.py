@@ -6,7 +6,8 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, Lin
-from einc.semantics import definitions, derivatives, recurrences, scalar_ops, sequences, tensors, types
+from einc.semantics import (definitions, derivatives, dynamic_length, recurrences, scalar_ops, sequences,
+                            tensors, types)
 from einc.semantics.comprehensions import comprehension
 from einc.semantics.bounds import check_reads
 from einc.semantics.derivative_rules import differential_key
@@ -128,6 +129,7 @@ def _index(el, e, env):
     result = tensors.read(base, subs, e.span, el.state, _source_text(el, e))
     if isinstance(result, Value) and not el.state.frames and not free_vars(result):
         check_reads(result, None, el.state, e.span)
+        dynamic_length.check_fixed_read(el, result, _source_text(el, e))
     return result
 
 

@@ -128,3 +128,11 @@ def test_limits_of_comprehensions_over_run_time_data_are_E011(source, words):
         einc.compile(source)
     diag = info.value.diagnostics[0]
     assert diag.code == "E011" and diag.span.line == 2 and words in diag.message
+
+
+def test_a_fixed_read_of_a_run_time_length_is_checked_when_the_program_runs():
+    program = einc.load(einc.compile("let x: [f32; 4];\nlet pos = [v | v in x, v > 1.0];\n"
+                                     "let first = pos[0];\n").vmfb)
+    assert program(x=np.array([0.5, 3.0, 2.0, -1.0], np.float32))["first"] == 3.0
+    with pytest.raises(einc.runtime.RunError, match=r"prog.*:3:13: `pos\[0\]` reads past the end"):
+        program(x=np.zeros(4, np.float32))
