@@ -134,6 +134,7 @@ class Read(Value):
     subs: tuple
     span: Optional[Span] = None
     in_bounds: bool = False        # proven for every point of the domain (set by checks)
+    strict: bool = False           # the program reads it unconditionally: it may not be clamped
 
     def __post_init__(self) -> None:
         self.dtype, self.shape = self.tensor.dtype, ()
@@ -353,6 +354,10 @@ class Program:
     syms: list = field(default_factory=list)      # list[Sym], every run-time size of an input
     recurrences: list = field(default_factory=list)  # list[RecurrenceGroup]
     compactions: list = field(default_factory=list)  # list[Compact]: each defines a DataSize
+    fixed_dims: dict = field(default_factory=dict)   # named dim -> size fixed at build time
+    data_files: list = field(default_factory=list)   # paths load_npy read (the build cache's key)
+    python_results: list = field(default_factory=list)   # digests of what Python calls returned (too)
+    size_facts: list = field(default_factory=list)   # list[SizeFact] (passes.size_facts)
 
     def roots(self) -> list:
         """The values that leave the program (outputs, printed values, asserted conditions) and

@@ -152,6 +152,7 @@ def _load_npy(el, args, span):
         array = np.load(full, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise d.error(d.IO, f"cannot load `{path.text}`: {exc}", span) from None
+    el.ir.data_files.append(full)
     return folding.constant(array, f"`{path.text}`", span)
 
 

@@ -5,6 +5,7 @@ they fill the evaluator's tables before a program is evaluated.
 """
 from __future__ import annotations
 
+from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.semantics import builtin_calls, expressions  # noqa: F401  (they fill the evaluator's tables)
 from einc.semantics import outputs as output_rules
@@ -12,10 +13,20 @@ from einc.semantics.evaluator import Elaborator
 
 
 def elaborate(program, resolution, outputs: list[str] | None = None,
-              allow_python: bool = False) -> ir.Program:
-    """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it;
-    `allow_python` lets `python::mod::f(..)` run during the build."""
-    el = Elaborator(program, resolution, allow_python)
+              fixed_dims: dict[str, int] | None = None, allow_python: bool = False) -> ir.Program:
+    """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it,
+    `fixed_dims` gives named dims a size at build time (`einc build --dim`) and `allow_python`
+    lets `python::mod::f(..)` run during the build."""
+    el = Elaborator(program, resolution, fixed_dims, allow_python)
     bindings = el.exec_block(program.entry.items, el.globals, top_level=True)
+    _check_fixed_dims_exist(el)
     output_rules.collect(el, bindings, outputs)
     return el.ir
+
+
+def _check_fixed_dims_exist(el: Elaborator) -> None:
+    unknown = sorted(set(el.ir.fixed_dims) - set(el.named_dims))
+    if unknown:
+        listing = ", ".join(el.named_dims) or "none"
+        raise d.OptionError(f"cannot fix dim {unknown[0]}: the program has no named dim {unknown[0]} "
+                            f"(its named dims: {listing})")

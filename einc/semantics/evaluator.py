@@ -55,15 +55,16 @@ def _entered_into(table: dict, keys: tuple):
 
 
 class Elaborator:
-    def __init__(self, program, resolution, allow_python: bool = False):
+    def __init__(self, program, resolution, fixed_dims: dict[str, int] | None = None,
+                 allow_python: bool = False):
         self.program = program
         self.res = resolution
         self.allow_python = allow_python         # may `python::mod::f(..)` run during the build
         self.state = State()
-        self.ir = ir.Program(source=program.entry.path)
+        self.ir = ir.Program(source=program.entry.path, fixed_dims=dict(fixed_dims or {}))
         self.globals = Env()
         self.rest_slots: dict = {}
-        self.named_syms: dict[str, Sym] = {}
+        self.named_dims: dict[str, Lin] = {}      # a Sym, or the size `--dim` fixed it to
         self._module_values: dict = {}
         self.derivative_rules = RuleTable()      # anchors of calls of functions with a rule
         self._rule_defs: dict = {}               # function DefId -> its `@fn` rule (as FnVal)
@@ -117,7 +118,9 @@ class Elaborator:
             return self.call_builtin(fn.name, args, span)
         if isinstance(fn, PythonVal):
             folder = os.path.dirname(os.path.abspath(self.program.entry.path))
-            return python_calls.call(fn.name, args, span, self.allow_python, folder)
+            result = python_calls.call(fn.name, args, span, self.allow_python, folder)
+            self.ir.python_results.append(python_calls.digest(fn.name, result))
+            return result
         if isinstance(fn, FnVal) and fn.node.def_id in self._rule_defs:
             return call_with_rule(self, fn, self._rule_defs[fn.node.def_id], args, span)
         return self.call_body(fn, args, span)
@@ -267,13 +270,19 @@ class Elaborator:
             sym = Sym(f"{input_name}.{axis}", pos, axis)
             self.ir.syms.append(sym)
             return Lin.of(sym)
-        if dim.name not in self.named_syms:
-            sym = Sym(dim.name, pos, axis)
-            self.named_syms[dim.name] = sym
-            self.ir.syms.append(sym)
+        if dim.name not in self.named_dims:
+            self.named_dims[dim.name] = self._named_dim_size(dim.name, pos, axis)
             if dim.def_id is not None:
-                env.bind(dim.def_id, ir.Size(Lin.of(sym), span=dim.span))
-        return Lin.of(self.named_syms[dim.name])
+                env.bind(dim.def_id, ir.size_value(self.named_dims[dim.name], span=dim.span))
+        return self.named_dims[dim.name]
+
+    def _named_dim_size(self, name: str, pos: int, axis: int) -> Lin:
+        """A fixed dim is a constant from here on, so IREE sees static shapes."""
+        if name in self.ir.fixed_dims:
+            return Lin(self.ir.fixed_dims[name])
+        sym = Sym(name, pos, axis)
+        self.ir.syms.append(sym)
+        return Lin.of(sym)
 
     # ------------------------------------------------------------ rest indices
 

@@ -12,6 +12,7 @@ is a diagnostic at the call.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import math
 import os
@@ -54,6 +55,24 @@ def call(name: str, args: list, span, allowed: bool, folder: str):
             raise d.error(d.VALUE, f"the Python function `{shown}` raised {type(exc).__name__}: {exc}",
                           span) from None
     return _from_python(result, shown, span)
+
+
+def digest(name: str, value) -> str:
+    """A fingerprint of what a call returned, so that a build cache keyed on it sees a change
+    in a Python result even when no file it knows of changed."""
+    h = hashlib.sha256(name.encode())
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        h.update(type(v).__name__.encode())
+        if isinstance(v, StrVal):
+            h.update(v.text.encode())
+        elif isinstance(v, TupleVal):
+            stack.extend(v.items)
+        else:
+            array = v.value if isinstance(v, Weak) else v.array
+            h.update(f"{array.dtype}{array.shape}".encode() + np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
 
 
 def _to_python(v, shown: str, span):

@@ -20,12 +20,12 @@ def driver(monkeypatch):
     fake = types.ModuleType("einc.driver")
     fake.calls = []
 
-    def compile_program(path, target, outputs, allow_python=False):
-        fake.calls.append((path, target, outputs) + (("allow_python",) if allow_python else ()))
+    def compile_program(path, target, outputs, dims, allow_python=False):
+        fake.calls.append((path, target, outputs, dims) + (("allow_python",) if allow_python else ()))
         return b"VMFB:" + target.encode()
 
-    def emit_program(path, what, outputs, target, allow_python=False):
-        fake.calls.append((path, what, outputs, target))
+    def emit_program(path, what, outputs, target, dims, allow_python=False):
+        fake.calls.append((path, what, outputs, target, dims))
         return f"<{what} of {path} for {target}>\n"
 
     fake.compile_program, fake.emit_program = compile_program, emit_program
@@ -48,19 +48,19 @@ def test_build_writes_the_module(einc_cli, driver, program, tmp_path):
                                       "--output", "y", "--output", "z")
     assert (status, stdout, stderr) == (0, "", "")
     assert out.read_bytes() == b"VMFB:vulkan-spirv"
-    assert driver.calls == [(str(program), "vulkan-spirv", ["y", "z"])]
+    assert driver.calls == [(str(program), "vulkan-spirv", ["y", "z"], {})]
 
 
 def test_build_passes_allow_python_on(einc_cli, driver, program, tmp_path):
     status, _, _ = einc_cli("build", program, "-o", tmp_path / "p.vmfb", "--allow-python")
-    assert status == 0 and driver.calls == [(str(program), "llvm-cpu", None, "allow_python")]
+    assert status == 0 and driver.calls == [(str(program), "llvm-cpu", None, {}, "allow_python")]
 
 
 def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver, program, tmp_path):
     out = tmp_path / "prog.vmfb"
     out.write_bytes(b"previous build")
 
-    def failing(path, target, outputs, allow_python=False):
+    def failing(path, target, outputs, dims, allow_python=False):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -72,7 +72,7 @@ def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver
 
 
 def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
-    def failing(path, target, outputs, allow_python=False):
+    def failing(path, target, outputs, dims, allow_python=False):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -81,7 +81,7 @@ def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
 
 
 def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
-    def crashing(path, target, outputs, allow_python=False):
+    def crashing(path, target, outputs, dims, allow_python=False):
         raise KeyError("oops")
 
     driver.compile_program = crashing
