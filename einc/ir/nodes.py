@@ -226,12 +226,14 @@ class Stack(Value):
 @dataclass(eq=False)
 class Compact(Value):
     """The rows of `source` (along axis 0) where the bool vector `mask` holds, in order. `kept`
-    is the running count of kept rows (i32, one per row of `source`: how many of rows 0..p are
-    kept). The number kept, `length`, is known only at run time: the lowering reads it back
-    once (the last count) before anything uses it."""
+    is the running count of kept rows (i32, one more than `source` has rows: kept[p] is how many
+    of rows 0..p are kept, the output position of row p) and `count` the number kept (an i32
+    scalar), the run-time size `length`: the lowering reads it back once, before anything uses
+    it."""
     source: Value
     mask: Value
     kept: Value
+    count: Value
     length: "Sym"
     span: Optional[Span] = None
 
@@ -240,7 +242,7 @@ class Compact(Value):
         self.shape = (Lin.of(self.length),) + tuple(self.source.shape[1:])
 
     def operands(self) -> tuple[Value, ...]:
-        return (self.source, self.mask, self.kept)
+        return (self.source, self.mask, self.kept, self.count)
 
 
 # ---------------------------------------------------------------- recurrences

@@ -114,6 +114,8 @@ def test_the_same_module_serves_other_lengths_and_checks_kept_elements(run_time_
     d = np.array([1, 2, 3, 4, 6], np.int32)
     out = run_time_program(x=np.array([-1.0, -3.0], np.float32), d=d)
     assert out["pos"].shape == (0,) and out["n"] == 0 and out["total"] == 0.0
+    out = run_time_program(x=np.zeros(0, np.float32), d=d)      # nothing to filter at all
+    assert out["pos"].shape == (0,) and out["negative_at"].shape == (0,) and out["n"] == 0
     with pytest.raises(einc.runtime.RunError, match="bounded"):
         run_time_program(x=np.array([60.0, -80.0], np.float32), d=d)
     run_time_program(x=np.array([-60.0, 2.0], np.float32), d=d)   # a dropped element is not checked

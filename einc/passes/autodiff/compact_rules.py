@@ -2,22 +2,19 @@
 so a tangent is picked the same way, and an adjoint goes back to the rows it came from."""
 from __future__ import annotations
 
-import numpy as np
-
-from einc.ir.nodes import Compact, Const, Generic, IndexRef, Op, Read, Value, fresh_index_vars
-from einc.ir.types import I32
+from einc.ir.nodes import Compact, Generic, IndexRef, Op, Read, Value, fresh_index_vars
 from einc.passes.autodiff.local_rules import const
 
 
 def compact_tangent(t: Compact, source_tangent: Value) -> Compact:
     """The tangent rows at the kept positions (direction axes, if any, trail each row)."""
-    return Compact(source_tangent, t.mask, t.kept, t.length, span=t.span)
+    return Compact(source_tangent, t.mask, t.kept, t.count, t.length, span=t.span)
 
 
 def compact_adjoint(t: Compact, adjoint: Value) -> Value:
-    """Row p of the source gets adjoint row kept[p] - 1 where the mask keeps it, else 0."""
+    """Row p of the source gets adjoint row kept[p] (its output position) where the mask keeps
+    it, else 0."""
     vars_ = fresh_index_vars(t.source.shape, "q")
     row = IndexRef(vars_[0])
-    position = Op("sub", (Read(t.kept, (row,)), Const(np.asarray(1, np.int32))), I32)
-    value = Read(adjoint, (position,) + tuple(IndexRef(v) for v in vars_[1:]))
+    value = Read(adjoint, (Read(t.kept, (row,)),) + tuple(IndexRef(v) for v in vars_[1:]))
     return Generic(vars_, Op("select", (Read(t.mask, (row,)), value, const(0.0, value)), value.dtype))
