@@ -405,8 +405,8 @@ def size_value(lin: Lin, span: Optional[Span] = None) -> Value:
     return Size(lin, span=span)
 
 
-def step_state_reads(roots) -> list:
-    """The StateReads in a recurrence step's code under `roots`: its scalars and the Stacks of
+def step_code(roots) -> list:
+    """The values of a recurrence step's code under `roots`: its scalars and the Stacks of
     per-point scalars it builds, not the program-level tensors it reads."""
     out, seen, stack = [], set(), [r for r in roots if r is not None]
     while stack:
@@ -414,11 +414,15 @@ def step_state_reads(roots) -> list:
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if isinstance(v, StateRead):
-            out.append(v)
+        out.append(v)
         if v.rank == 0 or isinstance(v, Stack):
             stack.extend(v.operands())
     return out
+
+
+def step_state_reads(roots) -> list:
+    """The StateReads in a recurrence step's code under `roots`."""
+    return [v for v in step_code(roots) if isinstance(v, StateRead)]
 
 
 def is_program_level(v: Value) -> bool:

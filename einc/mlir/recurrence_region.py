@@ -12,7 +12,7 @@ The region runs as a single thread.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
 from iree.compiler import ir
 from iree.compiler.dialects import flow, scf, tensor
@@ -22,7 +22,7 @@ from einc.mlir import scalar_ops
 from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
 from einc.mlir.recurrence_scalars import Storage, point_loops, var_bounds
 from einc.mlir.recurrence_step import (PointValue, clause_scope, covers_every_step, emit_step, held_point,
-                                       storage_shape, storage_type)
+                                       storage_shape, storage_type, when)
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
@@ -102,7 +102,7 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
             out = counted_loop(lo, vector_end, width, out, chunk)
             return counted_loop(vector_end, hi, 1, out, lambda j, out: point(ivs + [j], out))
         return point_loops(var_bounds(lw, vars_[:-1]), [storage.tensors[member]], row)[0]
-    return _when(active, storage.tensors[member], update)
+    return when(active, storage.tensors[member], update)
 
 
 def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue) -> ir.Value:
@@ -112,14 +112,3 @@ def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value],
     scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, [slot]))
     return tensor.insert(scalar, old, [slot])
 
-
-def _when(active: Optional[ir.Value], unchanged: ir.Value, update: Callable[[], ir.Value]) -> ir.Value:
-    """`update()` where `active` holds, else `unchanged` (of the same type)."""
-    if active is None:
-        return update()
-    branch = scf.IfOp(active, [unchanged.type], has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        scf.yield_([update()])
-    with ir.InsertionPoint(branch.else_block):
-        scf.yield_([unchanged])
-    return branch.results[0]

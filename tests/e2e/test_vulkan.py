@@ -14,6 +14,24 @@ MATMUL = """
     let C[i, j] = sum[k](A[i, k] * B[k, j]);
 """
 
+CONV = """
+    let X: [f32; 1, 2, 7, 6];
+    let K: [f32; 3, 2, 3, 3];
+    let Y[n, o, oh in 0..5, ow in 0..4] =
+        sum[c, kh, kw](X[n, c, ih, iw] * K[o, c, kh, kw]) where ih = oh + kh, iw = ow + kw;
+    let pos = sum[n, o, oh, ow](Y[n, o, oh, ow]) where Y[n, o, oh, ow] > 0.0;
+    let m[o] = max[oh, ow](Y[0, o, oh, ow]);
+    let flags[o] = any[oh, ow](Y[0, o, oh, ow] > 1.0);
+    let relu = if pos > 0.0 { Y * 2.0 } else { Y };
+"""
+BOOL_ARRAYS = """
+    let x: [f32; N];
+    let b: [bool; N];
+    let above[i] = x[i] > -10.0;
+    let flipped[i] = !b[i];
+    let count = sum[i](if b[i] { 1 } else { 0 });
+"""
+
 
 @pytest.mark.parametrize("m, k, n", [(4, 3, 5), (33, 65, 17)])
 def test_matmul_two_sizes_on_vulkan(run, m, k, n):
@@ -26,18 +44,8 @@ def test_matmul_two_sizes_on_vulkan(run, m, k, n):
 def test_conv_guards_reductions_and_prints_on_vulkan(run, capfd):
     x = rng.standard_normal((1, 2, 7, 6)).astype(np.float32)
     w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
-    src = """
-        let X: [f32; 1, 2, 7, 6];
-        let K: [f32; 3, 2, 3, 3];
-        let Y[n, o, oh in 0..5, ow in 0..4] =
-            sum[c, kh, kw](X[n, c, ih, iw] * K[o, c, kh, kw]) where ih = oh + kh, iw = ow + kw;
-        let pos = sum[n, o, oh, ow](Y[n, o, oh, ow]) where Y[n, o, oh, ow] > 0.0;
-        let m[o] = max[oh, ow](Y[0, o, oh, ow]);
-        let flags[o] = any[oh, ow](Y[0, o, oh, ow] > 1.0);
-        let relu = if pos > 0.0 { Y * 2.0 } else { Y };
-    """
-    cpu = run(src, X=x, K=w)
-    vk = run(src, target="vulkan-spirv", X=x, K=w)
+    cpu = run(CONV, X=x, K=w)
+    vk = run(CONV, target="vulkan-spirv", X=x, K=w)
     for name in cpu:
         np.testing.assert_allclose(vk[name], cpu[name], rtol=1e-5, atol=1e-5)
     ref = np.zeros((1, 3, 5, 4))
@@ -60,13 +68,7 @@ def test_bool_arrays_of_any_length_survive_the_round_trip_on_vulkan(run, n):
     # buffer whose length is not a multiple of 4 read as 0 (einc.build.targets)
     flags = rng.random(n) > 0.3
     x = rng.standard_normal(n).astype(np.float32)
-    out = run("""
-        let x: [f32; N];
-        let b: [bool; N];
-        let above[i] = x[i] > -10.0;
-        let flipped[i] = !b[i];
-        let count = sum[i](if b[i] { 1 } else { 0 });
-    """, target="vulkan-spirv", x=x, b=flags)
+    out = run(BOOL_ARRAYS, target="vulkan-spirv", x=x, b=flags)
     assert out["above"].all() and list(out["flipped"]) == list(~flags)
     assert out["count"] == flags.sum()
 
