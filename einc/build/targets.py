@@ -39,8 +39,8 @@ TARGETS: dict[str, Target] = {
                "baseline x86-64/arm64 code: portable across machines of the same architecture, slower"),
         Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES, _KEEP_F64),
                ("vulkan",),
-               "Vulkan compute (SPIR-V 1.3 baseline profile plus 8-bit storage: f32, i32 and bool "
-               "only, no f64/i64)"),
+               "Vulkan compute (SPIR-V 1.3 baseline profile plus 8-bit storage: f32, 8- and 32-bit "
+               "integers and bool; no f64, 16- or 64-bit integers)"),
     )
 }
 

@@ -216,18 +216,29 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
 
 # identity element and combiner of each reduction kind, by element kind
 IDENTITIES = {"sum": lambda d: 0, "prod": lambda d: 1, "all": lambda d: True, "any": lambda d: False,
-              "max": lambda d: float("-inf") if d.is_float else -(1 << (_bits(d) - 1)),
-              "min": lambda d: float("inf") if d.is_float else (1 << (_bits(d) - 1)) - 1}
-COMBINERS = {"sum": ("addf", "addi"), "prod": ("mulf", "muli"), "max": ("maximumf", "maxsi"),
-             "min": ("minimumf", "minsi"), "all": ("andi", "andi"), "any": ("ori", "ori")}
+              "max": lambda d: float("-inf") if d.is_float else _int_limits(d)[0],
+              "min": lambda d: float("inf") if d.is_float else _int_limits(d)[1]}
+# arith op names: (float, signed integer, unsigned integer or bool)
+COMBINERS = {"sum": ("addf", "addi", "addi"), "prod": ("mulf", "muli", "muli"),
+             "max": ("maximumf", "maxsi", "maxui"), "min": ("minimumf", "minsi", "minui"),
+             "all": ("andi", "andi", "andi"), "any": ("ori", "ori", "ori")}
 
 
-def _identity(reduce: Reduce) -> ir.Value:
+def reduce_identity(reduce: Reduce) -> ir.Value:
     return scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
 
 
-def _bits(dtype) -> int:
-    return 64 if dtype.name == "i64" else 32
+def reduce_combiner(reduce: Reduce) -> Callable:
+    """The arith op that adds one value to a reduction's accumulator."""
+    names = COMBINERS[reduce.kind]
+    dtype = reduce.dtype
+    return getattr(arith, names[0] if dtype.is_float else names[2] if dtype.is_unsigned else names[1])
+
+
+def _int_limits(dtype) -> tuple[int, int]:
+    if dtype.is_unsigned:
+        return 0, (1 << dtype.bits) - 1
+    return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
 
 
 def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value, list[IndexVar]]:
@@ -235,8 +246,8 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     of the result, in that order). Memoized: a reduction used twice keeps its first axis order."""
     if id(reduce) in lw.reductions:
         return lw.reductions[id(reduce)]
-    init = linalg.fill(_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
-                                                                 element_type(reduce.dtype))])
+    init = linalg.fill(reduce_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
+                                                                       element_type(reduce.dtype))])
     found = named_ops.match(reduce, free)
     tensor = None
     if found is not None:
@@ -253,12 +264,11 @@ def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) 
     domain = Domain(free + list(reduce.vars), len(free))
     loops = _unindexed_vars(lw, reduce, domain)
     domain = Domain([v for v in domain.vars if v not in loops], len(free))
-    float_name, int_name = COMBINERS[reduce.kind]
-    combine = getattr(arith, float_name if reduce.dtype.is_float else int_name)
+    combine = reduce_combiner(reduce)
 
     def finish(value, guard, acc):
         if guard is not None:
-            value = arith.select(guard, value, _identity(reduce))
+            value = arith.select(guard, value, reduce_identity(reduce))
         return combine(value, acc)
     return build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish,
                         loops=loops)
