@@ -51,6 +51,8 @@ def lower_to_text(program: Program, target: str, fp_contract: bool = False) -> s
 def _emit_body(program: Program, args: list[ir.Value], target: str) -> None:
     emit_shape_checks(program.inputs, args, program.fixed_dims)
     lw = Lowering(program, args, target)
+    for filtered in program.compactions:      # their lengths are sizes: defined before any use
+        lw.lower(filtered)
     for effect in program.effects:
         emit_effect(lw, effect)
     func.ReturnOp([_as_tensor(lw, lw.lower(v)) for _, v in program.outputs])

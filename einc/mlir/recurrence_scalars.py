@@ -18,7 +18,7 @@ from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Reduce, StateRead, Stack
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.body_rules import BODY_RULES
-from einc.mlir.kernels import COMBINERS, IDENTITIES
+from einc.mlir.kernels import reduce_combiner, reduce_identity
 from einc.mlir.locations import location_of
 from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.shapes import index_const
@@ -151,7 +151,7 @@ def _held(storage: Storage, read: StateRead) -> Optional[ir.Value]:
 
 def scalar_reduce(scope: Scope, reduce: Reduce) -> ir.Value:
     """A scalar accumulation over the (hull) ranges."""
-    identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
+    identity = reduce_identity(reduce)
 
     def step(ivs, carried):
         return [accumulate(scope.child(dict(zip(reduce.vars, ivs))), reduce, carried[0])]
@@ -161,12 +161,10 @@ def scalar_reduce(scope: Scope, reduce: Reduce) -> ir.Value:
 def accumulate(inner: Scope, reduce: Reduce, acc: ir.Value) -> ir.Value:
     """`acc` combined with the reduction's body at the point of `inner`; guarded points add
     the identity."""
-    float_name, int_name = COMBINERS[reduce.kind]
     value = inner.value(reduce.body)
     if reduce.guard is not None:
-        identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
-        value = arith.select(inner.value(reduce.guard), value, identity)
-    return getattr(arith, float_name if reduce.dtype.is_float else int_name)(value, acc)
+        value = arith.select(inner.value(reduce.guard), value, reduce_identity(reduce))
+    return reduce_combiner(reduce)(value, acc)
 
 
 # recurrence_lanes, which builds on this module, adds the `Reduce` rule: in vector lanes where

@@ -4,14 +4,17 @@ Layers, bottom first; a module imports only modules of lower layers (tests/test_
 reads this list and checks it):
   1. values, bounds, builtins, modules, affine_ranges: compile-time values, bounds checks, the
      built-in names, loading the module tree, the ranges affine reads give indices
-  2. resolve, scalar_ops, state: name resolution; operations on scalars and literals;
-     elaboration book-keeping (pending index ranges and the reads that give them)
+  2. resolve, scalar_ops, state, sequences, folding: name resolution; operations on scalars and
+     literals; elaboration book-keeping (pending index ranges and the reads that give them);
+     strings and other build-time lists; values known at build time
   3. tensors: reads, partial reads, point-by-point application (`lift`), lazy Jacobian reads
-  4. pointwise, types, printing, einsum, outputs, variables: elementwise/cast_to/select (shared
-     by the rules), annotations, `print`, `__einsum`, which values leave the program, the
-     bindings derivatives differentiate
-  5. definitions, derivative_rules, patterns: indexed definitions, user `@fn` rules, `match`
-  6. recurrences: recurrence groups
+  4. pointwise, types, printing, einsum, outputs, stacking, variables: elementwise/cast_to/select
+     (shared by the rules), annotations, `print`, `__einsum`, which values leave the program,
+     elements stacked into one value, the bindings derivatives differentiate
+  5. definitions, derivative_rules, patterns, dynamic_length: indexed definitions, user `@fn`
+     rules, `match`, sequences of a length computed on the device
+  6. recurrences, membership, comprehensions, python_calls: recurrence groups; `x in coll`;
+     `[body | clauses]`; Python functions called during the build
   7. derivatives: `@y / @x` requests
   8. evaluator: the `Elaborator` and the tables it dispatches through (EXPR_RULES by AST node
      type, BUILTIN_RULES by name, INTRINSIC_RULES by name and argument count)

@@ -34,16 +34,24 @@ def materialize(v, dtype: DType | None = None, span=None):
     literal takes a float type as well (LANGUAGE.md section 9), the way a float literal does."""
     if isinstance(v, Weak):
         target = dtype or DEFAULT[v.kind]
-        if kind_of(target) != v.kind and not (v.kind == "int" and target.is_float):
+        if kind_of(target) != v.kind and not (v.kind == "int" and target.is_float) and v.value.size:
             raise d.error(d.TYPE, f"expected {target}, found {v.kind} literal", v.span or span,
-                          hint=_literal_hint(v, target))
+                          hint=_literal_hint(v, target))     # an empty literal takes any type
+        if target.is_int and v.value.size and not _fits(v.value, target):
+            raise d.error(d.VALUE, f"the literal {v.value.tolist()} does not fit in {target}",
+                          v.span or span)
         if v.trace is not None:
             return v.trace.at(target)
-        return Const(np.asarray(v.value, dtype=target.numpy), span=v.span or span)
+        return Const(np.asarray(v.value).astype(target.numpy), span=v.span or span)
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
         raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
                       hint=f"convert with `as {dtype}`")
     return v
+
+
+def _fits(value: np.ndarray, target: DType) -> bool:
+    info = np.iinfo(target.numpy)
+    return bool(np.all((value >= info.min) & (value <= info.max)))
 
 
 def _literal_hint(v: Weak, target: DType) -> str:
@@ -140,7 +148,7 @@ def _build(op: str, args: list, dtype: DType, span):
     if all(is_folding_constant(a) and a.array.ndim == 0 for a in args):
         folded = _fold_values(op, [a.array[()] for a in args], dtype)
         if folded is not None:
-            return Const(np.asarray(folded, dtype=dtype.numpy), span=span)
+            return Const(np.asarray(folded).astype(dtype.numpy), span=span)   # integers wrap
     return Op(op, tuple(args), dtype, span=span)
 
 

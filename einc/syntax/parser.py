@@ -23,7 +23,8 @@ from einc.user_cache import cache_folder
 
 _GRAMMAR = FsPath(__file__).with_name("grammar.lark")
 
-SCALAR_TYPES = frozenset({"i32", "i64", "f32", "f64", "bool", "str"})
+INT_SUFFIXES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+SCALAR_TYPES = frozenset(INT_SUFFIXES + ("f32", "f64", "bool", "str"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -282,7 +283,7 @@ class _AstBuilder(Transformer):
         return ast.IndexVar(str(name), range_, span=self._span(meta))
 
     def slot_literal(self, meta, children):
-        digits, _ = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
         return ast.IndexLiteral(int(digits), span=self._span(meta))
 
     def slot_rest(self, meta, children):
@@ -409,6 +410,9 @@ class _AstBuilder(Transformer):
     def neg(self, meta, children):
         return ast.Unary("-", children[0], span=self._span(meta))
 
+    def plus(self, meta, children):
+        return ast.Unary("+", children[0], span=self._span(meta))
+
     def not_(self, meta, children):
         return ast.Unary("!", children[0], span=self._span(meta))
 
@@ -463,7 +467,7 @@ class _AstBuilder(Transformer):
     # ------------------------------------------------ atoms
 
     def int_lit(self, meta, children):
-        digits, suffix = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, suffix = _split_suffix(str(children[0]), INT_SUFFIXES)
         return ast.IntLit(int(digits), suffix, span=self._span(meta))
 
     def float_lit(self, meta, children):
@@ -501,14 +505,14 @@ class _AstBuilder(Transformer):
 
     def comprehension(self, meta, children):
         body, *items = children
-        generators, filters = [], []
+        clauses = []
         for item in items:
             if (isinstance(item, ast.Binary) and item.op == "in" and isinstance(item.left, ast.Name)
                     and id(item) not in self._parenthesized):
-                generators.append(ast.Generator(item.left.name, item.right, span=item.span))
+                clauses.append(ast.Generator(item.left.name, item.right, span=item.span))
             else:
-                filters.append(item)
-        return ast.Comprehension(body, generators, filters, span=self._span(meta))
+                clauses.append(item)
+        return ast.Comprehension(body, clauses, span=self._span(meta))
 
     def block(self, meta, children):
         *stmts, result = children
@@ -553,6 +557,13 @@ class _AstBuilder(Transformer):
         # The value is stored signed; `negative` records that the source wrote a minus.
         return ast.LitPat(-_number(str(children[0])), negative=True, span=self._span(meta))
 
+    def str_pat(self, meta, children):
+        parts = self._string_parts(children[0])
+        if not all(isinstance(p, str) for p in parts):
+            raise error(SYNTAX, "a string pattern cannot interpolate values", self._span(meta),
+                        "write '{{' for a literal brace")
+        return ast.LitPat("".join(parts), span=self._span(meta))
+
     def true_pat(self, meta, children):
         return ast.LitPat(True, span=self._span(meta))
 
@@ -571,7 +582,7 @@ class _AstBuilder(Transformer):
 
     def array_type_rank1(self, meta, children):
         span = self._span(meta)
-        return ast.ArrayType(children[0], [ast.DimSpec(span=span)], span=span)
+        return ast.ArrayType(children[0], [ast.DimSpec(span=span)], elem_only=True, span=span)
 
     def array_type(self, meta, children):
         elem, *dims = children
@@ -584,7 +595,7 @@ class _AstBuilder(Transformer):
         return ast.TupleType(list(elems), span=self._span(meta))
 
     def dim_fixed(self, meta, children):
-        digits, _ = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
         return ast.DimSpec(size=int(digits), span=self._span(meta))
 
     def dim_named(self, meta, children):
@@ -678,9 +689,9 @@ def _split_suffix(text: str, suffixes: tuple[str, ...]) -> tuple[str, Optional[s
 
 
 def _number(text: str):
-    for suffix in ("i32", "i64", "f32", "f64"):
+    for suffix in INT_SUFFIXES + ("f32", "f64"):
         if text.endswith(suffix):
-            text = text[:-3]
+            text = text[:-len(suffix)]
             return float(text) if suffix[0] == "f" else int(text)
     return float(text) if any(c in text for c in ".eE") else int(text)
 

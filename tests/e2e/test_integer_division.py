@@ -80,3 +80,29 @@ def test_i64_division_wraps_at_its_own_minimum(run):
     quotients, remainders = references(a, d, bits=64)
     np.testing.assert_array_equal(out["q"], quotients)
     np.testing.assert_array_equal(out["r"], remainders)
+
+
+def test_unsigned_division_by_zero_is_zero_and_large_values_stay_unsigned(run):
+    """u8/u32 divide with divui/remui: a zero divisor gives 0 (the same rule as signed types) and
+    values above the signed maximum are not taken as negative."""
+    a = np.array([200, 7, 255, 0], np.uint8)
+    d = np.array([0, 2, 255, 0], np.uint8)
+    big = np.array([4_000_000_000, 9, 3_000_000_000], np.uint32)
+    by = np.array([3, 0, 4_000_000_000], np.uint32)
+    out = run("""
+        let a: [u8; 4];
+        let d: [u8; 4];
+        let big: [u32; 3];
+        let by: [u32; 3];
+        let q[i] = a[i] / d[i];
+        let r[i] = a[i] % d[i];
+        let bq[i] = big[i] / by[i];
+        let br[i] = big[i] % by[i];
+    """, a=a, d=d, big=big, by=by)
+
+    def total(x, y, op):
+        return np.array([op(int(p), int(q)) if q else 0 for p, q in zip(x, y)], x.dtype)
+    np.testing.assert_array_equal(out["q"], total(a, d, lambda p, q: p // q))
+    np.testing.assert_array_equal(out["r"], total(a, d, lambda p, q: p % q))
+    np.testing.assert_array_equal(out["bq"], total(big, by, lambda p, q: p // q))
+    np.testing.assert_array_equal(out["br"], total(big, by, lambda p, q: p % q))

@@ -2,6 +2,9 @@
 import numpy as np
 import pytest
 
+import einc
+from einc.diagnostics import CompileError
+
 pytestmark = pytest.mark.vulkan
 rng = np.random.default_rng(11)
 
@@ -68,3 +71,32 @@ def test_bool_arrays_of_any_length_survive_the_round_trip_on_vulkan(run, n):
     out = run(BOOL_ARRAYS, target="vulkan-spirv", x=x, b=flags)
     assert out["above"].all() and list(out["flipped"]) == list(~flags)
     assert out["count"] == flags.sum()
+
+
+def test_narrow_integers_text_prints_and_run_time_filters_on_vulkan(run, capfd):
+    q = np.array([-3, 5, 120, -128, 7], np.int8)
+    u = np.array([0, 5, 200, 255, 9], np.uint8)
+    x = np.array([1.5, -2.0, 3.0, -4.0, 0.5], np.float32)
+    out = run("""
+        let q: [i8; 5];
+        let u: [u8; 5];
+        let x: [f32; N];
+        print("start");
+        let twice = q + q;
+        let thirds = u / 3u8;
+        let widened = u as [i32];
+        let pos = [v | v in x, v > 0.0];
+        let total = sum[i](pos[i]);
+    """, target="vulkan-spirv", q=q, u=u, x=x)
+    assert capfd.readouterr().out == "start\n"
+    np.testing.assert_array_equal(out["twice"], q + q)
+    np.testing.assert_array_equal(out["thirds"], u // 3)
+    np.testing.assert_array_equal(out["widened"], u.astype(np.int32))
+    np.testing.assert_array_equal(out["pos"], x[x > 0])
+    assert out["total"] == np.float32(5.0)
+
+
+def test_sixteen_bit_integers_are_refused_on_vulkan():
+    with pytest.raises(CompileError) as info:
+        einc.compile("let h: [i16; 3];\nlet y = h * 2i16;\n", target="vulkan-spirv")
+    assert info.value.diagnostics[0].code == "E011" and "i16" in info.value.diagnostics[0].message
