@@ -147,6 +147,10 @@ def _items(el, gen: ast.Generator, scope):
     if sequences.is_sequence(coll):
         return sequences.items(coll)
     _check_iterable(coll, gen)
+    if folding.differentiated(coll):
+        # the elements of a derivative's variable stay reads of it (one kernel otherwise)
+        return [tensors.read(coll, [Weak(np.asarray(k), "int")], gen.span, el.state, "")
+                for k in range(len(coll.value))] if isinstance(coll, Weak) else None
     if isinstance(coll, Weak):
         return [Weak(row, coll.kind, gen.span) for row in coll.value]
     array = folding.known(coll)

@@ -39,6 +39,17 @@ def known(v) -> Optional[np.ndarray]:
 _evaluated: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def differentiated(v) -> bool:
+    """Whether `v` is, or is computed from, a binding some derivative differentiates (see
+    einc.semantics.variables): its number may decide things at build time, but a value made
+    from that number would cut it out of the derivative's graph."""
+    if isinstance(v, Weak):
+        return v.trace is not None
+    if isinstance(v, PartialRead):
+        return differentiated(v.base)
+    return isinstance(v, Value) and any(isinstance(n, Const) and n.differentiable for n in walk([v]))
+
+
 def constant(array: np.ndarray, what: str, span) -> Const:
     """An array read during the build (`load_npy`, a Python result) as a constant: half floats
     widen to f32, big-endian data is read as the machine's; other element types are an error."""

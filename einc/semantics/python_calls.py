@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from einc import diagnostics as d
-from einc.semantics.folding import constant, depends_on, known
+from einc.semantics.folding import constant, depends_on, differentiated, known
 from einc.semantics.values import ListVal, StrVal, TupleVal, Weak, describe
 
 ALLOW_HINT = "calling Python is opt-in: build with `einc build --allow-python` (Python: " \
@@ -81,6 +81,11 @@ def _to_python(v, shown: str, span):
     if isinstance(v, (TupleVal, ListVal)):
         items = [_to_python(x, shown, span) for x in v.items]
         return tuple(items) if isinstance(v, TupleVal) else items
+    if differentiated(v):
+        raise d.error(d.UNSUPPORTED, f"`{shown}` runs during the build, so its result has no "
+                      f"derivative, but its argument {describe(v)} is differentiated by some `@`", span,
+                      hint="write the function in Einlang, or differentiate with respect to "
+                      "something the Python call does not use")
     array = known(v)
     if array is None:
         raise d.error(d.UNSUPPORTED, f"`{shown}` runs during the build, but its argument "

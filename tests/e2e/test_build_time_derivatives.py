@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc.diagnostics import CompileError
 from einc.driver import emit_program
 
 LITERALS = """
@@ -192,3 +193,37 @@ def test_reverse_mode_through_a_recurrence_over_literal_inputs(fd_jacobian):
         return (h ** 2).sum() / 2
     out = einc.load(einc.compile(LITERAL_RNN).vmfb)()
     np.testing.assert_allclose(out["g"], fd_jacobian(loss, W), rtol=1e-4, atol=1e-6)
+
+
+COMPREHENSIONS = """
+let w = [1.0, 2.0, 3.0];
+let squares = [v * v | v in w];
+let total = squares[0] + squares[1] + squares[2];
+let dtotal = @total / @w;
+let big = [v * 2.0 | v in w, v > 1.5];
+let kept = big[0] + big[1];
+let dkept = @kept / @w;
+let u: [f32; 3] = [1.0, 2.0, 3.0];
+let doubled = u * 2.0;
+let picked = [v * v | v in doubled, v > 3.0];
+let both = picked[0] + picked[1];
+let dboth = @both / @u;
+"""
+
+
+def test_comprehensions_over_a_variable_keep_its_elements_in_the_graph():
+    # build-time comprehensions walked the variable's numbers: the derivative was a silent 0
+    out = einc.load(einc.compile(COMPREHENSIONS).vmfb)()
+    np.testing.assert_array_equal(out["dtotal"], [2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(out["dkept"], [0.0, 2.0, 2.0])
+    np.testing.assert_array_equal(out["dboth"], [0.0, 16.0, 24.0])
+
+
+def test_a_python_function_of_a_variable_is_an_error_not_a_zero_derivative(tmp_path):
+    (tmp_path / "helpers.py").write_text("def double(x):\n    return 2 * x\n")
+    (tmp_path / "prog.ein").write_text("use python::helpers;\nlet h = 1.5;\nlet y = helpers::double(h);\n"
+                                       "let g = @y / @h;\n")
+    with pytest.raises(CompileError) as info:
+        einc.compile(tmp_path / "prog.ein", allow_python=True)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E011" and diag.span.line == 3 and "derivative" in diag.message
