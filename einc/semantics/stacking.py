@@ -75,14 +75,14 @@ def append(el, arr, x, span):
     if _shape_key(x) != rest and not (isinstance(arr, Weak) and arr.value.size == 0):
         raise d.error(d.SHAPE, f"`array_append` of {describe(x)} to {describe(arr)}: the new element "
                       "must have the shape of the others", span)
-    if isinstance(arr, Weak) and isinstance(x, Weak):
+    if isinstance(arr, Weak) and isinstance(x, Weak) and arr.trace is None and x.trace is None:
         kind = x.kind if arr.value.size == 0 else arr.kind
         if x.kind != kind:
             raise d.error(d.TYPE, f"`array_append` of a {x.kind} literal to {kind} literals", span)
         return Weak(np.concatenate([arr.value.reshape((-1,) + x.value.shape), x.value[None]]), kind, span)
     arr, x = scalar_ops.unify([arr if isinstance(arr, Weak) else tensors.whole(arr, span), x], span)
     arr, x = (scalar_ops.materialize(v, None, span) for v in (arr, tensors.whole(x, span)))
-    if isinstance(arr, Const) and isinstance(x, Const):
+    if is_folding_constant(arr) and is_folding_constant(x):
         return Const(np.concatenate([arr.array, x.array[None]]), span=span)
     n = arr.shape[0]
     zeros = (Lin(0),) * x.rank

@@ -162,7 +162,7 @@ def _read_literal(base, subs: list, span):
     untyped, so `scales[k]` of `[1.0, 0.6]` takes the precision of where it is used."""
     if not isinstance(base, Weak) or not base.rank or len(subs) > base.rank:
         return None
-    consts = [s.value if isinstance(s, Weak) else s.array if isinstance(s, Const) else None for s in subs]
+    consts = [s.value if isinstance(s, Weak) else s.array if is_folding_constant(s) else None for s in subs]
     if any(c is None or c.ndim or c.dtype.kind not in "iu" for c in consts):
         return None
     idx = tuple(int(c) for c in consts)

@@ -208,15 +208,24 @@ let doubled = u * 2.0;
 let picked = [v * v | v in doubled, v > 3.0];
 let both = picked[0] + picked[1];
 let dboth = @both / @u;
+let h = 1.5;
+let appended = array_append([1.0, 2.0], h);
+let last_sq = appended[2] * appended[2];
+let dlast_sq = @last_sq / @h;
+let grown = array_append(u, 3.0);
+let grown_sq = sum[i](grown[i] * grown[i]);
+let dgrown_sq = @grown_sq / @u;
 """
 
 
-def test_comprehensions_over_a_variable_keep_its_elements_in_the_graph():
-    # build-time comprehensions walked the variable's numbers: the derivative was a silent 0
+def test_comprehensions_and_appends_of_a_variable_keep_its_elements_in_the_graph():
+    # build-time comprehensions and array_append took the variable's numbers: a silent 0
     out = einc.load(einc.compile(COMPREHENSIONS).vmfb)()
     np.testing.assert_array_equal(out["dtotal"], [2.0, 4.0, 6.0])
     np.testing.assert_array_equal(out["dkept"], [0.0, 2.0, 2.0])
     np.testing.assert_array_equal(out["dboth"], [0.0, 16.0, 24.0])
+    assert out["dlast_sq"] == 3.0
+    np.testing.assert_array_equal(out["dgrown_sq"], [2.0, 4.0, 6.0])
 
 
 def test_a_python_function_of_a_variable_is_an_error_not_a_zero_derivative(tmp_path):

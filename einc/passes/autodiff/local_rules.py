@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import Const, Op, Value
+from einc.ir.nodes import Const, Op, Value, is_folding_constant
 from einc.ir.types import BOOL
 from einc.passes.autodiff.simplify import build
 
@@ -112,7 +112,7 @@ def _pow(n):
 
 
 def _int_as_float(b, like):
-    if isinstance(b, Const):
+    if is_folding_constant(b):
         return Const(np.asarray(b.array, dtype=like.dtype.numpy))
     return Op("cast", (b,), like.dtype)
 
