@@ -12,7 +12,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import COMPARISONS, Const, Op, Value, is_folding_constant
-from einc.ir.types import BOOL, F32, F64, I32, I64, DType
+from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.values import Traced, Weak, describe
 
 ARITHMETIC = ("add", "sub", "mul", "div", "rem", "min", "max", "atan2")
@@ -97,8 +97,8 @@ def apply(op: str, args: list, span):
 
 
 def float_for(dtype: DType) -> DType:
-    """The float type an integer converts to where a float is needed: i64 keeps its precision."""
-    return F64 if dtype == I64 else F32
+    """The float type an integer converts to where a float is needed: 64-bit ones keep more."""
+    return F64 if dtype.bits == 64 else F32
 
 
 def cast(v, to: DType, span):
