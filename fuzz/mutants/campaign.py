@@ -101,6 +101,6 @@ class Mutants:
         name, _, data = self.mutants[k]
         text = data.decode("utf-8", "replace")
         self.report.findings.append(Finding(f"seed {self.seed} mutant {k} of {name} ({how})",
-                                            "front end" if how == "in process" else "einc build",
+                                            "front-end" if how == "in process" else "einc-build",
                                             kind, detail, explain(None, kind, detail), text))
 

@@ -307,6 +307,9 @@ class ExpressionGenerator:
         if source == dtype:
             return None
         inner = self.expr(source, scope, depth - 1)
+        if isinstance(inner, Lit):
+            # `0.1 as f64`: whether the cast types the literal is einc's call; say it outright
+            inner = replace(inner, suffix=True)
         if source in FLOATS and dtype in INTS:
             inner = Binary("*", inner, Lit(4.0, source), source)     # spread values over integers
         return Cast(inner, dtype)
