@@ -33,21 +33,24 @@ class Artifact:
 
 
 def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
-            outputs: list[str] | None = None) -> Artifact:
+            outputs: list[str] | None = None, dims: dict[str, int] | None = None) -> Artifact:
     """Compile an .ein file, or Einlang source text, to an Artifact.
 
-    Raises einc.diagnostics.CompileError for errors in the program. Source text is compiled from a
-    temporary directory, so relative imports and load_npy paths need a file instead.
+    `dims` fixes named dims at build time ({"B": 8192}): IREE sees static shapes and the module
+    accepts no other size. Raises einc.diagnostics.CompileError for errors in the program and
+    einc.diagnostics.OptionError (a ValueError) for a dim the program does not have or a bad
+    size. Source text is compiled from a temporary directory, so relative imports and load_npy
+    paths need a file instead.
     """
     from einc.driver import compile_program  # lazy: pulls in the whole compiler
 
     if _is_path(source_or_path):
-        return Artifact(compile_program(os.fspath(source_or_path), target, outputs), target)
+        return Artifact(compile_program(os.fspath(source_or_path), target, outputs, dims), target)
     with tempfile.TemporaryDirectory(prefix="einc-") as tmp:
         path = os.path.join(tmp, "program.ein")
         with open(path, "w", encoding="utf-8") as source_file:
             source_file.write(source_or_path)
-        return Artifact(compile_program(path, target, outputs), target)
+        return Artifact(compile_program(path, target, outputs, dims), target)
 
 
 def load(path_or_bytes, device: str | None = None):

@@ -39,6 +39,7 @@ class Span:
 class Label:
     span: Span
     note: str = ""
+    call_site: bool = False        # "in this call to `f`": where an error inside `f` came from
 
 
 @dataclass
@@ -60,6 +61,33 @@ class Diagnostic:
             out.append(f"  = hint: {self.hint}")
         return "\n".join(out)
 
+    def as_json(self, sources: "SourceMap") -> dict:
+        """The machine-readable form `--message-format json` prints (schema in the README):
+        every span labelled, the primary one first; call sites apart as notes."""
+        primary = [_located(self.span, self.label, primary=True)] if self.span is not None else []
+        labels = primary + [_located(n.span, n.note, primary=False) for n in self.notes if not n.call_site]
+        return {
+            "code": self.code,
+            "severity": "error",
+            "message": self.message,
+            **_position(self.span),
+            "labels": labels,
+            "notes": [_located(n.span, n.note) for n in self.notes if n.call_site],
+            "hints": [self.hint] if self.hint else [],
+            "rendered": self.render(sources),
+        }
+
+
+def _position(span: Span | None) -> dict:
+    if span is None:
+        return {"file": None, "line": None, "column": None, "end": None}
+    return {"file": span.file, "line": span.line, "column": span.col,
+            "end": {"line": span.end_line, "column": span.end_col}}
+
+
+def _located(span: Span, message: str, **flags: bool) -> dict:
+    return {"message": message, **_position(span), **flags}
+
 
 class SourceMap:
     """File name -> source text, so diagnostics can show the offending line."""
@@ -69,6 +97,10 @@ class SourceMap:
 
     def add(self, name: str, text: str) -> None:
         self._texts[name] = text
+
+    def items(self) -> list[tuple[str, str]]:
+        """(file name, text) of every file read."""
+        return list(self._texts.items())
 
     def line(self, name: str, lineno: int) -> str | None:
         text = self._texts.get(name)
@@ -91,6 +123,11 @@ def _snippet(span: Span, note: str, sources: SourceMap) -> list[str]:
     return out
 
 
+class OptionError(ValueError):
+    """A build option the program cannot take (`--dim` naming no dim of it): a mistake in how
+    the compiler was asked, reported without a source location."""
+
+
 class CompileError(Exception):
     """Raised by any stage for errors in the user's program."""
 
@@ -110,12 +147,12 @@ class CompileError(Exception):
         in the standard library still points at the user's line (the outermost calls are the
         ones kept when the chain is long, e.g. a recursion that never ends)."""
         for diag in self.diagnostics:
-            calls = [n for n in diag.notes if n.note.startswith(_CALL_NOTE)]
+            calls = [n for n in diag.notes if n.call_site]
             if span is None or span == diag.span or any(n.span == span for n in calls):
                 continue
             if len(calls) >= _MAX_CALL_NOTES:
                 diag.notes.remove(calls[0])
-            diag.notes.append(Label(span, f"{_CALL_NOTE} `{callee}`"))
+            diag.notes.append(Label(span, f"{_CALL_NOTE} `{callee}`", call_site=True))
         return self
 
 

@@ -5,13 +5,19 @@ Each stage raises `CompileError` for mistakes in the program; the error carries 
 """
 from __future__ import annotations
 
-from einc.diagnostics import CompileError
+from einc.diagnostics import CompileError, OptionError
 
 
-def front_end(path: str, outputs: list[str] | None = None):
-    """Parse, resolve and elaborate `path`; returns (loaded program, IR program)."""
-    from einc.semantics.elaborate import elaborate
+def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None):
+    """Parse, resolve and elaborate `path`, then run every pass before lowering; returns
+    (loaded program, IR program). `dims` fixes named dims at build time (`--dim`)."""
     from einc.semantics.modules import load_program
+    fixed_dims = checked_dims(dims)
+    return _analysed(_stage(None, load_program, path), outputs, fixed_dims)
+
+
+def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int]):
+    from einc.semantics.elaborate import elaborate
     from einc.semantics.resolve import resolve
 
     from einc.passes.read_bounds import mark_reads_in_bounds
@@ -19,31 +25,75 @@ def front_end(path: str, outputs: list[str] | None = None):
     from einc.passes.recurrence_groups import settle_groups
     from einc.passes.step_work import plan_step_work
     from einc.passes.storage import plan_storage
+    from einc.passes.size_facts import collect_size_facts
 
-    program = _stage(None, load_program, path)
     resolution = _stage(program, resolve, program)
-    ir_program = _stage(program, elaborate, program, resolution, outputs)
+    ir_program = _stage(program, elaborate, program, resolution, outputs, fixed_dims)
     share_equal_values(ir_program)
     settle_groups(ir_program)
     plan_storage(ir_program)
     mark_reads_in_bounds(ir_program)
     _stage(program, plan_step_work, ir_program)
+    ir_program.size_facts = _stage(program, collect_size_facts, ir_program)
     return program, ir_program
 
 
-def lower(path: str, target: str, outputs: list[str] | None = None):
+def check_file(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+               dims: dict[str, int] | None = None) -> None:
+    """`einc check`: a program, or a file of the standard library as the module it is there
+    (its `super::` paths only mean something in place)."""
+    from einc.semantics.modules import library_module, load_source
+    module = library_module(path)
+    if module is None:
+        check_program(path, target, outputs, dims)
+        return
+    use = f"use {'::'.join(module)};\n"
+    _analysed(_stage(None, load_source, use, f"<check of {path}>"), None, {})
+
+
+def check_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+                  dims: dict[str, int] | None = None):
+    """Everything `einc check` runs: the front end and the target's limits, no MLIR, no IREE."""
+    from einc.passes.target_support import check_target
+    program, ir_program = front_end(path, outputs, dims)
+    _stage(program, check_target, ir_program, target)
+    return program, ir_program
+
+
+MAX_DIM = 2**31 - 1   # sizes reach kernels as i32
+
+
+def checked_dims(dims: dict[str, int] | None) -> dict[str, int]:
+    """`dims` as given, or OptionError for a size that is not a whole number in [0, 2**31)."""
+    for name, size in (dims or {}).items():
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_DIM:
+            raise OptionError(f"dim {name} must be fixed to a whole number from 0 to {MAX_DIM}, got {size!r}")
+    return dict(dims or {})
+
+
+def lower(path: str, target: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None):
+    return lower_ir(*front_end(path, outputs, dims), target)
+
+
+def lower_ir(program, ir_program, target: str):
+    """The MLIR module of a program the front end already went through."""
     from einc.mlir import lower_program
-    program, ir_program = front_end(path, outputs)
     return _stage(program, lower_program, ir_program, target)
 
 
-def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None) -> bytes:
+def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+                    dims: dict[str, int] | None = None) -> bytes:
+    return compile_ir(*front_end(path, outputs, dims), target)
+
+
+def compile_ir(program, ir_program, target: str) -> bytes:
+    """The .vmfb of a program the front end already went through."""
     from einc.build import compile_mlir
-    return compile_mlir(lower(path, target, outputs), target)
+    return compile_mlir(lower_ir(program, ir_program, target), target)
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,
-                 target: str = "llvm-cpu") -> str:
+                 target: str = "llvm-cpu", dims: dict[str, int] | None = None) -> str:
     """The intermediate form `what` of `path`; MLIR is the one built for `target`, since the
     lowering of recurrences differs per target."""
     if what == "ast":
@@ -52,12 +102,12 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return format_module(_stage(None, load_program, path).entry)
     if what == "ir":
         from einc.ir.printer import format_program
-        return format_program(front_end(path, outputs)[1])
+        return format_program(front_end(path, outputs, dims)[1])
     if what == "mlir":
-        return str(lower(path, target, outputs))
+        return str(lower(path, target, outputs, dims))
     if what == "explain":
         from einc.ir.explain import explain_program
-        return explain_program(front_end(path, outputs)[1])
+        return explain_program(front_end(path, outputs, dims)[1])
     raise ValueError(f"unknown form {what!r}")
 
 

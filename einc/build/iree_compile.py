@@ -15,6 +15,7 @@ from iree.compiler import ir
 from iree.compiler.api import Output, Session, Source
 
 from einc.build.targets import get_target
+from einc.runtime.integrity import seal
 from einc.runtime.signature import TARGET_KEY
 
 
@@ -28,7 +29,8 @@ class IreeCompileError(Exception):
 
 
 def compile_mlir(module_or_text, target: str) -> bytes:
-    """Compile an MLIR module (text or `ir.Module`) exporting `main` to .vmfb bytes for `target`."""
+    """Compile an MLIR module (text or `ir.Module`) exporting `main` to sealed .vmfb bytes for
+    `target` (einc.runtime.integrity)."""
     flags = get_target(target).flags
     text = module_or_text if isinstance(module_or_text, str) else _module_text(module_or_text)
     stamped = _stamp_target(text, target)
@@ -36,7 +38,7 @@ def compile_mlir(module_or_text, target: str) -> bytes:
         vmfb = _run_compiler(stamped, flags)
         if vmfb is None:
             raise IreeCompileError(target, read_stderr())
-    return vmfb
+    return seal(vmfb)
 
 
 def _module_text(module) -> str:

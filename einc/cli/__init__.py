@@ -1,4 +1,4 @@
-"""The `einc` command line: `einc build` and `einc run`.
+"""The `einc` command line: `einc build`, `einc check`, `einc run` and `einc --version`.
 
 Every failure ends as one `error: ...` line on stderr (compile diagnostics as rendered blocks),
 exit status 1, or 2 for usage errors. A traceback is never shown unless EINC_TRACEBACK=1.
@@ -11,18 +11,30 @@ import sys
 import click
 
 from einc.cli.build_command import build
+from einc.cli.check_command import check
 from einc.cli.errors import CliError
 from einc.cli.run_command import run
 
 REPORT_REQUEST = "this is a bug in einc; please report it with the command and files that caused it"
 
 
+def _print_version(ctx: click.Context, _param, wanted: bool) -> None:
+    if not wanted or ctx.resilient_parsing:
+        return
+    from einc.version import version_report
+    click.echo(version_report())
+    ctx.exit(0)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show einc's version and the IREE compiler and runtime it uses, then exit.")
 def einc() -> None:
     """Compile Einlang programs to IREE modules and run them."""
 
 
 einc.add_command(build)
+einc.add_command(check)
 einc.add_command(run)
 
 
@@ -31,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run_cli(argv: list[str] | None) -> int:
-    from einc.diagnostics import CompileError
+    from einc.diagnostics import CompileError, OptionError
     from einc.runtime.errors import RunError
 
     try:
@@ -52,6 +64,9 @@ def _run_cli(argv: list[str] | None) -> int:
     except CompileError as err:
         click.echo(err.render(err.sources), err=True)
         return 1
+    except OptionError as err:
+        _error(str(err))
+        return 2
     except (CliError, RunError) as err:
         _error(str(err))
         return 1

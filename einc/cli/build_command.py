@@ -5,9 +5,10 @@ from pathlib import Path
 
 import click
 
-from einc.build import TARGETS
-from einc.cli.files import save_bytes
+from einc.cli.diagnostics_output import diagnostics_shown
 from einc.cli.errors import CliError
+from einc.cli.files import save_bytes
+from einc.cli.options import dims_option, message_format_option, outputs_option, parse_dims, target_option
 
 EMIT_CHOICES = ("ast", "ir", "mlir")
 
@@ -17,30 +18,32 @@ EMIT_CHOICES = ("ast", "ir", "mlir")
 @click.option("-o", "--out", "out_path", type=click.Path(dir_okay=False),
               help="Where to write the .vmfb (default: FILE's name with .vmfb, in the current directory). "
                    "With --emit/--explain: where to write the text (default: stdout).")
-@click.option("--target", type=click.Choice(list(TARGETS)), default="llvm-cpu", show_default=True,
-              help="llvm-cpu: this CPU (fastest, not portable); llvm-cpu-generic: any CPU of this "
-                   "architecture; vulkan-spirv: Vulkan (f32/i32/bool only).")
-@click.option("--output", "outputs", multiple=True, metavar="NAME",
-              help="Make NAME an output (repeatable; default: every top-level binding).")
+@target_option
+@outputs_option
+@dims_option
 @click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
 @click.option("--explain", is_flag=True, help="Explain how the program will be compiled instead of building.")
-def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...],
-          emit: str | None, explain: bool) -> None:
+@message_format_option
+def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...], dims: tuple[str, ...],
+          emit: str | None, explain: bool, message_format: str) -> None:
     """Compile the Einlang program FILE."""
     if emit and explain:
         raise click.UsageError("--emit and --explain cannot be combined")
+    fixed_dims = parse_dims(dims)
     if not Path(file).is_file():
         raise CliError(f"cannot read {file}: no such file")
     from einc import driver  # lazy: the whole compiler
 
     wanted = list(outputs) or None
     what = "explain" if explain else emit
-    if what is not None:
-        text = driver.emit_program(file, what, wanted, target)
-        if out_path is None:
-            click.echo(text, nl=not text.endswith("\n"))
+    with diagnostics_shown(message_format):
+        if what is not None:
+            text = driver.emit_program(file, what, wanted, target, fixed_dims)
         else:
-            save_bytes(out_path, text.encode())
-        return
-    vmfb = driver.compile_program(file, target, wanted)
-    save_bytes(out_path or Path(file).with_suffix(".vmfb").name, vmfb)
+            vmfb = driver.compile_program(file, target, wanted, fixed_dims)
+    if what is None:
+        save_bytes(out_path or Path(file).with_suffix(".vmfb").name, vmfb)
+    elif out_path is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        save_bytes(out_path, text.encode())

@@ -28,3 +28,10 @@ def save_npy(path: str | os.PathLike, array: np.ndarray) -> None:
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=False)
     save_bytes(path, buffer.getvalue())
+
+
+def save_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
+    """All arrays in one archive, written atomically like every other output."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    save_bytes(path, buffer.getvalue())

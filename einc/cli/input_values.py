@@ -1,36 +1,73 @@
-"""Turning `--input NAME=VALUE` options into input values: a .npy file, or a literal for a scalar."""
+"""Turning `--input` options into input values: `NAME=FILE.npy`, `NAME=NUMBER` for a scalar, or
+`FILE.npz`, which binds every array in it by name (an explicit `NAME=` wins over an archive)."""
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import click
 
-from einc.runtime import InputSpec, RunError, Signature, check_input_names, read_npy
+from einc.runtime import InputSpec, RunError, Signature, check_input_names, check_known_names, read_npy, read_npz
 
 _BOOL_LITERALS = {"true": True, "false": False}
 
 
-def split_input_options(options: tuple[str, ...]) -> dict[str, str]:
-    """`NAME=VALUE` strings -> {NAME: VALUE}; malformed or repeated names are usage errors."""
+class InputOptions(NamedTuple):
+    texts: dict[str, str]       # NAME -> FILE.npy or a literal
+    archives: list[str]         # .npz files
+
+
+def split_input_options(options: tuple[str, ...]) -> InputOptions:
+    """Sort `--input` options; malformed or repeated names are usage errors."""
     texts: dict[str, str] = {}
+    archives: list[str] = []
     for option in options:
         name, sep, value = option.partition("=")
+        if not sep and option.endswith(".npz"):
+            archives.append(option)
+            continue
         if not sep or not name or not value:
-            raise click.UsageError(f"--input expects NAME=FILE.npy or NAME=NUMBER, got {option!r}")
+            raise click.UsageError(f"--input expects NAME=FILE.npy, NAME=NUMBER or FILE.npz, got {option!r}")
         if name in texts:
             raise click.UsageError(f"input {name!r} is given more than once")
         texts[name] = value
-    return texts
+    return InputOptions(texts, archives)
 
 
-def input_values(signature: Signature, texts: dict[str, str]) -> dict[str, object]:
-    """Load each input, after checking the names so that no file is read for a misspelt one."""
-    check_input_names(signature, texts)
-    values = {}
-    for name, text in texts.items():
+def input_values(signature: Signature, options: InputOptions) -> dict[str, object]:
+    """Load each input, after checking the names so that no .npy file is read for a misspelt one."""
+    values = _archive_arrays(signature, options.archives)
+    check_known_names(signature, options.texts)
+    given = list(options.texts) + [name for name in values if name not in options.texts]
+    if options.archives:
+        _check_nothing_missing(signature, given, options.archives)
+    check_input_names(signature, given)
+    for name, text in options.texts.items():
         spec = signature.input(name)
         values[name] = _scalar_or_file(spec, text) if spec.is_scalar else read_npy(text)
     return values
+
+
+def _archive_arrays(signature: Signature, archives: list[str]) -> dict[str, object]:
+    """The arrays of every archive by name; each must be an input, and in one archive only."""
+    found: dict[str, object] = {}
+    origin: dict[str, str] = {}
+    for path in archives:
+        for name, array in read_npz(path).items():
+            if signature.input(name) is None:
+                raise RunError(f"{path} has an array {name!r} that is not an input; the program's inputs "
+                               f"are: {', '.join(s.name for s in signature.inputs) or 'none'}")
+            if name in found:
+                raise RunError(f"array {name!r} is in both {origin[name]} and {path}")
+            found[name], origin[name] = array, path
+    return found
+
+
+def _check_nothing_missing(signature: Signature, given: list[str], archives: list[str]) -> None:
+    for spec in signature.inputs:
+        if spec.name not in given:
+            raise RunError(f"missing input {spec.name!r} ({spec.describe()}): no array {spec.name!r} in "
+                           f"{' or '.join(archives)} and no --input {spec.name}=...")
 
 
 def _scalar_or_file(spec: InputSpec, text: str):

@@ -1,31 +1,95 @@
-"""`einc run`: run a built module with inputs from .npy files or literals."""
+"""`einc run`: run a built module, or a source file built through the cache, on inputs from .npy
+and .npz files or literals; optionally time it."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
 
-from einc.cli.files import ensure_dir, save_npy
-from einc.cli.input_values import input_values, split_input_options
+from einc.build.targets import TARGETS
+from einc.cli.errors import CliError
+from einc.cli.files import ensure_dir, save_npy, save_npz
+from einc.cli.options import dims_option, outputs_option, parse_dims
 from einc.cli.summary import summarize
-from einc.runtime import KNOWN_DEVICES, load
+
+DEVICES = tuple(dict.fromkeys(device for target in TARGETS.values() for device in target.devices))
+SOURCE_SUFFIX = ".ein"
 
 
 @click.command()
-@click.argument("module", type=click.Path(dir_okay=False))
-@click.option("--input", "-i", "inputs", multiple=True, metavar="NAME=FILE.npy|NUMBER",
-              help="Bind input NAME to an array from a .npy file, or to a number for a scalar input (repeatable).")
-@click.option("--device", type=click.Choice(KNOWN_DEVICES),
+@click.argument("program", type=click.Path(dir_okay=False))
+@click.option("--input", "-i", "inputs", multiple=True, metavar="NAME=FILE.npy|NAME=NUMBER|FILE.npz",
+              help="Bind input NAME to an array from a .npy file, or to a number for a scalar input; "
+                   "FILE.npz binds every array in it by name (repeatable; NAME= wins over an archive).")
+@click.option("--device", type=click.Choice(DEVICES),
               help="Runtime device (default: local-task for CPU modules, vulkan for Vulkan modules).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Save each output as DIR/NAME.npy.")
-def run(module: str, inputs: tuple[str, ...], device: str | None, out_dir: str | None) -> None:
-    """Run MODULE (a .vmfb built by einc build): print what it prints, then summarize its outputs."""
-    texts = split_input_options(inputs)
-    with load(module, device) as program:
-        outputs = program.run(input_values(program.signature, texts))
-    for name, value in outputs.items():
+@click.option("--out", "out_path", type=click.Path(),
+              help="Save the outputs: DIR/NAME.npy each, or all in one FILE.npz.")
+@click.option("--target", type=click.Choice(list(TARGETS)),
+              help="For a .ein PROGRAM: the target to build for (default: vulkan-spirv with "
+                   "--device vulkan, else llvm-cpu).")
+@outputs_option
+@dims_option
+@click.option("--repeat", type=click.IntRange(min=1), metavar="N",
+              help="After one warm-up call, time N calls of main and print the min and median per call.")
+@click.option("-v", "--verbose", is_flag=True, help="Say whether a .ein PROGRAM was found in the build cache.")
+def run(program: str, inputs: tuple[str, ...], device: str | None, out_path: str | None, target: str | None,
+        outputs: tuple[str, ...], dims: tuple[str, ...], repeat: int | None, verbose: bool) -> None:
+    """Run PROGRAM: a .vmfb built by einc build, or a .ein source, built into the user cache
+    first (EINC_CACHE moves it) unless an unchanged build is there. Prints what the program
+    prints, then one line per output."""
+    from einc.cli.input_values import input_values, split_input_options  # lazy: the runtime
+    from einc.runtime import load
+
+    options = split_input_options(inputs)
+    module = _module(program, target, device, outputs, dims, verbose)
+    with load(module, device) as loaded:
+        values = input_values(loaded.signature, options)
+        if repeat is None:
+            results, timing = loaded.run(values), None
+        else:
+            results, timing = loaded.benchmark(values, repeat)
+    for name, value in results.items():
         click.echo(summarize(name, value))
-    if out_dir is not None:
-        ensure_dir(out_dir)
-        for name, value in outputs.items():
-            save_npy(Path(out_dir) / f"{name}.npy", value)
+    if timing is not None:
+        click.echo(_timing_line(timing))
+    if out_path is not None:
+        _save_outputs(out_path, results)
+
+
+def _module(program: str, target: str | None, device: str | None, outputs: tuple[str, ...],
+            dims: tuple[str, ...], verbose: bool) -> str:
+    """The .vmfb to run: PROGRAM itself, or the cached build of a .ein PROGRAM."""
+    if Path(program).suffix != SOURCE_SUFFIX:
+        if target or outputs or dims:
+            raise click.UsageError("--target, --output and --dim apply when PROGRAM is a .ein source; "
+                                   "a built module has its target, outputs and sizes already")
+        return program
+    from einc.cli.run_source import cached_module
+    fixed_dims = parse_dims(dims)
+    return str(cached_module(program, target or _default_target(device), list(outputs) or None, fixed_dims, verbose))
+
+
+def _default_target(device: str | None) -> str:
+    return next(name for name, t in TARGETS.items() if device is None or device in t.devices)
+
+
+def _timing_line(timing) -> str:
+    return (f"timing: {timing.calls} calls of main after 1 warm-up: min {_duration(timing.min_s)}, "
+            f"median {_duration(timing.median_s)} per call (call to completion, inputs already on "
+            "the device: upload and download excluded)")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1e3:.4g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.4g} us"
+
+
+def _save_outputs(out_path: str, results: dict) -> None:
+    if out_path.endswith(".npz"):
+        save_npz(out_path, results)
+        return
+    if Path(out_path).is_file():
+        raise CliError(f"--out {out_path} is a file; give a folder, or a name ending in .npz")
+    ensure_dir(out_path)
+    for name, value in results.items():
+        save_npy(Path(out_path) / f"{name}.npy", value)

@@ -26,4 +26,6 @@ def _values(flat: np.ndarray) -> str:
 def _statistics(flat: np.ndarray) -> str:
     if flat.dtype == np.bool_:
         return f"true={int(flat.sum())}/{flat.size}"
-    return f"min={flat.min()!s} max={flat.max()!s} mean={flat.mean(dtype=np.float64):.6g}"
+    with np.errstate(all="ignore"):     # inf - inf in the mean is nan, not a warning on stderr
+        mean = flat.mean(dtype=np.float64)
+    return f"min={flat.min()!s} max={flat.max()!s} mean={mean:.6g}"

@@ -134,6 +134,7 @@ class Read(Value):
     subs: tuple
     span: Optional[Span] = None
     in_bounds: bool = False        # proven for every point of the domain (set by checks)
+    strict: bool = False           # the program reads it unconditionally: it may not be clamped
 
     def __post_init__(self) -> None:
         self.dtype, self.shape = self.tensor.dtype, ()
@@ -332,6 +333,9 @@ class Program:
     effects: list = field(default_factory=list)   # list[Print | Assert], in program order
     syms: list = field(default_factory=list)      # list[Sym], every run-time size
     recurrences: list = field(default_factory=list)  # list[RecurrenceGroup]
+    fixed_dims: dict = field(default_factory=dict)   # named dim -> size fixed at build time
+    data_files: list = field(default_factory=list)   # paths load_npy read (the build cache's key)
+    size_facts: list = field(default_factory=list)   # list[SizeFact] (passes.size_facts)
 
 
 def fresh_index_vars(shape, prefix: str = "e") -> tuple:

@@ -16,7 +16,7 @@ from einc.mlir.effects import emit_effect
 from einc.mlir.lowering import Lowering
 from einc.mlir.shapes import emit_shape_checks
 from einc.mlir.signature import function_type, reflection
-from einc.mlir.targets import check_target
+from einc.passes.target_support import check_target
 from einc.mlir.types import is_tensor
 
 __all__ = ["lower_program", "lower_to_text"]
@@ -43,7 +43,7 @@ def lower_to_text(program: Program, target: str) -> str:
 
 
 def _emit_body(program: Program, args: list[ir.Value], target: str) -> None:
-    emit_shape_checks(program.inputs, args)
+    emit_shape_checks(program.inputs, args, program.fixed_dims)
     lw = Lowering(program, args, target)
     for effect in program.effects:
         emit_effect(lw, effect)

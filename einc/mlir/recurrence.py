@@ -14,6 +14,7 @@ from iree.compiler import ir
 
 from einc.ir.nodes import RecValue
 from einc.mlir import recurrence_host, recurrence_kernel, recurrence_region, recurrence_tensor_steps
+from einc.mlir import recurrence_lanes  # noqa: F401  (adds the Reduce step rule every form uses)
 
 HOST_LOOP_TARGETS = ("vulkan-spirv",)
 

@@ -27,7 +27,8 @@ from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value
 from einc.mlir import scalar_ops
 from einc.mlir.kernels import COMBINERS, IDENTITIES
-from einc.mlir.recurrence_scalars import Scope, accumulate, point_loops, var_bounds
+from einc.mlir.recurrence_scalars import (STEP_RULES, Scope, accumulate, point_loops, scalar_reduce,
+                                          var_bounds)
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
 
@@ -151,6 +152,15 @@ def vector_reduce(scope: Scope, reduce: Reduce) -> Optional[ir.Value]:
     (partial,), (leftover,) = _partials([scope], reduce, UNROLL)
     kind = KINDS[reduce.kind][0 if reduce.dtype.is_float else 1]
     return _combiner(reduce)(vector.reduction(element_type(reduce.dtype), kind, partial), leftover)
+
+
+def reduce_in_step(scope: Scope, reduce: Reduce) -> ir.Value:
+    """The step rule of a reduction: in vector lanes where it can be, else scalar loops."""
+    lanes = vector_reduce(scope, reduce)
+    return lanes if lanes is not None else scalar_reduce(scope, reduce)
+
+
+STEP_RULES[Reduce] = reduce_in_step
 
 
 def _reducible_in_lanes(scope: Scope, reduce: Reduce) -> bool:

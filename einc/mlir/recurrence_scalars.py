@@ -167,13 +167,8 @@ def _held(storage: Storage, read: StateRead) -> Optional[ir.Value]:
     return recent[back - 1] if back <= len(recent) else None
 
 
-def _reduce(scope: Scope, reduce: Reduce) -> ir.Value:
-    """In vector lanes where it can be (recurrence_lanes, which builds on this module, hence the
-    late import), else a scalar accumulation over the (hull) ranges."""
-    from einc.mlir.recurrence_lanes import vector_reduce
-    lanes = vector_reduce(scope, reduce)
-    if lanes is not None:
-        return lanes
+def scalar_reduce(scope: Scope, reduce: Reduce) -> ir.Value:
+    """A scalar accumulation over the (hull) ranges."""
     identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
 
     def step(ivs, carried):
@@ -192,11 +187,12 @@ def accumulate(inner: Scope, reduce: Reduce, acc: ir.Value) -> ir.Value:
     return getattr(arith, float_name if reduce.dtype.is_float else int_name)(value, acc)
 
 
+# recurrence_lanes, which builds on this module, adds the `Reduce` rule: in vector lanes where
+# it can be, else `scalar_reduce`
 STEP_RULES: dict[type, Callable] = {
     IndexRef: _index_ref,
     Op: _op,
     Read: _read,
     StateRead: _state_read,
-    Reduce: _reduce,
     Stack: BODY_RULES[Stack],
 }

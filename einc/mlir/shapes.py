@@ -64,12 +64,13 @@ class Sizes:
         return [self.index(d) for d in shape if not d.is_const]
 
 
-def emit_shape_checks(inputs: list[Input], args: list[ir.Value]) -> None:
-    """A named dim used on several input axes must have one size: IREE does not check that."""
+def emit_shape_checks(inputs: list[Input], args: list[ir.Value], fixed_dims: dict[str, int]) -> None:
+    """A named dim used on several input axes must have one size: IREE does not check that
+    (a dim fixed at build time is part of each argument's static type instead)."""
     seen: dict[str, tuple[Input, ir.Value]] = {}
     for inp in inputs:
         for axis, dim in enumerate(inp.declared_dims or []):
-            if not isinstance(dim, str):
+            if not isinstance(dim, str) or dim in fixed_dims:
                 continue
             size = tensor.dim(args[inp.pos], index_const(axis))
             if dim not in seen:

@@ -7,9 +7,11 @@ import json
 from iree.compiler import ir
 
 from einc.ir.nodes import Input, Print, Program
+from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.types import element_type, tensor_type
+from einc.passes.size_facts import ExtentFact, IndexFact
 
-SIGNATURE_VERSION = 1
+SIGNATURE_VERSION = 2
 
 
 def argument_type(inp: Input) -> ir.Type:
@@ -34,9 +36,35 @@ def reflection(program: Program, target: str) -> ir.Attribute:
         "inputs": [{"name": i.name, "dtype": i.dtype.numpy.name, "dims": _dims(i)} for i in program.inputs],
         "outputs": [{"name": name, "dtype": v.dtype.numpy.name, "rank": v.rank} for name, v in program.outputs],
         "prints": {str(n): p.parts for n, p in enumerate(prints)},
+        "fixed_dims": dict(program.fixed_dims),
+        "sizes": {sym.name: {"input": program.inputs[sym.input_pos].name, "axis": sym.axis}
+                  for sym in program.syms},
+        "size_checks": [_size_check(fact) for fact in program.size_facts],
     }
     return ir.DictAttr.get({"einc.signature": ir.StringAttr.get(json.dumps(doc))})
 
 
 def _dims(inp: Input):
     return "*" if inp.declared_dims is None else list(inp.declared_dims)
+
+
+def _size_check(fact: ExtentFact | IndexFact) -> dict:
+    """A fact of passes.size_facts in the runner's terms (einc/runtime/sizes.py reads it)."""
+    at = str(fact.span) if fact.span is not None else None
+    if isinstance(fact, ExtentFact):
+        return {"kind": "extent", "var": fact.var, "extent": _lin(fact.extent), "at": at}
+    return {"kind": "index", "access": fact.access, "array": fact.array, "axis": fact.axis,
+            "size": _lin(fact.size), "first": _lin(fact.first), "last": _lin(fact.last),
+            "when": [_lin(w) for w in fact.when], "at": at}
+
+
+def _lin(lin: Lin) -> dict:
+    """{"text", "const", "terms": [[coeff, dim name | {"floor": lin, "by": k}]]}."""
+    return {"text": repr(lin), "const": lin.const,
+            "terms": [[coeff, _size_key(key)] for key, coeff in lin.terms.items()]}
+
+
+def _size_key(key: Sym | Quotient):
+    if isinstance(key, Quotient):
+        return {"floor": _lin(key.numer), "by": key.denom}
+    return key.name

@@ -58,7 +58,7 @@ class _Keys:
         if isinstance(v, Op):
             return ("op", v.op, str(v.dtype), tuple(sub(a) for a in v.args))
         if isinstance(v, Read):
-            return ("read", sub(v.tensor), tuple(sub(s) for s in v.subs), v.in_bounds)
+            return ("read", sub(v.tensor), tuple(sub(s) for s in v.subs), v.in_bounds, v.strict)
         if isinstance(v, StateRead):
             return ("state", id(v.member), tuple(sub(s) for s in v.subs))
         if isinstance(v, (Generic, Reduce)):

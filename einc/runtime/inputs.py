@@ -12,6 +12,7 @@ import numpy as np
 
 from einc.runtime.errors import RunError
 from einc.runtime.signature import InputSpec, Signature
+from einc.runtime.sizes import check_sizes
 
 
 def bind_inputs(signature: Signature, values: Mapping[str, Any]) -> list:
@@ -24,23 +25,29 @@ def bind_inputs(signature: Signature, values: Mapping[str, Any]) -> list:
         if spec.is_scalar:
             args.append(scalar_argument(spec, value))
         else:
-            array = _checked_array(spec, value)
+            array = _checked_array(spec, value, signature.fixed_dims)
             _check_named_dims(spec, array.shape, named_dims)
             args.append(array)
+    check_sizes(signature, {spec.name: getattr(arg, "shape", ()) for spec, arg in zip(signature.inputs, args)})
     return args
 
 
 def check_input_names(signature: Signature, names: Iterable[str]) -> None:
     """Every given name is declared and every declared input is given."""
     names = list(names)
+    check_known_names(signature, names)
+    for spec in signature.inputs:
+        if spec.name not in names:
+            raise RunError(f"missing input {spec.name!r} ({spec.describe()})")
+
+
+def check_known_names(signature: Signature, names: Iterable[str]) -> None:
+    """Every given name is declared."""
     declared = [spec.name for spec in signature.inputs]
     for name in names:
         if name not in declared:
             listing = ", ".join(declared) if declared else "none"
             raise RunError(f"unknown input {name!r}; the program's inputs are: {listing}")
-    for spec in signature.inputs:
-        if spec.name not in names:
-            raise RunError(f"missing input {spec.name!r} ({spec.describe()})")
 
 
 def scalar_argument(spec: InputSpec, value: Any) -> int | float:
@@ -77,7 +84,7 @@ def _check_int_range(spec: InputSpec, value: int) -> None:
         raise RunError(f"input {spec.name}: {value} does not fit in {spec.dtype}")
 
 
-def _checked_array(spec: InputSpec, value: Any) -> np.ndarray:
+def _checked_array(spec: InputSpec, value: Any, fixed_dims: dict[str, int]) -> np.ndarray:
     if not isinstance(value, np.ndarray):
         raise RunError(f"input {spec.name}: expected a {spec.describe()} numpy array, got {type(value).__name__}")
     if value.dtype != np.dtype(spec.dtype):
@@ -91,6 +98,10 @@ def _checked_array(spec: InputSpec, value: Any) -> np.ndarray:
         if isinstance(dim, int) and dim != size:
             raise RunError(f"input {spec.name}: dimension {axis} must be {dim}, got {size} "
                            f"(shape {list(value.shape)}, expected {spec.describe()})")
+        if dim in fixed_dims and fixed_dims[dim] != size:
+            raise RunError(f"input {spec.name}: dim {dim} was fixed to {fixed_dims[dim]} when the module "
+                           f"was built (--dim {dim}={fixed_dims[dim]}), got {size} on axis {axis} "
+                           f"(shape {list(value.shape)})")
     return np.ascontiguousarray(value)
 
 

@@ -1,24 +1,59 @@
-"""Reading input arrays from .npy files with one-line errors."""
+"""Reading input arrays from .npy files and .npz archives with one-line errors."""
 from __future__ import annotations
+
+import tokenize
+import zipfile
+import zlib
+from contextlib import contextmanager
+from typing import Iterator
 
 import numpy as np
 
 from einc.runtime.errors import RunError
 
+# What numpy and zipfile raise for a file that is not what it claims (a header that asks for
+# more memory than there is included): each means "not a valid file", never a crash.
+# (numpy tokenizes old-style headers: a damaged one can end in tokenize.TokenError.)
+_BAD_FILE = (OSError, ValueError, EOFError, MemoryError, OverflowError, zipfile.BadZipFile, zlib.error,
+             NotImplementedError, RuntimeError, UnicodeDecodeError, KeyError, SyntaxError, tokenize.TokenError)
+
 
 def read_npy(path: str) -> np.ndarray:
     """Load one array; no pickles, and no guessing at files that are not .npy."""
+    with _reading(path, ".npy"), open(path, "rb") as npy_file:
+        return np.lib.format.read_array(npy_file, allow_pickle=False)
+
+
+def read_npz(path: str) -> dict[str, np.ndarray]:
+    """Every array of an .npz archive by name (`np.savez` names members NAME.npy)."""
+    with _reading(path, ".npz"), zipfile.ZipFile(path) as archive:
+        return {_array_name(path, member): _member_array(archive, member) for member in archive.namelist()}
+
+
+@contextmanager
+def _reading(path: str, kind: str) -> Iterator[None]:
+    """Whatever reading `path` raises becomes one line."""
     try:
-        with open(path, "rb") as npy_file:
-            return np.lib.format.read_array(npy_file, allow_pickle=False)
+        yield
     except FileNotFoundError:
         raise RunError(f"cannot read {path}: no such file") from None
     except IsADirectoryError:
         raise RunError(f"cannot read {path}: it is a directory") from None
-    except (OSError, ValueError, EOFError) as err:
-        raise RunError(f"cannot read {path}: not a valid .npy file ({_first_line(err)})") from None
+    except _BAD_FILE as err:
+        raise RunError(f"cannot read {path}: not a valid {kind} file ({_first_line(err)})") from None
+
+
+def _array_name(path: str, member: str) -> str:
+    if not member.endswith(".npy") or member == ".npy":
+        raise RunError(f"cannot read {path}: its member {member!r} is not an array (.npz members are NAME.npy)")
+    return member[:-len(".npy")]
+
+
+def _member_array(archive: zipfile.ZipFile, member: str) -> np.ndarray:
+    with archive.open(member) as npy_file:
+        return np.lib.format.read_array(npy_file, allow_pickle=False)
 
 
 def _first_line(err: Exception) -> str:
-    text = str(err).strip()
+    text = (err.args[0] if err.args and isinstance(err.args[0], str) else str(err)).strip()
     return text.splitlines()[0] if text else type(err).__name__

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import atexit
 import os
+import statistics
 import sys
+import time
 import weakref
+from dataclasses import dataclass
 from typing import Any, Mapping, TextIO
 
 import numpy as np
@@ -13,6 +16,7 @@ import iree.runtime as rt
 from einc.build.targets import TARGETS
 from einc.runtime.errors import RunError
 from einc.runtime.inputs import bind_inputs
+from einc.runtime.integrity import unseal
 from einc.runtime.printing import PRINT_LABEL_PREFIX, format_print
 from einc.runtime.readback import to_numpy
 from einc.runtime.signature import Signature, signature_from_reflection
@@ -42,6 +46,14 @@ def read_signature(vmfb: bytes, name: str) -> Signature:
     """The signature of a module, without opening a device."""
     module = _load_module(rt.VmInstance(), vmfb, name)
     return signature_from_reflection(dict(module.lookup_function("main").reflection), name)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call of `main` over `calls` timed calls (see Program.benchmark)."""
+    calls: int
+    min_s: float
+    median_s: float
 
 
 class _PrintRecorder:
@@ -74,10 +86,13 @@ class Program:
         self.device = _choose_device(self.signature.target, device)
         self._recorder = _PrintRecorder()
         self._hal_device = _open_device(self.device)
-        hal = rt.create_hal_module(self._instance, self._hal_device,
-                                   debug_sink=rt.HalModuleDebugSink(self._recorder))
-        self._context = rt.VmContext(self._instance, modules=[hal, self._module])
-        self._main = rt.FunctionInvoker(self._context, self._hal_device, self._module.lookup_function("main"))
+        try:
+            hal = rt.create_hal_module(self._instance, self._hal_device,
+                                       debug_sink=rt.HalModuleDebugSink(self._recorder))
+            self._context = rt.VmContext(self._instance, modules=[hal, self._module])
+            self._main = rt.FunctionInvoker(self._context, self._hal_device, self._module.lookup_function("main"))
+        except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
+            raise RunError(f"cannot load {name} on the {self.device} device ({_first_line(err)})") from None
         _open_programs.add(self)
 
     def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
@@ -90,12 +105,38 @@ class Program:
         args = bind_inputs(self.signature, inputs)
         self._recorder.records.clear()
         try:
-            results = self._main(*args)
-        except (RuntimeError, ValueError) as err:
-            raise _as_run_error(err) from None
+            results = self._call(args)
         finally:
             self._write_prints(stdout or sys.stdout)
         return self._outputs(results)
+
+    def benchmark(self, inputs: Mapping[str, Any], repeat: int,
+                  stdout: TextIO | None = None) -> tuple[dict[str, np.ndarray], "Timing"]:
+        """Run `main` once to warm up (its prints are written), then `repeat` times more, each
+        timed from the call to its completion with the inputs already on the device and the
+        results left there. Returns the last call's outputs and the timing."""
+        if self._main is None:
+            raise RunError(f"{self.name} was closed")
+        args = [rt.asdevicearray(self._hal_device, a) if isinstance(a, np.ndarray) else a
+                for a in bind_inputs(self.signature, inputs)]
+        self._recorder.records.clear()
+        try:
+            results = self._call(args)
+        finally:
+            self._write_prints(stdout or sys.stdout)
+        seconds = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            results = self._call(args)
+            seconds.append(time.perf_counter() - start)
+            self._recorder.records.clear()       # each call prints the same: shown once above
+        return self._outputs(results), Timing(repeat, min(seconds), statistics.median(seconds))
+
+    def _call(self, args: list):
+        try:
+            return self._main(*args)
+        except (RuntimeError, ValueError) as err:
+            raise _as_run_error(err) from None
 
     def _write_prints(self, stdout: TextIO) -> None:
         for index, arrays in self._recorder.records:
@@ -123,15 +164,23 @@ class Program:
         self.close()
 
 
-def _load_module(instance: rt.VmInstance, vmfb: bytes, name: str) -> rt.VmModule:
+def _load_module(instance: rt.VmInstance, sealed: bytes, name: str) -> rt.VmModule:
+    """The module in `sealed`, which IREE only sees once its integrity digest matched."""
+    vmfb = unseal(sealed, name)
     try:
         module = rt.VmModule.copy_buffer(instance, vmfb)
-    except (ValueError, RuntimeError) as err:
-        reason = str(err).split("; ")[-1].strip()
+        exported = module.function_names
+    except Exception as err:  # noqa: BLE001 - whatever IREE raises, the file is not a module it loads
+        reason = _first_line(err).split("; ")[-1].strip()
         raise RunError(f"{name} is not a valid IREE module ({reason})") from None
-    if "main" not in module.function_names:
+    if "main" not in exported:
         raise RunError(f"{name} is not an einc module (it exports no main function)")
     return module
+
+
+def _first_line(err: Exception) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
 
 
 def _choose_device(target: str | None, requested: str | None) -> str:
@@ -153,7 +202,7 @@ def _open_device(device: str) -> rt.HalDevice:
     try:
         return rt.get_first_device([device])
     except (ValueError, RuntimeError) as err:
-        raise RunError(f"cannot open the {device} device: {str(err).splitlines()[0]}") from None
+        raise RunError(f"cannot open the {device} device: {_first_line(err)}") from None
 
 
 def _as_run_error(err: Exception) -> Exception:

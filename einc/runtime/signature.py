@@ -5,13 +5,13 @@ The lowering stores it as JSON in `main`'s iree.reflection; the build adds `einc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from einc.runtime.errors import RunError
 
 SIGNATURE_KEY = "einc.signature"
 TARGET_KEY = "einc.target"  # stamped by einc.build, read by the runner to pick a device
-SUPPORTED_VERSION = 1
+SUPPORTED_VERSION = 2
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
 
 Dim = int | str | None  # fixed size, named dim, or `?`
@@ -48,6 +48,9 @@ class Signature:
     prints: dict[int, list[dict]]
     source: str
     target: str | None  # None when the .vmfb was compiled outside einc.build
+    fixed_dims: dict[str, int] = field(default_factory=dict)   # named dims fixed at build time
+    sizes: dict[str, tuple[str, int]] = field(default_factory=dict)  # run-time dim -> (input, axis)
+    size_checks: list[dict] = field(default_factory=list)     # read by einc.runtime.sizes
 
     def input(self, name: str) -> InputSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -69,6 +72,9 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             prints={int(key): parts for key, parts in doc.get("prints", {}).items()},
             source=doc.get("source", ""),
             target=reflection.get(TARGET_KEY),
+            fixed_dims={str(name): int(size) for name, size in doc.get("fixed_dims", {}).items()},
+            sizes={str(name): (str(at["input"]), int(at["axis"])) for name, at in doc.get("sizes", {}).items()},
+            size_checks=list(doc.get("size_checks", [])),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None

@@ -1,0 +1,18 @@
+"""Semantics: modules are loaded and parsed, names resolved, and the program elaborated to IR.
+
+Layers, bottom first; a module imports only modules of lower layers (tests/test_import_layers.py
+reads this list and checks it):
+  1. values, state, bounds, builtins, modules: compile-time values, elaboration book-keeping,
+     bounds checks, the built-in names, loading the module tree
+  2. resolve, scalar_ops: name resolution; operations on scalars and literals
+  3. tensors: reads, partial reads, point-by-point application (`lift`), lazy Jacobian reads
+  4. pointwise, types, printing, einsum, outputs: elementwise/cast_to/select (shared by the
+     rules), annotations, `print`, `__einsum`, which values leave the program
+  5. definitions, derivative_rules, patterns: indexed definitions, user `@fn` rules, `match`
+  6. recurrences: recurrence groups
+  7. derivatives: `@y / @x` requests
+  8. evaluator: the `Elaborator` and the tables it dispatches through (EXPR_RULES by AST node
+     type, BUILTIN_RULES by name, INTRINSIC_RULES by name and argument count)
+  9. expressions, builtin_calls: the rules, entered into the evaluator's tables
+ 10. elaborate: the entry point, the one module that imports the rule modules
+"""

@@ -3,7 +3,9 @@
 A read whose subscripts are affine is checked over the whole iteration domain: if some point
 surely leaves the array it is an error, unless the read sits under a guard or an `if` (zero
 padding is written that way), in which case the lowering clamps it. A read proven inside the
-array for every admissible size is marked `in_bounds`, which allows an affine indexing map.
+array for every admissible size is marked `in_bounds`, which allows an affine indexing map; one
+outside any guard is `strict`: whatever the sizes, it must stay inside (checked before a run,
+passes/size_facts), never be clamped.
 """
 from __future__ import annotations
 
@@ -50,3 +52,4 @@ def _check(read: Read, guarded: bool) -> None:
                           "narrow the index range or guard the read with `where`")
         proven = proven and affine.surely_nonnegative(lo) and affine.surely_nonnegative(last - hi)
     read.in_bounds = proven
+    read.strict = not guarded

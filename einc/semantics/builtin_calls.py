@@ -1,4 +1,6 @@
-"""Built-in functions: print, assert, len, shape, typeof, load_npy and the math intrinsics."""
+"""Built-in functions: assert, len, shape, typeof, load_npy and the intrinsics (`__sqrt`, ..),
+entered into the evaluator's tables. `print` takes format strings, not values, so the call rule
+of expressions handles it (printing)."""
 from __future__ import annotations
 
 import os
@@ -7,54 +9,49 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir import nodes as ir
-from einc.ir.types import BOOL, I32, Lin
+from einc.ir.types import BOOL, Lin
 from einc.semantics import builtins, scalar_ops, tensors
+from einc.semantics.einsum import einsum
+from einc.semantics.evaluator import INTRINSIC_RULES, builtin_rule, intrinsic_rule
+from einc.semantics.pointwise import cast_to, elementwise
 from einc.semantics.values import PartialRead, StrVal, TupleVal, Weak, describe
-from einc.syntax import ast
 
 MATH_UNARY = set(builtins.UNARY_MATH) | {"abs", "isnan", "isinf"}
-MATH_BINARY = {"min", "max", "pow", "atan2", "fmod"}
+MATH_BINARY = {"min": "min", "max": "max", "pow": "pow", "atan2": "atan2", "fmod": "rem"}  # -> scalar op
 
 
-def call(el, name: str, args: list, span):
-    rule = _RULES.get(name)     # looked up first: `x.size` is the rule `__size`
-    if rule is None and name.startswith("__"):
-        return call_intrinsic(el, name[2:], args, span)
-    if rule is None:
-        raise d.error(d.UNSUPPORTED, f"`{name}` has no meaning in a compiled program", span)
-    return rule(el, args, span)
+def _pointwise(op: str):
+    """The rule of an intrinsic that is the scalar operation `op`, point by point on arrays."""
+    return lambda el, args, span: elementwise(el, op, args, span)
 
 
-def call_intrinsic(el, name: str, args: list, span, hint: str = ""):
-    from einc.semantics.expressions import elementwise
-    if name in MATH_UNARY and len(args) == 1:
-        return elementwise(el, name, args, span)
-    if name in MATH_BINARY and len(args) == 2:
-        op = {"fmod": "rem"}.get(name, name)
-        return elementwise(el, op, args, span)
-    if name == "select" and len(args) == 3:
-        return elementwise(el, "select", args, span)
-    if name in ("inf", "nan") and not args:
-        return Weak(np.asarray(np.inf if name == "inf" else np.nan), "float", span)
-    if name == "cast_like" and len(args) == 2:
-        return _cast_like(el, *args, span)
-    if name == "einsum" and len(args) == 2:
-        from einc.semantics.einsum import einsum
-        return einsum(el, *args, span)
-    count = f"{len(args)} argument" + ("" if len(args) == 1 else "s")
-    raise d.error(d.UNDEFINED, f"no function `{name}` taking {count}", span, hint=hint)
+def _float_constant(value: float):
+    return lambda el, args, span: Weak(np.asarray(value), "float", span)
 
 
-def _cast_like(el, x, like, span):
+INTRINSIC_RULES.update({(name, 1): _pointwise(name) for name in MATH_UNARY})
+INTRINSIC_RULES.update({(name, 2): _pointwise(op) for name, op in MATH_BINARY.items()})
+INTRINSIC_RULES.update({("select", 3): _pointwise("select"), ("inf", 0): _float_constant(np.inf),
+                        ("nan", 0): _float_constant(np.nan)})
+
+
+@intrinsic_rule(("cast_like", 2))
+def _cast_like(el, args, span):
     """`x` converted to the element type of `like`: lets generic library code turn a count into
     the float type of its data (`sum / __cast_like(n, sum)`), which `as` cannot name."""
-    from einc.semantics.expressions import _cast_to
+    x, like = args
     like = scalar_ops.materialize(tensors.whole(like, span), None, span)
     if not isinstance(like, ir.Value):
         raise d.error(d.TYPE, f"`__cast_like` needs a number or an array, found {describe(like)}", span)
-    return _cast_to(el, x, like.dtype, span)
+    return cast_to(el, x, like.dtype, span)
 
 
+@intrinsic_rule(("einsum", 2))
+def _einsum(el, args, span):
+    return einsum(el, *args, span)
+
+
+@builtin_rule("len")
 def _len(el, args, span):
     (x,) = _arity(args, 1, "len", span)
     x = tensors.shape_only(x, span)
@@ -63,6 +60,7 @@ def _len(el, args, span):
     return ir.size_value(x.shape[0], span)
 
 
+@builtin_rule("shape")
 def _shape(el, args, span):
     (x,) = _arity(args, 1, "shape", span)
     x = tensors.shape_only(x, span)
@@ -74,6 +72,7 @@ def _shape(el, args, span):
     return ir.Stack(tuple(dims), span=span)
 
 
+@builtin_rule("__size")
 def _numel(el, args, span):
     (x,) = _arity(args, 1, "size", span)
     x = tensors.shape_only(x, span)
@@ -83,11 +82,13 @@ def _numel(el, args, span):
     return total
 
 
+@builtin_rule("typeof")
 def _typeof(el, args, span):
     (x,) = _arity(args, 1, "typeof", span)
     return StrVal(describe(tensors.whole(x, span) if tensors.is_array(x) else x), span)
 
 
+@builtin_rule("assert")
 def _assert(el, args, span):
     if not 1 <= len(args) <= 2:
         raise d.error(d.TYPE, "`assert` takes a condition and an optional message", span)
@@ -104,6 +105,7 @@ def _assert(el, args, span):
     return TupleVal(())
 
 
+@builtin_rule("load_npy")
 def _load_npy(el, args, span):
     (path,) = _arity(args, 1, "load_npy", span)
     if not isinstance(path, StrVal):
@@ -117,6 +119,7 @@ def _load_npy(el, args, span):
         raise d.error(d.IO, f"`{path.text}` holds {array.dtype}, not numbers", span)
     if array.dtype == np.float16:
         array = array.astype(np.float32)
+    el.ir.data_files.append(full)
     return ir.Const(np.ascontiguousarray(array), span=span)
 
 
@@ -124,66 +127,3 @@ def _arity(args, n, name, span):
     if len(args) != n:
         raise d.error(d.TYPE, f"`{name}` takes {n} argument{'s' * (n != 1)}, got {len(args)}", span)
     return args
-
-
-_RULES = {"len": _len, "shape": _shape, "__size": _numel, "typeof": _typeof,
-          "assert": _assert, "load_npy": _load_npy}
-
-
-# ---------------------------------------------------------------- print
-
-def print_call(el, arg_nodes: list, env, span):
-    parts, args = [], []
-    for k, node in enumerate(arg_nodes):
-        if k:
-            parts.append({"text": " "})
-        if isinstance(node, ast.StrLit):
-            p, a = format_parts(el, node, env, first_arg=len(args))
-        else:
-            p, a = _value_parts(el.ev(node, env), "", len(args), span)
-        parts += p
-        args += a
-    parts.append({"text": "\n"})
-    el.ir.effects.append(ir.Print(_merge_text(parts), tuple(args), span=span))
-    return TupleVal(())
-
-
-def format_parts(el, node: ast.StrLit, env, first_arg: int = 0):
-    parts, args = [], []
-    for piece in node.parts:
-        if isinstance(piece, str):
-            parts.append({"text": piece})
-            continue
-        p, a = _value_parts(el.ev(piece.expr, env), piece.spec, first_arg + len(args), piece.span)
-        parts += p
-        args += a
-    return _merge_text(parts), args
-
-
-def _value_parts(v, spec: str, next_arg: int, span):
-    if isinstance(v, StrVal):
-        return [{"text": format(v.text, spec)}], []
-    if isinstance(v, TupleVal):
-        parts, args = [{"text": "("}], []
-        for k, item in enumerate(v.items):
-            p, a = _value_parts(item, spec, next_arg + len(args), span)
-            parts += ([{"text": ", "}] if k else []) + p
-            args += a
-        return parts + [{"text": ")"}], args
-    v = tensors.whole(scalar_ops.materialize(v, None, span), span)
-    if not isinstance(v, ir.Value):
-        raise d.error(d.TYPE, f"cannot print {describe(v)}", span)
-    return [{"arg": next_arg, "spec": spec}], [v]
-
-
-def _merge_text(parts: list) -> list:
-    out = []
-    for p in parts:
-        if "text" in p and out and "text" in out[-1]:
-            out[-1] = {"text": out[-1]["text"] + p["text"]}
-        elif p != {"text": ""}:
-            out.append(p)
-    return out
-
-
-__all__ = ["call", "call_intrinsic", "print_call", "format_parts", "I32"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir.nodes import Read, Value
+from einc.passes.autodiff.gradient import gradient
+from einc.passes.autodiff.jacobian import SLICE
 from einc.semantics import tensors
 from einc.semantics.recurrences import RecState
 from einc.semantics.values import LazyJacobian, Weak, describe
@@ -21,7 +23,6 @@ def request(el, e: ast.Derivative, env):
     y, ysubs = _operand(el, e.numerator, "target", env)
     x, xsubs = _operand(el, e.denominator, "parameter", env)
     if y.rank == 0 and not xsubs:
-        from einc.passes.autodiff.gradient import gradient
         return gradient(y, x, e.span, el.derivative_rules)
     lazy = LazyJacobian(y, x, el.derivative_rules, e.span)
     if not ysubs and not xsubs:
@@ -33,7 +34,7 @@ def request(el, e: ast.Derivative, env):
         if subs and len(subs) == v.rank and all(isinstance(s, Value) for s in subs):
             # index variables of an enclosing definition take their ranges from these axes
             el.state.note_read(Read(v, tuple(subs), span=node.span), [f"`{_name(node)}[..]`"] * v.rank)
-    return read(lazy, ysubs + xsubs, e.span)
+    return tensors.read_jacobian(lazy, ysubs + xsubs, e.span)
 
 
 def _operand(el, node, what: str, env):
@@ -53,7 +54,6 @@ def _operand(el, node, what: str, env):
 
 
 def _subscript(el, s, env, span):
-    from einc.passes.autodiff.jacobian import SLICE
     if isinstance(s, ast.FullSlice):
         return SLICE
     if isinstance(s, ast.RestIndex):
@@ -64,18 +64,3 @@ def _subscript(el, s, env, span):
 def _name(node) -> str:
     base = node.base if isinstance(node, ast.Index) else node
     return getattr(base, "name", "y")
-
-
-def read(lazy: LazyJacobian, subs: list, span) -> Value:
-    """lazy[subs]: fewer subscripts than axes keep the trailing axes whole."""
-    from einc.passes.autodiff.jacobian import SLICE, jacobian_read
-    if len(subs) > lazy.rank:
-        raise d.error(d.SHAPE, f"{len(subs)} subscripts for a derivative of rank {lazy.rank}", span)
-    subs = [s if s is SLICE else tensors.subscript(s, span) for s in subs]
-    subs += [SLICE] * (lazy.rank - len(subs))
-    return jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
-
-
-def materialize(lazy: LazyJacobian) -> Value:
-    from einc.passes.autodiff.jacobian import jacobian
-    return jacobian(lazy.y, lazy.x, lazy.span, lazy.rules)

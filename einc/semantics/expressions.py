@@ -1,13 +1,19 @@
-"""Elaboration rules for expressions, one per AST node type (registered in EXPR_RULES)."""
+"""Elaboration rules for expressions, one per AST node type (entered into the evaluator's EXPR_RULES)."""
 from __future__ import annotations
 
 import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
-from einc.ir.types import BOOL, I32, Lin
+from einc.ir.types import BOOL, Lin
 from einc.semantics import definitions, derivatives, recurrences, scalar_ops, tensors, types
-from einc.semantics.elaborate import EXPR_RULES
+from einc.semantics.bounds import check_reads
+from einc.semantics.derivative_rules import differential_key
+from einc.semantics.evaluator import expression_rule
+from einc.semantics.modules import stdlib_modules_defining
+from einc.semantics.patterns import match
+from einc.semantics.pointwise import cast_to, elementwise, select
+from einc.semantics.printing import format_parts, print_call
 from einc.semantics.values import LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
@@ -16,25 +22,7 @@ BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "**": "pow
           ">=": "ge"}
 
 
-def rule(*node_types):
-    def register(fn):
-        for t in node_types:
-            EXPR_RULES[t] = fn
-        return fn
-    return register
-
-
-def elementwise(el, op: str, args: list, span):
-    """Scalar `op` on scalars, or point by point when any argument is an array."""
-    if any(tensors.is_array(a) for a in args):
-        return tensors.lift(lambda *s: scalar_ops.apply(op, list(s), span), args, span, el.state)
-    for a in args:
-        if not isinstance(a, (Value, Weak)):
-            raise d.error(d.TYPE, f"`{scalar_ops.SYMBOL.get(op, op)}` cannot take {describe(a)}", span)
-    return scalar_ops.apply(op, args, span)
-
-
-@rule(ast.IntLit, ast.FloatLit, ast.BoolLit)
+@expression_rule(ast.IntLit, ast.FloatLit, ast.BoolLit)
 def _literal(el, e, env):
     kind = {ast.IntLit: "int", ast.FloatLit: "float", ast.BoolLit: "bool"}[type(e)]
     value = Weak(np.asarray(e.value), kind, e.span)
@@ -44,27 +32,26 @@ def _literal(el, e, env):
     return value
 
 
-@rule(ast.StrLit)
+@expression_rule(ast.StrLit)
 def _string(el, e, env):
-    from einc.semantics.builtin_calls import format_parts
     parts, args = format_parts(el, e, env)
     if args:
         raise d.error(d.UNSUPPORTED, "a string with run-time values can only be printed", e.span)
     return StrVal("".join(p["text"] for p in parts), e.span)
 
 
-@rule(ast.Name, ast.Path)
+@expression_rule(ast.Name, ast.Path)
 def _name(el, e, env):
     name = e.name if isinstance(e, ast.Name) else "::".join(e.segments)
     return el.lookup(e.def_id, name, e.span, env)
 
 
-@rule(ast.Unary)
+@expression_rule(ast.Unary)
 def _unary(el, e, env):
     return elementwise(el, "neg" if e.op == "-" else "not", [el.ev(e.operand, env)], e.span)
 
 
-@rule(ast.Binary)
+@expression_rule(ast.Binary)
 def _binary(el, e, env):
     left, right = el.ev(e.left, env), el.ev(e.right, env)
     if e.op == "in":
@@ -86,47 +73,43 @@ def _membership(el, item, arr, span):
     return Reduce("any", (var,), scalar_ops.apply("eq", [element, item], span), span=span)
 
 
-@rule(ast.Call)
+@expression_rule(ast.Call)
 def _call(el, e, env):
     fn = el.ev(e.func, env)
     if getattr(fn, "name", None) == "print":
-        from einc.semantics.builtin_calls import print_call
         return print_call(el, e.args, env, e.span)
     return el.call(fn, [el.ev(a, env) for a in e.args], e.span)
 
 
-@rule(ast.MethodCall)
+@expression_rule(ast.MethodCall)
 def _method(el, e, env):
     obj = el.ev(e.obj, env)
     args = [obj] + [el.ev(a, env) for a in e.args]
     if e.def_id is not None:
         return el.call(el.lookup(e.def_id, e.method, e.span, env), args, e.span)
-    from einc.semantics.builtin_calls import call_intrinsic
-    return call_intrinsic(el, e.method, args, e.span, hint=_method_hint(e.method))
+    return el.call_intrinsic(e.method, args, e.span, hint=_method_hint(e.method))
 
 
 def _method_hint(method: str) -> str:
-    from einc.semantics.modules import stdlib_modules_defining
     hint = f"`x.{method}()` calls `{method}(x)`, so a function `{method}` must be in scope"
     homes = stdlib_modules_defining(method)
     return hint + (f": `use {homes[0]}::{method};`" if homes else "")
 
 
-@rule(ast.Member)
+@expression_rule(ast.Member)
 def _member(el, e, env):
     obj = el.ev(e.obj, env)
     if e.name.isdigit():
         if not isinstance(obj, TupleVal) or int(e.name) >= len(obj.items):
             raise d.error(d.TYPE, f"no field `{e.name}` on {describe(obj)}", e.span)
         return obj.items[int(e.name)]
-    from einc.semantics.builtin_calls import call
     if e.name in ("shape", "length", "size"):
-        return call(el, {"length": "len", "size": "__size"}.get(e.name, e.name), [obj], e.span)
+        return el.call_builtin({"length": "len", "size": "__size"}.get(e.name, e.name), [obj], e.span)
     raise d.error(d.UNDEFINED, f"no property `{e.name}` on {describe(obj)}", e.span,
                   hint="arrays have .shape, .length and .size")
 
 
-@rule(ast.Index)
+@expression_rule(ast.Index)
 def _index(el, e, env):
     base = el.ev(e.base, env)
     subs = []
@@ -141,7 +124,6 @@ def _index(el, e, env):
         return recurrences.state_read(el, base, [tensors.subscript(x, e.span) for x in subs], e.span)
     result = tensors.read(base, subs, e.span, el.state, _source_text(el, e))
     if isinstance(result, Value) and not el.state.frames and not free_vars(result):
-        from einc.semantics.bounds import check_reads
         check_reads(result, None, el.state, e.span)
     return result
 
@@ -154,28 +136,21 @@ def _source_text(el, e) -> str:
     return f"`{line[e.span.col - 1:e.span.end_col - 1]}`"
 
 
-@rule(ast.Cast)
+@expression_rule(ast.Cast)
 def _cast(el, e, env):
     value = el.ev(e.expr, env)
     if isinstance(e.to, ast.ArrayType):
         dtype = types.scalar_dtype(e.to.elem)
         value = tensors.whole(value, e.span)
         if isinstance(value, Value) and value.dtype != dtype:
-            value = _cast_to(el, value, dtype, e.span)
+            value = cast_to(el, value, dtype, e.span)
         return types.annotate(value, e.to, el, e.span)
     if not isinstance(e.to, ast.ScalarType):
         raise d.error(d.TYPE, "`as` converts to a number type", e.to.span)
-    return _cast_to(el, value, types.scalar_dtype(e.to), e.span)
+    return cast_to(el, value, types.scalar_dtype(e.to), e.span)
 
 
-def _cast_to(el, value, dtype, span):
-    if tensors.is_array(value):
-        return tensors.lift(lambda s: scalar_ops.cast(s, dtype, span), [value], span, el.state,
-                            hint_dtypes=False)
-    return scalar_ops.cast(value, dtype, span)
-
-
-@rule(ast.If)
+@expression_rule(ast.If)
 def _if(el, e, env):
     cond = el.ev(e.cond, env)
     constant = _constant_bool(cond)
@@ -200,38 +175,30 @@ def _constant_bool(v):
     return None
 
 
-def select(el, cond, a, b, span):
-    if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
-        return TupleVal(tuple(select(el, cond, x, y, span) for x, y in zip(a.items, b.items)))
-    cond = scalar_ops.materialize(cond, BOOL, span) if isinstance(cond, Weak) else cond
-    return elementwise(el, "select", [cond, a, b], span)
-
-
-@rule(ast.Match)
+@expression_rule(ast.Match)
 def _match(el, e, env):
     scrutinee = el.ev(e.scrutinee, env)
-    from einc.semantics.patterns import match
     return match(el, scrutinee, e, env)
 
 
-@rule(ast.Block)
+@expression_rule(ast.Block)
 def _block(el, e, env):
     scope = env.child()
     el.exec_block(e.stmts, scope)
     return el.ev(e.result, scope) if e.result is not None else TupleVal(())
 
 
-@rule(ast.Lambda)
+@expression_rule(ast.Lambda)
 def _lambda(el, e, env):
     return LambdaVal(e, env)
 
 
-@rule(ast.TupleLit)
+@expression_rule(ast.TupleLit)
 def _tuple(el, e, env):
     return TupleVal(tuple(el.ev(x, env) for x in e.elems), e.span)
 
 
-@rule(ast.ArrayLit)
+@expression_rule(ast.ArrayLit)
 def _array(el, e, env):
     if not e.elems:
         raise d.error(d.SHAPE, "an empty array literal has no type", e.span)
@@ -265,19 +232,19 @@ def _literal_shape(x):
     return (describe(x),)
 
 
-@rule(ast.Range)
+@expression_rule(ast.Range)
 def _range(el, e, env):
     lo, hi = definitions.range_bounds(el, e, env)
     var = IndexVar("r", lo.lin, hi.lin - lo.lin, span=e.span)
     return Generic((var,), IndexRef(var), span=e.span)
 
 
-@rule(ast.Reduction)
+@expression_rule(ast.Reduction)
 def _reduction(el, e, env):
     return definitions.reduction(el, e, env)
 
 
-@rule(ast.Where)
+@expression_rule(ast.Where)
 def _where(el, e, env):
     scope = env.child()
     guard = definitions.where_clauses(el, e.clauses, scope)
@@ -294,7 +261,7 @@ def _kind(v) -> str:
     return scalar_ops.kind_of(v.dtype) if isinstance(v, Value) else "float"
 
 
-@rule(ast.Comprehension)
+@expression_rule(ast.Comprehension)
 def _comprehension(el, e, env):
     if e.filters:
         raise d.error(d.UNSUPPORTED, "a comprehension filter makes the length data-dependent, "
@@ -322,19 +289,15 @@ def _generator(el, g: ast.Generator, env):
     return var, tensors.read(arr, [IndexRef(var)], g.span, el.state, "")
 
 
-@rule(ast.Derivative)
+@expression_rule(ast.Derivative)
 def _derivative(el, e, env):
     return derivatives.request(el, e, env)
 
 
-@rule(ast.Diff)
+@expression_rule(ast.Diff)
 def _differential(el, e, env):
-    from einc.semantics.derivative_rules import differential_key
     try:
         return env.lookup(differential_key(getattr(e.target, "def_id", None)))
     except KeyError:
         raise d.error(d.UNSUPPORTED, "a bare differential `@x` outside a derivative rule `@fn`",
                       e.span, hint="write the derivative as a quotient, e.g. `@loss / @w`") from None
-
-
-__all__ = ["elementwise", "select", "I32"]

@@ -40,6 +40,15 @@ def stdlib_dir(override: Optional[os.PathLike | str] = None) -> FsPath:
     return FsPath(env) if env else DEFAULT_STDLIB
 
 
+def library_module(path: os.PathLike | str) -> Optional[ModPath]:
+    """`("std", "ml", "layers")` for the file of that standard library module, else None."""
+    try:
+        parts = FsPath(path).resolve().relative_to(stdlib_dir().resolve()).with_suffix("").parts
+    except ValueError:
+        return None
+    return ("std",) + (parts[:-1] if parts and parts[-1] == "mod" else parts)
+
+
 def stdlib_modules_defining(name: str) -> list[str]:
     """`std::..` paths of the library modules that declare `pub fn name`, for hints. A text
     search, not a parse: it only has to be right about where a name lives."""

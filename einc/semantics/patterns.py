@@ -6,6 +6,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import Const
 from einc.semantics import scalar_ops
+from einc.semantics.pointwise import select
 from einc.semantics.values import Weak
 from einc.syntax import ast
 
@@ -17,7 +18,6 @@ def match(el, scrutinee, node: ast.Match, env):
         picked = _pick(el, constant, scrutinee, node, env)
         if picked is not None:
             return picked
-    from einc.semantics.expressions import select
     arms = []
     el.state.guard_depth += 1
     try:

@@ -37,12 +37,11 @@ class RecState:
 
 def read_graph(stmts: list) -> dict:
     """def_id -> def_ids of the block's indexed definitions its clauses read."""
-    from einc.semantics.elaborate import iter_nodes
     indexed = {s.def_id for s in stmts if isinstance(s, ast.IndexedLet)}
     reads = {did: set() for did in indexed}
     for s in stmts:
         if isinstance(s, ast.IndexedLet):
-            for node in iter_nodes([s.value, s.wheres, s.slots]):
+            for node in ast.iter_nodes([s.value, s.wheres, s.slots]):
                 if isinstance(node, ast.Name) and node.def_id in indexed:
                     reads[s.def_id].add(node.def_id)
     return reads
@@ -179,7 +178,6 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     """A first guess per member from its base clauses (those reading no member): their type,
     or the default type of their literals; f32 for a member that has none. Also the members
     guessed from literals only (tentative) and those with no base clause (unseeded)."""
-    from einc.semantics.elaborate import iter_nodes
     group = set(clauses_by_member)
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
@@ -188,7 +186,8 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
         tentative.add(did)
         unseeded.add(did)
         for c in clauses:
-            if any(isinstance(n, ast.Name) and n.def_id in group for n in iter_nodes([c.value, c.wheres])):
+            if any(isinstance(n, ast.Name) and n.def_id in group
+                   for n in ast.iter_nodes([c.value, c.wheres])):
                 continue
             step = IndexVar("t", Lin(0), Lin(1))
             body = definitions.clause(el, c, env, step_var=step).body

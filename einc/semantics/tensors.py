@@ -1,5 +1,8 @@
 """Arrays in expressions: element reads, partial reads, and point-by-point application.
 
+A lazy Jacobian (`@y / @x` for an array y, see derivatives) is an array too: reading it
+computes only the entries read, any other use the dense Jacobian.
+
 `lift` is how whole-array arithmetic and elementwise calls of scalar functions work: the
 scalar rule is applied to one element of each array inside a fresh `Generic`.
 """
@@ -11,6 +14,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Stack, StateRead, Value,
                            fresh_index_vars, free_vars, size_value, walk)
 from einc.ir.types import I32, Lin, shape_str
+from einc.passes.autodiff.jacobian import SLICE, jacobian, jacobian_read
 from einc.semantics import scalar_ops
 from einc.semantics.state import State
 from einc.semantics.values import LazyJacobian, PartialRead, Weak, describe
@@ -28,8 +32,7 @@ def whole(v, span=None):
     if isinstance(v, PartialRead):
         return _slice(v, span)
     if isinstance(v, LazyJacobian):
-        from einc.semantics.derivatives import materialize
-        return materialize(v)
+        return jacobian(v.y, v.x, v.span, v.rules)
     return v
 
 
@@ -100,8 +103,7 @@ def read(base, subs: list, span, state: State, text: str):
     if isinstance(base, PartialRead):
         return read(base.base, list(base.subs) + subs, span, state, text)
     if isinstance(base, LazyJacobian):
-        from einc.semantics.derivatives import read as read_derivative
-        return read_derivative(base, subs, span)
+        return read_jacobian(base, subs, span)
     if any(s is None for s in subs):
         raise d.error(d.UNSUPPORTED, "a `:` slice of an array that is not a derivative", span,
                       hint="fewer subscripts give a sub-array: `m[i]` is row i")
@@ -125,6 +127,15 @@ def read(base, subs: list, span, state: State, text: str):
     r = Read(base, tuple(subs), span=span)
     state.note_read(r, [text] * len(subs))
     return r
+
+
+def read_jacobian(lazy: LazyJacobian, subs: list, span) -> Value:
+    """lazy[subs]: fewer subscripts than axes keep the trailing axes whole."""
+    if len(subs) > lazy.rank:
+        raise d.error(d.SHAPE, f"{len(subs)} subscripts for a derivative of rank {lazy.rank}", span)
+    subs = [s if s is SLICE else subscript(s, span) for s in subs]
+    subs += [SLICE] * (lazy.rank - len(subs))
+    return jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
 
 
 def subscript(s, span) -> Value:

@@ -69,6 +69,6 @@ def _check_dims(value: Value, t: ast.ArrayType, el) -> None:
 def _dim_lin(dim: ast.DimSpec, el):
     if dim.size is not None:
         return Lin(dim.size)
-    if dim.name is not None and dim.name in el.named_syms:
-        return Lin.of(el.named_syms[dim.name])
+    if dim.name is not None and dim.name in el.named_dims:
+        return el.named_dims[dim.name]
     return None

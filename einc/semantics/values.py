@@ -14,6 +14,7 @@ import numpy as np
 
 from einc.diagnostics import Span
 from einc.ir.nodes import Value
+from einc.ir.types import shape_str
 
 
 @dataclass(eq=False)
@@ -122,7 +123,6 @@ CompileTimeValue = (Weak, TupleVal, StrVal, FnVal, LambdaVal, BuiltinVal, Partia
 
 def describe(v) -> str:
     """A short type description for diagnostics."""
-    from einc.ir.types import shape_str
     if isinstance(v, Weak):
         return f"{{{v.kind} literal}}" if v.rank == 0 else f"[{{{v.kind}}}; {', '.join(map(str, v.value.shape))}]"
     if isinstance(v, Value):

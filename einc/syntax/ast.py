@@ -406,3 +406,17 @@ class Module(Node):
     """One parsed file."""
     path: str                      # file path as given to the parser
     items: list[Stmt]
+
+
+def iter_nodes(node):
+    """Every AST node under `node` (itself included); `node` may also be a list of nodes."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(n)
+            continue
+        if not isinstance(n, Node):
+            continue
+        yield n
+        stack.extend(getattr(n, f) for f in n.__dataclass_fields__ if f != "span")

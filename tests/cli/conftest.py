@@ -29,3 +29,26 @@ def einc_cli(capsys):
         captured = capsys.readouterr()
         return status, captured.out, captured.err
     return run
+
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """`built(source, target="llvm-cpu", dims=None)`: the .vmfb of an example (path) or of
+    Einlang text, built once per session and shared by the CLI tests."""
+    import einc
+
+    folder = tmp_path_factory.mktemp("built")
+    modules: dict = {}
+
+    def build(source, target: str = "llvm-cpu", dims: dict | None = None) -> Path:
+        key = (str(source), target, tuple(sorted((dims or {}).items())))
+        if key not in modules:
+            path = folder / f"module{len(modules)}.vmfb"
+            einc.compile(str(source), target, dims=dims).save(path)
+            modules[key] = path
+        return modules[key]
+    return build

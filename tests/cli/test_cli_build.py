@@ -20,12 +20,12 @@ def driver(monkeypatch):
     fake = types.ModuleType("einc.driver")
     fake.calls = []
 
-    def compile_program(path, target, outputs):
-        fake.calls.append((path, target, outputs))
+    def compile_program(path, target, outputs, dims):
+        fake.calls.append((path, target, outputs, dims))
         return b"VMFB:" + target.encode()
 
-    def emit_program(path, what, outputs, target):
-        fake.calls.append((path, what, outputs, target))
+    def emit_program(path, what, outputs, target, dims):
+        fake.calls.append((path, what, outputs, target, dims))
         return f"<{what} of {path} for {target}>\n"
 
     fake.compile_program, fake.emit_program = compile_program, emit_program
@@ -48,14 +48,14 @@ def test_build_writes_the_module(einc_cli, driver, program, tmp_path):
                                       "--output", "y", "--output", "z")
     assert (status, stdout, stderr) == (0, "", "")
     assert out.read_bytes() == b"VMFB:vulkan-spirv"
-    assert driver.calls == [(str(program), "vulkan-spirv", ["y", "z"])]
+    assert driver.calls == [(str(program), "vulkan-spirv", ["y", "z"], {})]
 
 
 def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver, program, tmp_path):
     out = tmp_path / "prog.vmfb"
     out.write_bytes(b"previous build")
 
-    def failing(path, target, outputs):
+    def failing(path, target, outputs, dims):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -67,7 +67,7 @@ def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver
 
 
 def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
-    def failing(path, target, outputs):
+    def failing(path, target, outputs, dims):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -76,7 +76,7 @@ def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
 
 
 def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
-    def crashing(path, target, outputs):
+    def crashing(path, target, outputs, dims):
         raise KeyError("oops")
 
     driver.compile_program = crashing

@@ -79,7 +79,8 @@ def test_corrupt_and_foreign_modules(einc_cli, tmp_path, modules):
     corrupt = tmp_path / "corrupt.vmfb"
     corrupt.write_bytes(modules["llvm-cpu"].read_bytes()[:3000])
     status, _, err = einc_cli("run", corrupt)
-    assert status == 1 and err.startswith(f"error: {corrupt} is not a valid IREE module (")
+    assert (status, err) == (1, f"error: {corrupt} has no einc integrity seal: it is damaged, or was not "
+                                "built by this einc (rebuild it with `einc build`)\n")
     status, _, err = einc_cli("run", tmp_path / "absent.vmfb")
     assert (status, err) == (1, f"error: cannot read {tmp_path / 'absent.vmfb'}: No such file or directory\n")
 

@@ -95,11 +95,13 @@ def test_signature_reflection():
     module = lower_program(p, "llvm-cpu")
     main = module.body.operations[0]
     doc = json.loads(main.attributes["iree.reflection"]["einc.signature"].value)
-    assert doc == {"version": 1, "target": "llvm-cpu", "source": "test.ein",
+    assert doc == {"version": 2, "target": "llvm-cpu", "source": "test.ein",
                    "inputs": [{"name": "x", "dtype": "float32", "dims": ["N", 3, None]},
                               {"name": "n", "dtype": "int64", "dims": []}],
                    "outputs": [{"name": "y", "dtype": "int64", "rank": 0}],
-                   "prints": {"0": parts}}
+                   "prints": {"0": parts},
+                   "fixed_dims": {}, "sizes": {"N": {"input": "x", "axis": 0}, "null": {"input": "x", "axis": 2}},
+                   "size_checks": []}
     assert "(tensor<?x3x?xf32>, i64) -> tensor<i64>" in str(main.attributes["function_type"])
 
 

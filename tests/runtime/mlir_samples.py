@@ -14,7 +14,7 @@ def _reflection(signature: dict) -> str:
 
 
 MATMUL_SIGNATURE = {
-    "version": 1,
+    "version": 2,
     "inputs": [
         {"name": "A", "dtype": "float32", "dims": ["M", "K"]},
         {"name": "B", "dtype": "float32", "dims": ["K", 2]},
@@ -54,7 +54,7 @@ func.func @main(%A: tensor<?x?xf32>, %B: tensor<?x2xf32>, %s: f32) -> (tensor<?x
 """
 
 ADD_SIGNATURE = {
-    "version": 1,
+    "version": 2,
     "inputs": [
         {"name": "a", "dtype": "float32", "dims": [None]},
         {"name": "b", "dtype": "float32", "dims": [None]},

@@ -34,3 +34,13 @@ def test_missing_file_and_directory(tmp_path):
         read_npy(str(tmp_path / "nope.npy"))
     with pytest.raises(RunError, match="is a directory"):
         read_npy(str(tmp_path))
+
+
+def test_a_header_cut_inside_its_dictionary_is_one_line(tmp_path):
+    # found by tools/fuzz_runner.py: numpy tokenizes the header and raised tokenize.TokenError
+    np.save(tmp_path / "a.npy", np.ones((3, 2), np.float32))
+    data = bytearray((tmp_path / "a.npy").read_bytes())
+    data[data.index(b"}")] = ord(" ")
+    (tmp_path / "a.npy").write_bytes(bytes(data))
+    with pytest.raises(RunError, match=r"^cannot read .*a.npy: not a valid .npy file \(EOF in multi-line statement\)$"):
+        read_npy(str(tmp_path / "a.npy"))

@@ -8,7 +8,7 @@ from einc.runtime.signature import signature_from_reflection
 
 
 def reflection(**changes):
-    doc = {"version": 1, "inputs": [{"name": "A", "dtype": "float32", "dims": [4, None, "N"]},
+    doc = {"version": 2, "inputs": [{"name": "A", "dtype": "float32", "dims": [4, None, "N"]},
                                    {"name": "x", "dtype": "float64", "dims": []},
                                    {"name": "T", "dtype": "int64", "dims": "*"}],
            "outputs": [{"name": "C", "dtype": "bool"}],
@@ -33,7 +33,7 @@ def test_missing_signature_means_not_an_einc_module():
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"version": 2}, "signature version 2"),
+    ({"version": 1}, "signature version 1"),
     ({"outputs": [{"name": "C", "dtype": "float16"}]}, "malformed einc.signature .*float16"),
     ({"inputs": [{"name": "A", "dtype": "float32", "dims": "all"}]}, "malformed einc.signature"),
     ({"inputs": [{"dtype": "float32", "dims": []}]}, "malformed einc.signature"),

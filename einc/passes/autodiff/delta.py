@@ -9,7 +9,7 @@ stay as guards.
 from __future__ import annotations
 
 from einc.ir import affine
-from einc.ir.nodes import IndexRef, IndexVar, Op, Reduce, Size, Value
+from einc.ir.nodes import Const, IndexRef, IndexVar, Op, Reduce, Size, Value
 from einc.ir.types import BOOL, I32, Lin
 from einc.passes.autodiff.simplify import build
 from einc.passes.autodiff.substitute import substitute
@@ -60,7 +60,6 @@ def _solvable(lin: Lin, remaining: list):
 
 def lin_value(lin: Lin) -> Value:
     """An i32 expression for a Lin over index variables and sizes."""
-    from einc.ir.nodes import Const
     total: Value = Const(np.asarray(lin.const, np.int32))
     sizes = Lin(0, {k: c for k, c in lin.terms.items() if not isinstance(k, IndexVar)})
     if sizes.terms:

@@ -8,6 +8,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Op, Value
+from einc.ir.types import BOOL
 from einc.passes.autodiff.simplify import build
 
 
@@ -66,15 +67,10 @@ UNARY = {
     "acosh": lambda x, y: op("rsqrt", op("sub", _sq(x), _one(x))),
     "atanh": lambda x, y: _recip(op("sub", _one(x), _sq(x))),
     "erf": lambda x, y: mul(const(2.0 / math.sqrt(math.pi), x), op("exp", op("neg", _sq(x)))),
-    "abs": lambda x, y: _select(Op("ge", (x, _zero(x)), _bool()), _one(x), const(-1.0, x)),
+    "abs": lambda x, y: _select(Op("ge", (x, _zero(x)), BOOL), _one(x), const(-1.0, x)),
 }
 PIECEWISE_CONSTANT = ("floor", "ceil", "round", "trunc", "isnan", "isinf", "not", "and", "or",
                       "eq", "ne", "lt", "le", "gt", "ge")
-
-
-def _bool():
-    from einc.ir.types import BOOL
-    return BOOL
 
 
 def partials(node: Op) -> list:
@@ -123,7 +119,7 @@ def _int_as_float(b, like):
 
 def _min_max(n):
     a, b = n.args
-    first = Op("le" if n.op == "min" else "ge", (a, b), _bool())
+    first = Op("le" if n.op == "min" else "ge", (a, b), BOOL)
     return [_select(first, _one(n), _zero(n)), _select(first, _zero(n), _one(n))]
 
 

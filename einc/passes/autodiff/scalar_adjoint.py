@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, StateRead, Value)
+from einc.ir.types import BOOL
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.local_rules import const, mul, op, partials
 
@@ -63,15 +64,10 @@ def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules)
     elif r.kind == "prod":
         inner = mul(adj, op("div", r, r.body))
     else:  # max / min: through the selected point
-        inner = Op("select", (Op("eq", (r.body, r), _bool()), adj, const(0.0, adj)), adj.dtype)
+        inner = Op("select", (Op("eq", (r.body, r), BOOL), adj, const(0.0, adj)), adj.dtype)
     if r.guard is not None:
         inner = Op("select", (r.guard, inner, const(0.0, inner)), inner.dtype)
     return propagate(r.body, inner, stops, extra_vars + tuple(r.vars), rules)
-
-
-def _bool():
-    from einc.ir.types import BOOL
-    return BOOL
 
 
 def _sum(parts: list) -> Value:

@@ -22,6 +22,7 @@ from einc.passes.autodiff.local_rules import const, mul, op, partials
 from einc.passes.autodiff.rewrite import replace_nodes
 from einc.passes.autodiff.seeds import positions
 from einc.passes.autodiff.substitute import substitute
+from einc.passes.autodiff.tangent_recurrence import recurrence_tangent
 
 
 class Tangent:
@@ -73,7 +74,6 @@ class Tangent:
         if isinstance(t, Piecewise):
             return self._piecewise(t)
         if isinstance(t, RecValue):
-            from einc.passes.autodiff.tangent_recurrence import recurrence_tangent
             return recurrence_tangent(self, t)
         raise d.error(d.UNSUPPORTED, f"no forward derivative through {type(t).__name__}", self.span)
 

@@ -1,0 +1,97 @@
+"""The build cache behind `einc run FILE.ein`: one sealed .vmfb per key, under the user cache.
+
+The key is a SHA-256 over everything a module's bytes depend on: the text of the program and of
+every module it loaded (by the names the diagnostics and asserts embed), the contents of every
+file `load_npy` read, the target, its IREE flags and, for `llvm-cpu`, the host CPU the code is
+tuned to, the chosen outputs, the fixed dims, and the einc (version and code) and IREE versions.
+A change to any of them is a new key. Entries are written atomically and verified (their seal)
+when read, so a damaged entry is rebuilt rather than run.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Iterable, Optional
+
+from einc.build.artifact import write_artifact
+from einc.build.targets import get_target
+from einc.runtime.errors import RunError
+from einc.runtime.integrity import unseal
+from einc.version import einc_code_digest, einc_version, iree_versions
+
+_HOST_TUNED = "--iree-llvmcpu-target-cpu=host"
+
+
+def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: str,
+              outputs: Optional[list[str]], dims: dict[str, int]) -> str:
+    """The key of a build: `sources` are (file name, text) of every module loaded."""
+    flags = get_target(target).flags
+    description = {
+        "einc": [einc_version(), einc_code_digest()],
+        "iree": iree_versions(),
+        "target": target,
+        "flags": list(flags),
+        "host_cpu": _host_cpu() if _HOST_TUNED in flags else None,
+        "outputs": outputs,
+        "dims": sorted(dims.items()),
+        "sources": sorted((name, _digest(text.encode())) for name, text in sources),
+        "data": sorted((path, _digest(_read(path))) for path in set(data_files)),
+    }
+    return _digest(json.dumps(description, sort_keys=True).encode())
+
+
+class ModuleCache:
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.vmfb"
+
+    def lookup(self, key: str) -> Optional[Path]:
+        """The entry's path if it is there and intact; a damaged entry is removed."""
+        path = self.path(key)
+        try:
+            unseal(path.read_bytes(), str(path))
+        except FileNotFoundError:
+            return None
+        except (OSError, RunError):
+            _remove(path)
+            return None
+        return path
+
+    def store(self, key: str, vmfb: bytes) -> Path:
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_artifact(path, vmfb)
+        return path
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as data_file:
+        return data_file.read()
+
+
+def _host_cpu() -> str:
+    """What `target-cpu=host` tunes for: the CPU model and its feature flags (Linux), else the
+    processor name; a cache shared between machines must not hand one machine another's code."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            lines = cpuinfo.read().split("\n\n", 1)[0].splitlines()
+        wanted = ("model name", "flags", "Features", "CPU implementer", "CPU part")
+        return _digest("\n".join(l for l in lines if l.split(":")[0].strip() in wanted).encode())
+    except OSError:
+        return f"{platform.machine()} {platform.processor()}"
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

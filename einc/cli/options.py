@@ -1,0 +1,36 @@
+"""Options several commands share: --target, --output, --dim and --message-format."""
+from __future__ import annotations
+
+import click
+
+from einc.build.targets import TARGETS
+
+MESSAGE_FORMATS = ("human", "json")
+
+target_option = click.option(
+    "--target", type=click.Choice(list(TARGETS)), default="llvm-cpu", show_default=True,
+    help="llvm-cpu: this CPU (fastest, not portable); llvm-cpu-generic: any CPU of this "
+         "architecture; vulkan-spirv: Vulkan (f32/i32/bool only).")
+outputs_option = click.option(
+    "--output", "outputs", multiple=True, metavar="NAME",
+    help="Make NAME an output (repeatable; default: every top-level binding).")
+dims_option = click.option(
+    "--dim", "dims", multiple=True, metavar="NAME=SIZE",
+    help="Fix the named dim NAME to SIZE at build time: static shapes for IREE, and the module "
+         "accepts no other size (repeatable).")
+message_format_option = click.option(
+    "--message-format", type=click.Choice(MESSAGE_FORMATS), default="human", show_default=True,
+    help="json: each diagnostic as one JSON object per line on stdout (schema in the README).")
+
+
+def parse_dims(options: tuple[str, ...]) -> dict[str, int]:
+    """`NAME=SIZE` strings -> {NAME: SIZE}; malformed or repeated ones are usage errors."""
+    dims: dict[str, int] = {}
+    for option in options:
+        name, sep, size = option.partition("=")
+        if not sep or not name.isidentifier() or not (size.isascii() and size.isdigit()):
+            raise click.UsageError(f"--dim expects NAME=SIZE with SIZE a whole number, got {option!r}")
+        if name in dims:
+            raise click.UsageError(f"dim {name!r} is given more than once")
+        dims[name] = int(size)
+    return dims

@@ -1,0 +1,243 @@
+"""The facts about run-time sizes that every run must satisfy (`Program.size_facts`).
+
+Extents are linear forms in the input dims (`H - KH + 1`), and the front end proves reads in
+bounds assuming every dim is at least 1. Some sizes a caller can pass break both: a negative
+extent makes IREE allocate a tensor of absurd size, and a read at `z[0]` of an empty `z` leaves
+its buffer. This pass lists, for the runner to check before the call (einc/runtime/sizes.py):
+
+- `ExtentFact`: an index range's extent is >= 0;
+- `IndexFact`: when an access runs at all (every extent of its iteration domain >= 1), the
+  indices it touches along an axis, `first ..= last`, lie in `[0, size)`. Affine reads proven in
+  bounds or outside any guard (`y[N - 1]`, `y[i]` over a range of another size) give their
+  range; clamped reads (guarded, data-dependent, generated) only need a non-empty axis.
+  Recurrence clauses and piecewise clauses write, and are checked the same way.
+
+Facts that hold for every size (sizes are >= 0) are dropped; facts with no size left in them
+(every dim fixed, or none) are decided here: a false one is a diagnostic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from einc import diagnostics as d
+from einc.diagnostics import Span
+from einc.ir import affine
+from einc.ir.nodes import (Generic, IndexVar, Input, Piecewise, Program, Read, RecurrenceGroup, RecValue,
+                           Reduce, Stack, StateRead, Value, free_vars)
+from einc.ir.types import Lin, Quotient
+from einc.passes.recurrence_groups import program_roots
+
+
+@dataclass(frozen=True)
+class ExtentFact:
+    """`extent` (of index `var`) must be >= 0."""
+    extent: Lin
+    var: str
+    span: Optional[Span]
+
+
+@dataclass(frozen=True)
+class IndexFact:
+    """If every Lin in `when` is >= 1, `access` ("read" or "write") of `array` touches indices
+    `first ..= last` of axis `axis`, which must lie in [0, size)."""
+    access: str
+    array: str
+    axis: int
+    size: Lin
+    first: Lin
+    last: Lin
+    when: tuple
+    span: Optional[Span]
+
+    @property
+    def requirements(self) -> tuple[Lin, Lin]:
+        return self.first, self.size - 1 - self.last
+
+
+SizeFact = ExtentFact | IndexFact
+
+
+def collect_size_facts(program: Program) -> list:
+    """The facts of `program` that depend on run-time sizes, in program order, each once."""
+    collector = _Collector()
+    for root in program_roots(program):
+        collector.value(root, ())
+    facts, extents = [], set()
+    for fact in dict.fromkeys(collector.facts):
+        if _holds_for_every_size(fact) or getattr(fact, "extent", None) in extents:
+            continue
+        if isinstance(fact, ExtentFact):
+            extents.add(fact.extent)       # the first range with an extent names it
+        if _is_constant(fact):
+            raise _violated(fact)
+        facts.append(fact)
+    return facts
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.facts: list = []
+        self._seen: set = set()
+        self._free: dict = {}             # memo of free_vars
+        self._steps: dict = {}            # inside a recurrence clause: its step var -> the clause's steps
+
+    def value(self, v: Value, domain: tuple) -> None:
+        """Visit `v`, evaluated at every point of `domain` (extents); a value that uses no
+        index variable runs once, whatever the domain."""
+        if not free_vars(v, self._free):
+            domain = ()
+        key = (id(v), domain, tuple(map(id, self._steps.values())))
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        rule = _RULES.get(type(v))
+        if rule is not None:
+            rule(self, v, domain)
+        else:
+            for operand in v.operands():
+                self.value(operand, domain)
+
+    def ranges(self, variables, domain: tuple, span: Optional[Span]) -> tuple:
+        """Record the extents of `variables` (of a definition at `span`); the domain they open
+        inside `domain`."""
+        for var in variables:
+            self.facts.append(ExtentFact(var.extent, var.name, var.span or span))
+        return domain + tuple(var.extent for var in variables)
+
+    def generic(self, v: Generic, _domain: tuple) -> None:
+        self._body(v.body, v.guard, self.ranges(v.vars, (), v.span))
+
+    def reduce(self, v: Reduce, domain: tuple) -> None:
+        self._body(v.body, v.guard, self.ranges(v.vars, domain, v.span))
+
+    def read(self, v: Read, domain: tuple) -> None:
+        for sub in v.subs:
+            self.value(sub, domain)
+        per_point = isinstance(v.tensor, Stack) and free_vars(v.tensor, self._free)
+        self.value(v.tensor, domain if per_point else ())
+        name = _array_name(v.tensor)
+        for axis, size in enumerate(v.tensor.shape):
+            first, last = _touched(v, axis, self._steps)
+            self.facts.append(IndexFact("read", name, axis, size, first, last, domain, v.span))
+
+    def piecewise(self, v: Piecewise, _domain: tuple) -> None:
+        for clause in v.clauses:
+            self.value(clause.value, ())
+            when = tuple(clause.value.shape)
+            for axis, (offset, extent) in enumerate(zip(clause.offsets, clause.value.shape)):
+                self.facts.append(IndexFact("write", "a piecewise definition", axis, v.shape[axis],
+                                            offset, offset + extent - 1, when, v.span))
+
+    def rec_value(self, v: RecValue, _domain: tuple) -> None:
+        group = v.group
+        if id(group) in self._seen:
+            return
+        self._seen.add(id(group))
+        self._group(group)
+
+    def _group(self, group: RecurrenceGroup) -> None:
+        self.ranges([group.t_var], (), group.members[0].span)
+        for member in group.members:
+            for clause in member.clauses:
+                span = clause.body.span or member.span     # a clause has no span of its own
+                steps = IndexVar(group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
+                domain = self.ranges([steps] + list(clause.vars), (), span)
+                self._steps = {group.t_var: Lin.of(steps)}
+                self._body(clause.body, clause.guard, domain)
+                self._steps = {}
+                firsts = [clause.t_lo] + [var.lo for var in clause.vars]
+                extents = [steps.extent] + [var.extent for var in clause.vars]
+                for axis, (first, extent) in enumerate(zip(firsts, extents)):
+                    self.facts.append(IndexFact("write", member.name, axis, member.shape[axis],
+                                                first, first + extent - 1, domain, member.span))
+
+    def state_read(self, v: StateRead, domain: tuple) -> None:
+        for sub in v.subs:
+            self.value(sub, domain)
+
+    def _body(self, body: Value, guard: Optional[Value], domain: tuple) -> None:
+        self.value(body, domain)
+        if guard is not None:
+            self.value(guard, domain)
+
+
+_RULES = {
+    Generic: _Collector.generic,
+    Reduce: _Collector.reduce,
+    Read: _Collector.read,
+    Piecewise: _Collector.piecewise,
+    RecValue: _Collector.rec_value,
+    StateRead: _Collector.state_read,
+}
+
+
+def _touched(read: Read, axis: int, steps: dict) -> tuple[Lin, Lin]:
+    """The first and last index a read touches along `axis`: its affine range when it was proven
+    in bounds or must stay inside (`strict`), else 0 ..= 0 (a clamped read, under a guard or
+    generated, only needs a non-empty axis). `steps` narrows a recurrence's step variable to
+    the steps of the clause the read is in."""
+    lin = affine.affine_of(read.subs[axis]) if read.in_bounds or read.strict else None
+    if lin is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
+        return Lin(0), Lin(0)
+    return affine.bounds(lin.substitute(steps))
+
+
+def _array_name(v: Value) -> str:
+    if isinstance(v, Input):
+        return v.name
+    if isinstance(v, RecValue):
+        return v.member.name
+    return "an intermediate array"
+
+
+# ---------------------------------------------------------------- deciding facts
+
+def _requirements(fact: SizeFact) -> tuple:
+    return (fact.extent,) if isinstance(fact, ExtentFact) else fact.requirements
+
+
+def _conditions(fact: SizeFact) -> tuple:
+    return () if isinstance(fact, ExtentFact) else fact.when
+
+
+def _holds_for_every_size(fact: SizeFact) -> bool:
+    """Whether `fact` is true whatever the sizes: no access happens, or each requirement r
+    follows from a condition w >= 1 because r - (w - 1) is never negative."""
+    conditions = _with_implied(_conditions(fact))
+    if any(_never_positive(w) for w in conditions):
+        return True
+    return all(any(_never_negative(r - w + 1) for w in conditions + (Lin(1),)) for r in _requirements(fact))
+
+
+def _with_implied(conditions: tuple) -> tuple:
+    """floor(n / k) >= 1 means n >= k: add n - k + 1 >= 1 for each condition that is a quotient."""
+    implied = []
+    for w in conditions:
+        if w.const == 0 and len(w.terms) == 1:
+            [(key, coeff)] = w.terms.items()
+            if isinstance(key, Quotient) and coeff == 1:
+                implied.append(key.numer - key.denom + 1)
+    return tuple(conditions) + tuple(implied)
+
+
+def _never_negative(lin: Lin) -> bool:
+    """`lin` >= 0 for every size >= 0 (a quotient is >= 0 when its numerator is)."""
+    return lin.const >= 0 and all(c >= 0 and (not isinstance(k, Quotient) or _never_negative(k.numer))
+                                  for k, c in lin.terms.items())
+
+
+def _never_positive(lin: Lin) -> bool:
+    return lin.is_const and lin.const <= 0
+
+
+def _is_constant(fact: SizeFact) -> bool:
+    return all(lin.is_const for lin in _requirements(fact) + _conditions(fact))
+
+
+def _violated(fact: SizeFact) -> d.CompileError:
+    """A fact without sizes in it is false for every run: the program's error."""
+    if isinstance(fact, ExtentFact):
+        return d.error(d.SHAPE, f"the range of `{fact.var}` has extent {fact.extent!r}, below zero", fact.span)
+    return d.error(d.BOUNDS, f"this {fact.access} of {fact.array} touches indices {fact.first!r} to "
+                  f"{fact.last!r} of axis {fact.axis}, which has size {fact.size!r}", fact.span)

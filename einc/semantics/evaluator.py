@@ -1,0 +1,295 @@
+"""The evaluator of elaboration: the resolved AST becomes typed tensor IR.
+
+The program is evaluated symbolically, statement by statement, the way a tracing compiler
+does it: each expression yields an IR value whose dtype and shape are checked as it is built,
+so type (E002), shape (E004) and bounds (E005) errors point at the source that caused them.
+A function call elaborates the callee's body with the argument values, which specialises a
+generic function for the argument types (monomorphization) and makes a function written
+for scalars apply point by point to arrays.
+
+The evaluator dispatches through tables that the rule modules above it fill in (elaborate
+imports them): `EXPR_RULES` keyed by AST node type (expressions), `BUILTIN_RULES` keyed by the
+name of a built-in function and `INTRINSIC_RULES` by the name and argument count of an
+intrinsic `__name` (builtin_calls). Statements it runs itself, with definitions and
+recurrences.
+"""
+from __future__ import annotations
+
+from einc import diagnostics as d
+from einc.ir import nodes as ir
+from einc.ir.types import Lin, Sym
+from einc.passes.autodiff.custom_rules import RuleTable
+from einc.semantics import definitions, recurrences, types
+from einc.semantics.derivative_rules import call_with_rule
+from einc.semantics.state import State
+from einc.semantics.values import BuiltinVal, Env, FnVal, TupleVal
+from einc.syntax import ast
+
+EXPR_RULES: dict = {}        # AST node type -> rule(el, node, env)
+BUILTIN_RULES: dict = {}     # name -> rule(el, args, span)
+INTRINSIC_RULES: dict = {}   # (name without `__`, argument count) -> rule(el, args, span)
+MAX_CALL_DEPTH = 64
+
+
+def expression_rule(*node_types):
+    """Enters the decorated function as the rule of these AST node types."""
+    return _entered_into(EXPR_RULES, node_types)
+
+
+def builtin_rule(*names):
+    return _entered_into(BUILTIN_RULES, names)
+
+
+def intrinsic_rule(*name_arities):
+    return _entered_into(INTRINSIC_RULES, name_arities)
+
+
+def _entered_into(table: dict, keys: tuple):
+    def register(fn):
+        for key in keys:
+            table[key] = fn
+        return fn
+    return register
+
+
+class Elaborator:
+    def __init__(self, program, resolution, fixed_dims: dict[str, int] | None = None):
+        self.program = program
+        self.res = resolution
+        self.state = State()
+        self.ir = ir.Program(source=program.entry.path, fixed_dims=dict(fixed_dims or {}))
+        self.globals = Env()
+        self.rest_slots: dict = {}
+        self.named_dims: dict[str, Lin] = {}      # a Sym, or the size `--dim` fixed it to
+        self._module_values: dict = {}
+        self.derivative_rules = RuleTable()      # anchors of calls of functions with a rule
+        self._rule_defs: dict = {}               # function DefId -> its `@fn` rule (as FnVal)
+
+    # ------------------------------------------------------------ expressions
+
+    def ev(self, expr, env: Env):
+        rule = EXPR_RULES.get(type(expr))
+        if rule is None:
+            raise d.error(d.UNSUPPORTED, f"{type(expr).__name__} is not supported here", expr.span)
+        return rule(self, expr, env)
+
+    def lookup(self, def_id, name: str, span, env: Env):
+        if def_id is None:
+            raise d.error(d.UNDEFINED, f"cannot find `{name}` in this scope", span)
+        try:
+            return env.lookup(def_id)
+        except KeyError:
+            pass
+        kind = getattr(def_id, "kind", None)
+        if kind == "builtin":
+            return BuiltinVal(def_id.name)
+        node = self.res.defs.get(def_id)
+        if isinstance(node, ast.FnDef):
+            return FnVal(node, self.globals)
+        if def_id in self._module_values:
+            return self._module_values[def_id]
+        if isinstance(node, (ast.BindPat, ast.Let)):
+            return self._module_level_value(def_id, node, span)
+        raise d.error(d.UNDEFINED, f"`{name}` is used before it is defined", span)
+
+    def _module_level_value(self, def_id, node, span):
+        """A `let`/`const` of another module, evaluated on first use."""
+        let = self.res.let_of.get(def_id) if hasattr(self.res, "let_of") else None
+        let = let or (node if isinstance(node, ast.Let) else None)
+        if let is None or let.value is None:
+            raise d.error(d.UNDEFINED, f"`{def_id.name}` has no value here", span)
+        env = self.globals.child()
+        self.bind_pattern(let.pattern, types.annotate(self.ev(let.value, env), let.type, self), env)
+        value = env.lookup(def_id)
+        self._module_values[def_id] = value
+        return value
+
+    # ------------------------------------------------------------ calls
+
+    def call(self, fn, args: list, span):
+        if isinstance(fn, BuiltinVal):
+            return self.call_builtin(fn.name, args, span)
+        if isinstance(fn, FnVal) and fn.node.def_id in self._rule_defs:
+            return call_with_rule(self, fn, self._rule_defs[fn.node.def_id], args, span)
+        return self.call_body(fn, args, span)
+
+    def call_builtin(self, name: str, args: list, span):
+        rule = BUILTIN_RULES.get(name)     # looked up first: `x.size` is the rule `__size`
+        if rule is None and name.startswith("__"):
+            return self.call_intrinsic(name[2:], args, span)
+        if rule is None:
+            raise d.error(d.UNSUPPORTED, f"`{name}` has no meaning in a compiled program", span)
+        return rule(self, args, span)
+
+    def call_intrinsic(self, name: str, args: list, span, hint: str = ""):
+        """`__name(args)`, the primitive the standard library wraps."""
+        rule = INTRINSIC_RULES.get((name, len(args)))
+        if rule is None:
+            count = f"{len(args)} argument" + ("" if len(args) == 1 else "s")
+            raise d.error(d.UNDEFINED, f"no function `{name}` taking {count}", span, hint=hint)
+        return rule(self, args, span)
+
+    def call_body(self, fn, args: list, span):
+        """Elaborate the callee's body with `args` (its derivative rule aside)."""
+        if isinstance(fn, FnVal):
+            node, env = fn.node, fn.env
+        elif hasattr(fn, "node") and isinstance(fn.node, ast.Lambda):
+            node, env = fn.node, fn.env
+        else:
+            raise d.error(d.TYPE, "this value is not a function", span)
+        if len(args) != len(node.params):
+            name = getattr(node, "name", "closure")
+            raise d.error(d.TYPE, f"`{name}` takes {len(node.params)} arguments but {len(args)} were given", span)
+        if self.state.call_depth >= MAX_CALL_DEPTH:
+            raise d.error(d.UNSUPPORTED, "recursion that does not end at compile time", span,
+                          hint="recursive functions must reach a base case on constant arguments")
+        scope = env.child()
+        for p, a in zip(node.params, args):
+            scope.bind(p.def_id, types.annotate(a, p.type, self, span))
+        self.state.call_depth += 1
+        try:
+            result = self.ev(node.body, scope)
+        except d.CompileError as err:
+            raise err.called_from(span, getattr(node, "name", "closure")) from None
+        finally:
+            self.state.call_depth -= 1
+        return types.annotate(result, getattr(node, "ret", None), self, span)
+
+    # ------------------------------------------------------------ statements
+
+    def exec_block(self, stmts: list, env: Env, top_level: bool = False) -> list:
+        """Run statements in order; return the top-level bindings (for outputs)."""
+        for s in stmts:
+            if isinstance(s, ast.FnDef):
+                env.bind(s.def_id, FnVal(s, env))
+            elif isinstance(s, ast.DiffRule) and s.def_id is not None:
+                self._rule_defs[s.def_id] = FnVal(s, env)
+        reads = recurrences.read_graph(stmts)
+        groups = recurrences.find_groups(reads)
+        last = {}
+        for k, s in enumerate(stmts):
+            if isinstance(s, ast.IndexedLet):
+                last[groups.get(s.def_id, frozenset([s.def_id]))] = k
+        bindings, waiting, done = [], [], set()
+        for k, s in enumerate(stmts):
+            if isinstance(s, ast.Let):
+                bindings += self._let(s, env, top_level)
+            elif isinstance(s, ast.IndexedLet):
+                unit = groups.get(s.def_id, frozenset([s.def_id]))
+                if last[unit] == k:
+                    waiting.append(unit)
+                    bindings += self._define_ready(stmts, waiting, reads, done, env)
+            elif isinstance(s, ast.ExprStmt):
+                self.ev(s.expr, env)
+        return bindings
+
+    def _define_ready(self, stmts: list, waiting: list, reads: dict, done: set, env: Env) -> list:
+        """Define every waiting unit whose reads are defined (a definition may read one that
+        appears later in the block; it is defined once that one is)."""
+        bindings, progress = [], True
+        while progress:
+            progress = False
+            for unit in list(waiting):
+                needs = set().union(*(reads[d] for d in unit)) - unit
+                if needs <= done:
+                    waiting.remove(unit)
+                    bindings += self._indexed(stmts, unit, env)
+                    done |= unit
+                    progress = True
+        return bindings
+
+    def _indexed(self, stmts: list, unit: frozenset, env: Env) -> list:
+        """Define one indexed definition, or a whole recurrence group."""
+        members = list(dict.fromkeys(
+            c.def_id for c in stmts if isinstance(c, ast.IndexedLet) and c.def_id in unit))
+        clauses = {did: [c for c in stmts if isinstance(c, ast.IndexedLet) and c.def_id == did]
+                   for did in members}
+        recurrent = len(unit) > 1 or any(did in self._reads_self(clauses[did]) for did in unit)
+        if recurrent:
+            values = recurrences.define_group(self, clauses, env)
+        else:
+            values = {members[0]: definitions.define(self, clauses[members[0]], env)}
+        for did, value in values.items():
+            env.bind(did, value)
+        return [(clauses[did][0].name, did, False) for did in members]
+
+    @staticmethod
+    def _reads_self(clauses: list) -> set:
+        return {n.def_id for c in clauses for n in ast.iter_nodes([c.value, c.wheres])
+                if isinstance(n, ast.Name)}
+
+    def _let(self, s: ast.Let, env: Env, top_level: bool) -> list:
+        if s.value is None:
+            if not top_level or not isinstance(s.pattern, ast.BindPat) or s.type is None:
+                raise d.error(d.TYPE, "a `let` without a value declares a run-time input: it "
+                              "needs a name and a type and must be at the top level", s.span)
+            env.bind(s.pattern.def_id, self._input(s, env))
+            return []
+        value = types.annotate(self.ev(s.value, env), s.type, self, s.span)
+        self.bind_pattern(s.pattern, value, env)
+        return [(n, did, s.is_const) for n, did in _pattern_names(s.pattern)]
+
+    def bind_pattern(self, pat, value, env: Env) -> None:
+        if isinstance(pat, ast.BindPat):
+            env.bind(pat.def_id, value)
+        elif isinstance(pat, ast.TuplePat):
+            if not isinstance(value, TupleVal) or len(value.items) != len(pat.elems):
+                raise d.error(d.TYPE, f"cannot destructure this value into {len(pat.elems)} parts", pat.span)
+            for p, v in zip(pat.elems, value.items):
+                self.bind_pattern(p, v, env)
+        elif not isinstance(pat, ast.WildPat):
+            raise d.error(d.UNSUPPORTED, "this pattern cannot appear in a `let`", pat.span)
+
+    def _input(self, s: ast.Let, env: Env) -> ir.Input:
+        name, pos = s.pattern.name, len(self.ir.inputs)
+        dtype, dims = types.input_type(s.type, name)
+        shape, declared = [], []
+        for axis, dim in enumerate(dims):
+            shape.append(self._dim_size(dim, name, pos, axis, env))
+            declared.append(dim.size if dim.size is not None else dim.name)
+        value = ir.Input(name, pos, dtype, tuple(shape), declared, span=s.span)
+        self.ir.inputs.append(value)
+        return value
+
+    def _dim_size(self, dim: ast.DimSpec, input_name: str, pos: int, axis: int, env: Env) -> Lin:
+        if dim.size is not None:
+            return Lin(dim.size)
+        if dim.name is None:
+            sym = Sym(f"{input_name}.{axis}", pos, axis)
+            self.ir.syms.append(sym)
+            return Lin.of(sym)
+        if dim.name not in self.named_dims:
+            self.named_dims[dim.name] = self._named_dim_size(dim.name, pos, axis)
+            if dim.def_id is not None:
+                env.bind(dim.def_id, ir.size_value(self.named_dims[dim.name], span=dim.span))
+        return self.named_dims[dim.name]
+
+    def _named_dim_size(self, name: str, pos: int, axis: int) -> Lin:
+        """A fixed dim is a constant from here on, so IREE sees static shapes."""
+        if name in self.ir.fixed_dims:
+            return Lin(self.ir.fixed_dims[name])
+        sym = Sym(name, pos, axis)
+        self.ir.syms.append(sym)
+        return Lin.of(sym)
+
+    # ------------------------------------------------------------ rest indices
+
+    def rest_rank(self, slot: ast.RestIndex, value, env: Env) -> int:
+        """How many axes `..name` stands for, from the first read that uses it."""
+        for node in ast.iter_nodes(value):
+            if isinstance(node, ast.Index) and any(
+                    isinstance(s, ast.RestIndex) and s.def_id == slot.def_id for s in node.subscripts):
+                base = self.ev(node.base, env) if isinstance(node.base, (ast.Name, ast.Path)) else None
+                rank = getattr(base, "rank", None)
+                if rank is not None:
+                    return rank - (len(node.subscripts) - 1)
+        raise d.error(d.SHAPE, f"cannot tell how many axes `..{slot.name}` stands for", slot.span,
+                      hint="read an array with it directly, e.g. `x[..b, i]`")
+
+
+def _pattern_names(pat) -> list:
+    if isinstance(pat, ast.BindPat):
+        return [(pat.name, pat.def_id)]
+    if isinstance(pat, ast.TuplePat):
+        return [x for p in pat.elems for x in _pattern_names(p)]
+    return []

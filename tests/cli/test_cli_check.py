@@ -1,0 +1,135 @@
+"""`einc check`, `--message-format json` and `einc --version`."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_FILES = sorted((ROOT / "examples").rglob("*.ein"))
+STDLIB_FILES = sorted((ROOT / "stdlib").rglob("*.ein"))
+
+MISMATCH = "let A: [f32; 3, 4];\nlet B: [f32; 5, 2];\nlet C[i, j] = sum[k](A[i, k] * B[k, j]);\n"
+LIBRARY_CALL = "use std::ml::softmax;\nlet x: [i32; 3];\nlet p = softmax(x);\n"
+
+
+@pytest.fixture
+def write(tmp_path):
+    def write_program(text: str, name: str = "prog.ein") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+    return write_program
+
+
+def test_every_example_and_every_stdlib_module_checks(einc_cli):
+    assert len(EXAMPLE_FILES) > 20 and len(STDLIB_FILES) > 40
+    assert einc_cli("check", *EXAMPLE_FILES, *STDLIB_FILES) == (0, "", "")
+
+
+def test_a_broken_copy_of_an_example_is_E002_at_its_line(einc_cli, tmp_path):
+    broken = tmp_path / "matmul.ein"
+    text = (ROOT / "examples" / "basics" / "matmul.ein").read_text()
+    broken.write_text(text.replace("** 0.5", "** 0.5 + 1", 1))     # f32 + integer literal
+    line = next(n for n, l in enumerate(broken.read_text().splitlines(), 1) if "+ 1;" in l)
+    status, out, err = einc_cli("check", ROOT / "examples" / "basics" / "arrays.ein", broken)
+    assert (status, out) == (1, "")
+    assert err.startswith("error[E002]: ") and f"--> {broken}:{line}:" in err
+
+
+def test_a_broken_stdlib_copy_is_reported_as_its_module(einc_cli, tmp_path, monkeypatch):
+    stdlib = tmp_path / "stdlib"
+    shutil.copytree(ROOT / "stdlib", stdlib)
+    layers = stdlib / "ml" / "layers.ein"
+    layers.write_text(layers.read_text() + "\nfn broken() { undefined_name }\n")
+    monkeypatch.setenv("EINC_STDLIB", str(stdlib))
+    status, _, err = einc_cli("check", layers)
+    assert status == 1 and err.startswith("error[E003]: cannot find name `undefined_name`")
+    assert f"--> {layers}:" in err          # `super::` imports resolved: checked as std::ml::layers
+
+
+def test_check_is_the_front_end_of_build_with_the_targets_limits(einc_cli, write):
+    path = write("let x: f64 = 1.5;\nlet y = x * 2.0;\n")
+    assert einc_cli("check", path) == (0, "", "")
+    status, _, err = einc_cli("check", path, "--target", "vulkan-spirv")
+    assert status == 1 and err.startswith("error[E011]: f64 is not supported on vulkan-spirv")
+
+
+def test_check_usage_errors(einc_cli, write):
+    status, _, err = einc_cli("check")
+    assert status == 2 and err.startswith("error: Missing argument")
+    status, _, err = einc_cli("check", write("let x: [f32; N];\nlet y = x;\n"), "--dim", "Q=3")
+    assert (status, err) == (2, "error: cannot fix dim Q: the program has no named dim Q (its named dims: N)\n")
+
+
+def _diagnostics(out: str) -> list[dict]:
+    lines = out.splitlines()
+    assert lines and all(line.startswith("{") for line in lines)
+    return [json.loads(line) for line in lines]
+
+
+def _assert_span(entry: dict, file: Path, line: int, column: int, end_column: int) -> None:
+    assert (entry["file"], entry["line"], entry["column"]) == (str(file), line, column)
+    assert entry["end"] == {"line": line, "column": end_column}
+
+
+@pytest.mark.parametrize("command", ["check", "build"])
+def test_json_diagnostic_with_several_spans(einc_cli, write, tmp_path, command):
+    path = write(MISMATCH)
+    status, out, err = einc_cli(command, path, "--message-format", "json", "-o", tmp_path / "m.vmfb") \
+        if command == "build" else einc_cli(command, path, "--message-format", "json")
+    assert (status, err) == (1, "") and not (tmp_path / "m.vmfb").exists()
+    [diag] = _diagnostics(out)
+    assert set(diag) == {"code", "severity", "message", "file", "line", "column", "end", "labels", "notes",
+                         "hints", "rendered"}
+    assert (diag["code"], diag["severity"]) == ("E004", "error")
+    assert "`k`" in diag["message"] and "4" in diag["message"] and "5" in diag["message"]
+    _assert_span(diag, path, 3, 32, 39)                             # B[k, j]
+    primary, other = diag["labels"]
+    assert (primary["primary"], primary["message"]) == (True, "extent 5 here")
+    _assert_span(primary, path, 3, 32, 39)
+    assert (other["primary"], other["message"]) == (False, "extent 4 here")
+    _assert_span(other, path, 3, 22, 29)                            # A[i, k]
+    assert diag["notes"] == [] and diag["hints"] == []
+    assert diag["rendered"].startswith("error[E004]: ") and "^^^^^^^ extent 4 here" in diag["rendered"]
+
+
+def test_json_diagnostic_with_call_notes_and_a_hint(einc_cli, write):
+    path = write(LIBRARY_CALL)
+    status, out, _ = einc_cli("check", path, "--message-format", "json")
+    [diag] = _diagnostics(out)
+    assert status == 1 and diag["code"] == "E002"
+    assert diag["file"].endswith(".ein") and "stdlib" in diag["file"]      # where it went wrong
+    assert [(n["message"], n["file"], n["line"], n["column"]) for n in diag["notes"]] == \
+        [("in this call to `softmax`", str(path), 3, 9)]
+    assert diag["notes"][0]["end"] == {"line": 3, "column": 19}
+    assert all(label["message"] != "in this call to `softmax`" for label in diag["labels"])
+
+
+def test_json_hint_and_a_diagnostic_without_a_place(einc_cli, write, tmp_path):
+    status, out, _ = einc_cli("check", write("let x: [f32; 3];\nlet p = softmax(x);\n"), "--message-format", "json")
+    [diag] = _diagnostics(out)
+    assert status == 1 and diag["hints"] == ["the standard library has it: `use std::ml::activations::softmax;`"]
+    status, out, _ = einc_cli("check", write("let w = load_npy(\"absent.npy\");\n"), "--message-format", "json")
+    [diag] = _diagnostics(out)
+    assert status == 1 and diag["code"] == "E009" and diag["line"] == 1
+    status, out, _ = einc_cli("check", tmp_path / "absent.ein", "--message-format", "json")
+    [diag] = _diagnostics(out)
+    assert status == 1 and (diag["code"], diag["file"], diag["line"], diag["end"], diag["labels"]) == \
+        ("E009", None, None, None, [])
+
+
+def test_json_lines_for_several_files(einc_cli, write):
+    first, second = write(MISMATCH, "a.ein"), write(LIBRARY_CALL, "b.ein")
+    status, out, err = einc_cli("check", first, second, "--message-format", "json")
+    assert (status, err) == (1, "")
+    assert [d["code"] for d in _diagnostics(out)] == ["E004", "E002"]
+
+
+def test_version_names_einc_and_the_iree_builds(einc_cli):
+    status, out, err = einc_cli("--version")
+    lines = out.splitlines()
+    assert (status, err, len(lines)) == (0, "", 3)
+    assert lines[0].startswith("einc 0.1.0 (code ")
+    assert lines[1].startswith("IREE compiler 3.13.") and lines[2].startswith("IREE runtime 3.13.")
+    assert "(commit " in lines[1]

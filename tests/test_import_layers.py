@@ -1,0 +1,125 @@
+"""The modules of einc import one another without a circle.
+
+Every `import` counts, the ones inside functions too: a function-level import that dodges a
+circle still leaves the circle in the design. The graph is read from the source with `ast`,
+so nothing here depends on what a module happens to import at run time.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import einc
+import einc.semantics
+
+PACKAGE_ROOT = Path(einc.__file__).parent
+
+
+def module_files() -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the einc package."""
+    files = {}
+    for path in PACKAGE_ROOT.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        files[".".join(parts)] = path
+    return files
+
+
+def _known(name: str, modules) -> str | None:
+    """The einc module `name` refers to: itself, or the closest enclosing module (for
+    `from einc.x import some_function`)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported(module: str, node, modules, is_package: bool) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [_known(a.name, modules) for a in node.names]
+    if node.level:   # relative: `from . import x`, `from ..y import z`
+        package = module if is_package else module.rpartition(".")[0]
+        for _ in range(node.level - 1):
+            package = package.rpartition(".")[0]
+        base = f"{package}.{node.module}" if node.module else package
+    else:
+        base = node.module or ""
+    return [_known(f"{base}.{a.name}", modules) for a in node.names]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the einc modules it imports (at module level or inside a function)."""
+    files = module_files()
+    graph = {}
+    for module, path in files.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                targets.update(_imported(module, node, files, path.name == "__init__.py"))
+        graph[module] = {t for t in targets if t is not None and t != module}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """Some circle of imports as [a, b, .., a], or None."""
+    done, path, on_path = set(), [], set()
+
+    def visit(module):
+        path.append(module)
+        on_path.add(module)
+        for target in sorted(graph[module]):
+            if target in on_path:
+                return path[path.index(target):] + [target]
+            if target not in done:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        path.pop()
+        on_path.discard(module)
+        done.add(module)
+        return None
+
+    for module in sorted(graph):
+        if module not in done:
+            cycle = visit(module)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_the_graph_sees_function_level_imports():
+    graph = import_graph()
+    # einc.driver imports the compiler inside its functions, to keep `import einc` light
+    assert "einc.semantics.elaborate" in graph["einc.driver"]
+    assert "einc.semantics.values" in graph["einc.semantics.scalar_ops"]
+
+
+def test_no_import_circle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import circle: " + " -> ".join(cycle)
+
+
+def test_find_cycle_reports_the_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def semantics_layers() -> dict[str, int]:
+    """module -> its layer, from the list in einc.semantics' docstring."""
+    layers = {}
+    for number, names in re.findall(r"^ *(\d+)\. ([a-z_, ]+):", einc.semantics.__doc__, re.M):
+        for name in names.split(", "):
+            layers[f"einc.semantics.{name}"] = int(number)
+    return layers
+
+
+def test_semantics_imports_only_downward():
+    layers = semantics_layers()
+    graph = import_graph()
+    modules = {m for m in graph if m.startswith("einc.semantics.")}
+    assert set(layers) == modules, "list every module of einc.semantics once in its docstring"
+    upward = [f"{m} (layer {layers[m]}) imports {t} (layer {layers[t]})"
+              for m in sorted(modules) for t in sorted(graph[m] & modules) if layers[t] >= layers[m]]
+    assert not upward, "\n".join(upward)
