@@ -2,7 +2,8 @@
 
 A campaign is a function `run(n, seed, jobs=..)` returning a fuzz.report.Report; registering one
 is one line here. `n` is how many cases it tries: `full` for `make fuzz`, `sample` for the
-fixed-seed run in the test suite (tests/fuzz/test_sample.py).
+fixed-seed run in the test suite (tests/fuzz/test_sample.py; the runner's sample is
+tests/cli/test_fuzz_runner.py).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class Campaign:
 CAMPAIGNS = (
     Campaign("programs", "fuzz.programs.campaign:run_differential", full=2000, sample=100),
     Campaign("mutants", "fuzz.mutants.campaign:run_mutants", full=5000, sample=400),
+    Campaign("runner", "fuzz.runner_campaign:run_runner", full=2000, sample=120),
 )
 
 

@@ -36,11 +36,25 @@ def materialize(v, dtype: DType | None = None, span=None):
         if kind_of(target) != v.kind:
             raise d.error(d.TYPE, f"expected {target}, found {v.kind} literal", v.span or span,
                           hint=_literal_hint(v, target))
+        if target.is_int:
+            _check_fits(v, target, span)
         return Const(np.asarray(v.value, dtype=target.numpy), span=v.span or span)
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
         raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
                       hint=f"convert with `as {dtype}`")
     return v
+
+
+def _check_fits(v: Weak, target: DType, span) -> None:
+    """An integer literal (or a constant folded from them) must fit its type, as in Rust: a
+    silent wrap-around would change its value."""
+    info = np.iinfo(target.numpy)
+    outside = v.value[(v.value < info.min) | (v.value > info.max)]
+    if outside.size:
+        hint = f"write `{int(outside.flat[0])}i64`" if target.name == "i32" and \
+            np.iinfo(np.int64).min <= outside.flat[0] <= np.iinfo(np.int64).max else ""
+        raise d.error(d.VALUE, f"the integer {int(outside.flat[0])} does not fit in {target}",
+                      v.span or span, hint=hint)
 
 
 def _literal_hint(v: Weak, target: DType) -> str:
