@@ -36,8 +36,7 @@ def materialize(v, dtype: DType | None = None, span=None):
         if kind_of(target) != v.kind:
             raise d.error(d.TYPE, f"expected {target}, found {v.kind} literal", v.span or span,
                           hint=_literal_hint(v, target))
-        if target.is_int:
-            _check_fits(v, target, span)
+        _check_fits(v, target, span)
         return Const(np.asarray(v.value, dtype=target.numpy), span=v.span or span)
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
         raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
@@ -46,15 +45,21 @@ def materialize(v, dtype: DType | None = None, span=None):
 
 
 def _check_fits(v: Weak, target: DType, span) -> None:
-    """An integer literal (or a constant folded from them) must fit its type, as in Rust: a
-    silent wrap-around would change its value."""
-    info = np.iinfo(target.numpy)
-    outside = v.value[(v.value < info.min) | (v.value > info.max)]
+    """A literal (or a constant folded from literals) must fit its type, as in Rust: an integer
+    must not wrap around, a finite float must not become infinite."""
+    if target.is_int:
+        info = np.iinfo(target.numpy)
+        outside = v.value[(v.value < info.min) | (v.value > info.max)]
+    elif target.is_float:
+        outside = v.value[np.isfinite(v.value) & (np.abs(v.value) > np.finfo(target.numpy).max)]
+    else:
+        return
     if outside.size:
-        hint = f"write `{int(outside.flat[0])}i64`" if target.name == "i32" and \
-            np.iinfo(np.int64).min <= outside.flat[0] <= np.iinfo(np.int64).max else ""
-        raise d.error(d.VALUE, f"the integer {int(outside.flat[0])} does not fit in {target}",
-                      v.span or span, hint=hint)
+        value = outside.flat[0]
+        shown = int(value) if target.is_int else float(value)
+        hint = f"write `{shown}i64`" if target.name == "i32" and abs(shown) < 2 ** 63 else \
+            "write it as an f64" if target.name == "f32" else ""
+        raise d.error(d.VALUE, f"the constant {shown} does not fit in {target}", v.span or span, hint=hint)
 
 
 def _literal_hint(v: Weak, target: DType) -> str:
@@ -144,8 +149,8 @@ def _build(op: str, args: list, dtype: DType, span):
 
 def _fold_weak(op: str, args: list[Weak], span):
     kinds = {a.kind for a in args[1:]} if op == "select" else {a.kind for a in args}
-    if op == "pow" and kinds == {"float", "int"}:
-        kinds = {args[0].kind}
+    if op == "pow" and kinds == {"float", "int"} and args[0].kind == "float":
+        kinds = {"float"}                # `2.0 ** 3`; an int to a float power is no `**` of Einlang
     if len(kinds) > 1:
         raise d.error(d.TYPE, "mismatched literal types: " + " and ".join(sorted(kinds)), span,
                       hint="write float literals with a decimal point, e.g. `1.0`")

@@ -8,6 +8,7 @@ positions shifted to where the field sits in the file, so its spans are exact to
 from __future__ import annotations
 
 import functools
+import math
 import hashlib
 from pathlib import Path as FsPath
 from typing import Optional
@@ -470,7 +471,10 @@ class _AstBuilder(Transformer):
 
     def float_lit(self, meta, children):
         digits, suffix = _split_suffix(str(children[0]), ("f32", "f64"))
-        return ast.FloatLit(float(digits), suffix, span=self._span(meta))
+        span = self._span(meta)
+        if math.isinf(float(digits)):
+            raise error(VALUE, f"a float literal of {digits} is too large: even f64 makes it infinite", span)
+        return ast.FloatLit(float(digits), suffix, span=span)
 
     def true_lit(self, meta, children):
         return ast.BoolLit(True, span=self._span(meta))
