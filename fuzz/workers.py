@@ -36,6 +36,7 @@ class Job:
     fn: object
     args: tuple
     timeout: float
+    alone: bool = False            # run in a fresh worker, retired after it
 
 
 def _serve(conn) -> None:
@@ -58,10 +59,12 @@ class Worker:
         self.process.start()
         child.close()
         self.job: Job | None = None
+        self.jobs_done = 0
         self.started = self.cpu_at_start = 0.0
 
     def start(self, job: Job) -> None:
         self.job = job
+        self.jobs_done += 1
         self.started = time.monotonic()
         self.cpu_at_start = self.cpu_seconds()
         self.conn.send((job.fn, job.args))
@@ -102,8 +105,10 @@ class Pool:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def submit(self, key, fn, args: tuple, timeout: float) -> None:
-        self.pending.append(Job(key, fn, args, timeout))
+    def submit(self, key, fn, args: tuple, timeout: float, alone: bool = False) -> None:
+        """`alone`: a fresh process for this job (Vulkan: a lost device stays lost in a process,
+        and the next module would fail for it)."""
+        self.pending.append(Job(key, fn, args, timeout, alone))
 
     def run(self):
         while self.pending or any(w.job for w in self.workers):
@@ -111,9 +116,9 @@ class Pool:
             yield from self._collect()
 
     def run_all(self, jobs: list) -> list:
-        """Outcomes of (fn, args, timeout) jobs, in their order."""
-        for k, (fn, args, timeout) in enumerate(jobs):
-            self.submit(k, fn, args, timeout)
+        """Outcomes of (fn, args, timeout, alone) jobs, in their order."""
+        for k, (fn, args, timeout, alone) in enumerate(jobs):
+            self.submit(k, fn, args, timeout, alone)
         outcomes = dict(self.run())
         return [outcomes[k] for k in range(len(jobs))]
 
@@ -123,11 +128,19 @@ class Pool:
         self.workers = []
 
     def _fill(self) -> None:
-        while len(self.workers) < self.size:
-            self.workers.append(Worker())
-        for worker in self.workers:
-            if worker.job is None and self.pending:
-                worker.start(self.pending.popleft())
+        """Start pending jobs on idle workers, spawning up to `size` of them."""
+        while self.pending:
+            idle = next((w for w in self.workers if w.job is None), None)
+            if idle is None:
+                if len(self.workers) >= self.size:
+                    return
+                idle = Worker()
+                self.workers.append(idle)
+            elif self.pending[0].alone and idle.jobs_done:
+                idle.stop()                    # it has run something: not fresh
+                self.workers.remove(idle)
+                continue
+            idle.start(self.pending.popleft())
 
     def _collect(self):
         busy = [w for w in self.workers if w.job is not None]
@@ -136,9 +149,9 @@ class Pool:
             outcome = self._outcome(worker, ready)
             if outcome is None:
                 continue
-            key = worker.job.key
+            key, alone = worker.job.key, worker.job.alone
             worker.job = None
-            if outcome.kind in ("hang", "crash"):
+            if outcome.kind in ("hang", "crash") or alone:
                 worker.stop()
                 self.workers.remove(worker)
             yield key, outcome

@@ -10,6 +10,7 @@ same clause). The storage plan is made later, once every read of the members is 
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 from einc import diagnostics as d
 from einc.ir import affine
@@ -22,6 +23,8 @@ from einc.semantics.bounds import check_reads
 from einc.syntax import ast
 
 MAX_TYPING_ROUNDS = 3
+SCALAR_TYPES = (F32, I32, F64, I64, BOOL)
+MAX_UNSEEDED = 3                 # 125 typings at most
 
 
 class RecState:
@@ -146,14 +149,18 @@ def _typed_members(el, clauses_by_member: dict, env, names: dict):
 
 def _guesses(guess: dict, tentative: set, unseeded: set):
     """The first guess; then f64 for members typed only by float literals (Rust infers it when
-    they meet f64 data); then each other type for members no base clause types at all
-    (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32)."""
+    they meet f64 data); then other types for members no base clause types at all
+    (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination for up to
+    MAX_UNSEEDED of them, one type for all beyond that."""
     yield guess
     wide = {did: (F64 if did in tentative and dt.is_float else dt) for did, dt in guess.items()}
     if wide != guess:
         yield wide
-    for other in (I32, F64, I64, BOOL):
-        alternative = {did: (other if did in unseeded else dt) for did, dt in guess.items()}
+    members = sorted(unseeded, key=list(guess).index)
+    choices = itertools.product(SCALAR_TYPES, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
+        else ((t,) * len(members) for t in SCALAR_TYPES)
+    for types in choices:
+        alternative = {**guess, **dict(zip(members, types))}
         if alternative not in (guess, wide):
             yield alternative
 

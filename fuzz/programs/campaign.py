@@ -68,7 +68,7 @@ class Differential:
         timeout = SECONDS_PER_MODULE + SECONDS_PER_PROGRAM * len(keys)
         self.report.counts[f"modules built for {target}"] += 1
         self.pool.submit((target, module), build_and_run, (module.source, target, module.outputs, inputs),
-                         timeout)
+                         timeout, alone=target == "vulkan-spirv")
 
     def handle(self, target: str, module, outcome) -> None:
         keys = list(module.lines)
@@ -119,7 +119,7 @@ class Differential:
     def record(self, target: str, k: int, kind: str, detail: str) -> None:
         case = self.cases[k]
         finding = Finding(f"seed {self.seed} program {k}", target, kind, detail,
-                          explain(case.program, kind, detail), render_program(case.program)
+                          explain(case.program, kind, detail, target), render_program(case.program)
                           + _inputs_comment(case.inputs), case)
         self.report.findings.append(finding)
 

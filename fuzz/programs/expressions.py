@@ -62,6 +62,8 @@ class Scope:
     step_var: str | None = None    # the recurrence index of the clause being generated
     dims: dict = field(default_factory=dict)
     whole: bool = False            # elementwise over whole arrays (or a function body): no indices
+    arrays: bool = False           # whole arrays: an `if` whose condition einc folds at build time
+                                   # has the shape of the branch taken, so none is generated here
 
     def with_index(self, var: IndexVar) -> "Scope":
         return replace(self, indices=self.indices + (var,))
@@ -296,6 +298,8 @@ class ExpressionGenerator:
         return Unary("-", self.expr(dtype, scope, depth - 1), dtype)
 
     def choose(self, dtype: str, scope: Scope, depth: int):
+        if scope.arrays:
+            return None
         return IfElse(self.condition(scope, depth - 1), self.expr(dtype, scope, depth - 1),
                       self.expr(dtype, scope, depth - 1), dtype)
 
@@ -364,7 +368,8 @@ class ExpressionGenerator:
 
     def call_function(self, dtype: str, scope: Scope, depth: int):
         # whole arrays go only to generic functions: a typed parameter takes one scalar
-        fns = [f for f in scope.functions if f.dtype == dtype and not (scope.whole and f.typed)]
+        fns = [f for f in scope.functions if f.dtype == dtype and not (scope.whole and f.typed)
+               and not (scope.arrays and any(isinstance(n, IfElse) for n in walk(f.body)))]
         if not fns:
             return None
         fn = self.rng.choice(fns)

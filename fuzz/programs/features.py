@@ -1,10 +1,10 @@
 """Shapes of programs that known issues are about (fuzz.known_issues)."""
 from __future__ import annotations
 
-from fuzz.programs.structure import Group, Program, Read, Reduce, item_exprs, walk
+from fuzz.programs.structure import Derivative, Group, Program, Read, Reduce, item_exprs, reads_of, walk
 
 
-def reduction_reading_no_array(program: Program) -> bool:
+def reduction_reading_no_array(program: Program, detail: str = "") -> bool:
     """A reduction whose body reads no array element (`sum[p in 0..4](2)`, `sum[i](x0)`)."""
     return any(isinstance(node, Reduce) and not any(
         isinstance(n, Read) and n.subs for part in (node.body, node.guard) if part is not None
@@ -12,10 +12,38 @@ def reduction_reading_no_array(program: Program) -> bool:
         for item in program.items for expr in item_exprs(item) for node in walk(expr))
 
 
-def recurrence_reads_another(program: Program) -> bool:
+def recurrence_reads_another(program: Program, detail: str = "") -> bool:
     """A recurrence reads a member of another recurrence (its finished values)."""
     group_of = {m.name: k for k, item in enumerate(program.items) if isinstance(item, Group)
                 for m in item.members}
     return any(isinstance(node, Read) and group_of.get(node.name, k) != k
                for k, item in enumerate(program.items) if isinstance(item, Group)
                for expr in item_exprs(item) for node in walk(expr))
+
+
+def derivative_of_build_time_value(program: Program, detail: str = "") -> bool:
+    """`@y / @v` with `v` a binding no run-time input reaches (einc folds it at build time), and
+    the outcome is about that derivative."""
+    run_time = {i.name for i in program.inputs}
+    for item in program.items:
+        if isinstance(item, Derivative) and item.wrt not in run_time and detail.startswith(f"{item.name} "):
+            return True
+        if reads_of(item) & run_time:
+            run_time |= _names(item)
+    return False
+
+
+def _names(item) -> set:
+    return {m.name for m in item.members} if isinstance(item, Group) else {getattr(item, "name", "")}
+
+
+def recurrence_with_points_before_its_step(program: Program, detail: str = "") -> bool:
+    """A recurrence member with two or more clauses at literal points of its first axis
+    (`let r[0] = ..; let r[1] = ..; let r[t in 2..T] = ..`), and the outcome is about a member."""
+    for item in program.items:
+        if isinstance(item, Group):
+            for member in item.members:
+                points = [c for c in member.clauses if c.slots[0].var is None]
+                if len(points) >= 2 and any(detail.startswith(f"{m.name} ") for m in item.members):
+                    return True
+    return False

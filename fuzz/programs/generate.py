@@ -283,7 +283,8 @@ class ProgramGenerator:
         same = [t for t in self.scope.tensors if t.shape == pick.shape and t.sizes == pick.sizes]
         scalars = [t for t in self.scope.tensors if not t.shape]
         operands = tuple(Tensor(t.name, t.dtype, (), ()) for t in same + scalars)
-        scope = Scope(tensors=operands, functions=self.scope.functions, dims=self.scope.dims, whole=True)
+        scope = Scope(tensors=operands, functions=self.scope.functions, dims=self.scope.dims, whole=True,
+                      arrays=True)
         dtype = pick.dtype
         expr = self.gen.expr(dtype, scope, self.rng.randint(1, 3))
         if not any(isinstance(n, Read) and n.name in {t.name for t in same} for n in walk(expr)):

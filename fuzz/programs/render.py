@@ -74,10 +74,20 @@ def _clause(define: Define, k: int, names: Names) -> str:
         head += "[" + ", ".join(_slot(s, names) for s in clause.slots) + "]"
     if define.annotate:
         head += f": {define.dtype}"
-    text = f"let {head} = {expr(clause.body, names)}"
+    body = expr(clause.body, names)
+    if clause.wheres and _ends_in_reduction(clause.body):
+        body = f"({body})"       # a `where` right after a reduction's `)` would be the reduction's
+    text = f"let {head} = {body}"
     if clause.wheres:
         text += " where " + ", ".join(_where(w, names) for w in clause.wheres)
     return text + ";"
+
+
+def _ends_in_reduction(node) -> bool:
+    """Whether the text of `node` ends with a reduction's closing parenthesis."""
+    while isinstance(node, (Binary, Unary)):
+        node = node.right if isinstance(node, Binary) else node.arg
+    return isinstance(node, Reduce)
 
 
 def _slot(slot, names: Names) -> str:
