@@ -42,7 +42,8 @@ KNOWN_ISSUES = (
     KnownIssue("windowed reads IREE rejects (unit extents, negative coefficients)", ISSUE_11.format(6),
                ("internal",), r"inferred input/output operand"),
     KnownIssue("recurrences with a length-1 axis or run-time sizes IREE rejects", ISSUE_11.format(7),
-               ("internal",), r"does not dominate this use|defined as a block argument"),
+               ("internal",), r"does not dominate this use|defined as a block argument|"
+               r"exceeded stack allocation limit"),
     KnownIssue("on vulkan-spirv a recurrence's rows set by two or more literal points come out wrong "
                "(`let r[0] = 2.0; let r[1] = 1.0; let r[t in 2..5] = r[t - 1];` gives zeros)",
                "found by the fuzzer, reported to the lead: the Vulkan host loop (recurrence_host.py)",
