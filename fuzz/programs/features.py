@@ -1,15 +1,42 @@
 """Shapes of programs that known issues are about (fuzz.known_issues)."""
 from __future__ import annotations
 
-from fuzz.programs.structure import Derivative, Group, Program, Read, Reduce, item_exprs, reads_of, walk
+from fuzz.programs.structure import (
+    Define, Derivative, Group, Index, Program, Read, Reduce, Var, item_exprs, reads_of, walk)
 
 
 def reduction_reading_no_array(program: Program, detail: str = "") -> bool:
-    """A reduction whose body reads no array element (`sum[p in 0..4](2)`, `sum[i](x0)`)."""
+    """A reduction whose body reads no array element that varies (`sum[p in 0..4](2)`,
+    `sum[i](x0)`, `sum[l](d[l])` with `let d[i in 0..4] = N;`, which einc reads as one value)."""
+    uniform = _uniform_definitions(program)
     return any(isinstance(node, Reduce) and not any(
-        isinstance(n, Read) and n.subs for part in (node.body, node.guard) if part is not None
-        for n in walk(part))
+        isinstance(n, Read) and n.subs and n.name not in uniform
+        for part in (node.body, node.guard) if part is not None for n in walk(part))
         for item in program.items for expr in item_exprs(item) for node in walk(expr))
+
+
+def _uniform_definitions(program: Program) -> set:
+    """Definitions whose value is the same at every point: their bodies use no index and read
+    nothing that varies, directly or through where-bindings."""
+    uniform = set()
+
+    def varies(expr, varying_locals: set) -> bool:
+        return any(isinstance(n, Index) or (isinstance(n, Var) and n.name in varying_locals)
+                   or (isinstance(n, Read) and n.subs and n.name not in uniform) for n in walk(expr))
+
+    for item in program.items:
+        if not isinstance(item, Define):
+            continue
+        same_everywhere = True
+        for clause in item.clauses:
+            varying = set()
+            for where in clause.wheres:
+                if where.name is not None and varies(where.expr, varying):
+                    varying.add(where.name)
+            same_everywhere &= not varies(clause.body, varying)
+        if same_everywhere:
+            uniform.add(item.name)
+    return uniform
 
 
 def recurrence_reads_another(program: Program, detail: str = "") -> bool:

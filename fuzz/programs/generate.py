@@ -15,7 +15,7 @@ from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, Step
 from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
-    FLOATS, INTS, Binary, Bound, Call, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
+    FLOATS, INTS, Binary, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
     Program, Read, Slot, Where, Whole, clause_exprs, reads_of, walk)
 
 DIM_NAMES = ("N", "M", "T")
@@ -240,7 +240,8 @@ class ProgramGenerator:
                       for k, t in enumerate(tensors))
         scope = replace(self.scope, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
-        clauses.append(self.clause(me.dtype, main, scope, body_rule=lambda s: self.step_body(me, s)))
+        typed_by_step = not clauses
+        clauses.append(self.clause(me.dtype, main, scope, body_rule=lambda s: self.step_body(me, s, typed_by_step)))
         # a recurrence's index needs its range written out (E004 otherwise)
         clauses = [replace(c, slots=(replace(c.slots[0], explicit=True),) + c.slots[1:]) for c in clauses]
         if rng.random() < 0.1:
@@ -250,13 +251,16 @@ class ProgramGenerator:
             clauses.append(Clause(points, self.gen.literal(me.dtype)))
         return Define(me.name, me.dtype, tuple(clauses))
 
-    def step_body(self, me: Tensor, scope: Scope):
-        """A step that reads the member itself one or more steps back, kept bounded."""
+    def step_body(self, me: Tensor, scope: Scope, typed_by_step: bool = False):
+        """A step that reads the member itself one or more steps back, kept bounded. A member
+        with no other clause gets `t as T` in its step, so that its type is not the default."""
         rng = self.rng
         gen = self.gen
         own = StepRead(me, tuple(c for c in next(s for s in scope.steps if s.tensor is me).lookbacks if c))
         previous = gen.step_read(own, scope)
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
+        if typed_by_step:
+            drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
         if me.dtype in INTS:
             modulus = Lit(rng.randint(5, 40), me.dtype)
             return Binary("%", Binary("+", previous, drive, me.dtype), modulus, me.dtype)
@@ -269,8 +273,9 @@ class ProgramGenerator:
         if shape < 0.75:
             return Call(rng.choice(("min", "max")), (previous, drive), me.dtype)
         body = gen.expr(me.dtype, scope, 2)
-        if not any(isinstance(n, Read) and n.name == me.name for n in walk(body)):
-            body = Binary("+", Binary("*", Lit(0.5, me.dtype), previous, me.dtype), body, me.dtype)
+        if typed_by_step or not any(isinstance(n, Read) and n.name == me.name for n in walk(body)):
+            body = Binary("+", Binary("*", Lit(0.5, me.dtype), previous, me.dtype),
+                          Binary("+", body, drive, me.dtype) if typed_by_step else body, me.dtype)
         return Call("tanh", (body,), me.dtype) if rng.random() < 0.5 else body
 
     # ------------------------------------------------------------ elementwise, functions, derivatives
