@@ -39,12 +39,16 @@ demo-random: venv
 golden: venv
 	$(PY) tools/golden.py
 
-# Recurrence benchmarks: einc against a NumPy/Python loop and JAX lax.scan (benchmarks/run.py).
+# Benchmarks (benchmarks/run.py): recurrences against a NumPy/Python loop and JAX lax.scan, dense
+# programs (matmul, the MNIST CNN, a convolution layer, an MLP) against NumPy and JAX jit.
+# `make bench DEVICE=vulkan` runs einc's side through Vulkan (lavapipe without a GPU).
 # JAX is the `bench` extra of pyproject.toml; keep JAX_VERSION equal to the pins there.
 JAX_VERSION := 0.10.2
+DEVICE ?=
 bench: venv
 	$(PY) -m pip install -q jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)
-	$(PY) benchmarks/run.py
+	$(if $(filter vulkan,$(DEVICE)),bash tools/setup_vulkan.sh)
+	$(PY) benchmarks/run.py $(if $(DEVICE),--device $(DEVICE))
 
 # The fuzzers (fuzz/, registered in fuzz/campaigns.py): generated programs against their NumPy
 # meaning on llvm-cpu and vulkan-spirv, mutants of real programs through the front end, and

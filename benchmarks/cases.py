@@ -27,6 +27,9 @@ class Case:
     steps: Callable[[int], int] = lambda n: n
     check_n: Optional[int] = None                # check einc against NumPy at this size (default n)
     numpy_n: Optional[int] = None                # time the NumPy loop at this size and scale per step
+    group: str = "recurrence"                    # which table the case's row goes in
+    vulkan_n: Optional[int] = None               # a smaller timed size on Vulkan, where each step
+                                                 # of a vector recurrence is a host-loop submit
 
 
 # ------------------------------------------------------------------------------ logistic map
@@ -219,7 +222,7 @@ CASES = [
     Case("Kalman filter, 2 states", "step", 10**5, lambda n: KALMAN, kalman_inputs, "x",
          kalman_numpy, kalman_jax, tolerance={"rtol": 1e-9, "atol": 1e-9}),
     Case("RNN tanh(W h + x), H = 64", "step", 10**4, lambda n: RNN, rnn_inputs, "final",
-         rnn_numpy, rnn_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}),
+         rnn_numpy, rnn_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}, vulkan_n=1000),
     Case("edit distance 2000 x 2000", "cell", 2000, lambda n: EDIT_DISTANCE, edit_inputs, "distance",
          edit_numpy, edit_jax, tolerance={}, steps=lambda n: n * n),
 ]

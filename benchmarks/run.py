@@ -1,39 +1,43 @@
-"""Recurrence benchmarks (issue 3): einc next to a NumPy/Python loop and JAX `lax.scan`.
+"""Benchmarks: einc next to NumPy and JAX on recurrences (issue 3) and dense programs (issue 10).
 
-    .venv/bin/python benchmarks/run.py [--only SUBSTRING] [--device local-sync|local-task]
+    .venv/bin/python benchmarks/run.py [--only SUBSTRING] [--device local-sync|local-task|vulkan]
 
-Per case: build once with einc (llvm-cpu; a second, shorter build where the check runs at a
-smaller size), check the einc result against the NumPy loop with the case's tolerance (a
-mismatch stops the run), then time einc on both CPU devices (the faster one is reported), the
-NumPy loop, and JAX when it is installed, all in this one process. Times are the best of a few
-runs; rates are steps (or cells) per second, ratios are einc's rate over the other's.
+Per case: build once with einc (llvm-cpu, or vulkan-spirv with --device vulkan; a second, shorter
+build where the check runs at a smaller size), check the einc result against the NumPy version
+with the case's tolerance (a mismatch stops the run), check JAX against it too, then time every
+contender in this one process: einc on each device (the faster is reported), NumPy and JAX.
+Timing is interleaved (one sample of each contender per round, so load on the machine hits all
+alike), a sample repeats a fast call until it takes MIN_SAMPLE seconds, and a rate is taken from
+the best sample after a warm-up call. Ratios are einc's rate over the other's. With --device
+vulkan, JAX and NumPy still run on the CPU; a case the target cannot run (f64, E011) is skipped
+with the reason, and a vector recurrence (one host-loop submit a step) is timed at `vulkan_n`.
 """
 from __future__ import annotations
 
 import argparse
+import io
+import math
 import os
 import sys
 import time
+from dataclasses import replace
+from typing import Callable
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import einc  # noqa: E402
+from einc.diagnostics import CompileError  # noqa: E402
 from benchmarks.cases import CASES, Case  # noqa: E402
+from benchmarks.dense_cases import DENSE_CASES  # noqa: E402
 
-DEVICES = ("local-sync", "local-task")
-
-
-def best_time(run, budget: float = 3.0, most: int = 5) -> float:
-    """The fastest of up to `most` calls, stopping once `budget` seconds have been spent."""
-    times, spent = [], 0.0
-    while len(times) < most and (spent < budget or not times):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-        spent += times[-1]
-    return min(times)
+CPU_DEVICES = ("local-sync", "local-task")
+MIN_SAMPLE = 0.05          # seconds of work in one timed sample
+MIN_ROUNDS, MAX_ROUNDS = 3, 7
+ROUND_BUDGET = 12.0        # seconds of sampling after which no round beyond MIN_ROUNDS starts
+SLOW_BUDGET = 40.0         # ... and none beyond the first (calls of seconds each, lavapipe)
+PEERS = {"recurrence": ("NumPy loop", "JAX lax.scan"), "dense": ("NumPy", "JAX jit")}
 
 
 def check(case: Case, got, expected, what: str) -> None:
@@ -44,8 +48,21 @@ def check(case: Case, got, expected, what: str) -> None:
         np.testing.assert_array_equal(got, expected, err_msg=what)
 
 
-def einc_build(case: Case, n: int) -> bytes:
-    return einc.compile(case.source(n), target="llvm-cpu", outputs=[case.output]).vmfb
+class Builds:
+    """einc builds by (source, output): cases that share a program (one CNN at three batch
+    sizes, a named-dim matmul at three sizes) are built once."""
+
+    def __init__(self, target: str):
+        self.target = target
+        self.vmfbs: dict[tuple, tuple[bytes, float]] = {}
+
+    def get(self, source: str, output: str) -> tuple[bytes, float]:
+        key = (source, output)
+        if key not in self.vmfbs:
+            start = time.perf_counter()
+            vmfb = einc.compile(source, target=self.target, outputs=[output]).vmfb
+            self.vmfbs[key] = (vmfb, time.perf_counter() - start)
+        return self.vmfbs[key]
 
 
 def load_jax():
@@ -57,46 +74,78 @@ def load_jax():
     return jax
 
 
-def bench_case(case: Case, jax, devices: tuple) -> dict:
-    row = {"case": case.name, "unit": case.unit}
-    inputs = case.inputs(case.n)
-    start = time.perf_counter()
-    vmfb = einc_build(case, case.n)
-    row["build"] = time.perf_counter() - start
-    programs = {d: einc.load(vmfb, device=d) for d in devices}
+def interleaved_seconds(runs: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Seconds per call of each run: warmed up, then sampled round by round."""
+    repeats = {}
+    for name, run in runs.items():
+        start = time.perf_counter()
+        run()
+        repeats[name] = max(1, math.ceil(MIN_SAMPLE / max(time.perf_counter() - start, 1e-6)))
+    best = {name: math.inf for name in runs}
+    spent, rounds = 0.0, 0
+    while _another_round(rounds, spent):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            for _ in range(repeats[name]):
+                run()
+            elapsed = time.perf_counter() - start
+            spent += elapsed
+            best[name] = min(best[name], elapsed / repeats[name])
+        rounds += 1
+    return best
 
-    # correctness first: at the timed size, or at check_n when the loop would take too long
+
+def _another_round(rounds: int, spent: float) -> bool:
+    if rounds == 0:
+        return True
+    if rounds < MIN_ROUNDS:
+        return spent < SLOW_BUDGET
+    return rounds < MAX_ROUNDS and spent < ROUND_BUDGET
+
+
+def bench_case(case: Case, jax, devices: tuple, builds: Builds) -> dict:
+    row = {"case": case.name, "unit": case.unit, "group": case.group}
+    inputs = case.inputs(case.n)
+    vmfb, row["build"] = builds.get(case.source(case.n), case.output)
+    sink = io.StringIO()              # what the program prints is not part of the benchmark
+    programs = {d: einc.load(vmfb, device=d) for d in devices}
+    call = {d: (lambda p=p, x=inputs: p.run(x, stdout=sink)) for d, p in programs.items()}
+
+    # correctness first: at the timed size, or at check_n when the NumPy loop would take too long
     check_n = case.check_n or case.n
     check_inputs = case.inputs(check_n)
-    checked = programs[devices[0]] if check_n == case.n else einc.load(einc_build(case, check_n), devices[0])
-    got = checked(**check_inputs)[case.output]
-    numpy_n = case.numpy_n or case.n
-    start = time.perf_counter()
+    checked = programs[devices[0]] if check_n == case.n else \
+        einc.load(builds.get(case.source(check_n), case.output)[0], devices[0])
     expected = case.numpy(check_n, check_inputs)
-    numpy_seconds = time.perf_counter() - start
-    check(case, got, expected, f"einc vs NumPy, {case.name}, n = {check_n}")
+    check(case, checked.run(check_inputs, stdout=sink)[case.output], expected,
+          f"einc vs NumPy, {case.name}, n = {check_n}")
     row["checked_at"] = check_n
-    if numpy_n != check_n:
-        numpy_seconds = best_time(lambda: case.numpy(numpy_n, inputs), most=1)
-    row["numpy"] = case.steps(numpy_n) / numpy_seconds
+    if check_n == case.n:
+        for device in devices:
+            check(case, call[device]()[case.output], expected, f"einc on {device}")
+
+    numpy_n = case.numpy_n or case.n
+    numpy_inputs = inputs if numpy_n == case.n else case.inputs(numpy_n)
+    runs = {f"einc {d}": call[d] for d in devices}
+    runs["numpy"] = lambda: case.numpy(numpy_n, numpy_inputs)
+    work = {name: case.steps(case.n) for name in runs}
+    work["numpy"] = case.steps(numpy_n)
     row["numpy_scaled"] = numpy_n != case.n
-
-    rates = {}
-    for device, program in programs.items():
-        result = program(**inputs)[case.output]
-        if check_n == case.n:
-            check(case, result, expected, f"einc on {device}")
-        rates[device] = case.steps(case.n) / best_time(lambda: program(**inputs))
-    row["device"] = max(rates, key=rates.get)
-    row["einc"] = rates[row["device"]]
-
     if jax is not None:
         run_jax = case.jax()
         jax_inputs = {k: jax.numpy.asarray(v) for k, v in inputs.items()}
         jax_result = jax.block_until_ready(run_jax(case.n, jax_inputs))    # compiles
         if check_n == case.n:
             check(case, jax_result, expected, "JAX vs NumPy")
-        row["jax"] = case.steps(case.n) / best_time(lambda: jax.block_until_ready(run_jax(case.n, jax_inputs)))
+        runs["jax"] = lambda: jax.block_until_ready(run_jax(case.n, jax_inputs))
+        work["jax"] = case.steps(case.n)
+
+    seconds = interleaved_seconds(runs)
+    rates = {name: work[name] / s for name, s in seconds.items()}
+    row["device"] = max(devices, key=lambda d: rates[f"einc {d}"])
+    row["einc"] = rates[f"einc {row['device']}"]
+    row["numpy"] = rates["numpy"]
+    row["jax"] = rates.get("jax")
     return row
 
 
@@ -107,8 +156,13 @@ def rate(value: float) -> str:
     return f"{value:.3g} /s"
 
 
-def table(rows: list[dict]) -> str:
-    head = ["case", "einc (device)", "NumPy loop", "JAX lax.scan", "einc/JAX", "einc/NumPy"]
+def ratio(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+
+
+def table(rows: list[dict], group: str) -> str:
+    numpy_name, jax_name = PEERS[group]
+    head = ["case", "einc (device)", numpy_name, jax_name, "einc/JAX", "einc/NumPy", "build"]
     lines = []
     for r in rows:
         jax_rate = r.get("jax")
@@ -117,8 +171,9 @@ def table(rows: list[dict]) -> str:
             f"{rate(r['einc'])} ({r['device']})",
             rate(r["numpy"]) + (" *" if r["numpy_scaled"] else ""),
             rate(jax_rate) if jax_rate else "n/a",
-            f"{r['einc'] / jax_rate:.2f}" if jax_rate else "n/a",
-            f"{r['einc'] / r['numpy']:.0f}",
+            ratio(r["einc"] / jax_rate) if jax_rate else "n/a",
+            ratio(r["einc"] / r["numpy"]),
+            f"{r['build']:.1f} s",
         ])
     widths = [max(len(x) for x in col) for col in zip(head, *lines)]
     fmt = "| " + " | ".join(f"{{:<{w}}}" for w in widths) + " |"
@@ -126,27 +181,46 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out + [fmt.format(*line) for line in lines])
 
 
+def runs_on(case: Case, device: str) -> str | None:
+    """Why `case` cannot run on `device`, or None."""
+    if device == "vulkan" and any(np.asarray(v).dtype == np.float64 for v in case.inputs(2).values()):
+        return "f64 (the vulkan-spirv target is f32, i32 and bool only)"
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the cases whose name contains this text")
-    parser.add_argument("--device", choices=DEVICES, help="time einc on this device only")
+    parser.add_argument("--device", choices=CPU_DEVICES + ("vulkan",), help="time einc on this device only")
     args = parser.parse_args()
     jax = load_jax()
     if jax is None:
         print("JAX is not installed: its column is skipped (make bench installs it)")
+    devices = (args.device,) if args.device else CPU_DEVICES
+    builds = Builds("vulkan-spirv" if args.device == "vulkan" else "llvm-cpu")
     print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores are shared; busy machines give noisy rates)")
-    cases = [c for c in CASES if args.only is None or args.only.lower() in c.name.lower()]
-    devices = (args.device,) if args.device else DEVICES
+    cases = [c for c in CASES + DENSE_CASES if args.only is None or args.only.lower() in c.name.lower()]
     rows = []
     for case in cases:
+        reason = runs_on(case, devices[0])
+        if reason:
+            print(f"{case.name}: skipped on {devices[0]}: {reason}", flush=True)
+            continue
+        if devices == ("vulkan",) and case.vulkan_n:
+            case = replace(case, name=f"{case.name} (n = {case.vulkan_n} on Vulkan)", n=case.vulkan_n)
         print(f"{case.name} ...", flush=True)
-        rows.append(bench_case(case, jax, devices))
+        try:
+            rows.append(bench_case(case, jax, devices, builds))
+        except CompileError as err:          # a program the target cannot lower (E011)
+            print(f"  skipped on {devices[0]}: {str(err).splitlines()[0]}", flush=True)
+            continue
         r = rows[-1]
         within = ", ".join(f"{k}={v:g}" for k, v in case.tolerance.items()) or "bit for bit"
-        print(f"  built in {r['build']:.1f} s; einc matches the NumPy loop at n = {r['checked_at']} ({within})",
-              flush=True)
+        print(f"  built in {r['build']:.1f} s; einc matches NumPy at n = {r['checked_at']} ({within})", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}\n")
-    print(table(rows))
+    for group in PEERS:
+        if any(r["group"] == group for r in rows):
+            print(table([r for r in rows if r["group"] == group], group) + "\n")
     if any(r["numpy_scaled"] for r in rows):
         print("* NumPy loop timed on fewer steps (see benchmarks/cases.py) and scaled per step")
     return 0

@@ -33,24 +33,30 @@ class Artifact:
 
 
 def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
-            outputs: list[str] | None = None, dims: dict[str, int] | None = None) -> Artifact:
-    """Compile an .ein file, or Einlang source text, to an Artifact.
+            outputs: list[str] | None = None, dims: dict[str, int] | None = None,
+            allow_python: bool = False, fp_contract: bool = False) -> Artifact:
+    """Compile an .ein file, or Einlang source text, to an Artifact. With `fp_contract`, llvm-cpu
+    kernels may fuse `a * b + c` into one FMA (one rounding instead of the two IEEE float
+    arithmetic and NumPy have; see docs/DECISIONS.md).
 
     `dims` fixes named dims at build time ({"B": 8192}): IREE sees static shapes and the module
     accepts no other size. Raises einc.diagnostics.CompileError for errors in the program and
     einc.diagnostics.OptionError (a ValueError) for a dim the program does not have or a bad
     size. Source text is compiled from a temporary directory, so relative imports and load_npy
-    paths need a file instead.
+    paths need a file instead. `allow_python` lets the program call Python functions during the
+    build (`python::mod::f(..)`).
     """
     from einc.driver import compile_program  # lazy: pulls in the whole compiler
 
     if _is_path(source_or_path):
-        return Artifact(compile_program(os.fspath(source_or_path), target, outputs, dims), target)
+        return Artifact(compile_program(os.fspath(source_or_path), target, outputs, dims, allow_python,
+                                        fp_contract=fp_contract), target)
     with tempfile.TemporaryDirectory(prefix="einc-") as tmp:
         path = os.path.join(tmp, "program.ein")
         with open(path, "w", encoding="utf-8") as source_file:
             source_file.write(source_or_path)
-        return Artifact(compile_program(path, target, outputs, dims), target)
+        return Artifact(compile_program(path, target, outputs, dims, allow_python, fp_contract=fp_contract),
+                        target)
 
 
 def load(path_or_bytes, device: str | None = None):

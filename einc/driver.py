@@ -8,15 +8,17 @@ from __future__ import annotations
 from einc.diagnostics import CompileError, OptionError
 
 
-def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None):
+def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
+              allow_python: bool = False):
     """Parse, resolve and elaborate `path`, then run every pass before lowering; returns
-    (loaded program, IR program). `dims` fixes named dims at build time (`--dim`)."""
+    (loaded program, IR program). `dims` fixes named dims at build time (`--dim`);
+    `allow_python` lets `python::mod::f(..)` run during the build (`--allow-python`)."""
     from einc.semantics.modules import load_program
     fixed_dims = checked_dims(dims)
-    return _analysed(_stage(None, load_program, path), outputs, fixed_dims)
+    return _analysed(_stage(None, load_program, path), outputs, fixed_dims, allow_python)
 
 
-def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int]):
+def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], allow_python: bool = False):
     from einc.semantics.elaborate import elaborate
     from einc.semantics.resolve import resolve
 
@@ -28,7 +30,7 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int]):
     from einc.passes.size_facts import collect_size_facts
 
     resolution = _stage(program, resolve, program)
-    ir_program = _stage(program, elaborate, program, resolution, outputs, fixed_dims)
+    ir_program = _stage(program, elaborate, program, resolution, outputs, fixed_dims, allow_python)
     share_equal_values(ir_program)
     settle_groups(ir_program)
     plan_storage(ir_program)
@@ -39,23 +41,23 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int]):
 
 
 def check_file(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
-               dims: dict[str, int] | None = None) -> None:
+               dims: dict[str, int] | None = None, allow_python: bool = False) -> None:
     """`einc check`: a program, or a file of the standard library as the module it is there
     (its `super::` paths only mean something in place)."""
     from einc.semantics.modules import library_module, load_source
     module = library_module(path)
     if module is None:
-        check_program(path, target, outputs, dims)
+        check_program(path, target, outputs, dims, allow_python)
         return
     use = f"use {'::'.join(module)};\n"
     _analysed(_stage(None, load_source, use, f"<check of {path}>"), None, {})
 
 
 def check_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
-                  dims: dict[str, int] | None = None):
+                  dims: dict[str, int] | None = None, allow_python: bool = False):
     """Everything `einc check` runs: the front end and the target's limits, no MLIR, no IREE."""
     from einc.passes.target_support import check_target
-    program, ir_program = front_end(path, outputs, dims)
+    program, ir_program = front_end(path, outputs, dims, allow_python)
     _stage(program, check_target, ir_program, target)
     return program, ir_program
 
@@ -71,29 +73,33 @@ def checked_dims(dims: dict[str, int] | None) -> dict[str, int]:
     return dict(dims or {})
 
 
-def lower(path: str, target: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None):
-    return lower_ir(*front_end(path, outputs, dims), target)
+def lower(path: str, target: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
+          allow_python: bool = False, *, fp_contract: bool = False):
+    return lower_ir(*front_end(path, outputs, dims, allow_python), target, fp_contract=fp_contract)
 
 
-def lower_ir(program, ir_program, target: str):
-    """The MLIR module of a program the front end already went through."""
+def lower_ir(program, ir_program, target: str, *, fp_contract: bool = False):
+    """The MLIR module of a program the front end already went through; `fp_contract` lets
+    llvm-cpu fuse float products into FMAs (einc.mlir.rounding)."""
     from einc.mlir import lower_program
-    return _stage(program, lower_program, ir_program, target)
+    return _stage(program, lower_program, ir_program, target, None, fp_contract)
 
 
 def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
-                    dims: dict[str, int] | None = None) -> bytes:
-    return compile_ir(*front_end(path, outputs, dims), target)
+                    dims: dict[str, int] | None = None, allow_python: bool = False, *,
+                    fp_contract: bool = False) -> bytes:
+    return compile_ir(*front_end(path, outputs, dims, allow_python), target, fp_contract=fp_contract)
 
 
-def compile_ir(program, ir_program, target: str) -> bytes:
+def compile_ir(program, ir_program, target: str, *, fp_contract: bool = False) -> bytes:
     """The .vmfb of a program the front end already went through."""
     from einc.build import compile_mlir
-    return compile_mlir(lower_ir(program, ir_program, target), target)
+    return compile_mlir(lower_ir(program, ir_program, target, fp_contract=fp_contract), target)
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,
-                 target: str = "llvm-cpu", dims: dict[str, int] | None = None) -> str:
+                 target: str = "llvm-cpu", dims: dict[str, int] | None = None,
+                 allow_python: bool = False, *, fp_contract: bool = False) -> str:
     """The intermediate form `what` of `path`; MLIR is the one built for `target`, since the
     lowering of recurrences differs per target."""
     if what == "ast":
@@ -102,12 +108,12 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return format_module(_stage(None, load_program, path).entry)
     if what == "ir":
         from einc.ir.printer import format_program
-        return format_program(front_end(path, outputs, dims)[1])
+        return format_program(front_end(path, outputs, dims, allow_python)[1])
     if what == "mlir":
-        return str(lower(path, target, outputs, dims))
+        return str(lower(path, target, outputs, dims, allow_python, fp_contract=fp_contract))
     if what == "explain":
         from einc.ir.explain import explain_program
-        return explain_program(front_end(path, outputs, dims)[1])
+        return explain_program(front_end(path, outputs, dims, allow_python)[1])
     raise ValueError(f"unknown form {what!r}")
 
 

@@ -2,8 +2,10 @@
 
 The key is a SHA-256 over everything a module's bytes depend on: the text of the program and of
 every module it loaded (by the names the diagnostics and asserts embed), the contents of every
-file `load_npy` read, the target, its IREE flags and, for `llvm-cpu`, the host CPU the code is
-tuned to, the chosen outputs, the fixed dims, and the einc (version and code) and IREE versions.
+file `load_npy` read, what every Python function called during the build returned (the front
+end, which computes the key, runs them), the target, its IREE flags and, for `llvm-cpu`, the
+host CPU the code is tuned to, the chosen outputs, the fixed dims, whether Python may run, and
+the einc (version and code) and IREE versions.
 A change to any of them is a new key. Entries are written atomically and verified (their seal)
 when read, so a damaged entry is rebuilt rather than run.
 """
@@ -26,7 +28,8 @@ _HOST_TUNED = "--iree-llvmcpu-target-cpu=host"
 
 
 def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: str,
-              outputs: Optional[list[str]], dims: dict[str, int]) -> str:
+              outputs: Optional[list[str]], dims: dict[str, int], allow_python: bool = False,
+              python_results: Iterable[str] = ()) -> str:
     """The key of a build: `sources` are (file name, text) of every module loaded."""
     flags = get_target(target).flags
     description = {
@@ -37,6 +40,8 @@ def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], tar
         "host_cpu": _host_cpu() if _HOST_TUNED in flags else None,
         "outputs": outputs,
         "dims": sorted(dims.items()),
+        "allow_python": allow_python,
+        "python": list(python_results),
         "sources": sorted((name, _digest(text.encode())) for name, text in sources),
         "data": sorted((path, _digest(_read(path))) for path in set(data_files)),
     }

@@ -28,10 +28,11 @@ class IreeCompileError(Exception):
         super().__init__(f"IREE failed to compile the module for {target}:\n{self.diagnostics}")
 
 
-def compile_mlir(module_or_text, target: str) -> bytes:
+def compile_mlir(module_or_text, target: str, extra_flags: tuple[str, ...] = ()) -> bytes:
     """Compile an MLIR module (text or `ir.Module`) exporting `main` to sealed .vmfb bytes for
-    `target` (einc.runtime.integrity)."""
-    flags = get_target(target).flags
+    `target` (einc.runtime.integrity). `extra_flags` go after the target's (tests pass IREE's
+    executable dump flags)."""
+    flags = get_target(target).flags + tuple(extra_flags)
     text = module_or_text if isinstance(module_or_text, str) else _module_text(module_or_text)
     stamped = _stamp_target(text, target)
     with _captured_stderr() as read_stderr:

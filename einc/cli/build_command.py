@@ -8,7 +8,8 @@ import click
 from einc.cli.diagnostics_output import diagnostics_shown
 from einc.cli.errors import CliError
 from einc.cli.files import save_bytes
-from einc.cli.options import dims_option, message_format_option, outputs_option, parse_dims, target_option
+from einc.cli.options import (allow_python_option, dims_option, message_format_option, outputs_option,
+                              parse_dims, target_option)
 
 EMIT_CHOICES = ("ast", "ir", "mlir")
 
@@ -21,11 +22,15 @@ EMIT_CHOICES = ("ast", "ir", "mlir")
 @target_option
 @outputs_option
 @dims_option
+@click.option("--fp-contract", type=click.Choice(["off", "on"]), default="off", show_default=True,
+              help="on: llvm-cpu may fuse `a * b + c` into one FMA (faster, one rounding instead "
+                   "of IEEE's two); off: every float operation is rounded, as NumPy does.")
 @click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
 @click.option("--explain", is_flag=True, help="Explain how the program will be compiled instead of building.")
+@allow_python_option
 @message_format_option
 def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...], dims: tuple[str, ...],
-          emit: str | None, explain: bool, message_format: str) -> None:
+          fp_contract: str, emit: str | None, explain: bool, allow_python: bool, message_format: str) -> None:
     """Compile the Einlang program FILE."""
     if emit and explain:
         raise click.UsageError("--emit and --explain cannot be combined")
@@ -38,9 +43,11 @@ def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...]
     what = "explain" if explain else emit
     with diagnostics_shown(message_format):
         if what is not None:
-            text = driver.emit_program(file, what, wanted, target, fixed_dims)
+            text = driver.emit_program(file, what, wanted, target, fixed_dims, allow_python,
+                                       fp_contract=fp_contract == "on")
         else:
-            vmfb = driver.compile_program(file, target, wanted, fixed_dims)
+            vmfb = driver.compile_program(file, target, wanted, fixed_dims, allow_python,
+                                          fp_contract=fp_contract == "on")
     if what is None:
         save_bytes(out_path or Path(file).with_suffix(".vmfb").name, vmfb)
     elif out_path is None:

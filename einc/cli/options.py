@@ -1,4 +1,4 @@
-"""Options several commands share: --target, --output, --dim and --message-format."""
+"""Options several commands share: --target, --output, --dim, --allow-python and --message-format."""
 from __future__ import annotations
 
 import click
@@ -10,7 +10,7 @@ MESSAGE_FORMATS = ("human", "json")
 target_option = click.option(
     "--target", type=click.Choice(list(TARGETS)), default="llvm-cpu", show_default=True,
     help="llvm-cpu: this CPU (fastest, not portable); llvm-cpu-generic: any CPU of this "
-         "architecture; vulkan-spirv: Vulkan (f32/i32/bool only).")
+         "architecture; vulkan-spirv: Vulkan (no f64, 16- or 64-bit integers).")
 outputs_option = click.option(
     "--output", "outputs", multiple=True, metavar="NAME",
     help="Make NAME an output (repeatable; default: every top-level binding).")
@@ -18,6 +18,9 @@ dims_option = click.option(
     "--dim", "dims", multiple=True, metavar="NAME=SIZE",
     help="Fix the named dim NAME to SIZE at build time: static shapes for IREE, and the module "
          "accepts no other size (repeatable).")
+allow_python_option = click.option(
+    "--allow-python", is_flag=True,
+    help="Let the program call Python functions during the build (python::mod::f(..)).")
 message_format_option = click.option(
     "--message-format", type=click.Choice(MESSAGE_FORMATS), default="human", show_default=True,
     help="json: each diagnostic as one JSON object per line on stdout (schema in the README).")

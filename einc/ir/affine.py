@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from einc.ir.nodes import Const, IndexRef, Op, Size, Value
-from einc.ir.types import Lin, Quotient
+from einc.ir.types import DataSize, Lin, Quotient
 
 
 def affine_of(v: Value) -> Optional[Lin]:
@@ -83,11 +83,11 @@ def bounds(lin: Lin) -> tuple[Lin, Lin]:
 
 def surely_nonnegative(lin: Lin) -> bool:
     """True when `lin` >= 0 for every admissible size. Sizes are unbounded above, at least 1
-    for an input dim and at least 0 for a quotient, so this holds exactly when no coefficient
-    is negative and the value at those minima is >= 0."""
+    for an input dim and at least 0 for a quotient or a size computed from data, so this holds
+    exactly when no coefficient is negative and the value at those minima is >= 0."""
     coeffs = lin.terms.items()
     return all(c >= 0 for _, c in coeffs) and \
-        lin.const + sum(c for k, c in coeffs if not isinstance(k, Quotient)) >= 0
+        lin.const + sum(c for k, c in coeffs if not isinstance(k, (Quotient, DataSize))) >= 0
 
 
 def surely_negative(lin: Lin) -> bool:

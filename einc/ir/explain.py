@@ -38,8 +38,10 @@ def _group(k: int, group) -> list:
 def _form(group) -> str:
     """How the loop runs (einc.mlir.recurrence picks the form from this fact and the target)."""
     if not group.step_work:
-        return ("one dispatch of scalar loops on the CPU targets; on vulkan-spirv a host loop over steps "
-                "with one kernel per clause and step")
+        return ("one dispatch of scalar loops on the CPU targets; on vulkan-spirv a loop inside a kernel "
+                "when every member is a scalar state kept in a window and a step runs no loop of its "
+                "own, else chunks of steps inside one workgroup when every read of a member is at "
+                "t - c, else a host loop over steps with one kernel per clause and step")
     slices = [v for v in group.step_work if is_state_slice(v)]
     tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
     return (f"each step computes {len(tensors)} tensor(s) whole from {len(slices)} earlier-step "

@@ -223,6 +223,28 @@ class Stack(Value):
         return tuple(self.elems)
 
 
+@dataclass(eq=False)
+class Compact(Value):
+    """The rows of `source` (along axis 0) where the bool vector `mask` holds, in order. `kept`
+    is the running count of kept rows (i32, one more than `source` has rows: kept[p] is how many
+    of rows 0..p are kept, the output position of row p) and `count` the number kept (an i32
+    scalar), the run-time size `length`: the lowering reads it back once, before anything uses
+    it."""
+    source: Value
+    mask: Value
+    kept: Value
+    count: Value
+    length: "Sym"
+    span: Optional[Span] = None
+
+    def __post_init__(self) -> None:
+        self.dtype = self.source.dtype
+        self.shape = (Lin.of(self.length),) + tuple(self.source.shape[1:])
+
+    def operands(self) -> tuple[Value, ...]:
+        return (self.source, self.mask, self.kept, self.count)
+
+
 # ---------------------------------------------------------------- recurrences
 
 class RecurrenceGroup:
@@ -331,11 +353,21 @@ class Program:
     inputs: list = field(default_factory=list)    # list[Input], in argument order
     outputs: list = field(default_factory=list)   # list[(name, Value)]
     effects: list = field(default_factory=list)   # list[Print | Assert], in program order
-    syms: list = field(default_factory=list)      # list[Sym], every run-time size
+    syms: list = field(default_factory=list)      # list[Sym], every run-time size of an input
     recurrences: list = field(default_factory=list)  # list[RecurrenceGroup]
+    compactions: list = field(default_factory=list)  # list[Compact]: each defines a DataSize
     fixed_dims: dict = field(default_factory=dict)   # named dim -> size fixed at build time
     data_files: list = field(default_factory=list)   # paths load_npy read (the build cache's key)
+    python_results: list = field(default_factory=list)   # digests of what Python calls returned (too)
     size_facts: list = field(default_factory=list)   # list[SizeFact] (passes.size_facts)
+
+    def roots(self) -> list:
+        """The values that leave the program (outputs, printed values, asserted conditions) and
+        the filtered sequences whose lengths sizes may name."""
+        roots = [v for _, v in self.outputs]
+        for e in self.effects:
+            roots += list(e.args) if isinstance(e, Print) else [e.cond]
+        return roots + list(self.compactions)
 
 
 def fresh_index_vars(shape, prefix: str = "e") -> tuple:
@@ -373,8 +405,8 @@ def size_value(lin: Lin, span: Optional[Span] = None) -> Value:
     return Size(lin, span=span)
 
 
-def step_state_reads(roots) -> list:
-    """The StateReads in a recurrence step's code under `roots`: its scalars and the Stacks of
+def step_code(roots) -> list:
+    """The values of a recurrence step's code under `roots`: its scalars and the Stacks of
     per-point scalars it builds, not the program-level tensors it reads."""
     out, seen, stack = [], set(), [r for r in roots if r is not None]
     while stack:
@@ -382,11 +414,15 @@ def step_state_reads(roots) -> list:
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if isinstance(v, StateRead):
-            out.append(v)
+        out.append(v)
         if v.rank == 0 or isinstance(v, Stack):
             stack.extend(v.operands())
     return out
+
+
+def step_state_reads(roots) -> list:
+    """The StateReads in a recurrence step's code under `roots`."""
+    return [v for v in step_code(roots) if isinstance(v, StateRead)]
 
 
 def is_program_level(v: Value) -> bool:
@@ -402,7 +438,7 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
         return memo[key]
     if isinstance(v, IndexRef):
         out = frozenset([v.var])
-    elif isinstance(v, (Generic, Piecewise, Stack, Input, Const, Size, RecValue)):
+    elif isinstance(v, (Generic, Piecewise, Stack, Input, Const, Size, RecValue, Compact)):
         out = frozenset()         # program-level tensors close over their own variables
         if isinstance(v, Stack):
             out = frozenset().union(*(free_vars(e, memo) for e in v.elems))
@@ -415,7 +451,7 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
 
 
 __all__ = ["Value", "IndexVar", "fresh_index_vars", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
-           "Generic", "Clause", "Piecewise", "Stack", "RecurrenceGroup", "RecClause", "RecMember",
+           "Generic", "Clause", "Piecewise", "Stack", "Compact", "RecurrenceGroup", "RecClause", "RecMember",
            "StateRead", "RecValue", "Print", "Assert", "Program", "walk", "size_value", "step_state_reads",
            "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
            "TERNARY_OPS", "COMPARISONS", "REDUCE_KINDS"]

@@ -62,6 +62,9 @@ class _Printer:
             return "stack [" + ", ".join(self.expr(e) for e in v.elems) + "]"
         if isinstance(v, ir.RecValue):
             return self._recurrence(v)
+        if isinstance(v, ir.Compact):
+            return (f"compact {self.program_value(v.source)} where the count {self.program_value(v.kept)} "
+                    f"steps up (length {v.length!r}, computed at run time)")
         return "scalar " + self.expr(v)
 
     def _recurrence(self, v: ir.RecValue) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class DType:
-    name: str            # "f32" "f64" "i32" "i64" "bool"
+    name: str            # "f32" "f64" "i8" "i16" "i32" "i64" "u8" "u16" "u32" "u64" "bool"
 
     @property
     def is_float(self) -> bool:
@@ -23,11 +23,19 @@ class DType:
 
     @property
     def is_int(self) -> bool:
-        return self.name in ("i32", "i64")
+        return self.name[0] in "iu"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.name[0] == "u"
 
     @property
     def is_bool(self) -> bool:
         return self.name == "bool"
+
+    @property
+    def bits(self) -> int:
+        return 1 if self.is_bool else int(self.name[1:])
 
     @property
     def numpy(self) -> np.dtype:
@@ -38,8 +46,12 @@ class DType:
 
 
 F32, F64, I32, I64, BOOL = DType("f32"), DType("f64"), DType("i32"), DType("i64"), DType("bool")
-BY_NAME = {d.name: d for d in (F32, F64, I32, I64, BOOL)}
-NUMPY_NAMES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "bool": "bool"}
+# narrower and unsigned integers: the element types of .npy data and quantized models
+I8, I16, U8, U16, U32, U64 = (DType(n) for n in ("i8", "i16", "u8", "u16", "u32", "u64"))
+BY_NAME = {d.name: d for d in (F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, BOOL)}
+NUMPY_NAMES = {"f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16", "i32": "int32",
+               "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+               "bool": "bool"}
 
 
 def dtype_of_numpy(dt: np.dtype) -> Optional[DType]:
@@ -59,6 +71,17 @@ class Sym:
 
     def __repr__(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DataSize(Sym):
+    """A run-time size computed from data rather than read off an input: the length of a
+    comprehension whose filter needs run-time values (`input_pos` and `axis` are -1). It may be
+    0, where an input dim is at least 1."""
+
+    @staticmethod
+    def named(name: str) -> "DataSize":
+        return DataSize(name, -1, -1)
 
 
 class Quotient:

@@ -14,6 +14,7 @@ from iree.compiler.dialects import func
 from einc.ir.nodes import Program
 from einc.mlir.effects import emit_effect
 from einc.mlir.lowering import Lowering
+from einc.mlir.rounding import round_products_separately
 from einc.mlir.shapes import emit_shape_checks
 from einc.mlir.signature import function_type, reflection
 from einc.passes.target_support import check_target
@@ -22,9 +23,12 @@ from einc.mlir.types import is_tensor
 __all__ = ["lower_program", "lower_to_text"]
 
 
-def lower_program(program: Program, target: str, context: Optional[ir.Context] = None) -> ir.Module:
+def lower_program(program: Program, target: str, context: Optional[ir.Context] = None,
+                  fp_contract: bool = False) -> ir.Module:
     """The verified module for `program`. `context` may be an IREE compiler Session's context
-    (load its dialects first: `ctx.load_all_available_dialects()`); default a fresh one."""
+    (load its dialects first: `ctx.load_all_available_dialects()`); default a fresh one.
+    Without `fp_contract`, float products in CPU kernels are rounded before they are added
+    (einc.mlir.rounding); with it, LLVM may fuse them into FMAs."""
     check_target(program, target)
     with (context or ir.Context()), ir.Location.unknown():
         module = ir.Module.create()
@@ -34,17 +38,21 @@ def lower_program(program: Program, target: str, context: Optional[ir.Context] =
         entry = main.add_entry_block()
         with ir.InsertionPoint(entry):
             _emit_body(program, list(entry.arguments), target)
+        if target.startswith("llvm-cpu") and not fp_contract:
+            round_products_separately(module)
         module.operation.verify()
     return module
 
 
-def lower_to_text(program: Program, target: str) -> str:
-    return str(lower_program(program, target))
+def lower_to_text(program: Program, target: str, fp_contract: bool = False) -> str:
+    return str(lower_program(program, target, fp_contract=fp_contract))
 
 
 def _emit_body(program: Program, args: list[ir.Value], target: str) -> None:
     emit_shape_checks(program.inputs, args, program.fixed_dims)
     lw = Lowering(program, args, target)
+    for filtered in program.compactions:      # their lengths are sizes: defined before any use
+        lw.lower(filtered)
     for effect in program.effects:
         emit_effect(lw, effect)
     func.ReturnOp([_as_tensor(lw, lw.lower(v)) for _, v in program.outputs])

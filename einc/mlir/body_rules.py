@@ -22,21 +22,40 @@ from einc.mlir.types import i32_type, index_type, tensor_type
 class Region:
     """Lowers body values inside one kernel's region, each once."""
 
-    def __init__(self, lw, domain, bound: dict, inline: frozenset):
+    def __init__(self, lw, domain, bound: dict, inline: frozenset, aliases: dict):
         self.lw = lw
         self.domain = domain
         self.memo: dict[int, ir.Value] = dict(bound)
         self.inline = inline
+        self.aliases = aliases          # id(node) -> the node computed in its place
         self.coordinates: dict = {}     # IndexVar -> its i32 coordinate, shared by all IndexRefs
 
     def value(self, v: Value) -> ir.Value:
         if id(v) not in self.memo:
-            if self.lw.is_program_level(v) and id(v) not in self.inline:
+            if id(v) in self.aliases:
+                self.memo[id(v)] = self.value(self.aliases[id(v)])
+            elif self.lw.is_program_level(v) and id(v) not in self.inline:
                 self.memo[id(v)] = self.lw.lower(v)
             else:
                 with location_of(v):
                     self.memo[id(v)] = BODY_RULES[type(v)](self, v)
         return self.memo[id(v)]
+
+    def take_coordinates(self) -> None:
+        """The coordinate of every domain variable, computed here: linalg.index must sit in the
+        kernel's own block, not in loops inside it (see inside_loops)."""
+        for var in self.domain.vars:
+            if var not in self.coordinates:
+                self.coordinates[var] = _coordinate(self, var)
+
+    def inside_loops(self, coordinates: dict) -> "Region":
+        """This region inside scalar loops over variables outside the domain: `coordinates` maps
+        each to its index value. It sees the values computed so far (take_coordinates first);
+        what it computes stays inside the loops."""
+        inner = Region(self.lw, self.domain, dict(self.memo), self.inline, self.aliases)
+        inner.coordinates = {**self.coordinates,
+                             **{v: arith.index_cast(i32_type(), c) for v, c in coordinates.items()}}
+        return inner
 
     def tensor(self, v: Value) -> ir.Value:
         """The whole tensor a body reads from: program-level, or built in this region (Stack)."""

@@ -10,6 +10,8 @@ from typing import Callable
 from iree.compiler.dialects import cf, flow, tensor
 
 from einc.ir.nodes import Assert, Print
+from einc.ir.types import I32
+from einc.mlir import scalar_ops
 from einc.mlir.locations import location_of
 from einc.mlir.types import is_tensor
 
@@ -24,6 +26,10 @@ def _print(lw, effect: Print) -> None:
             value = lw.sizes.scalar_tensor(value)
         values.append(value)
         dims += lw.sizes.dynamic_dims(arg.shape)
+    if not values:
+        # a trace of nothing does not survive IREE's parser; a text-only print traces one unread
+        # scalar so that it still comes out in program order among the others
+        values.append(lw.sizes.scalar_tensor(scalar_ops.constant(I32, 0)))
     flow.tensor_trace(PRINT_LABEL.format(lw.prints), values, dims)
     lw.prints += 1
 

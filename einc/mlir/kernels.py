@@ -1,9 +1,12 @@
 """`linalg.generic` kernels for `Generic` and `Reduce` nodes.
 
 A kernel iterates a domain of index variables (parallel ones first, then reduction ones). Before
-the op is built, its body is planned: reads with affine subscripts that are proven in bounds, nested
-reductions (each its own kernel over its free variables) and device scalars become `ins` operands
-with indexing maps; everything else is computed inside the region (see body_rules).
+the op is built, its body is planned: reads with affine subscripts that are proven in bounds (or
+read through a padded or reshaped view, see operand_views), nested reductions (each its own
+kernel over its free variables, or a named op, see named_ops) and device scalars become `ins`
+operands with indexing maps; everything else is computed inside the region (see body_rules). A
+reduction variable that no operand is indexed by runs as a scalar loop inside the region instead
+(see reduction_tensor).
 """
 from __future__ import annotations
 
@@ -13,11 +16,11 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg
 
-from einc.ir import affine
 from einc.ir.nodes import Generic, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
-from einc.mlir import scalar_ops
+from einc.mlir import cpu_convolutions, named_ops, operand_views, scalar_ops
 from einc.mlir.body_rules import Region
+from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.types import element_type, is_tensor
 
 
@@ -48,14 +51,17 @@ class Operand:
     node: Value           # the body value this block argument stands for
     tensor: ir.Value
     map: ir.AffineMap
+    vars: frozenset = frozenset()   # the index variables its map is a function of
 
 
 # ------------------------------------------------------------------------------------ planning
 
-def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> list[Operand]:
-    """The `ins` of a kernel whose body computes `roots`; `inline` names program-level nodes
-    that this kernel itself computes (the root of a 0-d kernel)."""
+def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> tuple[list[Operand], dict]:
+    """The `ins` of a kernel whose body computes `roots`, and the body nodes that stand for
+    others (a guarded select read through a padded view is its guarded branch); `inline` names
+    program-level nodes that this kernel itself computes (the root of a 0-d kernel)."""
     operands: list[Operand] = []
+    aliases: dict[int, Value] = {}
     seen: set[int] = set()
     stack = [r for r in reversed(roots) if r is not None]
     while stack:
@@ -69,61 +75,97 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
                 operands.append(Operand(v, value, domain.map([])))
         elif isinstance(v, Reduce):
             operands.append(_reduction_operand(lw, domain, v))
-        elif isinstance(v, Read) and (mapped := _affine_read(lw, domain, v)) is not None:
+        elif isinstance(v, Read) and (mapped := _read_operand(lw, domain, v)) is not None:
             operands.append(mapped)
+        elif (found := _padded_operand(lw, domain, v, seen)) is not None:
+            operand, padded = found
+            operands.append(operand)
+            seen.add(id(operand.node))
+            aliases[id(v)] = padded.value
+            for twin in padded.twins:
+                seen.add(id(twin))
+                aliases[id(twin)] = operand.node
+            stack.append(padded.value)
         else:
             stack.extend(reversed(v.operands()))
-    return operands
+    return operands, aliases
 
 
 def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
     free = [v for v in domain.vars if v in lw.free_vars(reduce)]
     tensor, free = reduction_tensor(lw, reduce, free)
-    return Operand(reduce, tensor, domain.projection(free))
+    return Operand(reduce, tensor, domain.projection(free), frozenset(free))
 
 
-def _affine_read(lw, domain: Domain, read: Read) -> Optional[Operand]:
-    """`read` as an indexing map when it is proven in bounds and every subscript is affine in the
-    domain's variables with constant offsets (symbolic offsets fall back to tensor.extract)."""
-    if not read.in_bounds or not lw.is_program_level(read.tensor):
+def _read_operand(lw, domain: Domain, read: Read) -> Optional[Operand]:
+    """`read` through an indexing map: plain, or of a reshaped view for flattened subscripts."""
+    if not lw.is_program_level(read.tensor):
         return None
-    tensor = lw.lower(read.tensor)
-    if not is_tensor(tensor):
-        return None
-    exprs = [_subscript_expr(domain, sub, size) for sub, size in zip(read.subs, read.tensor.shape)]
-    if any(e is None for e in exprs):
-        return None
-    return Operand(read, tensor, domain.map(exprs))
+    view = operand_views.flattened_view(read) or operand_views.plain_view(read)
+    return None if view is None else _view_operand(lw, domain, view)
 
 
-def _subscript_expr(domain: Domain, sub: Value, size) -> Optional[ir.AffineExpr]:
-    """An affine subscript over an axis of `size`. linalg takes a loop's trip count from any
-    operand indexed by that bare loop dimension, so a bare `d_k` is only allowed over an axis whose
-    size is the variable's extent (reading a prefix of a longer axis takes tensor.extract)."""
-    lin = affine.affine_of(sub)
-    if lin is None:
+def _padded_operand(lw, domain: Domain, v: Value, seen: set):
+    """The operand of the padded read that a guarded select `v` is (operand_views.padded_read),
+    and that PaddedRead, unless one of its reads is already planned otherwise."""
+    padded = operand_views.padded_read(v)
+    reads = (padded.view.read,) + padded.twins if padded is not None else ()
+    if not reads or any(id(r) in seen for r in reads) or not lw.is_program_level(reads[0].tensor):
         return None
+    operand = _view_operand(lw, domain, padded.view)
+    return None if operand is None else (operand, padded)
+
+
+def _view_operand(lw, domain: Domain, view: operand_views.View) -> Optional[Operand]:
+    subscripts = [_subscript_expr(domain, sub, size) for sub, size in zip(view.subs, view.shape)]
+    if any(s is None for s in subscripts):
+        return None
+    tensor = operand_views.view_tensor(lw, view)
+    if tensor is None:
+        return None
+    return Operand(view.read, tensor, domain.map([e for e, _ in subscripts]),
+                   frozenset().union(*(vars_ for _, vars_ in subscripts)))
+
+
+def _subscript_expr(domain: Domain, lin, size) -> Optional[tuple[ir.AffineExpr, frozenset]]:
+    """An affine subscript over an axis of `size` as a map result, and the variables it is a
+    function of, when its variables are loops of `domain` starting at constants and it has no
+    symbolic offset; None where the read must be a tensor.extract. IREE 3.13 gets some maps wrong,
+    so they are avoided:
+    - linalg takes a loop's trip count from any operand indexed by that bare loop dimension, so
+      a bare `d_k` is only allowed over an axis whose size is the variable's extent (views cut
+      such axes to fit, see operand_views);
+    - IREE folds loops of extent 1 away, which can leave a bare `d_k` behind (`sig[j + m]`
+      with j in 0..1 becomes `sig[m]`), so such a variable is the constant it is;
+    - a negative coefficient (`q[t + 2 - s]`) gets the slices that tiling takes of the operand
+      wrong (the verifier rejects them)."""
     const = lin.const
-    expr = None
+    terms = {}
     for key, coeff in lin.terms.items():
-        if isinstance(key, Sym) or domain.pos(key) is None or not key.lo.is_const:
+        if isinstance(key, Sym) or not key.lo.is_const:
             return None
         const += coeff * key.lo.const          # the coordinate is lo + loop index
-        term = ir.AffineDimExpr.get(domain.pos(key)) * coeff
-        expr = term if expr is None else expr + term
-    if expr is None:
-        return ir.AffineConstantExpr.get(const)
-    if const == 0 and len(lin.terms) == 1:     # a bare d_k, also `f[n - 1]` with n in 1..
-        (key, coeff), = lin.terms.items()
+        if key.extent == 1:
+            continue
+        if domain.pos(key) is None or coeff < 0:
+            return None
+        terms[key] = coeff
+    if not terms:
+        return ir.AffineConstantExpr.get(const), frozenset()
+    if const == 0 and len(terms) == 1:         # a bare d_k, also `f[n - 1]` with n in 1..
+        (key, coeff), = terms.items()
         if coeff == 1 and key.extent != size:
             return None
-    return expr + const if const else expr
+    expr = sum((ir.AffineDimExpr.get(domain.pos(key)) * coeff for key, coeff in terms.items()),
+               ir.AffineConstantExpr.get(const))
+    return expr, frozenset(terms)
 
 
 def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Operand]:
     """linalg derives each loop's trip count from an operand indexed by that bare dimension; a
-    reduction loop that only computes or gathers has none, so it gets an unread tensor.empty
-    whose shape is those loops' extents."""
+    reduction loop read only at sums of indices (`sig[j + m]`) has none, so it gets an unread
+    tensor.empty whose shape is those loops' extents (loops read by no operand at all run
+    inside the region instead, see reduction_tensor)."""
     defined = {r.position for o in operands for r in o.map.results if isinstance(r, ir.AffineDimExpr)}
     missing = [v for k, v in enumerate(domain.vars) if k not in defined]
     if not missing:
@@ -135,20 +177,27 @@ def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Ope
 # ------------------------------------------------------------------------------------ kernels
 
 def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: ir.Value,
-                 out_map: ir.AffineMap, finish: Callable, inline: frozenset = frozenset()) -> ir.Value:
+                 out_map: ir.AffineMap, finish: Callable, inline: frozenset = frozenset(),
+                 loops: tuple = ()) -> ir.Value:
     """A linalg.generic over `domain` writing into `init`; the region yields
-    `finish(body value, guard value or None, current output element)`."""
-    operands = plan_operands(lw, domain, [body, guard], inline)
+    `finish(body value, guard value or None, current output element)`, or with `loops`
+    (variables outside `domain`) that folded over their points by scalar loops in the region."""
+    operands, aliases = plan_operands(lw, domain, [body, guard], inline)
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
     op = linalg.GenericOp_([o.tensor for o in operands], [init],
                            [o.map for o in operands] + [out_map], domain.iterator_types())
     block = op.regions[0].blocks[0]
     with ir.InsertionPoint(block):
         bound = {id(o.node): arg for o, arg in zip(operands, block.arguments)}
-        region = Region(lw, domain, bound, inline)
-        value = region.value(body)
-        guard_value = region.value(guard) if guard is not None else None
-        linalg.YieldOp([finish(value, guard_value, block.arguments[-1])])
+        region = Region(lw, domain, bound, inline, aliases)
+        if loops:
+            region.take_coordinates()
+
+        def point(ivs, carried):
+            here = region.inside_loops(dict(zip(loops, ivs))) if loops else region
+            guard_value = here.value(guard) if guard is not None else None
+            return [finish(here.value(body), guard_value, carried[0])]
+        linalg.YieldOp(point_loops(var_bounds(lw, list(loops)), [block.arguments[-1]], point))
     return op.result
 
 
@@ -167,18 +216,29 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
 
 # identity element and combiner of each reduction kind, by element kind
 IDENTITIES = {"sum": lambda d: 0, "prod": lambda d: 1, "all": lambda d: True, "any": lambda d: False,
-              "max": lambda d: float("-inf") if d.is_float else -(1 << (_bits(d) - 1)),
-              "min": lambda d: float("inf") if d.is_float else (1 << (_bits(d) - 1)) - 1}
-COMBINERS = {"sum": ("addf", "addi"), "prod": ("mulf", "muli"), "max": ("maximumf", "maxsi"),
-             "min": ("minimumf", "minsi"), "all": ("andi", "andi"), "any": ("ori", "ori")}
+              "max": lambda d: float("-inf") if d.is_float else _int_limits(d)[0],
+              "min": lambda d: float("inf") if d.is_float else _int_limits(d)[1]}
+# arith op names: (float, signed integer, unsigned integer or bool)
+COMBINERS = {"sum": ("addf", "addi", "addi"), "prod": ("mulf", "muli", "muli"),
+             "max": ("maximumf", "maxsi", "maxui"), "min": ("minimumf", "minsi", "minui"),
+             "all": ("andi", "andi", "andi"), "any": ("ori", "ori", "ori")}
 
 
-def _identity(reduce: Reduce) -> ir.Value:
+def reduce_identity(reduce: Reduce) -> ir.Value:
     return scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
 
 
-def _bits(dtype) -> int:
-    return 64 if dtype.name == "i64" else 32
+def reduce_combiner(reduce: Reduce) -> Callable:
+    """The arith op that adds one value to a reduction's accumulator."""
+    names = COMBINERS[reduce.kind]
+    dtype = reduce.dtype
+    return getattr(arith, names[0] if dtype.is_float else names[2] if dtype.is_unsigned else names[1])
+
+
+def _int_limits(dtype) -> tuple[int, int]:
+    if dtype.is_unsigned:
+        return 0, (1 << dtype.bits) - 1
+    return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
 
 
 def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value, list[IndexVar]]:
@@ -186,16 +246,38 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     of the result, in that order). Memoized: a reduction used twice keeps its first axis order."""
     if id(reduce) in lw.reductions:
         return lw.reductions[id(reduce)]
+    init = linalg.fill(reduce_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
+                                                                       element_type(reduce.dtype))])
+    found = named_ops.match(reduce, free)
+    tensor = None
+    if found is not None:
+        tensor = cpu_convolutions.emit(lw, found, init)
+        if tensor is None:
+            tensor = named_ops.emit(lw, found, init)
+    if tensor is None:
+        tensor = _reduction_kernel(lw, reduce, free, init)
+    lw.reductions[id(reduce)] = (tensor, free)
+    return tensor, free
+
+
+def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) -> ir.Value:
     domain = Domain(free + list(reduce.vars), len(free))
-    init = linalg.fill(_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
-                                                                 element_type(reduce.dtype))])
-    float_name, int_name = COMBINERS[reduce.kind]
-    combine = getattr(arith, float_name if reduce.dtype.is_float else int_name)
+    loops = _unindexed_vars(lw, reduce, domain)
+    domain = Domain([v for v in domain.vars if v not in loops], len(free))
+    combine = reduce_combiner(reduce)
 
     def finish(value, guard, acc):
         if guard is not None:
-            value = arith.select(guard, value, _identity(reduce))
+            value = arith.select(guard, value, reduce_identity(reduce))
         return combine(value, acc)
-    tensor = build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish)
-    lw.reductions[id(reduce)] = (tensor, free)
-    return tensor, free
+    return build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish,
+                        loops=loops)
+
+
+def _unindexed_vars(lw, reduce: Reduce, domain: Domain) -> tuple:
+    """The reduction's variables that no planned operand is indexed by. Such a loop would have no
+    operand to give its trip count, and IREE 3.13 vectorizes a reduction whose combined value
+    comes from no operand wrongly: `sum[p in 0..4](2)` gave 2, `sum[p in 0..3](a + p)` failed
+    to compile. They run as scalar loops inside the kernel's region instead."""
+    operands, _ = plan_operands(lw, domain, [reduce.body, reduce.guard], frozenset())
+    return tuple(v for v in reduce.vars if not any(v in o.vars for o in operands))

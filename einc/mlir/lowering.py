@@ -27,6 +27,7 @@ class Lowering:
         self.sizes = Sizes(args, program.syms)
         self.values: dict[int, ir.Value] = {}
         self.reductions: dict[int, tuple] = {}   # id(Reduce) -> (tensor, free vars in its axis order)
+        self.views: dict[tuple, ir.Value] = {}   # padded / reshaped tensors (operand_views)
         self.groups: dict[int, list] = {}        # id(RecurrenceGroup) -> its members' storage tensors
         self.prints = 0
         self._free_memo: dict = {}
@@ -63,7 +64,8 @@ class Lowering:
         """A lowering for the body of one step that computes the step's tensors itself: it sees
         what was lowered before the loop; what it lowers stays in its own memo, inside the loop."""
         step = copy.copy(self)
-        step.values, step.reductions, step._state_memo = dict(self.values), dict(self.reductions), {}
+        step.values, step.reductions, step.views = dict(self.values), dict(self.reductions), dict(self.views)
+        step._state_memo = {}
         step.state_tensors_are_given = True
         return step
 

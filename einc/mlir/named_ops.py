@@ -1,78 +1,334 @@
-"""Named linalg ops for the contractions IREE compiles best (`linalg.matmul` and friends).
+"""Named linalg ops for reductions that are one: contractions, convolutions and pooling.
 
-A `Generic` is a contraction when its body is exactly `sum[k](A[..] * B[..])` with plain index
-subscripts over whole axes (every range starts at 0 and spans its axis), no guards, and float
-operands of one dtype. Anything else stays a linalg.generic, which is always correct.
+IREE's code generators are best at named ops (microkernels and data tiling for matmuls, im2col
+and direct-convolution strategies for convolutions), so a reduction whose form matches one of
+PATTERNS is emitted as that op instead of a linalg.generic. A reduction matches when:
+
+- its body is one read (pooling) or the product of two reads (contractions, convolutions), each
+  an affine view of a program-level tensor (operand_views: plain, zero-padded through a guard, or
+  reshaped through a flattened subscript), all of one float dtype, with no reduction guard;
+- every result axis and every summed variable is named by a letter of the pattern: a plain
+  letter is a zero-based variable spanning the whole axis; `y+p` is a window axis read at
+  `stride * y + dilation * p` (strides and dilations become the op's attributes).
+
+In contraction patterns a letter may stand for a run of variables that every operand and the
+result keep together in one order (`sum[c, h, w](p[n, c, h, w] * Wf[c, h, w, k])` is a matmul with
+k = (c, h, w)): those axes are collapsed for the op and the result expanded back. Elementwise
+work around the reduction (bias, ReLU) stays in the enclosing kernel, which IREE fuses with it.
+Anything else stays a linalg.generic, which is always correct.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Optional
+from dataclasses import dataclass, field, replace
+from itertools import permutations
+from typing import Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import linalg
+from iree.compiler.dialects import linalg, tensor
 
-from einc.ir.nodes import Generic, IndexRef, Op, Read, Reduce, is_program_level
-from einc.mlir import scalar_ops
+from einc.ir.nodes import IndexVar, Op, Read, Reduce, Value
+from einc.ir.types import Lin
+from einc.mlir import operand_views
+from einc.mlir.operand_views import View, view_tensor
 from einc.mlir.types import element_type
 
-# name, result subscripts, lhs subscripts, rhs subscripts; `k` is the summed variable
-PATTERNS: list[tuple[str, str, str, str]] = [
-    ("matmul", "ij", "ik", "kj"),
-    ("batch_matmul", "bij", "bik", "bkj"),
-    ("matvec", "i", "ik", "k"),
-    ("vecmat", "j", "k", "kj"),
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+@dataclass(frozen=True)
+class Pattern:
+    op: str                 # the linalg builder's name
+    kind: str               # the reduction kind
+    out: str                # the result's axes, one letter each
+    operands: tuple         # each operand's axes: a letter, or "y+p" for a window
+    groups: bool = False    # letters may stand for runs of variables (contractions)
+    strided: bool = True    # the op takes strides and dilations attributes
+
+
+def _contraction(op: str, out: str, lhs: str, rhs: str) -> Pattern:
+    return Pattern(op, "sum", out, (lhs, rhs), groups=True, strided=False)
+
+
+def _pooling(op: str, kinds: str, out: str, operand: str) -> list[Pattern]:
+    return [Pattern(f"{op}_{kind}", kind, out, (operand,)) for kind in kinds.split()]
+
+
+PATTERNS: list[Pattern] = [
+    _contraction("matmul", "m n", "m k", "k n"),
+    _contraction("batch_matmul", "b m n", "b m k", "b k n"),
+    _contraction("matvec", "m", "m k", "k"),
+    _contraction("vecmat", "n", "k", "k n"),
+    _contraction("dot", "", "k", "k"),
+    Pattern("conv_1d", "sum", "x", ("x+q", "q"), strided=False),
+    Pattern("conv_2d", "sum", "y x", ("y+p x+q", "p q"), strided=False),
+    Pattern("conv_3d", "sum", "z y x", ("z+o y+p x+q", "o p q"), strided=False),
+    Pattern("conv_1d_ncw_fcw", "sum", "n f x", ("n c x+q", "f c q")),
+    Pattern("conv_1d_nwc_wcf", "sum", "n x f", ("n x+q c", "q c f")),
+    Pattern("conv_2d_nchw_fchw", "sum", "n f y x", ("n c y+p x+q", "f c p q")),
+    Pattern("conv_2d_nhwc_hwcf", "sum", "n y x f", ("n y+p x+q c", "p q c f")),
+    Pattern("conv_2d_nhwc_fhwc", "sum", "n y x f", ("n y+p x+q c", "f p q c")),
+    Pattern("conv_3d_ncdhw_fcdhw", "sum", "n f z y x", ("n c z+o y+p x+q", "f c o p q")),
+    Pattern("conv_3d_ndhwc_dhwcf", "sum", "n z y x f", ("n z+o y+p x+q c", "o p q c f")),
+    Pattern("depthwise_conv_1d_ncw_cw", "sum", "n c x", ("n c x+q", "c q")),
+    Pattern("depthwise_conv_1d_nwc_wc", "sum", "n x c", ("n x+q c", "q c")),
+    Pattern("depthwise_conv_2d_nchw_chw", "sum", "n c y x", ("n c y+p x+q", "c p q")),
+    Pattern("depthwise_conv_2d_nhwc_hwc", "sum", "n y x c", ("n y+p x+q c", "p q c")),
+    *_pooling("pooling_ncw", "max sum", "n c x", "n c x+q"),
+    *_pooling("pooling_nwc", "max min sum", "n x c", "n x+q c"),
+    *_pooling("pooling_nchw", "max sum", "n c y x", "n c y+p x+q"),
+    *_pooling("pooling_nhwc", "max min sum", "n y x c", "n y+p x+q c"),
+    *_pooling("pooling_ndhwc", "max min sum", "n z y x c", "n z+o y+p x+q c"),
 ]
 
 
-@dataclass
-class Contraction:
-    builder: Callable
-    lhs: Read
-    rhs: Read
-    result: Generic
+# ------------------------------------------------------------------------------ axes
 
-    def emit(self, lw) -> ir.Value:
-        zero = scalar_ops.constant(self.result.dtype, 0)
-        init = linalg.fill(zero, outs=[lw.sizes.empty(self.result.shape, element_type(self.result.dtype))])
-        return self.builder(lw.lower(self.lhs.tensor), lw.lower(self.rhs.tensor), outs=[init])
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the result or of an operand view: `vars` read plainly (a run after merging),
+    or a window `stride * vars[0] + dilation * vars[1]`."""
+    vars: tuple
+    stride: int = 0         # 0 for a plain axis
+    dilation: int = 0
 
 
-def match(g: Generic) -> Optional[Contraction]:
-    product = _summed_product(g)
-    if product is None:
+def _axis(sub: Lin, size: Lin) -> Optional[Axis]:
+    if sub.const:
         return None
-    reduce, reads = product
-    for name, out, lhs, rhs in PATTERNS:
-        if len(out) != len(g.vars):
-            continue
-        letters = dict(zip(out, g.vars), k=reduce.vars[0])
-        for a, b in (reads, reads[::-1]):
-            if _reads_axes(a, [letters[c] for c in lhs]) and _reads_axes(b, [letters[c] for c in rhs]):
-                return Contraction(getattr(linalg, name), a, b, g)
+    terms = list(sub.terms.items())
+    if any(not isinstance(v, IndexVar) or v.lo != 0 or c <= 0 for v, c in terms):
+        return None
+    if len(terms) == 1 and terms[0][1] == 1 and terms[0][0].extent == size:
+        return Axis((terms[0][0],))
+    if len(terms) == 2 and all(v.extent != 1 for v, _ in terms):
+        # not with a unit-extent variable: IREE 3.13 folds its loop away, which leaves the other
+        # variable as a bare dimension over an axis longer than its extent (rejected)
+        return [Axis((y, p), s, d) for (y, s), (p, d) in (terms, terms[::-1])]   # either order
     return None
 
 
-def _summed_product(g: Generic) -> Optional[tuple[Reduce, tuple[Read, Read]]]:
-    """(the reduction, its two factors) when `g` is `sum[k](Read * Read)` over zero-based ranges."""
-    reduce = g.body
-    if g.guard is not None or not isinstance(reduce, Reduce) or reduce.kind != "sum":
-        return None
-    if reduce.guard is not None or len(reduce.vars) != 1 or not g.dtype.is_float:
-        return None
-    if any(v.lo != 0 for v in g.vars + reduce.vars):
-        return None
-    product = reduce.body
-    if not isinstance(product, Op) or product.op != "mul":
-        return None
-    if not all(isinstance(r, Read) and r.dtype == g.dtype for r in product.args):
-        return None
-    return reduce, tuple(product.args)
+def _operand_axes(view: View) -> Optional[list]:
+    """Per axis of the view: an Axis, or for a window the list of its two readings."""
+    axes = [_axis(sub, size) for sub, size in zip(view.subs, view.shape)]
+    return None if any(a is None for a in axes) else axes
 
 
-def _reads_axes(read: Read, vars_: list) -> bool:
-    """Whether `read` is `T[v0, v1, ..]` and each variable spans exactly its axis of T."""
-    if not is_program_level(read.tensor) or len(read.subs) != len(vars_) or read.tensor.rank != len(vars_):
+def _merge_runs(sequences: list[list[Axis]]) -> list[list[Axis]]:
+    """Merge plain axes u, w that appear everywhere as the adjacent pair (u, w): a run of
+    variables that a contraction can treat as one collapsed axis."""
+    while True:
+        pair = _mergeable_pair(sequences)
+        if pair is None:
+            return sequences
+        u, w = pair
+        merged = Axis(u.vars + w.vars)
+        sequences = [_replace_pair(seq, u, w, merged) for seq in sequences]
+
+
+def _mergeable_pair(sequences: list[list[Axis]]):
+    for seq in sequences:
+        for u, w in zip(seq, seq[1:]):
+            if all(_pair_kept(s, u, w) for s in sequences):
+                return u, w
+    return None
+
+
+def _pair_kept(seq: list[Axis], u: Axis, w: Axis) -> bool:
+    if u.stride or w.stride:
         return False
-    return all(isinstance(s, IndexRef) and s.var is v and read.tensor.shape[axis] == v.extent
-               for axis, (s, v) in enumerate(zip(read.subs, vars_)))
+    if u not in seq and w not in seq:
+        return True
+    return u in seq and w in seq and seq.index(w) == seq.index(u) + 1
+
+
+def _replace_pair(seq: list[Axis], u: Axis, w: Axis, merged: Axis) -> list[Axis]:
+    if u not in seq:
+        return seq
+    k = seq.index(u)
+    return seq[:k] + [merged] + seq[k + 2:]
+
+
+# ------------------------------------------------------------------------------ matching
+
+@dataclass
+class Match:
+    pattern: Pattern
+    views: tuple                      # in the pattern's operand order
+    out: list                         # the result's Axes (runs)
+    operand_axes: list                # per operand, its Axes (runs, windows)
+    strides: list = field(default_factory=list)
+    dilations: list = field(default_factory=list)
+
+
+def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
+    """The first pattern `reduce` over result axes `free` is an instance of. Reads are taken
+    as written first (`c[2 * h + dh]` is a pooling window), then through reshaped views of
+    flattened subscripts (`Wf[16 * c + 4 * h + w, k]` is a matmul operand)."""
+    if reduce.guard is not None or not reduce.dtype.is_float:
+        return None
+    for views in (_factors(reduce.body, _VIEWS), _factors(reduce.body, _VIEWS[::-1])):
+        if views is None or len(views) > 2 or any(v.read.dtype != reduce.dtype for v in views):
+            continue
+        for pattern in PATTERNS:
+            if pattern.kind != reduce.kind or len(pattern.operands) != len(views):
+                continue
+            for ordered in permutations(views):
+                found = _match_pattern(pattern, ordered, free, reduce.vars)
+                if found is not None:
+                    return found
+    return None
+
+
+_VIEWS = (operand_views.plain_view, operand_views.flattened_view)
+
+
+def _factors(v: Value, rules: tuple) -> Optional[list[View]]:
+    """The reads a reduction body combines, as views: one read, or a product of reads (one of
+    them may be a padded read through a guard)."""
+    padded = operand_views.padded_read(v)
+    if padded is not None:
+        rest = list(padded.value.args) if isinstance(padded.value, Op) else [padded.value]
+        del rest[[a is padded.view.read for a in rest].index(True)]     # one factor, not a square's both
+        others = [_read_view(a, rules) for a in rest]
+        return None if None in others else [padded.view] + others
+    if isinstance(v, Op) and v.op == "mul":
+        parts = [_factors(a, rules) for a in v.args]
+        return None if None in parts else parts[0] + parts[1]
+    view = _read_view(v, rules)
+    return None if view is None else [view]
+
+
+def _read_view(v: Value, rules: tuple) -> Optional[View]:
+    if not isinstance(v, Read):
+        return None
+    return next((view for rule in rules if (view := rule(v)) is not None), None)
+
+
+def _match_pattern(pattern: Pattern, views: tuple, free: list, reduced: tuple) -> Optional[Match]:
+    candidates = [_operand_axes(v) for v in views]
+    if None in candidates:
+        return None
+    for operand_axes in _window_readings(candidates):
+        out = [Axis((v,)) for v in free]
+        sequences = [out] + operand_axes
+        if pattern.groups:
+            sequences = _merge_runs(sequences)
+        found = _bind(pattern, sequences, set(reduced))
+        if found is not None:
+            found.views = views
+            return found
+    return None
+
+
+def _window_readings(candidates: list) -> list:
+    """Every choice of reading for the window axes (stride * y + dilation * p, either way)."""
+    choices = [[]]
+    for axes in candidates:
+        options = [[]]
+        for a in axes:
+            options = [o + [r] for o in options for r in (a if isinstance(a, list) else [a])]
+        choices = [c + [o] for c in choices for o in options]
+    return choices
+
+
+def _bind(pattern: Pattern, sequences: list, reduced: set) -> Optional[Match]:
+    out, operands = sequences[0], sequences[1:]
+    letters: dict[str, tuple] = {}
+    strides, dilations = [], []
+
+    def unify(letter: str, vars_: tuple) -> bool:
+        return letters.setdefault(letter, vars_) == vars_
+
+    if len(pattern.out.split()) != len(out):
+        return None
+    if not all(unify(c, a.vars) for c, a in zip(pattern.out.split(), out)):
+        return None
+    for tokens, axes in zip(pattern.operands, operands):
+        tokens = tokens.split()
+        if len(tokens) != len(axes):
+            return None
+        for token, axis in zip(tokens, axes):
+            if "+" in token:
+                y, p = token.split("+")
+                if not axis.stride or not (unify(y, axis.vars[:1]) and unify(p, axis.vars[1:])):
+                    return None
+                strides.append(axis.stride)
+                dilations.append(axis.dilation)
+            elif axis.stride or not unify(token, axis.vars):
+                return None
+    bound = [v for vars_ in letters.values() for v in vars_]
+    summed = {v for c, vars_ in letters.items() if c not in pattern.out for v in vars_}
+    if len(bound) != len(set(bound)) or summed != reduced:
+        return None
+    if not pattern.strided and any(s != 1 for s in strides + dilations):
+        return None
+    return Match(pattern, (), out, operands, strides, dilations)
+
+
+# ------------------------------------------------------------------------------ emission
+
+def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
+    """The named op over `init` (the result's identity-filled tensor, axes as in `free`); None
+    when an operand is not a device tensor."""
+    ins = [_operand(lw, view, axes) for view, axes in zip(found.views, found.operand_axes)]
+    if any(t is None for t in ins):
+        return None
+    pattern = found.pattern
+    if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
+        ins.append(_window(lw, found))
+    out = _collapse(init, found.out)
+    kwargs = {"strides": found.strides, "dilations": found.dilations} if pattern.strided else {}
+    result = getattr(linalg, pattern.op)(*ins, outs=[out], **kwargs)
+    return _expand(lw, result, init, found.out)
+
+
+def _operand(lw, view: View, axes: list[Axis]) -> Optional[ir.Value]:
+    """The view as the op reads it, its runs collapsed; a run that is exactly an axis the view
+    split (a flattened subscript read by a contraction) is that axis, unsplit."""
+    if view.splits and _groups(axes) == operand_views.split_groups(view.splits):
+        view = replace(view, splits=())
+        return view_tensor(lw, view)
+    value = view_tensor(lw, view)
+    return None if value is None else _collapse(value, axes)
+
+
+def _groups(axes: list[Axis]) -> list[list[int]]:
+    groups, k = [], 0
+    for a in axes:
+        width = 1 if a.stride else len(a.vars)
+        groups.append(list(range(k, k + width)))
+        k += width
+    return groups
+
+
+def _window(lw, found: Match) -> ir.Value:
+    sizes = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
+    return lw.sizes.empty(tuple(sizes), element_type(found.views[0].read.dtype))
+
+
+def _collapse(value: ir.Value, axes: list[Axis]) -> ir.Value:
+    groups = _groups(axes)
+    if all(len(g) == 1 for g in groups):
+        return value
+    source = ir.RankedTensorType(value.type)
+    dims = []
+    for g in groups:
+        sizes = [source.get_dim_size(d) for d in g]
+        dims.append(DYNAMIC if DYNAMIC in sizes else _product(sizes))
+    return tensor.collapse_shape(ir.RankedTensorType.get(dims, source.element_type), value, groups)
+
+
+def _expand(lw, value: ir.Value, like: ir.Value, axes: list[Axis]) -> ir.Value:
+    groups = _groups(axes)
+    if all(len(g) == 1 for g in groups):
+        return value
+    shape = tuple(v.extent for a in axes for v in a.vars)
+    static = [d.const if d.is_const else DYNAMIC for d in shape]
+    return tensor.expand_shape(like.type, value, groups, lw.sizes.dynamic_dims(shape), static)
+
+
+def _product(sizes: list[int]) -> int:
+    out = 1
+    for s in sizes:
+        out *= s
+    return out

@@ -11,9 +11,10 @@ from typing import Callable
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from einc.ir.nodes import Const, Generic, Input, Op, Piecewise, Read, RecValue, Reduce, Size, Stack, Value
+from einc.ir.nodes import Compact, Const, Generic, Input, Op, Piecewise, Read, RecValue, Reduce, Size, Stack, Value
 from einc.ir.types import Lin
-from einc.mlir import named_ops, scalar_ops
+from einc.mlir import scalar_ops
+from einc.mlir.compaction import compact_value
 from einc.mlir.kernels import generic_tensor, reduction_tensor
 from einc.mlir.recurrence import rec_value
 from einc.mlir.types import element_type, is_tensor, tensor_type
@@ -58,11 +59,8 @@ def _reduce(lw, v: Reduce) -> ir.Value:
 
 
 def _generic(lw, v: Generic) -> ir.Value:
-    contraction = named_ops.match(v)
-    if contraction is not None:
-        return contraction.emit(lw)
     if _is_whole_reduction(lw, v):
-        # the reduction's own kernel already has this shape: no copy kernel around it
+        # the reduction's own kernel (or named op) already has this shape: no copy around it
         return reduction_tensor(lw, v.body, list(v.vars))[0]
     return generic_tensor(lw, v)
 
@@ -123,4 +121,5 @@ RULES: dict[type, Callable] = {
     Piecewise: _piecewise,
     Stack: _stack,
     RecValue: rec_value,
+    Compact: compact_value,
 }

@@ -13,7 +13,8 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from einc.ir.nodes import RecValue
-from einc.mlir import recurrence_host, recurrence_kernel, recurrence_region, recurrence_tensor_steps
+from einc.mlir import (recurrence_host, recurrence_kernel, recurrence_region, recurrence_tensor_steps,
+                       recurrence_workgroup)
 from einc.mlir import recurrence_lanes  # noqa: F401  (adds the Reduce step rule every form uses)
 
 HOST_LOOP_TARGETS = ("vulkan-spirv",)
@@ -24,7 +25,8 @@ def rec_value(lw, v: RecValue) -> ir.Value:
     if id(group) not in lw.groups:
         form = recurrence_region
         if lw.target in HOST_LOOP_TARGETS:
-            form = recurrence_kernel if recurrence_kernel.fits(group) else recurrence_host
+            form = recurrence_kernel if recurrence_kernel.fits(group) else (
+                recurrence_workgroup if recurrence_workgroup.fits(group) else recurrence_host)
         if group.step_work:
             form = recurrence_tensor_steps
         lw.groups[id(group)] = form.emit_group(lw, group)

@@ -36,7 +36,7 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order.
     `step_lowering(storage)`, when given, makes the lowering each step's body uses."""
-    _check_no_same_step_self_reads(group, lw.target)
+    check_no_same_step_self_reads(group, lw.target)
     members = group.members
 
     def tie(member: RecMember, value: ir.Value) -> ir.Value:
@@ -74,11 +74,16 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         if active is None:
             result = value(storage, coords)
         else:
+            # the kept value is read before the branch: with a read in each branch, MLIR merges
+            # the two blocks into one read through a pointer chosen by the condition, an OpPhi
+            # of pointers that SPIR-V forbids without VariablePointers (spirv-val rejects it,
+            # an NVIDIA driver crashed on it)
+            kept = tensor.extract(old, [slot] + [coords[v] for v in vars_])
             branch = scf.IfOp(active, [element], has_else=True)
             with ir.InsertionPoint(branch.then_block):
                 scf.yield_([value(storage, coords)])
             with ir.InsertionPoint(branch.else_block):
-                scf.yield_([tensor.extract(old, [slot] + [coords[v] for v in vars_])])
+                scf.yield_([kept])
             result = branch.results[0]
         linalg.YieldOp([result])
     offsets = [v.lo for v in vars_]
@@ -90,7 +95,7 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
                                static_offsets, static_sizes, [1] * rank)
 
 
-def _check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:
+def check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:
     for member in group.members:
         for clause in member.clauses:
             for read in step_state_reads([clause.body, clause.guard]):

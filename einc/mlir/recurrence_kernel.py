@@ -9,7 +9,10 @@ member's window storage, as the other forms leave it (slot = step mod window).
 
 Lavapipe stops shader loops after about 65,535 iterations (notes item 3), so one kernel runs at
 most STEPS_PER_KERNEL steps; a host loop runs as many kernels as the steps need, each starting
-from the storage the previous one left.
+from the storage the previous one left. That count is of every loop iteration an invocation
+runs, inner loops included (checked: a step summing 64 values stopped after ~1,000 steps, a
+silent wrong result), so a step that runs loops of its own (a reduction, a Stack of points, an
+integer power) does not fit here: such a group runs as recurrence_host's host loop.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
-from einc.ir.nodes import RecMember, RecurrenceGroup
+from einc.ir.nodes import Op, RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_scalars import Storage
@@ -30,8 +33,17 @@ STEPS_PER_KERNEL = 65_000      # 65,535 iterations already stop early on lavapip
 
 
 def fits(group: RecurrenceGroup) -> bool:
-    """Whether every member is a scalar state kept in a window."""
-    return all(len(m.shape) == 1 and m.window is not None for m in group.members)
+    """Whether every member is a scalar state kept in a window and a step runs no loop."""
+    scalar_states = all(len(m.shape) == 1 and m.window is not None for m in group.members)
+    bodies = [part for m in group.members for c in m.clauses for part in (c.body, c.guard)]
+    return scalar_states and not any(_runs_a_loop(v) for v in step_code(bodies))
+
+
+def _runs_a_loop(v) -> bool:
+    """Whether lowering `v` inside the step emits an scf.for (einc.mlir.recurrence_scalars
+    reductions and point loops, einc.mlir.scalar_ops integer powers)."""
+    integer_power = isinstance(v, Op) and v.op == "pow" and not v.dtype.is_float
+    return isinstance(v, (Reduce, Stack)) or integer_power
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:

@@ -26,9 +26,9 @@ from iree.compiler.dialects import arith, scf, vector
 from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value
 from einc.mlir import scalar_ops
-from einc.mlir.kernels import COMBINERS, IDENTITIES
-from einc.mlir.recurrence_scalars import (STEP_RULES, Scope, accumulate, point_loops, scalar_reduce,
-                                          var_bounds)
+from einc.mlir.kernels import reduce_combiner, reduce_identity
+from einc.mlir.loops import point_loops, var_bounds
+from einc.mlir.recurrence_scalars import STEP_RULES, Scope, accumulate, scalar_reduce
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
 
@@ -151,7 +151,7 @@ def vector_reduce(scope: Scope, reduce: Reduce) -> Optional[ir.Value]:
         return None
     (partial,), (leftover,) = _partials([scope], reduce, UNROLL)
     kind = KINDS[reduce.kind][0 if reduce.dtype.is_float else 1]
-    return _combiner(reduce)(vector.reduction(element_type(reduce.dtype), kind, partial), leftover)
+    return reduce_combiner(reduce)(vector.reduction(element_type(reduce.dtype), kind, partial), leftover)
 
 
 def reduce_in_step(scope: Scope, reduce: Reduce) -> ir.Value:
@@ -166,6 +166,7 @@ STEP_RULES[Reduce] = reduce_in_step
 def _reducible_in_lanes(scope: Scope, reduce: Reduce) -> bool:
     lane = reduce.vars[-1]
     return (scope.lw.target in LANE_TARGETS and reduce.kind in KINDS and not reduce.dtype.is_bool
+            and not reduce.dtype.is_unsigned
             and not (lane.extent.is_const and lane.extent.const < width_of(reduce.dtype))
             and all(vectorisable(scope, v, lane) for v in (reduce.body, reduce.guard) if v is not None))
 
@@ -176,8 +177,8 @@ def _partials(scopes: list[Scope], reduce: Reduce, unroll: int) -> tuple[list, l
     accumulators are independent chains and reads they have in common are loaded once; `unroll`
     more accumulators per scope do the same for a single scope."""
     lane, width = reduce.vars[-1], width_of(reduce.dtype)
-    identity = _identity(reduce)
-    combine = _combiner(reduce)
+    identity = reduce_identity(reduce)
+    combine = reduce_combiner(reduce)
     (lo, hi), = var_bounds(scopes[0].lw, [lane])
     vector_end = round_down(lo, hi, width)
     identities = vector.broadcast(vector_type(width, element_type(reduce.dtype)), identity)
@@ -220,12 +221,12 @@ def _lane_reduce(lanes: Lanes, reduce: Reduce) -> ir.Value:
     outer = lanes.outer
     if all(vectorisable(outer, v, lanes.lane) for v in (reduce.body, reduce.guard) if v is not None):
         # the body reads along the lanes: the reduction's own loops stay scalar, in order
-        combine = _combiner(reduce)
+        combine = reduce_combiner(reduce)
 
         def point(ivs, carried):
             inner = Lanes(outer.child(dict(zip(reduce.vars, ivs))), lanes.lane, lanes.base, lanes.width)
             return [combine(_guarded(inner, reduce), carried[0])]
-        start = vector.broadcast(vector_type(lanes.width, element_type(reduce.dtype)), _identity(reduce))
+        start = vector.broadcast(vector_type(lanes.width, element_type(reduce.dtype)), reduce_identity(reduce))
         return point_loops(var_bounds(outer.lw, list(reduce.vars)), [start], point)[0]
     scopes = [lanes.at_lane(k) for k in range(lanes.width)]
     if lanes.width != width_of(reduce.dtype) or not _reducible_in_lanes(scopes[0], reduce):
@@ -233,7 +234,7 @@ def _lane_reduce(lanes: Lanes, reduce: Reduce) -> ir.Value:
         return vector.from_elements(vector_type(lanes.width, element_type(reduce.dtype)), scalars)
     partials, rests = _partials(scopes, reduce, 1)
     rest = vector.from_elements(partials[0].type, rests)
-    return _combiner(reduce)(_transpose_sum(partials, _combiner(reduce)), rest)
+    return reduce_combiner(reduce)(_transpose_sum(partials, reduce_combiner(reduce)), rest)
 
 
 def _transpose_sum(vectors: list[ir.Value], combine: Callable) -> ir.Value:
@@ -255,16 +256,7 @@ def _guarded(lanes: Lanes, reduce: Reduce) -> ir.Value:
     value = lanes.value(reduce.body)
     if reduce.guard is None:
         return value
-    return arith.select(lanes.value(reduce.guard), value, vector.broadcast(value.type, _identity(reduce)))
-
-
-def _identity(reduce: Reduce) -> ir.Value:
-    return scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
-
-
-def _combiner(reduce: Reduce) -> Callable:
-    float_name, int_name = COMBINERS[reduce.kind]
-    return getattr(arith, float_name if reduce.dtype.is_float else int_name)
+    return arith.select(lanes.value(reduce.guard), value, vector.broadcast(value.type, reduce_identity(reduce)))
 
 
 def round_down(lo: ir.Value, hi: ir.Value, multiple: int) -> ir.Value:

@@ -12,26 +12,33 @@ The region runs as a single thread.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
+
+import numpy as np
 
 from iree.compiler import ir
-from iree.compiler.dialects import flow, scf, tensor
+from iree.compiler.dialects import flow, scf, tensor, util
 
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
+from einc.ir.types import Lin
 from einc.mlir import scalar_ops
+from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
-from einc.mlir.recurrence_scalars import Storage, point_loops, var_bounds
+from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import (PointValue, clause_scope, covers_every_step, emit_step, held_point,
-                                       storage_shape, storage_type)
+                                       storage_shape, storage_type, when)
 from einc.mlir.shapes import index_const
-from einc.mlir.types import element_type
+from einc.mlir.types import element_type, tensor_type
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+STACK_BYTES = 32768       # IREE 3.13's limit on a CPU dispatch's stack allocations
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
     members = group.members
     dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
-    region = flow.DispatchRegionOp([storage_type(m) for m in members], dims, [])
+    region = flow.DispatchRegionOp([tensor_type(m.dtype, _carried_shape(m)) for m in members], dims, [])
     held = {m: m.plan["lookback"] for m in members if in_registers(m)}
     with ir.InsertionPoint(region.body.blocks.append()):
         steps = lw.sizes.index(group.t_var.extent)
@@ -47,7 +54,39 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
             shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
             scf.yield_([storage.tensors[m] for m in members] + shifted)
         flow.ReturnOp(list(loop.results)[:len(members)])
-    return list(region.results)
+    for member, result in zip(members, region.results):
+        if not _fits_the_stack(member):
+            util.OptimizationBarrierOp([result.type], [result])
+    return [_unpadded(lw, m, carried) for m, carried in zip(members, region.results)]
+
+
+def _fits_the_stack(member: RecMember) -> bool:
+    """Whether the member's storage may become a stack allocation in the dispatch. IREE drops a
+    region result nothing reads (a windowed member no output reads), and its storage then lives
+    on the stack: unbounded for a run-time size, rejected beyond 32 KB. Such a result is read by
+    an optimization barrier instead. Not every one: a barrier on a value that IREE evaluates at
+    build time (a program without inputs) mixes up the hoisted results in IREE 3.13."""
+    shape = _carried_shape(member)
+    return all(s.is_const for s in shape) and \
+        int(np.prod([s.const for s in shape])) * member.dtype.numpy.itemsize <= STACK_BYTES
+
+
+def _carried_shape(member: RecMember) -> tuple:
+    """The storage shape with every axis of size 1 made 2 (the extra slot is never read or
+    written): IREE 3.13's CollapseDimensionsPass drops unit axes of a tensor read inside the
+    region by inserting a collapse_shape of the loop-carried tensor outside the region, where
+    that tensor does not exist ("operand does not dominate this use")."""
+    return tuple(Lin(2) if size == 1 else size for size in storage_shape(member))
+
+
+def _unpadded(lw, member: RecMember, carried: ir.Value) -> ir.Value:
+    """The storage tensor proper, sliced out of the carried one after the loop."""
+    shape = storage_shape(member)
+    if shape == _carried_shape(member):
+        return carried
+    sizes = [lw.sizes.index(s) for s in shape if not s.is_const]
+    return tensor.extract_slice(storage_type(member), carried, [], sizes, [], [0] * len(shape),
+                                [s.const if s.is_const else DYNAMIC for s in shape], [1] * len(shape))
 
 
 def in_registers(member: RecMember) -> bool:
@@ -61,7 +100,7 @@ def _initial_storage(lw, member: RecMember) -> ir.Value:
     """A tensor.empty that IREE turns into the dispatch's output buffer, zeroed by a scalar loop
     unless every point gets written. Not an `arith.constant` of zeros: writing into a constant
     makes a stack copy, and large ones exceed the 32 KB stack limit."""
-    shape = storage_shape(member)
+    shape = _carried_shape(member)
     empty = lw.sizes.empty(shape, element_type(member.dtype))
     # CSE would merge the members' identical tensor.empty ops, and one buffer cannot back two
     # results: IREE then copies into an unbounded stack allocation. The attribute keeps them apart.
@@ -102,7 +141,7 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
             out = counted_loop(lo, vector_end, width, out, chunk)
             return counted_loop(vector_end, hi, 1, out, lambda j, out: point(ivs + [j], out))
         return point_loops(var_bounds(lw, vars_[:-1]), [storage.tensors[member]], row)[0]
-    return _when(active, storage.tensors[member], update)
+    return when(active, storage.tensors[member], update)
 
 
 def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue) -> ir.Value:
@@ -112,14 +151,3 @@ def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value],
     scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, [slot]))
     return tensor.insert(scalar, old, [slot])
 
-
-def _when(active: Optional[ir.Value], unchanged: ir.Value, update: Callable[[], ir.Value]) -> ir.Value:
-    """`update()` where `active` holds, else `unchanged` (of the same type)."""
-    if active is None:
-        return update()
-    branch = scf.IfOp(active, [unchanged.type], has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        scf.yield_([update()])
-    with ir.InsertionPoint(branch.else_block):
-        scf.yield_([unchanged])
-    return branch.results[0]

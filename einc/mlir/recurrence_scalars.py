@@ -11,15 +11,16 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, scf, tensor
+from iree.compiler.dialects import arith, tensor
 
 from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Reduce, StateRead, Stack, Value
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.body_rules import BODY_RULES
-from einc.mlir.kernels import COMBINERS, IDENTITIES
+from einc.mlir.kernels import reduce_combiner, reduce_identity
 from einc.mlir.locations import location_of
+from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.shapes import index_const
 from einc.mlir.types import i32_type, index_type, is_tensor
 
@@ -107,25 +108,6 @@ class Scope:
         return arith.minsi(arith.maxsi(index, index_const(0)), self.lw.sizes.index(size - 1))
 
 
-def point_loops(bounds: list[tuple[ir.Value, ir.Value]], carried: list[ir.Value],
-                body: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]) -> list[ir.Value]:
-    """A nest of scf.for over [lo, hi) per level (the first outermost), carrying `carried`;
-    `body(induction variables, carried)` returns the new carried values."""
-    def level(k: int, ivs: list[ir.Value], values: list[ir.Value]) -> list[ir.Value]:
-        if k == len(bounds):
-            return body(ivs, values)
-        loop = scf.ForOp(bounds[k][0], bounds[k][1], index_const(1), values)
-        with ir.InsertionPoint(loop.body):
-            scf.yield_(level(k + 1, ivs + [loop.induction_variable], list(loop.inner_iter_args)))
-        return list(loop.results)
-    return level(0, [], carried)
-
-
-def var_bounds(lw, vars_: list[IndexVar]) -> list[tuple[ir.Value, ir.Value]]:
-    """Loop bounds running each variable over its coordinates lo .. lo + extent - 1."""
-    return [(lw.sizes.index(v.lo), lw.sizes.index(v.lo + v.extent)) for v in vars_]
-
-
 # ------------------------------------------------------------------------------------ rules
 
 def _index_ref(scope: Scope, ref: IndexRef) -> ir.Value:
@@ -169,7 +151,7 @@ def _held(storage: Storage, read: StateRead) -> Optional[ir.Value]:
 
 def scalar_reduce(scope: Scope, reduce: Reduce) -> ir.Value:
     """A scalar accumulation over the (hull) ranges."""
-    identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
+    identity = reduce_identity(reduce)
 
     def step(ivs, carried):
         return [accumulate(scope.child(dict(zip(reduce.vars, ivs))), reduce, carried[0])]
@@ -179,12 +161,10 @@ def scalar_reduce(scope: Scope, reduce: Reduce) -> ir.Value:
 def accumulate(inner: Scope, reduce: Reduce, acc: ir.Value) -> ir.Value:
     """`acc` combined with the reduction's body at the point of `inner`; guarded points add
     the identity."""
-    float_name, int_name = COMBINERS[reduce.kind]
     value = inner.value(reduce.body)
     if reduce.guard is not None:
-        identity = scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
-        value = arith.select(inner.value(reduce.guard), value, identity)
-    return getattr(arith, float_name if reduce.dtype.is_float else int_name)(value, acc)
+        value = arith.select(inner.value(reduce.guard), value, reduce_identity(reduce))
+    return reduce_combiner(reduce)(value, acc)
 
 
 # recurrence_lanes, which builds on this module, adds the `Reduce` rule: in vector lanes where

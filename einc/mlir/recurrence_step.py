@@ -117,3 +117,15 @@ def clause_value(scope: Scope, clause: RecClause, dtype) -> ir.Value:
     if clause.guard is None:
         return value
     return arith.select(scope.value(clause.guard), value, scalar_ops.constant(dtype, 0))
+
+
+def when(active: Optional[ir.Value], unchanged: ir.Value, update: Callable[[], ir.Value]) -> ir.Value:
+    """`update()` where `active` holds, else `unchanged` (of the same type)."""
+    if active is None:
+        return update()
+    branch = scf.IfOp(active, [unchanged.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.yield_([update()])
+    with ir.InsertionPoint(branch.else_block):
+        scf.yield_([unchanged])
+    return branch.results[0]

@@ -1,7 +1,9 @@
 """Sizes at run time: IR `Lin`s over input dimensions become `index` SSA values.
 
 Every `Sym` is read once with `tensor.dim` at function entry, so a size can be rebuilt anywhere
-in the function (inside linalg regions too) from values that dominate everything.
+in the function (inside linalg regions too) from values that dominate everything. A `DataSize`
+(a length computed from data) is defined by the lowering of its `Compact`, which the function
+emits before anything else that could use it.
 """
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, cf, linalg, tensor
 
 from einc.ir.nodes import Input
-from einc.ir.types import Lin, Quotient, Shape, Sym
+from einc.ir.types import DataSize, Lin, Quotient, Shape, Sym
 from einc.mlir.types import i32_type, index_type
 
 
@@ -25,6 +27,9 @@ class Sizes:
 
     def dim(self, sym: Sym) -> ir.Value:
         return self.dims[sym]
+
+    def define(self, size: DataSize, value: ir.Value) -> None:
+        self.dims[size] = value
 
     def index(self, lin: Lin) -> ir.Value:
         """`lin` as an index value; a constant when `lin` has no symbols."""

@@ -29,6 +29,12 @@ def function_type(program: Program) -> ir.FunctionType:
 def reflection(program: Program, target: str) -> ir.Attribute:
     """iree.reflection keeps string values only, so the signature travels as one JSON string."""
     prints = [e for e in program.effects if isinstance(e, Print)]
+    asserts, printed = {}, 0
+    for effect in program.effects:       # prints before each assert, so a failed one cuts there
+        if isinstance(effect, Print):
+            printed += 1
+        else:
+            asserts.setdefault(effect.message, printed)
     doc = {
         "version": SIGNATURE_VERSION,
         "target": target,
@@ -36,6 +42,7 @@ def reflection(program: Program, target: str) -> ir.Attribute:
         "inputs": [{"name": i.name, "dtype": i.dtype.numpy.name, "dims": _dims(i)} for i in program.inputs],
         "outputs": [{"name": name, "dtype": v.dtype.numpy.name, "rank": v.rank} for name, v in program.outputs],
         "prints": {str(n): p.parts for n, p in enumerate(prints)},
+        "asserts": asserts,
         "fixed_dims": dict(program.fixed_dims),
         "sizes": {sym.name: {"input": program.inputs[sym.input_pos].name, "axis": sym.axis}
                   for sym in program.syms},

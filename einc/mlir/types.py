@@ -9,15 +9,12 @@ from iree.compiler import ir
 
 from einc.ir.types import DType, Shape
 
-_BITS = {"i32": 32, "i64": 64, "bool": 1}
-
-
 def element_type(dtype: DType) -> ir.Type:
     if dtype.name == "f32":
         return ir.F32Type.get()
     if dtype.name == "f64":
         return ir.F64Type.get()
-    return ir.IntegerType.get_signless(_BITS[dtype.name])
+    return ir.IntegerType.get_signless(dtype.bits)
 
 
 def tensor_type(dtype: DType, shape: Shape) -> ir.RankedTensorType:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from einc.ir import affine
 from einc.ir.nodes import Program, Read, walk
-from einc.passes.recurrence_groups import program_roots
 
 
 def mark_reads_in_bounds(program: Program) -> None:
-    roots = program_roots(program)
+    roots = program.roots()
     for group in program.recurrences:
         roots += [x for m in group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
     for v in walk(roots):

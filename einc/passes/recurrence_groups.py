@@ -10,7 +10,7 @@ storage plan and --explain cover them.
 """
 from __future__ import annotations
 
-from einc.ir.nodes import Print, Program, RecValue, StateRead
+from einc.ir.nodes import Program, RecValue, StateRead
 
 
 def settle_groups(program: Program) -> None:
@@ -22,17 +22,9 @@ def settle_groups(program: Program) -> None:
         group.members = [m for m in group.members if id(m) in used]
 
 
-def program_roots(program: Program) -> list:
-    """The values that leave the program: outputs, printed values, asserted conditions."""
-    roots = [v for _, v in program.outputs]
-    for e in program.effects:
-        roots += list(e.args) if isinstance(e, Print) else [e.cond]
-    return roots
-
-
 def _observed(program: Program):
     """(ids of the members in use, id(group) -> group for the groups they belong to)."""
-    used, groups, seen, stack = set(), {}, set(), program_roots(program)
+    used, groups, seen, stack = set(), {}, set(), program.roots()
     while stack:
         v = stack.pop()
         if id(v) in seen:

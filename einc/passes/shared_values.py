@@ -18,17 +18,10 @@ def share_equal_values(program: Program) -> None:
     keys = _Keys()
     first: dict = {}
     same: dict[int, Value] = {}
-    for v in walk(_roots(program)):
+    for v in walk(program.roots()):
         if not free_vars(v, keys.free):
             same[id(v)] = first.setdefault(keys.of(v, {}, 0), v)
     _Rewrite(same).program(program)
-
-
-def _roots(program: Program) -> list:
-    roots = [v for _, v in program.outputs]
-    for e in program.effects:
-        roots += list(e.args) if isinstance(e, Print) else [e.cond]
-    return roots
 
 
 class _Keys:
@@ -90,7 +83,7 @@ class _Rewrite:
                 e.args = tuple(self.to(a) for a in e.args)
             elif isinstance(e, Assert):
                 e.cond = self.to(e.cond)
-        for v in walk(_roots(program)):
+        for v in walk(program.roots()):
             self.node(v)
         for group in program.recurrences:
             for member in group.members:

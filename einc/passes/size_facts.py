@@ -13,7 +13,9 @@ its buffer. This pass lists, for the runner to check before the call (einc/runti
   Recurrence clauses and piecewise clauses write, and are checked the same way.
 
 Facts that hold for every size (sizes are >= 0) are dropped; facts with no size left in them
-(every dim fixed, or none) are decided here: a false one is a diagnostic.
+(every dim fixed, or none) are decided here: a false one is a diagnostic. Facts about a length
+computed on the device (a `DataSize`) cannot be checked before the call: its sequences are read
+in bounds by construction, and a fixed read of one is an assert (semantics.dynamic_length).
 """
 from __future__ import annotations
 
@@ -25,8 +27,7 @@ from einc.diagnostics import Span
 from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexVar, Input, Piecewise, Program, Read, RecurrenceGroup, RecValue,
                            Reduce, Stack, StateRead, Value, free_vars)
-from einc.ir.types import Lin, Quotient
-from einc.passes.recurrence_groups import program_roots
+from einc.ir.types import DataSize, Lin, Quotient
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,11 @@ SizeFact = ExtentFact | IndexFact
 def collect_size_facts(program: Program) -> list:
     """The facts of `program` that depend on run-time sizes, in program order, each once."""
     collector = _Collector()
-    for root in program_roots(program):
+    for root in program.roots():
         collector.value(root, ())
     facts, extents = [], set()
     for fact in dict.fromkeys(collector.facts):
-        if _holds_for_every_size(fact) or getattr(fact, "extent", None) in extents:
+        if _holds_for_every_size(fact) or getattr(fact, "extent", None) in extents or _after_the_call(fact):
             continue
         if isinstance(fact, ExtentFact):
             extents.add(fact.extent)       # the first range with an extent names it
@@ -219,6 +220,11 @@ def _with_implied(conditions: tuple) -> tuple:
             if isinstance(key, Quotient) and coeff == 1:
                 implied.append(key.numer - key.denom + 1)
     return tuple(conditions) + tuple(implied)
+
+
+def _after_the_call(fact: SizeFact) -> bool:
+    """Whether the fact names a size known only once the program runs."""
+    return any(isinstance(key, DataSize) for lin in _requirements(fact) + _conditions(fact) for key in lin.keys())
 
 
 def _never_negative(lin: Lin) -> bool:

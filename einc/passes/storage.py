@@ -79,9 +79,7 @@ def _slot(sub: Value, window: int) -> Value:
 def _outside_reads(program: Program) -> dict:
     """member -> the Reads of its RecValue outside its loop, or None when it is used whole."""
     uses: dict = {}
-    roots = [v for _, v in program.outputs]
-    for e in program.effects:
-        roots += list(e.args) if isinstance(e, Print) else [e.cond]
+    roots = program.roots()
     for _, v in program.outputs:
         if isinstance(v, RecValue):
             uses[v.member] = None

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 from einc import diagnostics
-from einc.ir.nodes import Print, Program, walk
+from einc.ir.nodes import Program, walk
 
-# The default SPIR-V target (Vulkan baseline profile) has neither 64-bit floats nor 64-bit ints.
-UNSUPPORTED_DTYPES = {"vulkan-spirv": {"f64": "f32", "i64": "i32"}}
+# The default SPIR-V target (Vulkan baseline profile) has neither 64-bit floats nor 64-bit ints,
+# and no 16-bit storage: IREE packs 16-bit buffers into 32-bit words, and on lavapipe the last
+# half word of an odd-length buffer read as 0 (checked), so 16-bit integers are refused too.
+UNSUPPORTED_DTYPES = {"vulkan-spirv": {"f64": "f32", "i64": "i32", "u64": "u32",
+                                       "i16": "i32", "u16": "i32"}}
 
 
 def check_target(program: Program, target: str) -> None:
-    values = walk(_roots(program))
+    values = walk(list(program.inputs) + program.roots())
     unsupported = UNSUPPORTED_DTYPES.get(target, {})
     for v in values:
         if v.dtype.name in unsupported:
@@ -18,9 +21,3 @@ def check_target(program: Program, target: str) -> None:
                 f"{v.dtype} is not supported on {target}; use {unsupported[v.dtype.name]} or --target llvm-cpu",
                 v.span)
 
-
-def _roots(program: Program) -> list:
-    roots = list(program.inputs) + [v for _, v in program.outputs]
-    for effect in program.effects:
-        roots += list(effect.args) if isinstance(effect, Print) else [effect.cond]
-    return roots

@@ -27,7 +27,7 @@ def bind_inputs(signature: Signature, values: Mapping[str, Any]) -> list:
         else:
             array = _checked_array(spec, value, signature.fixed_dims)
             _check_named_dims(spec, array.shape, named_dims)
-            args.append(array)
+            args.append(signless(array))
     check_sizes(signature, {spec.name: getattr(arg, "shape", ()) for spec, arg in zip(signature.inputs, args)})
     return args
 
@@ -62,10 +62,18 @@ def scalar_argument(spec: InputSpec, value: Any) -> int | float:
         raise RunError(f"input {spec.name}: expected {spec.dtype}, got {type(value).__name__} {value!r}")
     if spec.dtype == "bool":
         return int(value)  # the VM rejects Python bool for an i1 argument
-    if spec.dtype.startswith("int"):
+    if np.dtype(spec.dtype).kind in "iu":
         _check_int_range(spec, value)
-        return int(value)
+        return int(signless(np.asarray(value, spec.dtype)))
     return float(value)
+
+
+def signless(array: np.ndarray) -> np.ndarray:
+    """IREE's integers are signless and its runtime takes them as signed: a u8 array goes in as
+    the i8 array of the same bits (the runner reads results back as the signature's dtype)."""
+    if array.dtype.kind != "u":
+        return array
+    return array.view(np.dtype(array.dtype.str.replace("u", "i")))
 
 
 def _python_number_fits(dtype: str, value: Any) -> bool:
@@ -73,7 +81,7 @@ def _python_number_fits(dtype: str, value: Any) -> bool:
         return isinstance(value, bool)
     if isinstance(value, bool):
         return False
-    if dtype.startswith("int"):
+    if np.dtype(dtype).kind in "iu":
         return isinstance(value, numbers.Integral)
     return isinstance(value, numbers.Real)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from einc import formatting
 from einc.runtime.errors import RunError
 
 PRINT_LABEL_PREFIX = "einc.print."
@@ -15,18 +16,16 @@ def format_print(parts: list[dict], args: list[np.ndarray]) -> str:
         if "text" in part:
             pieces.append(part["text"])
         else:
-            pieces.append(format_value(args[part["arg"]], part.get("spec", "")))
+            value = args[part["arg"]]
+            if "dtype" in part:      # an unsigned value, traced as the signed integer of its bits
+                value = value.view(part["dtype"])
+            pieces.append(format_value(value, part.get("spec", "")))
     return "".join(pieces)
 
 
 def format_value(value: np.ndarray, spec: str) -> str:
-    """Scalars (0-d) print like NumPy scalars, arrays like str(array); a spec applies per element."""
+    """`einc.formatting.format_value`, with a spec that does not fit the value as a RunError."""
     try:
-        if value.ndim == 0:
-            scalar = value[()]
-            return format(scalar.item(), spec) if spec else str(scalar)
-        if not spec:
-            return str(value)
-        return np.array2string(value, separator=" ", formatter={"all": lambda x: format(x.item(), spec)})
+        return formatting.format_value(value, spec)
     except (ValueError, TypeError) as err:
         raise RunError(f"cannot format a {value.dtype} value with format spec {spec!r}: {err}") from None

@@ -102,13 +102,7 @@ class Program:
         """Check and bind `inputs`, call `main`, write its prints to `stdout`, return the outputs."""
         if self._main is None:
             raise RunError(f"{self.name} was closed")
-        args = bind_inputs(self.signature, inputs)
-        self._recorder.records.clear()
-        try:
-            results = self._call(args)
-        finally:
-            self._write_prints(stdout or sys.stdout)
-        return self._outputs(results)
+        return self._outputs(self._call_printing(bind_inputs(self.signature, inputs), stdout))
 
     def benchmark(self, inputs: Mapping[str, Any], repeat: int,
                   stdout: TextIO | None = None) -> tuple[dict[str, np.ndarray], "Timing"]:
@@ -119,11 +113,7 @@ class Program:
             raise RunError(f"{self.name} was closed")
         args = [rt.asdevicearray(self._hal_device, a) if isinstance(a, np.ndarray) else a
                 for a in bind_inputs(self.signature, inputs)]
-        self._recorder.records.clear()
-        try:
-            results = self._call(args)
-        finally:
-            self._write_prints(stdout or sys.stdout)
+        results = self._call_printing(args, stdout)
         seconds = []
         for _ in range(repeat):
             start = time.perf_counter()
@@ -132,25 +122,42 @@ class Program:
             self._recorder.records.clear()       # each call prints the same: shown once above
         return self._outputs(results), Timing(repeat, min(seconds), statistics.median(seconds))
 
+    def _call_printing(self, args: list, stdout: TextIO | None):
+        """`main` on `args`, then its prints written to `stdout`."""
+        self._recorder.records.clear()
+        failure = None
+        try:
+            return self._call(args)
+        except RunError as err:
+            failure = err
+            raise
+        finally:
+            self._write_prints(stdout or sys.stdout, failure)
+
     def _call(self, args: list):
         try:
             return self._main(*args)
         except (RuntimeError, ValueError) as err:
             raise _as_run_error(err) from None
 
-    def _write_prints(self, stdout: TextIO) -> None:
-        for index, arrays in self._recorder.records:
-            stdout.write(format_print(self.signature.prints[index], arrays))
+    def _write_prints(self, stdout: TextIO, failure: RunError | None) -> None:
+        """In program order: IREE schedules a print once its values are ready, which need not be
+        where the program has it. After a failed assert, only the prints before it."""
+        cut = self.signature.asserts.get(str(failure)) if failure is not None else None
+        for index, arrays in sorted(self._recorder.records, key=lambda record: record[0]):
+            if cut is None or index < cut:
+                stdout.write(format_print(self.signature.prints[index], arrays))
         stdout.flush()
 
     def _outputs(self, results) -> dict[str, np.ndarray]:
         if not isinstance(results, tuple):  # IREE returns None for no results, the value for one
             results = () if results is None else (results,)
         staged = self.device == "vulkan"
-        names = [spec.name for spec in self.signature.outputs]
-        if len(results) != len(names):
-            raise AssertionError(f"main returned {len(results)} values for outputs {names}")
-        return {name: to_numpy(result, staged) for name, result in zip(names, results)}
+        specs = self.signature.outputs
+        if len(results) != len(specs):
+            raise AssertionError(f"main returned {len(results)} values for outputs {[s.name for s in specs]}")
+        # unsigned results come back as the signed integers of the same bits
+        return {spec.name: to_numpy(result, staged).view(spec.dtype) for spec, result in zip(specs, results)}
 
     def close(self) -> None:
         """Release the VM objects now, in dependency order (left alive at exit they crash or warn)."""

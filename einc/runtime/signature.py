@@ -12,7 +12,7 @@ from einc.runtime.errors import RunError
 SIGNATURE_KEY = "einc.signature"
 TARGET_KEY = "einc.target"  # stamped by einc.build, read by the runner to pick a device
 SUPPORTED_VERSION = 2
-DTYPES = ("float32", "float64", "int32", "int64", "bool")
+DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
 Dim = int | str | None  # fixed size, named dim, or `?`
 
@@ -48,6 +48,7 @@ class Signature:
     prints: dict[int, list[dict]]
     source: str
     target: str | None  # None when the .vmfb was compiled outside einc.build
+    asserts: dict[str, int] = field(default_factory=dict)   # message -> prints before it
     fixed_dims: dict[str, int] = field(default_factory=dict)   # named dims fixed at build time
     sizes: dict[str, tuple[str, int]] = field(default_factory=dict)  # run-time dim -> (input, axis)
     size_checks: list[dict] = field(default_factory=list)     # read by einc.runtime.sizes
@@ -72,6 +73,7 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             prints={int(key): parts for key, parts in doc.get("prints", {}).items()},
             source=doc.get("source", ""),
             target=reflection.get(TARGET_KEY),
+            asserts={str(k): int(v) for k, v in doc.get("asserts", {}).items()},
             fixed_dims={str(name): int(size) for name, size in doc.get("fixed_dims", {}).items()},
             sizes={str(name): (str(at["input"]), int(at["axis"])) for name, at in doc.get("sizes", {}).items()},
             size_checks=list(doc.get("size_checks", [])),

@@ -4,12 +4,16 @@ Layers, bottom first; a module imports only modules of lower layers (tests/test_
 reads this list and checks it):
   1. values, state, bounds, builtins, modules: compile-time values, elaboration book-keeping,
      bounds checks, the built-in names, loading the module tree
-  2. resolve, scalar_ops: name resolution; operations on scalars and literals
+  2. resolve, scalar_ops, sequences, folding: name resolution; operations on scalars and
+     literals; strings and other build-time lists; values known at build time
   3. tensors: reads, partial reads, point-by-point application (`lift`), lazy Jacobian reads
-  4. pointwise, types, printing, einsum, outputs: elementwise/cast_to/select (shared by the
-     rules), annotations, `print`, `__einsum`, which values leave the program
-  5. definitions, derivative_rules, patterns: indexed definitions, user `@fn` rules, `match`
-  6. recurrences: recurrence groups
+  4. pointwise, types, printing, einsum, outputs, stacking: elementwise/cast_to/select (shared by
+     the rules), annotations, `print`, `__einsum`, which values leave the program, elements
+     stacked into one value
+  5. definitions, derivative_rules, patterns, dynamic_length: indexed definitions, user `@fn`
+     rules, `match`, sequences of a length computed on the device
+  6. recurrences, membership, comprehensions, python_calls: recurrence groups; `x in coll`;
+     `[body | clauses]`; Python functions called during the build
   7. derivatives: `@y / @x` requests
   8. evaluator: the `Elaborator` and the tables it dispatches through (EXPR_RULES by AST node
      type, BUILTIN_RULES by name, INTRINSIC_RULES by name and argument count)

@@ -10,11 +10,12 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import BOOL, Lin
-from einc.semantics import builtins, scalar_ops, tensors
+from einc.semantics import builtins, folding, scalar_ops, sequences, tensors
 from einc.semantics.einsum import einsum
 from einc.semantics.evaluator import INTRINSIC_RULES, builtin_rule, intrinsic_rule
 from einc.semantics.pointwise import cast_to, elementwise
-from einc.semantics.values import PartialRead, StrVal, TupleVal, Weak, describe
+from einc.semantics.stacking import append
+from einc.semantics.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
 
 MATH_UNARY = set(builtins.UNARY_MATH) | {"abs", "isnan", "isinf"}
 MATH_BINARY = {"min": "min", "max": "max", "pow": "pow", "atan2": "atan2", "fmod": "rem"}  # -> scalar op
@@ -54,6 +55,8 @@ def _einsum(el, args, span):
 @builtin_rule("len")
 def _len(el, args, span):
     (x,) = _arity(args, 1, "len", span)
+    if sequences.is_sequence(x):
+        return ir.Const(np.asarray(sequences.length(x), dtype=np.int32), span=span)
     x = tensors.shape_only(x, span)
     if not isinstance(x, (ir.Value, PartialRead)) or x.rank == 0:
         raise d.error(d.TYPE, f"`len` needs an array, found {describe(x)}", span)
@@ -84,15 +87,29 @@ def _numel(el, args, span):
 
 @builtin_rule("typeof")
 def _typeof(el, args, span):
+    """The type's name: an untyped literal has its default type (`typeof(7) == "i32"`)."""
     (x,) = _arity(args, 1, "typeof", span)
-    return StrVal(describe(tensors.whole(x, span) if tensors.is_array(x) else x), span)
+    if tensors.is_array(x):
+        name = "rectangular"
+    elif isinstance(x, Weak):
+        name = scalar_ops.DEFAULT[x.kind].name
+    elif isinstance(x, ir.Value):
+        name = x.dtype.name
+    elif isinstance(x, ListVal):
+        name = "rectangular" if sequences.text_array(x) is not None else "jagged"
+    else:
+        name = {StrVal: "str", TupleVal: "tuple"}.get(type(x), "function")
+    return StrVal(name, span)
 
 
 @builtin_rule("assert")
 def _assert(el, args, span):
+    """Passes when the condition holds; an array condition when every element holds."""
     if not 1 <= len(args) <= 2:
         raise d.error(d.TYPE, "`assert` takes a condition and an optional message", span)
     cond = scalar_ops.materialize(args[0], BOOL, span)
+    if isinstance(cond, (ir.Value, PartialRead)) and cond.rank and cond.dtype == BOOL:
+        cond = _all_of(el, cond, span)
     if not isinstance(cond, ir.Value) or cond.rank or cond.dtype != BOOL:
         raise d.error(d.TYPE, f"`assert` needs a bool, found {describe(cond)}", span)
     msg = args[1].text if len(args) == 2 and isinstance(args[1], StrVal) else "condition is false"
@@ -105,6 +122,26 @@ def _assert(el, args, span):
     return TupleVal(())
 
 
+def _all_of(el, cond, span):
+    known = folding.known(cond)
+    if known is not None:
+        return ir.Const(np.asarray(bool(np.all(known))), span=span)
+    vars_ = ir.fresh_index_vars(cond.shape, "a")
+    element = tensors.read(cond, [ir.IndexRef(v) for v in vars_], span, el.state, "")
+    return ir.Reduce("all", vars_, element, span=span)
+
+
+@builtin_rule("array_append")
+def _array_append(el, args, span):
+    """`arr` with `x` after its last element (`x` a row of `arr` for a table)."""
+    arr, x = _arity(args, 2, "array_append", span)
+    if sequences.is_sequence(arr):
+        return ListVal(tuple(sequences.items(arr)) + (x,), span)
+    if not tensors.is_array(arr):
+        raise d.error(d.TYPE, f"`array_append` needs an array, found {describe(arr)}", span)
+    return append(el, arr, x, span)
+
+
 @builtin_rule("load_npy")
 def _load_npy(el, args, span):
     (path,) = _arity(args, 1, "load_npy", span)
@@ -115,12 +152,8 @@ def _load_npy(el, args, span):
         array = np.load(full, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise d.error(d.IO, f"cannot load `{path.text}`: {exc}", span) from None
-    if array.dtype.kind not in "fiub":
-        raise d.error(d.IO, f"`{path.text}` holds {array.dtype}, not numbers", span)
-    if array.dtype == np.float16:
-        array = array.astype(np.float32)
     el.ir.data_files.append(full)
-    return ir.Const(np.ascontiguousarray(array), span=span)
+    return folding.constant(array, f"`{path.text}`", span)
 
 
 def _arity(args, n, name, span):

@@ -5,7 +5,7 @@
 wraps them (`pub fn sqrt(x) { __sqrt(x) }`), and user code normally calls the wrappers.
 """
 
-PUBLIC = ("print", "assert", "len", "shape", "typeof", "load_npy", "save_npy")
+PUBLIC = ("print", "assert", "len", "shape", "typeof", "load_npy", "save_npy", "array_append")
 
 # unary float functions, lowered to the math dialect
 UNARY_MATH = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos",

@@ -98,17 +98,28 @@ def _declared_var(el, slot, env) -> IndexVar:
     lo, hi = range_bounds(el, slot.range, env)
     if lo.keys_are_indices or hi.keys_are_indices:
         raise d.error(d.SHAPE, "a declared index range cannot depend on another index", slot.range.span)
-    return IndexVar(slot.name, lo.lin, hi.lin - lo.lin, span=slot.span)
+    return IndexVar(slot.name, lo.lin, extent(lo, hi), span=slot.span)
 
 
 @dataclass
 class Bound:
     lin: Lin
     value: Value
+    of_input_sizes: bool = False       # written with input dims or shapes (fixed by --dim or not)
 
     @property
     def keys_are_indices(self) -> bool:
         return any(isinstance(k, IndexVar) for k in self.lin.keys())
+
+
+def extent(lo: Bound, hi: Bound) -> Lin:
+    """How many values `lo..hi` holds: none when it is reversed (`9..4`), as in Rust. A range
+    written with input sizes keeps its extent, which the size checks require to be >= 0
+    (passes.size_facts): there a reversed range means inputs too small for the program."""
+    n = hi.lin - lo.lin
+    if n.is_const and not (lo.of_input_sizes or hi.of_input_sizes):
+        return Lin(max(n.const, 0))
+    return n
 
 
 def range_bounds(el, rng: ast.Range, env) -> tuple[Bound, Bound]:
@@ -116,7 +127,8 @@ def range_bounds(el, rng: ast.Range, env) -> tuple[Bound, Bound]:
         raise d.error(d.SHAPE, "an index range needs both ends", rng.span)
     lo, hi = _bound(el, rng.lo, env), _bound(el, rng.hi, env)
     if rng.inclusive:
-        hi = Bound(hi.lin + 1, scalar_ops.apply("add", [hi.value, Weak(np.asarray(1), "int")], rng.span))
+        hi = Bound(hi.lin + 1, scalar_ops.apply("add", [hi.value, Weak(np.asarray(1), "int")], rng.span),
+                   hi.of_input_sizes)
     return lo, hi
 
 
@@ -126,7 +138,8 @@ def _bound(el, expr, env) -> Bound:
     if lin is None:
         raise d.error(d.SHAPE, "a range bound must be an integer built from sizes, constants "
                       "and indices with + - and * by a constant", expr.span)
-    return Bound(lin, v)
+    sizes = any(getattr(getattr(n, "def_id", None), "kind", None) in ("dim", "input") for n in ast.iter_nodes(expr))
+    return Bound(lin, v, sizes)
 
 
 def _expand_rest(el, node: ast.IndexedLet, env) -> list:
@@ -270,7 +283,7 @@ def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
         return IndexVar(iv.name, Lin(0), None, span=iv.span)
     lo, hi = range_bounds(el, iv.range, env)
     if not lo.keys_are_indices and not hi.keys_are_indices:
-        return IndexVar(iv.name, lo.lin, hi.lin - lo.lin, span=iv.span)
+        return IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
     var = IndexVar(iv.name, Lin(0), None, span=iv.span)
     el.state.dependent_ranges.append((var, lo.lin, hi.lin))
     ref = IndexRef(var, span=iv.span)

@@ -13,10 +13,11 @@ from einc.semantics.evaluator import Elaborator
 
 
 def elaborate(program, resolution, outputs: list[str] | None = None,
-              fixed_dims: dict[str, int] | None = None) -> ir.Program:
-    """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it and
-    `fixed_dims` gives named dims a size at build time (`einc build --dim`)."""
-    el = Elaborator(program, resolution, fixed_dims)
+              fixed_dims: dict[str, int] | None = None, allow_python: bool = False) -> ir.Program:
+    """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it,
+    `fixed_dims` gives named dims a size at build time (`einc build --dim`) and `allow_python`
+    lets `python::mod::f(..)` run during the build."""
+    el = Elaborator(program, resolution, fixed_dims, allow_python)
     bindings = el.exec_block(program.entry.items, el.globals, top_level=True)
     _check_fixed_dims_exist(el)
     output_rules.collect(el, bindings, outputs)

@@ -15,14 +15,16 @@ recurrences.
 """
 from __future__ import annotations
 
+import os
+
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import Lin, Sym
 from einc.passes.autodiff.custom_rules import RuleTable
-from einc.semantics import definitions, recurrences, types
+from einc.semantics import definitions, python_calls, recurrences, types
 from einc.semantics.derivative_rules import call_with_rule
 from einc.semantics.state import State
-from einc.semantics.values import BuiltinVal, Env, FnVal, TupleVal
+from einc.semantics.values import BuiltinVal, Env, FnVal, PythonVal, TupleVal
 from einc.syntax import ast
 
 EXPR_RULES: dict = {}        # AST node type -> rule(el, node, env)
@@ -53,9 +55,11 @@ def _entered_into(table: dict, keys: tuple):
 
 
 class Elaborator:
-    def __init__(self, program, resolution, fixed_dims: dict[str, int] | None = None):
+    def __init__(self, program, resolution, fixed_dims: dict[str, int] | None = None,
+                 allow_python: bool = False):
         self.program = program
         self.res = resolution
+        self.allow_python = allow_python         # may `python::mod::f(..)` run during the build
         self.state = State()
         self.ir = ir.Program(source=program.entry.path, fixed_dims=dict(fixed_dims or {}))
         self.globals = Env()
@@ -83,6 +87,9 @@ class Elaborator:
         kind = getattr(def_id, "kind", None)
         if kind == "builtin":
             return BuiltinVal(def_id.name)
+        if kind == "python":
+            return python_calls.python_value(def_id.name, span) if def_id.name.startswith("math.") \
+                else PythonVal(def_id.name)
         node = self.res.defs.get(def_id)
         if isinstance(node, ast.FnDef):
             return FnVal(node, self.globals)
@@ -109,6 +116,11 @@ class Elaborator:
     def call(self, fn, args: list, span):
         if isinstance(fn, BuiltinVal):
             return self.call_builtin(fn.name, args, span)
+        if isinstance(fn, PythonVal):
+            folder = os.path.dirname(os.path.abspath(self.program.entry.path))
+            result = python_calls.call(fn.name, args, span, self.allow_python, folder)
+            self.ir.python_results.append(python_calls.digest(fn.name, result))
+            return result
         if isinstance(fn, FnVal) and fn.node.def_id in self._rule_defs:
             return call_with_rule(self, fn, self._rule_defs[fn.node.def_id], args, span)
         return self.call_body(fn, args, span)
@@ -165,7 +177,7 @@ class Elaborator:
             elif isinstance(s, ast.DiffRule) and s.def_id is not None:
                 self._rule_defs[s.def_id] = FnVal(s, env)
         reads = recurrences.read_graph(stmts)
-        groups = recurrences.find_groups(reads)
+        groups = recurrences.find_groups(reads, recurrences.step_aligned_reads(stmts))
         last = {}
         for k, s in enumerate(stmts):
             if isinstance(s, ast.IndexedLet):

@@ -6,14 +6,18 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, Lin
-from einc.semantics import definitions, derivatives, recurrences, scalar_ops, tensors, types
+from einc.semantics import (definitions, derivatives, dynamic_length, recurrences, scalar_ops, sequences,
+                            tensors, types)
+from einc.semantics.comprehensions import comprehension
 from einc.semantics.bounds import check_reads
 from einc.semantics.derivative_rules import differential_key
 from einc.semantics.evaluator import expression_rule
 from einc.semantics.modules import stdlib_modules_defining
+from einc.semantics.membership import in_range, membership
 from einc.semantics.patterns import match
-from einc.semantics.pointwise import cast_to, elementwise, select
-from einc.semantics.printing import format_parts, print_call
+from einc.semantics.pointwise import cast_to, elementwise, select, unary_plus
+from einc.semantics.printing import format_parts, interpolate, print_call
+from einc.semantics.stacking import stack
 from einc.semantics.values import LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
@@ -35,9 +39,7 @@ def _literal(el, e, env):
 @expression_rule(ast.StrLit)
 def _string(el, e, env):
     parts, args = format_parts(el, e, env)
-    if args:
-        raise d.error(d.UNSUPPORTED, "a string with run-time values can only be printed", e.span)
-    return StrVal("".join(p["text"] for p in parts), e.span)
+    return StrVal(interpolate(parts, args, e.span), e.span)
 
 
 @expression_rule(ast.Name, ast.Path)
@@ -48,29 +50,26 @@ def _name(el, e, env):
 
 @expression_rule(ast.Unary)
 def _unary(el, e, env):
-    return elementwise(el, "neg" if e.op == "-" else "not", [el.ev(e.operand, env)], e.span)
+    operand = el.ev(e.operand, env)
+    if e.op == "+":
+        return unary_plus(operand, e.span)
+    return elementwise(el, "neg" if e.op == "-" else "not", [operand], e.span)
 
 
 @expression_rule(ast.Binary)
 def _binary(el, e, env):
-    left, right = el.ev(e.left, env), el.ev(e.right, env)
+    left = el.ev(e.left, env)
+    if e.op == "in" and isinstance(e.right, ast.Range):
+        return in_range(el, left, e.right, env, e.span)
+    right = el.ev(e.right, env)
+    if sequences.is_sequence(left) or sequences.is_sequence(right):
+        # strings and lists are build-time values: modes such as "nearest" compare at build time
+        return sequences.binary(e.op, left, right, e.span)
     if e.op == "in":
-        return _membership(el, left, right, e.span)
+        return membership(el, left, right, e.span)
     if e.op in ("&&", "||"):
         left = scalar_ops.materialize(left, BOOL, e.left.span) if isinstance(left, Weak) else left
-    if e.op in ("==", "!=") and isinstance(left, StrVal) and isinstance(right, StrVal):
-        # build-time strings (modes such as "nearest") compare at build time
-        return Weak(np.asarray((left.text == right.text) == (e.op == "==")), "bool", e.span)
     return elementwise(el, BINARY[e.op], [left, right], e.span)
-
-
-def _membership(el, item, arr, span):
-    arr = tensors.whole(arr, span)
-    if not isinstance(arr, Value) or arr.rank != 1:
-        raise d.error(d.TYPE, f"`in` needs a one-dimensional array, found {describe(arr)}", span)
-    var = IndexVar("m", Lin(0), arr.shape[0])
-    element = tensors.read(arr, [IndexRef(var)], span, el.state, "")
-    return Reduce("any", (var,), scalar_ops.apply("eq", [element, item], span), span=span)
 
 
 @expression_rule(ast.Call)
@@ -99,6 +98,9 @@ def _method_hint(method: str) -> str:
 @expression_rule(ast.Member)
 def _member(el, e, env):
     obj = el.ev(e.obj, env)
+    if e.name.isdigit() and tensors.is_array(obj):
+        # `t.0` of a row of a tuple array, [(r, c) | ..], which stores tuples as rows
+        return tensors.read(obj, [Weak(np.asarray(int(e.name)), "int", e.span)], e.span, el.state, "")
     if e.name.isdigit():
         if not isinstance(obj, TupleVal) or int(e.name) >= len(obj.items):
             raise d.error(d.TYPE, f"no field `{e.name}` on {describe(obj)}", e.span)
@@ -120,11 +122,14 @@ def _index(el, e, env):
             subs.append(None)      # `:`, which only a derivative accepts (tensors.read)
         else:
             subs.append(el.ev(s, env))
+    if sequences.is_sequence(base):
+        return sequences.index(base, subs, e.span)
     if isinstance(base, recurrences.RecState):
         return recurrences.state_read(el, base, [tensors.subscript(x, e.span) for x in subs], e.span)
     result = tensors.read(base, subs, e.span, el.state, _source_text(el, e))
     if isinstance(result, Value) and not el.state.frames and not free_vars(result):
         check_reads(result, None, el.state, e.span)
+        dynamic_length.check_fixed_read(el, result, _source_text(el, e))
     return result
 
 
@@ -144,7 +149,9 @@ def _cast(el, e, env):
         value = tensors.whole(value, e.span)
         if isinstance(value, Value) and value.dtype != dtype:
             value = cast_to(el, value, dtype, e.span)
-        return types.annotate(value, e.to, el, e.span)
+        # `as [f32]` converts the elements of an array of any rank; written dims are checked
+        target = ast.ArrayType(e.to.elem, None, span=e.to.span) if e.to.elem_only else e.to
+        return types.annotate(value, target, el, e.span)
     if not isinstance(e.to, ast.ScalarType):
         raise d.error(d.TYPE, "`as` converts to a number type", e.to.span)
     return cast_to(el, value, types.scalar_dtype(e.to), e.span)
@@ -200,42 +207,13 @@ def _tuple(el, e, env):
 
 @expression_rule(ast.ArrayLit)
 def _array(el, e, env):
-    if not e.elems:
-        raise d.error(d.SHAPE, "an empty array literal has no type", e.span)
-    elems = [el.ev(x, env) for x in e.elems]
-    shapes = {_literal_shape(x) for x in elems}
-    if len(shapes) != 1:
-        raise d.error(d.SHAPE, "array literal is not rectangular: its elements have shapes "
-                      + ", ".join(sorted(map(str, shapes))), e.span)
-    if all(isinstance(x, Weak) for x in elems):
-        kinds = {x.kind for x in elems}
-        if len(kinds) > 1:
-            raise d.error(d.TYPE, "array literal mixes " + " and ".join(sorted(kinds)), e.span)
-        return Weak(np.stack([x.value for x in elems]), kinds.pop(), e.span)
-    # Literal rows stay untyped until unify gives them the typed rows' dtype.
-    typed = scalar_ops.unify([x if isinstance(x, Weak) else tensors.whole(x, e.span) for x in elems], e.span)
-    if any(isinstance(x, Weak) for x in typed):
-        typed = [scalar_ops.materialize(x, None, e.span) for x in typed]
-    if all(isinstance(x, Const) for x in typed):
-        return Const(np.stack([x.array for x in typed]), span=e.span)
-    return Stack(tuple(typed), span=e.span)
-
-
-def _literal_shape(x):
-    """Shapes as strings, so a literal row `[0.0, 1.0]` matches a typed row `[1.0, dt]`."""
-    if isinstance(x, Weak):
-        return tuple(repr(s) for s in x.value.shape)
-    if isinstance(x, Value):
-        return tuple(repr(s) for s in x.shape)
-    if isinstance(x, PartialRead):
-        return tuple(repr(s) for s in x.base.shape[len(x.subs):])
-    return (describe(x),)
+    return stack([el.ev(x, env) for x in e.elems], e.span)
 
 
 @expression_rule(ast.Range)
 def _range(el, e, env):
     lo, hi = definitions.range_bounds(el, e, env)
-    var = IndexVar("r", lo.lin, hi.lin - lo.lin, span=e.span)
+    var = IndexVar("r", lo.lin, definitions.extent(lo, hi), span=e.span)
     return Generic((var,), IndexRef(var), span=e.span)
 
 
@@ -263,30 +241,7 @@ def _kind(v) -> str:
 
 @expression_rule(ast.Comprehension)
 def _comprehension(el, e, env):
-    if e.filters:
-        raise d.error(d.UNSUPPORTED, "a comprehension filter makes the length data-dependent, "
-                      "which compiled programs do not support yet", e.filters[0].span)
-    scope, vars_ = env.child(), []
-    for g in e.generators:
-        var, element = _generator(el, g, env)
-        vars_.append(var)
-        scope.bind(g.def_id, element)
-    body = scalar_ops.materialize(el.ev(e.body, scope), None, e.body.span)
-    if not isinstance(body, Value) or body.rank:
-        raise d.error(d.SHAPE, "a comprehension element must be a scalar", e.body.span)
-    return Generic(tuple(vars_), body, span=e.span)
-
-
-def _generator(el, g: ast.Generator, env):
-    if isinstance(g.iterable, ast.Range):
-        lo, hi = definitions.range_bounds(el, g.iterable, env)
-        var = IndexVar(g.name, lo.lin, hi.lin - lo.lin, span=g.span)
-        return var, IndexRef(var, span=g.span)
-    arr = tensors.whole(el.ev(g.iterable, env), g.span)
-    if not isinstance(arr, Value) or arr.rank == 0:
-        raise d.error(d.TYPE, f"cannot iterate over {describe(arr)}", g.iterable.span)
-    var = IndexVar(g.name, Lin(0), arr.shape[0], span=g.span)
-    return var, tensors.read(arr, [IndexRef(var)], g.span, el.state, "")
+    return comprehension(el, e, env)
 
 
 @expression_rule(ast.Derivative)

@@ -31,6 +31,10 @@ ModPath = tuple[str, ...]
 
 DEFAULT_STDLIB = FsPath(__file__).resolve().parent.parent.parent / "stdlib"
 _PATH_HEADS = ("std", "crate", "self", "super")
+# `python::..` names Python modules, called during the build (einc.semantics.python_calls), not
+# Einlang files; `python::math` is std::math.
+PYTHON = "python"
+PYTHON_MATH = ("std", "math")
 
 
 def stdlib_dir(override: Optional[os.PathLike | str] = None) -> FsPath:
@@ -241,6 +245,8 @@ class _Loader:
         for node in _walk(module.items):
             if isinstance(node, ast.Use):
                 self._require_use(mod_path, node)
+            elif isinstance(node, ast.Path) and node.segments[:2] == [PYTHON, "math"]:
+                self.exists(PYTHON_MATH)
             elif isinstance(node, ast.Path) and node.segments[0] in _PATH_HEADS:
                 # Best effort (loads the module if there is one): a path that names no module
                 # is reported by name resolution, which knows what the path was meant to be.
@@ -253,6 +259,10 @@ class _Loader:
                         f"create {folder / (decl.name + '.ein')} or {folder / decl.name / 'mod.ein'}")
 
     def _require_use(self, mod_path: ModPath, use: ast.Use) -> None:
+        if use.path[0] == PYTHON:
+            if use.path[1:2] == ["math"]:
+                self.exists(PYTHON_MATH)
+            return
         whole = normalize(mod_path, use.path, self.exists)
         if whole is not None:
             return

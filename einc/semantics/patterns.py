@@ -7,7 +7,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import Const
 from einc.semantics import scalar_ops
 from einc.semantics.pointwise import select
-from einc.semantics.values import Weak
+from einc.semantics.values import StrVal, Weak
 from einc.syntax import ast
 
 
@@ -45,6 +45,8 @@ def _check_exhaustive(node: ast.Match) -> None:
 
 
 def _constant(v):
+    if isinstance(v, StrVal):
+        return v.text
     if isinstance(v, Weak) and v.rank == 0:
         return v.value[()]
     if isinstance(v, Const) and v.array.ndim == 0:
@@ -72,7 +74,7 @@ def _pick(el, constant, scrutinee, node, env):
 
 
 def _literal_value(pat: ast.LitPat):
-    return -pat.value if pat.negative else pat.value
+    return pat.value          # already signed: `-1` is stored as -1
 
 
 def _bind(pat, scrutinee, scope) -> None:
@@ -84,7 +86,9 @@ def _bind(pat, scrutinee, scope) -> None:
 
 def _test(el, arm: ast.MatchArm, scrutinee, scope):
     cond = None
-    if isinstance(arm.pattern, ast.LitPat):
+    if isinstance(arm.pattern, ast.LitPat) and isinstance(scrutinee, StrVal):
+        cond = Weak(np.asarray(scrutinee.text == _literal_value(arm.pattern)), "bool", arm.pattern.span)
+    elif isinstance(arm.pattern, ast.LitPat):
         value = _literal_value(arm.pattern)
         kind = "bool" if isinstance(value, (bool, np.bool_)) else "float" if isinstance(value, float) else "int"
         lit = Weak(np.asarray(value), kind, arm.pattern.span)

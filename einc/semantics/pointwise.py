@@ -33,3 +33,11 @@ def select(el, cond, a, b, span):
         return TupleVal(tuple(select(el, cond, x, y, span) for x, y in zip(a.items, b.items)))
     cond = scalar_ops.materialize(cond, BOOL, span) if isinstance(cond, Weak) else cond
     return elementwise(el, "select", [cond, a, b], span)
+
+
+def unary_plus(v, span):
+    """`+x` is `x`, for numbers and arrays of them."""
+    kind = v.kind if isinstance(v, Weak) else scalar_ops.kind_of(v.dtype) if hasattr(v, "dtype") else None
+    if kind not in ("int", "float"):
+        raise d.error(d.TYPE, f"unary `+` needs a number, found {describe(v)}", span)
+    return v

@@ -1,14 +1,17 @@
 """`print`: its arguments become an `ir.Print` effect of text pieces and run-time values.
 
 The format fields of a string argument (`"{x:.3}"`) are values like the other arguments; a
-string elsewhere may only hold values known at build time (expressions uses `format_parts`).
+string elsewhere is a build-time value, so its fields are formatted during the build
+(`interpolate`), the way `print` would format them at run time (einc.formatting).
 """
 from __future__ import annotations
 
 from einc import diagnostics as d
+from einc import formatting
 from einc.ir import nodes as ir
-from einc.semantics import scalar_ops, tensors
-from einc.semantics.values import StrVal, TupleVal, describe
+from einc.semantics import scalar_ops, sequences, tensors
+from einc.semantics.folding import depends_on, known
+from einc.semantics.values import ListVal, StrVal, TupleVal, describe
 from einc.syntax import ast
 
 
@@ -43,17 +46,50 @@ def format_parts(el, node: ast.StrLit, env, first_arg: int = 0):
 def _value_parts(v, spec: str, next_arg: int, span):
     if isinstance(v, StrVal):
         return [{"text": format(v.text, spec)}], []
+    if isinstance(v, ListVal):
+        texts = sequences.text_array(v)     # strings print as a NumPy array of str would
+        if texts is not None:
+            return [{"text": str(texts)}], []
+        return _items_parts(v.items, "[]", spec, next_arg, span)
     if isinstance(v, TupleVal):
-        parts, args = [{"text": "("}], []
-        for k, item in enumerate(v.items):
-            p, a = _value_parts(item, spec, next_arg + len(args), span)
-            parts += ([{"text": ", "}] if k else []) + p
-            args += a
-        return parts + [{"text": ")"}], args
+        return _items_parts(v.items, "()", spec, next_arg, span)
     v = tensors.whole(scalar_ops.materialize(v, None, span), span)
     if not isinstance(v, ir.Value):
         raise d.error(d.TYPE, f"cannot print {describe(v)}", span)
-    return [{"arg": next_arg, "spec": spec}], [v]
+    part = {"arg": next_arg, "spec": spec}
+    if v.dtype.is_unsigned:
+        part["dtype"] = v.dtype.numpy.name
+    return [part], [v]
+
+
+def _items_parts(items: tuple, brackets: str, spec: str, next_arg: int, span):
+    parts, args = [{"text": brackets[0]}], []
+    for k, item in enumerate(items):
+        p, a = _value_parts(item, spec, next_arg + len(args), span)
+        parts += ([{"text": ", "}] if k else []) + p
+        args += a
+    return parts + [{"text": brackets[1]}], args
+
+
+def interpolate(parts: list, args: list, span) -> str:
+    """The text of a string whose fields hold `args`, each known at build time."""
+    out = []
+    for part in parts:
+        if "text" in part:
+            out.append(part["text"])
+            continue
+        arg = args[part["arg"]]
+        value = known(arg)
+        if value is None:
+            raise d.error(d.UNSUPPORTED, f"a string is a build-time value, but this field depends on "
+                          f"{depends_on(arg)}", span, hint="`print` formats run-time values: "
+                          "print(\"x = {x}\")")
+        try:
+            out.append(formatting.format_value(value, part.get("spec", "")))
+        except (ValueError, TypeError) as err:
+            raise d.error(d.TYPE, f"cannot format {describe(arg)} with `{part.get('spec')}`: {err}",
+                          span) from None
+    return "".join(out)
 
 
 def _merge_text(parts: list) -> list:

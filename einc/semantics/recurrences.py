@@ -50,25 +50,84 @@ def read_graph(stmts: list) -> dict:
     return reads
 
 
-def find_groups(reads: dict) -> dict:
+def step_aligned_reads(stmts: list) -> dict:
+    """def_id -> the def_ids its clauses read only at `t - c` (c >= 0), t being the reading
+    clause's own first index: the reads a loop shared by both can serve step by step."""
+    indexed = {s.def_id for s in stmts if isinstance(s, ast.IndexedLet)}
+    aligned = {did: set() for did in indexed}
+    other = {did: set() for did in indexed}
+    for s in stmts:
+        if not isinstance(s, ast.IndexedLet):
+            continue
+        step = s.slots[0].def_id if isinstance(s.slots[0], ast.IndexVar) else None
+        nodes = list(ast.iter_nodes([s.value, s.wheres, s.slots]))
+        at_step = {id(n.base) for n in nodes if isinstance(n, ast.Index) and step is not None
+                   and _reads_back_along(n, step)}
+        for n in nodes:
+            if isinstance(n, ast.Name) and n.def_id in indexed:
+                (aligned if id(n) in at_step else other)[s.def_id].add(n.def_id)
+    return {did: aligned[did] - other[did] for did in indexed}
+
+
+def _reads_back_along(read: ast.Index, step) -> bool:
+    """Whether `read` is `name[t - c, ..]` with c >= 0 a constant and t the variable `step`."""
+    if not isinstance(read.base, ast.Name) or not read.subscripts:
+        return False
+    offset = _offset_from(read.subscripts[0], step)
+    return offset is not None and offset[0] == 1 and offset[1] <= 0
+
+
+def _offset_from(expr, step):
+    """(coefficient of `step`, constant) when `expr` is built from it and integer literals with
+    + and -, else None."""
+    if isinstance(expr, ast.Name):
+        return (1, 0) if expr.def_id == step else None
+    if isinstance(expr, ast.IntLit):
+        return 0, expr.value
+    if isinstance(expr, ast.Unary) and expr.op == "-":
+        inner = _offset_from(expr.operand, step)
+        return None if inner is None else (-inner[0], -inner[1])
+    if isinstance(expr, ast.Binary) and expr.op in ("+", "-"):
+        left, right = _offset_from(expr.left, step), _offset_from(expr.right, step)
+        if left is None or right is None:
+            return None
+        sign = 1 if expr.op == "+" else -1
+        return left[0] + sign * right[0], left[1] + sign * right[1]
+    return None
+
+
+def find_groups(reads: dict, aligned: dict) -> dict:
     """def_id -> the frozenset of def_ids recurring with it.
 
     A definition that reads itself, or definitions reading each other in a cycle, recur
-    together. Recurrences that read one another (a Kalman filter's state reading its gain)
-    share one loop too, with every definition on a path between them, so that per-step values
-    such as the gain need only a window instead of the whole tensor."""
+    together. Recurrences that read one another at the reader's own step `t - c` (a Kalman
+    filter's state reading its gain) share one loop too, with every definition on a path
+    between them, so that per-step values such as the gain need only a window instead of the
+    whole tensor; `aligned` (step_aligned_reads) says which reads are of that kind. A loop is
+    shared only when every read between the definitions it holds is of that kind (or they are
+    in a cycle): a read of a fixed point (`g[4]`), along another axis, or of a whole tensor
+    needs the other loop finished first, so it runs after it."""
+    cycles = _strongly_connected(reads)
+    cycle_of = {did: k for k, component in enumerate(cycles) for did in component}
     recurrent = set()
-    for component in _strongly_connected(reads):
+    for component in cycles:
         only = next(iter(component))
         if len(component) > 1 or only in reads[only]:
             recurrent |= component
-    joined = {did: set(targets) for did, targets in reads.items()}
-    for did, targets in reads.items():
-        for other in targets:
-            if did in recurrent and other in recurrent and other != did:
-                joined[other].add(did)
+    joins = {(other, did) for did, targets in aligned.items() for other in targets
+             if did in recurrent and other in recurrent and other != did}
+    while True:
+        joined = {did: set(targets) for did, targets in reads.items()}
+        for other, did in joins:
+            joined[other].add(did)
+        components = _strongly_connected(joined)
+        mixed = [c for c in components if any(cycle_of[did] != cycle_of[other] and other not in aligned[did]
+                                               for did in c for other in reads[did] & c)]
+        if not mixed:
+            break
+        joins = {(a, b) for a, b in joins if not any(a in c for c in mixed)}
     groups = {}
-    for component in _strongly_connected(joined):
+    for component in components:
         if component & recurrent:
             for did in component:
                 groups[did] = frozenset(component)

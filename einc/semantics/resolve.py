@@ -19,7 +19,7 @@ from typing import Iterable, Optional
 
 from einc.diagnostics import IMPORT, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Span
 from einc.semantics import builtins
-from einc.semantics.modules import ModPath, Program, stdlib_modules_defining
+from einc.semantics.modules import PYTHON, PYTHON_MATH, ModPath, Program, stdlib_modules_defining
 from einc.syntax import ast
 
 
@@ -29,7 +29,7 @@ class DefId:
     id: int
     name: str = field(compare=False)
     kind: str = field(compare=False)   # fn input value index param dim where pattern generator
-    span: Optional[Span] = field(default=None, compare=False, repr=False)  # rest builtin module
+    span: Optional[Span] = field(default=None, compare=False, repr=False)  # rest builtin module python
 
     def __str__(self) -> str:
         return f"{self.name}#{self.id}"
@@ -55,10 +55,13 @@ def resolve(program: Program) -> Resolution:
                                       program.entry.span)) from None
 
 
+# Constants of Python's math module, taken as the numbers they are (its functions are std::math's)
+MATH_CONSTANTS = ("pi", "e", "tau", "inf", "nan")
+
 # Kinds that are items: visible inside function bodies nested in the scope that holds them.
 # Run-time inputs and their named dims are parameters of the whole program, fixed for a run,
 # so functions (`fn main` above all) see them too, once declared.
-_ITEM_KINDS = frozenset({"fn", "module", "builtin", "input", "dim"})
+_ITEM_KINDS = frozenset({"fn", "module", "builtin", "input", "dim", "python"})
 
 
 class _Scope:
@@ -223,6 +226,8 @@ class _Resolver:
 
     def _imported(self, use: ast.Use, mod_path: ModPath, report: bool) -> dict[str, DefId]:
         """Names a `use` brings into scope. Explicit names win over names from a glob."""
+        if use.path[0] == PYTHON:
+            return self._python_import(use, report)
         if use.items is None:
             found = self._lookup_path(use.path, mod_path, use.span if report else None)
             return {use.alias or use.path[-1]: found} if found is not None else {}
@@ -240,6 +245,33 @@ class _Resolver:
                 if did is not None:
                     out[item.alias or item.name] = did
         return out
+
+    def _python_import(self, use: ast.Use, report: bool) -> dict[str, DefId]:
+        if use.items is None:
+            return {use.alias or use.path[-1]: self._python(use.path[1:], use.span, report)}
+        out: dict[str, DefId] = {}
+        for item in use.items:
+            if item.name == "*":
+                if report:
+                    self.diagnostics.append(Diagnostic(IMPORT, "a Python module cannot be imported "
+                                                       "with `*`", item.span, "name what you use"))
+                continue
+            out[item.alias or item.name] = self._python(use.path[1:] + [item.name], item.span, report)
+        return out
+
+    def _python(self, dotted: list[str], span: Span, report: bool = True) -> Optional[DefId]:
+        """What `python::a::b` names: std::math for `math` (its functions are Einlang's own),
+        `load_npy` for `numpy::load`, else a Python object to call during the build."""
+        if not dotted:
+            if report:
+                self.diagnostics.append(Diagnostic(IMPORT, "`python` needs a module name", span,
+                                                   "e.g. `use python::math;`"))
+            return None
+        if dotted[0] == "math" and len(dotted) == 2 and dotted[1] not in MATH_CONSTANTS:
+            return self._member(PYTHON_MATH, dotted[1], span if report else None, self.current)
+        if dotted == ["numpy", "load"]:
+            return self.builtins["load_npy"]
+        return self._new(".".join(dotted), "python", None, span)
 
     def _lookup_path(self, segments: list[str], mod_path: ModPath,
                      span: Optional[Span]) -> Optional[DefId]:
@@ -430,6 +462,13 @@ class _Resolver:
             self._undefined(node.name, node.span, scope, "rest index")
 
     def _e_Path(self, node: ast.Path, scope: _Scope) -> None:
+        head = scope.lookup(node.segments[0], self.items)
+        if node.segments[0] == PYTHON and head is None:
+            node.def_id = self._python(node.segments[1:], node.span)
+            return
+        if head is not None and head.kind == "python":     # `use python::numpy as np; np::load`
+            node.def_id = self._python(head.name.split(".") + node.segments[1:], node.span)
+            return
         target = self._path_module(node.segments[:-1], self.current, scope)
         if target is None:
             self.diagnostics.append(Diagnostic(
@@ -487,12 +526,20 @@ class _Resolver:
         self._expr(node.body, inner)
 
     def _e_Comprehension(self, node: ast.Comprehension, scope: _Scope) -> None:
+        """Clauses in order; `v in coll` whose `v` an earlier clause of the same comprehension
+        binds is a membership filter (`[v | v in 0..10, v in 3..6]`), not a new generator."""
         inner = _Scope(scope)
-        for gen in node.generators:
-            self._expr(gen.iterable, inner)
-            gen.def_id = self._bind(inner, gen.name, "generator", gen)
-        for cond in node.filters:
-            self._expr(cond, inner)
+        bound = set()
+        for k, clause in enumerate(node.clauses):
+            if isinstance(clause, ast.Generator) and clause.name in bound:
+                name = ast.Name(clause.name, span=clause.span)
+                clause = node.clauses[k] = ast.Binary("in", name, clause.iterable, span=clause.span)
+            if isinstance(clause, ast.Generator):
+                self._expr(clause.iterable, inner)
+                clause.def_id = self._bind(inner, clause.name, "generator", clause)
+                bound.add(clause.name)
+            else:
+                self._expr(clause, inner)
         self._expr(node.body, inner)
 
 

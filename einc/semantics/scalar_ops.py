@@ -33,11 +33,12 @@ def materialize(v, dtype: DType | None = None, span=None):
     """An IR value for `v`; an untyped literal takes `dtype` (or its default type)."""
     if isinstance(v, Weak):
         target = dtype or DEFAULT[v.kind]
-        if kind_of(target) != v.kind:
+        if kind_of(target) != v.kind and v.value.size:     # an empty literal takes any type
             raise d.error(d.TYPE, f"expected {target}, found {v.kind} literal", v.span or span,
                           hint=_literal_hint(v, target))
-        _check_fits(v, target, span)
-        return Const(np.asarray(v.value, dtype=target.numpy), span=v.span or span)
+        if v.value.size:
+            _check_fits(v, target, span)
+        return Const(np.asarray(v.value).astype(target.numpy), span=v.span or span)
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
         raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
                       hint=f"convert with `as {dtype}`")
@@ -143,7 +144,7 @@ def _build(op: str, args: list, dtype: DType, span):
     if all(isinstance(a, Const) and a.array.ndim == 0 for a in args):
         folded = _fold_values(op, [a.array[()] for a in args], dtype)
         if folded is not None:
-            return Const(np.asarray(folded, dtype=dtype.numpy), span=span)
+            return Const(np.asarray(folded).astype(dtype.numpy), span=span)   # integers wrap
     return Op(op, tuple(args), dtype, span=span)
 
 

@@ -6,7 +6,7 @@ from einc.ir.nodes import Value
 from einc.ir.types import BY_NAME, DType, Lin, shape_str
 from einc.semantics import scalar_ops
 from einc.semantics.tensors import whole
-from einc.semantics.values import TupleVal, Weak, describe
+from einc.semantics.values import ListVal, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 
@@ -36,6 +36,10 @@ def annotate(value, t, el, span=None):
         if not isinstance(value, TupleVal) or len(value.items) != len(t.elems):
             raise d.error(d.TYPE, f"expected a tuple of {len(t.elems)}, found {describe(value)}", t.span)
         return TupleVal(tuple(annotate(v, e, el, span) for v, e in zip(value.items, t.elems)))
+    if isinstance(t, ast.ScalarType) and t.name == "str":
+        if not isinstance(value, StrVal):
+            raise d.error(d.TYPE, f"expected str, found {describe(value)}", t.span)
+        return value
     if isinstance(t, ast.ScalarType):
         if isinstance(value, Value) and value.rank:
             raise d.error(d.TYPE, f"expected {t.name}, found {describe(value)}", t.span)
@@ -44,6 +48,10 @@ def annotate(value, t, el, span=None):
 
 
 def _annotate_array(value, t: ast.ArrayType, el):
+    if isinstance(t.elem, ast.ScalarType) and t.elem.name == "str":
+        if not isinstance(value, ListVal) or not all(isinstance(x, StrVal) for x in value.items):
+            raise d.error(d.TYPE, f"expected an array of strings, found {describe(value)}", t.span)
+        return value
     dtype = scalar_dtype(t.elem) if isinstance(t.elem, ast.ScalarType) else None
     value = whole(scalar_ops.materialize(value, dtype, t.span) if isinstance(value, Weak) else value, t.span)
     if not isinstance(value, Value) or value.rank == 0:

@@ -42,6 +42,15 @@ class StrVal:
 
 
 @dataclass(eq=False)
+class ListVal:
+    """A sequence that exists only at build time: an array of strings, or the elements of a
+    comprehension that are not numbers of one shape (tuples of mixed types, unit values, rows
+    of different lengths), as LANGUAGE.md's jagged arrays."""
+    items: tuple
+    span: Optional[Span] = None
+
+
+@dataclass(eq=False)
 class FnVal:
     """A named function; `node` is its FnDef, specialised per call by elaborating its body."""
     node: Any
@@ -57,6 +66,12 @@ class LambdaVal:
 @dataclass(eq=False)
 class BuiltinVal:
     name: str
+
+
+@dataclass(eq=False)
+class PythonVal:
+    """`python::mod::f`: a Python object, called during the build (einc.semantics.python_calls)."""
+    name: str                      # dotted: "mod.f"
 
 
 @dataclass(eq=False)
@@ -118,7 +133,7 @@ class Env:
         return Env(self)
 
 
-CompileTimeValue = (Weak, TupleVal, StrVal, FnVal, LambdaVal, BuiltinVal, PartialRead, LazyJacobian)
+CompileTimeValue = (Weak, TupleVal, StrVal, ListVal, FnVal, LambdaVal, BuiltinVal, PartialRead, LazyJacobian)
 
 
 def describe(v) -> str:
@@ -131,7 +146,10 @@ def describe(v) -> str:
         return "(" + ", ".join(describe(i) for i in v.items) + ")"
     if isinstance(v, StrVal):
         return "str"
-    if isinstance(v, (FnVal, LambdaVal, BuiltinVal)):
+    if isinstance(v, ListVal):
+        kinds = sorted({describe(i) for i in v.items})
+        return f"[{kinds[0] if len(kinds) == 1 else ' | '.join(kinds)}; {len(v.items)}]"
+    if isinstance(v, (FnVal, LambdaVal, BuiltinVal, PythonVal)):
         return "function"
     if isinstance(v, PartialRead):
         return "array slice"

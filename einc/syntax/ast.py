@@ -22,7 +22,7 @@ class Node:
 
 @dataclass(eq=False)
 class ScalarType(Node):
-    name: str                      # "i32" | "i64" | "f32" | "f64" | "bool" | "str"
+    name: str                      # "i8" .. "i64", "u8" .. "u64", "f32", "f64", "bool", "str"
 
 
 @dataclass(eq=False)
@@ -36,9 +36,11 @@ class DimSpec(Node):
 
 @dataclass(eq=False)
 class ArrayType(Node):
-    """`[f32]` (rank 1, any length: dims has one `?`), `[f32; 2, N, ?]`, `[f32; *]` (dims None)."""
+    """`[f32]` (rank 1, any length: dims has one `?`), `[f32; 2, N, ?]`, `[f32; *]` (dims None).
+    `elem_only` marks `[f32]` written without dims, which `as` reads as "any rank"."""
     elem: "TypeExpr"
     dims: Optional[list[DimSpec]]
+    elem_only: bool = False
 
 
 @dataclass(eq=False)
@@ -60,7 +62,7 @@ TypeExpr = Union[ScalarType, ArrayType, TupleType, NamedType]
 @dataclass(eq=False)
 class IntLit(Node):
     value: int
-    suffix: Optional[str] = None   # "i32" / "i64" when written `3i64`, else None
+    suffix: Optional[str] = None   # "i64", "u8", .. when written `3i64`, else None
 
 
 @dataclass(eq=False)
@@ -102,7 +104,7 @@ class Path(Node):
 
 @dataclass(eq=False)
 class Unary(Node):
-    op: str                        # "-" | "!"
+    op: str                        # "-" | "+" | "!"
     operand: "Expr"
 
 
@@ -169,7 +171,7 @@ class If(Node):
 
 @dataclass(eq=False)
 class LitPat(Node):
-    value: Union[int, float, bool]
+    value: Union[int, float, bool, str]    # signed: `-1` is stored as -1
     negative: bool = False
 
 
@@ -300,10 +302,18 @@ class Generator(Node):
 
 @dataclass(eq=False)
 class Comprehension(Node):
-    """`[expr | x in xs, y in 0..N, cond]`."""
+    """`[expr | x in xs, y in 0..N, cond]`: `clauses` in source order, each a Generator or a
+    filter (a bool expression)."""
     body: "Expr"
-    generators: list[Generator]
-    filters: list["Expr"]
+    clauses: list
+
+    @property
+    def generators(self) -> list[Generator]:
+        return [c for c in self.clauses if isinstance(c, Generator)]
+
+    @property
+    def filters(self) -> list:
+        return [c for c in self.clauses if not isinstance(c, Generator)]
 
 
 @dataclass(eq=False)

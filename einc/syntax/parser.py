@@ -24,7 +24,8 @@ from einc.user_cache import cache_folder
 
 _GRAMMAR = FsPath(__file__).with_name("grammar.lark")
 
-SCALAR_TYPES = frozenset({"i32", "i64", "f32", "f64", "bool", "str"})
+INT_SUFFIXES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+SCALAR_TYPES = frozenset(INT_SUFFIXES + ("f32", "f64", "bool", "str"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -283,7 +284,7 @@ class _AstBuilder(Transformer):
         return ast.IndexVar(str(name), range_, span=self._span(meta))
 
     def slot_literal(self, meta, children):
-        digits, _ = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
         span = self._span(meta)
         return ast.IndexLiteral(_checked(int(digits), EXTENT_LIMIT, "an index", span), span=span)
 
@@ -411,6 +412,9 @@ class _AstBuilder(Transformer):
     def neg(self, meta, children):
         return ast.Unary("-", children[0], span=self._span(meta))
 
+    def plus(self, meta, children):
+        return ast.Unary("+", children[0], span=self._span(meta))
+
     def not_(self, meta, children):
         return ast.Unary("!", children[0], span=self._span(meta))
 
@@ -465,7 +469,7 @@ class _AstBuilder(Transformer):
     # ------------------------------------------------ atoms
 
     def int_lit(self, meta, children):
-        digits, suffix = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, suffix = _split_suffix(str(children[0]), INT_SUFFIXES)
         span = self._span(meta)
         return ast.IntLit(_checked(int(digits), INT_LIMIT, "an integer literal", span), suffix, span=span)
 
@@ -507,14 +511,14 @@ class _AstBuilder(Transformer):
 
     def comprehension(self, meta, children):
         body, *items = children
-        generators, filters = [], []
+        clauses = []
         for item in items:
             if (isinstance(item, ast.Binary) and item.op == "in" and isinstance(item.left, ast.Name)
                     and id(item) not in self._parenthesized):
-                generators.append(ast.Generator(item.left.name, item.right, span=item.span))
+                clauses.append(ast.Generator(item.left.name, item.right, span=item.span))
             else:
-                filters.append(item)
-        return ast.Comprehension(body, generators, filters, span=self._span(meta))
+                clauses.append(item)
+        return ast.Comprehension(body, clauses, span=self._span(meta))
 
     def block(self, meta, children):
         *stmts, result = children
@@ -562,6 +566,13 @@ class _AstBuilder(Transformer):
         value = _checked(_number(str(children[0])), INT_LIMIT, "a pattern", span)
         return ast.LitPat(-value, negative=True, span=span)
 
+    def str_pat(self, meta, children):
+        parts = self._string_parts(children[0])
+        if not all(isinstance(p, str) for p in parts):
+            raise error(SYNTAX, "a string pattern cannot interpolate values", self._span(meta),
+                        "write '{{' for a literal brace")
+        return ast.LitPat("".join(parts), span=self._span(meta))
+
     def true_pat(self, meta, children):
         return ast.LitPat(True, span=self._span(meta))
 
@@ -580,7 +591,7 @@ class _AstBuilder(Transformer):
 
     def array_type_rank1(self, meta, children):
         span = self._span(meta)
-        return ast.ArrayType(children[0], [ast.DimSpec(span=span)], span=span)
+        return ast.ArrayType(children[0], [ast.DimSpec(span=span)], elem_only=True, span=span)
 
     def array_type(self, meta, children):
         elem, *dims = children
@@ -593,7 +604,7 @@ class _AstBuilder(Transformer):
         return ast.TupleType(list(elems), span=self._span(meta))
 
     def dim_fixed(self, meta, children):
-        digits, _ = _split_suffix(str(children[0]), ("i32", "i64"))
+        digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
         span = self._span(meta)
         return ast.DimSpec(size=_checked(int(digits), EXTENT_LIMIT, "a dimension", span), span=span)
 
@@ -687,9 +698,9 @@ def _split_suffix(text: str, suffixes: tuple[str, ...]) -> tuple[str, Optional[s
     return text, None
 
 
-# Integer literals are stored in 64 bits; sizes and literal positions must be reachable by the
-# i32 index variables.
-INT_LIMIT = 2 ** 63 - 1
+# No integer type holds more than u64; sizes and literal positions must be reachable by the i32
+# index variables.
+INT_LIMIT = 2 ** 64 - 1
 EXTENT_LIMIT = 2 ** 31 - 1
 
 
@@ -700,9 +711,9 @@ def _checked(value, limit: int, what: str, span: Span):
 
 
 def _number(text: str):
-    for suffix in ("i32", "i64", "f32", "f64"):
+    for suffix in INT_SUFFIXES + ("f32", "f64"):
         if text.endswith(suffix):
-            text = text[:-3]
+            text = text[:-len(suffix)]
             return float(text) if suffix[0] == "f" else int(text)
     return float(text) if any(c in text for c in ".eE") else int(text)
 

@@ -20,12 +20,13 @@ def driver(monkeypatch):
     fake = types.ModuleType("einc.driver")
     fake.calls = []
 
-    def compile_program(path, target, outputs, dims):
-        fake.calls.append((path, target, outputs, dims))
+    def compile_program(path, target, outputs, dims, allow_python=False, fp_contract=False):
+        fake.calls.append((path, target, outputs, dims) + (("allow_python",) if allow_python else ())
+                          + (("fp_contract",) if fp_contract else ()))
         return b"VMFB:" + target.encode()
 
-    def emit_program(path, what, outputs, target, dims):
-        fake.calls.append((path, what, outputs, target, dims))
+    def emit_program(path, what, outputs, target, dims, allow_python=False, fp_contract=False):
+        fake.calls.append((path, what, outputs, target, dims) + (("fp_contract",) if fp_contract else ()))
         return f"<{what} of {path} for {target}>\n"
 
     fake.compile_program, fake.emit_program = compile_program, emit_program
@@ -51,11 +52,16 @@ def test_build_writes_the_module(einc_cli, driver, program, tmp_path):
     assert driver.calls == [(str(program), "vulkan-spirv", ["y", "z"], {})]
 
 
+def test_build_passes_allow_python_on(einc_cli, driver, program, tmp_path):
+    status, _, _ = einc_cli("build", program, "-o", tmp_path / "p.vmfb", "--allow-python")
+    assert status == 0 and driver.calls == [(str(program), "llvm-cpu", None, {}, "allow_python")]
+
+
 def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver, program, tmp_path):
     out = tmp_path / "prog.vmfb"
     out.write_bytes(b"previous build")
 
-    def failing(path, target, outputs, dims):
+    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -67,7 +73,7 @@ def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver
 
 
 def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
-    def failing(path, target, outputs, dims):
+    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -76,7 +82,7 @@ def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
 
 
 def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
-    def crashing(path, target, outputs, dims):
+    def crashing(path, target, outputs, dims, allow_python=False, fp_contract=False):
         raise KeyError("oops")
 
     driver.compile_program = crashing
@@ -104,3 +110,13 @@ def test_build_usage_and_file_errors(einc_cli, driver, program, tmp_path):
     assert einc_cli("build", tmp_path / "absent.ein") == (1, "", f"error: cannot read {tmp_path / 'absent.ein'}: no such file\n")
     status, _, stderr = einc_cli("build", program, "-o", tmp_path / "no" / "dir" / "m.vmfb")
     assert status == 1 and stderr.startswith("error: cannot write ") and stderr.count("\n") == 1
+
+
+def test_fp_contract_reaches_the_driver_and_takes_on_or_off(einc_cli, driver, program, tmp_path):
+    out = tmp_path / "prog.vmfb"
+    assert einc_cli("build", program, "-o", out, "--fp-contract", "on")[0] == 0
+    assert einc_cli("build", program, "--emit", "mlir", "--fp-contract", "off")[0] == 0
+    assert driver.calls == [(str(program), "llvm-cpu", None, {}, "fp_contract"),
+                            (str(program), "mlir", None, "llvm-cpu", {})]
+    status, _, stderr = einc_cli("build", program, "--fp-contract", "fast")
+    assert status == 2 and stderr.startswith("error: ") and "--fp-contract" in stderr

@@ -94,7 +94,8 @@ def test_program_errors_show_diagnostics_and_cache_nothing(einc_cli, cache, proj
 
 def test_run_usage_errors(einc_cli, cache, project, modules):
     status, _, err = einc_cli("run", modules["llvm-cpu"], "--target", "llvm-cpu")
-    assert status == 2 and err.startswith("error: --target, --output and --dim apply when PROGRAM is a .ein source")
+    assert status == 2 and err.startswith("error: --target, --output, --dim and --allow-python apply when "
+                                          "PROGRAM is a .ein source")
     status, _, err = einc_cli("run", project / "main.ein", "--repeat", "0")
     assert status == 2 and "--repeat" in err
     assert einc_cli("run", project / "absent.ein") == (1, "", f"error: cannot read {project / 'absent.ein'}: no such file\n")
@@ -163,3 +164,19 @@ def test_repeat_times_main_after_a_warm_up(einc_cli, built, matmul_io, target):
     assert (status, err) == (0, "")
     assert lines[0].startswith("C is 4 x 2;") and sum(line.startswith("C is") for line in lines) == 1
     assert lines[1].startswith("C: float32[4, 2]") and TIMING.match(lines[3])
+
+
+def test_python_results_are_part_of_the_key(einc_cli, cache, tmp_path):
+    folder = tmp_path / "py"
+    folder.mkdir()
+    (folder / "reader.py").write_text("def scale():\n    return float(open('scale.txt').read())\n")
+    (folder / "scale.txt").write_text("2.5")
+    (folder / "main.ein").write_text("let s = python::reader::scale();\nlet y = s * 2.0;\n")
+    status, _, err = einc_cli("run", folder / "main.ein")
+    assert status == 1 and "--allow-python" in err and cached_modules(cache) == []
+    status, out, err = einc_cli("run", folder / "main.ein", "--allow-python", "-v")
+    assert status == 0 and err.startswith("einc: cache miss") and "y: float32 = 5.0" in out
+    assert einc_cli("run", folder / "main.ein", "--allow-python", "-v")[2].startswith("einc: cache hit")
+    (folder / "scale.txt").write_text("4.0")          # the function returns something else now
+    status, out, err = einc_cli("run", folder / "main.ein", "--allow-python", "-v")
+    assert err.startswith("einc: cache miss") and "y: float32 = 8.0" in out

@@ -1,4 +1,5 @@
 """The `einc` command end to end on a real example: build once, run at two sizes."""
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,17 @@ def test_emit_mlir_shows_linalg_matmul_not_a_host_loop():
     result = einc("build", MATMUL, "--emit", "mlir")
     assert result.returncode == 0, result.stderr
     assert "linalg.matmul" in result.stdout and "scf.for" not in result.stdout
+
+
+@pytest.mark.parametrize("target, convolutions", [("llvm-cpu", 1), ("vulkan-spirv", 2)])
+def test_emit_mlir_of_the_cnn_shows_named_ops_and_no_gathers(target, convolutions):
+    # llvm-cpu runs the one-channel first convolution as im2col (einc/mlir/cpu_convolutions.py)
+    result = einc("build", ROOT / "examples" / "mnist" / "cnn.ein", "--emit", "mlir", "--target", target)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert text.count("linalg.conv_2d_nchw_fchw ") == convolutions
+    assert text.count("linalg.pooling_nchw_max ") == 2 and "linalg.matmul " in text
+    assert text.count("tensor.pad ") == 2 and not re.search(r"tensor\.extract\s", text)
 
 
 def test_build_error_exits_1_and_leaves_no_output(tmp_path):

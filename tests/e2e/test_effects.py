@@ -48,3 +48,49 @@ def test_load_npy_is_read_at_build_time(tmp_path):
     (tmp_path / "w.npy").unlink()          # the artifact carries the constant
     out = einc.load(art.vmfb)(x=np.ones(3, np.float32))
     np.testing.assert_array_equal(out["y"], w.sum(1))
+
+
+def test_a_print_of_text_alone_comes_out_in_program_order():
+    art = einc.compile("""
+        let x: [f32; 3];
+        print("weights ready");
+        let total = sum[i](x[i]);
+        print();
+        print("total", total);
+        print("done", "twice");
+    """)
+    buf = io.StringIO()
+    einc.load(art.vmfb).run({"x": np.array([1.0, 2.0, 4.0], np.float32)}, stdout=buf)
+    assert buf.getvalue() == "weights ready\n\ntotal 7.0\ndone twice\n"
+
+
+def test_prints_keep_program_order_when_iree_schedules_them_later():
+    # IREE runs a print once its values are ready: here the first one was scheduled after the
+    # second, behind the two filters' read-backs, until the runner put prints in program order
+    art = einc.compile("""
+        let primes = [n | n in 2..40, all[d in 2..n](n % d != 0)];
+        let grid = [r * 10 + c | r in 0..3, c in 0..4];
+        let readings: [f32; N];
+        let valid = [r | r in readings, r >= 0.0 && r <= 100.0];
+        let rejected = [i | i in 0..N, readings[i] < 0.0 || readings[i] > 100.0];
+        print(primes);
+        print(grid);
+    """)
+    buf = io.StringIO()
+    einc.load(art.vmfb).run({"readings": np.array([5.0, -1.0, 500.0], np.float32)}, stdout=buf)
+    primes = np.array([2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37], np.int32)
+    grid = np.array([0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23], np.int32)
+    assert buf.getvalue() == f"{primes}\n{grid}\n"
+
+
+def test_a_failed_assert_cuts_the_prints_after_it():
+    art = einc.compile("""
+        let x: [f32; 3];
+        print("before");
+        assert(sum[i](x[i]) > 0.0, "positive");
+        print("after", x);
+    """)
+    buf = io.StringIO()
+    with pytest.raises(RunError, match="positive"):
+        einc.load(art.vmfb).run({"x": -np.ones(3, np.float32)}, stdout=buf)
+    assert buf.getvalue() == "before\n"

@@ -31,12 +31,14 @@ def mnist_reference(x, w1, b1, w2, b2, wf, bf):
 
 
 @pytest.mark.skipif(not MNIST.is_dir(), reason="shared/data/mnist is not beside the repository")
-def test_mnist_cnn_classifies_all_ten_digits():
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_mnist_cnn_classifies_all_ten_digits(target):
+    # named convolutions, pooling and a matmul over a collapsed operand on both targets
     data = {k: np.load(MNIST / f"{f}.npy") for k, f in [
         ("X", "samples"), ("W1", "conv1_w"), ("b1", "conv1_b"), ("W2", "conv2_w"),
         ("b2", "conv2_b"), ("Wf", "fc_w"), ("bf", "fc_b")]}
     labels = np.load(MNIST / "labels.npy")
-    art = einc.compile(ROOT / "examples" / "mnist" / "cnn.ein", outputs=["logits", "digit"])
+    art = einc.compile(ROOT / "examples" / "mnist" / "cnn.ein", target=target, outputs=["logits", "digit"])
     out = einc.load(art.vmfb)(**data)
     ref = mnist_reference(*(data[k].astype(np.float64) for k in ("X", "W1", "b1", "W2", "b2", "Wf", "bf")))
     np.testing.assert_allclose(out["logits"], ref, rtol=1e-4, atol=1e-3)

@@ -90,6 +90,16 @@ def test_match_with_literal_wildcard_and_binding_arms(run, k, expected):
     assert out["v"] == np.float32(expected)
 
 
+def test_a_negative_literal_pattern_matches_its_value(run):
+    # the pattern `-1` holds -1; it was negated a second time and never matched
+    out = run("""
+        let k: i32;
+        let v = match k { -1 => 10, _ => 20 };
+        let c = match -1 { -1 => 10, _ => 20 };
+    """, k=np.int32(-1))
+    assert out["v"] == 10 and out["c"] == 10
+
+
 def test_blocks_tuples_and_destructuring(run):
     out = run("""
         let x: f32;

@@ -2,6 +2,9 @@
 import numpy as np
 import pytest
 
+import einc
+from einc.diagnostics import CompileError
+
 pytestmark = pytest.mark.vulkan
 rng = np.random.default_rng(11)
 
@@ -9,6 +12,24 @@ MATMUL = """
     let A: [f32; M, K];
     let B: [f32; K, N];
     let C[i, j] = sum[k](A[i, k] * B[k, j]);
+"""
+
+CONV = """
+    let X: [f32; 1, 2, 7, 6];
+    let K: [f32; 3, 2, 3, 3];
+    let Y[n, o, oh in 0..5, ow in 0..4] =
+        sum[c, kh, kw](X[n, c, ih, iw] * K[o, c, kh, kw]) where ih = oh + kh, iw = ow + kw;
+    let pos = sum[n, o, oh, ow](Y[n, o, oh, ow]) where Y[n, o, oh, ow] > 0.0;
+    let m[o] = max[oh, ow](Y[0, o, oh, ow]);
+    let flags[o] = any[oh, ow](Y[0, o, oh, ow] > 1.0);
+    let relu = if pos > 0.0 { Y * 2.0 } else { Y };
+"""
+BOOL_ARRAYS = """
+    let x: [f32; N];
+    let b: [bool; N];
+    let above[i] = x[i] > -10.0;
+    let flipped[i] = !b[i];
+    let count = sum[i](if b[i] { 1 } else { 0 });
 """
 
 
@@ -23,18 +44,8 @@ def test_matmul_two_sizes_on_vulkan(run, m, k, n):
 def test_conv_guards_reductions_and_prints_on_vulkan(run, capfd):
     x = rng.standard_normal((1, 2, 7, 6)).astype(np.float32)
     w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
-    src = """
-        let X: [f32; 1, 2, 7, 6];
-        let K: [f32; 3, 2, 3, 3];
-        let Y[n, o, oh in 0..5, ow in 0..4] =
-            sum[c, kh, kw](X[n, c, ih, iw] * K[o, c, kh, kw]) where ih = oh + kh, iw = ow + kw;
-        let pos = sum[n, o, oh, ow](Y[n, o, oh, ow]) where Y[n, o, oh, ow] > 0.0;
-        let m[o] = max[oh, ow](Y[0, o, oh, ow]);
-        let flags[o] = any[oh, ow](Y[0, o, oh, ow] > 1.0);
-        let relu = if pos > 0.0 { Y * 2.0 } else { Y };
-    """
-    cpu = run(src, X=x, K=w)
-    vk = run(src, target="vulkan-spirv", X=x, K=w)
+    cpu = run(CONV, X=x, K=w)
+    vk = run(CONV, target="vulkan-spirv", X=x, K=w)
     for name in cpu:
         np.testing.assert_allclose(vk[name], cpu[name], rtol=1e-5, atol=1e-5)
     ref = np.zeros((1, 3, 5, 4))
@@ -57,12 +68,35 @@ def test_bool_arrays_of_any_length_survive_the_round_trip_on_vulkan(run, n):
     # buffer whose length is not a multiple of 4 read as 0 (einc.build.targets)
     flags = rng.random(n) > 0.3
     x = rng.standard_normal(n).astype(np.float32)
-    out = run("""
-        let x: [f32; N];
-        let b: [bool; N];
-        let above[i] = x[i] > -10.0;
-        let flipped[i] = !b[i];
-        let count = sum[i](if b[i] { 1 } else { 0 });
-    """, target="vulkan-spirv", x=x, b=flags)
+    out = run(BOOL_ARRAYS, target="vulkan-spirv", x=x, b=flags)
     assert out["above"].all() and list(out["flipped"]) == list(~flags)
     assert out["count"] == flags.sum()
+
+
+def test_narrow_integers_text_prints_and_run_time_filters_on_vulkan(run, capfd):
+    q = np.array([-3, 5, 120, -128, 7], np.int8)
+    u = np.array([0, 5, 200, 255, 9], np.uint8)
+    x = np.array([1.5, -2.0, 3.0, -4.0, 0.5], np.float32)
+    out = run("""
+        let q: [i8; 5];
+        let u: [u8; 5];
+        let x: [f32; N];
+        print("start");
+        let twice = q + q;
+        let thirds = u / 3u8;
+        let widened = u as [i32];
+        let pos = [v | v in x, v > 0.0];
+        let total = sum[i](pos[i]);
+    """, target="vulkan-spirv", q=q, u=u, x=x)
+    assert capfd.readouterr().out == "start\n"
+    np.testing.assert_array_equal(out["twice"], q + q)
+    np.testing.assert_array_equal(out["thirds"], u // 3)
+    np.testing.assert_array_equal(out["widened"], u.astype(np.int32))
+    np.testing.assert_array_equal(out["pos"], x[x > 0])
+    assert out["total"] == np.float32(5.0)
+
+
+def test_sixteen_bit_integers_are_refused_on_vulkan():
+    with pytest.raises(CompileError) as info:
+        einc.compile("let h: [i16; 3];\nlet y = h * 2i16;\n", target="vulkan-spirv")
+    assert info.value.diagnostics[0].code == "E011" and "i16" in info.value.diagnostics[0].message

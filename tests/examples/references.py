@@ -116,6 +116,77 @@ def modules(_):
     ])
 
 
+@input_file("basics/comprehensions_readings.npy")
+def comprehensions_readings():
+    return np.array([12.5, -3.0, 47.25, 101.5, 88.0, 0.0, 63.5, 250.0, 99.75, 5.5], f32)
+
+
+@example("basics/comprehensions.ein", inputs={"readings": "comprehensions_readings.npy"}, rtol=1e-6,
+         vulkan=True)
+def comprehensions(inputs):
+    primes = np.array([n for n in range(2, 40) if all(n % d for d in range(2, n))], i32)
+    grid = np.array([r * 10 + c for r in range(3) for c in range(4)], i32)
+    odd_primes = np.array([p for p in range(20) if p in primes and p % 2 == 1], i32)
+    pairs = np.array([(a, b) for a in range(1, 6) for b in range(a, 6) if (a + b) % 4 == 0], i32)
+    pair_sums = pairs.sum(axis=1, dtype=i32)
+    powers = np.array([[n, n ** 2, n ** 3] for n in range(1, 5)], i32)
+    triangles = np.array([[3, 4, 5], [5, 12, 13], [8, 15, 17]], i32)
+    perimeters = triangles.sum(axis=1, dtype=i32)
+    staircase = np.arange(12, dtype=i32).reshape(3, 4)
+    readings = inputs["readings"]
+    kept = (readings >= 0) & (readings <= 100)
+    valid = readings[kept]
+    count = i32(len(valid))
+    mean = valid.sum(dtype=f32) / f32(count)
+    rejected = np.flatnonzero(~kept).astype(i32)
+    out = dict(primes=primes, grid=grid, odd_primes=odd_primes, pairs=pairs, pair_sums=pair_sums,
+               powers=powers, triangles=triangles, perimeters=perimeters, staircase=staircase,
+               valid=valid, count=count, mean=mean, centred=valid - mean, rejected=rejected,
+               scaled=readings * f32(0.01))
+    return Reference(out, [
+        f"primes below 40: {fmt(primes)}",
+        f"grid: {fmt(grid)}",
+        f"odd primes below 20: {fmt(odd_primes)}",
+        f"pairs summing to a multiple of 4: {fmt(pairs)}",
+        f"their sums: {fmt(pair_sums)}",
+        f"perimeters of right triangles: {fmt(perimeters)}",
+        "",
+        f"{count} valid readings of {len(readings)} with mean {mean:.3f}; rejected positions {fmt(rejected)}",
+    ])
+
+
+@input_file("basics/strings_weights_3.npy")
+def strings_weights():
+    return np.array([0.5, 1.5, 2.0, 4.0], f32)
+
+
+@example("basics/strings.ein", rtol=1e-6)
+def strings(_):
+    name = "einlang"
+    greeting = "hello, " + name + "!"
+    vowels = np.array([c for c in name if c in "aeiou"])
+    words = np.array(["tensor", "index", "sum", "recurrence", "derivative"])
+    lengths = np.array([len(w) for w in words], i32)
+    long_words = np.array([w for w in words if len(w) > 5])
+    initials = np.array([w[0] for w in words])
+    doubled, halved = f32(1.25) * f32(2), f32(1.25) * f32(0.5)
+    run, rate = i32(3), f32(0.125)
+    weights = strings_weights()
+    total = weights.sum(dtype=f32) * rate
+    first = min(words[0], words[1])
+    out = dict(lengths=lengths, longest=lengths.max(), doubled=doubled, halved=halved, run=run,
+               rate=rate, weights=weights, total=total)
+    return Reference(out, [
+        f"{greeting} has {len(greeting)} characters; the third is {greeting[2]}",
+        f"vowels of {name}: {vowels}",
+        f"words {words} have lengths {fmt(lengths)} and initials {initials}",
+        f"longer than five: {long_words} longest {lengths.max()} first {first}",
+        f"{'sum' in words} {'product' in words} {'curr' in 'recurrence'} {name == 'einlang'}",
+        f"run {run} at rate {rate:.3f} from strings_weights_{run}.npy gives {fmt(total)}",
+        f"doubled {fmt(doubled)}, halved {fmt(halved)}",
+    ])
+
+
 @input_file("basics/matmul_A.npy")
 def matmul_a():
     return np.random.default_rng(1).standard_normal((5, 7)).astype(f32)

@@ -229,6 +229,69 @@ def test_small_rnn_on_vulkan_matches_numpy():
     np.testing.assert_allclose(out["h"][-1], out["final"])
 
 
+def test_a_vector_recurrence_on_vulkan_runs_its_steps_inside_one_workgroup(tmp_path):
+    text = emitted_mlir(tmp_path, RNN, "vulkan-spirv", ["final"])
+    region = text.split("flow.dispatch.region")[1]
+    assert "gpu.thread_id" in region and "spirv.ControlBarrier" in region and "compilation_info" in region
+    assert "workgroup_size = [64, 1, 1]" in text
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.vulkan
+def test_a_vector_recurrence_of_100k_steps_holds_no_resources_per_step_on_vulkan():
+    # regression (issue 10 item 3): as a host loop, every step took new allocations, copies of
+    # the storage and fences, alive until the device caught up: a step cost more the longer the
+    # run (17 ms a step at T = 4000 on lavapipe, 10 GB), and an NVIDIA driver ran out of memory
+    # and file descriptors at T = 10,000. Now chunks of steps run inside one workgroup, and
+    # 100,000 steps hold what 20,000 hold.
+    H = 64
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    program = einc.load(einc.compile(RNN, target="vulkan-spirv", outputs=["final"]).vmfb)
+    short = rng.standard_normal((20_000, H)).astype(np.float32)
+    long = rng.standard_normal((100_000, H)).astype(np.float32)
+    program(W=W, x=short)
+    fds, resident = open_fds(), resident_bytes()
+    out = program(W=W, x=long)
+    assert open_fds() == fds
+    assert resident_bytes() - resident < 64 * 2**20
+    # float32 sums in another order than NumPy's; the state stays in (-1, 1)
+    np.testing.assert_allclose(out["final"], rnn_numpy(W, long), rtol=1e-4, atol=1e-4)
+
+
+def peak_resident_bytes_of(run) -> int:
+    """The peak resident memory while `run()` runs, above what was resident before it."""
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")                    # resets the peak (VmHWM) to the current size
+    before = resident_bytes()
+    run()
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM"))
+    return peak - before
+
+
+@pytest.mark.vulkan
+def test_a_recurrence_kept_whole_on_vulkan_holds_a_bounded_number_of_copies():
+    # IREE copies a whole history carried from chunk to chunk; the host waits for each chunk,
+    # so only a few copies are alive at once (a host running ahead kept all 20: 143 MB)
+    H, T = 64, 20_000
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    program = einc.load(einc.compile(RNN, target="vulkan-spirv", outputs=["h"]).vmfb)
+    program(W=W, x=x[:10])                              # lavapipe compiles its kernels here
+    out = {}
+    growth = peak_resident_bytes_of(lambda: out.update(program(W=W, x=x)))
+    assert growth < 8 * x.nbytes, growth                # about 5 x: input, result, copies
+    np.testing.assert_allclose(out["h"][-1], rnn_numpy(W, x), rtol=1e-4, atol=1e-4)
+
+
 def test_a_same_step_self_read_is_rejected_for_vulkan():
     with pytest.raises(CompileError) as info:
         einc.compile("""
@@ -257,3 +320,46 @@ def test_a_fixed_step_clause_may_read_the_steps_before_it_on_vulkan():
         expected[t] = expected[t - 1] + expected[t - 2]
     out = einc.load(einc.compile(src, target="vulkan-spirv").vmfb)()
     np.testing.assert_array_equal(out["x"], expected)      # small integers: exact in f32
+
+
+SUMMED_STEPS = """
+    let x: [f32; T, J];
+    let s[0] = 0.0;
+    let s[t in 1..T] = s[t - 1] + sum[j](x[t, j]);
+    let last = s[T - 1];
+"""
+
+
+def test_a_scalar_state_whose_step_runs_a_loop_runs_in_a_workgroup_on_vulkan(tmp_path):
+    # lavapipe counts every loop iteration of an invocation against its ~65,535 limit, so a
+    # reduction inside each step would end the one-invocation kernel's step loop early; the
+    # workgroup form sizes its chunks by the iterations a step runs
+    text = emitted_mlir(tmp_path, SUMMED_STEPS, "vulkan-spirv", ["last"])
+    assert "gpu.thread_id" in text
+
+
+@pytest.mark.vulkan
+def test_a_scalar_state_summing_64_values_a_step_runs_every_step_on_vulkan():
+    # regression: run as an in-kernel loop, this stopped after ~1,000 of its 1,100 steps on
+    # lavapipe and returned 63549 (a silent wrong result)
+    x = rng.integers(-4, 5, size=(1100, 64)).astype(np.float32)
+    out = run(SUMMED_STEPS, target="vulkan-spirv", outputs=["last"], x=x)
+    assert out["last"] == x[1:].sum()          # small integers: exact in f32
+
+
+@pytest.mark.vulkan
+def test_matrix_kalman_filter_in_f32_on_vulkan_matches_llvm_cpu(tmp_path):
+    # examples/filters/kalman_filter.ein (matrix states whose histories are outputs) in f32,
+    # which vulkan-spirv has: its group runs as chunks inside one workgroup there
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "filters")
+    with open(os.path.join(example, "kalman_filter.ein"), encoding="utf-8") as f:
+        source = f.read().replace("f64", "f32")
+    path = os.path.join(tmp_path, "kalman_filter.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    z = np.load(os.path.join(example, "kalman_measurements.npy")).astype(np.float32)
+    cpu = einc.load(einc.compile(path).vmfb)(z=z)
+    vk = einc.load(einc.compile(path, target="vulkan-spirv").vmfb)(z=z)
+    assert "gpu.thread_id" in lower(path, "vulkan-spirv", None).operation.get_asm()
+    for name in cpu:
+        np.testing.assert_allclose(vk[name], cpu[name], rtol=1e-5, atol=1e-5)

@@ -169,6 +169,21 @@ def test_match_patterns_comprehensions_tuples():
     assert items[4].value.left.def_id == a.def_id and items[4].value.right.def_id == b.def_id
 
 
+def test_a_clause_on_a_bound_generator_name_is_a_membership_filter():
+    items, _ = resolved("let c = [v | v in 0..10, v in 3..6];")
+    first, second = items[0].value.clauses
+    assert isinstance(first, ast.Generator)
+    assert isinstance(second, ast.Binary) and second.op == "in" and second.left.def_id == first.def_id
+
+
+def test_python_paths_resolve_to_std_math_load_npy_or_python_objects():
+    items, _ = resolved("use python::math; use python::numpy as np;"
+                        "let a = math::cos(0.0); let b = np::load(\"w.npy\"); let c = python::mod::f(1);")
+    assert items[2].value.func.def_id.kind == "fn"                   # std::math::cos
+    assert items[3].value.func.def_id.name == "load_npy"
+    assert items[4].value.func.def_id.kind == "python" and items[4].value.func.def_id.name == "mod.f"
+
+
 def test_blocks_scope_their_locals_and_hoist_functions():
     (v,), _ = resolved("let v = { let a = h(1); fn h(x) { x } a };")
     block = v.value

@@ -212,6 +212,21 @@ def test_arrays_tuples_parens_comprehensions():
     assert c2.generators[0].iterable.name == "xs" and c2.filters[0].op == ">"
 
 
+def test_comprehension_clauses_keep_their_order():
+    c = expr("[v | v in xs, v > 0, w in ys, v < w]")
+    kinds = [type(x).__name__ for x in c.clauses]
+    assert kinds == ["Generator", "Binary", "Generator", "Binary"]
+
+
+def test_unary_plus_string_patterns_and_integer_suffixes():
+    plus = expr("+4")
+    assert isinstance(plus, ast.Unary) and plus.op == "+" and plus.operand.value == 4
+    assert [expr(f"3{s}").suffix for s in ("i8", "i16", "u8", "u16", "u32", "u64")] == \
+        ["i8", "i16", "u8", "u16", "u32", "u64"]
+    m = expr('match k { "relu" => 1, -2 => 2, _ => 3 }')
+    assert m.arms[0].pattern.value == "relu" and m.arms[1].pattern.value == -2
+
+
 def test_if_else_chain():
     e = expr("if c { 1 } else if d { 2 } else { 3 }")
     assert isinstance(e, ast.If) and isinstance(e.orelse, ast.If)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Piecewise, Read, RecValue, Stack, Value,
-                           fresh_index_vars)
+from einc.ir.nodes import (Compact, Const, Generic, IndexRef, Input, Op, Piecewise, Read, RecValue, Stack,
+                           Value, fresh_index_vars)
 from einc.ir.state_slices import is_state_slice
 from einc.passes.autodiff.custom_rules import NO_RULES
+from einc.passes.autodiff.compact_rules import compact_adjoint
 from einc.passes.autodiff.delta import gather_sum
 from einc.passes.autodiff.local_rules import const
 from einc.passes.autodiff.piecewise_adjoint import clause_adjoints
@@ -81,6 +82,8 @@ class _Gradient:
         elif isinstance(t, Piecewise):
             for value, part in clause_adjoints(t, adjoint):
                 self._add(value, part)
+        elif isinstance(t, Compact):
+            self._add(t.source, compact_adjoint(t, adjoint))
         elif not isinstance(t, (Input, Const)):
             raise d.error(d.UNSUPPORTED, f"no derivative through {type(t).__name__}", self.span)
 
@@ -178,6 +181,8 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
             deps = [c.value for c in t.clauses]
         elif isinstance(t, Stack):
             deps = [e for e in t.elems if e.rank] + [x for e in t.elems if not e.rank for x in tensors_in(e)]
+        elif isinstance(t, Compact):
+            deps = [t.source]
         for dep in deps:
             visit(dep)
         order.append(t)

@@ -14,9 +14,10 @@ reach.
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Piecewise, Clause, Read, RecValue,
+from einc.ir.nodes import (Compact, Const, Generic, IndexRef, IndexVar, Input, Op, Piecewise, Clause, Read, RecValue,
                            Reduce, Size, Stack, StateRead, Value, fresh_index_vars)
 from einc.ir.types import BOOL, Lin
+from einc.passes.autodiff.compact_rules import compact_tangent
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.local_rules import const, mul, op, partials
 from einc.passes.autodiff.rewrite import replace_nodes
@@ -75,6 +76,9 @@ class Tangent:
             return self._piecewise(t)
         if isinstance(t, RecValue):
             return recurrence_tangent(self, t)
+        if isinstance(t, Compact):
+            source = self.of_tensor(t.source)
+            return None if source is None else compact_tangent(t, source)
         raise d.error(d.UNSUPPORTED, f"no forward derivative through {type(t).__name__}", self.span)
 
     def _stack(self, s: Stack):

@@ -1,0 +1,307 @@
+"""Affine views of program-level tensors: reads a kernel can take through a plain indexing map.
+
+A read `T[s0, s1, ..]` inside a kernel is an `ins` operand when every subscript is affine in the
+kernel's loops and proven in bounds; an axis read by a loop alone is cut to the loop's extent
+(`tensor.extract_slice`: linalg takes trip counts from operand shapes), so `x[i]` for i in
+0..N - 1 of an N-long x is an operand too. Two more forms that dense programs are written with
+become operands, through a view of the tensor built once at function level:
+
+- zero padding written as a guard, `if ih >= 0 && ih < H { X[n, c, ih, iw] * K[..] } else { 0.0 }`
+  (the guard is exactly the read's own bounds test, the `else` a constant): the read becomes one
+  of X padded with that constant (`tensor.pad`), at `ih + pad`, and the guard disappears;
+- a flattened subscript, `Wf[16 * c + 4 * h + w, k]` with c, h, w spanning 16, 4 and 4 and the
+  axis 256 long: the read becomes one of Wf reshaped to [16, 4, 4, K] (`tensor.expand_shape`)
+  at [c, h, w, k].
+
+A padded read of a product, `X[..] * K[..]` with `else 0`, gives 0 * K at a padded point, which
+is NaN where K is inf or NaN (as in NumPy and JAX convolutions) where the guard gave 0.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import tensor
+
+from einc.ir import affine
+from einc.ir.nodes import Const, Op, Read, Value
+from einc.ir.types import Lin
+from einc.mlir import scalar_ops
+from einc.mlir.types import element_type, index_type, is_tensor
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+@dataclass(frozen=True)
+class View:
+    """`read.tensor` cut to its first `keep[axis]` elements per axis (None: all), padded by
+    `pad_lo`/`pad_hi` elements with `pad_value`, then each axis split into `splits[axis]` (outer
+    first; () keeps it whole), read at `subs`: one Lin per axis of the viewed tensor, in
+    index-variable coordinates."""
+    read: Read
+    subs: tuple
+    keep: tuple = ()
+    pad_lo: tuple = ()
+    pad_hi: tuple = ()
+    pad_value: object = 0
+    splits: tuple = ()
+
+    @property
+    def shape(self) -> tuple:
+        """The viewed tensor's sizes (Lins)."""
+        out = []
+        for axis, size in enumerate(self.read.tensor.shape):
+            if self.keep and self.keep[axis] is not None:
+                size = self.keep[axis]
+            if self.pad_lo:
+                size = size + self.pad_lo[axis] + self.pad_hi[axis]
+            split = self.splits[axis] if self.splits else ()
+            out.extend(Lin(n) for n in split) if split else out.append(size)
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class PaddedRead:
+    """A guarded select recognised as a padded read: `view` stands for the guarded read (and
+    for `twins`, other reads of the branch at the same point, as in `X[..] * X[..]`) and
+    `value` (the select's guarded branch) replaces the select."""
+    view: View
+    value: Value
+    twins: tuple = ()
+
+
+# ------------------------------------------------------------------------------ rules
+
+def plain_view(read: Read) -> Optional[View]:
+    """A read proven in bounds whose subscripts are all affine."""
+    subs = _affine_subs(read)
+    if subs is None or not read.in_bounds:
+        return None
+    return _fit_loop_axes(View(read, subs))
+
+
+def flattened_view(read: Read) -> Optional[View]:
+    """A read with at least one subscript `c1 * v1 + c2 * v2 + ..` that numbers the points of
+    its variables in row-major order (zero-based, constant extents) over a whole axis."""
+    subs = _affine_subs(read)
+    if subs is None or not read.in_bounds:
+        return None
+    splits, new_subs = [], []
+    for sub, size in zip(subs, read.tensor.shape):
+        digits = _mixed_radix(sub, size)
+        splits.append(tuple(n for _, n in digits) if digits else ())
+        new_subs.extend(Lin.of(v) for v, _ in digits) if digits else new_subs.append(sub)
+    if not any(splits):
+        return None
+    return View(read, tuple(new_subs), splits=tuple(splits))
+
+
+def padded_read(select: Value) -> Optional[PaddedRead]:
+    """`select(bounds test of R, branch, constant)` where R is a read in `branch` (the branch
+    itself, or a factor of it when the constant is 0) and the test is exactly R's bounds test:
+    each conjunct bounds one subscript of R by 0 or its axis, and every side a subscript can
+    cross is tested. Subscripts must be affine; a side they cross by a symbolic amount is not
+    recognised (the pad must be a constant)."""
+    if not (isinstance(select, Op) and select.op == "select") or select.dtype.is_bool:
+        return None
+    cond, branch, other = select.args
+    fill = _scalar_constant(other)
+    tests = _conjuncts(cond)
+    if fill is None or tests is None:
+        return None
+    for read, pad_value in _guarded_reads(branch, fill):
+        view = _padded_view(read, tests, pad_value)
+        if view is None:
+            continue
+        others = [a for a in _factors(branch) if a is not read]
+        twins = tuple(a for a in others if _same_point(a, read))
+        if all(a.in_bounds for a in others if isinstance(a, Read) and a not in twins):
+            return PaddedRead(view, branch, twins)
+    return None
+
+
+def _guarded_reads(branch: Value, fill) -> list[tuple[Read, object]]:
+    """Reads whose padding with the given value makes `branch` equal the constant `fill`."""
+    if isinstance(branch, Read):
+        return [(branch, fill)]
+    if isinstance(branch, Op) and branch.op == "mul" and fill == 0:
+        return [(a, 0) for a in branch.args if isinstance(a, Read)]
+    return []
+
+
+def _factors(branch: Value) -> list:
+    return list(branch.args) if isinstance(branch, Op) else [branch]
+
+
+def _same_point(a: Value, read: Read) -> bool:
+    """Whether `a` reads the same element of the same tensor as `read`."""
+    return isinstance(a, Read) and a.tensor is read.tensor and _affine_subs(a) == _affine_subs(read)
+
+
+def _padded_view(read: Read, tests: set, pad_value) -> Optional[View]:
+    subs = _affine_subs(read)
+    if subs is None or read.in_bounds:
+        return None
+    allowed, lo_pad, hi_pad = set(), [], []
+    for sub, size in zip(subs, read.tensor.shape):
+        low, high = affine.bounds(sub)
+        lo_test, hi_test = sub, size - 1 - sub        # each must be >= 0 inside the tensor
+        allowed |= {lo_test, hi_test}
+        below, above = _overhang(-low), _overhang(high - (size - 1))
+        if below is None or above is None:
+            return None
+        if (below and lo_test not in tests) or (above and hi_test not in tests):
+            return None                             # a side the read crosses is not tested
+        lo_pad.append(below)
+        hi_pad.append(above)
+    if not tests <= allowed:
+        return None                                 # a test that is not a bounds test of the read
+    shifted = tuple(sub + lo for sub, lo in zip(subs, lo_pad))
+    return _fit_loop_axes(View(read, shifted, (), tuple(lo_pad), tuple(hi_pad), pad_value))
+
+
+def _fit_loop_axes(view: View) -> View:
+    """linalg takes a loop's trip count from every operand axis indexed by that loop alone, so
+    such an axis must be exactly the loop's extent long: a read of a prefix (`x[i]` for i in
+    0..N - 1 of an N-long x, or `x[i - 1]` padded by one in front) keeps only what is read."""
+    keep, cut = [], False
+    for axis, (sub, size) in enumerate(zip(view.subs, view.shape)):
+        var = _loop_alone(sub)
+        pads = view.pad_lo[axis] + view.pad_hi[axis] if view.pad_lo else 0
+        if var is None or var.extent == size:
+            keep.append(None)
+        else:
+            keep.append(var.extent - pads)
+            cut = True
+    return replace(view, keep=tuple(keep)) if cut else view
+
+
+def _loop_alone(sub: Lin):
+    """The variable v when the subscript is v's loop index (v - lo), else None."""
+    if len(sub.terms) != 1:
+        return None
+    (var, coeff), = sub.terms.items()
+    if coeff != 1 or not hasattr(var, "extent") or not var.lo.is_const or sub.const + var.lo.const != 0:
+        return None
+    return var
+
+
+def _overhang(excess: Lin) -> Optional[int]:
+    """How far a subscript's extreme passes the axis end (`excess` > 0 is outside): 0 when it
+    never does, the constant when it passes by a constant, None when that depends on sizes."""
+    if affine.surely_nonnegative(-excess):
+        return 0
+    return excess.const if excess.is_const else None
+
+
+def _conjuncts(cond: Value) -> Optional[set]:
+    """`cond` as a set of Lins that must all be >= 0, when it is a conjunction of comparisons
+    of affine integer values."""
+    if isinstance(cond, Op) and cond.op == "and":
+        parts = [_conjuncts(a) for a in cond.args]
+        return None if any(p is None for p in parts) else set().union(*parts)
+    if not (isinstance(cond, Op) and cond.op in ("ge", "gt", "le", "lt")):
+        return None
+    a, b = (affine.affine_of(x) for x in cond.args)
+    if a is None or b is None:
+        return None
+    return {{"ge": a - b, "gt": a - b - 1, "le": b - a, "lt": b - a - 1}[cond.op]}
+
+
+def _mixed_radix(sub: Lin, size: Lin) -> Optional[list[tuple]]:
+    """[(var, extent)] outer first when `sub` is sum(v_k * prod(extents after k)) over two or
+    more zero-based variables of constant extent and the axis `size` is the product of them."""
+    if sub.const or len(sub.terms) < 2:
+        return None
+    terms = sorted(sub.terms.items(), key=lambda kv: -kv[1])
+    stride = 1
+    for var, coeff in reversed(terms):
+        if not hasattr(var, "extent") or var.lo != 0 or not var.extent.is_const or coeff != stride:
+            return None
+        stride *= var.extent.const
+    if size != stride:
+        return None
+    return [(var, var.extent.const) for var, _ in terms]
+
+
+def _affine_subs(read: Read) -> Optional[tuple]:
+    subs = tuple(affine.affine_of(s) for s in read.subs)
+    if any(s is None or any(getattr(k, "extent", 0) is None for k in s.keys()) for s in subs):
+        return None
+    return subs
+
+
+def _scalar_constant(v: Value):
+    if isinstance(v, Const) and v.array.ndim == 0:
+        return v.array.item()
+    return None
+
+
+# ------------------------------------------------------------------------------ emission
+
+def view_tensor(lw, view: View) -> Optional[ir.Value]:
+    """The viewed tensor at function level (memoized, so kernels reading one view share it);
+    None when the read's tensor is not a device tensor."""
+    key = (id(view.read.tensor), view.keep, view.pad_lo, view.pad_hi, view.pad_value, view.splits)
+    if key not in lw.views:
+        source = lw.lower(view.read.tensor)
+        if not is_tensor(source):
+            return None
+        if view.keep:
+            source = _prefix(lw, source, view)
+        if view.pad_lo:
+            source = _pad(lw, source, view)
+        if view.splits:
+            source = _expand(lw, source, view)
+        lw.views[key] = source
+    return lw.views[key]
+
+
+def split_groups(splits: tuple) -> list[list[int]]:
+    """The reassociation of a split: per original axis, the viewed axes it became."""
+    groups, k = [], 0
+    for split in splits:
+        width = len(split) or 1
+        groups.append(list(range(k, k + width)))
+        k += width
+    return groups
+
+
+def _kept_shape(view: View) -> list:
+    return [size if not view.keep or view.keep[axis] is None else view.keep[axis]
+            for axis, size in enumerate(view.read.tensor.shape)]
+
+
+def _prefix(lw, source: ir.Value, view: View) -> ir.Value:
+    shape = _kept_shape(view)
+    result = ir.RankedTensorType.get([d.const if d.is_const else DYNAMIC for d in shape],
+                                     element_type(view.read.tensor.dtype))
+    dynamic = lw.sizes.dynamic_dims(shape)
+    static = [d.const if d.is_const else DYNAMIC for d in shape]
+    rank = len(shape)
+    return tensor.extract_slice(result, source, [], dynamic, [], [0] * rank, static, [1] * rank)
+
+
+def _pad(lw, source: ir.Value, view: View) -> ir.Value:
+    dtype = view.read.tensor.dtype
+    shape = [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
+    result = ir.RankedTensorType.get([d.const if d.is_const else DYNAMIC for d in shape], element_type(dtype))
+    op = tensor.PadOp(result, source, [], [], list(view.pad_lo), list(view.pad_hi))
+    block = op.regions[0].blocks.append(*([index_type()] * len(shape)))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(scalar_ops.constant(dtype, _as_dtype(view.pad_value, dtype)))
+    return op.result
+
+
+def _as_dtype(value, dtype):
+    return np.asarray(value).astype(dtype.numpy).item()
+
+
+def _expand(lw, source: ir.Value, view: View) -> ir.Value:
+    groups = split_groups(view.splits)
+    shape = view.shape
+    static = [d.const if d.is_const else DYNAMIC for d in shape]
+    result = ir.RankedTensorType.get(static, ir.RankedTensorType(source.type).element_type)
+    return tensor.expand_shape(result, source, groups, lw.sizes.dynamic_dims(shape), static)

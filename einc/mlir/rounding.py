@@ -1,0 +1,49 @@
+"""Separately rounded float products in CPU kernels (`fp_contract=False`, the default).
+
+IREE 3.13 marks every float multiply, add and subtract in llvm-cpu kernels `contract`
+(its AddFastMathFlags pass runs unconditionally, whatever `fastmath` the MLIR says), so LLVM
+fuses `a * b + c` into one FMA with a single rounding: `v * v - 1.00048828125` at
+v = 1.000244140625 gave 5.96e-08 where IEEE float32 (and NumPy) give 0. No compiler flag turns
+the pass off. A product written as `math.fma(a, b, -0.0)` is the correctly rounded product (adding
+-0 changes no value, not even the sign of a zero), it is not an `fmul` the pass can mark, and
+LLVM's InstCombine turns it back into a plain `fmul` without the flag: the multiply stays one
+instruction and nothing fuses with it. Host code (the VM) never fuses and is left alone.
+"""
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, math
+
+DEVICE_CODE = ("linalg.generic", "flow.dispatch.region")
+
+
+def round_products_separately(module: ir.Module) -> None:
+    """Rewrite every `arith.mulf` inside a kernel of `module` as `math.fma(a, b, -0.0)`."""
+    products = []
+
+    def collect(op):
+        if op.name == "arith.mulf" and _in_kernel(op):
+            products.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(collect)
+    for op in products:
+        with ir.InsertionPoint(op), op.location:
+            a, b = op.operands
+            product = math.fma(a, b, _negative_zero(a.type))
+        op.result.replace_all_uses_with(product)
+        op.erase()
+
+
+def _in_kernel(op) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent.name in DEVICE_CODE:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _negative_zero(t: ir.Type) -> ir.Value:
+    if isinstance(t, ir.VectorType):
+        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, -0.0)))
+    return arith.constant(t, -0.0)

@@ -1,0 +1,140 @@
+"""Comprehensions (LANGUAGE.md sections 3 and 9): evaluated at build time over build-time data,
+one kernel over run-time data, and a length computed on the device for run-time filters."""
+import io
+
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+
+BUILD_TIME = """
+let big = [v | v in [4, 11, 7, 20, 3], v > 6];
+let none = [v | v in [4, 11], v > 100];
+let grid = [r * 10 + c | r in 0..2, c in 0..3];
+let member = [v | v in 0..10, v in 3..6];
+let pairs = [(r, c) | r in 0..2, c in 5..7];
+let first = pairs[1].0;
+let second = pairs[2][1];
+let sums = [t.0 + t.1 | t in pairs];
+let reversed = [i | i in 9..4];
+let rows = [[a, b, a + b] | a in 0..2, b in 0..2];
+let nested = [[i * j | j in 0..3] | i in 0..2];
+let triangle = [(i, j) | i in 0..4, j in 0..i];
+let triples = [[3, 4, 5], [5, 12, 13]];
+let checked = [assert(t[0] * t[0] + t[1] * t[1] == t[2] * t[2], "pythagorean") | t in triples];
+let sparse = [i | i in 0..100000, i % 25000 == 0];
+let w = [0.5, 1.5, 2.5];
+let heavy = [v | v in w, v > 1.0];
+let scaled[i] = heavy[i] * 2.0;
+let heavy_total = sum[i](heavy[i]);
+"""
+
+
+@pytest.fixture(scope="module")
+def build_time():
+    return einc.load(einc.compile(BUILD_TIME).vmfb)()
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("big", [11, 7, 20]),
+    ("grid", [0, 1, 2, 10, 11, 12]),                    # row-major, one axis
+    ("member", [3, 4, 5]),                              # `v in 3..6` with v bound: a filter
+    ("pairs", [[0, 5], [0, 6], [1, 5], [1, 6]]),        # tuples of one type: (N, 2)
+    ("first", 0), ("second", 5), ("sums", [5, 6, 6, 7]),
+    ("rows", [[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 2]]),
+    ("nested", [[0, 0, 0], [0, 1, 2]]),
+    ("triangle", [[1, 0], [2, 0], [2, 1], [3, 0], [3, 1], [3, 2]]),
+    ("sparse", [0, 25000, 50000, 75000]),
+    ("heavy", [1.5, 2.5]), ("scaled", [3.0, 5.0]), ("heavy_total", 4.0),
+])
+def test_comprehensions_over_build_time_data(build_time, name, expected):
+    np.testing.assert_array_equal(build_time[name], expected)
+
+
+def test_empty_comprehensions_and_reversed_ranges_are_empty(build_time):
+    assert build_time["none"].shape == (0,) and build_time["reversed"].shape == (0,)
+    assert build_time["reversed"].dtype == np.int32      # typed like its element
+    assert "checked" not in build_time                    # unit elements are not an output
+
+
+def test_a_failing_assert_element_stops_the_build():
+    with pytest.raises(CompileError) as info:
+        einc.compile('let ts = [[3, 4, 5], [1, 2, 4]];\n'
+                     'let ok = [assert(t[0] + t[1] > t[2], "triangle") | t in ts];\n')
+    assert info.value.diagnostics[0].code == "E006" and "triangle" in info.value.diagnostics[0].message
+
+
+RUN_TIME = """
+let x: [f32; N];
+let d: [i32; 5];
+let pos = [v | v in x, v > 0.0];
+let n = len(pos);
+let total = sum[i](pos[i]);
+let doubled[i] = pos[i] * 2.0;
+let negative_at = [i | i in 0..N, x[i] < 0.0];
+let evens = [(i, d[i]) | i in 0..5, d[i] % 2 == 0];
+let big_evens = [e | e in evens, e.1 > 2];
+let none = [v | v in x, v > 100.0];
+let none_total = sum[i](none[i]);
+let twice = [x[i] * 2.0 | i in 0..N];
+let every_other = [x[i] | i in 0..N, i % 2 == 0];
+let bounded = [assert(v < 50.0, "bounded") | v in x, v > 0.0];
+let loss = sum[i](pos[i] * pos[i]);
+let grad = @loss / @x;
+print("kept", n, pos);
+"""
+
+
+@pytest.fixture(scope="module")
+def run_time_program():
+    return einc.load(einc.compile(RUN_TIME).vmfb)
+
+
+def test_a_run_time_filter_has_a_length_computed_on_the_device(run_time_program):
+    x = np.array([1.0, -2.0, 3.0, -4.0, 5.0, 0.0, 7.0], np.float32)
+    d = np.array([1, 2, 3, 4, 6], np.int32)
+    buf = io.StringIO()
+    out = run_time_program.run({"x": x, "d": d}, stdout=buf)
+    pos = x[x > 0]
+    np.testing.assert_array_equal(out["pos"], pos)
+    assert out["n"] == len(pos) and buf.getvalue() == f"kept {len(pos)} {pos}\n"
+    assert out["total"] == np.float32(pos.sum())
+    np.testing.assert_array_equal(out["doubled"], pos * 2)
+    np.testing.assert_array_equal(out["negative_at"], np.flatnonzero(x < 0))
+    np.testing.assert_array_equal(out["evens"], [[1, 2], [3, 4], [4, 6]])
+    np.testing.assert_array_equal(out["big_evens"], [[3, 4], [4, 6]])
+    assert out["none"].shape == (0,) and out["none_total"] == 0.0
+    np.testing.assert_array_equal(out["twice"], x * 2)
+    np.testing.assert_array_equal(out["every_other"], x[::2])
+    np.testing.assert_array_equal(out["grad"], np.where(x > 0, 2 * x, 0))
+
+
+def test_the_same_module_serves_other_lengths_and_checks_kept_elements(run_time_program):
+    d = np.array([1, 2, 3, 4, 6], np.int32)
+    out = run_time_program(x=np.array([-1.0, -3.0], np.float32), d=d)
+    assert out["pos"].shape == (0,) and out["n"] == 0 and out["total"] == 0.0
+    out = run_time_program(x=np.zeros(0, np.float32), d=d)      # nothing to filter at all
+    assert out["pos"].shape == (0,) and out["negative_at"].shape == (0,) and out["n"] == 0
+    with pytest.raises(einc.runtime.RunError, match="bounded"):
+        run_time_program(x=np.array([60.0, -80.0], np.float32), d=d)
+    run_time_program(x=np.array([-60.0, 2.0], np.float32), d=d)   # a dropped element is not checked
+
+
+@pytest.mark.parametrize("source, words", [
+    ("let m: [f32; 3, 4];\nlet c[i] = len([v | v in m[i], v > 0.0]);\n", "differ from point to point"),
+    ("let x: [f32; 4];\nlet p = [(i, x[i]) | i in 0..4, x[i] > 0.0];\n", "fields of one type"),
+])
+def test_limits_of_comprehensions_over_run_time_data_are_E011(source, words):
+    with pytest.raises(CompileError) as info:
+        einc.compile(source)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E011" and diag.span.line == 2 and words in diag.message
+
+
+def test_a_fixed_read_of_a_run_time_length_is_checked_when_the_program_runs():
+    program = einc.load(einc.compile("let x: [f32; 4];\nlet pos = [v | v in x, v > 1.0];\n"
+                                     "let first = pos[0];\n").vmfb)
+    assert program(x=np.array([0.5, 3.0, 2.0, -1.0], np.float32))["first"] == 3.0
+    with pytest.raises(einc.runtime.RunError, match=r"prog.*:3:13: `pos\[0\]` reads past the end"):
+        program(x=np.zeros(4, np.float32))

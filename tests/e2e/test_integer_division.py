@@ -1,0 +1,108 @@
+"""Integer `/` and `%` are total (issue 11 item 8): an `if` computes both branches, so a division
+by zero in the branch not taken must have no effect, and one in the branch taken gives 0 (as
+NumPy does) instead of undefined behaviour, which returned INT_MIN or killed the process with
+SIGFPE. MIN / -1 wraps to MIN and MIN % -1 is 0. See docs/DECISIONS.md."""
+import numpy as np
+import pytest
+
+DIVISORS = np.array([2, 0, 5, -1, -3, 0, 7, 1], np.int32)
+DIVIDENDS = np.array([10, 10, -12, np.iinfo(np.int32).min, -7, -5, 7, 3], np.int32)
+
+
+def truncated(a: int, b: int, bits: int = 32) -> tuple[int, int]:
+    """Rust's truncating quotient and remainder, with the totality rule, wrapped to `bits`."""
+    if b == 0:
+        return 0, 0
+    q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+    r = a - b * q
+    wrap = 1 << bits
+    return (q + wrap // 2) % wrap - wrap // 2, r
+
+
+def references(a, b, bits=32):
+    pairs = [truncated(int(x), int(y), bits) for x, y in zip(a, b)]
+    return np.array([q for q, _ in pairs]), np.array([r for _, r in pairs])
+
+
+PROGRAM = """
+    let a: [i32; 8];
+    let d: [i32; 8];
+    let k: i32;
+    let guarded[i] = if d[i] != 0 { 100 / d[i] } else { 0 };
+    let guarded_rem[i] = if d[i] != 0 { 100 % d[i] } else { 7 };
+    let q[i] = a[i] / d[i];
+    let r[i] = a[i] % d[i];
+    let host = if k != 0 { 10 / k } else { -1 };
+    let host_taken = 10 / k + 10 % k;
+    let h[0, j in 0..8] = 1000;
+    let h[t in 1..3, j in 0..8] = if d[j] != 0 { h[t - 1, j] / d[j] } else { h[t - 1, j] + 1 };
+    let s[0] = 100;
+    let s[t in 1..8] = s[t - 1] / d[t] + s[t - 1] % d[t];
+"""
+
+
+def recurrence_references(d):
+    h = np.full((3, 8), 1000, np.int64)
+    for t in range(1, 3):
+        h[t] = [truncated(int(x), int(y))[0] if y != 0 else x + 1 for x, y in zip(h[t - 1], d)]
+    s = [100]
+    for t in range(1, 8):
+        q, r = truncated(s[-1], int(d[t]))
+        s.append(q + r)
+    return h, np.array(s)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_division_by_zero_is_zero_and_has_no_effect_in_a_branch_not_taken(run, target):
+    out = run(PROGRAM, target=target, a=DIVIDENDS, d=DIVISORS, k=0)
+    quotients, remainders = references(DIVIDENDS, DIVISORS)
+    guarded = [truncated(100, int(y))[0] for y in DIVISORS]
+    guarded_rem = [truncated(100, int(y))[1] if y != 0 else 7 for y in DIVISORS]
+    np.testing.assert_array_equal(out["guarded"], guarded)
+    np.testing.assert_array_equal(out["guarded_rem"], guarded_rem)
+    np.testing.assert_array_equal(out["q"], quotients)
+    np.testing.assert_array_equal(out["r"], remainders)
+    assert out["host"] == -1 and out["host_taken"] == 0
+    h, s = recurrence_references(DIVISORS)
+    np.testing.assert_array_equal(out["h"], h)
+    np.testing.assert_array_equal(out["s"], s)
+
+
+def test_i64_division_wraps_at_its_own_minimum(run):
+    a = np.array([np.iinfo(np.int64).min, 9, -9, 4], np.int64)
+    d = np.array([-1, 0, 2, -1], np.int64)
+    out = run("""
+        let a: [i64; 4];
+        let d: [i64; 4];
+        let q[i] = a[i] / d[i];
+        let r[i] = a[i] % d[i];
+    """, a=a, d=d)
+    quotients, remainders = references(a, d, bits=64)
+    np.testing.assert_array_equal(out["q"], quotients)
+    np.testing.assert_array_equal(out["r"], remainders)
+
+
+def test_unsigned_division_by_zero_is_zero_and_large_values_stay_unsigned(run):
+    """u8/u32 divide with divui/remui: a zero divisor gives 0 (the same rule as signed types) and
+    values above the signed maximum are not taken as negative."""
+    a = np.array([200, 7, 255, 0], np.uint8)
+    d = np.array([0, 2, 255, 0], np.uint8)
+    big = np.array([4_000_000_000, 9, 3_000_000_000], np.uint32)
+    by = np.array([3, 0, 4_000_000_000], np.uint32)
+    out = run("""
+        let a: [u8; 4];
+        let d: [u8; 4];
+        let big: [u32; 3];
+        let by: [u32; 3];
+        let q[i] = a[i] / d[i];
+        let r[i] = a[i] % d[i];
+        let bq[i] = big[i] / by[i];
+        let br[i] = big[i] % by[i];
+    """, a=a, d=d, big=big, by=by)
+
+    def total(x, y, op):
+        return np.array([op(int(p), int(q)) if q else 0 for p, q in zip(x, y)], x.dtype)
+    np.testing.assert_array_equal(out["q"], total(a, d, lambda p, q: p // q))
+    np.testing.assert_array_equal(out["r"], total(a, d, lambda p, q: p % q))
+    np.testing.assert_array_equal(out["bq"], total(big, by, lambda p, q: p // q))
+    np.testing.assert_array_equal(out["br"], total(big, by, lambda p, q: p % q))

@@ -1,0 +1,74 @@
+"""i8, i16, i32, i64 and u8 .. u64: the integer element types of .npy data (docs/DECISIONS.md).
+Arithmetic stays in the type and wraps like NumPy; unsigned types compare, divide and convert
+unsigned."""
+import io
+
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+
+Q = np.array([-3, 5, 120, -128], np.int8)
+U = np.array([0, 5, 200, 255], np.uint8)
+H = np.array([-3000, 5, 12000], np.int16)
+W = np.array([1, 4000000000], np.uint32)
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("widths")
+    for name, array in dict(q=Q, u=U, h=H, w=W).items():
+        np.save(folder / f"{name}.npy", array)
+    src = folder / "prog.ein"
+    src.write_text("""
+        let q = load_npy("q.npy");
+        let u = load_npy("u.npy");
+        let h = load_npy("h.npy");
+        let w = load_npy("w.npy");
+        let xs: [u8; 4];
+        let s: u8;
+        let q_f = q as [f32];
+        let q_sum = sum[i](q[i] as i32);
+        let q_div = q / 3i8;
+        let q_twice = q + q;
+        let q_max = max[i](q[i]);
+        let u_f = u as [f32];
+        let u_big = u > 100u8;
+        let u_div = u / 3u8;
+        let u_rem = u % 7u8;
+        let u_max = max[i](u[i]);
+        let u_min = min[i](u[i]);
+        let h_narrow = h as [i8];
+        let w_f = w as [f64];
+        let w_wide = w as [i64];
+        let shifted = xs + s;
+        print(q, typeof(q[0]), shifted);
+    """)
+    buf = io.StringIO()
+    result = einc.load(einc.compile(src).vmfb).run({"xs": U, "s": np.uint8(200)}, stdout=buf)
+    return result, buf.getvalue()
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("q", Q), ("q_f", Q.astype(np.float32)), ("q_sum", np.int32(Q.astype(np.int32).sum())),
+    ("q_div", np.array([-1, 1, 40, -42], np.int8)), ("q_twice", Q + Q), ("q_max", np.int8(120)),
+    ("u", U), ("u_f", U.astype(np.float32)), ("u_big", U > 100), ("u_div", U // 3), ("u_rem", U % 7),
+    ("u_max", np.uint8(255)), ("u_min", np.uint8(0)), ("h", H), ("h_narrow", H.astype(np.int8)),
+    ("w", W), ("w_f", W.astype(np.float64)), ("w_wide", W.astype(np.int64)),
+    ("shifted", U + np.uint8(200)),
+])
+def test_integer_widths_follow_numpy(out, name, expected):
+    value = out[0][name]
+    assert value.dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(value, expected)
+
+
+def test_narrow_values_print_as_numpy_does(out):
+    assert out[1] == f"{Q} i8 {U + np.uint8(200)}\n"
+
+
+def test_a_literal_out_of_its_type_range_is_E006():
+    with pytest.raises(CompileError) as info:
+        einc.compile("let c: u8 = 300;\n")
+    assert info.value.diagnostics[0].code == "E006" and "does not fit in u8" in info.value.diagnostics[0].message

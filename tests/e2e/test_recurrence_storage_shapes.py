@@ -1,0 +1,100 @@
+"""Recurrences whose storage IREE 3.13 failed to compile (issue 11 item 7): an axis of length 1
+("operand does not dominate this use"), a member kept in a window over a run-time-sized axis
+that no output reads (an unbounded stack allocation), and the local-level Kalman filter over a
+run-time series. Each is checked against a NumPy loop."""
+import numpy as np
+import pytest
+
+BATCH_OF_ONE_RNN = """
+    use std::math::tanh;
+    let X: [f32; 5, 1, 4];
+    let W: [f32; 3, 3];
+    let U: [f32; 3, 4];
+    let H[0, b in 0..1, j in 0..3] = 0.0;
+    let H[t in 1..5, b in 0..1, j in 0..3] =
+        tanh(sum[k in 0..3](W[j, k] * H[t - 1, b, k]) + sum[m in 0..4](U[j, m] * X[t, b, m]));
+"""
+
+
+def batch_of_one_rnn(X, W, U):
+    H = np.zeros((5, 1, 3), np.float32)
+    for t in range(1, 5):
+        H[t] = np.tanh(H[t - 1] @ W.T + X[t] @ U.T)
+    return H
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_recurrence_with_an_axis_of_length_one(run, target):
+    rng = np.random.default_rng(5)
+    inputs = {"X": rng.standard_normal((5, 1, 4)).astype(np.float32),
+              "W": (0.5 * rng.standard_normal((3, 3))).astype(np.float32),
+              "U": (0.5 * rng.standard_normal((3, 4))).astype(np.float32)}
+    out = run(BATCH_OF_ONE_RNN, target=target, **inputs)
+    np.testing.assert_allclose(out["H"], batch_of_one_rnn(**inputs), rtol=1e-5, atol=1e-6)
+
+
+UNOBSERVED_VECTOR_STATE = """
+    let x0: [f32; N];
+    let a[0, i in 0..N] = x0[i];
+    let a[t in 1..6, i in 0..N] = a[t - 1, i] * 0.5 + 1.0;
+    let b[0] = 0.0;
+    let b[t in 1..6] = b[t - 1] + sum[i in 0..N](a[t - 1, i]);
+"""
+
+
+@pytest.mark.parametrize("target, size", [
+    ("llvm-cpu", 7), ("llvm-cpu", 9000), pytest.param("vulkan-spirv", 7, marks=pytest.mark.vulkan)])
+def test_a_windowed_state_that_no_output_reads_of_run_time_or_large_size(run, target, size):
+    """Run-time size, or a fixed one whose two slots exceed IREE's 32 KB of stack."""
+    x0 = np.linspace(-1, 2, size, dtype=np.float32)
+    source = UNOBSERVED_VECTOR_STATE if size < 1000 else \
+        f"let N = {size};" + UNOBSERVED_VECTOR_STATE.replace("[f32; N]", f"[f32; {size}]")
+    out = run(source, target=target, outputs=["b"], x0=x0)
+    a, b = x0.copy(), [np.float32(0)]
+    for _ in range(1, 6):
+        b.append(b[-1] + a.sum(dtype=np.float32))
+        a = a * np.float32(0.5) + np.float32(1)
+    assert set(out) == {"b"}
+    np.testing.assert_allclose(out["b"], b, rtol=1e-5)
+
+
+LOCAL_LEVEL_KALMAN = """
+    use std::math::log;
+    let y: [f64; T];
+    let q: f64;
+    let r: f64;
+    let m[0] = y[0];
+    let P[0] = 1.0;
+    let Pp[t in 1..T] = P[t - 1] + q;
+    let F[t in 1..T] = Pp[t] + r;
+    let K[t in 1..T] = Pp[t] / F[t];
+    let v[t in 1..T] = y[t] - m[t - 1];
+    let m[t in 1..T] = m[t - 1] + K[t] * v[t];
+    let P[t in 1..T] = Pp[t] * (1.0 - K[t]);
+    let loglik = sum[t in 1..T](-0.5 * (log(2.0 * 3.141592653589793 * F[t]) + v[t] * v[t] / F[t]));
+"""
+
+
+def local_level_kalman(y, q, r):
+    m, P, loglik = [y[0]], [1.0], 0.0
+    for t in range(1, len(y)):
+        Pp = P[-1] + q
+        F = Pp + r
+        K = Pp / F
+        v = y[t] - m[-1]
+        m.append(m[-1] + K * v)
+        P.append(Pp * (1 - K))
+        loglik += -0.5 * (np.log(2 * np.pi * F) + v * v / F)
+    return np.array(m), np.array(P), loglik
+
+
+@pytest.mark.parametrize("outputs", [None, ["loglik"]])
+def test_the_local_level_kalman_filter_over_a_run_time_series(run, outputs):
+    rng = np.random.default_rng(3)
+    y = np.cumsum(rng.standard_normal(50)) + 0.7 * rng.standard_normal(50)
+    out = run(LOCAL_LEVEL_KALMAN, outputs=outputs, y=y, q=0.1, r=0.5)
+    m, P, loglik = local_level_kalman(y, 0.1, 0.5)
+    np.testing.assert_allclose(out["loglik"], loglik, rtol=1e-12)
+    if outputs is None:
+        np.testing.assert_allclose(out["m"], m, rtol=1e-12)
+        np.testing.assert_allclose(out["P"], P, rtol=1e-12)

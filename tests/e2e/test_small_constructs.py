@@ -1,0 +1,106 @@
+"""Constructs real programs use (LANGUAGE.md section 9): unary plus, `as [T]` at any rank,
+array_append, typeof, empty array literals, row membership, assert on arrays, empty ranges."""
+import io
+
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+from einc.runtime import RunError
+
+PROGRAM = """
+let x: [f32; 3];
+let tbl: [i32; 3, 2];
+let plus = +4;
+let minus_plus = -(+2.5);
+let m = [[1, 2], [3, 4]] as [f32];
+let m3 = [[[1, 2]], [[3, 4]]] as [f64];
+let t_as = tbl as [f32];
+let appended = array_append([1, 2], 3);
+let appended_f = array_append([1.0, 2.0], 3.5);
+let from_empty = array_append([], 3);
+let appended_row = array_append([[1, 2]], [3, 4]);
+let appended_x = array_append(x, 9.5);
+let empty = [];
+let empty_len = len(empty);
+let empty_rows = [[], [], []];
+let typed_empty: [i32] = [];
+let row_in = [5, 6] in tbl;
+let row_out = [6, 5] in tbl;
+let literal_row_in = [5, 6] in [[1, 2], [5, 6]];
+let scalar_in = 2.0 in x;
+let range_in = 4 in 3..6;
+let none_summed = sum[i in 5..2](i);
+let squares = [0, 1, 4];
+let sq = [i * i | i in 0..3];
+assert(sq == squares, "squares");
+assert(x > 0.0, "positive");
+print(typeof(7), typeof(7.0), typeof(true), typeof([1, 2]), typeof((1, 2)), typeof(x[0]), typeof(x));
+"""
+
+
+@pytest.fixture(scope="module")
+def program():
+    return einc.load(einc.compile(PROGRAM).vmfb)
+
+
+X = np.array([1.0, 2.0, 3.0], np.float32)
+TBL = np.array([[1, 2], [5, 6], [7, 8]], np.int32)
+
+
+@pytest.fixture(scope="module")
+def result(program):
+    buf = io.StringIO()
+    return program.run({"x": X, "tbl": TBL}, stdout=buf), buf.getvalue()
+
+
+@pytest.mark.parametrize("name, expected, dtype", [
+    ("plus", 4, np.int32), ("minus_plus", -2.5, np.float32),
+    ("m", [[1, 2], [3, 4]], np.float32), ("m3", [[[1, 2]], [[3, 4]]], np.float64),
+    ("t_as", TBL, np.float32),
+    ("appended", [1, 2, 3], np.int32), ("appended_f", [1, 2, 3.5], np.float32),
+    ("from_empty", [3], np.int32), ("appended_row", [[1, 2], [3, 4]], np.int32),
+    ("appended_x", [1, 2, 3, 9.5], np.float32),
+    ("row_in", True, np.bool_), ("row_out", False, np.bool_), ("literal_row_in", True, np.bool_),
+    ("scalar_in", True, np.bool_), ("range_in", True, np.bool_), ("none_summed", 0, np.int32),
+    ("empty_len", 0, np.int32),
+])
+def test_values(result, name, expected, dtype):
+    value = result[0][name]
+    assert value.dtype == dtype
+    np.testing.assert_array_equal(value, expected)
+
+
+def test_empty_literals_are_f32_unless_their_context_says(result):
+    out = result[0]
+    assert out["empty"].shape == (0,) and out["empty"].dtype == np.float32
+    assert out["empty_rows"].shape == (3, 0)
+    assert out["typed_empty"].shape == (0,) and out["typed_empty"].dtype == np.int32
+
+
+def test_typeof_names_the_default_type_of_literals(result):
+    assert result[1] == "i32 f32 bool rectangular tuple f32 rectangular\n"
+
+
+def test_assert_on_an_array_passes_iff_every_element_holds(program):
+    with pytest.raises(RunError, match="positive"):
+        program(x=np.array([1.0, -2.0, 3.0], np.float32), tbl=TBL)
+
+
+def test_an_array_assert_known_to_fail_is_a_build_error():
+    with pytest.raises(CompileError) as info:
+        einc.compile('let sq = [i * i | i in 0..3];\nassert(sq == [0, 1, 5], "squares");\n')
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E006" and diag.span.line == 2 and "squares" in diag.message
+
+
+@pytest.mark.parametrize("source, code, words", [
+    ("let b = +true;\n", "E002", "unary `+`"),
+    ("let a = array_append([1, 2], [3, 4]);\n", "E004", "shape of the others"),
+    ("let tbl = [[1, 2], [5, 6]];\nlet a = [5, 6, 7] in tbl;\n", "E004", "rows of"),
+])
+def test_errors(source, code, words):
+    with pytest.raises(CompileError) as info:
+        einc.compile(source)
+    assert info.value.diagnostics[0].code == code and words in info.value.diagnostics[0].message

@@ -1,0 +1,80 @@
+"""Strings are build-time values (LANGUAGE.md section 9): their operations run during the build."""
+import io
+
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+
+PROGRAM = """
+fn greet(name: str, n: i32) -> str { "hello {name} x{n}" }
+fn scaled(mode: str, x) { if mode == "double" { x * 2.0 } else { x } }
+fn act(kind: str, x) { match kind { "relu" => if x > 0.0 { x } else { 0.0 }, "neg" => -x, _ => x } }
+let s = "ab";
+let joined = s + "cd";
+let names = ["ab", "cde", "f"];
+let lens = [len(t) | t in names];
+let long = [t | t in names, t.length > 1];
+let chars = [c | c in "abc"];
+let shout = [t + "!" | t in names];
+let k = 3;
+let x = 0.25;
+let path = "data_{k}.npy";
+let double = scaled("double", 1.5);
+let same = scaled("same", 1.5);
+let acts = [act("relu", -2.0), act("neg", -2.0), act("other", -2.0)];
+let n_names = len(names);
+let last = names[2];
+print(s.length, len(joined), joined[3], joined == "abcd", joined != "abcd", "ab" < "b");
+print(names, "cde" in names, "x" in names, "bc" in joined, names[1][2]);
+print(lens, long, chars, shout);
+print(path, "x={x} y={x:.3f}", greet("bob", k));
+print(typeof("s"), typeof(names));
+"""
+
+EXPECTED = """2 4 d True False True
+['ab' 'cde' 'f'] True False True e
+[2 3 1] ['ab' 'cde'] ['a' 'b' 'c'] ['ab!' 'cde!' 'f!']
+data_3.npy x=0.25 y=0.250 hello bob x3
+str rectangular
+"""
+
+
+@pytest.fixture(scope="module")
+def result():
+    buf = io.StringIO()
+    out = einc.load(einc.compile(PROGRAM).vmfb).run({}, stdout=buf)
+    return out, buf.getvalue()
+
+
+def test_string_operations_run_at_build_time(result):
+    out, printed = result
+    assert printed == EXPECTED
+    # only numbers leave the program; strings and lists of them are build-time values
+    assert set(out) == {"lens", "k", "x", "double", "same", "n_names", "acts"}
+    np.testing.assert_array_equal(out["acts"], [0.0, 2.0, -2.0])     # `match` on a string
+    np.testing.assert_array_equal(out["lens"], [2, 3, 1])
+    assert out["double"] == np.float32(3.0) and out["same"] == np.float32(1.5)
+    assert out["n_names"] == 3
+
+
+def test_an_interpolated_path_reaches_load_npy(tmp_path):
+    np.save(tmp_path / "data_3.npy", np.arange(3, dtype=np.float32))
+    src = tmp_path / "prog.ein"
+    src.write_text('let k = 3;\nlet w = load_npy("data_{k}.npy");\nlet total = sum[i](w[i]);\n')
+    out = einc.load(einc.compile(src).vmfb)()
+    assert out["total"] == np.float32(3.0)
+
+
+@pytest.mark.parametrize("source, code, line, words", [
+    ('let x: [f32; 3];\nlet s = "value {x}";\n', "E011", 2, "the run-time input `x`"),
+    ('let s = "abc";\nlet c = s[3];\n', "E005", 2, "out of bounds"),
+    ('let s = "abc" + 1;\n', "E002", 1, "cannot join"),
+    ('fn f(name: str) { name }\nlet y = f(2);\n', "E002", 1, "expected str"),
+])
+def test_string_errors_are_diagnostics(source, code, line, words):
+    with pytest.raises(CompileError) as info:
+        einc.compile(source)
+    diag = info.value.diagnostics[0]
+    assert diag.code == code and diag.span.line == line and words in diag.message

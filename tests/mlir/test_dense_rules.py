@@ -1,0 +1,262 @@
+"""Dense recognizers (einc/mlir/named_ops, operand_views): each pattern's MLIR holds its named op
+(or tensor.pad / tensor.expand_shape) and no tensor.extract gather, and every definition, those
+that must not be recognised included, matches NumPy. One module holds every definition, built
+once; the MLIR of each definition alone is lowered without IREE."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+
+import einc
+from einc.driver import lower
+
+SOURCE = """
+let A: [f32; M, K];
+let B: [f32; K, N];
+let v: [f32; K];
+let u: [f32; M];
+let T: [f32; 2, M, K];
+let S: [f32; 2, K, N];
+let Q: [f32; 2, 3, K];
+let P: [f32; 2, 4, 3, 3];
+let Wf: [f32; 36, 5];
+let X: [f32; 2, 3, 9, 8];
+let Wc: [f32; 4, 3, 3, 3];
+let X1: [f32; G, 1, 9, 8];
+let W1: [f32; 4, 1, 3, 3];
+let Xh: [f32; 2, 9, 8, 3];
+let Wh: [f32; 3, 3, 3, 4];
+let Wo: [f32; 4, 3, 3, 3];
+let Xd: [f32; 2, 3, 8];
+let Wd: [f32; 3, 3];
+let Wdw: [f32; 3, 3, 3];
+let Xv: [f32; 2, 3, 5, 6, 4];
+let Wv: [f32; 4, 3, 2, 3, 3];
+let img: [f32; H, W];
+let ker: [f32; 3, 3];
+let idx: [i32; 4];
+
+fn relu(z) { if z > 0.0 { z } else { 0.0 } }
+
+// contractions: the result's letters stand for runs of variables
+let mm[i, j] = sum[k](A[i, k] * B[k, j]);
+let bmm[b, i, j] = sum[k](T[b, i, k] * S[b, k, j]);
+let mv[i] = sum[k](A[i, k] * v[k]);
+let vm[j] = sum[i](u[i] * A[i, j]);
+let dot = sum[k](v[k] * v[k]);
+let rows[b, r, j] = sum[k](Q[b, r, k] * B[k, j]);
+let flat[n, k in 0..5] = sum[c, h, w](P[n, c, h, w] * Wf[9 * c + 3 * h + w, k]);
+
+// convolutions: zero padding written as a guard, strides, dilations, layouts
+let conv[n, o in 0..4, h in 0..9, w in 0..8] = relu(sum[c in 0..3, kh in 0..3, kw in 0..3](
+    if ih >= 0 && ih < 9 && iw >= 0 && iw < 8 { X[n, c, ih, iw] * Wc[o, c, kh, kw] } else { 0.0 }
+    where ih = h + kh - 1, iw = w + kw - 1));
+let gray[n, o in 0..4, h in 0..5, w in 0..4] = sum[c in 0..1, kh in 0..3, kw in 0..3](
+    if ih >= 0 && ih < 9 && iw >= 0 && iw < 8 { X1[n, c, ih, iw] * W1[o, c, kh, kw] } else { 0.0 }
+    where ih = 2 * h + kh - 1, iw = 2 * w + kw - 1);
+let strided[n, o in 0..4, h in 0..4, w in 0..3] = sum[c in 0..3, kh in 0..3, kw in 0..3](
+    X[n, c, 2 * h + kh, 2 * w + kw] * Wc[o, c, kh, kw]);
+let dilated[n, o in 0..4, h in 0..5, w in 0..4] = sum[c in 0..3, kh in 0..3, kw in 0..3](
+    X[n, c, h + 2 * kh, w + 2 * kw] * Wc[o, c, kh, kw]);
+let nhwc[n, h in 0..7, w in 0..6, o in 0..4] = sum[kh in 0..3, kw in 0..3, c in 0..3](
+    Xh[n, h + kh, w + kw, c] * Wh[kh, kw, c, o]);
+let fhwc[n, h in 0..9, w in 0..8, o in 0..4] = sum[kh in 0..3, kw in 0..3, c in 0..3](
+    if ih >= 0 && ih < 9 && iw >= 0 && iw < 8 { Xh[n, ih, iw, c] * Wo[o, kh, kw, c] } else { 0.0 }
+    where ih = h + kh - 1, iw = w + kw - 1);
+let conv1d[n, o in 0..3, w in 0..6] = sum[c in 0..3, kw in 0..3](Xd[n, c, w + kw] * Wd[o, kw] * 1.0);
+let conv3d[n, o in 0..4, d in 0..4, h in 0..4, w in 0..2] = sum[c in 0..3, kd in 0..2, kh in 0..3, kw in 0..3](
+    Xv[n, c, d + kd, h + kh, w + kw] * Wv[o, c, kd, kh, kw]);
+let depthwise[n, c, h in 0..7, w in 0..6] = sum[kh in 0..3, kw in 0..3](X[n, c, h + kh, w + kw] * Wdw[c, kh, kw]);
+let plain2d[h in 0..H - 2, w in 0..W - 2] = sum[kh, kw](img[h + kh, w + kw] * ker[kh, kw]);
+
+// pooling
+let maxpool[n, c, h in 0..4, w in 0..4] = max[dh in 0..2, dw in 0..2](X[n, c, 2 * h + dh, 2 * w + dw]);
+let minpool[n, h in 0..3, w in 0..2, c] = min[dh in 0..3, dw in 0..3](Xh[n, 3 * h + dh, 3 * w + dw, c]);
+let sumpool[n, c, w in 0..3] = sum[dw in 0..2](Xd[n, c, 2 * w + dw]);
+
+// a prefix read: v cut to the loop's extent, read through a map (no gather)
+let pairs[i in 0..K - 1] = v[i] + v[i + 1];
+
+// padding with the else's constant; only the side the read crosses needs a test; a padded
+// square is a generic (one operand read twice), not a sum pooling
+let shifted[n, c, h in 0..9, w in 0..8] = if h >= 1 { X[n, c, h - 1, w] } else { 2.0 };
+let square[n, c, h in 0..9, w in 0..8] = sum[kh in 0..3](
+    if ih >= 0 && ih < 9 { X[n, c, ih, w] * X[n, c, ih, w] } else { 0.0 } where ih = h + kh - 1);
+
+// not recognised, still exact: a guard tighter than the bounds, one with a test that is not
+// a bounds test of the read, an else that is not a constant, a filter that does not read
+// every input channel, a gather, a flattened subscript that is not row-major
+let tight[n, c, h in 0..9, w in 0..8] = sum[kh in 0..3](
+    if ih >= 1 && ih < 9 { X[n, c, ih, w] } else { 0.0 } where ih = h + kh - 1);
+let extra[n, c, h in 0..9, w in 0..8] = sum[kh in 0..3](
+    if w >= 1 && ih >= 0 && ih < 9 { X[n, c, ih, w] } else { 0.0 } where ih = h + kh - 1);
+let edge[n, c, h in 0..9, w in 0..8] = sum[kh in 0..3](
+    if ih >= 0 && ih < 9 { X[n, c, ih, w] } else { X[n, c, 0, w] } where ih = h + kh - 1);
+let gathered[i, j] = A[idx[i], j];
+let overlap[n, k in 0..5] = sum[c in 0..4, h in 0..3](P[n, c, h, 0] * Wf[4 * c + 3 * h, k]);
+"""
+
+OPS = {
+    "mm": "linalg.matmul", "bmm": "linalg.batch_matmul", "mv": "linalg.matvec", "vm": "linalg.vecmat",
+    "dot": "linalg.dot", "rows": "linalg.matmul", "flat": "linalg.matmul",
+    "conv": "linalg.conv_2d_nchw_fchw", "strided": "linalg.conv_2d_nchw_fchw",
+    "dilated": "linalg.conv_2d_nchw_fchw", "nhwc": "linalg.conv_2d_nhwc_hwcf",
+    "fhwc": "linalg.conv_2d_nhwc_fhwc", "conv3d": "linalg.conv_3d_ncdhw_fcdhw",
+    "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "plain2d": "linalg.conv_2d",
+    "maxpool": "linalg.pooling_nchw_max", "minpool": "linalg.pooling_nhwc_min", "sumpool": "linalg.pooling_ncw_sum",
+}
+NOT_NAMED = ["conv1d", "square", "tight", "extra", "edge", "gathered", "overlap"]
+EXTRACT = re.compile(r"tensor\.extract\s")
+
+
+@pytest.fixture(scope="module")
+def source_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dense") / "dense.ein"
+    path.write_text(SOURCE)
+    return path
+
+
+def mlir_of(path, output, target="llvm-cpu"):
+    return str(lower(str(path), target, [output]))
+
+
+@pytest.mark.parametrize("output", sorted(OPS))
+def test_named_op_without_gathers(source_file, output):
+    text = mlir_of(source_file, output)
+    assert OPS[output] + " " in text
+    assert not EXTRACT.search(text)
+
+
+def test_cpu_convolutions_carry_tile_sizes_or_run_as_im2col(source_file):
+    """llvm-cpu only: NCHW convolutions get IREE tile sizes; one input channel becomes im2col."""
+    assert "#iree_cpu.lowering_config" in mlir_of(source_file, "conv")
+    assert "compilation_info" not in mlir_of(source_file, "conv", "vulkan-spirv")
+    text = mlir_of(source_file, "gray")
+    assert "linalg.conv" not in text and "tensor.pad" in text and not EXTRACT.search(text)
+    assert "d2 * 2 + d4" in text or "d4 * 2 + d2" in text          # the strided window copy
+    assert "linalg.conv_2d_nchw_fchw" in mlir_of(source_file, "gray", "vulkan-spirv")
+
+
+@pytest.mark.parametrize("output, pad_value", [("conv", "0.0"), ("fhwc", "0.0"), ("shifted", "2.0"),
+                                               ("square", "0.0")])
+def test_bounds_guard_is_a_padded_operand(source_file, output, pad_value):
+    text = mlir_of(source_file, output)
+    assert "tensor.pad" in text and f"arith.constant {pad_value}" in text
+    assert not re.search(r"arith\.cmpi s[gl]", text) and not EXTRACT.search(text)     # no guard left
+
+
+def test_flattened_subscript_reads_the_matrix_whole(source_file):
+    text = mlir_of(source_file, "flat")
+    assert "tensor.collapse_shape" in text and "linalg.matmul" in text and not EXTRACT.search(text)
+    # inside a generic (no named op), the same read is an expand_shape view: no d * 9 + .. map
+    text = mlir_of(source_file, "overlap")
+    assert "linalg.matmul" not in text and "tensor.expand_shape" not in text and not EXTRACT.search(text)
+
+
+@pytest.mark.parametrize("output", NOT_NAMED)
+def test_near_misses_stay_generic(source_file, output):
+    text = mlir_of(source_file, output)
+    assert not re.search(r"linalg\.(conv|pooling|depthwise|matmul|matvec)", text)
+    if output in ("tight", "extra", "edge"):
+        assert "tensor.pad" not in text
+
+
+def test_prefix_read_is_a_cut_view(source_file):
+    text = mlir_of(source_file, "pairs")
+    assert "tensor.extract_slice" in text and not EXTRACT.search(text)
+
+
+def test_flattened_read_in_a_generic_is_an_expanded_view(tmp_path):
+    path = tmp_path / "scaled.ein"
+    path.write_text("let P: [f32; 2, 4, 3, 3];\nlet Wf: [f32; 36, 5];\n"
+                    "let s[n, k] = sum[c, h, w](P[n, c, h, w] * Wf[9 * c + 3 * h + w, k] * 0.5);\n")
+    text = mlir_of(path, "s")
+    assert "tensor.expand_shape" in text and "linalg.matmul" not in text and not EXTRACT.search(text)
+
+
+# ------------------------------------------------------------------------------ results
+
+rng = np.random.default_rng(10)
+SIZES = {"M": 5, "K": 7, "N": 6, "H": 6, "W": 7}
+
+
+def _inputs():
+    m, k, n = SIZES["M"], SIZES["K"], SIZES["N"]
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    return {"A": f(m, k), "B": f(k, n), "v": f(k), "u": f(m), "T": f(2, m, k), "S": f(2, k, n),
+            "Q": f(2, 3, k), "P": f(2, 4, 3, 3), "Wf": f(36, 5), "X": f(2, 3, 9, 8), "Wc": f(4, 3, 3, 3),
+            "Xh": f(2, 9, 8, 3), "Wh": f(3, 3, 3, 4), "Wo": f(4, 3, 3, 3), "Xd": f(2, 3, 8), "Wd": f(3, 3),
+            "Wdw": f(3, 3, 3), "X1": f(3, 1, 9, 8), "W1": f(4, 1, 3, 3),
+            "Xv": f(2, 3, 5, 6, 4), "Wv": f(4, 3, 2, 3, 3), "img": f(SIZES["H"], SIZES["W"]), "ker": f(3, 3),
+            "idx": np.array([4, 0, 2, 2], np.int32)}
+
+
+def _windows(x, k, axes, stride=1, dilation=1):
+    """Strided, dilated windows of x over `axes`: the window axes appended last."""
+    span = [(kk - 1) * dilation + 1 for kk in k]
+    w = sliding_window_view(x, span, axis=axes)
+    index = [slice(None)] * x.ndim + [slice(None, None, dilation)] * len(k)
+    for a in axes:
+        index[a] = slice(None, None, stride)
+    return w[tuple(index)]
+
+
+def _references(x):
+    pad = lambda a, axes: np.pad(a, [(1, 1) if i in axes else (0, 0) for i in range(a.ndim)])
+    X, Xh = x["X"], x["Xh"]
+    out = {
+        "mm": x["A"] @ x["B"], "bmm": x["T"] @ x["S"], "mv": x["A"] @ x["v"], "vm": x["u"] @ x["A"],
+        "dot": np.dot(x["v"], x["v"]), "rows": x["Q"] @ x["B"], "flat": x["P"].reshape(2, 36) @ x["Wf"],
+        "conv": np.maximum(np.einsum("nchwpq,ocpq->nohw", _windows(pad(X, (2, 3)), (3, 3), (2, 3)), x["Wc"]), 0),
+        "gray": np.einsum("nchwpq,ocpq->nohw", _windows(pad(x["X1"], (2, 3)), (3, 3), (2, 3), stride=2),
+                          x["W1"]),
+        "strided": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), stride=2), x["Wc"]),
+        "dilated": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), dilation=2), x["Wc"]),
+        "nhwc": np.einsum("nhwcpq,pqco->nhwo", _windows(Xh, (3, 3), (1, 2)), x["Wh"]),
+        "fhwc": np.einsum("nhwcpq,opqc->nhwo", _windows(pad(Xh, (1, 2)), (3, 3), (1, 2)), x["Wo"]),
+        "conv1d": np.einsum("ncwq,oq->now", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
+        "conv3d": np.einsum("ncdhwabe,ocabe->nodhw", _windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Wv"]),
+        "depthwise": np.einsum("nchwpq,cpq->nchw", _windows(X, (3, 3), (2, 3)), x["Wdw"]),
+        "plain2d": np.einsum("hwpq,pq->hw", _windows(x["img"], (3, 3), (0, 1)), x["ker"]),
+        "maxpool": _windows(X[:, :, :8, :8], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
+        "minpool": _windows(Xh[:, :9, :8], (3, 3), (1, 2), stride=3).min(axis=(4, 5))[:, :3, :2],
+        "sumpool": _windows(x["Xd"][:, :, :6], (2,), (2,), stride=2).sum(axis=3),
+        "gathered": x["A"][x["idx"]], "pairs": x["v"][:-1] + x["v"][1:],
+        "overlap": np.einsum("nch,chk->nk", x["P"][:, :, :, 0],
+                             x["Wf"][(4 * np.arange(4)[:, None] + 3 * np.arange(3)[None, :])]),
+    }
+    rows = np.arange(9)[:, None] + np.arange(3)[None, :] - 1            # ih for h, kh
+    inside = (rows >= 0) & (rows < 9)
+    taps = X[:, :, np.clip(rows, 0, 8), :]                              # [n, c, h, kh, w]
+    out["square"] = np.where(inside[None, None, :, :, None], taps * taps, 0).sum(3)
+    out["tight"] = np.where(((rows >= 1) & inside)[None, None, :, :, None], taps, 0).sum(3)
+    out["extra"] = np.where(inside[None, None, :, :, None], taps, 0).sum(3) * (np.arange(8) >= 1)
+    out["edge"] = np.where(inside[None, None, :, :, None], taps, X[:, :, :1, None, :]).sum(3)
+    out["shifted"] = np.concatenate([np.full_like(X[:, :, :1], 2.0), X[:, :, :-1]], axis=2)
+    return out
+
+
+def test_every_definition_matches_numpy(source_file):
+    x = _inputs()
+    got = einc.load(einc.compile(str(source_file)).vmfb)(**x)
+    expected = _references({k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in x.items()})
+    for name, want in expected.items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+def test_zero_padding_times_inf_is_nan_as_in_convolution_libraries():
+    """docs/DECISIONS.md: a padded point contributes 0 * w, so an infinite weight gives NaN at
+    the border (NumPy and JAX convolutions agree), where the guard alone would give 0."""
+    src = """
+        let X: [f32; 1, 1, 4, 4];
+        let W: [f32; 1, 1, 3, 3];
+        let y[n, o in 0..1, h in 0..4, w in 0..4] = sum[c in 0..1, kh in 0..3, kw in 0..3](
+            if ih >= 0 && ih < 4 && iw >= 0 && iw < 4 { X[n, c, ih, iw] * W[o, c, kh, kw] } else { 0.0 }
+            where ih = h + kh - 1, iw = w + kw - 1);
+    """
+    w = np.ones((1, 1, 3, 3), np.float32)
+    w[0, 0, 0, 0] = np.inf
+    y = einc.load(einc.compile(src).vmfb)(X=np.ones((1, 1, 4, 4), np.float32), W=w)["y"][0, 0]
+    assert np.isnan(y[0]).all() and np.isnan(y[:, 0]).all() and np.isposinf(y[1:, 1:]).all()
