@@ -23,32 +23,11 @@ class KnownIssue:
     targets: tuple = ()            # the targets it happens on (all if empty)
 
 
-ISSUE_11 = "issue 11 item {}, branch fix"
-MISBEHAVES = ("mismatch", "internal", "run-error", "crash", "hang")
-
 KNOWN_ISSUES = (
-    KnownIssue("a reduction whose body reads no array takes its extent from an unused operand",
-               ISSUE_11.format(1), MISBEHAVES, shape=features.reduction_reading_no_array),
-    KnownIssue("a recurrence reading another's finished values is fused into its loop",
-               ISSUE_11.format(2), MISBEHAVES, shape=features.recurrence_reads_another),
-    KnownIssue("a recurrence reading another's finished values is fused into its loop",
-               ISSUE_11.format(2), ("rejected",),
-               r"used before it is defined|step\(s\) ahead|explicit range|reaches further|"
-               r"cannot infer the range", features.recurrence_reads_another),
     KnownIssue("a derivative with respect to a build-time binding", "issue 9 / issue 11 item 3",
                ("rejected",), r"E011: the derivative's \w+ is an untyped literal"),
     KnownIssue("a derivative with respect to a build-time binding", "issue 9 / issue 11 item 3",
                ("mismatch",), shape=features.derivative_of_build_time_value),
-    KnownIssue("windowed reads IREE rejects (unit extents, negative coefficients)", ISSUE_11.format(6),
-               ("internal",), r"inferred input/output operand"),
-    KnownIssue("recurrences with a length-1 axis or run-time sizes IREE rejects", ISSUE_11.format(7),
-               ("internal",), r"does not dominate this use|defined as a block argument|"
-               r"exceeded stack allocation limit"),
-    KnownIssue("on vulkan-spirv a recurrence's rows set by two or more literal points come out wrong "
-               "(`let r[0] = 2.0; let r[1] = 1.0; let r[t in 2..5] = r[t - 1];` gives zeros)",
-               "found by the fuzzer, reported to the lead: the Vulkan host loop (recurrence_host.py)",
-               ("mismatch",), shape=features.recurrence_with_points_before_its_step,
-               targets=("vulkan-spirv",)),
 )
 
 
