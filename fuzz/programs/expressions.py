@@ -9,12 +9,12 @@ Divisors and the arguments of log and sqrt are built to stay in their domains.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
     FLOATS, INTS, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Range, Read, Reduce,
-    Unary, Var, walk)
+    Unary, Var, children, walk)
 
 FLOAT_LITERALS = (0.5, 0.25, 1.5, 2.0, 0.1, 0.3, 0.75, 3.0, 1.25, 0.125, 0.9, 1.0, 0.01, 2.5)
 SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
@@ -90,6 +90,9 @@ class ExpressionGenerator:
     # ------------------------------------------------------------ entry points
 
     def expr(self, dtype: str, scope: Scope, depth: int):
+        return typed_constants(self._expr(dtype, scope, depth))
+
+    def _expr(self, dtype: str, scope: Scope, depth: int):
         if dtype == "bool":
             return self.condition(scope, depth)
         kind = "float" if dtype in FLOATS else "int"
@@ -456,6 +459,47 @@ class ExpressionGenerator:
             return Binary(self.rng.choice(("<", ">=", "==", "!=")), Index(var.name),
                           Lit(self.rng.randint(var.low, max(var.low, var.high)), "i32"), "bool")
         return self.literal("bool")
+
+
+def typed_constants(node):
+    """`node` with every literal of a constant subexpression (`0.25 * 0.01`, `abs(2.5)`) written
+    with its type: einc folds untyped literal arithmetic in f64 and rounds once where a context
+    types it (which `as` may or may not be), the meaning rounds each operation; typed, both
+    compute in the type."""
+    if isinstance(node, Lit):
+        return node
+    if _constant(node):
+        return _suffixed(node)
+    if not is_dataclass(node):
+        return node
+    changes = {f.name: _map_children(getattr(node, f.name)) for f in fields(node)}
+    return replace(node, **changes)
+
+
+def _map_children(value):
+    if isinstance(value, tuple):
+        return tuple(_map_children(v) for v in value)
+    return typed_constants(value) if is_dataclass(value) and not isinstance(value, (Range, Bound)) else value
+
+
+def _constant(node) -> bool:
+    """Built from literals only, with at least one operation."""
+    return bool(children(node)) and not any(
+        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block)) for n in walk(node))
+
+
+def _suffixed(node):
+    if isinstance(node, Lit):
+        return replace(node, suffix=node.dtype != "bool")
+    if not is_dataclass(node):
+        return node
+    return replace(node, **{f.name: _suffixed_value(getattr(node, f.name)) for f in fields(node)})
+
+
+def _suffixed_value(value):
+    if isinstance(value, tuple):
+        return tuple(_suffixed_value(v) for v in value)
+    return _suffixed(value) if is_dataclass(value) else value
 
 
 def bound_expr(b: Bound):

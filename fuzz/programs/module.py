@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzz.programs.render import render_statements
-from fuzz.programs.structure import Program
 
 HEADER = ["use std::math::*;"]
 
