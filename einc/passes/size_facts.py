@@ -139,6 +139,7 @@ class _Collector:
 
     def _group(self, group: RecurrenceGroup) -> None:
         self.ranges([group.t_var], (), group.members[0].span)
+        outer = self._steps           # a group reached from a clause of another: restored after
         for member in group.members:
             for clause in member.clauses:
                 span = clause.body.span or member.span     # a clause has no span of its own
@@ -146,7 +147,7 @@ class _Collector:
                 domain = self.ranges([steps] + list(clause.vars), (), span)
                 self._steps = {group.t_var: Lin.of(steps)}
                 self._body(clause.body, clause.guard, domain)
-                self._steps = {}
+                self._steps = outer
                 firsts = [clause.t_lo] + [var.lo for var in clause.vars]
                 extents = [steps.extent] + [var.extent for var in clause.vars]
                 for axis, (first, extent) in enumerate(zip(firsts, extents)):
