@@ -10,7 +10,13 @@ _KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 # output `d`, `sum[i](d[i])`) read elements never written. Found by the differential fuzzer;
 # tests/fuzz/regressions/*_read_of_a_shared_value.ein. Such producers get their own dispatch.
 _NO_MULTI_USE_FUSION = "--iree-dispatch-creation-fuse-multi-use=false"
-_COMMON = (_KEEP_F64, _NO_MULTI_USE_FUSION)
+# IREE 3.13 hoists a computation that reads no input into a global initializer, and a recurrence
+# group (one dispatch region with results of different sizes, r3: 9x2 and r4: 9) hoisted that
+# way fails to compile ("invalid Read access range ... of resource %__hoisted_tensor_9x2xf32 with
+# size 36"). Found by the differential fuzzer; tests/fuzz/regressions/constant_recurrence_group.ein.
+# Such values are computed on each call instead, like the rest of the program.
+_NO_CONST_HOISTING = "--iree-opt-const-expr-hoisting=false"
+_COMMON = (_KEEP_F64, _NO_MULTI_USE_FUSION, _NO_CONST_HOISTING)
 # Data tiling packs matmul operands into the CPU's register tiles (linalg.mmt4d) and runs them
 # through IREE's microkernels: 3-4x the GF/s of the default matmul codegen on einc's matmuls
 # with named (dynamic) dims (benchmarks/, the matmul rows). CPU only: the Vulkan flags stay bare.
