@@ -6,7 +6,7 @@ DEMO ?= examples/basics/matmul.ein
 TARGET ?= llvm-cpu
 MNIST ?= ../shared/data/mnist
 
-.PHONY: venv test demo demo-random bench golden
+.PHONY: venv test demo demo-random bench golden fuzz
 
 venv: $(VENV)/.installed
 
@@ -49,3 +49,12 @@ bench: venv
 	$(PY) -m pip install -q jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)
 	$(if $(filter vulkan,$(DEVICE)),bash tools/setup_vulkan.sh)
 	$(PY) benchmarks/run.py $(if $(DEVICE),--device $(DEVICE))
+
+# The fuzzers (fuzz/, registered in fuzz/campaigns.py): generated programs against their NumPy
+# meaning on llvm-cpu and vulkan-spirv, mutants of real programs through the front end, and
+# mutants of `einc run`. `make fuzz` runs each campaign's full size (2,000 programs, 5,000 and
+# 2,000 mutants); `make fuzz N=100` runs N cases of each; FUZZ_ARGS="--only programs" picks.
+SEED ?= 1
+fuzz: venv
+	bash tools/setup_vulkan.sh
+	$(PY) -m fuzz --seed $(SEED) $(if $(N),--n $(N)) $(FUZZ_ARGS)

@@ -5,6 +5,18 @@ from dataclasses import dataclass
 
 # IREE 3.13 demotes f64 to f32 at the input by default; Einlang's f64 must stay f64.
 _KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+# IREE 3.13 fuses an elementwise producer that has several uses into a consumer that reads only
+# part of it (`p[j in 0..2] = d[j + 1]`) and then computes only that part: the other uses (the
+# output `d`, `sum[i](d[i])`) read elements never written. Found by the differential fuzzer;
+# tests/fuzz/regressions/*_read_of_a_shared_value.ein. Such producers get their own dispatch.
+_NO_MULTI_USE_FUSION = "--iree-dispatch-creation-fuse-multi-use=false"
+# IREE 3.13 hoists a computation that reads no input into a global initializer, and a recurrence
+# group (one dispatch region with results of different sizes, r3: 9x2 and r4: 9) hoisted that
+# way fails to compile ("invalid Read access range ... of resource %__hoisted_tensor_9x2xf32 with
+# size 36"). Found by the differential fuzzer; tests/fuzz/regressions/constant_recurrence_group.ein.
+# Such values are computed on each call instead, like the rest of the program.
+_NO_CONST_HOISTING = "--iree-opt-const-expr-hoisting=false"
+_COMMON = (_KEEP_F64, _NO_MULTI_USE_FUSION, _NO_CONST_HOISTING)
 # Data tiling packs matmul operands into the CPU's register tiles (linalg.mmt4d) and runs them
 # through IREE's microkernels: 3-4x the GF/s of the default matmul codegen on einc's matmuls
 # with named (dynamic) dims (benchmarks/, the matmul rows). CPU only: the Vulkan flags stay bare.
@@ -31,13 +43,13 @@ _VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
-        Target("llvm-cpu", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=host", _KEEP_F64) + _CPU_MATMULS,
+        Target("llvm-cpu", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=host",) + _COMMON + _CPU_MATMULS,
                ("local-task", "local-sync"),
                "this CPU's full feature set: fastest, but the module may not run on an older or other CPU"),
-        Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic", _KEEP_F64) + _CPU_MATMULS,
+        Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic",) + _COMMON + _CPU_MATMULS,
                ("local-task", "local-sync"),
                "baseline x86-64/arm64 code: portable across machines of the same architecture, slower"),
-        Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES, _KEEP_F64),
+        Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES) + _COMMON,
                ("vulkan",),
                "Vulkan compute (SPIR-V 1.3 baseline profile plus 8-bit storage: f32, 8- and 32-bit "
                "integers and bool; no f64, 16- or 64-bit integers)"),

@@ -181,6 +181,7 @@ def _partials(scopes: list[Scope], reduce: Reduce, unroll: int) -> tuple[list, l
     combine = reduce_combiner(reduce)
     (lo, hi), = var_bounds(scopes[0].lw, [lane])
     vector_end = round_down(lo, hi, width)
+    identities = vector.broadcast(vector_type(width, element_type(reduce.dtype)), identity)
 
     def outer_point(ivs, carried):
         outers = [scope.child(dict(zip(reduce.vars[:-1], ivs))) for scope in scopes]
@@ -190,7 +191,9 @@ def _partials(scopes: list[Scope], reduce: Reduce, unroll: int) -> tuple[list, l
         vectors, start = carried[:len(scopes)], lo
         if unroll > 1:
             start = round_down(lo, hi, width * unroll)
-            accs = counted_loop(lo, start, width * unroll, [v for v in vectors for _ in range(unroll)],
+            # what earlier outer points carried goes into one accumulator of each scope only
+            fresh = [v if u == 0 else identities for v in vectors for u in range(unroll)]
+            accs = counted_loop(lo, start, width * unroll, fresh,
                                 lambda base, accs: [add_chunk(k // unroll, arith.addi(base, index_const(k % unroll * width)), a)
                                                     for k, a in enumerate(accs)])
             vectors = [_fold(accs[n * unroll:(n + 1) * unroll], combine) for n in range(len(scopes))]
@@ -200,9 +203,8 @@ def _partials(scopes: list[Scope], reduce: Reduce, unroll: int) -> tuple[list, l
                             lambda j, accs: [accumulate(outers[n].child({lane: j}), reduce, a)
                                              for n, a in enumerate(accs)])
         return vectors + rest
-    start = vector.broadcast(vector_type(width, element_type(reduce.dtype)), identity)
     results = point_loops(var_bounds(scopes[0].lw, list(reduce.vars[:-1])),
-                          [start] * len(scopes) + [identity] * len(scopes), outer_point)
+                          [identities] * len(scopes) + [identity] * len(scopes), outer_point)
     return results[:len(scopes)], results[len(scopes):]
 
 

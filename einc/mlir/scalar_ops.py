@@ -60,6 +60,8 @@ def runs_on_host(op: Op) -> bool:
         return False                # the expansions use bit casts and i64 the VM may not have
     if op.op == "pow":
         return op.args[1].dtype == operand          # fpowi has no VM lowering
+    if op.op == "cast" and operand.is_float and op.dtype.is_int:
+        return False                # the VM's f32 -> i32 rounds to nearest (2.7 as i32 gave 3)
     if op.op == "cast":
         widening = operand.name == "f32" and op.dtype.name == "f64"
         touches_f64 = "f64" in (operand.name, op.dtype.name)

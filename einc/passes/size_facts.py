@@ -70,7 +70,7 @@ def collect_size_facts(program: Program) -> list:
             continue
         if isinstance(fact, ExtentFact):
             extents.add(fact.extent)       # the first range with an extent names it
-        if _is_constant(fact):
+        if _is_constant(fact) or _fails_for_every_size(fact):
             raise _violated(fact)
         facts.append(fact)
     return facts
@@ -139,6 +139,7 @@ class _Collector:
 
     def _group(self, group: RecurrenceGroup) -> None:
         self.ranges([group.t_var], (), group.members[0].span)
+        outer = self._steps           # a group reached from a clause of another: restored after
         for member in group.members:
             for clause in member.clauses:
                 span = clause.body.span or member.span     # a clause has no span of its own
@@ -146,7 +147,7 @@ class _Collector:
                 domain = self.ranges([steps] + list(clause.vars), (), span)
                 self._steps = {group.t_var: Lin.of(steps)}
                 self._body(clause.body, clause.guard, domain)
-                self._steps = {}
+                self._steps = outer
                 firsts = [clause.t_lo] + [var.lo for var in clause.vars]
                 extents = [steps.extent] + [var.extent for var in clause.vars]
                 for axis, (first, extent) in enumerate(zip(firsts, extents)):
@@ -231,6 +232,14 @@ def _never_negative(lin: Lin) -> bool:
     """`lin` >= 0 for every size >= 0 (a quotient is >= 0 when its numerator is)."""
     return lin.const >= 0 and all(c >= 0 and (not isinstance(k, Quotient) or _never_negative(k.numer))
                                   for k, c in lin.terms.items())
+
+
+def _fails_for_every_size(fact: SizeFact) -> bool:
+    """Whether `fact` is false whatever the sizes: the access always happens and one of its
+    requirements is a negative constant (`z[i in -1..M]` writes index -1 for every M)."""
+    conditions = _conditions(fact)
+    return all(_never_negative(w - 1) for w in conditions) and \
+        any(r.is_const and r.const < 0 for r in _requirements(fact))
 
 
 def _never_positive(lin: Lin) -> bool:

@@ -245,7 +245,11 @@ def reduction(el, node: ast.Reduction, env):
     el.state.frames.append(frame)
     guarded = bool(hull_guards) or any(isinstance(w, ast.WhereGuard) for w in node.wheres)
     try:
+        # a range that depends on outer indices runs over its hull behind guards: those guards
+        # keep the where clauses inside the range as well as the body
+        el.state.guard_depth += bool(hull_guards)
         guard = where_clauses(el, node.wheres, scope)
+        el.state.guard_depth -= bool(hull_guards)
         for g in hull_guards:
             guard = g if guard is None else scalar_ops.apply("and", [guard, g], node.span)
         el.state.guard_depth += guarded

@@ -229,8 +229,12 @@ def _where(el, e, env):
     body = el.ev(e.body, scope)
     if guard is None:
         return body
-    zero = Weak(np.asarray(0), "int") if _kind(body) == "int" else Weak(np.asarray(0.0), "float")
-    return select(el, guard, body, zero, e.span)
+    return select(el, guard, body, _zero(_kind(body)), e.span)
+
+
+def _zero(kind: str) -> Weak:
+    """What a point a guard filters out holds: 0, 0.0 or false."""
+    return Weak(np.asarray({"int": 0, "float": 0.0, "bool": False}[kind]), kind)
 
 
 def _kind(v) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Callable, Iterator, Optional
 
-from einc.diagnostics import IMPORT, IO, CompileError, SourceMap, Span, error
+from einc.diagnostics import IMPORT, IO, SYNTAX, CompileError, SourceMap, Span, error
 from einc.syntax import ast
 from einc.syntax.parser import parse
 
@@ -121,11 +121,7 @@ def _anchor(current: ModPath, segments: list[str]) -> Optional[ModPath]:
 def load_program(entry_path: os.PathLike | str, stdlib: Optional[os.PathLike | str] = None) -> Program:
     """Read and parse the entry file and every module it reaches."""
     path = FsPath(entry_path)
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(IO, f"cannot read {path}: {_reason(exc)}") from None
-    return _Loader(path.parent, stdlib_dir(stdlib)).run(text, str(path), path)
+    return _Loader(path.parent, stdlib_dir(stdlib)).run(read_source(path), str(path), path)
 
 
 def load_source(text: str, filename: str = "<input>", root: Optional[os.PathLike | str] = None,
@@ -136,8 +132,28 @@ def load_source(text: str, filename: str = "<input>", root: Optional[os.PathLike
     return _Loader(root_dir, stdlib_dir(stdlib)).run(text, filename, None)
 
 
-def _reason(exc: Exception) -> str:
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+def read_source(path: FsPath) -> str:
+    """A source file's text. Einlang source is UTF-8: a byte that is not is E001 at its place."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error(IO, f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, data, exc) from None
+
+
+def _not_utf8(path: FsPath, data: bytes, exc: UnicodeDecodeError) -> CompileError:
+    before = data[:exc.start]
+    line = before.count(b"\n") + 1
+    line_start = before.rfind(b"\n") + 1
+    col = len(before[line_start:].decode("utf-8", "replace")) + 1
+    err = error(SYNTAX, f"the file is not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                Span(str(path), line, col, line, col + 1), hint="save the file as UTF-8")
+    err.sources = SourceMap()
+    err.sources.add(str(path), data.decode("utf-8", "replace"))
+    return err
 
 
 class _Loader:
@@ -213,10 +229,7 @@ class _Loader:
         key = file.resolve()
         if key in self.parsed:
             raise error(IMPORT, f"module file {file} includes itself through `mod` declarations")
-        try:
-            text = file.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise error(IO, f"cannot read {file}: {_reason(exc)}") from None
+        text = read_source(file)
         self.sources.add(str(file), text)
         module = parse(text, str(file))
         self.parsed[key] = module

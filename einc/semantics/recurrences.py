@@ -10,18 +10,21 @@ same clause). The storage plan is made later, once every read of the members is 
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
                            Value, step_state_reads)
 from einc.ir.state_slices import state_slice
-from einc.ir.types import F32, F64, Lin
+from einc.ir.types import BOOL, F32, F64, I32, I64, Lin
 from einc.semantics import definitions, scalar_ops
 from einc.semantics.bounds import check_reads
 from einc.syntax import ast
 
 MAX_TYPING_ROUNDS = 3
+SCALAR_TYPES = (F32, I32, F64, I64, BOOL)
+MAX_UNSEEDED = 3                 # 125 typings at most
 
 
 class RecState:
@@ -176,25 +179,49 @@ def _strongly_connected(graph: dict) -> list:
 def define_group(el, clauses_by_member: dict, env) -> dict:
     """Elaborate a group; returns def_id -> RecValue for each member."""
     names = {did: cs[0].name for did, cs in clauses_by_member.items()}
-    # Reads of a member need its dtype before its own clauses are typed: assume f32, then
-    # elaborate again with what the bodies turned out to be until the two agree.
-    guess, tentative = _initial_dtypes(el, clauses_by_member, env)
-    wide = {did: (F64 if did in tentative and dt.is_float else dt) for did, dt in guess.items()}
-    try:
-        members, step = _settle_types(el, clauses_by_member, env, guess, names)
-    except d.CompileError as err:
-        # a member typed only by literals may have to be f64 to meet f64 data (Rust infers it)
-        if wide == guess or err.diagnostics[0].code != d.TYPE:
-            raise
-        try:
-            members, step = _settle_types(el, clauses_by_member, env, wide, names)
-        except d.CompileError:
-            raise err from None
+    members, step = _typed_members(el, clauses_by_member, env, names)
     order = _step_order(members, names, step)
     group = RecurrenceGroup(step, [members[did] for did in order])
     _check_reads(group)
     el.ir.recurrences.append(group)
     return {did: RecValue(group, members[did], span=members[did].span) for did in clauses_by_member}
+
+
+def _typed_members(el, clauses_by_member: dict, env, names: dict):
+    """Reads of a member need its dtype before its own clauses are typed: start from a guess,
+    elaborate again with what the bodies turned out to be until the two agree. A guess that
+    ends in a type error is replaced by the next (`_guesses`); the first error stands if none
+    settles."""
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    first_error = None
+    for guess in _guesses(*_initial_dtypes(el, clauses_by_member, env)):
+        del el.ir.effects[effects:]          # what a failed guess left behind
+        del el.state.dependent_ranges[ranges:]
+        try:
+            return _settle_types(el, clauses_by_member, env, guess, names)
+        except d.CompileError as err:
+            if first_error is None and err.diagnostics[0].code != d.TYPE:
+                raise
+            first_error = first_error or err
+    raise first_error
+
+
+def _guesses(guess: dict, tentative: set, unseeded: set):
+    """The first guess; then f64 for members typed only by float literals (Rust infers it when
+    they meet f64 data); then other types for members no base clause types at all
+    (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination for up to
+    MAX_UNSEEDED of them, one type for all beyond that."""
+    yield guess
+    wide = {did: (F64 if did in tentative and dt.is_float else dt) for did, dt in guess.items()}
+    if wide != guess:
+        yield wide
+    members = sorted(unseeded, key=list(guess).index)
+    choices = itertools.product(SCALAR_TYPES, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
+        else ((t,) * len(members) for t in SCALAR_TYPES)
+    for types in choices:
+        alternative = {**guess, **dict(zip(members, types))}
+        if alternative not in (guess, wide):
+            yield alternative
 
 
 def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict):
@@ -213,15 +240,17 @@ def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict):
                   + ", ".join(names.values()), next(iter(clauses_by_member.values()))[0].span)
 
 
-def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set]:
+def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     """A first guess per member from its base clauses (those reading no member): their type,
-    or the default type of their literals; f32 for a member that has none."""
+    or the default type of their literals; f32 for a member that has none. Also the members
+    guessed from literals only (tentative) and those with no base clause (unseeded)."""
     group = set(clauses_by_member)
-    guess, tentative = {}, set()
+    guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
     for did, clauses in clauses_by_member.items():
         guess[did] = F32
         tentative.add(did)
+        unseeded.add(did)
         for c in clauses:
             if any(isinstance(n, ast.Name) and n.def_id in group
                    for n in ast.iter_nodes([c.value, c.wheres])):
@@ -229,11 +258,12 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set]:
             step = IndexVar("t", Lin(0), Lin(1))
             body = definitions.clause(el, c, env, step_var=step).body
             guess[did] = scalar_ops.materialize(body, None, c.span).dtype
+            unseeded.discard(did)
             if isinstance(body, Value):
                 tentative.discard(did)
             break
     del el.ir.effects[effects:]
-    return guess, tentative
+    return guess, tentative, unseeded
 
 
 @contextlib.contextmanager

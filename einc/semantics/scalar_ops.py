@@ -37,9 +37,8 @@ def materialize(v, dtype: DType | None = None, span=None):
         if kind_of(target) != v.kind and not (v.kind == "int" and target.is_float) and v.value.size:
             raise d.error(d.TYPE, f"expected {target}, found {v.kind} literal", v.span or span,
                           hint=_literal_hint(v, target))     # an empty literal takes any type
-        if target.is_int and v.value.size and not _fits(v.value, target):
-            raise d.error(d.VALUE, f"the literal {v.value.tolist()} does not fit in {target}",
-                          v.span or span)
+        if v.value.size:
+            _check_fits(v, target, span)
         if v.trace is not None:
             return v.trace.at(target)
         return Const(np.asarray(v.value).astype(target.numpy), span=v.span or span)
@@ -49,9 +48,24 @@ def materialize(v, dtype: DType | None = None, span=None):
     return v
 
 
-def _fits(value: np.ndarray, target: DType) -> bool:
-    info = np.iinfo(target.numpy)
-    return bool(np.all((value >= info.min) & (value <= info.max)))
+def _check_fits(v: Weak, target: DType, span) -> None:
+    """A literal (or a constant folded from literals) must fit its type, as in Rust: an integer
+    must not wrap around, a finite float must not become infinite."""
+    if target.is_int:
+        info = np.iinfo(target.numpy)
+        outside = v.value[(v.value < info.min) | (v.value > info.max)]
+    elif target.is_float:
+        with np.errstate(over="ignore"):    # rounding to the type decides: 3.4028235e38 is f32's max
+            rounded = np.asarray(v.value).astype(target.numpy)
+        outside = v.value[np.isfinite(v.value) & np.isinf(rounded)]
+    else:
+        return
+    if outside.size:
+        value = outside.flat[0]
+        shown = int(value) if target.is_int else float(value)
+        hint = f"write `{shown}i64`" if target.name == "i32" and abs(shown) < 2 ** 63 else \
+            "write it as an f64" if target.name == "f32" else ""
+        raise d.error(d.VALUE, f"the constant {shown} does not fit in {target}", v.span or span, hint=hint)
 
 
 def _literal_hint(v: Weak, target: DType) -> str:

@@ -8,6 +8,7 @@ positions shifted to where the field sits in the file, so its spans are exact to
 from __future__ import annotations
 
 import functools
+import math
 import hashlib
 from pathlib import Path as FsPath
 from typing import Optional
@@ -17,7 +18,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
                              VisitError)
 from lark.lexer import PatternStr
 
-from einc.diagnostics import SYNTAX, CompileError, Span, error
+from einc.diagnostics import SYNTAX, VALUE, CompileError, Span, error
 from einc.syntax import ast
 from einc.user_cache import cache_folder
 
@@ -284,7 +285,8 @@ class _AstBuilder(Transformer):
 
     def slot_literal(self, meta, children):
         digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
-        return ast.IndexLiteral(int(digits), span=self._span(meta))
+        span = self._span(meta)
+        return ast.IndexLiteral(_checked(int(digits), EXTENT_LIMIT, "an index", span), span=span)
 
     def slot_rest(self, meta, children):
         return ast.RestIndex(str(children[0]), span=self._span(meta))
@@ -468,11 +470,15 @@ class _AstBuilder(Transformer):
 
     def int_lit(self, meta, children):
         digits, suffix = _split_suffix(str(children[0]), INT_SUFFIXES)
-        return ast.IntLit(int(digits), suffix, span=self._span(meta))
+        span = self._span(meta)
+        return ast.IntLit(_checked(int(digits), INT_LIMIT, "an integer literal", span), suffix, span=span)
 
     def float_lit(self, meta, children):
         digits, suffix = _split_suffix(str(children[0]), ("f32", "f64"))
-        return ast.FloatLit(float(digits), suffix, span=self._span(meta))
+        span = self._span(meta)
+        if math.isinf(float(digits)):
+            raise error(VALUE, f"a float literal of {digits} is too large: even f64 makes it infinite", span)
+        return ast.FloatLit(float(digits), suffix, span=span)
 
     def true_lit(self, meta, children):
         return ast.BoolLit(True, span=self._span(meta))
@@ -551,11 +557,14 @@ class _AstBuilder(Transformer):
         return ast.BindPat(name, span=self._span(meta))
 
     def lit_pat(self, meta, children):
-        return ast.LitPat(_number(str(children[0])), span=self._span(meta))
+        span = self._span(meta)
+        return ast.LitPat(_checked(_number(str(children[0])), INT_LIMIT, "a pattern", span), span=span)
 
     def neg_lit_pat(self, meta, children):
         # The value is stored signed; `negative` records that the source wrote a minus.
-        return ast.LitPat(-_number(str(children[0])), negative=True, span=self._span(meta))
+        span = self._span(meta)
+        value = _checked(_number(str(children[0])), INT_LIMIT, "a pattern", span)
+        return ast.LitPat(-value, negative=True, span=span)
 
     def str_pat(self, meta, children):
         parts = self._string_parts(children[0])
@@ -596,7 +605,8 @@ class _AstBuilder(Transformer):
 
     def dim_fixed(self, meta, children):
         digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
-        return ast.DimSpec(size=int(digits), span=self._span(meta))
+        span = self._span(meta)
+        return ast.DimSpec(size=_checked(int(digits), EXTENT_LIMIT, "a dimension", span), span=span)
 
     def dim_named(self, meta, children):
         return ast.DimSpec(name=str(children[0]), span=self._span(meta))
@@ -686,6 +696,18 @@ def _split_suffix(text: str, suffixes: tuple[str, ...]) -> tuple[str, Optional[s
         if text.endswith(suffix):
             return text[:-len(suffix)], suffix
     return text, None
+
+
+# No integer type holds more than u64; sizes and literal positions must be reachable by the i32
+# index variables.
+INT_LIMIT = 2 ** 64 - 1
+EXTENT_LIMIT = 2 ** 31 - 1
+
+
+def _checked(value, limit: int, what: str, span: Span):
+    if isinstance(value, int) and value > limit:
+        raise error(VALUE, f"{what} of {value} is too large: at most {limit}", span)
+    return value
 
 
 def _number(text: str):

@@ -7,9 +7,10 @@ import math
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import Const, Op, Value, is_folding_constant
+from einc.ir.nodes import Const, IndexRef, IndexVar, Op, Reduce, Value, is_folding_constant
 from einc.ir.types import BOOL
 from einc.passes.autodiff.simplify import build
+from einc.passes.autodiff.substitute import substitute
 
 
 def const(value: float, like: Value) -> Const:
@@ -22,6 +23,24 @@ def op(name: str, *args, dtype=None) -> Value:
 
 def mul(a, b):
     return op("mul", a, b)
+
+
+def selected_share(r: Reduce, d: Value) -> Value:
+    """What a point of a max/min reduction passes on of the derivative `d`: an equal share if it
+    is selected (as in JAX and PyTorch: `max[i in 0..4](x)` of one value x has derivative 1, not
+    4), else 0."""
+    chosen = Op("eq", (r.body, r), BOOL)
+    return Op("select", (chosen, op("div", d, _selected_count(r)), const(0.0, d)), d.dtype)
+
+
+def _selected_count(r: Reduce) -> Reduce:
+    """How many points of `r` hold its result (its own variables, fresh: `r` binds the old)."""
+    fresh = tuple(IndexVar(v.name, v.lo, v.extent, span=v.span) for v in r.vars)
+    mapping = {old: IndexRef(new) for old, new in zip(r.vars, fresh)}
+    hit = Op("select", (Op("eq", (substitute(r.body, mapping), r), BOOL), const(1.0, r), const(0.0, r)),
+             r.dtype)
+    guard = substitute(r.guard, mapping) if r.guard is not None else None
+    return Reduce("sum", fresh, hit, guard, span=r.span)
 
 
 def _recip(x):

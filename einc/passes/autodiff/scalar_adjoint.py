@@ -14,7 +14,7 @@ from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, State
                            is_stored_tensor)
 from einc.ir.types import BOOL
 from einc.passes.autodiff.custom_rules import NO_RULES
-from einc.passes.autodiff.local_rules import const, mul, op, partials
+from einc.passes.autodiff.local_rules import const, mul, op, partials, selected_share
 
 
 @dataclass
@@ -64,8 +64,8 @@ def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules)
         inner = adj
     elif r.kind == "prod":
         inner = mul(adj, op("div", r, r.body))
-    else:  # max / min: through the selected point
-        inner = Op("select", (Op("eq", (r.body, r), BOOL), adj, const(0.0, adj)), adj.dtype)
+    else:  # max / min: through the selected points
+        inner = selected_share(r, adj)
     if r.guard is not None:
         inner = Op("select", (r.guard, inner, const(0.0, inner)), inner.dtype)
     return propagate(r.body, inner, stops, extra_vars + tuple(r.vars), rules)

@@ -19,7 +19,7 @@ from einc.ir.nodes import (Compact, Const, Generic, IndexRef, IndexVar, Input, O
 from einc.ir.types import BOOL, Lin
 from einc.passes.autodiff.compact_rules import compact_tangent
 from einc.passes.autodiff.custom_rules import NO_RULES
-from einc.passes.autodiff.local_rules import const, mul, op, partials
+from einc.passes.autodiff.local_rules import const, mul, op, partials, selected_share
 from einc.passes.autodiff.rewrite import replace_nodes
 from einc.passes.autodiff.seeds import positions
 from einc.passes.autodiff.substitute import substitute
@@ -161,8 +161,8 @@ class Tangent:
             return None
         if r.kind == "prod":
             inner = mul(op("div", r, r.body), inner)
-        elif r.kind in ("max", "min"):       # through the selected point
-            inner = Op("select", (Op("eq", (r.body, r), BOOL), inner, const(0.0, inner)), inner.dtype)
+        elif r.kind in ("max", "min"):       # through the selected points
+            inner = selected_share(r, inner)
         # fresh variables: `inner` may hold the primal reduction, which binds r.vars itself
         fresh = tuple(IndexVar(v.name, v.lo, v.extent, span=v.span) for v in r.vars)
         mapping = {old: IndexRef(new) for old, new in zip(r.vars, fresh)}

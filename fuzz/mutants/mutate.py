@@ -1,0 +1,151 @@
+"""Mutations of real Einlang programs: tokens deleted, duplicated, swapped or replaced, numbers
+and types changed, names exchanged, lines dropped or repeated, the text cut short, stray bytes.
+
+The tokenizer is the fuzzer's own (a few regular expressions), not einc's lexer, so that the
+mutants do not inherit its idea of what a token is. Joining the tokens gives the text back.
+"""
+from __future__ import annotations
+
+import random
+import re
+
+TOKEN = re.compile(r"""
+    (?P<space>\s+)
+  | (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<string>"(?:\\.|[^"\\])*")
+  | (?P<number>\d+\.\d+(?:[eE][+-]?\d+)?(?:f32|f64)?|\d+[eE][+-]?\d+(?:f32|f64)?|\d+(?:i32|i64|f32|f64)?)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<operator>\.\.=|\.\.|::|->|=>|\|>|\*\*|==|!=|<=|>=|&&|\|\|)
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
+
+TYPES = ("f32", "f64", "i32", "i64", "bool", "str", "i8")
+NUMBERS = ("0", "1", "2", "7", "0.0", "1.0", "-1", "2147483647", "2147483648", "9223372036854775808",
+           "99999999999999999999999", "1e309", "1e-320", "3.5e38", "0.5f64", "3i64", "1f32", "1.5e")
+OPERATORS = ("+", "-", "*", "/", "%", "**", "==", "!=", "<", ">", "<=", ">=", "&&", "||", "..", "..=",
+             "=", ":", ";", ",", "@", "|", "|>", "!", "?", ".", "::", "->", "=>")
+KEYWORDS = ("let", "fn", "use", "mod", "pub", "if", "else", "match", "where", "in", "as", "sum",
+            "max", "true", "false", "crate", "self", "super", "const", "@fn")
+BRACKETS = ("(", ")", "[", "]", "{", "}", "<", ">")
+STRAY = ("\x00", "\x7f", "\t", "\r", "#", "$", "`", "\\", "'", '"', "\u00e9", "\u2028", "\ufeff",
+         "\U0001f600", "/*", "*/", "//")
+
+
+def tokens(text: str) -> list[tuple[str, str]]:
+    return [(m.lastgroup, m.group()) for m in TOKEN.finditer(text)]
+
+
+def mutate(text: str, rng: random.Random, count: int | None = None) -> bytes:
+    """`text` with 1-3 mutations (or `count`); bytes, since a stray byte need not be UTF-8."""
+    for _ in range(count or rng.choice((1, 1, 1, 2, 3))):
+        operator = rng.choice(MUTATIONS)
+        text = operator(text, rng)
+    data = text.encode("utf-8", "surrogatepass")
+    if rng.random() < 0.03:                          # a byte that is not UTF-8 at all
+        at = rng.randrange(len(data) + 1)
+        data = data[:at] + bytes([rng.choice((0x80, 0xc3, 0xff, 0xfe))]) + data[at:]
+    return data
+
+
+def _significant(toks: list) -> list[int]:
+    return [k for k, (kind, _) in enumerate(toks) if kind not in ("space", "comment")]
+
+
+def _edit_token(text: str, rng: random.Random, change) -> str:
+    toks = tokens(text)
+    places = _significant(toks)
+    if not places:
+        return text
+    return "".join(change(toks, rng.choice(places), places))
+
+
+def delete_token(text: str, rng: random.Random) -> str:
+    return _edit_token(text, rng, lambda toks, k, _: [t for j, (_, t) in enumerate(toks) if j != k])
+
+
+def duplicate_token(text: str, rng: random.Random) -> str:
+    return _edit_token(text, rng, lambda toks, k, _: [t * (2 if j == k else 1) for j, (_, t) in enumerate(toks)])
+
+
+def swap_tokens(text: str, rng: random.Random) -> str:
+    def swap(toks, k, places):
+        later = [p for p in places if p > k]
+        if not later:
+            return [t for _, t in toks]
+        other = later[0] if rng.random() < 0.7 else rng.choice(later)
+        texts = [t for _, t in toks]
+        texts[k], texts[other] = texts[other], texts[k]
+        return texts
+    return _edit_token(text, rng, swap)
+
+
+def _replace_kind(text: str, rng: random.Random, kinds: tuple, choices) -> str:
+    toks = tokens(text)
+    places = [k for k, (kind, t) in enumerate(toks) if kind in kinds]
+    if not places:
+        return insert_token(text, rng)
+    k = rng.choice(places)
+    texts = [t for _, t in toks]
+    texts[k] = choices(toks, texts[k])
+    return "".join(texts)
+
+
+def change_number(text: str, rng: random.Random) -> str:
+    return _replace_kind(text, rng, ("number",), lambda _, __: rng.choice(NUMBERS))
+
+
+def change_type(text: str, rng: random.Random) -> str:
+    toks = tokens(text)
+    places = [k for k, (kind, t) in enumerate(toks) if kind == "name" and t in TYPES]
+    if not places:
+        return change_number(text, rng)
+    texts = [t for _, t in toks]
+    texts[rng.choice(places)] = rng.choice(TYPES)
+    return "".join(texts)
+
+
+def change_name(text: str, rng: random.Random) -> str:
+    def other_name(toks, old):
+        names = sorted({t for kind, t in toks if kind == "name"})
+        return rng.choice(names + ["undefined_name", "T", "_", "main", "sum", "print"])
+    return _replace_kind(text, rng, ("name",), other_name)
+
+
+def change_operator(text: str, rng: random.Random) -> str:
+    return _replace_kind(text, rng, ("operator", "other"), lambda _, __: rng.choice(OPERATORS + BRACKETS))
+
+
+def insert_token(text: str, rng: random.Random) -> str:
+    toks = tokens(text)
+    k = rng.randrange(len(toks) + 1)
+    new = rng.choice((rng.choice(KEYWORDS), rng.choice(OPERATORS), rng.choice(BRACKETS),
+                      rng.choice(NUMBERS), rng.choice(TYPES)))
+    texts = [t for _, t in toks]
+    return "".join(texts[:k] + [" " + new + " "] + texts[k:])
+
+
+def drop_line(text: str, rng: random.Random) -> str:
+    lines = text.split("\n")
+    del lines[rng.randrange(len(lines))]
+    return "\n".join(lines)
+
+
+def repeat_line(text: str, rng: random.Random) -> str:
+    lines = text.split("\n")
+    k = rng.randrange(len(lines))
+    lines.insert(k, lines[k])
+    return "\n".join(lines)
+
+
+def truncate(text: str, rng: random.Random) -> str:
+    return text[:rng.randrange(len(text) + 1)]
+
+
+def stray(text: str, rng: random.Random) -> str:
+    at = rng.randrange(len(text) + 1)
+    return text[:at] + rng.choice(STRAY) + text[at:]
+
+
+MUTATIONS = (delete_token, delete_token, duplicate_token, swap_tokens, swap_tokens, change_number,
+             change_number, change_type, change_type, change_name, change_operator, insert_token,
+             drop_line, repeat_line, truncate, stray)

@@ -1,0 +1,129 @@
+"""Differential testing: generated programs through einc on each target, against their NumPy
+meaning.
+
+Programs are built many to a module (fuzz.programs.module). When a module fails, the program
+to blame is found: a diagnostic names its line; otherwise the batch is halved until the
+failure is down to one program. Every bad outcome is a Finding; fuzz.known_issues says which
+are known and owned elsewhere.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from fuzz.known_issues import explain
+from fuzz.programs.compare import disagreement
+from fuzz.programs.execute import build_and_run
+from fuzz.programs.generate import Case, generate_case
+from fuzz.programs.module import assemble, owner, prefix
+from fuzz.programs.render import render_program
+from fuzz.programs.structure import WIDE_TYPES, Derivative, types_used
+from fuzz.report import Finding, Report
+from fuzz.workers import Pool
+
+TARGETS = ("llvm-cpu", "vulkan-spirv")
+BATCH = 12
+SECONDS_PER_MODULE = 90
+SECONDS_PER_PROGRAM = 15
+
+
+def run_differential(n: int, seed: int, jobs: int = 2, targets: tuple = TARGETS,
+                     batch: int = BATCH, log=lambda line: print(line, flush=True)) -> Report:
+    with Pool(jobs) as pool:
+        return Differential(seed, pool, targets, batch, log).run(range(n))
+
+
+def runs_on(case: Case, target: str) -> bool:
+    return target != "vulkan-spirv" or not types_used(case.program) & set(WIDE_TYPES)
+
+
+class Differential:
+    def __init__(self, seed: int, pool: Pool, targets: tuple, batch: int, log):
+        self.seed, self.targets, self.batch, self.log = seed, targets, batch, log
+        self.pool = pool
+        self.report = Report("generated programs against NumPy")
+        self.cases: dict[int, Case] = {}
+
+    def run(self, numbers) -> Report:
+        start = time.monotonic()
+        self.cases = {k: generate_case(self.seed, k) for k in numbers}
+        self.report.counts["programs generated"] = len(self.cases)
+        for target in self.targets:
+            keys = [k for k, case in self.cases.items() if runs_on(case, target)]
+            for first in range(0, len(keys), self.batch):
+                self.submit(target, keys[first:first + self.batch])
+        done = 0
+        for (target, module), outcome in self.pool.run():
+            self.handle(target, module, outcome)
+            done += 1
+            if done % 10 == 0:
+                self.log(f"  {done} modules, {len(self.report.bad)} bad so far")
+        self.report.seconds = time.monotonic() - start
+        return self.report
+
+    def submit(self, target: str, keys: list) -> None:
+        module = assemble({k: self.cases[k].program for k in keys})
+        inputs = {prefix(k) + name: value for k in keys for name, value in self.cases[k].inputs.items()}
+        timeout = SECONDS_PER_MODULE + SECONDS_PER_PROGRAM * len(keys)
+        self.report.counts[f"modules built for {target}"] += 1
+        self.pool.submit((target, module), build_and_run, (module.source, target, module.outputs, inputs),
+                         timeout, alone=target == "vulkan-spirv")
+
+    def handle(self, target: str, module, outcome) -> None:
+        keys = list(module.lines)
+        if outcome.kind == "raised":
+            raise RuntimeError(f"the fuzzing job itself failed: {outcome.value}")
+        if outcome.kind in ("hang", "crash"):
+            return self.blame(target, keys, outcome.kind, outcome.value)
+        result = outcome.value
+        if result["kind"] == "ok":
+            for k in keys:
+                self.check(target, k, result["outputs"])
+            return None
+        detail = result.get("error") or f"{result['code']}: {result['message']}"
+        culprit = owner(module, result.get("line"))
+        if culprit is None:
+            return self.blame(target, keys, result["kind"], detail)
+        self.record(target, culprit, result["kind"], detail)
+        rest = [k for k in keys if k != culprit]
+        if rest:
+            self.submit(target, rest)
+        return None
+
+    def blame(self, target: str, keys: list, kind: str, detail: str) -> None:
+        """Halve a failing batch until the failure is down to one program."""
+        if len(keys) == 1:
+            return self.record(target, keys[0], kind, detail)
+        half = len(keys) // 2
+        self.submit(target, keys[:half])
+        self.submit(target, keys[half:])
+        return None
+
+    def check(self, target: str, k: int, outputs: dict) -> None:
+        case = self.cases[k]
+        derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
+        problems = []
+        for name in case.program.outputs:
+            got = outputs.get(prefix(k) + name)
+            if got is None:
+                problems.append(f"{name}: missing")
+                continue
+            problem = disagreement(got, case.meaning[name], derivative=name in derivatives)
+            if problem:
+                problems.append(f"{name} {problem}")
+        self.report.counts[f"programs checked on {target}"] += 1
+        if problems:
+            self.record(target, k, "mismatch", "; ".join(problems))
+
+    def record(self, target: str, k: int, kind: str, detail: str) -> None:
+        case = self.cases[k]
+        finding = Finding(f"seed {self.seed} program {k}", target, kind, detail,
+                          explain(case.program, kind, detail, target), render_program(case.program)
+                          + _inputs_comment(case.inputs), case)
+        self.report.findings.append(finding)
+
+
+def _inputs_comment(inputs: dict) -> str:
+    return "".join(f"// {name} = {np.array2string(value, separator=', ', max_line_width=1000)}\n"
+                   for name, value in inputs.items())

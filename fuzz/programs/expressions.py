@@ -1,0 +1,529 @@
+"""Random well-typed expressions over what a scope can see.
+
+Reads are kept in bounds by construction from the concrete ranges of the indices in scope
+(the NumPy meaning checks it again): a subscript is a plain index, an index plus a constant, a
+multiple, a quotient, a sum of two indices, a constant or a data-dependent `idx[i]`; one that
+could leave the array is wrapped in an `if` whose condition is exactly the bounds check.
+Divisors and the arguments of log and sqrt are built to stay in their domains.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+
+from fuzz.programs.wellformed import decides
+from fuzz.programs.structure import (
+    FLOATS, INTS, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Range, Read, Reduce,
+    Unary, Var, children, walk)
+
+FLOAT_LITERALS = (0.5, 0.25, 1.5, 2.0, 0.1, 0.3, 0.75, 3.0, 1.25, 0.125, 0.9, 1.0, 0.01, 2.5)
+SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
+REDUCTIONS = {"float": ("sum", "sum", "prod", "max", "min"), "int": ("sum", "sum", "max", "min"),
+              "bool": ("all", "any")}
+INDEX_NAMES = "ijklmnopqrsuvw"
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A binding an expression may read: its type, symbolic and concrete shape, and for integer
+    inputs the range of their values (so they can serve as subscripts)."""
+
+    name: str
+    dtype: str
+    shape: tuple                   # Bound
+    sizes: tuple                   # int
+    values: tuple | None = None    # (low, high) inclusive, integer inputs only
+
+
+@dataclass(frozen=True)
+class IndexVar:
+    name: str
+    low: int                       # smallest value it takes anywhere
+    high: int                      # largest value it takes anywhere
+    lo: Bound
+    hi: Bound
+
+
+@dataclass(frozen=True)
+class StepRead:
+    """A recurrence member readable at `t - c` for c in `lookbacks` (0: the same step)."""
+
+    tensor: Tensor
+    lookbacks: tuple
+
+
+@dataclass(frozen=True)
+class Scope:
+    tensors: tuple = ()            # Tensor
+    indices: tuple = ()            # IndexVar, innermost last
+    locals: tuple = ()             # (name, dtype)
+    functions: tuple = ()          # Function
+    steps: tuple = ()              # StepRead
+    step_var: str | None = None    # the recurrence index of the clause being generated
+    dims: dict = field(default_factory=dict)
+    whole: bool = False            # elementwise over whole arrays (or a function body): no indices
+    arrays: bool = False           # whole arrays: an `if` whose condition einc folds at build time
+                                   # has the shape of the branch taken, so none is generated here
+
+    def with_index(self, var: IndexVar) -> "Scope":
+        return replace(self, indices=self.indices + (var,))
+
+    def with_local(self, name: str, dtype: str) -> "Scope":
+        return replace(self, locals=self.locals + ((name, dtype),))
+
+
+class ExpressionGenerator:
+    def __init__(self, rng: random.Random, float_type: str, int_type: str):
+        self.rng = rng
+        self.float_type = float_type
+        self.int_type = int_type
+        self.fresh = 0
+
+    def name(self, stem: str) -> str:
+        self.fresh += 1
+        return f"{stem}{self.fresh}"
+
+    def index_name(self, scope: Scope) -> str:
+        taken = {v.name for v in scope.indices} | {n for n, _ in scope.locals}
+        return next(c for c in INDEX_NAMES if c not in taken)
+
+    # ------------------------------------------------------------ entry points
+
+    def expr(self, dtype: str, scope: Scope, depth: int):
+        return typed_constants(self._expr(dtype, scope, depth))
+
+    def _expr(self, dtype: str, scope: Scope, depth: int):
+        if dtype == "bool":
+            return self.condition(scope, depth)
+        kind = "float" if dtype in FLOATS else "int"
+        if depth <= 0:
+            return self.leaf(dtype, scope)
+        choices = [(self.leaf, 3), (self.arith, 6), (self.negate, 1), (self.choose, 2),
+                   (self.cast_from, 2), (self.reduction, 2), (self.call_function, 2),
+                   (self.block, 1)]
+        choices.append((self.math, 3) if kind == "float" else (self.int_math, 2))
+        choices.append((self.power, 1))
+        rule = self._pick(choices)
+        node = rule(dtype, scope, depth)
+        return node if node is not None else self.leaf(dtype, scope)
+
+    def condition(self, scope: Scope, depth: int):
+        choices = [(self.compare, 6), (self.logic, 2 if depth > 0 else 0), (self.bool_leaf, 1),
+                   (self.bool_reduction, 1 if depth > 0 and not scope.whole else 0)]
+        return self._pick(choices)(scope, depth)
+
+    def _pick(self, weighted):
+        rules = [r for r, w in weighted if w > 0]
+        return self.rng.choices(rules, [w for _, w in weighted if w > 0])[0]
+
+    # ------------------------------------------------------------ leaves
+
+    def leaf(self, dtype: str, scope: Scope, depth: int = 0):
+        options = []
+        readable = [t for t in scope.tensors if t.dtype == dtype]
+        if readable:
+            options.append((lambda: self.read(self.rng.choice(readable), scope), 6))
+        steps = [s for s in scope.steps if s.tensor.dtype == dtype]
+        if steps:
+            options.append((lambda: self.step_read(self.rng.choice(steps), scope), 8))
+        locals_ = [n for n, t in scope.locals if t == dtype]
+        if locals_:
+            options.append((lambda: Var(self.rng.choice(locals_), dtype), 5))
+        if scope.indices and dtype != "bool":
+            options.append((lambda: self.index_value(dtype, scope), 3))
+        if scope.dims and dtype in INTS:
+            options.append((lambda: self._as(DimRef(self.rng.choice(sorted(scope.dims))), dtype), 1))
+        options.append((lambda: self.literal(dtype), 2))
+        return self._pick(options)()
+
+    def literal(self, dtype: str, positive: bool = False):
+        rng = self.rng
+        if dtype == "bool":
+            return Lit(rng.random() < 0.5, "bool")
+        if dtype in FLOATS:
+            value = rng.choice(FLOAT_LITERALS)
+        else:
+            value = rng.randint(1, 9)
+        if not positive and rng.random() < 0.25:
+            value = -value
+        return Lit(value, dtype, suffix=rng.random() < 0.15)
+
+    def index_value(self, dtype: str, scope: Scope):
+        var = self.rng.choice(scope.indices)
+        return self._as(Index(var.name), dtype)
+
+    def _as(self, node, dtype: str):
+        return node if node.dtype == dtype else Cast(node, dtype)
+
+    # ------------------------------------------------------------ reads
+
+    def read(self, tensor: Tensor, scope: Scope):
+        subs, guards = [], []
+        for size, extent in zip(tensor.sizes, tensor.shape):
+            sub, guard = self.subscript(size, extent, scope)
+            subs.append(sub)
+            guards += guard
+        node = Read(tensor.name, tuple(subs), tensor.dtype)
+        return self._guarded(node, guards, scope)
+
+    def _guarded(self, node, guards: list, scope: Scope):
+        if not guards:
+            return node
+        cond = guards[0]
+        for g in guards[1:]:
+            cond = Binary("&&", cond, g, "bool")
+        other = self.leaf(node.dtype, replace(scope, steps=()))
+        return IfElse(cond, node, other, node.dtype)
+
+    def step_read(self, step: StepRead, scope: Scope):
+        """A recurrence member at `t - c` (or this step) along its first axis."""
+        lookback = self.rng.choice(step.lookbacks)
+        t = Index(scope.step_var)
+        first = Binary("-", t, Lit(lookback, "i32"), "i32") if lookback else t
+        subs, guards = [first], []
+        for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
+            sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
+            subs.append(sub)
+            guards += guard
+        return self._guarded(Read(step.tensor.name, tuple(subs), step.tensor.dtype), guards, scope)
+
+    def subscript(self, size: int, extent: Bound, scope: Scope, avoid: str | None = None):
+        """(subscript, guards) for an axis of `size` elements."""
+        rng = self.rng
+        options = [(Lit(rng.randrange(size) if extent.dim is None else 0, "i32"), [], 1)]
+        if extent.dim is not None and rng.random() < 0.2:
+            options.append((Binary("-", DimRef(extent.dim), Lit(1, "i32"), "i32"), [], 1))
+        for var in scope.indices:
+            if var.name == avoid:
+                continue
+            weight = 4 if var is scope.indices[-1] else 2
+            options += [(sub, [], weight) for sub in self._affine(var, size, scope)]
+            guarded = self._guarded_affine(var, size, extent)
+            if guarded is not None:
+                options.append((*guarded, 1))
+        options += [(sub, [], 1) for sub in self._window(size, scope, avoid)]
+        options += [(sub, [], 1) for sub in self._data_dependent(size, scope)]
+        sub, guards, _ = rng.choices(options, [w for *_, w in options])[0]
+        return sub, guards
+
+    def _affine(self, var: IndexVar, size: int, scope: Scope) -> list:
+        i = Index(var.name)
+        found = []
+        if var.low >= 0 and var.high < size:
+            found += [i, i]
+        for c in (-3, -2, -1, 1, 2, 3):
+            if var.low + c >= 0 and var.high + c < size:
+                found.append(Binary("+", i, Lit(c, "i32"), "i32") if c > 0 else
+                             Binary("-", i, Lit(-c, "i32"), "i32"))
+        if var.low >= 0:
+            for k in (2, 3):
+                if var.high * k + 1 < size:
+                    found.append(Binary("+", Binary("*", Lit(k, "i32"), i, "i32"), Lit(1, "i32"), "i32"))
+                if var.high * k < size:
+                    found.append(Binary("*", Lit(k, "i32"), i, "i32"))
+                if var.high // k < size:
+                    found.append(Binary("/", i, Lit(k, "i32"), "i32"))
+            if size >= 2:
+                m = self.rng.randint(2, size)
+                found.append(Binary("%", i, Lit(m, "i32"), "i32"))
+        if var.low >= 0 and var.high < size:
+            # reversed: (high + low) - i stays in [low, high]
+            found.append(Binary("-", Lit(var.high + var.low, "i32"), i, "i32"))
+        return found
+
+    def _guarded_affine(self, var: IndexVar, size: int, extent: Bound):
+        """`i + c` that leaves [0, size) for some i, with the guard that keeps it inside."""
+        c = self.rng.choice((-2, -1, 1, 2))
+        if var.low + c >= 0 and var.high + c < size:
+            return None
+        i = Index(var.name)
+        sub = Binary("+", i, Lit(c, "i32"), "i32") if c > 0 else Binary("-", i, Lit(-c, "i32"), "i32")
+        guards = []
+        if var.low + c < 0:
+            guards.append(Binary(">=", i, Lit(-c, "i32"), "bool"))
+        if var.high + c >= size:
+            limit = bound_expr(extent.plus(-c)) if extent.dim else Lit(size - c, "i32")
+            guards.append(Binary("<", i, limit, "bool"))
+        if var.high + c < 0 or var.low + c >= size:
+            return None                # never inside: nothing to read
+        return sub, guards
+
+    def _window(self, size: int, scope: Scope, avoid: str | None) -> list:
+        """`i + j` for two indices whose largest sum stays inside (a convolution's window)."""
+        vars_ = [v for v in scope.indices if v.name != avoid and v.low >= 0]
+        found = []
+        for a in vars_:
+            for b in vars_:
+                if a.name < b.name and a.high + b.high < size:
+                    found.append(Binary("+", Index(a.name), Index(b.name), "i32"))
+        return found
+
+    def _data_dependent(self, size: int, scope: Scope) -> list:
+        found = []
+        for t in scope.tensors:
+            if t.values is not None and t.values[0] >= 0 and t.values[1] < size and len(t.shape) == 1:
+                inner = [s for s in self._affine_all(t.sizes[0], scope)]
+                if inner:
+                    found.append(Read(t.name, (self.rng.choice(inner),), t.dtype))
+        return found
+
+    def _affine_all(self, size: int, scope: Scope) -> list:
+        return [s for v in scope.indices for s in self._affine(v, size, scope)] or \
+            [Lit(self.rng.randrange(size), "i32")]
+
+    # ------------------------------------------------------------ operators
+
+    def arith(self, dtype: str, scope: Scope, depth: int):
+        op = self.rng.choice(("+", "+", "-", "*", "*", "/", "%") if dtype in INTS else
+                             ("+", "+", "-", "*", "*", "/"))
+        left = self.expr(dtype, scope, depth - 1)
+        if op in ("/", "%"):
+            return Binary(op, left, self.divisor(dtype, scope, depth - 1), dtype)
+        right = self.expr(dtype, scope, depth - 1)
+        if isinstance(left, Lit) and isinstance(right, Lit):
+            right = self.leaf(dtype, scope)
+        return Binary(op, left, right, dtype)
+
+    def divisor(self, dtype: str, scope: Scope, depth: int):
+        """An expression that is never 0 (floats: kept away from 0)."""
+        if dtype in INTS:
+            if scope.indices and self.rng.random() < 0.4:
+                var = self.rng.choice(scope.indices)
+                if var.low >= 0:
+                    return Binary("+", self._as(Index(var.name), dtype), Lit(1, dtype), dtype)
+            return self.literal(dtype, positive=self.rng.random() < 0.5)
+        if self.rng.random() < 0.5:
+            return self.literal(dtype, positive=True)
+        inner = self.expr(dtype, scope, depth - 1)
+        return Binary("+", Binary("*", inner, inner, dtype), Lit(1.0, dtype), dtype)
+
+    def negate(self, dtype: str, scope: Scope, depth: int):
+        return Unary("-", self.expr(dtype, scope, depth - 1), dtype)
+
+    def choose(self, dtype: str, scope: Scope, depth: int):
+        if scope.arrays:
+            return None
+        return IfElse(self.condition(scope, depth - 1), self.expr(dtype, scope, depth - 1),
+                      self.expr(dtype, scope, depth - 1), dtype)
+
+    def cast_from(self, dtype: str, scope: Scope, depth: int):
+        if dtype in FLOATS:
+            source = self.rng.choice((self.int_type, "f32" if dtype == "f64" else self.float_type))
+        else:
+            source = self.rng.choice((self.float_type, "i32" if dtype == "i64" else self.int_type))
+        if source == dtype:
+            return None
+        inner = self.expr(source, scope, depth - 1)
+        if isinstance(inner, Lit):
+            # `0.1 as f64`: whether the cast types the literal is einc's call; say it outright
+            inner = replace(inner, suffix=True)
+        if source in FLOATS and dtype in INTS:
+            inner = Binary("*", inner, Lit(4.0, source), source)     # spread values over integers
+        return Cast(inner, dtype)
+
+    def math(self, dtype: str, scope: Scope, depth: int):
+        rng = self.rng
+        arg = self.expr(dtype, scope, depth - 1)
+        kind = rng.choice(("smooth", "smooth", "log", "sqrt", "abs", "minmax", "floor"))
+        if kind == "smooth":
+            fn = rng.choice(SMOOTH)
+            if fn in ("exp", "sinh"):
+                arg = Call("tanh", (arg,), dtype)                    # keep it small
+            return Call(fn, (arg,), dtype)
+        if kind == "log":
+            positive = Binary("+", Call("abs", (arg,), dtype), Lit(0.5, dtype), dtype)
+            return Call(rng.choice(("log", "log1p")), (positive,), dtype)
+        if kind == "sqrt":
+            return Call("sqrt", (Binary("+", Binary("*", arg, arg, dtype), Lit(0.25, dtype), dtype),), dtype)
+        if kind == "abs":
+            return Call("abs", (arg,), dtype)
+        if kind == "floor":
+            return Call(rng.choice(("floor", "ceil")), (Binary("*", arg, Lit(2.0, dtype), dtype),), dtype)
+        return Call(rng.choice(("min", "max")), (arg, self.expr(dtype, scope, depth - 1)), dtype)
+
+    def int_math(self, dtype: str, scope: Scope, depth: int):
+        arg = self.expr(dtype, scope, depth - 1)
+        fn = self.rng.choice(("abs", "min", "max"))
+        if fn == "abs":
+            return Call("abs", (arg,), dtype)
+        return Call(fn, (arg, self.expr(dtype, scope, depth - 1)), dtype)
+
+    def power(self, dtype: str, scope: Scope, depth: int):
+        """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2): no i64 powers."""
+        if dtype == "i64":
+            return None
+        base = self.expr(dtype, scope, depth - 1)
+        if dtype in INTS or self.rng.random() < 0.6:
+            return Binary("**", base, Lit(self.rng.randint(0, 3), "i32"), dtype)
+        positive = Binary("+", Call("abs", (base,), dtype), Lit(0.5, dtype), dtype)
+        return Binary("**", positive, self.literal(dtype, positive=True), dtype)
+
+    def block(self, dtype: str, scope: Scope, depth: int):
+        name = self.name("v")
+        value_type = self.rng.choice((dtype, dtype, self.int_type, self.float_type))
+        value = self.expr(value_type, scope, depth - 1)
+        inner = scope.with_local(name, value_type)
+        result = self.expr(dtype, inner, depth - 1)
+        if not any(isinstance(n, Var) and n.name == name for n in walk(result)):
+            result = Binary("+", result, self._as(Var(name, value_type), dtype), dtype) \
+                if dtype != "bool" else result
+        return Block(((name, value),), result, dtype)
+
+    def call_function(self, dtype: str, scope: Scope, depth: int):
+        # whole arrays go only to generic functions: a typed parameter takes one scalar
+        fns = [f for f in scope.functions if f.dtype == dtype and not (scope.whole and f.typed)
+               and not (scope.arrays and any(isinstance(n, IfElse) for n in walk(f.body)))]
+        if not fns:
+            return None
+        fn = self.rng.choice(fns)
+        args = tuple(self.expr(t, scope, depth - 1) for _, t in fn.params)
+        return Call(fn.name, args, dtype)
+
+    # ------------------------------------------------------------ reductions
+
+    def reduction(self, dtype: str, scope: Scope, depth: int):
+        if scope.whole:
+            return None
+        kind = "float" if dtype in FLOATS else "int"
+        op = self.rng.choice(REDUCTIONS[kind])
+        inner, ranges = self.reduction_ranges(scope, op)
+        body = self.expr(dtype, inner, depth - 1)
+        if op == "prod":
+            body = Binary("*", Lit(0.5, dtype), Call("tanh", (body,), dtype), dtype)
+            body = Binary("+", Lit(1.0, dtype), body, dtype)           # in [0.5, 1.5]
+        guard = self.condition(inner, depth - 1) if self.rng.random() < 0.3 and op == "sum" else None
+        return Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype)
+
+    def _maybe_implicit(self, ranges: tuple, exprs: tuple, scope: Scope) -> tuple:
+        """Leave `k in 0..n` out when a plain read `x[.., k, ..]` of an axis of n decides it."""
+        shape_of = {t.name: t.shape for t in scope.tensors}
+        exprs = tuple(e for e in exprs if e is not None)
+        return tuple(replace(r, explicit=False) if r.lo == Bound(0) and self.rng.random() < 0.5
+                     and decides(r.var, r.hi, exprs, shape_of) else r for r in ranges)
+
+    def bool_reduction(self, scope: Scope, depth: int):
+        op = self.rng.choice(REDUCTIONS["bool"])
+        inner, ranges = self.reduction_ranges(scope, op)
+        body = self.condition(inner, depth - 1)
+        return Reduce(op, self._maybe_implicit(ranges, (body,), inner), body, None, "bool")
+
+    def reduction_ranges(self, scope: Scope, op: str):
+        """One or two fresh indices: a constant range, an axis of a tensor in scope, or a range
+        that depends on an outer index (`k in 0..i + 1`)."""
+        ranges, outer = [], scope
+        for _ in range(1 if self.rng.random() < 0.8 else 2):
+            name = self.index_name(scope)
+            lo, hi = self._reduction_bounds(outer, op)       # not from a sibling index
+            var = IndexVar(name, _low(lo, scope), _high(hi, scope) - 1, lo, hi)
+            scope = scope.with_index(var)
+            ranges.append(Range(name, lo, hi))
+        return scope, tuple(ranges)
+
+    def _reduction_bounds(self, scope: Scope, op: str):
+        rng = self.rng
+        outer = [v for v in scope.indices if v.low >= 0]
+        choice = rng.random()
+        if outer and choice < 0.25:
+            var = rng.choice(outer)
+            if rng.random() < 0.5:
+                return Bound(0), Bound(1, index=var.name)            # 0..i + 1, never empty
+            if op in ("sum", "prod", "all", "any"):
+                return Bound(0, index=var.name), var.hi               # i..n, may be empty
+        axes = [(t.shape[a], t.sizes[a]) for t in scope.tensors for a in range(len(t.shape))]
+        if axes and choice < 0.7:
+            extent, _ = rng.choice(axes)
+            return Bound(0), extent
+        return Bound(0), Bound(rng.randint(1, 5))
+
+    # ------------------------------------------------------------ conditions
+
+    def compare(self, scope: Scope, depth: int):
+        dtype = self.rng.choice((self.float_type, self.float_type, self.int_type))
+        op = self.rng.choice(("<", "<=", ">", ">=", "==", "!=") if dtype in INTS else ("<", "<=", ">", ">="))
+        left = self.expr(dtype, scope, max(depth - 1, 0))
+        right = self.expr(dtype, scope, max(depth - 2, 0)) if self.rng.random() < 0.5 else self.literal(dtype)
+        return Binary(op, left, right, "bool")
+
+    def logic(self, scope: Scope, depth: int):
+        if self.rng.random() < 0.2:
+            return Unary("!", self.condition(scope, depth - 1), "bool")
+        return Binary(self.rng.choice(("&&", "||")), self.condition(scope, depth - 1),
+                      self.condition(scope, depth - 1), "bool")
+
+    def bool_leaf(self, scope: Scope, depth: int):
+        readable = [t for t in scope.tensors if t.dtype == "bool"]
+        if readable:
+            return self.read(self.rng.choice(readable), scope)
+        if scope.indices:
+            var = self.rng.choice(scope.indices)
+            return Binary(self.rng.choice(("<", ">=", "==", "!=")), Index(var.name),
+                          Lit(self.rng.randint(var.low, max(var.low, var.high)), "i32"), "bool")
+        return self.literal("bool")
+
+
+def typed_constants(node):
+    """`node` with every literal of a constant subexpression (`0.25 * 0.01`, `abs(2.5)`) written
+    with its type: einc folds untyped literal arithmetic in f64 and rounds once where a context
+    types it (which `as` may or may not be), the meaning rounds each operation; typed, both
+    compute in the type."""
+    if isinstance(node, Lit):
+        return node
+    if _constant(node):
+        return _suffixed(node)
+    if not is_dataclass(node):
+        return node
+    changes = {f.name: _map_children(getattr(node, f.name)) for f in fields(node)}
+    return replace(node, **changes)
+
+
+def _map_children(value):
+    if isinstance(value, tuple):
+        return tuple(_map_children(v) for v in value)
+    return typed_constants(value) if is_dataclass(value) and not isinstance(value, (Range, Bound)) else value
+
+
+def _constant(node) -> bool:
+    """Built from literals only, with at least one operation."""
+    return bool(children(node)) and not any(
+        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block)) for n in walk(node))
+
+
+def _suffixed(node):
+    if isinstance(node, Lit):
+        return replace(node, suffix=node.dtype != "bool")
+    if not is_dataclass(node):
+        return node
+    return replace(node, **{f.name: _suffixed_value(getattr(node, f.name)) for f in fields(node)})
+
+
+def _suffixed_value(value):
+    if isinstance(value, tuple):
+        return tuple(_suffixed_value(v) for v in value)
+    return _suffixed(value) if is_dataclass(value) else value
+
+
+def bound_expr(b: Bound):
+    """A Bound as an i32 expression."""
+    terms = [Index(b.index)] if b.index else []
+    terms += [DimRef(b.dim)] if b.dim else []
+    node = terms[0] if terms else Lit(b.const, "i32")
+    for term in terms[1:]:
+        node = Binary("+", node, term, "i32")
+    if terms and b.const:
+        node = Binary("+" if b.const > 0 else "-", node, Lit(abs(b.const), "i32"), "i32")
+    return node
+
+
+def _low(b: Bound, scope: Scope) -> int:
+    value = b.const + (scope.dims[b.dim] if b.dim else 0)
+    if b.index:
+        value += next(v.low for v in scope.indices if v.name == b.index)
+    return value
+
+
+def _high(b: Bound, scope: Scope) -> int:
+    value = b.const + (scope.dims[b.dim] if b.dim else 0)
+    if b.index:
+        value += next(v.high for v in scope.indices if v.name == b.index)
+    return value
+

@@ -1,0 +1,364 @@
+"""Random programs: inputs, indexed and piecewise definitions, recurrence groups, elementwise
+statements, scalar functions and derivatives, each with inputs and its NumPy meaning.
+
+`generate_case(seed, number)` is deterministic. A candidate that is invalid or whose decisions
+are too close to call for its inputs gets new inputs, then is replaced (fuzz.programs.meaning).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, StepRead, Tensor
+from fuzz.programs.meaning import Fragile, Invalid, evaluate
+from fuzz.programs.wellformed import decides
+from fuzz.programs.structure import (
+    FLOATS, INTS, Binary, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
+    Program, Read, Slot, Where, Whole, clause_exprs, reads_of, walk)
+
+DIM_NAMES = ("N", "M", "T")
+ATTEMPTS = 60
+DRAWS = 4
+
+
+@dataclass(frozen=True)
+class Case:
+    program: Program
+    inputs: dict                   # name -> np.ndarray
+    meaning: dict                  # name -> Pair
+
+
+def generate_case(seed: int, number: int) -> Case:
+    rng = random.Random(f"{seed}/{number}")
+    values = np.random.default_rng([seed, number])
+    for _ in range(ATTEMPTS):
+        program = ProgramGenerator(rng).program()
+        case = with_inputs(program, values)
+        if case is not None:
+            return case
+    raise RuntimeError(f"no valid program in {ATTEMPTS} attempts (seed {seed}, number {number})")
+
+
+def with_inputs(program: Program, values: np.random.Generator, draws: int = DRAWS) -> Case | None:
+    """The program with inputs for which it is valid and clear-cut, or None."""
+    for _ in range(draws):
+        inputs = draw_inputs(program, values)
+        try:
+            return Case(program, inputs, evaluate(program, inputs))
+        except (Fragile, Invalid):
+            continue
+    return None
+
+
+def draw_inputs(program: Program, values: np.random.Generator) -> dict:
+    dims = program.dim_values()
+    out = {}
+    for inp in program.inputs:
+        shape = tuple(b.const + (dims[b.dim] if b.dim else 0) for b in inp.shape)
+        if inp.dtype in FLOATS:
+            data = np.round(values.uniform(inp.low, inp.high, shape), 3)
+        elif inp.dtype == "bool":
+            data = values.random(shape) < 0.5
+        else:
+            data = values.integers(int(inp.low), int(inp.high) + 1, shape)
+        out[inp.name] = np.asarray(data, {"f32": np.float32, "f64": np.float64, "i32": np.int32,
+                                          "i64": np.int64, "bool": np.bool_}[inp.dtype])
+    return out
+
+
+class ProgramGenerator:
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.float_type = "f32" if rng.random() < 0.65 else "f64"
+        self.int_type = "i32" if rng.random() < 0.8 else "i64"
+        self.gen = ExpressionGenerator(rng, self.float_type, self.int_type)
+
+    def program(self) -> Program:
+        rng = self.rng
+        dims = {name: rng.randint(2, 6) for name in rng.sample(DIM_NAMES, rng.choice((0, 1, 1, 2)))}
+        self.scope = Scope(dims=dims)
+        inputs = [self.input_(dims) for _ in range(rng.randint(1, 3))]
+        if rng.random() < 0.25:
+            inputs.append(self.index_input(inputs))
+        # a named dim exists only through the inputs that declare it
+        dims = {d: v for d, v in dims.items() if any(b.dim == d for i in inputs for b in i.shape)}
+        self.scope = Scope(dims=dims)
+        self.scope = replace(self.scope, tensors=tuple(_tensor(i, dims) for i in inputs))
+        items = []
+        if rng.random() < 0.35:
+            items.append(self.function())
+        for _ in range(rng.randint(2, 5)):
+            kind = rng.choices(("define", "piecewise", "group", "whole", "function"), (5, 2, 3, 1.5, 0.7))[0]
+            item = getattr(self, kind)()
+            if item is not None:
+                items.append(item)
+        if rng.random() < 0.35:
+            item = self.derivative(items, inputs)
+            if item is not None:
+                items.append(item)
+        bindings = [n for item in items for n in _names(item)]
+        outputs = tuple(bindings)
+        if rng.random() < 0.3 and len(bindings) > 1:
+            outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
+        return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs)
+
+    # ------------------------------------------------------------ inputs
+
+    def input_(self, dims: dict) -> Input:
+        rng = self.rng
+        other_float = "f64" if self.float_type == "f32" else "f32"
+        dtype = rng.choices((self.float_type, self.int_type, other_float, "bool"), (6, 2, 1, 0.5))[0]
+        shape = tuple(self.extent(dims) for _ in range(rng.choice((0, 1, 1, 2, 2))))
+        low, high = (-2.0, 2.0) if dtype in FLOATS else (-9, 9)
+        return Input(self.gen.name("x"), dtype, shape, low, high)
+
+    def index_input(self, inputs: list) -> Input:
+        """An i32 vector whose values are valid subscripts of some axis (data-dependent reads)."""
+        sizes = [b.const for i in inputs for b in i.shape if b.dim is None] or [2]
+        top = self.rng.choice(sizes) - 1
+        return Input(self.gen.name("idx"), "i32", (Bound(self.rng.randint(1, 5)),), 0, max(top, 0))
+
+    def extent(self, dims: dict) -> Bound:
+        if dims and self.rng.random() < 0.45:
+            return Bound(0, self.rng.choice(sorted(dims)))
+        existing = [b for t in self.scope.tensors for b in t.shape]
+        if existing and self.rng.random() < 0.4:
+            return self.rng.choice(existing)
+        return Bound(self.rng.choices((1, 2, 3, 4, 5, 6), (1, 3, 4, 4, 3, 2))[0])
+
+    def size(self, b: Bound) -> int:
+        return b.const + (self.scope.dims[b.dim] if b.dim else 0)
+
+    def add_tensor(self, tensor: Tensor) -> None:
+        self.scope = replace(self.scope, tensors=self.scope.tensors + (tensor,))
+
+    # ------------------------------------------------------------ definitions
+
+    def value_type(self) -> str:
+        other = "f64" if self.float_type == "f32" else "f32"
+        return self.rng.choices((self.float_type, self.int_type, "bool", other), (7, 3, 1, 1))[0]
+
+    def define(self) -> Define:
+        dtype = self.value_type()
+        shape = tuple(self.extent(self.scope.dims) for _ in range(self.rng.choice((0, 1, 1, 2))))
+        name = self.gen.name("d")
+        slots = tuple(Slot("ijk"[a], Bound(0), b) for a, b in enumerate(shape))
+        clause = self.clause(dtype, slots, self.scope, guard=self.rng.random() < 0.15)
+        self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
+        return Define(name, dtype, (clause,), annotate=self.rng.random() < 0.1)
+
+    def clause(self, dtype: str, slots: tuple, scope: Scope, guard: bool = False,
+               depth: int | None = None, body_rule=None) -> Clause:
+        rng = self.rng
+        for slot in slots:
+            if slot.var is not None:
+                scope = scope.with_index(IndexVar(slot.var, self.size(slot.lo), self.size(slot.hi) - 1,
+                                                  slot.lo, slot.hi))
+        wheres = []
+        for _ in range(rng.choice((0, 0, 0, 1, 2))):
+            local = self.gen.name("v")
+            local_type = rng.choice((dtype, self.float_type, self.int_type)) if dtype != "bool" else self.float_type
+            wheres.append(Where(local, self.gen.expr(local_type, scope, rng.randint(0, 2))))
+            scope = scope.with_local(local, local_type)
+        if guard:
+            wheres.append(Where(None, self.gen.condition(scope, 1)))
+        depth = rng.randint(1, 3) if depth is None else depth
+        body = body_rule(scope) if body_rule else self.gen.expr(dtype, scope, depth)
+        clause = Clause(slots, body, tuple(wheres))
+        return replace(clause, slots=tuple(self._maybe_implicit(s, clause) for s in slots))
+
+    def _maybe_implicit(self, slot: Slot, clause: Clause) -> Slot:
+        """Leave `i in 0..n` implicit when a plain read `x[.., i, ..]` of an axis of n decides it."""
+        if slot.var is None or slot.lo != Bound(0) or self.rng.random() < 0.5:
+            return slot
+        shape_of = {t.name: t.shape for t in self.scope.tensors}
+        if decides(slot.var, slot.hi, clause_exprs(clause), shape_of):
+            return replace(slot, explicit=False)
+        return slot
+
+    def piecewise(self) -> Define:
+        """Literal points, a ranged part, maybe a gap (zeros) and an overriding point."""
+        rng = self.rng
+        dtype = rng.choice((self.float_type, self.float_type, self.int_type))
+        first = Bound(rng.randint(3, 7)) if not self.scope.dims or rng.random() < 0.5 else \
+            Bound(rng.randint(0, 1), rng.choice(sorted(self.scope.dims)))
+        rest = tuple(self.extent(self.scope.dims) for _ in range(rng.choice((0, 0, 1))))
+        rest_slots = tuple(Slot("jk"[a], Bound(0), b) for a, b in enumerate(rest))
+        start = rng.randint(1, 2)
+        clauses = []
+        for row in range(start - (1 if rng.random() < 0.3 else 0)):    # maybe leave a gap
+            clauses.append(self.clause(dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest_slots,
+                                       self.scope, depth=1))
+        clauses.append(self.clause(dtype, (Slot("i", Bound(start), first),) + rest_slots, self.scope))
+        if rng.random() < 0.4:
+            point = rng.randrange(self.size(first))
+            others = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
+                           (rng.randrange(self.size(b)) for b in rest))
+            clauses.append(Clause((Slot(None, Bound(point), Bound(point + 1)),) + others,
+                                  self.gen.literal(dtype)))
+        name = self.gen.name("p")
+        shape = (first,) + rest
+        self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
+        return Define(name, dtype, tuple(clauses))
+
+    # ------------------------------------------------------------ recurrences
+
+    def group(self) -> Group:
+        rng = self.rng
+        dims = self.scope.dims
+        steps = Bound(0, rng.choice(sorted(dims))) if dims and rng.random() < 0.4 else Bound(rng.randint(2, 9))
+        start = rng.randint(1, min(3, self.size(steps) - 1))
+        names = [self.gen.name("r") for _ in range(rng.choice((1, 1, 1, 2, 2, 3)))]
+        tensors = []
+        for name in names:
+            dtype = self.float_type if rng.random() < 0.75 else self.int_type
+            extra = (self.extent(dims),) if rng.random() < 0.35 else ()
+            shape = (steps,) + extra
+            tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
+        members = [self.member(k, tensors, start) for k in range(len(tensors))]
+        layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])
+        for tensor in tensors:
+            self.add_tensor(tensor)
+        return Group(tuple(members), tuple(names), tuple(layout))
+
+    def member(self, position: int, tensors: list, start: int) -> Define:
+        rng = self.rng
+        me = tensors[position]
+        rest = tuple(Slot("j", Bound(0), b) for b in me.shape[1:])
+        clauses = []
+        if rng.random() < 0.85:
+            if rng.random() < 0.5:
+                clauses.append(self.clause(me.dtype, (Slot("t", Bound(0), Bound(start)),) + rest,
+                                           self.scope, depth=1))
+            else:
+                for row in range(start):
+                    clauses.append(self.clause(me.dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest,
+                                               self.scope, depth=1))
+        steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()))
+                      for k, t in enumerate(tensors))
+        scope = replace(self.scope, steps=steps, step_var="t")
+        main = (Slot("t", Bound(start), me.shape[0]),) + rest
+        typed_by_step = not clauses
+        clauses.append(self.clause(me.dtype, main, scope, body_rule=lambda s: self.step_body(me, s, typed_by_step)))
+        # a recurrence's index needs its range written out (E004 otherwise)
+        clauses = [replace(c, slots=(replace(c.slots[0], explicit=True),) + c.slots[1:]) for c in clauses]
+        if rng.random() < 0.1:
+            row = rng.randrange(start, me.sizes[0])
+            points = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
+                           [row] + [rng.randrange(size) for size in me.sizes[1:]])
+            clauses.append(Clause(points, self.gen.literal(me.dtype)))
+        return Define(me.name, me.dtype, tuple(clauses))
+
+    def step_body(self, me: Tensor, scope: Scope, typed_by_step: bool = False):
+        """A step that reads the member itself one or more steps back, kept bounded. A member
+        with no other clause gets `t as T` in its step, so that its type is not the default."""
+        rng = self.rng
+        gen = self.gen
+        own = StepRead(me, tuple(c for c in next(s for s in scope.steps if s.tensor is me).lookbacks if c))
+        previous = gen.step_read(own, scope)
+        drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
+        if typed_by_step:
+            drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
+        if me.dtype in INTS:
+            modulus = Lit(rng.randint(5, 40), me.dtype)
+            return Binary("%", Binary("+", previous, drive, me.dtype), modulus, me.dtype)
+        shape = rng.random()
+        if shape < 0.4:
+            coef = Lit(rng.choice((0.5, 0.9, -0.5, 0.25, 0.75)), me.dtype)
+            return Binary("+", Binary("*", coef, previous, me.dtype), drive, me.dtype)
+        if shape < 0.6:
+            return Call("tanh", (Binary("+", previous, drive, me.dtype),), me.dtype)
+        if shape < 0.75:
+            return Call(rng.choice(("min", "max")), (previous, drive), me.dtype)
+        body = gen.expr(me.dtype, scope, 2)
+        if typed_by_step or not any(isinstance(n, Read) and n.name == me.name for n in walk(body)):
+            body = Binary("+", Binary("*", Lit(0.5, me.dtype), previous, me.dtype),
+                          Binary("+", body, drive, me.dtype) if typed_by_step else body, me.dtype)
+        return Call("tanh", (body,), me.dtype) if rng.random() < 0.5 else body
+
+    # ------------------------------------------------------------ elementwise, functions, derivatives
+
+    def whole(self) -> Whole | None:
+        arrays = [t for t in self.scope.tensors if t.shape and t.dtype != "bool"]
+        if not arrays:
+            return None
+        pick = self.rng.choice(arrays)
+        same = [t for t in self.scope.tensors if t.shape == pick.shape and t.sizes == pick.sizes]
+        scalars = [t for t in self.scope.tensors if not t.shape]
+        operands = tuple(Tensor(t.name, t.dtype, (), ()) for t in same + scalars)
+        scope = Scope(tensors=operands, functions=self.scope.functions, dims=self.scope.dims, whole=True,
+                      arrays=True)
+        dtype = pick.dtype
+        expr = self.gen.expr(dtype, scope, self.rng.randint(1, 3))
+        if not any(isinstance(n, Read) and n.name in {t.name for t in same} for n in walk(expr)):
+            expr = Binary("+", expr, Read(pick.name, (), dtype), dtype)
+        name = self.gen.name("w")
+        self.add_tensor(Tensor(name, dtype, pick.shape, pick.sizes))
+        return Whole(name, dtype, pick.shape, expr)
+
+    def function(self) -> Function:
+        rng = self.rng
+        params = tuple((p, rng.choice((self.float_type, self.float_type, self.int_type)))
+                       for p in ("a", "b", "c")[:rng.randint(1, 3)])
+        dtype = rng.choice((self.float_type, self.float_type, self.int_type))
+        scope = Scope(locals=params, functions=self.scope.functions, dims={}, whole=True)
+        body = self.gen.expr(dtype, scope, rng.randint(1, 3))
+        fn = Function(self.gen.name("f"), params, rng.random() < 0.5, body, dtype)
+        self.scope = replace(self.scope, functions=self.scope.functions + (fn,))
+        return fn
+
+    def derivative(self, items: list, inputs: list) -> Derivative | None:
+        rng = self.rng
+        order = [i.name for i in inputs] + [n for item in items for n in _names(item)]
+        tensors = {t.name: t for t in self.scope.tensors}
+        recurrent = {m.name for item in items if isinstance(item, Group) for m in item.members}
+        wrts = [n for n in order if tensors[n].dtype in FLOATS and n not in recurrent
+                and int(np.prod(tensors[n].sizes)) <= 6]
+        if not wrts:
+            return None
+        wrt = rng.choice(wrts)
+        depends = _dependents(items, wrt)
+        inputs_ = {i.name for i in inputs}
+        ofs = [n for n in order[order.index(wrt) + 1:] if n not in inputs_ and tensors[n].dtype == tensors[wrt].dtype
+               and int(np.prod(tensors[n].sizes)) <= 12]
+        preferred = [n for n in ofs if n in depends] or ofs
+        if not preferred:
+            return None
+        return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype)
+
+
+def _tensor(inp: Input, dims: dict) -> Tensor:
+    sizes = tuple(b.const + (dims[b.dim] if b.dim else 0) for b in inp.shape)
+    values = (int(inp.low), int(inp.high)) if inp.dtype in INTS else None
+    return Tensor(inp.name, inp.dtype, inp.shape, sizes, values)
+
+
+def _names(item) -> list[str]:
+    if isinstance(item, Group):
+        return [m.name for m in item.members]
+    if isinstance(item, Function):
+        return []
+    return [item.name]
+
+
+def _dependents(items: list, name: str) -> set:
+    """Bindings that read `name`, directly or through others."""
+    found = {name}
+    for item in items:
+        if reads_of(item) & found:
+            found |= set(_names(item))
+    return found
+
+
+def _interleave(rng: random.Random, sequences: list) -> list:
+    """A random merge of sequences that keeps each one's order."""
+    pending = [list(s) for s in sequences if s]
+    out = []
+    while pending:
+        seq = rng.choice(pending)
+        out.append(seq.pop(0))
+        pending = [s for s in pending if s]
+    return out
+

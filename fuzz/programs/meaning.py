@@ -1,0 +1,476 @@
+"""What a generated program means, computed with NumPy from the generator's structure.
+
+Every value is evaluated twice at once (`Pair`): in the program's own types (f32 arithmetic
+for f32, as LANGUAGE.md requires) and in a wider type (f32 in f64, f64 in long double). The
+distance between the two estimates how much rounding the computation amplifies; the
+comparison's tolerance uses it (fuzz.programs.compare), and a decision (a comparison, a cast to
+an integer, a floor) whose two evaluations could go different ways is `Fragile`: the inputs are
+redrawn. A program that reads out of bounds, divides an integer by zero, overflows, leaves a
+function's domain or produces a non-finite or subnormal value at a point that matters is
+`Invalid` for those inputs; the generator only keeps valid programs.
+
+Definitions are evaluated over a grid of their indices, vectorized; a reduction adds axes. Only
+points that matter (`active`) are checked: the untaken branch of an `if`, a point filtered by a
+guard, or a reduction index outside its range for this outer point is computed but ignored.
+Recurrences are evaluated step by step along their first axis, members in their order.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from fuzz.programs.structure import (
+    FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
+    Index, Lit, Program, Read, Reduce, Unary, Var, Whole)
+
+EXACT = {"f32": np.float32, "f64": np.float64, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
+WIDE = {"f32": np.float64, "f64": np.longdouble, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
+INT_LIMIT = 2 ** 31 - 1              # i64 values are kept in i32's range too
+FLOAT_LIMIT = {"f32": 1e6, "f64": 1e12}
+TINY = 1e-30                         # below this a nonzero value is (nearly) subnormal: IREE flushes
+DECISION_RTOL = {"f32": 1e-5, "f64": 1e-12}
+FD_STEP = 1e-6
+
+
+class Invalid(Exception):
+    """The program is not valid for these inputs (or these sizes)."""
+
+
+class Fragile(Exception):
+    """A decision is too close to call: rounding could take it either way."""
+
+
+@dataclass
+class Pair:
+    ex: np.ndarray                   # in the program's own type
+    wd: np.ndarray                   # in the wider type
+    dtype: str
+
+    def map(self, fn, dtype: str | None = None) -> "Pair":
+        return Pair(fn(self.ex), fn(self.wd), dtype or self.dtype)
+
+
+def typed(value, dtype: str) -> Pair:
+    return Pair(np.asarray(value, EXACT[dtype]), np.asarray(value, EXACT[dtype]).astype(WIDE[dtype]),
+                dtype)
+
+
+@dataclass(frozen=True)
+class Grid:
+    env: dict                        # index variables and local names -> Pair
+    ndim: int
+    active: np.ndarray               # bool, broadcastable to the grid
+
+
+def evaluate(program: Program, inputs: dict, perturb: tuple | None = None, stop: str | None = None) -> dict:
+    """Name -> Pair for every binding (inputs included), in the order of the program.
+
+    `perturb` = (name, flat position, step) adds `step` to the wide value of that binding as soon
+    as it is computed (finite differences); `stop` ends after that binding."""
+    with np.errstate(all="ignore"):
+        return Evaluator(program, inputs, perturb).run(stop)
+
+
+class Evaluator:
+    def __init__(self, program: Program, inputs: dict, perturb: tuple | None):
+        self.program = program
+        self.dims = program.dim_values()
+        self.functions = program.functions()
+        self.inputs = inputs
+        self.perturb = perturb
+        self.values: dict[str, Pair] = {}
+        self.rows_done: dict[str, np.ndarray] = {}    # recurrence members: rows already final
+
+    def run(self, stop: str | None) -> dict:
+        for inp in self.program.inputs:
+            self._store(inp.name, typed(self.inputs[inp.name], inp.dtype))
+        for item in self.program.items:
+            if isinstance(item, Function):
+                continue
+            for name in self._item(item):
+                if name == stop:
+                    return self.values
+        return self.values
+
+    def _store(self, name: str, value: Pair) -> None:
+        if self.perturb is not None and self.perturb[0] == name:
+            _, position, step = self.perturb
+            wd = value.wd.copy()
+            wd.reshape(-1)[position] += step
+            value = Pair(value.ex, wd, value.dtype)
+        self.values[name] = value
+
+    def _item(self, item) -> list[str]:
+        if isinstance(item, Define):
+            self._store(item.name, self._define(item))
+            return [item.name]
+        if isinstance(item, Group):
+            self._group(item)
+            return [m.name for m in item.members]
+        if isinstance(item, Whole):
+            self._store(item.name, self._whole(item))
+            return [item.name]
+        if isinstance(item, Derivative):
+            self._store(item.name, derivative(self.program, self.inputs, item))
+            return [item.name]
+        raise TypeError(f"not a statement: {item!r}")
+
+    # ------------------------------------------------------------ statements
+
+    def bound(self, b: Bound, env: dict | None = None) -> np.ndarray:
+        value = np.asarray(b.const + (self.dims[b.dim] if b.dim else 0), np.int64)
+        if b.index is not None:
+            value = value + env[b.index].ex
+        return value
+
+    def shape_of(self, define: Define) -> tuple:
+        rank = len(define.clauses[0].slots)
+        return tuple(max(int(self.bound(c.slots[a].hi)) for c in define.clauses) for a in range(rank))
+
+    def _define(self, define: Define) -> Pair:
+        out = _zeros(self.shape_of(define), define.dtype)
+        for clause in define.clauses:
+            self._write_clause(out, define.dtype, clause, None)
+        return out
+
+    def _write_clause(self, out: Pair, dtype: str, clause, row: int | None) -> None:
+        """Evaluate `clause` (at `row` of the first axis only, for a recurrence step) into `out`."""
+        env, target, axes = {}, [], []
+        for k, slot in enumerate(clause.slots):
+            lo, hi = int(self.bound(slot.lo)), int(self.bound(slot.hi))
+            if k == 0 and row is not None:
+                if not lo <= row < hi:
+                    return
+                lo, hi = row, row + 1
+            if slot.var is None:
+                target.append(lo)
+                continue
+            target.append(slice(lo, hi))
+            axes.append((slot.var, np.arange(lo, hi)))
+        shape = tuple(len(values) for _, values in axes)
+        for a, (var, values) in enumerate(axes):
+            env[var] = typed(values.reshape([-1 if b == a else 1 for b in range(len(axes))]), "i32")
+        grid = Grid(env, len(axes), np.ones(shape, bool))
+        for where in clause.wheres:
+            value = self.eval(where.expr, grid)
+            if where.name is not None:
+                grid = Grid({**grid.env, where.name: value}, grid.ndim, grid.active)
+            else:
+                _decided(value, grid.active)
+                grid = Grid(grid.env, grid.ndim, grid.active & value.ex)
+        value = _convert(self.eval(clause.body, grid), dtype, grid.active)
+        for part, fill in ((out.ex, value.ex), (out.wd, value.wd)):
+            filled = np.broadcast_to(fill, shape)
+            part[tuple(target)] = np.where(np.broadcast_to(grid.active, shape), filled, 0)
+
+    def _group(self, group: Group) -> None:
+        members = {m.name: m for m in group.members}
+        outs = {name: _zeros(self.shape_of(m), m.dtype) for name, m in members.items()}
+        steps = max(out.ex.shape[0] for out in outs.values())
+        for name, out in outs.items():
+            self.values[name] = out
+            self.rows_done[name] = np.zeros(out.ex.shape[0], bool)
+        for row in range(steps):
+            for name in group.order:
+                member = members[name]
+                if row < outs[name].ex.shape[0]:
+                    for clause in member.clauses:
+                        self._write_clause(outs[name], member.dtype, clause, row)
+                    self.rows_done[name][row] = True
+        for name in group.order:
+            del self.rows_done[name]
+            self._store(name, outs[name])
+
+    def _whole(self, whole: Whole) -> Pair:
+        shape = tuple(int(self.bound(b)) for b in whole.shape)
+        grid = Grid({}, len(shape), np.ones(shape, bool))
+        value = self.eval(whole.expr, grid)
+        return value.map(lambda part: np.broadcast_to(part, shape).copy())
+
+    # ------------------------------------------------------------ expressions
+
+    def eval(self, node, grid: Grid) -> Pair:
+        rule = getattr(self, "_" + type(node).__name__.lower())
+        value = rule(node, grid)
+        _check(value, grid.active)
+        return value
+
+    def _lit(self, node: Lit, grid: Grid) -> Pair:
+        return typed(node.value, node.dtype)
+
+    def _index(self, node: Index, grid: Grid) -> Pair:
+        return grid.env[node.name]
+
+    def _var(self, node: Var, grid: Grid) -> Pair:
+        return grid.env[node.name]
+
+    def _dimref(self, node: DimRef, grid: Grid) -> Pair:
+        return typed(self.dims[node.name], "i32")
+
+    def _read(self, node: Read, grid: Grid) -> Pair:
+        tensor = self.values[node.name]
+        if not node.subs:
+            return tensor
+        subs = [self.eval(s, grid) for s in node.subs]
+        ex_subs = list(np.broadcast_arrays(*[s.ex for s in subs], grid.active))
+        active = ex_subs.pop()
+        wd_subs = np.broadcast_arrays(*[s.wd for s in subs])
+        if any(np.any(active & (e != w)) for e, w in zip(ex_subs, wd_subs)):
+            raise Fragile(f"a subscript of {node.name} depends on rounding")
+        for axis, (sub, size) in enumerate(zip(ex_subs, tensor.ex.shape)):
+            if np.any(active & ((sub < 0) | (sub >= size))):
+                raise Invalid(f"{node.name} read out of bounds on axis {axis}")
+        if node.name in self.rows_done and np.any(active & ~self.rows_done[node.name][np.clip(ex_subs[0], 0, len(self.rows_done[node.name]) - 1)]):
+            raise AssertionError(f"generator bug: {node.name} read at a step not computed yet")
+        where = tuple(np.clip(s, 0, size - 1) for s, size in zip(ex_subs, tensor.ex.shape))
+        return Pair(tensor.ex[where], tensor.wd[where], tensor.dtype)
+
+    def _unary(self, node: Unary, grid: Grid) -> Pair:
+        value = self.eval(node.arg, grid)
+        return value.map(np.logical_not if node.op == "!" else np.negative)
+
+    def _binary(self, node: Binary, grid: Grid) -> Pair:
+        if node.op in ("&&", "||"):
+            left, right = self.eval(node.left, grid), self.eval(node.right, grid)
+            fn = np.logical_and if node.op == "&&" else np.logical_or
+            return Pair(fn(left.ex, right.ex), fn(left.wd, right.wd), "bool")
+        left, right = self.eval(node.left, grid), self.eval(node.right, grid)
+        if node.op in COMPARISONS:
+            if left.dtype in FLOATS:
+                _tie(left, right, grid.active)
+            fn = COMPARISONS[node.op]
+            return Pair(fn(left.ex, right.ex), fn(left.wd, right.wd), "bool")
+        return arithmetic(node.op, left, right, grid.active)
+
+    def _ifelse(self, node: IfElse, grid: Grid) -> Pair:
+        cond = self.eval(node.cond, grid)
+        _decided(cond, grid.active)
+        then = self.eval(node.then, Grid(grid.env, grid.ndim, grid.active & cond.ex))
+        other = self.eval(node.other, Grid(grid.env, grid.ndim, grid.active & ~cond.ex))
+        return Pair(np.where(cond.ex, then.ex, other.ex), np.where(cond.wd, then.wd, other.wd),
+                    node.dtype)
+
+    def _call(self, node: Call, grid: Grid) -> Pair:
+        args = [self.eval(a, grid) for a in node.args]
+        if node.fn in self.functions:
+            fn = self.functions[node.fn]
+            env = {p: _convert(a, t, grid.active) for (p, t), a in zip(fn.params, args)}
+            return _convert(self.eval(fn.body, Grid(env, grid.ndim, grid.active)), fn.dtype, grid.active)
+        return math_call(node.fn, args, grid.active)
+
+    def _cast(self, node: Cast, grid: Grid) -> Pair:
+        return _convert(self.eval(node.arg, grid), node.dtype, grid.active)
+
+    def _block(self, node: Block, grid: Grid) -> Pair:
+        for name, expr in node.lets:
+            grid = Grid({**grid.env, name: self.eval(expr, grid)}, grid.ndim, grid.active)
+        return self.eval(node.result, grid)
+
+    def _reduce(self, node: Reduce, grid: Grid) -> Pair:
+        """Each reduction index is a new leading axis, so outer values broadcast against it."""
+        env, active = dict(grid.env), grid.active
+        for r in node.ranges:
+            lo, hi = self.bound(r.lo, env), self.bound(r.hi, env)
+            low, high = _span(lo, hi, active)
+            ndim = np.ndim(active)
+            values = np.arange(low, high).reshape((-1,) + (1,) * ndim)
+            active = active[None] & (values >= lo[None]) & (values < hi[None])
+            env = {**env, r.var: typed(values, "i32")}
+        axes = tuple(range(len(node.ranges)))
+        inner = Grid(env, grid.ndim + len(axes), active)
+        if node.guard is not None:
+            guard = self.eval(node.guard, inner)
+            _decided(guard, inner.active)
+            inner = Grid(env, inner.ndim, inner.active & guard.ex)
+        if node.op in ("max", "min") and np.any(~np.any(inner.active, axis=axes) & grid.active):
+            raise Invalid(f"{node.op} over an empty range")
+        body = self.eval(node.body, inner)
+        return Pair(*(_reduce_part(node.op, part, inner.active, axes, types[node.dtype])
+                      for part, types in ((body.ex, EXACT), (body.wd, WIDE))), node.dtype)
+
+
+COMPARISONS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+               "==": np.equal, "!=": np.not_equal}
+IDENTITIES = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf, "all": True, "any": False}
+REDUCERS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "all": np.all, "any": np.any}
+
+
+def _reduce_part(op: str, part, active, axes: tuple, dtype) -> np.ndarray:
+    full = np.broadcast_to(part, np.broadcast_shapes(np.shape(part), np.shape(active)))
+    mask = np.broadcast_to(active, full.shape)
+    identity = IDENTITIES[op]
+    if op in ("max", "min") and not np.issubdtype(dtype, np.floating):
+        identity = np.iinfo(np.int32).min if op == "max" else np.iinfo(np.int32).max
+    identity = np.asarray(identity).astype(dtype)
+    filled = np.where(mask, full, identity)
+    extra = {"initial": identity} if op in ("max", "min") else {}    # an untaken branch may be empty
+    return np.asarray(REDUCERS[op](filled, axis=axes, **extra), dtype)
+
+
+def _span(lo, hi, active) -> tuple[int, int]:
+    """The values a reduction index takes over the points that matter."""
+    lo, hi, active = np.broadcast_arrays(lo, hi, active)
+    if not np.any(active):
+        return 0, 0
+    low, high = int(lo[active].min()), int(hi[active].max())
+    return low, max(low, high)
+
+
+def arithmetic(op: str, left: Pair, right: Pair, active) -> Pair:
+    dtype = left.dtype
+    if dtype in FLOATS:
+        if op in ("/", "%") and np.any(active & (right.ex == 0)):
+            raise Invalid("division by zero")
+        if op == "**":
+            return _power(left, right, active, dtype)
+        fn = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "%": np.fmod}[op]
+        return Pair(fn(left.ex, right.ex), fn(left.wd, right.wd), dtype)
+    if op in ("/", "%"):
+        if np.any(active & (right.ex == 0)):
+            raise Invalid("integer division by zero")
+        return Pair(*(_int_divide(op, a, b) for a, b in ((left.ex, right.ex), (left.wd, right.wd))), dtype)
+    if op == "**":
+        if np.any(active & (right.ex < 0)):
+            raise Invalid("negative integer power")
+        return Pair(*(np.power(a, np.where(b < 0, 0, np.minimum(b, 62)))
+                      for a, b in ((left.ex, right.ex), (left.wd, right.wd))), dtype)
+    fn = {"+": np.add, "-": np.subtract, "*": np.multiply}[op]
+    return Pair(fn(left.ex, right.ex), fn(left.wd, right.wd), dtype)
+
+
+def _int_divide(op: str, a, b):
+    b = np.where(b == 0, 1, b)
+    quotient = np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)     # truncates toward zero
+    return quotient if op == "/" else a - b * quotient               # the dividend's sign
+
+
+def _power(base: Pair, exponent: Pair, active, dtype: str) -> Pair:
+    if exponent.dtype in FLOATS:
+        if np.any(active & (base.ex <= 0)):
+            raise Invalid("a float power of a non-positive base")
+        return Pair(np.power(base.ex, exponent.ex), np.power(base.wd, exponent.wd), dtype)
+    if np.any(active & (base.ex == 0) & (exponent.ex < 0)):
+        raise Invalid("zero to a negative power")
+    return Pair(np.power(base.ex, exponent.ex.astype(EXACT[dtype])),
+                np.power(base.wd, exponent.wd.astype(WIDE[dtype])), dtype)
+
+
+MATH = {
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+    "atan": np.arctan, "expm1": np.expm1, "log1p": np.log1p, "sinh": np.sinh, "cosh": np.cosh,
+    "abs": np.abs, "floor": np.floor, "ceil": np.ceil,
+}
+DOMAINS = {"log": lambda x: x > 0, "sqrt": lambda x: x >= 0, "log1p": lambda x: x > -1}
+STEPS = ("floor", "ceil")            # discontinuous at the integers
+
+
+def math_call(fn: str, args: list, active) -> Pair:
+    if fn in ("min", "max"):
+        pick = np.minimum if fn == "min" else np.maximum
+        return Pair(pick(args[0].ex, args[1].ex), pick(args[0].wd, args[1].wd), args[0].dtype)
+    (arg,) = args
+    if fn in DOMAINS and np.any(active & ~DOMAINS[fn](arg.ex)):
+        raise Invalid(f"{fn} outside its domain")
+    if fn in STEPS:
+        _near_integer(arg, active, include_zero=True)
+    if fn == "erf":
+        return Pair(_erf(arg.ex).astype(arg.ex.dtype), _erf(arg.wd).astype(arg.wd.dtype), arg.dtype)
+    return arg.map(MATH[fn])
+
+
+def _erf(x) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[np.float64])(np.asarray(x, np.float64))
+
+
+# ------------------------------------------------------------ conversions and checks
+
+
+def _convert(value: Pair, dtype: str, active) -> Pair:
+    if value.dtype == dtype:
+        return value
+    if value.dtype in FLOATS and dtype not in FLOATS:
+        if dtype == "bool":
+            raise AssertionError("generator bug: float to bool cast")
+        _near_integer(value, active, include_zero=False)
+        if np.any(active & (np.abs(value.ex) >= INT_LIMIT)):
+            raise Invalid("cast to an integer out of range")
+        return Pair(*(np.trunc(np.where(np.isfinite(p), p, 0)).astype(np.int64)
+                      for p in (value.ex, value.wd)), dtype)
+    if dtype == "bool":
+        return Pair(value.ex != 0, value.wd != 0, dtype)
+    return Pair(value.ex.astype(EXACT[dtype]), value.wd.astype(WIDE[dtype]), dtype)
+
+
+def _zeros(shape: tuple, dtype: str) -> Pair:
+    return Pair(np.zeros(shape, EXACT[dtype]), np.zeros(shape, WIDE[dtype]), dtype)
+
+
+def _check(value: Pair, active) -> None:
+    ex = np.asarray(value.ex)
+    if value.dtype in FLOATS:
+        size = np.abs(ex.astype(np.float64))
+        bad = ~np.isfinite(size) | (size > FLOAT_LIMIT[value.dtype]) | ((size > 0) & (size < TINY))
+        if np.any(active & bad):
+            raise Invalid("a float value out of the well-conditioned range")
+    elif value.dtype != "bool" and np.any(active & (np.abs(ex) > INT_LIMIT)):
+        raise Invalid("integer overflow")
+
+
+def _decided(cond: Pair, active) -> None:
+    if np.any(active & (cond.ex != cond.wd)):
+        raise Fragile("a condition depends on rounding")
+
+
+def _error(value: Pair) -> np.ndarray:
+    return np.abs(value.ex.astype(np.float64) - value.wd.astype(np.float64))
+
+
+def _tie(left: Pair, right: Pair, active) -> None:
+    a, b = left.ex.astype(np.float64), right.ex.astype(np.float64)
+    margin = np.abs(a - b)
+    error = _error(left) + _error(right)
+    close = margin <= 8 * error + DECISION_RTOL[left.dtype] * (np.abs(a) + np.abs(b))
+    exact_tie = (margin == 0) & (error == 0)
+    if np.any(active & close & ~exact_tie):
+        raise Fragile("a comparison is too close to call")
+
+
+def _near_integer(value: Pair, active, include_zero: bool) -> None:
+    x = value.ex.astype(np.float64)
+    nearest = np.round(x)
+    margin = np.abs(x - nearest)
+    error = _error(value)
+    close = margin <= 8 * error + DECISION_RTOL[value.dtype] * np.abs(x)
+    exact = (margin == 0) & (error == 0)
+    step = (nearest != 0) | include_zero
+    if np.any(active & close & step & ~exact):
+        raise Fragile("a value is too close to an integer step")
+
+
+# ------------------------------------------------------------ derivatives by finite differences
+
+
+def derivative(program: Program, inputs: dict, item: Derivative) -> Pair:
+    """d of / d wrt by central differences of the wide evaluation, shape of ++ wrt. Two step
+    sizes must agree, or a kink is too close (Fragile)."""
+    base = evaluate(program, inputs, stop=item.of)
+    wrt_size = base[item.wrt].ex.size
+    of_shape = base[item.of].ex.shape
+    columns = []
+    for position in range(wrt_size):
+        slopes = [_slope(program, inputs, item, position, FD_STEP * scale) for scale in (1, 4)]
+        if not np.allclose(slopes[0], slopes[1], rtol=1e-4, atol=1e-6):
+            raise Fragile(f"{item.of} is not smooth in {item.wrt} here")
+        columns.append(slopes[0])
+    wide = np.stack(columns, axis=-1).reshape(of_shape + base[item.wrt].ex.shape) if columns else \
+        np.zeros(of_shape + base[item.wrt].ex.shape)
+    wide = wide.astype(WIDE[item.dtype])
+    return Pair(wide.astype(EXACT[item.dtype]), wide, item.dtype)
+
+
+def _slope(program: Program, inputs: dict, item: Derivative, position: int, step: float):
+    up = evaluate(program, inputs, perturb=(item.wrt, position, step), stop=item.of)[item.of].wd
+    down = evaluate(program, inputs, perturb=(item.wrt, position, -step), stop=item.of)[item.of].wd
+    return (up - down) / (2 * step)

@@ -1,0 +1,41 @@
+"""Many generated programs in one module: each under its own name prefix, so one IREE compile
+checks them all (about a second each otherwise)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuzz.programs.render import render_statements
+
+HEADER = ["use std::math::*;"]
+
+
+@dataclass(frozen=True)
+class Module:
+    source: str
+    lines: dict                    # key -> (first line, last line) of its program
+    outputs: tuple                 # prefixed output names, every program's
+
+
+def prefix(key) -> str:
+    return f"p{key}_"
+
+
+def assemble(programs: dict) -> Module:
+    """`programs`: key -> Program, keys small integers."""
+    text = list(HEADER)
+    lines, outputs = {}, []
+    for key, program in programs.items():
+        statements = render_statements(program, prefix(key))
+        text.append(f"// program {key}")
+        lines[key] = (len(text) + 1, len(text) + len(statements))
+        text += statements
+        outputs += [prefix(key) + name for name in program.outputs]
+    return Module("\n".join(text) + "\n", lines, tuple(outputs))
+
+
+def owner(module: Module, line: int | None):
+    """The key of the program on `line`, or None."""
+    for key, (first, last) in module.lines.items():
+        if line is not None and first <= line <= last:
+            return key
+    return None

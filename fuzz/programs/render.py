@@ -1,0 +1,214 @@
+"""A program structure written as Einlang source.
+
+Parentheses are the fewest the grammar needs (einc/syntax/grammar.lark: loosest first `||`,
+`&&`, `== !=`, `< > <= >=`, `+ -`, `* / %`, `as`, prefix `- !`, `**`), so generated programs
+exercise the parser's precedence too. Top-level names get `prefix`, so many programs can share
+one module. An unsuffixed literal that is not f32/i32 is written with its suffix unless the
+other operand of its arithmetic or comparison gives it the type (as in Rust).
+"""
+from __future__ import annotations
+
+from fuzz.programs.structure import (
+    Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
+    Input, Lit, Program, Read, Reduce, Unary, Var, Whole, is_literal)
+
+LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
+          "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
+CAST, PREFIX, POWER, ATOM = 7, 8, 9, 10
+DEFAULT_TYPES = ("f32", "i32", "bool")
+
+
+def render_program(program: Program, prefix: str = "") -> str:
+    return "\n".join(render_statements(program, prefix)) + "\n"
+
+
+def render_statements(program: Program, prefix: str = "") -> list[str]:
+    """The program's statements, one per line (a group's clauses in their source order)."""
+    names = Names(prefix, program)
+    lines = [_input(inp, names) for inp in program.inputs]
+    for item in program.items:
+        lines += _item(item, names)
+    return lines
+
+
+class Names:
+    """Top-level names (bindings, functions, named dims) get the prefix; local ones do not."""
+
+    def __init__(self, prefix: str, program: Program):
+        self.prefix = prefix
+        self.top = set(program.bindings()) | set(program.functions()) | {d for d, _ in program.dims}
+
+    def __call__(self, name: str) -> str:
+        return self.prefix + name if name in self.top else name
+
+
+def _input(inp: Input, names: Names) -> str:
+    return f"let {names(inp.name)}: {_type(inp.dtype, inp.shape, names)};"
+
+
+def _type(dtype: str, shape: tuple, names: Names) -> str:
+    if not shape:
+        return dtype
+    return f"[{dtype}; {', '.join(bound(b, names) for b in shape)}]"
+
+
+def _item(item, names: Names) -> list[str]:
+    if isinstance(item, Define):
+        return [_clause(item, k, names) for k in range(len(item.clauses))]
+    if isinstance(item, Group):
+        members = {m.name: m for m in item.members}
+        return [_clause(members[name], k, names) for name, k in item.layout]
+    if isinstance(item, Whole):
+        return [f"let {names(item.name)} = {expr(item.expr, names)};"]
+    if isinstance(item, Function):
+        return [_function(item, names)]
+    if isinstance(item, Derivative):
+        return [f"let {names(item.name)} = @{names(item.of)} / @{names(item.wrt)};"]
+    raise TypeError(f"not a statement: {item!r}")
+
+
+def _clause(define: Define, k: int, names: Names) -> str:
+    clause = define.clauses[k]
+    head = names(define.name)
+    if clause.slots:
+        head += "[" + ", ".join(_slot(s, names) for s in clause.slots) + "]"
+    if define.annotate:
+        head += f": {define.dtype}"
+    body = expr(clause.body, names)
+    if clause.wheres and _ends_in_reduction(clause.body):
+        body = f"({body})"       # a `where` right after a reduction's `)` would be the reduction's
+    text = f"let {head} = {body}"
+    if clause.wheres:
+        text += " where " + ", ".join(_where(w, names) for w in clause.wheres)
+    return text + ";"
+
+
+def _ends_in_reduction(node) -> bool:
+    """Whether the text of `node` ends with a reduction's closing parenthesis."""
+    while isinstance(node, (Binary, Unary)):
+        node = node.right if isinstance(node, Binary) else node.arg
+    return isinstance(node, Reduce)
+
+
+def _slot(slot, names: Names) -> str:
+    if slot.var is None:
+        return str(slot.lo.const)
+    if not slot.explicit:
+        return slot.var
+    return f"{slot.var} in {bound(slot.lo, names)}..{bound(slot.hi, names)}"
+
+
+def _where(where, names: Names) -> str:
+    body = expr(where.expr, names)
+    return body if where.name is None else f"{where.name} = {body}"
+
+
+def _function(fn: Function, names: Names) -> str:
+    if fn.typed:
+        params = ", ".join(f"{p}: {t}" for p, t in fn.params)
+        head = f"fn {names(fn.name)}({params}) -> {fn.dtype}"
+    else:
+        head = f"fn {names(fn.name)}({', '.join(p for p, _ in fn.params)})"
+    body = fn.body
+    if isinstance(body, Block):
+        return f"{head} {expr(body, names)}"
+    return f"{head} {{ {expr(body, names)} }}"
+
+
+def bound(b: Bound, names: Names) -> str:
+    terms = [names(t) for t in (b.index, b.dim) if t is not None]
+    if not terms:
+        return str(b.const)
+    text = " + ".join(terms)
+    if b.const > 0:
+        text += f" + {b.const}"
+    elif b.const < 0:
+        text += f" - {-b.const}"
+    return text
+
+
+# ---------------------------------------------------------------- expressions
+
+
+def expr(node, names: Names, anchored: bool = False) -> str:
+    return _render(node, names, anchored)[0]
+
+
+def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
+    """(text, precedence level of the text's outermost operator)."""
+    if isinstance(node, Lit):
+        return _literal(node, anchored)
+    if isinstance(node, (Index, Var)):
+        return node.name, ATOM
+    if isinstance(node, DimRef):
+        return names(node.name), ATOM
+    if isinstance(node, Read):
+        if not node.subs:
+            return names(node.name), ATOM
+        return f"{names(node.name)}[{', '.join(expr(s, names) for s in node.subs)}]", ATOM
+    if isinstance(node, Unary):
+        return _unary(node, names, anchored)
+    if isinstance(node, Binary):
+        return _binary(node, names)
+    if isinstance(node, IfElse):
+        return (f"if {expr(node.cond, names)} {{ {expr(node.then, names)} }} "
+                f"else {{ {expr(node.other, names)} }}", ATOM)
+    if isinstance(node, Call):
+        return f"{names(node.fn)}({', '.join(expr(a, names) for a in node.args)})", ATOM
+    if isinstance(node, Cast):
+        return f"{_operand(node.arg, names, CAST)} as {node.dtype}", CAST
+    if isinstance(node, Block):
+        lets = "".join(f"let {n} = {expr(e, names)}; " for n, e in node.lets)
+        return f"{{ {lets}{expr(node.result, names)} }}", ATOM
+    if isinstance(node, Reduce):
+        return _reduce(node, names), ATOM
+    raise TypeError(f"not an expression: {node!r}")
+
+
+def _literal(lit: Lit, anchored: bool) -> tuple[str, int]:
+    if lit.dtype == "bool":
+        return ("true" if lit.value else "false"), ATOM
+    magnitude = abs(lit.value)
+    text = repr(float(magnitude)) if lit.dtype.startswith("f") else str(int(magnitude))
+    if lit.suffix or not (anchored or lit.dtype in DEFAULT_TYPES):
+        text += lit.dtype
+    if lit.value < 0:
+        return "-" + text, PREFIX
+    return text, ATOM
+
+
+def _unary(node: Unary, names: Names, anchored: bool) -> tuple[str, int]:
+    if node.op == "-" and isinstance(node.arg, Lit):
+        text, _ = _literal(node.arg, anchored)
+        return f"-{text}", PREFIX
+    inner = _operand(node.arg, names, PREFIX)
+    # `- -x` rather than `--x`: either lexes, but a space keeps the text readable
+    return f"{node.op}{' ' if inner.startswith(node.op) else ''}{inner}", PREFIX
+
+
+def _binary(node: Binary, names: Names) -> tuple[str, int]:
+    left_anchor = is_literal(node.left) and not is_literal(node.right)
+    right_anchor = is_literal(node.right) and not is_literal(node.left)
+    if node.op == "**":
+        left = _operand(node.left, names, ATOM, left_anchor)
+        right = _operand(node.right, names, PREFIX, right_anchor)
+        return f"{left} ** {right}", POWER
+    level = LEVELS[node.op]
+    left = _operand(node.left, names, level, left_anchor)
+    right = _operand(node.right, names, level + 1, right_anchor)
+    return f"{left} {node.op} {right}", level
+
+
+def _operand(node, names: Names, needed: int, anchored: bool = False) -> str:
+    text, level = _render(node, names, anchored)
+    return text if level >= needed else f"({text})"
+
+
+def _reduce(node: Reduce, names: Names) -> str:
+    ranges = ", ".join(
+        f"{r.var} in {bound(r.lo, names)}..{bound(r.hi, names)}" if r.explicit else r.var
+        for r in node.ranges)
+    body = expr(node.body, names)
+    if node.guard is not None:
+        body += f" where {expr(node.guard, names)}"
+    return f"{node.op}[{ranges}]({body})"

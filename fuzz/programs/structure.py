@@ -1,0 +1,308 @@
+"""The generator's own description of a program: what it means is computed from this structure
+(fuzz.programs.meaning), never from einc's IR; fuzz.programs.render writes it as Einlang.
+
+Every expression node carries its Einlang type. Index variables and named dims are i32.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FLOATS = ("f32", "f64")
+INTS = ("i32", "i64")
+NUMERIC = FLOATS + INTS
+WIDE_TYPES = ("f64", "i64")          # not on vulkan-spirv
+
+
+@dataclass(frozen=True)
+class Bound:
+    """`const + dim + index`: a range end such as `N - 1`, `i + 1` or `4`."""
+
+    const: int
+    dim: str | None = None
+    index: str | None = None
+
+    def plus(self, k: int) -> "Bound":
+        return Bound(self.const + k, self.dim, self.index)
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Lit:
+    value: float | int | bool
+    dtype: str
+    suffix: bool = False           # written `2.5f64` / `3i64` rather than typed by its context
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    dtype: str = "i32"
+
+
+@dataclass(frozen=True)
+class DimRef:
+    name: str
+    dtype: str = "i32"
+
+
+@dataclass(frozen=True)
+class Var:
+    """A where-binding, a block `let` or a function parameter."""
+
+    name: str
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Read:
+    """`name[subs]`; with no subscripts a scalar binding, or a whole array in an elementwise
+    statement (`Whole`)."""
+
+    name: str
+    subs: tuple
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str                        # "-" or "!"
+    arg: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str                        # + - * / % ** < <= > >= == != && ||
+    left: object
+    right: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class IfElse:
+    cond: object
+    then: object
+    other: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: str                        # a std::math function or a user function of the program
+    args: tuple
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Cast:
+    arg: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Block:
+    """`{ let a = ..; let b = ..; result }`."""
+
+    lets: tuple                    # (name, expr) pairs
+    result: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Range:
+    var: str
+    lo: Bound
+    hi: Bound
+    explicit: bool = True          # `k in lo..hi`; otherwise inferred from a plain read `x[k]`
+
+
+@dataclass(frozen=True)
+class Reduce:
+    op: str                        # sum prod max min all any
+    ranges: tuple                  # Range
+    body: object
+    guard: object | None
+    dtype: str
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One position of a definition's left side: a ranged index, or a literal point (var None)."""
+
+    var: str | None
+    lo: Bound
+    hi: Bound
+    explicit: bool = True
+
+
+@dataclass(frozen=True)
+class Where:
+    name: str | None               # None: a guard
+    expr: object
+
+
+@dataclass(frozen=True)
+class Clause:
+    slots: tuple
+    body: object
+    wheres: tuple = ()
+
+
+@dataclass(frozen=True)
+class Define:
+    """`let name[slots] = body where ..;` clause by clause (one clause and no slots: a scalar)."""
+
+    name: str
+    dtype: str
+    clauses: tuple
+    annotate: bool = False         # `let y[i]: f64 = ..`
+
+
+@dataclass(frozen=True)
+class Group:
+    """Recurrences that run together along their first axis; `order` is a valid order inside a
+    step (a member reads members before it at the same step)."""
+
+    members: tuple                 # Define
+    order: tuple                   # names
+    layout: tuple                  # (member name, clause number) in source order
+
+
+@dataclass(frozen=True)
+class Whole:
+    """`let name = expr;` over whole same-shape arrays (reads without subscripts), elementwise."""
+
+    name: str
+    dtype: str
+    shape: tuple                   # Bound
+    expr: object
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    params: tuple                  # (name, dtype)
+    typed: bool
+    body: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Derivative:
+    name: str
+    of: str
+    wrt: str
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    dtype: str
+    shape: tuple                   # Bound without index
+    low: float = -2.0              # values drawn from [low, high]; ints inclusive
+    high: float = 2.0
+
+
+@dataclass(frozen=True)
+class Program:
+    inputs: tuple
+    items: tuple                   # Define | Group | Whole | Function | Derivative
+    dims: tuple                    # (name, value) of the named dims
+    outputs: tuple                 # the bindings the module returns
+
+    def dim_values(self) -> dict:
+        return dict(self.dims)
+
+    def bindings(self) -> dict:
+        """Every value binding by name: inputs, definitions (group members too), derivatives."""
+        out = {inp.name: inp for inp in self.inputs}
+        for item in self.items:
+            if isinstance(item, Group):
+                out.update({m.name: m for m in item.members})
+            elif not isinstance(item, Function):
+                out[item.name] = item
+        return out
+
+    def functions(self) -> dict:
+        return {f.name: f for f in self.items if isinstance(f, Function)}
+
+
+def is_literal(expr) -> bool:
+    return isinstance(expr, Lit) or (isinstance(expr, Unary) and isinstance(expr.arg, Lit))
+
+
+def children(expr) -> tuple:
+    """The direct subexpressions of `expr`, in source order."""
+    if isinstance(expr, Read):
+        return expr.subs
+    if isinstance(expr, (Unary, Cast)):
+        return (expr.arg,)
+    if isinstance(expr, Binary):
+        return (expr.left, expr.right)
+    if isinstance(expr, IfElse):
+        return (expr.cond, expr.then, expr.other)
+    if isinstance(expr, Call):
+        return expr.args
+    if isinstance(expr, Block):
+        return tuple(e for _, e in expr.lets) + (expr.result,)
+    if isinstance(expr, Reduce):
+        return (expr.body,) + ((expr.guard,) if expr.guard is not None else ())
+    return ()
+
+
+def walk(expr):
+    """`expr` and every node below it."""
+    yield expr
+    for child in children(expr):
+        yield from walk(child)
+
+
+def clause_exprs(clause: Clause) -> tuple:
+    return tuple(w.expr for w in clause.wheres) + (clause.body,)
+
+
+def item_exprs(item) -> tuple:
+    if isinstance(item, Define):
+        return tuple(e for c in item.clauses for e in clause_exprs(c))
+    if isinstance(item, Group):
+        return tuple(e for m in item.members for e in item_exprs(m))
+    if isinstance(item, (Whole,)):
+        return (item.expr,)
+    if isinstance(item, Function):
+        return (item.body,)
+    return ()
+
+
+def reads_of(item) -> set:
+    """Names of bindings and functions that `item` reads."""
+    names = set()
+    for expr in item_exprs(item):
+        for node in walk(expr):
+            if isinstance(node, Read):
+                names.add(node.name)
+            elif isinstance(node, Call):
+                names.add(node.fn)
+    if isinstance(item, Derivative):
+        names |= {item.of, item.wrt}
+    return names
+
+
+def types_used(program: Program) -> set:
+    """Every type a value of the program has (vulkan-spirv takes no f64 or i64)."""
+    found = {i.dtype for i in program.inputs}
+    for item in program.items:
+        if isinstance(item, Function):
+            found |= {t for _, t in item.params}
+        if isinstance(item, Group):
+            found |= {m.dtype for m in item.members}
+        elif hasattr(item, "dtype"):
+            found.add(item.dtype)
+        for expr in item_exprs(item):
+            found |= {node.dtype for node in walk(expr) if hasattr(node, "dtype")}
+    return found

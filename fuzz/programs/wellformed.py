@@ -1,0 +1,63 @@
+"""Structural rules a generated program keeps beyond what its NumPy meaning checks."""
+from __future__ import annotations
+
+from fuzz.programs.structure import (
+    Bound, Define, Derivative, Function, Group, Index, Input, Program, Read, Reduce, Whole, clause_exprs,
+    walk)
+
+
+def shapes(program: Program) -> dict:
+    """Name -> symbolic shape (Bounds) of every array binding; a definition's extent along an axis
+    is its clauses' largest end."""
+    dims = program.dim_values()
+    found = {}
+    for item in program.inputs + program.items:
+        if isinstance(item, Input):
+            found[item.name] = item.shape
+        elif isinstance(item, Whole):
+            found[item.name] = item.shape
+        elif isinstance(item, (Define, Group)):
+            for define in item.members if isinstance(item, Group) else (item,):
+                found[define.name] = _defined_shape(define, dims)
+    return found
+
+
+def _defined_shape(define: Define, dims: dict) -> tuple:
+    rank = len(define.clauses[0].slots)
+    value = lambda b: b.const + (dims[b.dim] if b.dim else 0)      # noqa: E731
+    return tuple(max((c.slots[a].hi for c in define.clauses), key=value) for a in range(rank))
+
+
+def plain_read_extents(var: str, exprs, shape_of: dict) -> list:
+    """The extents of the axes that `var` subscripts on its own (`x[.., var, ..]`)."""
+    return [shape_of[n.name][a] for e in exprs for n in walk(e) if isinstance(n, Read) and n.name in shape_of
+            for a, s in enumerate(n.subs) if s == Index(var)]
+
+
+def decides(var: str, hi: Bound, exprs, shape_of: dict) -> bool:
+    """Whether a plain read decides that `var` runs over 0..hi (so its range may be left out)."""
+    extents = plain_read_extents(var, exprs, shape_of)
+    return bool(extents) and all(e == hi for e in extents)
+
+
+def ranges_decided(program: Program) -> bool:
+    """Every index whose range is left out has a plain read that decides it."""
+    shape_of = shapes(program)
+    for item in program.items:
+        if isinstance(item, (Function, Derivative, Whole)):
+            continue
+        members = item.members if isinstance(item, Group) else (item,)
+        outside = {n: s for n, s in shape_of.items() if n not in {m.name for m in members}}
+        for define in members:
+            for clause in define.clauses:
+                exprs = clause_exprs(clause)
+                for slot in clause.slots:
+                    if slot.var and not slot.explicit and not (
+                            slot.lo == Bound(0) and decides(slot.var, slot.hi, exprs, outside)):
+                        return False
+                for node in (n for e in exprs for n in walk(e) if isinstance(n, Reduce)):
+                    inner = (node.body,) + ((node.guard,) if node.guard is not None else ())
+                    for r in node.ranges:
+                        if not r.explicit and not (r.lo == Bound(0) and decides(r.var, r.hi, inner, outside)):
+                            return False
+    return True
