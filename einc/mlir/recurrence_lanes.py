@@ -297,7 +297,8 @@ def _lane_state_read(lanes: Lanes, read: StateRead) -> ir.Value:
     scope, member = lanes.scalar, read.member
     indices = [scope.storage.slot(member, scope.clamped(read.subs[0], member.shape[0]))]
     indices += [scope.clamped(s, size) for s, size in zip(read.subs[1:-1], member.shape[1:-1])]
-    return lanes.consecutive(scope.storage.tensors[member], indices + [scope.index(read.subs[-1])], read.dtype)
+    indices = scope.storage.at(member, indices + [scope.index(read.subs[-1])])
+    return lanes.consecutive(scope.storage.tensors[member], indices, read.dtype)
 
 
 LANE_RULES: dict[type, Callable] = {

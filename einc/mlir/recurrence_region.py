@@ -20,17 +20,15 @@ from iree.compiler import ir
 from iree.compiler.dialects import flow, scf, tensor, util
 
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
-from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
 from einc.mlir.recurrence_scalars import Storage
-from einc.mlir.recurrence_step import (PointValue, clause_scope, covers_every_step, emit_step, held_point,
-                                       storage_shape, storage_type, when)
+from einc.mlir.recurrence_step import (PointValue, clause_scope, compact, covers_every_step, emit_step, expanded,
+                                       held_point, sizes_of, storage_shape, unit_axes, when)
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
-DYNAMIC = ir.ShapedType.get_dynamic_size()
 STACK_BYTES = 32768       # IREE 3.13's limit on a CPU dispatch's stack allocations
 
 
@@ -38,7 +36,8 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
     members = group.members
     dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
-    region = flow.DispatchRegionOp([tensor_type(m.dtype, _carried_shape(m)) for m in members], dims, [])
+    region = flow.DispatchRegionOp([tensor_type(m.dtype, compact(storage_shape(m))) for m in members], dims, [])
+    units = {m: unit_axes(storage_shape(m)) for m in members}
     held = {m: m.plan["lookback"] for m in members if in_registers(m)}
     with ir.InsertionPoint(region.body.blocks.append()):
         steps = lw.sizes.index(group.t_var.extent)
@@ -49,7 +48,8 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
             carried = list(loop.inner_iter_args)
             tensors, registers = carried[:len(members)], iter(carried[len(members):])
             recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
-            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent)
+            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
+                              units=units)
             emit_step(lw, group, storage, _write_points)
             shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
             scf.yield_([storage.tensors[m] for m in members] + shifted)
@@ -57,7 +57,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
             util.OptimizationBarrierOp([result.type], [result])
-    return [_unpadded(lw, m, carried) for m, carried in zip(members, region.results)]
+    return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(members, region.results)]
 
 
 def _fits_the_stack(member: RecMember) -> bool:
@@ -66,27 +66,9 @@ def _fits_the_stack(member: RecMember) -> bool:
     on the stack: unbounded for a run-time size, rejected beyond 32 KB. Such a result is read by
     an optimization barrier instead. Not every one: a barrier on a value that IREE evaluates at
     build time (a program without inputs) mixes up the hoisted results in IREE 3.13."""
-    shape = _carried_shape(member)
+    shape = compact(storage_shape(member))
     return all(s.is_const for s in shape) and \
         int(np.prod([s.const for s in shape])) * member.dtype.numpy.itemsize <= STACK_BYTES
-
-
-def _carried_shape(member: RecMember) -> tuple:
-    """The storage shape with every axis of size 1 made 2 (the extra slot is never read or
-    written): IREE 3.13's CollapseDimensionsPass drops unit axes of a tensor read inside the
-    region by inserting a collapse_shape of the loop-carried tensor outside the region, where
-    that tensor does not exist ("operand does not dominate this use")."""
-    return tuple(Lin(2) if size == 1 else size for size in storage_shape(member))
-
-
-def _unpadded(lw, member: RecMember, carried: ir.Value) -> ir.Value:
-    """The storage tensor proper, sliced out of the carried one after the loop."""
-    shape = storage_shape(member)
-    if shape == _carried_shape(member):
-        return carried
-    sizes = [lw.sizes.index(s) for s in shape if not s.is_const]
-    return tensor.extract_slice(storage_type(member), carried, [], sizes, [], [0] * len(shape),
-                                [s.const if s.is_const else DYNAMIC for s in shape], [1] * len(shape))
 
 
 def in_registers(member: RecMember) -> bool:
@@ -100,7 +82,7 @@ def _initial_storage(lw, member: RecMember) -> ir.Value:
     """A tensor.empty that IREE turns into the dispatch's output buffer, zeroed by a scalar loop
     unless every point gets written. Not an `arith.constant` of zeros: writing into a constant
     makes a stack copy, and large ones exceed the 32 KB stack limit."""
-    shape = _carried_shape(member)
+    shape = compact(storage_shape(member))
     empty = lw.sizes.empty(shape, element_type(member.dtype))
     # CSE would merge the members' identical tensor.empty ops, and one buffer cannot back two
     # results: IREE then copies into an unbounded stack allocation. The attribute keeps them apart.
@@ -125,7 +107,7 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         def point(ivs, out):
             # same-step reads of this member see the points already written
             scalar = value(storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
-            return [tensor.insert(scalar, out[0], [slot] + ivs)]
+            return [tensor.insert(scalar, out[0], storage.at(member, [slot] + ivs))]
         width = None if clause is None else clause_lanes(lw, member, clause, storage.t_var)
         if width is None:
             return point_loops(var_bounds(lw, vars_), [storage.tensors[member]], point)[0]
@@ -136,7 +118,7 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
             def chunk(base, out):
                 scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
                 values = clause_vector(Lanes(scope, lane, base, width), clause, member.dtype)
-                return [store_consecutive(values, out[0], [slot] + ivs + [base])]
+                return [store_consecutive(values, out[0], storage.at(member, [slot] + ivs + [base]))]
             vector_end = round_down(lo, hi, width)
             out = counted_loop(lo, vector_end, width, out, chunk)
             return counted_loop(vector_end, hi, 1, out, lambda j, out: point(ivs + [j], out))
@@ -148,6 +130,6 @@ def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value],
     """A scalar state's point at step t, kept as `storage.current` and stored at its slot
     (an inactive clause stores back what the slot held)."""
     old, slot = storage.tensors[member], storage.slot(member, storage.t)
-    scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, [slot]))
-    return tensor.insert(scalar, old, [slot])
+    scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, storage.at(member, [slot])))
+    return tensor.insert(scalar, old, storage.at(member, [slot]))
 

@@ -29,24 +29,34 @@ class Storage:
     """The state at one step: the step variable `t_var`, its value `t` (an index) and
     member -> its current storage tensor. A form may also keep scalar states in registers:
     `recent` maps such a member to its values at t - 1, t - 2, .. and `current` to its value at
-    t once written, so a step reads them without a round trip through memory."""
+    t once written, so a step reads them without a round trip through memory. `units` maps a
+    member whose tensor is kept without its axes of size 1 (recurrence_step.compact) to them."""
 
     def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, recent: Optional[dict] = None,
-                 current: Optional[dict] = None):
+                 current: Optional[dict] = None, units: Optional[dict] = None):
         self.t_var = t_var
         self.t = t
         self.tensors = tensors
         self.recent = recent if recent is not None else {}
         self.current = current if current is not None else {}
+        self.units = units if units is not None else {}
 
     def with_tensor(self, member, value: ir.Value) -> "Storage":
-        return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current)
+        return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current, self.units)
+
+    def at(self, member, indices: list[ir.Value]) -> list[ir.Value]:
+        """The indices of a point (slot, axis 1, ..) of `member` in its storage tensor."""
+        return without_axes(indices, self.units.get(member, ()))
 
     def slot(self, member, step: ir.Value) -> ir.Value:
         """The axis-0 position of `step` (an index) in `member`'s storage."""
         if member.window is None:
             return step
         return arith.remui(step, index_const(member.window))
+
+
+def without_axes(indices: list[ir.Value], axes: tuple) -> list[ir.Value]:
+    return [index for k, index in enumerate(indices) if k not in axes]
 
 
 class Scope:
@@ -134,7 +144,7 @@ def _state_read(scope: Scope, read: StateRead) -> ir.Value:
     step = scope.clamped(read.subs[0], member.shape[0])
     indices = [scope.storage.slot(member, step)]
     indices += [scope.clamped(s, size) for s, size in zip(read.subs[1:], member.shape[1:])]
-    return tensor.extract(scope.storage.tensors[member], indices)
+    return tensor.extract(scope.storage.tensors[member], scope.storage.at(member, indices))
 
 
 def _held(storage: Storage, read: StateRead) -> Optional[ir.Value]:

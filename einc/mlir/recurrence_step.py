@@ -1,4 +1,4 @@
-"""One step of a recurrence loop, shared by both lowering forms (recurrence_region, recurrence_host).
+"""One step of a recurrence loop, shared by every lowering form (recurrence_region, recurrence_host, ..).
 
 A step runs the members in group order and each member's clauses in source order, each clause
 only when t_lo <= t < t_hi (a windowed member's slot is cleared first when clauses leave points
@@ -11,13 +11,15 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, scf
+from iree.compiler.dialects import arith, scf, tensor
 
 from einc.ir.nodes import IndexVar, RecClause, RecMember, RecurrenceGroup
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_scalars import Scope, Storage
 from einc.mlir.types import element_type, tensor_type
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 # value(storage, coords) -> the scalar to store at one point (coords: IndexVar -> index)
 PointValue = Callable[[Storage, dict], ir.Value]
@@ -38,6 +40,46 @@ def storage_shape(member: RecMember) -> tuple:
 
 def storage_type(member: RecMember) -> ir.RankedTensorType:
     return tensor_type(member.dtype, storage_shape(member))
+
+
+def sizes_of(lw, shape: tuple) -> list:
+    """A shape of Lin sizes as ints (static sizes) and index values (run-time ones)."""
+    return [size.const if size.is_const else lw.sizes.index(size) for size in shape]
+
+
+def unit_axes(sizes) -> tuple:
+    """The axes of static size 1 of `sizes` (Lin sizes, or ints and index values)."""
+    return tuple(k for k, size in enumerate(sizes) if isinstance(size, (int, Lin)) and size == 1)
+
+
+def compact(sizes) -> list:
+    """`sizes` without its unit axes: the shape a form that loops inside a dispatch region keeps
+    storage in (recurrence_region, recurrence_workgroup; `Storage.at` drops the indices of the
+    unit axes). IREE 3.13's CollapseDimensionsPass drops unit axes of a tensor read inside the
+    region by a collapse_shape of the loop-carried tensor inserted outside the region, where that
+    tensor does not exist ("operand does not dominate this use"). Padding unit axes to 2 avoided
+    that, but left a strided view of the padded storage that IREE fuses into the kernels reading
+    it, and a gather through it failed to compile on llvm-cpu."""
+    units = unit_axes(sizes)
+    return [size for k, size in enumerate(sizes) if k not in units]
+
+
+def expanded(value: ir.Value, sizes: list) -> ir.Value:
+    """A storage kept in its `compact` shape reshaped to `sizes` (a view, no copy)."""
+    units = unit_axes(sizes)
+    if not units:
+        return value
+    kept = [k for k in range(len(sizes)) if k not in units]
+    # each unit axis joins the group of the kept axis before it (the first one's if none is)
+    groups = [[k] for k in kept]
+    for k in units:
+        if groups:    # none when every axis is a unit: the compact storage has rank 0
+            groups[max(sum(1 for j in kept if j < k) - 1, 0)].append(k)
+    groups = [sorted(g) for g in groups]
+    static = [size if isinstance(size, int) else DYNAMIC for size in sizes]
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.expand_shape(ir.RankedTensorType.get(static, element), value, groups,
+                               [size for size in sizes if not isinstance(size, int)], static)
 
 
 def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints) -> None:

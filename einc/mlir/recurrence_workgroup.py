@@ -32,8 +32,9 @@ from einc.ir.nodes import IndexVar, Op, RecMember, RecurrenceGroup, Reduce, Stac
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_host import check_no_same_step_self_reads
-from einc.mlir.recurrence_scalars import Storage
-from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, when
+from einc.mlir.recurrence_scalars import Storage, without_axes
+from einc.mlir.recurrence_step import (PointValue, compact, covers_every_step, emit_step, expanded, sizes_of,
+                                       storage_shape, unit_axes, when)
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
@@ -74,7 +75,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     # active); a window starts as zeros, as in recurrence_host
     locals_ = [_zeros(_local_shape(lw, m, tails[m], chunk), m) if m.window is not None
                else tensor.empty(_local_shape(lw, m, tails[m], chunk), element_type(m.dtype)) for m in members]
-    storages = [_zeros([lw.sizes.index(s) if not s.is_const else s.const for s in m.shape], m) for m in whole]
+    storages = [_zeros(sizes_of(lw, m.shape), m) for m in whole]
     inits = [index_const(0)] + locals_ + storages
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])
@@ -89,8 +90,8 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
         end = arith.minui(arith.addi(start, chunk), steps)
         after, reached = _dispatch(lw, group, tails, chunk, start, end, before)
         count = arith.subi(end, start)
-        kept = [_insert_rows(lw, m, after[members.index(m)], whole_storage, tails[m], start, count)
-                for m, whole_storage in zip(whole, kept)]
+        kept = [_insert_rows(lw, m, expanded(after[members.index(m)], _full_local_shape(lw, m, tails[m], chunk)),
+                             whole_storage, tails[m], start, count) for m, whole_storage in zip(whole, kept)]
         # the next chunk starts where the device says this one ended: the host waits for each
         # chunk before queuing the next, so a chunk's buffers are released before the next
         # one's are made (IREE copies the whole tensors each chunk, and a host running ahead
@@ -98,7 +99,8 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
         scf.yield_([_read_index(reached)] + after + kept)
     results = list(loop.results)[1:]
     by_member = dict(zip(whole, results[len(members):]))
-    return [_tie_whole(lw, by_member[m], m) if m.window is None else _tie(lw, results[i], m, tails, chunk)
+    return [_tie_whole(lw, by_member[m], m) if m.window is None
+            else expanded(_tie(lw, results[i], m, tails, chunk), sizes_of(lw, storage_shape(m)))
             for i, m in enumerate(members)]
 
 
@@ -148,11 +150,23 @@ def _product(lw, extents) -> ir.Value:
 
 
 def _local_shape(lw, member: RecMember, tail: int, chunk: ir.Value) -> list:
+    """A chunk's storage of `member` as kept, without its unit axes (recurrence_step.compact:
+    a loop inside the dispatch carries it)."""
+    return compact(_full_local_shape(lw, member, tail, chunk))
+
+
+def _full_local_shape(lw, member: RecMember, tail: int, chunk: ir.Value) -> list:
     """A chunk's storage of `member`: its window, or `tail` steps then `chunk` steps."""
-    rest = [s.const if s.is_const else lw.sizes.index(s) for s in member.shape[1:]]
     if member.window is not None:
-        return [member.window] + rest
-    return [arith.addi(chunk, index_const(tail))] + rest
+        return sizes_of(lw, storage_shape(member))
+    return [arith.addi(chunk, index_const(tail))] + sizes_of(lw, member.shape[1:])
+
+
+def _local_units(member: RecMember) -> tuple:
+    """The unit axes of a chunk's storage of `member` (axis 0 is one only for a window of 1)."""
+    if member.window is not None:
+        return unit_axes(storage_shape(member))
+    return tuple(k + 1 for k in unit_axes(member.shape[1:]))
 
 
 def _zeros(sizes: list, member: RecMember) -> ir.Value:
@@ -240,13 +254,14 @@ def _insert_rows(lw, member: RecMember, local: ir.Value, whole: ir.Value, tail: 
 class ChunkStorage(Storage):
     """Storage inside a chunk: a member kept whole holds step s at row s - start + tail."""
 
-    def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, start: ir.Value, tails: dict):
-        super().__init__(t_var, t, tensors)
+    def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, start: ir.Value, tails: dict, units: dict):
+        super().__init__(t_var, t, tensors, units=units)
         self.start = start
         self.tails = tails
 
     def with_tensor(self, member, value: ir.Value) -> "ChunkStorage":
-        return ChunkStorage(self.t_var, self.t, {**self.tensors, member: value}, self.start, self.tails)
+        return ChunkStorage(self.t_var, self.t, {**self.tensors, member: value}, self.start, self.tails,
+                            self.units)
 
     def slot(self, member, step: ir.Value) -> ir.Value:
         if member.window is not None:
@@ -273,7 +288,7 @@ def _dispatch(lw, group: RecurrenceGroup, tails: dict, chunk: ir.Value, start: i
         loop = scf.ForOp(start, end, index_const(1), locals_)
         with ir.InsertionPoint(loop.body):
             storage = ChunkStorage(group.t_var, loop.induction_variable, dict(zip(members, loop.inner_iter_args)),
-                                   start, tails)
+                                   start, tails, {m: _local_units(m) for m in members})
             for m in members:
                 if m.window is None and not covers_every_step(m):
                     zero = scalar_ops.constant(m.dtype, 0)
@@ -302,10 +317,11 @@ def _copy_tail(lw, workers: "Workers", member: RecMember, before: ir.Value, shap
         return fresh
     offset = index_const(0) if member.window is not None else chunk
     extents = [index_const(rows)] + [lw.sizes.index(s) for s in member.shape[1:]]
+    units = _local_units(member)
 
     def copy(coords: list[ir.Value], out: ir.Value) -> ir.Value:
         source = [arith.addi(coords[0], offset)] + coords[1:]
-        return tensor.insert(tensor.extract(before, source), out, coords)
+        return tensor.insert(tensor.extract(before, without_axes(source, units)), out, without_axes(coords, units))
     return workers.each_point(extents, fresh, copy)
 
 
@@ -370,7 +386,7 @@ class Workers:
                 at = {v: arith.addi(c, lw.sizes.index(v.lo)) for v, c in zip(vars_, coords)}
                 # reads of this member go to the tensor being written, so that IREE keeps one buffer
                 scalar = value(storage.with_tensor(member, out), at)
-                return tensor.insert(scalar, out, [slot] + [at[v] for v in vars_])
+                return tensor.insert(scalar, out, storage.at(member, [slot] + [at[v] for v in vars_]))
             return self.each_point([lw.sizes.index(v.extent) for v in vars_], storage.tensors[member], point)
         return when(active, storage.tensors[member], update)
 

@@ -52,6 +52,7 @@ def _vulkan_test_programs() -> dict[str, str]:
         "rnn_gradient": _constant("e2e/test_recurrence_derivatives.py", "RNN").replace("f64", "f32"),
         "kalman_derivatives": _constant("e2e/test_recurrence_derivatives.py", "KALMAN").replace("f64", "f32"),
         "training_descent": _constant("e2e/test_training.py", "CLAUSE_BODY_DESCENT").format(t="f32"),
+        "unit_axes_group": _constant("e2e/test_recurrence_storage_shapes.py", "UNIT_AXES_GROUP"),
     }
 
 

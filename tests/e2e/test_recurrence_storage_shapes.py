@@ -33,6 +33,45 @@ def test_a_recurrence_with_an_axis_of_length_one(run, target):
     np.testing.assert_allclose(out["H"], batch_of_one_rnn(**inputs), rtol=1e-5, atol=1e-6)
 
 
+UNIT_AXES_GROUP = """
+    use std::math::tanh;
+    let X: [f32; T, 1, 4];
+    let W: [f32; 3, 3];
+    let U: [f32; 3, 4];
+    let G[t in 1..T, b in 0..1, j in 0..3, c in 0..1] =
+        sum[m in 0..4](U[j, m] * X[t, b, m]) + 0.5 * H[t - 1, b, j, c];
+    let H[0, b in 0..1, j in 0..3, c in 0..1] = 0.0;
+    let H[t in 1..T, b in 0..1, j in 0..3, c in 0..1] = tanh(sum[k in 0..3](W[j, k] * H[t - 1, b, k, c]) + G[t, b, j, c]);
+    let final[j in 0..3] = H[T - 1, 0, j, 0];
+"""
+
+
+def unit_axes_group(X, W, U):
+    T = X.shape[0]
+    G, H = np.zeros((T, 1, 3, 1), np.float32), np.zeros((T, 1, 3, 1), np.float32)
+    for t in range(1, T):
+        G[t, :, :, 0] = X[t] @ U.T + 0.5 * H[t - 1, :, :, 0]
+        H[t, :, :, 0] = np.tanh(H[t - 1, :, :, 0] @ W.T + G[t, :, :, 0])
+    return G, H
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("outputs", [None, ["final"]])
+def test_a_recurrence_group_with_several_unit_axes_kept_whole_or_in_windows(run, target, outputs):
+    """Two unit axes, one of them last; kept whole (every member an output) or in windows (H in
+    two slots, G, read only at its own step, in one: a unit axis 0)."""
+    rng = np.random.default_rng(8)
+    inputs = {"X": rng.standard_normal((9, 1, 4)).astype(np.float32),
+              "W": (0.5 * rng.standard_normal((3, 3))).astype(np.float32),
+              "U": (0.5 * rng.standard_normal((3, 4))).astype(np.float32)}
+    out = run(UNIT_AXES_GROUP, target=target, outputs=outputs, **inputs)
+    G, H = unit_axes_group(**inputs)
+    np.testing.assert_allclose(out["final"], H[-1, 0, :, 0], rtol=1e-5, atol=1e-6)
+    if outputs is None:
+        np.testing.assert_allclose(out["G"], G, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out["H"], H, rtol=1e-5, atol=1e-6)
+
+
 UNOBSERVED_VECTOR_STATE = """
     let x0: [f32; N];
     let a[0, i in 0..N] = x0[i];
