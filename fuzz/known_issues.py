@@ -24,14 +24,12 @@ class KnownIssue:
 
 
 KNOWN_ISSUES = (
-    KnownIssue("a derivative with respect to a build-time binding", "issue 9 / issue 11 item 3",
-               ("rejected",), r"E011: the derivative's \w+ is an untyped literal"),
-    KnownIssue("a derivative with respect to a build-time binding", "issue 9 / issue 11 item 3",
-               ("mismatch",), shape=features.derivative_of_build_time_value),
-    KnownIssue("a recurrence with a length-1 axis still fails on vulkan-spirv (`let H[t in 1..5, b in 0..1, "
-               "j in 0..3] = H[t - 1, b, j] * 0.5;`: operand does not dominate this use)",
-               "issue 11 item 7: fixed on llvm-cpu only, reported to the lead", ("internal",),
-               r"does not dominate this use|defined as a block argument", targets=("vulkan-spirv",)),
+    KnownIssue("the derivative of a recurrence member on vulkan-spirv can be wrong or fail at run time "
+               "(`let r[t in 1..N, j in 0..N] = tanh(r[t - 1, j / 3] + r[t - 1, j / 2] * t as f32);"
+               " let g = @r / @x;` gave a Jacobian that llvm-cpu and NumPy do not; with more around it, "
+               "OUT_OF_RANGE in hal.buffer_view.create)",
+               "issue 11: found by the differential fuzzer, open", ("mismatch", "run-error"),
+               shape=features.derivative_of_a_recurrence, targets=("vulkan-spirv",)),
 )
 
 

@@ -19,10 +19,19 @@ def vulkan_unavailable_reason() -> str | None:
     if "vulkan" not in rt.query_available_drivers():
         return "IREE runtime has no vulkan driver"
     try:
-        rt.get_first_device(["vulkan"])
+        rt.get_device("vulkan", cache=False)     # not kept: programs open a device each
     except (ValueError, RuntimeError) as err:
         return f"no Vulkan device ({err}); install mesa-vulkan-drivers and libvulkan1 for lavapipe"
     return None
+
+
+@pytest.fixture(autouse=True)
+def _programs_closed_after_each_test():
+    """Each test's programs are released when it ends, not whenever the collector gets to them:
+    on Vulkan, a device released while another is in use can be lost (einc/runtime/program.py)."""
+    yield
+    from einc.runtime.program import close_all_programs
+    close_all_programs()
 
 
 def pytest_runtest_setup(item):

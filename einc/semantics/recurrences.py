@@ -66,7 +66,55 @@ def step_aligned_reads(stmts: list) -> dict:
         for n in nodes:
             if isinstance(n, ast.Name) and n.def_id in indexed:
                 (aligned if id(n) in at_step else other)[s.def_id].add(n.def_id)
-    return {did: aligned[did] - other[did] for did in indexed}
+    ends = _step_ends(stmts)
+    return {did: {o for o in aligned[did] - other[did] if ends[did] is not None and ends[did] == ends[o]}
+            for did in indexed}
+
+
+def _step_ends(stmts: list) -> dict:
+    """def_id -> where its first axis ends, as a comparable key (None when not known from the
+    source). A loop shared by two recurrences runs one number of steps, so only recurrences
+    that end at the same step may share it: r6 of 9 steps joined to r8 of T steps computed
+    only T of its steps (found by the differential fuzzer)."""
+    ends: dict = {}
+    for s in stmts:
+        if isinstance(s, ast.IndexedLet):
+            ends.setdefault(s.def_id, []).append(_first_axis_end(s.slots[0]) if s.slots else None)
+    return {did: _definition_end(keys) for did, keys in ends.items()}
+
+
+def _first_axis_end(slot):
+    if isinstance(slot, ast.IndexLiteral):
+        return slot.value + 1
+    if isinstance(slot, ast.IndexVar) and slot.range is not None and slot.range.hi is not None:
+        key = _expr_key(slot.range.hi)
+        if key is not None and slot.range.inclusive:
+            key = ("+", key, 1)
+        return key
+    return None
+
+
+def _definition_end(keys: list):
+    """The end of a definition whose clauses end at `keys`: the one symbolic end (`T`, its
+    clauses at fixed steps lie before it), or the largest fixed end."""
+    if None in keys:
+        return None
+    symbolic = {k for k in keys if not isinstance(k, int)}
+    if len(symbolic) > 1:
+        return None
+    return symbolic.pop() if symbolic else max(keys)
+
+
+def _expr_key(expr):
+    """A structural key of an integer expression of names and literals, or None."""
+    if isinstance(expr, ast.IntLit):
+        return expr.value
+    if isinstance(expr, ast.Name):
+        return ("name", expr.def_id if expr.def_id is not None else expr.name)
+    if isinstance(expr, ast.Binary) and expr.op in ("+", "-", "*", "/", "%"):
+        left, right = _expr_key(expr.left), _expr_key(expr.right)
+        return None if left is None or right is None else (expr.op, left, right)
+    return None
 
 
 def _reads_back_along(read: ast.Index, step) -> bool:

@@ -45,8 +45,8 @@ def _build(source: str, target: str, outputs: list, inputs: dict, build) -> dict
     if artifact is None:
         return {"kind": "lowered"}
     try:
-        program = einc.load(artifact.vmfb)
-        values = program(**inputs)
+        with einc.load(artifact.vmfb) as program:     # closed before the next one opens
+            values = program(**inputs)
     except Exception as err:  # noqa: BLE001
         return {"kind": "run-error", "error": f"{type(err).__name__}: {err}"}
     return {"kind": "ok", "outputs": {name: values[name] for name in values}}

@@ -82,6 +82,16 @@ def same_step_read():
     return {"g": g, "h": h}
 
 
+def different_lengths():
+    a = [1.0, 2.0]
+    for t in range(2, 9):
+        a.append(a[t - 2] * 0.5 + 1.0)
+    b = [0.0, 0.0]
+    for t in range(2, 4):
+        b.append(b[t - 2] + a[t - 1])
+    return {"a": np.array(a), "b": np.array(b)}
+
+
 CASES = {
     "fixed point": ("""
         let g[0] = 3.0;
@@ -127,6 +137,13 @@ CASES = {
         let h[0] = 0.0;
         let h[n in 1..5] = h[n - 1] + g[n];
     """, same_step_read, ["g, h"]),
+    "a step read between recurrences of different lengths": ("""
+        let a[0] = 1.0;
+        let a[1] = 2.0;
+        let a[t in 2..9] = a[t - 2] * 0.5 + 1.0;
+        let b[t in 0..2] = 0.0;
+        let b[t in 2..4] = b[t - 2] + a[t - 1];
+    """, different_lengths, ["a", "b"]),
 }
 
 
@@ -144,6 +161,7 @@ def test_recurrences_share_a_loop_only_through_reads_at_their_own_step(case, tmp
 
 
 @pytest.mark.vulkan
-@pytest.mark.parametrize("case", ["fixed point", "state axis"])
+@pytest.mark.parametrize("case", ["fixed point", "state axis",
+                                  "a step read between recurrences of different lengths"])
 def test_a_finished_value_is_read_after_its_loop_on_vulkan(case):
     check(case, "vulkan-spirv")

@@ -29,7 +29,8 @@ def _cases():
 def test_shrunk_program_gives_its_numpy_meaning(path, target):
     regression = parse_regression(path.read_text())
     names = [e.name for e in regression.expectations]
-    outputs = einc.load(einc.compile(path, target=target, outputs=names).vmfb)(**regression.inputs)
+    with einc.load(einc.compile(path, target=target, outputs=names).vmfb) as program:
+        outputs = program(**regression.inputs)
     for expected in regression.expectations:
         got = outputs[expected.name]
         assert got.dtype == expected.value.dtype and got.shape == expected.value.shape, expected.name
