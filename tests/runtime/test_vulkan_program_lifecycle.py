@@ -1,0 +1,38 @@
+"""Many Vulkan programs loaded one after another in one process each run right: IREE 3.13's
+Vulkan driver lost a device shared by programs in turn (VK_ERROR_DEVICE_LOST after 35 to 190
+loads of this example on lavapipe), so each program opens its own (einc/runtime/program.py)."""
+import io
+import os
+
+import numpy as np
+import pytest
+
+import einc
+from einc.runtime import RunError
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "timeseries",
+                       "exponential_smoothing.ein")
+LOADS = 100
+
+
+@pytest.mark.vulkan
+def test_a_hundred_programs_in_turn_on_vulkan_all_match_the_first_on_llvm_cpu():
+    with einc.load(einc.compile(EXAMPLE, target="llvm-cpu").vmfb) as program:
+        expected = program.run({}, stdout=io.StringIO())
+    vmfb = einc.compile(EXAMPLE, target="vulkan-spirv").vmfb
+    for _ in range(LOADS):
+        with einc.load(vmfb) as program:
+            outputs = program.run({}, stdout=io.StringIO())
+        for name, value in expected.items():       # float32 smoothing, same order of operations
+            np.testing.assert_allclose(outputs[name], value, rtol=1e-5, atol=1e-4, err_msg=name)
+
+
+@pytest.mark.vulkan
+def test_a_vulkan_program_whose_call_failed_closes_without_harm():
+    source = "let a: [f32; N];\nlet b: [f32; N];\nlet c[i] = a[i] + b[i];\n"
+    vmfb = einc.compile(source, target="vulkan-spirv").vmfb
+    for _ in range(3):
+        with einc.load(vmfb) as program, pytest.raises(RunError):
+            program.run({"a": np.ones(3, np.float32), "b": np.ones(4, np.float32)}, io.StringIO())
+    with einc.load(vmfb) as program:
+        np.testing.assert_array_equal(program(a=np.ones(2, np.float32), b=np.ones(2, np.float32))["c"], [2, 2])
