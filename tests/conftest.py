@@ -27,11 +27,13 @@ def vulkan_unavailable_reason() -> str | None:
 
 @pytest.fixture(autouse=True)
 def _programs_closed_after_each_test():
-    """Each test's programs are released when it ends, not whenever the collector gets to them:
+    """Each test's own programs are released when it ends, not whenever the collector gets to them:
     on Vulkan, a device released while another is in use can be lost (einc/runtime/program.py)."""
+    from einc.runtime.program import open_programs
+    before = open_programs()          # programs of wider-scoped fixtures stay open
     yield
-    from einc.runtime.program import close_all_programs
-    close_all_programs()
+    for program in open_programs() - before:
+        program.close()
 
 
 def pytest_runtest_setup(item):

@@ -274,8 +274,12 @@ def _as_run_error(err: Exception) -> Exception:
 _open_programs: "weakref.WeakSet[Program]" = weakref.WeakSet()
 
 
+def open_programs() -> set:
+    """The Programs not closed yet."""
+    return set(_open_programs)
+
+
 @atexit.register
-def close_all_programs() -> None:
-    """Close every Program still open (at exit, and between tests)."""
+def _close_open_programs() -> None:
     for program in list(_open_programs):
         program.close()
