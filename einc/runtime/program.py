@@ -110,7 +110,7 @@ class Program:
             try:
                 return self._outputs(self._call_printing(args, stdout))
             except Exception as err:  # noqa: BLE001 - only a lost device is taken here
-                if _DEVICE_LOST not in str(err):
+                if not _device_lost(err):
                     raise
                 if attempt == _RUNS_ON_A_LOST_DEVICE:
                     raise RunError(f"the {self.device} device was lost running {self.name}") from None
@@ -149,7 +149,7 @@ class Program:
             failure = err
             raise
         except RuntimeError as err:
-            if _DEVICE_LOST in str(err):
+            if _device_lost(err):
                 self._recorder.records.clear()
             raise
         finally:
@@ -239,8 +239,11 @@ _DEVICE_PER_PROGRAM = ("vulkan",)
 # Even so, lavapipe under load (the test suite beside another busy process) lost a device now
 # and then, once in a few hundred programs: `run` says so on stderr and runs the call again on a new device,
 # twice at most, then it is a RunError. Only Program.run does (its inputs are host arrays).
-_DEVICE_LOST = "VK_ERROR_DEVICE_LOST"
 _RUNS_ON_A_LOST_DEVICE = 2
+
+
+def _device_lost(err: Exception) -> bool:
+    return "VK_ERROR_DEVICE_LOST" in str(err)
 # Destroying a Vulkan device whose last call failed (a failed assert, a shape check) crashes
 # IREE 3.13 (a segfault in close); such a device is kept until the process ends.
 _devices_kept_after_failure: list = []

@@ -52,7 +52,8 @@ def read_graph(stmts: list) -> dict:
 
 def step_aligned_reads(stmts: list) -> dict:
     """def_id -> the def_ids its clauses read only at `t - c` (c >= 0), t being the reading
-    clause's own first index: the reads a loop shared by both can serve step by step."""
+    clause's own first index, and that end at the same step: the reads a loop shared by both
+    can serve step by step."""
     indexed = {s.def_id for s in stmts if isinstance(s, ast.IndexedLet)}
     aligned = {did: set() for did in indexed}
     other = {did: set() for did in indexed}
