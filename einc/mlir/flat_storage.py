@@ -81,6 +81,15 @@ def row_major(indices: list[ir.Value], sizes: list[Size]) -> ir.Value:
     return position
 
 
+def row_major_coordinates(position: ir.Value, sizes: list[Size]) -> list[ir.Value]:
+    """The point at `position` of a row-major tensor of `sizes` (the inverse of row_major)."""
+    coords = []
+    for size in reversed(sizes[1:]):
+        coords.append(arith.remui(position, as_index(size)))
+        position = arith.divui(position, as_index(size))
+    return [position] + coords[::-1] if sizes else []
+
+
 def as_index(size: Size) -> ir.Value:
     return index_const(size) if isinstance(size, int) else size
 

@@ -28,7 +28,8 @@ from einc import diagnostics
 from einc.ir import affine
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, step_state_reads
 from einc.mlir import scalar_ops
-from einc.mlir.flat_storage import FlatStorage, as_index, flat_empty, length, tied, unflattened
+from einc.mlir.flat_storage import (FlatStorage, as_index, flat_empty, length, row_major_coordinates, tied,
+                                    unflattened)
 from einc.mlir.recurrence_step import PointValue, emit_step, sizes_of, storage_shape
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
@@ -70,7 +71,7 @@ def _write_points(lw, member: RecMember, storage: FlatStorage, vars_: list, acti
                            [linalg.IteratorType.parallel])
     with ir.InsertionPoint(op.regions[0].blocks[0]):
         point = linalg.IndexOp(0).result
-        axes = _row_coordinates(point, rest)
+        axes = row_major_coordinates(point, rest)
         # the kept value is read before the branch: with a read in each branch, MLIR merges the
         # two blocks into one read through a pointer chosen by the condition, an OpPhi of
         # pointers that SPIR-V forbids without VariablePointers (spirv-val rejects it, an NVIDIA
@@ -85,15 +86,6 @@ def _write_points(lw, member: RecMember, storage: FlatStorage, vars_: list, acti
             scf.yield_([kept])
         linalg.YieldOp([branch.results[0]])
     return tensor.insert_slice(op.result, old, [first], [row], [], [DYNAMIC], [DYNAMIC], [1])
-
-
-def _row_coordinates(point: ir.Value, sizes: list) -> list[ir.Value]:
-    """The coordinates of the `point`-th element of a row-major tensor of `sizes`."""
-    coords = []
-    for size in reversed(sizes[1:]):
-        coords.append(arith.remui(point, as_index(size)))
-        point = arith.divui(point, as_index(size))
-    return [point] + coords[::-1] if sizes else []
 
 
 def _inside(lw, vars_: list, coords: list[ir.Value]) -> ir.Value:

@@ -33,8 +33,8 @@ from einc.ir import affine
 from einc.ir.nodes import IndexVar, Op, RecMember, RecurrenceGroup, Reduce, Stack, step_code, step_state_reads
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
-from einc.mlir.flat_storage import (FlatStorage, as_index, flat_empty, length, product, row_major, tied,
-                                    unflattened)
+from einc.mlir.flat_storage import (FlatStorage, as_index, flat_empty, length, product, row_major,
+                                    row_major_coordinates, tied, unflattened)
 from einc.mlir.recurrence_host import check_no_same_step_self_reads
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, sizes_of, storage_shape, when
@@ -362,7 +362,7 @@ class Workers:
             points = arith.muli(points, e)
         loop = scf.ForOp(self.invocation, points, self.invocations, [out])
         with ir.InsertionPoint(loop.body):
-            scf.yield_([body(_coords(loop.induction_variable, extents), loop.inner_iter_args[0])])
+            scf.yield_([body(row_major_coordinates(loop.induction_variable, extents), loop.inner_iter_args[0])])
         self.barrier()
         return loop.results[0]
 
@@ -389,13 +389,3 @@ class Workers:
             "execution_scope": scope, "memory_scope": scope,
             "memory_semantics": ir.Attribute.parse(
                 "#spirv.memory_semantics<AcquireRelease|UniformMemory|WorkgroupMemory>")})
-
-
-def _coords(flat: ir.Value, extents: list[ir.Value]) -> list[ir.Value]:
-    """Row-major coordinates of a flat point index."""
-    coords = []
-    for e in reversed(extents[1:]):
-        coords.append(arith.remui(flat, e))
-        flat = arith.divui(flat, e)
-    return [flat] + list(reversed(coords)) if extents else []
-
