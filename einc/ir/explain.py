@@ -41,7 +41,8 @@ def _form(group) -> str:
         return ("one dispatch of scalar loops on the CPU targets; on vulkan-spirv a loop inside a kernel "
                 "when every member is a scalar state kept in a window and a step runs no loop of its "
                 "own, else chunks of steps inside one workgroup when every read of a member is at "
-                "t - c, else a host loop over steps with one kernel per clause and step")
+                "t - c or a fixed step, else a host loop over chunks of steps with one kernel per "
+                "clause and step")
     slices = [v for v in group.step_work if is_state_slice(v)]
     tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
     return (f"each step computes {len(tensors)} tensor(s) whole from {len(slices)} earlier-step "

@@ -1,14 +1,19 @@
-"""A recurrence group as a host loop over steps (vulkan-spirv, groups that are not all scalar
-states, which recurrence_kernel runs): one kernel per clause and step.
+"""A recurrence group as a host loop over steps (vulkan-spirv: groups that neither loop inside a
+kernel, recurrence_kernel, nor inside a workgroup, recurrence_workgroup): one kernel per clause
+and step.
 
 SPIR-V cannot compile the one-dispatch form ("failed to legalize hal.interface.binding.subspan"),
 so the step loop is an scf.for at function level carrying the storage tensors. Each clause is
 one linalg.generic per step over its variables, computing the clause's slice of step t from the
 storage as it was before the clause, written back with tensor.insert_slice at the step's slot.
 The loop runs on the host, so lavapipe's limit of 65,535 iterations per shader loop does not
-bound the number of steps. Each step costs a few submissions, and on lavapipe that cost grows
-with the number of steps already run in the call (checked: also for the notes' rnn_host.mlir,
-2,000 steps 2 s, 4,000 steps 7 s), so this form suits short recurrences there.
+bound the number of steps.
+
+The steps run in chunks (recurrence_chunks): the loop carries chunk storage, whose copies IREE
+makes every step, and the host waits for each chunk, so a step costs the same at every length
+(a member read at steps other than t - c or fixed ones aside: the loop carries its whole
+tensor). Within a chunk the host runs ahead and every step's allocations stay alive until the
+wait, so a chunk runs at most CHUNK_STEPS steps and, by the sizes, about CHUNK_BYTES of them.
 
 The points of a kernel are computed in parallel from that snapshot, so a clause must not read
 its own member at the step it is computing (`D[i, j - 1]`): such groups are rejected here.
@@ -18,19 +23,21 @@ from __future__ import annotations
 from typing import Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow, linalg, scf, tensor
+from iree.compiler.dialects import arith, linalg, scf, tensor, util
 
 from einc import diagnostics
 from einc.ir import affine
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, step_state_reads
 from einc.ir.types import Lin
-from einc.mlir import scalar_ops
+from einc.mlir.recurrence_chunks import ROWS, ChunkLayout, ReadPlan, copy_rows, emit_chunks, zeros
 from einc.mlir.recurrence_scalars import Storage
-from einc.mlir.recurrence_step import PointValue, emit_step, storage_shape
+from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
+CHUNK_STEPS = 256
+CHUNK_BYTES = 64 << 20      # what one chunk's steps may allocate before the host waits
 
 
 def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]:
@@ -38,21 +45,77 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
     `step_lowering(storage)`, when given, makes the lowering each step's body uses."""
     check_no_same_step_self_reads(group, lw.target)
     members = group.members
+    reads = ReadPlan(group)
+    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads), compact_axes=False)
 
-    def tie(member: RecMember, value: ir.Value) -> ir.Value:
-        # IREE cannot resolve the dynamic sizes of loop-carried tensors or of the loop's results
-        # on the host ("tensor.dim op unexpected during shape cleanup"): state them
-        dims = lw.sizes.dynamic_dims(storage_shape(member))
-        return flow.tensor_tie_shape(value, dims) if dims else value
-    inits = [linalg.fill(scalar_ops.constant(m.dtype, 0),
-                         outs=[lw.sizes.empty(storage_shape(m), element_type(m.dtype))]) for m in members]
-    loop = scf.ForOp(index_const(0), lw.sizes.index(group.t_var.extent), index_const(1), inits)
-    with ir.InsertionPoint(loop.body):
-        tensors = {m: tie(m, arg) for m, arg in zip(members, loop.inner_iter_args)}
-        storage = Storage(group.t_var, loop.induction_variable, tensors)
-        emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
-        scf.yield_([storage.tensors[m] for m in members])
-    return [tie(m, result) for m, result in zip(members, loop.results)]
+    def run_chunk(start: ir.Value, end: ir.Value, before: list) -> tuple:
+        carried = [_carried_over(lw, layout, m, b, start) for m, b in zip(members, before)]
+        loop = scf.ForOp(start, end, index_const(1), carried)
+        with ir.InsertionPoint(loop.body):
+            tensors = {m: layout.tie(m, arg) for m, arg in zip(members, loop.inner_iter_args)}
+            storage = layout.storage(loop.induction_variable, tensors, start)
+            emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
+            scf.yield_([storage.tensors[m] for m in members])
+        after = [layout.tie(m, result) for m, result in zip(members, loop.results)]
+        _wait_for(layout, after)
+        return after, end
+    return emit_chunks(lw, layout, run_chunk)
+
+
+def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
+    """CHUNK_STEPS, or fewer where the storages the loop carries through CHUNK_STEPS steps
+    would allocate more than CHUNK_BYTES (two copies each a step), at least 1."""
+    step_bytes = index_const(0)
+    for m in group.members:
+        rows = Lin(m.window) if m.window is not None else m.shape[0] if m in reads.unbounded else \
+            Lin(CHUNK_STEPS + reads.tails[m] + len(reads.pins[m]))
+        points = index_const(2 * m.dtype.numpy.itemsize)
+        for size in (rows,) + tuple(m.shape[1:]):
+            points = arith.muli(points, lw.sizes.index(size))
+        step_bytes = arith.addi(step_bytes, points)
+    steps = arith.divui(index_const(CHUNK_BYTES), arith.maxui(step_bytes, index_const(1)))
+    return arith.maxui(arith.minui(steps, index_const(CHUNK_STEPS)), index_const(1))
+
+
+def _carried_over(lw, layout: ChunkLayout, member: RecMember, before: ir.Value, start: ir.Value) -> ir.Value:
+    """The storage a chunk starts from: a window or whole tensor as the last chunk left it;
+    rows fresh, zero unless every point gets written, with the pinned rows and the `tail` steps
+    before the chunk taken over (ChunkLayout.carried_row)."""
+    if layout.kinds[member] != ROWS:
+        return before
+    sizes = layout.sizes(member)
+    fresh = tensor.empty(sizes, element_type(member.dtype)) if covers_every_step(member) else zeros(sizes, member)
+    pins, tail = len(layout.reads.pins[member]), layout.reads.tails[member]
+    for k in range(pins):
+        fresh = copy_rows(lw, member, before, layout.pinned_source(member, k, start), fresh, k, 1)
+    if tail:
+        fresh = copy_rows(lw, member, before, arith.addi(layout.chunk, index_const(pins)), fresh, pins, tail)
+    return layout.tie(member, fresh)
+
+
+def _wait_for(layout: ChunkLayout, storages: list[ir.Value]) -> None:
+    """The host waits until the device has computed `storages`: it reads an element of each
+    back (kept by an optimization barrier), where the storage has one."""
+    for member, storage in zip(layout.group.members, storages):
+        sizes = layout.sizes(member)
+        if any(isinstance(s, int) and s == 0 for s in sizes):
+            continue
+        nonempty = None
+        for size in (s for s in sizes if not isinstance(s, int)):
+            positive = arith.cmpi(arith.CmpIPredicate.ugt, size, index_const(0))
+            nonempty = positive if nonempty is None else arith.andi(nonempty, positive)
+        if nonempty is None:
+            _read_back(storage, len(sizes))
+            continue
+        branch = scf.IfOp(nonempty)
+        with ir.InsertionPoint(branch.then_block):
+            _read_back(storage, len(sizes))
+            scf.yield_([])
+
+
+def _read_back(storage: ir.Value, rank: int) -> None:
+    element = tensor.extract(storage, [index_const(0)] * rank)
+    util.OptimizationBarrierOp([element.type], [element])
 
 
 def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],

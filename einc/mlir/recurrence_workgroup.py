@@ -2,19 +2,12 @@
 state, a filter whose history is observed, a step with a reduction) as chunks of steps inside
 one workgroup (vulkan-spirv).
 
-The host-loop form (recurrence_host) costs more per step the longer it runs: IREE 3.13 gives
-every step of a host-level loop new allocations, copies of each member's whole storage and
-five new fences, all alive until the device catches up with the host (checked: an RNN with
-H = 64 took 17 ms a step at T = 4000 on lavapipe, with 10 GB of memory). Here one dispatch runs
-a chunk of steps. Its WORKGROUP_SIZE invocations share each clause's points (point p goes to
-invocation p mod size); a barrier after each write makes the points visible to the next clause
-and step. The region carries the workgroup size in the compilation_info of its one linalg op
-(`_reached`): IREE gives a dispatch without one a single invocation.
-
-Storage lives per chunk: a member kept in a window works on a copy of its window (slot = step
-mod window); a member kept whole on its `lookback` steps before the chunk followed by the
-chunk's steps, which the host then inserts into the whole tensor. A chunk allocates and copies
-O(chunk), and the whole tensor is only written, so IREE updates it in place.
+One dispatch runs a chunk of steps (recurrence_chunks: the host's loop over chunks, and how a
+chunk keeps each member). Its WORKGROUP_SIZE invocations share each clause's points (point p
+goes to invocation p mod size); a barrier after each write makes the points visible to the next
+clause and step. The region carries the workgroup size in the compilation_info of its one
+linalg op (`_reached`): IREE gives a dispatch without one a single invocation. The host reads
+back where the chunk ended, which makes it wait for each chunk.
 
 Lavapipe stops an invocation after ~65,535 loop iterations counted over all its loops (inner
 loops included), so a chunk runs as many steps as fit in LOOP_BUDGET: the host computes an
@@ -27,34 +20,30 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, gpu, linalg, scf, tensor, util
 
-from einc.ir import affine
-from einc.ir.nodes import IndexVar, Op, RecMember, RecurrenceGroup, Reduce, Stack, step_code, step_state_reads
+from einc.ir.nodes import IndexVar, Op, RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
+from einc.mlir.recurrence_chunks import ROWS, WINDOW, ChunkLayout, ReadPlan, emit_chunks
 from einc.mlir.recurrence_host import check_no_same_step_self_reads
 from einc.mlir.recurrence_scalars import Storage, without_axes
-from einc.mlir.recurrence_step import (PointValue, compact, covers_every_step, emit_step, expanded, sizes_of,
-                                       storage_shape, unit_axes, when)
+from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, when
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
 WORKGROUP_SIZE = 64
 LOOP_BUDGET = 65_000          # lavapipe's limit is 65,535 iterations an invocation (checked)
 INTEGER_POWER_ITERATIONS = 63  # einc.mlir.scalar_ops runs one iteration per exponent bit
-DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 def fits(group: RecurrenceGroup) -> bool:
-    """Whether every read of a member inside the group is at t - c (c >= 0 constant), and every
-    extent a step loops over is a size, so the host can bound a step's loop iterations."""
-    bodies = _bodies(group)
-    for read in step_state_reads(bodies):
-        lin = affine.affine_of(read.subs[0])
-        if lin is None or lin.terms != {group.t_var: 1} or lin.const > 0:
-            return False
+    """Whether every read of a member inside the group is at t - c (c >= 0 constant) or at a
+    fixed step (recurrence_chunks.ReadPlan), and every extent a step loops over is a size, so
+    the host can bound a step's loop iterations."""
+    if ReadPlan(group).unbounded:
+        return False
     extents = [v.extent for m in group.members for c in m.clauses for v in c.vars]
     extents += [v.lo for m in group.members for c in m.clauses for v in c.vars]
-    for v in step_code(bodies):
+    for v in step_code(_bodies(group)):
         if isinstance(v, Stack):
             return False
         if isinstance(v, Reduce):
@@ -65,59 +54,15 @@ def fits(group: RecurrenceGroup) -> bool:
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
     check_no_same_step_self_reads(group, lw.target)
-    members = group.members
-    tails = _lookbacks(group)
-    steps = lw.sizes.index(group.t_var.extent)
-    chunk = _chunk_steps(lw, group, tails)
-    whole = [m for m in members if m.window is None]
-    # a member kept whole needs no zeros in its first chunk storage: chunk 0 reads none of the
-    # tail rows it copies (a step reads t - c >= 0, or clamps to step 0 in a clause that is not
-    # active); a window starts as zeros, as in recurrence_host
-    locals_ = [_zeros(_local_shape(lw, m, tails[m], chunk), m) if m.window is not None
-               else tensor.empty(_local_shape(lw, m, tails[m], chunk), element_type(m.dtype)) for m in members]
-    storages = [_zeros(sizes_of(lw, m.shape), m) for m in whole]
-    inits = [index_const(0)] + locals_ + storages
-    loop = scf.WhileOp([v.type for v in inits], inits)
-    before_block = loop.before.blocks.append(*[v.type for v in inits])
-    with ir.InsertionPoint(before_block):
-        arguments = list(before_block.arguments)
-        scf.condition(arith.cmpi(arith.CmpIPredicate.ult, arguments[0], steps), arguments)
-    after_block = loop.after.blocks.append(*[v.type for v in inits])
-    with ir.InsertionPoint(after_block):
-        start, carried = after_block.arguments[0], list(after_block.arguments)[1:]
-        before = [_tie(lw, b, m, tails, chunk) for m, b in zip(members, carried[:len(members)])]
-        kept = [_tie_whole(lw, k, m) for m, k in zip(whole, carried[len(members):])]
-        end = arith.minui(arith.addi(start, chunk), steps)
-        after, reached = _dispatch(lw, group, tails, chunk, start, end, before)
-        count = arith.subi(end, start)
-        kept = [_insert_rows(lw, m, expanded(after[members.index(m)], _full_local_shape(lw, m, tails[m], chunk)),
-                             whole_storage, tails[m], start, count) for m, whole_storage in zip(whole, kept)]
+    reads = ReadPlan(group)
+    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads), compact_axes=True)
+
+    def run_chunk(start: ir.Value, end: ir.Value, before: list) -> tuple:
+        after, reached = _dispatch(lw, layout, start, end, before)
         # the next chunk starts where the device says this one ended: the host waits for each
-        # chunk before queuing the next, so a chunk's buffers are released before the next
-        # one's are made (IREE copies the whole tensors each chunk, and a host running ahead
-        # kept every chunk's copy alive: memory grew with the number of chunks)
-        scf.yield_([_read_index(reached)] + after + kept)
-    results = list(loop.results)[1:]
-    by_member = dict(zip(whole, results[len(members):]))
-    return [_tie_whole(lw, by_member[m], m) if m.window is None
-            else expanded(_tie(lw, results[i], m, tails, chunk), sizes_of(lw, storage_shape(m)))
-            for i, m in enumerate(members)]
-
-
-def _read_index(one: ir.Value) -> ir.Value:
-    return arith.index_cast(ir.IndexType.get(), tensor.extract(one, [index_const(0)]))
-
-
-def _tie(lw, value: ir.Value, member: RecMember, tails: dict, chunk: ir.Value) -> ir.Value:
-    # IREE cannot resolve the dynamic sizes of loop-carried tensors on the host ("tensor.dim op
-    # unexpected during shape cleanup", as in recurrence_host): state them
-    dims = _dynamic(_local_shape(lw, member, tails[member], chunk))
-    return flow.tensor_tie_shape(value, dims) if dims else value
-
-
-def _tie_whole(lw, value: ir.Value, member: RecMember) -> ir.Value:
-    dims = lw.sizes.dynamic_dims(member.shape)
-    return flow.tensor_tie_shape(value, dims) if dims else value
+        # chunk before queuing the next (recurrence_chunks)
+        return after, arith.index_cast(ir.IndexType.get(), tensor.extract(reached, [index_const(0)]))
+    return emit_chunks(lw, layout, run_chunk)
 
 
 # ------------------------------------------------------------------------------------ host side
@@ -128,14 +73,6 @@ def _bodies(group: RecurrenceGroup) -> list:
 
 def _sizes_only(lin: Lin) -> bool:
     return not any(isinstance(k, IndexVar) for k in lin.keys())
-
-
-def _lookbacks(group: RecurrenceGroup) -> dict:
-    """member -> the most steps back any step reads it (0 when only read at t)."""
-    back = {m: 0 for m in group.members}
-    for read in step_state_reads(_bodies(group)):
-        back[read.member] = max(back[read.member], -affine.affine_of(read.subs[0]).const)
-    return back
 
 
 def _rest_points(lw, member: RecMember) -> ir.Value:
@@ -149,37 +86,12 @@ def _product(lw, extents) -> ir.Value:
     return total
 
 
-def _local_shape(lw, member: RecMember, tail: int, chunk: ir.Value) -> list:
-    """A chunk's storage of `member` as kept, without its unit axes (recurrence_step.compact:
-    a loop inside the dispatch carries it)."""
-    return compact(_full_local_shape(lw, member, tail, chunk))
-
-
-def _full_local_shape(lw, member: RecMember, tail: int, chunk: ir.Value) -> list:
-    """A chunk's storage of `member`: its window, or `tail` steps then `chunk` steps."""
-    if member.window is not None:
-        return sizes_of(lw, storage_shape(member))
-    return [arith.addi(chunk, index_const(tail))] + sizes_of(lw, member.shape[1:])
-
-
-def _local_units(member: RecMember) -> tuple:
-    """The unit axes of a chunk's storage of `member` (axis 0 is one only for a window of 1)."""
-    if member.window is not None:
-        return unit_axes(storage_shape(member))
-    return tuple(k + 1 for k in unit_axes(member.shape[1:]))
-
-
-def _zeros(sizes: list, member: RecMember) -> ir.Value:
-    element = element_type(member.dtype)
-    return linalg.fill(scalar_ops.constant(member.dtype, 0), outs=[tensor.empty(sizes, element)])
-
-
-def _chunk_steps(lw, group: RecurrenceGroup, tails: dict) -> ir.Value:
+def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
     """Steps a chunk runs: as many as fit in LOOP_BUDGET after the chunk's copies, at least 1."""
     per_step = _step_iterations(lw, group)
     fixed = index_const(100)
     for m in group.members:
-        rows = m.window if m.window is not None else tails[m]
+        rows = m.window if m.window is not None else reads.tails[m] + len(reads.pins[m])
         fixed = arith.addi(fixed, _share(arith.muli(_rest_points(lw, m), index_const(rows))))
     room = arith.subi(arith.maxui(index_const(LOOP_BUDGET), fixed), fixed)
     steps = arith.maxui(arith.divui(room, per_step), index_const(1))
@@ -236,65 +148,33 @@ def _integer_power(v) -> bool:
     return isinstance(v, Op) and v.op == "pow" and not v.dtype.is_float
 
 
-def _insert_rows(lw, member: RecMember, local: ir.Value, whole: ir.Value, tail: int, start: ir.Value,
-                 count: ir.Value) -> ir.Value:
-    """The chunk's steps (rows tail .. tail + count of `local`) written into the whole tensor."""
-    rest = member.shape[1:]
-    rest_sizes = [lw.sizes.index(s) for s in rest if not s.is_const]
-    static_rest = [s.const if s.is_const else DYNAMIC for s in rest]
-    rows_type = ir.RankedTensorType.get([DYNAMIC] + static_rest, element_type(member.dtype))
-    rows = tensor.extract_slice(rows_type, local, [], [count] + rest_sizes, [],
-                                [tail] + [0] * len(rest), [DYNAMIC] + static_rest, [1] * (len(rest) + 1))
-    return tensor.insert_slice(rows, whole, [start], [count] + rest_sizes, [],
-                               [DYNAMIC] + [0] * len(rest), [DYNAMIC] + static_rest, [1] * (len(rest) + 1))
-
-
 # ------------------------------------------------------------------------------------ the dispatch
 
-class ChunkStorage(Storage):
-    """Storage inside a chunk: a member kept whole holds step s at row s - start + tail."""
-
-    def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, start: ir.Value, tails: dict, units: dict):
-        super().__init__(t_var, t, tensors, units=units)
-        self.start = start
-        self.tails = tails
-
-    def with_tensor(self, member, value: ir.Value) -> "ChunkStorage":
-        return ChunkStorage(self.t_var, self.t, {**self.tensors, member: value}, self.start, self.tails,
-                            self.units)
-
-    def slot(self, member, step: ir.Value) -> ir.Value:
-        if member.window is not None:
-            return super().slot(member, step)
-        return arith.addi(arith.subi(step, self.start), index_const(self.tails[member]))
-
-
-def _dispatch(lw, group: RecurrenceGroup, tails: dict, chunk: ir.Value, start: ir.Value, end: ir.Value,
+def _dispatch(lw, layout: ChunkLayout, start: ir.Value, end: ir.Value,
               before: list[ir.Value]) -> tuple[list[ir.Value], ir.Value]:
     """One dispatch running steps start .. end - 1 from the chunk storages `before`: the
     storages after them, and `end` as the device reports it."""
-    members = group.members
+    members = layout.group.members
     types = [b.type for b in before]
     # the sizes of the fresh storages are the results' sizes, the same values: IREE then writes
     # each storage straight into its result buffer
-    shapes = [_local_shape(lw, m, tails[m], chunk) for m in members]
+    shapes = [layout.sizes(m) for m in members]
     i32 = ir.IntegerType.get_signless(32)
     region = flow.DispatchRegionOp(types + [ir.RankedTensorType.get([1], i32)],
                                    [d for shape in shapes for d in _dynamic(shape)], [])
     with ir.InsertionPoint(region.body.blocks.append()):
         workers = Workers(gpu.thread_id(gpu.Dimension.x), gpu.block_dim(gpu.Dimension.x))
-        locals_ = [_copy_tail(lw, workers, m, b, shape, tails[m], chunk) for m, b, shape in zip(members, before, shapes)]
+        locals_ = [_copy_head(lw, workers, layout, m, b, shape, start) for m, b, shape in zip(members, before, shapes)]
         workers.barrier()
         loop = scf.ForOp(start, end, index_const(1), locals_)
         with ir.InsertionPoint(loop.body):
-            storage = ChunkStorage(group.t_var, loop.induction_variable, dict(zip(members, loop.inner_iter_args)),
-                                   start, tails, {m: _local_units(m) for m in members})
+            storage = layout.storage(loop.induction_variable, dict(zip(members, loop.inner_iter_args)), start)
             for m in members:
-                if m.window is None and not covers_every_step(m):
+                if layout.kinds[m] == ROWS and not covers_every_step(m):
                     zero = scalar_ops.constant(m.dtype, 0)
                     axes = [IndexVar("p", Lin(0), size) for size in m.shape[1:]]
                     storage.tensors[m] = workers.write(lw, m, storage, axes, None, lambda _s, _c, z=zero: z, None)
-            emit_step(lw, group, storage, workers.write)
+            emit_step(lw, layout.group, storage, workers.write)
             scf.yield_([storage.tensors[m] for m in members])
         flow.ReturnOp(list(loop.results) + [_reached(end)])
     results = list(region.results)
@@ -305,22 +185,23 @@ def _dynamic(sizes: list) -> list[ir.Value]:
     return [s for s in sizes if not isinstance(s, int)]
 
 
-def _copy_tail(lw, workers: "Workers", member: RecMember, before: ir.Value, shape: list, tail: int,
-               chunk: ir.Value) -> ir.Value:
-    """A fresh chunk storage whose first rows hold what the next steps read of the last chunk:
-    the whole window, or the `tail` rows after the previous chunk's `chunk` steps. Scalar
-    stores shared by the invocations, like a clause's points (a linalg copy of a slice is not
-    kept in place by IREE's SPIR-V pipeline: it allocated workgroup memory of unbounded size)."""
-    rows = member.window if member.window is not None else tail
+def _copy_head(lw, workers: "Workers", layout: ChunkLayout, member: RecMember, before: ir.Value, shape: list,
+               start: ir.Value) -> ir.Value:
+    """A fresh chunk storage whose first rows hold what the chunk's steps read of earlier
+    chunks: the whole window, or the pinned rows and the `tail` steps before the chunk
+    (ChunkLayout.carried_row). Scalar stores shared by the invocations, like a clause's points
+    (a linalg copy of a slice is not kept in place by IREE's SPIR-V pipeline: it allocated
+    workgroup memory of unbounded size)."""
+    window = layout.kinds[member] == WINDOW
+    rows = member.window if window else layout.head(member)
     fresh = _distinct(tensor.empty(shape, element_type(member.dtype)), member)
     if rows == 0:
         return fresh
-    offset = index_const(0) if member.window is not None else chunk
     extents = [index_const(rows)] + [lw.sizes.index(s) for s in member.shape[1:]]
-    units = _local_units(member)
+    units = layout.units(member)
 
     def copy(coords: list[ir.Value], out: ir.Value) -> ir.Value:
-        source = [arith.addi(coords[0], offset)] + coords[1:]
+        source = [coords[0] if window else layout.carried_row(member, coords[0], start)] + coords[1:]
         return tensor.insert(tensor.extract(before, without_axes(source, units)), out, without_axes(coords, units))
     return workers.each_point(extents, fresh, copy)
 
