@@ -37,6 +37,7 @@ from einc.mlir.types import element_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 CHUNK_STEPS = 256
+FORM = f"a host loop over chunks of up to {CHUNK_STEPS} steps, one kernel per clause and step"   # for --explain
 CHUNK_BYTES = 64 << 20      # what one chunk's steps may allocate before the host waits
 
 

@@ -31,24 +31,30 @@ from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
 WORKGROUP_SIZE = 64
+FORM = f"chunks of steps, each one dispatch of a workgroup of {WORKGROUP_SIZE} invocations"   # for --explain
 LOOP_BUDGET = 65_000          # lavapipe's limit is 65,535 iterations an invocation (checked)
 INTEGER_POWER_ITERATIONS = 63  # einc.mlir.scalar_ops runs one iteration per exponent bit
 
 
-def fits(group: RecurrenceGroup) -> bool:
-    """Whether every read of a member inside the group is at t - c (c >= 0 constant) or at a
-    fixed step (recurrence_chunks.ReadPlan), and every extent a step loops over is a size, so
+def misfit(group: RecurrenceGroup) -> Optional[str]:
+    """Why the group cannot run here (None when it can): every read of a member inside the
+    group must be at t - c (c >= 0 constant) or at a fixed step (recurrence_chunks.ReadPlan),
+    no step may build a Stack of points, and every extent a step loops over must be a size, so
     the host can bound a step's loop iterations."""
-    if ReadPlan(group).unbounded:
-        return False
+    unbounded = ReadPlan(group).unbounded
+    for m in group.members:
+        if m in unbounded:
+            return f"`{m.name}` is read at a step that is neither t - c nor a fixed step"
     extents = [v.extent for m in group.members for c in m.clauses for v in c.vars]
     extents += [v.lo for m in group.members for c in m.clauses for v in c.vars]
     for v in step_code(_bodies(group)):
         if isinstance(v, Stack):
-            return False
+            return "a step builds a literal array of points"
         if isinstance(v, Reduce):
             extents += [var.extent for var in v.vars]
-    return all(_sizes_only(e) for e in extents)
+    if not all(_sizes_only(e) for e in extents):
+        return "a step loops over a range that depends on the step or a point, which the host cannot bound"
+    return None
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
