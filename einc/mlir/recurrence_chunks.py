@@ -13,19 +13,20 @@ step's cost flat here:
   steps into the whole tensor, which is only written. A member kept in a window carries its
   window. A member read at any other step (a prefix `sum[s in 0..t](x[s])`, a data-dependent
   step) carries its whole tensor, copied by IREE each step (the host-loop form only);
-- the host waits for each chunk before it queues the next (a read back from the device), so
-  what IREE allocates stays that of one chunk.
+- the host waits for all a chunk queued, the steps and the insertion into the whole tensor,
+  before it queues the next (a read back from the device), so what IREE allocates stays that
+  of one chunk.
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow, linalg, scf, tensor
+from iree.compiler.dialects import arith, flow, linalg, scf, tensor, util
 
 from einc.ir import affine
 from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, step_state_reads
-from einc.ir.types import Lin
+from einc.ir.types import F32, I32, Lin
 from einc.mlir import scalar_ops
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import compact, expanded, sizes_of, storage_shape, unit_axes
@@ -199,11 +200,49 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
         # the chunk's steps, rows head .. head + count of its storage, into the whole tensor
         kept = [copy_rows(lw, m, expanded(after[members.index(m)], layout.full_sizes(m)), layout.head(m),
                           whole, start, count) for m, whole in zip(rows, kept)]
+        # the host waits until the device has run all the chunk queued, the insertion last, so
+        # nothing of the chunk is in flight when the next one starts
+        _wait_for([(m, kept[rows.index(m)], sizes_of(lw, m.shape)) if m in rows else (m, s, layout.sizes(m))
+                    for m, s in zip(members, after)])
         scf.yield_([reached] + after + kept)
     results = list(loop.results)[1:]
     by_member = dict(zip(rows, results[len(members):]))
     return [_tie_whole(lw, by_member[m], m) if m in by_member
             else expanded(layout.tie(m, results[i]), sizes_of(lw, storage_shape(m))) for i, m in enumerate(members)]
+
+
+def _wait_for(storages: list[tuple]) -> None:
+    """The host waits until the device has computed each (member, storage, its sizes): it reads
+    back a value computed from an element of each, where the storage has one."""
+    for member, storage, sizes in storages:
+        if any(isinstance(s, int) and s == 0 for s in sizes):
+            continue
+        nonempty = None
+        for size in (s for s in sizes if not isinstance(s, int)):
+            positive = arith.cmpi(arith.CmpIPredicate.ugt, size, index_const(0))
+            nonempty = positive if nonempty is None else arith.andi(nonempty, positive)
+        if nonempty is None:
+            _read_back(member, storage, len(sizes))
+            continue
+        branch = scf.IfOp(nonempty)
+        with ir.InsertionPoint(branch.then_block):
+            _read_back(member, storage, len(sizes))
+            scf.yield_([])
+
+
+def _read_back(member: RecMember, storage: ir.Value, rank: int) -> None:
+    """The host reads a value a one-point kernel computes from the storage's first element (a
+    conversion, which IREE cannot make a copy): read straight from a storage the loop carries (a
+    copy into a staging buffer), the value came back but also overwrote two words of another
+    live storage on lavapipe (IREE 3.13), now and then, a silent wrong result."""
+    converted = I32 if member.dtype == F32 else F32
+    op = linalg.GenericOp_([], [tensor.empty([1], element_type(converted))], [ir.AffineMap.get_identity(1)],
+                           [linalg.IteratorType.parallel])
+    with ir.InsertionPoint(op.regions[0].blocks[0]):
+        element = tensor.extract(storage, [index_const(0)] * rank)
+        linalg.YieldOp([scalar_ops.cast(element, member.dtype, converted)])
+    value = tensor.extract(op.result, [index_const(0)])
+    util.OptimizationBarrierOp([value.type], [value])
 
 
 def zeros(sizes: list, member: RecMember) -> ir.Value:

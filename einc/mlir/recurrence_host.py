@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg, scf, tensor, util
+from iree.compiler.dialects import arith, linalg, scf, tensor
 
 from einc import diagnostics
 from einc.ir import affine
@@ -58,7 +58,6 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
             emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
             scf.yield_([storage.tensors[m] for m in members])
         after = [layout.tie(m, result) for m, result in zip(members, loop.results)]
-        _wait_for(layout, after)
         return after, end
     return emit_chunks(lw, layout, run_chunk)
 
@@ -92,31 +91,6 @@ def _carried_over(lw, layout: ChunkLayout, member: RecMember, before: ir.Value, 
     if tail:
         fresh = copy_rows(lw, member, before, arith.addi(layout.chunk, index_const(pins)), fresh, pins, tail)
     return layout.tie(member, fresh)
-
-
-def _wait_for(layout: ChunkLayout, storages: list[ir.Value]) -> None:
-    """The host waits until the device has computed `storages`: it reads an element of each
-    back (kept by an optimization barrier), where the storage has one."""
-    for member, storage in zip(layout.group.members, storages):
-        sizes = layout.sizes(member)
-        if any(isinstance(s, int) and s == 0 for s in sizes):
-            continue
-        nonempty = None
-        for size in (s for s in sizes if not isinstance(s, int)):
-            positive = arith.cmpi(arith.CmpIPredicate.ugt, size, index_const(0))
-            nonempty = positive if nonempty is None else arith.andi(nonempty, positive)
-        if nonempty is None:
-            _read_back(storage, len(sizes))
-            continue
-        branch = scf.IfOp(nonempty)
-        with ir.InsertionPoint(branch.then_block):
-            _read_back(storage, len(sizes))
-            scf.yield_([])
-
-
-def _read_back(storage: ir.Value, rank: int) -> None:
-    element = tensor.extract(storage, [index_const(0)] * rank)
-    util.OptimizationBarrierOp([element.type], [element])
 
 
 def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],

@@ -6,8 +6,8 @@ One dispatch runs a chunk of steps (recurrence_chunks: the host's loop over chun
 chunk keeps each member). Its WORKGROUP_SIZE invocations share each clause's points (point p
 goes to invocation p mod size); a barrier after each write makes the points visible to the next
 clause and step. The region carries the workgroup size in the compilation_info of its one
-linalg op (`_reached`): IREE gives a dispatch without one a single invocation. The host reads
-back where the chunk ended, which makes it wait for each chunk.
+linalg op (`_reached`): IREE gives a dispatch without one a single invocation. The device
+reports where the chunk ended, which the host reads back as the next chunk's start.
 
 Lavapipe stops an invocation after ~65,535 loop iterations counted over all its loops (inner
 loops included), so a chunk runs as many steps as fit in LOOP_BUDGET: the host computes an
@@ -65,8 +65,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
 
     def run_chunk(start: ir.Value, end: ir.Value, before: list) -> tuple:
         after, reached = _dispatch(lw, layout, start, end, before)
-        # the next chunk starts where the device says this one ended: the host waits for each
-        # chunk before queuing the next (recurrence_chunks)
+        # the next chunk starts where the device says this one ended
         return after, arith.index_cast(ir.IndexType.get(), tensor.extract(reached, [index_const(0)]))
     return emit_chunks(lw, layout, run_chunk)
 

@@ -123,19 +123,24 @@ def anchored_descent(u, X, y):
 
 
 @pytest.mark.vulkan
-@pytest.mark.parametrize("source, reference, outputs, data", [
-    (STACKED, stacked, None, {}), (PREFIX, prefix, ["a"], {}),
-    (ANCHORED_DESCENT, anchored_descent, None, DESCENT_DATA)], ids=["stacked", "prefix", "anchored_descent"])
-def test_host_loop_chunks_match_numpy_on_vulkan(tmp_path, source, reference, outputs, data):
-    # 600 steps: three chunks of at most 256
+@pytest.mark.parametrize("source, reference, outputs, data, calls", [
+    (STACKED, stacked, None, {}, (1, 700, 257)), (PREFIX, prefix, ["a"], {}, (257, 1, 700)),
+    (ANCHORED_DESCENT, anchored_descent, None, DESCENT_DATA, (1, 700, 257))],
+    ids=["stacked", "prefix", "anchored_descent"])
+def test_host_loop_chunks_match_numpy_on_vulkan(tmp_path, source, reference, outputs, data, calls):
+    # 257 and 700 steps: two and three chunks of at most 256. Regression: the host read an
+    # element of each storage back after a chunk by a copy into a staging buffer, which now and
+    # then also overwrote two words of another live storage on lavapipe; these calls, in this
+    # order, hit it (the prefix's `a` at 257 steps, the stacked `x` at 700 after one step)
     assert "gpu.thread_id" not in emitted_mlir(tmp_path, source)
-    u = (0.1 * rng.standard_normal((600, 3))).astype(np.float32)
-    inputs = {"u": u, **({"x0": np.array([1.0, -0.5, 0.25], np.float32)} if not data else data)}
-    out = einc.load(einc.compile(source, target="vulkan-spirv", outputs=outputs).vmfb)(**inputs)
-    expected = reference(**inputs)
-    assert set(out) == set(expected)
-    for name, values in expected.items():
-        np.testing.assert_allclose(out[name], values, rtol=1e-4, atol=1e-5)
+    program = einc.load(einc.compile(source, target="vulkan-spirv", outputs=outputs).vmfb)
+    for steps in calls:
+        u = (0.1 * rng.standard_normal((steps, 3))).astype(np.float32)
+        inputs = {"u": u, **({"x0": np.array([1.0, -0.5, 0.25], np.float32)} if not data else data)}
+        out, expected = program(**inputs), reference(**inputs)
+        assert set(out) == set(expected)
+        for name, values in expected.items():
+            np.testing.assert_allclose(out[name], values, rtol=1e-4, atol=1e-5, err_msg=f"{steps} steps")
 
 
 @pytest.mark.vulkan
