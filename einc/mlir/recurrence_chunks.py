@@ -22,14 +22,14 @@ from __future__ import annotations
 from typing import Callable
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow, linalg, scf, tensor, util
+from iree.compiler.dialects import arith, linalg, scf, tensor, util
 
 from einc.ir import affine
 from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, step_state_reads
 from einc.ir.types import F32, I32, Lin
 from einc.mlir import scalar_ops
-from einc.mlir.recurrence_scalars import Storage
-from einc.mlir.recurrence_step import compact, expanded, sizes_of, storage_shape, unit_axes
+from einc.mlir.flat_storage import FlatStorage, as_index, flat_empty, length, product, tied, unflattened
+from einc.mlir.recurrence_step import sizes_of, storage_shape
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
@@ -65,15 +65,15 @@ class ReadPlan:
 class ChunkLayout:
     """How a chunk keeps each member (`kinds`): its window (WINDOW), rows (ROWS: the pins, then
     `tail` steps before the chunk, then the chunk's `chunk` steps; step s of a chunk starting at
-    `start` in row s - start + pins + tail) or its whole tensor (WHOLE). With `compact`, chunk
-    storage has no axes of size 1 (recurrence_step.compact: a loop inside a dispatch carries it)."""
+    `start` in row s - start + pins + tail) or its whole tensor (WHOLE). Every chunk storage is
+    one-dimensional, its points row-major (flat_storage: IREE lost the offsets of several
+    tensors of run-time size that a host loop carries)."""
 
-    def __init__(self, lw, group: RecurrenceGroup, reads: ReadPlan, chunk: ir.Value, compact_axes: bool):
+    def __init__(self, lw, group: RecurrenceGroup, reads: ReadPlan, chunk: ir.Value):
         self.lw = lw
         self.group = group
         self.chunk = chunk
         self.reads = reads
-        self.compact_axes = compact_axes
         self.kinds = {m: WINDOW if m.window is not None else WHOLE if m in self.reads.unbounded else ROWS
                       for m in group.members}
 
@@ -81,27 +81,14 @@ class ChunkLayout:
         """Rows before the chunk's steps: the pins and the tail."""
         return len(self.reads.pins[member]) + self.reads.tails[member]
 
-    def full_sizes(self, member: RecMember) -> list:
+    def shape(self, member: RecMember) -> list:
+        """The sizes the chunk storage's points are laid out in (ints and index values)."""
         kind = self.kinds[member]
         if kind == WINDOW:
             return sizes_of(self.lw, storage_shape(member))
         if kind == WHOLE:
             return sizes_of(self.lw, member.shape)
         return [arith.addi(self.chunk, index_const(self.head(member)))] + sizes_of(self.lw, member.shape[1:])
-
-    def sizes(self, member: RecMember) -> list:
-        """The chunk storage's sizes as kept (ints and index values)."""
-        full = self.full_sizes(member)
-        return compact(full) if self.compact_axes else full
-
-    def units(self, member: RecMember) -> tuple:
-        """The axes of size 1 chunk storage is kept without."""
-        if not self.compact_axes:
-            return ()
-        kind = self.kinds[member]
-        if kind == ROWS:
-            return tuple(k + 1 for k in unit_axes(member.shape[1:]))
-        return unit_axes(storage_shape(member) if kind == WINDOW else member.shape)
 
     def slot(self, member: RecMember, step: ir.Value, start: ir.Value) -> ir.Value:
         """The row of `step` in the storage of the chunk starting at `start`."""
@@ -143,33 +130,32 @@ class ChunkLayout:
         row = arith.subi(arith.addi(pin, arith.addi(self.chunk, index_const(self.head(member)))), start)
         return arith.select(held, row, index_const(k))
 
-    def storage(self, t: ir.Value, tensors: dict, start: ir.Value) -> "ChunkStorage":
-        return ChunkStorage(self, t, tensors, start)
+    def shapes(self) -> dict:
+        """member -> its `shape`, made once where the chunk's code can use it."""
+        return {m: self.shape(m) for m in self.group.members}
 
-    def tie(self, member: RecMember, value: ir.Value) -> ir.Value:
-        # IREE cannot resolve the dynamic sizes of loop-carried tensors on the host ("tensor.dim
-        # op unexpected during shape cleanup"): state them
-        dims = [s for s in self.sizes(member) if not isinstance(s, int)]
-        return flow.tensor_tie_shape(value, dims) if dims else value
+    def storage(self, t: ir.Value, tensors: dict, start: ir.Value, shapes: dict) -> "ChunkStorage":
+        return ChunkStorage(self, t, tensors, start, shapes)
 
 
-class ChunkStorage(Storage):
+class ChunkStorage(FlatStorage):
     """Storage inside a chunk: rows as its ChunkLayout places them."""
 
-    def __init__(self, layout: ChunkLayout, t: ir.Value, tensors: dict, start: ir.Value):
-        super().__init__(layout.group.t_var, t, tensors, units={m: layout.units(m) for m in layout.group.members})
+    def __init__(self, layout: ChunkLayout, t: ir.Value, tensors: dict, start: ir.Value, shapes: dict):
+        super().__init__(layout.group.t_var, t, tensors, shapes)
         self.layout = layout
         self.start = start
 
     def with_tensor(self, member, value: ir.Value) -> "ChunkStorage":
-        return ChunkStorage(self.layout, self.t, {**self.tensors, member: value}, self.start)
+        return ChunkStorage(self.layout, self.t, {**self.tensors, member: value}, self.start, self.shapes)
 
     def slot(self, member, step: ir.Value) -> ir.Value:
         return self.layout.slot(member, step, self.start)
 
 
-# run_chunk(start, end, storages) -> (storages after steps start .. end - 1, the step to go on from)
-RunChunk = Callable[[ir.Value, ir.Value, list], tuple]
+# run_chunk(start, end, storages, shapes) -> (storages after steps start .. end - 1, the step to
+# go on from); `shapes` maps each member to ChunkLayout.shape, as made for this chunk
+RunChunk = Callable[[ir.Value, ir.Value, list, dict], tuple]
 
 
 def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
@@ -178,12 +164,14 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     members = group.members
     steps = lw.sizes.index(group.t_var.extent)
     rows = [m for m in members if layout.kinds[m] == ROWS]
+    wholes = {m: sizes_of(lw, m.shape) for m in rows}
     # the first chunk reads none of the head rows it takes over (a step reads t - c >= 0, or
     # clamps to step 0 in a clause that is not active; pins are read from the chunk's rows): no
     # zeros there; a window or a whole tensor starts as zeros
-    initial = [tensor.empty(layout.sizes(m), element_type(m.dtype)) if layout.kinds[m] == ROWS
-               else zeros(layout.sizes(m), m) for m in members]
-    inits = [index_const(0)] + initial + [zeros(sizes_of(lw, m.shape), m) for m in rows]
+    shapes = layout.shapes()
+    initial = [flat_empty(length(shapes[m]), element_type(m.dtype)) if layout.kinds[m] == ROWS
+               else zeros(length(shapes[m]), m) for m in members]
+    inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])
     with ir.InsertionPoint(before_block):
@@ -192,45 +180,42 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     after_block = loop.after.blocks.append(*[v.type for v in inits])
     with ir.InsertionPoint(after_block):
         start, carried = after_block.arguments[0], list(after_block.arguments)[1:]
-        before = [layout.tie(m, b) for m, b in zip(members, carried[:len(members)])]
-        kept = [_tie_whole(lw, k, m) for m, k in zip(rows, carried[len(members):])]
+        shapes = layout.shapes()
+        before = [tied(b, length(shapes[m])) for m, b in zip(members, carried[:len(members)])]
+        kept = [tied(k, length(wholes[m])) for m, k in zip(rows, carried[len(members):])]
         end = arith.minui(arith.addi(start, layout.chunk), steps)
-        after, reached = run_chunk(start, end, before)
+        after, reached = run_chunk(start, end, before, shapes)
         count = arith.subi(end, start)
         # the chunk's steps, rows head .. head + count of its storage, into the whole tensor
-        kept = [copy_rows(lw, m, expanded(after[members.index(m)], layout.full_sizes(m)), layout.head(m),
-                          whole, start, count) for m, whole in zip(rows, kept)]
+        kept = [copy_rows(lw, m, after[members.index(m)], layout.head(m), whole, start, count)
+                for m, whole in zip(rows, kept)]
         # the host waits until the device has run all the chunk queued, the insertion last, so
         # nothing of the chunk is in flight when the next one starts
-        _wait_for([(m, kept[rows.index(m)], sizes_of(lw, m.shape)) if m in rows else (m, s, layout.sizes(m))
-                    for m, s in zip(members, after)])
+        _wait_for([(m, kept[rows.index(m)], product(wholes[m])) if m in rows else (m, s, product(shapes[m]))
+                   for m, s in zip(members, after)])
         scf.yield_([reached] + after + kept)
     results = list(loop.results)[1:]
     by_member = dict(zip(rows, results[len(members):]))
-    return [_tie_whole(lw, by_member[m], m) if m in by_member
-            else expanded(layout.tie(m, results[i]), sizes_of(lw, storage_shape(m))) for i, m in enumerate(members)]
+    shapes = layout.shapes()
+    return [unflattened(tied(by_member[m], length(wholes[m])), wholes[m]) if m in by_member
+            else unflattened(tied(results[i], length(shapes[m])), shapes[m]) for i, m in enumerate(members)]
 
 
 def _wait_for(storages: list[tuple]) -> None:
-    """The host waits until the device has computed each (member, storage, its sizes): it reads
-    back a value computed from an element of each, where the storage has one."""
-    for member, storage, sizes in storages:
-        if any(isinstance(s, int) and s == 0 for s in sizes):
+    """The host waits until the device has computed each (member, storage, its number of
+    elements): it reads back a value computed from the first element of each, where it has one."""
+    for member, storage, count in storages:
+        if isinstance(count, int):
+            if count:
+                _read_back(member, storage)
             continue
-        nonempty = None
-        for size in (s for s in sizes if not isinstance(s, int)):
-            positive = arith.cmpi(arith.CmpIPredicate.ugt, size, index_const(0))
-            nonempty = positive if nonempty is None else arith.andi(nonempty, positive)
-        if nonempty is None:
-            _read_back(member, storage, len(sizes))
-            continue
-        branch = scf.IfOp(nonempty)
+        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, count, index_const(0)))
         with ir.InsertionPoint(branch.then_block):
-            _read_back(member, storage, len(sizes))
+            _read_back(member, storage)
             scf.yield_([])
 
 
-def _read_back(member: RecMember, storage: ir.Value, rank: int) -> None:
+def _read_back(member: RecMember, storage: ir.Value) -> None:
     """The host reads a value a one-point kernel computes from the storage's first element (a
     conversion, which IREE cannot make a copy): read straight from a storage the loop carries (a
     copy into a staging buffer), the value came back but also overwrote two words of another
@@ -239,38 +224,27 @@ def _read_back(member: RecMember, storage: ir.Value, rank: int) -> None:
     op = linalg.GenericOp_([], [tensor.empty([1], element_type(converted))], [ir.AffineMap.get_identity(1)],
                            [linalg.IteratorType.parallel])
     with ir.InsertionPoint(op.regions[0].blocks[0]):
-        element = tensor.extract(storage, [index_const(0)] * rank)
+        element = tensor.extract(storage, [index_const(0)])
         linalg.YieldOp([scalar_ops.cast(element, member.dtype, converted)])
     value = tensor.extract(op.result, [index_const(0)])
     util.OptimizationBarrierOp([value.type], [value])
 
 
-def zeros(sizes: list, member: RecMember) -> ir.Value:
-    element = element_type(member.dtype)
-    return linalg.fill(scalar_ops.constant(member.dtype, 0), outs=[tensor.empty(sizes, element)])
-
-
-def _tie_whole(lw, value: ir.Value, member: RecMember) -> ir.Value:
-    dims = lw.sizes.dynamic_dims(member.shape)
-    return flow.tensor_tie_shape(value, dims) if dims else value
+def zeros(count, member: RecMember) -> ir.Value:
+    """A one-dimensional storage of `count` zeros."""
+    return linalg.fill(scalar_ops.constant(member.dtype, 0), outs=[flat_empty(count, element_type(member.dtype))])
 
 
 def copy_rows(lw, member: RecMember, source: ir.Value, source_row, dest: ir.Value, dest_row, rows) -> ir.Value:
-    """`dest` with rows dest_row .. dest_row + rows taken from `source` at `source_row` (the
-    rows of a storage of `member`; each of the three an int or an index value)."""
-    rest = member.shape[1:]
-    rest_sizes = [lw.sizes.index(s) for s in rest if not s.is_const]
-    static_rest = [s.const if s.is_const else DYNAMIC for s in rest]
-    static_rows = rows if isinstance(rows, int) else DYNAMIC
-    dynamic_rows = [] if isinstance(rows, int) else [rows]
-    block_type = ir.RankedTensorType.get([static_rows] + static_rest, element_type(member.dtype))
-    ones = [1] * (len(rest) + 1)
-
-    def at(row) -> tuple:
-        return ([], [row] + [0] * len(rest)) if isinstance(row, int) else ([row], [DYNAMIC] + [0] * len(rest))
-    dynamic, static = at(source_row)
-    block = tensor.extract_slice(block_type, source, dynamic, dynamic_rows + rest_sizes, [], static,
-                                 [static_rows] + static_rest, ones)
-    dynamic, static = at(dest_row)
-    return tensor.insert_slice(block, dest, dynamic, dynamic_rows + rest_sizes, [], static,
-                               [static_rows] + static_rest, ones)
+    """`dest` with rows dest_row .. dest_row + rows taken from `source` at `source_row`: both
+    one-dimensional storages of `member`, whose rows are runs of elements (each of the three an
+    int or an index value)."""
+    row = product(sizes_of(lw, member.shape[1:]))
+    elements = product([rows, row])
+    static = elements if isinstance(elements, int) else DYNAMIC
+    dynamic = [] if isinstance(elements, int) else [elements]
+    block_type = ir.RankedTensorType.get([static], element_type(member.dtype))
+    block = tensor.extract_slice(block_type, source, [arith.muli(as_index(source_row), as_index(row))], dynamic, [],
+                                 [DYNAMIC], [static], [1])
+    return tensor.insert_slice(block, dest, [arith.muli(as_index(dest_row), as_index(row))], dynamic, [],
+                               [DYNAMIC], [static], [1])

@@ -1,19 +1,21 @@
 """A recurrence group as a host loop over steps (vulkan-spirv: groups that neither loop inside a
-kernel, recurrence_kernel, nor inside a workgroup, recurrence_workgroup): one kernel per clause
-and step.
+kernel, recurrence_kernel, nor inside a workgroup, recurrence_workgroup; steps that compute
+whole tensors on every target, recurrence_tensor_steps): one kernel per clause and step.
 
 SPIR-V cannot compile the one-dispatch form ("failed to legalize hal.interface.binding.subspan"),
 so the step loop is an scf.for at function level carrying the storage tensors. Each clause is
-one linalg.generic per step over its variables, computing the clause's slice of step t from the
-storage as it was before the clause, written back with tensor.insert_slice at the step's slot.
-The loop runs on the host, so lavapipe's limit of 65,535 iterations per shader loop does not
-bound the number of steps.
+one linalg.generic per step computing the member's row at step t from the storage as it was
+before the clause (the points outside the clause kept), written back with tensor.insert_slice
+at the step's slot. The loop runs on the host, so lavapipe's limit of 65,535 iterations per
+shader loop does not bound the number of steps.
 
 The steps run in chunks (recurrence_chunks): the loop carries chunk storage, whose copies IREE
 makes every step, and the host waits for each chunk, so a step costs the same at every length
 (a member read at steps other than t - c or fixed ones aside: the loop carries its whole
 tensor). Within a chunk the host runs ahead and every step's allocations stay alive until the
 wait, so a chunk runs at most CHUNK_STEPS steps and, by the sizes, about CHUNK_BYTES of them.
+Every storage is one-dimensional (flat_storage: IREE lost the offsets of several carried
+tensors of run-time size), so a row is one run of elements.
 
 The points of a kernel are computed in parallel from that snapshot, so a clause must not read
 its own member at the step it is computing (`D[i, j - 1]`): such groups are rejected here.
@@ -29,8 +31,8 @@ from einc import diagnostics
 from einc.ir import affine
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, step_state_reads
 from einc.ir.types import Lin
+from einc.mlir.flat_storage import FlatStorage, as_index, flat_empty, length, tied
 from einc.mlir.recurrence_chunks import ROWS, ChunkLayout, ReadPlan, copy_rows, emit_chunks, zeros
-from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
@@ -47,18 +49,18 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
     check_no_same_step_self_reads(group, lw.target)
     members = group.members
     reads = ReadPlan(group)
-    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads), compact_axes=False)
+    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads))
 
-    def run_chunk(start: ir.Value, end: ir.Value, before: list) -> tuple:
-        carried = [_carried_over(lw, layout, m, b, start) for m, b in zip(members, before)]
+    def run_chunk(start: ir.Value, end: ir.Value, before: list, shapes: dict) -> tuple:
+        lengths = {m: length(shapes[m]) for m in members}
+        carried = [_carried_over(lw, layout, m, b, start, lengths[m]) for m, b in zip(members, before)]
         loop = scf.ForOp(start, end, index_const(1), carried)
         with ir.InsertionPoint(loop.body):
-            tensors = {m: layout.tie(m, arg) for m, arg in zip(members, loop.inner_iter_args)}
-            storage = layout.storage(loop.induction_variable, tensors, start)
+            tensors = {m: tied(arg, lengths[m]) for m, arg in zip(members, loop.inner_iter_args)}
+            storage = layout.storage(loop.induction_variable, tensors, start, shapes)
             emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
             scf.yield_([storage.tensors[m] for m in members])
-        after = [layout.tie(m, result) for m, result in zip(members, loop.results)]
-        return after, end
+        return [tied(result, lengths[m]) for m, result in zip(members, loop.results)], end
     return emit_chunks(lw, layout, run_chunk)
 
 
@@ -77,60 +79,73 @@ def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
     return arith.maxui(arith.minui(steps, index_const(CHUNK_STEPS)), index_const(1))
 
 
-def _carried_over(lw, layout: ChunkLayout, member: RecMember, before: ir.Value, start: ir.Value) -> ir.Value:
-    """The storage a chunk starts from: a window or whole tensor as the last chunk left it;
-    rows fresh, zero unless every point gets written, with the pinned rows and the `tail` steps
-    before the chunk taken over (ChunkLayout.carried_row)."""
+def _carried_over(lw, layout: ChunkLayout, member: RecMember, before: ir.Value, start: ir.Value,
+                  count) -> ir.Value:
+    """The storage (of `count` elements) a chunk starts from: a window or whole tensor as the
+    last chunk left it; rows fresh, zero unless every point gets written, with the pinned rows
+    and the `tail` steps before the chunk taken over (ChunkLayout.carried_row)."""
     if layout.kinds[member] != ROWS:
         return before
-    sizes = layout.sizes(member)
-    fresh = tensor.empty(sizes, element_type(member.dtype)) if covers_every_step(member) else zeros(sizes, member)
+    fresh = flat_empty(count, element_type(member.dtype)) if covers_every_step(member) else zeros(count, member)
     pins, tail = len(layout.reads.pins[member]), layout.reads.tails[member]
     for k in range(pins):
         fresh = copy_rows(lw, member, before, layout.pinned_source(member, k, start), fresh, k, 1)
     if tail:
         fresh = copy_rows(lw, member, before, arith.addi(layout.chunk, index_const(pins)), fresh, pins, tail)
-    return layout.tie(member, fresh)
+    return tied(fresh, count)
 
 
-def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
+def _write_points(lw, member: RecMember, storage: FlatStorage, vars_: list, active: Optional[ir.Value],
                   value: PointValue, _clause) -> ir.Value:
-    """One kernel computing the slice [slot of t, vars..], inserted into the storage. Inactive
-    steps still run it (a host-level scf.if makes IREE copy the whole storage every step, and
-    failed at run time on Vulkan); its points then keep their value."""
+    """One kernel computing the member's row at step t: `value` at the points of `vars_` where
+    `active` holds, the row as it was elsewhere; the row is then inserted into the storage.
+    Inactive steps still run it (a host-level scf.if makes IREE copy the whole storage every
+    step, and failed at run time on Vulkan)."""
     old = storage.tensors[member]
     slot = storage.slot(member, storage.t)
-    # the slice has a unit axis for the step, so it has the storage's rank
-    shape = (Lin(1),) + tuple(v.extent for v in vars_)
-    rank = len(shape)
+    rest = storage.shapes[member][1:]
+    row = as_index(storage.row_elements(member))
+    first = arith.muli(slot, row)
     element = element_type(member.dtype)
-    op = linalg.GenericOp_([], [lw.sizes.empty(shape, element)], [ir.AffineMap.get_identity(rank)],
-                           [linalg.IteratorType.parallel] * rank)
+    op = linalg.GenericOp_([], [flat_empty(row, element)], [ir.AffineMap.get_identity(1)],
+                           [linalg.IteratorType.parallel])
     with ir.InsertionPoint(op.regions[0].blocks[0]):
-        coords = {v: arith.addi(linalg.IndexOp(k + 1).result, lw.sizes.index(v.lo))
-                  for k, v in enumerate(vars_)}
-        if active is None:
-            result = value(storage, coords)
-        else:
-            # the kept value is read before the branch: with a read in each branch, MLIR merges
-            # the two blocks into one read through a pointer chosen by the condition, an OpPhi
-            # of pointers that SPIR-V forbids without VariablePointers (spirv-val rejects it,
-            # an NVIDIA driver crashed on it)
-            kept = tensor.extract(old, [slot] + [coords[v] for v in vars_])
-            branch = scf.IfOp(active, [element], has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                scf.yield_([value(storage, coords)])
-            with ir.InsertionPoint(branch.else_block):
-                scf.yield_([kept])
-            result = branch.results[0]
-        linalg.YieldOp([result])
-    offsets = [v.lo for v in vars_]
-    dynamic_offsets = [slot] + [lw.sizes.index(o) for o in offsets if not o.is_const]
-    static_offsets = [DYNAMIC] + [o.const if o.is_const else DYNAMIC for o in offsets]
-    dynamic_sizes = [lw.sizes.index(s) for s in shape if not s.is_const]
-    static_sizes = [s.const if s.is_const else DYNAMIC for s in shape]
-    return tensor.insert_slice(op.result, old, dynamic_offsets, dynamic_sizes, [],
-                               static_offsets, static_sizes, [1] * rank)
+        point = linalg.IndexOp(0).result
+        axes = _row_coordinates(point, rest)
+        # the kept value is read before the branch: with a read in each branch, MLIR merges the
+        # two blocks into one read through a pointer chosen by the condition, an OpPhi of
+        # pointers that SPIR-V forbids without VariablePointers (spirv-val rejects it, an NVIDIA
+        # driver crashed on it)
+        kept = tensor.extract(old, [arith.addi(first, point)])
+        inside = _inside(lw, vars_, axes)
+        written = inside if active is None else arith.andi(active, inside)
+        branch = scf.IfOp(written, [element], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.yield_([value(storage, dict(zip(vars_, axes)))])
+        with ir.InsertionPoint(branch.else_block):
+            scf.yield_([kept])
+        linalg.YieldOp([branch.results[0]])
+    return tensor.insert_slice(op.result, old, [first], [row], [], [DYNAMIC], [DYNAMIC], [1])
+
+
+def _row_coordinates(point: ir.Value, sizes: list) -> list[ir.Value]:
+    """The coordinates of the `point`-th element of a row-major tensor of `sizes`."""
+    coords = []
+    for size in reversed(sizes[1:]):
+        coords.append(arith.remui(point, as_index(size)))
+        point = arith.divui(point, as_index(size))
+    return [point] + coords[::-1] if sizes else []
+
+
+def _inside(lw, vars_: list, coords: list[ir.Value]) -> ir.Value:
+    """Whether every coordinate lies in its variable's range lo .. lo + extent - 1."""
+    inside = arith.constant(ir.IntegerType.get_signless(1), 1)
+    for v, c in zip(vars_, coords):
+        lo = lw.sizes.index(v.lo)
+        hi = arith.addi(lo, lw.sizes.index(v.extent))
+        inside = arith.andi(inside, arith.andi(arith.cmpi(arith.CmpIPredicate.sge, c, lo),
+                                               arith.cmpi(arith.CmpIPredicate.slt, c, hi)))
+    return inside
 
 
 def check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:

@@ -7,7 +7,8 @@ chunk keeps each member). Its WORKGROUP_SIZE invocations share each clause's poi
 goes to invocation p mod size); a barrier after each write makes the points visible to the next
 clause and step. The region carries the workgroup size in the compilation_info of its one
 linalg op (`_reached`): IREE gives a dispatch without one a single invocation. The device
-reports where the chunk ended, which the host reads back as the next chunk's start.
+reports where the chunk ended, which the host reads back as the next chunk's start. Every
+storage is one-dimensional (flat_storage, as recurrence_chunks says), its points row-major.
 
 Lavapipe stops an invocation after ~65,535 loop iterations counted over all its loops (inner
 loops included), so a chunk runs as many steps as fit in LOOP_BUDGET: the host computes an
@@ -23,9 +24,10 @@ from iree.compiler.dialects import arith, flow, gpu, linalg, scf, tensor, util
 from einc.ir.nodes import IndexVar, Op, RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
+from einc.mlir.flat_storage import flat_empty, length, row_major
 from einc.mlir.recurrence_chunks import ROWS, WINDOW, ChunkLayout, ReadPlan, emit_chunks
 from einc.mlir.recurrence_host import check_no_same_step_self_reads
-from einc.mlir.recurrence_scalars import Storage, without_axes
+from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, when
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
@@ -61,10 +63,10 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
     check_no_same_step_self_reads(group, lw.target)
     reads = ReadPlan(group)
-    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads), compact_axes=True)
+    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads))
 
-    def run_chunk(start: ir.Value, end: ir.Value, before: list) -> tuple:
-        after, reached = _dispatch(lw, layout, start, end, before)
+    def run_chunk(start: ir.Value, end: ir.Value, before: list, shapes: dict) -> tuple:
+        after, reached = _dispatch(lw, layout, start, end, before, shapes)
         # the next chunk starts where the device says this one ended
         return after, arith.index_cast(ir.IndexType.get(), tensor.extract(reached, [index_const(0)]))
     return emit_chunks(lw, layout, run_chunk)
@@ -155,25 +157,27 @@ def _integer_power(v) -> bool:
 
 # ------------------------------------------------------------------------------------ the dispatch
 
-def _dispatch(lw, layout: ChunkLayout, start: ir.Value, end: ir.Value,
-              before: list[ir.Value]) -> tuple[list[ir.Value], ir.Value]:
+def _dispatch(lw, layout: ChunkLayout, start: ir.Value, end: ir.Value, before: list[ir.Value],
+              shapes: dict) -> tuple[list[ir.Value], ir.Value]:
     """One dispatch running steps start .. end - 1 from the chunk storages `before`: the
     storages after them, and `end` as the device reports it."""
     members = layout.group.members
     types = [b.type for b in before]
     # the sizes of the fresh storages are the results' sizes, the same values: IREE then writes
     # each storage straight into its result buffer
-    shapes = [layout.sizes(m) for m in members]
+    lengths = [length(shapes[m]) for m in members]
     i32 = ir.IntegerType.get_signless(32)
     region = flow.DispatchRegionOp(types + [ir.RankedTensorType.get([1], i32)],
-                                   [d for shape in shapes for d in _dynamic(shape)], [])
+                                   [n for n in lengths if not isinstance(n, int)], [])
     with ir.InsertionPoint(region.body.blocks.append()):
         workers = Workers(gpu.thread_id(gpu.Dimension.x), gpu.block_dim(gpu.Dimension.x))
-        locals_ = [_copy_head(lw, workers, layout, m, b, shape, start) for m, b, shape in zip(members, before, shapes)]
+        locals_ = [_copy_head(lw, workers, layout, m, b, shapes[m], n, start)
+                   for m, b, n in zip(members, before, lengths)]
         workers.barrier()
         loop = scf.ForOp(start, end, index_const(1), locals_)
         with ir.InsertionPoint(loop.body):
-            storage = layout.storage(loop.induction_variable, dict(zip(members, loop.inner_iter_args)), start)
+            storage = layout.storage(loop.induction_variable, dict(zip(members, loop.inner_iter_args)), start,
+                                     shapes)
             for m in members:
                 if layout.kinds[m] == ROWS and not covers_every_step(m):
                     zero = scalar_ops.constant(m.dtype, 0)
@@ -186,12 +190,8 @@ def _dispatch(lw, layout: ChunkLayout, start: ir.Value, end: ir.Value,
     return results[:-1], results[-1]
 
 
-def _dynamic(sizes: list) -> list[ir.Value]:
-    return [s for s in sizes if not isinstance(s, int)]
-
-
 def _copy_head(lw, workers: "Workers", layout: ChunkLayout, member: RecMember, before: ir.Value, shape: list,
-               start: ir.Value) -> ir.Value:
+               count, start: ir.Value) -> ir.Value:
     """A fresh chunk storage whose first rows hold what the chunk's steps read of earlier
     chunks: the whole window, or the pinned rows and the `tail` steps before the chunk
     (ChunkLayout.carried_row). Scalar stores shared by the invocations, like a clause's points
@@ -199,15 +199,14 @@ def _copy_head(lw, workers: "Workers", layout: ChunkLayout, member: RecMember, b
     workgroup memory of unbounded size)."""
     window = layout.kinds[member] == WINDOW
     rows = member.window if window else layout.head(member)
-    fresh = _distinct(tensor.empty(shape, element_type(member.dtype)), member)
+    fresh = _distinct(flat_empty(count, element_type(member.dtype)), member)
     if rows == 0:
         return fresh
     extents = [index_const(rows)] + [lw.sizes.index(s) for s in member.shape[1:]]
-    units = layout.units(member)
 
     def copy(coords: list[ir.Value], out: ir.Value) -> ir.Value:
         source = [coords[0] if window else layout.carried_row(member, coords[0], start)] + coords[1:]
-        return tensor.insert(tensor.extract(before, without_axes(source, units)), out, without_axes(coords, units))
+        return tensor.insert(tensor.extract(before, [row_major(source, shape)]), out, [row_major(coords, shape)])
     return workers.each_point(extents, fresh, copy)
 
 
