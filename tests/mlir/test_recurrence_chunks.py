@@ -150,7 +150,7 @@ def test_a_long_host_loop_holds_no_resources_per_step_on_vulkan():
     # held 330 MB after 4,000 steps and 1.6 GB after 8,000 (5.5 ms a step) on lavapipe, and an
     # RNN reading x[0] 11 GB after 4,000. Now the loop carries at most a chunk's rows and the
     # host waits for each chunk. 20,000 steps, not 100,000: a step here is a few device
-    # operations, ~0.3-0.45 ms on lavapipe, so 100,000 take 30-45 s (checked, with 6 MB of
+    # operations, ~0.2-0.45 ms on lavapipe, so 100,000 take 20-45 s (checked, with 6 MB of
     # growth); 20,000 is 5 x the length where the old form already held 330 MB.
     program = einc.load(einc.compile(STACKED, target="vulkan-spirv").vmfb)
     x0 = np.array([1.0, -0.5, 0.25], np.float32)
