@@ -113,7 +113,9 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return str(lower(path, target, outputs, dims, allow_python, fp_contract=fp_contract))
     if what == "explain":
         from einc.ir.explain import explain_program
-        return explain_program(front_end(path, outputs, dims, allow_python)[1])
+        from einc.mlir.recurrence import choose_form
+        ir_program = front_end(path, outputs, dims, allow_python)[1]
+        return explain_program(ir_program, target, [choose_form(g, target).explain() for g in ir_program.recurrences])
     raise ValueError(f"unknown form {what!r}")
 
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from einc.ir import nodes as ir
-from einc.ir.state_slices import is_state_slice
 from einc.ir.types import shape_str
 
 
-def explain_program(p: ir.Program) -> str:
-    lines = [f"program {p.source}"]
+def explain_program(p: ir.Program, target: str, lowerings: list[str]) -> str:
+    """`lowerings`: how each group of `p.recurrences` runs on `target`, in words
+    (einc.mlir.recurrence.choose_form, the choice the lowering makes)."""
+    lines = [f"program {p.source}, built for {target}"]
     lines += [f"  input {i.name}: {_type(i)}" for i in p.inputs]
     numbers = {id(g): k for k, g in enumerate(p.recurrences)}
     for name, v in p.outputs:
@@ -15,17 +16,17 @@ def explain_program(p: ir.Program) -> str:
         lines.append(f"  output {name}: {_type(v)} — {how}")
     if not p.recurrences:
         lines.append("recurrences: none")
-    for k, group in enumerate(p.recurrences):
-        lines += _group(k, group)
+    for k, (group, lowering) in enumerate(zip(p.recurrences, lowerings, strict=True)):
+        lines += _group(k, group, lowering)
     return "\n".join(lines) + "\n"
 
 
-def _group(k: int, group) -> list:
+def _group(k: int, group, lowering: str) -> list:
     t = group.t_var
     lines = [f"recurrence group {k}: {', '.join(m.name for m in group.members)}",
              f"  axis: {t.name} (axis 0), steps 0..{t.extent!r}, one loop",
              f"  order inside a step: {' -> '.join(m.name for m in group.members)}",
-             f"  lowering: {_form(group)}"]
+             f"  lowering: {lowering}"]
     for m in group.members:
         plan = m.plan
         window = f"{plan['window']} slots (slot = step mod {plan['window']})" if plan.get("window") \
@@ -33,20 +34,6 @@ def _group(k: int, group) -> list:
         lines.append(f"  {m.name}: lookback {_opt(plan.get('lookback'))}, tail "
                      f"{_opt(plan.get('tail'))}, storage {window} — {plan.get('reason', '')}")
     return lines
-
-
-def _form(group) -> str:
-    """How the loop runs (einc.mlir.recurrence picks the form from this fact and the target)."""
-    if not group.step_work:
-        return ("one dispatch of scalar loops on the CPU targets; on vulkan-spirv a loop inside a kernel "
-                "when every member is a scalar state kept in a window and a step runs no loop of its "
-                "own, else chunks of steps inside one workgroup when every read of a member is at "
-                "t - c, else a host loop over steps with one kernel per clause and step")
-    slices = [v for v in group.step_work if is_state_slice(v)]
-    tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
-    return (f"each step computes {len(tensors)} tensor(s) whole from {len(slices)} earlier-step "
-            "state(s), so a host loop over steps runs them as per-step linalg kernels, once per "
-            "step, then one kernel per clause (every target)")
 
 
 def _opt(v) -> str:

@@ -1,21 +1,24 @@
-"""A recurrence group as a host loop over steps (vulkan-spirv, groups that are not all scalar
-states, which recurrence_kernel runs): one kernel per clause and step.
+"""A recurrence group as a host loop over steps (vulkan-spirv: groups that neither loop inside a
+kernel, recurrence_kernel, nor inside a workgroup, recurrence_workgroup; steps that compute
+whole tensors on every target, recurrence_tensor_steps): one kernel per clause and step.
 
 SPIR-V cannot compile the one-dispatch form ("failed to legalize hal.interface.binding.subspan"),
 so the step loop is an scf.for at function level carrying the storage tensors. Each clause is
-one linalg.generic per step over its variables, computing the clause's slice of step t from the
-storage as it was before the clause, written back with tensor.insert_slice at the step's slot.
-The loop runs on the host, so lavapipe's limit of 65,535 iterations per shader loop does not
-bound the number of steps. Each step costs a few submissions, and on lavapipe that cost grows
-with the number of steps already run in the call (checked: also for the notes' rnn_host.mlir,
-2,000 steps 2 s, 4,000 steps 7 s), so this form suits short recurrences there.
+one linalg.generic per step computing the member's row at step t from the storage as it was
+before the clause (the points outside the clause kept), written back with tensor.insert_slice
+at the step's slot. The loop runs on the host, so lavapipe's limit of 65,535 iterations per
+shader loop does not bound the number of steps.
+
+The steps run in chunks (recurrence_chunks): the loop carries chunk storage, whose copies IREE
+makes every step, and the host waits for each chunk, so a step costs the same at every length
+(a member read at steps other than t - c or fixed ones aside: the loop carries its whole
+tensor). Within a chunk the host runs ahead and every step's allocations stay alive until the
+wait, so a chunk runs at most CHUNK_STEPS steps and, by the sizes, about CHUNK_BYTES of them.
+Every storage is one-dimensional (flat_storage: IREE lost the offsets of several carried
+tensors of run-time size), so a row is one run of elements.
 
 The points of a kernel are computed in parallel from that snapshot, so a clause must not read
 its own member at the step it is computing (`D[i, j - 1]`): such groups are rejected here.
-
-The loop carries each storage one-dimensional (flat_storage: IREE lost the offsets of several
-carried tensors of run-time size), so a clause's kernel computes the member's whole row at step
-t, keeping the points outside the clause, and the row is one run of elements in the storage.
 """
 from __future__ import annotations
 
@@ -27,14 +30,17 @@ from iree.compiler.dialects import arith, linalg, scf, tensor
 from einc import diagnostics
 from einc.ir import affine
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, step_state_reads
-from einc.mlir import scalar_ops
-from einc.mlir.flat_storage import (FlatStorage, as_index, flat_empty, length, row_major_coordinates, tied,
-                                    unflattened)
-from einc.mlir.recurrence_step import PointValue, emit_step, sizes_of, storage_shape
+from einc.ir.types import Lin
+from einc.mlir.flat_storage import FlatStorage, as_index, flat_empty, length, row_major_coordinates, tied
+from einc.mlir.recurrence_chunks import ROWS, ChunkLayout, ReadPlan, copy_rows, emit_chunks, zeros
+from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
+CHUNK_STEPS = 256
+FORM = f"a host loop over chunks of up to {CHUNK_STEPS} steps, one kernel per clause and step"   # for --explain
+CHUNK_BYTES = 64 << 20      # what one chunk's steps may allocate before the host waits
 
 
 def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]:
@@ -42,17 +48,51 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
     `step_lowering(storage)`, when given, makes the lowering each step's body uses."""
     check_no_same_step_self_reads(group, lw.target)
     members = group.members
-    shapes = {m: sizes_of(lw, storage_shape(m)) for m in members}
-    lengths = {m: length(shapes[m]) for m in members}
-    inits = [linalg.fill(scalar_ops.constant(m.dtype, 0), outs=[flat_empty(lengths[m], element_type(m.dtype))])
-             for m in members]
-    loop = scf.ForOp(index_const(0), lw.sizes.index(group.t_var.extent), index_const(1), inits)
-    with ir.InsertionPoint(loop.body):
-        tensors = {m: tied(arg, lengths[m]) for m, arg in zip(members, loop.inner_iter_args)}
-        storage = FlatStorage(group.t_var, loop.induction_variable, tensors, shapes)
-        emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
-        scf.yield_([storage.tensors[m] for m in members])
-    return [unflattened(tied(result, lengths[m]), shapes[m]) for m, result in zip(members, loop.results)]
+    reads = ReadPlan(group)
+    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads))
+
+    def run_chunk(start: ir.Value, end: ir.Value, before: list, shapes: dict) -> tuple:
+        lengths = {m: length(shapes[m]) for m in members}
+        carried = [_carried_over(lw, layout, m, b, start, lengths[m]) for m, b in zip(members, before)]
+        loop = scf.ForOp(start, end, index_const(1), carried)
+        with ir.InsertionPoint(loop.body):
+            tensors = {m: tied(arg, lengths[m]) for m, arg in zip(members, loop.inner_iter_args)}
+            storage = layout.storage(loop.induction_variable, tensors, start, shapes)
+            emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
+            scf.yield_([storage.tensors[m] for m in members])
+        return [tied(result, lengths[m]) for m, result in zip(members, loop.results)], end
+    return emit_chunks(lw, layout, run_chunk)
+
+
+def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
+    """CHUNK_STEPS, or fewer where the storages the loop carries through CHUNK_STEPS steps
+    would allocate more than CHUNK_BYTES (two copies each a step), at least 1."""
+    step_bytes = index_const(0)
+    for m in group.members:
+        rows = Lin(m.window) if m.window is not None else m.shape[0] if m in reads.unbounded else \
+            Lin(CHUNK_STEPS + reads.tails[m] + len(reads.pins[m]))
+        points = index_const(2 * m.dtype.numpy.itemsize)
+        for size in (rows,) + tuple(m.shape[1:]):
+            points = arith.muli(points, lw.sizes.index(size))
+        step_bytes = arith.addi(step_bytes, points)
+    steps = arith.divui(index_const(CHUNK_BYTES), arith.maxui(step_bytes, index_const(1)))
+    return arith.maxui(arith.minui(steps, index_const(CHUNK_STEPS)), index_const(1))
+
+
+def _carried_over(lw, layout: ChunkLayout, member: RecMember, before: ir.Value, start: ir.Value,
+                  count) -> ir.Value:
+    """The storage (of `count` elements) a chunk starts from: a window or whole tensor as the
+    last chunk left it; rows fresh, zero unless every point gets written, with the pinned rows
+    and the `tail` steps before the chunk taken over (ChunkLayout.carried_row)."""
+    if layout.kinds[member] != ROWS:
+        return before
+    fresh = flat_empty(count, element_type(member.dtype)) if covers_every_step(member) else zeros(count, member)
+    pins, tail = len(layout.reads.pins[member]), layout.reads.tails[member]
+    for k in range(pins):
+        fresh = copy_rows(lw, member, before, layout.pinned_source(member, k, start), fresh, k, 1)
+    if tail:
+        fresh = copy_rows(lw, member, before, arith.addi(layout.chunk, index_const(pins)), fresh, pins, tail)
+    return tied(fresh, count)
 
 
 def _write_points(lw, member: RecMember, storage: FlatStorage, vars_: list, active: Optional[ir.Value],

@@ -12,7 +12,8 @@ most STEPS_PER_KERNEL steps; a host loop runs as many kernels as the steps need,
 from the storage the previous one left. That count is of every loop iteration an invocation
 runs, inner loops included (checked: a step summing 64 values stopped after ~1,000 steps, a
 silent wrong result), so a step that runs loops of its own (a reduction, a Stack of points, an
-integer power) does not fit here: such a group runs as recurrence_host's host loop.
+integer power) does not fit here: such a group runs inside a workgroup (recurrence_workgroup)
+or as a host loop (recurrence_host).
 """
 from __future__ import annotations
 
@@ -30,20 +31,32 @@ from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
 STEPS_PER_KERNEL = 65_000      # 65,535 iterations already stop early on lavapipe (checked)
+FORM = "a loop over the steps inside one kernel"     # what `einc build --explain` calls it
 
 
-def fits(group: RecurrenceGroup) -> bool:
-    """Whether every member is a scalar state kept in a window and a step runs no loop."""
-    scalar_states = all(len(m.shape) == 1 and m.window is not None for m in group.members)
+def misfit(group: RecurrenceGroup) -> Optional[str]:
+    """Why the group cannot run here (None when it can): every member must be a scalar state
+    kept in a window, and a step must run no loop."""
+    for m in group.members:
+        if len(m.shape) != 1:
+            return f"`{m.name}` holds more than one scalar a step"
+        if m.window is None:
+            return f"`{m.name}` keeps its whole history"
     bodies = [part for m in group.members for c in m.clauses for part in (c.body, c.guard)]
-    return scalar_states and not any(_runs_a_loop(v) for v in step_code(bodies))
+    loops = [what for what in map(_loop_of, step_code(bodies)) if what]
+    return f"a step runs a loop of its own ({loops[0]})" if loops else None
 
 
-def _runs_a_loop(v) -> bool:
-    """Whether lowering `v` inside the step emits an scf.for (einc.mlir.recurrence_scalars
-    reductions and point loops, einc.mlir.scalar_ops integer powers)."""
-    integer_power = isinstance(v, Op) and v.op == "pow" and not v.dtype.is_float
-    return isinstance(v, (Reduce, Stack)) or integer_power
+def _loop_of(v) -> Optional[str]:
+    """The loop (an scf.for) that lowering `v` inside the step emits, if any: reductions and
+    point loops (einc.mlir.recurrence_scalars), integer powers (einc.mlir.scalar_ops)."""
+    if isinstance(v, Reduce):
+        return "a reduction"
+    if isinstance(v, Stack):
+        return "a literal array of points"
+    if isinstance(v, Op) and v.op == "pow" and not v.dtype.is_float:
+        return "an integer power"
+    return None
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:

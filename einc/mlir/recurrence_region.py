@@ -30,6 +30,7 @@ from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
 STACK_BYTES = 32768       # IREE 3.13's limit on a CPU dispatch's stack allocations
+FORM = "one dispatch whose loops run every step"     # what `einc build --explain` calls it
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:

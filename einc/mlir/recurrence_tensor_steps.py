@@ -23,6 +23,8 @@ from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
+FORM = (f"a host loop over chunks of up to {recurrence_host.CHUNK_STEPS} steps: each step computes its "
+        "tensors once with ordinary kernels, then one kernel per clause")     # for --explain
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:

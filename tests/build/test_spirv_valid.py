@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -33,7 +34,11 @@ SPIRV_VAL = shutil.which("spirv-val")
 
 
 def _constant(test_file: str, name: str) -> str:
-    """A program another test runs on Vulkan, read from that test's module."""
+    """A program another test runs on Vulkan, read from that test's module (loaded as pytest
+    loads it, with its folder's helper modules importable)."""
+    folder = str((ROOT / "tests" / test_file).parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(Path(test_file).stem, ROOT / "tests" / test_file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -53,6 +58,10 @@ def _vulkan_test_programs() -> dict[str, str]:
         "kalman_derivatives": _constant("e2e/test_recurrence_derivatives.py", "KALMAN").replace("f64", "f32"),
         "training_descent": _constant("e2e/test_training.py", "CLAUSE_BODY_DESCENT").format(t="f32"),
         "unit_axes_group": _constant("e2e/test_recurrence_storage_shapes.py", "UNIT_AXES_GROUP"),
+        "fixed_step_rnn": _constant("mlir/test_recurrence_chunks.py", "FIXED_STEP_RNN"),
+        "host_chunks_stacked": _constant("mlir/test_recurrence_chunks.py", "STACKED"),
+        "host_chunks_prefix": _constant("mlir/test_recurrence_chunks.py", "PREFIX"),
+        "host_chunks_descent": _constant("mlir/test_recurrence_chunks.py", "ANCHORED_DESCENT"),
     }
 
 

@@ -78,8 +78,9 @@ def test_mlp_trains_like_numpy():
 
 def test_explain_says_each_step_computes_its_tensors_once():
     text = emit_program(str(TRAIN / "train_linreg.ein"), "explain")
-    assert ("from 1 earlier-step state(s), so a host loop over steps runs them as per-step linalg "
-            "kernels") in text
+    assert ("lowering: a host loop over chunks of up to 256 steps: each step computes its tensors once "
+            "with ordinary kernels, then one kernel per clause, because each step computes 4 tensor(s) "
+            "whole from 1 earlier-step state(s)") in text
 
 
 CLAUSE_BODY_DESCENT = """

@@ -10,6 +10,7 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from einc.driver import lower
+from process_resources import open_fds, peak_resident_bytes_of, resident_bytes
 
 rng = np.random.default_rng(23)
 
@@ -236,15 +237,6 @@ def test_a_vector_recurrence_on_vulkan_runs_its_steps_inside_one_workgroup(tmp_p
     assert "workgroup_size = [64, 1, 1]" in text
 
 
-def open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
-def resident_bytes() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 @pytest.mark.vulkan
 def test_a_vector_recurrence_of_100k_steps_holds_no_resources_per_step_on_vulkan():
     # regression (issue 10 item 3): as a host loop, every step took new allocations, copies of
@@ -264,17 +256,6 @@ def test_a_vector_recurrence_of_100k_steps_holds_no_resources_per_step_on_vulkan
     assert resident_bytes() - resident < 64 * 2**20
     # float32 sums in another order than NumPy's; the state stays in (-1, 1)
     np.testing.assert_allclose(out["final"], rnn_numpy(W, long), rtol=1e-4, atol=1e-4)
-
-
-def peak_resident_bytes_of(run) -> int:
-    """The peak resident memory while `run()` runs, above what was resident before it."""
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")                    # resets the peak (VmHWM) to the current size
-    before = resident_bytes()
-    run()
-    with open("/proc/self/status") as status:
-        peak = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM"))
-    return peak - before
 
 
 @pytest.mark.vulkan
