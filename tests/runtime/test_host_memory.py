@@ -85,3 +85,21 @@ def test_results_outlive_later_calls_and_their_program():
     gc.collect()
     for fill, result in zip(fills, results):
         np.testing.assert_array_equal(result, np.full(4096, 2 * fill, np.float32))
+
+
+def resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+def test_buffers_kept_for_later_calls_stay_under_their_bound():
+    # Twelve sizes of 32 MiB and more: a cache without a bound keeps all of them (~0.8 GB).
+    vmfb = einc.compile(SOURCE, outputs=["doubled"]).vmfb
+    with einc.load(vmfb, device="local-sync") as program:
+        program.run({"x": np.ones(1024, np.float32)})
+        before = resident_bytes()
+        for step in range(12):
+            x = np.ones(2 ** 23 + 4096 * step, np.float32)
+            assert program.run({"x": x})["doubled"][-1] == 2.0
+            del x
+    assert resident_bytes() - before < 450 * 2 ** 20
