@@ -48,6 +48,24 @@ def test_inputs_at_any_alignment_give_the_same_results_and_stay_unchanged(progra
     np.testing.assert_array_equal(x, values)
 
 
+def test_a_recurrence_started_from_a_lent_input_leaves_it_unchanged():
+    # IREE could carry the state in the input's buffer; it copies it instead.
+    source = """
+    let x0: [f32; 256];
+    let s[0, i in 0..256] = x0[i];
+    let s[t in 1..20, i in 0..256] = s[t - 1, i] * 0.5 + 1.0;
+    let last[i] = s[19, i];
+    """
+    values = np.arange(256, dtype=np.float32)
+    expected = values.copy()
+    for _ in range(19):
+        expected = expected * np.float32(0.5) + np.float32(1.0)
+    x0 = placed(values, 0)
+    with einc.load(einc.compile(source, outputs=["last"]).vmfb, device="local-sync") as program:
+        np.testing.assert_allclose(program.run({"x0": x0})["last"], expected, rtol=1e-6)
+    np.testing.assert_array_equal(x0, values)
+
+
 def test_read_only_strided_and_empty_inputs(program):
     read_only = placed(np.arange(8, dtype=np.float32), 0)
     read_only.flags.writeable = False
