@@ -42,3 +42,19 @@ def pytest_runtest_setup(item):
         pytest.fail(f"CI must run the Vulkan tests: {reason}")
     if reason:
         pytest.skip(reason)
+
+
+@pytest.fixture
+def diagnose(tmp_path):
+    """diagnose(source) -> (the first diagnostic of compiling `source`, the rendered report).
+    `source` is text, or bytes exactly as a file would hold them."""
+    from einc.diagnostics import CompileError
+    from einc.driver import front_end
+
+    def first(source):
+        path = tmp_path / "prog.ein"
+        path.write_bytes(source if isinstance(source, bytes) else source.encode())
+        with pytest.raises(CompileError) as info:
+            front_end(str(path))
+        return info.value.diagnostics[0], info.value.render(info.value.sources)
+    return first

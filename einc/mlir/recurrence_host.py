@@ -12,21 +12,24 @@ with the number of steps already run in the call (checked: also for the notes' r
 
 The points of a kernel are computed in parallel from that snapshot, so a clause must not read
 its own member at the step it is computing (`D[i, j - 1]`): such groups are rejected here.
+
+The loop carries each storage one-dimensional (flat_storage: IREE lost the offsets of several
+carried tensors of run-time size), so a clause's kernel computes the member's whole row at step
+t, keeping the points outside the clause, and the row is one run of elements in the storage.
 """
 from __future__ import annotations
 
 from typing import Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow, linalg, scf, tensor
+from iree.compiler.dialects import arith, linalg, scf, tensor
 
 from einc import diagnostics
 from einc.ir import affine
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, step_state_reads
-from einc.ir.types import Lin
 from einc.mlir import scalar_ops
-from einc.mlir.recurrence_scalars import Storage
-from einc.mlir.recurrence_step import PointValue, emit_step, storage_shape
+from einc.mlir.flat_storage import FlatStorage, as_index, flat_empty, length, tied, unflattened
+from einc.mlir.recurrence_step import PointValue, emit_step, sizes_of, storage_shape
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
@@ -38,61 +41,70 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
     `step_lowering(storage)`, when given, makes the lowering each step's body uses."""
     check_no_same_step_self_reads(group, lw.target)
     members = group.members
-
-    def tie(member: RecMember, value: ir.Value) -> ir.Value:
-        # IREE cannot resolve the dynamic sizes of loop-carried tensors or of the loop's results
-        # on the host ("tensor.dim op unexpected during shape cleanup"): state them
-        dims = lw.sizes.dynamic_dims(storage_shape(member))
-        return flow.tensor_tie_shape(value, dims) if dims else value
-    inits = [linalg.fill(scalar_ops.constant(m.dtype, 0),
-                         outs=[lw.sizes.empty(storage_shape(m), element_type(m.dtype))]) for m in members]
+    shapes = {m: sizes_of(lw, storage_shape(m)) for m in members}
+    lengths = {m: length(shapes[m]) for m in members}
+    inits = [linalg.fill(scalar_ops.constant(m.dtype, 0), outs=[flat_empty(lengths[m], element_type(m.dtype))])
+             for m in members]
     loop = scf.ForOp(index_const(0), lw.sizes.index(group.t_var.extent), index_const(1), inits)
     with ir.InsertionPoint(loop.body):
-        tensors = {m: tie(m, arg) for m, arg in zip(members, loop.inner_iter_args)}
-        storage = Storage(group.t_var, loop.induction_variable, tensors)
+        tensors = {m: tied(arg, lengths[m]) for m, arg in zip(members, loop.inner_iter_args)}
+        storage = FlatStorage(group.t_var, loop.induction_variable, tensors, shapes)
         emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
         scf.yield_([storage.tensors[m] for m in members])
-    return [tie(m, result) for m, result in zip(members, loop.results)]
+    return [unflattened(tied(result, lengths[m]), shapes[m]) for m, result in zip(members, loop.results)]
 
 
-def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
+def _write_points(lw, member: RecMember, storage: FlatStorage, vars_: list, active: Optional[ir.Value],
                   value: PointValue, _clause) -> ir.Value:
-    """One kernel computing the slice [slot of t, vars..], inserted into the storage. Inactive
-    steps still run it (a host-level scf.if makes IREE copy the whole storage every step, and
-    failed at run time on Vulkan); its points then keep their value."""
+    """One kernel computing the member's row at step t: `value` at the points of `vars_` where
+    `active` holds, the row as it was elsewhere; the row is then inserted into the storage.
+    Inactive steps still run it (a host-level scf.if makes IREE copy the whole storage every
+    step, and failed at run time on Vulkan)."""
     old = storage.tensors[member]
     slot = storage.slot(member, storage.t)
-    # the slice has a unit axis for the step, so it has the storage's rank
-    shape = (Lin(1),) + tuple(v.extent for v in vars_)
-    rank = len(shape)
+    rest = storage.shapes[member][1:]
+    row = as_index(storage.row_elements(member))
+    first = arith.muli(slot, row)
     element = element_type(member.dtype)
-    op = linalg.GenericOp_([], [lw.sizes.empty(shape, element)], [ir.AffineMap.get_identity(rank)],
-                           [linalg.IteratorType.parallel] * rank)
+    op = linalg.GenericOp_([], [flat_empty(row, element)], [ir.AffineMap.get_identity(1)],
+                           [linalg.IteratorType.parallel])
     with ir.InsertionPoint(op.regions[0].blocks[0]):
-        coords = {v: arith.addi(linalg.IndexOp(k + 1).result, lw.sizes.index(v.lo))
-                  for k, v in enumerate(vars_)}
-        if active is None:
-            result = value(storage, coords)
-        else:
-            # the kept value is read before the branch: with a read in each branch, MLIR merges
-            # the two blocks into one read through a pointer chosen by the condition, an OpPhi
-            # of pointers that SPIR-V forbids without VariablePointers (spirv-val rejects it,
-            # an NVIDIA driver crashed on it)
-            kept = tensor.extract(old, [slot] + [coords[v] for v in vars_])
-            branch = scf.IfOp(active, [element], has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                scf.yield_([value(storage, coords)])
-            with ir.InsertionPoint(branch.else_block):
-                scf.yield_([kept])
-            result = branch.results[0]
-        linalg.YieldOp([result])
-    offsets = [v.lo for v in vars_]
-    dynamic_offsets = [slot] + [lw.sizes.index(o) for o in offsets if not o.is_const]
-    static_offsets = [DYNAMIC] + [o.const if o.is_const else DYNAMIC for o in offsets]
-    dynamic_sizes = [lw.sizes.index(s) for s in shape if not s.is_const]
-    static_sizes = [s.const if s.is_const else DYNAMIC for s in shape]
-    return tensor.insert_slice(op.result, old, dynamic_offsets, dynamic_sizes, [],
-                               static_offsets, static_sizes, [1] * rank)
+        point = linalg.IndexOp(0).result
+        axes = _row_coordinates(point, rest)
+        # the kept value is read before the branch: with a read in each branch, MLIR merges the
+        # two blocks into one read through a pointer chosen by the condition, an OpPhi of
+        # pointers that SPIR-V forbids without VariablePointers (spirv-val rejects it, an NVIDIA
+        # driver crashed on it)
+        kept = tensor.extract(old, [arith.addi(first, point)])
+        inside = _inside(lw, vars_, axes)
+        written = inside if active is None else arith.andi(active, inside)
+        branch = scf.IfOp(written, [element], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.yield_([value(storage, dict(zip(vars_, axes)))])
+        with ir.InsertionPoint(branch.else_block):
+            scf.yield_([kept])
+        linalg.YieldOp([branch.results[0]])
+    return tensor.insert_slice(op.result, old, [first], [row], [], [DYNAMIC], [DYNAMIC], [1])
+
+
+def _row_coordinates(point: ir.Value, sizes: list) -> list[ir.Value]:
+    """The coordinates of the `point`-th element of a row-major tensor of `sizes`."""
+    coords = []
+    for size in reversed(sizes[1:]):
+        coords.append(arith.remui(point, as_index(size)))
+        point = arith.divui(point, as_index(size))
+    return [point] + coords[::-1] if sizes else []
+
+
+def _inside(lw, vars_: list, coords: list[ir.Value]) -> ir.Value:
+    """Whether every coordinate lies in its variable's range lo .. lo + extent - 1."""
+    inside = arith.constant(ir.IntegerType.get_signless(1), 1)
+    for v, c in zip(vars_, coords):
+        lo = lw.sizes.index(v.lo)
+        hi = arith.addi(lo, lw.sizes.index(v.extent))
+        inside = arith.andi(inside, arith.andi(arith.cmpi(arith.CmpIPredicate.sge, c, lo),
+                                               arith.cmpi(arith.CmpIPredicate.slt, c, hi)))
+    return inside
 
 
 def check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:

@@ -13,31 +13,20 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
-from einc import diagnostics
 from einc.ir import affine
 from einc.ir.nodes import Generic, RecurrenceGroup
 from einc.ir.state_slices import is_state_slice
-from einc.ir.types import shape_str
 from einc.mlir import recurrence_host
+from einc.mlir.flat_storage import FlatStorage, as_index, unflattened
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.shapes import index_const
-from einc.mlir.types import tensor_type
+from einc.mlir.types import element_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
-    dynamic = [m for m in group.members if not all(size.is_const for size in m.shape)]
-    if len(group.members) > 1 and dynamic:
-        # IREE 3.13 packs the loop-carried storages of dynamic shape into one buffer and reads
-        # every one of them at offset 0 in the next step (checked: the second member's history
-        # came back as the first one's), so only fixed shapes are safe with several members
-        raise diagnostics.error(
-            diagnostics.UNSUPPORTED, f"recurrences of several members whose steps compute whole "
-            f"tensors need fixed sizes; `{dynamic[0].name}` has shape {shape_str(dynamic[0].shape)}",
-            dynamic[0].span, hint="declare the inputs its size comes from with fixed sizes, "
-            "e.g. `let W0: [f32; 64, 10];`")
     return recurrence_host.emit_group(lw, group, lambda storage: _step_lowering(lw, group, storage))
 
 
@@ -53,16 +42,18 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage):
     return step
 
 
-def _slice(lw, v: Generic, storage: Storage) -> ir.Value:
+def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
     """The member's state at step t - c (c >= 1), clamped to step 0 at the first steps, where no
-    clause reading it is active and the value goes unused."""
+    clause reading it is active and the value goes unused: one row of the flat storage."""
     read = v.body
     member = read.member
     back = affine.affine_of(read.subs[0]).const
     slot = storage.slot(member, arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0)))
-    rest = member.shape[1:]
-    sizes = [lw.sizes.index(s) for s in rest if not s.is_const]
-    return tensor.extract_slice(
-        tensor_type(member.dtype, rest), storage.tensors[member], [slot], sizes, [],
-        [DYNAMIC] + [0] * len(rest), [1] + [s.const if s.is_const else DYNAMIC for s in rest],
-        [1] * (len(rest) + 1))
+    rest = storage.shapes[member][1:]
+    row = storage.row_elements(member)
+    static = row if isinstance(row, int) else DYNAMIC
+    first = arith.muli(slot, as_index(row))
+    flat = ir.RankedTensorType.get([static], element_type(member.dtype))
+    elements = tensor.extract_slice(flat, storage.tensors[member], [first], [] if isinstance(row, int) else [row],
+                                    [], [DYNAMIC], [static], [1])
+    return unflattened(elements, rest)

@@ -14,7 +14,9 @@ and step. The region carries the workgroup size in the compilation_info of its o
 Storage lives per chunk: a member kept in a window works on a copy of its window (slot = step
 mod window); a member kept whole on its `lookback` steps before the chunk followed by the
 chunk's steps, which the host then inserts into the whole tensor. A chunk allocates and copies
-O(chunk), and the whole tensor is only written, so IREE updates it in place.
+O(chunk), and the whole tensor is only written, so IREE updates it in place. Every storage the
+host loop carries is one-dimensional (flat_storage: IREE lost the offsets of several carried
+tensors of run-time size).
 
 Lavapipe stops an invocation after ~65,535 loop iterations counted over all its loops (inner
 loops included), so a chunk runs as many steps as fit in LOOP_BUDGET: the host computes an
@@ -31,10 +33,11 @@ from einc.ir import affine
 from einc.ir.nodes import IndexVar, Op, RecMember, RecurrenceGroup, Reduce, Stack, step_code, step_state_reads
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
+from einc.mlir.flat_storage import (FlatStorage, as_index, flat_empty, length, product, row_major, tied,
+                                    unflattened)
 from einc.mlir.recurrence_host import check_no_same_step_self_reads
-from einc.mlir.recurrence_scalars import Storage, without_axes
-from einc.mlir.recurrence_step import (PointValue, compact, covers_every_step, emit_step, expanded, sizes_of,
-                                       storage_shape, unit_axes, when)
+from einc.mlir.recurrence_scalars import Storage
+from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step, sizes_of, storage_shape, when
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
 
@@ -73,9 +76,9 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     # a member kept whole needs no zeros in its first chunk storage: chunk 0 reads none of the
     # tail rows it copies (a step reads t - c >= 0, or clamps to step 0 in a clause that is not
     # active); a window starts as zeros, as in recurrence_host
-    locals_ = [_zeros(_local_shape(lw, m, tails[m], chunk), m) if m.window is not None
-               else tensor.empty(_local_shape(lw, m, tails[m], chunk), element_type(m.dtype)) for m in members]
-    storages = [_zeros(sizes_of(lw, m.shape), m) for m in whole]
+    locals_ = [_zeros(_local_length(lw, m, tails[m], chunk), m) if m.window is not None
+               else flat_empty(_local_length(lw, m, tails[m], chunk), element_type(m.dtype)) for m in members]
+    storages = [_zeros(_whole_length(lw, m), m) for m in whole]
     inits = [index_const(0)] + locals_ + storages
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])
@@ -90,8 +93,8 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
         end = arith.minui(arith.addi(start, chunk), steps)
         after, reached = _dispatch(lw, group, tails, chunk, start, end, before)
         count = arith.subi(end, start)
-        kept = [_insert_rows(lw, m, expanded(after[members.index(m)], _full_local_shape(lw, m, tails[m], chunk)),
-                             whole_storage, tails[m], start, count) for m, whole_storage in zip(whole, kept)]
+        kept = [_insert_rows(lw, m, after[members.index(m)], whole_storage, tails[m], start, count)
+                for m, whole_storage in zip(whole, kept)]
         # the next chunk starts where the device says this one ended: the host waits for each
         # chunk before queuing the next, so a chunk's buffers are released before the next
         # one's are made (IREE copies the whole tensors each chunk, and a host running ahead
@@ -99,8 +102,8 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
         scf.yield_([_read_index(reached)] + after + kept)
     results = list(loop.results)[1:]
     by_member = dict(zip(whole, results[len(members):]))
-    return [_tie_whole(lw, by_member[m], m) if m.window is None
-            else expanded(_tie(lw, results[i], m, tails, chunk), sizes_of(lw, storage_shape(m)))
+    return [unflattened(_tie_whole(lw, by_member[m], m), sizes_of(lw, m.shape)) if m.window is None
+            else unflattened(_tie(lw, results[i], m, tails, chunk), sizes_of(lw, storage_shape(m)))
             for i, m in enumerate(members)]
 
 
@@ -109,15 +112,11 @@ def _read_index(one: ir.Value) -> ir.Value:
 
 
 def _tie(lw, value: ir.Value, member: RecMember, tails: dict, chunk: ir.Value) -> ir.Value:
-    # IREE cannot resolve the dynamic sizes of loop-carried tensors on the host ("tensor.dim op
-    # unexpected during shape cleanup", as in recurrence_host): state them
-    dims = _dynamic(_local_shape(lw, member, tails[member], chunk))
-    return flow.tensor_tie_shape(value, dims) if dims else value
+    return tied(value, _local_length(lw, member, tails[member], chunk))
 
 
 def _tie_whole(lw, value: ir.Value, member: RecMember) -> ir.Value:
-    dims = lw.sizes.dynamic_dims(member.shape)
-    return flow.tensor_tie_shape(value, dims) if dims else value
+    return tied(value, _whole_length(lw, member))
 
 
 # ------------------------------------------------------------------------------------ host side
@@ -150,28 +149,24 @@ def _product(lw, extents) -> ir.Value:
 
 
 def _local_shape(lw, member: RecMember, tail: int, chunk: ir.Value) -> list:
-    """A chunk's storage of `member` as kept, without its unit axes (recurrence_step.compact:
-    a loop inside the dispatch carries it)."""
-    return compact(_full_local_shape(lw, member, tail, chunk))
-
-
-def _full_local_shape(lw, member: RecMember, tail: int, chunk: ir.Value) -> list:
-    """A chunk's storage of `member`: its window, or `tail` steps then `chunk` steps."""
+    """The layout of a chunk's storage of `member`: its window, or `tail` steps then `chunk`
+    steps."""
     if member.window is not None:
         return sizes_of(lw, storage_shape(member))
     return [arith.addi(chunk, index_const(tail))] + sizes_of(lw, member.shape[1:])
 
 
-def _local_units(member: RecMember) -> tuple:
-    """The unit axes of a chunk's storage of `member` (axis 0 is one only for a window of 1)."""
-    if member.window is not None:
-        return unit_axes(storage_shape(member))
-    return tuple(k + 1 for k in unit_axes(member.shape[1:]))
+def _local_length(lw, member: RecMember, tail: int, chunk: ir.Value):
+    return length(_local_shape(lw, member, tail, chunk))
 
 
-def _zeros(sizes: list, member: RecMember) -> ir.Value:
+def _whole_length(lw, member: RecMember):
+    return length(sizes_of(lw, member.shape))
+
+
+def _zeros(count, member: RecMember) -> ir.Value:
     element = element_type(member.dtype)
-    return linalg.fill(scalar_ops.constant(member.dtype, 0), outs=[tensor.empty(sizes, element)])
+    return linalg.fill(scalar_ops.constant(member.dtype, 0), outs=[flat_empty(count, element)])
 
 
 def _chunk_steps(lw, group: RecurrenceGroup, tails: dict) -> ir.Value:
@@ -238,30 +233,29 @@ def _integer_power(v) -> bool:
 
 def _insert_rows(lw, member: RecMember, local: ir.Value, whole: ir.Value, tail: int, start: ir.Value,
                  count: ir.Value) -> ir.Value:
-    """The chunk's steps (rows tail .. tail + count of `local`) written into the whole tensor."""
-    rest = member.shape[1:]
-    rest_sizes = [lw.sizes.index(s) for s in rest if not s.is_const]
-    static_rest = [s.const if s.is_const else DYNAMIC for s in rest]
-    rows_type = ir.RankedTensorType.get([DYNAMIC] + static_rest, element_type(member.dtype))
-    rows = tensor.extract_slice(rows_type, local, [], [count] + rest_sizes, [],
-                                [tail] + [0] * len(rest), [DYNAMIC] + static_rest, [1] * (len(rest) + 1))
-    return tensor.insert_slice(rows, whole, [start], [count] + rest_sizes, [],
-                               [DYNAMIC] + [0] * len(rest), [DYNAMIC] + static_rest, [1] * (len(rest) + 1))
+    """The chunk's steps (rows tail .. tail + count of `local`) written into the whole tensor:
+    both are row-major, so the rows are one run of elements in each."""
+    row = as_index(product(sizes_of(lw, member.shape[1:])))
+    elements = arith.muli(count, row)
+    rows_type = ir.RankedTensorType.get([DYNAMIC], element_type(member.dtype))
+    rows = tensor.extract_slice(rows_type, local, [arith.muli(index_const(tail), row)], [elements], [],
+                                [DYNAMIC], [DYNAMIC], [1])
+    return tensor.insert_slice(rows, whole, [arith.muli(start, row)], [elements], [], [DYNAMIC], [DYNAMIC], [1])
 
 
 # ------------------------------------------------------------------------------------ the dispatch
 
-class ChunkStorage(Storage):
+class ChunkStorage(FlatStorage):
     """Storage inside a chunk: a member kept whole holds step s at row s - start + tail."""
 
-    def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, start: ir.Value, tails: dict, units: dict):
-        super().__init__(t_var, t, tensors, units=units)
+    def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, shapes: dict, start: ir.Value, tails: dict):
+        super().__init__(t_var, t, tensors, shapes)
         self.start = start
         self.tails = tails
 
     def with_tensor(self, member, value: ir.Value) -> "ChunkStorage":
-        return ChunkStorage(self.t_var, self.t, {**self.tensors, member: value}, self.start, self.tails,
-                            self.units)
+        return ChunkStorage(self.t_var, self.t, {**self.tensors, member: value}, self.shapes, self.start,
+                            self.tails)
 
     def slot(self, member, step: ir.Value) -> ir.Value:
         if member.window is not None:
@@ -277,18 +271,20 @@ def _dispatch(lw, group: RecurrenceGroup, tails: dict, chunk: ir.Value, start: i
     types = [b.type for b in before]
     # the sizes of the fresh storages are the results' sizes, the same values: IREE then writes
     # each storage straight into its result buffer
-    shapes = [_local_shape(lw, m, tails[m], chunk) for m in members]
+    shapes = {m: _local_shape(lw, m, tails[m], chunk) for m in members}
+    lengths = [_local_length(lw, m, tails[m], chunk) for m in members]
     i32 = ir.IntegerType.get_signless(32)
     region = flow.DispatchRegionOp(types + [ir.RankedTensorType.get([1], i32)],
-                                   [d for shape in shapes for d in _dynamic(shape)], [])
+                                   [n for n in lengths if not isinstance(n, int)], [])
     with ir.InsertionPoint(region.body.blocks.append()):
         workers = Workers(gpu.thread_id(gpu.Dimension.x), gpu.block_dim(gpu.Dimension.x))
-        locals_ = [_copy_tail(lw, workers, m, b, shape, tails[m], chunk) for m, b, shape in zip(members, before, shapes)]
+        locals_ = [_copy_tail(lw, workers, m, b, shapes[m], n, tails[m], chunk)
+                   for m, b, n in zip(members, before, lengths)]
         workers.barrier()
         loop = scf.ForOp(start, end, index_const(1), locals_)
         with ir.InsertionPoint(loop.body):
             storage = ChunkStorage(group.t_var, loop.induction_variable, dict(zip(members, loop.inner_iter_args)),
-                                   start, tails, {m: _local_units(m) for m in members})
+                                   shapes, start, tails)
             for m in members:
                 if m.window is None and not covers_every_step(m):
                     zero = scalar_ops.constant(m.dtype, 0)
@@ -301,27 +297,22 @@ def _dispatch(lw, group: RecurrenceGroup, tails: dict, chunk: ir.Value, start: i
     return results[:-1], results[-1]
 
 
-def _dynamic(sizes: list) -> list[ir.Value]:
-    return [s for s in sizes if not isinstance(s, int)]
-
-
-def _copy_tail(lw, workers: "Workers", member: RecMember, before: ir.Value, shape: list, tail: int,
+def _copy_tail(lw, workers: "Workers", member: RecMember, before: ir.Value, shape: list, count, tail: int,
                chunk: ir.Value) -> ir.Value:
     """A fresh chunk storage whose first rows hold what the next steps read of the last chunk:
     the whole window, or the `tail` rows after the previous chunk's `chunk` steps. Scalar
     stores shared by the invocations, like a clause's points (a linalg copy of a slice is not
     kept in place by IREE's SPIR-V pipeline: it allocated workgroup memory of unbounded size)."""
     rows = member.window if member.window is not None else tail
-    fresh = _distinct(tensor.empty(shape, element_type(member.dtype)), member)
+    fresh = _distinct(flat_empty(count, element_type(member.dtype)), member)
     if rows == 0:
         return fresh
     offset = index_const(0) if member.window is not None else chunk
     extents = [index_const(rows)] + [lw.sizes.index(s) for s in member.shape[1:]]
-    units = _local_units(member)
 
     def copy(coords: list[ir.Value], out: ir.Value) -> ir.Value:
         source = [arith.addi(coords[0], offset)] + coords[1:]
-        return tensor.insert(tensor.extract(before, without_axes(source, units)), out, without_axes(coords, units))
+        return tensor.insert(tensor.extract(before, [row_major(source, shape)]), out, [row_major(coords, shape)])
     return workers.each_point(extents, fresh, copy)
 
 

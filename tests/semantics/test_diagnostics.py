@@ -1,45 +1,33 @@
 """Every program error is a diagnostic with a code, a location, the source line and a caret."""
 import pytest
 
-from einc.diagnostics import CompileError
-from einc.driver import front_end
 
-
-def diagnose(tmp_path, source: str) -> tuple:
-    path = tmp_path / "prog.ein"
-    path.write_text(source)
-    with pytest.raises(CompileError) as info:
-        front_end(str(path))
-    err = info.value
-    return err.diagnostics[0], err.render(err.sources)
-
-
-def test_syntax_error_E001(tmp_path):
-    diag, text = diagnose(tmp_path, "let a = 1;\nlet b = (a + ;\n")
+def test_syntax_error_E001(diagnose):
+    diag, text = diagnose("let a = 1;\nlet b = (a + ;\n")
     assert diag.code == "E001" and diag.span.line == 2
     assert "error[E001]" in text and "let b = (a + ;" in text and "^" in text
 
 
-def test_type_error_E002_mixing_int_and_float(tmp_path):
-    diag, text = diagnose(tmp_path, "let x: f32;\nlet n: i32;\nlet y = x + n;\n")
+def test_type_error_E002_mixing_int_and_float(diagnose):
+    diag, text = diagnose("let x: f32;\nlet n: i32;\nlet y = x + n;\n")
     assert diag.code == "E002" and (diag.span.line, diag.span.col) == (3, 9)
     assert "mismatched types f32 and i32" in text and "as" in diag.hint
 
 
-def test_type_error_E002_a_float_literal_never_becomes_an_int(tmp_path):
-    diag, text = diagnose(tmp_path, "let x: i32;\nlet y = x + 1.5;\n")
+def test_type_error_E002_a_float_literal_never_becomes_an_int(diagnose):
+    diag, text = diagnose("let x: i32;\nlet y = x + 1.5;\n")
     assert diag.code == "E002" and (diag.span.line, diag.span.col) == (2, 13)
     assert "expected i32, found float literal" in text
 
 
-def test_undefined_name_E003(tmp_path):
-    diag, text = diagnose(tmp_path, "let alpha = 1.0;\nlet y = alpah * 2.0;\n")
+def test_undefined_name_E003(diagnose):
+    diag, text = diagnose("let alpha = 1.0;\nlet y = alpah * 2.0;\n")
     assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 9)
     assert "alpah" in text and "alpha" in text
 
 
-def test_shape_mismatch_E004_names_both_reads(tmp_path):
-    diag, text = diagnose(tmp_path, """let A: [f32; 3, 4];
+def test_shape_mismatch_E004_names_both_reads(diagnose):
+    diag, text = diagnose("""let A: [f32; 3, 4];
 let B: [f32; 5, 2];
 let C[i, j] = sum[k](A[i, k] * B[k, j]);
 """)
@@ -52,107 +40,107 @@ let C[i, j] = sum[k](A[i, k] * B[k, j]);
     assert "extent 5 here" in text and "extent 4 here" in text   # each span says what it gave
 
 
-def test_out_of_bounds_read_E005(tmp_path):
-    diag, text = diagnose(tmp_path, "let x: [f32; 10];\nlet y[i in 0..10] = x[i + 1];\n")
+def test_out_of_bounds_read_E005(diagnose):
+    diag, text = diagnose("let x: [f32; 10];\nlet y[i in 0..10] = x[i + 1];\n")
     assert diag.code == "E005" and (diag.span.line, diag.span.col) == (2, 21)
     assert "size 10" in text
 
 
-def test_whole_array_shape_mismatch_E004(tmp_path):
-    diag, _ = diagnose(tmp_path, "let a: [f32; 3];\nlet b: [f32; 4];\nlet c = a + b;\n")
+def test_whole_array_shape_mismatch_E004(diagnose):
+    diag, _ = diagnose("let a: [f32; 3];\nlet b: [f32; 4];\nlet c = a + b;\n")
     assert diag.code == "E004" and diag.span.line == 3
 
 
-def test_range_cannot_be_inferred_E004(tmp_path):
-    diag, text = diagnose(tmp_path, "let y[i] = 1.0;\n")
+def test_range_cannot_be_inferred_E004(diagnose):
+    diag, text = diagnose("let y[i] = 1.0;\n")
     assert diag.code == "E004" and "i in 0..N" in text
 
 
-def test_non_exhaustive_match_E002(tmp_path):
-    diag, _ = diagnose(tmp_path, "let k: i32;\nlet v = match k { 0 => 1.0, 1 => 2.0 };\n")
+def test_non_exhaustive_match_E002(diagnose):
+    diag, _ = diagnose("let k: i32;\nlet v = match k { 0 => 1.0, 1 => 2.0 };\n")
     assert diag.code == "E002" and "non-exhaustive" in diag.message
 
 
-def test_unknown_module_E010(tmp_path):
-    diag, _ = diagnose(tmp_path, "use std::nothing_here::f;\nlet y = 1.0;\n")
+def test_unknown_module_E010(diagnose):
+    diag, _ = diagnose("use std::nothing_here::f;\nlet y = 1.0;\n")
     assert diag.code == "E010" and diag.span.line == 1
 
 
-def test_undefined_name_hint_never_suggests_an_intrinsic(tmp_path):
+def test_undefined_name_hint_never_suggests_an_intrinsic(diagnose):
     # `__floor` and friends are what the stdlib is built on; users cannot call them
-    diag, text = diagnose(tmp_path, "let x = foo(3);\n")
+    diag, text = diagnose("let x = foo(3);\n")
     assert diag.code == "E003" and "__" not in text
 
 
-def test_an_error_inside_a_library_function_points_at_the_users_call(tmp_path):
-    diag, text = diagnose(tmp_path, "use std::ml::softmax;\nlet x: [bool; 3];\nlet p = softmax(x);\n")
+def test_an_error_inside_a_library_function_points_at_the_users_call(diagnose):
+    diag, text = diagnose("use std::ml::softmax;\nlet x: [bool; 3];\nlet p = softmax(x);\n")
     assert diag.code == "E002" and "stdlib" in diag.span.file     # where it went wrong ...
     user_call = [n for n in diag.notes if n.span.file.endswith("prog.ein")]
     assert [(n.span.line, n.note) for n in user_call] == [(3, "in this call to `softmax`")]
     assert "let p = softmax(x);" in text                # ... and the user's line that led there
 
 
-def test_endless_recursion_keeps_only_the_outermost_calls(tmp_path):
-    diag, _ = diagnose(tmp_path, "fn f(n) { n * f(n - 1) }\nlet x: i32;\nlet y = f(x);\n")
+def test_endless_recursion_keeps_only_the_outermost_calls(diagnose):
+    diag, _ = diagnose("fn f(n) { n * f(n - 1) }\nlet x: i32;\nlet y = f(x);\n")
     calls = [n for n in diag.notes if n.note.startswith("in this call")]
     assert 1 <= len(calls) <= 4 and calls[-1].span.line == 3
 
 
-def test_a_method_call_to_a_function_not_in_scope_says_to_import_it(tmp_path):
-    diag, text = diagnose(tmp_path, "let y = [1.0, 2.0];\nlet z = y.sum();\n")
+def test_a_method_call_to_a_function_not_in_scope_says_to_import_it(diagnose):
+    diag, text = diagnose("let y = [1.0, 2.0];\nlet z = y.sum();\n")
     assert diag.code == "E003" and "taking 1 argument\n" in text + "\n"
     assert "use std::array::sum;" in diag.hint
 
 
-def test_calling_a_library_function_without_importing_it_names_its_module(tmp_path):
-    diag, _ = diagnose(tmp_path, "let x: [f32; 3];\nlet p = softmax(x);\n")
+def test_calling_a_library_function_without_importing_it_names_its_module(diagnose):
+    diag, _ = diagnose("let x: [f32; 3];\nlet p = softmax(x);\n")
     assert diag.code == "E003" and diag.hint == "the standard library has it: `use std::ml::activations::softmax;`"
 
 
-def test_a_piecewise_definition_in_a_function_called_per_row_is_E011(tmp_path):
+def test_a_piecewise_definition_in_a_function_called_per_row_is_E011(diagnose):
     # rows are batched (einc.semantics.tensors.batch_over_outer_indices) only for plain definitions
-    diag, text = diagnose(tmp_path, "let X: [f32; N, 4];\nfn shifted(v) {\n    let s[0] = 0.0;\n"
+    diag, text = diagnose("let X: [f32; N, 4];\nfn shifted(v) {\n    let s[0] = 0.0;\n"
                                     "    let s[j in 1..4] = v[j - 1];\n    s\n}\n"
                                     "let Y[i, j] = shifted(X[i])[j];\n")
     assert diag.code == "E011" and (diag.span.line, diag.span.col) == (3, 5)
     assert [(n.span.line, n.note) for n in diag.notes] == [(7, "in this call to `shifted`")]
 
 
-def test_a_read_that_leaves_no_range_for_its_index_is_E004(tmp_path):
-    diag, text = diagnose(tmp_path, "let v = [3, 1, 4, 1, 5];\nlet e[i] = v[i + 5];\n")
+def test_a_read_that_leaves_no_range_for_its_index_is_E004(diagnose):
+    diag, text = diagnose("let v = [3, 1, 4, 1, 5];\nlet e[i] = v[i + 5];\n")
     assert diag.code == "E004" and (diag.span.line, diag.span.col) == (2, 12)
     assert "`i`" in diag.message and "empty" in diag.message
 
 
-def test_affine_reads_bounding_an_index_by_incomparable_sizes_are_E004(tmp_path):
-    diag, text = diagnose(tmp_path, "let A: [f32; H];\nlet B: [f32; W];\nlet s[i] = A[i + 1] + B[i + 2];\n")
+def test_affine_reads_bounding_an_index_by_incomparable_sizes_are_E004(diagnose):
+    diag, text = diagnose("let A: [f32; H];\nlet B: [f32; W];\nlet s[i] = A[i + 1] + B[i + 2];\n")
     assert diag.code == "E004" and "H - 1" in diag.message and "W - 2" in diag.message
 
 
-def test_a_plain_read_decides_the_range_and_affine_ones_are_bounds_checked(tmp_path):
-    diag, _ = diagnose(tmp_path, "let x: [f32; 6];\nlet d[i] = x[i + 1] - x[i];\n")
+def test_a_plain_read_decides_the_range_and_affine_ones_are_bounds_checked(diagnose):
+    diag, _ = diagnose("let x: [f32; 6];\nlet d[i] = x[i + 1] - x[i];\n")
     assert diag.code == "E005" and (diag.span.line, diag.span.col) == (2, 12)
 
 
-def test_a_read_before_the_start_is_E005_never_a_wrap_around(tmp_path):
-    diag, _ = diagnose(tmp_path, "let v = [3, 1, 4, 1, 5];\nlet e[i] = v[i - 1];\n")
+def test_a_read_before_the_start_is_E005_never_a_wrap_around(diagnose):
+    diag, _ = diagnose("let v = [3, 1, 4, 1, 5];\nlet e[i] = v[i - 1];\n")
     assert diag.code == "E005" and "[-1, 4]" in diag.message
 
 
-def test_a_function_called_before_the_top_level_binding_it_reads_is_E003_at_the_read(tmp_path):
-    diag, _ = diagnose(tmp_path, "let a = f();\nfn f() { a + 1.0 }\n")
+def test_a_function_called_before_the_top_level_binding_it_reads_is_E003_at_the_read(diagnose):
+    diag, _ = diagnose("let a = f();\nfn f() { a + 1.0 }\n")
     assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 10)
     assert [(n.span.line, n.note) for n in diag.notes] == [(1, "in this call to `f`")]
 
 
-def test_a_derivative_variable_used_as_f32_and_f64_in_its_target_is_E002(tmp_path):
-    diag, _ = diagnose(tmp_path, "let x: f64 = 2.0;\nlet z: f32 = 1.0;\nlet s = 0.5;\n"
+def test_a_derivative_variable_used_as_f32_and_f64_in_its_target_is_E002(diagnose):
+    diag, _ = diagnose("let x: f64 = 2.0;\nlet z: f32 = 1.0;\nlet s = 0.5;\n"
                                  "let p = (s * x) as f32 + s * z;\nlet g = @p / @s;\n")
     assert diag.code == "E002" and (diag.span.line, diag.span.col) == (5, 9)
     assert "f64" in diag.message and "f32" in diag.message
 
 
 @pytest.mark.parametrize("use", ["w[n] * 2.0", "((n * 2) as f32) * 2.5", "((n as i64) as f32) * 2.5"])
-def test_a_derivative_variable_used_as_an_integer_in_its_target_is_E002_never_0(tmp_path, use):
-    diag, _ = diagnose(tmp_path, f"let w = [1.0, 2.0, 3.0];\nlet n = 1;\nlet y = {use};\nlet g = @y / @n;\n")
+def test_a_derivative_variable_used_as_an_integer_in_its_target_is_E002_never_0(diagnose, use):
+    diag, _ = diagnose(f"let w = [1.0, 2.0, 3.0];\nlet n = 1;\nlet y = {use};\nlet g = @y / @n;\n")
     assert diag.code == "E002" and (diag.span.line, diag.span.col) == (4, 9) and "used as i" in diag.message

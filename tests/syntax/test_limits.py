@@ -3,17 +3,7 @@ never a crash (found by the front-end mutation fuzzer, fuzz/mutants)."""
 import pytest
 
 from einc.cli import _run_cli
-from einc.diagnostics import CompileError
 from einc.driver import front_end
-
-
-def first_diagnostic(tmp_path, source: bytes):
-    path = tmp_path / "prog.ein"
-    path.write_bytes(source)
-    with pytest.raises(CompileError) as info:
-        front_end(str(path))
-    err = info.value
-    return err.diagnostics[0], err.render(err.sources)
 
 
 @pytest.mark.parametrize("line, code, col, message", [
@@ -30,8 +20,8 @@ def first_diagnostic(tmp_path, source: bytes):
     ("let y[i in 0..3000000000] = 1.0;", "E006", 15, "the constant 3000000000 does not fit in i32"),
     ("let n = match 3 { 999999999999999999999 => 1, _ => 2 };", "E006", 19, "a pattern of"),
 ])
-def test_numbers_out_of_range_are_E006_at_the_number(tmp_path, line, code, col, message):
-    diag, text = first_diagnostic(tmp_path, f"let ok = 1;\n{line}\n".encode())
+def test_numbers_out_of_range_are_E006_at_the_number(diagnose, line, code, col, message):
+    diag, text = diagnose(f"let ok = 1;\n{line}\n".encode())
     assert (diag.code, diag.span.line, diag.span.col) == (code, 2, col)
     assert message in diag.message and line in text
 
@@ -44,14 +34,14 @@ def test_numbers_at_the_limits_are_fine(tmp_path):
     front_end(str(path))
 
 
-def test_a_range_starting_below_zero_is_E005_whatever_the_sizes(tmp_path):
-    diag, _ = first_diagnostic(tmp_path, b"let y: [f32; N];\nlet z[i in -1..N] = y[i + 1] where i < N - 1;\n")
+def test_a_range_starting_below_zero_is_E005_whatever_the_sizes(diagnose):
+    diag, _ = diagnose(b"let y: [f32; N];\nlet z[i in -1..N] = y[i + 1] where i < N - 1;\n")
     assert (diag.code, diag.span.line, diag.span.col) == ("E005", 2, 1)
     assert "touches indices -1 to N - 1 of axis 0" in diag.message
 
 
-def test_a_byte_that_is_not_utf8_is_E001_at_its_place(tmp_path):
-    diag, text = first_diagnostic(tmp_path, "let a = 1.0;\nlet bé".encode() + b"\xff = 2.0;\n")
+def test_a_byte_that_is_not_utf8_is_E001_at_its_place(diagnose):
+    diag, text = diagnose("let a = 1.0;\nlet bé".encode() + b"\xff = 2.0;\n")
     assert (diag.code, diag.span.line, diag.span.col) == ("E001", 2, 7)
     assert "not UTF-8 text (byte 0xff)" in diag.message and "--> " in text
 
