@@ -14,8 +14,8 @@ from iree.runtime import BufferUsage, HalElementType, MemoryType
 from iree.runtime.array_interop import map_dtype_to_element_type
 
 # IREE's CPU kernels assume every buffer starts on a 64-byte boundary (the executables declare
-# `alignment(64)` bindings and use aligned vector loads): a lent array that starts elsewhere
-# crashes the process (checked: the MLP benchmark's inputs shifted by 16 bytes segfault).
+# `alignment(64)` bindings and are compiled for it): a lent array that starts elsewhere crashes
+# the process (checked: the MLP benchmark's inputs 16 bytes off that boundary segfault).
 # NumPy's large arrays start 16 bytes past a page, so many inputs are copied all the same.
 KERNEL_ALIGNMENT = 64
 _LENT_MEMORY = int(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)

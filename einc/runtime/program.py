@@ -275,8 +275,8 @@ def _keep_after_failure(device) -> None:
 # allocator) instead of handing them back to malloc, which returns large blocks to the system:
 # every call then page-faulted its buffers in afresh, ~1 ms per 4 MB here (a third of a
 # 1024 x 1024 matmul's time went to that and to input copies). At most 256 MiB of released
-# buffers are kept, the least recently used given back first: a program run at many sizes holds
-# no more (unbounded, 15 CNN batch sizes kept 2.2 GB).
+# buffers are kept (beyond that they go back to malloc): a program run at many sizes holds no
+# more (unbounded, 15 CNN batch sizes kept 2.2 GB; tests/runtime/test_host_memory.py).
 _CPU_ALLOCATOR = "caching:device_local=*;256mib;64"
 _cpu_devices: dict[str, rt.HalDevice] = {}
 
