@@ -1,6 +1,6 @@
 """Benchmarks: einc next to NumPy and JAX on recurrences (issue 3) and dense programs (issue 10).
 
-    .venv/bin/python benchmarks/run.py [--only SUBSTRING] [--device local-sync|local-task|vulkan]
+    .venv/bin/python benchmarks/run.py [--only SUBSTRING] [--device local-sync|local-task|vulkan] [--one-core]
 
 Per case: build once with einc (llvm-cpu, or vulkan-spirv with --device vulkan; a second, shorter
 build where the check runs at a smaller size), check the einc result against the NumPy version
@@ -11,6 +11,10 @@ alike), a sample repeats a fast call until it takes MIN_SAMPLE seconds, and a ra
 the best sample after a warm-up call. Ratios are einc's rate over the other's. With --device
 vulkan, JAX and NumPy still run on the CPU; a case the target cannot run (f64, E011) is skipped
 with the reason, and a vector recurrence (one host-loop submit a step) is timed at `vulkan_n`.
+
+--one-core compares the work each contender does on one core, which other processes on the
+machine disturb far less than wall-clock rates: the run is pinned to one CPU, NumPy's BLAS and
+XLA run one thread, einc runs on local-sync, and a sample is the process CPU time.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ MIN_ROUNDS, MAX_ROUNDS = 3, 7
 ROUND_BUDGET = 12.0        # seconds of sampling after which no round beyond MIN_ROUNDS starts
 SLOW_BUDGET = 40.0         # ... and none beyond the first (calls of seconds each, lavapipe)
 PEERS = {"recurrence": ("NumPy loop", "JAX lax.scan"), "dense": ("NumPy", "JAX jit")}
+ONE_CORE_MARK = "EINC_BENCH_ONE_CORE"     # set once the run is pinned, so it re-executes only once
 
 
 def check(case: Case, got, expected, what: str) -> None:
@@ -74,21 +79,21 @@ def load_jax():
     return jax
 
 
-def interleaved_seconds(runs: dict[str, Callable[[], object]]) -> dict[str, float]:
+def interleaved_seconds(runs: dict[str, Callable[[], object]], clock: Callable[[], float]) -> dict[str, float]:
     """Seconds per call of each run: warmed up, then sampled round by round."""
     repeats = {}
     for name, run in runs.items():
-        start = time.perf_counter()
+        start = clock()
         run()
-        repeats[name] = max(1, math.ceil(MIN_SAMPLE / max(time.perf_counter() - start, 1e-6)))
+        repeats[name] = max(1, math.ceil(MIN_SAMPLE / max(clock() - start, 1e-6)))
     best = {name: math.inf for name in runs}
     spent, rounds = 0.0, 0
     while _another_round(rounds, spent):
         for name, run in runs.items():
-            start = time.perf_counter()
+            start = clock()
             for _ in range(repeats[name]):
                 run()
-            elapsed = time.perf_counter() - start
+            elapsed = clock() - start
             spent += elapsed
             best[name] = min(best[name], elapsed / repeats[name])
         rounds += 1
@@ -103,7 +108,7 @@ def _another_round(rounds: int, spent: float) -> bool:
     return rounds < MAX_ROUNDS and spent < ROUND_BUDGET
 
 
-def bench_case(case: Case, jax, devices: tuple, builds: Builds) -> dict:
+def bench_case(case: Case, jax, devices: tuple, builds: Builds, clock: Callable[[], float]) -> dict:
     row = {"case": case.name, "unit": case.unit, "group": case.group}
     inputs = case.inputs(case.n)
     vmfb, row["build"] = builds.get(case.source(case.n), case.output)
@@ -140,7 +145,7 @@ def bench_case(case: Case, jax, devices: tuple, builds: Builds) -> dict:
         runs["jax"] = lambda: jax.block_until_ready(run_jax(case.n, jax_inputs))
         work["jax"] = case.steps(case.n)
 
-    seconds = interleaved_seconds(runs)
+    seconds = interleaved_seconds(runs, clock)
     rates = {name: work[name] / s for name, s in seconds.items()}
     row["device"] = max(devices, key=lambda d: rates[f"einc {d}"])
     row["einc"] = rates[f"einc {row['device']}"]
@@ -188,17 +193,40 @@ def runs_on(case: Case, device: str) -> str | None:
     return None
 
 
+def run_on_one_core() -> None:
+    """Re-execute this run pinned to one CPU with single-threaded BLAS and XLA (their thread
+    counts are read when they load)."""
+    if os.environ.get(ONE_CORE_MARK):
+        return
+    cpu = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    xla_flags = os.environ.get("XLA_FLAGS", "")
+    os.environ.update({ONE_CORE_MARK: str(cpu), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                       "XLA_FLAGS": f"{xla_flags} --xla_cpu_multi_thread_eigen=false "
+                                    "intra_op_parallelism_threads=1".strip()})
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the cases whose name contains this text")
     parser.add_argument("--device", choices=CPU_DEVICES + ("vulkan",), help="time einc on this device only")
+    parser.add_argument("--one-core", action="store_true",
+                        help="one pinned core, single-threaded peers, process CPU time (einc on local-sync)")
     args = parser.parse_args()
+    if args.one_core:
+        if args.device not in (None, "local-sync"):
+            parser.error("--one-core times einc on local-sync")
+        run_on_one_core()
     jax = load_jax()
     if jax is None:
         print("JAX is not installed: its column is skipped (make bench installs it)")
-    devices = (args.device,) if args.device else CPU_DEVICES
+    devices = ("local-sync",) if args.one_core else (args.device,) if args.device else CPU_DEVICES
+    clock = time.process_time if args.one_core else time.perf_counter
     builds = Builds("vulkan-spirv" if args.device == "vulkan" else "llvm-cpu")
     print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores are shared; busy machines give noisy rates)")
+    if args.one_core:
+        print(f"one core (CPU {os.environ[ONE_CORE_MARK]}), single-threaded NumPy and JAX, process CPU time")
     cases = [c for c in CASES + DENSE_CASES if args.only is None or args.only.lower() in c.name.lower()]
     rows = []
     for case in cases:
@@ -210,7 +238,7 @@ def main() -> int:
             case = replace(case, name=f"{case.name} (n = {case.vulkan_n} on Vulkan)", n=case.vulkan_n)
         print(f"{case.name} ...", flush=True)
         try:
-            rows.append(bench_case(case, jax, devices, builds))
+            rows.append(bench_case(case, jax, devices, builds, clock))
         except CompileError as err:          # a program the target cannot lower (E011)
             print(f"  skipped on {devices[0]}: {str(err).splitlines()[0]}", flush=True)
             continue

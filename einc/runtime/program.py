@@ -15,6 +15,7 @@ import iree.runtime as rt
 
 from einc.build.targets import TARGETS
 from einc.runtime.errors import RunError
+from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.inputs import bind_inputs
 from einc.runtime.integrity import unseal
 from einc.runtime.printing import PRINT_LABEL_PREFIX, format_print
@@ -105,10 +106,10 @@ class Program:
         """Check and bind `inputs`, call `main`, write its prints to `stdout`, return the outputs."""
         if self._main is None:
             raise RunError(f"{self.name} was closed")
-        args = bind_inputs(self.signature, inputs)
+        bound = bind_inputs(self.signature, inputs)
         for attempt in range(_RUNS_ON_A_LOST_DEVICE + 1):
             try:
-                return self._outputs(self._call_printing(args, stdout))
+                return self._outputs(self._call_printing(self._device_arguments(bound), stdout), bound)
             except Exception as err:  # noqa: BLE001 - only a lost device is taken here
                 if not self._lost_device(err):
                     raise
@@ -127,8 +128,10 @@ class Program:
         results left there. Returns the last call's outputs and the timing."""
         if self._main is None:
             raise RunError(f"{self.name} was closed")
-        args = [rt.asdevicearray(self._hal_device, a) if isinstance(a, np.ndarray) else a
-                for a in bind_inputs(self.signature, inputs)]
+        bound = bind_inputs(self.signature, inputs)
+        args = self._device_arguments(bound)
+        if self.device == "vulkan":
+            args = [rt.asdevicearray(self._hal_device, a) if isinstance(a, np.ndarray) else a for a in args]
         results = self._call_printing(args, stdout)
         seconds = []
         for _ in range(repeat):
@@ -136,7 +139,7 @@ class Program:
             results = self._call(args)
             seconds.append(time.perf_counter() - start)
             self._recorder.records.clear()       # each call prints the same: shown once above
-        return self._outputs(results), Timing(repeat, min(seconds), statistics.median(seconds))
+        return self._outputs(results, bound), Timing(repeat, min(seconds), statistics.median(seconds))
 
     def _call_printing(self, args: list, stdout: TextIO | None):
         """`main` on `args`, then its prints written to `stdout` (none when the device was lost:
@@ -177,15 +180,25 @@ class Program:
                 stdout.write(format_print(self.signature.prints[index], arrays))
         stdout.flush()
 
-    def _outputs(self, results) -> dict[str, np.ndarray]:
+    def _device_arguments(self, bound: list) -> list:
+        """On the CPU devices arrays go in as buffer views over their own memory where they can
+        (einc.runtime.host_memory); Vulkan takes them as they are and copies them."""
+        if self.device == "vulkan":
+            return bound
+        return [device_argument(self._hal_device, value) for value in bound]
+
+    def _outputs(self, results, bound: list) -> dict[str, np.ndarray]:
         if not isinstance(results, tuple):  # IREE returns None for no results, the value for one
             results = () if results is None else (results,)
-        staged = self.device == "vulkan"
         specs = self.signature.outputs
         if len(results) != len(specs):
             raise AssertionError(f"main returned {len(results)} values for outputs {[s.name for s in specs]}")
+        lent = [value for value in bound if isinstance(value, np.ndarray)]
+        arrays: list[np.ndarray] = []
+        for result in results:
+            arrays.append(to_numpy(result) if self.device == "vulkan" else result_array(result, lent, arrays))
         # unsigned results come back as the signed integers of the same bits
-        return {spec.name: to_numpy(result, staged).view(spec.dtype) for spec, result in zip(specs, results)}
+        return {spec.name: array.view(spec.dtype) for spec, array in zip(specs, arrays)}
 
     def close(self) -> None:
         """Release the VM objects now, in dependency order (left alive at exit they crash or warn)."""
@@ -258,9 +271,23 @@ def _keep_after_failure(device) -> None:
         _devices_kept_after_failure.append(device)
 
 
+# The CPU devices keep the buffers a call released for the calls after it (IREE's caching
+# allocator) instead of handing them back to malloc, which returns large blocks to the system:
+# every call then page-faulted its buffers in afresh, ~1 ms per 4 MB here (a third of a
+# 1024 x 1024 matmul's time went to that and to input copies). At most 256 MiB of released
+# buffers are kept (beyond that they go back to malloc): a program run at many sizes holds no
+# more (unbounded, 15 CNN batch sizes kept 2.2 GB; tests/runtime/test_host_memory.py).
+_CPU_ALLOCATOR = "caching:device_local=*;256mib;64"
+_cpu_devices: dict[str, rt.HalDevice] = {}
+
+
 def _open_device(device: str) -> rt.HalDevice:
     try:
-        return rt.get_device(device, cache=device not in _DEVICE_PER_PROGRAM)
+        if device in _DEVICE_PER_PROGRAM:
+            return rt.get_device(device, cache=False)
+        if device not in _cpu_devices:
+            _cpu_devices[device] = rt.get_driver(device).create_device_by_uri(device, allocators=[_CPU_ALLOCATOR])
+        return _cpu_devices[device]
     except (ValueError, RuntimeError) as err:
         raise RunError(f"cannot open the {device} device: {_first_line(err)}") from None
 

@@ -1,4 +1,5 @@
-"""Copying `main`'s results from the device into numpy arrays."""
+"""Copying `main`'s results from a Vulkan device into numpy arrays (the CPU devices' results are
+read in place: einc.runtime.host_memory)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,19 +7,17 @@ import iree.runtime as rt
 from iree.runtime import BufferUsage, HalElementType, HalFence, MemoryType
 
 
-def to_numpy(result: rt.DeviceArray, staged: bool) -> np.ndarray:
-    """A host copy of `result`. `staged` reads through a host-visible staging buffer.
+def to_numpy(result: rt.DeviceArray) -> np.ndarray:
+    """A host copy of `result`, read through a host-visible staging buffer.
 
-    Vulkan needs staging: `DeviceArray.to_host()` imports an unaligned numpy allocation, which
-    lavapipe rejects (minImportedHostPointerAlignment 4096).
+    `DeviceArray.to_host()` would import an unaligned numpy allocation, which lavapipe rejects
+    (minImportedHostPointerAlignment 4096).
     """
     view = result._buffer_view
     shape = tuple(view.shape)
     dtype = HalElementType.map_to_dtype(view.element_type)
     if view.byte_length == 0:
         return np.zeros(shape, dtype)
-    if not staged:
-        return np.array(result.to_host(), copy=True)
     return _read_staged(result._device, view.get_buffer(), shape, dtype)
 
 

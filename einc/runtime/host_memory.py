@@ -1,0 +1,66 @@
+"""Arguments and results of `main` on the CPU devices, whose device memory is host memory.
+
+Handing IREE a NumPy array makes it allocate a device buffer and copy the array into it, and
+reading a result back copies it out again: at n = 1024 a matmul spent a third of its time in
+these copies and in the page faults of their fresh allocations (benchmarks/, the matmul rows).
+Here an input whose memory IREE's kernels can read in place is lent to IREE as it is, and a
+result is returned as a NumPy array over the buffer IREE wrote it into.
+"""
+from __future__ import annotations
+
+import numpy as np
+import iree.runtime as rt
+from iree.runtime import BufferUsage, HalElementType, MemoryType
+from iree.runtime.array_interop import map_dtype_to_element_type
+
+# IREE's CPU kernels assume every buffer starts on a 64-byte boundary (the executables declare
+# `alignment(64)` bindings and are compiled for it): a lent array that starts elsewhere crashes
+# the process (checked: the MLP benchmark's inputs 16 bytes off that boundary segfault).
+# NumPy's large arrays start 16 bytes past a page, so many inputs are copied all the same.
+KERNEL_ALIGNMENT = 64
+_LENT_MEMORY = int(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)
+_LENT_USAGE = int(BufferUsage.DEFAULT)
+
+
+def device_argument(device: rt.HalDevice, value):
+    """`value` (an array or a Python number, as bound) as `main` takes it on a CPU device."""
+    if not isinstance(value, np.ndarray):
+        return value
+    element_type = map_dtype_to_element_type(value.dtype)
+    if _can_lend(value):
+        buffer = device.allocator.import_host_allocation(value, memory_type=_LENT_MEMORY,
+                                                         allowed_usage=_LENT_USAGE)
+    else:
+        buffer = device.allocator.allocate_buffer_copy(memory_type=MemoryType.DEVICE_LOCAL,
+                                                       allowed_usage=BufferUsage.DEFAULT,
+                                                       device=device, buffer=value)
+    return rt.HalBufferView(buffer, value.shape, element_type)
+
+
+def _can_lend(array: np.ndarray) -> bool:
+    """IREE reads an input and never writes it, but the import wants a writable buffer."""
+    return (array.flags.c_contiguous and array.flags.writeable and array.nbytes > 0
+            and array.ctypes.data % KERNEL_ALIGNMENT == 0)
+
+
+def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[np.ndarray]) -> np.ndarray:
+    """`result` as a NumPy array over its buffer, which lives as long as the array, or a copy
+    where that buffer is memory the caller already holds: an input lent to IREE (a program may
+    return its input as it is) or an earlier result of the same call (two outputs may be one
+    value)."""
+    view = result._buffer_view
+    shape = tuple(view.shape)
+    dtype = HalElementType.map_to_dtype(view.element_type)
+    if view.byte_length == 0:
+        return np.zeros(shape, dtype)
+    if not _mappable(view.get_buffer()):
+        return np.array(result.to_host(), copy=True)
+    array = view.map().asarray(shape, dtype)     # holds the mapping, which holds the buffer
+    if any(np.may_share_memory(array, other) for other in (*lent, *returned)):
+        return array.copy()
+    return array
+
+
+def _mappable(buffer: rt.HalBuffer) -> bool:
+    return (buffer.memory_type() & int(MemoryType.HOST_VISIBLE) == int(MemoryType.HOST_VISIBLE)
+            and buffer.allowed_usage() & int(BufferUsage.MAPPING_SCOPED) == int(BufferUsage.MAPPING_SCOPED))
