@@ -28,8 +28,8 @@ class Case:
     check_n: Optional[int] = None                # check einc against NumPy at this size (default n)
     numpy_n: Optional[int] = None                # time the NumPy loop at this size and scale per step
     group: str = "recurrence"                    # which table the case's row goes in
-    vulkan_n: Optional[int] = None               # a smaller timed size on Vulkan, where each step
-                                                 # of a vector recurrence is a host-loop submit
+    vulkan_n: Optional[int] = None               # a smaller timed size on Vulkan, where lavapipe
+                                                 # runs a vector step's workgroup on the CPU slowly
 
 
 # ------------------------------------------------------------------------------ logistic map

@@ -10,7 +10,8 @@ Timing is interleaved (one sample of each contender per round, so load on the ma
 alike), a sample repeats a fast call until it takes MIN_SAMPLE seconds, and a rate is taken from
 the best sample after a warm-up call. Ratios are einc's rate over the other's. With --device
 vulkan, JAX and NumPy still run on the CPU; a case the target cannot run (f64, E011) is skipped
-with the reason, and a vector recurrence (one host-loop submit a step) is timed at `vulkan_n`.
+with the reason, and a vector recurrence (one workgroup runs its steps; slow on lavapipe) is timed
+at `vulkan_n`.
 
 --one-core compares the work each contender does on one core, which other processes on the
 machine disturb far less than wall-clock rates: the run is pinned to one CPU, NumPy's BLAS and
