@@ -35,7 +35,7 @@ from einc.mlir.types import element_type
 WORKGROUP_SIZE = 64
 FORM = f"chunks of steps, each one dispatch of a workgroup of {WORKGROUP_SIZE} invocations"   # for --explain
 LOOP_BUDGET = 65_000          # lavapipe's limit is 65,535 iterations an invocation (checked)
-INTEGER_POWER_ITERATIONS = 63  # einc.mlir.scalar_ops runs one iteration per exponent bit
+INTEGER_POWER_ITERATIONS = 64  # einc.mlir.scalar_ops runs one iteration per exponent bit (u64: 64)
 
 
 def misfit(group: RecurrenceGroup) -> Optional[str]:

@@ -168,10 +168,11 @@ def _pow(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
 
 def _integer_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
     """Square-and-multiply over the exponent's bits (IREE cannot lower math.ipowi with a
-    variable exponent). A negative exponent gives 0, the truncated value of 1 / base^-n for |base| > 1."""
-    bits = dtype.bits
+    variable exponent). A negative exponent gives 0, the truncated value of 1 / base^-n for |base| > 1.
+    An unsigned exponent has one bit more to go through than a non-negative signed one."""
+    bits = dtype.bits if dtype.is_unsigned else dtype.bits - 1
     index = ir.IndexType.get()
-    loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, bits - 1), arith.constant(index, 1),
+    loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, bits), arith.constant(index, 1),
                      [constant(dtype, 1), base, exponent])
     with ir.InsertionPoint(loop.body):
         result, power, rest = loop.inner_iter_args

@@ -172,9 +172,11 @@ def where_clauses(el, wheres: list, scope):
 
 
 def _clause_dtype(results: list, span):
+    """The one type of a definition's clauses: that of the typed ones, else what their
+    literals combine to (a float with `let y[0] = 0.0; let y[1] = -1;`)."""
     typed = [r.body for r in results if isinstance(r.body, Value)]
     if not typed:
-        return None
+        return scalar_ops.literal_dtype([r.body for r in results], span)
     dtype = typed[0].dtype
     for t in typed[1:]:
         if t.dtype != dtype:
@@ -192,13 +194,23 @@ def _piecewise(results: list, dtype, span) -> Piecewise:
         if len(r.axes) != rank:
             raise d.error(d.SHAPE, f"clauses of `{r.node.name}` have {rank} and {len(r.axes)} indices",
                           r.node.span)
-    shape = tuple(largest_end([_end(r.axes[k]) for r in results], span) for k in range(rank))
-    clauses = tuple(_clause_value(r) for r in results)
-    return Piecewise(results[0].body.dtype if dtype is None else dtype, shape, clauses, span=span)
+    shape = tuple(largest_end([axis_end(r.axes[k]) for r in results], span) for k in range(rank))
+    clauses = tuple(_clause_value(r) for r in results if not is_empty(r.axes))
+    return Piecewise(dtype, shape, clauses, span=span)
 
 
-def _end(axis) -> Lin:
-    return Lin(axis + 1) if isinstance(axis, int) else axis.lo + axis.extent
+def axis_end(axis) -> Lin:
+    """Where a clause's point or range along one axis ends. An empty range (`t in 11..4`)
+    defines no point, so it reaches no row: it ends at 0, not at 11."""
+    if isinstance(axis, int):
+        return Lin(axis + 1)
+    return Lin(0) if is_empty([axis]) else axis.lo + axis.extent
+
+
+def is_empty(axes) -> bool:
+    """Whether a clause's domain holds no point: one of its ranges is empty at build time."""
+    return any(not isinstance(a, int) and a.extent is not None and a.extent.is_const
+               and a.extent.const <= 0 for a in axes)
 
 
 def largest_end(ends: list, span) -> Lin:

@@ -14,7 +14,7 @@ from einc.ir.nodes import IndexRef, IndexVar, Reduce, Value
 from einc.ir.types import Lin, shape_str
 from einc.semantics import definitions, scalar_ops, tensors
 from einc.semantics.folding import known
-from einc.semantics.pointwise import elementwise
+from einc.semantics.pointwise import check_number, elementwise
 from einc.semantics.values import Weak, describe
 
 
@@ -25,6 +25,7 @@ def in_range(el, item, rng, env, span):
 
 
 def membership(el, item, coll, span):
+    check_number(item, "`in`", span)
     coll = tensors.whole(coll, span)
     if not isinstance(coll, (Value, Weak)) or coll.rank == 0:
         raise d.error(d.TYPE, f"`in` needs an array on the right, found {describe(coll)}", span)

@@ -13,15 +13,21 @@ from einc.semantics.values import TupleVal, Weak, describe
 
 def elementwise(el, op: str, args: list, span):
     """Scalar `op` on scalars, or point by point when any argument is an array."""
+    for a in args:
+        check_number(a, f"`{scalar_ops.SYMBOL.get(op, op)}`", span)
     if any(tensors.is_array(a) for a in args):
         return tensors.lift(lambda *s: scalar_ops.apply(op, list(s), span), args, span, el.state)
-    for a in args:
-        if not isinstance(a, (Value, Weak)):
-            raise d.error(d.TYPE, f"`{scalar_ops.SYMBOL.get(op, op)}` cannot take {describe(a)}", span)
     return scalar_ops.apply(op, args, span)
 
 
+def check_number(v, what: str, span) -> None:
+    """Operators take numbers, bools and arrays of them, never a function, tuple or string."""
+    if not isinstance(v, (Value, Weak)) and not tensors.is_array(v):
+        raise d.error(d.TYPE, f"{what} cannot take {describe(v)}", span)
+
+
 def cast_to(el, value, dtype, span):
+    check_number(value, "`as`", span)
     if tensors.is_array(value):
         return tensors.lift(lambda s: scalar_ops.cast(s, dtype, span), [value], span, el.state,
                             hint_dtypes=False)

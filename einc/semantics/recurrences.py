@@ -12,14 +12,17 @@ from __future__ import annotations
 import contextlib
 import itertools
 
+import numpy as np
+
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import (IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
-                           Value, step_state_reads)
+from einc.ir.nodes import (Generic, IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
+                           Value, fresh_index_vars, step_state_reads)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import BOOL, F32, F64, I32, I64, Lin
 from einc.semantics import definitions, scalar_ops
 from einc.semantics.bounds import check_reads
+from einc.semantics.values import Weak
 from einc.syntax import ast
 
 MAX_TYPING_ROUNDS = 3
@@ -229,11 +232,31 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
     """Elaborate a group; returns def_id -> RecValue for each member."""
     names = {did: cs[0].name for did, cs in clauses_by_member.items()}
     members, step = _typed_members(el, clauses_by_member, env, names)
-    order = _step_order(members, names, step)
-    group = RecurrenceGroup(step, [members[did] for did in order])
-    _check_reads(group)
-    el.ir.recurrences.append(group)
-    return {did: RecValue(group, members[did], span=members[did].span) for did in clauses_by_member}
+    values = {did: _without_points(m) for did, m in members.items() if not m.clauses}
+    members = {did: m for did, m in members.items() if did not in values}
+    _check_no_reads_of_empty(members.values())
+    if members:
+        order = _step_order(members, names, step)
+        group = RecurrenceGroup(step, [members[did] for did in order])
+        _check_reads(group)
+        el.ir.recurrences.append(group)
+        values.update({did: RecValue(group, m, span=m.span) for did, m in members.items()})
+    return values
+
+
+def _check_no_reads_of_empty(members) -> None:
+    for m in members:
+        for read in step_state_reads(_roots(m.clauses)):
+            if not read.member.clauses:
+                raise d.error(d.BOUNDS, f"`{read.member.name}` has no element to read: every clause of "
+                              "it ranges over an empty range", read.span)
+
+
+def _without_points(member: RecMember) -> Generic:
+    """A member whose every clause ranges over an empty range (`t in 5..2`) computes nothing:
+    it has no step (its first axis ends at 0) and nothing to loop over."""
+    zero = scalar_ops.materialize(Weak(np.asarray(0), "int"), member.dtype, member.span)
+    return Generic(fresh_index_vars(member.shape), zero, span=member.span)
 
 
 def _typed_members(el, clauses_by_member: dict, env, names: dict):
@@ -291,26 +314,23 @@ def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict):
 
 def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     """A first guess per member from its base clauses (those reading no member): their type,
-    or the default type of their literals; f32 for a member that has none. Also the members
-    guessed from literals only (tentative) and those with no base clause (unseeded)."""
+    or the type their literals combine to (`let r[0] = 0; let r[1] = 0.5;` is f32); f32 for a
+    member that has none. Also the members guessed from literals only (tentative) and those
+    with no base clause (unseeded)."""
     group = set(clauses_by_member)
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
     for did, clauses in clauses_by_member.items():
-        guess[did] = F32
-        tentative.add(did)
-        unseeded.add(did)
-        for c in clauses:
-            if any(isinstance(n, ast.Name) and n.def_id in group
-                   for n in ast.iter_nodes([c.value, c.wheres])):
-                continue
-            step = IndexVar("t", Lin(0), Lin(1))
-            body = definitions.clause(el, c, env, step_var=step).body
-            guess[did] = scalar_ops.materialize(body, None, c.span).dtype
-            unseeded.discard(did)
-            if isinstance(body, Value):
-                tentative.discard(did)
-            break
+        bases = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1))).body
+                 for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
+                                             for n in ast.iter_nodes([c.value, c.wheres]))]
+        typed = [b for b in bases if isinstance(b, Value)]
+        guess[did] = typed[0].dtype if typed else scalar_ops.literal_dtype(bases, clauses[0].span) \
+            if bases else F32
+        if not typed:
+            tentative.add(did)
+        if not bases:
+            unseeded.add(did)
     del el.ir.effects[effects:]
     return guess, tentative, unseeded
 
@@ -372,7 +392,8 @@ def _slot_end(el, slot, env):
     if isinstance(slot, ast.IndexLiteral):
         return Lin(slot.value + 1)
     if isinstance(slot, ast.IndexVar) and slot.range is not None:
-        return definitions.range_bounds(el, slot.range, env)[1].lin
+        lo, hi = definitions.range_bounds(el, slot.range, env)
+        return definitions.axis_end(IndexVar(slot.name, lo.lin, definitions.extent(lo, hi)))
     return None
 
 
@@ -381,19 +402,20 @@ def _largest(ends: list, span) -> Lin:
 
 
 def _finish_member(member: RecMember, results: list) -> None:
-    """Type the clause bodies (literals take the type of the typed ones, else their default),
-    complete the shape from inferred ranges and build the RecClauses."""
+    """Type the clause bodies (literals take the type of the typed ones, else the one they
+    combine to), complete the shape from inferred ranges and build the RecClauses."""
     typed = [r.body for r in results if isinstance(r.body, Value)]
-    dtype = typed[0].dtype if typed else None
+    dtype = typed[0].dtype if typed else scalar_ops.literal_dtype([r.body for r in results], member.span)
     bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
     shape = list(member.shape)
     for r, body in zip(results, bodies):
         if body.dtype != bodies[0].dtype:
             raise d.error(d.TYPE, f"clauses of `{member.name}` have types {bodies[0].dtype} and "
                           f"{body.dtype}", r.node.span)
-        member.clauses.append(_rec_clause(r, body))
+        if not definitions.is_empty(r.axes):
+            member.clauses.append(_rec_clause(r, body))
         for axis, a in enumerate(r.axes[1:], start=1):
-            end = Lin(a + 1) if isinstance(a, int) else a.lo + a.extent
+            end = definitions.axis_end(a)
             shape[axis] = end if shape[axis] is None else \
                 definitions.largest_end([shape[axis], end], r.node.span)
     member.dtype = bodies[0].dtype

@@ -14,6 +14,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import COMPARISONS, Const, Op, Value, is_folding_constant
 from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.values import Traced, Weak, describe
+from einc.syntax.parser import INT_LIMIT
 
 ARITHMETIC = ("add", "sub", "mul", "div", "rem", "min", "max", "atan2")
 LOGICAL = ("and", "or")
@@ -22,7 +23,7 @@ FLOAT_ONLY = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", 
               "erf", "floor", "ceil", "round", "trunc", "isnan", "isinf", "atan2")
 DEFAULT = {"int": I32, "float": F32, "bool": BOOL}
 SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "pow": "**", "and": "&&",
-          "or": "||", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+          "or": "||", "neg": "-", "not": "!", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
 def kind_of(dtype: DType) -> str:
@@ -96,7 +97,7 @@ def apply(op: str, args: list, span):
     if op == "select":
         cond = materialize(args[0], BOOL, span)
         branches = unify(args[1:], span)
-        dtype = _literal_dtype(branches, span) if all(isinstance(x, Weak) for x in branches) else None
+        dtype = literal_dtype(branches, span) if all(isinstance(x, Weak) for x in branches) else None
         a, b = [materialize(x, dtype, span) for x in branches]
         return _build(op, [cond, a, b], a.dtype, span)
     args = unify(args, span)
@@ -177,7 +178,9 @@ def _literal_kind(literals: list[Weak], span, op: str = "") -> str:
     return kinds.pop()
 
 
-def _literal_dtype(literals: list[Weak], span) -> DType:
+def literal_dtype(literals: list[Weak], span) -> DType:
+    """The type untyped literals that must share one take where nothing else types them:
+    `let y[0] = 0.0; let y[1] = -1;` is f32, an int literal beside a float one being a float."""
     return DEFAULT[_literal_kind(literals, span)]
 
 
@@ -185,13 +188,35 @@ def _fold_weak(op: str, args: list[Weak], span):
     kind = _literal_kind(args[1:] if op == "select" else args, span, op)
     _check_operand_kind(op, DEFAULT[kind], span)
     values = [a.value[()] for a in args]
+    if kind == "int":
+        # exactly, as Python integers: NumPy's int64 would wrap around silently
+        values = [int(v) for v in values]
+        if op == "pow":
+            _check_power_fits(*values, span)
     # Untyped float literals fold in f64, the precision they are stored in, and are rounded once
     # when a context gives them a type; folding in f32 would lose digits before meeting an f64.
     result = _fold_values(op, values, {"int": None, "float": F64, "bool": BOOL}[kind])
     if result is None:
         raise d.error(d.VALUE, f"cannot evaluate `{SYMBOL.get(op, op)}` on these constants", span)
+    if kind == "int" and not INT_LITERAL_MIN <= result <= INT_LITERAL_MAX:
+        raise d.error(d.VALUE, f"the constant {result} does not fit in any integer type", span,
+                      hint=_FLOAT_HINT)
     out_kind = "bool" if op in COMPARISONS or op in ("isnan", "isinf") else kind
     return Weak(np.asarray(result), out_kind, span, _traced_result(op, args, out_kind, span))
+
+
+def _check_power_fits(base: int, exponent: int, span) -> None:
+    """An untyped integer power too large for any integer type is E006 before it is computed
+    (`2 ** 2147483647` has 2^31 bits): at least 2^((bits of |base|) - 1) * exponent."""
+    if abs(base) > 1 and exponent > 0 and (abs(base).bit_length() - 1) * exponent > 64:
+        raise d.error(d.VALUE, f"`{base} ** {exponent}` does not fit in any integer type", span,
+                      hint=_FLOAT_HINT)
+
+
+# An untyped integer constant, like an integer literal, lies between i64's least and u64's
+# greatest value: one some integer type holds.
+INT_LITERAL_MIN, INT_LITERAL_MAX = -2 ** 63, INT_LIMIT
+_FLOAT_HINT = "integer arithmetic is exact at build time and never wraps; for a float, write a float operand (`2.0`)"
 
 
 def _traced_result(op: str, args: list[Weak], kind: str, span):
@@ -217,7 +242,11 @@ def _fold_values(op: str, v: list, dtype: DType | None):
         q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
         return q if op == "div" else a - b * q
     if is_int and op == "pow":
-        return int(v[0]) ** int(v[1]) if int(v[1]) >= 0 else None
+        base, exponent = int(v[0]), int(v[1])
+        if exponent < 0:
+            return None         # not folded: the device's rule applies (einc.mlir.scalar_ops)
+        # a typed integer wraps, as on the device: the power modulo 2^bits
+        return base ** exponent if dtype is None else pow(base, exponent, 1 << dtype.bits)
     if dtype is not None and dtype.is_float:
         v = [dtype.numpy.type(x) for x in v]
     fn = _FOLDERS.get(op)

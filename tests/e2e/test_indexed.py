@@ -110,6 +110,21 @@ def test_piecewise_definition_with_points_and_overlap(run):
     np.testing.assert_array_equal(out["y"], [1e6, 2.0, 2.0])
 
 
+def test_literal_clauses_share_one_type_and_an_empty_range_defines_nothing(run):
+    out = run("""
+        let r[0] = 0.0;
+        let r[1] = -1;
+        let u[0, i in 0..5] = 1.0;
+        let u[t in 11..4, i in 0..5] = (t * 10 + i) as f32;
+        let u[0, 2] = 9.0;
+        let e[t in 5..3] = 1.0;
+    """)
+    assert out["r"].dtype == np.float32       # an int literal beside a float one is a float
+    np.testing.assert_array_equal(out["r"], [0.0, -1.0])
+    np.testing.assert_array_equal(out["u"], [[1, 1, 9, 1, 1]])     # `11..4` reaches no row
+    assert out["e"].shape == (0,)
+
+
 def test_range_starting_above_zero_reads_one_step_back(run):
     f = np.array([1.0, 2.0, 4.0, 7.0], np.float32)
     out = run("""

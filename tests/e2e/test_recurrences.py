@@ -154,6 +154,25 @@ def test_cholesky_reads_a_prefix_of_earlier_rows(run):
     np.testing.assert_allclose(out["L"], np.linalg.cholesky(A), rtol=1e-10)
 
 
+def test_literal_base_clauses_share_one_type_and_an_empty_step_range_adds_no_step(run):
+    out = run("""
+        let r[0] = 0;
+        let r[1] = 0.5;
+        let r[t in 2..6] = r[t - 1] * 0.5 + r[t - 2];
+        let y[0] = 1.0;
+        let y[t in 7..3] = y[t - 1] * 2.0;
+        let z[t in 5..2] = z[t - 1] + 1.0;
+    """)
+    ref = np.zeros(6, np.float32)
+    ref[1] = 0.5
+    for t in range(2, 6):
+        ref[t] = ref[t - 1] * np.float32(0.5) + ref[t - 2]
+    assert out["r"].dtype == np.float32       # `0` beside `0.5` is a float, not an i32
+    np.testing.assert_array_equal(out["r"], ref)
+    np.testing.assert_array_equal(out["y"], [1.0])      # `7..3` is empty: no step, no row
+    assert out["z"].shape == (0,)
+
+
 def test_reading_a_future_step_is_an_error():
     with pytest.raises(CompileError) as info:
         einc.compile("""

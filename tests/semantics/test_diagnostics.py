@@ -144,3 +144,23 @@ def test_a_derivative_variable_used_as_f32_and_f64_in_its_target_is_E002(diagnos
 def test_a_derivative_variable_used_as_an_integer_in_its_target_is_E002_never_0(diagnose, use):
     diag, _ = diagnose(f"let w = [1.0, 2.0, 3.0];\nlet n = 1;\nlet y = {use};\nlet g = @y / @n;\n")
     assert diag.code == "E002" and (diag.span.line, diag.span.col) == (4, 9) and "used as i" in diag.message
+
+
+@pytest.mark.parametrize("line, message", [
+    ("let at = atan - (x);", "`-` cannot take function"),
+    ("let at = print * (@y / @x);", "`*` cannot take function"),
+    ("let at = -atan;", "`-` cannot take function"),
+    ("let at = atan as f32;", "`as` cannot take function"),
+    ("let at = atan in x;", "`in` cannot take function"),
+])
+def test_a_function_used_as_a_number_is_E002(diagnose, line, message):
+    diag, text = diagnose(f"use std::math::atan;\nlet x: [f64; 3];\nlet y = x * x;\n{line}\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E002", 4, 10)
+    assert message in diag.message and line in text
+
+
+def test_a_recurrence_reading_a_member_whose_every_range_is_empty_is_E005(diagnose):
+    diag, text = diagnose("let a[0] = 1.0;\nlet a[t in 1..4] = a[t - 1] + b[t - 1];\n"
+                          "let b[t in 6..1] = a[t - 1] * 2.0;\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E005", 2, 31)
+    assert "`b` has no element to read" in diag.message and "b[t - 1]" in text
