@@ -36,6 +36,9 @@ def _reads(roots) -> list:
 
 
 def _check(read: Read, guarded: bool) -> None:
+    if any(_empty(k) for sub in read.subs for k in (affine.affine_of(sub) or {}).keys()):
+        read.in_bounds, read.strict = False, False      # over an empty range (`9..2`) it never runs
+        return
     proven = True
     for axis, sub in enumerate(read.subs):
         lin = affine.affine_of(sub)
@@ -53,3 +56,8 @@ def _check(read: Read, guarded: bool) -> None:
         proven = proven and affine.surely_nonnegative(lo) and affine.surely_nonnegative(last - hi)
     read.in_bounds = proven
     read.strict = not guarded
+
+
+def _empty(key) -> bool:
+    extent = getattr(key, "extent", None)
+    return extent is not None and extent.is_const and extent.const <= 0

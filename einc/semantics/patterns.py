@@ -5,8 +5,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import Const
-from einc.semantics import scalar_ops
-from einc.semantics.pointwise import select
+from einc.semantics.pointwise import elementwise, select
 from einc.semantics.values import StrVal, Weak
 from einc.syntax import ast
 
@@ -92,8 +91,8 @@ def _test(el, arm: ast.MatchArm, scrutinee, scope):
         value = _literal_value(arm.pattern)
         kind = "bool" if isinstance(value, (bool, np.bool_)) else "float" if isinstance(value, float) else "int"
         lit = Weak(np.asarray(value), kind, arm.pattern.span)
-        cond = scalar_ops.apply("eq", [scrutinee, lit], arm.pattern.span)
+        cond = elementwise(el, "eq", [scrutinee, lit], arm.pattern.span)
     if arm.guard is not None:
         g = el.ev(arm.guard, scope)
-        cond = g if cond is None else scalar_ops.apply("and", [cond, g], arm.guard.span)
+        cond = g if cond is None else elementwise(el, "and", [cond, g], arm.guard.span)
     return cond

@@ -23,7 +23,8 @@ FLOAT_ONLY = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", 
               "erf", "floor", "ceil", "round", "trunc", "isnan", "isinf", "atan2")
 DEFAULT = {"int": I32, "float": F32, "bool": BOOL}
 SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "pow": "**", "and": "&&",
-          "or": "||", "neg": "-", "not": "!", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+          "or": "||", "neg": "-", "not": "!", "select": "if", "eq": "==", "ne": "!=", "lt": "<",
+          "le": "<=", "gt": ">", "ge": ">="}
 
 
 def kind_of(dtype: DType) -> str:

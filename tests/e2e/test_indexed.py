@@ -125,6 +125,17 @@ def test_literal_clauses_share_one_type_and_an_empty_range_defines_nothing(run):
     assert out["e"].shape == (0,)
 
 
+def test_a_read_over_an_empty_range_never_runs_so_it_cannot_leave_its_array(run):
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    out = run("""
+        let x: [f32; 3];
+        let s = sum[k in 9..2](x[k]);
+        let p[i in 0..3] = prod[k in 5..5](x[k] * x[i]);
+    """, x=x)
+    assert out["s"] == 0.0
+    np.testing.assert_array_equal(out["p"], [1.0, 1.0, 1.0])
+
+
 def test_range_starting_above_zero_reads_one_step_back(run):
     f = np.array([1.0, 2.0, 4.0, 7.0], np.float32)
     out = run("""

@@ -176,6 +176,13 @@ def test_a_negative_literal_pattern_matches_its_value(run):
     assert out["v"] == 10 and out["c"] == 10
 
 
+def test_match_on_an_array_applies_point_by_point(run):
+    # LANGUAGE.md section 6: `match`, like `if`, works elementwise (it failed MLIR verification)
+    x = np.array([1.0, 2.0, 7.0], np.float64)
+    out = run("let x: [f64; 3];\nlet v = match x { 1.0 => 10.0, w if w > 5.0 => w, _ => -1.0 };\n", x=x)
+    np.testing.assert_array_equal(out["v"], np.where(x == 1.0, 10.0, np.where(x > 5.0, x, -1.0)))
+
+
 def test_blocks_tuples_and_destructuring(run):
     out = run("""
         let x: f32;

@@ -159,6 +159,12 @@ def test_a_function_used_as_a_number_is_E002(diagnose, line, message):
     assert message in diag.message and line in text
 
 
+def test_matching_a_function_is_E002_at_the_pattern(diagnose):
+    diag, _ = diagnose("use std::math::atan;\nlet z = match atan { 0 => 1, _ => 2 };\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E002", 2, 22)
+    assert "`==` cannot take function" in diag.message
+
+
 def test_a_recurrence_reading_a_member_whose_every_range_is_empty_is_E005(diagnose):
     diag, text = diagnose("let a[0] = 1.0;\nlet a[t in 1..4] = a[t - 1] + b[t - 1];\n"
                           "let b[t in 6..1] = a[t - 1] * 2.0;\n")
