@@ -53,6 +53,11 @@ class IndexVar:
     def __repr__(self) -> str:
         return f"{self.name}∈[{self.lo!r}, +{self.extent!r})"
 
+    @property
+    def is_empty(self) -> bool:
+        """Whether the range surely holds no value (`9..4`, `3..3`), whatever the sizes."""
+        return self.extent is not None and self.extent.is_const and self.extent.const <= 0
+
 
 @dataclass(eq=False)
 class Input(Value):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import Read, Value
+from einc.ir.nodes import IndexVar, Read, Value
 
 
 def check_reads(body: Value, guard, state, span) -> None:
@@ -36,7 +36,8 @@ def _reads(roots) -> list:
 
 
 def _check(read: Read, guarded: bool) -> None:
-    if any(_empty(k) for sub in read.subs for k in (affine.affine_of(sub) or {}).keys()):
+    if any(isinstance(k, IndexVar) and k.is_empty for sub in read.subs
+           for k in (affine.affine_of(sub) or {}).keys()):
         read.in_bounds, read.strict = False, False      # over an empty range (`9..2`) it never runs
         return
     proven = True
@@ -56,8 +57,3 @@ def _check(read: Read, guarded: bool) -> None:
         proven = proven and affine.surely_nonnegative(lo) and affine.surely_nonnegative(last - hi)
     read.in_bounds = proven
     read.strict = not guarded
-
-
-def _empty(key) -> bool:
-    extent = getattr(key, "extent", None)
-    return extent is not None and extent.is_const and extent.const <= 0

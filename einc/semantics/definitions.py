@@ -204,13 +204,12 @@ def axis_end(axis) -> Lin:
     defines no point, so it reaches no row: it ends at 0, not at 11."""
     if isinstance(axis, int):
         return Lin(axis + 1)
-    return Lin(0) if is_empty([axis]) else axis.lo + axis.extent
+    return Lin(0) if axis.is_empty else axis.lo + axis.extent
 
 
 def is_empty(axes) -> bool:
-    """Whether a clause's domain holds no point: one of its ranges is empty at build time."""
-    return any(not isinstance(a, int) and a.extent is not None and a.extent.is_const
-               and a.extent.const <= 0 for a in axes)
+    """Whether a clause's domain holds no point: one of its ranges is empty."""
+    return any(not isinstance(a, int) and a.is_empty for a in axes)
 
 
 def largest_end(ends: list, span) -> Lin:

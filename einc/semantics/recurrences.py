@@ -325,9 +325,10 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
                  for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
                                              for n in ast.iter_nodes([c.value, c.wheres]))]
         typed = [b for b in bases if isinstance(b, Value)]
-        guess[did] = typed[0].dtype if typed else scalar_ops.literal_dtype(bases, clauses[0].span) \
-            if bases else F32
-        if not typed:
+        if typed:
+            guess[did] = typed[0].dtype
+        else:
+            guess[did] = scalar_ops.literal_dtype(bases, clauses[0].span) if bases else F32
             tentative.add(did)
         if not bases:
             unseeded.add(did)
