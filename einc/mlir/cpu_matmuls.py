@@ -1,21 +1,20 @@
 """How f32 matmuls run fastest on an AVX-512 host (measured: benchmarks/, the matmul rows).
 
-IREE 3.13's data tiling packs a matmul's operands into 16x16 register tiles for its mmt4d
-microkernel. Each step of K then loads one 16-float row of B and broadcasts 16 elements of A for
-16 FMAs: the loads, not the FMAs, bound it (the multiply itself ran at ~135 GF/s on one core of
-the benchmark machine, against ~160-170 for OpenBLAS). IREE has no option to choose another tile,
-so einc packs the operands itself into REGISTER_TILE (14 rows of A by 32 columns of B: 28 of the
-32 vector registers accumulate, and a step is 2 loads and 14 broadcasts for 28 FMAs) and runs
-`linalg.mmt4d` on them, which IREE's code generator vectorizes: the multiply reached ~169 GF/s
-and a whole n = 1024 call took 14.7 ms against 18.3 (IREE's per-dispatch profile), 0.78-0.87x
-NumPy against 0.66-0.69x in the same runs; at n = 512 0.83x against 0.70-0.73x, at n = 256
-about the same. IREE's mmt4d microkernel has no such tile (through it this op ran 60x slower,
-and a 16x32 tile gave wrong results), so llvm-cpu builds without microkernels (targets.py).
+IREE 3.13's data tiling packs a matmul's operands into 16x16 register tiles. Each step of K then
+loads one 16-float row of B and broadcasts 16 elements of A for 16 FMAs, 17 loads for 16 FMAs
+(fill, multiply and unpack of n = 1024 took 17.1 ms on one core, 125 GF/s; OpenBLAS ~165).
+IREE has no option to choose another tile, so einc packs the operands into REGISTER_TILE itself
+(14 rows of A by 32 columns of B: 28 of the 32 vector registers accumulate, and a step is 2 loads
+and 14 broadcasts for 28 FMAs) and runs `linalg.mmt4d` on them, which IREE's code generator
+vectorizes: that multiply took 12.7 ms (169 GF/s) and a whole named-dim call 16.3 ms against
+19.9 (0.83x NumPy against 0.68x), at n = 512 0.85x against 0.70x, at 256 about the same.
+IREE's mmt4d microkernel has no such tile (through it this op ran 60x slower, and a 16x32 tile
+gave wrong results), so llvm-cpu builds without microkernels (einc/build/targets.py).
 
-Tried and measured no better: running K in blocks of 64-512 (mmt4d per block, accumulating in the
-packed result across an scf.for), and tiles 12x32, 16x32, 28x16, 8x32, 6x64, 7x48, 15x32.
-Elsewhere (llvm-cpu-generic, a host without AVX-512, other element types, a static side shorter
-than its tile, Vulkan) the matmul stays a `linalg.matmul` for IREE's data tiling.
+Measured no better: tiles 12x32, 16x32, 15x32, 8x32, 28x16, 14x16, 6x64, 4x64, 7x48, 8x48;
+blocking K (an scf.for of mmt4d over K-blocks of 64-512, accumulating in the packed result).
+Elsewhere (llvm-cpu-generic, a host without AVX-512, other element types, a static M under 14
+or N under 32, Vulkan) the matmul stays a `linalg.matmul` for IREE's data tiling.
 """
 from __future__ import annotations
 
