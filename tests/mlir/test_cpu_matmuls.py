@@ -1,7 +1,7 @@
 """f32 matmuls on llvm-cpu with an AVX-512 host (einc/mlir/cpu_matmuls): packed into 14x32
 register tiles (linalg.pack, linalg.mmt4d, linalg.unpack); every other case keeps the named
 linalg.matmul for IREE's data tiling. Results match NumPy whatever the sizes' remainders by the
-tile, K = 1 and K given at run time included. The host is set per test, so both forms are
+tile, K = 1, K = 0 and K given at run time included. The host is set per test, so both forms are
 checked on any machine (off an AVX-512 host, the packed form is correct but not fast)."""
 import numpy as np
 import pytest
@@ -82,7 +82,7 @@ def packed_module():
         return einc.load(einc.compile(RESULTS).vmfb)
 
 
-@pytest.mark.parametrize("m, k, n", [(37, 1000, 45), (37, 1, 45), (1, 300, 1), (64, 256, 96)])
+@pytest.mark.parametrize("m, k, n", [(37, 1000, 45), (37, 1, 45), (37, 0, 45), (1, 300, 1), (64, 256, 96)])
 def test_packed_results_match_numpy(packed_module, m, k, n):
     """f32 sums of K products of standard normals against float64 NumPy: rtol 1e-5 and atol
     1e-5 * sqrt(K), the size of the rounding of such a sum."""
