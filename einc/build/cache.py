@@ -20,6 +20,7 @@ from typing import Iterable, Optional
 
 from einc.build.artifact import write_artifact
 from einc.build.targets import get_target
+from einc.host_cpu import IDENTIFYING_FIELDS, cpuinfo_fields
 from einc.runtime.errors import RunError
 from einc.runtime.integrity import unseal
 from einc.version import einc_code_digest, einc_version, iree_versions
@@ -86,13 +87,10 @@ def _read(path: str) -> bytes:
 def _host_cpu() -> str:
     """What `target-cpu=host` tunes for: the CPU model and its feature flags (Linux), else the
     processor name; a cache shared between machines must not hand one machine another's code."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
-            lines = cpuinfo.read().split("\n\n", 1)[0].splitlines()
-        wanted = ("model name", "flags", "Features", "CPU implementer", "CPU part")
-        return _digest("\n".join(l for l in lines if l.split(":")[0].strip() in wanted).encode())
-    except OSError:
+    fields = cpuinfo_fields()
+    if not fields:
         return f"{platform.machine()} {platform.processor()}"
+    return _digest("\n".join(f"{name}: {fields[name]}" for name in IDENTIFYING_FIELDS if name in fields).encode())
 
 
 def _remove(path: Path) -> None:

@@ -18,7 +18,7 @@ from iree.compiler.dialects import arith, linalg
 
 from einc.ir.nodes import Generic, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
-from einc.mlir import cpu_convolutions, named_ops, operand_views, scalar_ops
+from einc.mlir import cpu_convolutions, cpu_matmuls, named_ops, operand_views, scalar_ops
 from einc.mlir.body_rules import Region
 from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.types import element_type, is_tensor
@@ -250,10 +250,9 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
                                                                        element_type(reduce.dtype))])
     found = named_ops.match(reduce, free)
     tensor = None
-    if found is not None:
-        tensor = cpu_convolutions.emit(lw, found, init)
-        if tensor is None:
-            tensor = named_ops.emit(lw, found, init)
+    if found is not None:     # the first rule that takes it: a target's own form, else the named op
+        rules = (cpu_convolutions.emit, cpu_matmuls.emit, named_ops.emit)
+        tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
     if tensor is None:
         tensor = _reduction_kernel(lw, reduce, free, init)
     lw.reductions[id(reduce)] = (tensor, free)

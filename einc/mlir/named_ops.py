@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from itertools import permutations
-from typing import Optional
+from typing import Callable, Optional
 
 from iree.compiler import ir
 from iree.compiler.dialects import linalg, tensor
@@ -267,9 +267,10 @@ def _bind(pattern: Pattern, sequences: list, reduced: set) -> Optional[Match]:
 
 # ------------------------------------------------------------------------------ emission
 
-def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
+def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> Optional[ir.Value]:
     """The named op over `init` (the result's identity-filled tensor, axes as in `free`); None
-    when an operand is not a device tensor."""
+    when an operand is not a device tensor. `build(ins, out)`, where given, computes the op's
+    result from its operands and identity-filled output in another way (cpu_matmuls)."""
     ins = [_operand(lw, view, axes) for view, axes in zip(found.views, found.operand_axes)]
     if any(t is None for t in ins):
         return None
@@ -277,8 +278,11 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
     out = _collapse(init, found.out)
-    kwargs = {"strides": found.strides, "dilations": found.dilations} if pattern.strided else {}
-    result = getattr(linalg, pattern.op)(*ins, outs=[out], **kwargs)
+    if build is not None:
+        result = build(ins, out)
+    else:
+        kwargs = {"strides": found.strides, "dilations": found.dilations} if pattern.strided else {}
+        result = getattr(linalg, pattern.op)(*ins, outs=[out], **kwargs)
     return _expand(lw, result, init, found.out)
 
 

@@ -11,6 +11,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 import einc
 from einc.driver import lower
+from einc.mlir import cpu_matmuls
 
 SOURCE = """
 let A: [f32; M, K];
@@ -109,6 +110,13 @@ OPS = {
 }
 NOT_NAMED = ["conv1d", "square", "tight", "extra", "edge", "gathered", "overlap"]
 EXTRACT = re.compile(r"tensor\.extract\s")
+
+
+@pytest.fixture(autouse=True)
+def named_matmuls(monkeypatch):
+    """The recognizers' own forms on any host: an AVX-512 host packs f32 matmuls into einc's
+    register tiles instead (tests/mlir/test_cpu_matmuls.py)."""
+    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: False)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,92 @@
+"""How f32 matmuls run fastest on an AVX-512 host (measured: benchmarks/, the matmul rows).
+
+IREE 3.13's data tiling packs a matmul's operands into 16x16 register tiles. Each step of K then
+loads one 16-float row of B and broadcasts 16 elements of A for 16 FMAs, 17 loads for 16 FMAs
+(fill, multiply and unpack of n = 1024 took 17.1 ms on one core, 125 GF/s; OpenBLAS ~165).
+IREE has no option to choose another tile, so einc packs the operands into REGISTER_TILE itself
+(14 rows of A by 32 columns of B: 28 of the 32 vector registers accumulate, and a step is 2 loads
+and 14 broadcasts for 28 FMAs) and runs `linalg.mmt4d` on them, which IREE's code generator
+vectorizes: that multiply took 12.7 ms (169 GF/s) and a whole named-dim call 16.3 ms against
+19.9 (0.83x NumPy against 0.68x), at n = 512 0.85x against 0.70x, at 256 about the same.
+IREE's mmt4d microkernel has no such tile (through it this op ran 60x slower, and a 16x32 tile
+gave wrong results), so llvm-cpu builds without microkernels (einc/build/targets.py).
+
+Measured no better: tiles 12x32, 16x32, 15x32, 8x32, 28x16, 14x16, 6x64, 4x64, 7x48, 8x48;
+blocking K (an scf.for of mmt4d over K-blocks of 64-512, accumulating in the packed result).
+Elsewhere (llvm-cpu-generic, a host without AVX-512, other element types, a static M under 14
+or N under 32, Vulkan) the matmul stays a `linalg.matmul` for IREE's data tiling.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, linalg, tensor
+
+from einc.host_cpu import has_avx512
+from einc.ir.types import F32
+from einc.mlir.named_ops import Axis, Match, emit as emit_named
+
+REGISTER_TILE = (14, 32)        # rows of A, columns of B
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
+    """The matmul `found` through einc's own register tiles, or None where IREE's stay."""
+    if not applies(lw.target, found):
+        return None
+    return emit_named(lw, found, init, build=register_tiled)
+
+
+def applies(target: str, found: Match) -> bool:
+    if target != "llvm-cpu" or found.pattern.op != "matmul" or not has_avx512():
+        return False
+    if any(v.read.dtype != F32 for v in found.views):
+        return False
+    sizes = [_extent(axis) for axis in found.out]
+    return all(size is None or size >= tile for size, tile in zip(sizes, REGISTER_TILE))
+
+
+def _extent(axis: Axis) -> Optional[int]:
+    """A result axis's static length (a run's product), or None when a size is a run-time dim."""
+    length = 1
+    for v in axis.vars:
+        if not v.extent.is_const:
+            return None
+        length *= v.extent.const
+    return length
+
+
+def register_tiled(ins: list[ir.Value], out: ir.Value) -> ir.Value:
+    """out[m, n] = sum[k](a[m, k] * b[k, n]) as pack, mmt4d and unpack: a packed to
+    [M/14, K, 14, 1], b to [N/32, K, 32, 1] (both zero-padded), the product [M/14, N/32, 14, 32]."""
+    a, b = ins
+    rows, columns = REGISTER_TILE
+    element = ir.RankedTensorType(out.type).element_type
+    zero = arith.constant(element, 0.0)
+    m, k, n = _size(a, 0), _size(a, 1), _size(b, 1)
+    row_tiles, column_tiles = _tiles(m, rows), _tiles(n, columns)
+    packed_a = linalg.pack(a, tensor.empty([row_tiles, k, rows, 1], element), [0, 1], [rows, 1],
+                           padding_value=zero)
+    packed_b = linalg.pack(b, tensor.empty([column_tiles, k, columns, 1], element), [1, 0], [columns, 1],
+                           padding_value=zero, outer_dims_perm=[1, 0])
+    product = linalg.fill(zero, outs=[tensor.empty([row_tiles, column_tiles, rows, columns], element)])
+    product = linalg.mmt4d(packed_a, packed_b, outs=[product])
+    return linalg.unpack(product, tensor.empty([m, n], element), [0, 1], [rows, columns])
+
+
+def _size(value: ir.Value, axis: int):
+    """An axis's length as tensor.empty takes it: the int, or the tensor's dim when dynamic."""
+    size = ir.RankedTensorType(value.type).get_dim_size(axis)
+    return tensor.dim(value, _index(axis)) if size == DYNAMIC else size
+
+
+def _tiles(size, tile: int):
+    """How many tiles of `tile` cover `size` (the last one padded)."""
+    if isinstance(size, int):
+        return -(-size // tile)
+    return arith.ceildivui(size, _index(tile))
+
+
+def _index(n: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), n)

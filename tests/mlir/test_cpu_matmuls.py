@@ -1,0 +1,96 @@
+"""f32 matmuls on llvm-cpu with an AVX-512 host (einc/mlir/cpu_matmuls): packed into 14x32
+register tiles (linalg.pack, linalg.mmt4d, linalg.unpack); every other case keeps the named
+linalg.matmul for IREE's data tiling. Results match NumPy whatever the sizes' remainders by the
+tile, K = 1, K = 0 and K given at run time included. The host is set per test, so both forms are
+checked on any machine (off an AVX-512 host, the packed form is correct but not fast)."""
+import numpy as np
+import pytest
+
+import einc
+from einc.driver import lower
+from einc.mlir import cpu_matmuls
+
+NAMED = """
+let A: [f32; M, K];
+let B: [f32; K, N];
+let C[i, j] = sum[k](A[i, k] * B[k, j]);
+"""
+
+
+def host_with_avx512(monkeypatch, present: bool):
+    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: present)
+
+
+def mlir_of(tmp_path, source: str, target: str = "llvm-cpu") -> str:
+    path = tmp_path / "matmul.ein"
+    path.write_text(source)
+    return str(lower(str(path), target, None))
+
+
+def fixed(m: int, k: int, n: int, dtype: str = "f32") -> str:
+    return f"let A: [{dtype}; {m}, {k}];\nlet B: [{dtype}; {k}, {n}];\nlet C[i, j] = sum[k](A[i, k] * B[k, j]);\n"
+
+
+def test_named_dims_are_packed_into_register_tiles(monkeypatch, tmp_path):
+    host_with_avx512(monkeypatch, True)
+    text = mlir_of(tmp_path, NAMED)
+    assert text.count("linalg.pack") == 2 and "inner_tiles = [14, 1]" in text and "inner_tiles = [32, 1]" in text
+    assert "linalg.mmt4d" in text and "tensor<?x?x14x32xf32>" in text and "linalg.unpack" in text
+    assert "linalg.matmul" not in text
+
+
+def test_fixed_dims_are_packed_with_padded_tiles(monkeypatch, tmp_path):
+    host_with_avx512(monkeypatch, True)
+    text = mlir_of(tmp_path, fixed(100, 1000, 40))
+    assert "tensor<8x1000x14x1xf32>" in text and "tensor<2x1000x32x1xf32>" in text    # 112 rows, 64 columns
+    assert "padding_value" in text and "linalg.matmul" not in text
+
+
+@pytest.mark.parametrize("case, source, target, avx512", [
+    ("no AVX-512", NAMED, "llvm-cpu", False),
+    ("portable target", NAMED, "llvm-cpu-generic", True),
+    ("Vulkan", NAMED, "vulkan-spirv", True),
+    ("f64", fixed(64, 64, 64, "f64"), "llvm-cpu", True),
+    ("N shorter than a tile", fixed(64, 64, 10), "llvm-cpu", True),
+    ("M shorter than a tile", fixed(8, 64, 64), "llvm-cpu", True),
+])
+def test_plain_matmul_elsewhere(monkeypatch, tmp_path, case, source, target, avx512):
+    host_with_avx512(monkeypatch, avx512)
+    text = mlir_of(tmp_path, source, target)
+    assert "linalg.matmul" in text and "linalg.mmt4d" not in text, case
+
+
+RESULTS = """
+let A: [f32; M, K];
+let B: [f32; K, N];
+let P: [f32; 30, 1000];
+let Q: [f32; 1000, 33];
+let X: [f32; R, 2, 3, 4];
+let W: [f32; 24, 40];
+let C[i, j] = sum[k](A[i, k] * B[k, j]);
+let D[i, j] = sum[k](P[i, k] * Q[k, j]);
+let F[n, j] = sum[c, h, w](X[n, c, h, w] * W[12 * c + 4 * h + w, j]);
+"""
+
+
+@pytest.fixture(scope="module")
+def packed_module():
+    """One module, built with the packed form whatever the host: a matmul with run-time sizes,
+    one with fixed sizes that are no multiples of the tile, one over a run of summed axes."""
+    with pytest.MonkeyPatch.context() as patch:
+        host_with_avx512(patch, True)
+        return einc.load(einc.compile(RESULTS).vmfb)
+
+
+@pytest.mark.parametrize("m, k, n", [(37, 1000, 45), (37, 1, 45), (37, 0, 45), (1, 300, 1), (64, 256, 96)])
+def test_packed_results_match_numpy(packed_module, m, k, n):
+    """f32 sums of K products of standard normals against float64 NumPy: rtol 1e-5 and atol
+    1e-5 * sqrt(K), the size of the rounding of such a sum."""
+    rng = np.random.default_rng(m * k + n)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    x = {"A": f(m, k), "B": f(k, n), "P": f(30, 1000), "Q": f(1000, 33), "X": f(3, 2, 3, 4), "W": f(24, 40)}
+    got = packed_module(**x)
+    d = {name: v.astype(np.float64) for name, v in x.items()}
+    expected = {"C": (d["A"] @ d["B"], k), "D": (d["P"] @ d["Q"], 1000), "F": (d["X"].reshape(3, 24) @ d["W"], 24)}
+    for name, (want, summed) in expected.items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5 * np.sqrt(summed), err_msg=name)
