@@ -55,8 +55,9 @@ class IndexVar:
 
     @property
     def is_empty(self) -> bool:
-        """Whether the range surely holds no value (`9..4`, `3..3`), whatever the sizes."""
-        return self.extent is not None and self.extent.is_const and self.extent.const <= 0
+        """Whether the range holds no value (`9..4`, `3..3`). A negative extent is not empty
+        but wrong: a range of input sizes too small for it (einc.semantics.definitions.extent)."""
+        return self.extent is not None and self.extent.is_const and self.extent.const == 0
 
 
 @dataclass(eq=False)
