@@ -207,3 +207,20 @@ def test_ranges_come_from_affine_reads_when_no_plain_read_gives_them(run, target
     np.testing.assert_allclose(out["Y"], conv, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(out["every_third"], x[::3])
     np.testing.assert_array_equal(out["backwards"], x[::-1])
+
+
+def test_an_index_takes_its_range_from_a_read_in_a_branch_a_constant_condition_skips(run):
+    # the skipped branches are only read for ranges: the out-of-bounds x[j + 9], the i32 one
+    # and the print in them are never the program's
+    x = f32(5)
+    out = run("""
+        let x: [f32; N];
+        let DEBUG = false;
+        let mode = 2;
+        let a[j] = if DEBUG { print("never"); x[j] + x[j + 9] } else { 0.5 };
+        let b[j] = match mode { 1 => x[j] > 0.0, _ => j % 2 == 0 };
+        let c[t in 0..2, j] = if !DEBUG { x[j] * 2.0 } else { j };
+    """, x=x)
+    np.testing.assert_array_equal(out["a"], np.full(5, 0.5, np.float32))
+    np.testing.assert_array_equal(out["b"], np.arange(5) % 2 == 0)
+    np.testing.assert_array_equal(out["c"], np.stack([x * 2] * 2))
