@@ -117,6 +117,7 @@ def _padded_operand(lw, domain: Domain, v: Value, seen: set):
 
 
 def _view_operand(lw, domain: Domain, view: operand_views.View) -> Optional[Operand]:
+    view = operand_views.windowed(view)
     subscripts = [_subscript_expr(domain, sub, size) for sub, size in zip(view.subs, view.shape)]
     if any(s is None for s in subscripts):
         return None

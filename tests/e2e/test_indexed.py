@@ -110,6 +110,29 @@ def test_piecewise_definition_with_points_and_overlap(run):
     np.testing.assert_array_equal(out["y"], [1e6, 2.0, 2.0])
 
 
+def test_constant_clauses_of_one_value_at_adjacent_ranges_in_any_order(run):
+    """IREE 3.13 merged two constant writes of one value wrongly when the second ended where the
+    first started (a compile error); einc writes clauses that do not overlap in ascending order."""
+    out = run("""
+        let a[i in 3..6] = 6;
+        let a[i in 1..3] = 6;
+        let b[i in 0..6, j in 0..2] = 3;
+        let b[i in 3..6, j in 0..2] = 6;
+        let b[i in 1..3, j in 0..2] = 6;
+        let b[2, 1] = 5;
+        let c[i in 0..2] = 6.0;
+        let c[i in 4..6] = 6.0;
+        let c[i in 3..4] = 6.0;
+        let c[i in 1..5] = 7.0;
+    """)
+    np.testing.assert_array_equal(out["a"], [0, 6, 6, 6, 6, 6])
+    b = np.full((6, 2), 3, np.int32)
+    b[1:] = 6
+    b[2, 1] = 5
+    np.testing.assert_array_equal(out["b"], b)
+    np.testing.assert_array_equal(out["c"], [6, 7, 7, 7, 7, 6])
+
+
 def test_range_starting_above_zero_reads_one_step_back(run):
     f = np.array([1.0, 2.0, 4.0, 7.0], np.float32)
     out = run("""
