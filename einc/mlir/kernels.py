@@ -117,6 +117,7 @@ def _padded_operand(lw, domain: Domain, v: Value, seen: set):
 
 
 def _view_operand(lw, domain: Domain, view: operand_views.View) -> Optional[Operand]:
+    view = operand_views.windowed(view)
     subscripts = [_subscript_expr(domain, sub, size) for sub, size in zip(view.subs, view.shape)]
     if any(s is None for s in subscripts):
         return None
@@ -274,9 +275,12 @@ def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) 
 
 
 def _unindexed_vars(lw, reduce: Reduce, domain: Domain) -> tuple:
-    """The reduction's variables that no planned operand is indexed by. Such a loop would have no
-    operand to give its trip count, and IREE 3.13 vectorizes a reduction whose combined value
+    """The reduction's variables that no planned operand changes along. Such a loop would have
+    no operand to give its trip count, and IREE 3.13 vectorizes a reduction whose combined value
     comes from no operand wrongly: `sum[p in 0..4](2)` gave 2, `sum[p in 0..3](a + p)` failed
-    to compile. They run as scalar loops inside the kernel's region instead."""
+    to compile. An operand that reads a tensor of one repeated value does not count, since IREE
+    folds that tensor into the kernel as a scalar (einc.passes.uniform_tensors). These loops run
+    as scalar loops inside the kernel's region instead."""
     operands, _ = plan_operands(lw, domain, [reduce.body, reduce.guard], frozenset())
-    return tuple(v for v in reduce.vars if not any(v in o.vars for o in operands))
+    return tuple(v for v in reduce.vars
+                 if not any(v in o.vars and lw.uniformity.varies(o.node, frozenset([v])) for o in operands))

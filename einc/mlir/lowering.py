@@ -17,6 +17,7 @@ from einc.ir.nodes import Input, Program, RecValue, Stack, StateRead, Value, fre
 from einc.mlir.locations import location_of
 from einc.mlir.program_rules import RULES
 from einc.mlir.shapes import Sizes
+from einc.passes.uniform_tensors import Uniformity
 
 
 class Lowering:
@@ -32,6 +33,7 @@ class Lowering:
         self.prints = 0
         self._free_memo: dict = {}
         self._state_memo: dict[int, bool] = {}
+        self.uniformity = Uniformity(self._free_memo)
         self._keep: list[Value] = []             # nodes made here stay alive, so their ids stay unique
         self.state_tensors_are_given = False
 

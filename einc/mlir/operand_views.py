@@ -38,8 +38,8 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 class View:
     """`read.tensor` cut to its first `keep[axis]` elements per axis (None: all), padded by
     `pad_lo`/`pad_hi` elements with `pad_value`, then each axis split into `splits[axis]` (outer
-    first; () keeps it whole), read at `subs`: one Lin per axis of the viewed tensor, in
-    index-variable coordinates."""
+    first; () keeps it whole), then each axis of that cut to `windows[axis]` (None: all), read
+    at `subs`: one Lin per axis of the viewed tensor, in index-variable coordinates."""
     read: Read
     subs: tuple
     keep: tuple = ()
@@ -47,6 +47,7 @@ class View:
     pad_hi: tuple = ()
     pad_value: object = 0
     splits: tuple = ()
+    windows: tuple = ()
 
     @property
     def shape(self) -> tuple:
@@ -59,7 +60,17 @@ class View:
                 size = size + self.pad_lo[axis] + self.pad_hi[axis]
             split = self.splits[axis] if self.splits else ()
             out.extend(Lin(n) for n in split) if split else out.append(size)
+        if self.windows:
+            out = [size if window is None else window.size for size, window in zip(out, self.windows)]
         return tuple(out)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The elements offset, offset + stride, .. of an axis, `size` (a Lin) of them."""
+    offset: int
+    stride: int
+    size: Lin
 
 
 @dataclass(frozen=True)
@@ -162,6 +173,40 @@ def _padded_view(read: Read, tests: set, pad_value) -> Optional[View]:
     return _fit_loop_axes(View(read, shifted, (), tuple(lo_pad), tuple(hi_pad), pad_value))
 
 
+def windowed(view: View) -> View:
+    """`view` with each axis read at `stride * v + offset` (one variable v, offset not 0) cut to
+    the points it reads (`tensor.extract_slice` with that offset and stride), so that the axis
+    is read at v alone. IREE 3.13 names each dispatch after its costliest linalg op and, for a
+    generic, tries to read a convolution into it; an indexing map whose first operand has a
+    result `d_k + c` (k > 0) makes that crash with a segfault (`x[i, j + 1] * w[i, j]`; found by
+    the differential fuzzer, tests/fuzz/regressions/shifted_read_as_first_operand.ein). Fusion
+    can bring any operand's map to the front, so no map has such a result."""
+    windows, subs = [], []
+    for sub in view.subs:
+        window = _window(sub)
+        windows.append(window)
+        subs.append(sub if window is None else _loop_index(sub))
+    if not any(windows):
+        return view
+    return replace(view, subs=tuple(subs), windows=tuple(windows))
+
+
+def _window(sub: Lin) -> Optional[Window]:
+    if len(sub.terms) != 1:
+        return None
+    (var, stride), = sub.terms.items()
+    if stride < 1 or not hasattr(var, "extent") or not var.lo.is_const or var.extent == 1:
+        return None
+    offset = sub.const + stride * var.lo.const        # the coordinate the first point reads
+    return Window(offset, stride, var.extent) if offset else None
+
+
+def _loop_index(sub: Lin) -> Lin:
+    """The subscript of a windowed axis: v's loop index (v - lo)."""
+    (var, _), = sub.terms.items()
+    return Lin.of(var) - var.lo.const
+
+
 def _fit_loop_axes(view: View) -> View:
     """linalg takes a loop's trip count from every operand axis indexed by that loop alone, so
     such an axis must be exactly the loop's extent long: a read of a prefix (`x[i]` for i in
@@ -244,7 +289,8 @@ def _scalar_constant(v: Value):
 def view_tensor(lw, view: View) -> Optional[ir.Value]:
     """The viewed tensor at function level (memoized, so kernels reading one view share it);
     None when the read's tensor is not a device tensor."""
-    key = (id(view.read.tensor), view.keep, view.pad_lo, view.pad_hi, view.pad_value, view.splits)
+    key = (id(view.read.tensor), view.keep, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
+           view.windows)
     if key not in lw.views:
         source = lw.lower(view.read.tensor)
         if not is_tensor(source):
@@ -255,6 +301,8 @@ def view_tensor(lw, view: View) -> Optional[ir.Value]:
             source = _pad(lw, source, view)
         if view.splits:
             source = _expand(lw, source, view)
+        if view.windows:
+            source = _cut_windows(lw, source, view)
         lw.views[key] = source
     return lw.views[key]
 
@@ -297,6 +345,15 @@ def _pad(lw, source: ir.Value, view: View) -> ir.Value:
 
 def _as_dtype(value, dtype):
     return np.asarray(value).astype(dtype.numpy).item()
+
+
+def _cut_windows(lw, source: ir.Value, view: View) -> ir.Value:
+    shape = view.shape
+    static = [d.const if d.is_const else DYNAMIC for d in shape]
+    result = ir.RankedTensorType.get(static, ir.RankedTensorType(source.type).element_type)
+    offsets = [0 if w is None else w.offset for w in view.windows]
+    strides = [1 if w is None else w.stride for w in view.windows]
+    return tensor.extract_slice(result, source, [], lw.sizes.dynamic_dims(shape), [], offsets, static, strides)
 
 
 def _expand(lw, source: ir.Value, view: View) -> ir.Value:

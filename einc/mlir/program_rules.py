@@ -18,6 +18,7 @@ from einc.mlir.compaction import compact_value
 from einc.mlir.kernels import generic_tensor, reduction_tensor
 from einc.mlir.recurrence import rec_value
 from einc.mlir.types import element_type, is_tensor, tensor_type
+from einc.mlir.write_order import write_order
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -71,10 +72,11 @@ def _is_whole_reduction(lw, v: Generic) -> bool:
 
 
 def _piecewise(lw, v: Piecewise) -> ir.Value:
-    """Zeros, then each clause written over it in order, so later clauses win."""
+    """Zeros, then each clause written over it in order, so later clauses win (clauses that do
+    not overlap in ascending order, see write_order)."""
     zero = scalar_ops.constant(v.dtype, 0)
     out = linalg.fill(zero, outs=[lw.sizes.empty(v.shape, element_type(v.dtype))])
-    for clause in v.clauses:
+    for clause in write_order(v.clauses, v.shape):
         out = _write(lw, lw.lower(clause.value), clause.value.shape, out, list(clause.offsets))
     return out
 

@@ -21,7 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, scf, vector
+from iree.compiler.dialects import arith, scf, tensor, vector
 
 from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value
@@ -78,7 +78,15 @@ class Lanes:
         return self.outer.child({self.lane: arith.addi(self.base, index_const(k))})
 
     def consecutive(self, source: ir.Value, indices: list[ir.Value], dtype) -> ir.Value:
-        """`width` elements of `source` from `indices` along its last axis."""
+        """`width` elements of `source` from `indices` along its last axis. Booleans are read
+        one element at a time: IREE 3.13 stores i1 tensors as i8 and then rejects a
+        transfer_read of them with an i1 padding value (fuzz finding programs-0015, seed 1
+        program 439; tests/fuzz/regressions/boolean_guard_of_a_reduction_in_lanes.ein)."""
+        if dtype.is_bool:
+            *outer, last = indices
+            elements = [tensor.extract(source, outer + [arith.addi(last, index_const(k))])
+                        for k in range(self.width)]
+            return vector.from_elements(vector_type(self.width, element_type(dtype)), elements)
         return vector.transfer_read(vector_type(self.width, element_type(dtype)), source, indices,
                                     ir.AffineMap.get_minor_identity(len(indices), 1),
                                     scalar_ops.constant(dtype, 0), [True])

@@ -21,6 +21,7 @@ from iree.compiler.dialects import flow, scf, tensor, util
 
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.mlir import scalar_ops
+from einc.mlir.dispatch_captures import fence_captured_tensors
 from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
 from einc.mlir.recurrence_scalars import Storage
@@ -55,6 +56,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
             shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
             scf.yield_([storage.tensors[m] for m in members] + shifted)
         flow.ReturnOp(list(loop.results)[:len(members)])
+    fence_captured_tensors(region)
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
             util.OptimizationBarrierOp([result.type], [result])

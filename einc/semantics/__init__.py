@@ -2,8 +2,9 @@
 
 Layers, bottom first; a module imports only modules of lower layers (tests/test_import_layers.py
 reads this list and checks it):
-  1. values, bounds, builtins, modules, affine_ranges: compile-time values, bounds checks, the
-     built-in names, loading the module tree, the ranges affine reads give indices
+  1. values, bounds, builtins, modules, affine_ranges, untaken_branches: compile-time values,
+     bounds checks, the built-in names, loading the module tree, the ranges affine reads give
+     indices, the ranges reads in branches a constant condition skips give them
   2. resolve, scalar_ops, state, sequences, folding: name resolution; operations on scalars and
      literals; elaboration book-keeping (pending index ranges and the reads that give them);
      strings and other build-time lists; values known at build time

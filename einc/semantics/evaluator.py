@@ -260,7 +260,9 @@ class Elaborator:
 
     def bind(self, env: Env, def_id, value) -> None:
         """Bind a name; one that a derivative differentiates becomes a variable (variables)."""
-        env.bind(def_id, variables.as_variable(value) if def_id in self.differentiated else value)
+        if def_id in self.differentiated:
+            value = variables.as_variable(value, named_already=env.names(value))
+        env.bind(def_id, value)
 
     def bind_pattern(self, pat, value, env: Env) -> None:
         if isinstance(pat, ast.BindPat):

@@ -18,6 +18,7 @@ from einc.semantics.patterns import match
 from einc.semantics.pointwise import cast_to, elementwise, select, unary_plus
 from einc.semantics.printing import format_parts, interpolate, print_call
 from einc.semantics.stacking import stack
+from einc.semantics.untaken_branches import note_reads_of_skipped
 from einc.semantics.values import LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
@@ -162,7 +163,8 @@ def _if(el, e, env):
     cond = el.ev(e.cond, env)
     constant = _constant_bool(cond)
     if constant is not None:
-        branch = e.then if constant else e.orelse
+        branch, skipped = (e.then, e.orelse) if constant else (e.orelse, e.then)
+        note_reads_of_skipped(el, skipped, env)
         return el.ev(branch, env) if branch is not None else TupleVal(())
     if e.orelse is None:
         raise d.error(d.TYPE, "an `if` used as a value needs an `else`", e.span)

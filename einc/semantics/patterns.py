@@ -6,6 +6,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import Const
 from einc.semantics.pointwise import elementwise, select
+from einc.semantics.untaken_branches import note_reads_of_skipped
 from einc.semantics.values import StrVal, Weak
 from einc.syntax import ast
 
@@ -16,6 +17,10 @@ def match(el, scrutinee, node: ast.Match, env):
     if constant is not None:
         picked = _pick(el, constant, scrutinee, node, env)
         if picked is not None:
+            for arm in node.arms:     # the arms not picked (the picked one adds nothing new)
+                scope = env.child()
+                _bind(arm.pattern, scrutinee, scope)
+                note_reads_of_skipped(el, arm.body, scope)
             return picked
     arms = []
     el.state.guard_depth += 1

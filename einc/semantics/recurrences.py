@@ -262,11 +262,13 @@ def _without_points(member: RecMember) -> Generic:
 def _typed_members(el, clauses_by_member: dict, env, names: dict):
     """Reads of a member need its dtype before its own clauses are typed: start from a guess,
     elaborate again with what the bodies turned out to be until the two agree. A guess that
-    ends in a type error is replaced by the next (`_guesses`); the first error stands if none
-    settles."""
+    ends in a type error is replaced by the next (`_guesses`); if none settles, the members
+    are typed a component at a time (`_typed_by_component`); the first error stands if that
+    fails too."""
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
     first_error = None
-    for guess in _guesses(*_initial_dtypes(el, clauses_by_member, env)):
+    initial = _initial_dtypes(el, clauses_by_member, env)
+    for guess in _guesses(*initial):
         del el.ir.effects[effects:]          # what a failed guess left behind
         del el.state.dependent_ranges[ranges:]
         try:
@@ -275,7 +277,56 @@ def _typed_members(el, clauses_by_member: dict, env, names: dict):
             if first_error is None and err.diagnostics[0].code != d.TYPE:
                 raise
             first_error = first_error or err
-    raise first_error
+    components = _components_read_first(clauses_by_member)
+    if len(components) == 1:
+        raise first_error
+    try:
+        dtypes = _typed_by_component(el, clauses_by_member, env, names, components, initial)
+    except d.CompileError:
+        raise first_error from None
+    del el.ir.effects[effects:]
+    del el.state.dependent_ranges[ranges:]
+    return _settle_types(el, clauses_by_member, env, dtypes, names)
+
+
+def _typed_by_component(el, clauses_by_member: dict, env, names: dict, components: list,
+                        initial: tuple) -> dict:
+    """Members fused into one loop without reading each other in a cycle (`r[t]` reading only
+    `r`, `q[t]` only `q` and `r`) are typed one strongly connected component at a time, those
+    read first, each trying its own guesses with the types of the components before it fixed:
+    the guesses of several members that need different types then multiply per component, not
+    across the whole group (beyond MAX_UNSEEDED members the whole-group search tries one type
+    for all)."""
+    guess, tentative, unseeded = initial
+    settled = dict(guess)
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    for component in components:
+        first_error = None
+        own = {did: guess[did] for did in guess if did in component}
+        for choice in _guesses(own, tentative & component, unseeded & component):
+            del el.ir.effects[effects:]
+            del el.state.dependent_ranges[ranges:]
+            try:
+                members, _ = _settle_types(el, clauses_by_member, env, {**settled, **choice}, names,
+                                           component)
+                break
+            except d.CompileError as err:
+                if err.diagnostics[0].code != d.TYPE:
+                    raise
+                first_error = first_error or err
+        else:
+            raise first_error
+        settled.update({did: members[did].dtype for did in component})
+    return settled
+
+
+def _components_read_first(clauses_by_member: dict) -> list:
+    """The group's strongly connected components under "reads", each after those it reads."""
+    group = set(clauses_by_member)
+    reads = {did: {n.def_id for c in cs for n in ast.iter_nodes([c.value, c.wheres])
+                   if isinstance(n, ast.Name) and n.def_id in group}
+             for did, cs in clauses_by_member.items()}
+    return _strongly_connected(reads)      # Tarjan's emits a component after all it reaches
 
 
 def _guesses(guess: dict, tentative: set, unseeded: set):
@@ -296,20 +347,23 @@ def _guesses(guess: dict, tentative: set, unseeded: set):
             yield alternative
 
 
-def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict):
+def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict, only=None):
     """Elaborate until the dtypes assumed for reads of the members are the ones their clauses
-    produce."""
+    produce. With `only`, just those members' clauses are elaborated (and settle); the others
+    keep the dtypes given."""
+    only = set(clauses_by_member) if only is None else only
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
     for _ in range(MAX_TYPING_ROUNDS):
         del el.ir.effects[effects:]
         del el.state.dependent_ranges[ranges:]
-        members, step = _elaborate(el, clauses_by_member, env, dtypes)
-        found = {did: m.dtype for did, m in members.items()}
+        members, step = _elaborate(el, clauses_by_member, env, dtypes, only)
+        found = {did: (members[did].dtype if did in only else dt) for did, dt in dtypes.items()}
         if found == dtypes:
             return members, step
         dtypes = found
     raise d.error(d.TYPE, "the members of this recurrence do not settle on one type each: "
-                  + ", ".join(names.values()), next(iter(clauses_by_member.values()))[0].span)
+                  + ", ".join(names[did] for did in names if did in only),
+                  next(iter(clauses_by_member.values()))[0].span)
 
 
 def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
@@ -347,7 +401,7 @@ def _step_range(step: IndexVar, clause: RecClause):
         step.lo, step.extent = saved
 
 
-def _elaborate(el, clauses_by_member: dict, env, dtypes: dict):
+def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
     shapes = {did: _declared_shape(el, cs, env) for did, cs in clauses_by_member.items()}
     extent = _largest([s[0] for s in shapes.values()], next(iter(clauses_by_member.values()))[0].span)
     first = next(iter(clauses_by_member.values()))[0]
@@ -358,6 +412,8 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict):
     for did, m in members.items():
         scope.bind(did, RecState(m, step))
     for did, cs in clauses_by_member.items():
+        if did not in only:
+            continue
         results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
         _finish_member(members[did], results)
     definitions.resolve_hulls(el.state)

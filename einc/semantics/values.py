@@ -149,6 +149,15 @@ class Env:
     def bind(self, def_id, value) -> None:
         self.vars[def_id] = value
 
+    def names(self, value) -> bool:
+        """Whether some name in scope is bound to `value` itself."""
+        env = self
+        while env is not None:
+            if any(v is value for v in env.vars.values()):
+                return True
+            env = env.parent
+        return False
+
     def child(self) -> "Env":
         return Env(self)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from einc.ir.nodes import Const, free_vars
+from einc.ir.nodes import Const, Generic, IndexRef, Op, Read, Value, free_vars, fresh_index_vars
 from einc.semantics.tensors import whole
 from einc.semantics.values import LazyJacobian, PartialRead, Traced, Weak
 from einc.syntax import ast
@@ -32,16 +32,32 @@ def differentiated_bindings(modules) -> set:
     return found
 
 
-def as_variable(value):
-    """`value`, bound to a name some derivative differentiates."""
-    if isinstance(value, Weak) and value.trace is None and value.kind != "bool":
-        return Weak(value.value, value.kind, value.span, Traced(_leaf_maker(value)))
+def as_variable(value, named_already: bool = False):
+    """`value`, bound to a name some derivative differentiates; `named_already` says that
+    another name in scope is bound to this very value (`let w = x;`): w then gets its own node,
+    computed from x's, so that `@y / @w` counts only the uses of w in y (as `let a = X[0];`
+    does, docs/DECISIONS.md, Derivatives) and `@y / @x` still counts them all."""
+    if isinstance(value, Weak) and value.kind != "bool":
+        if value.trace is None:
+            return Weak(value.value, value.kind, value.span, Traced(_leaf_maker(value)))
+        if named_already:
+            return Weak(value.value, value.kind, value.span, Traced(lambda dtype: _copy(value.trace.at(dtype))))
     if isinstance(value, Const) and not value.differentiable and value.dtype.is_float:
         return Const(value.array, span=value.span, differentiable=True)
     if isinstance(value, LazyJacobian) or (isinstance(value, PartialRead)
                                            and not any(free_vars(s) for s in value.subs)):
         return whole(value, value.span)
+    if named_already and isinstance(value, Value):
+        return _copy(value)
     return value
+
+
+def _copy(value: Value) -> Value:
+    """A node of its own that reads `value` whole."""
+    if value.rank == 0:
+        return Op("cast", (value,), value.dtype, span=value.span)
+    vars_ = fresh_index_vars(value.shape, "w")
+    return Generic(vars_, Read(value, tuple(IndexRef(v) for v in vars_), span=value.span), span=value.span)
 
 
 def _leaf_maker(literal: Weak):

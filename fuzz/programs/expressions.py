@@ -361,7 +361,7 @@ class ExpressionGenerator:
     def block(self, dtype: str, scope: Scope, depth: int):
         name = self.name("v")
         value_type = self.rng.choice((dtype, dtype, self.int_type, self.float_type))
-        value = self.expr(value_type, scope, depth - 1)
+        value = named(self.expr(value_type, scope, depth - 1))
         inner = scope.with_local(name, value_type)
         result = self.expr(dtype, inner, depth - 1)
         if not any(isinstance(n, Var) and n.name == name for n in walk(result)):
@@ -376,7 +376,7 @@ class ExpressionGenerator:
         if not fns:
             return None
         fn = self.rng.choice(fns)
-        args = tuple(self.expr(t, scope, depth - 1) for _, t in fn.params)
+        args = tuple(named(self.expr(t, scope, depth - 1)) for _, t in fn.params)
         return Call(fn.name, args, dtype)
 
     # ------------------------------------------------------------ reductions
@@ -459,6 +459,15 @@ class ExpressionGenerator:
             return Binary(self.rng.choice(("<", ">=", "==", "!=")), Index(var.name),
                           Lit(self.rng.randint(var.low, max(var.low, var.high)), "i32"), "bool")
         return self.literal("bool")
+
+
+def named(node):
+    """A value a name carries (a `let`, a `where`, a parameter, a function's result): a bare
+    literal there is written with its type. einc keeps a name bound to an untyped literal untyped
+    until a use types it, and `as` is such a use (docs/DECISIONS.md, Numbers), so
+    `{ let v = 0.3; v } as f64` is the f64 0.3, where the meaning types a literal where it is
+    written (f32 0.3, widened)."""
+    return replace(node, suffix=True) if isinstance(node, Lit) and node.dtype != "bool" else node
 
 
 def typed_constants(node):

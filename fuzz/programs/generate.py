@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, StepRead, Tensor
+from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, StepRead, Tensor, named
 from fuzz.programs.meaning import Fragile, Invalid, evaluate
-from fuzz.programs.wellformed import decides
+from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INTS, Binary, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
     Program, Read, Slot, Where, Whole, clause_exprs, reads_of, walk)
@@ -160,7 +160,7 @@ class ProgramGenerator:
         for _ in range(rng.choice((0, 0, 0, 1, 2))):
             local = self.gen.name("v")
             local_type = rng.choice((dtype, self.float_type, self.int_type)) if dtype != "bool" else self.float_type
-            wheres.append(Where(local, self.gen.expr(local_type, scope, rng.randint(0, 2))))
+            wheres.append(Where(local, named(self.gen.expr(local_type, scope, rng.randint(0, 2)))))
             scope = scope.with_local(local, local_type)
         if guard:
             wheres.append(Where(None, self.gen.condition(scope, 1)))
@@ -292,7 +292,8 @@ class ProgramGenerator:
                       arrays=True)
         dtype = pick.dtype
         expr = self.gen.expr(dtype, scope, self.rng.randint(1, 3))
-        if not any(isinstance(n, Read) and n.name in {t.name for t in same} for n in walk(expr)):
+        functions = {f.name: f for f in self.scope.functions}
+        if not depends_on(expr, {t.name for t in same}, functions):
             expr = Binary("+", expr, Read(pick.name, (), dtype), dtype)
         name = self.gen.name("w")
         self.add_tensor(Tensor(name, dtype, pick.shape, pick.sizes))
@@ -304,7 +305,7 @@ class ProgramGenerator:
                        for p in ("a", "b", "c")[:rng.randint(1, 3)])
         dtype = rng.choice((self.float_type, self.float_type, self.int_type))
         scope = Scope(locals=params, functions=self.scope.functions, dims={}, whole=True)
-        body = self.gen.expr(dtype, scope, rng.randint(1, 3))
+        body = named(self.gen.expr(dtype, scope, rng.randint(1, 3)))
         fn = Function(self.gen.name("f"), params, rng.random() < 0.5, body, dtype)
         self.scope = replace(self.scope, functions=self.scope.functions + (fn,))
         return fn

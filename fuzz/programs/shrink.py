@@ -18,7 +18,7 @@ from fuzz.programs.generate import Case, draw_inputs
 from fuzz.programs.meaning import evaluate
 from fuzz.programs.module import assemble, prefix
 from fuzz.programs.render import render_program
-from fuzz.programs.wellformed import ranges_decided
+from fuzz.programs.wellformed import ranges_decided, wholes_are_arrays
 from fuzz.report import blur
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, Group, IfElse, Lit, Read, Reduce, Slot, Unary,
@@ -135,7 +135,7 @@ def _valid(program, inputs: dict) -> Case | None:
             kept[inp.name] = inputs[inp.name]
         else:
             kept[inp.name] = draw_inputs(replace(program, inputs=(inp,)), np.random.default_rng(0))[inp.name]
-    if not ranges_decided(program):
+    if not (ranges_decided(program) and wholes_are_arrays(program)):
         return None
     try:
         return Case(program, kept, evaluate(program, kept))

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from fuzz.programs.structure import (
-    Bound, Define, Derivative, Function, Group, Index, Input, Program, Read, Reduce, Whole, clause_exprs,
-    walk)
+    Block, Bound, Call, Define, Derivative, Function, Group, Index, Input, Program, Read, Reduce, Var, Whole,
+    children, clause_exprs, walk)
 
 
 def shapes(program: Program) -> dict:
@@ -61,3 +61,31 @@ def ranges_decided(program: Program) -> bool:
                         if not r.explicit and not (r.lo == Bound(0) and decides(r.var, r.hi, inner, outside)):
                             return False
     return True
+
+
+def depends_on(expr, names: set, functions: dict) -> bool:
+    """Whether the value of `expr` depends on a binding or local in `names`. A call of one of the
+    program's functions depends on an argument only if the body uses that parameter: einc
+    specializes the body for the arguments (LANGUAGE.md section 6, monomorphization), so
+    `f(x)` with `fn f(a) { 3 }` is the scalar 3 even for an array x; a function applies
+    elementwise through the elementwise operations of its body, not around it."""
+    if isinstance(expr, (Read, Var)) and expr.name in names:
+        return True
+    if isinstance(expr, Call) and expr.fn in functions:
+        fn = functions[expr.fn]
+        return any(depends_on(arg, names, functions) and depends_on(fn.body, {param}, functions)
+                   for (param, _), arg in zip(fn.params, expr.args))
+    if isinstance(expr, Block):
+        names = set(names)
+        for name, value in expr.lets:
+            if depends_on(value, names, functions):
+                names.add(name)
+        return depends_on(expr.result, names, functions)
+    return any(depends_on(child, names, functions) for child in children(expr))
+
+
+def wholes_are_arrays(program: Program) -> bool:
+    """Every elementwise statement's value depends on an array, so it has the statement's shape."""
+    functions = program.functions()
+    arrays = {name for name, shape in shapes(program).items() if shape}
+    return all(depends_on(item.expr, arrays, functions) for item in program.items if isinstance(item, Whole))

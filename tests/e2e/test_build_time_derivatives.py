@@ -149,6 +149,41 @@ def test_a_binding_that_reads_an_element_or_a_row_is_its_own_variable():
     np.testing.assert_array_equal(out["dq"], [x[1, 2], 0.0, x[1, 0]])
 
 
+RENAMED = """
+let s: f32;
+let x: [f32; 3];
+let sw = s;
+let ys = s * 3.0 + sw * sw;
+let dys = @ys / @sw;
+let xw = x;
+let yx = sum[i in 0..3](x[i] * xw[i] * xw[i]);
+let dyx_xw = @yx / @xw;
+let dyx_x = @yx / @x;
+let h: f32 = 1.5;
+let hw = h;
+let yh = h * hw * hw;
+let dyh_hw = @yh / @hw;
+let dyh_h = @yh / @h;
+let l = 2.5;
+let lw = l;
+let yl = l * lw;
+let dyl_lw = @yl / @lw;
+let dyl_l = @yl / @l;
+"""
+
+
+def test_a_binding_that_renames_another_is_its_own_variable():
+    # `let w = x;`: @y / @w counts only the uses of w in y (it counted those of x too: fuzz seed
+    # 1 program 482), while @y / @x still counts every use, those through w included
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    s = np.float32(2.0)
+    out = einc.load(einc.compile(RENAMED).vmfb)(s=s, x=x)
+    expected = {"dys": 2 * s, "dyx_xw": 2 * x * x, "dyx_x": 3 * x * x, "dyh_hw": 2 * 1.5 * 1.5,
+                "dyh_h": 3 * 1.5 * 1.5, "dyl_lw": 2.5, "dyl_l": 2 * 2.5}
+    for name, value in expected.items():
+        np.testing.assert_allclose(out[name], value, rtol=1e-6, err_msg=name)
+
+
 LIBRARY_LOSSES = """
 use std::ml::{mse_loss, softmax};
 let pred: [f32; 3];

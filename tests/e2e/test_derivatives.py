@@ -116,6 +116,21 @@ def test_max_reduction_routes_the_gradient_to_the_selected_point():
     np.testing.assert_array_equal(out["g"], [0, 1, 0, 0])
 
 
+def test_abs_has_the_mean_of_its_slopes_at_zero_in_both_modes():
+    # abs'(0) is 0, as the central difference and sign(0) are (it was 1: fuzz seed 1 program 1137)
+    x = np.array([-1.5, 0.0, 2.0], np.float32)
+    out = einc.load(einc.compile("""
+        use std::math::abs;
+        let x: [f32; 3];
+        let a[i in 0..3] = abs(x[i]) * 2.0;
+        let forward = @a / @x;
+        let total = sum[i in 0..3](abs(x[i]));
+        let reverse = @total / @x;
+    """).vmfb)(x=x)
+    np.testing.assert_array_equal(out["forward"], np.diag([-2.0, 0.0, 2.0]))
+    np.testing.assert_array_equal(out["reverse"], [-1.0, 0.0, 1.0])
+
+
 def stacked_rules_program(rules: dict, dtype: str) -> str:
     """y = [rule0(x), rule1(x), ..]: its Jacobian in x is forward mode, an entry reverse mode."""
     return "\n".join(["use std::math::*;", f"let x: {dtype};", "let y = [" + ", ".join(rules) + "];",

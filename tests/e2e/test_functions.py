@@ -141,3 +141,17 @@ def test_a_row_function_is_batched_over_the_rows_not_recomputed_per_point(tmp_pa
     ir_text = emit_program(str(path), "ir")
     row_sums = [line for line in ir_text.splitlines() if "f32[N] = generic [i < N] { sum[i' < D]" in line]
     assert len(row_sums) == 1, ir_text            # the softmax denominator: one vector for all rows
+
+
+def test_a_generic_function_is_its_body_specialized_so_one_ignoring_its_array_gives_a_scalar(run):
+    # elementwise application comes from the body's elementwise operations (monomorphization)
+    x = np.array([-2, -2, -4], np.int32)
+    out = run("""
+        let x: [i32; 3];
+        fn constant(a, b) { 3 }
+        fn shifted(a, b) { b + 1 }
+        let c = constant(2.5, x);
+        let s = shifted(2.5, x);
+    """, x=x)
+    assert out["c"].shape == () and out["c"] == 3
+    np.testing.assert_array_equal(out["s"], x + 1)

@@ -136,6 +136,29 @@ def test_a_read_over_an_empty_range_never_runs_so_it_cannot_leave_its_array(run)
     np.testing.assert_array_equal(out["p"], [1.0, 1.0, 1.0])
 
 
+def test_constant_clauses_of_one_value_at_adjacent_ranges_in_any_order(run):
+    """IREE 3.13 merged two constant writes of one value wrongly when the second ended where the
+    first started (a compile error); einc writes clauses that do not overlap in ascending order."""
+    out = run("""
+        let a[i in 3..6] = 6;
+        let a[i in 1..3] = 6;
+        let b[i in 0..6, j in 0..2] = 3;
+        let b[i in 3..6, j in 0..2] = 6;
+        let b[i in 1..3, j in 0..2] = 6;
+        let b[2, 1] = 5;
+        let c[i in 0..2] = 6.0;
+        let c[i in 4..6] = 6.0;
+        let c[i in 3..4] = 6.0;
+        let c[i in 1..5] = 7.0;
+    """)
+    np.testing.assert_array_equal(out["a"], [0, 6, 6, 6, 6, 6])
+    b = np.full((6, 2), 3, np.int32)
+    b[1:] = 6
+    b[2, 1] = 5
+    np.testing.assert_array_equal(out["b"], b)
+    np.testing.assert_array_equal(out["c"], [6, 7, 7, 7, 7, 6])
+
+
 def test_range_starting_above_zero_reads_one_step_back(run):
     f = np.array([1.0, 2.0, 4.0, 7.0], np.float32)
     out = run("""
@@ -233,3 +256,20 @@ def test_ranges_come_from_affine_reads_when_no_plain_read_gives_them(run, target
     np.testing.assert_allclose(out["Y"], conv, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(out["every_third"], x[::3])
     np.testing.assert_array_equal(out["backwards"], x[::-1])
+
+
+def test_an_index_takes_its_range_from_a_read_in_a_branch_a_constant_condition_skips(run):
+    # the skipped branches are only read for ranges: the out-of-bounds x[j + 9], the i32 one
+    # and the print in them are never the program's
+    x = f32(5)
+    out = run("""
+        let x: [f32; N];
+        let DEBUG = false;
+        let mode = 2;
+        let a[j] = if DEBUG { print("never"); x[j] + x[j + 9] } else { 0.5 };
+        let b[j] = match mode { 1 => x[j] > 0.0, _ => j % 2 == 0 };
+        let c[t in 0..2, j] = if !DEBUG { x[j] * 2.0 } else { j };
+    """, x=x)
+    np.testing.assert_array_equal(out["a"], np.full(5, 0.5, np.float32))
+    np.testing.assert_array_equal(out["b"], np.arange(5) % 2 == 0)
+    np.testing.assert_array_equal(out["c"], np.stack([x * 2] * 2))

@@ -229,6 +229,24 @@ def test_guarded_vector_state_is_zero_where_its_guard_fails(run):
     np.testing.assert_array_equal(out["h"], np.array(h))
 
 
+def test_reduction_in_a_step_guarded_by_a_boolean_array(run):
+    """The sum runs in vector lanes (llvm-cpu), and its guard `m[i]` is read as a vector of
+    booleans; IREE 3.13 rejected that read as one vector.transfer_read (fuzz finding)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(37).astype(np.float32)
+    m = rng.random(37) < 0.5
+    out = run("""
+        let x: [f32; N];
+        let m: [bool; N];
+        let r[0] = 1.0;
+        let r[t in 1..4] = 0.5 * r[t - 1] + sum[i](x[i] * r[t - 1] where m[i]);
+    """, x=x, m=m)
+    r = [1.0]
+    for _ in range(3):
+        r.append(0.5 * r[-1] + r[-1] * x[m].astype(np.float64).sum())
+    np.testing.assert_allclose(out["r"], r, rtol=1e-5)
+
+
 def test_edit_distance_grid_with_its_boundary_rows_and_columns(run):
     a = rng.integers(0, 3, 11).astype(np.int32)
     b = rng.integers(0, 3, 17).astype(np.int32)

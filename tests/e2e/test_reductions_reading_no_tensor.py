@@ -50,3 +50,29 @@ def test_a_reduction_whose_body_reads_no_tensor_counts_every_point(run, target):
     assert set(out) - {"x", "c", "n"} == set(expected) - ({"d", "l"} if target != "llvm-cpu" else set())
     for name in set(out) - {"x", "c", "n"}:
         np.testing.assert_allclose(out[name], expected[name], rtol=1e-6, err_msg=name)
+
+
+# Tensors of one repeated value: IREE folds them into the reduction as a scalar (issue 11,
+# seed 1 program 214: `sum[j in 0..2](d5[j])` over `d5[i in 0..3] = -2i64` gave -2).
+REPEATED = """
+    let x: f32;
+    let c[i in 0..3] = -2;
+    let b[i in 0..4] = x;
+    let tripled[i in 0..3] = c[i] * 3;
+    let total[i in 0..2] = sum[j in 0..2](c[j]);
+    let alone = sum[j in 0..3](b[j]);
+    let product = prod[j in 0..3](c[j]);
+    let derived[i in 0..2] = sum[j in 0..3](tripled[j]);
+    let half[i in 0..2] = sum[j in 0..4](b[j] * 0.5) where j >= i;
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_reduction_over_a_tensor_of_one_repeated_value_counts_every_point(run, target):
+    x = np.float32(1.5)
+    out = run(REPEATED, target=target, outputs=["total", "alone", "product", "derived", "half"], x=x)
+    expected = {"total": [-4, -4], "alone": 3 * x, "product": -8, "derived": [-18, -18],
+                "half": [4 * x * 0.5, 3 * x * 0.5]}
+    assert set(out) == set(expected)
+    for name, value in expected.items():
+        np.testing.assert_allclose(out[name], value, rtol=1e-6, err_msg=name)

@@ -191,3 +191,16 @@ def test_blocks_tuples_and_destructuring(run):
         let s = t.0 + t.1;
     """, x=np.float32(1.5))
     assert out["p"] == 3.0 and out["q"] == 4.0 and out["s"] == 7.0
+
+
+def test_a_cast_types_an_untyped_literal_also_through_the_names_that_carry_it(run):
+    out = run("""
+        fn same(a) { a }
+        let direct = 0.3 as f64;
+        let through_a_block = { let v = 0.3; v } as f64;
+        let through_a_call = same(0.3) as f64;
+        let typed_first = { let v = 0.3f32; v } as f64;
+    """)
+    for name in ("direct", "through_a_block", "through_a_call"):
+        assert out[name].dtype == np.float64 and out[name] == 0.3, name
+    assert out["typed_first"] == np.float64(np.float32(0.3))

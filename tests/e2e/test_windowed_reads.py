@@ -48,3 +48,28 @@ def test_reverse_mode_through_a_recurrence_reads_its_adjoint_backwards(run):
     """, k=0.05)
     # last = (1 - k / 10) ** 5, so g = -0.5 * (1 - k / 10) ** 4
     np.testing.assert_allclose(out["g"], -0.5 * (1 - 0.05 / 10) ** 4, rtol=1e-12)
+
+
+SHIFTED = """
+    let x: [f32; 5, 9];
+    let w: [f32; 4, 4];
+    let a[i in 0..4, j in 0..4] = x[i, j + 1] * 2.0;
+    let y[i in 0..4, j in 0..4] = a[i, j] * w[i, j];
+    let both[i in 0..4, j in 0..4] = x[i, 2 * j + 1] * x[i + 1, j + 3];
+    let later[i in 1..5, j in 0..4] = x[i, j + 1] + x[i - 1, j];
+"""
+
+
+def test_reads_shifted_along_later_axes_are_windows_of_their_tensor(run):
+    """A read at `j + 1` of a later axis, first among a kernel's operands (also once `a` is fused
+    into `y`), segfaulted IREE 3.13 while it named the dispatch; such reads are windows
+    (tensor.extract_slice) read at `j` instead."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((5, 9)).astype(np.float32)
+    w = rng.standard_normal((4, 4)).astype(np.float32)
+    out = run(SHIFTED, outputs=["y", "both", "later"], x=x, w=w)
+    np.testing.assert_allclose(out["y"], x[:4, 1:5] * 2.0 * w, rtol=1e-6)
+    np.testing.assert_allclose(out["both"], x[:4, 1:9:2] * x[1:5, 3:7], rtol=1e-6)
+    later = np.zeros((5, 4), np.float32)     # row 0 is outside the definition's range
+    later[1:] = x[1:5, 1:5] + x[0:4, 0:4]
+    np.testing.assert_allclose(out["later"], later, rtol=1e-6)

@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from fuzz.mutants.mutate import tokens
+from fuzz.programs.expressions import named
 from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.render import render_program
 from fuzz.programs.structure import (
-    Binary, Bound, Clause, Define, Derivative, Group, IfElse, Index, Input, Lit, Program, Range, Read,
-    Reduce, Slot, Unary, Where)
+    Binary, Block, Bound, Call, Clause, Define, Derivative, Function, Group, IfElse, Index, Input, Lit,
+    Program, Range, Read, Reduce, Slot, Unary, Var, Where, Whole)
+from fuzz.programs.wellformed import depends_on, wholes_are_arrays
 
 I = Index("i")
 
@@ -126,3 +128,28 @@ def test_the_mutation_tokenizer_gives_the_text_back():
     text = 'let y[i in 0..=N] = x[i] ** 2.5e-3 + "s{x}" // c\n/* b */ @f |> g;\n'
     assert "".join(t for _, t in tokens(text)) == text
     assert ("operator", "..=") in tokens(text) and ("number", "2.5e-3") in tokens(text)
+
+
+def test_an_elementwise_statement_depends_on_an_array_only_through_parameters_the_body_uses():
+    # einc specializes a generic body for its arguments: `f(x)` with `fn f(a, b) { 3 }` is the
+    # scalar 3, so a statement `let w = f(1, x);` is no array unless another term reads one
+    x = Input("x", "i32", (Bound(3),))
+    constant = Function("f", (("a", "i32"), ("b", "i32")), False, Lit(3, "i32"), "i32")
+    plus_one = Binary("+", Var("b", "i32"), Lit(1, "i32"), "i32")
+    second = Function("g", (("a", "i32"), ("b", "i32")), False, plus_one, "i32")
+    functions = {fn.name: fn for fn in (constant, second)}
+    call = Call("f", (Lit(1, "i32"), Read("x", (), "i32")), "i32")
+    assert not depends_on(call, {"x"}, functions)
+    assert depends_on(Call("g", (Lit(1, "i32"), Read("x", (), "i32")), "i32"), {"x"}, functions)
+    assert not depends_on(Call("g", (Read("x", (), "i32"), Lit(1, "i32")), "i32"), {"x"}, functions)
+    assert depends_on(Block((("v", Read("x", (), "i32")),), Var("v", "i32"), "i32"), {"x"}, functions)
+    whole = Whole("w", "i32", (Bound(3),), call)
+    assert not wholes_are_arrays(Program((x,), (constant, whole), (), ("w",)))
+
+
+def test_a_bare_literal_a_name_carries_is_written_with_its_type():
+    # einc types a name bound to an untyped literal where it is used, `as` included:
+    # `{ let v = 0.3; v } as f64` is the f64 0.3, so the generator writes `0.3f32` there
+    assert named(Lit(0.3, "f32")) == Lit(0.3, "f32", suffix=True)
+    assert named(Lit(True, "bool")) == Lit(True, "bool")
+    assert named(Read("x", (), "f32")) == Read("x", (), "f32")

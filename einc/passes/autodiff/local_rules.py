@@ -86,8 +86,15 @@ UNARY = {
     "acosh": lambda x, y: op("rsqrt", op("sub", _sq(x), _one(x))),
     "atanh": lambda x, y: _recip(op("sub", _one(x), _sq(x))),
     "erf": lambda x, y: mul(const(2.0 / math.sqrt(math.pi), x), op("exp", op("neg", _sq(x)))),
-    "abs": lambda x, y: _select(Op("ge", (x, _zero(x)), BOOL), _one(x), const(-1.0, x)),
+    "abs": lambda x, y: _sign(x),
 }
+
+
+def _sign(x):
+    """abs's derivative: 0 at 0, the mean of its slopes either side, as at tied max/min points
+    (and as `sign` and PyTorch have it)."""
+    negative = _select(Op("lt", (x, _zero(x)), BOOL), const(-1.0, x), _zero(x))
+    return _select(Op("gt", (x, _zero(x)), BOOL), _one(x), negative)
 PIECEWISE_CONSTANT = ("floor", "ceil", "round", "trunc", "isnan", "isinf", "not", "and", "or",
                       "eq", "ne", "lt", "le", "gt", "ge")
 

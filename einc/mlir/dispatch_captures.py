@@ -1,0 +1,49 @@
+"""Tensors a hand-written dispatch region reads from outside it, passed in as they are.
+
+IREE 3.13 clones cheap producers of a region's captured tensors into the region (a linalg.fill,
+or a generic it recognises as one: `let d[i in 0..N] = x` with x a scalar input). A recurrence
+region must hold no tileable linalg op (recurrence_region): a cloned fill becomes the root that
+IREE tiles into workgroups, and the step loop's writes then fall outside them ("write affecting
+operations on global resources are restricted to workgroup distributed contexts"; found by the
+differential fuzzer, programs-0012, seed 1 program 1230). Each captured tensor goes through a
+`util.optimization_barrier` before the region, which IREE does not clone, and has its dynamic
+sizes tied back on (`flow.tensor.tie_shape`): IREE cannot see through the barrier to them.
+"""
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import flow, tensor, util
+
+from einc.mlir.shapes import index_const
+
+
+def fence_captured_tensors(region_op) -> None:
+    """Route every tensor that ops inside `region_op` read from outside it through a barrier."""
+    inside: set = set()
+    readers: list[tuple[ir.Operation, int, ir.Value]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for block in (b for region in op.regions for b in region.blocks):
+            inside.update(block.arguments)
+        inside.update(op.results)
+        readers.extend((op, k, value) for k, value in enumerate(op.operands)
+                       if isinstance(value.type, ir.RankedTensorType))
+        return ir.WalkResult.ADVANCE
+    for block in region_op.regions[0].blocks:
+        for op in block.operations:
+            op.operation.walk(visit)
+    fenced: dict = {}
+    with ir.InsertionPoint(region_op):
+        for op, k, value in readers:
+            if value in inside:
+                continue
+            if value not in fenced:
+                fenced[value] = _fenced(value)
+            op.operands[k] = fenced[value]
+
+
+def _fenced(value: ir.Value) -> ir.Value:
+    shape = ir.RankedTensorType(value.type).shape
+    sizes = [tensor.dim(value, index_const(k)) for k, n in enumerate(shape) if n == ir.ShapedType.get_dynamic_size()]
+    barrier = util.OptimizationBarrierOp([value.type], [value]).results[0]
+    return flow.tensor_tie_shape(barrier, sizes) if sizes else barrier
