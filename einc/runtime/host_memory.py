@@ -55,10 +55,27 @@ def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[
         return np.zeros(shape, dtype)
     if not _mappable(view.get_buffer()):
         return np.array(result.to_host(), copy=True)
-    array = view.map().asarray(shape, dtype)     # holds the mapping, which holds the buffer
+    array = _MappedResult(view).array(shape, dtype)
     if any(np.may_share_memory(array, other) for other in (*lent, *returned)):
         return array.copy()
     return array
+
+
+class _MappedResult:
+    """The owner of a result array's memory: it holds IREE's mapping and the buffer view under it
+    for as long as the array (its base) lives. The array `MappedMemory.asarray` gives holds
+    neither (IREE 3.13: its base is a bare memoryview), so the buffer went back to the device's
+    cache at once and the next call wrote its results over the last call's arrays."""
+
+    def __init__(self, view: rt.HalBufferView):
+        self._view = view
+        self._mapping = view.map()
+
+    def array(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        unowned = self._mapping.asarray(shape, dtype)
+        self.__array_interface__ = {"version": 3, "shape": shape, "typestr": unowned.dtype.str,
+                                    "data": (unowned.ctypes.data, False)}
+        return np.asarray(self)
 
 
 def _mappable(buffer: rt.HalBuffer) -> bool:

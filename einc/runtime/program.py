@@ -19,7 +19,7 @@ from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.inputs import bind_inputs
 from einc.runtime.integrity import unseal
 from einc.runtime.printing import PRINT_LABEL_PREFIX, format_print
-from einc.runtime.readback import to_numpy
+from einc.runtime.readback import copy_of_mapped, to_numpy
 from einc.runtime.signature import Signature, signature_from_reflection
 
 # Runtime drivers each target's code runs on, the default first (einc.build.targets does not
@@ -70,7 +70,7 @@ class _PrintRecorder:
     def __call__(self, label: str, buffer_views: list) -> None:
         if not label.startswith(PRINT_LABEL_PREFIX):
             return  # traces einc did not emit (e.g. IREE's dispatch tracing flags) are not prints
-        arrays = [np.array(view.map().asarray(view.shape, rt.HalElementType.map_to_dtype(view.element_type)))
+        arrays = [copy_of_mapped(view, view.shape, rt.HalElementType.map_to_dtype(view.element_type))
                   for view in buffer_views]
         self.records.append((int(label[len(PRINT_LABEL_PREFIX):]), arrays))
 

@@ -31,5 +31,11 @@ def _read_staged(device: rt.HalDevice, source: rt.HalBuffer, shape: tuple, dtype
                       wait_semaphores=HalFence.create_at(semaphore, 0),
                       signal_semaphores=HalFence.create_at(semaphore, 1))
     HalFence.create_at(semaphore, 1).wait()
-    # Copy out of the mapping: it dies with the staging buffer.
-    return np.array(staging.map().asarray(shape, dtype), copy=True)
+    return copy_of_mapped(staging, shape, dtype)
+
+
+def copy_of_mapped(mappable, shape, dtype) -> np.ndarray:
+    """A copy of a host-visible buffer or buffer view's contents. The mapping is held until the
+    copy is made: the array `MappedMemory.asarray` gives does not hold it (IREE 3.13)."""
+    mapping = mappable.map()
+    return np.array(mapping.asarray(shape, dtype), copy=True)

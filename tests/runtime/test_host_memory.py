@@ -89,8 +89,9 @@ def test_two_outputs_of_one_value_are_arrays_of_their_own(program):
 
 
 def test_results_outlive_later_calls_and_their_program():
-    # Each result holds the buffer IREE wrote it into (through the mapping it was read from); a
-    # released buffer goes back to the device's cache, where the next call takes it.
+    # Each result holds the buffer IREE wrote it into (through the mapping it was read from,
+    # einc.runtime.host_memory._MappedResult); a released buffer goes back to the device's
+    # cache, where the next call takes it.
     vmfb = einc.compile(SOURCE, outputs=["doubled"]).vmfb
     program = einc.load(vmfb, device="local-sync")
     fills = [1.0, 2.0, 3.0, 4.0, 5.0]
@@ -103,6 +104,33 @@ def test_results_outlive_later_calls_and_their_program():
     gc.collect()
     for fill, result in zip(fills, results):
         np.testing.assert_array_equal(result, np.full(4096, 2 * fill, np.float32))
+
+
+@pytest.mark.parametrize("device", ["local-sync", "local-task"])
+@pytest.mark.parametrize("offset", [0, 4])
+def test_results_of_earlier_calls_keep_their_values(device, offset):
+    # A result array owns the buffer it was read from: released early, the buffer went back to
+    # the device's cache and the next call wrote its results into the arrays already returned
+    # (seen as garbage in a stdlib test that compared its outputs after other programs ran).
+    source = """
+    use std::ml::*;
+    let y: [f32; 2, 1, 3, 1, 2];
+    let reshaped = reshape(y, [3, 0, -1]);
+    let squeezed = squeeze(y, [1, 3]);
+    let shifted[i, j, k, l, m] = y[i, j, k, l, m] + 1.0;
+    """
+    vmfb = einc.compile(source).vmfb
+    calls = []
+    with einc.load(vmfb, device=device) as program:
+        for call in range(4):
+            y = np.arange(12, dtype=np.float32).reshape(2, 1, 3, 1, 2) + 100 * call
+            calls.append((y, program.run({"y": placed(y.ravel(), offset).reshape(y.shape)})))
+            gc.collect()
+            scratch = [np.full(12, -1.0, np.float32) for _ in range(200)]  # noqa: F841 - takes freed memory
+    for y, outputs in calls:
+        np.testing.assert_array_equal(outputs["reshaped"], y.reshape(3, 1, 4))
+        np.testing.assert_array_equal(outputs["squeezed"], y[:, 0, :, 0])
+        np.testing.assert_array_equal(outputs["shifted"], y + 1)
 
 
 def resident_bytes() -> int:
