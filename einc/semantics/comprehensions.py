@@ -137,10 +137,11 @@ def _known_bool(v, span):
 
 
 def _items(el, gen: ast.Generator, scope):
-    """The elements `gen` walks, when its collection is known at build time; else None."""
+    """The elements `gen` walks, when its collection is known at build time and they are few
+    enough to try one by one; else None."""
     if isinstance(gen.iterable, ast.Range):
         lo, hi = definitions.range_bounds(el, gen.iterable, scope)
-        if not (lo.lin.is_const and hi.lin.is_const):
+        if not (lo.lin.is_const and hi.lin.is_const) or hi.lin.const - lo.lin.const > ENUMERATION_LIMIT:
             return None
         return [Const(np.asarray(i, np.int32), span=gen.span) for i in range(lo.lin.const, hi.lin.const)]
     coll = el.ev(gen.iterable, scope)
@@ -218,7 +219,8 @@ def _vectorized(el, e: ast.Comprehension, env):
     for g in e.generators:
         if _reads_any(g.iterable, generators):
             raise d.error(d.UNSUPPORTED, "a generator whose collection depends on an earlier generator "
-                          "needs values known at build time", g.iterable.span)
+                          "needs values known at build time, with at most "
+                          f"{ENUMERATION_LIMIT} combinations", g.iterable.span)
     axes = [_Axis(el, g, env) for g in e.generators]
     flat = IndexVar("k", Lin(0), _flat_extent(axes, e.span), span=e.span)
     scope = env.child()
