@@ -1,26 +1,29 @@
-"""No Vulkan dispatch binds an empty buffer (vulkan-spirv).
+"""Kernels over empty tensors: none is built, and on Vulkan none is dispatched.
 
-IREE 3.13's Vulkan HAL refuses to record a dispatch any of whose bindings has zero bytes
-("Vulkan dispatch binding 1 resolved to an empty buffer range"), even one of zero workgroups,
-where the CPU targets run zero iterations. With run-time sizes any tensor may be empty: an
-empty input (N = 0), a clause over `2..N` at N = 2, a filter that keeps nothing. So on
-vulkan-spirv each host-level op that IREE may turn into a dispatch and that touches a tensor
-with a run-time extent runs under a host `scf.if` that skips it when it would bind an empty
-tensor, and gives the value it has then without a kernel:
-- a linalg op whose ins or outs are empty has an empty domain (every read that runs is inside
-  its axis, einc.passes.size_facts, so an empty operand is indexed by an empty loop): its
-  value is its outs;
+A kernel whose domain is empty computes nothing: its value is what it writes into. Every read
+that runs is inside its axis (einc.passes.size_facts), so a kernel that reads or writes an empty
+tensor has an empty domain:
+- a linalg op whose ins or outs are empty is its outs;
 - an empty slice inserted leaves the destination as it is; an empty slice taken is
   tensor.empty; an empty tensor padded is the padding value everywhere.
-A tensor a kernel reads inside its body (a tensor.extract of a clamped or data-dependent
-read, a recurrence's input) may be empty while the kernel's domain is not; such a read never
-runs, so the kernel reads a one-element stand-in instead.
-Linalg fills are left alone: IREE makes them buffer fills, which may be empty. Static zero
-extents are IREE's own business (it removes zero-extent tensors at build time).
+An extent known to be zero at build time (`--dim N=2` and a clause over `2..N`) is decided here
+on every target: IREE 3.13 crashes (SIGFPE) compiling a linalg.matvec with a zero-extent
+reduction for llvm-cpu, and MLIR rejects an empty slice inserted at the end of an axis.
+
+A run-time extent is decided when the program runs, on vulkan-spirv only: IREE 3.13's Vulkan
+HAL refuses to record a dispatch any of whose bindings has zero bytes ("Vulkan dispatch binding
+1 resolved to an empty buffer range"), even one of zero workgroups, where the CPU targets run
+zero iterations. With run-time sizes any tensor may be empty (an empty input, a clause over
+`2..N` at N = 2, a filter that keeps nothing), so there each host-level op that IREE may turn
+into a dispatch and that touches a tensor with a run-time extent runs under a host `scf.if` that
+gives the value above when a tensor is empty. A tensor a kernel reads inside its body (a
+tensor.extract of a clamped or data-dependent read, a recurrence's input) may be empty while
+the kernel's domain is not; such a read never runs, so the kernel reads a one-element stand-in.
+Linalg fills are left alone (IREE makes them buffer fills, which may be empty).
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
@@ -29,9 +32,13 @@ from einc.mlir.shapes import index_const
 
 DEVICE_CODE = ("flow.dispatch.region", "tensor.pad")   # with every linalg op: regions that run on the device
 
+# an extent: known at build time, a run-time index value, or axis k of a tensor
+Extent = Union[int, ir.Value, tuple]
 
-def guard_empty_bindings(module: ir.Module) -> None:
-    """Put every host-level op of `module` that may bind an empty tensor under a guard."""
+
+def skip_empty_kernels(module: ir.Module, at_run_time: bool) -> None:
+    """Replace each host-level op of `module` that has a build-time zero extent by its value
+    without a kernel; with `at_run_time` (vulkan-spirv), guard those with run-time extents."""
     found = []
 
     def collect(op):
@@ -41,13 +48,18 @@ def guard_empty_bindings(module: ir.Module) -> None:
     module.operation.walk(collect)
     for op in found:
         with ir.InsertionPoint(op), op.location:
-            _rule(op)(op)
+            extents, otherwise = _rule(op)(op)
+            if any(e == 0 for e in extents if isinstance(e, int)):
+                _replace(op, otherwise())
+            elif at_run_time:
+                _stand_in_captured(op)
+                _run_if(op, _all_positive([e for e in extents if not isinstance(e, int)]), otherwise)
 
 
 def _rule(op) -> Optional[Callable]:
     name = op.name
     if name.startswith("linalg.") and name != "linalg.fill" and len(op.results):
-        return _guard_linalg
+        return _linalg
     return RULES.get(name)
 
 
@@ -59,62 +71,63 @@ def _in_device_code(op) -> bool:
     return False
 
 
-# ------------------------------------------------------------------------------------ rules
+# ------------------------------------------------------------------------------------ rules:
+# each gives the extents that must all be positive for `op` to run, and a builder of its value
+# when one is zero
 
-def _guard_linalg(op) -> None:
-    _stand_in_captured(op)
+def _linalg(op):
     outs = list(op.operands)[len(op.operands) - len(op.results):]
-    _run_if(op, _non_empty([v for v in op.operands if _dynamic_dims(v)]), lambda: outs)
+    return _extents(list(op.operands)), lambda: outs
 
 
-def _guard_dispatch_region(op) -> None:
-    _stand_in_captured(op)
-
-
-def _guard_insert_slice(op) -> None:
+def _insert_slice(op):
     source, dest = list(op.operands)[:2]
-    _run_if(op, _non_empty([source]), lambda: [dest])
+    return _extents([source]), lambda: [dest]
 
 
-def _guard_extract_slice(op) -> None:
+def _extract_slice(op):
     # the result's run-time extents are the op's dynamic sizes, in order (a rank-reducing
     # slice drops only static unit axes)
     shape = ir.ShapedType(op.results[0].type)
-    sizes = list(op.opview.sizes)
-
-    def empty():
-        dynamic = iter(sizes)
-        return [tensor.empty([next(dynamic) if shape.is_dynamic_dim(k) else d for k, d in enumerate(shape.shape)],
-                             shape.element_type)]
-    _run_if(op, _all_positive(sizes), empty)
+    sizes = iter(op.opview.sizes)
+    extents = [next(sizes) if shape.is_dynamic_dim(k) else d for k, d in enumerate(shape.shape)]
+    return extents, lambda: [tensor.empty(extents, shape.element_type)]
 
 
-def _guard_pad(op) -> None:
+def _pad(op):
     pad = op.opview
-    if len(pad.low) or len(pad.high):
-        return   # einc pads by constants only
     source, result = op.operands[0], op.results[0]
     shape = ir.ShapedType(result.type)
-    lows, highs = pad.static_low, pad.static_high
+    widths = [lo + hi for lo, hi in zip(pad.static_low, pad.static_high)]
 
     def padding():
-        sizes = [arith.addi(tensor.dim(source, index_const(k)), index_const(lows[k] + highs[k]))
+        # einc pads by constants only; the padding value is a constant in the pad's own region
+        sizes = [arith.addi(tensor.dim(source, index_const(k)), index_const(widths[k]))
                  if shape.is_dynamic_dim(k) else d for k, d in enumerate(shape.shape)]
-        value = pad.region.blocks[0].operations[0].operands[0]
-        constant = value.owner.clone()   # the padding constant lives in the pad's own region
+        constant = pad.region.blocks[0].operations[0].operands[0].owner.clone()
         return [linalg.fill(constant.result, outs=[tensor.empty(sizes, shape.element_type)])]
-    _run_if(op, _non_empty([source]), padding)
+    return _extents([source]), padding
+
+
+def _dispatch_region(op):
+    return [], lambda: []   # only its captured tensors (stand-ins) concern it
 
 
 RULES: dict[str, Callable] = {
-    "flow.dispatch.region": _guard_dispatch_region,
-    "tensor.insert_slice": _guard_insert_slice,
-    "tensor.extract_slice": _guard_extract_slice,
-    "tensor.pad": _guard_pad,
+    "flow.dispatch.region": _dispatch_region,
+    "tensor.insert_slice": _insert_slice,
+    "tensor.extract_slice": _extract_slice,
+    "tensor.pad": _pad,
 }
 
 
 # ------------------------------------------------------------------------------------ helpers
+
+def _replace(op, values: list[ir.Value]) -> None:
+    for old, new in zip(op.results, values):
+        old.replace_all_uses_with(new)
+    op.erase()
+
 
 def _run_if(op, condition: Optional[ir.Value], otherwise: Callable) -> None:
     """`op` moved into the then-branch of an scf.if on `condition` (none: it stays as it is);
@@ -139,7 +152,7 @@ def _stand_in_captured(op) -> None:
     def collect(inner):
         if inner != op:
             reads.extend((inner, k, v) for k, v in enumerate(inner.operands)
-                         if _dynamic_dims(v) and not _defined_inside(v, op))
+                         if _run_time_axes(v) and not _defined_inside(v, op))
         return ir.WalkResult.ADVANCE
     op.walk(collect)
     stand_ins: list[tuple[ir.Value, ir.Value]] = []
@@ -153,7 +166,7 @@ def _stand_in_captured(op) -> None:
 
 def _stand_in(value: ir.Value) -> ir.Value:
     shape = ir.ShapedType(value.type)
-    branch = scf.IfOp(_non_empty([value]), [value.type], has_else=True)
+    branch = scf.IfOp(_all_positive(_extents([value])), [value.type], has_else=True)
     with ir.InsertionPoint(branch.then_block):
         scf.YieldOp([value])
     with ir.InsertionPoint(branch.else_block):
@@ -173,21 +186,29 @@ def _defined_inside(value: ir.Value, op) -> bool:
     return False
 
 
-def _dynamic_dims(value: ir.Value) -> list[int]:
+def _run_time_axes(value: ir.Value) -> list[int]:
     if not isinstance(value.type, ir.RankedTensorType):
         return []
     shape = ir.ShapedType(value.type)
     return [k for k in range(shape.rank) if shape.is_dynamic_dim(k)]
 
 
-def _non_empty(values: list[ir.Value]) -> Optional[ir.Value]:
-    """Whether none of `values` is empty, from their run-time extents (None: none has one)."""
-    return _all_positive([tensor.dim(v, index_const(k)) for v in values for k in _dynamic_dims(v)])
+def _extents(values: list[ir.Value]) -> list[Extent]:
+    """The extents of the tensors among `values`: ints, or (tensor, axis) for run-time ones."""
+    extents: list[Extent] = []
+    for value in values:
+        if isinstance(value.type, ir.RankedTensorType):
+            shape = ir.ShapedType(value.type)
+            extents += [(value, k) if shape.is_dynamic_dim(k) else shape.get_dim_size(k) for k in range(shape.rank)]
+    return extents
 
 
-def _all_positive(extents: list[ir.Value]) -> Optional[ir.Value]:
+def _all_positive(extents: list[Extent]) -> Optional[ir.Value]:
+    """Whether every run-time extent is positive (None: there is none)."""
     condition = None
     for extent in extents:
+        if isinstance(extent, tuple):
+            extent = tensor.dim(extent[0], index_const(extent[1]))
         positive = arith.cmpi(arith.CmpIPredicate.ugt, extent, index_const(0))
         condition = positive if condition is None else arith.andi(condition, positive)
     return condition
