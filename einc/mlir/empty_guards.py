@@ -82,7 +82,7 @@ def _linalg(op):
 
 def _insert_slice(op):
     source, dest = list(op.operands)[:2]
-    return _extents([source]), lambda: [dest]
+    return _unless_copied(dest, _extents([source])), lambda: [dest]
 
 
 def _extract_slice(op):
@@ -91,7 +91,7 @@ def _extract_slice(op):
     shape = ir.ShapedType(op.results[0].type)
     sizes = iter(op.opview.sizes)
     extents = [next(sizes) if shape.is_dynamic_dim(k) else d for k, d in enumerate(shape.shape)]
-    return extents, lambda: [tensor.empty(extents, shape.element_type)]
+    return _unless_copied(op.operands[0], extents), lambda: [tensor.empty(extents, shape.element_type)]
 
 
 def _pad(op):
@@ -107,6 +107,14 @@ def _pad(op):
         constant = pad.region.blocks[0].operations[0].operands[0].owner.clone()
         return [linalg.fill(constant.result, outs=[tensor.empty(sizes, shape.element_type)])]
     return _extents([source]), padding
+
+
+def _unless_copied(whole: ir.Value, extents: list[Extent]) -> list[Extent]:
+    """The extents of a slice of `whole` to guard: only the build-time ones where the slice is
+    one run of elements (a one-dimensional `whole`; einc's strides are 1), which IREE copies
+    instead of dispatching a kernel. An empty copy is fine, and guards around the copies of a
+    host loop of Vulkan chunks, constant-hoisted, made IREE record a copy out of range."""
+    return [e for e in extents if isinstance(e, int)] if ir.ShapedType(whole.type).rank == 1 else extents
 
 
 def _dispatch_region(op):
