@@ -53,7 +53,7 @@ def skip_empty_kernels(module: ir.Module, at_run_time: bool) -> None:
                 _replace(op, otherwise())
             elif at_run_time:
                 _stand_in_captured(op)
-                _run_if(op, _all_positive([e for e in extents if not isinstance(e, int)]), otherwise)
+                _run_if(op, _all_positive(extents), otherwise)
 
 
 def _rule(op) -> Optional[Callable]:
@@ -212,9 +212,12 @@ def _extents(values: list[ir.Value]) -> list[Extent]:
 
 
 def _all_positive(extents: list[Extent]) -> Optional[ir.Value]:
-    """Whether every run-time extent is positive (None: there is none)."""
+    """Whether every run-time extent is positive (None: there is none); build-time ones are
+    left to the caller."""
     condition = None
     for extent in extents:
+        if isinstance(extent, int):
+            continue
         if isinstance(extent, tuple):
             extent = tensor.dim(extent[0], index_const(extent[1]))
         positive = arith.cmpi(arith.CmpIPredicate.ugt, extent, index_const(0))

@@ -24,6 +24,8 @@ let kept = [v * 2.0 | v in x, v > 100.0];
 let kept_total = sum[i in 0..len(kept)](kept[i]);
 let h[0] = 1.0;
 let h[t in 1..N + 1] = h[t - 1] * 0.5 + x[t - 1];
+let table[i in 0..N, j in 0..4] = x[i] * j as f32;
+let picked[j in 0..N] = table[j, j % 4];
 """
 
 # the fuzzer's shape: rows 0 and 1, then a clause over 2..N
@@ -45,7 +47,7 @@ def empty_input_meaning(x: np.ndarray, m: np.ndarray) -> dict:
         h.append(h[-1] * 0.5 + v)
     kept = x64[x64 > 100.0] * 2.0
     return {"doubled": x64 * 2.0, "total": x64.sum(), "mv": m.astype(np.float64) @ x64, "kept": kept,
-            "kept_total": kept.sum(), "h": np.array(h)}
+            "kept_total": kept.sum(), "h": np.array(h), "picked": x64 * (np.arange(len(x)) % 4)}
 
 
 def empty_clause_meaning(x: np.ndarray) -> dict:
