@@ -51,9 +51,21 @@ def skip_empty_kernels(module: ir.Module, at_run_time: bool) -> None:
             extents, otherwise = _rule(op)(op)
             if any(e == 0 for e in extents if isinstance(e, int)):
                 _replace(op, otherwise())
-            elif at_run_time:
-                _stand_in_captured(op)
-                _run_if(op, _all_positive(extents), otherwise)
+                continue
+        if not at_run_time:
+            continue
+        loop = _outermost_host_loop(op.parent)
+        if loop is not None:
+            # IREE 3.13 cannot resolve a tensor.dim of anything computed from a loop-carried
+            # tensor ("dynamic dimensions must have been resolved prior to leaving the flow
+            # dialect"): inside a host loop (a recurrence's steps or chunks) only the tensors
+            # from before the loop get stand-ins, made before it; nothing there is guarded
+            with ir.InsertionPoint(loop), loop.location:
+                _stand_in_captured(op, loop)
+            continue
+        with ir.InsertionPoint(op), op.location:
+            _stand_in_captured(op, op)
+            _run_if(op, _all_positive(extents), otherwise)
 
 
 def _rule(op) -> Optional[Callable]:
@@ -61,6 +73,15 @@ def _rule(op) -> Optional[Callable]:
     if name.startswith("linalg.") and name != "linalg.fill" and len(op.results):
         return _linalg
     return RULES.get(name)
+
+
+def _outermost_host_loop(op):
+    loop = None
+    while op is not None:
+        if op.name in ("scf.for", "scf.while"):
+            loop = op
+        op = op.parent
+    return loop
 
 
 def _in_device_code(op) -> bool:
@@ -101,11 +122,13 @@ def _pad(op):
     widths = [lo + hi for lo, hi in zip(pad.static_low, pad.static_high)]
 
     def padding():
-        # einc pads by constants only; the padding value is a constant in the pad's own region
+        # einc pads by constants only; one made in the pad's own region is made again here
         sizes = [arith.addi(tensor.dim(source, index_const(k)), index_const(widths[k]))
                  if shape.is_dynamic_dim(k) else d for k, d in enumerate(shape.shape)]
-        constant = pad.region.blocks[0].operations[0].operands[0].owner.clone()
-        return [linalg.fill(constant.result, outs=[tensor.empty(sizes, shape.element_type)])]
+        value = list(pad.region.blocks[0].operations)[-1].operands[0]
+        if _defined_inside(value, op):
+            value = value.owner.clone().result
+        return [linalg.fill(value, outs=[tensor.empty(sizes, shape.element_type)])]
     return _extents([source]), padding
 
 
@@ -152,15 +175,16 @@ def _run_if(op, condition: Optional[ir.Value], otherwise: Callable) -> None:
     op.move_before(done.operation)
 
 
-def _stand_in_captured(op) -> None:
-    """Every tensor with a run-time extent that `op`'s regions read from outside it is
-    replaced there by itself, or by a one-element tensor where it is empty."""
+def _stand_in_captured(op, scope) -> None:
+    """Every tensor with a run-time extent that `op`'s regions read from outside `scope` (`op`
+    itself, or the host loop it is in) is replaced there by itself, or by a one-element tensor
+    where it is empty."""
     reads = []
 
     def collect(inner):
         if inner != op:
             reads.extend((inner, k, v) for k, v in enumerate(inner.operands)
-                         if _run_time_axes(v) and not _defined_inside(v, op))
+                         if _run_time_axes(v) and not _defined_inside(v, scope))
         return ir.WalkResult.ADVANCE
     op.walk(collect)
     stand_ins: list[tuple[ir.Value, ir.Value]] = []
