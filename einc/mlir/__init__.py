@@ -13,6 +13,7 @@ from iree.compiler.dialects import func
 
 from einc.ir.nodes import Program
 from einc.mlir.effects import emit_effect
+from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
 from einc.mlir.rounding import round_products_separately
 from einc.mlir.shapes import emit_shape_checks
@@ -40,6 +41,7 @@ def lower_program(program: Program, target: str, context: Optional[ir.Context] =
             _emit_body(program, list(entry.arguments), target)
         if target.startswith("llvm-cpu") and not fp_contract:
             round_products_separately(module)
+        skip_empty_kernels(module, at_run_time=target == "vulkan-spirv")
         module.operation.verify()
     return module
 
