@@ -6,6 +6,10 @@ padding is written that way), in which case the lowering clamps it. A read prove
 array for every admissible size is marked `in_bounds`, which allows an affine indexing map; one
 outside any guard is `strict`: whatever the sizes, it must stay inside (checked before a run,
 passes/size_facts), never be clamped.
+
+A range that depends on outer indices (`sum[k in 0..i]`) runs over its hull behind guards that
+keep it to its real range, so its reads are clamped like guarded ones; but they happen at every
+point of the real ranges, so one that surely leaves the array at such a point is an error too.
 """
 from __future__ import annotations
 
@@ -16,7 +20,10 @@ from einc.ir.nodes import IndexVar, Read, Value
 
 def check_reads(body: Value, guard, state, span) -> None:
     for read in _reads([body] + ([guard] if guard is not None else [])):
-        _check(read, id(read) in state.guarded_reads)
+        hull_only = id(read) in state.hull_only_reads
+        _check(read, hull_only or id(read) in state.guarded_reads)
+        if hull_only:
+            _check_in_real_ranges(read, state.hull_ranges)
 
 
 def _reads(roots) -> list:
@@ -57,3 +64,73 @@ def _check(read: Read, guarded: bool) -> None:
         proven = proven and affine.surely_nonnegative(lo) and affine.surely_nonnegative(last - hi)
     read.in_bounds = proven
     read.strict = not guarded
+
+
+# Corners of the outer ranges tried for a read in a range that depends on them: 2 ** 4 at most.
+_MAX_OUTER_INDICES = 4
+
+
+def _check_in_real_ranges(read: Read, hull_ranges: dict) -> None:
+    """E005 for a read in ranges that depend on outer indices when, at a corner of the outer
+    indices' ranges where those ranges are not empty, an end of them puts a subscript surely
+    outside the array. Affine subscripts are largest and smallest at such points; a read whose
+    extreme lies elsewhere stays clamped as before."""
+    lins = [affine.affine_of(sub) for sub in read.subs]
+    if any(lin is None for lin in lins):
+        return
+    dependent = [k for k in dict.fromkeys(k for lin in lins for k in lin.keys()) if k in hull_ranges]
+    outer = _outer_indices(dependent, hull_ranges)
+    if not dependent or outer is None:
+        return
+    for corner in _corners(outer):
+        for point in _range_ends(dependent, hull_ranges, corner):
+            _check_point(read, lins, {**corner, **point})
+
+
+def _outer_indices(dependent: list, hull_ranges: dict):
+    """The index variables the dependent ranges' bounds read, or None when they cannot be
+    enumerated (a bound reads another dependent range, an extent is unknown, too many)."""
+    outer = {}
+    for var in dependent:
+        for bound in hull_ranges[var]:
+            for key in bound.keys():
+                if key in hull_ranges or getattr(key, "extent", 0) is None:
+                    return None
+                if isinstance(key, IndexVar):
+                    outer[key] = None
+    return list(outer) if len(outer) <= _MAX_OUTER_INDICES else None
+
+
+def _corners(outer: list) -> list[dict]:
+    corners = [{}]
+    for var in outer:
+        ends = [var.lo, var.lo + var.extent - 1]
+        corners = [{**c, var: end} for c in corners for end in ends]
+    return corners
+
+
+def _range_ends(dependent: list, hull_ranges: dict, corner: dict) -> list[dict]:
+    """Each dependent index at the first or last point of its range at `corner` (none where a
+    range may be empty there)."""
+    points = [{}]
+    for var in dependent:
+        lo, hi = (bound.substitute(corner) for bound in hull_ranges[var])
+        if not affine.surely_nonnegative(hi - lo - 1):
+            return []
+        points = [{**p, var: end} for p in points for end in (lo, hi - 1)]
+    return points
+
+
+def _check_point(read: Read, lins: list, point: dict) -> None:
+    for axis, lin in enumerate(lins):
+        at = lin.substitute(point)
+        if any(getattr(k, "extent", 0) is None for k in at.keys()):
+            continue
+        lo, hi = affine.bounds(at)
+        last = read.tensor.shape[axis] - 1
+        bad = lo if affine.surely_negative(lo) else hi if affine.surely_negative(last - hi) else None
+        if bad is not None:
+            where = ", ".join(f"{var.name} = {value!r}" for var, value in point.items())
+            raise d.error(d.BOUNDS, f"read out of bounds: subscript {axis} is {bad!r} at {where} "
+                          f"but the axis has size {read.tensor.shape[axis]!r}", read.span,
+                          hint="narrow the index range or guard the read with `where`")

@@ -79,8 +79,10 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
     try:
         guard = where_clauses(el, node.wheres, scope)
         el.state.guard_depth += guard is not None
-        body = el.ev(node.value, scope)
-        el.state.guard_depth -= guard is not None
+        try:
+            body = el.ev(node.value, scope)
+        finally:
+            el.state.guard_depth -= guard is not None
     finally:
         el.state.frames.pop()
     frame.resolve(el.state.dependent_ranges)
@@ -254,19 +256,22 @@ def reduction(el, node: ast.Reduction, env):
         vars_.append(var)
     frame = InferenceFrame(pending)
     el.state.frames.append(frame)
-    guarded = bool(hull_guards) or any(isinstance(w, ast.WhereGuard) for w in node.wheres)
+    in_hull = bool(hull_guards)
+    user_guarded = any(isinstance(w, ast.WhereGuard) for w in node.wheres)
+    # a range that depends on outer indices runs over its hull behind guards: those guards keep
+    # the where clauses inside the range as well as the body
+    el.state.hull_depth += in_hull
     try:
-        # a range that depends on outer indices runs over its hull behind guards: those guards
-        # keep the where clauses inside the range as well as the body
-        el.state.guard_depth += bool(hull_guards)
         guard = where_clauses(el, node.wheres, scope)
-        el.state.guard_depth -= bool(hull_guards)
         for g in hull_guards:
             guard = g if guard is None else scalar_ops.apply("and", [guard, g], node.span)
-        el.state.guard_depth += guarded
-        body = el.ev(node.body, scope)
-        el.state.guard_depth -= guarded
+        el.state.guard_depth += user_guarded
+        try:
+            body = el.ev(node.body, scope)
+        finally:
+            el.state.guard_depth -= user_guarded
     finally:
+        el.state.hull_depth -= in_hull
         el.state.frames.pop()
     frame.resolve(el.state.dependent_ranges)
     result = Reduce(node.op, tuple(vars_), _reduction_body(node, body), guard, span=node.span)
@@ -313,5 +318,6 @@ def resolve_hulls(state) -> None:
         lo_min, _ = affine.bounds(lo)
         _, hi_max = affine.bounds(hi)
         var.lo, var.extent = lo_min, hi_max - lo_min
+        state.hull_ranges[var] = (lo, hi)
     state.dependent_ranges.clear()
 

@@ -63,14 +63,19 @@ class InferenceFrame:
 class State:
     def __init__(self) -> None:
         self.frames: list[InferenceFrame] = []
-        self.guard_depth = 0
+        self.guard_depth = 0                # under a guard of the program's (`where`, `if`)
         self.guarded_reads: set[int] = set()
+        self.hull_depth = 0                 # under the guards that narrow a hull to its range
+        self.hull_only_reads: set[int] = set()
         self.dependent_ranges: list = []    # (IndexVar, lo Lin, hi Lin) iterated over a hull
+        self.hull_ranges: dict = {}         # IndexVar -> (lo Lin, hi Lin) of a resolved hull
         self.call_depth = 0
 
     def note_read(self, read: Read, names: list[str]) -> None:
         if self.guard_depth:
             self.guarded_reads.add(id(read))
+        elif self.hull_depth:
+            self.hull_only_reads.add(id(read))
         for axis, sub in enumerate(read.subs):
             size = read.tensor.shape[axis]
             # an axis of unknown extent is one batched over `var` itself (definitions.

@@ -62,11 +62,14 @@ def test_where_guards_bindings_and_outer_dependent_ranges(run):
         let positive_sum = sum[i](x[i]) where x[i] > 0.0;
         let even[i in 0..8] = x[i] * 2.0 where i % 2 == 0;
         let prefix[i in 0..8] = sum[k in 0..i + 1](x[k]);
+        let before[i in 0..8] = sum[k in 0..i](x[i - 1 - k]);
         let scaled[i] = a * a where a = x[i] + 1.0;
     """, x=x)
     np.testing.assert_allclose(out["positive_sum"], x[x > 0].sum(), rtol=1e-5)
     np.testing.assert_array_equal(out["even"], np.where(np.arange(8) % 2 == 0, x * 2, 0))
     np.testing.assert_allclose(out["prefix"], np.cumsum(x), rtol=1e-5, atol=1e-6)
+    # over the hull k < 7 of `0..i` the subscript reaches -7, but never where the range has a point
+    np.testing.assert_allclose(out["before"], np.cumsum(np.r_[0, x[:-1]]), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out["scaled"], (x + 1) ** 2, rtol=1e-6)
 
 

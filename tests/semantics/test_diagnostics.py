@@ -127,6 +127,14 @@ def test_a_read_before_the_start_is_E005_never_a_wrap_around(diagnose):
     assert diag.code == "E005" and "[-1, 4]" in diag.message
 
 
+def test_a_read_in_a_range_that_depends_on_an_outer_index_is_checked_where_the_range_runs(diagnose):
+    # `0..i` runs over its hull behind a guard; the read is not the program's guarded read, and
+    # at i = 2, k = 0 it leaves x (it used to be clamped to x[2] silently)
+    diag, _ = diagnose("let x: [f32; 3];\nlet z[i in 0..3] = x[i] + sum[k in 0..i](x[k + 5]);\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E005", 2, 42)
+    assert "is 5 at i = 2, k = 0" in diag.message
+
+
 def test_a_function_called_before_the_top_level_binding_it_reads_is_E003_at_the_read(diagnose):
     diag, _ = diagnose("let a = f();\nfn f() { a + 1.0 }\n")
     assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 10)
