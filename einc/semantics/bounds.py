@@ -15,12 +15,16 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import IndexVar, Read, Value
+from einc.ir.nodes import IndexVar, Read, StateRead, Value
 
 
 def check_reads(body: Value, guard, state, span) -> None:
     for read in _reads([body] + ([guard] if guard is not None else [])):
         hull_only = id(read) in state.hull_only_reads
+        if isinstance(read, StateRead):
+            if not hull_only and id(read) not in state.guarded_reads:
+                _check_state_read(read)
+            continue
         _check(read, hull_only or id(read) in state.guarded_reads)
         if hull_only:
             _check_in_real_ranges(read, state.hull_ranges)
@@ -34,7 +38,7 @@ def _reads(roots) -> list:
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if isinstance(v, Read):
+        if isinstance(v, (Read, StateRead)):
             out.append(v)
             stack.extend(v.subs)
         elif v.rank == 0:
@@ -55,15 +59,32 @@ def _check(read: Read, guarded: bool) -> None:
             continue
         lo, hi = affine.bounds(lin)
         last = read.tensor.shape[axis] - 1
-        if not guarded and (affine.surely_negative(lo) or affine.surely_negative(last - hi)):
-            bad = lo if affine.surely_negative(lo) else hi
-            raise d.error(d.BOUNDS, f"read out of bounds: subscript {axis} ranges over "
-                          f"[{lo!r}, {hi!r}] but the axis has size {read.tensor.shape[axis]!r}",
-                          read.span, hint=f"at the extreme point the subscript is {bad!r}; "
-                          "narrow the index range or guard the read with `where`")
+        if not guarded:
+            _check_range(read, axis, lo, hi, read.tensor.shape[axis])
         proven = proven and affine.surely_nonnegative(lo) and affine.surely_nonnegative(last - hi)
     read.in_bounds = proven
     read.strict = not guarded
+
+
+
+def _check_range(read, axis: int, lo, hi, size) -> None:
+    """E005 when subscript `axis`, ranging over [lo, hi], surely leaves an axis of `size`."""
+    if affine.surely_negative(lo) or affine.surely_negative(size - 1 - hi):
+        bad = lo if affine.surely_negative(lo) else hi
+        raise d.error(d.BOUNDS, f"read out of bounds: subscript {axis} ranges over "
+                      f"[{lo!r}, {hi!r}] but the axis has size {size!r}",
+                      read.span, hint=f"at the extreme point the subscript is {bad!r}; "
+                      "narrow the index range or guard the read with `where`")
+
+
+def _check_state_read(read: StateRead) -> None:
+    """A recurrence member read at a point inside its group: the axes after the step (whose
+    reads the recurrence checks itself, naming the steps) are checked as any read's."""
+    for axis in range(1, len(read.subs)):
+        lin, size = affine.affine_of(read.subs[axis]), read.member.shape[axis]
+        if lin is None or size is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
+            continue
+        _check_range(read, axis, *affine.bounds(lin), size)
 
 
 # Corners of the outer ranges tried for a read in a range that depends on them: 2 ** 4 at most.

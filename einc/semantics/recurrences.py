@@ -498,7 +498,9 @@ def state_read(el, state: RecState, subs: list, span):
         raise d.error(d.UNSUPPORTED if len(subs) < len(m.shape) else d.SHAPE,
                       f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read it at one "
                       f"point ({len(subs)} subscripts given)", span)
-    return StateRead(m, tuple(subs), span=span)
+    read = StateRead(m, tuple(subs), span=span)
+    el.state.note_guards(read)
+    return read
 
 
 def _step_slice(state: RecState, step_sub: Value, span):
@@ -578,12 +580,26 @@ def _check_direction(member: RecMember, clause: RecClause, read: StateRead, step
                       f"`{read.member.name}` at step {clause.t_lo + offset!r}, before the start",
                       read.span, hint="start the recurrent clause later (e.g. `t in 1..T`) and "
                       "define the first steps with their own clauses")
+    _check_past_the_end(clause, read, offset)
     if offset < 0 or read.member is not member:
         return
     if _earlier_point_of_step(read, clause) is False:
         raise d.error(d.RECURRENCE, f"`{member.name}` reads a point of itself that is not "
                       "computed yet", read.span, hint="read an earlier step (`t - 1`) or an "
                       "earlier point of this step (`i - 1`)")
+
+
+def _check_past_the_end(clause: RecClause, read: StateRead, offset: int) -> None:
+    """A read at `t + offset` past the last step the member read has (its first axis) is
+    E005, as a read past any array's end: it is not one of the member's points no clause
+    covers (those are 0)."""
+    last_step = clause.t_hi - 1
+    read_step = last_step + offset
+    size = read.member.shape[0]
+    if affine.surely_nonnegative(last_step - clause.t_lo) and affine.surely_negative(size - 1 - read_step):
+        raise d.error(d.BOUNDS, f"at its last step {last_step!r} this clause reads `{read.member.name}` "
+                      f"at step {read_step!r}, past its last step {size - 1!r}", read.span,
+                      hint=f"end the clause earlier or define `{read.member.name}` for more steps")
 
 
 def _earlier_point_of_step(read: StateRead, clause: RecClause):

@@ -71,11 +71,15 @@ class State:
         self.hull_ranges: dict = {}         # IndexVar -> (lo Lin, hi Lin) of a resolved hull
         self.call_depth = 0
 
-    def note_read(self, read: Read, names: list[str]) -> None:
+    def note_guards(self, read) -> None:
+        """Whether `read` (a Read or a recurrence's StateRead) sits under a guard (bounds)."""
         if self.guard_depth:
             self.guarded_reads.add(id(read))
         elif self.hull_depth:
             self.hull_only_reads.add(id(read))
+
+    def note_read(self, read: Read, names: list[str]) -> None:
+        self.note_guards(read)
         for axis, sub in enumerate(read.subs):
             size = read.tensor.shape[axis]
             # an axis of unknown extent is one batched over `var` itself (definitions.

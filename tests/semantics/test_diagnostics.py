@@ -1,6 +1,8 @@
 """Every program error is a diagnostic with a code, a location, the source line and a caret."""
 import pytest
 
+from einc.driver import front_end
+
 
 def test_syntax_error_E001(diagnose):
     diag, text = diagnose("let a = 1;\nlet b = (a + ;\n")
@@ -133,6 +135,25 @@ def test_a_read_in_a_range_that_depends_on_an_outer_index_is_checked_where_the_r
     diag, _ = diagnose("let x: [f32; 3];\nlet z[i in 0..3] = x[i] + sum[k in 0..i](x[k + 5]);\n")
     assert (diag.code, diag.span.line, diag.span.col) == ("E005", 2, 42)
     assert "is 5 at i = 2, k = 0" in diag.message
+
+
+def test_a_recurrence_reading_another_member_past_its_last_step_is_E005(diagnose):
+    # b has steps 0 and 1; a at t = 3 read b[2] as 0 before
+    diag, _ = diagnose("let a[0] = 1.0;\nlet a[t in 1..4] = a[t - 1] + b[t - 1];\n"
+                       "let b[t in 0..2] = a[t] * 2.0;\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E005", 2, 31)
+    assert "reads `b` at step 2, past its last step 1" in diag.message
+
+
+def test_a_recurrence_reading_itself_outside_an_axis_is_E005_unless_guarded(diagnose, tmp_path):
+    # a[t - 1, i + 1] at i = 2 was clamped to a[t - 1, 2] silently; under `if` it may be
+    diag, _ = diagnose("let a[0, i in 0..3] = 1.0;\nlet a[t in 1..4, i in 0..3] = a[t - 1, i + 1];\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E005", 2, 31)
+    assert "subscript 1 ranges over [1, 3] but the axis has size 3" in diag.message
+    guarded = tmp_path / "guarded.ein"
+    guarded.write_text("let a[0, i in 0..3] = 1.0;\n"
+                       "let a[t in 1..4, i in 0..3] = if i + 1 < 3 { a[t - 1, i + 1] } else { 0.0 };\n")
+    front_end(str(guarded))
 
 
 def test_a_function_called_before_the_top_level_binding_it_reads_is_E003_at_the_read(diagnose):
