@@ -41,7 +41,7 @@ def lower_program(program: Program, target: str, context: Optional[ir.Context] =
             _emit_body(program, list(entry.arguments), target)
         if target.startswith("llvm-cpu") and not fp_contract:
             round_products_separately(module)
-        skip_empty_kernels(module, at_run_time=target == "vulkan-spirv")
+        skip_empty_kernels(module)
         module.operation.verify()
     return module
 

@@ -292,14 +292,24 @@ def _open_device(device: str) -> rt.HalDevice:
         raise RunError(f"cannot open the {device} device: {_first_line(err)}") from None
 
 
+# IREE 3.13's Vulkan HAL refuses to record a dispatch that binds an empty buffer, which a
+# run-time size of 0 gives (einc/mlir/empty_guards.py says why einc does not work around it).
+_EMPTY_VULKAN_BINDING = "resolved to an empty buffer range"
+
+
 def _as_run_error(err: Exception) -> Exception:
-    """Failed asserts and shape checks become RunErrors; anything else stays an internal error."""
+    """Failed asserts and shape checks become RunErrors, and so does a Vulkan dispatch over an
+    empty tensor; anything else stays an internal error."""
     text = str(err)
     marker = "FAILED_PRECONDITION; "
     if marker in text:
         message = text.split(marker, 1)[1].rstrip().rstrip(";").strip()
         if message.startswith(_ASSERT_MESSAGE_STARTS):
             return RunError(message)
+    if _EMPTY_VULKAN_BINDING in text:
+        return RunError("a tensor of this run is empty (a size is 0 or a range has no element), which "
+                        "the vulkan device cannot dispatch over (IREE 3.13); run the llvm-cpu build "
+                        "for these sizes")
     return err
 
 
