@@ -137,14 +137,18 @@ def test_named_op_without_gathers(source_file, output):
     assert not EXTRACT.search(text)
 
 
-def test_cpu_convolutions_carry_tile_sizes_or_run_as_im2col(source_file):
-    """llvm-cpu only: NCHW convolutions get IREE tile sizes; one input channel becomes im2col."""
-    assert "#iree_cpu.lowering_config" in mlir_of(source_file, "conv")
+def test_cpu_convolutions_carry_tile_sizes_and_one_channel_gets_a_channel_of_zeros(source_file):
+    """llvm-cpu only: NCHW convolutions get IREE tile sizes, a row of columns that divides the
+    output's width (8 of 8, 4 of 4); one input channel gets a second channel of zeros."""
+    text = mlir_of(source_file, "conv")
+    assert "vector_common_parallel = [1, 4, 1, 8, 0, 0, 0]" in text
     assert "compilation_info" not in mlir_of(source_file, "conv", "vulkan-spirv")
     text = mlir_of(source_file, "gray")
-    assert "linalg.conv" not in text and "tensor.pad" in text and not EXTRACT.search(text)
-    assert "d2 * 2 + d4" in text or "d4 * 2 + d2" in text          # the strided window copy
-    assert "linalg.conv_2d_nchw_fchw" in mlir_of(source_file, "gray", "vulkan-spirv")
+    assert "vector_common_parallel = [1, 4, 1, 4, 0, 0, 0]" in text
+    assert "strides = dense<2>" in text and "tensor<4x2x3x3xf32>" in text and not EXTRACT.search(text)
+    assert text.count("high[0, 1, 0, 0]") == 2             # image and filter, one channel of zeros each
+    vulkan = mlir_of(source_file, "gray", "vulkan-spirv")
+    assert "linalg.conv_2d_nchw_fchw" in vulkan and "tensor<4x1x3x3xf32>" in vulkan
 
 
 @pytest.mark.parametrize("output, pad_value", [("conv", "0.0"), ("fhwc", "0.0"), ("shifted", "2.0"),
