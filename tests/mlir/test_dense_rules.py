@@ -59,6 +59,9 @@ let gray[n, o in 0..4, h in 0..5, w in 0..4] = sum[c in 0..1, kh in 0..3, kw in 
     where ih = 2 * h + kh - 1, iw = 2 * w + kw - 1);
 let strided[n, o in 0..4, h in 0..4, w in 0..3] = sum[c in 0..3, kh in 0..3, kw in 0..3](
     X[n, c, 2 * h + kh, 2 * w + kw] * Wc[o, c, kh, kw]);
+// the channel of group o / 4 (one group: o / 4 is 0 over o in 0..4), as std::ml::conv writes it
+let onegroup[n, o in 0..4, h in 0..7, w in 0..6] = sum[c in 0..3, kh in 0..3, kw in 0..3](
+    X[n, o / 4 * 3 + c, h + kh, w + kw] * Wc[o, c, kh, kw]);
 let dilated[n, o in 0..4, h in 0..5, w in 0..4] = sum[c in 0..3, kh in 0..3, kw in 0..3](
     X[n, c, h + 2 * kh, w + 2 * kw] * Wc[o, c, kh, kw]);
 let nhwc[n, h in 0..7, w in 0..6, o in 0..4] = sum[kh in 0..3, kw in 0..3, c in 0..3](
@@ -103,7 +106,8 @@ OPS = {
     "mm": "linalg.matmul", "bmm": "linalg.batch_matmul", "mv": "linalg.matvec", "vm": "linalg.vecmat",
     "dot": "linalg.dot", "rows": "linalg.matmul", "flat": "linalg.matmul",
     "conv": "linalg.conv_2d_nchw_fchw", "strided": "linalg.conv_2d_nchw_fchw",
-    "dilated": "linalg.conv_2d_nchw_fchw", "nhwc": "linalg.conv_2d_nhwc_hwcf",
+    "dilated": "linalg.conv_2d_nchw_fchw", "onegroup": "linalg.conv_2d_nchw_fchw",
+    "nhwc": "linalg.conv_2d_nhwc_hwcf",
     "fhwc": "linalg.conv_2d_nhwc_fhwc", "conv3d": "linalg.conv_3d_ncdhw_fcdhw",
     "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "plain2d": "linalg.conv_2d",
     "maxpool": "linalg.pooling_nchw_max", "minpool": "linalg.pooling_nhwc_min", "sumpool": "linalg.pooling_ncw_sum",
@@ -226,6 +230,7 @@ def _references(x):
                           x["W1"]),
         "strided": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), stride=2), x["Wc"]),
         "dilated": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), dilation=2), x["Wc"]),
+        "onegroup": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
         "nhwc": np.einsum("nhwcpq,pqco->nhwo", _windows(Xh, (3, 3), (1, 2)), x["Wh"]),
         "fhwc": np.einsum("nhwcpq,opqc->nhwo", _windows(pad(Xh, (1, 2)), (3, 3), (1, 2)), x["Wo"]),
         "conv1d": np.einsum("ncwq,oq->now", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
@@ -272,3 +277,13 @@ def test_zero_padding_times_inf_is_nan_as_in_convolution_libraries():
     w[0, 0, 0, 0] = np.inf
     y = einc.load(einc.compile(src).vmfb)(X=np.ones((1, 1, 4, 4), np.float32), W=w)["y"][0, 0]
     assert np.isnan(y[0]).all() and np.isnan(y[:, 0]).all() and np.isposinf(y[1:, 1:]).all()
+
+
+def test_the_library_convolution_with_one_group_is_the_named_op(tmp_path):
+    # std::ml::conv reads channel `o / Mg * Cg + c`: with one group o / Mg is 0 over o's range,
+    # so the read is plain and the convolution named (it was a gather per tap before)
+    path = tmp_path / "library_conv.ein"
+    path.write_text("use std::ml::{conv, relu};\nlet X: [f32; B, 3, 16, 16];\nlet W: [f32; 8, 3, 3, 3];\n"
+                    "let b: [f32; 8];\nlet y = relu(conv(X, W, b, [1, 1], [1, 1, 1, 1], [1, 1], 1));\n")
+    text = mlir_of(path, "y")
+    assert "linalg.conv_2d_nchw_fchw " in text and not EXTRACT.search(text)
