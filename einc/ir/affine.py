@@ -30,6 +30,8 @@ def _op(v: Op) -> Optional[Lin]:
         return None
     if v.op == "div":
         return _quotient(v)
+    if v.op == "rem":
+        return _remainder(v)
     args = [affine_of(a) for a in v.args] if v.op in ("add", "sub", "mul", "neg") else None
     if args is None or any(a is None for a in args):
         return None
@@ -59,6 +61,17 @@ def _quotient(v: Op) -> Optional[Lin]:
     if numer.is_const:
         return Lin(numer.const // denom.const) if numer.const >= 0 else None
     return Lin.of(Quotient(numer, denom.const))
+
+
+def _remainder(v: Op) -> Optional[Lin]:
+    """`x % k` where x / k is one number q over the ranges (`j % N` for j in 0..N): x - k q."""
+    numer, denom = affine_of(v.args[0]), affine_of(v.args[1])
+    if numer is None or denom is None or not denom.is_const or denom.const <= 0:
+        return None
+    if not any(hasattr(k, "extent") for k in numer.keys()):
+        return None
+    quotient = _constant_quotient(numer, denom.const)
+    return None if quotient is None else numer - quotient.scale(denom.const)
 
 
 def _constant_quotient(numer: Lin, denom: int) -> Optional[Lin]:

@@ -62,6 +62,9 @@ let strided[n, o in 0..4, h in 0..4, w in 0..3] = sum[c in 0..3, kh in 0..3, kw 
 // the channel of group o / 4 (one group: o / 4 is 0 over o in 0..4), as std::ml::conv writes it
 let onegroup[n, o in 0..4, h in 0..7, w in 0..6] = sum[c in 0..3, kh in 0..3, kw in 0..3](
     X[n, o / 4 * 3 + c, h + kh, w + kw] * Wc[o, c, kh, kw]);
+// remainders that are their dividend over its range (c % 3 for c in 0..3), as std::ml::gemm writes its bias
+let wrapped[n, o in 0..4, h in 0..7, w in 0..6] = sum[c in 0..3, kh in 0..3, kw in 0..3](
+    X[n, c % 3, h + kh, w + kw] * Wc[o % 4, c, kh, kw]);
 let dilated[n, o in 0..4, h in 0..5, w in 0..4] = sum[c in 0..3, kh in 0..3, kw in 0..3](
     X[n, c, h + 2 * kh, w + 2 * kw] * Wc[o, c, kh, kw]);
 let nhwc[n, h in 0..7, w in 0..6, o in 0..4] = sum[kh in 0..3, kw in 0..3, c in 0..3](
@@ -107,6 +110,7 @@ OPS = {
     "dot": "linalg.dot", "rows": "linalg.matmul", "flat": "linalg.matmul",
     "conv": "linalg.conv_2d_nchw_fchw", "strided": "linalg.conv_2d_nchw_fchw",
     "dilated": "linalg.conv_2d_nchw_fchw", "onegroup": "linalg.conv_2d_nchw_fchw",
+    "wrapped": "linalg.conv_2d_nchw_fchw",
     "nhwc": "linalg.conv_2d_nhwc_hwcf",
     "fhwc": "linalg.conv_2d_nhwc_fhwc", "conv3d": "linalg.conv_3d_ncdhw_fcdhw",
     "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "plain2d": "linalg.conv_2d",
@@ -231,6 +235,7 @@ def _references(x):
         "strided": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), stride=2), x["Wc"]),
         "dilated": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), dilation=2), x["Wc"]),
         "onegroup": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
+        "wrapped": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
         "nhwc": np.einsum("nhwcpq,pqco->nhwo", _windows(Xh, (3, 3), (1, 2)), x["Wh"]),
         "fhwc": np.einsum("nhwcpq,opqc->nhwo", _windows(pad(Xh, (1, 2)), (3, 3), (1, 2)), x["Wo"]),
         "conv1d": np.einsum("ncwq,oq->now", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
