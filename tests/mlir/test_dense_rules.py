@@ -26,6 +26,8 @@ let Wf: [f32; 36, 5];
 let X: [f32; 2, 3, 9, 8];
 let Wc: [f32; 4, 3, 3, 3];
 let X1: [f32; G, 1, 9, 8];
+let Xg: [f32; G, 9, 8, 1];
+let Wg: [f32; 3, 3, 1, 4];
 let W1: [f32; 4, 1, 3, 3];
 let Xh: [f32; 2, 9, 8, 3];
 let Wh: [f32; 3, 3, 3, 4];
@@ -59,6 +61,8 @@ let gray[n, o in 0..4, h in 0..5, w in 0..4] = sum[c in 0..1, kh in 0..3, kw in 
     where ih = 2 * h + kh - 1, iw = 2 * w + kw - 1);
 let strided[n, o in 0..4, h in 0..4, w in 0..3] = sum[c in 0..3, kh in 0..3, kw in 0..3](
     X[n, c, 2 * h + kh, 2 * w + kw] * Wc[o, c, kh, kw]);
+let grayh[n, h in 0..7, w in 0..6, o in 0..4] = sum[kh in 0..3, kw in 0..3, c in 0..1](
+    Xg[n, h + kh, w + kw, c] * Wg[kh, kw, c, o]);
 // the channel of group o / 4 (one group: o / 4 is 0 over o in 0..4), as std::ml::conv writes it
 let onegroup[n, o in 0..4, h in 0..7, w in 0..6] = sum[c in 0..3, kh in 0..3, kw in 0..3](
     X[n, o / 4 * 3 + c, h + kh, w + kw] * Wc[o, c, kh, kw]);
@@ -111,7 +115,7 @@ OPS = {
     "conv": "linalg.conv_2d_nchw_fchw", "strided": "linalg.conv_2d_nchw_fchw",
     "dilated": "linalg.conv_2d_nchw_fchw", "onegroup": "linalg.conv_2d_nchw_fchw",
     "wrapped": "linalg.conv_2d_nchw_fchw",
-    "nhwc": "linalg.conv_2d_nhwc_hwcf",
+    "nhwc": "linalg.conv_2d_nhwc_hwcf", "grayh": "linalg.conv_2d_nhwc_hwcf",
     "fhwc": "linalg.conv_2d_nhwc_fhwc", "conv3d": "linalg.conv_3d_ncdhw_fcdhw",
     "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "plain2d": "linalg.conv_2d",
     "maxpool": "linalg.pooling_nchw_max", "minpool": "linalg.pooling_nhwc_min", "sumpool": "linalg.pooling_ncw_sum",
@@ -157,6 +161,9 @@ def test_cpu_convolutions_carry_tile_sizes_and_one_channel_gets_a_channel_of_zer
     assert text.count("high[0, 1, 0, 0]") == 2             # image and filter, one channel of zeros each
     vulkan = mlir_of(source_file, "gray", "vulkan-spirv")
     assert "linalg.conv_2d_nchw_fchw" in vulkan and "tensor<4x1x3x3xf32>" in vulkan
+    text = mlir_of(source_file, "grayh")                   # any layout: the channel axis is padded
+    assert "tensor<3x3x2x4xf32>" in text and "high[0, 0, 0, 1]" in text and "high[0, 0, 1, 0]" in text
+    assert "compilation_info" not in text                  # IREE's own tiles for NHWC
 
 
 @pytest.mark.parametrize("output, pad_value", [("conv", "0.0"), ("fhwc", "0.0"), ("shifted", "2.0"),
@@ -208,7 +215,7 @@ def _inputs():
     return {"A": f(m, k), "B": f(k, n), "v": f(k), "u": f(m), "T": f(2, m, k), "S": f(2, k, n),
             "Q": f(2, 3, k), "P": f(2, 4, 3, 3), "Wf": f(36, 5), "X": f(2, 3, 9, 8), "Wc": f(4, 3, 3, 3),
             "Xh": f(2, 9, 8, 3), "Wh": f(3, 3, 3, 4), "Wo": f(4, 3, 3, 3), "Xd": f(2, 3, 8), "Wd": f(3, 3),
-            "Wdw": f(3, 3, 3), "X1": f(3, 1, 9, 8), "W1": f(4, 1, 3, 3),
+            "Wdw": f(3, 3, 3), "X1": f(3, 1, 9, 8), "W1": f(4, 1, 3, 3), "Xg": f(3, 9, 8, 1), "Wg": f(3, 3, 1, 4),
             "Xv": f(2, 3, 5, 6, 4), "Wv": f(4, 3, 2, 3, 3), "img": f(SIZES["H"], SIZES["W"]), "ker": f(3, 3),
             "idx": np.array([4, 0, 2, 2], np.int32)}
 
@@ -237,6 +244,7 @@ def _references(x):
         "onegroup": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
         "wrapped": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
         "nhwc": np.einsum("nhwcpq,pqco->nhwo", _windows(Xh, (3, 3), (1, 2)), x["Wh"]),
+        "grayh": np.einsum("nhwcpq,pqco->nhwo", _windows(x["Xg"], (3, 3), (1, 2)), x["Wg"]),
         "fhwc": np.einsum("nhwcpq,opqc->nhwo", _windows(pad(Xh, (1, 2)), (3, 3), (1, 2)), x["Wo"]),
         "conv1d": np.einsum("ncwq,oq->now", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
         "conv3d": np.einsum("ncdhwabe,ocabe->nodhw", _windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Wv"]),
