@@ -55,11 +55,16 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     return emit_named(lw, found, init, build=convolution)
 
 
+# A 3-d convolution with one channel ran faster as IREE has it (4.4 ms against 6.8 padded, a
+# batch of 8 16^3 volumes into 8 channels); 1-d ones as 2-d ones (18.7 ms against 9.3 padded).
+PADDED_CHANNEL_OPS = ("conv_1d_", "conv_2d_")
+
+
 def _summed_channel_axes(found: Match) -> Optional[tuple]:
-    """The axis of the summed channel `c` in the image and in the filter of a convolution
-    pattern (None for depthwise ones, whose channel is a result axis, and for other ops)."""
+    """The axis of the summed channel `c` in the image and in the filter of a 1-d or 2-d
+    convolution (None for depthwise ones, whose channel is a result axis, and other ops)."""
     pattern = found.pattern
-    if not pattern.op.startswith("conv_") or len(pattern.operands) != 2 or "c" in pattern.out.split():
+    if not pattern.op.startswith(PADDED_CHANNEL_OPS) or len(pattern.operands) != 2 or "c" in pattern.out.split():
         return None
     tokens = [operand.split() for operand in pattern.operands]
     return tuple(t.index("c") for t in tokens) if all("c" in t for t in tokens) else None
