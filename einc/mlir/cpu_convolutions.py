@@ -10,7 +10,7 @@ must divide the output's width: IREE 3.13 runs a partial row as scalar code, 18x
 
 With one input channel IREE folds the unit axis away before choosing, the op is no longer a
 convolution to it and runs as a scalar loop nest (about 9x slower; so does a window of one row,
-and a run-time channel count). Such a convolution, in any layout, gets a second input channel
+and a run-time channel count). Such a 1-d or 2-d convolution, in any layout, gets a second input channel
 of zeros: twice the multiplies, still 6-10x faster (NHWC with one channel: 9.7 ms a batch of
 100 28x28 images into 8 channels, 0.95 ms padded), and faster than the windows copied out and
 multiplied as a matrix (im2col: the copy and IREE's packing of it cost 3.5 ms of 4.4 for the
