@@ -289,5 +289,11 @@ def _unindexed_vars(lw, reduce: Reduce, domain: Domain) -> tuple:
     folds that tensor into the kernel as a scalar (einc.passes.uniform_tensors). These loops run
     as scalar loops inside the kernel's region instead."""
     operands, _ = plan_operands(lw, domain, [reduce.body, reduce.guard], frozenset())
-    return tuple(v for v in reduce.vars
-                 if not any(v in o.vars and lw.uniformity.varies(o.node, frozenset([v])) for o in operands))
+    return tuple(v for v in reduce.vars if not any(v in o.vars and _needs_axis(lw, o, v) for o in operands))
+
+
+def _needs_axis(lw, operand: Operand, var: IndexVar) -> bool:
+    """Whether the kernel must iterate `var` for `operand`: it changes along `var`, or it is a
+    reduction's tensor with an axis for `var` (read from inside a scalar loop over `var`, it
+    would have lost that axis: an internal error, fuzz seed 21 program 375)."""
+    return isinstance(operand.node, Reduce) or lw.uniformity.varies(operand.node, frozenset([var]))

@@ -46,7 +46,8 @@ def define(el, clauses: list, env):
         check_reads(body, r.guard, el.state, r.node.span)
     if len(results) == 1 and _is_plain(results[0]):
         r = results[0]
-        return batch_over_outer_indices(Generic(tuple(r.axes), r.body, r.guard, span=r.node.span))
+        body, guard = _decided_guard("sum", r.body, r.guard)      # a guarded-out point is 0
+        return batch_over_outer_indices(Generic(tuple(r.axes), body, guard, span=r.node.span))
     value = _piecewise(results, dtype, first.span)
     if any(free_vars(c.value.body) - frozenset(c.value.vars) for c in value.clauses):
         raise d.error(d.UNSUPPORTED, "a piecewise definition inside a function called per point of "
