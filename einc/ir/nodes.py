@@ -144,6 +144,9 @@ class Read(Value):
     span: Optional[Span] = None
     in_bounds: bool = False        # proven for every point of the domain (set by checks)
     strict: bool = False           # the program reads it unconditionally: it may not be clamped
+    # in a range that depends on outer indices: (axis, subscript in sizes) at the extreme points
+    # where the real ranges run, which a run's sizes must keep inside (passes/size_facts)
+    extreme_points: tuple = ()
 
     def __post_init__(self) -> None:
         self.dtype, self.shape = self.tensor.dtype, ()

@@ -122,6 +122,8 @@ class _Collector:
         for axis, size in enumerate(v.tensor.shape):
             first, last = _touched(v, axis, self._steps)
             self.facts.append(IndexFact("read", name, axis, size, first, last, domain, v.span))
+        for axis, index in v.extreme_points:        # a read in ranges that depend on outer indices
+            self.facts.append(IndexFact("read", name, axis, v.tensor.shape[axis], index, index, domain, v.span))
 
     def piecewise(self, v: Piecewise, _domain: tuple) -> None:
         for clause in v.clauses:

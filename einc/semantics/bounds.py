@@ -9,7 +9,9 @@ passes/size_facts), never be clamped.
 
 A range that depends on outer indices (`sum[k in 0..i]`) runs over its hull behind guards that
 keep it to its real range, so its reads are clamped like guarded ones; but they happen at every
-point of the real ranges, so one that surely leaves the array at such a point is an error too.
+point of the real ranges, so one that surely leaves the array at such a point is an error too,
+and where that depends on run-time sizes the subscripts at those points are kept on the read
+(`Read.extreme_points`) for the runner to check before a run.
 """
 from __future__ import annotations
 
@@ -147,6 +149,8 @@ def _check_point(read: Read, lins: list, point: dict) -> None:
         at = lin.substitute(point)
         if any(getattr(k, "extent", 0) is None for k in at.keys()):
             continue
+        if not any(isinstance(k, IndexVar) for k in at.keys()):
+            read.extreme_points += ((axis, at),)
         lo, hi = affine.bounds(at)
         last = read.tensor.shape[axis] - 1
         bad = lo if affine.surely_negative(lo) else hi if affine.surely_negative(last - hi) else None

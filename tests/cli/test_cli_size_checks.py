@@ -81,6 +81,19 @@ def test_fixed_reads_of_an_empty_input_are_refused(built, run_module):
     assert status == 0 and "ends: float32 = -0.5" in out
 
 
+def test_a_prefix_sum_longer_than_its_input_is_refused(built, run_module):
+    # `k` runs to i at row i: row 7 reads x[7], which an input of 3 elements does not have
+    module = built("let x: [f32; N];\nlet c[i in 0..8] = sum[k in 0..i + 1](x[k]);\n")
+    status, out, err = run_module(module, x=np.ones(3, np.float32))
+    assert (status, out) == (1, "")
+    assert err.startswith("error: input size N = 3 (x axis 0) does not fit the program: the read of x at ")
+    assert err.endswith("program.ein:2:39 needs index 7 of its axis 0, which has size N = 3\n")
+    x = np.arange(8, dtype=np.float32)
+    status, out, err = run_module(module, x=x)
+    assert (status, err) == (0, "")
+    assert "c: float32[8] [ 0.  1.  3.  6. 10. 15. 21. 28.]" in out and np.cumsum(x)[-1] == 28
+
+
 def test_sizes_fixed_at_build_time_are_checked_at_build_time(einc_cli, tmp_path):
     status, _, err = einc_cli("build", CONV2D, "-o", tmp_path / "c.vmfb", "--dim", "H=1", "--dim", "KH=3")
     # the pooling's `ph in 0..(H - KH + 1) / 2` is empty there, so its read never runs: the

@@ -73,3 +73,12 @@ def test_a_write_that_leaves_its_array_whenever_it_runs_is_a_build_error(diagnos
     error, _ = diagnose("let x: [f32; N];\nlet p[i in 0..N, j in -1..N] = x[i];\n")
     assert error.code == "E005" and error.span.line == 2
 
+
+
+def test_a_read_in_a_range_that_grows_with_an_outer_index_is_checked_at_its_far_end(tmp_path):
+    facts = facts_of(tmp_path, "let x: [f32; N];\nlet c[i in 0..8] = sum[k in 0..i + 1](x[k]);\n")
+    assert ("read", "x", 0, "7", "7", "N", ("8", "8")) in [described(f) for f in facts]
+    # a guard on the read, or a range that never leaves the array, leaves nothing to check at the far end
+    guarded = facts_of(tmp_path, "let x: [f32; N];\nlet c[i in 0..8] = sum[k in 0..i + 1](x[k]) where k < N;\n")
+    assert all(described(f)[3] == "0" for f in guarded)
+    assert facts_of(tmp_path, "let x: [f32; N];\nlet c[i in 0..N] = sum[k in 0..i + 1](x[k]);\n") == []
