@@ -251,7 +251,7 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
                                                                        element_type(reduce.dtype))])
     found = named_ops.match(reduce, free)
     tensor = None
-    if found is not None:     # the first rule that takes it: a target's own form, else the named op
+    if found is not None and named_ops.emitted_on(lw.target, found):     # the first rule that takes it: a target's own form, else the named op
         rules = (cpu_convolutions.emit, cpu_matmuls.emit, named_ops.emit)
         tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
     if tensor is None:
