@@ -16,7 +16,7 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg
 
-from einc.ir.nodes import Generic, IndexVar, Read, Reduce, Value
+from einc.ir.nodes import Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
 from einc.mlir import cpu_convolutions, cpu_matmuls, named_ops, operand_views, scalar_ops
 from einc.mlir.body_rules import Region
@@ -56,13 +56,15 @@ class Operand:
 
 # ------------------------------------------------------------------------------------ planning
 
-def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> tuple[list[Operand], dict]:
-    """The `ins` of a kernel whose body computes `roots`, and the body nodes that stand for
-    others (a guarded select read through a padded view is its guarded branch); `inline` names
-    program-level nodes that this kernel itself computes (the root of a 0-d kernel)."""
+def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> tuple[list[Operand], dict, bool]:
+    """The `ins` of a kernel whose body computes `roots`, the body nodes that stand for
+    others (a guarded select read through a padded view is its guarded branch), and whether the
+    region computes coordinates (linalg.index); `inline` names program-level nodes that this
+    kernel itself computes (the root of a 0-d kernel)."""
     operands: list[Operand] = []
     aliases: dict[int, Value] = {}
     seen: set[int] = set()
+    coordinates = False
     stack = [r for r in reversed(roots) if r is not None]
     while stack:
         v = stack.pop()
@@ -87,8 +89,9 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
                 aliases[id(twin)] = operand.node
             stack.append(padded.value)
         else:
+            coordinates = coordinates or isinstance(v, IndexRef)
             stack.extend(reversed(v.operands()))
-    return operands, aliases
+    return operands, aliases, coordinates
 
 
 def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
@@ -175,6 +178,23 @@ def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Ope
     return [Operand(None, shape, domain.projection(missing))]
 
 
+def _window_not_first(operands: list[Operand]) -> list[Operand]:
+    """The operands with a plain one first, when the first reads windows (`x[h + kh, ..]`).
+    IREE 3.13 takes a generic whose first operand reads windows for a convolution of that image;
+    one without a batch axis (after IREE folded away a batch of one) it rebuilds with a batch
+    axis in front (InsertBatchDimForBatchlessConvPass, llvm-cpu) without renumbering the
+    linalg.index ops in the body, so a guard `w <= 4` tested the row instead (found by the dense
+    fuzz campaign). A kernel that computes coordinates keeps a plain operand first."""
+    if not operands or not _reads_windows(operands[0].map):
+        return operands
+    plain = next((o for o in operands if not _reads_windows(o.map)), None)
+    return operands if plain is None else [plain] + [o for o in operands if o is not plain]
+
+
+def _reads_windows(map_: ir.AffineMap) -> bool:
+    return any(isinstance(r, ir.AffineAddExpr) for r in map_.results)
+
+
 # ------------------------------------------------------------------------------------ kernels
 
 def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: ir.Value,
@@ -183,8 +203,10 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
     """A linalg.generic over `domain` writing into `init`; the region yields
     `finish(body value, guard value or None, current output element)`, or with `loops`
     (variables outside `domain`) that folded over their points by scalar loops in the region."""
-    operands, aliases = plan_operands(lw, domain, [body, guard], inline)
+    operands, aliases, coordinates = plan_operands(lw, domain, [body, guard], inline)
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
+    if coordinates or loops:
+        operands = _window_not_first(operands)
     op = linalg.GenericOp_([o.tensor for o in operands], [init],
                            [o.map for o in operands] + [out_map], domain.iterator_types())
     block = op.regions[0].blocks[0]
@@ -281,6 +303,6 @@ def _unindexed_vars(lw, reduce: Reduce, domain: Domain) -> tuple:
     to compile. An operand that reads a tensor of one repeated value does not count, since IREE
     folds that tensor into the kernel as a scalar (einc.passes.uniform_tensors). These loops run
     as scalar loops inside the kernel's region instead."""
-    operands, _ = plan_operands(lw, domain, [reduce.body, reduce.guard], frozenset())
+    operands, _, _ = plan_operands(lw, domain, [reduce.body, reduce.guard], frozenset())
     return tuple(v for v in reduce.vars
                  if not any(v in o.vars and lw.uniformity.varies(o.node, frozenset([v])) for o in operands))

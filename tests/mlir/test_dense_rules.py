@@ -288,3 +288,26 @@ def test_zero_padding_times_inf_is_nan_as_in_convolution_libraries():
     w[0, 0, 0, 0] = np.inf
     y = einc.load(einc.compile(src).vmfb)(X=np.ones((1, 1, 4, 4), np.float32), W=w)["y"][0, 0]
     assert np.isnan(y[0]).all() and np.isnan(y[:, 0]).all() and np.isposinf(y[1:, 1:]).all()
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_index_guard_beside_a_window_read_of_a_batch_of_one(target):
+    """A generic reading windows with a guard on an index: IREE 3.13 took it for a convolution
+    without a batch axis (the batch of one folded away), put one in front and left the body's
+    linalg.index ops unnumbered, so `w >= 2` tested the row (found by the dense fuzz campaign;
+    kernels._window_not_first)."""
+    src = """
+        let x: [f32; 1, 2, 9, 8];
+        let y[n, c, h in 0..7, w in 0..6] = sum[kh in 0..3, kw in 0..3](
+            if w >= 2 { x[n, c, h + kh, w + kw] } else { 0.0 });
+        let z[n, c, h in 0..4, w in 0..3] = max[kh in 0..2, kw in 0..2](
+            if kh + h <= 6 { x[n, c, 2 * h + kh, 2 * w + kw] } else { 0.0 });
+    """
+    x = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
+    with einc.load(einc.compile(src, target=target).vmfb) as program:
+        got = program(x=x)
+    windows = _windows(x.astype(np.float64), (3, 3), (2, 3))
+    np.testing.assert_allclose(got["y"], windows.sum(axis=(4, 5)) * (np.arange(6) >= 2), rtol=1e-5, atol=1e-5)
+    pooled = _windows(x.astype(np.float64), (2, 2), (2, 3), stride=2).max(axis=(4, 5))[:, :, :4, :3]
+    np.testing.assert_allclose(got["z"], pooled, rtol=1e-6)
