@@ -36,6 +36,7 @@ class Builder:
         self.definitions: list[Definition] = []
         self.counts: Counter = Counter()
         self.named_dims = rng.random() < 0.3       # whether this program has run-time sizes
+        self.near_misses = rng.random() < 0.6      # whether it may hold forms no named op takes
 
     def name(self, letter: str) -> str:
         self.counts[letter] += 1
@@ -51,6 +52,10 @@ class Builder:
         name = self.name(letter)
         self.inputs.append(Input(name, tuple(shape)))
         return name
+
+    def near(self, chance: float) -> bool:
+        """Whether to write a near miss of a named op here (never in a program without them)."""
+        return self.rng.random() < chance and self.near_misses
 
     def written(self, chance: float = 0.5) -> bool:
         return self.rng.random() < chance

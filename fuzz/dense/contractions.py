@@ -37,12 +37,12 @@ def matmul(b: Builder, source: Tensor | None) -> Tensor:
     rng = b.rng
     if source is None:
         i, k = Loop("i", _size(b), b.written()), Loop("k", _size(b), b.written())
-        left = _operand(b, "a", [i, k], transposed=rng.random() < 0.1)
+        left = _operand(b, "a", [i, k], transposed=b.near(0.1))
     else:
         i, k = Loop("i", source.shape[0], b.written()), Loop("k", source.shape[1], b.written())
         left = plain_read(source.name, [i, k])
     j = Loop("j", _size(b), b.written())
-    right = _operand(b, "w", [k, j], transposed=rng.random() < 0.1)
+    right = _operand(b, "w", [k, j], transposed=b.near(0.1))
     return _contract(b, [i, j], [k], [left, right], j, "matrix")
 
 
@@ -109,7 +109,7 @@ def _dense_weight(b: Builder, axes: list, j: Loop) -> Read:
     coefficients, stride = [0] * len(axes), 1
     for k in reversed(order):
         coefficients[k], stride = stride, stride * sizes[k]
-    extra = 3 if rng.random() < 0.1 else 0           # longer than the product: not a reshape
+    extra = 3 if b.near(0.1) else 0           # longer than the product: not a reshape
     terms = [(a.name, c) for a, c in zip(axes, coefficients)]
     rng.shuffle(terms)
     weight = b.input("w", (Size.of(stride + extra), j.extent))

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from fuzz.dense.builder import Builder, Tensor, plain_read
 from fuzz.dense.spec import Affine, Conjunct, Loop, Read, Reduction, Size, Step, Sub
 
-SPATIAL_SIZES = (1, 2, 3, 5, 6, 7, 8, 9, 11, 12, 13, 14, 16, 17, 19, 28)
+SPATIAL_SIZES = (1, 2, 4, 5, 6, 7, 8, 9, 9, 11, 12, 13, 14, 16, 17, 19, 28)
 SMALL_SPATIAL_SIZES = (1, 2, 3, 4, 5, 6, 7, 9)         # three spatial axes
 CHANNELS = (1, 1, 1, 2, 3, 4, 5, 8)                # one input channel is its own rule on llvm-cpu
 FILTERS = (1, 2, 3, 4, 7, 8, 9, 16)
 BATCH = (1, 2, 3)
 AXIS_NAMES = {1: ("w",), 2: ("h", "w"), 3: ("d", "h", "w")}
-FILLS = (0.0,) * 8 + (-1.0, 0.5)           # a non-zero one keeps the guard a select
+FILLS = (0.0,) * 4 + (-1.0, 0.5)           # a non-zero one keeps a product's guard a select
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class WindowAxis:
 def window_axis(b: Builder, size: Size) -> WindowAxis:
     rng = b.rng
     for _ in range(20):
-        kernel, stride = rng.choice((1, 2, 3, 3, 3, 4, 5)), rng.choice((1, 1, 1, 2, 2, 3))
+        kernel, stride = rng.choice((1, 2, 2, 3, 3, 3, 3, 4, 5, 5)), rng.choice((1, 1, 1, 2, 2, 3))
         dilation = 2 if rng.random() < 0.2 else 1
         span = dilation * (kernel - 1) + 1
         style = rng.random()
@@ -69,7 +69,7 @@ def window_axis(b: Builder, size: Size) -> WindowAxis:
 def fresh_image(b: Builder, layouts: tuple) -> Tensor:
     rng = b.rng
     layout = rng.choice(layouts)
-    rank = rng.choice((1, 2, 2, 2, 3))
+    rank = rng.choice((1, 2, 2, 2, 2, 3))
     sizes = SMALL_SPATIAL_SIZES if rank == 3 else SPATIAL_SIZES
     spatial = [b.size(rng.choice(sizes), 0.4) for _ in range(rank)]
     n, c = b.size(rng.choice(BATCH), 0.6), b.size(rng.choice(CHANNELS), 0.2)
@@ -80,7 +80,7 @@ def fresh_image(b: Builder, layouts: tuple) -> Tensor:
 # ------------------------------------------------------------------------------ stages
 
 def convolution(b: Builder, source: Tensor | None) -> Tensor:
-    x = source or fresh_image(b, ("first", "first", "last", "spatial"))
+    x = source or fresh_image(b, ("first", "first", "first", "last", "spatial"))
     return _window_stage(b, x, "conv")
 
 
@@ -134,9 +134,9 @@ def _guard_plan(b: Builder, axes: list, names: tuple) -> list:
             plan.append((k, True, Size.of(0)))
         if a.crosses_high() or rng.random() < 0.05:
             plan.append((k, False, a.size))
-    if plan and rng.random() < 0.05:
+    if plan and b.near(0.08):
         plan.append((rng.randrange(len(axes)), True, Size.of(1)))          # tighter than the bounds
-    if plan and rng.random() < 0.05:
+    if plan and b.near(0.08):
         plan.append((names[-1], True, Size.of(1)))                         # a result index
     rng.shuffle(plan)
     return plan
@@ -151,7 +151,7 @@ def _pool(b: Builder, x: Tensor, image: Read, batch_loop, channels_loop, out_loo
     kind = rng.choice(("max", "max", "min", "sum"))
     loops = _layout_order(x.layout, batch_loop, channels_loop, out_loops)
     reduction = Reduction(kind, tuple(kernel_loops), (image,), tuple(guard), rng.choice(FILLS),
-                          factor=1.0 if rng.random() < 0.05 else None)
+                          factor=1.0 if b.near(0.08) else None)
     steps = b.steps(channels_loop)
     if kind == "sum" and rng.random() < 0.5:
         steps = (Step("divide", constant=float(_product(k.extent.value for k in kernel_loops))),) + steps
@@ -172,9 +172,9 @@ def _convolve(b: Builder, x: Tensor, op: str, image: Read, batch_loop, channels_
         weight_loops = _conv_weight_axes(b, layout, filters, channels_loop, kernel_loops)
         summed = kernel_loops + ([channels_loop] if channels_loop else [])
         loops = _layout_order(layout, batch_loop, filters, out_loops)
-    if rng.random() < 0.05:                          # a weight in another axis order
+    if b.near(0.08):                                 # a weight in another axis order
         rng.shuffle(weight_loops)
-    if rng.random() < 0.04:                          # a result in another axis order
+    if b.near(0.06):                                 # a result in another axis order
         rng.shuffle(loops)
         odd = True
     weight = b.input("w", tuple(loop.extent for loop in weight_loops))
@@ -182,9 +182,10 @@ def _convolve(b: Builder, x: Tensor, op: str, image: Read, batch_loop, channels_
     reads = (image, weight_read) if rng.random() < 0.7 else (weight_read, image)
     summed = list(summed)
     rng.shuffle(summed)
-    reduction = Reduction("sum", tuple(summed), reads, tuple(guard), rng.choice(FILLS) if guard else 0.0,
-                          guard_first_only=bool(guard) and reads[0] is image and rng.random() < 0.15,
-                          factor=1.0 if rng.random() < 0.04 else None)
+    fill = rng.choice(FILLS[-2:]) if guard and b.near(0.3) else 0.0
+    reduction = Reduction("sum", tuple(summed), reads, tuple(guard), fill,
+                          guard_first_only=bool(guard) and reads[0] is image and b.near(0.25),
+                          factor=1.0 if b.near(0.06) else None)
     name = b.define(tuple(loops), reduction, b.steps(filters))
     return Tensor(name, tuple(loop.extent for loop in loops), "other" if odd else layout)
 
@@ -193,7 +194,7 @@ def _conv_weight_axes(b: Builder, layout: str, filters: Loop, channels: Loop | N
     if layout == "spatial":
         return list(kernel)
     if layout == "first":
-        return [filters, channels] + kernel if b.rng.random() < 0.9 else [channels, filters] + kernel
+        return [channels, filters] + kernel if b.near(0.15) else [filters, channels] + kernel
     return kernel + [channels, filters] if b.written() else [filters] + kernel + [channels]
 
 
