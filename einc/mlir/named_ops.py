@@ -81,16 +81,30 @@ PATTERNS: list[Pattern] = [
 ]
 
 
-# Named ops that IREE 3.13 compiles to wrong code for a target: there they stay a
-# linalg.generic (found by the dense fuzz campaign, fuzz/dense; tests/mlir/test_dense_rules.py).
-# On vulkan-spirv the channels-first depthwise convolutions (1-d and 2-d) with two or more
-# channels left points of the channels after the first 0 (the channels-last ones are right).
+# Named ops that IREE 3.13 gets wrong on a target stay a linalg.generic there (found by the
+# dense fuzz campaign, fuzz/dense; tests/mlir/test_dense_rules.py). On vulkan-spirv the
+# channels-first depthwise convolutions (1-d and 2-d) with two or more channels left points of
+# the channels after the first 0 (the channels-last ones are right).
 MISCOMPILED = {"vulkan-spirv": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
+# On the CPU targets a contraction summing over a run of variables with a run-time extent
+# (`sum[c, k](y[i, c, k] * w[c, k, j])`, K a named dim) whose operand an elementwise producer
+# computes failed to compile ("'affine.delinearize_index' op no basis element may be
+# statically non-positive", data tiling of the collapsed operand).
+CPU_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 
 
 def emitted_on(target: str, found: "Match") -> bool:
     """Whether `found`'s named op is emitted on `target` (else the reduction is a generic)."""
-    return found.pattern.op not in MISCOMPILED.get(target, ())
+    if found.pattern.op in MISCOMPILED.get(target, ()):
+        return False
+    return not (target in CPU_TARGETS and _sums_a_run_of_run_time_extent(found))
+
+
+def _sums_a_run_of_run_time_extent(found: "Match") -> bool:
+    kept = {v for axis in found.out for v in axis.vars}
+    return any(len(a.vars) > 1 and not a.stride and a.vars[0] not in kept
+               and any(not v.extent.is_const for v in a.vars)
+               for axes in found.operand_axes for a in axes)
 
 
 # ------------------------------------------------------------------------------ axes

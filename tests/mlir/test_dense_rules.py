@@ -311,3 +311,20 @@ def test_index_guard_beside_a_window_read_of_a_batch_of_one(target):
     np.testing.assert_allclose(got["y"], windows.sum(axis=(4, 5)) * (np.arange(6) >= 2), rtol=1e-5, atol=1e-5)
     pooled = _windows(x.astype(np.float64), (2, 2), (2, 3), stride=2).max(axis=(4, 5))[:, :, :4, :3]
     np.testing.assert_allclose(got["z"], pooled, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_sum_over_a_run_with_a_named_dim_of_a_computed_operand(target, tmp_path):
+    """IREE 3.13 failed to compile a matmul over the collapsed run (c, k), K a named dim, of an
+    elementwise producer's result on the CPU targets (found by the dense fuzz campaign);
+    there it stays a generic (named_ops.emitted_on)."""
+    path = tmp_path / "run.ein"
+    path.write_text("let x: [f32; N, 3, K];\nlet w: [f32; 3, K, 5];\nlet ink = 1.0 - x;\n"
+                    "let y[i, j] = sum[c, k](ink[i, c, k] * w[c, k, j]);\n")
+    x, w = rng.standard_normal((4, 3, 7)).astype(np.float32), rng.standard_normal((3, 7, 5)).astype(np.float32)
+    with einc.load(einc.compile(str(path), target=target, outputs=["y"]).vmfb) as program:
+        got = program(x=x, w=w)["y"]
+    want = (1.0 - x.astype(np.float64)).reshape(4, 21) @ w.astype(np.float64).reshape(21, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert "linalg.matmul" not in mlir_of(path, "y", target)
+    assert "linalg.matmul" in mlir_of(path, "y", "vulkan-spirv")
