@@ -24,7 +24,7 @@ from itertools import permutations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import linalg, tensor
+from iree.compiler.dialects import linalg, tensor, util
 
 from einc.ir.nodes import IndexVar, Op, Read, Reduce, Value
 from einc.ir.types import Lin
@@ -301,6 +301,8 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
     if any(t is None for t in ins):
         return None
     pattern = found.pattern
+    if pattern.op == "batch_matmul" and lw.target in CPU_TARGETS:
+        ins = [_kept_apart(v) for v in ins]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
     out = _collapse(init, found.out)
@@ -310,6 +312,15 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
         kwargs = {"strides": found.strides, "dilations": found.dilations} if pattern.strided else {}
         result = getattr(linalg, pattern.op)(*ins, outs=[out], **kwargs)
     return _expand(lw, result, init, found.out)
+
+
+def _kept_apart(value: ir.Value) -> ir.Value:
+    """`value` through an optimization barrier, which keeps the op computing it out of its
+    consumer's dispatches. On the CPU targets IREE 3.13's data tiling of a batch_matmul fused
+    with the op computing an operand (`x[n, i, j] + b[j]`, or a matmul's result expanded into
+    batches) read the batches after the first wrong for M of 3, 11, 13, 14, 15 and others (found
+    by the dense fuzz campaign), so batch_matmul operands pass one there."""
+    return util.OptimizationBarrierOp([value.type], [value]).results[0]
 
 
 def _operand(lw, view: View, axes: list[Axis]) -> Optional[ir.Value]:

@@ -215,10 +215,6 @@ class DenseProgram:
         lines += [d.text() for d in self.definitions]
         return [line.replace("$", prefix) for line in lines]
 
-    def dims(self) -> dict:
-        """Named dims and their values in this case."""
-        return {s.text[1:]: s.value for i in self.inputs for s in i.shape if s.text.startswith("$")}
-
 
 def render_dense(program: DenseProgram, prefix: str = "") -> list[str]:
     return program.statements(prefix)

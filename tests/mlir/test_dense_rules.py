@@ -328,3 +328,29 @@ def test_sum_over_a_run_with_a_named_dim_of_a_computed_operand(target, tmp_path)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert "linalg.matmul" not in mlir_of(path, "y", target)
     assert "linalg.matmul" in mlir_of(path, "y", "vulkan-spirv")
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_batch_matmul_of_computed_operands(target):
+    """IREE 3.13's data tiling fused a batch_matmul with the op computing its first operand (a
+    broadcast bias, or a matmul over rows expanded into batches) and read the batches after the
+    first wrong for 15 rows (found by the dense fuzz campaign); batch_matmul operands pass an
+    optimization barrier on the CPU targets (named_ops._kept_apart)."""
+    src = """
+        let x: [f32; 3, 15, 13];
+        let b: [f32; 13];
+        let a: [f32; 3, 15, 9];
+        let w: [f32; 9, 13];
+        let v: [f32; 3, 13, 5];
+        let biased[n, i, j] = x[n, i, j] + b[j];
+        let rows[n, i, j] = sum[k](a[n, i, k] * w[k, j]);
+        let y[n, i, j] = sum[k](biased[n, i, k] * v[n, k, j]);
+        let z[n, i, j] = sum[k](rows[n, i, k] * v[n, k, j]);
+    """
+    x = {"x": (3, 15, 13), "b": (13,), "a": (3, 15, 9), "w": (9, 13), "v": (3, 13, 5)}
+    x = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in x.items()}
+    with einc.load(einc.compile(src, target=target, outputs=["y", "z"]).vmfb) as program:
+        got = program(**x)
+    d = {name: v.astype(np.float64) for name, v in x.items()}
+    np.testing.assert_allclose(got["y"], (d["x"] + d["b"]) @ d["v"], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got["z"], (d["a"] @ d["w"]) @ d["v"], rtol=1e-5, atol=1e-4)
