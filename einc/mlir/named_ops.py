@@ -24,11 +24,12 @@ from itertools import permutations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import linalg, tensor, util
+from iree.compiler.dialects import linalg, tensor
 
 from einc.ir.nodes import IndexVar, Op, Read, Reduce, Value
 from einc.ir.types import Lin
 from einc.mlir import operand_views
+from einc.mlir.dispatch_captures import fence
 from einc.mlir.operand_views import View, view_tensor
 from einc.mlir.types import element_type
 
@@ -302,7 +303,11 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
         return None
     pattern = found.pattern
     if pattern.op == "batch_matmul" and lw.target in CPU_TARGETS:
-        ins = [_kept_apart(v) for v in ins]
+        # IREE 3.13's data tiling fused a batch_matmul with the op computing an operand
+        # (`x[n, i, j] + b[j]`, a matmul's result expanded into batches) and read the batches
+        # after the first wrong for M of 3, 11, 13, 14, 15 and others (found by the dense fuzz
+        # campaign): a barrier keeps such producers in dispatches of their own.
+        ins = [fence(v) for v in ins]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
     out = _collapse(init, found.out)
@@ -312,15 +317,6 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
         kwargs = {"strides": found.strides, "dilations": found.dilations} if pattern.strided else {}
         result = getattr(linalg, pattern.op)(*ins, outs=[out], **kwargs)
     return _expand(lw, result, init, found.out)
-
-
-def _kept_apart(value: ir.Value) -> ir.Value:
-    """`value` through an optimization barrier, which keeps the op computing it out of its
-    consumer's dispatches. On the CPU targets IREE 3.13's data tiling of a batch_matmul fused
-    with the op computing an operand (`x[n, i, j] + b[j]`, or a matmul's result expanded into
-    batches) read the batches after the first wrong for M of 3, 11, 13, 14, 15 and others (found
-    by the dense fuzz campaign), so batch_matmul operands pass one there."""
-    return util.OptimizationBarrierOp([value.type], [value]).results[0]
 
 
 def _operand(lw, view: View, axes: list[Axis]) -> Optional[ir.Value]:

@@ -335,13 +335,13 @@ def test_batch_matmul_of_computed_operands(target):
     """IREE 3.13's data tiling fused a batch_matmul with the op computing its first operand (a
     broadcast bias, or a matmul over rows expanded into batches) and read the batches after the
     first wrong for 15 rows (found by the dense fuzz campaign); batch_matmul operands pass an
-    optimization barrier on the CPU targets (named_ops._kept_apart)."""
+    optimization barrier on the CPU targets (named_ops.emit), with run-time sizes (J) tied back on."""
     src = """
         let x: [f32; 3, 15, 13];
         let b: [f32; 13];
         let a: [f32; 3, 15, 9];
         let w: [f32; 9, 13];
-        let v: [f32; 3, 13, 5];
+        let v: [f32; 3, 13, J];
         let biased[n, i, j] = x[n, i, j] + b[j];
         let rows[n, i, j] = sum[k](a[n, i, k] * w[k, j]);
         let y[n, i, j] = sum[k](biased[n, i, k] * v[n, k, j]);
