@@ -56,6 +56,9 @@ def dense_program(rng: random.Random) -> DenseProgram:
         b = Builder(rng, "f32" if rng.random() < 0.75 else "f64")
         try:
             made = None
+            if rng.random() < 0.12:        # a CNN's first layer, as in examples/mnist/cnn.ein
+                b.near_misses = False
+                made = windows.convolution(b, windows.one_channel_image(b))
             for _ in range(rng.choice((1, 1, 2, 2, 2, 3))):
                 stages = [(stage, weight) for stage, reads, weight in STAGES
                           if (made.layout if made else None) in reads and _fits(stage, made)]
