@@ -87,10 +87,12 @@ PATTERNS: list[Pattern] = [
 # channels-first depthwise convolutions (1-d and 2-d) with two or more channels left points of
 # the channels after the first 0 (the channels-last ones are right).
 MISCOMPILED = {"vulkan-spirv": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
-# On the CPU targets a contraction summing over a run of variables with a run-time extent
-# (`sum[c, k](y[i, c, k] * w[c, k, j])`, K a named dim) whose operand an elementwise producer
-# computes failed to compile ("'affine.delinearize_index' op no basis element may be
-# statically non-positive", data tiling of the collapsed operand).
+# On the CPU targets IREE's data tiling failed to compile two contractions of an operand an
+# elementwise producer computes: one summing over a run of variables with a run-time extent
+# (`sum[c, k](y[i, c, k] * w[c, k, j])`, K a named dim: "'affine.delinearize_index' op no
+# basis element may be statically non-positive"), and one whose operand is a single element
+# (y [1, 1] in `sum[k](y[i, k] * w[k, j])`: "tiling factors must be less than or equal to the
+# input rank for pack"). Such contractions stay generics there.
 CPU_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 
 
@@ -98,7 +100,13 @@ def emitted_on(target: str, found: "Match") -> bool:
     """Whether `found`'s named op is emitted on `target` (else the reduction is a generic)."""
     if found.pattern.op in MISCOMPILED.get(target, ()):
         return False
-    return not (target in CPU_TARGETS and _sums_a_run_of_run_time_extent(found))
+    if target not in CPU_TARGETS or not found.pattern.groups:
+        return True
+    return not (_sums_a_run_of_run_time_extent(found) or _single_element_operand(found))
+
+
+def _single_element_operand(found: "Match") -> bool:
+    return any(all(size.is_const and size.const == 1 for size in view.shape) for view in found.views)
 
 
 def _sums_a_run_of_run_time_extent(found: "Match") -> bool:

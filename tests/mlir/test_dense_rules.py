@@ -354,3 +354,21 @@ def test_batch_matmul_of_computed_operands(target):
     d = {name: v.astype(np.float64) for name, v in x.items()}
     np.testing.assert_allclose(got["y"], (d["x"] + d["b"]) @ d["v"], rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(got["z"], (d["a"] @ d["w"]) @ d["v"], rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_matmul_of_a_computed_single_element(target):
+    """IREE 3.13 failed to compile a matmul whose [1, 1] operand an elementwise op computes
+    ("tiling factors must be less than or equal to the input rank for pack"; found by the
+    dense fuzz campaign): it stays a generic on the CPU targets (named_ops.emitted_on)."""
+    src = """
+        let x: [f32; 1, 1];
+        let b: [f32; 1];
+        let w: [f32; 1, 45];
+        let y[i, j] = x[i, j] + b[j];
+        let z[i, j] = sum[k](y[i, k] * w[k, j]);
+    """
+    x = {"x": rng.standard_normal((1, 1)), "b": rng.standard_normal(1), "w": rng.standard_normal((1, 45))}
+    with einc.load(einc.compile(src, target=target, outputs=["z"]).vmfb) as program:
+        got = program(**{name: v.astype(np.float32) for name, v in x.items()})["z"]
+    np.testing.assert_allclose(got, (x["x"] + x["b"]) @ x["w"], rtol=1e-5, atol=1e-6)
