@@ -18,7 +18,7 @@ from iree.compiler.dialects import arith, linalg
 
 from einc.ir.nodes import Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
-from einc.mlir import cpu_convolutions, cpu_matmuls, named_ops, operand_views, scalar_ops
+from einc.mlir import cpu_convolutions, cpu_matmuls, decided_guards, named_ops, operand_views, scalar_ops
 from einc.mlir.body_rules import Region
 from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.types import element_type, is_tensor
@@ -283,26 +283,26 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
 
 
 def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) -> ir.Value:
+    body, guard = decided_guards.fold(lw, reduce.body), decided_guards.fold(lw, reduce.guard)
     domain = Domain(free + list(reduce.vars), len(free))
-    loops = _unindexed_vars(lw, reduce, domain)
+    loops = _unindexed_vars(lw, reduce.vars, body, guard, domain)
     domain = Domain([v for v in domain.vars if v not in loops], len(free))
     combine = reduce_combiner(reduce)
 
-    def finish(value, guard, acc):
-        if guard is not None:
-            value = arith.select(guard, value, reduce_identity(reduce))
+    def finish(value, guard_value, acc):
+        if guard_value is not None:
+            value = arith.select(guard_value, value, reduce_identity(reduce))
         return combine(value, acc)
-    return build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish,
-                        loops=loops)
+    return build_kernel(lw, domain, body, guard, init, domain.projection(free), finish, loops=loops)
 
 
-def _unindexed_vars(lw, reduce: Reduce, domain: Domain) -> tuple:
+def _unindexed_vars(lw, vars_: tuple, body: Value, guard: Optional[Value], domain: Domain) -> tuple:
     """The reduction's variables that no planned operand changes along. Such a loop would have
     no operand to give its trip count, and IREE 3.13 vectorizes a reduction whose combined value
     comes from no operand wrongly: `sum[p in 0..4](2)` gave 2, `sum[p in 0..3](a + p)` failed
     to compile. An operand that reads a tensor of one repeated value does not count, since IREE
     folds that tensor into the kernel as a scalar (einc.passes.uniform_tensors). These loops run
     as scalar loops inside the kernel's region instead."""
-    operands, _, _ = plan_operands(lw, domain, [reduce.body, reduce.guard], frozenset())
-    return tuple(v for v in reduce.vars
+    operands, _, _ = plan_operands(lw, domain, [body, guard], frozenset())
+    return tuple(v for v in vars_
                  if not any(v in o.vars and lw.uniformity.varies(o.node, frozenset([v])) for o in operands))

@@ -372,3 +372,26 @@ def test_matmul_of_a_computed_single_element(target):
     with einc.load(einc.compile(src, target=target, outputs=["z"]).vmfb) as program:
         got = program(**{name: v.astype(np.float32) for name, v in x.items()})["z"]
     np.testing.assert_allclose(got, (x["x"] + x["b"]) @ x["w"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_window_sum_under_a_guard_its_ranges_decide(target):
+    """`w >= 1` over w in 0..1 is never true, so every term is the else constant; IREE folded
+    the guard and summed the constant once (-1, not -6; found by the dense fuzz campaign). einc
+    decides such guards first (einc/mlir/decided_guards.py), so the sum runs as scalar loops;
+    a guard always true leaves the windows' sum."""
+    src = """
+        let x: [f32; 6, 4];
+        let k: [f32; 2, 3];
+        let never[h in 0..3, w in 0..1] = sum[kw in 0..3, kh in 0..2](
+            if w >= 1 { k[kh, kw] * x[kh + 2 * h, w + kw] } else { -1.0 });
+        let always[h in 0..3, w in 0..2] = sum[kw in 0..3, kh in 0..2](
+            if w <= 1 { k[kh, kw] * x[kh + 2 * h, w + kw] } else { -1.0 });
+    """
+    x, k = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    with einc.load(einc.compile(src, target=target).vmfb) as program:
+        got = program(x=x, k=k)
+    np.testing.assert_array_equal(got["never"], np.full((3, 1), -6.0, np.float32))
+    windows = _windows(x.astype(np.float64), (2, 3), (0, 1))[::2]             # [h, w, kh, kw]
+    np.testing.assert_allclose(got["always"], np.einsum("hwpq,pq->hw", windows, k), rtol=1e-5, atol=1e-6)
