@@ -7,7 +7,8 @@ build where the check runs at a smaller size), check the einc result against the
 with the case's tolerance (a mismatch stops the run), check JAX against it too, then time every
 contender in this one process: einc on each device (the faster is reported), NumPy and JAX.
 Timing is interleaved (one sample of each contender per round, so load on the machine hits all
-alike), a sample repeats a fast call until it takes MIN_SAMPLE seconds, and a rate is taken from
+alike; each sample after SETTLE_SECONDS of sleep, so the last one's idle threads have stopped
+spinning), a sample repeats a fast call until it takes MIN_SAMPLE seconds, and a rate is taken from
 the best sample after a warm-up call. Ratios are einc's rate over the other's. With --device
 vulkan, JAX and NumPy still run on the CPU; a case the target cannot run (f64, E011) is skipped
 with the reason, and a vector recurrence (one workgroup runs its steps; slow on lavapipe) is timed
@@ -42,6 +43,10 @@ MIN_SAMPLE = 0.05          # seconds of work in one timed sample
 MIN_ROUNDS, MAX_ROUNDS = 3, 7
 ROUND_BUDGET = 12.0        # seconds of sampling after which no round beyond MIN_ROUNDS starts
 SLOW_BUDGET = 40.0         # ... and none beyond the first (calls of seconds each, lavapipe)
+# OpenBLAS's idle threads keep spinning for about 0.1 s after a call (perf: blas_thread_server
+# took a third of the samples of an einc local-task run timed right after NumPy), so a sample
+# starts only once the last contender's threads have gone to sleep.
+SETTLE_SECONDS = 0.15
 PEERS = {"recurrence": ("NumPy loop", "JAX lax.scan"), "dense": ("NumPy", "JAX jit")}
 ONE_CORE_MARK = "EINC_BENCH_ONE_CORE"     # set once the run is pinned, so it re-executes only once
 
@@ -91,6 +96,7 @@ def interleaved_seconds(runs: dict[str, Callable[[], object]], clock: Callable[[
     spent, rounds = 0.0, 0
     while _another_round(rounds, spent):
         for name, run in runs.items():
+            time.sleep(SETTLE_SECONDS)
             start = clock()
             for _ in range(repeats[name]):
                 run()

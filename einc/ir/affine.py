@@ -30,6 +30,8 @@ def _op(v: Op) -> Optional[Lin]:
         return None
     if v.op == "div":
         return _quotient(v)
+    if v.op == "rem":
+        return _remainder(v)
     args = [affine_of(a) for a in v.args] if v.op in ("add", "sub", "mul", "neg") else None
     if args is None or any(a is None for a in args):
         return None
@@ -48,15 +50,38 @@ def _op(v: Op) -> Optional[Lin]:
 
 
 def _quotient(v: Op) -> Optional[Lin]:
-    """A size divided by a positive constant (index variables never: that is not affine)."""
+    """A size divided by a positive constant; an index expression divided by one only where the
+    quotient is one number over the variables' ranges (`o / 16` for o in 0..16 is 0: the
+    channel group of a convolution with one group), else that is not affine."""
     numer, denom = affine_of(v.args[0]), affine_of(v.args[1])
     if numer is None or denom is None or not denom.is_const or denom.const <= 0:
         return None
     if any(hasattr(k, "extent") for k in numer.keys()):
-        return None
+        return _constant_quotient(numer, denom.const)
     if numer.is_const:
         return Lin(numer.const // denom.const) if numer.const >= 0 else None
     return Lin.of(Quotient(numer, denom.const))
+
+
+def _remainder(v: Op) -> Optional[Lin]:
+    """`x % k` where x / k is one number q over the ranges (`j % N` for j in 0..N): x - k q."""
+    numer, denom = affine_of(v.args[0]), affine_of(v.args[1])
+    if numer is None or denom is None or not denom.is_const or denom.const <= 0:
+        return None
+    if not any(hasattr(k, "extent") for k in numer.keys()):
+        return None
+    quotient = _constant_quotient(numer, denom.const)
+    return None if quotient is None else numer - quotient.scale(denom.const)
+
+
+def _constant_quotient(numer: Lin, denom: int) -> Optional[Lin]:
+    if any(getattr(k, "extent", 0) is None for k in numer.keys()):
+        return None
+    lo, hi = bounds(numer)
+    if not (lo.is_const and hi.is_const) or not 0 <= lo.const <= hi.const:
+        return None             # integer division truncates: floor and truncation agree from 0 up
+    first, last = lo.const // denom, hi.const // denom
+    return Lin(first) if first == last else None
 
 
 _RULES = {

@@ -149,15 +149,21 @@ def _full(a: np.ndarray, depth: int) -> np.ndarray:
 
 
 def _identity(r: Reduce):
-    dt = r.dtype.numpy
-    if r.kind in ("all", "any"):
-        return np.bool_(r.kind == "all")
-    if r.kind in ("sum", "prod"):
-        return dt.type(r.kind == "prod")
+    return reduction_identity(r.kind, r.dtype)
+
+
+def reduction_identity(kind: str, dtype):
+    """What a `kind` reduction over no point gives (0, 1, -inf, +inf, true, false; the extremes
+    of an integer type)."""
+    dt = np.dtype(bool) if kind in ("all", "any") else dtype.numpy
+    if kind in ("all", "any"):
+        return np.bool_(kind == "all")
+    if kind in ("sum", "prod"):
+        return dt.type(kind == "prod")
     if dt.kind == "f":
-        return dt.type(-np.inf if r.kind == "max" else np.inf)
+        return dt.type(-np.inf if kind == "max" else np.inf)
     info = np.iinfo(dt)
-    return dt.type(info.min if r.kind == "max" else info.max)
+    return dt.type(info.min if kind == "max" else info.max)
 
 
 _REDUCERS = {

@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 
 from einc.ir import affine
-from einc.ir.nodes import Const, Op, Value
+from einc.ir.nodes import Const, Op, Value, decided_by_a_constant
 
 # a comparison `a OP b` holds when this Lin of (a - b) is >= 0 (integers)
 _HOLDS = {"ge": lambda d: d, "gt": lambda d: d - 1, "le": lambda d: -d, "lt": lambda d: -d - 1}
@@ -22,7 +22,8 @@ _HOLDS = {"ge": lambda d: d, "gt": lambda d: d - 1, "le": lambda d: -d, "lt": la
 
 def fold(lw, v: Optional[Value]) -> Optional[Value]:
     """`v` with decided comparisons as constants, and the `and`, `or` and `select` over them
-    simplified; nodes other than scalar operations are kept as they are."""
+    the sides they pick (einc.ir.nodes.decided_by_a_constant); nodes other than scalar
+    operations are kept as they are."""
     memo: dict[int, Value] = {}
 
     def visit(node: Value) -> Value:
@@ -36,11 +37,12 @@ def fold(lw, v: Optional[Value]) -> Optional[Value]:
 
 
 def _folded(lw, op: Op, args: tuple) -> Value:
-    truth = _decided(op.op, args) if op.op in _HOLDS else _logic(op.op, args)
+    truth = _decided(op.op, args) if op.op in _HOLDS else None
     if truth is not None:
-        return truth if isinstance(truth, Value) else lw.keep(Const(np.asarray(truth)))
-    if op.op == "select" and isinstance(args[0], Const):
-        return args[1] if bool(args[0].array) else args[2]
+        return lw.keep(Const(np.asarray(truth)))
+    picked = decided_by_a_constant(op.op, list(args))
+    if picked is not None:
+        return picked
     if all(a is b for a, b in zip(args, op.args)):
         return op
     return lw.keep(Op(op.op, args, op.dtype, span=op.span))
@@ -56,17 +58,3 @@ def _decided(name: str, args: tuple) -> Optional[bool]:
     if affine.surely_negative(high):
         return False
     return None
-
-
-def _logic(name: str, args: tuple):
-    """`and`/`or` with a constant operand: a bool, or the other operand; None otherwise."""
-    if name not in ("and", "or"):
-        return None
-    known = [bool(a.array) for a in args if isinstance(a, Const) and a.array.ndim == 0]
-    if not known:
-        return None
-    absorbing = name == "or"                 # false && x is false, true || x is true
-    if absorbing in known:
-        return absorbing
-    rest = [a for a in args if not isinstance(a, Const)]
-    return rest[0] if rest else not absorbing

@@ -199,10 +199,15 @@ def _reads_windows(map_: ir.AffineMap) -> bool:
 
 def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: ir.Value,
                  out_map: ir.AffineMap, finish: Callable, inline: frozenset = frozenset(),
-                 loops: tuple = ()) -> ir.Value:
+                 loops: tuple = (), start: Optional[Callable] = None) -> ir.Value:
     """A linalg.generic over `domain` writing into `init`; the region yields
     `finish(body value, guard value or None, current output element)`, or with `loops`
-    (variables outside `domain`) that folded over their points by scalar loops in the region."""
+    (variables outside `domain`) that folded over their points by scalar loops in the region,
+    from `start()` where given and `domain` has no reduction loop of its own (each point then
+    folds all of its values, and the kernel does not read `init`), else from the output element.
+    IREE 3.13 fused a kernel that read its init into the reduction reading the kernel, with
+    the init as an operand of run-time size, and Vulkan then asked for unbounded workgroup
+    memory (fuzz seed 13)."""
     operands, aliases, coordinates = plan_operands(lw, domain, [body, guard], inline)
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
     if coordinates or loops:
@@ -220,7 +225,9 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
             here = region.inside_loops(dict(zip(loops, ivs))) if loops else region
             guard_value = here.value(guard) if guard is not None else None
             return [finish(here.value(body), guard_value, carried[0])]
-        linalg.YieldOp(point_loops(var_bounds(lw, list(loops)), [block.arguments[-1]], point))
+        own_reduction = len(domain.vars) > domain.n_parallel
+        first = start() if start is not None and loops and not own_reduction else block.arguments[-1]
+        linalg.YieldOp(point_loops(var_bounds(lw, list(loops)), [first], point))
     return op.result
 
 
@@ -293,7 +300,8 @@ def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) 
         if guard_value is not None:
             value = arith.select(guard_value, value, reduce_identity(reduce))
         return combine(value, acc)
-    return build_kernel(lw, domain, body, guard, init, domain.projection(free), finish, loops=loops)
+    return build_kernel(lw, domain, body, guard, init, domain.projection(free), finish, loops=loops,
+                        start=lambda: reduce_identity(reduce))
 
 
 def _unindexed_vars(lw, vars_: tuple, body: Value, guard: Optional[Value], domain: Domain) -> tuple:

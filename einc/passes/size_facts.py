@@ -13,7 +13,8 @@ its buffer. This pass lists, for the runner to check before the call (einc/runti
   Recurrence clauses and piecewise clauses write, and are checked the same way.
 
 Facts that hold for every size (sizes are >= 0) are dropped; facts with no size left in them
-(every dim fixed, or none) are decided here: a false one is a diagnostic. Facts about a length
+(every dim fixed, or none) are decided here: a false one is a diagnostic, and so is an access
+that leaves its axis by a constant whenever it runs (`z[i in 2..N, j in -1..N]`). Facts about a length
 computed on the device (a `DataSize`) cannot be checked before the call: its sequences are read
 in bounds by construction, and a fixed read of one is an assert (semantics.dynamic_length).
 """
@@ -128,7 +129,8 @@ class _Collector:
             when = tuple(clause.value.shape)
             for axis, (offset, extent) in enumerate(zip(clause.offsets, clause.value.shape)):
                 self.facts.append(IndexFact("write", "a piecewise definition", axis, v.shape[axis],
-                                            offset, offset + extent - 1, when, v.span))
+                                            offset, offset + extent - 1, when,
+                                            getattr(clause.value, "span", None) or v.span))
 
     def rec_value(self, v: RecValue, _domain: tuple) -> None:
         group = v.group
@@ -235,11 +237,11 @@ def _never_negative(lin: Lin) -> bool:
 
 
 def _fails_for_every_size(fact: SizeFact) -> bool:
-    """Whether `fact` is false whatever the sizes: the access always happens and one of its
-    requirements is a negative constant (`z[i in -1..M]` writes index -1 for every M)."""
-    conditions = _conditions(fact)
-    return all(_never_negative(w - 1) for w in conditions) and \
-        any(r.is_const and r.const < 0 for r in _requirements(fact))
+    """Whether `fact` is false at every size where its access happens: one of its requirements
+    is a negative constant (`z[i in -1..M]` writes index -1 for every M). Only sizes at which
+    the access does not happen at all (`z[i in 2..N, j in -1..N]` at N = 2) would pass, so the
+    access itself is the program's error."""
+    return any(r.is_const and r.const < 0 for r in _requirements(fact))
 
 
 def _never_positive(lin: Lin) -> bool:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import statistics
 import sys
 import time
@@ -98,7 +99,7 @@ class Program:
             self._context = rt.VmContext(self._instance, modules=[hal, self._module])
             self._main = rt.FunctionInvoker(self._context, self._hal_device, self._module.lookup_function("main"))
         except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
-            raise RunError(f"cannot load {self.name} on the {self.device} device ({_first_line(err)})") from None
+            raise RunError(_load_failure(self.name, self.device, str(err))) from None
 
     def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
         return self.run(inputs)
@@ -229,6 +230,22 @@ def _load_module(instance: rt.VmInstance, sealed: bytes, name: str) -> rt.VmModu
     if "main" not in exported:
         raise RunError(f"{name} is not an einc module (it exports no main function)")
     return module
+
+
+# A kernel takes the run-time sizes and buffer offsets it needs as push constants (IREE 3.13:
+# two 32-bit words each); Vulkan guarantees 128 bytes of them, and a recurrence group with several
+# members of run-time size can need more (found by the differential fuzzer, seed 7).
+_PUSH_CONSTANTS = re.compile(r"push_constant_ranges\[\d+\] end offset (\d+) exceeds device limit (\d+)")
+
+
+def _load_failure(name: str, device: str, text: str) -> str:
+    """Why a module cannot be loaded on `device`, with what to do where einc knows it."""
+    push = _PUSH_CONSTANTS.search(text)
+    if push:
+        return (f"cannot load {name} on the {device} device: one of its kernels takes {push.group(1)} bytes of "
+                f"run-time sizes (push constants), more than this device allows ({push.group(2)}); fix the "
+                f"program's run-time sizes at build time (einc build --dim NAME=SIZE), or build for llvm-cpu")
+    return f"cannot load {name} on the {device} device ({text.strip().splitlines()[0] if text.strip() else 'no reason given'})"
 
 
 def _first_line(err: Exception) -> str:

@@ -13,7 +13,9 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import Clause, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars
+from einc.ir.evaluate import reduction_identity
+from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars,
+                           is_folding_constant)
 from einc.ir.types import BOOL, Lin
 from einc.semantics import scalar_ops
 from einc.semantics.bounds import check_reads
@@ -274,12 +276,23 @@ def reduction(el, node: ast.Reduction, env):
         el.state.hull_depth -= in_hull
         el.state.frames.pop()
     frame.resolve(el.state.dependent_ranges)
-    result = Reduce(node.op, tuple(vars_), _reduction_body(node, body), guard, span=node.span)
+    body, guard = _decided_guard(node.op, _reduction_body(node, body), guard)
+    result = Reduce(node.op, tuple(vars_), body, guard, span=node.span)
     if not el.state.frames:
         # outermost: every range it depends on is known now
         resolve_hulls(el.state)
         check_reads(result, None, el.state, node.span)
     return result
+
+
+def _decided_guard(kind: str, body: Value, guard):
+    """A guard known at build time: true is no guard; false leaves every point the identity, so
+    the body is not computed at all (see einc.ir.nodes.decided_by_a_constant)."""
+    if guard is None or not is_folding_constant(guard) or guard.array.ndim:
+        return body, guard
+    if bool(guard.array):
+        return body, None
+    return Const(np.asarray(reduction_identity(kind, body.dtype)), span=body.span), None
 
 
 def _reduction_body(node: ast.Reduction, body):

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import COMPARISONS, Const, Op, Value, is_folding_constant
+from einc.ir.nodes import COMPARISONS, Const, Op, Value, decided_by_a_constant, is_folding_constant
 from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.values import Traced, Weak, describe
 from einc.syntax.parser import INT_LIMIT
@@ -161,6 +161,9 @@ def _pow(args: list, span):
 
 
 def _build(op: str, args: list, dtype: DType, span):
+    decided = decided_by_a_constant(op, args)
+    if decided is not None:
+        return decided
     if all(is_folding_constant(a) and a.array.ndim == 0 for a in args):
         folded = _fold_values(op, [a.array[()] for a in args], dtype)
         if folded is not None:

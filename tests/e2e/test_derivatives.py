@@ -131,6 +131,22 @@ def test_abs_has_the_mean_of_its_slopes_at_zero_in_both_modes():
     np.testing.assert_array_equal(out["reverse"], [-1.0, 0.0, 1.0])
 
 
+def test_tied_arguments_of_min_and_max_share_the_derivative_in_both_modes():
+    # at a tie each argument gets half, as central differences and the tied points of a
+    # reduction do (all of it went to the first argument: fuzz seed 7 program 388)
+    x = np.array([-1.5, 0.5, 2.0], np.float32)
+    out = einc.load(einc.compile("""
+        use std::math::{min, max};
+        let x: [f32; 3];
+        let m[i in 0..3] = min(0.5, x[i]) + 3.0 * max(x[i], 0.5);
+        let forward = @m / @x;
+        let total = sum[i in 0..3](min(0.5, x[i]) + 3.0 * max(x[i], 0.5));
+        let reverse = @total / @x;
+    """).vmfb)(x=x)
+    np.testing.assert_array_equal(out["forward"], np.diag([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(out["reverse"], [1.0, 2.0, 3.0])
+
+
 def stacked_rules_program(rules: dict, dtype: str) -> str:
     """y = [rule0(x), rule1(x), ..]: its Jacobian in x is forward mode, an entry reverse mode."""
     return "\n".join(["use std::math::*;", f"let x: {dtype};", "let y = [" + ", ".join(rules) + "];",

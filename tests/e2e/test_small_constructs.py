@@ -104,3 +104,22 @@ def test_errors(source, code, words):
     with pytest.raises(CompileError) as info:
         einc.compile(source)
     assert info.value.diagnostics[0].code == code and words in info.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_conditions_known_at_build_time_pick_their_side(target):
+    # regression (fuzz seed 7 program 951): a `where false` reached IREE as a select on a
+    # constant, and Vulkan then failed to compile the reduction around it
+    x = np.array([3, 1, 4, 1, 5], np.int32)
+    with einc.load(einc.compile("""
+        let x: [i32; N];
+        let none[i in 0..N] = max[k in 0..i + 1](sum[m in 0..5](k where false));
+        let all[i in 0..N] = sum[k in 0..i + 1](x[k] where k >= 0 || false);
+        let anded[i in 0..N] = sum[k in 0..N](x[k] where x[k] > 1 && true);
+        let picked[i in 0..N] = if false { x[i] * 100 } else { x[i] + 1 };
+    """, target=target).vmfb) as program:
+        out = program(x=x)
+    np.testing.assert_array_equal(out["none"], np.zeros(5))
+    np.testing.assert_array_equal(out["all"], np.cumsum(x))
+    np.testing.assert_array_equal(out["anded"], np.full(5, x[x > 1].sum()))
+    np.testing.assert_array_equal(out["picked"], x + 1)

@@ -26,6 +26,8 @@ let Wf: [f32; 36, 5];
 let X: [f32; 2, 3, 9, 8];
 let Wc: [f32; 4, 3, 3, 3];
 let X1: [f32; G, 1, 9, 8];
+let Xg: [f32; G, 9, 8, 1];
+let Wg: [f32; 3, 3, 1, 4];
 let W1: [f32; 4, 1, 3, 3];
 let Xh: [f32; 2, 9, 8, 3];
 let Wh: [f32; 3, 3, 3, 4];
@@ -59,6 +61,14 @@ let gray[n, o in 0..4, h in 0..5, w in 0..4] = sum[c in 0..1, kh in 0..3, kw in 
     where ih = 2 * h + kh - 1, iw = 2 * w + kw - 1);
 let strided[n, o in 0..4, h in 0..4, w in 0..3] = sum[c in 0..3, kh in 0..3, kw in 0..3](
     X[n, c, 2 * h + kh, 2 * w + kw] * Wc[o, c, kh, kw]);
+let grayh[n, h in 0..7, w in 0..6, o in 0..4] = sum[kh in 0..3, kw in 0..3, c in 0..1](
+    Xg[n, h + kh, w + kw, c] * Wg[kh, kw, c, o]);
+// the channel of group o / 4 (one group: o / 4 is 0 over o in 0..4), as std::ml::conv writes it
+let onegroup[n, o in 0..4, h in 0..7, w in 0..6] = sum[c in 0..3, kh in 0..3, kw in 0..3](
+    X[n, o / 4 * 3 + c, h + kh, w + kw] * Wc[o, c, kh, kw]);
+// remainders that are their dividend over its range (c % 3 for c in 0..3), as std::ml::gemm writes its bias
+let wrapped[n, o in 0..4, h in 0..7, w in 0..6] = sum[c in 0..3, kh in 0..3, kw in 0..3](
+    X[n, c % 3, h + kh, w + kw] * Wc[o % 4, c, kh, kw]);
 let dilated[n, o in 0..4, h in 0..5, w in 0..4] = sum[c in 0..3, kh in 0..3, kw in 0..3](
     X[n, c, h + 2 * kh, w + 2 * kw] * Wc[o, c, kh, kw]);
 let nhwc[n, h in 0..7, w in 0..6, o in 0..4] = sum[kh in 0..3, kw in 0..3, c in 0..3](
@@ -104,7 +114,9 @@ OPS = {
     "mm": "linalg.matmul", "bmm": "linalg.batch_matmul", "mv": "linalg.matvec", "vm": "linalg.vecmat",
     "dot": "linalg.dot", "rows": "linalg.matmul", "flat": "linalg.matmul",
     "conv": "linalg.conv_2d_nchw_fchw", "strided": "linalg.conv_2d_nchw_fchw",
-    "dilated": "linalg.conv_2d_nchw_fchw", "nhwc": "linalg.conv_2d_nhwc_hwcf",
+    "dilated": "linalg.conv_2d_nchw_fchw", "onegroup": "linalg.conv_2d_nchw_fchw",
+    "wrapped": "linalg.conv_2d_nchw_fchw",
+    "nhwc": "linalg.conv_2d_nhwc_hwcf", "grayh": "linalg.conv_2d_nhwc_hwcf",
     "fhwc": "linalg.conv_2d_nhwc_fhwc", "conv3d": "linalg.conv_3d_ncdhw_fcdhw",
     "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "depthwise1d": "linalg.depthwise_conv_1d_ncw_cw",
     "plain2d": "linalg.conv_2d",
@@ -151,6 +163,9 @@ def test_cpu_convolutions_carry_tile_sizes_and_one_channel_gets_a_channel_of_zer
     assert text.count("high[0, 1, 0, 0]") == 2             # image and filter, one channel of zeros each
     vulkan = mlir_of(source_file, "gray", "vulkan-spirv")
     assert "linalg.conv_2d_nchw_fchw" in vulkan and "tensor<4x1x3x3xf32>" in vulkan
+    text = mlir_of(source_file, "grayh")                   # any layout: the channel axis is padded
+    assert "tensor<3x3x2x4xf32>" in text and "high[0, 0, 0, 1]" in text and "high[0, 0, 1, 0]" in text
+    assert "compilation_info" not in text                  # IREE's own tiles for NHWC
 
 
 @pytest.mark.parametrize("output", ["depthwise", "depthwise1d"])
@@ -210,7 +225,7 @@ def _inputs():
     return {"A": f(m, k), "B": f(k, n), "v": f(k), "u": f(m), "T": f(2, m, k), "S": f(2, k, n),
             "Q": f(2, 3, k), "P": f(2, 4, 3, 3), "Wf": f(36, 5), "X": f(2, 3, 9, 8), "Wc": f(4, 3, 3, 3),
             "Xh": f(2, 9, 8, 3), "Wh": f(3, 3, 3, 4), "Wo": f(4, 3, 3, 3), "Xd": f(2, 3, 8), "Wd": f(3, 3),
-            "Wdw": f(3, 3, 3), "X1": f(3, 1, 9, 8), "W1": f(4, 1, 3, 3),
+            "Wdw": f(3, 3, 3), "X1": f(3, 1, 9, 8), "W1": f(4, 1, 3, 3), "Xg": f(3, 9, 8, 1), "Wg": f(3, 3, 1, 4),
             "Xv": f(2, 3, 5, 6, 4), "Wv": f(4, 3, 2, 3, 3), "img": f(SIZES["H"], SIZES["W"]), "ker": f(3, 3),
             "idx": np.array([4, 0, 2, 2], np.int32)}
 
@@ -236,7 +251,10 @@ def _references(x):
                           x["W1"]),
         "strided": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), stride=2), x["Wc"]),
         "dilated": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), dilation=2), x["Wc"]),
+        "onegroup": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
+        "wrapped": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
         "nhwc": np.einsum("nhwcpq,pqco->nhwo", _windows(Xh, (3, 3), (1, 2)), x["Wh"]),
+        "grayh": np.einsum("nhwcpq,pqco->nhwo", _windows(x["Xg"], (3, 3), (1, 2)), x["Wg"]),
         "fhwc": np.einsum("nhwcpq,opqc->nhwo", _windows(pad(Xh, (1, 2)), (3, 3), (1, 2)), x["Wo"]),
         "conv1d": np.einsum("ncwq,oq->now", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
         "conv3d": np.einsum("ncdhwabe,ocabe->nodhw", _windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Wv"]),
@@ -288,6 +306,16 @@ def test_zero_padding_times_inf_is_nan_as_in_convolution_libraries():
     w[0, 0, 0, 0] = np.inf
     y = einc.load(einc.compile(src).vmfb)(X=np.ones((1, 1, 4, 4), np.float32), W=w)["y"][0, 0]
     assert np.isnan(y[0]).all() and np.isnan(y[:, 0]).all() and np.isposinf(y[1:, 1:]).all()
+
+
+def test_the_library_convolution_with_one_group_is_the_named_op(tmp_path):
+    # std::ml::conv reads channel `o / Mg * Cg + c`: with one group o / Mg is 0 over o's range,
+    # so the read is plain and the convolution named (it was a gather per tap before)
+    path = tmp_path / "library_conv.ein"
+    path.write_text("use std::ml::{conv, relu};\nlet X: [f32; B, 3, 16, 16];\nlet W: [f32; 8, 3, 3, 3];\n"
+                    "let b: [f32; 8];\nlet y = relu(conv(X, W, b, [1, 1], [1, 1, 1, 1], [1, 1], 1));\n")
+    text = mlir_of(path, "y")
+    assert "linalg.conv_2d_nchw_fchw " in text and not EXTRACT.search(text)
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",

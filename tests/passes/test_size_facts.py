@@ -61,3 +61,15 @@ def test_recurrence_clauses_write_inside_their_member(tmp_path):
 
 def test_programs_of_fixed_sizes_have_no_facts(tmp_path):
     assert facts_of(tmp_path, "let y: [f32; 4];\nlet s = y[0] + y[3];\nlet w[i in 1..4] = y[i] - y[i - 1];\n") == []
+
+
+def test_a_write_that_leaves_its_array_whenever_it_runs_is_a_build_error(diagnose):
+    # regression (mutant fuzzer, seed 1 mutant 2072): the clause writes index -1 whenever it
+    # runs, so only sizes at which it runs not at all (N = 2) could pass; it once reached the
+    # lowering as an insert at offset -1, which MLIR rejects (an internal error)
+    error, _ = diagnose("let x1: [i32; N];\nlet p6[1, j] = x1[j];\nlet p6[i in 2..N, j in -1..N] = i;\n")
+    assert error.code == "E005" and "touches indices -1 to N - 1 of axis 1" in error.message
+    assert error.span.line == 3                      # the clause that writes, not the first one
+    error, _ = diagnose("let x: [f32; N];\nlet p[i in 0..N, j in -1..N] = x[i];\n")
+    assert error.code == "E005" and error.span.line == 2
+

@@ -144,9 +144,14 @@ def _int_as_float(b, like):
 
 
 def _min_max(n):
+    """The argument that is the result takes the derivative; at a tie both share it equally,
+    as the points that tie for a max/min reduction do (and JAX, PyTorch, central differences)."""
     a, b = n.args
-    first = Op("le" if n.op == "min" else "ge", (a, b), BOOL)
-    return [_select(first, _one(n), _zero(n)), _select(first, _zero(n), _one(n))]
+    first = Op("lt" if n.op == "min" else "gt", (a, b), BOOL)
+    tie = Op("eq", (a, b), BOOL)
+    half = const(0.5, n)
+    return [_select(first, _one(n), _select(tie, half, _zero(n))),
+            _select(first, _zero(n), _select(tie, half, _one(n)))]
 
 
 def _select_rule(n):
