@@ -17,7 +17,6 @@ from fuzz.dense.reference import evaluate
 from fuzz.dense.spec import DenseProgram, Loop, Read, Step
 
 ATTEMPTS = 50
-IMAGES = ("first", "last")
 
 
 def elementwise(b: Builder, source: Tensor | None) -> Tensor:
