@@ -27,6 +27,7 @@ CAMPAIGNS = (
     Campaign("programs", "fuzz.programs.campaign:run_differential", full=2000, sample=100),
     Campaign("mutants", "fuzz.mutants.campaign:run_mutants", full=5000, sample=400),
     Campaign("runner", "fuzz.runner_campaign:run_runner", full=2000, sample=120),
+    Campaign("dense", "fuzz.dense.campaign:run_dense", full=600, sample=40),
 )
 
 

@@ -422,6 +422,24 @@ def is_folding_constant(v: Value) -> bool:
     return isinstance(v, Const) and not v.differentiable
 
 
+def decided_by_a_constant(op: str, args: list):
+    """A select whose condition, or an and/or one of whose sides, is known at build time is the
+    side it picks (`x > 0 && false` is false); None otherwise. IREE 3.13 folds such conditions
+    itself and then failed on what remained: a Vulkan reduction over a kernel it had turned into
+    a fill asked for unbounded workgroup memory (fuzz seed 7)."""
+    known = [bool(a.array) if is_folding_constant(a) and a.array.ndim == 0 else None for a in args]
+    if op == "select" and known[0] is not None:
+        return args[1] if known[0] else args[2]
+    if op in ("and", "or"):
+        absorbing = op == "or"            # true absorbs an or, false an and
+        for k, value in enumerate(known):
+            if value is absorbing:
+                return args[k]
+            if value is not None:
+                return args[1 - k]
+    return None
+
+
 def size_value(lin: Lin, span: Optional[Span] = None) -> Value:
     """An i32 value for a linear form of sizes: a constant when it is one."""
     if lin.is_const:
@@ -477,6 +495,6 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
 __all__ = ["Value", "IndexVar", "fresh_index_vars", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",
            "Generic", "Clause", "Piecewise", "Stack", "Compact", "RecurrenceGroup", "RecClause", "RecMember",
            "StateRead", "RecValue", "Print", "Assert", "Program", "walk", "size_value",
-           "is_folding_constant", "is_stored_tensor", "step_state_reads",
+           "is_folding_constant", "decided_by_a_constant", "is_stored_tensor", "step_state_reads",
            "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
            "TERNARY_OPS", "COMPARISONS", "REDUCE_KINDS"]

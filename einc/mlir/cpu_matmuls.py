@@ -14,7 +14,8 @@ gave wrong results), so llvm-cpu builds without microkernels (einc/build/targets
 Measured no better: tiles 12x32, 16x32, 15x32, 8x32, 28x16, 14x16, 6x64, 4x64, 7x48, 8x48;
 blocking K (an scf.for of mmt4d over K-blocks of 64-512, accumulating in the packed result).
 Elsewhere (llvm-cpu-generic, a host without AVX-512, other element types, a static M under 14
-or N under 32, Vulkan) the matmul stays a `linalg.matmul` for IREE's data tiling.
+or N under 32, an A the program computes summed over a run-time K, Vulkan) the matmul stays a
+`linalg.matmul` for IREE's data tiling.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.host_cpu import has_avx512
+from einc.ir.nodes import Input
 from einc.ir.types import F32
 from einc.mlir.named_ops import Axis, Match, emit as emit_named
 
@@ -44,7 +46,23 @@ def applies(target: str, found: Match) -> bool:
     if any(v.read.dtype != F32 for v in found.views):
         return False
     sizes = [_extent(axis) for axis in found.out]
+    if _computed_left_of_run_time_depth(found):
+        return False
     return all(size is None or size >= tile for size, tile in zip(sizes, REGISTER_TILE))
+
+
+def _computed_left_of_run_time_depth(found: Match) -> bool:
+    """IREE 3.13 failed to compile (`affine.delinearize_index` with a basis of 0) these packs of
+    A fused with an elementwise op on another register-tiled matmul's unpacked result, when
+    the summed length K is a run-time dim (`relu(A @ W1) @ W2`, W1 [33, H]; found by the dense
+    fuzz campaign). A matmul whose A the program computes and whose K is known only at run
+    time keeps IREE's data tiling."""
+    depth = [v for axis in found.operand_axes[0] for v in axis.vars if v not in _vars(found.out)]
+    return not isinstance(found.views[0].read.tensor, Input) and any(not v.extent.is_const for v in depth)
+
+
+def _vars(axes: list) -> set:
+    return {v for axis in axes for v in axis.vars}
 
 
 def _extent(axis: Axis) -> Optional[int]:

@@ -38,11 +38,12 @@ def fence_captured_tensors(region_op) -> None:
             if value in inside:
                 continue
             if value not in fenced:
-                fenced[value] = _fenced(value)
+                fenced[value] = fence(value)
             op.operands[k] = fenced[value]
 
 
-def _fenced(value: ir.Value) -> ir.Value:
+def fence(value: ir.Value) -> ir.Value:
+    """`value` through an optimization barrier, its dynamic sizes tied back on."""
     shape = ir.RankedTensorType(value.type).shape
     sizes = [tensor.dim(value, index_const(k)) for k, n in enumerate(shape) if n == ir.ShapedType.get_dynamic_size()]
     barrier = util.OptimizationBarrierOp([value.type], [value]).results[0]

@@ -16,9 +16,9 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg
 
-from einc.ir.nodes import Generic, IndexVar, Read, Reduce, Value
+from einc.ir.nodes import Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
-from einc.mlir import cpu_convolutions, cpu_matmuls, named_ops, operand_views, scalar_ops
+from einc.mlir import cpu_convolutions, cpu_matmuls, decided_guards, named_ops, operand_views, scalar_ops
 from einc.mlir.body_rules import Region
 from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.types import element_type, is_tensor
@@ -56,13 +56,15 @@ class Operand:
 
 # ------------------------------------------------------------------------------------ planning
 
-def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> tuple[list[Operand], dict]:
-    """The `ins` of a kernel whose body computes `roots`, and the body nodes that stand for
-    others (a guarded select read through a padded view is its guarded branch); `inline` names
-    program-level nodes that this kernel itself computes (the root of a 0-d kernel)."""
+def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> tuple[list[Operand], dict, bool]:
+    """The `ins` of a kernel whose body computes `roots`, the body nodes that stand for
+    others (a guarded select read through a padded view is its guarded branch), and whether the
+    region computes coordinates (linalg.index); `inline` names program-level nodes that this
+    kernel itself computes (the root of a 0-d kernel)."""
     operands: list[Operand] = []
     aliases: dict[int, Value] = {}
     seen: set[int] = set()
+    coordinates = False
     stack = [r for r in reversed(roots) if r is not None]
     while stack:
         v = stack.pop()
@@ -87,8 +89,9 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
                 aliases[id(twin)] = operand.node
             stack.append(padded.value)
         else:
+            coordinates = coordinates or isinstance(v, IndexRef)
             stack.extend(reversed(v.operands()))
-    return operands, aliases
+    return operands, aliases, coordinates
 
 
 def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
@@ -175,6 +178,23 @@ def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Ope
     return [Operand(None, shape, domain.projection(missing))]
 
 
+def _window_not_first(operands: list[Operand]) -> list[Operand]:
+    """The operands with a plain one first, when the first reads windows (`x[h + kh, ..]`).
+    IREE 3.13 takes a generic whose first operand reads windows for a convolution of that image;
+    one without a batch axis (after IREE folded away a batch of one) it rebuilds with a batch
+    axis in front (InsertBatchDimForBatchlessConvPass, llvm-cpu) without renumbering the
+    linalg.index ops in the body, so a guard `w <= 4` tested the row instead (found by the dense
+    fuzz campaign). A kernel that computes coordinates keeps a plain operand first."""
+    if not operands or not _reads_windows(operands[0].map):
+        return operands
+    plain = next((o for o in operands if not _reads_windows(o.map)), None)
+    return operands if plain is None else [plain] + [o for o in operands if o is not plain]
+
+
+def _reads_windows(map_: ir.AffineMap) -> bool:
+    return any(isinstance(r, ir.AffineAddExpr) for r in map_.results)
+
+
 # ------------------------------------------------------------------------------------ kernels
 
 def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: ir.Value,
@@ -188,8 +208,10 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
     IREE 3.13 fused a kernel that read its init into the reduction reading the kernel, with
     the init as an operand of run-time size, and Vulkan then asked for unbounded workgroup
     memory (fuzz seed 13)."""
-    operands, aliases = plan_operands(lw, domain, [body, guard], inline)
+    operands, aliases, coordinates = plan_operands(lw, domain, [body, guard], inline)
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
+    if coordinates or loops:
+        operands = _window_not_first(operands)
     op = linalg.GenericOp_([o.tensor for o in operands], [init],
                            [o.map for o in operands] + [out_map], domain.iterator_types())
     block = op.regions[0].blocks[0]
@@ -258,7 +280,7 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
                                                                        element_type(reduce.dtype))])
     found = named_ops.match(reduce, free)
     tensor = None
-    if found is not None:     # the first rule that takes it: a target's own form, else the named op
+    if found is not None and named_ops.emitted_on(lw.target, found):     # the first rule that takes it: a target's own form, else the named op
         rules = (cpu_convolutions.emit, cpu_matmuls.emit, named_ops.emit)
         tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
     if tensor is None:
@@ -268,28 +290,29 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
 
 
 def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) -> ir.Value:
+    body, guard = decided_guards.fold(lw, reduce.body), decided_guards.fold(lw, reduce.guard)
     domain = Domain(free + list(reduce.vars), len(free))
-    loops = _unindexed_vars(lw, reduce, domain)
+    loops = _unindexed_vars(lw, reduce.vars, body, guard, domain)
     domain = Domain([v for v in domain.vars if v not in loops], len(free))
     combine = reduce_combiner(reduce)
 
-    def finish(value, guard, acc):
-        if guard is not None:
-            value = arith.select(guard, value, reduce_identity(reduce))
+    def finish(value, guard_value, acc):
+        if guard_value is not None:
+            value = arith.select(guard_value, value, reduce_identity(reduce))
         return combine(value, acc)
-    return build_kernel(lw, domain, reduce.body, reduce.guard, init, domain.projection(free), finish,
-                        loops=loops, start=lambda: reduce_identity(reduce))
+    return build_kernel(lw, domain, body, guard, init, domain.projection(free), finish, loops=loops,
+                        start=lambda: reduce_identity(reduce))
 
 
-def _unindexed_vars(lw, reduce: Reduce, domain: Domain) -> tuple:
+def _unindexed_vars(lw, vars_: tuple, body: Value, guard: Optional[Value], domain: Domain) -> tuple:
     """The reduction's variables that no planned operand changes along. Such a loop would have
     no operand to give its trip count, and IREE 3.13 vectorizes a reduction whose combined value
     comes from no operand wrongly: `sum[p in 0..4](2)` gave 2, `sum[p in 0..3](a + p)` failed
     to compile. An operand that reads a tensor of one repeated value does not count, since IREE
     folds that tensor into the kernel as a scalar (einc.passes.uniform_tensors). These loops run
     as scalar loops inside the kernel's region instead."""
-    operands, _ = plan_operands(lw, domain, [reduce.body, reduce.guard], frozenset())
-    return tuple(v for v in reduce.vars if not any(v in o.vars and _needs_axis(lw, o, v) for o in operands))
+    operands, _, _ = plan_operands(lw, domain, [body, guard], frozenset())
+    return tuple(v for v in vars_ if not any(v in o.vars and _needs_axis(lw, o, v) for o in operands))
 
 
 def _needs_axis(lw, operand: Operand, var: IndexVar) -> bool:

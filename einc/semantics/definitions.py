@@ -288,7 +288,7 @@ def reduction(el, node: ast.Reduction, env):
 
 def _decided_guard(kind: str, body: Value, guard):
     """A guard known at build time: true is no guard; false leaves every point the identity, so
-    the body is not computed at all (see scalar_ops._decided_by_a_constant)."""
+    the body is not computed at all (see einc.ir.nodes.decided_by_a_constant)."""
     if guard is None or not is_folding_constant(guard) or guard.array.ndim:
         return body, guard
     if bool(guard.array):

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import COMPARISONS, Const, Op, Value, is_folding_constant
+from einc.ir.nodes import COMPARISONS, Const, Op, Value, decided_by_a_constant, is_folding_constant
 from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.values import Traced, Weak, describe
 from einc.syntax.parser import INT_LIMIT
@@ -161,7 +161,7 @@ def _pow(args: list, span):
 
 
 def _build(op: str, args: list, dtype: DType, span):
-    decided = _decided_by_a_constant(op, args)
+    decided = decided_by_a_constant(op, args)
     if decided is not None:
         return decided
     if all(is_folding_constant(a) and a.array.ndim == 0 for a in args):
@@ -169,24 +169,6 @@ def _build(op: str, args: list, dtype: DType, span):
         if folded is not None:
             return Const(np.asarray(folded).astype(dtype.numpy), span=span)   # integers wrap
     return Op(op, tuple(args), dtype, span=span)
-
-
-def _decided_by_a_constant(op: str, args: list):
-    """A select whose condition, or an and/or one of whose sides, is known at build time is the
-    side it picks (`x > 0 && false` is false). IREE 3.13 folds such conditions itself and then
-    failed on what remained: a Vulkan reduction over a kernel it had turned into a fill asked
-    for unbounded workgroup memory (fuzz seed 7)."""
-    known = [bool(a.array) if is_folding_constant(a) and a.array.ndim == 0 else None for a in args]
-    if op == "select" and known[0] is not None:
-        return args[1] if known[0] else args[2]
-    if op in ("and", "or"):
-        absorbing = op == "or"            # true absorbs an or, false an and
-        for k, value in enumerate(known):
-            if value is absorbing:
-                return args[k]
-            if value is not None:
-                return args[1 - k]
-    return None
 
 
 def _literal_kind(literals: list[Weak], span, op: str = "") -> str:

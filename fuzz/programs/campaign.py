@@ -39,18 +39,46 @@ def runs_on(case: Case, target: str) -> bool:
 
 
 class Differential:
+    """Generated cases, many to a module, through einc on each target against their meaning.
+    What a case is, how it is written and how its outputs are judged are the hooks below, which
+    other differential campaigns (fuzz.dense) override; building, running and blaming are shared."""
+    title = "generated programs against NumPy"
+
     def __init__(self, seed: int, pool: Pool, targets: tuple, batch: int, log):
         self.seed, self.targets, self.batch, self.log = seed, targets, batch, log
         self.pool = pool
-        self.report = Report("generated programs against NumPy")
+        self.report = Report(self.title)
         self.cases: dict[int, Case] = {}
+
+    # -- hooks
+
+    def generate(self, k: int):
+        return generate_case(self.seed, k)
+
+    def runs_on(self, case, target: str) -> bool:
+        return runs_on(case, target)
+
+    def assemble(self, keys: list):
+        return assemble({k: self.cases[k].program for k in keys})
+
+    def disagreement(self, case, name: str, got) -> str | None:
+        derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
+        return disagreement(got, case.meaning[name], derivative=name in derivatives)
+
+    def source(self, case) -> str:
+        return render_program(case.program) + _inputs_comment(case.inputs)
+
+    def explain(self, case, kind: str, detail: str, target: str) -> str | None:
+        return explain(case.program, kind, detail, target)
+
+    # -- the run
 
     def run(self, numbers) -> Report:
         start = time.monotonic()
-        self.cases = {k: generate_case(self.seed, k) for k in numbers}
+        self.cases = {k: self.generate(k) for k in numbers}
         self.report.counts["programs generated"] = len(self.cases)
         for target in self.targets:
-            keys = [k for k, case in self.cases.items() if runs_on(case, target)]
+            keys = [k for k, case in self.cases.items() if self.runs_on(case, target)]
             for first in range(0, len(keys), self.batch):
                 self.submit(target, keys[first:first + self.batch])
         done = 0
@@ -63,7 +91,7 @@ class Differential:
         return self.report
 
     def submit(self, target: str, keys: list) -> None:
-        module = assemble({k: self.cases[k].program for k in keys})
+        module = self.assemble(keys)
         inputs = {prefix(k) + name: value for k in keys for name, value in self.cases[k].inputs.items()}
         timeout = SECONDS_PER_MODULE + SECONDS_PER_PROGRAM * len(keys)
         self.report.counts[f"modules built for {target}"] += 1
@@ -102,14 +130,13 @@ class Differential:
 
     def check(self, target: str, k: int, outputs: dict) -> None:
         case = self.cases[k]
-        derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
         problems = []
         for name in case.program.outputs:
             got = outputs.get(prefix(k) + name)
             if got is None:
                 problems.append(f"{name}: missing")
                 continue
-            problem = disagreement(got, case.meaning[name], derivative=name in derivatives)
+            problem = self.disagreement(case, name, got)
             if problem:
                 problems.append(f"{name} {problem}")
         self.report.counts[f"programs checked on {target}"] += 1
@@ -119,8 +146,7 @@ class Differential:
     def record(self, target: str, k: int, kind: str, detail: str) -> None:
         case = self.cases[k]
         finding = Finding(f"seed {self.seed} program {k}", target, kind, detail,
-                          explain(case.program, kind, detail, target), render_program(case.program)
-                          + _inputs_comment(case.inputs), case)
+                          self.explain(case, kind, detail, target), self.source(case), case)
         self.report.findings.append(finding)
 
 

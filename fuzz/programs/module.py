@@ -20,12 +20,13 @@ def prefix(key) -> str:
     return f"p{key}_"
 
 
-def assemble(programs: dict) -> Module:
-    """`programs`: key -> Program, keys small integers."""
+def assemble(programs: dict, render=render_statements) -> Module:
+    """`programs`: key -> Program (or another campaign's program with `outputs`, written by
+    `render(program, prefix)` as a list of statements), keys small integers."""
     text = list(HEADER)
     lines, outputs = {}, []
     for key, program in programs.items():
-        statements = render_statements(program, prefix(key))
+        statements = render(program, prefix(key))
         text.append(f"// program {key}")
         lines[key] = (len(text) + 1, len(text) + len(statements))
         text += statements

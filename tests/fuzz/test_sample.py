@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fuzz.campaigns import campaign
+from fuzz.dense.campaign import run_dense
 from fuzz.programs.campaign import run_differential
 
 SEED = 2024
@@ -36,4 +37,14 @@ def test_mutants_of_real_programs_get_diagnostics_never_tracebacks():
     assert report.counts["in process: diagnostic"] > sample.sample // 2
     assert report.counts["in process: valid"] + report.counts["in process: built"] > 0
     assert report.counts["cli: diagnostic"] > 0
+    assert not report.bad, report.format()
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_dense_programs_match_their_numpy_meaning(target):
+    """The dense campaign's sample (fuzz.dense): matmuls, convolutions, poolings and their near
+    misses; Vulkan runs the f32 ones."""
+    sample = campaign("dense").sample
+    report = run_dense(sample, SEED, targets=(target,), log=lambda _: None)
+    assert report.counts[f"programs checked on {target}"] + len(report.findings) >= sample // 2
     assert not report.bad, report.format()

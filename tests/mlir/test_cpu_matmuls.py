@@ -94,3 +94,28 @@ def test_packed_results_match_numpy(packed_module, m, k, n):
     expected = {"C": (d["A"] @ d["B"], k), "D": (d["P"] @ d["Q"], 1000), "F": (d["X"].reshape(3, 24) @ d["W"], 24)}
     for name, (want, summed) in expected.items():
         np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5 * np.sqrt(summed), err_msg=name)
+
+
+LAYERS = """
+let X: [f32; 15, 33];
+let W1: [f32; 33, H];
+let W2: [f32; H, 40];
+let h[i, j] = 1.0 - sum[k](X[i, k] * W1[k, j]);
+let y[i, j] = sum[k](h[i, k] * W2[k, j]);
+"""
+
+
+def test_a_computed_left_operand_summed_over_a_run_time_dim_keeps_iree_tiles(monkeypatch, tmp_path):
+    """IREE 3.13 failed to compile the second layer's pack of `h` fused with `1.0 - ..` on the
+    first layer's unpacked result when H is a run-time dim (found by the dense fuzz campaign):
+    that matmul stays a linalg.matmul; the first is still packed."""
+    host_with_avx512(monkeypatch, True)
+    rng = np.random.default_rng(4)
+    x = {"X": rng.standard_normal((15, 33)), "W1": rng.standard_normal((33, 20)), "W2": rng.standard_normal((20, 40))}
+    with einc.load(einc.compile(LAYERS, outputs=["y"]).vmfb) as program:
+        got = program(**{name: v.astype(np.float32) for name, v in x.items()})["y"]
+    np.testing.assert_allclose(got, (1.0 - x["X"] @ x["W1"]) @ x["W2"], rtol=1e-5, atol=1e-4)
+    path = tmp_path / "layers.ein"
+    path.write_text(LAYERS)
+    text = str(lower(str(path), "llvm-cpu", ["y"]))
+    assert text.count("linalg.mmt4d") == 1 and text.count("linalg.matmul") == 1

@@ -80,6 +80,7 @@ let conv1d[n, o in 0..3, w in 0..6] = sum[c in 0..3, kw in 0..3](Xd[n, c, w + kw
 let conv3d[n, o in 0..4, d in 0..4, h in 0..4, w in 0..2] = sum[c in 0..3, kd in 0..2, kh in 0..3, kw in 0..3](
     Xv[n, c, d + kd, h + kh, w + kw] * Wv[o, c, kd, kh, kw]);
 let depthwise[n, c, h in 0..7, w in 0..6] = sum[kh in 0..3, kw in 0..3](X[n, c, h + kh, w + kw] * Wdw[c, kh, kw]);
+let depthwise1d[n, c, w in 0..6] = sum[kw in 0..3](Xd[n, c, w + kw] * Wd[c, kw]);
 let plain2d[h in 0..H - 2, w in 0..W - 2] = sum[kh, kw](img[h + kh, w + kw] * ker[kh, kw]);
 
 // pooling
@@ -117,7 +118,8 @@ OPS = {
     "wrapped": "linalg.conv_2d_nchw_fchw",
     "nhwc": "linalg.conv_2d_nhwc_hwcf", "grayh": "linalg.conv_2d_nhwc_hwcf",
     "fhwc": "linalg.conv_2d_nhwc_fhwc", "conv3d": "linalg.conv_3d_ncdhw_fcdhw",
-    "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "plain2d": "linalg.conv_2d",
+    "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "depthwise1d": "linalg.depthwise_conv_1d_ncw_cw",
+    "plain2d": "linalg.conv_2d",
     "maxpool": "linalg.pooling_nchw_max", "minpool": "linalg.pooling_nhwc_min", "sumpool": "linalg.pooling_ncw_sum",
 }
 NOT_NAMED = ["conv1d", "square", "tight", "extra", "edge", "gathered", "overlap"]
@@ -164,6 +166,14 @@ def test_cpu_convolutions_carry_tile_sizes_and_one_channel_gets_a_channel_of_zer
     text = mlir_of(source_file, "grayh")                   # any layout: the channel axis is padded
     assert "tensor<3x3x2x4xf32>" in text and "high[0, 0, 0, 1]" in text and "high[0, 0, 1, 0]" in text
     assert "compilation_info" not in text                  # IREE's own tiles for NHWC
+
+
+@pytest.mark.parametrize("output", ["depthwise", "depthwise1d"])
+def test_channels_first_depthwise_is_a_generic_on_vulkan(source_file, output):
+    """IREE 3.13 miscompiles those named ops there (named_ops.MISCOMPILED)."""
+    assert OPS[output] + " " in mlir_of(source_file, output)
+    text = mlir_of(source_file, output, "vulkan-spirv")
+    assert "linalg.depthwise" not in text and "linalg.generic" in text
 
 
 @pytest.mark.parametrize("output, pad_value", [("conv", "0.0"), ("fhwc", "0.0"), ("shifted", "2.0"),
@@ -249,6 +259,7 @@ def _references(x):
         "conv1d": np.einsum("ncwq,oq->now", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
         "conv3d": np.einsum("ncdhwabe,ocabe->nodhw", _windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Wv"]),
         "depthwise": np.einsum("nchwpq,cpq->nchw", _windows(X, (3, 3), (2, 3)), x["Wdw"]),
+        "depthwise1d": np.einsum("ncwq,cq->ncw", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
         "plain2d": np.einsum("hwpq,pq->hw", _windows(x["img"], (3, 3), (0, 1)), x["ker"]),
         "maxpool": _windows(X[:, :, :8, :8], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
         "minpool": _windows(Xh[:, :9, :8], (3, 3), (1, 2), stride=3).min(axis=(4, 5))[:, :3, :2],
@@ -268,12 +279,17 @@ def _references(x):
     return out
 
 
-def test_every_definition_matches_numpy(source_file):
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_every_definition_matches_numpy(source_file, target):
+    """On Vulkan IREE 3.13 miscompiled the channels-first depthwise convolutions (channels after
+    the first partly left 0; found by the dense fuzz campaign), which stay generics there."""
     x = _inputs()
-    got = einc.load(einc.compile(str(source_file)).vmfb)(**x)
+    with einc.load(einc.compile(str(source_file), target=target).vmfb) as program:
+        got = program(**x)
     expected = _references({k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in x.items()})
-    for name, want in expected.items():
-        np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=name)
+    wrong = [name for name, want in expected.items() if not np.allclose(got[name], want, rtol=1e-4, atol=1e-4)]
+    assert not wrong, f"{target} differs from NumPy in {wrong}"
 
 
 def test_zero_padding_times_inf_is_nan_as_in_convolution_libraries():
@@ -300,3 +316,110 @@ def test_the_library_convolution_with_one_group_is_the_named_op(tmp_path):
                     "let b: [f32; 8];\nlet y = relu(conv(X, W, b, [1, 1], [1, 1, 1, 1], [1, 1], 1));\n")
     text = mlir_of(path, "y")
     assert "linalg.conv_2d_nchw_fchw " in text and not EXTRACT.search(text)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_index_guard_beside_a_window_read_of_a_batch_of_one(target):
+    """A generic reading windows with a guard on an index: IREE 3.13 took it for a convolution
+    without a batch axis (the batch of one folded away), put one in front and left the body's
+    linalg.index ops unnumbered, so `w >= 2` tested the row (found by the dense fuzz campaign;
+    kernels._window_not_first)."""
+    src = """
+        let x: [f32; 1, 2, 9, 8];
+        let y[n, c, h in 0..7, w in 0..6] = sum[kh in 0..3, kw in 0..3](
+            if w >= 2 { x[n, c, h + kh, w + kw] } else { 0.0 });
+        let z[n, c, h in 0..4, w in 0..3] = max[kh in 0..2, kw in 0..2](
+            if kh + h <= 6 { x[n, c, 2 * h + kh, 2 * w + kw] } else { 0.0 });
+    """
+    x = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
+    with einc.load(einc.compile(src, target=target).vmfb) as program:
+        got = program(x=x)
+    windows = _windows(x.astype(np.float64), (3, 3), (2, 3))
+    np.testing.assert_allclose(got["y"], windows.sum(axis=(4, 5)) * (np.arange(6) >= 2), rtol=1e-5, atol=1e-5)
+    pooled = _windows(x.astype(np.float64), (2, 2), (2, 3), stride=2).max(axis=(4, 5))[:, :, :4, :3]
+    np.testing.assert_allclose(got["z"], pooled, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_sum_over_a_run_with_a_named_dim_of_a_computed_operand(target, tmp_path):
+    """IREE 3.13 failed to compile a matmul over the collapsed run (c, k), K a named dim, of an
+    elementwise producer's result on the CPU targets (found by the dense fuzz campaign);
+    there it stays a generic (named_ops.emitted_on)."""
+    path = tmp_path / "run.ein"
+    path.write_text("let x: [f32; N, 3, K];\nlet w: [f32; 3, K, 5];\nlet ink = 1.0 - x;\n"
+                    "let y[i, j] = sum[c, k](ink[i, c, k] * w[c, k, j]);\n")
+    x, w = rng.standard_normal((4, 3, 7)).astype(np.float32), rng.standard_normal((3, 7, 5)).astype(np.float32)
+    with einc.load(einc.compile(str(path), target=target, outputs=["y"]).vmfb) as program:
+        got = program(x=x, w=w)["y"]
+    want = (1.0 - x.astype(np.float64)).reshape(4, 21) @ w.astype(np.float64).reshape(21, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert "linalg.matmul" not in mlir_of(path, "y", target)
+    assert "linalg.matmul" in mlir_of(path, "y", "vulkan-spirv")
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_batch_matmul_of_computed_operands(target):
+    """IREE 3.13's data tiling fused a batch_matmul with the op computing its first operand (a
+    broadcast bias, or a matmul over rows expanded into batches) and read the batches after the
+    first wrong for 15 rows (found by the dense fuzz campaign); batch_matmul operands pass an
+    optimization barrier on the CPU targets (named_ops.emit), with run-time sizes (J) tied back on."""
+    src = """
+        let x: [f32; 3, 15, 13];
+        let b: [f32; 13];
+        let a: [f32; 3, 15, 9];
+        let w: [f32; 9, 13];
+        let v: [f32; 3, 13, J];
+        let biased[n, i, j] = x[n, i, j] + b[j];
+        let rows[n, i, j] = sum[k](a[n, i, k] * w[k, j]);
+        let y[n, i, j] = sum[k](biased[n, i, k] * v[n, k, j]);
+        let z[n, i, j] = sum[k](rows[n, i, k] * v[n, k, j]);
+    """
+    x = {"x": (3, 15, 13), "b": (13,), "a": (3, 15, 9), "w": (9, 13), "v": (3, 13, 5)}
+    x = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in x.items()}
+    with einc.load(einc.compile(src, target=target, outputs=["y", "z"]).vmfb) as program:
+        got = program(**x)
+    d = {name: v.astype(np.float64) for name, v in x.items()}
+    np.testing.assert_allclose(got["y"], (d["x"] + d["b"]) @ d["v"], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got["z"], (d["a"] @ d["w"]) @ d["v"], rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_matmul_of_a_computed_single_element(target):
+    """IREE 3.13 failed to compile a matmul whose [1, 1] operand an elementwise op computes
+    ("tiling factors must be less than or equal to the input rank for pack"; found by the
+    dense fuzz campaign): it stays a generic on the CPU targets (named_ops.emitted_on)."""
+    src = """
+        let x: [f32; 1, 1];
+        let b: [f32; 1];
+        let w: [f32; 1, 45];
+        let y[i, j] = x[i, j] + b[j];
+        let z[i, j] = sum[k](y[i, k] * w[k, j]);
+    """
+    x = {"x": rng.standard_normal((1, 1)), "b": rng.standard_normal(1), "w": rng.standard_normal((1, 45))}
+    with einc.load(einc.compile(src, target=target, outputs=["z"]).vmfb) as program:
+        got = program(**{name: v.astype(np.float32) for name, v in x.items()})["z"]
+    np.testing.assert_allclose(got, (x["x"] + x["b"]) @ x["w"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_window_sum_under_a_guard_its_ranges_decide(target):
+    """`w >= 1` over w in 0..1 is never true, so every term is the else constant; IREE folded
+    the guard and summed the constant once (-1, not -6; found by the dense fuzz campaign). einc
+    decides such guards first (einc/mlir/decided_guards.py), so the sum runs as scalar loops;
+    a guard always true leaves the windows' sum."""
+    src = """
+        let x: [f32; 6, 4];
+        let k: [f32; 2, 3];
+        let never[h in 0..3, w in 0..1] = sum[kw in 0..3, kh in 0..2](
+            if w >= 1 { k[kh, kw] * x[kh + 2 * h, w + kw] } else { -1.0 });
+        let always[h in 0..3, w in 0..2] = sum[kw in 0..3, kh in 0..2](
+            if w <= 1 { k[kh, kw] * x[kh + 2 * h, w + kw] } else { -1.0 });
+    """
+    x, k = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    with einc.load(einc.compile(src, target=target).vmfb) as program:
+        got = program(x=x, k=k)
+    np.testing.assert_array_equal(got["never"], np.full((3, 1), -6.0, np.float32))
+    windows = _windows(x.astype(np.float64), (2, 3), (0, 1))[::2]             # [h, w, kh, kw]
+    np.testing.assert_allclose(got["always"], np.einsum("hwpq,pq->hw", windows, k), rtol=1e-5, atol=1e-6)

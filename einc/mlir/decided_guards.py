@@ -1,0 +1,60 @@
+"""Comparisons of index arithmetic that the indices' ranges decide (`w >= 1` with w in 0..1),
+folded in a reduction's body before its kernel is planned.
+
+IREE folds them too (a loop of extent 1 is its constant), and a reduction whose summed value
+then comes from no operand (every term the `else` constant of a guard never true) is vectorized
+wrongly: counted once (`sum[kw in 0..3, kh in 0..2](if w >= 1 { .. } else { -1.0 })` gave -1,
+not -6; found by the dense fuzz campaign). Folded here first, the reads of a dead branch are no
+operands, and such loops run as scalar loops in the region (kernels._unindexed_vars).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from einc.ir import affine
+from einc.ir.nodes import Const, Op, Value, decided_by_a_constant
+
+# a comparison `a OP b` holds when this Lin of (a - b) is >= 0 (integers)
+_HOLDS = {"ge": lambda d: d, "gt": lambda d: d - 1, "le": lambda d: -d, "lt": lambda d: -d - 1}
+
+
+def fold(lw, v: Optional[Value]) -> Optional[Value]:
+    """`v` with decided comparisons as constants, and the `and`, `or` and `select` over them
+    the sides they pick (einc.ir.nodes.decided_by_a_constant); nodes other than scalar
+    operations are kept as they are."""
+    memo: dict[int, Value] = {}
+
+    def visit(node: Value) -> Value:
+        if id(node) not in memo:
+            out = node
+            if isinstance(node, Op):
+                out = _folded(lw, node, tuple(visit(a) for a in node.args))
+            memo[id(node)] = out
+        return memo[id(node)]
+    return None if v is None else visit(v)
+
+
+def _folded(lw, op: Op, args: tuple) -> Value:
+    truth = _decided(op.op, args) if op.op in _HOLDS else None
+    if truth is not None:
+        return lw.keep(Const(np.asarray(truth)))
+    picked = decided_by_a_constant(op.op, list(args))
+    if picked is not None:
+        return picked
+    if all(a is b for a, b in zip(args, op.args)):
+        return op
+    return lw.keep(Op(op.op, args, op.dtype, span=op.span))
+
+
+def _decided(name: str, args: tuple) -> Optional[bool]:
+    a, b = (affine.affine_of(x) for x in args)
+    if a is None or b is None or any(getattr(k, "extent", 0) is None for k in (a - b).keys()):
+        return None
+    low, high = affine.bounds(_HOLDS[name](a - b))
+    if affine.surely_nonnegative(low):
+        return True
+    if affine.surely_negative(high):
+        return False
+    return None

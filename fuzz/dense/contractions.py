@@ -1,0 +1,116 @@
+"""Contraction stages: matmul, batch matmul (with a shared or a batched right operand), matvec,
+vecmat, dot, and the dense layer after a convolution, which sums over several axes at once with
+a weight of as many axes (a run of letters) or a flattened one (`Wf[12 * c + 4 * h + w, j]`,
+row-major, column-major, or longer than the product: a near miss). Sizes cover 1, primes, and
+the sides of the llvm-cpu register tile (14 x 32) below, at and above it; operands stored
+transposed are near misses.
+"""
+from __future__ import annotations
+
+from fuzz.dense.builder import Builder, Tensor, plain_read
+from fuzz.dense.spec import Affine, Loop, Read, Reduction, Size, Sub
+from fuzz.dense.windows import BATCH
+
+MATRIX = (1, 2, 3, 5, 7, 13, 14, 15, 16, 17, 28, 29, 31, 32, 33, 45, 64)
+OUTPUTS = (1, 2, 3, 10, 16, 33)
+
+
+def _size(b: Builder):
+    return b.size(b.rng.choice(MATRIX), 0.4)
+
+
+def _operand(b: Builder, letter: str, loops: list, transposed: bool = False) -> Read:
+    """A new input read plainly at `loops` (stored in the reverse order when `transposed`)."""
+    order = loops[::-1] if transposed else loops
+    return plain_read(b.input(letter, tuple(loop.extent for loop in order)), order)
+
+
+def _contract(b: Builder, out: list, summed: list, reads: list, bias: Loop | None, layout: str) -> Tensor:
+    if b.rng.random() < 0.4:
+        reads = reads[::-1]
+    reduction = Reduction("sum", tuple(summed), tuple(reads))
+    name = b.define(tuple(out), reduction, b.steps(bias))
+    return Tensor(name, tuple(loop.extent for loop in out), layout)
+
+
+def matmul(b: Builder, source: Tensor | None) -> Tensor:
+    rng = b.rng
+    if source is None:
+        i, k = Loop("i", _size(b), b.written()), Loop("k", _size(b), b.written())
+        left = _operand(b, "a", [i, k], transposed=b.near(0.1))
+    else:
+        i, k = Loop("i", source.shape[0], b.written()), Loop("k", source.shape[1], b.written())
+        left = plain_read(source.name, [i, k])
+    j = Loop("j", _size(b), b.written())
+    right = _operand(b, "w", [k, j], transposed=b.near(0.1))
+    return _contract(b, [i, j], [k], [left, right], j, "matrix")
+
+
+def matvec(b: Builder, source: Tensor | None) -> Tensor:
+    if source is None:
+        i, k = Loop("i", _size(b), b.written()), Loop("k", _size(b), b.written())
+        left = _operand(b, "a", [i, k])
+    else:
+        i, k = Loop("i", source.shape[0], b.written()), Loop("k", source.shape[1], b.written())
+        left = plain_read(source.name, [i, k])
+    return _contract(b, [i], [k], [left, _operand(b, "v", [k])], i, "vector")
+
+
+def vecmat(b: Builder, source: Tensor | None) -> Tensor:
+    k = Loop("k", source.shape[0] if source else _size(b), b.written())
+    left = plain_read(source.name, [k]) if source else _operand(b, "u", [k])
+    j = Loop("j", _size(b), b.written())
+    return _contract(b, [j], [k], [left, _operand(b, "w", [k, j])], j, "vector")
+
+
+def dot(b: Builder, source: Tensor | None) -> Tensor:
+    k = Loop("k", source.shape[0] if source else _size(b), b.written())
+    left = plain_read(source.name, [k]) if source else _operand(b, "u", [k])
+    right = left if b.rng.random() < 0.2 else _operand(b, "v", [k])     # a square: one operand twice
+    return _contract(b, [], [k], [left, right], None, "scalar")
+
+
+def batch_matmul(b: Builder, source: Tensor | None) -> Tensor:
+    rng = b.rng
+    if source is None:
+        n = Loop("n", b.size(rng.choice(BATCH), 0.5), b.written())
+        i, k = Loop("i", _size(b), b.written()), Loop("k", _size(b), b.written())
+        left = _operand(b, "a", [n, i, k])
+    else:
+        n, i, k = (Loop(name, size, b.written()) for name, size in zip("nik", source.shape))
+        left = plain_read(source.name, [n, i, k])
+    j = Loop("j", _size(b), b.written())
+    shared = rng.random() < 0.3                      # one right operand for every batch: a matmul
+    right = _operand(b, "w", [k, j] if shared else [n, k, j])
+    return _contract(b, [n, i, j], [k], [left, right], j, "batched")
+
+
+def dense_layer(b: Builder, source: Tensor | None) -> Tensor:
+    """The layer after a convolution: every axis but the batch summed against a weight."""
+    rng = b.rng
+    if source is None:
+        shape = (b.size(rng.choice(BATCH), 0.5),) + tuple(Size.of(rng.choice((1, 2, 3, 4, 5, 7))) for _ in
+                                                          range(rng.choice((1, 2, 3))))
+        source = Tensor(b.input("x", shape), shape, "first")
+    n = Loop("n", source.shape[0], b.written())
+    axes = [Loop(name, size, b.written()) for name, size in zip("cdhw"[-(len(source.shape) - 1):], source.shape[1:])]
+    j = Loop("j", Size.of(rng.choice(OUTPUTS)), b.written())
+    weight = _dense_weight(b, axes, j)
+    return _contract(b, [n, j], axes, [plain_read(source.name, [n] + axes), weight], j, "matrix")
+
+
+def _dense_weight(b: Builder, axes: list, j: Loop) -> Read:
+    rng = b.rng
+    form = rng.random()
+    if len(axes) == 1 or form < 0.35 or not all(a.extent.static for a in axes):
+        return _operand(b, "w", axes + [j])
+    sizes = [a.extent.value for a in axes]
+    order = list(range(len(axes))) if form < 0.85 else list(range(len(axes)))[::-1]   # column-major
+    coefficients, stride = [0] * len(axes), 1
+    for k in reversed(order):
+        coefficients[k], stride = stride, stride * sizes[k]
+    extra = 3 if b.near(0.1) else 0           # longer than the product: not a reshape
+    terms = [(a.name, c) for a, c in zip(axes, coefficients)]
+    rng.shuffle(terms)
+    weight = b.input("w", (Size.of(stride + extra), j.extent))
+    return Read(weight, (Sub(Affine(tuple(terms))), Sub(Affine.of(j.name))))
