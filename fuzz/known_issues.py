@@ -1,9 +1,10 @@
-"""Bad outcomes that are known and being fixed elsewhere, so they do not block fuzzing.
+"""Bad outcomes that are known and owned elsewhere, so they do not block fuzzing.
 
-Each entry names the issue that owns it and says which outcomes it explains: their kinds, a
-pattern their detail must match, and optionally a shape the program must have (a predicate on
-fuzz.programs.structure.Program). The fuzz report counts them under "known, owned elsewhere";
-remove an entry when its fix lands, and the fuzzers check the fix.
+Each entry names its owner (an issue, or the IREE limitation einc reports as a clear error)
+and says which outcomes it explains: their kinds, a pattern their detail must match, and
+optionally a shape the program must have (a predicate on fuzz.programs.structure.Program).
+The fuzz report counts them under "known, owned elsewhere"; remove an entry when its fix
+lands, and the fuzzers check the fix.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ class KnownIssue:
 KNOWN_ISSUES: tuple = (
     # IREE 3.13's Vulkan HAL refuses a dispatch binding an empty buffer; einc reports the run
     # as a RunError (einc/mlir/empty_guards.py says why it does not work around it).
-    KnownIssue("empty tensor on vulkan", "issue 11; IREE 3.13's Vulkan HAL", ("run-error",),
+    KnownIssue("empty tensor on vulkan", "IREE 3.13's Vulkan HAL", ("run-error",),
                detail="vulkan device cannot dispatch", targets=("vulkan-spirv",)),
     # IREE 3.13 passes a kernel's run-time sizes and offsets as push constants, two words each,
     # and cannot spill them; lavapipe allows 128 bytes. einc says to fix sizes with --dim.

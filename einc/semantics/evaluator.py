@@ -194,13 +194,16 @@ class Elaborator:
             elif isinstance(s, ast.DiffRule) and s.def_id is not None:
                 self._rule_defs[s.def_id] = FnVal(s, env)
         reads = recurrences.read_graph(stmts)
-        groups = recurrences.find_groups(reads, recurrences.step_aligned_reads(stmts))
+        groups = recurrences.find_groups(reads, recurrences.step_aligned_reads(stmts),
+                                         recurrences.read_before_defined(stmts))
         last = {}
         for k, s in enumerate(stmts):
             if isinstance(s, ast.IndexedLet):
                 last[groups.get(s.def_id, frozenset([s.def_id]))] = k
         bindings, waiting, done = [], [], set()
         for k, s in enumerate(stmts):
+            if isinstance(s, (ast.Let, ast.ExprStmt)):
+                _check_no_read_of_waiting(s, k, stmts, groups, last, reads, done)
             if isinstance(s, ast.Let):
                 bindings += self._let(s, env, top_level)
             elif isinstance(s, ast.IndexedLet):
@@ -328,3 +331,25 @@ def _pattern_names(pat) -> list:
     if isinstance(pat, ast.TuplePat):
         return [x for p in pat.elems for x in _pattern_names(p)]
     return []
+
+
+
+def _check_no_read_of_waiting(stmt, k: int, stmts: list, groups: dict, last: dict, reads: dict, done: set) -> None:
+    """E003 that says why for a statement reading an indexed definition above it that has no
+    value yet: it recurs with definitions below (a group is computed where its last member
+    stands), or it reads a definition below and is computed once that one is."""
+    above = {s.def_id for s in stmts[:k] if isinstance(s, ast.IndexedLet)}
+    for node in ast.iter_nodes([stmt]):
+        if not isinstance(node, ast.Name) or node.def_id not in above or node.def_id in done:
+            continue
+        unit = groups.get(node.def_id, frozenset([node.def_id]))
+        if last[unit] > k:
+            line = stmts[last[unit]].span.line
+            why = f"`{node.name}` recurs with definitions below it, computed together at line {line}"
+        else:
+            later = next(s for s in stmts if isinstance(s, ast.IndexedLet)
+                         and s.def_id in set().union(*(reads[did] for did in unit)) - unit - done)
+            line = later.span.line
+            why = f"`{node.name}` reads `{later.name}`, defined at line {line}"
+        raise d.error(d.UNDEFINED, f"{why}: it has no value yet here", node.span,
+                      hint=f"move this statement below line {line}")

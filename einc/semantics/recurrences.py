@@ -148,7 +148,21 @@ def _offset_from(expr, step):
     return None
 
 
-def find_groups(reads: dict, aligned: dict) -> dict:
+def read_before_defined(stmts: list):
+    """A test of a set of definitions, computed together where the last clause of any of them
+    stands: whether a statement that is no indexed definition reads one of them before that.
+    Such a statement runs before the loop has computed what it reads."""
+    last = {s.def_id: k for k, s in enumerate(stmts) if isinstance(s, ast.IndexedLet)}
+    plain = [(k, {n.def_id for n in ast.iter_nodes([s]) if isinstance(n, ast.Name) and n.def_id in last})
+             for k, s in enumerate(stmts) if not isinstance(s, (ast.IndexedLet, ast.FnDef, ast.DiffRule))]
+
+    def test(unit) -> bool:
+        end = max(last[did] for did in unit)
+        return any(k < end and names & unit for k, names in plain)
+    return test
+
+
+def find_groups(reads: dict, aligned: dict, read_early=lambda unit: False) -> dict:
     """def_id -> the frozenset of def_ids recurring with it.
 
     A definition that reads itself, or definitions reading each other in a cycle, recur
@@ -158,7 +172,9 @@ def find_groups(reads: dict, aligned: dict) -> dict:
     whole tensor; `aligned` (step_aligned_reads) says which reads are of that kind. A loop is
     shared only when every read between the definitions it holds is of that kind (or they are
     in a cycle): a read of a fixed point (`g[4]`), along another axis, or of a whole tensor
-    needs the other loop finished first, so it runs after it."""
+    needs the other loop finished first, so it runs after it. Nor is one shared when a
+    statement between the definitions reads one of them (`read_early`, read_before_defined):
+    the shared loop would run only after that statement."""
     cycles = _strongly_connected(reads)
     cycle_of = {did: k for k, component in enumerate(cycles) for did in component}
     recurrent = set()
@@ -175,6 +191,8 @@ def find_groups(reads: dict, aligned: dict) -> dict:
         components = _strongly_connected(joined)
         mixed = [c for c in components if any(cycle_of[did] != cycle_of[other] and other not in aligned[did]
                                                for did in c for other in reads[did] & c)]
+        mixed += [c for c in components if c not in mixed and read_early(c)
+                  and any(a in c and b in c for a, b in joins)]
         if not mixed:
             break
         joins = {(a, b) for a, b in joins if not any(a in c for c in mixed)}

@@ -147,6 +147,23 @@ CASES = {
 }
 
 
+def read_between():
+    g = g_doubling()
+    h = np.zeros(5, np.float32)
+    for n in range(1, 5):
+        h[n] = h[n - 1] + g[n] * g[3]
+    return {"g": g, "mid": g[3], "h": h}
+
+
+CASES["a statement between them reads the first"] = ("""
+        let g[0] = 1.0;
+        let g[n in 1..5] = g[n - 1] * 2.0;
+        let mid = g[3];
+        let h[0] = 0.0;
+        let h[n in 1..5] = h[n - 1] + g[n] * mid;
+    """, read_between, ["g", "h"])
+
+
 def check(case: str, target: str = "llvm-cpu") -> None:
     source, reference, _ = CASES[case]
     out = einc.load(einc.compile(source, target=target).vmfb)()

@@ -162,6 +162,16 @@ def test_a_function_called_before_the_top_level_binding_it_reads_is_E003_at_the_
     assert [(n.span.line, n.note) for n in diag.notes] == [(1, "in this call to `f`")]
 
 
+def test_a_statement_reading_a_definition_that_waits_for_one_below_says_which(diagnose):
+    diag, _ = diagnose("let a[0] = 1.0;\nlet a[t in 1..5] = b[t - 1] + 1.0;\nlet x = a[2];\n"
+                       "let b[t in 0..5] = a[t] * 2.0;\n")
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (3, 9)
+    assert diag.message == "`a` recurs with definitions below it, computed together at line 4: it has no value yet here"
+    assert diag.hint == "move this statement below line 4"
+    diag, _ = diagnose("let a[i in 0..3] = b[i];\nprint(a[0]);\nlet b[i in 0..3] = 1.0;\n")
+    assert diag.code == "E003" and diag.message == "`a` reads `b`, defined at line 3: it has no value yet here"
+
+
 def test_a_derivative_variable_used_as_f32_and_f64_in_its_target_is_E002(diagnose):
     diag, _ = diagnose("let x: f64 = 2.0;\nlet z: f32 = 1.0;\nlet s = 0.5;\n"
                                  "let p = (s * x) as f32 + s * z;\nlet g = @p / @s;\n")
