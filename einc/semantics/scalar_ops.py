@@ -40,7 +40,7 @@ def materialize(v, dtype: DType | None = None, span=None):
             raise d.error(d.TYPE, f"expected {target}, found {v.kind} literal", v.span or span,
                           hint=_literal_hint(v, target))     # an empty literal takes any type
         if v.value.size:
-            _check_fits(v, target, span)
+            check_fits(v, target, span)
         if v.trace is not None:
             return v.trace.at(target)
         return Const(np.asarray(v.value).astype(target.numpy), span=v.span or span)
@@ -50,7 +50,7 @@ def materialize(v, dtype: DType | None = None, span=None):
     return v
 
 
-def _check_fits(v: Weak, target: DType, span) -> None:
+def check_fits(v: Weak, target: DType, span) -> None:
     """A literal (or a constant folded from literals) must fit its type, as in Rust: an integer
     must not wrap around, a finite float must not become infinite."""
     if target.is_int:

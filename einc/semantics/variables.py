@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from einc.ir.nodes import Const, Generic, IndexRef, Op, Read, Value, free_vars, fresh_index_vars
+from einc.semantics import scalar_ops
 from einc.semantics.tensors import whole
 from einc.semantics.values import LazyJacobian, PartialRead, Traced, Weak
 from einc.syntax import ast
@@ -64,5 +65,6 @@ def _leaf_maker(literal: Weak):
     def leaf(dtype) -> Const:
         # an integer typing is kept out of folding too, so that a derivative can see it used
         # as an integer (derivatives.request refuses that) rather than find nothing
+        scalar_ops.check_fits(literal, dtype, literal.span)
         return Const(np.asarray(literal.value, dtype=dtype.numpy), span=literal.span, differentiable=True)
     return leaf

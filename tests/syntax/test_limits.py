@@ -29,6 +29,15 @@ def test_numbers_out_of_range_are_E006_at_the_number(diagnose, line, code, col, 
     assert message in diag.message and line in text
 
 
+@pytest.mark.filterwarnings("error")
+def test_a_literal_too_large_for_its_type_is_E006_at_the_literal_when_a_derivative_keeps_it(diagnose):
+    # the literal is typed as a differentiable leaf, not folded: it is checked there too (a
+    # front-end mutant printed NumPy's overflow warning and blamed the product)
+    diag, _ = diagnose("let f = 1e39;\nlet y = f * 2.0;\nlet g = @y / @f;\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E006", 1, 9)
+    assert diag.message == "the constant 1e+39 does not fit in f32"
+
+
 def test_numbers_at_the_limits_are_fine(tmp_path):
     path = tmp_path / "prog.ein"
     path.write_text("let a = -2147483648;\nlet b = 2147483648i64;\nlet c: i64 = 9223372036854775807;\n"
