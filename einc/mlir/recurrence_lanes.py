@@ -28,7 +28,7 @@ from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Re
 from einc.mlir import scalar_ops
 from einc.mlir.kernels import reduce_combiner, reduce_identity
 from einc.mlir.loops import point_loops, var_bounds
-from einc.mlir.recurrence_scalars import STEP_RULES, Scope, accumulate, scalar_reduce
+from einc.mlir.recurrence_scalars import STEP_RULES, Scope, accumulate, scalar_reduce, step_accumulator
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
 
@@ -186,7 +186,7 @@ def _partials(scopes: list[Scope], reduce: Reduce, unroll: int) -> tuple[list, l
     more accumulators per scope do the same for a single scope."""
     lane, width = reduce.vars[-1], width_of(reduce.dtype)
     identity = reduce_identity(reduce)
-    combine = reduce_combiner(reduce)
+    combine, add = reduce_combiner(reduce), step_accumulator(scopes[0].lw, reduce)
     (lo, hi), = var_bounds(scopes[0].lw, [lane])
     vector_end = round_down(lo, hi, width)
     identities = vector.broadcast(vector_type(width, element_type(reduce.dtype)), identity)
@@ -195,7 +195,7 @@ def _partials(scopes: list[Scope], reduce: Reduce, unroll: int) -> tuple[list, l
         outers = [scope.child(dict(zip(reduce.vars[:-1], ivs))) for scope in scopes]
 
         def add_chunk(n: int, base: ir.Value, acc: ir.Value) -> ir.Value:
-            return combine(_guarded(Lanes(outers[n], lane, base, width), reduce), acc)
+            return add(_guarded(Lanes(outers[n], lane, base, width), reduce), acc)
         vectors, start = carried[:len(scopes)], lo
         if unroll > 1:
             start = round_down(lo, hi, width * unroll)
@@ -229,11 +229,11 @@ def _lane_reduce(lanes: Lanes, reduce: Reduce) -> ir.Value:
     outer = lanes.outer
     if all(vectorisable(outer, v, lanes.lane) for v in (reduce.body, reduce.guard) if v is not None):
         # the body reads along the lanes: the reduction's own loops stay scalar, in order
-        combine = reduce_combiner(reduce)
+        add = step_accumulator(outer.lw, reduce)
 
         def point(ivs, carried):
             inner = Lanes(outer.child(dict(zip(reduce.vars, ivs))), lanes.lane, lanes.base, lanes.width)
-            return [combine(_guarded(inner, reduce), carried[0])]
+            return [add(_guarded(inner, reduce), carried[0])]
         start = vector.broadcast(vector_type(lanes.width, element_type(reduce.dtype)), reduce_identity(reduce))
         return point_loops(var_bounds(outer.lw, list(reduce.vars)), [start], point)[0]
     scopes = [lanes.at_lane(k) for k in range(lanes.width)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, tensor
+from iree.compiler.dialects import arith, math, tensor
 
 from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Reduce, StateRead, Stack, Value
@@ -174,7 +174,29 @@ def accumulate(inner: Scope, reduce: Reduce, acc: ir.Value) -> ir.Value:
     value = inner.value(reduce.body)
     if reduce.guard is not None:
         value = arith.select(inner.value(reduce.guard), value, reduce_identity(reduce))
-    return reduce_combiner(reduce)(value, acc)
+    return step_accumulator(inner.lw, reduce)(value, acc)
+
+
+# The CPU targets, where products are otherwise rounded on their own (einc.mlir.rounding).
+FUSED_SUM_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
+
+
+def step_accumulator(lw, reduce: Reduce) -> Callable:
+    """How a step's loop adds a value to a reduction's accumulator. A float sum adds a product
+    with one rounding (`math.fma(a, b, acc)`), as IREE's matmul and matvec kernels do: the
+    order of a sum's terms is already not the program's (lanes, unrolled accumulators), and a
+    recurrence's matrix-vector step costs 15% more with the product rounded first. Products
+    outside sums keep their own rounding (docs/DECISIONS.md)."""
+    combine = reduce_combiner(reduce)
+    if reduce.kind != "sum" or not reduce.dtype.is_float or lw.target not in FUSED_SUM_TARGETS:
+        return combine
+
+    def add(value: ir.Value, acc: ir.Value) -> ir.Value:
+        producer = value.owner if isinstance(value, ir.OpResult) else None
+        if producer is not None and producer.name == "arith.mulf":
+            return math.fma(*producer.operands, acc)     # the product, now unused, is dropped as dead code
+        return combine(value, acc)
+    return add
 
 
 # recurrence_lanes, which builds on this module, adds the `Reduce` rule: in vector lanes where

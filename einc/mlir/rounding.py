@@ -18,7 +18,8 @@ DEVICE_CODE = ("linalg.generic", "flow.dispatch.region")
 
 
 def round_products_separately(module: ir.Module) -> None:
-    """Rewrite every `arith.mulf` inside a kernel of `module` as `math.fma(a, b, -0.0)`."""
+    """Rewrite every `arith.mulf` inside a kernel of `module` as `math.fma(a, b, -0.0)`; one
+    that nothing uses (a sum took it into an FMA of its own) goes."""
     products = []
 
     def collect(op):
@@ -27,6 +28,9 @@ def round_products_separately(module: ir.Module) -> None:
         return ir.WalkResult.ADVANCE
     module.operation.walk(collect)
     for op in products:
+        if not list(op.result.uses):
+            op.erase()
+            continue
         with ir.InsertionPoint(op), op.location:
             a, b = op.operands
             product = math.fma(a, b, _negative_zero(a.type))

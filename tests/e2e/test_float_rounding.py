@@ -51,3 +51,27 @@ def test_fp_contract_on_leaves_products_to_llvm(tmp_path, capsys):
     fused = einc.load(einc.compile(str(path), fp_contract=True).vmfb)(v=v)["w"]
     one_rounding = np.float32(np.float64(v[0]) * np.float64(v[0]) - 1.00048828125)   # 2 ** -24
     assert fused[0] in (np.float32(0.0), one_rounding)      # an FMA where this CPU has one
+
+
+# a product summed in a recurrence's step, and one that is not
+LINEAR_STEP = """
+    let W: [f32; H, H];
+    let h[0, i in 0..H] = 1.0;
+    let h[t in 1..6, i in 0..H] = sum[j](W[i, j] * h[t - 1, j]) + h[t - 1, i] * 0.5;
+"""
+
+
+def test_a_sum_of_products_in_a_step_adds_each_product_with_one_rounding(tmp_path, capsys):
+    path = tmp_path / "linear.ein"
+    path.write_text(LINEAR_STEP)
+    assert _run_cli(["build", str(path), "--emit", "mlir"]) == 0
+    fmas = [line.split("math.fma", 1)[1] for line in capsys.readouterr().out.splitlines() if "math.fma" in line]
+    into_sums = [f for f in fmas if f.split(",")[2].split(":")[0].strip().startswith("%arg")]
+    rounded_alone = [f for f in fmas if f not in into_sums]
+    assert into_sums and rounded_alone       # the sum's products fuse; `h[t - 1, i] * 0.5` does not
+    W = (np.random.default_rng(5).standard_normal((32, 32)) / 6).astype(np.float32)
+    h = np.ones(32)
+    for _ in range(5):
+        h = W.astype(np.float64) @ h + 0.5 * h
+    got = einc.load(einc.compile(str(path)).vmfb)(W=W)["h"][-1]
+    np.testing.assert_allclose(got, h, rtol=1e-5, atol=1e-5)
