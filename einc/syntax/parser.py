@@ -113,6 +113,7 @@ _EXPR_STARTS = frozenset({"a name", "a number", "a string", "a reduction", "'tru
 def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origin) -> CompileError:
     if isinstance(exc, UnexpectedCharacters):
         return _bad_character(exc, text, filename, origin)
+    hint = ""
     if isinstance(exc, UnexpectedToken):
         token = exc.token
         if token.type != "$END" and text.startswith("/*", token.start_pos):
@@ -123,8 +124,11 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
         else:
             line, col = token.line, token.column
             found = _quote(str(token))
-        expected = _describe_expected(_acceptable(exc))
+        acceptable = _acceptable(exc)
+        expected = _describe_expected(acceptable)
         width = len(str(token)) if token.type != "$END" else 1
+        if "IN" in acceptable and acceptable <= _AFTER_A_SLOT_NAME and token.type != "$END":
+            hint = _COMPUTED_SLOT_HINT
     elif isinstance(exc, UnexpectedEOF):
         line, col = _end_position(text)
         found, width = "end of input", 1
@@ -133,7 +137,13 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
         line, col, found, width, expected = exc.line, exc.column, "input", 1, ""
     line, col = origin.shift(line, col)
     message = f"expected {expected}, found {found}" if expected else f"unexpected {found}"
-    return error(SYNTAX, message, Span(filename, line, col, line, col + max(width, 1)))
+    return error(SYNTAX, message, Span(filename, line, col, line, col + max(width, 1)), hint)
+
+
+# A definition's bracket after an index name: a computed point (`u[t, N - 1]`) is no slot.
+_AFTER_A_SLOT_NAME = frozenset({"IN", "COMMA", "RSQB"})
+_COMPUTED_SLOT_HINT = ("a definition's brackets hold index names, integer literals and ranges: "
+                       "write a computed point as a range of one, `i in N - 1..N`")
 
 
 def _bad_character(exc: UnexpectedCharacters, text: str, filename: str,

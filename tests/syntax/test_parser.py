@@ -65,6 +65,14 @@ def test_indexed_definitions():
     assert isinstance(r.value.subscripts[0], ast.RestIndex)
 
 
+def test_a_computed_point_in_a_definitions_brackets_says_to_write_a_range():
+    diag = syntax_error("let u[t in 1..5, N - 1] = 0.0;")
+    assert (diag.message, diag.span.col) == ("expected ',', ']' or 'in', found '-'", 20)
+    assert "`i in N - 1..N`" in diag.hint
+    assert syntax_error("let y = [1, 2 3];").hint == ""       # not in a definition's brackets
+    assert syntax_error("let y: [f32; N - 1];").hint == ""     # nor in a type's
+
+
 def test_where_on_indexed_let_goes_to_the_definition():
     (d,) = items("let e[i in 0..N] = i * i where i % 2 == 0, z = 1;")
     assert isinstance(d.value, ast.Binary)
