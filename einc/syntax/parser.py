@@ -129,6 +129,10 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
         width = len(str(token)) if token.type != "$END" else 1
         if "IN" in acceptable and acceptable <= _AFTER_A_SLOT_NAME and token.type != "$END":
             hint = _COMPUTED_SLOT_HINT
+        after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
+        if "SEMICOLON" in acceptable and after is not None:
+            (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
+            hint = "a statement ends with `;`"
     elif isinstance(exc, UnexpectedEOF):
         line, col = _end_position(text)
         found, width = "end of input", 1
@@ -138,6 +142,19 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
     line, col = origin.shift(line, col)
     message = f"expected {expected}, found {found}" if expected else f"unexpected {found}"
     return error(SYNTAX, message, Span(filename, line, col, line, col + max(width, 1)), hint)
+
+
+def _end_of_an_earlier_line(text: str, pos: int):
+    """(line, column) just after the last code before `pos` when that code ends an earlier line
+    (blank and comment-only lines between are skipped), else None."""
+    lines = text[:pos].split("\n")
+    if len(lines) == 1 or lines[-1].strip():
+        return None
+    for number in range(len(lines) - 2, -1, -1):
+        code = lines[number] if '"' in lines[number] else lines[number].split("//", 1)[0]
+        if code.strip():
+            return number + 1, len(code.rstrip()) + 1
+    return None
 
 
 # A definition's bracket after an index name: a computed point (`u[t, N - 1]`) is no slot.

@@ -350,10 +350,16 @@ def _walk(node):
 # ---------------------------------------------------------------- errors
 
 
-def test_missing_semicolon():
+def test_missing_semicolon_points_where_it_goes():
     d = syntax_error("let x = 1 + 2\nlet y = 3;")
     assert d.message == "expected ';', 'where' or an operator, found 'let'"
-    assert (d.span.line, d.span.col, d.span.end_col) == (2, 1, 4)
+    assert (d.span.line, d.span.col, d.span.end_col) == (1, 14, 15)
+    assert d.hint == "a statement ends with `;`"
+    # past blank and comment lines; on one line, at the token that follows
+    d = syntax_error("let x = 1 + 2   // two\n\n// next\nlet y = 3;")
+    assert (d.span.line, d.span.col) == (1, 14)
+    d = syntax_error("let x = 1 + 2 let y = 3;")
+    assert (d.span.line, d.span.col, d.hint) == (1, 15, "")
 
 
 def test_missing_operand():
