@@ -23,7 +23,7 @@ def einsum(el, equation, inputs, span):
     terms, out = parse(equation.text, span)
     if len(terms) != len(operands):
         raise d.error(d.TYPE, f"einsum equation `{equation.text}` names {len(terms)} operands, "
-                      f"but {len(operands)} were given", span)
+                      f"but {len(operands)} {'was' if len(operands) == 1 else 'were'} given", span)
     for term, x in zip(terms, operands):
         if len(term) != x.rank:
             raise d.error(d.SHAPE, f"einsum term `{term}` labels {len(term)} axes of {describe(x)}", span)

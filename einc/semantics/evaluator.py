@@ -168,7 +168,8 @@ class Elaborator:
             raise d.error(d.TYPE, "this value is not a function", span)
         if len(args) != len(node.params):
             name = getattr(node, "name", "closure")
-            raise d.error(d.TYPE, f"`{name}` takes {len(node.params)} arguments but {len(args)} were given", span)
+            raise d.error(d.TYPE, f"`{name}` takes {_count(len(node.params), 'argument')} but "
+                          f"{len(args)} {'was' if len(args) == 1 else 'were'} given", span)
         if self.state.call_depth >= MAX_CALL_DEPTH:
             raise d.error(d.UNSUPPORTED, "recursion that does not end at compile time", span,
                           hint="recursive functions must reach a base case on constant arguments")
@@ -353,3 +354,7 @@ def _check_no_read_of_waiting(stmt, k: int, stmts: list, groups: dict, last: dic
             why = f"`{node.name}` reads `{later.name}`, defined at line {line}"
         raise d.error(d.UNDEFINED, f"{why}: it has no value yet here", node.span,
                       hint=f"move this statement below line {line}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

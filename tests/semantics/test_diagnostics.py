@@ -209,3 +209,10 @@ def test_a_recurrence_reading_a_member_whose_every_range_is_empty_is_E005(diagno
                           "let b[t in 6..1] = a[t - 1] * 2.0;\n")
     assert (diag.code, diag.span.line, diag.span.col) == ("E005", 2, 31)
     assert "`b` has no element to read" in diag.message and "b[t - 1]" in text
+
+
+def test_a_call_with_the_wrong_number_of_arguments_counts_them_in_words(diagnose):
+    diag, _ = diagnose("fn f(a, b) { a + b }\nlet y = f(1.0);\n")
+    assert (diag.code, diag.message) == ("E002", "`f` takes 2 arguments but 1 was given")
+    diag, _ = diagnose("fn g(a) { a }\nlet y = g(1.0, 2.0);\n")
+    assert diag.message == "`g` takes 1 argument but 2 were given"
