@@ -41,7 +41,7 @@ def annotate(value, t, el, span=None):
             raise d.error(d.TYPE, f"expected str, found {describe(value)}", t.span)
         return value
     if isinstance(t, ast.ScalarType):
-        if isinstance(value, Value) and value.rank:
+        if getattr(value, "rank", 0) or isinstance(value, ListVal):     # arrays, slices, literal arrays
             raise d.error(d.TYPE, f"expected {t.name}, found {describe(value)}", t.span)
         return scalar_ops.materialize(value, scalar_dtype(t), t.span)
     return _annotate_array(value, t, el)

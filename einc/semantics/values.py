@@ -181,7 +181,7 @@ def describe(v) -> str:
     if isinstance(v, (FnVal, LambdaVal, BuiltinVal, PythonVal)):
         return "function"
     if isinstance(v, PartialRead):
-        return "array slice"
+        return f"[{v.dtype}; {shape_str(v.shape)[1:-1]}] (a slice)"
     if isinstance(v, LazyJacobian):
         return f"derivative [{v.y.dtype}; {shape_str(v.shape)[1:-1]}]"
     return type(v).__name__

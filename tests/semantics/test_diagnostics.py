@@ -216,3 +216,11 @@ def test_a_call_with_the_wrong_number_of_arguments_counts_them_in_words(diagnose
     assert (diag.code, diag.message) == ("E002", "`f` takes 2 arguments but 1 was given")
     diag, _ = diagnose("fn g(a) { a }\nlet y = g(1.0, 2.0);\n")
     assert diag.message == "`g` takes 1 argument but 2 were given"
+
+
+@pytest.mark.parametrize("line, found", [("let A: [f32; N, N];\nlet s: f32 = A[0];", "[f32; N] (a slice)"),
+                                         ("let s: f32 = [1.0, 2.0];", "[{float}; 2]")])
+def test_a_scalar_annotation_on_an_array_is_E002(diagnose, line, found):
+    diag, _ = diagnose(line + "\n")
+    assert (diag.code, diag.message) == ("E002", f"expected f32, found {found}")
+
