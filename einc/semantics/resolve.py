@@ -171,6 +171,9 @@ class _Resolver:
         homes = stdlib_modules_defining(name)
         if homes:
             hint = f"the standard library has it: `use {homes[0]}::{name};`"
+        if homes and name in ("max", "min"):        # often meant over an array, which is a reduction
+            hint = (f"`{name}(a, b)` of two values is in the standard library: `use {homes[0]}::{name};`; "
+                    f"over an array's elements write a reduction, `{name}[i](x[i])`")
         if name in scope.visible():
             hint = (f"`{name}` is a local of a block around this function, and functions see "
                     "only items (functions, consts, imports) and their module's top-level "

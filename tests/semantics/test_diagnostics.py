@@ -224,3 +224,8 @@ def test_a_scalar_annotation_on_an_array_is_E002(diagnose, line, found):
     diag, _ = diagnose(line + "\n")
     assert (diag.code, diag.message) == ("E002", f"expected f32, found {found}")
 
+
+def test_max_not_imported_names_both_the_function_and_the_reduction(diagnose):
+    diag, _ = diagnose("let x: [f32; N];\nlet m = max(x);\n")
+    assert diag.code == "E003" and "`use std::math::basic::max;`" in diag.hint and "`max[i](x[i])`" in diag.hint
+
