@@ -33,6 +33,27 @@ def test_a_recurrence_with_an_axis_of_length_one(run, target):
     np.testing.assert_allclose(out["H"], batch_of_one_rnn(**inputs), rtol=1e-5, atol=1e-6)
 
 
+# r3 keeps [3, 1] as [3] inside the loop, the type r2 has; `firsts` reads a slice of it
+SAME_COMPACT_TYPE = """
+    let a: f32;
+    let r2[0] = a;
+    let r2[t in 1..3] = r2[t - 1] * 0.5;
+    let r3[0, j in 0..1] = 0.0;
+    let r3[t in 1..3, j in 0..1] = r3[t - 1, j] + r2[t];
+    let firsts[i in 0..2] = r3[i, 0];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_member_with_a_unit_axis_beside_one_of_its_compact_type(run, target):
+    r2 = 8.0 * 0.5 ** np.arange(3, dtype=np.float32)
+    r3 = np.concatenate([[0.0], np.cumsum(r2[1:])]).astype(np.float32)[:, None]
+    out = run(SAME_COMPACT_TYPE, target=target, a=np.float32(8.0))
+    np.testing.assert_array_equal(out["r2"], r2)
+    np.testing.assert_array_equal(out["r3"], r3)       # was r2's values on the CPU targets
+    np.testing.assert_array_equal(out["firsts"], r3[:2, 0])
+
+
 UNIT_AXES_GROUP = """
     use std::math::tanh;
     let X: [f32; T, 1, 4];
