@@ -18,7 +18,7 @@ from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import Case, generate_case
 from fuzz.programs.module import assemble, owner, prefix
 from fuzz.programs.render import render_program
-from fuzz.programs.structure import WIDE_TYPES, Derivative, types_used
+from fuzz.programs.structure import WIDE_TYPES, Derivative, types_used, widens_an_approximation
 from fuzz.report import Finding, Report
 from fuzz.workers import Pool
 
@@ -63,7 +63,8 @@ class Differential:
 
     def disagreement(self, case, name: str, got) -> str | None:
         derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
-        return disagreement(got, case.meaning[name], derivative=name in derivatives)
+        return disagreement(got, case.meaning[name], derivative=name in derivatives,
+                            f32_inside=widens_an_approximation(case.program))
 
     def source(self, case) -> str:
         return render_program(case.program) + _inputs_comment(case.inputs)

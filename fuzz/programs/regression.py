@@ -25,7 +25,7 @@ from fuzz.programs.compare import OUTPUT_TYPES, tolerance
 from fuzz.programs.generate import Case
 from fuzz.programs.module import HEADER
 from fuzz.programs.render import render_program
-from fuzz.programs.structure import Derivative
+from fuzz.programs.structure import Derivative, widens_an_approximation
 
 LINE = re.compile(r"// (input|expect) (\w+): (\w+)\[([\d, ]*)\] = (.*?)(?: within (\S+))?$")
 
@@ -54,7 +54,8 @@ def regression_text(case: Case, description: str, targets: tuple) -> str:
         want = case.meaning[name]
         line = f"// expect {name}: {_typed(np.asarray(want.ex), want.dtype)}"
         if want.dtype.startswith("f"):
-            line += f" within {float(np.max(tolerance(want, name in derivatives))):.3g}"
+            precision = "f32" if widens_an_approximation(case.program) else None
+            line += f" within {float(np.max(tolerance(want, name in derivatives, precision))):.3g}"
         lines.append(line)
     return "\n".join(lines + HEADER) + "\n" + render_program(case.program)
 

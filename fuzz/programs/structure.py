@@ -306,3 +306,23 @@ def types_used(program: Program) -> set:
         for expr in item_exprs(item):
             found |= {node.dtype for node in walk(expr) if hasattr(node, "dtype")}
     return found
+
+
+# Results no two libraries round alike: NumPy's and IREE's f32 cos(2) differ by an ulp, and
+# neither is the correctly rounded value. Exact functions (sqrt, abs, floor, ...) are not here.
+APPROXIMATED = frozenset({"exp", "log", "sin", "cos", "tanh", "atan", "expm1", "log1p", "sinh", "cosh", "erf"})
+
+
+def widens_an_approximation(program: Program) -> bool:
+    """Whether an f32 result of an approximated function (or of a user function, which may hold
+    one) is cast to f64: the f64 values after it are only as close as two f32 libraries agree."""
+    users = {item.name for item in program.items if isinstance(item, Function)}
+    for item in program.items:
+        for expr in item_exprs(item):
+            for node in walk(expr):
+                if isinstance(node, Cast) and node.dtype == "f64" and any(
+                        isinstance(n, Call) and n.dtype == "f32" and (n.fn in APPROXIMATED or n.fn in users)
+                        for n in walk(node.arg)):
+                    return True
+    return False
+

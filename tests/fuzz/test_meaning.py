@@ -10,9 +10,10 @@ from fuzz.mutants.mutate import tokens
 from fuzz.programs.expressions import named
 from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.render import render_program
+from fuzz.programs.compare import disagreement
 from fuzz.programs.structure import (
-    Binary, Block, Bound, Call, Clause, Define, Derivative, Function, Group, IfElse, Index, Input, Lit,
-    Program, Range, Read, Reduce, Slot, Unary, Var, Where, Whole)
+    Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse, Index, Input, Lit,
+    Program, Range, Read, Reduce, Slot, Unary, Var, Where, Whole, widens_an_approximation)
 from fuzz.programs.wellformed import depends_on, wholes_are_arrays
 
 I = Index("i")
@@ -153,3 +154,20 @@ def test_a_bare_literal_a_name_carries_is_written_with_its_type():
     assert named(Lit(0.3, "f32")) == Lit(0.3, "f32", suffix=True)
     assert named(Lit(True, "bool")) == Lit(True, "bool")
     assert named(Read("x", (), "f32")) == Read("x", (), "f32")
+
+
+def test_an_f64_value_from_an_f32_cosine_is_held_to_f32_tolerance():
+    # NumPy's f32 cos(2) is -0.4161468, IREE's -0.41614679, the true value -0.41614684: an f64
+    # result built on it can differ by an f32 ulp without any bug
+    t = Cast(Index("t"), "f32")
+    widened = Cast(Call("cos", (t,), "f32"), "f64")
+    prog = program([Define("c", "f64", (Clause((ranged("t", 0, 3),), widened),))])
+    assert widens_an_approximation(prog)
+    assert not widens_an_approximation(program([Define("c", "f64", (Clause((ranged("t", 0, 3),),
+                                                                            Cast(t, "f64")),))]))
+    want = evaluate(prog, {})["c"]
+    one_ulp_off = want.ex + np.array([6e-8, 0.0, 0.0])     # at cos(0) = 1, where NumPy is exact
+    assert "allowed error" in disagreement(one_ulp_off, want)
+    assert disagreement(one_ulp_off, want, f32_inside=True) is None
+    assert "allowed error" in disagreement(want.ex + 1e-3, want, f32_inside=True)
+
