@@ -78,9 +78,11 @@ def _extent(axis) -> Optional[int]:
 
 def _row(columns: int) -> int:
     """The widest row of at most VECTOR_COLUMNS that divides the output's width (a run-time
-    width gets VECTOR_COLUMNS)."""
+    width gets VECTOR_COLUMNS; an empty one, whose kernel never runs, 1)."""
     if columns == DYNAMIC:
         return VECTOR_COLUMNS
+    if columns < 1:
+        return 1
     return max(d for d in range(1, min(columns, VECTOR_COLUMNS) + 1) if columns % d == 0)
 
 

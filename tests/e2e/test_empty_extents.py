@@ -128,3 +128,20 @@ def test_a_vulkan_dispatch_over_an_empty_tensor_is_a_run_error_not_a_crash():
             program(x1=np.array([-6, 5], np.int32))
         np.testing.assert_array_equal(program(x1=np.array([-6, 5, 1], np.int32))["p6"],
                                       [[0, 0, 0], [-6, 5, 1], [2, 2, 2]])
+
+
+# the output has no columns: llvm-cpu's convolution tiles once failed on it (a mutant of a test)
+NO_COLUMNS = """
+let X: [f32; 1, 2, 7, 6];
+let K: [f32; 3, 2, 3, 3];
+let Y[n, o, oh in 0..5, ow in 0..0] = sum[c, kh, kw](X[n, c, ih, iw] * K[o, c, kh, kw]) where ih = oh + kh, iw = ow + kw;
+let m[o] = max[oh, ow](Y[0, o, oh, ow]);
+"""
+
+
+def test_a_convolution_with_an_empty_output_row_builds_and_gives_empty_values():
+    rng = np.random.default_rng(4)
+    out = einc.load(einc.compile(NO_COLUMNS).vmfb)(X=rng.standard_normal((1, 2, 7, 6)).astype(np.float32),
+                                                  K=rng.standard_normal((3, 2, 3, 3)).astype(np.float32))
+    assert out["Y"].shape == (1, 3, 5, 0)
+    np.testing.assert_array_equal(out["m"], np.full(3, -np.inf, np.float32))
