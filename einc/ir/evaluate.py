@@ -155,9 +155,9 @@ def _identity(r: Reduce):
 def reduction_identity(kind: str, dtype):
     """What a `kind` reduction over no point gives (0, 1, -inf, +inf, true, false; the extremes
     of an integer type)."""
-    dt = np.dtype(bool) if kind in ("all", "any") else dtype.numpy
     if kind in ("all", "any"):
         return np.bool_(kind == "all")
+    dt = dtype.numpy
     if kind in ("sum", "prod"):
         return dt.type(kind == "prod")
     if dt.kind == "f":

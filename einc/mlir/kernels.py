@@ -16,6 +16,7 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg
 
+from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
 from einc.mlir import cpu_convolutions, cpu_matmuls, decided_guards, named_ops, operand_views, scalar_ops
@@ -244,10 +245,6 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
                         finish, inline)
 
 
-# identity element and combiner of each reduction kind, by element kind
-IDENTITIES = {"sum": lambda d: 0, "prod": lambda d: 1, "all": lambda d: True, "any": lambda d: False,
-              "max": lambda d: float("-inf") if d.is_float else _int_limits(d)[0],
-              "min": lambda d: float("inf") if d.is_float else _int_limits(d)[1]}
 # arith op names: (float, signed integer, unsigned integer or bool)
 COMBINERS = {"sum": ("addf", "addi", "addi"), "prod": ("mulf", "muli", "muli"),
              "max": ("maximumf", "maxsi", "maxui"), "min": ("minimumf", "minsi", "minui"),
@@ -255,7 +252,7 @@ COMBINERS = {"sum": ("addf", "addi", "addi"), "prod": ("mulf", "muli", "muli"),
 
 
 def reduce_identity(reduce: Reduce) -> ir.Value:
-    return scalar_ops.constant(reduce.dtype, IDENTITIES[reduce.kind](reduce.dtype))
+    return scalar_ops.constant(reduce.dtype, reduction_identity(reduce.kind, reduce.dtype))
 
 
 def reduce_combiner(reduce: Reduce) -> Callable:
@@ -264,11 +261,6 @@ def reduce_combiner(reduce: Reduce) -> Callable:
     dtype = reduce.dtype
     return getattr(arith, names[0] if dtype.is_float else names[2] if dtype.is_unsigned else names[1])
 
-
-def _int_limits(dtype) -> tuple[int, int]:
-    if dtype.is_unsigned:
-        return 0, (1 << dtype.bits) - 1
-    return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
 
 
 def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value, list[IndexVar]]:
@@ -280,7 +272,8 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
                                                                        element_type(reduce.dtype))])
     found = named_ops.match(reduce, free)
     tensor = None
-    if found is not None and named_ops.emitted_on(lw.target, found):     # the first rule that takes it: a target's own form, else the named op
+    # the first rule that takes it: a target's own form, else the named op
+    if found is not None and named_ops.emitted_on(lw.target, found):
         rules = (cpu_convolutions.emit, cpu_matmuls.emit, named_ops.emit)
         tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
     if tensor is None:

@@ -201,13 +201,14 @@ class Elaborator:
         for k, s in enumerate(stmts):
             if isinstance(s, ast.IndexedLet):
                 last[groups.get(s.def_id, frozenset([s.def_id]))] = k
-        bindings, waiting, done = [], [], set()
+        bindings, waiting, done, above = [], [], set(), set()
         for k, s in enumerate(stmts):
             if isinstance(s, (ast.Let, ast.ExprStmt)):
-                _check_no_read_of_waiting(s, k, stmts, groups, last, reads, done)
+                _check_no_read_of_waiting(s, k, stmts, groups, last, reads, above, done)
             if isinstance(s, ast.Let):
                 bindings += self._let(s, env, top_level)
             elif isinstance(s, ast.IndexedLet):
+                above.add(s.def_id)
                 unit = groups.get(s.def_id, frozenset([s.def_id]))
                 if last[unit] == k:
                     waiting.append(unit)
@@ -334,12 +335,11 @@ def _pattern_names(pat) -> list:
     return []
 
 
-
-def _check_no_read_of_waiting(stmt, k: int, stmts: list, groups: dict, last: dict, reads: dict, done: set) -> None:
-    """E003 that says why for a statement reading an indexed definition above it that has no
-    value yet: it recurs with definitions below (a group is computed where its last member
-    stands), or it reads a definition below and is computed once that one is."""
-    above = {s.def_id for s in stmts[:k] if isinstance(s, ast.IndexedLet)}
+def _check_no_read_of_waiting(stmt, k: int, stmts: list, groups: dict, last: dict, reads: dict,
+                              above: set, done: set) -> None:
+    """E003 that says why for a statement reading an indexed definition above it (`above`)
+    that has no value yet: it recurs with definitions below (a group is computed where its last
+    member stands), or it reads a definition below and is computed once that one is."""
     for node in ast.iter_nodes([stmt]):
         if not isinstance(node, ast.Name) or node.def_id not in above or node.def_id in done:
             continue
