@@ -386,6 +386,29 @@ class _Resolver:
             for elem in pattern.elems:
                 self._bind_pattern(elem, scope, kind, items)
 
+    def _bind_match_pattern(self, pattern, scope: _Scope) -> None:
+        """The names a `match` arm's pattern binds; every alternative of an or-pattern binds the
+        same names (one DefId each, whichever alternative matched)."""
+        if isinstance(pattern, ast.OrPat):
+            first = _Scope(scope)
+            self._bind_match_pattern(pattern.alts[0], first)
+            for alt in pattern.alts[1:]:
+                binds = _bind_pats(alt)
+                missing = set(first.names) ^ {b.name for b in binds}
+                if missing:
+                    name = sorted(missing)[0]
+                    self.diagnostics.append(Diagnostic(
+                        UNDEFINED, f"`{name}` is bound in some alternatives of this pattern but not in all",
+                        alt.span, "bind the same names in every alternative"))
+                for bind in binds:
+                    bind.def_id = first.names.get(bind.name)
+            scope.names.update(first.names)
+            return
+        if isinstance(pattern, ast.BindPat):
+            pattern.def_id = self._bind(scope, pattern.name, "pattern", pattern)
+        for child in _sub_patterns(pattern):
+            self._bind_match_pattern(child, scope)
+
     def _indexed_let(self, let: ast.IndexedLet, scope: _Scope) -> None:
         current = scope.names.get(let.name)
         if current is not None and current in scope.indexed:
@@ -530,7 +553,7 @@ class _Resolver:
         self._expr(node.scrutinee, scope)
         for arm in node.arms:
             inner = _Scope(scope)
-            self._bind_pattern(arm.pattern, inner, "pattern")
+            self._bind_match_pattern(arm.pattern, inner)
             if arm.guard is not None:
                 self._expr(arm.guard, inner)
             self._expr(arm.body, inner)
@@ -597,6 +620,24 @@ def _pattern_defs(pattern) -> dict[str, DefId]:
             out.update(_pattern_defs(elem))
         return out
     return {}
+
+
+def _sub_patterns(pattern) -> list:
+    if isinstance(pattern, ast.BindPat):
+        return [pattern.sub] if pattern.sub is not None else []
+    if isinstance(pattern, (ast.TuplePat, ast.ArrayPat)):
+        return pattern.elems
+    if isinstance(pattern, ast.OrPat):
+        return pattern.alts
+    if isinstance(pattern, ast.RestPat):
+        return [pattern.bind] if pattern.bind is not None else []
+    return []
+
+
+def _bind_pats(pattern) -> list:
+    """Every BindPat of a pattern, in all alternatives of the or-patterns inside it."""
+    own = [pattern] if isinstance(pattern, ast.BindPat) else []
+    return own + [b for child in _sub_patterns(pattern) for b in _bind_pats(child)]
 
 
 def _closest(name: str, candidates: Iterable[str]) -> Optional[str]:

@@ -111,6 +111,31 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Pattern:
+    """A `match` arm's pattern over an integer or a bool: "lit" (values[0]), "or" (any of
+    values), "range" (values = (lo or None, hi or None, inclusive)) or "wild"; `bind` names
+    the matched value (`n @ 1..=5`, or a plain `n` for a wild one)."""
+
+    kind: str
+    values: tuple = ()
+    bind: str | None = None
+
+
+@dataclass(frozen=True)
+class Arm:
+    pattern: Pattern
+    guard: object | None
+    body: object
+
+
+@dataclass(frozen=True)
+class Match:
+    scrutinee: object
+    arms: tuple                    # Arm
+    dtype: str
+
+
+@dataclass(frozen=True)
 class Range:
     var: str
     lo: Bound
@@ -253,6 +278,8 @@ def children(expr) -> tuple:
         return tuple(e for _, e in expr.lets) + (expr.result,)
     if isinstance(expr, Reduce):
         return (expr.body,) + ((expr.guard,) if expr.guard is not None else ())
+    if isinstance(expr, Match):
+        return (expr.scrutinee,) + tuple(x for arm in expr.arms for x in (arm.guard, arm.body) if x is not None)
     return ()
 
 
