@@ -74,6 +74,7 @@ class _Scope:
     def __init__(self, parent: Optional["_Scope"], is_fn: bool = False):
         self.parent = parent
         self.is_fn = is_fn                      # a function body: outer locals are not visible
+        self.is_module_top = False              # a module's top level
         self.names: dict[str, DefId] = {}
         self.globals: dict[str, DefId] = {}     # a module's top level: its bindings, by name
         self.indexed: set[DefId] = set()         # indexed definitions bound here (for grouping)
@@ -140,6 +141,7 @@ class _Resolver:
         for mod_path, module in self.program.modules.items():
             self.current = mod_path
             top = _Scope(self.module_scopes[mod_path])
+            top.is_module_top = True
             top.globals = {name: self._new(name, "global", None, None)
                            for name in dict.fromkeys(_top_level_names(module.items))}
             self._stmts(module.items, top)
@@ -171,13 +173,6 @@ class _Resolver:
         homes = stdlib_modules_defining(name)
         if homes:
             hint = f"the standard library has it: `use {homes[0]}::{name};`"
-        if homes and name in ("max", "min"):        # often meant over an array, which is a reduction
-            hint = (f"`{name}(a, b)` of two values is in the standard library: `use {homes[0]}::{name};`; "
-                    f"over an array's elements write a reduction, `{name}[i](x[i])`")
-        if name in scope.visible():
-            hint = (f"`{name}` is a local of a block around this function, and functions see "
-                    "only items (functions, consts, imports) and their module's top-level "
-                    "bindings; pass it as a parameter")
         self.diagnostics.append(Diagnostic(UNDEFINED, f"cannot find {what or 'name'} `{name}` "
                                            "in this scope", span, hint))
 
@@ -360,7 +355,8 @@ class _Resolver:
         elif isinstance(stmt, ast.IndexedLet):
             self._indexed_let(stmt, scope)
         elif isinstance(stmt, ast.FnDef):
-            self._function(stmt.params, stmt.body, scope, stmt.ret)
+            # a function inside a block closes over the block's locals, as a lambda does
+            self._function(stmt.params, stmt.body, scope, stmt.ret, is_fn=scope.is_module_top)
         elif isinstance(stmt, ast.DiffRule):
             self._diff_rule(stmt, scope)
         elif isinstance(stmt, ast.ExprStmt):
@@ -583,6 +579,9 @@ class _Resolver:
                 self._expr(clause.iterable, inner)
                 clause.def_id = self._bind(inner, clause.name, "generator", clause)
                 bound.add(clause.name)
+            elif isinstance(clause, ast.CompBinding):
+                self._expr(clause.value, inner)
+                clause.def_id = self._bind(inner, clause.name, "value", clause)
             else:
                 self._expr(clause, inner)
         self._expr(node.body, inner)

@@ -325,9 +325,17 @@ class Generator(Node):
 
 
 @dataclass(eq=False)
+class CompBinding(Node):
+    """`y = x * 2` inside a comprehension: a local the later clauses and the body see."""
+    name: str
+    value: "Expr"
+    def_id: Any = None
+
+
+@dataclass(eq=False)
 class Comprehension(Node):
-    """`[expr | x in xs, y in 0..N, cond]`: `clauses` in source order, each a Generator or a
-    filter (a bool expression)."""
+    """`[expr | x in xs, y = x * 2, y > 1]`: `clauses` in source order, each a Generator, a
+    CompBinding or a filter (a bool expression)."""
     body: "Expr"
     clauses: list
 
@@ -336,8 +344,12 @@ class Comprehension(Node):
         return [c for c in self.clauses if isinstance(c, Generator)]
 
     @property
+    def bindings(self) -> list[CompBinding]:
+        return [c for c in self.clauses if isinstance(c, CompBinding)]
+
+    @property
     def filters(self) -> list:
-        return [c for c in self.clauses if not isinstance(c, Generator)]
+        return [c for c in self.clauses if not isinstance(c, (Generator, CompBinding))]
 
 
 @dataclass(eq=False)

@@ -547,6 +547,10 @@ class _AstBuilder(Transformer):
                 clauses.append(item)
         return ast.Comprehension(body, clauses, span=self._span(meta))
 
+    def comp_binding(self, meta, children):
+        name, value = children
+        return ast.CompBinding(str(name), value, span=self._span(meta))
+
     def block(self, meta, children):
         *stmts, result = children
         result = self._settle_where(result) if result is not None else None

@@ -367,7 +367,8 @@ class ExpressionGenerator:
         if not any(isinstance(n, Var) and n.name == name for n in walk(result)):
             result = Binary("+", result, self._as(Var(name, value_type), dtype), dtype) \
                 if dtype != "bool" else result
-        return Block(((name, value),), result, dtype)
+        style = self.rng.choice(("let", "let", "nested", "pipe"))
+        return Block(((name, value),), result, dtype, style)
 
     def match(self, dtype: str, scope: Scope, depth: int):
         """`match` on an integer (literals, or-patterns, ranges, `n @ range`, guards, a catch-all
@@ -416,7 +417,7 @@ class ExpressionGenerator:
             return None
         fn = self.rng.choice(fns)
         args = tuple(named(self.expr(t, scope, depth - 1)) for _, t in fn.params)
-        return Call(fn.name, args, dtype)
+        return Call(fn.name, args, dtype, piped=len(args) == 1 and self.rng.random() < 0.4)
 
     # ------------------------------------------------------------ reductions
 

@@ -153,8 +153,17 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, IfElse):
         return (f"if {expr(node.cond, names)} {{ {expr(node.then, names)} }} "
                 f"else {{ {expr(node.other, names)} }}", ATOM)
+    if isinstance(node, Call) and node.piped:
+        return f"({expr(node.args[0], names)} |> {names(node.fn)})", ATOM
     if isinstance(node, Call):
         return f"{names(node.fn)}({', '.join(expr(a, names) for a in node.args)})", ATOM
+    if isinstance(node, Block) and node.style == "pipe":
+        (name, value), = node.lets
+        return f"({expr(value, names)} |> |{name}| {expr(node.result, names)})", ATOM
+    if isinstance(node, Block) and node.style == "nested":
+        lets = "".join(f"let {n} = {expr(e, names)}; " for n, e in node.lets)
+        inner = f"f_{node.lets[0][0]}"
+        return f"{{ {lets}fn {inner}() {{ {expr(node.result, names)} }} {inner}() }}", ATOM
     if isinstance(node, Cast):
         return f"{_operand(node.arg, names, CAST)} as {node.dtype}", CAST
     if isinstance(node, Block):

@@ -89,13 +89,6 @@ class IfElse:
 
 
 @dataclass(frozen=True)
-class Call:
-    fn: str                        # a std::math function or a user function of the program
-    args: tuple
-    dtype: str
-
-
-@dataclass(frozen=True)
 class Cast:
     arg: object
     dtype: str
@@ -103,11 +96,22 @@ class Cast:
 
 @dataclass(frozen=True)
 class Block:
-    """`{ let a = ..; let b = ..; result }`."""
+    """`{ let a = ..; let b = ..; result }`. `style` only changes how it is written:
+    "nested" reads the lets from a function nested in the block (`{ let a = ..; fn g() { a + 1 }
+    g() }`), "pipe" sends its one let's value into a lambda (`(.. |> |a| a + 1)`)."""
 
     lets: tuple                    # (name, expr) pairs
     result: object
     dtype: str
+    style: str = "let"
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: str                        # a std::math function or a user function of the program
+    args: tuple
+    dtype: str
+    piped: bool = False            # written `arg |> fn` (one argument)
 
 
 @dataclass(frozen=True)

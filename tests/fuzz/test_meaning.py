@@ -193,3 +193,15 @@ def test_an_or_pattern_with_a_binding_is_parenthesised():
     prog = program([Define("y", "i32", (Clause((), Match(Lit(2, "i32"), arms, "i32")),))])
     assert "m @ (1 | 2) => m" in render_program(prog)
     assert meaning(prog)["y"] == 2
+
+
+def test_block_styles_and_piped_calls_render_what_they_mean():
+    let = (("v", Lit(2.0, "f32")),)
+    result = Binary("*", Var("v", "f32"), Lit(3.0, "f32"), "f32")
+    double = Function("double", (("a", "f32"),), False, Binary("+", Var("a", "f32"), Var("a", "f32"), "f32"), "f32")
+    for style, text in (("nested", "fn f_v() { v * 3.0 } f_v()"), ("pipe", "|> |v| v * 3.0")):
+        prog = program([double, Define("y", "f32", (Clause((), Call("double", (Block(let, result, "f32", style),),
+                                                                    "f32", piped=True)),))])
+        rendered = render_program(prog)
+        assert text in rendered and "|> double)" in rendered
+        assert meaning(prog)["y"] == 12.0
