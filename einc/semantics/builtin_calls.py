@@ -10,7 +10,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import BOOL, Lin
-from einc.semantics import builtins, folding, scalar_ops, sequences, tensors
+from einc.semantics import builtins, folding, printing, scalar_ops, sequences, tensors
 from einc.semantics.einsum import einsum
 from einc.semantics.evaluator import BUILTIN_RULES, INTRINSIC_RULES, builtin_rule, intrinsic_rule
 from einc.semantics.pointwise import cast_to, elementwise
@@ -97,6 +97,12 @@ def _reduce_all(el, kind: str, x, span):
     vars_ = ir.fresh_index_vars(x.shape, "k")
     body = ir.Read(x, tuple(ir.IndexRef(v) for v in vars_), span=span, in_bounds=True)
     return ir.Reduce(kind, vars_, body, span=span)
+
+
+@builtin_rule("save_npy")
+def _save_npy(el, args, span):
+    path, value = _arity(args, 2, "save_npy", span)
+    return printing.save_npy(el, path, value, span)
 
 
 @builtin_rule("shape")
