@@ -231,14 +231,20 @@ class ProgramGenerator:
         below the first, between consecutive ones, at or above the last."""
         rng = self.rng
         chosen = rng.sample(scope.indices, min(len(scope.indices), rng.choice((1, 2))))
-        combo = None
+        combo, low, high = None, 0, 0
         for var in chosen:
             coef = rng.choice((1, 1, -1, 2))
             term = Index(var.name) if coef == 1 else Binary("*", Lit(coef, "i32"), Index(var.name), "i32")
             combo = term if combo is None else Binary("+", combo, term, "i32")
+            low, high = low + min(coef * var.low, coef * var.high), high + max(coef * var.low, coef * var.high)
         if len(chosen) == 1 and rng.random() < 0.3:
-            combo = Binary("%", combo, Lit(rng.randint(2, 3), "i32"), "i32")
-        thresholds = sorted(rng.sample(range(-1, 5), rng.choice((1, 1, 2))))
+            modulus = rng.randint(2, 3)
+            combo = Binary("%", combo, Lit(modulus, "i32"), "i32")
+            low, high = (0 if low >= 0 else 1 - modulus), (modulus - 1 if high > 0 else 0)
+        # mostly thresholds that leave points on both sides, sometimes one at an end (a clause
+        # whose guard never holds)
+        inside = range(low + 1, high + 1) if high > low and rng.random() < 0.8 else range(low, high + 2)
+        thresholds = sorted(rng.sample(inside, min(len(inside), rng.choice((1, 1, 2)))))
         lows = [None] + thresholds
         highs = thresholds + [None]
         guards = []

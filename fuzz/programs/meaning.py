@@ -132,7 +132,7 @@ class Evaluator:
     def _define(self, define: Define) -> Pair:
         out = _zeros(self.shape_of(define), define.dtype)
         for clause in define.clauses:
-            self._write_clause(out, define.dtype, clause, None, _split(define))
+            self._write_clause(out, define.dtype, clause, None, splits_by_guards(define))
         return out
 
     def _write_clause(self, out: Pair, dtype: str, clause, row: int | None, split: bool = False) -> None:
@@ -180,7 +180,7 @@ class Evaluator:
                 member = members[name]
                 if row < outs[name].ex.shape[0]:
                     for clause in member.clauses:
-                        self._write_clause(outs[name], member.dtype, clause, row, _split(member))
+                        self._write_clause(outs[name], member.dtype, clause, row, splits_by_guards(member))
                     self.rows_done[name][row] = True
         for name in group.order:
             del self.rows_done[name]
@@ -300,7 +300,7 @@ IDENTITIES = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf, "all": True, "
 REDUCERS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "all": np.all, "any": np.any}
 
 
-def _split(define: Define) -> bool:
+def splits_by_guards(define: Define) -> bool:
     """Whether the clauses of `define` split its points by their guards (several clauses, one
     with a guard): the generator makes such guards cover each point once."""
     return len(define.clauses) > 1 and any(w.name is None for c in define.clauses for w in c.wheres)
