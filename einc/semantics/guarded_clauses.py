@@ -172,7 +172,7 @@ def _check_step_coverage(el, member: RecMember, step: IndexVar, group: list) -> 
     t = IndexVar("t", first.t_lo, first.t_hi - first.t_lo)
     guards = [_renamed(c, first, (step, IndexRef(t)))[0] for c in group]
     if any(isinstance(v, StateRead) for v in walk(guards)):
-        raise d.error(d.UNSUPPORTED, f"where guards of the recurrence `{member.name}` that read its values",
+        raise d.error(d.UNSUPPORTED, f"where guards of `{member.name}` that read values of its recurrence",
                       guards[0].span or member.span, hint="guard on the indices or on inputs")
     ones = [Op("select", (g, Const(np.asarray(1, np.int32)), Const(np.asarray(0, np.int32))), I32) for g in guards]
     once = Op("eq", (_sum(ones), Const(np.asarray(1, np.int32))), BOOL)

@@ -98,10 +98,12 @@ def test_derivative_through_guarded_clauses_follows_the_clause_of_each_point():
         let y[i in 0..5] = 3.0 * x[i] where i % 2 == 1;
         let s = sum[i](y[i]);
         let g = @s / @x;
+        let J = @y / @x;
     """, "llvm-cpu", x=x)
     even = np.arange(5) % 2 == 0
     np.testing.assert_allclose(out["y"], np.where(even, x * x, 3 * x), rtol=1e-6)
     np.testing.assert_allclose(out["g"], np.where(even, 2 * x, 3.0), rtol=1e-6)
+    np.testing.assert_allclose(out["J"], np.diag(np.where(even, 2 * x, 3.0)), rtol=1e-6)
 
 
 def test_derivative_through_guarded_clauses_of_a_recurrence():

@@ -50,4 +50,4 @@ def test_guards_of_recurrence_clauses_reading_its_own_values_are_E011(diagnose):
 let a[t in 1..6] = a[t - 1] * 2.0 where a[t - 1] < 3.0;
 let a[t in 1..6] = a[t - 1] + 1.0 where a[t - 1] >= 3.0;
 """)
-    assert diag.code == "E011" and "read its values" in diag.message
+    assert diag.code == "E011" and "read values of its recurrence" in diag.message
