@@ -10,9 +10,10 @@ reads this list and checks it):
      give them); strings and other build-time lists; values known at build time; exhaustiveness
      of `match`
   3. tensors: reads, partial reads, point-by-point application (`lift`), lazy Jacobian reads
-  4. pointwise, types, printing, einsum, outputs, stacking, variables: elementwise/cast_to/select
-     (shared by the rules), annotations, `print`, `__einsum`, which values leave the program,
-     elements stacked into one value, the bindings derivatives differentiate
+  4. pointwise, types, printing, einsum, outputs, stacking, variables, guarded_clauses:
+     elementwise/cast_to/select (shared by the rules), annotations, `print`, `__einsum`, which
+     values leave the program, elements stacked into one value, the bindings derivatives
+     differentiate, several guarded clauses of one definition
   5. definitions, derivative_rules, patterns, dynamic_length: indexed definitions, user `@fn`
      rules, `match`, sequences of a length computed on the device
   6. recurrences, membership, comprehensions, python_calls: recurrence groups; `x in coll`;

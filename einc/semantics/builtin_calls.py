@@ -119,10 +119,13 @@ def _shape(el, args, span):
 
 @builtin_rule("__size")
 def _numel(el, args, span):
+    """The number of elements: 1 for a scalar, a literal included (NumPy's `np.size(42.0)`)."""
     (x,) = _arity(args, 1, "size", span)
     x = tensors.shape_only(x, span)
+    if not isinstance(x, (ir.Value, Weak, PartialRead)):
+        raise d.error(d.TYPE, f"`size` needs a number or an array, found {describe(x)}", span)
     total = ir.size_value(Lin(1), span)
-    for s in x.shape:
+    for s in getattr(x, "shape", ()):
         total = scalar_ops.apply("mul", [total, ir.size_value(s, span)], span)
     return total
 

@@ -3,7 +3,8 @@
 A definition's clauses are elaborated with each declared index bound to an `IndexRef`. Index
 ranges not written in the source are inferred from the reads in the body (`A[i, k]` gives `i`
 the first axis of A); conflicting reads are an E004 naming both. Several clauses of one name
-form a `Piecewise` value whose extent along each axis is the largest end among its clauses.
+form a `Piecewise` value whose extent along each axis is the largest end among its clauses;
+guarded ones must cover each point once (einc.semantics.guarded_clauses).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars,
                            is_folding_constant)
 from einc.ir.types import BOOL, Lin
-from einc.semantics import scalar_ops
+from einc.semantics import guarded_clauses, scalar_ops
 from einc.semantics.bounds import check_reads
 from einc.semantics.state import InferenceFrame
 from einc.semantics.tensors import batch_over_outer_indices
@@ -49,6 +50,8 @@ def define(el, clauses: list, env):
         body, guard = _decided_guard("sum", r.body, r.guard)      # a guarded-out point is 0
         return batch_over_outer_indices(Generic(tuple(r.axes), body, guard, span=r.node.span))
     value = _piecewise(results, dtype, first.span)
+    if len(results) > 1 and any(r.guard is not None for r in results):
+        value = guarded_clauses.combine(el, value, first.name)
     if any(free_vars(c.value.body) - frozenset(c.value.vars) for c in value.clauses):
         raise d.error(d.UNSUPPORTED, "a piecewise definition inside a function called per point of "
                       "an indexed definition", first.span,

@@ -165,7 +165,11 @@ def _if(el, e, env):
     if constant is not None:
         branch, skipped = (e.then, e.orelse) if constant else (e.orelse, e.then)
         note_reads_of_skipped(el, skipped, env)
-        return el.ev(branch, env) if branch is not None else TupleVal(())
+        value = el.ev(branch, env) if branch is not None else TupleVal(())
+        if e.orelse is None and (_plainly_a_value(e.then) or not _is_unit(value)):
+            raise d.error(d.TYPE, "an `if` without `else` has no value, but its block gives one",
+                          _tail(e.then).span, hint="add an `else` branch, or end the block with `;`")
+        return value
     if e.orelse is None:
         raise d.error(d.TYPE, "an `if` used as a value needs an `else`", e.span)
     el.state.guard_depth += 1
@@ -174,6 +178,22 @@ def _if(el, e, env):
     finally:
         el.state.guard_depth -= 1
     return select(el, cond, a, b, e.span)
+
+
+def _is_unit(value) -> bool:
+    return isinstance(value, TupleVal) and not value.items
+
+
+def _tail(branch):
+    return branch.result if isinstance(branch, ast.Block) and branch.result is not None else branch
+
+
+def _plainly_a_value(branch) -> bool:
+    """Whether a block ends in an expression that is a value whatever it computes (a literal,
+    a name, arithmetic): a skipped branch is not evaluated, so calls and nested control flow,
+    which may give `()`, are left to the branch taken."""
+    tail = branch.result if isinstance(branch, ast.Block) else branch
+    return tail is not None and not isinstance(tail, (ast.Call, ast.MethodCall, ast.If, ast.Match, ast.Block))
 
 
 def _constant_bool(v):

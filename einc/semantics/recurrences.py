@@ -20,7 +20,7 @@ from einc.ir.nodes import (Generic, IndexVar, RecClause, RecMember, RecurrenceGr
                            Value, fresh_index_vars, step_state_reads)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import BOOL, F32, F64, I32, I64, Lin
-from einc.semantics import definitions, scalar_ops
+from einc.semantics import definitions, guarded_clauses, scalar_ops
 from einc.semantics.bounds import check_reads
 from einc.semantics.values import Weak
 from einc.syntax import ast
@@ -257,6 +257,8 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
         order = _step_order(members, names, step)
         group = RecurrenceGroup(step, [members[did] for did in order])
         _check_reads(group)
+        for m in members.values():
+            guarded_clauses.combine_steps(el, m, step)
         el.ir.recurrences.append(group)
         values.update({did: RecValue(group, m, span=m.span) for did, m in members.items()})
     return values

@@ -21,7 +21,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from einc.diagnostics import IMPORT, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Span
+from einc.diagnostics import IMPORT, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Label, Span
 from einc.semantics import builtins
 from einc.semantics.modules import PYTHON, PYTHON_MATH, ModPath, Program, stdlib_modules_defining
 from einc.syntax import ast
@@ -185,8 +185,11 @@ class _Resolver:
 
     def _hoist(self, stmts: list, scope: _Scope) -> None:
         """Give functions, consts and child modules their DefIds before any body is resolved."""
+        fns: dict[str, ast.FnDef] = {}
         for stmt in stmts:
             if isinstance(stmt, ast.FnDef):
+                self._refuse_redefinition(fns.get(stmt.name), stmt)
+                fns[stmt.name] = stmt
                 stmt.def_id = self._bind(scope, stmt.name, "fn", stmt)
                 self.items.add(stmt.def_id)
             elif isinstance(stmt, ast.Let) and stmt.is_const:
@@ -196,6 +199,15 @@ class _Resolver:
                 child = self.module_ids.get(self.current + (stmt.name,))
                 if child is not None:
                     scope.names[stmt.name] = child
+
+    def _refuse_redefinition(self, first: Optional[ast.FnDef], again: ast.FnDef) -> None:
+        """Two functions of one name in one scope (Rust's E0428): the later would silently
+        replace the earlier for every call, those above it included."""
+        if first is not None:
+            self.diagnostics.append(Diagnostic(
+                UNDEFINED, f"the function `{again.name}` is defined twice in this scope", again.span,
+                "rename one of them, or remove the one not meant", [Label(first.span, "first defined here")],
+                label="defined again here"))
 
     def _exports(self, mod_path: ModPath) -> dict[str, DefId]:
         """Public items of a module plus its `pub use` re-exports (computed once, on demand)."""

@@ -16,7 +16,7 @@ from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INTS, Binary, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
-    Program, Read, Slot, Where, Whole, clause_exprs, reads_of, walk)
+    Program, Read, Slot, Unary, Where, Whole, clause_exprs, reads_of, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -90,7 +90,8 @@ class ProgramGenerator:
         if rng.random() < 0.35:
             items.append(self.function())
         for _ in range(rng.randint(2, 5)):
-            kind = rng.choices(("define", "piecewise", "group", "whole", "function"), (5, 2, 3, 1.5, 0.7))[0]
+            kind = rng.choices(("define", "piecewise", "guarded", "group", "whole", "function"),
+                               (5, 2, 1.2, 3, 1.5, 0.7))[0]
             item = getattr(self, kind)()
             if item is not None:
                 items.append(item)
@@ -150,12 +151,10 @@ class ProgramGenerator:
         return Define(name, dtype, (clause,), annotate=self.rng.random() < 0.1)
 
     def clause(self, dtype: str, slots: tuple, scope: Scope, guard: bool = False,
-               depth: int | None = None, body_rule=None) -> Clause:
+               depth: int | None = None, body_rule=None, guard_expr=None) -> Clause:
+        """A clause over `slots`; with `guard`, a random guard, with `guard_expr` that one."""
         rng = self.rng
-        for slot in slots:
-            if slot.var is not None:
-                scope = scope.with_index(IndexVar(slot.var, self.size(slot.lo), self.size(slot.hi) - 1,
-                                                  slot.lo, slot.hi))
+        scope = self.index_scope(slots, scope)
         wheres = []
         for _ in range(rng.choice((0, 0, 0, 1, 2))):
             local = self.gen.name("v")
@@ -164,10 +163,19 @@ class ProgramGenerator:
             scope = scope.with_local(local, local_type)
         if guard:
             wheres.append(Where(None, self.gen.condition(scope, 1)))
+        if guard_expr is not None:
+            wheres.append(Where(None, guard_expr))
         depth = rng.randint(1, 3) if depth is None else depth
         body = body_rule(scope) if body_rule else self.gen.expr(dtype, scope, depth)
         clause = Clause(slots, body, tuple(wheres))
         return replace(clause, slots=tuple(self._maybe_implicit(s, clause) for s in slots))
+
+    def index_scope(self, slots: tuple, scope: Scope) -> Scope:
+        for slot in slots:
+            if slot.var is not None:
+                scope = scope.with_index(IndexVar(slot.var, self.size(slot.lo), self.size(slot.hi) - 1,
+                                                  slot.lo, slot.hi))
+        return scope
 
     def _maybe_implicit(self, slot: Slot, clause: Clause) -> Slot:
         """Leave `i in 0..n` implicit when a plain read `x[.., i, ..]` of an axis of n decides it."""
@@ -202,6 +210,54 @@ class ProgramGenerator:
         shape = (first,) + rest
         self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         return Define(name, dtype, tuple(clauses))
+
+    def guarded(self) -> Define:
+        """Clauses over one box whose `where` guards split it (LANGUAGE.md section 10), in a
+        random order: each point takes the clause whose guard holds there."""
+        rng = self.rng
+        dtype = rng.choice((self.float_type, self.float_type, self.int_type))
+        shape = tuple(self.extent(self.scope.dims) for _ in range(rng.choice((1, 1, 2))))
+        slots = tuple(Slot("ijk"[a], Bound(0), b) for a, b in enumerate(shape))
+        scope = self.index_scope(slots, self.scope)
+        guards = self.index_split(scope) if rng.random() < 0.6 else self.data_split(scope)
+        clauses = [self.clause(dtype, slots, self.scope, guard_expr=g) for g in guards]
+        rng.shuffle(clauses)
+        name = self.gen.name("s")
+        self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
+        return Define(name, dtype, tuple(clauses))
+
+    def index_split(self, scope: Scope) -> list:
+        """Guards on a combination of one or two indices (`i + 2 * j`) against thresholds:
+        below the first, between consecutive ones, at or above the last."""
+        rng = self.rng
+        chosen = rng.sample(scope.indices, min(len(scope.indices), rng.choice((1, 2))))
+        combo, low, high = None, 0, 0
+        for var in chosen:
+            coef = rng.choice((1, 1, -1, 2))
+            term = Index(var.name) if coef == 1 else Binary("*", Lit(coef, "i32"), Index(var.name), "i32")
+            combo = term if combo is None else Binary("+", combo, term, "i32")
+            low, high = low + min(coef * var.low, coef * var.high), high + max(coef * var.low, coef * var.high)
+        if len(chosen) == 1 and rng.random() < 0.3:
+            modulus = rng.randint(2, 3)
+            combo = Binary("%", combo, Lit(modulus, "i32"), "i32")
+            low, high = (0 if low >= 0 else 1 - modulus), (modulus - 1 if high > 0 else 0)
+        # mostly thresholds that leave points on both sides, sometimes one at an end (a clause
+        # whose guard never holds)
+        inside = range(low + 1, high + 1) if high > low and rng.random() < 0.8 else range(low, high + 2)
+        thresholds = sorted(rng.sample(inside, min(len(inside), rng.choice((1, 1, 2)))))
+        lows = [None] + thresholds
+        highs = thresholds + [None]
+        guards = []
+        for lo, hi in zip(lows, highs):
+            parts = ([Binary(">=", combo, Lit(lo, "i32"), "bool")] if lo is not None else []) + \
+                    ([Binary("<", combo, Lit(hi, "i32"), "bool")] if hi is not None else [])
+            guards.append(parts[0] if len(parts) == 1 else Binary("&&", parts[0], parts[1], "bool"))
+        return guards
+
+    def data_split(self, scope: Scope) -> list:
+        """A condition (which may read inputs) and its negation."""
+        cond = self.gen.condition(scope, 1)
+        return [cond, Unary("!", cond, "bool")]
 
     # ------------------------------------------------------------ recurrences
 
@@ -241,10 +297,15 @@ class ProgramGenerator:
         scope = replace(self.scope, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
         typed_by_step = not clauses
-        clauses.append(self.clause(me.dtype, main, scope, body_rule=lambda s: self.step_body(me, s, typed_by_step)))
+        # guarded step clauses split the step's box by the indices (a guard may not read the
+        # recurrence's own values, E011)
+        split = self.index_split(self.index_scope(main, self.scope)) if rng.random() < 0.15 else [None]
+        for g in split:
+            clauses.append(self.clause(me.dtype, main, scope, guard_expr=g,
+                                       body_rule=lambda s: self.step_body(me, s, typed_by_step)))
         # a recurrence's index needs its range written out (E004 otherwise)
         clauses = [replace(c, slots=(replace(c.slots[0], explicit=True),) + c.slots[1:]) for c in clauses]
-        if rng.random() < 0.1:
+        if rng.random() < 0.1 and split == [None]:
             row = rng.randrange(start, me.sizes[0])
             points = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
                            [row] + [rng.randrange(size) for size in me.sizes[1:]])

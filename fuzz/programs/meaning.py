@@ -132,11 +132,13 @@ class Evaluator:
     def _define(self, define: Define) -> Pair:
         out = _zeros(self.shape_of(define), define.dtype)
         for clause in define.clauses:
-            self._write_clause(out, define.dtype, clause, None)
+            self._write_clause(out, define.dtype, clause, None, splits_by_guards(define))
         return out
 
-    def _write_clause(self, out: Pair, dtype: str, clause, row: int | None) -> None:
-        """Evaluate `clause` (at `row` of the first axis only, for a recurrence step) into `out`."""
+    def _write_clause(self, out: Pair, dtype: str, clause, row: int | None, split: bool = False) -> None:
+        """Evaluate `clause` (at `row` of the first axis only, for a recurrence step) into `out`:
+        0 where its guard fails, or, for clauses that split a definition by their guards
+        (LANGUAGE.md section 10), nothing there."""
         env, target, axes = {}, [], []
         for k, slot in enumerate(clause.slots):
             lo, hi = int(self.bound(slot.lo)), int(self.bound(slot.hi))
@@ -163,7 +165,8 @@ class Evaluator:
         value = _convert(self.eval(clause.body, grid), dtype, grid.active)
         for part, fill in ((out.ex, value.ex), (out.wd, value.wd)):
             filled = np.broadcast_to(fill, shape)
-            part[tuple(target)] = np.where(np.broadcast_to(grid.active, shape), filled, 0)
+            rest = part[tuple(target)] if split else 0
+            part[tuple(target)] = np.where(np.broadcast_to(grid.active, shape), filled, rest)
 
     def _group(self, group: Group) -> None:
         members = {m.name: m for m in group.members}
@@ -177,7 +180,7 @@ class Evaluator:
                 member = members[name]
                 if row < outs[name].ex.shape[0]:
                     for clause in member.clauses:
-                        self._write_clause(outs[name], member.dtype, clause, row)
+                        self._write_clause(outs[name], member.dtype, clause, row, splits_by_guards(member))
                     self.rows_done[name][row] = True
         for name in group.order:
             del self.rows_done[name]
@@ -330,6 +333,12 @@ COMPARISONS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.grea
                "==": np.equal, "!=": np.not_equal}
 IDENTITIES = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf, "all": True, "any": False}
 REDUCERS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "all": np.all, "any": np.any}
+
+
+def splits_by_guards(define: Define) -> bool:
+    """Whether the clauses of `define` split its points by their guards (several clauses, one
+    with a guard): the generator makes such guards cover each point once."""
+    return len(define.clauses) > 1 and any(w.name is None for c in define.clauses for w in c.wheres)
 
 
 def _reduce_part(op: str, part, active, axes: tuple, dtype) -> np.ndarray:

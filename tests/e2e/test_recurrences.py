@@ -197,11 +197,14 @@ def test_heat_equation_with_fixed_boundary_columns(run):
     np.testing.assert_allclose(out["u"], u, rtol=1e-5, atol=1e-6)
 
 
-def test_guarded_vector_state_is_zero_where_its_guard_fails(run):
+def test_guarded_vector_state_takes_the_clause_whose_guard_holds(run):
+    """Each guarded clause defines the points where its guard holds (LANGUAGE.md section 10);
+    without the second clause the points i % 3 == 0 are E004 (tests/semantics/test_guarded_clause_coverage.py)."""
     out = run("""
         let a: [f32; N];
         let h[0, i in 0..N] = a[i];
         let h[t in 1..5, i in 0..N] = h[t - 1, i] * 2.0 + 1.0 where i % 3 != 0;
+        let h[t in 1..5, i in 0..N] = 0.0 where i % 3 == 0;
     """, a=np.arange(20, dtype=np.float32))
     h = [np.arange(20, dtype=np.float32)]
     for _ in range(4):

@@ -106,6 +106,35 @@ def test_errors(source, code, words):
     assert info.value.diagnostics[0].code == code and words in info.value.diagnostics[0].message
 
 
+@pytest.mark.parametrize("source, col", [("let r = if true { [1, 2, 3] };\n", 19),
+                                         ("let r = if false { 2.5 };\n", 20)])
+def test_an_if_without_else_whose_block_gives_a_value_is_E002_at_that_value(diagnose, source, col):
+    """Its value was the block's when the condition held (Rust: E0317)."""
+    diag, text = diagnose(source)
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (1, col)
+    assert "without `else` has no value" in diag.message and "else" in diag.hint
+
+
+def test_an_if_without_else_as_a_statement_still_runs_its_block(capfd):
+    source = "let x = 2;\nif true { print(x * 10) };\nif false { print(x) };\nif true { print(x + 1); };\n"
+    einc.load(einc.compile(source).vmfb).run({})
+    assert capfd.readouterr().out.split() == ["20", "3"]
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_the_size_of_a_scalar_is_one_as_in_numpy(target):
+    """`x.size` of a scalar was an internal error (AttributeError on a literal)."""
+    out = einc.load(einc.compile("""
+        use std::ml::size;
+        let x = 42.0;
+        let y: f32;
+        let s = x.size;
+        let t = size(x);
+        let u = y.size + size(7) + numel([[1, 2, 3], [4, 5, 6]]);
+    """.replace("numel", "std::ml::numel"), target=target).vmfb)(y=np.float32(1.5))
+    assert (out["s"], out["t"], out["u"]) == (np.size(42.0), np.size(42.0), 1 + 1 + np.size(np.zeros((2, 3))))
+
+
 @pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
 def test_conditions_known_at_build_time_pick_their_side(target):
     # regression (fuzz seed 7 program 951): a `where false` reached IREE as a select on a

@@ -3,12 +3,15 @@ LANGUAGE.md, and the Einlang it renders says the same thing (checked against han
 values, not against einc)."""
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
 from fuzz.mutants.mutate import tokens
 from fuzz.programs.expressions import named
-from fuzz.programs.meaning import Fragile, Invalid, evaluate
+from fuzz.programs.generate import ProgramGenerator
+from fuzz.programs.meaning import Fragile, Invalid, evaluate, splits_by_guards
 from fuzz.programs.render import render_program
 from fuzz.programs.compare import disagreement
 from fuzz.programs.structure import (
@@ -65,6 +68,35 @@ def test_a_guarded_out_point_of_a_definition_is_zero_and_its_read_is_not_checked
     unguarded = program([Define("y", "f32", (Clause((ranged("i", 0, 3),), shifted),))], [x])
     with pytest.raises(Invalid):
         meaning(unguarded, x=np.array([1, 2, 3], np.float32))
+
+
+def test_clauses_split_by_their_guards_give_each_point_the_clause_whose_guard_holds():
+    """LANGUAGE.md section 10, over two indices; the later clause no longer zeroes the earlier's."""
+    J = Index("j")
+    upper = Binary("<", I, J, "bool")
+    tens = Binary("+", Binary("*", I, Lit(10, "i32"), "i32"), J, "i32")
+    slots = (ranged("i", 0, 3), ranged("j", 0, 3))
+    prog = program([Define("u", "i32", (Clause(slots, tens, (Where(None, upper),)),
+                                        Clause(slots, Lit(-1, "i32"), (Where(None, Unary("!", upper, "bool")),))))])
+    i, j = np.indices((3, 3))
+    np.testing.assert_array_equal(meaning(prog)["u"], np.where(i < j, 10 * i + j, -1))
+    assert "where !(i < j)" in render_program(prog)
+
+
+def test_the_generator_splits_definitions_and_recurrence_steps_by_guards():
+    found = {"define": 0, "member": 0}
+    for number in range(60):
+        gen = ProgramGenerator(random.Random(f"guards/{number}"))
+        prog = gen.program()
+        defines = [(i, "define") for i in prog.items if isinstance(i, Define)]
+        members = [(m, "member") for i in prog.items if isinstance(i, Group) for m in i.members]
+        for define, kind in defines + members:
+            if splits_by_guards(define):
+                found[kind] += 1
+                guarded = [c for c in define.clauses if any(w.name is None for w in c.wheres)]
+                assert len(guarded) >= 2 and (kind == "member" or len(guarded) == len(define.clauses))
+    # whether the guards cover each point once, einc checks in the differential runs (E004)
+    assert found["define"] >= 5 and found["member"] >= 2, found
 
 
 def test_an_if_evaluates_only_the_branch_taken():

@@ -65,6 +65,14 @@ def test_functions_are_hoisted():
     assert f.params[0].def_id.kind == "param"
 
 
+def test_two_functions_of_one_name_in_one_scope_are_E003_at_the_second():
+    """Rust's E0428: the later `fn add` silently replaced the earlier for every call."""
+    (d,) = diagnostics("fn add(a, b) { a + b }\nfn add(a, b) { a - b }\nlet r = add(5, 3);")
+    assert d.code == "E003" and "`add` is defined twice" in d.message and (d.span.line, d.span.col) == (2, 1)
+    assert [n.span.line for n in d.notes] == [1]
+    resolved("fn add(a, b) { a + b }\nfn f(x) { fn add(a, b) { a - b } add(x, 1) }")   # a nested scope may
+
+
 def test_functions_read_top_level_bindings_through_one_global_per_name():
     (k1, f, k2), res = resolved("let k = 2; fn f(x) { x * k } let k = 3;")
     use = f.body.result.right.def_id

@@ -2,7 +2,9 @@
 import numpy as np
 import pytest
 
-from stdlib_harness import close, rand, run_program
+import einc
+from einc.runtime.errors import RunError
+from stdlib_harness import close, diagnostic_of, rand, run_program
 
 SOURCE = """
 use std::array::*;
@@ -79,6 +81,25 @@ def test_partition(out):
     np.testing.assert_array_equal(out["parti"], stable_partition(K[1], 5))
     close(out["part_rows"], np.stack([stable_partition(r, 0.0) for r in X[0]]))
     close(out["part_cols"], np.stack([stable_partition(c, 0.0) for c in X[0].T]).T)
+
+
+@pytest.mark.parametrize("call", ["std::array::topk_extract([1.0, 2.0], 5)",
+                                  "std::array::topk_with_indices_extract([1.0, 2.0], [3, 4], 3)",
+                                  "std::ml::topk([[1.0, 3.0, 2.0]], 4, -1)",
+                                  "std::ml::selection_ops::topk_1d_helper([1.0, 2.0], 3)"])
+def test_topk_of_more_elements_than_there_are_is_an_error(call, tmp_path):
+    """k > n gave made-up zeros (`[2, 1, 0, 0, 0]`)."""
+    diag, path = diagnostic_of(f"let r = {call};\n", tmp_path)
+    assert diag.code == "E006" and "k must be between 0 and" in diag.message
+    assert any(n.span.file == path and n.span.line == 1 for n in diag.notes)
+
+
+def test_topk_of_a_run_time_length_is_checked_when_the_program_runs():
+    program = einc.load(einc.compile("let x: [f32; N];\nlet r = std::array::topk_extract(x, 3);\n").vmfb)
+    x = np.array([0.5, -1.0, 2.0, 1.0], np.float32)
+    close(program(x=x)["r"], np.sort(x)[::-1][:3])
+    with pytest.raises(RunError, match="topk_extract: k must be between 0 and the array's length"):
+        program(x=x[:2])
 
 
 def test_topk(out):

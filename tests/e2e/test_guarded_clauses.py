@@ -1,0 +1,119 @@
+"""Several guarded clauses of one definition (LANGUAGE.md section 10): every point takes the value
+of the clause whose `where` guard holds there; a point no clause covers, or two cover, stops the
+run when only the run's data decide it (the build-time cases: tests/semantics/test_guarded_clause_coverage.py)."""
+import numpy as np
+import pytest
+
+import einc
+from einc.runtime.errors import RunError
+
+TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+
+TRIANGLES = """
+let u[i in 0..4, j in 0..4] = i * 10 + j where i < j;
+let u[i in 0..4, j in 0..4] = -1 where i >= j;
+"""
+
+ON_DATA = """
+let x: [f32; N];
+let y[i in 0..N] = x[i] * 2.0 where x[i] > 0.0;
+let y[i in 0..N] = 0.5 - x[i] where x[i] < 0.0;
+let y[i in 0..N] = 7.0 where x[i] == 0.0;
+"""
+
+ON_SIZES = """
+let x: [f32; N, M];
+let b[i in 0..N, j in 0..M] = x[i, j] + 1.0 where i + j < N - 1;
+let b[i in 0..N, j in 0..M] = x[i, j] * 3.0 where i + j >= N - 1 && j > 0;
+let b[i in 0..N, 0] = -2.0 where i >= N - 1;
+"""
+
+STEPS = """
+let x: [f32; N];
+let a[0, j in 0..N] = x[j];
+let a[t in 1..5, j in 0..N] = a[t - 1, j] * 0.5 + x[j] where x[j] > 0.0;
+let a[t in 1..5, j in 0..N] = a[t - 1, j] - 1.0 where x[j] <= 0.0 && j % 2 == 0;
+let a[t in 1..5, j in 0..N] = a[t - 1, j] + t as f32 where x[j] <= 0.0 && j % 2 == 1;
+"""
+
+
+def _compile_and_run(source, target, **inputs):
+    return einc.load(einc.compile(source, target=target).vmfb)(**inputs)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_complementary_guards_over_two_indices_define_every_point(target):
+    i, j = np.indices((4, 4))
+    out = _compile_and_run(TRIANGLES, target)
+    np.testing.assert_array_equal(out["u"], np.where(i < j, i * 10 + j, -1))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_guards_on_run_time_data_pick_a_clause_per_point_and_a_gap_stops_the_run(target):
+    x = np.array([1.5, -2.0, 0.0, 3.25, -0.5], np.float32)
+    program = einc.load(einc.compile(ON_DATA, target=target).vmfb)
+    expected = np.where(x > 0, x * 2, np.where(x < 0, 0.5 - x, 7.0))
+    np.testing.assert_allclose(program(x=x)["y"], expected, rtol=1e-6)
+    gap = einc.load(einc.compile(ON_DATA.replace("x[i] == 0.0", "x[i] == 9.0"), target=target).vmfb)
+    with pytest.raises(RunError, match=r"assertion failed at .*:3:1: a point of `y` is defined by no clause or by two"):
+        gap(x=x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_guards_on_run_time_sizes_are_checked_when_the_program_runs(target):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    i, j = np.indices(x.shape)
+    out = _compile_and_run(ON_SIZES, target, x=x)
+    n = x.shape[0]
+    expected = np.where(i + j < n - 1, x + 1, np.where(j > 0, x * 3, -2.0))
+    np.testing.assert_allclose(out["b"], expected, rtol=1e-6)
+
+
+def test_a_gap_that_run_time_sizes_decide_stops_the_run():
+    program = einc.load(einc.compile(ON_SIZES.replace("&& j > 0", "&& j > 1")).vmfb)
+    with pytest.raises(RunError, match="a point of `b` is defined by no clause or by two"):
+        program(x=np.ones((3, 4), np.float32))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_guarded_clauses_of_a_recurrence_step_choose_per_point(target):
+    x = np.array([0.5, -1.0, -2.0, 2.0, 0.0, -3.0], np.float32)
+    out = _compile_and_run(STEPS, target, x=x)
+    a = [x.copy()]
+    odd = np.arange(len(x)) % 2 == 1
+    for t in range(1, 5):
+        a.append(np.where(x > 0, a[-1] * 0.5 + x, np.where(odd, a[-1] + t, a[-1] - 1)))
+    np.testing.assert_allclose(out["a"], np.array(a), rtol=1e-6)
+    program = einc.load(einc.compile(STEPS.replace("x[j] <= 0.0 && j % 2 == 0", "x[j] < 0.0 && j % 2 == 0"),
+                                     target=target).vmfb)
+    with pytest.raises(RunError, match="a point of `a` is defined by no clause or by two"):
+        program(x=x)       # x[4] == 0 at an even j: no clause
+
+
+def test_derivative_through_guarded_clauses_follows_the_clause_of_each_point():
+    x = np.array([1.0, -2.0, 3.0, -4.0, 0.5], np.float32)
+    out = _compile_and_run("""
+        let x: [f32; 5];
+        let y[i in 0..5] = x[i] * x[i] where i % 2 == 0;
+        let y[i in 0..5] = 3.0 * x[i] where i % 2 == 1;
+        let s = sum[i](y[i]);
+        let g = @s / @x;
+        let J = @y / @x;
+    """, "llvm-cpu", x=x)
+    even = np.arange(5) % 2 == 0
+    np.testing.assert_allclose(out["y"], np.where(even, x * x, 3 * x), rtol=1e-6)
+    np.testing.assert_allclose(out["g"], np.where(even, 2 * x, 3.0), rtol=1e-6)
+    np.testing.assert_allclose(out["J"], np.diag(np.where(even, 2 * x, 3.0)), rtol=1e-6)
+
+
+def test_derivative_through_guarded_clauses_of_a_recurrence():
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    out = _compile_and_run("""
+        let x: [f32; 3];
+        let a[0, j in 0..3] = x[j];
+        let a[t in 1..4, j in 0..3] = a[t - 1, j] * x[j] where j < 2;
+        let a[t in 1..4, j in 0..3] = a[t - 1, j] + x[j] where j >= 2;
+        let s = sum[j](a[3, j]);
+        let g = @s / @x;
+    """, "llvm-cpu", x=x)
+    np.testing.assert_allclose(out["g"], [4 * x[0] ** 3, 4 * x[1] ** 3, 4.0], rtol=1e-6)
