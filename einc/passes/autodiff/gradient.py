@@ -22,6 +22,7 @@ from einc.passes.autodiff.primal_reuse import reuse_primal
 from einc.passes.autodiff.recurrence_adjoint import adjoint_loop
 from einc.passes.autodiff.scalar_adjoint import propagate
 from einc.passes.autodiff.seeds import positions, read_adjoint
+from einc.passes.autodiff.spans import located
 
 
 def gradient(y: Value, x: Value, span, rules=NO_RULES) -> Value:
@@ -30,7 +31,7 @@ def gradient(y: Value, x: Value, span, rules=NO_RULES) -> Value:
                       "far; reduce the target to a scalar first", span)
     if not y.dtype.is_float or not x.dtype.is_float:
         raise d.error(d.TYPE, f"derivatives need float values, found {y.dtype} / {x.dtype}", span)
-    return _Gradient(x, span, rules).run(y)
+    return located(_Gradient(x, span, rules).run(y), [y, x], span)
 
 
 def pullback(y: Value, x: Value, cotangent: Value, span, rules=NO_RULES) -> Value:
@@ -38,7 +39,7 @@ def pullback(y: Value, x: Value, cotangent: Value, span, rules=NO_RULES) -> Valu
     (`cotangent` has y's shape). A row of a Jacobian is the pullback of a basis cotangent."""
     if y is x:
         return cotangent
-    return _Gradient(x, span, rules).run(y, cotangent)
+    return located(_Gradient(x, span, rules).run(y, cotangent), [y, x, cotangent], span)
 
 
 class _Gradient:
