@@ -1,8 +1,8 @@
-"""Suite-wide rule: tests marked `vulkan` need a Vulkan device (Mesa's lavapipe is enough).
-
-Without one they are skipped with the reason, except under CI (CI=true), whose .ci/run
+"""Suite-wide rules. Tests marked `vulkan` need a Vulkan device (Mesa's lavapipe is enough):
+without one they are skipped with the reason, except under CI (CI=true), whose .ci/run
 installs lavapipe: there a missing device is a failure, so the Vulkan path cannot silently
-go untested.
+go untested. Every diagnostic a test's program gets from einc's pipeline has a code and a
+location in a file (`_every_diagnostic_is_located`), whatever the test itself checks.
 """
 from __future__ import annotations
 
@@ -58,3 +58,31 @@ def diagnose(tmp_path):
             front_end(str(path))
         return info.value.diagnostics[0], info.value.render(info.value.sources)
     return first
+
+
+@pytest.fixture(autouse=True)
+def _every_diagnostic_is_located(monkeypatch):
+    """Each CompileError leaving a pipeline stage (einc.driver._stage, through which every
+    entry point runs: einc.compile, einc check/build/run, the fuzzers in process) is checked
+    after the test as the mutant fuzzer checks its own (fuzz.mutants.check.diagnostic_problem):
+    a code E001..E011, a span, a rendered `-->`. One without fails the test that caused it.
+    The one exception: a program file that cannot be read has no text to point into."""
+    from einc import driver
+    from einc.diagnostics import CompileError
+    from fuzz.mutants.check import diagnostic_problem
+
+    escaped = []
+    stage = driver._stage
+
+    def recording(program, fn, *args):
+        try:
+            return stage(program, fn, *args)
+        except CompileError as err:
+            if not (fn.__name__ == "load_program" and not os.access(args[0], os.R_OK)):
+                escaped.append(err)
+            raise
+    monkeypatch.setattr(driver, "_stage", recording)
+    yield
+    problems = {p for p in (diagnostic_problem(err, "", b"") for err in escaped) if p}
+    if problems:
+        pytest.fail("diagnostics without a location: " + "; ".join(sorted(problems)), pytrace=False)

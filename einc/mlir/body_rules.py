@@ -70,6 +70,8 @@ def _index_ref(region: Region, ref: IndexRef) -> ir.Value:
 
 def _coordinate(region: Region, var: IndexVar) -> ir.Value:
     pos = region.domain.pos(var)
+    if pos is None and var in region.lw.loop_coordinates:
+        return arith.index_cast(i32_type(), region.lw.loop_coordinates[var])   # a step's own index
     if pos is None:
         raise ValueError(f"index variable {var!r} is not iterated by the enclosing kernel")
     coord = linalg.IndexOp(pos).result   # linalg.index is the OpDSL helper, not the op

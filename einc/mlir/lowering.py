@@ -5,7 +5,9 @@ depends on (bodies included, so a kernel finds its inputs ready and recursion st
 It is then either a host scalar (an SSA value of its element type) or a device tensor (0-d
 for scalar work that depends on tensor data). A value that reads recurrence state is never
 program-level, even without free index variables (`x[0]` inside a step, or a tensor computed
-from `w[t - 1]`): it exists only inside its group's loop.
+from `w[t - 1]`): it exists only inside its group's loop. So is a tensor whose body reads a
+loop's step index (`X[t, j]` in a step's gradient): the loop gives its kernels that coordinate
+(`loop_coordinates`).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import copy
 
 from iree.compiler import ir
 
-from einc.ir.nodes import Input, Program, RecValue, Stack, StateRead, Value, free_vars
+from einc.ir.nodes import IndexRef, Input, Program, RecValue, Stack, StateRead, Value, free_vars
 from einc.mlir.locations import location_of
 from einc.mlir.program_rules import RULES
 from einc.mlir.shapes import Sizes
@@ -36,13 +38,15 @@ class Lowering:
         self.uniformity = Uniformity(self._free_memo)
         self._keep: list[Value] = []             # nodes made here stay alive, so their ids stay unique
         self.state_tensors_are_given = False
+        self.step_vars = frozenset(g.t_var for g in program.recurrences)
+        self.loop_coordinates: dict = {}         # IndexVar -> its index value, inside a step's loop
 
     def is_program_level(self, v: Value) -> bool:
         return not free_vars(v, self._free_memo) and not self._reads_state(v)
 
     def _reads_state(self, v: Value) -> bool:
-        """Whether `v` reads recurrence state: a StateRead, scalar work over one, or a tensor a
-        step computes from one (einc.passes.step_work). A RecValue closes over its own loop;
+        """Whether `v` reads recurrence state: a StateRead or a step index, scalar work over one, or
+        a tensor a step computes from one (einc.passes.step_work). A RecValue closes over its own loop;
         with `state_tensors_are_given` (inside a step that computed them) so do tensors."""
         stack = [(v, False)]
         while stack:
@@ -50,7 +54,8 @@ class Lowering:
             if id(node) in self._state_memo:
                 continue
             if done:
-                self._state_memo[id(node)] = isinstance(node, StateRead) or (
+                reads_step = isinstance(node, IndexRef) and node.var in self.step_vars
+                self._state_memo[id(node)] = isinstance(node, StateRead) or reads_step or (
                     not self._closed(node) and any(self._state_memo[id(o)] for o in node.operands()))
             else:
                 stack.append((node, True))

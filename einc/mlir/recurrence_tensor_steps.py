@@ -36,6 +36,7 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage):
     """A lowering for one step's body: it sees what `lw` lowered before the loop, plus this
     step's tensors, which it treats as given (its memo is dropped with the loop body)."""
     step = lw.inside_step()
+    step.loop_coordinates = {**lw.loop_coordinates, group.t_var: storage.t}
     for v in group.step_work:
         if is_state_slice(v):
             step.values[id(v)] = _slice(step, v, storage)

@@ -241,16 +241,16 @@ class _Loader:
         module = self.modules[mod_path]
         for item in module.items:
             if isinstance(item, ast.ModDecl) and item.body is None:
-                self._require_child(mod_path, item)
+                _placed_at(item.span, self._require_child, mod_path, item)
         for node in _walk(module.items):
             if isinstance(node, ast.Use):
-                self._require_use(mod_path, node)
+                _placed_at(node.span, self._require_use, mod_path, node)
             elif isinstance(node, ast.Path) and node.segments[:2] == [PYTHON, "math"]:
                 self.exists(PYTHON_MATH)
             elif isinstance(node, ast.Path) and node.segments[0] in _PATH_HEADS:
                 # Best effort (loads the module if there is one): a path that names no module
                 # is reported by name resolution, which knows what the path was meant to be.
-                normalize(mod_path, node.segments[:-1], self.exists)
+                _placed_at(node.span, normalize, mod_path, node.segments[:-1], self.exists)
 
     def _require_child(self, mod_path: ModPath, decl: ast.ModDecl) -> None:
         if not self.exists(mod_path + (decl.name,)):
@@ -279,6 +279,18 @@ class _Loader:
             return f"no {where}.ein or {where / 'mod.ein'} in the standard library"
         folder = self.child_dirs[mod_path].joinpath(*segments)
         return f"no module file {folder}.ein or {folder / 'mod.ein'}"
+
+
+def _placed_at(span: Span, load, *args):
+    """`load(*args)`, whose errors about a module file it reads (one that cannot be read, or that
+    includes itself) are placed at `span`, the `mod`, `use` or path that made it read the file."""
+    try:
+        return load(*args)
+    except CompileError as err:
+        for diag in err.diagnostics:
+            if diag.span is None:
+                diag.span = span
+        raise
 
 
 def _nowhere(folder: FsPath) -> Span:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Stack, StateRead, Value,
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, RecValue, Stack, StateRead, Value,
                            fresh_index_vars, free_vars, is_folding_constant, size_value, walk)
 from einc.ir.types import I32, Lin, shape_str
 from einc.passes.autodiff.jacobian import SLICE, jacobian, jacobian_read
@@ -90,10 +90,15 @@ def batch_over_outer_indices(g: Generic):
     inferred later) carry over."""
     roots = [g.body] + ([g.guard] if g.guard is not None else [])
     outer = sorted(frozenset().union(*map(free_vars, roots)) - frozenset(g.vars), key=lambda v: v.name)
-    if not outer or any(isinstance(v, StateRead) for v in walk(roots)):
+    # a finished recurrence (RecValue) is a program-level tensor: its steps' reads of the state
+    # are not this definition's
+    if not outer or any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
         return g        # inside a recurrence step: a tensor of the state is the step's own work
     batched = Generic(tuple(outer) + tuple(g.vars), g.body, g.guard, span=g.span)
-    return PartialRead(batched, tuple(_offset_ref(v) for v in outer), g.span)
+    here = tuple(_offset_ref(v) for v in outer)
+    if not g.vars:
+        return Read(batched, here, span=g.span, in_bounds=True)    # one value per point: a scalar
+    return PartialRead(batched, here, g.span)
 
 
 def _offset_ref(var: IndexVar):

@@ -49,7 +49,7 @@ def diagnostic_problem(err: CompileError, path: str, data: bytes) -> str | None:
     for diag in err.diagnostics:
         if not CODES.fullmatch(diag.code or ""):
             return f"code {diag.code!r}: {diag.message}"
-        if diag.span is None:
+        if diag.span is None or not diag.span.file or any(n.span is None for n in diag.notes):
             return f"{diag.code} without a location: {diag.message}"
         if diag.span.line < 1 or diag.span.col < 1 or (diag.span.file == path and diag.span.line > lines):
             return f"{diag.code} at {diag.span.line}:{diag.span.col}, outside the text: {diag.message}"

@@ -267,11 +267,14 @@ class ProgramGenerator:
         steps = Bound(0, rng.choice(sorted(dims))) if dims and rng.random() < 0.4 else Bound(rng.randint(2, 9))
         start = rng.randint(1, min(3, self.size(steps) - 1))
         names = [self.gen.name("r") for _ in range(rng.choice((1, 1, 1, 2, 2, 3)))]
+        # the last member may stop a step early (v[t in 0..T] beside a[t in 1..T + 1]): the
+        # others read it only at earlier steps, so every read stays inside it
+        shorter = len(names) > 1 and self.size(steps) - 1 > start and rng.random() < 0.3
         tensors = []
-        for name in names:
+        for k, name in enumerate(names):
             dtype = self.float_type if rng.random() < 0.75 else self.int_type
             extra = (self.extent(dims),) if rng.random() < 0.35 else ()
-            shape = (steps,) + extra
+            shape = (steps.plus(-1) if shorter and k == len(names) - 1 else steps,) + extra
             tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         members = [self.member(k, tensors, start) for k in range(len(tensors))]
         layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])

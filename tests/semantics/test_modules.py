@@ -142,3 +142,10 @@ def test_overlapping_globs_keep_the_first_and_an_explicit_import_replaces(tmp_pa
     program = load_source("use std::a::*;\nuse std::b::*;\nuse std::b::g;\nlet x = f() + g();", stdlib=root)
     names = resolve(program).items[()]
     assert names["f"].span.file.endswith("a.ein") and names["g"].span.file.endswith("b.ein")
+
+
+def test_a_module_file_that_includes_itself_is_reported_at_its_mod_declaration(tmp_path):
+    write(tmp_path, {"main.ein": "let a = 1.0;\nmod main;\nlet b = a;\n"})
+    diag = error_of(load_program, tmp_path / "main.ein")
+    assert diag.code == "E010" and "includes itself" in diag.message
+    assert (diag.span.file, diag.span.line, diag.span.col) == (str(tmp_path / "main.ein"), 2, 1)

@@ -11,7 +11,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Compact, Const, Generic, IndexRef, Input, Op, Piecewise, Read, RecValue, Stack,
-                           Value, fresh_index_vars, is_stored_tensor)
+                           StateRead, Value, free_vars, fresh_index_vars, is_stored_tensor, step_code)
 from einc.ir.state_slices import is_state_slice
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.compact_rules import compact_adjoint
@@ -22,6 +22,7 @@ from einc.passes.autodiff.primal_reuse import reuse_primal
 from einc.passes.autodiff.recurrence_adjoint import adjoint_loop
 from einc.passes.autodiff.scalar_adjoint import propagate
 from einc.passes.autodiff.seeds import positions, read_adjoint
+from einc.passes.autodiff.spans import located
 
 
 def gradient(y: Value, x: Value, span, rules=NO_RULES) -> Value:
@@ -30,7 +31,7 @@ def gradient(y: Value, x: Value, span, rules=NO_RULES) -> Value:
                       "far; reduce the target to a scalar first", span)
     if not y.dtype.is_float or not x.dtype.is_float:
         raise d.error(d.TYPE, f"derivatives need float values, found {y.dtype} / {x.dtype}", span)
-    return _Gradient(x, span, rules).run(y)
+    return located(_Gradient(x, span, rules).run(y), [y, x], span)
 
 
 def pullback(y: Value, x: Value, cotangent: Value, span, rules=NO_RULES) -> Value:
@@ -38,7 +39,7 @@ def pullback(y: Value, x: Value, cotangent: Value, span, rules=NO_RULES) -> Valu
     (`cotangent` has y's shape). A row of a Jacobian is the pullback of a basis cotangent."""
     if y is x:
         return cotangent
-    return _Gradient(x, span, rules).run(y, cotangent)
+    return located(_Gradient(x, span, rules).run(y, cotangent), [y, x, cotangent], span)
 
 
 class _Gradient:
@@ -48,11 +49,12 @@ class _Gradient:
         self.rules = rules
         self.parts: dict[int, list] = {}          # id(value) -> adjoint contributions
         self.values: dict[int, Value] = {}
+        self.states_given = is_step_value(x)
 
     def run(self, y: Value, cotangent: Value = None) -> Value:
         if y.rank == 0:
             seed = const(1.0, y) if cotangent is None else cotangent
-            self._leaves(propagate(y, seed, {id(self.x)}, (), self.rules))
+            self._leaves(propagate(y, seed, {id(self.x)}, (), self.rules, self.states_given))
         else:
             self.parts[id(y)] = [cotangent]
             self.values[id(y)] = y
@@ -73,12 +75,13 @@ class _Gradient:
             seed = read_adjoint(adjoint, positions(t.vars))
             if t.guard is not None:
                 seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
-            self._leaves(reuse_primal(propagate(t.body, seed, {id(self.x)}, tuple(t.vars), self.rules), t))
+            self._leaves(reuse_primal(propagate(t.body, seed, {id(self.x)}, tuple(t.vars), self.rules,
+                                                  self.states_given), t))
         elif isinstance(t, Stack):
             for k, elem in enumerate(t.elems):
                 seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
                     IndexRef(v) for v in fresh_index_vars(elem.shape)))
-                self._leaves(propagate(elem, seed, {id(self.x)}, (), self.rules))
+                self._leaves(propagate(elem, seed, {id(self.x)}, (), self.rules, self.states_given))
         elif isinstance(t, Piecewise):
             for value, part in clause_adjoints(t, adjoint):
                 self._add(value, part)
@@ -133,6 +136,12 @@ class _Gradient:
                 total = Op("add", (total, p), total.dtype)
             return total
         return _add_tensors(parts)
+
+
+def is_step_value(x: Value) -> bool:
+    """Whether `x` is computed inside a recurrence step from its reads of earlier steps (or from
+    the point's indices): then nothing those reads hold depends on x."""
+    return bool(free_vars(x)) or any(isinstance(v, StateRead) for v in step_code([x]))
 
 
 def _add_tensors(parts: list) -> Value:

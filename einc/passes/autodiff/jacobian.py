@@ -16,6 +16,7 @@ from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.gradient import pullback
 from einc.passes.autodiff.local_rules import const
 from einc.passes.autodiff.seeds import basis, indicator
+from einc.passes.autodiff.spans import located
 from einc.passes.autodiff.tangent import Tangent
 
 SLICE = None          # a `:` subscript
@@ -30,12 +31,16 @@ def jacobian(y: Value, x: Value, span, rules=NO_RULES) -> Value:
     full = Tangent(x, seed, dirs, span, rules).of_value(y)
     if full is None:
         full = Generic(fresh_index_vars(tuple(y.shape) + tuple(x.shape), "z"), const(0.0, y))
-    return full
+    return located(full, [y, x], span)
 
 
 def jacobian_read(y: Value, x: Value, subs: list, span, rules=NO_RULES) -> Value:
     """J[subs] where each subscript is an i32 scalar or SLICE; rank(y) + rank(x) of them."""
     _check_float(y, x, span)
+    return located(_read(y, x, subs, span, rules), [y, x] + [s for s in subs if s is not SLICE], span)
+
+
+def _read(y: Value, x: Value, subs: list, span, rules) -> Value:
     ys, xs = subs[:y.rank], subs[y.rank:]
     if xs and all(_fixed(s) for s in xs) and not all(_fixed(s) for s in ys):
         column = Tangent(x, lambda at: indicator(at, tuple(xs), x), (), span, rules).of_value(y)

@@ -49,7 +49,10 @@ class _AdjointLoop:
         steps = group.t_var.extent
         self.tau = IndexVar("τ", Lin(0), steps)
         self.last = steps - 1                      # t = last - τ
-        self.adjoint = {id(m): RecMember(f"{m.name}_bar", m.dtype, m.shape, [], span=m.span)
+        # every adjoint is stored over all of G's steps: a member shorter than the loop
+        # (v[0..T] beside a[0..T + 1]) lives at its last steps there, the first ones stay 0
+        self.adjoint = {id(m): RecMember(f"{m.name}_bar", m.dtype, (steps,) + tuple(m.shape[1:]), [],
+                                         span=m.span)
                         for m in group.members if m.dtype.is_float}
         self.step = group.t_var                    # the clause's own step variable
         self.converted: dict[int, Value] = {}      # per clause
@@ -126,7 +129,8 @@ class _AdjointLoop:
             if guard is not None:
                 body = Op("select", (guard, body, const(0.0, body)), body.dtype)
             total = Op("add", (total, body), total.dtype)
-        self.adjoint[id(m)].clauses.append(RecClause(Lin(0), self.tau.extent, vars_, total))
+        first = self.tau.extent - m.shape[0]      # τ of m's last step
+        self.adjoint[id(m)].clauses.append(RecClause(first, self.tau.extent, vars_, total))
 
     def _step_of(self, t: Value) -> Value:
         """The other loop's step for step `t` (the map t <-> last - t is its own inverse)."""

@@ -4,6 +4,9 @@ Given the adjoint `seed` of the root, returns each leaf's adjoint: the reads of 
 tensors, the scalars the caller asked to stop at, and nothing for constants and indices.
 A reduction's body is its own scope: adjoints inside it depend on the reduction's variables,
 so the leaves found there carry those variables, to be summed over by the caller.
+Inside a recurrence step, a derivative with respect to a value of that step (`let x0 = x[k - 1,
+0]; @loss / @x0`) takes the states it reads as givens (`states_given`): no path through the
+recurrence leads from such a value back to its own step's reads of earlier steps.
 """
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ class LeafAdjoint:
     extra_vars: tuple     # reduction variables between the root and the leaf
 
 
-def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rules=NO_RULES) -> list:
+def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rules=NO_RULES,
+              states_given: bool = False) -> list:
     adjoints: dict[int, list] = {id(root): [seed]}
     out: list[LeafAdjoint] = []
     for node in _reverse_topological(root, stops, rules):
@@ -35,13 +39,13 @@ def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rule
         if id(node) in stops or isinstance(node, (Read, Input)) or is_stored_tensor(node):
             out.append(LeafAdjoint(node, adj, extra_vars))
         elif isinstance(node, Reduce):
-            out += _through_reduce(node, adj, stops, extra_vars, rules)
+            out += _through_reduce(node, adj, stops, extra_vars, rules, states_given)
         elif rules.partials(node) is not None:
             for arg, partial in rules.partials(node):
                 adjoints.setdefault(id(arg), []).append(mul(adj, partial))
         elif isinstance(node, Op):
             _through_op(node, adj, adjoints)
-        elif isinstance(node, StateRead):
+        elif isinstance(node, StateRead) and not states_given:
             raise d.error(d.UNSUPPORTED, "derivatives through recurrences are not compiled yet", node.span)
     return out
 
@@ -57,7 +61,7 @@ def _through_op(node: Op, adj: Value, adjoints: dict) -> None:
             adjoints.setdefault(id(arg), []).append(mul(adj, partial))
 
 
-def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules) -> list:
+def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules, states_given: bool) -> list:
     if r.kind in ("all", "any") or not r.dtype.is_float:
         return []
     if r.kind == "sum":
@@ -68,7 +72,7 @@ def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules)
         inner = selected_share(r, adj)
     if r.guard is not None:
         inner = Op("select", (r.guard, inner, const(0.0, inner)), inner.dtype)
-    return propagate(r.body, inner, stops, extra_vars + tuple(r.vars), rules)
+    return propagate(r.body, inner, stops, extra_vars + tuple(r.vars), rules, states_given)
 
 
 def _sum(parts: list) -> Value:

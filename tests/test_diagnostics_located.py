@@ -1,0 +1,48 @@
+"""Every diagnostic has a location. The suite-wide rule in tests/conftest.py checks each one that
+a test's program gets from the pipeline; here: that the rule fails a test whose diagnostic has
+none, and keeps its one exception. (Mutants of real programs are held to the same check by the
+mutant fuzzer itself, fuzz.mutants.check.diagnostic_problem, whose sample runs in
+tests/fuzz/test_sample.py.)"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CASES = '''
+import pytest
+from einc import diagnostics as d, driver
+
+
+def raise_(err):
+    raise err
+
+
+def test_unlocated():
+    with pytest.raises(d.CompileError):
+        driver._stage(None, raise_, d.error(d.BOUNDS, "a read past the end"))
+
+
+def test_located():
+    span = d.Span("prog.ein", 1, 1, 1, 4)
+    with pytest.raises(d.CompileError):
+        driver._stage(None, raise_, d.error(d.BOUNDS, "a read past the end", span))
+
+
+def test_a_missing_program_file_has_no_text_to_point_into(tmp_path):
+    with pytest.raises(d.CompileError):
+        driver.front_end(str(tmp_path / "absent.ein"))
+'''
+
+
+def test_the_suite_rule_fails_a_test_whose_diagnostic_has_no_location(tmp_path):
+    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    (tmp_path / "test_cases.py").write_text(CASES)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert "ERROR at teardown of test_unlocated" in run.stdout, run.stdout
+    assert "E005 without a location: a read past the end" in run.stdout
+    assert "3 passed, 1 error" in run.stdout, run.stdout
+
