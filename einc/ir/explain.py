@@ -33,7 +33,7 @@ def _index_checks(p: ir.Program, unchecked: bool) -> list:
              "is a run-time error; --unchecked-indices clamps instead)"]
     for check in p.index_checks:
         over = ", ".join(v.name for v in check.vars) or "no index"
-        lines.append(f"  {check.text} axis {check.axis} at {check.read.span}: one pass over {over}")
+        lines.append(f"  {check.text} axis {check.axis} at {check.span}: one pass over {over}")
     return lines
 
 

@@ -56,9 +56,8 @@ def reflection(program: Program, target: str) -> ir.Attribute:
 
 def _index_check(check) -> dict:
     """What the runner says when the check's status reports a bad index (einc/runtime/index_checks.py)."""
-    read = check.read
-    return {"text": check.text, "array": check.array, "axis": check.axis, "rank": read.tensor.rank,
-            "at": str(read.span) if read.span is not None else None, "vars": [v.name for v in check.vars]}
+    return {"text": check.text, "array": check.array, "axis": check.axis, "rank": check.rank,
+            "at": str(check.span) if check.span is not None else None, "vars": [v.name for v in check.vars]}
 
 
 def _dims(inp: Input):

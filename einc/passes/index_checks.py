@@ -1,7 +1,7 @@
 """Run-time checks of data-dependent subscripts (`table[idx[i]]`): `Program.index_checks`.
 
-A read whose subscript is not affine in the index variables (it reads data, a scalar input or
-recurrence state) cannot be proven in bounds, and the lowering clamps it. Unless the build opts
+A read whose subscript reads run-time data (an array, a scalar input, recurrence state) cannot
+be proven in bounds, and the lowering clamps it. Unless the build opts
 out (`--unchecked-indices`), each such subscript gets a check: one extra reduction that finds the
 first point (in the order the loops run) where the read happens and the index leaves its axis,
 and computes the index there. The check reads only what the subscript and the conditions the
@@ -22,8 +22,9 @@ from typing import Optional
 import numpy as np
 
 from einc.ir import affine
-from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Program, Read, RecValue, Reduce, Stack, StateRead,
-                           Value, free_vars, size_value)
+from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Program, Read, RecValue, Reduce, Size, Stack,
+                           StateRead, Value, free_vars, size_value, walk)
+from einc.diagnostics import Span
 from einc.ir.types import BOOL, I32
 
 NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every index is in range
@@ -31,12 +32,13 @@ NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every inde
 
 @dataclass(eq=False)
 class IndexCheck:
-    """The check of subscript `axis` of `read` (source text `text`, array `array`), over the
-    point variables `vars`; `status` is the i32 vector the runner reads."""
-    read: Read
+    """The check of subscript `axis` of a read (source text `text`, at `span`) of `array` (of
+    rank `rank`), over the point variables `vars`; `status` is the i32 vector the runner reads."""
     axis: int
     text: str
     array: str
+    rank: int
+    span: Optional[Span]
     vars: tuple
     status: Stack
 
@@ -49,7 +51,7 @@ def add_index_checks(program: Program, source_text) -> None:
     groups = {id(member): group for group in program.recurrences for member in group.members}
     checks, seen = [], set()
     for read, axis, variables, cond in finder.found:
-        key = (id(read), axis, id(cond))
+        key = (id(read.subs[axis]), repr(_shape(read)[axis]), id(cond))   # copies of one read check once
         if key not in seen:
             seen.add(key)
             checks.append(_check(read, axis, variables, cond, source_text(read.span), groups))
@@ -57,8 +59,13 @@ def add_index_checks(program: Program, source_text) -> None:
 
 
 def is_data_dependent(sub: Value) -> bool:
-    """Whether a subscript is not an affine form of index variables and sizes."""
-    return affine.affine_of(sub) is None
+    """Whether a subscript is not affine and uses run-time data (an array, a scalar input,
+    recurrence state): a subscript computed from indices and sizes alone (`(k + 1) % n`) is
+    left as it is."""
+    return affine.affine_of(sub) is None and any(not isinstance(v, _INDEX_ARITHMETIC) for v in walk([sub]))
+
+
+_INDEX_ARITHMETIC = (IndexRef, Size, Const, Op)
 
 
 class _Finder:
@@ -110,12 +117,14 @@ class _Finder:
             for arg in v.args:
                 self.visit(arg, variables, cond)
 
-    def read(self, v: Read, variables: tuple, cond) -> None:
+    def read(self, v: Read | StateRead, variables: tuple, cond) -> None:
+        """A read of an array, or of a recurrence member inside its loop."""
         for sub in v.subs:
             self.visit(sub, variables, cond)
-        self.visit(v.tensor, variables, cond)
-        if v.in_bounds:
-            return
+        if isinstance(v, Read):
+            self.visit(v.tensor, variables, cond)
+            if v.in_bounds:
+                return
         for axis, sub in enumerate(v.subs):
             if is_data_dependent(sub):
                 self.found.append((v, axis, variables, cond))
@@ -139,11 +148,12 @@ _RULES = {
     Reduce: _Finder.reduce,
     Op: _Finder.op,
     Read: _Finder.read,
+    StateRead: _Finder.read,
     RecValue: _Finder.rec_value,
 }
 
 
-def _check(read: Read, axis: int, variables: tuple, cond: Optional[Value], text: str,
+def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[Value], text: str,
            groups: dict) -> Optional[IndexCheck]:
     """The check of one subscript, or None where it reads a tensor a recurrence step computes
     (it exists only inside the loop). `groups` maps id(member) to its recurrence group."""
@@ -152,7 +162,7 @@ def _check(read: Read, axis: int, variables: tuple, cond: Optional[Value], text:
     cond = _after_loops(cond, groups, lifted) if cond is not None else None
     if any(_step_tensor(v) for v in (sub, cond) if v is not None):
         return None
-    size = size_value(read.tensor.shape[axis])
+    size = size_value(_shape(read)[axis])
     outside = _or(_compare("lt", sub, _i32(0)), _compare("ge", sub, size))
     bad = _and(cond, outside)
     used = free_vars(sub) | (free_vars(cond) if cond is not None else frozenset())
@@ -168,7 +178,7 @@ def _check(read: Read, axis: int, variables: tuple, cond: Optional[Value], text:
               for var, stride, extent in zip(point, strides, extents)}
     index = _substitute(sub, coords, {})
     status = Stack((first, index, size) + tuple(coords[var] for var in point), span=read.span)
-    return IndexCheck(read, axis, text, _array_name(read.tensor), point, status)
+    return IndexCheck(axis, text, _array_name(read), len(_shape(read)), read.span, point, status)
 
 
 def _after_loops(v: Value, groups: dict, memo: dict) -> Value:
@@ -230,11 +240,17 @@ def _step_tensor(v: Value) -> bool:
     return False
 
 
-def _array_name(v: Value) -> str:
-    if isinstance(v, Input):
-        return v.name
-    if isinstance(v, RecValue):
-        return v.member.name
+def _shape(read: Read | StateRead) -> tuple:
+    return read.member.shape if isinstance(read, StateRead) else read.tensor.shape
+
+
+def _array_name(read: Read | StateRead) -> str:
+    """The name of the array read, where it has one ("" for an intermediate array)."""
+    array = read if isinstance(read, StateRead) else read.tensor
+    if isinstance(array, Input):
+        return array.name
+    if isinstance(array, (RecValue, StateRead)):
+        return array.member.name
     return ""
 
 
