@@ -11,7 +11,7 @@ from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.types import element_type, tensor_type
 from einc.passes.size_facts import ExtentFact, IndexFact
 
-SIGNATURE_VERSION = 3
+SIGNATURE_VERSION = 2
 
 
 def argument_type(inp: Input) -> ir.Type:

@@ -11,7 +11,7 @@ from einc.runtime.errors import RunError
 
 SIGNATURE_KEY = "einc.signature"
 TARGET_KEY = "einc.target"  # stamped by einc.build, read by the runner to pick a device
-SUPPORTED_VERSION = 3
+SUPPORTED_VERSION = 2
 DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
 Dim = int | str | None  # fixed size, named dim, or `?`
