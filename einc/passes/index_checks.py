@@ -1,18 +1,20 @@
 """Run-time checks of data-dependent subscripts (`table[idx[i]]`): `Program.index_checks`.
 
 A read whose subscript reads run-time data (an array, a scalar input, recurrence state) cannot
-be proven in bounds, and the lowering clamps it. Unless the build opts
-out (`--unchecked-indices`), each such subscript gets a check: one extra reduction that finds the
+be proven in bounds, and the lowering clamps it. Unless the build opts out
+(`--unchecked-indices`), each such subscript gets a check: one extra reduction that finds the
 first point (in the order the loops run) where the read happens and the index leaves its axis,
 and computes the index there. The check reads only what the subscript and the conditions the
 read happens under read (for `table[idx[i]]`, one pass over `idx`), never the hot loop itself.
-Its status, [first point (linear, BIG where none), index, axis size, coordinates..], is an
-extra result of `main` that the runner inspects before returning any output.
+Its status, [first point (row-major position, NONE_BAD where none), index, axis size,
+coordinates..], is an extra result of `main` that the runner inspects before returning any
+output. Positions are i32: a check over more than 2^31 - 1 points would wrap.
 
 A read happens under the guards around it: a definition's or reduction's `where`, the taken
 side of `if` (a select), the right side of `&&`/`||` only where the left one lets it run, and a
 recurrence clause only at its steps. Recurrence state in a subscript is read from the member's
-whole tensor after the loop, which holds the same values (the first bad step saw correct state).
+whole tensor after the loop, which holds the same values (the first bad step saw correct state);
+a subscript that reads a tensor computed inside a step is not checked (it exists only there).
 """
 from __future__ import annotations
 
@@ -21,10 +23,10 @@ from typing import Optional
 
 import numpy as np
 
+from einc.diagnostics import Span
 from einc.ir import affine
 from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Program, Read, RecValue, Reduce, Size, Stack,
                            StateRead, Value, free_vars, size_value, walk)
-from einc.diagnostics import Span
 from einc.ir.types import BOOL, I32
 
 NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every index is in range
@@ -163,22 +165,27 @@ def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[V
     if any(_step_tensor(v) for v in (sub, cond) if v is not None):
         return None
     size = size_value(_shape(read)[axis])
-    outside = _or(_compare("lt", sub, _i32(0)), _compare("ge", sub, size))
-    bad = _and(cond, outside)
+    bad = _and(cond, _or(_compare("lt", sub, _i32(0)), _compare("ge", sub, size)))
     used = free_vars(sub) | (free_vars(cond) if cond is not None else frozenset())
     point = tuple(var for var in dict.fromkeys(variables) if var in used)
+    first, coords = _first_point(point, bad, read.span)
+    index = _substitute(sub, dict(zip(point, coords)), {})
+    status = Stack((first, index, size) + coords, span=read.span)
+    return IndexCheck(axis, text, _array_name(read), len(_shape(read)), read.span, point, status)
+
+
+def _first_point(point: tuple, bad: Value, span) -> tuple:
+    """The row-major position of the first point over the variables `point` where `bad` holds
+    (NONE_BAD where none does), and that point's coordinates."""
+    if not point:
+        return Op("select", (bad, _i32(0), _i32(NONE_BAD)), I32, span=span), ()
     extents = [_at_least_one(size_value(var.extent)) for var in point]
     strides = _strides(extents)
-    if point:
-        linear = _sum([_mul(_sub(IndexRef(var), size_value(var.lo)), stride) for var, stride in zip(point, strides)])
-        first = Reduce("min", point, linear, guard=bad, span=read.span)
-    else:
-        first = Op("select", (bad, _i32(0), _i32(NONE_BAD)), I32, span=read.span)
-    coords = {var: _add(size_value(var.lo), _rem(_div(first, stride), extent))
-              for var, stride, extent in zip(point, strides, extents)}
-    index = _substitute(sub, coords, {})
-    status = Stack((first, index, size) + tuple(coords[var] for var in point), span=read.span)
-    return IndexCheck(axis, text, _array_name(read), len(_shape(read)), read.span, point, status)
+    linear = _sum([_mul(_sub(IndexRef(var), size_value(var.lo)), stride) for var, stride in zip(point, strides)])
+    first = Reduce("min", point, linear, guard=bad, span=span)
+    coords = tuple(_add(size_value(var.lo), _rem(_div(first, stride), extent))
+                   for var, stride, extent in zip(point, strides, extents))
+    return first, coords
 
 
 def _after_loops(v: Value, groups: dict, memo: dict) -> Value:
