@@ -25,7 +25,7 @@ import numpy as np
 
 from einc.diagnostics import Span
 from einc.ir import affine
-from einc.ir.nodes import (Const, Generic, IndexRef, Input, Op, Program, Read, RecValue, Reduce, Size, Stack,
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Program, Read, RecValue, Reduce, Size, Stack,
                            StateRead, Value, free_vars, size_value, walk)
 from einc.ir.types import BOOL, I32
 
@@ -56,7 +56,8 @@ def add_index_checks(program: Program, source_text) -> None:
         key = (id(read.subs[axis]), repr(_shape(read)[axis]), id(cond))   # copies of one read check once
         if key not in seen:
             seen.add(key)
-            checks.append(_check(read, axis, variables, cond, source_text(read.span), groups))
+            steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
+            checks.append(_check(read, axis, variables, cond, source_text(read.span), groups, steps))
     program.index_checks = [c for c in checks if c is not None]
 
 
@@ -79,6 +80,7 @@ class _Finder:
         self._seen: set = set()
         self._free: dict = {}
         self._groups: set = set()
+        self.steps: dict = {}             # a clause's steps -> its group's step variable
 
     def visit(self, v: Value, variables: tuple, cond: Optional[Value]) -> None:
         if v is None:
@@ -136,13 +138,15 @@ class _Finder:
             return
         self._groups.add(id(v.group))
         t_var = v.group.t_var
-        t = IndexRef(t_var)
         for member in v.group.members:
             for clause in member.clauses:
-                steps = _and(_compare("ge", t, size_value(clause.t_lo)), _compare("lt", t, size_value(clause.t_hi)))
-                variables = (t_var,) + tuple(clause.vars)
-                self.visit(clause.guard, variables, steps)
-                self.visit(clause.body, variables, _and(steps, clause.guard))
+                # the clause's own steps: a check runs over those only (`x[t - 1]` of a clause
+                # from step 1 would leave x at step 0)
+                steps = IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo, span=t_var.span)
+                self.steps[steps] = t_var
+                variables = (steps,) + tuple(clause.vars)
+                self.visit(clause.guard, variables, None)
+                self.visit(clause.body, variables, clause.guard)
 
 
 _RULES = {
@@ -156,12 +160,13 @@ _RULES = {
 
 
 def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[Value], text: str,
-           groups: dict) -> Optional[IndexCheck]:
+           groups: dict, steps: dict) -> Optional[IndexCheck]:
     """The check of one subscript, or None where it reads a tensor a recurrence step computes
-    (it exists only inside the loop). `groups` maps id(member) to its recurrence group."""
-    lifted: dict = {}
-    sub = _after_loops(read.subs[axis], groups, lifted)
-    cond = _after_loops(cond, groups, lifted) if cond is not None else None
+    (it exists only inside the loop). `groups` maps id(member) to its recurrence group, `steps`
+    a group's step variable to the clause's steps (inside a recurrence clause)."""
+    lifted, renamed = {}, {}
+    sub = _after_loops(_substitute(read.subs[axis], steps, renamed), groups, lifted)
+    cond = _after_loops(_substitute(cond, steps, renamed), groups, lifted) if cond is not None else None
     if any(_step_tensor(v) for v in (sub, cond) if v is not None):
         return None
     size = size_value(_shape(read)[axis])
@@ -230,6 +235,8 @@ def _rebuilt(v: Value, operands: list) -> Value:
         return replace(v, body=operands[0], guard=operands[1] if len(operands) > 1 else None)
     if isinstance(v, Stack):
         return replace(v, elems=tuple(operands))
+    if isinstance(v, StateRead):
+        return replace(v, subs=tuple(operands))
     raise TypeError(f"no rule to rebuild a {type(v).__name__} in an index check")
 
 
