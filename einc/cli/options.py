@@ -28,7 +28,7 @@ unchecked_indices_option = click.option(
          "axis is clamped into it (faster, but a wrong index gives a wrong value, not an error).")
 message_format_option = click.option(
     "--message-format", type=click.Choice(MESSAGE_FORMATS), default="human", show_default=True,
-    help="json: each diagnostic as one JSON object per line on stdout (schema in the README).")
+    help="json: each diagnostic as one JSON object per line on stdout (schema in docs/CLI.md).")
 
 
 def parse_dims(options: tuple[str, ...]) -> dict[str, int]:
