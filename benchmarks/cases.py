@@ -32,6 +32,7 @@ class Case:
     group: str = "recurrence"                    # which table the case's row goes in
     vulkan_n: Optional[int] = None               # a smaller timed size on Vulkan, where lavapipe
                                                  # runs a vector step's workgroup on the CPU slowly
+    unchecked_indices: bool = False              # built with --unchecked-indices (no index checks)
 
 
 # ------------------------------------------------------------------------------ logistic map

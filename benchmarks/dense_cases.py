@@ -1,8 +1,10 @@
-"""The dense benchmark cases (issue 10): matmuls, the MNIST CNN, one convolution layer and an MLP,
-each an Einlang program beside a NumPy and a JAX `jit` version of the same computation.
+"""The dense benchmark cases (issue 10): matmuls, the MNIST CNN, one convolution layer, an MLP and
+a gather (with its index check and without), each an Einlang program beside a NumPy and a JAX
+`jit` version of the same computation.
 
 Rates are FLOP/s for the matmuls and the convolution layer (2 * multiply-adds), images/s for the
-networks. The NumPy versions are the references every einc result is checked against first.
+networks, rows/s for the gather. The NumPy versions are the references every einc result is
+checked against first.
 """
 from __future__ import annotations
 
@@ -192,6 +194,35 @@ def mlp_jax():
     return lambda n, inputs: compiled(**inputs)
 
 
+# ------------------------------------------------------------------------------ gather
+
+# An embedding lookup: rows of a table at data-dependent positions. Its index check (one pass
+# over the tokens) is timed against the same program built with --unchecked-indices.
+GATHER = """
+    let E: [f32; V, D];
+    let tokens: [i32; N];
+    let y[i, d] = E[tokens[i], d];
+"""
+
+
+def gather_inputs(n: int) -> dict:
+    rng = np.random.default_rng(5)
+    return {"E": rng.standard_normal((4096, 64), dtype=np.float32),
+            "tokens": rng.integers(0, 4096, n, dtype=np.int32)}
+
+
+def gather_jax():
+    import jax
+    compiled = jax.jit(lambda e, t: e[t])
+    return lambda n, inputs: compiled(inputs["E"], inputs["tokens"])
+
+
+def gather_case(unchecked: bool) -> Case:
+    name = "gather 64-float rows at 200000 tokens, " + ("--unchecked-indices" if unchecked else "indices checked")
+    return Case(name, "row", 200_000, lambda n: GATHER, gather_inputs, "y", lambda n, x: x["E"][x["tokens"]],
+                gather_jax, tolerance={}, group="dense", unchecked_indices=unchecked)
+
+
 DENSE_CASES = [
     *(matmul_case(n, fixed=False) for n in (256, 512, 1024)),
     *(matmul_case(n, fixed=True) for n in (256, 512, 1024)),
@@ -201,4 +232,6 @@ DENSE_CASES = [
          group="dense"),
     Case("MLP 784-256-10 with softmax, batch 1000", "image", 1000, lambda n: MLP, mlp_inputs, "p",
          mlp_numpy, mlp_jax, tolerance={"rtol": 1e-4, "atol": 1e-6}, steps=lambda n: n, group="dense"),
+    gather_case(unchecked=False),
+    gather_case(unchecked=True),
 ]

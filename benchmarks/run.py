@@ -67,11 +67,12 @@ class Builds:
         self.target = target
         self.vmfbs: dict[tuple, tuple[bytes, float]] = {}
 
-    def get(self, source: str, output: str) -> tuple[bytes, float]:
-        key = (source, output)
+    def get(self, source: str, output: str, unchecked_indices: bool = False) -> tuple[bytes, float]:
+        key = (source, output, unchecked_indices)
         if key not in self.vmfbs:
             start = time.perf_counter()
-            vmfb = einc.compile(source, target=self.target, outputs=[output]).vmfb
+            vmfb = einc.compile(source, target=self.target, outputs=[output],
+                                unchecked_indices=unchecked_indices).vmfb
             self.vmfbs[key] = (vmfb, time.perf_counter() - start)
         return self.vmfbs[key]
 
@@ -118,7 +119,7 @@ def _another_round(rounds: int, spent: float) -> bool:
 def bench_case(case: Case, jax, devices: tuple, builds: Builds, clock: Callable[[], float]) -> dict:
     row = {"case": case.name, "unit": case.unit, "group": case.group}
     inputs = case.inputs(case.n)
-    vmfb, row["build"] = builds.get(case.source(case.n), case.output)
+    vmfb, row["build"] = builds.get(case.source(case.n), case.output, case.unchecked_indices)
     sink = io.StringIO()              # what the program prints is not part of the benchmark
     programs = {d: einc.load(vmfb, device=d) for d in devices}
     call = {d: (lambda p=p, x=inputs: p.run(x, stdout=sink)) for d, p in programs.items()}
@@ -127,7 +128,7 @@ def bench_case(case: Case, jax, devices: tuple, builds: Builds, clock: Callable[
     check_n = case.check_n or case.n
     check_inputs = case.inputs(check_n)
     checked = programs[devices[0]] if check_n == case.n else \
-        einc.load(builds.get(case.source(check_n), case.output)[0], devices[0])
+        einc.load(builds.get(case.source(check_n), case.output, case.unchecked_indices)[0], devices[0])
     expected = case.numpy(check_n, check_inputs)
     check(case, checked.run(check_inputs, stdout=sink)[case.output], expected,
           f"einc vs NumPy, {case.name}, n = {check_n}")

@@ -34,7 +34,7 @@ class Artifact:
 
 def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
             outputs: list[str] | None = None, dims: dict[str, int] | None = None,
-            allow_python: bool = False, fp_contract: bool = False) -> Artifact:
+            allow_python: bool = False, fp_contract: bool = False, unchecked_indices: bool = False) -> Artifact:
     """Compile an .ein file, or Einlang source text, to an Artifact. With `fp_contract`, llvm-cpu
     kernels may fuse `a * b + c` into one FMA (one rounding instead of the two IEEE float
     arithmetic and NumPy have; see docs/DECISIONS.md).
@@ -44,19 +44,20 @@ def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
     einc.diagnostics.OptionError (a ValueError) for a dim the program does not have or a bad
     size. Source text is compiled from a temporary directory, so relative imports and load_npy
     paths need a file instead. `allow_python` lets the program call Python functions during the
-    build (`python::mod::f(..)`).
+    build (`python::mod::f(..)`). Data-dependent indices (`table[idx[i]]`) are checked when the
+    module runs (an index outside its axis is a RunError); `unchecked_indices` clamps them instead.
     """
     from einc.driver import compile_program  # lazy: pulls in the whole compiler
 
     if _is_path(source_or_path):
         return Artifact(compile_program(os.fspath(source_or_path), target, outputs, dims, allow_python,
-                                        fp_contract=fp_contract), target)
+                                        fp_contract=fp_contract, unchecked_indices=unchecked_indices), target)
     with tempfile.TemporaryDirectory(prefix="einc-") as tmp:
         path = os.path.join(tmp, "program.ein")
         with open(path, "w", encoding="utf-8") as source_file:
             source_file.write(source_or_path)
-        return Artifact(compile_program(path, target, outputs, dims, allow_python, fp_contract=fp_contract),
-                        target)
+        return Artifact(compile_program(path, target, outputs, dims, allow_python, fp_contract=fp_contract,
+                                        unchecked_indices=unchecked_indices), target)
 
 
 def load(path_or_bytes, device: str | None = None):

@@ -109,6 +109,16 @@ class SourceMap:
         lines = text.splitlines()
         return lines[lineno - 1] if 0 < lineno <= len(lines) else None
 
+    def text(self, span: Span | None) -> str:
+        """The source text `span` covers ("" where unknown); lines joined by a space."""
+        if span is None:
+            return ""
+        lines = [self.line(span.file, n) or "" for n in range(span.line, span.end_line + 1)]
+        if len(lines) == 1:
+            return lines[0][span.col - 1:span.end_col - 1]
+        parts = [lines[0][span.col - 1:]] + lines[1:-1] + [lines[-1][:span.end_col - 1]]
+        return " ".join(part.strip() for part in parts)
+
 
 def _snippet(span: Span, note: str, sources: SourceMap) -> list[str]:
     gutter = " " * len(str(span.line))

@@ -9,16 +9,18 @@ from einc.diagnostics import CompileError, OptionError
 
 
 def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
-              allow_python: bool = False):
+              allow_python: bool = False, *, unchecked_indices: bool = False):
     """Parse, resolve and elaborate `path`, then run every pass before lowering; returns
     (loaded program, IR program). `dims` fixes named dims at build time (`--dim`);
-    `allow_python` lets `python::mod::f(..)` run during the build (`--allow-python`)."""
+    `allow_python` lets `python::mod::f(..)` run during the build (`--allow-python`);
+    `unchecked_indices` leaves data-dependent subscripts unchecked (clamped, `--unchecked-indices`)."""
     from einc.semantics.modules import load_program
     fixed_dims = checked_dims(dims)
-    return _analysed(_stage(None, load_program, path), outputs, fixed_dims, allow_python)
+    return _analysed(_stage(None, load_program, path), outputs, fixed_dims, allow_python, unchecked_indices)
 
 
-def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], allow_python: bool = False):
+def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], allow_python: bool = False,
+              unchecked_indices: bool = False):
     from einc.semantics.elaborate import elaborate
     from einc.semantics.resolve import resolve
 
@@ -28,11 +30,14 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], al
     from einc.passes.step_work import plan_step_work
     from einc.passes.storage import plan_storage
     from einc.passes.size_facts import collect_size_facts
+    from einc.passes.index_checks import add_index_checks
 
     resolution = _stage(program, resolve, program)
     ir_program = _stage(program, elaborate, program, resolution, outputs, fixed_dims, allow_python)
     share_equal_values(ir_program)
     settle_groups(ir_program)
+    if not unchecked_indices:
+        add_index_checks(ir_program, program.sources.text)
     plan_storage(ir_program)
     mark_reads_in_bounds(ir_program)
     _stage(program, plan_step_work, ir_program)
@@ -54,10 +59,11 @@ def check_file(path: str, target: str = "llvm-cpu", outputs: list[str] | None = 
 
 
 def check_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
-                  dims: dict[str, int] | None = None, allow_python: bool = False):
+                  dims: dict[str, int] | None = None, allow_python: bool = False, *,
+                  unchecked_indices: bool = False):
     """Everything `einc check` runs: the front end and the target's limits, no MLIR, no IREE."""
     from einc.passes.target_support import check_target
-    program, ir_program = front_end(path, outputs, dims, allow_python)
+    program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
     _stage(program, check_target, ir_program, target)
     return program, ir_program
 
@@ -87,8 +93,9 @@ def lower_ir(program, ir_program, target: str, *, fp_contract: bool = False):
 
 def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
                     dims: dict[str, int] | None = None, allow_python: bool = False, *,
-                    fp_contract: bool = False) -> bytes:
-    return compile_ir(*front_end(path, outputs, dims, allow_python), target, fp_contract=fp_contract)
+                    fp_contract: bool = False, unchecked_indices: bool = False) -> bytes:
+    return compile_ir(*front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices),
+                      target, fp_contract=fp_contract)
 
 
 def compile_ir(program, ir_program, target: str, *, fp_contract: bool = False) -> bytes:
@@ -99,7 +106,8 @@ def compile_ir(program, ir_program, target: str, *, fp_contract: bool = False) -
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,
                  target: str = "llvm-cpu", dims: dict[str, int] | None = None,
-                 allow_python: bool = False, *, fp_contract: bool = False) -> str:
+                 allow_python: bool = False, *, fp_contract: bool = False,
+                 unchecked_indices: bool = False) -> str:
     """The intermediate form `what` of `path`; MLIR is the one built for `target`, since the
     lowering of recurrences differs per target."""
     if what == "ast":
@@ -108,14 +116,16 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return format_module(_stage(None, load_program, path).entry)
     if what == "ir":
         from einc.ir.printer import format_program
-        return format_program(front_end(path, outputs, dims, allow_python)[1])
+        return format_program(front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)[1])
     if what == "mlir":
-        return str(lower(path, target, outputs, dims, allow_python, fp_contract=fp_contract))
+        return str(lower_ir(*front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices),
+                            target, fp_contract=fp_contract))
     if what == "explain":
         from einc.ir.explain import explain_program
         from einc.mlir.recurrence import choose_form
-        ir_program = front_end(path, outputs, dims, allow_python)[1]
-        return explain_program(ir_program, target, [choose_form(g, target).explain() for g in ir_program.recurrences])
+        ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)[1]
+        return explain_program(ir_program, target, [choose_form(g, target).explain() for g in ir_program.recurrences],
+                               unchecked_indices)
     raise ValueError(f"unknown form {what!r}")
 
 

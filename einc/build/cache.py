@@ -4,7 +4,8 @@ The key is a SHA-256 over everything a module's bytes depend on: the text of the
 every module it loaded (by the names the diagnostics and asserts embed), the contents of every
 file `load_npy` read, what every Python function called during the build returned (the front
 end, which computes the key, runs them), the target, its IREE flags and, for `llvm-cpu`, the
-host CPU the code is tuned to, the chosen outputs, the fixed dims, whether Python may run, and
+host CPU the code is tuned to, the chosen outputs, the fixed dims, whether Python may run,
+whether data-dependent indices are checked, and
 the einc (version and code) and IREE versions.
 A change to any of them is a new key. Entries are written atomically and verified (their seal)
 when read, so a damaged entry is rebuilt rather than run.
@@ -30,7 +31,7 @@ _HOST_TUNED = "--iree-llvmcpu-target-cpu=host"
 
 def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: str,
               outputs: Optional[list[str]], dims: dict[str, int], allow_python: bool = False,
-              python_results: Iterable[str] = ()) -> str:
+              python_results: Iterable[str] = (), unchecked_indices: bool = False) -> str:
     """The key of a build: `sources` are (file name, text) of every module loaded."""
     flags = get_target(target).flags
     description = {
@@ -42,6 +43,7 @@ def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], tar
         "outputs": outputs,
         "dims": sorted(dims.items()),
         "allow_python": allow_python,
+        "unchecked_indices": unchecked_indices,
         "python": list(python_results),
         "sources": sorted((name, _digest(text.encode())) for name, text in sources),
         "data": sorted((path, _digest(_read(path))) for path in set(data_files)),

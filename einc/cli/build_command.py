@@ -9,7 +9,7 @@ from einc.cli.diagnostics_output import diagnostics_shown
 from einc.cli.errors import CliError
 from einc.cli.files import save_bytes
 from einc.cli.options import (allow_python_option, dims_option, message_format_option, outputs_option,
-                              parse_dims, target_option)
+                              parse_dims, target_option, unchecked_indices_option)
 
 EMIT_CHOICES = ("ast", "ir", "mlir")
 
@@ -28,9 +28,11 @@ EMIT_CHOICES = ("ast", "ir", "mlir")
 @click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
 @click.option("--explain", is_flag=True, help="Explain how the program will be compiled instead of building.")
 @allow_python_option
+@unchecked_indices_option
 @message_format_option
 def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...], dims: tuple[str, ...],
-          fp_contract: str, emit: str | None, explain: bool, allow_python: bool, message_format: str) -> None:
+          fp_contract: str, emit: str | None, explain: bool, allow_python: bool, unchecked_indices: bool,
+          message_format: str) -> None:
     """Compile the Einlang program FILE."""
     if emit and explain:
         raise click.UsageError("--emit and --explain cannot be combined")
@@ -44,10 +46,10 @@ def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...]
     with diagnostics_shown(message_format):
         if what is not None:
             text = driver.emit_program(file, what, wanted, target, fixed_dims, allow_python,
-                                       fp_contract=fp_contract == "on")
+                                       fp_contract=fp_contract == "on", unchecked_indices=unchecked_indices)
         else:
             vmfb = driver.compile_program(file, target, wanted, fixed_dims, allow_python,
-                                          fp_contract=fp_contract == "on")
+                                          fp_contract=fp_contract == "on", unchecked_indices=unchecked_indices)
     if what is None:
         save_bytes(out_path or Path(file).with_suffix(".vmfb").name, vmfb)
     elif out_path is None:

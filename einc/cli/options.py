@@ -1,4 +1,5 @@
-"""Options several commands share: --target, --output, --dim, --allow-python and --message-format."""
+"""Options several commands share: --target, --output, --dim, --allow-python, --unchecked-indices
+and --message-format."""
 from __future__ import annotations
 
 import click
@@ -21,6 +22,10 @@ dims_option = click.option(
 allow_python_option = click.option(
     "--allow-python", is_flag=True,
     help="Let the program call Python functions during the build (python::mod::f(..)).")
+unchecked_indices_option = click.option(
+    "--unchecked-indices", is_flag=True,
+    help="Do not check data-dependent indices (`table[idx[i]]`) at run time: an index outside its "
+         "axis is clamped into it (faster, but a wrong index gives a wrong value, not an error).")
 message_format_option = click.option(
     "--message-format", type=click.Choice(MESSAGE_FORMATS), default="human", show_default=True,
     help="json: each diagnostic as one JSON object per line on stdout (schema in docs/CLI.md).")

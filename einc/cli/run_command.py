@@ -9,7 +9,8 @@ import click
 from einc.build.targets import TARGETS
 from einc.cli.errors import CliError
 from einc.cli.files import ensure_dir, save_npy, save_npz
-from einc.cli.options import allow_python_option, dims_option, outputs_option, parse_dims
+from einc.cli.options import (allow_python_option, dims_option, outputs_option, parse_dims,
+                              unchecked_indices_option)
 from einc.cli.summary import summarize
 
 DEVICES = tuple(dict.fromkeys(device for target in TARGETS.values() for device in target.devices))
@@ -31,12 +32,13 @@ SOURCE_SUFFIX = ".ein"
 @outputs_option
 @dims_option
 @allow_python_option
+@unchecked_indices_option
 @click.option("--repeat", type=click.IntRange(min=1), metavar="N",
               help="After one warm-up call, time N calls of main and print the min and median per call.")
 @click.option("-v", "--verbose", is_flag=True, help="Say whether a .ein PROGRAM was found in the build cache.")
 def run(program: str, inputs: tuple[str, ...], device: str | None, out_path: str | None, target: str | None,
-        outputs: tuple[str, ...], dims: tuple[str, ...], allow_python: bool, repeat: int | None,
-        verbose: bool) -> None:
+        outputs: tuple[str, ...], dims: tuple[str, ...], allow_python: bool, unchecked_indices: bool,
+        repeat: int | None, verbose: bool) -> None:
     """Run PROGRAM: a .vmfb built by einc build, or a .ein source, built into the user cache
     first (EINC_CACHE moves it) unless an unchanged build is there. Prints what the program
     prints, then one line per output."""
@@ -44,7 +46,7 @@ def run(program: str, inputs: tuple[str, ...], device: str | None, out_path: str
     from einc.runtime import load
 
     options = split_input_options(inputs)
-    module = _module(program, target, device, outputs, dims, allow_python, verbose)
+    module = _module(program, target, device, outputs, dims, allow_python, unchecked_indices, verbose)
     with load(module, device) as loaded:
         values = input_values(loaded.signature, options)
         if repeat is None:
@@ -60,17 +62,18 @@ def run(program: str, inputs: tuple[str, ...], device: str | None, out_path: str
 
 
 def _module(program: str, target: str | None, device: str | None, outputs: tuple[str, ...],
-            dims: tuple[str, ...], allow_python: bool, verbose: bool) -> str:
+            dims: tuple[str, ...], allow_python: bool, unchecked_indices: bool, verbose: bool) -> str:
     """The .vmfb to run: PROGRAM itself, or the cached build of a .ein PROGRAM."""
     if Path(program).suffix != SOURCE_SUFFIX:
-        if target or outputs or dims or allow_python:
-            raise click.UsageError("--target, --output, --dim and --allow-python apply when PROGRAM is a "
-                                   ".ein source; a built module has its target, outputs and sizes already")
+        if target or outputs or dims or allow_python or unchecked_indices:
+            raise click.UsageError("--target, --output, --dim, --allow-python and --unchecked-indices apply "
+                                   "when PROGRAM is a .ein source; a built module has its target, outputs "
+                                   "and sizes already")
         return program
     from einc.cli.run_source import cached_module
     fixed_dims = parse_dims(dims)
     return str(cached_module(program, target or _default_target(device), list(outputs) or None, fixed_dims,
-                             allow_python, verbose))
+                             allow_python, verbose, unchecked_indices=unchecked_indices))
 
 
 def _default_target(device: str | None) -> str:

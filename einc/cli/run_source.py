@@ -12,7 +12,7 @@ from einc.user_cache import cache_folder, cache_root
 
 
 def cached_module(source: str, target: str, outputs: list[str] | None, dims: dict[str, int],
-                  allow_python: bool, verbose: bool) -> Path:
+                  allow_python: bool, verbose: bool, *, unchecked_indices: bool = False) -> Path:
     """The path of the sealed module for `source`; a hit runs the front end (tens of ms) to
     learn the key, but neither the lowering nor IREE."""
     if not Path(source).is_file():
@@ -20,10 +20,11 @@ def cached_module(source: str, target: str, outputs: list[str] | None, dims: dic
     from einc import driver  # lazy: the whole compiler
 
     with diagnostics_shown("human"):
-        program, ir_program = driver.check_program(source, target, outputs, dims, allow_python)
+        program, ir_program = driver.check_program(source, target, outputs, dims, allow_python,
+                                                   unchecked_indices=unchecked_indices)
     try:
         key = cache_key(program.sources.items(), ir_program.data_files, target, outputs, dims, allow_python,
-                        ir_program.python_results)
+                        ir_program.python_results, unchecked_indices)
     except OSError as err:
         raise CliError(f"cannot read {err.filename}: {err.strerror or err}") from None
     cache = _module_cache()

@@ -5,9 +5,10 @@ from einc.ir import nodes as ir
 from einc.ir.types import shape_str
 
 
-def explain_program(p: ir.Program, target: str, lowerings: list[str]) -> str:
+def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_indices: bool = False) -> str:
     """`lowerings`: how each group of `p.recurrences` runs on `target`, in words
-    (einc.mlir.recurrence.choose_form, the choice the lowering makes)."""
+    (einc.mlir.recurrence.choose_form, the choice the lowering makes); `unchecked_indices`:
+    the build leaves data-dependent subscripts unchecked."""
     lines = [f"program {p.source}, built for {target}"]
     lines += [f"  input {i.name}: {_type(i)}" for i in p.inputs]
     numbers = {id(g): k for k, g in enumerate(p.recurrences)}
@@ -18,7 +19,22 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str]) -> str:
         lines.append("recurrences: none")
     for k, (group, lowering) in enumerate(zip(p.recurrences, lowerings, strict=True)):
         lines += _group(k, group, lowering)
+    lines += _index_checks(p, unchecked_indices)
     return "\n".join(lines) + "\n"
+
+
+def _index_checks(p: ir.Program, unchecked: bool) -> list:
+    if unchecked:
+        return ["data-dependent indices: not checked (--unchecked-indices): an index outside its axis "
+                "is clamped into it"]
+    if not p.index_checks:
+        return ["data-dependent indices: none"]
+    lines = [f"data-dependent indices: {len(p.index_checks)} checked at run time (an index outside its axis "
+             "is a run-time error; --unchecked-indices clamps instead)"]
+    for check in p.index_checks:
+        over = ", ".join(v.name for v in check.vars) or "no index"
+        lines.append(f"  {check.text} axis {check.axis} at {check.span}: one pass over {over}")
+    return lines
 
 
 def _group(k: int, group, lowering: str) -> list:

@@ -372,14 +372,15 @@ class Program:
     data_files: list = field(default_factory=list)   # paths load_npy read (the build cache's key)
     python_results: list = field(default_factory=list)   # digests of what Python calls returned (too)
     size_facts: list = field(default_factory=list)   # list[SizeFact] (passes.size_facts)
+    index_checks: list = field(default_factory=list)  # list[IndexCheck] (passes.index_checks)
 
     def roots(self) -> list:
-        """The values that leave the program (outputs, printed values, asserted conditions) and
-        the filtered sequences whose lengths sizes may name."""
+        """The values that leave the program (outputs, printed values, asserted conditions,
+        index checks' statuses) and the filtered sequences whose lengths sizes may name."""
         roots = [v for _, v in self.outputs]
         for e in self.effects:
             roots += list(e.args) if isinstance(e, Print) else [e.cond]
-        return roots + list(self.compactions)
+        return roots + list(self.compactions) + [check.status for check in self.index_checks]
 
 
 def fresh_index_vars(shape, prefix: str = "e") -> tuple:

@@ -57,7 +57,8 @@ def _emit_body(program: Program, args: list[ir.Value], target: str) -> None:
         lw.lower(filtered)
     for effect in program.effects:
         emit_effect(lw, effect)
-    func.ReturnOp([_as_tensor(lw, lw.lower(v)) for _, v in program.outputs])
+    results = [v for _, v in program.outputs] + [check.status for check in program.index_checks]
+    func.ReturnOp([_as_tensor(lw, lw.lower(v)) for v in results])
 
 
 def _as_tensor(lw: Lowering, value: ir.Value) -> ir.Value:

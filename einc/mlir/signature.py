@@ -22,7 +22,9 @@ def argument_type(inp: Input) -> ir.Type:
 
 
 def function_type(program: Program) -> ir.FunctionType:
+    """The outputs, then the status vector of each index check (passes.index_checks)."""
     results = [tensor_type(v.dtype, v.shape) for _, v in program.outputs]
+    results += [tensor_type(c.status.dtype, c.status.shape) for c in program.index_checks]
     return ir.FunctionType.get([argument_type(i) for i in program.inputs], results)
 
 
@@ -47,8 +49,15 @@ def reflection(program: Program, target: str) -> ir.Attribute:
         "sizes": {sym.name: {"input": program.inputs[sym.input_pos].name, "axis": sym.axis}
                   for sym in program.syms},
         "size_checks": [_size_check(fact) for fact in program.size_facts],
+        "index_checks": [_index_check(check) for check in program.index_checks],
     }
     return ir.DictAttr.get({"einc.signature": ir.StringAttr.get(json.dumps(doc))})
+
+
+def _index_check(check) -> dict:
+    """What the runner says when the check's status reports a bad index (einc/runtime/index_checks.py)."""
+    return {"text": check.text, "array": check.array, "axis": check.axis, "rank": check.rank,
+            "at": str(check.span) if check.span is not None else None, "vars": [v.name for v in check.vars]}
 
 
 def _dims(inp: Input):

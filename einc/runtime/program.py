@@ -18,6 +18,7 @@ import iree.runtime as rt
 from einc.build.targets import TARGETS
 from einc.runtime.errors import RunError
 from einc.runtime.host_memory import device_argument, result_array
+from einc.runtime.index_checks import bad_index
 from einc.runtime.inputs import bind_inputs
 from einc.runtime.integrity import unseal
 from einc.runtime.printing import PRINT_LABEL_PREFIX, perform
@@ -196,15 +197,27 @@ class Program:
     def _outputs(self, results, bound: list) -> dict[str, np.ndarray]:
         if not isinstance(results, tuple):  # IREE returns None for no results, the value for one
             results = () if results is None else (results,)
-        specs = self.signature.outputs
-        if len(results) != len(specs):
-            raise AssertionError(f"main returned {len(results)} values for outputs {[s.name for s in specs]}")
+        specs, checks = self.signature.outputs, self.signature.index_checks
+        if len(results) != len(specs) + len(checks):
+            raise AssertionError(f"main returned {len(results)} values for outputs {[s.name for s in specs]} "
+                                 f"and {len(checks)} index checks")
+        failure = bad_index(checks, [self._status(status) for status in results[len(specs):]])
+        if failure is not None:
+            # raised with no IREE result alive in this frame (see _call: freed after their
+            # device, Vulkan's results segfaulted)
+            results = None
+            raise RunError(failure)
+        results = results[:len(specs)]
         lent = [value for value in bound if isinstance(value, np.ndarray)]
         arrays: list[np.ndarray] = []
         for result in results:
             arrays.append(to_numpy(result) if self.device == "vulkan" else result_array(result, lent, arrays))
         # unsigned results come back as the signed integers of the same bits
         return {spec.name: array.view(spec.dtype) for spec, array in zip(specs, arrays)}
+
+    def _status(self, result) -> np.ndarray:
+        """A copy of an index check's status vector."""
+        return to_numpy(result) if self.device == "vulkan" else np.array(result.to_host(), copy=True)
 
     def close(self) -> None:
         """Release the VM objects now, in dependency order (left alive at exit they crash or warn)."""

@@ -52,6 +52,7 @@ class Signature:
     fixed_dims: dict[str, int] = field(default_factory=dict)   # named dims fixed at build time
     sizes: dict[str, tuple[str, int]] = field(default_factory=dict)  # run-time dim -> (input, axis)
     size_checks: list[dict] = field(default_factory=list)     # read by einc.runtime.sizes
+    index_checks: list[dict] = field(default_factory=list)    # read by einc.runtime.index_checks
 
     def input(self, name: str) -> InputSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -77,6 +78,7 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             fixed_dims={str(name): int(size) for name, size in doc.get("fixed_dims", {}).items()},
             sizes={str(name): (str(at["input"]), int(at["axis"])) for name, at in doc.get("sizes", {}).items()},
             size_checks=list(doc.get("size_checks", [])),
+            index_checks=list(doc.get("index_checks", [])),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None

@@ -44,3 +44,9 @@ class DenseDifferential(Differential):
 
     def explain(self, case: DenseCase, kind: str, detail: str, target: str) -> str | None:
         return explain(case.program, kind, detail, target)
+
+    def index_errors(self, case: DenseCase) -> frozenset:
+        return frozenset()          # dense programs read through no data-dependent index
+
+    def index_error_optional(self, case: DenseCase) -> bool:
+        return False

@@ -4,10 +4,12 @@ meaning.
 Programs are built many to a module (fuzz.programs.module). When a module fails, the program
 to blame is found: a diagnostic names its line; otherwise the batch is halved until the
 failure is down to one program. Every bad outcome is a Finding; fuzz.known_issues says which
-are known and owned elsewhere.
+are known and owned elsewhere. A program whose run must fail with an index error (a stray
+index, fuzz.programs.generate) is built alone, and its error is checked instead of outputs.
 """
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -26,6 +28,7 @@ TARGETS = ("llvm-cpu", "vulkan-spirv")
 BATCH = 12
 SECONDS_PER_MODULE = 90
 SECONDS_PER_PROGRAM = 15
+INDEX_ERROR = re.compile(r"index (-?\d+) out of range 0\.\.(\d+)")
 
 
 def run_differential(n: int, seed: int, jobs: int = 2, targets: tuple = TARGETS,
@@ -72,6 +75,14 @@ class Differential:
     def explain(self, case, kind: str, detail: str, target: str) -> str | None:
         return explain(case.program, kind, detail, target)
 
+    def index_errors(self, case) -> frozenset:
+        """(index, axis size) pairs one of which the run must fail with; empty: it must not."""
+        return case.index_errors
+
+    def index_error_optional(self, case) -> bool:
+        """Whether outputs matching the meaning are as good as the index error."""
+        return case.index_error_optional
+
     # -- the run
 
     def run(self, numbers) -> Report:
@@ -80,8 +91,12 @@ class Differential:
         self.report.counts["programs generated"] = len(self.cases)
         for target in self.targets:
             keys = [k for k, case in self.cases.items() if self.runs_on(case, target)]
+            failing = [k for k in keys if self.index_errors(self.cases[k])]
+            keys = [k for k in keys if k not in failing]
             for first in range(0, len(keys), self.batch):
                 self.submit(target, keys[first:first + self.batch])
+            for k in failing:
+                self.submit(target, [k])
         done = 0
         for (target, module), outcome in self.pool.run():
             self.handle(target, module, outcome)
@@ -106,6 +121,8 @@ class Differential:
         if outcome.kind in ("hang", "crash"):
             return self.blame(target, keys, outcome.kind, outcome.value)
         result = outcome.value
+        if len(keys) == 1 and self.index_errors(self.cases[keys[0]]):
+            return self.check_index_error(target, keys[0], result)
         if result["kind"] == "ok":
             for k in keys:
                 self.check(target, k, result["outputs"])
@@ -143,6 +160,19 @@ class Differential:
         self.report.counts[f"programs checked on {target}"] += 1
         if problems:
             self.record(target, k, "mismatch", "; ".join(problems))
+
+    def check_index_error(self, target: str, k: int, result: dict) -> None:
+        """A run that must fail naming one of the case's stray indices and its axis size."""
+        expected = self.index_errors(self.cases[k])
+        found = INDEX_ERROR.search(result.get("error", "")) if result["kind"] == "run-error" else None
+        if found and (int(found.group(1)), int(found.group(2))) in expected:
+            self.report.counts[f"programs checked on {target}"] += 1
+            self.report.counts[f"index errors checked on {target}"] += 1
+            return
+        if result["kind"] == "ok" and self.index_error_optional(self.cases[k]):
+            return self.check(target, k, result["outputs"])
+        got = result.get("error") or result.get("message") or "outputs"
+        self.record(target, k, "mismatch", f"expected an index error naming one of {sorted(expected)}, got {got}")
 
     def record(self, target: str, k: int, kind: str, detail: str) -> None:
         case = self.cases[k]

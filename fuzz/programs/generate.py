@@ -3,6 +3,10 @@ statements, scalar functions and derivatives, each with inputs and its NumPy mea
 
 `generate_case(seed, number)` is deterministic. A candidate that is invalid or whose decisions
 are too close to call for its inputs gets new inputs, then is replaced (fuzz.programs.meaning).
+Some cases with data-dependent reads get one index input value moved outside the axes it
+indexes (a stray index): where a read happens with it, the case expects einc's run-time index
+error instead of outputs (or, where the outputs do not depend on that read, which einc may
+then drop, either the error or the outputs); where none does, the outputs as usual.
 """
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ from fuzz.programs.structure import (
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
 DRAWS = 4
+INDEX_INPUT = "idx"                # the name of every index input starts so
+STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,9 @@ class Case:
     program: Program
     inputs: dict                   # name -> np.ndarray
     meaning: dict                  # name -> Pair
+    # (index, axis size) of each read with a stray index: the run must fail naming one of them
+    index_errors: frozenset = frozenset()
+    index_error_optional: bool = False      # the outputs do not depend on those reads
 
 
 def generate_case(seed: int, number: int) -> Case:
@@ -37,7 +46,8 @@ def generate_case(seed: int, number: int) -> Case:
         program = ProgramGenerator(rng).program()
         case = with_inputs(program, values)
         if case is not None:
-            return case
+            # a generator of its own, so the programs and inputs of a seed stay as they were
+            return with_stray_index(case, np.random.default_rng([seed, number, 1])) or case
     raise RuntimeError(f"no valid program in {ATTEMPTS} attempts (seed {seed}, number {number})")
 
 
@@ -50,6 +60,29 @@ def with_inputs(program: Program, values: np.random.Generator, draws: int = DRAW
         except (Fragile, Invalid):
             continue
     return None
+
+
+def with_stray_index(case: Case, values: np.random.Generator) -> Case | None:
+    """`case` with one value of an index input just outside [0, its largest valid value], or
+    None (no index input, not drawn, or the program is not valid with it)."""
+    indices = [inp for inp in case.program.inputs if inp.name.startswith(INDEX_INPUT)]
+    if not indices or values.random() >= STRAY_SHARE:
+        return None
+    inp = indices[values.integers(len(indices))]
+    data = case.inputs[inp.name].copy()
+    flat = data.reshape(-1)
+    flat[values.integers(flat.size)] = int(inp.high) + 1 + values.integers(3) if values.random() < 0.5 \
+        else -1 - values.integers(3)
+    inputs = {**case.inputs, inp.name: data}
+    strays: list = []
+    try:
+        meaning = evaluate(case.program, inputs, strays=strays)
+        flipped = evaluate(case.program, inputs, strays=[], flip=True)
+    except (Fragile, Invalid):
+        return None
+    matters = any(not np.array_equal(meaning[n].ex, flipped[n].ex, equal_nan=meaning[n].dtype in FLOATS)
+                  for n in case.program.outputs)
+    return Case(case.program, inputs, meaning, frozenset(strays), not matters)
 
 
 def draw_inputs(program: Program, values: np.random.Generator) -> dict:
@@ -119,7 +152,7 @@ class ProgramGenerator:
         """An i32 vector whose values are valid subscripts of some axis (data-dependent reads)."""
         sizes = [b.const for i in inputs for b in i.shape if b.dim is None] or [2]
         top = self.rng.choice(sizes) - 1
-        return Input(self.gen.name("idx"), "i32", (Bound(self.rng.randint(1, 5)),), 0, max(top, 0))
+        return Input(self.gen.name(INDEX_INPUT), "i32", (Bound(self.rng.randint(1, 5)),), 0, max(top, 0))
 
     def extent(self, dims: dict) -> Bound:
         if dims and self.rng.random() < 0.45:

@@ -64,18 +64,25 @@ class Grid:
     active: np.ndarray               # bool, broadcastable to the grid
 
 
-def evaluate(program: Program, inputs: dict, perturb: tuple | None = None, stop: str | None = None) -> dict:
+def evaluate(program: Program, inputs: dict, perturb: tuple | None = None, stop: str | None = None,
+             strays: list | None = None, flip: bool = False) -> dict:
     """Name -> Pair for every binding (inputs included), in the order of the program.
 
     `perturb` = (name, flat position, step) adds `step` to the wide value of that binding as soon
-    as it is computed (finite differences); `stop` ends after that binding."""
+    as it is computed (finite differences); `stop` ends after that binding. A data-dependent
+    subscript (`t[idx[i]]`) outside its axis where the read happens is Invalid, or with `strays`
+    a run-time error einc must report: each (index, axis size) is appended there, and the read
+    goes on clamped, as einc's module would have until its check (or with `flip` clamped to the
+    other end: whether the outputs differ tells whether the read matters to them)."""
     with np.errstate(all="ignore"):
-        return Evaluator(program, inputs, perturb).run(stop)
+        return Evaluator(program, inputs, perturb, strays, flip).run(stop)
 
 
 class Evaluator:
-    def __init__(self, program: Program, inputs: dict, perturb: tuple | None):
+    def __init__(self, program: Program, inputs: dict, perturb: tuple | None, strays: list | None = None,
+                 flip: bool = False):
         self.program = program
+        self.strays, self.flip = strays, flip
         self.dims = program.dim_values()
         self.functions = program.functions()
         self.inputs = inputs
@@ -223,8 +230,14 @@ class Evaluator:
         if any(np.any(active & (e != w)) for e, w in zip(ex_subs, wd_subs)):
             raise Fragile(f"a subscript of {node.name} depends on rounding")
         for axis, (sub, size) in enumerate(zip(ex_subs, tensor.ex.shape)):
-            if np.any(active & ((sub < 0) | (sub >= size))):
+            outside = active & ((sub < 0) | (sub >= size))
+            if not np.any(outside):
+                continue
+            if self.strays is None or not isinstance(node.subs[axis], Read):
                 raise Invalid(f"{node.name} read out of bounds on axis {axis}")
+            self.strays.extend((int(v), int(size)) for v in np.unique(sub[outside]))
+            if self.flip:
+                ex_subs[axis] = np.where(sub < 0, size - 1, np.where(sub >= size, 0, sub))
         if node.name in self.rows_done and np.any(active & ~self.rows_done[node.name][np.clip(ex_subs[0], 0, len(self.rows_done[node.name]) - 1)]):
             raise AssertionError(f"generator bug: {node.name} read at a step not computed yet")
         where = tuple(np.clip(s, 0, size - 1) for s, size in zip(ex_subs, tensor.ex.shape))

@@ -20,13 +20,17 @@ def driver(monkeypatch):
     fake = types.ModuleType("einc.driver")
     fake.calls = []
 
-    def compile_program(path, target, outputs, dims, allow_python=False, fp_contract=False):
+    def compile_program(path, target, outputs, dims, allow_python=False, fp_contract=False,
+                        unchecked_indices=False):
         fake.calls.append((path, target, outputs, dims) + (("allow_python",) if allow_python else ())
-                          + (("fp_contract",) if fp_contract else ()))
+                          + (("fp_contract",) if fp_contract else ())
+                          + (("unchecked_indices",) if unchecked_indices else ()))
         return b"VMFB:" + target.encode()
 
-    def emit_program(path, what, outputs, target, dims, allow_python=False, fp_contract=False):
-        fake.calls.append((path, what, outputs, target, dims) + (("fp_contract",) if fp_contract else ()))
+    def emit_program(path, what, outputs, target, dims, allow_python=False, fp_contract=False,
+                     unchecked_indices=False):
+        fake.calls.append((path, what, outputs, target, dims) + (("fp_contract",) if fp_contract else ())
+                          + (("unchecked_indices",) if unchecked_indices else ()))
         return f"<{what} of {path} for {target}>\n"
 
     fake.compile_program, fake.emit_program = compile_program, emit_program
@@ -61,7 +65,7 @@ def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver
     out = tmp_path / "prog.vmfb"
     out.write_bytes(b"previous build")
 
-    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False):
+    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False, unchecked_indices=False):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -73,7 +77,7 @@ def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver
 
 
 def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
-    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False):
+    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False, unchecked_indices=False):
         raise syntax_error(program)
 
     driver.compile_program = failing
@@ -82,7 +86,7 @@ def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
 
 
 def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
-    def crashing(path, target, outputs, dims, allow_python=False, fp_contract=False):
+    def crashing(path, target, outputs, dims, allow_python=False, fp_contract=False, unchecked_indices=False):
         raise KeyError("oops")
 
     driver.compile_program = crashing
@@ -120,3 +124,12 @@ def test_fp_contract_reaches_the_driver_and_takes_on_or_off(einc_cli, driver, pr
                             (str(program), "mlir", None, "llvm-cpu", {})]
     status, _, stderr = einc_cli("build", program, "--fp-contract", "fast")
     assert status == 2 and stderr.startswith("error: ") and "--fp-contract" in stderr
+
+
+def test_unchecked_indices_reach_the_driver(einc_cli, driver, program, tmp_path):
+    assert einc_cli("build", program, "-o", tmp_path / "prog.vmfb", "--unchecked-indices")[0] == 0
+    assert einc_cli("build", program, "--explain", "--unchecked-indices")[0] == 0
+    assert einc_cli("build", program, "-o", tmp_path / "prog.vmfb")[0] == 0
+    assert driver.calls == [(str(program), "llvm-cpu", None, {}, "unchecked_indices"),
+                            (str(program), "explain", None, "llvm-cpu", {}, "unchecked_indices"),
+                            (str(program), "llvm-cpu", None, {})]

@@ -94,8 +94,8 @@ def test_program_errors_show_diagnostics_and_cache_nothing(einc_cli, cache, proj
 
 def test_run_usage_errors(einc_cli, cache, project, modules):
     status, _, err = einc_cli("run", modules["llvm-cpu"], "--target", "llvm-cpu")
-    assert status == 2 and err.startswith("error: --target, --output, --dim and --allow-python apply when "
-                                          "PROGRAM is a .ein source")
+    assert status == 2 and err.startswith("error: --target, --output, --dim, --allow-python and "
+                                          "--unchecked-indices apply when PROGRAM is a .ein source")
     status, _, err = einc_cli("run", project / "main.ein", "--repeat", "0")
     assert status == 2 and "--repeat" in err
     assert einc_cli("run", project / "absent.ein") == (1, "", f"error: cannot read {project / 'absent.ein'}: no such file\n")

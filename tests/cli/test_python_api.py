@@ -14,9 +14,10 @@ def driver(monkeypatch):
     fake = types.ModuleType("einc.driver")
     fake.paths = []
 
-    def compile_program(path, target, outputs, dims, allow_python=False, fp_contract=False):
+    def compile_program(path, target, outputs, dims, allow_python=False, fp_contract=False,
+                        unchecked_indices=False):
         with open(path) as source:
-            fake.paths.append((path, source.read()))
+            fake.paths.append((path, source.read()) + (("unchecked_indices",) if unchecked_indices else ()))
         return compiled("matmul", target)
 
     fake.compile_program = compile_program

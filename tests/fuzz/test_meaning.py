@@ -237,3 +237,35 @@ def test_block_styles_and_piped_calls_render_what_they_mean():
         rendered = render_program(prog)
         assert text in rendered and "|> double)" in rendered
         assert meaning(prog)["y"] == 12.0
+
+
+def test_a_stray_data_dependent_index_is_an_expected_error_only_where_the_read_happens():
+    t = Input("t", "f32", (Bound(3),))
+    idx = Input("idx", "i32", (Bound(3),), 0, 2)
+    gather = Read("t", (Read("idx", (I,), "i32"),), "f32")
+    guarded = IfElse(Binary(">=", I, Lit(1, "i32"), "bool"), gather, Lit(0.5, "f32"), "f32")
+    prog = program([Define("y", "f32", (Clause((ranged("i", 0, 3),), guarded),))], [t, idx])
+    inputs = {"t": np.array([1, 2, 3], np.float32), "idx": np.array([7, 2, -1], np.int32)}
+    with pytest.raises(Invalid):               # not a valid program for the ordinary oracle
+        evaluate(prog, inputs)
+    strays = []
+    clamped = evaluate(prog, inputs, strays=strays)["y"].ex
+    assert strays == [(-1, 3)]                 # idx[0] = 7 is read only where i >= 1 does not hold
+    np.testing.assert_array_equal(clamped, [0.5, 3, 1])
+    np.testing.assert_array_equal(evaluate(prog, inputs, strays=[], flip=True)["y"].ex, [0.5, 3, 3])
+
+
+def test_a_case_with_a_stray_index_expects_the_error_when_its_outputs_depend_on_the_read():
+    from fuzz.programs.generate import Case, with_stray_index
+    t = Input("t", "f32", (Bound(3),))
+    idx = Input("idx3", "i32", (Bound(4),), 0, 2)
+    gather = Read("t", (Read("idx3", (I,), "i32"),), "f32")
+    used = program([Define("y", "f32", (Clause((ranged("i", 0, 4),), gather),))], [t, idx])
+    inputs = {"t": np.array([1, 2, 3], np.float32), "idx3": np.array([0, 1, 2, 1], np.int32)}
+    cases = [with_stray_index(Case(used, inputs, evaluate(used, inputs)), np.random.default_rng(k))
+             for k in range(40)]
+    stray = [c for c in cases if c is not None]
+    assert stray and all(c.index_errors and not c.index_error_optional for c in stray)
+    for c in stray:
+        bad = c.inputs["idx3"][(c.inputs["idx3"] < 0) | (c.inputs["idx3"] > 2)]
+        assert c.index_errors == {(int(bad[0]), 3)}

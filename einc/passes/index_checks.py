@@ -1,0 +1,331 @@
+"""Run-time checks of data-dependent subscripts (`table[idx[i]]`): `Program.index_checks`.
+
+A read whose subscript reads run-time data (an array, a scalar input, recurrence state) cannot
+be proven in bounds, and the lowering clamps it. Unless the build opts out
+(`--unchecked-indices`), each such subscript gets a check: one extra reduction that finds the
+first point (in the order the loops run) where the read happens and the index leaves its axis,
+and computes the index there. The check reads only what the subscript and the conditions the
+read happens under read (for `table[idx[i]]`, one pass over `idx`), never the hot loop itself.
+Its status, [first point (row-major position, NONE_BAD where none), index, axis size,
+coordinates..], is an extra result of `main` that the runner inspects before returning any
+output. Positions are i32: a check over more than 2^31 - 1 points would wrap.
+
+A read happens under the guards around it: a definition's or reduction's `where`, the taken
+side of `if` (a select), the right side of `&&`/`||` only where the left one lets it run, and a
+recurrence clause only at its steps. Recurrence state in a subscript is read from the member's
+whole tensor after the loop, which holds the same values (the first bad step saw correct state);
+a subscript that reads a tensor computed inside a step is not checked (it exists only there).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from einc.diagnostics import Span
+from einc.ir import affine
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Program, Read, RecValue, Reduce, Size, Stack,
+                           StateRead, Value, free_vars, size_value, walk)
+from einc.ir.types import BOOL, I32
+
+NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every index is in range
+
+
+@dataclass(eq=False)
+class IndexCheck:
+    """The check of subscript `axis` of a read (source text `text`, at `span`) of `array` (of
+    rank `rank`), over the point variables `vars`; `status` is the i32 vector the runner reads."""
+    axis: int
+    text: str
+    array: str
+    rank: int
+    span: Optional[Span]
+    vars: tuple
+    status: Stack
+
+
+def add_index_checks(program: Program, source_text) -> None:
+    """Fill `program.index_checks`; `source_text(span)` gives the text of a read."""
+    finder = _Finder()
+    for root in program.roots():
+        finder.visit(root, (), None)
+    groups = {id(member): group for group in program.recurrences for member in group.members}
+    checks, seen = [], set()
+    for read, axis, variables, cond in finder.found:
+        key = (id(read.subs[axis]), repr(_shape(read)[axis]), id(cond))   # copies of one read check once
+        if key not in seen:
+            seen.add(key)
+            steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
+            checks.append(_check(read, axis, variables, cond, source_text(read.span), groups, steps))
+    program.index_checks = [c for c in checks if c is not None]
+
+
+def is_data_dependent(sub: Value) -> bool:
+    """Whether a subscript is not affine and uses run-time data (an array, a scalar input,
+    recurrence state): a subscript computed from indices and sizes alone (`(k + 1) % n`) is
+    left as it is."""
+    return affine.affine_of(sub) is None and any(not isinstance(v, _INDEX_ARITHMETIC) for v in walk([sub]))
+
+
+_INDEX_ARITHMETIC = (IndexRef, Size, Const, Op)
+
+
+class _Finder:
+    """Every read with a data-dependent subscript, with the variables of the loops around it
+    (outermost first) and the condition under which it happens (None: always)."""
+
+    def __init__(self) -> None:
+        self.found: list = []
+        self._seen: set = set()
+        self._free: dict = {}
+        self._groups: set = set()
+        self.steps: dict = {}             # a clause's steps -> its group's step variable
+
+    def visit(self, v: Value, variables: tuple, cond: Optional[Value]) -> None:
+        if v is None:
+            return
+        if v.rank > 0 and not (isinstance(v, Stack) and free_vars(v, self._free)):
+            variables, cond = (), None           # a whole tensor is computed wherever it is used
+        key = (id(v), id(cond), tuple(map(id, variables)))
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        rule = _RULES.get(type(v))
+        if rule is not None:
+            rule(self, v, variables, cond)
+        else:
+            for operand in v.operands():
+                self.visit(operand, variables, cond)
+
+    def generic(self, v: Generic, _variables: tuple, _cond) -> None:
+        self.visit(v.guard, v.vars, None)
+        self.visit(v.body, v.vars, v.guard)
+
+    def reduce(self, v: Reduce, variables: tuple, cond) -> None:
+        inner = variables + tuple(v.vars)
+        self.visit(v.guard, inner, cond)
+        self.visit(v.body, inner, _and(cond, v.guard))
+
+    def op(self, v: Op, variables: tuple, cond) -> None:
+        if v.op == "select":
+            test, taken, other = v.args
+            self.visit(test, variables, cond)
+            self.visit(taken, variables, _and(cond, test))
+            self.visit(other, variables, _and(cond, _not(test)))
+        elif v.op in ("and", "or"):
+            left, right = v.args
+            self.visit(left, variables, cond)
+            self.visit(right, variables, _and(cond, left if v.op == "and" else _not(left)))
+        else:
+            for arg in v.args:
+                self.visit(arg, variables, cond)
+
+    def read(self, v: Read | StateRead, variables: tuple, cond) -> None:
+        """A read of an array, or of a recurrence member inside its loop."""
+        for sub in v.subs:
+            self.visit(sub, variables, cond)
+        if isinstance(v, Read):
+            self.visit(v.tensor, variables, cond)
+            if v.in_bounds:
+                return
+        for axis, sub in enumerate(v.subs):
+            if is_data_dependent(sub):
+                self.found.append((v, axis, variables, cond))
+
+    def rec_value(self, v: RecValue, _variables: tuple, _cond) -> None:
+        if id(v.group) in self._groups:
+            return
+        self._groups.add(id(v.group))
+        t_var = v.group.t_var
+        for member in v.group.members:
+            for clause in member.clauses:
+                # the clause's own steps: a check runs over those only (`x[t - 1]` of a clause
+                # from step 1 would leave x at step 0)
+                steps = IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo, span=t_var.span)
+                self.steps[steps] = t_var
+                variables = (steps,) + tuple(clause.vars)
+                self.visit(clause.guard, variables, None)
+                self.visit(clause.body, variables, clause.guard)
+
+
+_RULES = {
+    Generic: _Finder.generic,
+    Reduce: _Finder.reduce,
+    Op: _Finder.op,
+    Read: _Finder.read,
+    StateRead: _Finder.read,
+    RecValue: _Finder.rec_value,
+}
+
+
+def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[Value], text: str,
+           groups: dict, steps: dict) -> Optional[IndexCheck]:
+    """The check of one subscript, or None where it reads a tensor a recurrence step computes
+    (it exists only inside the loop). `groups` maps id(member) to its recurrence group, `steps`
+    a group's step variable to the clause's steps (inside a recurrence clause)."""
+    lifted, renamed = {}, {}
+    sub = _after_loops(_substitute(read.subs[axis], steps, renamed), groups, lifted)
+    cond = _after_loops(_substitute(cond, steps, renamed), groups, lifted) if cond is not None else None
+    if any(_step_tensor(v) for v in (sub, cond) if v is not None):
+        return None
+    size = size_value(_shape(read)[axis])
+    bad = _and(cond, _or(_compare("lt", sub, _i32(0)), _compare("ge", sub, size)))
+    used = free_vars(sub) | (free_vars(cond) if cond is not None else frozenset())
+    point = tuple(var for var in dict.fromkeys(variables) if var in used)
+    first, coords = _first_point(point, bad, read.span)
+    index = _substitute(sub, dict(zip(point, coords)), {})
+    status = Stack((first, index, size) + coords, span=read.span)
+    return IndexCheck(axis, text, _array_name(read), len(_shape(read)), read.span, point, status)
+
+
+def _first_point(point: tuple, bad: Value, span) -> tuple:
+    """The row-major position of the first point over the variables `point` where `bad` holds
+    (NONE_BAD where none does), and that point's coordinates."""
+    if not point:
+        return Op("select", (bad, _i32(0), _i32(NONE_BAD)), I32, span=span), ()
+    extents = [_at_least_one(size_value(var.extent)) for var in point]
+    strides = _strides(extents)
+    linear = _sum([_mul(_sub(IndexRef(var), size_value(var.lo)), stride) for var, stride in zip(point, strides)])
+    first = Reduce("min", point, linear, guard=bad, span=span)
+    coords = tuple(_add(size_value(var.lo), _rem(_div(first, stride), extent))
+                   for var, stride, extent in zip(point, strides, extents))
+    return first, coords
+
+
+def _after_loops(v: Value, groups: dict, memo: dict) -> Value:
+    """`v` with recurrence state read from the members' tensors after their loops."""
+    if id(v) in memo:
+        return memo[id(v)]
+    if isinstance(v, StateRead):
+        out = Read(RecValue(groups[id(v.member)], v.member, span=v.span),
+                   tuple(_after_loops(s, groups, memo) for s in v.subs), span=v.span)
+    elif v.rank > 0 and not isinstance(v, Stack):
+        out = v
+    else:
+        out = _rebuilt(v, [_after_loops(o, groups, memo) for o in v.operands()])
+    memo[id(v)] = out
+    return out
+
+
+def _substitute(v: Value, coords: dict, memo: dict) -> Value:
+    """`v` at the point `coords` (index variable -> scalar value)."""
+    if id(v) in memo:
+        return memo[id(v)]
+    if isinstance(v, IndexRef):
+        out = coords.get(v.var, v)
+    elif not (free_vars(v) & coords.keys()) or (v.rank > 0 and not isinstance(v, Stack)):
+        out = v
+    else:
+        out = _rebuilt(v, [_substitute(o, coords, memo) for o in v.operands()])
+    memo[id(v)] = out
+    return out
+
+
+def _rebuilt(v: Value, operands: list) -> Value:
+    """A copy of scalar node `v` over new operands (the same ones: `v` itself)."""
+    if all(a is b for a, b in zip(operands, v.operands())):
+        return v
+    if isinstance(v, Op):
+        return replace(v, args=tuple(operands))
+    if isinstance(v, Read):
+        return replace(v, tensor=operands[0], subs=tuple(operands[1:]), in_bounds=False, strict=False,
+                       extreme_points=())
+    if isinstance(v, Reduce):
+        return replace(v, body=operands[0], guard=operands[1] if len(operands) > 1 else None)
+    if isinstance(v, Stack):
+        return replace(v, elems=tuple(operands))
+    if isinstance(v, StateRead):
+        return replace(v, subs=tuple(operands))
+    raise TypeError(f"no rule to rebuild a {type(v).__name__} in an index check")
+
+
+def _step_tensor(v: Value) -> bool:
+    """Whether `v` reads a tensor computed from recurrence state inside a loop."""
+    stack, seen = [v], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or isinstance(node, (RecValue, Input, Const)):
+            continue
+        seen.add(id(node))
+        if isinstance(node, StateRead):
+            return True
+        stack.extend(node.operands())
+    return False
+
+
+def _shape(read: Read | StateRead) -> tuple:
+    return read.member.shape if isinstance(read, StateRead) else read.tensor.shape
+
+
+def _array_name(read: Read | StateRead) -> str:
+    """The name of the array read, where it has one ("" for an intermediate array)."""
+    array = read if isinstance(read, StateRead) else read.tensor
+    if isinstance(array, Input):
+        return array.name
+    if isinstance(array, (RecValue, StateRead)):
+        return array.member.name
+    return ""
+
+
+def _i32(n: int) -> Const:
+    return Const(np.asarray(n, dtype=np.int32))
+
+
+def _compare(op: str, a: Value, b: Value) -> Op:
+    return Op(op, (a, b), BOOL)
+
+
+def _and(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
+    if a is None or b is None:
+        return b if a is None else a
+    return Op("and", (a, b), BOOL)
+
+
+def _or(a: Value, b: Value) -> Op:
+    return Op("or", (a, b), BOOL)
+
+
+def _not(a: Value) -> Op:
+    return Op("not", (a,), BOOL)
+
+
+def _add(a: Value, b: Value) -> Op:
+    return Op("add", (a, b), I32)
+
+
+def _sub(a: Value, b: Value) -> Op:
+    return Op("sub", (a, b), I32)
+
+
+def _mul(a: Value, b: Value) -> Op:
+    return Op("mul", (a, b), I32)
+
+
+def _div(a: Value, b: Value) -> Op:
+    return Op("div", (a, b), I32)
+
+
+def _rem(a: Value, b: Value) -> Op:
+    return Op("rem", (a, b), I32)
+
+
+def _at_least_one(extent: Value) -> Value:
+    """An extent as a divisor: an empty range has no bad point, and its coordinate is unused."""
+    return Op("max", (extent, _i32(1)), I32)
+
+
+def _strides(extents: list) -> list:
+    """Row-major strides of a point over `extents` (the last variable varies fastest)."""
+    strides, stride = [], _i32(1)
+    for extent in reversed(extents):
+        strides.append(stride)
+        stride = _mul(stride, extent)
+    return strides[::-1]
+
+
+def _sum(terms: list) -> Value:
+    total = terms[0]
+    for term in terms[1:]:
+        total = _add(total, term)
+    return total

@@ -1,0 +1,173 @@
+"""Data-dependent indices are checked at run time (einc/passes/index_checks.py): an index outside
+its axis is a one-line error naming the read, the index, the axis's range and the point, exit 1,
+no outputs written; in-range programs give NumPy's values; --unchecked-indices clamps."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import einc
+from einc.runtime import RunError
+
+TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+
+GATHER = """let table = [10.0, 11.0, 12.0, 13.0, 14.0];
+let idx: [i32; ?];
+let y[i] = table[idx[i]];
+"""
+TABLE = np.array([10, 11, 12, 13, 14], np.float32)
+
+
+def einc_cli(*args):
+    return subprocess.run([sys.executable, "-m", "einc", *map(str, args)], capture_output=True, text=True)
+
+
+def run_source(source, target="llvm-cpu", unchecked=False, **inputs):
+    artifact = einc.compile(source, target=target, unchecked_indices=unchecked)
+    with einc.load(artifact.vmfb) as program:
+        return program(**inputs)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_out_of_range_gather_is_a_one_line_error_with_no_outputs(tmp_path, target):
+    source = tmp_path / "gather.ein"
+    source.write_text(GATHER)
+    module = tmp_path / "gather.vmfb"
+    assert einc_cli("build", source, "--target", target, "-o", module).returncode == 0
+    np.save(tmp_path / "bad.npy", np.array([0, 3, 7, -2], np.int32))
+    result = einc_cli("run", module, "--input", f"idx={tmp_path / 'bad.npy'}", "--out", tmp_path / "out")
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"error: {source}:3:12: table[idx[i]]: index 7 out of range 0..5 at i = 2"
+    assert result.stdout == "" and not (tmp_path / "out").exists()
+
+    np.save(tmp_path / "good.npy", np.array([0, 3, 4, 1, 4], np.int32))
+    result = einc_cli("run", module, "--input", f"idx={tmp_path / 'good.npy'}", "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), TABLE[[0, 3, 4, 1, 4]])
+
+
+def test_unchecked_indices_clamp_and_say_so(tmp_path):
+    source = tmp_path / "gather.ein"
+    source.write_text(GATHER)
+    np.save(tmp_path / "bad.npy", np.array([0, 3, 7, -2], np.int32))
+    result = einc_cli("run", source, "--unchecked-indices", "--input", f"idx={tmp_path / 'bad.npy'}",
+                      "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), TABLE[np.clip([0, 3, 7, -2], 0, 4)])
+    explained = einc_cli("build", source, "--explain", "--unchecked-indices").stdout
+    assert "data-dependent indices: not checked (--unchecked-indices)" in explained
+    explained = einc_cli("build", source, "--explain").stdout
+    assert "data-dependent indices: 1 checked at run time" in explained
+    assert "table[idx[i]] axis 0" in explained
+    bad = np.array([9, -1], np.int32)
+    np.testing.assert_array_equal(run_source(GATHER, unchecked=True, idx=bad)["y"], TABLE[[4, 0]])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_read_of_a_matrix_names_the_axis_and_the_point_of_the_index(target):
+    source = """let A: [f32; ?, ?];
+let idx: [i32; ?];
+let y[i, j] = A[i, idx[j]] * 2.0;
+"""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    good = np.array([3, 0, 2], np.int32)
+    np.testing.assert_allclose(run_source(source, target, A=a, idx=good)["y"], a[:, good] * 2, rtol=0)
+    # the point names the indices the subscript depends on: the check runs over j only
+    with pytest.raises(RunError, match=r":3:15: A\[i, idx\[j\]\]: index -1 out of range 0..4 along axis 1 "
+                                       r"at j = 1$"):
+        run_source(source, target, A=a, idx=np.array([3, -1, 5], np.int32))
+
+
+def test_a_guarded_read_is_checked_only_where_it_happens():
+    source = """let t: [f32; ?];
+let idx: [i32; ?];
+let y[i] = if idx[i] >= 0 && idx[i] < len(t) { t[idx[i]] } else { -1.0 };
+let s = sum[i](t[idx[i]]) where idx[i] >= 0 && idx[i] < len(t);
+let z[i] = idx[i] >= 0 && idx[i] < len(t) && t[idx[i]] > 0.5;
+"""
+    t = np.array([0.25, 0.75, 1.5], np.float32)
+    idx = np.array([2, -4, 1, 3, 0], np.int32)
+    out = run_source(source, t=t, idx=idx)
+    inside = (idx >= 0) & (idx < 3)
+    at = t[np.clip(idx, 0, 2)]
+    np.testing.assert_array_equal(out["y"], np.where(inside, at, -1))
+    np.testing.assert_allclose(out["s"], at[inside].sum(), rtol=1e-6)
+    np.testing.assert_array_equal(out["z"], inside & (at > 0.5))
+    with pytest.raises(RunError, match=r":4:16: t\[idx\[i\]\]: index -4 out of range 0..3 at i = 1$"):
+        run_source(source.replace("where idx[i] >= 0 && idx[i] < len(t)", "where idx[i] < len(t)"), t=t, idx=idx)
+
+
+def test_a_scalar_input_as_an_index_is_checked():
+    source = "let t: [f32; ?];\nlet k: i32;\nlet v = t[k] + 1.0;\n"
+    t = np.array([1, 2, 3], np.float32)
+    assert run_source(source, t=t, k=2)["v"] == 4.0
+    with pytest.raises(RunError, match=r":3:9: t\[k\]: index 3 out of range 0..3$"):
+        run_source(source, t=t, k=3)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_recurrence_following_pointers_is_checked_at_its_first_bad_step(target):
+    source = """let nxt: [i32; ?];
+let p[0] = 0;
+let p[t in 1..6] = nxt[p[t - 1]];
+"""
+    good = np.array([2, 0, 3, 1], np.int32)
+    ref, at = [0], 0
+    for _ in range(5):
+        at = int(good[at])
+        ref.append(at)
+    np.testing.assert_array_equal(run_source(source, target, nxt=good)["p"], ref)
+    with pytest.raises(RunError, match=r"nxt\[p\[t - 1\]\]: index 9 out of range 0..4 at t = 4$"):
+        run_source(source, target, nxt=np.array([2, 0, 3, 9], np.int32))
+
+
+def test_a_random_walk_indexing_a_table_is_checked():
+    source = """let table: [f32; ?];
+let steps: [i32; ?];
+let pos[0] = 0;
+let pos[t in 1..len(steps) + 1] = pos[t - 1] + steps[t - 1];
+let total[0] = 0.0;
+let total[t in 1..len(steps) + 1] = total[t - 1] + table[pos[t]];
+"""
+    table = np.array([1, 2, 3, 4, 5], np.float32)
+    steps = np.array([1, 1, 2, -1, -3], np.int32)
+    pos = np.concatenate([[0], np.cumsum(steps)])
+    out = run_source(source, table=table, steps=steps)
+    np.testing.assert_allclose(out["total"], np.concatenate([[0], np.cumsum(table[pos[1:]])]), rtol=1e-6)
+    with pytest.raises(RunError, match=r"table\[pos\[t\]\]: index 5 out of range 0..5 at t = 4$"):
+        run_source(source, table=table, steps=np.array([1, 1, 2, 1, -1], np.int32))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_scatter_writes_are_checked_against_the_axis_they_write(target):
+    source = """use std::ml::indexing_ops::scatter_elements;
+let data: [f32; 2, 5];
+let ix: [i32; 2, M];
+let up: [f32; 2, M];
+let s = scatter_elements(data, ix, up, 1);
+"""
+    data = np.zeros((2, 5), np.float32)
+    ix = np.array([[4, 0], [1, 3]], np.int32)
+    up = np.array([[1, 2], [3, 4]], np.float32)
+    ref = data.copy()
+    np.put_along_axis(ref, ix, up, axis=1)
+    np.testing.assert_array_equal(run_source(source, target, data=data, ix=ix, up=up)["s"], ref)
+    # the check is the library's (std::ml::indexing_ops::checked), at ix's point [1, 0]
+    with pytest.raises(RunError, match=r"indexing_ops.ein:\d+:\d+: positions\[indices\[\.\.l\]\]: index 5 "
+                                       r"out of range 0..5 at l0 = 1, l1 = 0$"):
+        run_source(source, target, data=data, ix=np.array([[4, 0], [5, 3]], np.int32), up=up)
+
+
+def test_gather_nd_checks_each_part_of_an_index_row():
+    source = """use std::ml::indexing_ops::gather_nd;
+let data: [f32; 3, 4];
+let rows: [i32; ?, 2];
+let g = gather_nd(data, rows);
+"""
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows = np.array([[2, 3], [0, 1]], np.int32)
+    np.testing.assert_array_equal(run_source(source, data=data, rows=rows)["g"], data[rows[:, 0], rows[:, 1]])
+    # [0, 5] is inside the 12 merged positions, but not inside axis 1 (4 columns)
+    with pytest.raises(RunError, match=r"index 5 out of range 0..4"):
+        run_source(source, data=data, rows=np.array([[2, 3], [0, 5]], np.int32))

@@ -1,0 +1,51 @@
+"""Which subscripts get a run-time index check (einc/passes/index_checks.py), over which indices."""
+import pytest
+
+from einc import driver
+
+
+def checks_of(tmp_path, source, **options):
+    path = tmp_path / "p.ein"
+    path.write_text(source)
+    return driver.front_end(str(path), **options)[1].index_checks
+
+
+def described(checks):
+    return [(c.text, c.axis, [v.name for v in c.vars]) for c in checks]
+
+
+def test_only_subscripts_that_read_data_are_checked(tmp_path):
+    source = """let x: [f32; N];
+let idx: [i32; ?];
+let k: i32;
+let a[i] = x[idx[i]];
+let b[i in 0..N] = x[(i + 1) % N] + x[N - 1 - i];
+let c = x[k];
+"""
+    assert described(checks_of(tmp_path, source)) == [("x[idx[i]]", 0, ["i"]), ("x[k]", 0, [])]
+
+
+def test_the_opt_out_adds_no_check(tmp_path):
+    assert checks_of(tmp_path, "let t: [f32; ?];\nlet idx: [i32; ?];\nlet y[i] = t[idx[i]];\n",
+                     unchecked_indices=True) == []
+
+
+def test_a_check_runs_over_the_indices_its_subscript_and_guards_use(tmp_path):
+    source = """let A: [f32; ?, ?];
+let idx: [i32; ?];
+let y[i, j] = A[i, idx[j]];
+let z[i in 0..3, j] = if i > 0 { A[idx[j], 0] } else { 0.0 };
+"""
+    assert described(checks_of(tmp_path, source)) == [("A[i, idx[j]]", 1, ["j"]),
+                                                      ("A[idx[j], 0]", 0, ["i", "j"])]
+
+
+@pytest.mark.parametrize("body", ["x[pos[t - 1]]", "if pos[t - 1] < 4 { x[pos[t - 1]] } else { 0.0 }"])
+def test_a_recurrence_subscript_of_its_own_state_is_checked_over_its_steps(tmp_path, body):
+    source = f"""let x: [f32; 4];
+let pos[0] = 0;
+let v[0] = 0.0;
+let pos[t in 1..8] = pos[t - 1] + 1;
+let v[t in 1..8] = v[t - 1] + {body};
+"""
+    assert described(checks_of(tmp_path, source)) == [("x[pos[t - 1]]", 0, ["t"])]
