@@ -180,6 +180,8 @@ class ProgramGenerator:
         name = self.gen.name("d")
         slots = tuple(Slot("ijk"[a], Bound(0), b) for a, b in enumerate(shape))
         clause = self.clause(dtype, slots, self.scope, guard=self.rng.random() < 0.15)
+        if not slots:       # `let d = 0.9;` is a name carrying a literal, as a `where` binding is
+            clause = replace(clause, body=named(clause.body))
         self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         return Define(name, dtype, (clause,), annotate=self.rng.random() < 0.1)
 
