@@ -110,7 +110,7 @@ def _function(fn: Function, names: Names) -> str:
     else:
         head = f"fn {names(fn.name)}({', '.join(p for p, _ in fn.params)})"
     body = fn.body
-    if isinstance(body, Block):
+    if isinstance(body, Block) and body.style != "pipe":      # a piped block is written in parentheses
         return f"{head} {expr(body, names)}"
     return f"{head} {{ {expr(body, names)} }}"
 

@@ -269,3 +269,9 @@ def test_a_case_with_a_stray_index_expects_the_error_when_its_outputs_depend_on_
     for c in stray:
         bad = c.inputs["idx3"][(c.inputs["idx3"] < 0) | (c.inputs["idx3"] > 2)]
         assert c.index_errors == {(int(bad[0]), 3)}
+
+
+def test_a_function_whose_body_is_a_piped_block_keeps_its_braces():
+    body = Block((("v", Var("a", "f32")),), Var("v", "f32"), "f32", "pipe")
+    fn = Function("g", (("a", "f32"),), True, body, "f32")
+    assert "-> f32 { (a |> |v| v) }" in render_program(program([fn]))
