@@ -93,7 +93,10 @@ def batch_over_outer_indices(g: Generic):
     if not outer or any(isinstance(v, StateRead) for v in walk(roots)):
         return g        # inside a recurrence step: a tensor of the state is the step's own work
     batched = Generic(tuple(outer) + tuple(g.vars), g.body, g.guard, span=g.span)
-    return PartialRead(batched, tuple(_offset_ref(v) for v in outer), g.span)
+    at = tuple(_offset_ref(v) for v in outer)
+    if not g.vars:      # a scalar per point (a row's sum): its element, not a sub-array of rank 0
+        return Read(batched, at, span=g.span, in_bounds=True)
+    return PartialRead(batched, at, g.span)
 
 
 def _offset_ref(var: IndexVar):
