@@ -28,7 +28,9 @@ class Region:
         self.memo: dict[int, ir.Value] = dict(bound)
         self.inline = inline
         self.aliases = aliases          # id(node) -> the node computed in its place
-        self.coordinates: dict = {}     # IndexVar -> its i32 coordinate, shared by all IndexRefs
+        # IndexVar -> its i32 coordinate, shared by all IndexRefs; a recurrence's step inside
+        # the step's own kernels is the host loop's (recurrence_tensor_steps)
+        self.coordinates: dict = dict(lw.step_coordinates)
 
     def value(self, v: Value) -> ir.Value:
         if id(v) not in self.memo:

@@ -13,7 +13,7 @@ import copy
 
 from iree.compiler import ir
 
-from einc.ir.nodes import Input, Program, RecValue, Stack, StateRead, Value, free_vars
+from einc.ir.nodes import Generic, Input, Program, RecValue, Stack, StateRead, Value, free_vars
 from einc.mlir.locations import location_of
 from einc.mlir.program_rules import RULES
 from einc.mlir.shapes import Sizes
@@ -36,6 +36,7 @@ class Lowering:
         self.uniformity = Uniformity(self._free_memo)
         self._keep: list[Value] = []             # nodes made here stay alive, so their ids stay unique
         self.state_tensors_are_given = False
+        self.step_coordinates: dict = {}         # inside a step: the step variable -> its i32 value
 
     def is_program_level(self, v: Value) -> bool:
         return not free_vars(v, self._free_memo) and not self._reads_state(v)
@@ -59,7 +60,7 @@ class Lowering:
         return self._state_memo[id(v)]
 
     def _closed(self, v: Value) -> bool:
-        tensor = v.rank > 0 and not isinstance(v, Stack)
+        tensor = (v.rank > 0 and not isinstance(v, Stack)) or isinstance(v, Generic)    # rank 0 too (a slice)
         return isinstance(v, RecValue) or (tensor and self.state_tensors_are_given)
 
     def inside_step(self) -> "Lowering":

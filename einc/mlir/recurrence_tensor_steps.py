@@ -20,7 +20,7 @@ from einc.mlir import recurrence_host
 from einc.mlir.flat_storage import FlatStorage, as_index, unflattened
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.shapes import index_const
-from einc.mlir.types import element_type
+from einc.mlir.types import element_type, i32_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 FORM = (f"a host loop over chunks of up to {recurrence_host.CHUNK_STEPS} steps: each step computes its "
@@ -36,6 +36,7 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage):
     """A lowering for one step's body: it sees what `lw` lowered before the loop, plus this
     step's tensors, which it treats as given (its memo is dropped with the loop body)."""
     step = lw.inside_step()
+    step.step_coordinates = {group.t_var: arith.index_cast(i32_type(), storage.t)}
     for v in group.step_work:
         if is_state_slice(v):
             step.values[id(v)] = _slice(step, v, storage)
