@@ -295,7 +295,8 @@ GREEDY_DECODER = """
 """
 
 
-def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run):
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run, target):
     """Tensors computed in a step read earlier steps' state at points (`tok[t - 1]`, a gather of
     its embedding; `r[t - 1, j]`; `s[t - 1]`) and the step itself (`pos[t, j]`); the tokens
     match a NumPy greedy loop in f64 (an argmax tie is unlikely with these random weights), the
@@ -303,7 +304,7 @@ def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run):
     vocab, steps = 11, 9
     f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
     x = {"E": f(vocab, 8), "W": f(8, 16) * 0.5, "U": f(16, vocab), "pos": f(steps, 16), "start": np.int32(4)}
-    out = run(GREEDY_DECODER, **x)
+    out = run(GREEDY_DECODER, target=target, **x)
     E, W, U, pos = (x[k].astype(np.float64) for k in ("E", "W", "U", "pos"))
     tok, r, s = [4], [E[4]], [0.0]
     for t in range(1, steps):
