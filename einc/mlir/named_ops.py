@@ -256,7 +256,7 @@ def _match_pattern(pattern: Pattern, views: tuple, free: list, reduced: tuple,
     if None in candidates:
         return None
     for operand_axes in _window_readings(candidates):
-        for perms in _orders(operand_axes, transposed):
+        for perms in _orders(operand_axes, free, reduced, transposed):
             out = [Axis((v,)) for v in free]
             sequences = [out] + [[axes[k] for k in perm] for axes, perm in zip(operand_axes, perms)]
             if pattern.groups:
@@ -269,18 +269,26 @@ def _match_pattern(pattern: Pattern, views: tuple, free: list, reduced: tuple,
     return None
 
 
-def _orders(operand_axes: list, transposed: bool) -> list:
-    """Per operand, the orders of its axes to try: as written, or with `transposed` every
-    other order of plain axes (not the one as written, tried before)."""
+def _orders(operand_axes: list, free: list, reduced: tuple, transposed: bool) -> list:
+    """Per operand, the orders of its axes to try: as written, or with `transposed` the one a
+    contraction takes, when that is another: the left operand's axes as batch, rows, summed;
+    the right one's as batch, summed, columns (batch, row and column axes in the result's
+    order, the summed ones in the left operand's)."""
     identity = tuple(tuple(range(len(axes))) for axes in operand_axes)
     if not transposed:
         return [identity]
-    if any(a.stride for axes in operand_axes for a in axes):
+    if len(operand_axes) != 2 or any(a.stride or len(a.vars) != 1 for axes in operand_axes for a in axes):
         return []
-    choices = [[]]
-    for axes in operand_axes:
-        choices = [c + [p] for c in choices for p in permutations(range(len(axes)))]
-    return [tuple(c) for c in choices if tuple(c) != identity]
+    left, right = ([a.vars[0] for a in axes] for axes in operand_axes)
+    if len(set(left)) != len(left) or len(set(right)) != len(right) or set(left) | set(right) != set(free) | set(reduced):
+        return []
+    summed = [v for v in left if v in reduced]
+    if set(summed) != set(reduced) or not set(summed) <= set(right):
+        return []
+    batch = [v for v in free if v in left and v in right]
+    rows, columns = [v for v in free if v not in right], [v for v in free if v not in left]
+    orders = (tuple(left.index(v) for v in batch + rows + summed), tuple(right.index(v) for v in batch + summed + columns))
+    return [] if orders == identity else [orders]
 
 
 def _window_readings(candidates: list) -> list:
