@@ -11,6 +11,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from tests.programs import source
+
 
 @dataclass
 class Case:
@@ -127,14 +129,7 @@ def kalman_jax():
 
 # ------------------------------------------------------------------------------ RNN
 
-RNN = """
-    use std::math::tanh;
-    let W: [f32; H, H];
-    let x: [f32; T, H];
-    let h[0, i in 0..H] = 0.0;
-    let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
-    let final[i] = h[T - 1, i];
-"""
+RNN = source("rnn")
 
 
 def rnn_inputs(n: int, hidden: int = 64) -> dict:
@@ -165,16 +160,7 @@ def rnn_jax():
 
 # ------------------------------------------------------------------------------ edit distance
 
-EDIT_DISTANCE = """
-    use std::math::min;
-    let a: [i32; M];
-    let b: [i32; N];
-    let D[0, j in 0..N + 1] = j;
-    let D[i in 1..M + 1, 0] = i;
-    let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
-        D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
-    let distance = D[M, N];
-"""
+EDIT_DISTANCE = source("edit_distance")
 
 
 def edit_inputs(n: int) -> dict:

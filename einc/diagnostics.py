@@ -62,7 +62,7 @@ class Diagnostic:
         return "\n".join(out)
 
     def as_json(self, sources: "SourceMap") -> dict:
-        """The machine-readable form `--message-format json` prints (schema in the README):
+        """The machine-readable form `--message-format json` prints (schema in docs/CLI.md):
         every span labelled, the primary one first; call sites apart as notes."""
         primary = [_located(self.span, self.label, primary=True)] if self.span is not None else []
         labels = primary + [_located(n.span, n.note, primary=False) for n in self.notes if not n.call_site]

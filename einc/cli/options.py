@@ -23,7 +23,7 @@ allow_python_option = click.option(
     help="Let the program call Python functions during the build (python::mod::f(..)).")
 message_format_option = click.option(
     "--message-format", type=click.Choice(MESSAGE_FORMATS), default="human", show_default=True,
-    help="json: each diagnostic as one JSON object per line on stdout (schema in the README).")
+    help="json: each diagnostic as one JSON object per line on stdout (schema in docs/CLI.md).")
 
 
 def parse_dims(options: tuple[str, ...]) -> dict[str, int]:

@@ -9,6 +9,24 @@ from einc.runtime.errors import RunError
 PRINT_LABEL_PREFIX = "einc.print."
 
 
+def perform(parts: list[dict], args: list[np.ndarray], stdout) -> None:
+    """One recorded effect: a `save_npy` writes its file, a `print` its text."""
+    if parts and "save" in parts[0]:
+        save(parts[0], args[0])
+    else:
+        stdout.write(format_print(parts, args))
+
+
+def save(part: dict, value: np.ndarray) -> None:
+    if "dtype" in part:
+        value = value.view(part["dtype"])
+    try:
+        with open(part["save"], "wb") as f:
+            np.save(f, value)
+    except OSError as err:
+        raise RunError(f"save_npy could not write {part['save']}: {err.strerror or err}") from None
+
+
 def format_print(parts: list[dict], args: list[np.ndarray]) -> str:
     """Join a template's parts: {"text": s} verbatim, {"arg": k, "spec": s} formats args[k]."""
     pieces = []

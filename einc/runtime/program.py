@@ -20,7 +20,7 @@ from einc.runtime.errors import RunError
 from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.inputs import bind_inputs
 from einc.runtime.integrity import unseal
-from einc.runtime.printing import PRINT_LABEL_PREFIX, format_print
+from einc.runtime.printing import PRINT_LABEL_PREFIX, perform
 from einc.runtime.readback import copy_of_mapped, to_numpy
 from einc.runtime.signature import Signature, signature_from_reflection
 
@@ -183,7 +183,7 @@ class Program:
         cut = self.signature.asserts.get(str(failure)) if failure is not None else None
         for index, arrays in sorted(self._recorder.records, key=lambda record: record[0]):
             if cut is None or index < cut:
-                stdout.write(format_print(self.signature.prints[index], arrays))
+                perform(self.signature.prints[index], arrays, stdout)
         stdout.flush()
 
     def _device_arguments(self, bound: list) -> list:

@@ -5,9 +5,10 @@ reads this list and checks it):
   1. values, bounds, builtins, modules, affine_ranges, untaken_branches: compile-time values,
      bounds checks, the built-in names, loading the module tree, the ranges affine reads give
      indices, the ranges reads in branches a constant condition skips give them
-  2. resolve, scalar_ops, state, sequences, folding: name resolution; operations on scalars and
-     literals; elaboration book-keeping (pending index ranges and the reads that give them);
-     strings and other build-time lists; values known at build time
+  2. resolve, scalar_ops, state, sequences, folding, match_coverage: name resolution; operations
+     on scalars and literals; elaboration book-keeping (pending index ranges and the reads that
+     give them); strings and other build-time lists; values known at build time; exhaustiveness
+     of `match`
   3. tensors: reads, partial reads, point-by-point application (`lift`), lazy Jacobian reads
   4. pointwise, types, printing, einsum, outputs, stacking, variables: elementwise/cast_to/select
      (shared by the rules), annotations, `print`, `__einsum`, which values leave the program,

@@ -10,9 +10,9 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import BOOL, Lin
-from einc.semantics import builtins, folding, scalar_ops, sequences, tensors
+from einc.semantics import builtins, folding, printing, scalar_ops, sequences, tensors
 from einc.semantics.einsum import einsum
-from einc.semantics.evaluator import INTRINSIC_RULES, builtin_rule, intrinsic_rule
+from einc.semantics.evaluator import BUILTIN_RULES, INTRINSIC_RULES, builtin_rule, intrinsic_rule
 from einc.semantics.pointwise import cast_to, elementwise
 from einc.semantics.stacking import append
 from einc.semantics.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
@@ -62,6 +62,48 @@ def _len(el, args, span):
     if not isinstance(x, (ir.Value, PartialRead)) or x.rank == 0:
         raise d.error(d.TYPE, f"`len` needs an array, found {describe(x)}", span)
     return ir.size_value(x.shape[0], span)
+
+
+@builtin_rule("sum")
+def _sum(el, args, span):
+    (x,) = _arity(args, 1, "sum", span)
+    return _reduce_all(el, "sum", x, span)
+
+
+def _extremum(kind: str):
+    """`min(a, b)` / `max(a, b)` point by point; `min(x)` / `max(x)` over every element of x."""
+    def rule(el, args, span):
+        if len(args) == 2:
+            return elementwise(el, kind, args, span)
+        if len(args) != 1:
+            raise d.error(d.TYPE, f"`{kind}` takes 1 argument (an array) or 2, got {len(args)}", span)
+        return _reduce_all(el, kind, args[0], span)
+    return rule
+
+
+BUILTIN_RULES.update({"min": _extremum("min"), "max": _extremum("max")})
+
+
+def _reduce_all(el, kind: str, x, span):
+    """`kind` over every element of `x` (a scalar is its own sum, min and max)."""
+    if isinstance(x, Weak):
+        if x.kind == "bool" and kind == "sum":
+            raise d.error(d.TYPE, "`sum` of booleans: convert them first (`x as i32`)", span)
+        return x if x.rank == 0 else Weak(np.asarray(getattr(np, kind)(x.value)), x.kind, span)
+    x = tensors.whole(x, span)
+    if not isinstance(x, ir.Value) or (kind == "sum" and x.dtype == BOOL):
+        raise d.error(d.TYPE, f"`{kind}` needs a number or an array of numbers, found {describe(x)}", span)
+    if x.rank == 0:
+        return x
+    vars_ = ir.fresh_index_vars(x.shape, "k")
+    body = ir.Read(x, tuple(ir.IndexRef(v) for v in vars_), span=span, in_bounds=True)
+    return ir.Reduce(kind, vars_, body, span=span)
+
+
+@builtin_rule("save_npy")
+def _save_npy(el, args, span):
+    path, value = _arity(args, 2, "save_npy", span)
+    return printing.save_npy(el, path, value, span)
 
 
 @builtin_rule("shape")

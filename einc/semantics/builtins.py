@@ -6,6 +6,9 @@ wraps them (`pub fn sqrt(x) { __sqrt(x) }`), and user code normally calls the wr
 """
 
 PUBLIC = ("print", "assert", "len", "shape", "typeof", "load_npy", "save_npy", "array_append")
+# the prelude: reductions of a whole array, and min/max of two values, shadowed by any definition
+# or `use` of the same name
+PRELUDE = ("sum", "min", "max")
 
 # unary float functions, lowered to the math dialect
 UNARY_MATH = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos",
@@ -20,7 +23,7 @@ EXPANSIONS = ("einsum",)
 
 INTRINSICS = tuple("__" + n for n in UNARY_MATH + NUMERIC + EXPANSIONS)
 
-ALL = PUBLIC + INTRINSICS
+ALL = PUBLIC + PRELUDE + INTRINSICS
 
 
 def is_builtin(name: str) -> bool:

@@ -93,6 +93,8 @@ def _enumerate(el, e: ast.Comprehension, env):
     for clause in e.clauses:
         if isinstance(clause, ast.Generator):
             scopes = _extend(el, clause, scopes, _reads_any(clause.iterable, generators))
+        elif isinstance(clause, ast.CompBinding):
+            scopes = [_with_binding(el, clause, scope) for scope in scopes]
         else:
             scopes = _keep(el, clause, scopes)
         if scopes is None:
@@ -114,6 +116,12 @@ def _extend(el, gen: ast.Generator, scopes: list, dependent: bool):
         if len(grown) > ENUMERATION_LIMIT:
             return None
     return grown
+
+
+def _with_binding(el, binding: ast.CompBinding, scope):
+    child = scope.child()
+    el.bind(child, binding.def_id, el.ev(binding.value, scope))
+    return child
 
 
 def _keep(el, cond: ast.Node, scopes: list):
@@ -225,6 +233,7 @@ def _vectorized(el, e: ast.Comprehension, env):
     flat = IndexVar("k", Lin(0), _flat_extent(axes, e.span), span=e.span)
     scope = env.child()
     _bind(el, scope, axes, IndexRef(flat, span=e.span), e.span)
+    scope = _bound_locals(el, e, scope)
     if not e.filters:
         return _collect(el, e.body, scope, flat, e.span)
     mask = Generic((flat,), _conjunction(el, e.filters, scope), span=e.span)
@@ -240,7 +249,14 @@ def _vectorized(el, e: ast.Comprehension, env):
     position = Read(Const(positions, span=e.span), (IndexRef(picked),), span=e.span, in_bounds=True)
     scope = env.child()
     _bind(el, scope, axes, position, e.span)
-    return _collect(el, e.body, scope, picked, e.span)
+    return _collect(el, e.body, _bound_locals(el, e, scope), picked, e.span)
+
+
+def _bound_locals(el, e: ast.Comprehension, scope):
+    """The comprehension's local bindings, in order, over its generators' elements."""
+    for binding in e.bindings:
+        scope = _with_binding(el, binding, scope)
+    return scope
 
 
 def _flat_extent(axes: list, span) -> Lin:

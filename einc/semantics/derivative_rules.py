@@ -13,7 +13,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Value
 from einc.ir.types import F32
-from einc.semantics import scalar_ops, tensors, types
+from einc.semantics import folding, scalar_ops, tensors, types
 from einc.semantics.values import Weak, describe
 from einc.syntax import ast
 
@@ -38,13 +38,27 @@ def call_with_rule(el, fn, rule, args: list, span):
     floats = [a.dtype for a in args if isinstance(a, Value) and a.dtype.is_float]
     args = [scalar_ops.materialize(a, floats[0] if floats else F32, span)
             if isinstance(a, Weak) and a.kind == "float" else a for a in args]
-    result = el.call_body(fn, args, span)
+    result = el.call_body(fn, [_primal(a) for a in args], span)
+    if isinstance(result, Weak) and result.kind == "float" and result.rank == 0:
+        result = scalar_ops.materialize(result, floats[0] if floats else F32, span)
     if not isinstance(result, Value) or result.rank or not result.dtype.is_float:
         raise _unsupported(rule, f"which returns {describe(result)}")
     args = [scalar_ops.materialize(a, result.dtype, span) if isinstance(a, Weak) else a for a in args]
     partials = [(a, _partial(el, rule, args, k, result, span))
                 for k, a in enumerate(args) if isinstance(a, Value) and a.dtype.is_float]
     return el.derivative_rules.anchor(result, partials)
+
+
+def _primal(arg):
+    """`arg` for computing the function's own value: a build-time number some derivative
+    differentiates is passed as its plain number, since the rule, not the body, gives the
+    derivative (so a body that runs Python during the build gets a number it can take)."""
+    if not folding.differentiated(arg):
+        return arg
+    number = folding.known(arg)
+    if number is None:
+        return arg
+    return Weak(np.asarray(number), arg.kind, arg.span) if isinstance(arg, Weak) else Const(np.asarray(number))
 
 
 def _unsupported(rule, what: str):

@@ -31,6 +31,22 @@ def print_call(el, arg_nodes: list, env, span):
     return TupleVal(())
 
 
+def save_npy(el, path, value, span):
+    """`save_npy(path, x)`: an effect in program order, like `print`, that writes x to the .npy
+    file `path` (relative to the folder the program runs in) when the program runs."""
+    if not isinstance(path, StrVal):
+        raise d.error(d.TYPE, f"`save_npy` takes a file name known at build time first, found {describe(path)}",
+                      span)
+    value = tensors.whole(scalar_ops.materialize(value, None, span), span)
+    if not isinstance(value, ir.Value):
+        raise d.error(d.TYPE, f"`save_npy` writes a number or an array, found {describe(value)}", span)
+    part = {"save": path.text, "arg": 0}
+    if value.dtype.is_unsigned:
+        part["dtype"] = value.dtype.numpy.name
+    el.ir.effects.append(ir.Print([part], (value,), span=span))
+    return TupleVal(())
+
+
 def format_parts(el, node: ast.StrLit, env, first_arg: int = 0):
     parts, args = [], []
     for piece in node.parts:

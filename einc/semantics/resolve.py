@@ -74,6 +74,7 @@ class _Scope:
     def __init__(self, parent: Optional["_Scope"], is_fn: bool = False):
         self.parent = parent
         self.is_fn = is_fn                      # a function body: outer locals are not visible
+        self.is_module_top = False              # a module's top level
         self.names: dict[str, DefId] = {}
         self.globals: dict[str, DefId] = {}     # a module's top level: its bindings, by name
         self.indexed: set[DefId] = set()         # indexed definitions bound here (for grouping)
@@ -140,6 +141,7 @@ class _Resolver:
         for mod_path, module in self.program.modules.items():
             self.current = mod_path
             top = _Scope(self.module_scopes[mod_path])
+            top.is_module_top = True
             top.globals = {name: self._new(name, "global", None, None)
                            for name in dict.fromkeys(_top_level_names(module.items))}
             self._stmts(module.items, top)
@@ -171,13 +173,6 @@ class _Resolver:
         homes = stdlib_modules_defining(name)
         if homes:
             hint = f"the standard library has it: `use {homes[0]}::{name};`"
-        if homes and name in ("max", "min"):        # often meant over an array, which is a reduction
-            hint = (f"`{name}(a, b)` of two values is in the standard library: `use {homes[0]}::{name};`; "
-                    f"over an array's elements write a reduction, `{name}[i](x[i])`")
-        if name in scope.visible():
-            hint = (f"`{name}` is a local of a block around this function, and functions see "
-                    "only items (functions, consts, imports) and their module's top-level "
-                    "bindings; pass it as a parameter")
         self.diagnostics.append(Diagnostic(UNDEFINED, f"cannot find {what or 'name'} `{name}` "
                                            "in this scope", span, hint))
 
@@ -360,7 +355,8 @@ class _Resolver:
         elif isinstance(stmt, ast.IndexedLet):
             self._indexed_let(stmt, scope)
         elif isinstance(stmt, ast.FnDef):
-            self._function(stmt.params, stmt.body, scope, stmt.ret)
+            # a function inside a block closes over the block's locals, as a lambda does
+            self._function(stmt.params, stmt.body, scope, stmt.ret, is_fn=scope.is_module_top)
         elif isinstance(stmt, ast.DiffRule):
             self._diff_rule(stmt, scope)
         elif isinstance(stmt, ast.ExprStmt):
@@ -385,6 +381,29 @@ class _Resolver:
         elif isinstance(pattern, ast.TuplePat):
             for elem in pattern.elems:
                 self._bind_pattern(elem, scope, kind, items)
+
+    def _bind_match_pattern(self, pattern, scope: _Scope) -> None:
+        """The names a `match` arm's pattern binds; every alternative of an or-pattern binds the
+        same names (one DefId each, whichever alternative matched)."""
+        if isinstance(pattern, ast.OrPat):
+            first = _Scope(scope)
+            self._bind_match_pattern(pattern.alts[0], first)
+            for alt in pattern.alts[1:]:
+                binds = _bind_pats(alt)
+                missing = set(first.names) ^ {b.name for b in binds}
+                if missing:
+                    name = sorted(missing)[0]
+                    self.diagnostics.append(Diagnostic(
+                        UNDEFINED, f"`{name}` is bound in some alternatives of this pattern but not in all",
+                        alt.span, "bind the same names in every alternative"))
+                for bind in binds:
+                    bind.def_id = first.names.get(bind.name)
+            scope.names.update(first.names)
+            return
+        if isinstance(pattern, ast.BindPat):
+            pattern.def_id = self._bind(scope, pattern.name, "pattern", pattern)
+        for child in _sub_patterns(pattern):
+            self._bind_match_pattern(child, scope)
 
     def _indexed_let(self, let: ast.IndexedLet, scope: _Scope) -> None:
         current = scope.names.get(let.name)
@@ -530,7 +549,7 @@ class _Resolver:
         self._expr(node.scrutinee, scope)
         for arm in node.arms:
             inner = _Scope(scope)
-            self._bind_pattern(arm.pattern, inner, "pattern")
+            self._bind_match_pattern(arm.pattern, inner)
             if arm.guard is not None:
                 self._expr(arm.guard, inner)
             self._expr(arm.body, inner)
@@ -560,6 +579,9 @@ class _Resolver:
                 self._expr(clause.iterable, inner)
                 clause.def_id = self._bind(inner, clause.name, "generator", clause)
                 bound.add(clause.name)
+            elif isinstance(clause, ast.CompBinding):
+                self._expr(clause.value, inner)
+                clause.def_id = self._bind(inner, clause.name, "value", clause)
             else:
                 self._expr(clause, inner)
         self._expr(node.body, inner)
@@ -597,6 +619,24 @@ def _pattern_defs(pattern) -> dict[str, DefId]:
             out.update(_pattern_defs(elem))
         return out
     return {}
+
+
+def _sub_patterns(pattern) -> list:
+    if isinstance(pattern, ast.BindPat):
+        return [pattern.sub] if pattern.sub is not None else []
+    if isinstance(pattern, (ast.TuplePat, ast.ArrayPat)):
+        return pattern.elems
+    if isinstance(pattern, ast.OrPat):
+        return pattern.alts
+    if isinstance(pattern, ast.RestPat):
+        return [pattern.bind] if pattern.bind is not None else []
+    return []
+
+
+def _bind_pats(pattern) -> list:
+    """Every BindPat of a pattern, in all alternatives of the or-patterns inside it."""
+    own = [pattern] if isinstance(pattern, ast.BindPat) else []
+    return own + [b for child in _sub_patterns(pattern) for b in _bind_pats(child)]
 
 
 def _closest(name: str, candidates: Iterable[str]) -> Optional[str]:

@@ -172,7 +172,6 @@ class If(Node):
 @dataclass(eq=False)
 class LitPat(Node):
     value: Union[int, float, bool, str]    # signed: `-1` is stored as -1
-    negative: bool = False
 
 
 @dataclass(eq=False)
@@ -184,6 +183,7 @@ class WildPat(Node):
 class BindPat(Node):
     name: str
     def_id: Any = None
+    sub: Optional["Pattern"] = None        # `name @ sub`
 
 
 @dataclass(eq=False)
@@ -191,7 +191,31 @@ class TuplePat(Node):
     elems: list["Pattern"]
 
 
-Pattern = Union[LitPat, WildPat, BindPat, TuplePat]
+@dataclass(eq=False)
+class RangePat(Node):
+    """`lo..hi`, `lo..=hi`, `lo..`, `..=hi` of number literals (an open end is None)."""
+    lo: Optional[Union[int, float]]
+    hi: Optional[Union[int, float]]
+    inclusive: bool
+
+
+@dataclass(eq=False)
+class OrPat(Node):
+    alts: list["Pattern"]
+
+
+@dataclass(eq=False)
+class RestPat(Node):
+    """`..` or `..name` inside an array pattern: the elements between its neighbours."""
+    bind: Optional[BindPat] = None
+
+
+@dataclass(eq=False)
+class ArrayPat(Node):
+    elems: list["Pattern"]                 # at most one RestPat among them
+
+
+Pattern = Union[LitPat, WildPat, BindPat, TuplePat, RangePat, OrPat, ArrayPat]
 
 
 @dataclass(eq=False)
@@ -301,9 +325,17 @@ class Generator(Node):
 
 
 @dataclass(eq=False)
+class CompBinding(Node):
+    """`y = x * 2` inside a comprehension: a local the later clauses and the body see."""
+    name: str
+    value: "Expr"
+    def_id: Any = None
+
+
+@dataclass(eq=False)
 class Comprehension(Node):
-    """`[expr | x in xs, y in 0..N, cond]`: `clauses` in source order, each a Generator or a
-    filter (a bool expression)."""
+    """`[expr | x in xs, y = x * 2, y > 1]`: `clauses` in source order, each a Generator, a
+    CompBinding or a filter (a bool expression)."""
     body: "Expr"
     clauses: list
 
@@ -312,8 +344,12 @@ class Comprehension(Node):
         return [c for c in self.clauses if isinstance(c, Generator)]
 
     @property
+    def bindings(self) -> list[CompBinding]:
+        return [c for c in self.clauses if isinstance(c, CompBinding)]
+
+    @property
     def filters(self) -> list:
-        return [c for c in self.clauses if not isinstance(c, Generator)]
+        return [c for c in self.clauses if not isinstance(c, (Generator, CompBinding))]
 
 
 @dataclass(eq=False)

@@ -547,6 +547,10 @@ class _AstBuilder(Transformer):
                 clauses.append(item)
         return ast.Comprehension(body, clauses, span=self._span(meta))
 
+    def comp_binding(self, meta, children):
+        name, value = children
+        return ast.CompBinding(str(name), value, span=self._span(meta))
+
     def block(self, meta, children):
         *stmts, result = children
         result = self._settle_where(result) if result is not None else None
@@ -583,15 +587,52 @@ class _AstBuilder(Transformer):
             return ast.WildPat(span=self._span(meta))
         return ast.BindPat(name, span=self._span(meta))
 
-    def lit_pat(self, meta, children):
-        span = self._span(meta)
-        return ast.LitPat(_checked(_number(str(children[0])), INT_LIMIT, "a pattern", span), span=span)
+    def pat_number(self, meta, children):
+        return _checked(_number(str(children[0])), INT_LIMIT, "a pattern", self._span(meta))
 
-    def neg_lit_pat(self, meta, children):
-        # The value is stored signed; `negative` records that the source wrote a minus.
+    def neg_pat_number(self, meta, children):
+        return -_checked(_number(str(children[0])), INT_LIMIT, "a pattern", self._span(meta))
+
+    def lit_pat(self, meta, children):
+        return ast.LitPat(children[0], span=self._span(meta))
+
+    def range_pat_excl(self, meta, children):
+        return self._range_pat(meta, children[0], children[1], False)
+
+    def range_pat_incl(self, meta, children):
+        return self._range_pat(meta, children[0], children[1], True)
+
+    def range_pat_from(self, meta, children):
+        return self._range_pat(meta, children[0], None, False)
+
+    def range_pat_upto(self, meta, children):
+        return self._range_pat(meta, None, children[0], True)
+
+    def _range_pat(self, meta, lo, hi, inclusive: bool):
         span = self._span(meta)
-        value = _checked(_number(str(children[0])), INT_LIMIT, "a pattern", span)
-        return ast.LitPat(-value, negative=True, span=span)
+        if lo is not None and hi is not None and (hi < lo or (hi == lo and not inclusive)):
+            raise error(SYNTAX, f"the range pattern {lo}..{'=' if inclusive else ''}{hi} matches nothing",
+                        span, "write the smaller end first")
+        return ast.RangePat(lo, hi, inclusive, span=span)
+
+    def at_pat(self, meta, children):
+        name, sub = children
+        return ast.BindPat(str(name), sub=sub, span=self._span(meta))
+
+    def or_pat(self, meta, alts):
+        return ast.OrPat(list(alts), span=self._span(meta))
+
+    def rest_pat(self, meta, children):
+        name = children[0]
+        bind = None if name is None or str(name) == "_" else ast.BindPat(str(name), span=self._tok_span(name))
+        return ast.RestPat(bind, span=self._span(meta))
+
+    def array_pat(self, meta, elems):
+        elems = [e for e in elems if e is not None]
+        span = self._span(meta)
+        if sum(isinstance(e, ast.RestPat) for e in elems) > 1:
+            raise error(SYNTAX, "an array pattern may hold one `..` at most", span)
+        return ast.ArrayPat(elems, span=span)
 
     def str_pat(self, meta, children):
         parts = self._string_parts(children[0])

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
-    FLOATS, INTS, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Range, Read, Reduce,
-    Unary, Var, children, walk)
+    FLOATS, INTS, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
+    Range, Read, Reduce, Unary, Var, children, walk)
 
 FLOAT_LITERALS = (0.5, 0.25, 1.5, 2.0, 0.1, 0.3, 0.75, 3.0, 1.25, 0.125, 0.9, 1.0, 0.01, 2.5)
 SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
@@ -100,7 +100,7 @@ class ExpressionGenerator:
             return self.leaf(dtype, scope)
         choices = [(self.leaf, 3), (self.arith, 6), (self.negate, 1), (self.choose, 2),
                    (self.cast_from, 2), (self.reduction, 2), (self.call_function, 2),
-                   (self.block, 1)]
+                   (self.block, 1), (self.match, 1)]
         choices.append((self.math, 3) if kind == "float" else (self.int_math, 2))
         choices.append((self.power, 1))
         rule = self._pick(choices)
@@ -367,7 +367,47 @@ class ExpressionGenerator:
         if not any(isinstance(n, Var) and n.name == name for n in walk(result)):
             result = Binary("+", result, self._as(Var(name, value_type), dtype), dtype) \
                 if dtype != "bool" else result
-        return Block(((name, value),), result, dtype)
+        style = self.rng.choice(("let", "let", "nested", "pipe"))
+        return Block(((name, value),), result, dtype, style)
+
+    def match(self, dtype: str, scope: Scope, depth: int):
+        """`match` on an integer (literals, or-patterns, ranges, `n @ range`, guards, a catch-all
+        or ranges that cover every value) or on a bool (`true` / `false`)."""
+        if scope.arrays:
+            return None
+        if self.rng.random() < 0.25:
+            scrutinee = self.condition(scope, depth - 1)
+            arms = [Arm(Pattern("lit", (True,)), None, self.expr(dtype, scope, depth - 1)),
+                    Arm(Pattern("lit", (False,)), None, self.expr(dtype, scope, depth - 1))]
+            self.rng.shuffle(arms)
+            return Match(scrutinee, tuple(arms), dtype)
+        scrutinee = self.expr(self.int_type, scope, depth - 1)
+        arms = [self._int_arm(dtype, scope, depth) for _ in range(self.rng.randint(1, 3))]
+        if self.rng.random() < 0.3:         # exhaustive by ranges, no catch-all
+            cut = self.rng.randint(-3, 6)
+            arms.append(Arm(Pattern("range", (None, cut, True)), None, self.expr(dtype, scope, depth - 1)))
+            arms.append(Arm(Pattern("range", (cut + 1, None, False)), None, self.expr(dtype, scope, depth - 1)))
+        else:
+            name = self.name("m") if self.rng.random() < 0.5 else None
+            inner = scope.with_local(name, self.int_type) if name else scope
+            arms.append(Arm(Pattern("wild", (), name), None, self.expr(dtype, inner, depth - 1)))
+        return Match(scrutinee, tuple(arms), dtype)
+
+    def _int_arm(self, dtype: str, scope: Scope, depth: int) -> Arm:
+        rng = self.rng
+        kind = rng.choice(("lit", "or", "range", "range"))
+        if kind == "lit":
+            values = (rng.randint(-3, 9),)
+        elif kind == "or":
+            values = tuple(sorted(set(rng.randint(-3, 9) for _ in range(rng.randint(2, 3)))))
+        else:
+            lo, inclusive = rng.randint(-3, 6), rng.random() < 0.5
+            hi = lo + rng.randint(1, 5)
+            values = rng.choice(((lo, hi, inclusive), (lo, None, False), (None, hi, True)))
+        name = self.name("m") if kind != "lit" and rng.random() < 0.4 else None
+        inner = scope.with_local(name, self.int_type) if name else scope
+        guard = self.condition(inner, depth - 1) if rng.random() < 0.25 else None
+        return Arm(Pattern(kind, values, name), guard, self.expr(dtype, inner, depth - 1))
 
     def call_function(self, dtype: str, scope: Scope, depth: int):
         # whole arrays go only to generic functions: a typed parameter takes one scalar
@@ -377,7 +417,7 @@ class ExpressionGenerator:
             return None
         fn = self.rng.choice(fns)
         args = tuple(named(self.expr(t, scope, depth - 1)) for _, t in fn.params)
-        return Call(fn.name, args, dtype)
+        return Call(fn.name, args, dtype, piped=len(args) == 1 and self.rng.random() < 0.4)
 
     # ------------------------------------------------------------ reductions
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Program, Read, Reduce, RowMap, Unary, Var, Whole, ROW)
+    Index, Lit, Match, Pattern, Program, Read, Reduce, RowMap, Unary, Var, Whole, ROW)
 
 EXACT = {"f32": np.float32, "f64": np.float64, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
 WIDE = {"f32": np.float64, "f64": np.longdouble, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
@@ -284,6 +284,29 @@ class Evaluator:
             grid = Grid({**grid.env, name: self.eval(expr, grid)}, grid.ndim, grid.active)
         return self.eval(node.result, grid)
 
+    def _match(self, node: Match, grid: Grid) -> Pair:
+        """The first arm whose pattern (and guard) holds, point by point."""
+        scrutinee = self.eval(node.scrutinee, grid)
+        if np.any(grid.active & (scrutinee.ex != scrutinee.wd)):
+            raise Fragile("a match's integer depends on rounding")
+        left = np.broadcast_to(grid.active, np.broadcast(grid.active, scrutinee.ex).shape)
+        chosen = []
+        for arm in node.arms:
+            taken = left & _pattern_holds(arm.pattern, scrutinee.ex)
+            env = {**grid.env, arm.pattern.bind: scrutinee} if arm.pattern.bind else grid.env
+            if arm.guard is not None:
+                guard = self.eval(arm.guard, Grid(env, grid.ndim, taken))
+                _decided(guard, taken)
+                taken = taken & guard.ex
+            chosen.append((taken, self.eval(arm.body, Grid(env, grid.ndim, taken))))
+            left = left & ~taken
+        if np.any(left):
+            raise AssertionError("generator bug: a match leaves values uncovered")
+        ex, wd = chosen[-1][1].ex, chosen[-1][1].wd
+        for taken, value in reversed(chosen[:-1]):
+            ex, wd = np.where(taken, value.ex, ex), np.where(taken, value.wd, wd)
+        return Pair(ex, wd, node.dtype)
+
     def _reduce(self, node: Reduce, grid: Grid) -> Pair:
         """Each reduction index is a new leading axis, so outer values broadcast against it."""
         env, active = dict(grid.env), grid.active
@@ -305,6 +328,18 @@ class Evaluator:
         body = self.eval(node.body, inner)
         return Pair(*(_reduce_part(node.op, part, inner.active, axes, types[node.dtype])
                       for part, types in ((body.ex, EXACT), (body.wd, WIDE))), node.dtype)
+
+
+def _pattern_holds(p: Pattern, values) -> np.ndarray:
+    if p.kind == "wild":
+        return np.ones(np.shape(values), bool)
+    if p.kind == "range":
+        lo, hi, inclusive = p.values
+        holds = np.ones(np.shape(values), bool) if lo is None else values >= lo
+        if hi is not None:
+            holds = holds & ((values <= hi) if inclusive else (values < hi))
+        return holds
+    return np.isin(values, p.values)
 
 
 COMPARISONS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,

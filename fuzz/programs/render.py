@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    Input, Lit, Program, Read, Reduce, RowMap, Unary, Var, Whole, ROW, is_literal)
+    Input, Lit, Match, Pattern, Program, Read, Reduce, RowMap, Unary, Var, Whole, ROW, is_literal)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -163,8 +163,17 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, IfElse):
         return (f"if {expr(node.cond, names)} {{ {expr(node.then, names)} }} "
                 f"else {{ {expr(node.other, names)} }}", ATOM)
+    if isinstance(node, Call) and node.piped:
+        return f"({expr(node.args[0], names)} |> {names(node.fn)})", ATOM
     if isinstance(node, Call):
         return f"{names(node.fn)}({', '.join(expr(a, names) for a in node.args)})", ATOM
+    if isinstance(node, Block) and node.style == "pipe":
+        (name, value), = node.lets
+        return f"({expr(value, names)} |> |{name}| {expr(node.result, names)})", ATOM
+    if isinstance(node, Block) and node.style == "nested":
+        lets = "".join(f"let {n} = {expr(e, names)}; " for n, e in node.lets)
+        inner = f"f_{node.lets[0][0]}"
+        return f"{{ {lets}fn {inner}() {{ {expr(node.result, names)} }} {inner}() }}", ATOM
     if isinstance(node, Cast):
         return f"{_operand(node.arg, names, CAST)} as {node.dtype}", CAST
     if isinstance(node, Block):
@@ -172,7 +181,24 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
         return f"{{ {lets}{expr(node.result, names)} }}", ATOM
     if isinstance(node, Reduce):
         return _reduce(node, names), ATOM
+    if isinstance(node, Match):
+        arms = ", ".join(f"{_pattern(a.pattern)}{'' if a.guard is None else ' if ' + expr(a.guard, names)}"
+                         f" => {expr(a.body, names)}" for a in node.arms)
+        return f"match {expr(node.scrutinee, names)} {{ {arms} }}", ATOM
     raise TypeError(f"not an expression: {node!r}")
+
+
+def _pattern(p: Pattern) -> str:
+    if p.kind == "wild":
+        return p.bind or "_"
+    if p.kind == "range":
+        lo, hi, inclusive = p.values
+        text = f"{'' if lo is None else lo}{'..=' if inclusive else '..'}{'' if hi is None else hi}"
+    else:
+        text = " | ".join(("true" if v else "false") if isinstance(v, bool) else str(v) for v in p.values)
+    if p.bind is None:
+        return text
+    return f"{p.bind} @ ({text})" if p.kind == "or" else f"{p.bind} @ {text}"
 
 
 def _literal(lit: Lit, anchored: bool) -> tuple[str, int]:

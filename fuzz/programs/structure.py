@@ -89,13 +89,6 @@ class IfElse:
 
 
 @dataclass(frozen=True)
-class Call:
-    fn: str                        # a std::math function or a user function of the program
-    args: tuple
-    dtype: str
-
-
-@dataclass(frozen=True)
 class Cast:
     arg: object
     dtype: str
@@ -103,10 +96,46 @@ class Cast:
 
 @dataclass(frozen=True)
 class Block:
-    """`{ let a = ..; let b = ..; result }`."""
+    """`{ let a = ..; let b = ..; result }`. `style` only changes how it is written:
+    "nested" reads the lets from a function nested in the block (`{ let a = ..; fn g() { a + 1 }
+    g() }`), "pipe" sends its one let's value into a lambda (`(.. |> |a| a + 1)`)."""
 
     lets: tuple                    # (name, expr) pairs
     result: object
+    dtype: str
+    style: str = "let"
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: str                        # a std::math function or a user function of the program
+    args: tuple
+    dtype: str
+    piped: bool = False            # written `arg |> fn` (one argument)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A `match` arm's pattern over an integer or a bool: "lit" (values[0]), "or" (any of
+    values), "range" (values = (lo or None, hi or None, inclusive)) or "wild"; `bind` names
+    the matched value (`n @ 1..=5`, or a plain `n` for a wild one)."""
+
+    kind: str
+    values: tuple = ()
+    bind: str | None = None
+
+
+@dataclass(frozen=True)
+class Arm:
+    pattern: Pattern
+    guard: object | None
+    body: object
+
+
+@dataclass(frozen=True)
+class Match:
+    scrutinee: object
+    arms: tuple                    # Arm
     dtype: str
 
 
@@ -271,6 +300,8 @@ def children(expr) -> tuple:
         return tuple(e for _, e in expr.lets) + (expr.result,)
     if isinstance(expr, Reduce):
         return (expr.body,) + ((expr.guard,) if expr.guard is not None else ())
+    if isinstance(expr, Match):
+        return (expr.scrutinee,) + tuple(x for arm in expr.arms for x in (arm.guard, arm.body) if x is not None)
     return ()
 
 

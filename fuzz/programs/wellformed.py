@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from fuzz.programs.structure import (
-    Block, Bound, Call, Define, Derivative, Function, Group, Index, Input, Program, Read, Reduce, RowMap, Var, Whole,
+    Block, Bound, Call, Define, Derivative, Function, Group, Index, Input, Match, Program, Read, Reduce, RowMap,
+    Var, Whole,
     children, clause_exprs, walk)
 
 
@@ -83,6 +84,11 @@ def depends_on(expr, names: set, functions: dict) -> bool:
             if depends_on(value, names, functions):
                 names.add(name)
         return depends_on(expr.result, names, functions)
+    if isinstance(expr, Match) and depends_on(expr.scrutinee, names, functions):
+        return True
+    if isinstance(expr, Match):
+        return any(depends_on(x, names, functions) for arm in expr.arms for x in (arm.guard, arm.body)
+                   if x is not None)
     return any(depends_on(child, names, functions) for child in children(expr))
 
 

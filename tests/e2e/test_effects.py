@@ -94,3 +94,46 @@ def test_a_failed_assert_cuts_the_prints_after_it():
     with pytest.raises(RunError, match="positive"):
         einc.load(art.vmfb).run({"x": -np.ones(3, np.float32)}, stdout=buf)
     assert buf.getvalue() == "before\n"
+
+
+SAVES = """
+let x: [f32; 3];
+let y = x * 2.0;
+save_npy("y.npy", y);
+let c: [u8; 2] = [200, 7];
+save_npy("sub/c.npy", c);
+print("saved");
+assert(y[0] < 0.0, "y[0] is not negative");
+save_npy("never.npy", y);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_save_npy_writes_its_file_when_the_program_runs(tmp_path, monkeypatch, target):
+    """In program order, relative to the folder the program runs in; a failed assert stops the
+    effects after it, as it stops the prints."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    x = np.array([1.0, -2.0, 3.5], np.float32)
+    program = einc.load(einc.compile(SAVES, target=target).vmfb)
+    try:
+        with pytest.raises(RunError, match="not negative"):
+            program.run({"x": x}, stdout=io.StringIO())
+    finally:
+        program.close()
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), x * 2)
+    saved = np.load(tmp_path / "sub" / "c.npy")
+    assert saved.dtype == np.uint8 and list(saved) == [200, 7]
+    assert not (tmp_path / "never.npy").exists()
+
+
+def test_save_npy_to_a_folder_that_does_not_exist_is_a_run_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    program = einc.load(einc.compile('let x: [f32; 2];\nsave_npy("missing/x.npy", x);\n').vmfb)
+    with pytest.raises(RunError, match="save_npy could not write missing/x.npy"):
+        program(x=np.zeros(2, np.float32))
+
+
+def test_save_npy_needs_a_file_name_known_at_build_time(diagnose):
+    diag, _ = diagnose("let x: [f32; 2];\nsave_npy(x, x);\n")
+    assert diag.code == "E002" and "file name" in diag.message

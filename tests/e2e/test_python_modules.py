@@ -105,3 +105,31 @@ def test_python_call_errors_are_diagnostics_at_the_call(folder, call, code, word
     assert diag.code == code and diag.span.line == 3 and words in diag.message
     if code == "E011":
         assert "run-time input" in diag.hint
+
+
+def test_a_rule_gives_a_derivative_to_a_function_whose_body_calls_python(tmp_path):
+    """The body computes the value during the build; the `@fn` rule gives the derivative."""
+    source = tmp_path / "rule.ein"
+    source.write_text("""
+        fn sq(x) { python::numpy::square(x) }
+        @fn sq(x) { 2.0 * x * @x }
+        fn cube(x) { python::numpy::power(x, 3.0) }
+        @fn cube(x) { 3.0 * x * x * @x }
+        let x = 3.0;
+        let y = sq(x) + cube(x);
+        let d = @y / @x;
+        let h: f64 = 0.5;
+        let z = sq(h) * 4.0;
+        let dz = @z / @h;
+    """)
+    out = einc.load(einc.compile(str(source), allow_python=True).vmfb)()
+    assert out["y"] == pytest.approx(9.0 + 27.0) and out["d"] == pytest.approx(2 * 3.0 + 3 * 9.0)
+    assert out["z"] == 1.0 and out["dz"] == 4.0
+
+
+def test_without_a_rule_a_python_body_still_has_no_derivative(tmp_path):
+    source = tmp_path / "norule.ein"
+    source.write_text("fn sq(x) { python::numpy::square(x) }\nlet x = 3.0;\nlet y = sq(x);\nlet d = @y / @x;\n")
+    with pytest.raises(CompileError) as info:
+        einc.compile(str(source), allow_python=True)
+    assert info.value.diagnostics[0].code == "E011" and "no derivative" in info.value.diagnostics[0].message

@@ -6,6 +6,7 @@ import pytest
 
 import einc
 from einc.driver import emit_program
+from tests.programs import source
 
 H = 1e-6                               # central-difference step
 FD_TOL = dict(rtol=1e-6, atol=1e-8)    # f64: the differences themselves are good to ~1e-9
@@ -78,18 +79,7 @@ def test_jacobian_column_of_the_states_runs_one_tangent_loop(rnn_inputs, tmp_pat
     assert "h'" in mlir and "?x4x4x4xf64" not in mlir      # a tangent member, not the dense Jacobian
 
 
-KALMAN = """use std::math::*;
-let y: [f64; T];
-let q: f64;
-let r: f64;
-let x[0] = y[0];
-let P[0] = 1.0;
-let x_pred[t in 1..T] = x[t - 1];
-let P_pred[t in 1..T] = P[t - 1] + q;
-let S[t in 1..T] = P_pred[t] + r;
-let K[t in 1..T] = P_pred[t] / S[t];
-let x[t in 1..T] = x_pred[t] + K[t] * (y[t] - x_pred[t]);
-let P[t in 1..T] = (1.0 - K[t]) * P_pred[t];
+KALMAN = "use std::math::*;\n" + source("kalman_1d") + """
 let loglik = -0.5 * sum[t in 1..T](log(S[t]) + (y[t] - x_pred[t]) ** 2 / S[t]);
 let d_q = @loglik / @q;
 let d_r = @loglik / @r;

@@ -4,6 +4,7 @@ import pytest
 
 import einc
 from einc.diagnostics import CompileError
+from tests.programs import source
 
 rng = np.random.default_rng(5)
 
@@ -36,19 +37,7 @@ def test_fibonacci_with_two_lookbacks_and_a_symbolic_extent(run):
 
 def test_kalman_filter_members_recur_in_one_loop(run):
     y = np.cumsum(rng.standard_normal(50)) + rng.standard_normal(50)
-    out = run("""
-        let y: [f64; T];
-        let q: f64;
-        let r: f64;
-        let x[0] = y[0];
-        let P[0] = 1.0;
-        let x_pred[t in 1..T] = x[t - 1];
-        let P_pred[t in 1..T] = P[t - 1] + q;
-        let S[t in 1..T] = P_pred[t] + r;
-        let K[t in 1..T] = P_pred[t] / S[t];
-        let x[t in 1..T] = x_pred[t] + K[t] * (y[t] - x_pred[t]);
-        let P[t in 1..T] = (1.0 - K[t]) * P_pred[t];
-    """, outputs=["x", "P"], y=y, q=0.5, r=2.0)
+    out = run(source("kalman_1d"), outputs=["x", "P"], y=y, q=0.5, r=2.0)
     x, P = np.zeros(50), np.zeros(50)
     x[0], P[0] = y[0], 1.0
     for t in range(1, 50):
@@ -112,16 +101,7 @@ def test_same_step_reads_follow_dependencies(run):
     np.testing.assert_allclose(out["s"], s)
 
 
-EDIT_DISTANCE = """
-    use std::math::min;
-    let a: [i32; M];
-    let b: [i32; N];
-    let D[0, j in 0..N + 1] = j;
-    let D[i in 1..M + 1, 0] = i;
-    let D[i in 1..M + 1, j in 1..N + 1] = min(min(D[i - 1, j] + 1, D[i, j - 1] + 1),
-        D[i - 1, j - 1] + if a[i - 1] == b[j - 1] { 0 } else { 1 });
-    let distance = D[M, N];
-"""
+EDIT_DISTANCE = source("edit_distance")
 
 
 def test_edit_distance_two_dimensional_grid(run):

@@ -12,7 +12,7 @@ from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.render import render_program
 from fuzz.programs.compare import disagreement
 from fuzz.programs.structure import (
-    Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse, Index, Input, Lit,
+    Arm, Match, Pattern, Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse, Index, Input, Lit,
     Program, Range, Read, Reduce, RowMap, Slot, Unary, Var, Where, Whole, widens_an_approximation)
 from fuzz.programs.wellformed import depends_on, wholes_are_arrays
 
@@ -172,7 +172,6 @@ def test_an_f64_value_from_an_f32_cosine_is_held_to_f32_tolerance():
     assert "allowed error" in disagreement(want.ex + 1e-3, want, f32_inside=True)
 
 
-
 def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension():
     x = Input("x", "f32", (Bound(3), Bound(4)))
     row = Read("row", (), "f32")
@@ -186,3 +185,37 @@ def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension(
     text = render_program(prog, "q_")
     assert "fn q_r_row(row: [f32; 4]) -> f32 { let w = row * row; sum[k](w[k]) }" in text
     assert "let q_p = [q_p_row(q_x[i]) | i in 0..3];" in text
+
+
+def test_a_match_takes_the_first_arm_whose_pattern_and_guard_hold():
+    x = Input("x", "i32", (Bound(6),))
+    read = Read("x", (I,), "i32")
+    arms = (Arm(Pattern("or", (1, 2)), None, Lit(10, "i32")),
+            Arm(Pattern("range", (3, 6, True), "m"), Binary(">", Var("m", "i32"), Lit(4, "i32"), "bool"),
+                Var("m", "i32")),
+            Arm(Pattern("range", (None, 4, True)), None, Lit(-1, "i32")),
+            Arm(Pattern("range", (5, None, False)), None, Lit(7, "i32")))
+    prog = program([Define("y", "i32", (Clause((ranged("i", 0, 6),), Match(read, arms, "i32")),))], [x])
+    out = meaning(prog, x=np.array([1, 2, 4, 5, 9, -3], np.int32))
+    np.testing.assert_array_equal(out["y"], [10, 10, -1, 5, 7, -1])
+    text = render_program(prog)
+    assert "1 | 2 => 10" in text and "m @ 3..=6 if m > 4 => m" in text and "..=4 =>" in text and "5.. =>" in text
+
+
+def test_an_or_pattern_with_a_binding_is_parenthesised():
+    arms = (Arm(Pattern("or", (1, 2), "m"), None, Var("m", "i32")), Arm(Pattern("wild"), None, Lit(0, "i32")))
+    prog = program([Define("y", "i32", (Clause((), Match(Lit(2, "i32"), arms, "i32")),))])
+    assert "m @ (1 | 2) => m" in render_program(prog)
+    assert meaning(prog)["y"] == 2
+
+
+def test_block_styles_and_piped_calls_render_what_they_mean():
+    let = (("v", Lit(2.0, "f32")),)
+    result = Binary("*", Var("v", "f32"), Lit(3.0, "f32"), "f32")
+    double = Function("double", (("a", "f32"),), False, Binary("+", Var("a", "f32"), Var("a", "f32"), "f32"), "f32")
+    for style, text in (("nested", "fn f_v() { v * 3.0 } f_v()"), ("pipe", "|> |v| v * 3.0")):
+        prog = program([double, Define("y", "f32", (Clause((), Call("double", (Block(let, result, "f32", style),),
+                                                                    "f32", piped=True)),))])
+        rendered = render_program(prog)
+        assert text in rendered and "|> double)" in rendered
+        assert meaning(prog)["y"] == 12.0

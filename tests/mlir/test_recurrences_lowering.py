@@ -10,6 +10,7 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from einc.driver import lower
+from tests.programs import source
 from process_resources import open_fds, peak_resident_bytes_of, resident_bytes
 
 rng = np.random.default_rng(23)
@@ -133,28 +134,9 @@ def test_state_read_at_a_constant_step_stays_inside_the_loop():
 
 # ------------------------------------------------------------------------------------ vulkan
 
-KALMAN = """
-    let y: [f32; T];
-    let q: f32;
-    let r: f32;
-    let x[0] = y[0];
-    let P[0] = 1.0;
-    let x_pred[t in 1..T] = x[t - 1];
-    let P_pred[t in 1..T] = P[t - 1] + q;
-    let S[t in 1..T] = P_pred[t] + r;
-    let K[t in 1..T] = P_pred[t] / S[t];
-    let x[t in 1..T] = x_pred[t] + K[t] * (y[t] - x_pred[t]);
-    let P[t in 1..T] = (1.0 - K[t]) * P_pred[t];
-"""
+KALMAN = source("kalman_1d").replace("f64", "f32")
 
-RNN = """
-    use std::math::tanh;
-    let W: [f32; H, H];
-    let x: [f32; T, H];
-    let h[0, i in 0..H] = 0.0;
-    let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
-    let final[i] = h[T - 1, i];
-"""
+RNN = source("rnn")
 
 
 def rnn_numpy(W: np.ndarray, x: np.ndarray) -> np.ndarray:

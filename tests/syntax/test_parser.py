@@ -245,11 +245,29 @@ def test_if_else_chain():
 def test_match():
     m = expr("match n { 0 => a, -1 => b, x if x > 3 => c, (p, _) => e, _ => d, }")
     pats = [arm.pattern for arm in m.arms]
-    assert pats[0].value == 0 and not pats[0].negative
-    assert pats[1].value == -1 and pats[1].negative
+    assert pats[0].value == 0 and pats[1].value == -1
     assert isinstance(pats[2], ast.BindPat) and m.arms[2].guard.op == ">"
     assert isinstance(pats[3], ast.TuplePat) and isinstance(pats[3].elems[1], ast.WildPat)
     assert isinstance(pats[4], ast.WildPat)
+
+
+def test_rust_patterns():
+    m = expr("match v { 1 | 2 => a, n @ 3..=9 => b, 0..10 => c, ..=-1 => d, 5.. => e, "
+             "[h, ..t] => f, [x, .., y] => g, [] => h, k where k > 3 => i }")
+    pats = [arm.pattern for arm in m.arms]
+    assert isinstance(pats[0], ast.OrPat) and [p.value for p in pats[0].alts] == [1, 2]
+    assert isinstance(pats[1], ast.BindPat) and pats[1].name == "n" and pats[1].sub.inclusive
+    assert (pats[2].lo, pats[2].hi, pats[2].inclusive) == (0, 10, False)
+    assert (pats[3].lo, pats[3].hi) == (None, -1) and (pats[4].lo, pats[4].hi) == (5, None)
+    assert isinstance(pats[5].elems[1], ast.RestPat) and pats[5].elems[1].bind.name == "t"
+    assert pats[6].elems[1].bind is None and pats[7].elems == []
+    assert m.arms[8].guard.op == ">"
+
+
+def test_a_range_pattern_that_matches_nothing_is_refused():
+    with pytest.raises(CompileError) as info:
+        expr("match v { 5..2 => a, _ => b }")
+    assert info.value.diagnostics[0].code == "E001"
 
 
 def test_lambdas():

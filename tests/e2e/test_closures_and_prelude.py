@@ -1,0 +1,87 @@
+"""Constructs other Einlang users write: lambdas on the right of `|>`, functions nested in a
+block that read its locals, comprehension-local bindings, and the prelude's `sum`, `min` and
+`max` without a `use`. Each checked against NumPy or plain Python."""
+import numpy as np
+import pytest
+
+x = np.array([1.0, -2.0, 3.5, 0.25], np.float32)
+M = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], np.float32)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_lambda_on_the_right_of_a_pipeline(run, target):
+    out = run("""
+        fn inc(v) { v + 1 }
+        let x: [f32; 4];
+        let a = 5 |> |k: i32| k * 2;
+        let b = 5 |> inc |> |k| k * 10;
+        let c = x |> |v| v * 2.0 |> |w| w + 1.0;
+    """, target=target, x=x)
+    assert out["a"] == 10 and out["b"] == 60
+    np.testing.assert_allclose(out["c"], x * 2 + 1)
+
+
+def test_functions_nested_in_a_block_read_its_locals(run):
+    out = run("""
+        fn outer() { let a = 5; fn inner() { a * 2 } inner() }
+        fn scale(v: f32) -> f32 { let k = 3.0; fn by(w: f32) -> f32 { w * k + v } by(1.0) }
+        let x: [f32; 4];
+        let r = outer();
+        let s = scale(2.0);
+        let t = { let b = 1.5; fn add(q) { q + b } add(x) };
+    """, x=x)
+    assert out["r"] == 10 and out["s"] == 5.0
+    np.testing.assert_allclose(out["t"], x + 1.5)
+
+
+def test_a_top_level_function_still_sees_only_items_and_top_level_bindings(diagnose):
+    diag, text = diagnose("fn f() { a }\nlet r = { let a = 2; f() };\n")
+    assert diag.code == "E003" and "`a`" in diag.message
+
+
+def test_comprehension_local_bindings(run):
+    out = run("""
+        let xs = [1, 2, 3, 4];
+        let a = [r | x in xs, y = x * 2, r = y + 1];
+        let b = [y | x in 0..6, y = x * x, y % 2 == 0];
+        let v: [f32; 4];
+        let c = [w | i in 0..4, w = v[i] * 2.0];
+        let d = [w | i in 0..4, w = v[i] * 2.0, w > 0.0];
+    """, v=x)
+    np.testing.assert_array_equal(out["a"], [3, 5, 7, 9])
+    np.testing.assert_array_equal(out["b"], [0, 4, 16])
+    np.testing.assert_allclose(out["c"], x * 2)
+    np.testing.assert_allclose(out["d"], (x * 2)[x * 2 > 0])
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_prelude_sum_min_max_need_no_use(run, target):
+    out = run("""
+        let M: [f32; 2, 3];
+        let total = sum(M);
+        let row_total = sum(M[1]);
+        let lowest = min(M);
+        let highest = max(M[0]);
+        let pair = min(3, 5);
+        let clipped = max(M, 0.5);
+        let literal = sum([1, 2, 3]);
+        let g = @total / @M;
+    """, target=target, M=M)
+    assert out["total"] == pytest.approx(M.sum()) and out["row_total"] == pytest.approx(M[1].sum())
+    assert out["lowest"] == M.min() and out["highest"] == M[0].max()
+    assert out["pair"] == 3 and out["literal"] == 6
+    np.testing.assert_array_equal(out["clipped"], np.maximum(M, 0.5))
+    np.testing.assert_array_equal(out["g"], np.ones_like(M))
+
+
+def test_a_definition_or_use_of_the_same_name_shadows_the_prelude(run):
+    out = run("""
+        fn max(a, b) { a + b }
+        let r = max(2, 3);
+    """)
+    assert out["r"] == 5
+    out = run("""
+        use std::math::min;
+        let r = min(2.0, 3.0);
+    """)
+    assert out["r"] == 2.0

@@ -1,0 +1,126 @@
+"""`match` with Rust's patterns: literals, ranges, or-patterns, bindings (`n @ p`), guards
+(`if` and `where`), tuples and arrays with a rest, on build-time and run-time values, and
+exhaustiveness by cases. Each result is checked against the same match written in Python."""
+import numpy as np
+import pytest
+
+CLASSIFY = """
+fn classify(k: i32) -> i32 {
+    match k { 0 => 100, 1 | 2 => 10, m @ 3..=9 => m, m where m > 50 => 2, m if m < 0 => -1, _ => 0 }
+}
+let n: i32;
+let flag: bool;
+let out = classify(n);
+let signed = match (n, flag) { (0, _) => 0, (k, true) => k, (k, false) => -k };
+let switch = match flag { true => 1.5, false => -1.5 };
+"""
+
+
+def classify(k: int) -> int:
+    if k == 0:
+        return 100
+    if k in (1, 2):
+        return 10
+    if 3 <= k <= 9:
+        return k
+    if k > 50:
+        return 2
+    return -1 if k < 0 else 0
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_scalar_patterns_on_run_time_values(run, target):
+    import einc
+    program = einc.load(einc.compile(CLASSIFY, target=target).vmfb)
+    try:
+        for n in (0, 1, 2, 3, 9, 10, 50, 51, -4):
+            for flag in (True, False):
+                out = program(n=np.int32(n), flag=np.bool_(flag))
+                assert out["out"] == classify(n)
+                assert out["signed"] == (0 if n == 0 else n if flag else -n)
+                assert out["switch"] == (1.5 if flag else -1.5)
+    finally:
+        program.close()
+
+
+def test_array_patterns_on_rows_of_a_run_time_array(run):
+    M = np.array([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 1, 2]], np.int32)
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    out = run("""
+        let x: [f32; 4];
+        let M: [i32; 3, 4];
+        let head = match x { [a, ..rest] => a * 10.0 + sum[i](rest[i]) };
+        let ends = match x { [first, .., last] => first - last };
+        let rows[i in 0..3] = match M[i] { [0, ..] => -1, [a, b, ..] => a + b };
+        let picked[i in 0..4] = match i { 0 | 3 => x[i], _ => 0.0 };
+    """, x=x, M=M)
+    assert out["head"] == pytest.approx(x[0] * 10 + x[1:].sum())
+    assert out["ends"] == pytest.approx(x[0] - x[-1])
+    np.testing.assert_array_equal(out["rows"], [-1 if r[0] == 0 else r[0] + r[1] for r in M])
+    np.testing.assert_array_equal(out["picked"], [x[0], 0, 0, x[3]])
+
+
+def test_patterns_decided_at_build_time(run):
+    out = run("""
+        let v = [3, 4, 5];
+        let first = match v { [] => 0, [a, ..] => a };
+        let middle = match v { [_, m, _] => m, _ => -1 };
+        let rest_sum = match v { [_, ..rest] => sum[i](rest[i]), [] => 0 };
+        let seven = match 7 { 1 | 2 => 10, n @ 3..=9 => n * 2, _ => 0 };
+        let pair = match (1, 2) { (1, b) => b, (a, _) => a };
+        let word = match "cat" { "dog" => 1, "cat" => 2, _ => 3 };
+    """)
+    assert (out["first"], out["middle"], out["rest_sum"]) == (3, 4, 9)
+    assert (out["seven"], out["pair"], out["word"]) == (14, 2, 2)
+
+
+def test_or_pattern_bindings_take_the_alternative_that_matched(run):
+    out = run("""
+        let p: [i32; 2];
+        let q = (p[0], p[1]);
+        let v = match q { (0, k) | (k, 0) => k, _ => -1 };
+    """, p=np.array([0, 7], np.int32))
+    assert out["v"] == 7
+    out = run("""
+        let p: [i32; 2];
+        let q = (p[0], p[1]);
+        let v = match q { (0, k) | (k, 0) => k, _ => -1 };
+    """, p=np.array([5, 0], np.int32))
+    assert out["v"] == 5
+
+
+@pytest.mark.parametrize("source, missing", [
+    ("let n: i32;\nlet a = match n { 0 => 1, 1..=5 => 2 };\n", "i32::MIN..=-1"),
+    ("let f: bool;\nlet a = match f { true => 1 };\n", "false"),
+    ("let n: i32;\nlet p = (n, n > 0);\nlet a = match p { (0, true) => 1, (_, false) => 2 };\n",
+     "(i32::MIN..=-1, true)"),
+    ("let n: i32;\nlet a = match n { m if m > 0 => 1, 0 => 0, ..=-1 => 2 };\n", "1..=i32::MAX"),
+    ("let x: f32;\nlet a = match x { 1.0 => 2.0 };\n", "_"),
+])
+def test_a_match_that_misses_a_case_names_it(diagnose, source, missing):
+    diag, text = diagnose(source)
+    assert diag.code == "E002" and f"`{missing}` is not covered" in diag.message
+    assert diag.span is not None and diag.span.line >= 1
+
+
+@pytest.mark.parametrize("source", [
+    "let f: bool;\nlet a = match f { true => 1, false => 0 };\n",
+    "let n: u8;\nlet a = match n { 0..=100 => 1, 101.. => 2 };\n",
+    "let n: i8;\nlet a = match n { ..=-1 => -1, 0 => 0, 1..=127 => 1 };\n",
+    "let n: i32;\nlet a = match (n, n > 2) { (_, true) => 1, (_, false) => 0 };\n",
+])
+def test_matches_that_cover_every_value_need_no_catch_all(tmp_path, source):
+    from einc.driver import check_program
+    path = tmp_path / "prog.ein"
+    path.write_text(source)
+    check_program(str(path))
+
+
+def test_every_alternative_binds_the_same_names(diagnose):
+    diag, _ = diagnose("let x = 3;\nlet a = match x { 1 | y => 2 };\n")
+    assert diag.code == "E003" and "`y`" in diag.message
+
+
+def test_a_pattern_of_the_wrong_shape_is_a_type_error(diagnose):
+    diag, _ = diagnose("let a = match (1, 2) { (x, y, z) => x, _ => 0 };\n")
+    assert diag.code == "E002" and "tuple pattern of 3" in diag.message
