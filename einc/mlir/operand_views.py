@@ -426,8 +426,7 @@ def _kept_shape(view: View) -> list:
 def _slice(lw, source: ir.Value, view: View) -> ir.Value:
     """The rank-reduced slice at the fixed coordinates (a constant or a size expression each).
     A slice with run-time sizes passes a barrier: IREE 3.13's data tiling fused it into the
-    matmul's packing and asked for a vector of 2^53 - 1 rows there (`A[i, k] * W[1, k, j]`,
-    W [3, K, N]: "operations with large vector sizes")."""
+    matmul's packing and asked for a vector of 2^53 - 1 rows there (docs/IREE_DEFECTS.md IREE-33)."""
     full = view.read.tensor.shape
     offsets = [Lin(0) if at is None else at for at in view.fixed]
     sizes = [size if at is None else Lin(1) for at, size in zip(view.fixed, full)]
