@@ -280,14 +280,17 @@ def _orders(operand_axes: list, free: list, reduced: tuple, transposed: bool) ->
     if len(operand_axes) != 2 or any(a.stride or len(a.vars) != 1 for axes in operand_axes for a in axes):
         return []
     left, right = ([a.vars[0] for a in axes] for axes in operand_axes)
-    if len(set(left)) != len(left) or len(set(right)) != len(right) or set(left) | set(right) != set(free) | set(reduced):
+    if len(set(left)) != len(left) or len(set(right)) != len(right):
+        return []
+    if set(left) | set(right) != set(free) | set(reduced):
         return []
     summed = [v for v in left if v in reduced]
     if set(summed) != set(reduced) or not set(summed) <= set(right):
         return []
     batch = [v for v in free if v in left and v in right]
     rows, columns = [v for v in free if v not in right], [v for v in free if v not in left]
-    orders = (tuple(left.index(v) for v in batch + rows + summed), tuple(right.index(v) for v in batch + summed + columns))
+    orders = (tuple(left.index(v) for v in batch + rows + summed),
+              tuple(right.index(v) for v in batch + summed + columns))
     return [] if orders == identity else [orders]
 
 

@@ -105,8 +105,8 @@ def test_a_layer_of_stacked_weights_is_written_and_evaluated_as_its_slice():
     loops = (Loop("i", Size.of(4)), Loop("j", Size.of(3)))
     y = Definition("y", loops, Reduction("sum", (Loop("k", Size.of(5)),),
                                          (Read("a", (Sub(Affine.of("i")), Sub(Affine.of("k")))), layer)))
-    program = DenseProgram("f64", (Input("a", (Size.of(4), Size.of(5))), Input("w", (Size.of(2), Size.of(5), Size.of(3)))),
-                           (y,), ("y",))
+    inputs = (Input("a", (Size.of(4), Size.of(5))), Input("w", (Size.of(2), Size.of(5), Size.of(3))))
+    program = DenseProgram("f64", inputs, (y,), ("y",))
     assert program.statements()[-1] == "let y[i in 0..4, j in 0..3] = sum[k in 0..5](a[i, k] * w[1, k, j]);"
     a, w = rng.uniform(-1, 1, (4, 5)), rng.uniform(-1, 1, (2, 5, 3))
     np.testing.assert_allclose(evaluate(program, {"a": a, "w": w})["y"].value, a @ w[1], rtol=1e-12)
