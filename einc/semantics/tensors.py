@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, Stack, StateRead, Value,
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, RecValue, Stack, StateRead, Value,
                            fresh_index_vars, free_vars, is_folding_constant, size_value, walk)
 from einc.ir.types import I32, Lin, shape_str
 from einc.passes.autodiff.jacobian import SLICE, jacobian, jacobian_read
@@ -93,8 +93,9 @@ def batch_over_outer_indices(g: Generic, step_ranges: dict):
     (State.step_ranges), which runs over the steps of the clause being elaborated only."""
     roots = [g.body] + ([g.guard] if g.guard is not None else [])
     outer = sorted(frozenset().union(*map(free_vars, roots)) - frozenset(g.vars), key=lambda v: v.name)
-    if not outer or any(isinstance(v, StateRead) for v in walk(roots)):
+    if not outer or any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
         return g        # inside a recurrence step: a tensor of the state is the step's own work
+                        # (a finished recurrence, a RecValue, is read like any tensor)
     copies = {v: step_ranges[v] for v in outer if v in step_ranges}
     body, guard = g.body, g.guard
     if copies:
