@@ -102,10 +102,12 @@ def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
 
 
 def _read_operand(lw, domain: Domain, read: Read) -> Optional[Operand]:
-    """`read` through an indexing map: plain, or of a reshaped view for flattened subscripts."""
+    """`read` through an indexing map: plain, or of a reshaped view for flattened or split
+    subscripts."""
     if not lw.is_program_level(read.tensor):
         return None
-    view = operand_views.flattened_view(read) or operand_views.plain_view(read)
+    view = (operand_views.flattened_view(read) or operand_views.plain_view(read)
+            or operand_views.merged_view(read))
     return None if view is None else _view_operand(lw, domain, view)
 
 

@@ -15,7 +15,7 @@ import copy
 
 from iree.compiler import ir
 
-from einc.ir.nodes import IndexRef, Input, Program, RecValue, Stack, StateRead, Value, free_vars
+from einc.ir.nodes import Generic, IndexRef, Input, Program, RecValue, Stack, StateRead, Value, free_vars
 from einc.mlir.locations import location_of
 from einc.mlir.program_rules import RULES
 from einc.mlir.shapes import Sizes
@@ -64,7 +64,7 @@ class Lowering:
         return self._state_memo[id(v)]
 
     def _closed(self, v: Value) -> bool:
-        tensor = v.rank > 0 and not isinstance(v, Stack)
+        tensor = (v.rank > 0 and not isinstance(v, Stack)) or isinstance(v, Generic)    # rank 0 too (a slice)
         return isinstance(v, RecValue) or (tensor and self.state_tensors_are_given)
 
     def inside_step(self) -> "Lowering":

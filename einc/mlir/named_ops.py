@@ -13,13 +13,17 @@ PATTERNS is emitted as that op instead of a linalg.generic. A reduction matches 
 
 In contraction patterns a letter may stand for a run of variables that every operand and the
 result keep together in one order (`sum[c, h, w](p[n, c, h, w] * Wf[c, h, w, k])` is a matmul with
-k = (c, h, w)): those axes are collapsed for the op and the result expanded back. Elementwise
+k = (c, h, w)): those axes are collapsed for the op and the result expanded back. A contraction
+that matches no pattern as written may match one with its operands' axes permuted: the operands
+are transposed for the op (`linalg.transpose`), as attention's heads split by a flattened
+subscript, `sum[d](q[s, 8 * h + d] * k[t, 8 * h + d])`, are a batch_matmul over h. Elementwise
 work around the reduction (bias, ReLU) stays in the enclosing kernel, which IREE fuses with it.
 Anything else stays a linalg.generic, which is always correct.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import permutations
 from typing import Callable, Optional
 
@@ -193,6 +197,7 @@ class Match:
     operand_axes: list                # per operand, its Axes (runs, windows)
     strides: list = field(default_factory=list)
     dilations: list = field(default_factory=list)
+    perms: tuple = ()                 # per operand, the view's axes in the op's order (None: as is)
 
 
 def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
@@ -201,20 +206,26 @@ def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
     flattened subscripts (`Wf[16 * c + 4 * h + w, k]` is a matmul operand)."""
     if reduce.guard is not None or not reduce.dtype.is_float:
         return None
-    for views in (_factors(reduce.body, _VIEWS), _factors(reduce.body, _VIEWS[::-1])):
-        if views is None or len(views) > 2 or any(v.read.dtype != reduce.dtype for v in views):
-            continue
-        for pattern in PATTERNS:
-            if pattern.kind != reduce.kind or len(pattern.operands) != len(views):
+    for transposed in (False, True):
+        for views in (_factors(reduce.body, _VIEWS), _factors(reduce.body, _VIEWS[::-1])):
+            if views is None or len(views) > 2 or any(v.read.dtype != reduce.dtype for v in views):
                 continue
-            for ordered in permutations(views):
-                found = _match_pattern(pattern, ordered, free, reduce.vars)
-                if found is not None:
-                    return found
+            for pattern in PATTERNS:
+                if pattern.kind != reduce.kind or len(pattern.operands) != len(views):
+                    continue
+                if transposed and not pattern.groups:
+                    continue
+                for ordered in permutations(views):
+                    found = _match_pattern(pattern, ordered, free, reduce.vars, transposed)
+                    if found is not None:
+                        return found
     return None
 
 
-_VIEWS = (operand_views.plain_view, operand_views.flattened_view)
+# a read with subscripts fixed at build time is one of a slice first (`W[1, k, d]`: a layer's
+# weights taken from a stack), as that axis can be no letter of a pattern
+_VIEWS = (operand_views.sliced_view, operand_views.plain_view, partial(operand_views.flattened_view, sliced=True),
+          operand_views.merged_view)
 
 
 def _factors(v: Value, rules: tuple) -> Optional[list[View]]:
@@ -239,20 +250,48 @@ def _read_view(v: Value, rules: tuple) -> Optional[View]:
     return next((view for rule in rules if (view := rule(v)) is not None), None)
 
 
-def _match_pattern(pattern: Pattern, views: tuple, free: list, reduced: tuple) -> Optional[Match]:
+def _match_pattern(pattern: Pattern, views: tuple, free: list, reduced: tuple,
+                   transposed: bool = False) -> Optional[Match]:
     candidates = [_operand_axes(v) for v in views]
     if None in candidates:
         return None
     for operand_axes in _window_readings(candidates):
-        out = [Axis((v,)) for v in free]
-        sequences = [out] + operand_axes
-        if pattern.groups:
-            sequences = _merge_runs(sequences)
-        found = _bind(pattern, sequences, set(reduced))
-        if found is not None:
-            found.views = views
-            return found
+        for perms in _orders(operand_axes, free, reduced, transposed):
+            out = [Axis((v,)) for v in free]
+            sequences = [out] + [[axes[k] for k in perm] for axes, perm in zip(operand_axes, perms)]
+            if pattern.groups:
+                sequences = _merge_runs(sequences)
+            found = _bind(pattern, sequences, set(reduced))
+            if found is not None:
+                found.views = views
+                found.perms = tuple(None if list(p) == sorted(p) else p for p in perms)
+                return found
     return None
+
+
+def _orders(operand_axes: list, free: list, reduced: tuple, transposed: bool) -> list:
+    """Per operand, the orders of its axes to try: as written, or with `transposed` the one a
+    contraction takes, when that is another: the left operand's axes as batch, rows, summed;
+    the right one's as batch, summed, columns (batch, row and column axes in the result's
+    order, the summed ones in the left operand's)."""
+    identity = tuple(tuple(range(len(axes))) for axes in operand_axes)
+    if not transposed:
+        return [identity]
+    if len(operand_axes) != 2 or any(a.stride or len(a.vars) != 1 for axes in operand_axes for a in axes):
+        return []
+    left, right = ([a.vars[0] for a in axes] for axes in operand_axes)
+    if len(set(left)) != len(left) or len(set(right)) != len(right):
+        return []
+    if set(left) | set(right) != set(free) | set(reduced):
+        return []
+    summed = [v for v in left if v in reduced]
+    if set(summed) != set(reduced) or not set(summed) <= set(right):
+        return []
+    batch = [v for v in free if v in left and v in right]
+    rows, columns = [v for v in free if v not in right], [v for v in free if v not in left]
+    orders = (tuple(left.index(v) for v in batch + rows + summed),
+              tuple(right.index(v) for v in batch + summed + columns))
+    return [] if orders == identity else [orders]
 
 
 def _window_readings(candidates: list) -> list:
@@ -306,7 +345,8 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
     """The named op over `init` (the result's identity-filled tensor, axes as in `free`); None
     when an operand is not a device tensor. `build(ins, out)`, where given, computes the op's
     result from its operands and identity-filled output in another way (cpu_matmuls)."""
-    ins = [_operand(lw, view, axes) for view, axes in zip(found.views, found.operand_axes)]
+    perms = found.perms or (None,) * len(found.views)
+    ins = [_operand(lw, view, axes, perm) for view, axes, perm in zip(found.views, found.operand_axes, perms)]
     if any(t is None for t in ins):
         return None
     pattern = found.pattern
@@ -327,14 +367,23 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
     return _expand(lw, result, init, found.out)
 
 
-def _operand(lw, view: View, axes: list[Axis]) -> Optional[ir.Value]:
-    """The view as the op reads it, its runs collapsed; a run that is exactly an axis the view
-    split (a flattened subscript read by a contraction) is that axis, unsplit."""
-    if view.splits and _groups(axes) == operand_views.split_groups(view.splits):
+def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple]) -> Optional[ir.Value]:
+    """The view as the op reads it, its axes in the op's order (`perm`) and its runs collapsed;
+    a run that is exactly an axis the view split (a flattened subscript read by a contraction)
+    is that axis, unsplit."""
+    if perm is None and view.splits and _groups(axes) == operand_views.split_groups(view.splits):
         view = replace(view, splits=())
         return view_tensor(lw, view)
     value = view_tensor(lw, view)
-    return None if value is None else _collapse(value, axes)
+    if value is None:
+        return None
+    return _collapse(value if perm is None else _transpose(lw, value, view, perm), axes)
+
+
+def _transpose(lw, value: ir.Value, view: View, perm: tuple) -> ir.Value:
+    shape = [view.shape[k] for k in perm]
+    init = lw.sizes.empty(tuple(shape), ir.RankedTensorType(value.type).element_type)
+    return linalg.transpose(value, outs=[init], permutation=list(perm)).results[0]
 
 
 def _groups(axes: list[Axis]) -> list[list[int]]:

@@ -11,7 +11,13 @@ become operands, through a view of the tensor built once at function level:
   of X padded with that constant (`tensor.pad`), at `ih + pad`, and the guard disappears;
 - a flattened subscript, `Wf[16 * c + 4 * h + w, k]` with c, h, w spanning 16, 4 and 4 and the
   axis 256 long: the read becomes one of Wf reshaped to [16, 4, 4, K] (`tensor.expand_shape`)
-  at [c, h, w, k].
+  at [c, h, w, k];
+- for named ops (named_ops), a subscript fixed at build time, `W[1, k, d]` or `W[L - 1, k, d]`:
+  the read becomes one of the slice W[1] (`tensor.extract_slice` dropping the axis) at [k, d],
+  so that a layer's weights taken from a stack are a matmul operand;
+- a split subscript, `ctx[d / 8, s, d % 8]` with d spanning 0..8 n over axes n and 8 long (heads
+  merged back): the read becomes one of ctx with the quotient's axis moved before the
+  remainder's (`linalg.transpose`) and the two collapsed (`tensor.collapse_shape`), at [s, d].
 
 A padded read of a product, `X[..] * K[..]` with `else 0`, gives 0 * K at a padded point, which
 is NaN where K is inf or NaN (as in NumPy and JAX convolutions) where the guard gave 0.
@@ -23,12 +29,13 @@ from typing import Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import tensor
+from iree.compiler.dialects import linalg, tensor
 
 from einc.ir import affine
 from einc.ir.nodes import Const, Op, Read, Value
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
+from einc.mlir.dispatch_captures import fence
 from einc.mlir.types import element_type, index_type, is_tensor
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -36,10 +43,12 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 @dataclass(frozen=True)
 class View:
-    """`read.tensor` cut to its first `keep[axis]` elements per axis (None: all), padded by
-    `pad_lo`/`pad_hi` elements with `pad_value`, then each axis split into `splits[axis]` (outer
-    first; () keeps it whole), then each axis of that cut to `windows[axis]` (None: all), read
-    at `subs`: one Lin per axis of the viewed tensor, in index-variable coordinates."""
+    """`read.tensor` at `fixed[axis]` on the axes where that is a Lin (those axes dropped), then
+    cut to its first `keep[axis]` elements per axis (None: all), padded by `pad_lo`/`pad_hi`
+    elements with `pad_value`, then each axis split into `splits[axis]` (outer first; () keeps
+    it whole), then each axis of that cut to `windows[axis]` (None: all), then its axes taken in
+    `order` and the groups of `merges` collapsed, read at `subs`: one Lin per axis of the
+    viewed tensor, in index-variable coordinates."""
     read: Read
     subs: tuple
     keep: tuple = ()
@@ -48,12 +57,21 @@ class View:
     pad_value: object = 0
     splits: tuple = ()
     windows: tuple = ()
+    fixed: tuple = ()
+    order: tuple = ()
+    merges: tuple = ()
+
+    @property
+    def base_shape(self) -> tuple:
+        """The sizes of the axes that are not fixed."""
+        shape = self.read.tensor.shape
+        return tuple(size for axis, size in enumerate(shape) if not self.fixed or self.fixed[axis] is None)
 
     @property
     def shape(self) -> tuple:
         """The viewed tensor's sizes (Lins)."""
         out = []
-        for axis, size in enumerate(self.read.tensor.shape):
+        for axis, size in enumerate(self.base_shape):
             if self.keep and self.keep[axis] is not None:
                 size = self.keep[axis]
             if self.pad_lo:
@@ -62,7 +80,18 @@ class View:
             out.extend(Lin(n) for n in split) if split else out.append(size)
         if self.windows:
             out = [size if window is None else window.size for size, window in zip(out, self.windows)]
+        if self.order:
+            out = [out[k] for k in self.order]
+        if self.merges:
+            out = [_product_lin([out[k] for k in group]) for group in self.merges]
         return tuple(out)
+
+
+def _product_lin(sizes: list) -> Lin:
+    out = sizes[0]
+    for size in sizes[1:]:
+        out = out.scale(size.const) if size.is_const else size.scale(out.const)
+    return out
 
 
 @dataclass(frozen=True)
@@ -93,20 +122,88 @@ def plain_view(read: Read) -> Optional[View]:
     return _fit_loop_axes(View(read, subs))
 
 
-def flattened_view(read: Read) -> Optional[View]:
-    """A read with at least one subscript `c1 * v1 + c2 * v2 + ..` that numbers the points of
-    its variables in row-major order (zero-based, constant extents) over a whole axis."""
+def sliced_view(read: Read) -> Optional[View]:
+    """A read proven in bounds whose subscripts are all affine and at least one of them fixed
+    at build time (no index variable in it): the read of the slice at the others."""
     subs = _affine_subs(read)
     if subs is None or not read.in_bounds:
         return None
+    fixed = tuple(sub if _is_fixed(sub) else None for sub in subs)
+    if all(f is None for f in fixed) or all(f is not None for f in fixed):
+        return None
+    rest = tuple(sub for sub, f in zip(subs, fixed) if f is None)
+    return _fit_loop_axes(View(read, rest, fixed=fixed))
+
+
+def merged_view(read: Read) -> Optional[View]:
+    """A read at `v / c` on an axis n long and `v % c` on one c long, v spanning 0..n c, its
+    other subscripts variables spanning their whole axes: the read of the tensor with the
+    quotient's axis moved before the remainder's (whose elements stay contiguous) and the two
+    collapsed, at v (row-major: v = c (v / c) + v % c)."""
+    parts = [_split_part(sub) for sub in read.subs]
+    others = [_whole_axis_var(sub, size) for sub, size, part in zip(read.subs, read.tensor.shape, parts)
+              if part is None]
+    splits = [(axis, part) for axis, part in enumerate(parts) if part is not None]
+    if len(splits) != 2 or None in others:
+        return None
+    (a, (op_a, var_a, c_a)), (b, (op_b, var_b, c_b)) = splits
+    if var_a is not var_b or c_a != c_b or {op_a, op_b} != {"div", "rem"}:
+        return None
+    hi, lo = (a, b) if op_a == "div" else (b, a)
+    shape = read.tensor.shape
+    if shape[lo] != c_a or var_a.extent != shape[hi].scale(c_a):
+        return None
+    order = [k for k in range(len(shape)) if k != hi]
+    order.insert(order.index(lo), hi)
+    merges, subs = [], []
+    for k in order:
+        if k == lo:
+            merges[-1].append(order.index(k))
+            continue
+        merges.append([order.index(k)])
+        subs.append(Lin.of(var_a) if k == hi else affine.affine_of(read.subs[k]))
+    return View(read, tuple(subs), order=tuple(order), merges=tuple(tuple(g) for g in merges))
+
+
+def _split_part(sub: Value) -> Optional[tuple]:
+    """(op, v, c) when `sub` is `v / c` or `v % c`, v a zero-based variable, c a positive constant."""
+    if not (isinstance(sub, Op) and sub.op in ("div", "rem")):
+        return None
+    numer, denom = affine.affine_of(sub.args[0]), _scalar_constant(sub.args[1])
+    if numer is None or not isinstance(denom, int) or denom <= 0 or numer.const or len(numer.terms) != 1:
+        return None
+    (var, coeff), = numer.terms.items()
+    if coeff != 1 or not hasattr(var, "extent") or var.lo != 0:
+        return None
+    return sub.op, var, denom
+
+
+def _whole_axis_var(sub: Value, size: Lin):
+    lin = affine.affine_of(sub)
+    var = None if lin is None else _loop_alone(lin)
+    return var if var is not None and var.lo == 0 and var.extent == size else None
+
+
+def _is_fixed(sub: Lin) -> bool:
+    return not any(hasattr(key, "extent") for key in sub.keys())
+
+
+def flattened_view(read: Read, sliced: bool = False) -> Optional[View]:
+    """A read with at least one subscript `c1 * v1 + c2 * v2 + ..` that numbers the points of
+    its variables in row-major order (zero-based, constant extents) over a whole axis; with
+    `sliced`, any subscripts fixed at build time take a slice first (sliced_view)."""
+    base = sliced_view(read) if sliced else None
+    subs = base.subs if base is not None else _affine_subs(read)
+    if subs is None or not read.in_bounds:
+        return None
     splits, new_subs = [], []
-    for sub, size in zip(subs, read.tensor.shape):
+    for sub, size in zip(subs, base.base_shape if base is not None else read.tensor.shape):
         digits = _mixed_radix(sub, size)
         splits.append(tuple(n for _, n in digits) if digits else ())
         new_subs.extend(Lin.of(v) for v, _ in digits) if digits else new_subs.append(sub)
     if not any(splits):
         return None
-    return View(read, tuple(new_subs), splits=tuple(splits))
+    return View(read, tuple(new_subs), fixed=base.fixed if base is not None else (), splits=tuple(splits))
 
 
 def padded_read(select: Value) -> Optional[PaddedRead]:
@@ -289,12 +386,14 @@ def _scalar_constant(v: Value):
 def view_tensor(lw, view: View) -> Optional[ir.Value]:
     """The viewed tensor at function level (memoized, so kernels reading one view share it);
     None when the read's tensor is not a device tensor."""
-    key = (id(view.read.tensor), view.keep, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
-           view.windows)
+    key = (id(view.read.tensor), view.fixed, view.keep, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
+           view.windows, view.order, view.merges)
     if key not in lw.views:
         source = lw.lower(view.read.tensor)
         if not is_tensor(source):
             return None
+        if view.fixed:
+            source = _slice(lw, source, view)
         if view.keep:
             source = _prefix(lw, source, view)
         if view.pad_lo:
@@ -303,6 +402,8 @@ def view_tensor(lw, view: View) -> Optional[ir.Value]:
             source = _expand(lw, source, view)
         if view.windows:
             source = _cut_windows(lw, source, view)
+        if view.order:
+            source = _reorder(lw, source, view)
         lw.views[key] = source
     return lw.views[key]
 
@@ -319,7 +420,24 @@ def split_groups(splits: tuple) -> list[list[int]]:
 
 def _kept_shape(view: View) -> list:
     return [size if not view.keep or view.keep[axis] is None else view.keep[axis]
-            for axis, size in enumerate(view.read.tensor.shape)]
+            for axis, size in enumerate(view.base_shape)]
+
+
+def _slice(lw, source: ir.Value, view: View) -> ir.Value:
+    """The rank-reduced slice at the fixed coordinates (a constant or a size expression each).
+    A slice with run-time sizes passes a barrier: IREE 3.13's data tiling fused it into the
+    matmul's packing and asked for a vector of 2^53 - 1 rows there (docs/IREE_DEFECTS.md IREE-33)."""
+    full = view.read.tensor.shape
+    offsets = [Lin(0) if at is None else at for at in view.fixed]
+    sizes = [size if at is None else Lin(1) for at, size in zip(view.fixed, full)]
+    result = ir.RankedTensorType.get(_static(view.base_shape), element_type(view.read.tensor.dtype))
+    sliced = tensor.extract_slice(result, source, lw.sizes.dynamic_dims(offsets), lw.sizes.dynamic_dims(sizes), [],
+                                  _static(offsets), _static(sizes), [1] * len(full))
+    return fence(sliced) if DYNAMIC in _static(view.base_shape) else sliced
+
+
+def _static(shape) -> list:
+    return [d.const if d.is_const else DYNAMIC for d in shape]
 
 
 def _prefix(lw, source: ir.Value, view: View) -> ir.Value:
@@ -354,6 +472,15 @@ def _cut_windows(lw, source: ir.Value, view: View) -> ir.Value:
     offsets = [0 if w is None else w.offset for w in view.windows]
     strides = [1 if w is None else w.stride for w in view.windows]
     return tensor.extract_slice(result, source, [], lw.sizes.dynamic_dims(shape), [], offsets, static, strides)
+
+
+def _reorder(lw, source: ir.Value, view: View) -> ir.Value:
+    """The axes in `view.order`, then the groups of `view.merges` collapsed."""
+    element = ir.RankedTensorType(source.type).element_type
+    unmerged = replace(view, merges=()).shape
+    moved = linalg.transpose(source, outs=[lw.sizes.empty(unmerged, element)], permutation=list(view.order))
+    result = ir.RankedTensorType.get(_static(view.shape), element)
+    return tensor.collapse_shape(result, moved.results[0], [list(g) for g in view.merges])
 
 
 def _expand(lw, source: ir.Value, view: View) -> ir.Value:

@@ -41,8 +41,9 @@ def _cast_like(el, args, span):
     """`x` converted to the element type of `like`: lets generic library code turn a count into
     the float type of its data (`sum / __cast_like(n, sum)`), which `as` cannot name."""
     x, like = args
-    like = scalar_ops.materialize(tensors.whole(like, span), None, span)
-    if not isinstance(like, ir.Value):
+    if not isinstance(like, PartialRead):       # a row of an enclosing definition has its dtype
+        like = scalar_ops.materialize(tensors.whole(like, span), None, span)
+    if not isinstance(like, (ir.Value, PartialRead)):
         raise d.error(d.TYPE, f"`__cast_like` needs a number or an array, found {describe(like)}", span)
     return cast_to(el, x, like.dtype, span)
 

@@ -312,11 +312,12 @@ def _collect(el, body_expr, scope, var: IndexVar, span, guard=None):
         raise d.error(d.UNSUPPORTED, f"elements of {describe(body)} need their collections known at "
                       "build time", span)
     if not tensors.is_array(body):
-        return batch_over_outer_indices(Generic((var,), scalar_ops.materialize(body, None, span), span=span))
+        return batch_over_outer_indices(Generic((var,), scalar_ops.materialize(body, None, span), span=span),
+                                        el.state.step_ranges)
     row = body if isinstance(body, PartialRead) else tensors.whole(body, span)
     within = tuple(IndexVar(f"c{k}", Lin(0), n) for k, n in enumerate(row.shape))
     element = tensors.read(row, [IndexRef(v) for v in within], span, el.state, "")
-    return batch_over_outer_indices(Generic((var,) + within, element, span=span))
+    return batch_over_outer_indices(Generic((var,) + within, element, span=span), el.state.step_ranges)
 
 
 def _over_all_points(el, first: int, var: IndexVar, guard) -> None:

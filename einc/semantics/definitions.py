@@ -8,6 +8,7 @@ guarded ones must cover each point once (einc.semantics.guarded_clauses).
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,7 +49,7 @@ def define(el, clauses: list, env):
     if len(results) == 1 and _is_plain(results[0]):
         r = results[0]
         body, guard = _decided_guard("sum", r.body, r.guard)      # a guarded-out point is 0
-        return batch_over_outer_indices(Generic(tuple(r.axes), body, guard, span=r.node.span))
+        return batch_over_outer_indices(Generic(tuple(r.axes), body, guard, span=r.node.span), el.state.step_ranges)
     value = _piecewise(results, dtype, first.span)
     if len(results) > 1 and any(r.guard is not None for r in results):
         value = guarded_clauses.combine(el, value, first.name)
@@ -63,7 +64,7 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
     """Elaborate one clause. With `step_var` (a recurrence), the first index is the loop's
     step: it must have an explicit range, and its reads see `step_var`'s coordinate."""
     scope = env.child()
-    axes, pending = [], []
+    axes, pending, clause_step = [], [], None
     for k, slot in enumerate(_expand_rest(el, node, env)):
         if isinstance(slot, ast.IndexLiteral):
             axes.append(slot.value)
@@ -75,6 +76,7 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
                               slot.span, hint=f"e.g. `{slot.name} in 1..T`")
             scope.bind(slot.def_id, IndexRef(step_var, span=slot.span))
             axes.append(var)
+            clause_step = var
             continue
         if var.extent is None:
             pending.append(var)
@@ -83,12 +85,13 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
     frame = InferenceFrame(pending)
     el.state.frames.append(frame)
     try:
-        guard = where_clauses(el, node.wheres, scope)
-        el.state.guard_depth += guard is not None
-        try:
-            body = el.ev(node.value, scope)
-        finally:
-            el.state.guard_depth -= guard is not None
+        with _clause_steps(el.state, step_var, clause_step):
+            guard = where_clauses(el, node.wheres, scope)
+            el.state.guard_depth += guard is not None
+            try:
+                body = el.ev(node.value, scope)
+            finally:
+                el.state.guard_depth -= guard is not None
     finally:
         el.state.frames.pop()
     frame.resolve(el.state.dependent_ranges)
@@ -98,6 +101,24 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
                       f"found {describe(body)}", node.value.span,
                       hint="index every axis of the arrays it reads")
     return ClauseResult(node, axes, body, guard)
+
+
+@contextlib.contextmanager
+def _clause_steps(state, step_var: IndexVar | None, clause_step: IndexVar | None):
+    """While a recurrence clause is elaborated, its step runs over the clause's own steps: reads
+    are checked there, and tensors computed in a step are batched over a copy of that range
+    (`let l[v] = x[t - 1, v]` in the clause for t in 2..6 reads x at rows 1..4, not from -1)."""
+    if clause_step is None:
+        yield
+        return
+    saved = step_var.lo, step_var.extent
+    step_var.lo, step_var.extent = clause_step.lo, clause_step.extent
+    state.step_ranges[step_var] = IndexVar(step_var.name, clause_step.lo, clause_step.extent, span=clause_step.span)
+    try:
+        yield
+    finally:
+        step_var.lo, step_var.extent = saved
+        del state.step_ranges[step_var]
 
 
 def _declared_var(el, slot, env) -> IndexVar:

@@ -70,6 +70,9 @@ class State:
         self.dependent_ranges: list = []    # (IndexVar, lo Lin, hi Lin) iterated over a hull
         self.hull_ranges: dict = {}         # IndexVar -> (lo Lin, hi Lin) of a resolved hull
         self.call_depth = 0
+        # a recurrence's step var -> a copy over the range of the clause being elaborated, which
+        # tensors computed in that clause's steps are batched over (definitions.clause)
+        self.step_ranges: dict = {}
 
     def note_guards(self, read) -> None:
         """Whether `read` (a Read or a recurrence's StateRead) sits under a guard (bounds)."""

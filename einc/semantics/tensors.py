@@ -15,6 +15,7 @@ from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, RecValu
                            fresh_index_vars, free_vars, is_folding_constant, size_value, walk)
 from einc.ir.types import I32, Lin, shape_str
 from einc.passes.autodiff.jacobian import SLICE, jacobian, jacobian_read
+from einc.passes.autodiff.substitute import Substitution
 from einc.semantics import scalar_ops
 from einc.semantics.state import State
 from einc.semantics.values import LazyJacobian, PartialRead, Traced, Weak, describe
@@ -62,7 +63,8 @@ def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
     vars_ = fresh_index_vars(shape)
     refs = tuple(IndexRef(v) for v in vars_)
     scalars = [_element(a, refs, span, state) if any(a is t for t in tensors) else a for a in arrays]
-    return batch_over_outer_indices(Generic(vars_, scalar_ops.materialize(rule(*scalars), None, span), span=span))
+    return batch_over_outer_indices(Generic(vars_, scalar_ops.materialize(rule(*scalars), None, span), span=span),
+                                    state.step_ranges)
 
 
 def _type_weak_arrays(args: list, span) -> list:
@@ -82,31 +84,36 @@ def _element(t, refs: tuple, span, state: State) -> Value:
     return Read(t, refs, span=t.span, in_bounds=True)
 
 
-def batch_over_outer_indices(g: Generic):
+def batch_over_outer_indices(g: Generic, step_ranges: dict):
     """A definition whose body still reads indices of an enclosing definition (it is inside a
     function called per point, as in `let P[n, c] = softmax(L[n])[c];`) is computed once for
     every value of those indices, as leading axes, and read at the current point: the way vmap
     batches. The enclosing indices become the kernel's own, so their extents (which may be
-    inferred later) carry over."""
+    inferred later) carry over; a recurrence's step is replaced by its copy in `step_ranges`
+    (State.step_ranges), which runs over the steps of the clause being elaborated only."""
     roots = [g.body] + ([g.guard] if g.guard is not None else [])
     outer = sorted(frozenset().union(*map(free_vars, roots)) - frozenset(g.vars), key=lambda v: v.name)
-    # a finished recurrence (RecValue) is a program-level tensor: its steps' reads of the state
-    # are not this definition's
     if not outer or any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
         return g        # inside a recurrence step: a tensor of the state is the step's own work
-    batched = Generic(tuple(outer) + tuple(g.vars), g.body, g.guard, span=g.span)
-    here = tuple(_offset_ref(v) for v in outer)
-    if not g.vars:
-        return Read(batched, here, span=g.span, in_bounds=True)    # one value per point: a scalar
-    return PartialRead(batched, here, g.span)
+                        # (a finished recurrence, a RecValue, is read like any tensor)
+    copies = {v: step_ranges[v] for v in outer if v in step_ranges}
+    body, guard = g.body, g.guard
+    if copies:
+        renamed = Substitution({v: IndexRef(c) for v, c in copies.items()})
+        body, guard = renamed.value(body), None if guard is None else renamed.value(guard)
+    batched = Generic(tuple(copies.get(v, v) for v in outer) + tuple(g.vars), body, guard, span=g.span)
+    at = tuple(_offset_ref(v, copies.get(v, v).lo) for v in outer)
+    if not g.vars:      # a scalar per point (a row's sum): its element, not a sub-array of rank 0
+        return Read(batched, at, span=g.span, in_bounds=True)
+    return PartialRead(batched, at, g.span)
 
 
-def _offset_ref(var: IndexVar):
-    """The position of `var`'s current coordinate along an axis that starts at its `lo`."""
+def _offset_ref(var: IndexVar, lo: Lin):
+    """The position of `var`'s current coordinate along an axis that starts at `lo`."""
     ref = IndexRef(var)
-    if var.lo == Lin(0):
+    if lo == Lin(0):
         return ref
-    return Op("sub", (ref, size_value(var.lo)), I32)
+    return Op("sub", (ref, size_value(lo)), I32)
 
 
 def read(base, subs: list, span, state: State, text: str):

@@ -6,7 +6,7 @@ from einc.ir.nodes import Value
 from einc.ir.types import BY_NAME, DType, Lin, shape_str
 from einc.semantics import scalar_ops
 from einc.semantics.tensors import whole
-from einc.semantics.values import ListVal, StrVal, TupleVal, Weak, describe
+from einc.semantics.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 
@@ -53,8 +53,9 @@ def _annotate_array(value, t: ast.ArrayType, el):
             raise d.error(d.TYPE, f"expected an array of strings, found {describe(value)}", t.span)
         return value
     dtype = scalar_dtype(t.elem) if isinstance(t.elem, ast.ScalarType) else None
-    value = whole(scalar_ops.materialize(value, dtype, t.span) if isinstance(value, Weak) else value, t.span)
-    if not isinstance(value, Value) or value.rank == 0:
+    if not isinstance(value, PartialRead):      # a row of an enclosing definition stays one (batched)
+        value = whole(scalar_ops.materialize(value, dtype, t.span) if isinstance(value, Weak) else value, t.span)
+    if not isinstance(value, (Value, PartialRead)) or value.rank == 0:
         raise d.error(d.TYPE, f"expected an array, found {describe(value)}", t.span)
     if dtype is not None and value.dtype != dtype:
         raise d.error(d.TYPE, f"expected elements of {dtype}, found {value.dtype}", t.span,
@@ -64,7 +65,7 @@ def _annotate_array(value, t: ast.ArrayType, el):
     return value
 
 
-def _check_dims(value: Value, t: ast.ArrayType, el) -> None:
+def _check_dims(value, t: ast.ArrayType, el) -> None:
     if len(t.dims) != value.rank:
         raise d.error(d.SHAPE, f"expected rank {len(t.dims)}, found {describe(value)}", t.span)
     for axis, dim in enumerate(t.dims):

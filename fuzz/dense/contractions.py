@@ -3,7 +3,8 @@ vecmat, dot, and the dense layer after a convolution, which sums over several ax
 a weight of as many axes (a run of letters) or a flattened one (`Wf[12 * c + 4 * h + w, j]`,
 row-major, column-major, or longer than the product: a near miss). Sizes cover 1, primes, and
 the sides of the llvm-cpu register tile (14 x 32) below, at and above it; operands stored
-transposed are near misses.
+transposed are near misses (matched with a transpose). A weight may be one layer of a stack,
+`w[1, k, j]` (a slice operand).
 """
 from __future__ import annotations
 
@@ -25,6 +26,16 @@ def _operand(b: Builder, letter: str, loops: list, transposed: bool = False) -> 
     return plain_read(b.input(letter, tuple(loop.extent for loop in order)), order)
 
 
+def _weight(b: Builder, letter: str, loops: list) -> Read:
+    """A new input read plainly at `loops`, or one layer of a new stack of 2 or 3 read so."""
+    if b.rng.random() < 0.8:
+        return _operand(b, letter, loops, transposed=b.near(0.1))
+    layers = b.rng.choice((2, 3))
+    name = b.input(letter, (Size.of(layers),) + tuple(loop.extent for loop in loops))
+    layer = Sub(Affine((), b.rng.randrange(layers)))
+    return Read(name, (layer,) + plain_read(name, loops).subs)
+
+
 def _contract(b: Builder, out: list, summed: list, reads: list, bias: Loop | None, layout: str) -> Tensor:
     if b.rng.random() < 0.4:
         reads = reads[::-1]
@@ -42,8 +53,7 @@ def matmul(b: Builder, source: Tensor | None) -> Tensor:
         i, k = Loop("i", source.shape[0], b.written()), Loop("k", source.shape[1], b.written())
         left = plain_read(source.name, [i, k])
     j = Loop("j", _size(b), b.written())
-    right = _operand(b, "w", [k, j], transposed=b.near(0.1))
-    return _contract(b, [i, j], [k], [left, right], j, "matrix")
+    return _contract(b, [i, j], [k], [left, _weight(b, "w", [k, j])], j, "matrix")
 
 
 def matvec(b: Builder, source: Tensor | None) -> Tensor:
@@ -81,7 +91,7 @@ def batch_matmul(b: Builder, source: Tensor | None) -> Tensor:
         left = plain_read(source.name, [n, i, k])
     j = Loop("j", _size(b), b.written())
     shared = rng.random() < 0.3                      # one right operand for every batch: a matmul
-    right = _operand(b, "w", [k, j] if shared else [n, k, j])
+    right = _weight(b, "w", [k, j]) if shared else _operand(b, "w", [n, k, j])
     return _contract(b, [n, i, j], [k], [left, right], j, "batched")
 
 

@@ -56,7 +56,9 @@ class Affine:
         return Affine(((loop, 1),))
 
     def text(self) -> str:
-        text = " + ".join(name if c == 1 else f"{c} * {name}" for name, c in self.terms) or "0"
+        if not self.terms:
+            return str(self.const)
+        text = " + ".join(name if c == 1 else f"{c} * {name}" for name, c in self.terms)
         if self.const:
             text += f" + {self.const}" if self.const > 0 else f" - {-self.const}"
         return text

@@ -20,7 +20,7 @@ from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INTS, Binary, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
-    Program, Read, Slot, Unary, Where, Whole, clause_exprs, reads_of, walk)
+    Program, Read, RowMap, Slot, Unary, Where, Whole, ROW, clause_exprs, reads_of, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -123,8 +123,8 @@ class ProgramGenerator:
         if rng.random() < 0.35:
             items.append(self.function())
         for _ in range(rng.randint(2, 5)):
-            kind = rng.choices(("define", "piecewise", "guarded", "group", "whole", "function"),
-                               (5, 2, 1.2, 3, 1.5, 0.7))[0]
+            kind = rng.choices(("define", "piecewise", "guarded", "group", "whole", "function", "row_map"),
+                               (5, 2, 1.2, 3, 1.5, 0.7, 0.8))[0]
             item = getattr(self, kind)()
             if item is not None:
                 items.append(item)
@@ -397,6 +397,21 @@ class ProgramGenerator:
         name = self.gen.name("w")
         self.add_tensor(Tensor(name, dtype, pick.shape, pick.sizes))
         return Whole(name, dtype, pick.shape, expr)
+
+    def row_map(self) -> RowMap | None:
+        """A function of a row applied to each row of a 2-d float array in a comprehension."""
+        arrays = [t for t in self.scope.tensors if len(t.shape) == 2 and t.dtype in FLOATS]
+        if not arrays:
+            return None
+        pick = self.rng.choice(arrays)
+        scope = Scope(tensors=(Tensor(ROW, pick.dtype, (), ()),), functions=self.scope.functions, dims={},
+                      whole=True, arrays=True)
+        expr = self.gen.expr(pick.dtype, scope, self.rng.randint(1, 3))
+        if not depends_on(expr, {ROW}, {f.name: f for f in self.scope.functions}):
+            expr = Binary("+", expr, Read(ROW, (), pick.dtype), pick.dtype)
+        name = self.gen.name("r")
+        self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, self.rng.choice(("sum", "max")))
 
     def function(self) -> Function:
         rng = self.rng

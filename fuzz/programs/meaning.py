@@ -23,7 +23,7 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Match, Pattern, Program, Read, Reduce, Unary, Var, Whole)
+    Index, Lit, Match, Pattern, Program, Read, Reduce, RowMap, Unary, Var, Whole, ROW)
 
 EXACT = {"f32": np.float32, "f64": np.float64, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
 WIDE = {"f32": np.float64, "f64": np.longdouble, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
@@ -119,6 +119,9 @@ class Evaluator:
         if isinstance(item, Whole):
             self._store(item.name, self._whole(item))
             return [item.name]
+        if isinstance(item, RowMap):
+            self._store(item.name, self._row_map(item))
+            return [item.name]
         if isinstance(item, Derivative):
             self._store(item.name, derivative(self.program, self.inputs, item))
             return [item.name]
@@ -198,6 +201,19 @@ class Evaluator:
         grid = Grid({}, len(shape), np.ones(shape, bool))
         value = self.eval(whole.expr, grid)
         return value.map(lambda part: np.broadcast_to(part, shape).copy())
+
+    def _row_map(self, item: RowMap) -> Pair:
+        """The row's elementwise work over every row at once (it is elementwise), then each
+        row's reduction."""
+        shape = tuple(int(self.bound(b)) for b in item.shape)
+        grid = Grid({}, 2, np.ones(shape, bool))
+        self.values[ROW] = self.values[item.source]
+        try:
+            value = self.eval(item.expr, grid).map(lambda part: np.broadcast_to(part, shape))
+        finally:
+            del self.values[ROW]
+        return Pair(*(_reduce_part(item.op, part, grid.active, (1,), types[item.dtype])
+                      for part, types in ((value.ex, EXACT), (value.wd, WIDE))), item.dtype)
 
     # ------------------------------------------------------------ expressions
 

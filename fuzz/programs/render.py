@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    Input, Lit, Match, Pattern, Program, Read, Reduce, Unary, Var, Whole, is_literal)
+    Input, Lit, Match, Pattern, Program, Read, Reduce, RowMap, Unary, Var, Whole, ROW, is_literal)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -60,6 +60,8 @@ def _item(item, names: Names) -> list[str]:
         return [_clause(members[name], k, names) for name, k in item.layout]
     if isinstance(item, Whole):
         return [f"let {names(item.name)} = {expr(item.expr, names)};"]
+    if isinstance(item, RowMap):
+        return _row_map(item, names)
     if isinstance(item, Function):
         return [_function(item, names)]
     if isinstance(item, Derivative):
@@ -101,6 +103,14 @@ def _slot(slot, names: Names) -> str:
 def _where(where, names: Names) -> str:
     body = expr(where.expr, names)
     return body if where.name is None else f"{where.name} = {body}"
+
+
+def _row_map(item: RowMap, names: Names) -> list[str]:
+    fn = names(item.name) + "_row"
+    rows, length = (bound(b, names) for b in item.shape)
+    return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ let w = {expr(item.expr, names)}; "
+            f"{item.op}[k](w[k]) }}",
+            f"let {names(item.name)} = [{fn}({names(item.source)}[i]) | i in 0..{rows}];"]
 
 
 def _function(fn: Function, names: Names) -> str:

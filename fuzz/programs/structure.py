@@ -213,6 +213,24 @@ class Whole:
 
 
 @dataclass(frozen=True)
+class RowMap:
+    """A function of a row applied to the rows of a 2-d array in a comprehension:
+    `fn name_row(row: [T; n]) -> T { let w = expr; op[k](w[k]) }` and
+    `let name = [name_row(source[i]) | i in 0..m];`, `expr` elementwise over the whole row
+    (`Read("row", ())`), so each row's reduction runs batched over the rows."""
+
+    name: str
+    source: str
+    dtype: str
+    shape: tuple                   # the source's Bounds: rows, row length
+    expr: object
+    op: str                        # "sum" or "max"
+
+
+ROW = "row"                        # the function's parameter
+
+
+@dataclass(frozen=True)
 class Function:
     name: str
     params: tuple                  # (name, dtype)
@@ -241,7 +259,7 @@ class Input:
 @dataclass(frozen=True)
 class Program:
     inputs: tuple
-    items: tuple                   # Define | Group | Whole | Function | Derivative
+    items: tuple                   # Define | Group | Whole | RowMap | Function | Derivative
     dims: tuple                    # (name, value) of the named dims
     outputs: tuple                 # the bindings the module returns
 
@@ -305,6 +323,8 @@ def item_exprs(item) -> tuple:
         return tuple(e for m in item.members for e in item_exprs(m))
     if isinstance(item, (Whole,)):
         return (item.expr,)
+    if isinstance(item, RowMap):
+        return (Read(item.source, (), item.dtype),)      # `expr` reads only the row
     if isinstance(item, Function):
         return (item.body,)
     return ()
@@ -332,6 +352,8 @@ def types_used(program: Program) -> set:
             found |= {t for _, t in item.params}
         if isinstance(item, Group):
             found |= {m.dtype for m in item.members}
+        if isinstance(item, RowMap):
+            found |= {node.dtype for node in walk(item.expr) if hasattr(node, "dtype")}
         elif hasattr(item, "dtype"):
             found.add(item.dtype)
         for expr in item_exprs(item):

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from fuzz.programs.structure import (
-    Block, Bound, Call, Define, Derivative, Function, Group, Index, Input, Match, Program, Read, Reduce, Var,
-    Whole,
+    Block, Bound, Call, Define, Derivative, Function, Group, Index, Input, Match, Program, Read, Reduce, RowMap,
+    Var, Whole,
     children, clause_exprs, walk)
 
 
@@ -17,6 +17,8 @@ def shapes(program: Program) -> dict:
             found[item.name] = item.shape
         elif isinstance(item, Whole):
             found[item.name] = item.shape
+        elif isinstance(item, RowMap):
+            found[item.name] = item.shape[:1]
         elif isinstance(item, (Define, Group)):
             for define in item.members if isinstance(item, Group) else (item,):
                 found[define.name] = _defined_shape(define, dims)
@@ -45,7 +47,7 @@ def ranges_decided(program: Program) -> bool:
     """Every index whose range is left out has a plain read that decides it."""
     shape_of = shapes(program)
     for item in program.items:
-        if isinstance(item, (Function, Derivative, Whole)):
+        if isinstance(item, (Function, Derivative, Whole, RowMap)):
             continue
         members = item.members if isinstance(item, Group) else (item,)
         outside = {n: s for n, s in shape_of.items() if n not in {m.name for m in members}}

@@ -1,4 +1,6 @@
 """Functions, generic specialisation, lambdas, elementwise application, modules."""
+import re
+
 import numpy as np
 
 import einc
@@ -155,3 +157,63 @@ def test_a_generic_function_is_its_body_specialized_so_one_ignoring_its_array_gi
     """, x=x)
     assert out["c"].shape == () and out["c"] == 3
     np.testing.assert_array_equal(out["s"], x + 1)
+
+
+TYPED_ROWS = """
+    use std::ml::{layer_normalization, softmax, relu};
+    use std::array::argmax;
+    let x: [f32; N, 8];
+    let images: [f32; B, 3, 3];
+    let W: [f32; 2, 9];
+    let scale: [f32; 8];
+    let bias: [f32; 8];
+    fn first(v: [f32; 8]) -> f32 { let n = v * 2.0; n[0] }
+    fn norm(v: [f32; 8]) -> [f32; 8] { layer_normalization(v, scale, bias, 1e-5, -1) }
+    fn infer(img: [f32; 3, 3]) -> [f32; 2] {
+        let h[j in 0..2] = sum[a in 0..3, b in 0..3](W[j, 3 * a + b] * img[a, b]);
+        softmax(relu(h))
+    }
+    fn peak(v: [f32; 8]) -> i32 { argmax(v) as i32 }
+    fn spread(v) { let c = v - sum[k](v[k]) / 8.0; sum[k](c[k] * c[k]) }
+    let firsts = [first(x[i]) | i in 0..N];
+    let firsts2[i in 0..N] = first(x[i]);
+    let ln = [norm(row) | row in x];
+    let ln2[i, c] = norm(x[i])[c];
+    let probs = [infer(img) | img in images];
+    let peaks = [peak(row) | row in x];
+    let spreads = [spread(x[i]) | i in 0..N];
+"""
+
+
+def test_functions_of_rows_of_run_time_inputs_are_batched_in_comprehensions(run):
+    """A function taking a typed row (`v: [f32; 8]`) applied to rows of a run-time input in a
+    comprehension or an indexed definition: its body's whole-row work (elementwise ops, sums,
+    layer_normalization, softmax, argmax) is batched over the rows as vmap does (it was E011,
+    "a sub-array used whole"). NumPy computes each row's result in f64; tolerance 1e-5."""
+    rng = np.random.default_rng(4)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    inputs = {"x": f(37, 8), "images": f(6, 3, 3), "W": f(2, 9), "scale": f(8), "bias": f(8)}
+    out = run(TYPED_ROWS, **inputs)
+    x, scale, bias = (inputs[k].astype(np.float64) for k in ("x", "scale", "bias"))
+    np.testing.assert_allclose(out["firsts"], 2 * x[:, 0], rtol=1e-6)
+    np.testing.assert_allclose(out["firsts2"], 2 * x[:, 0], rtol=1e-6)
+    c = x - x.mean(1, keepdims=True)
+    want = c / np.sqrt((c * c).mean(1, keepdims=True) + 1e-5) * scale + bias
+    np.testing.assert_allclose(out["ln"], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["ln2"], want, rtol=1e-5, atol=1e-5)
+    h = np.maximum(inputs["images"].reshape(6, 9).astype(np.float64) @ inputs["W"].T.astype(np.float64), 0)
+    e = np.exp(h - h.max(1, keepdims=True))
+    np.testing.assert_allclose(out["probs"], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(out["peaks"], x.argmax(1))
+    np.testing.assert_allclose(out["spreads"], (c * c).sum(1), rtol=1e-5)
+
+
+def test_typed_row_functions_compute_each_row_reduction_once_for_all_rows(tmp_path):
+    from einc.driver import emit_program
+    path = tmp_path / "typed_rows.ein"
+    path.write_text(TYPED_ROWS)
+    ir_text = emit_program(str(path), "ir")
+    # softmax's denominator over the images and layer_normalization's mean and variance over
+    # the rows: one vector each, computed once for all rows
+    assert len(re.findall(r"f32\[B\] = generic \[\w+ < B\] \{ sum\[", ir_text)) == 1, ir_text
+    assert len(re.findall(r"f32\[N\] = generic \[\w+ < N\] \{ sum\[", ir_text)) >= 2, ir_text

@@ -235,3 +235,66 @@ def test_edit_distance_grid_with_its_boundary_rows_and_columns(run):
     b = rng.integers(0, 3, 17).astype(np.int32)
     out = run(EDIT_DISTANCE, outputs=["D"], a=a, b=b)
     np.testing.assert_array_equal(out["D"], edit_distance_grid(a, b))
+
+
+def test_a_tensor_computed_in_a_step_runs_over_the_clauses_steps(run):
+    """`l` in the clause for t in 2..6 reads x at rows t - 1 = 1..4 (it was E005 with t taken
+    over the whole 0..6, and a clause not starting at 0 read the wrong row)."""
+    x = rng.standard_normal((6, 3)).astype(np.float32)
+    out = run("""
+        let x: [f32; 6, 3];
+        let a[t in 0..2] = 0.0;
+        let a[t in 2..6] = { let l[v in 0..3] = x[t - 1, v] * 2.0; l[0] + a[t - 1] };
+        let b[t in 0..2] = 0.0;
+        let b[t in 2..6] = { let l[v in 0..3] = x[t, v] * x[t, v]; l[2] + b[t - 1] };
+    """, x=x)
+    want_a, want_b = np.zeros(6), np.zeros(6)
+    for t in range(2, 6):
+        want_a[t] = 2.0 * x[t - 1, 0] + want_a[t - 1]
+        want_b[t] = float(x[t, 2]) ** 2 + want_b[t - 1]
+    np.testing.assert_allclose(out["a"], want_a, rtol=1e-6)
+    np.testing.assert_allclose(out["b"], want_b, rtol=1e-6)
+
+
+GREEDY_DECODER = """
+    use std::array::argmax;
+    use std::math::tanh;
+    let E: [f32; V, 8];
+    let W: [f32; 8, 16];
+    let U: [f32; 16, V];
+    let pos: [f32; T, 16];
+    let start: i32;
+    let tok[t in 0..1] = start;
+    let tok[t in 1..T] = {
+        let h[j in 0..16] = tanh(sum[d in 0..8](E[tok[t - 1], d] * W[d, j]) + pos[t, j]);
+        let logits[v in 0..V] = sum[j in 0..16](h[j] * U[j, v]);
+        argmax(logits) as i32
+    };
+    let r[t in 0..1, v in 0..8] = E[start, v];
+    let r[t in 1..T, v in 0..8] = { let z[u in 0..8] = sum[j in 0..8](r[t - 1, j] * E[tok[t - 1], j] * W[j, u]);
+                                     tanh(z[v] + r[t - 1, v]) };
+    let s[t in 0..1] = 0.0;
+    let s[t in 1..T] = { let l[v in 0..V] = sum[d in 0..8](E[v, d] * 0.5) + s[t - 1]; l[tok[t]] * 0.1 };
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run, target):
+    """Tensors computed in a step read earlier steps' state at points (`tok[t - 1]`, a gather of
+    its embedding; `r[t - 1, j]`; `s[t - 1]`) and the step itself (`pos[t, j]`); the tokens
+    match a NumPy greedy loop in f64 (an argmax tie is unlikely with these random weights), the
+    states to 1e-5."""
+    vocab, steps = 11, 9
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    x = {"E": f(vocab, 8), "W": f(8, 16) * 0.5, "U": f(16, vocab), "pos": f(steps, 16), "start": np.int32(4)}
+    out = run(GREEDY_DECODER, target=target, **x)
+    E, W, U, pos = (x[k].astype(np.float64) for k in ("E", "W", "U", "pos"))
+    tok, r, s = [4], [E[4]], [0.0]
+    for t in range(1, steps):
+        tok.append(int(np.argmax(np.tanh(E[tok[-1]] @ W + pos[t]) @ U)))
+        r.append(np.tanh((r[-1] * E[tok[-2]]) @ W[:, :8] + r[-1]))
+        s.append(((E * 0.5).sum(1) + s[-1])[tok[t]] * 0.1)
+    np.testing.assert_array_equal(out["tok"], tok)
+    assert len(set(tok)) > 2                     # the decoder moves between tokens
+    np.testing.assert_allclose(out["r"], np.array(r), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-5, atol=1e-6)

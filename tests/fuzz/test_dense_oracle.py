@@ -4,6 +4,7 @@ tolerance: rounding passes, a wrong padding or window does not."""
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -95,3 +96,19 @@ def test_generated_programs_are_deterministic_and_every_read_stays_inside_its_gu
     for form in ("sum[", "max[", "where i", "if ", "relu("):
         assert form in texts
     assert dense_program(random.Random(1)).definitions
+
+
+def test_a_layer_of_stacked_weights_is_written_and_evaluated_as_its_slice():
+    """Matmuls against one layer of a stack (`w[1, k, j]`) are generated and evaluated as
+    NumPy's product with w[1]."""
+    layer = Read("w", (Sub(Affine((), 1)), Sub(Affine.of("k")), Sub(Affine.of("j"))))
+    loops = (Loop("i", Size.of(4)), Loop("j", Size.of(3)))
+    y = Definition("y", loops, Reduction("sum", (Loop("k", Size.of(5)),),
+                                         (Read("a", (Sub(Affine.of("i")), Sub(Affine.of("k")))), layer)))
+    inputs = (Input("a", (Size.of(4), Size.of(5))), Input("w", (Size.of(2), Size.of(5), Size.of(3))))
+    program = DenseProgram("f64", inputs, (y,), ("y",))
+    assert program.statements()[-1] == "let y[i in 0..4, j in 0..3] = sum[k in 0..5](a[i, k] * w[1, k, j]);"
+    a, w = rng.uniform(-1, 1, (4, 5)), rng.uniform(-1, 1, (2, 5, 3))
+    np.testing.assert_allclose(evaluate(program, {"a": a, "w": w})["y"].value, a @ w[1], rtol=1e-12)
+    texts = "\n".join(line for k in range(200) for line in generate_case(5, k).program.statements())
+    assert re.search(r"\w+\[\d, k, j\]", texts)

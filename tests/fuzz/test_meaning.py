@@ -16,7 +16,7 @@ from fuzz.programs.render import render_program
 from fuzz.programs.compare import disagreement
 from fuzz.programs.structure import (
     Arm, Match, Pattern, Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse, Index, Input, Lit,
-    Program, Range, Read, Reduce, Slot, Unary, Var, Where, Whole, widens_an_approximation)
+    Program, Range, Read, Reduce, RowMap, Slot, Unary, Var, Where, Whole, widens_an_approximation)
 from fuzz.programs.wellformed import depends_on, wholes_are_arrays
 
 I = Index("i")
@@ -203,6 +203,20 @@ def test_an_f64_value_from_an_f32_cosine_is_held_to_f32_tolerance():
     assert disagreement(one_ulp_off, want, f32_inside=True) is None
     assert "allowed error" in disagreement(want.ex + 1e-3, want, f32_inside=True)
 
+
+def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension():
+    x = Input("x", "f32", (Bound(3), Bound(4)))
+    row = Read("row", (), "f32")
+    spread = RowMap("r", "x", "f32", x.shape, Binary("*", row, row, "f32"), "sum")
+    peak = RowMap("p", "x", "f32", x.shape, Binary("-", row, Lit(1.0, "f32"), "f32"), "max")
+    prog = program([spread, peak], [x])
+    data = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    out = meaning(prog, x=data)
+    np.testing.assert_array_equal(out["r"], (data * data).sum(1))
+    np.testing.assert_array_equal(out["p"], data.max(1) - 1)
+    text = render_program(prog, "q_")
+    assert "fn q_r_row(row: [f32; 4]) -> f32 { let w = row * row; sum[k](w[k]) }" in text
+    assert "let q_p = [q_p_row(q_x[i]) | i in 0..3];" in text
 
 
 def test_a_match_takes_the_first_arm_whose_pattern_and_guard_hold():

@@ -40,6 +40,12 @@ let Wv: [f32; 4, 3, 2, 3, 3];
 let img: [f32; H, W];
 let ker: [f32; 3, 3];
 let idx: [i32; 4];
+let Wst: [f32; 3, K, N];
+let C: [f32; N, K];
+let qk: [f32; 5, 12];
+let kk: [f32; 6, 12];
+let ctx: [f32; 3, 5, 4];
+let Wm: [f32; 12, 6];
 
 fn relu(z) { if z > 0.0 { z } else { 0.0 } }
 
@@ -51,6 +57,13 @@ let vm[j] = sum[i](u[i] * A[i, j]);
 let dot = sum[k](v[k] * v[k]);
 let rows[b, r, j] = sum[k](Q[b, r, k] * B[k, j]);
 let flat[n, k in 0..5] = sum[c, h, w](P[n, c, h, w] * Wf[9 * c + 3 * h + w, k]);
+// a slice of stacked weights; operands transposed into the op's order (attention's heads split
+// by a flattened subscript, merged back by a quotient and a remainder)
+let stacked[i, j] = sum[k](A[i, k] * Wst[1, k, j]);
+let abt[i, j] = sum[k](A[i, k] * C[j, k]);
+let heads[h in 0..3, s, t] = sum[d in 0..4](qk[s, h * 4 + d] * kk[t, h * 4 + d]);
+let merged[s, e] = sum[d in 0..12](ctx[d / 4, s, d % 4] * Wm[d, e]);
+let unheads[s, d in 0..12] = ctx[d / 4, s, d % 4];
 
 // convolutions: zero padding written as a guard, strides, dilations, layouts
 let conv[n, o in 0..4, h in 0..9, w in 0..8] = relu(sum[c in 0..3, kh in 0..3, kw in 0..3](
@@ -113,6 +126,7 @@ let overlap[n, k in 0..5] = sum[c in 0..4, h in 0..3](P[n, c, h, 0] * Wf[4 * c +
 OPS = {
     "mm": "linalg.matmul", "bmm": "linalg.batch_matmul", "mv": "linalg.matvec", "vm": "linalg.vecmat",
     "dot": "linalg.dot", "rows": "linalg.matmul", "flat": "linalg.matmul",
+    "stacked": "linalg.matmul", "abt": "linalg.matmul", "heads": "linalg.batch_matmul", "merged": "linalg.matmul",
     "conv": "linalg.conv_2d_nchw_fchw", "strided": "linalg.conv_2d_nchw_fchw",
     "dilated": "linalg.conv_2d_nchw_fchw", "onegroup": "linalg.conv_2d_nchw_fchw",
     "wrapped": "linalg.conv_2d_nchw_fchw",
@@ -205,6 +219,29 @@ def test_prefix_read_is_a_cut_view(source_file):
     assert "tensor.extract_slice" in text and not EXTRACT.search(text)
 
 
+def test_stacked_weights_are_a_slice_and_heads_a_transpose(source_file):
+    text = mlir_of(source_file, "stacked")
+    assert "tensor.extract_slice %arg" in text and "[1, 0, 0]" in text and "linalg.transpose" not in text
+    assert "linalg.transpose" in mlir_of(source_file, "abt")
+    text = mlir_of(source_file, "heads")
+    assert text.count("tensor.expand_shape") == 2 and text.count("linalg.transpose") == 2
+    # merged heads: one transpose and a collapse, in a matmul and in a plain copy alike
+    for output in ("merged", "unheads"):
+        text = mlir_of(source_file, output)
+        assert text.count("linalg.transpose") == 1 and "tensor.collapse_shape" in text and not EXTRACT.search(text)
+
+
+def test_symbolic_slice_of_stacked_weights(tmp_path):
+    path = tmp_path / "last.ein"
+    path.write_text("let A: [f32; 4, 3];\nlet Ws: [f32; L, 3, 5];\n"
+                    "let y[i, j] = sum[k](A[i, k] * Ws[L - 1, k, j]);\n")
+    text = mlir_of(path, "y")
+    assert "linalg.matmul" in text and "tensor.extract_slice" in text and not EXTRACT.search(text)
+    a, w = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((3, 3, 5)).astype(np.float32)
+    got = einc.load(einc.compile(str(path)).vmfb)(A=a, Ws=w)["y"]
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w[-1].astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
 def test_flattened_read_in_a_generic_is_an_expanded_view(tmp_path):
     path = tmp_path / "scaled.ein"
     path.write_text("let P: [f32; 2, 4, 3, 3];\nlet Wf: [f32; 36, 5];\n"
@@ -227,7 +264,8 @@ def _inputs():
             "Xh": f(2, 9, 8, 3), "Wh": f(3, 3, 3, 4), "Wo": f(4, 3, 3, 3), "Xd": f(2, 3, 8), "Wd": f(3, 3),
             "Wdw": f(3, 3, 3), "X1": f(3, 1, 9, 8), "W1": f(4, 1, 3, 3), "Xg": f(3, 9, 8, 1), "Wg": f(3, 3, 1, 4),
             "Xv": f(2, 3, 5, 6, 4), "Wv": f(4, 3, 2, 3, 3), "img": f(SIZES["H"], SIZES["W"]), "ker": f(3, 3),
-            "idx": np.array([4, 0, 2, 2], np.int32)}
+            "idx": np.array([4, 0, 2, 2], np.int32), "Wst": f(3, k, n), "C": f(n, k), "qk": f(5, 12),
+            "kk": f(6, 12), "ctx": f(3, 5, 4), "Wm": f(12, 6)}
 
 
 def _windows(x, k, axes, stride=1, dilation=1):
@@ -265,6 +303,10 @@ def _references(x):
         "minpool": _windows(Xh[:, :9, :8], (3, 3), (1, 2), stride=3).min(axis=(4, 5))[:, :3, :2],
         "sumpool": _windows(x["Xd"][:, :, :6], (2,), (2,), stride=2).sum(axis=3),
         "gathered": x["A"][x["idx"]], "pairs": x["v"][:-1] + x["v"][1:],
+        "stacked": x["A"] @ x["Wst"][1], "abt": x["A"] @ x["C"].T,
+        "heads": np.einsum("shd,thd->hst", x["qk"].reshape(5, 3, 4), x["kk"].reshape(6, 3, 4)),
+        "merged": x["ctx"].transpose(1, 0, 2).reshape(5, 12) @ x["Wm"],
+        "unheads": x["ctx"].transpose(1, 0, 2).reshape(5, 12),
         "overlap": np.einsum("nch,chk->nk", x["P"][:, :, :, 0],
                              x["Wf"][(4 * np.arange(4)[:, None] + 3 * np.arange(3)[None, :])]),
     }
