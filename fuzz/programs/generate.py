@@ -20,7 +20,7 @@ from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INTS, Binary, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
-    Program, Read, RowMap, Slot, Unary, Where, Whole, ROW, clause_exprs, reads_of, walk)
+    Program, Range, Read, Reduce, RowMap, Slot, Unary, Where, Whole, ROW, clause_exprs, reads_of, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -128,6 +128,9 @@ class ProgramGenerator:
             item = getattr(self, kind)()
             if item is not None:
                 items.append(item)
+        members = [m.name for item in items if isinstance(item, Group) for m in item.members]
+        if members and rng.random() < 0.3:
+            items.append(self.total(rng.choice(members)))
         if rng.random() < 0.35:
             item = self.derivative(items, inputs)
             if item is not None:
@@ -412,6 +415,16 @@ class ProgramGenerator:
         name = self.gen.name("r")
         self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
         return RowMap(name, pick.name, pick.dtype, pick.shape, expr, self.rng.choice(("sum", "max")))
+
+    def total(self, member: str) -> Define:
+        """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can
+        reach through the group in reverse mode (an adjoint loop), not only as a Jacobian."""
+        tensor = next(t for t in self.scope.tensors if t.name == member)
+        ranges = tuple(Range("ij"[a], Bound(0), b) for a, b in enumerate(tensor.shape))
+        body = Read(member, tuple(Index(r.var) for r in ranges), tensor.dtype)
+        name = self.gen.name("s")
+        self.add_tensor(Tensor(name, tensor.dtype, (), ()))
+        return Define(name, tensor.dtype, (Clause((), Reduce("sum", ranges, body, None, tensor.dtype)),))
 
     def function(self) -> Function:
         rng = self.rng

@@ -1,6 +1,7 @@
 """The differential fuzzer generates recurrence groups whose last member stops a step early (the
-Kalman filter's v[t in 0..T] beside a[t in 1..T + 1]), derivatives through them included, and
-einc agrees with their NumPy meaning on llvm-cpu."""
+Kalman filter's v[t in 0..T] beside a[t in 1..T + 1]) and totals of recurrence members that
+gradients reach through the group in reverse mode, and einc agrees with their NumPy meaning on
+llvm-cpu."""
 from __future__ import annotations
 
 from fuzz.programs.compare import disagreement
@@ -33,16 +34,30 @@ def test_some_groups_have_a_member_one_step_shorter_than_the_others():
                 assert all(e == ends[0] for e in ends[:-1]) and ends[-1] in (ends[0], ends[0].plus(-1))
 
 
+def agrees_with_its_meaning(k: int) -> None:
+    case = generate_case(SEED, k)
+    source = "\n".join(HEADER) + "\n" + render_program(case.program)
+    out = build_and_run(source, "llvm-cpu", list(case.program.outputs), case.inputs)
+    assert out["kind"] == "ok", (k, out)
+    derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
+    for name in case.program.outputs:
+        problem = disagreement(out["outputs"][name], case.meaning[name], name in derivatives,
+                               widens_an_approximation(case.program))
+        assert problem is None, (k, name, problem)
+
+
 def test_einc_agrees_with_the_meaning_of_groups_of_uneven_lengths():
     # program 115 also differentiates the shorter member, 79 and 89 have three members
     for k in (35, 79, 89, 115):
+        assert uneven(generate_case(SEED, k))
+        agrees_with_its_meaning(k)
+
+
+def test_gradients_of_a_recurrence_total_reach_through_the_group():
+    # 726 gave 0 (tests/fuzz/regressions/derivative_with_respect_to_a_scalar_a_recurrence_clause_uses_whole.ein);
+    # 1268 differentiates through a group of uneven lengths
+    for k in (161, 726, 1268):
         case = generate_case(SEED, k)
-        assert uneven(case)
-        source = "\n".join(HEADER) + "\n" + render_program(case.program)
-        out = build_and_run(source, "llvm-cpu", list(case.program.outputs), case.inputs)
-        assert out["kind"] == "ok", (k, out)
-        derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
-        for name in case.program.outputs:
-            problem = disagreement(out["outputs"][name], case.meaning[name], name in derivatives,
-                                   widens_an_approximation(case.program))
-            assert problem is None, (k, name, problem)
+        [derivative] = [i for i in case.program.items if isinstance(i, Derivative)]
+        assert derivative.of.startswith("s") and case.meaning[derivative.of].ex.shape == ()
+        agrees_with_its_meaning(k)

@@ -56,8 +56,10 @@ class _AdjointLoop:
                         for m in group.members if m.dtype.is_float}
         self.step = group.t_var                    # the clause's own step variable
         self.converted: dict[int, Value] = {}      # per clause
+        self.stops: set = set()                    # ids of the values asked about (x)
 
     def run(self, outside: dict, stops: set) -> list:
+        self.stops = stops
         needed = _read_from(self.group, outside)
         self.adjoint = {key: m for key, m in self.adjoint.items() if key in needed}
         into_states: dict[int, list] = {}
@@ -68,7 +70,7 @@ class _AdjointLoop:
             for read in _state_reads(n):
                 self._check(n, read)
             for clause in n.clauses:
-                for leaf in self._clause_leaves(n, clause, stops):
+                for leaf in self._clause_leaves(n, clause):
                     target = self._state_of(leaf.leaf)
                     if target is None:
                         leaves.append(leaf)
@@ -84,7 +86,7 @@ class _AdjointLoop:
 
     # ------------------------------------------------------------ primal clauses
 
-    def _clause_leaves(self, n: RecMember, clause: RecClause, stops: set) -> list:
+    def _clause_leaves(self, n: RecMember, clause: RecClause) -> list:
         """Adjoints of what one clause of n reads, its primal states read as tensors. The
         clause's steps get their own variable, so sums over them cover exactly its range."""
         step = IndexVar(self.group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
@@ -95,7 +97,7 @@ class _AdjointLoop:
         if clause.guard is not None:
             seed = Op("select", (self._convert(clause.guard), seed, const(0.0, seed)), seed.dtype)
         body = self._convert(clause.body)
-        leaves = propagate(body, seed, stops, (step,) + tuple(clause.vars), self.rules)
+        leaves = propagate(body, seed, self.stops, (step,) + tuple(clause.vars), self.rules)
         if not sole_writer(n, clause):
             return leaves
         # partials that repeat the whole body read the stored value instead
@@ -147,6 +149,8 @@ class _AdjointLoop:
         return self.converted[key]
 
     def _rebuild(self, v: Value) -> Value:
+        if id(v) in self.stops:
+            return v        # x itself: a copy would hide its uses from the derivative (a silent 0)
         if isinstance(v, StateRead):
             return Read(self.primal[id(v.member)], tuple(self._convert(s) for s in v.subs), span=v.span)
         if isinstance(v, IndexRef) and v.var is self.group.t_var:
