@@ -86,7 +86,10 @@ class _Finder:
         if v is None:
             return
         if v.rank > 0 and not (isinstance(v, Stack) and free_vars(v, self._free)):
-            variables, cond = (), None           # a whole tensor is computed wherever it is used
+            # a whole tensor is computed wherever it is used; one a recurrence step computes
+            # (it reads the step) is computed at each of the clause's steps, so those stay (a
+            # check keeps only the variables its subscript reads)
+            variables, cond = tuple(var for var in variables if var in self.steps), None
         key = (id(v), id(cond), tuple(map(id, variables)))
         if key in self._seen:
             return
@@ -98,9 +101,9 @@ class _Finder:
             for operand in v.operands():
                 self.visit(operand, variables, cond)
 
-    def generic(self, v: Generic, _variables: tuple, _cond) -> None:
-        self.visit(v.guard, v.vars, None)
-        self.visit(v.body, v.vars, v.guard)
+    def generic(self, v: Generic, variables: tuple, _cond) -> None:
+        self.visit(v.guard, variables + v.vars, None)
+        self.visit(v.body, variables + v.vars, v.guard)
 
     def reduce(self, v: Reduce, variables: tuple, cond) -> None:
         inner = variables + tuple(v.vars)

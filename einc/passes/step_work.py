@@ -24,7 +24,7 @@ def plan_step_work(program: Program) -> None:
     for group in program.recurrences:
         roots = [v for m in group.members for c in m.clauses for v in (c.body, c.guard) if v is not None]
         for v in _step_tensors(roots, group.t_var):
-            if not is_state_slice(v):
+            if isinstance(v, Generic) and not is_state_slice(v):
                 _read_earlier_steps_through_slices(v, group.t_var)
         work = _step_tensors(roots, group.t_var)
         order = walk(roots, opaque=(RecValue,))

@@ -171,3 +171,20 @@ let g = gather_nd(data, rows);
     # [0, 5] is inside the 12 merged positions, but not inside axis 1 (4 columns)
     with pytest.raises(RunError, match=r"index 5 out of range 0..4"):
         run_source(source, data=data, rows=np.array([[2, 3], [0, 5]], np.int32))
+
+
+def test_a_read_at_an_earlier_steps_token_inside_a_step_tensor_is_checked():
+    """`E[tok[t - 1], j]` in a tensor a step computes (a decoder's embedding lookup): tokens
+    count up, and the lookup of token 4 in a table of 4 rows fails at step 5."""
+    source = """
+        let E: [f32; 4, 2];
+        let start: i32;
+        let tok[t in 0..1] = start;
+        let tok[t in 1..LEN] = { let h[j in 0..2] = E[tok[t - 1], j] * 2.0; (sum[j](h[j]) as i32) + tok[t - 1] + 1 };
+    """
+    E = np.zeros((4, 2), np.float32)
+    ok = einc.load(einc.compile(source.replace("LEN", "5")).vmfb)(E=E, start=np.int32(0))
+    np.testing.assert_array_equal(ok["tok"], [0, 1, 2, 3, 4])
+    program = einc.load(einc.compile(source.replace("LEN", "6")).vmfb)
+    with pytest.raises(RunError, match=r"E\[tok\[t - 1\], j\]: index 4 out of range 0..4 along axis 0 at t = 5"):
+        program(E=E, start=np.int32(0))
