@@ -152,3 +152,12 @@ def test_quantized_dense_layer_with_i8_weights_matches_numpy(out):
     close(out["dense_i8_i8"], np.maximum(ref_i8_i8 + b, 0), atol=1e-5)
     # and the quantized layer is the float layer up to the quantization error
     close(out["dense_f32_i8"], np.maximum(x @ W + b, 0), rtol=0, atol=16 * 0.5 * float(w_scale))
+
+
+def test_f64_limits_beside_the_f32_ones():
+    out = run_program("use std::math::*;\nlet eps = epsilon_f64();\nlet big = max_float_f64();\n"
+                      "let small = min_float_f64();\nlet eps32 = epsilon();\n")
+    info = np.finfo(np.float64)
+    assert out["eps"].dtype == np.float64 and out["eps"] == info.eps
+    assert out["big"] == info.max and out["small"] == info.tiny
+    assert out["eps32"].dtype == np.float32 and out["eps32"] == np.finfo(np.float32).eps
