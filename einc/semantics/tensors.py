@@ -93,10 +93,10 @@ def batch_over_outer_indices(g: Generic):
     if not outer or any(isinstance(v, StateRead) for v in walk(roots)):
         return g        # inside a recurrence step: a tensor of the state is the step's own work
     batched = Generic(tuple(outer) + tuple(g.vars), g.body, g.guard, span=g.span)
-    return PartialRead(batched, tuple(_offset_ref(v) for v in outer), g.span)
+    return PartialRead(batched, tuple(offset_ref(v) for v in outer), g.span)
 
 
-def _offset_ref(var: IndexVar):
+def offset_ref(var: IndexVar):
     """The position of `var`'s current coordinate along an axis that starts at its `lo`."""
     ref = IndexRef(var)
     if var.lo == Lin(0):

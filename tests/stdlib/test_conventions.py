@@ -9,7 +9,7 @@ import pytest
 from stdlib_harness import close, run_program
 
 SOURCE = """
-use std::math::{round, mod, abs};
+use std::math::{round, mod, abs, gcd, lcm};
 use std::ml::{gather, gather_elements, gather_nd, cast, slice, tile, quantize_linear, dequantize_linear, qlinear, qmatmul, relu};
 use std::ml::round as ml_round;
 let F: [f32; 10];
@@ -28,6 +28,8 @@ let mod_lit = mod(-7, 3);
 let mod_point[i] = mod(IA[i], IB[i]);
 let mod_whole = mod(IA, IB);
 let mod_scalar = mod(IA, -3);
+let gcd_point[i] = gcd(IA[i], IB[i]);
+let lcm_point[i] = lcm(IA[i], IB[i]);
 let gather_lit = gather(M, [-1, 0], 0);
 let gather_run = gather(M, IX, 1);
 let gather_el = gather_elements(M, [[-1, 0, 1, -3]], 0);
@@ -98,6 +100,13 @@ def test_integer_mod_is_floor_modulo_in_integers(out):
     for name, expected in (("mod_point", np.mod(ia, ib)), ("mod_whole", np.mod(ia, ib)), ("mod_scalar", np.mod(ia, -3))):
         assert out[name].dtype == np.int32
         np.testing.assert_array_equal(out[name], expected)
+
+
+def test_gcd_and_lcm_point_by_point_on_integer_arrays(out):
+    ia, ib = INPUTS["IA"], INPUTS["IB"]
+    np.testing.assert_array_equal(out["gcd_point"], np.gcd(ia, ib))
+    np.testing.assert_array_equal(out["lcm_point"], np.lcm(ia, ib))
+    assert out["gcd_point"].dtype == out["lcm_point"].dtype == np.int32
 
 
 def test_gather_counts_negative_indices_from_the_end(out):
