@@ -258,17 +258,18 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
         group = RecurrenceGroup(step, [members[did] for did in order])
         _check_reads(group)
         el.ir.recurrences.append(group)
-        outer = _outer_indices(group)
+        outer = _outer_indices(el, group)
         if outer:
             return {**values, **batch_over_outer_indices(group, members, outer)}
         values.update({did: RecValue(group, m, span=m.span) for did, m in members.items()})
     return values
 
 
-def _outer_indices(group: RecurrenceGroup) -> list:
+def _outer_indices(el, group: RecurrenceGroup) -> list:
     """The indices of an enclosing definition the clauses read (a recurrence inside a function
     called per point, as `let g[i] = gcd(a[i], b[i]);`), sorted by name; none inside another
-    recurrence's step, whose state the clauses would read."""
+    recurrence's step, whose state the clauses would read. The step of an enclosing group is
+    not an axis to batch over: that would be a loop nested in its loop (E011)."""
     members = {id(m) for m in group.members}
     found = set()
     for m in group.members:
@@ -277,6 +278,11 @@ def _outer_indices(group: RecurrenceGroup) -> list:
             if any(id(read.member) not in members for read in step_state_reads(roots)):
                 return []
             found |= frozenset().union(*map(free_vars, roots)) - frozenset(c.vars) - {group.t_var}
+    if found & set(el.state.recurrence_steps):
+        m = group.members[0]
+        raise d.error(d.UNSUPPORTED, f"the recurrence `{m.name}` depends on the step of a recurrence "
+                      "whose clause it is computed in (a loop inside a loop)", m.span,
+                      hint="compute it for every step first, as an indexed definition outside that recurrence")
     return sorted(found, key=lambda v: v.name)
 
 
@@ -471,11 +477,13 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
     scope = env.child()
     for did, m in members.items():
         scope.bind(did, RecState(m, step))
-    for did, cs in clauses_by_member.items():
-        if did not in only:
-            continue
-        results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
-        _finish_member(members[did], results)
+    el.state.recurrence_steps.append(step)
+    try:
+        for did, cs in clauses_by_member.items():
+            if did in only:
+                _finish_member(members[did], [definitions.clause(el, c, scope, step_var=step) for c in cs])
+    finally:
+        el.state.recurrence_steps.pop()
     definitions.resolve_hulls(el.state)
     for m in members.values():
         for c in m.clauses:

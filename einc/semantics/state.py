@@ -70,6 +70,7 @@ class State:
         self.dependent_ranges: list = []    # (IndexVar, lo Lin, hi Lin) iterated over a hull
         self.hull_ranges: dict = {}         # IndexVar -> (lo Lin, hi Lin) of a resolved hull
         self.call_depth = 0
+        self.recurrence_steps: list = []    # the steps of the groups whose clauses are elaborated
 
     def note_guards(self, read) -> None:
         """Whether `read` (a Read or a recurrence's StateRead) sits under a guard (bounds)."""

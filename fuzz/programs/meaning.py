@@ -23,7 +23,7 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Program, Read, Reduce, Unary, Var, Whole)
+    Index, Lit, Prev, Program, Read, Recur, Reduce, Unary, Var, Whole)
 
 EXACT = {"f32": np.float32, "f64": np.float64, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
 WIDE = {"f32": np.float64, "f64": np.longdouble, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
@@ -267,6 +267,17 @@ class Evaluator:
         for name, expr in node.lets:
             grid = Grid({**grid.env, name: self.eval(expr, grid)}, grid.ndim, grid.active)
         return self.eval(node.result, grid)
+
+    def _recur(self, node: Recur, grid: Grid) -> Pair:
+        """The loop, point by point of the grid: each step sees the state of the step before."""
+        state = _convert(self.eval(node.init, grid), node.dtype, grid.active)
+        for _ in range(1, node.steps):
+            inner = Grid({**grid.env, node.name: state}, grid.ndim, grid.active)
+            state = _convert(self.eval(node.step, inner), node.dtype, grid.active)
+        return state
+
+    def _prev(self, node: Prev, grid: Grid) -> Pair:
+        return grid.env[node.name]
 
     def _reduce(self, node: Reduce, grid: Grid) -> Pair:
         """Each reduction index is a new leading axis, so outer values broadcast against it."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    Input, Lit, Program, Read, Reduce, Unary, Var, Whole, is_literal)
+    Input, Lit, Prev, Program, Read, Recur, Reduce, Unary, Var, Whole, is_literal)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -162,6 +162,11 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
         return f"{{ {lets}{expr(node.result, names)} }}", ATOM
     if isinstance(node, Reduce):
         return _reduce(node, names), ATOM
+    if isinstance(node, Recur):
+        return (f"{{ let {node.name}[0] = {expr(node.init, names)}; let {node.name}[k in 1..{node.steps}] = "
+                f"{expr(node.step, names)}; {node.name}[{node.steps - 1}] }}"), ATOM
+    if isinstance(node, Prev):
+        return f"{node.name}[k - 1]", ATOM
     raise TypeError(f"not an expression: {node!r}")
 
 
