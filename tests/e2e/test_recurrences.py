@@ -288,3 +288,14 @@ def test_a_recurrence_in_a_function_called_per_point_runs_for_every_point(run, t
             x = x // 2 if x % 2 == 0 else 3 * x + 1
         collatz.append(x)
     np.testing.assert_array_equal(out["c"], collatz)
+
+
+def test_a_recurrence_depending_on_the_step_of_the_one_calling_it_is_e011():
+    source = ("fn f(a) { let s[0] = a; let s[k in 1..4] = s[k - 1] * 0.5 + a; s[3] }\n"
+              "let x = [1.0, 2.0, 3.0];\n"
+              "let r[t in 0..1] = f(x[t]);\n"
+              "let r[t in 1..3] = r[t - 1] + 1.0;\n")
+    with pytest.raises(CompileError) as info:
+        einc.compile(source)
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.code == "E011" and "loop inside a loop" in diagnostic.message
