@@ -41,6 +41,10 @@ def arguments(f):
 
 # the intrinsics the std::math functions wrap, lowered by einc.mlir.scalar_ops
 SOURCE = "".join(f"let x_{f}: [f32; {len(arguments(f))}];\nlet y_{f} = __{f}(x_{f});\n" for f in CASES)
+# atan2(y, x) over the four quadrants and the axes, against np.arctan2
+Y = np.concatenate([RNG.uniform(-1e3, 1e3, N), [0.0, 0.0, 1.0, -1.0, 0.0, -0.0]]).astype(np.float32)
+X = np.concatenate([RNG.uniform(-1e3, 1e3, N), [1.0, -1.0, 0.0, 0.0, 0.0, -2.0]]).astype(np.float32)
+SOURCE += f"let ya: [f32; {len(Y)}];\nlet xa: [f32; {len(X)}];\nlet y_atan2[i] = __atan2(ya[i], xa[i]);\n"
 
 
 def expected(f, x):
@@ -61,7 +65,7 @@ def ulps(a, b):
 @pytest.fixture(scope="module", params=["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
 def results(request):
     program = einc.load(einc.compile(SOURCE, target=request.param).vmfb)
-    return program(**{f"x_{f}": arguments(f) for f in CASES})
+    return program(**{f"x_{f}": arguments(f) for f in CASES}, ya=Y, xa=X)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -80,3 +84,10 @@ def test_tan_next_to_its_pole(results):
     x = np.float32(1.5708)
     got = results["y_tan"][list(arguments("tan")).index(x)]
     assert got == np.float32(np.tan(np.float64(x))) or abs(got / np.tan(np.float64(x)) - 1) < 1e-6
+
+
+def test_atan2_within_a_few_ulps_in_every_quadrant(results):
+    ref = np.arctan2(Y.astype(np.float64), X.astype(np.float64)).astype(np.float32)
+    error = ulps(results["y_atan2"], ref)
+    worst = int(np.argmax(error))
+    assert error.max() <= 4, f"atan2({Y[worst]!r}, {X[worst]!r}) = {results['y_atan2'][worst]!r}, want {ref[worst]!r}"
