@@ -289,16 +289,29 @@ class RecClause:
 
 class RecMember:
     """One definition of a group. `window` is None when the whole tensor is kept, else the
-    number of steps kept: step t lives in slot t mod window (the storage plan)."""
+    number of steps kept: step t lives in slot t mod window (the storage plan). `batch`: the
+    indices of an enclosing definition the group is computed for every value of, as axes right
+    after the step (einc.semantics.recurrences.batch_over_outer_indices); their extents may be
+    inferred later, so the shape is read when asked."""
 
     def __init__(self, name: str, dtype: DType, shape: Shape, clauses: list, span=None):
         self.name = name
         self.dtype = dtype
         self.shape = shape
+        self.batch: tuple = ()
         self.clauses = clauses
         self.span = span
         self.window: Optional[int] = None
         self.plan: dict = {}            # lookback, tail, reason: what --explain prints
+
+    @property
+    def shape(self) -> Shape:
+        batch = tuple(None if v.extent is None else v.lo + v.extent for v in self.batch)
+        return self._shape[:1] + batch + self._shape[1:]
+
+    @shape.setter
+    def shape(self, shape: Shape) -> None:
+        self._shape = tuple(shape)
 
     def __repr__(self) -> str:
         return f"RecMember({self.name})"

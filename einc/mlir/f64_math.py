@@ -6,13 +6,20 @@ sin". These expansions use only arith ops plus math.exp/expm1/log/sqrt/copysign/
 does lower on f64. Accuracy, checked against NumPy in tests/mlir/test_f64_math.py: a few ulps;
 sin/cos/tan reduce their argument with a three-part π/2 (119 bits), exact for |x| < 1.6e6.
 
-Each function takes and returns an f64 `ir.Value` and must be called under an insertion point.
+sin, cos, tan, asin, acos, atan and atan2 are generic over the float type: einc.mlir.f32_math
+uses them on f32 too, with the f32 parameters of `PRECISION` (einc's own f32 code is accurate
+where IREE's f32 approximations are not, on every target).
+
+Each function takes and returns an f64 (or f32) `ir.Value` and must be called under an
+insertion point.
 """
 from __future__ import annotations
 
 import math as pymath
 from decimal import Decimal, localcontext
-from typing import Callable
+from typing import Callable, NamedTuple
+
+import numpy as np
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, math
@@ -32,17 +39,31 @@ def _split(value: Decimal, bits: int, parts: int) -> list[float]:
     return out + [float(value)]
 
 
-def _pi_constants() -> tuple:
-    """(π/2 in three Cody–Waite parts, 2/π, π) from 70 digits of π, in a local decimal context."""
+def _pi_constants(bits: int, parts: int) -> tuple:
+    """(π/2 in Cody–Waite parts, 2/π, π) from 70 digits of π, in a local decimal context."""
     with localcontext(prec=70):
         pi = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640")
-        return _split(pi / 2, 33, 3), float(2 / pi), float(pi)
+        return _split(pi / 2, bits, parts), float(2 / pi), float(pi)
 
 
-_HALF_PI, _TWO_OVER_PI, _PI = _pi_constants()
-_SIN = [(-1) ** n / pymath.factorial(2 * n + 1) for n in range(1, 10)]   # r + r z (s1 + z (s2 + ..))
-_COS = [(-1) ** n / pymath.factorial(2 * n) for n in range(1, 10)]       # 1 + z (c1 + z (c2 + ..))
-_ATAN = [(-1) ** n / (2 * n + 1) for n in range(1, 22)]                    # |t| <= tan(pi/8)
+class Precision(NamedTuple):
+    """What the generic functions need of a float type: π/2 in parts of few bits (k * part is
+    exact while |k| < 2^(mantissa - bits)), the integer width of k, and series lengths."""
+    half_pi: list
+    k_bits: int
+    sin_terms: int          # r + r z (s1 + z (s2 + ..)), |r| <= π/4
+    cos_terms: int          # 1 + z (c1 + z (c2 + ..))
+    atan_terms: int         # |t| <= tan(π/8)
+
+
+_, _TWO_OVER_PI, _PI = _pi_constants(33, 3)
+# f32: nine 8-bit parts and a last one of 24 bits (96 bits of π/2), exact for |k| < 2^16, so
+# |x| < 1e5; the bits are what an f32 argument next to a multiple of π/2 needs (|r| ~ 2^-30)
+PRECISION = {64: Precision(_pi_constants(33, 3)[0], 64, 9, 9, 21),
+             32: Precision([float(np.float32(p)) for p in _pi_constants(8, 10)[0]], 32, 5, 6, 10)}
+_SIN = [(-1) ** n / pymath.factorial(2 * n + 1) for n in range(1, 10)]
+_COS = [(-1) ** n / pymath.factorial(2 * n) for n in range(1, 10)]
+_ATAN = [(-1) ** n / (2 * n + 1) for n in range(1, 22)]
 _ERF_SERIES = [(-1) ** n / (pymath.factorial(n) * (2 * n + 1)) for n in range(34)]
 _ERF_SPLIT = 2.0          # series below, continued fraction for erfc above (both < 1e-15)
 _ERFC_DEPTH = 50
@@ -52,102 +73,135 @@ def _f64() -> ir.Type:
     return ir.F64Type.get()
 
 
-def _c(value: float) -> ir.Value:
-    return arith.constant(_f64(), float(value))
+def shaped(element: ir.Type, like: ir.Value) -> ir.Type:
+    """`element`, or a vector of it when `like` is a vector (recurrence lanes)."""
+    return ir.VectorType.get(like.type.shape, element) if isinstance(like.type, ir.VectorType) else element
 
 
-def _horner(z: ir.Value, coefficients: list[float]) -> ir.Value:
-    """c0 + z (c1 + z (c2 + ..))."""
-    acc = _c(coefficients[-1])
+def element_of(like: ir.Value) -> ir.Type:
+    return like.type.element_type if isinstance(like.type, ir.VectorType) else like.type
+
+
+def constant(value, like: ir.Value, element: ir.Type | None = None) -> ir.Value:
+    """`value` as `like`'s element type (or `element`), in like's shape: a scalar or a splat."""
+    element = element or element_of(like)
+    attr = ir.FloatAttr.get(element, float(value)) if isinstance(element, ir.FloatType) \
+        else ir.IntegerAttr.get(element, int(value))
+    t = shaped(element, like)
+    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr) if t != element else attr)
+
+
+def _c(value: float, like: ir.Value | None = None) -> ir.Value:
+    """A constant of `like`'s float type (f64 without one)."""
+    return arith.constant(_f64(), float(value)) if like is None else constant(value, like)
+
+
+def precision(x: ir.Value) -> Precision:
+    return PRECISION[element_of(x).width]
+
+
+def horner(z: ir.Value, coefficients: list[float]) -> ir.Value:
+    """c0 + z (c1 + z (c2 + ..)) in z's type."""
+    acc = _c(coefficients[-1], z)
     for coefficient in reversed(coefficients[:-1]):
-        acc = arith.addf(arith.mulf(acc, z), _c(coefficient))
+        acc = arith.addf(arith.mulf(acc, z), _c(coefficient, z))
     return acc
 
 
 def _reduce_half_pi(x: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(r, q): x = k π/2 + r with |r| <= π/4, and q = k mod 4 (an i64)."""
-    i64 = ir.IntegerType.get_signless(64)
-    scaled = arith.mulf(x, _c(_TWO_OVER_PI))
-    k = arith.fptosi(i64, arith.addf(scaled, math.copysign(_c(0.5), scaled)))
-    kf = arith.sitofp(_f64(), k)
+    """(r, q): x = k π/2 + r with |r| <= π/4, and q = k mod 4 (an integer)."""
+    p = precision(x)
+    index = ir.IntegerType.get_signless(p.k_bits)
+    scaled = arith.mulf(x, _c(_TWO_OVER_PI, x))
+    k = arith.fptosi(shaped(index, x), arith.addf(scaled, math.copysign(_c(0.5, x), scaled)))
+    kf = arith.sitofp(x.type, k)
     r = x
-    for part in _HALF_PI:
-        r = arith.subf(r, arith.mulf(kf, _c(part)))
-    return r, arith.andi(k, arith.constant(i64, 3))
+    for part in p.half_pi:
+        r = arith.subf(r, arith.mulf(kf, _c(part, x)))
+    return r, arith.andi(k, constant(3, x, index))
 
 
 def _sin_cos_kernels(r: ir.Value) -> tuple[ir.Value, ir.Value]:
+    p = precision(r)
     z = arith.mulf(r, r)
-    sin_r = arith.addf(r, arith.mulf(arith.mulf(r, z), _horner(z, _SIN)))
-    cos_r = arith.addf(_c(1.0), arith.mulf(z, _horner(z, _COS)))
+    sin_r = arith.addf(r, arith.mulf(arith.mulf(r, z), horner(z, _SIN[:p.sin_terms])))
+    cos_r = arith.addf(_c(1.0, r), arith.mulf(z, horner(z, _COS[:p.cos_terms])))
     return sin_r, cos_r
 
 
 def _quadrant(q: ir.Value, n: int) -> ir.Value:
-    return arith.cmpi(_I.eq, q, arith.constant(q.type, n))
+    return arith.cmpi(_I.eq, q, constant(n, q))
 
 
 def _by_quadrant(q: ir.Value, values: list[ir.Value]) -> ir.Value:
     """values[q] for q in 0..3."""
     low = arith.select(_quadrant(q, 0), values[0], values[1])
     high = arith.select(_quadrant(q, 2), values[2], values[3])
-    return arith.select(arith.cmpi(_I.ult, q, arith.constant(q.type, 2)), low, high)
+    return arith.select(arith.cmpi(_I.ult, q, constant(2, q)), low, high)
+
+
+def _nan_at_infinity(x: ir.Value, value: ir.Value) -> ir.Value:
+    """NaN for x = ±inf, whose reduction is undefined (an out-of-range float to int)."""
+    infinite = arith.cmpf(_F.OEQ, math.absf(x), _c(float("inf"), x))
+    return arith.select(infinite, _c(float("nan"), x), value)
 
 
 def sin(x: ir.Value) -> ir.Value:
     r, q = _reduce_half_pi(x)
     s, c = _sin_cos_kernels(r)
-    return _by_quadrant(q, [s, c, arith.negf(s), arith.negf(c)])
+    return _nan_at_infinity(x, _by_quadrant(q, [s, c, arith.negf(s), arith.negf(c)]))
 
 
 def cos(x: ir.Value) -> ir.Value:
     r, q = _reduce_half_pi(x)
     s, c = _sin_cos_kernels(r)
-    return _by_quadrant(q, [c, arith.negf(s), arith.negf(c), s])
+    return _nan_at_infinity(x, _by_quadrant(q, [c, arith.negf(s), arith.negf(c), s]))
 
 
 def tan(x: ir.Value) -> ir.Value:
     r, q = _reduce_half_pi(x)
     s, c = _sin_cos_kernels(r)
-    odd = arith.trunci(ir.IntegerType.get_signless(1), q)
-    return arith.select(odd, arith.negf(arith.divf(c, s)), arith.divf(s, c))
+    odd = arith.trunci(shaped(ir.IntegerType.get_signless(1), q), q)
+    return _nan_at_infinity(x, arith.select(odd, arith.negf(arith.divf(c, s)), arith.divf(s, c)))
 
 
 def atan(x: ir.Value) -> ir.Value:
     """Reduced twice: |x| > 1 by atan(a) = π/2 - atan(1/a), then a > tan(π/8) by
     atan(a) = π/4 + atan((a - 1) / (a + 1)), leaving a series argument below 0.4143."""
     a = math.absf(x)
-    inverted = arith.cmpf(_F.OGT, a, _c(1.0))
-    a = arith.select(inverted, arith.divf(_c(1.0), a), a)
-    shifted = arith.cmpf(_F.OGT, a, _c(pymath.sqrt(2.0) - 1.0))
-    t = arith.select(shifted, arith.divf(arith.subf(a, _c(1.0)), arith.addf(a, _c(1.0))), a)
+    one = _c(1.0, x)
+    inverted = arith.cmpf(_F.OGT, a, one)
+    a = arith.select(inverted, arith.divf(one, a), a)
+    shifted = arith.cmpf(_F.OGT, a, _c(pymath.sqrt(2.0) - 1.0, x))
+    t = arith.select(shifted, arith.divf(arith.subf(a, one), arith.addf(a, one)), a)
     z = arith.mulf(t, t)
-    series = arith.addf(t, arith.mulf(arith.mulf(t, z), _horner(z, _ATAN)))
-    angle = arith.select(shifted, arith.addf(_c(_PI / 4), series), series)
-    angle = arith.select(inverted, arith.subf(_c(_PI / 2), angle), angle)
+    series = arith.addf(t, arith.mulf(arith.mulf(t, z), horner(z, _ATAN[:precision(x).atan_terms])))
+    angle = arith.select(shifted, arith.addf(_c(_PI / 4, x), series), series)
+    angle = arith.select(inverted, arith.subf(_c(_PI / 2, x), angle), angle)
     return math.copysign(angle, x)
 
 
 def asin(x: ir.Value) -> ir.Value:
     """atan(x / sqrt(1 - x²)); ±1 divides by zero into atan(±inf) = ±π/2, |x| > 1 is NaN."""
-    one = _c(1.0)
+    one = _c(1.0, x)
     return atan(arith.divf(x, math.sqrt(arith.mulf(arith.subf(one, x), arith.addf(one, x)))))
 
 
 def acos(x: ir.Value) -> ir.Value:
     """2 atan(sqrt((1 - x) / (1 + x))): 0 at 1, π at -1 (through atan(inf))."""
-    one = _c(1.0)
+    one = _c(1.0, x)
     half_angle = atan(math.sqrt(arith.divf(arith.subf(one, x), arith.addf(one, x))))
-    return arith.mulf(_c(2.0), half_angle)
+    return arith.mulf(_c(2.0, x), half_angle)
 
 
 def atan2(y: ir.Value, x: ir.Value) -> ir.Value:
     """atan(y / x) moved to the quadrant of (x, y); on the y axis ±π/2, at the origin 0."""
     base = atan(arith.divf(y, x))
-    left = arith.cmpf(_F.OLT, x, _c(0.0))
-    angle = arith.select(left, arith.addf(base, math.copysign(_c(_PI), y)), base)
-    on_y_axis = arith.cmpf(_F.OEQ, x, _c(0.0))
-    axis_angle = arith.select(arith.cmpf(_F.OEQ, y, _c(0.0)), _c(0.0), math.copysign(_c(_PI / 2), y))
+    zero = _c(0.0, x)
+    left = arith.cmpf(_F.OLT, x, zero)
+    angle = arith.select(left, arith.addf(base, math.copysign(_c(_PI, x), y)), base)
+    on_y_axis = arith.cmpf(_F.OEQ, x, zero)
+    axis_angle = arith.select(arith.cmpf(_F.OEQ, y, zero), zero, math.copysign(_c(_PI / 2, x), y))
     return arith.select(on_y_axis, axis_angle, angle)
 
 
@@ -156,7 +210,7 @@ def erf(x: ir.Value) -> ir.Value:
     exp(-x²)/√π / (x + (1/2)/(x + 1/(x + (3/2)/(x + ..)))), evaluated from a fixed depth."""
     a = math.absf(x)
     z = arith.mulf(a, a)
-    series = arith.mulf(arith.mulf(_c(2 / pymath.sqrt(pymath.pi)), a), _horner(z, _ERF_SERIES))
+    series = arith.mulf(arith.mulf(_c(2 / pymath.sqrt(pymath.pi)), a), horner(z, _ERF_SERIES))
     fraction = a
     for k in range(_ERFC_DEPTH, 0, -1):
         fraction = arith.addf(a, arith.divf(_c(k / 2), fraction))

@@ -16,7 +16,7 @@ from iree.compiler.dialects import arith, math, scf
 
 from einc.ir.nodes import Op
 from einc.ir.types import BOOL, DType
-from einc.mlir import f64_math
+from einc.mlir import f32_math, f64_math
 from einc.mlir.types import element_type
 
 _F, _I = arith.CmpFPredicate, arith.CmpIPredicate
@@ -56,7 +56,7 @@ def runs_on_host(op: Op) -> bool:
     operand = op.args[0].dtype
     if op.op in VM_MISSING_MATH:
         return False
-    if operand.name == "f64" and (op.op in f64_math.UNARY or op.op == "atan2"):
+    if op.op in _EXPANSIONS.get(operand.name, {}) or (operand.is_float and op.op == "atan2"):
         return False                # the expansions use bit casts and i64 the VM may not have
     if op.op == "pow":
         return op.args[1].dtype == operand          # fpowi has no VM lowering
@@ -117,14 +117,17 @@ def _math_unary(name: str, dtype: DType, x: ir.Value) -> ir.Value:
         return x
     if name == "log10":
         # IREE's llvm-cpu backend leaves math.log10 as a call to libm's log10f, which it does not link
-        return arith.mulf(math.log(x), constant(dtype, 1 / pymath.log(10)))
-    if dtype.name == "f64" and name in f64_math.UNARY:
-        return f64_math.UNARY[name](x)
-    return getattr(math, name)(x)
+        return arith.mulf(_math_unary("log", dtype, x), constant(dtype, 1 / pymath.log(10)))
+    expansion = _EXPANSIONS.get(dtype.name, {}).get(name)
+    return expansion(x) if expansion else getattr(math, name)(x)
+
+
+# einc's own float functions, by type: f64 ones IREE cannot link, f32 ones IREE gets wrong
+_EXPANSIONS = {"f64": f64_math.UNARY, "f32": f32_math.UNARY}
 
 
 def _atan2(dtype: DType, y: ir.Value, x: ir.Value) -> ir.Value:
-    return f64_math.atan2(y, x) if dtype.name == "f64" else math.atan2(y, x)
+    return f64_math.atan2(y, x)         # generic over the float type
 
 
 def _by_kind(on_float: Callable, on_int: Callable, on_unsigned: Callable | None = None) -> Callable:

@@ -16,13 +16,13 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import (Generic, IndexVar, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
-                           Value, fresh_index_vars, step_state_reads)
+from einc.ir.nodes import (Generic, IndexRef, IndexVar, Read, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
+                           Value, free_vars, fresh_index_vars, step_state_reads)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import BOOL, F32, F64, I32, I64, Lin
-from einc.semantics import definitions, guarded_clauses, scalar_ops
+from einc.semantics import definitions, guarded_clauses, scalar_ops, tensors
 from einc.semantics.bounds import check_reads
-from einc.semantics.values import Weak
+from einc.semantics.values import PartialRead, Weak
 from einc.syntax import ast
 
 MAX_TYPING_ROUNDS = 3
@@ -260,8 +260,56 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
         for m in members.values():
             guarded_clauses.combine_steps(el, m, step)
         el.ir.recurrences.append(group)
+        outer = _outer_indices(el, group)
+        if outer:
+            return {**values, **batch_over_outer_indices(group, members, outer)}
         values.update({did: RecValue(group, m, span=m.span) for did, m in members.items()})
     return values
+
+
+def _outer_indices(el, group: RecurrenceGroup) -> list:
+    """The indices of an enclosing definition the clauses read (a recurrence inside a function
+    called per point, as `let g[i] = gcd(a[i], b[i]);`), sorted by name; none inside another
+    recurrence's step, whose state the clauses would read. The step of an enclosing group is
+    not an axis to batch over: that would be a loop nested in its loop (E011)."""
+    members = {id(m) for m in group.members}
+    found = set()
+    for m in group.members:
+        for c in m.clauses:
+            roots = [c.body] + ([c.guard] if c.guard is not None else [])
+            if any(id(read.member) not in members for read in step_state_reads(roots)):
+                return []
+            found |= frozenset().union(*map(free_vars, roots)) - frozenset(c.vars) - {group.t_var}
+    if found & set(el.state.recurrence_steps):
+        m = group.members[0]
+        raise d.error(d.UNSUPPORTED, f"the recurrence `{m.name}` depends on the step of a recurrence "
+                      "whose clause it is computed in (a loop inside a loop)", m.span,
+                      hint="compute it for every step first, as an indexed definition outside that recurrence")
+    return sorted(found, key=lambda v: v.name)
+
+
+def batch_over_outer_indices(group: RecurrenceGroup, members: dict, outer: list) -> dict:
+    """Compute the group once for every value of the enclosing indices `outer`, as axes after the
+    step (the clauses run over them too, and their state reads stay at the current point), and
+    give each member as the tensor of the current point, as einc.semantics.tensors does for a
+    plain definition (vmap's batching)."""
+    refs = tuple(IndexRef(v) for v in outer)
+    for m in group.members:
+        m.batch = tuple(outer)
+        for c in m.clauses:
+            c.vars = tuple(outer) + tuple(c.vars)
+    for read in step_state_reads(_roots([c for m in group.members for c in m.clauses])):
+        read.subs = read.subs[:1] + refs + read.subs[1:]
+    return {did: _at_outer_point(RecValue(group, m, span=m.span), outer) for did, m in members.items()}
+
+
+def _at_outer_point(value: RecValue, outer: list):
+    """The member's tensor at the current point of `outer` (its batch axes, after the step)."""
+    rank = len(value.member.shape) - len(outer)
+    own = fresh_index_vars(value.member.shape[:1] + value.member.shape[1 + len(outer):])
+    subs = (IndexRef(own[0]),) + tuple(IndexRef(v) for v in outer) + tuple(IndexRef(v) for v in own[1:rank])
+    batched = Generic(tuple(outer) + own, Read(value, subs), span=value.span)
+    return PartialRead(batched, tuple(tensors.offset_ref(v) for v in outer), value.span)
 
 
 def _check_no_reads_of_empty(members) -> None:
@@ -431,11 +479,13 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
     scope = env.child()
     for did, m in members.items():
         scope.bind(did, RecState(m, step))
-    for did, cs in clauses_by_member.items():
-        if did not in only:
-            continue
-        results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
-        _finish_member(members[did], results)
+    el.state.recurrence_steps.append(step)
+    try:
+        for did, cs in clauses_by_member.items():
+            if did in only:
+                _finish_member(members[did], [definitions.clause(el, c, scope, step_var=step) for c in cs])
+    finally:
+        el.state.recurrence_steps.pop()
     definitions.resolve_hulls(el.state)
     for m in members.values():
         for c in m.clauses:

@@ -73,6 +73,7 @@ class State:
         # a recurrence's step var -> a copy over the range of the clause being elaborated, which
         # tensors computed in that clause's steps are batched over (definitions.clause)
         self.step_ranges: dict = {}
+        self.recurrence_steps: list = []    # the steps of the groups whose clauses are elaborated
 
     def note_guards(self, read) -> None:
         """Whether `read` (a Read or a recurrence's StateRead) sits under a guard (bounds)."""

@@ -8,6 +8,8 @@ scalar rule is applied to one element of each array inside a fresh `Generic`.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from einc import diagnostics as d
@@ -102,15 +104,17 @@ def batch_over_outer_indices(g: Generic, step_ranges: dict):
         renamed = Substitution({v: IndexRef(c) for v, c in copies.items()})
         body, guard = renamed.value(body), None if guard is None else renamed.value(guard)
     batched = Generic(tuple(copies.get(v, v) for v in outer) + tuple(g.vars), body, guard, span=g.span)
-    at = tuple(_offset_ref(v, copies.get(v, v).lo) for v in outer)
+    at = tuple(offset_ref(v, copies.get(v, v).lo) for v in outer)
     if not g.vars:      # a scalar per point (a row's sum): its element, not a sub-array of rank 0
         return Read(batched, at, span=g.span, in_bounds=True)
     return PartialRead(batched, at, g.span)
 
 
-def _offset_ref(var: IndexVar, lo: Lin):
-    """The position of `var`'s current coordinate along an axis that starts at `lo`."""
+def offset_ref(var: IndexVar, lo: Optional[Lin] = None):
+    """The position of `var`'s current coordinate along an axis that starts at `lo` (its own
+    `lo` by default)."""
     ref = IndexRef(var)
+    lo = var.lo if lo is None else lo
     if lo == Lin(0):
         return ref
     return Op("sub", (ref, size_value(lo)), I32)

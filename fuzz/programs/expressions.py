@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
     FLOATS, INTS, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
-    Range, Read, Reduce, Unary, Var, children, walk)
+    Prev, Range, Read, Recur, Reduce, Unary, Var, children, walk)
 
 FLOAT_LITERALS = (0.5, 0.25, 1.5, 2.0, 0.1, 0.3, 0.75, 3.0, 1.25, 0.125, 0.9, 1.0, 0.01, 2.5)
 SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
@@ -410,9 +410,11 @@ class ExpressionGenerator:
         return Arm(Pattern(kind, values, name), guard, self.expr(dtype, inner, depth - 1))
 
     def call_function(self, dtype: str, scope: Scope, depth: int):
-        # whole arrays go only to generic functions: a typed parameter takes one scalar
+        # whole arrays go only to generic functions: a typed parameter takes one scalar; a
+        # recurrence body takes scalars per point
         fns = [f for f in scope.functions if f.dtype == dtype and not (scope.whole and f.typed)
-               and not (scope.arrays and any(isinstance(n, IfElse) for n in walk(f.body)))]
+               and not (scope.arrays and any(isinstance(n, IfElse) for n in walk(f.body)))
+               and not (isinstance(f.body, Recur) and scope.whole)]
         if not fns:
             return None
         fn = self.rng.choice(fns)
@@ -534,7 +536,7 @@ def _map_children(value):
 def _constant(node) -> bool:
     """Built from literals only, with at least one operation."""
     return bool(children(node)) and not any(
-        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block)) for n in walk(node))
+        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block, Prev, Recur)) for n in walk(node))
 
 
 def _suffixed(node):

@@ -20,7 +20,8 @@ from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INTS, Binary, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
-    Program, Range, Read, Reduce, RowMap, Slot, Unary, Where, Whole, ROW, clause_exprs, reads_of, walk)
+    Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, Unary, Where, Whole, ROW, clause_exprs, reads_of,
+    walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -325,17 +326,20 @@ class ProgramGenerator:
         me = tensors[position]
         rest = tuple(Slot("j", Bound(0), b) for b in me.shape[1:])
         clauses = []
+        # a function that is a recurrence is not called in another's clauses (a nested loop
+        # over the step is E011 in einc)
+        outer = replace(self.scope, functions=tuple(f for f in self.scope.functions if not isinstance(f.body, Recur)))
         if rng.random() < 0.85:
             if rng.random() < 0.5:
                 clauses.append(self.clause(me.dtype, (Slot("t", Bound(0), Bound(start)),) + rest,
-                                           self.scope, depth=1))
+                                           outer, depth=1))
             else:
                 for row in range(start):
                     clauses.append(self.clause(me.dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest,
-                                               self.scope, depth=1))
+                                               outer, depth=1))
         steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()))
                       for k, t in enumerate(tensors))
-        scope = replace(self.scope, steps=steps, step_var="t")
+        scope = replace(outer, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
         typed_by_step = not clauses
         # guarded step clauses split the step's box by the indices (a guard may not read the
@@ -432,10 +436,27 @@ class ProgramGenerator:
                        for p in ("a", "b", "c")[:rng.randint(1, 3)])
         dtype = rng.choice((self.float_type, self.float_type, self.int_type))
         scope = Scope(locals=params, functions=self.scope.functions, dims={}, whole=True)
-        body = named(self.gen.expr(dtype, scope, rng.randint(1, 3)))
+        if rng.random() < 0.3:
+            body = self.recurrence(dtype, scope)
+        else:
+            body = named(self.gen.expr(dtype, scope, rng.randint(1, 3)))
         fn = Function(self.gen.name("f"), params, rng.random() < 0.5, body, dtype)
         self.scope = replace(self.scope, functions=self.scope.functions + (fn,))
         return fn
+
+    def recurrence(self, dtype: str, scope: Scope) -> Recur:
+        """A function body that is a scalar recurrence over its parameters, kept bounded as the
+        groups' steps are (a contraction, tanh, or a modulus for integers)."""
+        rng = self.rng
+        prev = Prev(self.gen.name("s"), dtype)
+        drive = self.gen.expr(dtype, scope, rng.randint(1, 2))
+        if dtype in INTS:
+            step = Binary("%", Binary("+", prev, drive, dtype), Lit(rng.randint(5, 40), dtype), dtype)
+        else:
+            coef = Lit(rng.choice((0.5, 0.9, -0.5, 0.25, 0.75)), dtype)
+            step = Binary("+", Binary("*", coef, prev, dtype), drive, dtype)
+            step = Call("tanh", (step,), dtype) if rng.random() < 0.4 else step
+        return Recur(prev.name, named(self.gen.expr(dtype, scope, 1)), step, rng.randint(2, 9), dtype)
 
     def derivative(self, items: list, inputs: list) -> Derivative | None:
         rng = self.rng

@@ -23,7 +23,7 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Match, Pattern, Program, Read, Reduce, RowMap, Unary, Var, Whole, ROW)
+    Index, Lit, Match, Pattern, Prev, Program, Read, Recur, Reduce, RowMap, Unary, Var, Whole, ROW)
 
 EXACT = {"f32": np.float32, "f64": np.float64, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
 WIDE = {"f32": np.float64, "f64": np.longdouble, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
@@ -322,6 +322,17 @@ class Evaluator:
         for taken, value in reversed(chosen[:-1]):
             ex, wd = np.where(taken, value.ex, ex), np.where(taken, value.wd, wd)
         return Pair(ex, wd, node.dtype)
+
+    def _recur(self, node: Recur, grid: Grid) -> Pair:
+        """The loop, point by point of the grid: each step sees the state of the step before."""
+        state = _convert(self.eval(node.init, grid), node.dtype, grid.active)
+        for _ in range(1, node.steps):
+            inner = Grid({**grid.env, node.name: state}, grid.ndim, grid.active)
+            state = _convert(self.eval(node.step, inner), node.dtype, grid.active)
+        return state
+
+    def _prev(self, node: Prev, grid: Grid) -> Pair:
+        return grid.env[node.name]
 
     def _reduce(self, node: Reduce, grid: Grid) -> Pair:
         """Each reduction index is a new leading axis, so outer values broadcast against it."""

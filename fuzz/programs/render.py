@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    Input, Lit, Match, Pattern, Program, Read, Reduce, RowMap, Unary, Var, Whole, ROW, is_literal)
+    Input, Lit, Match, Pattern, Prev, Program, Read, Recur, Reduce, RowMap, Unary, Var, Whole, ROW, is_literal)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -185,6 +185,11 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
         arms = ", ".join(f"{_pattern(a.pattern)}{'' if a.guard is None else ' if ' + expr(a.guard, names)}"
                          f" => {expr(a.body, names)}" for a in node.arms)
         return f"match {expr(node.scrutinee, names)} {{ {arms} }}", ATOM
+    if isinstance(node, Recur):
+        return (f"{{ let {node.name}[0] = {expr(node.init, names)}; let {node.name}[k in 1..{node.steps}] = "
+                f"{expr(node.step, names)}; {node.name}[{node.steps - 1}] }}"), ATOM
+    if isinstance(node, Prev):
+        return f"{node.name}[k - 1]", ATOM
     raise TypeError(f"not an expression: {node!r}")
 
 

@@ -140,6 +140,26 @@ class Match:
 
 
 @dataclass(frozen=True)
+class Recur:
+    """`{ let s[0] = init; let s[k in 1..steps] = step; s[steps - 1] }`: a scalar recurrence in a
+    function body, which a call per point of an indexed definition computes for every point."""
+
+    name: str
+    init: object
+    step: object                   # reads the state one step back through `Prev`
+    steps: int
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Prev:
+    """`s[k - 1]` in the step of the `Recur` named `name`."""
+
+    name: str
+    dtype: str
+
+
+@dataclass(frozen=True)
 class Range:
     var: str
     lo: Bound
@@ -298,6 +318,8 @@ def children(expr) -> tuple:
         return expr.args
     if isinstance(expr, Block):
         return tuple(e for _, e in expr.lets) + (expr.result,)
+    if isinstance(expr, Recur):
+        return (expr.init, expr.step)
     if isinstance(expr, Reduce):
         return (expr.body,) + ((expr.guard,) if expr.guard is not None else ())
     if isinstance(expr, Match):

@@ -298,3 +298,50 @@ def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run, targe
     assert len(set(tok)) > 2                     # the decoder moves between tokens
     np.testing.assert_allclose(out["r"], np.array(r), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(out["s"], s, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_recurrence_in_a_function_called_per_point_runs_for_every_point(run, target):
+    # the group reads the caller's index i (through a[i]): it is computed for every i, as axes
+    # after its step, and each point reads its own row (the recurrence also has an axis j)
+    out = run("""
+        fn relax(a, v) {
+            let s[0, j in 0..3] = a * v[j];
+            let s[t in 1..6, j in 0..3] = s[t - 1, j] * 0.5 + a + s[t - 1, (j + 2) % 3];
+            s[5]
+        }
+        fn steps(a) {
+            let x[0] = a;
+            let x[k in 1..20] = if x[k - 1] % 2 == 0 { x[k - 1] / 2 } else { 3 * x[k - 1] + 1 };
+            x[19]
+        }
+        let A: [f32; 4];
+        let n: [i32; 5];
+        let V = [1.0, 10.0, 100.0];
+        let R[i, j] = relax(A[i], V)[j];
+        let c[i] = steps(n[i] + 1);
+    """, target=target, A=np.array([1, 2, -1, 0.5], np.float32), n=np.array([6, 0, 26, 11, 96], np.int32))
+    expected = []
+    for a in np.array([1, 2, -1, 0.5], np.float32):
+        s = a * np.array([1, 10, 100], np.float32)
+        for _ in range(5):
+            s = s * np.float32(0.5) + a + s[[2, 0, 1]]
+        expected.append(s)
+    np.testing.assert_allclose(out["R"], expected, rtol=1e-6)      # f32, the same operations
+    collatz = []
+    for x in np.array([6, 0, 26, 11, 96]) + 1:
+        for _ in range(19):
+            x = x // 2 if x % 2 == 0 else 3 * x + 1
+        collatz.append(x)
+    np.testing.assert_array_equal(out["c"], collatz)
+
+
+def test_a_recurrence_depending_on_the_step_of_the_one_calling_it_is_e011():
+    source = ("fn f(a) { let s[0] = a; let s[k in 1..4] = s[k - 1] * 0.5 + a; s[3] }\n"
+              "let x = [1.0, 2.0, 3.0];\n"
+              "let r[t in 0..1] = f(x[t]);\n"
+              "let r[t in 1..3] = r[t - 1] + 1.0;\n")
+    with pytest.raises(CompileError) as info:
+        einc.compile(source)
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.code == "E011" and "loop inside a loop" in diagnostic.message

@@ -15,8 +15,9 @@ from fuzz.programs.meaning import Fragile, Invalid, evaluate, splits_by_guards
 from fuzz.programs.render import render_program
 from fuzz.programs.compare import disagreement
 from fuzz.programs.structure import (
-    Arm, Match, Pattern, Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse, Index, Input, Lit,
-    Program, Range, Read, Reduce, RowMap, Slot, Unary, Var, Where, Whole, widens_an_approximation)
+    Arm, Match, Pattern, Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse,
+    Index, Input, Lit, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, Unary, Var, Where, Whole,
+    widens_an_approximation)
 from fuzz.programs.wellformed import depends_on, wholes_are_arrays
 
 I = Index("i")
@@ -289,3 +290,35 @@ def test_a_function_whose_body_is_a_piped_block_keeps_its_braces():
     body = Block((("v", Var("a", "f32")),), Var("v", "f32"), "f32", "pipe")
     fn = Function("g", (("a", "f32"),), True, body, "f32")
     assert "-> f32 { (a |> |v| v) }" in render_program(program([fn]))
+
+
+
+def test_a_function_that_is_a_recurrence_runs_its_loop_for_every_point():
+    # fn f(a) { let s[0] = a; let s[k in 1..4] = (s[k - 1] + a * 3) % 7; s[3] }, called per point
+    step = Binary("%", Binary("+", Prev("s", "i32"), Binary("*", Var("a", "i32"), Lit(3, "i32"), "i32"), "i32"),
+                  Lit(7, "i32"), "i32")
+    fn = Function("f", (("a", "i32"),), False, Recur("s", Var("a", "i32"), step, 4, "i32"), "i32")
+    x = Input("x", "i32", (Bound(4),))
+    prog = program([fn, Define("y", "i32", (Clause((ranged("i", 0, 4),), Call("f", (Read("x", (I,), "i32"),), "i32")),))],
+                   [x])
+    xs = np.array([2, -5, 0, 11], np.int32)
+    expected = []
+    for a in xs.tolist():
+        state = a
+        for _ in range(3):
+            state = int(np.fmod(state + a * 3, 7))            # % keeps the dividend's sign
+        expected.append(state)
+    np.testing.assert_array_equal(meaning(prog, x=xs)["y"], expected)
+    assert "{ let s[0] = a; let s[k in 1..4] = (s[k - 1] + a * 3) % 7; s[3] }" in render_program(prog)
+
+
+def test_the_generator_calls_functions_that_are_recurrences_per_point():
+    from fuzz.programs.generate import generate_case
+    from fuzz.programs.structure import item_exprs, walk
+    called = 0
+    for k in range(100):                                  # the sample of tests/fuzz/test_sample.py
+        case = generate_case(2024, k)
+        recurrent = {i.name for i in case.program.items if isinstance(i, Function) and isinstance(i.body, Recur)}
+        called += any(isinstance(n, Call) and n.fn in recurrent for item in case.program.items
+                      if not isinstance(item, Function) for e in item_exprs(item) for n in walk(e))
+    assert called >= 1

@@ -12,14 +12,14 @@ import einc
 from einc.diagnostics import CompileError
 
 
-def run_program(source: str, files: dict | None = None, **inputs) -> dict:
-    """Compile `source` (beside the .npy `files`, name -> array) and run it on `inputs`."""
+def run_program(source: str, files: dict | None = None, target: str = "llvm-cpu", **inputs) -> dict:
+    """Compile `source` (beside the .npy `files`, name -> array) for `target` and run it on `inputs`."""
     with tempfile.TemporaryDirectory(prefix="einc-stdlib-") as tmp:
         for name, array in (files or {}).items():
             np.save(Path(tmp) / name, array)
         path = Path(tmp) / "program.ein"
         path.write_text(source)
-        artifact = einc.compile(path)
+        artifact = einc.compile(path, target=target)
     return einc.load(artifact.vmfb)(**inputs)
 
 

@@ -85,7 +85,7 @@ let casti_ = cast(d * 3.0, 0i32);
 let slice_ = slice(T, [0, 1], [2, 4], [1, 2], [1, 2]);
 let slice0_ = slice(T, [1], [2], [0], [1]);
 let cumsum_ = cumsum(a);
-let qz_ = quantize_linear(a * 40.0, 0.5, 3);
+let qz_ = quantize_linear(a * 40.0, 0.5, 3.0);
 let qz_issue = quantize_linear([0.5, -0.25], 0.01, 0.0);
 let dq_ = dequantize_linear(ix, 0.25, 1);
 let qmm_ = qmatmul(qa, 0.5, qb, 2.0);
@@ -208,7 +208,8 @@ def test_integer_results(out):
 
 
 def test_quantize_linear_gives_integers_in_floats_with_a_float_zero_point(out):
-    # the Einlang convention (not ONNX's int8 output): round(x / scale) + zero point, unclamped
+    # a float zero point: round(x / scale) + zero point in floats, unclamped (integer zero points:
+    # test_conventions.py)
     q = np.round((40 * A).astype(np.float32) / np.float32(0.5)) + 3      # np.round: half to even
     close(out["qz_"], q)
     close(out["qz_issue"], [50.0, -25.0])
