@@ -29,15 +29,20 @@ def parameters_module(instance: rt.VmInstance, digest: str, archive: str | None,
     if archive is None:
         raise RunError(f"{name} keeps its weights in a parameter archive (.irpa): load it from its file, "
                        f"or pass the archive (einc.load(..., parameters=PATH))")
-    if _file_digest(archive) != digest:
-        raise RunError(f"{archive} is damaged or belongs to another build of {name} "
-                       f"(its digest does not match the module's); rebuild both with `einc build`")
+    check_archive(digest, archive, name)
     index = rt.ParameterIndex()
     try:
         index.load(archive)
     except (RuntimeError, ValueError) as err:
         raise RunError(f"cannot read {archive}: not a valid parameter archive ({_first_line(err)})") from None
     return rt.create_io_parameters_module(instance, index.create_provider(scope=SCOPE))
+
+
+def check_archive(digest: str, archive: str, name: str) -> None:
+    """RunError unless `archive` is the one module `name` was built with (its `digest`)."""
+    if _file_digest(archive) != digest:
+        raise RunError(f"{archive} is damaged or belongs to another build of {name} "
+                       f"(its digest does not match the module's); rebuild both with `einc build`")
 
 
 def _file_digest(path: str) -> str:
