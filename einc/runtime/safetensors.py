@@ -25,10 +25,10 @@ def safetensors_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     """The .safetensors file of `arrays` (little-endian, in the given order)."""
     header, chunks, offset = {}, [], 0
     for name, array in arrays.items():
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array)
         if array.dtype not in _NAMES:
             raise ValueError(f"{name} holds {array.dtype}, which .safetensors has no name for")
-        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
         header[name] = {"dtype": _NAMES[array.dtype], "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
@@ -79,7 +79,7 @@ def _tensor(path: str, name: str, entry, body: memoryview) -> np.ndarray:
     if not begin <= end <= len(body) or end - begin != math.prod(shape) * dtype.itemsize:
         _bad(path, f"tensor {name!r} has data_offsets {offsets} that do not fit its shape {shape} "
                    f"and {entry['dtype']} in {len(body)} bytes of data")
-    array = np.frombuffer(body[begin:end], dtype=dtype).reshape(shape)
+    array = np.frombuffer(body[begin:end], dtype=dtype).reshape(tuple(shape))
     return array.astype(array.dtype.newbyteorder("="))   # a copy: the file's bytes are read-only
 
 
