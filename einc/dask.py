@@ -27,7 +27,9 @@ import dask
 import dask.array as da
 import numpy as np
 
+from einc import Artifact
 from einc.build.artifact import write_artifact
+from einc.runtime.errors import RunError
 from einc.runtime.parameters import ARCHIVE_SUFFIX, archive_beside
 from einc.runtime.program import Program, read_signature
 from einc.runtime.signature import Signature
@@ -82,7 +84,7 @@ def _axis(shape: tuple) -> int:
 
 def _module(program, device: str | None) -> Module:
     """`program` as bytes to ship: from an Artifact, a .vmfb path (and its archive) or bytes."""
-    if hasattr(program, "vmfb") and hasattr(program, "parameters"):
+    if isinstance(program, Artifact):
         return Module(program.vmfb, program.parameters, device)
     if isinstance(program, (bytes, bytearray, memoryview)):
         return Module(bytes(program), b"", device)
@@ -134,8 +136,12 @@ def _output_axes(module: Module, signature: Signature, batch_dim: str, batched: 
     """Each output's shape with _BATCH at its batch axis (None when it has none) and dtype,
     from two runs on zeros with batch sizes 1 and 2 (the only way to learn output shapes
     without computing a block)."""
-    probes = [_cached_program(module).run(_probe_inputs(signature, batched, inputs, size), stdout=io.StringIO())
-              for size in (1, 2)]
+    try:
+        probes = [_cached_program(module).run(_probe_inputs(signature, batched, inputs, size), stdout=io.StringIO())
+                  for size in (1, 2)]
+    except RunError as err:
+        raise ValueError(f"cannot learn the shapes of the outputs: the program run on zeros with batch sizes "
+                         f"1 and 2 failed ({err})") from None
     axes = {}
     for spec in signature.outputs:
         one, two = probes[0][spec.name].shape, probes[1][spec.name].shape

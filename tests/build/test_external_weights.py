@@ -67,9 +67,10 @@ def test_every_constant_array_with_threshold_zero(project):
         np.testing.assert_allclose(program(x=X)["y"], layer_reference(X), **TOLERANCE)
 
 
-def test_a_weight_read_in_every_step_of_a_recurrence(project):
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_weight_read_in_every_step_of_a_recurrence(project, target):
     x = RNG.standard_normal((6, 512)).astype(np.float32)
-    artifact = einc.compile(project / "rnn.ein", outputs=["h"])
+    artifact = einc.compile(project / "rnn.ein", target, outputs=["h"])
     assert artifact.parameters and len(artifact.vmfb) < 200_000
     artifact.save(project / "rnn.vmfb")
     with einc.load(project / "rnn.vmfb") as program:

@@ -118,3 +118,11 @@ def test_outputs_without_the_batch_dim_and_bad_inputs_are_refused(tmp_path):
     with dask.config.set(scheduler="synchronous"):
         estimate = einc.dask.map_blocks(artifact, z=z)["estimate"].compute()
     np.testing.assert_allclose(estimate, kalman_reference(np.zeros((4, 6))), rtol=1e-10, atol=1e-10)
+
+
+def test_a_program_that_cannot_run_on_zeros_is_refused_before_computing(tmp_path):
+    source = tmp_path / "checked.ein"
+    source.write_text('let x: [f32; B, 3];\nassert(sum[b, i](x[b, i]) > 0.0, "positive");\nlet y[b, i] = x[b, i] * 2.0;\n')
+    artifact = einc.compile(source)
+    with pytest.raises(ValueError, match=r"cannot learn the shapes of the outputs: .*failed \(assertion failed"):
+        einc.dask.map_blocks(artifact, x=da.ones((4, 3), chunks=(2, 3)))
