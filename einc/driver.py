@@ -5,7 +5,13 @@ Each stage raises `CompileError` for mistakes in the program; the error carries 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from einc.diagnostics import CompileError, OptionError
+
+# Constant arrays of this many bytes or more become parameters by default (einc.mlir.weights):
+# smaller ones cost less inside the module than as separate parameters.
+DEFAULT_THRESHOLD = 256 * 1024
 
 
 def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
@@ -84,11 +90,12 @@ def lower(path: str, target: str, outputs: list[str] | None = None, dims: dict[s
     return lower_ir(*front_end(path, outputs, dims, allow_python), target, fp_contract=fp_contract)
 
 
-def lower_ir(program, ir_program, target: str, *, fp_contract: bool = False):
+def lower_ir(program, ir_program, target: str, *, fp_contract: bool = False, weights=None):
     """The MLIR module of a program the front end already went through; `fp_contract` lets
-    llvm-cpu fuse float products into FMAs (einc.mlir.rounding)."""
+    llvm-cpu fuse float products into FMAs (einc.mlir.rounding); the constants `weights` takes
+    become parameters (einc.mlir.weights)."""
     from einc.mlir import lower_program
-    return _stage(program, lower_program, ir_program, target, None, fp_contract)
+    return _stage(program, lower_program, ir_program, target, None, fp_contract, weights)
 
 
 def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
@@ -99,9 +106,39 @@ def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | No
 
 
 def compile_ir(program, ir_program, target: str, *, fp_contract: bool = False) -> bytes:
-    """The .vmfb of a program the front end already went through."""
+    """The self-contained .vmfb of a program the front end already went through: every
+    constant embedded."""
+    return build_ir(program, ir_program, target, fp_contract=fp_contract, weights_threshold=None).vmfb
+
+
+@dataclass(frozen=True)
+class Built:
+    """A module and the parameter archive (.irpa) of its external weights (b"" when none)."""
+    vmfb: bytes
+    parameters: bytes = b""
+
+
+def build_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+                  dims: dict[str, int] | None = None, allow_python: bool = False, *,
+                  fp_contract: bool = False, weights_threshold: int | None = DEFAULT_THRESHOLD,
+                  unchecked_indices: bool = False) -> Built:
+    return build_ir(*front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices), target,
+                    fp_contract=fp_contract, weights_threshold=weights_threshold)
+
+
+def build_ir(program, ir_program, target: str, *, fp_contract: bool = False,
+             weights_threshold: int | None = DEFAULT_THRESHOLD) -> Built:
+    """The module of a program the front end already went through, with its constant arrays of
+    at least `weights_threshold` bytes (every one for 0, none for None) in a parameter archive."""
     from einc.build import compile_mlir
-    return compile_mlir(lower_ir(program, ir_program, target, fp_contract=fp_contract), target)
+    from einc.build.parameters import archive_bytes, archive_digest
+    from einc.mlir.weights import Weights
+    weights = Weights(weights_threshold)
+    module = lower_ir(program, ir_program, target, fp_contract=fp_contract, weights=weights)
+    if not weights.arrays:
+        return Built(compile_mlir(module, target))
+    archive = archive_bytes(weights.arrays)
+    return Built(compile_mlir(module, target, parameters=archive_digest(archive)), archive)
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,

@@ -7,8 +7,8 @@ end, which computes the key, runs them), the target, its IREE flags and, for `ll
 host CPU the code is tuned to, the chosen outputs, the fixed dims, whether Python may run,
 whether data-dependent indices are checked, and
 the einc (version and code) and IREE versions.
-A change to any of them is a new key. Entries are written atomically and verified (their seal)
-when read, so a damaged entry is rebuilt rather than run.
+A change to any of them is a new key. Entries are written atomically and verified (their seal,
+and their weights archive's digest) when read, so a damaged entry is rebuilt rather than run.
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from einc.build.artifact import write_artifact
 from einc.build.targets import get_target
 from einc.host_cpu import IDENTIFYING_FIELDS, cpuinfo_fields
 from einc.runtime.errors import RunError
-from einc.runtime.integrity import unseal
+from einc.runtime.parameters import archive_beside, check_archive
+from einc.runtime.program import read_signature
 from einc.version import einc_code_digest, einc_version, iree_versions
 
 _HOST_TUNED = "--iree-llvmcpu-target-cpu=host"
@@ -52,6 +53,8 @@ def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], tar
 
 
 class ModuleCache:
+    """Entries are KEY.vmfb, with KEY.irpa beside it for a module with external weights."""
+
     def __init__(self, folder: Path):
         self.folder = folder
 
@@ -59,20 +62,28 @@ class ModuleCache:
         return self.folder / key[:2] / f"{key}.vmfb"
 
     def lookup(self, key: str) -> Optional[Path]:
-        """The entry's path if it is there and intact; a damaged entry is removed."""
+        """The entry's path if it is there and intact, its weights archive too; a damaged
+        entry is removed."""
         path = self.path(key)
         try:
-            unseal(path.read_bytes(), str(path))
+            vmfb = path.read_bytes()
+            digest = read_signature(vmfb, str(path)).parameters
+            if digest is not None:
+                check_archive(digest, archive_beside(str(path)), str(path))
         except FileNotFoundError:
             return None
         except (OSError, RunError):
             _remove(path)
+            _remove(Path(archive_beside(str(path))))
             return None
         return path
 
-    def store(self, key: str, vmfb: bytes) -> Path:
+    def store(self, key: str, vmfb: bytes, parameters: bytes = b"") -> Path:
+        """Write an entry, the archive first so that a module found is never without it."""
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if parameters:
+            write_artifact(archive_beside(str(path)), parameters)
         write_artifact(path, vmfb)
         return path
 

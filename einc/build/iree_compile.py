@@ -16,7 +16,7 @@ from iree.compiler.api import Output, Session, Source
 
 from einc.build.targets import get_target
 from einc.runtime.integrity import seal
-from einc.runtime.signature import TARGET_KEY
+from einc.runtime.signature import PARAMETERS_KEY, TARGET_KEY
 
 
 class IreeCompileError(Exception):
@@ -28,13 +28,15 @@ class IreeCompileError(Exception):
         super().__init__(f"IREE failed to compile the module for {target}:\n{self.diagnostics}")
 
 
-def compile_mlir(module_or_text, target: str, extra_flags: tuple[str, ...] = ()) -> bytes:
+def compile_mlir(module_or_text, target: str, extra_flags: tuple[str, ...] = (),
+                 parameters: str | None = None) -> bytes:
     """Compile an MLIR module (text or `ir.Module`) exporting `main` to sealed .vmfb bytes for
     `target` (einc.runtime.integrity). `extra_flags` go after the target's (tests pass IREE's
-    executable dump flags)."""
+    executable dump flags). `parameters` is the digest of the module's parameter archive
+    (einc.build.parameters), recorded for the runner."""
     flags = get_target(target).flags + tuple(extra_flags)
     text = module_or_text if isinstance(module_or_text, str) else _module_text(module_or_text)
-    stamped = _stamp_target(text, target)
+    stamped = _stamp_target(text, target, parameters)
     with _captured_stderr() as read_stderr:
         vmfb = _run_compiler(stamped, flags)
         if vmfb is None:
@@ -47,8 +49,9 @@ def _module_text(module) -> str:
     return module.operation.get_asm(enable_debug_info=True)
 
 
-def _stamp_target(text: str, target: str) -> str:
-    """Add `einc.target` to `main`'s iree.reflection dictionary; returns the module as text.
+def _stamp_target(text: str, target: str, parameters: str | None) -> str:
+    """Add `einc.target` (and `einc.parameters` when given) to `main`'s iree.reflection
+    dictionary; returns the module as text.
 
     Edited in a private plain Context (dialects already loaded, unlike the Session's) and handed
     to the compiler as text, so no MLIR object crosses into the Session.
@@ -65,6 +68,8 @@ def _stamp_target(text: str, target: str) -> str:
         if "iree.reflection" in main.attributes:
             entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
         entries[TARGET_KEY] = ir.StringAttr.get(target)
+        if parameters is not None:
+            entries[PARAMETERS_KEY] = ir.StringAttr.get(parameters)
         main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
         return module.operation.get_asm(enable_debug_info=True)
 

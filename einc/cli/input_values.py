@@ -1,5 +1,6 @@
 """Turning `--input` options into input values: `NAME=FILE.npy`, `NAME=NUMBER` for a scalar, or
-`FILE.npz`, which binds every array in it by name (an explicit `NAME=` wins over an archive)."""
+`FILE.npz` / `FILE.safetensors`, which bind every array in them by name (an explicit `NAME=`
+wins over an archive)."""
 from __future__ import annotations
 
 import os
@@ -8,13 +9,15 @@ from typing import NamedTuple
 import click
 
 from einc.runtime import InputSpec, RunError, Signature, check_input_names, check_known_names, read_npy, read_npz
+from einc.runtime.safetensors import read_safetensors
 
 _BOOL_LITERALS = {"true": True, "false": False}
+ARCHIVE_READERS = {".npz": read_npz, ".safetensors": read_safetensors}
 
 
 class InputOptions(NamedTuple):
     texts: dict[str, str]       # NAME -> FILE.npy or a literal
-    archives: list[str]         # .npz files
+    archives: list[str]         # .npz and .safetensors files
 
 
 def split_input_options(options: tuple[str, ...]) -> InputOptions:
@@ -23,11 +26,12 @@ def split_input_options(options: tuple[str, ...]) -> InputOptions:
     archives: list[str] = []
     for option in options:
         name, sep, value = option.partition("=")
-        if not sep and option.endswith(".npz"):
+        if not sep and option.endswith(tuple(ARCHIVE_READERS)):
             archives.append(option)
             continue
         if not sep or not name or not value:
-            raise click.UsageError(f"--input expects NAME=FILE.npy, NAME=NUMBER or FILE.npz, got {option!r}")
+            raise click.UsageError(f"--input expects NAME=FILE.npy, NAME=NUMBER, FILE.npz or FILE.safetensors, "
+                                   f"got {option!r}")
         if name in texts:
             raise click.UsageError(f"input {name!r} is given more than once")
         texts[name] = value
@@ -53,7 +57,7 @@ def _archive_arrays(signature: Signature, archives: list[str]) -> dict[str, obje
     found: dict[str, object] = {}
     origin: dict[str, str] = {}
     for path in archives:
-        for name, array in read_npz(path).items():
+        for name, array in _read_archive(path).items():
             if signature.input(name) is None:
                 raise RunError(f"{path} has an array {name!r} that is not an input; the program's inputs "
                                f"are: {', '.join(s.name for s in signature.inputs) or 'none'}")
@@ -61,6 +65,10 @@ def _archive_arrays(signature: Signature, archives: list[str]) -> dict[str, obje
                 raise RunError(f"array {name!r} is in both {origin[name]} and {path}")
             found[name], origin[name] = array, path
     return found
+
+
+def _read_archive(path: str) -> dict[str, object]:
+    return next(read for suffix, read in ARCHIVE_READERS.items() if path.endswith(suffix))(path)
 
 
 def _check_nothing_missing(signature: Signature, given: list[str], archives: list[str]) -> None:

@@ -8,7 +8,7 @@ import click
 
 from einc.build.targets import TARGETS
 from einc.cli.errors import CliError
-from einc.cli.files import ensure_dir, save_npy, save_npz
+from einc.cli.files import ensure_dir, save_bytes, save_npy, save_npz
 from einc.cli.options import (allow_python_option, dims_option, outputs_option, parse_dims,
                               unchecked_indices_option)
 from einc.cli.summary import summarize
@@ -19,13 +19,14 @@ SOURCE_SUFFIX = ".ein"
 
 @click.command()
 @click.argument("program", type=click.Path(dir_okay=False))
-@click.option("--input", "-i", "inputs", multiple=True, metavar="NAME=FILE.npy|NAME=NUMBER|FILE.npz",
+@click.option("--input", "-i", "inputs", multiple=True, metavar="NAME=FILE.npy|NAME=NUMBER|FILE.npz|FILE.safetensors",
               help="Bind input NAME to an array from a .npy file, or to a number for a scalar input; "
-                   "FILE.npz binds every array in it by name (repeatable; NAME= wins over an archive).")
+                   "FILE.npz or FILE.safetensors binds every array in it by name (repeatable; NAME= wins "
+                   "over an archive).")
 @click.option("--device", type=click.Choice(DEVICES),
               help="Runtime device (default: local-task for CPU modules, vulkan for Vulkan modules).")
 @click.option("--out", "out_path", type=click.Path(),
-              help="Save the outputs: DIR/NAME.npy each, or all in one FILE.npz.")
+              help="Save the outputs: DIR/NAME.npy each, or all in one FILE.npz or FILE.safetensors.")
 @click.option("--target", type=click.Choice(list(TARGETS)),
               help="For a .ein PROGRAM: the target to build for (default: vulkan-spirv with "
                    "--device vulkan, else llvm-cpu).")
@@ -91,11 +92,15 @@ def _duration(seconds: float) -> str:
 
 
 def _save_outputs(out_path: str, results: dict) -> None:
+    from einc.runtime.safetensors import safetensors_bytes
     if out_path.endswith(".npz"):
         save_npz(out_path, results)
         return
+    if out_path.endswith(".safetensors"):
+        save_bytes(out_path, safetensors_bytes(results))
+        return
     if Path(out_path).is_file():
-        raise CliError(f"--out {out_path} is a file; give a folder, or a name ending in .npz")
+        raise CliError(f"--out {out_path} is a file; give a folder, or a name ending in .npz or .safetensors")
     ensure_dir(out_path)
     for name, value in results.items():
         save_npy(Path(out_path) / f"{name}.npy", value)

@@ -34,9 +34,9 @@ def cached_module(source: str, target: str, outputs: list[str] | None, dims: dic
         return found
     _log(verbose, f"cache miss for {source}: building for {target} into {cache.path(key)}")
     with diagnostics_shown("human"):
-        vmfb = driver.compile_ir(program, ir_program, target)
+        built = driver.build_ir(program, ir_program, target)
     try:
-        return cache.store(key, vmfb)
+        return cache.store(key, built.vmfb, built.parameters)
     except OSError as err:
         raise CliError(f"cannot write to the build cache {cache.folder}: {err.strerror or err}") from None
 

@@ -20,16 +20,18 @@ from einc.mlir.shapes import emit_shape_checks
 from einc.mlir.signature import function_type, reflection
 from einc.passes.target_support import check_target
 from einc.mlir.types import is_tensor
+from einc.mlir.weights import Weights
 
 __all__ = ["lower_program", "lower_to_text"]
 
 
 def lower_program(program: Program, target: str, context: Optional[ir.Context] = None,
-                  fp_contract: bool = False) -> ir.Module:
+                  fp_contract: bool = False, weights: Optional[Weights] = None) -> ir.Module:
     """The verified module for `program`. `context` may be an IREE compiler Session's context
     (load its dialects first: `ctx.load_all_available_dialects()`); default a fresh one.
     Without `fp_contract`, float products in CPU kernels are rounded before they are added
-    (einc.mlir.rounding); with it, LLVM may fuse them into FMAs."""
+    (einc.mlir.rounding); with it, LLVM may fuse them into FMAs. Constant arrays `weights` takes
+    become parameters it collects (einc.mlir.weights); without it every constant is embedded."""
     check_target(program, target)
     with (context or ir.Context()), ir.Location.unknown():
         module = ir.Module.create()
@@ -37,8 +39,10 @@ def lower_program(program: Program, target: str, context: Optional[ir.Context] =
             main = func.FuncOp("main", function_type(program))
         main.attributes["iree.reflection"] = reflection(program, target)
         entry = main.add_entry_block()
+        weights = weights or Weights(None)
+        weights.start(main)
         with ir.InsertionPoint(entry):
-            _emit_body(program, list(entry.arguments), target)
+            _emit_body(program, list(entry.arguments), target, weights)
         if target.startswith("llvm-cpu") and not fp_contract:
             round_products_separately(module)
         skip_empty_kernels(module)
@@ -50,9 +54,9 @@ def lower_to_text(program: Program, target: str, fp_contract: bool = False) -> s
     return str(lower_program(program, target, fp_contract=fp_contract))
 
 
-def _emit_body(program: Program, args: list[ir.Value], target: str) -> None:
+def _emit_body(program: Program, args: list[ir.Value], target: str, weights: Weights) -> None:
     emit_shape_checks(program.inputs, args, program.fixed_dims)
-    lw = Lowering(program, args, target)
+    lw = Lowering(program, args, target, weights)
     for filtered in program.compactions:      # their lengths are sizes: defined before any use
         lw.lower(filtered)
     for effect in program.effects:

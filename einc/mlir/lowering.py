@@ -19,12 +19,14 @@ from einc.ir.nodes import Generic, IndexRef, Input, Program, RecValue, Stack, St
 from einc.mlir.locations import location_of
 from einc.mlir.program_rules import RULES
 from einc.mlir.shapes import Sizes
+from einc.mlir.weights import Weights
 from einc.passes.uniform_tensors import Uniformity
 
 
 class Lowering:
-    def __init__(self, program: Program, args: list[ir.Value], target: str):
+    def __init__(self, program: Program, args: list[ir.Value], target: str, weights: Weights | None = None):
         self.program = program
+        self.weights = weights or Weights(None)   # constants that become parameters (einc.mlir.weights)
         self.args = args
         self.target = target
         self.sizes = Sizes(args, program.syms)

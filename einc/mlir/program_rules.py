@@ -30,6 +30,8 @@ def _input(lw, v: Input) -> ir.Value:
 def _const(lw, v: Const) -> ir.Value:
     if v.array.ndim == 0:
         return scalar_ops.constant(v.dtype, v.array.item())
+    if lw.weights.takes(v):
+        return lw.weights.load(v)
     t = tensor_type(v.dtype, v.shape)
     return arith.constant(t, ir.DenseElementsAttr.get(v.array, type=t.element_type))
 

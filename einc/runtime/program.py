@@ -21,6 +21,7 @@ from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.index_checks import bad_index
 from einc.runtime.inputs import bind_inputs
 from einc.runtime.integrity import unseal
+from einc.runtime.parameters import archive_beside, parameters_module
 from einc.runtime.printing import PRINT_LABEL_PREFIX, perform
 from einc.runtime.readback import copy_of_mapped, to_numpy
 from einc.runtime.signature import Signature, signature_from_reflection
@@ -33,17 +34,20 @@ _FALLBACK_DEVICE = "local-task"  # for modules compiled outside einc.build (no e
 _ASSERT_MESSAGE_STARTS = ("assertion failed at ", "shape mismatch: ")
 
 
-def load(path_or_bytes: str | os.PathLike | bytes, device: str | None = None) -> "Program":
-    """Open an einc module; `device` defaults to the one its target runs on."""
+def load(path_or_bytes: str | os.PathLike | bytes, device: str | None = None,
+         parameters: str | os.PathLike | None = None) -> "Program":
+    """Open an einc module; `device` defaults to the one its target runs on. `parameters` is
+    the weights archive (.irpa) of a module that has one; default: the one beside the module's file."""
+    archive = None if parameters is None else os.fspath(parameters)
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        return Program(bytes(path_or_bytes), "<module bytes>", device)
+        return Program(bytes(path_or_bytes), "<module bytes>", device, archive)
     path = os.fspath(path_or_bytes)
     try:
         with open(path, "rb") as module_file:
             data = module_file.read()
     except OSError as err:
         raise RunError(f"cannot read {path}: {err.strerror or err}") from None
-    return Program(data, path, device)
+    return Program(data, path, device, archive or archive_beside(path))
 
 
 def read_signature(vmfb: bytes, name: str) -> Signature:
@@ -81,13 +85,15 @@ class _PrintRecorder:
 class Program:
     """A loaded module: call it with the inputs by name, get the outputs by name."""
 
-    def __init__(self, vmfb: bytes, name: str, device: str | None = None):
+    def __init__(self, vmfb: bytes, name: str, device: str | None = None, parameters: str | None = None):
         self.name = name
         self._instance = rt.VmInstance()
         self._module = _load_module(self._instance, vmfb, name)
         self.signature: Signature = signature_from_reflection(
             dict(self._module.lookup_function("main").reflection), name)
         self.device = _choose_device(self.signature.target, device)
+        self._parameters = None if self.signature.parameters is None else \
+            parameters_module(self._instance, self.signature.parameters, parameters, name)
         self._recorder = _PrintRecorder()
         self._open_context()
         _open_programs.add(self)
@@ -97,7 +103,8 @@ class Program:
         try:
             hal = rt.create_hal_module(self._instance, self._hal_device,
                                        debug_sink=rt.HalModuleDebugSink(self._recorder))
-            self._context = rt.VmContext(self._instance, modules=[hal, self._module])
+            modules = [hal, self._module] if self._parameters is None else [hal, self._parameters, self._module]
+            self._context = rt.VmContext(self._instance, modules=modules)
             self._main = rt.FunctionInvoker(self._context, self._hal_device, self._module.lookup_function("main"))
         except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
             raise RunError(_load_failure(self.name, self.device, str(err))) from None
@@ -221,7 +228,7 @@ class Program:
 
     def close(self) -> None:
         """Release the VM objects now, in dependency order (left alive at exit they crash or warn)."""
-        self._main = self._context = self._hal_device = self._module = self._instance = None
+        self._main = self._context = self._hal_device = self._module = self._parameters = self._instance = None
         _open_programs.discard(self)
 
     def __enter__(self) -> "Program":

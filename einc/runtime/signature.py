@@ -11,6 +11,7 @@ from einc.runtime.errors import RunError
 
 SIGNATURE_KEY = "einc.signature"
 TARGET_KEY = "einc.target"  # stamped by einc.build, read by the runner to pick a device
+PARAMETERS_KEY = "einc.parameters"  # SHA-256 of the weights archive the module needs (einc.build.parameters)
 SUPPORTED_VERSION = 2
 DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
@@ -53,6 +54,7 @@ class Signature:
     sizes: dict[str, tuple[str, int]] = field(default_factory=dict)  # run-time dim -> (input, axis)
     size_checks: list[dict] = field(default_factory=list)     # read by einc.runtime.sizes
     index_checks: list[dict] = field(default_factory=list)    # read by einc.runtime.index_checks
+    parameters: str | None = None   # the digest of its weights archive; None: it needs none
 
     def input(self, name: str) -> InputSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -79,6 +81,7 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             sizes={str(name): (str(at["input"]), int(at["axis"])) for name, at in doc.get("sizes", {}).items()},
             size_checks=list(doc.get("size_checks", [])),
             index_checks=list(doc.get("index_checks", [])),
+            parameters=reflection.get(PARAMETERS_KEY),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None

@@ -5,6 +5,7 @@ import types
 import pytest
 
 from einc.diagnostics import CompileError, SourceMap, Span, error
+from einc.driver import DEFAULT_THRESHOLD, Built
 
 
 @pytest.fixture
@@ -16,16 +17,17 @@ def program(tmp_path):
 
 @pytest.fixture
 def driver(monkeypatch):
-    """Install a fake einc.driver; tests set .compile_program / .emit_program behaviour."""
+    """Install a fake einc.driver; tests set .build_program / .emit_program behaviour."""
     fake = types.ModuleType("einc.driver")
     fake.calls = []
 
-    def compile_program(path, target, outputs, dims, allow_python=False, fp_contract=False,
-                        unchecked_indices=False):
+    def build_program(path, target, outputs, dims, allow_python=False, fp_contract=False,
+                      weights_threshold=DEFAULT_THRESHOLD, unchecked_indices=False):
         fake.calls.append((path, target, outputs, dims) + (("allow_python",) if allow_python else ())
                           + (("fp_contract",) if fp_contract else ())
+                          + ((("weights", weights_threshold),) if weights_threshold != DEFAULT_THRESHOLD else ())
                           + (("unchecked_indices",) if unchecked_indices else ()))
-        return b"VMFB:" + target.encode()
+        return Built(b"VMFB:" + target.encode(), b"IRPA" if weights_threshold == 0 else b"")
 
     def emit_program(path, what, outputs, target, dims, allow_python=False, fp_contract=False,
                      unchecked_indices=False):
@@ -33,7 +35,7 @@ def driver(monkeypatch):
                           + (("unchecked_indices",) if unchecked_indices else ()))
         return f"<{what} of {path} for {target}>\n"
 
-    fake.compile_program, fake.emit_program = compile_program, emit_program
+    fake.build_program, fake.emit_program = build_program, emit_program
     monkeypatch.setitem(sys.modules, "einc.driver", fake)
     monkeypatch.setattr("einc.driver", fake, raising=False)
     return fake
@@ -65,10 +67,11 @@ def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver
     out = tmp_path / "prog.vmfb"
     out.write_bytes(b"previous build")
 
-    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False, unchecked_indices=False):
+    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False, weights_threshold=None,
+                   unchecked_indices=False):
         raise syntax_error(program)
 
-    driver.compile_program = failing
+    driver.build_program = failing
     status, stdout, stderr = einc_cli("build", program, "-o", out)
     assert status == 1 and stdout == ""
     assert stderr.startswith("error[E001]: expected an expression\n")
@@ -77,23 +80,36 @@ def test_compile_error_prints_diagnostics_and_leaves_old_output(einc_cli, driver
 
 
 def test_compile_error_creates_no_output(einc_cli, driver, program, tmp_path):
-    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False, unchecked_indices=False):
+    def failing(path, target, outputs, dims, allow_python=False, fp_contract=False, weights_threshold=None,
+                   unchecked_indices=False):
         raise syntax_error(program)
 
-    driver.compile_program = failing
+    driver.build_program = failing
     status, _, _ = einc_cli("build", program, "-o", tmp_path / "new.vmfb")
     assert status == 1 and not (tmp_path / "new.vmfb").exists()
 
 
 def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
-    def crashing(path, target, outputs, dims, allow_python=False, fp_contract=False, unchecked_indices=False):
+    def crashing(path, target, outputs, dims, allow_python=False, fp_contract=False, weights_threshold=None,
+                    unchecked_indices=False):
         raise KeyError("oops")
 
-    driver.compile_program = crashing
+    driver.build_program = crashing
     status, _, stderr = einc_cli("build", program, "-o", tmp_path / "m.vmfb")
     assert status == 1
     assert stderr.startswith("internal error: KeyError: 'oops'\n") and "please report" in stderr
     assert "Traceback" not in stderr and not (tmp_path / "m.vmfb").exists()
+
+
+def test_external_weights_option_and_the_archive_beside_the_module(einc_cli, driver, program, tmp_path):
+    assert einc_cli("build", program, "-o", tmp_path / "none.vmfb", "--external-weights", "none")[0] == 0
+    assert einc_cli("build", program, "-o", tmp_path / "big.vmfb", "--external-weights", "1000")[0] == 0
+    assert einc_cli("build", program, "-o", tmp_path / "all.vmfb", "--external-weights", "all")[0] == 0
+    assert [call[-1] for call in driver.calls] == [("weights", None), ("weights", 1000), ("weights", 0)]
+    assert (tmp_path / "all.irpa").read_bytes() == b"IRPA" and (tmp_path / "all.vmfb").exists()
+    assert not (tmp_path / "none.irpa").exists() and not (tmp_path / "big.irpa").exists()
+    status, _, stderr = einc_cli("build", program, "--external-weights", "4k")
+    assert status == 2 and "--external-weights expects a number of bytes, all or none, got '4k'" in stderr
 
 
 def test_emit_goes_to_stdout_or_file(einc_cli, driver, program, tmp_path):

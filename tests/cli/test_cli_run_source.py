@@ -49,7 +49,7 @@ def test_second_run_is_a_cache_hit_that_does_not_compile(einc_cli, cache, projec
 
     def no_compiling(*args):
         raise AssertionError("a cache hit must not compile")
-    monkeypatch.setattr(einc.driver, "compile_ir", no_compiling)
+    monkeypatch.setattr(einc.driver, "build_ir", no_compiling)
     assert run_project(einc_cli, project) == (0, out, f"einc: cache hit for {project / 'main.ein'}: {module}\n")
     assert cached_modules(cache) == [module]
 

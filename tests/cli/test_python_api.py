@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc.driver import Built
 from mlir_samples import compiled
 
 
@@ -14,13 +15,13 @@ def driver(monkeypatch):
     fake = types.ModuleType("einc.driver")
     fake.paths = []
 
-    def compile_program(path, target, outputs, dims, allow_python=False, fp_contract=False,
-                        unchecked_indices=False):
+    def build_program(path, target, outputs, dims, allow_python=False, fp_contract=False, weights_threshold=None,
+                      unchecked_indices=False):
         with open(path) as source:
             fake.paths.append((path, source.read()) + (("unchecked_indices",) if unchecked_indices else ()))
-        return compiled("matmul", target)
+        return Built(compiled("matmul", target))
 
-    fake.compile_program = compile_program
+    fake.build_program = build_program
     monkeypatch.setitem(sys.modules, "einc.driver", fake)
     monkeypatch.setattr("einc.driver", fake, raising=False)
     return fake
