@@ -81,10 +81,6 @@ def _build(tree: Tree, filename: str, origin: _Origin):
         if isinstance(exc.orig_exc, CompileError):
             raise exc.orig_exc from None
         raise
-    except RecursionError:
-        # Lark's transformer recurses once per tree level; only absurd nesting gets here.
-        raise error(SYNTAX, "expression nested too deeply", Span(filename, origin.line, origin.col,
-                                                                 origin.line, origin.col + 1)) from None
 
 
 def _whole_text_span(text: str, filename: str) -> Span:
@@ -237,9 +233,40 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'
             "{": "{", "}": "}"}
 
 
+# How deeply expressions may nest. The later stages walk an expression recursively, one level
+# of Python recursion (a few frames) per level of nesting, except along left-associative
+# operator chains (`a + b + .. + z`, `x |> f |> g`), which they walk in a loop and which
+# therefore do not count here, however long they are.
+MAX_NESTING = 200
+# Rules whose first child continues a left-associative chain (`pow` is right-associative).
+_LEFT_CHAINS = frozenset(_BINARY_RULES) - {"pow"} | {"div", "pipe"}
+
+
 @v_args(meta=True)
 class _AstBuilder(Transformer):
     """Builds AST nodes bottom-up. Every method receives the rule's meta (for the span)."""
+
+    def transform(self, tree: Tree):
+        """Lark's `transform`, children first, with an explicit stack instead of a recursion per
+        tree level (a sum of thousands of terms is a tree that deep); E001 where an expression
+        nests more than MAX_NESTING levels deep (_nesting)."""
+        done: dict[int, tuple] = {}           # id(tree) -> (its result, its nesting)
+        stack = [tree]
+        while stack:
+            node = stack[-1]
+            pending = [c for c in node.children if isinstance(c, Tree) and id(c) not in done]
+            if pending:
+                stack.extend(reversed(pending))
+                continue
+            stack.pop()
+            depth = _nesting(node, [done[id(c)][1] for c in node.children if isinstance(c, Tree)])
+            if depth > MAX_NESTING:
+                raise error(SYNTAX, f"expression nested more than {MAX_NESTING} levels deep",
+                            self._span(node.meta),
+                            hint="name some of the inner expressions with `let`")
+            children = [done.pop(id(c))[0] if isinstance(c, Tree) else c for c in node.children]
+            done[id(node)] = (self._call_userfunc(node, children), depth)
+        return done[id(tree)][0]
 
     def __init__(self, filename: str, origin: _Origin):
         super().__init__()
@@ -787,6 +814,15 @@ def _split_format_spec(inner: str) -> tuple[str, str]:
             return inner[:i], inner[i + 1:]
         i += 1
     return inner, ""
+
+
+def _nesting(node: Tree, below: list) -> int:
+    """How many levels deep `node` nests, given its subtrees' levels (`below`, in order): one
+    more than its deepest subtree, except that the first operand of a left-associative chain
+    counts as the same level, and parentheses (which leave no node) add none."""
+    if node.data in _LEFT_CHAINS and below:
+        return max([below[0]] + [b + 1 for b in below[1:]])
+    return (0 if node.data == "paren" else 1) + max(below, default=0)
 
 
 def _install_binary_rules() -> None:
