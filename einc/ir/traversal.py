@@ -9,7 +9,8 @@ from __future__ import annotations
 
 def fold(root, parts, combine, memo: dict, key=id):
     """`memo[key(x)] = combine(x, [memo[key(p)] for p in parts(x)])` for `root` and every item
-    `parts` reaches from it, parts first; returns root's."""
+    `parts` reaches from it, parts first, in the order a memoized recursion would combine them;
+    returns root's."""
     stack = [root]
     while stack:
         x = stack[-1]
@@ -19,7 +20,7 @@ def fold(root, parts, combine, memo: dict, key=id):
         below = parts(x)
         missing = [p for p in below if key(p) not in memo]
         if missing:
-            stack.extend(missing)
+            stack.extend(reversed(missing))    # the first part first, as a recursion would
             continue
         stack.pop()
         memo[key(x)] = combine(x, [memo[key(p)] for p in below])

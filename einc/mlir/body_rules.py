@@ -13,6 +13,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc import diagnostics
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Stack, Value
+from einc.ir.traversal import run_in_order
 from einc.mlir import scalar_ops
 from einc.mlir.locations import location_of
 from einc.mlir.shapes import index_const
@@ -32,14 +33,33 @@ class Region:
 
     def value(self, v: Value) -> ir.Value:
         if id(v) not in self.memo:
-            if id(v) in self.aliases:
-                self.memo[id(v)] = self.value(self.aliases[id(v)])
-            elif self.lw.is_program_level(v) and id(v) not in self.inline:
-                self.memo[id(v)] = self.lw.lower(v)
-            else:
-                with location_of(v):
-                    self.memo[id(v)] = BODY_RULES[type(v)](self, v)
+            run_in_order([v], self._visit)
         return self.memo[id(v)]
+
+    def _visit(self, v: Value) -> list:
+        """The work of computing `v`: a scalar operation computed here has its operands computed
+        first, in order, as tasks (a sum of thousands of terms is a chain of operations that
+        deep); anything else at once."""
+        if id(v) in self.memo:
+            return []
+        if isinstance(v, Op) and self._by_rule(v):
+            return list(v.args) + [lambda: self._compute(v)]
+        self._compute(v)
+        return []
+
+    def _by_rule(self, v: Value) -> bool:
+        """Whether `v` is computed in this region by its rule (not in place of another node, not
+        at function level)."""
+        return id(v) not in self.aliases and (id(v) in self.inline or not self.lw.is_program_level(v))
+
+    def _compute(self, v: Value) -> None:
+        if id(v) in self.aliases:
+            self.memo[id(v)] = self.value(self.aliases[id(v)])
+        elif not self._by_rule(v):
+            self.memo[id(v)] = self.lw.lower(v)
+        else:
+            with location_of(v):
+                self.memo[id(v)] = BODY_RULES[type(v)](self, v)
 
     def take_coordinates(self) -> None:
         """The coordinate of every domain variable, computed here: linalg.index must sit in the
