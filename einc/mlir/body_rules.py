@@ -33,19 +33,8 @@ class Region:
 
     def value(self, v: Value) -> ir.Value:
         if id(v) not in self.memo:
-            run_in_order([v], self._visit)
+            operands_first(v, self.memo, self._by_rule, self._compute)
         return self.memo[id(v)]
-
-    def _visit(self, v: Value) -> list:
-        """The work of computing `v`: a scalar operation computed here has its operands computed
-        first, in order, as tasks (a sum of thousands of terms is a chain of operations that
-        deep); anything else at once."""
-        if id(v) in self.memo:
-            return []
-        if isinstance(v, Op) and self._by_rule(v):
-            return list(v.args) + [lambda: self._compute(v)]
-        self._compute(v)
-        return []
 
     def _by_rule(self, v: Value) -> bool:
         """Whether `v` is computed in this region by its rule (not in place of another node, not
@@ -80,6 +69,20 @@ class Region:
     def tensor(self, v: Value) -> ir.Value:
         """The whole tensor a body reads from: program-level, or built in this region (Stack)."""
         return self.lw.lower(v) if self.lw.is_program_level(v) else self.value(v)
+
+
+def operands_first(v: Value, memo: dict, by_rule: Callable, compute: Callable) -> None:
+    """compute(v), which sets memo[id(v)], after the operands of every scalar operation that
+    `by_rule` says is computed here by its rule, in the order that rule asks for them: a sum of
+    thousands of terms is a chain of operations that deep, so they are tasks, not a recursion."""
+    def visit(node: Value) -> list:
+        if id(node) in memo:
+            return []
+        if isinstance(node, Op) and by_rule(node):
+            return list(node.args) + [lambda: compute(node)]
+        compute(node)
+        return []
+    run_in_order([v], visit)
 
 
 def _index_ref(region: Region, ref: IndexRef) -> ir.Value:

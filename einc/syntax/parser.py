@@ -233,13 +233,14 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'
             "{": "{", "}": "}"}
 
 
-# How deeply expressions may nest. The later stages walk an expression recursively, one level
-# of Python recursion (a few frames) per level of nesting, except along left-associative
-# operator chains (`a + b + .. + z`, `x |> f |> g`), which they walk in a loop and which
+# How deeply expressions may nest. The later stages walk an expression recursively, a few
+# Python frames per level (elaborating `x + (x + (..))` reaches Python's limit near 320 levels,
+# a kernel reading `x[x[..]]` near 190 reads of two levels each), except along left-associative
+# operator chains (`a + b + .. + z`, `a * b / c`), which they walk in a loop and which
 # therefore do not count here, however long they are.
-MAX_NESTING = 200
+MAX_NESTING = 128
 # Rules whose first child continues a left-associative chain (`pow` is right-associative).
-_LEFT_CHAINS = frozenset(_BINARY_RULES) - {"pow"} | {"div", "pipe"}
+_LEFT_CHAINS = frozenset(_BINARY_RULES) - {"pow"} | {"div"}
 
 
 @v_args(meta=True)
@@ -250,23 +251,24 @@ class _AstBuilder(Transformer):
         """Lark's `transform`, children first, with an explicit stack instead of a recursion per
         tree level (a sum of thousands of terms is a tree that deep); E001 where an expression
         nests more than MAX_NESTING levels deep (_nesting)."""
-        done: dict[int, tuple] = {}           # id(tree) -> (its result, its nesting)
+        done: dict[int, object] = {}          # id(tree) -> its result
+        level = {id(tree): 0}                  # id(tree) -> how deep it nests (_nesting)
         stack = [tree]
         while stack:
             node = stack[-1]
             pending = [c for c in node.children if isinstance(c, Tree) and id(c) not in done]
             if pending:
+                for child in pending:
+                    level[id(child)] = level[id(node)] + _nesting(node, child is node.children[0])
+                    if level[id(child)] > MAX_NESTING:
+                        raise error(SYNTAX, f"expression nested more than {MAX_NESTING} levels deep",
+                                    self._span(child.meta), hint="name some of the inner expressions with `let`")
                 stack.extend(reversed(pending))
                 continue
             stack.pop()
-            depth = _nesting(node, [done[id(c)][1] for c in node.children if isinstance(c, Tree)])
-            if depth > MAX_NESTING:
-                raise error(SYNTAX, f"expression nested more than {MAX_NESTING} levels deep",
-                            self._span(node.meta),
-                            hint="name some of the inner expressions with `let`")
-            children = [done.pop(id(c))[0] if isinstance(c, Tree) else c for c in node.children]
-            done[id(node)] = (self._call_userfunc(node, children), depth)
-        return done[id(tree)][0]
+            children = [done.pop(id(c)) if isinstance(c, Tree) else c for c in node.children]
+            done[id(node)] = self._call_userfunc(node, children)
+        return done[id(tree)]
 
     def __init__(self, filename: str, origin: _Origin):
         super().__init__()
@@ -816,13 +818,11 @@ def _split_format_spec(inner: str) -> tuple[str, str]:
     return inner, ""
 
 
-def _nesting(node: Tree, below: list) -> int:
-    """How many levels deep `node` nests, given its subtrees' levels (`below`, in order): one
-    more than its deepest subtree, except that the first operand of a left-associative chain
-    counts as the same level, and parentheses (which leave no node) add none."""
-    if node.data in _LEFT_CHAINS and below:
-        return max([below[0]] + [b + 1 for b in below[1:]])
-    return (0 if node.data == "paren" else 1) + max(below, default=0)
+def _nesting(node: Tree, first: bool) -> int:
+    """How many levels a subtree of `node` nests below it: one, except the first operand of a
+    left-associative chain (the chain goes on at the same level) and what parentheses hold
+    (they leave no node)."""
+    return 0 if (first and node.data in _LEFT_CHAINS) or node.data == "paren" else 1
 
 
 def _install_binary_rules() -> None:
