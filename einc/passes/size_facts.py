@@ -170,6 +170,7 @@ class _Collector:
 
 
 def _body(body: Value, guard: Optional[Value], domain: tuple) -> list:
+    """The visits of a body and its guard over `domain`."""
     return [(body, domain)] + ([(guard, domain)] if guard is not None else [])
 
 
