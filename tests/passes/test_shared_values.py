@@ -65,3 +65,17 @@ def test_a_chain_of_200_double_reads_builds_and_matches_numpy():
     for _ in range(200):
         want = want - want.sum() * 0.125
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+
+
+def test_values_equal_up_to_their_index_names_are_merged_and_others_kept(tmp_path):
+    from einc.driver import front_end
+    path = os.path.join(tmp_path, "program.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("let x: [f32; 4];\n"
+                "let a[i in 0..4] = sum[k in 0..4](x[k] * x[i]) * 2.0;\n"
+                "let b[j in 0..4] = sum[l in 0..4](x[l] * x[j]) * 2.0;\n"
+                "let c[i in 0..4] = sum[k in 0..4](x[i] * x[k]) * 2.0;\n"     # operands swapped
+                "let d[i in 0..4] = sum[k in 0..4](x[k] * x[i]) * 3.0;\n")
+    outputs = dict(front_end(path)[1].outputs)
+    assert outputs["a"] is outputs["b"]
+    assert len({id(outputs[name]) for name in "acd"}) == 3
