@@ -6,7 +6,7 @@ DEMO ?= examples/basics/matmul.ein
 TARGET ?= llvm-cpu
 MNIST ?= ../shared/data/mnist
 
-.PHONY: venv test demo demo-random bench golden fuzz
+.PHONY: venv test demo demo-random bench bench-build golden fuzz
 
 venv: $(VENV)/.installed
 
@@ -49,6 +49,10 @@ bench: venv
 	$(PY) -m pip install -q jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)
 	$(if $(filter vulkan,$(DEVICE)),bash tools/setup_vulkan.sh)
 	$(PY) benchmarks/run.py $(if $(DEVICE),--device $(DEVICE))
+
+# Build time per definition of a chain of 100, 1,000 and 2,000 definitions (should stay flat).
+bench-build: venv
+	$(PY) benchmarks/build_time.py
 
 # The fuzzers (fuzz/, registered in fuzz/campaigns.py): generated programs against their NumPy
 # meaning on llvm-cpu and vulkan-spirv, mutants of real programs through the front end,

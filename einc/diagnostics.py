@@ -94,9 +94,11 @@ class SourceMap:
 
     def __init__(self) -> None:
         self._texts: dict[str, str] = {}
+        self._lines: dict[str, list[str]] = {}     # split once: every read's diagnostics ask
 
     def add(self, name: str, text: str) -> None:
         self._texts[name] = text
+        self._lines.pop(name, None)
 
     def items(self) -> list[tuple[str, str]]:
         """(file name, text) of every file read."""
@@ -106,7 +108,9 @@ class SourceMap:
         text = self._texts.get(name)
         if text is None:
             return None
-        lines = text.splitlines()
+        lines = self._lines.get(name)
+        if lines is None:
+            lines = self._lines[name] = text.splitlines()
         return lines[lineno - 1] if 0 < lineno <= len(lines) else None
 
     def text(self, span: Span | None) -> str:

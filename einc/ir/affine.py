@@ -10,11 +10,24 @@ from typing import Optional
 import numpy as np
 
 from einc.ir.nodes import Const, IndexRef, Op, Size, Value
+from einc.ir.traversal import fold
 from einc.ir.types import DataSize, Lin, Quotient
 
 
 def affine_of(v: Value) -> Optional[Lin]:
-    """The value as const + sum(coeff * key) with IndexVar/Sym keys, or None if not affine."""
+    """The value as const + sum(coeff * key) with IndexVar/Sym keys, or None if not affine.
+    Folded without recursion: a subscript may be a chain of thousands of terms."""
+    return fold(v, _affine_parts, _affine, {})
+
+
+def _affine_parts(v: Value) -> tuple:
+    return v.args if isinstance(v, Op) and v.dtype.is_int and v.op in _AFFINE_OPS else ()
+
+
+def _affine(v: Value, args: list) -> Optional[Lin]:
+    """The affine form of `v`, given those of its operands when it is an Op."""
+    if isinstance(v, Op):
+        return _op(v, args) if args else None
     rule = _RULES.get(type(v))
     return rule(v) if rule else None
 
@@ -25,15 +38,16 @@ def _const(v: Const) -> Optional[Lin]:
     return None
 
 
-def _op(v: Op) -> Optional[Lin]:
-    if not v.dtype.is_int:
-        return None
+_AFFINE_OPS = ("add", "sub", "mul", "neg", "div", "rem")
+
+
+def _op(v: Op, args: list) -> Optional[Lin]:
+    """An integer Op of _AFFINE_OPS over operands of affine forms `args` (None: not affine)."""
     if v.op == "div":
-        return _quotient(v)
+        return _quotient(*args)
     if v.op == "rem":
-        return _remainder(v)
-    args = [affine_of(a) for a in v.args] if v.op in ("add", "sub", "mul", "neg") else None
-    if args is None or any(a is None for a in args):
+        return _remainder(*args)
+    if any(a is None for a in args):
         return None
     if v.op == "add":
         return args[0] + args[1]
@@ -49,11 +63,10 @@ def _op(v: Op) -> Optional[Lin]:
     return None
 
 
-def _quotient(v: Op) -> Optional[Lin]:
+def _quotient(numer: Optional[Lin], denom: Optional[Lin]) -> Optional[Lin]:
     """A size divided by a positive constant; an index expression divided by one only where the
     quotient is one number over the variables' ranges (`o / 16` for o in 0..16 is 0: the
     channel group of a convolution with one group), else that is not affine."""
-    numer, denom = affine_of(v.args[0]), affine_of(v.args[1])
     if numer is None or denom is None or not denom.is_const or denom.const <= 0:
         return None
     if any(hasattr(k, "extent") for k in numer.keys()):
@@ -63,9 +76,8 @@ def _quotient(v: Op) -> Optional[Lin]:
     return Lin.of(Quotient(numer, denom.const))
 
 
-def _remainder(v: Op) -> Optional[Lin]:
+def _remainder(numer: Optional[Lin], denom: Optional[Lin]) -> Optional[Lin]:
     """`x % k` where x / k is one number q over the ranges (`j % N` for j in 0..N): x - k q."""
-    numer, denom = affine_of(v.args[0]), affine_of(v.args[1])
     if numer is None or denom is None or not denom.is_const or denom.const <= 0:
         return None
     if not any(hasattr(k, "extent") for k in numer.keys()):
@@ -88,7 +100,6 @@ _RULES = {
     Const: _const,
     Size: lambda v: v.lin,
     IndexRef: lambda v: Lin.of(v.var),
-    Op: _op,
 }
 
 

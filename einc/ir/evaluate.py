@@ -18,6 +18,7 @@ import numpy as np
 
 from einc.ir.nodes import (Const, Generic, IndexRef, Op, Piecewise, Read, Reduce, Size, Stack,
                            Value)
+from einc.ir.traversal import fold
 from einc.ir.types import Lin
 
 MAX_POINTS = 1 << 22          # the largest domain evaluated at build time
@@ -88,7 +89,12 @@ class _Evaluator:
     # ------------------------------------------------------------------ per point
 
     def point(self, v: Value, env: dict, depth: int) -> np.ndarray:
-        """`v` at every point of the variables in `env`: an array of `depth` axes."""
+        """`v` at every point of the variables in `env`: an array of `depth` axes. Chains of
+        scalar operations (a sum of thousands of terms) are folded without recursion."""
+        return fold(v, _op_args, lambda node, args: self._point(node, args, env, depth), {})
+
+    def _point(self, v: Value, args: list, env: dict, depth: int) -> np.ndarray:
+        """`v` at every point of `env`, given its arguments there when it is an Op."""
         if isinstance(v, IndexRef):
             if v.var not in env:
                 raise NotBuildTime(v)
@@ -96,7 +102,7 @@ class _Evaluator:
         if isinstance(v, Size):
             return _full(np.asarray(_const(v.lin, v), np.int32), depth)
         if isinstance(v, Op):
-            return _full(_apply(v, [self.point(a, env, depth) for a in v.args]), depth)
+            return _full(_apply(v, args), depth)
         if isinstance(v, Read):
             return self._read(v, env, depth)
         if isinstance(v, Reduce):
@@ -128,6 +134,10 @@ class _Evaluator:
         body = np.broadcast_to(body, body.shape[:depth] + tuple(extents))
         axes = tuple(range(depth, inner))
         return np.asarray(_REDUCERS[r.kind](body, axes, identity), dtype=r.dtype.numpy)
+
+
+def _op_args(v: Value) -> tuple:
+    return v.args if isinstance(v, Op) else ()
 
 
 def _const(lin: Lin, v) -> int:

@@ -21,6 +21,7 @@ from typing import Optional
 import numpy as np
 
 from einc.diagnostics import Span
+from einc.ir.traversal import fold
 from einc.ir.types import BOOL, I32, DType, Lin, Shape, Sym, dtype_of_numpy
 
 
@@ -488,22 +489,22 @@ def is_program_level(v: Value) -> bool:
 
 def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
     """Index variables `v` depends on that it does not bind itself."""
-    memo = {} if _memo is None else _memo
-    key = id(v)
-    if key in memo:
-        return memo[key]
+    return fold(v, _free_var_parts, _free_vars_of, {} if _memo is None else _memo)
+
+
+# program-level tensors close over their own variables
+_CLOSED = (Generic, Piecewise, Input, Const, Size, RecValue, Compact)
+
+
+def _free_var_parts(v: Value) -> tuple:
+    return () if isinstance(v, _CLOSED) else v.operands()
+
+
+def _free_vars_of(v: Value, below: list) -> frozenset:
     if isinstance(v, IndexRef):
-        out = frozenset([v.var])
-    elif isinstance(v, (Generic, Piecewise, Stack, Input, Const, Size, RecValue, Compact)):
-        out = frozenset()         # program-level tensors close over their own variables
-        if isinstance(v, Stack):
-            out = frozenset().union(*(free_vars(e, memo) for e in v.elems))
-    else:
-        out = frozenset().union(*(free_vars(o, memo) for o in v.operands()))
-        if isinstance(v, Reduce):
-            out = out - frozenset(v.vars)
-    memo[key] = out
-    return out
+        return frozenset([v.var])
+    out = frozenset().union(*below)
+    return out - frozenset(v.vars) if isinstance(v, Reduce) else out
 
 
 __all__ = ["Value", "IndexVar", "fresh_index_vars", "Input", "Const", "Size", "IndexRef", "Op", "Read", "Reduce",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from einc.ir import nodes as ir
+from einc.ir.traversal import fold
 from einc.ir.types import shape_str
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "pow": "**", "and": "&&",
@@ -83,6 +84,11 @@ class _Printer:
         return f"{self.names[id(group)]}.{v.member.name}{window}"
 
     def expr(self, v: ir.Value) -> str:
+        """A scalar expression; a chain of operations (a sum of thousands of terms) is folded
+        without a recursion per operation."""
+        return fold(v, _op_args, self._expr_of, {})
+
+    def _expr_of(self, v: ir.Value, args: list) -> str:
         if isinstance(v, ir.IndexRef):
             return self.var(v.var)
         if isinstance(v, ir.Read):
@@ -91,7 +97,6 @@ class _Printer:
         if isinstance(v, ir.StateRead):
             return f"{v.member.name}[{', '.join(self.expr(s) for s in v.subs)}]"
         if isinstance(v, ir.Op):
-            args = [self.expr(a) for a in v.args]
             if v.op in INFIX:
                 return f"({args[0]} {INFIX[v.op]} {args[1]})"
             if v.op == "cast":
@@ -101,6 +106,10 @@ class _Printer:
             guard = f" where {self.expr(v.guard)}" if v.guard is not None else ""
             return f"{v.kind}[{', '.join(self.var_range(x) for x in v.vars)}]({self.expr(v.body)}{guard})"
         return self.program_value(v)
+
+
+def _op_args(v: ir.Value) -> tuple:
+    return v.args if isinstance(v, ir.Op) else ()
 
 
 def _type(v: ir.Value) -> str:

@@ -13,6 +13,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc import diagnostics
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Stack, Value
+from einc.ir.traversal import run_in_order
 from einc.mlir import scalar_ops
 from einc.mlir.locations import location_of
 from einc.mlir.shapes import index_const
@@ -32,14 +33,22 @@ class Region:
 
     def value(self, v: Value) -> ir.Value:
         if id(v) not in self.memo:
-            if id(v) in self.aliases:
-                self.memo[id(v)] = self.value(self.aliases[id(v)])
-            elif self.lw.is_program_level(v) and id(v) not in self.inline:
-                self.memo[id(v)] = self.lw.lower(v)
-            else:
-                with location_of(v):
-                    self.memo[id(v)] = BODY_RULES[type(v)](self, v)
+            operands_first(v, self.memo, self._by_rule, self._compute)
         return self.memo[id(v)]
+
+    def _by_rule(self, v: Value) -> bool:
+        """Whether `v` is computed in this region by its rule (not in place of another node, not
+        at function level)."""
+        return id(v) not in self.aliases and (id(v) in self.inline or not self.lw.is_program_level(v))
+
+    def _compute(self, v: Value) -> None:
+        if id(v) in self.aliases:
+            self.memo[id(v)] = self.value(self.aliases[id(v)])
+        elif not self._by_rule(v):
+            self.memo[id(v)] = self.lw.lower(v)
+        else:
+            with location_of(v):
+                self.memo[id(v)] = BODY_RULES[type(v)](self, v)
 
     def take_coordinates(self) -> None:
         """The coordinate of every domain variable, computed here: linalg.index must sit in the
@@ -60,6 +69,20 @@ class Region:
     def tensor(self, v: Value) -> ir.Value:
         """The whole tensor a body reads from: program-level, or built in this region (Stack)."""
         return self.lw.lower(v) if self.lw.is_program_level(v) else self.value(v)
+
+
+def operands_first(v: Value, memo: dict, by_rule: Callable, compute: Callable) -> None:
+    """compute(v), which sets memo[id(v)], after the operands of every scalar operation that
+    `by_rule` says is computed here by its rule, in the order that rule asks for them: a sum of
+    thousands of terms is a chain of operations that deep, so they are tasks, not a recursion."""
+    def visit(node: Value) -> list:
+        if id(node) in memo:
+            return []
+        if isinstance(node, Op) and by_rule(node):
+            return list(node.args) + [lambda: compute(node)]
+        compute(node)
+        return []
+    run_in_order([v], visit)
 
 
 def _index_ref(region: Region, ref: IndexRef) -> ir.Value:

@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-from einc.ir import affine
+from einc.ir import affine, traversal
 from einc.ir.nodes import Const, Op, Value, decided_by_a_constant
 
 # a comparison `a OP b` holds when this Lin of (a - b) is >= 0 (integers)
@@ -24,16 +24,14 @@ def fold(lw, v: Optional[Value]) -> Optional[Value]:
     """`v` with decided comparisons as constants, and the `and`, `or` and `select` over them
     the sides they pick (einc.ir.nodes.decided_by_a_constant); nodes other than scalar
     operations are kept as they are."""
-    memo: dict[int, Value] = {}
+    if v is None:
+        return None
+    return traversal.fold(v, _scalar_operands,
+                          lambda node, args: _folded(lw, node, tuple(args)) if isinstance(node, Op) else node, {})
 
-    def visit(node: Value) -> Value:
-        if id(node) not in memo:
-            out = node
-            if isinstance(node, Op):
-                out = _folded(lw, node, tuple(visit(a) for a in node.args))
-            memo[id(node)] = out
-        return memo[id(node)]
-    return None if v is None else visit(v)
+
+def _scalar_operands(node: Value) -> tuple:
+    return node.args if isinstance(node, Op) else ()
 
 
 def _folded(lw, op: Op, args: tuple) -> Value:

@@ -230,18 +230,26 @@ _VIEWS = (operand_views.sliced_view, operand_views.plain_view, partial(operand_v
 
 def _factors(v: Value, rules: tuple) -> Optional[list[View]]:
     """The reads a reduction body combines, as views: one read, or a product of reads (one of
-    them may be a padded read through a guard)."""
-    padded = operand_views.padded_read(v)
-    if padded is not None:
-        rest = list(padded.value.args) if isinstance(padded.value, Op) else [padded.value]
-        del rest[[a is padded.view.read for a in rest].index(True)]     # one factor, not a square's both
-        others = [_read_view(a, rules) for a in rest]
-        return None if None in others else [padded.view] + others
-    if isinstance(v, Op) and v.op == "mul":
-        parts = [_factors(a, rules) for a in v.args]
-        return None if None in parts else parts[0] + parts[1]
-    view = _read_view(v, rules)
-    return None if view is None else [view]
+    them may be a padded read through a guard). The product's tree is walked with a stack, left
+    factors first: a product of thousands of factors is a tree that deep."""
+    views, todo = [], [v]
+    while todo:
+        node = todo.pop()
+        padded = operand_views.padded_read(node)
+        if padded is not None:
+            rest = list(padded.value.args) if isinstance(padded.value, Op) else [padded.value]
+            del rest[[a is padded.view.read for a in rest].index(True)]     # one factor, not a square's both
+            others = [_read_view(a, rules) for a in rest]
+            if None in others:
+                return None
+            views += [padded.view] + others
+        elif isinstance(node, Op) and node.op == "mul":
+            todo.extend(reversed(node.args))
+        elif (view := _read_view(node, rules)) is not None:
+            views.append(view)
+        else:
+            return None
+    return views
 
 
 def _read_view(v: Value, rules: tuple) -> Optional[View]:

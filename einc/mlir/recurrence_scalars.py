@@ -17,7 +17,7 @@ from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Reduce, StateRead, Stack, Value
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
-from einc.mlir.body_rules import BODY_RULES
+from einc.mlir.body_rules import BODY_RULES, operands_first
 from einc.mlir.kernels import reduce_combiner, reduce_identity
 from einc.mlir.locations import location_of
 from einc.mlir.loops import point_loops, var_bounds
@@ -72,13 +72,16 @@ class Scope:
 
     def value(self, v: Value) -> ir.Value:
         if id(v) not in self.memo:
-            if self.lw.is_program_level(v):
-                captured = self.lw.lower(v)
-                self.memo[id(v)] = tensor.extract(captured, []) if is_tensor(captured) else captured
-            else:
-                with location_of(v):
-                    self.memo[id(v)] = STEP_RULES[type(v)](self, v)
+            operands_first(v, self.memo, lambda node: not self.lw.is_program_level(node), self._compute)
         return self.memo[id(v)]
+
+    def _compute(self, v: Value) -> None:
+        if self.lw.is_program_level(v):
+            captured = self.lw.lower(v)
+            self.memo[id(v)] = tensor.extract(captured, []) if is_tensor(captured) else captured
+        else:
+            with location_of(v):
+                self.memo[id(v)] = STEP_RULES[type(v)](self, v)
 
     def tensor(self, v: Value) -> ir.Value:
         """A whole tensor a Read reads: program-level, or a Stack of per-point scalars."""

@@ -28,6 +28,7 @@ from einc.diagnostics import Span
 from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexVar, Input, Piecewise, Program, Read, RecurrenceGroup, RecValue,
                            Reduce, Stack, StateRead, Value, free_vars)
+from einc.ir.traversal import run_in_order
 from einc.ir.types import DataSize, Lin, Quotient
 
 
@@ -63,8 +64,7 @@ SizeFact = ExtentFact | IndexFact
 def collect_size_facts(program: Program) -> list:
     """The facts of `program` that depend on run-time sizes, in program order, each once."""
     collector = _Collector()
-    for root in program.roots():
-        collector.value(root, ())
+    run_in_order([(root, ()) for root in program.roots()], collector.value)
     facts, extents = [], set()
     for fact in dict.fromkeys(collector.facts):
         if _holds_for_every_size(fact) or getattr(fact, "extent", None) in extents or _after_the_call(fact):
@@ -84,21 +84,21 @@ class _Collector:
         self._free: dict = {}             # memo of free_vars
         self._steps: dict = {}            # inside a recurrence clause: its step var -> the clause's steps
 
-    def value(self, v: Value, domain: tuple) -> None:
-        """Visit `v`, evaluated at every point of `domain` (extents); a value that uses no
-        index variable runs once, whatever the domain."""
+    def value(self, task: tuple) -> list:
+        """Visit value `v` of `task` = (v, domain), evaluated at every point of `domain`
+        (extents); a value that uses no index variable runs once, whatever the domain. Returns
+        the visits that follow (einc.ir.traversal.run_in_order)."""
+        v, domain = task
         if not free_vars(v, self._free):
             domain = ()
         key = (id(v), domain, tuple(map(id, self._steps.values())))
         if key in self._seen:
-            return
+            return []
         self._seen.add(key)
         rule = _RULES.get(type(v))
         if rule is not None:
-            rule(self, v, domain)
-        else:
-            for operand in v.operands():
-                self.value(operand, domain)
+            return rule(self, v, domain)
+        return [(operand, domain) for operand in v.operands()]
 
     def ranges(self, variables, domain: tuple, span: Optional[Span]) -> tuple:
         """Record the extents of `variables` (of a definition at `span`); the domain they open
@@ -107,17 +107,18 @@ class _Collector:
             self.facts.append(ExtentFact(var.extent, var.name, var.span or span))
         return domain + tuple(var.extent for var in variables)
 
-    def generic(self, v: Generic, _domain: tuple) -> None:
-        self._body(v.body, v.guard, self.ranges(v.vars, (), v.span))
+    def generic(self, v: Generic, _domain: tuple) -> list:
+        return _body(v.body, v.guard, self.ranges(v.vars, (), v.span))
 
-    def reduce(self, v: Reduce, domain: tuple) -> None:
-        self._body(v.body, v.guard, self.ranges(v.vars, domain, v.span))
+    def reduce(self, v: Reduce, domain: tuple) -> list:
+        return _body(v.body, v.guard, self.ranges(v.vars, domain, v.span))
 
-    def read(self, v: Read, domain: tuple) -> None:
-        for sub in v.subs:
-            self.value(sub, domain)
+    def read(self, v: Read, domain: tuple) -> list:
         per_point = isinstance(v.tensor, Stack) and free_vars(v.tensor, self._free)
-        self.value(v.tensor, domain if per_point else ())
+        return ([(sub, domain) for sub in v.subs] + [(v.tensor, domain if per_point else ())]
+                + [lambda: self._read_facts(v, domain)])
+
+    def _read_facts(self, v: Read, domain: tuple) -> None:
         name = _array_name(v.tensor)
         for axis, size in enumerate(v.tensor.shape):
             first, last = _touched(v, axis, self._steps)
@@ -125,47 +126,52 @@ class _Collector:
         for axis, index in v.extreme_points:        # a read in ranges that depend on outer indices
             self.facts.append(IndexFact("read", name, axis, v.tensor.shape[axis], index, index, domain, v.span))
 
-    def piecewise(self, v: Piecewise, _domain: tuple) -> None:
+    def piecewise(self, v: Piecewise, _domain: tuple) -> list:
+        tasks = []
         for clause in v.clauses:
-            self.value(clause.value, ())
-            when = tuple(clause.value.shape)
-            for axis, (offset, extent) in enumerate(zip(clause.offsets, clause.value.shape)):
-                self.facts.append(IndexFact("write", "a piecewise definition", axis, v.shape[axis],
-                                            offset, offset + extent - 1, when,
-                                            getattr(clause.value, "span", None) or v.span))
+            tasks += [(clause.value, ()), lambda clause=clause: self._clause_facts(v, clause)]
+        return tasks
 
-    def rec_value(self, v: RecValue, _domain: tuple) -> None:
+    def _clause_facts(self, v: Piecewise, clause) -> None:
+        when = tuple(clause.value.shape)
+        for axis, (offset, extent) in enumerate(zip(clause.offsets, clause.value.shape)):
+            self.facts.append(IndexFact("write", "a piecewise definition", axis, v.shape[axis],
+                                        offset, offset + extent - 1, when,
+                                        getattr(clause.value, "span", None) or v.span))
+
+    def rec_value(self, v: RecValue, _domain: tuple) -> list:
         group = v.group
         if id(group) in self._seen:
-            return
+            return []
         self._seen.add(id(group))
-        self._group(group)
-
-    def _group(self, group: RecurrenceGroup) -> None:
         self.ranges([group.t_var], (), group.members[0].span)
+        return [lambda member=member, clause=clause: self._rec_clause(group, member, clause)
+                for member in group.members for clause in member.clauses]
+
+    def _rec_clause(self, group: RecurrenceGroup, member, clause) -> list:
+        span = clause.body.span or member.span     # a clause has no span of its own
+        steps = IndexVar(group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
+        domain = self.ranges([steps] + list(clause.vars), (), span)
         outer = self._steps           # a group reached from a clause of another: restored after
-        for member in group.members:
-            for clause in member.clauses:
-                span = clause.body.span or member.span     # a clause has no span of its own
-                steps = IndexVar(group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
-                domain = self.ranges([steps] + list(clause.vars), (), span)
-                self._steps = {group.t_var: Lin.of(steps)}
-                self._body(clause.body, clause.guard, domain)
-                self._steps = outer
-                firsts = [clause.t_lo] + [var.lo for var in clause.vars]
-                extents = [steps.extent] + [var.extent for var in clause.vars]
-                for axis, (first, extent) in enumerate(zip(firsts, extents)):
-                    self.facts.append(IndexFact("write", member.name, axis, member.shape[axis],
-                                                first, first + extent - 1, domain, member.span))
+        self._steps = {group.t_var: Lin.of(steps)}
+        return _body(clause.body, clause.guard, domain) + [
+            lambda: self._rec_clause_done(member, clause, steps, domain, outer)]
 
-    def state_read(self, v: StateRead, domain: tuple) -> None:
-        for sub in v.subs:
-            self.value(sub, domain)
+    def _rec_clause_done(self, member, clause, steps: IndexVar, domain: tuple, outer: dict) -> None:
+        self._steps = outer
+        firsts = [clause.t_lo] + [var.lo for var in clause.vars]
+        extents = [steps.extent] + [var.extent for var in clause.vars]
+        for axis, (first, extent) in enumerate(zip(firsts, extents)):
+            self.facts.append(IndexFact("write", member.name, axis, member.shape[axis],
+                                        first, first + extent - 1, domain, member.span))
 
-    def _body(self, body: Value, guard: Optional[Value], domain: tuple) -> None:
-        self.value(body, domain)
-        if guard is not None:
-            self.value(guard, domain)
+    def state_read(self, v: StateRead, domain: tuple) -> list:
+        return [(sub, domain) for sub in v.subs]
+
+
+def _body(body: Value, guard: Optional[Value], domain: tuple) -> list:
+    """The visits of a body and its guard over `domain`."""
+    return [(body, domain)] + ([(guard, domain)] if guard is not None else [])
 
 
 _RULES = {

@@ -13,45 +13,58 @@ from __future__ import annotations
 import numpy as np
 
 from einc.ir.nodes import Const, Generic, IndexRef, Read, Value, free_vars
+from einc.ir.traversal import fold
 
 
 class Uniformity:
-    """Memoized answers for one program (values are compared by identity)."""
+    """Memoized answers for one program (values are compared by identity). The two questions
+    ask each other (a tensor is uniform when its body does not vary; a body value does not vary
+    through a read of a uniform tensor): they are folded over the IR without recursion, since a
+    chain of definitions each reading the one before is as deep as the program is long."""
 
     def __init__(self, free_memo: dict):
         self._free = free_memo
-        self._uniform: dict[int, bool] = {}
-        self._varies: dict[tuple, bool] = {}
+        self._memo: dict[tuple, bool] = {}
 
     def is_uniform(self, tensor: Value) -> bool:
         """Whether every element of `tensor` is the same value (a Stack built per point is
         never called uniform)."""
-        if id(tensor) not in self._uniform:
-            self._uniform[id(tensor)] = self._compute_uniform(tensor)
-        return self._uniform[id(tensor)]
-
-    def _compute_uniform(self, tensor: Value) -> bool:
-        if isinstance(tensor, Const):
-            flat = tensor.array.reshape(-1)
-            return flat.size > 0 and bool(np.all(flat == flat[0]))
-        if isinstance(tensor, Generic):
-            own = frozenset(tensor.vars)
-            return not any(v is not None and self.varies(v, own) for v in (tensor.body, tensor.guard))
-        return False
+        return fold(("uniform", tensor), self._parts, self._combine, self._memo, key=_key)
 
     def varies(self, v: Value, vars_: frozenset) -> bool:
         """Whether body value `v` can change along `vars_`: it reads a coordinate of one of them
         other than through a subscript of a uniform tensor."""
+        return fold(("varies", v, vars_), self._parts, self._combine, self._memo, key=_key)
+
+    def _parts(self, question: tuple) -> list:
+        if question[0] == "uniform":
+            tensor = question[1]
+            if not isinstance(tensor, Generic):
+                return []
+            own = frozenset(tensor.vars)
+            return [("varies", v, own) for v in (tensor.body, tensor.guard) if v is not None]
+        v, vars_ = question[1:]
+        if isinstance(v, IndexRef) or not free_vars(v, self._free) & vars_:
+            return []
+        through = [("uniform", v.tensor)] if isinstance(v, Read) else []
+        return through + [("varies", o, vars_) for o in v.operands()]
+
+    def _combine(self, question: tuple, answers: list) -> bool:
+        if question[0] == "uniform":
+            tensor = question[1]
+            if isinstance(tensor, Const):
+                flat = tensor.array.reshape(-1)
+                return flat.size > 0 and bool(np.all(flat == flat[0]))
+            return isinstance(tensor, Generic) and not any(answers)
+        v, vars_ = question[1:]
         if not free_vars(v, self._free) & vars_:
             return False
-        key = (id(v), vars_)
-        if key not in self._varies:
-            self._varies[key] = self._compute_varies(v, vars_)
-        return self._varies[key]
-
-    def _compute_varies(self, v: Value, vars_: frozenset) -> bool:
         if isinstance(v, IndexRef):
             return True
-        if isinstance(v, Read) and self.is_uniform(v.tensor):
-            return False
-        return any(self.varies(o, vars_) for o in v.operands())
+        if isinstance(v, Read) and answers[0]:
+            return False           # read from a uniform tensor: the same value at every point
+        return any(answers[1:] if isinstance(v, Read) else answers)
+
+
+def _key(question: tuple) -> tuple:
+    return (question[0], id(question[1])) + question[2:]

@@ -202,6 +202,7 @@ class Elaborator:
             if isinstance(s, ast.IndexedLet):
                 last[groups.get(s.def_id, frozenset([s.def_id]))] = k
         bindings, waiting, done, above = [], [], set(), set()
+        clauses = _clauses_by_definition(stmts)
         for k, s in enumerate(stmts):
             if isinstance(s, (ast.Let, ast.ExprStmt)):
                 _check_no_read_of_waiting(s, k, stmts, groups, last, reads, above, done)
@@ -212,12 +213,12 @@ class Elaborator:
                 unit = groups.get(s.def_id, frozenset([s.def_id]))
                 if last[unit] == k:
                     waiting.append(unit)
-                    bindings += self._define_ready(stmts, waiting, reads, done, env)
+                    bindings += self._define_ready(clauses, waiting, reads, done, env)
             elif isinstance(s, ast.ExprStmt):
                 self.ev(s.expr, env)
         return bindings
 
-    def _define_ready(self, stmts: list, waiting: list, reads: dict, done: set, env: Env) -> list:
+    def _define_ready(self, clauses: dict, waiting: list, reads: dict, done: set, env: Env) -> list:
         """Define every waiting unit whose reads are defined (a definition may read one that
         appears later in the block; it is defined once that one is)."""
         bindings, progress = [], True
@@ -227,17 +228,16 @@ class Elaborator:
                 needs = set().union(*(reads[d] for d in unit)) - unit
                 if needs <= done:
                     waiting.remove(unit)
-                    bindings += self._indexed(stmts, unit, env)
+                    bindings += self._indexed(clauses, unit, env)
                     done |= unit
                     progress = True
         return bindings
 
-    def _indexed(self, stmts: list, unit: frozenset, env: Env) -> list:
-        """Define one indexed definition, or a whole recurrence group."""
-        members = list(dict.fromkeys(
-            c.def_id for c in stmts if isinstance(c, ast.IndexedLet) and c.def_id in unit))
-        clauses = {did: [c for c in stmts if isinstance(c, ast.IndexedLet) and c.def_id == did]
-                   for did in members}
+    def _indexed(self, block_clauses: dict, unit: frozenset, env: Env) -> list:
+        """Define one indexed definition, or a whole recurrence group (`block_clauses`: the
+        position of each definition's first clause in the block, and its clauses)."""
+        members = sorted(unit, key=lambda did: block_clauses[did][0])
+        clauses = {did: block_clauses[did][1] for did in members}
         recurrent = len(unit) > 1 or any(did in self._reads_self(clauses[did]) for did in unit)
         if recurrent:
             values = recurrences.define_group(self, clauses, env)
@@ -333,6 +333,16 @@ def _pattern_names(pat) -> list:
     if isinstance(pat, ast.TuplePat):
         return [x for p in pat.elems for x in _pattern_names(p)]
     return []
+
+
+def _clauses_by_definition(stmts: list) -> dict:
+    """def_id -> (position of its first clause, its clauses in order), for the indexed
+    definitions of a block: looked up per definition, not rescanned."""
+    out: dict = {}
+    for k, s in enumerate(stmts):
+        if isinstance(s, ast.IndexedLet):
+            out.setdefault(s.def_id, (k, []))[1].append(s)
+    return out
 
 
 def _check_no_read_of_waiting(stmt, k: int, stmts: list, groups: dict, last: dict, reads: dict,

@@ -59,7 +59,15 @@ def _unary(el, e, env):
 
 @expression_rule(ast.Binary)
 def _binary(el, e, env):
-    left = el.ev(e.left, env)
+    first, chain = ast.left_chain(e)      # `a + b + .. + z` in a loop, however long
+    value = el.ev(first, env)
+    for binary in chain:
+        value = _apply_binary(el, binary, value, env)
+    return value
+
+
+def _apply_binary(el, e, left, env):
+    """`left <op> e.right`, with `left` already elaborated."""
     if e.op == "in" and isinstance(e.right, ast.Range):
         return in_range(el, left, e.right, env, e.span)
     right = el.ev(e.right, env)

@@ -139,12 +139,16 @@ def _offset_from(expr, step):
     if isinstance(expr, ast.Unary) and expr.op == "-":
         inner = _offset_from(expr.operand, step)
         return None if inner is None else (-inner[0], -inner[1])
-    if isinstance(expr, ast.Binary) and expr.op in ("+", "-"):
-        left, right = _offset_from(expr.left, step), _offset_from(expr.right, step)
-        if left is None or right is None:
-            return None
-        sign = 1 if expr.op == "+" else -1
-        return left[0] + sign * right[0], left[1] + sign * right[1]
+    if isinstance(expr, ast.Binary):
+        first, chain = ast.left_chain(expr)       # `t - 1 + 1 - ..` in a loop, however long
+        total = _offset_from(first, step)
+        for binary in chain:
+            right = _offset_from(binary.right, step) if binary.op in ("+", "-") else None
+            if total is None or right is None:
+                return None
+            sign = 1 if binary.op == "+" else -1
+            total = total[0] + sign * right[0], total[1] + sign * right[1]
+        return total
     return None
 
 

@@ -504,6 +504,12 @@ class _Resolver:
                     if isinstance(elem, ast.Node):
                         self._expr(elem, scope)
 
+    def _e_Binary(self, node: ast.Binary, scope: _Scope) -> None:
+        first, chain = ast.left_chain(node)
+        self._expr(first, scope)
+        for binary in chain:
+            self._expr(binary.right, scope)
+
     def _e_Name(self, node: ast.Name, scope: _Scope) -> None:
         node.def_id = scope.lookup(node.name, self.items)
         if node.def_id is None:

@@ -454,6 +454,17 @@ class Module(Node):
     items: list[Stmt]
 
 
+def left_chain(node: "Binary") -> tuple:
+    """(first operand, [the Binary nodes applied to it, innermost first]) along the left operands
+    of `node`: `a + b - c` is (a, [a + b, (a + b) - c]). The parser builds left-associative
+    chains (a sum of thousands of terms) as trees that deep; walks go along them in a loop."""
+    chain = []
+    while isinstance(node, Binary):
+        chain.append(node)
+        node = node.left
+    return node, chain[::-1]
+
+
 def iter_nodes(node):
     """Every AST node under `node` (itself included); `node` may also be a list of nodes."""
     stack = [node]

@@ -6,24 +6,29 @@ from einc.syntax import ast
 
 def format_module(module: ast.Module) -> str:
     lines: list[str] = []
-    for item in module.items:
-        _node(item, 0, "", lines)
+    # (node, depth, label) to print, or a finished line; a stack, not a recursion per level:
+    # a sum of thousands of terms is a tree that deep
+    todo: list = [(item, 0, "") for item in reversed(module.items)]
+    while todo:
+        task = todo.pop()
+        if isinstance(task, str):
+            lines.append(task)
+        else:
+            todo.extend(reversed(_node(*task, lines)))
     return "\n".join(lines) + "\n"
 
 
-def _node(node, depth: int, label: str, lines: list[str]) -> None:
+def _node(node, depth: int, label: str, lines: list[str]) -> list:
+    """Print `node`'s own line; the tasks that print what is under it, in order."""
     pad = "  " * depth + (f"{label}: " if label else "")
     if isinstance(node, list):
         if not node:
-            return
+            return []
         lines.append(pad + "[")
-        for item in node:
-            _node(item, depth + 1, "", lines)
-        lines.append("  " * depth + "]")
-        return
+        return [(item, depth + 1, "") for item in node] + ["  " * depth + "]"]
     if not isinstance(node, ast.Node):
         lines.append(pad + repr(node))
-        return
+        return []
     scalars, children = [], []
     for name in node.__dataclass_fields__:
         if name in ("span", "def_id"):
@@ -35,5 +40,4 @@ def _node(node, depth: int, label: str, lines: list[str]) -> None:
             scalars.append(f"{name}={value!r}")
     where = f"  @{node.span.line}:{node.span.col}"
     lines.append(pad + type(node).__name__ + (" " + " ".join(scalars) if scalars else "") + where)
-    for name, value in children:
-        _node(value, depth + 1, name, lines)
+    return [(value, depth + 1, name) for name, value in children]

@@ -81,10 +81,6 @@ def _build(tree: Tree, filename: str, origin: _Origin):
         if isinstance(exc.orig_exc, CompileError):
             raise exc.orig_exc from None
         raise
-    except RecursionError:
-        # Lark's transformer recurses once per tree level; only absurd nesting gets here.
-        raise error(SYNTAX, "expression nested too deeply", Span(filename, origin.line, origin.col,
-                                                                 origin.line, origin.col + 1)) from None
 
 
 def _whole_text_span(text: str, filename: str) -> Span:
@@ -237,9 +233,42 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'
             "{": "{", "}": "}"}
 
 
+# How deeply expressions may nest. The later stages walk an expression recursively, a few
+# Python frames per level (elaborating `x + (x + (..))` reaches Python's limit near 320 levels,
+# a kernel reading `x[x[..]]` near 190 reads of two levels each), except along left-associative
+# operator chains (`a + b + .. + z`, `a * b / c`), which they walk in a loop and which
+# therefore do not count here, however long they are.
+MAX_NESTING = 128
+# Rules whose first child continues a left-associative chain (`pow` is right-associative).
+_LEFT_CHAINS = frozenset(_BINARY_RULES) - {"pow"} | {"div"}
+
+
 @v_args(meta=True)
 class _AstBuilder(Transformer):
     """Builds AST nodes bottom-up. Every method receives the rule's meta (for the span)."""
+
+    def transform(self, tree: Tree):
+        """Lark's `transform`, children first, with an explicit stack instead of a recursion per
+        tree level (a sum of thousands of terms is a tree that deep); E001 where an expression
+        nests more than MAX_NESTING levels deep (_nesting)."""
+        done: dict[int, object] = {}          # id(tree) -> its result
+        level = {id(tree): 0}                  # id(tree) -> how deep it nests (_nesting)
+        stack = [tree]
+        while stack:
+            node = stack[-1]
+            pending = [c for c in node.children if isinstance(c, Tree) and id(c) not in done]
+            if pending:
+                for child in pending:
+                    level[id(child)] = level[id(node)] + _nesting(node, child is node.children[0])
+                    if level[id(child)] > MAX_NESTING:
+                        raise error(SYNTAX, f"expression nested more than {MAX_NESTING} levels deep",
+                                    self._span(child.meta), hint="name some of the inner expressions with `let`")
+                stack.extend(reversed(pending))
+                continue
+            stack.pop()
+            children = [done.pop(id(c)) if isinstance(c, Tree) else c for c in node.children]
+            done[id(node)] = self._call_userfunc(node, children)
+        return done[id(tree)]
 
     def __init__(self, filename: str, origin: _Origin):
         super().__init__()
@@ -828,6 +857,13 @@ def _split_format_spec(inner: str) -> tuple[str, str]:
             return inner[:i], inner[i + 1:]
         i += 1
     return inner, ""
+
+
+def _nesting(node: Tree, first: bool) -> int:
+    """How many levels a subtree of `node` nests below it: one, except the first operand of a
+    left-associative chain (the chain goes on at the same level) and what parentheses hold
+    (they leave no node)."""
+    return 0 if (first and node.data in _LEFT_CHAINS) or node.data == "paren" else 1
 
 
 def _install_binary_rules() -> None:

@@ -103,6 +103,7 @@ class ExpressionGenerator:
                    (self.block, 1), (self.match, 1)]
         choices.append((self.math, 3) if kind == "float" else (self.int_math, 2))
         choices.append((self.power, 1))
+        choices.append((self.chain, 0.5))
         rule = self._pick(choices)
         node = rule(dtype, scope, depth)
         return node if node is not None else self.leaf(dtype, scope)
@@ -283,6 +284,14 @@ class ExpressionGenerator:
         if isinstance(left, Lit) and isinstance(right, Lit):
             right = self.leaf(dtype, scope)
         return Binary(op, left, right, dtype)
+
+    def chain(self, dtype: str, scope: Scope, depth: int):
+        """A long left-associative run of `+` and `-` over leaves (`a + b - c + ..`): einc builds
+        and walks such chains in a loop, however long (tests/e2e/test_long_programs.py)."""
+        node = self.leaf(dtype, scope)
+        for _ in range(self.rng.choice((8, 20, 60, 150)) - 1):
+            node = Binary(self.rng.choice(("+", "-")), node, self.leaf(dtype, scope), dtype)
+        return node
 
     def divisor(self, dtype: str, scope: Scope, depth: int):
         """An expression that is never 0 (floats: kept away from 0)."""

@@ -322,3 +322,41 @@ def test_the_generator_calls_functions_that_are_recurrences_per_point():
         called += any(isinstance(n, Call) and n.fn in recurrent for item in case.program.items
                       if not isinstance(item, Function) for e in item_exprs(item) for n in walk(e))
     assert called >= 1
+
+
+
+def test_a_long_chain_renders_flat_and_means_its_sum_left_to_right():
+    x = Input("x", "f32", (Bound(3),))
+    signs = ["+" if k % 3 else "-" for k in range(1, 150)]
+    body = Read("x", (I,), "f32")
+    for k, sign in enumerate(signs):
+        body = Binary(sign, body, Read("x", (Lit((k + 1) % 3, "i32"),), "f32"), "f32")
+    prog = program([Define("y", "f32", (Clause((ranged("i", 0, 3),), body),))], [x])
+    assert "(" not in render_program(prog).split("=", 1)[1]       # one flat chain of 150 operands
+    values = np.array([0.5, -1.25, 2.0], np.float32)
+    want = values.copy()
+    for k, sign in enumerate(signs):
+        want = want + values[(k + 1) % 3] if sign == "+" else want - values[(k + 1) % 3]
+    np.testing.assert_array_equal(meaning(prog, x=values)["y"], want)
+
+
+def test_the_generator_makes_long_chains():
+    from fuzz.programs.generate import generate_case
+
+    def longest_chain(node) -> int:
+        if not isinstance(node, Binary) or node.op not in "+-":
+            return 0
+        return 1 + longest_chain(node.left)
+
+    def chains(value):
+        if isinstance(value, Binary):
+            yield longest_chain(value)
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                yield from chains(v)
+        elif hasattr(value, "__dataclass_fields__"):
+            for f in value.__dataclass_fields__:
+                yield from chains(getattr(value, f))
+
+    longest = max(max(chains(generate_case(5, k).program), default=0) for k in range(60))
+    assert longest >= 59

@@ -64,3 +64,30 @@ def test_the_cli_exits_1_and_writes_nothing_for_such_a_file(tmp_path, capsys):
     assert _run_cli(["build", str(source), "-o", str(out)]) == 1
     err = capsys.readouterr().err
     assert "error[E001]" in err and f"{source}:2:10" in err and not out.exists()
+
+
+def test_a_flat_sum_of_600_terms_parses_and_elaborates(tmp_path):
+    # a left-associative chain is built and walked in a loop: its length is no nesting
+    path = tmp_path / "prog.ein"
+    path.write_text("let x: [f32; 8];\nlet s = " + " + ".join(f"x[{k % 8}]" for k in range(600)) + ";\n")
+    assert [name for name, _ in front_end(str(path))[1].outputs] == ["s"]
+
+
+def test_nesting_within_the_limit_is_fine(tmp_path):
+    path = tmp_path / "prog.ein"
+    path.write_text("let x: [f32; 8];\nlet s = " + "x[0] + (" * 100 + "x[1]" + ")" * 100 + ";\n"
+                    "let t = " + "(" * 600 + "x[2]" + ")" * 600 + ";\n")    # parentheses add no level
+    front_end(str(path))
+
+
+def test_nesting_past_the_limit_is_E001_at_the_expression_that_exceeds_it(diagnose):
+    from einc.syntax.parser import MAX_NESTING
+    depth = MAX_NESTING + 20
+    line = "    " + "(x[0] + " * depth + "x[1]" + ")" * depth + ";"
+    diag, text = diagnose(f"let x: [f32; 8];\nlet a = 1.0;\nlet s = 2.0 *\n{line}\n")
+    assert (diag.code, diag.span.line) == ("E001", 4)
+    assert diag.message == f"expression nested more than {MAX_NESTING} levels deep"
+    # it points inside the line, at an expression about MAX_NESTING levels in, not at 1:1
+    opened = line[:diag.span.col - 1].count("(")
+    assert MAX_NESTING - 10 < opened <= MAX_NESTING
+    assert "--> " in text and "name some of the inner expressions with `let`" in text

@@ -13,6 +13,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import (Compact, Const, Generic, IndexRef, Input, Op, Piecewise, Read, RecValue, Stack,
                            StateRead, Value, free_vars, fresh_index_vars, is_stored_tensor, step_code)
 from einc.ir.state_slices import is_state_slice
+from einc.ir.traversal import run_in_order
 from einc.passes.autodiff.custom_rules import NO_RULES
 from einc.passes.autodiff.compact_rules import compact_adjoint
 from einc.passes.autodiff.delta import gather_sum
@@ -181,11 +182,11 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
                 stack.extend(n.operands() if n.rank == 0 else ())
         return out
 
-    def visit(t: Value) -> None:
+    def visit(t: Value) -> list:
         # a recurrence's members are one node: its group runs (and reverses) as one loop
         key = id(t.group) if isinstance(t, RecValue) else id(t)
         if key in seen or t is stop:
-            return
+            return []
         seen.add(key)
         deps = []
         if isinstance(t, RecValue):
@@ -199,10 +200,7 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
             deps = [e for e in t.elems if e.rank] + [x for e in t.elems if not e.rank for x in tensors_in(e)]
         elif isinstance(t, Compact):
             deps = [t.source]
-        for dep in deps:
-            visit(dep)
-        order.append(t)
+        return deps + [lambda: order.append(t)]      # after its dependencies
 
-    for t in [y] if y.rank else tensors_in(y):
-        visit(t)
+    run_in_order([y] if y.rank else tensors_in(y), visit)     # chains of definitions run deep
     return list(reversed(order))

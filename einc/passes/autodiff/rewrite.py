@@ -7,33 +7,37 @@ anyway (a recurrence member at this point), the derivative reads it instead of r
 from __future__ import annotations
 
 from einc.ir.nodes import Op, Read, Reduce, StateRead, Value
+from einc.ir.traversal import fold
 
 
 def replace_nodes(expr: Value, mapping: dict) -> Value:
     """`expr` with each node whose id is in `mapping` replaced by mapping[id]."""
-    memo: dict[int, Value] = dict(mapping)
+    return fold(expr, _rebuilt_operands, _rebuilt, dict(mapping))
 
-    def rebuild(v: Value) -> Value:
-        if id(v) in memo:
-            return memo[id(v)]
-        out = v
-        if isinstance(v, Op):
-            args = tuple(rebuild(a) for a in v.args)
-            out = v if all(a is b for a, b in zip(args, v.args)) else Op(v.op, args, v.dtype, span=v.span)
-        elif isinstance(v, Read) and v.rank == 0:
-            subs = tuple(rebuild(s) for s in v.subs)
-            out = v if all(a is b for a, b in zip(subs, v.subs)) else \
-                Read(v.tensor, subs, span=v.span, in_bounds=v.in_bounds)
-        elif isinstance(v, StateRead):
-            subs = tuple(rebuild(s) for s in v.subs)
-            out = v if all(a is b for a, b in zip(subs, v.subs)) else StateRead(v.member, subs, span=v.span)
-        elif isinstance(v, Reduce):
-            body = rebuild(v.body)
-            guard = rebuild(v.guard) if v.guard is not None else None
-            out = v if body is v.body and guard is v.guard else Reduce(v.kind, v.vars, body, guard, span=v.span)
-        memo[id(v)] = out
-        return out
-    return rebuild(expr)
+
+def _rebuilt_operands(v: Value) -> tuple:
+    """The operands `replace_nodes` rebuilds `v` from (it does not look into tensors)."""
+    if isinstance(v, Op):
+        return v.args
+    if isinstance(v, (Read, StateRead)):
+        return v.subs if v.rank == 0 else ()
+    if isinstance(v, Reduce):
+        return (v.body,) + ((v.guard,) if v.guard is not None else ())
+    return ()
+
+
+def _rebuilt(v: Value, new: list) -> Value:
+    """`v` over its rebuilt operands `new`: `v` itself when none changed."""
+    old = _rebuilt_operands(v)
+    if all(a is b for a, b in zip(new, old)):
+        return v
+    if isinstance(v, Op):
+        return Op(v.op, tuple(new), v.dtype, span=v.span)
+    if isinstance(v, Read):
+        return Read(v.tensor, tuple(new), span=v.span, in_bounds=v.in_bounds)
+    if isinstance(v, StateRead):
+        return StateRead(v.member, tuple(new), span=v.span)
+    return Reduce(v.kind, v.vars, new[0], new[1] if len(new) > 1 else None, span=v.span)
 
 
 def scalar_nodes(roots: list) -> list:
