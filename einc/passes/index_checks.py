@@ -82,65 +82,69 @@ class _Finder:
         self._groups: set = set()
         self.steps: dict = {}             # a clause's steps -> its group's step variable
 
-    def visit(self, v: Value, variables: tuple, cond: Optional[Value]) -> None:
-        if v is None:
-            return
-        if v.rank > 0 and not (isinstance(v, Stack) and free_vars(v, self._free)):
-            # a whole tensor is computed wherever it is used; one a recurrence step computes
-            # (it reads the step) is computed at each of the clause's steps, so those stay (a
-            # check keeps only the variables its subscript reads)
-            variables, cond = tuple(var for var in variables if var in self.steps), None
-        key = (id(v), id(cond), tuple(map(id, variables)))
-        if key in self._seen:
-            return
-        self._seen.add(key)
-        rule = _RULES.get(type(v))
-        if rule is not None:
-            rule(self, v, variables, cond)
-        else:
-            for operand in v.operands():
-                self.visit(operand, variables, cond)
+    def visit(self, root: Value, variables: tuple, cond: Optional[Value]) -> None:
+        """Depth first from `root`, without recursion (programs may be thousands of values deep):
+        a task is a value to visit with its loop variables and condition, or a note to make once
+        the values before it are done."""
+        stack = [(root, variables, cond)]
+        while stack:
+            task = stack.pop()
+            if callable(task):
+                task()
+                continue
+            v, variables, cond = task
+            if v is None:
+                continue
+            if v.rank > 0 and not (isinstance(v, Stack) and free_vars(v, self._free)):
+                # a whole tensor is computed wherever it is used; one a recurrence step computes
+                # (it reads the step) is computed at each of the clause's steps, so those stay (a
+                # check keeps only the variables its subscript reads)
+                variables, cond = tuple(var for var in variables if var in self.steps), None
+            key = (id(v), id(cond), tuple(map(id, variables)))
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            rule = _RULES.get(type(v))
+            tasks = rule(self, v, variables, cond) if rule is not None else \
+                [(operand, variables, cond) for operand in v.operands()]
+            stack.extend(reversed(tasks))
 
-    def generic(self, v: Generic, variables: tuple, _cond) -> None:
-        self.visit(v.guard, variables + v.vars, None)
-        self.visit(v.body, variables + v.vars, v.guard)
+    def generic(self, v: Generic, variables: tuple, _cond) -> list:
+        return [(v.guard, variables + v.vars, None), (v.body, variables + v.vars, v.guard)]
 
-    def reduce(self, v: Reduce, variables: tuple, cond) -> None:
+    def reduce(self, v: Reduce, variables: tuple, cond) -> list:
         inner = variables + tuple(v.vars)
-        self.visit(v.guard, inner, cond)
-        self.visit(v.body, inner, _and(cond, v.guard))
+        return [(v.guard, inner, cond), (v.body, inner, _and(cond, v.guard))]
 
-    def op(self, v: Op, variables: tuple, cond) -> None:
+    def op(self, v: Op, variables: tuple, cond) -> list:
         if v.op == "select":
             test, taken, other = v.args
-            self.visit(test, variables, cond)
-            self.visit(taken, variables, _and(cond, test))
-            self.visit(other, variables, _and(cond, _not(test)))
-        elif v.op in ("and", "or"):
+            return [(test, variables, cond), (taken, variables, _and(cond, test)),
+                    (other, variables, _and(cond, _not(test)))]
+        if v.op in ("and", "or"):
             left, right = v.args
-            self.visit(left, variables, cond)
-            self.visit(right, variables, _and(cond, left if v.op == "and" else _not(left)))
-        else:
-            for arg in v.args:
-                self.visit(arg, variables, cond)
+            return [(left, variables, cond), (right, variables, _and(cond, left if v.op == "and" else _not(left)))]
+        return [(arg, variables, cond) for arg in v.args]
 
-    def read(self, v: Read | StateRead, variables: tuple, cond) -> None:
+    def read(self, v: Read | StateRead, variables: tuple, cond) -> list:
         """A read of an array, or of a recurrence member inside its loop."""
-        for sub in v.subs:
-            self.visit(sub, variables, cond)
+        tasks = [(sub, variables, cond) for sub in v.subs]
         if isinstance(v, Read):
-            self.visit(v.tensor, variables, cond)
+            tasks.append((v.tensor, variables, cond))
             if v.in_bounds:
-                return
+                return tasks
+        return tasks + [lambda: self._note(v, variables, cond)]
+
+    def _note(self, v: Read | StateRead, variables: tuple, cond) -> None:
         for axis, sub in enumerate(v.subs):
             if is_data_dependent(sub):
                 self.found.append((v, axis, variables, cond))
 
-    def rec_value(self, v: RecValue, _variables: tuple, _cond) -> None:
+    def rec_value(self, v: RecValue, _variables: tuple, _cond) -> list:
         if id(v.group) in self._groups:
-            return
+            return []
         self._groups.add(id(v.group))
-        t_var = v.group.t_var
+        t_var, tasks = v.group.t_var, []
         for member in v.group.members:
             for clause in member.clauses:
                 # the clause's own steps: a check runs over those only (`x[t - 1]` of a clause
@@ -148,8 +152,8 @@ class _Finder:
                 steps = IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo, span=t_var.span)
                 self.steps[steps] = t_var
                 variables = (steps,) + tuple(clause.vars)
-                self.visit(clause.guard, variables, None)
-                self.visit(clause.body, variables, clause.guard)
+                tasks += [(clause.guard, variables, None), (clause.body, variables, clause.guard)]
+        return tasks
 
 
 _RULES = {
