@@ -101,7 +101,7 @@ def test_signature_reflection():
                    "outputs": [{"name": "y", "dtype": "int64", "rank": 0}],
                    "prints": {"0": parts}, "asserts": {},
                    "fixed_dims": {}, "sizes": {"N": {"input": "x", "axis": 0}, "null": {"input": "x", "axis": 2}},
-                   "size_checks": []}
+                   "size_checks": [], "index_checks": []}
     assert "(tensor<?x3x?xf32>, i64) -> tensor<i64>" in str(main.attributes["function_type"])
 
 
