@@ -5,6 +5,8 @@ Each stage raises `CompileError` for mistakes in the program; the error carries 
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from einc.diagnostics import CompileError, OptionError
 
 
@@ -95,6 +97,25 @@ def compile_ir(program, ir_program, target: str, *, fp_contract: bool = False) -
     """The .vmfb of a program the front end already went through."""
     from einc.build import compile_mlir
     return compile_mlir(lower_ir(program, ir_program, target, fp_contract=fp_contract), target)
+
+
+def cached_build(path: str, target: str, outputs: list[str] | None, dims: dict[str, int] | None,
+                 allow_python: bool, cache, log: Callable[[str], None] = lambda message: None, *,
+                 fp_contract: bool = False):
+    """The path of the sealed module of `path` in `cache` (an einc.build.cache.ModuleCache),
+    built and stored there unless it is there already. A hit runs the front end (tens of ms) to
+    learn the key, but neither the lowering nor IREE. OSError: a file the key reads cannot be
+    read; CacheWriteError: the cache cannot take the module."""
+    from einc.build.cache import cache_key
+    program, ir_program = check_program(path, target, outputs, dims, allow_python)
+    key = cache_key(program.sources.items(), ir_program.data_files, target, outputs, checked_dims(dims),
+                    allow_python, ir_program.python_results, fp_contract)
+    found = cache.lookup(key)
+    if found is not None:
+        log(f"cache hit for {path}: {found}")
+        return found
+    log(f"cache miss for {path}: building for {target} into {cache.path(key)}")
+    return cache.store(key, compile_ir(program, ir_program, target, fp_contract=fp_contract))
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,

@@ -5,7 +5,7 @@ every module it loaded (by the names the diagnostics and asserts embed), the con
 file `load_npy` read, what every Python function called during the build returned (the front
 end, which computes the key, runs them), the target, its IREE flags and, for `llvm-cpu`, the
 host CPU the code is tuned to, the chosen outputs, the fixed dims, whether Python may run, and
-the einc (version and code) and IREE versions.
+the einc (version and code) and IREE versions, and whether llvm-cpu may fuse float products.
 A change to any of them is a new key. Entries are written atomically and verified (their seal)
 when read, so a damaged entry is rebuilt rather than run.
 """
@@ -23,6 +23,7 @@ from einc.build.targets import get_target
 from einc.host_cpu import IDENTIFYING_FIELDS, cpuinfo_fields
 from einc.runtime.errors import RunError
 from einc.runtime.integrity import unseal
+from einc.user_cache import cache_folder
 from einc.version import einc_code_digest, einc_version, iree_versions
 
 _HOST_TUNED = "--iree-llvmcpu-target-cpu=host"
@@ -30,7 +31,7 @@ _HOST_TUNED = "--iree-llvmcpu-target-cpu=host"
 
 def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: str,
               outputs: Optional[list[str]], dims: dict[str, int], allow_python: bool = False,
-              python_results: Iterable[str] = ()) -> str:
+              python_results: Iterable[str] = (), fp_contract: bool = False) -> str:
     """The key of a build: `sources` are (file name, text) of every module loaded."""
     flags = get_target(target).flags
     description = {
@@ -42,11 +43,16 @@ def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], tar
         "outputs": outputs,
         "dims": sorted(dims.items()),
         "allow_python": allow_python,
+        "fp_contract": fp_contract,
         "python": list(python_results),
         "sources": sorted((name, _digest(text.encode())) for name, text in sources),
         "data": sorted((path, _digest(_read(path))) for path in set(data_files)),
     }
     return _digest(json.dumps(description, sort_keys=True).encode())
+
+
+class CacheWriteError(OSError):
+    """The cache folder cannot take a new entry (a full disk, a read-only folder)."""
 
 
 class ModuleCache:
@@ -70,9 +76,19 @@ class ModuleCache:
 
     def store(self, key: str, vmfb: bytes) -> Path:
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_artifact(path, vmfb)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_artifact(path, vmfb)
+        except OSError as err:
+            raise CacheWriteError(f"cannot write to the build cache {self.folder}: {err.strerror or err}") from None
         return path
+
+
+def user_module_cache() -> Optional[ModuleCache]:
+    """The cache `einc run FILE.ein` and `einc.compile(..., cache=True)` share, under the user
+    cache folder (einc.user_cache); None when it cannot be created."""
+    folder = cache_folder("modules")
+    return None if folder is None else ModuleCache(folder)
 
 
 def _digest(data: bytes) -> str:

@@ -82,6 +82,7 @@ class Program:
 
     def __init__(self, vmfb: bytes, name: str, device: str | None = None):
         self.name = name
+        self._vmfb = vmfb
         self._instance = rt.VmInstance()
         self._module = _load_module(self._instance, vmfb, name)
         self.signature: Signature = signature_from_reflection(
@@ -101,17 +102,28 @@ class Program:
         except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
             raise RunError(_load_failure(self.name, self.device, str(err))) from None
 
-    def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
-        return self.run(inputs)
+    def __call__(self, device_outputs: bool = False, **inputs: Any) -> dict[str, Any]:
+        return self.run(inputs, device_outputs=device_outputs)
 
-    def run(self, inputs: Mapping[str, Any], stdout: TextIO | None = None) -> dict[str, np.ndarray]:
-        """Check and bind `inputs`, call `main`, write its prints to `stdout`, return the outputs."""
+    def __reduce__(self):
+        """A program pickles as its module bytes, name, device and signature; the other side
+        loads the module again (its own device) and checks it has the signature sent."""
+        return _reloaded, (self._vmfb, self.name, self.device, self.signature)
+
+    def run(self, inputs: Mapping[str, Any], stdout: TextIO | None = None,
+            device_outputs: bool = False) -> dict[str, Any]:
+        """Check and bind `inputs`, call `main`, write its prints to `stdout`, return the outputs:
+        NumPy arrays, or with `device_outputs` IREE device arrays left where `main` wrote them,
+        which later calls take as inputs without a copy through the host (on the CPU devices
+        any program's calls, on Vulkan this program's: each has a device of its own)."""
         if self._main is None:
             raise RunError(f"{self.name} was closed")
         bound = bind_inputs(self.signature, inputs)
+        self._check_on_this_device(bound)
         for attempt in range(_RUNS_ON_A_LOST_DEVICE + 1):
             try:
-                return self._outputs(self._call_printing(self._device_arguments(bound), stdout), bound)
+                results = self._call_printing(self._device_arguments(bound), stdout)
+                return self._device_outputs(results) if device_outputs else self._outputs(results, bound)
             except Exception as err:  # noqa: BLE001 - only a lost device is taken here
                 if not self._lost_device(err):
                     raise
@@ -193,12 +205,32 @@ class Program:
             return bound
         return [device_argument(self._hal_device, value) for value in bound]
 
-    def _outputs(self, results, bound: list) -> dict[str, np.ndarray]:
+    def _check_on_this_device(self, bound: list) -> None:
+        for spec, value in zip(self.signature.inputs, bound):
+            if isinstance(value, rt.DeviceArray) and value._device is not self._hal_device:
+                raise RunError(f"input {spec.name}: a device array of another {self.device} device; each "
+                               f"Vulkan program has its own, so pass it through the host (numpy.asarray)")
+
+    def _device_outputs(self, results) -> dict[str, rt.DeviceArray]:
+        arrays = self._results(results)
+        for array in arrays:
+            # The array holds the program's VM objects: freed after its program was closed, a
+            # Vulkan device array crashed the process. Set after __init__'s attributes, this is
+            # released after the buffer.
+            array._einc_program_objects = (self._instance, self._module, self._context, self._hal_device)
+        return dict(zip((spec.name for spec in self.signature.outputs), arrays))
+
+    def _results(self, results) -> tuple:
         if not isinstance(results, tuple):  # IREE returns None for no results, the value for one
             results = () if results is None else (results,)
         specs = self.signature.outputs
         if len(results) != len(specs):
             raise AssertionError(f"main returned {len(results)} values for outputs {[s.name for s in specs]}")
+        return results
+
+    def _outputs(self, results, bound: list) -> dict[str, np.ndarray]:
+        results = self._results(results)
+        specs = self.signature.outputs
         lent = [value for value in bound if isinstance(value, np.ndarray)]
         arrays: list[np.ndarray] = []
         for result in results:
@@ -216,6 +248,13 @@ class Program:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _reloaded(vmfb: bytes, name: str, device: str, signature: Signature) -> Program:
+    program = Program(vmfb, name, device)
+    if program.signature != signature:
+        raise RunError(f"{name} unpickled with a signature other than the one pickled")
+    return program
 
 
 def _load_module(instance: rt.VmInstance, sealed: bytes, name: str) -> rt.VmModule:
