@@ -132,6 +132,11 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return format_program(front_end(path, outputs, dims, allow_python)[1])
     if what == "mlir":
         return str(lower(path, target, outputs, dims, allow_python, fp_contract=fp_contract))
+    if what == "iree-flags":
+        from pathlib import Path
+        from einc.build.targets import iree_compile_command
+        stem = Path(path).stem
+        return iree_compile_command(target, f"{stem}.mlir", f"{stem}.vmfb") + "\n"
     if what == "explain":
         from einc.ir.explain import explain_program
         from einc.mlir.recurrence import choose_form

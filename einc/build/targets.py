@@ -1,6 +1,7 @@
 """The IREE targets einc builds for, their compiler flags and the runtime devices that run them."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 # IREE 3.13 demotes f64 to f32 at the input by default; Einlang's f64 must stay f64.
@@ -67,3 +68,10 @@ def get_target(name: str) -> Target:
         return TARGETS[name]
     except KeyError:
         raise ValueError(f"unknown target {name!r}; expected one of {', '.join(TARGETS)}") from None
+
+
+def iree_compile_command(name: str, mlir_path: str, vmfb_path: str) -> str:
+    """The `iree-compile` command line that builds `mlir_path` (as `einc build --emit mlir` wrote
+    it) with the flags einc gives IREE for target `name` (einc builds in process, with the same
+    flags, then stamps the target and seals the module: einc.build.iree_compile)."""
+    return shlex.join(["iree-compile", *get_target(name).flags, mlir_path, "-o", vmfb_path])

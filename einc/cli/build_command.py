@@ -11,7 +11,7 @@ from einc.cli.files import save_bytes
 from einc.cli.options import (allow_python_option, dims_option, message_format_option, outputs_option,
                               parse_dims, target_option)
 
-EMIT_CHOICES = ("ast", "ir", "mlir")
+EMIT_CHOICES = ("ast", "ir", "mlir", "iree-flags")
 
 
 @click.command()
@@ -25,7 +25,8 @@ EMIT_CHOICES = ("ast", "ir", "mlir")
 @click.option("--fp-contract", type=click.Choice(["off", "on"]), default="off", show_default=True,
               help="on: llvm-cpu may fuse `a * b + c` into one FMA (faster, one rounding instead "
                    "of IEEE's two); off: every float operation is rounded, as NumPy does.")
-@click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
+@click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building; iree-flags: the iree-compile "
+                   "command einc's build amounts to, for --emit mlir saved as STEM.mlir.")
 @click.option("--explain", is_flag=True, help="Explain how the program will be compiled instead of building.")
 @allow_python_option
 @message_format_option
