@@ -26,20 +26,17 @@ from einc.runtime.integrity import unseal
 from einc.user_cache import cache_folder
 from einc.version import einc_code_digest, einc_version, iree_versions
 
-_HOST_TUNED = "--iree-llvmcpu-target-cpu=host"
-
-
 def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: str,
               outputs: Optional[list[str]], dims: dict[str, int], allow_python: bool = False,
               python_results: Iterable[str] = (), fp_contract: bool = False) -> str:
     """The key of a build: `sources` are (file name, text) of every module loaded."""
-    flags = get_target(target).flags
+    tuned = get_target(target)
     description = {
         "einc": [einc_version(), einc_code_digest()],
         "iree": iree_versions(),
         "target": target,
-        "flags": list(flags),
-        "host_cpu": _host_cpu() if _HOST_TUNED in flags else None,
+        "flags": list(tuned.flags),
+        "host_cpu": _host_cpu() if tuned.tuned_to_host else None,
         "outputs": outputs,
         "dims": sorted(dims.items()),
         "allow_python": allow_python,

@@ -36,6 +36,11 @@ class Target:
     devices: tuple[str, ...]   # runtime drivers able to run it, the default first
     note: str
 
+    @property
+    def tuned_to_host(self) -> bool:
+        """Whether the code uses this CPU's features (and may not run on another CPU)."""
+        return "--iree-llvmcpu-target-cpu=host" in self.flags
+
 
 _LOCAL_CPU = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu")
 # The baseline profile (spirv:v1.3,cap:Shader) has only 32-bit storage, so IREE emulates bool

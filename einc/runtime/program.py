@@ -15,6 +15,7 @@ from typing import Any, Mapping, TextIO
 import numpy as np
 import iree.runtime as rt
 
+from einc import host_cpu
 from einc.build.targets import TARGETS
 from einc.runtime.errors import RunError
 from einc.runtime.host_memory import device_argument, result_array
@@ -88,6 +89,7 @@ class Program:
         self.signature: Signature = signature_from_reflection(
             dict(self._module.lookup_function("main").reflection), name)
         self.device = _choose_device(self.signature.target, device)
+        check_cpu_features(self.signature, name)
         self._recorder = _PrintRecorder()
         self._open_context()
         _open_programs.add(self)
@@ -255,6 +257,18 @@ def _reloaded(vmfb: bytes, name: str, device: str, signature: Signature) -> Prog
     if program.signature != signature:
         raise RunError(f"{name} unpickled with a signature other than the one pickled")
     return program
+
+
+def check_cpu_features(signature: Signature, name: str) -> None:
+    """RunError if the module's code needs instruction set extensions this CPU lacks (running
+    it would stop the process at the first such instruction). Where this CPU's extensions are
+    unknown (not Linux) nothing can be told and the module runs."""
+    host = set(host_cpu.isa_features())
+    missing = [f for f in signature.cpu_features or () if f not in host]
+    if host and missing:
+        shown = " ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+        raise RunError(f"{name} was built for llvm-cpu on a CPU with {shown}, which this CPU lacks; rebuild "
+                       f"it on this machine, or build for llvm-cpu-generic to run modules on other machines")
 
 
 def _load_module(instance: rt.VmInstance, sealed: bytes, name: str) -> rt.VmModule:

@@ -11,6 +11,7 @@ from einc.runtime.errors import RunError
 
 SIGNATURE_KEY = "einc.signature"
 TARGET_KEY = "einc.target"  # stamped by einc.build, read by the runner to pick a device
+CPU_FEATURES_KEY = "einc.cpu_features"  # stamped for llvm-cpu: the build CPU's ISA extensions
 SUPPORTED_VERSION = 2
 DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
@@ -52,6 +53,7 @@ class Signature:
     fixed_dims: dict[str, int] = field(default_factory=dict)   # named dims fixed at build time
     sizes: dict[str, tuple[str, int]] = field(default_factory=dict)  # run-time dim -> (input, axis)
     size_checks: list[dict] = field(default_factory=list)     # read by einc.runtime.sizes
+    cpu_features: tuple[str, ...] | None = None   # what llvm-cpu code needs; None: any CPU
 
     def input(self, name: str) -> InputSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -77,9 +79,14 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             fixed_dims={str(name): int(size) for name, size in doc.get("fixed_dims", {}).items()},
             sizes={str(name): (str(at["input"]), int(at["axis"])) for name, at in doc.get("sizes", {}).items()},
             size_checks=list(doc.get("size_checks", [])),
+            cpu_features=_cpu_features(reflection.get(CPU_FEATURES_KEY)),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None
+
+
+def _cpu_features(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(text.split())
 
 
 def _input_spec(entry: dict) -> InputSpec:
