@@ -124,8 +124,10 @@ class Program:
         self._check_on_this_device(bound)
         for attempt in range(_RUNS_ON_A_LOST_DEVICE + 1):
             try:
-                results = self._call_printing(self._device_arguments(bound), stdout)
-                return self._device_outputs(results) if device_outputs else self._outputs(results, bound)
+                # One expression: a local of run() holding IREE's results would be kept alive by an
+                # earlier lost device's traceback, and freed after its device it crashed the process.
+                return self._returned(self._call_printing(self._device_arguments(bound), stdout), bound,
+                                      device_outputs)
             except Exception as err:  # noqa: BLE001 - only a lost device is taken here
                 if not self._lost_device(err):
                     raise
@@ -212,6 +214,9 @@ class Program:
             if isinstance(value, rt.DeviceArray) and value._device is not self._hal_device:
                 raise RunError(f"input {spec.name}: a device array of another {self.device} device; each "
                                f"Vulkan program has its own, so pass it through the host (numpy.asarray)")
+
+    def _returned(self, results, bound: list, device_outputs: bool) -> dict[str, Any]:
+        return self._device_outputs(results) if device_outputs else self._outputs(results, bound)
 
     def _device_outputs(self, results) -> dict[str, rt.DeviceArray]:
         arrays = self._results(results)
