@@ -17,7 +17,7 @@ import iree.runtime as rt
 
 from einc import host_cpu
 from einc.build.targets import TARGETS
-from einc.runtime.errors import RunError
+from einc.runtime.errors import FailedCheck, RunError
 from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.inputs import bind_inputs
 from einc.runtime.integrity import unseal
@@ -196,7 +196,7 @@ class Program:
     def _write_prints(self, stdout: TextIO, failure: RunError | None) -> None:
         """In program order: IREE schedules a print once its values are ready, which need not be
         where the program has it. After a failed assert, only the prints before it."""
-        cut = self.signature.asserts.get(str(failure)) if failure is not None else None
+        cut = self.signature.asserts.get(failure.text) if isinstance(failure, FailedCheck) else None
         for index, arrays in sorted(self._recorder.records, key=lambda record: record[0]):
             if cut is None or index < cut:
                 stdout.write(format_print(self.signature.prints[index], arrays))
@@ -387,7 +387,7 @@ def _as_run_error(err: Exception) -> Exception:
     if marker in text:
         message = text.split(marker, 1)[1].rstrip().rstrip(";").strip()
         if message.startswith(_ASSERT_MESSAGE_STARTS):
-            return RunError(message)
+            return FailedCheck(message)
     if _EMPTY_VULKAN_BINDING in text:
         return RunError("a tensor of this run is empty (a size is 0 or a range has no element), which "
                         "the vulkan device cannot dispatch over (IREE 3.13); run the llvm-cpu build "

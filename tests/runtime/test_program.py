@@ -62,7 +62,7 @@ def test_failed_assert_reports_its_message_after_earlier_prints(matmul_vmfb):
     stdout = io.StringIO()
     with runtime.load(matmul_vmfb) as program, pytest.raises(RunError) as failure:
         program.run({"A": A, "B": B, "s": 0.0}, stdout)
-    assert str(failure.value) == "assertion failed at matmul.ein:4:1: scale must be nonzero"
+    assert str(failure.value) == "matmul.ein:4:1: error[E006]: assertion failed: scale must be nonzero"
     assert stdout.getvalue() == "s = 0.00\n"
 
 
