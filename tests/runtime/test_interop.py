@@ -114,3 +114,13 @@ def test_a_program_runs_in_a_worker_process(add_vmfb):
             max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         total = pool.submit(_total_in_worker, program, A, B).result(timeout=300)
     np.testing.assert_array_equal(total, A.astype(np.float64) + B)
+
+
+def test_a_failed_assert_pickles_with_its_location(matmul_vmfb):
+    with runtime.load(matmul_vmfb) as program, pytest.raises(RunError) as failure:
+        program(A=np.eye(2, dtype=np.float32), B=np.eye(2, dtype=np.float32), s=0.0)
+    copy = pickle.loads(pickle.dumps(failure.value))
+    assert str(copy) == str(failure.value) == "matmul.ein:4:1: error[E006]: assertion failed: scale must be nonzero"
+    assert (copy.location, copy.code) == ("matmul.ein:4:1", "E006")
+    plain = pickle.loads(pickle.dumps(RunError("missing input 'A'")))
+    assert str(plain) == "missing input 'A'" and plain.location is None
