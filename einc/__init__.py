@@ -7,7 +7,8 @@
 
 Errors: einc.CompileError (a mistake in the program; str() is `file:line:col: error[Ennn]:
 message`, one line per diagnostic), einc.OptionError (a bad build option, a ValueError) and
-einc.RunError (bad inputs, a failed assert, an unavailable device: a one-line message).
+einc.RunError (bad inputs, a failed assert, an unavailable device: one line; a failed assert
+reads `file:line:col: error[E006]: assertion failed: message`).
 Artifacts and loaded programs pickle as their module bytes, so they go to worker processes.
 """
 from __future__ import annotations
