@@ -10,9 +10,10 @@ MNIST ?= ../shared/data/mnist
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# The exact versions of constraints.txt; pyproject.toml has the ranges einc supports.
+$(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
 	touch $@
 
 test: venv
@@ -42,11 +43,10 @@ golden: venv
 # Benchmarks (benchmarks/run.py): recurrences against a NumPy/Python loop and JAX lax.scan, dense
 # programs (matmul, the MNIST CNN, a convolution layer, an MLP) against NumPy and JAX jit.
 # `make bench DEVICE=vulkan` runs einc's side through Vulkan (lavapipe without a GPU).
-# JAX is the `bench` extra of pyproject.toml; keep JAX_VERSION equal to the pins there.
-JAX_VERSION := 0.10.2
+# JAX is the `bench` extra of pyproject.toml, at the versions of constraints.txt.
 DEVICE ?=
 bench: venv
-	$(PY) -m pip install -q jax==$(JAX_VERSION) jaxlib==$(JAX_VERSION)
+	$(PY) -m pip install -q -c constraints.txt jax jaxlib
 	$(if $(filter vulkan,$(DEVICE)),bash tools/setup_vulkan.sh)
 	$(PY) benchmarks/run.py $(if $(DEVICE),--device $(DEVICE))
 

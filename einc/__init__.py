@@ -4,6 +4,12 @@
     art.save("model.vmfb")                                 # + model.irpa for large weights
     run = einc.load("model.vmfb")
     outputs = run(A=np.ones((4, 8), np.float32))          # {"C": array(...)}
+
+Errors: einc.CompileError (a mistake in the program; str() is `file:line:col: error[Ennn]:
+message`, one line per diagnostic), einc.OptionError (a bad build option, a ValueError) and
+einc.RunError (bad inputs, a failed assert, an unavailable device: one line; a failed assert
+reads `file:line:col: error[E006]: assertion failed: message`).
+Artifacts and loaded programs pickle as their module bytes, so they go to worker processes.
 """
 from __future__ import annotations
 
@@ -12,9 +18,19 @@ import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 
+from einc.diagnostics import CompileError, OptionError
 from einc.driver import DEFAULT_THRESHOLD   # (the driver loads the compiler only when called)
+from einc.version import einc_version
 
-__all__ = ["compile", "load", "Artifact"]
+__all__ = ["compile", "load", "Artifact", "CompileError", "OptionError", "RunError", "__version__"]
+__version__ = einc_version()
+
+
+def __getattr__(name: str):
+    if name == "RunError":   # lazy: einc.runtime loads the IREE runtime
+        from einc.runtime.errors import RunError
+        return RunError
+    raise AttributeError(f"module 'einc' has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -39,33 +55,43 @@ class Artifact:
             write_artifact(archive_beside(os.fspath(path)), self.parameters)
         write_artifact(path, self.vmfb)
 
+    def __reduce__(self):
+        # the bytes, the target and the archive only: the signature is read again from the bytes
+        return Artifact, (self.vmfb, self.target, self.parameters)
+
 
 def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
             outputs: list[str] | None = None, dims: dict[str, int] | None = None,
             allow_python: bool = False, fp_contract: bool = False, unchecked_indices: bool = False,
-            weights_threshold: int | None = DEFAULT_THRESHOLD) -> Artifact:
+            weights_threshold: int | None = DEFAULT_THRESHOLD, cache: bool = False) -> Artifact:
     """Compile an .ein file, or Einlang source text, to an Artifact. With `fp_contract`, llvm-cpu
     kernels may fuse `a * b + c` into one FMA (one rounding instead of the two IEEE float
     arithmetic and NumPy have; see docs/DECISIONS.md).
 
     `dims` fixes named dims at build time ({"B": 8192}): IREE sees static shapes and the module
-    accepts no other size. Raises einc.diagnostics.CompileError for errors in the program and
-    einc.diagnostics.OptionError (a ValueError) for a dim the program does not have or a bad
-    size. Source text is compiled from a temporary directory, so relative imports and load_npy
-    paths need a file instead. `allow_python` lets the program call Python functions during the
-    build (`python::mod::f(..)`). Data-dependent indices (`table[idx[i]]`) are checked when the
-    module runs (an index outside its axis is a RunError); `unchecked_indices` clamps them instead.
+    accepts no other size. Raises einc.CompileError for errors in the program and
+    einc.OptionError (a ValueError) for a dim the program does not have or a bad size. Source
+    text is compiled from a temporary directory, so relative imports and load_npy paths need a
+    file instead. `allow_python` lets the program call Python functions during the build
+    (`python::mod::f(..)`). Data-dependent indices (`table[idx[i]]`) are checked when the module
+    runs (an index outside its axis is a RunError); `unchecked_indices` clamps them instead.
     Constant arrays (`load_npy`) of at least `weights_threshold` bytes go to the Artifact's
     parameter archive instead of the module (0: every constant array; None: none).
+
+    With `cache`, a file is built through the build cache `einc run FILE.ein` uses (keyed by
+    everything the module depends on, EINC_CACHE moves it), so an unchanged program is not
+    compiled again; source text is always compiled.
     """
+    options = (allow_python, fp_contract, weights_threshold, unchecked_indices)
+    if _is_path(source_or_path) and cache:
+        return _cached(os.fspath(source_or_path), target, outputs, dims, *options)
     if _is_path(source_or_path):
-        return _built(os.fspath(source_or_path), target, outputs, dims, allow_python, fp_contract, weights_threshold,
-                      unchecked_indices)
+        return _built(os.fspath(source_or_path), target, outputs, dims, *options)
     with tempfile.TemporaryDirectory(prefix="einc-") as tmp:
         path = os.path.join(tmp, "program.ein")
         with open(path, "w", encoding="utf-8") as source_file:
             source_file.write(source_or_path)
-        return _built(path, target, outputs, dims, allow_python, fp_contract, weights_threshold, unchecked_indices)
+        return _built(path, target, outputs, dims, *options)
 
 
 def _built(path, target, outputs, dims, allow_python, fp_contract, weights_threshold,
@@ -74,6 +100,23 @@ def _built(path, target, outputs, dims, allow_python, fp_contract, weights_thres
     built = build_program(path, target, outputs, dims, allow_python, fp_contract=fp_contract,
                           weights_threshold=weights_threshold, unchecked_indices=unchecked_indices)
     return Artifact(built.vmfb, target, built.parameters)
+
+
+def _cached(path, target, outputs, dims, allow_python, fp_contract, weights_threshold,
+            unchecked_indices) -> Artifact:
+    from einc.build.cache import user_module_cache
+    from einc.driver import cached_build
+    from einc.runtime.parameters import archive_beside
+    from einc.user_cache import cache_root
+    module_cache = user_module_cache()
+    if module_cache is None:
+        raise OSError(f"cannot create the build cache in {cache_root()}; set EINC_CACHE to a writable folder")
+    found = cached_build(path, target, outputs, dims, allow_python, module_cache, fp_contract=fp_contract,
+                         unchecked_indices=unchecked_indices, weights_threshold=weights_threshold)
+    archive = archive_beside(str(found))
+    parameters = open(archive, "rb").read() if os.path.exists(archive) else b""
+    with open(found, "rb") as module_file:
+        return Artifact(module_file.read(), target, parameters)
 
 
 def load(path_or_bytes, device: str | None = None, parameters: str | os.PathLike | None = None):

@@ -152,6 +152,12 @@ class CompileError(Exception):
         self.sources: SourceMap | None = None     # attached by the stage that knows the files
         super().__init__("; ".join(f"{d.code}: {d.message}" for d in diagnostics))
 
+    def __str__(self) -> str:
+        """`file:line:col: error[Ennn]: message`, a line per diagnostic (no location prefix
+        for one that has none)."""
+        return "\n".join(f"{f'{d.span}: ' if d.span is not None else ''}error[{d.code}]: {d.message}"
+                         for d in self.diagnostics)
+
     def render(self, sources: SourceMap | None = None) -> str:
         sources = sources or self.sources or SourceMap()
         return "\n\n".join(d.render(sources) for d in self.diagnostics)

@@ -6,6 +6,7 @@ Each stage raises `CompileError` for mistakes in the program; the error carries 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from einc.diagnostics import CompileError, OptionError
 
@@ -141,6 +142,27 @@ def build_ir(program, ir_program, target: str, *, fp_contract: bool = False,
     return Built(compile_mlir(module, target, parameters=archive_digest(archive)), archive)
 
 
+def cached_build(path: str, target: str, outputs: list[str] | None, dims: dict[str, int] | None,
+                 allow_python: bool, cache, log: Callable[[str], None] = lambda message: None, *,
+                 fp_contract: bool = False, unchecked_indices: bool = False,
+                 weights_threshold: int | None = DEFAULT_THRESHOLD):
+    """The path of the sealed module of `path` in `cache` (an einc.build.cache.ModuleCache),
+    built and stored there unless it is there already. A hit runs the front end (tens of ms) to
+    learn the key, but neither the lowering nor IREE. OSError: a file the key reads cannot be
+    read; CacheWriteError: the cache cannot take the module."""
+    from einc.build.cache import cache_key
+    program, ir_program = check_program(path, target, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
+    key = cache_key(program.sources.items(), ir_program.data_files, target, outputs, checked_dims(dims),
+                    allow_python, ir_program.python_results, fp_contract, unchecked_indices, weights_threshold)
+    found = cache.lookup(key)
+    if found is not None:
+        log(f"cache hit for {path}: {found}")
+        return found
+    log(f"cache miss for {path}: building for {target} into {cache.path(key)}")
+    built = build_ir(program, ir_program, target, fp_contract=fp_contract, weights_threshold=weights_threshold)
+    return cache.store(key, built.vmfb, built.parameters)
+
+
 def emit_program(path: str, what: str, outputs: list[str] | None = None,
                  target: str = "llvm-cpu", dims: dict[str, int] | None = None,
                  allow_python: bool = False, *, fp_contract: bool = False,
@@ -157,6 +179,11 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
     if what == "mlir":
         return str(lower_ir(*front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices),
                             target, fp_contract=fp_contract))
+    if what == "iree-flags":
+        from pathlib import Path
+        from einc.build.targets import iree_compile_command
+        stem = Path(path).stem
+        return iree_compile_command(target, f"{stem}.mlir", f"{stem}.vmfb") + "\n"
     if what == "explain":
         from einc.ir.explain import explain_program
         from einc.mlir.recurrence import choose_form

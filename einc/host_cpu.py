@@ -3,6 +3,7 @@ tunes code for. The build cache keys llvm-cpu modules by it, and the lowering pi
 tiles that fit its vector registers (einc.mlir.cpu_matmuls)."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 IDENTIFYING_FIELDS = ("model name", "flags", "Features", "CPU implementer", "CPU part")
@@ -18,6 +19,22 @@ def cpuinfo_fields() -> dict[str, str]:
         return {}
     pairs = (line.split(":", 1) for line in lines if ":" in line)
     return {name.strip(): value.strip() for name, value in pairs}
+
+
+# The x86-64 flags of /proc/cpuinfo that name instruction set extensions LLVM may use; the rest
+# (`hypervisor`, `constant_tsc`, ...) say nothing about what code runs. Every arm64 `Features`
+# entry is an instruction set extension.
+_X86_ISA_FLAGS = re.compile(r"(sse\w*|ssse3|avx\w*|amx\w*|fma4?|f16c|bmi[12]|abm|lzcnt|movbe|popcnt|aes|"
+                            r"vaes|pclmulqdq|vpclmulqdq|gfni|sha_ni|adx|cx16|xsave\w*|rdrand|rdseed)")
+
+
+def isa_features() -> list[str]:
+    """The instruction set extensions of this CPU (x86-64 `flags`, arm64 `Features`), sorted;
+    empty where /proc/cpuinfo does not say (not Linux)."""
+    fields = cpuinfo_fields()
+    if "flags" in fields:
+        return sorted(f for f in fields["flags"].split() if _X86_ISA_FLAGS.fullmatch(f))
+    return sorted(fields.get("Features", "").split())
 
 
 def has_avx512() -> bool:

@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import re
 import selectors
 import shutil
 import subprocess
@@ -135,6 +136,10 @@ def judge(mutant: Mutant, status: int | None, stdout: str, stderr: str) -> Outco
     return Outcome(mutant, status, stdout, stderr, _problem(status, stderr))
 
 
+# `error: ...`, or for a failed assert of the program `FILE:LINE:COL: error[E006]: ...`
+_ONE_ERROR_LINE = re.compile(r"error: |\S+:\d+:\d+: error\[E\d{3}\]: ")
+
+
 def _problem(status: int | None, stderr: str) -> str | None:
     if status is None:
         return f"no answer within {CASE_TIMEOUT_S} s"
@@ -146,7 +151,7 @@ def _problem(status: int | None, stderr: str) -> str | None:
         return None if stderr == "" else "exit 0 with output on stderr"
     if status not in (1, 2):
         return f"exit status {status}"
-    if not stderr.startswith("error: ") or stderr.count("\n") != 1 or not stderr.endswith("\n"):
+    if not _ONE_ERROR_LINE.match(stderr) or stderr.count("\n") != 1 or not stderr.endswith("\n"):
         return "refused without exactly one `error:` line"
     return None
 

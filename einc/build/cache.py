@@ -1,12 +1,13 @@
-"""The build cache behind `einc run FILE.ein`: one sealed .vmfb per key, under the user cache.
+"""The build cache behind `einc run FILE.ein` and `einc.compile(..., cache=True)`: one sealed
+.vmfb per key, under the user cache.
 
 The key is a SHA-256 over everything a module's bytes depend on: the text of the program and of
 every module it loaded (by the names the diagnostics and asserts embed), the contents of every
 file `load_npy` read, what every Python function called during the build returned (the front
 end, which computes the key, runs them), the target, its IREE flags and, for `llvm-cpu`, the
 host CPU the code is tuned to, the chosen outputs, the fixed dims, whether Python may run,
-whether data-dependent indices are checked, and
-the einc (version and code) and IREE versions.
+whether llvm-cpu may fuse float products, whether data-dependent indices are checked, which
+constant arrays go to a weights archive, and the einc (version and code) and IREE versions.
 A change to any of them is a new key. Entries are written atomically and verified (their seal,
 and their weights archive's digest) when read, so a damaged entry is rebuilt rather than run.
 """
@@ -25,31 +26,37 @@ from einc.host_cpu import IDENTIFYING_FIELDS, cpuinfo_fields
 from einc.runtime.errors import RunError
 from einc.runtime.parameters import archive_beside, check_archive
 from einc.runtime.program import read_signature
+from einc.user_cache import cache_folder
 from einc.version import einc_code_digest, einc_version, iree_versions
-
-_HOST_TUNED = "--iree-llvmcpu-target-cpu=host"
 
 
 def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: str,
               outputs: Optional[list[str]], dims: dict[str, int], allow_python: bool = False,
-              python_results: Iterable[str] = (), unchecked_indices: bool = False) -> str:
+              python_results: Iterable[str] = (), fp_contract: bool = False, unchecked_indices: bool = False,
+              weights_threshold: Optional[int] = None) -> str:
     """The key of a build: `sources` are (file name, text) of every module loaded."""
-    flags = get_target(target).flags
+    tuned = get_target(target)
     description = {
         "einc": [einc_version(), einc_code_digest()],
         "iree": iree_versions(),
         "target": target,
-        "flags": list(flags),
-        "host_cpu": _host_cpu() if _HOST_TUNED in flags else None,
+        "flags": list(tuned.flags),
+        "host_cpu": _host_cpu() if tuned.tuned_to_host else None,
         "outputs": outputs,
         "dims": sorted(dims.items()),
         "allow_python": allow_python,
+        "fp_contract": fp_contract,
         "unchecked_indices": unchecked_indices,
+        "weights_threshold": weights_threshold,
         "python": list(python_results),
         "sources": sorted((name, _digest(text.encode())) for name, text in sources),
         "data": sorted((path, _digest(_read(path))) for path in set(data_files)),
     }
     return _digest(json.dumps(description, sort_keys=True).encode())
+
+
+class CacheWriteError(OSError):
+    """The cache folder cannot take a new entry (a full disk, a read-only folder)."""
 
 
 class ModuleCache:
@@ -81,11 +88,21 @@ class ModuleCache:
     def store(self, key: str, vmfb: bytes, parameters: bytes = b"") -> Path:
         """Write an entry, the archive first so that a module found is never without it."""
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if parameters:
-            write_artifact(archive_beside(str(path)), parameters)
-        write_artifact(path, vmfb)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if parameters:
+                write_artifact(archive_beside(str(path)), parameters)
+            write_artifact(path, vmfb)
+        except OSError as err:
+            raise CacheWriteError(f"cannot write to the build cache {self.folder}: {err.strerror or err}") from None
         return path
+
+
+def user_module_cache() -> Optional[ModuleCache]:
+    """The cache `einc run FILE.ein` and `einc.compile(..., cache=True)` share, under the user
+    cache folder (einc.user_cache); None when it cannot be created."""
+    folder = cache_folder("modules")
+    return None if folder is None else ModuleCache(folder)
 
 
 def _digest(data: bytes) -> str:

@@ -14,9 +14,10 @@ from typing import Callable, Iterator
 from iree.compiler import ir
 from iree.compiler.api import Output, Session, Source
 
+from einc import host_cpu
 from einc.build.targets import get_target
 from einc.runtime.integrity import seal
-from einc.runtime.signature import PARAMETERS_KEY, TARGET_KEY
+from einc.runtime.signature import CPU_FEATURES_KEY, PARAMETERS_KEY, TARGET_KEY
 
 
 class IreeCompileError(Exception):
@@ -50,8 +51,9 @@ def _module_text(module) -> str:
 
 
 def _stamp_target(text: str, target: str, parameters: str | None) -> str:
-    """Add `einc.target` (and `einc.parameters` when given) to `main`'s iree.reflection
-    dictionary; returns the module as text.
+    """Add `einc.target` to `main`'s iree.reflection dictionary, `einc.parameters` when given,
+    and for a target tuned to this CPU `einc.cpu_features` (its instruction set extensions,
+    which the runner checks); returns the module as text.
 
     Edited in a private plain Context (dialects already loaded, unlike the Session's) and handed
     to the compiler as text, so no MLIR object crosses into the Session.
@@ -70,6 +72,8 @@ def _stamp_target(text: str, target: str, parameters: str | None) -> str:
         entries[TARGET_KEY] = ir.StringAttr.get(target)
         if parameters is not None:
             entries[PARAMETERS_KEY] = ir.StringAttr.get(parameters)
+        if get_target(target).tuned_to_host:
+            entries[CPU_FEATURES_KEY] = ir.StringAttr.get(" ".join(host_cpu.isa_features()))
         main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
         return module.operation.get_asm(enable_debug_info=True)
 

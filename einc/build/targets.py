@@ -1,6 +1,7 @@
 """The IREE targets einc builds for, their compiler flags and the runtime devices that run them."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 # IREE 3.13 demotes f64 to f32 at the input by default; Einlang's f64 must stay f64.
@@ -35,6 +36,11 @@ class Target:
     devices: tuple[str, ...]   # runtime drivers able to run it, the default first
     note: str
 
+    @property
+    def tuned_to_host(self) -> bool:
+        """Whether the code uses this CPU's features (and may not run on another CPU)."""
+        return "--iree-llvmcpu-target-cpu=host" in self.flags
+
 
 _LOCAL_CPU = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu")
 # The baseline profile (spirv:v1.3,cap:Shader) has only 32-bit storage, so IREE emulates bool
@@ -67,3 +73,10 @@ def get_target(name: str) -> Target:
         return TARGETS[name]
     except KeyError:
         raise ValueError(f"unknown target {name!r}; expected one of {', '.join(TARGETS)}") from None
+
+
+def iree_compile_command(name: str, mlir_path: str, vmfb_path: str) -> str:
+    """The `iree-compile` command line that builds `mlir_path` (as `einc build --emit mlir` wrote
+    it) with the flags einc gives IREE for target `name` (einc builds in process, with the same
+    flags, then stamps the target and seals the module: einc.build.iree_compile)."""
+    return shlex.join(["iree-compile", *get_target(name).flags, mlir_path, "-o", vmfb_path])

@@ -67,7 +67,10 @@ def _run_cli(argv: list[str] | None) -> int:
     except OptionError as err:
         _error(str(err))
         return 2
-    except (CliError, RunError) as err:
+    except RunError as err:   # a failed assert has its location: `file:line:col: error[E006]: ..`
+        click.echo(str(err) if err.location else f"error: {err}", err=True)
+        return 1
+    except CliError as err:
         _error(str(err))
         return 1
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks

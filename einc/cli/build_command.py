@@ -13,7 +13,7 @@ from einc.runtime.parameters import archive_beside
 from einc.cli.options import (allow_python_option, dims_option, message_format_option, outputs_option,
                               parse_dims, target_option, unchecked_indices_option)
 
-EMIT_CHOICES = ("ast", "ir", "mlir")
+EMIT_CHOICES = ("ast", "ir", "mlir", "iree-flags")
 WEIGHTS_WORDS = {"all": 0, "none": None}
 
 
@@ -33,7 +33,8 @@ WEIGHTS_WORDS = {"all": 0, "none": None}
               help="Constant arrays (load_npy) of at least BYTES go to a parameter archive FILE.irpa "
                    "written beside the .vmfb, which loads it when run; all: every constant array; "
                    "none: everything inside the .vmfb.")
-@click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building.")
+@click.option("--emit", type=click.Choice(EMIT_CHOICES), help="Print an intermediate form instead of building; iree-flags: the iree-compile "
+                   "command einc's build amounts to, for --emit mlir saved as STEM.mlir.")
 @click.option("--explain", is_flag=True, help="Explain how the program will be compiled instead of building.")
 @allow_python_option
 @unchecked_indices_option

@@ -9,6 +9,7 @@ import numbers
 from typing import Any, Iterable, Mapping
 
 import numpy as np
+import iree.runtime as rt
 
 from einc.runtime.errors import RunError
 from einc.runtime.signature import InputSpec, Signature
@@ -25,9 +26,9 @@ def bind_inputs(signature: Signature, values: Mapping[str, Any]) -> list:
         if spec.is_scalar:
             args.append(scalar_argument(spec, value))
         else:
-            array = _checked_array(spec, value, signature.fixed_dims)
+            array = _checked_array(spec, as_array(spec, value), signature.fixed_dims)
             _check_named_dims(spec, array.shape, named_dims)
-            args.append(signless(array))
+            args.append(array if isinstance(array, rt.DeviceArray) else signless(array))
     check_sizes(signature, {spec.name: getattr(arg, "shape", ()) for spec, arg in zip(signature.inputs, args)})
     return args
 
@@ -92,16 +93,43 @@ def _check_int_range(spec: InputSpec, value: int) -> None:
         raise RunError(f"input {spec.name}: {value} does not fit in {spec.dtype}")
 
 
-def _checked_array(spec: InputSpec, value: Any, fixed_dims: dict[str, int]) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        raise RunError(f"input {spec.name}: expected a {spec.describe()} numpy array, got {type(value).__name__}")
-    if value.dtype != np.dtype(spec.dtype):
+def as_array(spec: InputSpec, value: Any):
+    """`value` as a NumPy array, over the same memory where its producer allows: anything with
+    `__dlpack__` (torch, JAX, CuPy on the host...), `__array__` or the buffer protocol. An IREE
+    device array (a result kept on the device) stays as it is."""
+    if isinstance(value, (np.ndarray, rt.DeviceArray)):
+        return value
+    try:
+        if hasattr(value, "__dlpack__"):
+            return np.from_dlpack(value)
+        if hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
+            return np.asarray(value)
+        buffer = _buffer_of(value)
+    except (TypeError, ValueError, BufferError, RuntimeError) as err:
+        raise RunError(f"input {spec.name}: cannot read the {type(value).__name__} as an array "
+                       f"({str(err).strip() or type(err).__name__})") from None
+    if buffer is None:
+        raise RunError(f"input {spec.name}: expected a {spec.describe()} numpy array (or an object with "
+                       f"__dlpack__, __array__ or the buffer protocol), got {type(value).__name__}")
+    return np.asarray(buffer)
+
+
+def _buffer_of(value: Any) -> memoryview | None:
+    try:
+        return memoryview(value)
+    except TypeError:
+        return None
+
+
+def _checked_array(spec: InputSpec, value, fixed_dims: dict[str, int]):
+    if value.dtype != _dtype_as_given(spec, value):
         raise RunError(f"input {spec.name}: expected {spec.dtype}, got {value.dtype}")
+    value = value if isinstance(value, rt.DeviceArray) else np.ascontiguousarray(value)
     if spec.dims is None:
-        return np.ascontiguousarray(value)
-    if value.ndim != len(spec.dims):
+        return value
+    if len(value.shape) != len(spec.dims):
         raise RunError(f"input {spec.name}: expected rank {len(spec.dims)} ({spec.describe()}), "
-                       f"got rank {value.ndim} (shape {list(value.shape)})")
+                       f"got rank {len(value.shape)} (shape {list(value.shape)})")
     for axis, (dim, size) in enumerate(zip(spec.dims, value.shape)):
         if isinstance(dim, int) and dim != size:
             raise RunError(f"input {spec.name}: dimension {axis} must be {dim}, got {size} "
@@ -110,7 +138,14 @@ def _checked_array(spec: InputSpec, value: Any, fixed_dims: dict[str, int]) -> n
             raise RunError(f"input {spec.name}: dim {dim} was fixed to {fixed_dims[dim]} when the module "
                            f"was built (--dim {dim}={fixed_dims[dim]}), got {size} on axis {axis} "
                            f"(shape {list(value.shape)})")
-    return np.ascontiguousarray(value)
+    return value
+
+
+def _dtype_as_given(spec: InputSpec, value) -> np.dtype:
+    """The dtype `value` must have: the signature's, or its signless form for a device array
+    (IREE keeps unsigned results as the signed integers of the same bits)."""
+    wanted = np.dtype(spec.dtype)
+    return signless(np.empty(0, wanted)).dtype if isinstance(value, rt.DeviceArray) else wanted
 
 
 def _check_named_dims(spec: InputSpec, shape: tuple[int, ...], seen: dict[str, tuple[int, str]]) -> None:

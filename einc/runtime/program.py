@@ -15,8 +15,9 @@ from typing import Any, Mapping, TextIO
 import numpy as np
 import iree.runtime as rt
 
+from einc import host_cpu
 from einc.build.targets import TARGETS
-from einc.runtime.errors import RunError
+from einc.runtime.errors import FailedCheck, RunError
 from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.index_checks import bad_index
 from einc.runtime.inputs import bind_inputs
@@ -87,11 +88,14 @@ class Program:
 
     def __init__(self, vmfb: bytes, name: str, device: str | None = None, parameters: str | None = None):
         self.name = name
+        self._vmfb = vmfb
         self._instance = rt.VmInstance()
         self._module = _load_module(self._instance, vmfb, name)
         self.signature: Signature = signature_from_reflection(
             dict(self._module.lookup_function("main").reflection), name)
         self.device = _choose_device(self.signature.target, device)
+        check_cpu_features(self.signature, name)
+        self._archive = parameters
         self._parameters = None if self.signature.parameters is None else \
             parameters_module(self._instance, self.signature.parameters, parameters, name)
         self._recorder = _PrintRecorder()
@@ -109,17 +113,31 @@ class Program:
         except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
             raise RunError(_load_failure(self.name, self.device, str(err))) from None
 
-    def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
-        return self.run(inputs)
+    def __call__(self, device_outputs: bool = False, **inputs: Any) -> dict[str, Any]:
+        return self.run(inputs, device_outputs=device_outputs)
 
-    def run(self, inputs: Mapping[str, Any], stdout: TextIO | None = None) -> dict[str, np.ndarray]:
-        """Check and bind `inputs`, call `main`, write its prints to `stdout`, return the outputs."""
+    def __reduce__(self):
+        """A program pickles as its module bytes, name, device, weights archive path and
+        signature; the other side loads the module again (its own device) and checks it has the
+        signature sent."""
+        return _reloaded, (self._vmfb, self.name, self.device, self.signature, self._archive)
+
+    def run(self, inputs: Mapping[str, Any], stdout: TextIO | None = None,
+            device_outputs: bool = False) -> dict[str, Any]:
+        """Check and bind `inputs`, call `main`, write its prints to `stdout`, return the outputs:
+        NumPy arrays, or with `device_outputs` IREE device arrays left where `main` wrote them,
+        which later calls take as inputs without a copy through the host (on the CPU devices
+        any program's calls, on Vulkan this program's: each has a device of its own)."""
         if self._main is None:
             raise RunError(f"{self.name} was closed")
         bound = bind_inputs(self.signature, inputs)
+        self._check_on_this_device(bound)
         for attempt in range(_RUNS_ON_A_LOST_DEVICE + 1):
             try:
-                return self._outputs(self._call_printing(self._device_arguments(bound), stdout), bound)
+                # One expression: a local of run() holding IREE's results would be kept alive by an
+                # earlier lost device's traceback, and freed after its device it crashed the process.
+                return self._returned(self._call_printing(self._device_arguments(bound), stdout), bound,
+                                      device_outputs)
             except Exception as err:  # noqa: BLE001 - only a lost device is taken here
                 if not self._lost_device(err):
                     raise
@@ -188,7 +206,7 @@ class Program:
     def _write_prints(self, stdout: TextIO, failure: RunError | None) -> None:
         """In program order: IREE schedules a print once its values are ready, which need not be
         where the program has it. After a failed assert, only the prints before it."""
-        cut = self.signature.asserts.get(str(failure)) if failure is not None else None
+        cut = self.signature.asserts.get(failure.text) if isinstance(failure, FailedCheck) else None
         for index, arrays in sorted(self._recorder.records, key=lambda record: record[0]):
             if cut is None or index < cut:
                 perform(self.signature.prints[index], arrays, stdout)
@@ -201,7 +219,25 @@ class Program:
             return bound
         return [device_argument(self._hal_device, value) for value in bound]
 
-    def _outputs(self, results, bound: list) -> dict[str, np.ndarray]:
+    def _check_on_this_device(self, bound: list) -> None:
+        for spec, value in zip(self.signature.inputs, bound):
+            if isinstance(value, rt.DeviceArray) and value._device is not self._hal_device:
+                raise RunError(f"input {spec.name}: a device array of another {self.device} device; each "
+                               f"Vulkan program has its own, so pass it through the host (numpy.asarray)")
+
+    def _returned(self, results, bound: list, device_outputs: bool) -> dict[str, Any]:
+        return self._device_outputs(results) if device_outputs else self._outputs(results, bound)
+
+    def _device_outputs(self, results) -> dict[str, rt.DeviceArray]:
+        arrays = self._results(results)
+        for array in arrays:
+            # The array holds the program's VM objects: freed after its program was closed, a
+            # Vulkan device array crashed the process. Set after __init__'s attributes, this is
+            # released after the buffer.
+            array._einc_program_objects = (self._instance, self._module, self._context, self._hal_device)
+        return dict(zip((spec.name for spec in self.signature.outputs), arrays))
+
+    def _results(self, results) -> tuple:
         if not isinstance(results, tuple):  # IREE returns None for no results, the value for one
             results = () if results is None else (results,)
         specs, checks = self.signature.outputs, self.signature.index_checks
@@ -214,7 +250,11 @@ class Program:
             # device, Vulkan's results segfaulted)
             results = None
             raise RunError(failure)
-        results = results[:len(specs)]
+        return results[:len(specs)]
+
+    def _outputs(self, results, bound: list) -> dict[str, np.ndarray]:
+        results = self._results(results)
+        specs = self.signature.outputs
         lent = [value for value in bound if isinstance(value, np.ndarray)]
         arrays: list[np.ndarray] = []
         for result in results:
@@ -236,6 +276,25 @@ class Program:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _reloaded(vmfb: bytes, name: str, device: str, signature: Signature, archive: str | None = None) -> Program:
+    program = Program(vmfb, name, device, archive)
+    if program.signature != signature:
+        raise RunError(f"{name} unpickled with a signature other than the one pickled")
+    return program
+
+
+def check_cpu_features(signature: Signature, name: str) -> None:
+    """RunError if the module's code needs instruction set extensions this CPU lacks (running
+    it would stop the process at the first such instruction). Where this CPU's extensions are
+    unknown (not Linux) nothing can be told and the module runs."""
+    host = set(host_cpu.isa_features())
+    missing = [f for f in signature.cpu_features or () if f not in host]
+    if host and missing:
+        shown = " ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+        raise RunError(f"{name} was built for llvm-cpu on a CPU with {shown}, which this CPU lacks; rebuild "
+                       f"it on this machine, or build for llvm-cpu-generic to run modules on other machines")
 
 
 def _load_module(instance: rt.VmInstance, sealed: bytes, name: str) -> rt.VmModule:
@@ -349,7 +408,7 @@ def _as_run_error(err: Exception) -> Exception:
     if marker in text:
         message = text.split(marker, 1)[1].rstrip().rstrip(";").strip()
         if message.startswith(_ASSERT_MESSAGE_STARTS):
-            return RunError(message)
+            return FailedCheck(message)
     if _EMPTY_VULKAN_BINDING in text:
         return RunError("a tensor of this run is empty (a size is 0 or a range has no element), which "
                         "the vulkan device cannot dispatch over (IREE 3.13); run the llvm-cpu build "

@@ -12,6 +12,7 @@ from einc.runtime.errors import RunError
 SIGNATURE_KEY = "einc.signature"
 TARGET_KEY = "einc.target"  # stamped by einc.build, read by the runner to pick a device
 PARAMETERS_KEY = "einc.parameters"  # SHA-256 of the weights archive the module needs (einc.build.parameters)
+CPU_FEATURES_KEY = "einc.cpu_features"  # stamped for llvm-cpu: the build CPU's ISA extensions
 SUPPORTED_VERSION = 2
 DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
@@ -55,6 +56,7 @@ class Signature:
     size_checks: list[dict] = field(default_factory=list)     # read by einc.runtime.sizes
     index_checks: list[dict] = field(default_factory=list)    # read by einc.runtime.index_checks
     parameters: str | None = None   # the digest of its weights archive; None: it needs none
+    cpu_features: tuple[str, ...] | None = None   # what llvm-cpu code needs; None: any CPU
 
     def input(self, name: str) -> InputSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -82,9 +84,14 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             size_checks=list(doc.get("size_checks", [])),
             index_checks=list(doc.get("index_checks", [])),
             parameters=reflection.get(PARAMETERS_KEY),
+            cpu_features=_cpu_features(reflection.get(CPU_FEATURES_KEY)),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None
+
+
+def _cpu_features(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(text.split())
 
 
 def _input_spec(entry: dict) -> InputSpec:

@@ -3,7 +3,7 @@
 Module paths are tuples of names: the entry file is `()`, `mod helpers;` in it is `("helpers",)`,
 `std::math::basic` is `("std", "math", "basic")`. Where a module's file lives:
 
-- `std::a::b` is `<stdlib>/a/b.ein` or `<stdlib>/a/b/mod.ein` (the stdlib folder is `einc/../stdlib`,
+- `std::a::b` is `<stdlib>/a/b.ein` or `<stdlib>/a/b/mod.ein` (the stdlib folder is `einc/stdlib`,
   overridable by argument or the EINC_STDLIB environment variable);
 - a child `c` of the entry or of a `mod.ein` file in folder D is `D/c.ein` or `D/c/mod.ein`; a child
   of any other file `D/x.ein` lives in `D/x/` (as in Rust), so two files never claim one module;
@@ -29,7 +29,7 @@ from einc.syntax.parser import parse
 
 ModPath = tuple[str, ...]
 
-DEFAULT_STDLIB = FsPath(__file__).resolve().parent.parent.parent / "stdlib"
+DEFAULT_STDLIB = FsPath(__file__).resolve().parent.parent / "stdlib"
 _PATH_HEADS = ("std", "crate", "self", "super")
 # `python::..` names Python modules, called during the build (einc.semantics.python_calls), not
 # Einlang files; `python::math` is std::math.

@@ -21,7 +21,7 @@ class Seed:
 
 def corpus() -> list[Seed]:
     seeds = []
-    for pattern in ("examples/**/*.ein", "stdlib/**/*.ein", "tests/**/*.ein"):
+    for pattern in ("examples/**/*.ein", "einc/stdlib/**/*.ein", "tests/**/*.ein"):
         for path in sorted(ROOT.glob(pattern)):
             seeds.append(Seed(str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"),
                               str(path.parent)))

@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_FILES = sorted((ROOT / "examples").rglob("*.ein"))
-STDLIB_FILES = sorted((ROOT / "stdlib").rglob("*.ein"))
+STDLIB_FILES = sorted((ROOT / "einc" / "stdlib").rglob("*.ein"))
 
 MISMATCH = "let A: [f32; 3, 4];\nlet B: [f32; 5, 2];\nlet C[i, j] = sum[k](A[i, k] * B[k, j]);\n"
 LIBRARY_CALL = "use std::ml::relu;\nlet x: [bool; 3];\nlet p = relu(x);\n"
@@ -39,7 +39,7 @@ def test_a_broken_copy_of_an_example_is_E002_at_its_line(einc_cli, tmp_path):
 
 def test_a_broken_stdlib_copy_is_reported_as_its_module(einc_cli, tmp_path, monkeypatch):
     stdlib = tmp_path / "stdlib"
-    shutil.copytree(ROOT / "stdlib", stdlib)
+    shutil.copytree(ROOT / "einc" / "stdlib", stdlib)
     layers = stdlib / "ml" / "layers.ein"
     layers.write_text(layers.read_text() + "\nfn broken() { undefined_name }\n")
     monkeypatch.setenv("EINC_STDLIB", str(stdlib))

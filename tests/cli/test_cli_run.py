@@ -1,5 +1,6 @@
 """`einc run`: prints, summaries, --out, and one-line errors with the right exit status."""
 import os
+import re
 import subprocess
 import sys
 
@@ -49,7 +50,7 @@ def test_large_output_summary_shows_statistics(einc_cli, modules, tmp_path):
     (["A={A}", "B={B}", "s={A}"], "input s: expected a scalar (float32), got an array of shape [3, 2]"),
     (["A={A}", "B={bad}", "s=1"], "cannot read {bad}: not a valid .npy file"),
     (["A={A}", "B={B}", "s=zero"], "input s: 'zero' is neither a float32 literal nor an existing .npy file"),
-    (["A={A}", "B={B}", "s=0"], "assertion failed at matmul.ein:4:1: scale must be nonzero"),
+    (["A={A}", "B={B}", "s=0"], "matmul.ein:4:1: error[E006]: assertion failed: scale must be nonzero"),
 ])
 def test_run_errors_are_one_line(einc_cli, modules, inputs, bindings, message):
     argv = ["run", modules["llvm-cpu"]]
@@ -57,7 +58,7 @@ def test_run_errors_are_one_line(einc_cli, modules, inputs, bindings, message):
         argv += ["--input", binding.format(**{k: str(v) for k, v in inputs.items()})]
     status, _, err = einc_cli(*argv)
     assert status == 1
-    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert err.count("\n") == 1 and re.match(r"error: |\S+:\d+:\d+: error\[E\d{3}\]: ", err)
     assert message.format(**{k: str(v) for k, v in inputs.items()}) in err
 
 
@@ -95,7 +96,7 @@ def test_subprocess_assert_and_dtype_errors_have_no_traceback(modules, inputs):
                                       "-i", "s=0")
     assert failed_assert.returncode == 1
     assert failed_assert.stdout == "s = 0.00\n"
-    assert failed_assert.stderr == "error: assertion failed at matmul.ein:4:1: scale must be nonzero\n"
+    assert failed_assert.stderr == "matmul.ein:4:1: error[E006]: assertion failed: scale must be nonzero\n"
     wrong_dtype = run_in_subprocess("run", modules["llvm-cpu"], "-i", f"A={inputs['A64']}", "-i", f"B={inputs['B']}",
                                     "-i", "s=1")
     assert (wrong_dtype.returncode, wrong_dtype.stderr) == (1, "error: input A: expected float32, got float64\n")

@@ -22,9 +22,9 @@ def test_a_fixed_sample_of_mutants_runs_clean(tmp_path):
 def test_the_judge_flags_what_users_must_never_see():
     mutant = fuzz_runner.Mutant("names", "matmul", ["run", "m.vmfb"])
     judged = {text: fuzz_runner.judge(mutant, status, "", text).problem for status, text in [
-        (1, "error: missing input 'A'\n"), (0, ""), (1, "internal error: KeyError: 'x'\n  (this is a bug)\n"),
+        (1, "error: missing input 'A'\n"), (1, "m.ein:4:1: error[E006]: assertion failed: s > 0\n"), (0, ""), (1, "internal error: KeyError: 'x'\n  (this is a bug)\n"),
         (1, "Traceback (most recent call last):\n"), (0, "RuntimeWarning: overflow\n"), (1, "error: a\nerror: b\n")]}
-    assert list(judged.values()) == [None, None, "internal error or traceback", "internal error or traceback",
+    assert list(judged.values()) == [None, None, None, "internal error or traceback", "internal error or traceback",
                                      "exit 0 with output on stderr", "refused without exactly one `error:` line"]
     assert fuzz_runner.judge(mutant, -11, "", "").problem == "killed by signal 11"
     assert fuzz_runner.judge(mutant, None, "", "").problem.startswith("no answer within")

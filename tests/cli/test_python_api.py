@@ -43,3 +43,39 @@ def test_source_text_is_compiled_from_a_temporary_file(driver):
     einc.compile("let x: f32;\nlet y = x;\n")
     path, text = driver.paths[-1]
     assert path.endswith("program.ein") and text == "let x: f32;\nlet y = x;\n"
+
+
+def test_version_and_errors_are_at_the_top_level():
+    from importlib import metadata
+    from einc.diagnostics import CompileError
+    from einc.runtime.errors import RunError
+    assert einc.__version__ == metadata.version("einc")
+    assert (einc.CompileError, einc.RunError) == (CompileError, RunError)
+    assert issubclass(einc.OptionError, ValueError)
+
+
+def test_a_compile_error_reads_file_line_col_code_message(tmp_path):
+    path = tmp_path / "bad.ein"
+    path.write_text("let a = 1.0;\nlet b = a + undefined_name;\n")
+    with pytest.raises(einc.CompileError) as info:
+        einc.compile(path)
+    assert str(info.value) == f"{path}:2:13: error[E003]: {info.value.diagnostics[0].message}"
+
+
+def test_cache_is_the_one_einc_run_uses(tmp_path, monkeypatch, einc_cli):
+    monkeypatch.setenv("EINC_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "scale.ein"
+    path.write_text("let x: [f32; N];\nlet y[i] = x[i] * 3.0 + 1.0;\n")
+    x = np.array([1.0, -2.5, 0.25], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    artifact = einc.compile(path, cache=True)
+    [module] = (tmp_path / "cache" / "modules").rglob("*.vmfb")
+    assert module.read_bytes() == artifact.vmfb
+    status, out, err = einc_cli("run", path, "-v", "-i", f"x={tmp_path / 'x.npy'}")
+    assert (status, err) == (0, f"einc: cache hit for {path}: {module}\n")
+
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("a cache hit must not compile")
+    monkeypatch.setattr("einc.driver.compile_ir", no_compiling)
+    again = einc.compile(path, cache=True)
+    np.testing.assert_array_equal(einc.load(again.vmfb)(x=x)["y"], x.astype(np.float64) * 3 + 1)   # exact in f32
