@@ -167,6 +167,11 @@ class Program:
             results = self._call(args)
             seconds.append(time.perf_counter() - start)
             self._recorder.records.clear()       # each call prints the same: shown once above
+        results = _as_tuple(results)
+        failure = self._index_failure(results)
+        if failure is not None:
+            results = None                       # (see _returned)
+            raise RunError(failure)
         return self._outputs(results, bound), Timing(repeat, min(seconds), statistics.median(seconds))
 
     def _call_printing(self, args: list, stdout: TextIO | None):
@@ -226,7 +231,22 @@ class Program:
                                f"Vulkan program has its own, so pass it through the host (numpy.asarray)")
 
     def _returned(self, results, bound: list, device_outputs: bool) -> dict[str, Any]:
+        results = _as_tuple(results)
+        failure = self._index_failure(results)
+        if failure is not None:
+            # raised with no IREE result alive in a frame of the traceback (run() holds them in
+            # no local): freed after their device, Vulkan's results segfaulted
+            results = None
+            raise RunError(failure)
         return self._device_outputs(results) if device_outputs else self._outputs(results, bound)
+
+    def _index_failure(self, results: tuple) -> str | None:
+        """The message of the first index check that failed, None when every index was in range."""
+        specs, checks = self.signature.outputs, self.signature.index_checks
+        if len(results) != len(specs) + len(checks):
+            raise AssertionError(f"main returned {len(results)} values for outputs {[s.name for s in specs]} "
+                                 f"and {len(checks)} index checks")
+        return bad_index(checks, [self._status(status) for status in results[len(specs):]])
 
     def _device_outputs(self, results) -> dict[str, rt.DeviceArray]:
         arrays = self._results(results)
@@ -237,20 +257,9 @@ class Program:
             array._einc_program_objects = (self._instance, self._module, self._context, self._hal_device)
         return dict(zip((spec.name for spec in self.signature.outputs), arrays))
 
-    def _results(self, results) -> tuple:
-        if not isinstance(results, tuple):  # IREE returns None for no results, the value for one
-            results = () if results is None else (results,)
-        specs, checks = self.signature.outputs, self.signature.index_checks
-        if len(results) != len(specs) + len(checks):
-            raise AssertionError(f"main returned {len(results)} values for outputs {[s.name for s in specs]} "
-                                 f"and {len(checks)} index checks")
-        failure = bad_index(checks, [self._status(status) for status in results[len(specs):]])
-        if failure is not None:
-            # raised with no IREE result alive in this frame (see _call: freed after their
-            # device, Vulkan's results segfaulted)
-            results = None
-            raise RunError(failure)
-        return results[:len(specs)]
+    def _results(self, results: tuple) -> tuple:
+        """The outputs among `main`'s results (the index checks' statuses follow them)."""
+        return results[:len(self.signature.outputs)]
 
     def _outputs(self, results, bound: list) -> dict[str, np.ndarray]:
         results = self._results(results)
@@ -276,6 +285,13 @@ class Program:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _as_tuple(results) -> tuple:
+    """IREE returns None for no results, the value itself for one."""
+    if isinstance(results, tuple):
+        return results
+    return () if results is None else (results,)
 
 
 def _reloaded(vmfb: bytes, name: str, device: str, signature: Signature, archive: str | None = None) -> Program:

@@ -124,5 +124,5 @@ def test_a_program_that_cannot_run_on_zeros_is_refused_before_computing(tmp_path
     source = tmp_path / "checked.ein"
     source.write_text('let x: [f32; B, 3];\nassert(sum[b, i](x[b, i]) > 0.0, "positive");\nlet y[b, i] = x[b, i] * 2.0;\n')
     artifact = einc.compile(source)
-    with pytest.raises(ValueError, match=r"cannot learn the shapes of the outputs: .*failed \(assertion failed"):
+    with pytest.raises(ValueError, match=r"cannot learn the shapes of the outputs: .*failed \(.*assertion failed"):
         einc.dask.map_blocks(artifact, x=da.ones((4, 3), chunks=(2, 3)))
