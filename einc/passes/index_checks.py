@@ -54,11 +54,23 @@ def add_index_checks(program: Program, source_text) -> None:
     checks, seen = [], set()
     for read, axis, variables, cond in finder.found:
         key = (id(read.subs[axis]), repr(_shape(read)[axis]), id(cond))   # copies of one read check once
-        if key not in seen:
+        if key not in seen and not _known_in_range(read.subs[axis], _shape(read)[axis]):
             seen.add(key)
             steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
             checks.append(_check(read, axis, variables, cond, source_text(read.span), groups, steps))
     program.index_checks = [c for c in checks if c is not None]
+
+
+def _known_in_range(sub: Value, size) -> bool:
+    """Whether a subscript that reads a build-time table (`positions[m]`, the kept elements of a
+    comprehension filtered during the build) is in range at every point: an empty table is
+    never read; otherwise its values lie in [0, size) of a fixed size."""
+    if not (isinstance(sub, Read) and isinstance(sub.tensor, Const)):
+        return False
+    table = sub.tensor.array
+    if table.size == 0:
+        return True
+    return size.is_const and int(table.min()) >= 0 and int(table.max()) < size.const
 
 
 def is_data_dependent(sub: Value) -> bool:

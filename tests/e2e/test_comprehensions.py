@@ -138,5 +138,5 @@ def test_a_fixed_read_of_a_run_time_length_is_checked_when_the_program_runs():
     program = einc.load(einc.compile("let x: [f32; 4];\nlet pos = [v | v in x, v > 1.0];\n"
                                      "let first = pos[0];\n").vmfb)
     assert program(x=np.array([0.5, 3.0, 2.0, -1.0], np.float32))["first"] == 3.0
-    with pytest.raises(einc.runtime.RunError, match=r"prog.*:3:13: `pos\[0\]` reads past the end"):
+    with pytest.raises(einc.runtime.RunError, match=r"prog.*:3:13: error\[E006\]: assertion failed: `pos\[0\]` reads past the end"):
         program(x=np.zeros(4, np.float32))
