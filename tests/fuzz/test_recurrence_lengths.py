@@ -46,18 +46,34 @@ def agrees_with_its_meaning(k: int) -> None:
         assert problem is None, (k, name, problem)
 
 
+def first_cases(wanted, count: int, limit: int = 400) -> list:
+    """The numbers of the first `count` generated programs (of the first `limit`) that `wanted`
+    accepts: found, not fixed, so that a change to the generator's draws keeps the test's meaning."""
+    found = []
+    for k in range(limit):
+        if wanted(generate_case(SEED, k)):
+            found.append(k)
+            if len(found) == count:
+                break
+    return found
+
+
+def total_derivative(case) -> bool:
+    return any(isinstance(i, Derivative) and i.of.startswith("s") and case.meaning[i.of].ex.shape == ()
+               for i in case.program.items)
+
+
 def test_einc_agrees_with_the_meaning_of_groups_of_uneven_lengths():
-    # program 115 also differentiates the shorter member, 79 and 89 have three members
-    for k in (35, 79, 89, 115):
-        assert uneven(generate_case(SEED, k))
+    numbers = first_cases(uneven, 4)
+    assert len(numbers) == 4
+    for k in numbers:
         agrees_with_its_meaning(k)
 
 
 def test_gradients_of_a_recurrence_total_reach_through_the_group():
-    # 726 gave 0 (tests/fuzz/regressions/derivative_with_respect_to_a_scalar_a_recurrence_clause_uses_whole.ein);
-    # 1268 differentiates through a group of uneven lengths
-    for k in (161, 726, 1268):
-        case = generate_case(SEED, k)
-        [derivative] = [i for i in case.program.items if isinstance(i, Derivative)]
-        assert derivative.of.startswith("s") and case.meaning[derivative.of].ex.shape == ()
+    # (a gradient of a total that gave 0 is kept in
+    # tests/fuzz/regressions/derivative_with_respect_to_a_scalar_a_recurrence_clause_uses_whole.ein)
+    numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items), 2)
+    assert len(numbers) == 2
+    for k in numbers:
         agrees_with_its_meaning(k)

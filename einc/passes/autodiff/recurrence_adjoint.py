@@ -17,7 +17,7 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
                            RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value, step_state_reads)
-from einc.ir.types import Lin
+from einc.ir.types import BOOL, Lin
 from einc.passes.autodiff.delta import gather_sum, lin_value
 from einc.passes.autodiff.local_rules import const
 from einc.passes.autodiff.rewrite import replace_nodes, scalar_nodes
@@ -96,6 +96,9 @@ class _AdjointLoop:
         seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + here[1:])
         if clause.guard is not None:
             seed = Op("select", (self._convert(clause.guard), seed, const(0.0, seed)), seed.dtype)
+        overridden = _written_later(n, clause, here)
+        if overridden is not None:      # a later clause writes these points: this one's value is gone
+            seed = Op("select", (overridden, const(0.0, seed), seed), seed.dtype)
         body = self._convert(clause.body)
         leaves = propagate(body, seed, self.stops, (step,) + tuple(clause.vars), self.rules)
         if not sole_writer(n, clause):
@@ -169,6 +172,29 @@ class _AdjointLoop:
                 return out
             return self.rules.anchor(out.args[0], [(self._convert(a), self._convert(p)) for a, p in pairs])
         raise d.error(d.UNSUPPORTED, f"no derivative through {type(v).__name__} in a recurrence", self.span)
+
+
+def _written_later(member: RecMember, clause: RecClause, here: tuple):
+    """The condition that a clause after `clause` writes the point `here` (its step and
+    coordinates), or None when no later clause can: a later clause wins at the points it writes."""
+    if sole_writer(member, clause):
+        return None
+    cond = None
+    for other in member.clauses[member.clauses.index(clause) + 1:]:
+        if other.guard is not None or _disjoint_steps(clause, other):
+            continue
+        ranges = [(here[0], other.t_lo, other.t_hi)]
+        ranges += [(at, var.lo, var.lo + var.extent) for at, var in zip(here[1:], other.vars)]
+        inside = None
+        for at, lo, hi in ranges:
+            test = Op("and", (Op("ge", (at, lin_value(lo)), BOOL), Op("lt", (at, lin_value(hi)), BOOL)), BOOL)
+            inside = test if inside is None else Op("and", (inside, test), BOOL)
+        cond = inside if cond is None else Op("or", (cond, inside), BOOL)
+    return cond
+
+
+def _disjoint_steps(clause: RecClause, other: RecClause) -> bool:
+    return affine.surely_nonnegative(clause.t_lo - other.t_hi) or affine.surely_nonnegative(other.t_lo - clause.t_hi)
 
 
 def sole_writer(member: RecMember, clause: RecClause) -> bool:
