@@ -114,9 +114,13 @@ def _cached(path, target, outputs, dims, allow_python, fp_contract, weights_thre
     found = cached_build(path, target, outputs, dims, allow_python, module_cache, fp_contract=fp_contract,
                          unchecked_indices=unchecked_indices, weights_threshold=weights_threshold)
     archive = archive_beside(str(found))
-    parameters = open(archive, "rb").read() if os.path.exists(archive) else b""
-    with open(found, "rb") as module_file:
-        return Artifact(module_file.read(), target, parameters)
+    parameters = _read_bytes(archive) if os.path.exists(archive) else b""
+    return Artifact(_read_bytes(found), target, parameters)
+
+
+def _read_bytes(path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def load(path_or_bytes, device: str | None = None, parameters: str | os.PathLike | None = None):

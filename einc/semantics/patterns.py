@@ -160,14 +160,11 @@ def _weak(number, span) -> Weak:
 
 
 def _check_number(value, pat) -> None:
-    if isinstance(value, (TupleVal, ListVal)) or (tensors.is_array(value) and not _pointwise_ok(value)):
+    # a scalar pattern on a whole array compares point by point (a scalar function applied to
+    # an array); a row, a tuple or a list is not a number
+    if isinstance(value, (TupleVal, ListVal, PartialRead)):
         raise d.error(d.TYPE, f"mismatched types: this pattern matches a number, the value is {describe(value)}",
                       pat.span)
-
-
-def _pointwise_ok(value) -> bool:
-    # a scalar pattern on an array compares point by point (a scalar function applied to an array)
-    return not isinstance(value, PartialRead)
 
 
 def _alternatives(el, pat: ast.OrPat, value) -> tuple:

@@ -8,21 +8,14 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from einc.driver import emit_program
+from tests.programs import source
 
 H = 1e-6                               # central-difference step (f64)
 FD_TOL = dict(rtol=1e-6, atol=1e-7)    # f64 central differences are good to ~1e-9 relative
 
 # The local level model: the one-step prediction a[t] of the level, the innovation v[t] and the
 # sum of squared innovations (the log-likelihood's data term for a fixed variance).
-KALMAN = """let y: [{t}; T];
-let s: {t};
-let a[0] = 0.0;
-let v[t in 0..T] = y[t] - a[t];
-let a[t in 1..T + 1] = a[t - 1] + s * v[t - 1];
-let L = sum[t in 0..T](v[t] * v[t]);
-let d = @L / @s;
-let dy = @L / @y;
-"""
+KALMAN = source("kalman_local_level").replace("f64", "{t}") + "let dy = @L / @y;\n"
 
 
 def kalman_loss(y, s):

@@ -2,17 +2,9 @@
 later pass raises about it (a read past an array's end, a size check) points at that line."""
 from einc.driver import front_end
 from einc.ir.nodes import Read, walk
+from tests.programs import source
 
-KALMAN = """let y: [f64; T];
-let s: f64;
-let a[0] = 0.0;
-let v[t in 0..T] = y[t] - a[t];
-let a[t in 1..T + 1] = a[t - 1] + s * v[t - 1];
-let L = sum[t in 0..T](v[t] * v[t]);
-let d = @L / @s;
-let J = @v / @y;
-let column = (@v / @y)[:, 2];
-"""
+KALMAN = source("kalman_local_level") + "let J = @v / @y;\nlet column = (@v / @y)[:, 2];\n"
 
 
 def test_every_read_and_index_range_of_a_derivative_has_a_place(tmp_path):
