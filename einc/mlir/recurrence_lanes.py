@@ -28,7 +28,8 @@ from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Re
 from einc.mlir import scalar_ops
 from einc.mlir.kernels import reduce_combiner, reduce_identity
 from einc.mlir.loops import point_loops, var_bounds
-from einc.mlir.recurrence_scalars import STEP_RULES, Scope, accumulate, scalar_reduce, step_accumulator
+from einc.mlir import recurrence_scalars
+from einc.mlir.recurrence_scalars import Scope, accumulate, scalar_reduce, step_accumulator
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
 
@@ -79,9 +80,7 @@ class Lanes:
 
     def consecutive(self, source: ir.Value, indices: list[ir.Value], dtype) -> ir.Value:
         """`width` elements of `source` from `indices` along its last axis. Booleans are read
-        one element at a time: IREE 3.13 stores i1 tensors as i8 and then rejects a
-        transfer_read of them with an i1 padding value (fuzz finding programs-0015, seed 1
-        program 439; tests/fuzz/regressions/boolean_guard_of_a_reduction_in_lanes.ein)."""
+        one element at a time (IREE-18: a vector read of i1 tensors, stored as i8, is rejected)."""
         if dtype.is_bool:
             *outer, last = indices
             elements = [tensor.extract(source, outer + [arith.addi(last, index_const(k))])
@@ -168,7 +167,8 @@ def reduce_in_step(scope: Scope, reduce: Reduce) -> ir.Value:
     return lanes if lanes is not None else scalar_reduce(scope, reduce)
 
 
-STEP_RULES[Reduce] = reduce_in_step
+# the step rules every recurrence form uses: the scalar ones, with reductions in lanes
+STEP_RULES = {**recurrence_scalars.STEP_RULES, Reduce: reduce_in_step}
 
 
 def _reducible_in_lanes(scope: Scope, reduce: Reduce) -> bool:
