@@ -1,14 +1,10 @@
 """f32 elementary functions as f32 arithmetic, the same on every target.
 
-IREE 3.13's own f32 approximations are off by far more than a few ulps in places: tan near its
-poles and sin/cos past |x| ~ 100 (a short π/2), atan by 40 ulps, exp and cosh by 67 ulps and
-log near 1 by 165 ulps on Vulkan, sinh and atanh near 0 and asinh/acosh past sqrt(f32 max), whose squares overflow. Vulkan
-has no f64 to compute in, so these are f32 algorithms with the usual care: arguments reduced
-exactly (Cody–Waite), cancellations rewritten away (expm1, log1p) and squares kept finite.
-Accuracy against NumPy's f64 rounded to f32 (tests/mlir/test_f32_math.py): a few ulps, for
-sin/cos/tan while |x| < 1e5 (einc.mlir.f64_math.PRECISION; beyond it, the reduction loses bits).
-sin, cos, tan, asin, acos, atan and atan2 are f64_math's generic functions; the rest is here.
-sqrt, erf and log2 are left to IREE (within 1-5 ulps).
+IREE-39: IREE's own f32 approximations are off by tens to hundreds of ulps in places. Vulkan
+has no f64 to compute in, so these are f32 algorithms: arguments reduced exactly (Cody–Waite),
+cancellations rewritten away (expm1, log1p) and squares kept finite; within a few ulps of
+NumPy (sin/cos/tan while |x| < 1e5, f64_math.PRECISION). sin, cos, tan, asin, acos, atan and
+atan2 are f64_math's generic functions; sqrt, erf and log2 are left to IREE (1-5 ulps).
 
 Each function takes and returns an f32 `ir.Value` and must be called under an insertion point.
 """

@@ -86,17 +86,11 @@ PATTERNS: list[Pattern] = [
 ]
 
 
-# Named ops that IREE 3.13 gets wrong on a target stay a linalg.generic there (found by the
-# dense fuzz campaign, fuzz/dense; tests/mlir/test_dense_rules.py). On vulkan-spirv the
-# channels-first depthwise convolutions (1-d and 2-d) with two or more channels left points of
-# the channels after the first 0 (the channels-last ones are right).
+# Named ops IREE gets wrong on a target stay a linalg.generic there (IREE-06: channels-first
+# depthwise convolutions on vulkan-spirv).
 MISCOMPILED = {"vulkan-spirv": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
-# On the CPU targets IREE's data tiling failed to compile two contractions of an operand an
-# elementwise producer computes: one summing over a run of variables with a run-time extent
-# (`sum[c, k](y[i, c, k] * w[c, k, j])`, K a named dim: "'affine.delinearize_index' op no
-# basis element may be statically non-positive"), and one whose operand is a single element
-# (y [1, 1] in `sum[k](y[i, k] * w[k, j])`: "tiling factors must be less than or equal to the
-# input rank for pack"). Such contractions stay generics there.
+# IREE-07: on the CPU targets, contractions of a computed operand over a run of variables with a
+# run-time extent, or of a one-element operand, fail to compile in data tiling; they stay generics.
 CPU_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 
 
@@ -140,8 +134,7 @@ def _axis(sub: Lin, size: Lin) -> Optional[Axis]:
     if len(terms) == 1 and terms[0][1] == 1 and terms[0][0].extent == size:
         return Axis((terms[0][0],))
     if len(terms) == 2 and all(v.extent != 1 for v, _ in terms):
-        # not with a unit-extent variable: IREE 3.13 folds its loop away, which leaves the other
-        # variable as a bare dimension over an axis longer than its extent (rejected)
+        # IREE-08: not with a unit-extent variable, whose folded loop leaves a bare dimension
         return [Axis((y, p), s, d) for (y, s), (p, d) in (terms, terms[::-1])]   # either order
     return None
 
@@ -359,10 +352,7 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
         return None
     pattern = found.pattern
     if pattern.op == "batch_matmul" and lw.target in CPU_TARGETS:
-        # IREE 3.13's data tiling fused a batch_matmul with the op computing an operand
-        # (`x[n, i, j] + b[j]`, a matmul's result expanded into batches) and read the batches
-        # after the first wrong for M of 3, 11, 13, 14, 15 and others (found by the dense fuzz
-        # campaign): a barrier keeps such producers in dispatches of their own.
+        # IREE-09: a barrier keeps the producers of a batch_matmul's operands out of its dispatch
         ins = [fence(v) for v in ins]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))

@@ -273,11 +273,8 @@ def _padded_view(read: Read, tests: set, pad_value) -> Optional[View]:
 def windowed(view: View) -> View:
     """`view` with each axis read at `stride * v + offset` (one variable v, offset not 0) cut to
     the points it reads (`tensor.extract_slice` with that offset and stride), so that the axis
-    is read at v alone. IREE 3.13 names each dispatch after its costliest linalg op and, for a
-    generic, tries to read a convolution into it; an indexing map whose first operand has a
-    result `d_k + c` (k > 0) makes that crash with a segfault (`x[i, j + 1] * w[i, j]`; found by
-    the differential fuzzer, tests/fuzz/regressions/shifted_read_as_first_operand.ein). Fusion
-    can bring any operand's map to the front, so no map has such a result."""
+    is read at v alone. IREE-24: a map result `d_k + c` (k > 0) in the first operand crashes
+    IREE, and fusion can bring any operand's map to the front, so no map has such a result."""
     windows, subs = [], []
     for sub in view.subs:
         window = _window(sub)
@@ -425,8 +422,8 @@ def _kept_shape(view: View) -> list:
 
 def _slice(lw, source: ir.Value, view: View) -> ir.Value:
     """The rank-reduced slice at the fixed coordinates (a constant or a size expression each).
-    A slice with run-time sizes passes a barrier: IREE 3.13's data tiling fused it into the
-    matmul's packing and asked for a vector of 2^53 - 1 rows there (docs/IREE_DEFECTS.md IREE-33)."""
+    A slice with run-time sizes passes a barrier (IREE-33: fused into a matmul's packing, it asks
+    for a vector of 2^53 - 1 rows)."""
     full = view.read.tensor.shape
     offsets = [Lin(0) if at is None else at for at in view.fixed]
     sizes = [size if at is None else Lin(1) for at, size in zip(view.fixed, full)]

@@ -2,7 +2,7 @@
 
 A host-level loop over steps would cost a device submission per step (and a readback when a
 step reads a scalar); inside one dispatch the loop runs natively, hundreds of millions of steps
-per second for a scalar state. IREE compiles such a region only when (checked on 3.13):
+per second for a scalar state. IREE compiles such a region only when:
 - it holds no tileable linalg op (linalg.fill, linalg.generic, ..): those get tiled into a
   workgroup loop that the step loop's writes fall outside of. Storage starts as tensor.empty,
   zeroed by a scalar loop;
@@ -30,7 +30,7 @@ from einc.mlir.recurrence_step import (PointValue, clause_scope, compact, covers
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
-STACK_BYTES = 32768       # IREE 3.13's limit on a CPU dispatch's stack allocations
+STACK_BYTES = 32768       # IREE's limit on a CPU dispatch's stack allocations
 FORM = "one dispatch whose loops run every step"     # what `einc build --explain` calls it
 
 
@@ -60,10 +60,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
             util.OptimizationBarrierOp([result.type], [result])
-    # Results pass a barrier before a member with unit axes is reshaped back to its shape:
-    # without it IREE 3.13 returned another result of the same compact type in its place on the
-    # CPU targets (r3: [3, 1] came back holding r2: [3] when a definition read a slice of r3;
-    # fuzz seed 29 program 1362).
+    # IREE-16: results pass a barrier before a member with unit axes is reshaped back to its shape
     results = [fence(r) for r in region.results] if any(units.values()) else list(region.results)
     return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(members, results)]
 
@@ -72,8 +69,8 @@ def _fits_the_stack(member: RecMember) -> bool:
     """Whether the member's storage may become a stack allocation in the dispatch. IREE drops a
     region result nothing reads (a windowed member no output reads), and its storage then lives
     on the stack: unbounded for a run-time size, rejected beyond 32 KB. Such a result is read by
-    an optimization barrier instead. Not every one: a barrier on a value that IREE evaluates at
-    build time (a program without inputs) mixes up the hoisted results in IREE 3.13."""
+    an optimization barrier instead. Not every one (IREE-38: a barrier on a value IREE evaluates
+    at build time mixes up the hoisted results)."""
     shape = compact(storage_shape(member))
     return all(s.is_const for s in shape) and \
         int(np.prod([s.const for s in shape])) * member.dtype.numpy.itemsize <= STACK_BYTES
