@@ -1,24 +1,14 @@
 """Named linalg ops for reductions that are one: contractions, convolutions and pooling.
 
-IREE's code generators are best at named ops (microkernels and data tiling for matmuls, im2col
-and direct-convolution strategies for convolutions), so a reduction whose form matches one of
-PATTERNS is emitted as that op instead of a linalg.generic. A reduction matches when:
-
-- its body is one read (pooling) or the product of two reads (contractions, convolutions), each
-  an affine view of a program-level tensor (operand_views: plain, zero-padded through a guard, or
-  reshaped through a flattened subscript), all of one float dtype, with no reduction guard;
-- every result axis and every summed variable is named by a letter of the pattern: a plain
-  letter is a zero-based variable spanning the whole axis; `y+p` is a window axis read at
-  `stride * y + dilation * p` (strides and dilations become the op's attributes).
-
-In contraction patterns a letter may stand for a run of variables that every operand and the
-result keep together in one order (`sum[c, h, w](p[n, c, h, w] * Wf[c, h, w, k])` is a matmul with
-k = (c, h, w)): those axes are collapsed for the op and the result expanded back. A contraction
-that matches no pattern as written may match one with its operands' axes permuted: the operands
-are transposed for the op (`linalg.transpose`), as attention's heads split by a flattened
-subscript, `sum[d](q[s, 8 * h + d] * k[t, 8 * h + d])`, are a batch_matmul over h. Elementwise
-work around the reduction (bias, ReLU) stays in the enclosing kernel, which IREE fuses with it.
-Anything else stays a linalg.generic, which is always correct.
+IREE's code generators are best at named ops (microkernels, data tiling, convolution
+strategies), so a reduction that matches one of PATTERNS is emitted as that op. It matches when
+its body is one read (pooling) or a product of two (contractions, convolutions), each an
+affine view of a program-level tensor of one float dtype (operand_views), with no reduction
+guard, and every axis and summed variable is a letter of the pattern: a plain letter spans a
+whole axis from 0; `y+p` is a window read at `stride * y + dilation * p`. In contractions a
+letter may stand for a run of variables kept together in one order (collapsed for the op), and
+operands may be transposed to match (attention's heads as a batch_matmul). Elementwise work
+around the reduction stays in the enclosing kernel; anything else stays a linalg.generic.
 """
 from __future__ import annotations
 
