@@ -1,6 +1,6 @@
 """The `RecValue` rule: a recurrence group's loop, emitted once, gives every member's storage.
 
-Where the loop runs decides its speed (docs/FEATURES.md, recurrences), so the form is chosen per target
+Where the loop runs decides its speed (docs/FEATURES.md), so the form is chosen per target
 (`choose_form`, which `einc build --explain` reports): on the CPU the whole group is one
 dispatch with native loops inside (recurrence_region). SPIR-V cannot compile that form, so on
 vulkan-spirv a group of scalar states runs its loop inside a kernel (recurrence_kernel), a group

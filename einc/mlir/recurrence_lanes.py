@@ -25,10 +25,9 @@ from iree.compiler.dialects import arith, scf, tensor, vector
 
 from einc.ir import affine
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value
-from einc.mlir import scalar_ops
+from einc.mlir import recurrence_scalars, scalar_ops
 from einc.mlir.kernels import reduce_combiner, reduce_identity
 from einc.mlir.loops import point_loops, var_bounds
-from einc.mlir import recurrence_scalars
 from einc.mlir.recurrence_scalars import Scope, accumulate, scalar_reduce, step_accumulator
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
@@ -168,7 +167,7 @@ def reduce_in_step(scope: Scope, reduce: Reduce) -> ir.Value:
 
 
 # the step rules every recurrence form uses: the scalar ones, with reductions in lanes
-STEP_RULES = {**recurrence_scalars.STEP_RULES, Reduce: reduce_in_step}
+STEP_RULES = {**recurrence_scalars.SCALAR_STEP_RULES, Reduce: reduce_in_step}
 
 
 def _reducible_in_lanes(scope: Scope, reduce: Reduce) -> bool:

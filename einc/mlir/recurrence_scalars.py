@@ -206,7 +206,7 @@ def step_accumulator(lw, reduce: Reduce) -> Callable:
 
 # the step rules in scalar code; recurrence_lanes builds the table the forms use from it, with a
 # `Reduce` rule that uses vector lanes where it can
-STEP_RULES: dict[type, Callable] = {
+SCALAR_STEP_RULES: dict[type, Callable] = {
     IndexRef: _index_ref,
     Op: _op,
     Read: _read,

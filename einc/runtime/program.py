@@ -372,8 +372,8 @@ _RUNS_ON_A_LOST_DEVICE = 2
 
 
 # A lost device is kept until the process ends rather than destroyed (never seen to be safe).
-# A device whose call failed otherwise (an assert) closes as usual, after Program._call frees
-# the call's objects: a kept idle Vulkan device spins two threads.
+# A device whose call failed otherwise (an assert) closes as usual (Program._call frees the
+# call's objects first): kept, an idle Vulkan device spins two threads.
 _devices_kept_after_failure: list = []
 
 

@@ -1,6 +1,6 @@
 """Built-in functions: assert, len, shape, typeof, load_npy and the intrinsics (`__sqrt`, ..),
-in this module's tables, which elaborate installs into the evaluator. `print` takes format strings, not values, so the call rule
-of expressions handles it (printing)."""
+in this module's tables, which elaborate installs into the evaluator. `print` takes format
+strings, not values, so the call rule of expressions handles it (printing)."""
 from __future__ import annotations
 
 import os
