@@ -206,6 +206,38 @@ def rnn_jax():
     return lambda n, inputs: compiled(**inputs)
 
 
+# ------------------------------------------------------------------------------ RNN gradient
+
+RNN_GRADIENT = source("rnn_gradient")
+
+
+def rnn_gradient_numpy(n: int, inputs: dict) -> np.ndarray:
+    """Backpropagation through time, by hand: the forward states kept, then one reverse loop."""
+    W, x = inputs["W"], inputs["x"]
+    h = np.zeros((n, W.shape[0]), np.float32)
+    for t in range(1, n):
+        h[t] = np.tanh(W @ h[t - 1] + x[t])
+    dW, later = np.zeros_like(W), np.zeros(W.shape[0], np.float32)
+    for t in range(n - 1, 0, -1):
+        pre = (2 * h[t] + later) * (1 - h[t] * h[t])     # dL / d(W h[t - 1] + x[t])
+        dW += np.outer(pre, h[t - 1])
+        later = W.T @ pre
+    return dW
+
+
+def rnn_gradient_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def loss(W, x):
+        def step(h, xt):
+            h = jnp.tanh(W @ h + xt)
+            return h, h
+        return jnp.sum(jax.lax.scan(step, jnp.zeros(W.shape[0], W.dtype), x[1:])[1] ** 2)
+    compiled = jax.jit(jax.grad(loss))
+    return lambda n, inputs: compiled(inputs["W"], inputs["x"])
+
+
 # ------------------------------------------------------------------------------ edit distance
 
 EDIT_DISTANCE = source("edit_distance")
@@ -259,6 +291,8 @@ CASES = [
          trend_inputs, "m", trend_numpy, trend_jax, tolerance={"rtol": 1e-9, "atol": 1e-9}),
     Case("RNN tanh(W h + x), H = 64", "step", 10**4, lambda n: RNN, rnn_inputs, "final",
          rnn_numpy, rnn_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}, vulkan_n=1000),
+    Case("RNN gradient dL/dW, H = 64, L = sum of h[t, i]^2", "step", 10**4, lambda n: RNN_GRADIENT, rnn_inputs,
+         "dW", rnn_gradient_numpy, rnn_gradient_jax, tolerance={"rtol": 1e-3, "atol": 1e-3}),
     Case("edit distance 2000 x 2000", "cell", 2000, lambda n: EDIT_DISTANCE, edit_inputs, "distance",
          edit_numpy, edit_jax, tolerance={}, steps=lambda n: n * n),
 ]
