@@ -155,3 +155,11 @@ def test_a_sum_read_twice_and_two_sums_in_one_step_match_numpy(H):
         g[t] = 0.5 * (W.astype(np.float64) @ g[t - 1]) - 0.25 * (V.astype(np.float64) @ g[t - 1]) + x[t]
     np.testing.assert_allclose(out["h"], h, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(out["g"], g, rtol=1e-5, atol=1e-5)
+
+
+def test_the_rnn_with_its_sums_split_off_matches_numpy_on_llvm_cpu_generic():
+    H, T = 13, 8
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    out = einc.load(einc.compile(RNN, target="llvm-cpu-generic").vmfb)(W=W, x=x)
+    np.testing.assert_allclose(out["h"], rnn_numpy(W, x), rtol=1e-5, atol=1e-5)
