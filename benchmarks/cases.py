@@ -292,7 +292,7 @@ CASES = [
     Case("RNN tanh(W h + x), H = 64", "step", 10**4, lambda n: RNN, rnn_inputs, "final",
          rnn_numpy, rnn_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}, vulkan_n=1000),
     Case("RNN gradient dL/dW, H = 64, L = sum of h[t, i]^2", "step", 10**4, lambda n: RNN_GRADIENT, rnn_inputs,
-         "dW", rnn_gradient_numpy, rnn_gradient_jax, tolerance={"rtol": 1e-3, "atol": 1e-3}),
+         "dW", rnn_gradient_numpy, rnn_gradient_jax, tolerance={"rtol": 1e-3, "atol": 1e-3}, vulkan_n=1000),
     Case("edit distance 2000 x 2000", "cell", 2000, lambda n: EDIT_DISTANCE, edit_inputs, "distance",
          edit_numpy, edit_jax, tolerance={}, steps=lambda n: n * n),
 ]
