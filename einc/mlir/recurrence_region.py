@@ -23,7 +23,8 @@ from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.mlir import scalar_ops
 from einc.mlir.dispatch_captures import fence, fence_captured_tensors
 from einc.mlir.loops import point_loops, var_bounds
-from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
+from einc.mlir.recurrence_lanes import (Lanes, clause_lanes, clause_vector, counted_loop, round_down, split_reduction,
+                                        store_consecutive)
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import (PointValue, clause_scope, compact, covers_every_step, emit_step, expanded,
                                        held_point, sizes_of, storage_shape, unit_axes, when)
@@ -119,12 +120,27 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         lane = vars_[-1]
         (lo, hi), = var_bounds(lw, [lane])
 
+        split = split_reduction(lw, member, clause, lane)
+
         def row(ivs, out):
-            def chunk(base, out):
+            def lanes(base, out):
                 scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
-                values = clause_vector(Lanes(scope, lane, base, width), clause, member.dtype)
-                return [store_consecutive(values, out[0], storage.at(member, [slot] + ivs + [base]))]
+                return Lanes(scope, lane, base, width)
+
+            def at(base):
+                return storage.at(member, [slot] + ivs + [base])
+
+            def reduction(base, out):
+                return [store_consecutive(lanes(base, out).value(split), out[0], at(base))]
+
+            def chunk(base, out):
+                points = lanes(base, out)
+                if split is not None:       # the first loop's sums, where this chunk's points go
+                    points.known(split, points.consecutive(out[0], at(base), member.dtype))
+                return [store_consecutive(clause_vector(points, clause, member.dtype), out[0], at(base))]
             vector_end = round_down(lo, hi, width)
+            if split is not None:
+                out = counted_loop(lo, vector_end, width, out, reduction)
             out = counted_loop(lo, vector_end, width, out, chunk)
             return counted_loop(vector_end, hi, 1, out, lambda j, out: point(ivs + [j], out))
         return point_loops(var_bounds(lw, vars_[:-1]), [storage.tensors[member]], row)[0]
