@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from einc.build.targets import TARGETS
+from einc.target import TARGETS
 
 MESSAGE_FORMATS = ("human", "json")
 

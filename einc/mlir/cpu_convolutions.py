@@ -16,7 +16,7 @@ of zeros: twice the multiplies, still 6-10x faster (NHWC with one channel: 9.7 m
 multiplied as a matrix (im2col: the copy and IREE's packing of it cost 3.5 ms of 4.4 for the
 MNIST CNN's first layer at batch 100).
 
-Other targets (Vulkan) and other convolution layouts keep IREE's own choices.
+Targets without `convolution_tiles` (Vulkan) and other convolution layouts keep IREE's own choices.
 """
 from __future__ import annotations
 
@@ -27,14 +27,13 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.mlir.named_ops import Match, emit as emit_named
 
-TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 VECTOR_CHANNELS, VECTOR_COLUMNS, DISTRIBUTED_ROWS = 8, 16, 4
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     """The convolution `found` as llvm-cpu runs it best, or None where IREE's defaults stay."""
-    if lw.target not in TARGETS:
+    if not lw.target.convolution_tiles:
         return None
     channel_axes = _summed_channel_axes(found)
     one_channel = channel_axes is not None and _extent(found.operand_axes[1][channel_axes[1]]) == 1

@@ -9,7 +9,7 @@ and 14 broadcasts for 28 FMAs) and runs `linalg.mmt4d` on them, which IREE's cod
 vectorizes: that multiply took 12.7 ms (169 GF/s) and a whole named-dim call 16.3 ms against
 19.9 (0.83x NumPy against 0.68x), at n = 512 0.85x against 0.70x, at 256 about the same.
 IREE's mmt4d microkernel has no such tile (through it this op ran 60x slower, and a 16x32 tile
-gave wrong results), so llvm-cpu builds without microkernels (einc/build/targets.py).
+gave wrong results), so llvm-cpu builds without microkernels (einc/target.py).
 
 Measured no better: tiles 12x32, 16x32, 15x32, 8x32, 28x16, 14x16, 6x64, 4x64, 7x48, 8x48;
 blocking K (an scf.for of mmt4d over K-blocks of 64-512, accumulating in the packed result).
@@ -28,6 +28,7 @@ from einc.host_cpu import has_avx512
 from einc.ir.nodes import Input
 from einc.ir.types import F32
 from einc.mlir.named_ops import Axis, Match, emit as emit_named
+from einc.target import Target
 
 REGISTER_TILE = (14, 32)        # rows of A, columns of B
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -40,8 +41,8 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     return emit_named(lw, found, init, build=register_tiled)
 
 
-def applies(target: str, found: Match) -> bool:
-    if target != "llvm-cpu" or found.pattern.op != "matmul" or not has_avx512():
+def applies(target: Target, found: Match) -> bool:
+    if not target.register_tiled_matmuls or found.pattern.op != "matmul" or not has_avx512():
         return False
     if any(v.read.dtype != F32 for v in found.views):
         return False

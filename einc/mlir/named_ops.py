@@ -36,6 +36,7 @@ from einc.mlir import operand_views
 from einc.mlir.dispatch_captures import fence
 from einc.mlir.operand_views import View, view_tensor
 from einc.mlir.types import element_type
+from einc.target import Target
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -87,24 +88,23 @@ PATTERNS: list[Pattern] = [
 
 
 # Named ops that IREE 3.13 gets wrong on a target stay a linalg.generic there (found by the
-# dense fuzz campaign, fuzz/dense; tests/mlir/test_dense_rules.py). On vulkan-spirv the
+# dense fuzz campaign, fuzz/dense; tests/mlir/test_dense_rules.py). IREE-06 (vulkan-spirv): the
 # channels-first depthwise convolutions (1-d and 2-d) with two or more channels left points of
 # the channels after the first 0 (the channels-last ones are right).
-MISCOMPILED = {"vulkan-spirv": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
-# On the CPU targets IREE's data tiling failed to compile two contractions of an operand an
+MISCOMPILED = {"IREE-06": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
+# IREE-07 (CPU targets): IREE's data tiling failed to compile two contractions of an operand an
 # elementwise producer computes: one summing over a run of variables with a run-time extent
 # (`sum[c, k](y[i, c, k] * w[c, k, j])`, K a named dim: "'affine.delinearize_index' op no
 # basis element may be statically non-positive"), and one whose operand is a single element
 # (y [1, 1] in `sum[k](y[i, k] * w[k, j])`: "tiling factors must be less than or equal to the
 # input rank for pack"). Such contractions stay generics there.
-CPU_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 
 
-def emitted_on(target: str, found: "Match") -> bool:
+def emitted_on(target: Target, found: "Match") -> bool:
     """Whether `found`'s named op is emitted on `target` (else the reduction is a generic)."""
-    if found.pattern.op in MISCOMPILED.get(target, ()):
+    if any(found.pattern.op in ops for defect, ops in MISCOMPILED.items() if target.has_defect(defect)):
         return False
-    if target not in CPU_TARGETS or not found.pattern.groups:
+    if not target.has_defect("IREE-07") or not found.pattern.groups:
         return True
     return not (_sums_a_run_of_run_time_extent(found) or _single_element_operand(found))
 
@@ -358,7 +358,7 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
     if any(t is None for t in ins):
         return None
     pattern = found.pattern
-    if pattern.op == "batch_matmul" and lw.target in CPU_TARGETS:
+    if pattern.op == "batch_matmul" and lw.target.has_defect("IREE-09"):
         # IREE 3.13's data tiling fused a batch_matmul with the op computing an operand
         # (`x[n, i, j] + b[j]`, a matmul's result expanded into batches) and read the batches
         # after the first wrong for M of 3, 11, 13, 14, 15 and others (found by the dense fuzz

@@ -8,7 +8,7 @@ runs the same loop and yields the value its slot holds at the end, so the result
 member's window storage, as the other forms leave it (slot = step mod window).
 
 Lavapipe stops shader loops after about 65,535 iterations (notes item 3), so one kernel runs at
-most STEPS_PER_KERNEL steps; a host loop runs as many kernels as the steps need, each starting
+most the target's `loop_budget` steps; a host loop runs as many kernels as the steps need, each starting
 from the storage the previous one left. That count is of every loop iteration an invocation
 runs, inner loops included (checked: a step summing 64 values stopped after ~1,000 steps, a
 silent wrong result), so a step that runs loops of its own (a reduction, a Stack of points, an
@@ -30,7 +30,6 @@ from einc.mlir.recurrence_step import PointValue, emit_step, held_point
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
-STEPS_PER_KERNEL = 65_000      # 65,535 iterations already stop early on lavapipe (checked)
 FORM = "a loop over the steps inside one kernel"     # what `einc build --explain` calls it
 
 
@@ -64,8 +63,8 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     members = group.members
     slots = max(m.window for m in members)
     steps = lw.sizes.index(group.t_var.extent)
-    per_kernel = index_const(STEPS_PER_KERNEL)
-    kernels = arith.divui(arith.addi(steps, index_const(STEPS_PER_KERNEL - 1)), per_kernel)
+    per_kernel = index_const(lw.target.loop_budget)
+    kernels = arith.divui(arith.addi(steps, index_const(lw.target.loop_budget - 1)), per_kernel)
     zeros = [linalg.fill(scalar_ops.constant(m.dtype, 0), outs=[_slots(m, slots)]) for m in members]
     loop = scf.ForOp(index_const(0), kernels, index_const(1), zeros)
     with ir.InsertionPoint(loop.body):
