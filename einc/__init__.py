@@ -1,9 +1,9 @@
 """einc: an ahead-of-time compiler for Einlang, targeting IREE.
 
-    art = einc.compile("model.ein", target="llvm-cpu")   # or Einlang source text
-    art.save("model.vmfb")                                 # + model.irpa for large weights
+    art = einc.compile("model.ein")   # or Einlang source text; target=NAME: einc.target.TARGETS
+    art.save("model.vmfb")            # + model.irpa for large weights
     run = einc.load("model.vmfb")
-    outputs = run(A=np.ones((4, 8), np.float32))          # {"C": array(...)}
+    outputs = run(A=np.ones((4, 8), np.float32))   # {"C": array(...)}
 
 Errors: einc.CompileError (a mistake in the program; str() is `file:line:col: error[Ennn]:
 message`, one line per diagnostic), einc.OptionError (a bad build option, a ValueError) and

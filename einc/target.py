@@ -15,7 +15,7 @@ class Target:
     name: str
     flags: tuple[str, ...]          # iree-compile flags
     devices: tuple[str, ...]        # runtime drivers able to run it, the default first
-    note: str
+    note: str                       # what its code runs on, for `--target`'s help
     # element types it cannot run, each with the type to use instead
     unsupported_dtypes: tuple[tuple[str, str], ...] = ()
     # a recurrence group runs as one dispatch with loops inside it (else: a kernel, a workgroup
@@ -26,7 +26,7 @@ class Target:
     convolution_tiles: bool = False       # NCHW convolutions get einc's CPU tile sizes
     register_tiled_matmuls: bool = False  # f32 matmuls packed into einc's register tiles (AVX-512)
     loop_budget: int = 1 << 30            # loop iterations one kernel invocation may run
-    defects: frozenset[str] = frozenset()  # IREE defects of this target einc works around
+    defects: frozenset[str] = frozenset()  # IREE defects of this target a workaround asks about
 
     @property
     def tuned_to_host(self) -> bool:
@@ -70,19 +70,18 @@ _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True,
 
 _RECORDS = (
     Target("llvm-cpu", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=host",) + _COMMON + _HOST_MATMULS, _CPU_DEVICES,
-           "this CPU's full feature set: fastest, but the module may not run on an older or other CPU",
+           "this CPU (fastest, not portable)",
            register_tiled_matmuls=True, **_CPU),
     Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic",) + _COMMON + _GENERIC_MATMULS,
-           _CPU_DEVICES, "baseline x86-64/arm64 code: portable across machines of the same architecture, slower",
+           _CPU_DEVICES, "any CPU of this architecture",
            **_CPU),
     Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES) + _COMMON, ("vulkan",),
-           "Vulkan compute (SPIR-V 1.3 baseline profile plus 8-bit storage: f32, 8- and 32-bit "
-           "integers and bool; no f64, 16- or 64-bit integers)",
+           "Vulkan (no f64, 16- or 64-bit integers)",
            # no 64-bit types in the profile; IREE-05: 16-bit buffers packed into 32-bit words
            unsupported_dtypes=(("f64", "f32"), ("i64", "i32"), ("u64", "u32"), ("i16", "i32"), ("u16", "i32")),
            # SPIR-V cannot compile a dispatch region with loops; IREE-30: lavapipe stops an
            # invocation after ~65,535 loop iterations
-           loops_in_dispatch=False, loop_budget=65_000, defects=frozenset({"IREE-06", "IREE-30"})),
+           loops_in_dispatch=False, loop_budget=65_000, defects=frozenset({"IREE-06"})),
 )
 TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in _RECORDS})
 DEFAULT = TARGETS["llvm-cpu"]
