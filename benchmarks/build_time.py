@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from einc import driver  # noqa: E402
 from einc.build import compile_mlir  # noqa: E402
+from einc.target import get  # noqa: E402
 
 
 def definition_chain(n: int) -> str:
@@ -46,7 +47,7 @@ def time_build(n: int, with_iree: bool) -> tuple[float, float | None]:
     if not with_iree:
         return einc_seconds, None
     start = time.perf_counter()
-    compile_mlir(module, "llvm-cpu")
+    compile_mlir(module, get("llvm-cpu"))
     return einc_seconds, time.perf_counter() - start
 
 

@@ -1,9 +1,9 @@
 """einc: an ahead-of-time compiler for Einlang, targeting IREE.
 
-    art = einc.compile("model.ein", target="llvm-cpu")   # or Einlang source text
-    art.save("model.vmfb")                                 # + model.irpa for large weights
+    art = einc.compile("model.ein")   # or Einlang source text; target=NAME: einc.target.TARGETS
+    art.save("model.vmfb")            # + model.irpa for large weights
     run = einc.load("model.vmfb")
-    outputs = run(A=np.ones((4, 8), np.float32))          # {"C": array(...)}
+    outputs = run(A=np.ones((4, 8), np.float32))   # {"C": array(...)}
 
 Errors: einc.CompileError (a mistake in the program; str() is `file:line:col: error[Ennn]:
 message`, one line per diagnostic), einc.OptionError (a bad build option, a ValueError) and
@@ -20,6 +20,7 @@ from functools import cached_property
 
 from einc.diagnostics import CompileError, OptionError
 from einc.driver import DEFAULT_THRESHOLD   # (the driver loads the compiler only when called)
+from einc.target import DEFAULT, get as get_target
 from einc.version import einc_version
 
 __all__ = ["compile", "load", "Artifact", "CompileError", "OptionError", "RunError", "__version__"]
@@ -50,7 +51,7 @@ class Artifact:
     def save(self, path: str | os.PathLike) -> None:
         """Write the module to `path` and its weights archive, if any, beside it (same name, .irpa)."""
         from einc.build import write_artifact
-        from einc.runtime.parameters import archive_beside
+        from einc.module_file import archive_beside
         if self.parameters:
             write_artifact(archive_beside(os.fspath(path)), self.parameters)
         write_artifact(path, self.vmfb)
@@ -60,7 +61,7 @@ class Artifact:
         return Artifact, (self.vmfb, self.target, self.parameters)
 
 
-def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
+def compile(source_or_path: str | os.PathLike, target: str = DEFAULT.name,
             outputs: list[str] | None = None, dims: dict[str, int] | None = None,
             allow_python: bool = False, fp_contract: bool = False, unchecked_indices: bool = False,
             weights_threshold: int | None = DEFAULT_THRESHOLD, cache: bool = False) -> Artifact:
@@ -82,6 +83,7 @@ def compile(source_or_path: str | os.PathLike, target: str = "llvm-cpu",
     everything the module depends on, EINC_CACHE moves it), so an unchanged program is not
     compiled again; source text is always compiled.
     """
+    target = get_target(target)
     options = (allow_python, fp_contract, weights_threshold, unchecked_indices)
     if _is_path(source_or_path) and cache:
         return _cached(os.fspath(source_or_path), target, outputs, dims, *options)
@@ -99,14 +101,14 @@ def _built(path, target, outputs, dims, allow_python, fp_contract, weights_thres
     from einc.driver import build_program  # lazy: pulls in the whole compiler
     built = build_program(path, target, outputs, dims, allow_python, fp_contract=fp_contract,
                           weights_threshold=weights_threshold, unchecked_indices=unchecked_indices)
-    return Artifact(built.vmfb, target, built.parameters)
+    return Artifact(built.vmfb, target.name, built.parameters)
 
 
 def _cached(path, target, outputs, dims, allow_python, fp_contract, weights_threshold,
             unchecked_indices) -> Artifact:
     from einc.build.cache import user_module_cache
     from einc.driver import cached_build
-    from einc.runtime.parameters import archive_beside
+    from einc.module_file import archive_beside
     from einc.user_cache import cache_root
     module_cache = user_module_cache()
     if module_cache is None:
@@ -115,7 +117,7 @@ def _cached(path, target, outputs, dims, allow_python, fp_contract, weights_thre
                          unchecked_indices=unchecked_indices, weights_threshold=weights_threshold)
     archive = archive_beside(str(found))
     parameters = _read_bytes(archive) if os.path.exists(archive) else b""
-    return Artifact(_read_bytes(found), target, parameters)
+    return Artifact(_read_bytes(found), target.name, parameters)
 
 
 def _read_bytes(path) -> bytes:

@@ -30,7 +30,7 @@ import numpy as np
 from einc import Artifact
 from einc.build.artifact import write_artifact
 from einc.runtime.errors import RunError
-from einc.runtime.parameters import ARCHIVE_SUFFIX, archive_beside
+from einc.module_file import ARCHIVE_SUFFIX, archive_beside
 from einc.runtime.program import Program, read_signature
 from einc.runtime.signature import Signature
 

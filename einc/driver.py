@@ -2,6 +2,7 @@
 
 Each stage raises `CompileError` for mistakes in the program; the error carries the source map
 (`.sources`) so the CLI can render the offending lines. Anything else escaping is a compiler bug.
+The functions here take a target by name or record (einc.target.get); the stages take the record.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from einc.diagnostics import CompileError, OptionError
+from einc.target import DEFAULT, Target, get as get_target
 
 # Constant arrays of this many bytes or more become parameters by default (einc.mlir.weights):
 # smaller ones cost less inside the module than as separate parameters.
@@ -52,7 +54,7 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], al
     return program, ir_program
 
 
-def check_file(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+def check_file(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
                dims: dict[str, int] | None = None, allow_python: bool = False) -> None:
     """`einc check`: a program, or a file of the standard library as the module it is there
     (its `super::` paths only mean something in place)."""
@@ -65,13 +67,13 @@ def check_file(path: str, target: str = "llvm-cpu", outputs: list[str] | None = 
     _analysed(_stage(None, load_source, use, f"<check of {path}>"), None, {})
 
 
-def check_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+def check_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
                   dims: dict[str, int] | None = None, allow_python: bool = False, *,
                   unchecked_indices: bool = False):
     """Everything `einc check` runs: the front end and the target's limits, no MLIR, no IREE."""
     from einc.passes.target_support import check_target
     program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
-    _stage(program, check_target, ir_program, target)
+    _stage(program, check_target, ir_program, get_target(target))
     return program, ir_program
 
 
@@ -86,27 +88,27 @@ def checked_dims(dims: dict[str, int] | None) -> dict[str, int]:
     return dict(dims or {})
 
 
-def lower(path: str, target: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
+def lower(path: str, target: Target | str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
           allow_python: bool = False, *, fp_contract: bool = False):
     return lower_ir(*front_end(path, outputs, dims, allow_python), target, fp_contract=fp_contract)
 
 
-def lower_ir(program, ir_program, target: str, *, fp_contract: bool = False, weights=None):
+def lower_ir(program, ir_program, target: Target | str, *, fp_contract: bool = False, weights=None):
     """The MLIR module of a program the front end already went through; `fp_contract` lets
     llvm-cpu fuse float products into FMAs (einc.mlir.rounding); the constants `weights` takes
     become parameters (einc.mlir.weights)."""
     from einc.mlir import lower_program
-    return _stage(program, lower_program, ir_program, target, None, fp_contract, weights)
+    return _stage(program, lower_program, ir_program, get_target(target), None, fp_contract, weights)
 
 
-def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+def compile_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
                     dims: dict[str, int] | None = None, allow_python: bool = False, *,
                     fp_contract: bool = False, unchecked_indices: bool = False) -> bytes:
     return compile_ir(*front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices),
                       target, fp_contract=fp_contract)
 
 
-def compile_ir(program, ir_program, target: str, *, fp_contract: bool = False) -> bytes:
+def compile_ir(program, ir_program, target: Target | str, *, fp_contract: bool = False) -> bytes:
     """The self-contained .vmfb of a program the front end already went through: every
     constant embedded."""
     return build_ir(program, ir_program, target, fp_contract=fp_contract, weights_threshold=None).vmfb
@@ -119,7 +121,7 @@ class Built:
     parameters: bytes = b""
 
 
-def build_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
+def build_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
                   dims: dict[str, int] | None = None, allow_python: bool = False, *,
                   fp_contract: bool = False, weights_threshold: int | None = DEFAULT_THRESHOLD,
                   unchecked_indices: bool = False) -> Built:
@@ -127,22 +129,24 @@ def build_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None
                     fp_contract=fp_contract, weights_threshold=weights_threshold)
 
 
-def build_ir(program, ir_program, target: str, *, fp_contract: bool = False,
+def build_ir(program, ir_program, target: Target | str, *, fp_contract: bool = False,
              weights_threshold: int | None = DEFAULT_THRESHOLD) -> Built:
     """The module of a program the front end already went through, with its constant arrays of
     at least `weights_threshold` bytes (every one for 0, none for None) in a parameter archive."""
     from einc.build import compile_mlir
     from einc.build.parameters import archive_bytes, archive_digest
+    from einc.mlir.signature import record_parameters
     from einc.mlir.weights import Weights
-    weights = Weights(weights_threshold)
+    target, weights = get_target(target), Weights(weights_threshold)
     module = lower_ir(program, ir_program, target, fp_contract=fp_contract, weights=weights)
     if not weights.arrays:
         return Built(compile_mlir(module, target))
     archive = archive_bytes(weights.arrays)
-    return Built(compile_mlir(module, target, parameters=archive_digest(archive)), archive)
+    record_parameters(module, archive_digest(archive))
+    return Built(compile_mlir(module, target), archive)
 
 
-def cached_build(path: str, target: str, outputs: list[str] | None, dims: dict[str, int] | None,
+def cached_build(path: str, target: Target | str, outputs: list[str] | None, dims: dict[str, int] | None,
                  allow_python: bool, cache, log: Callable[[str], None] = lambda message: None, *,
                  fp_contract: bool = False, unchecked_indices: bool = False,
                  weights_threshold: int | None = DEFAULT_THRESHOLD):
@@ -151,6 +155,7 @@ def cached_build(path: str, target: str, outputs: list[str] | None, dims: dict[s
     learn the key, but neither the lowering nor IREE. OSError: a file the key reads cannot be
     read; CacheWriteError: the cache cannot take the module."""
     from einc.build.cache import cache_key
+    target = get_target(target)
     program, ir_program = check_program(path, target, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
     key = cache_key(program.sources.items(), ir_program.data_files, target, outputs, checked_dims(dims),
                     allow_python, ir_program.python_results, fp_contract, unchecked_indices, weights_threshold)
@@ -158,17 +163,18 @@ def cached_build(path: str, target: str, outputs: list[str] | None, dims: dict[s
     if found is not None:
         log(f"cache hit for {path}: {found}")
         return found
-    log(f"cache miss for {path}: building for {target} into {cache.path(key)}")
+    log(f"cache miss for {path}: building for {target.name} into {cache.path(key)}")
     built = build_ir(program, ir_program, target, fp_contract=fp_contract, weights_threshold=weights_threshold)
     return cache.store(key, built.vmfb, built.parameters)
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,
-                 target: str = "llvm-cpu", dims: dict[str, int] | None = None,
+                 target: Target | str = DEFAULT, dims: dict[str, int] | None = None,
                  allow_python: bool = False, *, fp_contract: bool = False,
                  unchecked_indices: bool = False) -> str:
     """The intermediate form `what` of `path`; MLIR is the one built for `target`, since the
     lowering of recurrences differs per target."""
+    target = get_target(target)
     if what == "ast":
         from einc.semantics.modules import load_program
         from einc.syntax.dump import format_module
@@ -181,14 +187,13 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
                             target, fp_contract=fp_contract))
     if what == "iree-flags":
         from pathlib import Path
-        from einc.build.targets import iree_compile_command
         stem = Path(path).stem
-        return iree_compile_command(target, f"{stem}.mlir", f"{stem}.vmfb") + "\n"
+        return target.iree_compile_command(f"{stem}.mlir", f"{stem}.vmfb") + "\n"
     if what == "explain":
         from einc.ir.explain import explain_program
         from einc.mlir.recurrence import choose_form
         ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)[1]
-        return explain_program(ir_program, target, [choose_form(g, target).explain() for g in ir_program.recurrences],
+        return explain_program(ir_program, target.name, [choose_form(g, target).explain() for g in ir_program.recurrences],
                                unchecked_indices)
     raise ValueError(f"unknown form {what!r}")
 

@@ -219,3 +219,28 @@ def test_a_table_written_from_another_module_is_found():
     assert [line.split(":")[0] for line in found] == ["line 3", "line 4", "line 5", "line 6", "line 7"]
     own = "TABLE = {}\nTABLE['a'] = 1\nTABLE.update(b=2)\nfrom einc.fake import helper\n@helper\ndef f(): pass\n"
     assert foreign_table_writes(own, lambda name: home) == []
+def _reachable(graph: dict[str, set[str]], start: set[str]) -> set[str]:
+    """Every module that importing the modules of `start` imports, directly or not."""
+    seen, todo = set(), list(start)
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph[module])
+    return seen
+
+
+def _package(graph: dict[str, set[str]], name: str) -> set[str]:
+    return {m for m in graph if m == name or m.startswith(name + ".")}
+
+
+def test_build_and_runtime_do_not_import_each_other():
+    # what both need (the module file's seal and keys, the target records) lies below both
+    graph = import_graph()
+    build, runtime = _package(graph, "einc.build"), _package(graph, "einc.runtime")
+    assert not _reachable(graph, build) & runtime, "einc.build reaches einc.runtime"
+    assert not _reachable(graph, runtime) & build, "einc.runtime reaches einc.build"
+
+
+def test_the_target_records_import_no_other_einc_module():
+    assert import_graph()["einc.target"] == set()

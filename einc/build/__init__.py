@@ -1,12 +1,11 @@
 """einc.build: IREE compilation per target and atomic artifact writing.
 
 `compile_mlir` and `IreeCompileError` load the IREE compiler on first use, so that importing
-einc.build for targets or `write_artifact` (as `einc run` does) stays cheap.
+einc.build for `write_artifact` (as `einc run` does) stays cheap.
 """
 from einc.build.artifact import write_artifact
-from einc.build.targets import TARGETS, Target, get_target
 
-__all__ = ["compile_mlir", "write_artifact", "IreeCompileError", "TARGETS", "Target", "get_target"]
+__all__ = ["compile_mlir", "write_artifact", "IreeCompileError"]
 
 
 def __getattr__(name: str):

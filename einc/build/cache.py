@@ -4,7 +4,7 @@
 The key is a SHA-256 over everything a module's bytes depend on: the text of the program and of
 every module it loaded (by the names the diagnostics and asserts embed), the contents of every
 file `load_npy` read, what every Python function called during the build returned (the front
-end, which computes the key, runs them), the target, its IREE flags and, for `llvm-cpu`, the
+end, which computes the key, runs them), the target, its IREE flags and, for a target tuned to the host, the
 host CPU the code is tuned to, the chosen outputs, the fixed dims, whether Python may run,
 whether llvm-cpu may fuse float products, whether data-dependent indices are checked, which
 constant arrays go to a weights archive, and the einc (version and code) and IREE versions.
@@ -20,28 +20,27 @@ import platform
 from pathlib import Path
 from typing import Iterable, Optional
 
+import iree.runtime as rt
+
 from einc.build.artifact import write_artifact
-from einc.build.targets import get_target
 from einc.host_cpu import IDENTIFYING_FIELDS, cpuinfo_fields
-from einc.runtime.errors import RunError
-from einc.runtime.parameters import archive_beside, check_archive
-from einc.runtime.program import read_signature
+from einc.module_file import PARAMETERS_KEY, ModuleFileError, archive_beside, check_archive, load_module
+from einc.target import Target
 from einc.user_cache import cache_folder
 from einc.version import einc_code_digest, einc_version, iree_versions
 
 
-def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: str,
+def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: Target,
               outputs: Optional[list[str]], dims: dict[str, int], allow_python: bool = False,
               python_results: Iterable[str] = (), fp_contract: bool = False, unchecked_indices: bool = False,
               weights_threshold: Optional[int] = None) -> str:
     """The key of a build: `sources` are (file name, text) of every module loaded."""
-    tuned = get_target(target)
     description = {
         "einc": [einc_version(), einc_code_digest()],
         "iree": iree_versions(),
-        "target": target,
-        "flags": list(tuned.flags),
-        "host_cpu": _host_cpu() if tuned.tuned_to_host else None,
+        "target": target.name,
+        "flags": list(target.flags),
+        "host_cpu": _host_cpu() if target.tuned_to_host else None,
         "outputs": outputs,
         "dims": sorted(dims.items()),
         "allow_python": allow_python,
@@ -73,13 +72,13 @@ class ModuleCache:
         entry is removed."""
         path = self.path(key)
         try:
-            vmfb = path.read_bytes()
-            digest = read_signature(vmfb, str(path)).parameters
+            module = load_module(rt.VmInstance(), path.read_bytes(), str(path))
+            digest = dict(module.lookup_function("main").reflection).get(PARAMETERS_KEY)
             if digest is not None:
                 check_archive(digest, archive_beside(str(path)), str(path))
         except FileNotFoundError:
             return None
-        except (OSError, RunError):
+        except (OSError, ModuleFileError):
             _remove(path)
             _remove(Path(archive_beside(str(path))))
             return None

@@ -11,13 +11,10 @@ import tempfile
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from iree.compiler import ir
 from iree.compiler.api import Output, Session, Source
 
-from einc import host_cpu
-from einc.build.targets import get_target
-from einc.runtime.integrity import seal
-from einc.runtime.signature import CPU_FEATURES_KEY, PARAMETERS_KEY, TARGET_KEY
+from einc.module_file import seal
+from einc.target import Target
 
 
 class IreeCompileError(Exception):
@@ -29,60 +26,22 @@ class IreeCompileError(Exception):
         super().__init__(f"IREE failed to compile the module for {target}:\n{self.diagnostics}")
 
 
-def compile_mlir(module_or_text, target: str, extra_flags: tuple[str, ...] = (),
-                 parameters: str | None = None) -> bytes:
-    """Compile an MLIR module (text or `ir.Module`) exporting `main` to sealed .vmfb bytes for
-    `target` (einc.runtime.integrity). `extra_flags` go after the target's (tests pass IREE's
-    executable dump flags). `parameters` is the digest of the module's parameter archive
-    (einc.build.parameters), recorded for the runner."""
-    flags = get_target(target).flags + tuple(extra_flags)
+def compile_mlir(module_or_text, target: Target, extra_flags: tuple[str, ...] = ()) -> bytes:
+    """Compile an MLIR module (text or `ir.Module`, its reflection already saying what the runner
+    needs: einc.mlir.signature) exporting `main` to sealed .vmfb bytes for `target`
+    (einc.module_file). `extra_flags` go after the target's (tests pass IREE's executable dump
+    flags)."""
     text = module_or_text if isinstance(module_or_text, str) else _module_text(module_or_text)
-    stamped = _stamp_target(text, target, parameters)
     with _captured_stderr() as read_stderr:
-        vmfb = _run_compiler(stamped, flags)
+        vmfb = _run_compiler(text, target.flags + tuple(extra_flags))
         if vmfb is None:
-            raise IreeCompileError(target, read_stderr())
+            raise IreeCompileError(target.name, read_stderr())
     return seal(vmfb)
 
 
 def _module_text(module) -> str:
     # Keep locations so IREE's diagnostics still point into the generated module's origins.
     return module.operation.get_asm(enable_debug_info=True)
-
-
-def _stamp_target(text: str, target: str, parameters: str | None) -> str:
-    """Add `einc.target` to `main`'s iree.reflection dictionary, `einc.parameters` when given,
-    and for a target tuned to this CPU `einc.cpu_features` (its instruction set extensions,
-    which the runner checks); returns the module as text.
-
-    Edited in a private plain Context (dialects already loaded, unlike the Session's) and handed
-    to the compiler as text, so no MLIR object crosses into the Session.
-    """
-    with ir.Context():
-        try:
-            module = ir.Module.parse(text)
-        except ir.MLIRError as err:
-            raise IreeCompileError(target, str(err)) from None
-        main = _find_main(module)
-        if main is None:
-            raise IreeCompileError(target, "the module has no func.func @main")
-        entries = {}
-        if "iree.reflection" in main.attributes:
-            entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
-        entries[TARGET_KEY] = ir.StringAttr.get(target)
-        if parameters is not None:
-            entries[PARAMETERS_KEY] = ir.StringAttr.get(parameters)
-        if get_target(target).tuned_to_host:
-            entries[CPU_FEATURES_KEY] = ir.StringAttr.get(" ".join(host_cpu.isa_features()))
-        main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
-        return module.operation.get_asm(enable_debug_info=True)
-
-
-def _find_main(module: ir.Module):
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-            return op
-    return None
 
 
 def _run_compiler(text: str, flags: tuple[str, ...]) -> bytes | None:

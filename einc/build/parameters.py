@@ -1,8 +1,8 @@
 """The parameter archive (.irpa) of a module's external weights (einc.mlir.weights).
 
-The module records the archive's SHA-256 (`einc.parameters` in main's reflection, stamped by
-einc.build.iree_compile), so the runner refuses an archive that is damaged or belongs to another
-build before IREE reads it (einc.runtime.parameters).
+The module records the archive's SHA-256 (`einc.parameters` in main's reflection, added by
+einc.mlir.signature.record_parameters), so the runner refuses an archive that is damaged or
+belongs to another build before IREE reads it (einc.module_file.check_archive).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 from iree.runtime import ParameterIndex
 from iree.runtime.io import parameter_index_add_numpy_ndarray
 
-from einc.runtime.parameters import ARCHIVE_SUFFIX
+from einc.module_file import ARCHIVE_SUFFIX
 
 
 

@@ -9,7 +9,7 @@ from einc.cli.diagnostics_output import diagnostics_shown
 from einc.cli.errors import CliError
 from einc.cli.files import save_bytes
 from einc.driver import DEFAULT_THRESHOLD
-from einc.runtime.parameters import archive_beside
+from einc.module_file import archive_beside
 from einc.cli.options import (allow_python_option, dims_option, message_format_option, outputs_option,
                               parse_dims, target_option, unchecked_indices_option)
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import click
 
-from einc.build.targets import TARGETS
+from einc.target import DEFAULT, TARGETS
 
 MESSAGE_FORMATS = ("human", "json")
 
 target_option = click.option(
-    "--target", type=click.Choice(list(TARGETS)), default="llvm-cpu", show_default=True,
-    help="llvm-cpu: this CPU (fastest, not portable); llvm-cpu-generic: any CPU of this "
-         "architecture; vulkan-spirv: Vulkan (no f64, 16- or 64-bit integers).")
+    "--target", type=click.Choice(list(TARGETS)), default=DEFAULT.name, show_default=True,
+    help="; ".join(f"{t.name}: {t.note}" for t in TARGETS.values()) + ".")
 outputs_option = click.option(
     "--output", "outputs", multiple=True, metavar="NAME",
     help="Make NAME an output (repeatable; default: every top-level binding).")

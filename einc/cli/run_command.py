@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from einc.build.targets import TARGETS
+from einc.target import TARGETS
 from einc.cli.errors import CliError
 from einc.cli.files import ensure_dir, save_bytes, save_npy, save_npz
 from einc.cli.options import (allow_python_option, dims_option, outputs_option, parse_dims,

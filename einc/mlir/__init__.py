@@ -2,7 +2,7 @@
 
 Program-level values become function-level ops (program_rules), bodies become linalg regions
 (kernels, body_rules), prints and asserts are emitted in program order (effects), and `main`
-carries its signature as reflection metadata (signature).
+carries its signature and its target as reflection metadata (signature).
 """
 from __future__ import annotations
 
@@ -21,11 +21,12 @@ from einc.mlir.signature import function_type, reflection
 from einc.passes.target_support import check_target
 from einc.mlir.types import is_tensor
 from einc.mlir.weights import Weights
+from einc.target import Target
 
 __all__ = ["lower_program", "lower_to_text"]
 
 
-def lower_program(program: Program, target: str, context: Optional[ir.Context] = None,
+def lower_program(program: Program, target: Target, context: Optional[ir.Context] = None,
                   fp_contract: bool = False, weights: Optional[Weights] = None) -> ir.Module:
     """The verified module for `program`. `context` may be an IREE compiler Session's context
     (load its dialects first: `ctx.load_all_available_dialects()`); default a fresh one.
@@ -43,18 +44,18 @@ def lower_program(program: Program, target: str, context: Optional[ir.Context] =
         weights.start(main)
         with ir.InsertionPoint(entry):
             _emit_body(program, list(entry.arguments), target, weights)
-        if target.startswith("llvm-cpu") and not fp_contract:
+        if target.has_defect("IREE-19") and not fp_contract:
             round_products_separately(module)
         skip_empty_kernels(module)
         module.operation.verify()
     return module
 
 
-def lower_to_text(program: Program, target: str, fp_contract: bool = False) -> str:
+def lower_to_text(program: Program, target: Target, fp_contract: bool = False) -> str:
     return str(lower_program(program, target, fp_contract=fp_contract))
 
 
-def _emit_body(program: Program, args: list[ir.Value], target: str, weights: Weights) -> None:
+def _emit_body(program: Program, args: list[ir.Value], target: Target, weights: Weights) -> None:
     emit_shape_checks(program.inputs, args, program.fixed_dims)
     lw = Lowering(program, args, target, weights)
     for filtered in program.compactions:      # their lengths are sizes: defined before any use

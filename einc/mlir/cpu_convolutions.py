@@ -7,8 +7,8 @@ divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slo
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
-multiplies, still 6-10x faster, and faster than im2col. Other targets and layouts keep IREE's
-choices. Figures: docs/DECISIONS.md.
+multiplies, still 6-10x faster, and faster than im2col. Targets without `convolution_tiles`
+(Vulkan) and other layouts keep IREE's choices. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -19,14 +19,13 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.mlir.named_ops import Match, emit as emit_named
 
-TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 VECTOR_CHANNELS, VECTOR_COLUMNS, DISTRIBUTED_ROWS = 8, 16, 4
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     """The convolution `found` as llvm-cpu runs it best, or None where IREE's defaults stay."""
-    if lw.target not in TARGETS:
+    if not lw.target.convolution_tiles:
         return None
     channel_axes = _summed_channel_axes(found)
     one_channel = channel_axes is not None and _extent(found.operand_axes[1][channel_axes[1]]) == 1

@@ -20,6 +20,7 @@ from einc.host_cpu import has_avx512
 from einc.ir.nodes import Input
 from einc.ir.types import F32
 from einc.mlir.named_ops import Axis, Match, emit as emit_named
+from einc.target import Target
 
 REGISTER_TILE = (14, 32)        # rows of A, columns of B
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -32,8 +33,8 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     return emit_named(lw, found, init, build=register_tiled)
 
 
-def applies(target: str, found: Match) -> bool:
-    if target != "llvm-cpu" or found.pattern.op != "matmul" or not has_avx512():
+def applies(target: Target, found: Match) -> bool:
+    if not target.register_tiled_matmuls or found.pattern.op != "matmul" or not has_avx512():
         return False
     if any(v.read.dtype != F32 for v in found.views):
         return False

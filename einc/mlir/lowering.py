@@ -21,10 +21,11 @@ from einc.mlir.program_rules import RULES
 from einc.mlir.shapes import Sizes
 from einc.mlir.weights import Weights
 from einc.passes.uniform_tensors import Uniformity
+from einc.target import Target
 
 
 class Lowering:
-    def __init__(self, program: Program, args: list[ir.Value], target: str, weights: Weights | None = None):
+    def __init__(self, program: Program, args: list[ir.Value], target: Target, weights: Weights | None = None):
         self.program = program
         self.weights = weights or Weights(None)   # constants that become parameters (einc.mlir.weights)
         self.args = args

@@ -26,6 +26,7 @@ from einc.mlir import operand_views
 from einc.mlir.dispatch_captures import fence
 from einc.mlir.operand_views import View, view_tensor
 from einc.mlir.types import element_type
+from einc.target import Target
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -78,17 +79,16 @@ PATTERNS: list[Pattern] = [
 
 # Named ops IREE gets wrong on a target stay a linalg.generic there (IREE-06: channels-first
 # depthwise convolutions on vulkan-spirv).
-MISCOMPILED = {"vulkan-spirv": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
+MISCOMPILED = {"IREE-06": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
 # IREE-07: on the CPU targets, contractions of a computed operand over a run of variables with a
 # run-time extent, or of a one-element operand, fail to compile in data tiling; they stay generics.
-CPU_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 
 
-def emitted_on(target: str, found: "Match") -> bool:
+def emitted_on(target: Target, found: "Match") -> bool:
     """Whether `found`'s named op is emitted on `target` (else the reduction is a generic)."""
-    if found.pattern.op in MISCOMPILED.get(target, ()):
+    if any(found.pattern.op in ops for defect, ops in MISCOMPILED.items() if target.has_defect(defect)):
         return False
-    if target not in CPU_TARGETS or not found.pattern.groups:
+    if not target.has_defect("IREE-07") or not found.pattern.groups:
         return True
     return not (_sums_a_run_of_run_time_extent(found) or _single_element_operand(found))
 
@@ -341,7 +341,7 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
     if any(t is None for t in ins):
         return None
     pattern = found.pattern
-    if pattern.op == "batch_matmul" and lw.target in CPU_TARGETS:
+    if pattern.op == "batch_matmul" and lw.target.has_defect("IREE-09"):
         # IREE-09: a barrier keeps the producers of a batch_matmul's operands out of its dispatch
         ins = [fence(v) for v in ins]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand

@@ -21,8 +21,8 @@ from einc.ir.nodes import RecurrenceGroup, RecValue
 from einc.ir.state_slices import is_state_slice
 from einc.mlir import (recurrence_host, recurrence_kernel, recurrence_region, recurrence_tensor_steps,
                        recurrence_workgroup)
+from einc.target import Target
 
-HOST_LOOP_TARGETS = ("vulkan-spirv",)
 
 
 @dataclass(frozen=True)
@@ -34,14 +34,14 @@ class FormChoice:
         return f"{self.form.FORM}, because {self.why}"
 
 
-def choose_form(group: RecurrenceGroup, target: str) -> FormChoice:
+def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
     if group.step_work:
         slices = [v for v in group.step_work if is_state_slice(v)]
         tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
         return FormChoice(recurrence_tensor_steps, f"each step computes {len(tensors)} tensor(s) whole from "
                           f"{len(slices)} earlier-step state(s) (every target)")
-    if target not in HOST_LOOP_TARGETS:
-        return FormChoice(recurrence_region, f"{target} runs loops inside a dispatch")
+    if target.loops_in_dispatch:
+        return FormChoice(recurrence_region, f"{target.name} runs loops inside a dispatch")
     not_kernel = recurrence_kernel.misfit(group)
     if not_kernel is None:
         return FormChoice(recurrence_kernel, "every member is a scalar state kept in a window and a step "

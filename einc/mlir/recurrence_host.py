@@ -29,6 +29,7 @@ from einc.mlir.recurrence_chunks import ROWS, ChunkLayout, ReadPlan, copy_rows, 
 from einc.mlir.recurrence_step import PointValue, covers_every_step, emit_step
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type
+from einc.target import DEFAULT, Target
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 CHUNK_STEPS = 256
@@ -132,16 +133,16 @@ def _inside(lw, vars_: list, coords: list[ir.Value]) -> ir.Value:
     return inside
 
 
-def check_no_same_step_self_reads(group: RecurrenceGroup, target: str) -> None:
+def check_no_same_step_self_reads(group: RecurrenceGroup, target: Target) -> None:
     for member in group.members:
         for clause in member.clauses:
             for read in step_state_reads([clause.body, clause.guard]):
                 if read.member is member and not _earlier_step(read, group, clause):
                     raise diagnostics.error(
                         diagnostics.UNSUPPORTED,
-                        f"`{member.name}` reads itself at the step being computed, which {target} "
+                        f"`{member.name}` reads itself at the step being computed, which {target.name} "
                         "cannot lower: there each step of a clause is one parallel kernel",
-                        read.span, hint="build with --target llvm-cpu, which runs the recurrence "
+                        read.span, hint=f"build with --target {DEFAULT.name}, which runs the recurrence "
                         "point by point")
 
 

@@ -8,7 +8,7 @@ runs the same loop and yields the value its slot holds at the end, so the result
 member's window storage, as the other forms leave it (slot = step mod window).
 
 IREE-30: a shader invocation stops after about 65,535 loop iterations, inner loops included, so
-one kernel runs at most STEPS_PER_KERNEL steps (a host loop runs as many kernels as needed) and
+one kernel runs at most the target's `loop_budget` steps (a host loop runs as many kernels as needed) and
 a step that runs loops of its own (a reduction, a Stack, an integer power) does not fit here:
 such a group runs inside a workgroup (recurrence_workgroup) or as a host loop (recurrence_host).
 """
@@ -27,7 +27,6 @@ from einc.mlir.recurrence_step import PointValue, emit_step, held_point
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
-STEPS_PER_KERNEL = 65_000      # IREE-30: below the driver's ~65,535 iterations
 FORM = "a loop over the steps inside one kernel"     # what `einc build --explain` calls it
 
 
@@ -61,8 +60,8 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     members = group.members
     slots = max(m.window for m in members)
     steps = lw.sizes.index(group.t_var.extent)
-    per_kernel = index_const(STEPS_PER_KERNEL)
-    kernels = arith.divui(arith.addi(steps, index_const(STEPS_PER_KERNEL - 1)), per_kernel)
+    per_kernel = index_const(lw.target.loop_budget)
+    kernels = arith.divui(arith.addi(steps, index_const(lw.target.loop_budget - 1)), per_kernel)
     zeros = [linalg.fill(scalar_ops.constant(m.dtype, 0), outs=[_slots(m, slots)]) for m in members]
     loop = scf.ForOp(index_const(0), kernels, index_const(1), zeros)
     with ir.InsertionPoint(loop.body):

@@ -34,7 +34,6 @@ from einc.mlir.types import element_type, i32_type
 
 VECTOR_BYTES = 32             # one AVX2 register; LLVM splits or widens for other CPUs
 UNROLL = 4                    # independent accumulators, so adds overlap instead of waiting in line
-LANE_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 KINDS = {"sum": (vector.CombiningKind.ADD, vector.CombiningKind.ADD),
          "prod": (vector.CombiningKind.MUL, vector.CombiningKind.MUL),
          "max": (vector.CombiningKind.MAXIMUMF, vector.CombiningKind.MAXSI),
@@ -105,7 +104,7 @@ def store_consecutive(values: ir.Value, dest: ir.Value, indices: list[ir.Value])
 def clause_lanes(lw, member: RecMember, clause: RecClause, t_var: IndexVar) -> Optional[int]:
     """The width to compute `clause` with in lanes along its last variable, or None: it must
     not read its own member at the same step (that is a dependence along the lanes)."""
-    if lw.target not in LANE_TARGETS or not clause.vars or member.dtype.is_bool:
+    if not lw.target.has_vector_lanes or not clause.vars or member.dtype.is_bool:
         return None
     lane, width = clause.vars[-1], width_of(member.dtype)
     probe = _Probe(lw, {t_var: IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)})
@@ -198,7 +197,7 @@ STEP_RULES = {**recurrence_scalars.SCALAR_STEP_RULES, Reduce: reduce_in_step}
 
 def _reducible_in_lanes(scope: Scope, reduce: Reduce) -> bool:
     lane = reduce.vars[-1]
-    return (scope.lw.target in LANE_TARGETS and reduce.kind in KINDS and not reduce.dtype.is_bool
+    return (scope.lw.target.has_vector_lanes and reduce.kind in KINDS and not reduce.dtype.is_bool
             and not reduce.dtype.is_unsigned
             and not (lane.extent.is_const and lane.extent.const < width_of(reduce.dtype))
             and all(vectorisable(scope, v, lane) for v in (reduce.body, reduce.guard) if v is not None))

@@ -182,18 +182,15 @@ def accumulate(inner: Scope, reduce: Reduce, acc: ir.Value) -> ir.Value:
     return step_accumulator(inner.lw, reduce)(value, acc)
 
 
-# The CPU targets, where products are otherwise rounded on their own (einc.mlir.rounding).
-FUSED_SUM_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
-
-
 def step_accumulator(lw, reduce: Reduce) -> Callable:
     """How a step's loop adds a value to a reduction's accumulator. A float sum adds a product
     with one rounding (`math.fma(a, b, acc)`), as IREE's matmul and matvec kernels do: the
     order of a sum's terms is already not the program's (lanes, unrolled accumulators), and a
     recurrence's matrix-vector step takes 20-25% more CPU time with the product rounded first. Products
-    outside sums keep their own rounding (docs/DECISIONS.md)."""
+    outside sums keep their own rounding (docs/DECISIONS.md). Only on targets that fuse step sums
+    (`fuses_step_sums`: the CPU, where products are otherwise rounded on their own, einc.mlir.rounding)."""
     combine = reduce_combiner(reduce)
-    if reduce.kind != "sum" or not reduce.dtype.is_float or lw.target not in FUSED_SUM_TARGETS:
+    if reduce.kind != "sum" or not reduce.dtype.is_float or not lw.target.fuses_step_sums:
         return combine
 
     def add(value: ir.Value, acc: ir.Value) -> ir.Value:

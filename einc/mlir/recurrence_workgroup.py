@@ -11,7 +11,7 @@ reports where the chunk ended, which the host reads back as the next chunk's sta
 storage is one-dimensional (flat_storage, as recurrence_chunks says), its points row-major.
 
 IREE-30: an invocation stops after ~65,535 loop iterations, inner loops included, so a chunk
-runs as many steps as fit in LOOP_BUDGET, by an upper bound of one step's iterations computed
+runs as many steps as fit in the target's `loop_budget`, by an upper bound of one step's iterations computed
 from the sizes (`_step_iterations`).
 """
 from __future__ import annotations
@@ -34,7 +34,6 @@ from einc.mlir.types import element_type
 
 WORKGROUP_SIZE = 64
 FORM = f"chunks of steps, each one dispatch of a workgroup of {WORKGROUP_SIZE} invocations"   # for --explain
-LOOP_BUDGET = 65_000          # IREE-30: below the driver's ~65,535 iterations an invocation
 INTEGER_POWER_ITERATIONS = 64  # einc.mlir.scalar_ops runs one iteration per exponent bit (u64: 64)
 
 
@@ -94,13 +93,14 @@ def _product(lw, extents) -> ir.Value:
 
 
 def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
-    """Steps a chunk runs: as many as fit in LOOP_BUDGET after the chunk's copies, at least 1."""
+    """Steps a chunk runs: as many as fit in the target's loop budget after the chunk's copies,
+    at least 1."""
     per_step = _step_iterations(lw, group)
     fixed = index_const(100)
     for m in group.members:
         rows = m.window if m.window is not None else reads.tails[m] + len(reads.pins[m])
         fixed = arith.addi(fixed, _share(arith.muli(_rest_points(lw, m), index_const(rows))))
-    room = arith.subi(arith.maxui(index_const(LOOP_BUDGET), fixed), fixed)
+    room = arith.subi(arith.maxui(index_const(lw.target.loop_budget), fixed), fixed)
     steps = arith.maxui(arith.divui(room, per_step), index_const(1))
     # kept a run-time value even where the sizes are constants: canonicalization rebuilds a
     # tensor.empty of constant sizes without its attributes, and CSE then merges the members'

@@ -1,17 +1,19 @@
-"""The signature of `main`: its MLIR function type and the `einc.signature` reflection JSON the
-runner reads back from the .vmfb (format in einc/runtime/signature.py)."""
+"""The signature of `main`: its MLIR function type and its iree.reflection, which the runner reads
+back from the .vmfb: the `einc.signature` JSON (format in einc/runtime/signature.py), the target
+and, for code tuned to this CPU, the CPU's extensions (einc.module_file has the keys)."""
 from __future__ import annotations
 
 import json
 
 from iree.compiler import ir
 
+from einc import host_cpu
 from einc.ir.nodes import Input, Print, Program
 from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.types import element_type, tensor_type
+from einc.module_file import CPU_FEATURES_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY
 from einc.passes.size_facts import ExtentFact, IndexFact
-
-SIGNATURE_VERSION = 2
+from einc.target import Target
 
 
 def argument_type(inp: Input) -> ir.Type:
@@ -28,7 +30,7 @@ def function_type(program: Program) -> ir.FunctionType:
     return ir.FunctionType.get([argument_type(i) for i in program.inputs], results)
 
 
-def reflection(program: Program, target: str) -> ir.Attribute:
+def reflection(program: Program, target: Target) -> ir.Attribute:
     """iree.reflection keeps string values only, so the signature travels as one JSON string."""
     prints = [e for e in program.effects if isinstance(e, Print)]
     asserts, printed = {}, 0
@@ -39,7 +41,6 @@ def reflection(program: Program, target: str) -> ir.Attribute:
             asserts.setdefault(effect.message, printed)
     doc = {
         "version": SIGNATURE_VERSION,
-        "target": target,
         "source": program.source,
         "inputs": [{"name": i.name, "dtype": i.dtype.numpy.name, "dims": _dims(i)} for i in program.inputs],
         "outputs": [{"name": name, "dtype": v.dtype.numpy.name, "rank": v.rank} for name, v in program.outputs],
@@ -51,7 +52,28 @@ def reflection(program: Program, target: str) -> ir.Attribute:
         "size_checks": [_size_check(fact) for fact in program.size_facts],
         "index_checks": [_index_check(check) for check in program.index_checks],
     }
-    return ir.DictAttr.get({"einc.signature": ir.StringAttr.get(json.dumps(doc))})
+    entries = {SIGNATURE_KEY: json.dumps(doc), **target_entries(target)}
+    return ir.DictAttr.get({key: ir.StringAttr.get(value) for key, value in entries.items()})
+
+
+def target_entries(target: Target) -> dict[str, str]:
+    """The reflection entries that say what the module's code needs to run: the target, and for
+    code tuned to this CPU its instruction set extensions (the runner refuses a CPU lacking one)."""
+    entries = {TARGET_KEY: target.name}
+    if target.tuned_to_host:
+        entries[CPU_FEATURES_KEY] = " ".join(host_cpu.isa_features())
+    return entries
+
+
+def record_parameters(module: ir.Module, digest: str) -> None:
+    """Add the digest of the module's weights archive (einc.build.parameters) to `main`'s
+    reflection: the runner refuses an archive of another build."""
+    main = next(op for op in module.body.operations if op.operation.name == "func.func"
+                and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+    with module.context:
+        entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
+        entries[PARAMETERS_KEY] = ir.StringAttr.get(digest)
+        main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
 
 
 def _index_check(check) -> dict:

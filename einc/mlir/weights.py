@@ -14,7 +14,7 @@ from iree.compiler.dialects import util
 
 from einc.ir.nodes import Const
 from einc.mlir.types import tensor_type
-from einc.runtime.parameters import SCOPE   # the scope the runner provides the archive under
+from einc.module_file import SCOPE   # the scope the runner provides the archive under
 
 
 

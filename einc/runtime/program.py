@@ -16,22 +16,19 @@ import numpy as np
 import iree.runtime as rt
 
 from einc import host_cpu
-from einc.build.targets import TARGETS
+from einc.target import TARGETS
+from einc.module_file import ModuleFileError, archive_beside, load_module
 from einc.runtime.errors import FailedCheck, RunError
 from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.index_checks import bad_index
 from einc.runtime.inputs import bind_inputs
-from einc.runtime.integrity import unseal
-from einc.runtime.parameters import archive_beside, parameters_module
+from einc.runtime.parameters import parameters_module
 from einc.runtime.printing import PRINT_LABEL_PREFIX, perform
 from einc.runtime.readback import copy_of_mapped, to_numpy
 from einc.runtime.signature import Signature, signature_from_reflection
 
-# Runtime drivers each target's code runs on, the default first (einc.build.targets does not
-# load the compiler).
-DEVICES_BY_TARGET = {name: target.devices for name, target in TARGETS.items()}
 KNOWN_DEVICES = ("local-task", "local-sync", "vulkan")
-_FALLBACK_DEVICE = "local-task"  # for modules compiled outside einc.build (no einc.target)
+_FALLBACK_DEVICE = "local-task"  # for modules einc did not lower (no einc.target)
 _ASSERT_MESSAGE_STARTS = ("assertion failed at ", "shape mismatch: ")
 
 
@@ -315,16 +312,10 @@ def check_cpu_features(signature: Signature, name: str) -> None:
 
 def _load_module(instance: rt.VmInstance, sealed: bytes, name: str) -> rt.VmModule:
     """The module in `sealed`, which IREE only sees once its integrity digest matched."""
-    vmfb = unseal(sealed, name)
     try:
-        module = rt.VmModule.copy_buffer(instance, vmfb)
-        exported = module.function_names
-    except Exception as err:  # noqa: BLE001 - whatever IREE raises, the file is not a module it loads
-        reason = _first_line(err).split("; ")[-1].strip()
-        raise RunError(f"{name} is not a valid IREE module ({reason})") from None
-    if "main" not in exported:
-        raise RunError(f"{name} is not an einc module (it exports no main function)")
-    return module
+        return load_module(instance, sealed, name)
+    except ModuleFileError as err:
+        raise RunError(str(err)) from None
 
 
 # IREE-32: a kernel takes its run-time sizes and buffer offsets as push constants, of which Vulkan
@@ -352,9 +343,10 @@ def _choose_device(target: str | None, requested: str | None) -> str:
         raise RunError(f"unknown device {requested!r}; expected one of {', '.join(KNOWN_DEVICES)}")
     if target is None:
         return requested or _FALLBACK_DEVICE
-    allowed = DEVICES_BY_TARGET.get(target)
-    if allowed is None:
+    known = TARGETS.get(target)
+    if known is None:
         raise RunError(f"the module was built for target {target!r}, which this runner does not know")
+    allowed = known.devices
     if requested is None:
         return allowed[0]
     if requested not in allowed:

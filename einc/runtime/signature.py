@@ -1,19 +1,16 @@
 """The `einc.signature` contract: what `main` takes, returns and prints.
 
-The lowering stores it as JSON in `main`'s iree.reflection; the build adds `einc.target`.
+The lowering stores it as JSON in `main`'s iree.reflection, beside the target and, where
+known, the weights archive's digest and the build CPU's extensions (einc.module_file keys).
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 
+from einc.module_file import CPU_FEATURES_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY
 from einc.runtime.errors import RunError
 
-SIGNATURE_KEY = "einc.signature"
-TARGET_KEY = "einc.target"  # stamped by einc.build, read by the runner to pick a device
-PARAMETERS_KEY = "einc.parameters"  # SHA-256 of the weights archive the module needs (einc.build.parameters)
-CPU_FEATURES_KEY = "einc.cpu_features"  # stamped for llvm-cpu: the build CPU's ISA extensions
-SUPPORTED_VERSION = 2
 DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
 Dim = int | str | None  # fixed size, named dim, or `?`
@@ -49,7 +46,7 @@ class Signature:
     outputs: list[OutputSpec]
     prints: dict[int, list[dict]]
     source: str
-    target: str | None  # None when the .vmfb was compiled outside einc.build
+    target: str | None  # the target's name; None when the .vmfb was not lowered by einc
     asserts: dict[str, int] = field(default_factory=dict)   # message -> prints before it
     fixed_dims: dict[str, int] = field(default_factory=dict)   # named dims fixed at build time
     sizes: dict[str, tuple[str, int]] = field(default_factory=dict)  # run-time dim -> (input, axis)
@@ -69,9 +66,9 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
         raise RunError(f"{module_name} is not an einc module (its main function has no einc.signature)")
     try:
         doc = json.loads(text)
-        if doc.get("version") != SUPPORTED_VERSION:
+        if doc.get("version") != SIGNATURE_VERSION:
             raise RunError(f"{module_name} has signature version {doc.get('version')!r}; "
-                           f"this runner reads version {SUPPORTED_VERSION}: rebuild it with this einc")
+                           f"this runner reads version {SIGNATURE_VERSION}: rebuild it with this einc")
         return Signature(
             inputs=[_input_spec(entry) for entry in doc["inputs"]],
             outputs=[OutputSpec(entry["name"], _dtype(entry["dtype"])) for entry in doc["outputs"]],

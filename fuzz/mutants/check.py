@@ -17,6 +17,7 @@ import traceback
 from einc import driver
 from einc.build import compile_mlir
 from einc.diagnostics import CompileError
+from einc.target import get
 
 CODES = re.compile(r"E00[1-79]|E01[01]")
 CLI_SECONDS = 240
@@ -33,7 +34,7 @@ def _check(path: str, data: bytes, build: bool) -> dict:
     try:
         module = driver.lower(path, "llvm-cpu")
         if build:
-            compile_mlir(module, "llvm-cpu")
+            compile_mlir(module, get("llvm-cpu"))
     except CompileError as err:
         problem = diagnostic_problem(err, path, data)
         return {"kind": "bad-diagnostic", "detail": problem} if problem else {"kind": "diagnostic"}

@@ -25,6 +25,7 @@ import pytest
 
 from einc.build.iree_compile import compile_mlir
 from einc.driver import lower
+from einc.target import get
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = "vulkan-spirv"
@@ -93,7 +94,7 @@ def validate(name: str, program: str | Path) -> tuple[int, list[str]]:
             path = workdir / "program.ein"
             path.write_text(program)
         dump = workdir / "kernels"
-        compile_mlir(lower(str(path), TARGET, None), TARGET,
+        compile_mlir(lower(str(path), TARGET, None), get(TARGET),
                      (f"--iree-hal-dump-executable-binaries-to={dump}",))
         kernels = sorted(dump.glob("*.spv"))
         failures = []

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import einc
-from einc.build.targets import get_target
-from einc.runtime.integrity import seal
+from einc.module_file import seal
+from einc.target import get
 
 DENSE = ("use std::math::basic::max;\nlet x: [f32; B, I];\nlet w: [f32; I, O];\nlet b: [f32; O];\n"
          "let y[n, o] = max(sum[i](x[n, i] * w[i, o]) + b[o], 0.0);\n")
@@ -25,7 +25,7 @@ def test_iree_compile_with_the_flags_gives_einc_numbers(einc_cli, tmp_path, monk
     status, command, _ = einc_cli("build", "dense.ein", "--emit", "iree-flags", "--target", target)
     assert status == 0
     words = shlex.split(command)
-    assert words == ["iree-compile", *get_target(target).flags, "dense.mlir", "-o", "dense.vmfb"]
+    assert words == ["iree-compile", *get(target).flags, "dense.mlir", "-o", "dense.vmfb"]
     assert einc_cli("build", "dense.ein", "--emit", "mlir", "-o", "dense.mlir", "--target", target)[0] == 0
     iree_compile = Path(sys.executable).parent / "iree-compile"
     done = subprocess.run([str(iree_compile), *words[1:]], capture_output=True, text=True, timeout=600)

@@ -66,7 +66,7 @@ def test_f64_is_rejected_for_vulkan_with_a_diagnostic():
 @pytest.mark.parametrize("n", [5, 6, 7, 9])
 def test_bool_arrays_of_any_length_survive_the_round_trip_on_vulkan(run, n):
     # with only 32-bit storage, IREE packs bools into words and the last partial word of a
-    # buffer whose length is not a multiple of 4 read as 0 (einc.build.targets)
+    # buffer whose length is not a multiple of 4 read as 0 (einc.target)
     flags = rng.random(n) > 0.3
     x = rng.standard_normal(n).astype(np.float32)
     out = run(BOOL_ARRAYS, target="vulkan-spirv", x=x, b=flags)

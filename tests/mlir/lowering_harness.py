@@ -9,6 +9,7 @@ import iree.runtime as rt
 from einc.ir.nodes import Const, IndexRef, IndexVar, Input, Op, Program, Read
 from einc.ir.types import BY_NAME, Lin, Sym
 from einc.mlir import lower_to_text
+from einc.target import get
 
 FLAGS = {
     "llvm-cpu": ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -19,7 +20,7 @@ DEVICES = {"llvm-cpu": "local-task", "vulkan-spirv": "vulkan"}
 
 
 def compile_program(program: Program, target: str = "llvm-cpu") -> bytes:
-    return ic.compile_str(lower_to_text(program, target), extra_args=FLAGS[target])
+    return ic.compile_str(lower_to_text(program, get(target)), extra_args=FLAGS[target])
 
 
 class Compiled:

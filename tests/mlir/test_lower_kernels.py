@@ -5,6 +5,7 @@ import pytest
 from einc.ir.nodes import Generic, Reduce
 from einc.ir.types import Lin
 from einc.mlir import cpu_matmuls, lower_to_text
+from einc.target import get
 from lowering_harness import (compile_program, Compiled, const, op, program, read, ref, run,
                               scalar_input, tensor_input, var)
 
@@ -49,7 +50,7 @@ def _matmul_program():
 def test_matmul_is_a_named_op_with_dynamic_sizes(monkeypatch):
     monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: False)    # else packed: test_cpu_matmuls.py
     p = _matmul_program()
-    assert "linalg.matmul" in lower_to_text(p, "llvm-cpu")
+    assert "linalg.matmul" in lower_to_text(p, get("llvm-cpu"))
     module = Compiled(compile_program(p), "llvm-cpu")
     for m, k, n in ((3, 5, 2), (17, 33, 9)):
         a, b = rng.random((m, k), np.float32), rng.random((k, n), np.float32)
@@ -69,7 +70,7 @@ def test_batch_matmul_and_matvec_are_named_ops():
     m, k2, i2 = tensor_input("Mv", 3, "f32", [4, "K"], syms), var("k2", a.shape[2]), var("i2", Lin(4))
     matvec = Generic((i2,), Reduce("sum", (k2,), op("mul", read(v, ref(k2)), read(m, ref(i2), ref(k2)))))
     p = program([a, b, v, m], [("C", batched), ("y", matvec)], syms)
-    text = lower_to_text(p, "llvm-cpu")
+    text = lower_to_text(p, get("llvm-cpu"))
     assert "linalg.batch_matmul" in text and "linalg.matvec" in text
     xa, xb = rng.random((2, 3, 4), np.float32), rng.random((2, 4, 5), np.float32)
     xv, xm = rng.random(4, np.float32), rng.random((4, 4), np.float32)
@@ -88,7 +89,7 @@ def test_convolution_is_a_named_op_over_a_dynamic_image():
     pixel = read(img, op("add", ref(oh), ref(kh)), op("add", ref(ow), ref(kw)))
     out = Generic((oh, ow), Reduce("sum", (kh, kw), op("mul", pixel, read(w, ref(kh), ref(kw)))))
     p = program([img, w], [("out", out)], syms)
-    text = lower_to_text(p, "llvm-cpu")
+    text = lower_to_text(p, get("llvm-cpu"))
     assert "linalg.conv_2d " in text and "tensor.extract" not in text
     x, k = rng.random((6, 7), np.float32), rng.random((3, 3), np.float32)
     expected = np.array([[np.sum(x[r:r + 3, c:c + 3] * k) for c in range(5)] for r in range(4)])

@@ -3,11 +3,14 @@ import json
 
 import numpy as np
 import pytest
+from iree.compiler import ir
 
+from einc import host_cpu
 from einc.diagnostics import CompileError
 from einc.ir.nodes import Assert, Clause, Generic, Piecewise, Print, Reduce, Size, Stack
 from einc.ir.types import Lin
 from einc.mlir import lower_program, lower_to_text
+from einc.target import get
 from lowering_harness import (compile_program, Compiled, const, dt, op, program, read, ref, run,
                               scalar_input, tensor_input, var)
 
@@ -53,7 +56,7 @@ def test_host_scalars_and_device_scalars():
     sizes = Stack((Size(x.shape[0]), Size(x.shape[0] + 1)))
     mixed = Stack((s, mean))
     p = program([a, b, x], [("s", s), ("m", mean), ("shape", sizes), ("mixed", mixed)], syms)
-    text = lower_to_text(p, "llvm-cpu")
+    text = lower_to_text(p, get("llvm-cpu"))
     assert "tensor.extract" not in text    # nothing is read back to the host
     data = rng.random(5, np.float32)
     got_s, got_m, got_shape, got_mixed = run(p, 1.5, 4, data)
@@ -75,7 +78,7 @@ def test_print_and_assert():
                Assert(op("gt", t, const(0.0), dtype="bool"), "assertion failed at a.ein:3:1: t > 0"),
                Assert(op("lt", total, const(100.0), dtype="bool"), "assertion failed at a.ein:4:1: small")]
     p = program([x, t], [("total", total)], syms, effects)
-    text = lower_to_text(p, "llvm-cpu")
+    text = lower_to_text(p, get("llvm-cpu"))
     assert 'flow.tensor.trace "einc.print.0"' in text and 'flow.tensor.trace "einc.print.1"' in text
     assert text.count("cf.assert") == 2
     module = Compiled(compile_program(p), "llvm-cpu")
@@ -92,10 +95,10 @@ def test_signature_reflection():
     n = scalar_input("n", 1, "i64")
     parts = [{"arg": 0, "spec": ""}]
     p = program([x, n], [("y", op("mul", n, n))], syms, [Print(parts, (n,))])
-    module = lower_program(p, "llvm-cpu")
+    module = lower_program(p, get("llvm-cpu"))
     main = module.body.operations[0]
     doc = json.loads(main.attributes["iree.reflection"]["einc.signature"].value)
-    assert doc == {"version": 2, "target": "llvm-cpu", "source": "test.ein",
+    assert doc == {"version": 2, "source": "test.ein",
                    "inputs": [{"name": "x", "dtype": "float32", "dims": ["N", 3, None]},
                               {"name": "n", "dtype": "int64", "dims": []}],
                    "outputs": [{"name": "y", "dtype": "int64", "rank": 0}],
@@ -105,6 +108,19 @@ def test_signature_reflection():
     assert "(tensor<?x3x?xf32>, i64) -> tensor<i64>" in str(main.attributes["function_type"])
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", "vulkan-spirv"])
+def test_the_lowering_stamps_the_target_once(target):
+    # beside the signature, not inside it; code tuned to this CPU also records its extensions
+    syms = {}
+    x = tensor_input("x", 0, "f32", ["N"], syms)
+    i = var("i", x.shape[0])
+    main = lower_program(program([x], [("y", Generic((i,), read(x, ref(i))))], syms), get(target)).body.operations[0]
+    reflection = {a.name: a.attr.value for a in ir.DictAttr(main.attributes["iree.reflection"])}
+    assert reflection["einc.target"] == target and "target" not in json.loads(reflection["einc.signature"])
+    features = reflection.get("einc.cpu_features")
+    assert features == (" ".join(host_cpu.isa_features()) if target == "llvm-cpu" else None)
+
+
 def test_lowering_into_a_compiler_session_context():
     from iree.compiler.api import Session
     session = Session()
@@ -112,7 +128,7 @@ def test_lowering_into_a_compiler_session_context():
     syms = {}
     x = tensor_input("x", 0, "f32", ["N"], syms)
     i = var("i", x.shape[0])
-    module = lower_program(program([x], [("y", Generic((i,), read(x, ref(i))))], syms), "llvm-cpu",
+    module = lower_program(program([x], [("y", Generic((i,), read(x, ref(i))))], syms), get("llvm-cpu"),
                            context=session.context)
     assert module.context is session.context
 
@@ -123,8 +139,8 @@ def test_f64_is_rejected_on_vulkan():
     i = var("i", x.shape[0])
     p = program([x], [("y", Generic((i,), read(x, ref(i))))], syms)
     with pytest.raises(CompileError, match="E011.*f64 is not supported on vulkan-spirv"):
-        lower_program(p, "vulkan-spirv")
-    lower_program(p, "llvm-cpu")
+        lower_program(p, get("vulkan-spirv"))
+    lower_program(p, get("llvm-cpu"))
 
 
 @pytest.mark.vulkan

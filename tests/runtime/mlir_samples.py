@@ -5,12 +5,21 @@ import functools
 import json
 
 from einc.build import compile_mlir
+from einc.mlir.signature import target_entries
+from einc.target import get
+
+REFLECTION = "EINC_REFLECTION"   # where a sample's reflection goes, written for the target built
 
 
-def _reflection(signature: dict) -> str:
-    # MLIR string attribute: escape the JSON's quotes and backslashes.
-    text = json.dumps(signature).replace("\\", "\\\\").replace('"', '\\"')
-    return f'iree.reflection = {{"einc.signature" = "{text}"}}'
+def _reflection(signature: dict, target: str) -> str:
+    entries = {"einc.signature": json.dumps(signature), **target_entries(get(target))}
+    # MLIR string attributes: escape the quotes and backslashes.
+    text = ", ".join(f'"{key}" = "{_escaped(value)}"' for key, value in entries.items())
+    return f"iree.reflection = {{{text}}}"
+
+
+def _escaped(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 MATMUL_SIGNATURE = {
@@ -31,7 +40,7 @@ MATMUL_SIGNATURE = {
 # C = (A @ B) * s; asserts s != 0; prints s, then C.
 MATMUL = f"""
 func.func @main(%A: tensor<?x?xf32>, %B: tensor<?x2xf32>, %s: f32) -> (tensor<?x2xf32>, tensor<f32>)
-    attributes {{{_reflection(MATMUL_SIGNATURE)}}} {{
+    attributes {{{REFLECTION}}} {{
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %st = tensor.from_elements %s : tensor<f32>
@@ -71,7 +80,7 @@ ADD_SIGNATURE = {
 # total = a + b with a compiler-style shape check (both dims are `?`, so only the module checks them).
 ADD = f"""
 func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>, %n: i32, %flag: i1) -> (tensor<?xf32>, tensor<i32>, tensor<i1>)
-    attributes {{{_reflection(ADD_SIGNATURE)}}} {{
+    attributes {{{REFLECTION}}} {{
   %c0 = arith.constant 0 : index
   %na = tensor.dim %a, %c0 : tensor<?xf32>
   %nb = tensor.dim %b, %c0 : tensor<?xf32>
@@ -89,10 +98,16 @@ func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>, %n: i32, %flag: i1) -> (te
 }}
 """
 
-SAMPLES = {"matmul": MATMUL, "add": ADD}
+SAMPLES = {"matmul": (MATMUL, MATMUL_SIGNATURE), "add": (ADD, ADD_SIGNATURE)}
+
+
+def sample_text(sample: str, target: str) -> str:
+    """The sample's MLIR as einc's lowering would stamp it for `target` (einc.mlir.signature)."""
+    text, signature = SAMPLES[sample]
+    return text.replace(REFLECTION, _reflection(signature, target))
 
 
 @functools.lru_cache(maxsize=None)
 def compiled(sample: str, target: str) -> bytes:
     """The sample's .vmfb for `target`, compiled at most once per test process."""
-    return compile_mlir(SAMPLES[sample], target)
+    return compile_mlir(sample_text(sample, target), get(target))

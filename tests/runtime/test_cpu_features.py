@@ -11,7 +11,8 @@ from einc.build import compile_mlir
 from einc.cli import _run_cli
 from einc.runtime import RunError, load
 from einc.runtime.program import read_signature
-from mlir_samples import SAMPLES, compiled
+from einc.target import get
+from mlir_samples import compiled, sample_text
 
 FAKE = "avx1024_fake"   # an extension no CPU has
 
@@ -28,7 +29,7 @@ def built_on_a_bigger_cpu(monkeypatch, tmp_path):
     if not real:
         pytest.skip("this system does not say which extensions its CPU has")
     monkeypatch.setattr(host_cpu, "isa_features", lambda: sorted(real + [FAKE]))
-    vmfb = compile_mlir(SAMPLES["matmul"], "llvm-cpu")
+    vmfb = compile_mlir(sample_text("matmul", "llvm-cpu"), get("llvm-cpu"))
     monkeypatch.setattr(host_cpu, "isa_features", lambda: real)
     path = tmp_path / "bigger.vmfb"
     path.write_bytes(vmfb)

@@ -11,7 +11,7 @@ import pytest
 
 import einc.runtime as runtime
 from einc.runtime import RunError
-from einc.runtime.integrity import seal, unseal
+from einc.module_file import seal, unseal
 from mlir_samples import compiled
 
 IREE_TOOLS = Path(sys.executable).parent

@@ -1,0 +1,97 @@
+"""The targets einc builds for, one record each: how IREE builds for it, what runs it, and what
+the stages ask about it. The CLI and the API turn a name into its record (`get`); every stage
+after that takes the record. Defect ids are the entries of docs/IREE_DEFECTS.md.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    flags: tuple[str, ...]          # iree-compile flags
+    devices: tuple[str, ...]        # runtime drivers able to run it, the default first
+    note: str                       # what its code runs on, for `--target`'s help
+    # element types it cannot run, each with the type to use instead
+    unsupported_dtypes: tuple[tuple[str, str], ...] = ()
+    # a recurrence group runs as one dispatch with loops inside it (else: a kernel, a workgroup
+    # or a host loop, einc.mlir.recurrence)
+    loops_in_dispatch: bool = True
+    has_vector_lanes: bool = False        # recurrence steps computed in vector lanes
+    fuses_step_sums: bool = False         # a step's sum adds each product with one FMA
+    convolution_tiles: bool = False       # NCHW convolutions get einc's CPU tile sizes
+    register_tiled_matmuls: bool = False  # f32 matmuls packed into einc's register tiles (AVX-512)
+    loop_budget: int = 1 << 30            # loop iterations one kernel invocation may run
+    defects: frozenset[str] = frozenset()  # IREE defects of this target a workaround asks about
+
+    @property
+    def tuned_to_host(self) -> bool:
+        """Whether the code uses this CPU's features (and may not run on another CPU)."""
+        return "--iree-llvmcpu-target-cpu=host" in self.flags
+
+    def replacement_for(self, dtype: str) -> str | None:
+        """The type to use instead of element type `dtype`, None where this target runs it."""
+        return dict(self.unsupported_dtypes).get(dtype)
+
+    def has_defect(self, defect: str) -> bool:
+        return defect in self.defects
+
+    def iree_compile_command(self, mlir_path: str, vmfb_path: str) -> str:
+        """The `iree-compile` command line that builds `mlir_path` (as `einc build --emit mlir`
+        wrote it) with the flags einc gives IREE for this target (einc builds in process, with
+        the same flags, then seals the module: einc.build.iree_compile)."""
+        return shlex.join(["iree-compile", *self.flags, mlir_path, "-o", vmfb_path])
+
+
+# IREE-01: f64 is demoted to f32 by default. IREE-02: a multi-use producer fused into a partial
+# reader computes only that part. IREE-03: a recurrence group reading no input, hoisted into a
+# global initializer, fails to compile.
+_COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-dispatch-creation-fuse-multi-use=false",
+           "--iree-opt-const-expr-hoisting=false")
+# Data tiling packs matmul operands into the CPU's register tiles (3-4x the default codegen,
+# benchmarks/ matmul rows). The host target packs f32 matmuls into einc's own 14x32 tiles
+# (einc.mlir.cpu_matmuls), which IREE's mmt4d microkernel has none of, so it builds without them.
+_DATA_TILING = "--iree-opt-data-tiling=true"
+_HOST_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=none")
+_GENERIC_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=all")
+_LOCAL_CPU = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu")
+# IREE-04: the baseline profile emulates bool (i8) buffers in 32-bit words; 8-bit storage avoids it.
+_VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int8,"
+                    "cap:StorageBuffer8BitAccess,ext:SPV_KHR_storage_buffer_storage_class,"
+                    "ext:SPV_KHR_8bit_storage")
+_CPU_DEVICES = ("local-task", "local-sync")
+# IREE-07, IREE-09: data tiling; IREE-19: float ops marked `contract`.
+_CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19"})
+_CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, defects=_CPU_DEFECTS)
+
+_RECORDS = (
+    Target("llvm-cpu", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=host",) + _COMMON + _HOST_MATMULS, _CPU_DEVICES,
+           "this CPU (fastest, not portable)",
+           register_tiled_matmuls=True, **_CPU),
+    Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic",) + _COMMON + _GENERIC_MATMULS,
+           _CPU_DEVICES, "any CPU of this architecture",
+           **_CPU),
+    Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES) + _COMMON, ("vulkan",),
+           "Vulkan (no f64, 16- or 64-bit integers)",
+           # no 64-bit types in the profile; IREE-05: 16-bit buffers packed into 32-bit words
+           unsupported_dtypes=(("f64", "f32"), ("i64", "i32"), ("u64", "u32"), ("i16", "i32"), ("u16", "i32")),
+           # SPIR-V cannot compile a dispatch region with loops; IREE-30: lavapipe stops an
+           # invocation after ~65,535 loop iterations
+           loops_in_dispatch=False, loop_budget=65_000, defects=frozenset({"IREE-06"})),
+)
+TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in _RECORDS})
+DEFAULT = TARGETS["llvm-cpu"]
+
+
+def get(name: str | Target) -> Target:
+    """The record of target `name` (a record is returned as it is); ValueError for an unknown name."""
+    if isinstance(name, Target):
+        return name
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise ValueError(f"unknown target {name!r}; expected one of {', '.join(TARGETS)}") from None
