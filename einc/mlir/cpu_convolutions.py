@@ -7,6 +7,7 @@ up to 16 columns with the channels, rows and columns of the window as scalar loo
 weight times a row of pixels). The op carries that choice as its `compilation_info`. The row
 must divide the output's width: IREE 3.13 runs a partial row as scalar code, 18x slower
 (measured: 28 columns in rows of 16, 13.5 ms a batch of 100; in rows of 14, 0.73 ms).
+A run-time width gets rows of 16 through blocks of 16 columns (width_blocks).
 
 With one input channel IREE folds the unit axis away before choosing, the op is no longer a
 convolution to it and runs as a scalar loop nest (about 9x slower; so does a window of one row,
@@ -25,6 +26,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
+from einc.mlir import width_blocks
 from einc.mlir.named_ops import Match, emit as emit_named
 
 TARGETS = ("llvm-cpu", "llvm-cpu-generic")
@@ -39,10 +41,11 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     channel_axes = _summed_channel_axes(found)
     one_channel = channel_axes is not None and _extent(found.operand_axes[1][channel_axes[1]]) == 1
     nchw = found.pattern.op == "conv_2d_nchw_fchw"
-    if not (nchw or one_channel):
+    blocks = width_blocks.applies(found, init)
+    if not (nchw or one_channel or blocks):
         return None
-    tiles = _nchw_tiles(_extent(found.operand_axes[1][0]), ir.RankedTensorType(init.type).get_dim_size(3)) \
-        if nchw else None
+    columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
+    tiles = _nchw_tiles(_extent(found.operand_axes[1][0]), columns) if nchw else None
 
     def convolution(ins: list, out: ir.Value) -> ir.Value:
         if one_channel:
@@ -52,7 +55,10 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
         if tiles is not None:
             result.owner.attributes["compilation_info"] = tiles
         return result
-    return emit_named(lw, found, init, build=convolution)
+
+    def build(ins: list, out: ir.Value) -> ir.Value:
+        return width_blocks.blocked(found, ins, out, convolution) if blocks else convolution(ins, out)
+    return emit_named(lw, found, init, build=build)
 
 
 # A 3-d convolution with one channel ran faster as IREE has it (4.4 ms against 6.8 padded, a
