@@ -82,7 +82,8 @@ def _inputs(n: int, h: int, w: int) -> dict:
             "Kw": f(3, 3, 3), "Kv": f(4, 2, 2, 3, 3)}
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
 def test_every_convolution_matches_numpy_at_widths_off_the_block(source_file, target):
     """Widths 37 (two blocks and 1 column over: 35 results), 21 (one block and a part), 5
     (narrower than a block: one result for the dilated window), with batch and height varied."""
