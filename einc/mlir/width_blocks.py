@@ -21,6 +21,11 @@ from einc.mlir.shapes import index_const
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 BLOCK = 16
+# The ops a run-time width slowed down (23-33x; 4.6x and 1.5x on blocks). 1-d, 3-d and
+# depthwise convolutions ran as fast with a run-time width as with a fixed one, and slower on
+# blocks; so did poolings; a filter of run-time size (channel counts) keeps the op slow
+# whatever its width. Figures: docs/DECISIONS.md.
+BLOCKED_OPS = ("conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc")
 
 
 def applies(found, out: ir.Value) -> bool:
@@ -43,17 +48,12 @@ def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
 
 def _width_axes(found, out: ir.Value) -> Optional[tuple]:
     """(image axis, result axis, stride, span of a block's input) for the last window axis of
-    a batched op whose result has a run-time size there and whose window size is known."""
+    a BLOCKED_OPS op whose result has a run-time size there and whose filter's size is known."""
     pattern = found.pattern
-    if len(pattern.operands) != 2 or not all(size.is_const for size in found.views[1].shape):
-        # a pooling's copies cost more than they save, and a filter of run-time size (channels)
-        # keeps the op slow whatever its width (figures: DECISIONS.md)
+    if pattern.op not in BLOCKED_OPS or not all(size.is_const for size in found.views[1].shape):
         return None
     out_letters, image_tokens = pattern.out.split(), pattern.operands[0].split()
-    windows = [k for k, token in enumerate(image_tokens) if "+" in token]
-    if not windows or out_letters[0] != "n" or image_tokens[0] != "n":
-        return None
-    image_axis = windows[-1]
+    image_axis = max(k for k, token in enumerate(image_tokens) if "+" in token)
     out_axis = out_letters.index(image_tokens[image_axis].split("+")[0])
     size = found.operand_axes[0][image_axis].vars[1].extent
     if ir.RankedTensorType(out.type).get_dim_size(out_axis) != DYNAMIC or not size.is_const:

@@ -1,7 +1,7 @@
-"""Convolutions over a run-time width (einc/mlir/width_blocks): on llvm-cpu the batched ones run
-on blocks of 16 columns with a build-time width; each form matches NumPy at widths that are not
-a multiple of the block, narrower than one block, and of one column, with run-time batch and
-height; poolings and other targets keep the op as it is."""
+"""Convolutions over a run-time width (einc/mlir/width_blocks): on llvm-cpu the 2-d ones run on
+blocks of 16 columns with a build-time width; every form matches NumPy at widths that are not a
+multiple of the block, narrower than one block, and of one column, with run-time batch and
+height; other forms and targets keep the op as it is."""
 import re
 
 import numpy as np
@@ -85,8 +85,8 @@ def _inputs(n: int, h: int, w: int) -> dict:
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
                                     pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
 def test_every_convolution_matches_numpy_at_widths_off_the_block(source_file, target):
-    """Widths 37 (two blocks and 1 column over: 35 results), 21 (one block and a part), 5
-    (narrower than a block: one result for the dilated window), with batch and height varied."""
+    """Widths 37 (35-37 results: two blocks and a part), 21 (one block and a part), 5 (narrower
+    than a block; one result for the dilated window), with batch and height varied."""
     with einc.load(einc.compile(str(source_file), target=target, outputs=OUTPUTS).vmfb) as program:
         for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5)]:
             x = _inputs(n, h, w)
@@ -106,13 +106,17 @@ def test_one_column_and_one_image(tmp_path):
 
 
 def test_batched_convolutions_run_on_static_blocks_on_the_cpu(source_file):
-    """The 2-d NCHW convolution runs with 16 result columns, the known `--dim` width keeps
-    its own, pooling and Vulkan keep the run-time width."""
+    """2-d convolutions (NCHW, NHWC) run with 16 result columns, the known `--dim` width keeps
+    its own; pooling, depthwise convolutions and Vulkan keep the run-time width."""
     text = str(lower(str(source_file), "llvm-cpu", ["padded"]))
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x16xf32>", text)
     fixed = str(lower(str(source_file), "llvm-cpu", ["padded"], dims={"W": 40}))
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x40xf32>", fixed)
+    nhwc = str(lower(str(source_file), "llvm-cpu", ["nhwc"]))
+    assert re.search(r"linalg\.conv_2d_nhwc_hwcf .*-> tensor<\?x\?x16x4xf32>", nhwc)
     pool = str(lower(str(source_file), "llvm-cpu", ["pool"]))
     assert re.search(r"linalg\.pooling_nchw_max .*-> tensor<\?x3x\?x\?xf32>", pool)
+    depthwise = str(lower(str(source_file), "llvm-cpu", ["depthwise"]))
+    assert re.search(r"linalg\.depthwise_conv_2d_nchw_chw .*-> tensor<\?x3x\?x\?xf32>", depthwise)
     vulkan = str(lower(str(source_file), "vulkan-spirv", ["padded"]))
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x\?xf32>", vulkan)
