@@ -33,6 +33,7 @@ class Case:
     vulkan_n: Optional[int] = None               # a smaller timed size on Vulkan, where lavapipe
                                                  # runs a vector step's workgroup on the CPU slowly
     unchecked_indices: bool = False              # built with --unchecked-indices (no index checks)
+    fixed_dims: Optional[dict] = None            # named dims: also timed built with these --dim sizes
 
 
 # ------------------------------------------------------------------------------ logistic map

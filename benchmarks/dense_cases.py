@@ -54,7 +54,8 @@ def matmul_case(n: int, fixed: bool) -> Case:
     name = f"matmul {'fixed' if fixed else 'named'} dims, n = {n}"
     return Case(name, "FLOP", n, matmul_fixed if fixed else (lambda n: MATMUL_NAMED), matmul_inputs,
                 "C", lambda n, x: x["A"] @ x["B"], matmul_jax,
-                tolerance={"rtol": 1e-3, "atol": 1e-3 * np.sqrt(n)}, steps=lambda n: 2 * n ** 3, group="dense")
+                tolerance={"rtol": 1e-3, "atol": 1e-3 * np.sqrt(n)}, steps=lambda n: 2 * n ** 3, group="dense",
+                fixed_dims=None if fixed else {"M": n, "K": n, "N": n})
 
 
 # ------------------------------------------------------------------------------ MNIST CNN
@@ -112,7 +113,46 @@ def cnn_jax():
 def cnn_case(batch: int) -> Case:
     source = open(CNN_SOURCE, encoding="utf-8").read()
     return Case(f"MNIST CNN (examples/mnist), batch {batch}", "image", batch, lambda n: source, cnn_inputs,
-                "logits", cnn_numpy, cnn_jax, tolerance=F32_TOLERANCE, steps=lambda n: n, group="dense")
+                "logits", cnn_numpy, cnn_jax, tolerance=F32_TOLERANCE, steps=lambda n: n, group="dense",
+                fixed_dims={"B": batch})
+
+
+# The same network with every size named: image size and channels too. The dense layer's
+# weights come as [channels, rows, columns, classes], the features' own axes.
+CNN_NAMED = """
+    let X: [f32; B, C, H, W];
+    let W1: [f32; F1, C, 5, 5];
+    let b1: [f32; F1];
+    let W2: [f32; F2, F1, 5, 5];
+    let b2: [f32; F2];
+    let Wf: [f32; F2, P, Q, K];
+    let bf: [f32; K];
+    fn relu(v) { if v > 0.0 { v } else { 0.0 } }
+    let ink = 1.0 - X;
+    let c1[n, o, h in 0..H, w in 0..W] = relu(b1[o] + sum[c, kh, kw](
+        if ih >= 0 && ih < H && iw >= 0 && iw < W { ink[n, c, ih, iw] * W1[o, c, kh, kw] } else { 0.0 }
+        where ih = h + kh - 2, iw = w + kw - 2));
+    let p1[n, o, h in 0..H / 2, w in 0..W / 2] = max[dh in 0..2, dw in 0..2](c1[n, o, 2 * h + dh, 2 * w + dw]);
+    let c2[n, o, h in 0..H / 2, w in 0..W / 2] = relu(b2[o] + sum[c, kh, kw](
+        if ih >= 0 && ih < H / 2 && iw >= 0 && iw < W / 2 { p1[n, c, ih, iw] * W2[o, c, kh, kw] } else { 0.0 }
+        where ih = h + kh - 2, iw = w + kw - 2));
+    let p2[n, o, h in 0..P, w in 0..Q] = max[dh in 0..3, dw in 0..3](c2[n, o, 3 * h + dh, 3 * w + dw]);
+    let logits[n, k] = bf[k] + sum[c, h in 0..P, w in 0..Q](p2[n, c, h, w] * Wf[c, h, w, k]);
+"""
+
+
+def cnn_named_inputs(batch: int) -> dict:
+    x = cnn_inputs(batch)
+    return {**x, "Wf": x["Wf"].reshape(16, 4, 4, 10)}
+
+
+def cnn_named_case(batch: int) -> Case:
+    flat = lambda x: {**x, "Wf": x["Wf"].reshape(256, 10)}
+    jax_net = lambda: (lambda run: lambda n, x: run(n, flat(x)))(cnn_jax())
+    return Case(f"MNIST CNN, every size named, batch {batch}", "image", batch, lambda n: CNN_NAMED,
+                cnn_named_inputs, "logits", lambda n, x: cnn_numpy(n, flat(x)), jax_net, tolerance=F32_TOLERANCE,
+                steps=lambda n: n, group="dense",
+                fixed_dims={"B": batch, "C": 1, "H": 28, "W": 28, "F1": 8, "F2": 16, "P": 4, "Q": 4, "K": 10})
 
 
 # ------------------------------------------------------------------------------ one convolution layer
@@ -151,6 +191,37 @@ def conv_layer_jax():
 
 
 CONV_FLOPS = lambda batch: 2 * batch * 16 * 64 * 64 * 8 * 5 * 5
+
+# The layer for any batch and image size (issue 19: 38x slower than fixed sizes before the
+# convolution ran on blocks of 16 columns, einc/mlir/width_blocks.py).
+CONV_LAYER_NAMED = """
+    let X: [f32; B, 8, HI, WI];
+    let W: [f32; 16, 8, 5, 5];
+    let b: [f32; 16];
+    fn relu(v) { if v > 0.0 { v } else { 0.0 } }
+    let y[n, o in 0..16, h in 0..HI, w in 0..WI] = relu(b[o] + sum[c in 0..8, kh in 0..5, kw in 0..5](
+        if ih >= 0 && ih < HI && iw >= 0 && iw < WI { X[n, c, ih, iw] * W[o, c, kh, kw] } else { 0.0 }
+        where ih = h + kh - 2, iw = w + kw - 2));
+"""
+
+
+# ------------------------------------------------------------------------------ max pooling
+
+POOL = """
+    let X: [f32; B, C, H, W];
+    let y[n, c, h in 0..H / 2, w in 0..W / 2] = max[dh in 0..2, dw in 0..2](X[n, c, 2 * h + dh, 2 * w + dw]);
+"""
+
+
+def pool_inputs(batch: int) -> dict:
+    return {"X": np.random.default_rng(7).standard_normal((batch, 16, 64, 64), dtype=np.float32)}
+
+
+def pool_jax():
+    import jax
+    compiled = jax.jit(lambda x: jax.lax.reduce_window(x, -jax.numpy.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2),
+                                                       "VALID"))
+    return lambda n, inputs: compiled(inputs["X"])
 
 
 # ------------------------------------------------------------------------------ MLP with softmax
@@ -230,8 +301,16 @@ DENSE_CASES = [
     Case("conv layer 16 <- 8 channels, 5x5, pad 2, 64x64, batch 32", "FLOP", 32, lambda n: CONV_LAYER,
          conv_layer_inputs, "y", conv_layer_numpy, conv_layer_jax, tolerance=F32_TOLERANCE, steps=CONV_FLOPS,
          group="dense"),
+    Case("conv layer as above, batch and image size named", "FLOP", 32, lambda n: CONV_LAYER_NAMED,
+         conv_layer_inputs, "y", conv_layer_numpy, conv_layer_jax, tolerance=F32_TOLERANCE, steps=CONV_FLOPS,
+         group="dense", fixed_dims={"B": 32, "HI": 64, "WI": 64}),
+    cnn_named_case(100),
+    Case("2x2 max pool, 16 channels of 64x64, B, C, H and W named, batch 32", "image", 32, lambda n: POOL,
+         pool_inputs, "y", lambda n, x: max_pool_numpy(x["X"], 2), pool_jax, tolerance={}, steps=lambda n: n,
+         group="dense", fixed_dims={"B": 32, "C": 16, "H": 64, "W": 64}),
     Case("MLP 784-256-10 with softmax, batch 1000", "image", 1000, lambda n: MLP, mlp_inputs, "p",
-         mlp_numpy, mlp_jax, tolerance={"rtol": 1e-4, "atol": 1e-6}, steps=lambda n: n, group="dense"),
+         mlp_numpy, mlp_jax, tolerance={"rtol": 1e-4, "atol": 1e-6}, steps=lambda n: n, group="dense",
+         fixed_dims={"B": 1000}),
     gather_case(unchecked=False),
     gather_case(unchecked=True),
 ]

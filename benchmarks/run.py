@@ -9,7 +9,9 @@ contender in this one process: einc on each device (the faster is reported), Num
 Timing is interleaved (one sample of each contender per round, so load on the machine hits all
 alike; each sample after SETTLE_SECONDS of sleep, so the last one's idle threads have stopped
 spinning), a sample repeats a fast call until it takes MIN_SAMPLE seconds, and a rate is taken from
-the best sample after a warm-up call. Ratios are einc's rate over the other's. With --device
+the best sample after a warm-up call. Ratios are einc's rate over the other's; a case with named
+dims is also built with them fixed (`--dim`, its `fixed_dims`) and timed in the same rounds, and
+`named/--dim` is its time with named dims over its time with fixed ones (1: no cost). With --device
 vulkan, JAX and NumPy still run on the CPU; a case the target cannot run (f64, E011) is skipped
 with the reason, and a vector recurrence (one workgroup runs its steps; slow on lavapipe) is timed
 at `vulkan_n`.
@@ -67,11 +69,12 @@ class Builds:
         self.target = target
         self.vmfbs: dict[tuple, tuple[bytes, float]] = {}
 
-    def get(self, source: str, output: str, unchecked_indices: bool = False) -> tuple[bytes, float]:
-        key = (source, output, unchecked_indices)
+    def get(self, source: str, output: str, unchecked_indices: bool = False,
+            dims: dict | None = None) -> tuple[bytes, float]:
+        key = (source, output, unchecked_indices, tuple(sorted((dims or {}).items())))
         if key not in self.vmfbs:
             start = time.perf_counter()
-            vmfb = einc.compile(source, target=self.target, outputs=[output],
+            vmfb = einc.compile(source, target=self.target, outputs=[output], dims=dims,
                                 unchecked_indices=unchecked_indices).vmfb
             self.vmfbs[key] = (vmfb, time.perf_counter() - start)
         return self.vmfbs[key]
@@ -136,10 +139,14 @@ def bench_case(case: Case, jax, devices: tuple, builds: Builds, clock: Callable[
     if check_n == case.n:
         for device in devices:
             check(case, call[device]()[case.output], expected, f"einc on {device}")
+    fixed = _fixed_twin(case, devices, builds, inputs, sink)
+    for device, run in fixed.items():
+        check(case, run()[case.output], expected, f"einc built with --dim on {device}")
 
     numpy_n = case.numpy_n or case.n
     numpy_inputs = inputs if numpy_n == case.n else case.inputs(numpy_n)
     runs = {f"einc {d}": call[d] for d in devices}
+    runs.update({f"fixed {d}": run for d, run in fixed.items()})
     runs["numpy"] = lambda: case.numpy(numpy_n, numpy_inputs)
     work = {name: case.steps(case.n) for name in runs}
     work["numpy"] = case.steps(numpy_n)
@@ -159,7 +166,18 @@ def bench_case(case: Case, jax, devices: tuple, builds: Builds, clock: Callable[
     row["einc"] = rates[f"einc {row['device']}"]
     row["numpy"] = rates["numpy"]
     row["jax"] = rates.get("jax")
+    # time with named dims over time with them fixed, each on its faster device
+    row["named_over_fixed"] = max(rates[f"fixed {d}"] for d in fixed) / row["einc"] if fixed else None
     return row
+
+
+def _fixed_twin(case: Case, devices: tuple, builds: Builds, inputs: dict, sink) -> dict:
+    """Per device, a call of the case's program built with its named dims fixed (none without)."""
+    if not case.fixed_dims:
+        return {}
+    vmfb = builds.get(case.source(case.n), case.output, case.unchecked_indices, case.fixed_dims)[0]
+    programs = {d: einc.load(vmfb, device=d) for d in devices}
+    return {d: (lambda p=p: p.run(inputs, stdout=sink)) for d, p in programs.items()}
 
 
 def rate(value: float) -> str:
@@ -175,7 +193,7 @@ def ratio(value: float) -> str:
 
 def table(rows: list[dict], group: str) -> str:
     numpy_name, jax_name = PEERS[group]
-    head = ["case", "einc (device)", numpy_name, jax_name, "einc/JAX", "einc/NumPy", "build"]
+    head = ["case", "einc (device)", numpy_name, jax_name, "einc/JAX", "einc/NumPy", "named/--dim", "build"]
     lines = []
     for r in rows:
         jax_rate = r.get("jax")
@@ -186,6 +204,7 @@ def table(rows: list[dict], group: str) -> str:
             rate(jax_rate) if jax_rate else "n/a",
             ratio(r["einc"] / jax_rate) if jax_rate else "n/a",
             ratio(r["einc"] / r["numpy"]),
+            ratio(r["named_over_fixed"]) if r.get("named_over_fixed") else "",
             f"{r['build']:.1f} s",
         ])
     widths = [max(len(x) for x in col) for col in zip(head, *lines)]

@@ -121,9 +121,20 @@ def surely_nonnegative(lin: Lin) -> bool:
     """True when `lin` >= 0 for every admissible size. Sizes are unbounded above, at least 1
     for an input dim and at least 0 for a quotient or a size computed from data, so this holds
     exactly when no coefficient is negative and the value at those minima is >= 0."""
+    lin = _negative_quotients_replaced(lin)
     coeffs = lin.terms.items()
     return all(c >= 0 for _, c in coeffs) and \
         lin.const + sum(c for k, c in coeffs if not isinstance(k, (Quotient, DataSize))) >= 0
+
+
+def _negative_quotients_replaced(lin: Lin) -> Lin:
+    """A positive multiple of a lower bound of `lin` without quotients of negative coefficient:
+    d floor(n / d) <= n, so for c < 0, d (rest + c floor(n / d)) >= d rest + c n. This proves
+    `2 * i + 1 < H` for i < H / 2 (a stride-2 window over a run-time size)."""
+    while (q := next((k for k, c in lin.terms.items() if isinstance(k, Quotient) and c < 0), None)) is not None:
+        coeff = lin.terms[q]
+        lin = lin.scale(q.denom) - Lin.of(q, coeff * q.denom) + q.numer.scale(coeff)
+    return lin
 
 
 def surely_negative(lin: Lin) -> bool:

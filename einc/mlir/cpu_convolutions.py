@@ -4,6 +4,7 @@ IREE's heuristics for `linalg.conv_2d_nchw_fchw` (2 output channels by 8 columns
 channels vectorized) run 3-4x slower here than 8 output channels by a row of up to 16 columns
 with the window as scalar loops; the op carries that choice as its `compilation_info`. The row
 divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slower).
+A run-time width gets rows of 16 through blocks of 16 columns (width_blocks).
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
@@ -17,6 +18,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
+from einc.mlir import width_blocks
 from einc.mlir.named_ops import Match, emit as emit_named
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -30,10 +32,11 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     channel_axes = _summed_channel_axes(found)
     one_channel = channel_axes is not None and _extent(found.operand_axes[1][channel_axes[1]]) == 1
     nchw = found.pattern.op == "conv_2d_nchw_fchw"
-    if not (nchw or one_channel):
+    blocks = width_blocks.applies(found, init)
+    if not (nchw or one_channel or blocks):
         return None
-    tiles = _nchw_tiles(_extent(found.operand_axes[1][0]), ir.RankedTensorType(init.type).get_dim_size(3)) \
-        if nchw else None
+    columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
+    tiles = _nchw_tiles(_extent(found.operand_axes[1][0]), columns) if nchw else None
 
     def convolution(ins: list, out: ir.Value) -> ir.Value:
         if one_channel:
@@ -43,7 +46,10 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
         if tiles is not None:
             result.owner.attributes["compilation_info"] = tiles
         return result
-    return emit_named(lw, found, init, build=convolution)
+
+    def build(ins: list, out: ir.Value) -> ir.Value:
+        return width_blocks.blocked(found, ins, out, convolution) if blocks else convolution(ins, out)
+    return emit_named(lw, found, init, build=build)
 
 
 # A 3-d convolution with one channel ran faster as IREE has it (4.4 ms against 6.8 padded, a

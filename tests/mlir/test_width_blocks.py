@@ -1,0 +1,122 @@
+"""Convolutions over a run-time width (einc/mlir/width_blocks): on llvm-cpu the 2-d ones run on
+blocks of 16 columns with a build-time width; every form matches NumPy at widths that are not a
+multiple of the block, narrower than one block, and of one column, with run-time batch and
+height; other forms and targets keep the op as it is."""
+import re
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+
+import einc
+from einc.driver import lower
+
+SOURCE = """
+let X: [f32; N, 3, H, W];
+let X1: [f32; N, 1, H, W];
+let Xh: [f32; N, H, W, 3];
+let Xd: [f32; N, 3, W];
+let Xv: [f32; N, 2, 3, H, W];
+let K: [f32; 4, 3, 5, 5];
+let K3: [f32; 4, 3, 3, 3];
+let K1: [f32; 4, 1, 3, 3];
+let Kh: [f32; 3, 3, 3, 4];
+let Kd: [f32; 4, 3, 3];
+let Kw: [f32; 3, 3, 3];
+let Kv: [f32; 4, 2, 2, 3, 3];
+
+let padded[n, o, h in 0..H, w in 0..W] = sum[c, kh, kw](
+    if ih >= 0 && ih < H && iw >= 0 && iw < W { X[n, c, ih, iw] * K[o, c, kh, kw] } else { 0.0 }
+    where ih = h + kh - 2, iw = w + kw - 2);
+let strided[n, o, h, w] = sum[c, kh, kw](X[n, c, 2 * h + kh, 2 * w + kw] * K3[o, c, kh, kw]);
+let dilated[n, o, h, w] = sum[c, kh, kw](X[n, c, h + 2 * kh, w + 2 * kw] * K3[o, c, kh, kw]);
+let one_channel[n, o, h, w] = sum[c, kh, kw](X1[n, c, h + kh, w + kw] * K1[o, c, kh, kw]);
+let nhwc[n, h, w, o] = sum[kh, kw, c](Xh[n, h + kh, w + kw, c] * Kh[kh, kw, c, o]);
+let ncw[n, o, x] = sum[c, k](Xd[n, c, x + k] * Kd[o, c, k]);
+let depthwise[n, c, h, w] = sum[kh, kw](X[n, c, h + kh, w + kw] * Kw[c, kh, kw]);
+let volume[n, o, d, h, w] = sum[c, kd, kh, kw](Xv[n, c, d + kd, h + kh, w + kw] * Kv[o, c, kd, kh, kw]);
+let pool[n, c, h in 0..H / 2, w in 0..W / 2] = max[a in 0..2, b in 0..2](X[n, c, 2 * h + a, 2 * w + b]);
+"""
+OUTPUTS = ["padded", "strided", "dilated", "one_channel", "nhwc", "ncw", "depthwise", "volume", "pool"]
+rng = np.random.default_rng(19)
+
+
+@pytest.fixture(scope="module")
+def source_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("width_blocks") / "convolutions.ein"
+    path.write_text(SOURCE)
+    return path
+
+
+def _windows(x, k, axes, stride=1, dilation=1):
+    span = [(kk - 1) * dilation + 1 for kk in k]
+    w = sliding_window_view(x, span, axis=axes)
+    index = [slice(None)] * x.ndim + [slice(None, None, dilation)] * len(k)
+    for a in axes:
+        index[a] = slice(None, None, stride)
+    return w[tuple(index)]
+
+
+def _references(x: dict, names=OUTPUTS) -> dict:
+    x = {k: v.astype(np.float64) for k, v in x.items()}
+    conv = lambda image, kernel, **kw: np.einsum("nchwij,ocij->nohw", _windows(image, kernel.shape[2:], (2, 3), **kw),
+                                                 kernel)
+    references = {
+        "padded": lambda: conv(np.pad(x["X"], ((0, 0), (0, 0), (2, 2), (2, 2))), x["K"]),
+        "strided": lambda: conv(x["X"], x["K3"], stride=2),
+        "dilated": lambda: conv(x["X"], x["K3"], dilation=2),
+        "one_channel": lambda: conv(x["X1"], x["K1"]),
+        "nhwc": lambda: np.einsum("nhwcij,ijco->nhwo", _windows(x["Xh"], (3, 3), (1, 2)), x["Kh"]),
+        "ncw": lambda: np.einsum("ncxk,ock->nox", _windows(x["Xd"], (3,), (2,)), x["Kd"]),
+        "depthwise": lambda: np.einsum("nchwij,cij->nchw", _windows(x["X"], (3, 3), (2, 3)), x["Kw"]),
+        "volume": lambda: np.einsum("ncdhwijk,ocijk->nodhw", _windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Kv"]),
+        "pool": lambda: _windows(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
+    }
+    return {name: references[name]() for name in names}
+
+
+def _inputs(n: int, h: int, w: int) -> dict:
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    return {"X": f(n, 3, h, w), "X1": f(n, 1, h, w), "Xh": f(n, h, w, 3), "Xd": f(n, 3, w), "Xv": f(n, 2, 3, h, w),
+            "K": f(4, 3, 5, 5), "K3": f(4, 3, 3, 3), "K1": f(4, 1, 3, 3), "Kh": f(3, 3, 3, 4), "Kd": f(4, 3, 3),
+            "Kw": f(3, 3, 3), "Kv": f(4, 2, 2, 3, 3)}
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_every_convolution_matches_numpy_at_widths_off_the_block(source_file, target):
+    """Widths 37 (35-37 results: two blocks and a part), 21 (one block and a part), 5 (narrower
+    than a block; one result for the dilated window), with batch and height varied."""
+    with einc.load(einc.compile(str(source_file), target=target, outputs=OUTPUTS).vmfb) as program:
+        for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5)]:
+            x = _inputs(n, h, w)
+            got = program(**x)
+            for name, want in _references(x).items():
+                np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=f"{name} at {(n, h, w)}")
+
+
+def test_one_column_and_one_image(tmp_path):
+    """A padded convolution of a 1-column image: one block of which one column is kept."""
+    path = tmp_path / "one.ein"
+    path.write_text(SOURCE)
+    with einc.load(einc.compile(str(path), outputs=["padded"]).vmfb) as program:
+        x = _inputs(1, 4, 1)
+        got = program(**x)["padded"]
+    np.testing.assert_allclose(got, _references(x, ["padded"])["padded"], rtol=1e-4, atol=1e-4)
+
+
+def test_batched_convolutions_run_on_static_blocks_on_the_cpu(source_file):
+    """2-d convolutions (NCHW, NHWC) run with 16 result columns, the known `--dim` width keeps
+    its own; pooling, depthwise convolutions and Vulkan keep the run-time width."""
+    text = str(lower(str(source_file), "llvm-cpu", ["padded"]))
+    assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x16xf32>", text)
+    fixed = str(lower(str(source_file), "llvm-cpu", ["padded"], dims={"W": 40}))
+    assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x40xf32>", fixed)
+    nhwc = str(lower(str(source_file), "llvm-cpu", ["nhwc"]))
+    assert re.search(r"linalg\.conv_2d_nhwc_hwcf .*-> tensor<\?x\?x16x4xf32>", nhwc)
+    pool = str(lower(str(source_file), "llvm-cpu", ["pool"]))
+    assert re.search(r"linalg\.pooling_nchw_max .*-> tensor<\?x3x\?x\?xf32>", pool)
+    depthwise = str(lower(str(source_file), "llvm-cpu", ["depthwise"]))
+    assert re.search(r"linalg\.depthwise_conv_2d_nchw_chw .*-> tensor<\?x3x\?x\?xf32>", depthwise)
+    vulkan = str(lower(str(source_file), "vulkan-spirv", ["padded"]))
+    assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x\?xf32>", vulkan)
