@@ -36,26 +36,39 @@ FORM = "one dispatch whose loops run every step"     # what `einc build --explai
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
+    return in_one_dispatch(lw, group, lambda units, tensors: _steps(lw, group, units, tensors))
+
+
+def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
+    """The loop over the steps, from the members' initial storage `tensors` to their final one."""
+    members = group.members
+    held = {m: m.plan["lookback"] for m in members if in_registers(m)}
+    steps = lw.sizes.index(group.t_var.extent)
+    # values before step 0 are never used: reads there sit in inactive clauses or guards
+    before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n)]
+    loop = scf.ForOp(index_const(0), steps, index_const(1), tensors + before)
+    with ir.InsertionPoint(loop.body):
+        carried = list(loop.inner_iter_args)
+        tensors, registers = carried[:len(members)], iter(carried[len(members):])
+        recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
+        storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
+                          units=units)
+        emit_step(lw, group, storage, _write_points)
+        shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
+        scf.yield_([storage.tensors[m] for m in members] + shifted)
+    return list(loop.results)[:len(members)]
+
+
+def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
+    """Every member's storage tensor after `loops(units, initial storage tensors)`, which emits
+    the group's loops inside one dispatch region (units: member -> its unit axes, dropped from
+    its storage there)."""
     members = group.members
     dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
     region = flow.DispatchRegionOp([tensor_type(m.dtype, compact(storage_shape(m))) for m in members], dims, [])
     units = {m: unit_axes(storage_shape(m)) for m in members}
-    held = {m: m.plan["lookback"] for m in members if in_registers(m)}
     with ir.InsertionPoint(region.body.blocks.append()):
-        steps = lw.sizes.index(group.t_var.extent)
-        # values before step 0 are never used: reads there sit in inactive clauses or guards
-        before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n)]
-        loop = scf.ForOp(index_const(0), steps, index_const(1), [_initial_storage(lw, m) for m in members] + before)
-        with ir.InsertionPoint(loop.body):
-            carried = list(loop.inner_iter_args)
-            tensors, registers = carried[:len(members)], iter(carried[len(members):])
-            recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
-            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
-                              units=units)
-            emit_step(lw, group, storage, _write_points)
-            shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
-            scf.yield_([storage.tensors[m] for m in members] + shifted)
-        flow.ReturnOp(list(loop.results)[:len(members)])
+        flow.ReturnOp(loops(units, [_initial_storage(lw, m) for m in members]))
     fence_captured_tensors(region)
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
