@@ -93,7 +93,7 @@ def _clause_misfit(group: RecurrenceGroup, member: RecMember, clause: RecClause,
                         _count([x.extent for x in v.vars]) > MAX_UNROLLED:
                     return "a reduction along the batch axis has no small constant range"
                 known |= set(v.vars)
-        elif lane in free_vars(v):
+        elif lane in free_vars(v) or isinstance(v, StateRead):     # a state read elsewhere reads across
             why = _lane_misfit(group, member, v, lane, batch)
             if why:
                 return why

@@ -3,6 +3,7 @@ which groups take the form, and values against NumPy loops at batch sizes that e
 blocks, the masked rest and a batch smaller than one block, keeping the last step or every step;
 vulkan-spirv keeps its own forms."""
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,6 +103,9 @@ def test_a_step_reading_across_the_batch_axis_is_not_a_batch(tmp_path):
     mirrored = LOGISTIC.replace("(1.0 - x[t - 1, b])", "(1.0 - x[t - 1, B - 1 - b])")
     assert recurrence_batch.FORM not in explained(tmp_path, mirrored, ["last"])
     assert "across the batch axis" in recurrence_batch.misfit(_group(tmp_path, mirrored, ["last"]))
+    # value iteration sums v[t - 1, k, j] over the last axis, inside a reduction of constant range
+    mccall = (Path(__file__).parents[2] / "examples" / "economics" / "mccall.ein").read_text(encoding="utf-8")
+    assert "across the batch axis" in recurrence_batch.misfit(_group(tmp_path, mccall, None))
     assert "has more than 16 points" in recurrence_batch.misfit(_group(tmp_path, source("rnn_batch"), ["final"]))
 
 
