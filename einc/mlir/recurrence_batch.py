@@ -60,10 +60,6 @@ def misfit(group: RecurrenceGroup) -> Optional[str]:
             return f"`{m.name}` is boolean or read at a step other than t - c"
         if not all(s.is_const for s in m.shape[1:-1]) or _count(m.shape[1:-1]) > MAX_POINTS:
             return f"`{m.name}` has more than {MAX_POINTS} points besides the batch axis"
-    kept = [m.name for m in members if m.window is None]
-    if kept and _live(group) <= FEW_LIVE:
-        return (f"a step holds few values and `{kept[0]}` keeps every step: sweeping the batch each step "
-                "writes that history faster")
     for m in members:
         for clause in m.clauses:
             why = _clause_misfit(group, m, clause, batch)
@@ -153,8 +149,11 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
 
 
 def _blocks(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
-    """The steps in tiles of TILE_STEPS, each tile block by block."""
+    """The steps in tiles of TILE_STEPS, each tile block by block, where a member keeps every
+    step; else all steps in one tile."""
     steps = lw.sizes.index(group.t_var.extent)
+    if all(m.window is not None for m in group.members):
+        return _tile(lw, group, units, index_const(0), steps, tensors)
 
     def tile(first: ir.Value, tensors: list) -> list:
         return _tile(lw, group, units, first, arith.minui(arith.addi(first, index_const(TILE_STEPS)), steps), tensors)

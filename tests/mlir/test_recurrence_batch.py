@@ -89,14 +89,8 @@ def kalman_numpy(y, F, Q, r) -> np.ndarray:
 # ------------------------------------------------------------------------------ which form
 
 def test_independent_series_run_as_lane_blocks(tmp_path):
-    for text, outputs in ((LOGISTIC, ["last"]), (KALMAN, ["x"]), (COUPLED, ["x"])):
+    for text, outputs in ((LOGISTIC, ["last"]), (LOGISTIC, ["x"]), (KALMAN, ["x"]), (COUPLED, ["x"])):
         assert recurrence_batch.FORM in explained(tmp_path, text, outputs)
-
-
-def test_a_few_values_a_lane_with_every_step_kept_sweep_the_batch(tmp_path):
-    text = explained(tmp_path, LOGISTIC, ["x"])
-    assert recurrence_batch.FORM not in text and "sweeping the batch" not in text
-    assert "`x` keeps every step" in recurrence_batch.misfit(_group(tmp_path, LOGISTIC, ["x"]))
 
 
 def test_a_step_reading_across_the_batch_axis_is_not_a_batch(tmp_path):
@@ -133,6 +127,13 @@ def test_batched_logistic_maps_match_numpy(B):
     inputs = logistic_inputs(40, B)
     out = run(LOGISTIC, ["last"], **inputs)
     np.testing.assert_allclose(out["last"], logistic_numpy(**inputs)[-1], rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("T", [2, 8, 19])
+def test_batched_logistic_maps_keep_every_step_over_tiles_of_steps(T):
+    # tiles of 8 steps: part of one, exactly one, two and part of a third
+    inputs = logistic_inputs(T, 70)
+    np.testing.assert_allclose(run(LOGISTIC, ["x"], **inputs)["x"], logistic_numpy(**inputs), rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize("B", [3, 32, 45])
