@@ -23,7 +23,8 @@ from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.mlir import scalar_ops
 from einc.mlir.dispatch_captures import fence, fence_captured_tensors
 from einc.mlir.loops import point_loops, var_bounds
-from einc.mlir.recurrence_lanes import Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive
+from einc.mlir.recurrence_lanes import (Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive,
+                                       width_of)
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import (PointValue, clause_scope, compact, covers_every_step, emit_step, expanded,
                                        held_point, sizes_of, storage_shape, unit_axes, when)
@@ -136,13 +137,17 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         (lo, hi), = var_bounds(lw, [lane])
 
         def row(ivs, out):
-            def chunk(base, out):
+            def chunk(base, out, width):
                 scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
                 values = clause_vector(Lanes(scope, lane, base, width), clause, member.dtype)
                 return [store_consecutive(values, out[0], storage.at(member, [slot] + ivs + [base]))]
-            vector_end = round_down(lo, hi, width)
-            out = counted_loop(lo, vector_end, width, out, chunk)
-            return counted_loop(vector_end, hi, 1, out, lambda j, out: point(ivs + [j], out))
+            start = lo
+            # chunks of `width`, then of one vector where `width` is several (recurrence_lanes)
+            for size in sorted({width, width_of(member.dtype)}, reverse=True):
+                end = round_down(start, hi, size)
+                out = counted_loop(start, end, size, out, lambda base, out, size=size: chunk(base, out, size))
+                start = end
+            return counted_loop(start, hi, 1, out, lambda j, out: point(ivs + [j], out))
         return point_loops(var_bounds(lw, vars_[:-1]), [storage.tensors[member]], row)[0]
     return when(active, storage.tensors[member], update)
 
