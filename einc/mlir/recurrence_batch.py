@@ -3,10 +3,12 @@
 `x[t in 1..T, b in 0..B] = r[b] * x[t - 1, b] * (1.0 - x[t - 1, b])` runs B series that never
 read each other (what `jax.vmap` of a scan computes). recurrence_region sweeps the whole batch
 at every step, storing each step and loading it back the next. Here the loops are interchanged:
-for each block of BLOCK_VECTORS vectors of lanes along the batch axis, a loop over every step
+for each block of BLOCK_VECTORS vectors of lanes along the batch axis, a loop over the steps
 keeps the block's recent values in registers (the loop's iter_args) and only stores each step's
-values into the member's storage, which nothing in the loop loads again. The vectors of a block
-are independent chains, so their latencies overlap. The lanes left after the whole blocks run
+values into the member's storage, which the loop does not load again. (Where a member keeps
+every step, the steps run in tiles of TILE_STEPS, each tile block by block, so the tile's rows
+stay in cache; a block's registers start a tile from the storage.) The vectors of a block are
+independent chains, so their latencies overlap. The lanes left after the whole blocks run
 as one more block whose reads and writes past the axis are masked off.
 
 It applies (`misfit`) where the batch axis is the last axis of every member, spanned whole by
@@ -28,7 +30,7 @@ from einc.ir.nodes import (IndexRef, IndexVar, Op, Read, RecClause, RecMember, R
                            Value, free_vars, step_code)
 from einc.mlir import scalar_ops
 from einc.mlir.kernels import reduce_identity
-from einc.mlir.recurrence_lanes import ELEMENTWISE, FLOAT_ONLY, Lanes, counted_loop, round_down, vector_type, width_of
+from einc.mlir.recurrence_lanes import Lanes, counted_loop, has_vector_form, round_down, vector_type, width_of
 from einc.mlir.recurrence_region import in_one_dispatch
 from einc.mlir.recurrence_scalars import Storage, step_accumulator
 from einc.mlir.recurrence_step import active, clause_scope
@@ -117,17 +119,10 @@ def _lane_misfit(group: RecurrenceGroup, member: RecMember, v: Value, lane: Inde
         return None
     if isinstance(v, Op):
         integer_division = v.op in ("div", "rem") and not v.dtype.is_float   # masked lanes would divide by 0
-        if integer_division or not _vector_op(v):
+        if integer_division or not has_vector_form(v):
             return f"`{v.op}` has no vector form here"
         return None
     return None if isinstance(v, IndexRef) else f"a step computes a {type(v).__name__} along the batch axis"
-
-
-def _vector_op(op: Op) -> bool:
-    operand = op.args[0].dtype
-    if op.op in ELEMENTWISE:
-        return op.op not in ("min", "max") or operand.is_float or operand.name == "i32"
-    return op.op in FLOAT_ONLY and operand.name == "f32"
 
 
 def _at_lane(subs: tuple, lane: IndexVar) -> bool:
@@ -214,12 +209,14 @@ def _steps(lw, group: RecurrenceGroup, units: dict, lanes: LaneBlock, first: ir.
         for m in members:
             block.current[m] = _member_step(block, group, m, zeros[m])
             storage.tensors[m] = block.store(m)
-        scf.yield_([storage.tensors[m] for m in members] +
-                   [v for m in members for p in _points(m) for v in ([block.current[m][p]] + recent[m][p])[:len(recent[m][p])]])
+        shifted = [v for m in members for p in _points(m)
+                   for v in ([block.current[m][p]] + recent[m][p])[:len(recent[m][p])]]
+        scf.yield_([storage.tensors[m] for m in members] + shifted)
     return list(loop.results)[:len(members)]
 
 
-def _earlier(storage: Storage, member: RecMember, point: tuple, back: int, lanes: LaneBlock, zero: ir.Value) -> ir.Value:
+def _earlier(storage: Storage, member: RecMember, point: tuple, back: int, lanes: LaneBlock,
+             zero: ir.Value) -> ir.Value:
     """The block's vector of `member` at step storage.t - back, from storage (`zero` before step 0)."""
     exists = arith.cmpi(arith.CmpIPredicate.uge, storage.t, index_const(back))
     step = arith.select(exists, arith.subi(storage.t, index_const(back)), index_const(0))
@@ -332,6 +329,7 @@ class BlockLanes(Lanes):
                                self.lane, {**self.coords, **coords})
             value = inner.value(reduce.body)
             if reduce.guard is not None:
-                value = arith.select(inner.value(reduce.guard), value, vector.broadcast(value.type, reduce_identity(reduce)))
+                identity = vector.broadcast(value.type, reduce_identity(reduce))
+                value = arith.select(inner.value(reduce.guard), value, identity)
             acc = add(value, acc)
         return acc

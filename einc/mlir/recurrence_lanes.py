@@ -11,8 +11,8 @@ loops nor keeps `reassoc` flags, so vectors are written here, at two levels:
   vector accumulators, combined at the end (`vector_reduce`).
 A reduction inside a clause in lanes keeps its own order where its body reads along the clause's
 variable (a matrix power: exact; the clause then takes SUM_CHAINS vectors at once, so their
-in-order chains overlap: an LSTM's gate sums `h[t - 1, n, j] * U[q, j, i]`), else computes each lane's partial vectors and sums them with a
-transpose tree. Reassociated float sums differ from a sequential loop in the last bits (as in any
+in-order chains overlap: an LSTM's gate sums `h[t - 1, n, j] * U[q, j, i]`), else computes each
+lane's partial vectors and sums them with a transpose tree. Reassociated float sums differ from a sequential loop in the last bits (as in any
 vectorised reduction); integer, min and max results are unchanged. Anything else keeps the scalar
 loops; so do the points left over after the whole vectors.
 """
@@ -347,7 +347,7 @@ def vectorisable(scope, v: Value, lane: IndexVar) -> bool:
     if not varies(scope, v, lane) or isinstance(v, (IndexRef, Reduce)):
         return True
     if isinstance(v, Op):
-        return _has_vector_form(v) and all(vectorisable(scope, a, lane) for a in v.args)
+        return has_vector_form(v) and all(vectorisable(scope, a, lane) for a in v.args)
     if isinstance(v, Read):
         return scope.lw.is_program_level(v.tensor) and _along_last_axis(scope, v.subs, v.tensor.shape, lane)
     if isinstance(v, StateRead):
@@ -355,7 +355,7 @@ def vectorisable(scope, v: Value, lane: IndexVar) -> bool:
     return False
 
 
-def _has_vector_form(op: Op) -> bool:
+def has_vector_form(op: Op) -> bool:
     operand = op.args[0].dtype
     if op.op in ELEMENTWISE:
         return op.op not in ("div", "rem", "min", "max") or operand.is_float or operand.name == "i32"

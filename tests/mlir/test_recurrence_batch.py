@@ -26,7 +26,8 @@ COUPLED = """
     let steps: [i32; T];
     let x[t in 0..2, k in 0..3, b in 0..B] = x0[k, b];
     let x[t in 2..T, k in 0..3, b in 0..B] =
-        0.5 * x[t - 1, k, b] * (1.0 - x[t - 1, 2 - k, b]) + 0.25 * x[t - 2, k, b] + (if b < 5 { r[b] } else { 0.5 * r[b] });
+        0.5 * x[t - 1, k, b] * (1.0 - x[t - 1, 2 - k, b]) + 0.25 * x[t - 2, k, b]
+        + (if b < 5 { r[b] } else { 0.5 * r[b] });
     let last[k in 0..3, b in 0..B] = x[T - 1, k, b];
 """
 
