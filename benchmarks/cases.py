@@ -128,6 +128,53 @@ def kalman_jax():
     return lambda n, inputs: compiled(**inputs)
 
 
+# ------------------------------------------------------------------------------ local linear trend
+
+# Level and slope, five scalar members (issue 24): written as people write a filter, member by
+# member, not as a 2-vector state.
+KALMAN_TREND = source("kalman_local_trend")
+
+
+def trend_inputs(n: int) -> dict:
+    rng = np.random.default_rng(4)
+    slope = 0.02 + np.cumsum(rng.standard_normal(n) * 1e-3)
+    return {"y": np.cumsum(slope) + rng.standard_normal(n) * 0.5,
+            "q_level": np.float64(1e-3), "q_slope": np.float64(1e-5), "r": np.float64(0.25)}
+
+
+def trend_numpy(n: int, inputs: dict) -> np.ndarray:
+    y, q_level, q_slope, r = (inputs[k] for k in ("y", "q_level", "q_slope", "r"))
+    out = np.empty(n)
+    m, b, p00, p01, p11 = y[0], 0.0, 1.0, 0.0, 1.0
+    out[0] = m
+    for t in range(1, n):
+        pp00, pp01, pp11 = p00 + 2.0 * p01 + p11 + q_level, p01 + p11, p11 + q_slope
+        k0, k1 = pp00 / (pp00 + r), pp01 / (pp00 + r)
+        e = y[t] - (m + b)
+        m, b = m + b + k0 * e, b + k1 * e
+        p00, p01, p11 = pp00 - k0 * pp00, pp01 - k0 * pp01, pp11 - k1 * pp01
+        out[t] = m
+    return out
+
+
+def trend_jax():
+    import jax
+
+    def run(y, q_level, q_slope, r):
+        def step(carry, yt):
+            m, b, p00, p01, p11 = carry
+            pp00, pp01, pp11 = p00 + 2.0 * p01 + p11 + q_level, p01 + p11, p11 + q_slope
+            k0, k1 = pp00 / (pp00 + r), pp01 / (pp00 + r)
+            e = yt - (m + b)
+            m = m + b + k0 * e
+            return (m, b + k1 * e, pp00 - k0 * pp00, pp01 - k0 * pp01, pp11 - k1 * pp01), m
+        zero, one = jax.numpy.zeros((), y.dtype), jax.numpy.ones((), y.dtype)
+        rest = jax.lax.scan(step, (y[0], zero, one, zero, one), y[1:])[1]
+        return jax.numpy.concatenate([y[:1], rest])
+    compiled = jax.jit(run)
+    return lambda n, inputs: compiled(**inputs)
+
+
 # ------------------------------------------------------------------------------ RNN
 
 RNN = source("rnn")
@@ -157,6 +204,38 @@ def rnn_jax():
         return jax.lax.scan(step, jnp.zeros(W.shape[0], W.dtype), x[1:])[0]
     compiled = jax.jit(run)
     return lambda n, inputs: compiled(**inputs)
+
+
+# ------------------------------------------------------------------------------ RNN gradient
+
+RNN_GRADIENT = source("rnn_gradient")
+
+
+def rnn_gradient_numpy(n: int, inputs: dict) -> np.ndarray:
+    """Backpropagation through time, by hand: the forward states kept, then one reverse loop."""
+    W, x = inputs["W"], inputs["x"]
+    h = np.zeros((n, W.shape[0]), np.float32)
+    for t in range(1, n):
+        h[t] = np.tanh(W @ h[t - 1] + x[t])
+    dW, later = np.zeros_like(W), np.zeros(W.shape[0], np.float32)
+    for t in range(n - 1, 0, -1):
+        pre = (2 * h[t] + later) * (1 - h[t] * h[t])     # dL / d(W h[t - 1] + x[t])
+        dW += np.outer(pre, h[t - 1])
+        later = W.T @ pre
+    return dW
+
+
+def rnn_gradient_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def loss(W, x):
+        def step(h, xt):
+            h = jnp.tanh(W @ h + xt)
+            return h, h
+        return jnp.sum(jax.lax.scan(step, jnp.zeros(W.shape[0], W.dtype), x[1:])[1] ** 2)
+    compiled = jax.jit(jax.grad(loss))
+    return lambda n, inputs: compiled(inputs["W"], inputs["x"])
 
 
 # ------------------------------------------------------------------------------ edit distance
@@ -377,8 +456,12 @@ CASES = [
          "last", logistic_numpy, logistic_jax, tolerance={}, check_n=10**6, numpy_n=10**6),
     Case("Kalman filter, 2 states", "step", 10**5, lambda n: KALMAN, kalman_inputs, "x",
          kalman_numpy, kalman_jax, tolerance={"rtol": 1e-9, "atol": 1e-9}),
+    Case("Kalman filter, local linear trend (5 scalar members)", "step", 10**5, lambda n: KALMAN_TREND,
+         trend_inputs, "m", trend_numpy, trend_jax, tolerance={"rtol": 1e-9, "atol": 1e-9}),
     Case("RNN tanh(W h + x), H = 64", "step", 10**4, lambda n: RNN, rnn_inputs, "final",
          rnn_numpy, rnn_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}, vulkan_n=1000),
+    Case("RNN gradient dL/dW, H = 64, L = sum of h[t, i]^2", "step", 10**4, lambda n: RNN_GRADIENT, rnn_inputs,
+         "dW", rnn_gradient_numpy, rnn_gradient_jax, tolerance={"rtol": 1e-3, "atol": 1e-3}, vulkan_n=1000),
     Case("edit distance 2000 x 2000", "cell", 2000, lambda n: EDIT_DISTANCE, edit_inputs, "distance",
          edit_numpy, edit_jax, tolerance={}, steps=lambda n: n * n),
     Case("batched logistic map, 1,024 lanes (vs jax.vmap)", "lane-step", 20_000,

@@ -123,3 +123,99 @@ def test_semantics_imports_only_downward():
     upward = [f"{m} (layer {layers[m]}) imports {t} (layer {layers[t]})"
               for m in sorted(modules) for t in sorted(graph[m] & modules) if layers[t] >= layers[m]]
     assert not upward, "\n".join(upward)
+
+
+# ------------------------------------------------------------ rule tables
+
+MUTATORS = {"update", "setdefault", "append", "extend", "add", "insert", "__setitem__"}
+
+
+def _einc_imports(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the einc module it comes from, for the module-level imports of `tree`."""
+    names = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("einc"):
+            names.update({a.asname or a.name: node.module for a in node.names})
+        elif isinstance(node, ast.Import):
+            names.update({a.asname or a.name.partition(".")[0]: a.name for a in node.names
+                          if a.name.startswith("einc")})
+    return names
+
+
+def _written(node) -> list:
+    """The expressions whose contents `node` changes: subscript stores, attribute stores and
+    mutating method calls."""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [t for t in targets if isinstance(t, (ast.Subscript, ast.Attribute))]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
+        return [node.func.value]
+    return []
+
+
+def _registers(function: ast.FunctionDef, tree: ast.Module) -> bool:
+    """Whether `function` (a decorator) reads a module-level table of its own module."""
+    tables = {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+              and isinstance(n.value, (ast.Dict, ast.List, ast.Set, ast.DictComp))
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    return any(isinstance(n, ast.Name) and n.id in tables for n in ast.walk(function))
+
+
+def foreign_table_writes(source: str, module_source) -> list[str]:
+    """Lines of `source` that write into a table (or other state) of another einc module: a
+    subscript store, `.update(..)`, `.setdefault(..)` and the like on an imported name, or a
+    decorator imported from a module whose definition of it fills a table of that module.
+    `module_source(name)` gives the source of an einc module."""
+    tree = ast.parse(source)
+    imported = _einc_imports(tree)
+    found = []
+    for node in ast.walk(tree):
+        for target in _written(node):
+            root = target
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in imported:
+                found.append(f"line {node.lineno}: writes {ast.unparse(target)} of {imported[root.id]}")
+        for decorator in getattr(node, "decorator_list", ()):
+            name = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if isinstance(name, ast.Name) and name.id in imported:
+                home = ast.parse(module_source(imported[name.id]))
+                defs = [f for f in home.body if isinstance(f, ast.FunctionDef) and f.name == name.id]
+                if defs and _registers(defs[0], home):
+                    found.append(f"line {decorator.lineno}: @{name.id} fills a table of {imported[name.id]}")
+    return sorted(found, key=lambda line: int(line.split()[1].rstrip(":")))
+
+
+def _module_source(name: str) -> str:
+    return module_files()[name].read_text()
+
+
+def test_rule_tables_are_filled_where_they_are_defined():
+    writes = [f"{module}: {line}" for module, path in sorted(module_files().items())
+              for line in foreign_table_writes(path.read_text(), _module_source)]
+    assert not writes, "\n".join(writes)
+
+
+def test_a_table_written_from_another_module_is_found():
+    home = ("TABLE: dict = {}\n"
+            "def rule(key):\n"
+            "    def enter(fn):\n"
+            "        TABLE[key] = fn\n"
+            "        return fn\n"
+            "    return enter\n"
+            "def helper(fn):\n"
+            "    return fn\n")
+    writer = ("from einc.fake import TABLE, helper, rule\n"
+              "from einc import fake\n"
+              "TABLE['a'] = 1\n"
+              "fake.TABLE['b'] = 2\n"
+              "TABLE.update({'c': 3})\n"
+              "fake.TABLE.setdefault('d', 4)\n"
+              "@rule('e')\n"
+              "def e(): pass\n"
+              "@helper\n"
+              "def f(): pass\n")
+    found = foreign_table_writes(writer, lambda name: home)
+    assert [line.split(":")[0] for line in found] == ["line 3", "line 4", "line 5", "line 6", "line 7"]
+    own = "TABLE = {}\nTABLE['a'] = 1\nTABLE.update(b=2)\nfrom einc.fake import helper\n@helper\ndef f(): pass\n"
+    assert foreign_table_writes(own, lambda name: home) == []

@@ -439,9 +439,8 @@ def is_folding_constant(v: Value) -> bool:
 
 def decided_by_a_constant(op: str, args: list):
     """A select whose condition, or an and/or one of whose sides, is known at build time is the
-    side it picks (`x > 0 && false` is false); None otherwise. IREE 3.13 folds such conditions
-    itself and then failed on what remained: a Vulkan reduction over a kernel it had turned into
-    a fill asked for unbounded workgroup memory (fuzz seed 7)."""
+    side it picks (`x > 0 && false` is false); None otherwise. IREE-35: left to IREE, such a
+    select can become a fill whose Vulkan reduction needs unbounded workgroup memory."""
     known = [bool(a.array) if is_folding_constant(a) and a.array.ndim == 0 else None for a in args]
     if op == "select" and known[0] is not None:
         return args[1] if known[0] else args[2]

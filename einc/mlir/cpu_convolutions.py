@@ -1,22 +1,14 @@
-"""How NCHW convolutions run fastest on llvm-cpu (measured: benchmarks/, the conv and CNN rows).
+"""Tile sizes for NCHW convolutions on llvm-cpu (measured: benchmarks/, the conv and CNN rows).
 
-IREE picks the tile sizes of its CPU convolution pipeline by heuristics that, for
-`linalg.conv_2d_nchw_fchw`, keep 2 output channels by 8 columns per step and vectorize the input
-channels: three to four times slower on this CPU than a step of 8 output channels by a row of
-up to 16 columns with the channels, rows and columns of the window as scalar loops (a broadcast
-weight times a row of pixels). The op carries that choice as its `compilation_info`. The row
-must divide the output's width: IREE 3.13 runs a partial row as scalar code, 18x slower
-(measured: 28 columns in rows of 16, 13.5 ms a batch of 100; in rows of 14, 0.73 ms).
+IREE's heuristics for `linalg.conv_2d_nchw_fchw` (2 output channels by 8 columns a step, input
+channels vectorized) run 3-4x slower here than 8 output channels by a row of up to 16 columns
+with the window as scalar loops; the op carries that choice as its `compilation_info`. The row
+divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slower).
 
-With one input channel IREE folds the unit axis away before choosing, the op is no longer a
-convolution to it and runs as a scalar loop nest (about 9x slower; so does a window of one row,
-and a run-time channel count). Such a 1-d or 2-d convolution, in any layout, gets a second input channel
-of zeros: twice the multiplies, still 6-10x faster (NHWC with one channel: 9.7 ms a batch of
-100 28x28 images into 8 channels, 0.95 ms padded), and faster than the windows copied out and
-multiplied as a matrix (im2col: the copy and IREE's packing of it cost 3.5 ms of 4.4 for the
-MNIST CNN's first layer at batch 100).
-
-Other targets (Vulkan) and other convolution layouts keep IREE's own choices.
+With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
+so such a convolution, in any layout, gets a second input channel of zeros: twice the
+multiplies, still 6-10x faster, and faster than im2col. Other targets and layouts keep IREE's
+choices. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 

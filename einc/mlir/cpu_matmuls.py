@@ -1,21 +1,13 @@
 """How f32 matmuls run fastest on an AVX-512 host (measured: benchmarks/, the matmul rows).
 
-IREE 3.13's data tiling packs a matmul's operands into 16x16 register tiles. Each step of K then
-loads one 16-float row of B and broadcasts 16 elements of A for 16 FMAs, 17 loads for 16 FMAs
-(fill, multiply and unpack of n = 1024 took 17.1 ms on one core, 125 GF/s; OpenBLAS ~165).
-IREE has no option to choose another tile, so einc packs the operands into REGISTER_TILE itself
-(14 rows of A by 32 columns of B: 28 of the 32 vector registers accumulate, and a step is 2 loads
-and 14 broadcasts for 28 FMAs) and runs `linalg.mmt4d` on them, which IREE's code generator
-vectorizes: that multiply took 12.7 ms (169 GF/s) and a whole named-dim call 16.3 ms against
-19.9 (0.83x NumPy against 0.68x), at n = 512 0.85x against 0.70x, at 256 about the same.
-IREE's mmt4d microkernel has no such tile (through it this op ran 60x slower, and a 16x32 tile
-gave wrong results), so llvm-cpu builds without microkernels (einc/build/targets.py).
-
-Measured no better: tiles 12x32, 16x32, 15x32, 8x32, 28x16, 14x16, 6x64, 4x64, 7x48, 8x48;
-blocking K (an scf.for of mmt4d over K-blocks of 64-512, accumulating in the packed result).
+IREE's data tiling packs a matmul's operands into 16x16 register tiles: 17 loads for 16 FMAs a
+step of K, and no option chooses another tile. So einc packs the operands into REGISTER_TILE
+itself (14 rows of A by 32 columns of B: 28 of the 32 vector registers accumulate, 16 loads for
+28 FMAs) and runs `linalg.mmt4d` on them, which IREE vectorizes (0.83x NumPy against 0.68x at
+n = 1024). IREE's mmt4d microkernel has no such tile, so llvm-cpu builds without microkernels.
 Elsewhere (llvm-cpu-generic, a host without AVX-512, other element types, a static M under 14
 or N under 32, an A the program computes summed over a run-time K, Vulkan) the matmul stays a
-`linalg.matmul` for IREE's data tiling.
+`linalg.matmul` for IREE. Figures and the tiles tried: docs/DECISIONS.md, Dense kernels.
 """
 from __future__ import annotations
 
@@ -52,11 +44,8 @@ def applies(target: str, found: Match) -> bool:
 
 
 def _computed_left_of_run_time_depth(found: Match) -> bool:
-    """IREE 3.13 failed to compile (`affine.delinearize_index` with a basis of 0) these packs of
-    A fused with an elementwise op on another register-tiled matmul's unpacked result, when
-    the summed length K is a run-time dim (`relu(A @ W1) @ W2`, W1 [33, H]; found by the dense
-    fuzz campaign). A matmul whose A the program computes and whose K is known only at run
-    time keeps IREE's data tiling."""
+    """IREE-25: packs of a computed A over a run-time K fail to compile, so a matmul whose A the
+    program computes and whose K is known only at run time keeps IREE's data tiling."""
     depth = [v for axis in found.operand_axes[0] for v in axis.vars if v not in _vars(found.out)]
     return not isinstance(found.views[0].read.tensor, Input) and any(not v.extent.is_const for v in depth)
 

@@ -1,11 +1,9 @@
 """Comparisons of index arithmetic that the indices' ranges decide (`w >= 1` with w in 0..1),
 folded in a reduction's body before its kernel is planned.
 
-IREE folds them too (a loop of extent 1 is its constant), and a reduction whose summed value
-then comes from no operand (every term the `else` constant of a guard never true) is vectorized
-wrongly: counted once (`sum[kw in 0..3, kh in 0..2](if w >= 1 { .. } else { -1.0 })` gave -1,
-not -6; found by the dense fuzz campaign). Folded here first, the reads of a dead branch are no
-operands, and such loops run as scalar loops in the region (kernels._unindexed_vars).
+IREE-10: IREE folds them too, and a reduction whose summed value then comes from no operand is
+vectorized wrongly. Folded here first, the reads of a dead branch are no operands, and such
+loops run as scalar loops in the region (kernels._unindexed_vars).
 """
 from __future__ import annotations
 

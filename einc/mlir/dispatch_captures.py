@@ -1,13 +1,9 @@
 """Tensors a hand-written dispatch region reads from outside it, passed in as they are.
 
-IREE 3.13 clones cheap producers of a region's captured tensors into the region (a linalg.fill,
-or a generic it recognises as one: `let d[i in 0..N] = x` with x a scalar input). A recurrence
-region must hold no tileable linalg op (recurrence_region): a cloned fill becomes the root that
-IREE tiles into workgroups, and the step loop's writes then fall outside them ("write affecting
-operations on global resources are restricted to workgroup distributed contexts"; found by the
-differential fuzzer, programs-0012, seed 1 program 1230). Each captured tensor goes through a
-`util.optimization_barrier` before the region, which IREE does not clone, and has its dynamic
-sizes tied back on (`flow.tensor.tie_shape`): IREE cannot see through the barrier to them.
+IREE-26: IREE clones cheap producers of captured tensors (a fill) into the region, where a
+recurrence region must hold no tileable linalg op. Each captured tensor goes through a
+`util.optimization_barrier`, which IREE does not clone, and has its dynamic sizes tied back on
+(`flow.tensor.tie_shape`): IREE cannot see through the barrier to them.
 """
 from __future__ import annotations
 

@@ -7,15 +7,12 @@ tensor has an empty domain:
 - an empty slice inserted leaves the destination as it is; an empty slice taken is
   tensor.empty; an empty tensor padded is the padding value everywhere.
 An extent known to be zero at build time (`--dim N=2` and a clause over `2..N`) is decided here
-on every target: IREE 3.13 crashes (SIGFPE) compiling a linalg.matvec with a zero-extent
-reduction for llvm-cpu, and MLIR rejects an empty slice inserted at the end of an axis.
+on every target (IREE-20: a zero-extent matvec crashes the compiler; MLIR rejects an empty
+slice inserted at the end of an axis).
 
-A run-time extent is not decided here. Guarding each op with a host `scf.if` on its extents (so
-that IREE 3.13's Vulkan HAL, which refuses a dispatch binding an empty buffer, never records
-one) was tried and removed: IREE 3.13 schedules the result of such an `scf.if` without waiting
-for the kernel in it (llvm-cpu stops with "transient buffer has not been committed", Vulkan reads
-whatever the buffer held: wrong values, found by the differential fuzzer). An empty tensor at
-run time on vulkan-spirv is therefore a run error (einc.runtime.program), never a wrong value.
+A run-time extent is not decided here: a host `scf.if` on the extents (to spare Vulkan the
+empty bindings of IREE-21) is not waited for (IREE-40), so an empty tensor at run time on
+vulkan-spirv is a run error (einc.runtime.program), never a wrong value.
 """
 from __future__ import annotations
 

@@ -1,17 +1,10 @@
 """f64 elementary functions as plain arithmetic, for the llvm-cpu backend.
 
-IREE 3.13 turns `math.sin` (and cos, tan, asin, acos, atan, atan2, erf, log2, tanh) on f64 into
-calls to libm, which it does not link into a dispatch: the build fails with "undefined symbol:
-sin". These expansions use only arith ops plus math.exp/expm1/log/sqrt/copysign/absf, which IREE
-does lower on f64. Accuracy, checked against NumPy in tests/mlir/test_f64_math.py: a few ulps;
-sin/cos/tan reduce their argument with a three-part π/2 (119 bits), exact for |x| < 1.6e6.
-
-sin, cos, tan, asin, acos, atan and atan2 are generic over the float type: einc.mlir.f32_math
-uses them on f32 too, with the f32 parameters of `PRECISION` (einc's own f32 code is accurate
-where IREE's f32 approximations are not, on every target).
-
-Each function takes and returns an f64 (or f32) `ir.Value` and must be called under an
-insertion point.
+IREE-22: f64 `math.sin` and its kin become libm calls that a dispatch cannot link. These
+expansions use only arith ops plus math.exp/expm1/log/sqrt/copysign/absf, which IREE lowers on
+f64; a few ulps from NumPy (sin/cos/tan exact for |x| < 1.6e6). sin, cos, tan, asin, acos, atan
+and atan2 are generic over the float type: f32_math uses them with the f32 `PRECISION`. Each
+function takes and returns an f64 (or f32) `ir.Value` under an insertion point.
 """
 from __future__ import annotations
 

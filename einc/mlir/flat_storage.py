@@ -1,16 +1,11 @@
 """Recurrence storage that a host-level loop carries: one-dimensional, with a stated bound on its
 length (recurrence_host, recurrence_workgroup, recurrence_tensor_steps).
 
-IREE 3.13 places the tensors one iteration of a host loop makes in one allocation and carries
-each one's offset in it through the loop. Its integer range analysis
-(iree-util-optimize-int-arithmetic) folds such an offset to 0 when it is `util.align` of a size
-whose range reaches the top of the index type, which any product of run-time sizes does: every
-carried tensor after the first was then read, and returned, at the first one's offset (two
-members of a recurrence with run-time sizes came back as one on vulkan-spirv; checked with
-iree-opt: an scf.while yielding `util.align %n, 64` of an unbounded `%n` returns 0). A size the
-analysis knows to be small keeps the offsets right, and only a one-dimensional tensor's size is
-bounded jointly by one value, so the loop carries each storage as `length` elements, stated to
-be at most MAX_ELEMENTS (util.assume.int), and indexes it row-major.
+IREE-11: IREE carries the tensors of a host loop in one allocation and folds the offset of
+each after the first to 0 when its size is unbounded. A size known to be small keeps the
+offsets right, and only a one-dimensional tensor's size is bounded by one value, so the loop
+carries each storage as `length` elements, stated to be at most MAX_ELEMENTS
+(util.assume.int), and indexes it row-major.
 """
 from __future__ import annotations
 

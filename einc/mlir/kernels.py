@@ -137,15 +137,13 @@ def _view_operand(lw, domain: Domain, view: operand_views.View) -> Optional[Oper
 def _subscript_expr(domain: Domain, lin, size) -> Optional[tuple[ir.AffineExpr, frozenset]]:
     """An affine subscript over an axis of `size` as a map result, and the variables it is a
     function of, when its variables are loops of `domain` starting at constants and it has no
-    symbolic offset; None where the read must be a tensor.extract. IREE 3.13 gets some maps wrong,
-    so they are avoided:
+    symbolic offset; None where the read must be a tensor.extract. Maps IREE gets wrong are
+    avoided:
     - linalg takes a loop's trip count from any operand indexed by that bare loop dimension, so
       a bare `d_k` is only allowed over an axis whose size is the variable's extent (views cut
       such axes to fit, see operand_views);
-    - IREE folds loops of extent 1 away, which can leave a bare `d_k` behind (`sig[j + m]`
-      with j in 0..1 becomes `sig[m]`), so such a variable is the constant it is;
-    - a negative coefficient (`q[t + 2 - s]`) gets the slices that tiling takes of the operand
-      wrong (the verifier rejects them)."""
+    - IREE-08: a variable of extent 1 is the constant it is (a folded loop leaves a bare `d_k`);
+    - IREE-36: no negative coefficient (`q[t + 2 - s]`): tiling takes wrong slices of it."""
     const = lin.const
     terms = {}
     for key, coeff in lin.terms.items():
@@ -183,11 +181,8 @@ def _trip_count_operand(lw, domain: Domain, operands: list[Operand]) -> list[Ope
 
 def _window_not_first(operands: list[Operand]) -> list[Operand]:
     """The operands with a plain one first, when the first reads windows (`x[h + kh, ..]`).
-    IREE 3.13 takes a generic whose first operand reads windows for a convolution of that image;
-    one without a batch axis (after IREE folded away a batch of one) it rebuilds with a batch
-    axis in front (InsertBatchDimForBatchlessConvPass, llvm-cpu) without renumbering the
-    linalg.index ops in the body, so a guard `w <= 4` tested the row instead (found by the dense
-    fuzz campaign). A kernel that computes coordinates keeps a plain operand first."""
+    IREE-14: IREE takes such a generic for a convolution and, adding a batch axis, leaves its
+    linalg.index ops numbered as before; a plain operand first keeps it a generic."""
     if not operands or not _reads_windows(operands[0].map):
         return operands
     plain = next((o for o in operands if not _reads_windows(o.map)), None)
@@ -208,9 +203,8 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
     (variables outside `domain`) that folded over their points by scalar loops in the region,
     from `start()` where given and `domain` has no reduction loop of its own (each point then
     folds all of its values, and the kernel does not read `init`), else from the output element.
-    IREE 3.13 fused a kernel that read its init into the reduction reading the kernel, with
-    the init as an operand of run-time size, and Vulkan then asked for unbounded workgroup
-    memory (fuzz seed 13)."""
+    IREE-15: a kernel that reads an init of run-time size, fused into a reduction, needs
+    unbounded workgroup memory on Vulkan."""
     operands, aliases, coordinates = plan_operands(lw, domain, [body, guard], inline)
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
     if coordinates or loops:
@@ -301,11 +295,10 @@ def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) 
 
 def _unindexed_vars(lw, vars_: tuple, body: Value, guard: Optional[Value], domain: Domain) -> tuple:
     """The reduction's variables that no planned operand changes along. Such a loop would have
-    no operand to give its trip count, and IREE 3.13 vectorizes a reduction whose combined value
-    comes from no operand wrongly: `sum[p in 0..4](2)` gave 2, `sum[p in 0..3](a + p)` failed
-    to compile. An operand that reads a tensor of one repeated value does not count, since IREE
-    folds that tensor into the kernel as a scalar (einc.passes.uniform_tensors). These loops run
-    as scalar loops inside the kernel's region instead."""
+    no operand to give its trip count, and IREE-10: a reduction whose combined value comes from
+    no operand is vectorized wrongly. An operand that reads a tensor of one repeated value does
+    not count, since IREE folds that tensor into the kernel as a scalar
+    (einc.passes.uniform_tensors). These loops run as scalar loops inside the kernel's region."""
     operands, _, _ = plan_operands(lw, domain, [body, guard], frozenset())
     return tuple(v for v in vars_ if not any(v in o.vars and _needs_axis(lw, o, v) for o in operands))
 
@@ -313,5 +306,5 @@ def _unindexed_vars(lw, vars_: tuple, body: Value, guard: Optional[Value], domai
 def _needs_axis(lw, operand: Operand, var: IndexVar) -> bool:
     """Whether the kernel must iterate `var` for `operand`: it changes along `var`, or it is a
     reduction's tensor with an axis for `var` (read from inside a scalar loop over `var`, it
-    would have lost that axis: an internal error, fuzz seed 21 program 375)."""
+    would have lost that axis)."""
     return isinstance(operand.node, Reduce) or lw.uniformity.varies(operand.node, frozenset([var]))

@@ -1,24 +1,14 @@
 """Named linalg ops for reductions that are one: contractions, convolutions and pooling.
 
-IREE's code generators are best at named ops (microkernels and data tiling for matmuls, im2col
-and direct-convolution strategies for convolutions), so a reduction whose form matches one of
-PATTERNS is emitted as that op instead of a linalg.generic. A reduction matches when:
-
-- its body is one read (pooling) or the product of two reads (contractions, convolutions), each
-  an affine view of a program-level tensor (operand_views: plain, zero-padded through a guard, or
-  reshaped through a flattened subscript), all of one float dtype, with no reduction guard;
-- every result axis and every summed variable is named by a letter of the pattern: a plain
-  letter is a zero-based variable spanning the whole axis; `y+p` is a window axis read at
-  `stride * y + dilation * p` (strides and dilations become the op's attributes).
-
-In contraction patterns a letter may stand for a run of variables that every operand and the
-result keep together in one order (`sum[c, h, w](p[n, c, h, w] * Wf[c, h, w, k])` is a matmul with
-k = (c, h, w)): those axes are collapsed for the op and the result expanded back. A contraction
-that matches no pattern as written may match one with its operands' axes permuted: the operands
-are transposed for the op (`linalg.transpose`), as attention's heads split by a flattened
-subscript, `sum[d](q[s, 8 * h + d] * k[t, 8 * h + d])`, are a batch_matmul over h. Elementwise
-work around the reduction (bias, ReLU) stays in the enclosing kernel, which IREE fuses with it.
-Anything else stays a linalg.generic, which is always correct.
+IREE's code generators are best at named ops (microkernels, data tiling, convolution
+strategies), so a reduction that matches one of PATTERNS is emitted as that op. It matches when
+its body is one read (pooling) or a product of two (contractions, convolutions), each an
+affine view of a program-level tensor of one float dtype (operand_views), with no reduction
+guard, and every axis and summed variable is a letter of the pattern: a plain letter spans a
+whole axis from 0; `y+p` is a window read at `stride * y + dilation * p`. In contractions a
+letter may stand for a run of variables kept together in one order (collapsed for the op), and
+operands may be transposed to match (attention's heads as a batch_matmul). Elementwise work
+around the reduction stays in the enclosing kernel; anything else stays a linalg.generic.
 """
 from __future__ import annotations
 
@@ -86,17 +76,11 @@ PATTERNS: list[Pattern] = [
 ]
 
 
-# Named ops that IREE 3.13 gets wrong on a target stay a linalg.generic there (found by the
-# dense fuzz campaign, fuzz/dense; tests/mlir/test_dense_rules.py). On vulkan-spirv the
-# channels-first depthwise convolutions (1-d and 2-d) with two or more channels left points of
-# the channels after the first 0 (the channels-last ones are right).
+# Named ops IREE gets wrong on a target stay a linalg.generic there (IREE-06: channels-first
+# depthwise convolutions on vulkan-spirv).
 MISCOMPILED = {"vulkan-spirv": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
-# On the CPU targets IREE's data tiling failed to compile two contractions of an operand an
-# elementwise producer computes: one summing over a run of variables with a run-time extent
-# (`sum[c, k](y[i, c, k] * w[c, k, j])`, K a named dim: "'affine.delinearize_index' op no
-# basis element may be statically non-positive"), and one whose operand is a single element
-# (y [1, 1] in `sum[k](y[i, k] * w[k, j])`: "tiling factors must be less than or equal to the
-# input rank for pack"). Such contractions stay generics there.
+# IREE-07: on the CPU targets, contractions of a computed operand over a run of variables with a
+# run-time extent, or of a one-element operand, fail to compile in data tiling; they stay generics.
 CPU_TARGETS = ("llvm-cpu", "llvm-cpu-generic")
 
 
@@ -140,8 +124,7 @@ def _axis(sub: Lin, size: Lin) -> Optional[Axis]:
     if len(terms) == 1 and terms[0][1] == 1 and terms[0][0].extent == size:
         return Axis((terms[0][0],))
     if len(terms) == 2 and all(v.extent != 1 for v, _ in terms):
-        # not with a unit-extent variable: IREE 3.13 folds its loop away, which leaves the other
-        # variable as a bare dimension over an axis longer than its extent (rejected)
+        # IREE-08: not with a unit-extent variable, whose folded loop leaves a bare dimension
         return [Axis((y, p), s, d) for (y, s), (p, d) in (terms, terms[::-1])]   # either order
     return None
 
@@ -359,10 +342,7 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
         return None
     pattern = found.pattern
     if pattern.op == "batch_matmul" and lw.target in CPU_TARGETS:
-        # IREE 3.13's data tiling fused a batch_matmul with the op computing an operand
-        # (`x[n, i, j] + b[j]`, a matmul's result expanded into batches) and read the batches
-        # after the first wrong for M of 3, 11, 13, 14, 15 and others (found by the dense fuzz
-        # campaign): a barrier keeps such producers in dispatches of their own.
+        # IREE-09: a barrier keeps the producers of a batch_matmul's operands out of its dispatch
         ins = [fence(v) for v in ins]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))

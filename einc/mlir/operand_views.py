@@ -1,26 +1,15 @@
 """Affine views of program-level tensors: reads a kernel can take through a plain indexing map.
 
-A read `T[s0, s1, ..]` inside a kernel is an `ins` operand when every subscript is affine in the
-kernel's loops and proven in bounds; an axis read by a loop alone is cut to the loop's extent
-(`tensor.extract_slice`: linalg takes trip counts from operand shapes), so `x[i]` for i in
-0..N - 1 of an N-long x is an operand too. Two more forms that dense programs are written with
-become operands, through a view of the tensor built once at function level:
-
-- zero padding written as a guard, `if ih >= 0 && ih < H { X[n, c, ih, iw] * K[..] } else { 0.0 }`
-  (the guard is exactly the read's own bounds test, the `else` a constant): the read becomes one
-  of X padded with that constant (`tensor.pad`), at `ih + pad`, and the guard disappears;
-- a flattened subscript, `Wf[16 * c + 4 * h + w, k]` with c, h, w spanning 16, 4 and 4 and the
-  axis 256 long: the read becomes one of Wf reshaped to [16, 4, 4, K] (`tensor.expand_shape`)
-  at [c, h, w, k];
-- for named ops (named_ops), a subscript fixed at build time, `W[1, k, d]` or `W[L - 1, k, d]`:
-  the read becomes one of the slice W[1] (`tensor.extract_slice` dropping the axis) at [k, d],
-  so that a layer's weights taken from a stack are a matmul operand;
-- a split subscript, `ctx[d / 8, s, d % 8]` with d spanning 0..8 n over axes n and 8 long (heads
-  merged back): the read becomes one of ctx with the quotient's axis moved before the
-  remainder's (`linalg.transpose`) and the two collapsed (`tensor.collapse_shape`), at [s, d].
-
-A padded read of a product, `X[..] * K[..]` with `else 0`, gives 0 * K at a padded point, which
-is NaN where K is inf or NaN (as in NumPy and JAX convolutions) where the guard gave 0.
+A read `T[s0, s1, ..]` is an `ins` operand when every subscript is affine in the kernel's loops
+and proven in bounds; an axis read by a loop alone is cut to the loop's extent (linalg takes
+trip counts from operand shapes). Four more forms become operands through a view built once at
+function level:
+- zero padding written as a guard (`if ih >= 0 && ih < H { X[.., ih, ..] } else { 0.0 }`):
+  a read of X padded (`tensor.pad`), the guard gone; 0 * inf at a padded point is then NaN, as
+  in NumPy and JAX convolutions;
+- a flattened subscript (`Wf[16 * c + 4 * h + w, k]`): a read of Wf reshaped (`expand_shape`);
+- for named ops, a subscript fixed at build time (`W[1, k, d]`): a read of the slice W[1];
+- a split subscript (`ctx[d / 8, s, d % 8]`): a read of ctx transposed and collapsed.
 """
 from __future__ import annotations
 
@@ -273,11 +262,8 @@ def _padded_view(read: Read, tests: set, pad_value) -> Optional[View]:
 def windowed(view: View) -> View:
     """`view` with each axis read at `stride * v + offset` (one variable v, offset not 0) cut to
     the points it reads (`tensor.extract_slice` with that offset and stride), so that the axis
-    is read at v alone. IREE 3.13 names each dispatch after its costliest linalg op and, for a
-    generic, tries to read a convolution into it; an indexing map whose first operand has a
-    result `d_k + c` (k > 0) makes that crash with a segfault (`x[i, j + 1] * w[i, j]`; found by
-    the differential fuzzer, tests/fuzz/regressions/shifted_read_as_first_operand.ein). Fusion
-    can bring any operand's map to the front, so no map has such a result."""
+    is read at v alone. IREE-24: a map result `d_k + c` (k > 0) in the first operand crashes
+    IREE, and fusion can bring any operand's map to the front, so no map has such a result."""
     windows, subs = [], []
     for sub in view.subs:
         window = _window(sub)
@@ -425,8 +411,8 @@ def _kept_shape(view: View) -> list:
 
 def _slice(lw, source: ir.Value, view: View) -> ir.Value:
     """The rank-reduced slice at the fixed coordinates (a constant or a size expression each).
-    A slice with run-time sizes passes a barrier: IREE 3.13's data tiling fused it into the
-    matmul's packing and asked for a vector of 2^53 - 1 rows there (docs/IREE_DEFECTS.md IREE-33)."""
+    A slice with run-time sizes passes a barrier (IREE-33: fused into a matmul's packing, it asks
+    for a vector of 2^53 - 1 rows)."""
     full = view.read.tensor.shape
     offsets = [Lin(0) if at is None else at for at in view.fixed]
     sizes = [size if at is None else Lin(1) for at, size in zip(view.fixed, full)]

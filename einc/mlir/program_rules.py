@@ -85,7 +85,7 @@ def _piecewise(lw, v: Piecewise) -> ir.Value:
 
 def _stack(lw, v: Stack) -> ir.Value:
     elems = [lw.lower(e) for e in v.elems]
-    # tensor.from_elements of i1 is mis-converted by IREE 3.13 (see Sizes.scalar_tensor)
+    # IREE-17: tensor.from_elements of i1 is mis-converted (see Sizes.scalar_tensor)
     if not v.dtype.is_bool and not any(is_tensor(e) for e in elems):
         return tensor.from_elements(tensor_type(v.dtype, v.shape), elems)
     out = lw.sizes.empty(v.shape, element_type(v.dtype))

@@ -1,6 +1,6 @@
 """The `RecValue` rule: a recurrence group's loop, emitted once, gives every member's storage.
 
-Where the loop runs decides its speed (notes item 3), so the form is chosen per target
+Where the loop runs decides its speed (docs/FEATURES.md), so the form is chosen per target
 (`choose_form`, which `einc build --explain` reports): on the CPU the whole group is one
 dispatch with native loops inside (recurrence_region). SPIR-V cannot compile that form, so on
 vulkan-spirv a group of scalar states runs its loop inside a kernel (recurrence_kernel), a group
@@ -22,7 +22,6 @@ from einc.ir.nodes import RecurrenceGroup, RecValue
 from einc.ir.state_slices import is_state_slice
 from einc.mlir import (recurrence_batch, recurrence_host, recurrence_kernel, recurrence_region,
                        recurrence_tensor_steps, recurrence_workgroup)
-from einc.mlir import recurrence_lanes  # noqa: F401  (adds the Reduce step rule every form uses)
 from einc.mlir.recurrence_lanes import LANE_TARGETS
 
 HOST_LOOP_TARGETS = ("vulkan-spirv",)

@@ -2,11 +2,8 @@
 (one dispatch a chunk, recurrence_workgroup) and the host-loop form (a kernel per clause and
 step, recurrence_host) share.
 
-IREE 3.13 gives every step of a host-level loop new allocations, a copy of each tensor the loop
-carries and new fences, all alive until the device catches up; a host that never waits keeps
-every step's (checked: a host loop of 10,000 steps reading a fixed step took 23 ms a step and
-12.5 GB on lavapipe, and an NVIDIA driver ran out of file descriptors). Two things keep a
-step's cost flat here:
+IREE-13: every step of a host-level loop gets new allocations, copies and fences, alive until
+the device catches up. Two things keep a step's cost flat here:
 - the loop carries chunk storage, never the whole history (a ChunkLayout): a member read at
   t - c holds its `tail` steps before the chunk and the chunk's own steps, behind a pinned row
   for each fixed step it is read at (`x[0]`); after each chunk the host inserts the chunk's
@@ -217,9 +214,8 @@ def _wait_for(storages: list[tuple]) -> None:
 
 def _read_back(member: RecMember, storage: ir.Value) -> None:
     """The host reads a value a one-point kernel computes from the storage's first element (a
-    conversion, which IREE cannot make a copy): read straight from a storage the loop carries (a
-    copy into a staging buffer), the value came back but also overwrote two words of another
-    live storage on lavapipe (IREE 3.13), now and then, a silent wrong result."""
+    conversion, which IREE cannot make a copy). IREE-37: a storage the loop carries, read back
+    directly, can have another live storage overwritten."""
     converted = I32 if member.dtype == F32 else F32
     op = linalg.GenericOp_([], [tensor.empty([1], element_type(converted))], [ir.AffineMap.get_identity(1)],
                            [linalg.IteratorType.parallel])

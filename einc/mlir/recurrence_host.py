@@ -2,20 +2,13 @@
 kernel, recurrence_kernel, nor inside a workgroup, recurrence_workgroup; steps that compute
 whole tensors on every target, recurrence_tensor_steps): one kernel per clause and step.
 
-SPIR-V cannot compile the one-dispatch form ("failed to legalize hal.interface.binding.subspan"),
-so the step loop is an scf.for at function level carrying the storage tensors. Each clause is
-one linalg.generic per step computing the member's row at step t from the storage as it was
-before the clause (the points outside the clause kept), written back with tensor.insert_slice
-at the step's slot. The loop runs on the host, so lavapipe's limit of 65,535 iterations per
-shader loop does not bound the number of steps.
-
-The steps run in chunks (recurrence_chunks): the loop carries chunk storage, whose copies IREE
-makes every step, and the host waits for each chunk, so a step costs the same at every length
-(a member read at steps other than t - c or fixed ones aside: the loop carries its whole
-tensor). Within a chunk the host runs ahead and every step's allocations stay alive until the
-wait, so a chunk runs at most CHUNK_STEPS steps and, by the sizes, about CHUNK_BYTES of them.
-Every storage is one-dimensional (flat_storage: IREE lost the offsets of several carried
-tensors of run-time size), so a row is one run of elements.
+SPIR-V cannot compile the one-dispatch form, so the step loop is an scf.for at function level
+carrying the storage tensors. Each clause is one linalg.generic per step computing the member's
+row at step t from the storage as it was before the clause, written back with
+tensor.insert_slice at the step's slot. The loop runs on the host, so no shader loop limit
+(IREE-30) bounds the number of steps. The steps run in chunks (recurrence_chunks, IREE-13) of
+at most CHUNK_STEPS steps and about CHUNK_BYTES; every storage is one-dimensional
+(flat_storage, IREE-11), so a row is one run of elements.
 
 The points of a kernel are computed in parallel from that snapshot, so a clause must not read
 its own member at the step it is computing (`D[i, j - 1]`): such groups are rejected here.

@@ -1,19 +1,16 @@
 """A group of scalar states as a loop inside one kernel (vulkan-spirv): no step touches the host.
 
 SPIR-V cannot compile the one-dispatch form of recurrence_region, but a loop in the body of a
-linalg.generic does compile (notes item 3). A group whose members are all scalar states with a
+linalg.generic does compile. A group whose members are all scalar states with a
 window (a logistic map, a scalar Kalman filter) keeps its whole state in the loop's registers:
 each member's last `window` values. The kernel's points are the window's slots: every point
 runs the same loop and yields the value its slot holds at the end, so the result is the
 member's window storage, as the other forms leave it (slot = step mod window).
 
-Lavapipe stops shader loops after about 65,535 iterations (notes item 3), so one kernel runs at
-most STEPS_PER_KERNEL steps; a host loop runs as many kernels as the steps need, each starting
-from the storage the previous one left. That count is of every loop iteration an invocation
-runs, inner loops included (checked: a step summing 64 values stopped after ~1,000 steps, a
-silent wrong result), so a step that runs loops of its own (a reduction, a Stack of points, an
-integer power) does not fit here: such a group runs inside a workgroup (recurrence_workgroup)
-or as a host loop (recurrence_host).
+IREE-30: a shader invocation stops after about 65,535 loop iterations, inner loops included, so
+one kernel runs at most STEPS_PER_KERNEL steps (a host loop runs as many kernels as needed) and
+a step that runs loops of its own (a reduction, a Stack, an integer power) does not fit here:
+such a group runs inside a workgroup (recurrence_workgroup) or as a host loop (recurrence_host).
 """
 from __future__ import annotations
 
@@ -30,7 +27,7 @@ from einc.mlir.recurrence_step import PointValue, emit_step, held_point
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
-STEPS_PER_KERNEL = 65_000      # 65,535 iterations already stop early on lavapipe (checked)
+STEPS_PER_KERNEL = 65_000      # IREE-30: below the driver's ~65,535 iterations
 FORM = "a loop over the steps inside one kernel"     # what `einc build --explain` calls it
 
 

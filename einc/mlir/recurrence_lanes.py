@@ -27,10 +27,10 @@ from iree.compiler.dialects import arith, scf, tensor, vector
 from einc.ir import affine
 from einc.ir.nodes import (IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value,
                            step_code)
-from einc.mlir import scalar_ops
+from einc.mlir import recurrence_scalars, scalar_ops
 from einc.mlir.kernels import reduce_combiner, reduce_identity
 from einc.mlir.loops import point_loops, var_bounds
-from einc.mlir.recurrence_scalars import STEP_RULES, Scope, accumulate, scalar_reduce, step_accumulator
+from einc.mlir.recurrence_scalars import Scope, accumulate, scalar_reduce, step_accumulator
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, i32_type
 
@@ -78,15 +78,17 @@ class Lanes:
                 self.memo[id(v)] = LANE_RULES[type(v)](self, v)
         return self.memo[id(v)]
 
+    def known(self, v: Value, value: ir.Value) -> None:
+        """Use `value` (computed earlier, in lanes) for `v`."""
+        self.memo[id(v)] = value
+
     def at_lane(self, k: int) -> Scope:
         """The scalar scope of lane k."""
         return self.outer.child({self.lane: arith.addi(self.base, index_const(k))})
 
     def consecutive(self, source: ir.Value, indices: list[ir.Value], dtype) -> ir.Value:
         """`width` elements of `source` from `indices` along its last axis. Booleans are read
-        one element at a time: IREE 3.13 stores i1 tensors as i8 and then rejects a
-        transfer_read of them with an i1 padding value (fuzz finding programs-0015, seed 1
-        program 439; tests/fuzz/regressions/boolean_guard_of_a_reduction_in_lanes.ein)."""
+        one element at a time (IREE-18: a vector read of i1 tensors, stored as i8, is rejected)."""
         if dtype.is_bool:
             *outer, last = indices
             elements = [tensor.extract(source, outer + [arith.addi(last, index_const(k))])
@@ -141,6 +143,28 @@ def clause_vector(lanes: Lanes, clause: RecClause, dtype) -> ir.Value:
     return arith.select(lanes.value(clause.guard), value, zero)
 
 
+def split_reduction(lw, member: RecMember, clause: RecClause, lane: IndexVar) -> Optional[Reduce]:
+    """The reduction to compute for every lane group of a row before the rest of the body, or
+    None. A body like tanh(sum[j](..) + ..) is then two loops over the row: the sums (stored
+    where the row's points go), then the activation of each group: no group's activation waits
+    on its sum's latency chain, so the groups overlap (the RNN H = 64 step: ~25% less time).
+    Only one reduction that varies along the lanes, of the member's type, under more work."""
+    found, seen, stack = {}, set(), [v for v in (clause.body, clause.guard) if v is not None]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or v.rank != 0 or lane not in lw.free_vars(v):
+            continue
+        seen.add(id(v))
+        if isinstance(v, Reduce):
+            found[id(v)] = v
+        elif not isinstance(v, Stack):
+            stack.extend(v.operands())
+    if len(found) != 1:
+        return None
+    reduce, = found.values()
+    return reduce if reduce.dtype == member.dtype and reduce is not clause.body else None
+
+
 class _Probe:
     """Enough of a Scope to ask which reads stay in range, before any scope exists."""
 
@@ -185,7 +209,8 @@ def reduce_in_step(scope: Scope, reduce: Reduce) -> ir.Value:
     return lanes if lanes is not None else scalar_reduce(scope, reduce)
 
 
-STEP_RULES[Reduce] = reduce_in_step
+# the step rules every recurrence form uses: the scalar ones, with reductions in lanes
+STEP_RULES = {**recurrence_scalars.SCALAR_STEP_RULES, Reduce: reduce_in_step}
 
 
 def _reducible_in_lanes(scope: Scope, reduce: Reduce) -> bool:

@@ -2,7 +2,7 @@
 
 A host-level loop over steps would cost a device submission per step (and a readback when a
 step reads a scalar); inside one dispatch the loop runs natively, hundreds of millions of steps
-per second for a scalar state. IREE compiles such a region only when (checked on 3.13):
+per second for a scalar state. IREE compiles such a region only when:
 - it holds no tileable linalg op (linalg.fill, linalg.generic, ..): those get tiled into a
   workgroup loop that the step loop's writes fall outside of. Storage starts as tensor.empty,
   zeroed by a scalar loop;
@@ -23,15 +23,15 @@ from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.mlir import scalar_ops
 from einc.mlir.dispatch_captures import fence, fence_captured_tensors
 from einc.mlir.loops import point_loops, var_bounds
-from einc.mlir.recurrence_lanes import (Lanes, clause_lanes, clause_vector, counted_loop, round_down, store_consecutive,
-                                       width_of)
+from einc.mlir.recurrence_lanes import (Lanes, clause_lanes, clause_vector, counted_loop, round_down, split_reduction,
+                                        store_consecutive, width_of)
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import (PointValue, clause_scope, compact, covers_every_step, emit_step, expanded,
                                        held_point, sizes_of, storage_shape, unit_axes, when)
 from einc.mlir.shapes import index_const
 from einc.mlir.types import element_type, tensor_type
 
-STACK_BYTES = 32768       # IREE 3.13's limit on a CPU dispatch's stack allocations
+STACK_BYTES = 32768       # IREE's limit on a CPU dispatch's stack allocations
 FORM = "one dispatch whose loops run every step"     # what `einc build --explain` calls it
 
 
@@ -74,10 +74,7 @@ def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
             util.OptimizationBarrierOp([result.type], [result])
-    # Results pass a barrier before a member with unit axes is reshaped back to its shape:
-    # without it IREE 3.13 returned another result of the same compact type in its place on the
-    # CPU targets (r3: [3, 1] came back holding r2: [3] when a definition read a slice of r3;
-    # fuzz seed 29 program 1362).
+    # IREE-16: results pass a barrier before a member with unit axes is reshaped back to its shape
     results = [fence(r) for r in region.results] if any(units.values()) else list(region.results)
     return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(members, results)]
 
@@ -86,8 +83,8 @@ def _fits_the_stack(member: RecMember) -> bool:
     """Whether the member's storage may become a stack allocation in the dispatch. IREE drops a
     region result nothing reads (a windowed member no output reads), and its storage then lives
     on the stack: unbounded for a run-time size, rejected beyond 32 KB. Such a result is read by
-    an optimization barrier instead. Not every one: a barrier on a value that IREE evaluates at
-    build time (a program without inputs) mixes up the hoisted results in IREE 3.13."""
+    an optimization barrier instead. Not every one (IREE-38: a barrier on a value IREE evaluates
+    at build time mixes up the hoisted results)."""
     shape = compact(storage_shape(member))
     return all(s.is_const for s in shape) and \
         int(np.prod([s.const for s in shape])) * member.dtype.numpy.itemsize <= STACK_BYTES
@@ -136,15 +133,30 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         lane = vars_[-1]
         (lo, hi), = var_bounds(lw, [lane])
 
+        split = split_reduction(lw, member, clause, lane)
+
         def row(ivs, out):
-            def chunk(base, out, width):
+            def lanes(base, out, size):
                 scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
-                values = clause_vector(Lanes(scope, lane, base, width), clause, member.dtype)
-                return [store_consecutive(values, out[0], storage.at(member, [slot] + ivs + [base]))]
+                return Lanes(scope, lane, base, size)
+
+            def at(base):
+                return storage.at(member, [slot] + ivs + [base])
+
+            def reduction(base, out, size):
+                return [store_consecutive(lanes(base, out, size).value(split), out[0], at(base))]
+
+            def chunk(base, out, size):
+                points = lanes(base, out, size)
+                if split is not None:       # the first loop's sums, where this chunk's points go
+                    points.known(split, points.consecutive(out[0], at(base), member.dtype))
+                return [store_consecutive(clause_vector(points, clause, member.dtype), out[0], at(base))]
             start = lo
             # chunks of `width`, then of one vector where `width` is several (recurrence_lanes)
             for size in sorted({width, width_of(member.dtype)}, reverse=True):
                 end = round_down(start, hi, size)
+                if split is not None:
+                    out = counted_loop(start, end, size, out, lambda base, out, size=size: reduction(base, out, size))
                 out = counted_loop(start, end, size, out, lambda base, out, size=size: chunk(base, out, size))
                 start = end
             return counted_loop(start, hi, 1, out, lambda j, out: point(ivs + [j], out))

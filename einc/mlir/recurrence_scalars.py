@@ -63,11 +63,13 @@ class Scope:
     """Lowers body values at one point; `coords` maps each IndexVar in scope to its index value.
     A child scope (a reduction's loop body) sees its parent's values but keeps its own."""
 
-    def __init__(self, lw, storage: Storage, coords: dict, ranges: dict, parent: Optional["Scope"] = None):
+    def __init__(self, lw, storage: Storage, coords: dict, ranges: dict, rules: dict,
+                 parent: Optional["Scope"] = None):
         self.lw = lw
         self.storage = storage
         self.coords = coords
         self.ranges = ranges             # IndexVar -> a stand-in with the narrower range it has here
+        self.rules = rules               # IR node type -> step rule(scope, node)
         self.memo: dict[int, ir.Value] = dict(parent.memo) if parent else {}
 
     def value(self, v: Value) -> ir.Value:
@@ -81,14 +83,14 @@ class Scope:
             self.memo[id(v)] = tensor.extract(captured, []) if is_tensor(captured) else captured
         else:
             with location_of(v):
-                self.memo[id(v)] = STEP_RULES[type(v)](self, v)
+                self.memo[id(v)] = self.rules[type(v)](self, v)
 
     def tensor(self, v: Value) -> ir.Value:
         """A whole tensor a Read reads: program-level, or a Stack of per-point scalars."""
         return self.lw.lower(v) if self.lw.is_program_level(v) else self.value(v)
 
     def child(self, coords: dict) -> "Scope":
-        return Scope(self.lw, self.storage, {**self.coords, **coords}, self.ranges, self)
+        return Scope(self.lw, self.storage, {**self.coords, **coords}, self.ranges, self.rules, self)
 
     def index(self, sub: Value) -> ir.Value:
         """A subscript as an index. Affine ones are built from the coordinates directly: the
@@ -202,12 +204,13 @@ def step_accumulator(lw, reduce: Reduce) -> Callable:
     return add
 
 
-# recurrence_lanes, which builds on this module, adds the `Reduce` rule: in vector lanes where
-# it can be, else `scalar_reduce`
-STEP_RULES: dict[type, Callable] = {
+# the step rules in scalar code; recurrence_lanes builds the table the forms use from it, with a
+# `Reduce` rule that uses vector lanes where it can
+SCALAR_STEP_RULES: dict[type, Callable] = {
     IndexRef: _index_ref,
     Op: _op,
     Read: _read,
+    Reduce: scalar_reduce,
     StateRead: _state_read,
     Stack: BODY_RULES[Stack],
 }

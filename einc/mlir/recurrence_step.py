@@ -16,6 +16,7 @@ from iree.compiler.dialects import arith, scf, tensor
 from einc.ir.nodes import IndexVar, RecClause, RecMember, RecurrenceGroup
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
+from einc.mlir.recurrence_lanes import STEP_RULES
 from einc.mlir.recurrence_scalars import Scope, Storage
 from einc.mlir.types import element_type, tensor_type
 
@@ -55,11 +56,9 @@ def unit_axes(sizes) -> tuple:
 def compact(sizes) -> list:
     """`sizes` without its unit axes: the shape a form that loops inside a dispatch region keeps
     storage in (recurrence_region, recurrence_workgroup; `Storage.at` drops the indices of the
-    unit axes). IREE 3.13's CollapseDimensionsPass drops unit axes of a tensor read inside the
-    region by a collapse_shape of the loop-carried tensor inserted outside the region, where that
-    tensor does not exist ("operand does not dominate this use"). Padding unit axes to 2 avoided
-    that, but left a strided view of the padded storage that IREE fuses into the kernels reading
-    it, and a gather through it failed to compile on llvm-cpu."""
+    unit axes). IREE-23: IREE's CollapseDimensionsPass drops such axes with a collapse_shape
+    outside the region, where the loop-carried tensor does not exist. (Padding unit axes to 2
+    instead left a strided view that a gather could not compile through.)"""
     units = unit_axes(sizes)
     return [size for k, size in enumerate(sizes) if k not in units]
 
@@ -150,7 +149,7 @@ def clause_scope(lw, clause: RecClause, storage: Storage, coords: dict) -> Scope
     proofs see t over the clause's own steps."""
     t_var = storage.t_var
     steps = IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
-    return Scope(lw, storage, {t_var: storage.t, **coords}, {t_var: steps})
+    return Scope(lw, storage, {t_var: storage.t, **coords}, {t_var: steps}, STEP_RULES)
 
 
 def clause_value(scope: Scope, clause: RecClause, dtype) -> ir.Value:

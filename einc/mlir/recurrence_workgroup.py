@@ -10,9 +10,9 @@ linalg op (`_reached`): IREE gives a dispatch without one a single invocation. T
 reports where the chunk ended, which the host reads back as the next chunk's start. Every
 storage is one-dimensional (flat_storage, as recurrence_chunks says), its points row-major.
 
-Lavapipe stops an invocation after ~65,535 loop iterations counted over all its loops (inner
-loops included), so a chunk runs as many steps as fit in LOOP_BUDGET: the host computes an
-upper bound of one step's iterations for one invocation from the sizes (`_step_iterations`).
+IREE-30: an invocation stops after ~65,535 loop iterations, inner loops included, so a chunk
+runs as many steps as fit in LOOP_BUDGET, by an upper bound of one step's iterations computed
+from the sizes (`_step_iterations`).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from einc.mlir.types import element_type
 
 WORKGROUP_SIZE = 64
 FORM = f"chunks of steps, each one dispatch of a workgroup of {WORKGROUP_SIZE} invocations"   # for --explain
-LOOP_BUDGET = 65_000          # lavapipe's limit is 65,535 iterations an invocation (checked)
+LOOP_BUDGET = 65_000          # IREE-30: below the driver's ~65,535 iterations an invocation
 INTEGER_POWER_ITERATIONS = 64  # einc.mlir.scalar_ops runs one iteration per exponent bit (u64: 64)
 
 

@@ -1,13 +1,9 @@
 """Separately rounded float products in CPU kernels (`fp_contract=False`, the default).
 
-IREE 3.13 marks every float multiply, add and subtract in llvm-cpu kernels `contract`
-(its AddFastMathFlags pass runs unconditionally, whatever `fastmath` the MLIR says), so LLVM
-fuses `a * b + c` into one FMA with a single rounding: `v * v - 1.00048828125` at
-v = 1.000244140625 gave 5.96e-08 where IEEE float32 (and NumPy) give 0. No compiler flag turns
-the pass off. A product written as `math.fma(a, b, -0.0)` is the correctly rounded product (adding
--0 changes no value, not even the sign of a zero), it is not an `fmul` the pass can mark, and
-LLVM's InstCombine turns it back into a plain `fmul` without the flag: the multiply stays one
-instruction and nothing fuses with it. Host code (the VM) never fuses and is left alone.
+IREE-19: IREE marks every float multiply, add and subtract in llvm-cpu kernels `contract`, so
+LLVM fuses `a * b + c` into one FMA, unlike NumPy. A product written as `math.fma(a, b, -0.0)`
+is the correctly rounded product, not an `fmul` the pass can mark, and LLVM turns it back into
+a plain `fmul` without the flag. Host code (the VM) never fuses and is left alone.
 """
 from __future__ import annotations
 

@@ -47,8 +47,8 @@ def constant(dtype: DType, value) -> ir.Value:
     return arith.constant(t, value)
 
 
-# Function-level scalar code runs in IREE's VM, which cannot lower these (checked on 3.13); such
-# ops run as 0-d kernels on the device instead.
+# Function-level scalar code runs in IREE's VM, which cannot lower these; such ops run as 0-d
+# kernels on the device instead.
 VM_MISSING_MATH = ("tan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc")
 
 

@@ -61,7 +61,7 @@ class Sizes:
 
     def scalar_tensor(self, value: ir.Value) -> ir.Value:
         """A host scalar as a 0-d device tensor. linalg.fill rather than tensor.from_elements,
-        which IREE 3.13 mis-converts for i1 (its operand stays i1 while the tensor becomes i8)."""
+        which IREE mis-converts for i1 (IREE-17)."""
         return linalg.fill(value, outs=[tensor.empty([], value.type)])
 
     def dynamic_dims(self, shape: Shape) -> list[ir.Value]:

@@ -2,13 +2,9 @@
 that provably shares no point with the clauses before it may go first, and does when it starts
 earlier in memory (row-major). So clauses that do not overlap are written in ascending order.
 
-IREE 3.13 turns each constant clause into a fill of a byte range and merges two fills in a row
-of one value over adjacent ranges; when the second range ends where the first starts it merges
-them wrongly ("'stream.async.fill' op has invalid Write access range"): `p[i in 3..6] = 6;
-p[i in 1..3] = 6`. Found by the differential fuzzer (programs-0014, seed 1 program 223);
-tests/fuzz/regressions/adjacent_constant_clauses_written_backwards.ein. Boxes may have sizes in
-them (`p[i in 1..T + 1, j] = 0.9; p[0, 1] = 0.9`: IREE failed at run time, reading past a buffer,
-fuzz seed 41 program 397): they are disjoint when an end surely lies before a start.
+IREE-12: IREE merges two fills of one value over adjacent byte ranges wrongly when the second
+ends where the first starts; in memory order that never happens. Boxes may have sizes in them:
+they are disjoint when an end surely lies before a start.
 """
 from __future__ import annotations
 

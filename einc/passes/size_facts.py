@@ -1,22 +1,15 @@
 """The facts about run-time sizes that every run must satisfy (`Program.size_facts`).
 
-Extents are linear forms in the input dims (`H - KH + 1`), and the front end proves reads in
-bounds assuming every dim is at least 1. Some sizes a caller can pass break both: a negative
-extent makes IREE allocate a tensor of absurd size, and a read at `z[0]` of an empty `z` leaves
-its buffer. This pass lists, for the runner to check before the call (einc/runtime/sizes.py):
-
-- `ExtentFact`: an index range's extent is >= 0;
-- `IndexFact`: when an access runs at all (every extent of its iteration domain >= 1), the
-  indices it touches along an axis, `first ..= last`, lie in `[0, size)`. Affine reads proven in
-  bounds or outside any guard (`y[N - 1]`, `y[i]` over a range of another size) give their
-  range; clamped reads (guarded, data-dependent, generated) only need a non-empty axis.
-  Recurrence clauses and piecewise clauses write, and are checked the same way.
-
-Facts that hold for every size (sizes are >= 0) are dropped; facts with no size left in them
-(every dim fixed, or none) are decided here: a false one is a diagnostic, and so is an access
-that leaves its axis by a constant whenever it runs (`z[i in 2..N, j in -1..N]`). Facts about a length
-computed on the device (a `DataSize`) cannot be checked before the call: its sequences are read
-in bounds by construction, and a fixed read of one is an assert (semantics.dynamic_length).
+The front end proves reads in bounds assuming every dim is at least 1; a negative extent or a
+read of an empty axis breaks that. This pass lists, for the runner to check before the call
+(einc/runtime/sizes.py): `ExtentFact`, an index range's extent is >= 0, and `IndexFact`, when
+an access runs at all, the indices it touches along an axis lie in `[0, size)` (a proven read
+gives its range, a clamped one only needs a non-empty axis; clauses that write are checked the
+same way). Facts true for every size are dropped; facts with no size left are decided here, a
+false one being a diagnostic, as is an access that leaves its axis whenever it runs
+(`z[i in 2..N, j in -1..N]`). Lengths computed on the device (`DataSize`) are not checked
+before the call: their sequences are read in bounds by construction, a fixed read of one is an
+assert (semantics.dynamic_length).
 """
 from __future__ import annotations
 

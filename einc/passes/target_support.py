@@ -4,9 +4,8 @@ from __future__ import annotations
 from einc import diagnostics
 from einc.ir.nodes import Program, walk
 
-# The default SPIR-V target (Vulkan baseline profile) has neither 64-bit floats nor 64-bit ints,
-# and no 16-bit storage: IREE packs 16-bit buffers into 32-bit words, and on lavapipe the last
-# half word of an odd-length buffer read as 0 (checked), so 16-bit integers are refused too.
+# The default SPIR-V target (Vulkan baseline profile) has neither 64-bit floats nor 64-bit ints;
+# 16-bit integers are refused too (IREE-05: odd-length 16-bit buffers lose their last element).
 UNSUPPORTED_DTYPES = {"vulkan-spirv": {"f64": "f32", "i64": "i32", "u64": "u32",
                                        "i16": "i32", "u16": "i32"}}
 

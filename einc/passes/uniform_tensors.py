@@ -1,12 +1,10 @@
 """Tensors whose elements are all the same value, and body values that do not change along
 given index variables once such tensors are seen through.
 
-IREE 3.13 folds a tensor of one repeated value (a splat constant, or a kernel that IREE turns
-into a `linalg.fill`: `let d[i in 0..3] = -2`, `let d[i in 0..3] = x`) into the kernels that
-read it, as a scalar. A reduction whose combined value then comes from no operand is
-vectorized wrongly (`sum[j in 0..2](d[j])` gave -2, not -4), so the lowering runs the loops of
-such reductions as scalar loops (einc.mlir.kernels). The answer errs towards "varies": what is
-called uniform here must be, but IREE may see more.
+IREE-10: IREE folds such a tensor (a splat constant, or a kernel it turns into a fill) into
+its readers as a scalar and then vectorizes a reduction whose value comes from no operand
+wrongly, so the lowering runs those reductions' loops as scalar loops (einc.mlir.kernels). The
+answer errs towards "varies": what is called uniform here must be, but IREE may see more.
 """
 from __future__ import annotations
 

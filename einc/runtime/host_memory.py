@@ -13,10 +13,9 @@ import iree.runtime as rt
 from iree.runtime import BufferUsage, HalElementType, MemoryType
 from iree.runtime.array_interop import map_dtype_to_element_type
 
-# IREE's CPU kernels assume every buffer starts on a 64-byte boundary (the executables declare
-# `alignment(64)` bindings and are compiled for it): a lent array that starts elsewhere crashes
-# the process (checked: the MLP benchmark's inputs 16 bytes off that boundary segfault).
-# NumPy's large arrays start 16 bytes past a page, so many inputs are copied all the same.
+# IREE-31: IREE's CPU kernels assume every buffer starts on a 64-byte boundary, and a lent array
+# that starts elsewhere crashes the process. NumPy's large arrays start 16 bytes past a page, so
+# many inputs are copied all the same.
 KERNEL_ALIGNMENT = 64
 _LENT_MEMORY = int(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)
 _LENT_USAGE = int(BufferUsage.DEFAULT)
@@ -63,9 +62,8 @@ def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[
 
 class _MappedResult:
     """The owner of a result array's memory: it holds IREE's mapping and the buffer view under it
-    for as long as the array (its base) lives. The array `MappedMemory.asarray` gives holds
-    neither (IREE 3.13: its base is a bare memoryview), so the buffer went back to the device's
-    cache at once and the next call wrote its results over the last call's arrays."""
+    for as long as the array (its base) lives. IREE-34: the array `MappedMemory.asarray` gives
+    does not hold them, and the next call would write its results over it."""
 
     def __init__(self, view: rt.HalBufferView):
         self._view = view

@@ -4,12 +4,9 @@ IREE trusts a module: flipped bytes make its loader segfault or raise internal e
 therefore seals every module it builds with the SHA-256 of the bytes IREE wrote, and the
 runner refuses a file whose digest does not match.
 
-Where the digest lives: an IREE 3.13 .vmfb is also a ZIP archive (its FlatBuffer and each
-embedded executable are entries, so `unzip -l` lists them), ending in the ZIP end-of-central-
-directory record with an empty archive comment. The seal is that comment,
-`einc-sha256:<64 hex digits>`: IREE's loader ignores it (`iree-run-module` and
-`iree-dump-module` accept sealed modules, tests/runtime/test_integrity.py), ZIP tools show it,
-and removing it restores IREE's exact bytes.
+The seal is the archive comment of the ZIP archive a .vmfb also is,
+`einc-sha256:<64 hex digits>`: IREE's loader ignores it, ZIP tools show it, and removing it
+restores IREE's exact bytes (docs/DECISIONS.md, Command line and modules).
 """
 from __future__ import annotations
 

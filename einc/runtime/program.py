@@ -327,9 +327,8 @@ def _load_module(instance: rt.VmInstance, sealed: bytes, name: str) -> rt.VmModu
     return module
 
 
-# A kernel takes the run-time sizes and buffer offsets it needs as push constants (IREE 3.13:
-# two 32-bit words each); Vulkan guarantees 128 bytes of them, and a recurrence group with several
-# members of run-time size can need more (found by the differential fuzzer, seed 7).
+# IREE-32: a kernel takes its run-time sizes and buffer offsets as push constants, of which Vulkan
+# guarantees 128 bytes; a kernel needing more cannot load, and the message says what to do.
 _PUSH_CONSTANTS = re.compile(r"push_constant_ranges\[\d+\] end offset (\d+) exceeds device limit (\d+)")
 
 
@@ -363,25 +362,18 @@ def _choose_device(target: str | None, requested: str | None) -> str:
     return requested
 
 
-# A Vulkan program gets a device of its own. IREE 3.13's Vulkan driver, handed one device for
-# many programs in turn, loses it after a few dozen contexts have come and gone on it
-# (VK_ERROR_DEVICE_LOST from vkSignalSemaphore or vkWaitSemaphores; checked on lavapipe: the
-# exponential-smoothing example loaded afresh each time failed within 35 to 190 loads, with
-# or without IREE's BDA, replay-cache and tracing options, and once lost the device fails
-# every later program of the process). With a device per program, each closed before the next
-# one opens, 300 loads ran clean three times. Opening one costs about 20 ms there. The CPU
-# device is shared as before.
+# IREE-28: a Vulkan device shared by many programs in turn is lost after a few dozen, so each
+# Vulkan program opens a device of its own (~20 ms); the CPU device is shared.
 _DEVICE_PER_PROGRAM = ("vulkan",)
-# Even so, lavapipe under load (the test suite beside another busy process) lost a device now
-# and then, once in a few hundred programs: `run` says so on stderr and runs the call again on a new device,
-# twice at most, then it is a RunError. Only Program.run does (its inputs are host arrays).
+# A device can still be lost under load, rarely: `run` says so on stderr and runs the call again
+# on a new device, twice at most, then it is a RunError. Only Program.run does (its inputs are
+# host arrays). Details: docs/DECISIONS.md, Running on Vulkan.
 _RUNS_ON_A_LOST_DEVICE = 2
 
 
 # A lost device is kept until the process ends rather than destroyed (never seen to be safe).
-# A device whose call failed otherwise (an assert) closes as usual: Program._call frees the
-# call's objects first. Keeping those too made every idle kept device spin two threads on
-# lavapipe (tests/runtime/test_vulkan_failed_calls.py).
+# A device whose call failed otherwise (an assert) closes as usual (Program._call frees the
+# call's objects first): kept, an idle Vulkan device spins two threads.
 _devices_kept_after_failure: list = []
 
 
@@ -391,11 +383,8 @@ def _keep_after_failure(device) -> None:
 
 
 # The CPU devices keep the buffers a call released for the calls after it (IREE's caching
-# allocator) instead of handing them back to malloc, which returns large blocks to the system:
-# every call then page-faulted its buffers in afresh, ~1 ms per 4 MB here (a third of a
-# 1024 x 1024 matmul's time went to that and to input copies). At most 256 MiB of released
-# buffers are kept (beyond that they go back to malloc): a program run at many sizes holds no
-# more (unbounded, 15 CNN batch sizes kept 2.2 GB; tests/runtime/test_host_memory.py).
+# allocator): through malloc every call page-faulted large buffers in afresh (~1 ms per 4 MB).
+# At most 256 MiB of released buffers are kept, so a program run at many sizes stays bounded.
 _CPU_ALLOCATOR = "caching:device_local=*;256mib;64"
 _cpu_devices: dict[str, rt.HalDevice] = {}
 
@@ -411,8 +400,8 @@ def _open_device(device: str) -> rt.HalDevice:
         raise RunError(f"cannot open the {device} device: {_first_line(err)}") from None
 
 
-# IREE 3.13's Vulkan HAL refuses to record a dispatch that binds an empty buffer, which a
-# run-time size of 0 gives (einc/mlir/empty_guards.py says why einc does not work around it).
+# IREE-21: the Vulkan HAL refuses a dispatch that binds an empty buffer (a run-time size of 0);
+# einc/mlir/empty_guards.py says why einc does not work around it.
 _EMPTY_VULKAN_BINDING = "resolved to an empty buffer range"
 
 
@@ -427,7 +416,7 @@ def _as_run_error(err: Exception) -> Exception:
             return FailedCheck(message)
     if _EMPTY_VULKAN_BINDING in text:
         return RunError("a tensor of this run is empty (a size is 0 or a range has no element), which "
-                        "the vulkan device cannot dispatch over (IREE 3.13); run the llvm-cpu build "
+                        "the vulkan device cannot dispatch over; run the llvm-cpu build "
                         "for these sizes")
     return err
 

@@ -10,8 +10,8 @@ from iree.runtime import BufferUsage, HalElementType, HalFence, MemoryType
 def to_numpy(result: rt.DeviceArray) -> np.ndarray:
     """A host copy of `result`, read through a host-visible staging buffer.
 
-    `DeviceArray.to_host()` would import an unaligned numpy allocation, which lavapipe rejects
-    (minImportedHostPointerAlignment 4096).
+    IREE-29: `DeviceArray.to_host()` imports a numpy allocation that Vulkan drivers may reject
+    as unaligned.
     """
     view = result._buffer_view
     shape = tuple(view.shape)
@@ -36,6 +36,6 @@ def _read_staged(device: rt.HalDevice, source: rt.HalBuffer, shape: tuple, dtype
 
 def copy_of_mapped(mappable, shape, dtype) -> np.ndarray:
     """A copy of a host-visible buffer or buffer view's contents. The mapping is held until the
-    copy is made: the array `MappedMemory.asarray` gives does not hold it (IREE 3.13)."""
+    copy is made (IREE-34: the array `MappedMemory.asarray` gives does not hold it)."""
     mapping = mappable.map()
     return np.array(mapping.asarray(shape, dtype), copy=True)

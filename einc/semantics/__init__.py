@@ -21,6 +21,7 @@ reads this list and checks it):
   7. derivatives: `@y / @x` requests
   8. evaluator: the `Elaborator` and the tables it dispatches through (EXPR_RULES by AST node
      type, BUILTIN_RULES by name, INTRINSIC_RULES by name and argument count)
-  9. expressions, builtin_calls: the rules, entered into the evaluator's tables
- 10. elaborate: the entry point, the one module that imports the rule modules
+  9. expressions, builtin_calls: the rules, each module's own tables
+ 10. elaborate: the entry point, the one module that imports the rule modules and installs
+     their tables into the evaluator
 """

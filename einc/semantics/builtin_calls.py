@@ -1,6 +1,6 @@
 """Built-in functions: assert, len, shape, typeof, load_npy and the intrinsics (`__sqrt`, ..),
-entered into the evaluator's tables. `print` takes format strings, not values, so the call rule
-of expressions handles it (printing)."""
+in this module's tables, which elaborate installs into the evaluator. `print` takes format
+strings, not values, so the call rule of expressions handles it (printing)."""
 from __future__ import annotations
 
 import os
@@ -12,13 +12,18 @@ from einc.ir import nodes as ir
 from einc.ir.types import BOOL, Lin
 from einc.semantics import builtins, folding, printing, scalar_ops, sequences, tensors
 from einc.semantics.einsum import einsum
-from einc.semantics.evaluator import BUILTIN_RULES, INTRINSIC_RULES, builtin_rule, intrinsic_rule
+from einc.semantics.evaluator import rule_decorator
 from einc.semantics.pointwise import cast_to, elementwise
 from einc.semantics.stacking import append
 from einc.semantics.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
 
 MATH_UNARY = set(builtins.UNARY_MATH) | {"abs", "isnan", "isinf"}
 MATH_BINARY = {"min": "min", "max": "max", "pow": "pow", "atan2": "atan2", "fmod": "rem"}  # -> scalar op
+
+BUILTIN_RULES: dict = {}     # name -> rule(el, args, span)
+INTRINSIC_RULES: dict = {}   # (name without `__`, argument count) -> rule(el, args, span)
+builtin_rule = rule_decorator(BUILTIN_RULES)
+intrinsic_rule = rule_decorator(INTRINSIC_RULES)
 
 
 def _pointwise(op: str):

@@ -1,15 +1,17 @@
 """Elaboration: the resolved AST becomes typed tensor IR (see evaluator).
 
-This is the top of einc.semantics, the one module that imports the rule modules, so that
-they fill the evaluator's tables before a program is evaluated.
+This is the top of einc.semantics, the one module that imports the rule modules; it installs
+their tables into the evaluator once, here, before any program is evaluated.
 """
 from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import nodes as ir
-from einc.semantics import builtin_calls, expressions  # noqa: F401  (they fill the evaluator's tables)
+from einc.semantics import builtin_calls, evaluator, expressions
 from einc.semantics import outputs as output_rules
 from einc.semantics.evaluator import Elaborator
+
+evaluator.install(expressions.RULES, builtin_calls.BUILTIN_RULES, builtin_calls.INTRINSIC_RULES)
 
 
 def elaborate(program, resolution, outputs: list[str] | None = None,

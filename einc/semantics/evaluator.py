@@ -7,10 +7,10 @@ A function call elaborates the callee's body with the argument values, which spe
 generic function for the argument types (monomorphization) and makes a function written
 for scalars apply point by point to arrays.
 
-The evaluator dispatches through tables that the rule modules above it fill in (elaborate
-imports them): `EXPR_RULES` keyed by AST node type (expressions), `BUILTIN_RULES` keyed by the
-name of a built-in function and `INTRINSIC_RULES` by the name and argument count of an
-intrinsic `__name` (builtin_calls). Statements it runs itself, with definitions and
+The evaluator dispatches through tables of rules that the rule modules above it define and
+elaborate hands to `install`: `EXPR_RULES` keyed by AST node type (expressions), `BUILTIN_RULES`
+keyed by the name of a built-in function and `INTRINSIC_RULES` by the name and argument count of
+an intrinsic `__name` (builtin_calls). Statements it runs itself, with definitions and
 recurrences.
 """
 from __future__ import annotations
@@ -33,25 +33,23 @@ INTRINSIC_RULES: dict = {}   # (name without `__`, argument count) -> rule(el, a
 MAX_CALL_DEPTH = 64
 
 
-def expression_rule(*node_types):
-    """Enters the decorated function as the rule of these AST node types."""
-    return _entered_into(EXPR_RULES, node_types)
+def install(expr_rules: dict, builtin_rules: dict, intrinsic_rules: dict) -> None:
+    """Enters the rule modules' tables into the ones the evaluator dispatches through."""
+    EXPR_RULES.update(expr_rules)
+    BUILTIN_RULES.update(builtin_rules)
+    INTRINSIC_RULES.update(intrinsic_rules)
 
 
-def builtin_rule(*names):
-    return _entered_into(BUILTIN_RULES, names)
-
-
-def intrinsic_rule(*name_arities):
-    return _entered_into(INTRINSIC_RULES, name_arities)
-
-
-def _entered_into(table: dict, keys: tuple):
-    def register(fn):
-        for key in keys:
-            table[key] = fn
-        return fn
-    return register
+def rule_decorator(table: dict):
+    """A decorator `@rule(key, ..)` that enters the decorated function into `table` under each
+    key; a rule module builds its own table with it."""
+    def rule(*keys):
+        def register(fn):
+            for key in keys:
+                table[key] = fn
+            return fn
+        return register
+    return rule
 
 
 class Elaborator:

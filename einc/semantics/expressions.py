@@ -1,4 +1,5 @@
-"""Elaboration rules for expressions, one per AST node type (entered into the evaluator's EXPR_RULES)."""
+"""Elaboration rules for expressions, one per AST node type (`RULES`, which elaborate installs into
+the evaluator)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,7 @@ from einc.semantics import (definitions, derivatives, dynamic_length, recurrence
 from einc.semantics.comprehensions import comprehension
 from einc.semantics.bounds import check_reads
 from einc.semantics.derivative_rules import differential_key
-from einc.semantics.evaluator import expression_rule
+from einc.semantics.evaluator import rule_decorator
 from einc.semantics.modules import stdlib_modules_defining
 from einc.semantics.membership import in_range, membership
 from einc.semantics.patterns import match
@@ -25,6 +26,9 @@ from einc.syntax import ast
 BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "**": "pow",
           "&&": "and", "||": "or", "==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt",
           ">=": "ge"}
+
+RULES: dict = {}            # AST node type -> rule(el, node, env)
+expression_rule = rule_decorator(RULES)
 
 
 @expression_rule(ast.IntLit, ast.FloatLit, ast.BoolLit)

@@ -78,8 +78,7 @@ def step_aligned_reads(stmts: list) -> dict:
 def _step_ends(stmts: list) -> dict:
     """def_id -> where its first axis ends, as a comparable key (None when not known from the
     source). A loop shared by two recurrences runs one number of steps, so only recurrences
-    that end at the same step may share it: r6 of 9 steps joined to r8 of T steps computed
-    only T of its steps (found by the differential fuzzer)."""
+    that end at the same step may share it."""
     ends: dict = {}
     for s in stmts:
         if isinstance(s, ast.IndexedLet):

@@ -24,7 +24,9 @@ CASES = {
     "log10": (np.log10, LOGS, 3), "log2": (np.log2, LOGS, 2),
     "sinh": (np.sinh, np.concatenate([RNG.uniform(-89, 89, N), RNG.uniform(-1e-3, 1e-3, N)]), 3),
     "cosh": (np.cosh, RNG.uniform(-89, 89, N), 2),
-    "tanh": (np.tanh, np.concatenate([RNG.uniform(-12, 12, N), RNG.uniform(-1e-3, 1e-3, N)]), 3),
+    # tanh's one reduction: near where k leaves 0 (|x| = ln 2 / 4) and near its clamp at 10
+    "tanh": (np.tanh, np.concatenate([RNG.uniform(-12, 12, N), RNG.uniform(-1e-3, 1e-3, N),
+                                      RNG.uniform(0.17, 0.18, N), -RNG.uniform(8.5, 10.5, N)]), 3),
     "asin": (np.arcsin, np.concatenate([RNG.uniform(-1, 1, N), [1.0, -1.0, 1e-30]]), 4),
     "acos": (np.arccos, np.concatenate([RNG.uniform(-1, 1, N), [1.0, -1.0]]), 4),
     "atan": (np.arctan, RNG.uniform(-1e3, 1e3, N) * np.exp(RNG.uniform(-20, 0, N)), 3),

@@ -138,3 +138,45 @@ def test_sums_along_the_lanes_match_numpy_for_every_split_of_the_row(H):
     W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
     x = rng.standard_normal((T, H)).astype(np.float32)
     np.testing.assert_allclose(run(source, W=W, x=x)["h"], rnn_numpy(W, x, transpose=True), rtol=1e-5, atol=1e-5)
+
+
+def test_an_rnn_step_stores_every_sum_of_a_row_before_its_activations(tmp_path):
+    bare = RNN.replace("tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i])", "sum[j](W[i, j] * h[t - 1, j])")
+    # one more loop over the row: the sums, stored where h[t] goes, then tanh(sum + x) in place
+    assert emitted(tmp_path, RNN).count("vector.transfer_write") == \
+        emitted(tmp_path, bare).count("vector.transfer_write") + 1
+
+
+@pytest.mark.parametrize("H", [7, 13, 45])
+def test_a_sum_read_twice_and_two_sums_in_one_step_match_numpy(H):
+    # the first splits off its one sum (read twice); the second has two sums and stays one loop
+    source = """
+        use std::math::abs;
+        let W: [f32; H, H];
+        let V: [f32; H, H];
+        let x: [f32; T, H];
+        let h[0, i in 0..H] = 0.0;
+        let h[t in 1..T, i in 0..H] = { let s = sum[j](W[i, j] * h[t - 1, j]); s / (1.0 + abs(s)) + x[t, i] };
+        let g[0, i in 0..H] = 0.0;
+        let g[t in 1..T, i in 0..H] = sum[j](W[i, j] * g[t - 1, j]) * 0.5 - sum[j](V[i, j] * g[t - 1, j]) * 0.25 + x[t, i];
+    """
+    T = 9
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    V = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    out = run(source, W=W, V=V, x=x)
+    h, g = np.zeros((T, H)), np.zeros((T, H))
+    for t in range(1, T):
+        s = W.astype(np.float64) @ h[t - 1]
+        h[t] = s / (1 + np.abs(s)) + x[t]
+        g[t] = 0.5 * (W.astype(np.float64) @ g[t - 1]) - 0.25 * (V.astype(np.float64) @ g[t - 1]) + x[t]
+    np.testing.assert_allclose(out["h"], h, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["g"], g, rtol=1e-5, atol=1e-5)
+
+
+def test_the_rnn_with_its_sums_split_off_matches_numpy_on_llvm_cpu_generic():
+    H, T = 13, 8
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    out = einc.load(einc.compile(RNN, target="llvm-cpu-generic").vmfb)(W=W, x=x)
+    np.testing.assert_allclose(out["h"], rnn_numpy(W, x), rtol=1e-5, atol=1e-5)
