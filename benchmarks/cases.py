@@ -283,6 +283,175 @@ def edit_jax():
     return lambda n, inputs: compiled(**inputs)
 
 
+# ------------------------------------------------------------------------------ batched recurrences
+
+# Many independent series in the last axis (what `jax.vmap` of a scan computes): a rate is one
+# lane-step. The logistic rates stay in the periodic regime (r < 3.45), so the last bits that a
+# reordered product may change do not grow into different orbits.
+BATCH = 1024
+
+
+def logistic_batch_inputs(n: int) -> dict:
+    rng = np.random.default_rng(4)
+    return {"r": rng.uniform(2.8, 3.4, BATCH).astype(np.float32),
+            "x0": rng.uniform(0.1, 0.9, BATCH).astype(np.float32),
+            "steps": np.zeros(n, np.int32)}
+
+
+def logistic_batch_numpy(n: int, inputs: dict) -> np.ndarray:
+    x, r, one = inputs["x0"], inputs["r"], np.float32(1.0)
+    for _ in range(n - 1):
+        x = r * x * (one - x)
+    return x
+
+
+def logistic_batch_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def one_series(r, x0, n):
+        return jax.lax.scan(lambda x, _: (r * x * (jnp.float32(1.0) - x), None), x0, None, length=n - 1)[0]
+    compiled = jax.jit(jax.vmap(one_series, in_axes=(0, 0, None)), static_argnums=2)
+    return lambda n, inputs: compiled(inputs["r"], inputs["x0"], n)
+
+
+def kalman_batch_inputs(n: int) -> dict:
+    rng = np.random.default_rng(5)
+    truth = np.cumsum(np.full((n, BATCH), 0.01), axis=0) + np.cumsum(rng.standard_normal((n, BATCH)) * 0.001, axis=0)
+    return {"y": truth + rng.standard_normal((n, BATCH)) * 0.5,
+            "F": np.array([[1.0, 1.0], [0.0, 1.0]]),
+            "Q": np.array([[1e-4, 0.0], [0.0, 1e-5]]),
+            "r": rng.uniform(0.1, 0.5, BATCH)}
+
+
+def kalman_batch_numpy(n: int, inputs: dict) -> np.ndarray:
+    """The filter of `kalman_numpy` on every series at once: x[t, i, b], P[i, j, b]."""
+    y, F, Q, r = (inputs[k] for k in ("y", "F", "Q", "r"))
+    x = np.zeros((n, 2, y.shape[1]))
+    x[0, 0] = y[0]
+    P = np.repeat(np.eye(2)[:, :, None], y.shape[1], axis=2)
+    for t in range(1, n):
+        xp = np.einsum("ik,kb->ib", F, x[t - 1])
+        Pp = np.einsum("ik,klb,jl->ijb", F, P, F) + Q[:, :, None]
+        K = Pp[:, 0] / (Pp[0, 0] + r)
+        x[t] = xp + K * (y[t] - xp[0])
+        P = Pp - K[:, None] * Pp[0][None]
+    return x
+
+
+def kalman_batch_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def one_series(y, F, Q, r):
+        def step(carry, yt):
+            x, P = carry
+            xp = F @ x
+            Pp = F @ P @ F.T + Q
+            K = Pp[:, 0] / (Pp[0, 0] + r)
+            xn = xp + K * (yt - xp[0])
+            return (xn, Pp - jnp.outer(K, Pp[0])), xn
+        x0 = jnp.stack([y[0], jnp.zeros((), y.dtype)])
+        rest = jax.lax.scan(step, (x0, jnp.eye(2, dtype=y.dtype)), y[1:])[1]
+        return jnp.concatenate([x0[None], rest])
+    compiled = jax.jit(jax.vmap(one_series, in_axes=(1, None, None, 0), out_axes=2))
+    return lambda n, inputs: compiled(*(inputs[k] for k in ("y", "F", "Q", "r")))
+
+
+# ------------------------------------------------------------------------------ recurrent layers
+
+def rnn_batch_inputs(n: int, hidden: int = 64, batch: int = 64) -> dict:
+    rng = np.random.default_rng(6)
+    return {"W": (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(np.float32),
+            "x": rng.standard_normal((n, batch, hidden)).astype(np.float32)}
+
+
+def rnn_batch_numpy(n: int, inputs: dict) -> np.ndarray:
+    W, x = inputs["W"], inputs["x"]
+    h = np.zeros(x.shape[1:], np.float32)
+    for t in range(1, n):
+        h = np.tanh(h @ W.T + x[t])
+    return h
+
+
+def rnn_batch_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(W, x):
+        return jax.lax.scan(lambda h, xt: (jnp.tanh(h @ W.T + xt), None), jnp.zeros(x.shape[1:], x.dtype), x[1:])[0]
+    compiled = jax.jit(run)
+    return lambda n, inputs: compiled(**inputs)
+
+
+def gru_inputs(n: int, hidden: int = 256) -> dict:
+    rng = np.random.default_rng(7)
+    weights = {k: (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(np.float32)
+               for k in ("Uz", "Ur", "Un")}
+    return weights | {k: rng.standard_normal((n, hidden)).astype(np.float32) for k in ("xz", "xr", "xn")}
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def gru_numpy(n: int, inputs: dict) -> np.ndarray:
+    Uz, Ur, Un, xz, xr, xn = (inputs[k] for k in ("Uz", "Ur", "Un", "xz", "xr", "xn"))
+    h = np.zeros(Uz.shape[0], np.float32)
+    for t in range(1, n):
+        z = _sigmoid(Uz @ h + xz[t])
+        g = _sigmoid(Ur @ h + xr[t])
+        h = (1 - z) * np.tanh(g * (Un @ h) + xn[t]) + z * h
+    return h
+
+
+def gru_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(Uz, Ur, Un, xz, xr, xn):
+        def step(h, xs):
+            z = jax.nn.sigmoid(Uz @ h + xs[0])
+            g = jax.nn.sigmoid(Ur @ h + xs[1])
+            return (1 - z) * jnp.tanh(g * (Un @ h) + xs[2]) + z * h, None
+        return jax.lax.scan(step, jnp.zeros(Uz.shape[0], Uz.dtype), (xz[1:], xr[1:], xn[1:]))[0]
+    compiled = jax.jit(run)
+    return lambda n, inputs: compiled(**inputs)
+
+
+def lstm_inputs(n: int, hidden: int = 128, batch: int = 32) -> dict:
+    rng = np.random.default_rng(8)
+    return {"U": (rng.standard_normal((4, hidden, hidden)) / np.sqrt(hidden)).astype(np.float32),
+            "xp": rng.standard_normal((n, batch, 4, hidden)).astype(np.float32)}
+
+
+def lstm_numpy(n: int, inputs: dict) -> np.ndarray:
+    U, xp = inputs["U"], inputs["xp"]
+    h = np.zeros((xp.shape[1], U.shape[1]), np.float32)
+    c = h.copy()
+    for t in range(1, n):
+        z = np.einsum("nj,qji->nqi", h, U) + xp[t]
+        c = _sigmoid(z[:, 1]) * c + _sigmoid(z[:, 0]) * np.tanh(z[:, 2])
+        h = _sigmoid(z[:, 3]) * np.tanh(c)
+    return h
+
+
+def lstm_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(U, xp):
+        def step(hc, xt):
+            h, c = hc
+            z = jnp.einsum("nj,qji->nqi", h, U) + xt
+            c = jax.nn.sigmoid(z[:, 1]) * c + jax.nn.sigmoid(z[:, 0]) * jnp.tanh(z[:, 2])
+            return (jax.nn.sigmoid(z[:, 3]) * jnp.tanh(c), c), None
+        zeros = jnp.zeros((xp.shape[1], U.shape[1]), U.dtype)
+        return jax.lax.scan(step, (zeros, zeros), xp[1:])[0][0]
+    compiled = jax.jit(run)
+    return lambda n, inputs: compiled(**inputs)
+
+
 CASES = [
     Case("logistic map, read at the end", "step", 10**8, logistic_source, lambda n: {"x0": np.float32(0.3)},
          "last", logistic_numpy, logistic_jax, tolerance={}, check_n=10**6, numpy_n=10**6),
@@ -296,4 +465,16 @@ CASES = [
          "dW", rnn_gradient_numpy, rnn_gradient_jax, tolerance={"rtol": 1e-3, "atol": 1e-3}, vulkan_n=1000),
     Case("edit distance 2000 x 2000", "cell", 2000, lambda n: EDIT_DISTANCE, edit_inputs, "distance",
          edit_numpy, edit_jax, tolerance={}, steps=lambda n: n * n),
+    Case("batched logistic map, 1,024 lanes (vs jax.vmap)", "lane-step", 20_000,
+         lambda n: source("logistic_batch"), logistic_batch_inputs, "last", logistic_batch_numpy,
+         logistic_batch_jax, tolerance={"rtol": 1e-5, "atol": 1e-6}, steps=lambda n: n * BATCH),
+    Case("batched Kalman filter, 2 states, 1,024 series (vs jax.vmap)", "lane-step", 1000,
+         lambda n: source("kalman_batch"), kalman_batch_inputs, "x", kalman_batch_numpy, kalman_batch_jax,
+         tolerance={"rtol": 1e-9, "atol": 1e-9}, steps=lambda n: n * BATCH),
+    Case("RNN tanh(W h + x), H = 64, batch 64", "step", 1000, lambda n: source("rnn_batch"), rnn_batch_inputs,
+         "final", rnn_batch_numpy, rnn_batch_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}),
+    Case("GRU, H = 256, batch 1", "step", 1000, lambda n: source("gru"), gru_inputs, "final", gru_numpy,
+         gru_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}),
+    Case("LSTM, H = 128, batch 32", "step", 1000, lambda n: source("lstm"), lstm_inputs, "final", lstm_numpy,
+         lstm_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}),
 ]

@@ -6,7 +6,8 @@ dispatch with native loops inside (recurrence_region). SPIR-V cannot compile tha
 vulkan-spirv a group of scalar states runs its loop inside a kernel (recurrence_kernel), a group
 whose reads of its members the host can place runs chunks of steps inside one workgroup
 (recurrence_workgroup), and any other group runs its step loop on the host with one kernel per
-clause and step (recurrence_host). A group whose steps compute whole tensors
+clause and step (recurrence_host). On the CPU a group of independent series along its last axis
+runs each block of lanes through all its steps instead (recurrence_batch). A group whose steps compute whole tensors
 (einc.passes.step_work) runs as a host loop on every target, computing them once per step
 (recurrence_tensor_steps).
 """
@@ -19,8 +20,8 @@ from iree.compiler import ir
 
 from einc.ir.nodes import RecurrenceGroup, RecValue
 from einc.ir.state_slices import is_state_slice
-from einc.mlir import (recurrence_host, recurrence_kernel, recurrence_region, recurrence_tensor_steps,
-                       recurrence_workgroup)
+from einc.mlir import (recurrence_batch, recurrence_host, recurrence_kernel, recurrence_region,
+                       recurrence_tensor_steps, recurrence_workgroup)
 from einc.target import Target
 
 
@@ -40,6 +41,9 @@ def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
         tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
         return FormChoice(recurrence_tensor_steps, f"each step computes {len(tensors)} tensor(s) whole from "
                           f"{len(slices)} earlier-step state(s) (every target)")
+    if target.has_vector_lanes and recurrence_batch.misfit(group) is None:
+        return FormChoice(recurrence_batch, "no step reads across the last (batch) axis, and its other "
+                          "axes are small: the steps of a block of lanes need no loads")
     if target.loops_in_dispatch:
         return FormChoice(recurrence_region, f"{target.name} runs loops inside a dispatch")
     not_kernel = recurrence_kernel.misfit(group)

@@ -24,7 +24,7 @@ from einc.mlir import scalar_ops
 from einc.mlir.dispatch_captures import fence, fence_captured_tensors
 from einc.mlir.loops import point_loops, var_bounds
 from einc.mlir.recurrence_lanes import (Lanes, clause_lanes, clause_vector, counted_loop, round_down, split_reduction,
-                                        store_consecutive)
+                                        store_consecutive, width_of)
 from einc.mlir.recurrence_scalars import Storage
 from einc.mlir.recurrence_step import (PointValue, clause_scope, compact, covers_every_step, emit_step, expanded,
                                        held_point, sizes_of, storage_shape, unit_axes, when)
@@ -37,26 +37,39 @@ FORM = "one dispatch whose loops run every step"     # what `einc build --explai
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
+    return in_one_dispatch(lw, group, lambda units, tensors: _steps(lw, group, units, tensors))
+
+
+def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
+    """The loop over the steps, from the members' initial storage `tensors` to their final one."""
+    members = group.members
+    held = {m: m.plan["lookback"] for m in members if in_registers(m)}
+    steps = lw.sizes.index(group.t_var.extent)
+    # values before step 0 are never used: reads there sit in inactive clauses or guards
+    before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n)]
+    loop = scf.ForOp(index_const(0), steps, index_const(1), tensors + before)
+    with ir.InsertionPoint(loop.body):
+        carried = list(loop.inner_iter_args)
+        tensors, registers = carried[:len(members)], iter(carried[len(members):])
+        recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
+        storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
+                          units=units)
+        emit_step(lw, group, storage, _write_points)
+        shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
+        scf.yield_([storage.tensors[m] for m in members] + shifted)
+    return list(loop.results)[:len(members)]
+
+
+def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
+    """Every member's storage tensor after `loops(units, initial storage tensors)`, which emits
+    the group's loops inside one dispatch region (units: member -> its unit axes, dropped from
+    its storage there)."""
     members = group.members
     dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
     region = flow.DispatchRegionOp([tensor_type(m.dtype, compact(storage_shape(m))) for m in members], dims, [])
     units = {m: unit_axes(storage_shape(m)) for m in members}
-    held = {m: m.plan["lookback"] for m in members if in_registers(m)}
     with ir.InsertionPoint(region.body.blocks.append()):
-        steps = lw.sizes.index(group.t_var.extent)
-        # values before step 0 are never used: reads there sit in inactive clauses or guards
-        before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n)]
-        loop = scf.ForOp(index_const(0), steps, index_const(1), [_initial_storage(lw, m) for m in members] + before)
-        with ir.InsertionPoint(loop.body):
-            carried = list(loop.inner_iter_args)
-            tensors, registers = carried[:len(members)], iter(carried[len(members):])
-            recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
-            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
-                              units=units)
-            emit_step(lw, group, storage, _write_points)
-            shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
-            scf.yield_([storage.tensors[m] for m in members] + shifted)
-        flow.ReturnOp(list(loop.results)[:len(members)])
+        flow.ReturnOp(loops(units, [_initial_storage(lw, m) for m in members]))
     fence_captured_tensors(region)
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
@@ -123,26 +136,30 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         split = split_reduction(lw, member, clause, lane)
 
         def row(ivs, out):
-            def lanes(base, out):
+            def lanes(base, out, size):
                 scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
-                return Lanes(scope, lane, base, width)
+                return Lanes(scope, lane, base, size)
 
             def at(base):
                 return storage.at(member, [slot] + ivs + [base])
 
-            def reduction(base, out):
-                return [store_consecutive(lanes(base, out).value(split), out[0], at(base))]
+            def reduction(base, out, size):
+                return [store_consecutive(lanes(base, out, size).value(split), out[0], at(base))]
 
-            def chunk(base, out):
-                points = lanes(base, out)
+            def chunk(base, out, size):
+                points = lanes(base, out, size)
                 if split is not None:       # the first loop's sums, where this chunk's points go
                     points.known(split, points.consecutive(out[0], at(base), member.dtype))
                 return [store_consecutive(clause_vector(points, clause, member.dtype), out[0], at(base))]
-            vector_end = round_down(lo, hi, width)
-            if split is not None:
-                out = counted_loop(lo, vector_end, width, out, reduction)
-            out = counted_loop(lo, vector_end, width, out, chunk)
-            return counted_loop(vector_end, hi, 1, out, lambda j, out: point(ivs + [j], out))
+            start = lo
+            # chunks of `width`, then of one vector where `width` is several (recurrence_lanes)
+            for size in sorted({width, width_of(member.dtype)}, reverse=True):
+                end = round_down(start, hi, size)
+                if split is not None:
+                    out = counted_loop(start, end, size, out, lambda base, out, size=size: reduction(base, out, size))
+                out = counted_loop(start, end, size, out, lambda base, out, size=size: chunk(base, out, size))
+                start = end
+            return counted_loop(start, hi, 1, out, lambda j, out: point(ivs + [j], out))
         return point_loops(var_bounds(lw, vars_[:-1]), [storage.tensors[member]], row)[0]
     return when(active, storage.tensors[member], update)
 

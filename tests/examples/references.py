@@ -297,6 +297,26 @@ def markov_chain(_):
     ])
 
 
+@example("recurrences/lstm.ein", outputs=("last", "norm"), rtol=1e-4, atol=1e-5)
+def lstm(_):
+    H, N, T = 16, 4, 50
+    q, j, i = np.meshgrid(np.arange(4), np.arange(H), np.arange(H), indexing="ij")
+    U = f32(0.3) * np.sin((q * H * H + j * H + i).astype(f32) * f32(0.37))
+    t, n, q, i = np.meshgrid(np.arange(T), np.arange(N), np.arange(4), np.arange(H), indexing="ij")
+    xp = np.cos(f32(0.2) * t.astype(f32) + f32(1.3) * n.astype(f32) + f32(0.7) * (q * H + i).astype(f32))
+    h = np.zeros((N, H), f32)
+    c = np.zeros((N, H), f32)
+    for step in range(1, T):
+        z = np.einsum("nj,qji->nqi", h, U) + xp[step]
+        c = sigmoid(z[:, 1]) * c + sigmoid(z[:, 0]) * np.tanh(z[:, 2])
+        h = sigmoid(z[:, 3]) * np.tanh(c)
+    norm = np.sqrt((h * h).sum(axis=1))
+    return Reference(dict(last=h, norm=norm), [
+        f"h[T - 1] of sequence 0: {fmt(h[0], '.4f')}",
+        f"norm of h[T - 1] per sequence: {fmt(norm, '.4f')}",
+    ])
+
+
 @example("recurrences/random_walk.ein", outputs=("mean", "msd", "farthest"), rtol=1e-6, vulkan=True)
 def random_walk(_):
     W, T = 256, 401

@@ -123,6 +123,23 @@ def test_windowed_matrix_state_sums_each_lane_in_order(tmp_path):
     np.testing.assert_allclose(out["final"], np.linalg.matrix_power(A.astype(np.float64), 6), rtol=1e-4, atol=1e-5)
 
 
+def test_sums_along_the_lanes_take_several_vectors_at_once(tmp_path):
+    # h U (U read along i): each lane's sum runs in order, four vectors of lanes per chunk
+    source = RNN.replace("W[i, j]", "W[j, i]")
+    assert "vector<32xf32>" in emitted(tmp_path, source)
+    assert "vector<32xf32>" not in emitted(tmp_path, RNN)     # W h sums across the lanes
+
+
+@pytest.mark.parametrize("H", [31, 32, 45, 77])
+def test_sums_along_the_lanes_match_numpy_for_every_split_of_the_row(H):
+    # 31: vectors of 8 and 7 points; 45: a chunk of 32, one vector, 5 points; 77: two chunks, 13 left
+    source = RNN.replace("W[i, j]", "W[j, i]")
+    T = 9
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    np.testing.assert_allclose(run(source, W=W, x=x)["h"], rnn_numpy(W, x, transpose=True), rtol=1e-5, atol=1e-5)
+
+
 def test_an_rnn_step_stores_every_sum_of_a_row_before_its_activations(tmp_path):
     bare = RNN.replace("tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i])", "sum[j](W[i, j] * h[t - 1, j])")
     # one more loop over the row: the sums, stored where h[t] goes, then tanh(sum + x) in place
