@@ -142,16 +142,34 @@ def build_ir(program, ir_program, target: str, *, fp_contract: bool = False,
     return Built(compile_mlir(module, target, parameters=archive_digest(archive)), archive)
 
 
+def specialized_build(path: str, target: str, outputs: list[str] | None, dims: dict[str, int] | None,
+                      allow_python: bool, cache, sizes_of: Callable, log: Callable[[str], None] = lambda message: None,
+                      **options):
+    """`cached_build` with the named dims `sizes_of(signature)` gives fixed as well (einc.specialize):
+    `signature` is what the program's `main` takes, read from the front end before any build.
+    A dim it leaves out stays a run-time size; without any, the module is the generic one."""
+    from einc.specialize import describe_sizes, input_signature
+    analysed = check_program(path, target, outputs, dims, allow_python,
+                             unchecked_indices=options.get("unchecked_indices", False))
+    sizes = sizes_of(input_signature(analysed[1]))
+    if not sizes:
+        return cached_build(path, target, outputs, dims, allow_python, cache, log, analysed=analysed, **options)
+    log(f"specialized to the sizes of the inputs: {describe_sizes(sizes)}")
+    return cached_build(path, target, outputs, {**(dims or {}), **sizes}, allow_python, cache, log, **options)
+
+
 def cached_build(path: str, target: str, outputs: list[str] | None, dims: dict[str, int] | None,
                  allow_python: bool, cache, log: Callable[[str], None] = lambda message: None, *,
                  fp_contract: bool = False, unchecked_indices: bool = False,
-                 weights_threshold: int | None = DEFAULT_THRESHOLD):
+                 weights_threshold: int | None = DEFAULT_THRESHOLD, analysed=None):
     """The path of the sealed module of `path` in `cache` (an einc.build.cache.ModuleCache),
     built and stored there unless it is there already. A hit runs the front end (tens of ms) to
-    learn the key, but neither the lowering nor IREE. OSError: a file the key reads cannot be
-    read; CacheWriteError: the cache cannot take the module."""
+    learn the key, but neither the lowering nor IREE; `analysed` is its result when the caller
+    has it already. OSError: a file the key reads cannot be read; CacheWriteError: the cache
+    cannot take the module."""
     from einc.build.cache import cache_key
-    program, ir_program = check_program(path, target, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
+    program, ir_program = analysed or check_program(path, target, outputs, dims, allow_python,
+                                                    unchecked_indices=unchecked_indices)
     key = cache_key(program.sources.items(), ir_program.data_files, target, outputs, checked_dims(dims),
                     allow_python, ir_program.python_results, fp_contract, unchecked_indices, weights_threshold)
     found = cache.lookup(key)
