@@ -13,7 +13,7 @@ from typing import Mapping
 from einc.mlir.signature import size_check
 from einc.runtime.inputs import named_dim_sizes
 from einc.runtime.signature import InputSpec, Signature
-from einc.runtime.sizes import check_sizes
+from einc.runtime.sizes import check_sizes, has_empty_range
 
 
 def input_signature(ir_program) -> Signature:
@@ -31,11 +31,15 @@ def size_signature(signature: Signature, shapes: Mapping[str, tuple[int, ...]]) 
     """The size of each named dim the inputs' `shapes` (by input name) give and the build has not
     fixed already. RunError, as the run-time-size module's call gives it, when two inputs give
     one dim different sizes or the sizes do not fit the program; {} (that module, whose call
-    says what is wrong) when an input is missing or of another rank."""
+    says what is wrong) when an input is missing or of another rank, and when the sizes make a
+    range of the program empty (which that module runs, with empty results, and a build for the
+    sizes would reject)."""
     if not all(_of_declared_rank(spec, shapes.get(spec.name)) for spec in signature.inputs):
         return {}
     sizes = named_dim_sizes(signature.inputs, shapes)
     check_sizes(signature, shapes)
+    if has_empty_range(signature, shapes):
+        return {}
     return {dim: size for dim, size in sorted(sizes.items()) if dim not in signature.fixed_dims}
 
 
