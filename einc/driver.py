@@ -91,12 +91,13 @@ def lower(path: str, target: str, outputs: list[str] | None = None, dims: dict[s
     return lower_ir(*front_end(path, outputs, dims, allow_python), target, fp_contract=fp_contract)
 
 
-def lower_ir(program, ir_program, target: str, *, fp_contract: bool = False, weights=None):
+def lower_ir(program, ir_program, target: str, *, fp_contract: bool = False, weights=None, dense_kernels=None):
     """The MLIR module of a program the front end already went through; `fp_contract` lets
     llvm-cpu fuse float products into FMAs (einc.mlir.rounding); the constants `weights` takes
-    become parameters (einc.mlir.weights)."""
+    become parameters (einc.mlir.weights); `dense_kernels` (a list) receives the named ops
+    emitted (einc.mlir.named_ops.DenseKernel)."""
     from einc.mlir import lower_program
-    return _stage(program, lower_program, ir_program, target, None, fp_contract, weights)
+    return _stage(program, lower_program, ir_program, target, None, fp_contract, weights, dense_kernels)
 
 
 def compile_program(path: str, target: str = "llvm-cpu", outputs: list[str] | None = None,
@@ -205,9 +206,11 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
     if what == "explain":
         from einc.ir.explain import explain_program
         from einc.mlir.recurrence import choose_form
-        ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)[1]
-        return explain_program(ir_program, target, [choose_form(g, target).explain() for g in ir_program.recurrences],
-                               unchecked_indices)
+        program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
+        forms = [choose_form(g, target).explain() for g in ir_program.recurrences]
+        dense: list = []     # what the lowering emits for the dense reductions: built, not guessed
+        lower_ir(program, ir_program, target, fp_contract=fp_contract, dense_kernels=dense)
+        return explain_program(ir_program, target, forms, unchecked_indices, dense)
     raise ValueError(f"unknown form {what!r}")
 
 
