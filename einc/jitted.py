@@ -45,7 +45,6 @@ class Jitted:
             raise OSError(f"cannot create the build cache in {cache_root()}; set EINC_CACHE to a writable folder")
         self._lock = threading.Lock()          # guards what follows
         self._modules: OrderedDict = OrderedDict()   # size signature -> loaded Program, oldest first
-        self._front_end = None                  # the generic front end's (program, IR program)
         self._signature = None                  # what main takes (einc.specialize.input_signature)
         self._hits = self._misses = 0
 
@@ -74,10 +73,10 @@ class Jitted:
             if self._signature is None:
                 from einc import driver
                 from einc.specialize import input_signature
-                self._front_end = driver.check_program(
+                ir_program = driver.check_program(
                     self.path, self.target, self._options["outputs"], self._options["dims"],
-                    self._options["allow_python"], unchecked_indices=self._options["unchecked_indices"])
-                self._signature = input_signature(self._front_end[1])
+                    self._options["allow_python"], unchecked_indices=self._options["unchecked_indices"])[1]
+                self._signature = input_signature(ir_program)
             return self._signature
 
     def _module(self, sizes: dict[str, int]):
@@ -110,8 +109,6 @@ class Jitted:
         from einc.runtime import load
         options = dict(self._options)
         dims, outputs, allow_python = options.pop("dims"), options.pop("outputs"), options.pop("allow_python")
-        self._input_signature()
-        analysed = None if sizes else self._front_end
         found = driver.cached_build(self.path, self.target, outputs, {**dims, **sizes}, allow_python, self._cache,
-                                    analysed=analysed, **options)
+                                    **options)
         return load(found, self.device)

@@ -44,7 +44,7 @@ def size_signature(signature: Signature, shapes: Mapping[str, tuple[int, ...]]) 
 
 
 def describe_sizes(sizes: Mapping[str, int]) -> str:
-    return ", ".join(f"{dim}={size}" for dim, size in sizes.items()) or "no named dims"
+    return ", ".join(f"{dim}={size}" for dim, size in sizes.items())
 
 
 def _of_declared_rank(spec: InputSpec, shape) -> bool:
