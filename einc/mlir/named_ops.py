@@ -405,10 +405,14 @@ def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Option
 
 
 def _unproven_reads(body: Value) -> list[Read]:
-    """The reads in `body` (not in the tensors they read) that no pass proved in bounds."""
-    found, todo = [], [body]
+    """The reads in `body` (not in the tensors they read) that no pass proved in bounds; each
+    shared node is visited once."""
+    found, todo, seen = [], [body], set()
     while todo:
         node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, Read):
             found += [] if node.in_bounds else [node]
             todo.extend(node.subs)
