@@ -5,6 +5,9 @@
     run = einc.load("model.vmfb")
     outputs = run(A=np.ones((4, 8), np.float32))   # {"C": array(...)}
 
+    f = einc.jit("model.ein", max_cached=8)    # like jax.jit: one module per set of input sizes
+    outputs = f(A=np.ones((4, 8), np.float32))            # built for A's sizes, then kept
+
 Errors: einc.CompileError (a mistake in the program; str() is `file:line:col: error[Ennn]:
 message`, one line per diagnostic), einc.OptionError (a bad build option, a ValueError) and
 einc.RunError (bad inputs, a failed assert, an unavailable device: one line; a failed assert
@@ -23,7 +26,7 @@ from einc.driver import DEFAULT_THRESHOLD   # (the driver loads the compiler onl
 from einc.target import DEFAULT, get as get_target
 from einc.version import einc_version
 
-__all__ = ["compile", "load", "Artifact", "CompileError", "OptionError", "RunError", "__version__"]
+__all__ = ["compile", "load", "jit", "Artifact", "CompileError", "OptionError", "RunError", "__version__"]
 __version__ = einc_version()
 
 
@@ -123,6 +126,26 @@ def _cached(path, target, outputs, dims, allow_python, fp_contract, weights_thre
 def _read_bytes(path) -> bytes:
     with open(path, "rb") as f:
         return f.read()
+
+
+def jit(path: str | os.PathLike, target: str = DEFAULT.name, *, device: str | None = None, max_cached: int = 8,
+        outputs: list[str] | None = None, dims: dict[str, int] | None = None, allow_python: bool = False,
+        fp_contract: bool = False, unchecked_indices: bool = False,
+        weights_threshold: int | None = DEFAULT_THRESHOLD):
+    """The .ein file `path` as a callable, like `jax.jit`: `f(X=..., W=...)` runs the module
+    built with the program's named dims fixed to the sizes of that call's inputs (one build per
+    new set of sizes, kept in the build cache einc run uses; the `max_cached` most recently used
+    modules stay loaded) and returns what `einc.load(...)(...)` returns. `f.generic()` is the
+    module with run-time sizes; `f.cache_info()` counts hits, misses and builds. Thread-safe:
+    concurrent calls with the same new sizes build once. The other options are einc.compile's;
+    `dims` fixes a named dim for every call. Raises einc.CompileError and einc.OptionError as
+    einc.compile does, einc.RunError as a loaded module's call does."""
+    from einc.driver import checked_dims
+    from einc.jitted import Jitted
+    options = {"outputs": outputs, "dims": checked_dims(dims), "allow_python": allow_python,
+               "fp_contract": fp_contract, "unchecked_indices": unchecked_indices,
+               "weights_threshold": weights_threshold}
+    return Jitted(path, target, device, max_cached, options)
 
 
 def load(path_or_bytes, device: str | None = None, parameters: str | os.PathLike | None = None):

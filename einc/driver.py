@@ -93,12 +93,15 @@ def lower(path: str, target: Target | str, outputs: list[str] | None = None, dim
     return lower_ir(*front_end(path, outputs, dims, allow_python), target, fp_contract=fp_contract)
 
 
-def lower_ir(program, ir_program, target: Target | str, *, fp_contract: bool = False, weights=None):
+def lower_ir(program, ir_program, target: Target | str, *, fp_contract: bool = False, weights=None,
+             dense_kernels=None):
     """The MLIR module of a program the front end already went through; `fp_contract` lets
     llvm-cpu fuse float products into FMAs (einc.mlir.rounding); the constants `weights` takes
-    become parameters (einc.mlir.weights)."""
+    become parameters (einc.mlir.weights); `dense_kernels` (a list) receives the named ops
+    emitted (einc.mlir.named_ops.DenseKernel)."""
     from einc.mlir import lower_program
-    return _stage(program, lower_program, ir_program, get_target(target), None, fp_contract, weights)
+    return _stage(program, lower_program, ir_program, get_target(target), None, fp_contract, weights,
+                  dense_kernels)
 
 
 def compile_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
@@ -146,17 +149,36 @@ def build_ir(program, ir_program, target: Target | str, *, fp_contract: bool = F
     return Built(compile_mlir(module, target), archive)
 
 
+def specialized_build(path: str, target: Target | str, outputs: list[str] | None, dims: dict[str, int] | None,
+                      allow_python: bool, cache, sizes_of: Callable, log: Callable[[str], None] = lambda message: None,
+                      **options):
+    """`cached_build` with the named dims `sizes_of(signature)` gives fixed as well (einc.specialize):
+    `signature` is what the program's `main` takes, read from the front end before any build.
+    A dim it leaves out stays a run-time size; without any, the module is the generic one."""
+    from einc.specialize import describe_sizes, input_signature
+    target = get_target(target)
+    analysed = check_program(path, target, outputs, dims, allow_python,
+                             unchecked_indices=options.get("unchecked_indices", False))
+    sizes = sizes_of(input_signature(analysed[1]))
+    if not sizes:
+        return cached_build(path, target, outputs, dims, allow_python, cache, log, analysed=analysed, **options)
+    log(f"specialized to the sizes of the inputs: {describe_sizes(sizes)}")
+    return cached_build(path, target, outputs, {**(dims or {}), **sizes}, allow_python, cache, log, **options)
+
+
 def cached_build(path: str, target: Target | str, outputs: list[str] | None, dims: dict[str, int] | None,
                  allow_python: bool, cache, log: Callable[[str], None] = lambda message: None, *,
                  fp_contract: bool = False, unchecked_indices: bool = False,
-                 weights_threshold: int | None = DEFAULT_THRESHOLD):
+                 weights_threshold: int | None = DEFAULT_THRESHOLD, analysed=None):
     """The path of the sealed module of `path` in `cache` (an einc.build.cache.ModuleCache),
     built and stored there unless it is there already. A hit runs the front end (tens of ms) to
-    learn the key, but neither the lowering nor IREE. OSError: a file the key reads cannot be
-    read; CacheWriteError: the cache cannot take the module."""
+    learn the key, but neither the lowering nor IREE; `analysed` is its result when the caller
+    has it already. OSError: a file the key reads cannot be read; CacheWriteError: the cache
+    cannot take the module."""
     from einc.build.cache import cache_key
     target = get_target(target)
-    program, ir_program = check_program(path, target, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
+    program, ir_program = analysed or check_program(path, target, outputs, dims, allow_python,
+                                                    unchecked_indices=unchecked_indices)
     key = cache_key(program.sources.items(), ir_program.data_files, target, outputs, checked_dims(dims),
                     allow_python, ir_program.python_results, fp_contract, unchecked_indices, weights_threshold)
     found = cache.lookup(key)
@@ -192,9 +214,11 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
     if what == "explain":
         from einc.ir.explain import explain_program
         from einc.mlir.recurrence import choose_form
-        ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)[1]
-        return explain_program(ir_program, target.name, [choose_form(g, target).explain() for g in ir_program.recurrences],
-                               unchecked_indices)
+        program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
+        forms = [choose_form(g, target).explain() for g in ir_program.recurrences]
+        dense: list = []     # what the lowering emits for the dense reductions: built, not guessed
+        lower_ir(program, ir_program, target, fp_contract=fp_contract, dense_kernels=dense)
+        return explain_program(ir_program, target.name, forms, unchecked_indices, dense)
     raise ValueError(f"unknown form {what!r}")
 
 

@@ -1,11 +1,12 @@
-"""The build cache behind `einc run FILE.ein` and `einc.compile(..., cache=True)`: one sealed
-.vmfb per key, under the user cache.
+"""The build cache behind `einc run FILE.ein`, `einc.jit` and `einc.compile(..., cache=True)`:
+one sealed .vmfb per key, under the user cache.
 
 The key is a SHA-256 over everything a module's bytes depend on: the text of the program and of
 every module it loaded (by the names the diagnostics and asserts embed), the contents of every
 file `load_npy` read, what every Python function called during the build returned (the front
 end, which computes the key, runs them), the target, its IREE flags and, for a target tuned to the host, the
-host CPU the code is tuned to, the chosen outputs, the fixed dims, whether Python may run,
+host CPU the code is tuned to, the chosen outputs, the fixed dims (given, or read from the
+inputs of a specialized build: einc.specialize), whether Python may run,
 whether llvm-cpu may fuse float products, whether data-dependent indices are checked, which
 constant arrays go to a weights archive, and the einc (version and code) and IREE versions.
 A change to any of them is a new key. Entries are written atomically and verified (their seal,
@@ -59,10 +60,12 @@ class CacheWriteError(OSError):
 
 
 class ModuleCache:
-    """Entries are KEY.vmfb, with KEY.irpa beside it for a module with external weights."""
+    """Entries are KEY.vmfb, with KEY.irpa beside it for a module with external weights.
+    `stored` records the entries this object wrote, in order (each one a build)."""
 
     def __init__(self, folder: Path):
         self.folder = folder
+        self.stored: list[Path] = []
 
     def path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.vmfb"
@@ -94,6 +97,7 @@ class ModuleCache:
             write_artifact(path, vmfb)
         except OSError as err:
             raise CacheWriteError(f"cannot write to the build cache {self.folder}: {err.strerror or err}") from None
+        self.stored.append(path)
         return path
 
 

@@ -43,7 +43,9 @@ def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...]
           fp_contract: str, external_weights: str, emit: str | None, explain: bool, allow_python: bool,
           unchecked_indices: bool,
           message_format: str) -> None:
-    """Compile the Einlang program FILE."""
+    """Compile the Einlang program FILE. Its named dims stay run-time sizes, so the module takes
+    every size, unless --dim fixes them (--explain says what run-time sizes cost; einc run and
+    einc.jit build for the sizes of their inputs instead)."""
     if emit and explain:
         raise click.UsageError("--emit and --explain cannot be combined")
     fixed_dims = parse_dims(dims)

@@ -34,22 +34,29 @@ SOURCE_SUFFIX = ".ein"
 @dims_option
 @allow_python_option
 @unchecked_indices_option
+@click.option("--generic", is_flag=True,
+              help="For a .ein PROGRAM: build it with its named dims as run-time sizes (the module "
+                   "einc build makes) instead of for the sizes of the inputs given.")
 @click.option("--repeat", type=click.IntRange(min=1), metavar="N",
               help="After one warm-up call, time N calls of main and print the min and median per call.")
 @click.option("-v", "--verbose", is_flag=True, help="Say whether a .ein PROGRAM was found in the build cache.")
 def run(program: str, inputs: tuple[str, ...], device: str | None, out_path: str | None, target: str | None,
         outputs: tuple[str, ...], dims: tuple[str, ...], allow_python: bool, unchecked_indices: bool,
-        repeat: int | None, verbose: bool) -> None:
+        generic: bool, repeat: int | None, verbose: bool) -> None:
     """Run PROGRAM: a .vmfb built by einc build, or a .ein source, built into the user cache
-    first (EINC_CACHE moves it) unless an unchanged build is there. Prints what the program
+    first (EINC_CACHE moves it) unless an unchanged build is there. A .ein source is built for
+    the sizes of the inputs given, as jax.jit does: its named dims are fixed to them (one module
+    per distinct set of sizes, each built once), unless --generic. Prints what the program
     prints, then one line per output."""
-    from einc.cli.input_values import input_values, split_input_options  # lazy: the runtime
+    from einc.cli.input_values import split_input_options  # lazy: the runtime
     from einc.runtime import load
 
     options = split_input_options(inputs)
-    module = _module(program, target, device, outputs, dims, allow_python, unchecked_indices, verbose)
+    values: dict = {}
+    module = _module(program, target, device, outputs, dims, allow_python, unchecked_indices, generic, verbose,
+                     options, values)
     with load(module, device) as loaded:
-        values = input_values(loaded.signature, options)
+        values = values or _input_values(loaded.signature, options)
         if repeat is None:
             results, timing = loaded.run(values), None
         else:
@@ -63,18 +70,34 @@ def run(program: str, inputs: tuple[str, ...], device: str | None, out_path: str
 
 
 def _module(program: str, target: str | None, device: str | None, outputs: tuple[str, ...],
-            dims: tuple[str, ...], allow_python: bool, unchecked_indices: bool, verbose: bool) -> str:
-    """The .vmfb to run: PROGRAM itself, or the cached build of a .ein PROGRAM."""
+            dims: tuple[str, ...], allow_python: bool, unchecked_indices: bool, generic: bool, verbose: bool,
+            options, values: dict) -> str:
+    """The .vmfb to run: PROGRAM itself, or the cached build of a .ein PROGRAM, for which the
+    input `options` are read into `values` first (their sizes choose the build)."""
     if Path(program).suffix != SOURCE_SUFFIX:
-        if target or outputs or dims or allow_python or unchecked_indices:
-            raise click.UsageError("--target, --output, --dim, --allow-python and --unchecked-indices apply "
-                                   "when PROGRAM is a .ein source; a built module has its target, outputs "
-                                   "and sizes already")
+        if target or outputs or dims or allow_python or unchecked_indices or generic:
+            raise click.UsageError("--target, --output, --dim, --allow-python, --unchecked-indices and "
+                                   "--generic apply when PROGRAM is a .ein source; a built module has its "
+                                   "target, outputs and sizes already")
         return program
     from einc.cli.run_source import cached_module
+
+    def sizes_of(signature) -> dict[str, int]:
+        from einc.specialize import size_signature
+        values.update(_input_values(signature, options))
+        return {} if generic else size_signature(signature, {name: _shape(v) for name, v in values.items()})
     fixed_dims = parse_dims(dims)
     return str(cached_module(program, target or _default_target(device), list(outputs) or None, fixed_dims,
-                             allow_python, verbose, unchecked_indices=unchecked_indices))
+                             allow_python, verbose, sizes_of, unchecked_indices=unchecked_indices))
+
+
+def _input_values(signature, options) -> dict:
+    from einc.cli.input_values import input_values
+    return input_values(signature, options)
+
+
+def _shape(value) -> tuple[int, ...]:
+    return getattr(value, "shape", ())
 
 
 def _default_target(device: str | None) -> str:

@@ -1,4 +1,5 @@
-"""`einc run FILE.ein`: the module for a source file, built into the cache unless it is there."""
+"""`einc run FILE.ein`: the module for a source file, built for the sizes of its inputs into the
+cache unless it is there."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,9 +13,10 @@ from einc.user_cache import cache_root
 
 
 def cached_module(source: str, target: str, outputs: list[str] | None, dims: dict[str, int],
-                  allow_python: bool, verbose: bool, *, unchecked_indices: bool = False) -> Path:
+                  allow_python: bool, verbose: bool, sizes_of, *, unchecked_indices: bool = False) -> Path:
     """The path of the sealed module for `source` in the build cache the Python API shares
-    (einc.compile(..., cache=True))."""
+    (einc.jit, einc.compile(..., cache=True)), specialized to the named dims' sizes
+    `sizes_of(signature)` gives (einc.driver.specialized_build; {} for run-time sizes)."""
     if not Path(source).is_file():
         raise CliError(f"cannot read {source}: no such file")
     from einc import driver  # lazy: the whole compiler
@@ -24,8 +26,8 @@ def cached_module(source: str, target: str, outputs: list[str] | None, dims: dic
         raise CliError(f"cannot create the build cache in {cache_root()}; set EINC_CACHE to a writable folder")
     try:
         with diagnostics_shown("human"):
-            return driver.cached_build(source, target, outputs, dims, allow_python, cache, _logger(verbose),
-                                       unchecked_indices=unchecked_indices)
+            return driver.specialized_build(source, target, outputs, dims, allow_python, cache, sizes_of,
+                                            _logger(verbose), unchecked_indices=unchecked_indices)
     except CacheWriteError as err:
         raise CliError(str(err)) from None
     except OSError as err:

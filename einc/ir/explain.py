@@ -5,10 +5,12 @@ from einc.ir import nodes as ir
 from einc.ir.types import shape_str
 
 
-def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_indices: bool = False) -> str:
+def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_indices: bool = False,
+                    dense_kernels: tuple = ()) -> str:
     """`lowerings`: how each group of `p.recurrences` runs on `target`, in words
     (einc.mlir.recurrence.choose_form, the choice the lowering makes); `unchecked_indices`:
-    the build leaves data-dependent subscripts unchecked."""
+    the build leaves data-dependent subscripts unchecked; `dense_kernels`: the named ops the
+    lowering emitted (einc.mlir.named_ops.DenseKernel)."""
     lines = [f"program {p.source}, built for {target}"]
     lines += [f"  input {i.name}: {_type(i)}" for i in p.inputs]
     numbers = {id(g): k for k, g in enumerate(p.recurrences)}
@@ -19,8 +21,60 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
         lines.append("recurrences: none")
     for k, (group, lowering) in enumerate(zip(p.recurrences, lowerings, strict=True)):
         lines += _group(k, group, lowering)
+    lines += _dense_kernels(p, dense_kernels)
     lines += _index_checks(p, unchecked_indices)
     return "\n".join(lines) + "\n"
+
+
+# What run-time sizes cost each kind of kernel on IREE 3.13 (measured, docs/DECISIONS.md,
+# "Specialized builds"): a window op is tiled for the run-time sizes of its channels, rows and
+# columns as for no size in particular (a conv layer 17-50x slower than with --dim), for a run-time
+# batch as for a fixed one; a window whose reads are not proven in bounds is a loop nest instead
+# of the named op (a 2x2 max pool 1.6-5.8x slower); contractions take IREE's data-tiled path
+# either way.
+WINDOW_COST = ("a window op with run-time sizes other than its batch: IREE's dynamic-shape code, the slower "
+               "path (a conv layer measured 17-50x slower than with the sizes fixed)")
+UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
+                 "inside their axes for every run-time size, which the named op needs (a 2x2 max pool "
+                 "measured 1.6-5.8x slower than with the sizes fixed)")
+BATCH_COST = "a window op whose only run-time size is its batch: measured as fast as with the sizes fixed"
+CONTRACTION_COST = "a contraction: IREE's data-tiled code takes run-time sizes at about the speed of fixed ones"
+FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes"}
+
+
+def _dense_kernels(p: ir.Program, kernels) -> list:
+    if not kernels:
+        return ["dense kernels (named ops): none"]
+    named = {d for i in p.inputs for d in i.declared_dims or () if isinstance(d, str)}
+    slow = [k for k in kernels if _slower(k)]
+    lines = [f"dense kernels (named ops): {len(kernels)}, {len(slow)} of them on a slower path for run-time sizes"]
+    for k in kernels:
+        lines.append(f"  {k.would_be or k.op} at {k.span}: " + _dense_cost(k, named))
+    return lines
+
+
+def _slower(kernel) -> bool:
+    return bool(kernel.unproven) or (kernel.is_window and bool(kernel.slow_sizes))
+
+
+def _dense_cost(kernel, named: set) -> str:
+    if not kernel.run_time_sizes:
+        return "every size fixed at build time"
+    sizes = f"run-time sizes {', '.join(kernel.run_time_sizes)} — "
+    if not _slower(kernel):
+        return sizes + (BATCH_COST if kernel.is_window else CONTRACTION_COST)
+    if kernel.unproven:
+        cost, fixing = UNPROVEN_COST.format(", ".join(map(str, kernel.unproven))), "unproven"
+        wanted = kernel.run_time_sizes
+    else:
+        cost, fixing, wanted = WINDOW_COST, "window", kernel.slow_sizes
+    fixable = [d for d in wanted if d in named]
+    dims = " ".join(f"--dim {d}=SIZE" for d in fixable)
+    fix = (f"; {dims} (or einc run / einc.jit, which build for the sizes of the inputs they are given) "
+           f"{FIXES[fixing]}") if fixable else ""
+    rest = [d for d in wanted if d not in named]
+    stays = f"; {', '.join(rest)} stay run-time (no named dim)" if rest else ""
+    return sizes + cost + fix + stays
 
 
 def _index_checks(p: ir.Program, unchecked: bool) -> list:

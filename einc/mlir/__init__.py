@@ -27,12 +27,14 @@ __all__ = ["lower_program", "lower_to_text"]
 
 
 def lower_program(program: Program, target: Target, context: Optional[ir.Context] = None,
-                  fp_contract: bool = False, weights: Optional[Weights] = None) -> ir.Module:
+                  fp_contract: bool = False, weights: Optional[Weights] = None,
+                  dense_kernels: Optional[list] = None) -> ir.Module:
     """The verified module for `program`. `context` may be an IREE compiler Session's context
     (load its dialects first: `ctx.load_all_available_dialects()`); default a fresh one.
     Without `fp_contract`, float products in CPU kernels are rounded before they are added
     (einc.mlir.rounding); with it, LLVM may fuse them into FMAs. Constant arrays `weights` takes
-    become parameters it collects (einc.mlir.weights); without it every constant is embedded."""
+    become parameters it collects (einc.mlir.weights); without it every constant is embedded.
+    `dense_kernels` receives a named_ops.DenseKernel per reduction emitted as a named op."""
     check_target(program, target)
     with (context or ir.Context()), ir.Location.unknown():
         module = ir.Module.create()
@@ -43,7 +45,9 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         weights = weights or Weights(None)
         weights.start(main)
         with ir.InsertionPoint(entry):
-            _emit_body(program, list(entry.arguments), target, weights)
+            lw = _emit_body(program, list(entry.arguments), target, weights)
+        if dense_kernels is not None:
+            dense_kernels.extend(lw.dense_kernels)
         if target.has_defect("IREE-19") and not fp_contract:
             round_products_separately(module)
         skip_empty_kernels(module)
@@ -55,7 +59,7 @@ def lower_to_text(program: Program, target: Target, fp_contract: bool = False) -
     return str(lower_program(program, target, fp_contract=fp_contract))
 
 
-def _emit_body(program: Program, args: list[ir.Value], target: Target, weights: Weights) -> None:
+def _emit_body(program: Program, args: list[ir.Value], target: Target, weights: Weights) -> Lowering:
     emit_shape_checks(program.inputs, args, program.fixed_dims)
     lw = Lowering(program, args, target, weights)
     for filtered in program.compactions:      # their lengths are sizes: defined before any use
@@ -64,6 +68,7 @@ def _emit_body(program: Program, args: list[ir.Value], target: Target, weights: 
         emit_effect(lw, effect)
     results = [v for _, v in program.outputs] + [check.status for check in program.index_checks]
     func.ReturnOp([_as_tensor(lw, lw.lower(v)) for v in results])
+    return lw
 
 
 def _as_tensor(lw: Lowering, value: ir.Value) -> ir.Value:

@@ -272,6 +272,10 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     if found is not None and named_ops.emitted_on(lw.target, found):
         rules = (cpu_convolutions.emit, cpu_matmuls.emit, named_ops.emit)
         tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
+        if tensor is not None:
+            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span))
+    if found is None and (unproven := named_ops.unproven_kernel(reduce, free, lw.target)) is not None:
+        lw.dense_kernels.append(unproven)
     if tensor is None:
         tensor = _reduction_kernel(lw, reduce, free, init)
     lw.reductions[id(reduce)] = (tensor, free)

@@ -33,6 +33,7 @@ class Lowering:
         self.sizes = Sizes(args, program.syms)
         self.values: dict[int, ir.Value] = {}
         self.reductions: dict[int, tuple] = {}   # id(Reduce) -> (tensor, free vars in its axis order)
+        self.dense_kernels: list = []            # named_ops.DenseKernel of each named op emitted
         self.views: dict[tuple, ir.Value] = {}   # padded / reshaped tensors (operand_views)
         self.groups: dict[int, list] = {}        # id(RecurrenceGroup) -> its members' storage tensors
         self.prints = 0

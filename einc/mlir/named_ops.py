@@ -21,7 +21,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import linalg, tensor
 
 from einc.ir.nodes import IndexVar, Op, Read, Reduce, Value
-from einc.ir.types import Lin
+from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir import operand_views
 from einc.mlir.dispatch_captures import fence
 from einc.mlir.operand_views import View, view_tensor
@@ -328,6 +328,91 @@ def _bind(pattern: Pattern, sequences: list, reduced: set) -> Optional[Match]:
     if not pattern.strided and any(s != 1 for s in strides + dilations):
         return None
     return Match(pattern, (), out, operands, strides, dilations)
+
+
+# ------------------------------------------------------------------------------ what was emitted
+
+WINDOW_OPS = ("conv_", "depthwise_conv_", "pooling_")
+
+
+@dataclass(frozen=True)
+class DenseKernel:
+    """A reduction as the lowering emitted it, for `einc build --explain`: a named op, or
+    ("generic") a loop nest only because some of its reads (`unproven`, their places) are not
+    proven inside their axes, which the named op `would_be` needs. Sizes are run-time sizes
+    (named dims, `?` axes as INPUT.AXIS, lengths computed from data): every one its shapes
+    depend on, and those of its axes other than a window op's batch (`slow_sizes`: IREE 3.13
+    tiles a window op for a run-time batch as for a fixed one, not for other run-time axes)."""
+    op: str
+    span: object
+    run_time_sizes: tuple
+    slow_sizes: tuple
+    unproven: tuple = ()
+    would_be: str = ""
+
+    @property
+    def is_window(self) -> bool:
+        return (self.would_be or self.op).startswith(WINDOW_OPS)
+
+
+def dense_kernel(found: Match, span, unproven: tuple = ()) -> DenseKernel:
+    """The record of `found` emitted, or with `unproven` reads a loop nest instead."""
+    window = found.pattern.op.startswith(WINDOW_OPS)
+    batch = {v for letter, axis in zip(found.pattern.out.split(), found.out) if window and letter == "n"
+             for v in axis.vars}
+    axes = [v for a in found.out for v in a.vars] + [v for axes in found.operand_axes for a in axes for v in a.vars]
+    sizes = _run_time_sizes([v.extent for v in axes] + [size for view in found.views for size in view.shape])
+    slow = _run_time_sizes([v.extent for v in axes if v not in batch])
+    if unproven:
+        return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
+    return DenseKernel(found.pattern.op, span, sizes, slow)
+
+
+def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Optional[DenseKernel]:
+    """The record of a reduction over run-time sizes that stays a loop nest only because some
+    of its reads are not proven inside their axes: with them proven it would be a named op on
+    `target` (None for any other reduction)."""
+    reads = _unproven_reads(reduce.body)
+    if not reads:
+        return None
+    try:
+        for read in reads:       # as if proven: the one fact a named op's operands lack here
+            read.in_bounds = True
+        found = match(reduce, free)
+    finally:
+        for read in reads:
+            read.in_bounds = False
+    if found is None or not emitted_on(target, found):
+        return None
+    return dense_kernel(found, reduce.span, tuple(r.span for r in reads))
+
+
+def _unproven_reads(body: Value) -> list[Read]:
+    """The reads in `body` (not in the tensors they read) that no pass proved in bounds; each
+    shared node is visited once."""
+    found, todo, seen = [], [body], set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Read):
+            found += [] if node.in_bounds else [node]
+            todo.extend(node.subs)
+        else:
+            todo.extend(node.operands())
+    return found
+
+
+def _run_time_sizes(extents: list[Lin]) -> tuple:
+    names: dict = {}
+    while extents:
+        for key in extents.pop(0).terms:
+            if isinstance(key, Quotient):
+                extents.append(key.numer)
+            elif isinstance(key, Sym):
+                names[key.name] = None
+    return tuple(names)
 
 
 # ------------------------------------------------------------------------------ emission

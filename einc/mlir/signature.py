@@ -49,7 +49,7 @@ def reflection(program: Program, target: Target) -> ir.Attribute:
         "fixed_dims": dict(program.fixed_dims),
         "sizes": {sym.name: {"input": program.inputs[sym.input_pos].name, "axis": sym.axis}
                   for sym in program.syms},
-        "size_checks": [_size_check(fact) for fact in program.size_facts],
+        "size_checks": [size_check(fact) for fact in program.size_facts],
         "index_checks": [_index_check(check) for check in program.index_checks],
     }
     entries = {SIGNATURE_KEY: json.dumps(doc), **target_entries(target)}
@@ -86,7 +86,7 @@ def _dims(inp: Input):
     return "*" if inp.declared_dims is None else list(inp.declared_dims)
 
 
-def _size_check(fact: ExtentFact | IndexFact) -> dict:
+def size_check(fact: ExtentFact | IndexFact) -> dict:
     """A fact of passes.size_facts in the runner's terms (einc/runtime/sizes.py reads it)."""
     at = str(fact.span) if fact.span is not None else None
     if isinstance(fact, ExtentFact):

@@ -27,7 +27,7 @@ def bind_inputs(signature: Signature, values: Mapping[str, Any]) -> list:
             args.append(scalar_argument(spec, value))
         else:
             array = _checked_array(spec, as_array(spec, value), signature.fixed_dims)
-            _check_named_dims(spec, array.shape, named_dims)
+            _note_named_dims(spec, array.shape, named_dims)
             args.append(array if isinstance(array, rt.DeviceArray) else signless(array))
     check_sizes(signature, {spec.name: getattr(arg, "shape", ()) for spec, arg in zip(signature.inputs, args)})
     return args
@@ -148,7 +148,18 @@ def _dtype_as_given(spec: InputSpec, value) -> np.dtype:
     return signless(np.empty(0, wanted)).dtype if isinstance(value, rt.DeviceArray) else wanted
 
 
-def _check_named_dims(spec: InputSpec, shape: tuple[int, ...], seen: dict[str, tuple[int, str]]) -> None:
+def named_dim_sizes(specs: Iterable[InputSpec], shapes: Mapping[str, tuple[int, ...]]) -> dict[str, int]:
+    """Each named dim's size as the inputs' `shapes` (by input name, each of its input's
+    declared rank) give it; RunError where two inputs disagree."""
+    seen: dict[str, tuple[int, str]] = {}
+    for spec in specs:
+        _note_named_dims(spec, shapes[spec.name], seen)
+    return {dim: size for dim, (size, _) in seen.items()}
+
+
+def _note_named_dims(spec: InputSpec, shape: tuple[int, ...], seen: dict[str, tuple[int, str]]) -> None:
+    """Add the sizes `spec`'s named dims have in `shape` to `seen` (dim -> (size, input));
+    RunError where another input gave one of them another size."""
     for dim, size in zip(spec.dims or [], shape):
         if not isinstance(dim, str):
             continue

@@ -19,13 +19,25 @@ def check_sizes(signature: Signature, shapes: Mapping[str, tuple[int, ...]]) -> 
     if not signature.size_checks:
         return
     try:
-        dims = {name: shapes[input_name][axis] for name, (input_name, axis) in signature.sizes.items()}
+        dims = _dims(signature, shapes)
         problems = ((check, _EXPLAIN[check["kind"]](check, dims)) for check in signature.size_checks)
         check, problem = next(((c, p) for c, p in problems if p is not None), (None, None))
     except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as err:
         raise RunError(f"{signature.source or 'the module'} has malformed size checks ({err!r})") from None
     if problem is not None:
         raise RunError(f"{_dims_text(signature, dims, check)} the program: {problem}")
+
+
+def has_empty_range(signature: Signature, shapes: Mapping[str, tuple[int, ...]]) -> bool:
+    """Whether the inputs' `shapes`, which pass `check_sizes`, give some range of the program
+    extent 0 (a build with those sizes fixed rejects such a range, E004, as an empty one
+    written into the program is a mistake)."""
+    dims = _dims(signature, shapes)
+    return any(check["kind"] == "extent" and _value(check["extent"], dims) == 0 for check in signature.size_checks)
+
+
+def _dims(signature: Signature, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, int]:
+    return {name: shapes[input_name][axis] for name, (input_name, axis) in signature.sizes.items()}
 
 
 def _extent(check: dict, dims: dict[str, int]) -> str | None:

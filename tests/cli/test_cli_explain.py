@@ -88,3 +88,73 @@ def test_the_explained_form_is_the_one_the_lowering_emits(program, target, monke
         monkeypatch.setattr(form, "emit_group", spy(form))
     lower(str(program), target, OUTPUTS)
     assert [emitted[(name,)] for name in ("x", "h", "s", "w")] == [e.split(", because")[0] for e in EXPECTED[target]]
+
+
+# The dense kernels part: each reduction the lowering emits as a named op (or leaves a loop nest
+# for want of reads proven in bounds), with the run-time sizes that put it on a slower path.
+DENSE_PROGRAM = """let X: [f32; B, C, H, W];
+let K: [f32; F, C, 5, 5];
+let A: [f32; M, N];
+let V: [f32; N, P];
+let Y[n, o, h in 0..H, w in 0..W] = sum[c, kh, kw](if ih >= 0 && ih < H && iw >= 0 && iw < W {
+    X[n, c, ih, iw] * K[o, c, kh, kw] } else { 0.0 } where ih = h + kh - 2, iw = w + kw - 2);
+let Q[n, c, h, w] = max[dh in 0..2, dw in 0..2](X[n, c, 2 * h + dh, 2 * w + dw]);
+let G[i, j] = sum[k](A[i, k] * V[k, j]);
+"""
+SPECIALIZE = "(or einc run / einc.jit, which build for the sizes of the inputs they are given)"
+
+
+@pytest.fixture(scope="module")
+def dense(tmp_path_factory):
+    path = tmp_path_factory.mktemp("explain") / "dense.ein"
+    path.write_text(DENSE_PROGRAM)
+    return path
+
+
+def dense_lines(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("dense kernels"))
+    return lines[start:next(k for k, line in enumerate(lines) if line.startswith("data-dependent"))]
+
+
+def test_explain_names_the_window_ops_run_time_sizes_slow_down(einc_cli, dense):
+    status, stdout, stderr = einc_cli("build", dense, "--explain")
+    assert (status, stderr) == (0, "")
+    header, conv, pool, matmul = dense_lines(stdout)
+    assert header == "dense kernels (named ops): 3, 2 of them on a slower path for run-time sizes"
+    assert conv.startswith(f"  conv_2d_nchw_fchw at {dense}:5:37: run-time sizes B, F, H, W, C — a window op "
+                           "with run-time sizes other than its batch: IREE's dynamic-shape code, the slower path")
+    assert conv.endswith(f"; --dim F=SIZE --dim H=SIZE --dim W=SIZE --dim C=SIZE {SPECIALIZE} gives IREE static shapes")
+    assert pool.startswith(f"  pooling_nchw_max at {dense}:7:21: run-time sizes B, C, H, W — a loop nest (linalg.generic) "
+                           f"instead of the named op: its read(s) at {dense}:7:49 are not proven inside their axes")
+    assert pool.endswith(f"--dim B=SIZE --dim C=SIZE --dim H=SIZE --dim W=SIZE {SPECIALIZE} lets the build check "
+                         "the reads for those sizes")
+    assert matmul == (f"  matmul at {dense}:8:15: run-time sizes M, P, N — a contraction: IREE's data-tiled "
+                      "code takes run-time sizes at about the speed of fixed ones")
+
+
+def test_explain_tells_the_truth_about_the_module(einc_cli, dense):
+    """The ops it names are in the MLIR of the same build; the pool's named op appears once
+    the sizes are fixed, as it says."""
+    mlir = einc_cli("build", dense, "--emit", "mlir")[1]
+    assert "linalg.conv_2d_nchw_fchw" in mlir and "linalg.pooling" not in mlir
+    assert "linalg.matmul" in mlir or "linalg.mmt4d" in mlir         # (packed into tiles on AVX-512 hosts)
+    fixed = ("--dim", "B=2", "--dim", "C=3", "--dim", "H=8", "--dim", "W=8")
+    assert "linalg.pooling_nchw_max" in einc_cli("build", dense, "--emit", "mlir", *fixed)[1]
+    status, stdout, _ = einc_cli("build", dense, "--explain", *fixed)
+    header, conv, pool, _ = dense_lines(stdout)
+    assert header == "dense kernels (named ops): 3, 1 of them on a slower path for run-time sizes"
+    assert conv.startswith(f"  conv_2d_nchw_fchw at {dense}:5:37: run-time sizes F — a window op")
+    assert conv.endswith(f"; --dim F=SIZE {SPECIALIZE} gives IREE static shapes")
+    assert pool == f"  pooling_nchw_max at {dense}:7:21: every size fixed at build time"
+
+
+def test_a_run_time_batch_alone_is_no_slower_path(einc_cli, dense):
+    fixed = ("--dim", "C=3", "--dim", "H=8", "--dim", "W=8", "--dim", "F=4", "--dim", "M=2", "--dim", "N=2",
+             "--dim", "P=2")
+    status, stdout, _ = einc_cli("build", dense, "--explain", *fixed)
+    header, conv, pool, _ = dense_lines(stdout)
+    assert header == "dense kernels (named ops): 3, 0 of them on a slower path for run-time sizes"
+    batch = "run-time sizes B — a window op whose only run-time size is its batch: measured as fast as with the sizes fixed"
+    assert conv == f"  conv_2d_nchw_fchw at {dense}:5:37: {batch}"
+    assert pool == f"  pooling_nchw_max at {dense}:7:21: {batch}"

@@ -71,7 +71,7 @@ def test_cache_is_the_one_einc_run_uses(tmp_path, monkeypatch, einc_cli):
     artifact = einc.compile(path, cache=True)
     [module] = (tmp_path / "cache" / "modules").rglob("*.vmfb")
     assert module.read_bytes() == artifact.vmfb
-    status, out, err = einc_cli("run", path, "-v", "-i", f"x={tmp_path / 'x.npy'}")
+    status, out, err = einc_cli("run", path, "--generic", "-v", "-i", f"x={tmp_path / 'x.npy'}")
     assert (status, err) == (0, f"einc: cache hit for {path}: {module}\n")
 
     def no_compiling(*args, **kwargs):
