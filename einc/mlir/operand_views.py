@@ -11,7 +11,8 @@ become operands, through a view of the tensor built once at function level:
   of X padded with that constant (`tensor.pad`), at `ih + pad`, and the guard disappears;
 - a flattened subscript, `Wf[16 * c + 4 * h + w, k]` with c, h, w spanning 16, 4 and 4 and the
   axis 256 long: the read becomes one of Wf reshaped to [16, 4, 4, K] (`tensor.expand_shape`)
-  at [c, h, w, k];
+  at [c, h, w, k]; with a constant offset over part of a longer axis (`qkv[s, 384 + 64 * h + d]`,
+  attention's keys beside its queries and values) the columns read are cut out first;
 - for named ops (named_ops), a subscript fixed at build time, `W[1, k, d]` or `W[L - 1, k, d]`:
   the read becomes one of the slice W[1] (`tensor.extract_slice` dropping the axis) at [k, d],
   so that a layer's weights taken from a stack are a matmul operand;
@@ -24,6 +25,7 @@ is NaN where K is inf or NaN (as in NumPy and JAX convolutions) where the guard 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -60,6 +62,7 @@ class View:
     fixed: tuple = ()
     order: tuple = ()
     merges: tuple = ()
+    skip: tuple = ()
 
     @property
     def base_shape(self) -> tuple:
@@ -196,14 +199,22 @@ def flattened_view(read: Read, sliced: bool = False) -> Optional[View]:
     subs = base.subs if base is not None else _affine_subs(read)
     if subs is None or not read.in_bounds:
         return None
-    splits, new_subs = [], []
+    splits, new_subs, keep, skip = [], [], [], []
     for sub, size in zip(subs, base.base_shape if base is not None else read.tensor.shape):
-        digits = _mixed_radix(sub, size)
+        digits = _mixed_radix(sub - sub.const, size)
+        span = math.prod(n for _, n in digits) if digits else None
+        if digits and span != size and not (size.is_const and sub.const + span <= size.const):
+            digits = None
         splits.append(tuple(n for _, n in digits) if digits else ())
         new_subs.extend(Lin.of(v) for v, _ in digits) if digits else new_subs.append(sub)
+        cut = digits is not None and span != size
+        keep.append(Lin(span) if cut else None)
+        skip.append(sub.const if cut else 0)
     if not any(splits):
         return None
-    return View(read, tuple(new_subs), fixed=base.fixed if base is not None else (), splits=tuple(splits))
+    cut = any(k is not None for k in keep)
+    return View(read, tuple(new_subs), fixed=base.fixed if base is not None else (), splits=tuple(splits),
+                keep=tuple(keep) if cut else (), skip=tuple(skip) if cut else ())
 
 
 def padded_read(select: Value) -> Optional[PaddedRead]:
@@ -354,7 +365,8 @@ def _conjuncts(cond: Value) -> Optional[set]:
 
 def _mixed_radix(sub: Lin, size: Lin) -> Optional[list[tuple]]:
     """[(var, extent)] outer first when `sub` is sum(v_k * prod(extents after k)) over two or
-    more zero-based variables of constant extent and the axis `size` is the product of them."""
+    more zero-based variables of constant extent (the caller checks that the product of the
+    extents fits the axis `size`)."""
     if sub.const or len(sub.terms) < 2:
         return None
     terms = sorted(sub.terms.items(), key=lambda kv: -kv[1])
@@ -363,8 +375,6 @@ def _mixed_radix(sub: Lin, size: Lin) -> Optional[list[tuple]]:
         if not hasattr(var, "extent") or var.lo != 0 or not var.extent.is_const or coeff != stride:
             return None
         stride *= var.extent.const
-    if size != stride:
-        return None
     return [(var, var.extent.const) for var, _ in terms]
 
 
@@ -386,7 +396,7 @@ def _scalar_constant(v: Value):
 def view_tensor(lw, view: View) -> Optional[ir.Value]:
     """The viewed tensor at function level (memoized, so kernels reading one view share it);
     None when the read's tensor is not a device tensor."""
-    key = (id(view.read.tensor), view.fixed, view.keep, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
+    key = (id(view.read.tensor), view.fixed, view.keep, view.skip, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
            view.windows, view.order, view.merges)
     if key not in lw.views:
         source = lw.lower(view.read.tensor)
@@ -447,7 +457,8 @@ def _prefix(lw, source: ir.Value, view: View) -> ir.Value:
     dynamic = lw.sizes.dynamic_dims(shape)
     static = [d.const if d.is_const else DYNAMIC for d in shape]
     rank = len(shape)
-    return tensor.extract_slice(result, source, [], dynamic, [], [0] * rank, static, [1] * rank)
+    offsets = list(view.skip) or [0] * rank
+    return tensor.extract_slice(result, source, [], dynamic, [], offsets, static, [1] * rank)
 
 
 def _pad(lw, source: ir.Value, view: View) -> ir.Value:

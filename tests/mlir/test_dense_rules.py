@@ -46,6 +46,8 @@ let qk: [f32; 5, 12];
 let kk: [f32; 6, 12];
 let ctx: [f32; 3, 5, 4];
 let Wm: [f32; 12, 6];
+let qkv: [f32; 2, 5, 36];
+let pr: [f32; 2, 3, 5, 5];
 
 fn relu(z) { if z > 0.0 { z } else { 0.0 } }
 
@@ -64,6 +66,10 @@ let abt[i, j] = sum[k](A[i, k] * C[j, k]);
 let heads[h in 0..3, s, t] = sum[d in 0..4](qk[s, h * 4 + d] * kk[t, h * 4 + d]);
 let merged[s, e] = sum[d in 0..12](ctx[d / 4, s, d % 4] * Wm[d, e]);
 let unheads[s, d in 0..12] = ctx[d / 4, s, d % 4];
+// batched heads of queries, keys and values side by side: the keys' and values' columns start
+// at an offset (a cut of the axis, then the split)
+let scores[n, h in 0..3, s, t] = sum[d in 0..4](qkv[n, s, h * 4 + d] * qkv[n, t, 12 + h * 4 + d]);
+let mixed[n, h in 0..3, s, d in 0..4] = sum[t](pr[n, h, s, t] * qkv[n, t, 24 + h * 4 + d]);
 
 // convolutions: zero padding written as a guard, strides, dilations, layouts
 let conv[n, o in 0..4, h in 0..9, w in 0..8] = relu(sum[c in 0..3, kh in 0..3, kw in 0..3](
@@ -127,6 +133,7 @@ OPS = {
     "mm": "linalg.matmul", "bmm": "linalg.batch_matmul", "mv": "linalg.matvec", "vm": "linalg.vecmat",
     "dot": "linalg.dot", "rows": "linalg.matmul", "flat": "linalg.matmul",
     "stacked": "linalg.matmul", "abt": "linalg.matmul", "heads": "linalg.batch_matmul", "merged": "linalg.matmul",
+    "scores": "linalg.batch_matmul", "mixed": "linalg.batch_matmul",
     "conv": "linalg.conv_2d_nchw_fchw", "strided": "linalg.conv_2d_nchw_fchw",
     "dilated": "linalg.conv_2d_nchw_fchw", "onegroup": "linalg.conv_2d_nchw_fchw",
     "wrapped": "linalg.conv_2d_nchw_fchw",
@@ -229,6 +236,9 @@ def test_stacked_weights_are_a_slice_and_heads_a_transpose(source_file):
     for output in ("merged", "unheads"):
         text = mlir_of(source_file, output)
         assert text.count("linalg.transpose") == 1 and "tensor.collapse_shape" in text and not EXTRACT.search(text)
+    # columns at an offset: cut out (offsets [0, 0, 12]), split into heads, transposed
+    text = mlir_of(source_file, "scores")
+    assert "[0, 0, 12] [2, 5, 12] [1, 1, 1]" in text and "linalg.batch_matmul" in text and not EXTRACT.search(text)
 
 
 def test_symbolic_slice_of_stacked_weights(tmp_path):
@@ -265,7 +275,7 @@ def _inputs():
             "Wdw": f(3, 3, 3), "X1": f(3, 1, 9, 8), "W1": f(4, 1, 3, 3), "Xg": f(3, 9, 8, 1), "Wg": f(3, 3, 1, 4),
             "Xv": f(2, 3, 5, 6, 4), "Wv": f(4, 3, 2, 3, 3), "img": f(SIZES["H"], SIZES["W"]), "ker": f(3, 3),
             "idx": np.array([4, 0, 2, 2], np.int32), "Wst": f(3, k, n), "C": f(n, k), "qk": f(5, 12),
-            "kk": f(6, 12), "ctx": f(3, 5, 4), "Wm": f(12, 6)}
+            "kk": f(6, 12), "ctx": f(3, 5, 4), "Wm": f(12, 6), "qkv": f(2, 5, 36), "pr": f(2, 3, 5, 5)}
 
 
 def _windows(x, k, axes, stride=1, dilation=1):
@@ -307,6 +317,8 @@ def _references(x):
         "heads": np.einsum("shd,thd->hst", x["qk"].reshape(5, 3, 4), x["kk"].reshape(6, 3, 4)),
         "merged": x["ctx"].transpose(1, 0, 2).reshape(5, 12) @ x["Wm"],
         "unheads": x["ctx"].transpose(1, 0, 2).reshape(5, 12),
+        "scores": np.einsum("nshd,nthd->nhst", *(x["qkv"][..., c:c + 12].reshape(2, 5, 3, 4) for c in (0, 12))),
+        "mixed": np.einsum("nhst,nthd->nhsd", x["pr"], x["qkv"][..., 24:].reshape(2, 5, 3, 4)),
         "overlap": np.einsum("nch,chk->nk", x["P"][:, :, :, 0],
                              x["Wf"][(4 * np.arange(4)[:, None] + 3 * np.arange(3)[None, :])]),
     }
