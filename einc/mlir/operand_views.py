@@ -489,6 +489,8 @@ def _reorder(lw, source: ir.Value, view: View) -> ir.Value:
     """The axes in `view.order`, then the groups of `view.merges` collapsed."""
     element = ir.RankedTensorType(source.type).element_type
     unmerged = replace(view, merges=()).shape
+    if lw.target == "vulkan-spirv":
+        source = fence(source)      # IREE-34: fused with a batch_matmul computing it, wrong values
     moved = linalg.transpose(source, outs=[lw.sizes.empty(unmerged, element)], permutation=list(view.order))
     result = ir.RankedTensorType.get(_static(view.shape), element)
     return tensor.collapse_shape(result, moved.results[0], [list(g) for g in view.merges])

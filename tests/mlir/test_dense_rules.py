@@ -477,3 +477,24 @@ def test_window_sum_under_a_guard_its_ranges_decide(target):
     np.testing.assert_array_equal(got["never"], np.full((3, 1), -6.0, np.float32))
     windows = _windows(x.astype(np.float64), (2, 3), (0, 1))[::2]             # [h, w, kh, kw]
     np.testing.assert_allclose(got["always"], np.einsum("hwpq,pq->hw", windows, k), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.vulkan
+def test_heads_merged_from_a_batch_matmul_on_vulkan(tmp_path):
+    """IREE-34: without a barrier Vulkan fused the merge's transpose with the batch_matmul (and
+    its divide) computing attention's context, and rows came out wrong."""
+    path = tmp_path / "merge.ein"
+    path.write_text("""use std::math::exp;
+        let qkv: [f32; B, 30, 36];
+        let score[n, h in 0..3, s, t] = sum[k in 0..4](qkv[n, s, h * 4 + k] * qkv[n, t, 12 + h * 4 + k]);
+        let p[n, h, s, t] = exp(score[n, h, s, t] - max[u](score[n, h, s, u]));
+        let ctx[n, h, s, k in 0..4] = sum[t](p[n, h, s, t] * qkv[n, t, 24 + h * 4 + k]) / sum[t](p[n, h, s, t]);
+        let merged[n, s, c in 0..12] = ctx[n, c / 4, s, c % 4];
+    """)
+    qkv = rng.standard_normal((2, 30, 36)).astype(np.float32)
+    got = einc.load(einc.compile(str(path), target="vulkan-spirv", outputs=["merged"]).vmfb, device="vulkan")(qkv=qkv)
+    q, k, v = (qkv[..., c:c + 12].reshape(2, 30, 3, 4).transpose(0, 2, 1, 3).astype(np.float64) for c in (0, 12, 24))
+    score = q @ k.transpose(0, 1, 3, 2)
+    p = np.exp(score - score.max(-1, keepdims=True))
+    ctx = p @ v / p.sum(-1)[..., None]
+    np.testing.assert_allclose(got["merged"], ctx.transpose(0, 2, 1, 3).reshape(2, 30, 12), rtol=1e-5, atol=1e-6)
