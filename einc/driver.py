@@ -186,10 +186,12 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return iree_compile_command(target, f"{stem}.mlir", f"{stem}.vmfb") + "\n"
     if what == "explain":
         from einc.ir.explain import explain_program
+        from einc.mlir.kernel_census import kernel_lines
         from einc.mlir.recurrence import choose_form
-        ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)[1]
-        return explain_program(ir_program, target, [choose_form(g, target).explain() for g in ir_program.recurrences],
-                               unchecked_indices)
+        program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
+        forms = [choose_form(g, target).explain() for g in ir_program.recurrences]
+        kernels = kernel_lines(lower_ir(program, ir_program, target, fp_contract=fp_contract))
+        return explain_program(ir_program, target, forms, unchecked_indices, kernels)
     raise ValueError(f"unknown form {what!r}")
 
 

@@ -5,10 +5,12 @@ from einc.ir import nodes as ir
 from einc.ir.types import shape_str
 
 
-def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_indices: bool = False) -> str:
+def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_indices: bool = False,
+                    kernels: list[str] = ()) -> str:
     """`lowerings`: how each group of `p.recurrences` runs on `target`, in words
     (einc.mlir.recurrence.choose_form, the choice the lowering makes); `unchecked_indices`:
-    the build leaves data-dependent subscripts unchecked."""
+    the build leaves data-dependent subscripts unchecked; `kernels`: the linalg ops each
+    source definition became (einc.mlir.kernel_census, read from the lowered module)."""
     lines = [f"program {p.source}, built for {target}"]
     lines += [f"  input {i.name}: {_type(i)}" for i in p.inputs]
     numbers = {id(g): k for k, g in enumerate(p.recurrences)}
@@ -20,6 +22,11 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
     for k, (group, lowering) in enumerate(zip(p.recurrences, lowerings, strict=True)):
         lines += _group(k, group, lowering)
     lines += _index_checks(p, unchecked_indices)
+    if kernels:
+        lines += ["kernels per source definition (the lowered module's linalg ops; a generic beside a named",
+                  "  op is the rest of that definition, e.g. a bias or activation around the matmul, emitted",
+                  "  as its own op: IREE's dispatch formation decides whether it fuses into the named op's",
+                  "  dispatch; recurrences run as described above):"] + list(kernels)
     return "\n".join(lines) + "\n"
 
 

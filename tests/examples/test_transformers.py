@@ -1,8 +1,10 @@
 """The transformer examples (examples/transformer) against their NumPy references
 (transformers.py), with weights from the examples' seeded script written to a temporary folder
 beside copies of the programs: DeiT-tiny (12 blocks) and the Whisper-tiny encoder (4 blocks),
-each built once on llvm-cpu, and one-block variants of both on vulkan-spirv (lavapipe)."""
+each built once on llvm-cpu, and one-block variants of both on vulkan-spirv (lavapipe); and
+`--explain`'s list of the kernels each definition became, on the one-block DeiT."""
 import importlib.util
+import re
 import shutil
 
 import numpy as np
@@ -11,6 +13,7 @@ from threadpoolctl import threadpool_limits
 
 import einc
 import transformers
+from einc.driver import emit_program
 from catalog import EXAMPLES_DIR
 
 FOLDER = EXAMPLES_DIR / "transformer"
@@ -90,3 +93,29 @@ def test_one_block_of_each_on_vulkan(one_block):
     _close(got, _reference(transformers.deit, images, _weights(one_block, "deit"), 1), 2e-5)
     got = _run(one_block / "whisper_one.ein", "vulkan-spirv", mel=mel)["states"]
     _close(got, _reference(transformers.whisper, mel, _weights(one_block, "whisper"), 1), 2e-5)
+
+
+def _listed(text: str, kind: str) -> int:
+    """How many ops of `kind` the explanation's kernel list names."""
+    return sum(int(n or 1) for n, _ in re.findall(rf"(?:(\d+)x )?{kind}(,|$)", text, re.M))
+
+
+def test_explain_lists_the_kernels_each_definition_became(one_block):
+    source = str(one_block / "deit_one.ein")
+    text = emit_program(source, "explain")
+    mlir = emit_program(source, "mlir")
+    kernels = text.split("kernels per source definition")[1]
+    entries = dict(zip(re.findall(r"^  (\S+:\d+)  ", kernels, re.M), re.findall(r"^      (.+)$", kernels, re.M)))
+    linear, score, patches = (_line(one_block / f, s) for f, s in
+                              (("layers.ein", "let y[n, s, j]"), ("layers.ein", "let score["), ("deit.ein", "let P[")))
+    assert "matmul" in entries[f"layers.ein:{linear}"] and "batch_matmul" in entries[f"layers.ein:{score}"]
+    assert entries[f"deit.ein:{patches}"].startswith("conv")
+    # the list counts the module's own ops
+    for kind, op in (("batch_matmul", "linalg.batch_matmul "), ("conv", "linalg.conv_"),
+                     ("transpose", "linalg.transpose "), ("generic reduction", None)):
+        expected = mlir.count(op) if op else len(re.findall(r'iterator_types = \[[^\]]*"reduction"', mlir))
+        assert _listed(kernels, kind) == expected, kind
+
+
+def _line(path, start: str) -> int:
+    return next(k for k, line in enumerate(path.read_text().splitlines(), 1) if line.strip().startswith(start))
