@@ -43,6 +43,7 @@ def lower_program(program: Program, target: str, context: Optional[ir.Context] =
         weights.start(main)
         with ir.InsertionPoint(entry):
             _emit_body(program, list(entry.arguments), target, weights)
+        weights.drop_unused()
         if target.startswith("llvm-cpu") and not fp_contract:
             round_products_separately(module)
         skip_empty_kernels(module)

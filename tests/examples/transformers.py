@@ -21,7 +21,10 @@ def gelu_tanh(x, xp=np):
 
 
 def gelu(x, xp=np):
-    erf = scipy_erf if xp is np else xp.scipy.special.erf
+    if xp is np:
+        erf = scipy_erf
+    else:
+        from jax.scipy.special import erf
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 

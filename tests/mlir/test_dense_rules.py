@@ -498,3 +498,23 @@ def test_heads_merged_from_a_batch_matmul_on_vulkan(tmp_path):
     p = np.exp(score - score.max(-1, keepdims=True))
     ctx = p @ v / p.sum(-1)[..., None]
     np.testing.assert_allclose(got["merged"], ctx.transpose(0, 2, 1, 3).reshape(2, 30, 12), rtol=1e-5, atol=1e-6)
+
+
+def test_a_layer_of_constant_stacked_weights_is_a_constant_of_its_own(tmp_path):
+    """IREE packs a constant matmul operand once at build time, a slice of a larger constant at
+    every call: the layer is cut at build time, and the unread stack leaves the archive."""
+    from einc.driver import front_end, lower_ir
+    from einc.mlir.weights import Weights
+    w = rng.standard_normal((3, 7, 6)).astype(np.float32)
+    np.save(tmp_path / "w.npy", w)
+    path = tmp_path / "layer.ein"
+    path.write_text('use std::io::load_npy;\nlet A: [f32; M, 7];\nlet Ws = load_npy("w.npy");\n'
+                    "let y[i, j] = sum[k](A[i, k] * Ws[1, k, j]);\n")
+    text = mlir_of(path, "y")
+    assert "linalg.matmul" in text and "tensor.extract_slice" not in text and "tensor<7x6xf32>" in text
+    weights = Weights(0)
+    lower_ir(*front_end(str(path), ["y"], None, False), "llvm-cpu", weights=weights)
+    assert [a.shape for a in weights.arrays.values()] == [(7, 6)]
+    a = rng.standard_normal((4, 7)).astype(np.float32)
+    got = einc.load(einc.compile(str(path), outputs=["y"], weights_threshold=None).vmfb)(A=a)["y"]
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w[1], rtol=1e-5, atol=1e-5)
