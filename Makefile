@@ -41,7 +41,8 @@ golden: venv
 	$(PY) tools/golden.py
 
 # Benchmarks (benchmarks/run.py): recurrences against a NumPy/Python loop and JAX lax.scan, dense
-# programs (matmul, the MNIST CNN, a convolution layer, an MLP) against NumPy and JAX jit.
+# programs (matmul, the MNIST CNN, a convolution layer, an MLP) against NumPy and JAX jit;
+# benchmarks/transformers.py: DeiT-tiny and the Whisper-tiny encoder, with build time and memory.
 # `make bench DEVICE=vulkan` runs einc's side through Vulkan (lavapipe without a GPU).
 # JAX is the `bench` extra of pyproject.toml, at the versions of constraints.txt.
 DEVICE ?=
@@ -49,6 +50,7 @@ bench: venv
 	$(PY) -m pip install -q -c constraints.txt jax jaxlib
 	$(if $(filter vulkan,$(DEVICE)),bash tools/setup_vulkan.sh)
 	$(PY) benchmarks/run.py $(if $(DEVICE),--device $(DEVICE))
+	$(PY) benchmarks/transformers.py
 
 # Build time per definition of a chain of 100, 1,000 and 2,000 definitions (should stay flat).
 bench-build: venv

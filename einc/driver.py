@@ -213,12 +213,13 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return target.iree_compile_command(f"{stem}.mlir", f"{stem}.vmfb") + "\n"
     if what == "explain":
         from einc.ir.explain import explain_program
+        from einc.mlir.kernel_census import kernel_lines
         from einc.mlir.recurrence import choose_form
         program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
         forms = [choose_form(g, target).explain() for g in ir_program.recurrences]
         dense: list = []     # what the lowering emits for the dense reductions: built, not guessed
-        lower_ir(program, ir_program, target, fp_contract=fp_contract, dense_kernels=dense)
-        return explain_program(ir_program, target.name, forms, unchecked_indices, dense)
+        module = lower_ir(program, ir_program, target, fp_contract=fp_contract, dense_kernels=dense)
+        return explain_program(ir_program, target.name, forms, unchecked_indices, dense, kernel_lines(module))
     raise ValueError(f"unknown form {what!r}")
 
 

@@ -48,6 +48,7 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             lw = _emit_body(program, list(entry.arguments), target, weights)
         if dense_kernels is not None:
             dense_kernels.extend(lw.dense_kernels)
+        weights.drop_unused()
         if target.has_defect("IREE-19") and not fp_contract:
             round_products_separately(module)
         skip_empty_kernels(module)

@@ -8,11 +8,14 @@ function level:
   a read of X padded (`tensor.pad`), the guard gone; 0 * inf at a padded point is then NaN, as
   in NumPy and JAX convolutions;
 - a flattened subscript (`Wf[16 * c + 4 * h + w, k]`): a read of Wf reshaped (`expand_shape`);
+  with a constant offset over part of a longer axis (`qkv[s, 384 + 64 * h + d]`) the columns
+  read are cut out first;
 - for named ops, a subscript fixed at build time (`W[1, k, d]`): a read of the slice W[1];
 - a split subscript (`ctx[d / 8, s, d % 8]`): a read of ctx transposed and collapsed.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -49,6 +52,7 @@ class View:
     fixed: tuple = ()
     order: tuple = ()
     merges: tuple = ()
+    skip: tuple = ()
 
     @property
     def base_shape(self) -> tuple:
@@ -185,14 +189,22 @@ def flattened_view(read: Read, sliced: bool = False) -> Optional[View]:
     subs = base.subs if base is not None else _affine_subs(read)
     if subs is None or not read.in_bounds:
         return None
-    splits, new_subs = [], []
+    splits, new_subs, keep, skip = [], [], [], []
     for sub, size in zip(subs, base.base_shape if base is not None else read.tensor.shape):
-        digits = _mixed_radix(sub, size)
+        digits = _mixed_radix(sub - sub.const, size)
+        span = math.prod(n for _, n in digits) if digits else None
+        if digits and span != size and not (size.is_const and sub.const + span <= size.const):
+            digits = None
         splits.append(tuple(n for _, n in digits) if digits else ())
         new_subs.extend(Lin.of(v) for v, _ in digits) if digits else new_subs.append(sub)
+        cut = digits is not None and span != size
+        keep.append(Lin(span) if cut else None)
+        skip.append(sub.const if cut else 0)
     if not any(splits):
         return None
-    return View(read, tuple(new_subs), fixed=base.fixed if base is not None else (), splits=tuple(splits))
+    cut = any(k is not None for k in keep)
+    return View(read, tuple(new_subs), fixed=base.fixed if base is not None else (), splits=tuple(splits),
+                keep=tuple(keep) if cut else (), skip=tuple(skip) if cut else ())
 
 
 def padded_read(select: Value) -> Optional[PaddedRead]:
@@ -340,7 +352,8 @@ def _conjuncts(cond: Value) -> Optional[set]:
 
 def _mixed_radix(sub: Lin, size: Lin) -> Optional[list[tuple]]:
     """[(var, extent)] outer first when `sub` is sum(v_k * prod(extents after k)) over two or
-    more zero-based variables of constant extent and the axis `size` is the product of them."""
+    more zero-based variables of constant extent (the caller checks that the product of the
+    extents fits the axis `size`)."""
     if sub.const or len(sub.terms) < 2:
         return None
     terms = sorted(sub.terms.items(), key=lambda kv: -kv[1])
@@ -349,8 +362,6 @@ def _mixed_radix(sub: Lin, size: Lin) -> Optional[list[tuple]]:
         if not hasattr(var, "extent") or var.lo != 0 or not var.extent.is_const or coeff != stride:
             return None
         stride *= var.extent.const
-    if size != stride:
-        return None
     return [(var, var.extent.const) for var, _ in terms]
 
 
@@ -372,13 +383,14 @@ def _scalar_constant(v: Value):
 def view_tensor(lw, view: View) -> Optional[ir.Value]:
     """The viewed tensor at function level (memoized, so kernels reading one view share it);
     None when the read's tensor is not a device tensor."""
-    key = (id(view.read.tensor), view.fixed, view.keep, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
+    key = (id(view.read.tensor), view.fixed, view.keep, view.skip, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
            view.windows, view.order, view.merges)
     if key not in lw.views:
-        source = lw.lower(view.read.tensor)
+        constant = _constant_slice(view)
+        source = lw.lower(view.read.tensor if constant is None else lw.keep(constant))
         if not is_tensor(source):
             return None
-        if view.fixed:
+        if view.fixed and constant is None:
             source = _slice(lw, source, view)
         if view.keep:
             source = _prefix(lw, source, view)
@@ -409,6 +421,17 @@ def _kept_shape(view: View) -> list:
             for axis, size in enumerate(view.base_shape)]
 
 
+def _constant_slice(view: View) -> Optional[Const]:
+    """The slice at build-time coordinates of a build-time array (a layer's weights taken from a
+    stack), as a constant of its own: IREE packs a constant matmul operand once, when it builds
+    the module, but a slice cut from a larger constant at every call (4x the matmul's time)."""
+    tensor = view.read.tensor
+    if not view.fixed or not isinstance(tensor, Const) or any(at is not None and not at.is_const for at in view.fixed):
+        return None
+    index = tuple(slice(None) if at is None else at.const for at in view.fixed)
+    return Const(np.ascontiguousarray(tensor.array[index]), tensor.span)
+
+
 def _slice(lw, source: ir.Value, view: View) -> ir.Value:
     """The rank-reduced slice at the fixed coordinates (a constant or a size expression each).
     A slice with run-time sizes passes a barrier (IREE-33: fused into a matmul's packing, it asks
@@ -433,7 +456,8 @@ def _prefix(lw, source: ir.Value, view: View) -> ir.Value:
     dynamic = lw.sizes.dynamic_dims(shape)
     static = [d.const if d.is_const else DYNAMIC for d in shape]
     rank = len(shape)
-    return tensor.extract_slice(result, source, [], dynamic, [], [0] * rank, static, [1] * rank)
+    offsets = list(view.skip) or [0] * rank
+    return tensor.extract_slice(result, source, [], dynamic, [], offsets, static, [1] * rank)
 
 
 def _pad(lw, source: ir.Value, view: View) -> ir.Value:
@@ -464,6 +488,8 @@ def _reorder(lw, source: ir.Value, view: View) -> ir.Value:
     """The axes in `view.order`, then the groups of `view.merges` collapsed."""
     element = ir.RankedTensorType(source.type).element_type
     unmerged = replace(view, merges=()).shape
+    if lw.target.has_defect("IREE-41"):
+        source = fence(source)      # IREE-41: fused with a batch_matmul computing it, wrong values
     moved = linalg.transpose(source, outs=[lw.sizes.empty(unmerged, element)], permutation=list(view.order))
     result = ir.RankedTensorType.get(_static(view.shape), element)
     return tensor.collapse_shape(result, moved.results[0], [list(g) for g in view.merges])

@@ -29,6 +29,7 @@ class Weights:
         self.arrays: dict[str, np.ndarray] = {}
         self._main = None
         self._loaded: dict[int, ir.Value] = {}   # id(array) -> its util.global.load in main
+        self._ops: dict[str, tuple] = {}         # key -> (its util.global, its load)
 
     def start(self, main) -> None:
         """Loads and globals go into `main` (a func.FuncOp with its entry block) and its module."""
@@ -46,10 +47,20 @@ class Weights:
         key = f"weight{len(self.arrays)}"
         t = tensor_type(v.dtype, v.shape)
         with ir.InsertionPoint(self._main):
-            util.GlobalOp(key, t, sym_visibility="private",
-                          initial_value=ir.Attribute.parse(f'#stream.parameter.named<"{SCOPE}"::"{key}"> : {t}'))
+            defined = util.GlobalOp(key, t, sym_visibility="private",
+                                    initial_value=ir.Attribute.parse(f'#stream.parameter.named<"{SCOPE}"::"{key}"> : {t}'))
         with ir.InsertionPoint.at_block_begin(self._main.entry_block):
             loaded = util.GlobalLoadOp(t, ir.FlatSymbolRefAttr.get(key)).result
         self.arrays[key] = v.array
         self._loaded[id(v.array)] = loaded
+        self._ops[key] = (defined, loaded)
         return loaded
+
+    def drop_unused(self) -> None:
+        """Parameters nothing reads leave the module and the archive: a stack of layers' weights
+        lowered whole, then read only through constant slices (einc.mlir.operand_views)."""
+        for key, (defined, loaded) in self._ops.items():
+            if next(iter(loaded.uses), None) is None:
+                loaded.owner.erase()
+                defined.operation.erase()
+                del self.arrays[key]

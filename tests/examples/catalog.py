@@ -19,8 +19,9 @@ EXAMPLES_DIR = ROOT / "examples"
 # Examples whose test lives elsewhere: the MNIST CNN reads ../shared/data/mnist in place
 # (tests/e2e/test_examples.py), so its inputs cannot sit beside it.
 # trained on real data against NumPy training loops in tests/e2e/test_training.py and test_digits.py
+# the transformers' weights (tens of MB) are made at test time (tests/examples/test_transformers.py)
 TESTED_ELSEWHERE = {"mnist/cnn.ein", "train/train_linreg.ein", "train/train_mlp.ein",
-                    "digits/train_digits.ein"}
+                    "digits/train_digits.ein", "transformer/deit_tiny.ein", "transformer/whisper_encoder.ein"}
 
 
 @dataclass

@@ -46,6 +46,8 @@ let qk: [f32; 5, 12];
 let kk: [f32; 6, 12];
 let ctx: [f32; 3, 5, 4];
 let Wm: [f32; 12, 6];
+let qkv: [f32; 2, 5, 36];
+let pr: [f32; 2, 3, 5, 5];
 
 fn relu(z) { if z > 0.0 { z } else { 0.0 } }
 
@@ -64,6 +66,10 @@ let abt[i, j] = sum[k](A[i, k] * C[j, k]);
 let heads[h in 0..3, s, t] = sum[d in 0..4](qk[s, h * 4 + d] * kk[t, h * 4 + d]);
 let merged[s, e] = sum[d in 0..12](ctx[d / 4, s, d % 4] * Wm[d, e]);
 let unheads[s, d in 0..12] = ctx[d / 4, s, d % 4];
+// batched heads of queries, keys and values side by side: the keys' and values' columns start
+// at an offset (a cut of the axis, then the split)
+let scores[n, h in 0..3, s, t] = sum[d in 0..4](qkv[n, s, h * 4 + d] * qkv[n, t, 12 + h * 4 + d]);
+let mixed[n, h in 0..3, s, d in 0..4] = sum[t](pr[n, h, s, t] * qkv[n, t, 24 + h * 4 + d]);
 
 // convolutions: zero padding written as a guard, strides, dilations, layouts
 let conv[n, o in 0..4, h in 0..9, w in 0..8] = relu(sum[c in 0..3, kh in 0..3, kw in 0..3](
@@ -127,6 +133,7 @@ OPS = {
     "mm": "linalg.matmul", "bmm": "linalg.batch_matmul", "mv": "linalg.matvec", "vm": "linalg.vecmat",
     "dot": "linalg.dot", "rows": "linalg.matmul", "flat": "linalg.matmul",
     "stacked": "linalg.matmul", "abt": "linalg.matmul", "heads": "linalg.batch_matmul", "merged": "linalg.matmul",
+    "scores": "linalg.batch_matmul", "mixed": "linalg.batch_matmul",
     "conv": "linalg.conv_2d_nchw_fchw", "strided": "linalg.conv_2d_nchw_fchw",
     "dilated": "linalg.conv_2d_nchw_fchw", "onegroup": "linalg.conv_2d_nchw_fchw",
     "wrapped": "linalg.conv_2d_nchw_fchw",
@@ -229,6 +236,9 @@ def test_stacked_weights_are_a_slice_and_heads_a_transpose(source_file):
     for output in ("merged", "unheads"):
         text = mlir_of(source_file, output)
         assert text.count("linalg.transpose") == 1 and "tensor.collapse_shape" in text and not EXTRACT.search(text)
+    # columns at an offset: cut out (offsets [0, 0, 12]), split into heads, transposed
+    text = mlir_of(source_file, "scores")
+    assert "[0, 0, 12] [2, 5, 12] [1, 1, 1]" in text and "linalg.batch_matmul" in text and not EXTRACT.search(text)
 
 
 def test_symbolic_slice_of_stacked_weights(tmp_path):
@@ -265,7 +275,7 @@ def _inputs():
             "Wdw": f(3, 3, 3), "X1": f(3, 1, 9, 8), "W1": f(4, 1, 3, 3), "Xg": f(3, 9, 8, 1), "Wg": f(3, 3, 1, 4),
             "Xv": f(2, 3, 5, 6, 4), "Wv": f(4, 3, 2, 3, 3), "img": f(SIZES["H"], SIZES["W"]), "ker": f(3, 3),
             "idx": np.array([4, 0, 2, 2], np.int32), "Wst": f(3, k, n), "C": f(n, k), "qk": f(5, 12),
-            "kk": f(6, 12), "ctx": f(3, 5, 4), "Wm": f(12, 6)}
+            "kk": f(6, 12), "ctx": f(3, 5, 4), "Wm": f(12, 6), "qkv": f(2, 5, 36), "pr": f(2, 3, 5, 5)}
 
 
 def _windows(x, k, axes, stride=1, dilation=1):
@@ -307,6 +317,8 @@ def _references(x):
         "heads": np.einsum("shd,thd->hst", x["qk"].reshape(5, 3, 4), x["kk"].reshape(6, 3, 4)),
         "merged": x["ctx"].transpose(1, 0, 2).reshape(5, 12) @ x["Wm"],
         "unheads": x["ctx"].transpose(1, 0, 2).reshape(5, 12),
+        "scores": np.einsum("nshd,nthd->nhst", *(x["qkv"][..., c:c + 12].reshape(2, 5, 3, 4) for c in (0, 12))),
+        "mixed": np.einsum("nhst,nthd->nhsd", x["pr"], x["qkv"][..., 24:].reshape(2, 5, 3, 4)),
         "overlap": np.einsum("nch,chk->nk", x["P"][:, :, :, 0],
                              x["Wf"][(4 * np.arange(4)[:, None] + 3 * np.arange(3)[None, :])]),
     }
@@ -465,3 +477,44 @@ def test_window_sum_under_a_guard_its_ranges_decide(target):
     np.testing.assert_array_equal(got["never"], np.full((3, 1), -6.0, np.float32))
     windows = _windows(x.astype(np.float64), (2, 3), (0, 1))[::2]             # [h, w, kh, kw]
     np.testing.assert_allclose(got["always"], np.einsum("hwpq,pq->hw", windows, k), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.vulkan
+def test_heads_merged_from_a_batch_matmul_on_vulkan(tmp_path):
+    """IREE-41: without a barrier Vulkan fused the merge's transpose with the batch_matmul (and
+    its divide) computing attention's context, and rows came out wrong."""
+    path = tmp_path / "merge.ein"
+    path.write_text("""use std::math::exp;
+        let qkv: [f32; B, 30, 36];
+        let score[n, h in 0..3, s, t] = sum[k in 0..4](qkv[n, s, h * 4 + k] * qkv[n, t, 12 + h * 4 + k]);
+        let p[n, h, s, t] = exp(score[n, h, s, t] - max[u](score[n, h, s, u]));
+        let ctx[n, h, s, k in 0..4] = sum[t](p[n, h, s, t] * qkv[n, t, 24 + h * 4 + k]) / sum[t](p[n, h, s, t]);
+        let merged[n, s, c in 0..12] = ctx[n, c / 4, s, c % 4];
+    """)
+    qkv = rng.standard_normal((2, 30, 36)).astype(np.float32)
+    got = einc.load(einc.compile(str(path), target="vulkan-spirv", outputs=["merged"]).vmfb, device="vulkan")(qkv=qkv)
+    q, k, v = (qkv[..., c:c + 12].reshape(2, 30, 3, 4).transpose(0, 2, 1, 3).astype(np.float64) for c in (0, 12, 24))
+    score = q @ k.transpose(0, 1, 3, 2)
+    p = np.exp(score - score.max(-1, keepdims=True))
+    ctx = p @ v / p.sum(-1)[..., None]
+    np.testing.assert_allclose(got["merged"], ctx.transpose(0, 2, 1, 3).reshape(2, 30, 12), rtol=1e-5, atol=1e-6)
+
+
+def test_a_layer_of_constant_stacked_weights_is_a_constant_of_its_own(tmp_path):
+    """IREE packs a constant matmul operand once at build time, a slice of a larger constant at
+    every call: the layer is cut at build time, and the unread stack leaves the archive."""
+    from einc.driver import front_end, lower_ir
+    from einc.mlir.weights import Weights
+    w = rng.standard_normal((3, 7, 6)).astype(np.float32)
+    np.save(tmp_path / "w.npy", w)
+    path = tmp_path / "layer.ein"
+    path.write_text('use std::io::load_npy;\nlet A: [f32; M, 7];\nlet Ws = load_npy("w.npy");\n'
+                    "let y[i, j] = sum[k](A[i, k] * Ws[1, k, j]);\n")
+    text = mlir_of(path, "y")
+    assert "linalg.matmul" in text and "tensor.extract_slice" not in text and "tensor<7x6xf32>" in text
+    weights = Weights(0)
+    lower_ir(*front_end(str(path), ["y"], None, False), "llvm-cpu", weights=weights)
+    assert [a.shape for a in weights.arrays.values()] == [(7, 6)]
+    a = rng.standard_normal((4, 7)).astype(np.float32)
+    got = einc.load(einc.compile(str(path), outputs=["y"], weights_threshold=None).vmfb)(A=a)["y"]
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w[1], rtol=1e-5, atol=1e-5)
