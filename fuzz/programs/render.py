@@ -65,7 +65,8 @@ def _item(item, names: Names) -> list[str]:
     if isinstance(item, Function):
         return [_function(item, names)]
     if isinstance(item, Derivative):
-        return [f"let {names(item.name)} = @{names(item.of)} / @{names(item.wrt)};"]
+        of, wrt = item.outer.format(names(item.of)), item.inner.format(names(item.wrt))
+        return [f"let {names(item.name)} = @{of} / @{wrt};"]
     raise TypeError(f"not a statement: {item!r}")
 
 

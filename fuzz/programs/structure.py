@@ -261,10 +261,21 @@ class Function:
 
 @dataclass(frozen=True)
 class Derivative:
+    """`@of / @wrt`; `outer` and `inner` (templates of OUTER_EXPRESSIONS and INNER_EXPRESSIONS,
+    "{0}" for none) make either side an expression: `@sin(of) / @(wrt + wrt * wrt * wrt)`."""
     name: str
     of: str
     wrt: str
     dtype: str
+    outer: str = "{0}"
+    inner: str = "{0}"
+
+
+# Expressions differentiated (`@sin(y) / @x`), elementwise in y.
+OUTER_EXPRESSIONS = ("sin({0})", "tanh({0})", "({0} * {0} * 0.5 - {0})")
+# Expressions of a scalar x differentiated with respect to (`@y / @(x + x * x * x)`): their
+# slope is at least 1 everywhere, so dividing by it never amplifies rounding.
+INNER_EXPRESSIONS = ("({0} + {0} * {0} * {0})", "(2.5 * {0} - cos({0}))")
 
 
 @dataclass(frozen=True)
