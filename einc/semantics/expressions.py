@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
+from einc.ir import affine
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, Lin
 from einc.semantics import (definitions, derivatives, dynamic_length, recurrences, scalar_ops, sequences,
@@ -205,11 +206,14 @@ def _plainly_a_value(branch) -> bool:
 
 
 def _constant_bool(v):
+    """A condition known at build time: a constant, or an index comparison that every point of
+    the ranges decides alike (`i < len(a)` for i in 0..1 with `a` empty: the read `a[i]` it
+    guards never runs, so it is not built, nor checked against a's size)."""
     if isinstance(v, Weak) and v.kind == "bool" and v.rank == 0:
         return bool(v.value)
     if isinstance(v, Const) and v.array.ndim == 0 and v.array.dtype == np.bool_:
         return bool(v.array)
-    return None
+    return affine.decided(v) if isinstance(v, Value) else None
 
 
 @expression_rule(ast.Match)
