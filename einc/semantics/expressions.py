@@ -9,7 +9,7 @@ from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Val
 from einc.ir.types import BOOL, Lin
 from einc.semantics import (definitions, derivatives, dynamic_length, recurrences, scalar_ops, sequences,
                             tensors, types)
-from einc.semantics.comprehensions import comprehension
+from einc.semantics.comprehensions import Reduced, comprehension
 from einc.semantics.bounds import check_reads
 from einc.semantics.derivative_rules import differential_key
 from einc.semantics.evaluator import expression_rule
@@ -20,7 +20,7 @@ from einc.semantics.pointwise import cast_to, elementwise, select, unary_plus
 from einc.semantics.printing import format_parts, interpolate, print_call
 from einc.semantics.stacking import stack
 from einc.semantics.untaken_branches import note_reads_of_skipped
-from einc.semantics.values import LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
+from einc.semantics.values import BuiltinVal, LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "**": "pow",
@@ -87,6 +87,13 @@ def _call(el, e, env):
     fn = el.ev(e.func, env)
     if getattr(fn, "name", None) == "print":
         return print_call(el, e.args, env, e.span)
+    if isinstance(fn, BuiltinVal) and fn.name in ("len", "sum") and len(e.args) == 1 and \
+            isinstance(e.args[0], ast.Comprehension):
+        # reduced at once: a filter over run-time data may keep a different number per point
+        elements = comprehension(el, e.args[0], env, reduced_by=fn.name)
+        if isinstance(elements, Reduced):
+            return elements.value
+        return el.call(fn, [elements], e.span)
     return el.call(fn, [el.ev(a, env) for a in e.args], e.span)
 
 
