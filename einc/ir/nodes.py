@@ -367,10 +367,13 @@ class Print:
 
 @dataclass(eq=False)
 class Assert:
-    """A run-time check; `message` is the full text shown when `cond` is false."""
+    """A run-time check; `message` is the full text shown when `cond` is false. `values`: the
+    message's run-time fields (`"got {f[4]}"`), a Print traced only when `cond` is false, whose
+    text the runner shows instead of the message's."""
     cond: Value
     message: str
     span: Optional[Span] = None
+    values: Optional[Print] = None
 
 
 @dataclass

@@ -17,7 +17,7 @@ from einc.semantics.modules import stdlib_modules_defining
 from einc.semantics.membership import in_range, membership
 from einc.semantics.patterns import match
 from einc.semantics.pointwise import cast_to, elementwise, select, unary_plus
-from einc.semantics.printing import format_parts, interpolate, print_call
+from einc.semantics.printing import format_parts, interpolate, message, print_call
 from einc.semantics.stacking import stack
 from einc.semantics.untaken_branches import note_reads_of_skipped
 from einc.semantics.values import BuiltinVal, LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
@@ -87,6 +87,8 @@ def _call(el, e, env):
     fn = el.ev(e.func, env)
     if getattr(fn, "name", None) == "print":
         return print_call(el, e.args, env, e.span)
+    if isinstance(fn, BuiltinVal) and fn.name == "assert" and len(e.args) == 2 and isinstance(e.args[1], ast.StrLit):
+        return el.call(fn, [el.ev(e.args[0], env), message(el, e.args[1], env)], e.span)
     if isinstance(fn, BuiltinVal) and fn.name in ("len", "sum") and len(e.args) == 1 and \
             isinstance(e.args[0], ast.Comprehension):
         # reduced at once: a filter over run-time data may keep a different number per point
