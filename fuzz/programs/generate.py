@@ -418,7 +418,8 @@ class ProgramGenerator:
             expr = Binary("+", expr, Read(ROW, (), pick.dtype), pick.dtype)
         name = self.gen.name("r")
         self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, self.rng.choice(("sum", "max")))
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, self.rng.choice(("sum", "max")),
+                      self.rng.random() < 0.5)
 
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can

@@ -111,7 +111,8 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
     rows, length = (bound(b, names) for b in item.shape)
     return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ let w = {expr(item.expr, names)}; "
             f"{item.op}[k](w[k]) }}",
-            f"let {names(item.name)} = [{fn}({names(item.source)}[i]) | i in 0..{rows}];"]
+            f"let {names(item.name)} = " + (f"[v | i in 0..{rows}, v = {fn}({names(item.source)}[i])];"
+                                            if item.local else f"[{fn}({names(item.source)}[i]) | i in 0..{rows}];")]
 
 
 def _function(fn: Function, names: Names) -> str:

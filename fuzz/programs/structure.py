@@ -237,7 +237,8 @@ class RowMap:
     """A function of a row applied to the rows of a 2-d array in a comprehension:
     `fn name_row(row: [T; n]) -> T { let w = expr; op[k](w[k]) }` and
     `let name = [name_row(source[i]) | i in 0..m];`, `expr` elementwise over the whole row
-    (`Read("row", ())`), so each row's reduction runs batched over the rows."""
+    (`Read("row", ())`), so each row's reduction runs batched over the rows. `local`: the call
+    is bound by the comprehension first (`[v | i in 0..m, v = name_row(source[i])]`)."""
 
     name: str
     source: str
@@ -245,6 +246,7 @@ class RowMap:
     shape: tuple                   # the source's Bounds: rows, row length
     expr: object
     op: str                        # "sum" or "max"
+    local: bool = False
 
 
 ROW = "row"                        # the function's parameter

@@ -225,7 +225,8 @@ def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension(
     row = Read("row", (), "f32")
     spread = RowMap("r", "x", "f32", x.shape, Binary("*", row, row, "f32"), "sum")
     peak = RowMap("p", "x", "f32", x.shape, Binary("-", row, Lit(1.0, "f32"), "f32"), "max")
-    prog = program([spread, peak], [x])
+    local = RowMap("l", "x", "f32", x.shape, Binary("-", row, Lit(1.0, "f32"), "f32"), "max", local=True)
+    prog = program([spread, peak, local], [x])
     data = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
     out = meaning(prog, x=data)
     np.testing.assert_array_equal(out["r"], (data * data).sum(1))
@@ -233,6 +234,8 @@ def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension(
     text = render_program(prog, "q_")
     assert "fn q_r_row(row: [f32; 4]) -> f32 { let w = row * row; sum[k](w[k]) }" in text
     assert "let q_p = [q_p_row(q_x[i]) | i in 0..3];" in text
+    assert "let q_l = [v | i in 0..3, v = q_l_row(q_x[i])];" in text        # a comprehension-local binding
+    np.testing.assert_array_equal(out["l"], data.max(1) - 1)
 
 
 def test_a_match_takes_the_first_arm_whose_pattern_and_guard_hold():
