@@ -375,6 +375,10 @@ class Assert:
     span: Optional[Span] = None
     values: Optional[Print] = None
 
+    def printed(self) -> tuple:
+        """The values its message shows."""
+        return () if self.values is None else tuple(self.values.args)
+
 
 @dataclass
 class Program:
@@ -396,7 +400,7 @@ class Program:
         index checks' statuses) and the filtered sequences whose lengths sizes may name."""
         roots = [v for _, v in self.outputs]
         for e in self.effects:
-            roots += list(e.args) if isinstance(e, Print) else [e.cond]
+            roots += list(e.args) if isinstance(e, Print) else [e.cond, *e.printed()]
         return roots + list(self.compactions) + [check.status for check in self.index_checks]
 
 

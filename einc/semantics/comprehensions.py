@@ -352,6 +352,10 @@ def _over_all_points(el, first: int, var: IndexVar, guard) -> None:
     """Effects of the body happen for every element: an assert checks all of them at once."""
     for k in range(first, len(el.ir.effects)):
         effect = el.ir.effects[k]
+        if isinstance(effect, Assert) and any(var in free_vars(a) for a in effect.printed()):
+            raise d.error(d.UNSUPPORTED, "an assert message showing a value of each element of a "
+                          "comprehension over run-time data", effect.span,
+                          hint="assert on the whole result, or leave the value out of the message")
         if isinstance(effect, Assert) and var in free_vars(effect.cond):
             effect.cond = Reduce("all", (var,), effect.cond, guard, span=effect.span)
         elif isinstance(effect, Print) and any(var in free_vars(a) for a in effect.args):
