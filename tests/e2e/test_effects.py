@@ -173,3 +173,17 @@ def test_an_assert_message_of_build_time_values_is_formatted_during_the_build():
     art = einc.compile('let n = 3;\nlet x: [f32; 2];\nassert(x[0] < 1.0, "n is {n}");\n')
     with pytest.raises(RunError, match=r"assertion failed: n is 3$"):
         einc.load(art.vmfb)(x=np.array([2.0, 0.0], np.float32))
+
+
+def test_an_assert_message_may_show_a_whole_recurrence_but_not_each_element_of_a_comprehension():
+    art = einc.compile("""
+        let x: [f32; 2];
+        let h[0] = x[0];
+        let h[t in 1..4] = h[t - 1] * 0.5;
+        assert(h[3] > 1.0, "h = {h}");
+    """)
+    with pytest.raises(RunError, match=r"assertion failed: h = \[8\. 4\. 2\. 1\.\]$"):
+        einc.load(art.vmfb)(x=np.array([8.0, 0.0], np.float32))
+    with pytest.raises(einc.CompileError) as info:
+        einc.compile('let x: [f32; 3];\nlet z = [{ assert(v > 0.0, "bad {v}"); v } | v in x];\n')
+    assert info.value.diagnostics[0].code == "E011"
