@@ -150,3 +150,51 @@ def subscript_in_bounds(sub: Value, size: Lin) -> bool:
         return False
     lo, hi = bounds(lin)
     return surely_nonnegative(lo) and surely_nonnegative(size - 1 - hi)
+
+
+def decided(cond: Value) -> Optional[bool]:
+    """The value of a condition that every point of its index variables' ranges decides alike for
+    every admissible size (`i < 0` for i in 0..1 is false; `&&`, `||` and `!` of such), else None."""
+    return fold(cond, _logical_parts, _decided, {})
+
+
+def _logical_parts(v: Value) -> tuple:
+    return v.args if isinstance(v, Op) and v.op in _LOGICAL else ()
+
+
+def _decided(v: Value, args: list) -> Optional[bool]:
+    if not isinstance(v, Op):
+        return None
+    if v.op in _LOGICAL:
+        return _LOGICAL[v.op](args)
+    return _compared(v) if v.op in _DECIDED else None
+
+
+def _compared(cond: Op) -> Optional[bool]:
+    a, b = (affine_of(arg) for arg in cond.args)
+    if a is None or b is None:
+        return None
+    diff = a - b
+    if any(getattr(k, "extent", 0) is None for k in diff.keys()):
+        return None
+    lo, hi = bounds(diff)
+    always, never = _DECIDED[cond.op](lo, hi)
+    return True if always else False if never else None
+
+
+_LOGICAL = {
+    "and": lambda args: False if False in args else True if all(a is True for a in args) else None,
+    "or": lambda args: True if True in args else False if all(a is False for a in args) else None,
+    "not": lambda args: None if args[0] is None else not args[0],
+}
+# comparison of a - b with 0, given its bounds lo..hi -> (true everywhere, false everywhere)
+_DECIDED = {
+    "lt": lambda lo, hi: (surely_negative(hi), surely_nonnegative(lo)),
+    "le": lambda lo, hi: (surely_nonnegative(-hi), surely_nonnegative(lo - 1)),
+    "gt": lambda lo, hi: (surely_nonnegative(lo - 1), surely_nonnegative(-hi)),
+    "ge": lambda lo, hi: (surely_nonnegative(lo), surely_negative(hi)),
+    "eq": lambda lo, hi: (surely_nonnegative(lo) and surely_nonnegative(-hi),
+                          surely_negative(hi) or surely_nonnegative(lo - 1)),
+    "ne": lambda lo, hi: (surely_negative(hi) or surely_nonnegative(lo - 1),
+                          surely_nonnegative(lo) and surely_nonnegative(-hi)),
+}

@@ -367,10 +367,17 @@ class Print:
 
 @dataclass(eq=False)
 class Assert:
-    """A run-time check; `message` is the full text shown when `cond` is false."""
+    """A run-time check; `message` is the full text shown when `cond` is false. `values`: the
+    message's run-time fields (`"got {f[4]}"`), a Print traced only when `cond` is false, whose
+    text the runner shows instead of the message's."""
     cond: Value
     message: str
     span: Optional[Span] = None
+    values: Optional[Print] = None
+
+    def printed(self) -> tuple:
+        """The values its message shows."""
+        return () if self.values is None else tuple(self.values.args)
 
 
 @dataclass
@@ -393,7 +400,7 @@ class Program:
         index checks' statuses) and the filtered sequences whose lengths sizes may name."""
         roots = [v for _, v in self.outputs]
         for e in self.effects:
-            roots += list(e.args) if isinstance(e, Print) else [e.cond]
+            roots += list(e.args) if isinstance(e, Print) else [e.cond, *e.printed()]
         return roots + list(self.compactions) + [check.status for check in self.index_checks]
 
 

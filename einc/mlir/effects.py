@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from iree.compiler.dialects import cf, flow, tensor
+from iree.compiler import ir
+from iree.compiler.dialects import cf, flow, scf, tensor
 
 from einc.ir.nodes import Assert, Print
 from einc.ir.types import I32
@@ -19,6 +20,10 @@ PRINT_LABEL = "einc.print.{}"
 
 
 def _print(lw, effect: Print) -> None:
+    _trace(lw, *_traced_values(lw, effect))
+
+
+def _traced_values(lw, effect: Print) -> tuple[list, list]:
     values, dims = [], []
     for arg in effect.args:
         value = lw.lower(arg)
@@ -30,6 +35,10 @@ def _print(lw, effect: Print) -> None:
         # a trace of nothing does not survive IREE's parser; a text-only print traces one unread
         # scalar so that it still comes out in program order among the others
         values.append(lw.sizes.scalar_tensor(scalar_ops.constant(I32, 0)))
+    return values, dims
+
+
+def _trace(lw, values: list, dims: list) -> None:
     flow.tensor_trace(PRINT_LABEL.format(lw.prints), values, dims)
     lw.prints += 1
 
@@ -38,6 +47,16 @@ def _assert(lw, effect: Assert) -> None:
     cond = lw.lower(effect.cond)
     if is_tensor(cond):
         cond = tensor.extract(cond, [])
+    if effect.values is not None:
+        # the message's values are lowered here (lowered values are shared by what follows) but
+        # traced only when the assertion fails, just before it does
+        values, dims = _traced_values(lw, effect.values)
+        branch = scf.IfOp(cond, [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.yield_([])
+        with ir.InsertionPoint(branch.else_block):
+            _trace(lw, values, dims)
+            scf.yield_([])
     cf.assert_(cond, effect.message)
 
 

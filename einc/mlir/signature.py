@@ -32,13 +32,15 @@ def function_type(program: Program) -> ir.FunctionType:
 
 def reflection(program: Program, target: Target) -> ir.Attribute:
     """iree.reflection keeps string values only, so the signature travels as one JSON string."""
-    prints = [e for e in program.effects if isinstance(e, Print)]
-    asserts, printed = {}, 0
+    prints, asserts, assert_values = [], {}, {}
     for effect in program.effects:       # prints before each assert, so a failed one cuts there
         if isinstance(effect, Print):
-            printed += 1
-        else:
-            asserts.setdefault(effect.message, printed)
+            prints.append(effect)
+            continue
+        asserts.setdefault(effect.message, len(prints))
+        if effect.values is not None:    # traced in the same order (mlir.effects)
+            assert_values.setdefault(effect.message, len(prints))
+            prints.append(effect.values)
     doc = {
         "version": SIGNATURE_VERSION,
         "source": program.source,
@@ -46,6 +48,7 @@ def reflection(program: Program, target: Target) -> ir.Attribute:
         "outputs": [{"name": name, "dtype": v.dtype.numpy.name, "rank": v.rank} for name, v in program.outputs],
         "prints": {str(n): p.parts for n, p in enumerate(prints)},
         "asserts": asserts,
+        "assert_values": assert_values,
         "fixed_dims": dict(program.fixed_dims),
         "sizes": {sym.name: {"input": program.inputs[sym.input_pos].name, "axis": sym.axis}
                   for sym in program.syms},

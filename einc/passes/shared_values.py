@@ -122,6 +122,8 @@ class _Rewrite:
                 e.args = tuple(self.to(a) for a in e.args)
             elif isinstance(e, Assert):
                 e.cond = self.to(e.cond)
+                if e.values is not None:
+                    e.values.args = tuple(self.to(a) for a in e.values.args)
         for v in walk(program.roots()):
             self.node(v)
         for group in program.recurrences:

@@ -84,7 +84,7 @@ def _outside_reads(program: Program) -> dict:
         if isinstance(v, RecValue):
             uses[v.member] = None
     for e in program.effects:
-        for a in (e.args if isinstance(e, Print) else ()):
+        for a in (e.args if isinstance(e, Print) else e.printed()):
             if isinstance(a, RecValue):
                 uses[a.member] = None
     for v in walk(roots):

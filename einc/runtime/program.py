@@ -23,7 +23,7 @@ from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.index_checks import bad_index
 from einc.runtime.inputs import bind_inputs
 from einc.runtime.parameters import parameters_module
-from einc.runtime.printing import PRINT_LABEL_PREFIX, perform
+from einc.runtime.printing import PRINT_LABEL_PREFIX, format_print, perform
 from einc.runtime.readback import copy_of_mapped, to_numpy
 from einc.runtime.signature import Signature, signature_from_reflection
 
@@ -180,7 +180,7 @@ class Program:
             return self._call(args)
         except RunError as err:
             failure = err
-            raise
+            raise self._with_values(err) from None
         except RuntimeError as err:
             if self._lost_device(err):
                 self._recorder.records.clear()
@@ -207,12 +207,23 @@ class Program:
 
     def _write_prints(self, stdout: TextIO, failure: RunError | None) -> None:
         """In program order: IREE schedules a print once its values are ready, which need not be
-        where the program has it. After a failed assert, only the prints before it."""
+        where the program has it. After a failed assert, only the prints before it. The values
+        of an assert's message are not prints (_with_values)."""
         cut = self.signature.asserts.get(failure.text) if isinstance(failure, FailedCheck) else None
+        messages = set(self.signature.assert_values.values())
         for index, arrays in sorted(self._recorder.records, key=lambda record: record[0]):
-            if cut is None or index < cut:
+            if (cut is None or index < cut) and index not in messages:
                 perform(self.signature.prints[index], arrays, stdout)
         stdout.flush()
+
+    def _with_values(self, failure: RunError) -> RunError:
+        """A failed assert whose message shows run-time values, with the values it traced."""
+        index = self.signature.assert_values.get(failure.text) if isinstance(failure, FailedCheck) else None
+        traced = [arrays for k, arrays in self._recorder.records if k == index]
+        if not traced:
+            return failure
+        return FailedCheck(f"assertion failed at {failure.location}: "
+                           f"{format_print(self.signature.prints[index], traced[-1])}")
 
     def _device_arguments(self, bound: list) -> list:
         """On the CPU devices arrays go in as buffer views over their own memory where they can

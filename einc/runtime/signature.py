@@ -48,6 +48,7 @@ class Signature:
     source: str
     target: str | None  # the target's name; None when the .vmfb was not lowered by einc
     asserts: dict[str, int] = field(default_factory=dict)   # message -> prints before it
+    assert_values: dict[str, int] = field(default_factory=dict)   # message -> the print of its values
     fixed_dims: dict[str, int] = field(default_factory=dict)   # named dims fixed at build time
     sizes: dict[str, tuple[str, int]] = field(default_factory=dict)  # run-time dim -> (input, axis)
     size_checks: list[dict] = field(default_factory=list)     # read by einc.runtime.sizes
@@ -76,6 +77,7 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             source=doc.get("source", ""),
             target=reflection.get(TARGET_KEY),
             asserts={str(k): int(v) for k, v in doc.get("asserts", {}).items()},
+            assert_values={str(k): int(v) for k, v in doc.get("assert_values", {}).items()},
             fixed_dims={str(name): int(size) for name, size in doc.get("fixed_dims", {}).items()},
             sizes={str(name): (str(at["input"]), int(at["axis"])) for name, at in doc.get("sizes", {}).items()},
             size_checks=list(doc.get("size_checks", [])),

@@ -163,13 +163,16 @@ def _assert(el, args, span):
         cond = _all_of(el, cond, span)
     if not isinstance(cond, ir.Value) or cond.rank or cond.dtype != BOOL:
         raise d.error(d.TYPE, f"`assert` needs a bool, found {describe(cond)}", span)
-    msg = args[1].text if len(args) == 2 and isinstance(args[1], StrVal) else "condition is false"
+    msg = args[1].text if len(args) == 2 and isinstance(args[1], (StrVal, printing.RunTimeText)) \
+        else "condition is false"
     text = f"assertion failed at {span}: {msg}"
     if isinstance(cond, ir.Const):
         if not bool(cond.array):
             raise d.error(d.VALUE, f"this assertion always fails: {msg}", span)
         return TupleVal(())
-    el.ir.effects.append(ir.Assert(cond, text, span=span))
+    values = args[1] if len(args) == 2 and isinstance(args[1], printing.RunTimeText) else None
+    values = None if values is None else ir.Print(values.parts, tuple(values.args), span=span)
+    el.ir.effects.append(ir.Assert(cond, text, span=span, values=values))
     return TupleVal(())
 
 

@@ -16,6 +16,8 @@ on the device (einc.semantics.dynamic_length).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from einc import diagnostics as d
@@ -31,9 +33,18 @@ UNROLL_LIMIT = 4096             # elements elaborated one by one at build time
 ENUMERATION_LIMIT = 1 << 16     # combinations of build-time generators tried one by one
 
 
-def comprehension(el, e: ast.Comprehension, env):
+@dataclass(frozen=True)
+class Reduced:
+    """What `comprehension(.., reduced_by=..)` gives instead of the elements: their reduction."""
+    value: Value
+
+
+def comprehension(el, e: ast.Comprehension, env, reduced_by: str | None = None):
+    """The elements, or with `reduced_by` ("len" or "sum": the caller reduces them at once) where
+    a filter over run-time data inside an indexed definition keeps a different number of them
+    at each point, `Reduced` of that reduction (a count per row)."""
     if _more_than(el, e, env, UNROLL_LIMIT):
-        return _vectorized(el, e, env)      # one kernel; filters known at build time still fold
+        return _vectorized(el, e, env, reduced_by)   # one kernel; filters known at build time still fold
     effects = len(el.ir.effects)
     scopes = _enumerate(el, e, env)
     if scopes == []:
@@ -43,7 +54,7 @@ def comprehension(el, e: ast.Comprehension, env):
         if result is not None:
             return result
     del el.ir.effects[effects:]
-    return _vectorized(el, e, env)
+    return _vectorized(el, e, env, reduced_by)
 
 
 def _empty(el, e: ast.Comprehension, env):
@@ -222,7 +233,7 @@ class _Axis:
         return tensors.read(self.coll, [coord], self.gen.span, el.state, "")
 
 
-def _vectorized(el, e: ast.Comprehension, env):
+def _vectorized(el, e: ast.Comprehension, env, reduced_by: str | None = None):
     generators = {g.def_id for g in e.generators}
     for g in e.generators:
         if _reads_any(g.iterable, generators):
@@ -240,6 +251,8 @@ def _vectorized(el, e: ast.Comprehension, env):
     kept = folding.known(mask)
     if kept is None:
         if free_vars(mask.body) - {flat}:
+            if reduced_by is not None:
+                return Reduced(_reduced(el, reduced_by, e, scope, flat, mask.body))
             raise d.error(d.UNSUPPORTED, "a comprehension filter over run-time data inside an indexed "
                           "definition: its length would differ from point to point", e.filters[0].span)
         values = _collect(el, e.body, scope, flat, e.span, guard=mask.body)
@@ -250,6 +263,21 @@ def _vectorized(el, e: ast.Comprehension, env):
     scope = env.child()
     _bind(el, scope, axes, position, e.span)
     return _collect(el, e.body, _bound_locals(el, e, scope), picked, e.span)
+
+
+def _reduced(el, kind: str, e: ast.Comprehension, scope, var: IndexVar, kept: Value) -> Value:
+    """`len` (a count) or `sum` of the body over the points of `var` where `kept` holds."""
+    if kind == "len":
+        return Reduce("sum", (var,), Const(np.asarray(1, np.int32), span=e.span), kept, span=e.span)
+    el.state.guard_depth += 1                 # as under a guard: the body runs where kept holds
+    try:
+        body = scalar_ops.materialize(el.ev(e.body, scope), None, e.body.span)
+    finally:
+        el.state.guard_depth -= 1
+    if not isinstance(body, Value) or body.rank or body.dtype.is_bool:
+        raise d.error(d.TYPE, f"`sum` of a filtered comprehension needs numbers, found {describe(body)}",
+                      e.body.span)
+    return Reduce("sum", (var,), body, kept, span=e.span)
 
 
 def _bound_locals(el, e: ast.Comprehension, scope):
@@ -324,6 +352,10 @@ def _over_all_points(el, first: int, var: IndexVar, guard) -> None:
     """Effects of the body happen for every element: an assert checks all of them at once."""
     for k in range(first, len(el.ir.effects)):
         effect = el.ir.effects[k]
+        if isinstance(effect, Assert) and any(var in free_vars(a) for a in effect.printed()):
+            raise d.error(d.UNSUPPORTED, "an assert message showing a value of each element of a "
+                          "comprehension over run-time data", effect.span,
+                          hint="assert on the whole result, or leave the value out of the message")
         if isinstance(effect, Assert) and var in free_vars(effect.cond):
             effect.cond = Reduce("all", (var,), effect.cond, guard, span=effect.span)
         elif isinstance(effect, Print) and any(var in free_vars(a) for a in effect.args):

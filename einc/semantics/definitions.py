@@ -351,11 +351,22 @@ def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
 
 
 def resolve_hulls(state) -> None:
-    """Give every outer-dependent reduction range its hull once outer extents are known."""
+    """Give each outer-dependent reduction range whose outer extents are known its hull. The
+    others stay pending: a recurrence in a function called per point resolves its own ranges
+    while an argument's range still waits for the caller's inferred index (`sum[j in i..6]`).
+    Outer ranges come first in the list, so one pass also settles ranges depending on them."""
+    waiting = []
     for var, lo, hi in state.dependent_ranges:
+        if not (_extents_known(lo) and _extents_known(hi)):
+            waiting.append((var, lo, hi))
+            continue
         lo_min, _ = affine.bounds(lo)
         _, hi_max = affine.bounds(hi)
         var.lo, var.extent = lo_min, hi_max - lo_min
         state.hull_ranges[var] = (lo, hi)
-    state.dependent_ranges.clear()
+    state.dependent_ranges[:] = waiting
+
+
+def _extents_known(lin: Lin) -> bool:
+    return all(getattr(key, "extent", 0) is not None for key in lin.keys())
 

@@ -6,6 +6,11 @@ is used, so that indexing it (`J[t, j, :]`, `J[:, :, p]`, `J[t, j, p]`) computes
 read (einc.passes.autodiff.jacobian). Any other use materialises the dense Jacobian.
 `@y[s..] / @x[r..]` is the entry J[s.., r..].
 
+Either side may be an expression (LANGUAGE.md section 5). `@log10(x) / @x` differentiates the
+expression's value as if it were bound to a name. `@y / @(x + x * x)` is the quotient of the two
+differentials, dy / du = (dy/dx) / (du/dx), defined where u is a scalar expression reading one
+scalar binding x (the chain rule in one variable); any other expression is an E004.
+
 x may be a build-time value (`let h = 1.5;`): such a binding is a variable (variables), and
 an untyped one takes the dtype it has in y's graph (f32 where y leaves it free).
 """
@@ -17,6 +22,7 @@ from einc.ir.types import F32
 from einc.passes.autodiff.gradient import gradient
 from einc.passes.autodiff.jacobian import SLICE
 from einc.semantics import scalar_ops, tensors
+from einc.semantics.pointwise import elementwise
 from einc.semantics.recurrences import RecState
 from einc.semantics.values import LazyJacobian, Weak, describe
 from einc.syntax import ast
@@ -24,6 +30,8 @@ from einc.syntax import ast
 
 def request(el, e: ast.Derivative, env):
     """The value of `@y / @x`."""
+    if not _names_a_binding(e.denominator):
+        return _by_an_expression(el, e, env)
     y, ysubs = _operand(el, e.numerator, env)
     x, xsubs = _operand(el, e.denominator, env)
     y, x = _typed(y, x, e)
@@ -40,6 +48,47 @@ def request(el, e: ast.Derivative, env):
             # index variables of an enclosing definition take their ranges from these axes
             el.state.note_read(Read(v, tuple(subs), span=node.span), [f"`{_name(node)}[..]`"] * v.rank)
     return tensors.read_jacobian(lazy, ysubs + xsubs, e.span)
+
+
+def _names_a_binding(node) -> bool:
+    """Whether the target of `@` is a binding (`x`, `x[i]`), not an expression of it."""
+    base = node.base if isinstance(node, ast.Index) else node
+    return isinstance(base, (ast.Name, ast.Path))
+
+
+def _by_an_expression(el, e: ast.Derivative, env):
+    """`@y / @u` for an expression u of one scalar binding x: (dy/dx) / (du/dx)."""
+    x = _only_binding(el, e.denominator, env)
+    du = request(el, ast.Derivative(e.denominator, x, span=e.span), env)
+    if not isinstance(du, Value) or du.rank:
+        raise d.error(d.SHAPE, "a derivative with respect to an expression needs a scalar expression "
+                      f"of a scalar binding; here the expression is {describe(el.ev(e.denominator, env))} "
+                      f"and `{x.name}` is {describe(el.ev(x, env))}", e.denominator.span,
+                      hint="name the expression's value and differentiate a function of that name")
+    dy = request(el, ast.Derivative(e.numerator, x, span=e.span), env)
+    return elementwise(el, "div", [tensors.whole(dy, e.span), du], e.span)
+
+
+def _only_binding(el, node, env) -> ast.Name:
+    """The one binding of numbers that the expression `node` reads (E004 for none or several)."""
+    found = {}
+    for n in ast.iter_nodes(node):
+        if isinstance(n, ast.Name) and n.def_id not in found and _is_number(env, n.def_id):
+            found[n.def_id] = n
+    if len(found) != 1:
+        names = ", ".join(f"`{n.name}`" for n in sorted(found.values(), key=lambda n: (n.span.line, n.span.col))) or "none"
+        raise d.error(d.SHAPE, "a derivative with respect to an expression needs the expression to "
+                      f"read one binding, found {names}", node.span,
+                      hint="differentiate with respect to a name, e.g. `@y / @x`")
+    return next(iter(found.values()))
+
+
+def _is_number(env, def_id) -> bool:
+    try:
+        value = env.lookup(def_id)
+    except KeyError:
+        return False
+    return isinstance(value, (Value, Weak)) or tensors.is_array(value)
 
 
 def _operand(el, node, env):

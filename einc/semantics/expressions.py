@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from einc import diagnostics as d
+from einc.ir import affine
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, Lin
 from einc.semantics import (definitions, derivatives, dynamic_length, recurrences, scalar_ops, sequences,
                             tensors, types)
-from einc.semantics.comprehensions import comprehension
+from einc.semantics.comprehensions import Reduced, comprehension
 from einc.semantics.bounds import check_reads
 from einc.semantics.derivative_rules import differential_key
 from einc.semantics.evaluator import rule_decorator
@@ -17,10 +18,10 @@ from einc.semantics.modules import stdlib_modules_defining
 from einc.semantics.membership import in_range, membership
 from einc.semantics.patterns import match
 from einc.semantics.pointwise import cast_to, elementwise, select, unary_plus
-from einc.semantics.printing import format_parts, interpolate, print_call
+from einc.semantics.printing import format_parts, interpolate, message, print_call
 from einc.semantics.stacking import stack
 from einc.semantics.untaken_branches import note_reads_of_skipped
-from einc.semantics.values import LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
+from einc.semantics.values import BuiltinVal, LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "**": "pow",
@@ -90,6 +91,15 @@ def _call(el, e, env):
     fn = el.ev(e.func, env)
     if getattr(fn, "name", None) == "print":
         return print_call(el, e.args, env, e.span)
+    if isinstance(fn, BuiltinVal) and fn.name == "assert" and len(e.args) == 2 and isinstance(e.args[1], ast.StrLit):
+        return el.call(fn, [el.ev(e.args[0], env), message(el, e.args[1], env)], e.span)
+    if isinstance(fn, BuiltinVal) and fn.name in ("len", "sum") and len(e.args) == 1 and \
+            isinstance(e.args[0], ast.Comprehension):
+        # reduced at once: a filter over run-time data may keep a different number per point
+        elements = comprehension(el, e.args[0], env, reduced_by=fn.name)
+        if isinstance(elements, Reduced):
+            return elements.value
+        return el.call(fn, [elements], e.span)
     return el.call(fn, [el.ev(a, env) for a in e.args], e.span)
 
 
@@ -209,11 +219,14 @@ def _plainly_a_value(branch) -> bool:
 
 
 def _constant_bool(v):
+    """A condition known at build time: a constant, or an index comparison that every point of
+    the ranges decides alike (`i < len(a)` for i in 0..1 with `a` empty: the read `a[i]` it
+    guards never runs, so it is not built, nor checked against a's size)."""
     if isinstance(v, Weak) and v.kind == "bool" and v.rank == 0:
         return bool(v.value)
     if isinstance(v, Const) and v.array.ndim == 0 and v.array.dtype == np.bool_:
         return bool(v.array)
-    return None
+    return affine.decided(v) if isinstance(v, Value) else None
 
 
 @expression_rule(ast.Match)

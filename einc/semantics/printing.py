@@ -2,9 +2,12 @@
 
 The format fields of a string argument (`"{x:.3}"`) are values like the other arguments; a
 string elsewhere is a build-time value, so its fields are formatted during the build
-(`interpolate`), the way `print` would format them at run time (einc.formatting).
+(`interpolate`), the way `print` would format them at run time (einc.formatting); an assert's
+message may hold run-time fields (`message`).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from einc import diagnostics as d
 from einc import formatting
@@ -57,6 +60,24 @@ def format_parts(el, node: ast.StrLit, env, first_arg: int = 0):
         parts += p
         args += a
     return _merge_text(parts), args
+
+
+@dataclass(frozen=True)
+class RunTimeText:
+    """An assert's message whose fields depend on run-time values: formatted by the runner from
+    the values traced when the assertion fails (`text` stands for them until then)."""
+    parts: list
+    args: list
+    text: str
+
+
+def message(el, node: ast.StrLit, env):
+    """An assert's message: a StrVal when every field is known at build time, else RunTimeText."""
+    parts, args = format_parts(el, node, env)
+    if all(known(a) is not None for a in args):
+        return StrVal(interpolate(parts, args, node.span), node.span)
+    text = "".join(p["text"] if "text" in p else "{..}" for p in parts)
+    return RunTimeText(parts, args, text)
 
 
 def _value_parts(v, spec: str, next_arg: int, span):

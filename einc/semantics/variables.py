@@ -21,15 +21,16 @@ from einc.syntax import ast
 
 
 def differentiated_bindings(modules) -> set:
-    """The DefIds named on the right of some `@y / @x` (x or x[..]) in any of `modules`."""
+    """The DefIds named on the right of some `@y / @x` (x, x[..], or a name read by an expression
+    there: `@y / @(x * x)`) in any of `modules`."""
     found = set()
     for module in modules:
         for node in ast.iter_nodes(module.items):
             if isinstance(node, ast.Derivative):
                 target = node.denominator
                 target = target.base if isinstance(target, ast.Index) else target
-                if isinstance(target, ast.Name) and target.def_id is not None:
-                    found.add(target.def_id)
+                found |= {n.def_id for n in ast.iter_nodes(target)
+                          if isinstance(n, ast.Name) and n.def_id is not None}
     return found
 
 

@@ -354,14 +354,15 @@ class Comprehension(Node):
 
 @dataclass(eq=False)
 class Diff(Node):
-    """`@target`: the differential of a named binding (target is a Name or an Index of one)."""
+    """`@target`: the differential of a binding (a Name or an Index of one) or of an expression
+    (`@log10(x)`, `@(x + x * x)`)."""
     target: "Expr"
 
 
 @dataclass(eq=False)
 class Derivative(Node):
     """`@y / @x`."""
-    numerator: "Expr"              # the expression after `@` on the left (Name or Index)
+    numerator: "Expr"              # the expression after `@` on the left
     denominator: "Expr"
 
 

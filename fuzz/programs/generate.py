@@ -19,8 +19,8 @@ from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, Step
 from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
-    FLOATS, INTS, Binary, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, Index, Input, Lit,
-    Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, Unary, Where, Whole, ROW, clause_exprs, reads_of,
+    FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative,
+    Function, Group, Index, Input, Lit, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, Unary, Where, Whole, ROW, clause_exprs, reads_of,
     walk)
 
 DIM_NAMES = ("N", "M", "T")
@@ -418,7 +418,8 @@ class ProgramGenerator:
             expr = Binary("+", expr, Read(ROW, (), pick.dtype), pick.dtype)
         name = self.gen.name("r")
         self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, self.rng.choice(("sum", "max")))
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, self.rng.choice(("sum", "max")),
+                      self.rng.random() < 0.5)
 
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can
@@ -475,7 +476,9 @@ class ProgramGenerator:
         preferred = [n for n in ofs if n in depends] or ofs
         if not preferred:
             return None
-        return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype)
+        outer = rng.choice(OUTER_EXPRESSIONS) if rng.random() < 0.25 else "{0}"
+        inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
+        return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
 
 
 def _tensor(inp: Input, dims: dict) -> Tensor:

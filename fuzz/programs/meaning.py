@@ -536,9 +536,21 @@ def _near_integer(value: Pair, active, include_zero: bool) -> None:
 # ------------------------------------------------------------ derivatives by finite differences
 
 
+# The meaning of each template of structure.OUTER_EXPRESSIONS and INNER_EXPRESSIONS.
+EXPRESSIONS = {
+    "{0}": lambda v: v,
+    "sin({0})": np.sin,
+    "tanh({0})": np.tanh,
+    "({0} * {0} * 0.5 - {0})": lambda v: v * v * 0.5 - v,
+    "({0} + {0} * {0} * {0})": lambda v: v + v * v * v,
+    "(2.5 * {0} - cos({0}))": lambda v: 2.5 * v - np.cos(v),
+}
+
+
 def derivative(program: Program, inputs: dict, item: Derivative) -> Pair:
-    """d of / d wrt by central differences of the wide evaluation, shape of ++ wrt. Two step
-    sizes must agree, or a kink is too close (Fragile)."""
+    """d outer(of) / d inner(wrt) by central differences of the wide evaluation, shape of ++ wrt:
+    d outer(of) / d wrt divided by inner's slope at wrt (a scalar then). Two step sizes must
+    agree, or a kink is too close (Fragile)."""
     base = evaluate(program, inputs, stop=item.of)
     wrt_size = base[item.wrt].ex.size
     of_shape = base[item.of].ex.shape
@@ -551,10 +563,18 @@ def derivative(program: Program, inputs: dict, item: Derivative) -> Pair:
     wide = np.stack(columns, axis=-1).reshape(of_shape + base[item.wrt].ex.shape) if columns else \
         np.zeros(of_shape + base[item.wrt].ex.shape)
     wide = wide.astype(WIDE[item.dtype])
+    if item.inner != "{0}":
+        wide = wide / _slope_of(EXPRESSIONS[item.inner], base[item.wrt].wd)
     return Pair(wide.astype(EXACT[item.dtype]), wide, item.dtype)
 
 
+def _slope_of(f, at):
+    step = FD_STEP * max(1.0, float(np.max(np.abs(at), initial=0.0)))
+    return (f(at + step) - f(at - step)) / (2 * step)
+
+
 def _slope(program: Program, inputs: dict, item: Derivative, position: int, step: float):
-    up = evaluate(program, inputs, perturb=(item.wrt, position, step), stop=item.of)[item.of].wd
-    down = evaluate(program, inputs, perturb=(item.wrt, position, -step), stop=item.of)[item.of].wd
+    outer = EXPRESSIONS[item.outer]
+    up = outer(evaluate(program, inputs, perturb=(item.wrt, position, step), stop=item.of)[item.of].wd)
+    down = outer(evaluate(program, inputs, perturb=(item.wrt, position, -step), stop=item.of)[item.of].wd)
     return (up - down) / (2 * step)

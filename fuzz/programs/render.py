@@ -65,7 +65,8 @@ def _item(item, names: Names) -> list[str]:
     if isinstance(item, Function):
         return [_function(item, names)]
     if isinstance(item, Derivative):
-        return [f"let {names(item.name)} = @{names(item.of)} / @{names(item.wrt)};"]
+        of, wrt = item.outer.format(names(item.of)), item.inner.format(names(item.wrt))
+        return [f"let {names(item.name)} = @{of} / @{wrt};"]
     raise TypeError(f"not a statement: {item!r}")
 
 
@@ -110,7 +111,8 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
     rows, length = (bound(b, names) for b in item.shape)
     return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ let w = {expr(item.expr, names)}; "
             f"{item.op}[k](w[k]) }}",
-            f"let {names(item.name)} = [{fn}({names(item.source)}[i]) | i in 0..{rows}];"]
+            f"let {names(item.name)} = " + (f"[v | i in 0..{rows}, v = {fn}({names(item.source)}[i])];"
+                                            if item.local else f"[{fn}({names(item.source)}[i]) | i in 0..{rows}];")]
 
 
 def _function(fn: Function, names: Names) -> str:

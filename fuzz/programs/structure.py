@@ -237,7 +237,8 @@ class RowMap:
     """A function of a row applied to the rows of a 2-d array in a comprehension:
     `fn name_row(row: [T; n]) -> T { let w = expr; op[k](w[k]) }` and
     `let name = [name_row(source[i]) | i in 0..m];`, `expr` elementwise over the whole row
-    (`Read("row", ())`), so each row's reduction runs batched over the rows."""
+    (`Read("row", ())`), so each row's reduction runs batched over the rows. `local`: the call
+    is bound by the comprehension first (`[v | i in 0..m, v = name_row(source[i])]`)."""
 
     name: str
     source: str
@@ -245,6 +246,7 @@ class RowMap:
     shape: tuple                   # the source's Bounds: rows, row length
     expr: object
     op: str                        # "sum" or "max"
+    local: bool = False
 
 
 ROW = "row"                        # the function's parameter
@@ -261,10 +263,21 @@ class Function:
 
 @dataclass(frozen=True)
 class Derivative:
+    """`@of / @wrt`; `outer` and `inner` (templates of OUTER_EXPRESSIONS and INNER_EXPRESSIONS,
+    "{0}" for none) make either side an expression: `@sin(of) / @(wrt + wrt * wrt * wrt)`."""
     name: str
     of: str
     wrt: str
     dtype: str
+    outer: str = "{0}"
+    inner: str = "{0}"
+
+
+# Expressions differentiated (`@sin(y) / @x`), elementwise in y.
+OUTER_EXPRESSIONS = ("sin({0})", "tanh({0})", "({0} * {0} * 0.5 - {0})")
+# Expressions of a scalar x differentiated with respect to (`@y / @(x + x * x * x)`): their
+# slope is at least 1 everywhere, so dividing by it never amplifies rounding.
+INNER_EXPRESSIONS = ("({0} + {0} * {0} * {0})", "(2.5 * {0} - cos({0}))")
 
 
 @dataclass(frozen=True)

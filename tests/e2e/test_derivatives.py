@@ -162,3 +162,43 @@ def test_every_rule_in_forward_and_reverse_mode_matches_finite_differences(rules
     expected = [central_difference(f, x) for f in rules.values()]
     np.testing.assert_allclose(out["forward"], expected, rtol=rtol, atol=1e-8)
     np.testing.assert_allclose([out[f"reverse{k}"] for k in range(len(rules))], expected, rtol=rtol, atol=1e-8)
+
+
+def test_derivatives_of_and_with_respect_to_expressions_match_numpy():
+    """`@e / @x` differentiates the expression e as if it were named; `@y / @u` for an expression
+    u of one scalar binding x is (dy/dx) / (du/dx)."""
+    v, s = np.array([1.0, -2.0, 0.5]), 0.75
+    out = einc.load(einc.compile("""
+        use std::math::*;
+        let x = 2.0;
+        let a = @x / @(x + x * x);
+        let b = @log10(x) / @x;
+        let v: [f64; 3];
+        let s: f64;
+        let c = @(v[0] * s + sin(s)) / @s;
+        let w[i in 0..3] = v[i] * s * s;
+        let e = @w / @(s * s);
+        let f = @exp(v * s) / @s;
+        let g = @sum[i in 0..3](v[i] * v[i]) / @v;
+        let h = @w[1] / @exp(s);
+    """).vmfb)(v=v, s=s)
+    np.testing.assert_allclose(out["a"], 1 / (1 + 2 * 2.0), rtol=1e-6)          # an f32 literal
+    np.testing.assert_allclose(out["b"], 1 / (2.0 * np.log(10)), rtol=1e-6)
+    np.testing.assert_allclose(out["c"], central_difference(lambda t: v[0] * t + np.sin(t), s), rtol=1e-8)
+    np.testing.assert_allclose(out["e"], v, rtol=1e-12)                  # (2 s v) / (2 s)
+    np.testing.assert_allclose(out["f"], central_difference(lambda t: np.exp(v * t), s), rtol=1e-8)
+    np.testing.assert_allclose(out["g"], 2 * v, rtol=1e-12)
+    np.testing.assert_allclose(out["h"], 2 * s * v[1] / np.exp(s), rtol=1e-12)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("let x = 2.0; let z = 3.0; let y = x * z; let d = @y / @(x + z);", "read one binding, found `x`, `z`"),
+    ("let y = 2.0; let d = @y / @(1.0 + 2.0);", "read one binding, found none"),
+    ("let v: [f32; 3]; let y = v * 2.0; let d = @y / @(v * 2.0);", "scalar expression of a scalar binding"),
+])
+def test_a_derivative_with_respect_to_an_expression_not_of_one_scalar_is_e004(source, message):
+    with pytest.raises(einc.CompileError) as info:
+        einc.compile(source)
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.code == "E004" and message in diagnostic.message
+    assert diagnostic.span.col == source.index("@(") + 3           # at the expression (1-based)

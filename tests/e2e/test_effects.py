@@ -137,3 +137,53 @@ def test_save_npy_to_a_folder_that_does_not_exist_is_a_run_error(tmp_path, monke
 def test_save_npy_needs_a_file_name_known_at_build_time(diagnose):
     diag, _ = diagnose("let x: [f32; 2];\nsave_npy(x, x);\n")
     assert diag.code == "E002" and "file name" in diag.message
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_an_assert_message_shows_values_computed_at_run_time_when_it_fails(target):
+    """The fields are traced only when the assertion fails and are never printed as output;
+    the prints before the assert still come out, the ones after it do not."""
+    art = einc.compile("""
+        let x: [i32; 3];
+        let f[0] = x[0];
+        let f[t in 1..6] = f[t - 1] + 1;
+        let m = sum[i](x[i]) as f32 / 3.0;
+        print("before", f[0]);
+        assert(f[4] == 5, "f[4] = {f[4]}, mean {m:.2f} of {x}");
+        print("after");
+    """, target=target)
+    program = einc.load(art.vmfb)
+    buf = io.StringIO()
+    out = program.run({"x": np.array([1, 2, 3], np.int32)}, stdout=buf)
+    np.testing.assert_array_equal(out["f"], np.arange(1, 7))
+    assert buf.getvalue().splitlines() == ["before 1", "after"]
+    buf = io.StringIO()
+    x = np.array([3, 4, 7], np.int32)
+    with pytest.raises(RunError) as info:
+        program.run({"x": x}, stdout=buf)
+    want = f"f[4] = {x[0] + 4}, mean {x.sum() / 3:.2f} of [3 4 7]"
+    assert str(info.value).endswith(f"error[E006]: assertion failed: {want}")
+    # on vulkan-spirv a print before a failed assert shows a stale value (0), with a plain message
+    # too: IREE's trace of it is read after the failure; only the lines are compared there
+    lines = buf.getvalue().splitlines()
+    assert lines == ["before 3"] if target == "llvm-cpu" else [line.split()[0] for line in lines] == ["before"]
+
+
+def test_an_assert_message_of_build_time_values_is_formatted_during_the_build():
+    art = einc.compile('let n = 3;\nlet x: [f32; 2];\nassert(x[0] < 1.0, "n is {n}");\n')
+    with pytest.raises(RunError, match=r"assertion failed: n is 3$"):
+        einc.load(art.vmfb)(x=np.array([2.0, 0.0], np.float32))
+
+
+def test_an_assert_message_may_show_a_whole_recurrence_but_not_each_element_of_a_comprehension():
+    art = einc.compile("""
+        let x: [f32; 2];
+        let h[0] = x[0];
+        let h[t in 1..4] = h[t - 1] * 0.5;
+        assert(h[3] > 1.0, "h = {h}");
+    """)
+    with pytest.raises(RunError, match=r"assertion failed: h = \[8\. 4\. 2\. 1\.\]$"):
+        einc.load(art.vmfb)(x=np.array([8.0, 0.0], np.float32))
+    with pytest.raises(einc.CompileError) as info:
+        einc.compile('let x: [f32; 3];\nlet z = [{ assert(v > 0.0, "bad {v}"); v } | v in x];\n')
+    assert info.value.diagnostics[0].code == "E011"

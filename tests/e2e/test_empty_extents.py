@@ -145,3 +145,17 @@ def test_a_convolution_with_an_empty_output_row_builds_and_gives_empty_values():
                                                   K=rng.standard_normal((3, 2, 3, 3)).astype(np.float32))
     assert out["Y"].shape == (1, 3, 5, 0)
     np.testing.assert_array_equal(out["m"], np.full(3, -np.inf, np.float32))
+
+
+@pytest.mark.parametrize("threshold, kept", [(5.0, []), (1.5, [2.0, 3.0])])
+def test_a_guarded_read_of_a_filter_that_may_keep_nothing(threshold, kept):
+    """`if i < len(a) { a[i] }` over i in 0..len(a) + 1: with `a` empty at build time the
+    condition is false at the one point, so the read never runs and is not an E005."""
+    out = einc.load(einc.compile(f"""
+        let v = [1.0, 2.0, 3.0];
+        let a = [x | x in v, x > {threshold}];
+        let out[i in 0..len(a) + 1] = if i < len(a) {{ a[i] }} else {{ 9.0 }};
+        let both[i in 0..3] = if i >= len(a) && i < 3 {{ -1.0 }} else {{ a[i] * 2.0 }};
+    """).vmfb)()
+    np.testing.assert_array_equal(out["out"], kept + [9.0])
+    np.testing.assert_array_equal(out["both"], [k * 2.0 for k in kept] + [-1.0] * (3 - len(kept)))

@@ -1,6 +1,7 @@
 """Programs as long as a generator makes them build and run: every walk over the AST and the IR
 goes along a chain of thousands of values without a recursion per value (a chain of 80
-definitions was an internal RecursionError, a flat sum of 600 terms was E001)."""
+definitions was an internal RecursionError, a flat sum of 600 terms was E001), also forward and
+reverse mode derivatives through them."""
 import numpy as np
 
 from benchmarks.build_time import definition_chain
@@ -40,3 +41,35 @@ def test_a_product_of_5000_factors_in_an_indexed_definition_matches_numpy(run):
     want = x.astype(np.float64) * np.prod(y.astype(np.float64)[factors])
     # 5000 f32 roundings of relative 2**-24 each: below 3e-4 relative
     np.testing.assert_allclose(got, want, rtol=1e-3)
+
+
+def test_derivatives_through_a_chain_of_300_definitions_match_numpy(run):
+    """h_k = h_{k-1} / 2 + x: the Jacobian (forward mode, one tangent per element of x) is c I with
+    c_k = c_{k-1} / 2 + 1, the gradient of sum(h^2) is 2 c h (reverse mode). The forward walk was
+    a RecursionError (fuzz seed 41 program 474)."""
+    n = 300
+    lines = ["let x: [f32; 4];", "let h0[i] = x[i];"]
+    lines += [f"let h{k}[i] = h{k - 1}[i] * 0.5 + x[i];" for k in range(1, n + 1)]
+    lines += [f"let j = @h{n} / @x;", f"let l = sum[i in 0..4](h{n}[i] * h{n}[i]);", "let g = @l / @x;"]
+    x = np.array([0.5, -1.0, 2.0, 0.25], np.float32)
+    out = run("\n".join(lines) + "\n", outputs=["j", "g"], x=x)
+    h, c = x.astype(np.float64), 1.0
+    for _ in range(n):
+        h, c = h * 0.5 + x, c * 0.5 + 1.0
+    # f32 through a contraction: each step halves the rounding it is given
+    np.testing.assert_allclose(out["j"], c * np.eye(4), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["g"], 2.0 * c * h, rtol=1e-5, atol=1e-5)
+
+
+def test_the_jacobian_of_a_whole_array_expression_of_400_terms_matches_numpy(run):
+    """Each whole-array operation is a tensor: the tangent walks a chain 400 tensors deep."""
+    factors = [0.5 + 0.25 * (k % 5) for k in range(400)]
+    terms = [f"x * {f}" if k % 7 else "sin(x)" for k, f in enumerate(factors)]
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    out = run("use std::math::sin;\nlet x: [f32; 3];\nlet y = " + " + ".join(terms) + ";\nlet j = @y / @x;\n",
+              outputs=["j"], x=x)
+    scale = sum(f for k, f in enumerate(factors) if k % 7)
+    sines = sum(1 for k in range(400) if k % 7 == 0)
+    want = np.diag(scale + sines * np.cos(x.astype(np.float64)))
+    # 400 f32 additions of terms below 2 in size: rounding below 400 * 2**-24 * 400
+    np.testing.assert_allclose(out["j"], want, rtol=1e-4, atol=1e-3)

@@ -336,6 +336,26 @@ def test_a_recurrence_in_a_function_called_per_point_runs_for_every_point(run, t
     np.testing.assert_array_equal(out["c"], collatz)
 
 
+def test_a_recurrence_function_called_per_point_with_a_sum_over_a_range_of_the_point(run):
+    # the argument's range `i..6` depends on the caller's index i, whose extent comes from the
+    # reads after the call; the function's recurrence is elaborated first and must leave that
+    # range pending (it was a TypeError: fuzz seed 41 program 320)
+    out = run("""
+        fn f(a: f32, c: f32) -> f32 { let s[0] = a; let s[k in 1..8] = 0.25 * s[k - 1] + c; s[7] }
+        let x: [f32; 6];
+        let d[i] = f(x[i], sum[j in i..6](x[j] * j as f32));
+    """, x=np.array([0.5, -1.0, 2.0, 0.25, -0.75, 1.5], np.float32))
+    x = np.array([0.5, -1.0, 2.0, 0.25, -0.75, 1.5])
+    expected = []
+    for i in range(6):
+        c, s = (x[i:] * np.arange(i, 6)).sum(), x[i]
+        for _ in range(7):
+            s = 0.25 * s + c
+        expected.append(s)
+    # f32 over seven steps of a contraction by 0.25: a few ulps of values below 10
+    np.testing.assert_allclose(out["d"], expected, rtol=1e-5, atol=1e-6)
+
+
 def test_a_recurrence_depending_on_the_step_of_the_one_calling_it_is_e011():
     source = ("fn f(a) { let s[0] = a; let s[k in 1..4] = s[k - 1] * 0.5 + a; s[3] }\n"
               "let x = [1.0, 2.0, 3.0];\n"

@@ -150,6 +150,21 @@ def test_derivatives_are_central_differences_of_the_wide_meaning():
     np.testing.assert_allclose(meaning(prog, w=np.array([0.5, -1.5]))["g"], [1.0, -3.0], rtol=1e-9)
 
 
+def test_derivatives_of_and_with_respect_to_expressions_follow_the_chain_rule():
+    """`@sin(y) / @(x + x * x * x)` with y = x * x: 2x cos(x^2) / (1 + 3x^2), the meaning of each
+    template of OUTER_EXPRESSIONS and INNER_EXPRESSIONS, and the text einc reads."""
+    x = Input("x", "f64", ())
+    y = Define("y", "f64", (Clause((), Binary("*", Read("x", (), "f64"), Read("x", (), "f64"), "f64")),))
+    item = Derivative("g", "y", "x", "f64", "sin({0})", "({0} + {0} * {0} * {0})")
+    prog = program([y, item], [x])
+    want = 2 * 0.7 * np.cos(0.49) / (1 + 3 * 0.49)
+    np.testing.assert_allclose(meaning(prog, x=np.float64(0.7))["g"], want, rtol=1e-8)
+    assert "let g = @sin(y) / @(x + x * x * x);" in render_program(prog)
+    other = program([y, Derivative("g", "y", "x", "f64", "({0} * {0} * 0.5 - {0})", "(2.5 * {0} - cos({0}))")], [x])
+    want = (0.49 - 1) * 2 * 0.7 / (2.5 + np.sin(0.7))
+    np.testing.assert_allclose(meaning(other, x=np.float64(0.7))["g"], want, rtol=1e-8)
+
+
 def test_rendering_uses_the_fewest_parentheses_the_grammar_needs():
     x = Input("x", "f32", ())
     a, b = Read("x", (), "f32"), Lit(2.0, "f32")
@@ -210,7 +225,8 @@ def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension(
     row = Read("row", (), "f32")
     spread = RowMap("r", "x", "f32", x.shape, Binary("*", row, row, "f32"), "sum")
     peak = RowMap("p", "x", "f32", x.shape, Binary("-", row, Lit(1.0, "f32"), "f32"), "max")
-    prog = program([spread, peak], [x])
+    local = RowMap("l", "x", "f32", x.shape, Binary("-", row, Lit(1.0, "f32"), "f32"), "max", local=True)
+    prog = program([spread, peak, local], [x])
     data = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
     out = meaning(prog, x=data)
     np.testing.assert_array_equal(out["r"], (data * data).sum(1))
@@ -218,6 +234,8 @@ def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension(
     text = render_program(prog, "q_")
     assert "fn q_r_row(row: [f32; 4]) -> f32 { let w = row * row; sum[k](w[k]) }" in text
     assert "let q_p = [q_p_row(q_x[i]) | i in 0..3];" in text
+    assert "let q_l = [v | i in 0..3, v = q_l_row(q_x[i])];" in text        # a comprehension-local binding
+    np.testing.assert_array_equal(out["l"], data.max(1) - 1)
 
 
 def test_a_match_takes_the_first_arm_whose_pattern_and_guard_hold():
@@ -362,3 +380,15 @@ def test_the_generator_makes_long_chains():
 
     longest = max(max(chains(generate_case(5, k).program), default=0) for k in range(60))
     assert longest >= 59
+
+
+def test_the_generator_differentiates_expressions_on_both_sides():
+    from fuzz.programs.generate import generate_case
+    seen = set()
+    for k in range(300):
+        for d in generate_case(7, k).program.items:
+            if isinstance(d, Derivative):
+                seen |= {side for side in ("outer", "inner") if getattr(d, side) != "{0}"}
+        if seen == {"outer", "inner"}:
+            break
+    assert seen == {"outer", "inner"}

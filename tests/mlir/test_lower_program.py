@@ -102,7 +102,7 @@ def test_signature_reflection():
                    "inputs": [{"name": "x", "dtype": "float32", "dims": ["N", 3, None]},
                               {"name": "n", "dtype": "int64", "dims": []}],
                    "outputs": [{"name": "y", "dtype": "int64", "rank": 0}],
-                   "prints": {"0": parts}, "asserts": {},
+                   "prints": {"0": parts}, "asserts": {}, "assert_values": {},
                    "fixed_dims": {}, "sizes": {"N": {"input": "x", "axis": 0}, "null": {"input": "x", "axis": 2}},
                    "size_checks": [], "index_checks": []}
     assert "(tensor<?x3x?xf32>, i64) -> tensor<i64>" in str(main.attributes["function_type"])

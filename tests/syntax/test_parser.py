@@ -315,6 +315,10 @@ def test_derivatives():
     single = expr("@y[t, j]")
     assert isinstance(single, ast.Diff) and isinstance(single.target, ast.Index)
     assert isinstance(expr("a / @x"), ast.Binary)
+    by_sum = expr("@x / @(x + x * x)")
+    assert isinstance(by_sum, ast.Derivative) and isinstance(by_sum.denominator, ast.Binary)
+    of_call = expr("@log10(x) / @x")
+    assert isinstance(of_call.numerator, ast.Call) and of_call.denominator.name == "x"
 
 
 def test_types():

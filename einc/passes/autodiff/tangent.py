@@ -9,13 +9,15 @@ identity). Recurrences get tangent members in their own group, so the tangent lo
 the primal loop (einc.passes.autodiff.tangent_recurrence).
 
 `None` stands for an identically zero tangent, so nothing is generated for values x does not
-reach.
+reach. Tangents are memoized and computed parts first over an explicit stack (`_parts` names
+what each rule asks for), so a chain as long as the program does not recurse in Python.
 """
 from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Compact, Const, Generic, IndexRef, IndexVar, Input, Op, Piecewise, Clause, Read, RecValue,
                            Reduce, Size, Stack, StateRead, Value, fresh_index_vars, is_stored_tensor)
+from einc.ir.traversal import fold
 from einc.ir.types import BOOL, Lin
 from einc.passes.autodiff.compact_rules import compact_tangent
 from einc.passes.autodiff.custom_rules import NO_RULES
@@ -34,26 +36,62 @@ class Tangent:
         self.dirs = dirs
         self.dir_refs = tuple(IndexRef(v) for v in dirs)
         self.span = span
-        self.scalars: dict[int, object] = {}
-        self.tensors: dict[int, object] = {}
+        self.memo: dict[tuple, object] = {}     # ("t" or "s", id(value)) -> tangent or None
+        self.op_partials: dict[int, list] = {}
         self.states: dict[int, object] = {}     # id(RecMember) -> tangent RecMember or None
 
     # ------------------------------------------------------------ program-level tensors
 
     def of_value(self, y: Value):
         """Tangent of a program-level value: shape y.shape ++ dirs, or None when zero."""
-        if y.rank == 0 and not isinstance(y, Generic) and y is not self.x:
+        if self._as_scalar(y):
             body = self.of_scalar(y)
             if body is None or not self.dirs:
                 return body
             return Generic(self.dirs, body)
         return self.of_tensor(y)
 
+    def _as_scalar(self, y: Value) -> bool:
+        return y.rank == 0 and not isinstance(y, Generic) and y is not self.x
+
     def of_tensor(self, t: Value):
-        key = id(t)
-        if key not in self.tensors:
-            self.tensors[key] = self._tensor(t)
-        return self.tensors[key]
+        return fold(("t", t), self._parts, self._combine, self.memo, key=_key)
+
+    def of_scalar(self, e: Value):
+        return fold(("s", e), self._parts, self._combine, self.memo, key=_key)
+
+    def _combine(self, item: tuple, _parts: list):
+        """A rule's tangent; its parts' tangents are memoized, so its calls do not go deeper."""
+        kind, v = item
+        return self._tensor(v) if kind == "t" else self._scalar(v)
+
+    def _parts(self, item: tuple) -> list:
+        """The tangents the rule for `item` asks for, in the order it asks."""
+        kind, v = item
+        if v is self.x or isinstance(v, (Const, Input, Size, IndexRef)) or not v.dtype.is_float:
+            return []
+        if kind == "t":
+            return self._tensor_parts(v)
+        if isinstance(v, Read):
+            return [] if v.tensor is self.x else [("t", v.tensor)]
+        if is_stored_tensor(v):
+            return [("t", v)]
+        if isinstance(v, Op):
+            return [("s", a) for a in self._op_operands(v)]
+        if isinstance(v, Reduce) and v.kind not in ("all", "any"):
+            return [("s", v.body)]
+        return []
+
+    def _tensor_parts(self, t: Value) -> list:
+        if isinstance(t, Generic):
+            return [("s", t.body)]
+        if isinstance(t, Stack):
+            return [("s" if self._as_scalar(e) else "t", e) for e in t.elems]
+        if isinstance(t, Piecewise):
+            return [("t", c.value) for c in t.clauses]
+        if isinstance(t, Compact):
+            return [("t", t.source)]
+        return []
 
     def _tensor(self, t: Value):
         if t is self.x:
@@ -104,12 +142,6 @@ class Tangent:
 
     # ------------------------------------------------------------ scalar expressions
 
-    def of_scalar(self, e: Value):
-        key = id(e)
-        if key not in self.scalars:
-            self.scalars[key] = self._scalar(e)
-        return self.scalars[key]
-
     def _scalar(self, e: Value):
         if e is self.x:
             return self.seed(())
@@ -137,21 +169,30 @@ class Tangent:
         return Read(tt, tuple(r.subs) + self.dir_refs, span=r.span, in_bounds=r.in_bounds)
 
     def _op(self, n: Op):
-        if self.rules.partials(n) is not None:
-            return _sum([mul(p, da) for a, p in self.rules.partials(n)
-                         for da in [self.of_scalar(a)] if da is not None])
-        if n.op == "cast":
+        if n.op == "cast" and self.rules.partials(n) is None:
             (x,) = n.args
             inner = self.of_scalar(x) if x.dtype.is_float else None
             return None if inner is None else Op("cast", (inner,), n.dtype)
         terms = []
-        for arg, partial in zip(n.args, partials(n)):
-            if partial is None:
-                continue
+        for arg, partial in self._partials(n):
             darg = self.of_scalar(arg)
             if darg is not None:
                 terms.append(mul(partial, darg))
         return _sum(terms)
+
+    def _op_operands(self, n: Op) -> list:
+        if n.op == "cast" and self.rules.partials(n) is None:
+            return [a for a in n.args if a.dtype.is_float]
+        return [arg for arg, _ in self._partials(n)]
+
+    def _partials(self, n: Op) -> list:
+        """[(operand, partial)] of the operands `n` depends on: a custom rule's, or the local ones."""
+        if id(n) not in self.op_partials:
+            pairs = self.rules.partials(n)
+            if pairs is None:
+                pairs = [(a, p) for a, p in zip(n.args, partials(n)) if p is not None]
+            self.op_partials[id(n)] = list(pairs)
+        return self.op_partials[id(n)]
 
     def _reduce(self, r: Reduce):
         if r.kind in ("all", "any"):
@@ -168,6 +209,10 @@ class Tangent:
         mapping = {old: IndexRef(new) for old, new in zip(r.vars, fresh)}
         guard = substitute(r.guard, mapping) if r.guard is not None else None
         return Reduce("sum", fresh, substitute(inner, mapping), guard, span=r.span)
+
+
+def _key(item: tuple) -> tuple:
+    return item[0], id(item[1])
 
 
 def _sum(terms: list):
