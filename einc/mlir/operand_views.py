@@ -451,7 +451,12 @@ def _prefix(lw, source: ir.Value, view: View) -> ir.Value:
 
 
 def _pad(lw, source: ir.Value, view: View) -> ir.Value:
+    """`source` padded with the view's constant. On vulkan-spirv a source padded on the left of
+    its last axis passes a barrier: IREE 3.13 fused its producer into a kernel storing at that
+    offset, and vectorized the store to the aligned-down address (docs/IREE_DEFECTS.md IREE-34)."""
     dtype = view.read.tensor.dtype
+    if lw.target == "vulkan-spirv" and view.pad_lo and view.pad_lo[-1] != 0:
+        source = fence(source)
     shape = [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
     result = ir.RankedTensorType.get([d.const if d.is_const else DYNAMIC for d in shape], element_type(dtype))
     op = tensor.PadOp(result, source, [], [], list(view.pad_lo), list(view.pad_hi))
