@@ -48,3 +48,12 @@ def fence(value: ir.Value) -> ir.Value:
     sizes = [tensor.dim(value, index_const(k)) for k, n in enumerate(shape) if n == ir.ShapedType.get_dynamic_size()]
     barrier = util.OptimizationBarrierOp([value.type], [value]).results[0]
     return flow.tensor_tie_shape(barrier, sizes) if sizes else barrier
+
+
+def written_shifted(target: str, value: ir.Value) -> ir.Value:
+    """`value`, about to be written at a nonzero offset on its last axis (the interior of a padded
+    tensor, a clause of a piecewise definition). On vulkan-spirv it passes a barrier: IREE 3.13
+    fused its producer into a kernel storing at that offset and, with static sizes, vectorized the
+    store to the aligned-down address (docs/IREE_DEFECTS.md IREE-34); behind the barrier the write
+    is a copy."""
+    return fence(value) if target == "vulkan-spirv" else value

@@ -35,7 +35,7 @@ from einc.ir import affine
 from einc.ir.nodes import Const, Op, Read, Value
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
-from einc.mlir.dispatch_captures import fence
+from einc.mlir.dispatch_captures import fence, written_shifted
 from einc.mlir.types import element_type, index_type, is_tensor
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -451,12 +451,9 @@ def _prefix(lw, source: ir.Value, view: View) -> ir.Value:
 
 
 def _pad(lw, source: ir.Value, view: View) -> ir.Value:
-    """`source` padded with the view's constant. On vulkan-spirv a source padded on the left of
-    its last axis passes a barrier: IREE 3.13 fused its producer into a kernel storing at that
-    offset, and vectorized the store to the aligned-down address (docs/IREE_DEFECTS.md IREE-34)."""
     dtype = view.read.tensor.dtype
-    if lw.target == "vulkan-spirv" and view.pad_lo and view.pad_lo[-1] != 0:
-        source = fence(source)
+    if view.pad_lo[-1] != 0:
+        source = written_shifted(lw.target, source)
     shape = [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
     result = ir.RankedTensorType.get([d.const if d.is_const else DYNAMIC for d in shape], element_type(dtype))
     op = tensor.PadOp(result, source, [], [], list(view.pad_lo), list(view.pad_hi))

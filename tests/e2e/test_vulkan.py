@@ -158,3 +158,17 @@ def test_a_computed_tensor_padded_on_the_left_of_its_last_axis_on_vulkan(lo):
               for kh in range(taps) for kw in range(taps))
     ref = np.maximum(ref + b[None, :, None, None], 0.0)
     np.testing.assert_allclose(out["y"], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_a_piecewise_clause_written_at_an_offset_on_the_last_axis_on_vulkan():
+    # the same defect (IREE-34) through a clause of a piecewise definition: `1 - X` stored at [0, 2]
+    source = """
+        let X: [f32; B, 32];
+        let y[n, j in 2..34] = 1.0 - X[n, j - 2];
+        let y[n in 0..B, j in 34..36] = 5.0;
+    """
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+    out = einc.load(einc.compile(source, target="vulkan-spirv", dims={"B": 16}).vmfb)(X=x)
+    ref = np.zeros((16, 36), np.float32)
+    ref[:, 2:34], ref[:, 34:] = 1.0 - x, 5.0
+    np.testing.assert_allclose(out["y"], ref, rtol=1e-6, atol=1e-6)
