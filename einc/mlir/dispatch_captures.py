@@ -11,6 +11,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import flow, tensor, util
 
 from einc.mlir.shapes import index_const
+from einc.target import Target
 
 
 def fence_captured_tensors(region_op) -> None:
@@ -44,3 +45,11 @@ def fence(value: ir.Value) -> ir.Value:
     sizes = [tensor.dim(value, index_const(k)) for k, n in enumerate(shape) if n == ir.ShapedType.get_dynamic_size()]
     barrier = util.OptimizationBarrierOp([value.type], [value]).results[0]
     return flow.tensor_tie_shape(barrier, sizes) if sizes else barrier
+
+
+def written_shifted(target: Target, value: ir.Value) -> ir.Value:
+    """`value`, about to be written at a nonzero offset on its last axis (the interior of a padded
+    tensor, a clause of a piecewise definition). IREE-42: on vulkan-spirv, with static sizes, IREE
+    fuses its producer into a kernel that vectorizes the store to the aligned-down address; behind
+    a barrier the write is a copy."""
+    return fence(value) if target.has_defect("IREE-42") else value

@@ -27,7 +27,7 @@ from einc.ir import affine
 from einc.ir.nodes import Const, Op, Read, Value
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
-from einc.mlir.dispatch_captures import fence
+from einc.mlir.dispatch_captures import fence, written_shifted
 from einc.mlir.types import element_type, index_type, is_tensor
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -462,6 +462,8 @@ def _prefix(lw, source: ir.Value, view: View) -> ir.Value:
 
 def _pad(lw, source: ir.Value, view: View) -> ir.Value:
     dtype = view.read.tensor.dtype
+    if view.pad_lo[-1] != 0:
+        source = written_shifted(lw.target, source)
     shape = [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
     result = ir.RankedTensorType.get([d.const if d.is_const else DYNAMIC for d in shape], element_type(dtype))
     op = tensor.PadOp(result, source, [], [], list(view.pad_lo), list(view.pad_hi))

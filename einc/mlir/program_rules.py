@@ -15,6 +15,7 @@ from einc.ir.nodes import Compact, Const, Generic, Input, Op, Piecewise, Read, R
 from einc.ir.types import Lin
 from einc.mlir import scalar_ops
 from einc.mlir.compaction import compact_value
+from einc.mlir.dispatch_captures import written_shifted
 from einc.mlir.kernels import generic_tensor, reduction_tensor
 from einc.mlir.recurrence import rec_value
 from einc.mlir.types import element_type, is_tensor, tensor_type
@@ -100,6 +101,8 @@ def _write(lw, value: ir.Value, shape: tuple, dest: ir.Value, offsets: list[Lin]
     rank of `dest`) stored into `dest` at `offsets`."""
     if not is_tensor(value):
         return tensor.insert(value, dest, [lw.sizes.index(o) for o in offsets])
+    if not (offsets[-1].is_const and offsets[-1].const == 0):
+        value = written_shifted(lw.target, value)
     sizes = [Lin(1)] * (len(offsets) - len(shape)) + list(shape)
     dyn_offsets, static_offsets = _mixed(lw, offsets)
     dyn_sizes, static_sizes = _mixed(lw, sizes)

@@ -126,3 +126,49 @@ def test_a_kernel_over_the_push_constant_limit_says_to_fix_sizes_and_then_runs()
     np.testing.assert_array_equal(out["r9"], [[3.0] * 6, [4.5] * 6])
     np.testing.assert_array_equal(out["r8"], [0.0, 0.0])
     np.testing.assert_array_equal(out["g14"], np.zeros((2, 3, 1)))
+
+
+# A guarded read of a computed tensor, `ink[n, c, ih, iw]` at `iw = w + kw - lo`, pads it on the
+# left of its last axis. IREE fused `1 - X` into a kernel storing at that offset and, with static
+# sizes (--dim) and `ink` not an output, vectorized the store to the aligned-down address: every
+# row came out shifted (docs/IREE_DEFECTS.md IREE-42; found in examples/mnist/cnn.ein, --dim B=2000).
+PADDED_PRODUCER = """
+    let X: [f32; B, 1, 28, 28];
+    let W: [f32; 8, 1, {taps}, {taps}];
+    let b: [f32; 8];
+    fn relu(v) {{ if v > 0.0 {{ v }} else {{ 0.0 }} }}
+    let ink = 1.0 - X;
+    let y[n, o in 0..8, h in 0..28, w in 0..28] = relu(b[o] + sum[c in 0..1, kh in 0..{taps}, kw in 0..{taps}](
+        if ih >= 0 && ih < 28 && iw >= 0 && iw < 28 {{ ink[n, c, ih, iw] * W[o, c, kh, kw] }} else {{ 0.0 }}
+        where ih = h + kh - {lo}, iw = w + kw - {lo}));
+"""
+
+
+@pytest.mark.parametrize("lo", [1, 2])
+def test_a_computed_tensor_padded_on_the_left_of_its_last_axis_on_vulkan(lo):
+    taps = 2 * lo + 1
+    x = rng.standard_normal((16, 1, 28, 28)).astype(np.float32)
+    w = rng.standard_normal((8, 1, taps, taps)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    artifact = einc.compile(PADDED_PRODUCER.format(taps=taps, lo=lo), target="vulkan-spirv", dims={"B": 16},
+                            outputs=["y"])
+    out = einc.load(artifact.vmfb)(X=x, W=w, b=b)
+    padded = np.pad(1.0 - x[:, 0], ((0, 0), (lo, lo), (lo, lo)))
+    ref = sum(padded[:, None, kh:kh + 28, kw:kw + 28] * w[None, :, 0, kh, kw, None, None]
+              for kh in range(taps) for kw in range(taps))
+    ref = np.maximum(ref + b[None, :, None, None], 0.0)
+    np.testing.assert_allclose(out["y"], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_a_piecewise_clause_written_at_an_offset_on_the_last_axis_on_vulkan():
+    # the same defect (IREE-42) through a clause of a piecewise definition: `1 - X` stored at [0, 2]
+    source = """
+        let X: [f32; B, 32];
+        let y[n, j in 2..34] = 1.0 - X[n, j - 2];
+        let y[n in 0..B, j in 34..36] = 5.0;
+    """
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+    out = einc.load(einc.compile(source, target="vulkan-spirv", dims={"B": 16}).vmfb)(X=x)
+    ref = np.zeros((16, 36), np.float32)
+    ref[:, 2:34], ref[:, 34:] = 1.0 - x, 5.0
+    np.testing.assert_allclose(out["y"], ref, rtol=1e-6, atol=1e-6)
