@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from einc import driver  # noqa: E402
-from einc.build import compile_mlir  # noqa: E402
+from einc.backend import compile_mlir  # noqa: E402
 from einc.target import get  # noqa: E402
 
 

@@ -193,7 +193,7 @@ def conv_layer_jax():
 CONV_FLOPS = lambda batch: 2 * batch * 16 * 64 * 64 * 8 * 5 * 5
 
 # The layer for any batch and image size (issue 19: 38x slower than fixed sizes before the
-# convolution ran on blocks of 16 columns, einc/mlir/width_blocks.py).
+# convolution ran on blocks of 16 columns, einc/mlir/dense/width_blocks.py).
 CONV_LAYER_NAMED = """
     let X: [f32; B, 8, HI, WI];
     let W: [f32; 16, 8, 5, 5];

@@ -53,7 +53,7 @@ class Artifact:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the module to `path` and its weights archive, if any, beside it (same name, .irpa)."""
-        from einc.build import write_artifact
+        from einc.backend import write_artifact
         from einc.module_file import archive_beside
         if self.parameters:
             write_artifact(archive_beside(os.fspath(path)), self.parameters)
@@ -109,7 +109,7 @@ def _built(path, target, outputs, dims, allow_python, fp_contract, weights_thres
 
 def _cached(path, target, outputs, dims, allow_python, fp_contract, weights_threshold,
             unchecked_indices) -> Artifact:
-    from einc.build.cache import user_module_cache
+    from einc.backend.cache import user_module_cache
     from einc.driver import cached_build
     from einc.module_file import archive_beside
     from einc.user_cache import cache_root

@@ -28,7 +28,7 @@ import dask.array as da
 import numpy as np
 
 from einc import Artifact
-from einc.build.artifact import write_artifact
+from einc.backend.artifact import write_artifact
 from einc.runtime.errors import RunError
 from einc.module_file import ARCHIVE_SUFFIX, archive_beside
 from einc.runtime.program import Program, read_signature

@@ -23,7 +23,7 @@ def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] 
     (loaded program, IR program). `dims` fixes named dims at build time (`--dim`);
     `allow_python` lets `python::mod::f(..)` run during the build (`--allow-python`);
     `unchecked_indices` leaves data-dependent subscripts unchecked (clamped, `--unchecked-indices`)."""
-    from einc.semantics.modules import load_program
+    from einc.semantics.core.modules import load_program
     fixed_dims = checked_dims(dims)
     return _analysed(_stage(None, load_program, path), outputs, fixed_dims, allow_python, unchecked_indices)
 
@@ -31,7 +31,7 @@ def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] 
 def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], allow_python: bool = False,
               unchecked_indices: bool = False):
     from einc.semantics.elaborate import elaborate
-    from einc.semantics.resolve import resolve
+    from einc.semantics.core.resolve import resolve
 
     from einc.passes.read_bounds import mark_reads_in_bounds
     from einc.passes.shared_values import share_equal_values
@@ -58,7 +58,7 @@ def check_file(path: str, target: Target | str = DEFAULT, outputs: list[str] | N
                dims: dict[str, int] | None = None, allow_python: bool = False) -> None:
     """`einc check`: a program, or a file of the standard library as the module it is there
     (its `super::` paths only mean something in place)."""
-    from einc.semantics.modules import library_module, load_source
+    from einc.semantics.core.modules import library_module, load_source
     module = library_module(path)
     if module is None:
         check_program(path, target, outputs, dims, allow_python)
@@ -96,9 +96,9 @@ def lower(path: str, target: Target | str, outputs: list[str] | None = None, dim
 def lower_ir(program, ir_program, target: Target | str, *, fp_contract: bool = False, weights=None,
              dense_kernels=None):
     """The MLIR module of a program the front end already went through; `fp_contract` lets
-    llvm-cpu fuse float products into FMAs (einc.mlir.rounding); the constants `weights` takes
+    llvm-cpu fuse float products into FMAs (einc.mlir.core.rounding); the constants `weights` takes
     become parameters (einc.mlir.weights); `dense_kernels` (a list) receives the named ops
-    emitted (einc.mlir.named_ops.DenseKernel)."""
+    emitted (einc.mlir.dense.named_ops.DenseKernel)."""
     from einc.mlir import lower_program
     return _stage(program, lower_program, ir_program, get_target(target), None, fp_contract, weights,
                   dense_kernels)
@@ -136,8 +136,8 @@ def build_ir(program, ir_program, target: Target | str, *, fp_contract: bool = F
              weights_threshold: int | None = DEFAULT_THRESHOLD) -> Built:
     """The module of a program the front end already went through, with its constant arrays of
     at least `weights_threshold` bytes (every one for 0, none for None) in a parameter archive."""
-    from einc.build import compile_mlir
-    from einc.build.parameters import archive_bytes, archive_digest
+    from einc.backend import compile_mlir
+    from einc.backend.parameters import archive_bytes, archive_digest
     from einc.mlir.signature import record_parameters
     from einc.mlir.weights import Weights
     target, weights = get_target(target), Weights(weights_threshold)
@@ -170,12 +170,12 @@ def cached_build(path: str, target: Target | str, outputs: list[str] | None, dim
                  allow_python: bool, cache, log: Callable[[str], None] = lambda message: None, *,
                  fp_contract: bool = False, unchecked_indices: bool = False,
                  weights_threshold: int | None = DEFAULT_THRESHOLD, analysed=None):
-    """The path of the sealed module of `path` in `cache` (an einc.build.cache.ModuleCache),
+    """The path of the sealed module of `path` in `cache` (an einc.backend.cache.ModuleCache),
     built and stored there unless it is there already. A hit runs the front end (tens of ms) to
     learn the key, but neither the lowering nor IREE; `analysed` is its result when the caller
     has it already. OSError: a file the key reads cannot be read; CacheWriteError: the cache
     cannot take the module."""
-    from einc.build.cache import cache_key
+    from einc.backend.cache import cache_key
     target = get_target(target)
     program, ir_program = analysed or check_program(path, target, outputs, dims, allow_python,
                                                     unchecked_indices=unchecked_indices)
@@ -198,7 +198,7 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
     lowering of recurrences differs per target."""
     target = get_target(target)
     if what == "ast":
-        from einc.semantics.modules import load_program
+        from einc.semantics.core.modules import load_program
         from einc.syntax.dump import format_module
         return format_module(_stage(None, load_program, path).entry)
     if what == "ir":
@@ -214,7 +214,7 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
     if what == "explain":
         from einc.ir.explain import explain_program
         from einc.mlir.kernel_census import kernel_lines
-        from einc.mlir.recurrence import choose_form
+        from einc.mlir.recurrences.forms import choose_form
         program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
         forms = [choose_form(g, target).explain() for g in ir_program.recurrences]
         dense: list = []     # what the lowering emits for the dense reductions: built, not guessed

@@ -1,6 +1,6 @@
 """The CPU this process runs on, as Linux describes it: what `--iree-llvmcpu-target-cpu=host`
 tunes code for. The build cache keys llvm-cpu modules by it, and the lowering picks register
-tiles that fit its vector registers (einc.mlir.cpu_matmuls)."""
+tiles that fit its vector registers (einc.mlir.dense.cpu_matmuls)."""
 from __future__ import annotations
 
 import re

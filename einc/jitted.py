@@ -34,7 +34,7 @@ class Jitted:
 
     def __init__(self, path: str | os.PathLike, target: str, device: str | None, max_cached: int,
                  build_options: dict[str, Any]):
-        from einc.build.cache import user_module_cache
+        from einc.backend.cache import user_module_cache
         from einc.user_cache import cache_root
         if isinstance(max_cached, bool) or not isinstance(max_cached, int) or max_cached < 1:
             raise OptionError(f"max_cached must be a whole number of at least 1, got {max_cached!r}")

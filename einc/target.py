@@ -19,7 +19,7 @@ class Target:
     # element types it cannot run, each with the type to use instead
     unsupported_dtypes: tuple[tuple[str, str], ...] = ()
     # a recurrence group runs as one dispatch with loops inside it (else: a kernel, a workgroup
-    # or a host loop, einc.mlir.recurrence)
+    # or a host loop, einc.mlir.recurrences.forms)
     loops_in_dispatch: bool = True
     has_vector_lanes: bool = False        # recurrence steps computed in vector lanes
     fuses_step_sums: bool = False         # a step's sum adds each product with one FMA
@@ -43,7 +43,7 @@ class Target:
     def iree_compile_command(self, mlir_path: str, vmfb_path: str) -> str:
         """The `iree-compile` command line that builds `mlir_path` (as `einc build --emit mlir`
         wrote it) with the flags einc gives IREE for this target (einc builds in process, with
-        the same flags, then seals the module: einc.build.iree_compile)."""
+        the same flags, then seals the module: einc.backend.iree_compile)."""
         return shlex.join(["iree-compile", *self.flags, mlir_path, "-o", vmfb_path])
 
 
@@ -54,7 +54,7 @@ _COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-dispatch-creation-fus
            "--iree-opt-const-expr-hoisting=false")
 # Data tiling packs matmul operands into the CPU's register tiles (3-4x the default codegen,
 # benchmarks/ matmul rows). The host target packs f32 matmuls into einc's own 14x32 tiles
-# (einc.mlir.cpu_matmuls), which IREE's mmt4d microkernel has none of, so it builds without them.
+# (einc.mlir.dense.cpu_matmuls), which IREE's mmt4d microkernel has none of, so it builds without them.
 _DATA_TILING = "--iree-opt-data-tiling=true"
 _HOST_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=none")
 _GENERIC_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=all")

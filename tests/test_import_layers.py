@@ -7,11 +7,11 @@ so nothing here depends on what a module happens to import at run time.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
 import einc
-import einc.semantics
 
 PACKAGE_ROOT = Path(einc.__file__).parent
 
@@ -92,7 +92,7 @@ def test_the_graph_sees_function_level_imports():
     graph = import_graph()
     # einc.driver imports the compiler inside its functions, to keep `import einc` light
     assert "einc.semantics.elaborate" in graph["einc.driver"]
-    assert "einc.semantics.values" in graph["einc.semantics.scalar_ops"]
+    assert "einc.semantics.core.values" in graph["einc.semantics.core.scalar_ops"]
 
 
 def test_no_import_circle():
@@ -106,19 +106,24 @@ def test_find_cycle_reports_the_circle():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
+SEMANTICS_FOLDERS = ("einc.semantics.core", "einc.semantics.forms", "einc.semantics")
+
+
 def semantics_layers() -> dict[str, int]:
-    """module -> its layer, from the list in einc.semantics' docstring."""
+    """module -> its layer, from the lists in the docstrings of einc.semantics and its folders."""
     layers = {}
-    for number, names in re.findall(r"^ *(\d+)\. ([a-z_, ]+):", einc.semantics.__doc__, re.M):
-        for name in names.split(", "):
-            layers[f"einc.semantics.{name}"] = int(number)
+    for folder in SEMANTICS_FOLDERS:
+        doc = importlib.import_module(folder).__doc__
+        for number, names in re.findall(r"^ *(\d+)\. ([a-z_, ]+):", doc, re.M):
+            for name in names.split(", "):
+                layers[f"{folder}.{name}"] = int(number)
     return layers
 
 
 def test_semantics_imports_only_downward():
     layers = semantics_layers()
     graph = import_graph()
-    modules = {m for m in graph if m.startswith("einc.semantics.")}
+    modules = {m for m in graph if m.startswith("einc.semantics.") and m not in SEMANTICS_FOLDERS}
     assert set(layers) == modules, "list every module of einc.semantics once in its docstring"
     upward = [f"{m} (layer {layers[m]}) imports {t} (layer {layers[t]})"
               for m in sorted(modules) for t in sorted(graph[m] & modules) if layers[t] >= layers[m]]
@@ -237,10 +242,72 @@ def _package(graph: dict[str, set[str]], name: str) -> set[str]:
 def test_build_and_runtime_do_not_import_each_other():
     # what both need (the module file's seal and keys, the target records) lies below both
     graph = import_graph()
-    build, runtime = _package(graph, "einc.build"), _package(graph, "einc.runtime")
-    assert not _reachable(graph, build) & runtime, "einc.build reaches einc.runtime"
-    assert not _reachable(graph, runtime) & build, "einc.runtime reaches einc.build"
+    build, runtime = _package(graph, "einc.backend"), _package(graph, "einc.runtime")
+    assert not _reachable(graph, build) & runtime, "einc.backend reaches einc.runtime"
+    assert not _reachable(graph, runtime) & build, "einc.runtime reaches einc.backend"
 
 
 def test_the_target_records_import_no_other_einc_module():
     assert import_graph()["einc.target"] == set()
+
+
+# The stages of the pipeline, bottom first. A module belongs to the longest entry that names it or
+# a package above it; it may import modules of its own stage or of stages before it, never after.
+# Top-level modules of einc are the base every stage uses (diagnostics, formatting, the cache
+# folder) or the entry points that drive the pipeline (driver, the Python API, Dask).
+STAGES = (
+    ("einc.diagnostics", "einc.formatting", "einc.host_cpu", "einc.user_cache", "einc.version",
+     "einc.target", "einc.module_file"),
+    ("einc.syntax",),
+    ("einc.ir",),
+    ("einc.autodiff",),
+    ("einc.semantics.core",),
+    ("einc.semantics.forms",),
+    ("einc.semantics",),
+    ("einc.passes",),
+    ("einc.mlir.core",),
+    ("einc.mlir.dense",),
+    ("einc.mlir.recurrences",),
+    ("einc.mlir",),
+    ("einc.runtime",),
+    ("einc.backend",),
+    ("einc.specialize",),
+    ("einc.driver",),
+    ("einc.cli", "einc.dask", "einc.jitted", "einc.__main__", "einc"),
+)
+
+
+def stage_of(module: str) -> tuple[int, str]:
+    """(stage number, the entry that claims the module), by the longest entry naming it."""
+    best = None
+    for number, entries in enumerate(STAGES):
+        for entry in entries:
+            if module == entry or module.startswith(entry + "."):
+                if best is None or len(entry) > len(best[1]):
+                    best = (number, entry)
+    assert best is not None, f"{module} belongs to no stage of STAGES"
+    return best
+
+
+def test_every_module_has_a_stage():
+    for module in import_graph():
+        stage_of(module)
+
+
+def test_stages_import_only_earlier_stages():
+    graph = import_graph()
+    later = [f"{m} ({stage_of(m)[1]}) imports {t} ({stage_of(t)[1]})"
+             for m in sorted(graph) for t in sorted(graph[m]) if stage_of(t)[0] > stage_of(m)[0]]
+    assert not later, "\n".join(later)
+
+
+def test_stage_of_takes_the_longest_entry():
+    assert stage_of("einc.mlir.dense.named_ops")[1] == "einc.mlir.dense"
+    assert stage_of("einc.mlir.lowering")[1] == "einc.mlir"
+    assert stage_of("einc.semantics.elaborate")[0] > stage_of("einc.semantics.forms.definitions")[0]
+
+
+def test_no_folder_holds_more_than_twenty_modules():
+    crowded = {folder: n for folder in {p.parent for p in PACKAGE_ROOT.rglob("*.py")}
+               if (n := len([f for f in folder.glob("*.py") if f.name != "__init__.py"])) > 20}
+    assert not crowded, crowded

@@ -36,7 +36,7 @@ def test_the_check_finds_seeds_and_program_numbers_and_nothing_else():
                "seeds 3 and 4 hit it"]
     assert [len(findings(line)) for line in flagged] == [1] * len(flagged)
     legitimate = ["MAX_UNSEEDED = 3", "rdseed", "seed = const(1.0, y)", "def seed(subs):",
-                  "from einc.passes.autodiff.seeds import basis",
+                  "from einc.autodiff.seeds import basis",
                   "a program 's inputs", "the program reads 2 inputs", "seed(())",
                   "a module file found by path"]
     assert [line for line in legitimate if findings(line)] == []

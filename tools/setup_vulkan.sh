@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Vulkan tests need a Vulkan loader and an ICD; Mesa's lavapipe runs Vulkan on the CPU.
-# tests/build/test_spirv_valid.py needs spirv-val (SPIRV-Tools) to check every kernel.
+# tests/backend/test_spirv_valid.py needs spirv-val (SPIRV-Tools) to check every kernel.
 # Installs Debian's mesa-vulkan-drivers, libvulkan1 and spirv-tools when they are missing.
 # Without root (or without apt-get) it says what to install and leaves those tests to skip with
 # that reason, except under CI=true, where the tests turn a missing device or spirv-val into a

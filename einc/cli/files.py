@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from einc.build import write_artifact
+from einc.backend import write_artifact
 from einc.cli.errors import CliError
 
 

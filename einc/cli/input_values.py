@@ -8,7 +8,8 @@ from typing import NamedTuple
 
 import click
 
-from einc.runtime import InputSpec, RunError, Signature, check_input_names, check_known_names, read_npy, read_npz
+from einc.runtime import (InputSpec, RunError, Signature, check_input_names, check_known_names, read_npy,
+                          read_npz)
 from einc.runtime.safetensors import read_safetensors
 
 _BOOL_LITERALS = {"true": True, "false": False}

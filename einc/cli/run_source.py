@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from einc.build.cache import CacheWriteError, user_module_cache
+from einc.backend.cache import CacheWriteError, user_module_cache
 from einc.cli.diagnostics_output import diagnostics_shown
 from einc.cli.errors import CliError
 from einc.user_cache import cache_root

@@ -8,9 +8,9 @@ from einc.ir.types import shape_str
 def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_indices: bool = False,
                     dense_kernels: tuple = (), kernels: list[str] = ()) -> str:
     """`lowerings`: how each group of `p.recurrences` runs on `target`, in words
-    (einc.mlir.recurrence.choose_form, the choice the lowering makes); `unchecked_indices`:
+    (einc.mlir.recurrences.forms.choose_form, the choice the lowering makes); `unchecked_indices`:
     the build leaves data-dependent subscripts unchecked; `dense_kernels`: the named ops the
-    lowering emitted (einc.mlir.named_ops.DenseKernel); `kernels`: the linalg ops each source
+    lowering emitted (einc.mlir.dense.named_ops.DenseKernel); `kernels`: the linalg ops each source
     definition became (einc.mlir.kernel_census, read from the lowered module)."""
     lines = [f"program {p.source}, built for {target}"]
     lines += [f"  input {i.name}: {_type(i)}" for i in p.inputs]

@@ -57,7 +57,7 @@ class IndexVar:
     @property
     def is_empty(self) -> bool:
         """Whether the range holds no value (`9..4`, `3..3`). A negative extent is not empty
-        but wrong: a range of input sizes too small for it (einc.semantics.definitions.extent)."""
+        but wrong: a range of input sizes too small for it (einc.semantics.forms.definitions.extent)."""
         return self.extent is not None and self.extent.is_const and self.extent.const == 0
 
 
@@ -193,7 +193,7 @@ class Generic(Value):
     @property
     def shape(self) -> Shape:
         # read when asked: a batched definition's leading vars may get their extent later
-        # (einc.semantics.definitions.batch_over_outer_indices)
+        # (einc.semantics.forms.definitions.batch_over_outer_indices)
         return tuple(v.extent for v in self.vars)
 
     def operands(self) -> tuple[Value, ...]:
@@ -292,7 +292,7 @@ class RecMember:
     """One definition of a group. `window` is None when the whole tensor is kept, else the
     number of steps kept: step t lives in slot t mod window (the storage plan). `batch`: the
     indices of an enclosing definition the group is computed for every value of, as axes right
-    after the step (einc.semantics.recurrences.batch_over_outer_indices); their extents may be
+    after the step (einc.semantics.forms.recurrences.batch_over_outer_indices); their extents may be
     inferred later, so the shape is read when asked."""
 
     def __init__(self, name: str, dtype: DType, shape: Shape, clauses: list, span=None):

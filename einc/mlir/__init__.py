@@ -15,11 +15,11 @@ from einc.ir.nodes import Program
 from einc.mlir.effects import emit_effect
 from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
-from einc.mlir.rounding import round_products_separately
-from einc.mlir.shapes import emit_shape_checks
+from einc.mlir.core.rounding import round_products_separately
+from einc.mlir.core.shapes import emit_shape_checks
 from einc.mlir.signature import function_type, reflection
 from einc.passes.target_support import check_target
-from einc.mlir.types import is_tensor
+from einc.mlir.core.types import is_tensor
 from einc.mlir.weights import Weights
 from einc.target import Target
 
@@ -32,7 +32,7 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
     """The verified module for `program`. `context` may be an IREE compiler Session's context
     (load its dialects first: `ctx.load_all_available_dialects()`); default a fresh one.
     Without `fp_contract`, float products in CPU kernels are rounded before they are added
-    (einc.mlir.rounding); with it, LLVM may fuse them into FMAs. Constant arrays `weights` takes
+    (einc.mlir.core.rounding); with it, LLVM may fuse them into FMAs. Constant arrays `weights` takes
     become parameters it collects (einc.mlir.weights); without it every constant is embedded.
     `dense_kernels` receives a named_ops.DenseKernel per reduction emitted as a named op."""
     check_target(program, target)

@@ -13,8 +13,8 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
 from einc.ir.nodes import Compact
-from einc.mlir.shapes import index_const
-from einc.mlir.types import element_type, index_type, is_tensor
+from einc.mlir.core.shapes import index_const
+from einc.mlir.core.types import element_type, index_type, is_tensor
 
 MAX_SEARCH_STEPS = 32         # enough for any i32 extent
 

@@ -12,9 +12,9 @@ from iree.compiler.dialects import cf, flow, scf, tensor
 
 from einc.ir.nodes import Assert, Print
 from einc.ir.types import I32
-from einc.mlir import scalar_ops
-from einc.mlir.locations import location_of
-from einc.mlir.types import is_tensor
+from einc.mlir.core import scalar_ops
+from einc.mlir.core.locations import location_of
+from einc.mlir.core.types import is_tensor
 
 PRINT_LABEL = "einc.print.{}"
 

@@ -21,7 +21,7 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from einc.mlir.shapes import index_const
+from einc.mlir.core.shapes import index_const
 
 DEVICE_CODE = ("flow.dispatch.region", "tensor.pad")   # with every linalg op: regions that run on the device
 

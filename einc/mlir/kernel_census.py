@@ -1,6 +1,6 @@
 """`einc build --explain`'s kernel list: which linalg ops each source definition became, read
 from the lowered module itself (every op carries the position of the definition it computes,
-einc.mlir.locations), so the list is what the lowering decided, not a second guess of it."""
+einc.mlir.core.locations), so the list is what the lowering decided, not a second guess of it."""
 from __future__ import annotations
 
 import re

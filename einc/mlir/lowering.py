@@ -16,9 +16,9 @@ import copy
 from iree.compiler import ir
 
 from einc.ir.nodes import Generic, IndexRef, Input, Program, RecValue, Stack, StateRead, Value, free_vars
-from einc.mlir.locations import location_of
+from einc.mlir.core.locations import location_of
 from einc.mlir.program_rules import RULES
-from einc.mlir.shapes import Sizes
+from einc.mlir.core.shapes import Sizes
 from einc.mlir.weights import Weights
 from einc.passes.uniform_tensors import Uniformity
 from einc.target import Target

@@ -11,14 +11,15 @@ from typing import Callable
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from einc.ir.nodes import Compact, Const, Generic, Input, Op, Piecewise, Read, RecValue, Reduce, Size, Stack, Value
+from einc.ir.nodes import (Compact, Const, Generic, Input, Op, Piecewise, Read, RecValue, Reduce, Size,
+                           Stack, Value)
 from einc.ir.types import Lin
-from einc.mlir import scalar_ops
+from einc.mlir.core import scalar_ops
 from einc.mlir.compaction import compact_value
-from einc.mlir.dispatch_captures import written_shifted
-from einc.mlir.kernels import generic_tensor, reduction_tensor
-from einc.mlir.recurrence import rec_value
-from einc.mlir.types import element_type, is_tensor, tensor_type
+from einc.mlir.core.dispatch_captures import written_shifted
+from einc.mlir.dense.kernels import generic_tensor, reduction_tensor
+from einc.mlir.recurrences.forms import rec_value
+from einc.mlir.core.types import element_type, is_tensor, tensor_type
 from einc.mlir.write_order import write_order
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()

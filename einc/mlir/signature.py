@@ -10,7 +10,7 @@ from iree.compiler import ir
 from einc import host_cpu
 from einc.ir.nodes import Input, Print, Program
 from einc.ir.types import Lin, Quotient, Sym
-from einc.mlir.types import element_type, tensor_type
+from einc.mlir.core.types import element_type, tensor_type
 from einc.module_file import CPU_FEATURES_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY
 from einc.passes.size_facts import ExtentFact, IndexFact
 from einc.target import Target
@@ -69,7 +69,7 @@ def target_entries(target: Target) -> dict[str, str]:
 
 
 def record_parameters(module: ir.Module, digest: str) -> None:
-    """Add the digest of the module's weights archive (einc.build.parameters) to `main`'s
+    """Add the digest of the module's weights archive (einc.backend.parameters) to `main`'s
     reflection: the runner refuses an archive of another build."""
     main = next(op for op in module.body.operations if op.operation.name == "func.func"
                 and ir.StringAttr(op.attributes["sym_name"]).value == "main")

@@ -4,7 +4,7 @@ Embedded, a 4 MB `load_npy` array made a 4.2 MB .vmfb and a 257 MB build (IREE c
 folds dense attributes). A constant array of at least `threshold` bytes becomes instead a
 `util.global` initialised from `#stream.parameter.named<"einc"::"weightN">`, read once at the
 top of `main`; its data is written to a parameter archive (.irpa) beside the module
-(einc.build.parameters) and supplied by the runner (einc.runtime.parameters).
+(einc.backend.parameters) and supplied by the runner (einc.runtime.parameters).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import util
 
 from einc.ir.nodes import Const
-from einc.mlir.types import tensor_type
+from einc.mlir.core.types import tensor_type
 from einc.module_file import SCOPE   # the scope the runner provides the archive under
 
 
@@ -58,7 +58,7 @@ class Weights:
 
     def drop_unused(self) -> None:
         """Parameters nothing reads leave the module and the archive: a stack of layers' weights
-        lowered whole, then read only through constant slices (einc.mlir.operand_views)."""
+        lowered whole, then read only through constant slices (einc.mlir.dense.operand_views)."""
         for key, (defined, loaded) in self._ops.items():
             if next(iter(loaded.uses), None) is None:
                 loaded.owner.erase()

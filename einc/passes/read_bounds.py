@@ -1,6 +1,6 @@
 """Mark reads that provably stay inside their tensor (`Read.in_bounds`), program-wide.
 
-The front end marks the reads it builds (einc.semantics.bounds). Generated code (derivatives,
+The front end marks the reads it builds (einc.semantics.core.bounds). Generated code (derivatives,
 adjoint loops) builds new reads, often by substitution, which starts them unproven; the
 lowering would then clamp each one with a `tensor.extract`, and a clamped gather inside a
 reduction vectorises into very large code. This pass proves them the same way: every affine

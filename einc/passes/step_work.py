@@ -4,7 +4,7 @@ A clause such as `w[k, d] = w[k - 1, d] - lr * g[d]`, where `g` is the gradient 
 `w[k - 1]` (a state slice, einc.ir.state_slices), reads tensors that depend on the step: they
 exist only inside the loop and must be computed once per step, not once per point. This pass
 records them on the group (`group.step_work`, operands first); the lowering then runs the group
-as a host loop whose body computes them with ordinary kernels (einc.mlir.recurrence_tensor_steps),
+as a host loop whose body computes them with ordinary kernels (einc.mlir.recurrences.tensor_steps),
 and `--explain` says so. Those tensors read the state through slices: a read of one point of an
 earlier step (`a[t - 1]`, `h[t - 1, v]`, as a decoder reads its previous token) becomes a read of
 that step's slice at the point.

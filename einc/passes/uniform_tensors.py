@@ -3,7 +3,7 @@ given index variables once such tensors are seen through.
 
 IREE-10: IREE folds such a tensor (a splat constant, or a kernel it turns into a fill) into
 its readers as a scalar and then vectorizes a reduction whose value comes from no operand
-wrongly, so the lowering runs those reductions' loops as scalar loops (einc.mlir.kernels). The
+wrongly, so the lowering runs those reductions' loops as scalar loops (einc.mlir.dense.kernels). The
 answer errs towards "varies": what is called uniform here must be, but IREE may see more.
 """
 from __future__ import annotations

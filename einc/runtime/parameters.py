@@ -1,6 +1,6 @@
 """Supplying a module's external weights: the parameter archive (.irpa) einc wrote beside it.
 
-The archive is checked against the digest the module records (einc.build.parameters) before
+The archive is checked against the digest the module records (einc.backend.parameters) before
 IREE reads it: IREE trusts an archive, so a truncated one could read past its data and a
 damaged one would give wrong results silently. IREE then maps the file; it is not copied.
 """

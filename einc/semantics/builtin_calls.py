@@ -10,12 +10,13 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import BOOL, Lin
-from einc.semantics import builtins, folding, printing, scalar_ops, sequences, tensors
-from einc.semantics.einsum import einsum
+from einc.semantics.core import builtins, folding, scalar_ops, sequences, tensors
+from einc.semantics.forms import printing
+from einc.semantics.forms.einsum import einsum
 from einc.semantics.evaluator import rule_decorator
-from einc.semantics.pointwise import cast_to, elementwise
-from einc.semantics.stacking import append
-from einc.semantics.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
+from einc.semantics.forms.pointwise import cast_to, elementwise
+from einc.semantics.forms.stacking import append
+from einc.semantics.core.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
 
 MATH_UNARY = set(builtins.UNARY_MATH) | {"abs", "isnan", "isinf"}
 MATH_BINARY = {"min": "min", "max": "max", "pow": "pow", "atan2": "atan2", "fmod": "rem"}  # -> scalar op

@@ -3,7 +3,7 @@
 `@y / @x` for a scalar y is the gradient, computed at once (one reverse pass). For any other
 y it is a `LazyJacobian`: a value of shape shape(y) ++ shape(x) that is only computed when it
 is used, so that indexing it (`J[t, j, :]`, `J[:, :, p]`, `J[t, j, p]`) computes only what is
-read (einc.passes.autodiff.jacobian). Any other use materialises the dense Jacobian.
+read (einc.autodiff.jacobian). Any other use materialises the dense Jacobian.
 `@y[s..] / @x[r..]` is the entry J[s.., r..].
 
 Either side may be an expression (LANGUAGE.md section 5). `@log10(x) / @x` differentiates the
@@ -19,12 +19,12 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir.nodes import Read, Value, walk
 from einc.ir.types import F32
-from einc.passes.autodiff.gradient import gradient
-from einc.passes.autodiff.jacobian import SLICE
-from einc.semantics import scalar_ops, tensors
-from einc.semantics.pointwise import elementwise
-from einc.semantics.recurrences import RecState
-from einc.semantics.values import LazyJacobian, Weak, describe
+from einc.autodiff.gradient import gradient
+from einc.autodiff.jacobian import SLICE
+from einc.semantics.core import scalar_ops, tensors
+from einc.semantics.forms.pointwise import elementwise
+from einc.semantics.forms.recurrences import RecState
+from einc.semantics.core.values import LazyJacobian, Weak, describe
 from einc.syntax import ast
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.semantics import builtin_calls, evaluator, expressions
-from einc.semantics import outputs as output_rules
+from einc.semantics.forms import outputs as output_rules
 from einc.semantics.evaluator import Elaborator
 
 evaluator.install(expressions.RULES, builtin_calls.BUILTIN_RULES, builtin_calls.INTRINSIC_RULES)

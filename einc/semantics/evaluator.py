@@ -20,11 +20,11 @@ import os
 from einc import diagnostics as d
 from einc.ir import nodes as ir
 from einc.ir.types import Lin, Sym
-from einc.passes.autodiff.custom_rules import RuleTable
-from einc.semantics import definitions, python_calls, recurrences, types, variables
-from einc.semantics.derivative_rules import call_with_rule
-from einc.semantics.state import State
-from einc.semantics.values import BuiltinVal, Env, FnVal, PythonVal, TupleVal
+from einc.autodiff.custom_rules import RuleTable
+from einc.semantics.forms import definitions, python_calls, recurrences, types, variables
+from einc.semantics.forms.derivative_rules import call_with_rule
+from einc.semantics.core.state import State
+from einc.semantics.core.values import BuiltinVal, Env, FnVal, PythonVal, TupleVal
 from einc.syntax import ast
 
 EXPR_RULES: dict = {}        # AST node type -> rule(el, node, env)

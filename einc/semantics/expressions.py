@@ -8,20 +8,21 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, Lin
-from einc.semantics import (definitions, derivatives, dynamic_length, recurrences, scalar_ops, sequences,
-                            tensors, types)
-from einc.semantics.comprehensions import Reduced, comprehension
-from einc.semantics.bounds import check_reads
-from einc.semantics.derivative_rules import differential_key
+from einc.semantics.forms import definitions, dynamic_length, recurrences, types
+from einc.semantics import derivatives
+from einc.semantics.core import scalar_ops, sequences, tensors
+from einc.semantics.forms.comprehensions import Reduced, comprehension
+from einc.semantics.core.bounds import check_reads
+from einc.semantics.forms.derivative_rules import differential_key
 from einc.semantics.evaluator import rule_decorator
-from einc.semantics.modules import stdlib_modules_defining
-from einc.semantics.membership import in_range, membership
-from einc.semantics.patterns import match
-from einc.semantics.pointwise import cast_to, elementwise, select, unary_plus
-from einc.semantics.printing import format_parts, interpolate, message, print_call
-from einc.semantics.stacking import stack
-from einc.semantics.untaken_branches import note_reads_of_skipped
-from einc.semantics.values import BuiltinVal, LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
+from einc.semantics.core.modules import stdlib_modules_defining
+from einc.semantics.forms.membership import in_range, membership
+from einc.semantics.forms.patterns import match
+from einc.semantics.forms.pointwise import cast_to, elementwise, select, unary_plus
+from einc.semantics.forms.printing import format_parts, interpolate, message, print_call
+from einc.semantics.forms.stacking import stack
+from einc.semantics.core.untaken_branches import note_reads_of_skipped
+from einc.semantics.core.values import BuiltinVal, LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "**": "pow",

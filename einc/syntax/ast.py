@@ -1,7 +1,7 @@
 """The source-located AST of Einlang.
 
 Every node carries `span`. Nodes that bind or use names carry `def_id`, filled in by name
-resolution (einc.semantics.resolve); it is None straight out of the parser. The parser
+resolution (einc.semantics.core.resolve); it is None straight out of the parser. The parser
 normalises surface sugar that has one meaning (pipelines, method calls on known built-ins are
 kept as `MethodCall` because `x.sqrt()` needs resolution) and keeps everything else as written.
 """

@@ -79,7 +79,7 @@ def fresh_image(b: Builder, layouts: tuple) -> Tensor:
 
 def one_channel_image(b: Builder) -> Tensor:
     """A batch of grayscale images, as a CNN's first convolution reads them (llvm-cpu gives
-    such a convolution a second channel of zeros, einc/mlir/cpu_convolutions.py)."""
+    such a convolution a second channel of zeros, einc/mlir/dense/cpu_convolutions.py)."""
     rng = b.rng
     shape = (b.size(rng.choice(BATCH), 0.6), Size.of(1)) + tuple(
         b.size(rng.choice((5, 7, 8, 12, 14, 16, 19, 28)), 0.3) for _ in range(2))

@@ -15,7 +15,7 @@ import sys
 import traceback
 
 from einc import driver
-from einc.build import compile_mlir
+from einc.backend import compile_mlir
 from einc.diagnostics import CompileError
 from einc.target import get
 

@@ -6,8 +6,9 @@ really emits."""
 import pytest
 
 from einc.driver import lower
-from einc.mlir import (recurrence_host, recurrence_kernel, recurrence_region, recurrence_tensor_steps,
-                       recurrence_workgroup)
+from einc.mlir.recurrences import (host as recurrence_host, kernel as recurrence_kernel,
+                                   region as recurrence_region, tensor_steps as recurrence_tensor_steps,
+                                   workgroup as recurrence_workgroup)
 
 FORMS_PROGRAM = """
 use std::math::tanh;

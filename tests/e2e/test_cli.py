@@ -62,7 +62,7 @@ def test_emit_mlir_shows_linalg_matmul_not_a_host_loop():
 @pytest.mark.parametrize("target, pads", [("llvm-cpu", 4), ("vulkan-spirv", 2)])
 def test_emit_mlir_of_the_cnn_shows_named_ops_and_no_gathers(target, pads):
     # llvm-cpu gives the one-channel first convolution a channel of zeros, image and filter
-    # (einc/mlir/cpu_convolutions.py), and rows of 14 columns (28 and 14 wide)
+    # (einc/mlir/dense/cpu_convolutions.py), and rows of 14 columns (28 and 14 wide)
     result = einc("build", ROOT / "examples" / "mnist" / "cnn.ein", "--emit", "mlir", "--target", target)
     assert result.returncode == 0, result.stderr
     text = result.stdout

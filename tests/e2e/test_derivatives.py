@@ -30,7 +30,7 @@ F32_RULES = {
     "erf(x)": math.erf,
     "atan2(x, 2.0)": lambda x: math.atan2(x, 2),
 }
-# f64 transcendental functions are einc's own expansions on llvm-cpu (einc/mlir/f64_math.py), so
+# f64 transcendental functions are einc's own expansions on llvm-cpu (einc/mlir/core/f64_math.py), so
 # their derivatives are checked at full precision too, not only in f32
 F64_RULES.update(F32_RULES)
 

@@ -74,7 +74,7 @@ def test_both_gradients_share_one_reverse_pass(tmp_path):
 
 
 def test_gradient_reads_the_hidden_layer_instead_of_recomputing_it(tmp_path):
-    # tanh's partial is 1 - h²: the adjoint reads h (einc.passes.autodiff.primal_reuse)
+    # tanh's partial is 1 - h²: the adjoint reads h (einc.autodiff.primal_reuse)
     path = tmp_path / "mlp.ein"
     path.write_text(MLP)
     lines = emit_program(str(path), "ir").splitlines()

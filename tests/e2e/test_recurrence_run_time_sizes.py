@@ -1,6 +1,6 @@
 """Recurrence groups of several members whose storages have run-time sizes, in each form a
 target runs them in. IREE 3.13 read every storage a host loop carries after the first at the
-first one's offset (einc/mlir/flat_storage.py): on vulkan-spirv the second member came back
+first one's offset (einc/mlir/recurrences/flat_storage.py): on vulkan-spirv the second member came back
 holding the first one's values, and a Jacobian of a recurrence came back scrambled (found by the
 differential fuzzer). Each case is checked against a NumPy loop."""
 import numpy as np

@@ -139,7 +139,7 @@ SEVERAL_MEMBERS = """
 @pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
 def test_several_members_with_run_time_sizes(run, target):
     # IREE 3.13 read every carried storage after the first at the first one's offset
-    # (einc/mlir/flat_storage.py); this was E011 before the storages were carried flat
+    # (einc/mlir/recurrences/flat_storage.py); this was E011 before the storages were carried flat
     a0 = np.array([0.5, -0.25, 1.0, 0.75, -1.5], np.float32)
     a, b = [a0.astype(np.float64)], [a0.astype(np.float64) * 2.0]
     for _ in range(1, 5):

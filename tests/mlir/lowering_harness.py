@@ -1,4 +1,4 @@
-"""Compile and run lowered programs directly with iree.compiler / iree.runtime (no einc.build),
+"""Compile and run lowered programs directly with iree.compiler / iree.runtime (no einc.backend),
 plus terse constructors for hand-built IR programs."""
 from __future__ import annotations
 

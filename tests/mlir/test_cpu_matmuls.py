@@ -8,7 +8,7 @@ import pytest
 
 import einc
 from einc.driver import lower
-from einc.mlir import cpu_matmuls
+from einc.mlir.dense import cpu_matmuls
 
 NAMED = """
 let A: [f32; M, K];

@@ -11,7 +11,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 import einc
 from einc.driver import lower
-from einc.mlir import cpu_matmuls
+from einc.mlir.dense import cpu_matmuls
 
 SOURCE = """
 let A: [f32; M, K];
@@ -461,7 +461,7 @@ def test_matmul_of_a_computed_single_element(target):
 def test_window_sum_under_a_guard_its_ranges_decide(target):
     """`w >= 1` over w in 0..1 is never true, so every term is the else constant; IREE folded
     the guard and summed the constant once (-1, not -6; found by the dense fuzz campaign). einc
-    decides such guards first (einc/mlir/decided_guards.py), so the sum runs as scalar loops;
+    decides such guards first (einc/mlir/core/decided_guards.py), so the sum runs as scalar loops;
     a guard always true leaves the windows' sum."""
     src = """
         let x: [f32; 6, 4];

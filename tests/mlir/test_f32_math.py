@@ -1,4 +1,4 @@
-"""f32 elementary functions (einc.mlir.f32_math and the generic ones of f64_math, plus those left
+"""f32 elementary functions (einc.mlir.core.f32_math and the generic ones of f64_math, plus those left
 to IREE) within a few ulps of the correctly rounded value: NumPy's float64 result rounded to f32,
 over each function's domain (tan near its poles included), on llvm-cpu and vulkan-spirv."""
 import math
@@ -41,7 +41,7 @@ def arguments(f):
     return np.concatenate([CASES[f][1], SPECIAL]).astype(np.float32)
 
 
-# the intrinsics the std::math functions wrap, lowered by einc.mlir.scalar_ops
+# the intrinsics the std::math functions wrap, lowered by einc.mlir.core.scalar_ops
 SOURCE = "".join(f"let x_{f}: [f32; {len(arguments(f))}];\nlet y_{f} = __{f}(x_{f});\n" for f in CASES)
 # atan2(y, x) over the four quadrants and the axes, against np.arctan2
 Y = np.concatenate([RNG.uniform(-1e3, 1e3, N), [0.0, 0.0, 1.0, -1.0, 0.0, -0.0]]).astype(np.float32)

@@ -1,4 +1,4 @@
-"""f64 sin, cos, tan, asin, acos, atan, atan2, erf, log2 and tanh on llvm-cpu (einc.mlir.f64_math:
+"""f64 sin, cos, tan, asin, acos, atan, atan2, erf, log2 and tanh on llvm-cpu (einc.mlir.core.f64_math:
 IREE cannot link libm for them) against NumPy and Python's math.erf."""
 import math
 

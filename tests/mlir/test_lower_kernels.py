@@ -4,7 +4,8 @@ import pytest
 
 from einc.ir.nodes import Generic, Reduce
 from einc.ir.types import Lin
-from einc.mlir import cpu_matmuls, lower_to_text
+from einc.mlir.dense import cpu_matmuls
+from einc.mlir import lower_to_text
 from einc.target import get
 from lowering_harness import (compile_program, Compiled, const, op, program, read, ref, run,
                               scalar_input, tensor_input, var)

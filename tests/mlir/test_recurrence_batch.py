@@ -1,4 +1,4 @@
-"""Independent series along a batch axis as lane blocks (llvm-cpu, einc.mlir.recurrence_batch):
+"""Independent series along a batch axis as lane blocks (llvm-cpu, einc.mlir.recurrences.batch):
 which groups take the form, and values against NumPy loops at batch sizes that exercise whole
 blocks, the masked rest and a batch smaller than one block, keeping the last step or every step;
 vulkan-spirv keeps its own forms."""
@@ -10,7 +10,7 @@ import pytest
 
 import einc
 from einc.driver import emit_program, lower
-from einc.mlir import recurrence_batch
+from einc.mlir.recurrences import batch as recurrence_batch
 from tests.programs import source
 
 rng = np.random.default_rng(24)

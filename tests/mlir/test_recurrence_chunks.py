@@ -1,4 +1,4 @@
-"""Recurrences that the host runs in chunks of steps on vulkan-spirv (einc/mlir/recurrence_chunks.py):
+"""Recurrences that the host runs in chunks of steps on vulkan-spirv (einc/mlir/recurrences/chunks.py):
 reads of a fixed step (`x[0]`) in the workgroup form, the host-loop form's chunk storage (pinned
 rows, tails, windows, whole tensors) across chunk boundaries, and a long host loop that holds no
 resources per step (issue 10 item 3). Every run is checked against a NumPy loop in float64."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import json
 
-from einc.build import compile_mlir
+from einc.backend import compile_mlir
 from einc.mlir.signature import target_entries
 from einc.target import get
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from einc import host_cpu
-from einc.build import compile_mlir
+from einc.backend import compile_mlir
 from einc.cli import _run_cli
 from einc.runtime import RunError, load
 from einc.runtime.program import read_signature

@@ -100,7 +100,7 @@ def test_calling_a_library_function_without_importing_it_names_its_module(diagno
 
 
 def test_a_piecewise_definition_in_a_function_called_per_row_is_E011(diagnose):
-    # rows are batched (einc.semantics.tensors.batch_over_outer_indices) only for plain definitions
+    # rows are batched (einc.semantics.core.tensors.batch_over_outer_indices) only for plain definitions
     diag, text = diagnose("let X: [f32; N, 4];\nfn shifted(v) {\n    let s[0] = 0.0;\n"
                                     "    let s[j in 1..4] = v[j - 1];\n    s\n}\n"
                                     "let Y[i, j] = shifted(X[i])[j];\n")

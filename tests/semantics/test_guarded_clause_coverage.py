@@ -1,5 +1,5 @@
 """Guarded clauses of one definition must cover each point once; decided at build time, a gap
-or an overlap is E004 naming the point (LANGUAGE.md section 10; einc.semantics.guarded_clauses)."""
+or an overlap is E004 naming the point (LANGUAGE.md section 10; einc.semantics.forms.guarded_clauses)."""
 
 OVERLAP = """let u[i in 0..4, j in 0..4] = i * 10 + j where i < j;
 let u[i in 0..4, j in 0..4] = -1 where i <= j;

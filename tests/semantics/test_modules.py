@@ -2,7 +2,7 @@
 import pytest
 
 from einc.diagnostics import CompileError
-from einc.semantics.modules import load_program, load_source
+from einc.semantics.core.modules import load_program, load_source
 
 
 def write(root, files):
@@ -127,7 +127,7 @@ def test_real_stdlib_math_loads():
 
 
 def test_a_module_can_re_export_a_builtin(tmp_path):
-    from einc.semantics.resolve import resolve
+    from einc.semantics.core.resolve import resolve
     root = tmp_path / "std"
     write(root, {"io.ein": "pub use self::load_npy;"})
     program = load_source("use std::io::load_npy;\nlet w = std::io::load_npy(\"w.npy\");", stdlib=root)
@@ -136,7 +136,7 @@ def test_a_module_can_re_export_a_builtin(tmp_path):
 
 
 def test_overlapping_globs_keep_the_first_and_an_explicit_import_replaces(tmp_path):
-    from einc.semantics.resolve import resolve
+    from einc.semantics.core.resolve import resolve
     root = tmp_path / "std"
     write(root, {"a.ein": "pub fn f() { 1 }\npub fn g() { 2 }", "b.ein": "pub fn f() { 3 }\npub fn g() { 4 }"})
     program = load_source("use std::a::*;\nuse std::b::*;\nuse std::b::g;\nlet x = f() + g();", stdlib=root)

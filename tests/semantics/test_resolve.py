@@ -2,9 +2,9 @@
 import pytest
 
 from einc.diagnostics import CompileError
-from einc.semantics.builtins import ALL
-from einc.semantics.modules import load_program, load_source
-from einc.semantics.resolve import resolve
+from einc.semantics.core.builtins import ALL
+from einc.semantics.core.modules import load_program, load_source
+from einc.semantics.core.resolve import resolve
 from einc.syntax import ast
 
 

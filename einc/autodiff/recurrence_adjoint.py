@@ -1,0 +1,229 @@
+"""Reverse mode through a recurrence: an adjoint loop running backward over the kept states.
+
+For a group G over steps t, the adjoint group G' runs over τ = T - 1 - t. Its member ā_m holds
+the adjoint of primal member m at step T - 1 - τ: the adjoint that reached m from outside the
+loop, plus what every clause that reads m sends back. A clause of n reading m[t - c, ..] sends
+at step t its own adjoint ā_n[t, w] times the local partial; seen from m that is step t + c,
+which the adjoint loop computed c steps earlier (c = 0: the reader comes later in the primal
+step order, so earlier in G', whose members run in reverse order). The partials read the primal
+states as ordinary tensors; the storage plan then keeps every step of them.
+
+The clauses' reads of tensors outside the loop (weights, inputs) come back as leaves for the
+caller's reverse pass, summed over steps and points like the reads of any indexed definition.
+"""
+from __future__ import annotations
+
+from einc import diagnostics as d
+from einc.ir import affine
+from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
+                           RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value, step_state_reads)
+from einc.ir.types import BOOL, Lin
+from einc.autodiff.delta import gather_sum, lin_value
+from einc.autodiff.local_rules import const
+from einc.autodiff.rewrite import replace_nodes, scalar_nodes
+from einc.autodiff.scalar_adjoint import LeafAdjoint, propagate
+from einc.autodiff.seeds import read_adjoint
+
+
+def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, rules, span) -> list:
+    """Leaves (reads of tensors outside G, and x) with their adjoints, given `outside`:
+    id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
+    check_not_own_member(group, x, span)
+    return _AdjointLoop(group, rules, span).run(outside, {id(x)})
+
+
+def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
+    """A member of the loop being differentiated is not an independent parameter."""
+    if isinstance(x, RecValue) and x.group is group:
+        raise d.error(d.UNSUPPORTED, f"a derivative with respect to `{x.member.name}` through "
+                      "its own recurrence", span, hint="differentiate with respect to the "
+                      "inputs the recurrence starts from")
+
+
+class _AdjointLoop:
+    def __init__(self, group: RecurrenceGroup, rules, span):
+        self.group = group
+        self.rules = rules
+        self.span = span
+        self.primal = {id(m): RecValue(group, m) for m in group.members}
+        steps = group.t_var.extent
+        self.tau = IndexVar("τ", Lin(0), steps)
+        self.last = steps - 1                      # t = last - τ
+        # every adjoint is stored over all of G's steps: a member shorter than the loop
+        # (v[0..T] beside a[0..T + 1]) lives at its last steps there, the first ones stay 0
+        self.adjoint = {id(m): RecMember(f"{m.name}_bar", m.dtype, (steps,) + tuple(m.shape[1:]), [],
+                                         span=m.span)
+                        for m in group.members if m.dtype.is_float}
+        self.step = group.t_var                    # the clause's own step variable
+        self.converted: dict[int, Value] = {}      # per clause
+        self.stops: set = set()                    # ids of the values asked about (x)
+
+    def run(self, outside: dict, stops: set) -> list:
+        self.stops = stops
+        needed = _read_from(self.group, outside)
+        self.adjoint = {key: m for key, m in self.adjoint.items() if key in needed}
+        into_states: dict[int, list] = {}
+        leaves = []
+        for n in self.group.members:
+            if id(n) not in self.adjoint:
+                continue
+            for read in _state_reads(n):
+                self._check(n, read)
+            for clause in n.clauses:
+                for leaf in self._clause_leaves(n, clause):
+                    target = self._state_of(leaf.leaf)
+                    if target is None:
+                        leaves.append(leaf)
+                    elif id(target) in self.adjoint:
+                        into_states.setdefault(id(target), []).append(leaf)
+        members = [m for m in reversed(self.group.members) if id(m) in self.adjoint]
+        for m in members:
+            self._define(m, outside.get(id(m)), into_states.get(id(m), []))
+        reverse = RecurrenceGroup(self.tau, [self.adjoint[id(m)] for m in members])
+        values = {id(self.adjoint[id(m)]): RecValue(reverse, self.adjoint[id(m)]) for m in members}
+        return [LeafAdjoint(leaf.leaf, _states_as_reads(leaf.adjoint, values), leaf.extra_vars)
+                for leaf in leaves]
+
+    # ------------------------------------------------------------ primal clauses
+
+    def _clause_leaves(self, n: RecMember, clause: RecClause) -> list:
+        """Adjoints of what one clause of n reads, its primal states read as tensors. The
+        clause's steps get their own variable, so sums over them cover exactly its range."""
+        step = IndexVar(self.group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
+        t = IndexRef(step)
+        self.step, self.converted = step, {}
+        here = (t,) + tuple(IndexRef(v) for v in clause.vars)
+        seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + here[1:])
+        if clause.guard is not None:
+            seed = Op("select", (self._convert(clause.guard), seed, const(0.0, seed)), seed.dtype)
+        overridden = _written_later(n, clause, here)
+        if overridden is not None:      # a later clause writes these points: this one's value is gone
+            seed = Op("select", (overridden, const(0.0, seed), seed), seed.dtype)
+        body = self._convert(clause.body)
+        leaves = propagate(body, seed, self.stops, (step,) + tuple(clause.vars), self.rules)
+        if not sole_writer(n, clause):
+            return leaves
+        # partials that repeat the whole body read the stored value instead
+        stored = {id(body): Read(self.primal[id(n)], here, span=clause.body.span)}
+        return [LeafAdjoint(leaf.leaf, replace_nodes(leaf.adjoint, stored), leaf.extra_vars)
+                for leaf in leaves]
+
+    def _state_of(self, node: Value):
+        if isinstance(node, Read) and isinstance(node.tensor, RecValue) and node.tensor.group is self.group:
+            return node.tensor.member
+        return None
+
+    def _check(self, reader: RecMember, read: StateRead) -> None:
+        lin = affine.affine_of(read.subs[0])
+        if lin is None or lin.terms != {self.group.t_var: 1}:
+            raise d.error(d.UNSUPPORTED, f"a derivative through `{reader.name}`, which reads "
+                          f"`{read.member.name}` at a step that is not t - constant", self.span)
+        if read.member is reader and lin.const == 0:
+            raise d.error(d.UNSUPPORTED, f"a derivative through `{reader.name}`, which reads its "
+                          "own points of the same step", self.span)
+
+    # ------------------------------------------------------------ adjoint members
+
+    def _define(self, m: RecMember, outside, leaves: list) -> None:
+        vars_ = tuple(IndexVar(f"v{k}", Lin(0), extent) for k, extent in enumerate(m.shape[1:], 1))
+        step = self._step_of(IndexRef(self.tau))
+        at = (step,) + tuple(IndexRef(v) for v in vars_)
+        total = read_adjoint(outside, at) if outside is not None else const(0.0, m)
+        for leaf in leaves:
+            body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, leaf.leaf.subs, at)
+            if guard is not None:
+                body = Op("select", (guard, body, const(0.0, body)), body.dtype)
+            total = Op("add", (total, body), total.dtype)
+        first = self.tau.extent - m.shape[0]      # τ of m's last step
+        self.adjoint[id(m)].clauses.append(RecClause(first, self.tau.extent, vars_, total))
+
+    def _step_of(self, t: Value) -> Value:
+        """The other loop's step for step `t` (the map t <-> last - t is its own inverse)."""
+        return Op("sub", (lin_value(self.last), t), t.dtype)
+
+    # ------------------------------------------------------------ rebuilding
+
+    def _convert(self, v: Value) -> Value:
+        """`v` with the primal StateReads as reads of the primal storage, and the clause's own
+        step variable for the group's."""
+        key = id(v)
+        if key not in self.converted:
+            self.converted[key] = self._rebuild(v)
+        return self.converted[key]
+
+    def _rebuild(self, v: Value) -> Value:
+        if id(v) in self.stops:
+            return v        # x itself: a copy would hide its uses from the derivative (a silent 0)
+        if isinstance(v, StateRead):
+            return Read(self.primal[id(v.member)], tuple(self._convert(s) for s in v.subs), span=v.span)
+        if isinstance(v, IndexRef) and v.var is self.group.t_var:
+            return IndexRef(self.step)
+        if isinstance(v, (Const, Input, Size, IndexRef)) or v.rank > 0:
+            return v
+        if isinstance(v, Read):
+            return Read(v.tensor, tuple(self._convert(s) for s in v.subs), span=v.span, in_bounds=v.in_bounds)
+        if isinstance(v, Reduce):
+            guard = self._convert(v.guard) if v.guard is not None else None
+            return Reduce(v.kind, v.vars, self._convert(v.body), guard, span=v.span)
+        if isinstance(v, Op):
+            pairs = self.rules.partials(v)
+            out = Op(v.op, tuple(self._convert(a) for a in v.args), v.dtype, span=v.span)
+            if pairs is None:
+                return out
+            return self.rules.anchor(out.args[0], [(self._convert(a), self._convert(p)) for a, p in pairs])
+        raise d.error(d.UNSUPPORTED, f"no derivative through {type(v).__name__} in a recurrence", self.span)
+
+
+def _written_later(member: RecMember, clause: RecClause, here: tuple):
+    """The condition that a clause after `clause` writes the point `here` (its step and
+    coordinates), or None when no later clause can: a later clause wins at the points it writes."""
+    if sole_writer(member, clause):
+        return None
+    cond = None
+    for other in member.clauses[member.clauses.index(clause) + 1:]:
+        if other.guard is not None or _disjoint_steps(clause, other):
+            continue
+        ranges = [(here[0], other.t_lo, other.t_hi)]
+        ranges += [(at, var.lo, var.lo + var.extent) for at, var in zip(here[1:], other.vars)]
+        inside = None
+        for at, lo, hi in ranges:
+            test = Op("and", (Op("ge", (at, lin_value(lo)), BOOL), Op("lt", (at, lin_value(hi)), BOOL)), BOOL)
+            inside = test if inside is None else Op("and", (inside, test), BOOL)
+        cond = inside if cond is None else Op("or", (cond, inside), BOOL)
+    return cond
+
+
+def _disjoint_steps(clause: RecClause, other: RecClause) -> bool:
+    return affine.surely_nonnegative(clause.t_lo - other.t_hi) or affine.surely_nonnegative(other.t_lo - clause.t_hi)
+
+
+def sole_writer(member: RecMember, clause: RecClause) -> bool:
+    """Whether no other clause of `member` writes the steps `clause` writes (later clauses win)."""
+    return all(other is clause or affine.surely_nonnegative(clause.t_lo - other.t_hi)
+               or affine.surely_nonnegative(other.t_lo - clause.t_hi) for other in member.clauses)
+
+
+def _read_from(group: RecurrenceGroup, outside: dict) -> set:
+    """ids of the members with an adjoint from outside and of those they read, transitively
+    (the group may also hold other requests' tangent members, which need no adjoint here)."""
+    needed = set(outside)
+    stack = [m for m in group.members if id(m) in needed]
+    while stack:
+        for read in _state_reads(stack.pop()):
+            if id(read.member) not in needed:
+                needed.add(id(read.member))
+                stack.append(read.member)
+    return needed
+
+
+def _state_reads(member: RecMember) -> list:
+    """The StateReads in member's clauses."""
+    roots = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
+    return step_state_reads(roots)
+
+
+def _states_as_reads(v: Value, values: dict) -> Value:
+    """`v` with the adjoint loop's StateReads as reads of its storage (for use outside it)."""
+    mapping = {id(n): Read(values[id(n.member)], n.subs, span=n.span) for n in scalar_nodes([v])
+               if isinstance(n, StateRead) and id(n.member) in values}
+    return replace_nodes(v, mapping)

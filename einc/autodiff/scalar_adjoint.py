@@ -1,0 +1,102 @@
+"""Reverse accumulation through one scalar expression (a definition body or a scalar value).
+
+Given the adjoint `seed` of the root, returns each leaf's adjoint: the reads of program-level
+tensors, the scalars the caller asked to stop at, and nothing for constants and indices.
+A reduction's body is its own scope: adjoints inside it depend on the reduction's variables,
+so the leaves found there carry those variables, to be summed over by the caller.
+Inside a recurrence step, a derivative with respect to a value of that step (`let x0 = x[k - 1,
+0]; @loss / @x0`) takes the states it reads as givens (`states_given`): no path through the
+recurrence leads from such a value back to its own step's reads of earlier steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from einc import diagnostics as d
+from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, StateRead, Value,
+                           is_stored_tensor)
+from einc.ir.types import BOOL
+from einc.autodiff.custom_rules import NO_RULES
+from einc.autodiff.local_rules import const, mul, op, partials, selected_share
+
+
+@dataclass
+class LeafAdjoint:
+    leaf: Value           # a Read of a program-level tensor (or a rank-0 one itself), or a stop value
+    adjoint: Value        # scalar expression; free in the enclosing variables and `extra_vars`
+    extra_vars: tuple     # reduction variables between the root and the leaf
+
+
+def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rules=NO_RULES,
+              states_given: bool = False) -> list:
+    adjoints: dict[int, list] = {id(root): [seed]}
+    out: list[LeafAdjoint] = []
+    for node in _reverse_topological(root, stops, rules):
+        parts = adjoints.pop(id(node), [])
+        if not parts:
+            continue
+        adj = _sum(parts)
+        if id(node) in stops or isinstance(node, (Read, Input)) or is_stored_tensor(node):
+            out.append(LeafAdjoint(node, adj, extra_vars))
+        elif isinstance(node, Reduce):
+            out += _through_reduce(node, adj, stops, extra_vars, rules, states_given)
+        elif rules.partials(node) is not None:
+            for arg, partial in rules.partials(node):
+                adjoints.setdefault(id(arg), []).append(mul(adj, partial))
+        elif isinstance(node, Op):
+            _through_op(node, adj, adjoints)
+        elif isinstance(node, StateRead) and not states_given:
+            raise d.error(d.UNSUPPORTED, "derivatives through recurrences are not compiled yet", node.span)
+    return out
+
+
+def _through_op(node: Op, adj: Value, adjoints: dict) -> None:
+    if node.op == "cast":
+        (x,) = node.args
+        if x.dtype.is_float and node.dtype.is_float:
+            adjoints.setdefault(id(x), []).append(Op("cast", (adj,), x.dtype))
+        return
+    for arg, partial in zip(node.args, partials(node)):
+        if partial is not None:
+            adjoints.setdefault(id(arg), []).append(mul(adj, partial))
+
+
+def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules, states_given: bool) -> list:
+    if r.kind in ("all", "any") or not r.dtype.is_float:
+        return []
+    if r.kind == "sum":
+        inner = adj
+    elif r.kind == "prod":
+        inner = mul(adj, op("div", r, r.body))
+    else:  # max / min: through the selected points
+        inner = selected_share(r, adj)
+    if r.guard is not None:
+        inner = Op("select", (r.guard, inner, const(0.0, inner)), inner.dtype)
+    return propagate(r.body, inner, stops, extra_vars + tuple(r.vars), rules, states_given)
+
+
+def _sum(parts: list) -> Value:
+    total = parts[0]
+    for p in parts[1:]:
+        total = op("add", total, p)
+    return total
+
+
+def _reverse_topological(root: Value, stops: set, rules) -> list:
+    """Scalar nodes under `root`, users before operands, not entering reduction bodies (their
+    own scope) nor program-level tensors (leaves are reads of them)."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        v, done = stack.pop()
+        if done:
+            order.append(v)
+            continue
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        stack.append((v, True))
+        if id(v) in stops or isinstance(v, (Read, Reduce, Input, Const, Size, IndexRef, StateRead)) \
+                or is_stored_tensor(v):
+            continue
+        stack.extend((o, False) for o in rules.operands(v))
+    return list(reversed(order))

@@ -1,0 +1,115 @@
+"""Forward mode through a recurrence: tangent members run in the primal's own loop.
+
+Every member that x reaches (directly, or by reading a member x reaches) gets a tangent
+member in the same RecurrenceGroup, after all primal members: at step t it reads the primal
+states of step t and the tangent states of earlier steps, exactly as the primal reads its own
+history, so the storage plan and the step order apply to it unchanged.
+"""
+from __future__ import annotations
+
+from einc.ir.nodes import IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value
+from einc.autodiff.local_rules import const
+from einc.autodiff.recurrence_adjoint import check_not_own_member, sole_writer
+from einc.autodiff.rewrite import replace_nodes, scalar_nodes
+
+
+def recurrence_tangent(tan, value: RecValue):
+    check_not_own_member(value.group, tan.x, tan.span)
+    if id(value.member) not in tan.states:
+        _add_tangent_members(tan, value.group, value.member)
+    member = tan.states[id(value.member)]
+    return None if member is None else RecValue(value.group, member, span=value.span)
+
+
+def _add_tangent_members(tan, group, wanted: RecMember) -> None:
+    """Tangents of `wanted` and of the members it reads (no others: the group may already
+    hold the tangent members of other derivative requests)."""
+    primal = _read_by(wanted, group)
+    reached = _reached_members(tan, primal)
+    taken = {m.name for m in group.members}
+    for m in primal:
+        tan.states[id(m)] = None
+        if id(m) in reached:
+            shape = tuple(m.shape) + tuple(v.extent for v in tan.dirs)
+            name = _unique(f"{m.name}'", taken)
+            tan.states[id(m)] = RecMember(name, m.dtype, shape, [], span=m.span)
+    for m in primal:
+        dm = tan.states[id(m)]
+        if dm is None:
+            continue
+        for c in m.clauses:
+            body = tan.of_scalar(c.body)
+            if body is not None and sole_writer(m, c):
+                # partials that repeat the whole body read the value this step just stored
+                here = (IndexRef(group.t_var),) + tuple(IndexRef(v) for v in c.vars)
+                body = replace_nodes(body, {id(c.body): StateRead(m, here)})
+            dm.clauses.append(RecClause(c.t_lo, c.t_hi, tuple(c.vars) + tan.dirs,
+                                        const(0.0, c.body) if body is None else body, c.guard))
+        group.members.append(dm)
+
+
+def _unique(name: str, taken: set) -> str:
+    """A member name not yet in the group (the lowering keeps members' storage apart by name)."""
+    out, k = name, 1
+    while out in taken:
+        k += 1
+        out = f"{name}{k}"
+    taken.add(out)
+    return out
+
+
+def _read_by(wanted: RecMember, group) -> list:
+    """`wanted` and the members its clauses read, directly or not, in group order."""
+    keep, stack = {id(wanted)}, [wanted]
+    while stack:
+        for c in stack.pop().clauses:
+            for m in _scan_states(c.body) | (_scan_states(c.guard) if c.guard is not None else set()):
+                if id(m) not in keep:
+                    keep.add(id(m))
+                    stack.append(m)
+    return [m for m in group.members if id(m) in keep]
+
+
+def _scan_states(v: Value) -> set:
+    return {n.member for n in scalar_nodes([v]) if isinstance(n, StateRead)}
+
+
+def _reached_members(tan, members: list) -> set:
+    """ids of the float members whose value depends on x."""
+    reads = {id(m): set() for m in members}
+    reached = set()
+    for m in members:
+        if not m.dtype.is_float:
+            continue
+        for c in m.clauses:
+            direct, states = _scan(tan, c.body)
+            reads[id(m)] |= states
+            if direct:
+                reached.add(id(m))
+    changed = True
+    while changed:
+        changed = False
+        for m in members:
+            if id(m) not in reached and m.dtype.is_float and reads[id(m)] & reached:
+                reached.add(id(m))
+                changed = True
+    return reached
+
+
+def _scan(tan, body: Value):
+    """(whether `body` reaches x other than through state reads, ids of members it reads)."""
+    direct, states, seen, stack = False, set(), set(), [body]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if v is tan.x:
+            direct = True
+        elif isinstance(v, StateRead):
+            states.add(id(v.member))
+        elif isinstance(v, Read):
+            direct = direct or v.tensor is tan.x or tan.of_tensor(v.tensor) is not None
+        elif isinstance(v, (Op, Reduce)):
+            stack.extend(v.operands())
+    return direct, states

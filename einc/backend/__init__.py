@@ -1,0 +1,15 @@
+"""einc.backend: IREE compilation per target and atomic artifact writing.
+
+`compile_mlir` and `IreeCompileError` load the IREE compiler on first use, so that importing
+einc.backend for `write_artifact` (as `einc run` does) stays cheap.
+"""
+from einc.backend.artifact import write_artifact
+
+__all__ = ["compile_mlir", "write_artifact", "IreeCompileError"]
+
+
+def __getattr__(name: str):
+    if name in ("compile_mlir", "IreeCompileError"):
+        from einc.backend import iree_compile
+        return getattr(iree_compile, name)
+    raise AttributeError(f"module 'einc.backend' has no attribute {name!r}")

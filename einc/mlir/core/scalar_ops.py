@@ -1,0 +1,250 @@
+"""Scalar `Op`s → arith/math, shared by function-level (host) and in-region (device) code.
+
+Semantics follow the `Op` docstring: integer `div`/`rem` truncate toward zero (divsi/remsi), float
+`rem` keeps the dividend's sign (remf), min/max on floats propagate NaN (minimumf/maximumf).
+Integer `div`/`rem` are total (x / 0 and x % 0 are 0, MIN / -1 wraps to MIN): divsi/remsi are
+undefined there and trap on x86, and `if` computes both branches (docs/DECISIONS.md).
+"""
+from __future__ import annotations
+
+import math as pymath
+
+from typing import Callable
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, math, scf
+
+from einc.ir.nodes import Op
+from einc.ir.types import BOOL, DType
+from einc.mlir.core import f32_math, f64_math
+from einc.mlir.core.types import element_type
+
+_F, _I = arith.CmpFPredicate, arith.CmpIPredicate
+
+# `ne` is unordered so that NaN != x holds, as in IEEE 754; the others are ordered (false on NaN).
+FLOAT_PREDICATES = {"eq": _F.OEQ, "ne": _F.UNE, "lt": _F.OLT, "le": _F.OLE, "gt": _F.OGT, "ge": _F.OGE}
+INT_PREDICATES = {"eq": _I.eq, "ne": _I.ne, "lt": _I.slt, "le": _I.sle, "gt": _I.sgt, "ge": _I.sge}
+# bool orders false < true: unsigned, since i1 `true` is -1 when read as signed; u8..u64 likewise
+BOOL_PREDICATES = {"eq": _I.eq, "ne": _I.ne, "lt": _I.ult, "le": _I.ule, "gt": _I.ugt, "ge": _I.uge}
+
+# math functions defined on floats; on integers the rounding ones are the identity
+MATH_UNARY = ("sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos",
+              "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+              "erf", "floor", "ceil", "round", "trunc")
+ROUNDING = ("floor", "ceil", "round", "trunc")
+
+
+def constant(dtype: DType, value) -> ir.Value:
+    """A scalar constant of `dtype` (bool as i1 0/1)."""
+    t = element_type(dtype)
+    if dtype.is_float:
+        return arith.constant(t, float(value))
+    if dtype.is_bool:
+        return arith.constant(t, ir.IntegerAttr.get(t, 1 if value else 0))
+    value = int(value)
+    if value >= 1 << (dtype.bits - 1):
+        value -= 1 << dtype.bits        # signless: an unsigned value by its two's-complement bits
+    return arith.constant(t, value)
+
+
+# Function-level scalar code runs in IREE's VM, which cannot lower these; such ops run as 0-d
+# kernels on the device instead.
+VM_MISSING_MATH = ("tan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "trunc")
+
+
+def runs_on_host(op: Op) -> bool:
+    operand = op.args[0].dtype
+    if op.op in VM_MISSING_MATH:
+        return False
+    if op.op in _EXPANSIONS.get(operand.name, {}) or (operand.is_float and op.op == "atan2"):
+        return False                # the expansions use bit casts and i64 the VM may not have
+    if op.op == "pow":
+        return op.args[1].dtype == operand          # fpowi has no VM lowering
+    if op.op == "cast" and operand.is_float and op.dtype.is_int:
+        return False                # the VM's f32 -> i32 rounds to nearest (2.7 as i32 gave 3)
+    if op.op == "cast":
+        widening = operand.name == "f32" and op.dtype.name == "f64"
+        touches_f64 = "f64" in (operand.name, op.dtype.name)
+        return not (touches_f64 and not widening) and not (operand.is_bool and op.dtype.is_float)
+    return True
+
+
+def apply(op: Op, args: list[ir.Value]) -> ir.Value:
+    """The MLIR value of `op` applied to already-lowered scalar `args`."""
+    operand = op.args[0].dtype
+    if op.op == "cast":
+        return cast(args[0], operand, op.dtype)
+    if op.op in FLOAT_PREDICATES:
+        return compare(op.op, operand, *args)
+    if op.op == "select":
+        return arith.select(*args)
+    if op.op in MATH_UNARY:
+        return _math_unary(op.op, operand, args[0])
+    return _RULES[op.op](operand, *args)
+
+
+def compare(name: str, dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:
+    if dtype.is_float:
+        return arith.cmpf(FLOAT_PREDICATES[name], a, b)
+    table = BOOL_PREDICATES if dtype.is_bool or dtype.is_unsigned else INT_PREDICATES
+    return arith.cmpi(table[name], a, b)
+
+
+def cast(x: ir.Value, src: DType, dst: DType) -> ir.Value:
+    if src == dst:
+        return x
+    out = element_type(dst)
+    if dst.is_bool:
+        return compare("ne", src, x, constant(src, 0))
+    if src.is_bool:
+        return arith.extui(out, x) if dst.is_int else arith.uitofp(out, x)
+    if src.is_float and dst.is_float:
+        return arith.extf(out, x) if dst.name == "f64" else arith.truncf(out, x)
+    if src.is_int and dst.is_int:
+        # wider: extended by the source's signedness; narrower: the low bits (wraps, as NumPy)
+        if dst.bits == src.bits:
+            return x
+        if dst.bits < src.bits:
+            return arith.trunci(out, x)
+        return arith.extui(out, x) if src.is_unsigned else arith.extsi(out, x)
+    if dst.is_float:
+        return arith.uitofp(out, x) if src.is_unsigned else arith.sitofp(out, x)
+    return arith.fptoui(out, x) if dst.is_unsigned else arith.fptosi(out, x)
+
+
+def _math_unary(name: str, dtype: DType, x: ir.Value) -> ir.Value:
+    if not dtype.is_float and name in ROUNDING:
+        return x
+    if name == "log10":
+        # IREE's llvm-cpu backend leaves math.log10 as a call to libm's log10f, which it does not link
+        return arith.mulf(_math_unary("log", dtype, x), constant(dtype, 1 / pymath.log(10)))
+    expansion = _EXPANSIONS.get(dtype.name, {}).get(name)
+    return expansion(x) if expansion else getattr(math, name)(x)
+
+
+# einc's own float functions, by type: f64 ones IREE cannot link, f32 ones IREE gets wrong
+_EXPANSIONS = {"f64": f64_math.UNARY, "f32": f32_math.UNARY}
+
+
+def _atan2(dtype: DType, y: ir.Value, x: ir.Value) -> ir.Value:
+    return f64_math.atan2(y, x)         # generic over the float type
+
+
+def _by_kind(on_float: Callable, on_int: Callable, on_unsigned: Callable | None = None) -> Callable:
+    """The op for the operand type: float, signed integer, or unsigned integer and bool
+    (`on_unsigned`, where it differs from the signed op)."""
+    def rule(dtype: DType, *args):
+        if dtype.is_float:
+            return on_float(*args)
+        return (on_unsigned or on_int)(*args) if dtype.is_bool or dtype.is_unsigned else on_int(*args)
+    return rule
+
+
+def _neg(dtype: DType, x: ir.Value) -> ir.Value:
+    return arith.negf(x) if dtype.is_float else arith.subi(constant(dtype, 0), x)
+
+
+def _not(dtype: DType, x: ir.Value) -> ir.Value:
+    return arith.xori(x, constant(dtype, True))
+
+
+def _isnan(dtype: DType, x: ir.Value) -> ir.Value:
+    if not dtype.is_float:
+        return constant(BOOL, False)
+    return arith.cmpf(_F.UNO, x, x)
+
+
+def _isinf(dtype: DType, x: ir.Value) -> ir.Value:
+    if not dtype.is_float:
+        return constant(BOOL, False)
+    return arith.cmpf(_F.OEQ, math.absf(x), constant(dtype, float("inf")))
+
+
+def _pow(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
+    # pow(float, i32) is the integer power; its operand types differ, hence the type test
+    if dtype.is_float:
+        if isinstance(exponent.type, ir.IntegerType):
+            return math.fpowi(base, exponent)
+        return math.powf(base, exponent)
+    return _integer_power(dtype, base, exponent)
+
+
+def _integer_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
+    """Square-and-multiply over the exponent's bits (IREE cannot lower math.ipowi with a
+    variable exponent). A negative exponent gives 0, the truncated value of 1 / base^-n for |base| > 1.
+    An unsigned exponent has one bit more to go through than a non-negative signed one."""
+    bits = dtype.bits if dtype.is_unsigned else dtype.bits - 1
+    index = ir.IndexType.get()
+    loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, bits), arith.constant(index, 1),
+                     [constant(dtype, 1), base, exponent])
+    with ir.InsertionPoint(loop.body):
+        result, power, rest = loop.inner_iter_args
+        odd = arith.trunci(ir.IntegerType.get_signless(1), rest)
+        result = arith.select(odd, arith.muli(result, power), result)
+        scf.yield_([result, arith.muli(power, power), arith.shrui(rest, constant(dtype, 1))])
+    if dtype.is_unsigned:
+        return loop.results[0]
+    negative = arith.cmpi(_I.slt, exponent, constant(dtype, 0))
+    return arith.select(negative, constant(dtype, 0), loop.results[0])
+
+
+def _div(dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:
+    if dtype.is_float:
+        return arith.divf(a, b)
+    by_zero, by_minus_one, safe = _safe_divisor(dtype, b)
+    if _unsigned(dtype):
+        quotient = arith.divui(a, safe)
+    else:
+        quotient = arith.select(by_minus_one, arith.subi(_splat(dtype, 0, a), a), arith.divsi(a, safe))
+    return arith.select(by_zero, _splat(dtype, 0, a), quotient)
+
+
+def _rem(dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:
+    if dtype.is_float:
+        return arith.remf(a, b)
+    by_zero, _, safe = _safe_divisor(dtype, b)
+    if _unsigned(dtype):
+        return arith.select(by_zero, _splat(dtype, 0, a), arith.remui(a, safe))
+    return arith.remsi(a, safe)      # x % 1 is 0, as x % 0 and x % -1 are
+
+
+def _unsigned(dtype: DType) -> bool:
+    return dtype.is_bool or dtype.is_unsigned
+
+
+def _safe_divisor(dtype: DType, b: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(b == 0, b == -1, b with the divisors divsi/divui are undefined or overflow on replaced by
+    1): b == 0 always, b == -1 for signed types (MIN / -1 overflows)."""
+    by_zero = arith.cmpi(_I.eq, b, _splat(dtype, 0, b))
+    if _unsigned(dtype):
+        return by_zero, None, arith.select(by_zero, _splat(dtype, 1, b), b)
+    by_minus_one = arith.cmpi(_I.eq, b, _splat(dtype, -1, b))
+    return by_zero, by_minus_one, arith.select(arith.ori(by_zero, by_minus_one), _splat(dtype, 1, b), b)
+
+
+def _splat(dtype: DType, value, like: ir.Value) -> ir.Value:
+    """A constant of `like`'s type: a scalar, or a vector (recurrence lanes) of equal elements."""
+    if isinstance(like.type, ir.VectorType):
+        return arith.constant(like.type, ir.DenseElementsAttr.get_splat(
+            like.type, ir.IntegerAttr.get(element_type(dtype), value)))
+    return constant(dtype, value)
+
+
+_RULES: dict[str, Callable] = {
+    "neg": _neg,
+    "not": _not,
+    "abs": _by_kind(math.absf, math.absi, lambda x: x),
+    "isnan": _isnan,
+    "isinf": _isinf,
+    "add": _by_kind(arith.addf, arith.addi),
+    "sub": _by_kind(arith.subf, arith.subi),
+    "mul": _by_kind(arith.mulf, arith.muli),
+    "div": _div,
+    "rem": _rem,
+    "pow": _pow,
+    "min": _by_kind(arith.minimumf, arith.minsi, arith.minui),
+    "max": _by_kind(arith.maximumf, arith.maxsi, arith.maxui),
+    "atan2": _atan2,
+    "and": lambda dtype, a, b: arith.andi(a, b),
+    "or": lambda dtype, a, b: arith.ori(a, b),
+}

@@ -1,0 +1,86 @@
+"""Sizes at run time: IR `Lin`s over input dimensions become `index` SSA values.
+
+Every `Sym` is read once with `tensor.dim` at function entry, so a size can be rebuilt anywhere
+in the function (inside linalg regions too) from values that dominate everything. A `DataSize`
+(a length computed from data) is defined by the lowering of its `Compact`, which the function
+emits before anything else that could use it.
+"""
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, cf, linalg, tensor
+
+from einc.ir.nodes import Input
+from einc.ir.types import DataSize, Lin, Quotient, Shape, Sym
+from einc.mlir.core.types import i32_type, index_type
+
+
+def index_const(n: int) -> ir.Value:
+    return arith.constant(index_type(), n)
+
+
+class Sizes:
+    """The `index` value of each Sym, plus Lin -> index arithmetic over them."""
+
+    def __init__(self, args: list[ir.Value], syms: list[Sym]):
+        self.dims = {sym: tensor.dim(args[sym.input_pos], index_const(sym.axis)) for sym in syms}
+
+    def dim(self, sym: Sym) -> ir.Value:
+        return self.dims[sym]
+
+    def define(self, size: DataSize, value: ir.Value) -> None:
+        self.dims[size] = value
+
+    def index(self, lin: Lin) -> ir.Value:
+        """`lin` as an index value; a constant when `lin` has no symbols."""
+        total = None
+        for key, coeff in lin.terms.items():
+            value = self._key(key)
+            term = value if coeff == 1 else arith.muli(value, index_const(coeff))
+            total = term if total is None else arith.addi(total, term)
+        if total is None:
+            return index_const(lin.const)
+        return arith.addi(total, index_const(lin.const)) if lin.const else total
+
+    def _key(self, key) -> ir.Value:
+        if isinstance(key, Sym):
+            return self.dims[key]
+        if isinstance(key, Quotient):
+            return arith.floordivsi(self.index(key.numer), index_const(key.denom))
+        raise ValueError(f"a size depends on index variable {key!r}")
+
+    def i32(self, lin: Lin) -> ir.Value:
+        if lin.is_const:
+            return arith.constant(i32_type(), lin.const)
+        return arith.index_cast(i32_type(), self.index(lin))
+
+    def empty(self, shape: Shape, element: ir.Type) -> ir.Value:
+        """An uninitialised tensor of `shape`."""
+        sizes = [d.const if d.is_const else self.index(d) for d in shape]
+        return tensor.empty(sizes, element)
+
+    def scalar_tensor(self, value: ir.Value) -> ir.Value:
+        """A host scalar as a 0-d device tensor. linalg.fill rather than tensor.from_elements,
+        which IREE mis-converts for i1 (IREE-17)."""
+        return linalg.fill(value, outs=[tensor.empty([], value.type)])
+
+    def dynamic_dims(self, shape: Shape) -> list[ir.Value]:
+        """The values of the non-constant sizes, as ops like flow.tensor.trace list them."""
+        return [self.index(d) for d in shape if not d.is_const]
+
+
+def emit_shape_checks(inputs: list[Input], args: list[ir.Value], fixed_dims: dict[str, int]) -> None:
+    """A named dim used on several input axes must have one size: IREE does not check that
+    (a dim fixed at build time is part of each argument's static type instead)."""
+    seen: dict[str, tuple[Input, ir.Value]] = {}
+    for inp in inputs:
+        for axis, dim in enumerate(inp.declared_dims or []):
+            if not isinstance(dim, str) or dim in fixed_dims:
+                continue
+            size = tensor.dim(args[inp.pos], index_const(axis))
+            if dim not in seen:
+                seen[dim] = (inp, size)
+                continue
+            first, first_size = seen[dim]
+            same = arith.cmpi(arith.CmpIPredicate.eq, first_size, size)
+            cf.assert_(same, f"shape mismatch: named dim {dim} differs between {first.name} and {inp.name}")

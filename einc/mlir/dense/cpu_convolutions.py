@@ -1,0 +1,111 @@
+"""Tile sizes for NCHW convolutions on llvm-cpu (measured: benchmarks/, the conv and CNN rows).
+
+IREE's heuristics for `linalg.conv_2d_nchw_fchw` (2 output channels by 8 columns a step, input
+channels vectorized) run 3-4x slower here than 8 output channels by a row of up to 16 columns
+with the window as scalar loops; the op carries that choice as its `compilation_info`. The row
+divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slower).
+A run-time width gets rows of 16 through blocks of 16 columns (width_blocks).
+
+With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
+so such a convolution, in any layout, gets a second input channel of zeros: twice the
+multiplies, still 6-10x faster, and faster than im2col. Targets without `convolution_tiles`
+(Vulkan) and other layouts keep IREE's choices. Figures: docs/DECISIONS.md.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, linalg, tensor
+
+from einc.mlir.dense import width_blocks
+from einc.mlir.dense.named_ops import Match, emit as emit_named
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+VECTOR_CHANNELS, VECTOR_COLUMNS, DISTRIBUTED_ROWS = 8, 16, 4
+
+
+def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
+    """The convolution `found` as llvm-cpu runs it best, or None where IREE's defaults stay."""
+    if not lw.target.convolution_tiles:
+        return None
+    channel_axes = _summed_channel_axes(found)
+    one_channel = channel_axes is not None and _extent(found.operand_axes[1][channel_axes[1]]) == 1
+    nchw = found.pattern.op == "conv_2d_nchw_fchw"
+    blocks = width_blocks.applies(found, init)
+    if not (nchw or one_channel or blocks):
+        return None
+    columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
+    tiles = _nchw_tiles(_extent(found.operand_axes[1][0]), columns) if nchw else None
+
+    def convolution(ins: list, out: ir.Value) -> ir.Value:
+        if one_channel:
+            ins = [_channel_of_zeros_added(v, axis) for v, axis in zip(ins, channel_axes)]
+        result = getattr(linalg, found.pattern.op)(*ins, outs=[out], strides=found.strides,
+                                                   dilations=found.dilations)
+        if tiles is not None:
+            result.owner.attributes["compilation_info"] = tiles
+        return result
+
+    def build(ins: list, out: ir.Value) -> ir.Value:
+        return width_blocks.blocked(found, ins, out, convolution) if blocks else convolution(ins, out)
+    return emit_named(lw, found, init, build=build)
+
+
+# A 3-d convolution with one channel ran faster as IREE has it (4.4 ms against 6.8 padded, a
+# batch of 8 16^3 volumes into 8 channels); 1-d ones as 2-d ones (18.7 ms against 9.3 padded).
+PADDED_CHANNEL_OPS = ("conv_1d_", "conv_2d_")
+
+
+def _summed_channel_axes(found: Match) -> Optional[tuple]:
+    """The axis of the summed channel `c` in the image and in the filter of a 1-d or 2-d
+    convolution (None for depthwise ones, whose channel is a result axis, and other ops)."""
+    pattern = found.pattern
+    if not pattern.op.startswith(PADDED_CHANNEL_OPS) or len(pattern.operands) != 2 or "c" in pattern.out.split():
+        return None
+    tokens = [operand.split() for operand in pattern.operands]
+    return tuple(t.index("c") for t in tokens) if all("c" in t for t in tokens) else None
+
+
+def _extent(axis) -> Optional[int]:
+    """A plain axis's length when known at build time."""
+    size = axis.vars[0].extent
+    return size.const if len(axis.vars) == 1 and not axis.stride and size.is_const else None
+
+
+def _row(columns: int) -> int:
+    """The widest row of at most VECTOR_COLUMNS that divides the output's width (a run-time
+    width gets VECTOR_COLUMNS; an empty one, whose kernel never runs, 1)."""
+    if columns == DYNAMIC:
+        return VECTOR_COLUMNS
+    if columns < 1:
+        return 1
+    return max(d for d in range(1, min(columns, VECTOR_COLUMNS) + 1) if columns % d == 0)
+
+
+def _nchw_tiles(channels, columns: int) -> ir.Attribute:
+    """Loops (n, f, oh, ow, c, kh, kw): a workgroup takes DISTRIBUTED_ROWS output rows of one
+    image, all channels and columns; a vector step VECTOR_CHANNELS channels by a row."""
+    f = VECTOR_CHANNELS if channels is None else min(channels, VECTOR_CHANNELS)
+    levels = {"distribution": [1, 0, DISTRIBUTED_ROWS, 0, 0, 0, 0],
+              "vector_common_parallel": [1, f, 1, _row(columns), 0, 0, 0],
+              "vector_reduction": [0, 0, 0, 0, 1, 1, 1]}
+    fields = ", ".join(f"{name} = [{', '.join(map(str, sizes))}]" for name, sizes in levels.items())
+    # IREE's Python bindings have no builders for #iree_cpu attributes, so this one is parsed.
+    return ir.Attribute.parse(
+        f"#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<{fields}>, "
+        "translation_info = #iree_codegen.translation_info<pipeline = "
+        "#iree_cpu.pipeline<ConvTileAndDecomposeExpert>>>")
+
+
+def _channel_of_zeros_added(value: ir.Value, axis: int) -> ir.Value:
+    """An image or filter with one channel on `axis`, padded with a second channel of zeros."""
+    source = ir.RankedTensorType(value.type)
+    shape = [source.get_dim_size(a) for a in range(source.rank)]
+    shape[axis] = 2
+    high = [1 if a == axis else 0 for a in range(source.rank)]
+    op = tensor.PadOp(ir.RankedTensorType.get(shape, source.element_type), value, [], [], [0] * source.rank, high)
+    block = op.regions[0].blocks.append(*([ir.IndexType.get()] * source.rank))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(arith.constant(source.element_type, 0.0))
+    return op.result

@@ -1,0 +1,501 @@
+"""Named linalg ops for reductions that are one: contractions, convolutions and pooling.
+
+IREE's code generators are best at named ops (microkernels, data tiling, convolution
+strategies), so a reduction that matches one of PATTERNS is emitted as that op. It matches when
+its body is one read (pooling) or a product of two (contractions, convolutions), each an
+affine view of a program-level tensor of one float dtype (operand_views), with no reduction
+guard, and every axis and summed variable is a letter of the pattern: a plain letter spans a
+whole axis from 0; `y+p` is a window read at `stride * y + dilation * p`. In contractions a
+letter may stand for a run of variables kept together in one order (collapsed for the op), and
+operands may be transposed to match (attention's heads as a batch_matmul). Elementwise work
+around the reduction stays in the enclosing kernel; anything else stays a linalg.generic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import partial
+from itertools import permutations
+from typing import Callable, Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import linalg, tensor
+
+from einc.ir.nodes import IndexVar, Op, Read, Reduce, Value
+from einc.ir.types import Lin, Quotient, Sym
+from einc.mlir.dense import operand_views
+from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.dense.operand_views import View, view_tensor
+from einc.mlir.core.types import element_type
+from einc.target import Target
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+@dataclass(frozen=True)
+class Pattern:
+    op: str                 # the linalg builder's name
+    kind: str               # the reduction kind
+    out: str                # the result's axes, one letter each
+    operands: tuple         # each operand's axes: a letter, or "y+p" for a window
+    groups: bool = False    # letters may stand for runs of variables (contractions)
+    strided: bool = True    # the op takes strides and dilations attributes
+
+
+def _contraction(op: str, out: str, lhs: str, rhs: str) -> Pattern:
+    return Pattern(op, "sum", out, (lhs, rhs), groups=True, strided=False)
+
+
+def _pooling(op: str, kinds: str, out: str, operand: str) -> list[Pattern]:
+    return [Pattern(f"{op}_{kind}", kind, out, (operand,)) for kind in kinds.split()]
+
+
+PATTERNS: list[Pattern] = [
+    _contraction("matmul", "m n", "m k", "k n"),
+    _contraction("batch_matmul", "b m n", "b m k", "b k n"),
+    _contraction("matvec", "m", "m k", "k"),
+    _contraction("vecmat", "n", "k", "k n"),
+    _contraction("dot", "", "k", "k"),
+    Pattern("conv_1d", "sum", "x", ("x+q", "q"), strided=False),
+    Pattern("conv_2d", "sum", "y x", ("y+p x+q", "p q"), strided=False),
+    Pattern("conv_3d", "sum", "z y x", ("z+o y+p x+q", "o p q"), strided=False),
+    Pattern("conv_1d_ncw_fcw", "sum", "n f x", ("n c x+q", "f c q")),
+    Pattern("conv_1d_nwc_wcf", "sum", "n x f", ("n x+q c", "q c f")),
+    Pattern("conv_2d_nchw_fchw", "sum", "n f y x", ("n c y+p x+q", "f c p q")),
+    Pattern("conv_2d_nhwc_hwcf", "sum", "n y x f", ("n y+p x+q c", "p q c f")),
+    Pattern("conv_2d_nhwc_fhwc", "sum", "n y x f", ("n y+p x+q c", "f p q c")),
+    Pattern("conv_3d_ncdhw_fcdhw", "sum", "n f z y x", ("n c z+o y+p x+q", "f c o p q")),
+    Pattern("conv_3d_ndhwc_dhwcf", "sum", "n z y x f", ("n z+o y+p x+q c", "o p q c f")),
+    Pattern("depthwise_conv_1d_ncw_cw", "sum", "n c x", ("n c x+q", "c q")),
+    Pattern("depthwise_conv_1d_nwc_wc", "sum", "n x c", ("n x+q c", "q c")),
+    Pattern("depthwise_conv_2d_nchw_chw", "sum", "n c y x", ("n c y+p x+q", "c p q")),
+    Pattern("depthwise_conv_2d_nhwc_hwc", "sum", "n y x c", ("n y+p x+q c", "p q c")),
+    *_pooling("pooling_ncw", "max sum", "n c x", "n c x+q"),
+    *_pooling("pooling_nwc", "max min sum", "n x c", "n x+q c"),
+    *_pooling("pooling_nchw", "max sum", "n c y x", "n c y+p x+q"),
+    *_pooling("pooling_nhwc", "max min sum", "n y x c", "n y+p x+q c"),
+    *_pooling("pooling_ndhwc", "max min sum", "n z y x c", "n z+o y+p x+q c"),
+]
+
+
+# Named ops IREE gets wrong on a target stay a linalg.generic there (IREE-06: channels-first
+# depthwise convolutions on vulkan-spirv).
+MISCOMPILED = {"IREE-06": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
+# IREE-07: on the CPU targets, contractions of a computed operand over a run of variables with a
+# run-time extent, or of a one-element operand, fail to compile in data tiling; they stay generics.
+
+
+def emitted_on(target: Target, found: "Match") -> bool:
+    """Whether `found`'s named op is emitted on `target` (else the reduction is a generic)."""
+    if any(found.pattern.op in ops for defect, ops in MISCOMPILED.items() if target.has_defect(defect)):
+        return False
+    if not target.has_defect("IREE-07") or not found.pattern.groups:
+        return True
+    return not (_sums_a_run_of_run_time_extent(found) or _single_element_operand(found))
+
+
+def _single_element_operand(found: "Match") -> bool:
+    return any(all(size.is_const and size.const == 1 for size in view.shape) for view in found.views)
+
+
+def _sums_a_run_of_run_time_extent(found: "Match") -> bool:
+    kept = {v for axis in found.out for v in axis.vars}
+    return any(len(a.vars) > 1 and not a.stride and a.vars[0] not in kept
+               and any(not v.extent.is_const for v in a.vars)
+               for axes in found.operand_axes for a in axes)
+
+
+# ------------------------------------------------------------------------------ axes
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the result or of an operand view: `vars` read plainly (a run after merging),
+    or a window `stride * vars[0] + dilation * vars[1]`."""
+    vars: tuple
+    stride: int = 0         # 0 for a plain axis
+    dilation: int = 0
+
+
+def _axis(sub: Lin, size: Lin) -> Optional[Axis]:
+    if sub.const:
+        return None
+    terms = list(sub.terms.items())
+    if any(not isinstance(v, IndexVar) or v.lo != 0 or c <= 0 for v, c in terms):
+        return None
+    if len(terms) == 1 and terms[0][1] == 1 and terms[0][0].extent == size:
+        return Axis((terms[0][0],))
+    if len(terms) == 2 and all(v.extent != 1 for v, _ in terms):
+        # IREE-08: not with a unit-extent variable, whose folded loop leaves a bare dimension
+        return [Axis((y, p), s, d) for (y, s), (p, d) in (terms, terms[::-1])]   # either order
+    return None
+
+
+def _operand_axes(view: View) -> Optional[list]:
+    """Per axis of the view: an Axis, or for a window the list of its two readings."""
+    axes = [_axis(sub, size) for sub, size in zip(view.subs, view.shape)]
+    return None if any(a is None for a in axes) else axes
+
+
+def _merge_runs(sequences: list[list[Axis]]) -> list[list[Axis]]:
+    """Merge plain axes u, w that appear everywhere as the adjacent pair (u, w): a run of
+    variables that a contraction can treat as one collapsed axis."""
+    while True:
+        pair = _mergeable_pair(sequences)
+        if pair is None:
+            return sequences
+        u, w = pair
+        merged = Axis(u.vars + w.vars)
+        sequences = [_replace_pair(seq, u, w, merged) for seq in sequences]
+
+
+def _mergeable_pair(sequences: list[list[Axis]]):
+    for seq in sequences:
+        for u, w in zip(seq, seq[1:]):
+            if all(_pair_kept(s, u, w) for s in sequences):
+                return u, w
+    return None
+
+
+def _pair_kept(seq: list[Axis], u: Axis, w: Axis) -> bool:
+    if u.stride or w.stride:
+        return False
+    if u not in seq and w not in seq:
+        return True
+    return u in seq and w in seq and seq.index(w) == seq.index(u) + 1
+
+
+def _replace_pair(seq: list[Axis], u: Axis, w: Axis, merged: Axis) -> list[Axis]:
+    if u not in seq:
+        return seq
+    k = seq.index(u)
+    return seq[:k] + [merged] + seq[k + 2:]
+
+
+# ------------------------------------------------------------------------------ matching
+
+@dataclass
+class Match:
+    pattern: Pattern
+    views: tuple                      # in the pattern's operand order
+    out: list                         # the result's Axes (runs)
+    operand_axes: list                # per operand, its Axes (runs, windows)
+    strides: list = field(default_factory=list)
+    dilations: list = field(default_factory=list)
+    perms: tuple = ()                 # per operand, the view's axes in the op's order (None: as is)
+
+
+def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
+    """The first pattern `reduce` over result axes `free` is an instance of. Reads are taken
+    as written first (`c[2 * h + dh]` is a pooling window), then through reshaped views of
+    flattened subscripts (`Wf[16 * c + 4 * h + w, k]` is a matmul operand)."""
+    if reduce.guard is not None or not reduce.dtype.is_float:
+        return None
+    for transposed in (False, True):
+        for views in (_factors(reduce.body, _VIEWS), _factors(reduce.body, _VIEWS[::-1])):
+            if views is None or len(views) > 2 or any(v.read.dtype != reduce.dtype for v in views):
+                continue
+            for pattern in PATTERNS:
+                if pattern.kind != reduce.kind or len(pattern.operands) != len(views):
+                    continue
+                if transposed and not pattern.groups:
+                    continue
+                for ordered in permutations(views):
+                    found = _match_pattern(pattern, ordered, free, reduce.vars, transposed)
+                    if found is not None:
+                        return found
+    return None
+
+
+# a read with subscripts fixed at build time is one of a slice first (`W[1, k, d]`: a layer's
+# weights taken from a stack), as that axis can be no letter of a pattern
+_VIEWS = (operand_views.sliced_view, operand_views.plain_view, partial(operand_views.flattened_view, sliced=True),
+          operand_views.merged_view)
+
+
+def _factors(v: Value, rules: tuple) -> Optional[list[View]]:
+    """The reads a reduction body combines, as views: one read, or a product of reads (one of
+    them may be a padded read through a guard). The product's tree is walked with a stack, left
+    factors first: a product of thousands of factors is a tree that deep."""
+    views, todo = [], [v]
+    while todo:
+        node = todo.pop()
+        padded = operand_views.padded_read(node)
+        if padded is not None:
+            rest = list(padded.value.args) if isinstance(padded.value, Op) else [padded.value]
+            del rest[[a is padded.view.read for a in rest].index(True)]     # one factor, not a square's both
+            others = [_read_view(a, rules) for a in rest]
+            if None in others:
+                return None
+            views += [padded.view] + others
+        elif isinstance(node, Op) and node.op == "mul":
+            todo.extend(reversed(node.args))
+        elif (view := _read_view(node, rules)) is not None:
+            views.append(view)
+        else:
+            return None
+    return views
+
+
+def _read_view(v: Value, rules: tuple) -> Optional[View]:
+    if not isinstance(v, Read):
+        return None
+    return next((view for rule in rules if (view := rule(v)) is not None), None)
+
+
+def _match_pattern(pattern: Pattern, views: tuple, free: list, reduced: tuple,
+                   transposed: bool = False) -> Optional[Match]:
+    candidates = [_operand_axes(v) for v in views]
+    if None in candidates:
+        return None
+    for operand_axes in _window_readings(candidates):
+        for perms in _orders(operand_axes, free, reduced, transposed):
+            out = [Axis((v,)) for v in free]
+            sequences = [out] + [[axes[k] for k in perm] for axes, perm in zip(operand_axes, perms)]
+            if pattern.groups:
+                sequences = _merge_runs(sequences)
+            found = _bind(pattern, sequences, set(reduced))
+            if found is not None:
+                found.views = views
+                found.perms = tuple(None if list(p) == sorted(p) else p for p in perms)
+                return found
+    return None
+
+
+def _orders(operand_axes: list, free: list, reduced: tuple, transposed: bool) -> list:
+    """Per operand, the orders of its axes to try: as written, or with `transposed` the one a
+    contraction takes, when that is another: the left operand's axes as batch, rows, summed;
+    the right one's as batch, summed, columns (batch, row and column axes in the result's
+    order, the summed ones in the left operand's)."""
+    identity = tuple(tuple(range(len(axes))) for axes in operand_axes)
+    if not transposed:
+        return [identity]
+    if len(operand_axes) != 2 or any(a.stride or len(a.vars) != 1 for axes in operand_axes for a in axes):
+        return []
+    left, right = ([a.vars[0] for a in axes] for axes in operand_axes)
+    if len(set(left)) != len(left) or len(set(right)) != len(right):
+        return []
+    if set(left) | set(right) != set(free) | set(reduced):
+        return []
+    summed = [v for v in left if v in reduced]
+    if set(summed) != set(reduced) or not set(summed) <= set(right):
+        return []
+    batch = [v for v in free if v in left and v in right]
+    rows, columns = [v for v in free if v not in right], [v for v in free if v not in left]
+    orders = (tuple(left.index(v) for v in batch + rows + summed),
+              tuple(right.index(v) for v in batch + summed + columns))
+    return [] if orders == identity else [orders]
+
+
+def _window_readings(candidates: list) -> list:
+    """Every choice of reading for the window axes (stride * y + dilation * p, either way)."""
+    choices = [[]]
+    for axes in candidates:
+        options = [[]]
+        for a in axes:
+            options = [o + [r] for o in options for r in (a if isinstance(a, list) else [a])]
+        choices = [c + [o] for c in choices for o in options]
+    return choices
+
+
+def _bind(pattern: Pattern, sequences: list, reduced: set) -> Optional[Match]:
+    out, operands = sequences[0], sequences[1:]
+    letters: dict[str, tuple] = {}
+    strides, dilations = [], []
+
+    def unify(letter: str, vars_: tuple) -> bool:
+        return letters.setdefault(letter, vars_) == vars_
+
+    if len(pattern.out.split()) != len(out):
+        return None
+    if not all(unify(c, a.vars) for c, a in zip(pattern.out.split(), out)):
+        return None
+    for tokens, axes in zip(pattern.operands, operands):
+        tokens = tokens.split()
+        if len(tokens) != len(axes):
+            return None
+        for token, axis in zip(tokens, axes):
+            if "+" in token:
+                y, p = token.split("+")
+                if not axis.stride or not (unify(y, axis.vars[:1]) and unify(p, axis.vars[1:])):
+                    return None
+                strides.append(axis.stride)
+                dilations.append(axis.dilation)
+            elif axis.stride or not unify(token, axis.vars):
+                return None
+    bound = [v for vars_ in letters.values() for v in vars_]
+    summed = {v for c, vars_ in letters.items() if c not in pattern.out for v in vars_}
+    if len(bound) != len(set(bound)) or summed != reduced:
+        return None
+    if not pattern.strided and any(s != 1 for s in strides + dilations):
+        return None
+    return Match(pattern, (), out, operands, strides, dilations)
+
+
+# ------------------------------------------------------------------------------ what was emitted
+
+WINDOW_OPS = ("conv_", "depthwise_conv_", "pooling_")
+
+
+@dataclass(frozen=True)
+class DenseKernel:
+    """A reduction as the lowering emitted it, for `einc build --explain`: a named op, or
+    ("generic") a loop nest only because some of its reads (`unproven`, their places) are not
+    proven inside their axes, which the named op `would_be` needs. Sizes are run-time sizes
+    (named dims, `?` axes as INPUT.AXIS, lengths computed from data): every one its shapes
+    depend on, and those of its axes other than a window op's batch (`slow_sizes`: IREE 3.13
+    tiles a window op for a run-time batch as for a fixed one, not for other run-time axes)."""
+    op: str
+    span: object
+    run_time_sizes: tuple
+    slow_sizes: tuple
+    unproven: tuple = ()
+    would_be: str = ""
+
+    @property
+    def is_window(self) -> bool:
+        return (self.would_be or self.op).startswith(WINDOW_OPS)
+
+
+def dense_kernel(found: Match, span, unproven: tuple = ()) -> DenseKernel:
+    """The record of `found` emitted, or with `unproven` reads a loop nest instead."""
+    window = found.pattern.op.startswith(WINDOW_OPS)
+    batch = {v for letter, axis in zip(found.pattern.out.split(), found.out) if window and letter == "n"
+             for v in axis.vars}
+    axes = [v for a in found.out for v in a.vars] + [v for axes in found.operand_axes for a in axes for v in a.vars]
+    sizes = _run_time_sizes([v.extent for v in axes] + [size for view in found.views for size in view.shape])
+    slow = _run_time_sizes([v.extent for v in axes if v not in batch])
+    if unproven:
+        return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
+    return DenseKernel(found.pattern.op, span, sizes, slow)
+
+
+def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Optional[DenseKernel]:
+    """The record of a reduction over run-time sizes that stays a loop nest only because some
+    of its reads are not proven inside their axes: with them proven it would be a named op on
+    `target` (None for any other reduction)."""
+    reads = _unproven_reads(reduce.body)
+    if not reads:
+        return None
+    try:
+        for read in reads:       # as if proven: the one fact a named op's operands lack here
+            read.in_bounds = True
+        found = match(reduce, free)
+    finally:
+        for read in reads:
+            read.in_bounds = False
+    if found is None or not emitted_on(target, found):
+        return None
+    return dense_kernel(found, reduce.span, tuple(r.span for r in reads))
+
+
+def _unproven_reads(body: Value) -> list[Read]:
+    """The reads in `body` (not in the tensors they read) that no pass proved in bounds; each
+    shared node is visited once."""
+    found, todo, seen = [], [body], set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Read):
+            found += [] if node.in_bounds else [node]
+            todo.extend(node.subs)
+        else:
+            todo.extend(node.operands())
+    return found
+
+
+def _run_time_sizes(extents: list[Lin]) -> tuple:
+    names: dict = {}
+    while extents:
+        for key in extents.pop(0).terms:
+            if isinstance(key, Quotient):
+                extents.append(key.numer)
+            elif isinstance(key, Sym):
+                names[key.name] = None
+    return tuple(names)
+
+
+# ------------------------------------------------------------------------------ emission
+
+def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> Optional[ir.Value]:
+    """The named op over `init` (the result's identity-filled tensor, axes as in `free`); None
+    when an operand is not a device tensor. `build(ins, out)`, where given, computes the op's
+    result from its operands and identity-filled output in another way (cpu_matmuls)."""
+    perms = found.perms or (None,) * len(found.views)
+    ins = [_operand(lw, view, axes, perm) for view, axes, perm in zip(found.views, found.operand_axes, perms)]
+    if any(t is None for t in ins):
+        return None
+    pattern = found.pattern
+    if pattern.op == "batch_matmul" and lw.target.has_defect("IREE-09"):
+        # IREE-09: a barrier keeps the producers of a batch_matmul's operands out of its dispatch
+        ins = [fence(v) for v in ins]
+    if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
+        ins.append(_window(lw, found))
+    out = _collapse(init, found.out)
+    if build is not None:
+        result = build(ins, out)
+    else:
+        kwargs = {"strides": found.strides, "dilations": found.dilations} if pattern.strided else {}
+        result = getattr(linalg, pattern.op)(*ins, outs=[out], **kwargs)
+    return _expand(lw, result, init, found.out)
+
+
+def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple]) -> Optional[ir.Value]:
+    """The view as the op reads it, its axes in the op's order (`perm`) and its runs collapsed;
+    a run that is exactly an axis the view split (a flattened subscript read by a contraction)
+    is that axis, unsplit."""
+    if perm is None and view.splits and _groups(axes) == operand_views.split_groups(view.splits):
+        view = replace(view, splits=())
+        return view_tensor(lw, view)
+    value = view_tensor(lw, view)
+    if value is None:
+        return None
+    return _collapse(value if perm is None else _transpose(lw, value, view, perm), axes)
+
+
+def _transpose(lw, value: ir.Value, view: View, perm: tuple) -> ir.Value:
+    shape = [view.shape[k] for k in perm]
+    init = lw.sizes.empty(tuple(shape), ir.RankedTensorType(value.type).element_type)
+    return linalg.transpose(value, outs=[init], permutation=list(perm)).results[0]
+
+
+def _groups(axes: list[Axis]) -> list[list[int]]:
+    groups, k = [], 0
+    for a in axes:
+        width = 1 if a.stride else len(a.vars)
+        groups.append(list(range(k, k + width)))
+        k += width
+    return groups
+
+
+def _window(lw, found: Match) -> ir.Value:
+    sizes = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
+    return lw.sizes.empty(tuple(sizes), element_type(found.views[0].read.dtype))
+
+
+def _collapse(value: ir.Value, axes: list[Axis]) -> ir.Value:
+    groups = _groups(axes)
+    if all(len(g) == 1 for g in groups):
+        return value
+    source = ir.RankedTensorType(value.type)
+    dims = []
+    for g in groups:
+        sizes = [source.get_dim_size(d) for d in g]
+        dims.append(DYNAMIC if DYNAMIC in sizes else _product(sizes))
+    return tensor.collapse_shape(ir.RankedTensorType.get(dims, source.element_type), value, groups)
+
+
+def _expand(lw, value: ir.Value, like: ir.Value, axes: list[Axis]) -> ir.Value:
+    groups = _groups(axes)
+    if all(len(g) == 1 for g in groups):
+        return value
+    shape = tuple(v.extent for a in axes for v in a.vars)
+    static = [d.const if d.is_const else DYNAMIC for d in shape]
+    return tensor.expand_shape(like.type, value, groups, lw.sizes.dynamic_dims(shape), static)
+
+
+def _product(sizes: list[int]) -> int:
+    out = 1
+    for s in sizes:
+        out *= s
+    return out

@@ -1,0 +1,65 @@
+"""The `RecValue` rule: a recurrence group's loop, emitted once, gives every member's storage.
+
+Where the loop runs decides its speed (docs/FEATURES.md), so the form is chosen per target
+(`choose_form`, which `einc build --explain` reports): on the CPU the whole group is one
+dispatch with native loops inside (recurrence_region). SPIR-V cannot compile that form, so on
+vulkan-spirv a group of scalar states runs its loop inside a kernel (recurrence_kernel), a group
+whose reads of its members the host can place runs chunks of steps inside one workgroup
+(recurrence_workgroup), and any other group runs its step loop on the host with one kernel per
+clause and step (recurrence_host). On the CPU a group of independent series along its last axis
+runs each block of lanes through all its steps instead (recurrence_batch). A group whose steps compute whole tensors
+(einc.passes.step_work) runs as a host loop on every target, computing them once per step
+(recurrence_tensor_steps).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+
+from iree.compiler import ir
+
+from einc.ir.nodes import RecurrenceGroup, RecValue
+from einc.ir.state_slices import is_state_slice
+from einc.mlir.recurrences import (batch as recurrence_batch, host as recurrence_host,
+                                   kernel as recurrence_kernel, region as recurrence_region,
+                                   tensor_steps as recurrence_tensor_steps,
+                                   workgroup as recurrence_workgroup)
+from einc.target import Target
+
+
+@dataclass(frozen=True)
+class FormChoice:
+    form: ModuleType      # the module whose emit_group runs the group
+    why: str
+
+    def explain(self) -> str:
+        return f"{self.form.FORM}, because {self.why}"
+
+
+def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
+    if group.step_work:
+        slices = [v for v in group.step_work if is_state_slice(v)]
+        tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
+        return FormChoice(recurrence_tensor_steps, f"each step computes {len(tensors)} tensor(s) whole from "
+                          f"{len(slices)} earlier-step state(s) (every target)")
+    if target.has_vector_lanes and recurrence_batch.misfit(group) is None:
+        return FormChoice(recurrence_batch, "no step reads across the last (batch) axis, and its other "
+                          "axes are small: the steps of a block of lanes need no loads")
+    if target.loops_in_dispatch:
+        return FormChoice(recurrence_region, f"{target.name} runs loops inside a dispatch")
+    not_kernel = recurrence_kernel.misfit(group)
+    if not_kernel is None:
+        return FormChoice(recurrence_kernel, "every member is a scalar state kept in a window and a step "
+                          "runs no loop of its own")
+    not_workgroup = recurrence_workgroup.misfit(group)
+    if not_workgroup is None:
+        return FormChoice(recurrence_workgroup, f"{not_kernel}, and every read of a member is at t - c or "
+                          "a fixed step")
+    return FormChoice(recurrence_host, f"{not_kernel}, and {not_workgroup}")
+
+
+def rec_value(lw, v: RecValue) -> ir.Value:
+    group = v.group
+    if id(group) not in lw.groups:
+        lw.groups[id(group)] = choose_form(group, lw.target).form.emit_group(lw, group)
+    return lw.groups[id(group)][group.members.index(v.member)]

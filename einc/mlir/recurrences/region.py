@@ -1,0 +1,173 @@
+"""A recurrence group as ONE dispatch (llvm-cpu): `flow.dispatch.region` around scalar loops.
+
+A host-level loop over steps would cost a device submission per step (and a readback when a
+step reads a scalar); inside one dispatch the loop runs natively, hundreds of millions of steps
+per second for a scalar state. IREE compiles such a region only when:
+- it holds no tileable linalg op (linalg.fill, linalg.generic, ..): those get tiled into a
+  workgroup loop that the step loop's writes fall outside of. Storage starts as tensor.empty,
+  zeroed by a scalar loop;
+- every loop-carried tensor is updated in place (tensor.insert into the iter_arg, yielded), so
+  bufferization keeps one buffer per member.
+The region runs as a single thread.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from iree.compiler import ir
+from iree.compiler.dialects import flow, scf, tensor, util
+
+from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
+from einc.mlir.core import scalar_ops
+from einc.mlir.core.dispatch_captures import fence, fence_captured_tensors
+from einc.mlir.core.loops import point_loops, var_bounds
+from einc.mlir.recurrences.lanes import (Lanes, clause_lanes, clause_vector, counted_loop, round_down, split_reduction,
+                                        store_consecutive, width_of)
+from einc.mlir.recurrences.scalars import Storage
+from einc.mlir.recurrences.step import (PointValue, clause_scope, compact, covers_every_step, emit_step, expanded,
+                                       held_point, sizes_of, storage_shape, unit_axes, when)
+from einc.mlir.core.shapes import index_const
+from einc.mlir.core.types import element_type, tensor_type
+
+STACK_BYTES = 32768       # IREE's limit on a CPU dispatch's stack allocations
+FORM = "one dispatch whose loops run every step"     # what `einc build --explain` calls it
+
+
+def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
+    """Every member's storage tensor after the last step, in `group.members` order."""
+    return in_one_dispatch(lw, group, lambda units, tensors: _steps(lw, group, units, tensors))
+
+
+def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
+    """The loop over the steps, from the members' initial storage `tensors` to their final one."""
+    members = group.members
+    held = {m: m.plan["lookback"] for m in members if in_registers(m)}
+    steps = lw.sizes.index(group.t_var.extent)
+    # values before step 0 are never used: reads there sit in inactive clauses or guards
+    before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n)]
+    loop = scf.ForOp(index_const(0), steps, index_const(1), tensors + before)
+    with ir.InsertionPoint(loop.body):
+        carried = list(loop.inner_iter_args)
+        tensors, registers = carried[:len(members)], iter(carried[len(members):])
+        recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
+        storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
+                          units=units)
+        emit_step(lw, group, storage, _write_points)
+        shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
+        scf.yield_([storage.tensors[m] for m in members] + shifted)
+    return list(loop.results)[:len(members)]
+
+
+def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
+    """Every member's storage tensor after `loops(units, initial storage tensors)`, which emits
+    the group's loops inside one dispatch region (units: member -> its unit axes, dropped from
+    its storage there)."""
+    members = group.members
+    dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
+    region = flow.DispatchRegionOp([tensor_type(m.dtype, compact(storage_shape(m))) for m in members], dims, [])
+    units = {m: unit_axes(storage_shape(m)) for m in members}
+    with ir.InsertionPoint(region.body.blocks.append()):
+        flow.ReturnOp(loops(units, [_initial_storage(lw, m) for m in members]))
+    fence_captured_tensors(region)
+    for member, result in zip(members, region.results):
+        if not _fits_the_stack(member):
+            util.OptimizationBarrierOp([result.type], [result])
+    # IREE-16: results pass a barrier before a member with unit axes is reshaped back to its shape
+    results = [fence(r) for r in region.results] if any(units.values()) else list(region.results)
+    return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(members, results)]
+
+
+def _fits_the_stack(member: RecMember) -> bool:
+    """Whether the member's storage may become a stack allocation in the dispatch. IREE drops a
+    region result nothing reads (a windowed member no output reads), and its storage then lives
+    on the stack: unbounded for a run-time size, rejected beyond 32 KB. Such a result is read by
+    an optimization barrier instead. Not every one (IREE-38: a barrier on a value IREE evaluates
+    at build time mixes up the hoisted results)."""
+    shape = compact(storage_shape(member))
+    return all(s.is_const for s in shape) and \
+        int(np.prod([s.const for s in shape])) * member.dtype.numpy.itemsize <= STACK_BYTES
+
+
+def in_registers(member: RecMember) -> bool:
+    """Scalar states read at t - c keep their last `lookback` values (none when only read at t)
+    in registers, and their value at t for the rest of the step: a step then never waits on a
+    store and reload of a value it just computed."""
+    return len(member.shape) == 1 and member.plan.get("lookback") is not None
+
+
+def _initial_storage(lw, member: RecMember) -> ir.Value:
+    """A tensor.empty that IREE turns into the dispatch's output buffer, zeroed by a scalar loop
+    unless every point gets written. Not an `arith.constant` of zeros: writing into a constant
+    makes a stack copy, and large ones exceed the 32 KB stack limit."""
+    shape = compact(storage_shape(member))
+    empty = lw.sizes.empty(shape, element_type(member.dtype))
+    # CSE would merge the members' identical tensor.empty ops, and one buffer cannot back two
+    # results: IREE then copies into an unbounded stack allocation. The attribute keeps them apart.
+    empty.owner.attributes["einc.storage"] = ir.StringAttr.get(member.name)
+    if member.window is None and covers_every_step(member):
+        return empty
+    zero = scalar_ops.constant(member.dtype, 0)
+    bounds = [(index_const(0), lw.sizes.index(size)) for size in shape]
+    return point_loops(bounds, [empty], lambda ivs, out: [tensor.insert(zero, out[0], ivs)])[0]
+
+
+def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
+                  value: PointValue, clause: Optional[RecClause]) -> ir.Value:
+    """The points in lexicographic order, each stored before the next is computed; a clause
+    that allows it computes its last variable in vector lanes (recurrence_lanes)."""
+    if member in storage.recent:
+        return _write_held(member, storage, active, value)
+
+    def update() -> ir.Value:
+        slot = storage.slot(member, storage.t)
+
+        def point(ivs, out):
+            # same-step reads of this member see the points already written
+            scalar = value(storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
+            return [tensor.insert(scalar, out[0], storage.at(member, [slot] + ivs))]
+        width = None if clause is None else clause_lanes(lw, member, clause, storage.t_var)
+        if width is None:
+            return point_loops(var_bounds(lw, vars_), [storage.tensors[member]], point)[0]
+        lane = vars_[-1]
+        (lo, hi), = var_bounds(lw, [lane])
+
+        split = split_reduction(lw, member, clause, lane)
+
+        def row(ivs, out):
+            def lanes(base, out, size):
+                scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
+                return Lanes(scope, lane, base, size)
+
+            def at(base):
+                return storage.at(member, [slot] + ivs + [base])
+
+            def reduction(base, out, size):
+                return [store_consecutive(lanes(base, out, size).value(split), out[0], at(base))]
+
+            def chunk(base, out, size):
+                points = lanes(base, out, size)
+                if split is not None:       # the first loop's sums, where this chunk's points go
+                    points.known(split, points.consecutive(out[0], at(base), member.dtype))
+                return [store_consecutive(clause_vector(points, clause, member.dtype), out[0], at(base))]
+            start = lo
+            # chunks of `width`, then of one vector where `width` is several (recurrence_lanes)
+            for size in sorted({width, width_of(member.dtype)}, reverse=True):
+                end = round_down(start, hi, size)
+                if split is not None:
+                    out = counted_loop(start, end, size, out, lambda base, out, size=size: reduction(base, out, size))
+                out = counted_loop(start, end, size, out, lambda base, out, size=size: chunk(base, out, size))
+                start = end
+            return counted_loop(start, hi, 1, out, lambda j, out: point(ivs + [j], out))
+        return point_loops(var_bounds(lw, vars_[:-1]), [storage.tensors[member]], row)[0]
+    return when(active, storage.tensors[member], update)
+
+
+def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue) -> ir.Value:
+    """A scalar state's point at step t, kept as `storage.current` and stored at its slot
+    (an inactive clause stores back what the slot held)."""
+    old, slot = storage.tensors[member], storage.slot(member, storage.t)
+    scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, storage.at(member, [slot])))
+    return tensor.insert(scalar, old, storage.at(member, [slot]))
+

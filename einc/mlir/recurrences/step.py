@@ -1,0 +1,172 @@
+"""One step of a recurrence loop, shared by every lowering form (recurrence_region, recurrence_host, ..).
+
+A step runs the members in group order and each member's clauses in source order, each clause
+only when t_lo <= t < t_hi (a windowed member's slot is cleared first when clauses leave points
+uncovered). A form supplies one primitive, writing a value at the points of some variables at
+step t (scalar loops, or one linalg.generic); the step threads each member's storage tensor
+through those writes in order.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, scf, tensor
+
+from einc.ir.nodes import IndexVar, RecClause, RecMember, RecurrenceGroup
+from einc.ir.types import Lin
+from einc.mlir.core import scalar_ops
+from einc.mlir.recurrences.lanes import STEP_RULES
+from einc.mlir.recurrences.scalars import Scope, Storage
+from einc.mlir.core.types import element_type, tensor_type
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+# value(storage, coords) -> the scalar to store at one point (coords: IndexVar -> index)
+PointValue = Callable[[Storage, dict], ir.Value]
+# write(lw, member, storage, vars, active, value, clause) -> the member's storage with the points
+# of `vars` at step t set to `value` where `active` (an i1, None for always) holds, or None in
+# a form that keeps the member in registers only; `clause` is the clause `value` computes (None
+# for the clearing of a slot)
+WritePoints = Callable[[object, RecMember, Storage, list, Optional[ir.Value], PointValue, Optional[RecClause]],
+                       Optional[ir.Value]]
+
+
+def storage_shape(member: RecMember) -> tuple:
+    """The whole shape, or `window` slots along axis 0 (what the member's RecValue holds)."""
+    if member.window is None:
+        return tuple(member.shape)
+    return (Lin(member.window),) + tuple(member.shape[1:])
+
+
+def storage_type(member: RecMember) -> ir.RankedTensorType:
+    return tensor_type(member.dtype, storage_shape(member))
+
+
+def sizes_of(lw, shape: tuple) -> list:
+    """A shape of Lin sizes as ints (static sizes) and index values (run-time ones)."""
+    return [size.const if size.is_const else lw.sizes.index(size) for size in shape]
+
+
+def unit_axes(sizes) -> tuple:
+    """The axes of static size 1 of `sizes` (Lin sizes, or ints and index values)."""
+    return tuple(k for k, size in enumerate(sizes) if isinstance(size, (int, Lin)) and size == 1)
+
+
+def compact(sizes) -> list:
+    """`sizes` without its unit axes: the shape a form that loops inside a dispatch region keeps
+    storage in (recurrence_region, recurrence_workgroup; `Storage.at` drops the indices of the
+    unit axes). IREE-23: IREE's CollapseDimensionsPass drops such axes with a collapse_shape
+    outside the region, where the loop-carried tensor does not exist. (Padding unit axes to 2
+    instead left a strided view that a gather could not compile through.)"""
+    units = unit_axes(sizes)
+    return [size for k, size in enumerate(sizes) if k not in units]
+
+
+def expanded(value: ir.Value, sizes: list) -> ir.Value:
+    """A storage kept in its `compact` shape reshaped to `sizes` (a view, no copy)."""
+    units = unit_axes(sizes)
+    if not units:
+        return value
+    kept = [k for k in range(len(sizes)) if k not in units]
+    # each unit axis joins the group of the kept axis before it (the first one's if none is)
+    groups = [[k] for k in kept]
+    for k in units:
+        if groups:    # none when every axis is a unit: the compact storage has rank 0
+            groups[max(sum(1 for j in kept if j < k) - 1, 0)].append(k)
+    groups = [sorted(g) for g in groups]
+    static = [size if isinstance(size, int) else DYNAMIC for size in sizes]
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.expand_shape(ir.RankedTensorType.get(static, element), value, groups,
+                               [size for size in sizes if not isinstance(size, int)], static)
+
+
+def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints) -> None:
+    """Updates `storage.tensors` with every member's storage after step `storage.t`."""
+    for member in group.members:
+        def write_at(vars_: list, t_lo: Lin, t_hi: Lin, value: PointValue, clause=None) -> None:
+            on = active(lw, group, storage, t_lo, t_hi)
+            storage.tensors[member] = write(lw, member, storage, vars_, on, value, clause)
+        if member.window is not None and not covers_every_step(member):
+            # the slot still holds step t - window, and uncovered points must read as 0
+            zero = scalar_ops.constant(member.dtype, 0)
+            axes = [IndexVar("p", Lin(0), size) for size in member.shape[1:]]
+            write_at(axes, Lin(0), member.shape[0], lambda _storage, _coords: zero)
+        for clause in member.clauses:
+            def value(current: Storage, coords: dict, clause=clause, member=member) -> ir.Value:
+                return clause_value(clause_scope(lw, clause, current, coords), clause, member.dtype)
+            write_at(list(clause.vars), clause.t_lo, clause.t_hi, value, clause)
+
+
+def active(lw, group: RecurrenceGroup, storage: Storage, t_lo: Lin, t_hi: Lin) -> Optional[ir.Value]:
+    """t_lo <= t < t_hi as an i1, or None when it holds at every step of the loop."""
+    t = storage.t
+    conditions = []
+    if t_lo != 0:
+        conditions.append(arith.cmpi(arith.CmpIPredicate.sge, t, lw.sizes.index(t_lo)))
+    if t_hi != group.t_var.extent:
+        conditions.append(arith.cmpi(arith.CmpIPredicate.slt, t, lw.sizes.index(t_hi)))
+    if not conditions:
+        return None
+    return conditions[0] if len(conditions) == 1 else arith.andi(*conditions)
+
+
+def covers_every_step(member: RecMember) -> bool:
+    """Whether clauses spanning every point of their step (all other axes whole) cover steps
+    0 .. extent - 1 back to back, so no point of a slot keeps an older step's value."""
+    whole = [c for c in member.clauses
+             if all(v.lo == 0 and v.extent == size for v, size in zip(c.vars, member.shape[1:]))]
+    reached, grew = Lin(0), True
+    while grew:
+        grew = False
+        for c in whole:
+            if c.t_lo == reached and c.t_hi != reached:
+                reached, grew = c.t_hi, True
+    return reached == member.shape[0]
+
+
+def held_point(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue,
+               kept: Callable[[], ir.Value]) -> ir.Value:
+    """A scalar state's value at step t after one of its clauses: `value` where `active`
+    holds, else what it was (written earlier in the step, or `kept()`, what its slot holds). It
+    becomes `storage.current` for later reads in the step."""
+    if active is None:
+        scalar = value(storage, {})
+    else:
+        branch = scf.IfOp(active, [element_type(member.dtype)], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.yield_([value(storage, {})])
+        with ir.InsertionPoint(branch.else_block):
+            before = storage.current.get(member)
+            scf.yield_([before if before is not None else kept()])
+        scalar = branch.results[0]
+    storage.current[member] = scalar
+    return scalar
+
+
+def clause_scope(lw, clause: RecClause, storage: Storage, coords: dict) -> Scope:
+    """The scope of one point of `clause` at step t; `coords` gives the clause variables. Bounds
+    proofs see t over the clause's own steps."""
+    t_var = storage.t_var
+    steps = IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
+    return Scope(lw, storage, {t_var: storage.t, **coords}, {t_var: steps}, STEP_RULES)
+
+
+def clause_value(scope: Scope, clause: RecClause, dtype) -> ir.Value:
+    """The clause's body at the scope's point, 0 where its guard is false."""
+    value = scope.value(clause.body)
+    if clause.guard is None:
+        return value
+    return arith.select(scope.value(clause.guard), value, scalar_ops.constant(dtype, 0))
+
+
+def when(active: Optional[ir.Value], unchanged: ir.Value, update: Callable[[], ir.Value]) -> ir.Value:
+    """`update()` where `active` holds, else `unchanged` (of the same type)."""
+    if active is None:
+        return update()
+    branch = scf.IfOp(active, [unchanged.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.yield_([update()])
+    with ir.InsertionPoint(branch.else_block):
+        scf.yield_([unchanged])
+    return branch.results[0]

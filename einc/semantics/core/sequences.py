@@ -1,0 +1,120 @@
+"""Strings and the other sequences that exist only at build time (LANGUAGE.md section 9).
+
+A string is a `StrVal`; an array of strings, or of values that are not numbers of one shape, is
+a `ListVal`. Everything here is evaluated during the build: length, indexing at a build-time
+position, `+` (concatenation), comparisons, `in` (a substring, or an element equal to the
+left side) and iteration (the characters of a string, the items of a list).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Optional
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir.nodes import Const
+from einc.semantics.core.values import ListVal, StrVal, TupleVal, Weak, describe
+
+ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def is_sequence(v) -> bool:
+    return isinstance(v, (StrVal, ListVal))
+
+
+def constant_int(v) -> Optional[int]:
+    """The value of a build-time integer scalar, else None."""
+    array = v.value if isinstance(v, Weak) else v.array if isinstance(v, Const) else None
+    if array is None or array.ndim or array.dtype.kind not in "iu":
+        return None
+    return int(array)
+
+
+def items(seq) -> list:
+    """What iterating over `seq` gives: characters of a string, items of a list."""
+    if isinstance(seq, StrVal):
+        return [StrVal(c, seq.span) for c in seq.text]
+    return list(seq.items)
+
+
+def length(seq) -> int:
+    return len(seq.text) if isinstance(seq, StrVal) else len(seq.items)
+
+
+def index(seq, subs: list, span):
+    """`seq[k]` (and `seq[k, j]` into a list of sequences) at build-time positions."""
+    for sub in subs:
+        if not is_sequence(seq):
+            raise d.error(d.SHAPE, f"too many subscripts: {describe(seq)} cannot be indexed", span)
+        k = constant_int(sub)
+        if k is None:
+            raise d.error(d.UNSUPPORTED, f"a position in {describe(seq)} must be known at build time, "
+                          f"found {describe(sub)}", span, hint="strings exist only during the build")
+        n = length(seq)
+        if not 0 <= k < n:
+            raise d.error(d.BOUNDS, f"index {k} is out of bounds for {describe(seq)} of length {n}", span)
+        seq = items(seq)[k]
+    return seq
+
+
+def binary(op: str, left, right, span):
+    """`left op right` where one side is a string or a list."""
+    if op == "in":
+        return _contains(right, left, span)
+    if op == "+":
+        if isinstance(left, StrVal) and isinstance(right, StrVal):
+            return StrVal(left.text + right.text, span)
+        if isinstance(left, ListVal) and isinstance(right, ListVal):
+            return ListVal(left.items + right.items, span)
+        raise d.error(d.TYPE, f"`+` cannot join {describe(left)} and {describe(right)}", span,
+                      hint="put a number into a string with interpolation: \"n = {n}\"")
+    if op in ("==", "!="):
+        a, b = key(left), key(right)
+        if a is None or b is None:
+            raise d.error(d.TYPE, f"`{op}` cannot compare {describe(left)} and {describe(right)}", span)
+        return Weak(np.asarray((a == b) == (op == "==")), "bool", span)
+    if op in ORDER and isinstance(left, StrVal) and isinstance(right, StrVal):
+        return Weak(np.asarray(ORDER[op](left.text, right.text)), "bool", span)
+    raise d.error(d.TYPE, f"`{op}` is not defined for {describe(left)} and {describe(right)}", span)
+
+
+def _contains(seq, item, span):
+    if isinstance(seq, StrVal):
+        if not isinstance(item, StrVal):
+            raise d.error(d.TYPE, f"`in` a string needs a string on the left, found {describe(item)}", span)
+        return Weak(np.asarray(item.text in seq.text), "bool", span)
+    if not isinstance(seq, ListVal):
+        raise d.error(d.TYPE, f"`in` needs an array on the right, found {describe(seq)}", span)
+    wanted = key(item)
+    if wanted is None:
+        raise d.error(d.UNSUPPORTED, f"`in` on {describe(seq)} needs a value known at build time, "
+                      f"found {describe(item)}", span)
+    return Weak(np.asarray(any(key(x) == wanted for x in seq.items)), "bool", span)
+
+
+def key(v):
+    """A comparable form of a build-time value (strings, lists, tuples, number scalars), or None."""
+    if isinstance(v, StrVal):
+        return v.text
+    if isinstance(v, (ListVal, TupleVal)):
+        parts = tuple(key(x) for x in v.items)
+        return None if any(p is None for p in parts) else (type(v).__name__, parts)
+    array = v.value if isinstance(v, Weak) else v.array if isinstance(v, Const) else None
+    if array is None:
+        return None
+    return ("number", array.shape, tuple(array.ravel().tolist()))
+
+
+def text_array(seq) -> Optional[np.ndarray]:
+    """A list of strings (at any depth, rectangular) as a NumPy array of str, for printing."""
+    def plain(v):
+        if isinstance(v, StrVal):
+            return v.text
+        if isinstance(v, ListVal):
+            return [plain(x) for x in v.items]
+        raise ValueError("not a string")
+    try:
+        return np.array(plain(seq), dtype=str)
+    except ValueError:       # an item that is not a string, or rows of different lengths
+        return None

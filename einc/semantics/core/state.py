@@ -1,0 +1,112 @@
+"""Book-keeping shared by the elaboration rules: pending index ranges, guards, effects."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from einc import diagnostics as d
+from einc.ir import affine
+from einc.ir.nodes import IndexRef, IndexVar, Read
+from einc.ir.types import Lin
+from einc.semantics.core.affine_ranges import AffineRead, extent_from, smallest
+
+
+@dataclass
+class Candidate:
+    extent: Lin
+    span: object
+    what: str                 # e.g. "A[i, k] (axis 0 of A)"
+
+
+@dataclass
+class InferenceFrame:
+    """Index variables whose extent comes from the reads in the body that binds them: the
+    plain reads (`A[i, k]`) when there are any, else the affine ones (affine_ranges)."""
+    pending: list
+    candidates: dict = field(default_factory=dict)   # IndexVar -> list[Candidate]
+    affine_reads: dict = field(default_factory=dict)  # IndexVar -> list[AffineRead]
+
+    def resolve(self, dependent_ranges: list = ()) -> None:
+        dependent = {var: (lo, hi) for var, lo, hi in dependent_ranges}
+        for var in self.pending:
+            found = self.candidates.get(var, [])
+            if not found:
+                found = self._from_affine_reads(var, dependent)
+            if not found:
+                raise d.error(d.SHAPE, f"cannot infer the range of index `{var.name}`", var.span,
+                              hint=f"give it explicitly, e.g. `{var.name} in 0..N`")
+            first = found[0]
+            for other in found[1:]:
+                if other.extent != first.extent:
+                    raise d.error(
+                        d.SHAPE,
+                        f"index `{var.name}` gets extent {first.extent!r} from {first.what} "
+                        f"but {other.extent!r} from {other.what}",
+                        other.span, notes=[d.Label(first.span, f"extent {first.extent!r} here")],
+                        label=f"extent {other.extent!r} here")
+            var.extent = first.extent
+
+    def _from_affine_reads(self, var: IndexVar, dependent: dict) -> list:
+        """One candidate: the intersection of the ranges the affine reads allow (or none)."""
+        reads, extents = [], []
+        for read in self.affine_reads.get(var, []):
+            extent = extent_from(var, read, dependent)
+            if extent is not None:
+                reads.append(read)
+                extents.append(extent)
+        if not extents:
+            return []
+        best = smallest(extents, reads[0].span, [r.what for r in reads])
+        chosen = reads[extents.index(best)]
+        return [Candidate(best, chosen.span, chosen.what)]
+
+
+class State:
+    def __init__(self) -> None:
+        self.frames: list[InferenceFrame] = []
+        self.guard_depth = 0                # under a guard of the program's (`where`, `if`)
+        self.guarded_reads: set[int] = set()
+        self.hull_depth = 0                 # under the guards that narrow a hull to its range
+        self.hull_only_reads: set[int] = set()
+        self.dependent_ranges: list = []    # (IndexVar, lo Lin, hi Lin) iterated over a hull
+        self.hull_ranges: dict = {}         # IndexVar -> (lo Lin, hi Lin) of a resolved hull
+        self.call_depth = 0
+        # a recurrence's step var -> a copy over the range of the clause being elaborated, which
+        # tensors computed in that clause's steps are batched over (definitions.clause)
+        self.step_ranges: dict = {}
+        self.recurrence_steps: list = []    # the steps of the groups whose clauses are elaborated
+
+    def note_guards(self, read) -> None:
+        """Whether `read` (a Read or a recurrence's StateRead) sits under a guard (bounds)."""
+        if self.guard_depth:
+            self.guarded_reads.add(id(read))
+        elif self.hull_depth:
+            self.hull_only_reads.add(id(read))
+
+    def note_read(self, read: Read, names: list[str]) -> None:
+        self.note_guards(read)
+        for axis, sub in enumerate(read.subs):
+            size = read.tensor.shape[axis]
+            # an axis of unknown extent is one batched over `var` itself (definitions.
+            # batch_over_outer_indices): it will have var's extent, so it says nothing about it
+            if size is None:
+                continue
+            what = f"{names[axis]} (axis {axis})"
+            if isinstance(sub, IndexRef):
+                if sub.var.extent is None:
+                    self._add(sub.var, "candidates", Candidate(size, read.span, what))
+            else:
+                self._note_affine(sub, size, read.span, what)
+
+    def _note_affine(self, sub, size: Lin, span, what: str) -> None:
+        lin = affine.affine_of(sub)
+        if lin is None:
+            return
+        for var in lin.keys():
+            if isinstance(var, IndexVar) and var.extent is None:
+                self._add(var, "affine_reads", AffineRead(lin, size, span, what))
+
+    def _add(self, var: IndexVar, table: str, cand) -> None:
+        for frame in reversed(self.frames):
+            if var in frame.pending:
+                getattr(frame, table).setdefault(var, []).append(cand)
+                return

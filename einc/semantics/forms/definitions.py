@@ -1,0 +1,373 @@
+"""Indexed definitions, reductions and where clauses (LANGUAGE.md section 3).
+
+A definition's clauses are elaborated with each declared index bound to an `IndexRef`. Index
+ranges not written in the source are inferred from the reads in the body (`A[i, k]` gives `i`
+the first axis of A); conflicting reads are an E004 naming both. Several clauses of one name
+form a `Piecewise` value whose extent along each axis is the largest end among its clauses;
+guarded ones must cover each point once (einc.semantics.forms.guarded_clauses).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir import affine
+from einc.ir.evaluate import reduction_identity
+from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars,
+                           is_folding_constant)
+from einc.ir.types import BOOL, Lin
+from einc.semantics.forms import guarded_clauses
+from einc.semantics.core import scalar_ops
+from einc.semantics.core.bounds import check_reads
+from einc.semantics.core.state import InferenceFrame
+from einc.semantics.core.tensors import batch_over_outer_indices
+from einc.semantics.core.values import Weak, describe
+from einc.syntax import ast
+
+
+@dataclass
+class ClauseResult:
+    """One elaborated clause before the clauses are combined."""
+    node: ast.IndexedLet
+    axes: list            # per axis: IndexVar, or an int literal point
+    body: object          # scalar Value or Weak
+    guard: object         # bool Value or None
+
+
+def define(el, clauses: list, env):
+    """Elaborate all clauses of one indexed definition into one value."""
+    first = clauses[0]
+    results = [clause(el, c, env) for c in clauses]
+    dtype = _clause_dtype(results, first.span)
+    bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
+    resolve_hulls(el.state)
+    for r, body in zip(results, bodies):
+        r.body = body
+        check_reads(body, r.guard, el.state, r.node.span)
+    if len(results) == 1 and _is_plain(results[0]):
+        r = results[0]
+        body, guard = _decided_guard("sum", r.body, r.guard)      # a guarded-out point is 0
+        return batch_over_outer_indices(Generic(tuple(r.axes), body, guard, span=r.node.span), el.state.step_ranges)
+    value = _piecewise(results, dtype, first.span)
+    if len(results) > 1 and any(r.guard is not None for r in results):
+        value = guarded_clauses.combine(el, value, first.name)
+    if any(free_vars(c.value.body) - frozenset(c.value.vars) for c in value.clauses):
+        raise d.error(d.UNSUPPORTED, "a piecewise definition inside a function called per point of "
+                      "an indexed definition", first.span,
+                      hint="call the function on the whole array instead of a row of it")
+    return value
+
+
+def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> ClauseResult:
+    """Elaborate one clause. With `step_var` (a recurrence), the first index is the loop's
+    step: it must have an explicit range, and its reads see `step_var`'s coordinate."""
+    scope = env.child()
+    axes, pending, clause_step = [], [], None
+    for k, slot in enumerate(_expand_rest(el, node, env)):
+        if isinstance(slot, ast.IndexLiteral):
+            axes.append(slot.value)
+            continue
+        var = _declared_var(el, slot, env)
+        if step_var is not None and k == 0:
+            if var.extent is None:
+                raise d.error(d.SHAPE, f"the recurrence index `{slot.name}` needs an explicit range",
+                              slot.span, hint=f"e.g. `{slot.name} in 1..T`")
+            scope.bind(slot.def_id, IndexRef(step_var, span=slot.span))
+            axes.append(var)
+            clause_step = var
+            continue
+        if var.extent is None:
+            pending.append(var)
+        scope.bind(slot.def_id, IndexRef(var, span=slot.span))
+        axes.append(var)
+    frame = InferenceFrame(pending)
+    el.state.frames.append(frame)
+    try:
+        with _clause_steps(el.state, step_var, clause_step):
+            guard = where_clauses(el, node.wheres, scope)
+            el.state.guard_depth += guard is not None
+            try:
+                body = el.ev(node.value, scope)
+            finally:
+                el.state.guard_depth -= guard is not None
+    finally:
+        el.state.frames.pop()
+    frame.resolve(el.state.dependent_ranges)
+    if not isinstance(body, (Value, Weak)) or (isinstance(body, Value) and body.rank) or \
+            (isinstance(body, Weak) and body.rank):
+        raise d.error(d.SHAPE, f"the value of `{node.name}[..]` at one point must be a scalar, "
+                      f"found {describe(body)}", node.value.span,
+                      hint="index every axis of the arrays it reads")
+    return ClauseResult(node, axes, body, guard)
+
+
+@contextlib.contextmanager
+def _clause_steps(state, step_var: IndexVar | None, clause_step: IndexVar | None):
+    """While a recurrence clause is elaborated, its step runs over the clause's own steps: reads
+    are checked there, and tensors computed in a step are batched over a copy of that range
+    (`let l[v] = x[t - 1, v]` in the clause for t in 2..6 reads x at rows 1..4, not from -1)."""
+    if clause_step is None:
+        yield
+        return
+    saved = step_var.lo, step_var.extent
+    step_var.lo, step_var.extent = clause_step.lo, clause_step.extent
+    state.step_ranges[step_var] = IndexVar(step_var.name, clause_step.lo, clause_step.extent, span=clause_step.span)
+    try:
+        yield
+    finally:
+        step_var.lo, step_var.extent = saved
+        del state.step_ranges[step_var]
+
+
+def _declared_var(el, slot, env) -> IndexVar:
+    if slot.range is None:
+        return IndexVar(slot.name, Lin(0), None, span=slot.span)
+    lo, hi = range_bounds(el, slot.range, env)
+    if lo.keys_are_indices or hi.keys_are_indices:
+        raise d.error(d.SHAPE, "a declared index range cannot depend on another index", slot.range.span)
+    return IndexVar(slot.name, lo.lin, extent(lo, hi), span=slot.span)
+
+
+@dataclass
+class Bound:
+    lin: Lin
+    value: Value
+    of_input_sizes: bool = False       # written with input dims or shapes (fixed by --dim or not)
+
+    @property
+    def keys_are_indices(self) -> bool:
+        return any(isinstance(k, IndexVar) for k in self.lin.keys())
+
+
+def extent(lo: Bound, hi: Bound) -> Lin:
+    """How many values `lo..hi` holds: none when it is reversed (`9..4`), as in Rust. A range
+    written with input sizes keeps its extent, which the size checks require to be >= 0
+    (passes.size_facts): there a reversed range means inputs too small for the program."""
+    n = hi.lin - lo.lin
+    if n.is_const and not (lo.of_input_sizes or hi.of_input_sizes):
+        return Lin(max(n.const, 0))
+    return n
+
+
+def range_bounds(el, rng: ast.Range, env) -> tuple[Bound, Bound]:
+    if rng.lo is None or rng.hi is None:
+        raise d.error(d.SHAPE, "an index range needs both ends", rng.span)
+    lo, hi = _bound(el, rng.lo, env), _bound(el, rng.hi, env)
+    if rng.inclusive:
+        hi = Bound(hi.lin + 1, scalar_ops.apply("add", [hi.value, Weak(np.asarray(1), "int")], rng.span),
+                   hi.of_input_sizes)
+    return lo, hi
+
+
+def _bound(el, expr, env) -> Bound:
+    v = scalar_ops.materialize(el.ev(expr, env), None, expr.span)
+    lin = affine.affine_of(v) if isinstance(v, Value) and v.rank == 0 and v.dtype.is_int else None
+    if lin is None:
+        raise d.error(d.SHAPE, "a range bound must be an integer built from sizes, constants "
+                      "and indices with + - and * by a constant", expr.span)
+    sizes = any(getattr(getattr(n, "def_id", None), "kind", None) in ("dim", "input") for n in ast.iter_nodes(expr))
+    return Bound(lin, v, sizes)
+
+
+def _expand_rest(el, node: ast.IndexedLet, env) -> list:
+    slots = []
+    for slot in node.slots:
+        if isinstance(slot, ast.RestIndex):
+            rank = el.rest_rank(slot, node.value, env)
+            vars_ = [ast.IndexVar(f"{slot.name}{k}", None, span=slot.span) for k in range(rank)]
+            for k, v in enumerate(vars_):
+                v.def_id = (slot.def_id, k)
+            el.rest_slots[slot.def_id] = vars_
+            slots += vars_
+        else:
+            slots.append(slot)
+    return slots
+
+
+def where_clauses(el, wheres: list, scope):
+    """Bind `where` locals in `scope`; return the conjunction of its guards (or None)."""
+    guard = None
+    for w in wheres:
+        if isinstance(w, ast.WhereBind):
+            el.bind(scope, w.def_id, el.ev(w.value, scope))
+            continue
+        cond = scalar_ops.materialize(el.ev(w.cond, scope), BOOL, w.span)
+        if isinstance(cond, Value) and cond.rank:
+            raise d.error(d.TYPE, "a where guard must be a bool per point", w.span)
+        guard = cond if guard is None else scalar_ops.apply("and", [guard, cond], w.span)
+    return guard
+
+
+def _clause_dtype(results: list, span):
+    """The one type of a definition's clauses: that of the typed ones, else what their
+    literals combine to (a float with `let y[0] = 0.0; let y[1] = -1;`)."""
+    typed = [r.body for r in results if isinstance(r.body, Value)]
+    if not typed:
+        return scalar_ops.literal_dtype([r.body for r in results], span)
+    dtype = typed[0].dtype
+    for t in typed[1:]:
+        if t.dtype != dtype:
+            raise d.error(d.TYPE, f"clauses of one definition have types {dtype} and {t.dtype}", t.span or span)
+    return dtype
+
+
+def _is_plain(r: ClauseResult) -> bool:
+    return all(isinstance(a, IndexVar) and a.lo == Lin(0) for a in r.axes)
+
+
+def _piecewise(results: list, dtype, span) -> Piecewise:
+    rank = len(results[0].axes)
+    for r in results:
+        if len(r.axes) != rank:
+            raise d.error(d.SHAPE, f"clauses of `{r.node.name}` have {rank} and {len(r.axes)} indices",
+                          r.node.span)
+    shape = tuple(largest_end([axis_end(r.axes[k]) for r in results], span) for k in range(rank))
+    clauses = tuple(_clause_value(r) for r in results if not is_empty(r.axes))
+    return Piecewise(dtype, shape, clauses, span=span)
+
+
+def axis_end(axis) -> Lin:
+    """Where a clause's point or range along one axis ends. An empty range (`t in 11..4`)
+    defines no point, so it reaches no row: it ends at 0, not at 11."""
+    if isinstance(axis, int):
+        return Lin(axis + 1)
+    return Lin(0) if axis.is_empty else axis.lo + axis.extent
+
+
+def is_empty(axes) -> bool:
+    """Whether a clause's domain holds no point: one of its ranges is empty."""
+    return any(not isinstance(a, int) and a.is_empty for a in axes)
+
+
+def largest_end(ends: list, span) -> Lin:
+    """The largest of the clause ends along one axis. When sizes make it undecidable (a point
+    at 2 against a range ending at N) the range's symbolic end wins: programs are written for
+    inputs long enough to reach their literal points."""
+    best = ends[0]
+    for e in ends[1:]:
+        diff = e - best
+        if affine.surely_nonnegative(diff):
+            best = e
+        elif not affine.surely_nonnegative(-diff):
+            if best.is_const == e.is_const:
+                raise d.error(d.SHAPE, f"cannot tell which clause reaches further: {best!r} or {e!r}", span)
+            best = best if e.is_const else e
+    return best
+
+
+def _clause_value(r: ClauseResult) -> Clause:
+    vars_, offsets = [], []
+    for axis in r.axes:
+        if isinstance(axis, int):
+            vars_.append(IndexVar("p", Lin(axis), Lin(1)))
+            offsets.append(Lin(axis))
+        else:
+            vars_.append(axis)
+            offsets.append(axis.lo)
+    return Clause(tuple(offsets), Generic(tuple(vars_), r.body, r.guard, span=r.node.span))
+
+
+REDUCTION_OPS = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "all": "and", "any": "or"}
+
+
+def reduction(el, node: ast.Reduction, env):
+    scope = env.child()
+    vars_, pending, hull_guards = [], [], []
+    for iv in node.indices:
+        var = _reduction_var(el, iv, env, hull_guards)
+        if iv.range is None:
+            pending.append(var)
+        scope.bind(iv.def_id, IndexRef(var, span=iv.span))
+        vars_.append(var)
+    frame = InferenceFrame(pending)
+    el.state.frames.append(frame)
+    in_hull = bool(hull_guards)
+    user_guarded = any(isinstance(w, ast.WhereGuard) for w in node.wheres)
+    # a range that depends on outer indices runs over its hull behind guards: those guards keep
+    # the where clauses inside the range as well as the body
+    el.state.hull_depth += in_hull
+    try:
+        guard = where_clauses(el, node.wheres, scope)
+        for g in hull_guards:
+            guard = g if guard is None else scalar_ops.apply("and", [guard, g], node.span)
+        el.state.guard_depth += user_guarded
+        try:
+            body = el.ev(node.body, scope)
+        finally:
+            el.state.guard_depth -= user_guarded
+    finally:
+        el.state.hull_depth -= in_hull
+        el.state.frames.pop()
+    frame.resolve(el.state.dependent_ranges)
+    body, guard = _decided_guard(node.op, _reduction_body(node, body), guard)
+    result = Reduce(node.op, tuple(vars_), body, guard, span=node.span)
+    if not el.state.frames:
+        # outermost: every range it depends on is known now
+        resolve_hulls(el.state)
+        check_reads(result, None, el.state, node.span)
+    return result
+
+
+def _decided_guard(kind: str, body: Value, guard):
+    """A guard known at build time: true is no guard; false leaves every point the identity, so
+    the body is not computed at all (see einc.ir.nodes.decided_by_a_constant)."""
+    if guard is None or not is_folding_constant(guard) or guard.array.ndim:
+        return body, guard
+    if bool(guard.array):
+        return body, None
+    return Const(np.asarray(reduction_identity(kind, body.dtype)), span=body.span), None
+
+
+def _reduction_body(node: ast.Reduction, body):
+    if node.op in ("all", "any"):
+        body = scalar_ops.materialize(body, BOOL, node.body.span)
+    else:
+        body = scalar_ops.materialize(body, None, node.body.span)
+        if isinstance(body, Value) and body.dtype.is_bool:
+            raise d.error(d.TYPE, f"`{node.op}` needs numbers, found bool", node.body.span,
+                          hint="use `all` or `any` for bool values")
+    if not isinstance(body, Value) or body.rank:
+        raise d.error(d.SHAPE, f"a reduction body must be a scalar per point, found {describe(body)}",
+                      node.body.span)
+    return body
+
+
+def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
+    """A reduction index; a range that depends on outer indices is iterated over its hull
+    (the extreme values over the outer ranges) and narrowed by a guard."""
+    if iv.range is None:
+        return IndexVar(iv.name, Lin(0), None, span=iv.span)
+    lo, hi = range_bounds(el, iv.range, env)
+    if not lo.keys_are_indices and not hi.keys_are_indices:
+        return IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
+    var = IndexVar(iv.name, Lin(0), None, span=iv.span)
+    el.state.dependent_ranges.append((var, lo.lin, hi.lin))
+    ref = IndexRef(var, span=iv.span)
+    hull_guards.append(scalar_ops.apply("ge", [ref, lo.value], iv.span))
+    hull_guards.append(scalar_ops.apply("lt", [ref, hi.value], iv.span))
+    return var
+
+
+def resolve_hulls(state) -> None:
+    """Give each outer-dependent reduction range whose outer extents are known its hull. The
+    others stay pending: a recurrence in a function called per point resolves its own ranges
+    while an argument's range still waits for the caller's inferred index (`sum[j in i..6]`).
+    Outer ranges come first in the list, so one pass also settles ranges depending on them."""
+    waiting = []
+    for var, lo, hi in state.dependent_ranges:
+        if not (_extents_known(lo) and _extents_known(hi)):
+            waiting.append((var, lo, hi))
+            continue
+        lo_min, _ = affine.bounds(lo)
+        _, hi_max = affine.bounds(hi)
+        var.lo, var.extent = lo_min, hi_max - lo_min
+        state.hull_ranges[var] = (lo, hi)
+    state.dependent_ranges[:] = waiting
+
+
+def _extents_known(lin: Lin) -> bool:
+    return all(getattr(key, "extent", 0) is not None for key in lin.keys())
+

@@ -1,0 +1,78 @@
+"""`__einsum(equation, inputs)`: Einstein summation with an equation known at build time.
+
+The equation is expanded into the indexed definition it names: "ij,jk->ik" on (a, b) is
+`y[i, k] = sum[j](a[i, j] * b[j, k])`. Each letter becomes an index variable whose extent comes
+from the operand axes it labels (a letter on axes of different lengths is an E004 naming both).
+Without "->" the output is the letters used exactly once, in alphabetical order (numpy's rule).
+"""
+from __future__ import annotations
+
+from einc import diagnostics as d
+from einc.ir.nodes import Generic, IndexRef, IndexVar, Reduce, Value
+from einc.ir.types import Lin
+from einc.semantics.core import scalar_ops, tensors
+from einc.semantics.core.state import InferenceFrame
+from einc.semantics.core.values import StrVal, TupleVal, describe
+
+
+def einsum(el, equation, inputs, span):
+    if not isinstance(equation, StrVal):
+        raise d.error(d.TYPE, f"`einsum` needs an equation string known at build time, found "
+                      f"{describe(equation)}", span)
+    operands = [_operand(x, span) for x in (inputs.items if isinstance(inputs, TupleVal) else [inputs])]
+    terms, out = parse(equation.text, span)
+    if len(terms) != len(operands):
+        raise d.error(d.TYPE, f"einsum equation `{equation.text}` names {len(terms)} operands, "
+                      f"but {len(operands)} {'was' if len(operands) == 1 else 'were'} given", span)
+    for term, x in zip(terms, operands):
+        if len(term) != x.rank:
+            raise d.error(d.SHAPE, f"einsum term `{term}` labels {len(term)} axes of {describe(x)}", span)
+    letters = sorted(set("".join(terms)), key="".join(terms).index)
+    var = {c: IndexVar(c, Lin(0), None, span=span) for c in letters}
+    product = _product(el, terms, operands, var, span)
+    summed = tuple(var[c] for c in letters if c not in out)
+    body = Reduce("sum", summed, product, span=span) if summed else product
+    return Generic(tuple(var[c] for c in out), body, None, span=span)
+
+
+def _operand(x, span) -> Value:
+    x = scalar_ops.materialize(tensors.whole(x, span), None, span)
+    if not isinstance(x, Value):
+        raise d.error(d.TYPE, f"`einsum` operands must be arrays, found {describe(x)}", span)
+    return x
+
+
+def _product(el, terms, operands, var, span):
+    """The product of the operands read at their letters; the reads fix the letters' extents."""
+    frame = InferenceFrame(list(var.values()))
+    el.state.frames.append(frame)
+    try:
+        product = None
+        for k, (term, x) in enumerate(zip(terms, operands)):
+            element = tensors.read(x, [IndexRef(var[c], span=span) for c in term], span, el.state,
+                                   f"einsum operand {k} `{term}`")
+            product = element if product is None else scalar_ops.apply("mul", [product, element], span)
+    finally:
+        el.state.frames.pop()
+    frame.resolve(el.state.dependent_ranges)
+    return product
+
+
+def parse(text: str, span) -> tuple[list[str], str]:
+    """The input terms and the output letters of an equation such as "bij,bjk->bik"."""
+    eq = text.replace(" ", "")
+    if "..." in eq:
+        raise d.error(d.UNSUPPORTED, "einsum with `...` is not supported; name every axis with a letter",
+                      span)
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    used = "".join(terms)
+    if not all(t.isalpha() or t == "" for t in terms) or not (out.isalpha() or out == ""):
+        raise d.error(d.VALUE, f"einsum equation `{text}` must be letters, commas and one `->`", span)
+    if not arrow:
+        out = "".join(sorted(c for c in set(used) if used.count(c) == 1))
+    for c in out:
+        if c not in used or out.count(c) > 1:
+            raise d.error(d.VALUE, f"einsum output letter `{c}` must appear once in the output and "
+                          f"in some input term", span)
+    return terms, out

@@ -1,0 +1,192 @@
+"""Several clauses of one definition with `where` guards (LANGUAGE.md section 10).
+
+Each guarded clause defines only the points of its box where its guard holds; together the
+clauses define the array, so every point must be covered by exactly one clause. Unguarded
+clauses keep section 3's rule among themselves (the later one wins where they overlap), but a
+point that a guarded clause shares with any other clause, or that no clause covers, is E004:
+at build time when the guards and extents are known then, else a run-time assert.
+
+A guarded clause writes its whole box (einc.mlir.program_rules writes boxes), so where its
+guard fails it writes back what the clauses before it left there: `select(guard, body,
+before[point])`, `before` being the piecewise value of those clauses.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir import affine
+from einc.ir.evaluate import NotBuildTime, evaluate
+from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Op, Piecewise, Read, RecClause,
+                           RecMember, Reduce, StateRead, Value, fresh_index_vars, walk)
+from einc.ir.types import BOOL, I32
+from einc.autodiff.substitute import substitute
+
+
+def combine(el, p: Piecewise, name: str) -> Piecewise:
+    """`p` with each guarded clause keeping, where its guard fails, the value before it; the
+    coverage of every point checked (at build time, or by an assert when the program runs)."""
+    _check_coverage(el, p, name)
+    clauses: list[Clause] = []
+    for c in p.clauses:
+        g = c.value
+        if g.guard is not None and clauses:
+            before = Piecewise(p.dtype, p.shape, tuple(clauses), span=p.span)
+            kept = Read(before, tuple(IndexRef(v, span=g.span) for v in g.vars), span=g.span, in_bounds=True)
+            body = Op("select", (g.guard, g.body, kept), p.dtype, span=g.span)
+            c = Clause(c.offsets, Generic(g.vars, body, None, span=g.span))
+        clauses.append(c)
+    return Piecewise(p.dtype, p.shape, tuple(clauses), span=p.span)
+
+
+def _cover(p: Piecewise, c: Clause) -> Piecewise:
+    """1 at the points of `p`'s shape that clause `c` defines, else 0."""
+    one = Const(np.asarray(1, np.int32), span=c.value.span)
+    return Piecewise(I32, p.shape, (Clause(c.offsets, Generic(c.value.vars, one, c.value.guard)),), span=p.span)
+
+
+def _check_coverage(el, p: Piecewise, name: str) -> None:
+    covers = [_cover(p, c) for c in p.clauses]
+    try:
+        masks = [evaluate(c).astype(bool) for c in covers]
+    except NotBuildTime:
+        el.ir.effects.append(_run_time_check(p, covers, name))
+        return
+    guarded = [c.value.guard is not None for c in p.clauses]
+    _refuse_overlap(p, masks, guarded, name)
+    _refuse_uncovered(p, masks, name)
+
+
+def _refuse_overlap(p: Piecewise, masks: list, guarded: list, name: str) -> None:
+    for k, (mask, is_guarded) in enumerate(zip(masks, guarded)):
+        for j in range(k):
+            both = mask & masks[j]
+            if (is_guarded or guarded[j]) and both.any():
+                at = _point(both)
+                raise d.error(d.SHAPE, f"two clauses of `{name}` both define {name}[{at}]",
+                              p.clauses[k].value.span, notes=[d.Label(p.clauses[j].value.span, "the other")],
+                              hint="make the where guards of the clauses exclude each other")
+
+
+def _refuse_uncovered(p: Piecewise, masks: list, name: str) -> None:
+    covered = np.logical_or.reduce(masks) if masks else np.zeros((), bool)
+    if not covered.all():
+        at = _point(~np.broadcast_to(covered, masks[0].shape))
+        raise d.error(d.SHAPE, f"no clause of `{name}` defines {name}[{at}]", p.span,
+                      hint="add a clause (or widen a where guard) for the points left out")
+
+
+def _point(mask: np.ndarray) -> str:
+    return ", ".join(str(int(k)) for k in np.argwhere(mask)[0])
+
+
+def _run_time_check(p: Piecewise, covers: list, name: str) -> Assert:
+    """all[points](guarded covers + (1 if any unguarded cover) == 1)."""
+    vars_ = fresh_index_vars(p.shape, "g")
+    at = tuple(IndexRef(v) for v in vars_)
+    guarded = [Read(c, at, in_bounds=True) for c, cl in zip(covers, p.clauses) if cl.value.guard is not None]
+    plain = [Read(c, at, in_bounds=True) for c, cl in zip(covers, p.clauses) if cl.value.guard is None]
+    count = _sum(guarded)
+    if plain:
+        count = Op("add", (count, Op("min", (_sum(plain), Const(np.asarray(1, np.int32))), I32)), I32)
+    once = Op("eq", (count, Const(np.asarray(1, np.int32))), BOOL)
+    cond = Reduce("all", vars_, once, None, span=p.span)
+    message = f"assertion failed at {p.span}: a point of `{name}` is defined by no clause or by two " \
+              "(E004: the where guards of its clauses must cover each point once)"
+    return Assert(cond, message, span=p.span)
+
+
+def _sum(values: list) -> Value:
+    total = values[0]
+    for v in values[1:]:
+        total = Op("add", (total, v), I32)
+    return total
+
+
+def combine_steps(el, member: RecMember, step: IndexVar) -> None:
+    """The same for a recurrence member, whose clauses write the rows of each step in place:
+    guarded clauses over one box (steps and ranges) become one clause choosing among their
+    bodies by their guards. A guarded clause whose box meets another box is E011."""
+    if len(member.clauses) < 2 or all(c.guard is None for c in member.clauses):
+        return
+    groups: list[list[RecClause]] = []
+    for c in member.clauses:
+        group = next((g for g in groups if _same_box(g[0], c)), None)
+        if group is None:
+            groups.append([c])
+        else:
+            group.append(c)
+    merged = []
+    for g in groups:
+        guarded = any(c.guard is not None for c in g)
+        if guarded and any(not _apart(g[0], other[0]) for other in groups if other is not g):
+            raise d.error(d.UNSUPPORTED, f"guarded clauses of the recurrence `{member.name}` over ranges that "
+                          "overlap other clauses' ranges", member.span,
+                          hint="give the guarded clauses the same ranges, apart from the other clauses")
+        merged.append(_merged_group(el, member, step, g) if guarded and len(g) > 1 else g[0])
+        if guarded and len(g) == 1 and len(groups) > 1:
+            _check_step_coverage(el, member, step, g)
+    member.clauses = merged
+
+
+def _bounds(c: RecClause) -> list:
+    return [(c.t_lo, c.t_hi)] + [(v.lo, v.lo + v.extent) for v in c.vars]
+
+
+def _same_box(a: RecClause, b: RecClause) -> bool:
+    return all(lo_a == lo_b and hi_a == hi_b for (lo_a, hi_a), (lo_b, hi_b) in zip(_bounds(a), _bounds(b)))
+
+
+def _apart(a: RecClause, b: RecClause) -> bool:
+    """Whether the boxes surely share no point: along some axis one ends before the other starts."""
+    return any(affine.surely_nonnegative(lo_b - hi_a) or affine.surely_nonnegative(lo_a - hi_b)
+               for (lo_a, hi_a), (lo_b, hi_b) in zip(_bounds(a), _bounds(b)))
+
+
+def _renamed(c: RecClause, to: RecClause, step_to=None) -> tuple:
+    """The guard and body of `c` over the vars of `to` (and, with `step_to`, the step var
+    replaced by that value)."""
+    mapping = {v: IndexRef(w) for v, w in zip(c.vars, to.vars)}
+    if step_to is not None:
+        mapping[step_to[0]] = step_to[1]
+    return tuple(None if x is None else substitute(x, mapping) for x in (c.guard, c.body))
+
+
+def _merged_group(el, member: RecMember, step: IndexVar, group: list) -> RecClause:
+    first = group[0]
+    if any(c.guard is None for c in group):
+        raise d.error(d.SHAPE, f"two clauses of `{member.name}` both define its points where a guarded "
+                      "one holds", member.span, hint="make the where guards of the clauses exclude each other")
+    _check_step_coverage(el, member, step, group)
+    guard, body = first.guard, first.body
+    for c in group[1:]:
+        g, b = _renamed(c, first)
+        body = Op("select", (g, b, body), body.dtype, span=b.span)
+        guard = Op("or", (guard, g), BOOL, span=g.span)
+    return RecClause(first.t_lo, first.t_hi, first.vars, body, guard)
+
+
+def _check_step_coverage(el, member: RecMember, step: IndexVar, group: list) -> None:
+    """Exactly one guard of the group holds at each point of its box."""
+    first = group[0]
+    t = IndexVar("t", first.t_lo, first.t_hi - first.t_lo)
+    guards = [_renamed(c, first, (step, IndexRef(t)))[0] for c in group]
+    if any(isinstance(v, StateRead) for v in walk(guards)):
+        raise d.error(d.UNSUPPORTED, f"where guards of `{member.name}` that read values of its recurrence",
+                      guards[0].span or member.span, hint="guard on the indices or on inputs")
+    ones = [Op("select", (g, Const(np.asarray(1, np.int32)), Const(np.asarray(0, np.int32))), I32) for g in guards]
+    once = Op("eq", (_sum(ones), Const(np.asarray(1, np.int32))), BOOL)
+    vars_ = (t,) + tuple(first.vars)
+    try:
+        ok = evaluate(Generic(vars_, once))
+    except NotBuildTime:
+        message = f"assertion failed at {member.span}: a point of `{member.name}` is defined by no clause " \
+                  "or by two (E004: the where guards of its clauses must cover each point once)"
+        el.ir.effects.append(Assert(Reduce("all", vars_, once, None, span=member.span), message, span=member.span))
+        return
+    if not ok.all():
+        at = np.argwhere(~np.broadcast_to(ok, ok.shape))[0]
+        where = ", ".join(str(int(k) + v.lo.const) for k, v in zip(at, vars_))
+        raise d.error(d.SHAPE, f"no clause or two clauses of `{member.name}` define {member.name}[{where}]",
+                      member.span,
+                      hint="make the where guards of the clauses cover each point once")

@@ -1,0 +1,52 @@
+"""Which values leave the program (LANGUAGE.md section 1)."""
+from __future__ import annotations
+
+from einc import diagnostics as d
+from einc.ir.nodes import Value
+from einc.semantics.core import scalar_ops, tensors
+from einc.semantics.core.values import LazyJacobian, TupleVal, Weak
+from einc.syntax import ast
+
+
+def collect(el, bindings: list, wanted: list[str] | None) -> None:
+    main = _main_function(el)
+    if main is not None:
+        result = el.call(main, [], main.node.span)
+        candidates = _flatten("main", result)
+    else:
+        candidates = []
+        for name, def_id, is_const in bindings:
+            if not is_const:
+                candidates += _flatten(name, el.globals.lookup(def_id))
+    by_name = dict(candidates)
+    if wanted:
+        missing = [n for n in wanted if n not in by_name]
+        if missing:
+            raise d.error(d.UNDEFINED, f"no top-level value named `{missing[0]}` to output",
+                          None, hint="outputs: " + ", ".join(by_name) if by_name else "")
+        candidates = [(n, by_name[n]) for n in wanted]
+    # a derivative is computed only once it is known to leave the program
+    el.ir.outputs = [(n, tensors.whole(v) if isinstance(v, LazyJacobian) else v) for n, v in candidates]
+
+
+def _main_function(el):
+    for item in el.program.entry.items:
+        if isinstance(item, ast.FnDef) and item.name == "main":
+            if item.params:
+                raise d.error(d.TYPE, "`fn main()` takes no parameters; declare inputs with "
+                              "top-level `let name: type;`", item.span)
+            return el.globals.lookup(item.def_id)
+    return None
+
+
+def _flatten(name: str, value) -> list:
+    if isinstance(value, TupleVal):
+        out = []
+        for k, item in enumerate(value.items):
+            out += _flatten(f"{name}.{k}", item)
+        return out
+    if isinstance(value, LazyJacobian):
+        return [(name, value)]
+    if isinstance(value, Weak) or tensors.is_array(value):
+        value = tensors.whole(scalar_ops.materialize(value, None), None)
+    return [(name, value)] if isinstance(value, Value) else []

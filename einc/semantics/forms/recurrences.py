@@ -1,0 +1,689 @@
+"""Recurrences (LANGUAGE.md section 4): detection, grouping, step order and checks.
+
+Indexed definitions of one block that read each other in a cycle (or read themselves) form a
+recurrence group, computed by one loop over their first axis. Elaboration gives each member a
+`RecMember`; reads of members inside the bodies become `StateRead`s, checked here to point
+backward (an earlier step, an earlier member of the same step, or an earlier point of the
+same clause). The storage plan is made later, once every read of the members is known
+(einc.passes.storage).
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+
+import numpy as np
+
+from einc import diagnostics as d
+from einc.ir import affine
+from einc.ir.nodes import (Generic, IndexRef, IndexVar, Read, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
+                           Value, free_vars, fresh_index_vars, step_state_reads)
+from einc.ir.state_slices import state_slice
+from einc.ir.types import BOOL, F32, F64, I32, I64, Lin
+from einc.semantics.forms import definitions, guarded_clauses
+from einc.semantics.core import scalar_ops, tensors
+from einc.semantics.core.bounds import check_reads
+from einc.semantics.core.values import PartialRead, Weak
+from einc.syntax import ast
+
+MAX_TYPING_ROUNDS = 3
+SCALAR_TYPES = (F32, I32, F64, I64, BOOL)
+MAX_UNSEEDED = 3                 # 125 typings at most
+
+
+class RecState:
+    """What a member's name means while its group's clauses are elaborated."""
+
+    def __init__(self, member: RecMember, step: IndexVar):
+        self.member = member
+        self.step = step
+        self.slices: dict = {}      # step offset -> the slice, one value however often it is read
+
+
+# ---------------------------------------------------------------- detection
+
+def read_graph(stmts: list) -> dict:
+    """def_id -> def_ids of the block's indexed definitions its clauses read."""
+    indexed = {s.def_id for s in stmts if isinstance(s, ast.IndexedLet)}
+    reads = {did: set() for did in indexed}
+    for s in stmts:
+        if isinstance(s, ast.IndexedLet):
+            for node in ast.iter_nodes([s.value, s.wheres, s.slots]):
+                if isinstance(node, ast.Name) and node.def_id in indexed:
+                    reads[s.def_id].add(node.def_id)
+    return reads
+
+
+def step_aligned_reads(stmts: list) -> dict:
+    """def_id -> the def_ids its clauses read only at `t - c` (c >= 0), t being the reading
+    clause's own first index, and that end at the same step: the reads a loop shared by both
+    can serve step by step."""
+    indexed = {s.def_id for s in stmts if isinstance(s, ast.IndexedLet)}
+    aligned = {did: set() for did in indexed}
+    other = {did: set() for did in indexed}
+    for s in stmts:
+        if not isinstance(s, ast.IndexedLet):
+            continue
+        step = s.slots[0].def_id if isinstance(s.slots[0], ast.IndexVar) else None
+        nodes = list(ast.iter_nodes([s.value, s.wheres, s.slots]))
+        at_step = {id(n.base) for n in nodes if isinstance(n, ast.Index) and step is not None
+                   and _reads_back_along(n, step)}
+        for n in nodes:
+            if isinstance(n, ast.Name) and n.def_id in indexed:
+                (aligned if id(n) in at_step else other)[s.def_id].add(n.def_id)
+    ends = _step_ends(stmts)
+    return {did: {o for o in aligned[did] - other[did] if ends[did] is not None and ends[did] == ends[o]}
+            for did in indexed}
+
+
+def _step_ends(stmts: list) -> dict:
+    """def_id -> where its first axis ends, as a comparable key (None when not known from the
+    source). A loop shared by two recurrences runs one number of steps, so only recurrences
+    that end at the same step may share it."""
+    ends: dict = {}
+    for s in stmts:
+        if isinstance(s, ast.IndexedLet):
+            ends.setdefault(s.def_id, []).append(_first_axis_end(s.slots[0]) if s.slots else None)
+    return {did: _definition_end(keys) for did, keys in ends.items()}
+
+
+def _first_axis_end(slot):
+    if isinstance(slot, ast.IndexLiteral):
+        return slot.value + 1
+    if isinstance(slot, ast.IndexVar) and slot.range is not None and slot.range.hi is not None:
+        key = _expr_key(slot.range.hi)
+        if key is not None and slot.range.inclusive:
+            key = ("+", key, 1)
+        return key
+    return None
+
+
+def _definition_end(keys: list):
+    """The end of a definition whose clauses end at `keys`: the one symbolic end (`T`, its
+    clauses at fixed steps lie before it), or the largest fixed end."""
+    if None in keys:
+        return None
+    symbolic = {k for k in keys if not isinstance(k, int)}
+    if len(symbolic) > 1:
+        return None
+    return symbolic.pop() if symbolic else max(keys)
+
+
+def _expr_key(expr):
+    """A structural key of an integer expression of names and literals, or None."""
+    if isinstance(expr, ast.IntLit):
+        return expr.value
+    if isinstance(expr, ast.Name):
+        return ("name", expr.def_id if expr.def_id is not None else expr.name)
+    if isinstance(expr, ast.Binary) and expr.op in ("+", "-", "*", "/", "%"):
+        left, right = _expr_key(expr.left), _expr_key(expr.right)
+        return None if left is None or right is None else (expr.op, left, right)
+    return None
+
+
+def _reads_back_along(read: ast.Index, step) -> bool:
+    """Whether `read` is `name[t - c, ..]` with c >= 0 a constant and t the variable `step`."""
+    if not isinstance(read.base, ast.Name) or not read.subscripts:
+        return False
+    offset = _offset_from(read.subscripts[0], step)
+    return offset is not None and offset[0] == 1 and offset[1] <= 0
+
+
+def _offset_from(expr, step):
+    """(coefficient of `step`, constant) when `expr` is built from it and integer literals with
+    + and -, else None."""
+    if isinstance(expr, ast.Name):
+        return (1, 0) if expr.def_id == step else None
+    if isinstance(expr, ast.IntLit):
+        return 0, expr.value
+    if isinstance(expr, ast.Unary) and expr.op == "-":
+        inner = _offset_from(expr.operand, step)
+        return None if inner is None else (-inner[0], -inner[1])
+    if isinstance(expr, ast.Binary):
+        first, chain = ast.left_chain(expr)       # `t - 1 + 1 - ..` in a loop, however long
+        total = _offset_from(first, step)
+        for binary in chain:
+            right = _offset_from(binary.right, step) if binary.op in ("+", "-") else None
+            if total is None or right is None:
+                return None
+            sign = 1 if binary.op == "+" else -1
+            total = total[0] + sign * right[0], total[1] + sign * right[1]
+        return total
+    return None
+
+
+def read_before_defined(stmts: list):
+    """A test of a set of definitions, computed together where the last clause of any of them
+    stands: whether a statement that is no indexed definition reads one of them before that.
+    Such a statement runs before the loop has computed what it reads."""
+    last = {s.def_id: k for k, s in enumerate(stmts) if isinstance(s, ast.IndexedLet)}
+    plain = [(k, {n.def_id for n in ast.iter_nodes([s]) if isinstance(n, ast.Name) and n.def_id in last})
+             for k, s in enumerate(stmts) if not isinstance(s, (ast.IndexedLet, ast.FnDef, ast.DiffRule))]
+
+    def test(unit) -> bool:
+        end = max(last[did] for did in unit)
+        return any(k < end and names & unit for k, names in plain)
+    return test
+
+
+def find_groups(reads: dict, aligned: dict, read_early=lambda unit: False) -> dict:
+    """def_id -> the frozenset of def_ids recurring with it.
+
+    A definition that reads itself, or definitions reading each other in a cycle, recur
+    together. Recurrences that read one another at the reader's own step `t - c` (a Kalman
+    filter's state reading its gain) share one loop too, with every definition on a path
+    between them, so that per-step values such as the gain need only a window instead of the
+    whole tensor; `aligned` (step_aligned_reads) says which reads are of that kind. A loop is
+    shared only when every read between the definitions it holds is of that kind (or they are
+    in a cycle): a read of a fixed point (`g[4]`), along another axis, or of a whole tensor
+    needs the other loop finished first, so it runs after it. Nor is one shared when a
+    statement between the definitions reads one of them (`read_early`, read_before_defined):
+    the shared loop would run only after that statement."""
+    cycles = _strongly_connected(reads)
+    cycle_of = {did: k for k, component in enumerate(cycles) for did in component}
+    recurrent = set()
+    for component in cycles:
+        only = next(iter(component))
+        if len(component) > 1 or only in reads[only]:
+            recurrent |= component
+    joins = {(other, did) for did, targets in aligned.items() for other in targets
+             if did in recurrent and other in recurrent and other != did}
+    while True:
+        joined = {did: set(targets) for did, targets in reads.items()}
+        for other, did in joins:
+            joined[other].add(did)
+        components = _strongly_connected(joined)
+        mixed = [c for c in components if any(cycle_of[did] != cycle_of[other] and other not in aligned[did]
+                                               for did in c for other in reads[did] & c)]
+        mixed += [c for c in components if c not in mixed and read_early(c)
+                  and any(a in c and b in c for a, b in joins)]
+        if not mixed:
+            break
+        joins = {(a, b) for a, b in joins if not any(a in c for c in mixed)}
+    groups = {}
+    for component in components:
+        if component & recurrent:
+            for did in component:
+                groups[did] = frozenset(component)
+    return groups
+
+
+def _strongly_connected(graph: dict) -> list:
+    """Tarjan's algorithm, iteratively (groups are small, but programs may be long)."""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    counter = [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                out.append(component)
+    return out
+
+
+# ---------------------------------------------------------------- elaboration
+
+def define_group(el, clauses_by_member: dict, env) -> dict:
+    """Elaborate a group; returns def_id -> RecValue for each member."""
+    names = {did: cs[0].name for did, cs in clauses_by_member.items()}
+    members, step = _typed_members(el, clauses_by_member, env, names)
+    values = {did: _without_points(m) for did, m in members.items() if not m.clauses}
+    members = {did: m for did, m in members.items() if did not in values}
+    _check_no_reads_of_empty(members.values())
+    if members:
+        order = _step_order(members, names, step)
+        group = RecurrenceGroup(step, [members[did] for did in order])
+        _check_reads(group)
+        for m in members.values():
+            guarded_clauses.combine_steps(el, m, step)
+        el.ir.recurrences.append(group)
+        outer = _outer_indices(el, group)
+        if outer:
+            return {**values, **batch_over_outer_indices(group, members, outer)}
+        values.update({did: RecValue(group, m, span=m.span) for did, m in members.items()})
+    return values
+
+
+def _outer_indices(el, group: RecurrenceGroup) -> list:
+    """The indices of an enclosing definition the clauses read (a recurrence inside a function
+    called per point, as `let g[i] = gcd(a[i], b[i]);`), sorted by name; none inside another
+    recurrence's step, whose state the clauses would read. The step of an enclosing group is
+    not an axis to batch over: that would be a loop nested in its loop (E011)."""
+    members = {id(m) for m in group.members}
+    found = set()
+    for m in group.members:
+        for c in m.clauses:
+            roots = [c.body] + ([c.guard] if c.guard is not None else [])
+            if any(id(read.member) not in members for read in step_state_reads(roots)):
+                return []
+            found |= frozenset().union(*map(free_vars, roots)) - frozenset(c.vars) - {group.t_var}
+    if found & set(el.state.recurrence_steps):
+        m = group.members[0]
+        raise d.error(d.UNSUPPORTED, f"the recurrence `{m.name}` depends on the step of a recurrence "
+                      "whose clause it is computed in (a loop inside a loop)", m.span,
+                      hint="compute it for every step first, as an indexed definition outside that recurrence")
+    return sorted(found, key=lambda v: v.name)
+
+
+def batch_over_outer_indices(group: RecurrenceGroup, members: dict, outer: list) -> dict:
+    """Compute the group once for every value of the enclosing indices `outer`, as axes after the
+    step (the clauses run over them too, and their state reads stay at the current point), and
+    give each member as the tensor of the current point, as einc.semantics.core.tensors does for a
+    plain definition (vmap's batching)."""
+    refs = tuple(IndexRef(v) for v in outer)
+    for m in group.members:
+        m.batch = tuple(outer)
+        for c in m.clauses:
+            c.vars = tuple(outer) + tuple(c.vars)
+    for read in step_state_reads(_roots([c for m in group.members for c in m.clauses])):
+        read.subs = read.subs[:1] + refs + read.subs[1:]
+    return {did: _at_outer_point(RecValue(group, m, span=m.span), outer) for did, m in members.items()}
+
+
+def _at_outer_point(value: RecValue, outer: list):
+    """The member's tensor at the current point of `outer` (its batch axes, after the step)."""
+    rank = len(value.member.shape) - len(outer)
+    own = fresh_index_vars(value.member.shape[:1] + value.member.shape[1 + len(outer):])
+    subs = (IndexRef(own[0]),) + tuple(IndexRef(v) for v in outer) + tuple(IndexRef(v) for v in own[1:rank])
+    batched = Generic(tuple(outer) + own, Read(value, subs), span=value.span)
+    return PartialRead(batched, tuple(tensors.offset_ref(v) for v in outer), value.span)
+
+
+def _check_no_reads_of_empty(members) -> None:
+    for m in members:
+        for read in step_state_reads(_roots(m.clauses)):
+            if not read.member.clauses:
+                raise d.error(d.BOUNDS, f"`{read.member.name}` has no element to read: every clause of "
+                              "it ranges over an empty range", read.span)
+
+
+def _without_points(member: RecMember) -> Generic:
+    """A member whose every clause ranges over an empty range (`t in 5..2`) computes nothing:
+    it has no step (its first axis ends at 0) and nothing to loop over."""
+    zero = scalar_ops.materialize(Weak(np.asarray(0), "int"), member.dtype, member.span)
+    return Generic(fresh_index_vars(member.shape), zero, span=member.span)
+
+
+def _typed_members(el, clauses_by_member: dict, env, names: dict):
+    """Reads of a member need its dtype before its own clauses are typed: start from a guess,
+    elaborate again with what the bodies turned out to be until the two agree. A guess that
+    ends in a type error is replaced by the next (`_guesses`); if none settles, the members
+    are typed a component at a time (`_typed_by_component`); the first error stands if that
+    fails too."""
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    first_error = None
+    initial = _initial_dtypes(el, clauses_by_member, env)
+    for guess in _guesses(*initial):
+        del el.ir.effects[effects:]          # what a failed guess left behind
+        del el.state.dependent_ranges[ranges:]
+        try:
+            return _settle_types(el, clauses_by_member, env, guess, names)
+        except d.CompileError as err:
+            if first_error is None and err.diagnostics[0].code != d.TYPE:
+                raise
+            first_error = first_error or err
+    components = _components_read_first(clauses_by_member)
+    if len(components) == 1:
+        raise first_error
+    try:
+        dtypes = _typed_by_component(el, clauses_by_member, env, names, components, initial)
+    except d.CompileError:
+        raise first_error from None
+    del el.ir.effects[effects:]
+    del el.state.dependent_ranges[ranges:]
+    return _settle_types(el, clauses_by_member, env, dtypes, names)
+
+
+def _typed_by_component(el, clauses_by_member: dict, env, names: dict, components: list,
+                        initial: tuple) -> dict:
+    """Members fused into one loop without reading each other in a cycle (`r[t]` reading only
+    `r`, `q[t]` only `q` and `r`) are typed one strongly connected component at a time, those
+    read first, each trying its own guesses with the types of the components before it fixed:
+    the guesses of several members that need different types then multiply per component, not
+    across the whole group (beyond MAX_UNSEEDED members the whole-group search tries one type
+    for all)."""
+    guess, tentative, unseeded = initial
+    settled = dict(guess)
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    for component in components:
+        first_error = None
+        own = {did: guess[did] for did in guess if did in component}
+        for choice in _guesses(own, tentative & component, unseeded & component):
+            del el.ir.effects[effects:]
+            del el.state.dependent_ranges[ranges:]
+            try:
+                members, _ = _settle_types(el, clauses_by_member, env, {**settled, **choice}, names,
+                                           component)
+                break
+            except d.CompileError as err:
+                if err.diagnostics[0].code != d.TYPE:
+                    raise
+                first_error = first_error or err
+        else:
+            raise first_error
+        settled.update({did: members[did].dtype for did in component})
+    return settled
+
+
+def _components_read_first(clauses_by_member: dict) -> list:
+    """The group's strongly connected components under "reads", each after those it reads."""
+    group = set(clauses_by_member)
+    reads = {did: {n.def_id for c in cs for n in ast.iter_nodes([c.value, c.wheres])
+                   if isinstance(n, ast.Name) and n.def_id in group}
+             for did, cs in clauses_by_member.items()}
+    return _strongly_connected(reads)      # Tarjan's emits a component after all it reaches
+
+
+def _guesses(guess: dict, tentative: set, unseeded: set):
+    """The first guess; then f64 for members typed only by float literals (Rust infers it when
+    they meet f64 data); then other types for members no base clause types at all
+    (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination for up to
+    MAX_UNSEEDED of them, one type for all beyond that."""
+    yield guess
+    wide = {did: (F64 if did in tentative and dt.is_float else dt) for did, dt in guess.items()}
+    if wide != guess:
+        yield wide
+    members = sorted(unseeded, key=list(guess).index)
+    choices = itertools.product(SCALAR_TYPES, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
+        else ((t,) * len(members) for t in SCALAR_TYPES)
+    for types in choices:
+        alternative = {**guess, **dict(zip(members, types))}
+        if alternative not in (guess, wide):
+            yield alternative
+
+
+def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict, only=None):
+    """Elaborate until the dtypes assumed for reads of the members are the ones their clauses
+    produce. With `only`, just those members' clauses are elaborated (and settle); the others
+    keep the dtypes given."""
+    only = set(clauses_by_member) if only is None else only
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    for _ in range(MAX_TYPING_ROUNDS):
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        members, step = _elaborate(el, clauses_by_member, env, dtypes, only)
+        found = {did: (members[did].dtype if did in only else dt) for did, dt in dtypes.items()}
+        if found == dtypes:
+            return members, step
+        dtypes = found
+    raise d.error(d.TYPE, "the members of this recurrence do not settle on one type each: "
+                  + ", ".join(names[did] for did in names if did in only),
+                  next(iter(clauses_by_member.values()))[0].span)
+
+
+def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
+    """A first guess per member from its base clauses (those reading no member): their type,
+    or the type their literals combine to (`let r[0] = 0; let r[1] = 0.5;` is f32); f32 for a
+    member that has none. Also the members guessed from literals only (tentative) and those
+    with no base clause (unseeded)."""
+    group = set(clauses_by_member)
+    guess, tentative, unseeded = {}, set(), set()
+    effects = len(el.ir.effects)
+    for did, clauses in clauses_by_member.items():
+        bases = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1))).body
+                 for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
+                                             for n in ast.iter_nodes([c.value, c.wheres]))]
+        typed = [b for b in bases if isinstance(b, Value)]
+        if typed:
+            guess[did] = typed[0].dtype
+        else:
+            guess[did] = scalar_ops.literal_dtype(bases, clauses[0].span) if bases else F32
+            tentative.add(did)
+        if not bases:
+            unseeded.add(did)
+    del el.ir.effects[effects:]
+    return guess, tentative, unseeded
+
+
+@contextlib.contextmanager
+def _step_range(step: IndexVar, clause: RecClause):
+    """Within one clause the step runs over the clause's own range, not the whole loop."""
+    saved = step.lo, step.extent
+    step.lo, step.extent = clause.t_lo, clause.t_hi - clause.t_lo
+    try:
+        yield
+    finally:
+        step.lo, step.extent = saved
+
+
+def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
+    shapes = {did: _declared_shape(el, cs, env) for did, cs in clauses_by_member.items()}
+    extent = _largest([s[0] for s in shapes.values()], next(iter(clauses_by_member.values()))[0].span)
+    first = next(iter(clauses_by_member.values()))[0]
+    step = IndexVar(_step_name(first), Lin(0), extent, span=first.span)
+    members = {did: RecMember(cs[0].name, dtypes[did], shapes[did], [], cs[0].span)
+               for did, cs in clauses_by_member.items()}
+    scope = env.child()
+    for did, m in members.items():
+        scope.bind(did, RecState(m, step))
+    el.state.recurrence_steps.append(step)
+    try:
+        for did, cs in clauses_by_member.items():
+            if did in only:
+                _finish_member(members[did], [definitions.clause(el, c, scope, step_var=step) for c in cs])
+    finally:
+        el.state.recurrence_steps.pop()
+    definitions.resolve_hulls(el.state)
+    for m in members.values():
+        for c in m.clauses:
+            with _step_range(step, c):
+                check_reads(c.body, c.guard, el.state, m.span)
+    return members, step
+
+
+def _step_name(node: ast.IndexedLet) -> str:
+    slot = node.slots[0]
+    return slot.name if isinstance(slot, ast.IndexVar) else "t"
+
+
+def _declared_shape(el, clauses: list, env) -> tuple:
+    """Each axis: the largest end among the clauses that state it (None if none does)."""
+    ranks = {len(c.slots) for c in clauses}
+    if len(ranks) != 1 or any(isinstance(s, ast.RestIndex) for c in clauses for s in c.slots):
+        raise d.error(d.SHAPE, f"clauses of `{clauses[0].name}` must name the same number of "
+                      "indices (and no `..rest`) in a recurrence", clauses[0].span)
+    shape = []
+    for axis in range(ranks.pop()):
+        ends = [e for c in clauses if (e := _slot_end(el, c.slots[axis], env)) is not None]
+        shape.append(_largest(ends, clauses[0].span) if ends else None)
+    if shape[0] is None:
+        raise d.error(d.SHAPE, f"the recurrence `{clauses[0].name}` needs an explicit range on its "
+                      "first index", clauses[0].span, hint="e.g. `let x[t in 1..T] = ..`")
+    return tuple(shape)
+
+
+def _slot_end(el, slot, env):
+    if isinstance(slot, ast.IndexLiteral):
+        return Lin(slot.value + 1)
+    if isinstance(slot, ast.IndexVar) and slot.range is not None:
+        lo, hi = definitions.range_bounds(el, slot.range, env)
+        return definitions.axis_end(IndexVar(slot.name, lo.lin, definitions.extent(lo, hi)))
+    return None
+
+
+def _largest(ends: list, span) -> Lin:
+    return definitions.largest_end(ends, span)
+
+
+def _finish_member(member: RecMember, results: list) -> None:
+    """Type the clause bodies (literals take the type of the typed ones, else the one they
+    combine to), complete the shape from inferred ranges and build the RecClauses."""
+    typed = [r.body for r in results if isinstance(r.body, Value)]
+    dtype = typed[0].dtype if typed else scalar_ops.literal_dtype([r.body for r in results], member.span)
+    bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
+    shape = list(member.shape)
+    for r, body in zip(results, bodies):
+        if body.dtype != bodies[0].dtype:
+            raise d.error(d.TYPE, f"clauses of `{member.name}` have types {bodies[0].dtype} and "
+                          f"{body.dtype}", r.node.span)
+        if not definitions.is_empty(r.axes):
+            member.clauses.append(_rec_clause(r, body))
+        for axis, a in enumerate(r.axes[1:], start=1):
+            end = definitions.axis_end(a)
+            shape[axis] = end if shape[axis] is None else \
+                definitions.largest_end([shape[axis], end], r.node.span)
+    member.dtype = bodies[0].dtype
+    member.shape = tuple(shape)
+
+
+def _rec_clause(r, body) -> RecClause:
+    t_axis = r.axes[0]
+    if isinstance(t_axis, int):
+        t_lo, t_hi = Lin(t_axis), Lin(t_axis + 1)
+    else:
+        t_lo, t_hi = t_axis.lo, t_axis.lo + t_axis.extent
+    vars_ = tuple(IndexVar("p", Lin(a), Lin(1)) if isinstance(a, int) else a for a in r.axes[1:])
+    return RecClause(t_lo, t_hi, vars_, body, r.guard)
+
+
+def state_read(el, state: RecState, subs: list, span):
+    """`member[subs]` inside the group: an element of the member's state."""
+    m = state.member
+    if len(subs) == 1 and len(m.shape) > 1:
+        return _step_slice(state, subs[0], span)
+    if len(subs) != len(m.shape):
+        raise d.error(d.UNSUPPORTED if len(subs) < len(m.shape) else d.SHAPE,
+                      f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read it at one "
+                      f"point ({len(subs)} subscripts given)", span)
+    read = StateRead(m, tuple(subs), span=span)
+    el.state.note_guards(read)
+    return read
+
+
+def _step_slice(state: RecState, step_sub: Value, span):
+    """`member[t - c]` (c >= 1): the member's whole state at an earlier step, as a tensor."""
+    m = state.member
+    lin = affine.affine_of(step_sub)
+    if lin is None or lin.terms != {state.step: 1} or lin.const > -1:
+        raise d.error(d.UNSUPPORTED, f"inside its recurrence, `{m.name}` can be read whole only at an "
+                      f"earlier step `{state.step.name} - c`", span,
+                      hint=f"e.g. `{m.name}[{state.step.name} - 1]`")
+    if any(size is None for size in m.shape[1:]):
+        raise d.error(d.UNSUPPORTED, f"reading `{m.name}` whole at a step needs explicit ranges on "
+                      "its other indices", span, hint=f"e.g. `let {m.name}[t in 1..T, i in 0..N] = ..`")
+    if lin.const not in state.slices:
+        state.slices[lin.const] = state_slice(m, step_sub, span)
+    return state.slices[lin.const]
+
+
+# ---------------------------------------------------------------- order and checks
+
+def _step_order(members: dict, names: dict, step: IndexVar) -> list:
+    """Members ordered so that same-step reads see values already computed this step."""
+    by_member = {m: did for did, m in members.items()}
+    deps = {did: {by_member[r.member] for r in step_state_reads(_roots(m.clauses))
+                  if _step_offset(r, step) == 0 and r.member is not m}
+            for did, m in members.items()}
+    order, done, visiting = [], set(), []
+
+    def visit(did):
+        if did in done:
+            return
+        if did in visiting:
+            cycle = " -> ".join(names[x] for x in visiting[visiting.index(did):] + [did])
+            raise d.error(d.RECURRENCE, f"definitions read each other at the same step: {cycle}",
+                          members[did].span, hint="one of them must read the other's previous step")
+        visiting.append(did)
+        for dep in deps[did]:
+            visit(dep)
+        visiting.pop()
+        done.add(did)
+        order.append(did)
+
+    for did in members:
+        visit(did)
+    return order
+
+
+def _roots(clauses: list) -> list:
+    return [v for c in clauses for v in (c.body, c.guard) if v is not None]
+
+
+def _step_offset(read: StateRead, step: IndexVar):
+    """c when the step subscript is `t + c` (t the group's step), else None."""
+    lin = affine.affine_of(read.subs[0])
+    if lin is None or lin.terms != {step: 1}:
+        return None
+    return lin.const
+
+
+def _check_reads(group: RecurrenceGroup) -> None:
+    for m in group.members:
+        for clause in m.clauses:
+            for read in step_state_reads(_roots([clause])):
+                _check_direction(m, clause, read, group.t_var)
+
+
+def _check_direction(member: RecMember, clause: RecClause, read: StateRead, step: IndexVar) -> None:
+    offset = _step_offset(read, step)
+    if offset is None:
+        return                      # a prefix- or data-bounded read: the whole tensor is kept
+    if offset > 0:
+        raise d.error(d.RECURRENCE, f"`{read.member.name}` is read {offset} step(s) ahead of the "
+                      f"step being computed", read.span,
+                      hint="a recurrence can only read earlier steps, e.g. `t - 1`")
+    if affine.surely_negative(clause.t_lo + offset):
+        raise d.error(d.BOUNDS, f"at its first step {clause.t_lo!r} this clause reads "
+                      f"`{read.member.name}` at step {clause.t_lo + offset!r}, before the start",
+                      read.span, hint="start the recurrent clause later (e.g. `t in 1..T`) and "
+                      "define the first steps with their own clauses")
+    _check_past_the_end(clause, read, offset)
+    if offset < 0 or read.member is not member:
+        return
+    if _earlier_point_of_step(read, clause) is False:
+        raise d.error(d.RECURRENCE, f"`{member.name}` reads a point of itself that is not "
+                      "computed yet", read.span, hint="read an earlier step (`t - 1`) or an "
+                      "earlier point of this step (`i - 1`)")
+
+
+def _check_past_the_end(clause: RecClause, read: StateRead, offset: int) -> None:
+    """A read at `t + offset` past the last step the member read has (its first axis) is
+    E005, as a read past any array's end: it is not one of the member's points no clause
+    covers (those are 0)."""
+    last_step = clause.t_hi - 1
+    read_step = last_step + offset
+    size = read.member.shape[0]
+    if affine.surely_nonnegative(last_step - clause.t_lo) and affine.surely_negative(size - 1 - read_step):
+        raise d.error(d.BOUNDS, f"at its last step {last_step!r} this clause reads `{read.member.name}` "
+                      f"at step {read_step!r}, past its last step {size - 1!r}", read.span,
+                      hint=f"end the clause earlier or define `{read.member.name}` for more steps")
+
+
+def _earlier_point_of_step(read: StateRead, clause: RecClause):
+    """Whether a same-step self-read is at a lexicographically earlier point of the clause
+    (True), at the same or a later one (False), or cannot be told statically (None)."""
+    for sub, var in zip(read.subs[1:], clause.vars):
+        lin = affine.affine_of(sub)
+        diff = None if lin is None else lin - Lin.of(var)
+        if diff is None or not diff.is_const:
+            return None
+        if diff.const != 0:
+            return diff.const < 0
+    return False

@@ -1,0 +1,83 @@
+"""Type annotations: checking a value against `: T`, and the types of run-time inputs."""
+from __future__ import annotations
+
+from einc import diagnostics as d
+from einc.ir.nodes import Value
+from einc.ir.types import BY_NAME, DType, Lin, shape_str
+from einc.semantics.core import scalar_ops
+from einc.semantics.core.tensors import whole
+from einc.semantics.core.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
+from einc.syntax import ast
+
+
+def scalar_dtype(t: ast.ScalarType) -> DType:
+    if t.name not in BY_NAME:
+        raise d.error(d.TYPE, f"`{t.name}` is not a numeric type", t.span)
+    return BY_NAME[t.name]
+
+
+def input_type(t, name: str) -> tuple[DType, list]:
+    """dtype and dims of a run-time input declaration."""
+    if isinstance(t, ast.ScalarType):
+        return scalar_dtype(t), []
+    if isinstance(t, ast.ArrayType) and isinstance(t.elem, ast.ScalarType):
+        if t.dims is None:
+            raise d.error(d.UNSUPPORTED, f"input `{name}` needs a known rank", t.span,
+                          hint="write its dims, e.g. `[f32; ?, ?]`")
+        return scalar_dtype(t.elem), list(t.dims)
+    raise d.error(d.TYPE, f"input `{name}` must be a scalar or an array of numbers", t.span)
+
+
+def annotate(value, t, el, span=None):
+    """`value` checked against the annotation `t` (None: unchanged); literals take its type."""
+    if t is None or isinstance(t, ast.NamedType):
+        return value
+    if isinstance(t, ast.TupleType):
+        if not isinstance(value, TupleVal) or len(value.items) != len(t.elems):
+            raise d.error(d.TYPE, f"expected a tuple of {len(t.elems)}, found {describe(value)}", t.span)
+        return TupleVal(tuple(annotate(v, e, el, span) for v, e in zip(value.items, t.elems)))
+    if isinstance(t, ast.ScalarType) and t.name == "str":
+        if not isinstance(value, StrVal):
+            raise d.error(d.TYPE, f"expected str, found {describe(value)}", t.span)
+        return value
+    if isinstance(t, ast.ScalarType):
+        if getattr(value, "rank", 0) or isinstance(value, ListVal):     # arrays, slices, literal arrays
+            raise d.error(d.TYPE, f"expected {t.name}, found {describe(value)}", t.span)
+        return scalar_ops.materialize(value, scalar_dtype(t), t.span)
+    return _annotate_array(value, t, el)
+
+
+def _annotate_array(value, t: ast.ArrayType, el):
+    if isinstance(t.elem, ast.ScalarType) and t.elem.name == "str":
+        if not isinstance(value, ListVal) or not all(isinstance(x, StrVal) for x in value.items):
+            raise d.error(d.TYPE, f"expected an array of strings, found {describe(value)}", t.span)
+        return value
+    dtype = scalar_dtype(t.elem) if isinstance(t.elem, ast.ScalarType) else None
+    if not isinstance(value, PartialRead):      # a row of an enclosing definition stays one (batched)
+        value = whole(scalar_ops.materialize(value, dtype, t.span) if isinstance(value, Weak) else value, t.span)
+    if not isinstance(value, (Value, PartialRead)) or value.rank == 0:
+        raise d.error(d.TYPE, f"expected an array, found {describe(value)}", t.span)
+    if dtype is not None and value.dtype != dtype:
+        raise d.error(d.TYPE, f"expected elements of {dtype}, found {value.dtype}", t.span,
+                      hint=f"convert with `as {dtype}`")
+    if t.dims is not None:
+        _check_dims(value, t, el)
+    return value
+
+
+def _check_dims(value, t: ast.ArrayType, el) -> None:
+    if len(t.dims) != value.rank:
+        raise d.error(d.SHAPE, f"expected rank {len(t.dims)}, found {describe(value)}", t.span)
+    for axis, dim in enumerate(t.dims):
+        want = _dim_lin(dim, el)
+        if want is not None and want != value.shape[axis]:
+            raise d.error(d.SHAPE, f"axis {axis} has size {value.shape[axis]!r} but the annotation "
+                          f"says {want!r} (value shape {shape_str(value.shape)})", dim.span)
+
+
+def _dim_lin(dim: ast.DimSpec, el):
+    if dim.size is not None:
+        return Lin(dim.size)
+    if dim.name is not None and dim.name in el.named_dims:
+        return el.named_dims[dim.name]
+    return None
