@@ -12,6 +12,7 @@ The region runs as a single thread.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Optional
 
 import numpy as np
@@ -31,6 +32,7 @@ from einc.mlir.recurrences.step import (PointValue, clause_scope, compact, cover
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, tensor_type
 
+MAX_HELD_POINTS = 16      # points of a small tensor state kept in registers, one each (in_registers)
 STACK_BYTES = 32768       # IREE's limit on a CPU dispatch's stack allocations
 FORM = "one dispatch whose loops run every step"     # what `einc build --explain` calls it
 
@@ -46,18 +48,47 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
     held = {m: m.plan["lookback"] for m in members if in_registers(m)}
     steps = lw.sizes.index(group.t_var.extent)
     # values before step 0 are never used: reads there sit in inactive clauses or guards
-    before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n)]
+    before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n * _held_count(m))]
     loop = scf.ForOp(index_const(0), steps, index_const(1), tensors + before)
     with ir.InsertionPoint(loop.body):
         carried = list(loop.inner_iter_args)
         tensors, registers = carried[:len(members)], iter(carried[len(members):])
-        recent = {m: [next(registers) for _ in range(n)] for m, n in held.items()}
+        recent = {m: [_registers(m, registers) for _ in range(n)] for m, n in held.items()}
         storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
                           units=units)
         emit_step(lw, group, storage, _write_points)
-        shifted = [v for m, n in held.items() for v in ([storage.current[m]] + recent[m])[:n]]
+        shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
+                   for v in _flat(value)]
         scf.yield_([storage.tensors[m] for m in members] + shifted)
     return list(loop.results)[:len(members)]
+
+
+def _held_count(member: RecMember) -> int:
+    """The registers one step of a member kept in registers takes."""
+    return len(small_points(member) or [()])
+
+
+def _registers(member: RecMember, registers) -> object:
+    """One step of `member` taken from the loop's `registers`: a scalar state's value, or a
+    small tensor state's dict point -> value."""
+    points = small_points(member)
+    return next(registers) if points is None else {p: next(registers) for p in points}
+
+
+def _flat(value) -> list:
+    return list(value.values()) if isinstance(value, dict) else [value]
+
+
+def _at_step(member: RecMember, storage: Storage) -> object:
+    """The member's value at step t, every point of a small tensor state (what no clause wrote
+    this step is what its slot holds)."""
+    points = small_points(member)
+    if points is None:
+        return storage.current[member]
+    current, slot = storage.current.get(member, {}), storage.slot(member, storage.t)
+    return {p: current[p] if p in current else
+            tensor.extract(storage.tensors[member], storage.at(member, [slot] + [index_const(c) for c in p]))
+            for p in points}
 
 
 def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
@@ -93,8 +124,22 @@ def _fits_the_stack(member: RecMember) -> bool:
 def in_registers(member: RecMember) -> bool:
     """Scalar states read at t - c keep their last `lookback` values (none when only read at t)
     in registers, and their value at t for the rest of the step: a step then never waits on a
-    store and reload of a value it just computed."""
-    return len(member.shape) == 1 and member.plan.get("lookback") is not None
+    store and reload of a value it just computed. So do small tensor states of a fixed size
+    (`small_points`: a Kalman filter's 2 x 2 covariance), one register per point."""
+    return member.plan.get("lookback") is not None and (len(member.shape) == 1 or small_points(member) is not None)
+
+
+def small_points(member: RecMember) -> Optional[list[tuple]]:
+    """Every point of a tensor state's axes after the step, where there are at most
+    MAX_HELD_POINTS of a size known at build time and every clause spans constant ranges (its
+    points are then unrolled, each computed as a scalar); None otherwise, and for a scalar state."""
+    sizes = member.shape[1:]
+    ranges = [v for c in member.clauses for v in c.vars]
+    if not sizes or not all(s.is_const for s in sizes) or \
+            not all(v.lo.is_const and v.extent.is_const for v in ranges):
+        return None
+    points = list(itertools.product(*(range(s.const) for s in sizes)))
+    return points if len(points) <= MAX_HELD_POINTS else None
 
 
 def _initial_storage(lw, member: RecMember) -> ir.Value:
@@ -118,6 +163,8 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
     """The points in lexicographic order, each stored before the next is computed; a clause
     that allows it computes its last variable in vector lanes (recurrence_lanes)."""
     if member in storage.recent:
+        if vars_:
+            return _write_held_points(member, storage, vars_, active, value)
         return _write_held(member, storage, active, value)
 
     def update() -> ir.Value:
@@ -171,3 +218,35 @@ def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value],
     scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, storage.at(member, [slot])))
     return tensor.insert(scalar, old, storage.at(member, [slot]))
 
+
+
+def _write_held_points(member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
+                       value: PointValue) -> ir.Value:
+    """The points of a small tensor state at step t, unrolled in lexicographic order: each is
+    kept in `storage.current[member]` (point -> value), where later points and members read it,
+    and stored at its slot. An inactive clause keeps what the points were."""
+    old, slot = storage.tensors[member], storage.slot(member, storage.t)
+    before = dict(storage.current.get(member, {}))
+    points = list(itertools.product(*(range(v.lo.const, (v.lo + v.extent).const) for v in vars_)))
+
+    def at(point: tuple) -> list:
+        return storage.at(member, [slot] + [index_const(c) for c in point])
+
+    def computed() -> list:
+        storage.current[member], out = dict(before), old
+        for point in points:
+            scalar = value(storage.with_tensor(member, out), {v: index_const(c) for v, c in zip(vars_, point)})
+            storage.current[member][point] = scalar
+            out = tensor.insert(scalar, out, at(point))
+        return [storage.current[member][p] for p in points] + [out]
+    if active is None:
+        results = computed()
+    else:
+        branch = scf.IfOp(active, [element_type(member.dtype)] * len(points) + [old.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.yield_(computed())
+        with ir.InsertionPoint(branch.else_block):
+            scf.yield_([before[p] if p in before else tensor.extract(old, at(p)) for p in points] + [old])
+        results = list(branch.results)
+    storage.current[member] = {**before, **dict(zip(points, results))}
+    return results[-1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, math, tensor
 
@@ -29,7 +30,8 @@ class Storage:
     """The state at one step: the step variable `t_var`, its value `t` (an index) and
     member -> its current storage tensor. A form may also keep scalar states in registers:
     `recent` maps such a member to its values at t - 1, t - 2, .. and `current` to its value at
-    t once written, so a step reads them without a round trip through memory. `units` maps a
+    t once written, so a step reads them without a round trip through memory (a small tensor
+    state's value is a dict, point -> scalar). `units` maps a
     member whose tensor is kept without its axes of size 1 (recurrence_step.compact) to them."""
 
     def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, recent: Optional[dict] = None,
@@ -143,7 +145,7 @@ def _state_read(scope: Scope, read: StateRead) -> ir.Value:
     """The member's current storage at (slot of subs[0], subs[1:]): the front end only lets a
     step read earlier steps, so subs[0] is never ahead of t."""
     member = read.member
-    held = _held(scope.storage, read)
+    held = _held(scope, read)
     if held is not None:
         return held
     step = scope.clamped(read.subs[0], member.shape[0])
@@ -152,16 +154,46 @@ def _state_read(scope: Scope, read: StateRead) -> ir.Value:
     return tensor.extract(scope.storage.tensors[member], scope.storage.at(member, indices))
 
 
-def _held(storage: Storage, read: StateRead) -> Optional[ir.Value]:
+def _held(scope: Scope, read: StateRead) -> Optional[ir.Value]:
     """The value read when its member is kept in registers and the step is t - c, else None."""
+    storage = scope.storage
     recent = storage.recent.get(read.member)
     lin = affine.affine_of(read.subs[0])
     if recent is None or lin is None or lin.terms != {storage.t_var: 1} or lin.const > 0:
         return None
     back = -lin.const
-    if back == 0:
-        return storage.current.get(read.member)
-    return recent[back - 1] if back <= len(recent) else None
+    held = storage.current.get(read.member) if back == 0 else recent[back - 1] if back <= len(recent) else None
+    return _held_point(scope, read, held) if isinstance(held, dict) else held
+
+
+def _held_point(scope: Scope, read: StateRead, points: dict) -> Optional[ir.Value]:
+    """The point a read picks from a small tensor state kept as point -> value (a form keeping
+    one, recurrence_region): looked up where its subscripts are constants (a clause's points
+    unrolled), else chosen by selects on its flat position; None (read it from storage) where
+    the step has not computed every point yet."""
+    sizes = [size.const for size in read.member.shape[1:]]
+    indices = [scope.clamped(s, size) for s, size in zip(read.subs[1:], read.member.shape[1:])]
+    constants = [_constant(index) for index in indices]
+    if None not in constants:
+        return points.get(tuple(constants))
+    if len(points) < int(np.prod(sizes)):
+        return None
+    flat = None
+    for index, size in zip(indices, sizes):
+        flat = index if flat is None else arith.addi(arith.muli(flat, index_const(size)), index)
+    ordered = [points[p] for p in sorted(points)]
+    picked = ordered[-1]
+    for k in range(len(ordered) - 2, -1, -1):
+        picked = arith.select(arith.cmpi(arith.CmpIPredicate.eq, flat, index_const(k)), ordered[k], picked)
+    return picked
+
+
+def _constant(index: ir.Value) -> Optional[int]:
+    """The value of an index built as a constant, else None."""
+    owner = index.owner if isinstance(index, ir.OpResult) else None
+    if owner is None or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
 
 
 def scalar_reduce(scope: Scope, reduce: Reduce) -> ir.Value:
