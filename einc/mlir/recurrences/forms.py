@@ -46,7 +46,10 @@ def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
         return FormChoice(recurrence_batch, "no step reads across the last (batch) axis, and its other "
                           "axes are small: the steps of a block of lanes need no loads")
     if target.loops_in_dispatch:
-        return FormChoice(recurrence_region, f"{target.name} runs loops inside a dispatch")
+        held = [m.name for m in group.members if len(m.shape) > 1 and recurrence_region.in_registers(m)]
+        return FormChoice(recurrence_region, f"{target.name} runs loops inside a dispatch" + (
+            f"; small tensor states held in registers, one per point, never loaded back: {', '.join(held)}"
+            if held else ""))
     not_kernel = recurrence_kernel.misfit(group)
     if not_kernel is None:
         return FormChoice(recurrence_kernel, "every member is a scalar state kept in a window and a step "
