@@ -183,12 +183,13 @@ _RULES = {
 
 def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[Value], text: str,
            groups: dict, steps: dict) -> Optional[IndexCheck]:
-    """The check of one subscript, or None where it reads a tensor a recurrence step computes
-    (it exists only inside the loop). `groups` maps id(member) to its recurrence group, `steps`
-    a group's step variable to the clause's steps (inside a recurrence clause)."""
-    renamed, outside = {}, _Outside(groups, steps)
-    sub = outside.scalar(_substitute(read.subs[axis], steps, renamed))
-    cond = outside.scalar(_substitute(cond, steps, renamed)) if cond is not None else None
+    """The check of one subscript, or None where it reads a tensor a step computes inside the
+    clauses of two recurrences (no single step axis to compute it over). `groups` maps
+    id(member) to its recurrence group, `steps` a group's step variable to the clause's steps
+    (inside a recurrence clause)."""
+    outside = _Outside(groups, steps)
+    sub = outside.value(read.subs[axis], steps)
+    cond = outside.value(cond, steps) if cond is not None else None
     if any(_step_tensor(v) for v in (sub, cond) if v is not None):
         return None
     size = size_value(_shape(read)[axis])
@@ -217,66 +218,63 @@ def _first_point(point: tuple, bad: Value, span) -> tuple:
 
 class _Outside:
     """A check's subscript or condition as computed after the recurrence loops: state read from
-    the members' tensors, and a tensor a step computes (reading state or the step) read from
-    that tensor computed for every step of the clause (`_batched`). `steps` maps a group's step
+    the members' tensors, and a tensor a step computes (it reads state or the step) read from
+    that tensor computed for every step of the clause (`_batch`). `steps` maps a group's step
     variable to the clause's steps; a step tensor is lifted only under a single clause."""
 
     def __init__(self, groups: dict, steps: dict):
         self.groups = groups
         self.steps = steps
-        self.memo: dict = {}
+        self.memo: dict = {}              # (id(value), id(step values)) -> the value outside
+        self.contexts = [steps]           # the step values memo keys name, kept alive
         self.in_step: dict = {}
         self.batched: dict = {}
 
-    def scalar(self, v: Value) -> Value:
-        """`v` (a scalar) outside the loops, at the clause's steps."""
-        if len(self.steps) != 1:
-            return self.value(v, None)
-        ((t_var, at),) = self.steps.items()
-        return self.value(v, (t_var, at))
-
-    def value(self, v: Value, step) -> Value:
-        """`v` with the group's step variable at `step` = (t_var, its value), None outside a step."""
-        key = (id(v), id(step[1]) if step else None)
+    def value(self, v: Value, at: dict) -> Value:
+        """`v` (a scalar) with each group's step variable at its value in `at`."""
+        key = (id(v), id(at))
         if key in self.memo:
             return self.memo[key]
-        if isinstance(v, IndexRef) and step and v.var is step[0]:
-            out = step[1]
+        if isinstance(v, IndexRef) and v.var in at:
+            out = at[v.var]
         elif isinstance(v, StateRead):
             out = Read(RecValue(self.groups[id(v.member)], v.member, span=v.span),
-                       tuple(self.value(s, step) for s in v.subs), span=v.span)
-        elif isinstance(v, Read) and self._lifted(v.tensor, step):
-            out = Read(self._batch(v.tensor, step[0]), (self._position(v.tensor, step),) +
-                       tuple(self.value(s, step) for s in v.subs), span=v.span)
-        elif isinstance(v, Generic) and v.rank == 0 and self._lifted(v, step):
-            out = Read(self._batch(v, step[0]), (self._position(v, step),), span=v.span)
+                       tuple(self.value(s, at) for s in v.subs), span=v.span)
+        elif isinstance(v, Read) and self._lifted(v.tensor):
+            out = Read(self._batch(v.tensor), (self._position(v.tensor, at),) +
+                       tuple(self.value(s, at) for s in v.subs), span=v.span)
+        elif isinstance(v, Generic) and v.rank == 0 and self._lifted(v):
+            out = Read(self._batch(v), (self._position(v, at),), span=v.span)
         elif isinstance(v, Generic) or (v.rank > 0 and not isinstance(v, Stack)):
             out = v                       # a tensor computed before the loops (or left unchecked)
         else:
-            out = _rebuilt(v, [self.value(o, step) for o in v.operands()])
+            out = _rebuilt(v, [self.value(o, at) for o in v.operands()])
         self.memo[key] = out
         return out
 
-    def _lifted(self, tensor: Value, step) -> bool:
-        return step is not None and isinstance(tensor, Generic) and self._reads_step(tensor, step[0])
+    def _lifted(self, tensor: Value) -> bool:
+        return len(self.steps) == 1 and isinstance(tensor, Generic) and self._reads_step(tensor)
 
-    def _position(self, tensor: Generic, step) -> Value:
-        """The row of the batched `tensor` at the step value `step[1]`."""
-        return _sub(step[1], size_value(self.batched[id(tensor)].vars[0].lo))
+    def _position(self, tensor: Generic, at: dict) -> Value:
+        """The row of the batched `tensor` at the step's value in `at`."""
+        (t_var,) = self.steps
+        return _sub(at[t_var], size_value(self.batched[id(tensor)].vars[0].lo))
 
-    def _batch(self, tensor: Generic, t_var: IndexVar) -> Generic:
+    def _batch(self, tensor: Generic) -> Generic:
         """`tensor` at every step of the clause: a leading axis over a fresh copy of its steps."""
         if id(tensor) not in self.batched:
-            steps = self.steps[t_var].var
-            s = IndexVar(steps.name, steps.lo, steps.extent, span=steps.span)
-            at = (t_var, IndexRef(s))
+            ((t_var, steps),) = self.steps.items()
+            s = IndexVar(steps.var.name, steps.var.lo, steps.var.extent, span=steps.var.span)
+            at = {t_var: IndexRef(s)}
+            self.contexts.append(at)
             guard = self.value(tensor.guard, at) if tensor.guard is not None else None
             self.batched[id(tensor)] = Generic((s,) + tuple(tensor.vars), self.value(tensor.body, at), guard,
                                                span=tensor.span)
         return self.batched[id(tensor)]
 
-    def _reads_step(self, tensor: Value, t_var: IndexVar) -> bool:
-        """Whether `tensor` reads recurrence state or the step `t_var` (it is computed in a step)."""
+    def _reads_step(self, tensor: Value) -> bool:
+        """Whether `tensor` reads recurrence state or the step (it is computed in a step)."""
+        (t_var,) = self.steps
         if id(tensor) not in self.in_step:
             self.in_step[id(tensor)] = _reads(tensor, lambda n: isinstance(n, StateRead) or
                                               (isinstance(n, IndexRef) and n.var is t_var))
