@@ -13,8 +13,11 @@ output. Positions are i32: a check over more than 2^31 - 1 points would wrap.
 A read happens under the guards around it: a definition's or reduction's `where`, the taken
 side of `if` (a select), the right side of `&&`/`||` only where the left one lets it run, and a
 recurrence clause only at its steps. Recurrence state in a subscript is read from the member's
-whole tensor after the loop, which holds the same values (the first bad step saw correct state);
-a subscript that reads a tensor computed inside a step is not checked (it exists only there).
+whole tensor after the loop, which holds the same values (the first bad step saw correct state).
+A tensor a step computes (`let h[j] = ..` or `argmax(logits)` in a step) exists only inside the
+loop: the check computes it again after the loop for every step at once, as a tensor with a
+leading step axis over the clause's steps (the step's tensor work once more, in parallel, only
+where a subscript reads such a tensor).
 """
 from __future__ import annotations
 
@@ -180,12 +183,13 @@ _RULES = {
 
 def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[Value], text: str,
            groups: dict, steps: dict) -> Optional[IndexCheck]:
-    """The check of one subscript, or None where it reads a tensor a recurrence step computes
-    (it exists only inside the loop). `groups` maps id(member) to its recurrence group, `steps`
-    a group's step variable to the clause's steps (inside a recurrence clause)."""
-    lifted, renamed = {}, {}
-    sub = _after_loops(_substitute(read.subs[axis], steps, renamed), groups, lifted)
-    cond = _after_loops(_substitute(cond, steps, renamed), groups, lifted) if cond is not None else None
+    """The check of one subscript, or None where it reads a tensor a step computes inside the
+    clauses of two recurrences (no single step axis to compute it over). `groups` maps
+    id(member) to its recurrence group, `steps` a group's step variable to the clause's steps
+    (inside a recurrence clause)."""
+    outside = _Outside(groups, steps)
+    sub = outside.value(read.subs[axis], steps)
+    cond = outside.value(cond, steps) if cond is not None else None
     if any(_step_tensor(v) for v in (sub, cond) if v is not None):
         return None
     size = size_value(_shape(read)[axis])
@@ -212,19 +216,69 @@ def _first_point(point: tuple, bad: Value, span) -> tuple:
     return first, coords
 
 
-def _after_loops(v: Value, groups: dict, memo: dict) -> Value:
-    """`v` with recurrence state read from the members' tensors after their loops."""
-    if id(v) in memo:
-        return memo[id(v)]
-    if isinstance(v, StateRead):
-        out = Read(RecValue(groups[id(v.member)], v.member, span=v.span),
-                   tuple(_after_loops(s, groups, memo) for s in v.subs), span=v.span)
-    elif v.rank > 0 and not isinstance(v, Stack):
-        out = v
-    else:
-        out = _rebuilt(v, [_after_loops(o, groups, memo) for o in v.operands()])
-    memo[id(v)] = out
-    return out
+class _Outside:
+    """A check's subscript or condition as computed after the recurrence loops: state read from
+    the members' tensors, and a tensor a step computes (it reads state or the step) read from
+    that tensor computed for every step of the clause (`_batch`). `steps` maps a group's step
+    variable to the clause's steps; a step tensor is lifted only under a single clause."""
+
+    def __init__(self, groups: dict, steps: dict):
+        self.groups = groups
+        self.steps = steps
+        self.memo: dict = {}              # (id(value), id(step values)) -> the value outside
+        self.contexts = [steps]           # the step values memo keys name, kept alive
+        self.in_step: dict = {}
+        self.batched: dict = {}
+
+    def value(self, v: Value, at: dict) -> Value:
+        """`v` (a scalar) with each group's step variable at its value in `at`."""
+        key = (id(v), id(at))
+        if key in self.memo:
+            return self.memo[key]
+        if isinstance(v, IndexRef) and v.var in at:
+            out = at[v.var]
+        elif isinstance(v, StateRead):
+            out = Read(RecValue(self.groups[id(v.member)], v.member, span=v.span),
+                       tuple(self.value(s, at) for s in v.subs), span=v.span)
+        elif isinstance(v, Read) and self._lifted(v.tensor):
+            out = Read(self._batch(v.tensor), (self._position(v.tensor, at),) +
+                       tuple(self.value(s, at) for s in v.subs), span=v.span)
+        elif isinstance(v, Generic) and v.rank == 0 and self._lifted(v):
+            out = Read(self._batch(v), (self._position(v, at),), span=v.span)
+        elif isinstance(v, Generic) or (v.rank > 0 and not isinstance(v, Stack)):
+            out = v                       # a tensor computed before the loops (or left unchecked)
+        else:
+            out = _rebuilt(v, [self.value(o, at) for o in v.operands()])
+        self.memo[key] = out
+        return out
+
+    def _lifted(self, tensor: Value) -> bool:
+        return len(self.steps) == 1 and isinstance(tensor, Generic) and self._reads_step(tensor)
+
+    def _position(self, tensor: Generic, at: dict) -> Value:
+        """The row of the batched `tensor` at the step's value in `at`."""
+        (t_var,) = self.steps
+        return _sub(at[t_var], size_value(self.batched[id(tensor)].vars[0].lo))
+
+    def _batch(self, tensor: Generic) -> Generic:
+        """`tensor` at every step of the clause: a leading axis over a fresh copy of its steps."""
+        if id(tensor) not in self.batched:
+            ((t_var, steps),) = self.steps.items()
+            s = IndexVar(steps.var.name, steps.var.lo, steps.var.extent, span=steps.var.span)
+            at = {t_var: IndexRef(s)}
+            self.contexts.append(at)
+            guard = self.value(tensor.guard, at) if tensor.guard is not None else None
+            self.batched[id(tensor)] = Generic((s,) + tuple(tensor.vars), self.value(tensor.body, at), guard,
+                                               span=tensor.span)
+        return self.batched[id(tensor)]
+
+    def _reads_step(self, tensor: Value) -> bool:
+        """Whether `tensor` reads recurrence state or the step (it is computed in a step)."""
+        (t_var,) = self.steps
+        if id(tensor) not in self.in_step:
+            self.in_step[id(tensor)] = _reads(tensor, lambda n: isinstance(n, StateRead) or
+                                              (isinstance(n, IndexRef) and n.var is t_var))
+        return self.in_step[id(tensor)]
 
 
 def _substitute(v: Value, coords: dict, memo: dict) -> Value:
@@ -261,13 +315,18 @@ def _rebuilt(v: Value, operands: list) -> Value:
 
 def _step_tensor(v: Value) -> bool:
     """Whether `v` reads a tensor computed from recurrence state inside a loop."""
+    return _reads(v, lambda node: isinstance(node, StateRead))
+
+
+def _reads(v: Value, found) -> bool:
+    """Whether `found` holds for `v` or a value it reads, short of the tensors a loop leaves."""
     stack, seen = [v], set()
     while stack:
         node = stack.pop()
         if id(node) in seen or isinstance(node, (RecValue, Input, Const)):
             continue
         seen.add(id(node))
-        if isinstance(node, StateRead):
+        if found(node):
             return True
         stack.extend(node.operands())
     return False

@@ -188,3 +188,86 @@ def test_a_read_at_an_earlier_steps_token_inside_a_step_tensor_is_checked():
     program = einc.load(einc.compile(source.replace("LEN", "6")).vmfb)
     with pytest.raises(RunError, match=r"E\[tok\[t - 1\], j\]: index 4 out of range 0..4 along axis 0 at t = 5"):
         program(E=E, start=np.int32(0))
+
+
+TRANSITIONS = """use std::array::argmax;
+let W: [f32; V, V];
+let tab: [f32; ?];
+let tok[0] = 0;
+let s[0] = 0.0;
+let tok[t in 1..6] = { let row[v in 0..V] = W[tok[t - 1], v]; argmax(row) as i32 };
+let s[t in 1..6] = { let logits[v in 0..V] = W[tok[t - 1], v] * 2.0; let k = argmax(logits) as i32; s[t - 1] + tab[k] };
+"""
+NEXT = [2, 4, 1, 0, 3]                                   # token 0 -> 2 -> 1 -> 4 -> 3 -> 0
+
+
+def transitions():
+    rng = np.random.default_rng(3)
+    w = rng.uniform(0, 0.5, (5, 5)).astype(np.float32)
+    w[np.arange(5), NEXT] = 1.0
+    return w
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_subscript_a_step_computes_from_its_own_tensors_is_checked_at_its_first_bad_step(target):
+    """`tab[k]` with k = argmax of a tensor the step computes (a decoder's next token): in range,
+    NumPy's running sum; tab of 4 entries fails where the chain reaches token 4 (step 3)."""
+    w, tokens = transitions(), [0]
+    for _ in range(5):
+        tokens.append(NEXT[tokens[-1]])
+    tab = np.array([1, 10, 100, 1000, 10000], np.float32)
+    out = run_source(TRANSITIONS, target, W=w, tab=tab)
+    np.testing.assert_array_equal(out["tok"], tokens)
+    np.testing.assert_allclose(out["s"], np.concatenate([[0], np.cumsum(tab[tokens[1:]])]), rtol=1e-6)
+    with pytest.raises(RunError, match=r":7:112: tab\[k\]: index 4 out of range 0..4 at t = 3$"):
+        run_source(TRANSITIONS, target, W=w, tab=tab[:4])
+
+
+def test_unchecked_indices_clamp_a_subscript_a_step_computes():
+    w, tokens = transitions(), [0]
+    for _ in range(5):
+        tokens.append(NEXT[tokens[-1]])
+    tab = np.array([1, 10, 100, 1000], np.float32)
+    out = run_source(TRANSITIONS, unchecked=True, W=w, tab=tab)
+    np.testing.assert_allclose(out["s"], np.concatenate([[0], np.cumsum(tab[np.minimum(tokens[1:], 3)])]), rtol=1e-6)
+
+
+NESTED_STEP_TENSORS = """let x: [f32; ?];
+let step: [i32; 6];
+let pos[0] = 0;
+let v[0] = 0.0;
+let pos[t in 1..6] = pos[t - 1] + step[t - 1];
+let v[t in 1..6] = {
+    let h[j in 0..3] = pos[t - 1] + step[t - 1] * j;
+    let g[j in 0..3] = h[j] + h[(j + 1) % 3];
+    v[t - 1] + sum[j in 0..3](x[g[j] / 2])
+};
+"""
+
+
+def nested_step_tensors_reference(x, step):
+    """NumPy's loop: the values, or the first (t, j, index) outside x."""
+    pos, v = [0], [0.0]
+    for t in range(1, 6):
+        h = pos[t - 1] + step[t - 1] * np.arange(3)
+        g = h + h[[1, 2, 0]]
+        for j in range(3):
+            if not 0 <= g[j] // 2 < len(x):
+                return (t, j, int(g[j] // 2))
+        v.append(v[-1] + float(x[g // 2].sum()))
+        pos.append(pos[-1] + int(step[t - 1]))
+    return np.array(pos), np.array(v)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_subscript_reading_a_step_tensor_of_a_step_tensor_names_the_step_and_the_reduction_index(target):
+    step = np.array([1, 2, 1, 3, 1, 0], np.int32)
+    x = np.arange(1, 17, dtype=np.float32)
+    pos, v = nested_step_tensors_reference(x, step)
+    out = run_source(NESTED_STEP_TENSORS, target, x=x, step=step)
+    np.testing.assert_array_equal(out["pos"], pos)
+    np.testing.assert_allclose(out["v"], v, rtol=1e-6)
+    t, j, index = nested_step_tensors_reference(x[:8], step)
+    with pytest.raises(RunError, match=rf":9:31: x\[g\[j\] / 2\]: index {index} out of range 0..8 "
+                                       rf"at t = {t}, j = {j}$"):
+        run_source(NESTED_STEP_TENSORS, target, x=x[:8], step=step)

@@ -49,3 +49,16 @@ let pos[t in 1..8] = pos[t - 1] + 1;
 let v[t in 1..8] = v[t - 1] + {body};
 """
     assert described(checks_of(tmp_path, source)) == [("x[pos[t - 1]]", 0, ["t"])]
+
+
+@pytest.mark.parametrize("step", ["let h[j in 0..2] = pos[t - 1] + j * 3; let q = h[1]; pos[t - 1] + (x[q] as i32)",
+                                  "let l[v in 0..4] = x[v] * (pos[t - 1] as f32); let q = argmax(l) as i32; "
+                                  "q + (x[q] as i32)"])
+def test_a_subscript_computed_from_a_tensor_of_the_step_is_checked_over_its_steps(tmp_path, step):
+    # q exists only inside the step: the check computes the step's tensors again for every step
+    source = f"""use std::array::argmax;
+let x: [f32; 4];
+let pos[0] = 0;
+let pos[t in 1..8] = {{ {step} }};
+"""
+    assert described(checks_of(tmp_path, source)) == [("x[q]", 0, ["t"])]
