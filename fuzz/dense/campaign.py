@@ -45,6 +45,9 @@ class DenseDifferential(Differential):
     def explain(self, case: DenseCase, kind: str, detail: str, target: str) -> str | None:
         return explain(case.program, kind, detail, target)
 
+    def saves(self, case: DenseCase) -> tuple:
+        return ()                   # dense programs write no files
+
     def index_errors(self, case: DenseCase) -> frozenset:
         return frozenset()          # dense programs read through no data-dependent index
 

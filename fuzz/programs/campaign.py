@@ -75,6 +75,10 @@ class Differential:
     def explain(self, case, kind: str, detail: str, target: str) -> str | None:
         return explain(case.program, kind, detail, target)
 
+    def saves(self, case) -> tuple:
+        """The outputs the case also writes with `save_npy`, each to `<its name>.npy`."""
+        return case.program.saves
+
     def index_errors(self, case) -> frozenset:
         """(index, axis size) pairs one of which the run must fail with; empty: it must not."""
         return case.index_errors
@@ -125,7 +129,7 @@ class Differential:
             return self.check_index_error(target, keys[0], result)
         if result["kind"] == "ok":
             for k in keys:
-                self.check(target, k, result["outputs"])
+                self.check(target, k, result["outputs"], result.get("saved", {}))
             return None
         detail = result.get("error") or f"{result['code']}: {result['message']}"
         culprit = owner(module, result.get("line"))
@@ -146,17 +150,19 @@ class Differential:
         self.submit(target, keys[half:])
         return None
 
-    def check(self, target: str, k: int, outputs: dict) -> None:
+    def check(self, target: str, k: int, outputs: dict, saved: dict) -> None:
+        """The outputs, and the files written by `save_npy` (an output saved), against the meaning."""
         case = self.cases[k]
         problems = []
-        for name in case.program.outputs:
-            got = outputs.get(prefix(k) + name)
+        values = [(name, name, outputs.get(prefix(k) + name)) for name in case.program.outputs]
+        values += [(f"save_npy of {name}", name, saved.get(prefix(k) + name)) for name in self.saves(case)]
+        for label, name, got in values:
             if got is None:
-                problems.append(f"{name}: missing")
+                problems.append(f"{label}: missing")
                 continue
             problem = self.disagreement(case, name, got)
             if problem:
-                problems.append(f"{name} {problem}")
+                problems.append(f"{label} {problem}")
         self.report.counts[f"programs checked on {target}"] += 1
         if problems:
             self.record(target, k, "mismatch", "; ".join(problems))
@@ -170,7 +176,7 @@ class Differential:
             self.report.counts[f"index errors checked on {target}"] += 1
             return
         if result["kind"] == "ok" and self.index_error_optional(self.cases[k]):
-            return self.check(target, k, result["outputs"])
+            return self.check(target, k, result["outputs"], result["saved"])
         got = result.get("error") or result.get("message") or "outputs"
         self.record(target, k, "mismatch", f"expected an index error naming one of {sorted(expected)}, got {got}")
 

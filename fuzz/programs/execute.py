@@ -2,12 +2,15 @@
 
 The result says how far it got: `ok` with the outputs, `rejected` (a diagnostic: code, message,
 line), `internal` (any other exception while building: an einc bug, or IREE rejecting einc's
-MLIR) or `run-error` (the module built but loading or running it failed).
+MLIR) or `run-error` (the module built but loading or running it failed). The module runs in a
+folder of its own, and `ok` also carries the files its `save_npy` effects wrote there.
 """
 from __future__ import annotations
 
 import os
 import tempfile
+
+import numpy as np
 
 import einc
 from einc import driver as einc_driver
@@ -42,14 +45,25 @@ def _build(source: str, target: str, outputs: list, inputs: dict, build) -> dict
                     "line": _line_in(first, path), "text": err.render()}
         except Exception as err:  # noqa: BLE001 - every other failure is the finding
             return {"kind": "internal", "error": f"{type(err).__name__}: {err}"}
-    if artifact is None:
-        return {"kind": "lowered"}
+        if artifact is None:
+            return {"kind": "lowered"}
+        return _run(artifact, inputs, folder)
+
+
+def _run(artifact, inputs: dict, folder: str) -> dict:
+    """Run the module in `folder`, where its `save_npy` effects write: `saved` holds each file
+    written, by its name without `.npy`."""
+    here = os.getcwd()
+    os.chdir(folder)
     try:
         with einc.load(artifact.vmfb) as program:     # closed before the next one opens
             values = program(**inputs)
+        saved = {name[:-4]: np.load(name) for name in os.listdir(".") if name.endswith(".npy")}
     except Exception as err:  # noqa: BLE001
         return {"kind": "run-error", "error": f"{type(err).__name__}: {err}"}
-    return {"kind": "ok", "outputs": {name: values[name] for name in values}}
+    finally:
+        os.chdir(here)
+    return {"kind": "ok", "outputs": {name: values[name] for name in values}, "saved": saved}
 
 
 def _line_in(diagnostic, path: str) -> int | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
     FLOATS, INTS, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
-    Prev, Range, Read, Recur, Reduce, Unary, Var, children, walk)
+    Prelude, Prev, Range, Read, Recur, Reduce, Unary, Var, children, walk)
 
 FLOAT_LITERALS = (0.5, 0.25, 1.5, 2.0, 0.1, 0.3, 0.75, 3.0, 1.25, 0.125, 0.9, 1.0, 0.01, 2.5)
 SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
@@ -78,6 +78,7 @@ class ExpressionGenerator:
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
+        self.prelude = False       # whether leaves may reduce a whole array with the prelude
 
     def name(self, stem: str) -> str:
         self.fresh += 1
@@ -124,6 +125,10 @@ class ExpressionGenerator:
         readable = [t for t in scope.tensors if t.dtype == dtype]
         if readable:
             options.append((lambda: self.read(self.rng.choice(readable), scope), 6))
+        arrays = [t for t in readable if t.sizes and dtype != "bool"]
+        if arrays and self.prelude:
+            options.append((lambda: Prelude(self.rng.choice(("sum", "min", "max")), self.rng.choice(arrays).name,
+                                            dtype), 3))
         steps = [s for s in scope.steps if s.tensor.dtype == dtype]
         if steps:
             options.append((lambda: self.step_read(self.rng.choice(steps), scope), 8))
@@ -545,7 +550,7 @@ def _map_children(value):
 def _constant(node) -> bool:
     """Built from literals only, with at least one operation."""
     return bool(children(node)) and not any(
-        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block, Prev, Recur)) for n in walk(node))
+        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block, Prev, Recur, Prelude)) for n in walk(node))
 
 
 def _suffixed(node):

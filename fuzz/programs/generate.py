@@ -28,6 +28,8 @@ ATTEMPTS = 60
 DRAWS = 4
 INDEX_INPUT = "idx"                # the name of every index input starts so
 STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
+PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
+SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class ProgramGenerator:
         self.float_type = "f32" if rng.random() < 0.65 else "f64"
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type)
+        self.gen.prelude = rng.random() < PRELUDE_SHARE
 
     def program(self) -> Program:
         rng = self.rng
@@ -140,7 +143,8 @@ class ProgramGenerator:
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
             outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
-        return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs)
+        saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE else ()
+        return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves)
 
     # ------------------------------------------------------------ inputs
 

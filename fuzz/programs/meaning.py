@@ -23,7 +23,7 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Match, Pattern, Prev, Program, Read, Recur, Reduce, RowMap, Unary, Var, Whole, ROW)
+    Index, Lit, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, Unary, Var, Whole, ROW)
 
 EXACT = {"f32": np.float32, "f64": np.float64, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
 WIDE = {"f32": np.float64, "f64": np.longdouble, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
@@ -330,6 +330,13 @@ class Evaluator:
             inner = Grid({**grid.env, node.name: state}, grid.ndim, grid.active)
             state = _convert(self.eval(node.step, inner), node.dtype, grid.active)
         return state
+
+    def _prelude(self, node: Prelude, grid: Grid) -> Pair:
+        """Every element of the array reduced, whatever the grid: a scalar."""
+        value = self.values[node.name]
+        axes = tuple(range(value.ex.ndim))
+        return Pair(*(_reduce_part(node.op, part, True, axes, types[node.dtype])
+                      for part, types in ((value.ex, EXACT), (value.wd, WIDE))), node.dtype)
 
     def _prev(self, node: Prev, grid: Grid) -> Pair:
         return grid.env[node.name]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzz.programs.render import render_statements
+from fuzz.programs.structure import Program, calls_prelude, library_calls
 
 HEADER = ["use std::math::*;"]
+PRELUDE = {"sum", "min", "max"}
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,7 @@ def prefix(key) -> str:
 def assemble(programs: dict, render=render_statements) -> Module:
     """`programs`: key -> Program (or another campaign's program with `outputs`, written by
     `render(program, prefix)` as a list of statements), keys small integers."""
-    text = list(HEADER)
+    text = header(programs.values())
     lines, outputs = {}, []
     for key, program in programs.items():
         statements = render(program, prefix(key))
@@ -32,6 +34,18 @@ def assemble(programs: dict, render=render_statements) -> Module:
         text += statements
         outputs += [prefix(key) + name for name in program.outputs]
     return Module("\n".join(text) + "\n", lines, tuple(outputs))
+
+
+def header(programs) -> list:
+    """`use std::math::*;`, unless a program calls the prelude's `sum(x)`, `min(x)` or `max(x)`,
+    which that import would hide: then the module imports the std::math functions its programs
+    call by name, and none of the prelude's (no `use` at all if there are none), so `min(a, b)`
+    and `max(a, b)` are the prelude's too."""
+    generated = [p for p in programs if isinstance(p, Program)]
+    if not any(calls_prelude(p) for p in generated):
+        return list(HEADER)
+    names = sorted(set().union(*(library_calls(p) for p in generated)) - PRELUDE)
+    return [f"use std::math::{{{', '.join(names)}}};"] if names else []
 
 
 def owner(module: Module, line: int | None):

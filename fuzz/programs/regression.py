@@ -23,7 +23,7 @@ import numpy as np
 
 from fuzz.programs.compare import OUTPUT_TYPES, tolerance
 from fuzz.programs.generate import Case
-from fuzz.programs.module import HEADER
+from fuzz.programs.module import header
 from fuzz.programs.render import render_program
 from fuzz.programs.structure import Derivative, widens_an_approximation
 
@@ -57,7 +57,7 @@ def regression_text(case: Case, description: str, targets: tuple) -> str:
             precision = "f32" if widens_an_approximation(case.program) else None
             line += f" within {float(np.max(tolerance(want, name in derivatives, precision))):.3g}"
         lines.append(line)
-    return "\n".join(lines + HEADER) + "\n" + render_program(case.program)
+    return "\n".join(lines + header([case.program])) + "\n" + render_program(case.program)
 
 
 def _typed(value: np.ndarray, dtype: str) -> str:

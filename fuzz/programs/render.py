@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    Input, Lit, Match, Pattern, Prev, Program, Read, Recur, Reduce, RowMap, Unary, Var, Whole, ROW, is_literal)
+    Input, Lit, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, Unary, Var, Whole, ROW, is_literal)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -28,7 +28,7 @@ def render_statements(program: Program, prefix: str = "") -> list[str]:
     lines = [_input(inp, names) for inp in program.inputs]
     for item in program.items:
         lines += _item(item, names)
-    return lines
+    return lines + [f'save_npy("{names(name)}.npy", {names(name)});' for name in program.saves]
 
 
 class Names:
@@ -192,6 +192,8 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
                 f"{expr(node.step, names)}; {node.name}[{node.steps - 1}] }}"), ATOM
     if isinstance(node, Prev):
         return f"{node.name}[k - 1]", ATOM
+    if isinstance(node, Prelude):
+        return f"{node.op}({names(node.name)})", ATOM
     raise TypeError(f"not an expression: {node!r}")
 
 

@@ -39,14 +39,16 @@ def signature(case: Case, outcome) -> str | None:
         return None
     if result["kind"] == "ok":
         derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
-        for name in case.program.outputs:
-            got = result["outputs"].get(prefix(0) + name)
+        values = [(name, name, result["outputs"].get(prefix(0) + name)) for name in case.program.outputs]
+        values += [(f"save_npy of {name}", name, result["saved"].get(prefix(0) + name))
+                   for name in case.program.saves]
+        for label, name, got in values:
             if got is None:
-                return f"mismatch {name} missing"
+                return f"mismatch {label} missing"
             problem = disagreement(got, case.meaning[name], name in derivatives,
                                    widens_an_approximation(case.program))
             if problem:                  # the output and shape, type or values: no slipping
-                return f"mismatch {name} {problem.split()[0]}"
+                return f"mismatch {label} {problem.split()[0]}"
         return None
     if result["kind"] == "rejected":
         return f"rejected {result['code']} {blur(result['message'])}"
@@ -170,12 +172,14 @@ def _fewer_statements(program):
 
 
 def _with_items(program, items: tuple):
-    """The program with these statements and the outputs still defined (None if none is)."""
+    """The program with these statements and the outputs (and saved outputs) still defined (None
+    if no output is)."""
     names = set()
     for item in items:
         names |= {m.name for m in item.members} if isinstance(item, Group) else {getattr(item, "name", "")}
     outputs = tuple(n for n in program.outputs if n in names)
-    return replace(program, items=items, outputs=outputs) if outputs else None
+    saves = tuple(n for n in program.saves if n in names)
+    return replace(program, items=items, outputs=outputs, saves=saves) if outputs else None
 
 
 def _without_member(group: Group, name: str) -> Group:
@@ -198,7 +202,7 @@ def _without_clause(items: tuple, path: tuple, define: Define, c: int) -> tuple:
 def _fewer_outputs(program):
     if len(program.outputs) > 1:
         for name in program.outputs:
-            yield replace(program, outputs=(name,))
+            yield replace(program, outputs=(name,), saves=tuple(n for n in program.saves if n == name))
 
 
 def _fewer_inputs(program):

@@ -5,6 +5,7 @@ Every expression node carries its Einlang type. Index variables and named dims a
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 FLOATS = ("f32", "f64")
@@ -136,6 +137,16 @@ class Arm:
 class Match:
     scrutinee: object
     arms: tuple                    # Arm
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Prelude:
+    """`sum(x)`, `min(x)` or `max(x)` of an array binding: the prelude's reduction of every
+    element, written without `use` (the module then imports std::math by name, not `*`)."""
+
+    op: str                        # sum min max
+    name: str
     dtype: str
 
 
@@ -295,6 +306,7 @@ class Program:
     items: tuple                   # Define | Group | Whole | RowMap | Function | Derivative
     dims: tuple                    # (name, value) of the named dims
     outputs: tuple                 # the bindings the module returns
+    saves: tuple = ()              # outputs also written by `save_npy("<name>.npy", name)`
 
     def dim_values(self) -> dict:
         return dict(self.dims)
@@ -370,7 +382,7 @@ def reads_of(item) -> set:
     names = set()
     for expr in item_exprs(item):
         for node in walk(expr):
-            if isinstance(node, Read):
+            if isinstance(node, (Read, Prelude)):
                 names.add(node.name)
             elif isinstance(node, Call):
                 names.add(node.fn)
@@ -393,6 +405,27 @@ def types_used(program: Program) -> set:
             found.add(item.dtype)
         for expr in item_exprs(item):
             found |= {node.dtype for node in walk(expr) if hasattr(node, "dtype")}
+    return found
+
+
+def program_exprs(program: Program) -> tuple:
+    """Every expression the program writes, a row function's elementwise work included."""
+    found = tuple(e for item in program.items for e in item_exprs(item))
+    return found + tuple(item.expr for item in program.items if isinstance(item, RowMap))
+
+
+def calls_prelude(program: Program) -> bool:
+    return any(isinstance(node, Prelude) for expr in program_exprs(program) for node in walk(expr))
+
+
+def library_calls(program: Program) -> set:
+    """The std::math functions the program calls (by name, a derivative's templates included)."""
+    users = set(program.functions())
+    found = {node.fn for expr in program_exprs(program) for node in walk(expr)
+             if isinstance(node, Call) and node.fn not in users}
+    for item in program.items:
+        if isinstance(item, Derivative):
+            found |= set(re.findall(r"(\w+)\(", item.outer + item.inner))
     return found
 
 

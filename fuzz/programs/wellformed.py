@@ -71,7 +71,8 @@ def depends_on(expr, names: set, functions: dict) -> bool:
     program's functions depends on an argument only if the body uses that parameter: einc
     specializes the body for the arguments (LANGUAGE.md section 6, monomorphization), so
     `f(x)` with `fn f(a) { 3 }` is the scalar 3 even for an array x; a function applies
-    elementwise through the elementwise operations of its body, not around it."""
+    elementwise through the elementwise operations of its body, not around it. The prelude's
+    `sum(x)` of an array is a scalar, so it depends on nothing here."""
     if isinstance(expr, (Read, Var)) and expr.name in names:
         return True
     if isinstance(expr, Call) and expr.fn in functions:

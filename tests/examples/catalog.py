@@ -44,6 +44,7 @@ class Example:
     rtol: float
     atol: float
     vulkan: bool                        # in the Vulkan subset (f32/i32 only, short loops)
+    saves: dict[str, str]               # file `save_npy` writes -> the output it must equal
 
     @property
     def source(self) -> Path:
@@ -70,10 +71,10 @@ INPUT_FILES: dict[str, Callable[[], np.ndarray]] = {}
 
 
 def example(path: str, *, inputs: dict[str, str] | None = None, outputs: tuple[str, ...] | None = None,
-            rtol: float = 1e-6, atol: float = 0.0, vulkan: bool = False):
+            rtol: float = 1e-6, atol: float = 0.0, vulkan: bool = False, saves: dict[str, str] | None = None):
     """Register the decorated NumPy function as the reference of examples/`path`."""
     def register(fn):
-        EXAMPLES[path] = Example(path, fn, inputs or {}, outputs, rtol, atol, vulkan)
+        EXAMPLES[path] = Example(path, fn, inputs or {}, outputs, rtol, atol, vulkan, saves or {})
         return fn
     return register
 

@@ -232,6 +232,80 @@ def conv2d(inputs):
     return Reference({k: v.astype(f32) for k, v in dict(Y=Y, A=A, P=P).items()})
 
 
+
+@input_file("basics/patterns_marks.npy")
+def patterns_marks():
+    return np.array([99, 76, 52, -3, 64, 100], i32)
+
+
+@example("basics/patterns.ein", inputs={"marks": "patterns_marks.npy"}, vulkan=True)
+def patterns(inputs):
+    def grade(s):
+        if s == 100:
+            return 6
+        if 90 <= s <= 99:
+            return 5
+        if 70 <= s < 90:
+            return 4 if s % 10 >= 5 else 3
+        return 2 if s in (50, 51, 52) else -1 if s < 0 else 1
+
+    def quadrant(x, y):
+        return {(True, True): 1, (False, True): 2, (False, False): 3, (True, False): 4}[(x >= 0, y >= 0)]
+    marks = inputs["marks"]
+    scores = np.array([100, 95, 87, 73, 51, 30, -4], i32)
+    grades = np.array([grade(s) for s in scores], i32)
+    mark_grades = np.array([grade(s) for s in marks], i32)
+    signs = np.sign(scores - 60).astype(i32)
+    xs, ys = np.array([3, -1, -5, 2], i32), np.array([4, 2, -5, -7], i32)
+    quadrants = np.array([quadrant(x, y) for x, y in zip(xs, ys)], i32)
+    flags = (scores > 60).astype(i32)
+    primes = np.array([2, 3, 5, 7, 11], i32)
+    ends = i32(primes[0] * 100 + primes[-1])
+    head_and_rest = i32(primes[0] * 1000 + primes[1:].sum())
+    rim = i32(marks[0] - marks[-1])
+    pair = primes[4] if primes[1] == 3 else primes[1]
+    out = dict(mark_grades=mark_grades, scores=scores, grades=grades, signs=signs, xs=xs,
+               ys=ys, quadrants=quadrants, flags=flags, primes=primes, ends=ends,
+               head_and_rest=head_and_rest, rim=rim, pair=i32(pair))
+    return Reference(out, [
+        f"grades {fmt(grades)}, of the marks {fmt(mark_grades)}",
+        f"signs around 60 {fmt(signs)}, passed {fmt(flags)}",
+        f"quadrants {fmt(quadrants)}",
+        f"first and last {ends}, head and sum of the rest {head_and_rest}, pair {pair}, "
+        f"rim of the marks {rim}",
+    ])
+
+
+@input_file("basics/pipelines_readings.npy")
+def pipelines_readings():
+    return np.array([[0.5, 2.5, -1.0, 3.0], [4.0, 1.5, 2.25, -0.5], [-2.0, 0.0, 1.0, 2.5]], f32)
+
+
+@example("basics/pipelines.ein", inputs={"readings": "pipelines_readings.npy"}, saves={"clipped.npy": "clipped"},
+         rtol=2e-6, vulkan=True)
+def pipelines(inputs):
+    readings = inputs["readings"]
+    halved = readings * f32(0.5)
+    chained = f32(3) ** 2 + f32(1)
+    odd_squares = np.array([k * k + 1 for k in range(8) if (k * k + 1) % 2 == 0], i32)
+    on_line = f32(2 * 1.5 + 0.5)                       # slope 2, offset 0.5
+    total, highest, lowest = readings.sum(dtype=f32), readings.max(), readings.min()
+    clipped = np.maximum(readings, f32(0))
+    above = (readings > 2).sum(axis=1).astype(i32)
+    m = total / f32(12)
+    cube_slope = f32(3) * m * m                        # d(m^3)/dm
+    inverse_slope = f32(1) / (f32(1) + f32(2) * m)     # 1 / (d(m + m^2)/dm)
+    out = dict(doubled=i32(10), halved=halved, chained=chained, odd_squares=odd_squares,
+               on_line=on_line, total=total, highest=highest, lowest=lowest, clipped=clipped, above=above,
+               m=m, cube_slope=cube_slope, inverse_slope=inverse_slope)
+    return Reference(out, [
+        f"doubled 10, 3 squared plus one {fmt(chained)}, the second row halved {fmt(halved[1])}",
+        f"odd squares plus one {fmt(odd_squares)}, line(1.5) = {fmt(on_line)}",
+        f"total {fmt(total)}, highest {fmt(highest)}, lowest {fmt(lowest)}, above 2 per row {fmt(above)}",
+        f"mean {m:.4f}: d(m^3)/dm = {cube_slope:.4f}, dm/d(m + m^2) = {inverse_slope:.4f}",
+    ])
+
+
 # ------------------------------------------------------------------------------- recurrences
 
 @example("recurrences/fibonacci.ein", rtol=1e-12, atol=1e-15)

@@ -14,7 +14,9 @@ import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import einc
@@ -42,15 +44,29 @@ def assert_matches_golden(path: str, outputs: dict, printed: str) -> None:
     assert_text_matches(printed, golden_text, ex.rtol, ex.atol)
 
 
+def assert_saved_files_match(path: str, folder: Path) -> None:
+    """The files the program's `save_npy` wrote into the folder it ran in, each equal to the
+    golden of the output it saves; no other file."""
+    ex = EXAMPLES[path]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(ex.saves)
+    golden = load_golden_outputs(ex.golden_outputs)
+    for file, name in ex.saves.items():
+        assert_outputs_match({name: np.load(folder / file)}, {name: golden[name]}, ex.rtol, ex.atol)
+
+
 @pytest.mark.parametrize("path", ALL)
-def test_example_matches_its_golden_on_llvm_cpu(path):
+def test_example_matches_its_golden_on_llvm_cpu(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)               # where `save_npy` writes
     assert_matches_golden(path, *build_and_run(path, "llvm-cpu"))
+    assert_saved_files_match(path, tmp_path)
 
 
 @pytest.mark.vulkan
 @pytest.mark.parametrize("path", VULKAN)
-def test_example_matches_its_golden_on_vulkan(path):
+def test_example_matches_its_golden_on_vulkan(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     assert_matches_golden(path, *build_and_run(path, "vulkan-spirv", "vulkan"))
+    assert_saved_files_match(path, tmp_path)
 
 
 @pytest.mark.parametrize("path", ALL)

@@ -16,9 +16,13 @@ from fuzz.programs.render import render_program
 from fuzz.programs.compare import disagreement
 from fuzz.programs.structure import (
     Arm, Match, Pattern, Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse,
-    Index, Input, Lit, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, Unary, Var, Where, Whole,
-    widens_an_approximation)
+    Index, Input, Lit, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, Unary, Var, Where, Whole,
+    calls_prelude, widens_an_approximation)
 from fuzz.programs.wellformed import depends_on, wholes_are_arrays
+from fuzz.programs.campaign import Differential
+from fuzz.programs.execute import build_and_run
+from fuzz.programs.generate import Case
+from fuzz.programs.module import assemble, header, prefix
 
 I = Index("i")
 
@@ -392,3 +396,56 @@ def test_the_generator_differentiates_expressions_on_both_sides():
         if seen == {"outer", "inner"}:
             break
     assert seen == {"outer", "inner"}
+
+
+def test_a_prelude_reduction_takes_every_element_and_its_module_imports_math_by_name():
+    """`sum(x)`, `min(x)` and `max(x)` reduce a whole array of any rank; `use std::math::*` would
+    hide them, so a module with one imports the functions its programs call by name."""
+    x = Input("x", "f32", (Bound(2), Bound(3)))
+    k = Input("k", "i32", (Bound(4),))
+    body = Binary("+", Prelude("sum", "x", "f32"), Call("tanh", (Prelude("max", "x", "f32"),), "f32"), "f32")
+    prog = program([Define("s", "f32", (Clause((), body),)),
+                    Define("m", "i32", (Clause((ranged("i", 0, 4),), Binary("-", Read("k", (I,), "i32"),
+                                                                           Prelude("min", "k", "i32"), "i32")),))],
+                   [x, k])
+    xs = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
+    out = meaning(prog, x=xs, k=np.array([3, -2, 7, 0], np.int32))
+    np.testing.assert_allclose(out["s"], 2.5 + np.tanh(2.0), rtol=1e-6)
+    np.testing.assert_array_equal(out["m"], [5, 0, 9, 2])
+    text = render_program(prog)
+    assert "sum(x) + tanh(max(x))" in text and "k[i] - min(k)" in text
+    plain = program([Define("y", "f32", (Clause((), Call("exp", (Lit(1.0, "f32"),), "f32")),))])
+    assert header([plain]) == ["use std::math::*;"]
+    assert header([plain, prog]) == ["use std::math::{exp, tanh};"]
+    assert header([program([Define("t", "f32", (Clause((), Prelude("sum", "x", "f32")),))], [x])]) == []
+
+
+def test_the_generator_draws_prelude_reductions_and_saved_outputs():
+    from fuzz.programs.generate import generate_case
+    programs = [generate_case(5, k).program for k in range(120)]
+    assert any(calls_prelude(p) for p in programs)
+    saved = [p for p in programs if p.saves]
+    assert saved and all(set(p.saves) <= set(p.outputs) for p in saved)
+    assert 'save_npy("{0}.npy", {0});'.format(saved[0].saves[0]) in render_program(saved[0])
+
+
+def test_a_saved_file_is_checked_against_the_meaning_of_the_output_it_saves(tmp_path):
+    """Built and run by the campaign's own job: the file `save_npy` writes comes back and agrees;
+    a file with other values, or none, is a mismatch."""
+    x = Input("x", "f32", (Bound(3),))
+    prog = Program((x,), (Define("y", "f32", (Clause((ranged("i", 0, 3),), Binary(
+        "*", Read("x", (I,), "f32"), Prelude("max", "x", "f32"), "f32")),)),), (), ("y",), ("y",))
+    xs = np.array([1.0, -2.0, 0.5], np.float32)
+    case = Case(prog, {"x": xs}, evaluate(prog, {"x": xs}))
+    module = assemble({0: prog})
+    result = build_and_run(module.source, "llvm-cpu", list(module.outputs), {prefix(0) + "x": xs})
+    assert result["kind"] == "ok", result
+    np.testing.assert_allclose(result["saved"][prefix(0) + "y"], xs * 1.0, rtol=1e-6)
+    campaign = Differential(1, None, ("llvm-cpu",), 1, lambda _: None)
+    campaign.cases = {0: case}
+    campaign.check("llvm-cpu", 0, result["outputs"], result["saved"])
+    assert not campaign.report.findings
+    campaign.check("llvm-cpu", 0, result["outputs"], {prefix(0) + "y": xs * 2})
+    campaign.check("llvm-cpu", 0, result["outputs"], {})
+    details = [f.detail for f in campaign.report.findings]
+    assert len(details) == 2 and details[0].startswith("save_npy of y at (0,)") and "missing" in details[1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fuzz.programs.compare import disagreement
 from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import generate_case
-from fuzz.programs.module import HEADER
+from fuzz.programs.module import header
 from fuzz.programs.render import render_program
 from fuzz.programs.structure import Derivative, Group, widens_an_approximation
 
@@ -36,7 +36,7 @@ def test_some_groups_have_a_member_one_step_shorter_than_the_others():
 
 def agrees_with_its_meaning(k: int) -> None:
     case = generate_case(SEED, k)
-    source = "\n".join(HEADER) + "\n" + render_program(case.program)
+    source = "\n".join(header([case.program])) + "\n" + render_program(case.program)
     out = build_and_run(source, "llvm-cpu", list(case.program.outputs), case.inputs)
     assert out["kind"] == "ok", (k, out)
     derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
