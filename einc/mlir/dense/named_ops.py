@@ -25,6 +25,7 @@ from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.dense import operand_views
 from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.dense.operand_views import View, view_tensor
+from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 from einc.target import Target
 
@@ -181,6 +182,7 @@ class Match:
     strides: list = field(default_factory=list)
     dilations: list = field(default_factory=list)
     perms: tuple = ()                 # per operand, the view's axes in the op's order (None: as is)
+    result_order: tuple = ()          # the op's result axes as positions in `out`'s order (): as is)
 
 
 def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
@@ -431,13 +433,17 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
         ins = [fence(v) for v in ins]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
-    out = _collapse(init, found.out)
+    op_init = _transposed(init, found.result_order) if found.result_order else init
+    out = _collapse(op_init, found.out)
     if build is not None:
         result = build(ins, out)
     else:
         kwargs = {"strides": found.strides, "dilations": found.dilations} if pattern.strided else {}
         result = getattr(linalg, pattern.op)(*ins, outs=[out], **kwargs)
-    return _expand(lw, result, init, found.out)
+    result = _expand(lw, result, op_init, found.out)
+    if not found.result_order:
+        return result
+    return _transposed(result, tuple(found.result_order.index(k) for k in range(len(found.result_order))))
 
 
 def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple]) -> Optional[ir.Value]:
@@ -456,6 +462,15 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple]) -> Optiona
 def _transpose(lw, value: ir.Value, view: View, perm: tuple) -> ir.Value:
     shape = [view.shape[k] for k in perm]
     init = lw.sizes.empty(tuple(shape), ir.RankedTensorType(value.type).element_type)
+    return linalg.transpose(value, outs=[init], permutation=list(perm)).results[0]
+
+
+def _transposed(value: ir.Value, perm: tuple) -> ir.Value:
+    """`value` with its axes in the order `perm` (positions in its own order)."""
+    source = ir.RankedTensorType(value.type)
+    sizes = [tensor.dim(value, index_const(k)) if source.get_dim_size(k) == DYNAMIC else source.get_dim_size(k)
+             for k in perm]
+    init = tensor.empty(sizes, source.element_type)
     return linalg.transpose(value, outs=[init], permutation=list(perm)).results[0]
 
 
