@@ -130,3 +130,18 @@ def test_build_time_weights_on_an_avx512_host_are_register_tiled(tmp_path, monke
         got = program(X=x)["P"]
     want = np.einsum("ncipjq,dcpq->ndij", _patches(x.astype(np.float64), 8, (2, 3)), weights)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_vit_patch_embedding_of_a_run_time_batch_on_the_generic_cpu(tmp_path):
+    """IREE-43: on llvm-cpu-generic this matmul failed to compile with its patches fused."""
+    path = tmp_path / "embed.ein"
+    path.write_text("let X: [f32; B, 3, 224, 224];\nlet W: [f32; 192, 3, 16, 16];\n"
+                    "let P[n, d, i in 0..14, j in 0..14] = sum[c, kh in 0..16, kw in 0..16](\n"
+                    "    X[n, c, 16 * i + kh, 16 * j + kw] * W[d, c, kh, kw]);\n")
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
+    w = rng.standard_normal((192, 3, 16, 16)).astype(np.float32)
+    with einc.load(einc.compile(str(path), target="llvm-cpu-generic").vmfb) as program:
+        got = program(X=x, W=w)["P"]
+    want = np.einsum("ncipjq,dcpq->ndij", _patches(x.astype(np.float64), 16, (2, 3)), w)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
