@@ -4,7 +4,7 @@ Each output point then reads its own patch of the input, so the input split into
 ([n, c, H, W] -> [n, c, OH, kh, OW, kw], expand_shape) and transposed to rows of patches
 ([n OH OW, c kh kw]) times the weights as [c kh kw, f] is the convolution, and the matmul
 takes the usual rules (register tiles, data tiling): a ViT's 16 x 16 stride-16 patch embedding
-ran 14x faster so than as IREE's conv_2d_nchw_fchw (docs/DECISIONS.md, Dense kernels). Input
+ran 5-14x faster so than as IREE's conv_2d_nchw_fchw (docs/DECISIONS.md, Dense kernels). Input
 rows or columns past the last window are cut off first. The result comes out as
 [n, OH, OW, f] and is transposed to the definition's layout (Match.result_order).
 """
