@@ -74,7 +74,7 @@ _RECORDS = (
            register_tiled_matmuls=True, **_CPU),
     Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic",) + _COMMON + _GENERIC_MATMULS,
            _CPU_DEVICES, "any CPU of this architecture",
-           **_CPU),
+           **(_CPU | dict(defects=_CPU_DEFECTS | {"IREE-43"}))),
     Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES) + _COMMON, ("vulkan",),
            "Vulkan (no f64, 16- or 64-bit integers)",
            # no 64-bit types in the profile; IREE-05: 16-bit buffers packed into 32-bit words

@@ -19,7 +19,7 @@ from iree.compiler.dialects import arith, linalg
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
-from einc.mlir.dense import cpu_convolutions, cpu_matmuls, named_ops, operand_views
+from einc.mlir.dense import cpu_convolutions, cpu_matmuls, named_ops, operand_views, patch_matmuls
 from einc.mlir.core import decided_guards, scalar_ops
 from einc.mlir.core.body_rules import Region
 from einc.mlir.core.loops import point_loops, var_bounds
@@ -268,6 +268,8 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     init = linalg.fill(reduce_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
                                                                        element_type(reduce.dtype))])
     found = named_ops.match(reduce, free)
+    if found is not None:
+        found = patch_matmuls.as_matmul(found) or found
     tensor = None
     # the first rule that takes it: a target's own form, else the named op
     if found is not None and named_ops.emitted_on(lw.target, found):

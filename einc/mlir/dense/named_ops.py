@@ -20,10 +20,13 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import linalg, tensor
 
+from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import IndexVar, Op, Read, Reduce, Value
 from einc.ir.types import Lin, Quotient, Sym
-from einc.mlir.dense import operand_views
+from einc.mlir.core import scalar_ops
 from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.core.shapes import index_const
+from einc.mlir.dense import operand_views
 from einc.mlir.dense.operand_views import View, view_tensor
 from einc.mlir.core.types import element_type
 from einc.target import Target
@@ -181,6 +184,7 @@ class Match:
     strides: list = field(default_factory=list)
     dilations: list = field(default_factory=list)
     perms: tuple = ()                 # per operand, the view's axes in the op's order (None: as is)
+    result_order: tuple = ()          # the op's result axes as positions in `out`'s order (): as is)
 
 
 def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
@@ -431,13 +435,18 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> 
         ins = [fence(v) for v in ins]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
-    out = _collapse(init, found.out)
+    op_init = _identity_as_op_writes(found, init) if found.result_order else init
+    out = _collapse(op_init, found.out)
     if build is not None:
         result = build(ins, out)
     else:
         kwargs = {"strides": found.strides, "dilations": found.dilations} if pattern.strided else {}
         result = getattr(linalg, pattern.op)(*ins, outs=[out], **kwargs)
-    return _expand(lw, result, init, found.out)
+    result = _expand(lw, result, op_init, found.out)
+    if not found.result_order:
+        return result
+    back = [found.result_order.index(k) for k in range(len(found.result_order))]
+    return linalg.transpose(result, outs=[_empty_permuted(result, back)], permutation=back).results[0]
 
 
 def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple]) -> Optional[ir.Value]:
@@ -457,6 +466,21 @@ def _transpose(lw, value: ir.Value, view: View, perm: tuple) -> ir.Value:
     shape = [view.shape[k] for k in perm]
     init = lw.sizes.empty(tuple(shape), ir.RankedTensorType(value.type).element_type)
     return linalg.transpose(value, outs=[init], permutation=list(perm)).results[0]
+
+
+def _identity_as_op_writes(found: Match, init: ir.Value) -> ir.Value:
+    """The reduction's identity in a tensor of `init`'s axes in the op's `result_order`."""
+    dtype = found.views[0].read.dtype
+    identity = scalar_ops.constant(dtype, reduction_identity(found.pattern.kind, dtype))
+    return linalg.fill(identity, outs=[_empty_permuted(init, found.result_order)])
+
+
+def _empty_permuted(value: ir.Value, perm) -> ir.Value:
+    """An empty tensor of `value`'s axes taken in the order `perm`."""
+    source = ir.RankedTensorType(value.type)
+    sizes = [tensor.dim(value, index_const(k)) if source.get_dim_size(k) == DYNAMIC else source.get_dim_size(k)
+             for k in perm]
+    return tensor.empty(sizes, source.element_type)
 
 
 def _groups(axes: list[Axis]) -> list[list[int]]:

@@ -487,19 +487,23 @@ def _cut_windows(lw, source: ir.Value, view: View) -> ir.Value:
 
 
 def _reorder(lw, source: ir.Value, view: View) -> ir.Value:
-    """The axes in `view.order`, then the groups of `view.merges` collapsed."""
+    """The axes in `view.order`, then the groups of `view.merges` (if any) collapsed."""
     element = ir.RankedTensorType(source.type).element_type
     unmerged = replace(view, merges=()).shape
     if lw.target.has_defect("IREE-41"):
         source = fence(source)      # IREE-41: fused with a batch_matmul computing it, wrong values
     moved = linalg.transpose(source, outs=[lw.sizes.empty(unmerged, element)], permutation=list(view.order))
+    if not view.merges:
+        if lw.target.has_defect("IREE-43") and view.splits and DYNAMIC in _static(unmerged):
+            return fence(moved.results[0])   # IREE-43: patches of a run-time batch, ukernels
+        return moved.results[0]
     result = ir.RankedTensorType.get(_static(view.shape), element)
     return tensor.collapse_shape(result, moved.results[0], [list(g) for g in view.merges])
 
 
 def _expand(lw, source: ir.Value, view: View) -> ir.Value:
     groups = split_groups(view.splits)
-    shape = view.shape
+    shape = replace(view, windows=(), order=(), merges=()).shape     # as split, before the rest
     static = [d.const if d.is_const else DYNAMIC for d in shape]
     result = ir.RankedTensorType.get(static, ir.RankedTensorType(source.type).element_type)
     return tensor.expand_shape(result, source, groups, lw.sizes.dynamic_dims(shape), static)
