@@ -122,6 +122,8 @@ def _buffer_of(value: Any) -> memoryview | None:
 
 
 def _checked_array(spec: InputSpec, value, fixed_dims: dict[str, int]):
+    if spec.dtype == "bfloat16" and isinstance(value, np.ndarray) and value.dtype == _NPY_BFLOAT16:
+        value = value.view("bfloat16")
     if value.dtype != _dtype_as_given(spec, value):
         raise RunError(f"input {spec.name}: expected {spec.dtype}, got {value.dtype}")
     value = value if isinstance(value, rt.DeviceArray) else np.ascontiguousarray(value)
@@ -139,6 +141,10 @@ def _checked_array(spec: InputSpec, value, fixed_dims: dict[str, int]):
                            f"was built (--dim {dim}={fixed_dims[dim]}), got {size} on axis {axis} "
                            f"(shape {list(value.shape)})")
     return value
+
+
+# .npy headers cannot name bfloat16: np.save writes an ml_dtypes.bfloat16 array as 2-byte voids
+_NPY_BFLOAT16 = np.dtype("V2")
 
 
 def _dtype_as_given(spec: InputSpec, value) -> np.dtype:
