@@ -90,9 +90,27 @@ def in_f32(dtype: DType, fn: Callable, rounded: bool = True) -> Callable:
     half = element_type(dtype)
 
     def wide(*args):
-        result = fn(*(arith.extf(ir.F32Type.get(), a) if a.type == half else a for a in args))
-        return arith.truncf(element_type(dtype), result) if rounded else result
+        result = fn(*(arith.extf(f64_math.shaped(ir.F32Type.get(), a), a)
+                      if f64_math.element_of(a) == half else a for a in args))
+        return round_to_half(result, dtype) if rounded else result
     return wide
+
+
+def round_to_half(x: ir.Value, dtype: DType) -> ir.Value:
+    """An f32 value rounded to the nearest f16 or bf16, ties to even. IREE-43: llvm-cpu-generic
+    leaves f32 -> bf16 to `__truncsfbf2`, which it does not link, so bf16 is rounded here on
+    the bits: add 0x7fff plus the lowest kept bit, keep the high half (a NaN stays a NaN)."""
+    half = f64_math.shaped(element_type(dtype), x)
+    if dtype.name == "f16":
+        return arith.truncf(half, x)
+    i32, i16 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(16)
+    c = lambda value, element: f64_math.constant(value, x, element)
+    bits = arith.bitcast(f64_math.shaped(i32, x), x)
+    lowest_kept = arith.andi(arith.shrui(bits, c(16, i32)), c(1, i32))
+    rounded = arith.shrui(arith.addi(bits, arith.addi(lowest_kept, c(0x7FFF, i32))), c(16, i32))
+    nan = arith.cmpf(_F.UNO, x, x)
+    high = arith.select(nan, c(0x7FC0, i32), rounded)
+    return arith.bitcast(half, arith.trunci(f64_math.shaped(i16, x), high))
 
 
 def _apply_wide(op: Op, operand: DType, args) -> ir.Value:
@@ -138,8 +156,8 @@ def _cast_through_f32(x: ir.Value, src: DType, dst: DType) -> ir.Value:
     """A conversion to or from a half type by way of f32, which holds every half exactly: f64
     to half rounds twice, as does an integer past 2^24 to bf16 (docs/DECISIONS.md)."""
     if src.is_half:
-        return cast(arith.extf(ir.F32Type.get(), x), F32, dst)
-    return arith.truncf(element_type(dst), cast(x, src, F32))
+        return cast(arith.extf(f64_math.shaped(ir.F32Type.get(), x), x), F32, dst)
+    return round_to_half(cast(x, src, F32), dst)
 
 
 def _math_unary(name: str, dtype: DType, x: ir.Value) -> ir.Value:
