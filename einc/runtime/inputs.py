@@ -51,8 +51,9 @@ def check_known_names(signature: Signature, names: Iterable[str]) -> None:
             raise RunError(f"unknown input {name!r}; the program's inputs are: {listing}")
 
 
-def scalar_argument(spec: InputSpec, value: Any) -> int | float:
-    """The Python number IREE needs for a scalar argument (numpy scalars are marshalled as buffers)."""
+def scalar_argument(spec: InputSpec, value: Any) -> int | float | np.ndarray:
+    """The Python number IREE needs for a scalar argument (numpy scalars are marshalled as buffers);
+    an f16 or bf16 one as a 0-d array, the VM having no 16-bit floats (einc.mlir.signature)."""
     if isinstance(value, np.ndarray) and value.ndim > 0:
         raise RunError(f"input {spec.name}: expected a scalar ({spec.dtype}), got an array of shape {list(value.shape)}")
     if isinstance(value, (np.ndarray, np.generic)):
@@ -66,6 +67,8 @@ def scalar_argument(spec: InputSpec, value: Any) -> int | float:
     if np.dtype(spec.dtype).kind in "iu":
         _check_int_range(spec, value)
         return int(signless(np.asarray(value, spec.dtype)))
+    if spec.dtype in ("float16", "bfloat16"):
+        return np.asarray(value, spec.dtype)
     return float(value)
 
 

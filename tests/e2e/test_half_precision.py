@@ -126,3 +126,49 @@ def test_vulkan_refuses_half_types_with_e011(t):
     with pytest.raises(CompileError) as err:
         einc.compile(f"let X: [{t}; 4];\nlet y[i in 0..4] = X[i] * 2.0;\n", target="vulkan-spirv")
     assert "E011" in str(err.value) and f"{t} is not supported on vulkan-spirv" in str(err.value)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("t", HALVES)
+def test_rounding_from_f32_matches_numpy_on_ties_and_special_values(t, target):
+    bf16_tie = np.array([0x3F808000, 0x3F818000, 0xBF808000, 0x7F7FFFFF, 0x00008000], np.uint32).view(np.float32)
+    f = np.concatenate([bf16_tie, np.float32([1 + 2 ** -11, 1 + 3 * 2 ** -11, 65520.0, 7e4, np.inf, -np.inf,
+                                              np.nan, 1e-8, -0.0, 3.0e38])])
+    program = einc.load(einc.compile(f"let F: [f32; N];\nlet h[i in 0..N] = F[i] as {t};\n", target=target).vmfb)
+    got = np.asarray(program(F=f)["h"])
+    with np.errstate(over="ignore"):        # 7e4 and 3e38 overflow f16 to inf, as einc does
+        want = f.astype(HALVES[t])
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+RECURRENCE = """
+let X: [{t}; N];
+let s: {t};
+let run[0] = X[0];
+let run[k in 1..N] = run[k - 1] * 0.5 + X[k];
+let acc[0] = 0.0 as {t};
+let acc[k in 1..6] = acc[k - 1] + s;
+let grad = @sum[i in 0..N](X[i] * X[i]) / @X;
+print("s = {{s}}");
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("t", HALVES)
+def test_scalar_inputs_recurrences_and_derivatives(t, target):
+    program = einc.load(einc.compile(RECURRENCE.format(t=t), target=target).vmfb)
+    x = X.astype(np.float32).astype(HALVES[t])
+    out = io.StringIO()
+    result = program.run({"X": x, "s": 0.3}, stdout=out)
+    s = np.asarray(0.3, HALVES[t])[()]
+    assert out.getvalue().strip() == "s = " + str(s)     # NumPy's (ml_dtypes') text of the scalar
+    run, acc = [x[0]], [np.asarray(0, HALVES[t])]
+    for k in range(1, len(x)):       # each step: product and sum each rounded once from f32
+        run.append(rounded(np.float32(rounded(np.float32(run[-1]) * np.float32(0.5), t)) + np.float32(x[k]), t))
+    for _ in range(1, 6):
+        acc.append(rounded(np.float32(acc[-1]) + np.float32(s), t))
+    np.testing.assert_array_equal(result["run"], np.array(run, HALVES[t]))
+    np.testing.assert_array_equal(result["acc"], np.array(acc, HALVES[t]))
+    np.testing.assert_array_equal(result["grad"], rounded(2 * x.astype(np.float32), t))
+    with pytest.raises(RunError, match=f"^input s: expected {np.dtype(HALVES[t]).name}, got float32$"):
+        program.run({"X": x, "s": np.float32(0.3)})
