@@ -4,6 +4,7 @@ import json
 import struct
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -60,7 +61,8 @@ def test_the_build_cache_keeps_the_archive_and_rebuilds_a_damaged_one(einc_cli, 
 def test_safetensors_round_trip_of_every_dtype(tmp_path):
     arrays = {"f": RNG.standard_normal((2, 3)).astype(np.float32), "d": np.arange(4.0),
               "i": np.array([[-1, 2]], np.int64), "u": np.arange(5, dtype=np.uint8),
-              "b": np.array([True, False]), "s": np.array(7, np.int32), "e": np.zeros((0, 3), np.float32)}
+              "b": np.array([True, False]), "s": np.array(7, np.int32), "e": np.zeros((0, 3), np.float32),
+              "h": np.array([1.5, -0.1], np.float16), "bh": np.array([1.5, -0.1], ml_dtypes.bfloat16)}
     path = tmp_path / "a.safetensors"
     path.write_bytes(safetensors_bytes(arrays))
     back = read_safetensors(str(path))
