@@ -22,6 +22,10 @@ let I: [i32; N];
 let h = 1.5 as {t};
 let affine[i in 0..N] = X[i] * h + 0.25;
 let quotient[i in 0..N] = X[i] / (h + 1.0);
+let square[i in 0..N] = X[i] ** 2;
+let remainder[i in 0..N] = X[i] % h;
+let chosen[i in 0..N] = if X[i] > h {{ X[i] }} else {{ min(X[i], -h) }};
+let angle[i in 0..N] = std::math::atan2(X[i], h);
 let total = sum[i in 0..N](X[i]);
 let top = max[i in 0..N](X[i]);
 let above[i in 0..N] = X[i] > h;
@@ -78,6 +82,9 @@ def test_arithmetic_is_the_f32_result_rounded_once_per_operation(case):
     product = rounded(xf * np.float32(1.5), t).astype(np.float32)
     np.testing.assert_array_equal(result["affine"], rounded(product + np.float32(0.25), t))
     np.testing.assert_array_equal(result["quotient"], rounded(xf / np.float32(2.5), t))
+    np.testing.assert_array_equal(result["square"], rounded(xf * xf, t))
+    np.testing.assert_array_equal(result["remainder"], rounded(np.fmod(xf, np.float32(1.5)), t))
+    np.testing.assert_array_equal(result["chosen"], np.where(xf > 1.5, x, np.minimum(x, -x.dtype.type(1.5))))
     np.testing.assert_array_equal(result["above"], xf > 1.5)
     assert float(result["top"]) == float(xf.max())
 
@@ -93,7 +100,8 @@ def test_sum_rounds_at_each_step(case):
 def test_math_functions_within_one_ulp_of_the_exact_value(case):
     t, _, x, result, _, _ = case
     xf = x.astype(np.float64)
-    for name, want in (("exps", np.exp(xf)), ("sines", np.sin(xf)), ("roots", np.sqrt(np.abs(xf)))):
+    for name, want in (("exps", np.exp(xf)), ("sines", np.sin(xf)), ("roots", np.sqrt(np.abs(xf))),
+                       ("angle", np.arctan2(xf, 1.5))):
         assert ulps(result[name], want, t).max() <= 1.0, name
 
 
