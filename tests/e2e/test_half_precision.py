@@ -180,3 +180,19 @@ def test_scalar_inputs_recurrences_and_derivatives(t, target):
     np.testing.assert_array_equal(result["grad"], rounded(2 * x.astype(np.float32), t))
     with pytest.raises(RunError, match=f"^input s: expected {np.dtype(HALVES[t]).name}, got float32$"):
         program.run({"X": x, "s": np.float32(0.3)})
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("t", HALVES)
+def test_a_reduction_inside_a_recurrence(t, target):
+    # the step's sum may run in vector lanes; every term and partial sum is rounded to the half
+    # type, so allow one half-ulp per operation of the largest value (40 products, 40 sums, 2 more)
+    source = f"let X: [{t}; T, K];\nlet s[0] = 0.0 as {t};\n" \
+             "let s[k in 1..T] = s[k - 1] * 0.5 + sum[j in 0..K](X[k, j] * X[k, j]);\n"
+    x = np.random.default_rng(1).uniform(-1, 1, (6, 40)).astype(HALVES[t])
+    got = np.asarray(einc.load(einc.compile(source, target=target).vmfb)(X=x)["s"], np.float64)
+    wide, want = x.astype(np.float64), [0.0]
+    for k in range(1, 6):
+        want.append(want[-1] * 0.5 + (wide[k] ** 2).sum())
+    bound = 82 * np.max(want) * 2.0 ** -(MANTISSA_BITS[t] + 1)
+    assert np.abs(got - np.array(want)).max() <= bound
