@@ -56,7 +56,6 @@ def runs_on_host(op: Op) -> bool:
     operand = op.args[0].dtype
     if op.op in VM_MISSING_MATH or operand.is_half or op.dtype.is_half:
         return False                # the VM has no 16-bit floats
-        return False
     if op.op in _EXPANSIONS.get(operand.name, {}) or (operand.is_float and op.op == "atan2"):
         return False                # the expansions use bit casts and i64 the VM may not have
     if op.op == "pow":
@@ -97,9 +96,10 @@ def in_f32(dtype: DType, fn: Callable, rounded: bool = True) -> Callable:
 
 
 def round_to_half(x: ir.Value, dtype: DType) -> ir.Value:
-    """An f32 value rounded to the nearest f16 or bf16, ties to even. IREE-43: llvm-cpu-generic
-    leaves f32 -> bf16 to `__truncsfbf2`, which it does not link, so bf16 is rounded here on
-    the bits: add 0x7fff plus the lowest kept bit, keep the high half (a NaN stays a NaN)."""
+    """An f32 value rounded to the nearest f16 or bf16, ties to even. IREE-43: for a CPU without
+    AVX512-BF16 llvm-cpu leaves f32 -> bf16 to `__truncsfbf2`, which it does not link, so bf16 is
+    rounded here on the bits: add 0x7fff plus the lowest kept bit, keep the high half (a NaN
+    stays a NaN)."""
     half = f64_math.shaped(element_type(dtype), x)
     if dtype.name == "f16":
         return arith.truncf(half, x)
