@@ -57,8 +57,8 @@ F16, BF16 = DType("f16"), DType("bf16")
 I8, I16, U8, U16, U32, U64 = (DType(n) for n in ("i8", "i16", "u8", "u16", "u32", "u64"))
 BY_NAME = {d.name: d for d in (F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, BOOL)}
 NUMPY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64", "i8": "int8",
-               "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-               "bool": "bool"}
+               "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+               "u32": "uint32", "u64": "uint64", "bool": "bool"}
 
 
 def dtype_of_numpy(dt: np.dtype) -> Optional[DType]:
