@@ -76,9 +76,11 @@ _RECORDS = (
            _CPU_DEVICES, "any CPU of this architecture",
            **(_CPU | dict(defects=_CPU_DEFECTS | {"IREE-43"}))),
     Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES) + _COMMON, ("vulkan",),
-           "Vulkan (no f64, 16- or 64-bit integers)",
-           # no 64-bit types in the profile; IREE-05: 16-bit buffers packed into 32-bit words
-           unsupported_dtypes=(("f64", "f32"), ("i64", "i32"), ("u64", "u32"), ("i16", "i32"), ("u16", "i32")),
+           "Vulkan (no f64, f16, bf16, 16- or 64-bit integers)",
+           # no 64-bit types in the profile; IREE-05: 16-bit buffers packed into 32-bit words; the
+           # features lack Float16 and 16-bit storage, and SPIR-V has no bf16 arithmetic
+           unsupported_dtypes=(("f64", "f32"), ("i64", "i32"), ("u64", "u32"), ("i16", "i32"), ("u16", "i32"),
+                               ("f16", "f32"), ("bf16", "f32")),
            # SPIR-V cannot compile a dispatch region with loops; IREE-30: lavapipe stops an
            # invocation after ~65,535 loop iterations
            loops_in_dispatch=False, loop_budget=65_000, defects=frozenset({"IREE-06", "IREE-41", "IREE-42"})),

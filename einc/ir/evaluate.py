@@ -170,7 +170,7 @@ def reduction_identity(kind: str, dtype):
     dt = dtype.numpy
     if kind in ("sum", "prod"):
         return dt.type(kind == "prod")
-    if dt.kind == "f":
+    if dtype.is_float:
         return dt.type(-np.inf if kind == "max" else np.inf)
     info = np.iinfo(dt)
     return dt.type(info.min if kind == "max" else info.max)

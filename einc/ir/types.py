@@ -10,16 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Optional
 
+import ml_dtypes  # noqa: F401  (registers NumPy's "bfloat16" dtype name)
 import numpy as np
 
 
 @dataclass(frozen=True)
 class DType:
-    name: str            # "f32" "f64" "i8" "i16" "i32" "i64" "u8" "u16" "u32" "u64" "bool"
+    name: str            # "f16" "bf16" "f32" "f64" "i8" "i16" "i32" "i64" "u8" "u16" "u32" "u64" "bool"
 
     @property
     def is_float(self) -> bool:
-        return self.name in ("f32", "f64")
+        return self.name in ("f16", "bf16", "f32", "f64")
+
+    @property
+    def is_half(self) -> bool:
+        """f16 or bf16: stored in 16 bits, computed in f32 (docs/DECISIONS.md, half precision)."""
+        return self.name in ("f16", "bf16")
 
     @property
     def is_int(self) -> bool:
@@ -35,7 +41,7 @@ class DType:
 
     @property
     def bits(self) -> int:
-        return 1 if self.is_bool else int(self.name[1:])
+        return 1 if self.is_bool else int(self.name.lstrip("bfiu"))
 
     @property
     def numpy(self) -> np.dtype:
@@ -46,12 +52,13 @@ class DType:
 
 
 F32, F64, I32, I64, BOOL = DType("f32"), DType("f64"), DType("i32"), DType("i64"), DType("bool")
+F16, BF16 = DType("f16"), DType("bf16")
 # narrower and unsigned integers: the element types of .npy data and quantized models
 I8, I16, U8, U16, U32, U64 = (DType(n) for n in ("i8", "i16", "u8", "u16", "u32", "u64"))
-BY_NAME = {d.name: d for d in (F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, BOOL)}
-NUMPY_NAMES = {"f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16", "i32": "int32",
-               "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-               "bool": "bool"}
+BY_NAME = {d.name: d for d in (F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, BOOL)}
+NUMPY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64", "i8": "int8",
+               "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+               "u32": "uint32", "u64": "uint64", "bool": "bool"}
 
 
 def dtype_of_numpy(dt: np.dtype) -> Optional[DType]:

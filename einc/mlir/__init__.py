@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import func
+from iree.compiler.dialects import func, tensor
 
 from einc.ir.nodes import Program
 from einc.mlir.effects import emit_effect
@@ -45,7 +45,7 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         weights = weights or Weights(None)
         weights.start(main)
         with ir.InsertionPoint(entry):
-            lw = _emit_body(program, list(entry.arguments), target, weights)
+            lw = _emit_body(program, _scalar_arguments(program, entry.arguments), target, weights)
         if dense_kernels is not None:
             dense_kernels.extend(lw.dense_kernels)
         weights.drop_unused()
@@ -58,6 +58,12 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
 
 def lower_to_text(program: Program, target: Target, fp_contract: bool = False) -> str:
     return str(lower_program(program, target, fp_contract=fp_contract))
+
+
+def _scalar_arguments(program: Program, args) -> list[ir.Value]:
+    """`main`'s arguments, with a half scalar's 0-d tensor (einc.mlir.signature) read as its value."""
+    return [tensor.extract(arg, []) if inp.rank == 0 and inp.dtype.is_half else arg
+            for inp, arg in zip(program.inputs, args)]
 
 
 def _emit_body(program: Program, args: list[ir.Value], target: Target, weights: Weights) -> Lowering:

@@ -17,8 +17,9 @@ from einc.target import Target
 
 
 def argument_type(inp: Input) -> ir.Type:
-    """Scalars are plain arguments; tensors are ranked, dynamic where the size is not constant."""
-    if inp.rank == 0:
+    """Scalars are plain arguments, but for f16 and bf16, which the VM cannot pass: 0-d tensors
+    (einc.mlir reads their element); tensors are ranked, dynamic where the size is not constant."""
+    if inp.rank == 0 and not inp.dtype.is_half:
         return element_type(inp.dtype)
     return tensor_type(inp.dtype, inp.shape)
 

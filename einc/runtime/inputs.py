@@ -51,8 +51,9 @@ def check_known_names(signature: Signature, names: Iterable[str]) -> None:
             raise RunError(f"unknown input {name!r}; the program's inputs are: {listing}")
 
 
-def scalar_argument(spec: InputSpec, value: Any) -> int | float:
-    """The Python number IREE needs for a scalar argument (numpy scalars are marshalled as buffers)."""
+def scalar_argument(spec: InputSpec, value: Any) -> int | float | np.ndarray:
+    """The Python number IREE needs for a scalar argument (numpy scalars are marshalled as buffers);
+    an f16 or bf16 one as a 0-d array, the VM having no 16-bit floats (einc.mlir.signature)."""
     if isinstance(value, np.ndarray) and value.ndim > 0:
         raise RunError(f"input {spec.name}: expected a scalar ({spec.dtype}), got an array of shape {list(value.shape)}")
     if isinstance(value, (np.ndarray, np.generic)):
@@ -66,6 +67,8 @@ def scalar_argument(spec: InputSpec, value: Any) -> int | float:
     if np.dtype(spec.dtype).kind in "iu":
         _check_int_range(spec, value)
         return int(signless(np.asarray(value, spec.dtype)))
+    if spec.dtype in ("float16", "bfloat16"):
+        return np.asarray(value, spec.dtype)
     return float(value)
 
 
@@ -122,6 +125,8 @@ def _buffer_of(value: Any) -> memoryview | None:
 
 
 def _checked_array(spec: InputSpec, value, fixed_dims: dict[str, int]):
+    if spec.dtype == "bfloat16" and isinstance(value, np.ndarray) and value.dtype == _NPY_BFLOAT16:
+        value = value.view("bfloat16")
     if value.dtype != _dtype_as_given(spec, value):
         raise RunError(f"input {spec.name}: expected {spec.dtype}, got {value.dtype}")
     value = value if isinstance(value, rt.DeviceArray) else np.ascontiguousarray(value)
@@ -139,6 +144,10 @@ def _checked_array(spec: InputSpec, value, fixed_dims: dict[str, int]):
                            f"was built (--dim {dim}={fixed_dims[dim]}), got {size} on axis {axis} "
                            f"(shape {list(value.shape)})")
     return value
+
+
+# .npy headers cannot name bfloat16: np.save writes an ml_dtypes.bfloat16 array as 2-byte voids
+_NPY_BFLOAT16 = np.dtype("V2")
 
 
 def _dtype_as_given(spec: InputSpec, value) -> np.dtype:

@@ -1,7 +1,7 @@
 """Reading and writing .safetensors files: an 8-byte little-endian header length N, N bytes of
 JSON naming each tensor's dtype, shape and [begin, end) byte range in the data that follows.
 
-Only what einc's inputs and outputs need: the numeric dtypes NumPy has (no BF16), every
+Only what einc's inputs and outputs need: the numeric dtypes NumPy has and BF16 (ml_dtypes), every
 tensor a contiguous C-order block. A malformed file is one RunError line.
 """
 from __future__ import annotations
@@ -10,11 +10,13 @@ import json
 import math
 import struct
 
+import ml_dtypes  # noqa: F401  (registers NumPy's "bfloat16" dtype name)
 import numpy as np
 
 from einc.runtime.errors import RunError
 
 _DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "U16": "uint16", "I16": "int16", "F16": "float16",
+           "BF16": "bfloat16",
            "U32": "uint32", "I32": "int32", "F32": "float32", "U64": "uint64", "I64": "int64", "F64": "float64"}
 _NAMES = {np.dtype(numpy): name for name, numpy in _DTYPES.items()}
 _METADATA = "__metadata__"

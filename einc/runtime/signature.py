@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from einc.module_file import CPU_FEATURES_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY
 from einc.runtime.errors import RunError
 
-DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
+DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
 Dim = int | str | None  # fixed size, named dim, or `?`
 

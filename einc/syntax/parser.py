@@ -25,7 +25,8 @@ from einc.user_cache import cache_folder
 _GRAMMAR = FsPath(__file__).with_name("grammar.lark")
 
 INT_SUFFIXES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
-SCALAR_TYPES = frozenset(INT_SUFFIXES + ("f32", "f64", "bool", "str"))
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+SCALAR_TYPES = frozenset(INT_SUFFIXES + FLOAT_TYPES + ("bool", "str"))
 
 
 @functools.lru_cache(maxsize=None)

@@ -3,6 +3,7 @@ changes; `.npz` inputs and outputs; `--repeat` timing."""
 import re
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -182,3 +183,17 @@ def test_python_results_are_part_of_the_key(einc_cli, cache, tmp_path):
     (folder / "scale.txt").write_text("4.0")          # the function returns something else now
     status, out, err = einc_cli("run", folder / "main.ein", "--allow-python", "-v")
     assert err.startswith("einc: cache miss") and "y: float32 = 8.0" in out
+
+
+def test_half_precision_npy_inputs_and_a_wrong_dtype(einc_cli, cache, tmp_path):
+    # np.save writes a bfloat16 array as 2-byte voids (.npy cannot name it): read back as bf16
+    (tmp_path / "h.ein").write_text("let x: [bf16; N];\nlet y[i] = x[i] * 2.0;\n")
+    x = np.array([1.5, -0.1, 3.0], ml_dtypes.bfloat16)
+    np.save(tmp_path / "x.npy", x)
+    status, _, err = einc_cli("run", tmp_path / "h.ein", "-i", f"x={tmp_path / 'x.npy'}", "--out", tmp_path / "o.npz")
+    assert status == 0, err
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["y"].view(ml_dtypes.bfloat16),
+                                  (x.astype(np.float32) * 2).astype(ml_dtypes.bfloat16))
+    np.save(tmp_path / "x.npy", x.astype(np.float16))
+    assert einc_cli("run", tmp_path / "h.ein", "-i", f"x={tmp_path / 'x.npy'}") == \
+        (1, "", "error: input x: expected bfloat16, got float16\n")

@@ -15,7 +15,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, math, scf
 
 from einc.ir.nodes import Op
-from einc.ir.types import BOOL, DType
+from einc.ir.types import BOOL, F32, DType
 from einc.mlir.core import f32_math, f64_math
 from einc.mlir.core.types import element_type
 
@@ -54,8 +54,8 @@ VM_MISSING_MATH = ("tan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "ata
 
 def runs_on_host(op: Op) -> bool:
     operand = op.args[0].dtype
-    if op.op in VM_MISSING_MATH:
-        return False
+    if op.op in VM_MISSING_MATH or operand.is_half or op.dtype.is_half:
+        return False                # the VM has no 16-bit floats
     if op.op in _EXPANSIONS.get(operand.name, {}) or (operand.is_float and op.op == "atan2"):
         return False                # the expansions use bit casts and i64 the VM may not have
     if op.op == "pow":
@@ -74,10 +74,48 @@ def apply(op: Op, args: list[ir.Value]) -> ir.Value:
     operand = op.args[0].dtype
     if op.op == "cast":
         return cast(args[0], operand, op.dtype)
-    if op.op in FLOAT_PREDICATES:
-        return compare(op.op, operand, *args)
     if op.op == "select":
         return arith.select(*args)
+    if operand.is_half:
+        return in_f32(operand, lambda *wide: _apply_wide(op, F32, wide), op.dtype.is_half)(*args)
+    return _apply_wide(op, operand, args)
+
+
+def in_f32(dtype: DType, fn: Callable, rounded: bool = True) -> Callable:
+    """`fn` on values of the half type `dtype` computed in f32, its result rounded back to
+    `dtype` (not a bool's): IREE has no 16-bit float math and bf16 arithmetic on the CPU, and
+    f32 holds every product, sum and quotient of two halves closely enough that rounding it
+    once gives the correctly rounded half (docs/DECISIONS.md)."""
+    half = element_type(dtype)
+
+    def wide(*args):
+        result = fn(*(arith.extf(f64_math.shaped(ir.F32Type.get(), a), a)
+                      if f64_math.element_of(a) == half else a for a in args))
+        return round_to_half(result, dtype) if rounded else result
+    return wide
+
+
+def round_to_half(x: ir.Value, dtype: DType) -> ir.Value:
+    """An f32 value rounded to the nearest f16 or bf16, ties to even. IREE-44: for a CPU without
+    AVX512-BF16 llvm-cpu leaves f32 -> bf16 to `__truncsfbf2`, which it does not link, so bf16 is
+    rounded here on the bits: add 0x7fff plus the lowest kept bit, keep the high half (a NaN
+    stays a NaN)."""
+    half = f64_math.shaped(element_type(dtype), x)
+    if dtype.name == "f16":
+        return arith.truncf(half, x)
+    i32, i16 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(16)
+    c = lambda value, element: f64_math.constant(value, x, element)
+    bits = arith.bitcast(f64_math.shaped(i32, x), x)
+    lowest_kept = arith.andi(arith.shrui(bits, c(16, i32)), c(1, i32))
+    rounded = arith.shrui(arith.addi(bits, arith.addi(lowest_kept, c(0x7FFF, i32))), c(16, i32))
+    nan = arith.cmpf(_F.UNO, x, x)
+    high = arith.select(nan, c(0x7FC0, i32), rounded)
+    return arith.bitcast(half, arith.trunci(f64_math.shaped(i16, x), high))
+
+
+def _apply_wide(op: Op, operand: DType, args) -> ir.Value:
+    if op.op in FLOAT_PREDICATES:
+        return compare(op.op, operand, *args)
     if op.op in MATH_UNARY:
         return _math_unary(op.op, operand, args[0])
     return _RULES[op.op](operand, *args)
@@ -98,8 +136,10 @@ def cast(x: ir.Value, src: DType, dst: DType) -> ir.Value:
         return compare("ne", src, x, constant(src, 0))
     if src.is_bool:
         return arith.extui(out, x) if dst.is_int else arith.uitofp(out, x)
+    if src.is_half or dst.is_half:
+        return _cast_through_f32(x, src, dst)
     if src.is_float and dst.is_float:
-        return arith.extf(out, x) if dst.name == "f64" else arith.truncf(out, x)
+        return arith.extf(out, x) if dst.bits > src.bits else arith.truncf(out, x)
     if src.is_int and dst.is_int:
         # wider: extended by the source's signedness; narrower: the low bits (wraps, as NumPy)
         if dst.bits == src.bits:
@@ -110,6 +150,14 @@ def cast(x: ir.Value, src: DType, dst: DType) -> ir.Value:
     if dst.is_float:
         return arith.uitofp(out, x) if src.is_unsigned else arith.sitofp(out, x)
     return arith.fptoui(out, x) if dst.is_unsigned else arith.fptosi(out, x)
+
+
+def _cast_through_f32(x: ir.Value, src: DType, dst: DType) -> ir.Value:
+    """A conversion to or from a half type by way of f32, which holds every half exactly: f64
+    to half rounds twice, as does an integer past 2^24 to bf16 (docs/DECISIONS.md)."""
+    if src.is_half:
+        return cast(arith.extf(f64_math.shaped(ir.F32Type.get(), x), x), F32, dst)
+    return round_to_half(cast(x, src, F32), dst)
 
 
 def _math_unary(name: str, dtype: DType, x: ir.Value) -> ir.Value:

@@ -10,6 +10,10 @@ from iree.compiler import ir
 from einc.ir.types import DType, Shape
 
 def element_type(dtype: DType) -> ir.Type:
+    if dtype.name == "f16":
+        return ir.F16Type.get()
+    if dtype.name == "bf16":
+        return ir.BF16Type.get()
     if dtype.name == "f32":
         return ir.F32Type.get()
     if dtype.name == "f64":

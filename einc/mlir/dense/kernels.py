@@ -256,7 +256,8 @@ def reduce_combiner(reduce: Reduce) -> Callable:
     """The arith op that adds one value to a reduction's accumulator."""
     names = COMBINERS[reduce.kind]
     dtype = reduce.dtype
-    return getattr(arith, names[0] if dtype.is_float else names[2] if dtype.is_unsigned else names[1])
+    combine = getattr(arith, names[0] if dtype.is_float else names[2] if dtype.is_unsigned else names[1])
+    return scalar_ops.in_f32(dtype, combine) if dtype.is_half else combine
 
 
 

@@ -51,16 +51,14 @@ def differentiated(v) -> bool:
 
 
 def constant(array: np.ndarray, what: str, span) -> Const:
-    """An array read during the build (`load_npy`, a Python result) as a constant: half floats
-    widen to f32, big-endian data is read as the machine's; other element types are an error."""
+    """An array read during the build (`load_npy`, a Python result) as a constant: big-endian
+    data is read as the machine's; element types without an Einlang type are an error."""
     if array.dtype.kind not in "fiub":
         raise d.error(d.IO, f"{what} holds {array.dtype}, not numbers", span)
     array = array.astype(array.dtype.newbyteorder("="), copy=False)
-    if array.dtype == np.float16:
-        array = array.astype(np.float32)
     if dtype_of_numpy(array.dtype) is None:
         raise d.error(d.IO, f"{what} holds {array.dtype}, which has no Einlang type", span,
-                      hint="save it as float32 or float64")
+                      hint="save it as float16, float32 or float64")
     return Const(np.ascontiguousarray(array), span=span)
 
 
