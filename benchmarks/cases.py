@@ -110,22 +110,26 @@ def kalman_numpy(n: int, inputs: dict) -> np.ndarray:
     return x
 
 
-def kalman_jax():
+def kalman_scan(y, F, Q, r):
+    """The filter of `kalman_numpy` on one series as a JAX `lax.scan` (jit it, or vmap it)."""
     import jax
     import jax.numpy as jnp
 
-    def run(y, F, Q, r):
-        def step(carry, yt):
-            x, P = carry
-            xp = F @ x
-            Pp = F @ P @ F.T + Q
-            K = Pp[:, 0] / (Pp[0, 0] + r)
-            xn = xp + K * (yt - xp[0])
-            return (xn, Pp - jnp.outer(K, Pp[0])), xn
-        x0 = jnp.stack([y[0], jnp.zeros((), y.dtype)])
-        rest = jax.lax.scan(step, (x0, jnp.eye(2, dtype=y.dtype)), y[1:])[1]
-        return jnp.concatenate([x0[None], rest])
-    compiled = jax.jit(run)
+    def step(carry, yt):
+        x, P = carry
+        xp = F @ x
+        Pp = F @ P @ F.T + Q
+        K = Pp[:, 0] / (Pp[0, 0] + r)
+        xn = xp + K * (yt - xp[0])
+        return (xn, Pp - jnp.outer(K, Pp[0])), xn
+    x0 = jnp.stack([y[0], jnp.zeros((), y.dtype)])
+    rest = jax.lax.scan(step, (x0, jnp.eye(2, dtype=y.dtype)), y[1:])[1]
+    return jnp.concatenate([x0[None], rest])
+
+
+def kalman_jax():
+    import jax
+    compiled = jax.jit(kalman_scan)
     return lambda n, inputs: compiled(**inputs)
 
 
@@ -341,20 +345,7 @@ def kalman_batch_numpy(n: int, inputs: dict) -> np.ndarray:
 
 def kalman_batch_jax():
     import jax
-    import jax.numpy as jnp
-
-    def one_series(y, F, Q, r):
-        def step(carry, yt):
-            x, P = carry
-            xp = F @ x
-            Pp = F @ P @ F.T + Q
-            K = Pp[:, 0] / (Pp[0, 0] + r)
-            xn = xp + K * (yt - xp[0])
-            return (xn, Pp - jnp.outer(K, Pp[0])), xn
-        x0 = jnp.stack([y[0], jnp.zeros((), y.dtype)])
-        rest = jax.lax.scan(step, (x0, jnp.eye(2, dtype=y.dtype)), y[1:])[1]
-        return jnp.concatenate([x0[None], rest])
-    compiled = jax.jit(jax.vmap(one_series, in_axes=(1, None, None, 0), out_axes=2))
+    compiled = jax.jit(jax.vmap(kalman_scan, in_axes=(1, None, None, 0), out_axes=2))
     return lambda n, inputs: compiled(*(inputs[k] for k in ("y", "F", "Q", "r")))
 
 

@@ -52,3 +52,11 @@ def built(tmp_path_factory):
             modules[key] = path
         return modules[key]
     return build
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """An empty build cache (EINC_CACHE) of the test's own."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("EINC_CACHE", str(folder))
+    return folder

@@ -17,13 +17,6 @@ SPECIALIZED = "einc: specialized to the sizes of the inputs: N=3\n"   # x's size
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("EINC_CACHE", str(folder))
-    return folder
-
-
-@pytest.fixture
 def project(tmp_path) -> Path:
     """A program with a module of its own and a load_npy file, and its input."""
     folder = tmp_path / "project"

@@ -27,13 +27,6 @@ def conv_reference(x: np.ndarray, k: np.ndarray) -> np.ndarray:
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("EINC_CACHE", str(folder))
-    return folder
-
-
-@pytest.fixture
 def conv(tmp_path) -> Path:
     path = tmp_path / "conv.ein"
     path.write_text(CONV)

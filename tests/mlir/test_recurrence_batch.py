@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.cases import kalman_batch_numpy
 import einc
 from einc.driver import emit_program, lower
 from einc.mlir.recurrences import batch as recurrence_batch
@@ -75,16 +76,7 @@ def kalman_inputs(T: int, B: int) -> dict:
 
 
 def kalman_numpy(y, F, Q, r) -> np.ndarray:
-    x = np.zeros((len(y), 2, y.shape[1]))
-    x[0, 0] = y[0]
-    P = np.repeat(np.eye(2)[:, :, None], y.shape[1], axis=2)
-    for t in range(1, len(y)):
-        xp = np.einsum("ik,kb->ib", F, x[t - 1])
-        Pp = np.einsum("ik,klb,jl->ijb", F, P, F) + Q[:, :, None]
-        K = Pp[:, 0] / (Pp[0, 0] + r)
-        x[t] = xp + K * (y[t] - xp[0])
-        P = Pp - K[:, None] * Pp[0][None]
-    return x
+    return kalman_batch_numpy(len(y), {"y": y, "F": F, "Q": Q, "r": r})
 
 
 # ------------------------------------------------------------------------------ which form
