@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numpy.lib.stride_tricks import sliding_window_view
+
+from numpy_windows import strided_windows
 
 import einc
 from einc.driver import lower
@@ -278,15 +279,6 @@ def _inputs():
             "kk": f(6, 12), "ctx": f(3, 5, 4), "Wm": f(12, 6), "qkv": f(2, 5, 36), "pr": f(2, 3, 5, 5)}
 
 
-def _windows(x, k, axes, stride=1, dilation=1):
-    """Strided, dilated windows of x over `axes`: the window axes appended last."""
-    span = [(kk - 1) * dilation + 1 for kk in k]
-    w = sliding_window_view(x, span, axis=axes)
-    index = [slice(None)] * x.ndim + [slice(None, None, dilation)] * len(k)
-    for a in axes:
-        index[a] = slice(None, None, stride)
-    return w[tuple(index)]
-
 
 def _references(x):
     pad = lambda a, axes: np.pad(a, [(1, 1) if i in axes else (0, 0) for i in range(a.ndim)])
@@ -294,24 +286,24 @@ def _references(x):
     out = {
         "mm": x["A"] @ x["B"], "bmm": x["T"] @ x["S"], "mv": x["A"] @ x["v"], "vm": x["u"] @ x["A"],
         "dot": np.dot(x["v"], x["v"]), "rows": x["Q"] @ x["B"], "flat": x["P"].reshape(2, 36) @ x["Wf"],
-        "conv": np.maximum(np.einsum("nchwpq,ocpq->nohw", _windows(pad(X, (2, 3)), (3, 3), (2, 3)), x["Wc"]), 0),
-        "gray": np.einsum("nchwpq,ocpq->nohw", _windows(pad(x["X1"], (2, 3)), (3, 3), (2, 3), stride=2),
+        "conv": np.maximum(np.einsum("nchwpq,ocpq->nohw", strided_windows(pad(X, (2, 3)), (3, 3), (2, 3)), x["Wc"]), 0),
+        "gray": np.einsum("nchwpq,ocpq->nohw", strided_windows(pad(x["X1"], (2, 3)), (3, 3), (2, 3), stride=2),
                           x["W1"]),
-        "strided": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), stride=2), x["Wc"]),
-        "dilated": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3), dilation=2), x["Wc"]),
-        "onegroup": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
-        "wrapped": np.einsum("nchwpq,ocpq->nohw", _windows(X, (3, 3), (2, 3)), x["Wc"]),
-        "nhwc": np.einsum("nhwcpq,pqco->nhwo", _windows(Xh, (3, 3), (1, 2)), x["Wh"]),
-        "grayh": np.einsum("nhwcpq,pqco->nhwo", _windows(x["Xg"], (3, 3), (1, 2)), x["Wg"]),
-        "fhwc": np.einsum("nhwcpq,opqc->nhwo", _windows(pad(Xh, (1, 2)), (3, 3), (1, 2)), x["Wo"]),
-        "conv1d": np.einsum("ncwq,oq->now", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
-        "conv3d": np.einsum("ncdhwabe,ocabe->nodhw", _windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Wv"]),
-        "depthwise": np.einsum("nchwpq,cpq->nchw", _windows(X, (3, 3), (2, 3)), x["Wdw"]),
-        "depthwise1d": np.einsum("ncwq,cq->ncw", _windows(x["Xd"], (3,), (2,)), x["Wd"]),
-        "plain2d": np.einsum("hwpq,pq->hw", _windows(x["img"], (3, 3), (0, 1)), x["ker"]),
-        "maxpool": _windows(X[:, :, :8, :8], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
-        "minpool": _windows(Xh[:, :9, :8], (3, 3), (1, 2), stride=3).min(axis=(4, 5))[:, :3, :2],
-        "sumpool": _windows(x["Xd"][:, :, :6], (2,), (2,), stride=2).sum(axis=3),
+        "strided": np.einsum("nchwpq,ocpq->nohw", strided_windows(X, (3, 3), (2, 3), stride=2), x["Wc"]),
+        "dilated": np.einsum("nchwpq,ocpq->nohw", strided_windows(X, (3, 3), (2, 3), dilation=2), x["Wc"]),
+        "onegroup": np.einsum("nchwpq,ocpq->nohw", strided_windows(X, (3, 3), (2, 3)), x["Wc"]),
+        "wrapped": np.einsum("nchwpq,ocpq->nohw", strided_windows(X, (3, 3), (2, 3)), x["Wc"]),
+        "nhwc": np.einsum("nhwcpq,pqco->nhwo", strided_windows(Xh, (3, 3), (1, 2)), x["Wh"]),
+        "grayh": np.einsum("nhwcpq,pqco->nhwo", strided_windows(x["Xg"], (3, 3), (1, 2)), x["Wg"]),
+        "fhwc": np.einsum("nhwcpq,opqc->nhwo", strided_windows(pad(Xh, (1, 2)), (3, 3), (1, 2)), x["Wo"]),
+        "conv1d": np.einsum("ncwq,oq->now", strided_windows(x["Xd"], (3,), (2,)), x["Wd"]),
+        "conv3d": np.einsum("ncdhwabe,ocabe->nodhw", strided_windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Wv"]),
+        "depthwise": np.einsum("nchwpq,cpq->nchw", strided_windows(X, (3, 3), (2, 3)), x["Wdw"]),
+        "depthwise1d": np.einsum("ncwq,cq->ncw", strided_windows(x["Xd"], (3,), (2,)), x["Wd"]),
+        "plain2d": np.einsum("hwpq,pq->hw", strided_windows(x["img"], (3, 3), (0, 1)), x["ker"]),
+        "maxpool": strided_windows(X[:, :, :8, :8], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
+        "minpool": strided_windows(Xh[:, :9, :8], (3, 3), (1, 2), stride=3).min(axis=(4, 5))[:, :3, :2],
+        "sumpool": strided_windows(x["Xd"][:, :, :6], (2,), (2,), stride=2).sum(axis=3),
         "gathered": x["A"][x["idx"]], "pairs": x["v"][:-1] + x["v"][1:],
         "stacked": x["A"] @ x["Wst"][1], "abt": x["A"] @ x["C"].T,
         "heads": np.einsum("shd,thd->hst", x["qk"].reshape(5, 3, 4), x["kk"].reshape(6, 3, 4)),
@@ -389,9 +381,9 @@ def test_index_guard_beside_a_window_read_of_a_batch_of_one(target):
     x = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
     with einc.load(einc.compile(src, target=target).vmfb) as program:
         got = program(x=x)
-    windows = _windows(x.astype(np.float64), (3, 3), (2, 3))
+    windows = strided_windows(x.astype(np.float64), (3, 3), (2, 3))
     np.testing.assert_allclose(got["y"], windows.sum(axis=(4, 5)) * (np.arange(6) >= 2), rtol=1e-5, atol=1e-5)
-    pooled = _windows(x.astype(np.float64), (2, 2), (2, 3), stride=2).max(axis=(4, 5))[:, :, :4, :3]
+    pooled = strided_windows(x.astype(np.float64), (2, 2), (2, 3), stride=2).max(axis=(4, 5))[:, :, :4, :3]
     np.testing.assert_allclose(got["z"], pooled, rtol=1e-6)
 
 
@@ -475,7 +467,7 @@ def test_window_sum_under_a_guard_its_ranges_decide(target):
     with einc.load(einc.compile(src, target=target).vmfb) as program:
         got = program(x=x, k=k)
     np.testing.assert_array_equal(got["never"], np.full((3, 1), -6.0, np.float32))
-    windows = _windows(x.astype(np.float64), (2, 3), (0, 1))[::2]             # [h, w, kh, kw]
+    windows = strided_windows(x.astype(np.float64), (2, 3), (0, 1))[::2]             # [h, w, kh, kw]
     np.testing.assert_allclose(got["always"], np.einsum("hwpq,pq->hw", windows, k), rtol=1e-5, atol=1e-6)
 
 

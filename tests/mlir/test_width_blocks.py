@@ -6,7 +6,8 @@ import re
 
 import numpy as np
 import pytest
-from numpy.lib.stride_tricks import sliding_window_view
+
+from numpy_windows import strided_windows
 
 import einc
 from einc.driver import lower
@@ -48,29 +49,21 @@ def source_file(tmp_path_factory):
     return path
 
 
-def _windows(x, k, axes, stride=1, dilation=1):
-    span = [(kk - 1) * dilation + 1 for kk in k]
-    w = sliding_window_view(x, span, axis=axes)
-    index = [slice(None)] * x.ndim + [slice(None, None, dilation)] * len(k)
-    for a in axes:
-        index[a] = slice(None, None, stride)
-    return w[tuple(index)]
-
 
 def _references(x: dict, names=OUTPUTS) -> dict:
     x = {k: v.astype(np.float64) for k, v in x.items()}
-    conv = lambda image, kernel, **kw: np.einsum("nchwij,ocij->nohw", _windows(image, kernel.shape[2:], (2, 3), **kw),
+    conv = lambda image, kernel, **kw: np.einsum("nchwij,ocij->nohw", strided_windows(image, kernel.shape[2:], (2, 3), **kw),
                                                  kernel)
     references = {
         "padded": lambda: conv(np.pad(x["X"], ((0, 0), (0, 0), (2, 2), (2, 2))), x["K"]),
         "strided": lambda: conv(x["X"], x["K3"], stride=2),
         "dilated": lambda: conv(x["X"], x["K3"], dilation=2),
         "one_channel": lambda: conv(x["X1"], x["K1"]),
-        "nhwc": lambda: np.einsum("nhwcij,ijco->nhwo", _windows(x["Xh"], (3, 3), (1, 2)), x["Kh"]),
-        "ncw": lambda: np.einsum("ncxk,ock->nox", _windows(x["Xd"], (3,), (2,)), x["Kd"]),
-        "depthwise": lambda: np.einsum("nchwij,cij->nchw", _windows(x["X"], (3, 3), (2, 3)), x["Kw"]),
-        "volume": lambda: np.einsum("ncdhwijk,ocijk->nodhw", _windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Kv"]),
-        "pool": lambda: _windows(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
+        "nhwc": lambda: np.einsum("nhwcij,ijco->nhwo", strided_windows(x["Xh"], (3, 3), (1, 2)), x["Kh"]),
+        "ncw": lambda: np.einsum("ncxk,ock->nox", strided_windows(x["Xd"], (3,), (2,)), x["Kd"]),
+        "depthwise": lambda: np.einsum("nchwij,cij->nchw", strided_windows(x["X"], (3, 3), (2, 3)), x["Kw"]),
+        "volume": lambda: np.einsum("ncdhwijk,ocijk->nodhw", strided_windows(x["Xv"], (2, 3, 3), (2, 3, 4)), x["Kv"]),
+        "pool": lambda: strided_windows(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
     }
     return {name: references[name]() for name in names}
 
