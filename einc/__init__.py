@@ -40,11 +40,12 @@ def __getattr__(name: str):
 @dataclass(frozen=True)
 class Artifact:
     """A compiled module: the .vmfb bytes, the target they were built for and the parameter
-    archive (.irpa) of its large constant arrays (b"" when every constant is in the module)."""
+    archive (.irpa) of its large constant arrays (None when every constant is in the module):
+    an einc.backend.parameters.Archive, a file (`.path`; `.read()` gives its bytes)."""
 
     vmfb: bytes
     target: str
-    parameters: bytes = b""
+    archive: object = None
 
     @cached_property
     def signature(self):
@@ -55,13 +56,14 @@ class Artifact:
         """Write the module to `path` and its weights archive, if any, beside it (same name, .irpa)."""
         from einc.backend import write_artifact
         from einc.module_file import archive_beside
-        if self.parameters:
-            write_artifact(archive_beside(os.fspath(path)), self.parameters)
+        if self.archive is not None:
+            self.archive.save(archive_beside(os.fspath(path)))
         write_artifact(path, self.vmfb)
 
     def __reduce__(self):
-        # the bytes, the target and the archive only: the signature is read again from the bytes
-        return Artifact, (self.vmfb, self.target, self.parameters)
+        # the bytes, the target and the archive (as its bytes) only: the signature is read
+        # again from the bytes
+        return Artifact, (self.vmfb, self.target, self.archive)
 
 
 def compile(source_or_path: str | os.PathLike, target: str = DEFAULT.name,
@@ -104,12 +106,13 @@ def _built(path, target, outputs, dims, allow_python, fp_contract, weights_thres
     from einc.driver import build_program  # lazy: pulls in the whole compiler
     built = build_program(path, target, outputs, dims, allow_python, fp_contract=fp_contract,
                           weights_threshold=weights_threshold, unchecked_indices=unchecked_indices)
-    return Artifact(built.vmfb, target.name, built.parameters)
+    return Artifact(built.vmfb, target.name, built.archive)
 
 
 def _cached(path, target, outputs, dims, allow_python, fp_contract, weights_threshold,
             unchecked_indices) -> Artifact:
     from einc.backend.cache import user_module_cache
+    from einc.backend.parameters import Archive
     from einc.driver import cached_build
     from einc.module_file import archive_beside
     from einc.user_cache import cache_root
@@ -119,8 +122,7 @@ def _cached(path, target, outputs, dims, allow_python, fp_contract, weights_thre
     found = cached_build(path, target, outputs, dims, allow_python, module_cache, fp_contract=fp_contract,
                          unchecked_indices=unchecked_indices, weights_threshold=weights_threshold)
     archive = archive_beside(str(found))
-    parameters = _read_bytes(archive) if os.path.exists(archive) else b""
-    return Artifact(_read_bytes(found), target.name, parameters)
+    return Artifact(_read_bytes(found), target.name, Archive(archive) if os.path.exists(archive) else None)
 
 
 def _read_bytes(path) -> bytes:

@@ -85,7 +85,7 @@ def _axis(shape: tuple) -> int:
 def _module(program, device: str | None) -> Module:
     """`program` as bytes to ship: from an Artifact, a .vmfb path (and its archive) or bytes."""
     if isinstance(program, Artifact):
-        return Module(program.vmfb, program.parameters, device)
+        return Module(program.vmfb, b"" if program.archive is None else program.archive.read(), device)
     if isinstance(program, (bytes, bytearray, memoryview)):
         return Module(bytes(program), b"", device)
     path = os.fspath(program)

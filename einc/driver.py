@@ -119,9 +119,10 @@ def compile_ir(program, ir_program, target: Target | str, *, fp_contract: bool =
 
 @dataclass(frozen=True)
 class Built:
-    """A module and the parameter archive (.irpa) of its external weights (b"" when none)."""
+    """A module and the parameter archive (.irpa) of its external weights (None when none): an
+    einc.backend.parameters.Archive in a temporary file."""
     vmfb: bytes
-    parameters: bytes = b""
+    archive: object = None
 
 
 def build_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
@@ -137,15 +138,15 @@ def build_ir(program, ir_program, target: Target | str, *, fp_contract: bool = F
     """The module of a program the front end already went through, with its constant arrays of
     at least `weights_threshold` bytes (every one for 0, none for None) in a parameter archive."""
     from einc.backend import compile_mlir
-    from einc.backend.parameters import archive_bytes, archive_digest
+    from einc.backend.parameters import write_archive
     from einc.mlir.signature import record_parameters
     from einc.mlir.weights import Weights
     target, weights = get_target(target), Weights(weights_threshold)
     module = lower_ir(program, ir_program, target, fp_contract=fp_contract, weights=weights)
     if not weights.arrays:
         return Built(compile_mlir(module, target))
-    archive = archive_bytes(weights.arrays)
-    record_parameters(module, archive_digest(archive))
+    archive = write_archive(weights.arrays)
+    record_parameters(module, archive.digest)
     return Built(compile_mlir(module, target), archive)
 
 
@@ -187,7 +188,7 @@ def cached_build(path: str, target: Target | str, outputs: list[str] | None, dim
         return found
     log(f"cache miss for {path}: building for {target.name} into {cache.path(key)}")
     built = build_ir(program, ir_program, target, fp_contract=fp_contract, weights_threshold=weights_threshold)
-    return cache.store(key, built.vmfb, built.parameters)
+    return cache.store(key, built.vmfb, built.archive)
 
 
 def emit_program(path: str, what: str, outputs: list[str] | None = None,

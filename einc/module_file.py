@@ -87,12 +87,12 @@ def archive_beside(module_path: str) -> str:
 def check_archive(digest: str, archive: str, name: str) -> None:
     """Unless `archive` is the one module `name` was built with (its `digest`): IREE trusts an
     archive, so a truncated one could read past its data and a damaged one give wrong results."""
-    if _file_digest(archive) != digest:
+    if file_digest(archive) != digest:
         raise ModuleFileError(f"{archive} is damaged or belongs to another build of {name} "
                               f"(its digest does not match the module's); rebuild both with `einc build`")
 
 
-def _file_digest(path: str) -> str:
+def file_digest(path: str) -> str:
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as archive:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from typing import BinaryIO, Callable
 
 
 def write_artifact(path: str | os.PathLike, data: bytes) -> None:
@@ -10,12 +12,24 @@ def write_artifact(path: str | os.PathLike, data: bytes) -> None:
 
     On any failure the temp file is removed and an existing `path` is left untouched.
     """
+    _write_atomically(path, lambda out: out.write(data))
+
+
+def write_artifact_from(path: str | os.PathLike, source: BinaryIO) -> None:
+    """write_artifact of what the open file `source` holds, copied a chunk at a time."""
+    _write_atomically(path, lambda out: shutil.copyfileobj(source, out, _CHUNK))
+
+
+_CHUNK = 1 << 22
+
+
+def _write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> None:
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".einc-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(data)
+            write(out)
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, _ordinary_file_mode())

@@ -50,7 +50,7 @@ def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], tar
         "weights_threshold": weights_threshold,
         "python": list(python_results),
         "sources": sorted((name, _digest(text.encode())) for name, text in sources),
-        "data": sorted((path, _digest(_read(path))) for path in set(data_files)),
+        "data": sorted((path, _data_digest(path)) for path in set(data_files)),
     }
     return _digest(json.dumps(description, sort_keys=True).encode())
 
@@ -87,13 +87,14 @@ class ModuleCache:
             return None
         return path
 
-    def store(self, key: str, vmfb: bytes, parameters: bytes = b"") -> Path:
-        """Write an entry, the archive first so that a module found is never without it."""
+    def store(self, key: str, vmfb: bytes, archive=None) -> Path:
+        """Write an entry, the weights archive (an einc.backend.parameters.Archive) first so that
+        a module found is never without it."""
         path = self.path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            if parameters:
-                write_artifact(archive_beside(str(path)), parameters)
+            if archive is not None:
+                archive.save(archive_beside(str(path)))
             write_artifact(path, vmfb)
         except OSError as err:
             raise CacheWriteError(f"cannot write to the build cache {self.folder}: {err.strerror or err}") from None
@@ -112,9 +113,16 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(path: str) -> bytes:
+def _data_digest(path: str) -> str:
+    """The digest of a file `load_npy` read, read a chunk at a time (weights can be large)."""
+    digest = hashlib.sha256()
     with open(path, "rb") as data_file:
-        return data_file.read()
+        while chunk := data_file.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+_CHUNK = 1 << 22
 
 
 def _host_cpu() -> str:

@@ -7,7 +7,7 @@ import click
 
 from einc.cli.diagnostics_output import diagnostics_shown
 from einc.cli.errors import CliError
-from einc.cli.files import save_bytes
+from einc.cli.files import save_archive, save_bytes
 from einc.driver import DEFAULT_THRESHOLD
 from einc.module_file import archive_beside
 from einc.cli.options import (allow_python_option, dims_option, message_format_option, outputs_option,
@@ -66,8 +66,8 @@ def build(file: str, out_path: str | None, target: str, outputs: tuple[str, ...]
                                          unchecked_indices=unchecked_indices)
     if what is None:
         module_path = out_path or Path(file).with_suffix(".vmfb").name
-        if built.parameters:
-            save_bytes(archive_beside(str(module_path)), built.parameters)
+        if built.archive is not None:
+            save_archive(built.archive, archive_beside(str(module_path)))
         save_bytes(module_path, built.vmfb)
     elif out_path is None:
         click.echo(text, nl=not text.endswith("\n"))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import io
 import os
+from contextlib import contextmanager
+from typing import Iterator
 
 import numpy as np
 
@@ -11,8 +13,20 @@ from einc.cli.errors import CliError
 
 
 def save_bytes(path: str | os.PathLike, data: bytes) -> None:
-    try:
+    with _writing(path):
         write_artifact(path, data)
+
+
+def save_archive(archive, path: str | os.PathLike) -> None:
+    """Copy a build's weights archive (einc.backend.parameters.Archive) to `path`."""
+    with _writing(path):
+        archive.save(path)
+
+
+@contextmanager
+def _writing(path: str | os.PathLike) -> Iterator[None]:
+    try:
+        yield
     except OSError as err:
         raise CliError(f"cannot write {os.fspath(path)}: {err.strerror or err}") from None
 

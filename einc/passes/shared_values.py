@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from einc.ir.nodes import (Assert, Const, Generic, IndexRef, Input, Op, Piecewise, Print, Program,
                            Read, Reduce, Size, Stack, StateRead, Value, free_vars, walk)
+from einc.ir.file_arrays import content_digest
 from einc.ir.traversal import fold
 
 
@@ -85,7 +86,7 @@ def _structure(v: Value, env: dict, below: tuple) -> tuple:
     if isinstance(v, Input):
         return ("input", v.pos)
     if isinstance(v, Const):
-        return ("const", str(v.dtype), v.array.shape, v.array.tobytes())
+        return ("const", str(v.dtype), v.array.shape, content_digest(v.array))
     if isinstance(v, Size):
         return ("size", v.lin)
     if isinstance(v, IndexRef):

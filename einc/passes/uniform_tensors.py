@@ -8,8 +8,7 @@ answer errs towards "varies": what is called uniform here must be, but IREE may 
 """
 from __future__ import annotations
 
-import numpy as np
-
+from einc.ir.file_arrays import all_equal
 from einc.ir.nodes import Const, Generic, IndexRef, Read, Value, free_vars
 from einc.ir.traversal import fold
 
@@ -51,8 +50,7 @@ class Uniformity:
         if question[0] == "uniform":
             tensor = question[1]
             if isinstance(tensor, Const):
-                flat = tensor.array.reshape(-1)
-                return flat.size > 0 and bool(np.all(flat == flat[0]))
+                return all_equal(tensor.array)
             return isinstance(tensor, Generic) and not any(answers)
         v, vars_ = question[1:]
         if not free_vars(v, self._free) & vars_:

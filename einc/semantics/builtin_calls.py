@@ -204,7 +204,9 @@ def _load_npy(el, args, span):
         raise d.error(d.TYPE, "`load_npy` needs a string path known at build time", span)
     full = os.path.join(os.path.dirname(os.path.abspath(span.file)), path.text)
     try:
-        array = np.load(full, allow_pickle=False)
+        # mapped, not read: a large array goes to the weights archive from its file
+        # (einc.ir.file_arrays), so the build never holds a copy of it
+        array = np.load(full, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise d.error(d.IO, f"cannot load `{path.text}`: {exc}", span) from None
     el.ir.data_files.append(full)

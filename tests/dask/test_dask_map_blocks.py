@@ -97,7 +97,8 @@ def test_mnist_cnn_over_a_chunked_batch_loads_the_module_once_per_worker(client)
     np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-3)
     np.testing.assert_array_equal(digits[:10], labels)
     np.testing.assert_array_equal(digits, expected.argmax(axis=1))
-    digest = einc.dask.Module(artifact.vmfb, artifact.parameters).digest
+    archive = b"" if artifact.archive is None else artifact.archive.read()
+    digest = einc.dask.Module(artifact.vmfb, archive).digest
     loads = client.run(einc.dask.loads)                        # {worker: {module digest: loads}}
     per_worker = [counts.get(digest, 0) for counts in loads.values()]
     assert len(per_worker) == 2 and max(per_worker) == 1       # 8 blocks, at most one load per worker
