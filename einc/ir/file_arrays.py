@@ -16,17 +16,17 @@ _CHUNK = 1 << 22
 
 
 def file_extent(array: np.ndarray) -> tuple[str, int] | None:
-    """(file, byte offset) of `array`'s data when it is a C-contiguous view of a file mapped by
-    np.memmap; None for an array in memory."""
+    """(file, byte offset) of `array`'s data when it is a C-contiguous view of a file mapped
+    read-only by np.memmap (a copy-on-write mapping may differ from its file); None otherwise."""
     if not array.flags.c_contiguous or array.size == 0:
         return None
     root = array
     while isinstance(root, np.ndarray) and not _maps_a_file(root):
         root = root.base
-    if not isinstance(root, np.memmap) or root.filename is None:
+    if not isinstance(root, np.memmap) or root.filename is None or root.mode != "r":
         return None
     start = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    return root.filename, root.offset + start
+    return os.fspath(root.filename), root.offset + start
 
 
 def content_digest(array: np.ndarray) -> bytes:

@@ -1,19 +1,17 @@
 """External weights: large `load_npy` arrays go to a parameter archive (.irpa) beside the module
 instead of into it; the module stays small, the results equal NumPy's, and a missing or damaged
 archive is a one-line error."""
-import json
+import gc
 import os
-import subprocess
-import sys
-from pathlib import Path
+import pickle
 
 import numpy as np
 import pytest
 
 import einc
+from benchmarks.build_time import weights_build, weights_reference
 from einc.runtime import RunError
 
-ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(20)
 W = (RNG.standard_normal((512, 512)) / 32).astype(np.float32)       # 1 MiB
 B = RNG.standard_normal(512).astype(np.float32)                      # 2 KiB: stays inside
@@ -39,7 +37,7 @@ def rnn_reference(x):
 
 
 @pytest.fixture
-def project(tmp_path) -> Path:
+def project(tmp_path):
     np.save(tmp_path / "W.npy", W)
     np.save(tmp_path / "b.npy", B)
     (tmp_path / "layer.ein").write_text(LAYER)
@@ -114,61 +112,23 @@ def test_missing_damaged_or_foreign_archive_is_one_line(project):
         assert "\n" not in str(err.value)
 
 
-# The child's own peak: VmHWM of its address space. getrusage's ru_maxrss would not do: Linux
-# carries the parent's peak over fork and exec into it, and pytest's process can be large.
-_BUILD_PROBE = """
-import json, sys
-import einc
-einc.compile(sys.argv[1], outputs=["y"]).save(sys.argv[2])
-status = dict(line.split(":", 1) for line in open("/proc/self/status"))
-print(json.dumps({"peak_mib": int(status["VmHWM"].split()[0]) / 1024}))
-"""
-PROBE_PROGRAM = 'let w = load_npy("w.npy");\nlet x: [f32; 7];\nlet y[j] = sum[k](w[k, j] * x[k % 7]);\n'
-
-
-def _probe_build(folder: Path, mib: int) -> tuple[float, Path]:
-    """The peak resident memory (MiB) of a child process that builds PROBE_PROGRAM with a `mib`
-    MiB weight and saves it, and the module it saved."""
-    folder.mkdir()
-    rows = mib * 256                                                  # rows of 1024 f32
-    weight = np.lib.format.open_memmap(folder / "w.npy", mode="w+", dtype=np.float32, shape=(rows, 1024))
-    rng = np.random.default_rng(mib)
-    for start in range(0, rows, 8192):                                # 32 MiB at a time
-        weight[start:start + 8192] = rng.standard_normal((min(8192, rows - start), 1024), dtype=np.float32)
-    weight.flush()
-    del weight
-    (folder / "p.ein").write_text(PROBE_PROGRAM)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", _BUILD_PROBE, "p.ein", "p.vmfb"], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.splitlines()[-1])["peak_mib"], folder / "p.vmfb"
-
-
-def _probe_reference(weight: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return sum(x[r] * weight[r::7].astype(np.float64).sum(axis=0) for r in range(7))
-
-
 def test_build_memory_stays_flat_in_the_size_of_the_weights(tmp_path):
     """A 256 MiB weight builds in about the memory of a 64 MiB one: load_npy maps its file,
     IREE copies the archive from that file, and every digest reads it in chunks. Before, the
     peak grew by about 2x the weights (by 384 MiB for these 192 MiB). Allowed: 32 MiB, a sixth
-    of the difference in the weights' size (measured: 0-20 MiB)."""
-    small, small_module = _probe_build(tmp_path / "small", 64)
-    large, large_module = _probe_build(tmp_path / "large", 256)
-    assert large - small < 32, (small, large)
-    assert small_module.stat().st_size == large_module.stat().st_size < 100_000
+    of the difference in the weights' size (measured: under 1 MiB)."""
+    small, large = weights_build(tmp_path / "small", 64), weights_build(tmp_path / "large", 256)
+    assert large["peak_mib"] - small["peak_mib"] < 32, (small, large)
+    assert small["module"].stat().st_size == large["module"].stat().st_size < 100_000
     x = np.arange(1, 8, dtype=np.float32) / 7
-    for module in (small_module, large_module):
-        weight = np.load(module.parent / "w.npy", mmap_mode="r")
-        with einc.load(module) as program:
+    for built in (small, large):
+        weight = np.load(built["module"].parent / "w.npy", mmap_mode="r")
+        with einc.load(built["module"]) as program:
             # float32 sums of up to 65,536 products of unit normals, against float64
-            np.testing.assert_allclose(program(x=x)["y"], _probe_reference(weight, x), rtol=1e-4, atol=1e-2)
+            np.testing.assert_allclose(program(x=x)["y"], weights_reference(weight, x), rtol=1e-4, atol=1e-2)
 
 
 def test_an_artifact_pickles_with_its_archive_and_its_temporary_file_goes_with_it(project):
-    import gc
-    import pickle
     artifact = einc.compile(project / "layer.ein", outputs=["y"])
     copy = pickle.loads(pickle.dumps(artifact))
     assert copy.archive.path != artifact.archive.path and copy.archive.read() == artifact.archive.read()
