@@ -6,13 +6,20 @@ einc.dask.map_blocks, on a distributed.LocalCluster of 1 and of 2 worker process
 Each worker runs one thread and the module on local-sync (one core), so the rates compare one
 core with two. The digits are checked against one call of the same module on the whole batch
 in this process. Per cluster: one warm-up compute (the workers load the module then), then
-the best of --repeat computes; images/s over the whole batch, scheduling and transfers included.
+--repeat computes: images/s over the whole batch (the best and the mean compute, wall clock,
+scheduling and transfers included), and each worker's CPU time per compute (user + system,
+read in the worker process) and its share of the mean compute's wall time, and the same for
+this process (the client and the LocalCluster's scheduler: graphs, serialising the blocks). A worker busy much
+less than 100% waited for a core or for the scheduler: on a loaded machine 2 workers cannot be
+twice 1. images per CPU second is the rate the workers' own work allows, whatever the load;
+the machine's load average is printed first.
 """
 from __future__ import annotations
 
 import argparse
 import io
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -44,25 +51,44 @@ def main() -> None:
     artifact = einc.compile(ROOT / "examples" / "mnist" / "cnn.ein", outputs=["digit"])
     with einc.load(artifact.vmfb, device="local-sync") as program:
         expected = program.run({"X": images, **weights}, stdout=io.StringIO())["digit"]
-    print(f"MNIST CNN, {args.images} images in chunks of {args.chunk}, local-sync per worker")
+    print(f"MNIST CNN, {args.images} images in chunks of {args.chunk}, local-sync per worker; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     for workers in (1, 2):
-        rate = _rate(workers, artifact, images, weights, args, expected)
-        print(f"  {workers} worker{'s' * (workers > 1)}: {rate:,.0f} images/s")
+        walls, cpu, here = _measure(workers, artifact, images, weights, args, expected)
+        mean = sum(walls) / len(walls)
+        busy = ", ".join(_share(seconds, mean) for seconds in cpu)
+        print(f"  {workers} worker{'s' * (workers > 1)}: {args.images / min(walls):,.0f} images/s best, "
+              f"{args.images / mean:,.0f} mean; CPU per compute: worker{'s' * (workers > 1)} {busy}, "
+              f"client and scheduler {_share(here, mean)}; {args.images / sum(cpu):,.0f} images per "
+              f"worker CPU second")
 
 
-def _rate(workers: int, artifact, images, weights, args, expected) -> float:
+def _share(seconds: float, wall: float) -> str:
+    return f"{seconds * 1000:.0f} ms ({100 * seconds / wall:.0f}%)"
+
+
+def _cpu_seconds() -> float:
+    """The CPU time (user + system) of the process this runs in: a worker, by client.run."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _measure(workers: int, artifact, images, weights, args, expected) -> tuple[list[float], list[float], float]:
+    """The wall seconds of each of --repeat computes, each worker's CPU seconds per compute, and
+    this process's."""
     with distributed.LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
                                   dashboard_address=None, silence_logs=40) as cluster, \
             distributed.Client(cluster) as client:
         X = da.from_array(images, chunks=(args.chunk,) + images.shape[1:])
         digits = einc.dask.map_blocks(artifact, batch_dim="B", device="local-sync", X=X, **weights)["digit"]
         np.testing.assert_array_equal(client.compute(digits, sync=True), expected)   # warm-up and check
-        best = float("inf")
+        before, here, walls = client.run(_cpu_seconds), _cpu_seconds(), []
         for _ in range(args.repeat):
             start = time.perf_counter()
             client.compute(digits, sync=True)
-            best = min(best, time.perf_counter() - start)
-    return args.images / best
+            walls.append(time.perf_counter() - start)
+        here, after = _cpu_seconds() - here, client.run(_cpu_seconds)
+    return walls, [(after[worker] - before[worker]) / args.repeat for worker in sorted(before)], here / args.repeat
 
 
 if __name__ == "__main__":
