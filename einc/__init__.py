@@ -20,11 +20,15 @@ import os
 import tempfile
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from einc.diagnostics import CompileError, OptionError
 from einc.driver import DEFAULT_THRESHOLD   # (the driver loads the compiler only when called)
 from einc.target import DEFAULT, get as get_target
 from einc.version import einc_version
+
+if TYPE_CHECKING:
+    from einc.backend.parameters import Archive
 
 __all__ = ["compile", "load", "jit", "Artifact", "CompileError", "OptionError", "RunError", "__version__"]
 __version__ = einc_version()
@@ -45,7 +49,7 @@ class Artifact:
 
     vmfb: bytes
     target: str
-    archive: object = None
+    archive: Archive | None = None
 
     @cached_property
     def signature(self):

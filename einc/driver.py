@@ -7,10 +7,13 @@ The functions here take a target by name or record (einc.target.get); the stages
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from einc.diagnostics import CompileError, OptionError
 from einc.target import DEFAULT, Target, get as get_target
+
+if TYPE_CHECKING:
+    from einc.backend.parameters import Archive
 
 # Constant arrays of this many bytes or more become parameters by default (einc.mlir.weights):
 # smaller ones cost less inside the module than as separate parameters.
@@ -122,7 +125,7 @@ class Built:
     """A module and the parameter archive (.irpa) of its external weights (None when none): an
     einc.backend.parameters.Archive in a temporary file."""
     vmfb: bytes
-    archive: object = None
+    archive: Archive | None = None
 
 
 def build_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,

@@ -87,20 +87,25 @@ def archive_beside(module_path: str) -> str:
 def check_archive(digest: str, archive: str, name: str) -> None:
     """Unless `archive` is the one module `name` was built with (its `digest`): IREE trusts an
     archive, so a truncated one could read past its data and a damaged one give wrong results."""
-    if file_digest(archive) != digest:
+    if _archive_digest(archive) != digest:
         raise ModuleFileError(f"{archive} is damaged or belongs to another build of {name} "
                               f"(its digest does not match the module's); rebuild both with `einc build`")
 
 
-def file_digest(path: str) -> str:
+def file_digest(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file, read a chunk at a time (weights and their archives can be large)."""
     digest = hashlib.sha256()
+    with open(path, "rb") as data:
+        while chunk := data.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _archive_digest(path: str) -> str:
     try:
-        with open(path, "rb") as archive:
-            while chunk := archive.read(_CHUNK):
-                digest.update(chunk)
+        return file_digest(path)
     except FileNotFoundError:
         raise ModuleFileError(f"cannot read the weights archive {path}: no such file (einc build writes it "
                               f"beside the module; keep the two together)") from None
     except OSError as err:
         raise ModuleFileError(f"cannot read the weights archive {path}: {err.strerror or err}") from None
-    return digest.hexdigest()

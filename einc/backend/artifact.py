@@ -17,10 +17,7 @@ def write_artifact(path: str | os.PathLike, data: bytes) -> None:
 
 def write_artifact_from(path: str | os.PathLike, source: BinaryIO) -> None:
     """write_artifact of what the open file `source` holds, copied a chunk at a time."""
-    _write_atomically(path, lambda out: shutil.copyfileobj(source, out, _CHUNK))
-
-
-_CHUNK = 1 << 22
+    _write_atomically(path, lambda out: shutil.copyfileobj(source, out))
 
 
 def _write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> None:

@@ -25,7 +25,8 @@ import iree.runtime as rt
 
 from einc.backend.artifact import write_artifact
 from einc.host_cpu import IDENTIFYING_FIELDS, cpuinfo_fields
-from einc.module_file import PARAMETERS_KEY, ModuleFileError, archive_beside, check_archive, load_module
+from einc.module_file import (PARAMETERS_KEY, ModuleFileError, archive_beside, check_archive, file_digest,
+                              load_module)
 from einc.target import Target
 from einc.user_cache import cache_folder
 from einc.version import einc_code_digest, einc_version, iree_versions
@@ -50,7 +51,7 @@ def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], tar
         "weights_threshold": weights_threshold,
         "python": list(python_results),
         "sources": sorted((name, _digest(text.encode())) for name, text in sources),
-        "data": sorted((path, _data_digest(path)) for path in set(data_files)),
+        "data": sorted((path, file_digest(path)) for path in set(data_files)),
     }
     return _digest(json.dumps(description, sort_keys=True).encode())
 
@@ -111,18 +112,6 @@ def user_module_cache() -> Optional[ModuleCache]:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _data_digest(path: str) -> str:
-    """The digest of a file `load_npy` read, read a chunk at a time (weights can be large)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as data_file:
-        while chunk := data_file.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-_CHUNK = 1 << 22
 
 
 def _host_cpu() -> str:

@@ -5,11 +5,12 @@ einc.mlir.signature.record_parameters), so the runner refuses an archive that is
 belongs to another build before IREE reads it (einc.module_file.check_archive).
 
 The archive goes straight to a file and stays there: an array mapped from its file (`load_npy`)
-is copied into it by IREE from that file, then the archive is hashed, copied and saved in
-chunks, so a build's memory does not grow with the size of its weights.
+is copied into it by IREE from that file, then the archive is hashed and saved a chunk at a
+time, so a build's memory does not grow with the size of its weights.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import weakref
@@ -17,6 +18,8 @@ from functools import cached_property
 
 import numpy as np
 from iree.runtime import FileHandle, ParameterIndex
+# _make_tensor_metadata: the metadata parameter_index_add_numpy_ndarray gives an entry; entries
+# copied from a file get the same
 from iree.runtime.io import _make_tensor_metadata, parameter_index_add_numpy_ndarray
 
 from einc.backend.artifact import write_artifact_from
@@ -31,7 +34,8 @@ class Archive:
 
     def __init__(self, path: str, temporary: bool = False):
         self.path = path
-        self._removal = weakref.finalize(self, os.unlink, path) if temporary else None
+        if temporary:
+            weakref.finalize(self, _remove, path)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Archive":
@@ -72,7 +76,6 @@ def write_archive(arrays: dict[str, np.ndarray]) -> Archive:
                 parameter_index_add_numpy_ndarray(index, key, np.ascontiguousarray(array))
                 continue
             opened.append(os.open(extent[0], os.O_RDONLY))
-            # the metadata IREE's own numpy entry writes, so both kinds of entry read the same
             index.add_from_file_handle(key, FileHandle.wrap_fd(opened[-1]), array.nbytes, extent[1],
                                        metadata=_make_tensor_metadata(array))
         index.create_archive_file(archive.path)
@@ -80,6 +83,11 @@ def write_archive(arrays: dict[str, np.ndarray]) -> Archive:
         for fd in opened:       # IREE's handles do not own them
             os.close(fd)
     return archive
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _temporary_path() -> str:
