@@ -5,6 +5,7 @@ import types
 import pytest
 
 from einc.diagnostics import CompileError, SourceMap, Span, error
+from einc.backend.parameters import Archive
 from einc.driver import DEFAULT_THRESHOLD, Built
 
 
@@ -27,7 +28,7 @@ def driver(monkeypatch):
                           + (("fp_contract",) if fp_contract else ())
                           + ((("weights", weights_threshold),) if weights_threshold != DEFAULT_THRESHOLD else ())
                           + (("unchecked_indices",) if unchecked_indices else ()))
-        return Built(b"VMFB:" + target.encode(), b"IRPA" if weights_threshold == 0 else b"")
+        return Built(b"VMFB:" + target.encode(), Archive.from_bytes(b"IRPA") if weights_threshold == 0 else None)
 
     def emit_program(path, what, outputs, target, dims, allow_python=False, fp_contract=False,
                      unchecked_indices=False):
