@@ -25,6 +25,8 @@ def match(lw, reduce: Reduce, free: list[IndexVar]) -> Optional[named_ops.Match]
     factors = _factors(reduce.body)
     if len(factors) < 2 or scope & lw.step_vars or step_state_reads(factors):
         return None            # inside a recurrence step the step's own code computes its values
+    if any(lw.free_vars(f) - scope for f in factors):
+        return None            # a factor of an outer loop's variable (a step's) has no tensor of its own
     groups = _groups(lw, factors, scope, reduce.vars)
     if groups is None:
         return None
