@@ -3,7 +3,8 @@ vecmat, dot, and the dense layer after a convolution, which sums over several ax
 a weight of as many axes (a run of letters) or a flattened one (`Wf[12 * c + 4 * h + w, j]`,
 row-major, column-major, or longer than the product: a near miss). Sizes cover 1, primes, and
 the sides of the llvm-cpu register tile (14 x 32) below, at and above it; operands stored
-transposed are near misses (matched with a transpose). A weight may be one layer of a stack,
+transposed are near misses (matched with a transpose); an operand may be read backwards along
+one axis (`a[i, K - 1 - k]`). A weight may be one layer of a stack,
 `w[1, k, j]` (a slice operand).
 """
 from __future__ import annotations
@@ -21,9 +22,16 @@ def _size(b: Builder):
 
 
 def _operand(b: Builder, letter: str, loops: list, transposed: bool = False) -> Read:
-    """A new input read plainly at `loops` (stored in the reverse order when `transposed`)."""
+    """A new input read plainly at `loops` (stored in the reverse order when `transposed`), or
+    one in six along one axis backwards (`a[i, K - 1 - k]`: a reversed view, then the named op)."""
     order = loops[::-1] if transposed else loops
-    return plain_read(b.input(letter, tuple(loop.extent for loop in order)), order)
+    read = plain_read(b.input(letter, tuple(loop.extent for loop in order)), order)
+    if not order or b.rng.random() >= 1 / 6:
+        return read
+    axis = b.rng.randrange(len(order))
+    subs = list(read.subs)
+    subs[axis] = Sub(Affine.backwards(order[axis].name, order[axis].extent))
+    return Read(read.tensor, tuple(subs))
 
 
 def _weight(b: Builder, letter: str, loops: list) -> Read:

@@ -72,7 +72,8 @@ def _grid(loops: list) -> dict:
 
 
 def _index(index: Affine, grid: dict):
-    return sum((c * grid[name] for name, c in index.terms), np.int64(index.const))
+    start = index.const + (index.base.value if index.base is not None else 0)
+    return sum((c * grid[name] for name, c in index.terms), np.int64(start))
 
 
 def _read(read: Read, grid: dict, env: dict, mask=None) -> Meaning:

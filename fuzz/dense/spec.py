@@ -47,15 +47,28 @@ class Size:
 
 @dataclass(frozen=True)
 class Affine:
-    """sum(coefficient * loop) + const, terms in the order written, coefficients positive."""
+    """sum(coefficient * loop) + const, terms in the order written, coefficients positive; or
+    with `base` (a read running backwards, `N - 1 - k`) base + const + terms, coefficients of
+    either sign, written base first."""
     terms: tuple
     const: int = 0
+    base: Size | None = None
 
     @staticmethod
     def of(loop: str) -> "Affine":
         return Affine(((loop, 1),))
 
+    @staticmethod
+    def backwards(loop: str, extent: Size) -> "Affine":
+        """`extent - 1 - loop`: the loop's points last first."""
+        return Affine(((loop, -1),), -1, extent)
+
     def text(self) -> str:
+        if self.base is not None:
+            text = self.base.text + (f" + {self.const}" if self.const > 0 else f" - {-self.const}" if self.const else "")
+            for name, c in self.terms:
+                text += f" {'-' if c < 0 else '+'} " + (name if abs(c) == 1 else f"{abs(c)} * {name}")
+            return text
         if not self.terms:
             return str(self.const)
         text = " + ".join(name if c == 1 else f"{c} * {name}" for name, c in self.terms)

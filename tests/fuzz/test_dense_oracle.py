@@ -112,3 +112,20 @@ def test_a_layer_of_stacked_weights_is_written_and_evaluated_as_its_slice():
     np.testing.assert_allclose(evaluate(program, {"a": a, "w": w})["y"].value, a @ w[1], rtol=1e-12)
     texts = "\n".join(line for k in range(200) for line in generate_case(5, k).program.statements())
     assert re.search(r"\w+\[\d, k, j\]", texts)
+
+
+def test_a_read_running_backwards_is_written_and_evaluated_as_the_reversed_array():
+    """`a[i, K - 1 - k]` (a reversed view for einc) is NumPy's product with a[:, ::-1], also over
+    a named dim; generated matmuls read some operands so."""
+    k = Size(5, "$K")
+    backwards = Read("a", (Sub(Affine.of("i")), Sub(Affine.backwards("k", k))))
+    loops = (Loop("i", Size.of(4)), Loop("j", Size.of(3)))
+    y = Definition("y", loops, Reduction("sum", (Loop("k", k),),
+                                         (backwards, Read("w", (Sub(Affine.of("k")), Sub(Affine.of("j")))))))
+    program = DenseProgram("f64", (Input("a", (Size.of(4), k)), Input("w", (k, Size.of(3)))), (y,), ("y",))
+    assert program.statements("p_")[-1] == (
+        "let p_y[i in 0..4, j in 0..3] = sum[k in 0..p_K](p_a[i, p_K - 1 - k] * p_w[k, j]);")
+    a, w = rng.uniform(-1, 1, (4, 5)), rng.uniform(-1, 1, (5, 3))
+    np.testing.assert_allclose(evaluate(program, {"a": a, "w": w})["y"].value, a[:, ::-1] @ w, rtol=1e-12)
+    texts = "\n".join(line for n in range(100) for line in generate_case(5, n).program.statements())
+    assert re.search(r"\[[^]]*\w+ - 1 - \w+[],]", texts)

@@ -19,7 +19,7 @@ from iree.compiler.dialects import arith, linalg
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
-from einc.mlir.dense import cpu_convolutions, cpu_matmuls, named_ops, operand_views, patch_matmuls
+from einc.mlir.dense import computed_operands, cpu_convolutions, cpu_matmuls, named_ops, operand_views, patch_matmuls
 from einc.mlir.core import decided_guards, scalar_ops
 from einc.mlir.core.body_rules import Region
 from einc.mlir.core.loops import point_loops, var_bounds
@@ -104,11 +104,11 @@ def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
 
 def _read_operand(lw, domain: Domain, read: Read) -> Optional[Operand]:
     """`read` through an indexing map: plain, or of a reshaped view for flattened or split
-    subscripts."""
+    subscripts, or of a reversed one for subscripts running backwards."""
     if not lw.is_program_level(read.tensor):
         return None
     view = (operand_views.flattened_view(read) or operand_views.plain_view(read)
-            or operand_views.merged_view(read))
+            or operand_views.merged_view(read) or operand_views.reversed_view(read))
     return None if view is None else _view_operand(lw, domain, view)
 
 
@@ -268,7 +268,7 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
         return lw.reductions[id(reduce)]
     init = linalg.fill(reduce_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
                                                                        element_type(reduce.dtype))])
-    found = named_ops.match(reduce, free)
+    found = named_ops.match(reduce, free) or computed_operands.match(lw, reduce, free)
     if found is not None:
         found = patch_matmuls.as_matmul(found) or found
     tensor = None

@@ -212,7 +212,7 @@ def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
 # a read with subscripts fixed at build time is one of a slice first (`W[1, k, d]`: a layer's
 # weights taken from a stack), as that axis can be no letter of a pattern
 _VIEWS = (operand_views.sliced_view, operand_views.plain_view, partial(operand_views.flattened_view, sliced=True),
-          operand_views.merged_view)
+          operand_views.merged_view, operand_views.reversed_view)
 
 
 def _factors(v: Value, rules: tuple) -> Optional[list[View]]:
@@ -242,7 +242,8 @@ def _factors(v: Value, rules: tuple) -> Optional[list[View]]:
 def _read_view(v: Value, rules: tuple) -> Optional[View]:
     if not isinstance(v, Read):
         return None
-    return next((view for rule in rules if (view := rule(v)) is not None), None)
+    view = next((view for rule in rules if (view := rule(v)) is not None), None)
+    return None if view is None else operand_views.windowed(view)
 
 
 def _match_pattern(pattern: Pattern, views: tuple, free: list, reduced: tuple,
@@ -459,6 +460,8 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple]) -> Optiona
     value = view_tensor(lw, view)
     if value is None:
         return None
+    if lw.target.has_defect("IREE-45") and any(k is not None and not k.is_const for k in view.keep):
+        value = fence(value)    # IREE-45: a run-time prefix beside a computed operand, unbounded stack
     return _collapse(value if perm is None else _transpose(lw, value, view, perm), axes)
 
 

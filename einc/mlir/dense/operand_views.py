@@ -11,7 +11,9 @@ function level:
   with a constant offset over part of a longer axis (`qkv[s, 384 + 64 * h + d]`) the columns
   read are cut out first;
 - for named ops, a subscript fixed at build time (`W[1, k, d]`): a read of the slice W[1];
-- a split subscript (`ctx[d / 8, s, d % 8]`): a read of ctx transposed and collapsed.
+- a split subscript (`ctx[d / 8, s, d % 8]`): a read of ctx transposed and collapsed;
+- a subscript running backwards (`adj[T - 1 - t, i]`, `x[c - t]`): a read of the tensor with
+  that axis reversed (a copy), read forwards (`t`, or `t + k` through a window).
 """
 from __future__ import annotations
 
@@ -21,13 +23,14 @@ from typing import Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import linalg, tensor
+from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.ir import affine
 from einc.ir.nodes import Const, Op, Read, Value
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.core.dispatch_captures import fence, written_shifted
+from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, index_type, is_tensor
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -40,7 +43,8 @@ class View:
     elements with `pad_value`, then each axis split into `splits[axis]` (outer first; () keeps
     it whole), then each axis of that cut to `windows[axis]` (None: all), then its axes taken in
     `order` and the groups of `merges` collapsed, read at `subs`: one Lin per axis of the
-    viewed tensor, in index-variable coordinates."""
+    viewed tensor, in index-variable coordinates. Axes with `reverse[axis]` (after `fixed`,
+    before the rest) are taken last element first."""
     read: Read
     subs: tuple
     keep: tuple = ()
@@ -53,6 +57,7 @@ class View:
     order: tuple = ()
     merges: tuple = ()
     skip: tuple = ()
+    reverse: tuple = ()
 
     @property
     def base_shape(self) -> tuple:
@@ -113,6 +118,33 @@ def plain_view(read: Read) -> Optional[View]:
     if subs is None or not read.in_bounds:
         return None
     return _fit_loop_axes(View(read, subs))
+
+
+def reversed_view(read: Read) -> Optional[View]:
+    """A read proven in bounds whose subscripts are all affine and at least one of them is
+    `c - v` (v a variable, c such that `size - 1 - c` is a constant): the read of the tensor
+    reversed along those axes, at `v + size - 1 - c` there, cut to the points read. A contraction
+    reading an adjoint backwards in time (`sum[t](adj[T - 1 - t, i] * h[t, j])`) is then a named
+    op instead of a gather per point; a kernel reads it through an indexing map (IREE-36: no map
+    takes a negative coefficient)."""
+    subs = _affine_subs(read)
+    if subs is None or not read.in_bounds:
+        return None
+    reverse = tuple(_runs_backwards(sub) for sub in subs)
+    if not any(reverse):
+        return None
+    forward = tuple(size - 1 - sub if back else sub for sub, size, back in zip(subs, read.tensor.shape, reverse))
+    if any(back and any(not hasattr(key, "extent") for key in sub.keys()) for sub, back in zip(forward, reverse)):
+        return None                  # `c - v` on an axis whose size does not cancel c
+    return windowed(_fit_loop_axes(View(read, forward, reverse=reverse)))
+
+
+def _runs_backwards(sub: Lin) -> bool:
+    """Whether `sub` is `c - v`: one variable, coefficient -1, starting at a constant."""
+    if len(sub.terms) - sum(1 for key in sub.keys() if not hasattr(key, "extent")) != 1:
+        return False
+    var = next(key for key in sub.keys() if hasattr(key, "extent"))
+    return sub.terms[var] == -1 and var.lo.is_const
 
 
 def sliced_view(read: Read) -> Optional[View]:
@@ -383,7 +415,7 @@ def _scalar_constant(v: Value):
 def view_tensor(lw, view: View) -> Optional[ir.Value]:
     """The viewed tensor at function level (memoized, so kernels reading one view share it);
     None when the read's tensor is not a device tensor."""
-    key = (id(view.read.tensor), view.fixed, view.keep, view.skip, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
+    key = (id(view.read.tensor), view.fixed, view.reverse, view.keep, view.skip, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
            view.windows, view.order, view.merges)
     if key not in lw.views:
         constant = _constant_slice(view)
@@ -392,6 +424,8 @@ def view_tensor(lw, view: View) -> Optional[ir.Value]:
             return None
         if view.fixed and constant is None:
             source = _slice(lw, source, view)
+        if view.reverse:
+            source = _reverse(lw, source, view)
         if view.keep:
             source = _prefix(lw, source, view)
         if view.pad_lo:
@@ -447,6 +481,27 @@ def _slice(lw, source: ir.Value, view: View) -> ir.Value:
 
 def _static(shape) -> list:
     return [d.const if d.is_const else DYNAMIC for d in shape]
+
+
+def _reverse(lw, source: ir.Value, view: View) -> ir.Value:
+    """A copy of `source` with the axes of `view.reverse` taken last element first: each point
+    reads its mirror through tensor.extract (a map `size - 1 - d` needs the size as a symbol,
+    which linalg maps do not take, and IREE-36 rules out negative coefficients)."""
+    element = ir.RankedTensorType(source.type).element_type
+    rank = len(view.base_shape)
+    identity = ir.AffineMap.get_identity(rank)
+    op = linalg.GenericOp_([], [lw.sizes.empty(view.base_shape, element)], [identity],
+                           [linalg.IteratorType.parallel] * rank)
+    with ir.InsertionPoint(op.regions[0].blocks[0]):
+        at = []
+        for axis, back in enumerate(view.reverse):
+            index = linalg.IndexOp(axis).result
+            if back:
+                last = arith.subi(tensor.dim(source, index_const(axis)), index_const(1))
+                index = arith.subi(last, index)
+            at.append(index)
+        linalg.YieldOp([tensor.extract(source, at)])
+    return op.result
 
 
 def _prefix(lw, source: ir.Value, view: View) -> ir.Value:

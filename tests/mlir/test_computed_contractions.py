@@ -1,0 +1,112 @@
+"""Contractions that read an operand backwards (operand_views.reversed_view) or whose operands are
+computed (einc/mlir/dense/computed_operands.py) are named ops: `sum[t](A[T - 1 - t, i] * B[t, j])`
+reads A reversed, and `sum[t](A[.., i] * (1 - B[t, i]^2) * B[t - 1, j])` contracts its two groups
+of factors, each computed once. Values match NumPy on llvm-cpu and vulkan-spirv, with run-time
+sizes, and the RNN weight gradient (whose dW sum is such a contraction) matches central
+differences of the loss."""
+import re
+
+import numpy as np
+import pytest
+
+import einc
+from einc.driver import lower
+
+SOURCE = """
+use std::math::exp;
+let A: [f32; T, M];
+let B: [f32; T, N];
+let C: [f32; T, M];
+// read backwards over the whole axis, and backwards at an offset beside a forward offset
+let rev[i in 0..M, j in 0..N] = sum[t in 0..T](A[T - 1 - t, i] * B[t, j]);
+let shifted[i in 0..M, j in 0..N] = sum[t in 0..T - 2](A[T - 2 - t, i] * B[t + 1, j]);
+// computed operands: an RNN's weight gradient, and a scale over no variable joining a group
+let grad[i in 0..M, j in 0..M] = sum[t in 1..T](A[T - 1 - t, i] * (1.0 - C[t, i] * C[t, i]) * C[t - 1, j]);
+let scaled[i in 0..N, j in 0..M] = sum[t in 0..T](exp(B[t, i]) * 0.5 * C[t, j]);
+// not contractions: a max of products, and a product over every variable in one factor
+let peak[i in 0..M, j in 0..N] = max[t in 0..T](A[T - 1 - t, i] * (1.0 - B[t, j]));
+"""
+
+NAMED = ["rev", "shifted", "grad", "scaled"]
+MATMUL = re.compile(r"linalg\.(matmul|mmt4d) ")     # mmt4d: einc's register tiles on AVX-512 hosts
+GENERIC_REDUCTION = re.compile(r'iterator_types = \[[^]]*"reduction"')
+
+
+@pytest.fixture(scope="module")
+def source_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("computed") / "computed.ein"
+    path.write_text(SOURCE)
+    return path
+
+
+@pytest.mark.parametrize("output", NAMED)
+def test_backward_reads_and_computed_operands_make_a_matmul(source_file, output):
+    text = str(lower(str(source_file), "llvm-cpu", [output]))
+    assert MATMUL.search(text) and not GENERIC_REDUCTION.search(text)
+
+
+def test_a_max_of_products_stays_a_generic(source_file):
+    text = str(lower(str(source_file), "llvm-cpu", ["peak"]))
+    assert not MATMUL.search(text) and GENERIC_REDUCTION.search(text)
+
+
+def _references(a, b, c):
+    r = a[::-1]
+    return {
+        "rev": r.T @ b,
+        "shifted": r[1:-1].T @ b[1:-1],
+        "grad": (r[1:] * (1 - c[1:] ** 2)).T @ c[:-1],
+        "scaled": (np.exp(b) * 0.5).T @ c,
+        "peak": np.max(r[:, :, None] * (1 - b[:, None, :]), axis=0),
+    }
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_computed_contractions_match_numpy(source_file, target):
+    rng = np.random.default_rng(7)
+    with einc.load(einc.compile(str(source_file), target=target).vmfb) as program:
+        for t, m, n in ((9, 5, 3), (40, 17, 33)):
+            x = {name: rng.standard_normal((t, k)).astype(np.float32) for name, k in (("A", m), ("B", n), ("C", m))}
+            got = program(**x)
+            want = _references(*(x[k].astype(np.float64) for k in "ABC"))
+            for name, value in want.items():
+                np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-4,
+                                           err_msg=f"{name} on {target} at T={t}, M={m}, N={n}")
+
+
+RNN_GRADIENT = """
+use std::math::tanh;
+let W: [f32; H, H];
+let x: [f32; T, H];
+let h[0, i in 0..H] = 0.0;
+let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+let L = sum[t, i](h[t, i] * h[t, i]);
+let dW = @L / @W;
+"""
+
+
+def _rnn_loss(w, x):
+    h, loss = np.zeros(w.shape[0]), 0.0
+    for t in range(1, len(x)):
+        h = np.tanh(w @ h + x[t])
+        loss += h @ h
+    return loss
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_rnn_weight_gradient_matches_central_differences(tmp_path, target):
+    path = tmp_path / "rnn_gradient.ein"
+    path.write_text(RNN_GRADIENT)
+    assert MATMUL.search(str(lower(str(path), target, ["dW"])))
+    rng = np.random.default_rng(3)
+    w = (0.4 * rng.standard_normal((6, 6))).astype(np.float32)
+    x = rng.standard_normal((25, 6)).astype(np.float32)
+    with einc.load(einc.compile(str(path), target=target, outputs=["dW"]).vmfb) as program:
+        got = program(W=w, x=x)["dW"]
+    w64, x64, eps = w.astype(np.float64), x.astype(np.float64), 1e-6
+    want = np.zeros_like(w64)
+    for i, j in np.ndindex(*w.shape):
+        step = np.zeros_like(w64)
+        step[i, j] = eps
+        want[i, j] = (_rnn_loss(w64 + step, x64) - _rnn_loss(w64 - step, x64)) / (2 * eps)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
