@@ -427,3 +427,19 @@ def test_tensors_a_step_computes_in_a_recurrence_of_a_function_called_per_point(
         z.append(k)
     np.testing.assert_allclose(out["y"], y, rtol=1e-5)
     np.testing.assert_array_equal(out["z"], z)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_step_tensor_reading_the_state_at_the_clauses_point_is_computed_for_every_point(target):
+    """`h` reads s[t - 1, i] at the clause's own i: one vector per i (was an internal error,
+    "index variable i is not iterated by the enclosing kernel")."""
+    source = """let x: [f32; ?];
+let s[0, i in 0..len(x)] = x[i];
+let s[t in 1..4, i in 0..len(x)] = { let h[j in 0..3] = s[t - 1, i] * (j as f32) + x[i]; s[t - 1, i] + max[j in 0..3](h[j]) * 0.1 };
+"""
+    x = np.array([1, 2, -3, 0.5], np.float32)
+    rows = [x.astype(np.float64)]
+    for _ in range(3):
+        rows.append(rows[-1] + np.max([rows[-1] * j + x for j in range(3)], axis=0) * 0.1)
+    out = einc.load(einc.compile(source, target=target).vmfb)(x=x)
+    np.testing.assert_allclose(out["s"], rows, rtol=1e-6)
