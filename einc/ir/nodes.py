@@ -369,11 +369,13 @@ class Print:
 class Assert:
     """A run-time check; `message` is the full text shown when `cond` is false. `values`: the
     message's run-time fields (`"got {f[4]}"`), a Print traced only when `cond` is false, whose
-    text the runner shows instead of the message's."""
+    text the runner shows instead of the message's. `point_parts`: how many of its last parts
+    name the point where it fails (an assert in a body over points, semantics.forms.point_asserts)."""
     cond: Value
     message: str
     span: Optional[Span] = None
     values: Optional[Print] = None
+    point_parts: int = 0
 
     def printed(self) -> tuple:
         """The values its message shows."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
     FLOATS, INTS, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
-    Prelude, Prev, Range, Read, Recur, Reduce, Unary, Var, children, walk)
+    Local, Prelude, Prev, Range, Read, Recur, Reduce, StepTensor, Unary, Var, children, walk)
 
 FLOAT_LITERALS = (0.5, 0.25, 1.5, 2.0, 0.1, 0.3, 0.75, 3.0, 1.25, 0.125, 0.9, 1.0, 0.01, 2.5)
 SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
@@ -550,7 +550,8 @@ def _map_children(value):
 def _constant(node) -> bool:
     """Built from literals only, with at least one operation."""
     return bool(children(node)) and not any(
-        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block, Prev, Recur, Prelude)) for n in walk(node))
+        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block, Prev, Recur, Prelude, StepTensor, Local))
+        for n in walk(node))
 
 
 def _suffixed(node):

@@ -20,7 +20,8 @@ from fuzz.programs.meaning import Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative,
-    Function, Group, Index, Input, Lit, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, Unary, Where, Whole, ROW, clause_exprs, reads_of,
+    Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
+    Where, Whole, ROW, clause_exprs, reads_of,
     walk)
 
 DIM_NAMES = ("N", "M", "T")
@@ -369,6 +370,8 @@ class ProgramGenerator:
         own = StepRead(me, tuple(c for c in next(s for s in scope.steps if s.tensor is me).lookbacks if c))
         previous = gen.step_read(own, scope)
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
+        if rng.random() < 0.3:
+            drive = self.step_tensor(me, own, scope)
         if typed_by_step:
             drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
         if me.dtype in INTS:
@@ -387,6 +390,27 @@ class ProgramGenerator:
             body = Binary("+", Binary("*", Lit(0.5, me.dtype), previous, me.dtype),
                           Binary("+", body, drive, me.dtype) if typed_by_step else body, me.dtype)
         return Call("tanh", (body,), me.dtype) if rng.random() < 0.5 else body
+
+    def step_tensor(self, me: Tensor, own: StepRead, scope: Scope) -> StepTensor:
+        """An indexed `let` in the step, `let h[q in 0..n] = ..;` over the state one step back
+        and q (kept bounded), read back by a reduction over it or at a fixed point."""
+        rng, gen = self.rng, self.gen
+        name, var, size = gen.name("h"), gen.index_name(scope), rng.randint(1, 4)
+        # the members only at earlier steps: a step's tensor reading this step's state is E011
+        earlier = tuple(replace(s, lookbacks=tuple(c for c in s.lookbacks if c)) for s in scope.steps)
+        inner = replace(scope, steps=tuple(s for s in earlier if s.lookbacks))
+        inner = inner.with_index(IndexVar(var, 0, size - 1, Bound(0), Bound(size)))
+        body = Binary("+", gen.step_read(own, inner), gen.expr(me.dtype, inner, 1), me.dtype)
+        if me.dtype in INTS:
+            body = Binary("%", body, Lit(rng.randint(5, 40), me.dtype), me.dtype)
+        else:
+            body = Call("tanh", (body,), me.dtype)
+        if rng.random() < 0.5:
+            return StepTensor(name, var, size, body, Local(name, Lit(rng.randrange(size), "i32"), me.dtype), me.dtype)
+        at = gen.index_name(inner)
+        op = rng.choice(("sum", "max", "min"))
+        result = Reduce(op, (Range(at, Bound(0), Bound(size)),), Local(name, Index(at), me.dtype), None, me.dtype)
+        return StepTensor(name, var, size, body, result, me.dtype)
 
     # ------------------------------------------------------------ elementwise, functions, derivatives
 

@@ -23,7 +23,8 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, Unary, Var, Whole, ROW)
+    Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, StepTensor, Unary, Var,
+    Whole, ROW)
 
 EXACT = {"f32": np.float32, "f64": np.float64, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
 WIDE = {"f32": np.float64, "f64": np.longdouble, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
@@ -330,6 +331,31 @@ class Evaluator:
             inner = Grid({**grid.env, node.name: state}, grid.ndim, grid.active)
             state = _convert(self.eval(node.step, inner), node.dtype, grid.active)
         return state
+
+    def _steptensor(self, node: StepTensor, grid: Grid) -> Pair:
+        """The vector over a new leading axis (as a reduction's index), at every point of the grid."""
+        ndim = np.ndim(grid.active)
+        values = np.arange(node.size).reshape((-1,) + (1,) * ndim)
+        inner = Grid({**grid.env, node.var: typed(values, "i32")}, grid.ndim + 1,
+                     np.broadcast_to(grid.active[None], (node.size,) + np.shape(grid.active)))
+        body = _convert(self.eval(node.body, inner), node.dtype, inner.active)
+        full = np.broadcast_shapes(np.shape(body.ex), (node.size,) + (1,) * ndim)
+        vector = body.map(lambda part: np.broadcast_to(part, full))
+        return self.eval(node.result, Grid({**grid.env, node.name: vector}, grid.ndim, grid.active))
+
+    def _local(self, node: Local, grid: Grid) -> Pair:
+        """Element `sub` of the vector at each point (its leading axis picked point by point)."""
+        vector = grid.env[node.name]
+        sub = self.eval(node.sub, grid)
+        if np.any(grid.active & (sub.ex != sub.wd)):
+            raise Fragile(f"a subscript of {node.name} depends on rounding")
+
+        def pick(part):
+            moved = np.moveaxis(part, 0, -1)
+            shape = np.broadcast_shapes(np.shape(sub.ex), moved.shape[:-1])
+            at = np.broadcast_to(np.clip(sub.ex, 0, part.shape[0] - 1), shape)[..., None]
+            return np.take_along_axis(np.broadcast_to(moved, shape + moved.shape[-1:]), at, -1)[..., 0]
+        return Pair(pick(vector.ex), pick(vector.wd), node.dtype)
 
     def _prelude(self, node: Prelude, grid: Grid) -> Pair:
         """Every element of the array reduced, whatever the grid: a scalar."""

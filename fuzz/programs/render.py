@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    Input, Lit, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, Unary, Var, Whole, ROW, is_literal)
+    Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, StepTensor, Unary, Var,
+    Whole, ROW, is_literal)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -192,6 +193,11 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
                 f"{expr(node.step, names)}; {node.name}[{node.steps - 1}] }}"), ATOM
     if isinstance(node, Prev):
         return f"{node.name}[k - 1]", ATOM
+    if isinstance(node, StepTensor):
+        return (f"{{ let {node.name}[{node.var} in 0..{node.size}] = {expr(node.body, names)}; "
+                f"{expr(node.result, names)} }}"), ATOM
+    if isinstance(node, Local):
+        return f"{node.name}[{expr(node.sub, names)}]", ATOM
     if isinstance(node, Prelude):
         return f"{node.op}({names(node.name)})", ATOM
     raise TypeError(f"not an expression: {node!r}")

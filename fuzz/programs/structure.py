@@ -171,6 +171,28 @@ class Prev:
 
 
 @dataclass(frozen=True)
+class StepTensor:
+    """`{ let name[var in 0..size] = body; result }` in a recurrence step: a vector the step
+    computes once (its body reads the state one step back), which `result` reads through `Local`."""
+
+    name: str
+    var: str
+    size: int
+    body: object
+    result: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Local:
+    """`name[sub]`: an element of the StepTensor `name` (sub stays in 0..size by construction)."""
+
+    name: str
+    sub: object
+    dtype: str
+
+
+@dataclass(frozen=True)
 class Range:
     var: str
     lo: Bound
@@ -345,6 +367,10 @@ def children(expr) -> tuple:
         return tuple(e for _, e in expr.lets) + (expr.result,)
     if isinstance(expr, Recur):
         return (expr.init, expr.step)
+    if isinstance(expr, StepTensor):
+        return (expr.body, expr.result)
+    if isinstance(expr, Local):
+        return (expr.sub,)
     if isinstance(expr, Reduce):
         return (expr.body,) + ((expr.guard,) if expr.guard is not None else ())
     if isinstance(expr, Match):

@@ -175,7 +175,7 @@ def test_an_assert_message_of_build_time_values_is_formatted_during_the_build():
         einc.load(art.vmfb)(x=np.array([2.0, 0.0], np.float32))
 
 
-def test_an_assert_message_may_show_a_whole_recurrence_but_not_each_element_of_a_comprehension():
+def test_an_assert_message_may_show_a_whole_recurrence_or_the_failing_element_of_a_comprehension():
     art = einc.compile("""
         let x: [f32; 2];
         let h[0] = x[0];
@@ -184,6 +184,54 @@ def test_an_assert_message_may_show_a_whole_recurrence_but_not_each_element_of_a
     """)
     with pytest.raises(RunError, match=r"assertion failed: h = \[8\. 4\. 2\. 1\.\]$"):
         einc.load(art.vmfb)(x=np.array([8.0, 0.0], np.float32))
-    with pytest.raises(einc.CompileError) as info:
-        einc.compile('let x: [f32; 3];\nlet z = [{ assert(v > 0.0, "bad {v}"); v } | v in x];\n')
-    assert info.value.diagnostics[0].code == "E011"
+    # only the elements the filter keeps are checked; k is the element's position in x
+    program = einc.load(einc.compile('let x: [f32; 4];\n'
+                                     'let z = [{ assert(v > 0.0, "bad {v}"); v } | v in x, v > -5.0];\n').vmfb)
+    x = np.array([1, -7, 2, 3], np.float32)
+    np.testing.assert_array_equal(program(x=x)["z"], x[x > -5])
+    with pytest.raises(RunError, match=r":2:12: error\[E006\]: assertion failed: bad -2\.0 at k = 2$"):
+        program(x=np.array([1, -7, -2, 3], np.float32))
+
+
+
+POINTWISE_ASSERTS = """fn twice(v) { assert(v != 0.0); v * 2.0 }
+let A: [f32; ?, ?];
+let x: [f32; ?];
+let B[i, j] = { assert(A[i, j] < 5.0, "A = {A[i, j]:.1f}"); A[i, j] * 2.0 };
+let s[i] = sum[j]({ assert(A[i, j] >= -1.0, "low"); A[i, j] });
+let y[i] = twice(x[i]);
+let h[0] = 1.0;
+let h[t in 1..4] = { assert(x[t] > 0.0, "x = {x[t]}"); h[t - 1] * x[t] };
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_an_assert_in_an_indexed_body_holds_at_every_point_and_names_the_first_that_fails(target):
+    """In a definition's body, a reduction's, a function called per point and a recurrence
+    step (over the clause's own steps: x[0] < 0 is not checked): NumPy's values where it
+    holds, else the first failing point in row-major order with the message's values there."""
+    program = einc.load(einc.compile(POINTWISE_ASSERTS, target=target).vmfb)
+    a = np.array([[0, 1, 4, 2], [3, -1, 0, 4]], np.float32)
+    x = np.array([-7, 2, 0.5, 4], np.float32)
+    out = program(A=a, x=x)
+    np.testing.assert_array_equal(out["B"], a * 2)
+    np.testing.assert_array_equal(out["s"], a.sum(1))
+    np.testing.assert_array_equal(out["y"], x * 2)
+    np.testing.assert_array_equal(out["h"], np.cumprod(np.concatenate([[1], x[1:]])))
+    big = a.copy()
+    big[1, 2] = big[1, 3] = 6.0
+    with pytest.raises(RunError, match=r":4:17: error\[E006\]: assertion failed: A = 6\.0 at i = 1, j = 2$"):
+        program(A=big, x=x)
+    low = a.copy()
+    low[[0, 1, 1], [3, 0, 2]] = -2.0
+    with pytest.raises(RunError, match=r":5:21: error\[E006\]: assertion failed: low at i = 0, j = 3$"):
+        program(A=low, x=x)
+    with pytest.raises(RunError, match=r":1:15: error\[E006\]: assertion failed: condition is false at i = 2$"):
+        program(A=a, x=np.array([-7, 2, 0, 0], np.float32))
+    with pytest.raises(RunError, match=r":8:22: error\[E006\]: assertion failed: x = -0\.5 at t = 2$"):
+        program(A=a, x=np.array([-7, 2, -0.5, -4], np.float32))
+
+
+def test_an_assert_on_a_recurrences_own_values_inside_its_step_is_refused_where_it_is(diagnose):
+    diag, _ = diagnose("let h[0] = 1.0;\nlet h[t in 1..5] = { assert(h[t - 1] < 3.0); h[t - 1] * 2.0 };\n")
+    assert diag.code == "E011" and (diag.span.line, diag.span.col) == (2, 22)

@@ -271,3 +271,38 @@ def test_a_subscript_reading_a_step_tensor_of_a_step_tensor_names_the_step_and_t
     with pytest.raises(RunError, match=rf":9:31: x\[g\[j\] / 2\]: index {index} out of range 0..8 "
                                        rf"at t = {t}, j = {j}$"):
         run_source(NESTED_STEP_TENSORS, target, x=x[:8], step=step)
+
+
+PER_POINT_STEP_TENSOR = """use std::array::argmax;
+let tab: [f32; ?];
+let w: [f32; 5];
+let x: [f32; N];
+fn acc(a) {
+    let s[0] = 0.0;
+    let s[t in 1..4] = { let v[j in 0..5] = w[j] * a + s[t - 1] * (j as f32); let q = argmax(v) as i32; s[t - 1] + tab[q] };
+    s[3]
+}
+let y[i] = acc(x[i]);
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_subscript_from_a_step_tensor_of_a_recurrence_called_per_point_is_checked(target):
+    """The recurrence runs for every point i (its step tensor v too): NumPy's loop where every
+    q is inside tab, else the first (t, i) in row-major order where it is not."""
+    w = np.array([0.5, -1, 2, 0.1, -3], np.float32)
+    x = np.array([0.3, -0.2, -2.0, 1.0], np.float32)
+    tab = np.array([1, 10, 100, 1000, 10000], np.float32)
+    y, picks = [], {}
+    for i, a in enumerate(x):
+        s = np.float32(0)
+        for t in range(1, 4):
+            q = int(np.argmax(w * a + s * np.arange(5, dtype=np.float32)))
+            picks[(t, i)] = q
+            s = s + tab[q]
+        y.append(s)
+    np.testing.assert_allclose(run_source(PER_POINT_STEP_TENSOR, target, tab=tab, w=w, x=x)["y"], y, rtol=1e-6)
+    t, i = min(k for k, q in picks.items() if q >= 3)
+    with pytest.raises(RunError, match=rf":7:116: tab\[q\]: index {picks[(t, i)]} out of range 0..3 "
+                                       rf"at t = {t}, i = {i}$"):
+        run_source(PER_POINT_STEP_TENSOR, target, tab=tab[:3], w=w, x=x)

@@ -365,3 +365,81 @@ def test_a_recurrence_depending_on_the_step_of_the_one_calling_it_is_e011():
         einc.compile(source)
     diagnostic = info.value.diagnostics[0]
     assert diagnostic.code == "E011" and "loop inside a loop" in diagnostic.message
+
+
+
+@pytest.mark.parametrize("outer", [
+    # q in p's own step: was E005 "p has no element to read"
+    "let p[t in 1..5] = { let q[0] = p[t - 1]; {INNER} q[2] };",
+    # q in the step of r, grouped with p: was an internal KeyError in the lowering
+    "let r[0] = 0;\nlet p[t in 1..5] = r[t - 1] + 1;\nlet r[t in 1..5] = { let q[0] = p[t - 1]; {INNER} q[2] };"])
+def test_a_recurrence_reading_the_state_of_the_one_it_is_computed_in_is_e011(outer):
+    """A loop inside a loop, as with the step: its step tensor `h` (a subscript) would be under
+    the clauses of two recurrences."""
+    inner = "let q[u in 1..3] = { let h[j in 0..2] = q[u - 1] + j; q[u - 1] + (tab[h[1]] as i32) };"
+    source = "let tab: [f32; ?];\nlet p[0] = 0;\n" + outer.replace("{INNER}", inner) + "\n"
+    with pytest.raises(CompileError) as info:
+        einc.compile(source)
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.code == "E011" and "loop inside a loop" in diagnostic.message
+    assert diagnostic.span.line == source.splitlines().index(next(l for l in source.splitlines() if "q[0]" in l)) + 1
+
+
+STEP_TENSORS_PER_POINT = """use std::array::argmax;
+let W: [f32; N, 3];
+let x: [f32; N];
+let tab: [f32; 5];
+fn walk(a, r) {
+    let s[0] = a;
+    let s[t in 1..4] = {
+        let h[j in 0..3] = s[t - 1] * W[r, j];
+        let g[j in 0..3] = h[j] + h[(j + 1) % 3];
+        s[t - 1] + sum[j in 0..3](g[j]) * 0.1
+    };
+    s[3]
+}
+fn pick(a) {
+    let k[0] = 0;
+    let k[t in 1..4] = { let v[j in 0..5] = tab[j] * a + (k[t - 1] as f32) * (j as f32); argmax(v) as i32 };
+    k[3]
+}
+let y[i] = walk(x[i], i);
+let z[i] = pick(x[i]);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_tensors_a_step_computes_in_a_recurrence_of_a_function_called_per_point(target):
+    """The step's tensors read the state (h, and g from h) or an input at the point (v): each is
+    computed for every point of `i` at once, as the recurrence is (was an internal IndexError)."""
+    w = rng.normal(size=(4, 3)).astype(np.float32)
+    x = np.array([0.3, -0.2, -2.0, 1.0], np.float32)
+    tab = np.array([0.5, -1, 2, 0.1, -3], np.float32)
+    out = einc.load(einc.compile(STEP_TENSORS_PER_POINT, target=target).vmfb)(W=w, x=x, tab=tab)
+    y, z = [], []
+    for i in range(4):
+        s, k = np.float64(x[i]), 0
+        for _ in range(3):
+            h = s * w[i].astype(np.float64)
+            s = s + (h + np.roll(h, -1)).sum() * 0.1
+            k = int(np.argmax(tab * x[i] + k * np.arange(5)))
+        y.append(s)
+        z.append(k)
+    np.testing.assert_allclose(out["y"], y, rtol=1e-5)
+    np.testing.assert_array_equal(out["z"], z)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_step_tensor_reading_the_state_at_the_clauses_point_is_computed_for_every_point(target):
+    """`h` reads s[t - 1, i] at the clause's own i: one vector per i (was an internal error,
+    "index variable i is not iterated by the enclosing kernel")."""
+    source = """let x: [f32; ?];
+let s[0, i in 0..len(x)] = x[i];
+let s[t in 1..4, i in 0..len(x)] = { let h[j in 0..3] = s[t - 1, i] * (j as f32) + x[i]; s[t - 1, i] + max[j in 0..3](h[j]) * 0.1 };
+"""
+    x = np.array([1, 2, -3, 0.5], np.float32)
+    rows = [x.astype(np.float64)]
+    for _ in range(3):
+        rows.append(rows[-1] + np.max([rows[-1] * j + x for j in range(3)], axis=0) * 0.1)
+    out = einc.load(einc.compile(source, target=target).vmfb)(x=x)
+    np.testing.assert_allclose(out["s"], rows, rtol=1e-6)

@@ -16,8 +16,8 @@ from fuzz.programs.render import render_program
 from fuzz.programs.compare import disagreement
 from fuzz.programs.structure import (
     Arm, Match, Pattern, Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse,
-    Index, Input, Lit, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, Unary, Var, Where, Whole,
-    calls_prelude, widens_an_approximation)
+    Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary, Var,
+    Where, Whole, calls_prelude, widens_an_approximation)
 from fuzz.programs.wellformed import depends_on, wholes_are_arrays
 from fuzz.programs.campaign import Differential
 from fuzz.programs.execute import build_and_run
@@ -135,6 +135,48 @@ def test_a_recurrence_group_runs_step_by_step_in_its_order():
     out = meaning(prog)
     np.testing.assert_array_equal(out["x"], [1.0, 1.5, 2.25, 3.375])
     np.testing.assert_array_equal(out["v"], [0.0, 0.5, 0.75, 1.125])
+
+
+def test_an_indexed_let_in_a_recurrence_step_is_a_vector_per_point_read_back_by_the_step():
+    """r[t, j] = r[t - 1, j] + max[p](h[p]) with h[q] = r[t - 1, j] * q + x[j] (q in 0..3) and
+    s[t] = s[t - 1] + h[2] with h[q] = s[t - 1] - q: each step's vector at each point j."""
+    t, j, q, p = Index("t"), Index("j"), Index("q"), Index("p")
+    back = Binary("-", t, Lit(1, "i32"), "i32")
+    r_prev, s_prev = Read("r", (back, j), "f32"), Read("s", (back,), "f32")
+    h = Binary("+", Binary("*", r_prev, Cast(q, "f32"), "f32"), Read("x", (j,), "f32"), "f32")
+    step_r = Binary("+", r_prev, StepTensor("h", "q", 3, h, Reduce("max", (Range("p", Bound(0), Bound(3)),),
+                                                                  Local("h", p, "f32"), None, "f32"), "f32"), "f32")
+    step_s = Binary("+", s_prev, StepTensor("h", "q", 3, Binary("-", s_prev, Cast(q, "f32"), "f32"),
+                                            Local("h", Lit(2, "i32"), "f32"), "f32"), "f32")
+    r = Define("r", "f32", (Clause((point(0), ranged("j", 0, 2)), Read("x", (j,), "f32")),
+                            Clause((ranged("t", 1, 4), ranged("j", 0, 2)), step_r)))
+    s_ = Define("s", "f32", (Clause((point(0),), Lit(1.0, "f32")), Clause((ranged("t", 1, 4),), step_s)))
+    prog = program([Group((r,), ("r",), (("r", 0), ("r", 1))), Group((s_,), ("s",), (("s", 0), ("s", 1)))],
+                   [Input("x", "f32", (Bound(2),))])
+    x = np.array([0.5, -2.0], np.float32)
+    rows, s = [x.astype(np.float64)], [1.0]
+    for _ in range(3):
+        rows.append(rows[-1] + np.max([rows[-1] * k + x for k in range(3)], axis=0))
+        s.append(s[-1] + (s[-1] - 2))
+    out = meaning(prog, x=x)
+    np.testing.assert_allclose(out["r"], rows, rtol=1e-6)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-6)
+    text = render_program(prog)
+    assert "{ let h[q in 0..3] = r[t - 1, j] * q as f32 + x[j]; max[p in 0..3](h[p]) }" in text
+    assert "{ let h[q in 0..3] = s[t - 1] - q as f32; h[2] }" in text
+
+
+def test_the_generator_writes_indexed_lets_in_recurrence_steps():
+    from fuzz.programs.generate import generate_case
+    from fuzz.programs.structure import program_exprs, walk
+    found = {"fixed": 0, "reduced": 0}
+    for k in range(200):
+        for node in (n for e in program_exprs(generate_case(5, k).program) for n in walk(e)):
+            if isinstance(node, StepTensor):
+                found["reduced" if isinstance(node.result, Reduce) else "fixed"] += 1
+        if all(found.values()):
+            break
+    assert all(found.values())
 
 
 def test_a_comparison_too_close_to_call_is_fragile():

@@ -16,7 +16,7 @@ from typing import Callable
 from iree.compiler import ir
 from iree.compiler.dialects import arith, math
 
-from einc.mlir.core import f64_math
+from einc.mlir.core import f32_trig, f64_math
 from einc.mlir.core.f64_math import horner, shaped
 
 _F = arith.CmpFPredicate
@@ -189,7 +189,7 @@ def atanh(x: ir.Value) -> ir.Value:
 
 
 UNARY: dict[str, Callable[[ir.Value], ir.Value]] = {
-    "sin": f64_math.sin, "cos": f64_math.cos, "tan": f64_math.tan, "asin": f64_math.asin,
+    "sin": f32_trig.sin, "cos": f32_trig.cos, "tan": f32_trig.tan, "asin": f64_math.asin,
     "acos": f64_math.acos, "atan": f64_math.atan, "exp": exp, "expm1": expm1, "sinh": sinh,
     "cosh": cosh, "tanh": tanh, "log": log, "log1p": log1p, "asinh": asinh, "acosh": acosh, "atanh": atanh,
 }

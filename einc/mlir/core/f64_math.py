@@ -3,7 +3,8 @@
 IREE-22: f64 `math.sin` and its kin become libm calls that a dispatch cannot link. These
 expansions use only arith ops plus math.exp/expm1/log/sqrt/copysign/absf, which IREE lowers on
 f64; a few ulps from NumPy (sin/cos/tan exact for |x| < 1.6e6). sin, cos, tan, asin, acos, atan
-and atan2 are generic over the float type: f32_math uses them with the f32 `PRECISION`. Each
+and atan2 are generic over the float type: f32_math uses them with the f32 `PRECISION` (sin, cos
+and tan with f32_trig's argument reduction). Each
 function takes and returns an f64 (or f32) `ir.Value` under an insertion point.
 """
 from __future__ import annotations
@@ -11,8 +12,6 @@ from __future__ import annotations
 import math as pymath
 from decimal import Decimal, localcontext
 from typing import Callable, NamedTuple
-
-import numpy as np
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, math
@@ -50,10 +49,8 @@ class Precision(NamedTuple):
 
 
 _, _TWO_OVER_PI, _PI = _pi_constants(33, 3)
-# f32: nine 8-bit parts and a last one of 24 bits (96 bits of π/2), exact for |k| < 2^16, so
-# |x| < 1e5; the bits are what an f32 argument next to a multiple of π/2 needs (|r| ~ 2^-30)
-PRECISION = {64: Precision(_pi_constants(33, 3)[0], 64, 9, 9, 21),
-             32: Precision([float(np.float32(p)) for p in _pi_constants(8, 10)[0]], 32, 5, 6, 10)}
+# f32 reduces its arguments in einc.mlir.core.f32_trig (Payne–Hanek, every f32), not here
+PRECISION = {64: Precision(_pi_constants(33, 3)[0], 64, 9, 9, 21), 32: Precision([], 32, 5, 6, 10)}
 _SIN = [(-1) ** n / pymath.factorial(2 * n + 1) for n in range(1, 10)]
 _COS = [(-1) ** n / pymath.factorial(2 * n) for n in range(1, 10)]
 _ATAN = [(-1) ** n / (2 * n + 1) for n in range(1, 22)]
@@ -102,8 +99,10 @@ def horner(z: ir.Value, coefficients: list[float]) -> ir.Value:
 
 
 def _reduce_half_pi(x: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(r, q): x = k π/2 + r with |r| <= π/4, and q = k mod 4 (an integer)."""
+    """(r, q): x = k π/2 + r with |r| <= π/4, and q = k mod 4 (an integer), for an f64 x
+    (sin, cos and tan take f32_trig's reduction for f32)."""
     p = precision(x)
+    assert p.half_pi, "f32 arguments are reduced by einc.mlir.core.f32_trig"
     index = ir.IntegerType.get_signless(p.k_bits)
     scaled = arith.mulf(x, _c(_TWO_OVER_PI, x))
     k = arith.fptosi(shaped(index, x), arith.addf(scaled, math.copysign(_c(0.5, x), scaled)))
@@ -139,20 +138,20 @@ def _nan_at_infinity(x: ir.Value, value: ir.Value) -> ir.Value:
     return arith.select(infinite, _c(float("nan"), x), value)
 
 
-def sin(x: ir.Value) -> ir.Value:
-    r, q = _reduce_half_pi(x)
+def sin(x: ir.Value, reduce=None) -> ir.Value:
+    r, q = (reduce or _reduce_half_pi)(x)
     s, c = _sin_cos_kernels(r)
     return _nan_at_infinity(x, _by_quadrant(q, [s, c, arith.negf(s), arith.negf(c)]))
 
 
-def cos(x: ir.Value) -> ir.Value:
-    r, q = _reduce_half_pi(x)
+def cos(x: ir.Value, reduce=None) -> ir.Value:
+    r, q = (reduce or _reduce_half_pi)(x)
     s, c = _sin_cos_kernels(r)
     return _nan_at_infinity(x, _by_quadrant(q, [c, arith.negf(s), arith.negf(c), s]))
 
 
-def tan(x: ir.Value) -> ir.Value:
-    r, q = _reduce_half_pi(x)
+def tan(x: ir.Value, reduce=None) -> ir.Value:
+    r, q = (reduce or _reduce_half_pi)(x)
     s, c = _sin_cos_kernels(r)
     odd = arith.trunci(shaped(ir.IntegerType.get_signless(1), q), q)
     return _nan_at_infinity(x, arith.select(odd, arith.negf(arith.divf(c, s)), arith.divf(s, c)))

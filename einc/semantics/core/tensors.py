@@ -92,12 +92,17 @@ def batch_over_outer_indices(g: Generic, step_ranges: dict):
     every value of those indices, as leading axes, and read at the current point: the way vmap
     batches. The enclosing indices become the kernel's own, so their extents (which may be
     inferred later) carry over; a recurrence's step is replaced by its copy in `step_ranges`
-    (State.step_ranges), which runs over the steps of the clause being elaborated only."""
+    (State.step_ranges), which runs over the steps of the clause being elaborated only. A tensor
+    that reads a recurrence's state is that step's own work: batched over the indices of an
+    enclosing definition only, never over a step (the recurrence is then batched over those
+    indices too, semantics.forms.recurrences.batch_over_outer_indices)."""
     roots = [g.body] + ([g.guard] if g.guard is not None else [])
     outer = sorted(frozenset().union(*map(free_vars, roots)) - frozenset(g.vars), key=lambda v: v.name)
-    if not outer or any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
-        return g        # inside a recurrence step: a tensor of the state is the step's own work
-                        # (a finished recurrence, a RecValue, is read like any tensor)
+    # (a finished recurrence, a RecValue, is read like any tensor)
+    if any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
+        outer = [v for v in outer if v not in step_ranges]
+    if not outer:
+        return g
     copies = {v: step_ranges[v] for v in outer if v in step_ranges}
     body, guard = g.body, g.guard
     if copies:

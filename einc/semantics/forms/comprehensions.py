@@ -24,7 +24,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import (Assert, Const, Generic, IndexRef, IndexVar, Print, Read, Reduce, Value, free_vars,
                            size_value)
 from einc.ir.types import BOOL, Lin
-from einc.semantics.forms import definitions, dynamic_length, stacking
+from einc.semantics.forms import definitions, dynamic_length, point_asserts, stacking
 from einc.semantics.core import folding, scalar_ops, sequences, tensors
 from einc.semantics.core.tensors import batch_over_outer_indices
 from einc.semantics.core.values import ListVal, PartialRead, TupleVal, Weak, describe
@@ -351,15 +351,10 @@ def _collect(el, body_expr, scope, var: IndexVar, span, guard=None):
 
 def _over_all_points(el, first: int, var: IndexVar, guard) -> None:
     """Effects of the body happen for every element: an assert checks all of them at once."""
+    point_asserts.hold_at_every_point(el, first, (var,), guard)
     for k in range(first, len(el.ir.effects)):
         effect = el.ir.effects[k]
-        if isinstance(effect, Assert) and any(var in free_vars(a) for a in effect.printed()):
-            raise d.error(d.UNSUPPORTED, "an assert message showing a value of each element of a "
-                          "comprehension over run-time data", effect.span,
-                          hint="assert on the whole result, or leave the value out of the message")
-        if isinstance(effect, Assert) and var in free_vars(effect.cond):
-            effect.cond = Reduce("all", (var,), effect.cond, guard, span=effect.span)
-        elif isinstance(effect, Print) and any(var in free_vars(a) for a in effect.args):
+        if isinstance(effect, Print) and any(var in free_vars(a) for a in effect.args):
             raise d.error(d.UNSUPPORTED, "a print of each element of a comprehension over run-time data",
                           effect.span, hint="print the whole result instead")
 

@@ -19,7 +19,7 @@ from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars,
                            is_folding_constant)
 from einc.ir.types import BOOL, Lin
-from einc.semantics.forms import guarded_clauses
+from einc.semantics.forms import guarded_clauses, point_asserts
 from einc.semantics.core import scalar_ops
 from einc.semantics.core.bounds import check_reads
 from einc.semantics.core.state import InferenceFrame
@@ -85,6 +85,7 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
         axes.append(var)
     frame = InferenceFrame(pending)
     el.state.frames.append(frame)
+    effects = len(el.ir.effects)
     try:
         with _clause_steps(el.state, step_var, clause_step):
             guard = where_clauses(el, node.wheres, scope)
@@ -93,6 +94,8 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
                 body = el.ev(node.value, scope)
             finally:
                 el.state.guard_depth -= guard is not None
+            point = [step_var if v is clause_step else v for v in axes if isinstance(v, IndexVar)]
+            point_asserts.hold_at_every_point(el, effects, tuple(point), guard)
     finally:
         el.state.frames.pop()
     frame.resolve(el.state.dependent_ranges)
@@ -289,6 +292,7 @@ def reduction(el, node: ast.Reduction, env):
     # a range that depends on outer indices runs over its hull behind guards: those guards keep
     # the where clauses inside the range as well as the body
     el.state.hull_depth += in_hull
+    effects = len(el.ir.effects)
     try:
         guard = where_clauses(el, node.wheres, scope)
         for g in hull_guards:
@@ -298,6 +302,7 @@ def reduction(el, node: ast.Reduction, env):
             body = el.ev(node.body, scope)
         finally:
             el.state.guard_depth -= user_guarded
+        point_asserts.hold_at_every_point(el, effects, tuple(vars_), guard)
     finally:
         el.state.hull_depth -= in_hull
         el.state.frames.pop()

@@ -17,7 +17,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexRef, IndexVar, Read, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
-                           Value, free_vars, fresh_index_vars, step_state_reads)
+                           Value, free_vars, fresh_index_vars, step_state_reads, walk)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import BOOL, F32, F64, I32, I64, Lin
 from einc.semantics.forms import definitions, guarded_clauses
@@ -255,8 +255,9 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
     names = {did: cs[0].name for did, cs in clauses_by_member.items()}
     members, step = _typed_members(el, clauses_by_member, env, names)
     values = {did: _without_points(m) for did, m in members.items() if not m.clauses}
+    own = {id(m) for m in members.values()}
     members = {did: m for did, m in members.items() if did not in values}
-    _check_no_reads_of_empty(members.values())
+    _check_no_reads_of_empty(members.values(), own)
     if members:
         order = _step_order(members, names, step)
         group = RecurrenceGroup(step, [members[did] for did in order])
@@ -273,23 +274,27 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
 
 def _outer_indices(el, group: RecurrenceGroup) -> list:
     """The indices of an enclosing definition the clauses read (a recurrence inside a function
-    called per point, as `let g[i] = gcd(a[i], b[i]);`), sorted by name; none inside another
-    recurrence's step, whose state the clauses would read. The step of an enclosing group is
-    not an axis to batch over: that would be a loop nested in its loop (E011)."""
+    called per point, as `let g[i] = gcd(a[i], b[i]);`), sorted by name. One that depends on
+    the step or the state of a recurrence whose clause it is computed in would be a loop nested
+    in that loop (E011)."""
     members = {id(m) for m in group.members}
-    found = set()
+    found, outer_state = set(), False
     for m in group.members:
         for c in m.clauses:
             roots = [c.body] + ([c.guard] if c.guard is not None else [])
-            if any(id(read.member) not in members for read in step_state_reads(roots)):
-                return []
+            outer_state |= any(id(read.member) not in members for read in _state_reads(roots))
             found |= frozenset().union(*map(free_vars, roots)) - frozenset(c.vars) - {group.t_var}
-    if found & set(el.state.recurrence_steps):
+    if outer_state or found & set(el.state.recurrence_steps):
         m = group.members[0]
-        raise d.error(d.UNSUPPORTED, f"the recurrence `{m.name}` depends on the step of a recurrence "
-                      "whose clause it is computed in (a loop inside a loop)", m.span,
+        raise d.error(d.UNSUPPORTED, f"the recurrence `{m.name}` depends on the step or the state of a "
+                      "recurrence whose clause it is computed in (a loop inside a loop)", m.span,
                       hint="compute it for every step first, as an indexed definition outside that recurrence")
     return sorted(found, key=lambda v: v.name)
+
+
+def _state_reads(roots: list) -> list:
+    """The StateReads under `roots`, inside the tensors a step computes included."""
+    return [v for v in walk(roots, opaque=(RecValue,)) if isinstance(v, StateRead)]
 
 
 def batch_over_outer_indices(group: RecurrenceGroup, members: dict, outer: list) -> dict:
@@ -302,9 +307,29 @@ def batch_over_outer_indices(group: RecurrenceGroup, members: dict, outer: list)
         m.batch = tuple(outer)
         for c in m.clauses:
             c.vars = tuple(outer) + tuple(c.vars)
-    for read in step_state_reads(_roots([c for m in group.members for c in m.clauses])):
+    roots = _roots([c for m in group.members for c in m.clauses])
+    for read in _state_reads(roots):
         read.subs = read.subs[:1] + refs + read.subs[1:]
+    _batch_step_tensors(roots, outer)
     return {did: _at_outer_point(RecValue(group, m, span=m.span), outer) for did, m in members.items()}
+
+
+def _batch_step_tensors(roots: list, outer: list) -> None:
+    """A tensor a step computes (`let h[j] = s[t - 1] * j;` in the step) now reads the state at
+    the current point of `outer`: it is computed for every value of those indices, as leading
+    axes, and read at the current one (in place, operands first, as the group's own batching)."""
+    batched: dict[int, tuple] = {}
+    for v in walk(roots, opaque=(RecValue,)):
+        if isinstance(v, Read) and id(v.tensor) in batched:
+            axes = batched[id(v.tensor)]
+            v.subs = tuple(tensors.offset_ref(o) for o in axes) + tuple(v.subs)
+            v.extreme_points = tuple((axis + len(axes), at) for axis, at in v.extreme_points)
+        elif isinstance(v, Generic):
+            uses = frozenset().union(*map(free_vars, v.operands())) - frozenset(v.vars)
+            axes = tuple(o for o in outer if o in uses)
+            if axes:
+                v.vars = axes + tuple(v.vars)
+                batched[id(v)] = axes
 
 
 def _at_outer_point(value: RecValue, outer: list):
@@ -316,10 +341,12 @@ def _at_outer_point(value: RecValue, outer: list):
     return PartialRead(batched, tuple(tensors.offset_ref(v) for v in outer), value.span)
 
 
-def _check_no_reads_of_empty(members) -> None:
+def _check_no_reads_of_empty(members, own: set) -> None:
+    """Of the group's members (ids in `own`): a read of an enclosing recurrence's state, which
+    has no clauses yet, is E011 (_outer_indices)."""
     for m in members:
         for read in step_state_reads(_roots(m.clauses)):
-            if not read.member.clauses:
+            if id(read.member) in own and not read.member.clauses:
                 raise d.error(d.BOUNDS, f"`{read.member.name}` has no element to read: every clause of "
                               "it ranges over an empty range", read.span)
 
