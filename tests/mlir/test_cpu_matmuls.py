@@ -119,3 +119,31 @@ def test_a_computed_left_operand_summed_over_a_run_time_dim_keeps_iree_tiles(mon
     path.write_text(LAYERS)
     text = str(lower(str(path), "llvm-cpu", ["y"]))
     assert text.count("linalg.mmt4d") == 1 and text.count("linalg.matmul") == 1
+
+
+def test_constant_weights_are_packed_at_build_time(monkeypatch, tmp_path):
+    """A right operand known at build time (a matrix, a layer of a stack, one read transposed)
+    is packed by NumPy into the [N/32, K, 32, 1] layout, zero-padded: the module packs only the
+    left operands, and the products match NumPy (sums of 50 products: rtol 1e-5, atol 1e-4)."""
+    host_with_avx512(monkeypatch, True)
+    rng = np.random.default_rng(7)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    w, stack, wt = f(50, 45), f(3, 50, 70), f(33, 50)
+    for name, array in (("w", w), ("stack", stack), ("wt", wt)):
+        np.save(tmp_path / f"{name}.npy", array)
+    path = tmp_path / "weights.ein"
+    path.write_text('use std::io::load_npy;\nlet X: [f32; M, 50];\nlet w = load_npy("w.npy");\n'
+                    'let stack = load_npy("stack.npy");\nlet wt = load_npy("wt.npy");\n'
+                    "let a[i, j] = sum[k](X[i, k] * w[k, j]);\n"
+                    "let b[i, j] = sum[k](X[i, k] * stack[2, k, j]);\n"
+                    "let c[i, j] = sum[k](X[i, k] * wt[j, k]);\n")
+    for output, packed in (("a", "2x50x32x1"), ("b", "3x50x32x1"), ("c", "2x50x32x1")):
+        text = str(lower(str(path), "llvm-cpu", [output]))
+        assert "linalg.mmt4d" in text and text.count("linalg.pack") == 1 and f"tensor<{packed}xf32>" in text
+    x = rng.standard_normal((20, 50)).astype(np.float32)
+    with einc.load(einc.compile(str(path), weights_threshold=None).vmfb) as program:
+        got = program(X=x)
+    x64 = x.astype(np.float64)
+    w, stack, wt = (v.astype(np.float64) for v in (w, stack, wt))
+    for name, want in (("a", x64 @ w), ("b", x64 @ stack[2]), ("c", x64 @ wt.T)):
+        np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-4, err_msg=name)

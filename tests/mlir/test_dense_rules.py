@@ -511,3 +511,32 @@ def test_a_layer_of_constant_stacked_weights_is_a_constant_of_its_own(tmp_path):
     a = rng.standard_normal((4, 7)).astype(np.float32)
     got = einc.load(einc.compile(str(path), outputs=["y"], weights_threshold=None).vmfb)(A=a)["y"]
     np.testing.assert_allclose(got, a.astype(np.float64) @ w[1], rtol=1e-5, atol=1e-5)
+
+
+def test_a_row_of_a_constant_stack_in_a_generic_is_a_constant_of_its_own(tmp_path):
+    """A build-time array read at a build-time row inside an elementwise or reduction kernel
+    (`g[1, j]`: a layer's norm scale taken from a stack) is that row, a constant of its own: no
+    indexing map has a constant result (IREE's CPU code for such a kernel is scalar)."""
+    from einc.driver import front_end, lower_ir
+    from einc.mlir.weights import Weights
+    g, b = rng.standard_normal((3, 6)).astype(np.float32), rng.standard_normal((4, 2, 6)).astype(np.float32)
+    np.save(tmp_path / "g.npy", g)
+    np.save(tmp_path / "b.npy", b)
+    path = tmp_path / "rows.ein"
+    path.write_text('use std::io::load_npy;\nlet A: [f32; M, 6];\nlet g = load_npy("g.npy");\n'
+                    'let b = load_npy("b.npy");\n'
+                    "let y[i, j] = A[i, j] * g[1, j] + b[2, 1, j];\n"
+                    "let s[i] = max[j](A[i, j] + g[2, j]);\n")
+    for output in ("y", "s"):
+        text = mlir_of(path, output)
+        maps = re.findall(r"affine_map<\([^)]*\) -> \(([^)]*)\)>", text)
+        assert maps and not any(re.search(r"(^|, )\d+($|,)", m) for m in maps), maps
+        assert "tensor<6xf32>" in text and not EXTRACT.search(text)
+    weights = Weights(0)
+    lower_ir(*front_end(str(path), ["y", "s"], None, False), "llvm-cpu", weights=weights)
+    assert sorted(a.shape for a in weights.arrays.values()) == [(6,), (6,), (6,)]
+    a = rng.standard_normal((5, 6)).astype(np.float32)
+    got = einc.load(einc.compile(str(path), outputs=["y", "s"], weights_threshold=None).vmfb)(A=a)
+    a64 = a.astype(np.float64)
+    np.testing.assert_allclose(got["y"], a64 * g[1] + b[2, 1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["s"], (a64 + g[2]).max(axis=1), rtol=1e-6, atol=1e-6)

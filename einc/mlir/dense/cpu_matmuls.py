@@ -11,13 +11,15 @@ or N under 32, an A the program computes summed over a run-time K, Vulkan) the m
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Optional
 
+import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.host_cpu import has_avx512
-from einc.ir.nodes import Input
+from einc.ir.nodes import Const, Input
 from einc.ir.types import F32
 from einc.mlir.dense.named_ops import Axis, Match, emit as emit_named
 from einc.target import Target
@@ -27,10 +29,16 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
-    """The matmul `found` through einc's own register tiles, or None where IREE's stay."""
+    """The matmul `found` through einc's own register tiles, or None where IREE's stay. A
+    right operand known at build time (a layer's weights) is packed then, by NumPy: IREE packs
+    a constant read from the parameter archive at every call."""
     if not applies(lw.target, found):
         return None
-    return emit_named(lw, found, init, build=register_tiled)
+    right = _constant_right(found)
+    if right is None:
+        return emit_named(lw, found, init, build=register_tiled)
+    packed = lw.lower(lw.keep(Const(_packed_right(right), found.views[1].read.tensor.span)))
+    return emit_named(lw, found, init, build=partial(register_tiled, packed_right=True), given={1: packed})
 
 
 def applies(target: Target, found: Match) -> bool:
@@ -51,6 +59,32 @@ def _computed_left_of_run_time_depth(found: Match) -> bool:
     return not isinstance(found.views[0].read.tensor, Input) and any(not v.extent.is_const for v in depth)
 
 
+def _constant_right(found: Match) -> Optional[np.ndarray]:
+    """B[k, n] when the right operand reads a build-time array (or a slice of one at
+    build-time subscripts) at one bare variable per axis."""
+    view, axes = found.views[1], found.operand_axes[1]
+    tensor = view.read.tensor
+    if not isinstance(tensor, Const) or any(len(a.vars) != 1 or a.stride for a in axes):
+        return None
+    if view.keep or view.pad_lo or view.splits or view.windows or view.order or view.merges:
+        return None
+    if any(at is not None and not at.is_const for at in view.fixed):
+        return None
+    index = tuple(slice(None) if at is None else at.const for at in view.fixed)
+    matrix = tensor.array[index] if view.fixed else tensor.array
+    perm = found.perms[1] if found.perms else None
+    return matrix if perm is None else matrix.transpose(perm)
+
+
+def _packed_right(b: np.ndarray) -> np.ndarray:
+    """b [K, N] as linalg.pack lays it out for mmt4d: [N/32, K, 32, 1], the last tile zero-padded."""
+    k, n = b.shape
+    columns = REGISTER_TILE[1]
+    padded = np.zeros((k, -(-n // columns) * columns), b.dtype)
+    padded[:, :n] = b
+    return np.ascontiguousarray(padded.reshape(k, -1, columns).transpose(1, 0, 2)[..., None])
+
+
 def _vars(axes: list) -> set:
     return {v for axis in axes for v in axis.vars}
 
@@ -65,19 +99,21 @@ def _extent(axis: Axis) -> Optional[int]:
     return length
 
 
-def register_tiled(ins: list[ir.Value], out: ir.Value) -> ir.Value:
+def register_tiled(ins: list[ir.Value], out: ir.Value, packed_right: bool = False) -> ir.Value:
     """out[m, n] = sum[k](a[m, k] * b[k, n]) as pack, mmt4d and unpack: a packed to
-    [M/14, K, 14, 1], b to [N/32, K, 32, 1] (both zero-padded), the product [M/14, N/32, 14, 32]."""
+    [M/14, K, 14, 1], b to [N/32, K, 32, 1] (both zero-padded; b given so with `packed_right`),
+    the product [M/14, N/32, 14, 32]."""
     a, b = ins
     rows, columns = REGISTER_TILE
     element = ir.RankedTensorType(out.type).element_type
     zero = arith.constant(element, 0.0)
-    m, k, n = _size(a, 0), _size(a, 1), _size(b, 1)
+    m, k, n = _size(a, 0), _size(a, 1), _size(out, 1)
     row_tiles, column_tiles = _tiles(m, rows), _tiles(n, columns)
     packed_a = linalg.pack(a, tensor.empty([row_tiles, k, rows, 1], element), [0, 1], [rows, 1],
                            padding_value=zero)
-    packed_b = linalg.pack(b, tensor.empty([column_tiles, k, columns, 1], element), [1, 0], [columns, 1],
-                           padding_value=zero, outer_dims_perm=[1, 0])
+    packed_b = b if packed_right else linalg.pack(
+        b, tensor.empty([column_tiles, k, columns, 1], element), [1, 0], [columns, 1],
+        padding_value=zero, outer_dims_perm=[1, 0])
     product = linalg.fill(zero, outs=[tensor.empty([row_tiles, column_tiles, rows, columns], element)])
     product = linalg.mmt4d(packed_a, packed_b, outs=[product])
     return linalg.unpack(product, tensor.empty([m, n], element), [0, 1], [rows, columns])

@@ -17,7 +17,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg
 
 from einc.ir.evaluate import reduction_identity
-from einc.ir.nodes import Generic, IndexRef, IndexVar, Read, Reduce, Value
+from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
 from einc.mlir.dense import computed_operands, cpu_convolutions, cpu_matmuls, named_ops, operand_views, patch_matmuls
 from einc.mlir.core import decided_guards, scalar_ops
@@ -104,11 +104,17 @@ def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
 
 def _read_operand(lw, domain: Domain, read: Read) -> Optional[Operand]:
     """`read` through an indexing map: plain, or of a reshaped view for flattened or split
-    subscripts, or of a reversed one for subscripts running backwards."""
+    subscripts, or of a reversed one for subscripts running backwards. A build-time array read
+    at subscripts fixed at build time (`b[1, d]`: a layer's bias taken from a stack) is read as
+    that slice, a constant of its own: a constant map result makes IREE's CPU code for the whole
+    kernel 8-10x slower (scalar, not vectorized)."""
     if not lw.is_program_level(read.tensor):
         return None
-    view = (operand_views.flattened_view(read) or operand_views.plain_view(read)
-            or operand_views.merged_view(read) or operand_views.reversed_view(read))
+    constant = isinstance(read.tensor, Const)
+    view = (operand_views.flattened_view(read, sliced=constant)
+            or (operand_views.sliced_view(read) if constant else None)
+            or operand_views.plain_view(read) or operand_views.merged_view(read)
+            or operand_views.reversed_view(read))
     return None if view is None else _view_operand(lw, domain, view)
 
 

@@ -422,12 +422,16 @@ def _run_time_sizes(extents: list[Lin]) -> tuple:
 
 # ------------------------------------------------------------------------------ emission
 
-def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None) -> Optional[ir.Value]:
+def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
+         given: Optional[dict] = None) -> Optional[ir.Value]:
     """The named op over `init` (the result's identity-filled tensor, axes as in `free`); None
     when an operand is not a device tensor. `build(ins, out)`, where given, computes the op's
-    result from its operands and identity-filled output in another way (cpu_matmuls)."""
+    result from its operands and identity-filled output in another way (cpu_matmuls), `given`
+    holding operands (by position) it made itself instead of reading their views."""
     perms = found.perms or (None,) * len(found.views)
-    ins = [_operand(lw, view, axes, perm) for view, axes, perm in zip(found.views, found.operand_axes, perms)]
+    given = given or {}
+    ins = [given[k] if k in given else _operand(lw, view, axes, perm)
+           for k, (view, axes, perm) in enumerate(zip(found.views, found.operand_axes, perms))]
     if any(t is None for t in ins):
         return None
     pattern = found.pattern
