@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from catalog import Reference, example, fmt, input_file
@@ -304,6 +305,42 @@ def pipelines(inputs):
         f"total {fmt(total)}, highest {fmt(highest)}, lowest {fmt(lowest)}, above 2 per row {fmt(above)}",
         f"mean {m:.4f}: d(m^3)/dm = {cube_slope:.4f}, dm/d(m + m^2) = {inverse_slope:.4f}",
     ])
+
+
+@input_file("basics/half_precision_readings.npy")
+def half_precision_readings():
+    return np.round(np.random.default_rng(23).uniform(-4, 12, (4, 6)), 2).astype(np.float16)
+
+
+def half_sum(terms: np.ndarray, axis: int = -1) -> np.ndarray:
+    """A sum accumulated in the terms' half type, term by term, as einc computes it (NumPy's
+    float16 sum accumulates in f32)."""
+    terms = np.moveaxis(terms, axis, 0)
+    total = np.zeros(terms.shape[1:], terms.dtype)
+    for term in terms:
+        total = (total + term).astype(terms.dtype)
+    return total
+
+
+# f16 and bf16 are llvm-cpu only: vulkan-spirv refuses them (tests/examples/test_goldens.py checks
+# that it does). rtol: one f16 ulp (2^-10 relative) for an operation IREE rounds the other way.
+@example("basics/half_precision.ein", inputs={"readings": "half_precision_readings.npy"}, rtol=1e-3)
+def half_precision(inputs):
+    f16 = np.float16
+    bf16 = ml_dtypes.bfloat16
+    readings = inputs["readings"]
+    scaled = readings * f16(0.5) + f16(1.0)            # NumPy float16: each operation in f32, rounded once
+    row_mean = half_sum(scaled) / f16(6)
+    row_mean_f32 = scaled.astype(f32).sum(axis=1) / f32(6)
+    rounding = row_mean.astype(f32) - row_mean_f32
+    rms = np.sqrt(half_sum((readings * readings).reshape(-1)) / f16(24))
+    big = f16(1000.7)
+    wide = f32(bf16(big))
+    coarse = row_mean.astype(bf16).astype(f32)
+    out = dict(scaled=scaled, row_mean=row_mean, row_mean_f32=row_mean_f32,
+               rounding=rounding, rms=rms, big=big, wide=wide, coarse=coarse)
+    return Reference(out, [f"row means (f16): {fmt(row_mean)}",
+                           f"rms {fmt(rms)}, 1000.7 in f16 {fmt(big)}, in bf16 {fmt(wide)}"])
 
 
 # ------------------------------------------------------------------------------- recurrences
