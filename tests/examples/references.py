@@ -85,7 +85,8 @@ def functions(_):
     squashed = sigmoid(grid * f32(3))
     days = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], i32)
     out = dict(grid=grid, activations=activations, smooth=smooth, wide=wide, mean=mean,
-               spread=spread, scale=f32(3), squashed=squashed, days=days, year=days.sum(dtype=i32))
+               spread=spread, scale=f32(3), squashed=squashed, days=days, year=days.sum(dtype=i32),
+               months=np.arange(1, 13, dtype=i32), days_again=days)
     return Reference(out, [
         "hypot(3, 4) = 5.0",
         f"sigmoid on -3..3: {fmt(activations, '.4f')}",
@@ -130,6 +131,7 @@ def comprehensions(inputs):
     odd_primes = np.array([p for p in range(20) if p in primes and p % 2 == 1], i32)
     pairs = np.array([(a, b) for a in range(1, 6) for b in range(a, 6) if (a + b) % 4 == 0], i32)
     pair_sums = pairs.sum(axis=1, dtype=i32)
+    pair_products = pairs.prod(axis=1, dtype=i32)
     powers = np.array([[n, n ** 2, n ** 3] for n in range(1, 5)], i32)
     triangles = np.array([[3, 4, 5], [5, 12, 13], [8, 15, 17]], i32)
     perimeters = triangles.sum(axis=1, dtype=i32)
@@ -141,6 +143,7 @@ def comprehensions(inputs):
     mean = valid.sum(dtype=f32) / f32(count)
     rejected = np.flatnonzero(~kept).astype(i32)
     out = dict(primes=primes, grid=grid, odd_primes=odd_primes, pairs=pairs, pair_sums=pair_sums,
+               pair_products=pair_products,
                powers=powers, triangles=triangles, perimeters=perimeters, staircase=staircase,
                valid=valid, count=count, mean=mean, centred=valid - mean, rejected=rejected,
                scaled=readings * f32(0.01))
@@ -149,7 +152,7 @@ def comprehensions(inputs):
         f"grid: {fmt(grid)}",
         f"odd primes below 20: {fmt(odd_primes)}",
         f"pairs summing to a multiple of 4: {fmt(pairs)}",
-        f"their sums: {fmt(pair_sums)}",
+        f"their sums: {fmt(pair_sums)}, products: {fmt(pair_products)}",
         f"perimeters of right triangles: {fmt(perimeters)}",
         "",
         f"{count} valid readings of {len(readings)} with mean {mean:.3f}; rejected positions {fmt(rejected)}",
