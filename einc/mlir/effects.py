@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from iree.compiler import ir
-from iree.compiler.dialects import cf, flow, scf, tensor
+from iree.compiler.dialects import cf, flow, scf, tensor, util
 
 from einc.ir.nodes import Assert, Print
 from einc.ir.types import I32
@@ -39,6 +39,8 @@ def _traced_values(lw, effect: Print) -> tuple[list, list]:
 
 
 def _trace(lw, values: list, dims: list) -> None:
+    if lw.target.has_defect("IREE-46"):      # a trace of a loop's result read it before it was written
+        values = [util.OptimizationBarrierOp([v.type], [v]).results[0] for v in values]
     flow.tensor_trace(PRINT_LABEL.format(lw.prints), values, dims)
     lw.prints += 1
 

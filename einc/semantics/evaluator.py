@@ -23,8 +23,9 @@ from einc.ir.types import Lin, Sym
 from einc.autodiff.custom_rules import RuleTable
 from einc.semantics.forms import definitions, python_calls, recurrences, types, variables
 from einc.semantics.forms.derivative_rules import call_with_rule
+from einc.semantics.core import tensors
 from einc.semantics.core.state import State
-from einc.semantics.core.values import BuiltinVal, Env, FnVal, PythonVal, TupleVal
+from einc.semantics.core.values import BuiltinVal, Env, FnVal, PythonVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 EXPR_RULES: dict = {}        # AST node type -> rule(el, node, env)
@@ -171,6 +172,9 @@ class Elaborator:
         if self.state.call_depth >= MAX_CALL_DEPTH:
             raise d.error(d.UNSUPPORTED, "recursion that does not end at compile time", span,
                           hint="recursive functions must reach a base case on constant arguments")
+        mapped = types.mapped_over(node.params, args)
+        if mapped:
+            return self._call_point_by_point(fn, node, args, mapped, span)
         scope = env.child()
         for p, a in zip(node.params, args):
             self.bind(scope, p.def_id, types.annotate(a, p.type, self, span))
@@ -182,6 +186,24 @@ class Elaborator:
         finally:
             self.state.call_depth -= 1
         return types.annotate(result, getattr(node, "ret", None), self, span)
+
+    def _call_point_by_point(self, fn, node, args: list, mapped: list, span):
+        """A function whose parameters at `mapped` are typed as scalars, given arrays there, is
+        applied to their elements point by point (as one with untyped parameters is); its other
+        arguments are passed whole."""
+        name = getattr(node, "name", "closure")
+
+        def at_point(*elements):
+            point = list(args)
+            for k, element in zip(mapped, elements):
+                point[k] = element
+            result = self.call_body(fn, point, span)
+            if not isinstance(result, (ir.Value, Weak)) or result.rank:
+                raise d.error(d.UNSUPPORTED, f"`{name}` applied to each element of an array returns "
+                              f"{describe(result)}; only a number per element is supported", span)
+            return result
+        arrays = [types.elements_for(args[k], node.params[k], name, span) for k in mapped]
+        return tensors.lift(at_point, arrays, span, self.state, hint_dtypes=False)
 
     # ------------------------------------------------------------ statements
 

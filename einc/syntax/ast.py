@@ -318,10 +318,12 @@ class Where(Node):
 
 @dataclass(eq=False)
 class Generator(Node):
-    """`x in iterable` inside a comprehension."""
+    """`x in iterable` inside a comprehension; `(x, y) in pairs` destructures each element
+    (a tuple, or a row whose length the pattern gives) into the names of `pattern`."""
     name: str
     iterable: "Expr"               # a Range or an array expression
     def_id: Any = None
+    pattern: Any = None            # a TuplePat, or None for a plain name
 
 
 @dataclass(eq=False)

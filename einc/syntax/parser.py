@@ -570,9 +570,13 @@ class _AstBuilder(Transformer):
         body, *items = children
         clauses = []
         for item in items:
-            if (isinstance(item, ast.Binary) and item.op == "in" and isinstance(item.left, ast.Name)
-                    and id(item) not in self._parenthesized):
+            generated = isinstance(item, ast.Binary) and item.op == "in" and id(item) not in self._parenthesized
+            pattern = _tuple_pattern(item.left) if generated else None
+            if generated and isinstance(item.left, ast.Name):
                 clauses.append(ast.Generator(item.left.name, item.right, span=item.span))
+            elif pattern is not None:
+                name = f"({', '.join(n.name for n in ast.iter_nodes(pattern) if isinstance(n, ast.BindPat))})"
+                clauses.append(ast.Generator(name, item.right, pattern=pattern, span=item.span))
             else:
                 clauses.append(item)
         return ast.Comprehension(body, clauses, span=self._span(meta))
@@ -780,6 +784,17 @@ class _AstBuilder(Transformer):
 
 def _join(a: Span, b: Span) -> Span:
     return Span(a.file, a.line, a.col, b.end_line, b.end_col)
+
+
+def _tuple_pattern(expr):
+    """`(x, (y, _))` on the left of a generator's `in` as a TuplePat; None when it is not a tuple
+    of names."""
+    if isinstance(expr, ast.Name):
+        return ast.WildPat(span=expr.span) if expr.name == "_" else ast.BindPat(expr.name, span=expr.span)
+    if not isinstance(expr, ast.TupleLit):
+        return None
+    elems = [_tuple_pattern(x) for x in expr.elems]
+    return None if None in elems else ast.TuplePat(elems, span=expr.span)
 
 
 def _as_rest_index(item):

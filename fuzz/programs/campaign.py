@@ -20,7 +20,7 @@ from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import Case, generate_case
 from fuzz.programs.module import assemble, owner, prefix
 from fuzz.programs.render import render_program
-from fuzz.programs.structure import WIDE_TYPES, Derivative, types_used, widens_an_approximation
+from fuzz.programs.structure import NOT_ON_VULKAN, Derivative, types_used, widens_an_approximation
 from fuzz.report import Finding, Report
 from fuzz.workers import Pool
 
@@ -38,7 +38,7 @@ def run_differential(n: int, seed: int, jobs: int = 2, targets: tuple = TARGETS,
 
 
 def runs_on(case: Case, target: str) -> bool:
-    return target != "vulkan-spirv" or not types_used(case.program) & set(WIDE_TYPES)
+    return target != "vulkan-spirv" or not types_used(case.program) & set(NOT_ON_VULKAN)
 
 
 class Differential:
@@ -67,7 +67,7 @@ class Differential:
     def disagreement(self, case, name: str, got) -> str | None:
         derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
         return disagreement(got, case.meaning[name], derivative=name in derivatives,
-                            f32_inside=widens_an_approximation(case.program))
+                            approximated_in=widens_an_approximation(case.program))
 
     def source(self, case) -> str:
         return render_program(case.program) + _inputs_comment(case.inputs)

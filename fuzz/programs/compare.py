@@ -15,21 +15,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuzz.programs.meaning import Pair
+from fuzz.programs.meaning import OUTPUT_TYPES, Pair
+from fuzz.programs.structure import COARSEST_FIRST
 
-RTOL = {"f32": 3e-5, "f64": 1e-11}
-ATOL = {"f32": 1e-6, "f64": 1e-13}
-DERIVATIVE_RTOL = {"f32": 2e-3, "f64": 1e-6}
-DERIVATIVE_ATOL = {"f32": 1e-4, "f64": 1e-8}
+# f16 and bf16: 4 and 3 ulps (2^-11, 2^-8) for a reduction in another order or a math function
+# rounded the other way; what a chain of roundings amplifies is in |ex - wd| as for f32
+RTOL = {"f32": 3e-5, "f64": 1e-11, "f16": 2e-3, "bf16": 1.2e-2}
+ATOL = {"f32": 1e-6, "f64": 1e-13, "f16": 1e-4, "bf16": 1e-3}
+DERIVATIVE_RTOL = {"f32": 2e-3, "f64": 1e-6, "f16": 3e-2, "bf16": 1e-1}
+DERIVATIVE_ATOL = {"f32": 1e-4, "f64": 1e-8, "f16": 3e-3, "bf16": 1e-2}
 AMPLIFY = 16
-OUTPUT_TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
-                "bool": np.bool_}
 
 
-def disagreement(got, want: Pair, derivative: bool = False, f32_inside: bool = False) -> str | None:
+def disagreement(got, want: Pair, derivative: bool = False, approximated_in: str | None = None) -> str | None:
     """None when `got` agrees with the meaning; otherwise a short description of the worst element.
-    `f32_inside`: the value may pass through an f32 exp, cos, ... widened to f64, so an f64
-    result is held to f32's relative tolerance."""
+    `approximated_in`: the value may pass through an exp, cos, ... of that (coarser) type widened,
+    so a wider result is held to that type's relative tolerance."""
     got = np.asarray(got)
     expected = np.asarray(want.ex)
     if got.shape != expected.shape:
@@ -42,7 +43,7 @@ def disagreement(got, want: Pair, derivative: bool = False, f32_inside: bool = F
             k = tuple(int(i) for i in np.argwhere(wrong)[0])
             return f"at {k}: {got[k]!r}, expected {expected[k]!r}"
         return None
-    allowed = tolerance(want, derivative, "f32" if f32_inside else want.dtype)
+    allowed = tolerance(want, derivative, approximated_in)
     error = np.abs(got.astype(np.float64) - expected.astype(np.float64))
     bad = ~(error <= allowed)                      # NaN in got is bad too
     if np.any(bad):
@@ -53,7 +54,7 @@ def disagreement(got, want: Pair, derivative: bool = False, f32_inside: bool = F
 
 def tolerance(want: Pair, derivative: bool = False, precision: str | None = None) -> np.ndarray:
     ex = np.asarray(want.ex, np.float64)
-    precision = want.dtype if precision is None or want.dtype == "f32" else precision
+    precision = min((want.dtype, precision or want.dtype), key=COARSEST_FIRST.index)
     wd = np.asarray(want.wd).astype(np.float64)
     scale = max(1.0, float(np.max(np.abs(wd), initial=0.0)))
     if derivative:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 
+import ml_dtypes
 import numpy as np
 
 import einc
@@ -58,7 +59,7 @@ def _run(artifact, inputs: dict, folder: str) -> dict:
     try:
         with einc.load(artifact.vmfb) as program:     # closed before the next one opens
             values = program(**inputs)
-        saved = {name[:-4]: np.load(name) for name in os.listdir(".") if name.endswith(".npy")}
+        saved = {name[:-4]: _load(name) for name in os.listdir(".") if name.endswith(".npy")}
     except Exception as err:  # noqa: BLE001
         return {"kind": "run-error", "error": f"{type(err).__name__}: {err}"}
     finally:
@@ -70,3 +71,9 @@ def _line_in(diagnostic, path: str) -> int | None:
     """The line of `path` a diagnostic points at: its own span, or the call that led there."""
     spans = [diagnostic.span] + [note.span for note in diagnostic.notes]
     return next((s.line for s in spans if s is not None and s.file == path), None)
+
+
+def _load(path: str) -> np.ndarray:
+    """A .npy file as einc reads it: 2-byte voids are bfloat16, which .npy headers cannot name."""
+    array = np.load(path)
+    return array.view(ml_dtypes.bfloat16) if array.dtype == np.dtype("V2") else array

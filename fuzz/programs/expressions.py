@@ -424,11 +424,11 @@ class ExpressionGenerator:
         return Arm(Pattern(kind, values, name), guard, self.expr(dtype, inner, depth - 1))
 
     def call_function(self, dtype: str, scope: Scope, depth: int):
-        # whole arrays go only to generic functions: a typed parameter takes one scalar; a
-        # recurrence body takes scalars per point
-        fns = [f for f in scope.functions if f.dtype == dtype and not (scope.whole and f.typed)
+        # a typed function given whole arrays maps over their elements (LANGUAGE.md section 6);
+        # a generic one passes them whole, so its recurrence body would get arrays, not scalars
+        fns = [f for f in scope.functions if f.dtype == dtype
                and not (scope.arrays and any(isinstance(n, IfElse) for n in walk(f.body)))
-               and not (isinstance(f.body, Recur) and scope.whole)]
+               and not (isinstance(f.body, Recur) and scope.whole and not f.typed)]
         if not fns:
             return None
         fn = self.rng.choice(fns)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, StepRead, Tensor, named
-from fuzz.programs.meaning import Fragile, Invalid, evaluate
+from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative,
@@ -31,6 +31,7 @@ INDEX_INPUT = "idx"                # the name of every index input starts so
 STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
+HALF_SHARE = 0.15                  # programs computing in f16 or bf16 (beside f32; llvm-cpu only)
 
 
 @dataclass(frozen=True)
@@ -100,15 +101,14 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
             data = values.random(shape) < 0.5
         else:
             data = values.integers(int(inp.low), int(inp.high) + 1, shape)
-        out[inp.name] = np.asarray(data, {"f32": np.float32, "f64": np.float64, "i32": np.int32,
-                                          "i64": np.int64, "bool": np.bool_}[inp.dtype])
+        out[inp.name] = np.asarray(data, OUTPUT_TYPES[inp.dtype])
     return out
 
 
 class ProgramGenerator:
     def __init__(self, rng: random.Random):
         self.rng = rng
-        self.float_type = "f32" if rng.random() < 0.65 else "f64"
+        self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type)
         self.gen.prelude = rng.random() < PRELUDE_SHARE
@@ -151,11 +151,15 @@ class ProgramGenerator:
 
     def input_(self, dims: dict) -> Input:
         rng = self.rng
-        other_float = "f64" if self.float_type == "f32" else "f32"
+        other_float = self.other_float()
         dtype = rng.choices((self.float_type, self.int_type, other_float, "bool"), (6, 2, 1, 0.5))[0]
         shape = tuple(self.extent(dims) for _ in range(rng.choice((0, 1, 1, 2, 2))))
         low, high = (-2.0, 2.0) if dtype in FLOATS else (-9, 9)
         return Input(self.gen.name("x"), dtype, shape, low, high)
+
+    def other_float(self) -> str:
+        """The float type a program uses besides its own: f64 beside f32, f32 beside the others."""
+        return "f64" if self.float_type == "f32" else "f32"
 
     def index_input(self, inputs: list) -> Input:
         """An i32 vector whose values are valid subscripts of some axis (data-dependent reads)."""
@@ -180,7 +184,7 @@ class ProgramGenerator:
     # ------------------------------------------------------------ definitions
 
     def value_type(self) -> str:
-        other = "f64" if self.float_type == "f32" else "f32"
+        other = self.other_float()
         return self.rng.choices((self.float_type, self.int_type, "bool", other), (7, 3, 1, 1))[0]
 
     def define(self) -> Define:
@@ -446,8 +450,10 @@ class ProgramGenerator:
             expr = Binary("+", expr, Read(ROW, (), pick.dtype), pick.dtype)
         name = self.gen.name("r")
         self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, self.rng.choice(("sum", "max")),
-                      self.rng.random() < 0.5)
+        op, local = self.rng.choice(("sum", "max")), self.rng.random() < 0.5
+        fixed = pick.shape[1].dim is None and 2 <= pick.shape[1].const <= 4
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local,
+                      unpacked=fixed and self.rng.random() < 0.5)
 
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from fuzz.programs.structure import (
@@ -26,12 +27,19 @@ from fuzz.programs.structure import (
     Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, StepTensor, Unary, Var,
     Whole, ROW)
 
-EXACT = {"f32": np.float32, "f64": np.float64, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
-WIDE = {"f32": np.float64, "f64": np.longdouble, "i32": np.int64, "i64": np.int64, "bool": np.bool_}
+# f16 and bf16 as NumPy float16 and ml_dtypes bfloat16: their ufuncs compute each operation in
+# f32 and round once, as einc does (docs/DECISIONS.md, Half precision)
+EXACT = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+         "i32": np.int64, "i64": np.int64, "bool": np.bool_}
+WIDE = {"f32": np.float64, "f64": np.longdouble, "f16": np.float64, "bf16": np.float64,
+        "i32": np.int64, "i64": np.int64, "bool": np.bool_}
+OUTPUT_TYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+                "i32": np.int32, "i64": np.int64, "bool": np.bool_}    # what einc reads and writes
 INT_LIMIT = 2 ** 31 - 1              # i64 values are kept in i32's range too
-FLOAT_LIMIT = {"f32": 1e6, "f64": 1e12}
-TINY = 1e-30                         # below this a nonzero value is (nearly) subnormal: IREE flushes
-DECISION_RTOL = {"f32": 1e-5, "f64": 1e-12}
+FLOAT_LIMIT = {"f32": 1e6, "f64": 1e12, "f16": 1e3, "bf16": 1e4}
+# below this a nonzero value is (nearly) subnormal: IREE flushes f32's; f16's smallest normal is 6.1e-5
+TINY = {"f32": 1e-30, "f64": 1e-30, "f16": 6.2e-5, "bf16": 1e-30}
+DECISION_RTOL = {"f32": 1e-5, "f64": 1e-12, "f16": 2e-3, "bf16": 1.6e-2}
 FD_STEP = 1e-6
 
 
@@ -422,8 +430,26 @@ def _reduce_part(op: str, part, active, axes: tuple, dtype) -> np.ndarray:
         identity = np.iinfo(np.int32).min if op == "max" else np.iinfo(np.int32).max
     identity = np.asarray(identity).astype(dtype)
     filled = np.where(mask, full, identity)
+    if op in ("sum", "prod") and dtype in HALVES:
+        return _accumulated(op, filled, axes, identity)
     extra = {"initial": identity} if op in ("max", "min") else {}    # an untaken branch may be empty
     return np.asarray(REDUCERS[op](filled, axis=axes, **extra), dtype)
+
+
+HALVES = (np.float16, ml_dtypes.bfloat16)
+
+
+def _accumulated(op: str, values: np.ndarray, axes: tuple, identity) -> np.ndarray:
+    """A sum or product in a half type as einc computes it: term by term in row-major order of
+    the reduced axes, rounded to the half type after each (NumPy sums float16 in f32)."""
+    terms = np.moveaxis(values, axes, tuple(range(len(axes))))
+    count = math.prod(terms.shape[:len(axes)])          # 0 for an empty range
+    terms = terms.reshape((count,) + terms.shape[len(axes):])
+    total = np.full(terms.shape[1:], identity, values.dtype)
+    step = np.add if op == "sum" else np.multiply
+    for term in terms:
+        total = step(total, term).astype(values.dtype)
+    return total
 
 
 def _span(lo, hi, active) -> tuple[int, int]:
@@ -528,7 +554,7 @@ def _check(value: Pair, active) -> None:
     ex = np.asarray(value.ex)
     if value.dtype in FLOATS:
         size = np.abs(ex.astype(np.float64))
-        bad = ~np.isfinite(size) | (size > FLOAT_LIMIT[value.dtype]) | ((size > 0) & (size < TINY))
+        bad = ~np.isfinite(size) | (size > FLOAT_LIMIT[value.dtype]) | ((size > 0) & (size < TINY[value.dtype]))
         if np.any(active & bad):
             raise Invalid("a float value out of the well-conditioned range")
     elif value.dtype != "bool" and np.any(active & (np.abs(ex) > INT_LIMIT)):

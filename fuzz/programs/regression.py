@@ -19,6 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from fuzz.programs.compare import OUTPUT_TYPES, tolerance
@@ -54,7 +55,7 @@ def regression_text(case: Case, description: str, targets: tuple) -> str:
         want = case.meaning[name]
         line = f"// expect {name}: {_typed(np.asarray(want.ex), want.dtype)}"
         if want.dtype.startswith("f"):
-            precision = "f32" if widens_an_approximation(case.program) else None
+            precision = widens_an_approximation(case.program)
             line += f" within {float(np.max(tolerance(want, name in derivatives, precision))):.3g}"
         lines.append(line)
     return "\n".join(lines + header([case.program])) + "\n" + render_program(case.program)
@@ -70,6 +71,8 @@ def _literal(value: np.ndarray) -> str:
         return "[" + ", ".join(_literal(v) for v in value) + "]"
     if value.dtype == np.bool_:
         return "true" if value else "false"
+    if value.dtype == ml_dtypes.bfloat16:     # its shortest f32 text reads back to the same bf16
+        value = value.astype(np.float32)
     if value.dtype.kind == "f":
         return np.format_float_positional(value[()], unique=True, trim="0")
     return str(int(value))

@@ -4,14 +4,15 @@ Parentheses are the fewest the grammar needs (einc/syntax/grammar.lark: loosest 
 `&&`, `== !=`, `< > <= >=`, `+ -`, `* / %`, `as`, prefix `- !`, `**`), so generated programs
 exercise the parser's precedence too. Top-level names get `prefix`, so many programs can share
 one module. An unsuffixed literal that is not f32/i32 is written with its suffix unless the
-other operand of its arithmetic or comparison gives it the type (as in Rust).
+other operand of its arithmetic or comparison gives it the type (as in Rust); f16 and bf16 have
+no suffix, so such a literal is cast: `(0.5 as f16)`.
 """
 from __future__ import annotations
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, StepTensor, Unary, Var,
-    Whole, ROW, is_literal)
+    FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap,
+    StepTensor, Unary, Var, Whole, ROW, is_literal)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -110,10 +111,15 @@ def _where(where, names: Names) -> str:
 def _row_map(item: RowMap, names: Names) -> list[str]:
     fn = names(item.name) + "_row"
     rows, length = (bound(b, names) for b in item.shape)
+    if item.unpacked:
+        parts = ", ".join(f"c{k}" for k in range(item.shape[1].const))
+        row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
+    else:
+        row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
     return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ let w = {expr(item.expr, names)}; "
             f"{item.op}[k](w[k]) }}",
-            f"let {names(item.name)} = " + (f"[v | i in 0..{rows}, v = {fn}({names(item.source)}[i])];"
-                                            if item.local else f"[{fn}({names(item.source)}[i]) | i in 0..{rows}];")]
+            f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
+                                            if item.local else f"[{fn}({row}) | {generator}];")]
 
 
 def _function(fn: Function, names: Names) -> str:
@@ -220,8 +226,10 @@ def _literal(lit: Lit, anchored: bool) -> tuple[str, int]:
     if lit.dtype == "bool":
         return ("true" if lit.value else "false"), ATOM
     magnitude = abs(lit.value)
-    text = repr(float(magnitude)) if lit.dtype.startswith("f") else str(int(magnitude))
-    if lit.suffix or not (anchored or lit.dtype in DEFAULT_TYPES):
+    text = repr(float(magnitude)) if lit.dtype in FLOATS else str(int(magnitude))
+    if (lit.suffix or not (anchored or lit.dtype in DEFAULT_TYPES)) and lit.dtype in HALF_TYPES:
+        text = f"({text} as {lit.dtype})"       # f16 and bf16 literals have no suffix
+    elif lit.suffix or not (anchored or lit.dtype in DEFAULT_TYPES):
         text += lit.dtype
     if lit.value < 0:
         return "-" + text, PREFIX

@@ -8,10 +8,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-FLOATS = ("f32", "f64")
+FLOATS = ("f32", "f64", "f16", "bf16")
+HALF_TYPES = ("f16", "bf16")
 INTS = ("i32", "i64")
 NUMERIC = FLOATS + INTS
-WIDE_TYPES = ("f64", "i64")          # not on vulkan-spirv
+WIDE_TYPES = ("f64", "i64")
+NOT_ON_VULKAN = WIDE_TYPES + HALF_TYPES     # vulkan-spirv refuses them (E011)
+COARSEST_FIRST = ("bf16", "f16", "f32", "f64")
 
 
 @dataclass(frozen=True)
@@ -271,7 +274,9 @@ class RowMap:
     `fn name_row(row: [T; n]) -> T { let w = expr; op[k](w[k]) }` and
     `let name = [name_row(source[i]) | i in 0..m];`, `expr` elementwise over the whole row
     (`Read("row", ())`), so each row's reduction runs batched over the rows. `local`: the call
-    is bound by the comprehension first (`[v | i in 0..m, v = name_row(source[i])]`)."""
+    is bound by the comprehension first (`[v | i in 0..m, v = name_row(source[i])]`).
+    `unpacked`: a row of fixed length 2 to 4 is taken apart by a tuple pattern and built again
+    (`[name_row([c0, c1]) | (c0, c1) in source]`), the same rows."""
 
     name: str
     source: str
@@ -280,6 +285,7 @@ class RowMap:
     expr: object
     op: str                        # "sum" or "max"
     local: bool = False
+    unpacked: bool = False
 
 
 ROW = "row"                        # the function's parameter
@@ -460,16 +466,21 @@ def library_calls(program: Program) -> set:
 APPROXIMATED = frozenset({"exp", "log", "sin", "cos", "tanh", "atan", "expm1", "log1p", "sinh", "cosh", "erf"})
 
 
-def widens_an_approximation(program: Program) -> bool:
-    """Whether an f32 result of an approximated function (or of a user function, which may hold
-    one) is cast to f64: the f64 values after it are only as close as two f32 libraries agree."""
+def widens_an_approximation(program: Program) -> str | None:
+    """The coarsest float type whose result of an approximated function (or of a user function,
+    which may hold one) is cast to a wider float, or None: the values after it are only as close
+    as two libraries of that type agree (f32 exp cast to f64, f16 tanh cast to f32)."""
     users = {item.name for item in program.items if isinstance(item, Function)}
+    found = []
     for item in program.items:
         for expr in item_exprs(item):
             for node in walk(expr):
-                if isinstance(node, Cast) and node.dtype == "f64" and any(
-                        isinstance(n, Call) and n.dtype == "f32" and (n.fn in APPROXIMATED or n.fn in users)
-                        for n in walk(node.arg)):
-                    return True
-    return False
+                if isinstance(node, Cast) and node.dtype in FLOATS:
+                    found += [n.dtype for n in walk(node.arg) if isinstance(n, Call) and n.dtype in FLOATS
+                              and _coarser(n.dtype, node.dtype) and (n.fn in APPROXIMATED or n.fn in users)]
+    return min(found, key=COARSEST_FIRST.index, default=None)
+
+
+def _coarser(a: str, b: str) -> bool:
+    return COARSEST_FIRST.index(a) < COARSEST_FIRST.index(b)
 

@@ -166,3 +166,42 @@ def test_other_uses_of_a_run_time_filter_inside_an_indexed_definition_are_e011()
     with pytest.raises(CompileError) as info:
         einc.compile("let X: [f32; 3, 4];\nlet c[i in 0..3] = [X[i, j] | j in 0..4, X[i, j] > 2.0][0];\n")
     assert info.value.diagnostics[0].code == "E011"
+
+
+TUPLE_GENERATORS = """
+fn f(a, b) { a * 10 + b }
+let P: [f32; N, 2];
+let literal = [f(x, y) | (x, y) in [(3, 4), (5, 6)]];
+let mixed = [x + y as f32 | (x, y) in [(1, 2.5), (3, 4.5)]];
+let nested = [i * 100 + j * 10 + k | ((i, j), k) in [((1, 2), 3), ((4, 5), 6)]];
+let dependent = [j | (n, _) in [(1, 2), (3, 4)], j in 0..n];
+let rows = [a * 10.0 + b | (a, b) in P, a < b];
+let rows_all = [a * 10.0 - b | (a, b) in P];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_tuple_patterns_in_generators_take_elements_apart(target):
+    """`(x, y) in coll` binds the parts of each tuple, or the elements of each row of a table
+    (at build time and over a run-time input), in nested patterns and with `_`."""
+    P = np.array([[0, 1], [3, 2], [4, 5], [7, 6.5]], np.float32)
+    program = einc.load(einc.compile(TUPLE_GENERATORS, target=target).vmfb)
+    try:
+        out = program(P=P)
+    finally:
+        program.close()
+    np.testing.assert_array_equal(out["literal"], [34, 56])
+    np.testing.assert_array_equal(out["mixed"], [3.5, 7.5])
+    np.testing.assert_array_equal(out["nested"], [123, 456])
+    np.testing.assert_array_equal(out["dependent"], [0, 0, 1, 2])
+    np.testing.assert_allclose(out["rows"], [a * 10 + b for a, b in P if a < b], rtol=1e-6)
+    np.testing.assert_allclose(out["rows_all"], P[:, 0] * 10 - P[:, 1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("let P: [f32; N, 2];\nlet r = [a + b + c | (a, b, c) in P];", "cannot take [f32; 2] (a slice) apart into 3 parts"),
+    ("let r = [a + b | (a, b) in [1, 2]];", "cannot take {int literal} apart into 2 parts"),
+])
+def test_a_tuple_pattern_that_does_not_fit_the_elements_is_a_type_error(diagnose, source, message):
+    diag, _ = diagnose(source)
+    assert diag.code == "E002" and message in diag.message

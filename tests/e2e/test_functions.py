@@ -2,6 +2,7 @@
 import re
 
 import numpy as np
+import pytest
 
 import einc
 
@@ -44,6 +45,59 @@ def test_scalar_function_applies_elementwise_to_arrays(run):
     """, x=x)
     np.testing.assert_array_equal(out["y"], np.maximum(x, 0))
     np.testing.assert_allclose(out["z"], np.maximum(x * 2 - 0.5, 0) + x, rtol=1e-6)
+
+
+TYPED_ON_SCALARS = """
+fn grade(score: i32) -> i32 { if score >= 90 { 4 } else if score >= 80 { 3 } else { 0 } }
+fn affine(x: f32, w: [f32; 3]) -> f32 { x * w[0] + w[1] * w[2] }
+fn clamp(x: f32, lo: f32, hi: f32) -> f32 { if x < lo { lo } else if x > hi { hi } else { x } }
+fn positive(x: f32) -> bool { x > 0.0 }
+let S: [i32; N, 4];
+let X: [f32; N, 4];
+let g = grade(S);
+let literal = grade([95, 85, 70]);
+let per_row[i] = sum[j](grade(S[i])[j]);
+let a = affine(X, [1.0, 2.0, 3.0]);
+let c = clamp(X, 0.5, 2.5);
+let both = clamp(X, X * 0.5, 2.0);
+let p = positive(X - 1.0);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_function_typed_on_scalars_maps_over_arrays(target):
+    """A parameter typed as a number given an array applies the function to each element, as
+    an untyped one does; other arguments (an array parameter, scalars) are passed whole."""
+    rng = np.random.default_rng(3)
+    S = rng.integers(60, 100, (3, 4)).astype(np.int32)
+    X = rng.uniform(0, 3, (3, 4)).astype(np.float32)
+    program = einc.load(einc.compile(TYPED_ON_SCALARS, target=target).vmfb)
+    try:
+        out = program(S=S, X=X)
+    finally:
+        program.close()
+    grade = np.where(S >= 90, 4, np.where(S >= 80, 3, 0))
+    np.testing.assert_array_equal(out["g"], grade)
+    np.testing.assert_array_equal(out["literal"], [4, 3, 0])
+    np.testing.assert_array_equal(out["per_row"], grade.sum(axis=1))
+    np.testing.assert_allclose(out["a"], X * 1 + 2 * 3, rtol=1e-6)
+    np.testing.assert_array_equal(out["c"], np.clip(X, 0.5, 2.5))
+    np.testing.assert_array_equal(out["both"], np.minimum(np.maximum(X, X * np.float32(0.5)), 2))
+    np.testing.assert_array_equal(out["p"], X - 1 > 0)
+
+
+@pytest.mark.parametrize("source, code, message", [
+    ("fn grade(score: i32) -> i32 { score * 2 }\nlet X: [f32; N];\nlet g = grade(X);", "E002",
+     "`grade` is applied to each element of an array of f32, but its parameter `score` is i32"),
+    ("fn grade(score: i32) -> i32 { score * 2 }\nlet g = grade([1.5, 2.5]);", "E002", "expected i32"),
+    ("fn two(x: f32) -> [f32; 2] { [x, x * 2.0] }\nlet g = two([1.5, 2.5]);", "E011",
+     "`two` applied to each element of an array returns [f32; 2]"),
+    ("fn pair(x: f32) -> (f32, f32) { (x, x) }\nlet g = pair([1.5, 2.5]);", "E011",
+     "`pair` applied to each element of an array returns (f32, f32)"),
+])
+def test_mapping_a_typed_function_whose_types_do_not_fit_is_a_diagnostic(diagnose, source, code, message):
+    diag, _ = diagnose(source)
+    assert diag.code == code and message in diag.message
 
 
 def test_std_math_imports(run):

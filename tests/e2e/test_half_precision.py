@@ -196,3 +196,18 @@ def test_a_reduction_inside_a_recurrence(t, target):
         want.append(want[-1] * 0.5 + (wide[k] ** 2).sum())
     bound = 82 * np.max(want) * 2.0 ** -(MANTISSA_BITS[t] + 1)
     assert np.abs(got - np.array(want)).max() <= bound
+
+
+@pytest.mark.parametrize("t", HALVES)
+def test_a_recurrence_with_no_base_clause_takes_the_half_type_of_its_step(t):
+    # no clause types r[0], so its type is guessed; the half types are among the guesses
+    # (found by the differential fuzzer: E002 "mismatched types f32 and f16")
+    source = f"use std::math::tanh;\nlet x: [{t}; 6];\nlet r[t in 1..6] = tanh(r[t - 1] + (x[t] + t as {t}));\n"
+    x = np.linspace(-1, 1, 6).astype(HALVES[t])
+    got = einc.load(einc.compile(source).vmfb)(x=x)["r"]
+    assert got.dtype == HALVES[t]
+    want = [np.asarray(0, HALVES[t])]
+    for k in range(1, 6):                # each operation in f32, rounded once (tanh within an ulp)
+        inner = rounded(np.float32(x[k]) + np.float32(k), t)
+        want.append(rounded(np.tanh(np.float32(rounded(np.float32(want[-1]) + np.float32(inner), t))), t))
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=2.0 ** -MANTISSA_BITS[t])

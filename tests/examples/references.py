@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from catalog import Reference, example, fmt, input_file
@@ -84,7 +85,8 @@ def functions(_):
     squashed = sigmoid(grid * f32(3))
     days = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], i32)
     out = dict(grid=grid, activations=activations, smooth=smooth, wide=wide, mean=mean,
-               spread=spread, scale=f32(3), squashed=squashed, days=days, year=days.sum(dtype=i32))
+               spread=spread, scale=f32(3), squashed=squashed, days=days, year=days.sum(dtype=i32),
+               months=np.arange(1, 13, dtype=i32), days_again=days)
     return Reference(out, [
         "hypot(3, 4) = 5.0",
         f"sigmoid on -3..3: {fmt(activations, '.4f')}",
@@ -129,6 +131,7 @@ def comprehensions(inputs):
     odd_primes = np.array([p for p in range(20) if p in primes and p % 2 == 1], i32)
     pairs = np.array([(a, b) for a in range(1, 6) for b in range(a, 6) if (a + b) % 4 == 0], i32)
     pair_sums = pairs.sum(axis=1, dtype=i32)
+    pair_products = pairs.prod(axis=1, dtype=i32)
     powers = np.array([[n, n ** 2, n ** 3] for n in range(1, 5)], i32)
     triangles = np.array([[3, 4, 5], [5, 12, 13], [8, 15, 17]], i32)
     perimeters = triangles.sum(axis=1, dtype=i32)
@@ -140,6 +143,7 @@ def comprehensions(inputs):
     mean = valid.sum(dtype=f32) / f32(count)
     rejected = np.flatnonzero(~kept).astype(i32)
     out = dict(primes=primes, grid=grid, odd_primes=odd_primes, pairs=pairs, pair_sums=pair_sums,
+               pair_products=pair_products,
                powers=powers, triangles=triangles, perimeters=perimeters, staircase=staircase,
                valid=valid, count=count, mean=mean, centred=valid - mean, rejected=rejected,
                scaled=readings * f32(0.01))
@@ -148,7 +152,7 @@ def comprehensions(inputs):
         f"grid: {fmt(grid)}",
         f"odd primes below 20: {fmt(odd_primes)}",
         f"pairs summing to a multiple of 4: {fmt(pairs)}",
-        f"their sums: {fmt(pair_sums)}",
+        f"their sums: {fmt(pair_sums)}, products: {fmt(pair_products)}",
         f"perimeters of right triangles: {fmt(perimeters)}",
         "",
         f"{count} valid readings of {len(readings)} with mean {mean:.3f}; rejected positions {fmt(rejected)}",
@@ -304,6 +308,42 @@ def pipelines(inputs):
         f"total {fmt(total)}, highest {fmt(highest)}, lowest {fmt(lowest)}, above 2 per row {fmt(above)}",
         f"mean {m:.4f}: d(m^3)/dm = {cube_slope:.4f}, dm/d(m + m^2) = {inverse_slope:.4f}",
     ])
+
+
+@input_file("basics/half_precision_readings.npy")
+def half_precision_readings():
+    return np.round(np.random.default_rng(23).uniform(-4, 12, (4, 6)), 2).astype(np.float16)
+
+
+def half_sum(terms: np.ndarray, axis: int = -1) -> np.ndarray:
+    """A sum accumulated in the terms' half type, term by term, as einc computes it (NumPy's
+    float16 sum accumulates in f32)."""
+    terms = np.moveaxis(terms, axis, 0)
+    total = np.zeros(terms.shape[1:], terms.dtype)
+    for term in terms:
+        total = (total + term).astype(terms.dtype)
+    return total
+
+
+# f16 and bf16 are llvm-cpu only: vulkan-spirv refuses them (tests/examples/test_goldens.py checks
+# that it does). rtol: one f16 ulp (2^-10 relative) for an operation IREE rounds the other way.
+@example("basics/half_precision.ein", inputs={"readings": "half_precision_readings.npy"}, rtol=1e-3)
+def half_precision(inputs):
+    f16 = np.float16
+    bf16 = ml_dtypes.bfloat16
+    readings = inputs["readings"]
+    scaled = readings * f16(0.5) + f16(1.0)            # NumPy float16: each operation in f32, rounded once
+    row_mean = half_sum(scaled) / f16(6)
+    row_mean_f32 = scaled.astype(f32).sum(axis=1) / f32(6)
+    rounding = row_mean.astype(f32) - row_mean_f32
+    rms = np.sqrt(half_sum((readings * readings).reshape(-1)) / f16(24))
+    big = f16(1000.7)
+    wide = f32(bf16(big))
+    coarse = row_mean.astype(bf16).astype(f32)
+    out = dict(scaled=scaled, row_mean=row_mean, row_mean_f32=row_mean_f32,
+               rounding=rounding, rms=rms, big=big, wide=wide, coarse=coarse)
+    return Reference(out, [f"row means (f16): {fmt(row_mean)}",
+                           f"rms {fmt(rms)}, 1000.7 in f16 {fmt(big)}, in bf16 {fmt(wide)}"])
 
 
 # ------------------------------------------------------------------------------- recurrences

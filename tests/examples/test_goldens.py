@@ -122,3 +122,14 @@ def test_header_commands_run_as_written(tmp_path):
     golden = EXAMPLES[path].golden_text.read_text()
     prints = "".join(printed.splitlines(keepends=True)[:len(golden.splitlines())])  # then the outputs
     assert_text_matches(prints, golden, EXAMPLES[path].rtol, EXAMPLES[path].atol)
+
+
+def test_the_half_precision_example_is_outside_the_vulkan_subset_because_vulkan_refuses_f16():
+    """basics/half_precision.ein runs on llvm-cpu only (catalog: vulkan=False) because
+    vulkan-spirv refuses f16 with E011, not because it was left out."""
+    path = "basics/half_precision.ein"
+    assert not EXAMPLES[path].vulkan
+    with pytest.raises(einc.CompileError) as info:
+        einc.compile(EXAMPLES[path].source, target="vulkan-spirv")
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.code == "E011" and "f16 is not supported on vulkan-spirv" in diagnostic.message

@@ -73,7 +73,8 @@ def test_einc_agrees_with_the_meaning_of_groups_of_uneven_lengths():
 def test_gradients_of_a_recurrence_total_reach_through_the_group():
     # (a gradient of a total that gave 0 is kept in
     # tests/fuzz/regressions/derivative_with_respect_to_a_scalar_a_recurrence_clause_uses_whole.ein)
-    numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items), 2)
+    numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items),
+                          2, limit=800)
     assert len(numbers) == 2
     for k in numbers:
         agrees_with_its_meaning(k)

@@ -597,6 +597,9 @@ class _Resolver:
                 self._expr(clause.iterable, inner)
                 clause.def_id = self._bind(inner, clause.name, "generator", clause)
                 bound.add(clause.name)
+                if clause.pattern is not None:
+                    self._bind_pattern(clause.pattern, inner, "generator")
+                    bound.update(b.name for b in _bind_pats(clause.pattern))
             elif isinstance(clause, ast.CompBinding):
                 self._expr(clause.value, inner)
                 clause.def_id = self._bind(inner, clause.name, "value", clause)

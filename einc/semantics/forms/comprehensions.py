@@ -74,7 +74,7 @@ def _empty(el, e: ast.Comprehension, env):
 
 def _more_than(el, e: ast.Comprehension, env, limit: int) -> bool:
     """Whether independent generators of known lengths make more than `limit` combinations."""
-    generators = {g.def_id for g in e.generators}
+    generators = _generator_ids(e)
     total = 1
     for g in e.generators:
         if _reads_any(g.iterable, generators):
@@ -100,7 +100,7 @@ def _length(el, gen: ast.Generator, env):
 def _enumerate(el, e: ast.Comprehension, env):
     """One scope per kept combination, or None when some clause needs run-time data (or there
     are too many combinations to try one by one)."""
-    generators = {g.def_id for g in e.generators}
+    generators = _generator_ids(e)
     scopes = [env.child()]
     for clause in e.clauses:
         if isinstance(clause, ast.Generator):
@@ -123,7 +123,7 @@ def _extend(el, gen: ast.Generator, scopes: list, dependent: bool):
                 return None
         for item in shared:
             child = scope.child()
-            child.bind(gen.def_id, item)
+            _bind_element(el, child, gen, item)
             grown.append(child)
         if len(grown) > ENUMERATION_LIMIT:
             return None
@@ -204,6 +204,39 @@ def _needs_run_time(v) -> bool:
     return isinstance(v, (Value, PartialRead)) and folding.known(v) is None
 
 
+def _generator_ids(e: ast.Comprehension) -> set:
+    """What the generators bind: their names and the names their tuple patterns take apart."""
+    ids = {g.def_id for g in e.generators}
+    ids.update(n.def_id for g in e.generators if g.pattern is not None
+               for n in ast.iter_nodes(g.pattern) if isinstance(n, ast.BindPat))
+    return ids
+
+
+def _bind_element(el, scope, gen: ast.Generator, item) -> None:
+    scope.bind(gen.def_id, item)
+    if gen.pattern is not None:
+        _destructure(el, gen.pattern, item, scope)
+
+
+def _destructure(el, pat, value, scope) -> None:
+    """`(x, y) in coll`: the parts of a tuple, or the elements of a row (or the rows of a table)
+    whose length is the pattern's, bound to the pattern's names."""
+    if isinstance(pat, ast.BindPat):
+        scope.bind(pat.def_id, value)
+        return
+    if not isinstance(pat, ast.TuplePat):
+        return                                      # `_`
+    n = len(pat.elems)
+    if isinstance(value, TupleVal) and len(value.items) == n:
+        parts = list(value.items)
+    elif tensors.is_array(value) and tensors.shape_only(value).shape[0] == Lin(n):
+        parts = [tensors.read(value, [Weak(np.asarray(k), "int")], pat.span, el.state, "") for k in range(n)]
+    else:
+        raise d.error(d.TYPE, f"cannot take {describe(value)} apart into {n} parts", pat.span)
+    for sub, part in zip(pat.elems, parts):
+        _destructure(el, sub, part, scope)
+
+
 def _reads_any(node, def_ids: set) -> bool:
     return any(isinstance(n, ast.Name) and n.def_id in def_ids for n in ast.iter_nodes(node))
 
@@ -235,7 +268,7 @@ class _Axis:
 
 
 def _vectorized(el, e: ast.Comprehension, env, reduced_by: str | None = None):
-    generators = {g.def_id for g in e.generators}
+    generators = _generator_ids(e)
     for g in e.generators:
         if _reads_any(g.iterable, generators):
             raise d.error(d.UNSUPPORTED, "a generator whose collection depends on an earlier generator "
@@ -308,7 +341,7 @@ def _bind(el, scope, axes: list, flat: Value, span) -> None:
         coord = flat if stride == 1 else scalar_ops.apply("div", [flat, size_value(stride)], span)
         if axis is not axes[0]:
             coord = scalar_ops.apply("rem", [coord, size_value(axis.extent)], span)
-        scope.bind(axis.gen.def_id, axis.element(el, coord))
+        _bind_element(el, scope, axis.gen, axis.element(el, coord))
         stride = axis.extent.scale(stride.const) if stride.is_const else stride.scale(axis.extent.const)
 
 

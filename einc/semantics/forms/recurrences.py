@@ -19,7 +19,7 @@ from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexRef, IndexVar, Read, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
                            Value, free_vars, fresh_index_vars, step_state_reads, walk)
 from einc.ir.state_slices import state_slice
-from einc.ir.types import BOOL, F32, F64, I32, I64, Lin
+from einc.ir.types import BF16, BOOL, F16, F32, F64, I32, I64, Lin
 from einc.semantics.forms import definitions, guarded_clauses
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.bounds import check_reads
@@ -27,8 +27,8 @@ from einc.semantics.core.values import PartialRead, Weak
 from einc.syntax import ast
 
 MAX_TYPING_ROUNDS = 3
-SCALAR_TYPES = (F32, I32, F64, I64, BOOL)
-MAX_UNSEEDED = 3                 # 125 typings at most
+SCALAR_TYPES = (F32, I32, F64, I64, BOOL, F16, BF16)    # the half types last: tried least often
+MAX_UNSEEDED = 3                 # 343 typings at most
 
 
 class RecState:

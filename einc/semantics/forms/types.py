@@ -5,7 +5,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import Value
 from einc.ir.types import BY_NAME, DType, Lin, shape_str
 from einc.semantics.core import scalar_ops
-from einc.semantics.core.tensors import whole
+from einc.semantics.core.tensors import is_array, whole
 from einc.semantics.core.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
@@ -45,6 +45,25 @@ def annotate(value, t, el, span=None):
             raise d.error(d.TYPE, f"expected {t.name}, found {describe(value)}", t.span)
         return scalar_ops.materialize(value, scalar_dtype(t), t.span)
     return _annotate_array(value, t, el)
+
+
+def mapped_over(params: list, args: list) -> list[int]:
+    """The positions where an array is given to a parameter typed as a number: the call maps
+    the function over its elements (LANGUAGE.md, functions)."""
+    return [k for k, (p, a) in enumerate(zip(params, args))
+            if isinstance(p.type, ast.ScalarType) and p.type.name != "str" and is_array(a)]
+
+
+def elements_for(value, param: ast.Param, fn_name: str, span):
+    """The array `value` mapped over by a parameter typed as a number: a literal takes the
+    parameter's type, a typed array must have it."""
+    dtype = scalar_dtype(param.type)
+    if isinstance(value, Weak):
+        return scalar_ops.materialize(value, dtype, span)
+    if value.dtype != dtype:
+        raise d.error(d.TYPE, f"`{fn_name}` is applied to each element of an array of {value.dtype}, "
+                      f"but its parameter `{param.name}` is {dtype}", span, hint=f"convert with `as {dtype}`")
+    return value
 
 
 def _annotate_array(value, t: ast.ArrayType, el):
