@@ -51,7 +51,7 @@ class SumLayout(NamedTuple):
 
 PORTABLE_SUMS = SumLayout(chains=4, split=1, rows=1)
 # AVX-512's 32 registers, 16 of them accumulators: 8 vectors (4 registers of 16 f32), 4
-# accumulators each, or 4 rows (docs/DECISIONS.md: the RNN H = 64 step 6.2 -> 7.8 M steps/s).
+# accumulators each, or 4 rows (docs/DECISIONS.md: the RNN H = 64 step 5.9 -> 7.3 M steps/s).
 AVX512_SUMS = SumLayout(chains=8, split=4, rows=4)
 KINDS = {"sum": (vector.CombiningKind.ADD, vector.CombiningKind.ADD),
          "prod": (vector.CombiningKind.MUL, vector.CombiningKind.MUL),

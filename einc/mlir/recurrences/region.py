@@ -196,8 +196,9 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         def sums(ivs, out, count):
             """The split's sums of `count` rows from `ivs` (along the last outer variable), stored
             where the rows' points go; several rows as one register tile."""
+            row_ivs = [ivs[:-1] + [arith.addi(ivs[-1], index_const(r))] for r in range(count)] if count > 1 else [ivs]
+
             def chunk(base, out, size):
-                row_ivs = [ivs[:-1] + [arith.addi(ivs[-1], index_const(r))] for r in range(count)] if count > 1 else [ivs]
                 points = [lanes(r, base, out, size) for r in row_ivs]
                 values = in_order_sums(points, split, 1) if count > 1 else [points[0].value(split)]
                 out = out[0]
