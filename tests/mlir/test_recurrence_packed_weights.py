@@ -102,3 +102,18 @@ def test_an_f64_step_matches_numpy(target):
     for t in range(1, T):
         h[t] = 0.5 * W @ h[t - 1] + x[t]
     np.testing.assert_allclose(run(LINEAR_F64, target, W=W, x=x)["h"], h, rtol=1e-12, atol=1e-12)
+
+
+def test_a_rank_one_read_at_a_computed_index_in_lanes_matches_numpy():
+    # x2[j % 3] reads across the lanes and has no packed copy (no last two axes to swap)
+    source = """
+        let x1: [f32; T];
+        let x2: [f32; 5];
+        let r[0, j in 0..T] = x1[j];
+        let r[t in 1..4, j in 0..T] = 0.5 * r[t - 1, j] + x2[j % 3];
+    """
+    x1, x2 = rng.standard_normal(11).astype(np.float32), rng.standard_normal(5).astype(np.float32)
+    r = [x1.astype(np.float64)]
+    for _ in range(3):
+        r.append(0.5 * r[-1] + x2[np.arange(11) % 3])
+    np.testing.assert_allclose(run(source, x1=x1, x2=x2)["r"], np.array(r), rtol=1e-6, atol=1e-6)

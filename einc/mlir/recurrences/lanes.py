@@ -401,10 +401,10 @@ def _read_layout(scope, read: Read, lane: IndexVar) -> Optional[tuple]:
     (recurrence_packed_weights), or None."""
     if _along_last_axis(scope, read.subs, read.tensor.shape, lane):
         return read.subs, read.tensor.shape, False
+    if id(read.tensor) not in scope.lw.packed:
+        return None
     subs, shape = swapped(read.subs), swapped(tuple(read.tensor.shape))
-    if id(read.tensor) in scope.lw.packed and _along_last_axis(scope, subs, shape, lane):
-        return subs, shape, True
-    return None
+    return (subs, shape, True) if _along_last_axis(scope, subs, shape, lane) else None
 
 
 def _lane_state_read(lanes: Lanes, read: StateRead) -> ir.Value:
