@@ -65,8 +65,8 @@ def run(source: str, target: str, outputs=None, dims=None, **inputs) -> dict:
 
 
 def carried_scalars(text: str) -> int:
-    """The scalars the step loop (the scf.for carrying the most values) carries."""
-    loops = re.findall(r"scf\.for .*?-> \((.*?)\) \{", text)
+    """The scalars the step loop (the scf.for carrying the most values, tensors among them) carries."""
+    loops = [types for types in re.findall(r"scf\.for .*?-> \((.*?)\) \{", text) if "tensor" in types]
     widest = max(loops, key=lambda types: types.count(","))
     return sum(1 for t in widest.split(", ") if not t.startswith("tensor"))
 

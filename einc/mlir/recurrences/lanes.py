@@ -10,7 +10,7 @@ loops nor keeps `reassoc` flags, so vectors are written here, at two levels:
 - a reduction's innermost variable: `width` points of the sum at once into UNROLL independent
   vector accumulators, combined at the end (`vector_reduce`).
 A reduction inside a clause in lanes keeps its own order where its body reads along the clause's
-variable (a matrix power: exact; the clause then takes SUM_CHAINS vectors at once, so their
+variable (a matrix power; the clause then takes `sum_layout` vectors at once, so their
 in-order chains overlap: an LSTM's gate sums `h[t - 1, n, j] * U[q, j, i]`), else computes each
 lane's partial vectors and sums them with a transpose tree. Reassociated float sums differ from a sequential loop in the last bits (as in any
 vectorised reduction); integer, min and max results are unchanged. Anything else keeps the scalar
@@ -18,12 +18,13 @@ loops; so do the points left over after the whole vectors.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, scf, tensor, vector
 
+from einc.host_cpu import has_avx512
 from einc.ir import affine
 from einc.ir.nodes import (IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value,
                            step_code)
@@ -37,9 +38,21 @@ from einc.mlir.core.types import element_type, i32_type
 
 VECTOR_BYTES = 32             # one AVX2 register; LLVM splits or widens for other CPUs
 UNROLL = 4                    # independent accumulators, so adds overlap instead of waiting in line
-# Vectors of a clause computed at once where its sums run along the lanes: independent chains.
+# Where a clause's sums run along its lanes (`in_order_sums`): the vectors of a clause computed at
+# once, the interleaved accumulators of each, and the rows (points of the clause's last outer
+# variable) whose sums share one loop, each row one accumulator a vector: independent chains of
+# adds either way, and a weight vector loaded once for all the rows.
 # LSTM step (H = 128, batch 32), one Zen 4 core: 1 vector 3.8 k steps/s, 4, 8, 16 vectors 7.7-8.0 k.
-SUM_CHAINS = 4
+class SumLayout(NamedTuple):
+    chains: int
+    split: int
+    rows: int
+
+
+PORTABLE_SUMS = SumLayout(chains=4, split=1, rows=1)
+# AVX-512's 32 registers, 16 of them accumulators: 8 vectors (4 registers of 16 f32), 4
+# accumulators each, or 4 rows (docs/DECISIONS.md: the RNN H = 64 step 5.9 -> 7.3 M steps/s).
+AVX512_SUMS = SumLayout(chains=8, split=4, rows=4)
 KINDS = {"sum": (vector.CombiningKind.ADD, vector.CombiningKind.ADD),
          "prod": (vector.CombiningKind.MUL, vector.CombiningKind.MUL),
          "max": (vector.CombiningKind.MAXIMUMF, vector.CombiningKind.MAXSI),
@@ -119,10 +132,20 @@ def clause_lanes(lw, member: RecMember, clause: RecClause, t_var: IndexVar) -> O
     values = [v for v in (clause.body, clause.guard) if v is not None]
     if _reads_now(values, member, t_var) or not all(vectorisable(probe, v, lane) for v in values):
         return None
-    wide = width * SUM_CHAINS
+    wide = width * sum_layout(lw).chains
     if _sums_along(probe, values, lane) and not (lane.extent.is_const and lane.extent.const < wide):
         return wide
     return width
+
+
+def sum_layout(lw) -> SumLayout:
+    return AVX512_SUMS if lw.target.tuned_to_host and has_avx512() else PORTABLE_SUMS
+
+
+def swapped(items: tuple) -> tuple:
+    """Subscripts or sizes with the last two swapped (a packed copy's axis order,
+    recurrence_packed_weights)."""
+    return (*items[:-2], items[-1], items[-2])
 
 
 def _sums_along(probe, values: list, lane: IndexVar) -> bool:
@@ -269,15 +292,8 @@ def _fold(values: list, combine: Callable) -> ir.Value:
 def _lane_reduce(lanes: Lanes, reduce: Reduce) -> ir.Value:
     """A reduction at each lane of an enclosing clause."""
     outer = lanes.outer
-    if all(vectorisable(outer, v, lanes.lane) for v in (reduce.body, reduce.guard) if v is not None):
-        # the body reads along the lanes: the reduction's own loops stay scalar, in order
-        add = step_accumulator(outer.lw, reduce)
-
-        def point(ivs, carried):
-            inner = Lanes(outer.child(dict(zip(reduce.vars, ivs))), lanes.lane, lanes.base, lanes.width)
-            return [add(_guarded(inner, reduce), carried[0])]
-        start = vector.broadcast(vector_type(lanes.width, element_type(reduce.dtype)), reduce_identity(reduce))
-        return point_loops(var_bounds(outer.lw, list(reduce.vars)), [start], point)[0]
+    if in_order(outer, reduce, lanes.lane):
+        return in_order_sums([lanes], reduce, sum_layout(outer.lw).split)[0]
     scopes = [lanes.at_lane(k) for k in range(lanes.width)]
     if lanes.width != width_of(reduce.dtype) or not _reducible_in_lanes(scopes[0], reduce):
         scalars = [scope.value(reduce) for scope in scopes]
@@ -285,6 +301,41 @@ def _lane_reduce(lanes: Lanes, reduce: Reduce) -> ir.Value:
     partials, rests = _partials(scopes, reduce, 1)
     rest = vector.from_elements(partials[0].type, rests)
     return reduce_combiner(reduce)(_transpose_sum(partials, reduce_combiner(reduce)), rest)
+
+
+def in_order(scope, reduce: Reduce, lane: IndexVar) -> bool:
+    """Whether the reduction's body reads along `lane` (`in_order_sums` gives it)."""
+    return all(vectorisable(scope, v, lane) for v in (reduce.body, reduce.guard) if v is not None)
+
+
+def in_order_sums(rows: list[Lanes], reduce: Reduce, split: int) -> list[ir.Value]:
+    """The reduction at each of `rows` (Lanes at one base, in scopes that differ in outer
+    coordinates), its body read along the lanes: its own loops stay scalar, its innermost
+    variable split over `split` interleaved accumulators per row (coordinate j into accumulator
+    (j - lo) mod `split`, the points after the last whole round into the first), combined once
+    at the end. Each accumulator is a chain of adds in order; several let the adds overlap
+    instead of waiting on the one before (the RNN H = 64 step: two chains of 64 dependent FMAs
+    with one). The rows share one loop nest, so a read they have in common (a weight row) is
+    loaded once for all of them: a register tile of rows x lanes."""
+    lw, add = rows[0].outer.lw, step_accumulator(rows[0].outer.lw, reduce)
+    *outer_vars, inner = reduce.vars
+    (lo, hi), = var_bounds(lw, [inner])
+    split_end = round_down(lo, hi, split)
+
+    def point(ivs, accs):
+        coords = dict(zip(outer_vars, ivs))
+
+        def add_at(row: Lanes, j: ir.Value, acc: ir.Value) -> ir.Value:
+            at = Lanes(row.outer.child({**coords, inner: j}), row.lane, row.base, row.width)
+            return add(_guarded(at, reduce), acc)
+        accs = counted_loop(lo, split_end, split, accs, lambda j, accs: [
+            add_at(rows[k // split], arith.addi(j, index_const(k % split)), acc) for k, acc in enumerate(accs)])
+        firsts = counted_loop(split_end, hi, 1, accs[::split], lambda j, firsts: [
+            add_at(row, j, acc) for row, acc in zip(rows, firsts)])
+        return [firsts[k // split] if k % split == 0 else acc for k, acc in enumerate(accs)]
+    start = vector.broadcast(vector_type(rows[0].width, element_type(reduce.dtype)), reduce_identity(reduce))
+    accs = point_loops(var_bounds(lw, outer_vars), [start] * (split * len(rows)), point)
+    return [_fold(accs[r * split:(r + 1) * split], reduce_combiner(reduce)) for r in range(len(rows))]
 
 
 def _transpose_sum(vectors: list[ir.Value], combine: Callable) -> ir.Value:
@@ -338,9 +389,22 @@ def _lane_op(lanes: Lanes, op: Op) -> ir.Value:
 
 def _lane_read(lanes: Lanes, read: Read) -> ir.Value:
     scope = lanes.scalar
-    indices = [scope.index(s) if read.in_bounds else scope.clamped(s, size)
-               for s, size in zip(read.subs[:-1], read.tensor.shape[:-1])]
-    return lanes.consecutive(scope.tensor(read.tensor), indices + [scope.index(read.subs[-1])], read.dtype)
+    subs, shape, packed = _read_layout(lanes.outer, read, lanes.lane)
+    indices = [scope.index(s) if read.in_bounds else scope.clamped(s, size) for s, size in zip(subs[:-1], shape[:-1])]
+    source = scope.lw.packed[id(read.tensor)] if packed else scope.tensor(read.tensor)
+    return lanes.consecutive(source, indices + [scope.index(subs[-1])], read.dtype)
+
+
+def _read_layout(scope, read: Read, lane: IndexVar) -> Optional[tuple]:
+    """(subscripts, sizes, whether from the packed copy) that read `read` along the last axis
+    with `lane`: its own, else those of its copy with the last two axes swapped
+    (recurrence_packed_weights), or None."""
+    if _along_last_axis(scope, read.subs, read.tensor.shape, lane):
+        return read.subs, read.tensor.shape, False
+    if id(read.tensor) not in scope.lw.packed:
+        return None
+    subs, shape = swapped(read.subs), swapped(tuple(read.tensor.shape))
+    return (subs, shape, True) if _along_last_axis(scope, subs, shape, lane) else None
 
 
 def _lane_state_read(lanes: Lanes, read: StateRead) -> ir.Value:
@@ -374,7 +438,7 @@ def vectorisable(scope, v: Value, lane: IndexVar) -> bool:
     if isinstance(v, Op):
         return has_vector_form(v) and all(vectorisable(scope, a, lane) for a in v.args)
     if isinstance(v, Read):
-        return scope.lw.is_program_level(v.tensor) and _along_last_axis(scope, v.subs, v.tensor.shape, lane)
+        return scope.lw.is_program_level(v.tensor) and _read_layout(scope, v, lane) is not None
     if isinstance(v, StateRead):
         return len(v.subs) > 1 and _along_last_axis(scope, v.subs, v.member.shape, lane)
     return False

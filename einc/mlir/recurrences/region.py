@@ -18,14 +18,15 @@ from typing import Optional
 import numpy as np
 
 from iree.compiler import ir
-from iree.compiler.dialects import flow, scf, tensor, util
+from iree.compiler.dialects import arith, flow, scf, tensor, util
 
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.mlir.core import scalar_ops
 from einc.mlir.core.dispatch_captures import fence, fence_captured_tensors
 from einc.mlir.core.loops import point_loops, var_bounds
-from einc.mlir.recurrences.lanes import (Lanes, clause_lanes, clause_vector, counted_loop, round_down, split_reduction,
-                                        store_consecutive, width_of)
+from einc.mlir.recurrences.lanes import (Lanes, clause_lanes, clause_vector, counted_loop, in_order, in_order_sums,
+                                        round_down, split_reduction, store_consecutive, sum_layout, width_of)
+from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Storage
 from einc.mlir.recurrences.step import (PointValue, clause_scope, compact, covers_every_step, emit_step, expanded,
                                        held_point, sizes_of, storage_shape, unit_axes, when)
@@ -39,6 +40,7 @@ FORM = "one dispatch whose loops run every step"     # what `einc build --explai
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
+    pack_weights(lw, group)
     return in_one_dispatch(lw, group, lambda units, tensors: _steps(lw, group, units, tensors))
 
 
@@ -179,36 +181,77 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
             return point_loops(var_bounds(lw, vars_), [storage.tensors[member]], point)[0]
         lane = vars_[-1]
         (lo, hi), = var_bounds(lw, [lane])
-
+        # chunks of `width`, then of one vector where `width` is several (recurrence_lanes)
+        sizes = sorted({width, width_of(member.dtype)}, reverse=True)
         split = split_reduction(lw, member, clause, lane)
+        rows = _tile_rows(lw, clause, storage, vars_, split)
 
-        def row(ivs, out):
-            def lanes(base, out, size):
-                scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
-                return Lanes(scope, lane, base, size)
+        def lanes(ivs, base, out, size):
+            scope = clause_scope(lw, clause, storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
+            return Lanes(scope, lane, base, size)
 
-            def at(base):
-                return storage.at(member, [slot] + ivs + [base])
+        def at(ivs, base):
+            return storage.at(member, [slot] + ivs + [base])
 
-            def reduction(base, out, size):
-                return [store_consecutive(lanes(base, out, size).value(split), out[0], at(base))]
+        def sums(ivs, out, count):
+            """The split's sums of `count` rows from `ivs` (along the last outer variable), stored
+            where the rows' points go; several rows as one register tile."""
+            row_ivs = [ivs[:-1] + [arith.addi(ivs[-1], index_const(r))] for r in range(count)] if count > 1 else [ivs]
 
             def chunk(base, out, size):
-                points = lanes(base, out, size)
-                if split is not None:       # the first loop's sums, where this chunk's points go
-                    points.known(split, points.consecutive(out[0], at(base), member.dtype))
-                return [store_consecutive(clause_vector(points, clause, member.dtype), out[0], at(base))]
+                points = [lanes(r, base, out, size) for r in row_ivs]
+                values = in_order_sums(points, split, 1) if count > 1 else [points[0].value(split)]
+                out = out[0]
+                for r, value in zip(row_ivs, values):
+                    out = store_consecutive(value, out, at(r, base))
+                return [out]
             start = lo
-            # chunks of `width`, then of one vector where `width` is several (recurrence_lanes)
-            for size in sorted({width, width_of(member.dtype)}, reverse=True):
+            for size in sizes:
                 end = round_down(start, hi, size)
-                if split is not None:
-                    out = counted_loop(start, end, size, out, lambda base, out, size=size: reduction(base, out, size))
+                out = counted_loop(start, end, size, out, lambda base, out, size=size: chunk(base, out, size))
+                start = end
+            return out
+
+        def row(ivs, out):
+            def chunk(base, out, size):
+                points = lanes(ivs, base, out, size)
+                if split is not None:       # the first loop's sums, where this chunk's points go
+                    points.known(split, points.consecutive(out[0], at(ivs, base), member.dtype))
+                return [store_consecutive(clause_vector(points, clause, member.dtype), out[0], at(ivs, base))]
+            if split is not None and rows == 1:
+                out = sums(ivs, out, 1)
+            start = lo
+            for size in sizes:
+                end = round_down(start, hi, size)
                 out = counted_loop(start, end, size, out, lambda base, out, size=size: chunk(base, out, size))
                 start = end
             return counted_loop(start, hi, 1, out, lambda j, out: point(ivs + [j], out))
-        return point_loops(var_bounds(lw, vars_[:-1]), [storage.tensors[member]], row)[0]
+        out = [storage.tensors[member]]
+        if rows > 1:
+            out = _row_tiles(lw, vars_[:-1], rows, out, sums)
+        return point_loops(var_bounds(lw, vars_[:-1]), out, row)[0]
     return when(active, storage.tensors[member], update)
+
+
+def _tile_rows(lw, clause: RecClause, storage: Storage, vars_: list, split) -> int:
+    """The rows of the clause's last outer variable whose split sums are computed together
+    (recurrence_lanes.in_order_sums), where the sums read along the lanes: 1 otherwise."""
+    if split is None or len(vars_) < 2 or not in_order(clause_scope(lw, clause, storage, {}), split, vars_[-1]):
+        return 1
+    return sum_layout(lw).rows
+
+
+def _row_tiles(lw, outer_vars: list, rows: int, out: list, sums) -> list:
+    """`sums(ivs, out, count)` over the points of `outer_vars`: `rows` points of the last at a
+    time, then the rest one by one."""
+    *first, last = outer_vars
+    (lo, hi), = var_bounds(lw, [last])
+    end = round_down(lo, hi, rows)
+
+    def tiles(ivs, out):
+        out = counted_loop(lo, end, rows, out, lambda n, out: sums(ivs + [n], out, rows))
+        return counted_loop(end, hi, 1, out, lambda n, out: sums(ivs + [n], out, 1))
+    return point_loops(var_bounds(lw, first), out, tiles)
 
 
 def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue) -> ir.Value:

@@ -1,0 +1,119 @@
+"""Weights a step reads across its lanes (`W[i, j]` in a clause along i), packed once before the
+step loop with their last two axes swapped, so each lane's sum runs in order in several
+accumulators (recurrence_packed_weights, recurrence_lanes.sum_layout): against NumPy at sizes
+that leave every part of the row (chunks of several vectors, single vectors, scalar points) and
+of the sum (whole rounds of interleaved accumulators, the rest) something to do."""
+import os
+
+import numpy as np
+import pytest
+
+import einc
+from einc.driver import lower
+from einc.host_cpu import has_avx512
+
+rng = np.random.default_rng(57)
+
+RNN = """
+    use std::math::tanh;
+    let W: [f32; H, H];
+    let x: [f32; T, H];
+    let h[0, i in 0..H] = 0.0;
+    let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+"""
+
+# a batch of sequences, one gate of a stack of weights, a guarded sum
+BATCHED = """
+    let U: [f32; 2, H, H];
+    let x: [f32; T, N, H];
+    let h[0, n in 0..N, i in 0..H] = 0.0;
+    let h[t in 1..T, n in 0..N, i in 0..H] =
+        { let s = sum[j](U[1, i, j] * h[t - 1, n, j]) where j != i + 1; 0.5 * s + x[t, n, i] };
+"""
+
+LINEAR_F64 = """
+    let W: [f64; H, H];
+    let x: [f64; T, H];
+    let h[0, i in 0..H] = 0.0 as f64;
+    let h[t in 1..T, i in 0..H] = 0.5 * sum[j](W[i, j] * h[t - 1, j]) + x[t, i];
+"""
+
+
+def emitted(tmp_path, source: str, target: str) -> str:
+    path = os.path.join(tmp_path, "program.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    return str(lower(path, target, None))
+
+
+def run(source: str, target: str = "llvm-cpu", dims=None, **inputs) -> dict:
+    with einc.load(einc.compile(source, target=target, dims=dims).vmfb) as program:
+        return program(**inputs)
+
+
+def weights(*shape, dtype=np.float32) -> np.ndarray:
+    return (rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(dtype)
+
+
+@pytest.mark.skipif(not has_avx512(), reason="the packed form is chosen where AVX-512 holds its accumulators")
+def test_an_rnn_step_reads_packed_weights_along_its_lanes(tmp_path):
+    text = emitted(tmp_path, RNN, "llvm-cpu")
+    assert text.count("linalg.transpose") == 1          # once, before the step loop's dispatch
+    assert "vector.shuffle" not in text                 # no transpose tree of partial sums
+    assert "vector<64xf32>" in text                     # eight vectors of lanes per chunk
+
+
+def test_the_portable_target_keeps_the_weights_as_they_are(tmp_path):
+    assert "linalg.transpose" not in emitted(tmp_path, RNN, "llvm-cpu-generic")
+
+
+@pytest.mark.parametrize("H, dims", [(5, None), (8, None), (61, None), (64, None), (77, None), (139, None),
+                                     (77, {"H": 77})])
+def test_rnn_matches_numpy(H, dims):
+    # 61: vectors of 8 and 5 points; 77: a chunk of 64 (or 32), a vector, 5 points and a sum of
+    # 19 rounds of 4 and 1 more; 139: two chunks of 64, a vector, 3 points
+    T = 7
+    W, x = weights(H, H), rng.standard_normal((T, H)).astype(np.float32)
+    h = np.zeros((T, H))
+    for t in range(1, T):
+        h[t] = np.tanh(W.astype(np.float64) @ h[t - 1] + x[t])
+    np.testing.assert_allclose(run(RNN, dims=dims, W=W, x=x)["h"], h, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("N, H", [(1, 9), (3, 45), (4, 8), (9, 66)])
+def test_a_batched_step_with_a_gate_of_stacked_weights_and_a_guard_matches_numpy(N, H):
+    # N = 9: two tiles of 4 rows and one row alone (AVX-512); 66: a chunk of 64 and 2 points
+    T = 6
+    U, x = weights(2, H, H), rng.standard_normal((T, N, H)).astype(np.float32)
+    mask = np.ones((H, H))
+    for i in range(H - 1):
+        mask[i, i + 1] = 0.0                            # the guard j != i + 1
+    h = np.zeros((T, N, H))
+    for t in range(1, T):
+        h[t] = 0.5 * h[t - 1] @ (U[1].astype(np.float64) * mask).T + x[t]
+    np.testing.assert_allclose(run(BATCHED, U=U, x=x)["h"], h, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_an_f64_step_matches_numpy(target):
+    H, T = 37, 8                                        # f64: vectors of 4
+    W, x = weights(H, H, dtype=np.float64), rng.standard_normal((T, H))
+    h = np.zeros((T, H))
+    for t in range(1, T):
+        h[t] = 0.5 * W @ h[t - 1] + x[t]
+    np.testing.assert_allclose(run(LINEAR_F64, target, W=W, x=x)["h"], h, rtol=1e-12, atol=1e-12)
+
+
+def test_a_rank_one_read_at_a_computed_index_in_lanes_matches_numpy():
+    # x2[j % 3] reads across the lanes and has no packed copy (no last two axes to swap)
+    source = """
+        let x1: [f32; T];
+        let x2: [f32; 5];
+        let r[0, j in 0..T] = x1[j];
+        let r[t in 1..4, j in 0..T] = 0.5 * r[t - 1, j] + x2[j % 3];
+    """
+    x1, x2 = rng.standard_normal(11).astype(np.float32), rng.standard_normal(5).astype(np.float32)
+    r = [x1.astype(np.float64)]
+    for _ in range(3):
+        r.append(0.5 * r[-1] + x2[np.arange(11) % 3])
+    np.testing.assert_allclose(run(source, x1=x1, x2=x2)["r"], np.array(r), rtol=1e-6, atol=1e-6)
