@@ -18,7 +18,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from einc.mlir.dense import width_blocks
+from einc.mlir.dense import channel_blocks, width_blocks
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -33,10 +33,12 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     one_channel = channel_axes is not None and _extent(found.operand_axes[1][channel_axes[1]]) == 1
     nchw = found.pattern.op == "conv_2d_nchw_fchw"
     blocks = width_blocks.applies(found, init)
-    if not (nchw or one_channel or blocks):
+    channels = channel_blocks.applies(found, init)
+    if not (nchw or one_channel or blocks or channels):
         return None
     columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
-    tiles = _nchw_tiles(_extent(found.operand_axes[1][0]), columns) if nchw else None
+    filters = channel_blocks.BLOCK if channels else _extent(found.operand_axes[1][0])
+    tiles = _nchw_tiles(filters, columns) if nchw else None
 
     def convolution(ins: list, out: ir.Value) -> ir.Value:
         if one_channel:
@@ -47,8 +49,12 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
             result.owner.attributes["compilation_info"] = tiles
         return result
 
+    def on_channel_blocks(ins: list, out: ir.Value) -> ir.Value:
+        return channel_blocks.blocked(found, ins, out, convolution) if channels else convolution(ins, out)
+
     def build(ins: list, out: ir.Value) -> ir.Value:
-        return width_blocks.blocked(found, ins, out, convolution) if blocks else convolution(ins, out)
+        # the width outermost: the copy into column blocks is made once, not once a channel block
+        return width_blocks.blocked(found, ins, out, on_channel_blocks) if blocks else on_channel_blocks(ins, out)
     return emit_named(lw, found, init, build=build)
 
 

@@ -31,16 +31,16 @@ BLOCKED_OPS = ("conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc")
 def applies(found, out: ir.Value) -> bool:
     """Whether `found` (a named_ops Match) slides a window of build-time size along a run-time
     width of batched images, into `out`, an identity-filled tensor."""
-    return _width_axes(found, out) is not None and _fill_value(out) is not None
+    return _width_axes(found, out) is not None and fill_value(out) is not None
 
 
 def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
     """`op(ins, out)` run on width blocks (where `applies`)."""
     image_axis, out_axis, stride, span = _width_axes(found, out)
-    identity = _fill_value(out)
+    identity = fill_value(out)
     count = arith.ceildivui(tensor.dim(out, index_const(out_axis)), index_const(BLOCK))
     images = _blocks(ins[0], image_axis, count, BLOCK * stride, span)
-    shape = _sizes(out)
+    shape = axis_sizes(out)
     shape[0], shape[out_axis] = arith.muli(shape[0], count), BLOCK
     acc = linalg.fill(identity, outs=[tensor.empty(shape, ir.RankedTensorType(out.type).element_type)])
     return _unblocked(op([images, *ins[1:]], acc), out, out_axis, count)
@@ -50,7 +50,7 @@ def _width_axes(found, out: ir.Value) -> Optional[tuple]:
     """(image axis, result axis, stride, span of a block's input) for the last window axis of
     a BLOCKED_OPS op whose result has a run-time size there and whose filter's size is known."""
     pattern = found.pattern
-    if pattern.op not in BLOCKED_OPS or not all(size.is_const for size in found.views[1].shape):
+    if pattern.op not in BLOCKED_OPS or not all(size.is_const for size in window_sizes(found)):
         return None
     out_letters, image_tokens = pattern.out.split(), pattern.operands[0].split()
     image_axis = max(k for k, token in enumerate(image_tokens) if "+" in token)
@@ -63,20 +63,26 @@ def _width_axes(found, out: ir.Value) -> Optional[tuple]:
     return image_axis, out_axis, stride, (BLOCK - 1) * stride + (size.const - 1) * dilation + 1
 
 
-def _fill_value(out: ir.Value) -> Optional[ir.Value]:
+def window_sizes(found) -> list:
+    """The sizes of a convolution's filter other than its channel counts (its window)."""
+    return [size for letter, size in zip(found.pattern.operands[1].split(), found.views[1].shape)
+            if letter not in ("f", "c")]
+
+
+def fill_value(out: ir.Value) -> Optional[ir.Value]:
     """The scalar `out` is filled with (its reduction's identity), or None."""
     owner = out.owner
     return owner.operands[0] if isinstance(owner, ir.OpView) and owner.operation.name == "linalg.fill" else None
 
 
-def _sizes(value: ir.Value) -> list:
+def axis_sizes(value: ir.Value) -> list:
     """Each axis's size: an int where known at build time, else an index value."""
     source = ir.RankedTensorType(value.type)
     return [s if (s := source.get_dim_size(a)) != DYNAMIC else tensor.dim(value, index_const(a))
             for a in range(source.rank)]
 
 
-def _static(sizes: list) -> list[int]:
+def static_sizes(sizes: list) -> list[int]:
     return [s if isinstance(s, int) else DYNAMIC for s in sizes]
 
 
@@ -85,8 +91,8 @@ def _blocks(value: ir.Value, axis: int, count: ir.Value, step: int, span: int) -
     element = ir.RankedTensorType(value.type).element_type
     needed = arith.addi(arith.muli(arith.subi(count, index_const(1)), index_const(step)), index_const(span))
     shortfall = arith.maxsi(arith.subi(needed, tensor.dim(value, index_const(axis))), index_const(0))
-    padded = _zero_padded(value, axis, shortfall)
-    sizes = _sizes(value)
+    padded = zero_padded(value, axis, shortfall)
+    sizes = axis_sizes(value)
     sizes[axis] = span
     rank = len(sizes)
     gathered = tensor.empty([sizes[0], count, *sizes[1:]], element)
@@ -98,7 +104,7 @@ def _blocks(value: ir.Value, axis: int, count: ir.Value, step: int, span: int) -
     block = op.regions[0].blocks[0]
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])
-    static = _static(sizes)
+    static = static_sizes(sizes)
     return tensor.collapse_shape(ir.RankedTensorType.get([DYNAMIC, *static[1:]], element), op.result,
                                  _batch_groups(rank))
 
@@ -108,7 +114,7 @@ def _batch_groups(rank: int) -> list[list[int]]:
     return [[0, 1]] + [[a + 1] for a in range(1, rank)]
 
 
-def _zero_padded(value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
+def zero_padded(value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
     source = ir.RankedTensorType(value.type)
     shape = [DYNAMIC if a == axis else source.get_dim_size(a) for a in range(source.rank)]
     static_high = [DYNAMIC if a == axis else 0 for a in range(source.rank)]
@@ -122,19 +128,19 @@ def _zero_padded(value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
 
 def _unblocked(result: ir.Value, like: ir.Value, axis: int, count: ir.Value) -> ir.Value:
     """The blocks of `result` [N * q, ..., BLOCK on `axis`, ...] side by side: `like`'s shape."""
-    sizes = _sizes(like)
+    sizes = axis_sizes(like)
     element = ir.RankedTensorType(like.type).element_type
     rank = len(sizes)
     split = [sizes[0], count, *sizes[1:]]
     split[axis + 1] = BLOCK
-    expanded = tensor.expand_shape(ir.RankedTensorType.get(_static(split), element), result, _batch_groups(rank),
-                                   [s for s in split if not isinstance(s, int)], _static(split))
+    expanded = tensor.expand_shape(ir.RankedTensorType.get(static_sizes(split), element), result, _batch_groups(rank),
+                                   [s for s in split if not isinstance(s, int)], static_sizes(split))
     order = [0] + list(range(2, axis + 1)) + [1] + list(range(axis + 1, rank + 1))
     moved = [split[k] for k in order]
     side_by_side = linalg.transpose(expanded, outs=[tensor.empty(moved, element)], permutation=order)
-    joined = _static(moved[:axis]) + [DYNAMIC] + _static(moved[axis + 2:])
+    joined = static_sizes(moved[:axis]) + [DYNAMIC] + static_sizes(moved[axis + 2:])
     groups = [[a] for a in range(axis)] + [[axis, axis + 1]] + [[a + 1] for a in range(axis + 1, rank)]
     rows = tensor.collapse_shape(ir.RankedTensorType.get(joined, element), side_by_side, groups)
-    cut = _static(sizes)
+    cut = static_sizes(sizes)
     return tensor.extract_slice(like.type, rows, [], [s for s in sizes if not isinstance(s, int)], [],
                                 [0] * rank, cut, [1] * rank)
