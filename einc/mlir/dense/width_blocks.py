@@ -41,7 +41,7 @@ def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
     count = arith.ceildivui(tensor.dim(out, index_const(out_axis)), index_const(BLOCK))
     images = _blocks(ins[0], image_axis, count, BLOCK * stride, span)
     shape = axis_sizes(out)
-    shape[0], shape[out_axis] = arith.muli(shape[0], count), BLOCK
+    shape[0], shape[out_axis] = arith.muli(as_index(shape[0]), count), BLOCK
     acc = linalg.fill(identity, outs=[tensor.empty(shape, ir.RankedTensorType(out.type).element_type)])
     return _unblocked(op([images, *ins[1:]], acc), out, out_axis, count)
 
@@ -80,6 +80,11 @@ def axis_sizes(value: ir.Value) -> list:
     source = ir.RankedTensorType(value.type)
     return [s if (s := source.get_dim_size(a)) != DYNAMIC else tensor.dim(value, index_const(a))
             for a in range(source.rank)]
+
+
+def as_index(size) -> ir.Value:
+    """A size from `axis_sizes` as an index value."""
+    return index_const(size) if isinstance(size, int) else size
 
 
 def static_sizes(sizes: list) -> list[int]:
