@@ -58,6 +58,15 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     return emit_named(lw, found, init, build=build)
 
 
+def blocks(lw, found: Match, init: ir.Value) -> tuple[str, ...]:
+    """What `emit` cuts into blocks of build-time size, in words (for `einc build --explain`)."""
+    if not lw.target.convolution_tiles:
+        return ()
+    return tuple(words for applies, words in
+                 ((channel_blocks.applies(found, init), f"{channel_blocks.BLOCK} output channels"),
+                  (width_blocks.applies(found, init), f"{width_blocks.BLOCK} columns")) if applies)
+
+
 # A 3-d convolution with one channel ran faster as IREE has it (4.4 ms against 6.8 padded, a
 # batch of 8 16^3 volumes into 8 channels); 1-d ones as 2-d ones (18.7 ms against 9.3 padded).
 PADDED_CHANNEL_OPS = ("conv_1d_", "conv_2d_")
