@@ -4,7 +4,8 @@ IREE's heuristics for `linalg.conv_2d_nchw_fchw` (2 output channels by 8 columns
 channels vectorized) run 3-4x slower here than 8 output channels by a row of up to 16 columns
 with the window as scalar loops; the op carries that choice as its `compilation_info`. The row
 divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slower).
-A run-time width gets rows of 16 through blocks of 16 columns (width_blocks).
+A run-time width gets rows of 16 through blocks of 16 columns (width_blocks), a run-time count
+of output channels a loop over blocks of 8 (channel_blocks).
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the

@@ -23,8 +23,8 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 BLOCK = 16
 # The ops a run-time width slowed down (23-33x; 4.6x and 1.5x on blocks). 1-d, 3-d and
 # depthwise convolutions ran as fast with a run-time width as with a fixed one, and slower on
-# blocks; so did poolings; a filter of run-time size (channel counts) keeps the op slow
-# whatever its width. Figures: docs/DECISIONS.md.
+# blocks; so did poolings. A run-time count of output channels is cut into blocks too
+# (channel_blocks, inside these). Figures: docs/DECISIONS.md.
 BLOCKED_OPS = ("conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc")
 
 
@@ -48,7 +48,7 @@ def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
 
 def _width_axes(found, out: ir.Value) -> Optional[tuple]:
     """(image axis, result axis, stride, span of a block's input) for the last window axis of
-    a BLOCKED_OPS op whose result has a run-time size there and whose filter's size is known."""
+    a BLOCKED_OPS op whose result has a run-time size there and whose window's size is known."""
     pattern = found.pattern
     if pattern.op not in BLOCKED_OPS or not all(size.is_const for size in window_sizes(found)):
         return None
