@@ -7,8 +7,8 @@ q = ceil(OW / BLOCK) blocks, and the blocks become images of the batch: block b 
 the columns b * BLOCK * stride .. + span of the image (span: the columns BLOCK results read;
 zero-padded on the right where the last block runs past the image), copied into a batch of
 N * q images `span` columns wide. The op runs on that batch with a build-time result width,
-and the results' blocks are put back side by side and cut to OW columns. The copies cost a
-pass over the image and one over the result. Figures: docs/DECISIONS.md (named dims).
+and each of the OW result columns is read back from its block. The copies cost a pass over
+the image and one over the result. Figures: docs/DECISIONS.md (named dims).
 """
 from __future__ import annotations
 
@@ -132,7 +132,9 @@ def zero_padded(value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
 
 
 def _unblocked(result: ir.Value, like: ir.Value, axis: int, count: ir.Value) -> ir.Value:
-    """The blocks of `result` [N * q, ..., BLOCK on `axis`, ...] side by side: `like`'s shape."""
+    """The blocks of `result` [N * q, ..., BLOCK on `axis`, ...] side by side: `like`'s shape.
+    One pass reads each result column w from block w // BLOCK at w % BLOCK (a transpose of the
+    blocks and a cut of the last one cost a second pass over the result)."""
     sizes = axis_sizes(like)
     element = ir.RankedTensorType(like.type).element_type
     rank = len(sizes)
@@ -140,12 +142,15 @@ def _unblocked(result: ir.Value, like: ir.Value, axis: int, count: ir.Value) -> 
     split[axis + 1] = BLOCK
     expanded = tensor.expand_shape(ir.RankedTensorType.get(static_sizes(split), element), result, _batch_groups(rank),
                                    [s for s in split if not isinstance(s, int)], static_sizes(split))
-    order = [0] + list(range(2, axis + 1)) + [1] + list(range(axis + 1, rank + 1))
-    moved = [split[k] for k in order]
-    side_by_side = linalg.transpose(expanded, outs=[tensor.empty(moved, element)], permutation=order)
-    joined = static_sizes(moved[:axis]) + [DYNAMIC] + static_sizes(moved[axis + 2:])
-    groups = [[a] for a in range(axis)] + [[axis, axis + 1]] + [[a + 1] for a in range(axis + 1, rank)]
-    rows = tensor.collapse_shape(ir.RankedTensorType.get(joined, element), side_by_side, groups)
-    cut = static_sizes(sizes)
-    return tensor.extract_slice(like.type, rows, [], [s for s in sizes if not isinstance(s, int)], [],
-                                [0] * rank, cut, [1] * rank)
+    dims = [ir.AffineDimExpr.get(d) for d in range(rank)]
+    column = dims[axis]
+    width = ir.AffineConstantExpr.get(BLOCK)
+    block_of, within = ir.AffineFloorDivExpr.get(column, width), ir.AffineModExpr.get(column, width)
+    reads = [dims[0], block_of] + [within if a == axis else dims[a] for a in range(1, rank)]
+    op = linalg.GenericOp_([expanded], [tensor.empty(sizes, element)],
+                           [ir.AffineMap.get(rank, 0, reads), ir.AffineMap.get_identity(rank)],
+                           [linalg.IteratorType.parallel] * rank)
+    block = op.regions[0].blocks[0]
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([block.arguments[0]])
+    return op.result
