@@ -86,6 +86,9 @@ def test_run_time_output_channels_loop_over_static_blocks_on_the_cpu(source_file
     nhwc = str(lower(str(source_file), "llvm-cpu", ["nhwc", "fhwc"]))
     assert re.search(r"linalg\.conv_2d_nhwc_hwcf .*-> tensor<\?x\?x16x8xf32>", nhwc)
     assert re.search(r"linalg\.conv_2d_nhwc_fhwc .*-> tensor<\?x\?x16x8xf32>", nhwc)
+    # channels last on blocks: einc's tiles (rows of 8 columns by the block's 8 channels)
+    assert re.search(r"linalg\.conv_2d_nhwc_hwcf \{compilation_info", nhwc)
+    assert "vector_common_parallel = [1, 1, 8, 8, 0, 0, 0]" in nhwc
     fixed = str(lower(str(source_file), "llvm-cpu", ["padded"], dims={"F": 12}))
     assert "scf.for" not in fixed and re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x12x\?x16xf32>", fixed)
     ncw = str(lower(str(source_file), "llvm-cpu", ["ncw"]))

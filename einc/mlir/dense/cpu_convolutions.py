@@ -9,8 +9,9 @@ of output channels a loop over blocks of 8 (channel_blocks).
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
-multiplies, still 6-10x faster, and faster than im2col. Targets without `convolution_tiles`
-(Vulkan) and other layouts keep IREE's choices. Figures: docs/DECISIONS.md.
+multiplies, still 6-10x faster, and faster than im2col. Channels-last convolutions on width
+blocks get tiles too (IREE's for a run-time height were 1.5x slower). Targets without
+`convolution_tiles` (Vulkan) and other layouts keep IREE's choices. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from einc.mlir.dense.named_ops import Match, emit as emit_named
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 VECTOR_CHANNELS, VECTOR_COLUMNS, DISTRIBUTED_ROWS = 8, 16, 4
+NHWC_VECTOR_COLUMNS, NHWC_DISTRIBUTED_ROWS = 8, 8
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
@@ -38,8 +40,9 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     if not (nchw or one_channel or blocks or channels):
         return None
     columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
-    filters = channel_blocks.BLOCK if channels else _extent(found.operand_axes[1][0])
-    tiles = _nchw_tiles(filters, columns) if nchw else None
+    filter_axis = found.pattern.operands[1].split().index("f") if (nchw or blocks) else 0
+    filters = channel_blocks.BLOCK if channels else _extent(found.operand_axes[1][filter_axis])
+    tiles = _nchw_tiles(filters, columns) if nchw else _nhwc_block_tiles(filters) if blocks else None
 
     def convolution(ins: list, out: ir.Value) -> ir.Value:
         if one_channel:
@@ -106,6 +109,21 @@ def _nchw_tiles(channels, columns: int) -> ir.Attribute:
     levels = {"distribution": [1, 0, DISTRIBUTED_ROWS, 0, 0, 0, 0],
               "vector_common_parallel": [1, f, 1, _row(columns), 0, 0, 0],
               "vector_reduction": [0, 0, 0, 0, 1, 1, 1]}
+    return _compilation_info(levels)
+
+
+def _nhwc_block_tiles(channels) -> ir.Attribute:
+    """Loops (n, oh, ow, f, kh, kw, c) of a channels-last convolution on width blocks: IREE
+    tiles it as at fixed sizes (8 columns by up to 16 channels a vector step) only when the
+    height is known, and by 2 columns otherwise, 1.5x slower (docs/DECISIONS.md)."""
+    f = VECTOR_COLUMNS if channels is None else min(channels, VECTOR_COLUMNS)
+    return _compilation_info({"distribution": [1, NHWC_DISTRIBUTED_ROWS, 0, 0, 0, 0, 0],
+                              "vector_common_parallel": [1, 1, NHWC_VECTOR_COLUMNS, f, 0, 0, 0],
+                              "vector_reduction": [0, 0, 0, 0, 1, 1, 1]})
+
+
+def _compilation_info(levels: dict) -> ir.Attribute:
+    """The convolution pipeline with these tile sizes per level."""
     fields = ", ".join(f"{name} = [{', '.join(map(str, sizes))}]" for name, sizes in levels.items())
     # IREE's Python bindings have no builders for #iree_cpu attributes, so this one is parsed.
     return ir.Attribute.parse(
