@@ -40,7 +40,7 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     if not (nchw or one_channel or blocks or channels):
         return None
     columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
-    filter_axis = found.pattern.operands[1].split().index("f") if (nchw or blocks) else 0
+    filter_axis = found.pattern.operands[1].split().index("f")     # every op that gets here has one
     filters = channel_blocks.BLOCK if channels else _extent(found.operand_axes[1][filter_axis])
     tiles = _nchw_tiles(filters, columns) if nchw else _nhwc_block_tiles(filters) if blocks else None
 
