@@ -35,10 +35,11 @@ def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
     filter_axis, out_axis = _channel_axes(found, out)
     image, weights = ins
     count = arith.ceildivui(tensor.dim(weights, index_const(filter_axis)), index_const(BLOCK))
-    padded = _padded_to(weights, filter_axis, arith.muli(count, index_const(BLOCK)))
+    length = arith.muli(count, index_const(BLOCK))
+    padded = _padded_to(weights, filter_axis, length)
     sizes = width_blocks.axis_sizes(out)
     all_blocks = list(sizes)
-    all_blocks[out_axis] = arith.muli(count, index_const(BLOCK))
+    all_blocks[out_axis] = length
     element = ir.RankedTensorType(out.type).element_type
     loop = scf.ForOp(index_const(0), count, index_const(1), [tensor.empty(all_blocks, element)])
     with ir.InsertionPoint(loop.body):
