@@ -35,13 +35,14 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
 # What run-time sizes cost each kind of kernel on IREE 3.13 (measured, docs/DECISIONS.md,
 # "Specialized builds"): a window op is tiled for the run-time sizes of its channels, rows and
 # columns as for no size in particular (a conv layer 17-50x slower than with --dim), for a run-time
-# batch as for a fixed one; a window whose reads are not proven in bounds is a loop nest instead
-# of the named op (a 2x2 max pool 1.6-5.8x slower); contractions take IREE's data-tiled path
-# either way.
+# batch as for a fixed one (on llvm-cpu a 2-d convolution's run-time output channels and columns
+# run on blocks of build-time size: 1.0-2.2x); a window whose reads are not proven in bounds is
+# a loop nest instead of the named op (a 2x2 max pool 1.6-5.8x slower); contractions take IREE's
+# data-tiled path either way.
 WINDOW_COST = ("a window op with run-time sizes other than its batch: IREE's dynamic-shape code, the slower "
-               "path (a conv layer with run-time channels measured 17-50x slower than with the sizes fixed; "
-               "a 2-d convolution on llvm-cpu whose run-time sizes are its rows and columns runs in blocks of "
-               "16 columns, about 1.5x)")
+               "path (a conv layer with run-time channels measured 17-50x slower than with the sizes fixed)")
+BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size: "
+               "measured 1.0-2.2x the time with the sizes fixed (IREE's dynamic-shape code alone: 17-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
                  "inside their axes for every run-time size, which the named op needs (a 2x2 max pool "
                  "measured 1.6-5.8x slower than with the sizes fixed)")
@@ -75,7 +76,8 @@ def _dense_cost(kernel, named: set) -> str:
         cost, fixing = UNPROVEN_COST.format(", ".join(map(str, kernel.unproven))), "unproven"
         wanted = kernel.run_time_sizes
     else:
-        cost, fixing, wanted = WINDOW_COST, "window", kernel.slow_sizes
+        cost = BLOCKS_COST.format(" and ".join(kernel.blocks)) if kernel.blocks else WINDOW_COST
+        fixing, wanted = "window", kernel.slow_sizes
     fixable = [d for d in wanted if d in named]
     dims = " ".join(f"--dim {d}=SIZE" for d in fixable)
     fix = (f"; {dims} (or einc run / einc.jit, which build for the sizes of the inputs they are given) "

@@ -4,12 +4,14 @@ IREE's heuristics for `linalg.conv_2d_nchw_fchw` (2 output channels by 8 columns
 channels vectorized) run 3-4x slower here than 8 output channels by a row of up to 16 columns
 with the window as scalar loops; the op carries that choice as its `compilation_info`. The row
 divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slower).
-A run-time width gets rows of 16 through blocks of 16 columns (width_blocks).
+A run-time width gets rows of 16 through blocks of 16 columns (width_blocks), a run-time count
+of output channels a loop over blocks of 8 (channel_blocks).
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
-multiplies, still 6-10x faster, and faster than im2col. Targets without `convolution_tiles`
-(Vulkan) and other layouts keep IREE's choices. Figures: docs/DECISIONS.md.
+multiplies, still 6-10x faster, and faster than im2col. Channels-last convolutions on width
+blocks get tiles too (IREE's for a run-time height were 1.5x slower). Targets without
+`convolution_tiles` (Vulkan) and other layouts keep IREE's choices. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -18,11 +20,12 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from einc.mlir.dense import width_blocks
+from einc.mlir.dense import channel_blocks, width_blocks
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 VECTOR_CHANNELS, VECTOR_COLUMNS, DISTRIBUTED_ROWS = 8, 16, 4
+NHWC_VECTOR_COLUMNS, NHWC_DISTRIBUTED_ROWS = 8, 8
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
@@ -33,10 +36,13 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     one_channel = channel_axes is not None and _extent(found.operand_axes[1][channel_axes[1]]) == 1
     nchw = found.pattern.op == "conv_2d_nchw_fchw"
     blocks = width_blocks.applies(found, init)
-    if not (nchw or one_channel or blocks):
+    channels = channel_blocks.applies(found, init)
+    if not (nchw or one_channel or blocks or channels):
         return None
     columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
-    tiles = _nchw_tiles(_extent(found.operand_axes[1][0]), columns) if nchw else None
+    filter_axis = found.pattern.operands[1].split().index("f")     # every op that gets here has one
+    filters = channel_blocks.BLOCK if channels else _extent(found.operand_axes[1][filter_axis])
+    tiles = _nchw_tiles(filters, columns) if nchw else _nhwc_block_tiles(filters) if blocks else None
 
     def convolution(ins: list, out: ir.Value) -> ir.Value:
         if one_channel:
@@ -47,9 +53,22 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
             result.owner.attributes["compilation_info"] = tiles
         return result
 
+    def on_channel_blocks(ins: list, out: ir.Value) -> ir.Value:
+        return channel_blocks.blocked(found, ins, out, convolution) if channels else convolution(ins, out)
+
     def build(ins: list, out: ir.Value) -> ir.Value:
-        return width_blocks.blocked(found, ins, out, convolution) if blocks else convolution(ins, out)
+        # the width outermost: the copy into column blocks is made once, not once a channel block
+        return width_blocks.blocked(found, ins, out, on_channel_blocks) if blocks else on_channel_blocks(ins, out)
     return emit_named(lw, found, init, build=build)
+
+
+def blocks(lw, found: Match, init: ir.Value) -> tuple[str, ...]:
+    """What `emit` cuts into blocks of build-time size, in words (for `einc build --explain`)."""
+    if not lw.target.convolution_tiles:
+        return ()
+    return tuple(words for applies, words in
+                 ((channel_blocks.applies(found, init), f"{channel_blocks.BLOCK} output channels"),
+                  (width_blocks.applies(found, init), f"{width_blocks.BLOCK} columns")) if applies)
 
 
 # A 3-d convolution with one channel ran faster as IREE has it (4.4 ms against 6.8 padded, a
@@ -90,6 +109,21 @@ def _nchw_tiles(channels, columns: int) -> ir.Attribute:
     levels = {"distribution": [1, 0, DISTRIBUTED_ROWS, 0, 0, 0, 0],
               "vector_common_parallel": [1, f, 1, _row(columns), 0, 0, 0],
               "vector_reduction": [0, 0, 0, 0, 1, 1, 1]}
+    return _compilation_info(levels)
+
+
+def _nhwc_block_tiles(channels) -> ir.Attribute:
+    """Loops (n, oh, ow, f, kh, kw, c) of a channels-last convolution on width blocks: IREE
+    tiles it as at fixed sizes (8 columns by up to 16 channels a vector step) only when the
+    height is known, and by 2 columns otherwise, 1.5x slower (docs/DECISIONS.md)."""
+    f = VECTOR_COLUMNS if channels is None else min(channels, VECTOR_COLUMNS)
+    return _compilation_info({"distribution": [1, NHWC_DISTRIBUTED_ROWS, 0, 0, 0, 0, 0],
+                              "vector_common_parallel": [1, 1, NHWC_VECTOR_COLUMNS, f, 0, 0, 0],
+                              "vector_reduction": [0, 0, 0, 0, 1, 1, 1]})
+
+
+def _compilation_info(levels: dict) -> ir.Attribute:
+    """The convolution pipeline with these tile sizes per level."""
     fields = ", ".join(f"{name} = [{', '.join(map(str, sizes))}]" for name, sizes in levels.items())
     # IREE's Python bindings have no builders for #iree_cpu attributes, so this one is parsed.
     return ir.Attribute.parse(

@@ -283,7 +283,8 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
         rules = (cpu_convolutions.emit, cpu_matmuls.emit, named_ops.emit)
         tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
         if tensor is not None:
-            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span))
+            blocks = cpu_convolutions.blocks(lw, found, init)
+            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, blocks=blocks))
     if found is None and (unproven := named_ops.unproven_kernel(reduce, free, lw.target)) is not None:
         lw.dense_kernels.append(unproven)
     if tensor is None:

@@ -347,21 +347,23 @@ class DenseKernel:
     proven inside their axes, which the named op `would_be` needs. Sizes are run-time sizes
     (named dims, `?` axes as INPUT.AXIS, lengths computed from data): every one its shapes
     depend on, and those of its axes other than a window op's batch (`slow_sizes`: IREE 3.13
-    tiles a window op for a run-time batch as for a fixed one, not for other run-time axes)."""
+    tiles a window op for a run-time batch as for a fixed one, not for other run-time axes).
+    `blocks`: what einc cut into blocks of build-time size for those axes (cpu_convolutions)."""
     op: str
     span: object
     run_time_sizes: tuple
     slow_sizes: tuple
     unproven: tuple = ()
     would_be: str = ""
+    blocks: tuple = ()
 
     @property
     def is_window(self) -> bool:
         return (self.would_be or self.op).startswith(WINDOW_OPS)
 
 
-def dense_kernel(found: Match, span, unproven: tuple = ()) -> DenseKernel:
-    """The record of `found` emitted, or with `unproven` reads a loop nest instead."""
+def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = ()) -> DenseKernel:
+    """The record of `found` emitted (on `blocks`), or with `unproven` reads a loop nest instead."""
     window = found.pattern.op.startswith(WINDOW_OPS)
     batch = {v for letter, axis in zip(found.pattern.out.split(), found.out) if window and letter == "n"
              for v in axis.vars}
@@ -370,7 +372,7 @@ def dense_kernel(found: Match, span, unproven: tuple = ()) -> DenseKernel:
     slow = _run_time_sizes([v.extent for v in axes if v not in batch])
     if unproven:
         return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
-    return DenseKernel(found.pattern.op, span, sizes, slow)
+    return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks)
 
 
 def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Optional[DenseKernel]:
