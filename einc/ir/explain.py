@@ -47,6 +47,8 @@ UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read
                  "inside their axes for every run-time size, which the named op needs (a 2x2 max pool "
                  "measured 1.6-5.8x slower than with the sizes fixed)")
 BATCH_COST = "a window op whose only run-time size is its batch: measured as fast as with the sizes fixed"
+FAST_COST = ("a window op whose run-time sizes other than its batch ({}) are summed input channels, which "
+             "this target's convolution takes at run time: measured as fast as with the sizes fixed")
 CONTRACTION_COST = "a contraction: IREE's data-tiled code takes run-time sizes at about the speed of fixed ones"
 FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes"}
 
@@ -71,7 +73,9 @@ def _dense_cost(kernel, named: set) -> str:
         return "every size fixed at build time"
     sizes = f"run-time sizes {', '.join(kernel.run_time_sizes)} — "
     if not _slower(kernel):
-        return sizes + (BATCH_COST if kernel.is_window else CONTRACTION_COST)
+        if not kernel.is_window:
+            return sizes + CONTRACTION_COST
+        return sizes + (FAST_COST.format(", ".join(kernel.fast_sizes)) if kernel.fast_sizes else BATCH_COST)
     if kernel.unproven:
         cost, fixing = UNPROVEN_COST.format(", ".join(map(str, kernel.unproven))), "unproven"
         wanted = kernel.run_time_sizes

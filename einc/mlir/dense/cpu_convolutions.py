@@ -71,6 +71,14 @@ def blocks(lw, found: Match, init: ir.Value) -> tuple[str, ...]:
                   (width_blocks.applies(found, init), f"{width_blocks.BLOCK} columns")) if applies)
 
 
+def fast_letters(lw, found: Match) -> frozenset:
+    """The axes of `found` (pattern letters) whose run-time size costs nothing on this target: a
+    2-d convolution's summed input channels (measured as fast as fixed, docs/DECISIONS.md)."""
+    if lw.target.convolution_tiles and found.pattern.op.startswith("conv_2d_"):
+        return frozenset({"c"})
+    return frozenset()
+
+
 # A 3-d convolution with one channel ran faster as IREE has it (4.4 ms against 6.8 padded, a
 # batch of 8 16^3 volumes into 8 channels); 1-d ones as 2-d ones (18.7 ms against 9.3 padded).
 PADDED_CHANNEL_OPS = ("conv_1d_", "conv_2d_")

@@ -284,7 +284,8 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
         tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
         if tensor is not None:
             blocks = cpu_convolutions.blocks(lw, found, init)
-            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, blocks=blocks))
+            fast = cpu_convolutions.fast_letters(lw, found)
+            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, blocks=blocks, fast_letters=fast))
     if found is None and (unproven := named_ops.unproven_kernel(reduce, free, lw.target)) is not None:
         lw.dense_kernels.append(unproven)
     if tensor is None:

@@ -348,7 +348,9 @@ class DenseKernel:
     (named dims, `?` axes as INPUT.AXIS, lengths computed from data): every one its shapes
     depend on, and those of its axes other than a window op's batch (`slow_sizes`: IREE 3.13
     tiles a window op for a run-time batch as for a fixed one, not for other run-time axes).
-    `blocks`: what einc cut into blocks of build-time size for those axes (cpu_convolutions)."""
+    `blocks`: what einc cut into blocks of build-time size for those axes (cpu_convolutions);
+    `fast_sizes`: run-time sizes of axes other than the batch that the target's own form takes
+    at fixed-size speed (a 2-d convolution's input channels on llvm-cpu)."""
     op: str
     span: object
     run_time_sizes: tuple
@@ -356,23 +358,30 @@ class DenseKernel:
     unproven: tuple = ()
     would_be: str = ""
     blocks: tuple = ()
+    fast_sizes: tuple = ()
 
     @property
     def is_window(self) -> bool:
         return (self.would_be or self.op).startswith(WINDOW_OPS)
 
 
-def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = ()) -> DenseKernel:
-    """The record of `found` emitted (on `blocks`), or with `unproven` reads a loop nest instead."""
+def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
+                 fast_letters: frozenset = frozenset()) -> DenseKernel:
+    """The record of `found` emitted (on `blocks`), or with `unproven` reads a loop nest instead.
+    A window op's batch, and its axes lettered in `fast_letters` (those the target's own form
+    takes at run time at fixed-size speed), are not slow sizes."""
     window = found.pattern.op.startswith(WINDOW_OPS)
-    batch = {v for letter, axis in zip(found.pattern.out.split(), found.out) if window and letter == "n"
-             for v in axis.vars}
+    fast = ({"n"} | set(fast_letters)) if window else set()
+    lettered = [(found.pattern.out, found.out)] + list(zip(found.pattern.operands, found.operand_axes))
+    unslowed = {v: letter for letters, axes in lettered for letter, axis in zip(letters.split(), axes)
+                if letter in fast for v in axis.vars}
     axes = [v for a in found.out for v in a.vars] + [v for axes in found.operand_axes for a in axes for v in a.vars]
     sizes = _run_time_sizes([v.extent for v in axes] + [size for view in found.views for size in view.shape])
-    slow = _run_time_sizes([v.extent for v in axes if v not in batch])
+    slow = _run_time_sizes([v.extent for v in axes if v not in unslowed])
     if unproven:
         return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
-    return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks)
+    fast_sizes = _run_time_sizes([v.extent for v, letter in unslowed.items() if letter != "n"])
+    return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks, fast_sizes=fast_sizes)
 
 
 def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Optional[DenseKernel]:
