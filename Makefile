@@ -16,9 +16,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
 	touch $@
 
-# The test files run in TEST_JOBS processes (pytest-xdist; `auto`: one per core): a build keeps
-# about one core busy, so two processes on CI's two cores take about 40% off the time. A file runs
-# whole in one process, so a module-scoped fixture still builds its program once.
+# The test files run in TEST_JOBS processes (pytest-xdist; `auto`: one per core, 0: none): one
+# process keeps about one core busy (docs/DECISIONS.md). A file runs whole in one process, so a
+# module-scoped fixture still builds its program once.
 TEST_JOBS ?= auto
 test: venv
 	bash tools/setup_vulkan.sh
