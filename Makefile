@@ -16,9 +16,13 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
 	touch $@
 
+# The test files run in TEST_JOBS processes (pytest-xdist; `auto`: one per core, 0: none): one
+# process keeps about one core busy (docs/DECISIONS.md). A file runs whole in one process, so a
+# module-scoped fixture still builds its program once.
+TEST_JOBS ?= auto
 test: venv
 	bash tools/setup_vulkan.sh
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile tests
 
 # The MNIST CNN of examples/mnist, built once and run on the trained weights and ten digits in
 # ../shared/data/mnist (read in place). `make demo-random DEMO=file.ein` runs any example on

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import einc
+from tests.programs import built
 
 H = 1e-6          # central-difference step in f64; its error is ~1e-10 for these functions
 
@@ -48,7 +49,7 @@ def central_difference(f, x):
 
 @pytest.mark.parametrize("x", [0.33, 0.71])
 def test_scalar_rules_in_f64_match_finite_differences(x):
-    out = einc.load(einc.compile(rule_program(F64_RULES, "f64")).vmfb)(x=x)
+    out = einc.load(built(rule_program(F64_RULES, "f64")).vmfb)(x=x)       # one build, both points
     for k, f in enumerate(F64_RULES.values()):
         rtol = 1e-6 if "f32" not in list(F64_RULES)[k] else 1e-7    # f32 rounding: exact slope 2
         np.testing.assert_allclose(out[f"g{k}"], central_difference(f, x), rtol=rtol, atol=1e-8,
@@ -158,7 +159,7 @@ def stacked_rules_program(rules: dict, dtype: str) -> str:
                                                     (F64_RULES, "f64", 0.71, 1e-6),
                                                     (F32_RULES, "f32", 0.4, 2e-5)])
 def test_every_rule_in_forward_and_reverse_mode_matches_finite_differences(rules, dtype, x, rtol):
-    out = einc.load(einc.compile(stacked_rules_program(rules, dtype)).vmfb)(x=x)
+    out = einc.load(built(stacked_rules_program(rules, dtype)).vmfb)(x=x)    # one build per dtype
     expected = [central_difference(f, x) for f in rules.values()]
     np.testing.assert_allclose(out["forward"], expected, rtol=rtol, atol=1e-8)
     np.testing.assert_allclose([out[f"reverse{k}"] for k in range(len(rules))], expected, rtol=rtol, atol=1e-8)

@@ -12,7 +12,7 @@ from benchmarks.cases import kalman_batch_numpy
 import einc
 from einc.driver import emit_program, lower
 from einc.mlir.recurrences import batch as recurrence_batch
-from tests.programs import source
+from tests.programs import built, source
 
 rng = np.random.default_rng(24)
 
@@ -45,7 +45,8 @@ def explained(tmp_path, text: str, outputs: list, target: str = "llvm-cpu") -> s
 
 
 def run(text: str, outputs: list, target: str = "llvm-cpu", **inputs) -> dict:
-    return einc.load(einc.compile(text, target=target, outputs=outputs).vmfb)(**inputs)
+    """B and T are run-time sizes: one build per program, outputs and target serves them all."""
+    return einc.load(built(text, target, outputs).vmfb)(**inputs)
 
 
 def logistic_inputs(T: int, B: int) -> dict:

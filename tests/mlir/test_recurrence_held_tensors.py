@@ -10,6 +10,7 @@ import pytest
 
 import einc
 from einc.driver import lower
+from tests.programs import built
 
 rng = np.random.default_rng(24)
 
@@ -60,7 +61,8 @@ def emitted(tmp_path, source: str, target: str = "llvm-cpu", outputs=None) -> st
 
 
 def run(source: str, target: str, outputs=None, dims=None, **inputs) -> dict:
-    with einc.load(einc.compile(source, target=target, outputs=outputs, dims=dims).vmfb) as program:
+    """One build per program, target, outputs and fixed sizes, shared by the sizes run with it."""
+    with einc.load(built(source, target, outputs, dims).vmfb) as program:
         return program(**inputs)
 
 

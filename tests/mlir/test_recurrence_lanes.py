@@ -8,6 +8,7 @@ import pytest
 
 import einc
 from einc.driver import lower
+from tests.programs import built
 
 rng = np.random.default_rng(41)
 
@@ -28,7 +29,8 @@ def emitted(tmp_path, source: str, target: str = "llvm-cpu", outputs=None) -> st
 
 
 def run(source: str, **inputs) -> dict:
-    return einc.load(einc.compile(source).vmfb)(**inputs)
+    """The sizes here are run-time sizes: one build serves every parametrization."""
+    return einc.load(built(source).vmfb)(**inputs)
 
 
 def rnn_numpy(W, x, transpose=False):

@@ -8,6 +8,7 @@ import pytest
 
 import einc
 from einc.runtime.host_memory import KERNEL_ALIGNMENT
+from tests.programs import built
 
 SOURCE = """
 let x: [f32; N];
@@ -19,7 +20,7 @@ let doubled_again = doubled;
 
 @pytest.fixture(scope="module", params=["local-sync", "local-task"])
 def program(request):
-    vmfb = einc.compile(SOURCE, outputs=["same", "doubled", "doubled_again"]).vmfb
+    vmfb = built(SOURCE, outputs=["same", "doubled", "doubled_again"]).vmfb      # one build, both devices
     with einc.load(vmfb, device=request.param) as loaded:
         yield loaded
 
@@ -92,7 +93,7 @@ def test_results_outlive_later_calls_and_their_program():
     # Each result holds the buffer IREE wrote it into (through the mapping it was read from,
     # einc.runtime.host_memory._MappedResult); a released buffer goes back to the device's
     # cache, where the next call takes it.
-    vmfb = einc.compile(SOURCE, outputs=["doubled"]).vmfb
+    vmfb = built(SOURCE, outputs=["doubled"]).vmfb
     program = einc.load(vmfb, device="local-sync")
     fills = [1.0, 2.0, 3.0, 4.0, 5.0]
     results = []
@@ -119,7 +120,7 @@ def test_results_of_earlier_calls_keep_their_values(device, offset):
     let squeezed = squeeze(y, [1, 3]);
     let shifted[i, j, k, l, m] = y[i, j, k, l, m] + 1.0;
     """
-    vmfb = einc.compile(source).vmfb
+    vmfb = built(source).vmfb                 # one build for every device and offset
     calls = []
     with einc.load(vmfb, device=device) as program:
         for call in range(4):
@@ -140,7 +141,7 @@ def resident_bytes() -> int:
 
 def test_buffers_kept_for_later_calls_stay_under_their_bound():
     # Twelve sizes of 32 MiB and more: a cache without a bound keeps all of them (~0.8 GB).
-    vmfb = einc.compile(SOURCE, outputs=["doubled"]).vmfb
+    vmfb = built(SOURCE, outputs=["doubled"]).vmfb
     with einc.load(vmfb, device="local-sync") as program:
         program.run({"x": np.ones(1024, np.float32)})
         before = resident_bytes()
