@@ -31,6 +31,16 @@ INDEX_INPUT = "idx"                # the name of every index input starts so
 STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
+# a recurrence group's states: any axes, small fixed tensors (at most 16 points, which einc
+# holds in registers: a Kalman filter's 2 x 2 covariance) or series side by side along a shared
+# last axis whose steps never read across it (the CPU's lane blocks, einc/mlir/recurrences/batch.py)
+STATE_LAYOUTS = {"any": 5, "held": 2, "lanes": 3}
+HELD_SHAPES = ((2, 2), (2, 3), (3,), (4, 4), (1, 4))
+LANE_OTHER_AXES = ((), (), (2,), (2, 2))
+FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
+# fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
+# wrote a value stored at an offset on its last axis to the aligned-down address)
+FIXED_SIZES = (16, 16, 32, 32, 17, 31, 48)
 
 
 @dataclass(frozen=True)
@@ -115,7 +125,10 @@ class ProgramGenerator:
 
     def program(self) -> Program:
         rng = self.rng
-        dims = {name: rng.randint(2, 6) for name in rng.sample(DIM_NAMES, rng.choice((0, 1, 1, 2)))}
+        fixed = rng.random() < FIXED_SHARE
+        count = rng.choice((1, 1, 2)) if fixed else rng.choice((0, 1, 1, 2))
+        dims = {name: rng.choice(FIXED_SIZES) if fixed else rng.randint(2, 6)
+                for name in rng.sample(DIM_NAMES, count)}
         self.scope = Scope(dims=dims)
         inputs = [self.input_(dims) for _ in range(rng.randint(1, 3))]
         if rng.random() < 0.25:
@@ -145,7 +158,8 @@ class ProgramGenerator:
         if rng.random() < 0.3 and len(bindings) > 1:
             outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
         saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE else ()
-        return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves)
+        return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
+                       fixed=fixed and bool(dims))
 
     # ------------------------------------------------------------ inputs
 
@@ -315,21 +329,26 @@ class ProgramGenerator:
         # others read it only at earlier steps, so every read stays inside it
         shorter = len(names) > 1 and self.size(steps) - 1 > start and rng.random() < 0.3
         tensors = []
+        layout = rng.choices(list(STATE_LAYOUTS), list(STATE_LAYOUTS.values()))[0]
+        lanes = tuple(Bound(n) for n in rng.choice(LANE_OTHER_AXES)) + (self.extent(dims),)
         for k, name in enumerate(names):
             dtype = self.float_type if rng.random() < 0.75 else self.int_type
-            extra = (self.extent(dims),) if rng.random() < 0.35 else ()
+            extra = {"any": (self.extent(dims),) if rng.random() < 0.35 else (),
+                     "held": tuple(Bound(n) for n in rng.choice(HELD_SHAPES)), "lanes": lanes}[layout]
             shape = (steps.plus(-1) if shorter and k == len(names) - 1 else steps,) + extra
             tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
-        members = [self.member(k, tensors, start) for k in range(len(tensors))]
+        lane = "jkl"[len(lanes) - 1] if layout == "lanes" else None
+        members = [self.member(k, tensors, start, lane) for k in range(len(tensors))]
         layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])
         for tensor in tensors:
             self.add_tensor(tensor)
         return Group(tuple(members), tuple(names), tuple(layout))
 
-    def member(self, position: int, tensors: list, start: int) -> Define:
+    def member(self, position: int, tensors: list, start: int, lane: str | None = None) -> Define:
+        """`lane`: the index of the last axis, which every state read keeps (no read across it)."""
         rng = self.rng
         me = tensors[position]
-        rest = tuple(Slot("j", Bound(0), b) for b in me.shape[1:])
+        rest = tuple(Slot("jkl"[a], Bound(0), b) for a, b in enumerate(me.shape[1:]))
         clauses = []
         # a function that is a recurrence is not called in another's clauses (a nested loop
         # over the step is E011 in einc)
@@ -342,7 +361,7 @@ class ProgramGenerator:
                 for row in range(start):
                     clauses.append(self.clause(me.dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest,
                                                outer, depth=1))
-        steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()))
+        steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()), lane)
                       for k, t in enumerate(tensors))
         scope = replace(outer, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
@@ -453,7 +472,7 @@ class ProgramGenerator:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can
         reach through the group in reverse mode (an adjoint loop), not only as a Jacobian."""
         tensor = next(t for t in self.scope.tensors if t.name == member)
-        ranges = tuple(Range("ij"[a], Bound(0), b) for a, b in enumerate(tensor.shape))
+        ranges = tuple(Range("ijkl"[a], Bound(0), b) for a, b in enumerate(tensor.shape))
         body = Read(member, tuple(Index(r.var) for r in ranges), tensor.dtype)
         name = self.gen.name("s")
         self.add_tensor(Tensor(name, tensor.dtype, (), ()))

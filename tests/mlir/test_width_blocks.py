@@ -113,3 +113,15 @@ def test_batched_convolutions_run_on_static_blocks_on_the_cpu(source_file):
     assert re.search(r"linalg\.depthwise_conv_2d_nchw_chw .*-> tensor<\?x3x\?x\?xf32>", depthwise)
     vulkan = str(lower(str(source_file), "vulkan-spirv", ["padded"]))
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x\?xf32>", vulkan)
+
+
+def test_a_fixed_batch_with_a_run_time_width(source_file):
+    """`--dim N=2` with the width left run-time: the blocks' batch axis is the fixed batch
+    times the block count (this was an internal error; found by the dense fuzzer)."""
+    names = ["strided", "nhwc"]
+    built = einc.compile(str(source_file), outputs=names, dims={"N": 2})
+    with einc.load(built.vmfb) as program:
+        x = _inputs(2, 7, 21)
+        got = program(**x)
+    for name, want in _references(x, names).items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=name)

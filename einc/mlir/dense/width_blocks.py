@@ -41,7 +41,8 @@ def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
     count = arith.ceildivui(tensor.dim(out, index_const(out_axis)), index_const(BLOCK))
     images = _blocks(ins[0], image_axis, count, BLOCK * stride, span)
     shape = _sizes(out)
-    shape[0], shape[out_axis] = arith.muli(shape[0], count), BLOCK
+    batch = index_const(shape[0]) if isinstance(shape[0], int) else shape[0]     # a fixed batch too
+    shape[0], shape[out_axis] = arith.muli(batch, count), BLOCK
     acc = linalg.fill(identity, outs=[tensor.empty(shape, ir.RankedTensorType(out.type).element_type)])
     return _unblocked(op([images, *ins[1:]], acc), out, out_axis, count)
 
