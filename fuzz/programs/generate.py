@@ -333,6 +333,8 @@ class ProgramGenerator:
         lanes = tuple(Bound(n) for n in rng.choice(LANE_OTHER_AXES)) + (self.extent(dims),)
         for k, name in enumerate(names):
             dtype = self.float_type if rng.random() < 0.75 else self.int_type
+            if layout == "lanes":        # lane blocks compute f32 (tanh, exp, ...) and i32 vectors
+                dtype = "f32"
             extra = {"any": (self.extent(dims),) if rng.random() < 0.35 else (),
                      "held": tuple(Bound(n) for n in rng.choice(HELD_SHAPES)), "lanes": lanes}[layout]
             shape = (steps.plus(-1) if shorter and k == len(names) - 1 else steps,) + extra
@@ -349,6 +351,10 @@ class ProgramGenerator:
         rng = self.rng
         me = tensors[position]
         rest = tuple(Slot("jkl"[a], Bound(0), b) for a, b in enumerate(me.shape[1:]))
+        steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()), lane)
+                      for k, t in enumerate(tensors))
+        if lane:
+            return self.lane_member(me, rest, steps, start)
         clauses = []
         # a function that is a recurrence is not called in another's clauses (a nested loop
         # over the step is E011 in einc)
@@ -361,8 +367,6 @@ class ProgramGenerator:
                 for row in range(start):
                     clauses.append(self.clause(me.dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest,
                                                outer, depth=1))
-        steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()), lane)
-                      for k, t in enumerate(tensors))
         scope = replace(outer, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
         typed_by_step = not clauses
@@ -380,6 +384,26 @@ class ProgramGenerator:
                            [row] + [rng.randrange(size) for size in me.sizes[1:]])
             clauses.append(Clause(points, self.gen.literal(me.dtype)))
         return Define(me.name, me.dtype, tuple(clauses))
+
+    def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
+        """A member of independent series along its last axis (`rest[-1]`): a literal start, then
+        each step a sum of scaled reads of the members at this lane, one or more steps back (or
+        this step, for an earlier member), at this point of the other axes or a fixed one, maybe
+        through tanh: the f32 arithmetic the CPU's lane blocks compute, with no read across lanes."""
+        rng, t = self.rng, Index("t")
+        total = Lit(rng.choice((0.25, -0.5, 1.0)), me.dtype)
+        for step in steps:
+            back = rng.choice(step.lookbacks)
+            others = tuple(Index(s.var) if rng.random() < 0.7 else Lit(rng.randrange(size), "i32")
+                           for s, size in zip(rest[:-1], step.tensor.sizes[1:-1]))
+            at = Binary("-", t, Lit(back, "i32"), "i32") if back else t
+            read = Read(step.tensor.name, (at,) + others + (Index(rest[-1].var),), me.dtype)
+            total = Binary("+", total, Binary("*", Lit(rng.choice((0.3, -0.3, 0.25)), me.dtype), read, me.dtype),
+                           me.dtype)
+        body = Call("tanh", (total,), me.dtype) if rng.random() < 0.5 else total
+        first = (Slot("t", Bound(0), Bound(start), explicit=True),) + rest
+        main = (Slot("t", Bound(start), me.shape[0], explicit=True),) + rest
+        return Define(me.name, me.dtype, (Clause(first, self.gen.literal(me.dtype)), Clause(main, body)))
 
     def step_body(self, me: Tensor, scope: Scope, typed_by_step: bool = False):
         """A step that reads the member itself one or more steps back, kept bounded. A member
