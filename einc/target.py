@@ -64,8 +64,8 @@ _VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int
                     "cap:StorageBuffer8BitAccess,ext:SPV_KHR_storage_buffer_storage_class,"
                     "ext:SPV_KHR_8bit_storage")
 _CPU_DEVICES = ("local-task", "local-sync")
-# IREE-07, IREE-09, IREE-45: data tiling; IREE-19: float ops marked `contract`.
-_CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-45"})
+# IREE-07, IREE-09, IREE-43, IREE-45: data tiling; IREE-19: float ops marked `contract`.
+_CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45"})
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, defects=_CPU_DEFECTS)
 
 _RECORDS = (
@@ -73,8 +73,7 @@ _RECORDS = (
            "this CPU (fastest, not portable)",
            register_tiled_matmuls=True, **_CPU),
     Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic",) + _COMMON + _GENERIC_MATMULS,
-           _CPU_DEVICES, "any CPU of this architecture",
-           **(_CPU | dict(defects=_CPU_DEFECTS | {"IREE-43"}))),
+           _CPU_DEVICES, "any CPU of this architecture", **_CPU),
     Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES) + _COMMON, ("vulkan",),
            "Vulkan (no f64, f16, bf16, 16- or 64-bit integers)",
            # no 64-bit types in the profile; IREE-05: 16-bit buffers packed into 32-bit words; the

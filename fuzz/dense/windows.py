@@ -18,6 +18,8 @@ FILTERS = (1, 2, 3, 4, 7, 8, 9, 16)
 BATCH = (1, 2, 3)
 AXIS_NAMES = {1: ("w",), 2: ("h", "w"), 3: ("d", "h", "w")}
 FILLS = (0.0,) * 4 + (-1.0, 0.5)           # a non-zero one keeps a product's guard a select
+PATCH_SHARE = 0.3              # convolutions over patches (stride = window), where they can be
+PATCHES = (2, 2, 3, 4)
 
 
 @dataclass(frozen=True)
@@ -66,12 +68,21 @@ def window_axis(b: Builder, size: Size) -> WindowAxis:
     return WindowAxis(size, kernel, stride, dilation, lo, hi, out)
 
 
-def fresh_image(b: Builder, layouts: tuple) -> Tensor:
+def patch_axis(b: Builder, size: Size) -> WindowAxis:
+    """Non-overlapping windows (stride = window, no dilation or padding) over a constant extent:
+    einc turns such a convolution into a matmul of patches (einc/mlir/dense/patch_matmuls.py);
+    the input past the last whole window is left unread."""
+    kernel = b.rng.choice([k for k in PATCHES if k <= size.value] or [1])
+    return WindowAxis(size, kernel, kernel, 1, 0, 0, Size.of(size.value // kernel))
+
+
+def fresh_image(b: Builder, layouts: tuple, named: float = 0.4) -> Tensor:
+    """An input image; each spatial size a named dim with chance `named`."""
     rng = b.rng
     layout = rng.choice(layouts)
     rank = rng.choice((1, 2, 2, 2, 2, 3))
     sizes = SMALL_SPATIAL_SIZES if rank == 3 else SPATIAL_SIZES
-    spatial = [b.size(rng.choice(sizes), 0.4) for _ in range(rank)]
+    spatial = [b.size(rng.choice(sizes), named) for _ in range(rank)]
     n, c = b.size(rng.choice(BATCH), 0.6), b.size(rng.choice(CHANNELS), 0.2)
     shape = {"first": [n, c] + spatial, "last": [n] + spatial + [c], "spatial": spatial}[layout]
     return Tensor(b.input("x", tuple(shape)), tuple(shape), layout)
@@ -89,8 +100,10 @@ def one_channel_image(b: Builder) -> Tensor:
 # ------------------------------------------------------------------------------ stages
 
 def convolution(b: Builder, source: Tensor | None) -> Tensor:
-    x = source or fresh_image(b, ("first", "first", "first", "last", "spatial"))
-    return _window_stage(b, x, "conv")
+    patches = b.rng.random() < PATCH_SHARE
+    layouts = ("first", "last") if patches else ("first", "first", "first", "last", "spatial")
+    x = source or fresh_image(b, layouts, 0.0 if patches else 0.4)
+    return _window_stage(b, x, "conv", patches)
 
 
 def depthwise(b: Builder, source: Tensor | None) -> Tensor:
@@ -103,10 +116,12 @@ def pooling(b: Builder, source: Tensor | None) -> Tensor:
     return _window_stage(b, x, "pool")
 
 
-def _window_stage(b: Builder, x: Tensor, op: str) -> Tensor:
+def _window_stage(b: Builder, x: Tensor, op: str, patches: bool = False) -> Tensor:
+    """With `patches`, non-overlapping windows where the sizes are fixed and there are filters."""
     names = AXIS_NAMES[x.spatial_rank]
     spatial_sizes = x.shape[2:] if x.layout == "first" else x.shape[1:-1] if x.layout == "last" else x.shape
-    axes = [window_axis(b, size) for size in spatial_sizes]
+    patches = patches and x.layout in ("first", "last") and all(s.static for s in spatial_sizes)
+    axes = [(patch_axis if patches else window_axis)(b, size) for size in spatial_sizes]
     plan = _guard_plan(b, axes, names)
     subs = [Sub(_window_index(b, a, name), f"i{name}" if plan and b.written(0.6) else None)
             for a, name in zip(axes, names)]

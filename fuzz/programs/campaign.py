@@ -70,7 +70,7 @@ class Differential:
                             approximated_in=widens_an_approximation(case.program))
 
     def source(self, case) -> str:
-        return render_program(case.program) + _inputs_comment(case.inputs)
+        return render_program(case.program) + _dims_comment(case.program) + _inputs_comment(case.inputs)
 
     def explain(self, case, kind: str, detail: str, target: str) -> str | None:
         return explain(case.program, kind, detail, target)
@@ -115,7 +115,7 @@ class Differential:
         inputs = {prefix(k) + name: value for k in keys for name, value in self.cases[k].inputs.items()}
         timeout = SECONDS_PER_MODULE + SECONDS_PER_PROGRAM * len(keys)
         self.report.counts[f"modules built for {target}"] += 1
-        self.pool.submit((target, module), build_and_run, (module.source, target, module.outputs, inputs),
+        self.pool.submit((target, module), build_and_run, (module.source, target, module.outputs, inputs, module.dims),
                          timeout, alone=target == "vulkan-spirv")
 
     def handle(self, target: str, module, outcome) -> None:
@@ -185,6 +185,10 @@ class Differential:
         finding = Finding(f"seed {self.seed} program {k}", target, kind, detail,
                           self.explain(case, kind, detail, target), self.source(case), case)
         self.report.findings.append(finding)
+
+
+def _dims_comment(program) -> str:
+    return f"// built with {' '.join(f'--dim {d}={v}' for d, v in program.dims)}\n" if program.fixed else ""
 
 
 def _inputs_comment(inputs: dict) -> str:

@@ -18,28 +18,29 @@ from einc import driver as einc_driver
 from einc.diagnostics import CompileError
 
 
-def build_and_run(source: str, target: str, outputs: list, inputs: dict) -> dict:
-    return _build(source, target, outputs, inputs, einc.compile)
+def build_and_run(source: str, target: str, outputs: list, inputs: dict, dims: dict | None = None) -> dict:
+    """`dims`: named dims fixed at build time, as `--dim` fixes them."""
+    return _build(source, target, outputs, inputs, einc.compile, dims)
 
 
-def lower_only(source: str, target: str, outputs: list, inputs: dict) -> dict:
+def lower_only(source: str, target: str, outputs: list, inputs: dict, dims: dict | None = None) -> dict:
     """Like build_and_run, but stops at einc's verified MLIR (no IREE): `lowered` if it got
     there. Enough, and ten times faster, to shrink a program einc rejects."""
-    return _build(source, target, outputs, inputs, lower)
+    return _build(source, target, outputs, inputs, lower, dims)
 
 
-def lower(path: str, target: str, outputs: list):
-    einc_driver.lower(path, target, outputs)
+def lower(path: str, target: str, outputs: list, dims: dict | None = None):
+    einc_driver.lower(path, target, outputs, dims)
     return None
 
 
-def _build(source: str, target: str, outputs: list, inputs: dict, build) -> dict:
+def _build(source: str, target: str, outputs: list, inputs: dict, build, dims: dict | None) -> dict:
     with tempfile.TemporaryDirectory(prefix="einc-fuzz-") as folder:
         path = os.path.join(folder, "program.ein")
         with open(path, "w", encoding="utf-8") as file:
             file.write(source)
         try:
-            artifact = build(path, target=target, outputs=list(outputs))
+            artifact = build(path, target=target, outputs=list(outputs), dims=dims or None)
         except CompileError as err:
             first = err.diagnostics[0]
             return {"kind": "rejected", "code": first.code, "message": first.message,

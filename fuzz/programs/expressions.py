@@ -50,6 +50,7 @@ class StepRead:
 
     tensor: Tensor
     lookbacks: tuple
+    lane: str | None = None        # the index every read subscripts the last axis with, if any
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,11 @@ class ExpressionGenerator:
         t = Index(scope.step_var)
         first = Binary("-", t, Lit(lookback, "i32"), "i32") if lookback else t
         subs, guards = [first], []
-        for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
+        rest = list(zip(step.tensor.sizes[1:], step.tensor.shape[1:]))
+        for axis, (size, extent) in enumerate(rest):
+            if step.lane and axis == len(rest) - 1:      # independent series: no read across lanes
+                subs.append(Index(step.lane))
+                continue
             sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
             subs.append(sub)
             guards += guard

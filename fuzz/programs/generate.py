@@ -32,6 +32,16 @@ STRAY_SHARE = 0.5                  # of the cases with index inputs, those given
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
 HALF_SHARE = 0.15                  # programs computing in f16 or bf16 (beside f32; llvm-cpu only)
+# a recurrence group's states: any axes, small fixed tensors (at most 16 points, which einc
+# holds in registers: a Kalman filter's 2 x 2 covariance) or series side by side along a shared
+# last axis whose steps never read across it (the CPU's lane blocks, einc/mlir/recurrences/batch.py)
+STATE_LAYOUTS = {"any": 5, "held": 2, "lanes": 3}
+HELD_SHAPES = ((2, 2), (2, 3), (3,), (4, 4), (1, 4))
+LANE_OTHER_AXES = ((), (), (2,), (2, 2))
+FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
+# fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
+# wrote a value stored at an offset on its last axis to the aligned-down address)
+FIXED_SIZES = (16, 16, 32, 32, 17, 31, 48)
 
 
 @dataclass(frozen=True)
@@ -115,7 +125,10 @@ class ProgramGenerator:
 
     def program(self) -> Program:
         rng = self.rng
-        dims = {name: rng.randint(2, 6) for name in rng.sample(DIM_NAMES, rng.choice((0, 1, 1, 2)))}
+        fixed = rng.random() < FIXED_SHARE
+        count = rng.choice((1, 1, 2)) if fixed else rng.choice((0, 1, 1, 2))
+        dims = {name: rng.choice(FIXED_SIZES) if fixed else rng.randint(2, 6)
+                for name in rng.sample(DIM_NAMES, count)}
         self.scope = Scope(dims=dims)
         inputs = [self.input_(dims) for _ in range(rng.randint(1, 3))]
         if rng.random() < 0.25:
@@ -145,7 +158,8 @@ class ProgramGenerator:
         if rng.random() < 0.3 and len(bindings) > 1:
             outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
         saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE else ()
-        return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves)
+        return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
+                       fixed=fixed and bool(dims))
 
     # ------------------------------------------------------------ inputs
 
@@ -319,21 +333,32 @@ class ProgramGenerator:
         # others read it only at earlier steps, so every read stays inside it
         shorter = len(names) > 1 and self.size(steps) - 1 > start and rng.random() < 0.3
         tensors = []
+        layout = rng.choices(list(STATE_LAYOUTS), list(STATE_LAYOUTS.values()))[0]
+        lanes = tuple(Bound(n) for n in rng.choice(LANE_OTHER_AXES)) + (self.extent(dims),)
         for k, name in enumerate(names):
             dtype = self.float_type if rng.random() < 0.75 else self.int_type
-            extra = (self.extent(dims),) if rng.random() < 0.35 else ()
+            if layout == "lanes":        # lane blocks compute f32 (tanh, exp, ...) and i32 vectors
+                dtype = "f32"
+            extra = {"any": (self.extent(dims),) if rng.random() < 0.35 else (),
+                     "held": tuple(Bound(n) for n in rng.choice(HELD_SHAPES)), "lanes": lanes}[layout]
             shape = (steps.plus(-1) if shorter and k == len(names) - 1 else steps,) + extra
             tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
-        members = [self.member(k, tensors, start) for k in range(len(tensors))]
+        lane = "jkl"[len(lanes) - 1] if layout == "lanes" else None
+        members = [self.member(k, tensors, start, lane) for k in range(len(tensors))]
         layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])
         for tensor in tensors:
             self.add_tensor(tensor)
         return Group(tuple(members), tuple(names), tuple(layout))
 
-    def member(self, position: int, tensors: list, start: int) -> Define:
+    def member(self, position: int, tensors: list, start: int, lane: str | None = None) -> Define:
+        """`lane`: the index of the last axis, which every state read keeps (no read across it)."""
         rng = self.rng
         me = tensors[position]
-        rest = tuple(Slot("j", Bound(0), b) for b in me.shape[1:])
+        rest = tuple(Slot("jkl"[a], Bound(0), b) for a, b in enumerate(me.shape[1:]))
+        steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()), lane)
+                      for k, t in enumerate(tensors))
+        if lane:
+            return self.lane_member(me, rest, steps, start)
         clauses = []
         # a function that is a recurrence is not called in another's clauses (a nested loop
         # over the step is E011 in einc)
@@ -346,8 +371,6 @@ class ProgramGenerator:
                 for row in range(start):
                     clauses.append(self.clause(me.dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest,
                                                outer, depth=1))
-        steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()))
-                      for k, t in enumerate(tensors))
         scope = replace(outer, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
         typed_by_step = not clauses
@@ -365,6 +388,26 @@ class ProgramGenerator:
                            [row] + [rng.randrange(size) for size in me.sizes[1:]])
             clauses.append(Clause(points, self.gen.literal(me.dtype)))
         return Define(me.name, me.dtype, tuple(clauses))
+
+    def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
+        """A member of independent series along its last axis (`rest[-1]`): a literal start, then
+        each step a sum of scaled reads of the members at this lane, one or more steps back (or
+        this step, for an earlier member), at this point of the other axes or a fixed one, maybe
+        through tanh: the f32 arithmetic the CPU's lane blocks compute, with no read across lanes."""
+        rng, t = self.rng, Index("t")
+        total = Lit(rng.choice((0.25, -0.5, 1.0)), me.dtype)
+        for step in steps:
+            back = rng.choice(step.lookbacks)
+            others = tuple(Index(s.var) if rng.random() < 0.7 else Lit(rng.randrange(size), "i32")
+                           for s, size in zip(rest[:-1], step.tensor.sizes[1:-1]))
+            at = Binary("-", t, Lit(back, "i32"), "i32") if back else t
+            read = Read(step.tensor.name, (at,) + others + (Index(rest[-1].var),), me.dtype)
+            total = Binary("+", total, Binary("*", Lit(rng.choice((0.3, -0.3, 0.25)), me.dtype), read, me.dtype),
+                           me.dtype)
+        body = Call("tanh", (total,), me.dtype) if rng.random() < 0.5 else total
+        first = (Slot("t", Bound(0), Bound(start), explicit=True),) + rest
+        main = (Slot("t", Bound(start), me.shape[0], explicit=True),) + rest
+        return Define(me.name, me.dtype, (Clause(first, self.gen.literal(me.dtype)), Clause(main, body)))
 
     def step_body(self, me: Tensor, scope: Scope, typed_by_step: bool = False):
         """A step that reads the member itself one or more steps back, kept bounded. A member
@@ -459,7 +502,7 @@ class ProgramGenerator:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can
         reach through the group in reverse mode (an adjoint loop), not only as a Jacobian."""
         tensor = next(t for t in self.scope.tensors if t.name == member)
-        ranges = tuple(Range("ij"[a], Bound(0), b) for a, b in enumerate(tensor.shape))
+        ranges = tuple(Range("ijkl"[a], Bound(0), b) for a, b in enumerate(tensor.shape))
         body = Read(member, tuple(Index(r.var) for r in ranges), tensor.dtype)
         name = self.gen.name("s")
         self.add_tensor(Tensor(name, tensor.dtype, (), ()))

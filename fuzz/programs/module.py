@@ -16,6 +16,7 @@ class Module:
     source: str
     lines: dict                    # key -> (first line, last line) of its program
     outputs: tuple                 # prefixed output names, every program's
+    dims: dict                     # prefixed named dims fixed at build time (`--dim`) -> size
 
 
 def prefix(key) -> str:
@@ -26,14 +27,16 @@ def assemble(programs: dict, render=render_statements) -> Module:
     """`programs`: key -> Program (or another campaign's program with `outputs`, written by
     `render(program, prefix)` as a list of statements), keys small integers."""
     text = header(programs.values())
-    lines, outputs = {}, []
+    lines, outputs, dims = {}, [], {}
     for key, program in programs.items():
         statements = render(program, prefix(key))
         text.append(f"// program {key}")
         lines[key] = (len(text) + 1, len(text) + len(statements))
         text += statements
         outputs += [prefix(key) + name for name in program.outputs]
-    return Module("\n".join(text) + "\n", lines, tuple(outputs))
+        if isinstance(program, Program) and program.fixed:
+            dims.update({prefix(key) + name: value for name, value in program.dims})
+    return Module("\n".join(text) + "\n", lines, tuple(outputs), dims)
 
 
 def header(programs) -> list:

@@ -3,6 +3,7 @@ outputs (from the NumPy meaning) in comments at the top.
 
     // fuzz regression: a recurrence with no base clause is typed by its other clauses
     // targets: llvm-cpu vulkan-spirv
+    // dims: N=32            (only where the program was built with `--dim N=32`)
     // input x1: f32[3] = [0.5, -1.25, 2.0]
     // expect r2: i32[4] = [0, 1, 3, 6]
     // expect y: f32[] = 0.25 within 1.5e-06
@@ -44,11 +45,14 @@ class Regression:
     targets: tuple
     inputs: dict
     expectations: tuple
+    dims: dict                     # named dims fixed at build time (`--dim`)
 
 
 def regression_text(case: Case, description: str, targets: tuple) -> str:
     derivatives = {i.name for i in case.program.items if isinstance(i, Derivative)}
     lines = [f"// fuzz regression: {description}", f"// targets: {' '.join(targets)}"]
+    if case.program.fixed:
+        lines.append(f"// dims: {' '.join(f'{d}={v}' for d, v in case.program.dims)}")
     lines += [f"// input {name}: {_typed(value, inp.dtype)}"
               for inp in case.program.inputs for name, value in [(inp.name, case.inputs[inp.name])]]
     for name in case.program.outputs:
@@ -81,6 +85,8 @@ def _literal(value: np.ndarray) -> str:
 def parse_regression(text: str) -> Regression:
     description = re.search(r"^// fuzz regression: (.*)$", text, re.M).group(1)
     targets = tuple(re.search(r"^// targets: (.*)$", text, re.M).group(1).split())
+    fixed = re.search(r"^// dims: (.*)$", text, re.M)
+    dims = {d: int(v) for d, v in (item.split("=") for item in fixed.group(1).split())} if fixed else {}
     inputs, expectations = {}, []
     for line in text.splitlines():
         match = LINE.match(line)
@@ -93,4 +99,4 @@ def parse_regression(text: str) -> Regression:
             inputs[name] = value
         else:
             expectations.append(Expectation(name, value, float(within) if within else None))
-    return Regression(description, targets, inputs, tuple(expectations))
+    return Regression(description, targets, inputs, tuple(expectations), dims)

@@ -60,7 +60,7 @@ def run_case(pool, cases: list, target: str, job=build_and_run) -> list:
     for case in cases:
         module = assemble({0: case.program})
         inputs = {prefix(0) + n: v for n, v in case.inputs.items()}
-        jobs.append((job, (module.source, target, module.outputs, inputs), TIMEOUT, target == "vulkan-spirv"))
+        jobs.append((job, (module.source, target, module.outputs, inputs, module.dims), TIMEOUT, target == "vulkan-spirv"))
     return pool.run_all(jobs)
 
 

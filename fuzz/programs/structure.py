@@ -335,6 +335,7 @@ class Program:
     dims: tuple                    # (name, value) of the named dims
     outputs: tuple                 # the bindings the module returns
     saves: tuple = ()              # outputs also written by `save_npy("<name>.npy", name)`
+    fixed: bool = False            # the named dims are fixed at build time (`--dim`), not run-time
 
     def dim_values(self) -> dict:
         return dict(self.dims)

@@ -4,6 +4,7 @@ gradients reach through the group in reverse mode, and einc agrees with their Nu
 llvm-cpu."""
 from __future__ import annotations
 
+from fuzz.known_issues import derivative_through_a_step_let
 from fuzz.programs.compare import disagreement
 from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import generate_case
@@ -73,8 +74,9 @@ def test_einc_agrees_with_the_meaning_of_groups_of_uneven_lengths():
 def test_gradients_of_a_recurrence_total_reach_through_the_group():
     # (a gradient of a total that gave 0 is kept in
     # tests/fuzz/regressions/derivative_with_respect_to_a_scalar_a_recurrence_clause_uses_whole.ein)
-    numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items),
-                          2, limit=800)
+    # (a derivative through a step's indexed `let` is E011, fuzz/known_issues.py)
+    numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items)
+                          and not derivative_through_a_step_let(case.program), 2, limit=800)
     assert len(numbers) == 2
     for k in numbers:
         agrees_with_its_meaning(k)

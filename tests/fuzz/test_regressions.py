@@ -2,7 +2,8 @@
 
 Each file states its inputs and expected outputs in its header, computed by the fuzzer's NumPy
 meaning when the bug was found (fuzz/programs/regression.py). Each is built for every target it
-names, with exactly those outputs (what a build returns changes how it is planned), and must
+names, with exactly those outputs (what a build returns changes how it is planned) and the
+dims its header fixes, and must
 give them: integers and booleans exactly, floats within the stated absolute error.
 """
 from __future__ import annotations
@@ -29,7 +30,8 @@ def _cases():
 def test_shrunk_program_gives_its_numpy_meaning(path, target):
     regression = parse_regression(path.read_text())
     names = [e.name for e in regression.expectations]
-    with einc.load(einc.compile(path, target=target, outputs=names).vmfb) as program:
+    built = einc.compile(path, target=target, outputs=names, dims=regression.dims or None)
+    with einc.load(built.vmfb) as program:
         outputs = program(**regression.inputs)
     for expected in regression.expectations:
         got = outputs[expected.name]

@@ -145,3 +145,21 @@ def test_a_vit_patch_embedding_of_a_run_time_batch_on_the_generic_cpu(tmp_path):
         got = program(X=x, W=w)["P"]
     want = np.einsum("ncipjq,dcpq->ndij", _patches(x.astype(np.float64), 16, (2, 3)), w)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_small_patches_of_a_run_time_batch_on_the_cpu(tmp_path, target):
+    """IREE-43 at small sizes (K = 12) on llvm-cpu too, of an input and of a computed image
+    (found by the dense fuzzer)."""
+    path = tmp_path / "small.ein"
+    path.write_text("let X: [f32; B, 3, 16, 8];\nlet W: [f32; 4, 3, 2, 2];\nlet H[n, c, h, w] = X[n, c, h, w] * 0.5;\n"
+                    "let P[n, d, i in 0..8, j in 0..4] = sum[c, kh in 0..2, kw in 0..2](X[n, c, 2 * i + kh, 2 * j + kw] * W[d, c, kh, kw]);\n"
+                    "let Q[n, d, i in 0..8, j in 0..4] = sum[c, kh in 0..2, kw in 0..2](H[n, c, 2 * i + kh, 2 * j + kw] * W[d, c, kh, kw]);\n")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 3, 16, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 2, 2)).astype(np.float32)
+    with einc.load(einc.compile(str(path), target=target, outputs=["P", "Q"]).vmfb) as program:
+        got = program(X=x, W=w)
+    want = np.einsum("ncipjq,dcpq->ndij", _patches(x.astype(np.float64), 2, (2, 3)), w)
+    np.testing.assert_allclose(got["P"], want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got["Q"], want * 0.5, rtol=1e-4, atol=1e-5)

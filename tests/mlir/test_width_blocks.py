@@ -117,8 +117,8 @@ def test_batched_convolutions_run_on_static_blocks_on_the_cpu(source_file):
 
 def test_a_fixed_batch_with_a_run_time_width(source_file):
     """The blocks' batch (images times blocks) is a run-time size also when the batch is fixed."""
-    with einc.load(einc.compile(str(source_file), outputs=["padded", "nhwc"], dims={"N": 2}).vmfb) as program:
+    with einc.load(einc.compile(str(source_file), outputs=["padded", "strided", "nhwc"], dims={"N": 2}).vmfb) as program:
         x = _inputs(2, 5, 21)
         got = program(**x)
-    for name, want in _references(x, ["padded", "nhwc"]).items():
+    for name, want in _references(x, ["padded", "strided", "nhwc"]).items():
         np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=name)

@@ -1,0 +1,102 @@
+"""The differential fuzzers reach the lowering forms that only their own tests covered: programs
+built with their named dims fixed (`--dim`, multiples of 16 among the sizes: IREE-42 was reachable
+only so), convolutions over non-overlapping windows (a matmul of patches,
+einc/mlir/dense/patch_matmuls.py), recurrences whose small fixed tensor states are held in
+registers and independent series run as lane blocks (einc/mlir/recurrences). Each test finds
+the form in what the generator made (its structure, or `einc build --explain` of the program)
+and checks a few such programs against their NumPy meaning."""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from einc import driver
+from fuzz.dense.campaign import DenseDifferential
+from fuzz.dense.generate import generate_case as dense_case
+from fuzz.dense.spec import render_dense
+from fuzz.programs.campaign import Differential, runs_on
+from fuzz.programs.generate import generate_case
+from fuzz.programs.module import assemble
+from fuzz.programs.structure import Group
+from fuzz.workers import Pool
+
+SEED = 5
+DENSE_SEED = 4                 # its first 20 programs hold both layouts, batches of 1, 2, 3 and run-time
+TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+
+
+def _explain(tmp_path, module, target: str = "llvm-cpu") -> str:
+    path = os.path.join(tmp_path, "program.ein")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(module.source)
+    return driver.emit_program(path, "explain", list(module.outputs), target=target, dims=module.dims or None)
+
+
+def _run(campaign, keys: list, target: str, seed: int = SEED):
+    with Pool(2) as pool:
+        report = campaign(seed, pool, (target,), 12, lambda _: None).run(keys)
+    assert not report.bad, report.format()
+    assert report.counts[f"programs checked on {target}"] == len(keys)
+
+
+# ------------------------------------------------------------------ item: `--dim`-fixed sizes
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_programs_built_with_fixed_sizes_multiples_of_16_match_numpy(target):
+    cases = {k: generate_case(SEED, k) for k in range(60)}
+    fixed = [k for k, c in cases.items() if c.program.fixed and runs_on(c, target)]
+    sixteens = [k for k in fixed if any(v % 16 == 0 for _, v in cases[k].program.dims)]
+    assert sixteens, "no program with a fixed size that is a multiple of 16"
+    keys = fixed[:4]
+    module = assemble({k: cases[k].program for k in keys})
+    assert module.dims == {f"p{k}_{d}": v for k in keys for d, v in cases[k].program.dims}
+    _run(Differential, keys, target)
+
+
+# ------------------------------------------------------------------ item: convolutions of patches
+
+def _patch_convolutions(tmp_path, limit: int) -> dict:
+    """Case number -> the source lines of its convolutions that einc emits as a matmul."""
+    found = {}
+    for k in range(limit):
+        case = dense_case(DENSE_SEED, k)
+        module = assemble({0: case.program}, render_dense)
+        lines = module.source.splitlines()
+        text = _explain(tmp_path, module)
+        convs = [lines[int(n) - 1] for n in re.findall(r"^  matmul at \S+?:(\d+):", text, re.M)]
+        convs = [line for line in convs if "kw" in line]        # the window index of every convolution
+        if convs:
+            found[k] = convs
+    return found
+
+
+def test_the_dense_fuzzer_makes_convolutions_that_become_matmuls_of_patches(tmp_path):
+    found = _patch_convolutions(tmp_path, 20)
+    lines = [line for convs in found.values() for line in convs]
+    assert any("c]" in line for line in lines), "no channels-last convolution of patches"      # NHWC
+    assert any(re.search(r"\[n, c, ", line) for line in lines), "no channels-first one"       # NCHW
+    _run(DenseDifferential, sorted(found)[:4], "llvm-cpu", DENSE_SEED)
+
+
+# ------------------------------------------------------------------ item: recurrence forms
+
+def _forms(tmp_path, limit: int) -> dict:
+    """Case number -> its groups' forms on llvm-cpu, as `einc build --explain` names them."""
+    forms = {}
+    for k in range(limit):
+        case = generate_case(SEED, k)
+        if any(isinstance(i, Group) and len(i.members[0].clauses[0].slots) > 1 for i in case.program.items):
+            text = _explain(tmp_path, assemble({k: case.program}))
+            forms[k] = ("held" if "small tensor states held in registers" in text else "") + \
+                       ("lanes" if "each block of batch lanes runs every step" in text else "")
+    return forms
+
+
+def test_the_program_fuzzer_makes_held_states_and_lane_blocks(tmp_path):
+    forms = _forms(tmp_path, 60)
+    held = [k for k, f in forms.items() if "held" in f]
+    lanes = [k for k, f in forms.items() if "lanes" in f]
+    assert held and lanes, forms
+    _run(Differential, held[:2] + lanes[:2], "llvm-cpu")
