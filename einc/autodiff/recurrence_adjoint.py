@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
-                           RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value, step_state_reads)
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
+                           RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value, step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
 from einc.autodiff.delta import gather_sum, lin_value
 from einc.autodiff.local_rules import const
@@ -29,6 +29,7 @@ def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, rules, span) -
     """Leaves (reads of tensors outside G, and x) with their adjoints, given `outside`:
     id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
     check_not_own_member(group, x, span)
+    check_no_step_tensors(group, span)
     return _AdjointLoop(group, rules, span).run(outside, {id(x)})
 
 
@@ -38,6 +39,18 @@ def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
         raise d.error(d.UNSUPPORTED, f"a derivative with respect to `{x.member.name}` through "
                       "its own recurrence", span, hint="differentiate with respect to the "
                       "inputs the recurrence starts from")
+
+
+def check_no_step_tensors(group: RecurrenceGroup, span) -> None:
+    """Both modes follow a step's scalar code only: a tensor the step computes from the state
+    (`let h[i] = tanh(r[t - 1]);` in the step) would drop out of the derivative, a silent wrong
+    value, so it is E011 until they follow it."""
+    roots = [x for m in group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
+    for v in walk(roots, opaque=(RecValue,)):
+        if isinstance(v, Generic) and any(isinstance(n, StateRead) for n in walk([v], opaque=(RecValue,))):
+            raise d.error(d.UNSUPPORTED, "derivatives through a tensor a recurrence step computes from its "
+                          "state are not compiled yet", v.span or span,
+                          hint="write the step's work on its points without an indexed `let`")
 
 
 class _AdjointLoop:

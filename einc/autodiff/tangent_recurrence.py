@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from einc.ir.nodes import IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value
 from einc.autodiff.local_rules import const
-from einc.autodiff.recurrence_adjoint import check_not_own_member, sole_writer
+from einc.autodiff.recurrence_adjoint import check_no_step_tensors, check_not_own_member, sole_writer
 from einc.autodiff.rewrite import replace_nodes, scalar_nodes
 
 
 def recurrence_tangent(tan, value: RecValue):
     check_not_own_member(value.group, tan.x, tan.span)
+    check_no_step_tensors(value.group, tan.span)
     if id(value.member) not in tan.states:
         _add_tangent_members(tan, value.group, value.member)
     member = tan.states[id(value.member)]

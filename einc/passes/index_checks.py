@@ -184,7 +184,8 @@ _RULES = {
 def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[Value], text: str,
            groups: dict, steps: dict) -> Optional[IndexCheck]:
     """The check of one subscript, or None where it reads a tensor a step computes inside the
-    clauses of two recurrences (no single step axis to compute it over). `groups` maps
+    clauses of two recurrences (no single step axis to compute it over; the front end refuses
+    the nested recurrences that would put one there, E011). `groups` maps
     id(member) to its recurrence group, `steps` a group's step variable to the clause's steps
     (inside a recurrence clause)."""
     outside = _Outside(groups, steps)

@@ -225,6 +225,7 @@ let s[i] = sum[j]({ assert(A[i, j] >= -1.0, "low"); A[i, j] });
 let y[i] = twice(x[i]);
 let h[0] = 1.0;
 let h[t in 1..4] = { assert(x[t] > 0.0, "x = {x[t]}"); h[t - 1] * x[t] };
+let g[i] = { assert(x[i] > 0.0, "g {x[i]}"); x[i] } where x[i] > -5.0;
 """
 
 
@@ -232,7 +233,8 @@ let h[t in 1..4] = { assert(x[t] > 0.0, "x = {x[t]}"); h[t - 1] * x[t] };
 def test_an_assert_in_an_indexed_body_holds_at_every_point_and_names_the_first_that_fails(target):
     """In a definition's body, a reduction's, a function called per point and a recurrence
     step (over the clause's own steps: x[0] < 0 is not checked): NumPy's values where it
-    holds, else the first failing point in row-major order with the message's values there."""
+    holds, else the first failing point in row-major order with the message's values there;
+    only where the definition's guard holds (g's x[0] = -7 is not checked)."""
     program = einc.load(einc.compile(POINTWISE_ASSERTS, target=target).vmfb)
     a = np.array([[0, 1, 4, 2], [3, -1, 0, 4]], np.float32)
     x = np.array([-7, 2, 0.5, 4], np.float32)
@@ -253,6 +255,9 @@ def test_an_assert_in_an_indexed_body_holds_at_every_point_and_names_the_first_t
         program(A=a, x=np.array([-7, 2, 0, 0], np.float32))
     with pytest.raises(RunError, match=r":8:22: error\[E006\]: assertion failed: x = -0\.5 at t = 2$"):
         program(A=a, x=np.array([-7, 2, -0.5, -4], np.float32))
+    np.testing.assert_array_equal(out["g"], np.where(x > -5, x, 0))
+    with pytest.raises(RunError, match=r":9:14: error\[E006\]: assertion failed: g -3\.0 at i = 0$"):
+        program(A=a, x=np.array([-3, 2, 0.5, 4], np.float32))
 
 
 def test_an_assert_on_a_recurrences_own_values_inside_its_step_is_refused_where_it_is(diagnose):

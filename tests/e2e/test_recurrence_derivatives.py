@@ -145,3 +145,15 @@ def test_rnn_gradient_and_tangent_loops_on_vulkan(rnn_inputs, fd_jacobian):
     e12[1, 2] = 1e-6
     column = (rnn_states(W + e12, x) - rnn_states(W - e12, x)) / 2e-6
     np.testing.assert_allclose(out["column"], column, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("wrt", ["let x: [f32; 2];\nlet a = x[1];", "let x: f32;\nlet a = x;"])
+def test_a_derivative_through_a_tensor_a_step_computes_is_e011_where_it_is(diagnose, wrt):
+    """Both modes follow a step's scalar code only: h's share of the derivative would be dropped
+    (it gave 0.5 for 0.5 + 1 - tanh(x)^2, found by the differential fuzzer)."""
+    source = (f"use std::math::*;\n{wrt}\nlet r[0] = a;\n"
+              "let r[t in 1..2] = 0.5 * r[t - 1] + { let h[i in 0..3] = tanh(r[t - 1]); h[1] };\n"
+              "let g = @r / @x;\n")
+    diag, _ = diagnose(source)
+    assert diag.code == "E011" and "a tensor a recurrence step computes" in diag.message
+    assert (diag.span.line, diag.span.col) == (5, 39)

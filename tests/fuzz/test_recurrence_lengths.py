@@ -13,6 +13,7 @@ from fuzz.programs.render import render_program
 from fuzz.programs.structure import Derivative, Group, widens_an_approximation
 
 SEED = 2026
+GRADIENT_SEED = 2027       # two totals of a group within its first 400 programs (none in SEED's)
 
 
 def step_ends(group: Group) -> list:
@@ -35,8 +36,8 @@ def test_some_groups_have_a_member_one_step_shorter_than_the_others():
                 assert all(e == ends[0] for e in ends[:-1]) and ends[-1] in (ends[0], ends[0].plus(-1))
 
 
-def agrees_with_its_meaning(k: int) -> None:
-    case = generate_case(SEED, k)
+def agrees_with_its_meaning(k: int, seed: int = SEED) -> None:
+    case = generate_case(seed, k)
     source = "\n".join(header([case.program])) + "\n" + render_program(case.program)
     out = build_and_run(source, "llvm-cpu", list(case.program.outputs), case.inputs)
     assert out["kind"] == "ok", (k, out)
@@ -47,12 +48,12 @@ def agrees_with_its_meaning(k: int) -> None:
         assert problem is None, (k, name, problem)
 
 
-def first_cases(wanted, count: int, limit: int = 400) -> list:
+def first_cases(wanted, count: int, limit: int = 400, seed: int = SEED) -> list:
     """The numbers of the first `count` generated programs (of the first `limit`) that `wanted`
     accepts: found, not fixed, so that a change to the generator's draws keeps the test's meaning."""
     found = []
     for k in range(limit):
-        if wanted(generate_case(SEED, k)):
+        if wanted(generate_case(seed, k)):
             found.append(k)
             if len(found) == count:
                 break
@@ -76,7 +77,7 @@ def test_gradients_of_a_recurrence_total_reach_through_the_group():
     # tests/fuzz/regressions/derivative_with_respect_to_a_scalar_a_recurrence_clause_uses_whole.ein)
     # (a derivative through a step's indexed `let` is E011, fuzz/known_issues.py)
     numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items)
-                          and not derivative_through_a_step_let(case.program), 2, limit=800)
+                          and not derivative_through_a_step_let(case.program), 2, limit=800, seed=GRADIENT_SEED)
     assert len(numbers) == 2
     for k in numbers:
-        agrees_with_its_meaning(k)
+        agrees_with_its_meaning(k, GRADIENT_SEED)
