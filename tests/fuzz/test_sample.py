@@ -26,8 +26,8 @@ def test_generated_programs_match_their_numpy_meaning_on_llvm_cpu(programs):
 @pytest.mark.vulkan
 def test_generated_programs_match_their_numpy_meaning_on_vulkan(programs):
     report = run_differential(programs, SEED, targets=("vulkan-spirv",), log=lambda _: None)
-    # the f32/i32/bool ones: 44 of the 100 of this seed
-    assert report.counts["programs checked on vulkan-spirv"] > programs // 3
+    # the f32/i32/bool ones: 30 of the 100 of this seed (f64, f16 and bf16 ones are not Vulkan's)
+    assert report.counts["programs checked on vulkan-spirv"] > programs // 4
     assert not report.bad, report.format()
 
 
