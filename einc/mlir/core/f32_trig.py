@@ -63,6 +63,23 @@ def _window(first: ir.Value, left: ir.Value, right: ir.Value, offset: int) -> ir
     return arith.select(arith.cmpi(_I.eq, left, constant(0, left)), high, arith.ori(high, low))
 
 
+def _wide_product(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(low, high) 32-bit words of the unsigned 64-bit a b, from 16-bit halves with plain muli,
+    addi and shrui: arith.mului_extended fails to lower on n-d vectors on llvm-cpu (IREE-47) and
+    vulkan-spirv has no i64 to widen into."""
+    sixteen, mask = constant(16, a), constant(0xFFFF, a)
+    a_low, a_high = arith.andi(a, mask), arith.shrui(a, sixteen)
+    b_low, b_high = arith.andi(b, mask), arith.shrui(b, sixteen)
+    low_low, low_high = arith.muli(a_low, b_low), arith.muli(a_low, b_high)
+    high_low, high_high = arith.muli(a_high, b_low), arith.muli(a_high, b_high)
+    # the carry word of the middle: three terms below 2^16 each, so no overflow
+    middle = arith.addi(arith.addi(arith.shrui(low_low, sixteen), arith.andi(low_high, mask)),
+                        arith.andi(high_low, mask))
+    high = arith.addi(arith.addi(high_high, arith.shrui(low_high, sixteen)),
+                      arith.addi(arith.shrui(high_low, sixteen), arith.shrui(middle, sixteen)))
+    return arith.muli(a, b), high
+
+
 def _product_mod_2_96(m: ir.Value, w: list) -> tuple[ir.Value, ir.Value]:
     """The top two words of m (w0 2^64 + w1 2^32 + w2) mod 2^96, for a 24-bit m. The high word
     of m w2 comes from an f32 product, a unit or two off: 2^-61 in the fraction, far below what
@@ -71,7 +88,7 @@ def _product_mod_2_96(m: ir.Value, w: list) -> tuple[ir.Value, ir.Value]:
     eight = constant(8, m)
     estimate = arith.mulf(arith.mulf(arith.sitofp(f32, m), arith.sitofp(f32, arith.shrui(w[2], eight))),
                           constant(2.0 ** -24, arith.sitofp(f32, m)))
-    low1, high1 = arith.mului_extended(m, w[1])
+    low1, high1 = _wide_product(m, w[1])
     p1 = arith.addi(arith.fptosi(m.type, estimate), low1)
     carry = arith.extui(m.type, arith.cmpi(_I.ult, p1, low1))
     return arith.addi(arith.addi(high1, arith.muli(m, w[0])), carry), p1
