@@ -39,11 +39,6 @@ KNOWN_ISSUES: tuple = (
     # and cannot spill them; lavapipe allows 128 bytes. einc says to fix sizes with --dim.
     KnownIssue("push constants over the vulkan limit", "IREE 3.13's Vulkan push constants", ("run-error",),
                detail="bytes of run-time sizes \\(push constants\\)", targets=("vulkan-spirv",)),
-    # Open (found by the issue "fuzzers reach every lowering form", not fixed yet): clauses split
-    # by guards on a run-time dim decided at build time (`where M != M` / `where !(M != M)`)
-    # fail to compile on Vulkan, IREE rejecting a `hal.interface.binding.subspan`.
-    KnownIssue("build-time guards on a run-time dim on vulkan", "open, see docs/FUZZING.md", ("internal",),
-               detail="failed to legalize operation 'hal.interface.binding.subspan'", targets=("vulkan-spirv",)),
     # einc/autodiff/scalar_adjoint.py: the reverse pass does not go through a state read inside
     # a step's indexed `let` yet (E011), e.g. `@s / @x` of a sum of r where r's step holds
     # `{ let h[i in 0..2] = tanh(r[t - 1, i]); h[1] }`.

@@ -51,3 +51,21 @@ let a[t in 1..6] = a[t - 1] * 2.0 where a[t - 1] < 3.0;
 let a[t in 1..6] = a[t - 1] + 1.0 where a[t - 1] >= 3.0;
 """)
     assert diag.code == "E011" and "read values of its recurrence" in diag.message
+
+
+def test_guards_every_size_decides_alike_leave_no_guarded_clause(tmp_path):
+    """`where M != M` is false and `where !(M != M)` true for every M: the false clause is gone
+    and the true one writes its whole box, so no kernel computes either guard."""
+    from einc.driver import front_end
+    from einc.ir.nodes import Piecewise, walk
+    path = tmp_path / "prog.ein"
+    path.write_text("let x: [f32; M];\nlet s[i in 0..3, j in 0..M] = x[j] where !(M != M);\n"
+                    "let s[i in 0..3, j in 0..M] = 0.25 where M != M;\n")
+    _, program = front_end(str(path))
+    pieces = [v for v in walk(program.roots()) if isinstance(v, Piecewise)]
+    assert pieces and all(len(p.clauses) == 1 and p.clauses[0].value.guard is None for p in pieces)
+
+
+def test_clauses_whose_guards_are_all_false_are_E004(diagnose):
+    diag, _ = diagnose("let x: [f32; M];\nlet s[j in 0..M] = 1.0 where M < 0;\nlet s[j in 0..M] = 2.0 where M != M;\n")
+    assert diag.code == "E004" and "no clause of `s` defines any point" in diag.message

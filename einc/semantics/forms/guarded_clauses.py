@@ -18,7 +18,7 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.evaluate import NotBuildTime, evaluate
 from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Op, Piecewise, Read, RecClause,
-                           RecMember, Reduce, StateRead, Value, fresh_index_vars, walk)
+                           RecMember, Reduce, StateRead, Value, fresh_index_vars, is_folding_constant, walk)
 from einc.ir.types import BOOL, I32
 from einc.autodiff.substitute import substitute
 
@@ -26,9 +26,10 @@ from einc.autodiff.substitute import substitute
 def combine(el, p: Piecewise, name: str) -> Piecewise:
     """`p` with each guarded clause keeping, where its guard fails, the value before it; the
     coverage of every point checked (at build time, or by an assert when the program runs)."""
-    _check_coverage(el, p, name)
+    decided = _decide_guards(p.clauses)
+    _check_coverage(el, p, decided, name)
     clauses: list[Clause] = []
-    for c in p.clauses:
+    for c, _ in decided:
         g = c.value
         if g.guard is not None and clauses:
             before = Piecewise(p.dtype, p.shape, tuple(clauses), span=p.span)
@@ -39,32 +40,57 @@ def combine(el, p: Piecewise, name: str) -> Piecewise:
     return Piecewise(p.dtype, p.shape, tuple(clauses), span=p.span)
 
 
+def _decide_guards(clauses: tuple) -> list[tuple[Clause, bool]]:
+    """(clause, whether it was guarded) for each clause whose guard can hold: a guard that every
+    admissible size decides alike (`where M != M`) is decided here, so no kernel computes it and
+    no clause is left that writes nothing (IREE cannot compile such a kernel for Vulkan). A
+    clause whose guard always holds keeps the coverage rule of a guarded one."""
+    out = []
+    for c in clauses:
+        g = c.value
+        known = None if g.guard is None else _known(g.guard)
+        if known is True:
+            c = Clause(c.offsets, Generic(g.vars, g.body, None, span=g.span))
+        if known is not False:
+            out.append((c, g.guard is not None))
+    return out
+
+
 def _cover(p: Piecewise, c: Clause) -> Piecewise:
     """1 at the points of `p`'s shape that clause `c` defines, else 0."""
     one = Const(np.asarray(1, np.int32), span=c.value.span)
     return Piecewise(I32, p.shape, (Clause(c.offsets, Generic(c.value.vars, one, c.value.guard)),), span=p.span)
 
 
-def _check_coverage(el, p: Piecewise, name: str) -> None:
-    covers = [_cover(p, c) for c in p.clauses]
+def _known(guard: Value):
+    if is_folding_constant(guard) and not guard.array.ndim:
+        return bool(guard.array)
+    return affine.decided(guard)
+
+
+def _check_coverage(el, p: Piecewise, decided: list, name: str) -> None:
+    if not decided:
+        raise d.error(d.SHAPE, f"no clause of `{name}` defines any point: every where guard is false",
+                      p.span, hint="add a clause (or widen a where guard) for the points left out")
+    clauses, guarded = [c for c, _ in decided], [is_guarded for _, is_guarded in decided]
+    covers = [_cover(p, c) for c in clauses]
     try:
         masks = [evaluate(c).astype(bool) for c in covers]
     except NotBuildTime:
-        el.ir.effects.append(_run_time_check(p, covers, name))
+        el.ir.effects.append(_run_time_check(p, covers, guarded, name))
         return
-    guarded = [c.value.guard is not None for c in p.clauses]
-    _refuse_overlap(p, masks, guarded, name)
+    _refuse_overlap(clauses, masks, guarded, name)
     _refuse_uncovered(p, masks, name)
 
 
-def _refuse_overlap(p: Piecewise, masks: list, guarded: list, name: str) -> None:
+def _refuse_overlap(clauses: list, masks: list, guarded: list, name: str) -> None:
     for k, (mask, is_guarded) in enumerate(zip(masks, guarded)):
         for j in range(k):
             both = mask & masks[j]
             if (is_guarded or guarded[j]) and both.any():
                 at = _point(both)
                 raise d.error(d.SHAPE, f"two clauses of `{name}` both define {name}[{at}]",
-                              p.clauses[k].value.span, notes=[d.Label(p.clauses[j].value.span, "the other")],
+                              clauses[k].value.span, notes=[d.Label(clauses[j].value.span, "the other")],
                               hint="make the where guards of the clauses exclude each other")
 
 
@@ -80,16 +106,15 @@ def _point(mask: np.ndarray) -> str:
     return ", ".join(str(int(k)) for k in np.argwhere(mask)[0])
 
 
-def _run_time_check(p: Piecewise, covers: list, name: str) -> Assert:
+def _run_time_check(p: Piecewise, covers: list, guarded: list, name: str) -> Assert:
     """all[points](guarded covers + (1 if any unguarded cover) == 1)."""
     vars_ = fresh_index_vars(p.shape, "g")
     at = tuple(IndexRef(v) for v in vars_)
-    guarded = [Read(c, at, in_bounds=True) for c, cl in zip(covers, p.clauses) if cl.value.guard is not None]
-    plain = [Read(c, at, in_bounds=True) for c, cl in zip(covers, p.clauses) if cl.value.guard is None]
-    count = _sum(guarded)
+    counted = [Read(c, at, in_bounds=True) for c, is_guarded in zip(covers, guarded) if is_guarded]
+    plain = [Read(c, at, in_bounds=True) for c, is_guarded in zip(covers, guarded) if not is_guarded]
     if plain:
-        count = Op("add", (count, Op("min", (_sum(plain), Const(np.asarray(1, np.int32))), I32)), I32)
-    once = Op("eq", (count, Const(np.asarray(1, np.int32))), BOOL)
+        counted.append(Op("min", (_sum(plain), Const(np.asarray(1, np.int32))), I32))
+    once = Op("eq", (_sum(counted), Const(np.asarray(1, np.int32))), BOOL)
     cond = Reduce("all", vars_, once, None, span=p.span)
     message = f"assertion failed at {p.span}: a point of `{name}` is defined by no clause or by two " \
               "(E004: the where guards of its clauses must cover each point once)"
