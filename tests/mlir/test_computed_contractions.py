@@ -110,3 +110,28 @@ def test_rnn_weight_gradient_matches_central_differences(tmp_path, target):
         step[i, j] = eps
         want[i, j] = (_rnn_loss(w64 + step, x64) - _rnn_loss(w64 - step, x64)) / (2 * eps)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+REVERSED_CHAIN = """
+let x: [f32; B, N1];
+let w1: [f32; N1, N1];
+let w2: [f32; N1, N1];
+let h[i, j] = sum[k](x[i, k] * w1[k, N1 - 1 - j]);
+let y[i, j] = sum[k](h[i, k] * w2[N1 - 1 - k, j]);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_matmul_chain_over_operands_read_backwards_matches_numpy(tmp_path, target):
+    """Both operands reversed along a run-time dim (the dense fuzzer): IREE-43's
+    `affine.delinearize_index` error on both CPU targets until the reversed copy passed a barrier."""
+    path = tmp_path / "reversed_chain.ein"
+    path.write_text(REVERSED_CHAIN)
+    rng = np.random.default_rng(3)
+    with einc.load(einc.compile(str(path), target=target).vmfb) as program:
+        for b, n in ((3, 5), (7, 16)):
+            x, w1, w2 = (rng.standard_normal(shape).astype(np.float32) for shape in ((b, n), (n, n), (n, n)))
+            got = program(x=x, w1=w1, w2=w2)
+            h = x.astype(np.float64) @ w1[:, ::-1]
+            np.testing.assert_allclose(got["h"], h, rtol=1e-4, atol=1e-4, err_msg=f"h at B={b}, N1={n}")
+            np.testing.assert_allclose(got["y"], h @ w2[::-1], rtol=1e-4, atol=1e-4, err_msg=f"y at B={b}, N1={n}")

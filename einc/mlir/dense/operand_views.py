@@ -501,6 +501,8 @@ def _reverse(lw, source: ir.Value, view: View) -> ir.Value:
                 index = arith.subi(last, index)
             at.append(index)
         linalg.YieldOp([tensor.extract(source, at)])
+    if lw.target.has_defect("IREE-43") and DYNAMIC in _static(view.base_shape):
+        return fence(op.result)     # IREE-43: the gather fused into a matmul's packing of run-time size
     return op.result
 
 
