@@ -4,6 +4,8 @@ clauses' points unrolled; reads pick points by constant subscript or by selects.
 NumPy loops on both CPU targets (Vulkan keeps its own forms and must stay right too)."""
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -139,3 +141,20 @@ def test_an_integer_matrix_state_with_two_steps_back_matches_numpy(target):
     out = run(source.replace("..T", f"..{T}"), target, A=A)
     np.testing.assert_array_equal(out["M"], M)
     np.testing.assert_array_equal(out["N"][2:], M[2:, :, 0] + M[2:, ::-1, 2])
+
+
+# the mutant fuzzer: a state axis 2^31 long (its clause's range for j is empty) made small_points
+# list every point before counting them, a MemoryError (the process killed, without a limit)
+HUGE_STATE = """let A: [f32; 4, 4];
+let M[0, i in 0..4, j in 0..4] = if i == j { 1.0 } else { 0.0 };
+let M[t in 1..6, i in 0..2147483647, j in 2147483647..4] = sum[k](A[i, k] * M[t - 1, k, j]);
+"""
+
+
+def test_a_huge_state_is_not_listed_point_by_point(tmp_path):
+    path = tmp_path / "huge.ein"
+    path.write_text(HUGE_STATE)
+    script = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+              f"from einc.driver import lower; lower({str(path)!r}, 'llvm-cpu', ['M'])\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]

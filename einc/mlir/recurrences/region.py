@@ -13,6 +13,7 @@ The region runs as a single thread.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Optional
 
 import numpy as np
@@ -140,8 +141,9 @@ def small_points(member: RecMember) -> Optional[list[tuple]]:
     if not sizes or not all(s.is_const for s in sizes) or \
             not all(v.lo.is_const and v.extent.is_const for v in ranges):
         return None
-    points = list(itertools.product(*(range(s.const) for s in sizes)))
-    return points if len(points) <= MAX_HELD_POINTS else None
+    if math.prod(s.const for s in sizes) > MAX_HELD_POINTS:
+        return None              # counted first: listing 2^31 points would exhaust the memory
+    return list(itertools.product(*(range(s.const) for s in sizes)))
 
 
 def _initial_storage(lw, member: RecMember) -> ir.Value:
