@@ -28,6 +28,7 @@ from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length, product, tied,
                                                 unflattened)
 from einc.mlir.recurrences.step import sizes_of, storage_shape
+from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 
@@ -169,7 +170,10 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     shapes = layout.shapes()
     initial = [flat_empty(length(shapes[m]), element_type(m.dtype)) if layout.kinds[m] == ROWS
                else zeros(length(shapes[m]), m) for m in members]
-    inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
+    # IREE-47: a storage the loop starts from, packed into one allocation with earlier results,
+    # is carried at its offset with the allocation's size lost, and read past its binding; behind
+    # a barrier each is a resource of its own
+    inits = [index_const(0)] + [fence(v) for v in initial + [zeros(length(wholes[m]), m) for m in rows]]
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])
     with ir.InsertionPoint(before_block):
