@@ -209,11 +209,27 @@ def _steps(lw, group: RecurrenceGroup, units: dict, lanes: LaneBlock, first: ir.
         block = Block(lw, storage, lanes, recent)
         for m in members:
             block.current[m] = _member_step(block, group, m, zeros[m])
-            storage.tensors[m] = block.store(m)
+            storage.tensors[m] = _stored_within_steps(lw, group, block, m)
         shifted = [v for m in members for p in _points(m)
                    for v in ([block.current[m][p]] + recent[m][p])[:len(recent[m][p])]]
         scf.yield_([storage.tensors[m] for m in members] + shifted)
     return list(loop.results)[:len(members)]
+
+
+def _stored_within_steps(lw, group: RecurrenceGroup, block: "Block", member: RecMember) -> ir.Value:
+    """The member's storage with its vectors at step t written, unless the member has fewer
+    steps than the loop and t is past its last: that write would land past its storage (in the
+    next member's first row)."""
+    if member.shape[0] == group.t_var.extent:
+        return block.store(member)
+    old = block.storage.tensors[member]
+    inside = arith.cmpi(arith.CmpIPredicate.ult, block.storage.t, lw.sizes.index(member.shape[0]))
+    branch = scf.IfOp(inside, [old.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.yield_([block.store(member)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.yield_([old])
+    return branch.results[0]
 
 
 def _earlier(storage: Storage, member: RecMember, point: tuple, back: int, lanes: LaneBlock,

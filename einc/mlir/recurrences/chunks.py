@@ -28,6 +28,7 @@ from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length, product, tied,
                                                 unflattened)
 from einc.mlir.recurrences.step import sizes_of, storage_shape
+from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 
@@ -163,12 +164,14 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     steps = lw.sizes.index(group.t_var.extent)
     rows = [m for m in members if layout.kinds[m] == ROWS]
     wholes = {m: sizes_of(lw, m.shape) for m in rows}
-    # the first chunk reads none of the head rows it takes over (a step reads t - c >= 0, or
-    # clamps to step 0 in a clause that is not active; pins are read from the chunk's rows): no
-    # zeros there; a window or a whole tensor starts as zeros
+    # IREE-48: the rows a chunk starts from, packed into one allocation with earlier results, are
+    # carried at their offset with the allocation's size lost, and read past their binding; behind
+    # a barrier they are a resource of their own. Zeros, not uninitialized rows, and no barrier
+    # on a window or whole tensor: either made Vulkan command buffers copy from a binding they do
+    # not declare (OUT_OF_RANGE in the Kalman group)
     shapes = layout.shapes()
-    initial = [flat_empty(length(shapes[m]), element_type(m.dtype)) if layout.kinds[m] == ROWS
-               else zeros(length(shapes[m]), m) for m in members]
+    initial = [fence(zeros(length(shapes[m]), m)) if layout.kinds[m] == ROWS else zeros(length(shapes[m]), m)
+               for m in members]
     inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])

@@ -69,6 +69,9 @@ class State:
         self.hull_only_reads: set[int] = set()
         self.dependent_ranges: list = []    # (IndexVar, lo Lin, hi Lin) iterated over a hull
         self.hull_ranges: dict = {}         # IndexVar -> (lo Lin, hi Lin) of a resolved hull
+        # a dependent range's IndexVar -> {step var: Lin of its copy in step_ranges} where it was
+        # written: its hull spans the steps of that clause, wherever it is resolved
+        self.hull_steps: dict = {}
         self.call_depth = 0
         # a recurrence's step var -> a copy over the range of the clause being elaborated, which
         # tensors computed in that clause's steps are batched over (definitions.clause)

@@ -350,6 +350,7 @@ def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
         return IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
     var = IndexVar(iv.name, Lin(0), None, span=iv.span)
     el.state.dependent_ranges.append((var, lo.lin, hi.lin))
+    el.state.hull_steps[var] = {step: Lin.of(copy) for step, copy in el.state.step_ranges.items()}
     ref = IndexRef(var, span=iv.span)
     hull_guards.append(scalar_ops.apply("ge", [ref, lo.value], iv.span))
     hull_guards.append(scalar_ops.apply("lt", [ref, hi.value], iv.span))
@@ -360,14 +361,17 @@ def resolve_hulls(state) -> None:
     """Give each outer-dependent reduction range whose outer extents are known its hull. The
     others stay pending: a recurrence in a function called per point resolves its own ranges
     while an argument's range still waits for the caller's inferred index (`sum[j in i..6]`).
-    Outer ranges come first in the list, so one pass also settles ranges depending on them."""
+    Outer ranges come first in the list, so one pass also settles ranges depending on them.
+    A range that reads a recurrence's step spans the steps of the clause it is written in, not
+    those of the clause being elaborated when it is resolved (State.hull_steps)."""
     waiting = []
     for var, lo, hi in state.dependent_ranges:
         if not (_extents_known(lo) and _extents_known(hi)):
             waiting.append((var, lo, hi))
             continue
-        lo_min, _ = affine.bounds(lo)
-        _, hi_max = affine.bounds(hi)
+        steps = state.hull_steps.pop(var, {})
+        lo_min, _ = affine.bounds(lo.substitute(steps))
+        _, hi_max = affine.bounds(hi.substitute(steps))
         var.lo, var.extent = lo_min, hi_max - lo_min
         state.hull_ranges[var] = (lo, hi)
     state.dependent_ranges[:] = waiting
