@@ -152,6 +152,10 @@ class CompileError(Exception):
         self.sources: SourceMap | None = None     # attached by the stage that knows the files
         super().__init__("; ".join(f"{d.code}: {d.message}" for d in diagnostics))
 
+    def __reduce__(self):
+        """Pickled as its diagnostics (a build in a worker process raises it to its parent)."""
+        return type(self), (self.diagnostics,)
+
     def __str__(self) -> str:
         """`file:line:col: error[Ennn]: message`, a line per diagnostic (no location prefix
         for one that has none)."""

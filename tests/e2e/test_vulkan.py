@@ -174,3 +174,27 @@ def test_a_piecewise_clause_written_at_an_offset_on_the_last_axis_on_vulkan():
     ref = np.zeros((16, 36), np.float32)
     ref[:, 2:34], ref[:, 34:] = 1.0 - x, 5.0
     np.testing.assert_allclose(out["y"], ref, rtol=1e-6, atol=1e-6)
+
+
+# IREE-49: the operand a matmul reads from an 8-bit tensor cast to f32 (a quantized weight) was
+# fused into the matmul's dispatch on Vulkan and read wrong (errors of 3 on values of 10);
+# computed operands of named ops pass a barrier there. Both forms: the cast inside the sum (a
+# contraction of computed operands) and in a definition of its own.
+QUANTIZED_MATMULS = """
+    let x: [f32; 4, 8];
+    let W: [f32; 8, 8];
+    let Wq[k in 0..8, j in 0..8] = (W[k, j] * 10.0) as i8;
+    let inside[i in 0..4, j in 0..8] = sum[k in 0..8](x[i, k] * (Wq[k, j] as f32)) * 0.1;
+    let z[k in 0..8, j in 0..8] = Wq[k, j] as f32;
+    let apart[i in 0..4, j in 0..8] = sum[k in 0..8](x[i, k] * z[k, j]) * 0.1;
+"""
+
+
+def test_a_matmul_of_an_8_bit_weight_cast_to_f32_on_vulkan():
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 8)).astype(np.float32)
+    want = x.astype(np.float64) @ (w * np.float32(10)).astype(np.int8).astype(np.float64) * 0.1
+    with einc.load(built(QUANTIZED_MATMULS, "vulkan-spirv").vmfb) as program:
+        out = program(x=x, W=w)
+    for name in ("inside", "apart"):
+        np.testing.assert_allclose(out[name], want, rtol=1e-5, atol=1e-5, err_msg=name)

@@ -21,7 +21,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import linalg, tensor
 
 from einc.ir.evaluate import reduction_identity
-from einc.ir.nodes import IndexVar, Op, Read, Reduce, Value
+from einc.ir.nodes import Const, IndexVar, Input, Op, Read, Reduce, Value
 from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.core import scalar_ops
 from einc.mlir.core.dispatch_captures import fence
@@ -477,6 +477,8 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple]) -> Optiona
         return None
     if lw.target.has_defect("IREE-45") and any(k is not None and not k.is_const for k in view.keep):
         value = fence(value)    # IREE-45: a run-time prefix beside a computed operand, unbounded stack
+    if lw.target.has_defect("IREE-49") and not isinstance(view.read.tensor, (Input, Const)):
+        value = fence(value)    # IREE-49: a computed operand fused into the op's dispatch, wrong values
     return _collapse(value if perm is None else _transpose(lw, value, view, perm), axes)
 
 
