@@ -172,9 +172,13 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     # brings IREE-46 back (a print of the recurrence reads stale memory). Elsewhere the first
     # chunk reads none of the head rows it takes over: no zeros there.
     shapes = layout.shapes()
-    fenced_rows = lw.target.has_defect("IREE-48")
-    initial = [(fence(zeros(length(shapes[m]), m)) if fenced_rows else flat_empty(length(shapes[m]), element_type(m.dtype)))
-               if layout.kinds[m] == ROWS else zeros(length(shapes[m]), m) for m in members]
+
+    def starting_storage(m: RecMember) -> ir.Value:
+        size = length(shapes[m])
+        if layout.kinds[m] != ROWS:
+            return zeros(size, m)
+        return fence(zeros(size, m)) if lw.target.has_defect("IREE-48") else flat_empty(size, element_type(m.dtype))
+    initial = [starting_storage(m) for m in members]
     inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])
