@@ -39,6 +39,17 @@ def test_named_dims_are_packed_into_register_tiles(monkeypatch, tmp_path):
     assert "linalg.matmul" not in text
 
 
+def test_packs_carry_their_workgroup_tiles(monkeypatch, tmp_path):
+    """Each pack names its tiles for IREE (a row tile of A over all of K, a column panel of B
+    over 64 rows of K), with run-time sizes and with fixed ones."""
+    host_with_avx512(monkeypatch, True)
+    for source in (NAMED, fixed(100, 1000, 40)):
+        text = mlir_of(tmp_path, source)
+        assert "distribution = [1, 0], vector_common_parallel = [1, 16]" in text
+        assert "distribution = [1, 64], vector_common_parallel = [1, 1]" in text
+        assert text.count("compilation_info = #") == 2
+
+
 def test_fixed_dims_are_packed_with_padded_tiles(monkeypatch, tmp_path):
     host_with_avx512(monkeypatch, True)
     text = mlir_of(tmp_path, fixed(100, 1000, 40))
@@ -147,3 +158,27 @@ def test_constant_weights_are_packed_at_build_time(monkeypatch, tmp_path):
     w, stack, wt = (v.astype(np.float64) for v in (w, stack, wt))
     for name, want in (("a", x64 @ w), ("b", x64 @ stack[2]), ("c", x64 @ wt.T)):
         np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-4, err_msg=name)
+
+
+TWO_LAYERS = """
+let X: [f32; B, 33];
+let W1: [f32; 33, 40];
+let b1: [f32; 40];
+let W2: [f32; 40, 50];
+let h[i, j] = max(0.0, b1[j] + sum[k](X[i, k] * W1[k, j]));
+let y[i, j] = sum[k](h[i, k] * W2[k, j]);
+"""
+
+
+def test_a_tiled_pack_of_a_computed_left_operand_matches_numpy(monkeypatch):
+    """The second layer's pack of `h`, which IREE fuses with the first layer's unpack, bias and
+    max, keeps its tiles and builds; 29 rows leave a partial row tile (rtol 1e-5, atol 1e-4)."""
+    host_with_avx512(monkeypatch, True)
+    rng = np.random.default_rng(11)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    x = {"X": f(29, 33), "W1": f(33, 40), "b1": f(40), "W2": f(40, 50)}
+    with einc.load(einc.compile(TWO_LAYERS, outputs=["y"]).vmfb) as program:
+        got = program(**x)["y"]
+    d = {name: v.astype(np.float64) for name, v in x.items()}
+    want = np.maximum(0.0, d["b1"] + d["X"] @ d["W1"]) @ d["W2"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

@@ -26,6 +26,12 @@ from einc.target import Target
 
 REGISTER_TILE = (14, 32)        # rows of A, columns of B
 DYNAMIC = ir.ShapedType.get_dynamic_size()
+# Workgroup and vector tiles of the two packs, over their [tiles, K] loops. IREE's (64 by 64
+# workgroups, which with a build-time K become 64 by 16) read A as hundreds of strided
+# rows at once; a workgroup packing one row tile of A over all of K, or one column panel of B
+# over 64 rows of K, reads it row by row: the packs ran in half the time (docs/DECISIONS.md).
+PACK_LEFT_TILES = ([1, 0], [1, 16])
+PACK_RIGHT_TILES = ([1, 64], [1, 1])
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
@@ -109,14 +115,25 @@ def register_tiled(ins: list[ir.Value], out: ir.Value, packed_right: bool = Fals
     zero = arith.constant(element, 0.0)
     m, k, n = _size(a, 0), _size(a, 1), _size(out, 1)
     row_tiles, column_tiles = _tiles(m, rows), _tiles(n, columns)
-    packed_a = linalg.pack(a, tensor.empty([row_tiles, k, rows, 1], element), [0, 1], [rows, 1],
-                           padding_value=zero)
-    packed_b = b if packed_right else linalg.pack(
+    packed_a = _tiled(linalg.pack(a, tensor.empty([row_tiles, k, rows, 1], element), [0, 1], [rows, 1],
+                                  padding_value=zero), PACK_LEFT_TILES)
+    packed_b = b if packed_right else _tiled(linalg.pack(
         b, tensor.empty([column_tiles, k, columns, 1], element), [1, 0], [columns, 1],
-        padding_value=zero, outer_dims_perm=[1, 0])
+        padding_value=zero, outer_dims_perm=[1, 0]), PACK_RIGHT_TILES)
     product = linalg.fill(zero, outs=[tensor.empty([row_tiles, column_tiles, rows, columns], element)])
     product = linalg.mmt4d(packed_a, packed_b, outs=[product])
     return linalg.unpack(product, tensor.empty([m, n], element), [0, 1], [rows, columns])
+
+
+def _tiled(pack: ir.Value, tiles: tuple[list[int], list[int]]) -> ir.Value:
+    """`pack` carrying its workgroup and vector tiles for IREE's data-tiling pipeline."""
+    distribution, vector = tiles
+    # IREE's Python bindings have no builders for #iree_cpu attributes, so this one is parsed.
+    pack.owner.attributes["compilation_info"] = ir.Attribute.parse(
+        "#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
+        f"distribution = {distribution}, vector_common_parallel = {vector}>, translation_info = "
+        "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DataTiling>>>")
+    return pack
 
 
 def _size(value: ir.Value, axis: int):
