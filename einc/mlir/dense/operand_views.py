@@ -446,8 +446,9 @@ def view_tensor(lw, view: View, fenced: bool = False) -> Optional[ir.Value]:
 def fence_sources(lw, views: list[View]) -> None:
     """The computed tensors `views` read, through one optimization barrier (memoized), for
     view_tensor(.., fenced=True): the barrier sits before each view's slices, reshapes and
-    transposes, so IREE fuses those into its encoding of the operand (no copy of their own) while
-    the tensor's producer stays out; one barrier for all, since IREE's work stream ends at each."""
+    transposes, so IREE fuses the reshapes and transposes into its encoding of the operand (a
+    slice stays a copy of its own) while the tensor's producer stays out; one barrier for all,
+    since IREE's work stream ends at each."""
     todo: dict = {}
     for view in views:
         source = view.read.tensor
