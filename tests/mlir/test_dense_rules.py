@@ -448,7 +448,7 @@ def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, 
     """IREE-09 on attention: the computed qkv passes one barrier before its heads are cut and
     transposed (q, k and v alike), P another, so IREE fuses each split into its encoding of the
     operand and ends its work stream twice a layer instead of once per operand; the batches
-    after the first stay right at odd row counts. IREE-50: with a run-time number of positions
+    after the first stay right at odd row counts. IREE-51: with a run-time number of positions
     each operand passes a barrier of its own after its split, as before."""
     path = tmp_path / "attention.ein"
     path.write_text(ATTENTION_OF_A_COMPUTED_QKV)

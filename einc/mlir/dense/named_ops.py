@@ -470,9 +470,9 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
 
 def _views_fuse_into_encoding(target: Target, view: View, perm: Optional[tuple]) -> bool:
     """Whether a batch_matmul operand may pass its barrier before its view (fence_sources).
-    IREE-50: a split and transpose moving an axis of run-time size, fused into the encoding of
+    IREE-51: a split and transpose moving an axis of run-time size, fused into the encoding of
     the operand, fail to compile; so only the leading axis may be of run-time size, kept first."""
-    if not target.has_defect("IREE-50"):
+    if not target.has_defect("IREE-51"):
         return True
     return (perm is None or perm[0] == 0) and all(d.is_const for d in view.shape[1:])
 
