@@ -431,6 +431,43 @@ def test_batch_matmul_of_computed_operands(target):
     np.testing.assert_allclose(got["z"], (d["a"] @ d["w"]) @ d["v"], rtol=1e-5, atol=1e-4)
 
 
+ATTENTION_OF_A_COMPUTED_QKV = """use std::math::exp;
+    let x: [f32; B, S, 36];
+    let b: [f32; 36];
+    let qkv[n, s, c] = x[n, s, c] + b[c];
+    let score[n, h in 0..3, s, t] = sum[k in 0..4](qkv[n, s, h * 4 + k] * qkv[n, t, 12 + h * 4 + k]);
+    let p[n, h, s, t] = exp(score[n, h, s, t] - max[u](score[n, h, s, u]));
+    let ctx[n, h, s, k in 0..4] = sum[t](p[n, h, s, t] * qkv[n, t, 24 + h * 4 + k]) / sum[t](p[n, h, s, t]);
+    let merged[n, s, c in 0..12] = ctx[n, c / 4, s, c % 4];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("positions, static", [(3, True), (11, True), (13, True), (13, False)])
+def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, positions, static, tmp_path):
+    """IREE-09 on attention: the computed qkv passes one barrier before its heads are cut and
+    transposed (q, k and v alike), P another, so IREE fuses each split into its encoding of the
+    operand and ends its work stream twice a layer instead of once per operand; the batches
+    after the first stay right at odd row counts. IREE-51: with a run-time number of positions
+    each operand passes a barrier of its own after its split, as before."""
+    path = tmp_path / "attention.ein"
+    path.write_text(ATTENTION_OF_A_COMPUTED_QKV)
+    dims = {"S": positions} if static else None
+    barriers = re.findall(r"util.optimization_barrier .* : (.*)", str(lower(str(path), target, ["merged"], dims)))
+    s = positions if static else "?"
+    after_split = ["tensor<?x?x4xf32>", "tensor<?x4x?xf32>", "tensor<?x?x?xf32>", "tensor<?x?x4xf32>"]
+    assert barriers == ([f"tensor<?x{s}x36xf32>", f"tensor<?x3x{s}x{s}xf32>"] if static else after_split)
+    x = rng.standard_normal((2, positions, 36)).astype(np.float32)
+    b = rng.standard_normal(36).astype(np.float32)
+    got = einc.load(einc.compile(str(path), target=target, outputs=["merged"], dims=dims).vmfb)(x=x, b=b)["merged"]
+    qkv = x.astype(np.float64) + b
+    q, k, v = (qkv[..., c:c + 12].reshape(2, positions, 3, 4).transpose(0, 2, 1, 3) for c in (0, 12, 24))
+    score = q @ k.transpose(0, 1, 3, 2)
+    p = np.exp(score - score.max(-1, keepdims=True))
+    ctx = p @ v / p.sum(-1)[..., None]
+    np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, positions, 12), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
 def test_matmul_of_a_computed_single_element(target):
     """IREE 3.13 failed to compile a matmul whose [1, 1] operand an elementwise op computes

@@ -41,10 +41,21 @@ def fence_captured_tensors(region_op) -> None:
 
 def fence(value: ir.Value) -> ir.Value:
     """`value` through an optimization barrier, its dynamic sizes tied back on."""
+    return fence_together([value])[0]
+
+
+def fence_together(values: list[ir.Value]) -> list[ir.Value]:
+    """`values` through one optimization barrier, their dynamic sizes tied back on. IREE ends its
+    stream of work at each barrier (a queue submission of its own), so values fenced at one
+    point share one barrier."""
+    barrier = util.OptimizationBarrierOp([v.type for v in values], values).results
+    return [_tied(value, result) for value, result in zip(values, barrier)]
+
+
+def _tied(value: ir.Value, result: ir.Value) -> ir.Value:
     shape = ir.RankedTensorType(value.type).shape
     sizes = [tensor.dim(value, index_const(k)) for k, n in enumerate(shape) if n == ir.ShapedType.get_dynamic_size()]
-    barrier = util.OptimizationBarrierOp([value.type], [value]).results[0]
-    return flow.tensor_tie_shape(barrier, sizes) if sizes else barrier
+    return flow.tensor_tie_shape(result, sizes) if sizes else result
 
 
 def written_shifted(target: Target, value: ir.Value) -> ir.Value:

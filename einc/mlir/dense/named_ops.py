@@ -441,14 +441,17 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
     holding operands (by position) it made itself instead of reading their views."""
     perms = found.perms or (None,) * len(found.views)
     given = given or {}
-    ins = [given[k] if k in given else _operand(lw, view, axes, perm)
+    pattern = found.pattern
+    # IREE-09: a barrier keeps the producers of a batch_matmul's operands out of its dispatch
+    fenced = pattern.op == "batch_matmul" and lw.target.has_defect("IREE-09")
+    early = [fenced and k not in given and _views_fuse_into_encoding(lw.target, view, perm)
+             for k, (view, perm) in enumerate(zip(found.views, perms))]
+    operand_views.fence_sources(lw, [view for view, e in zip(found.views, early) if e])
+    ins = [given[k] if k in given else _operand(lw, view, axes, perm, early[k])
            for k, (view, axes, perm) in enumerate(zip(found.views, found.operand_axes, perms))]
     if any(t is None for t in ins):
         return None
-    pattern = found.pattern
-    if pattern.op == "batch_matmul" and lw.target.has_defect("IREE-09"):
-        # IREE-09: a barrier keeps the producers of a batch_matmul's operands out of its dispatch
-        ins = [fence(v) for v in ins]
+    ins = [fence(v) if fenced and not e and k not in given else v for k, (v, e) in enumerate(zip(ins, early))]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
     op_init = _identity_as_op_writes(found, init) if found.result_order else init
@@ -465,14 +468,23 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
     return linalg.transpose(result, outs=[_empty_permuted(result, back)], permutation=back).results[0]
 
 
-def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple]) -> Optional[ir.Value]:
+def _views_fuse_into_encoding(target: Target, view: View, perm: Optional[tuple]) -> bool:
+    """Whether a batch_matmul operand may pass its barrier before its view (fence_sources).
+    IREE-51: a split and transpose moving an axis of run-time size, fused into the encoding of
+    the operand, fail to compile; so only the leading axis may be of run-time size, kept first."""
+    if not target.has_defect("IREE-51"):
+        return True
+    return (perm is None or perm[0] == 0) and all(d.is_const for d in view.shape[1:])
+
+
+def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bool = False) -> Optional[ir.Value]:
     """The view as the op reads it, its axes in the op's order (`perm`) and its runs collapsed;
     a run that is exactly an axis the view split (a flattened subscript read by a contraction)
-    is that axis, unsplit."""
+    is that axis, unsplit. `fenced`: a computed tensor is read behind its barrier (fence_sources)."""
     if perm is None and view.splits and _groups(axes) == operand_views.split_groups(view.splits):
         view = replace(view, splits=())
-        return view_tensor(lw, view)
-    value = view_tensor(lw, view)
+        return view_tensor(lw, view, fenced)
+    value = view_tensor(lw, view, fenced)
     if value is None:
         return None
     if lw.target.has_defect("IREE-45") and any(k is not None and not k.is_const for k in view.keep):

@@ -26,10 +26,10 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.ir import affine
-from einc.ir.nodes import Const, Op, Read, Value
+from einc.ir.nodes import Const, Input, Op, Read, Value
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
-from einc.mlir.core.dispatch_captures import fence, written_shifted
+from einc.mlir.core.dispatch_captures import fence, fence_together, written_shifted
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, index_type, is_tensor
 
@@ -412,14 +412,17 @@ def _scalar_constant(v: Value):
 
 # ------------------------------------------------------------------------------ emission
 
-def view_tensor(lw, view: View) -> Optional[ir.Value]:
+def view_tensor(lw, view: View, fenced: bool = False) -> Optional[ir.Value]:
     """The viewed tensor at function level (memoized, so kernels reading one view share it);
-    None when the read's tensor is not a device tensor."""
+    None when the read's tensor is not a device tensor. With `fenced`, a computed tensor is read
+    where fence_sources put it through a barrier."""
     key = (id(view.read.tensor), view.fixed, view.reverse, view.keep, view.skip, view.pad_lo, view.pad_hi, view.pad_value, view.splits,
-           view.windows, view.order, view.merges)
+           view.windows, view.order, view.merges, fenced)
     if key not in lw.views:
         constant = _constant_slice(view)
         source = lw.lower(view.read.tensor if constant is None else lw.keep(constant))
+        if fenced and constant is None:
+            source = lw.views.get(_fenced_key(view.read.tensor), source)
         if not is_tensor(source):
             return None
         if view.fixed and constant is None:
@@ -438,6 +441,28 @@ def view_tensor(lw, view: View) -> Optional[ir.Value]:
             source = _reorder(lw, source, view)
         lw.views[key] = source
     return lw.views[key]
+
+
+def fence_sources(lw, views: list[View]) -> None:
+    """The computed tensors `views` read, through one optimization barrier (memoized), for
+    view_tensor(.., fenced=True): the barrier sits before each view's slices, reshapes and
+    transposes, so IREE fuses the reshapes and transposes into its encoding of the operand (a
+    slice stays a copy of its own) while the tensor's producer stays out; one barrier for all,
+    since IREE's work stream ends at each."""
+    todo: dict = {}
+    for view in views:
+        source = view.read.tensor
+        if isinstance(source, (Input, Const)) or _fenced_key(source) in lw.views:
+            continue
+        value = lw.lower(source)
+        if is_tensor(value):
+            todo[_fenced_key(source)] = value
+    if todo:
+        lw.views.update(zip(todo, fence_together(list(todo.values()))))
+
+
+def _fenced_key(source: Value) -> tuple:
+    return ("fenced", id(source))
 
 
 def split_groups(splits: tuple) -> list[list[int]]:
