@@ -9,6 +9,7 @@ import pytest
 
 import einc
 from einc.host_cpu import has_avx512
+from tests.programs import built
 
 rng = np.random.default_rng(57)
 
@@ -38,7 +39,8 @@ LINEAR_F64 = """
 
 
 def run(source: str, target: str = "llvm-cpu", dims=None, **inputs) -> dict:
-    with einc.load(einc.compile(source, target=target, dims=dims).vmfb) as program:
+    """The sizes here are run-time sizes (but one): one build serves every parametrization."""
+    with einc.load(built(source, target, dims=dims).vmfb) as program:
         return program(**inputs)
 
 
