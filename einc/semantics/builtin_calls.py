@@ -114,10 +114,7 @@ def _save_npy(el, args, span):
 
 @builtin_rule("shape")
 def _shape(el, args, span):
-    (x,) = _arity(args, 1, "shape", span)
-    x = tensors.shape_only(x, span)
-    if not isinstance(x, (ir.Value, Weak, PartialRead)):
-        raise d.error(d.TYPE, f"`shape` needs a number or an array, found {describe(x)}", span)
+    x = _shaped_argument(args, "shape", span)
     dims = [ir.size_value(s, span) for s in getattr(x, "shape", ())]
     if all(isinstance(v, ir.Const) for v in dims):
         return ir.Const(np.asarray([int(v.array) for v in dims], dtype=np.int32), span=span)
@@ -127,10 +124,7 @@ def _shape(el, args, span):
 @builtin_rule("__size")
 def _numel(el, args, span):
     """The number of elements: 1 for a scalar, a literal included (NumPy's `np.size(42.0)`)."""
-    (x,) = _arity(args, 1, "size", span)
-    x = tensors.shape_only(x, span)
-    if not isinstance(x, (ir.Value, Weak, PartialRead)):
-        raise d.error(d.TYPE, f"`size` needs a number or an array, found {describe(x)}", span)
+    x = _shaped_argument(args, "size", span)
     total = ir.size_value(Lin(1), span)
     for s in getattr(x, "shape", ()):
         total = scalar_ops.apply("mul", [total, ir.size_value(s, span)], span)
@@ -217,3 +211,12 @@ def _arity(args, n, name, span):
     if len(args) != n:
         raise d.error(d.TYPE, f"`{name}` takes {n} argument{'s' * (n != 1)}, got {len(args)}", span)
     return args
+
+
+def _shaped_argument(args, name, span):
+    """The one argument of `shape` or `size`: a number or an array, only its shape needed."""
+    (x,) = _arity(args, 1, name, span)
+    x = tensors.shape_only(x, span)
+    if not isinstance(x, (ir.Value, Weak, PartialRead)):
+        raise d.error(d.TYPE, f"`{name}` needs a number or an array, found {describe(x)}", span)
+    return x

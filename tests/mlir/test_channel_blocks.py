@@ -10,7 +10,6 @@ import pytest
 from numpy_windows import strided_windows
 
 import einc
-from einc.driver import lower
 
 SOURCE = """
 let X: [f32; N, C, H, W];
@@ -31,13 +30,6 @@ let ncw[n, o, x] = sum[c, k](X[n, c, 0, x + k] * Kd[o, c, k]);
 """
 OUTPUTS = ["padded", "strided", "nhwc", "fhwc", "ncw"]
 rng = np.random.default_rng(1919)
-
-
-@pytest.fixture(scope="module")
-def source_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("channel_blocks") / "convolutions.ein"
-    path.write_text(SOURCE)
-    return path
 
 
 def _inputs(n: int, c: int, f: int, h: int, w: int) -> dict:
@@ -67,8 +59,8 @@ SIZES = [(2, 3, 5, 7, 9), (1, 1, 1, 5, 6), (2, 2, 17, 6, 21), (1, 4, 37, 5, 5), 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
                                     pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
-def test_every_convolution_matches_numpy_at_channel_counts_off_the_block(source_file, target):
-    with einc.load(einc.compile(str(source_file), target=target, outputs=OUTPUTS).vmfb) as program:
+def test_every_convolution_matches_numpy_at_channel_counts_off_the_block(target):
+    with einc.load(einc.compile(SOURCE, target=target, outputs=OUTPUTS).vmfb) as program:
         # (Vulkan refuses empty tensors with a RunError: tests/e2e/test_empty_extents.py)
         for sizes in [s for s in SIZES if target != "vulkan-spirv" or 0 not in s]:
             x = _inputs(*sizes)
@@ -77,21 +69,21 @@ def test_every_convolution_matches_numpy_at_channel_counts_off_the_block(source_
                 np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=f"{name} at {sizes}")
 
 
-def test_run_time_output_channels_loop_over_static_blocks_on_the_cpu(source_file):
+def test_run_time_output_channels_loop_over_static_blocks_on_the_cpu(emitted):
     """The 2-d convolutions run once a block of 8 output channels (and on blocks of 16 columns
     for the run-time width); a fixed channel count, 1-d convolutions and Vulkan keep the op."""
-    text = str(lower(str(source_file), "llvm-cpu", ["padded"]))
+    text = emitted(SOURCE, "llvm-cpu", ["padded"])
     assert "scf.for" in text
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*tensor<8x\?x5x5xf32>\) .*-> tensor<\?x8x\?x16xf32>", text)
-    nhwc = str(lower(str(source_file), "llvm-cpu", ["nhwc", "fhwc"]))
+    nhwc = emitted(SOURCE, "llvm-cpu", ["nhwc", "fhwc"])
     assert re.search(r"linalg\.conv_2d_nhwc_hwcf .*-> tensor<\?x\?x16x8xf32>", nhwc)
     assert re.search(r"linalg\.conv_2d_nhwc_fhwc .*-> tensor<\?x\?x16x8xf32>", nhwc)
     # channels last on blocks: einc's tiles (rows of 8 columns by the block's 8 channels)
     assert re.search(r"linalg\.conv_2d_nhwc_hwcf \{compilation_info", nhwc)
     assert "vector_common_parallel = [1, 1, 8, 8, 0, 0, 0]" in nhwc
-    fixed = str(lower(str(source_file), "llvm-cpu", ["padded"], dims={"F": 12}))
+    fixed = emitted(SOURCE, "llvm-cpu", ["padded"], dims={"F": 12})
     assert "scf.for" not in fixed and re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x12x\?x16xf32>", fixed)
-    ncw = str(lower(str(source_file), "llvm-cpu", ["ncw"]))
+    ncw = emitted(SOURCE, "llvm-cpu", ["ncw"])
     assert "scf.for" not in ncw and re.search(r"linalg\.conv_1d_ncw_fcw .*-> tensor<\?x\?x\?xf32>", ncw)
-    vulkan = str(lower(str(source_file), "vulkan-spirv", ["padded"]))
+    vulkan = emitted(SOURCE, "vulkan-spirv", ["padded"])
     assert "scf.for" not in vulkan and re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x\?x\?x\?xf32>", vulkan)

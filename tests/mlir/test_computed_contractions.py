@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import einc
-from einc.driver import lower
 
 SOURCE = """
 use std::math::exp;
@@ -32,21 +31,14 @@ MATMUL = re.compile(r"linalg\.(matmul|mmt4d) ")     # mmt4d: einc's register til
 GENERIC_REDUCTION = re.compile(r'iterator_types = \[[^]]*"reduction"')
 
 
-@pytest.fixture(scope="module")
-def source_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("computed") / "computed.ein"
-    path.write_text(SOURCE)
-    return path
-
-
 @pytest.mark.parametrize("output", NAMED)
-def test_backward_reads_and_computed_operands_make_a_matmul(source_file, output):
-    text = str(lower(str(source_file), "llvm-cpu", [output]))
+def test_backward_reads_and_computed_operands_make_a_matmul(emitted, output):
+    text = emitted(SOURCE, outputs=[output])
     assert MATMUL.search(text) and not GENERIC_REDUCTION.search(text)
 
 
-def test_a_max_of_products_stays_a_generic(source_file):
-    text = str(lower(str(source_file), "llvm-cpu", ["peak"]))
+def test_a_max_of_products_stays_a_generic(emitted):
+    text = emitted(SOURCE, outputs=["peak"])
     assert not MATMUL.search(text) and GENERIC_REDUCTION.search(text)
 
 
@@ -62,9 +54,9 @@ def _references(a, b, c):
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
-def test_computed_contractions_match_numpy(source_file, target):
+def test_computed_contractions_match_numpy(target):
     rng = np.random.default_rng(7)
-    with einc.load(einc.compile(str(source_file), target=target).vmfb) as program:
+    with einc.load(einc.compile(SOURCE, target=target).vmfb) as program:
         for t, m, n in ((9, 5, 3), (40, 17, 33)):
             x = {name: rng.standard_normal((t, k)).astype(np.float32) for name, k in (("A", m), ("B", n), ("C", m))}
             got = program(**x)
@@ -94,14 +86,12 @@ def _rnn_loss(w, x):
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
-def test_rnn_weight_gradient_matches_central_differences(tmp_path, target):
-    path = tmp_path / "rnn_gradient.ein"
-    path.write_text(RNN_GRADIENT)
-    assert MATMUL.search(str(lower(str(path), target, ["dW"])))
+def test_rnn_weight_gradient_matches_central_differences(emitted, target):
+    assert MATMUL.search(emitted(RNN_GRADIENT, target, ["dW"]))
     rng = np.random.default_rng(3)
     w = (0.4 * rng.standard_normal((6, 6))).astype(np.float32)
     x = rng.standard_normal((25, 6)).astype(np.float32)
-    with einc.load(einc.compile(str(path), target=target, outputs=["dW"]).vmfb) as program:
+    with einc.load(einc.compile(RNN_GRADIENT, target=target, outputs=["dW"]).vmfb) as program:
         got = program(W=w, x=x)["dW"]
     w64, x64, eps = w.astype(np.float64), x.astype(np.float64), 1e-6
     want = np.zeros_like(w64)
@@ -122,13 +112,11 @@ let y[i, j] = sum[k](h[i, k] * w2[N1 - 1 - k, j]);
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
-def test_a_matmul_chain_over_operands_read_backwards_matches_numpy(tmp_path, target):
+def test_a_matmul_chain_over_operands_read_backwards_matches_numpy(target):
     """Both operands reversed along a run-time dim (the dense fuzzer): IREE-43's
     `affine.delinearize_index` error on both CPU targets until the reversed copy passed a barrier."""
-    path = tmp_path / "reversed_chain.ein"
-    path.write_text(REVERSED_CHAIN)
     rng = np.random.default_rng(3)
-    with einc.load(einc.compile(str(path), target=target).vmfb) as program:
+    with einc.load(einc.compile(REVERSED_CHAIN, target=target).vmfb) as program:
         for b, n in ((3, 5), (7, 16)):
             x, w1, w2 = (rng.standard_normal(shape).astype(np.float32) for shape in ((b, n), (n, n), (n, n)))
             got = program(x=x, w1=w1, w2=w2)

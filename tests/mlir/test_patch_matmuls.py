@@ -2,6 +2,7 @@
 embedding and its kin in other layouts are a matmul over the input split into patches (no conv
 op, no gather), with the result in the definition's layout; overlapping or dilated windows stay
 convolutions. Every definition matches NumPy at batch 1 and 3 on llvm-cpu and vulkan-spirv."""
+import os
 import re
 
 import numpy as np
@@ -50,23 +51,16 @@ def named_matmuls(monkeypatch):
     monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: False)
 
 
-@pytest.fixture(scope="module")
-def source_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("patches") / "patches.ein"
-    path.write_text(SOURCE)
-    return path
-
-
 @pytest.mark.parametrize("output", PATCHES)
-def test_non_overlapping_windows_are_a_matmul(source_file, output):
-    text = str(lower(str(source_file), "llvm-cpu", [output]))
+def test_non_overlapping_windows_are_a_matmul(emitted, output):
+    text = emitted(SOURCE, outputs=[output])
     assert "linalg.matmul " in text and "tensor.expand_shape" in text
     assert "linalg.conv" not in text and not EXTRACT.search(text)
 
 
 @pytest.mark.parametrize("output", sorted(CONVOLUTIONS))
-def test_overlapping_or_dilated_windows_stay_a_convolution(source_file, output):
-    text = str(lower(str(source_file), "llvm-cpu", [output]))
+def test_overlapping_or_dilated_windows_stay_a_convolution(emitted, output):
+    text = emitted(SOURCE, outputs=[output])
     assert CONVOLUTIONS[output] + " " in text and "linalg.matmul" not in text
 
 
@@ -104,8 +98,8 @@ def _inputs(batch):
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
-def test_patch_matmuls_match_numpy(source_file, target):
-    with einc.load(einc.compile(str(source_file), target=target).vmfb) as program:
+def test_patch_matmuls_match_numpy(target):
+    with einc.load(einc.compile(SOURCE, target=target).vmfb) as program:
         for batch in (1, 3):
             x = _inputs(batch)
             got = program(**x)
@@ -115,51 +109,45 @@ def test_patch_matmuls_match_numpy(source_file, target):
             assert not wrong, f"{target} at batch {batch} differs from NumPy in {wrong}"
 
 
-def test_build_time_weights_on_an_avx512_host_are_register_tiled(tmp_path, monkeypatch):
+def test_build_time_weights_on_an_avx512_host_are_register_tiled(program_file, monkeypatch):
     """A ViT's patch embedding as the CPU runs it: constant weights, einc's register tiles."""
     monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: True)
     weights = np.random.default_rng(0).standard_normal((32, 3, 8, 8)).astype(np.float32)
-    np.save(tmp_path / "w.npy", weights)
-    path = tmp_path / "embed.ein"
-    path.write_text('use std::io::load_npy;\nlet w = load_npy("w.npy");\nlet X: [f32; B, 3, 32, 48];\n'
-                    "let P[n, d, i in 0..4, j in 0..6] = sum[c, kh in 0..8, kw in 0..8](\n"
-                    "    X[n, c, 8 * i + kh, 8 * j + kw] * w[d, c, kh, kw]);\n")
-    assert "linalg.mmt4d" in str(lower(str(path), "llvm-cpu", ["P"]))
+    path = program_file('use std::io::load_npy;\nlet w = load_npy("w.npy");\nlet X: [f32; B, 3, 32, 48];\n'
+                        "let P[n, d, i in 0..4, j in 0..6] = sum[c, kh in 0..8, kw in 0..8](\n"
+                        "    X[n, c, 8 * i + kh, 8 * j + kw] * w[d, c, kh, kw]);\n")
+    np.save(os.path.join(os.path.dirname(path), "w.npy"), weights)
+    assert "linalg.mmt4d" in str(lower(path, "llvm-cpu", ["P"]))
     x = np.random.default_rng(1).standard_normal((2, 3, 32, 48)).astype(np.float32)
-    with einc.load(einc.compile(str(path), target="llvm-cpu", weights_threshold=None).vmfb) as program:
+    with einc.load(einc.compile(path, target="llvm-cpu", weights_threshold=None).vmfb) as program:
         got = program(X=x)["P"]
     want = np.einsum("ncipjq,dcpq->ndij", _patches(x.astype(np.float64), 8, (2, 3)), weights)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_a_vit_patch_embedding_of_a_run_time_batch_on_the_generic_cpu(tmp_path):
-    """IREE-43: on llvm-cpu-generic this matmul failed to compile with its patches fused."""
-    path = tmp_path / "embed.ein"
-    path.write_text("let X: [f32; B, 3, 224, 224];\nlet W: [f32; 192, 3, 16, 16];\n"
-                    "let P[n, d, i in 0..14, j in 0..14] = sum[c, kh in 0..16, kw in 0..16](\n"
-                    "    X[n, c, 16 * i + kh, 16 * j + kw] * W[d, c, kh, kw]);\n")
+# (program, its input shapes, the stride and size of its windows, its outputs with their scales,
+# atol relative to the largest value): patches of a run-time batch on the CPU targets, which
+# IREE-43 failed to compile with the patches fused, a ViT's on llvm-cpu-generic and small ones
+# (K = 12, of an input and of a computed image, found by the dense fuzzer) on both
+VIT_EMBEDDING = ("let X: [f32; B, 3, 224, 224];\nlet W: [f32; 192, 3, 16, 16];\n"
+                 "let P[n, d, i in 0..14, j in 0..14] = sum[c, kh in 0..16, kw in 0..16](\n"
+                 "    X[n, c, 16 * i + kh, 16 * j + kw] * W[d, c, kh, kw]);\n",
+                 ((1, 3, 224, 224), (192, 3, 16, 16)), 16, {"P": 1.0}, 1e-4)
+SMALL_PATCHES = ("let X: [f32; B, 3, 16, 8];\nlet W: [f32; 4, 3, 2, 2];\nlet H[n, c, h, w] = X[n, c, h, w] * 0.5;\n"
+                 "let P[n, d, i in 0..8, j in 0..4] = sum[c, kh in 0..2, kw in 0..2](X[n, c, 2 * i + kh, 2 * j + kw] * W[d, c, kh, kw]);\n"
+                 "let Q[n, d, i in 0..8, j in 0..4] = sum[c, kh in 0..2, kw in 0..2](H[n, c, 2 * i + kh, 2 * j + kw] * W[d, c, kh, kw]);\n",
+                 ((3, 3, 16, 8), (4, 3, 2, 2)), 2, {"P": 1.0, "Q": 0.5}, 1e-6)
+
+
+@pytest.mark.parametrize("case, target", [(VIT_EMBEDDING, "llvm-cpu-generic"), (SMALL_PATCHES, "llvm-cpu"),
+                                          (SMALL_PATCHES, "llvm-cpu-generic")], ids=["vit-generic", "small-cpu", "small-generic"])
+def test_patches_of_a_run_time_batch_on_the_cpu(case, target):
+    source, (x_shape, w_shape), window, scales, atol = case
     rng = np.random.default_rng(2)
-    x = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
-    w = rng.standard_normal((192, 3, 16, 16)).astype(np.float32)
-    with einc.load(einc.compile(str(path), target="llvm-cpu-generic").vmfb) as program:
-        got = program(X=x, W=w)["P"]
-    want = np.einsum("ncipjq,dcpq->ndij", _patches(x.astype(np.float64), 16, (2, 3)), w)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
-
-
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
-def test_small_patches_of_a_run_time_batch_on_the_cpu(tmp_path, target):
-    """IREE-43 at small sizes (K = 12) on llvm-cpu too, of an input and of a computed image
-    (found by the dense fuzzer)."""
-    path = tmp_path / "small.ein"
-    path.write_text("let X: [f32; B, 3, 16, 8];\nlet W: [f32; 4, 3, 2, 2];\nlet H[n, c, h, w] = X[n, c, h, w] * 0.5;\n"
-                    "let P[n, d, i in 0..8, j in 0..4] = sum[c, kh in 0..2, kw in 0..2](X[n, c, 2 * i + kh, 2 * j + kw] * W[d, c, kh, kw]);\n"
-                    "let Q[n, d, i in 0..8, j in 0..4] = sum[c, kh in 0..2, kw in 0..2](H[n, c, 2 * i + kh, 2 * j + kw] * W[d, c, kh, kw]);\n")
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((3, 3, 16, 8)).astype(np.float32)
-    w = rng.standard_normal((4, 3, 2, 2)).astype(np.float32)
-    with einc.load(einc.compile(str(path), target=target, outputs=["P", "Q"]).vmfb) as program:
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    with einc.load(einc.compile(source, target=target, outputs=sorted(scales)).vmfb) as program:
         got = program(X=x, W=w)
-    want = np.einsum("ncipjq,dcpq->ndij", _patches(x.astype(np.float64), 2, (2, 3)), w)
-    np.testing.assert_allclose(got["P"], want, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(got["Q"], want * 0.5, rtol=1e-4, atol=1e-5)
+    want = np.einsum("ncipjq,dcpq->ndij", _patches(x.astype(np.float64), window, (2, 3)), w)
+    for name, scale in scales.items():
+        np.testing.assert_allclose(got[name], want * scale, rtol=1e-4, atol=atol * np.abs(want).max(), err_msg=name)

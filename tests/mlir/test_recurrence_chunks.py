@@ -2,13 +2,11 @@
 reads of a fixed step (`x[0]`) in the workgroup form, the host-loop form's chunk storage (pinned
 rows, tails, windows, whole tensors) across chunk boundaries, and a long host loop that holds no
 resources per step (issue 10 item 3). Every run is checked against a NumPy loop in float64."""
-import os
 
 import numpy as np
 import pytest
 
 import einc
-from einc.driver import lower
 from process_resources import open_fds, peak_resident_bytes_of
 
 rng = np.random.default_rng(31)
@@ -31,16 +29,9 @@ def fixed_step_rnn(W, u):
     return x
 
 
-def emitted_mlir(tmp_path, source: str) -> str:
-    path = os.path.join(tmp_path, "program.ein")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(source)
-    return str(lower(path, "vulkan-spirv", None))
-
-
-def test_reads_of_fixed_steps_run_inside_one_workgroup(tmp_path):
+def test_reads_of_fixed_steps_run_inside_one_workgroup(emitted):
     # they once made the group a host loop with a kernel per step, whose cost grew with the run
-    assert "gpu.thread_id" in emitted_mlir(tmp_path, FIXED_STEP_RNN)
+    assert "gpu.thread_id" in emitted(FIXED_STEP_RNN, "vulkan-spirv")
 
 
 @pytest.mark.vulkan
@@ -127,12 +118,12 @@ def anchored_descent(u, X, y):
     (STACKED, stacked, None, {}, (1, 700, 257)), (PREFIX, prefix, ["a"], {}, (257, 1, 700)),
     (ANCHORED_DESCENT, anchored_descent, None, DESCENT_DATA, (1, 700, 257))],
     ids=["stacked", "prefix", "anchored_descent"])
-def test_host_loop_chunks_match_numpy_on_vulkan(tmp_path, source, reference, outputs, data, calls):
+def test_host_loop_chunks_match_numpy_on_vulkan(emitted, source, reference, outputs, data, calls):
     # 257 and 700 steps: two and three chunks of at most 256. Regression: the host read an
     # element of each storage back after a chunk by a copy into a staging buffer, which now and
     # then also overwrote two words of another live storage on lavapipe; these calls, in this
     # order, hit it (the prefix's `a` at 257 steps, the stacked `x` at 700 after one step)
-    assert "gpu.thread_id" not in emitted_mlir(tmp_path, source)
+    assert "gpu.thread_id" not in emitted(source, "vulkan-spirv")
     program = einc.load(einc.compile(source, target="vulkan-spirv", outputs=outputs).vmfb)
     for steps in calls:
         u = (0.1 * rng.standard_normal((steps, 3))).astype(np.float32)

@@ -2,7 +2,6 @@
 2 x 2 covariance or 3-vector state is carried through the step loop one scalar per point, its
 clauses' points unrolled; reads pick points by constant subscript or by selects. Values against
 NumPy loops on both CPU targets (Vulkan keeps its own forms and must stay right too)."""
-import os
 import re
 import subprocess
 import sys
@@ -11,7 +10,6 @@ import numpy as np
 import pytest
 
 import einc
-from einc.driver import lower
 from tests.programs import built
 
 rng = np.random.default_rng(24)
@@ -55,13 +53,6 @@ def kalman3_numpy(y, F, Q, r):
     return x, P
 
 
-def emitted(tmp_path, source: str, target: str = "llvm-cpu", outputs=None) -> str:
-    path = os.path.join(tmp_path, "program.ein")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(source)
-    return str(lower(path, target, outputs))
-
-
 def run(source: str, target: str, outputs=None, dims=None, **inputs) -> dict:
     """One build per program, target, outputs and fixed sizes, shared by the sizes run with it."""
     with einc.load(built(source, target, outputs, dims).vmfb) as program:
@@ -75,18 +66,18 @@ def carried_scalars(text: str) -> int:
     return sum(1 for t in widest.split(", ") if not t.startswith("tensor"))
 
 
-def test_a_small_tensor_state_is_carried_in_registers(tmp_path):
+def test_a_small_tensor_state_is_carried_in_registers(emitted):
     # x (3 points) and P (9 points), each read at t - 1 only
-    assert carried_scalars(emitted(tmp_path, KALMAN3.replace("T]", "50]").replace("..T", "..50"))) == 12
+    assert carried_scalars(emitted(KALMAN3.replace("T]", "50]").replace("..T", "..50"))) == 12
 
 
-def test_a_state_of_more_points_stays_in_memory(tmp_path):
+def test_a_state_of_more_points_stays_in_memory(emitted):
     source = """
         let A: [f64; 5, 5];
         let M[0, i in 0..5, j in 0..5] = if i == j { 1.0 as f64 } else { 0.0 as f64 };
         let M[t in 1..20, i in 0..5, j in 0..5] = sum[k](M[t - 1, i, k] * A[k, j]);
     """
-    assert carried_scalars(emitted(tmp_path, source)) == 0      # 25 points: over MAX_HELD_POINTS
+    assert carried_scalars(emitted(source)) == 0      # 25 points: over MAX_HELD_POINTS
 
 
 @pytest.mark.parametrize("target", EVERY_TARGET)

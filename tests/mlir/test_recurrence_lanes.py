@@ -1,13 +1,11 @@
 """Reductions inside recurrence steps in vector lanes (llvm-cpu): which bodies get vectors, and
 values against NumPy loops at sizes that exercise every part of the lane loop (blocks of four
 vectors, single vectors, the scalar rest)."""
-import os
 
 import numpy as np
 import pytest
 
 import einc
-from einc.driver import lower
 from tests.programs import built
 
 rng = np.random.default_rng(41)
@@ -19,13 +17,6 @@ RNN = """
     let h[0, i in 0..H] = 0.0;
     let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
 """
-
-
-def emitted(tmp_path, source: str, target: str = "llvm-cpu", outputs=None) -> str:
-    path = os.path.join(tmp_path, "program.ein")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(source)
-    return str(lower(path, target, outputs))
 
 
 def run(source: str, **inputs) -> dict:
@@ -40,15 +31,15 @@ def rnn_numpy(W, x, transpose=False):
     return h
 
 
-def test_an_rnn_step_computes_rows_and_their_sums_in_lanes(tmp_path):
-    text = emitted(tmp_path, RNN, "llvm-cpu-generic")
+def test_an_rnn_step_computes_rows_and_their_sums_in_lanes(emitted):
+    text = emitted(RNN, "llvm-cpu-generic")
     assert "vector.transfer_write" in text              # eight rows of h stored at once
     assert "vector.transfer_read" in text and "vector.shuffle" in text   # rows of W, summed by a transpose
     assert "linalg.transpose" not in text               # one accumulator per vector: W is not packed
 
 
-def test_vulkan_keeps_scalar_reductions(tmp_path):
-    assert "vector." not in emitted(tmp_path, RNN, "vulkan-spirv")
+def test_vulkan_keeps_scalar_reductions(emitted):
+    assert "vector." not in emitted(RNN, "vulkan-spirv")
 
 
 @pytest.mark.parametrize("H", [7, 8, 37, 45, 64])
@@ -61,9 +52,9 @@ def test_rnn_matches_numpy_for_every_split_of_the_lane_loop(H):
     np.testing.assert_allclose(out["h"], rnn_numpy(W, x), rtol=1e-5, atol=1e-5)
 
 
-def test_a_column_read_sums_each_lane_in_order(tmp_path):
+def test_a_column_read_sums_each_lane_in_order(emitted):
     source = RNN.replace("W[i, j]", "W[j, i]")             # h W instead of W h
-    text = emitted(tmp_path, source)
+    text = emitted(source)
     assert "vector.transfer_write" in text and "vector.shuffle" not in text
     H, T = 20, 6
     W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
@@ -71,14 +62,14 @@ def test_a_column_read_sums_each_lane_in_order(tmp_path):
     np.testing.assert_allclose(run(source, W=W, x=x)["h"], rnn_numpy(W, x, transpose=True), rtol=1e-5, atol=1e-5)
 
 
-def test_a_clause_reading_its_own_step_keeps_scalar_points(tmp_path):
+def test_a_clause_reading_its_own_step_keeps_scalar_points(emitted):
     source = """
         let a: [f32; N];
         let s[0, j in 0..N] = a[j];
         let s[t in 1..5, 0] = s[t - 1, 0];
         let s[t in 1..5, j in 1..N] = s[t, j - 1] + s[t - 1, j];
     """
-    assert emitted(tmp_path, source).count("vector.transfer_write") == 1    # the first row only
+    assert emitted(source).count("vector.transfer_write") == 1    # the first row only
     a = rng.standard_normal(30).astype(np.float32)
     ref = [a]
     for _ in range(4):
@@ -86,7 +77,7 @@ def test_a_clause_reading_its_own_step_keeps_scalar_points(tmp_path):
     np.testing.assert_allclose(run(source, a=a)["s"], np.array(ref), rtol=1e-5, atol=1e-5)
 
 
-def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exact(tmp_path):
+def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exact(emitted):
     source = """
         let A: [i32; N, N];
         let v: [f32; N];
@@ -96,7 +87,7 @@ def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exac
         let m[0, i in 0..N] = v[i];
         let m[t in 1..6, i in 0..N] = max[j](m[t - 1, j] - v[j] - w[j]) + 0.5;
     """
-    text = emitted(tmp_path, source)
+    text = emitted(source)
     assert "vector.reduction <add>" in text and "vector.reduction <maximumf>" in text
     N = 43
     A = rng.integers(-2, 3, (N, N)).astype(np.int32)
@@ -112,25 +103,25 @@ def test_a_guarded_integer_sum_with_the_lane_coordinate_and_a_float_max_are_exac
     np.testing.assert_array_equal(out["m"], np.array(m))
 
 
-def test_windowed_matrix_state_sums_each_lane_in_order(tmp_path):
+def test_windowed_matrix_state_sums_each_lane_in_order(emitted):
     source = """
         let A: [f32; N, N];
         let M[0, i in 0..N, j in 0..N] = if i == j { 1.0 } else { 0.0 };
         let M[t in 1..7, i in 0..N, j in 0..N] = sum[k](A[i, k] * M[t - 1, k, j]);
         let final[i, j] = M[6, i, j];
     """
-    text = emitted(tmp_path, source, outputs=["final"])
+    text = emitted(source, outputs=["final"])
     assert "tensor<2x?x?xf32>" in text and "vector.transfer_write" in text and "vector.shuffle" not in text
     A = (rng.standard_normal((12, 12)) * 0.4).astype(np.float32)
     out = einc.load(einc.compile(source, outputs=["final"]).vmfb)(A=A)
     np.testing.assert_allclose(out["final"], np.linalg.matrix_power(A.astype(np.float64), 6), rtol=1e-4, atol=1e-5)
 
 
-def test_sums_along_the_lanes_take_several_vectors_at_once(tmp_path):
+def test_sums_along_the_lanes_take_several_vectors_at_once(emitted):
     # h U (U read along i): each lane's sum runs in order, four vectors of lanes per chunk
     source = RNN.replace("W[i, j]", "W[j, i]")
-    assert "vector<32xf32>" in emitted(tmp_path, source, "llvm-cpu-generic")
-    assert "vector<32xf32>" not in emitted(tmp_path, RNN, "llvm-cpu-generic")     # W h sums across the lanes
+    assert "vector<32xf32>" in emitted(source, "llvm-cpu-generic")
+    assert "vector<32xf32>" not in emitted(RNN, "llvm-cpu-generic")     # W h sums across the lanes
 
 
 @pytest.mark.parametrize("H", [31, 32, 45, 77])
@@ -143,11 +134,11 @@ def test_sums_along_the_lanes_match_numpy_for_every_split_of_the_row(H):
     np.testing.assert_allclose(run(source, W=W, x=x)["h"], rnn_numpy(W, x, transpose=True), rtol=1e-5, atol=1e-5)
 
 
-def test_an_rnn_step_stores_every_sum_of_a_row_before_its_activations(tmp_path):
+def test_an_rnn_step_stores_every_sum_of_a_row_before_its_activations(emitted):
     bare = RNN.replace("tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i])", "sum[j](W[i, j] * h[t - 1, j])")
     # one more loop over the row: the sums, stored where h[t] goes, then tanh(sum + x) in place
-    assert emitted(tmp_path, RNN, "llvm-cpu-generic").count("vector.transfer_write") == \
-        emitted(tmp_path, bare, "llvm-cpu-generic").count("vector.transfer_write") + 1
+    assert emitted(RNN, "llvm-cpu-generic").count("vector.transfer_write") == \
+        emitted(bare, "llvm-cpu-generic").count("vector.transfer_write") + 1
 
 
 @pytest.mark.parametrize("H", [7, 13, 45])

@@ -3,14 +3,13 @@ step loop with their last two axes swapped, so each lane's sum runs in order in 
 accumulators (recurrence_packed_weights, recurrence_lanes.sum_layout): against NumPy at sizes
 that leave every part of the row (chunks of several vectors, single vectors, scalar points) and
 of the sum (whole rounds of interleaved accumulators, the rest) something to do."""
-import os
 
 import numpy as np
 import pytest
 
 import einc
-from einc.driver import lower
 from einc.host_cpu import has_avx512
+from tests.programs import built
 
 rng = np.random.default_rng(57)
 
@@ -39,15 +38,9 @@ LINEAR_F64 = """
 """
 
 
-def emitted(tmp_path, source: str, target: str) -> str:
-    path = os.path.join(tmp_path, "program.ein")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(source)
-    return str(lower(path, target, None))
-
-
 def run(source: str, target: str = "llvm-cpu", dims=None, **inputs) -> dict:
-    with einc.load(einc.compile(source, target=target, dims=dims).vmfb) as program:
+    """The sizes here are run-time sizes (but one): one build serves every parametrization."""
+    with einc.load(built(source, target, dims=dims).vmfb) as program:
         return program(**inputs)
 
 
@@ -56,15 +49,15 @@ def weights(*shape, dtype=np.float32) -> np.ndarray:
 
 
 @pytest.mark.skipif(not has_avx512(), reason="the packed form is chosen where AVX-512 holds its accumulators")
-def test_an_rnn_step_reads_packed_weights_along_its_lanes(tmp_path):
-    text = emitted(tmp_path, RNN, "llvm-cpu")
+def test_an_rnn_step_reads_packed_weights_along_its_lanes(emitted):
+    text = emitted(RNN, "llvm-cpu")
     assert text.count("linalg.transpose") == 1          # once, before the step loop's dispatch
     assert "vector.shuffle" not in text                 # no transpose tree of partial sums
     assert "vector<64xf32>" in text                     # eight vectors of lanes per chunk
 
 
-def test_the_portable_target_keeps_the_weights_as_they_are(tmp_path):
-    assert "linalg.transpose" not in emitted(tmp_path, RNN, "llvm-cpu-generic")
+def test_the_portable_target_keeps_the_weights_as_they_are(emitted):
+    assert "linalg.transpose" not in emitted(RNN, "llvm-cpu-generic")
 
 
 @pytest.mark.parametrize("H, dims", [(5, None), (8, None), (61, None), (64, None), (77, None), (139, None),

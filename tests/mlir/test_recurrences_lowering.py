@@ -36,43 +36,36 @@ def logistic_numpy(steps: int, x0: float = 0.3) -> np.float32:
     return x
 
 
-def emitted_mlir(tmp_path, source: str, target: str, outputs: list) -> str:
-    path = os.path.join(tmp_path, "program.ein")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(source)
-    return str(lower(path, target, outputs))
-
-
 # ------------------------------------------------------------------------------------ storage
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "vulkan-spirv"])
-def test_a_member_read_only_at_its_end_never_has_its_full_length(tmp_path, target):
-    text = emitted_mlir(tmp_path, logistic(10_000_000), target, ["last"])
+def test_a_member_read_only_at_its_end_never_has_its_full_length(emitted, target):
+    text = emitted(logistic(10_000_000), target, ["last"])
     assert "10000000x" not in text
     assert "tensor<2xf32>" in text                     # lookback 1 -> two slots
 
 
-def test_a_member_that_leaves_the_program_keeps_every_step(tmp_path):
-    text = emitted_mlir(tmp_path, logistic(1000), "llvm-cpu", None)
+def test_a_member_that_leaves_the_program_keeps_every_step(emitted):
+    text = emitted(logistic(1000), "llvm-cpu", None)
     assert "tensor<1000xf32>" in text
 
 
-def test_the_cpu_form_is_one_dispatch_region_per_group(tmp_path):
-    text = emitted_mlir(tmp_path, KALMAN, "llvm-cpu", ["x", "P"])
+def test_the_cpu_form_is_one_dispatch_region_per_group(emitted):
+    text = emitted(KALMAN, "llvm-cpu", ["x", "P"])
     assert text.count("flow.dispatch.region") == 1
     assert "linalg" not in text.split("flow.dispatch.region")[1].split("flow.return")[0]
 
 
-def test_scalar_states_carry_their_history_in_registers(tmp_path):
+def test_scalar_states_carry_their_history_in_registers(emitted):
     # the loop carries the window and the last `lookback` values (two for fib)
-    text = emitted_mlir(tmp_path, """
+    text = emitted("""
         let fib[0] = 0;
         let fib[1] = 1;
         let fib[k in 2..100] = fib[k - 1] + fib[k - 2];
         let last = fib[99];
     """, "llvm-cpu", ["last"])
     assert "-> (tensor<3xi32>, i32, i32)" in text
-    assert "-> (tensor<2xf32>, f32)" in emitted_mlir(tmp_path, logistic(1000), "llvm-cpu", ["last"])
+    assert "-> (tensor<2xf32>, f32)" in emitted(logistic(1000), "llvm-cpu", ["last"])
 
 
 def test_ten_million_steps_read_at_the_end_run_in_a_few_megabytes(tmp_path):
@@ -146,8 +139,8 @@ def rnn_numpy(W: np.ndarray, x: np.ndarray) -> np.ndarray:
     return h
 
 
-def test_scalar_states_on_vulkan_loop_inside_a_kernel(tmp_path):
-    text = emitted_mlir(tmp_path, logistic(200_000), "vulkan-spirv", ["last"])
+def test_scalar_states_on_vulkan_loop_inside_a_kernel(emitted):
+    text = emitted(logistic(200_000), "vulkan-spirv", ["last"])
     kernel = text.split("linalg.generic")[1]
     assert "scf.for" in kernel and "-> (f32, f32)" in kernel      # the steps, two registers
     assert "65000" in text                                         # steps per kernel (lavapipe)
@@ -212,8 +205,8 @@ def test_small_rnn_on_vulkan_matches_numpy():
     np.testing.assert_allclose(out["h"][-1], out["final"])
 
 
-def test_a_vector_recurrence_on_vulkan_runs_its_steps_inside_one_workgroup(tmp_path):
-    text = emitted_mlir(tmp_path, RNN, "vulkan-spirv", ["final"])
+def test_a_vector_recurrence_on_vulkan_runs_its_steps_inside_one_workgroup(emitted):
+    text = emitted(RNN, "vulkan-spirv", ["final"])
     region = text.split("flow.dispatch.region")[1]
     assert "gpu.thread_id" in region and "spirv.ControlBarrier" in region and "compilation_info" in region
     assert "workgroup_size = [64, 1, 1]" in text
@@ -293,11 +286,11 @@ SUMMED_STEPS = """
 """
 
 
-def test_a_scalar_state_whose_step_runs_a_loop_runs_in_a_workgroup_on_vulkan(tmp_path):
+def test_a_scalar_state_whose_step_runs_a_loop_runs_in_a_workgroup_on_vulkan(emitted):
     # lavapipe counts every loop iteration of an invocation against its ~65,535 limit, so a
     # reduction inside each step would end the one-invocation kernel's step loop early; the
     # workgroup form sizes its chunks by the iterations a step runs
-    text = emitted_mlir(tmp_path, SUMMED_STEPS, "vulkan-spirv", ["last"])
+    text = emitted(SUMMED_STEPS, "vulkan-spirv", ["last"])
     assert "gpu.thread_id" in text
 
 

@@ -10,7 +10,6 @@ import pytest
 from numpy_windows import strided_windows
 
 import einc
-from einc.driver import lower
 
 SOURCE = """
 let X: [f32; N, 3, H, W];
@@ -42,14 +41,6 @@ OUTPUTS = ["padded", "strided", "dilated", "one_channel", "nhwc", "ncw", "depthw
 rng = np.random.default_rng(19)
 
 
-@pytest.fixture(scope="module")
-def source_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("width_blocks") / "convolutions.ein"
-    path.write_text(SOURCE)
-    return path
-
-
-
 def _references(x: dict, names=OUTPUTS) -> dict:
     x = {k: v.astype(np.float64) for k, v in x.items()}
     conv = lambda image, kernel, **kw: np.einsum("nchwij,ocij->nohw", strided_windows(image, kernel.shape[2:], (2, 3), **kw),
@@ -77,10 +68,10 @@ def _inputs(n: int, h: int, w: int) -> dict:
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
                                     pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
-def test_every_convolution_matches_numpy_at_widths_off_the_block(source_file, target):
+def test_every_convolution_matches_numpy_at_widths_off_the_block(target):
     """Widths 37 (35-37 results: two blocks and a part), 21 (one block and a part), 5 (narrower
     than a block; one result for the dilated window), with batch and height varied."""
-    with einc.load(einc.compile(str(source_file), target=target, outputs=OUTPUTS).vmfb) as program:
+    with einc.load(einc.compile(SOURCE, target=target, outputs=OUTPUTS).vmfb) as program:
         for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5)]:
             x = _inputs(n, h, w)
             got = program(**x)
@@ -88,36 +79,34 @@ def test_every_convolution_matches_numpy_at_widths_off_the_block(source_file, ta
                 np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=f"{name} at {(n, h, w)}")
 
 
-def test_one_column_and_one_image(tmp_path):
+def test_one_column_and_one_image():
     """A padded convolution of a 1-column image: one block of which one column is kept."""
-    path = tmp_path / "one.ein"
-    path.write_text(SOURCE)
-    with einc.load(einc.compile(str(path), outputs=["padded"]).vmfb) as program:
+    with einc.load(einc.compile(SOURCE, outputs=["padded"]).vmfb) as program:
         x = _inputs(1, 4, 1)
         got = program(**x)["padded"]
     np.testing.assert_allclose(got, _references(x, ["padded"])["padded"], rtol=1e-4, atol=1e-4)
 
 
-def test_batched_convolutions_run_on_static_blocks_on_the_cpu(source_file):
+def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
     """2-d convolutions (NCHW, NHWC) run with 16 result columns, the known `--dim` width keeps
     its own; pooling, depthwise convolutions and Vulkan keep the run-time width."""
-    text = str(lower(str(source_file), "llvm-cpu", ["padded"]))
+    text = emitted(SOURCE, "llvm-cpu", ["padded"])
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x16xf32>", text)
-    fixed = str(lower(str(source_file), "llvm-cpu", ["padded"], dims={"W": 40}))
+    fixed = emitted(SOURCE, "llvm-cpu", ["padded"], dims={"W": 40})
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x40xf32>", fixed)
-    nhwc = str(lower(str(source_file), "llvm-cpu", ["nhwc"]))
+    nhwc = emitted(SOURCE, "llvm-cpu", ["nhwc"])
     assert re.search(r"linalg\.conv_2d_nhwc_hwcf .*-> tensor<\?x\?x16x4xf32>", nhwc)
-    pool = str(lower(str(source_file), "llvm-cpu", ["pool"]))
+    pool = emitted(SOURCE, "llvm-cpu", ["pool"])
     assert re.search(r"linalg\.pooling_nchw_max .*-> tensor<\?x3x\?x\?xf32>", pool)
-    depthwise = str(lower(str(source_file), "llvm-cpu", ["depthwise"]))
+    depthwise = emitted(SOURCE, "llvm-cpu", ["depthwise"])
     assert re.search(r"linalg\.depthwise_conv_2d_nchw_chw .*-> tensor<\?x3x\?x\?xf32>", depthwise)
-    vulkan = str(lower(str(source_file), "vulkan-spirv", ["padded"]))
+    vulkan = emitted(SOURCE, "vulkan-spirv", ["padded"])
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x\?xf32>", vulkan)
 
 
-def test_a_fixed_batch_with_a_run_time_width(source_file):
+def test_a_fixed_batch_with_a_run_time_width():
     """The blocks' batch (images times blocks) is a run-time size also when the batch is fixed."""
-    with einc.load(einc.compile(str(source_file), outputs=["padded", "strided", "nhwc"], dims={"N": 2}).vmfb) as program:
+    with einc.load(einc.compile(SOURCE, outputs=["padded", "strided", "nhwc"], dims={"N": 2}).vmfb) as program:
         x = _inputs(2, 5, 21)
         got = program(**x)
     for name, want in _references(x, ["padded", "strided", "nhwc"]).items():

@@ -204,6 +204,13 @@ def test_matching_a_function_is_E002_at_the_pattern(diagnose):
     assert "`==` cannot take function" in diag.message
 
 
+@pytest.mark.parametrize("call, name", [("shape(s)", "shape"), ("s.size", "size")])
+def test_the_shape_or_size_of_a_string_is_E002(diagnose, call, name):
+    diag, text = diagnose(f'let s = "abc";\nlet n = {call};\n')
+    assert (diag.code, diag.span.line, diag.span.col) == ("E002", 2, 9)
+    assert diag.message == f"`{name}` needs a number or an array, found str" and call in text
+
+
 def test_a_recurrence_reading_a_member_whose_every_range_is_empty_is_E005(diagnose):
     diag, text = diagnose("let a[0] = 1.0;\nlet a[t in 1..4] = a[t - 1] + b[t - 1];\n"
                           "let b[t in 6..1] = a[t - 1] * 2.0;\n")

@@ -98,8 +98,9 @@ def batch_over_outer_indices(g: Generic, step_ranges: dict):
     indices too, semantics.forms.recurrences.batch_over_outer_indices)."""
     roots = [g.body] + ([g.guard] if g.guard is not None else [])
     outer = sorted(frozenset().union(*map(free_vars, roots)) - frozenset(g.vars), key=lambda v: v.name)
-    # (a finished recurrence, a RecValue, is read like any tensor)
-    if any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
+    # (a finished recurrence, a RecValue, is read like any tensor; the walk reaches every tensor
+    # the body reads, so a definition with no outer index skips it)
+    if outer and any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
         outer = [v for v in outer if v not in step_ranges]
     if not outer:
         return g
