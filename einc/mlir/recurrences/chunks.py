@@ -177,7 +177,9 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
         size = length(shapes[m])
         if layout.kinds[m] != ROWS:
             return zeros(size, m)
-        return fence(zeros(size, m)) if lw.target.has_defect("IREE-48") else flat_empty(size, element_type(m.dtype))
+        if not lw.target.has_defect("IREE-48"):
+            return flat_empty(size, element_type(m.dtype))
+        return fence(own_zeros(size, m) if lw.target.has_defect("IREE-50") else zeros(size, m))
     initial = [starting_storage(m) for m in members]
     inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
     loop = scf.WhileOp([v.type for v in inits], inits)
@@ -240,6 +242,14 @@ def _read_back(member: RecMember, storage: ir.Value) -> None:
 def zeros(count, member: RecMember) -> ir.Value:
     """A one-dimensional storage of `count` zeros."""
     return linalg.fill(scalar_ops.constant(member.dtype, 0), outs=[flat_empty(count, element_type(member.dtype))])
+
+
+def own_zeros(count, member: RecMember) -> ir.Value:
+    """Like `zeros`, filled from a zero behind a barrier of its own. IREE-50: equal zeros behind
+    barriers fold into one value, which the VM passes to two loop arguments as one moved register
+    (the other reads a null buffer)."""
+    zero = util.OptimizationBarrierOp([element_type(member.dtype)], [scalar_ops.constant(member.dtype, 0)])
+    return linalg.fill(zero.results[0], outs=[flat_empty(count, element_type(member.dtype))])
 
 
 def copy_rows(lw, member: RecMember, source: ir.Value, source_row, dest: ir.Value, dest_row, rows) -> ir.Value:
