@@ -195,9 +195,9 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
         kept = [tied(k, length(wholes[m])) for m, k in zip(rows, carried[len(members):])]
         end = arith.minui(arith.addi(start, layout.chunk), steps)
         after, reached = run_chunk(start, end, before, shapes)
-        count = arith.subi(end, start)
         # the chunk's steps, rows head .. head + count of its storage, into the whole tensor
-        kept = [copy_rows(lw, m, after[members.index(m)], layout.head(m), whole, start, count)
+        kept = [copy_rows(lw, m, after[members.index(m)], layout.head(m), whole, start,
+                          _steps_held(lw, group, m, start, end))
                 for m, whole in zip(rows, kept)]
         # the host waits until the device has run all the chunk queued, the insertion last, so
         # nothing of the chunk is in flight when the next one starts
@@ -209,6 +209,15 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     shapes = layout.shapes()
     return [unflattened(tied(by_member[m], length(wholes[m])), wholes[m]) if m in by_member
             else unflattened(tied(results[i], length(shapes[m])), shapes[m]) for i, m in enumerate(members)]
+
+
+def _steps_held(lw, group: RecurrenceGroup, member: RecMember, start: ir.Value, end: ir.Value) -> ir.Value:
+    """How many of the chunk's steps start .. end - 1 are rows of `member`: a member can end
+    before the loop does, and its whole tensor holds none past its last step."""
+    if member.shape[0] == group.t_var.extent:
+        return arith.subi(end, start)
+    last = arith.minui(end, lw.sizes.index(member.shape[0]))
+    return arith.subi(arith.maxui(last, start), start)
 
 
 def _wait_for(storages: list[tuple]) -> None:
