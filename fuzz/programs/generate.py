@@ -21,7 +21,7 @@ from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative,
     Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
-    Where, Whole, ROW, clause_exprs, item_exprs, reads_of,
+    Where, Whole, ROW, clause_exprs, reads_of,
     walk)
 
 DIM_NAMES = ("N", "M", "T")
@@ -538,9 +538,6 @@ class ProgramGenerator:
 
     def derivative(self, items: list, inputs: list) -> Derivative | None:
         rng = self.rng
-        if any(isinstance(n, StepTensor) for item in items if isinstance(item, Group)
-               for e in item_exprs(item) for n in walk(e)):
-            return None           # derivatives through a step's indexed let are E011 in einc
         order = [i.name for i in inputs] + [n for item in items for n in _names(item)]
         tensors = {t.name: t for t in self.scope.tensors}
         recurrent = {m.name for item in items if isinstance(item, Group) for m in item.members}
