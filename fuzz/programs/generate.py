@@ -443,10 +443,9 @@ class ProgramGenerator:
         and q (kept bounded), read back by a reduction over it or at a fixed point."""
         rng, gen = self.rng, self.gen
         name, var, size = gen.name("h"), gen.index_name(scope), rng.randint(1, 4)
-        # the members only at earlier steps: a step's tensor reading this step's state is E011
-        earlier = tuple(replace(s, lookbacks=tuple(c for c in s.lookbacks if c)) for s in scope.steps)
-        inner = replace(scope, steps=tuple(s for s in earlier if s.lookbacks))
-        inner = inner.with_index(IndexVar(var, 0, size - 1, Bound(0), Bound(size)))
+        # the members at earlier steps, and the earlier members of the step at this one too
+        # (scope.steps: computed before the tensor, once they are written in the step)
+        inner = scope.with_index(IndexVar(var, 0, size - 1, Bound(0), Bound(size)))
         body = Binary("+", gen.step_read(own, inner), gen.expr(me.dtype, inner, 1), me.dtype)
         if me.dtype in INTS:
             body = Binary("%", body, Lit(rng.randint(5, 40), me.dtype), me.dtype)

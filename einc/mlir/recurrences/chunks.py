@@ -254,11 +254,16 @@ def zeros(count, member: RecMember) -> ir.Value:
 
 
 def own_zeros(count, member: RecMember) -> ir.Value:
-    """Like `zeros`, filled from a zero behind a barrier of its own. IREE-50: equal zeros behind
-    barriers fold into one value, which the VM passes to two loop arguments as one moved register
-    (the other reads a null buffer)."""
-    zero = util.OptimizationBarrierOp([element_type(member.dtype)], [scalar_ops.constant(member.dtype, 0)])
-    return linalg.fill(zero.results[0], outs=[flat_empty(count, element_type(member.dtype))])
+    """Like `zeros`, each element an i32 zero behind a barrier of its own, converted in the
+    kernel (the host holds no half floats). IREE-50: equal zeros behind barriers fold into one
+    value, which the VM passes to two loop arguments as one moved register (the other reads a
+    null buffer)."""
+    zero = util.OptimizationBarrierOp([element_type(I32)], [scalar_ops.constant(I32, 0)]).results[0]
+    op = linalg.GenericOp_([], [flat_empty(count, element_type(member.dtype))], [ir.AffineMap.get_identity(1)],
+                           [linalg.IteratorType.parallel])
+    with ir.InsertionPoint(op.regions[0].blocks[0]):
+        linalg.YieldOp([scalar_ops.cast(zero, I32, member.dtype)])
+    return op.result
 
 
 def copy_rows(lw, member: RecMember, source: ir.Value, source_row, dest: ir.Value, dest_row, rows) -> ir.Value:
