@@ -63,7 +63,7 @@ def _computed_from_state(v: Value) -> bool:
 def at_points_of_step_tensors(v: Value) -> Value:
     """`v` with each point read of a tensor the step computes from the state (`h[1]` of
     `let h[i in 0..2] = tanh(r[t - 1, i]);`) replaced by the tensor's body at that point, so
-    reverse mode follows the state through it as through any scalar code."""
+    both modes follow the state through it as through any scalar code."""
     mapping = {}
     for n in scalar_nodes([v]):
         if isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor):

@@ -10,7 +10,8 @@ member is written: `computable_after` says where in the step each such tensor ca
 from __future__ import annotations
 
 from einc.ir import affine
-from einc.ir.nodes import Generic, IndexRef, RecMember, RecurrenceGroup, RecValue, StateRead, Value, fresh_index_vars, walk
+from einc.ir.nodes import (Generic, IndexRef, RecMember, RecurrenceGroup, RecValue, StateRead, Value,
+                           fresh_index_vars, walk)
 
 
 def state_slice(member: RecMember, step_sub: Value, span=None) -> Generic:

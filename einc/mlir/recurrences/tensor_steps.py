@@ -54,8 +54,9 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage) -> tuple:
 
 
 def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
-    """The member's state at step t - c (c >= 0, as the storage holds it now), clamped to step 0 at the first steps, where no
-    clause reading it is active and the value goes unused: one row of the flat storage."""
+    """The member's state at step t - c (c >= 0, as the storage holds it now), clamped to step
+    0 at the first steps, where no clause reading it is active and the value goes unused: one
+    row of the flat storage."""
     read = v.body
     member = read.member
     back = affine.affine_of(read.subs[0]).const
