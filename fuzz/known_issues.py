@@ -22,14 +22,6 @@ class KnownIssue:
     targets: tuple = ()            # the targets it happens on (all if empty)
 
 
-def derivative_through_a_step_let(program, detail: str = "") -> bool:
-    """A derivative in a program whose recurrence steps hold an indexed `let` (a step tensor)."""
-    from fuzz.programs.structure import Derivative, Group, StepTensor, clause_exprs, walk
-    lets = any(isinstance(node, StepTensor) for item in program.items if isinstance(item, Group)
-               for m in item.members for c in m.clauses for e in clause_exprs(c) for node in walk(e))
-    return lets and any(isinstance(item, Derivative) for item in program.items)
-
-
 KNOWN_ISSUES: tuple = (
     # IREE 3.13's Vulkan HAL refuses a dispatch binding an empty buffer; einc reports the run
     # as a RunError (einc/mlir/empty_guards.py says why it does not work around it).
@@ -39,11 +31,6 @@ KNOWN_ISSUES: tuple = (
     # and cannot spill them; lavapipe allows 128 bytes. einc says to fix sizes with --dim.
     KnownIssue("push constants over the vulkan limit", "IREE 3.13's Vulkan push constants", ("run-error",),
                detail="bytes of run-time sizes \\(push constants\\)", targets=("vulkan-spirv",)),
-    # einc/autodiff/scalar_adjoint.py: the reverse pass does not go through a state read inside
-    # a step's indexed `let` yet (E011), e.g. `@s / @x` of a sum of r where r's step holds
-    # `{ let h[i in 0..2] = tanh(r[t - 1, i]); h[1] }`.
-    KnownIssue("derivative through a step's indexed let", "einc: not compiled yet (E011)", ("rejected",),
-               detail="derivatives through recurrences are not compiled yet", shape=derivative_through_a_step_let),
 )
 
 

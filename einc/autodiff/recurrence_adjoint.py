@@ -23,14 +23,17 @@ from einc.autodiff.local_rules import const
 from einc.autodiff.rewrite import replace_nodes, scalar_nodes
 from einc.autodiff.scalar_adjoint import LeafAdjoint, propagate
 from einc.autodiff.seeds import read_adjoint
+from einc.autodiff.substitute import substitute
 
 
 def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, rules, span) -> list:
     """Leaves (reads of tensors outside G, and x) with their adjoints, given `outside`:
     id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
     check_not_own_member(group, x, span)
-    check_no_step_tensors(group, span)
-    return _AdjointLoop(group, rules, span).run(outside, {id(x)})
+    code = {id(c): tuple(None if v is None else at_points_of_step_tensors(v) for v in (c.body, c.guard))
+            for m in group.members for c in m.clauses}
+    check_no_step_tensors([v for body_guard in code.values() for v in body_guard if v is not None], span)
+    return _AdjointLoop(group, code, rules, span).run(outside, {id(x)})
 
 
 def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
@@ -41,21 +44,52 @@ def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
                       "inputs the recurrence starts from")
 
 
-def check_no_step_tensors(group: RecurrenceGroup, span) -> None:
-    """Both modes follow a step's scalar code only: a tensor the step computes from the state
-    (`let h[i] = tanh(r[t - 1]);` in the step) would drop out of the derivative, a silent wrong
-    value, so it is E011 until they follow it."""
-    roots = [x for m in group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
+def check_no_step_tensors(roots: list, span) -> None:
+    """Both modes follow a step's scalar code only (`roots`, a group's clause bodies and guards,
+    at_points_of_step_tensors): a tensor the step computes from the state and reads other than
+    at a point (whole, `let v = r[t - 1];` passed on) would drop out of the derivative, a silent
+    wrong value, so it is E011."""
     for v in walk(roots, opaque=(RecValue,)):
-        if isinstance(v, Generic) and any(isinstance(n, StateRead) for n in walk([v], opaque=(RecValue,))):
+        if _computed_from_state(v):
             raise d.error(d.UNSUPPORTED, "derivatives through a tensor a recurrence step computes from its "
                           "state are not compiled yet", v.span or span,
                           hint="write the step's work on its points without an indexed `let`")
 
 
+def _computed_from_state(v: Value) -> bool:
+    return isinstance(v, Generic) and any(isinstance(n, StateRead) for n in walk([v], opaque=(RecValue,)))
+
+
+def at_points_of_step_tensors(v: Value) -> Value:
+    """`v` with each point read of a tensor the step computes from the state (`h[1]` of
+    `let h[i in 0..2] = tanh(r[t - 1, i]);`) replaced by the tensor's body at that point, so
+    both modes follow the state through it as through any scalar code."""
+    mapping = {}
+    for n in scalar_nodes([v]):
+        if isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor):
+            mapping[id(n)] = at_points_of_step_tensors(_point_of(n.tensor, n.subs))
+        elif n.rank == 0 and _computed_from_state(n):
+            mapping[id(n)] = at_points_of_step_tensors(_point_of(n, ()))
+    return replace_nodes(v, mapping) if mapping else v
+
+
+def _point_of(tensor: Generic, subs: tuple) -> Value:
+    """The tensor's element at `subs`: its body there, or 0 where its guard is false."""
+    at = {var: sub if var.lo == 0 else Op("add", (sub, lin_value(var.lo)), sub.dtype)
+          for var, sub in zip(tensor.vars, subs)}
+    try:
+        body = substitute(tensor.body, at)
+        guard = None if tensor.guard is None else substitute(tensor.guard, at)
+    except TypeError:
+        raise d.error(d.UNSUPPORTED, "derivatives through a tensor a recurrence step computes from its "
+                      "state are not compiled yet", tensor.span) from None
+    return body if guard is None else Op("select", (guard, body, const(0.0, body)), body.dtype)
+
+
 class _AdjointLoop:
-    def __init__(self, group: RecurrenceGroup, rules, span):
+    def __init__(self, group: RecurrenceGroup, code: dict, rules, span):
         self.group = group
+        self.code = code                           # id(clause) -> its body and guard, step tensors inlined
         self.rules = rules
         self.span = span
         self.primal = {id(m): RecValue(group, m) for m in group.members}
@@ -73,14 +107,14 @@ class _AdjointLoop:
 
     def run(self, outside: dict, stops: set) -> list:
         self.stops = stops
-        needed = _read_from(self.group, outside)
+        needed = self._read_from(outside)
         self.adjoint = {key: m for key, m in self.adjoint.items() if key in needed}
         into_states: dict[int, list] = {}
         leaves = []
         for n in self.group.members:
             if id(n) not in self.adjoint:
                 continue
-            for read in _state_reads(n):
+            for read in self._state_reads(n):
                 self._check(n, read)
             for clause in n.clauses:
                 for leaf in self._clause_leaves(n, clause):
@@ -106,13 +140,14 @@ class _AdjointLoop:
         t = IndexRef(step)
         self.step, self.converted = step, {}
         here = (t,) + tuple(IndexRef(v) for v in clause.vars)
+        body, guard = self.code[id(clause)]
         seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + here[1:])
-        if clause.guard is not None:
-            seed = Op("select", (self._convert(clause.guard), seed, const(0.0, seed)), seed.dtype)
+        if guard is not None:
+            seed = Op("select", (self._convert(guard), seed, const(0.0, seed)), seed.dtype)
         overridden = _written_later(n, clause, here)
         if overridden is not None:      # a later clause writes these points: this one's value is gone
             seed = Op("select", (overridden, const(0.0, seed), seed), seed.dtype)
-        body = self._convert(clause.body)
+        body = self._convert(body)
         leaves = propagate(body, seed, self.stops, (step,) + tuple(clause.vars), self.rules)
         if not sole_writer(n, clause):
             return leaves
@@ -120,6 +155,22 @@ class _AdjointLoop:
         stored = {id(body): Read(self.primal[id(n)], here, span=clause.body.span)}
         return [LeafAdjoint(leaf.leaf, replace_nodes(leaf.adjoint, stored), leaf.extra_vars)
                 for leaf in leaves]
+
+    def _state_reads(self, member: RecMember) -> list:
+        """The StateReads in member's clauses, through the tensors of its steps."""
+        return step_state_reads([v for c in member.clauses for v in self.code[id(c)] if v is not None])
+
+    def _read_from(self, outside: dict) -> set:
+        """ids of the members with an adjoint from outside and of those they read, transitively
+        (the group may also hold other requests' tangent members, which need no adjoint here)."""
+        needed = set(outside)
+        stack = [m for m in self.group.members if id(m) in needed]
+        while stack:
+            for read in self._state_reads(stack.pop()):
+                if id(read.member) not in needed:
+                    needed.add(id(read.member))
+                    stack.append(read.member)
+        return needed
 
     def _state_of(self, node: Value):
         if isinstance(node, Read) and isinstance(node.tensor, RecValue) and node.tensor.group is self.group:
@@ -214,25 +265,6 @@ def sole_writer(member: RecMember, clause: RecClause) -> bool:
     """Whether no other clause of `member` writes the steps `clause` writes (later clauses win)."""
     return all(other is clause or affine.surely_nonnegative(clause.t_lo - other.t_hi)
                or affine.surely_nonnegative(other.t_lo - clause.t_hi) for other in member.clauses)
-
-
-def _read_from(group: RecurrenceGroup, outside: dict) -> set:
-    """ids of the members with an adjoint from outside and of those they read, transitively
-    (the group may also hold other requests' tangent members, which need no adjoint here)."""
-    needed = set(outside)
-    stack = [m for m in group.members if id(m) in needed]
-    while stack:
-        for read in _state_reads(stack.pop()):
-            if id(read.member) not in needed:
-                needed.add(id(read.member))
-                stack.append(read.member)
-    return needed
-
-
-def _state_reads(member: RecMember) -> list:
-    """The StateReads in member's clauses."""
-    roots = [x for c in member.clauses for x in (c.body, c.guard) if x is not None]
-    return step_state_reads(roots)
 
 
 def _states_as_reads(v: Value, values: dict) -> Value:

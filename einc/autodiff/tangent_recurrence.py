@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from einc.ir.nodes import IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value
 from einc.autodiff.local_rules import const
-from einc.autodiff.recurrence_adjoint import check_no_step_tensors, check_not_own_member, sole_writer
+from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_no_step_tensors, check_not_own_member,
+                                              sole_writer)
 from einc.autodiff.rewrite import replace_nodes, scalar_nodes
 
 
 def recurrence_tangent(tan, value: RecValue):
     check_not_own_member(value.group, tan.x, tan.span)
-    check_no_step_tensors(value.group, tan.span)
+    check_no_step_tensors([at_points_of_step_tensors(v) for m in value.group.members for c in m.clauses
+                           for v in (c.body, c.guard) if v is not None], tan.span)
     if id(value.member) not in tan.states:
         _add_tangent_members(tan, value.group, value.member)
     member = tan.states[id(value.member)]
@@ -39,11 +41,12 @@ def _add_tangent_members(tan, group, wanted: RecMember) -> None:
         if dm is None:
             continue
         for c in m.clauses:
-            body = tan.of_scalar(c.body)
+            primal = at_points_of_step_tensors(c.body)
+            body = tan.of_scalar(primal)
             if body is not None and sole_writer(m, c):
                 # partials that repeat the whole body read the value this step just stored
                 here = (IndexRef(group.t_var),) + tuple(IndexRef(v) for v in c.vars)
-                body = replace_nodes(body, {id(c.body): StateRead(m, here)})
+                body = replace_nodes(body, {id(primal): StateRead(m, here)})
             dm.clauses.append(RecClause(c.t_lo, c.t_hi, tuple(c.vars) + tan.dirs,
                                         const(0.0, c.body) if body is None else body, c.guard))
         group.members.append(dm)
@@ -64,7 +67,8 @@ def _read_by(wanted: RecMember, group) -> list:
     keep, stack = {id(wanted)}, [wanted]
     while stack:
         for c in stack.pop().clauses:
-            for m in _scan_states(c.body) | (_scan_states(c.guard) if c.guard is not None else set()):
+            for m in _scan_states(at_points_of_step_tensors(c.body)) | (
+                    _scan_states(at_points_of_step_tensors(c.guard)) if c.guard is not None else set()):
                 if id(m) not in keep:
                     keep.add(id(m))
                     stack.append(m)
@@ -83,7 +87,7 @@ def _reached_members(tan, members: list) -> set:
         if not m.dtype.is_float:
             continue
         for c in m.clauses:
-            direct, states = _scan(tan, c.body)
+            direct, states = _scan(tan, at_points_of_step_tensors(c.body))
             reads[id(m)] |= states
             if direct:
                 reached.add(id(m))

@@ -3,11 +3,15 @@
 `w[k - 1]` inside the recurrence of `w[k, d]` names the vector of step k - 1. It is a `Generic`
 over the remaining axes whose body is one `StateRead`: ordinary tensor code (a loss, its
 gradient) can read it, and the storage plan sees the read's lookback. Tensors computed from a
-slice depend on the step, so they are computed once per step (einc.passes.step_work).
+slice depend on the step, so they are computed once per step (einc.passes.step_work). A slice
+of the current step (`r[t]`, another member computed earlier in the step) exists only once that
+member is written: `computable_after` says where in the step each such tensor can be computed.
 """
 from __future__ import annotations
 
-from einc.ir.nodes import Generic, IndexRef, RecMember, StateRead, Value, fresh_index_vars
+from einc.ir import affine
+from einc.ir.nodes import (Generic, IndexRef, RecMember, RecurrenceGroup, RecValue, StateRead, Value,
+                           fresh_index_vars, walk)
 
 
 def state_slice(member: RecMember, step_sub: Value, span=None) -> Generic:
@@ -22,3 +26,19 @@ def is_state_slice(v: Value) -> bool:
     rest = v.body.subs[1:]
     return len(rest) == len(v.vars) and all(
         isinstance(s, IndexRef) and s.var is var for s, var in zip(rest, v.vars))
+
+
+def computable_after(group: RecurrenceGroup) -> dict:
+    """id of each tensor of `group.step_work` -> how many of the step's members (in order) must be
+    written before it is computed: past every member it reads at the current step, 0 if none."""
+    position = {id(m): k for k, m in enumerate(group.members)}
+    after: dict = {}
+    for v in group.step_work:                      # operands first
+        if is_state_slice(v):
+            step = affine.affine_of(v.body.subs[0])
+            current = step is not None and step.terms == {group.t_var: 1} and step.const == 0
+            after[id(v)] = position[id(v.body.member)] + 1 if current else 0
+        else:
+            after[id(v)] = max((after[id(o)] for o in walk([v], opaque=(RecValue,))
+                                if o is not v and id(o) in after), default=0)
+    return after

@@ -6,8 +6,9 @@ exist only inside the loop and must be computed once per step, not once per poin
 records them on the group (`group.step_work`, operands first); the lowering then runs the group
 as a host loop whose body computes them with ordinary kernels (einc.mlir.recurrences.tensor_steps),
 and `--explain` says so. Those tensors read the state through slices: a read of one point of an
-earlier step (`a[t - 1]`, `h[t - 1, v]`, as a decoder reads its previous token) becomes a read of
-that step's slice at the point.
+earlier step (`a[t - 1]`, `h[t - 1, v]`, as a decoder reads its previous token), or of another
+member computed earlier in the same step (`r[t, 0]`), becomes a read of that step's slice at the
+point.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexRef, IndexVar, Op, Program, Read, RecValue, Reduce, StateRead, Stack,
                            Value, free_vars, walk)
-from einc.ir.state_slices import is_state_slice, state_slice
+from einc.ir.state_slices import computable_after, is_state_slice, state_slice
 
 
 def plan_step_work(program: Program) -> None:
@@ -25,7 +26,7 @@ def plan_step_work(program: Program) -> None:
         roots = [v for m in group.members for c in m.clauses for v in (c.body, c.guard) if v is not None]
         for v in _step_tensors(roots, group.t_var):
             if isinstance(v, Generic) and not is_state_slice(v):
-                _read_earlier_steps_through_slices(v, group.t_var)
+                _read_states_through_slices(v, group.t_var)
         work = _step_tensors(roots, group.t_var)
         order = walk(roots, opaque=(RecValue,))
         at_points = _reads_state(order, point_level=True)
@@ -35,6 +36,20 @@ def plan_step_work(program: Program) -> None:
                               "state only at an earlier step", v.span,
                               hint="read the member at `t - 1` (or earlier)")
         group.step_work = work
+        _check_current_step_reads(group)
+
+
+def _check_current_step_reads(group) -> None:
+    """A tensor a member's clause computes in a step must not read that member, or a later one,
+    at the current step: it is computed before the member's points."""
+    after = computable_after(group)
+    for k, member in enumerate(group.members):
+        used = walk([v for c in member.clauses for v in (c.body, c.guard) if v is not None], opaque=(RecValue,))
+        late = next((v for v in used if after.get(id(v), 0) > k), None)
+        if late is not None:
+            raise d.error(d.UNSUPPORTED, f"a tensor computed inside a step of `{member.name}` reads `{member.name}` "
+                          "or a member computed after it at the same step", late.span,
+                          hint="read that member at `t - 1` (or earlier)")
 
 
 def _step_tensors(roots: list, step: IndexVar) -> list:
@@ -62,9 +77,10 @@ def _reads_state(order: list, point_level: bool, step: IndexVar = None) -> dict:
 CLOSED = (Generic, RecValue, Stack)     # tensors, rank 0 ones included, that close over their own work
 
 
-def _read_earlier_steps_through_slices(v: Generic, step: IndexVar) -> None:
-    """Rewrite `v`'s body (in place) so that each read of the state at an earlier step `t - c`
-    reads that step's slice at the point instead (the slice is work of the step too)."""
+def _read_states_through_slices(v: Generic, step: IndexVar) -> None:
+    """Rewrite `v`'s body (in place) so that each read of the state at step `t - c` (c >= 0: an
+    earlier step, or another member's current one) reads that step's slice at the point instead
+    (the slice is work of the step too)."""
     roots = [v.body] + ([v.guard] if v.guard is not None else [])
     slices: dict = {}
     new: dict[int, Value] = {}
@@ -81,7 +97,7 @@ def _rebuilt(node: Value, new: dict, step: IndexVar, slices: dict) -> Value:
     if isinstance(node, StateRead):
         subs = tuple(new[id(s)] for s in node.subs)
         back = affine.affine_of(subs[0])
-        if back is None or back.terms != {step: 1} or back.const > -1:
+        if back is None or back.terms != {step: 1} or back.const > 0:
             return node if subs == node.subs else StateRead(node.member, subs, span=node.span)
         key = (node.member, back.const)
         if key not in slices:

@@ -21,7 +21,7 @@ from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative,
     Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
-    Where, Whole, ROW, clause_exprs, item_exprs, reads_of,
+    Where, Whole, ROW, clause_exprs, reads_of,
     walk)
 
 DIM_NAMES = ("N", "M", "T")
@@ -443,10 +443,9 @@ class ProgramGenerator:
         and q (kept bounded), read back by a reduction over it or at a fixed point."""
         rng, gen = self.rng, self.gen
         name, var, size = gen.name("h"), gen.index_name(scope), rng.randint(1, 4)
-        # the members only at earlier steps: a step's tensor reading this step's state is E011
-        earlier = tuple(replace(s, lookbacks=tuple(c for c in s.lookbacks if c)) for s in scope.steps)
-        inner = replace(scope, steps=tuple(s for s in earlier if s.lookbacks))
-        inner = inner.with_index(IndexVar(var, 0, size - 1, Bound(0), Bound(size)))
+        # the members at earlier steps, and the earlier members of the step at this one too
+        # (scope.steps: computed before the tensor, once they are written in the step)
+        inner = scope.with_index(IndexVar(var, 0, size - 1, Bound(0), Bound(size)))
         body = Binary("+", gen.step_read(own, inner), gen.expr(me.dtype, inner, 1), me.dtype)
         if me.dtype in INTS:
             body = Binary("%", body, Lit(rng.randint(5, 40), me.dtype), me.dtype)
@@ -538,9 +537,6 @@ class ProgramGenerator:
 
     def derivative(self, items: list, inputs: list) -> Derivative | None:
         rng = self.rng
-        if any(isinstance(n, StepTensor) for item in items if isinstance(item, Group)
-               for e in item_exprs(item) for n in walk(e)):
-            return None           # derivatives through a step's indexed let are E011 in einc
         order = [i.name for i in inputs] + [n for item in items for n in _names(item)]
         tensors = {t.name: t for t in self.scope.tensors}
         recurrent = {m.name for item in items if isinstance(item, Group) for m in item.members}

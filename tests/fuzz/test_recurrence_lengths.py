@@ -1,16 +1,15 @@
 """The differential fuzzer generates recurrence groups whose last member stops a step early (the
 Kalman filter's v[t in 0..T] beside a[t in 1..T + 1]) and totals of recurrence members that
-gradients reach through the group in reverse mode, and einc agrees with their NumPy meaning on
-llvm-cpu."""
+gradients reach through the group in reverse mode (also through the tensors a step computes),
+and einc agrees with their NumPy meaning on llvm-cpu."""
 from __future__ import annotations
 
-from fuzz.known_issues import derivative_through_a_step_let
 from fuzz.programs.compare import disagreement
 from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import header
 from fuzz.programs.render import render_program
-from fuzz.programs.structure import Derivative, Group, widens_an_approximation
+from fuzz.programs.structure import Derivative, Group, StepTensor, clause_exprs, walk, widens_an_approximation
 
 SEED = 2026
 GRADIENT_SEED = 2027       # two totals of a group within its first 400 programs (none in SEED's)
@@ -75,9 +74,23 @@ def test_einc_agrees_with_the_meaning_of_groups_of_uneven_lengths():
 def test_gradients_of_a_recurrence_total_reach_through_the_group():
     # (a gradient of a total that gave 0 is kept in
     # tests/fuzz/regressions/derivative_with_respect_to_a_scalar_a_recurrence_clause_uses_whole.ein)
-    # (a derivative through a step's indexed `let` is E011, fuzz/known_issues.py)
-    numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items)
-                          and not derivative_through_a_step_let(case.program), 2, limit=800, seed=GRADIENT_SEED)
+    numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items),
+                          2, limit=800, seed=GRADIENT_SEED)
+    assert len(numbers) == 2
+    for k in numbers:
+        agrees_with_its_meaning(k, GRADIENT_SEED)
+
+
+def through_a_step_tensor(case) -> bool:
+    """A derivative in a program whose recurrence steps hold an indexed `let` (a step tensor)."""
+    items = case.program.items
+    lets = any(isinstance(node, StepTensor) for item in items if isinstance(item, Group)
+               for m in item.members for c in m.clauses for e in clause_exprs(c) for node in walk(e))
+    return lets and any(isinstance(item, Derivative) for item in items)
+
+
+def test_derivatives_through_a_step_tensor_agree_with_central_differences():
+    numbers = first_cases(through_a_step_tensor, 2, limit=800, seed=GRADIENT_SEED)
     assert len(numbers) == 2
     for k in numbers:
         agrees_with_its_meaning(k, GRADIENT_SEED)

@@ -177,7 +177,9 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
         size = length(shapes[m])
         if layout.kinds[m] != ROWS:
             return zeros(size, m)
-        return fence(zeros(size, m)) if lw.target.has_defect("IREE-48") else flat_empty(size, element_type(m.dtype))
+        if not lw.target.has_defect("IREE-48"):
+            return flat_empty(size, element_type(m.dtype))
+        return fence(own_zeros(size, m) if lw.target.has_defect("IREE-50") else zeros(size, m))
     initial = [starting_storage(m) for m in members]
     inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
     loop = scf.WhileOp([v.type for v in inits], inits)
@@ -193,9 +195,9 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
         kept = [tied(k, length(wholes[m])) for m, k in zip(rows, carried[len(members):])]
         end = arith.minui(arith.addi(start, layout.chunk), steps)
         after, reached = run_chunk(start, end, before, shapes)
-        count = arith.subi(end, start)
         # the chunk's steps, rows head .. head + count of its storage, into the whole tensor
-        kept = [copy_rows(lw, m, after[members.index(m)], layout.head(m), whole, start, count)
+        kept = [copy_rows(lw, m, after[members.index(m)], layout.head(m), whole, start,
+                          _steps_held(lw, group, m, start, end))
                 for m, whole in zip(rows, kept)]
         # the host waits until the device has run all the chunk queued, the insertion last, so
         # nothing of the chunk is in flight when the next one starts
@@ -207,6 +209,15 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     shapes = layout.shapes()
     return [unflattened(tied(by_member[m], length(wholes[m])), wholes[m]) if m in by_member
             else unflattened(tied(results[i], length(shapes[m])), shapes[m]) for i, m in enumerate(members)]
+
+
+def _steps_held(lw, group: RecurrenceGroup, member: RecMember, start: ir.Value, end: ir.Value) -> ir.Value:
+    """How many of the chunk's steps start .. end - 1 are rows of `member`: a member can end
+    before the loop does, and its whole tensor holds none past its last step."""
+    if member.shape[0] == group.t_var.extent:
+        return arith.subi(end, start)
+    last = arith.minui(end, lw.sizes.index(member.shape[0]))
+    return arith.subi(arith.maxui(last, start), start)
 
 
 def _wait_for(storages: list[tuple]) -> None:
@@ -240,6 +251,19 @@ def _read_back(member: RecMember, storage: ir.Value) -> None:
 def zeros(count, member: RecMember) -> ir.Value:
     """A one-dimensional storage of `count` zeros."""
     return linalg.fill(scalar_ops.constant(member.dtype, 0), outs=[flat_empty(count, element_type(member.dtype))])
+
+
+def own_zeros(count, member: RecMember) -> ir.Value:
+    """Like `zeros`, each element an i32 zero behind a barrier of its own, converted in the
+    kernel (the host holds no half floats). IREE-50: equal zeros behind barriers fold into one
+    value, which the VM passes to two loop arguments as one moved register (the other reads a
+    null buffer)."""
+    zero = util.OptimizationBarrierOp([element_type(I32)], [scalar_ops.constant(I32, 0)]).results[0]
+    op = linalg.GenericOp_([], [flat_empty(count, element_type(member.dtype))], [ir.AffineMap.get_identity(1)],
+                           [linalg.IteratorType.parallel])
+    with ir.InsertionPoint(op.regions[0].blocks[0]):
+        linalg.YieldOp([scalar_ops.cast(zero, I32, member.dtype)])
+    return op.result
 
 
 def copy_rows(lw, member: RecMember, source: ir.Value, source_row, dest: ir.Value, dest_row, rows) -> ir.Value:

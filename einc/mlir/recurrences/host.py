@@ -40,7 +40,8 @@ CHUNK_BYTES = 64 << 20      # what one chunk's steps may allocate before the hos
 
 def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order.
-    `step_lowering(storage)`, when given, makes the lowering each step's body uses."""
+    `step_lowering(storage)`, when given, makes the lowering each step's body uses and what to
+    run before each member's points (emit_step's `before`)."""
     check_no_same_step_self_reads(group, lw.target)
     members = group.members
     reads = ReadPlan(group)
@@ -53,7 +54,8 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
         with ir.InsertionPoint(loop.body):
             tensors = {m: tied(arg, lengths[m]) for m, arg in zip(members, loop.inner_iter_args)}
             storage = layout.storage(loop.induction_variable, tensors, start, shapes)
-            emit_step(step_lowering(storage) if step_lowering else lw, group, storage, _write_points)
+            step_lw, before = step_lowering(storage) if step_lowering else (lw, None)
+            emit_step(step_lw, group, storage, _write_points, before)
             scf.yield_([storage.tensors[m] for m in members])
         return [tied(result, lengths[m]) for m, result in zip(members, loop.results)], end
     return emit_chunks(lw, layout, run_chunk)

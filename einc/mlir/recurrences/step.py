@@ -81,9 +81,12 @@ def expanded(value: ir.Value, sizes: list) -> ir.Value:
                                [size for size in sizes if not isinstance(size, int)], static)
 
 
-def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints) -> None:
-    """Updates `storage.tensors` with every member's storage after step `storage.t`."""
+def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints, before=None) -> None:
+    """Updates `storage.tensors` with every member's storage after step `storage.t`;
+    `before(member)`, when given, runs before the member's points are written."""
     for member in group.members:
+        if before is not None:
+            before(member)
         def write_at(vars_: list, t_lo: Lin, t_hi: Lin, value: PointValue, clause=None) -> None:
             on = active(lw, group, storage, t_lo, t_hi)
             storage.tensors[member] = write(lw, member, storage, vars_, on, value, clause)

@@ -15,7 +15,7 @@ from iree.compiler.dialects import arith, tensor
 
 from einc.ir import affine
 from einc.ir.nodes import Generic, RecurrenceGroup
-from einc.ir.state_slices import is_state_slice
+from einc.ir.state_slices import computable_after, is_state_slice
 from einc.mlir.recurrences import host as recurrence_host
 from einc.mlir.recurrences.flat_storage import FlatStorage, as_index, unflattened
 from einc.mlir.recurrences.scalars import Storage
@@ -32,22 +32,31 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     return recurrence_host.emit_group(lw, group, lambda storage: _step_lowering(lw, group, storage))
 
 
-def _step_lowering(lw, group: RecurrenceGroup, storage: Storage):
+def _step_lowering(lw, group: RecurrenceGroup, storage: Storage) -> tuple:
     """A lowering for one step's body: it sees what `lw` lowered before the loop, plus this
-    step's tensors, which it treats as given (its memo is dropped with the loop body)."""
+    step's tensors, which it treats as given (its memo is dropped with the loop body); and what
+    to run before each member's points: the step's tensors computable by then (a slice of a
+    member's current step once that member is written, einc.ir.state_slices.computable_after)."""
     step = lw.inside_step()
     step.loop_coordinates = {**lw.loop_coordinates, group.t_var: storage.t}
-    for v in group.step_work:
-        if is_state_slice(v):
-            step.values[id(v)] = _slice(step, v, storage)
-    for v in group.step_work:
-        step.lower(v)
-    return step
+    after = computable_after(group)
+    pending = list(group.step_work)
+
+    def before(member) -> None:
+        written = group.members.index(member)
+        for v in [v for v in pending if after[id(v)] <= written]:
+            pending.remove(v)
+            if is_state_slice(v):
+                step.values[id(v)] = _slice(step, v, storage)
+            else:
+                step.lower(v)
+    return step, before
 
 
 def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
-    """The member's state at step t - c (c >= 1), clamped to step 0 at the first steps, where no
-    clause reading it is active and the value goes unused: one row of the flat storage."""
+    """The member's state at step t - c (c >= 0, as the storage holds it now), clamped to step
+    0 at the first steps, where no clause reading it is active and the value goes unused: one
+    row of the flat storage."""
     read = v.body
     member = read.member
     back = affine.affine_of(read.subs[0]).const

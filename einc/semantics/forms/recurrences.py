@@ -623,10 +623,12 @@ def _step_slice(state: RecState, step_sub: Value, span):
 # ---------------------------------------------------------------- order and checks
 
 def _step_order(members: dict, names: dict, step: IndexVar) -> list:
-    """Members ordered so that same-step reads see values already computed this step."""
+    """Members ordered so that same-step reads see values already computed this step, also
+    those of a tensor a step computes whole (`{ let h[i] = r[t, i]; .. }`)."""
     by_member = {m: did for did, m in members.items()}
-    deps = {did: {by_member[r.member] for r in step_state_reads(_roots(m.clauses))
-                  if _step_offset(r, step) == 0 and r.member is not m}
+    deps = {did: {by_member[r.member] for r in walk(_roots(m.clauses), opaque=(RecValue,))
+                  if isinstance(r, StateRead) and r.member in by_member and _step_offset(r, step) == 0
+                  and r.member is not m}
             for did, m in members.items()}
     order, done, visiting = [], set(), []
 
