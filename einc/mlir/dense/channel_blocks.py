@@ -7,12 +7,13 @@ MNIST CNN's second layer ran 25-40x slower than its `--dim` twin, while a run-ti
 input channels (summed one at a time) cost nothing. So the filter is zero-padded on its output
 channels to q = ceil(F / BLOCK) blocks, an `scf.for` runs the op once a block on the block's
 filter slice (one dispatch each, BLOCK channels known at build time) and writes its results
-into the block's place, and the result is cut to F channels. A block is einc's vector step:
+into the block's place, and the result is cut to F channels; with width blocks too, one loop
+runs over both (width_blocks.in_blocks). A block is einc's vector step:
 blocks of 16 cost 2x on 8 channels and gained under 10% on 64. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
@@ -30,17 +31,17 @@ def applies(found, out: ir.Value) -> bool:
     return _channel_axes(found, out) is not None and width_blocks.fill_value(out) is not None
 
 
-def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
-    """`op(ins, out)` run once a block of BLOCK output channels (where `applies`)."""
+def channels(found, ins: list, out: ir.Value) -> width_blocks.Blocks:
+    """The blocks of BLOCK output channels (where `applies`): block b reads its slice of the
+    filter, zero-padded to whole blocks."""
     filter_axis, out_axis = _channel_axes(found, out)
-    image, weights = ins
-    count = arith.ceildivui(tensor.dim(weights, index_const(filter_axis)), index_const(BLOCK))
-    padded = _padded_to(weights, filter_axis, arith.muli(count, index_const(BLOCK)))
+    count = arith.ceildivui(tensor.dim(ins[1], index_const(filter_axis)), index_const(BLOCK))
+    padded = _padded_to(ins[1], filter_axis, arith.muli(count, index_const(BLOCK)))
 
-    def block_result(block: ir.Value, filled: ir.Value) -> ir.Value:
+    def operands(current: list, block: ir.Value) -> list:
         first = arith.muli(block, index_const(BLOCK))
-        return op([image, width_blocks.slice_of(padded, filter_axis, first, BLOCK)], filled)
-    return width_blocks.side_by_side(out, out_axis, count, BLOCK, block_result)
+        return [current[0], width_blocks.slice_of(padded, filter_axis, first, BLOCK)]
+    return width_blocks.Blocks(out_axis, count, BLOCK, operands)
 
 
 def _channel_axes(found, out: ir.Value) -> Optional[tuple]:

@@ -9,10 +9,13 @@ the image is zero-padded on the right where the last block runs past it) in plac
 its BLOCK result columns into their place in a result q * BLOCK columns wide, which is cut to
 OW columns where it is read. Blocks copied into a batch of N * q images and read back cost a
 pass over the image and one over the result: 1.5-1.85x the `--dim` time of a layer of the
-MNIST CNN, 1.2-1.26x in place. Figures: docs/DECISIONS.md (named dims).
+MNIST CNN, 1.0-1.25x in place. With blocks of channels too (channel_blocks), one loop runs over
+the pairs: a block's result is then copied into place once, not once a loop (IREE copies an
+`insert_slice` that is not contiguous with a dispatch of its own). Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from iree.compiler import ir
@@ -35,35 +38,51 @@ def applies(found, out: ir.Value) -> bool:
     return _width_axes(found, out) is not None and fill_value(out) is not None
 
 
-def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
-    """`op(ins, out)` run once a block of BLOCK result columns (where `applies`)."""
+@dataclass(frozen=True)
+class Blocks:
+    """`count` blocks (an index value) of `length` entries on result axis `axis`; `operands(ins,
+    b)` are the op's operands `ins` as block b reads them."""
+    axis: int
+    count: ir.Value
+    length: int
+    operands: Callable
+
+
+def columns(found, ins: list, out: ir.Value) -> Blocks:
+    """The blocks of BLOCK result columns (where `applies`): block b reads the columns
+    b * BLOCK * stride .. + span of the image, zero-padded on the right to fit the last block."""
     image_axis, out_axis, stride, span = _width_axes(found, out)
     count = arith.ceildivui(tensor.dim(out, index_const(out_axis)), index_const(BLOCK))
     step = BLOCK * stride
     padded = _padded_for(ins[0], image_axis, count, step, span)
 
-    def block_result(block: ir.Value, filled: ir.Value) -> ir.Value:
-        image = slice_of(padded, image_axis, arith.muli(block, index_const(step)), span)
-        return op([image, *ins[1:]], filled)
-    return side_by_side(out, out_axis, count, BLOCK, block_result)
+    def operands(current: list, block: ir.Value) -> list:
+        return [slice_of(padded, image_axis, arith.muli(block, index_const(step)), span), *current[1:]]
+    return Blocks(out_axis, count, BLOCK, operands)
 
 
-def side_by_side(out: ir.Value, axis: int, count: ir.Value, length: int, block_result: Callable) -> ir.Value:
-    """An `scf.for` over blocks b in 0..count of `length` entries on `axis` of a result like
-    `out`: `block_result(b, filled)` (filled: `out`'s identity, `length` entries on `axis`) is
-    written in place at b * length, and the whole is cut to `out`'s sizes."""
+def in_blocks(out: ir.Value, blocks: list, ins: list, op: Callable) -> ir.Value:
+    """`op(ins, out)` run once a combination of `blocks` (`out`, identity-filled, with each
+    block's length on its axis), in one `scf.for` over them all (IREE resolves the sizes of a
+    loop's carried tensor, not those of one carried through two loops): each result is written
+    in place into one result of count * length entries on those axes, cut to `out`'s sizes."""
     sizes = axis_sizes(out)
+    every, block = list(sizes), list(sizes)
+    total = index_const(1)
+    for b in blocks:
+        every[b.axis], block[b.axis] = arith.muli(b.count, index_const(b.length)), b.length
+        total = arith.muli(total, b.count)
     element = ir.RankedTensorType(out.type).element_type
-    every = list(sizes)
-    every[axis] = arith.muli(count, index_const(length))
-    loop = scf.ForOp(index_const(0), count, index_const(1), [tensor.empty(every, element)])
+    loop = scf.ForOp(index_const(0), total, index_const(1), [tensor.empty(every, element)])
     with ir.InsertionPoint(loop.body):
-        block = list(sizes)
-        block[axis] = length
+        rest, operands, offsets = loop.induction_variable, ins, {}
+        for b in reversed(blocks):          # the last of `blocks` varies fastest
+            index = arith.remui(rest, b.count)
+            rest = arith.divui(rest, b.count)
+            operands = b.operands(operands, index)
+            offsets[b.axis] = arith.muli(index, index_const(b.length))
         filled = linalg.fill(fill_value(out), outs=[tensor.empty(block, element)])
-        result = block_result(loop.induction_variable, filled)
-        first = arith.muli(loop.induction_variable, index_const(length))
-        scf.yield_([inserted(result, loop.inner_iter_args[0], axis, first)])
+        scf.yield_([inserted(op(operands, filled), loop.inner_iter_args[0], offsets)])
     return cut(loop.results[0], out, sizes)
 
 
@@ -84,11 +103,10 @@ def slice_of(value: ir.Value, axis: int, first: ir.Value, length: int) -> ir.Val
                                 *slice_operands(offsets, sizes))
 
 
-def inserted(block: ir.Value, into: ir.Value, axis: int, first: ir.Value) -> ir.Value:
-    """`block` written into `into` from `first` on `axis` (from 0 on the others)."""
+def inserted(block: ir.Value, into: ir.Value, offsets: dict) -> ir.Value:
+    """`block` written into `into` from `offsets[axis]` on the axes given, from 0 on the others."""
     sizes = axis_sizes(block)
-    offsets = [first if a == axis else 0 for a in range(len(sizes))]
-    return tensor.insert_slice(block, into, *slice_operands(offsets, sizes))
+    return tensor.insert_slice(block, into, *slice_operands([offsets.get(a, 0) for a in range(len(sizes))], sizes))
 
 
 def cut(value: ir.Value, like: ir.Value, sizes: list) -> ir.Value:
