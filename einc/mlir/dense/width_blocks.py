@@ -8,10 +8,11 @@ b reads the image's columns b * BLOCK * stride .. + span (span: the columns BLOC
 the image is zero-padded on the right where the last block runs past it) in place and writes
 its BLOCK result columns into their place in a result q * BLOCK columns wide, which is cut to
 OW columns where it is read. Blocks copied into a batch of N * q images and read back cost a
-pass over the image and one over the result: 1.5-1.85x the `--dim` time of a layer of the
-MNIST CNN, 1.0-1.25x in place. With blocks of channels too (channel_blocks), one loop runs over
-the pairs: a block's result is then copied into place once, not once a loop (IREE copies an
-`insert_slice` that is not contiguous with a dispatch of its own). Figures: docs/DECISIONS.md.
+pass over the image and one over the result: 1.3-1.6x the `--dim` time of a layer of the
+MNIST CNN, 1.05-1.2x in place; but 1.5x against 1.7x in place for 64 x 64 images, where IREE's
+copy of each block's result into place (an `insert_slice` that is not contiguous gets a
+dispatch of its own) costs more. With blocks of channels too (channel_blocks), one loop runs
+over the pairs, so a block's result is copied once. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ BLOCK = 16
 # The ops a run-time width slowed down (23-33x; 4.6x and 1.5x on blocks). 1-d, 3-d and
 # depthwise convolutions ran as fast with a run-time width as with a fixed one, and slower on
 # blocks; so did poolings. A run-time count of output channels is cut into blocks too
-# (channel_blocks, inside these). Figures: docs/DECISIONS.md.
+# (channel_blocks, in the same loop). Figures: docs/DECISIONS.md.
 BLOCKED_OPS = ("conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc")
 
 
