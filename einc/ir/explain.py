@@ -37,10 +37,12 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
 # columns as for no size in particular (a conv layer 17-50x slower than with --dim), for a run-time
 # batch as for a fixed one (on llvm-cpu a 2-d convolution's run-time output channels and columns
 # run on blocks of build-time size: 1.0-2.2x); a window whose reads are not proven in bounds is
-# a loop nest instead of the named op (a 2x2 max pool 1.6-5.8x slower); contractions take IREE's
-# data-tiled path either way.
+# a loop nest instead of the named op (a 2x2 max pool 1.6-5.8x slower); a pooling's run-time
+# sizes cost 1.1-1.7x; contractions take IREE's data-tiled path either way.
 WINDOW_COST = ("a window op with run-time sizes other than its batch: IREE's dynamic-shape code, the slower "
                "path (a conv layer with run-time channels measured 17-50x slower than with the sizes fixed)")
+POOLING_COST = ("a pooling with run-time sizes other than its batch: IREE's dynamic-shape code, measured "
+                "1.1-1.7x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3)")
 BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size: "
                "measured 1.0-2.2x the time with the sizes fixed (IREE's dynamic-shape code alone: 17-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
@@ -80,7 +82,8 @@ def _dense_cost(kernel, named: set) -> str:
         cost, fixing = UNPROVEN_COST.format(", ".join(map(str, kernel.unproven))), "unproven"
         wanted = kernel.run_time_sizes
     else:
-        cost = BLOCKS_COST.format(" and ".join(kernel.blocks)) if kernel.blocks else WINDOW_COST
+        cost = BLOCKS_COST.format(" and ".join(kernel.blocks)) if kernel.blocks else \
+            POOLING_COST if kernel.op.startswith("pooling_") else WINDOW_COST
         fixing, wanted = "window", kernel.slow_sizes
     fixable = [d for d in wanted if d in named]
     dims = " ".join(f"--dim {d}=SIZE" for d in fixable)

@@ -143,7 +143,7 @@ class Read(Value):
     tensor: Value
     subs: tuple
     span: Optional[Span] = None
-    in_bounds: bool = False        # proven for every point of the domain (set by checks)
+    in_bounds: bool = False        # inside at every point of the domain: proven, or checked before each run
     strict: bool = False           # the program reads it unconditionally: it may not be clamped
     # in a range that depends on outer indices: (axis, subscript in sizes) at the extreme points
     # where the real ranges run, which a run's sizes must keep inside (passes/size_facts)

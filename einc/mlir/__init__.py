@@ -16,7 +16,7 @@ from einc.mlir.effects import emit_effect
 from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
 from einc.mlir.core.rounding import round_products_separately
-from einc.mlir.core.shapes import emit_shape_checks
+from einc.mlir.core.shapes import emit_read_checks, emit_shape_checks
 from einc.mlir.signature import function_type, reflection
 from einc.passes.target_support import check_target
 from einc.mlir.core.types import is_tensor
@@ -69,6 +69,7 @@ def _scalar_arguments(program: Program, args) -> list[ir.Value]:
 def _emit_body(program: Program, args: list[ir.Value], target: Target, weights: Weights) -> Lowering:
     emit_shape_checks(program.inputs, args, program.fixed_dims)
     lw = Lowering(program, args, target, weights)
+    emit_read_checks(program.size_facts, lw.sizes)
     for filtered in program.compactions:      # their lengths are sizes: defined before any use
         lw.lower(filtered)
     for effect in program.effects:

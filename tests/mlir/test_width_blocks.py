@@ -105,7 +105,7 @@ def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
 
 
 def test_a_fixed_batch_with_a_run_time_width():
-    """The blocks' batch (images times blocks) is a run-time size also when the batch is fixed."""
+    """The loop over blocks with a batch of build-time size: blocks are sliced, not reshaped."""
     with einc.load(einc.compile(SOURCE, outputs=["padded", "strided", "nhwc"], dims={"N": 2}).vmfb) as program:
         x = _inputs(2, 5, 21)
         got = program(**x)

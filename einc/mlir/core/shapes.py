@@ -84,3 +84,28 @@ def emit_shape_checks(inputs: list[Input], args: list[ir.Value], fixed_dims: dic
             first, first_size = seen[dim]
             same = arith.cmpi(arith.CmpIPredicate.eq, first_size, size)
             cf.assert_(same, f"shape mismatch: named dim {dim} differs between {first.name} and {inp.name}")
+
+
+def emit_read_checks(facts: list, sizes: Sizes) -> None:
+    """The runner's checks of the reads (passes/size_facts `IndexFact`s) as asserts in the
+    module too: a strict read is lowered unclamped (semantics/core/bounds), so a module run
+    outside einc, which skips those checks, must not read outside a buffer either."""
+    for fact in facts:
+        if getattr(fact, "access", None) != "read" or _computed_length(fact):
+            continue
+        inside = arith.andi(_at_least(fact.first, Lin(0), sizes), _at_least(fact.size - 1, fact.last, sizes))
+        idle = [_at_least(Lin(0), extent, sizes) for extent in fact.when if not extent.is_const]
+        for empty in idle:
+            inside = arith.ori(inside, empty)
+        where = f" at {fact.span}" if fact.span is not None else ""
+        cf.assert_(inside, f"assertion failed{where}: a read leaves axis {fact.axis} of {fact.array} for these sizes")
+
+
+def _computed_length(fact) -> bool:
+    """Whether a size of `fact` is a length computed on the device (not checked before a run)."""
+    lins = (fact.first, fact.last, fact.size, *fact.when)
+    return any(isinstance(k, DataSize) for lin in lins for k in lin.keys())
+
+
+def _at_least(a: Lin, b: Lin, sizes: Sizes) -> ir.Value:
+    return arith.cmpi(arith.CmpIPredicate.sge, sizes.index(a), sizes.index(b))

@@ -53,12 +53,11 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
             result.owner.attributes["compilation_info"] = tiles
         return result
 
-    def on_channel_blocks(ins: list, out: ir.Value) -> ir.Value:
-        return channel_blocks.blocked(found, ins, out, convolution) if channels else convolution(ins, out)
-
     def build(ins: list, out: ir.Value) -> ir.Value:
-        # the width outermost: the copy into column blocks is made once, not once a channel block
-        return width_blocks.blocked(found, ins, out, on_channel_blocks) if blocks else on_channel_blocks(ins, out)
+        # one loop over the pairs (block of columns, block of channels), channels fastest
+        loops = ([width_blocks.columns(found, ins, out)] if blocks else []) + \
+                ([channel_blocks.channels(found, ins, out)] if channels else [])
+        return width_blocks.in_blocks(out, loops, ins, convolution) if loops else convolution(ins, out)
     return emit_named(lw, found, init, build=build)
 
 

@@ -84,7 +84,8 @@ PATTERNS: list[Pattern] = [
 # depthwise convolutions on vulkan-spirv).
 MISCOMPILED = {"IREE-06": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
 # IREE-07: on the CPU targets, contractions of a computed operand over a run of variables with a
-# run-time extent, or of a one-element operand, fail to compile in data tiling; they stay generics.
+# run-time extent, or of a one-element operand, fail to compile in data tiling. The first read
+# their collapsed operand through a barrier (`_operand`), the second stay generics.
 
 
 def emitted_on(target: Target, found: "Match") -> bool:
@@ -93,18 +94,11 @@ def emitted_on(target: Target, found: "Match") -> bool:
         return False
     if not target.has_defect("IREE-07") or not found.pattern.groups:
         return True
-    return not (_sums_a_run_of_run_time_extent(found) or _single_element_operand(found))
+    return not _single_element_operand(found)
 
 
 def _single_element_operand(found: "Match") -> bool:
     return any(all(size.is_const and size.const == 1 for size in view.shape) for view in found.views)
-
-
-def _sums_a_run_of_run_time_extent(found: "Match") -> bool:
-    kept = {v for axis in found.out for v in axis.vars}
-    return any(len(a.vars) > 1 and not a.stride and a.vars[0] not in kept
-               and any(not v.extent.is_const for v in a.vars)
-               for axes in found.operand_axes for a in axes)
 
 
 # ------------------------------------------------------------------------------ axes
@@ -491,7 +485,17 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bo
         value = fence(value)    # IREE-45: a run-time prefix beside a computed operand, unbounded stack
     if lw.target.has_defect("IREE-49") and not isinstance(view.read.tensor, (Input, Const)):
         value = fence(value)    # IREE-49: a computed operand fused into the op's dispatch, wrong values
-    return _collapse(value if perm is None else _transpose(lw, value, view, perm), axes)
+    collapsed = _collapse(value if perm is None else _transpose(lw, value, view, perm), axes)
+    if lw.target.has_defect("IREE-07") and _computed_run_of_run_time_extent(view, axes):
+        return fence(collapsed)  # IREE-07: else data tiling fuses the collapse and fails to compile
+    return collapsed
+
+
+def _computed_run_of_run_time_extent(view: View, axes: list[Axis]) -> bool:
+    """Whether a computed operand is read with a run of variables, one of run-time extent,
+    collapsed into one axis."""
+    return not isinstance(view.read.tensor, (Input, Const)) and \
+        any(len(a.vars) > 1 and not a.stride and any(not v.extent.is_const for v in a.vars) for a in axes)
 
 
 def _transpose(lw, value: ir.Value, view: View, perm: tuple) -> ir.Value:

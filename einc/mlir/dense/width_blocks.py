@@ -3,19 +3,24 @@
 IREE 3.13 vectorizes a convolution or pooling along the result's columns only when their count
 is known at build time: over a run-time width the same `linalg.conv_2d_nchw_fchw` ran 20-30x
 slower, while a run-time batch or height cost nothing. So the columns are cut into
-q = ceil(OW / BLOCK) blocks, and the blocks become images of the batch: block b of image n is
-the columns b * BLOCK * stride .. + span of the image (span: the columns BLOCK results read;
-zero-padded on the right where the last block runs past the image), copied into a batch of
-N * q images `span` columns wide. The op runs on that batch with a build-time result width,
-and each of the OW result columns is read back from its block. The copies cost a pass over
-the image and one over the result. Figures: docs/DECISIONS.md (named dims).
+q = ceil(OW / BLOCK) blocks and an `scf.for` runs the op once a block (one dispatch each): block
+b reads the image's columns b * BLOCK * stride .. + span (span: the columns BLOCK results read;
+the image is zero-padded on the right where the last block runs past it) in place and writes
+its BLOCK result columns into their place in a result q * BLOCK columns wide, which is cut to
+OW columns where it is read. Blocks copied into a batch of N * q images and read back cost a
+pass over the image and one over the result: 1.3-1.6x the `--dim` time of a layer of the
+MNIST CNN, 1.05-1.2x in place; but 1.5x against 1.7x in place for 64 x 64 images, where IREE's
+copy of each block's result into place (an `insert_slice` that is not contiguous gets a
+dispatch of its own) costs more. With blocks of channels too (channel_blocks), one loop runs
+over the pairs, so a block's result is copied once. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg, tensor
+from iree.compiler.dialects import arith, linalg, scf, tensor
 
 from einc.mlir.core.shapes import index_const
 
@@ -24,7 +29,7 @@ BLOCK = 16
 # The ops a run-time width slowed down (23-33x; 4.6x and 1.5x on blocks). 1-d, 3-d and
 # depthwise convolutions ran as fast with a run-time width as with a fixed one, and slower on
 # blocks; so did poolings. A run-time count of output channels is cut into blocks too
-# (channel_blocks, inside these). Figures: docs/DECISIONS.md.
+# (channel_blocks, in the same loop). Figures: docs/DECISIONS.md.
 BLOCKED_OPS = ("conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc")
 
 
@@ -34,16 +39,87 @@ def applies(found, out: ir.Value) -> bool:
     return _width_axes(found, out) is not None and fill_value(out) is not None
 
 
-def blocked(found, ins: list, out: ir.Value, op: Callable) -> ir.Value:
-    """`op(ins, out)` run on width blocks (where `applies`)."""
+@dataclass(frozen=True)
+class Blocks:
+    """`count` blocks (an index value) of `length` entries on result axis `axis`; `operands(ins,
+    b)` are the op's operands `ins` as block b reads them."""
+    axis: int
+    count: ir.Value
+    length: int
+    operands: Callable
+
+
+def columns(found, ins: list, out: ir.Value) -> Blocks:
+    """The blocks of BLOCK result columns (where `applies`): block b reads the columns
+    b * BLOCK * stride .. + span of the image, zero-padded on the right to fit the last block."""
     image_axis, out_axis, stride, span = _width_axes(found, out)
-    identity = fill_value(out)
     count = arith.ceildivui(tensor.dim(out, index_const(out_axis)), index_const(BLOCK))
-    images = _blocks(ins[0], image_axis, count, BLOCK * stride, span)
-    shape = axis_sizes(out)
-    shape[0], shape[out_axis] = arith.muli(as_index(shape[0]), count), BLOCK
-    acc = linalg.fill(identity, outs=[tensor.empty(shape, ir.RankedTensorType(out.type).element_type)])
-    return _unblocked(op([images, *ins[1:]], acc), out, out_axis, count)
+    step = BLOCK * stride
+    padded = _padded_for(ins[0], image_axis, count, step, span)
+
+    def operands(current: list, block: ir.Value) -> list:
+        return [slice_of(padded, image_axis, arith.muli(block, index_const(step)), span), *current[1:]]
+    return Blocks(out_axis, count, BLOCK, operands)
+
+
+def in_blocks(out: ir.Value, blocks: list, ins: list, op: Callable) -> ir.Value:
+    """`op(ins, out)` run once a combination of `blocks` (`out`, identity-filled, with each
+    block's length on its axis), in one `scf.for` over them all (IREE resolves the sizes of a
+    loop's carried tensor, not those of one carried through two loops): each result is written
+    in place into one result of count * length entries on those axes, cut to `out`'s sizes."""
+    sizes = axis_sizes(out)
+    every, block = list(sizes), list(sizes)
+    total = index_const(1)
+    for b in blocks:
+        every[b.axis], block[b.axis] = arith.muli(b.count, index_const(b.length)), b.length
+        total = arith.muli(total, b.count)
+    element = ir.RankedTensorType(out.type).element_type
+    loop = scf.ForOp(index_const(0), total, index_const(1), [tensor.empty(every, element)])
+    with ir.InsertionPoint(loop.body):
+        rest, operands, offsets = loop.induction_variable, ins, {}
+        for b in reversed(blocks):          # the last of `blocks` varies fastest
+            index = arith.remui(rest, b.count)
+            rest = arith.divui(rest, b.count)
+            operands = b.operands(operands, index)
+            offsets[b.axis] = arith.muli(index, index_const(b.length))
+        filled = linalg.fill(fill_value(out), outs=[tensor.empty(block, element)])
+        scf.yield_([inserted(op(operands, filled), loop.inner_iter_args[0], offsets)])
+    return cut(loop.results[0], out, sizes)
+
+
+def _padded_for(value: ir.Value, axis: int, count: ir.Value, step: int, span: int) -> ir.Value:
+    """`value` zero-padded on `axis` so that `count` blocks of `span` entries, `step` apart, fit."""
+    needed = arith.addi(arith.muli(arith.subi(count, index_const(1)), index_const(step)), index_const(span))
+    shortfall = arith.maxsi(arith.subi(needed, tensor.dim(value, index_const(axis))), index_const(0))
+    return zero_padded(value, axis, shortfall)
+
+
+def slice_of(value: ir.Value, axis: int, first: ir.Value, length: int) -> ir.Value:
+    """`length` entries of `value` on `axis` from `first`."""
+    sizes = axis_sizes(value)
+    sizes[axis] = length
+    source = ir.RankedTensorType(value.type)
+    offsets = [first if a == axis else 0 for a in range(source.rank)]
+    return tensor.extract_slice(ir.RankedTensorType.get(static_sizes(sizes), source.element_type), value,
+                                *slice_operands(offsets, sizes))
+
+
+def inserted(block: ir.Value, into: ir.Value, offsets: dict) -> ir.Value:
+    """`block` written into `into` from `offsets[axis]` on the axes given, from 0 on the others."""
+    sizes = axis_sizes(block)
+    return tensor.insert_slice(block, into, *slice_operands([offsets.get(a, 0) for a in range(len(sizes))], sizes))
+
+
+def cut(value: ir.Value, like: ir.Value, sizes: list) -> ir.Value:
+    """The first `sizes` entries of `value` on each axis, of `like`'s type."""
+    return tensor.extract_slice(like.type, value, *slice_operands([0] * len(sizes), sizes))
+
+
+def slice_operands(offsets: list, sizes: list) -> tuple:
+    """A unit-stride slice's offsets, sizes and strides operands, dynamic ones then static ones;
+    an int in `offsets` or `sizes` is known at build time, an index value is not."""
+    dynamic = lambda values: [v for v in values if not isinstance(v, int)]
+    return dynamic(offsets), dynamic(sizes), [], static_sizes(offsets), static_sizes(sizes), [1] * len(sizes)
 
 
 def _width_axes(found, out: ir.Value) -> Optional[tuple]:
@@ -82,41 +158,8 @@ def axis_sizes(value: ir.Value) -> list:
             for a in range(source.rank)]
 
 
-def as_index(size) -> ir.Value:
-    """A size from `axis_sizes` as an index value."""
-    return index_const(size) if isinstance(size, int) else size
-
-
 def static_sizes(sizes: list) -> list[int]:
     return [s if isinstance(s, int) else DYNAMIC for s in sizes]
-
-
-def _blocks(value: ir.Value, axis: int, count: ir.Value, step: int, span: int) -> ir.Value:
-    """[N * q, ..., span on `axis`, ...]: block b of image n is its columns b * step .. + span."""
-    element = ir.RankedTensorType(value.type).element_type
-    needed = arith.addi(arith.muli(arith.subi(count, index_const(1)), index_const(step)), index_const(span))
-    shortfall = arith.maxsi(arith.subi(needed, tensor.dim(value, index_const(axis))), index_const(0))
-    padded = zero_padded(value, axis, shortfall)
-    sizes = axis_sizes(value)
-    sizes[axis] = span
-    rank = len(sizes)
-    gathered = tensor.empty([sizes[0], count, *sizes[1:]], element)
-    dims = [ir.AffineDimExpr.get(d) for d in range(rank + 1)]
-    reads = [dims[0]] + [dims[1] * step + dims[a + 1] if a == axis else dims[a + 1] for a in range(1, rank)]
-    op = linalg.GenericOp_([padded], [gathered],
-                           [ir.AffineMap.get(rank + 1, 0, reads), ir.AffineMap.get_identity(rank + 1)],
-                           [linalg.IteratorType.parallel] * (rank + 1))
-    block = op.regions[0].blocks[0]
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([block.arguments[0]])
-    static = static_sizes(sizes)
-    return tensor.collapse_shape(ir.RankedTensorType.get([DYNAMIC, *static[1:]], element), op.result,
-                                 _batch_groups(rank))
-
-
-def _batch_groups(rank: int) -> list[list[int]]:
-    """Axes (image, block) as one batch axis, the others as they are."""
-    return [[0, 1]] + [[a + 1] for a in range(1, rank)]
 
 
 def zero_padded(value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
@@ -128,29 +171,4 @@ def zero_padded(value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
     block = op.regions[0].blocks.append(*([ir.IndexType.get()] * source.rank))
     with ir.InsertionPoint(block):
         tensor.YieldOp(arith.constant(source.element_type, 0.0))
-    return op.result
-
-
-def _unblocked(result: ir.Value, like: ir.Value, axis: int, count: ir.Value) -> ir.Value:
-    """The blocks of `result` [N * q, ..., BLOCK on `axis`, ...] side by side: `like`'s shape.
-    One pass reads each result column w from block w // BLOCK at w % BLOCK (a transpose of the
-    blocks and a cut of the last one cost a second pass over the result)."""
-    sizes = axis_sizes(like)
-    element = ir.RankedTensorType(like.type).element_type
-    rank = len(sizes)
-    split = [sizes[0], count, *sizes[1:]]
-    split[axis + 1] = BLOCK
-    expanded = tensor.expand_shape(ir.RankedTensorType.get(static_sizes(split), element), result, _batch_groups(rank),
-                                   [s for s in split if not isinstance(s, int)], static_sizes(split))
-    dims = [ir.AffineDimExpr.get(d) for d in range(rank)]
-    column = dims[axis]
-    width = ir.AffineConstantExpr.get(BLOCK)
-    block_of, within = ir.AffineFloorDivExpr.get(column, width), ir.AffineModExpr.get(column, width)
-    reads = [dims[0], block_of] + [within if a == axis else dims[a] for a in range(1, rank)]
-    op = linalg.GenericOp_([expanded], [tensor.empty(sizes, element)],
-                           [ir.AffineMap.get(rank, 0, reads), ir.AffineMap.get_identity(rank)],
-                           [linalg.IteratorType.parallel] * rank)
-    block = op.regions[0].blocks[0]
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([block.arguments[0]])
     return op.result

@@ -5,7 +5,9 @@ surely leaves the array it is an error, unless the read sits under a guard or an
 padding is written that way), in which case the lowering clamps it. A read proven inside the
 array for every admissible size is marked `in_bounds`, which allows an affine indexing map; one
 outside any guard is `strict`: whatever the sizes, it must stay inside (checked before a run,
-passes/size_facts), never be clamped.
+passes/size_facts), never be clamped. So a strict read with affine subscripts is `in_bounds`
+too, unless a length computed on the device, which no check before a run knows, bounds it:
+`X[n, c, 3 * h + a]` for h in 0..P is a pooling's operand where the run checks 3 P <= H.
 
 A range that depends on outer indices (`sum[k in 0..i]`) runs over its hull behind guards that
 keep it to its real range, so its reads are clamped like guarded ones; but they happen at every
@@ -18,6 +20,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import IndexVar, Read, StateRead, Value
+from einc.ir.types import DataSize
 
 
 def check_reads(body: Value, guard, state, span) -> None:
@@ -53,18 +56,19 @@ def _check(read: Read, guarded: bool) -> None:
            for k in (affine.affine_of(sub) or {}).keys()):
         read.in_bounds, read.strict = False, False      # over an empty range (`9..2`) it never runs
         return
-    proven = True
+    proven, checked = True, not guarded
     for axis, sub in enumerate(read.subs):
         lin = affine.affine_of(sub)
         if lin is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
-            proven = False
+            proven = checked = False
             continue
         lo, hi = affine.bounds(lin)
         last = read.tensor.shape[axis] - 1
         if not guarded:
             _check_range(read, axis, lo, hi, read.tensor.shape[axis])
         proven = proven and affine.surely_nonnegative(lo) and affine.surely_nonnegative(last - hi)
-    read.in_bounds = proven
+        checked = checked and not any(isinstance(k, DataSize) for k in (lo - last).keys() | hi.keys())
+    read.in_bounds = proven or checked
     read.strict = not guarded
 
 
