@@ -441,7 +441,8 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
     early = [fenced and k not in given and _views_fuse_into_encoding(lw.target, view, perm)
              for k, (view, perm) in enumerate(zip(found.views, perms))]
     operand_views.fence_sources(lw, [view for view, e in zip(found.views, early) if e])
-    ins = [given[k] if k in given else _operand(lw, view, axes, perm, early[k])
+    kept = frozenset(v for axis in found.out for v in axis.vars)
+    ins = [given[k] if k in given else _operand(lw, view, axes, perm, early[k], kept)
            for k, (view, axes, perm) in enumerate(zip(found.views, found.operand_axes, perms))]
     if any(t is None for t in ins):
         return None
@@ -471,10 +472,12 @@ def _views_fuse_into_encoding(target: Target, view: View, perm: Optional[tuple])
     return (perm is None or perm[0] == 0) and all(d.is_const for d in view.shape[1:])
 
 
-def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bool = False) -> Optional[ir.Value]:
+def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bool = False,
+             kept: frozenset = frozenset()) -> Optional[ir.Value]:
     """The view as the op reads it, its axes in the op's order (`perm`) and its runs collapsed;
     a run that is exactly an axis the view split (a flattened subscript read by a contraction)
-    is that axis, unsplit. `fenced`: a computed tensor is read behind its barrier (fence_sources)."""
+    is that axis, unsplit. `fenced`: a computed tensor is read behind its barrier (fence_sources);
+    `kept`: the variables the result keeps (the others are summed)."""
     if perm is None and view.splits and _groups(axes) == operand_views.split_groups(view.splits):
         view = replace(view, splits=())
         return view_tensor(lw, view, fenced)
@@ -486,16 +489,18 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bo
     if lw.target.has_defect("IREE-49") and not isinstance(view.read.tensor, (Input, Const)):
         value = fence(value)    # IREE-49: a computed operand fused into the op's dispatch, wrong values
     collapsed = _collapse(value if perm is None else _transpose(lw, value, view, perm), axes)
-    if lw.target.has_defect("IREE-07") and _computed_run_of_run_time_extent(view, axes):
+    if lw.target.has_defect("IREE-07") and _computed_sum_over_a_run_of_run_time_extent(view, axes, kept):
         return fence(collapsed)  # IREE-07: else data tiling fuses the collapse and fails to compile
     return collapsed
 
 
-def _computed_run_of_run_time_extent(view: View, axes: list[Axis]) -> bool:
-    """Whether a computed operand is read with a run of variables, one of run-time extent,
-    collapsed into one axis."""
+def _computed_sum_over_a_run_of_run_time_extent(view: View, axes: list[Axis], kept: frozenset) -> bool:
+    """Whether a computed operand is summed over a run of variables, one of run-time extent,
+    collapsed into one axis (a run the result keeps, such as attention's batch of heads, is not
+    affected)."""
     return not isinstance(view.read.tensor, (Input, Const)) and \
-        any(len(a.vars) > 1 and not a.stride and any(not v.extent.is_const for v in a.vars) for a in axes)
+        any(len(a.vars) > 1 and not a.stride and a.vars[0] not in kept
+            and any(not v.extent.is_const for v in a.vars) for a in axes)
 
 
 def _transpose(lw, value: ir.Value, view: View, perm: tuple) -> ir.Value:
