@@ -32,11 +32,13 @@ class Storage:
     `recent` maps such a member to its values at t - 1, t - 2, .. and `current` to its value at
     t once written, so a step reads them without a round trip through memory (a small tensor
     state's value is a dict, point -> scalar). `units` maps a
-    member whose tensor is kept without its axes of size 1 (recurrence_step.compact) to them."""
+    member whose tensor is kept without its axes of size 1 (recurrence_step.compact) to them.
+    `steps` (lo, hi), Lin bounds, says t stays in lo <= t < hi (None: any step of the group)."""
 
     def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, recent: Optional[dict] = None,
-                 current: Optional[dict] = None, units: Optional[dict] = None):
+                 current: Optional[dict] = None, units: Optional[dict] = None, steps: Optional[tuple] = None):
         self.t_var = t_var
+        self.steps = steps
         self.t = t
         self.tensors = tensors
         self.recent = recent if recent is not None else {}
@@ -44,7 +46,8 @@ class Storage:
         self.units = units if units is not None else {}
 
     def with_tensor(self, member, value: ir.Value) -> "Storage":
-        return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current, self.units)
+        return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current, self.units,
+                       self.steps)
 
     def at(self, member, indices: list[ir.Value]) -> list[ir.Value]:
         """The indices of a point (slot, axis 1, ..) of `member` in its storage tensor."""

@@ -99,16 +99,25 @@ def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints) 
 
 
 def active(lw, group: RecurrenceGroup, storage: Storage, t_lo: Lin, t_hi: Lin) -> Optional[ir.Value]:
-    """t_lo <= t < t_hi as an i1, or None when it holds at every step of the loop."""
+    """t_lo <= t < t_hi as an i1: None when it holds at every step the loop runs (`storage.steps`),
+    a constant false at none."""
+    lo, hi = storage.steps or (Lin(0), group.t_var.extent)
+    if _at_most(t_hi, lo) or _at_most(hi, t_lo):
+        return arith.constant(ir.IntegerType.get_signless(1), False)
     t = storage.t
     conditions = []
-    if t_lo != 0:
+    if not _at_most(t_lo, lo):
         conditions.append(arith.cmpi(arith.CmpIPredicate.sge, t, lw.sizes.index(t_lo)))
-    if t_hi != group.t_var.extent:
+    if not _at_most(hi, t_hi):
         conditions.append(arith.cmpi(arith.CmpIPredicate.slt, t, lw.sizes.index(t_hi)))
     if not conditions:
         return None
     return conditions[0] if len(conditions) == 1 else arith.andi(*conditions)
+
+
+def _at_most(a: Lin, b: Lin) -> bool:
+    """Whether a <= b for every size (step bounds are never negative)."""
+    return a == b or a == 0 or (a.is_const and b.is_const and a.const <= b.const)
 
 
 def covers_every_step(member: RecMember) -> bool:
