@@ -105,9 +105,12 @@ def _at_step(member: RecMember, storage: Storage) -> object:
     """The member's value at step t, every point of a small tensor state (what no clause wrote
     this step is what its slot holds)."""
     points = small_points(member)
-    if points is None:
+    if member in storage.current and points is None:
         return storage.current[member]
-    current, slot = storage.current.get(member, {}), storage.slot(member, storage.t)
+    slot = storage.slot(member, storage.t)
+    if points is None:      # none of its clauses runs in this loop's steps (recurrence_step.runs_in)
+        return tensor.extract(storage.tensors[member], storage.at(member, [slot]))
+    current = storage.current.get(member, {})
     return {p: current[p] if p in current else
             tensor.extract(storage.tensors[member], storage.at(member, [slot] + [index_const(c) for c in p]))
             for p in points}
