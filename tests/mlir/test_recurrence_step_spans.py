@@ -48,8 +48,10 @@ def test_five_scalar_members_in_registers_match_numpy(trend, steps):
 
 
 # a: two base clauses, then a step clause from t = 2; c: a clause ending at t = 3 and one from
-# there; d: no clause at t = 0 or 1 (those steps read as 0); h: a vector member (H = 37, so
-# whole vectors and a scalar rest) with base clauses at t = 0 and 1
+# there; d: no clause at t = 0 or 1 (those steps read as 0); f: reads them at t; h: a vector
+# member (H = 37, so whole vectors and a scalar rest) with base clauses at t = 0 and 1. Read
+# whole, or only f and h: then a, c and d are kept in windows no read after the loop needs, so
+# their steps stay in registers unstored (d's uncovered steps from its cleared slot)
 STAGGERED = """
 use std::math::tanh;
 let y: [f64; T];
@@ -61,6 +63,7 @@ let a[t in 2..T] = a[t - 1] + 0.5 * a[t - 2] + y[t];
 let c[t in 0..3] = y[t];
 let c[t in 3..T] = 0.5 * c[t - 1] + a[t - 2];
 let d[t in 2..T] = 0.25 * d[t - 1] + c[t];
+let f[t in 0..T] = d[t] + 0.5 * a[t];
 let h[0, i in 0..37] = x[0, i];
 let h[1, i in 0..37] = 0.5 * x[1, i];
 let h[t in 2..T, i in 0..37] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
@@ -76,23 +79,27 @@ def staggered_reference(y, W, x):
         c[t] = y[t] if t < 3 else 0.5 * c[t - 1] + a[t - 2]
         d[t] = 0.0 if t < 2 else 0.25 * d[t - 1] + c[t]
         h[t] = x[0] if t == 0 else 0.5 * x[1] if t == 1 else np.tanh(W @ h[t - 1] + x[t])
-    return {"a": a, "c": c, "d": d, "h": h}
+    return {"a": a, "c": c, "d": d, "f": d + 0.5 * a, "h": h}
 
 
-@pytest.fixture(scope="module")
-def staggered():
-    with einc.load(einc.compile(STAGGERED, outputs=["a", "c", "d", "h"]).vmfb) as program:
-        yield program
+OUTPUTS = (["a", "c", "d", "f", "h"], ["f", "h"])
+
+
+@pytest.fixture(scope="module", params=OUTPUTS, ids=["whole", "windows"])
+def staggered(request):
+    with einc.load(einc.compile(STAGGERED, outputs=request.param).vmfb) as program:
+        yield program, request.param
 
 
 @pytest.mark.parametrize("steps", [3, 4, 5, 9, 100])      # its fixed clauses need T >= 3
 def test_clauses_starting_and_ending_at_fixed_steps_match_numpy(staggered, steps):
+    program, outputs = staggered
     y = rng.standard_normal(steps)
     W = (rng.standard_normal((37, 37)) / 6).astype(np.float32)
     x = rng.standard_normal((steps, 37)).astype(np.float32)
-    got = staggered(y=y, W=W, x=x)
+    got = program(y=y, W=W, x=x)
     expected = staggered_reference(y, W, x)
-    for name in ("a", "c", "d"):
+    for name in outputs[:-1]:
         np.testing.assert_allclose(got[name], expected[name], rtol=1e-12, atol=1e-12, err_msg=name)
     np.testing.assert_allclose(got["h"], expected["h"], rtol=1e-5, atol=1e-5)
 
@@ -101,7 +108,7 @@ def test_the_spans_cut_where_clauses_start_or_end(tmp_path):
     path = os.path.join(tmp_path, "staggered.ein")
     with open(path, "w", encoding="utf-8") as f:
         f.write(STAGGERED)
-    groups = front_end(path, ["a", "c", "d", "h"])[1].recurrences
+    groups = front_end(path, OUTPUTS[0])[1].recurrences
     group = next(g for g in groups if "c" in [m.name for m in g.members])
     spans = step_spans(group)
     assert [(lo.const, hi.const) for lo, hi in spans[:-1]] == [(0, 1), (1, 2), (2, 3)]
