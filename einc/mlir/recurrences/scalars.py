@@ -8,6 +8,7 @@ a linalg op inside the step would be a kernel of its own.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Optional
 
 import numpy as np
@@ -199,13 +200,34 @@ def _constant(index: ir.Value) -> Optional[int]:
     return ir.IntegerAttr(owner.attributes["value"]).value
 
 
+UNROLLED_POINTS = 16      # a reduction over at most this many points of constant ranges is unrolled
+
+
 def scalar_reduce(scope: Scope, reduce: Reduce) -> ir.Value:
-    """A scalar accumulation over the (hull) ranges."""
+    """A scalar accumulation over the (hull) ranges, in order. Over at most UNROLLED_POINTS
+    points of constant ranges it is unrolled at build time, in the same order: each point's
+    reads then have constant subscripts (a small tensor state's point is its register,
+    recurrence_region.small_points, not a select on its flat position), and no loop of two
+    iterations sits on the step's dependent chain (the 2-state Kalman filter's sums over k)."""
     identity = reduce_identity(reduce)
+    points = _constant_points(reduce.vars)
+    if points is not None:
+        for point in points:
+            identity = accumulate(scope.child({v: index_const(c) for v, c in zip(reduce.vars, point)}), reduce, identity)
+        return identity
 
     def step(ivs, carried):
         return [accumulate(scope.child(dict(zip(reduce.vars, ivs))), reduce, carried[0])]
     return point_loops(var_bounds(scope.lw, list(reduce.vars)), [identity], step)[0]
+
+
+def _constant_points(vars_) -> Optional[list]:
+    """Every point of `vars_` in lexicographic order, where their ranges are constant and hold
+    at most UNROLLED_POINTS points; else None."""
+    if not all(v.lo.is_const and v.extent.is_const for v in vars_) or \
+            int(np.prod([max(v.extent.const, 0) for v in vars_])) > UNROLLED_POINTS:
+        return None
+    return list(itertools.product(*(range(v.lo.const, v.lo.const + v.extent.const) for v in vars_)))
 
 
 def accumulate(inner: Scope, reduce: Reduce, acc: ir.Value) -> ir.Value:
