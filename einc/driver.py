@@ -97,14 +97,15 @@ def lower(path: str, target: Target | str, outputs: list[str] | None = None, dim
 
 
 def lower_ir(program, ir_program, target: Target | str, *, fp_contract: bool = False, weights=None,
-             dense_kernels=None):
+             dense_kernels=None, packed_weights=None):
     """The MLIR module of a program the front end already went through; `fp_contract` lets
     llvm-cpu fuse float products into FMAs (einc.mlir.core.rounding); the constants `weights` takes
     become parameters (einc.mlir.weights); `dense_kernels` (a list) receives the named ops
-    emitted (einc.mlir.dense.named_ops.DenseKernel)."""
+    emitted (einc.mlir.dense.named_ops.DenseKernel); `packed_weights` (a list), per recurrence group,
+    the names of the weights its steps read packed."""
     from einc.mlir import lower_program
     return _stage(program, lower_program, ir_program, get_target(target), None, fp_contract, weights,
-                  dense_kernels)
+                  dense_kernels, packed_weights)
 
 
 def compile_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
@@ -222,8 +223,11 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
         forms = [choose_form(g, target).explain() for g in ir_program.recurrences]
         dense: list = []     # what the lowering emits for the dense reductions: built, not guessed
-        module = lower_ir(program, ir_program, target, fp_contract=fp_contract, dense_kernels=dense)
-        return explain_program(ir_program, target.name, forms, unchecked_indices, dense, kernel_lines(module))
+        packed: list = []    # and the weights each group's steps read packed
+        module = lower_ir(program, ir_program, target, fp_contract=fp_contract, dense_kernels=dense,
+                          packed_weights=packed)
+        return explain_program(ir_program, target.name, forms, unchecked_indices, dense, kernel_lines(module),
+                               packed)
     raise ValueError(f"unknown form {what!r}")
 
 

@@ -6,12 +6,13 @@ from einc.ir.types import shape_str
 
 
 def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_indices: bool = False,
-                    dense_kernels: tuple = (), kernels: list[str] = ()) -> str:
+                    dense_kernels: tuple = (), kernels: list[str] = (), packed: list = ()) -> str:
     """`lowerings`: how each group of `p.recurrences` runs on `target`, in words
     (einc.mlir.recurrences.forms.choose_form, the choice the lowering makes); `unchecked_indices`:
     the build leaves data-dependent subscripts unchecked; `dense_kernels`: the named ops the
     lowering emitted (einc.mlir.dense.named_ops.DenseKernel); `kernels`: the linalg ops each source
-    definition became (einc.mlir.kernel_census, read from the lowered module)."""
+    definition became (einc.mlir.kernel_census, read from the lowered module); `packed`: per group,
+    the weights its steps read from a copy packed before the loop (einc.mlir.recurrences.packed_weights)."""
     lines = [f"program {p.source}, built for {target}"]
     lines += [f"  input {i.name}: {_type(i)}" for i in p.inputs]
     numbers = {id(g): k for k, g in enumerate(p.recurrences)}
@@ -21,7 +22,7 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
     if not p.recurrences:
         lines.append("recurrences: none")
     for k, (group, lowering) in enumerate(zip(p.recurrences, lowerings, strict=True)):
-        lines += _group(k, group, lowering)
+        lines += _group(k, group, lowering) + _packed(packed[k] if packed else [])
     lines += _dense_kernels(p, dense_kernels)
     lines += _index_checks(p, unchecked_indices)
     if kernels:
@@ -121,6 +122,14 @@ def _group(k: int, group, lowering: str) -> list:
         lines.append(f"  {m.name}: lookback {_opt(plan.get('lookback'))}, tail "
                      f"{_opt(plan.get('tail'))}, storage {window} — {plan.get('reason', '')}")
     return lines
+
+
+PACKED = ("  packed weights: {} — copied once per call with the last two axes swapped, so each lane's sum "
+          "reads along the lanes: in-order chains of FMAs, several accumulators per vector")
+
+
+def _packed(names: list) -> list:
+    return [PACKED.format(", ".join(names))] if names else []
 
 
 def _opt(v) -> str:

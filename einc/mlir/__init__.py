@@ -28,13 +28,15 @@ __all__ = ["lower_program", "lower_to_text"]
 
 def lower_program(program: Program, target: Target, context: Optional[ir.Context] = None,
                   fp_contract: bool = False, weights: Optional[Weights] = None,
-                  dense_kernels: Optional[list] = None) -> ir.Module:
+                  dense_kernels: Optional[list] = None, packed_weights: Optional[list] = None) -> ir.Module:
     """The verified module for `program`. `context` may be an IREE compiler Session's context
     (load its dialects first: `ctx.load_all_available_dialects()`); default a fresh one.
     Without `fp_contract`, float products in CPU kernels are rounded before they are added
     (einc.mlir.core.rounding); with it, LLVM may fuse them into FMAs. Constant arrays `weights` takes
     become parameters it collects (einc.mlir.weights); without it every constant is embedded.
-    `dense_kernels` receives a named_ops.DenseKernel per reduction emitted as a named op."""
+    `dense_kernels` receives a named_ops.DenseKernel per reduction emitted as a named op;
+    `packed_weights`, per group of `program.recurrences`, the names of the weights its steps read
+    from a packed copy (einc.mlir.recurrences.packed_weights)."""
     check_target(program, target)
     with (context or ir.Context()), ir.Location.unknown():
         module = ir.Module.create()
@@ -48,6 +50,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             lw = _emit_body(program, _scalar_arguments(program, entry.arguments), target, weights)
         if dense_kernels is not None:
             dense_kernels.extend(lw.dense_kernels)
+        if packed_weights is not None:
+            packed_weights.extend(lw.packed_weights.get(id(g), []) for g in program.recurrences)
         weights.drop_unused()
         if target.has_defect("IREE-19") and not fp_contract:
             round_products_separately(module)

@@ -37,6 +37,7 @@ class Lowering:
         self.views: dict[tuple, ir.Value] = {}   # padded / reshaped tensors (operand_views)
         self.groups: dict[int, list] = {}        # id(RecurrenceGroup) -> its members' storage tensors
         self.packed: dict[int, ir.Value] = {}    # id(tensor) -> its copy with the last two axes swapped
+        self.packed_weights: dict[int, list] = {}  # id(RecurrenceGroup) -> names of the weights it reads packed
         self.prints = 0
         self._free_memo: dict = {}
         self._state_memo: dict[int, bool] = {}

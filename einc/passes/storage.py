@@ -26,7 +26,7 @@ def _plan(member, group, uses: list) -> None:
     lookback, why = _lookback(member, group)
     tail, observed = _tail(member, uses)
     extent = member.shape[0]
-    plan = {"lookback": lookback, "tail": tail}
+    plan = {"lookback": lookback, "tail": tail, "read_outside": uses != []}
     if lookback is None:
         plan["reason"] = why
     elif tail is None:

@@ -6,9 +6,11 @@ really emits."""
 import pytest
 
 from einc.driver import lower
+from einc.host_cpu import has_avx512
 from einc.mlir.recurrences import (host as recurrence_host, kernel as recurrence_kernel,
                                    region as recurrence_region, tensor_steps as recurrence_tensor_steps,
                                    workgroup as recurrence_workgroup)
+from tests.programs import source
 
 FORMS_PROGRAM = """
 use std::math::tanh;
@@ -182,3 +184,31 @@ def test_vulkan_names_no_blocks(einc_cli, dense):
     conv = dense_lines(stdout)[1]
     assert conv.startswith(f"  conv_2d_nchw_fchw at {dense}:5:37: run-time sizes B, F, H, W, C — a window op "
                            "with run-time sizes other than its batch: IREE's dynamic-shape code, the slower path")
+
+
+# The weights a step reads from a copy packed before the loop (einc.mlir.recurrences.packed_weights):
+# the RNN's W, where the build has the AVX-512 sum layout (llvm-cpu tuned to an AVX-512 host).
+def packed_lines(stdout: str) -> list[str]:
+    return [line.split(" — ")[0] for line in stdout.splitlines() if line.startswith("  packed weights: ")]
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", "vulkan-spirv"])
+def test_explain_names_the_weights_a_step_reads_packed(einc_cli, program, target):
+    argv = [a for name in OUTPUTS for a in ("--output", name)]
+    status, stdout, stderr = einc_cli("build", program, "--explain", "--target", target, *argv)
+    assert (status, stderr) == (0, "")
+    packs = target == "llvm-cpu" and has_avx512()
+    assert packed_lines(stdout) == (["  packed weights: W"] if packs else [])
+    if packs:       # under the RNN's group, the only one with a sum along its lanes
+        lines = stdout.splitlines()
+        assert lines[lines.index("recurrence group 2: s") - 1].startswith("  packed weights: W")
+    module = str(lower(str(program), target, OUTPUTS))
+    assert ("linalg.transpose" in module) == packs
+
+
+def test_explain_names_each_packed_weight_of_a_step_once(einc_cli, tmp_path):
+    path = tmp_path / "gru.ein"
+    path.write_text(source("gru"))
+    status, stdout, _ = einc_cli("build", path, "--explain", "--target", "llvm-cpu")
+    assert status == 0
+    assert packed_lines(stdout) == (["  packed weights: Ur, Un, Uz"] if has_avx512() else [])

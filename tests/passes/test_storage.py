@@ -98,3 +98,17 @@ def test_a_window_as_long_as_the_recurrence_keeps_the_whole_tensor(tmp_path):
         let s = x[0] + x[2];
     """, "x", ["s"])
     assert plan["tail"] == 3 and plan["window"] is None and "every step" in plan["reason"]
+
+
+def test_a_member_only_its_loop_reads_is_not_read_outside(tmp_path):
+    source = """
+        let y: [f32; 100];
+        let s[0] = 0.0;
+        let g[t in 1..100] = 0.5 * s[t - 1] + y[t];
+        let s[t in 1..100] = 0.9 * s[t - 1] + g[t];
+        let last = s[99];
+    """
+    inner, _ = plan_of(tmp_path, source, "g", ["last", "s"])
+    read_at_end, _ = plan_of(tmp_path, source, "s", ["last"])
+    output, _ = plan_of(tmp_path, source, "s", ["s"])
+    assert (inner["read_outside"], read_at_end["read_outside"], output["read_outside"]) == (False, True, True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from iree.compiler.dialects import linalg
 
 from einc.ir import affine
-from einc.ir.nodes import IndexVar, Read, RecurrenceGroup, Reduce, step_code
+from einc.ir.nodes import IndexVar, Input, Read, RecurrenceGroup, Reduce, step_code
 from einc.mlir.core.types import element_type
 from einc.mlir.recurrences.lanes import sum_layout, swapped
 
@@ -29,8 +29,18 @@ def pack_weights(lw, group: RecurrenceGroup) -> None:
         lane = clause.vars[-1]
         sums = [v for v in step_code([clause.body, clause.guard]) if isinstance(v, Reduce)]
         for read in step_code([p for r in sums for p in (r.body, r.guard)]):
-            if isinstance(read, Read) and id(read.tensor) not in lw.packed and packable(lw, read, lane):
-                lw.packed[id(read.tensor)] = _swapped(lw, read.tensor)
+            if isinstance(read, Read) and packable(lw, read, lane):
+                if id(read.tensor) not in lw.packed:
+                    lw.packed[id(read.tensor)] = _swapped(lw, read.tensor)
+                _record(lw, group, read.tensor)
+
+
+def _record(lw, group: RecurrenceGroup, tensor) -> None:
+    """Name `tensor` among the weights `group`'s steps read packed (for `einc build --explain`)."""
+    names = lw.packed_weights.setdefault(id(group), [])
+    name = tensor.name if isinstance(tensor, Input) else f"the tensor at {tensor.span}"
+    if name not in names:
+        names.append(name)
 
 
 def packable(lw, read: Read, lane: IndexVar) -> bool:

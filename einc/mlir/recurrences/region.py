@@ -22,6 +22,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, scf, tensor, util
 
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
+from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.core.dispatch_captures import fence, fence_captured_tensors
 from einc.mlir.core.loops import point_loops, var_bounds
@@ -34,6 +35,7 @@ from einc.mlir.recurrences.step import (PointValue, clause_scope, compact, cover
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, tensor_type
 
+PEELED_STEPS = 4          # clause bounds up to this step split the step loop (step_spans)
 MAX_HELD_POINTS = 16      # points of a small tensor state kept in registers, one each (in_registers)
 STACK_BYTES = 32768       # IREE's limit on a CPU dispatch's stack allocations
 FORM = "one dispatch whose loops run every step"     # what `einc build --explain` calls it
@@ -46,24 +48,41 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
 
 
 def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
-    """The loop over the steps, from the members' initial storage `tensors` to their final one."""
+    """The loops over the steps, from the members' initial storage `tensors` to their final one:
+    one loop per span between the clauses' first steps (`step_spans`), each carrying the last
+    one's storage and registers."""
     members = group.members
     held = {m: m.plan["lookback"] for m in members if in_registers(m)}
     steps = lw.sizes.index(group.t_var.extent)
     # values before step 0 are never used: reads there sit in inactive clauses or guards
-    before = [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n * _held_count(m))]
-    loop = scf.ForOp(index_const(0), steps, index_const(1), tensors + before)
-    with ir.InsertionPoint(loop.body):
-        carried = list(loop.inner_iter_args)
-        tensors, registers = carried[:len(members)], iter(carried[len(members):])
-        recent = {m: [_registers(m, registers) for _ in range(n)] for m, n in held.items()}
-        storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
-                          units=units)
-        emit_step(lw, group, storage, _write_points)
-        shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
-                   for v in _flat(value)]
-        scf.yield_([storage.tensors[m] for m in members] + shifted)
-    return list(loop.results)[:len(members)]
+    carried = tensors + [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n * _held_count(m))]
+    for lo, hi in step_spans(group):
+        bounds = [index_const(b.const) if b.is_const else steps for b in (lo, hi)]
+        loop = scf.ForOp(*[arith.minui(b, steps) for b in bounds], index_const(1), carried)
+        with ir.InsertionPoint(loop.body):
+            tensors, registers = loop.inner_iter_args[:len(members)], iter(loop.inner_iter_args[len(members):])
+            recent = {m: [_registers(m, registers) for _ in range(n)] for m, n in held.items()}
+            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
+                              units=units, steps=(lo, hi))
+            emit_step(lw, group, storage, _write_points)
+            shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
+                       for v in _flat(value)]
+            scf.yield_([storage.tensors[m] for m in members] + shifted)
+        carried = list(loop.results)
+    return carried[:len(members)]
+
+
+def step_spans(group: RecurrenceGroup) -> list[tuple]:
+    """The steps as spans (lo, hi) split where a clause starts or ends at one of the first
+    PEELED_STEPS steps: inside a span each such clause runs at every step or at none, so the loop
+    of the long last span tests no step against them (a Kalman filter's `t == 0` selects and
+    branches, which lengthened its dependent chain)."""
+    extent = group.t_var.extent
+    cuts = sorted({b.const for m in group.members for c in m.clauses for b in (c.t_lo, c.t_hi)
+                   if b.is_const and 0 < b.const <= PEELED_STEPS
+                   and not (extent.is_const and b.const >= extent.const)})
+    bounds = [Lin(0)] + [Lin(c) for c in cuts] + [extent]
+    return list(zip(bounds, bounds[1:]))
 
 
 def _held_count(member: RecMember) -> int:
@@ -86,9 +105,12 @@ def _at_step(member: RecMember, storage: Storage) -> object:
     """The member's value at step t, every point of a small tensor state (what no clause wrote
     this step is what its slot holds)."""
     points = small_points(member)
-    if points is None:
+    if member in storage.current and points is None:
         return storage.current[member]
-    current, slot = storage.current.get(member, {}), storage.slot(member, storage.t)
+    slot = storage.slot(member, storage.t)
+    if points is None:      # none of its clauses runs in this loop's steps (recurrence_step.runs_in)
+        return tensor.extract(storage.tensors[member], storage.at(member, [slot]))
+    current = storage.current.get(member, {})
     return {p: current[p] if p in current else
             tensor.extract(storage.tensors[member], storage.at(member, [slot] + [index_const(c) for c in p]))
             for p in points}
@@ -258,9 +280,14 @@ def _row_tiles(lw, outer_vars: list, rows: int, out: list, sums) -> list:
 
 def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue) -> ir.Value:
     """A scalar state's point at step t, kept as `storage.current` and stored at its slot
-    (an inactive clause stores back what the slot held)."""
+    (an inactive clause stores back what the slot held). Not stored where nothing after the
+    loop reads the member (its plan's `read_outside`): its reads in the loop are all of
+    registers, and a step no clause covers reads its slot's 0 (a window member's cleared
+    value is kept as `current`). A local-trend Kalman step: 11 stores fewer, ~6% faster."""
     old, slot = storage.tensors[member], storage.slot(member, storage.t)
     scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, storage.at(member, [slot])))
+    if not member.plan.get("read_outside", True):
+        return old
     return tensor.insert(scalar, old, storage.at(member, [slot]))
 
 

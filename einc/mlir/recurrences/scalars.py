@@ -8,6 +8,7 @@ a linalg op inside the step would be a kernel of its own.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Optional
 
 import numpy as np
@@ -32,11 +33,13 @@ class Storage:
     `recent` maps such a member to its values at t - 1, t - 2, .. and `current` to its value at
     t once written, so a step reads them without a round trip through memory (a small tensor
     state's value is a dict, point -> scalar). `units` maps a
-    member whose tensor is kept without its axes of size 1 (recurrence_step.compact) to them."""
+    member whose tensor is kept without its axes of size 1 (recurrence_step.compact) to them.
+    `steps` (lo, hi), Lin bounds, says t stays in lo <= t < hi (None: any step of the group)."""
 
     def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, recent: Optional[dict] = None,
-                 current: Optional[dict] = None, units: Optional[dict] = None):
+                 current: Optional[dict] = None, units: Optional[dict] = None, steps: Optional[tuple] = None):
         self.t_var = t_var
+        self.steps = steps
         self.t = t
         self.tensors = tensors
         self.recent = recent if recent is not None else {}
@@ -44,7 +47,8 @@ class Storage:
         self.units = units if units is not None else {}
 
     def with_tensor(self, member, value: ir.Value) -> "Storage":
-        return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current, self.units)
+        return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current, self.units,
+                       self.steps)
 
     def at(self, member, indices: list[ir.Value]) -> list[ir.Value]:
         """The indices of a point (slot, axis 1, ..) of `member` in its storage tensor."""
@@ -196,13 +200,34 @@ def _constant(index: ir.Value) -> Optional[int]:
     return ir.IntegerAttr(owner.attributes["value"]).value
 
 
+UNROLLED_POINTS = 16      # a reduction over at most this many points of constant ranges is unrolled
+
+
 def scalar_reduce(scope: Scope, reduce: Reduce) -> ir.Value:
-    """A scalar accumulation over the (hull) ranges."""
+    """A scalar accumulation over the (hull) ranges, in order. Over at most UNROLLED_POINTS
+    points of constant ranges it is unrolled at build time, in the same order: each point's
+    reads then have constant subscripts (a small tensor state's point is its register,
+    recurrence_region.small_points, not a select on its flat position), and no loop of two
+    iterations sits on the step's dependent chain (the 2-state Kalman filter's sums over k)."""
     identity = reduce_identity(reduce)
+    points = _constant_points(reduce.vars)
+    if points is not None:
+        for point in points:
+            identity = accumulate(scope.child({v: index_const(c) for v, c in zip(reduce.vars, point)}), reduce, identity)
+        return identity
 
     def step(ivs, carried):
         return [accumulate(scope.child(dict(zip(reduce.vars, ivs))), reduce, carried[0])]
     return point_loops(var_bounds(scope.lw, list(reduce.vars)), [identity], step)[0]
+
+
+def _constant_points(vars_) -> Optional[list]:
+    """Every point of `vars_` in lexicographic order, where their ranges are constant and hold
+    at most UNROLLED_POINTS points; else None."""
+    if not all(v.lo.is_const and v.extent.is_const for v in vars_) or \
+            int(np.prod([max(v.extent.const, 0) for v in vars_])) > UNROLLED_POINTS:
+        return None
+    return list(itertools.product(*(range(v.lo.const, v.lo.const + v.extent.const) for v in vars_)))
 
 
 def accumulate(inner: Scope, reduce: Reduce, acc: ir.Value) -> ir.Value:

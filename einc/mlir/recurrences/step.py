@@ -95,23 +95,36 @@ def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints, 
             zero = scalar_ops.constant(member.dtype, 0)
             axes = [IndexVar("p", Lin(0), size) for size in member.shape[1:]]
             write_at(axes, Lin(0), member.shape[0], lambda _storage, _coords: zero)
-        for clause in member.clauses:
+        for clause in filter(lambda c: runs_in(group, storage, c.t_lo, c.t_hi), member.clauses):
             def value(current: Storage, coords: dict, clause=clause, member=member) -> ir.Value:
                 return clause_value(clause_scope(lw, clause, current, coords), clause, member.dtype)
             write_at(list(clause.vars), clause.t_lo, clause.t_hi, value, clause)
 
 
 def active(lw, group: RecurrenceGroup, storage: Storage, t_lo: Lin, t_hi: Lin) -> Optional[ir.Value]:
-    """t_lo <= t < t_hi as an i1, or None when it holds at every step of the loop."""
+    """t_lo <= t < t_hi as an i1, or None when it holds at every step the loop runs (`storage.steps`)."""
+    lo, hi = storage.steps or (Lin(0), group.t_var.extent)
     t = storage.t
     conditions = []
-    if t_lo != 0:
+    if not _at_most(t_lo, lo):
         conditions.append(arith.cmpi(arith.CmpIPredicate.sge, t, lw.sizes.index(t_lo)))
-    if t_hi != group.t_var.extent:
+    if not _at_most(hi, t_hi):
         conditions.append(arith.cmpi(arith.CmpIPredicate.slt, t, lw.sizes.index(t_hi)))
     if not conditions:
         return None
     return conditions[0] if len(conditions) == 1 else arith.andi(*conditions)
+
+
+def runs_in(group: RecurrenceGroup, storage: Storage, t_lo: Lin, t_hi: Lin) -> bool:
+    """Whether steps t_lo .. t_hi - 1 may meet the steps the loop runs (`storage.steps`): a
+    clause that cannot is left out of the step (as if inactive)."""
+    lo, hi = storage.steps or (Lin(0), group.t_var.extent)
+    return not (_at_most(t_hi, lo) or _at_most(hi, t_lo))
+
+
+def _at_most(a: Lin, b: Lin) -> bool:
+    """Whether a <= b for every size (step bounds are never negative)."""
+    return a == b or a == 0 or (a.is_const and b.is_const and a.const <= b.const)
 
 
 def covers_every_step(member: RecMember) -> bool:
