@@ -1,10 +1,8 @@
-"""Options of the local-task CPU device einc opens: how many IREE task workers it gets.
+"""Options of the local-task CPU device einc opens: how many IREE task workers it may start.
 
-While a call runs, the calling thread waits on the call's fence, and IREE's semaphore wait spins
-(about 1.5 ms of CPU per wait, measured) before it sleeps: the caller holds a core for most of
-a short call. With one worker per core the workers share their cores with that spinning caller,
-so einc gives IREE one worker fewer than the CPUs the process may use (at least one). Figures:
-docs/DECISIONS.md, IREE's CPU threads. `EINC_CPU_WORKERS` sets the count instead.
+By default IREE chooses (one worker per physical core); `EINC_CPU_WORKERS=N` caps it at N, for a
+machine shared by several processes. A cap below the cores lost on this project's two-core
+machine (docs/DECISIONS.md, IREE's CPU threads), so einc sets none of its own.
 """
 from __future__ import annotations
 
@@ -20,17 +18,19 @@ WORKERS_VARIABLE = "EINC_CPU_WORKERS"
 
 @dataclass(frozen=True)
 class CpuDeviceOptions:
-    workers: int  # the most task workers IREE may start (its topology picks up to this many cores)
+    workers: int | None = None  # the most task workers IREE may start; None: IREE's own count
 
     @staticmethod
     def from_environment() -> CpuDeviceOptions:
         text = os.environ.get(WORKERS_VARIABLE)
         if not text:
-            return CpuDeviceOptions(max(1, len(os.sched_getaffinity(0)) - 1))
+            return CpuDeviceOptions()
         if not text.strip().isdigit() or int(text) < 1:
             raise RunError(f"{WORKERS_VARIABLE} must be a whole number of workers, at least 1 (it is {text!r})")
         return CpuDeviceOptions(int(text))
 
     def apply(self) -> None:
-        """Sets IREE's process-wide task flags; a local-task device reads them when it is created."""
-        rt.flags.parse_flags(f"--task_topology_max_group_count={self.workers}")
+        """Sets IREE's process-wide task flags, which a local-task device reads when it is created
+        (so before einc opens its first one). Without a cap it leaves them as they are."""
+        if self.workers is not None:
+            rt.flags.parse_flags(f"--task_topology_max_group_count={self.workers}")
