@@ -57,9 +57,10 @@ def test_one_worker_when_asked(matmul_path):
     assert worker_threads(matmul_path, "1") == 1
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
-                    reason="counts threads through /proc; needs two CPUs")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads through /proc")
 def test_two_workers_when_asked(matmul_path):
+    if worker_threads(matmul_path, None) < 2:
+        pytest.skip("IREE starts one worker per physical core; this machine has one")
     assert worker_threads(matmul_path, "2") == 2
 
 
