@@ -18,6 +18,7 @@ import iree.runtime as rt
 from einc import host_cpu
 from einc.target import TARGETS
 from einc.module_file import ModuleFileError, archive_beside, load_module
+from einc.runtime.cpu_device import CpuDeviceOptions
 from einc.runtime.errors import FailedCheck, RunError
 from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.index_checks import bad_index
@@ -397,6 +398,7 @@ def _open_device(device: str) -> rt.HalDevice:
         if device in _DEVICE_PER_PROGRAM:
             return rt.get_device(device, cache=False)
         if device not in _cpu_devices:
+            CpuDeviceOptions.from_environment().apply()
             _cpu_devices[device] = rt.get_driver(device).create_device_by_uri(device, allocators=[_CPU_ALLOCATOR])
         return _cpu_devices[device]
     except (ValueError, RuntimeError) as err:
