@@ -389,6 +389,27 @@ def test_index_guard_beside_a_window_read_of_a_batch_of_one(target):
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_sum_over_a_run_with_a_named_dim_of_an_input_read_through_windows(target, tmp_path):
+    """IREE-07 on an input: a strided 3-d window of `x` (depth and height of one output row) is a
+    matmul whose left operand, the input's windows transposed, is summed over the run (kd, kh,
+    kw, c) with C a named dim; that operand passes a barrier too, as a computed one does (the
+    dense fuzz campaign: "affine.delinearize_index ... statically non-positive" without it)."""
+    path = tmp_path / "windows.ein"
+    path.write_text("let x: [f32; N, 2, 1, 9, C];\nlet f: [f32; 2, 1, 2, C, 7];\n"
+                    "let y[n, d in 0..1, h in 0..1, w, o] = sum[c, kw, kh in 0..1, kd]"
+                    "(x[n, kd + 2 * d, kh + h, kw + 2 * w, c] * f[kd, kh, kw, c, o]);\n")
+    x = rng.standard_normal((2, 2, 1, 9, 5)).astype(np.float32)
+    f = rng.standard_normal((2, 1, 2, 5, 7)).astype(np.float32)
+    with einc.load(einc.compile(str(path), target=target, outputs=["y"]).vmfb) as program:
+        got = program(x=x, f=f)["y"]
+    windows = np.stack([x[:, :, :, 2 * i:2 * i + 2, :] for i in range(4)], axis=1).astype(np.float64)
+    want = np.einsum("nwdhkc,dhkco->nwo", windows, f.astype(np.float64))
+    np.testing.assert_allclose(got, want.reshape(2, 1, 1, 4, 7), rtol=1e-5, atol=1e-5)
+    text = mlir_of(path, "y", target)
+    assert "linalg.matmul" in text and "util.optimization_barrier" in text
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
 def test_sum_over_a_run_with_a_named_dim_of_a_computed_operand(target, tmp_path):
     """IREE 3.13 failed to compile a matmul over the collapsed run (c, k), K a named dim, of an
     elementwise producer's result on the CPU targets (found by the dense fuzz campaign): there

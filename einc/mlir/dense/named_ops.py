@@ -83,9 +83,10 @@ PATTERNS: list[Pattern] = [
 # Named ops IREE gets wrong on a target stay a linalg.generic there (IREE-06: channels-first
 # depthwise convolutions on vulkan-spirv).
 MISCOMPILED = {"IREE-06": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv_2d_nchw_chw"})}
-# IREE-07: on the CPU targets, contractions of a computed operand over a run of variables with a
-# run-time extent, or of a one-element operand, fail to compile in data tiling. The first read
-# their collapsed operand through a barrier (`_operand`), the second stay generics.
+# IREE-07: on the CPU targets, contractions of an operand computed in the module (by a kernel,
+# or a window or transpose of an input) over a run of variables with a run-time extent, or of a
+# one-element operand, fail to compile in data tiling. The first read their collapsed operand
+# through a barrier (`_operand`), the second stay generics.
 
 
 def emitted_on(target: Target, found: "Match") -> bool:
@@ -488,19 +489,19 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bo
         value = fence(value)    # IREE-45: a run-time prefix beside a computed operand, unbounded stack
     if lw.target.has_defect("IREE-49") and not isinstance(view.read.tensor, (Input, Const)):
         value = fence(value)    # IREE-49: a computed operand fused into the op's dispatch, wrong values
-    collapsed = _collapse(value if perm is None else _transpose(lw, value, view, perm), axes)
-    if lw.target.has_defect("IREE-07") and _computed_sum_over_a_run_of_run_time_extent(view, axes, kept):
+    value = value if perm is None else _transpose(lw, value, view, perm)
+    collapsed = _collapse(value, axes)
+    if lw.target.has_defect("IREE-07") and not isinstance(value.owner, ir.Block) \
+            and _sums_a_run_of_run_time_extent(axes, kept):
         return fence(collapsed)  # IREE-07: else data tiling fuses the collapse and fails to compile
     return collapsed
 
 
-def _computed_sum_over_a_run_of_run_time_extent(view: View, axes: list[Axis], kept: frozenset) -> bool:
-    """Whether a computed operand is summed over a run of variables, one of run-time extent,
-    collapsed into one axis (a run the result keeps, such as attention's batch of heads, is not
-    affected)."""
-    return not isinstance(view.read.tensor, (Input, Const)) and \
-        any(len(a.vars) > 1 and not a.stride and a.vars[0] not in kept
-            and any(not v.extent.is_const for v in a.vars) for a in axes)
+def _sums_a_run_of_run_time_extent(axes: list[Axis], kept: frozenset) -> bool:
+    """Whether an operand is summed over a run of variables, one of run-time extent, collapsed
+    into one axis (a run the result keeps, such as attention's batch of heads, is not)."""
+    return any(len(a.vars) > 1 and not a.stride and a.vars[0] not in kept
+               and any(not v.extent.is_const for v in a.vars) for a in axes)
 
 
 def _transpose(lw, value: ir.Value, view: View, perm: tuple) -> ir.Value:
