@@ -113,3 +113,25 @@ def test_the_spans_cut_where_clauses_start_or_end(tmp_path):
     spans = step_spans(group)
     assert [(lo.const, hi.const) for lo, hi in spans[:-1]] == [(0, 1), (1, 2), (2, 3)]
     assert spans[-1][0] == Lin(3) and spans[-1][1] == group.t_var.extent
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_a_member_ending_before_the_loop_keeps_one_span(fixed, tmp_path):
+    """The local level model: v[t in 0..T] in a loop over T + 1 steps, a base clause a[0]. Split at
+    t = 1, IREE failed to compile the run-time-T group (a stack allocation of unbounded size); one
+    span builds, and the filter matches NumPy to 1e-12."""
+    path = os.path.join(tmp_path, "level.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source("kalman_local_level"))
+    group = front_end(path, "L")[1].recurrences[0]
+    assert len(step_spans(group)) == 1
+    y, s = np.cumsum(rng.standard_normal(25)), 0.35
+    dims = {"T": 25} if fixed else None
+    with einc.load(einc.compile(source("kalman_local_level"), outputs=["v"], dims=dims).vmfb) as program:
+        got = program(y=y, s=s)["v"]
+    a, want = 0.0, []
+    for obs in y:
+        want.append(obs - a)
+        a += s * want[-1]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+

@@ -76,8 +76,13 @@ def step_spans(group: RecurrenceGroup) -> list[tuple]:
     """The steps as spans (lo, hi) split where a clause starts or ends at one of the first
     PEELED_STEPS steps: inside a span each such clause runs at every step or at none, so the loop
     of the long last span tests no step against them (a Kalman filter's `t == 0` selects and
-    branches, which lengthened its dependent chain)."""
+    branches, which lengthened its dependent chain). One span when a member ends before the
+    loop does: each step past its end keeps its row (read and written back), and with the loop
+    split IREE's bufferization copies the carried storage into a stack allocation of unbounded
+    size, which fails to compile."""
     extent = group.t_var.extent
+    if not all(any(c.t_hi == extent for c in m.clauses) for m in group.members):
+        return [(Lin(0), extent)]
     cuts = sorted({b.const for m in group.members for c in m.clauses for b in (c.t_lo, c.t_hi)
                    if b.is_const and 0 < b.const <= PEELED_STEPS
                    and not (extent.is_const and b.const >= extent.const)})
