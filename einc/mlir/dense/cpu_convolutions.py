@@ -20,6 +20,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
+from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.dense import channel_blocks, width_blocks
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 
@@ -131,12 +132,7 @@ def _nhwc_block_tiles(channels) -> ir.Attribute:
 
 def _compilation_info(levels: dict) -> ir.Attribute:
     """The convolution pipeline with these tile sizes per level."""
-    fields = ", ".join(f"{name} = [{', '.join(map(str, sizes))}]" for name, sizes in levels.items())
-    # IREE's Python bindings have no builders for #iree_cpu attributes, so this one is parsed.
-    return ir.Attribute.parse(
-        f"#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<{fields}>, "
-        "translation_info = #iree_codegen.translation_info<pipeline = "
-        "#iree_cpu.pipeline<ConvTileAndDecomposeExpert>>>")
+    return compilation_info(levels, "ConvTileAndDecomposeExpert")
 
 
 def _channel_of_zeros_added(value: ir.Value, axis: int) -> ir.Value:

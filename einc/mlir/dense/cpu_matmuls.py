@@ -21,6 +21,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 from einc.host_cpu import has_avx512
 from einc.ir.nodes import Const, Input
 from einc.ir.types import F32
+from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.dense.named_ops import Axis, Match, emit as emit_named
 from einc.target import Target
 
@@ -142,11 +143,8 @@ def _computed_by_linalg(value: ir.Value) -> bool:
 def _tiled(pack: ir.Value, tiles: tuple[list[int], list[int]]) -> ir.Value:
     """`pack` carrying its workgroup and vector tiles for IREE's data-tiling pipeline."""
     distribution, vector = tiles
-    # IREE's Python bindings have no builders for #iree_cpu attributes, so this one is parsed.
-    pack.owner.attributes["compilation_info"] = ir.Attribute.parse(
-        "#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
-        f"distribution = {distribution}, vector_common_parallel = {vector}>, translation_info = "
-        "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DataTiling>>>")
+    pack.owner.attributes["compilation_info"] = compilation_info(
+        {"distribution": distribution, "vector_common_parallel": vector}, "DataTiling")
     return pack
 
 
