@@ -6,17 +6,11 @@ import numpy as np
 import pytest
 
 import einc
-from tests.programs import built
+from tests.programs import built, source
 
 rng = np.random.default_rng(41)
 
-RNN = """
-    use std::math::tanh;
-    let W: [f32; H, H];
-    let x: [f32; T, H];
-    let h[0, i in 0..H] = 0.0;
-    let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
-"""
+RNN = source("rnn_steps")
 
 
 def run(source: str, **inputs) -> dict:
