@@ -20,6 +20,7 @@ from einc.target import TARGETS
 from einc.module_file import ModuleFileError, archive_beside, load_module
 from einc.runtime.cpu_device import CpuDeviceOptions
 from einc.runtime.errors import FailedCheck, RunError
+from einc.runtime.fenced_calls import main_invoker
 from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.index_checks import bad_index
 from einc.runtime.inputs import bind_inputs
@@ -107,7 +108,7 @@ class Program:
                                        debug_sink=rt.HalModuleDebugSink(self._recorder))
             modules = [hal, self._module] if self._parameters is None else [hal, self._parameters, self._module]
             self._context = rt.VmContext(self._instance, modules=modules)
-            self._main = rt.FunctionInvoker(self._context, self._hal_device, self._module.lookup_function("main"))
+            self._main = main_invoker(self._context, self._hal_device, self._module.lookup_function("main"))
         except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
             raise RunError(_load_failure(self.name, self.device, str(err))) from None
 

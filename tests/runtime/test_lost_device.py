@@ -15,7 +15,7 @@ LOST = "UNKNOWN; VkResult=VK_ERROR_DEVICE_LOST; while invoking native function h
 
 
 class LosingInvoker:
-    """Stands in for IREE's FunctionInvoker: the first `losses` calls, counted over every
+    """Stands in for the runner's invoker of `main`: the first `losses` calls, counted over every
     invoker made, fail as a lost device; later ones run the real function."""
     losses = 0
 
@@ -31,8 +31,8 @@ class LosingInvoker:
 
 @pytest.fixture
 def losing_device(monkeypatch):
-    real = program_module.rt.FunctionInvoker
-    monkeypatch.setattr(program_module.rt, "FunctionInvoker", lambda *a: LosingInvoker(real(*a)))
+    real = program_module.main_invoker
+    monkeypatch.setattr(program_module, "main_invoker", lambda *a: LosingInvoker(real(*a)))
     return LosingInvoker
 
 

@@ -1,0 +1,81 @@
+"""Calling a `main` that takes fences, and waiting for it without spinning.
+
+IREE's host wait spins: the synchronous `main`'s `hal.fence.await`, and `HalFence.wait` too,
+hold the calling thread in a `pause` loop until the device signals (IREE 3.13; no run-time flag
+reaches it). On a local-task CPU device the device is IREE's task workers, so a caller spinning
+beside them on a machine with as many cores as workers takes a core from them. The CPU targets
+therefore build `main` with IREE's async-external execution model (einc.target: `fenced_main`):
+it queues the work, signals a fence when done and returns. `FencedMain` passes it a fence of
+its own and polls it, sleeping between polls for a fraction of the time waited so far.
+docs/DECISIONS.md, "The caller waits without spinning".
+"""
+from __future__ import annotations
+
+import time
+
+import iree.runtime as rt
+from iree.runtime._binding import ArgumentPacker, InvokeContext, _invoke_statics
+from iree.runtime.function import Invocation, _extract_vm_sequence_to_python
+
+# IREE's reflection of a function built with the async-external model: two fences follow the
+# arguments, the first waited on before the work starts, the second signalled when it is done.
+_FENCED_MODEL = "coarse-fences"
+# Sleep between polls: a tenth of the time waited so far (so a call ends at most ~10% after its
+# work did, beside the OS's timer slack), at least 20 us and at most 1 ms.
+_SLEEP_FRACTION = 0.1
+_SHORTEST_SLEEP_S = 20e-6
+_LONGEST_SLEEP_S = 1e-3
+
+
+def takes_fences(function: rt.VmFunction) -> bool:
+    """Whether `function` was built with the async-external model (what the module says of itself:
+    a module built before einc's CPU targets had it still runs)."""
+    return dict(function.reflection).get("iree.abi.model") == _FENCED_MODEL
+
+
+def main_invoker(context: rt.VmContext, device: rt.HalDevice, function: rt.VmFunction):
+    """A callable running `function` on `device` and returning what IREE's FunctionInvoker
+    returns (None, a value, or a tuple), once its results are ready."""
+    if takes_fences(function):
+        return FencedMain(context, device, function)
+    return rt.FunctionInvoker(context, device, function)
+
+
+class FencedMain:
+    """An async-external `main` called synchronously: the arguments packed as FunctionInvoker
+    packs them, then a fence already reached (nothing to wait for) and one signalled when the
+    results are ready, which is polled (`wait_without_spinning`)."""
+
+    def __init__(self, context: rt.VmContext, device: rt.HalDevice, function: rt.VmFunction):
+        self._context, self._device, self._function = context, device, function
+        self._packer = ArgumentPacker(_invoke_statics, None)
+        self._ready = rt.HalFence(1)
+
+    def __call__(self, *args):
+        arguments = self._packer.pack(InvokeContext(self._device), args, {})
+        # A semaphore per call: one that failed stays failed, and creating one costs ~0.3 us.
+        semaphore = self._device.create_semaphore(0)
+        done = rt.HalFence.create_at(semaphore, 1)
+        arguments.push_ref(self._ready.ref)
+        arguments.push_ref(done.ref)
+        results = rt.VmVariantList(4)
+        self._context.invoke(self._function, arguments, results)
+        wait_without_spinning(semaphore, 1, done)
+        returned = _extract_vm_sequence_to_python(Invocation(self._device), results, None)
+        return None if not returned else returned[0] if len(returned) == 1 else tuple(returned)
+
+
+def wait_without_spinning(semaphore: rt.HalSemaphore, value: int, fence: rt.HalFence) -> None:
+    """Returns once `semaphore` reached `value` (RuntimeError if it failed). Interrupted (Ctrl-C),
+    it waits for the work through `fence` first: the work reads and writes memory the caller
+    owns (lent inputs), which must outlive it."""
+    start = time.perf_counter()
+    try:
+        while semaphore.query() < value:
+            waited = time.perf_counter() - start
+            time.sleep(min(max(waited * _SLEEP_FRACTION, _SHORTEST_SLEEP_S), _LONGEST_SLEEP_S))
+    except RuntimeError:
+        raise  # the work failed: none of it runs any more
+    except BaseException:
+        fence.wait()
+        raise

@@ -1,0 +1,128 @@
+"""A CPU module's `main` takes fences and the runner waits for it without spinning
+(einc.runtime.fenced_calls; docs/DECISIONS.md, "The caller waits without spinning")."""
+import dataclasses
+import threading
+import time
+
+import numpy as np
+import pytest
+import iree.runtime as rt
+
+import einc
+import einc.runtime.fenced_calls as fenced_calls
+from einc.runtime import RunError
+from einc.runtime.fenced_calls import FencedMain, takes_fences, wait_without_spinning
+from einc.target import get
+
+MATMUL = """
+let A: [f32; M, K];
+let B: [f32; K, N];
+let C[i, j] = sum[k](A[i, k] * B[k, j]);
+"""
+# prints, a run-time assert, an index check and two outputs, through a fenced `main`
+CHECKED = """
+let x: [f32; N];
+let idx: [i32; 2];
+let total = sum[i](x[i]);
+print("total = {total:.1f}");
+assert(total > 0.0, "the total must be positive, it is {total}");
+let picked[j] = x[idx[j]] * 2.0;
+"""
+
+
+def _matrices(n: int):
+    rng = np.random.default_rng(7)
+    return rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def matmul():
+    with einc.load(einc.compile(MATMUL, "llvm-cpu").vmfb) as program:
+        yield program
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_cpu_modules_take_fences_and_match_numpy(target):
+    A, B = _matrices(96)
+    with einc.load(einc.compile(MATMUL, target).vmfb) as program:
+        assert takes_fences(program._module.lookup_function("main"))
+        assert isinstance(program._main, FencedMain)
+        got = program(A=A, B=B)["C"]
+    np.testing.assert_allclose(got, A @ B, rtol=1e-4, atol=1e-4 * np.sqrt(96))
+
+
+@pytest.mark.parametrize("device", ["local-task", "local-sync"])
+def test_prints_asserts_and_index_checks_through_fences(device, capsys):
+    x = np.array([1.0, 2.0, 4.0], np.float32)
+    with einc.load(einc.compile(CHECKED, "llvm-cpu").vmfb, device=device) as program:
+        out = program(x=x, idx=np.array([2, 0], np.int32))
+        np.testing.assert_array_equal(out["picked"], x[[2, 0]] * 2)
+        assert out["total"] == pytest.approx(7.0)
+        assert capsys.readouterr().out == "total = 7.0\n"
+        with pytest.raises(RunError, match="the total must be positive, it is -7"):
+            program(x=-x, idx=np.array([0, 1], np.int32))
+        with pytest.raises(RunError, match="index 3 out of range"):
+            program(x=x, idx=np.array([3, 0], np.int32))
+        np.testing.assert_array_equal(program(x=x, idx=np.array([1, 1], np.int32))["picked"], x[[1, 1]] * 2)
+
+
+def test_device_outputs_feed_the_next_call(matmul):
+    A, B = _matrices(64)
+    first = matmul.run({"A": A, "B": B}, device_outputs=True)["C"]
+    second = matmul.run({"A": first, "B": B})["C"]
+    np.testing.assert_allclose(second, (A @ B) @ B, rtol=1e-3, atol=1e-3)
+
+
+def test_a_module_built_without_fences_still_runs():
+    """A module saved before the CPU targets took fences is called the synchronous way."""
+    llvm_cpu = get("llvm-cpu")
+    unfenced = dataclasses.replace(llvm_cpu, flags=tuple(f for f in llvm_cpu.flags if "execution-model" not in f))
+    A, B = _matrices(32)
+    with einc.load(einc.compile(MATMUL, unfenced).vmfb) as program:
+        assert not takes_fences(program._module.lookup_function("main"))
+        assert isinstance(program._main, rt.FunctionInvoker)
+        np.testing.assert_allclose(program(A=A, B=B)["C"], A @ B, rtol=1e-4, atol=1e-3)
+
+
+def _device():
+    return rt.get_driver("local-task").create_device_by_uri("local-task")
+
+
+def test_the_wait_sleeps_until_another_thread_signals():
+    """Ten waits of 5 ms for a signal from another thread take the waiting thread a few
+    wake-ups of CPU each, not the 50 ms a polling loop that never sleeps would. (Load on the
+    machine delays the signals, which lengthens the waits, not the CPU their polls take.)"""
+    device = _device()
+    cpu = time.thread_time()
+    for _ in range(10):
+        semaphore = device.create_semaphore(0)
+        timer = threading.Timer(0.005, semaphore.signal, args=(1,))
+        timer.start()
+        wait_without_spinning(semaphore, 1, rt.HalFence.create_at(semaphore, 1))
+        assert semaphore.query() == 1
+        timer.join()
+    cpu = time.thread_time() - cpu
+    assert cpu < 0.01, f"the waiting thread used {cpu * 1e3:.1f} ms of CPU"
+
+
+def test_a_failed_semaphore_is_a_runtime_error():
+    semaphore = _device().create_semaphore(0)
+    semaphore.fail("the work failed")
+    with pytest.raises(RuntimeError, match="the work failed"):
+        wait_without_spinning(semaphore, 1, rt.HalFence.create_at(semaphore, 1))
+
+
+def test_an_interrupted_wait_lets_the_work_finish_first(monkeypatch):
+    """Ctrl-C during the wait: the work still uses the caller's memory, so it is waited for."""
+    semaphore = _device().create_semaphore(0)
+    timer = threading.Timer(0.05, semaphore.signal, args=(1,))
+
+    def interrupted(seconds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fenced_calls.time, "sleep", interrupted)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        wait_without_spinning(semaphore, 1, rt.HalFence.create_at(semaphore, 1))
+    assert semaphore.query() == 1
+    timer.join()
