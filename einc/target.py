@@ -58,8 +58,8 @@ _COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-dispatch-creation-fus
 _DATA_TILING = "--iree-opt-data-tiling=true"
 _HOST_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=none")
 _GENERIC_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=all")
-# IREE's host wait spins beside the local-task workers: a CPU `main` queues its work and signals
-# a fence, which einc's runtime polls without spinning (einc.runtime.fenced_calls).
+# IREE-54: IREE's host wait spins beside the local-task workers, so a CPU `main` queues its work
+# and signals a fence, which einc's runtime polls without spinning (einc.runtime.fenced_calls).
 _FENCED_MAIN = "--iree-execution-model=async-external"
 _LOCAL_CPU = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", _FENCED_MAIN)
 # IREE-04: the baseline profile emulates bool (i8) buffers in 32-bit words; 8-bit storage avoids it.

@@ -1,12 +1,12 @@
 """Calling a `main` that takes fences, and waiting for it without spinning.
 
-IREE's host wait spins: the synchronous `main`'s `hal.fence.await`, and `HalFence.wait` too,
-hold the calling thread in a `pause` loop until the device signals (IREE 3.13; no run-time flag
+IREE-54: IREE's host wait spins: the synchronous `main`'s `hal.fence.await`, and `HalFence.wait`
+too, hold the calling thread in a `pause` loop for a few ms before it sleeps (no run-time flag
 reaches it). On a local-task CPU device the device is IREE's task workers, so a caller spinning
 beside them on a machine with as many cores as workers takes a core from them. The CPU targets
-therefore build `main` with IREE's async-external execution model (einc.target: `fenced_main`):
-it queues the work, signals a fence when done and returns. `FencedMain` passes it a fence of
-its own and polls it, sleeping between polls for a fraction of the time waited so far.
+therefore build `main` with IREE's async-external execution model (einc.target): it queues the
+work, signals a fence when done and returns. `FencedMain` passes it a fence of its own and
+polls it, sleeping between polls for a fraction of the time waited so far.
 docs/DECISIONS.md, "The caller waits without spinning".
 """
 from __future__ import annotations
