@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from einc.backend import IreeCompileError, compile_mlir
+from einc.runtime.fenced_calls import main_invoker
 from einc.target import get
 
 DOUBLE = """
@@ -38,7 +39,7 @@ def test_f64_is_not_demoted(double_cpu):
     instance = rt.VmInstance()
     module = rt.VmModule.copy_buffer(instance, double_cpu)
     context = rt.VmContext(instance, modules=[rt.create_hal_module(instance, device), module])
-    main = rt.FunctionInvoker(context, device, module.lookup_function("main"))
+    main = main_invoker(context, device, module.lookup_function("main"))  # the CPU main takes fences
     x = np.array([1.0 + 2**-40, 2.0, 3.0])
     np.testing.assert_array_equal(main(x).to_host(), x * x)
     del main, context, module, instance, device
