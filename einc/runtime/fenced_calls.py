@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 
 import iree.runtime as rt
+# What IREE's FunctionInvoker packs arguments and converts results with (iree/runtime/function.py
+# of the pinned release), so a fenced call takes and returns the same values as a synchronous one.
 from iree.runtime._binding import ArgumentPacker, InvokeContext, _invoke_statics
 from iree.runtime.function import Invocation, _extract_vm_sequence_to_python
 
