@@ -470,15 +470,17 @@ def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, 
     """IREE-09 on attention: the computed qkv passes one barrier before its heads are cut and
     transposed (q, k and v alike), P another, so IREE fuses each split into its encoding of the
     operand and ends its work stream twice a layer instead of once per operand; the batches
-    after the first stay right at odd row counts. IREE-51: with a run-time number of positions
-    each operand passes a barrier of its own after its split, as before."""
+    after the first stay right at odd row counts. qkv passes it part-major ([3, n, S, 12]: q,
+    k and v leading slices, read in place, where IREE copied each column cut in a dispatch of
+    its own). IREE-51: with a run-time number of positions each operand passes a barrier of its
+    own after its split, as before."""
     path = tmp_path / "attention.ein"
     path.write_text(ATTENTION_OF_A_COMPUTED_QKV)
     dims = {"S": positions} if static else None
     barriers = re.findall(r"util.optimization_barrier .* : (.*)", str(lower(str(path), target, ["merged"], dims)))
     s = positions if static else "?"
     after_split = ["tensor<?x?x4xf32>", "tensor<?x4x?xf32>", "tensor<?x?x?xf32>", "tensor<?x?x4xf32>"]
-    assert barriers == ([f"tensor<?x{s}x36xf32>", f"tensor<?x3x{s}x{s}xf32>"] if static else after_split)
+    assert barriers == ([f"tensor<3x?x{s}x12xf32>", f"tensor<?x3x{s}x{s}xf32>"] if static else after_split)
     x = rng.standard_normal((2, positions, 36)).astype(np.float32)
     b = rng.standard_normal(36).astype(np.float32)
     got = einc.load(einc.compile(str(path), target=target, outputs=["merged"], dims=dims).vmfb)(x=x, b=b)["merged"]
@@ -488,6 +490,29 @@ def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, 
     p = np.exp(score - score.max(-1, keepdims=True))
     ctx = p @ v / p.sum(-1)[..., None]
     np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, positions, 12), rtol=1e-5, atol=1e-6)
+
+
+def test_a_view_of_other_parts_reads_a_part_major_tensor_whole(tmp_path):
+    """qkv passes its barrier part-major for the scores (q and k: parts 12 wide of 48 columns);
+    v, from column 28, is no part of that layout and reads qkv through a barrier of its own."""
+    path = tmp_path / "attention.ein"
+    path.write_text("""use std::math::exp;
+    let x: [f32; B, S, 48];
+    let qkv[n, s, c] = x[n, s, c] * 2.0;
+    let score[n, h in 0..3, s, t] = sum[k in 0..4](qkv[n, s, h * 4 + k] * qkv[n, t, 12 + h * 4 + k]);
+    let p[n, h, s, t] = exp(score[n, h, s, t] - max[u](score[n, h, s, u]));
+    let ctx[n, h, s, k in 0..4] = sum[t](p[n, h, s, t] * qkv[n, t, 28 + h * 4 + k]) / sum[t](p[n, h, s, t]);
+    let merged[n, s, c in 0..12] = ctx[n, c / 4, s, c % 4];
+""")
+    barriers = re.findall(r"util.optimization_barrier .* : (.*)", str(lower(str(path), "llvm-cpu", ["merged"], {"S": 5})))
+    assert barriers == ["tensor<4x?x5x12xf32>", "tensor<?x3x5x5xf32>", "tensor<?x5x48xf32>"]
+    x = rng.standard_normal((2, 5, 48)).astype(np.float32)
+    got = einc.load(einc.compile(str(path), outputs=["merged"], dims={"S": 5}).vmfb)(x=x)["merged"]
+    qkv = x.astype(np.float64) * 2
+    q, k, v = (qkv[..., c:c + 12].reshape(2, 5, 3, 4).transpose(0, 2, 1, 3) for c in (0, 12, 28))
+    p = np.exp(q @ k.transpose(0, 1, 3, 2))
+    ctx = p @ v / p.sum(-1)[..., None]
+    np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, 5, 12), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])

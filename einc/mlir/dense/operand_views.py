@@ -421,15 +421,16 @@ def view_tensor(lw, view: View, fenced: bool = False) -> Optional[ir.Value]:
     if key not in lw.views:
         constant = _constant_slice(view)
         source = lw.lower(view.read.tensor if constant is None else lw.keep(constant))
+        cut = False
         if fenced and constant is None:
-            source = lw.views.get(_fenced_key(view.read.tensor), source)
+            source, cut = _behind_fence(lw, view, source)
         if not is_tensor(source):
             return None
         if view.fixed and constant is None:
             source = _slice(lw, source, view)
         if view.reverse:
             source = _reverse(lw, source, view)
-        if view.keep:
+        if view.keep and not cut:
             source = _prefix(lw, source, view)
         if view.pad_lo:
             source = _pad(lw, source, view)
@@ -446,9 +447,12 @@ def view_tensor(lw, view: View, fenced: bool = False) -> Optional[ir.Value]:
 def fence_sources(lw, views: list[View]) -> None:
     """The computed tensors `views` read, through one optimization barrier (memoized), for
     view_tensor(.., fenced=True): the barrier sits before each view's slices, reshapes and
-    transposes, so IREE fuses the reshapes and transposes into its encoding of the operand (a
-    slice stays a copy of its own) while the tensor's producer stays out; one barrier for all,
-    since IREE's work stream ends at each."""
+    transposes, so IREE fuses the reshapes and transposes into its encoding of the operand
+    while the tensor's producer stays out; one barrier for all, since IREE's work stream ends at
+    each. A tensor whose views here each read one aligned part of an inner axis (attention's
+    q, k and v in qkv) passes the barrier part-major (_part_major): behind it, IREE copies a
+    slice of an inner axis in a dispatch of its own, but reads a slice of the leading one in
+    place."""
     todo: dict = {}
     for view in views:
         source = view.read.tensor
@@ -456,13 +460,84 @@ def fence_sources(lw, views: list[View]) -> None:
             continue
         value = lw.lower(source)
         if is_tensor(value):
-            todo[_fenced_key(source)] = value
+            todo[_fenced_key(source)] = _part_major(lw, value, [v for v in views if v.read.tensor is source])
     if todo:
-        lw.views.update(zip(todo, fence_together(list(todo.values()))))
+        fenced = fence_together([t.value if isinstance(t, _Parts) else t for t in todo.values()])
+        lw.views.update((key, replace(t, value=f) if isinstance(t, _Parts) else f)
+                        for (key, t), f in zip(todo.items(), fenced))
 
 
 def _fenced_key(source: Value) -> tuple:
     return ("fenced", id(source))
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """A computed tensor fenced part-major: its `axis` split into parts `width` long, the axis
+    of the parts moved first (the others in their order)."""
+    value: ir.Value
+    axis: int
+    width: int
+
+
+def _part(view: View) -> Optional[tuple[int, int, int]]:
+    """(axis, width, k) when the view first cuts the k-th part `width` long of one inner axis
+    of constant size (a multiple of the width), and reads the other axes whole."""
+    if view.fixed or view.reverse or view.pad_lo or not view.keep:
+        return None
+    cut = [axis for axis, kept in enumerate(view.keep) if kept is not None]
+    if len(cut) != 1 or cut[0] == 0:
+        return None
+    axis = cut[0]
+    size, width = view.read.tensor.shape[axis], view.keep[axis]
+    offsets = list(view.skip) or [0] * len(view.keep)
+    if not (size.is_const and width.is_const) or any(o for a, o in enumerate(offsets) if a != axis):
+        return None
+    if size.const % width.const or offsets[axis] % width.const:
+        return None
+    return axis, width.const, offsets[axis] // width.const
+
+
+def _part_major(lw, value: ir.Value, views: list[View]):
+    """`value` (the tensor `views` read) with the axis the views cut split into their parts,
+    the parts' axis first, as a _Parts; `value` itself unless every view reads one part of
+    one axis, all parts of one width."""
+    parts = {_part(view) for view in views}
+    layouts = {part[:2] for part in parts if part is not None}
+    if None in parts or len(layouts) != 1:
+        return value
+    (axis, width), = layouts
+    shape = list(views[0].read.tensor.shape)
+    split = shape[:axis] + [Lin(shape[axis].const // width), Lin(width)] + shape[axis + 1:]
+    groups = [[k] for k in range(axis)] + [[axis, axis + 1]] + [[k + 1] for k in range(axis + 1, len(shape))]
+    element = ir.RankedTensorType(value.type).element_type
+    expanded = tensor.expand_shape(ir.RankedTensorType.get(_static(split), element), value, groups,
+                                   lw.sizes.dynamic_dims(split), _static(split))
+    order = [axis] + [k for k in range(len(split)) if k != axis]
+    moved = linalg.transpose(expanded, outs=[lw.sizes.empty(tuple(split[k] for k in order), element)],
+                             permutation=order)
+    return _Parts(moved.results[0], axis, width)
+
+
+def _behind_fence(lw, view: View, source: ir.Value) -> tuple:
+    """The tensor a fenced view reads behind its barrier (fence_sources), and whether that is
+    already the view's cut: its part of a tensor fenced part-major. A view of such a tensor
+    that reads no part of that layout reads the tensor through a barrier of its own."""
+    fenced = lw.views.get(_fenced_key(view.read.tensor), source)
+    if not isinstance(fenced, _Parts):
+        return fenced, False
+    part = _part(view)
+    if part is None or part[:2] != (fenced.axis, fenced.width):
+        key = ("fenced whole", id(view.read.tensor))
+        if key not in lw.views:
+            lw.views[key] = fence(source)
+        return lw.views[key], False
+    shape = _kept_shape(view)
+    result = ir.RankedTensorType.get(_static(shape), ir.RankedTensorType(source.type).element_type)
+    offsets = [part[2]] + [0] * len(shape)
+    cut = tensor.extract_slice(result, fenced.value, [], lw.sizes.dynamic_dims(shape), [], offsets,
+                               [1] + _static(shape), [1] * len(offsets))
+    return cut, True
 
 
 def split_groups(splits: tuple) -> list[list[int]]:
