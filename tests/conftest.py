@@ -7,6 +7,7 @@ location in a file (`_every_diagnostic_is_located`), whatever the test itself ch
 from __future__ import annotations
 
 import functools
+import gc
 import os
 
 import pytest
@@ -28,12 +29,26 @@ def vulkan_unavailable_reason() -> str | None:
 @pytest.fixture(autouse=True)
 def _programs_closed_after_each_test():
     """Each test's own programs are released when it ends, not whenever the collector gets to them:
-    on Vulkan, a device released while another is in use can be lost (einc/runtime/program.py)."""
+    on Vulkan, a device released while another is in use can be lost (einc/runtime/program.py).
+    Programs of wider-scoped fixtures stay open, but on the CPU devices only: an open Vulkan
+    device keeps two lavapipe threads polling (docs/DECISIONS.md, Running on Vulkan), which
+    would slow every later test of the module and the other test process's too."""
     from einc.runtime.program import open_programs
-    before = open_programs()          # programs of wider-scoped fixtures stay open
+    before = open_programs()
     yield
     for program in open_programs() - before:
         program.close()
+    if _vulkan_programs_open():
+        pytest.fail("a Vulkan program stays open after the test (a wider-scoped fixture holds it): build "
+                    "in the fixture and load in each test", pytrace=False)
+
+
+def _vulkan_programs_open() -> bool:
+    from einc.runtime.program import open_programs
+    if not any(p.device == "vulkan" for p in open_programs()):
+        return False
+    gc.collect()                      # one that only a reference cycle keeps is not open for long
+    return any(p.device == "vulkan" for p in open_programs())
 
 
 def pytest_runtest_setup(item):

@@ -5,11 +5,14 @@ import numpy as np
 import pytest
 
 import einc
+from tests.programs import built
 
 
 def compile_and_run(source: str, target: str = "llvm-cpu", device: str | None = None,
                     outputs: list[str] | None = None, **inputs) -> dict:
-    artifact = einc.compile(source, target=target, outputs=outputs)
+    """Build `source` (once per test process: a test that runs a program twice shares its build)
+    and run it on `inputs`."""
+    artifact = built(source, target, outputs)
     program = einc.load(artifact.vmfb, device=device)
     return program(**inputs)
 

@@ -67,13 +67,27 @@ def target(request):
 
 
 @pytest.fixture(scope="module")
-def empty_input_program(target):
-    return einc.load(einc.compile(EMPTY_INPUT, target=target).vmfb)
+def empty_input_build(target):
+    return einc.compile(EMPTY_INPUT, target=target).vmfb
 
 
 @pytest.fixture(scope="module")
-def empty_clause_program(target):
-    return einc.load(einc.compile(EMPTY_CLAUSE, target=target).vmfb)
+def empty_clause_build(target):
+    return einc.compile(EMPTY_CLAUSE, target=target).vmfb
+
+
+# Built once per module, loaded per test: an open Vulkan program spins lavapipe's threads
+# (docs/DECISIONS.md, Running on Vulkan), so none stays open between tests.
+@pytest.fixture
+def empty_input_program(empty_input_build):
+    with einc.load(empty_input_build) as program:
+        yield program
+
+
+@pytest.fixture
+def empty_clause_program(empty_clause_build):
+    with einc.load(empty_clause_build) as program:
+        yield program
 
 
 def _check(got: dict, expected: dict) -> None:

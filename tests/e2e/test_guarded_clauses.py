@@ -51,9 +51,9 @@ def test_complementary_guards_over_two_indices_define_every_point(target):
 @pytest.mark.parametrize("target", TARGETS)
 def test_guards_on_run_time_data_pick_a_clause_per_point_and_a_gap_stops_the_run(target):
     x = np.array([1.5, -2.0, 0.0, 3.25, -0.5], np.float32)
-    program = einc.load(einc.compile(ON_DATA, target=target).vmfb)
     expected = np.where(x > 0, x * 2, np.where(x < 0, 0.5 - x, 7.0))
-    np.testing.assert_allclose(program(x=x)["y"], expected, rtol=1e-6)
+    with einc.load(einc.compile(ON_DATA, target=target).vmfb) as program:     # closed before the next build
+        np.testing.assert_allclose(program(x=x)["y"], expected, rtol=1e-6)
     gap = einc.load(einc.compile(ON_DATA.replace("x[i] == 0.0", "x[i] == 9.0"), target=target).vmfb)
     with pytest.raises(RunError, match=r":3:1: error\[E006\]: assertion failed: a point of `y` is defined by no clause or by two"):
         gap(x=x)

@@ -9,6 +9,7 @@ import pytest
 
 import einc
 from einc.runtime import RunError
+from tests.programs import built
 
 TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
 
@@ -24,7 +25,8 @@ def einc_cli(*args):
 
 
 def run_source(source, target="llvm-cpu", unchecked=False, **inputs):
-    artifact = einc.compile(source, target=target, unchecked_indices=unchecked)
+    """The outputs of `source` on `inputs`; a program run on good and on bad inputs is built once."""
+    artifact = built(source, target, unchecked_indices=unchecked)
     with einc.load(artifact.vmfb) as program:
         return program(**inputs)
 

@@ -11,6 +11,7 @@ from lowering_harness import Compiled
 from numpy_windows import strided_windows
 
 import einc
+from tests.programs import built
 
 SOURCE = """
 let X: [f32; N, C, H, W];
@@ -52,7 +53,7 @@ def test_windows_of_a_checked_size_are_named_ops(emitted):
 def test_windows_of_a_checked_size_match_numpy(target, sizes):
     """Sizes that fill the image (3 P = H - 2) and that leave rows or columns unread."""
     x = _inputs(*sizes)
-    with einc.load(einc.compile(SOURCE, target=target, outputs=OUTPUTS).vmfb) as program:
+    with einc.load(built(SOURCE, target, OUTPUTS).vmfb) as program:      # one build, every size
         got = program(**x)
     for name, want in _references(x).items():
         np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-4, err_msg=f"{name} at {sizes}")

@@ -114,7 +114,8 @@ def test_the_lowering_stamps_the_target_once(target):
     syms = {}
     x = tensor_input("x", 0, "f32", ["N"], syms)
     i = var("i", x.shape[0])
-    main = lower_program(program([x], [("y", Generic((i,), read(x, ref(i))))], syms), get(target)).body.operations[0]
+    module = lower_program(program([x], [("y", Generic((i,), read(x, ref(i))))], syms), get(target))
+    main = module.body.operations[0]      # `module` kept: its operations die with it (a segfault)
     reflection = {a.name: a.attr.value for a in ir.DictAttr(main.attributes["iree.reflection"])}
     assert reflection["einc.target"] == target and "target" not in json.loads(reflection["einc.signature"])
     features = reflection.get("einc.cpu_features")

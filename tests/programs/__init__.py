@@ -12,15 +12,17 @@ def source(name: str) -> str:
     return (FOLDER / f"{name}.ein").read_text(encoding="utf-8")
 
 
-def built(text: str, target: str = "llvm-cpu", outputs: list[str] | None = None, dims: dict | None = None):
-    """`einc.compile(text, target, outputs=..., dims=...)`, built once per test process: the
-    parametrizations of a test that run one program at several run-time sizes share its build."""
+def built(text: str, target: str = "llvm-cpu", outputs: list[str] | None = None, dims: dict | None = None,
+          **options):
+    """`einc.compile(text, target, outputs=..., dims=..., **options)`, built once per test process:
+    the tests that run one program on several inputs (or at several run-time sizes) share its
+    build. A build that fails is not kept: each call raises its CompileError again."""
     return _built(text, target, None if outputs is None else tuple(outputs),
-                  None if dims is None else tuple(sorted(dims.items())))
+                  None if dims is None else tuple(sorted(dims.items())), tuple(sorted(options.items())))
 
 
 @functools.lru_cache(maxsize=None)
-def _built(text: str, target: str, outputs: tuple | None, dims: tuple | None):
+def _built(text: str, target: str, outputs: tuple | None, dims: tuple | None, options: tuple):
     import einc
     return einc.compile(text, target=target, outputs=None if outputs is None else list(outputs),
-                        dims=None if dims is None else dict(dims))
+                        dims=None if dims is None else dict(dims), **dict(options))
