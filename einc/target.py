@@ -67,10 +67,10 @@ _VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int
                     "cap:StorageBuffer8BitAccess,ext:SPV_KHR_storage_buffer_storage_class,"
                     "ext:SPV_KHR_8bit_storage")
 _CPU_DEVICES = ("local-task", "local-sync")
-# IREE-07, IREE-09, IREE-43, IREE-45, IREE-51: data tiling; IREE-19: float ops marked `contract`;
+# IREE-07, IREE-09, IREE-43, IREE-45, IREE-51, IREE-58: data tiling; IREE-19: float ops marked `contract`;
 # IREE-48: a host loop's start rows. IREE-50: their zeros, each of its own.
 _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45", "IREE-48", "IREE-50",
-                          "IREE-51"})
+                          "IREE-51", "IREE-58"})
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, defects=_CPU_DEFECTS)
 
 _RECORDS = (

@@ -12,6 +12,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import func, tensor
 
 from einc.ir.nodes import Program
+from einc.mlir.dense.batch_matmul_epilogues import fence_reductions_beside_batch_matmuls
 from einc.mlir.effects import emit_effect
 from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
@@ -55,6 +56,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         weights.drop_unused()
         if target.has_defect("IREE-19") and not fp_contract:
             round_products_separately(module)
+        if target.has_defect("IREE-58"):
+            fence_reductions_beside_batch_matmuls(module)
         skip_empty_kernels(module)
         module.operation.verify()
     return module
