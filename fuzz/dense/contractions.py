@@ -10,7 +10,7 @@ one axis (`a[i, K - 1 - k]`). A weight may be one layer of a stack,
 from __future__ import annotations
 
 from fuzz.dense.builder import Builder, Tensor, plain_read
-from fuzz.dense.spec import Affine, Loop, Read, Reduction, Size, Sub
+from fuzz.dense.spec import Affine, Loop, Read, Reduction, Size, Step, Sub
 from fuzz.dense.windows import BATCH
 
 MATRIX = (1, 2, 3, 5, 7, 13, 14, 15, 16, 17, 28, 29, 31, 32, 33, 45, 64)
@@ -48,8 +48,17 @@ def _contract(b: Builder, out: list, summed: list, reads: list, bias: Loop | Non
     if b.rng.random() < 0.4:
         reads = reads[::-1]
     reduction = Reduction("sum", tuple(summed), tuple(reads))
-    name = b.define(tuple(out), reduction, b.steps(bias))
+    steps = b.steps(bias) + (_row_reduction(b, out) if len(out) >= 2 and b.rng.random() < 0.2 else ())
+    name = b.define(tuple(out), reduction, steps)
     return Tensor(name, tuple(loop.extent for loop in out), layout)
+
+
+def _row_reduction(b: Builder, out: list) -> tuple:
+    """A step adding a sum or max over a loop of its own of a new input indexed by the
+    result's loops but its last: `+ sum[r](q[n, i, r])` beside a batch matmul's `[n, i, j]`."""
+    r = Loop("r", Size.of(b.rng.choice((1, 3, 7, 16))), True)
+    read = plain_read(b.input("q", tuple(loop.extent for loop in out[:-1]) + (r.extent,)), out[:-1] + [r])
+    return (Step("add_reduced", reduction=Reduction(b.rng.choice(("sum", "max")), (r,), (read,))),)
 
 
 def matmul(b: Builder, source: Tensor | None) -> Tensor:

@@ -145,4 +145,18 @@ def _step(step: Step, m: Meaning, grid: dict, env: dict) -> Meaning:
         return Meaning(m.value / step.constant, m.magnitude / abs(step.constant), m.length + 1)
     if step.op == "one_minus":
         return Meaning(1.0 - m.value, 1.0 + m.magnitude, m.length + 1)
+    if step.op == "add_reduced":
+        r = _reduction(step.reduction, _widened(grid, list(step.reduction.loops)), env)
+        return Meaning(m.value + r.value, m.magnitude + r.magnitude, max(m.length, r.length) + 1)
     raise ValueError(step.op)
+
+
+def _widened(grid: dict, loops: list) -> dict:
+    """`grid` with an axis more for each of `loops`, after its own."""
+    rank = max((np.ndim(v) for v in grid.values()), default=0)
+    wide = {name: np.reshape(v, np.shape(v) + (1,) * len(loops)) for name, v in grid.items()}
+    for axis, loop in enumerate(loops):
+        shape = [1] * (rank + len(loops))
+        shape[rank + axis] = loop.extent.value
+        wide[loop.name] = np.arange(loop.extent.value).reshape(shape)
+    return wide

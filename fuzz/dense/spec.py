@@ -162,11 +162,14 @@ class Reduction:
 @dataclass(frozen=True)
 class Step:
     """An elementwise step applied to a definition's value: `bias` adds `read` (on the left when
-    `left`), `relu`, `scale` multiplies by `constant`, `divide` divides by it, `one_minus`."""
+    `left`), `relu`, `scale` multiplies by `constant`, `divide` divides by it, `one_minus`,
+    `add_reduced` adds `reduction` (over loops of its own, of another tensor, as attention's
+    `P V / sum[t](P)` combines a contraction with a row reduction)."""
     op: str
     read: Read | None = None
     constant: float = 0.0
     left: bool = False
+    reduction: "Reduction | None" = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,8 @@ def _step_text(step: Step, expr: str, compound: bool) -> tuple[str, bool]:
         return f"{tight} / {_float(step.constant)}", False
     if step.op == "one_minus":
         return f"1.0 - {tight}", True
+    if step.op == "add_reduced":
+        return f"{expr} + {step.reduction.text()}", True
     raise ValueError(step.op)
 
 

@@ -80,6 +80,22 @@ def test_the_dense_fuzzer_makes_convolutions_that_become_matmuls_of_patches(tmp_
     _run(DenseDifferential, sorted(found)[:4], "llvm-cpu", DENSE_SEED)
 
 
+# ------------------------------------------------------------------ item: reductions beside a contraction
+
+def test_the_dense_fuzzer_adds_row_reductions_to_batch_matmuls_of_run_time_size():
+    """IREE-58 needed a batch matmul of run-time size whose result is combined with a reduction
+    of another tensor (`+ max[r](q[n, i, r])`): the generator writes such steps, and a few
+    programs holding them match their NumPy meaning."""
+    found = []
+    for k in range(300):
+        program = dense_case(5, k).program
+        if any(len(d.loops) == 3 and any(s.op == "add_reduced" for s in d.steps) for d in program.definitions) \
+                and any(not size.static for i in program.inputs for size in i.shape):
+            found.append(k)
+    assert found, "no batch matmul of run-time size beside a row reduction"
+    _run(DenseDifferential, found[:3], "llvm-cpu", 5)
+
+
 # ------------------------------------------------------------------ item: recurrence forms
 
 def _forms(tmp_path, limit: int) -> dict:
