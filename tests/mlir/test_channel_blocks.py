@@ -52,9 +52,10 @@ def _references(x: dict) -> dict:
 
 
 # (batch, input channels, output channels, height, width): output channels under a block, of
-# one channel, off the block by one and by more, one block and four blocks exactly, none
+# one channel, off the block by one and by more, one block and four blocks exactly, none; the
+# last one with a width over a wide block of columns (width_blocks: one of 64 and one of 16)
 SIZES = [(2, 3, 5, 7, 9), (1, 1, 1, 5, 6), (2, 2, 17, 6, 21), (1, 4, 37, 5, 5), (1, 2, 8, 4, 17), (2, 3, 32, 6, 7),
-         (2, 3, 0, 6, 7)]
+         (2, 3, 0, 6, 7), (1, 2, 11, 3, 70)]
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",

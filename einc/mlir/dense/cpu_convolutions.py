@@ -55,10 +55,11 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
         return result
 
     def build(ins: list, out: ir.Value) -> ir.Value:
-        # one loop over the pairs (block of columns, block of channels), channels fastest
-        loops = ([width_blocks.columns(found, ins, out)] if blocks else []) + \
-                ([channel_blocks.channels(found, ins, out)] if channels else [])
-        return width_blocks.in_blocks(out, loops, ins, convolution) if loops else convolution(ins, out)
+        # a loop over the pairs (block of columns, block of channels), channels fastest, for
+        # each width of column blocks
+        cut = [channel_blocks.channels(found, ins, out)] if channels else []
+        loops = [[c, *cut] for c in width_blocks.columns(found, ins, out)] if blocks else [cut]
+        return width_blocks.in_blocks(out, loops, ins, convolution) if blocks or channels else convolution(ins, out)
     return emit_named(lw, found, init, build=build)
 
 

@@ -25,7 +25,7 @@ from iree.compiler.dialects import arith, linalg, scf, tensor
 from einc.mlir.core.shapes import index_const
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-BLOCK = 16
+WIDE, BLOCK = 64, 16
 # The ops a run-time width slowed down (23-33x; 4.6x and 1.5x on blocks). 1-d, 3-d and
 # depthwise convolutions ran as fast with a run-time width as with a fixed one, and slower on
 # blocks; so did poolings. A run-time count of output channels is cut into blocks too
@@ -41,57 +41,83 @@ def applies(found, out: ir.Value) -> bool:
 
 @dataclass(frozen=True)
 class Blocks:
-    """`count` blocks (an index value) of `length` entries on result axis `axis`; `operands(ins,
-    b)` are the op's operands `ins` as block b reads them."""
+    """`count` blocks (an index value) of `length` entries on result axis `axis`, the first at
+    entry `first` (an int or an index value); `operands(ins, b)` are the op's operands `ins` as
+    block b reads them."""
     axis: int
     count: ir.Value
     length: int
     operands: Callable
+    first: object = 0
+
+    def offset(self, block: ir.Value) -> ir.Value:
+        """Where block `block` starts on `axis`."""
+        start = arith.muli(block, index_const(self.length))
+        return start if self.first == 0 else arith.addi(self.first, start)
+
+    def end(self) -> ir.Value:
+        """Where the last block ends on `axis`."""
+        return self.offset(self.count)
 
 
-def columns(found, ins: list, out: ir.Value) -> Blocks:
-    """The blocks of BLOCK result columns (where `applies`): block b reads the columns
-    b * BLOCK * stride .. + span of the image, zero-padded on the right to fit the last block."""
-    image_axis, out_axis, stride, span = _width_axes(found, out)
-    count = arith.ceildivui(tensor.dim(out, index_const(out_axis)), index_const(BLOCK))
-    step = BLOCK * stride
-    padded = _padded_for(ins[0], image_axis, count, step, span)
+def columns(found, ins: list, out: ir.Value) -> list:
+    """The blocks of result columns (where `applies`), one Blocks a loop: floor(OW / WIDE) blocks
+    of WIDE columns, then ceil(rest / BLOCK) blocks of BLOCK; each reads its columns of the
+    image (from column first * stride, span of them), zero-padded on the right to fit the last."""
+    image_axis, out_axis, stride, reach = _width_axes(found, out)
+    width = tensor.dim(out, index_const(out_axis))
+    wide = arith.divui(width, index_const(WIDE))
+    first = arith.muli(wide, index_const(WIDE))
+    narrow = arith.ceildivui(arith.subi(width, first), index_const(BLOCK))
+    end = arith.addi(first, arith.muli(narrow, index_const(BLOCK)))
+    needed = arith.addi(arith.muli(arith.subi(end, index_const(1)), index_const(stride)), index_const(reach))
+    shortfall = arith.maxsi(arith.subi(needed, tensor.dim(ins[0], index_const(image_axis))), index_const(0))
+    padded = zero_padded(ins[0], image_axis, shortfall)
 
-    def operands(current: list, block: ir.Value) -> list:
-        return [slice_of(padded, image_axis, arith.muli(block, index_const(step)), span), *current[1:]]
-    return Blocks(out_axis, count, BLOCK, operands)
+    def blocks(count: ir.Value, length: int, start) -> Blocks:
+        def operands(current: list, block: ir.Value) -> list:
+            column = arith.muli(this.offset(block), index_const(stride))
+            return [slice_of(padded, image_axis, column, (length - 1) * stride + reach), *current[1:]]
+        this = Blocks(out_axis, count, length, operands, start)
+        return this
+    return [blocks(wide, WIDE, 0), blocks(narrow, BLOCK, first)]
 
 
-def in_blocks(out: ir.Value, blocks: list, ins: list, op: Callable) -> ir.Value:
-    """`op(ins, out)` run once a combination of `blocks` (`out`, identity-filled, with each
-    block's length on its axis), in one `scf.for` over them all (IREE resolves the sizes of a
-    loop's carried tensor, not those of one carried through two loops): each result is written
-    in place into one result of count * length entries on those axes, cut to `out`'s sizes."""
+def in_blocks(out: ir.Value, loops: list, ins: list, op: Callable) -> ir.Value:
+    """`op(ins, out)` run once a combination of the blocks of each of `loops` (lists of Blocks;
+    `out`, identity-filled, with each block's length on its axis), one `scf.for` a list over
+    its combinations (IREE resolves the sizes of a loop's carried tensor, not those of one
+    carried through two nested loops): each result is written in place into one result that
+    reaches the end of the last loop's blocks on their axes, cut to `out`'s sizes."""
     sizes = axis_sizes(out)
-    every, block = list(sizes), list(sizes)
+    every = list(sizes)
+    for b in loops[-1]:
+        every[b.axis] = b.end()
+    result = tensor.empty(every, ir.RankedTensorType(out.type).element_type)
+    for blocks in loops:
+        result = _loop(out, result, blocks, ins, op)
+    return cut(result, out, sizes)
+
+
+def _loop(out: ir.Value, into: ir.Value, blocks: list, ins: list, op: Callable) -> ir.Value:
+    """`into` with `op`'s result on each combination of `blocks` written in place, in one loop."""
+    block = axis_sizes(out)
     total = index_const(1)
     for b in blocks:
-        every[b.axis], block[b.axis] = arith.muli(b.count, index_const(b.length)), b.length
+        block[b.axis] = b.length
         total = arith.muli(total, b.count)
     element = ir.RankedTensorType(out.type).element_type
-    loop = scf.ForOp(index_const(0), total, index_const(1), [tensor.empty(every, element)])
+    loop = scf.ForOp(index_const(0), total, index_const(1), [into])
     with ir.InsertionPoint(loop.body):
         rest, operands, offsets = loop.induction_variable, ins, {}
         for b in reversed(blocks):          # the last of `blocks` varies fastest
             index = arith.remui(rest, b.count)
             rest = arith.divui(rest, b.count)
             operands = b.operands(operands, index)
-            offsets[b.axis] = arith.muli(index, index_const(b.length))
+            offsets[b.axis] = b.offset(index)
         filled = linalg.fill(fill_value(out), outs=[tensor.empty(block, element)])
         scf.yield_([inserted(op(operands, filled), loop.inner_iter_args[0], offsets)])
-    return cut(loop.results[0], out, sizes)
-
-
-def _padded_for(value: ir.Value, axis: int, count: ir.Value, step: int, span: int) -> ir.Value:
-    """`value` zero-padded on `axis` so that `count` blocks of `span` entries, `step` apart, fit."""
-    needed = arith.addi(arith.muli(arith.subi(count, index_const(1)), index_const(step)), index_const(span))
-    shortfall = arith.maxsi(arith.subi(needed, tensor.dim(value, index_const(axis))), index_const(0))
-    return zero_padded(value, axis, shortfall)
+    return loop.results[0]
 
 
 def slice_of(value: ir.Value, axis: int, first: ir.Value, length: int) -> ir.Value:
@@ -123,7 +149,7 @@ def slice_operands(offsets: list, sizes: list) -> tuple:
 
 
 def _width_axes(found, out: ir.Value) -> Optional[tuple]:
-    """(image axis, result axis, stride, span of a block's input) for the last window axis of
+    """(image axis, result axis, stride, reach: the input columns one result reads) for the last window axis of
     a BLOCKED_OPS op whose result has a run-time size there and whose window's size is known."""
     pattern = found.pattern
     if pattern.op not in BLOCKED_OPS or not all(size.is_const for size in window_sizes(found)):
@@ -136,7 +162,7 @@ def _width_axes(found, out: ir.Value) -> Optional[tuple]:
         return None
     stride = found.strides[-1] if found.strides else 1
     dilation = found.dilations[-1] if found.dilations else 1
-    return image_axis, out_axis, stride, (BLOCK - 1) * stride + (size.const - 1) * dilation + 1
+    return image_axis, out_axis, stride, (size.const - 1) * dilation + 1
 
 
 def window_sizes(found) -> list:
