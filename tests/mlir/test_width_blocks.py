@@ -110,6 +110,19 @@ def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x\?xf32>", vulkan)
 
 
+def test_one_dimensional_convolutions_run_on_wide_blocks(emitted):
+    """A 1-d convolution's run-time length: blocks of 1024 points, then of 16 (einc's tiles on
+    both), matching NumPy at lengths of no wide block, of one exactly and of two and a part."""
+    text = emitted(SOURCE, "llvm-cpu", ["ncw"])
+    assert re.search(r"linalg\.conv_1d_ncw_fcw \{compilation_info.*-> tensor<\?x4x1024xf32>", text)
+    assert re.search(r"linalg\.conv_1d_ncw_fcw \{compilation_info.*-> tensor<\?x4x16xf32>", text)
+    with einc.load(einc.compile(SOURCE, outputs=["ncw"]).vmfb) as program:
+        for n, w in [(2, 300), (1, 1026), (3, 2100)]:
+            x = _inputs(n, 5, w)
+            want = _references(x, ["ncw"])["ncw"]
+            np.testing.assert_allclose(program(**x)["ncw"], want, rtol=1e-4, atol=1e-4, err_msg=f"at {(n, w)}")
+
+
 def test_a_fixed_batch_with_a_run_time_width():
     """The loop over blocks with a batch of build-time size: blocks are sliced, not reshaped."""
     with einc.load(einc.compile(SOURCE, outputs=["padded", "strided", "nhwc"], dims={"N": 2}).vmfb) as program:

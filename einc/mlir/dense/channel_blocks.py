@@ -26,7 +26,7 @@ BLOCK = 8
 
 
 def applies(found, out: ir.Value) -> bool:
-    """Whether `found` (a named_ops Match) is a width_blocks.BLOCKED_OPS convolution whose
+    """Whether `found` (a named_ops Match) is a 2-d width_blocks.BLOCKED_OPS convolution whose
     result `out`, an identity-filled tensor, has a run-time count of output channels."""
     return _channel_axes(found, out) is not None and width_blocks.fill_value(out) is not None
 
@@ -48,7 +48,7 @@ def _channel_axes(found, out: ir.Value) -> Optional[tuple]:
     """(filter axis, result axis) of the output channels, where the result has a run-time count
     of them and the filter's window is of build-time size."""
     pattern = found.pattern
-    if pattern.op not in width_blocks.BLOCKED_OPS:
+    if pattern.op not in width_blocks.BLOCKED_OPS or not pattern.op.startswith("conv_2d_"):
         return None
     out_axis = pattern.out.split().index("f")
     if ir.RankedTensorType(out.type).get_dim_size(out_axis) != DYNAMIC:

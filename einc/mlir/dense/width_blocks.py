@@ -25,12 +25,14 @@ from iree.compiler.dialects import arith, linalg, scf, tensor
 from einc.mlir.core.shapes import index_const
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-WIDE, BLOCK = 64, 16
-# The ops a run-time width slowed down (23-33x; 4.6x and 1.5x on blocks). 1-d, 3-d and
-# depthwise convolutions ran as fast with a run-time width as with a fixed one, and slower on
-# blocks; so did poolings. A run-time count of output channels is cut into blocks too
-# (channel_blocks, in the same loop). Figures: docs/DECISIONS.md.
-BLOCKED_OPS = ("conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc")
+BLOCK = 16
+# The ops a run-time width slowed down (2-d: 23-33x; 1-d: 1.8x), with the width of their wide
+# blocks (2-d: 64 columns 1.3x the `--dim` time at 64 x 64, 32 1.6x, 16 1.8x; 1-d over 4296
+# points: 1024 0.6x, 256 0.8x). 3-d and depthwise convolutions ran as fast with a run-time width
+# as with a fixed one, and slower on blocks of 16; so did poolings. A run-time count of output
+# channels of a 2-d one is cut into blocks too (channel_blocks, in the same loop). Figures:
+# docs/DECISIONS.md.
+BLOCKED_OPS = {"conv_2d_nchw_fchw": 64, "conv_2d_nhwc_hwcf": 64, "conv_2d_nhwc_fhwc": 64, "conv_1d_ncw_fcw": 1024}
 
 
 def applies(found, out: ir.Value) -> bool:
@@ -61,13 +63,14 @@ class Blocks:
 
 
 def columns(found, ins: list, out: ir.Value) -> list:
-    """The blocks of result columns (where `applies`), one Blocks a loop: floor(OW / WIDE) blocks
-    of WIDE columns, then ceil(rest / BLOCK) blocks of BLOCK; each reads its columns of the
+    """The blocks of result columns (where `applies`), one Blocks a loop: floor(OW / wide) blocks
+    of the op's wide length, then ceil(rest / BLOCK) blocks of BLOCK; each reads its columns of the
     image (from column first * stride, span of them), zero-padded on the right to fit the last."""
     image_axis, out_axis, stride, reach = _width_axes(found, out)
+    wide_length = BLOCKED_OPS[found.pattern.op]
     width = tensor.dim(out, index_const(out_axis))
-    wide = arith.divui(width, index_const(WIDE))
-    first = arith.muli(wide, index_const(WIDE))
+    wide = arith.divui(width, index_const(wide_length))
+    first = arith.muli(wide, index_const(wide_length))
     narrow = arith.ceildivui(arith.subi(width, first), index_const(BLOCK))
     end = arith.addi(first, arith.muli(narrow, index_const(BLOCK)))
     needed = arith.addi(arith.muli(arith.subi(end, index_const(1)), index_const(stride)), index_const(reach))
@@ -80,7 +83,7 @@ def columns(found, ins: list, out: ir.Value) -> list:
             return [slice_of(padded, image_axis, column, (length - 1) * stride + reach), *current[1:]]
         this = Blocks(out_axis, count, length, operands, start)
         return this
-    return [blocks(wide, WIDE, 0), blocks(narrow, BLOCK, first)]
+    return [blocks(wide, wide_length, 0), blocks(narrow, BLOCK, first)]
 
 
 def in_blocks(out: ir.Value, loops: list, ins: list, op: Callable) -> ir.Value:
