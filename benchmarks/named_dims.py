@@ -51,7 +51,25 @@ def conv2d(x, k, **kw):
     return np.einsum("nchwij,ocij->nohw", windows(x, k.shape[2:], (2, 3), **kw), k)
 
 
+PADDED_CONV = """
+let X: [f32; B, 8, H, W];
+let K: [f32; 16, 8, 5, 5];
+let y[n, o, h in 0..H, w in 0..W] = sum[c, kh, kw](
+    if ih >= 0 && ih < H && iw >= 0 && iw < W { X[n, c, ih, iw] * K[o, c, kh, kw] } else { 0.0 }
+    where ih = h + kh - 2, iw = w + kw - 2);
+"""
+
+
+def padded_conv(width: int) -> Form:
+    return Form(f"conv 2-d NCHW 8->16, 5x5, pad 2, {width} wide", PADDED_CONV,
+                {"X": ("B", 8, "H", "W"), "K": (16, 8, 5, 5)}, {"B": 32, "H": 64, "W": width},
+                lambda x: conv2d(np.pad(x["X"], ((0, 0), (0, 0), (2, 2), (2, 2))), x["K"]))
+
+
 FORMS = [
+    padded_conv(64),
+    padded_conv(40),
+    padded_conv(100),
     Form("conv 2-d NCHW 8->16, 3x3, stride 2", """
 let X: [f32; B, 8, H, W];
 let K: [f32; 16, 8, 3, 3];

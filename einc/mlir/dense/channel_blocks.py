@@ -41,7 +41,8 @@ def channels(found, ins: list, out: ir.Value) -> width_blocks.Blocks:
     def operands(current: list, block: ir.Value) -> list:
         first = arith.muli(block, index_const(BLOCK))
         return [current[0], width_blocks.slice_of(padded, filter_axis, first, BLOCK)]
-    return width_blocks.Blocks(out_axis, count, BLOCK, operands)
+    return width_blocks.Blocks(out_axis, count, BLOCK, operands, lambda block: arith.muli(block, index_const(BLOCK)),
+                               arith.muli(count, index_const(BLOCK)))
 
 
 def _channel_axes(found, out: ir.Value) -> Optional[tuple]:

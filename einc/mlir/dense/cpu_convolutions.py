@@ -67,10 +67,11 @@ def blocks(lw, found: Match, init: ir.Value) -> tuple[str, ...]:
     """What `emit` cuts into blocks of build-time size, in words (for `einc build --explain`)."""
     if not lw.target.convolution_tiles:
         return ()
-    wide = width_blocks.BLOCKED_OPS.get(found.pattern.op)
-    return tuple(words for applies, words in
-                 ((channel_blocks.applies(found, init), f"{channel_blocks.BLOCK} output channels"),
-                  (width_blocks.applies(found, init), f"{wide}, then {width_blocks.BLOCK}, columns")) if applies)
+    words = [f"{channel_blocks.BLOCK} output channels"] if channel_blocks.applies(found, init) else []
+    if width_blocks.applies(found, init):
+        *longer, last = [str(length) for length in width_blocks.BLOCKED_OPS[found.pattern.op]]
+        words.append(f"{', '.join(longer)} and {last} columns")
+    return tuple(words)
 
 
 def fast_letters(lw, found: Match) -> frozenset:

@@ -1,18 +1,19 @@
-"""Sliding-window ops over a run-time width, run as blocks of a build-time width (llvm-cpu).
+"""Convolutions over a run-time width, run as blocks of build-time widths (llvm-cpu).
 
-IREE 3.13 vectorizes a convolution or pooling along the result's columns only when their count
-is known at build time: over a run-time width the same `linalg.conv_2d_nchw_fchw` ran 20-30x
-slower, while a run-time batch or height cost nothing. So the columns are cut into
-q = ceil(OW / BLOCK) blocks and an `scf.for` runs the op once a block (one dispatch each): block
-b reads the image's columns b * BLOCK * stride .. + span (span: the columns BLOCK results read;
-the image is zero-padded on the right where the last block runs past it) in place and writes
-its BLOCK result columns into their place in a result q * BLOCK columns wide, which is cut to
-OW columns where it is read. Blocks copied into a batch of N * q images and read back cost a
-pass over the image and one over the result: 1.3-1.6x the `--dim` time of a layer of the
-MNIST CNN, 1.05-1.2x in place; but 1.5x against 1.7x in place for 64 x 64 images, where IREE's
-copy of each block's result into place (an `insert_slice` that is not contiguous gets a
-dispatch of its own) costs more. With blocks of channels too (channel_blocks), one loop runs
-over the pairs, so a block's result is copied once. Figures: docs/DECISIONS.md.
+IREE 3.13 vectorizes a convolution along the result's columns only when their count is known at
+build time: over a run-time width the same `linalg.conv_2d_nchw_fchw` ran 20-30x slower, while a
+run-time batch or height cost nothing. So the OW result columns are cut into blocks of a few
+build-time lengths, longest first (2-d: 64, 32, 16): as many whole blocks of each as fit in the
+columns left, then blocks of 16 that cover the rest, the last one moved left to end at column
+OW (it recomputes columns of the block before it). One `scf.for` a length runs the op once a
+block (one dispatch each) on the block's columns of the image, read in place, and writes its
+result columns into their place in one result, cut to OW columns where it is read. Every block
+reads inside the image; only a result narrower than 16 columns needs the image zero-padded (an
+`scf.if`, since a pad is a pass over the image). IREE copies each block's result into place
+with a dispatch of its own (the slice is not contiguous), so fewer, longer blocks cost less:
+the 64 x 64 conv layer of issue 19 ran 1.8x its `--dim` time on blocks of 16, 1.3x on blocks
+of 64. With blocks of channels too (channel_blocks), each loop runs over the pairs, so a
+block's result is copied once. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -26,13 +27,17 @@ from einc.mlir.core.shapes import index_const
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 BLOCK = 16
-# The ops a run-time width slowed down (2-d: 23-33x; 1-d: 1.8x), with the width of their wide
-# blocks (2-d: 64 columns 1.3x the `--dim` time at 64 x 64, 32 1.6x, 16 1.8x; 1-d over 4296
-# points: 1024 0.6x, 256 0.8x). 3-d and depthwise convolutions ran as fast with a run-time width
-# as with a fixed one, and slower on blocks of 16; so did poolings. A run-time count of output
-# channels of a 2-d one is cut into blocks too (channel_blocks, in the same loop). Figures:
+# The ops a run-time width slowed down (2-d: 23-33x; 1-d: 1.8x) and the lengths of their blocks
+# of columns, longest first (the last is BLOCK). At 64 x 64, 1.3x the `--dim` time on blocks of
+# 64, 1.6x on blocks of 32, 1.8x on blocks of 16; at 100 columns 1.25x with blocks of 32 between
+# 64 and 16, 1.4-1.7x without; a 1-d one over 4296 points 0.6x on blocks of 1024, 0.8x of 256.
+# 3-d and depthwise convolutions ran as fast with a run-time width as with a fixed one, and
+# slower on blocks of 16; so did poolings (on blocks of 64 too). A run-time count of output
+# channels of a 2-d one is cut into blocks too (channel_blocks, in the same loops). Figures:
 # docs/DECISIONS.md.
-BLOCKED_OPS = {"conv_2d_nchw_fchw": 64, "conv_2d_nhwc_hwcf": 64, "conv_2d_nhwc_fhwc": 64, "conv_1d_ncw_fcw": 1024}
+TWO_D = (64, 32, BLOCK)
+BLOCKED_OPS = {"conv_2d_nchw_fchw": TWO_D, "conv_2d_nhwc_hwcf": TWO_D, "conv_2d_nhwc_fhwc": TWO_D,
+               "conv_1d_ncw_fcw": (1024, BLOCK)}
 
 
 def applies(found, out: ir.Value) -> bool:
@@ -43,59 +48,71 @@ def applies(found, out: ir.Value) -> bool:
 
 @dataclass(frozen=True)
 class Blocks:
-    """`count` blocks (an index value) of `length` entries on result axis `axis`, the first at
-    entry `first` (an int or an index value); `operands(ins, b)` are the op's operands `ins` as
-    block b reads them."""
+    """`count` blocks (an index value) of `length` entries on result axis `axis`, block b from
+    entry `offset(b)`, in a result of `extent` entries there (index values); `operands(ins, b)`
+    are the op's operands `ins` as block b reads them."""
     axis: int
     count: ir.Value
     length: int
     operands: Callable
-    first: object = 0
-
-    def offset(self, block: ir.Value) -> ir.Value:
-        """Where block `block` starts on `axis`."""
-        start = arith.muli(block, index_const(self.length))
-        return start if self.first == 0 else arith.addi(self.first, start)
-
-    def end(self) -> ir.Value:
-        """Where the last block ends on `axis`."""
-        return self.offset(self.count)
+    offset: Callable
+    extent: ir.Value
 
 
 def columns(found, ins: list, out: ir.Value) -> list:
-    """The blocks of result columns (where `applies`), one Blocks a loop: floor(OW / wide) blocks
-    of the op's wide length, then ceil(rest / BLOCK) blocks of BLOCK; each reads its columns of the
-    image (from column first * stride, span of them), zero-padded on the right to fit the last."""
+    """The blocks of result columns (where `applies`), one Blocks a loop, for each of the op's
+    block lengths: as many whole blocks as fit in the columns left, then blocks of BLOCK that
+    cover the rest, the last one moved left to end at the last column (it recomputes columns
+    of the one before it). So every block reads inside the image, which is zero-padded only
+    where the result is narrower than one block (an `scf.if`: a pad is a pass over the image)."""
     image_axis, out_axis, stride, reach = _width_axes(found, out)
-    wide_length = BLOCKED_OPS[found.pattern.op]
     width = tensor.dim(out, index_const(out_axis))
-    wide = arith.divui(width, index_const(wide_length))
-    first = arith.muli(wide, index_const(wide_length))
-    narrow = arith.ceildivui(arith.subi(width, first), index_const(BLOCK))
-    end = arith.addi(first, arith.muli(narrow, index_const(BLOCK)))
-    needed = arith.addi(arith.muli(arith.subi(end, index_const(1)), index_const(stride)), index_const(reach))
-    shortfall = arith.maxsi(arith.subi(needed, tensor.dim(ins[0], index_const(image_axis))), index_const(0))
-    padded = zero_padded(ins[0], image_axis, shortfall)
+    narrow = arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK))
+    extent = arith.maxui(width, index_const(BLOCK))
+    last = arith.subi(extent, index_const(BLOCK))
+    image = _padded_if(narrow, ins[0], image_axis, arith.muli(arith.subi(extent, width), index_const(stride)))
+    spans, first = [], index_const(0)
+    for length in BLOCKED_OPS[found.pattern.op]:
+        left = arith.subi(width, first)
+        count = arith.ceildivui(left, index_const(BLOCK)) if length == BLOCK else arith.divui(left, index_const(length))
+        spans.append((count, length, first))
+        first = arith.addi(first, arith.muli(count, index_const(length)))
 
-    def blocks(count: ir.Value, length: int, start) -> Blocks:
+    def blocks(count: ir.Value, length: int, start: ir.Value) -> Blocks:
+        def offset(block: ir.Value) -> ir.Value:
+            column = arith.addi(start, arith.muli(block, index_const(length)))
+            return arith.minui(column, last) if length == BLOCK else column
+
         def operands(current: list, block: ir.Value) -> list:
-            column = arith.muli(this.offset(block), index_const(stride))
-            return [slice_of(padded, image_axis, column, (length - 1) * stride + reach), *current[1:]]
-        this = Blocks(out_axis, count, length, operands, start)
-        return this
-    return [blocks(wide, wide_length, 0), blocks(narrow, BLOCK, first)]
+            column = arith.muli(offset(block), index_const(stride))
+            return [slice_of(image, image_axis, column, (length - 1) * stride + reach), *current[1:]]
+        return Blocks(out_axis, count, length, operands, offset, extent)
+    return [blocks(*span) for span in spans]
+
+
+def _padded_if(condition: ir.Value, value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
+    """`value` zero-padded by `high` entries at the end of `axis` where `condition` holds."""
+    source = ir.RankedTensorType(value.type)
+    shape = [DYNAMIC if a == axis else source.get_dim_size(a) for a in range(source.rank)]
+    padded_type = ir.RankedTensorType.get(shape, source.element_type)
+    choice = scf.IfOp(condition, [padded_type], has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        scf.yield_([zero_padded(value, axis, high)])
+    with ir.InsertionPoint(choice.else_block):
+        scf.yield_([value if value.type == padded_type else tensor.cast(padded_type, value)])
+    return choice.results[0]
 
 
 def in_blocks(out: ir.Value, loops: list, ins: list, op: Callable) -> ir.Value:
     """`op(ins, out)` run once a combination of the blocks of each of `loops` (lists of Blocks;
     `out`, identity-filled, with each block's length on its axis), one `scf.for` a list over
     its combinations (IREE resolves the sizes of a loop's carried tensor, not those of one
-    carried through two nested loops): each result is written in place into one result that
-    reaches the end of the last loop's blocks on their axes, cut to `out`'s sizes."""
+    carried through two nested loops): each result is written in place into one result of the
+    last loop's blocks' extents on their axes, cut to `out`'s sizes."""
     sizes = axis_sizes(out)
     every = list(sizes)
     for b in loops[-1]:
-        every[b.axis] = b.end()
+        every[b.axis] = b.extent
     result = tensor.empty(every, ir.RankedTensorType(out.type).element_type)
     for blocks in loops:
         result = _loop(out, result, blocks, ins, op)
