@@ -72,7 +72,7 @@ def test_every_convolution_matches_numpy_at_channel_counts_off_the_block(target)
 
 def test_run_time_output_channels_loop_over_static_blocks_on_the_cpu(emitted):
     """The 1-d and 2-d convolutions run once a block of 8 output channels (and on blocks of 64,
-    32 and 16 columns for the run-time width, 1024 and 16 for 1-d); a fixed channel count and
+    32 and 16 columns for the run-time width, 1024, 64 and 16 for 1-d); a fixed channel count and
     Vulkan keep the op's channels."""
     text = emitted(SOURCE, "llvm-cpu", ["padded"])
     assert "scf.for" in text
@@ -88,7 +88,7 @@ def test_run_time_output_channels_loop_over_static_blocks_on_the_cpu(emitted):
     assert "to tensor<8x?x5x5xf32>" not in fixed
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x12x\?x16xf32>", fixed)
     ncw = emitted(SOURCE, "llvm-cpu", ["ncw"])
-    # a 1-d one: blocks of 8 output channels and of 1024 and 16 columns
+    # a 1-d one: blocks of 8 output channels and of 1024, 64 and 16 columns
     assert re.search(r"linalg\.conv_1d_ncw_fcw .*tensor<8x\?x3xf32>\) .*-> tensor<\?x8x1024xf32>", ncw)
     assert re.search(r"linalg\.conv_1d_ncw_fcw .*tensor<8x\?x3xf32>\) .*-> tensor<\?x8x16xf32>", ncw)
     vulkan = emitted(SOURCE, "vulkan-spirv", ["padded"])

@@ -112,10 +112,12 @@ def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
 
 
 def test_one_dimensional_convolutions_run_on_wide_blocks(emitted):
-    """A 1-d convolution's run-time length: blocks of 1024 points, then of 16 (einc's tiles on
-    both), matching NumPy at lengths of no wide block, of one exactly and of two and a part."""
+    """A 1-d convolution's run-time length: blocks of 1024 points, of 64, then of 16 (einc's
+    tiles on each), matching NumPy at lengths of no block of 1024, of one exactly and of two and
+    a part under 64."""
     text = emitted(SOURCE, "llvm-cpu", ["ncw"])
     assert re.search(r"linalg\.conv_1d_ncw_fcw \{compilation_info.*-> tensor<\?x4x1024xf32>", text)
+    assert re.search(r"linalg\.conv_1d_ncw_fcw \{compilation_info.*-> tensor<\?x4x64xf32>", text)
     assert re.search(r"linalg\.conv_1d_ncw_fcw \{compilation_info.*-> tensor<\?x4x16xf32>", text)
     with einc.load(einc.compile(SOURCE, outputs=["ncw"]).vmfb) as program:
         for n, w in [(2, 300), (1, 1026), (3, 2100)]:

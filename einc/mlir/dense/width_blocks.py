@@ -30,14 +30,15 @@ BLOCK = 16
 # The ops a run-time width slowed down (2-d: 23-33x; 1-d: 1.8x) and the lengths of their blocks
 # of columns, longest first (the last is BLOCK). At 64 x 64, 1.3x the `--dim` time on blocks of
 # 64, 1.6x on blocks of 32, 1.8x on blocks of 16; at 100 columns 1.25x with blocks of 32 between
-# 64 and 16, 1.4-1.7x without; a 1-d one over 4296 points 0.6x on blocks of 1024, 0.8x of 256.
+# 64 and 16, 1.4-1.7x without; a 1-d one over 4296 points 0.6x on blocks of 1024, 0.8x of 256,
+# 0.35-0.42x on blocks of 1024 and 64 (at 298 points 0.23x, against 0.40x without the 64).
 # 3-d and depthwise convolutions ran as fast with a run-time width as with a fixed one, and
 # slower on blocks of 16; so did poolings (on blocks of 64 too). A run-time count of output
 # channels of a 2-d one is cut into blocks too (channel_blocks, in the same loops). Figures:
 # docs/DECISIONS.md.
 TWO_D = (64, 32, BLOCK)
 BLOCKED_OPS = {"conv_2d_nchw_fchw": TWO_D, "conv_2d_nhwc_hwcf": TWO_D, "conv_2d_nhwc_fhwc": TWO_D,
-               "conv_1d_ncw_fcw": (1024, BLOCK)}
+               "conv_1d_ncw_fcw": (1024, 64, BLOCK)}
 
 
 def applies(found, out: ir.Value) -> bool:
