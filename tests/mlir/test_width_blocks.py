@@ -73,9 +73,10 @@ def test_every_convolution_matches_numpy_at_widths_off_the_block(target):
     """Widths 37 (35-37 results: two blocks of 16 and a part), 21 (one block and a part), 5
     (narrower than a block; one result for the dilated window), 64 (one wide block, or 62 results:
     four of 16), 150 (two wide blocks and two of 16; 74 strided results: one wide and one of 16),
-    with batch and height varied."""
+    16 and 17 (one block of 16 exactly, or a second one moved left over the first; 14 and 15
+    valid results: narrower than a block, the image padded), with batch and height varied."""
     with einc.load(einc.compile(SOURCE, target=target, outputs=OUTPUTS).vmfb) as program:
-        for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5), (1, 6, 64), (2, 5, 150)]:
+        for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5), (1, 6, 64), (2, 5, 150), (2, 5, 16), (1, 5, 17)]:
             x = _inputs(n, h, w)
             got = program(**x)
             for name, want in _references(x).items():
@@ -124,6 +125,9 @@ def test_one_dimensional_convolutions_run_on_wide_blocks(emitted):
             x = _inputs(n, 5, w)
             want = _references(x, ["ncw"])["ncw"]
             np.testing.assert_allclose(program(**x)["ncw"], want, rtol=1e-4, atol=1e-4, err_msg=f"at {(n, w)}")
+    # the `--dim` build of the same length (IREE's tiles, no blocks) agrees with NumPy too
+    with einc.load(einc.compile(SOURCE, outputs=["ncw"], dims={"N": 3, "W": 2100}).vmfb) as program:
+        np.testing.assert_allclose(program(**x)["ncw"], want, rtol=1e-4, atol=1e-4, err_msg="fixed")
 
 
 def test_a_fixed_batch_with_a_run_time_width():
