@@ -42,24 +42,31 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
         return None
     columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
     filter_axis = found.pattern.operands[1].split().index("f")     # every op that gets here has one
-    filters = channel_blocks.BLOCK if channels else _extent(found.operand_axes[1][filter_axis])
-    tiles = _nchw_tiles(filters, columns) if nchw else _block_tiles(found.pattern.op, filters) if blocks else None
+    filters = None if channels else _extent(found.operand_axes[1][filter_axis])
+    tiles = lambda filters: (_nchw_tiles(filters, columns) if nchw else
+                             _block_tiles(found.pattern.op, filters) if blocks else None)
+    out_filters = found.pattern.out.split().index("f")
 
     def convolution(ins: list, out: ir.Value) -> ir.Value:
         if one_channel:
             ins = [_channel_of_zeros_added(v, axis) for v, axis in zip(ins, channel_axes)]
         result = getattr(linalg, found.pattern.op)(*ins, outs=[out], strides=found.strides,
                                                    dilations=found.dilations)
-        if tiles is not None:
-            result.owner.attributes["compilation_info"] = tiles
+        # on channel blocks: the block's channels
+        info = tiles(ir.RankedTensorType(out.type).get_dim_size(out_filters) if channels else filters)
+        if info is not None:
+            result.owner.attributes["compilation_info"] = info
         return result
 
     def build(ins: list, out: ir.Value) -> ir.Value:
         # a loop over the pairs (block of columns, block of channels), channels fastest, for
-        # each width of column blocks
-        cut = [channel_blocks.channels(found, ins, out)] if channels else []
-        loops = [[c, *cut] for c in width_blocks.columns(found, ins, out)] if blocks else [cut]
-        return width_blocks.in_blocks(out, loops, ins, convolution) if blocks or channels else convolution(ins, out)
+        # each length of column blocks and of channel blocks
+        if not (blocks or channels):
+            return convolution(ins, out)
+        cut = channel_blocks.channels(found, ins, out) if channels else [None]
+        columns = width_blocks.columns(found, ins, out) if blocks else [None]
+        loops = [[b for b in (c, f) if b is not None] for c in columns for f in cut]
+        return width_blocks.in_blocks(out, loops, ins, convolution)
     return emit_named(lw, found, init, build=build)
 
 
@@ -67,7 +74,10 @@ def blocks(lw, found: Match, init: ir.Value) -> tuple[str, ...]:
     """What `emit` cuts into blocks of build-time size, in words (for `einc build --explain`)."""
     if not lw.target.convolution_tiles:
         return ()
-    words = [f"{channel_blocks.BLOCK} output channels"] if channel_blocks.applies(found, init) else []
+    words = []
+    if channel_blocks.applies(found, init):
+        lengths = channel_blocks.LENGTHS.get(found.pattern.op, (channel_blocks.BLOCK,))
+        words.append(f"{' and '.join(str(length) for length in lengths)} output channels")
     if width_blocks.applies(found, init):
         *longer, last = [str(length) for length in width_blocks.BLOCKED_OPS[found.pattern.op]]
         words.append(f"{', '.join(longer)} and {last} columns")
