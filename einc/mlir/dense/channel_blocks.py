@@ -10,9 +10,9 @@ filter slice (one dispatch each, BLOCK channels known at build time) and writes 
 into the block's place, and the result is cut to F channels; with width blocks too, one loop
 runs over both (width_blocks.in_blocks). A block is einc's vector step:
 blocks of 16 cost 2x on 8 channels and gained under 10% on 64; channels-last convolutions,
-whose step is 16 channels, take blocks of 16 and then of 8 for the rest (LENGTHS). A 1-d convolution with the
-output channels and length named ran 2.45x its `--dim` time as IREE has it, 0.98x on blocks.
-Figures: docs/DECISIONS.md.
+whose step is 16 channels, take blocks of 16 and then of 8 for the rest (LENGTHS). A 1-d
+convolution with the output channels and length named ran 2.45x its `--dim` time as IREE has
+it, 0.98x on blocks. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ IREE's heuristics for `linalg.conv_2d_nchw_fchw` (2 output channels by 8 columns
 channels vectorized) run 3-4x slower here than 8 output channels by a row of up to 16 columns
 with the window as scalar loops; the op carries that choice as its `compilation_info`. The row
 divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slower).
-A run-time width gets rows of 16 through blocks of 16 columns (width_blocks), a run-time count
-of output channels a loop over blocks of 8 (channel_blocks).
+A run-time width gets rows of 16 through blocks of 64, 32 and 16 columns (width_blocks), a
+run-time count of output channels loops over blocks of 8 (channel_blocks).
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
@@ -64,8 +64,8 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
         if not (blocks or channels):
             return convolution(ins, out)
         cut = channel_blocks.channels(found, ins, out) if channels else [None]
-        columns = width_blocks.columns(found, ins, out) if blocks else [None]
-        loops = [[b for b in (c, f) if b is not None] for c in columns for f in cut]
+        widths = width_blocks.columns(found, ins, out) if blocks else [None]
+        loops = [[b for b in (w, f) if b is not None] for w in widths for f in cut]
         return width_blocks.in_blocks(out, loops, ins, convolution)
     return emit_named(lw, found, init, build=build)
 

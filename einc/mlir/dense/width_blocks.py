@@ -34,7 +34,7 @@ BLOCK = 16
 # 0.35-0.42x on blocks of 1024 and 64 (at 298 points 0.23x, against 0.40x without the 64).
 # 3-d and depthwise convolutions ran as fast with a run-time width as with a fixed one, and
 # slower on blocks of 16; so did poolings (on blocks of 64 too). A run-time count of output
-# channels of a 2-d one is cut into blocks too (channel_blocks, in the same loops). Figures:
+# channels is cut into blocks too (channel_blocks, in the same loops). Figures:
 # docs/DECISIONS.md.
 TWO_D = (64, 32, BLOCK)
 BLOCKED_OPS = {"conv_2d_nchw_fchw": TWO_D, "conv_2d_nhwc_hwcf": TWO_D, "conv_2d_nhwc_fhwc": TWO_D,
@@ -170,8 +170,9 @@ def slice_operands(offsets: list, sizes: list) -> tuple:
 
 
 def _width_axes(found, out: ir.Value) -> Optional[tuple]:
-    """(image axis, result axis, stride, reach: the input columns one result reads) for the last window axis of
-    a BLOCKED_OPS op whose result has a run-time size there and whose window's size is known."""
+    """(image axis, result axis, stride, reach: the input columns one result reads) for the
+    last window axis of a BLOCKED_OPS op whose result has a run-time size there and whose
+    window's size is known."""
     pattern = found.pattern
     if pattern.op not in BLOCKED_OPS or not all(size.is_const for size in window_sizes(found)):
         return None
