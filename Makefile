@@ -6,7 +6,7 @@ DEMO ?= examples/basics/matmul.ein
 TARGET ?= llvm-cpu
 MNIST ?= ../shared/data/mnist
 
-.PHONY: venv test demo demo-random bench bench-build golden fuzz
+.PHONY: venv test demo demo-random bench bench-build bench-named golden fuzz
 
 venv: $(VENV)/.installed
 
@@ -55,6 +55,10 @@ bench: venv
 	$(if $(filter vulkan,$(DEVICE)),bash tools/setup_vulkan.sh)
 	$(PY) benchmarks/run.py $(if $(DEVICE),--device $(DEVICE))
 	$(PY) benchmarks/transformers.py
+
+# Each dense form with its batch and image sizes named against --dim, on one core (issue 19).
+bench-named: venv
+	$(PY) benchmarks/named_dims.py
 
 # Build time per definition of a chain of 100, 1,000 and 2,000 definitions (should stay flat).
 bench-build: venv

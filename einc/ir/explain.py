@@ -36,16 +36,16 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
 # What run-time sizes cost each kind of kernel on IREE 3.13 (measured, docs/DECISIONS.md,
 # "Specialized builds"): a window op is tiled for the run-time sizes of its channels, rows and
 # columns as for no size in particular (a conv layer 17-50x slower than with --dim), for a run-time
-# batch as for a fixed one (on llvm-cpu a 2-d convolution's run-time output channels and columns
-# run on blocks of build-time size: 1.0-2.2x); a window whose reads are not proven in bounds is
-# a loop nest instead of the named op (a 2x2 max pool 1.6-5.8x slower); a pooling's run-time
-# sizes cost 1.1-1.7x; contractions take IREE's data-tiled path either way.
+# batch as for a fixed one (on llvm-cpu a 2-d convolution's run-time output channels and columns,
+# and a 1-d one's columns, run on blocks of build-time size: 0.4-1.4x); a window whose reads are
+# not proven in bounds is a loop nest instead of the named op (a 2x2 max pool 1.6-5.8x slower); a
+# pooling's run-time sizes cost 1.1-1.8x; contractions take IREE's data-tiled path either way.
 WINDOW_COST = ("a window op with run-time sizes other than its batch: IREE's dynamic-shape code, the slower "
                "path (a conv layer with run-time channels measured 17-50x slower than with the sizes fixed)")
 POOLING_COST = ("a pooling with run-time sizes other than its batch: IREE's dynamic-shape code, measured "
-                "1.1-1.7x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3)")
+                "1.1-1.8x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3, a 3x3 average pool)")
 BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size: "
-               "measured 1.0-2.2x the time with the sizes fixed (IREE's dynamic-shape code alone: 17-50x)")
+               "measured 0.4-1.4x the time with the sizes fixed (IREE's dynamic-shape code alone: 1.8-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
                  "inside their axes for every run-time size, which the named op needs (a 2x2 max pool "
                  "measured 1.6-5.8x slower than with the sizes fixed)")

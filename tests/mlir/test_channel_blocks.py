@@ -52,9 +52,10 @@ def _references(x: dict) -> dict:
 
 
 # (batch, input channels, output channels, height, width): output channels under a block, of
-# one channel, off the block by one and by more, one block and four blocks exactly, none
+# one channel, off the block by one and by more, one block and four blocks exactly, none; the
+# last one with a width over a wide block of columns (width_blocks: one of 64 and one of 16)
 SIZES = [(2, 3, 5, 7, 9), (1, 1, 1, 5, 6), (2, 2, 17, 6, 21), (1, 4, 37, 5, 5), (1, 2, 8, 4, 17), (2, 3, 32, 6, 7),
-         (2, 3, 0, 6, 7)]
+         (2, 3, 0, 6, 7), (1, 2, 11, 3, 70)]
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
@@ -70,22 +71,29 @@ def test_every_convolution_matches_numpy_at_channel_counts_off_the_block(target)
 
 
 def test_run_time_output_channels_loop_over_static_blocks_on_the_cpu(emitted):
-    """The 2-d convolutions run once a block of 8 output channels (and on blocks of 16 columns
-    for the run-time width); a fixed channel count, 1-d convolutions and Vulkan keep the op."""
+    """The 1-d and 2-d convolutions run once a block of 8 output channels (and on blocks of 64,
+    32 and 16 columns for the run-time width, 1024, 64 and 16 for 1-d); a fixed channel count and
+    Vulkan keep the op's channels."""
     text = emitted(SOURCE, "llvm-cpu", ["padded"])
     assert "scf.for" in text
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*tensor<8x\?x5x5xf32>\) .*-> tensor<\?x8x\?x16xf32>", text)
     nhwc = emitted(SOURCE, "llvm-cpu", ["nhwc", "fhwc"])
     assert re.search(r"linalg\.conv_2d_nhwc_hwcf .*-> tensor<\?x\?x16x8xf32>", nhwc)
     assert re.search(r"linalg\.conv_2d_nhwc_fhwc .*-> tensor<\?x\?x16x8xf32>", nhwc)
-    # channels last on blocks: einc's tiles (rows of 8 columns by the block's 8 channels)
+    # channels last: blocks of 16 output channels, then of 8 for the rest
+    assert re.search(r"linalg\.conv_2d_nhwc_hwcf .*-> tensor<\?x\?x16x16xf32>", nhwc)
+    assert re.search(r"linalg\.conv_2d_nhwc_fhwc .*-> tensor<\?x\?x64x16xf32>", nhwc)
+    # channels last on blocks: einc's tiles (rows of 8 columns by the block's 8 or 16 channels)
     assert re.search(r"linalg\.conv_2d_nhwc_hwcf \{compilation_info", nhwc)
     assert "vector_common_parallel = [1, 1, 8, 8, 0, 0, 0]" in nhwc
+    assert "vector_common_parallel = [1, 1, 8, 16, 0, 0, 0]" in nhwc
     fixed = emitted(SOURCE, "llvm-cpu", ["padded"], dims={"F": 12})
     # the width's loop stays, with no slice of 8 filters in it
     assert "to tensor<8x?x5x5xf32>" not in fixed
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x12x\?x16xf32>", fixed)
     ncw = emitted(SOURCE, "llvm-cpu", ["ncw"])
-    assert "scf.for" not in ncw and re.search(r"linalg\.conv_1d_ncw_fcw .*-> tensor<\?x\?x\?xf32>", ncw)
+    # a 1-d one: blocks of 8 output channels and of 1024, 64 and 16 columns
+    assert re.search(r"linalg\.conv_1d_ncw_fcw .*tensor<8x\?x3xf32>\) .*-> tensor<\?x8x1024xf32>", ncw)
+    assert re.search(r"linalg\.conv_1d_ncw_fcw .*tensor<8x\?x3xf32>\) .*-> tensor<\?x8x16xf32>", ncw)
     vulkan = emitted(SOURCE, "vulkan-spirv", ["padded"])
     assert "scf.for" not in vulkan and re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x\?x\?x\?xf32>", vulkan)

@@ -1,7 +1,8 @@
 """Convolutions over a run-time width (einc/mlir/width_blocks): on llvm-cpu the 2-d ones run on
-blocks of 16 columns with a build-time width; every form matches NumPy at widths that are not a
-multiple of the block, narrower than one block, and of one column, with run-time batch and
-height; other forms and targets keep the op as it is."""
+blocks of 64 columns, then blocks of 16 for the rest, with a build-time width; every form matches
+NumPy at widths that are not a multiple of either block, narrower than one block, of exactly one
+wide block, and of one column, with run-time batch and height; other forms and targets keep the
+op as it is."""
 import re
 
 import numpy as np
@@ -69,10 +70,13 @@ def _inputs(n: int, h: int, w: int) -> dict:
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
                                     pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
 def test_every_convolution_matches_numpy_at_widths_off_the_block(target):
-    """Widths 37 (35-37 results: two blocks and a part), 21 (one block and a part), 5 (narrower
-    than a block; one result for the dilated window), with batch and height varied."""
+    """Widths 37 (35-37 results: two blocks of 16 and a part), 21 (one block and a part), 5
+    (narrower than a block; one result for the dilated window), 64 (one wide block, or 62 results:
+    four of 16), 150 (two wide blocks and two of 16; 74 strided results: one wide and one of 16),
+    16 and 17 (one block of 16 exactly, or a second one moved left over the first; 14 and 15
+    valid results: narrower than a block, the image padded), with batch and height varied."""
     with einc.load(einc.compile(SOURCE, target=target, outputs=OUTPUTS).vmfb) as program:
-        for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5)]:
+        for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5), (1, 6, 64), (2, 5, 150), (2, 5, 16), (1, 5, 17)]:
             x = _inputs(n, h, w)
             got = program(**x)
             for name, want in _references(x).items():
@@ -88,10 +92,14 @@ def test_one_column_and_one_image():
 
 
 def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
-    """2-d convolutions (NCHW, NHWC) run with 16 result columns, the known `--dim` width keeps
-    its own; pooling, depthwise convolutions and Vulkan keep the run-time width."""
+    """2-d convolutions (NCHW, NHWC) run with 64 result columns, 32 and 16 (three loops), the
+    known `--dim` width keeps its own; pooling, depthwise convolutions and Vulkan keep the
+    run-time width."""
     text = emitted(SOURCE, "llvm-cpu", ["padded"])
+    assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x64xf32>", text)
+    assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x32xf32>", text)
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x16xf32>", text)
+    assert text.count("scf.for") == 3 and text.count("tensor.pad") == 2     # its own pad, and one if narrow
     fixed = emitted(SOURCE, "llvm-cpu", ["padded"], dims={"W": 40})
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x40xf32>", fixed)
     nhwc = emitted(SOURCE, "llvm-cpu", ["nhwc"])
@@ -102,6 +110,24 @@ def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
     assert re.search(r"linalg\.depthwise_conv_2d_nchw_chw .*-> tensor<\?x3x\?x\?xf32>", depthwise)
     vulkan = emitted(SOURCE, "vulkan-spirv", ["padded"])
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x\?xf32>", vulkan)
+
+
+def test_one_dimensional_convolutions_run_on_wide_blocks(emitted):
+    """A 1-d convolution's run-time length: blocks of 1024 points, of 64, then of 16 (einc's
+    tiles on each), matching NumPy at lengths of no block of 1024, of one exactly and of two and
+    a part under 64."""
+    text = emitted(SOURCE, "llvm-cpu", ["ncw"])
+    assert re.search(r"linalg\.conv_1d_ncw_fcw \{compilation_info.*-> tensor<\?x4x1024xf32>", text)
+    assert re.search(r"linalg\.conv_1d_ncw_fcw \{compilation_info.*-> tensor<\?x4x64xf32>", text)
+    assert re.search(r"linalg\.conv_1d_ncw_fcw \{compilation_info.*-> tensor<\?x4x16xf32>", text)
+    with einc.load(einc.compile(SOURCE, outputs=["ncw"]).vmfb) as program:
+        for n, w in [(2, 300), (1, 1026), (3, 2100)]:
+            x = _inputs(n, 5, w)
+            want = _references(x, ["ncw"])["ncw"]
+            np.testing.assert_allclose(program(**x)["ncw"], want, rtol=1e-4, atol=1e-4, err_msg=f"at {(n, w)}")
+    # the `--dim` build of the same length (IREE's tiles, no blocks) agrees with NumPy too
+    with einc.load(einc.compile(SOURCE, outputs=["ncw"], dims={"N": 3, "W": 2100}).vmfb) as program:
+        np.testing.assert_allclose(program(**x)["ncw"], want, rtol=1e-4, atol=1e-4, err_msg="fixed")
 
 
 def test_a_fixed_batch_with_a_run_time_width():

@@ -4,8 +4,8 @@ IREE's heuristics for `linalg.conv_2d_nchw_fchw` (2 output channels by 8 columns
 channels vectorized) run 3-4x slower here than 8 output channels by a row of up to 16 columns
 with the window as scalar loops; the op carries that choice as its `compilation_info`. The row
 divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slower).
-A run-time width gets rows of 16 through blocks of 16 columns (width_blocks), a run-time count
-of output channels a loop over blocks of 8 (channel_blocks).
+A run-time width gets rows of 16 through blocks of 64, 32 and 16 columns (width_blocks), a
+run-time count of output channels loops over blocks of 8 (channel_blocks).
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
@@ -42,23 +42,31 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
         return None
     columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
     filter_axis = found.pattern.operands[1].split().index("f")     # every op that gets here has one
-    filters = channel_blocks.BLOCK if channels else _extent(found.operand_axes[1][filter_axis])
-    tiles = _nchw_tiles(filters, columns) if nchw else _nhwc_block_tiles(filters) if blocks else None
+    filters = None if channels else _extent(found.operand_axes[1][filter_axis])
+    tiles = lambda filters: (_nchw_tiles(filters, columns) if nchw else
+                             _block_tiles(found.pattern.op, filters) if blocks else None)
+    out_filters = found.pattern.out.split().index("f")
 
     def convolution(ins: list, out: ir.Value) -> ir.Value:
         if one_channel:
             ins = [_channel_of_zeros_added(v, axis) for v, axis in zip(ins, channel_axes)]
         result = getattr(linalg, found.pattern.op)(*ins, outs=[out], strides=found.strides,
                                                    dilations=found.dilations)
-        if tiles is not None:
-            result.owner.attributes["compilation_info"] = tiles
+        # on channel blocks: the block's channels
+        info = tiles(ir.RankedTensorType(out.type).get_dim_size(out_filters) if channels else filters)
+        if info is not None:
+            result.owner.attributes["compilation_info"] = info
         return result
 
     def build(ins: list, out: ir.Value) -> ir.Value:
-        # one loop over the pairs (block of columns, block of channels), channels fastest
-        loops = ([width_blocks.columns(found, ins, out)] if blocks else []) + \
-                ([channel_blocks.channels(found, ins, out)] if channels else [])
-        return width_blocks.in_blocks(out, loops, ins, convolution) if loops else convolution(ins, out)
+        # a loop over the pairs (block of columns, block of channels), channels fastest, for
+        # each length of column blocks and of channel blocks
+        if not (blocks or channels):
+            return convolution(ins, out)
+        cut = channel_blocks.channels(found, ins, out) if channels else [None]
+        widths = width_blocks.columns(found, ins, out) if blocks else [None]
+        loops = [[b for b in (w, f) if b is not None] for w in widths for f in cut]
+        return width_blocks.in_blocks(out, loops, ins, convolution)
     return emit_named(lw, found, init, build=build)
 
 
@@ -66,9 +74,14 @@ def blocks(lw, found: Match, init: ir.Value) -> tuple[str, ...]:
     """What `emit` cuts into blocks of build-time size, in words (for `einc build --explain`)."""
     if not lw.target.convolution_tiles:
         return ()
-    return tuple(words for applies, words in
-                 ((channel_blocks.applies(found, init), f"{channel_blocks.BLOCK} output channels"),
-                  (width_blocks.applies(found, init), f"{width_blocks.BLOCK} columns")) if applies)
+    words = []
+    if channel_blocks.applies(found, init):
+        lengths = channel_blocks.LENGTHS.get(found.pattern.op, (channel_blocks.BLOCK,))
+        words.append(f"{' and '.join(str(length) for length in lengths)} output channels")
+    if width_blocks.applies(found, init):
+        *longer, last = [str(length) for length in width_blocks.BLOCKED_OPS[found.pattern.op]]
+        words.append(f"{', '.join(longer)} and {last} columns")
+    return tuple(words)
 
 
 def fast_letters(lw, found: Match) -> frozenset:
@@ -128,6 +141,22 @@ def _nhwc_block_tiles(channels) -> ir.Attribute:
     return _compilation_info({"distribution": [1, NHWC_DISTRIBUTED_ROWS, 0, 0, 0, 0, 0],
                               "vector_common_parallel": [1, 1, NHWC_VECTOR_COLUMNS, f, 0, 0, 0],
                               "vector_reduction": [0, 0, 0, 0, 1, 1, 1]})
+
+
+def _block_tiles(op: str, channels) -> ir.Attribute:
+    """einc's tiles for a convolution on width blocks other than an NCHW one (which has its own
+    at every size): a channels-last 2-d one or a 1-d one."""
+    return _nhwc_block_tiles(channels) if op.startswith("conv_2d_nhwc_") else _ncw_block_tiles(channels)
+
+
+def _ncw_block_tiles(channels) -> ir.Attribute:
+    """Loops (n, f, ow, c, k) of a 1-d convolution on width blocks: a workgroup takes
+    VECTOR_CHANNELS output channels of one row, a vector step those channels by VECTOR_COLUMNS
+    columns, input channels and taps one at a time (IREE's own tiles ran 2.4x slower)."""
+    f = VECTOR_CHANNELS if channels is None else min(channels, VECTOR_CHANNELS)
+    return _compilation_info({"distribution": [1, VECTOR_CHANNELS, 0, 0, 0],
+                              "vector_common_parallel": [1, f, VECTOR_COLUMNS, 0, 0],
+                              "vector_reduction": [0, 0, 0, 1, 1]})
 
 
 def _compilation_info(levels: dict) -> ir.Attribute:

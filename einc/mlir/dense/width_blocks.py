@@ -1,18 +1,19 @@
-"""Sliding-window ops over a run-time width, run as blocks of a build-time width (llvm-cpu).
+"""Convolutions over a run-time width, run as blocks of build-time widths (llvm-cpu).
 
-IREE 3.13 vectorizes a convolution or pooling along the result's columns only when their count
-is known at build time: over a run-time width the same `linalg.conv_2d_nchw_fchw` ran 20-30x
-slower, while a run-time batch or height cost nothing. So the columns are cut into
-q = ceil(OW / BLOCK) blocks and an `scf.for` runs the op once a block (one dispatch each): block
-b reads the image's columns b * BLOCK * stride .. + span (span: the columns BLOCK results read;
-the image is zero-padded on the right where the last block runs past it) in place and writes
-its BLOCK result columns into their place in a result q * BLOCK columns wide, which is cut to
-OW columns where it is read. Blocks copied into a batch of N * q images and read back cost a
-pass over the image and one over the result: 1.3-1.6x the `--dim` time of a layer of the
-MNIST CNN, 1.05-1.2x in place; but 1.5x against 1.7x in place for 64 x 64 images, where IREE's
-copy of each block's result into place (an `insert_slice` that is not contiguous gets a
-dispatch of its own) costs more. With blocks of channels too (channel_blocks), one loop runs
-over the pairs, so a block's result is copied once. Figures: docs/DECISIONS.md.
+IREE 3.13 vectorizes a convolution along the result's columns only when their count is known at
+build time: over a run-time width the same `linalg.conv_2d_nchw_fchw` ran 20-30x slower, while a
+run-time batch or height cost nothing. So the OW result columns are cut into blocks of a few
+build-time lengths, longest first (2-d: 64, 32, 16): as many whole blocks of each as fit in the
+columns left, then blocks of 16 that cover the rest, the last one moved left to end at column
+OW (it recomputes columns of the block before it). One `scf.for` a length runs the op once a
+block (one dispatch each) on the block's columns of the image, read in place, and writes its
+result columns into their place in one result, cut to OW columns where it is read. Every block
+reads inside the image; only a result narrower than 16 columns needs the image zero-padded (an
+`scf.if`, since a pad is a pass over the image). IREE copies each block's result into place
+with a dispatch of its own (the slice is not contiguous), so fewer, longer blocks cost less:
+the 64 x 64 conv layer of issue 19 ran 1.8x its `--dim` time on blocks of 16, 1.3x on blocks
+of 64. With blocks of channels too (channel_blocks), each loop runs over the pairs, so a
+block's result is copied once. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -26,11 +27,18 @@ from einc.mlir.core.shapes import index_const
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 BLOCK = 16
-# The ops a run-time width slowed down (23-33x; 4.6x and 1.5x on blocks). 1-d, 3-d and
-# depthwise convolutions ran as fast with a run-time width as with a fixed one, and slower on
-# blocks; so did poolings. A run-time count of output channels is cut into blocks too
-# (channel_blocks, in the same loop). Figures: docs/DECISIONS.md.
-BLOCKED_OPS = ("conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc")
+# The ops a run-time width slowed down (2-d: 23-33x; 1-d: 1.8x) and the lengths of their blocks
+# of columns, longest first (the last is BLOCK). At 64 x 64, 1.3x the `--dim` time on blocks of
+# 64, 1.6x on blocks of 32, 1.8x on blocks of 16; at 100 columns 1.25x with blocks of 32 between
+# 64 and 16, 1.4-1.7x without; a 1-d one over 4296 points 0.6x on blocks of 1024, 0.8x of 256,
+# 0.35-0.42x on blocks of 1024 and 64 (at 298 points 0.23x, against 0.40x without the 64).
+# 3-d and depthwise convolutions ran as fast with a run-time width as with a fixed one, and
+# slower on blocks of 16; so did poolings (on blocks of 64 too). A run-time count of output
+# channels is cut into blocks too (channel_blocks, in the same loops). Figures:
+# docs/DECISIONS.md.
+TWO_D = (64, 32, BLOCK)
+BLOCKED_OPS = {"conv_2d_nchw_fchw": TWO_D, "conv_2d_nhwc_hwcf": TWO_D, "conv_2d_nhwc_fhwc": TWO_D,
+               "conv_1d_ncw_fcw": (1024, 64, BLOCK)}
 
 
 def applies(found, out: ir.Value) -> bool:
@@ -41,57 +49,96 @@ def applies(found, out: ir.Value) -> bool:
 
 @dataclass(frozen=True)
 class Blocks:
-    """`count` blocks (an index value) of `length` entries on result axis `axis`; `operands(ins,
-    b)` are the op's operands `ins` as block b reads them."""
+    """`count` blocks (an index value) of `length` entries on result axis `axis`, block b from
+    entry `offset(b)`, in a result of `extent` entries there (index values); `operands(ins, b)`
+    are the op's operands `ins` as block b reads them."""
     axis: int
     count: ir.Value
     length: int
     operands: Callable
+    offset: Callable
+    extent: ir.Value
 
 
-def columns(found, ins: list, out: ir.Value) -> Blocks:
-    """The blocks of BLOCK result columns (where `applies`): block b reads the columns
-    b * BLOCK * stride .. + span of the image, zero-padded on the right to fit the last block."""
-    image_axis, out_axis, stride, span = _width_axes(found, out)
-    count = arith.ceildivui(tensor.dim(out, index_const(out_axis)), index_const(BLOCK))
-    step = BLOCK * stride
-    padded = _padded_for(ins[0], image_axis, count, step, span)
+def columns(found, ins: list, out: ir.Value) -> list:
+    """The blocks of result columns (where `applies`), one Blocks a loop, for each of the op's
+    block lengths: as many whole blocks as fit in the columns left, then blocks of BLOCK that
+    cover the rest, the last one moved left to end at the last column (it recomputes columns
+    of the one before it). So every block reads inside the image, which is zero-padded only
+    where the result is narrower than one block (an `scf.if`: a pad is a pass over the image)."""
+    image_axis, out_axis, stride, reach = _width_axes(found, out)
+    width = tensor.dim(out, index_const(out_axis))
+    narrow = arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK))
+    extent = arith.maxui(width, index_const(BLOCK))
+    last = arith.subi(extent, index_const(BLOCK))
+    image = _padded_if(narrow, ins[0], image_axis, arith.muli(arith.subi(extent, width), index_const(stride)))
+    spans, first = [], index_const(0)
+    for length in BLOCKED_OPS[found.pattern.op]:
+        left = arith.subi(width, first)
+        count = arith.ceildivui(left, index_const(BLOCK)) if length == BLOCK else arith.divui(left, index_const(length))
+        spans.append((count, length, first))
+        first = arith.addi(first, arith.muli(count, index_const(length)))
 
-    def operands(current: list, block: ir.Value) -> list:
-        return [slice_of(padded, image_axis, arith.muli(block, index_const(step)), span), *current[1:]]
-    return Blocks(out_axis, count, BLOCK, operands)
+    def blocks(count: ir.Value, length: int, start: ir.Value) -> Blocks:
+        def offset(block: ir.Value) -> ir.Value:
+            column = arith.addi(start, arith.muli(block, index_const(length)))
+            return arith.minui(column, last) if length == BLOCK else column
+
+        def operands(current: list, block: ir.Value) -> list:
+            column = arith.muli(offset(block), index_const(stride))
+            return [slice_of(image, image_axis, column, (length - 1) * stride + reach), *current[1:]]
+        return Blocks(out_axis, count, length, operands, offset, extent)
+    return [blocks(*span) for span in spans]
 
 
-def in_blocks(out: ir.Value, blocks: list, ins: list, op: Callable) -> ir.Value:
-    """`op(ins, out)` run once a combination of `blocks` (`out`, identity-filled, with each
-    block's length on its axis), in one `scf.for` over them all (IREE resolves the sizes of a
-    loop's carried tensor, not those of one carried through two loops): each result is written
-    in place into one result of count * length entries on those axes, cut to `out`'s sizes."""
+def _padded_if(condition: ir.Value, value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
+    """`value` zero-padded by `high` entries at the end of `axis` where `condition` holds."""
+    source = ir.RankedTensorType(value.type)
+    shape = [DYNAMIC if a == axis else source.get_dim_size(a) for a in range(source.rank)]
+    padded_type = ir.RankedTensorType.get(shape, source.element_type)
+    choice = scf.IfOp(condition, [padded_type], has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        scf.yield_([zero_padded(value, axis, high)])
+    with ir.InsertionPoint(choice.else_block):
+        scf.yield_([value if value.type == padded_type else tensor.cast(padded_type, value)])
+    return choice.results[0]
+
+
+def in_blocks(out: ir.Value, loops: list, ins: list, op: Callable) -> ir.Value:
+    """`op(ins, out)` run once a combination of the blocks of each of `loops` (lists of Blocks;
+    `out`, identity-filled, with each block's length on its axis), one `scf.for` a list over
+    its combinations (IREE resolves the sizes of a loop's carried tensor, not those of one
+    carried through two nested loops): each result is written in place into one result of the
+    last loop's blocks' extents on their axes, cut to `out`'s sizes."""
     sizes = axis_sizes(out)
-    every, block = list(sizes), list(sizes)
+    every = list(sizes)
+    for b in loops[-1]:
+        every[b.axis] = b.extent
+    result = tensor.empty(every, ir.RankedTensorType(out.type).element_type)
+    for blocks in loops:
+        result = _loop(out, result, blocks, ins, op)
+    return cut(result, out, sizes)
+
+
+def _loop(out: ir.Value, into: ir.Value, blocks: list, ins: list, op: Callable) -> ir.Value:
+    """`into` with `op`'s result on each combination of `blocks` written in place, in one loop."""
+    block = axis_sizes(out)
     total = index_const(1)
     for b in blocks:
-        every[b.axis], block[b.axis] = arith.muli(b.count, index_const(b.length)), b.length
+        block[b.axis] = b.length
         total = arith.muli(total, b.count)
     element = ir.RankedTensorType(out.type).element_type
-    loop = scf.ForOp(index_const(0), total, index_const(1), [tensor.empty(every, element)])
+    loop = scf.ForOp(index_const(0), total, index_const(1), [into])
     with ir.InsertionPoint(loop.body):
         rest, operands, offsets = loop.induction_variable, ins, {}
         for b in reversed(blocks):          # the last of `blocks` varies fastest
             index = arith.remui(rest, b.count)
             rest = arith.divui(rest, b.count)
             operands = b.operands(operands, index)
-            offsets[b.axis] = arith.muli(index, index_const(b.length))
+            offsets[b.axis] = b.offset(index)
         filled = linalg.fill(fill_value(out), outs=[tensor.empty(block, element)])
         scf.yield_([inserted(op(operands, filled), loop.inner_iter_args[0], offsets)])
-    return cut(loop.results[0], out, sizes)
-
-
-def _padded_for(value: ir.Value, axis: int, count: ir.Value, step: int, span: int) -> ir.Value:
-    """`value` zero-padded on `axis` so that `count` blocks of `span` entries, `step` apart, fit."""
-    needed = arith.addi(arith.muli(arith.subi(count, index_const(1)), index_const(step)), index_const(span))
-    shortfall = arith.maxsi(arith.subi(needed, tensor.dim(value, index_const(axis))), index_const(0))
-    return zero_padded(value, axis, shortfall)
+    return loop.results[0]
 
 
 def slice_of(value: ir.Value, axis: int, first: ir.Value, length: int) -> ir.Value:
@@ -123,8 +170,9 @@ def slice_operands(offsets: list, sizes: list) -> tuple:
 
 
 def _width_axes(found, out: ir.Value) -> Optional[tuple]:
-    """(image axis, result axis, stride, span of a block's input) for the last window axis of
-    a BLOCKED_OPS op whose result has a run-time size there and whose window's size is known."""
+    """(image axis, result axis, stride, reach: the input columns one result reads) for the
+    last window axis of a BLOCKED_OPS op whose result has a run-time size there and whose
+    window's size is known."""
     pattern = found.pattern
     if pattern.op not in BLOCKED_OPS or not all(size.is_const for size in window_sizes(found)):
         return None
@@ -136,7 +184,7 @@ def _width_axes(found, out: ir.Value) -> Optional[tuple]:
         return None
     stride = found.strides[-1] if found.strides else 1
     dilation = found.dilations[-1] if found.dilations else 1
-    return image_axis, out_axis, stride, (BLOCK - 1) * stride + (size.const - 1) * dilation + 1
+    return image_axis, out_axis, stride, (size.const - 1) * dilation + 1
 
 
 def window_sizes(found) -> list:
