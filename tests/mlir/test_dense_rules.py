@@ -428,6 +428,24 @@ def test_sum_over_a_run_with_a_named_dim_of_a_computed_operand(target, tmp_path)
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_rows_of_a_computed_operand_summed_over_a_named_dim(target, tmp_path):
+    """IREE-07 with the run kept: `y[n, i, j] = sum[k](h[n, i, k] * w[k, j])`, rows (n, i)
+    collapsed and K a named dim, of a batch matmul's result h failed to compile ("no basis
+    element may be statically non-positive"; found by the dense fuzz campaign, seed 5 program
+    277); the collapsed operand passes a barrier."""
+    path = tmp_path / "rows.ein"
+    path.write_text("let a: [f32; 3, 2, 13];\nlet v: [f32; 3, 13, K];\nlet w: [f32; K, 32];\n"
+                    "let h[n, i, k] = sum[t](a[n, i, t] * v[n, t, k]);\n"
+                    "let y[n, i, j] = sum[k](h[n, i, k] * w[k, j]);\n")
+    x = {"a": (3, 2, 13), "v": (3, 13, 9), "w": (9, 32)}
+    x = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in x.items()}
+    with einc.load(einc.compile(str(path), target=target, outputs=["y"]).vmfb) as program:
+        got = program(**x)["y"]
+    d = {name: v.astype(np.float64) for name, v in x.items()}
+    np.testing.assert_allclose(got, (d["a"] @ d["v"]) @ d["w"], rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
 def test_batch_matmul_of_computed_operands(target):
     """IREE 3.13's data tiling fused a batch_matmul with the op computing its first operand (a
     broadcast bias, or a matmul over rows expanded into batches) and read the batches after the

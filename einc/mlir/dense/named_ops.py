@@ -447,7 +447,8 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
            for k, (view, axes, perm) in enumerate(zip(found.views, found.operand_axes, perms))]
     if any(t is None for t in ins):
         return None
-    ins = [fence(v) if fenced and not e and k not in given else v for k, (v, e) in enumerate(zip(ins, early))]
+    ins = [fence(v) if fenced and not e and k not in given and not _behind_barrier(v) else v
+           for k, (v, e) in enumerate(zip(ins, early))]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
     op_init = _identity_as_op_writes(found, init) if found.result_order else init
@@ -462,6 +463,16 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
         return result
     back = [found.result_order.index(k) for k in range(len(found.result_order))]
     return linalg.transpose(result, outs=[_empty_permuted(result, back)], permutation=back).results[0]
+
+
+def _behind_barrier(value: ir.Value) -> bool:
+    """Whether `value` comes straight out of an optimization barrier (sizes tied back on or not)."""
+    op = value.owner
+    if isinstance(op, ir.Block):
+        return False
+    if op.name == "flow.tensor.tie_shape":
+        op = op.operands[0].owner
+    return not isinstance(op, ir.Block) and op.name == "util.optimization_barrier"
 
 
 def _views_fuse_into_encoding(target: Target, view: View, perm: Optional[tuple]) -> bool:
@@ -498,10 +509,12 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bo
 
 
 def _sums_a_run_of_run_time_extent(axes: list[Axis], kept: frozenset) -> bool:
-    """Whether an operand is summed over a run of variables, one of run-time extent, collapsed
-    into one axis (a run the result keeps, such as attention's batch of heads, is not)."""
-    return any(len(a.vars) > 1 and not a.stride and a.vars[0] not in kept
-               and any(not v.extent.is_const for v in a.vars) for a in axes)
+    """Whether an operand has a run of variables collapsed into one axis and is summed over an
+    axis of run-time extent, that run or another (a batch of heads the result keeps, summed
+    over a constant extent, is not)."""
+    runs = [a for a in axes if len(a.vars) > 1 and not a.stride]
+    return bool(runs) and any(a.vars[0] not in kept and any(not v.extent.is_const for v in a.vars)
+                              for a in axes)
 
 
 def _transpose(lw, value: ir.Value, view: View, perm: tuple) -> ir.Value:
