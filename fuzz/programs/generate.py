@@ -249,7 +249,8 @@ class ProgramGenerator:
         return slot
 
     def piecewise(self) -> Define:
-        """Literal points, a ranged part, maybe a gap (zeros) and an overriding point."""
+        """Literal points, a ranged part (maybe two adjacent ones), maybe a gap (zeros), a later
+        range overriding part of it and an overriding point."""
         rng = self.rng
         dtype = rng.choice((self.float_type, self.float_type, self.int_type))
         first = Bound(rng.randint(3, 7)) if not self.scope.dims or rng.random() < 0.5 else \
@@ -261,7 +262,7 @@ class ProgramGenerator:
         for row in range(start - (1 if rng.random() < 0.3 else 0)):    # maybe leave a gap
             clauses.append(self.clause(dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest_slots,
                                        self.scope, depth=1))
-        clauses.append(self.clause(dtype, (Slot("i", Bound(start), first),) + rest_slots, self.scope))
+        clauses += self.ranged_parts(dtype, start, first, rest_slots)
         if rng.random() < 0.4:
             point = rng.randrange(self.size(first))
             others = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
@@ -272,6 +273,20 @@ class ProgramGenerator:
         shape = (first,) + rest
         self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         return Define(name, dtype, tuple(clauses))
+
+    def ranged_parts(self, dtype: str, start: int, first: Bound, rest_slots: tuple) -> list:
+        """The ranged part `i in start..first`: one clause, or two adjacent ones (`start..m`,
+        `m..first`); then maybe a later one over a run inside it, which overrides what it covers."""
+        rng = self.rng
+        size = self.size(first)
+        middle = rng.randint(start + 1, size - 1) if size - start >= 2 and rng.random() < 0.3 else None
+        ends = [Bound(start), first] if middle is None else [Bound(start), Bound(middle), first]
+        parts = [self.clause(dtype, (Slot("i", lo, hi),) + rest_slots, self.scope) for lo, hi in zip(ends, ends[1:])]
+        if size - start >= 1 and rng.random() < 0.3:
+            lo = rng.randint(start, size - 1)
+            hi = first if first.dim and rng.random() < 0.4 else Bound(rng.randint(lo + 1, size))
+            parts.append(self.clause(dtype, (Slot("i", Bound(lo), hi),) + rest_slots, self.scope))
+        return parts
 
     def guarded(self) -> Define:
         """Clauses over one box whose `where` guards split it (LANGUAGE.md section 10), in a

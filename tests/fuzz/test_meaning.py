@@ -64,6 +64,26 @@ def test_piecewise_points_win_in_order_and_gaps_are_zero():
     np.testing.assert_array_equal(meaning(prog)["u"], [1.5, 0.0, -2.0, 9.0, -2.0])
 
 
+def test_adjacent_ranged_parts_meet_and_a_later_range_overrides_the_run_it_covers():
+    prog = program([Define("u", "i32", (
+        Clause((ranged("i", 1, 3),), Binary("*", I, Lit(10, "i32"), "i32")),
+        Clause((ranged("i", 3, 6),), Unary("-", I, "i32")),
+        Clause((ranged("i", 2, 4),), Lit(7, "i32"))))])
+    np.testing.assert_array_equal(meaning(prog)["u"], [0, 10, 7, 7, -4, -5])
+    assert "let u[i in 2..4] = 7;" in render_program(prog)
+
+
+def test_the_generator_writes_adjacent_and_overriding_ranged_parts():
+    found = {"adjacent": 0, "overriding": 0}
+    for number in range(200):
+        prog = ProgramGenerator(random.Random(f"ranges/{number}")).program()
+        for define in (i for i in prog.items if isinstance(i, Define) and i.name.startswith("p")):
+            ranges = [c.slots[0] for c in define.clauses if c.slots[0].var is not None]
+            found["adjacent"] += any(a.hi == b.lo for a, b in zip(ranges, ranges[1:]))
+            found["overriding"] += any(b.lo.const < a.hi.const or a.hi.dim for a, b in zip(ranges, ranges[1:]))
+    assert found["adjacent"] >= 5 and found["overriding"] >= 5, found
+
+
 def test_a_guarded_out_point_of_a_definition_is_zero_and_its_read_is_not_checked():
     x = Input("x", "f32", (Bound(3),))
     guard = Binary(">=", I, Lit(1, "i32"), "bool")
