@@ -289,19 +289,35 @@ class ProgramGenerator:
         return parts
 
     def guarded(self) -> Define:
-        """Clauses over one box whose `where` guards split it (LANGUAGE.md section 10), in a
-        random order: each point takes the clause whose guard holds there."""
+        """Clauses over one box (or two overlapping ones) whose `where` guards split it (LANGUAGE.md
+        section 10), in a random order: each point takes the clause whose guard holds there."""
         rng = self.rng
         dtype = rng.choice((self.float_type, self.float_type, self.int_type))
         shape = tuple(self.extent(self.scope.dims) for _ in range(rng.choice((1, 1, 2))))
         slots = tuple(Slot("ijk"[a], Bound(0), b) for a, b in enumerate(shape))
         scope = self.index_scope(slots, self.scope)
-        guards = self.index_split(scope) if rng.random() < 0.6 else self.data_split(scope)
-        clauses = [self.clause(dtype, slots, self.scope, guard_expr=g) for g in guards]
+        if self.size(shape[0]) >= 2 and rng.random() < 0.25:
+            clauses = self.overlapping_boxes(dtype, slots)
+        else:
+            guards = self.index_split(scope) if rng.random() < 0.6 else self.data_split(scope)
+            clauses = [self.clause(dtype, slots, self.scope, guard_expr=g) for g in guards]
         rng.shuffle(clauses)
         name = self.gen.name("s")
         self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         return Define(name, dtype, tuple(clauses))
+
+    def overlapping_boxes(self, dtype: str, slots: tuple) -> list:
+        """Two clauses whose ranges along the first axis overlap (`i in 0..b`, `i in a..n`, a <= m
+        <= b) and whose guards (`i < m`, `i >= m`) give each point of the overlap to one of them."""
+        rng = self.rng
+        first, rest = slots[0], slots[1:]
+        size = self.size(first.hi)
+        m = rng.randint(1, size - 1)
+        below = Slot("i", Bound(0), Bound(rng.randint(m, size)))
+        above = Slot("i", Bound(rng.randint(0, m)), first.hi)
+        i = Index("i")
+        return [self.clause(dtype, (below,) + rest, self.scope, guard_expr=Binary("<", i, Lit(m, "i32"), "bool")),
+                self.clause(dtype, (above,) + rest, self.scope, guard_expr=Binary(">=", i, Lit(m, "i32"), "bool"))]
 
     def index_split(self, scope: Scope) -> list:
         """Guards on a combination of one or two indices (`i + 2 * j`) against thresholds:

@@ -124,6 +124,25 @@ def test_the_generator_splits_definitions_and_recurrence_steps_by_guards():
     assert found["define"] >= 5 and found["member"] >= 2, found
 
 
+def test_guarded_clauses_over_overlapping_boxes_give_each_point_one_value():
+    """`u[i in 0..4] where i < 3` and `u[i in 1..6] where i >= 3`: the overlap 1..4 goes by the guards."""
+    prog = program([Define("u", "i32", (
+        Clause((ranged("i", 0, 4),), Binary("*", I, Lit(10, "i32"), "i32"),
+               (Where(None, Binary("<", I, Lit(3, "i32"), "bool")),)),
+        Clause((ranged("i", 1, 6),), Unary("-", I, "i32"), (Where(None, Binary(">=", I, Lit(3, "i32"), "bool")),))))])
+    np.testing.assert_array_equal(meaning(prog)["u"], [0, 10, 20, -3, -4, -5])
+    assert "let u[i in 1..6] = -i where i >= 3;" in render_program(prog)
+
+
+def test_the_generator_splits_overlapping_boxes_by_guards():
+    found = 0
+    for number in range(200):
+        prog = ProgramGenerator(random.Random(f"boxes/{number}")).program()
+        for define in (i for i in prog.items if isinstance(i, Define) and splits_by_guards(i)):
+            found += len({(c.slots[0].lo, c.slots[0].hi) for c in define.clauses}) > 1
+    assert found >= 5, found
+
+
 def test_an_if_evaluates_only_the_branch_taken():
     x = Input("x", "f32", (Bound(3),))
     body = IfElse(Binary(">=", I, Lit(1, "i32"), "bool"),
