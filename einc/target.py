@@ -83,10 +83,8 @@ _RECORDS = (
            unsupported_dtypes=(("f64", "f32"), ("i64", "i32"), ("u64", "u32"), ("i16", "i32"), ("u16", "i32"),
                                ("f16", "f32"), ("bf16", "f32")),
            # SPIR-V cannot compile a dispatch region with loops; IREE-30: lavapipe stops an
-           # invocation after ~65,535 loop iterations; IREE-48: a host loop's start rows, zeros a
-           # kernel computes (a barrier on them brings IREE-46 back)
-           loops_in_dispatch=False, loop_budget=65_000,
-           defects=frozenset({"IREE-06", "IREE-41", "IREE-42", "IREE-46", "IREE-48", "IREE-49"})),
+           # invocation after ~65,535 loop iterations
+           loops_in_dispatch=False, loop_budget=65_000, defects=frozenset({"IREE-06", "IREE-41", "IREE-42", "IREE-46", "IREE-49"})),
 )
 TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in _RECORDS})
 DEFAULT = TARGETS["llvm-cpu"]

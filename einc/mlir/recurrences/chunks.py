@@ -168,11 +168,9 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     # carried at their offset with the allocation's size lost, and read past their binding; behind
     # a barrier they are a resource of their own. Zeros, not uninitialized rows, and no barrier
     # on a window or whole tensor: either made Vulkan command buffers copy from a binding they do
-    # not declare (OUT_OF_RANGE in the Kalman group). Where IREE-46 is (vulkan-spirv) that
-    # barrier brings it back (a print of the recurrence reads stale memory): there the zeros are
-    # computed by a kernel from a zero behind a barrier (own_zeros), which keeps them a resource of
-    # their own too (plain zeros do not). Elsewhere the first chunk reads none of the head rows it
-    # takes over: no zeros there.
+    # not declare (OUT_OF_RANGE in the Kalman group). Not on vulkan-spirv, where the barrier
+    # brings IREE-46 back (a print of the recurrence reads stale memory). Elsewhere the first
+    # chunk reads none of the head rows it takes over: no zeros there.
     shapes = layout.shapes()
 
     def starting_storage(m: RecMember) -> ir.Value:
@@ -181,8 +179,6 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
             return zeros(size, m)
         if not lw.target.has_defect("IREE-48"):
             return flat_empty(size, element_type(m.dtype))
-        if lw.target.has_defect("IREE-46"):
-            return own_zeros(size, m)
         return fence(own_zeros(size, m) if lw.target.has_defect("IREE-50") else zeros(size, m))
     initial = [starting_storage(m) for m in members]
     inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
