@@ -40,7 +40,7 @@ class Substitution:
             args = tuple(self.value(a) for a in v.args)
             return v if args == v.args else Op(v.op, args, v.dtype, span=v.span)
         if isinstance(v, Read):
-            source = self.value(v.tensor)
+            source = self.value(v.tensor) if isinstance(v.tensor, Stack) else v.tensor
             subs = tuple(self.value(s) for s in v.subs)
             if subs == v.subs and source is v.tensor:
                 return v
