@@ -151,6 +151,21 @@ def test_an_if_evaluates_only_the_branch_taken():
     np.testing.assert_array_equal(meaning(prog, x=np.array([1, 2, 3], np.float32))["y"], [0.5, 1, 2])
 
 
+def test_an_f32_sum_is_accumulated_term_by_term_with_the_first_index_outermost():
+    """As einc's loops add: NumPy's pairwise f32 sum is closer to exact, which left no room for
+    the rounding of a long sum with cancellation."""
+    x = Input("x", "f32", (Bound(4),))
+    total = Reduce("sum", (Range("i", Bound(0), Bound(4)), Range("l", Bound(0), Bound(128))),
+                   Read("x", (Index("i"),), "f32"), None, "f32")
+    values = np.array([1.5, -0.7397831, -0.2711133, -0.395806], np.float32)
+    expected = np.float32(0)
+    for i in range(4):
+        for _ in range(128):
+            expected = np.float32(expected + values[i])
+    assert meaning(program([Define("s", "f32", (Clause((), total),))], [x]), x=values)["s"] == expected
+    assert expected != np.float32(values.repeat(128).sum())       # NumPy's own order differs
+
+
 def test_reductions_over_ranges_that_depend_on_the_outer_index():
     x = Input("x", "i32", (Bound(4),))
     k = Range("k", Bound(0), Bound(1, index="i"))
