@@ -21,7 +21,7 @@ from einc.autodiff.local_rules import const
 from einc.autodiff.piecewise_adjoint import clause_adjoints
 from einc.autodiff.primal_reuse import reuse_primal
 from einc.autodiff.recurrence_adjoint import adjoint_loop
-from einc.autodiff.scalar_adjoint import propagate
+from einc.autodiff.scalar_adjoint import propagate, reads_a_point_stack
 from einc.autodiff.seeds import positions, read_adjoint
 from einc.autodiff.spans import located
 
@@ -173,7 +173,9 @@ def _reverse_dependencies(y: Value, stop: Value) -> list:
             if id(n) in visited:
                 continue
             visited.add(id(n))
-            if isinstance(n, Read):
+            if reads_a_point_stack(n):
+                stack.extend(n.tensor.elems + n.subs)
+            elif isinstance(n, Read):
                 out.append(n.tensor)
                 stack.extend(n.subs)
             elif is_stored_tensor(n) and n is not stop:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, StateRead, Value,
-                           is_stored_tensor)
+from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, Stack, StateRead, Value,
+                           free_vars, is_stored_tensor)
 from einc.ir.types import BOOL
 from einc.autodiff.custom_rules import NO_RULES
 from einc.autodiff.local_rules import const, mul, op, partials, selected_share
@@ -36,7 +38,9 @@ def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rule
         if not parts:
             continue
         adj = _sum(parts)
-        if id(node) in stops or isinstance(node, (Read, Input)) or is_stored_tensor(node):
+        if id(node) not in stops and reads_a_point_stack(node):
+            _through_point_stack(node, adj, adjoints)
+        elif id(node) in stops or isinstance(node, (Read, Input)) or is_stored_tensor(node):
             out.append(LeafAdjoint(node, adj, extra_vars))
         elif isinstance(node, Reduce):
             out += _through_reduce(node, adj, stops, extra_vars, rules, states_given)
@@ -48,6 +52,21 @@ def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rule
         elif isinstance(node, StateRead) and not states_given:
             raise d.error(d.UNSUPPORTED, "derivatives through recurrences are not compiled yet", node.span)
     return out
+
+
+def reads_a_point_stack(v: Value) -> bool:
+    """Whether `v` reads an array literal of scalars that depend on the point (`[x[r, 0], x[r,
+    1]][k]`): the kernel builds it at each point, so it is scalar work, not a tensor to reverse."""
+    return isinstance(v, Read) and isinstance(v.tensor, Stack) and all(e.rank == 0 for e in v.tensor.elems) \
+        and bool(free_vars(v.tensor))
+
+
+def _through_point_stack(node: Read, adj: Value, adjoints: dict) -> None:
+    """Element k of the literal takes the adjoint where the subscript is k."""
+    (sub,) = node.subs
+    for k, elem in enumerate(node.tensor.elems):
+        hit = Op("eq", (sub, Const(np.asarray(k, dtype=sub.dtype.numpy))), BOOL)
+        adjoints.setdefault(id(elem), []).append(Op("select", (hit, adj, const(0.0, adj)), adj.dtype))
 
 
 def _through_op(node: Op, adj: Value, adjoints: dict) -> None:
@@ -95,6 +114,9 @@ def _reverse_topological(root: Value, stops: set, rules) -> list:
             continue
         seen.add(id(v))
         stack.append((v, True))
+        if id(v) not in stops and reads_a_point_stack(v):
+            stack.extend((e, False) for e in v.tensor.elems)
+            continue
         if id(v) in stops or isinstance(v, (Read, Reduce, Input, Const, Size, IndexRef, StateRead)) \
                 or is_stored_tensor(v):
             continue

@@ -7,8 +7,8 @@ two ways stays two independent loops.
 from __future__ import annotations
 
 from einc.ir import affine
-from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, Reduce, Size, StateRead,
-                           Value)
+from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, Reduce, Size, Stack, StateRead,
+                           Value, free_vars)
 
 
 def substitute(expr: Value, mapping: dict) -> Value:
@@ -31,18 +31,22 @@ class Substitution:
     def _rebuild(self, v: Value) -> Value:
         if isinstance(v, IndexRef):
             return self.mapping.get(v.var, v)
+        if isinstance(v, Stack) and free_vars(v):      # an array literal built at each point
+            elems = tuple(self.value(e) for e in v.elems)
+            return v if elems == v.elems else Stack(elems, span=v.span)
         if isinstance(v, (Const, Input, Size)) or v.rank > 0:
             return v                               # program-level: closed over its own vars
         if isinstance(v, Op):
             args = tuple(self.value(a) for a in v.args)
             return v if args == v.args else Op(v.op, args, v.dtype, span=v.span)
         if isinstance(v, Read):
+            source = self.value(v.tensor) if isinstance(v.tensor, Stack) else v.tensor
             subs = tuple(self.value(s) for s in v.subs)
-            if subs == v.subs:
+            if subs == v.subs and source is v.tensor:
                 return v
             # the new subscripts need their own proof: an affine map is only safe in bounds
             in_bounds = all(affine.subscript_in_bounds(s, n) for s, n in zip(subs, v.tensor.shape))
-            return Read(v.tensor, subs, span=v.span, in_bounds=in_bounds)
+            return Read(source, subs, span=v.span, in_bounds=in_bounds)
         if isinstance(v, StateRead):
             return StateRead(v.member, tuple(self.value(s) for s in v.subs), span=v.span)
         if isinstance(v, Reduce):

@@ -23,6 +23,7 @@ from einc.autodiff.compact_rules import compact_tangent
 from einc.autodiff.custom_rules import NO_RULES
 from einc.autodiff.local_rules import const, mul, op, partials, selected_share
 from einc.autodiff.rewrite import replace_nodes
+from einc.autodiff.scalar_adjoint import reads_a_point_stack
 from einc.autodiff.seeds import positions
 from einc.autodiff.substitute import substitute
 from einc.autodiff.tangent_recurrence import recurrence_tangent
@@ -72,6 +73,8 @@ class Tangent:
             return []
         if kind == "t":
             return self._tensor_parts(v)
+        if reads_a_point_stack(v):
+            return [("s", e) for e in v.tensor.elems]
         if isinstance(v, Read):
             return [] if v.tensor is self.x else [("t", v.tensor)]
         if is_stored_tensor(v):
@@ -163,6 +166,12 @@ class Tangent:
     def _read(self, r: Read):
         if r.tensor is self.x:
             return self.seed(tuple(r.subs))
+        if reads_a_point_stack(r):       # built at each point: so is its tangent
+            elems = [self.of_scalar(e) for e in r.tensor.elems]
+            if all(e is None for e in elems):
+                return None
+            return Read(Stack(tuple(const(0.0, r) if t is None else t for t in elems), span=r.tensor.span),
+                        tuple(r.subs), span=r.span, in_bounds=r.in_bounds)
         tt = self.of_tensor(r.tensor)
         if tt is None:
             return None

@@ -28,6 +28,12 @@ def is_state_slice(v: Value) -> bool:
         isinstance(s, IndexRef) and s.var is var for s, var in zip(rest, v.vars))
 
 
+def reads_current_step(slice_: Generic, group: RecurrenceGroup) -> bool:
+    """Whether a state slice reads its member at the group's current step `t` (not `t - c`)."""
+    step = affine.affine_of(slice_.body.subs[0])
+    return step is not None and step.terms == {group.t_var: 1} and step.const == 0
+
+
 def computable_after(group: RecurrenceGroup) -> dict:
     """id of each tensor of `group.step_work` -> how many of the step's members (in order) must be
     written before it is computed: past every member it reads at the current step, 0 if none."""
@@ -35,9 +41,7 @@ def computable_after(group: RecurrenceGroup) -> dict:
     after: dict = {}
     for v in group.step_work:                      # operands first
         if is_state_slice(v):
-            step = affine.affine_of(v.body.subs[0])
-            current = step is not None and step.terms == {group.t_var: 1} and step.const == 0
-            after[id(v)] = position[id(v.body.member)] + 1 if current else 0
+            after[id(v)] = position[id(v.body.member)] + 1 if reads_current_step(v, group) else 0
         else:
             after[id(v)] = max((after[id(o)] for o in walk([v], opaque=(RecValue,))
                                 if o is not v and id(o) in after), default=0)

@@ -249,7 +249,8 @@ class ProgramGenerator:
         return slot
 
     def piecewise(self) -> Define:
-        """Literal points, a ranged part, maybe a gap (zeros) and an overriding point."""
+        """Literal points, a ranged part (maybe two adjacent ones), maybe a gap (zeros), a later
+        range overriding part of it and an overriding point."""
         rng = self.rng
         dtype = rng.choice((self.float_type, self.float_type, self.int_type))
         first = Bound(rng.randint(3, 7)) if not self.scope.dims or rng.random() < 0.5 else \
@@ -261,7 +262,7 @@ class ProgramGenerator:
         for row in range(start - (1 if rng.random() < 0.3 else 0)):    # maybe leave a gap
             clauses.append(self.clause(dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest_slots,
                                        self.scope, depth=1))
-        clauses.append(self.clause(dtype, (Slot("i", Bound(start), first),) + rest_slots, self.scope))
+        clauses += self.ranged_parts(dtype, start, first, rest_slots)
         if rng.random() < 0.4:
             point = rng.randrange(self.size(first))
             others = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
@@ -273,20 +274,50 @@ class ProgramGenerator:
         self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         return Define(name, dtype, tuple(clauses))
 
+    def ranged_parts(self, dtype: str, start: int, first: Bound, rest_slots: tuple) -> list:
+        """The ranged part `i in start..first`: one clause, or two adjacent ones (`start..m`,
+        `m..first`); then maybe a later one over a run inside it, which overrides what it covers."""
+        rng = self.rng
+        size = self.size(first)
+        middle = rng.randint(start + 1, size - 1) if size - start >= 2 and rng.random() < 0.3 else None
+        ends = [Bound(start), first] if middle is None else [Bound(start), Bound(middle), first]
+        parts = [self.clause(dtype, (Slot("i", lo, hi),) + rest_slots, self.scope) for lo, hi in zip(ends, ends[1:])]
+        if size - start >= 1 and rng.random() < 0.3:
+            lo = rng.randint(start, size - 1)
+            hi = first if first.dim and rng.random() < 0.4 else Bound(rng.randint(lo + 1, size))
+            parts.append(self.clause(dtype, (Slot("i", Bound(lo), hi),) + rest_slots, self.scope))
+        return parts
+
     def guarded(self) -> Define:
-        """Clauses over one box whose `where` guards split it (LANGUAGE.md section 10), in a
-        random order: each point takes the clause whose guard holds there."""
+        """Clauses over one box (or two overlapping ones) whose `where` guards split it (LANGUAGE.md
+        section 10), in a random order: each point takes the clause whose guard holds there."""
         rng = self.rng
         dtype = rng.choice((self.float_type, self.float_type, self.int_type))
         shape = tuple(self.extent(self.scope.dims) for _ in range(rng.choice((1, 1, 2))))
         slots = tuple(Slot("ijk"[a], Bound(0), b) for a, b in enumerate(shape))
         scope = self.index_scope(slots, self.scope)
-        guards = self.index_split(scope) if rng.random() < 0.6 else self.data_split(scope)
-        clauses = [self.clause(dtype, slots, self.scope, guard_expr=g) for g in guards]
+        if self.size(shape[0]) >= 2 and rng.random() < 0.25:
+            clauses = self.overlapping_boxes(dtype, slots)
+        else:
+            guards = self.index_split(scope) if rng.random() < 0.6 else self.data_split(scope)
+            clauses = [self.clause(dtype, slots, self.scope, guard_expr=g) for g in guards]
         rng.shuffle(clauses)
         name = self.gen.name("s")
         self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         return Define(name, dtype, tuple(clauses))
+
+    def overlapping_boxes(self, dtype: str, slots: tuple) -> list:
+        """Two clauses whose ranges along the first axis overlap (`i in 0..b`, `i in a..n`, a <= m
+        <= b) and whose guards (`i < m`, `i >= m`) give each point of the overlap to one of them."""
+        rng = self.rng
+        first, rest = slots[0], slots[1:]
+        size = self.size(first.hi)
+        m = rng.randint(1, size - 1)
+        below = Slot("i", Bound(0), Bound(rng.randint(m, size)))
+        above = Slot("i", Bound(rng.randint(0, m)), first.hi)
+        i = Index("i")
+        return [self.clause(dtype, (below,) + rest, self.scope, guard_expr=Binary("<", i, Lit(m, "i32"), "bool")),
+                self.clause(dtype, (above,) + rest, self.scope, guard_expr=Binary(">=", i, Lit(m, "i32"), "bool"))]
 
     def index_split(self, scope: Scope) -> list:
         """Guards on a combination of one or two indices (`i + 2 * j`) against thresholds:

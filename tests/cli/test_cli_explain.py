@@ -212,3 +212,26 @@ def test_explain_names_each_packed_weight_of_a_step_once(einc_cli, tmp_path):
     status, stdout, _ = einc_cli("build", path, "--explain", "--target", "llvm-cpu")
     assert status == 0
     assert packed_lines(stdout) == (["  packed weights: Ur, Un, Uz"] if has_avx512() else [])
+
+
+# A step whose tensor reads one member at the earlier step and another at the current step,
+# once that member is written: the explanation counts each kind of state apart.
+CURRENT_STEP_PROGRAM = """let X: [f64; N, 3];
+let w[0, d in 0..3] = 0.5;
+let g[0, d in 0..3] = 0.0;
+let w[k in 1..10, d in 0..3] = w[k - 1, d] * 0.9 + 0.01;
+let g[k in 1..10, d in 0..3] = {
+    let r[n] = sum[j](X[n, j] * w[k, j]) + g[k - 1, 0];
+    r[d] + g[k - 1, d]
+};
+"""
+
+
+def test_explain_tells_earlier_step_states_from_current_step_ones(einc_cli, tmp_path):
+    path = tmp_path / "current.ein"
+    path.write_text(CURRENT_STEP_PROGRAM)
+    status, stdout, stderr = einc_cli("build", path, "--explain", "--output", "g")
+    assert (status, stderr) == (0, "")
+    assert lowerings(stdout) == [f"{recurrence_tensor_steps.FORM}, because each step computes 1 tensor(s) whole "
+                                 "from 1 earlier-step state(s) and 1 state(s) of the current step, once written "
+                                 "(every target)"]

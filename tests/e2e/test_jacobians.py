@@ -176,3 +176,27 @@ def test_reverse_and_forward_mode_through_a_piecewise_definition(fd_jacobian):
     np.testing.assert_allclose(out["g"], fd_jacobian(lambda v: (y(v) ** 2).sum(), x), **FD_TOL)
     np.testing.assert_allclose(out["J"], fd_jacobian(y, x), **FD_TOL)
     np.testing.assert_allclose(out["row"], out["J"][2], rtol=1e-14)
+
+
+def test_both_modes_through_an_array_literal_of_a_points_values(fd_jacobian):
+    """`[x[r, 0], x[r, 1] * x[r, 0], x[r, 2]][k]`: a literal the kernel builds at each point r
+    (fuzz seed 303: an internal error, its elements' index r not iterated by the derivative's
+    kernel); through a max of one, whose derivative reads it again at fresh reduction indices."""
+    x = np.array([[1.0, -2.0, 0.25], [0.3, 0.7, 0.1]])
+    out = einc.load(einc.compile("""use std::math::*;
+        let x: [f64; 2, 3];
+        let r[p in 0..2, k in 0..3] = [x[p, 0], x[p, 1] * x[p, 0], x[p, 2]][k];
+        let m[p in 0..2] = max[k in 0..3]([x[p, 0], x[p, 1], 3.0 * x[p, 2]][k]);
+        let y[i in 0..4] = sin(m[i / 2]) + r[i % 2, i % 3] * r[i % 2, i % 3];
+        let loss = sum[i](y[i] * y[i]);
+        let g = @loss / @x;
+        let J = @y / @x;
+    """).vmfb)(x=x)
+
+    def y(v):
+        r = np.stack([v[:, 0], v[:, 1] * v[:, 0], v[:, 2]], 1)
+        m = np.stack([v[:, 0], v[:, 1], 3 * v[:, 2]], 1).max(1)
+        i = np.arange(4)
+        return np.sin(m[i // 2]) + r[i % 2, i % 3] ** 2
+    np.testing.assert_allclose(out["g"], fd_jacobian(lambda v: (y(v) ** 2).sum(), x), **FD_TOL)
+    np.testing.assert_allclose(out["J"], fd_jacobian(y, x), **FD_TOL)

@@ -64,6 +64,26 @@ def test_piecewise_points_win_in_order_and_gaps_are_zero():
     np.testing.assert_array_equal(meaning(prog)["u"], [1.5, 0.0, -2.0, 9.0, -2.0])
 
 
+def test_adjacent_ranged_parts_meet_and_a_later_range_overrides_the_run_it_covers():
+    prog = program([Define("u", "i32", (
+        Clause((ranged("i", 1, 3),), Binary("*", I, Lit(10, "i32"), "i32")),
+        Clause((ranged("i", 3, 6),), Unary("-", I, "i32")),
+        Clause((ranged("i", 2, 4),), Lit(7, "i32"))))])
+    np.testing.assert_array_equal(meaning(prog)["u"], [0, 10, 7, 7, -4, -5])
+    assert "let u[i in 2..4] = 7;" in render_program(prog)
+
+
+def test_the_generator_writes_adjacent_and_overriding_ranged_parts():
+    found = {"adjacent": 0, "overriding": 0}
+    for number in range(200):
+        prog = ProgramGenerator(random.Random(f"ranges/{number}")).program()
+        for define in (i for i in prog.items if isinstance(i, Define) and i.name.startswith("p")):
+            ranges = [c.slots[0] for c in define.clauses if c.slots[0].var is not None]
+            found["adjacent"] += any(a.hi == b.lo for a, b in zip(ranges, ranges[1:]))
+            found["overriding"] += any(b.lo.const < a.hi.const or a.hi.dim for a, b in zip(ranges, ranges[1:]))
+    assert found["adjacent"] >= 5 and found["overriding"] >= 5, found
+
+
 def test_a_guarded_out_point_of_a_definition_is_zero_and_its_read_is_not_checked():
     x = Input("x", "f32", (Bound(3),))
     guard = Binary(">=", I, Lit(1, "i32"), "bool")
@@ -104,12 +124,46 @@ def test_the_generator_splits_definitions_and_recurrence_steps_by_guards():
     assert found["define"] >= 5 and found["member"] >= 2, found
 
 
+def test_guarded_clauses_over_overlapping_boxes_give_each_point_one_value():
+    """`u[i in 0..4] where i < 3` and `u[i in 1..6] where i >= 3`: the overlap 1..4 goes by the guards."""
+    prog = program([Define("u", "i32", (
+        Clause((ranged("i", 0, 4),), Binary("*", I, Lit(10, "i32"), "i32"),
+               (Where(None, Binary("<", I, Lit(3, "i32"), "bool")),)),
+        Clause((ranged("i", 1, 6),), Unary("-", I, "i32"), (Where(None, Binary(">=", I, Lit(3, "i32"), "bool")),))))])
+    np.testing.assert_array_equal(meaning(prog)["u"], [0, 10, 20, -3, -4, -5])
+    assert "let u[i in 1..6] = -i where i >= 3;" in render_program(prog)
+
+
+def test_the_generator_splits_overlapping_boxes_by_guards():
+    found = 0
+    for number in range(200):
+        prog = ProgramGenerator(random.Random(f"boxes/{number}")).program()
+        for define in (i for i in prog.items if isinstance(i, Define) and splits_by_guards(i)):
+            found += len({(c.slots[0].lo, c.slots[0].hi) for c in define.clauses}) > 1
+    assert found >= 5, found
+
+
 def test_an_if_evaluates_only_the_branch_taken():
     x = Input("x", "f32", (Bound(3),))
     body = IfElse(Binary(">=", I, Lit(1, "i32"), "bool"),
                   Read("x", (Binary("-", I, Lit(1, "i32"), "i32"),), "f32"), Lit(0.5, "f32"), "f32")
     prog = program([Define("y", "f32", (Clause((ranged("i", 0, 3),), body),))], [x])
     np.testing.assert_array_equal(meaning(prog, x=np.array([1, 2, 3], np.float32))["y"], [0.5, 1, 2])
+
+
+def test_an_f32_sum_is_accumulated_term_by_term_with_the_first_index_outermost():
+    """As einc's loops add: NumPy's pairwise f32 sum is closer to exact, which left no room for
+    the rounding of a long sum with cancellation."""
+    x = Input("x", "f32", (Bound(4),))
+    total = Reduce("sum", (Range("i", Bound(0), Bound(4)), Range("l", Bound(0), Bound(128))),
+                   Read("x", (Index("i"),), "f32"), None, "f32")
+    values = np.array([1.5, -0.7397831, -0.2711133, -0.395806], np.float32)
+    expected = np.float32(0)
+    for i in range(4):
+        for _ in range(128):
+            expected = np.float32(expected + values[i])
+    assert meaning(program([Define("s", "f32", (Clause((), total),))], [x]), x=values)["s"] == expected
+    assert expected != np.float32(values.repeat(128).sum())       # NumPy's own order differs
 
 
 def test_reductions_over_ranges_that_depend_on_the_outer_index():

@@ -19,7 +19,7 @@ from types import ModuleType
 from iree.compiler import ir
 
 from einc.ir.nodes import RecurrenceGroup, RecValue
-from einc.ir.state_slices import is_state_slice
+from einc.ir.state_slices import is_state_slice, reads_current_step
 from einc.mlir.recurrences import (batch as recurrence_batch, host as recurrence_host,
                                    kernel as recurrence_kernel, region as recurrence_region,
                                    tensor_steps as recurrence_tensor_steps,
@@ -41,7 +41,7 @@ def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
         slices = [v for v in group.step_work if is_state_slice(v)]
         tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
         return FormChoice(recurrence_tensor_steps, f"each step computes {len(tensors)} tensor(s) whole from "
-                          f"{len(slices)} earlier-step state(s) (every target)")
+                          f"{slice_sources(group, slices)} (every target)")
     if target.has_vector_lanes and recurrence_batch.misfit(group) is None:
         return FormChoice(recurrence_batch, "no step reads across the last (batch) axis, and its other "
                           "axes are small: the steps of a block of lanes need no loads")
@@ -59,6 +59,13 @@ def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
         return FormChoice(recurrence_workgroup, f"{not_kernel}, and every read of a member is at t - c or "
                           "a fixed step")
     return FormChoice(recurrence_host, f"{not_kernel}, and {not_workgroup}")
+
+
+def slice_sources(group: RecurrenceGroup, slices: list) -> str:
+    """`N earlier-step state(s)`, and the states the step reads at its own step once written."""
+    current = sum(reads_current_step(v, group) for v in slices)
+    earlier = f"{len(slices) - current} earlier-step state(s)"
+    return earlier + (f" and {current} state(s) of the current step, once written" if current else "")
 
 
 def rec_value(lw, v: RecValue) -> ir.Value:

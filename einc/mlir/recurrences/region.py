@@ -54,6 +54,8 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
     members = group.members
     held = {m: m.plan["lookback"] for m in members if in_registers(m)}
     steps = lw.sizes.index(group.t_var.extent)
+    last_rows = {m: lw.sizes.index(m.shape[0] - 1) for m in members
+                 if m.window is None and m.shape[0] != group.t_var.extent}
     # values before step 0 are never used: reads there sit in inactive clauses or guards
     carried = tensors + [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n * _held_count(m))]
     for lo, hi in step_spans(group):
@@ -63,7 +65,7 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
             tensors, registers = loop.inner_iter_args[:len(members)], iter(loop.inner_iter_args[len(members):])
             recent = {m: [_registers(m, registers) for _ in range(n)] for m, n in held.items()}
             storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
-                              units=units, steps=(lo, hi))
+                              units=units, steps=(lo, hi), last_rows=last_rows)
             emit_step(lw, group, storage, _write_points)
             shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
                        for v in _flat(value)]

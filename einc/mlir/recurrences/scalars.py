@@ -34,12 +34,17 @@ class Storage:
     t once written, so a step reads them without a round trip through memory (a small tensor
     state's value is a dict, point -> scalar). `units` maps a
     member whose tensor is kept without its axes of size 1 (recurrence_step.compact) to them.
-    `steps` (lo, hi), Lin bounds, says t stays in lo <= t < hi (None: any step of the group)."""
+    `steps` (lo, hi), Lin bounds, says t stays in lo <= t < hi (None: any step of the group).
+    `last_rows` maps a member that ends before the loop to its last row (an index): the steps
+    past its end keep that row, never an access past its storage, from which LLVM may infer
+    that t stays below its end (and fold another member's guard `j <= t`)."""
 
     def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, recent: Optional[dict] = None,
-                 current: Optional[dict] = None, units: Optional[dict] = None, steps: Optional[tuple] = None):
+                 current: Optional[dict] = None, units: Optional[dict] = None, steps: Optional[tuple] = None,
+                 last_rows: Optional[dict] = None):
         self.t_var = t_var
         self.steps = steps
+        self.last_rows = last_rows if last_rows is not None else {}
         self.t = t
         self.tensors = tensors
         self.recent = recent if recent is not None else {}
@@ -48,7 +53,7 @@ class Storage:
 
     def with_tensor(self, member, value: ir.Value) -> "Storage":
         return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current, self.units,
-                       self.steps)
+                       self.steps, self.last_rows)
 
     def at(self, member, indices: list[ir.Value]) -> list[ir.Value]:
         """The indices of a point (slot, axis 1, ..) of `member` in its storage tensor."""
@@ -56,9 +61,11 @@ class Storage:
 
     def slot(self, member, step: ir.Value) -> ir.Value:
         """The axis-0 position of `step` (an index) in `member`'s storage."""
-        if member.window is None:
-            return step
-        return arith.remui(step, index_const(member.window))
+        if member.window is not None:
+            return arith.remui(step, index_const(member.window))
+        if member in self.last_rows:
+            return arith.minui(step, self.last_rows[member])
+        return step
 
 
 def without_axes(indices: list[ir.Value], axes: tuple) -> list[ir.Value]:

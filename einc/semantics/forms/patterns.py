@@ -30,15 +30,18 @@ def match(el, scrutinee, node: ast.Match, env):
     arms = []
     el.state.guard_depth += 1
     try:
-        for arm, cond, binds in tested:
+        for k, (arm, cond, binds) in enumerate(tested):
             if _decided(cond) is False:
+                _note_reads_of_arm(el, env, arm, binds)
                 continue
             scope = _scope(el, env, binds)
             if arm.guard is not None:
                 cond = _and(el, cond, el.ev(arm.guard, scope), arm.guard.span)
             arms.append((cond, el.ev(arm.body, scope), arm))
             if _decided(cond) is True:
-                break                 # the arms below are never reached
+                for later, _, later_binds in tested[k + 1:]:       # never reached
+                    _note_reads_of_arm(el, env, later, later_binds)
+                break
     finally:
         el.state.guard_depth -= 1
     result = arms[-1][1]
@@ -64,9 +67,17 @@ def _pick(el, tested, env):
             if not guard:
                 continue
         for other, _, other_binds in tested[:k] + tested[k + 1:]:
-            note_reads_of_skipped(el, other.body, _scope(el, env, other_binds))
+            _note_reads_of_arm(el, env, other, other_binds)
         return el.ev(arm.body, scope)
     return None
+
+
+def _note_reads_of_arm(el, env, arm, binds: dict) -> None:
+    """An arm a build-time decision skips still gives index extents, through the reads of its
+    guard and of its body (LANGUAGE.md section 3; untaken_branches)."""
+    scope = _scope(el, env, binds)
+    note_reads_of_skipped(el, arm.guard, scope)
+    note_reads_of_skipped(el, arm.body, scope)
 
 
 def _scope(el, env, binds: dict):
