@@ -11,7 +11,8 @@ from einc import host_cpu
 from einc.ir.nodes import Input, Print, Program
 from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.core.types import element_type, tensor_type
-from einc.module_file import CPU_FEATURES_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY
+from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION,
+                              TARGET_KEY)
 from einc.passes.size_facts import ExtentFact, IndexFact
 from einc.target import Target
 
@@ -62,8 +63,11 @@ def reflection(program: Program, target: Target) -> ir.Attribute:
 
 def target_entries(target: Target) -> dict[str, str]:
     """The reflection entries that say what the module's code needs to run: the target, and for
-    code tuned to this CPU its instruction set extensions (the runner refuses a CPU lacking one)."""
+    code tuned to this CPU its instruction set extensions (the runner refuses a CPU lacking one),
+    and the alignment at which its kernels read an input in place."""
     entries = {TARGET_KEY: target.name}
+    if target.input_alignment is not None:
+        entries[INPUT_ALIGNMENT_KEY] = str(target.input_alignment)
     if target.tuned_to_host:
         entries[CPU_FEATURES_KEY] = " ".join(host_cpu.isa_features())
     return entries
