@@ -17,7 +17,7 @@ from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
 from einc.mlir.core.rounding import round_products_separately
 from einc.mlir.core.shapes import emit_read_checks, emit_shape_checks
-from einc.mlir.signature import function_type, reflection
+from einc.mlir.signature import function_type, record_input_alignment, reflection
 from einc.passes.target_support import check_target
 from einc.mlir.core.types import is_tensor
 from einc.mlir.weights import Weights
@@ -45,6 +45,7 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         main.attributes["iree.reflection"] = reflection(program, target)
         if target.input_alignment is not None:
             module.operation.attributes["stream.resources"] = resource_config(target.input_alignment)
+            record_input_alignment(main, target.input_alignment)
         entry = main.add_entry_block()
         weights = weights or Weights(None)
         weights.start(main)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from iree.compiler import ir
+from iree.compiler.dialects import func
 
 from einc import host_cpu
 from einc.ir.nodes import Input, Print, Program
@@ -63,14 +64,20 @@ def reflection(program: Program, target: Target) -> ir.Attribute:
 
 def target_entries(target: Target) -> dict[str, str]:
     """The reflection entries that say what the module's code needs to run: the target, and for
-    code tuned to this CPU its instruction set extensions (the runner refuses a CPU lacking one),
-    and the alignment at which its kernels read an input in place."""
+    code tuned to this CPU its instruction set extensions (the runner refuses a CPU lacking one)."""
     entries = {TARGET_KEY: target.name}
-    if target.input_alignment is not None:
-        entries[INPUT_ALIGNMENT_KEY] = str(target.input_alignment)
     if target.tuned_to_host:
         entries[CPU_FEATURES_KEY] = " ".join(host_cpu.isa_features())
     return entries
+
+
+def record_input_alignment(main: func.FuncOp, alignment: int) -> None:
+    """Add to `main`'s reflection the alignment its module's kernels were built to assume of an
+    input (einc.mlir `resource_config`): the runner lends inputs that start on it in place. A
+    module without the entry (hand-written MLIR, an earlier einc) gets IREE's default."""
+    entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
+    entries[INPUT_ALIGNMENT_KEY] = ir.StringAttr.get(str(alignment))
+    main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
 
 
 def record_parameters(module: ir.Module, digest: str) -> None:

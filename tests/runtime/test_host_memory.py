@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc.runtime.host_memory import LENT_OFF_THE_LINE
 from einc.runtime.signature import signature_from_reflection
 from tests.programs import built
 
@@ -53,15 +54,20 @@ def test_inputs_at_any_alignment_give_the_same_results_and_stay_unchanged(progra
     np.testing.assert_array_equal(x, values)
 
 
-@pytest.mark.parametrize("offset, lent", [(0, True), (16, True), (48, True), (4, False)])
-def test_an_input_on_the_modules_alignment_is_lent_in_place(program, offset, lent, monkeypatch):
+@pytest.mark.parametrize("offset, size, lent", [(0, 4096, True), (16, 4096, False), (48, 4096, False),
+                                               (16, LENT_OFF_THE_LINE // 4, True), (48, LENT_OFF_THE_LINE // 4, True),
+                                               (4, LENT_OFF_THE_LINE // 4, False)])
+def test_an_input_is_lent_in_place_on_a_cache_line_or_large_on_the_modules_alignment(program, offset, size, lent,
+                                                                                   monkeypatch):
+    # Small inputs off a cache line are copied (each vector load would span two lines); large
+    # ones on the module's 16 bytes are lent (a copy costs a pass over them)
     assert program.signature.input_alignment == 16
     imported = []
     allocator = type(program._hal_device.allocator)
     real = allocator.import_host_allocation
     monkeypatch.setattr(allocator, "import_host_allocation",
                         lambda self, array, **kw: imported.append(array) or real(self, array, **kw))
-    values = np.arange(4096, dtype=np.float32)
+    values = np.arange(size, dtype=np.float32)
     check(program.run({"x": placed(values, offset)}), values)
     assert bool(imported) == lent
 
