@@ -47,7 +47,7 @@ def _can_lend(array: np.ndarray, alignment: int) -> bool:
     """IREE reads an input and never writes it, but the import wants a writable buffer."""
     start = array.ctypes.data
     return (array.flags.c_contiguous and array.flags.writeable and array.nbytes > 0
-            and (start % CACHE_LINE == 0 or (start % alignment == 0 and array.nbytes >= LENT_OFF_THE_LINE)))
+            and start % alignment == 0 and (start % CACHE_LINE == 0 or array.nbytes >= LENT_OFF_THE_LINE))
 
 
 def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[np.ndarray]) -> np.ndarray:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import einc
-from einc.runtime.host_memory import LENT_OFF_THE_LINE
+from einc.runtime.host_memory import LENT_OFF_THE_LINE, _can_lend
 from einc.runtime.signature import signature_from_reflection
 from tests.programs import built
 
@@ -70,6 +70,12 @@ def test_an_input_is_lent_in_place_on_a_cache_line_or_large_on_the_modules_align
     values = np.arange(size, dtype=np.float32)
     check(program.run({"x": placed(values, offset)}), values)
     assert bool(imported) == lent
+
+
+@pytest.mark.parametrize("offset, size, lent", [(0, 4096, True), (16, LENT_OFF_THE_LINE // 4, False)])
+def test_a_module_built_for_64_bytes_is_lent_nothing_off_them(offset, size, lent):
+    # IREE's default: a large array on 16 bytes would crash its kernels, so it is copied
+    assert _can_lend(placed(np.zeros(size, np.float32), offset), 64) == lent
 
 
 def test_a_module_that_does_not_state_its_input_alignment_gets_irees_default(program):
