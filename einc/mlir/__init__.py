@@ -18,7 +18,7 @@ from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
 from einc.mlir.core.rounding import round_products_separately
 from einc.mlir.core.shapes import emit_read_checks, emit_shape_checks
-from einc.mlir.signature import function_type, reflection
+from einc.mlir.signature import function_type, record_input_alignment, reflection
 from einc.passes.target_support import check_target
 from einc.mlir.core.types import is_tensor
 from einc.mlir.weights import Weights
@@ -44,6 +44,9 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         with ir.InsertionPoint(module.body):
             main = func.FuncOp("main", function_type(program))
         main.attributes["iree.reflection"] = reflection(program, target)
+        if target.input_alignment is not None:
+            module.operation.attributes["stream.resources"] = resource_config(target.input_alignment)
+            record_input_alignment(main, target.input_alignment)
         entry = main.add_entry_block()
         weights = weights or Weights(None)
         weights.start(main)
@@ -65,6 +68,18 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
 
 def lower_to_text(program: Program, target: Target, fp_contract: bool = False) -> str:
     return str(lower_program(program, target, fp_contract=fp_contract))
+
+
+def resource_config(alignment: int) -> ir.Attribute:
+    """IREE's CPU resource limits with buffers (inputs among them) starting on `alignment` bytes.
+    The option that sets it (--iree-stream-resource-min-offset-alignment) is process-global in
+    IREE; an attribute on the module holds for that module only."""
+    fields = {"max_allocation_size": 2 ** 63 - 1, "min_buffer_offset_alignment": alignment,
+              "max_buffer_range": 2 ** 63 - 1, "min_buffer_range_alignment": alignment, "index_bits": 64,
+              "alias_mutable_bindings": "false", "memory_model": "Unified"}
+    # the stream dialect is IREE's, not loaded in einc's context: its attribute goes as text
+    text = "resource_config<{%s}>" % ", ".join(f"{k} = {v}" for k, v in fields.items())
+    return ir.OpaqueAttr.get("stream", text.encode(), ir.NoneType.get())
 
 
 def _scalar_arguments(program: Program, args) -> list[ir.Value]:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 
 from iree.compiler import ir
+from iree.compiler.dialects import func
 
 from einc import host_cpu
 from einc.ir.nodes import Input, Print, Program
 from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.core.types import element_type, tensor_type
-from einc.module_file import CPU_FEATURES_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY
+from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION,
+                              TARGET_KEY)
 from einc.passes.size_facts import ExtentFact, IndexFact
 from einc.target import Target
 
@@ -67,6 +69,15 @@ def target_entries(target: Target) -> dict[str, str]:
     if target.tuned_to_host:
         entries[CPU_FEATURES_KEY] = " ".join(host_cpu.isa_features())
     return entries
+
+
+def record_input_alignment(main: func.FuncOp, alignment: int) -> None:
+    """Add to `main`'s reflection the alignment its module's kernels were built to assume of an
+    input (einc.mlir `resource_config`): the runner lends inputs that start on it in place. A
+    module without the entry (hand-written MLIR, an earlier einc) gets IREE's default."""
+    entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
+    entries[INPUT_ALIGNMENT_KEY] = ir.StringAttr.get(str(alignment))
+    main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
 
 
 def record_parameters(module: ir.Module, digest: str) -> None:

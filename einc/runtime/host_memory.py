@@ -13,20 +13,27 @@ import iree.runtime as rt
 from iree.runtime import BufferUsage, HalElementType, MemoryType
 from iree.runtime.array_interop import map_dtype_to_element_type
 
-# IREE-31: IREE's CPU kernels assume every buffer starts on a 64-byte boundary, and a lent array
-# that starts elsewhere crashes the process. NumPy's large arrays start 16 bytes past a page, so
-# many inputs are copied all the same.
-KERNEL_ALIGNMENT = 64
+# IREE-31: IREE's CPU kernels assume every buffer starts on the alignment they were built for
+# (the module's `input_alignment`: 16 bytes for einc's CPU targets, IREE's default 64 before),
+# and a lent array that starts elsewhere crashes the process: such an input is copied. One that
+# starts on it but not on a cache line is lent only where it is larger than a core's L2 (1 MiB
+# on Zen 4): each of its vector loads then spans two lines, which costs where the data sits in
+# L1 or L2 and is read again and again (an LSTM's U, 256 KB, read every step: 16% slower lent at
+# 16 bytes), not where it streams from memory (the RNN's x, 2.5-25 MB, read once: its copy was
+# 15% of the call).
+CACHE_LINE = 64
+LENT_OFF_THE_LINE = 1 << 20
 _LENT_MEMORY = int(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)
 _LENT_USAGE = int(BufferUsage.DEFAULT)
 
 
-def device_argument(device: rt.HalDevice, value):
-    """`value` (an array or a Python number, as bound) as `main` takes it on a CPU device."""
+def device_argument(device: rt.HalDevice, value, alignment: int):
+    """`value` (an array or a Python number, as bound) as `main` takes it on a CPU device whose
+    kernels assume inputs start on `alignment` bytes."""
     if not isinstance(value, np.ndarray):
         return value
     element_type = map_dtype_to_element_type(value.dtype)
-    if _can_lend(value):
+    if _can_lend(value, alignment):
         buffer = device.allocator.import_host_allocation(value, memory_type=_LENT_MEMORY,
                                                          allowed_usage=_LENT_USAGE)
     else:
@@ -36,10 +43,11 @@ def device_argument(device: rt.HalDevice, value):
     return rt.HalBufferView(buffer, value.shape, element_type)
 
 
-def _can_lend(array: np.ndarray) -> bool:
+def _can_lend(array: np.ndarray, alignment: int) -> bool:
     """IREE reads an input and never writes it, but the import wants a writable buffer."""
+    start = array.ctypes.data
     return (array.flags.c_contiguous and array.flags.writeable and array.nbytes > 0
-            and array.ctypes.data % KERNEL_ALIGNMENT == 0)
+            and start % alignment == 0 and (start % CACHE_LINE == 0 or array.nbytes >= LENT_OFF_THE_LINE))
 
 
 def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[np.ndarray]) -> np.ndarray:

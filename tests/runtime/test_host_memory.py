@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import einc
-from einc.runtime.host_memory import KERNEL_ALIGNMENT
+from einc.runtime.host_memory import LENT_OFF_THE_LINE, _can_lend
+from einc.runtime.signature import signature_from_reflection
 from tests.programs import built
 
 SOURCE = """
@@ -18,6 +19,9 @@ let doubled_again = doubled;
 """
 
 
+BOUNDARY = 64      # a cache line: offsets past it are what NumPy's allocations give
+
+
 @pytest.fixture(scope="module", params=["local-sync", "local-task"])
 def program(request):
     vmfb = built(SOURCE, outputs=["same", "doubled", "doubled_again"]).vmfb      # one build, both devices
@@ -26,9 +30,9 @@ def program(request):
 
 
 def placed(values: np.ndarray, offset: int) -> np.ndarray:
-    """A copy of `values` starting `offset` bytes past a KERNEL_ALIGNMENT boundary."""
-    raw = np.empty(values.nbytes + KERNEL_ALIGNMENT + offset, np.uint8)
-    start = (-raw.ctypes.data) % KERNEL_ALIGNMENT + offset
+    """A copy of `values` starting `offset` bytes past a BOUNDARY."""
+    raw = np.empty(values.nbytes + BOUNDARY + offset, np.uint8)
+    start = (-raw.ctypes.data) % BOUNDARY + offset
     array = raw[start:start + values.nbytes].view(values.dtype)
     array[:] = values
     return array
@@ -40,13 +44,44 @@ def check(outputs: dict, x: np.ndarray) -> None:
     np.testing.assert_array_equal(outputs["doubled_again"], x * 2)
 
 
-@pytest.mark.parametrize("offset", [0, 4, 16])
+@pytest.mark.parametrize("offset", [0, 4, 16, 48])
 def test_inputs_at_any_alignment_give_the_same_results_and_stay_unchanged(program, offset):
-    # Lent at a 64-byte boundary, copied elsewhere: IREE's kernels assume 64 and crash otherwise.
+    # Lent where they start on the module's input alignment (16 bytes: NumPy's large arrays are
+    # lent too), copied elsewhere: IREE's kernels crash on an input they assume aligned.
     values = np.arange(1000, dtype=np.float32)
     x = placed(values, offset)
     check(program.run({"x": x}), values)
     np.testing.assert_array_equal(x, values)
+
+
+@pytest.mark.parametrize("offset, size, lent", [(0, 4096, True), (16, 4096, False), (48, 4096, False),
+                                               (16, LENT_OFF_THE_LINE // 4, True), (48, LENT_OFF_THE_LINE // 4, True),
+                                               (4, LENT_OFF_THE_LINE // 4, False)])
+def test_an_input_is_lent_in_place_on_a_cache_line_or_large_on_the_modules_alignment(program, offset, size, lent,
+                                                                                   monkeypatch):
+    # Small inputs off a cache line are copied (each vector load would span two lines); large
+    # ones on the module's 16 bytes are lent (a copy costs a pass over them)
+    assert program.signature.input_alignment == 16
+    imported = []
+    allocator = type(program._hal_device.allocator)
+    real = allocator.import_host_allocation
+    monkeypatch.setattr(allocator, "import_host_allocation",
+                        lambda self, array, **kw: imported.append(array) or real(self, array, **kw))
+    values = np.arange(size, dtype=np.float32)
+    check(program.run({"x": placed(values, offset)}), values)
+    assert bool(imported) == lent
+
+
+@pytest.mark.parametrize("offset, size, lent", [(0, 4096, True), (16, LENT_OFF_THE_LINE // 4, False)])
+def test_a_module_built_for_64_bytes_is_lent_nothing_off_them(offset, size, lent):
+    # IREE's default: a large array on 16 bytes would crash its kernels, so it is copied
+    assert _can_lend(placed(np.zeros(size, np.float32), offset), 64) == lent
+
+
+def test_a_module_that_does_not_state_its_input_alignment_gets_irees_default(program):
+    reflection = dict(program._module.lookup_function("main").reflection)
+    del reflection["einc.input_alignment"]
+    assert signature_from_reflection(reflection, "m").input_alignment == 64
 
 
 def test_a_recurrence_started_from_a_lent_input_leaves_it_unchanged():
