@@ -61,7 +61,7 @@ _COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-dispatch-creation-fus
 _DATA_TILING = "--iree-opt-data-tiling=true"
 _HOST_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=none")
 _GENERIC_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=all")
-# IREE-54: IREE's host wait spins beside the local-task workers, so a CPU `main` queues its work
+# IREE-52: IREE's host wait spins beside the local-task workers, so a CPU `main` queues its work
 # and signals a fence, which einc's runtime polls without spinning (einc.runtime.fenced_calls).
 _FENCED_MAIN = "--iree-execution-model=async-external"
 _LOCAL_CPU = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", _FENCED_MAIN)
@@ -70,10 +70,10 @@ _VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int
                     "cap:StorageBuffer8BitAccess,ext:SPV_KHR_storage_buffer_storage_class,"
                     "ext:SPV_KHR_8bit_storage")
 _CPU_DEVICES = ("local-task", "local-sync")
-# IREE-07, IREE-09, IREE-43, IREE-45, IREE-51, IREE-58: data tiling; IREE-19: float ops marked `contract`;
+# IREE-07, IREE-09, IREE-43, IREE-45, IREE-51, IREE-53: data tiling; IREE-19: float ops marked `contract`;
 # IREE-48: a host loop's start rows. IREE-50: their zeros, each of its own.
 _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45", "IREE-48", "IREE-50",
-                          "IREE-51", "IREE-58"})
+                          "IREE-51", "IREE-53"})
 # IREE-31: NumPy's large arrays start 16 bytes past a page, so with IREE's 64 they were copied
 # every call (the RNN H = 64 bench's 25 MB input: 15% of its time); 16 lends them in place.
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, defects=_CPU_DEFECTS,

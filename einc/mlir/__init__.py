@@ -59,7 +59,7 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         weights.drop_unused()
         if target.has_defect("IREE-19") and not fp_contract:
             round_products_separately(module)
-        if target.has_defect("IREE-58"):
+        if target.has_defect("IREE-53"):
             fence_reductions_beside_batch_matmuls(module)
         skip_empty_kernels(module)
         module.operation.verify()

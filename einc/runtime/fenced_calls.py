@@ -1,6 +1,6 @@
 """Calling a `main` that takes fences, and waiting for it without spinning.
 
-IREE-54: IREE's host wait spins: the synchronous `main`'s `hal.fence.await`, and `HalFence.wait`
+IREE-52: IREE's host wait spins: the synchronous `main`'s `hal.fence.await`, and `HalFence.wait`
 too, hold the calling thread in a `pause` loop for a few ms before it sleeps (no run-time flag
 reaches it). On a local-task CPU device the device is IREE's task workers, so a caller spinning
 beside them on a machine with as many cores as workers takes a core from them. The CPU targets

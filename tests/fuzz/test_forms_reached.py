@@ -83,7 +83,7 @@ def test_the_dense_fuzzer_makes_convolutions_that_become_matmuls_of_patches(tmp_
 # ------------------------------------------------------------------ item: reductions beside a contraction
 
 def test_the_dense_fuzzer_adds_row_reductions_to_batch_matmuls_of_run_time_size():
-    """IREE-58 needed a batch matmul of run-time size whose result is combined with a reduction
+    """IREE-53 needed a batch matmul of run-time size whose result is combined with a reduction
     of another tensor (`+ max[r](q[n, i, r])`): the generator writes such steps, and a few
     programs holding them match their NumPy meaning."""
     found = []

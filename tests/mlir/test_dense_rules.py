@@ -498,7 +498,7 @@ def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, 
     barriers = re.findall(r"util.optimization_barrier .* : (.*)", str(lower(str(path), target, ["merged"], dims)))
     s = positions if static else "?"
     after_split = ["tensor<?x?x4xf32>", "tensor<?x4x?xf32>", "tensor<?x?x?xf32>", "tensor<?x?x4xf32>"]
-    row_sum = f"tensor<?x3x{s}xf32>"     # IREE-58, beside P V's result
+    row_sum = f"tensor<?x3x{s}xf32>"     # IREE-53, beside P V's result
     assert barriers == ([f"tensor<3x?x{s}x12xf32>", f"tensor<?x3x{s}x{s}xf32>", row_sum] if static
                         else after_split + [row_sum])
     x = rng.standard_normal((2, positions, 36)).astype(np.float32)
@@ -514,7 +514,7 @@ def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
 def test_a_batch_matmul_combined_with_a_reduction_of_another_tensor(target, tmp_path):
-    """IREE-58: with a run-time batch and 10 positions (not a whole tile), IREE fused the
+    """IREE-53: with a run-time batch and 10 positions (not a whole tile), IREE fused the
     division by a reduction of another tensor into the data-tiled batch matmul's dispatch and
     read 200 of the 240 values of the batches after the first wrong. The reduction passes a
     barrier before the division (einc/mlir/dense/batch_matmul_epilogues.py)."""
@@ -543,7 +543,7 @@ def test_a_view_of_other_parts_reads_a_part_major_tensor_whole(tmp_path):
     let merged[n, s, c in 0..12] = ctx[n, c / 4, s, c % 4];
 """)
     barriers = re.findall(r"util.optimization_barrier .* : (.*)", str(lower(str(path), "llvm-cpu", ["merged"], {"S": 5})))
-    row_sum = "tensor<?x3x5xf32>"         # IREE-58, beside P V's result
+    row_sum = "tensor<?x3x5xf32>"         # IREE-53, beside P V's result
     assert barriers == ["tensor<4x?x5x12xf32>", "tensor<?x3x5x5xf32>", "tensor<?x5x48xf32>", row_sum]
     x = rng.standard_normal((2, 5, 48)).astype(np.float32)
     got = einc.load(einc.compile(str(path), outputs=["merged"], dims={"S": 5}).vmfb)(x=x)["merged"]

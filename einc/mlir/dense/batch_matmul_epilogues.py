@@ -1,6 +1,6 @@
 """Reductions an elementwise op combines with a batch matmul's result, kept out of its dispatch.
 
-IREE-58: CPU data tiling fuses a batch matmul of run-time size with an elementwise consumer and
+IREE-53: CPU data tiling fuses a batch matmul of run-time size with an elementwise consumer and
 with a reduction of another tensor that consumer also reads (attention's `P V / sum[t](P)`), and
 reads the batches after the first wrong. Such a reduction passes an optimization barrier before
 the consumer; the consumer itself still fuses into the matmul's dispatch.
