@@ -21,7 +21,7 @@ from einc.semantics.forms.patterns import match
 from einc.semantics.forms.pointwise import cast_to, elementwise, select, unary_plus
 from einc.semantics.forms.printing import format_parts, interpolate, message, print_call
 from einc.semantics.forms.stacking import stack
-from einc.semantics.core.untaken_branches import note_reads_of_skipped
+from einc.semantics.core.untaken_branches import note_reads_of_skipped, type_of_skipped
 from einc.semantics.core.values import BuiltinVal, LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
@@ -192,6 +192,8 @@ def _if(el, e, env):
         if e.orelse is None and (_plainly_a_value(e.then) or not _is_unit(value)):
             raise d.error(d.TYPE, "an `if` without `else` has no value, but its block gives one",
                           _tail(e.then).span, hint="add an `else` branch, or end the block with `;`")
+        if isinstance(value, Weak) and value.rank == 0 and not isinstance(cond, (Weak, Const)):
+            value = _typed_as_skipped(el, value, skipped, env)
         return value
     if e.orelse is None:
         raise d.error(d.TYPE, "an `if` used as a value needs an `else`", e.span)
@@ -201,6 +203,19 @@ def _if(el, e, env):
     finally:
         el.state.guard_depth -= 1
     return select(el, cond, a, b, e.span)
+
+
+def _typed_as_skipped(el, literal: Weak, skipped, env):
+    """A literal an index condition picks (`if k > 0 { x[k] } else { 0.0 }` where k is always 0)
+    has the type the `if` has as written, that of the skipped branch: which branch the ranges
+    pick must not change a program's types."""
+    dtype = type_of_skipped(el, skipped, env)
+    if dtype is None:
+        return literal
+    try:
+        return scalar_ops.materialize(literal, dtype, literal.span)
+    except d.CompileError:
+        return literal                # the branches disagree: the skipped one is not the program's
 
 
 def _is_unit(value) -> bool:

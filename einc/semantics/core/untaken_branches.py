@@ -11,7 +11,7 @@ its value and its errors are dropped, and so is what it recorded in the program.
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import IndexRef
+from einc.ir.nodes import IndexRef, Value
 from einc.syntax import ast
 
 RECORDS = ("effects", "recurrences", "compactions", "data_files", "python_results")
@@ -21,14 +21,28 @@ def note_reads_of_skipped(el, branch, env) -> None:
     """Let the reads in `branch`, which a constant condition skips, give index extents."""
     if branch is None or not _names_a_pending_index(el, branch, env):
         return
+    _on_trial(el, branch, env)
+
+
+def type_of_skipped(el, branch, env):
+    """The dtype `branch` would have, elaborated on trial as above, where it is a scalar; None
+    where it fails or calls a function (a skipped branch may recurse without end)."""
+    if branch is None or any(isinstance(n, (ast.Call, ast.MethodCall)) for n in ast.iter_nodes(branch)):
+        return None
+    value = _on_trial(el, branch, env)
+    return value.dtype if isinstance(value, Value) and value.rank == 0 else None
+
+
+def _on_trial(el, branch, env):
+    """`branch`'s value, or None where it fails; nothing it records stays in the program."""
     state = el.state
     lengths = {name: len(getattr(el.ir, name)) for name in RECORDS}
     saved = (state.guard_depth, state.call_depth, len(state.frames), len(state.dependent_ranges))
     state.guard_depth += 1            # as under a run-time condition: its reads may be clamped
     try:
-        el.ev(branch, env)
+        return el.ev(branch, env)
     except d.CompileError:
-        pass                          # an error in a branch never taken is not the program's
+        return None                   # an error in a branch never taken is not the program's
     finally:
         for name, length in lengths.items():
             del getattr(el.ir, name)[length:]
