@@ -9,6 +9,7 @@ import iree.runtime as rt
 from einc.ir.nodes import Const, IndexRef, IndexVar, Input, Op, Program, Read
 from einc.ir.types import BY_NAME, Lin, Sym
 from einc.mlir import lower_to_text
+from einc.runtime.fenced_calls import main_invoker
 from einc.target import get
 
 FLAGS = {
@@ -32,7 +33,10 @@ class Compiled:
         self.context.add_vm_module(rt.VmModule.copy_buffer(self.context.instance, vmfb))
 
     def main(self, *args) -> list[np.ndarray]:
-        results = self.context.modules.module.main(*args)
+        module = self.context.modules.module.vm_module
+        # a CPU main built by einc takes fences (einc.runtime.fenced_calls); FLAGS' modules do not
+        main = main_invoker(self.context.vm_context, self.config.device, module.lookup_function("main"))
+        results = main(*args)
         if not isinstance(results, (list, tuple)):
             results = [results]
         return [_to_host(r) for r in results]
