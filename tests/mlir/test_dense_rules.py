@@ -530,6 +530,27 @@ def test_a_batch_matmul_combined_with_a_reduction_of_another_tensor(target, tmp_
     np.testing.assert_allclose(got, p @ v / p.sum(-1)[..., None], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_a_batch_matmul_of_fixed_size_beside_a_row_maximum(target):
+    """IREE-53 with every size fixed (the dense fuzzer, seed 33 program 112): the ReLU of a
+    batch matmul over 2 x 5 rows plus a maximum over another input's rows had the second batch
+    wrong (155 of 310 values); the maximum passes a barrier."""
+    src = """
+        let y: [f32; 2, 5, 17];
+        let w: [f32; 2, 17, 31];
+        let q: [f32; 2, 5, 7];
+        let z[n, i, j] = relu(sum[k](y[n, i, k] * w[n, k, j])) + max[r](q[n, i, r]);
+        fn relu(v) { if v > 0.0 { v } else { 0.0 } }
+    """
+    x = {name: rng.uniform(-1, 1, shape).astype(np.float32)
+         for name, shape in {"y": (2, 5, 17), "w": (2, 17, 31), "q": (2, 5, 7)}.items()}
+    with einc.load(einc.compile(src, target=target, outputs=["z"]).vmfb) as program:
+        got = program(**x)["z"]
+    d = {name: v.astype(np.float64) for name, v in x.items()}
+    want = np.maximum(d["y"] @ d["w"], 0) + d["q"].max(-1)[..., None]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_a_view_of_other_parts_reads_a_part_major_tensor_whole(tmp_path):
     """qkv passes its barrier part-major for the scores (q and k: parts 12 wide of 48 columns);
     v, from column 28, is no part of that layout and reads qkv through a barrier of its own."""

@@ -1,9 +1,10 @@
 """Reductions an elementwise op combines with a batch matmul's result, kept out of its dispatch.
 
-IREE-53: CPU data tiling fuses a batch matmul of run-time size with an elementwise consumer and
-with a reduction of another tensor that consumer also reads (attention's `P V / sum[t](P)`), and
-reads the batches after the first wrong. Such a reduction passes an optimization barrier before
-the consumer; the consumer itself still fuses into the matmul's dispatch.
+IREE-53: CPU data tiling fuses a batch matmul with an elementwise consumer and with a reduction
+of another tensor that consumer also reads (attention's `P V / sum[t](P)`), and reads the
+batches after the first wrong (rows not a whole tile; sizes fixed or not). Such a reduction
+passes an optimization barrier before the consumer; the consumer itself still fuses into the
+matmul's dispatch.
 """
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ _RESHAPES = frozenset({"tensor.expand_shape", "tensor.collapse_shape", "flow.ten
 
 
 def fence_reductions_beside_batch_matmuls(module: ir.Module) -> None:
-    """Put a barrier on each reduction an elementwise op reads beside a batch matmul's result of
-    run-time size, where the reduction does not itself read that result."""
+    """Put a barrier on each reduction an elementwise op reads beside a batch matmul's result,
+    where the reduction does not itself read that result."""
     consumers: list = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -26,7 +27,7 @@ def fence_reductions_beside_batch_matmuls(module: ir.Module) -> None:
     module.operation.walk(visit)
     for consumer in consumers:
         inputs = list(consumer.operands)[:_input_count(consumer)]
-        matmuls = [m for m in map(_source, inputs) if _is_run_time_batch_matmul(m)]
+        matmuls = [m for m in map(_source, inputs) if _is_batch_matmul(m)]
         if not matmuls:
             continue
         for k, value in enumerate(inputs):
@@ -46,9 +47,8 @@ def _source(value: ir.Value):
     return None
 
 
-def _is_run_time_batch_matmul(op) -> bool:
-    return op is not None and op.name == "linalg.batch_matmul" \
-        and not ir.RankedTensorType(op.results[0].type).has_static_shape
+def _is_batch_matmul(op) -> bool:
+    return op is not None and op.name == "linalg.batch_matmul"
 
 
 def _iterators(op) -> list[str]:
