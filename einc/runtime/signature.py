@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION,
-                              TARGET_KEY)
+from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, IREE_INPUT_ALIGNMENT, PARAMETERS_KEY,
+                              SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY)
 from einc.runtime.errors import RunError
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
@@ -58,7 +58,7 @@ class Signature:
     cpu_features: tuple[str, ...] | None = None   # what llvm-cpu code needs; None: any CPU
     # bytes an input must start on to be lent to the kernels in place; IREE's default where the
     # module does not say (built by an earlier einc)
-    input_alignment: int = 64
+    input_alignment: int = IREE_INPUT_ALIGNMENT
 
     def input(self, name: str) -> InputSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -88,7 +88,7 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             index_checks=list(doc.get("index_checks", [])),
             parameters=reflection.get(PARAMETERS_KEY),
             cpu_features=_cpu_features(reflection.get(CPU_FEATURES_KEY)),
-            input_alignment=int(reflection.get(INPUT_ALIGNMENT_KEY, 64)),
+            input_alignment=int(reflection.get(INPUT_ALIGNMENT_KEY, IREE_INPUT_ALIGNMENT)),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None

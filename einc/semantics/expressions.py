@@ -187,13 +187,13 @@ def _if(el, e, env):
     constant = _constant_bool(cond)
     if constant is not None:
         branch, skipped = (e.then, e.orelse) if constant else (e.orelse, e.then)
-        note_reads_of_skipped(el, skipped, env)
+        tried = note_reads_of_skipped(el, skipped, env)
         value = el.ev(branch, env) if branch is not None else TupleVal(())
         if e.orelse is None and (_plainly_a_value(e.then) or not _is_unit(value)):
             raise d.error(d.TYPE, "an `if` without `else` has no value, but its block gives one",
                           _tail(e.then).span, hint="add an `else` branch, or end the block with `;`")
         if isinstance(value, Weak) and value.rank == 0 and not isinstance(cond, (Weak, Const)):
-            value = _typed_as_skipped(el, value, skipped, env)
+            value = _typed_as_skipped(el, value, skipped, env, tried)
         return value
     if e.orelse is None:
         raise d.error(d.TYPE, "an `if` used as a value needs an `else`", e.span)
@@ -205,11 +205,11 @@ def _if(el, e, env):
     return select(el, cond, a, b, e.span)
 
 
-def _typed_as_skipped(el, literal: Weak, skipped, env):
+def _typed_as_skipped(el, literal: Weak, skipped, env, tried):
     """A literal an index condition picks (`if k > 0 { x[k] } else { 0.0 }` where k is always 0)
-    has the type the `if` has as written, that of the skipped branch: which branch the ranges
-    pick must not change a program's types."""
-    dtype = type_of_skipped(el, skipped, env)
+    has the type the `if` has as written, that of the skipped branch (`tried`: its value if it
+    was elaborated already): which branch the ranges pick must not change a program's types."""
+    dtype = type_of_skipped(el, skipped, env, tried)
     if dtype is None:
         return literal
     try:

@@ -46,7 +46,7 @@ def _definition(d: Definition, env: dict) -> Meaning:
     if d.whole:
         out = env[d.value.tensor]
         for step in d.steps:
-            out = _step(step, out, {}, env)
+            out = _step(step, out, {}, env, ())
         return out
     result = _grid(list(d.loops))             # the result's loops come first in either grid
     if isinstance(d.value, Reduction):
@@ -54,7 +54,7 @@ def _definition(d: Definition, env: dict) -> Meaning:
     else:
         out = _read(d.value, result, env)
     for step in d.steps:
-        out = _step(step, out, result, env)
+        out = _step(step, out, result, env, d.loops)
     shape = tuple(loop.extent.value for loop in d.loops)
     return Meaning(np.broadcast_to(out.value, shape).copy(), np.broadcast_to(out.magnitude, shape).copy(),
                    out.length)
@@ -133,7 +133,8 @@ def _product(reads: list, field: str):
     return out
 
 
-def _step(step: Step, m: Meaning, grid: dict, env: dict) -> Meaning:
+def _step(step: Step, m: Meaning, grid: dict, env: dict, loops: tuple) -> Meaning:
+    """`step` applied to `m` on `grid`, the grid of the definition's `loops`."""
     if step.op == "bias":
         b = _read(step.read, grid, env)
         return Meaning(m.value + b.value, m.magnitude + b.magnitude, max(m.length, b.length) + 1)
@@ -146,17 +147,7 @@ def _step(step: Step, m: Meaning, grid: dict, env: dict) -> Meaning:
     if step.op == "one_minus":
         return Meaning(1.0 - m.value, 1.0 + m.magnitude, m.length + 1)
     if step.op == "add_reduced":
-        r = _reduction(step.reduction, _widened(grid, list(step.reduction.loops)), env)
+        r = _reduction(step.reduction, _grid(list(loops) + list(step.reduction.loops)), env)
         return Meaning(m.value + r.value, m.magnitude + r.magnitude, max(m.length, r.length) + 1)
     raise ValueError(step.op)
 
-
-def _widened(grid: dict, loops: list) -> dict:
-    """`grid` with an axis more for each of `loops`, after its own."""
-    rank = max((np.ndim(v) for v in grid.values()), default=0)
-    wide = {name: np.reshape(v, np.shape(v) + (1,) * len(loops)) for name, v in grid.items()}
-    for axis, loop in enumerate(loops):
-        shape = [1] * (rank + len(loops))
-        shape[rank + axis] = loop.extent.value
-        wide[loop.name] = np.arange(loop.extent.value).reshape(shape)
-    return wide

@@ -52,6 +52,15 @@ def fence_together(values: list[ir.Value]) -> list[ir.Value]:
     return [_tied(value, result) for value, result in zip(values, barrier)]
 
 
+def is_fenced(value: ir.Value) -> bool:
+    """Whether `value` is what `fence` returns: a barrier's result, its sizes tied back on or
+    not."""
+    op = value.owner
+    if not isinstance(op, ir.Block) and op.name == "flow.tensor.tie_shape":
+        op = op.operands[0].owner
+    return not isinstance(op, ir.Block) and op.name == "util.optimization_barrier"
+
+
 def _tied(value: ir.Value, result: ir.Value) -> ir.Value:
     shape = ir.RankedTensorType(value.type).shape
     sizes = [tensor.dim(value, index_const(k)) for k, n in enumerate(shape) if n == ir.ShapedType.get_dynamic_size()]

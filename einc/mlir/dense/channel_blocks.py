@@ -43,15 +43,7 @@ def channels(found, ins: list, out: ir.Value) -> list:
     """The blocks of output channels (where `applies`), one Blocks a length of LENGTHS (BLOCK by
     default): block b reads its slice of the filter, zero-padded to whole blocks."""
     filter_axis, out_axis = _channel_axes(found, out)
-    lengths = LENGTHS.get(found.pattern.op, (BLOCK,))
-    total = tensor.dim(ins[1], index_const(filter_axis))
-    spans, first = [], index_const(0)
-    for length in lengths:
-        left = arith.subi(total, first)
-        whole = length != lengths[-1]
-        count = arith.divui(left, index_const(length)) if whole else arith.ceildivui(left, index_const(length))
-        spans.append((count, length, first))
-        first = arith.addi(first, arith.muli(count, index_const(length)))
+    spans, first = width_blocks.block_spans(tensor.dim(ins[1], index_const(filter_axis)), lengths(found))
     padded = _padded_to(ins[1], filter_axis, first)
 
     def blocks(count: ir.Value, length: int, start: ir.Value) -> width_blocks.Blocks:
@@ -61,6 +53,11 @@ def channels(found, ins: list, out: ir.Value) -> list:
             return [current[0], width_blocks.slice_of(padded, filter_axis, offset(index), length)]
         return width_blocks.Blocks(out_axis, count, length, operands, offset, first)
     return [blocks(*span) for span in spans]
+
+
+def lengths(found) -> tuple:
+    """The lengths of `found`'s blocks of output channels, longest first."""
+    return LENGTHS.get(found.pattern.op, (BLOCK,))
 
 
 def _channel_axes(found, out: ir.Value) -> Optional[tuple]:

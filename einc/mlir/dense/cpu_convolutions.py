@@ -76,8 +76,7 @@ def blocks(lw, found: Match, init: ir.Value) -> tuple[str, ...]:
         return ()
     words = []
     if channel_blocks.applies(found, init):
-        lengths = channel_blocks.LENGTHS.get(found.pattern.op, (channel_blocks.BLOCK,))
-        words.append(f"{' and '.join(str(length) for length in lengths)} output channels")
+        words.append(f"{' and '.join(str(length) for length in channel_blocks.lengths(found))} output channels")
     if width_blocks.applies(found, init):
         *longer, last = [str(length) for length in width_blocks.BLOCKED_OPS[found.pattern.op]]
         words.append(f"{', '.join(longer)} and {last} columns")

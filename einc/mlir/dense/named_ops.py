@@ -24,7 +24,7 @@ from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, IndexVar, Input, Op, Read, Reduce, Value
 from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.core import scalar_ops
-from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.core.dispatch_captures import fence, is_fenced
 from einc.mlir.core.shapes import index_const
 from einc.mlir.dense import operand_views
 from einc.mlir.dense.operand_views import View, view_tensor
@@ -447,7 +447,7 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
            for k, (view, axes, perm) in enumerate(zip(found.views, found.operand_axes, perms))]
     if any(t is None for t in ins):
         return None
-    ins = [fence(v) if fenced and not e and k not in given and not _behind_barrier(v) else v
+    ins = [fence(v) if fenced and not e and k not in given and not is_fenced(v) else v
            for k, (v, e) in enumerate(zip(ins, early))]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
@@ -463,16 +463,6 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
         return result
     back = [found.result_order.index(k) for k in range(len(found.result_order))]
     return linalg.transpose(result, outs=[_empty_permuted(result, back)], permutation=back).results[0]
-
-
-def _behind_barrier(value: ir.Value) -> bool:
-    """Whether `value` comes straight out of an optimization barrier (sizes tied back on or not)."""
-    op = value.owner
-    if isinstance(op, ir.Block):
-        return False
-    if op.name == "flow.tensor.tie_shape":
-        op = op.operands[0].owner
-    return not isinstance(op, ir.Block) and op.name == "util.optimization_barrier"
 
 
 def _views_fuse_into_encoding(target: Target, view: View, perm: Optional[tuple]) -> bool:

@@ -72,12 +72,7 @@ def columns(found, ins: list, out: ir.Value) -> list:
     extent = arith.maxui(width, index_const(BLOCK))
     last = arith.subi(extent, index_const(BLOCK))
     image = _padded_if(narrow, ins[0], image_axis, arith.muli(arith.subi(extent, width), index_const(stride)))
-    spans, first = [], index_const(0)
-    for length in BLOCKED_OPS[found.pattern.op]:
-        left = arith.subi(width, first)
-        count = arith.ceildivui(left, index_const(BLOCK)) if length == BLOCK else arith.divui(left, index_const(length))
-        spans.append((count, length, first))
-        first = arith.addi(first, arith.muli(count, index_const(length)))
+    spans, _ = block_spans(width, BLOCKED_OPS[found.pattern.op])
 
     def blocks(count: ir.Value, length: int, start: ir.Value) -> Blocks:
         def offset(block: ir.Value) -> ir.Value:
@@ -89,6 +84,19 @@ def columns(found, ins: list, out: ir.Value) -> list:
             return [slice_of(image, image_axis, column, (length - 1) * stride + reach), *current[1:]]
         return Blocks(out_axis, count, length, operands, offset, extent)
     return [blocks(*span) for span in spans]
+
+
+def block_spans(total: ir.Value, lengths: tuple) -> tuple[list, ir.Value]:
+    """(count, length, first entry) of the blocks of each of `lengths`, longest first, over
+    `total` entries: as many whole blocks of each as fit in the entries left, then blocks of the
+    last length that cover the rest; and the entries all the blocks span."""
+    spans, first = [], index_const(0)
+    for k, length in enumerate(lengths):
+        divide = arith.ceildivui if k == len(lengths) - 1 else arith.divui
+        count = divide(arith.subi(total, first), index_const(length))
+        spans.append((count, length, first))
+        first = arith.addi(first, arith.muli(count, index_const(length)))
+    return spans, first
 
 
 def _padded_if(condition: ir.Value, value: ir.Value, axis: int, high: ir.Value) -> ir.Value:

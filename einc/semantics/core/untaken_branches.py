@@ -17,20 +17,23 @@ from einc.syntax import ast
 RECORDS = ("effects", "recurrences", "compactions", "data_files", "python_results")
 
 
-def note_reads_of_skipped(el, branch, env) -> None:
-    """Let the reads in `branch`, which a constant condition skips, give index extents."""
+def note_reads_of_skipped(el, branch, env):
+    """Let the reads in `branch`, which a constant condition skips, give index extents. Returns
+    the branch's value where it was elaborated for them (None where it was not, or failed)."""
     if branch is None or not _names_a_pending_index(el, branch, env):
-        return
-    _on_trial(el, branch, env)
-
-
-def type_of_skipped(el, branch, env):
-    """The dtype `branch` would have, elaborated on trial as above, where it is a scalar; None
-    where it fails or calls a function (a skipped branch may recurse without end)."""
-    if branch is None or any(isinstance(n, (ast.Call, ast.MethodCall)) for n in ast.iter_nodes(branch)):
         return None
-    value = _on_trial(el, branch, env)
-    return value.dtype if isinstance(value, Value) and value.rank == 0 else None
+    return _on_trial(el, branch, env)
+
+
+def type_of_skipped(el, branch, env, tried=None):
+    """The dtype `branch` would have where it is a scalar: that of `tried`, its value from
+    note_reads_of_skipped, or else of its value on trial; None where it fails or, not tried
+    yet, calls a function (a skipped branch may recurse without end)."""
+    if tried is None:
+        if branch is None or any(isinstance(n, (ast.Call, ast.MethodCall)) for n in ast.iter_nodes(branch)):
+            return None
+        tried = _on_trial(el, branch, env)
+    return tried.dtype if isinstance(tried, Value) and tried.rank == 0 else None
 
 
 def _on_trial(el, branch, env):
