@@ -21,6 +21,7 @@ TARGET_KEY = "einc.target"           # the target's name, which picks the runtim
 PARAMETERS_KEY = "einc.parameters"   # SHA-256 of the weights archive the module needs
 CPU_FEATURES_KEY = "einc.cpu_features"  # for code tuned to the build CPU: its ISA extensions
 INPUT_ALIGNMENT_KEY = "einc.input_alignment"  # bytes an input must start on to be lent in place (IREE-31)
+READ_ONCE_KEY = "einc.read_once_inputs"  # inputs whose every reader reads each element once: lent off a cache line
 IREE_INPUT_ALIGNMENT = 64            # what IREE's CPU kernels assume where a module does not say
 SCOPE = "einc"                       # the scope the module's parameters name (einc.mlir.weights)
 ARCHIVE_SUFFIX = ".irpa"

@@ -12,8 +12,8 @@ from einc import host_cpu
 from einc.ir.nodes import Input, Print, Program
 from einc.ir.types import Lin, Quotient, Sym
 from einc.mlir.core.types import element_type, tensor_type
-from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, PARAMETERS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION,
-                              TARGET_KEY)
+from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, PARAMETERS_KEY, READ_ONCE_KEY, SIGNATURE_KEY,
+                              SIGNATURE_VERSION, TARGET_KEY)
 from einc.passes.size_facts import ExtentFact, IndexFact
 from einc.target import Target
 
@@ -78,6 +78,31 @@ def record_input_alignment(main: func.FuncOp, alignment: int) -> None:
     entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
     entries[INPUT_ALIGNMENT_KEY] = ir.StringAttr.get(str(alignment))
     main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+
+
+# Ops in `main`'s own block that read each element of an input once (a pack copies it into tiles)
+# or only its sizes.
+_READING_ONCE = ("linalg.pack", "tensor.dim")
+
+
+def record_read_once_inputs(main: func.FuncOp, program: Program) -> None:
+    """Add to `main`'s reflection the inputs that every kernel reads once, element by element: the
+    runner lends such an input off a cache line rather than copying it onto one (a copy costs a
+    pass over it; a kernel reading it once gains nothing from the copy). An input read inside a
+    loop, or by any other op, is left out (an LSTM's weights, read every step, ran 16% slower lent
+    off the line)."""
+    entry = main.entry_block
+    names = [inp.name for inp, argument in zip(program.inputs, entry.arguments)
+             if _read_once(argument, entry)]
+    entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
+    entries[READ_ONCE_KEY] = ir.StringAttr.get(" ".join(names))
+    main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+
+
+def _read_once(argument: ir.Value, entry: ir.Block) -> bool:
+    uses = [use.owner.operation for use in argument.uses]
+    return any(op.name == "linalg.pack" for op in uses) and \
+        all(op.name in _READING_ONCE and op.block == entry for op in uses)
 
 
 def record_parameters(module: ir.Module, digest: str) -> None:

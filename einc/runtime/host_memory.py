@@ -20,20 +20,22 @@ from iree.runtime.array_interop import map_dtype_to_element_type
 # on Zen 4): each of its vector loads then spans two lines, which costs where the data sits in
 # L1 or L2 and is read again and again (an LSTM's U, 256 KB, read every step: 16% slower lent at
 # 16 bytes), not where it streams from memory (the RNN's x, 2.5-25 MB, read once: its copy was
-# 15% of the call).
+# 15% of the call). An input the module reads once (its `read_once`: a matmul's operands, which
+# only their packs read) is lent off a line at any size: the pack of a 256 x 256 matmul's inputs
+# ran as fast from 16 bytes as from a line, and their copies cost 4-5% of the call.
 CACHE_LINE = 64
 LENT_OFF_THE_LINE = 1 << 20
 _LENT_MEMORY = int(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)
 _LENT_USAGE = int(BufferUsage.DEFAULT)
 
 
-def device_argument(device: rt.HalDevice, value, alignment: int):
+def device_argument(device: rt.HalDevice, value, alignment: int, read_once: bool = False):
     """`value` (an array or a Python number, as bound) as `main` takes it on a CPU device whose
-    kernels assume inputs start on `alignment` bytes."""
+    kernels assume inputs start on `alignment` bytes and, with `read_once`, read it once."""
     if not isinstance(value, np.ndarray):
         return value
     element_type = map_dtype_to_element_type(value.dtype)
-    if _can_lend(value, alignment):
+    if _can_lend(value, alignment, read_once):
         buffer = device.allocator.import_host_allocation(value, memory_type=_LENT_MEMORY,
                                                          allowed_usage=_LENT_USAGE)
     else:
@@ -43,11 +45,11 @@ def device_argument(device: rt.HalDevice, value, alignment: int):
     return rt.HalBufferView(buffer, value.shape, element_type)
 
 
-def _can_lend(array: np.ndarray, alignment: int) -> bool:
+def _can_lend(array: np.ndarray, alignment: int, read_once: bool = False) -> bool:
     """IREE reads an input and never writes it, but the import wants a writable buffer."""
     start = array.ctypes.data
-    return (array.flags.c_contiguous and array.flags.writeable and array.nbytes > 0
-            and start % alignment == 0 and (start % CACHE_LINE == 0 or array.nbytes >= LENT_OFF_THE_LINE))
+    return (array.flags.c_contiguous and array.flags.writeable and array.nbytes > 0 and start % alignment == 0
+            and (start % CACHE_LINE == 0 or array.nbytes >= LENT_OFF_THE_LINE or read_once))
 
 
 def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[np.ndarray]) -> np.ndarray:

@@ -232,7 +232,9 @@ class Program:
         (einc.runtime.host_memory); Vulkan takes them as they are and copies them."""
         if self.device == "vulkan":
             return bound
-        return [device_argument(self._hal_device, value, self.signature.input_alignment) for value in bound]
+        signature = self.signature
+        return [device_argument(self._hal_device, value, signature.input_alignment, spec.name in signature.read_once)
+                for spec, value in zip(signature.inputs, bound)]
 
     def _check_on_this_device(self, bound: list) -> None:
         for spec, value in zip(self.signature.inputs, bound):

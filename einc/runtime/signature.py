@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 
 from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, IREE_INPUT_ALIGNMENT, PARAMETERS_KEY,
-                              SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY)
+                              READ_ONCE_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, TARGET_KEY)
 from einc.runtime.errors import RunError
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
@@ -59,6 +59,9 @@ class Signature:
     # bytes an input must start on to be lent to the kernels in place; IREE's default where the
     # module does not say (built by an earlier einc)
     input_alignment: int = IREE_INPUT_ALIGNMENT
+    # inputs every kernel reads once (lent off a cache line: einc.runtime.host_memory); none where
+    # the module does not say
+    read_once: frozenset[str] = frozenset()
 
     def input(self, name: str) -> InputSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -89,6 +92,7 @@ def signature_from_reflection(reflection: dict[str, str], module_name: str) -> S
             parameters=reflection.get(PARAMETERS_KEY),
             cpu_features=_cpu_features(reflection.get(CPU_FEATURES_KEY)),
             input_alignment=int(reflection.get(INPUT_ALIGNMENT_KEY, IREE_INPUT_ALIGNMENT)),
+            read_once=frozenset(reflection.get(READ_ONCE_KEY, "").split()),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise RunError(f"{module_name} has a malformed einc.signature ({err})") from None

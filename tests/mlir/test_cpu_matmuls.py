@@ -50,6 +50,17 @@ def test_packs_carry_their_workgroup_tiles(monkeypatch, tmp_path):
         assert text.count("compilation_info = #") == 2
 
 
+def test_inputs_only_their_packs_read_are_recorded_as_read_once(monkeypatch, tmp_path):
+    """The runner lends such inputs off a cache line (einc/runtime/host_memory.py): each element
+    is read once. An input another kernel reads too (A times 2), or that IREE's own matmul
+    reads, is left out."""
+    host_with_avx512(monkeypatch, True)
+    assert 'einc.read_once_inputs = "A B"' in mlir_of(tmp_path, NAMED)
+    assert 'einc.read_once_inputs = "B"' in mlir_of(tmp_path, NAMED + "let D[i, k] = A[i, k] * 2.0;\n")
+    host_with_avx512(monkeypatch, False)
+    assert 'einc.read_once_inputs = ""' in mlir_of(tmp_path, NAMED)
+
+
 def test_fixed_dims_are_packed_with_padded_tiles(monkeypatch, tmp_path):
     host_with_avx512(monkeypatch, True)
     text = mlir_of(tmp_path, fixed(100, 1000, 40))

@@ -8,6 +8,7 @@ import pytest
 
 import einc
 from einc.runtime.host_memory import LENT_OFF_THE_LINE, _can_lend
+from einc.mlir.dense import cpu_matmuls
 from einc.runtime.signature import signature_from_reflection
 from tests.programs import built
 
@@ -70,6 +71,38 @@ def test_an_input_is_lent_in_place_on_a_cache_line_or_large_on_the_modules_align
     values = np.arange(size, dtype=np.float32)
     check(program.run({"x": placed(values, offset)}), values)
     assert bool(imported) == lent
+
+
+MATMUL = """
+let A: [f32; M, K];
+let B: [f32; K, N];
+let C[i, j] = sum[k](A[i, k] * B[k, j]);
+"""
+
+
+@pytest.mark.parametrize("device", ["local-sync", "local-task"])
+@pytest.mark.parametrize("offset, lent", [(16, True), (48, True), (4, False)])
+def test_inputs_every_kernel_reads_once_are_lent_off_a_cache_line(monkeypatch, device, offset, lent):
+    # A matmul's operands, which only their packs read, are lent on the module's 16 bytes
+    # whatever their size (here 192 KB each): no kernel reads them twice, so a copy onto a cache
+    # line would only cost a pass over them. Off 16 bytes they are still copied (IREE-31).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cpu_matmuls, "has_avx512", lambda: True)
+        vmfb = einc.compile(MATMUL).vmfb
+    rng = np.random.default_rng(offset)
+    a, b = rng.standard_normal((192, 256)).astype(np.float32), rng.standard_normal((256, 192)).astype(np.float32)
+    imported = []
+    with einc.load(vmfb, device=device) as program:
+        assert program.signature.read_once == {"A", "B"}
+        allocator = type(program._hal_device.allocator)
+        real = allocator.import_host_allocation
+        monkeypatch.setattr(allocator, "import_host_allocation",
+                            lambda self, array, **kw: imported.append(array) or real(self, array, **kw))
+        got = program.run({"A": placed(a.ravel(), offset).reshape(a.shape),
+                           "B": placed(b.ravel(), offset).reshape(b.shape)})["C"]
+    assert len(imported) == (2 if lent else 0)
+    # f32 sums of 256 products of standard normals against float64 NumPy
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5 * np.sqrt(256))
 
 
 @pytest.mark.parametrize("offset, size, lent", [(0, 4096, True), (16, LENT_OFF_THE_LINE // 4, False)])
