@@ -81,8 +81,9 @@ def record_input_alignment(main: func.FuncOp, alignment: int) -> None:
 
 
 # Ops in `main`'s own block that read each element of an input once (a pack copies it into tiles)
-# or only its sizes.
+# or only its sizes; reshapes pass it on to their own uses.
 _READING_ONCE = ("linalg.pack", "tensor.dim")
+_RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 
 
 def record_read_once_inputs(main: func.FuncOp, program: Program) -> None:
@@ -99,10 +100,15 @@ def record_read_once_inputs(main: func.FuncOp, program: Program) -> None:
     main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
 
 
-def _read_once(argument: ir.Value, entry: ir.Block) -> bool:
-    uses = [use.owner.operation for use in argument.uses]
-    return any(op.name == "linalg.pack" for op in uses) and \
-        all(op.name in _READING_ONCE and op.block == entry for op in uses)
+def _read_once(value: ir.Value, entry: ir.Block) -> bool:
+    """Whether each use of `value` is in `entry` and reads it once, directly or through reshapes."""
+    for use in value.uses:
+        op = use.owner.operation
+        if op.block != entry or op.name not in _READING_ONCE + _RESHAPES:
+            return False
+        if op.name in _RESHAPES and not _read_once(op.results[0], entry):
+            return False
+    return True
 
 
 def record_parameters(module: ir.Module, digest: str) -> None:
