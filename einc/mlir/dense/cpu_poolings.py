@@ -1,0 +1,114 @@
+"""Poolings on llvm-cpu as one elementwise pass over the window's shifted views of the image.
+
+IREE 3.13 runs a `linalg.pooling_*` op as a convolution: at a run-time width it vectorizes 2
+channels by 1 column (8 by 8 at a fixed width), and either way it walks the window inside each
+vector step. A pooling is instead written out here: one strided `tensor.extract_slice` of the
+image per window position (offset by the position times the dilation, every stride-th point),
+the slices combined by one elementwise `linalg.generic` in the window's order (the op's order
+of additions). IREE folds the slices into the dispatch's reads of the image and vectorizes the
+generic along the result's last axis, 16 a step, with a remainder loop for a run-time length:
+a 3x3 average pool ran 3x faster than the named op at a fixed width and 1.0x that at a run-time
+one. Windows of more than WINDOW_POSITIONS points keep the named op. Targets without
+`unrolled_poolings` (Vulkan) keep it too. Figures: docs/DECISIONS.md.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, linalg, tensor
+
+from einc.mlir.core.cpu_tiles import compilation_info
+from einc.mlir.core.shapes import index_const
+from einc.mlir.dense.named_ops import Match, emit as emit_named
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+# a slice (a read of the image) per point of the window: a global pool over a large window
+# would read the image that many times in one dispatch
+WINDOW_POSITIONS = 64
+VECTOR, DISTRIBUTED, DISTRIBUTED_CHANNELS = 16, 64, 2
+COMBINERS = {"sum": arith.addf, "max": arith.maximumf, "min": arith.minimumf}
+
+
+def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
+    """The pooling `found` written out as shifted slices, or None where the named op stays."""
+    window = _window(lw, found)
+    if window is None:
+        return None
+    return emit_named(lw, found, init, build=lambda ins, out: _pooled(found, window, ins[0], out))
+
+
+def written_out(lw, found: Match) -> bool:
+    """Whether `emit` writes the pooling `found` out (for `einc build --explain`)."""
+    return _window(lw, found) is not None
+
+
+def _window(lw, found: Match) -> Optional[list[int]]:
+    """The sizes of the window of `found` where it is a pooling `emit` writes out, else None."""
+    if not lw.target.unrolled_poolings or not found.pattern.op.startswith("pooling_"):
+        return None
+    window = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
+    if not all(w.is_const for w in window) or _count(window) > WINDOW_POSITIONS:
+        return None
+    return [w.const for w in window]
+
+
+def _pooled(found: Match, window: list[int], image: ir.Value, out: ir.Value) -> ir.Value:
+    """`out` (shaped as the op's result, same axis order as `image`) computed from `image`."""
+    axes = found.operand_axes[0]
+    windowed = [k for k, a in enumerate(axes) if a.stride]
+    out_type = ir.RankedTensorType(out.type)
+    sizes = [out_type.get_dim_size(k) for k in range(out_type.rank)]
+    dynamic = [tensor.dim(out, index_const(k)) for k, s in enumerate(sizes) if s == DYNAMIC]
+    slices = [_shifted(image, out_type, dynamic, windowed, found, position) for position in _positions(window)]
+    combine = COMBINERS[found.pattern.kind]
+    rank = ir.RankedTensorType(out.type).rank
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    op = linalg.GenericOp([out.type], slices, [out], ir.ArrayAttr.get([identity] * (len(slices) + 1)),
+                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
+    element = ir.RankedTensorType(out.type).element_type
+    block = op.regions[0].blocks.append(*[element] * (len(slices) + 1))
+    with ir.InsertionPoint(block):
+        acc = block.arguments[0]
+        for value in list(block.arguments)[1:len(slices)]:
+            acc = combine(acc, value)
+        linalg.YieldOp([acc])
+    if axes[-1].stride > 1:
+        op.attributes["compilation_info"] = _strided_tiles(found.pattern.out.split())
+    return op.result
+
+
+def _strided_tiles(letters: list[str]) -> ir.Attribute:
+    """IREE's own tiles for a pooling read every few points along its last axis (a vector step
+    gathers them), with a partial step peeled: IREE masks every step of such a pass (as it
+    keeps a fixed channel count apart), and a masked gather is a loop over its lanes."""
+    distribution = [DISTRIBUTED_CHANNELS if letter == "c" else DISTRIBUTED for letter in letters]
+    vector = [1] * (len(letters) - 1) + [VECTOR]
+    return compilation_info({"distribution": distribution, "vector_common_parallel": vector},
+                            "DoubleTilingExpert", peeled=True)
+
+
+def _shifted(image: ir.Value, out_type: ir.RankedTensorType, dynamic: list, windowed: list[int], found: Match,
+             position: tuple) -> ir.Value:
+    """The points of `image` that window `position` reads for each point of a result of type
+    `out_type` (`dynamic`: its run-time sizes)."""
+    offsets, strides = [0] * out_type.rank, [1] * out_type.rank
+    for k, p, stride, dilation in zip(windowed, position, found.strides, found.dilations):
+        offsets[k], strides[k] = p * dilation, stride
+    sizes = [out_type.get_dim_size(k) for k in range(out_type.rank)]
+    return tensor.extract_slice(out_type, image, [], dynamic, [], offsets, sizes, strides)
+
+
+def _positions(window: list[int]) -> list[tuple]:
+    """The window's points in the named op's order (the last axis fastest)."""
+    positions = [()]
+    for size in window:
+        positions = [p + (k,) for p in positions for k in range(size)]
+    return positions
+
+
+def _count(window: list) -> int:
+    count = 1
+    for w in window:
+        count *= w.const
+    return count
