@@ -40,12 +40,9 @@ def _references(x: dict) -> dict:
 
 def test_windows_of_a_checked_size_are_named_ops(emitted):
     text = emitted(SOURCE, "llvm-cpu", OUTPUTS)
-    # the poolings written out (cpu_poolings): a slice of every third row and column a window point
-    assert text.count("[1, 1, 3, 3] : tensor<?x?x?x?xf32> to tensor<?x?x?x?xf32>") == 9 + 4
+    assert re.search(r"linalg\.pooling_nchw_max .*strides = dense<3>", text)
+    assert re.search(r"linalg\.pooling_nchw_sum .*strides = dense<3>", text)
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*strides = dense<3>", text)
-    vulkan = emitted(SOURCE, "vulkan-spirv", OUTPUTS)
-    assert re.search(r"linalg\.pooling_nchw_max .*strides = dense<3>", vulkan)
-    assert re.search(r"linalg\.pooling_nchw_sum .*strides = dense<3>", vulkan)
     assert "tensor.extract %" not in text           # no clamped read of an element
     assert text.count("a read leaves axis") >= 4     # rows and columns of the image, asserted
 

@@ -144,8 +144,6 @@ OPS = {
     "plain2d": "linalg.conv_2d",
     "maxpool": "linalg.pooling_nchw_max", "minpool": "linalg.pooling_nhwc_min", "sumpool": "linalg.pooling_ncw_sum",
 }
-# llvm-cpu writes poolings out as shifted slices (tests/mlir/test_cpu_poolings.py); Vulkan keeps the op
-POOLS = {"maxpool", "minpool", "sumpool"}
 NOT_NAMED = ["conv1d", "square", "tight", "extra", "edge", "gathered", "overlap"]
 EXTRACT = re.compile(r"tensor\.extract\s")
 
@@ -170,7 +168,7 @@ def mlir_of(path, output, target="llvm-cpu"):
 
 @pytest.mark.parametrize("output", sorted(OPS))
 def test_named_op_without_gathers(source_file, output):
-    text = mlir_of(source_file, output, "vulkan-spirv" if output in POOLS else "llvm-cpu")
+    text = mlir_of(source_file, output)
     assert OPS[output] + " " in text
     assert not EXTRACT.search(text)
 

@@ -1,15 +1,16 @@
 """Poolings on llvm-cpu as one elementwise pass over the window's shifted views of the image.
 
-IREE 3.13 runs a `linalg.pooling_*` op as a convolution: at a run-time width it vectorizes 2
-channels by 1 column (8 by 8 at a fixed width), and either way it walks the window inside each
-vector step. A pooling is instead written out here: one strided `tensor.extract_slice` of the
-image per window position (offset by the position times the dilation, every stride-th point),
-the slices combined by one elementwise `linalg.generic` in the window's order (the op's order
-of additions). IREE folds the slices into the dispatch's reads of the image and vectorizes the
-generic along the result's last axis, 16 a step, with a remainder loop for a run-time length:
-a 3x3 average pool ran 3x faster than the named op at a fixed width and 1.0x that at a run-time
-one. Windows of more than WINDOW_POSITIONS points keep the named op. Targets without
-`unrolled_poolings` (Vulkan) keep it too. Figures: docs/DECISIONS.md.
+IREE 3.13 runs a `linalg.pooling_*` op as a convolution: over a run-time width it vectorizes 2
+channels by 1 column (8 by 8 at a fixed width), and with the channels last and a window axis of
+run-time size it ran 4.6-5.9x its fixed-size time. Such a pooling is written out here instead:
+one strided `tensor.extract_slice` of the image per window point (offset by the point times the
+dilation, every stride-th point), combined by one elementwise `linalg.generic` in the op's order
+of the window. IREE folds the slices into the dispatch's reads of the image and vectorizes the
+generic along the result's last axis, 16 a step, with a remainder loop for a run-time length.
+Written out where measured faster (`_faster_written_out`): a 3x3 average pool (NCHW) ran 3x
+faster than the op at a fixed width and 1.0-1.1x that at a run-time one. Windows of more than
+WINDOW_POSITIONS points keep the op, as do targets without `unrolled_poolings` (Vulkan).
+Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -50,7 +51,23 @@ def _window(lw, found: Match) -> Optional[list[int]]:
     window = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
     if not all(w.is_const for w in window) or _count(window) > WINDOW_POSITIONS:
         return None
-    return [w.const for w in window]
+    return [w.const for w in window] if _faster_written_out(found) else None
+
+
+def _faster_written_out(found: Match) -> bool:
+    """Whether the written-out form was measured faster than IREE's op for `found`'s layout and
+    sizes: channels first with the window read point by point along the rows, always; every
+    few points, only over a run-time length in 1-d (IREE's op gathers such a row with contiguous
+    loads and shuffles, the slices a point at a time); channels last, only with a window axis
+    of run-time size (at fixed sizes IREE's op reuses each load across the window)."""
+    axes = found.operand_axes[0]             # a pooling's result axes are its operand's, in order
+    last = axes[-1]
+    windowed = [not out.vars[0].extent.is_const for out, axis in zip(found.out, axes, strict=True) if axis.stride]
+    if not last.stride:
+        return any(windowed)
+    if last.stride == 1:
+        return True
+    return len(windowed) == 1 and windowed[0]
 
 
 def _pooled(found: Match, window: list[int], image: ir.Value, out: ir.Value) -> ir.Value:
@@ -80,8 +97,8 @@ def _pooled(found: Match, window: list[int], image: ir.Value, out: ir.Value) -> 
 
 def _strided_tiles(letters: list[str]) -> ir.Attribute:
     """IREE's own tiles for a pooling read every few points along its last axis (a vector step
-    gathers them), with a partial step peeled: IREE masks every step of such a pass (as it
-    keeps a fixed channel count apart), and a masked gather is a loop over its lanes."""
+    gathers them), with a partial step peeled: IREE masks every step of such a pass (its axes
+    are not all of run-time size), and a masked gather is a loop over its lanes."""
     distribution = [DISTRIBUTED_CHANNELS if letter == "c" else DISTRIBUTED for letter in letters]
     vector = [1] * (len(letters) - 1) + [VECTOR]
     return compilation_info({"distribution": distribution, "vector_common_parallel": vector},
