@@ -14,6 +14,8 @@ Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
+from itertools import product
+from math import prod
 from typing import Optional
 
 from iree.compiler import ir
@@ -49,7 +51,7 @@ def _window(lw, found: Match) -> Optional[list[int]]:
     if not lw.target.unrolled_poolings or not found.pattern.op.startswith("pooling_"):
         return None
     window = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
-    if not all(w.is_const for w in window) or _count(window) > WINDOW_POSITIONS:
+    if not all(w.is_const for w in window) or prod(w.const for w in window) > WINDOW_POSITIONS:
         return None
     return [w.const for w in window] if _faster_written_out(found) else None
 
@@ -77,14 +79,14 @@ def _pooled(found: Match, window: list[int], image: ir.Value, out: ir.Value) -> 
     out_type = ir.RankedTensorType(out.type)
     sizes = [out_type.get_dim_size(k) for k in range(out_type.rank)]
     dynamic = [tensor.dim(out, index_const(k)) for k, s in enumerate(sizes) if s == DYNAMIC]
-    slices = [_shifted(image, out_type, dynamic, windowed, found, position) for position in _positions(window)]
+    # the window's points in the op's order (the last axis fastest)
+    slices = [_shifted(image, out_type, dynamic, windowed, found, position)
+              for position in product(*(range(size) for size in window))]
     combine = COMBINERS[found.pattern.kind]
-    rank = ir.RankedTensorType(out.type).rank
-    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(out_type.rank))
     op = linalg.GenericOp([out.type], slices, [out], ir.ArrayAttr.get([identity] * (len(slices) + 1)),
-                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
-    element = ir.RankedTensorType(out.type).element_type
-    block = op.regions[0].blocks.append(*[element] * (len(slices) + 1))
+                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * out_type.rank))
+    block = op.regions[0].blocks.append(*[out_type.element_type] * (len(slices) + 1))
     with ir.InsertionPoint(block):
         acc = block.arguments[0]
         for value in list(block.arguments)[1:len(slices)]:
@@ -114,18 +116,3 @@ def _shifted(image: ir.Value, out_type: ir.RankedTensorType, dynamic: list, wind
         offsets[k], strides[k] = p * dilation, stride
     sizes = [out_type.get_dim_size(k) for k in range(out_type.rank)]
     return tensor.extract_slice(out_type, image, [], dynamic, [], offsets, sizes, strides)
-
-
-def _positions(window: list[int]) -> list[tuple]:
-    """The window's points in the named op's order (the last axis fastest)."""
-    positions = [()]
-    for size in window:
-        positions = [p + (k,) for p in positions for k in range(size)]
-    return positions
-
-
-def _count(window: list) -> int:
-    count = 1
-    for w in window:
-        count *= w.const
-    return count
