@@ -4,7 +4,8 @@ dilations) matches NumPy at run-time sizes whose result rows are not a multiple 
 (the peeled rest) and with its sizes fixed, whichever form it takes; the module holds one slice a
 window point where the written-out form was measured faster (channels first read point by point
 along the rows; a 1-d row read every few points over a run-time length, its rest peeled; channels
-last over a run-time window axis), else the pooling op, as for larger windows and on Vulkan."""
+last over a run-time window axis or few channels), else the pooling op, as for larger windows and
+on Vulkan."""
 import re
 
 import numpy as np
@@ -82,8 +83,9 @@ def test_every_pooling_matches_numpy_at_run_time_sizes(target):
             _check(program(**x), x, sizes)
 
 
-def test_every_pooling_matches_numpy_with_its_sizes_fixed():
-    sizes = (2, 3, 7, 37)
+@pytest.mark.parametrize("channels", [3, 8])      # channels last: written out, the op
+def test_every_pooling_matches_numpy_with_its_sizes_fixed(channels):
+    sizes = (2, channels, 7, 37)
     dims = dict(zip("NCHW", sizes), D=3)
     with einc.load(built(SOURCE, "llvm-cpu", OUTPUTS, dims=dims).vmfb) as program:
         x = _inputs(*sizes)
@@ -102,11 +104,14 @@ def test_a_pooling_is_written_out_where_measured_faster(emitted):
     assert slices.count("1, 1, 2") == 3 and slices.count("1, 2, 2, 1") == 9 and slices.count("1, 1, 2, 2, 1") == 8
     # channels first, read every few points along the rows of a 2-d image: IREE's op
     assert text.count("linalg.pooling_nchw_max ") == 2 and text.count("linalg.pooling") == 2
-    fixed = emitted(SOURCE, "llvm-cpu", OUTPUTS, dims={"N": 2, "C": 3, "H": 7, "W": 37, "D": 3})
-    assert "[1, 1, 1, 1] : tensor<2x3x7x37xf32> to tensor<2x3x5x35xf32>" in fixed             # nchw_avg
+    # sizes fixed: channels last keeps the op from 8 channels up
+    fixed = emitted(SOURCE, "llvm-cpu", OUTPUTS, dims={"N": 2, "C": 8, "H": 7, "W": 37, "D": 3})
+    assert "[1, 1, 1, 1] : tensor<2x8x7x37xf32> to tensor<2x8x5x35xf32>" in fixed             # nchw_avg
     assert len(_slice_strides(fixed)) == 2 + 9                                               # and ncw_sum
     assert all(f"linalg.{op} " in fixed for op in ("pooling_ncw_max", "pooling_nwc_min", "pooling_nhwc_max",
                                                    "pooling_nhwc_sum", "pooling_ndhwc_min"))
+    few = emitted(SOURCE, "llvm-cpu", OUTPUTS, dims={"N": 2, "C": 7, "H": 7, "W": 37, "D": 3})
+    assert len(_slice_strides(few)) == 2 + 9 + 3 + 9 + 4 + 8 and "linalg.pooling_ncw_max " in few
 
 
 def test_a_row_read_every_few_points_peels_its_rest(emitted):
