@@ -39,11 +39,14 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
 # batch as for a fixed one (on llvm-cpu a 2-d convolution's run-time output channels and columns,
 # and a 1-d one's columns, run on blocks of build-time size: 0.4-1.4x); a window whose reads are
 # not proven in bounds is a loop nest instead of the named op (a 2x2 max pool 1.6-5.8x slower); a
-# pooling's run-time sizes cost 1.1-1.8x; contractions take IREE's data-tiled path either way.
+# pooling's run-time sizes cost 1.1-1.8x as IREE's named op, 1.0-1.3x written out as shifted slices
+# (llvm-cpu, where that is faster); contractions take IREE's data-tiled path either way.
 WINDOW_COST = ("a window op with run-time sizes other than its batch: IREE's dynamic-shape code, the slower "
                "path (a conv layer with run-time channels measured 17-50x slower than with the sizes fixed)")
 POOLING_COST = ("a pooling with run-time sizes other than its batch: IREE's dynamic-shape code, measured "
-                "1.1-1.8x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3, a 3x3 average pool)")
+                "1.1-1.8x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3, strided)")
+WRITTEN_OUT_COST = ("a pooling written out as one pass over its window's shifted slices of the image: measured "
+                    "1.0-1.3x the time with the sizes fixed")
 BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size: "
                "measured 0.4-1.4x the time with the sizes fixed (IREE's dynamic-shape code alone: 1.8-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
@@ -75,6 +78,8 @@ def _dense_cost(kernel, named: set) -> str:
     if not kernel.run_time_sizes:
         return "every size fixed at build time"
     sizes = f"run-time sizes {', '.join(kernel.run_time_sizes)} — "
+    if kernel.written_out:
+        return sizes + WRITTEN_OUT_COST
     if not _slower(kernel):
         if not kernel.is_window:
             return sizes + CONTRACTION_COST

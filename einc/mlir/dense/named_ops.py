@@ -345,7 +345,9 @@ class DenseKernel:
     tiles a window op for a run-time batch as for a fixed one, not for other run-time axes).
     `blocks`: what einc cut into blocks of build-time size for those axes (cpu_convolutions);
     `fast_sizes`: run-time sizes of axes other than the batch that the target's own form takes
-    at fixed-size speed (a 2-d convolution's input channels on llvm-cpu)."""
+    at fixed-size speed (a 2-d convolution's input channels on llvm-cpu); `written_out`: a
+    pooling emitted as one pass over its window's shifted slices (cpu_poolings), which takes
+    every run-time size at fixed-size speed."""
     op: str
     span: object
     run_time_sizes: tuple
@@ -354,6 +356,7 @@ class DenseKernel:
     would_be: str = ""
     blocks: tuple = ()
     fast_sizes: tuple = ()
+    written_out: bool = False
 
     @property
     def is_window(self) -> bool:
@@ -361,10 +364,11 @@ class DenseKernel:
 
 
 def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
-                 fast_letters: frozenset = frozenset()) -> DenseKernel:
-    """The record of `found` emitted (on `blocks`), or with `unproven` reads a loop nest instead.
-    A window op's batch, and its axes lettered in `fast_letters` (those the target's own form
-    takes at run time at fixed-size speed), are not slow sizes."""
+                 fast_letters: frozenset = frozenset(), written_out: bool = False) -> DenseKernel:
+    """The record of `found` emitted (on `blocks`, or `written_out`), or with `unproven` reads a
+    loop nest instead. A window op's batch, and its axes lettered in `fast_letters` (those the
+    target's own form takes at run time at fixed-size speed), are not slow sizes; a pooling
+    written out has none."""
     window = found.pattern.op.startswith(WINDOW_OPS)
     fast = ({"n"} | set(fast_letters)) if window else set()
     lettered = [(found.pattern.out, found.out)] + list(zip(found.pattern.operands, found.operand_axes))
@@ -372,11 +376,12 @@ def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
                 if letter in fast for v in axis.vars}
     axes = [v for a in found.out for v in a.vars] + [v for axes in found.operand_axes for a in axes for v in a.vars]
     sizes = _run_time_sizes([v.extent for v in axes] + [size for view in found.views for size in view.shape])
-    slow = _run_time_sizes([v.extent for v in axes if v not in unslowed])
+    slow = () if written_out else _run_time_sizes([v.extent for v in axes if v not in unslowed])
     if unproven:
         return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
     fast_sizes = _run_time_sizes([v.extent for v, letter in unslowed.items() if letter != "n"])
-    return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks, fast_sizes=fast_sizes)
+    return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks, fast_sizes=fast_sizes,
+                       written_out=written_out)
 
 
 def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Optional[DenseKernel]:

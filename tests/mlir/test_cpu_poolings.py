@@ -1,0 +1,127 @@
+"""Poolings written out as shifted slices on the CPU targets (einc/mlir/dense/cpu_poolings): every
+pooling einc recognizes (1-, 2- and 3-d, channels first and last, max, min and sum, strides and
+dilations) matches NumPy at run-time sizes whose result rows are not a multiple of the vector step
+(the peeled rest) and with its sizes fixed, whichever form it takes; the module holds one slice a
+window point where the written-out form was measured faster (channels first read point by point
+along the rows; a 1-d row read every few points over a run-time length, its rest peeled; channels
+last over a run-time window axis or few channels), else the pooling op, as for larger windows and
+on Vulkan."""
+import re
+
+import numpy as np
+import pytest
+
+from numpy_windows import strided_windows
+
+import einc
+from tests.programs import built
+
+SOURCE = """
+let Xw: [f32; N, C, W];
+let Xl: [f32; N, W, C];
+let X: [f32; N, C, H, W];
+let Xh: [f32; N, H, W, C];
+let Xv: [f32; N, D, H, W, C];
+let ncw_max[n, c, x] = max[q in 0..3](Xw[n, c, 2 * x + q]);
+let ncw_sum[n, c, x] = sum[q in 0..2](Xw[n, c, x + 2 * q]);
+let nwc_min[n, x, c] = min[q in 0..3](Xl[n, x + q, c]);
+let nchw_max[n, c, y, x] = max[p in 0..2, q in 0..2](X[n, c, 2 * y + p, 2 * x + q]);
+let nchw_avg[n, c, y, x] = sum[p in 0..3, q in 0..3](X[n, c, y + p, x + q]) / 9.0;
+let nchw_dilated[n, c, y, x] = max[p in 0..2, q in 0..3](X[n, c, y + 2 * p, 3 * x + 2 * q]);
+let nhwc_max[n, y, x, c] = max[p in 0..3, q in 0..3](Xh[n, 2 * y + p, 2 * x + q, c]);
+let nhwc_sum[n, y, x, c] = sum[p in 0..2, q in 0..2](Xh[n, y + p, x + q, c]);
+let ndhwc_min[n, z, y, x, c] = min[o in 0..2, p in 0..2, q in 0..2](Xv[n, z + o, 2 * y + p, 2 * x + q, c]);
+"""
+OUTPUTS = ["ncw_max", "ncw_sum", "nwc_min", "nchw_max", "nchw_avg", "nchw_dilated", "nhwc_max", "nhwc_sum",
+           "ndhwc_min"]
+rng = np.random.default_rng(29)
+
+
+def _inputs(n: int, c: int, h: int, w: int) -> dict:
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    return {"Xw": f(n, c, w), "Xl": f(n, w, c), "X": f(n, c, h, w), "Xh": f(n, h, w, c), "Xv": f(n, 3, h, w, c)}
+
+
+def _references(x: dict) -> dict:
+    x = {k: v.astype(np.float64) for k, v in x.items()}
+    win = strided_windows
+    return {
+        "ncw_max": win(x["Xw"], (3,), (2,), stride=2).max(axis=3),
+        "ncw_sum": win(x["Xw"], (2,), (2,), dilation=2).sum(axis=3),
+        "nwc_min": win(x["Xl"], (3,), (1,)).min(axis=3),
+        "nchw_max": win(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
+        "nchw_avg": win(x["X"], (3, 3), (2, 3)).sum(axis=(4, 5)) / 9.0,
+        # rows: stride 1, dilation 2; columns: stride 3, dilation 2
+        "nchw_dilated": win(win(x["X"], (2,), (2,), dilation=2), (3,), (3,), stride=3, dilation=2).max(axis=(4, 5)),
+        "nhwc_max": win(x["Xh"], (3, 3), (1, 2), stride=2).max(axis=(4, 5)),
+        "nhwc_sum": win(x["Xh"], (2, 2), (1, 2)).sum(axis=(4, 5)),
+        "ndhwc_min": _ndhwc_min(x["Xv"]),
+    }
+
+
+def _ndhwc_min(v: np.ndarray) -> np.ndarray:
+    depth = strided_windows(v, (2,), (1,))                                   # [n, z, h, w, c, o]
+    return strided_windows(depth, (2, 2), (2, 3), stride=2).min(axis=(5, 6, 7))
+
+
+def _check(got: dict, x: dict, at) -> None:
+    for name, want in _references(x).items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5, err_msg=f"{name} at {at}")
+
+
+# (batch, channels, height, width): result rows of 17-18 points (a vector step of 16 and a rest),
+# of 1-3 points (a rest alone), of 48-50; one image, one channel
+SIZES = [(2, 3, 7, 37), (1, 1, 6, 7), (3, 2, 5, 100), (1, 5, 8, 9)]
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_every_pooling_matches_numpy_at_run_time_sizes(target):
+    with einc.load(built(SOURCE, target, OUTPUTS).vmfb) as program:       # one build, every size
+        for sizes in SIZES:
+            x = _inputs(*sizes)
+            _check(program(**x), x, sizes)
+
+
+@pytest.mark.parametrize("channels", [3, 8])      # channels last: written out, the op
+def test_every_pooling_matches_numpy_with_its_sizes_fixed(channels):
+    sizes = (2, channels, 7, 37)
+    dims = dict(zip("NCHW", sizes), D=3)
+    with einc.load(built(SOURCE, "llvm-cpu", OUTPUTS, dims=dims).vmfb) as program:
+        x = _inputs(*sizes)
+        _check(program(**x), x, sizes)
+
+
+def _slice_strides(text: str) -> list[str]:
+    return re.findall(r"tensor\.extract_slice %arg\d+\[[^]]*\] \[[^]]*\] \[([^]]*)\]", text)
+
+
+def test_a_pooling_is_written_out_where_measured_faster(emitted):
+    text = emitted(SOURCE, "llvm-cpu", OUTPUTS)
+    slices = _slice_strides(text)
+    # ncw_max, ncw_sum, nwc_min, nchw_avg, nhwc_max, nhwc_sum, ndhwc_min: one slice a window point
+    assert len(slices) == 3 + 2 + 3 + 9 + 9 + 4 + 8
+    assert slices.count("1, 1, 2") == 3 and slices.count("1, 2, 2, 1") == 9 and slices.count("1, 1, 2, 2, 1") == 8
+    # channels first, read every few points along the rows of a 2-d image: IREE's op
+    assert text.count("linalg.pooling_nchw_max ") == 2 and text.count("linalg.pooling") == 2
+    # sizes fixed: channels last keeps the op from 8 channels up
+    fixed = emitted(SOURCE, "llvm-cpu", OUTPUTS, dims={"N": 2, "C": 8, "H": 7, "W": 37, "D": 3})
+    assert "[1, 1, 1, 1] : tensor<2x8x7x37xf32> to tensor<2x8x5x35xf32>" in fixed             # nchw_avg
+    assert len(_slice_strides(fixed)) == 2 + 9                                               # and ncw_sum
+    assert all(f"linalg.{op} " in fixed for op in ("pooling_ncw_max", "pooling_nwc_min", "pooling_nhwc_max",
+                                                   "pooling_nhwc_sum", "pooling_ndhwc_min"))
+    few = emitted(SOURCE, "llvm-cpu", OUTPUTS, dims={"N": 2, "C": 7, "H": 7, "W": 37, "D": 3})
+    assert len(_slice_strides(few)) == 2 + 9 + 3 + 9 + 4 + 8 and "linalg.pooling_ncw_max " in few
+
+
+def test_a_row_read_every_few_points_peels_its_rest(emitted):
+    """Such a slice is a gather a vector step; IREE masks every step of it unless told to peel."""
+    assert emitted(SOURCE, "llvm-cpu", ["ncw_max"]).count("enable_loop_peeling") == 1
+    assert "enable_loop_peeling" not in emitted(SOURCE, "llvm-cpu", ["ncw_sum", "nchw_avg", "nhwc_max"])
+
+
+def test_a_large_window_and_vulkan_keep_the_named_op(emitted):
+    large = "let X: [f32; N, C, H, W];\nlet g[n, c, y, x] = sum[p in 0..9, q in 0..9](X[n, c, y + p, x + q]);\n"
+    assert "linalg.pooling_nchw_sum" in emitted(large, "llvm-cpu")
+    vulkan = emitted(SOURCE, "vulkan-spirv", OUTPUTS)
+    assert vulkan.count("linalg.pooling_") == len(OUTPUTS)
