@@ -28,12 +28,14 @@ from einc.mlir.dense.named_ops import Match, emit as emit_named
 from einc.mlir.core.shapes import index_const
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-# The ops taken: summed input channels `c` and output channels `f` (not depthwise, not pooling).
-OPS = ("conv_1d_ncw_fcw", "conv_1d_nwc_wcf", "conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc",
-       "conv_3d_ncdhw_fcdhw", "conv_3d_ndhwc_dhwcf")
-# Below these the windows' copy cost more than the matmul saved (measured, docs/DECISIONS.md):
-# the summed depth c kh kw, and the output channels (a register tile's columns).
-MIN_DEPTH, MIN_FILTERS = 128, cpu_matmuls.REGISTER_TILE[1]
+# The ops taken, with whether only when a window axis is strided: IREE 3.13's 1-d convolutions
+# run at a few GFLOP/s at any stride; a channels-first 2-d one runs well on einc's tiles
+# (cpu_convolutions) at stride 1, whose vector step is a row of adjacent columns, but at 5-8
+# GFLOP/s with a stride; channels-last 2-d ones ran as fast as the matmul or faster (measured,
+# docs/DECISIONS.md). Depthwise convolutions and poolings have no summed channels.
+OPS = {"conv_1d_ncw_fcw": False, "conv_1d_nwc_wcf": False, "conv_2d_nchw_fchw": True}
+# Below this summed depth (c kh kw) the copy of the windows cost what the matmul saved.
+MIN_DEPTH = 64
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
@@ -51,31 +53,28 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
 
 
 def applies(target, found: Match) -> bool:
-    """A convolution of build-time sizes but its batch, f32, on a host with einc's register tiles,
-    with at least MIN_FILTERS output channels and a depth of at least MIN_DEPTH."""
-    if found.pattern.op not in OPS or not target.register_tiled_matmuls or not has_avx512():
+    """An f32 convolution of OPS (strided where it must be) on a host with einc's register tiles,
+    whose filter's sizes are known at build time, with a depth of at least MIN_DEPTH."""
+    op = found.pattern.op
+    if op not in OPS or not target.register_tiled_matmuls or not has_avx512():
+        return False
+    if OPS[op] and all(stride == 1 for stride in found.strides):
         return False
     if any(v.read.dtype != F32 for v in found.views):
         return False
-    sizes = _letter_sizes(found)
-    if sizes is None:
-        return False
-    depth = int(np.prod([sizes[letter] for letter in _depth_letters(found.pattern)]))
-    return sizes["f"] >= MIN_FILTERS and depth >= MIN_DEPTH
+    sizes = _filter_sizes(found)
+    return sizes is not None and int(np.prod([sizes[k] for k in _depth_letters(found.pattern)])) >= MIN_DEPTH
 
 
-def _letter_sizes(found: Match) -> Optional[dict]:
-    """The extent of each letter of the pattern but the batch `n`, None when one is known only
-    at run time."""
+def _filter_sizes(found: Match) -> Optional[dict]:
+    """The extent of each letter of the filter (channels and window offsets), None when one is
+    known only at run time (the batch and the output's extent may be)."""
     sizes = {}
-    lettered = [(found.pattern.out, found.out)] + list(zip(found.pattern.operands, found.operand_axes))
-    for letters, axes in lettered:
-        for token, axis in zip(letters.split(), axes):
-            for letter, var in zip(token.split("+"), axis.vars):
-                if letter != "n":
-                    if not var.extent.is_const:
-                        return None
-                    sizes[letter] = var.extent.const
+    for letter, axis in zip(found.pattern.operands[1].split(), found.operand_axes[1]):
+        extent = axis.vars[0].extent
+        if not extent.is_const:
+            return None
+        sizes[letter] = extent.const
     return sizes
 
 
@@ -148,7 +147,7 @@ def _windows(found: Match, image: ir.Value, out: ir.Value, rows: list[str], dept
             reads.append(dim[y] * stride + dim[p] * dilation)
         else:
             reads.append(dim[token])
-    out_letters, sizes = found.pattern.out.split(), _letter_sizes(found)
+    out_letters, sizes = found.pattern.out.split(), _filter_sizes(found)
     shape = [_dim(out, out_letters.index(letter)) for letter in rows] + [sizes[letter] for letter in depth]
     element = ir.RankedTensorType(image.type).element_type
     maps = [ir.AffineMap.get(len(letters), 0, reads), ir.AffineMap.get_identity(len(letters))]
