@@ -282,8 +282,10 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     # the first rule that takes it: a target's own form, else the named op
     if found is not None and named_ops.emitted_on(lw.target, found):
         rules = (window_matmuls.emit, cpu_convolutions.emit, cpu_matmuls.emit, named_ops.emit)
-        tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
-        if tensor is not None:
+        rule, tensor = next(((rule, t) for rule in rules if (t := rule(lw, found, init)) is not None), (None, None))
+        if rule is window_matmuls.emit:
+            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, as_matmul=True))
+        elif tensor is not None:
             blocks = cpu_convolutions.blocks(lw, found, init)
             fast = cpu_convolutions.fast_letters(lw, found)
             lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, blocks=blocks, fast_letters=fast))

@@ -345,7 +345,9 @@ class DenseKernel:
     tiles a window op for a run-time batch as for a fixed one, not for other run-time axes).
     `blocks`: what einc cut into blocks of build-time size for those axes (cpu_convolutions);
     `fast_sizes`: run-time sizes of axes other than the batch that the target's own form takes
-    at fixed-size speed (a 2-d convolution's input channels on llvm-cpu)."""
+    at fixed-size speed (a 2-d convolution's input channels on llvm-cpu); `as_matmul`: a
+    convolution run as a matmul over its windows (window_matmuls), whose run-time sizes cost
+    what a contraction's do."""
     op: str
     span: object
     run_time_sizes: tuple
@@ -354,6 +356,7 @@ class DenseKernel:
     would_be: str = ""
     blocks: tuple = ()
     fast_sizes: tuple = ()
+    as_matmul: bool = False
 
     @property
     def is_window(self) -> bool:
@@ -361,7 +364,7 @@ class DenseKernel:
 
 
 def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
-                 fast_letters: frozenset = frozenset()) -> DenseKernel:
+                 fast_letters: frozenset = frozenset(), as_matmul: bool = False) -> DenseKernel:
     """The record of `found` emitted (on `blocks`), or with `unproven` reads a loop nest instead.
     A window op's batch, and its axes lettered in `fast_letters` (those the target's own form
     takes at run time at fixed-size speed), are not slow sizes."""
@@ -376,7 +379,8 @@ def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
     if unproven:
         return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
     fast_sizes = _run_time_sizes([v.extent for v, letter in unslowed.items() if letter != "n"])
-    return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks, fast_sizes=fast_sizes)
+    return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks, fast_sizes=fast_sizes,
+                       as_matmul=as_matmul)
 
 
 def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Optional[DenseKernel]:
