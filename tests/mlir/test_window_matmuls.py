@@ -39,7 +39,8 @@ let windows[n, f in 0..36, i in 0..2, j in 0..3] = sum[c, kh in 0..4, kw in 0..4
 let named[n, f in 0..40, t in 0..T / 2] = sum[c, k in 0..3](
     if i >= 0 && i < T { S[n, c, i] * W[f, c, k] } else { 0.0 } where i = 2 * t + k - 1);
 // stay convolutions: stride 1 channels first (einc's tiles), channels-last 2-d, too shallow (c k = 6)
-let plain[n, f in 0..36, i in 0..7, j in 0..9] = sum[c, kh in 0..3, kw in 0..3](I[n, c, i + kh, j + kw] * F[f, c, kh, kw]);
+let plain[n, f in 0..36, i in 0..7, j in 0..9] = sum[c, kh in 0..3, kw in 0..3](
+    I[n, c, i + kh, j + kw] * F[f, c, kh, kw]);
 let shallow[n, f in 0..40, t in 0..9] = sum[c in 0..2, k in 0..3](X[n, c, 2 * t + k] * V[f, c, k]);
 """
 
@@ -118,7 +119,8 @@ def test_build_time_filters_are_packed_at_build_time(program_file):
     weights = np.random.default_rng(0).standard_normal((2, 48, 32, 3)).astype(np.float32)
     path = program_file('use std::io::load_npy;\nlet w = load_npy("w.npy");\nlet X: [f32; B, 32, 40];\n'
                         "let y[n, o in 0..48, t in 0..20] = sum[c, k in 0..3](\n"
-                        "    if i >= 0 && i < 40 { X[n, c, i] * w[1, o, c, k] } else { 0.0 } where i = 2 * t + k - 1);\n")
+                        "    if i >= 0 && i < 40 { X[n, c, i] * w[1, o, c, k] } else { 0.0 }\n"
+                        "    where i = 2 * t + k - 1);\n")
     np.save(os.path.join(os.path.dirname(path), "w.npy"), weights)
     text = str(lower(path, "llvm-cpu", ["y"]))
     assert "linalg.mmt4d" in text and text.count("linalg.pack") == 1

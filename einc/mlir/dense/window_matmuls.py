@@ -1,15 +1,14 @@
-"""A convolution over many channels as a matmul over its windows (im2col) on llvm-cpu.
+"""A convolution as a matmul over its windows (im2col) on llvm-cpu, where its direct form is slow.
 
-IREE 3.13 runs a convolution's loops over windows at a few GFLOP/s where its matmuls on einc's
-register tiles (cpu_matmuls) run near the vector units' peak: Whisper's 384 -> 384 width-3
-stride-2 convolution took 4.5 GFLOP/s. So a convolution whose windows may overlap (any stride
-and dilation, 1-d to 3-d, channels first or last) with enough output channels for a register
-tile's columns and enough summed depth is a matmul: the windows of the (padded) image copied
-out as rows `[n OH OW, c kh kw]` by one generic (IREE fuses it into the pack of the matmul's
-left operand, so the copy is the pack), times the filter as `[c kh kw, f]` (packed by NumPy at
-build time when it is a constant), the result `[n, OH, OW, f]` then transposed to the op's
-layout. Smaller convolutions keep the direct form (cpu_convolutions), where copying the windows
-cost more than it saved. Figures: docs/DECISIONS.md, Dense kernels.
+IREE 3.13 runs 1-d convolutions, and channels-first 2-d ones with a stride, at a few GFLOP/s
+(Whisper's 384 -> 384 width-3 stride-2 one at 4.5) where einc's register-tiled matmuls
+(cpu_matmuls) run near the vector units' peak. Such a convolution, with any stride, dilation
+and padding, is then a generic copying the windows of the (padded) image out as rows
+`[n OH OW, c kh kw]`, a register-tiled matmul against the filter as `[c kh kw, f]` (packed by
+NumPy at build time when it is a constant), and the result `[n, OH, OW, f]` transposed to the
+op's layout. Stride-1 channels-first convolutions (einc's tiles, cpu_convolutions), channels-
+last 2-d ones (IREE's) and shallow ones keep the direct form, which measured as fast or faster
+there. Figures: docs/DECISIONS.md, Dense kernels.
 """
 from __future__ import annotations
 
@@ -92,10 +91,10 @@ def _constant_filter(found: Match) -> Optional[np.ndarray]:
         return None
     if any(at is not None and not at.is_const for at in view.fixed):
         return None
-    index = tuple(slice(None) if at is None else at.const for at in view.fixed)
-    array = view.read.tensor.array[index] if view.fixed else view.read.tensor.array
     if found.perms and found.perms[1] is not None:
         return None
+    index = tuple(slice(None) if at is None else at.const for at in view.fixed)
+    array = view.read.tensor.array[index] if view.fixed else view.read.tensor.array
     letters = found.pattern.operands[1].split()
     depth = _depth_letters(found.pattern)
     matrix = array.transpose([letters.index(letter) for letter in depth] + [letters.index("f")])
