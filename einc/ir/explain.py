@@ -55,6 +55,8 @@ UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read
 BATCH_COST = "a window op whose only run-time size is its batch: measured as fast as with the sizes fixed"
 FAST_COST = ("a window op whose run-time sizes other than its batch ({}) are summed input channels, which "
              "this target's convolution takes at run time: measured as fast as with the sizes fixed")
+WINDOWS_MATMUL_COST = ("a convolution run as a matmul over its windows (llvm-cpu's register tiles): run-time "
+                       "sizes cost it about what they cost a matmul")
 CONTRACTION_COST = "a contraction: IREE's data-tiled code takes run-time sizes at about the speed of fixed ones"
 FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes"}
 
@@ -66,12 +68,13 @@ def _dense_kernels(p: ir.Program, kernels) -> list:
     slow = [k for k in kernels if _slower(k)]
     lines = [f"dense kernels (named ops): {len(kernels)}, {len(slow)} of them on a slower path for run-time sizes"]
     for k in kernels:
-        lines.append(f"  {k.would_be or k.op} at {k.span}: " + _dense_cost(k, named))
+        form = " as a matmul over its windows" if k.as_matmul else ""
+        lines.append(f"  {k.would_be or k.op}{form} at {k.span}: " + _dense_cost(k, named))
     return lines
 
 
 def _slower(kernel) -> bool:
-    return bool(kernel.unproven) or (kernel.is_window and bool(kernel.slow_sizes))
+    return bool(kernel.unproven) or (kernel.is_window and not kernel.as_matmul and bool(kernel.slow_sizes))
 
 
 def _dense_cost(kernel, named: set) -> str:
@@ -83,6 +86,8 @@ def _dense_cost(kernel, named: set) -> str:
     if not _slower(kernel):
         if not kernel.is_window:
             return sizes + CONTRACTION_COST
+        if kernel.as_matmul:
+            return sizes + WINDOWS_MATMUL_COST
         return sizes + (FAST_COST.format(", ".join(kernel.fast_sizes)) if kernel.fast_sizes else BATCH_COST)
     if kernel.unproven:
         cost, fixing = UNPROVEN_COST.format(", ".join(map(str, kernel.unproven))), "unproven"

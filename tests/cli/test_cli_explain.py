@@ -250,3 +250,24 @@ def test_explain_tells_earlier_step_states_from_current_step_ones(einc_cli, tmp_
     assert lowerings(stdout) == [f"{recurrence_tensor_steps.FORM}, because each step computes 1 tensor(s) whole "
                                  "from 1 earlier-step state(s) and 1 state(s) of the current step, once written "
                                  "(every target)"]
+
+
+def test_a_convolution_run_as_a_matmul_over_its_windows_says_so(einc_cli, tmp_path, monkeypatch):
+    """A strided 1-d convolution over a run-time length runs as a matmul over its windows on
+    llvm-cpu (einc/mlir/dense/window_matmuls.py): no slower path for that length; on
+    vulkan-spirv it stays IREE's convolution, whose run-time length is the slower path."""
+    from einc.mlir.dense import cpu_matmuls, window_matmuls
+    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: True)
+    monkeypatch.setattr(window_matmuls, "has_avx512", lambda: True)
+    path = tmp_path / "frames.ein"
+    path.write_text("let X: [f32; B, 32, T];\nlet K: [f32; 48, 32, 3];\n"
+                    "let Y[n, f in 0..48, t in 0..T / 2] = sum[c, k in 0..3](if i >= 0 && i < T {\n"
+                    "    X[n, c, i] * K[f, c, k] } else { 0.0 } where i = 2 * t + k - 1);\n")
+    status, stdout, _ = einc_cli("build", path, "--explain")
+    header, conv = dense_lines(stdout)[:2]
+    assert header == "dense kernels (named ops): 1, 0 of them on a slower path for run-time sizes"
+    assert conv == (f"  conv_1d_ncw_fcw as a matmul over its windows at {path}:3:39: run-time sizes B, T — a "
+                    "convolution run as a matmul over its windows (llvm-cpu's register tiles): run-time sizes "
+                    "cost it about what they cost a matmul")
+    status, stdout, _ = einc_cli("build", path, "--explain", "--target", "vulkan-spirv")
+    assert dense_lines(stdout)[0].endswith("1 of them on a slower path for run-time sizes")

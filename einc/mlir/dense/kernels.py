@@ -20,7 +20,7 @@ from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
 from einc.mlir.dense import (computed_operands, cpu_convolutions, cpu_matmuls, cpu_poolings, named_ops, operand_views,
-                             patch_matmuls)
+                             patch_matmuls, window_matmuls)
 from einc.mlir.core import decided_guards, scalar_ops
 from einc.mlir.core.body_rules import Region
 from einc.mlir.core.loops import point_loops, var_bounds
@@ -281,9 +281,11 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     tensor = None
     # the first rule that takes it: a target's own form, else the named op
     if found is not None and named_ops.emitted_on(lw.target, found):
-        rules = (cpu_convolutions.emit, cpu_poolings.emit, cpu_matmuls.emit, named_ops.emit)
-        tensor = next((t for rule in rules if (t := rule(lw, found, init)) is not None), None)
-        if tensor is not None:
+        rules = (window_matmuls.emit, cpu_convolutions.emit, cpu_poolings.emit, cpu_matmuls.emit, named_ops.emit)
+        rule, tensor = next(((rule, t) for rule in rules if (t := rule(lw, found, init)) is not None), (None, None))
+        if rule is window_matmuls.emit:
+            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, as_matmul=True))
+        elif tensor is not None:
             blocks = cpu_convolutions.blocks(lw, found, init)
             fast = cpu_convolutions.fast_letters(lw, found)
             lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, blocks=blocks, fast_letters=fast,

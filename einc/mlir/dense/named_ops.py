@@ -347,7 +347,8 @@ class DenseKernel:
     `fast_sizes`: run-time sizes of axes other than the batch that the target's own form takes
     at fixed-size speed (a 2-d convolution's input channels on llvm-cpu); `written_out`: a
     pooling emitted as one pass over its window's shifted slices (cpu_poolings), which takes
-    every run-time size at fixed-size speed."""
+    every run-time size at fixed-size speed; `as_matmul`: a convolution run as a matmul over
+    its windows (window_matmuls), whose run-time sizes cost what a contraction's do."""
     op: str
     span: object
     run_time_sizes: tuple
@@ -357,6 +358,7 @@ class DenseKernel:
     blocks: tuple = ()
     fast_sizes: tuple = ()
     written_out: bool = False
+    as_matmul: bool = False
 
     @property
     def is_window(self) -> bool:
@@ -364,11 +366,12 @@ class DenseKernel:
 
 
 def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
-                 fast_letters: frozenset = frozenset(), written_out: bool = False) -> DenseKernel:
-    """The record of `found` emitted (on `blocks`, or `written_out`), or with `unproven` reads a
-    loop nest instead. A window op's batch, and its axes lettered in `fast_letters` (those the
-    target's own form takes at run time at fixed-size speed), are not slow sizes; a pooling
-    written out has none."""
+                 fast_letters: frozenset = frozenset(), written_out: bool = False,
+                 as_matmul: bool = False) -> DenseKernel:
+    """The record of `found` emitted (on `blocks`, `written_out` or `as_matmul`), or with
+    `unproven` reads a loop nest instead. A window op's batch, and its axes lettered in
+    `fast_letters` (those the target's own form takes at run time at fixed-size speed), are not
+    slow sizes; a pooling written out has none."""
     window = found.pattern.op.startswith(WINDOW_OPS)
     fast = ({"n"} | set(fast_letters)) if window else set()
     lettered = [(found.pattern.out, found.out)] + list(zip(found.pattern.operands, found.operand_axes))
@@ -381,7 +384,7 @@ def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
         return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
     fast_sizes = _run_time_sizes([v.extent for v, letter in unslowed.items() if letter != "n"])
     return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks, fast_sizes=fast_sizes,
-                       written_out=written_out)
+                       written_out=written_out, as_matmul=as_matmul)
 
 
 def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Optional[DenseKernel]:
