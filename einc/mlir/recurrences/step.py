@@ -134,11 +134,14 @@ def covers_every_step(member: RecMember) -> bool:
 
 
 def covers_steps(member: RecMember, lo: Lin, hi: Lin) -> bool:
-    """Whether such clauses cover steps lo .. hi - 1 back to back: a loop over those steps only
-    (one span of recurrence_region's) then needs no clearing of the member's slot each step (a
-    GRU's gates z[t in 1..T, i]: 3 x 256 scalar stores a step, in the span after step 0)."""
+    """Whether such clauses cover steps lo .. hi - 1, one of them all, or back to back: a loop
+    over those steps only (one span of recurrence_region's) then needs no clearing of the
+    member's slot each step (a GRU's gates z[t in 1..T, i]: 3 x 256 scalar stores a step, in
+    the span after step 0)."""
     whole = [c for c in member.clauses
              if all(v.lo == 0 and v.extent == size for v, size in zip(c.vars, member.shape[1:]))]
+    if any(_at_most(c.t_lo, lo) and _at_most(hi, c.t_hi) for c in whole):
+        return True
     reached, grew = lo, True
     while grew and reached != hi:
         grew = False
