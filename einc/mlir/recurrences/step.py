@@ -90,7 +90,8 @@ def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints, 
         def write_at(vars_: list, t_lo: Lin, t_hi: Lin, value: PointValue, clause=None) -> None:
             on = active(lw, group, storage, t_lo, t_hi)
             storage.tensors[member] = write(lw, member, storage, vars_, on, value, clause)
-        if member.window is not None and not covers_steps(member, *(storage.steps or (Lin(0), member.shape[0]))):
+        steps = storage.steps or (Lin(0), member.shape[0])
+        if member.window is not None and not covers_steps(member, *steps):
             # the slot still holds step t - window, and uncovered points must read as 0
             zero = scalar_ops.constant(member.dtype, 0)
             axes = [IndexVar("p", Lin(0), size) for size in member.shape[1:]]
