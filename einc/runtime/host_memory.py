@@ -16,15 +16,20 @@ from iree.runtime.array_interop import map_dtype_to_element_type
 # IREE-31: IREE's CPU kernels assume every buffer starts on the alignment they were built for
 # (the module's `input_alignment`: 16 bytes for einc's CPU targets, IREE's default 64 before),
 # and a lent array that starts elsewhere crashes the process: such an input is copied. One that
-# starts on it but not on a cache line is lent only where it is larger than a core's L2 (1 MiB
-# on Zen 4): each of its vector loads then spans two lines, which costs where the data sits in
-# L1 or L2 and is read again and again (an LSTM's U, 256 KB, read every step: 16% slower lent at
-# 16 bytes), not where it streams from memory (the RNN's x, 2.5-25 MB, read once: its copy was
-# 15% of the call). An input the module reads once (its `read_once`: a matmul's operands, which
-# only their packs read) is lent off a line at any size: the pack of a 256 x 256 matmul's inputs
-# ran as fast from 16 bytes as from a line, and their copies cost 4-5% of the call.
+# starts on it but not on a cache line is lent only from half a core's L2 up (512 KiB on Zen 4):
+# each of its vector loads then spans two lines, which costs where the data sits in L1 or L2
+# and is read again and again (an LSTM's U, 256 KB, read every step: 16% slower lent at 16
+# bytes), not where it streams through (the RNN's x, 2.5-25 MB, read once: its copy was 15% of
+# the call; a GRU's three 1,000 x 256 inputs, 1 MB each, ~3%). An input the module reads once
+# (its `read_once`: a matmul's operands, which only their packs read) is lent off a line at any
+# size: the pack of a 256 x 256 matmul's inputs ran as fast from 16 bytes as from a line, and
+# their copies cost 4-5% of the call.
 CACHE_LINE = 64
-LENT_OFF_THE_LINE = 1 << 20
+LENT_OFF_THE_LINE = 1 << 19
+# A result of at most this many bytes is returned as a copy: mapping its buffer for an array
+# over it, and checking that array against the call's other arrays, cost ~6 us a call more than
+# copying 4 KB (a small program's whole call, one core: 48 -> 45 us).
+COPIED_RESULT_BYTES = 4096
 _LENT_MEMORY = int(MemoryType.DEVICE_LOCAL | MemoryType.HOST_VISIBLE)
 _LENT_USAGE = int(BufferUsage.DEFAULT)
 
@@ -56,8 +61,10 @@ def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[
     """`result` as a NumPy array over its buffer, which lives as long as the array, or a copy
     where that buffer is memory the caller already holds: an input lent to IREE (a program may
     return its input as it is) or an earlier result of the same call (two outputs may be one
-    value)."""
+    value); a small result is always a copy (COPIED_RESULT_BYTES)."""
     view = result._buffer_view
+    if 0 < view.byte_length <= COPIED_RESULT_BYTES:
+        return np.array(result.to_host(), copy=True)
     shape = tuple(view.shape)
     dtype = HalElementType.map_to_dtype(view.element_type)
     if view.byte_length == 0:

@@ -97,3 +97,20 @@ def test_atan2_within_a_few_ulps_in_every_quadrant(results):
     error = ulps(results["y_atan2"], ref)
     worst = int(np.argmax(error))
     assert error.max() <= 4, f"atan2({Y[worst]!r}, {X[worst]!r}) = {results['y_atan2'][worst]!r}, want {ref[worst]!r}"
+
+
+def test_the_exp_series_coefficients_are_the_fit_they_say():
+    # f32_math._EXPM1_P: degree 4, least largest relative error of r + r² P(r), Lawson's iteration
+    from einc.mlir.core.f32_math import _EXPM1_P
+    half_ln2 = math.log(2) / 2
+    r = np.linspace(-half_ln2, half_ln2, 4001)
+    quotient = sum(r ** (n - 2) / math.factorial(n) for n in range(2, 20))     # (exp(r) - 1 - r) / r²
+    rows, weights = np.vander(r, 5, increasing=True) * r[:, None], np.ones_like(r)
+    for _ in range(100):
+        root = np.sqrt(weights)
+        fitted = np.linalg.lstsq(rows * root[:, None], root * r * quotient, rcond=None)[0]
+        weights = weights * np.abs(rows @ fitted - r * quotient)
+        weights /= weights.sum()
+    np.testing.assert_allclose(_EXPM1_P, fitted, rtol=1e-9)
+    relative = np.abs(r * r * (np.polynomial.polynomial.polyval(r, _EXPM1_P) - quotient)) / np.abs(np.expm1(r) + (r == 0))
+    assert relative.max() < 1.6e-8

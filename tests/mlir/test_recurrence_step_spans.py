@@ -13,6 +13,7 @@ import einc
 from einc.driver import front_end
 from einc.ir.types import Lin
 from einc.mlir.recurrences.region import step_spans
+from einc.mlir.recurrences.step import covers_steps
 from tests.programs import source
 
 rng = np.random.default_rng(23)
@@ -113,6 +114,22 @@ def test_the_spans_cut_where_clauses_start_or_end(tmp_path):
     spans = step_spans(group)
     assert [(lo.const, hi.const) for lo, hi in spans[:-1]] == [(0, 1), (1, 2), (2, 3)]
     assert spans[-1][0] == Lin(3) and spans[-1][1] == group.t_var.extent
+
+
+def test_a_slot_is_cleared_only_in_the_spans_its_clauses_leave_uncovered(tmp_path):
+    # d[t in 2..T] covers the span from 3 to T, so its slot is not cleared there each step; at
+    # t = 0 and 1 it is (those steps read as 0, checked against NumPy above), and in [2, 3) too
+    # (that T >= 3 is not known at build time); c's two clauses cover every step back to back
+    path = os.path.join(tmp_path, "staggered.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(STAGGERED)
+    group = next(g for g in front_end(path, OUTPUTS[0])[1].recurrences if "c" in [m.name for m in g.members])
+    members = {m.name: m for m in group.members}
+    spans = step_spans(group)
+    assert [covers_steps(members["d"], lo, hi) for lo, hi in spans] == [False, False, False, True]
+    assert all(covers_steps(members["c"], lo, hi) for lo, hi in spans)
+    assert covers_steps(members["c"], Lin(0), group.t_var.extent)
+    assert not covers_steps(members["d"], Lin(0), group.t_var.extent)
 
 
 @pytest.mark.parametrize("fixed", [False, True])

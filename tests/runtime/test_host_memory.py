@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import einc
-from einc.runtime.host_memory import LENT_OFF_THE_LINE, _can_lend
+from einc.runtime.host_memory import COPIED_RESULT_BYTES, LENT_OFF_THE_LINE, _can_lend
 from einc.mlir.dense import cpu_matmuls
 from einc.runtime.signature import signature_from_reflection
 from tests.programs import built
@@ -155,6 +155,18 @@ def test_an_output_that_is_the_input_is_a_copy_of_it(program):
 def test_two_outputs_of_one_value_are_arrays_of_their_own(program):
     outputs = program.run({"x": np.ones(64, np.float32)})
     assert not np.shares_memory(outputs["doubled"], outputs["doubled_again"])
+
+
+@pytest.mark.parametrize("elements, copied", [(COPIED_RESULT_BYTES // 4, True), (COPIED_RESULT_BYTES // 4 + 1, False)])
+def test_small_results_are_copies_and_larger_ones_arrays_over_their_buffers(program, elements, copied):
+    # either way a result keeps its values through later calls (a copy costs less than a mapping
+    # up to COPIED_RESULT_BYTES)
+    first = program.run({"x": np.full(elements, 1.0, np.float32)})
+    second = program.run({"x": np.full(elements, 2.0, np.float32)})
+    np.testing.assert_array_equal(first["doubled"], np.full(elements, 2.0, np.float32))
+    np.testing.assert_array_equal(second["doubled"], np.full(elements, 4.0, np.float32))
+    assert first["doubled"].base.flags.owndata == copied       # (the outputs are views of their dtype)
+    assert first["doubled"].flags.writeable
 
 
 def test_results_outlive_later_calls_and_their_program():

@@ -90,7 +90,8 @@ def emit_step(lw, group: RecurrenceGroup, storage: Storage, write: WritePoints, 
         def write_at(vars_: list, t_lo: Lin, t_hi: Lin, value: PointValue, clause=None) -> None:
             on = active(lw, group, storage, t_lo, t_hi)
             storage.tensors[member] = write(lw, member, storage, vars_, on, value, clause)
-        if member.window is not None and not covers_every_step(member):
+        steps = storage.steps or (Lin(0), member.shape[0])
+        if member.window is not None and not covers_steps(member, *steps):
             # the slot still holds step t - window, and uncovered points must read as 0
             zero = scalar_ops.constant(member.dtype, 0)
             axes = [IndexVar("p", Lin(0), size) for size in member.shape[1:]]
@@ -130,15 +131,25 @@ def _at_most(a: Lin, b: Lin) -> bool:
 def covers_every_step(member: RecMember) -> bool:
     """Whether clauses spanning every point of their step (all other axes whole) cover steps
     0 .. extent - 1 back to back, so no point of a slot keeps an older step's value."""
+    return covers_steps(member, Lin(0), member.shape[0])
+
+
+def covers_steps(member: RecMember, lo: Lin, hi: Lin) -> bool:
+    """Whether such clauses cover steps lo .. hi - 1, one of them all, or back to back: a loop
+    over those steps only (one span of recurrence_region's) then needs no clearing of the
+    member's slot each step (a GRU's gates z[t in 1..T, i]: 3 x 256 scalar stores a step, in
+    the span after step 0)."""
     whole = [c for c in member.clauses
              if all(v.lo == 0 and v.extent == size for v, size in zip(c.vars, member.shape[1:]))]
-    reached, grew = Lin(0), True
-    while grew:
+    if any(_at_most(c.t_lo, lo) and _at_most(hi, c.t_hi) for c in whole):
+        return True
+    reached, grew = lo, True
+    while grew and reached != hi:
         grew = False
         for c in whole:
             if c.t_lo == reached and c.t_hi != reached:
                 reached, grew = c.t_hi, True
-    return reached == member.shape[0]
+    return reached == hi
 
 
 def held_point(member: RecMember, storage: Storage, active: Optional[ir.Value], value: PointValue,
