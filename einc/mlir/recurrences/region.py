@@ -133,12 +133,12 @@ def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
     units = {m: unit_axes(storage_shape(m)) for m in members}
     with ir.InsertionPoint(region.body.blocks.append()):
         flow.ReturnOp(loops(units, [_initial_storage(lw, m) for m in members]))
-    fence_captured_tensors(region)
+    fence_captured_tensors(lw.target, region)
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
             util.OptimizationBarrierOp([result.type], [result])
     # IREE-16: results pass a barrier before a member with unit axes is reshaped back to its shape
-    results = [fence(r) for r in region.results] if any(units.values()) else list(region.results)
+    results = [fence(lw.target, r) for r in region.results] if any(units.values()) else list(region.results)
     return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(members, results)]
 
 
