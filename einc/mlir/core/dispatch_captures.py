@@ -57,8 +57,8 @@ def fence(target: Target, value: ir.Value) -> ir.Value:
 def host_fence(value: ir.Value) -> ir.Value:
     """`value` through `util.optimization_barrier`, its dynamic sizes tied back on (IREE cannot
     see through it to them): a barrier that also ends IREE's stream of work. Recurrences keep
-    it: they run on local-sync, whose wait does not spin, and there `fence`'s device barrier
-    made the LSTM and GRU benchmarks 15-25% slower."""
+    it: with `fence`'s device barrier the LSTM and GRU benchmarks ran 15-25% slower (not
+    understood; docs/DECISIONS.md)."""
     return _tied(value, util.OptimizationBarrierOp([value.type], [value]).results[0])
 
 

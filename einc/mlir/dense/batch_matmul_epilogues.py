@@ -3,7 +3,7 @@
 IREE-53: CPU data tiling fuses a batch matmul with an elementwise consumer and with a reduction
 of another tensor that consumer also reads (attention's `P V / sum[t](P)`), and reads the
 batches after the first wrong (rows not a whole tile; sizes fixed or not). Such a reduction
-passes an optimization barrier before the consumer; the consumer itself still fuses into the
+passes a barrier (`fence`) before the consumer; the consumer itself still fuses into the
 matmul's dispatch.
 """
 from __future__ import annotations
