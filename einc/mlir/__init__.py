@@ -60,7 +60,7 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         if target.has_defect("IREE-19") and not fp_contract:
             round_products_separately(module)
         if target.has_defect("IREE-53"):
-            fence_reductions_beside_batch_matmuls(module)
+            fence_reductions_beside_batch_matmuls(target, module)
         skip_empty_kernels(module)
         if target.input_alignment is not None:
             record_read_once_inputs(main, program)

@@ -3,6 +3,8 @@
 that must not be recognised included, matches NumPy. One module holds every definition, built
 once; the MLIR of each definition alone is lowered without IREE."""
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -408,7 +410,7 @@ def test_sum_over_a_run_with_a_named_dim_of_an_input_read_through_windows(target
     want = np.einsum("nwdhkc,dhkco->nwo", windows, f.astype(np.float64))
     np.testing.assert_allclose(got, want.reshape(2, 1, 1, 4, 7), rtol=1e-5, atol=1e-5)
     text = mlir_of(path, "y", target)
-    assert "linalg.matmul" in text and "util.optimization_barrier" in text
+    assert "linalg.matmul" in text and "flow.tensor.barrier" in text
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
@@ -425,7 +427,7 @@ def test_sum_over_a_run_with_a_named_dim_of_a_computed_operand(target, tmp_path)
     want = (1.0 - x.astype(np.float64)).reshape(4, 21) @ w.astype(np.float64).reshape(21, 5)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     text = mlir_of(path, "y", target)
-    assert "linalg.matmul" in text and "util.optimization_barrier" in text
+    assert "linalg.matmul" in text and "flow.tensor.barrier" in text
     assert "linalg.matmul" in mlir_of(path, "y", "vulkan-spirv")
 
 
@@ -497,7 +499,7 @@ def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, 
     path = tmp_path / "attention.ein"
     path.write_text(ATTENTION_OF_A_COMPUTED_QKV)
     dims = {"S": positions} if static else None
-    barriers = re.findall(r"util.optimization_barrier .* : (.*)", str(lower(str(path), target, ["merged"], dims)))
+    barriers = re.findall(r"flow.tensor.barrier \S+ : (tensor<[^>]*>)", str(lower(str(path), target, ["merged"], dims)))
     s = positions if static else "?"
     after_split = ["tensor<?x?x4xf32>", "tensor<?x4x?xf32>", "tensor<?x?x?xf32>", "tensor<?x?x4xf32>"]
     row_sum = f"tensor<?x3x{s}xf32>"     # IREE-53, beside P V's result
@@ -512,6 +514,39 @@ def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, 
     p = np.exp(score - score.max(-1, keepdims=True))
     ctx = p @ v / p.sum(-1)[..., None]
     np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, positions, 12), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "vulkan-spirv"])
+def test_fusion_barriers_wait_on_the_device_not_the_host(target, tmp_path):
+    """IREE-62: einc's fusion barriers (attention's, IREE-09 and IREE-53 on the CPU targets) are
+    `flow.tensor.barrier`s, so `main` queues all its work without waiting on the host between
+    the dispatches a barrier separates (a `util.optimization_barrier` on a tensor made IREE wait
+    for the work before it, spinning the caller). IREE-63: vulkan-spirv keeps the host barrier
+    where IREE-42 puts one (a clause written at an offset on the last axis)."""
+    path = tmp_path / "attention.ein"
+    path.write_text(ATTENTION_OF_A_COMPUTED_QKV if target != "vulkan-spirv" else
+                    "let x: [f32; 4, 32];\nlet y[n, j in 2..34] = 1.0 - x[n, j - 2];\nlet y[n in 0..4, j in 34..36] = 5.0;\n")
+    built = einc.compile(str(path), target=target)
+    module = tmp_path / "attention.vmfb"
+    module.write_bytes(built.vmfb)
+    dump = subprocess.run([Path(sys.executable).parent / "iree-dump-module", module], capture_output=True, text=True)
+    assert dump.returncode == 0, dump.stderr
+    host_waits = re.findall(r"vm\.call\S* @hal\.fence\.await", dump.stdout.split("vm.func @main")[1].split("vm.func ")[0])
+    text = mlir_of(path, "merged" if target != "vulkan-spirv" else "y", target)
+    if target == "vulkan-spirv":
+        assert "util.optimization_barrier" in text and "flow.tensor.barrier" not in text
+        return
+    assert text.count("flow.tensor.barrier") >= 2 and "util.optimization_barrier" not in text
+    assert host_waits == []
+    x, b = rng.standard_normal((2, 7, 36)).astype(np.float32), rng.standard_normal(36).astype(np.float32)
+    with einc.load(built.vmfb) as program:
+        got = program(x=x, b=b)["merged"]
+    qkv = x.astype(np.float64) + b
+    q, k, v = (qkv[..., c:c + 12].reshape(2, 7, 3, 4).transpose(0, 2, 1, 3) for c in (0, 12, 24))
+    score = q @ k.transpose(0, 1, 3, 2)
+    p = np.exp(score - score.max(-1, keepdims=True))
+    ctx = p @ v / p.sum(-1)[..., None]
+    np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, 7, 12), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
@@ -565,7 +600,7 @@ def test_a_view_of_other_parts_reads_a_part_major_tensor_whole(tmp_path):
     let ctx[n, h, s, k in 0..4] = sum[t](p[n, h, s, t] * qkv[n, t, 28 + h * 4 + k]) / sum[t](p[n, h, s, t]);
     let merged[n, s, c in 0..12] = ctx[n, c / 4, s, c % 4];
 """)
-    barriers = re.findall(r"util.optimization_barrier .* : (.*)", str(lower(str(path), "llvm-cpu", ["merged"], {"S": 5})))
+    barriers = re.findall(r"flow.tensor.barrier \S+ : (tensor<[^>]*>)", str(lower(str(path), "llvm-cpu", ["merged"], {"S": 5})))
     row_sum = "tensor<?x3x5xf32>"         # IREE-53, beside P V's result
     assert barriers == ["tensor<4x?x5x12xf32>", "tensor<?x3x5x5xf32>", "tensor<?x5x48xf32>", row_sum]
     x = rng.standard_normal((2, 5, 48)).astype(np.float32)

@@ -2,8 +2,7 @@
 
 IREE-26: IREE clones cheap producers of captured tensors (a fill) into the region, where a
 recurrence region must hold no tileable linalg op. Each captured tensor goes through a
-`util.optimization_barrier`, which IREE does not clone, and has its dynamic sizes tied back on
-(`flow.tensor.tie_shape`): IREE cannot see through the barrier to them.
+barrier (`host_fence`), which IREE does not clone.
 """
 from __future__ import annotations
 
@@ -12,6 +11,9 @@ from iree.compiler.dialects import flow, tensor, util
 
 from einc.mlir.core.shapes import index_const
 from einc.target import Target
+
+# The device IREE creates from the target's `--iree-hal-target-device` (its first and only one).
+_THE_DEVICE = "#hal.device.promise<@__device_0>"
 
 
 def fence_captured_tensors(region_op) -> None:
@@ -35,35 +37,48 @@ def fence_captured_tensors(region_op) -> None:
             if value in inside:
                 continue
             if value not in fenced:
-                fenced[value] = fence(value)
+                fenced[value] = host_fence(value)
             op.operands[k] = fenced[value]
 
 
-def fence(value: ir.Value) -> ir.Value:
-    """`value` through an optimization barrier, its dynamic sizes tied back on."""
-    return fence_together([value])[0]
+def fence(target: Target, value: ir.Value) -> ir.Value:
+    """`value` through a barrier IREE neither fuses nor clones across: `flow.tensor.barrier` on
+    the module's one device. IREE-62: `util.optimization_barrier` on a tensor is a host op, and
+    IREE's stream waits on the host before it for all the work queued so far (in an async
+    `main`, a spinning wait of IREE-52's kind on the caller, the task workers idle until it
+    ends). IREE-63: on vulkan-spirv, IREE's stream partitioning fails on some device barriers
+    ("circular dependency"), so there it stays the host op."""
+    if target.has_defect("IREE-63"):
+        return host_fence(value)
+    return flow.TensorBarrierOp(value, _dynamic_sizes(value), ir.Attribute.parse(_THE_DEVICE),
+                                results=[value.type]).result
 
 
-def fence_together(values: list[ir.Value]) -> list[ir.Value]:
-    """`values` through one optimization barrier, their dynamic sizes tied back on. IREE ends its
-    stream of work at each barrier (a queue submission of its own), so values fenced at one
-    point share one barrier."""
-    barrier = util.OptimizationBarrierOp([v.type for v in values], values).results
-    return [_tied(value, result) for value, result in zip(values, barrier)]
+def host_fence(value: ir.Value) -> ir.Value:
+    """`value` through `util.optimization_barrier`, its dynamic sizes tied back on (IREE cannot
+    see through it to them): a barrier that also ends IREE's stream of work. Recurrences keep
+    it: with `fence`'s device barrier the LSTM and GRU benchmarks ran 15-25% slower (not
+    understood; docs/DECISIONS.md)."""
+    return _tied(value, util.OptimizationBarrierOp([value.type], [value]).results[0])
 
 
 def is_fenced(value: ir.Value) -> bool:
-    """Whether `value` is what `fence` returns: a barrier's result, its sizes tied back on or
-    not."""
+    """Whether `value` is what `fence` returns."""
     op = value.owner
     if not isinstance(op, ir.Block) and op.name == "flow.tensor.tie_shape":
         op = op.operands[0].owner
-    return not isinstance(op, ir.Block) and op.name == "util.optimization_barrier"
+    return not isinstance(op, ir.Block) and op.name in ("flow.tensor.barrier", "util.optimization_barrier")
+
+
+def _dynamic_sizes(value: ir.Value) -> list[ir.Value]:
+    shape = ir.RankedTensorType(value.type).shape
+    return [tensor.dim(value, index_const(k)) for k, n in enumerate(shape) if n == ir.ShapedType.get_dynamic_size()]
 
 
 def _tied(value: ir.Value, result: ir.Value) -> ir.Value:
-    shape = ir.RankedTensorType(value.type).shape
-    sizes = [tensor.dim(value, index_const(k)) for k, n in enumerate(shape) if n == ir.ShapedType.get_dynamic_size()]
+    """`result` with `value`'s dynamic sizes tied back on: IREE cannot see through a host barrier
+    to them."""
+    sizes = _dynamic_sizes(value)
     return flow.tensor_tie_shape(result, sizes) if sizes else result
 
 
@@ -72,4 +87,4 @@ def written_shifted(target: Target, value: ir.Value) -> ir.Value:
     tensor, a clause of a piecewise definition). IREE-42: on vulkan-spirv, with static sizes, IREE
     fuses its producer into a kernel that vectorizes the store to the aligned-down address; behind
     a barrier the write is a copy."""
-    return fence(value) if target.has_defect("IREE-42") else value
+    return fence(target, value) if target.has_defect("IREE-42") else value

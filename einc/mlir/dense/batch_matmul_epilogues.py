@@ -3,7 +3,7 @@
 IREE-53: CPU data tiling fuses a batch matmul with an elementwise consumer and with a reduction
 of another tensor that consumer also reads (attention's `P V / sum[t](P)`), and reads the
 batches after the first wrong (rows not a whole tile; sizes fixed or not). Such a reduction
-passes an optimization barrier before the consumer; the consumer itself still fuses into the
+passes a barrier (`fence`) before the consumer; the consumer itself still fuses into the
 matmul's dispatch.
 """
 from __future__ import annotations
@@ -11,11 +11,12 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from einc.mlir.core.dispatch_captures import fence
+from einc.target import Target
 
 _RESHAPES = frozenset({"tensor.expand_shape", "tensor.collapse_shape", "flow.tensor.tie_shape"})
 
 
-def fence_reductions_beside_batch_matmuls(module: ir.Module) -> None:
+def fence_reductions_beside_batch_matmuls(target: Target, module: ir.Module) -> None:
     """Put a barrier on each reduction an elementwise op reads beside a batch matmul's result,
     where the reduction does not itself read that result."""
     consumers: list = []
@@ -34,7 +35,7 @@ def fence_reductions_beside_batch_matmuls(module: ir.Module) -> None:
             source = _source(value)
             if _is_reduction(source) and not any(_reads(source, m) for m in matmuls):
                 with ir.InsertionPoint(consumer):
-                    consumer.operands[k] = fence(value)
+                    consumer.operands[k] = fence(target, value)
 
 
 def _source(value: ir.Value):

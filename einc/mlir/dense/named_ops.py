@@ -455,7 +455,7 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
            for k, (view, axes, perm) in enumerate(zip(found.views, found.operand_axes, perms))]
     if any(t is None for t in ins):
         return None
-    ins = [fence(v) if fenced and not e and k not in given and not is_fenced(v) else v
+    ins = [fence(lw.target, v) if fenced and not e and k not in given and not is_fenced(v) else v
            for k, (v, e) in enumerate(zip(ins, early))]
     if len(ins) == 1:     # pooling: the window's sizes come from a shape-only operand
         ins.append(_window(lw, found))
@@ -495,14 +495,14 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bo
     if value is None:
         return None
     if lw.target.has_defect("IREE-45") and any(k is not None and not k.is_const for k in view.keep):
-        value = fence(value)    # IREE-45: a run-time prefix beside a computed operand, unbounded stack
+        value = fence(lw.target, value)    # IREE-45: a run-time prefix beside a computed operand, unbounded stack
     if lw.target.has_defect("IREE-49") and not isinstance(view.read.tensor, (Input, Const)):
-        value = fence(value)    # IREE-49: a computed operand fused into the op's dispatch, wrong values
+        value = fence(lw.target, value)    # IREE-49: a computed operand fused into the op's dispatch, wrong values
     value = value if perm is None else _transpose(lw, value, view, perm)
     collapsed = _collapse(value, axes)
     if lw.target.has_defect("IREE-07") and not isinstance(value.owner, ir.Block) \
             and _sums_a_run_of_run_time_extent(axes, kept):
-        return fence(collapsed)  # IREE-07: else data tiling fuses the collapse and fails to compile
+        return fence(lw.target, collapsed)  # IREE-07: else data tiling fuses the collapse and fails to compile
     return collapsed
 
 

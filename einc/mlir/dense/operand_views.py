@@ -29,7 +29,7 @@ from einc.ir import affine
 from einc.ir.nodes import Const, Input, Op, Read, Value
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
-from einc.mlir.core.dispatch_captures import fence, fence_together, written_shifted
+from einc.mlir.core.dispatch_captures import fence, written_shifted
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, index_type, is_tensor
 
@@ -445,11 +445,10 @@ def view_tensor(lw, view: View, fenced: bool = False) -> Optional[ir.Value]:
 
 
 def fence_sources(lw, views: list[View]) -> None:
-    """The computed tensors `views` read, through one optimization barrier (memoized), for
+    """The computed tensors `views` read, each through a barrier (memoized), for
     view_tensor(.., fenced=True): the barrier sits before each view's slices, reshapes and
     transposes, so IREE fuses the reshapes and transposes into its encoding of the operand
-    while the tensor's producer stays out; one barrier for all, since IREE's work stream ends at
-    each. A tensor whose views here each read one aligned part of an inner axis (attention's
+    while the tensor's producer stays out. A tensor whose views here each read one aligned part of an inner axis (attention's
     q, k and v in qkv) passes the barrier part-major (_part_major): behind it, IREE copies a
     slice of an inner axis in a dispatch of its own, but reads a slice of the leading one in
     place."""
@@ -462,7 +461,7 @@ def fence_sources(lw, views: list[View]) -> None:
         if is_tensor(value):
             todo[_fenced_key(source)] = _part_major(lw, value, [v for v in views if v.read.tensor is source])
     if todo:
-        fenced = fence_together([t.value if isinstance(t, _Parts) else t for t in todo.values()])
+        fenced = [fence(lw.target, t.value if isinstance(t, _Parts) else t) for t in todo.values()]
         lw.views.update((key, replace(t, value=f) if isinstance(t, _Parts) else f)
                         for (key, t), f in zip(todo.items(), fenced))
 
@@ -530,7 +529,7 @@ def _behind_fence(lw, view: View, source: ir.Value) -> tuple:
     if part is None or part[:2] != (fenced.axis, fenced.width):
         key = ("fenced whole", id(view.read.tensor))
         if key not in lw.views:
-            lw.views[key] = fence(source)
+            lw.views[key] = fence(lw.target, source)
         return lw.views[key], False
     shape = _kept_shape(view)
     result = ir.RankedTensorType.get(_static(shape), ir.RankedTensorType(source.type).element_type)
@@ -576,7 +575,7 @@ def _slice(lw, source: ir.Value, view: View) -> ir.Value:
     result = ir.RankedTensorType.get(_static(view.base_shape), element_type(view.read.tensor.dtype))
     sliced = tensor.extract_slice(result, source, lw.sizes.dynamic_dims(offsets), lw.sizes.dynamic_dims(sizes), [],
                                   _static(offsets), _static(sizes), [1] * len(full))
-    return fence(sliced) if DYNAMIC in _static(view.base_shape) else sliced
+    return fence(lw.target, sliced) if DYNAMIC in _static(view.base_shape) else sliced
 
 
 def _static(shape) -> list:
@@ -602,7 +601,7 @@ def _reverse(lw, source: ir.Value, view: View) -> ir.Value:
             at.append(index)
         linalg.YieldOp([tensor.extract(source, at)])
     if lw.target.has_defect("IREE-43") and DYNAMIC in _static(view.base_shape):
-        return fence(op.result)     # IREE-43: the gather fused into a matmul's packing of run-time size
+        return fence(lw.target, op.result)     # IREE-43: the gather fused into a matmul's packing of run-time size
     return op.result
 
 
@@ -648,11 +647,11 @@ def _reorder(lw, source: ir.Value, view: View) -> ir.Value:
     element = ir.RankedTensorType(source.type).element_type
     unmerged = replace(view, merges=()).shape
     if lw.target.has_defect("IREE-41"):
-        source = fence(source)      # IREE-41: fused with a batch_matmul computing it, wrong values
+        source = fence(lw.target, source)      # IREE-41: fused with a batch_matmul computing it, wrong values
     moved = linalg.transpose(source, outs=[lw.sizes.empty(unmerged, element)], permutation=list(view.order))
     if not view.merges:
         if lw.target.has_defect("IREE-43") and view.splits and DYNAMIC in _static(unmerged):
-            return fence(moved.results[0])   # IREE-43: patches of a run-time batch, ukernels
+            return fence(lw.target, moved.results[0])   # IREE-43: patches of a run-time batch, ukernels
         return moved.results[0]
     result = ir.RankedTensorType.get(_static(view.shape), element)
     return tensor.collapse_shape(result, moved.results[0], [list(g) for g in view.merges])

@@ -28,7 +28,7 @@ from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length, product, tied,
                                                 unflattened)
 from einc.mlir.recurrences.step import sizes_of, storage_shape
-from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.core.dispatch_captures import host_fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 
@@ -179,7 +179,7 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
             return zeros(size, m)
         if not lw.target.has_defect("IREE-48"):
             return flat_empty(size, element_type(m.dtype))
-        return fence(own_zeros(size, m) if lw.target.has_defect("IREE-50") else zeros(size, m))
+        return host_fence(own_zeros(size, m) if lw.target.has_defect("IREE-50") else zeros(size, m))
     initial = [starting_storage(m) for m in members]
     inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
     loop = scf.WhileOp([v.type for v in inits], inits)

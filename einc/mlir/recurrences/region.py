@@ -24,7 +24,7 @@ from iree.compiler.dialects import arith, flow, scf, tensor, util
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
-from einc.mlir.core.dispatch_captures import fence, fence_captured_tensors
+from einc.mlir.core.dispatch_captures import fence_captured_tensors, host_fence
 from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.recurrences.lanes import (Lanes, clause_lanes, clause_vector, counted_loop, in_order, in_order_sums,
                                         round_down, split_reduction, store_consecutive, sum_layout, width_of)
@@ -138,7 +138,7 @@ def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
         if not _fits_the_stack(member):
             util.OptimizationBarrierOp([result.type], [result])
     # IREE-16: results pass a barrier before a member with unit axes is reshaped back to its shape
-    results = [fence(r) for r in region.results] if any(units.values()) else list(region.results)
+    results = [host_fence(r) for r in region.results] if any(units.values()) else list(region.results)
     return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(members, results)]
 
 
