@@ -64,11 +64,13 @@ def _op(v: Op, args: list) -> Optional[Lin]:
 
 
 def _quotient(numer: Optional[Lin], denom: Optional[Lin]) -> Optional[Lin]:
-    """A size divided by a positive constant; an index expression divided by one only where the
-    quotient is one number over the variables' ranges (`o / 16` for o in 0..16 is 0: the
-    channel group of a convolution with one group), else that is not affine."""
+    """A size divided by a positive constant; an index expression divided by one, or by another
+    constant only where the quotient is one number over the variables' ranges (`o / 16` for o in
+    0..16 is 0: the channel group of a convolution with one group), else that is not affine."""
     if numer is None or denom is None or not denom.is_const or denom.const <= 0:
         return None
+    if denom.const == 1:
+        return numer            # whole numbers divided by one, whatever their sign
     if any(hasattr(k, "extent") for k in numer.keys()):
         return _constant_quotient(numer, denom.const)
     if numer.is_const:

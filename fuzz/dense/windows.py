@@ -13,7 +13,8 @@ from fuzz.dense.spec import Affine, Conjunct, Loop, Read, Reduction, Size, Step,
 
 SPATIAL_SIZES = (1, 2, 4, 5, 6, 7, 8, 9, 9, 11, 12, 13, 14, 16, 17, 19, 28)
 SMALL_SPATIAL_SIZES = (1, 2, 3, 4, 5, 6, 7, 9)         # three spatial axes
-CHANNELS = (1, 1, 1, 2, 3, 4, 5, 8)                # one input channel is its own rule on llvm-cpu
+CHANNELS = (1, 1, 2, 3, 4, 5, 8, 24)     # one input channel is its own rule on llvm-cpu; 24 makes
+#                                          a 1-d window deep enough to run as a matmul (window_matmuls)
 FILTERS = (1, 2, 3, 4, 7, 8, 9, 16)
 BATCH = (1, 2, 3)
 AXIS_NAMES = {1: ("w",), 2: ("h", "w"), 3: ("d", "h", "w")}

@@ -80,6 +80,19 @@ def test_the_dense_fuzzer_makes_convolutions_that_become_matmuls_of_patches(tmp_
     _run(DenseDifferential, sorted(found)[:4], "llvm-cpu", DENSE_SEED)
 
 
+def test_the_dense_fuzzer_makes_convolutions_that_run_as_matmuls_over_their_windows(tmp_path):
+    """Deep convolutions (summed depth of 64 or more) run as a register-tiled matmul over a copy
+    of their windows on llvm-cpu (einc/mlir/dense/window_matmuls.py): the generator makes such
+    convolutions, and they match their NumPy meaning."""
+    found = []
+    for k in range(20):
+        module = assemble({0: dense_case(DENSE_SEED, k).program}, render_dense)
+        if "as a matmul over its windows" in _explain(tmp_path, module):
+            found.append(k)
+    assert found, "no convolution run as a matmul over its windows"
+    _run(DenseDifferential, found[:3], "llvm-cpu", DENSE_SEED)
+
+
 # ------------------------------------------------------------------ item: reductions beside a contraction
 
 def test_the_dense_fuzzer_adds_row_reductions_to_batch_matmuls_of_run_time_size():

@@ -104,6 +104,7 @@ let conv3d[n, o in 0..4, d in 0..4, h in 0..4, w in 0..2] = sum[c in 0..3, kd in
 let depthwise[n, c, h in 0..7, w in 0..6] = sum[kh in 0..3, kw in 0..3](X[n, c, h + kh, w + kw] * Wdw[c, kh, kw]);
 let depthwise1d[n, c, w in 0..6] = sum[kw in 0..3](Xd[n, c, w + kw] * Wd[c, kw]);
 let plain2d[h in 0..H - 2, w in 0..W - 2] = sum[kh, kw](img[h + kh, w + kw] * ker[kh, kw]);
+let unitdiv[h in 0..H / 1 - 2, w in 0..W - 2] = sum[kh, kw](img[h + kh, w + kw] * ker[kh, kw]);   // x / 1 is x
 
 // pooling
 let maxpool[n, c, h in 0..4, w in 0..4] = max[dh in 0..2, dw in 0..2](X[n, c, 2 * h + dh, 2 * w + dw]);
@@ -143,7 +144,7 @@ OPS = {
     "nhwc": "linalg.conv_2d_nhwc_hwcf", "grayh": "linalg.conv_2d_nhwc_hwcf",
     "fhwc": "linalg.conv_2d_nhwc_fhwc", "conv3d": "linalg.conv_3d_ncdhw_fcdhw",
     "depthwise": "linalg.depthwise_conv_2d_nchw_chw", "depthwise1d": "linalg.depthwise_conv_1d_ncw_cw",
-    "plain2d": "linalg.conv_2d",
+    "plain2d": "linalg.conv_2d", "unitdiv": "linalg.conv_2d",
     "maxpool": "linalg.pooling_nchw_max", "minpool": "linalg.pooling_nhwc_min", "sumpool": "linalg.pooling_ncw_sum",
 }
 # llvm-cpu writes a pooling over 3 channels last out as shifted slices (tests/mlir/test_cpu_poolings.py)
@@ -306,6 +307,7 @@ def _references(x):
         "depthwise": np.einsum("nchwpq,cpq->nchw", strided_windows(X, (3, 3), (2, 3)), x["Wdw"]),
         "depthwise1d": np.einsum("ncwq,cq->ncw", strided_windows(x["Xd"], (3,), (2,)), x["Wd"]),
         "plain2d": np.einsum("hwpq,pq->hw", strided_windows(x["img"], (3, 3), (0, 1)), x["ker"]),
+        "unitdiv": np.einsum("hwpq,pq->hw", strided_windows(x["img"], (3, 3), (0, 1)), x["ker"]),
         "maxpool": strided_windows(X[:, :, :8, :8], (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
         "minpool": strided_windows(Xh[:, :9, :8], (3, 3), (1, 2), stride=3).min(axis=(4, 5))[:, :3, :2],
         "sumpool": strided_windows(x["Xd"][:, :, :6], (2,), (2,), stride=2).sum(axis=3),

@@ -44,7 +44,7 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     right = _constant_right(found)
     if right is None:
         return emit_named(lw, found, init, build=register_tiled)
-    packed = lw.lower(lw.keep(Const(_packed_right(right), found.views[1].read.tensor.span)))
+    packed = lw.lower(lw.keep(Const(register_tile_layout(right), found.views[1].read.tensor.span)))
     return emit_named(lw, found, init, build=partial(register_tiled, packed_right=True), given={1: packed})
 
 
@@ -83,7 +83,7 @@ def _constant_right(found: Match) -> Optional[np.ndarray]:
     return matrix if perm is None else matrix.transpose(perm)
 
 
-def _packed_right(b: np.ndarray) -> np.ndarray:
+def register_tile_layout(b: np.ndarray) -> np.ndarray:
     """b [K, N] as linalg.pack lays it out for mmt4d: [N/32, K, 32, 1], the last tile zero-padded."""
     k, n = b.shape
     columns = REGISTER_TILE[1]

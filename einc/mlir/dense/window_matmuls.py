@@ -45,7 +45,7 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     weights = _constant_filter(found)
     if weights is None:
         return emit_named(lw, found, init, build=partial(_windows_times_filter, found))
-    packed = cpu_matmuls._packed_right(weights)
+    packed = cpu_matmuls.register_tile_layout(weights)
     packed = lw.lower(lw.keep(Const(packed, found.views[1].read.tensor.span)))
     return emit_named(lw, found, init, build=partial(_windows_times_filter, found, packed=packed),
                       given={1: packed})
