@@ -264,8 +264,10 @@ class _ArrayItems:
             return Weak(np.asarray(v.value[lo:hi]), v.kind, self.span)
         if isinstance(v, Const):
             return Const(np.asarray(v.array[lo:hi]), span=self.span)
-        base = tensors.whole(v, self.span)
-        vars_ = fresh_index_vars((Lin(hi - lo),) + tuple(base.shape[1:]), "r")
+        # a row of an enclosing definition (`M[r]`) is read through, as a local tensor of the point
+        base, lead = (v.base, list(v.subs)) if isinstance(v, PartialRead) else (tensors.whole(v, self.span), [])
+        vars_ = fresh_index_vars((Lin(hi - lo),) + tuple(base.shape[len(lead) + 1:]), "r")
         at = Op("add", (IndexRef(vars_[0]), Const(np.asarray(lo, np.int32))), I32) if lo else IndexRef(vars_[0])
-        subs = [at] + [IndexRef(var) for var in vars_[1:]]
-        return Generic(vars_, tensors.read(base, subs, self.span, self.el.state, "pattern"), span=self.span)
+        subs = lead + [at] + [IndexRef(var) for var in vars_[1:]]
+        rows = Generic(vars_, tensors.read(base, subs, self.span, self.el.state, "pattern"), span=self.span)
+        return tensors.batch_over_outer_indices(rows, self.el.state.step_ranges)
