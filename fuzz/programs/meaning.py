@@ -24,8 +24,8 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, StepTensor, Unary, Var,
-    Whole, ROW)
+    Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap, RowMatch, StepTensor,
+    Unary, Var, Whole, ROW)
 
 # f16 and bf16 as NumPy float16 and ml_dtypes bfloat16: their ufuncs compute each operation in
 # f32 and round once, as einc does (docs/DECISIONS.md, Half precision)
@@ -331,6 +331,20 @@ class Evaluator:
         for taken, value in reversed(chosen[:-1]):
             ex, wd = np.where(taken, value.ex, ex), np.where(taken, value.wd, wd)
         return Pair(ex, wd, node.dtype)
+
+    def _rowmatch(self, node: RowMatch, grid: Grid) -> Pair:
+        """The row's elements, each read as `x[s, j]`, bound by position."""
+        row = [self.eval(Read(node.row.name, node.row.subs + (Lit(j, "i32"),), node.row.dtype), grid)
+               for j in range(node.length)]
+        env = dict(zip(node.before, row))
+        env.update(zip(node.after, row[node.length - len(node.after):]))
+        env.pop(None, None)
+        if node.rest:
+            env[node.rest] = tuple(row[len(node.before):node.length - len(node.after)])
+        return self.eval(node.body, Grid({**grid.env, **env}, grid.ndim, grid.active))
+
+    def _restread(self, node: RestRead, grid: Grid) -> Pair:
+        return grid.env[node.rest][node.offset]
 
     def _recur(self, node: Recur, grid: Grid) -> Pair:
         """The loop, point by point of the grid: each step sees the state of the step before."""

@@ -19,7 +19,7 @@ from fuzz.dense.spec import render_dense
 from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
-from fuzz.programs.structure import Group
+from fuzz.programs.structure import Group, RowMatch, item_exprs, walk
 from fuzz.workers import Pool
 
 SEED = 5
@@ -116,3 +116,15 @@ def test_the_program_fuzzer_makes_held_states_and_lane_blocks(tmp_path):
     lanes = [k for k, f in forms.items() if "lanes" in f]
     assert held and lanes, forms
     _run(Differential, held[:2] + lanes[:2], "llvm-cpu")
+
+
+# ------------------------------------------------------------------ array patterns on rows
+
+def test_the_program_fuzzer_makes_array_patterns_on_rows():
+    # `match x[i] { [a, ..r, b] => .. }` inside indexed definitions: a rest bound from a row of
+    # an enclosing definition was E011 (tests/e2e/test_patterns.py)
+    cases = {k: generate_case(SEED, k) for k in range(60)}
+    keys = [k for k, c in cases.items()
+            if any(isinstance(n, RowMatch) and n.rest for i in c.program.items for e in item_exprs(i) for n in walk(e))]
+    assert len(keys) >= 3, keys
+    _run(Differential, keys[:3], "llvm-cpu")
