@@ -83,6 +83,21 @@ def test_a_rest_bound_from_a_row_of_an_indexed_definition(run):
     np.testing.assert_allclose(out["s"], s, rtol=1e-12)
 
 
+def test_scalar_patterns_on_a_row_of_an_indexed_definition_compare_point_by_point(run):
+    # as on a whole array; on a row (`x[i] > 0.0`, or a function's row argument) it was E002
+    # "this pattern matches a number" (programs fuzzer seed 66 program 40)
+    x = np.random.default_rng(2).standard_normal((5, 4)).astype(np.float32)
+    out = run("""
+        let x: [f32; 5, 4];
+        fn capped(a, c) { match c < a { true => 3.0, false => c } }
+        fn row_total(row: [f32; 4]) -> f32 { let w = capped(row, 0.5); sum[k](w[k]) }
+        let totals = [row_total(x[i]) | i in 0..5];
+        let signs[i in 0..5, k in 0..4] = (match x[i] > 0.0 { true => 1, false => -1 })[k];
+    """, x=x)
+    np.testing.assert_allclose(out["totals"], np.where(0.5 < x, 3.0, 0.5).sum(1), rtol=1e-6)
+    np.testing.assert_array_equal(out["signs"], np.where(x > 0, 1, -1))
+
+
 def test_patterns_decided_at_build_time(run):
     out = run("""
         let v = [3, 4, 5];

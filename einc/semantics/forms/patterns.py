@@ -171,9 +171,9 @@ def _weak(number, span) -> Weak:
 
 
 def _check_number(value, pat) -> None:
-    # a scalar pattern on a whole array compares point by point (a scalar function applied to
-    # an array); a row, a tuple or a list is not a number
-    if isinstance(value, (TupleVal, ListVal, PartialRead)):
+    # a scalar pattern on an array compares point by point (a scalar function applied to an
+    # array), on a row of an enclosing definition too; a tuple or a list is not a number
+    if isinstance(value, (TupleVal, ListVal)):
         raise d.error(d.TYPE, f"mismatched types: this pattern matches a number, the value is {describe(value)}",
                       pat.span)
 
