@@ -7,8 +7,8 @@ two ways stays two independent loops.
 from __future__ import annotations
 
 from einc.ir import affine
-from einc.ir.nodes import (Const, IndexRef, IndexVar, Input, Op, Read, Reduce, Size, Stack, StateRead,
-                           Value, free_vars)
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, Reduce, Size, Stack,
+                           StateRead, Value, free_vars)
 
 
 def substitute(expr: Value, mapping: dict) -> Value:
@@ -34,8 +34,10 @@ class Substitution:
         if isinstance(v, Stack) and free_vars(v):      # an array literal built at each point
             elems = tuple(self.value(e) for e in v.elems)
             return v if elems == v.elems else Stack(elems, span=v.span)
-        if isinstance(v, (Const, Input, Size)) or v.rank > 0:
-            return v                               # program-level: closed over its own vars
+        if isinstance(v, (Const, Input, Size)) or v.rank > 0 or (isinstance(v, Generic) and not free_vars(v)):
+            # program-level: closed over its own vars (a definition of rank 0 as well, such as
+            # softmax's `s[..lead]` of a vector)
+            return v
         if isinstance(v, Op):
             args = tuple(self.value(a) for a in v.args)
             return v if args == v.args else Op(v.op, args, v.dtype, span=v.span)

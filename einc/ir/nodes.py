@@ -77,10 +77,13 @@ class Input(Value):
 class Const(Value):
     """A constant known at build time (literals, `load_npy`). A `differentiable` one is a
     binding some derivative is taken with respect to (`let h = 1.5; .. @e / @h`): it is never
-    folded into the values computed from it, so the derivative finds it in their graph."""
+    folded into the values computed from it, so the derivative finds it in their graph. An
+    untyped literal's constant keeps the `literal` value it was rounded from (float64), so that
+    where its context asks for another float type it can be made again in that type."""
     array: np.ndarray
     span: Optional[Span] = None
     differentiable: bool = False
+    literal: Optional[np.ndarray] = None
 
     def __post_init__(self) -> None:
         self.dtype = dtype_of_numpy(self.array.dtype)

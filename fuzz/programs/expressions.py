@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
     FLOATS, INTS, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
-    Local, Prelude, Prev, Range, Read, Recur, Reduce, StepTensor, Unary, Var, children, walk)
+    Local, Prelude, Prev, Range, Read, Recur, Reduce, RestRead, RowMatch, StepTensor, Unary, Var, children,
+    walk)
 
 FLOAT_LITERALS = (0.5, 0.25, 1.5, 2.0, 0.1, 0.3, 0.75, 3.0, 1.25, 0.125, 0.9, 1.0, 0.01, 2.5)
 SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
@@ -102,7 +103,7 @@ class ExpressionGenerator:
             return self.leaf(dtype, scope)
         choices = [(self.leaf, 3), (self.arith, 6), (self.negate, 1), (self.choose, 2),
                    (self.cast_from, 2), (self.reduction, 2), (self.call_function, 2),
-                   (self.block, 1), (self.match, 1)]
+                   (self.block, 1), (self.match, 1), (self.row_match, 0.5)]
         choices.append((self.math, 3) if kind == "float" else (self.int_math, 2))
         choices.append((self.power, 1))
         choices.append((self.chain, 0.5))
@@ -411,6 +412,40 @@ class ExpressionGenerator:
             inner = scope.with_local(name, self.int_type) if name else scope
             arms.append(Arm(Pattern("wild", (), name), None, self.expr(dtype, inner, depth - 1)))
         return Match(scrutinee, tuple(arms), dtype)
+
+    def row_match(self, dtype: str, scope: Scope, depth: int):
+        """`match x[s] { [a, _, ..r, b] => .. a .. r[1] .. }` on a row of fixed length: up to two
+        elements named or skipped at each end, the rest named (read at an offset) or not."""
+        rng = self.rng
+        rows = [t for t in scope.tensors if len(t.sizes) >= 2 and t.dtype != "bool"
+                and t.shape[-1].dim is None and t.shape[-1].index is None]
+        if scope.arrays or scope.whole or not rows:
+            return None
+        tensor = rng.choice(rows)
+        subs, guards = [], []
+        for size, extent in zip(tensor.sizes[:-1], tensor.shape[:-1]):
+            sub, guard = self.subscript(size, extent, scope)
+            subs.append(sub)
+            guards += guard
+        if guards:
+            return None
+        length = tensor.sizes[-1]
+        before = rng.randint(0, min(2, length))
+        ends = [self.name("e") if rng.random() < 0.7 else None
+                for _ in range(before + rng.randint(0, min(2, length - before)))]
+        inner = scope
+        for name in filter(None, ends):
+            inner = inner.with_local(name, tensor.dtype)
+        rest = self.name("r") if rng.random() < 0.7 else None
+        body = self.expr(dtype, inner, depth - 1)
+        named = [n for n in ends if n]
+        if named and not any(isinstance(n, Var) and n.name in named for n in walk(body)):
+            body = Binary("+", body, self._as(Var(rng.choice(named), tensor.dtype), dtype), dtype)
+        middle = length - len(ends)
+        if rest and middle and rng.random() < 0.7:
+            body = Binary("+", body, self._as(RestRead(rest, rng.randrange(middle), tensor.dtype), dtype), dtype)
+        return RowMatch(Read(tensor.name, tuple(subs), tensor.dtype), length, tuple(ends[:before]), rest,
+                        tuple(ends[before:]), body, dtype)
 
     def _int_arm(self, dtype: str, scope: Scope, depth: int) -> Arm:
         rng = self.rng

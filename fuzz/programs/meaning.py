@@ -24,8 +24,8 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap, StepTensor, Unary, Var,
-    Whole, ROW)
+    Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap, RowMatch,
+    StepTensor, Unary, Var, Whole, ROW)
 
 # f16 and bf16 as NumPy float16 and ml_dtypes bfloat16: their ufuncs compute each operation in
 # f32 and round once, as einc does (docs/DECISIONS.md, Half precision)
@@ -98,6 +98,7 @@ class Evaluator:
         self.perturb = perturb
         self.values: dict[str, Pair] = {}
         self.rows_done: dict[str, np.ndarray] = {}    # recurrence members: rows already final
+        self.derivatives = any(isinstance(item, Derivative) for item in program.items)
 
     def run(self, stop: str | None) -> dict:
         for inp in self.program.inputs:
@@ -332,6 +333,20 @@ class Evaluator:
             ex, wd = np.where(taken, value.ex, ex), np.where(taken, value.wd, wd)
         return Pair(ex, wd, node.dtype)
 
+    def _rowmatch(self, node: RowMatch, grid: Grid) -> Pair:
+        """The row's elements, each read as `x[s, j]`, bound by position."""
+        row = [self.eval(Read(node.row.name, node.row.subs + (Lit(j, "i32"),), node.row.dtype), grid)
+               for j in range(node.length)]
+        env = dict(zip(node.before, row))
+        env.update(zip(node.after, row[node.length - len(node.after):]))
+        env.pop(None, None)
+        if node.rest:
+            env[node.rest] = tuple(row[len(node.before):node.length - len(node.after)])
+        return self.eval(node.body, Grid({**grid.env, **env}, grid.ndim, grid.active))
+
+    def _restread(self, node: RestRead, grid: Grid) -> Pair:
+        return grid.env[node.rest][node.offset]
+
     def _recur(self, node: Recur, grid: Grid) -> Pair:
         """The loop, point by point of the grid: each step sees the state of the step before."""
         state = _convert(self.eval(node.init, grid), node.dtype, grid.active)
@@ -394,6 +409,8 @@ class Evaluator:
         if node.op in ("max", "min") and np.any(~np.any(inner.active, axis=axes) & grid.active):
             raise Invalid(f"{node.op} over an empty range")
         body = self.eval(node.body, inner)
+        if node.op in ("max", "min") and self.derivatives and node.dtype in FLOATS:
+            _near_ties(node.op, body, inner.active, axes)
         return Pair(*(_reduce_part(node.op, part, inner.active, axes, types[node.dtype])
                       for part, types in ((body.ex, EXACT), (body.wd, WIDE))), node.dtype)
 
@@ -582,6 +599,25 @@ def _tie(left: Pair, right: Pair, active) -> None:
     exact_tie = (margin == 0) & (error == 0)
     if np.any(active & close & ~exact_tie):
         raise Fragile("a comparison is too close to call")
+
+
+def _near_ties(op: str, body: Pair, active, axes: tuple) -> None:
+    """A derivative through a max or min reduction follows the point it selects (half to each of
+    two that tie): where another point is too close to the selected one to call in the program's
+    type (bf16 rounds tanh's values near 1 to a few numbers), einc's choice and the wide
+    meaning's may differ."""
+    shape = np.broadcast_shapes(np.shape(body.ex), np.shape(active))
+    if not math.prod(shape):
+        return
+    mask = np.broadcast_to(active, shape)
+    a = np.where(mask, np.broadcast_to(body.ex, shape).astype(np.float64), -np.inf if op == "max" else np.inf)
+    error = np.broadcast_to(_error(body), shape)
+    top = (np.max if op == "max" else np.min)(a, axis=axes, keepdims=True)
+    margin = np.abs(a - top)
+    near = mask & (margin <= 8 * error + DECISION_RTOL[body.dtype] * (np.abs(a) + np.abs(top)))
+    loose = near & ~((margin == 0) & (error == 0))
+    if np.any((near.sum(axis=axes) >= 2) & loose.any(axis=axes)):
+        raise Fragile("a maximum or minimum is too close to call")
 
 
 def _near_integer(value: Pair, active, include_zero: bool) -> None:

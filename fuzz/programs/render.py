@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RowMap,
-    StepTensor, Unary, Var, Whole, ROW, is_literal)
+    FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
+    RowMatch, StepTensor, Unary, Var, Whole, ROW, is_literal)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -194,6 +194,11 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
         arms = ", ".join(f"{_pattern(a.pattern)}{'' if a.guard is None else ' if ' + expr(a.guard, names)}"
                          f" => {expr(a.body, names)}" for a in node.arms)
         return f"match {expr(node.scrutinee, names)} {{ {arms} }}", ATOM
+    if isinstance(node, RowMatch):
+        items = [n or "_" for n in node.before] + [f"..{node.rest or ''}"] + [n or "_" for n in node.after]
+        return f"match {expr(node.row, names)} {{ [{', '.join(items)}] => {expr(node.body, names)} }}", ATOM
+    if isinstance(node, RestRead):
+        return f"{node.rest}[{node.offset}]", ATOM
     if isinstance(node, Recur):
         return (f"{{ let {node.name}[0] = {expr(node.init, names)}; let {node.name}[k in 1..{node.steps}] = "
                 f"{expr(node.step, names)}; {node.name}[{node.steps - 1}] }}"), ATOM

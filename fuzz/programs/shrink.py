@@ -21,10 +21,10 @@ from fuzz.programs.render import render_program
 from fuzz.programs.wellformed import ranges_decided, wholes_are_arrays
 from fuzz.report import blur
 from fuzz.programs.structure import (
-    Binary, Block, Bound, Call, Cast, Define, Derivative, Group, IfElse, Lit, Match, Read, Reduce, Slot,
-    Unary, Var, Where, children, widens_an_approximation)
+    Binary, Block, Bound, Call, Cast, Define, Derivative, Group, IfElse, Lit, Match, Read, Reduce, RowMatch,
+    Slot, Unary, Var, Where, children, widens_an_approximation)
 
-EXPRESSIONS = (Lit, Var, Read, Unary, Binary, IfElse, Call, Cast, Block, Reduce, Match)
+EXPRESSIONS = (Lit, Var, Read, Unary, Binary, IfElse, Call, Cast, Block, Reduce, Match, RowMatch)
 TIMEOUT = 300
 
 

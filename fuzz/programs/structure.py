@@ -144,6 +144,31 @@ class Match:
 
 
 @dataclass(frozen=True)
+class RowMatch:
+    """`match x[s] { [a, _, ..r, b] => body }`: an array pattern on a row of fixed length (the
+    last axis of `row.name`, which `row.subs` leaves unsubscripted). `before` and `after` name the
+    row's first and last elements (None for `_`); `rest` names the elements between (None for a
+    bare `..`), which `body` reads as `RestRead`s."""
+
+    row: Read
+    length: int
+    before: tuple
+    rest: str | None
+    after: tuple
+    body: object
+    dtype: str
+
+
+@dataclass(frozen=True)
+class RestRead:
+    """`r[offset]` of a `RowMatch`'s rest."""
+
+    rest: str
+    offset: int
+    dtype: str
+
+
+@dataclass(frozen=True)
 class Prelude:
     """`sum(x)`, `min(x)` or `max(x)` of an array binding: the prelude's reduction of every
     element, written without `use` (the module then imports std::math by name, not `*`)."""
@@ -382,6 +407,8 @@ def children(expr) -> tuple:
         return (expr.body,) + ((expr.guard,) if expr.guard is not None else ())
     if isinstance(expr, Match):
         return (expr.scrutinee,) + tuple(x for arm in expr.arms for x in (arm.guard, arm.body) if x is not None)
+    if isinstance(expr, RowMatch):
+        return (expr.row, expr.body)
     return ()
 
 

@@ -117,6 +117,27 @@ def test_max_reduction_routes_the_gradient_to_the_selected_point():
     np.testing.assert_array_equal(out["g"], [0, 1, 0, 0])
 
 
+def test_cross_entropy_gradient_through_the_softmax_of_a_vector():
+    # an element of std::ml's softmax of a vector: its sums over no leading axes are definitions
+    # of rank 0, which the reverse pass's substitution refused (internal error: TypeError)
+    rng = np.random.default_rng(6)
+    W, x = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    out = einc.load(einc.compile("""
+        use std::ml::softmax;
+        use std::math::log;
+        let W: [f64; 3, 4];
+        let x: [f64; 4];
+        let y: i32;
+        let z[i] = sum[j](W[i, j] * x[j]);
+        let loss = -log(softmax(z)[y]);
+        let g = @loss / @W;
+    """).vmfb)(W=W, x=x, y=np.int32(1))
+    z = W @ x
+    p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    np.testing.assert_allclose(out["loss"], -np.log(p[1]), rtol=1e-12)
+    np.testing.assert_allclose(out["g"], np.outer(p - np.eye(3)[1], x), rtol=1e-10, atol=1e-12)
+
+
 def test_abs_has_the_mean_of_its_slopes_at_zero_in_both_modes():
     # abs'(0) is 0, as the central difference and sign(0) are (it was 1: fuzz seed 1 program 1137)
     x = np.array([-1.5, 0.0, 2.0], np.float32)

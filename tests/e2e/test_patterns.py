@@ -60,6 +60,44 @@ def test_array_patterns_on_rows_of_a_run_time_array(run):
     np.testing.assert_array_equal(out["picked"], [x[0], 0, 0, x[3]])
 
 
+def test_a_rest_bound_from_a_row_of_an_indexed_definition(run):
+    # `..tail` of the row `M[r]` was E011 ("a sub-array used whole inside an indexed
+    # definition") even when never used; it is now the row's elements read at each point
+    M = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
+    x = np.random.default_rng(4).standard_normal((6, 3))
+    out = run("""
+        let M: [f32; 4, 5];
+        let x: [f64; 6, 3];
+        let heads[r in 0..4] = match M[r] { [a, b, ..rest] => a * b + sum[i](rest[i]) };
+        let mids[r in 0..4, j in 0..3] = match M[r] { [_, ..mid, _] => mid[j] + 1.0 };
+        let unused[r in 0..4] = match M[r] { [a, ..rest] => a };
+        let s[0] = x[0, 0];
+        let s[t in 1..6] = match x[t] { [_, ..tail] => 0.5 * s[t - 1] + sum[k](tail[k]) };
+    """, M=M, x=x)
+    np.testing.assert_allclose(out["heads"], M[:, 0] * M[:, 1] + M[:, 2:].sum(1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["mids"], M[:, 1:4] + 1, rtol=1e-6)
+    np.testing.assert_array_equal(out["unused"], M[:, 0])
+    s = [x[0, 0]]
+    for t in range(1, 6):
+        s.append(0.5 * s[-1] + x[t, 1:].sum())
+    np.testing.assert_allclose(out["s"], s, rtol=1e-12)
+
+
+def test_scalar_patterns_on_a_row_of_an_indexed_definition_compare_point_by_point(run):
+    # as on a whole array; on a row (`x[i] > 0.0`, or a function's row argument) it was E002
+    # "this pattern matches a number" (programs fuzzer seed 66 program 40)
+    x = np.random.default_rng(2).standard_normal((5, 4)).astype(np.float32)
+    out = run("""
+        let x: [f32; 5, 4];
+        fn capped(a, c) { match c < a { true => 3.0, false => c } }
+        fn row_total(row: [f32; 4]) -> f32 { let w = capped(row, 0.5); sum[k](w[k]) }
+        let totals = [row_total(x[i]) | i in 0..5];
+        let signs[i in 0..5, k in 0..4] = (match x[i] > 0.0 { true => 1, false => -1 })[k];
+    """, x=x)
+    np.testing.assert_allclose(out["totals"], np.where(0.5 < x, 3.0, 0.5).sum(1), rtol=1e-6)
+    np.testing.assert_array_equal(out["signs"], np.where(x > 0, 1, -1))
+
+
 def test_patterns_decided_at_build_time(run):
     out = run("""
         let v = [3, 4, 5];

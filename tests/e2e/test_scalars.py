@@ -194,6 +194,24 @@ def test_blocks_tuples_and_destructuring(run):
     assert out["p"] == 3.0 and out["q"] == 4.0 and out["s"] == 7.0
 
 
+def test_an_untyped_literal_array_read_at_run_time_points_takes_the_float_type_it_meets(run):
+    # `F[i, a]` at indices of a definition made F in its default f32, so an f64 partner was E002;
+    # it now takes f64 from its exact literal values (0.1 is f64's 0.1, not f32's widened)
+    z = np.array([0.7, 1.3])
+    out = run("""
+        let z: [f64; 2];
+        let F = [[1.0, 0.1], [0.0, 1.0]];
+        let y[i in 0..2] = sum[a](F[i, a] * z[a]);
+        let w[i in 0..2] = F[i, 1] * 0.3 - F[i, 0] + z[i];
+        let alone[i in 0..2] = F[i, 1] * 2.0;
+    """, z=z)
+    F = np.array([[1.0, 0.1], [0.0, 1.0]])
+    assert out["y"].dtype == np.float64 and out["w"].dtype == np.float64
+    np.testing.assert_allclose(out["y"], F @ z, rtol=1e-15)
+    np.testing.assert_allclose(out["w"], F[:, 1] * 0.3 - F[:, 0] + z, rtol=1e-15)
+    assert out["alone"].dtype == np.float32          # nothing asks for another type
+
+
 def test_a_cast_types_an_untyped_literal_also_through_the_names_that_carry_it(run):
     out = run("""
         fn same(a) { a }

@@ -20,12 +20,17 @@ import numpy as np
 import pytest
 
 import einc
+import einc.backend
 import references  # noqa: F401  (registers the examples)
 from catalog import EXAMPLES, EXAMPLES_DIR, ROOT, TESTED_ELSEWHERE, load_golden_outputs
 from compare import assert_outputs_match, assert_text_matches
+from tests.backend import spirv
 
 ALL = sorted(EXAMPLES)
 VULKAN = [path for path in ALL if EXAMPLES[path].vulkan]
+# tests/backend/test_spirv_valid.py leaves these to the Vulkan test below: built whole, their
+# kernels are the ones it would build again
+SPIRV_CHECKED_WHOLE = [path for path in VULKAN if EXAMPLES[path].outputs is None]
 
 
 def build_and_run(path: str, target: str, device: str | None = None) -> tuple[dict, str]:
@@ -63,10 +68,19 @@ def test_example_matches_its_golden_on_llvm_cpu(path, tmp_path, monkeypatch):
 
 @pytest.mark.vulkan
 @pytest.mark.parametrize("path", VULKAN)
-def test_example_matches_its_golden_on_vulkan(path, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_example_matches_its_golden_on_vulkan_and_its_kernels_are_valid_spirv(path, tmp_path, monkeypatch):
+    kernels = tmp_path / "kernels"
+    compile_mlir = einc.backend.compile_mlir       # the build dumps its kernels on the way
+    monkeypatch.setattr(einc.backend, "compile_mlir",
+                        lambda module, target, flags=(): compile_mlir(module, target, (*flags, *spirv.dump_flags(kernels))))
+    run_in = tmp_path / "run"
+    run_in.mkdir()
+    monkeypatch.chdir(run_in)
     assert_matches_golden(path, *build_and_run(path, "vulkan-spirv", "vulkan"))
-    assert_saved_files_match(path, tmp_path)
+    assert_saved_files_match(path, run_in)
+    if spirv.available():
+        count, invalid = spirv.invalid_kernels(path, kernels)
+        assert count >= 1 and invalid == []
 
 
 @pytest.mark.parametrize("path", ALL)

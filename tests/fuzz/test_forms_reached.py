@@ -15,12 +15,14 @@ import pytest
 from einc import driver
 from fuzz.dense.campaign import DenseDifferential
 from fuzz.dense.generate import generate_case as dense_case
+from fuzz.campaigns import campaign
 from fuzz.dense.spec import render_dense
 from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
-from fuzz.programs.structure import Group
+from fuzz.programs.structure import Group, RowMatch, item_exprs, walk
 from fuzz.workers import Pool
+from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
 SEED = 5
 DENSE_SEED = 4                 # its first 20 programs hold both layouts, batches of 1, 2, 3 and run-time
@@ -129,3 +131,17 @@ def test_the_program_fuzzer_makes_held_states_and_lane_blocks(tmp_path):
     lanes = [k for k, f in forms.items() if "lanes" in f]
     assert held and lanes, forms
     _run(Differential, held[:2] + lanes[:2], "llvm-cpu")
+
+
+# ------------------------------------------------------------------ array patterns on rows
+
+def test_the_program_fuzzer_makes_array_patterns_on_rows():
+    # `match x[i] { [a, ..r, b] => .. }` inside indexed definitions: a rest bound from a row of
+    # an enclosing definition was E011 (tests/e2e/test_patterns.py). The fixed-seed sample of
+    # tests/fuzz/test_sample.py runs these programs against their meaning, so they are not
+    # built again here.
+    sample = campaign("programs").sample
+    keys = [k for k in range(sample) if any(isinstance(n, RowMatch) and n.rest
+                                            for i in generate_case(SAMPLE_SEED, k).program.items
+                                            for e in item_exprs(i) for n in walk(e))]
+    assert len(keys) >= 3, keys

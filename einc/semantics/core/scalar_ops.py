@@ -7,11 +7,12 @@ folded `Const`/`Weak`). Array operands are handled one level up, in `elementwise
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import COMPARISONS, Const, Op, Value, decided_by_a_constant, is_folding_constant
+from einc.ir.nodes import COMPARISONS, Const, Op, Read, Value, decided_by_a_constant, is_folding_constant
 from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.core.values import Traced, Weak, describe
 from einc.syntax.parser import INT_LIMIT
@@ -43,7 +44,7 @@ def materialize(v, dtype: DType | None = None, span=None):
             check_fits(v, target, span)
         if v.trace is not None:
             return v.trace.at(target)
-        return Const(np.asarray(v.value).astype(target.numpy), span=v.span or span)
+        return Const(np.asarray(v.value).astype(target.numpy), span=v.span or span, literal=np.asarray(v.value))
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
         raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
                       hint=f"convert with `as {dtype}`")
@@ -81,12 +82,42 @@ def unify(args: list, span) -> list:
     typed = [a for a in args if isinstance(a, Value)]
     if not typed:
         return args
+    args = _literals_retyped(args, typed)
+    typed = [a for a in args if isinstance(a, Value)]
     first = typed[0].dtype
     for other in typed[1:]:
         if other.dtype != first:
             raise d.error(d.TYPE, f"mismatched types {first} and {other.dtype}", span,
                           hint="Einlang never converts implicitly; use `as` to convert one side")
     return [materialize(a, first, span) if isinstance(a, Weak) else a for a in args]
+
+
+def _literals_retyped(args: list, typed: list) -> list:
+    """Float operands computed from untyped literals alone take the float type of the others, as
+    an untyped literal does: `F[i, a] * P[a, j]` with `let F = [[1.0, 0.5], ..];` and P f64 is
+    f64, though F, read at a point known only when the program runs, was made in its default f32."""
+    others = {a.dtype for a in typed if not _from_literals(a)}
+    if len(others) != 1:
+        return args
+    (dtype,) = others
+    return [_retyped(a, dtype) if isinstance(a, Value) and a.dtype != dtype and a.dtype.is_float
+            and dtype.is_float and _from_literals(a) else a for a in args]
+
+
+def _from_literals(v: Value) -> bool:
+    if isinstance(v, Const):
+        return v.literal is not None
+    if isinstance(v, Read):
+        return _from_literals(v.tensor)
+    return isinstance(v, Op) and v.op in ARITHMETIC + ("neg",) and all(_from_literals(a) for a in v.args)
+
+
+def _retyped(v: Value, dtype: DType) -> Value:
+    if isinstance(v, Const):
+        return Const(v.literal.astype(dtype.numpy), span=v.span, literal=v.literal)
+    if isinstance(v, Read):
+        return replace(v, tensor=_retyped(v.tensor, dtype))
+    return Op(v.op, tuple(_retyped(a, dtype) for a in v.args), dtype, span=v.span)
 
 
 def apply(op: str, args: list, span):

@@ -171,9 +171,9 @@ def _weak(number, span) -> Weak:
 
 
 def _check_number(value, pat) -> None:
-    # a scalar pattern on a whole array compares point by point (a scalar function applied to
-    # an array); a row, a tuple or a list is not a number
-    if isinstance(value, (TupleVal, ListVal, PartialRead)):
+    # a scalar pattern on an array compares point by point (a scalar function applied to an
+    # array), on a row of an enclosing definition too; a tuple or a list is not a number
+    if isinstance(value, (TupleVal, ListVal)):
         raise d.error(d.TYPE, f"mismatched types: this pattern matches a number, the value is {describe(value)}",
                       pat.span)
 
@@ -264,8 +264,10 @@ class _ArrayItems:
             return Weak(np.asarray(v.value[lo:hi]), v.kind, self.span)
         if isinstance(v, Const):
             return Const(np.asarray(v.array[lo:hi]), span=self.span)
-        base = tensors.whole(v, self.span)
-        vars_ = fresh_index_vars((Lin(hi - lo),) + tuple(base.shape[1:]), "r")
+        # a row of an enclosing definition (`M[r]`) is read through, as a local tensor of the point
+        base, lead = (v.base, list(v.subs)) if isinstance(v, PartialRead) else (tensors.whole(v, self.span), [])
+        vars_ = fresh_index_vars((Lin(hi - lo),) + tuple(base.shape[len(lead) + 1:]), "r")
         at = Op("add", (IndexRef(vars_[0]), Const(np.asarray(lo, np.int32))), I32) if lo else IndexRef(vars_[0])
-        subs = [at] + [IndexRef(var) for var in vars_[1:]]
-        return Generic(vars_, tensors.read(base, subs, self.span, self.el.state, "pattern"), span=self.span)
+        subs = lead + [at] + [IndexRef(var) for var in vars_[1:]]
+        rows = Generic(vars_, tensors.read(base, subs, self.span, self.el.state, "pattern"), span=self.span)
+        return tensors.batch_over_outer_indices(rows, self.el.state.step_ranges)
