@@ -723,3 +723,20 @@ def test_a_row_of_a_constant_stack_in_a_generic_is_a_constant_of_its_own(tmp_pat
     a64 = a.astype(np.float64)
     np.testing.assert_allclose(got["y"], a64 * g[1] + b[2, 1], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got["s"], (a64 + g[2]).max(axis=1), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_a_reshape_of_a_fenced_operand_is_fenced_on_the_host(target, tmp_path):
+    """IREE-63 on every target: a weight read reversed along a run-time axis is a gather behind a
+    barrier, collapsed for the matmul and fenced again (IREE-07); two device barriers so chained
+    made IREE's stream partitioning fail ("circular dependency"), so the second is a host one.
+    Found by the dense fuzzer (seed 2024, program 19)."""
+    path = tmp_path / "reversed.ein"
+    path.write_text("let x: [f32; N, C, H, 1];\nlet w: [f32; C, H, 1, 16];\n"
+                    "let y[n in 0..N, j in 0..16] = sum[d in 0..C, h in 0..H, v in 0..1]("
+                    "w[d, H - 1 - h, v, j] * x[n, d, h, v]);\n")
+    x, w = rng.standard_normal((3, 4, 5, 1)).astype(np.float32), rng.standard_normal((4, 5, 1, 16)).astype(np.float32)
+    with einc.load(einc.compile(str(path), target=target).vmfb) as program:
+        got = program(x=x, w=w)["y"]
+    want = np.einsum("ndhv,dhvj->nj", x.astype(np.float64), w[:, ::-1].astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

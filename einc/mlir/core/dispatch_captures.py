@@ -14,6 +14,8 @@ from einc.target import Target
 
 # The device IREE creates from the target's `--iree-hal-target-device` (its first and only one).
 _THE_DEVICE = "#hal.device.promise<@__device_0>"
+# ops that only change how a tensor's elements are grouped into axes
+RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape", "flow.tensor.tie_shape"})
 
 
 def fence_captured_tensors(region_op) -> None:
@@ -46,12 +48,21 @@ def fence(target: Target, value: ir.Value) -> ir.Value:
     the module's one device. IREE-62: `util.optimization_barrier` on a tensor is a host op, and
     IREE's stream waits on the host before it for all the work queued so far (in an async
     `main`, a spinning wait of IREE-52's kind on the caller, the task workers idle until it
-    ends). IREE-63: on vulkan-spirv, IREE's stream partitioning fails on some device barriers
-    ("circular dependency"), so there it stays the host op."""
-    if target.has_defect("IREE-63"):
+    ends). IREE-63: IREE's stream partitioning fails ("circular dependency") on a device barrier
+    of a reshape of another device barrier's result, on every target, and on some others on
+    vulkan-spirv; there the barrier stays the host op."""
+    if target.has_defect("IREE-63") or _reshapes_a_device_barrier(value):
         return host_fence(value)
     return flow.TensorBarrierOp(value, _dynamic_sizes(value), ir.Attribute.parse(_THE_DEVICE),
                                 results=[value.type]).result
+
+
+def _reshapes_a_device_barrier(value: ir.Value) -> bool:
+    """Whether `value` is a device barrier's result, as it is or through reshapes only."""
+    op = value.owner
+    while not isinstance(op, ir.Block) and op.name in RESHAPES:
+        op = op.operands[0].owner
+    return not isinstance(op, ir.Block) and op.name == "flow.tensor.barrier"
 
 
 def host_fence(value: ir.Value) -> ir.Value:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.core.dispatch_captures import RESHAPES, fence
 from einc.target import Target
 
-_RESHAPES = frozenset({"tensor.expand_shape", "tensor.collapse_shape", "flow.tensor.tie_shape"})
 
 
 def fence_reductions_beside_batch_matmuls(target: Target, module: ir.Module) -> None:
@@ -42,7 +41,7 @@ def _source(value: ir.Value):
     """The op computing `value`, looking through reshapes (None for a block argument)."""
     while isinstance(value.owner, (ir.Operation, ir.OpView)):
         op = value.owner.operation
-        if op.name not in _RESHAPES:
+        if op.name not in RESHAPES:
             return op
         value = op.operands[0]
     return None
