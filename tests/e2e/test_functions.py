@@ -332,3 +332,19 @@ def test_prelude_reductions_of_rows_are_one_per_point(run):
 def test_a_prelude_reduction_of_a_boolean_row_is_a_diagnostic(diagnose):
     diag, _ = diagnose("let b: [bool; 2, 3];\nlet c[i in 0..2] = sum(b[i]);")
     assert diag.code == "E002" and "`sum` needs a number or an array of numbers" in diag.message
+
+
+def test_prelude_reductions_of_rows_in_a_recurrence_step(run):
+    """A step reduces the previous step's state row and an input row whole. NumPy in f64;
+    tolerance 1e-5."""
+    x = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
+    out = run("""
+        let x: [f32; 5, 3];
+        let a[t in 0..1, j in 0..3] = x[0, j];
+        let a[t in 1..5, j in 0..3] = a[t - 1, j] / max(a[t - 1] * a[t - 1]) + sum(x[t] * 2.0);
+    """, x=x)
+    X = x.astype(np.float64)
+    want = [X[0]]
+    for t in range(1, 5):
+        want.append(want[-1] / (want[-1] ** 2).max() + 2 * X[t].sum())
+    np.testing.assert_allclose(out["a"], np.array(want), rtol=1e-5)
