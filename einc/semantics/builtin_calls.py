@@ -110,8 +110,7 @@ def _reduce_all(el, kind: str, x, span):
 
 def _every_element(el, x, prefix: str, span):
     """Fresh index vars over every axis of `x` and its element at them. A row (`x[i]`, or
-    `x[i] * 2.0`, inside a definition over i) is read at the enclosing index too, so a
-    reduction of it is one per point, as an indexed reduction `sum[k](v[k])` of it is."""
+    `x[i] * 2.0`, inside a definition over i) is read at the enclosing index too."""
     vars_ = ir.fresh_index_vars(x.shape, prefix)
     refs = [ir.IndexRef(v) for v in vars_]
     if isinstance(x, PartialRead):
