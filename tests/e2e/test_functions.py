@@ -348,3 +348,13 @@ def test_prelude_reductions_of_rows_in_a_recurrence_step(run):
     for t in range(1, 5):
         want.append(want[-1] / (want[-1] ** 2).max() + 2 * X[t].sum())
     np.testing.assert_allclose(out["a"], np.array(want), rtol=1e-5)
+
+
+def test_a_prelude_reduction_of_a_row_is_computed_once_per_row(tmp_path):
+    from einc.driver import emit_program
+    path = tmp_path / "row_sum.ein"
+    path.write_text("let x: [f32; N, 3];\nlet w[i, j] = x[i, j] / sum(x[i] * x[i]);\n")
+    ir_text = emit_program(str(path), "ir")
+    # one vector of row sums, read at each (i, j): not a sum inside the kernel over j
+    assert len(re.findall(r"f32\[N\] = generic \[\w+ < N\] \{ sum\[", ir_text)) == 1, ir_text
+    assert not re.search(r"f32\[N, 3\] = generic .*sum\[", ir_text), ir_text
