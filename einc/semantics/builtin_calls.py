@@ -96,14 +96,26 @@ def _reduce_all(el, kind: str, x, span):
         if x.kind == "bool" and kind == "sum":
             raise d.error(d.TYPE, "`sum` of booleans: convert them first (`x as i32`)", span)
         return x if x.rank == 0 else Weak(np.asarray(getattr(np, kind)(x.value)), x.kind, span)
-    x = tensors.whole(x, span)
-    if not isinstance(x, ir.Value) or (kind == "sum" and x.dtype == BOOL):
+    if not isinstance(x, PartialRead):     # a row of an enclosing definition is read through
+        x = tensors.whole(x, span)
+    if not isinstance(x, (ir.Value, PartialRead)) or (kind == "sum" and x.dtype == BOOL):
         raise d.error(d.TYPE, f"`{kind}` needs a number or an array of numbers, found {describe(x)}", span)
     if x.rank == 0:
         return x
-    vars_ = ir.fresh_index_vars(x.shape, "k")
-    body = ir.Read(x, tuple(ir.IndexRef(v) for v in vars_), span=span, in_bounds=True)
-    return ir.Reduce(kind, vars_, body, span=span)
+    reduced = ir.Reduce(kind, *_every_element(el, x, "k", span), span=span)
+    if isinstance(x, PartialRead):    # one per row, computed once for all rows (not at every point)
+        return tensors.batch_over_outer_indices(ir.Generic((), reduced, span=span), el.state.step_ranges)
+    return reduced
+
+
+def _every_element(el, x, prefix: str, span):
+    """Fresh index vars over every axis of `x` and its element at them. A row (`x[i]`, or
+    `x[i] * 2.0`, inside a definition over i) is read at the enclosing index too."""
+    vars_ = ir.fresh_index_vars(x.shape, prefix)
+    refs = [ir.IndexRef(v) for v in vars_]
+    if isinstance(x, PartialRead):
+        return vars_, tensors.read(x, refs, span, el.state, "")
+    return vars_, ir.Read(x, tuple(refs), span=span, in_bounds=True)
 
 
 @builtin_rule("save_npy")
@@ -175,9 +187,7 @@ def _all_of(el, cond, span):
     known = folding.known(cond)
     if known is not None:
         return ir.Const(np.asarray(bool(np.all(known))), span=span)
-    vars_ = ir.fresh_index_vars(cond.shape, "a")
-    element = tensors.read(cond, [ir.IndexRef(v) for v in vars_], span, el.state, "")
-    return ir.Reduce("all", vars_, element, span=span)
+    return ir.Reduce("all", *_every_element(el, cond, "a", span), span=span)
 
 
 @builtin_rule("array_append")

@@ -523,10 +523,10 @@ class ProgramGenerator:
             expr = Binary("+", expr, Read(ROW, (), pick.dtype), pick.dtype)
         name = self.gen.name("r")
         self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
-        op, local = self.rng.choice(("sum", "max")), self.rng.random() < 0.5
+        op, local = self.rng.choice(("sum", "max", "min")), self.rng.random() < 0.5
         fixed = pick.shape[1].dim is None and 2 <= pick.shape[1].const <= 4
         return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local,
-                      unpacked=fixed and self.rng.random() < 0.5)
+                      unpacked=fixed and self.rng.random() < 0.5, whole=self.rng.random() < 0.5)
 
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can

@@ -116,8 +116,9 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
-    return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ let w = {expr(item.expr, names)}; "
-            f"{item.op}[k](w[k]) }}",
+    body = f"{item.op}({expr(item.expr, names)})" if item.whole \
+        else f"let w = {expr(item.expr, names)}; {item.op}[k](w[k])"
+    return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ {body} }}",
             f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
                                             if item.local else f"[{fn}({row}) | {generator}];")]
 

@@ -301,16 +301,18 @@ class RowMap:
     (`Read("row", ())`), so each row's reduction runs batched over the rows. `local`: the call
     is bound by the comprehension first (`[v | i in 0..m, v = name_row(source[i])]`).
     `unpacked`: a row of fixed length 2 to 4 is taken apart by a tuple pattern and built again
-    (`[name_row([c0, c1]) | (c0, c1) in source]`), the same rows."""
+    (`[name_row([c0, c1]) | (c0, c1) in source]`), the same rows. `whole`: the reduction is the
+    prelude's of the whole row expression, `op(expr)`, the same value."""
 
     name: str
     source: str
     dtype: str
     shape: tuple                   # the source's Bounds: rows, row length
     expr: object
-    op: str                        # "sum" or "max"
+    op: str                        # "sum", "max" or "min"
     local: bool = False
     unpacked: bool = False
+    whole: bool = False
 
 
 ROW = "row"                        # the function's parameter
@@ -475,7 +477,10 @@ def program_exprs(program: Program) -> tuple:
 
 
 def calls_prelude(program: Program) -> bool:
-    return any(isinstance(node, Prelude) for expr in program_exprs(program) for node in walk(expr))
+    """A call of the prelude's `sum(x)`, `min(x)` or `max(x)`: a Prelude node, or a row
+    function that reduces its row whole."""
+    return any(isinstance(item, RowMap) and item.whole for item in program.items) \
+        or any(isinstance(node, Prelude) for expr in program_exprs(program) for node in walk(expr))
 
 
 def library_calls(program: Program) -> set:

@@ -271,3 +271,90 @@ def test_typed_row_functions_compute_each_row_reduction_once_for_all_rows(tmp_pa
     # the rows: one vector each, computed once for all rows
     assert len(re.findall(r"f32\[B\] = generic \[\w+ < B\] \{ sum\[", ir_text)) == 1, ir_text
     assert len(re.findall(r"f32\[N\] = generic \[\w+ < N\] \{ sum\[", ir_text)) >= 2, ir_text
+
+
+WHOLE_ROW_REDUCTIONS = """
+    use std::ml::{reduce_mean, reduce_log_sum_exp, softmax};
+    let x: [f32; N, 3];
+    let z: [f32; N, 2, 3];
+    let xd: [f64; N, 3];
+    let xi: [i32; N, 3];
+    fn h(v: [f32; 3]) -> f32 { sum(v * 2.0) }
+    fn spread(v: [f32; 3]) -> f32 { max(v) - min(v * v) }
+    fn twice(v: [f32; 3]) -> f32 { let w = v * 2.0; sum(w) }
+    fn inner(v) { max(v) }
+    fn outer(v: [f32; 3]) -> f32 { inner(v + 1.0) + sum(v) }
+    fn hd(v: [f64; 3]) -> f64 { sum(v * v) - max(v) }
+    fn hi(v: [i32; 3]) -> i32 { sum(v * 2) + min(v) }
+    let u[i] = h(x[i]);
+    let s[r] = sum(x[r] * 2.0);
+    let spreads = [spread(x[i]) | i in 0..N];
+    let twices = [twice(v) | v in x];
+    let outers[i] = outer(x[i]);
+    let plane[i] = sum(z[i] * z[i]) + max(z[i]);
+    let scaled[i, j] = x[i, j] / sum(x[i] * x[i]);
+    let d[i] = hd(xd[i]);
+    let n[i] = hi(xi[i]);
+    let lib[i] = reduce_mean(x[i]) + reduce_log_sum_exp(x[i]);
+    let p[i, j] = softmax(x[i] * 2.0)[j];
+    let total = sum[i](u[i] * u[i]);
+    let grad = @total / @x;
+"""
+
+
+def test_prelude_reductions_of_rows_are_one_per_point(run):
+    """`sum`, `min` and `max` of one argument on a row of a run-time input (or an elementwise
+    expression of rows), inline, in typed and generic functions, in comprehensions, on rows of
+    rank 2, in f64 and i32, through std::ml, and differentiated: each row's reduction (was E011,
+    "a sub-array used whole inside an indexed definition"). NumPy in f64; tolerance 1e-5."""
+    rng = np.random.default_rng(11)
+    x, z = rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal((5, 2, 3)).astype(np.float32)
+    xd, xi = rng.standard_normal((5, 3)), rng.integers(-9, 9, (5, 3)).astype(np.int32)
+    out = run(WHOLE_ROW_REDUCTIONS, x=x, z=z, xd=xd, xi=xi)
+    X, Z = x.astype(np.float64), z.astype(np.float64)
+    close = lambda name, want: np.testing.assert_allclose(out[name], want, rtol=1e-5, atol=1e-6)
+    close("u", 2 * X.sum(1))
+    close("s", 2 * X.sum(1))
+    close("spreads", X.max(1) - (X * X).min(1))
+    close("twices", 2 * X.sum(1))
+    close("outers", (X + 1).max(1) + X.sum(1))
+    close("plane", (Z * Z).sum((1, 2)) + Z.max((1, 2)))
+    close("scaled", X / (X * X).sum(1, keepdims=True))
+    np.testing.assert_allclose(out["d"], (xd * xd).sum(1) - xd.max(1), rtol=1e-12)
+    np.testing.assert_array_equal(out["n"], 2 * xi.sum(1) + xi.min(1))
+    close("lib", X.mean(1) + np.log(np.exp(X).sum(1)))
+    e = np.exp(2 * X - (2 * X).max(1, keepdims=True))
+    close("p", e / e.sum(1, keepdims=True))
+    # d/dx of sum_i (2 sum_j x[i, j])^2 is 8 sum_j x[i, j] at every x[i, j]
+    close("grad", np.broadcast_to(8 * X.sum(1, keepdims=True), X.shape))
+
+
+def test_a_prelude_reduction_of_a_boolean_row_is_a_diagnostic(diagnose):
+    diag, _ = diagnose("let b: [bool; 2, 3];\nlet c[i in 0..2] = sum(b[i]);")
+    assert diag.code == "E002" and "`sum` needs a number or an array of numbers" in diag.message
+
+
+def test_prelude_reductions_of_rows_in_a_recurrence_step(run):
+    """A step reduces the previous step's state row and an input row whole. NumPy in f64;
+    tolerance 1e-5."""
+    x = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
+    out = run("""
+        let x: [f32; 5, 3];
+        let a[t in 0..1, j in 0..3] = x[0, j];
+        let a[t in 1..5, j in 0..3] = a[t - 1, j] / max(a[t - 1] * a[t - 1]) + sum(x[t] * 2.0);
+    """, x=x)
+    X = x.astype(np.float64)
+    want = [X[0]]
+    for t in range(1, 5):
+        want.append(want[-1] / (want[-1] ** 2).max() + 2 * X[t].sum())
+    np.testing.assert_allclose(out["a"], np.array(want), rtol=1e-5)
+
+
+def test_a_prelude_reduction_of_a_row_is_computed_once_per_row(tmp_path):
+    from einc.driver import emit_program
+    path = tmp_path / "row_sum.ein"
+    path.write_text("let x: [f32; N, 3];\nlet w[i, j] = x[i, j] / sum(x[i] * x[i]);\n")
+    ir_text = emit_program(str(path), "ir")
+    # one vector of row sums, read at each (i, j): not a sum inside the kernel over j
+    assert len(re.findall(r"f32\[N\] = generic \[\w+ < N\] \{ sum\[", ir_text)) == 1, ir_text
+    assert not re.search(r"f32\[N, 3\] = generic .*sum\[", ir_text), ir_text

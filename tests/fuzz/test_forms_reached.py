@@ -20,7 +20,7 @@ from fuzz.dense.spec import render_dense
 from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
-from fuzz.programs.structure import Group, RowMatch, item_exprs, walk
+from fuzz.programs.structure import Group, RowMap, RowMatch, item_exprs, walk
 from fuzz.workers import Pool
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
@@ -145,3 +145,16 @@ def test_the_program_fuzzer_makes_array_patterns_on_rows():
                                             for i in generate_case(SAMPLE_SEED, k).program.items
                                             for e in item_exprs(i) for n in walk(e))]
     assert len(keys) >= 3, keys
+
+
+# ------------------------------------------------------------------ whole-array reductions of rows
+
+def test_the_program_fuzzer_reduces_rows_whole_with_the_prelude_and_matches_numpy():
+    # `fn r_row(row: [T; n]) -> T { max(row * 2.0) }` applied to the rows of an array: the
+    # prelude's sum/min/max of a row expression inside a comprehension was E011 ("a sub-array
+    # used whole inside an indexed definition"); a few such programs run against their meaning.
+    cases = {k: generate_case(SEED, k) for k in range(80)}
+    keys = [k for k, c in cases.items() if runs_on(c, "llvm-cpu")
+            and any(isinstance(i, RowMap) and i.whole for i in c.program.items)]
+    assert len(keys) >= 3, keys
+    _run(Differential, keys[:3], "llvm-cpu")
