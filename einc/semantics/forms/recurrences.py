@@ -477,7 +477,7 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
         bases = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1))).body
                  for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
                                              for n in ast.iter_nodes([c.value, c.wheres]))]
-        typed = [b for b in bases if isinstance(b, Value)]
+        typed = scalar_ops.typed_values(bases)
         if typed:
             guess[did] = typed[0].dtype
         else:
@@ -562,7 +562,7 @@ def _largest(ends: list, span) -> Lin:
 def _finish_member(member: RecMember, results: list) -> None:
     """Type the clause bodies (literals take the type of the typed ones, else the one they
     combine to), complete the shape from inferred ranges and build the RecClauses."""
-    typed = [r.body for r in results if isinstance(r.body, Value)]
+    typed = scalar_ops.typed_values([r.body for r in results])
     dtype = typed[0].dtype if typed else scalar_ops.literal_dtype([r.body for r in results], member.span)
     bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
     shape = list(member.shape)
