@@ -12,7 +12,7 @@ from __future__ import annotations
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, ROW, is_literal)
+    RowMatch, StepTensor, Unary, Var, Whole, ROW, is_literal, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -79,13 +79,21 @@ def _clause(define: Define, k: int, names: Names) -> str:
         head += "[" + ", ".join(_slot(s, names) for s in clause.slots) + "]"
     if define.annotate:
         head += f": {define.dtype}"
-    body = expr(clause.body, names)
+    body = expr(clause.body, names, _typed_by_other_clauses(define, k))
     if clause.wheres and _ends_in_reduction(clause.body):
         body = f"({body})"       # a `where` right after a reduction's `)` would be the reduction's
     text = f"let {head} = {body}"
     if clause.wheres:
         text += " where " + ", ".join(_where(w, names) for w in clause.wheres)
     return text + ";"
+
+
+def _typed_by_other_clauses(define: Define, k: int) -> bool:
+    """Whether clause k is a choice of untyped literals and another clause of its definition is
+    typed, which gives them its type: then they are written without a suffix."""
+    body = define.clauses[k].body
+    return define.dtype in FLOATS and isinstance(body, IfElse) and weak_literals(body) and \
+        any(not weak_literals(c.body) for c in define.clauses)
 
 
 def _ends_in_reduction(node) -> bool:
@@ -170,8 +178,8 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, Binary):
         return _binary(node, names)
     if isinstance(node, IfElse):
-        return (f"if {expr(node.cond, names)} {{ {expr(node.then, names)} }} "
-                f"else {{ {expr(node.other, names)} }}", ATOM)
+        return (f"if {expr(node.cond, names)} {{ {expr(node.then, names, anchored)} }} "
+                f"else {{ {expr(node.other, names, anchored)} }}", ATOM)
     if isinstance(node, Call) and node.piped:
         return f"({expr(node.args[0], names)} |> {names(node.fn)})", ATOM
     if isinstance(node, Call):

@@ -20,7 +20,7 @@ from fuzz.dense.spec import render_dense
 from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
-from fuzz.programs.structure import Group, RowMatch, item_exprs, walk
+from fuzz.programs.structure import Define, Group, IfElse, RowMatch, item_exprs, walk, weak_literals
 from fuzz.workers import Pool
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
@@ -145,3 +145,23 @@ def test_the_program_fuzzer_makes_array_patterns_on_rows():
                                             for i in generate_case(SAMPLE_SEED, k).program.items
                                             for e in item_exprs(i) for n in walk(e))]
     assert len(keys) >= 3, keys
+
+
+# ------------------------------------------------------------------ item: literals chosen at run time
+
+def _literal_choices(program) -> list:
+    """The definitions of a type other than f32 with a clause that is a choice of untyped literals
+    by a run-time condition beside a typed clause, which gives the literals its type."""
+    defines = [d for item in program.items for d in (item.members if isinstance(item, Group) else [item])
+               if isinstance(d, Define)]
+    return [d for d in defines if d.dtype in ("f64", "f16", "bf16")
+            and any(isinstance(c.body, IfElse) and weak_literals(c.body) for c in d.clauses)
+            and any(not weak_literals(c.body) for c in d.clauses)]
+
+
+def test_the_program_fuzzer_makes_literals_chosen_at_run_time_in_f64_and_f16_definitions():
+    cases = {k: generate_case(SEED, k) for k in range(30)}
+    keys = [k for k, c in cases.items() if _literal_choices(c.program) and runs_on(c, "llvm-cpu")]
+    types = {d.dtype for k in keys for d in _literal_choices(cases[k].program)}
+    assert {"f64", "f16"} <= types, types
+    _run(Differential, keys[:6], "llvm-cpu")
