@@ -86,12 +86,31 @@ def test_chosen_literals_alone_default_to_f32(run):
     np.testing.assert_array_equal(out["y"], np.where(a > 0, np.float32(0.1), np.float32(0.3)))
 
 
-def test_typed_clauses_of_different_types_are_still_e002():
+@pytest.mark.parametrize("source, message", [
+    ("""
+        let a: [f64; 4];
+        let b: [f32; 4];
+        let y[i in 0..2] = if a[i] > 0.0 { b[i] } else { 0.0 };
+        let y[i in 2..4] = a[i];
+     """, "clauses of one definition have types f32 and f64"),
+    ("""
+        let x: [f32; 2];
+        let w: f64 = 0.1;
+        let y[i in 0..2] = x[i] * if x[i] > 0.0 { w } else { 0.3 };
+     """, "mismatched types f32 and f64"),   # an annotation fixes a literal's type for good
+])
+def test_typed_values_of_different_types_are_still_e002(source, message):
     with pytest.raises(einc.CompileError) as err:
-        built("""
-            let a: [f64; 4];
-            let b: [f32; 4];
-            let y[i in 0..2] = if a[i] > 0.0 { b[i] } else { 0.0 };
-            let y[i in 2..4] = a[i];
-        """, "llvm-cpu", None)
-    assert "E002" in str(err.value) and "clauses of one definition have types f32 and f64" in str(err.value)
+        built(source, "llvm-cpu", None)
+    assert "E002" in str(err.value) and message in str(err.value)
+
+
+def test_an_int_choice_takes_the_integer_type_of_the_other_clauses(run):
+    a = np.array([5, -3, 2 ** 40, -(2 ** 40)], dtype=np.int64)
+    out = run("""
+        let a: [i64; 4];
+        let y[i in 0..2] = if a[i] > 0 { 7 } else { -9 };
+        let y[i in 2..4] = a[i] + 1;
+    """, a=a)
+    assert out["y"].dtype == np.int64
+    np.testing.assert_array_equal(out["y"], np.array([7, -9, 2 ** 40 + 1, 1 - 2 ** 40]))

@@ -95,8 +95,8 @@ def unify(args: list, span) -> list:
 
 
 def _literals_retyped(args: list, typed: list) -> list:
-    """Float operands computed from untyped literals alone take the float type of the others, as
-    an untyped literal does: `F[i, a] * P[a, j]` with `let F = [[1.0, 0.5], ..];` and P f64 is
+    """Operands computed from untyped literals alone take the type of the others (of their own
+    kind), as an untyped literal does: `F[i, a] * P[a, j]` with `let F = [[1.0, 0.5], ..];` and P f64 is
     f64, though F, read at a point known only when the program runs, was made in its default f32."""
     others = {a.dtype for a in typed if not from_literals(a)}
     if len(others) != 1:
@@ -132,13 +132,14 @@ def fixed(v):
 
 
 def _retypable(v: Value, dtype: DType) -> bool:
-    """A float value made of literals alone still takes the float type its context asks for."""
-    return v.dtype != dtype and v.dtype.is_float and dtype.is_float and from_literals(v)
+    """A value made of literals alone still takes the float (or integer) type its context asks
+    for: its own kind, as an int literal's operations would change meaning in floats."""
+    return v.dtype != dtype and kind_of(v.dtype) == kind_of(dtype) != "bool" and from_literals(v)
 
 
 def _retyped(v: Value, dtype: DType) -> Value:
     if isinstance(v, Const):
-        check_fits(Weak(np.asarray(v.literal), "float", v.span), dtype, v.span)   # 1e5 is no f16
+        check_fits(Weak(np.asarray(v.literal), kind_of(dtype), v.span), dtype, v.span)   # 1e5 is no f16
         return Const(v.literal.astype(dtype.numpy), span=v.span, literal=v.literal)
     if isinstance(v, Read):
         return replace(v, tensor=_retyped(v.tensor, dtype))
