@@ -45,7 +45,7 @@ def materialize(v, dtype: DType | None = None, span=None):
         if v.trace is not None:
             return v.trace.at(target)
         return Const(np.asarray(v.value).astype(target.numpy), span=v.span or span, literal=np.asarray(v.value))
-    if dtype is not None and isinstance(v, Value) and v.dtype != dtype and _retypable(v, dtype):
+    if dtype is not None and isinstance(v, Value) and _retypable(v, dtype):
         return _retyped(v, dtype)
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
         raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
