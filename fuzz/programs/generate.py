@@ -317,7 +317,8 @@ class ProgramGenerator:
         k = self.rng.randrange(len(clauses))
         inner = self.index_scope(clauses[k].slots, scope)
         then, other = (replace(self.gen.literal(dtype), suffix=False) for _ in range(2))
-        clauses[k] = replace(clauses[k], body=IfElse(self.gen.condition(inner, 1), then, other, dtype))
+        slots = tuple(replace(s, explicit=True) for s in clauses[k].slots)   # the body decides no range
+        clauses[k] = replace(clauses[k], slots=slots, body=IfElse(self.gen.condition(inner, 1), then, other, dtype))
         return clauses
 
     def overlapping_boxes(self, dtype: str, slots: tuple) -> list:

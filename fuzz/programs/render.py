@@ -12,7 +12,7 @@ from __future__ import annotations
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, ROW, is_literal, weak_literals)
+    RowMatch, StepTensor, Unary, Var, Whole, ROW, is_literal, walk, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -56,10 +56,10 @@ def _type(dtype: str, shape: tuple, names: Names) -> str:
 
 def _item(item, names: Names) -> list[str]:
     if isinstance(item, Define):
-        return [_clause(item, k, names) for k in range(len(item.clauses))]
+        return [_clause(item, k, names, {item.name}) for k in range(len(item.clauses))]
     if isinstance(item, Group):
         members = {m.name: m for m in item.members}
-        return [_clause(members[name], k, names) for name, k in item.layout]
+        return [_clause(members[name], k, names, set(members)) for name, k in item.layout]
     if isinstance(item, Whole):
         return [f"let {names(item.name)} = {expr(item.expr, names)};"]
     if isinstance(item, RowMap):
@@ -72,14 +72,14 @@ def _item(item, names: Names) -> list[str]:
     raise TypeError(f"not a statement: {item!r}")
 
 
-def _clause(define: Define, k: int, names: Names) -> str:
+def _clause(define: Define, k: int, names: Names, own: set) -> str:
     clause = define.clauses[k]
     head = names(define.name)
     if clause.slots:
         head += "[" + ", ".join(_slot(s, names) for s in clause.slots) + "]"
     if define.annotate:
         head += f": {define.dtype}"
-    body = expr(clause.body, names, _typed_by_other_clauses(define, k))
+    body = expr(clause.body, names, literals_typed_by_other_clauses(define, k, own))
     if clause.wheres and _ends_in_reduction(clause.body):
         body = f"({body})"       # a `where` right after a reduction's `)` would be the reduction's
     text = f"let {head} = {body}"
@@ -88,12 +88,19 @@ def _clause(define: Define, k: int, names: Names) -> str:
     return text + ";"
 
 
-def _typed_by_other_clauses(define: Define, k: int) -> bool:
+def literals_typed_by_other_clauses(define: Define, k: int, own: set) -> bool:
     """Whether clause k is a choice of untyped literals and another clause of its definition is
-    typed, which gives them its type: then they are written without a suffix."""
+    typed by what it reads, which gives them its type: then they are written without a suffix.
+    Reads of the definition itself (or of its recurrence group: `own`) type nothing."""
     body = define.clauses[k].body
     return define.dtype in FLOATS and isinstance(body, IfElse) and weak_literals(body) and \
-        any(not weak_literals(c.body) for c in define.clauses)
+        any(_typed_by_data(c.body, define.dtype, own) for c in define.clauses)
+
+
+def _typed_by_data(body, dtype: str, own: set) -> bool:
+    return any((isinstance(n, Read) and n.name not in own) or isinstance(n, Cast) or
+               (isinstance(n, Lit) and n.suffix)
+               for n in walk(body) if getattr(n, "dtype", None) == dtype)
 
 
 def _ends_in_reduction(node) -> bool:

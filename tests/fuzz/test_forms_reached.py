@@ -20,7 +20,8 @@ from fuzz.dense.spec import render_dense
 from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
-from fuzz.programs.structure import Define, Group, IfElse, RowMatch, item_exprs, walk, weak_literals
+from fuzz.programs.render import literals_typed_by_other_clauses
+from fuzz.programs.structure import Define, Group, RowMatch, item_exprs, walk
 from fuzz.workers import Pool
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
@@ -151,12 +152,14 @@ def test_the_program_fuzzer_makes_array_patterns_on_rows():
 
 def _literal_choices(program) -> list:
     """The definitions of a type other than f32 with a clause that is a choice of untyped literals
-    by a run-time condition beside a typed clause, which gives the literals its type."""
-    defines = [d for item in program.items for d in (item.members if isinstance(item, Group) else [item])
-               if isinstance(d, Define)]
-    return [d for d in defines if d.dtype in ("f64", "f16", "bf16")
-            and any(isinstance(c.body, IfElse) and weak_literals(c.body) for c in d.clauses)
-            and any(not weak_literals(c.body) for c in d.clauses)]
+    by a run-time condition, written unsuffixed beside a clause typed by what it reads."""
+    found = []
+    for item in program.items:
+        defines = item.members if isinstance(item, Group) else [item] if isinstance(item, Define) else []
+        own = {d.name for d in defines} if isinstance(item, Group) else None
+        found += [d for d in defines if d.dtype in ("f64", "f16", "bf16") and any(
+            literals_typed_by_other_clauses(d, k, own or {d.name}) for k in range(len(d.clauses)))]
+    return found
 
 
 def test_the_program_fuzzer_makes_literals_chosen_at_run_time_in_f64_and_f16_definitions():
