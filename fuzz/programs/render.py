@@ -12,7 +12,7 @@ from __future__ import annotations
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, ROW, is_literal, walk, weak_literals)
+    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -90,17 +90,24 @@ def _clause(define: Define, k: int, names: Names, own: set) -> str:
 
 def literals_typed_by_other_clauses(define: Define, k: int, own: set) -> bool:
     """Whether clause k is a choice of untyped literals and another clause of its definition is
-    typed by what it reads, which gives them its type: then they are written without a suffix.
-    Reads of the definition itself (or of its recurrence group: `own`) type nothing."""
+    typed by what it computes from, which gives them its type: then they are written without a
+    suffix. Reads of the definition itself (or of its recurrence group: `own`) type nothing."""
     body = define.clauses[k].body
     return define.dtype in FLOATS and isinstance(body, IfElse) and weak_literals(body) and \
-        any(_typed_by_data(c.body, define.dtype, own) for c in define.clauses)
+        any(_typed_by_data(c.body, define.dtype, own) for j, c in enumerate(define.clauses) if j != k)
 
 
-def _typed_by_data(body, dtype: str, own: set) -> bool:
-    return any((isinstance(n, Read) and n.name not in own) or isinstance(n, Cast) or
-               (isinstance(n, Lit) and n.suffix)
-               for n in walk(body) if getattr(n, "dtype", None) == dtype)
+def _typed_by_data(node, dtype: str, own: set) -> bool:
+    """Whether a read of another tensor, a cast or a suffixed literal of `dtype` gives `node` its
+    value's type (conditions, being bool, and a match's scrutinee do not)."""
+    if getattr(node, "dtype", None) == dtype and (
+            (isinstance(node, Read) and node.name not in own) or isinstance(node, Cast) or
+            (isinstance(node, Lit) and node.suffix)):
+        return True
+    if getattr(node, "dtype", None) == "bool":
+        return False
+    parts = tuple(arm.body for arm in node.arms) if isinstance(node, Match) else children(node)
+    return any(_typed_by_data(p, dtype, own) for p in parts)
 
 
 def _ends_in_reduction(node) -> bool:
