@@ -39,7 +39,7 @@ def _literal(el, e, env):
     value = Weak(np.asarray(e.value), kind, e.span)
     suffix = getattr(e, "suffix", None)
     if suffix:
-        return scalar_ops.materialize(value, types.BY_NAME[suffix], e.span)
+        return scalar_ops.fixed(scalar_ops.materialize(value, types.BY_NAME[suffix], e.span))
     return value
 
 
@@ -213,7 +213,7 @@ def _typed_as_skipped(el, literal: Weak, skipped, env, tried):
     if dtype is None:
         return literal
     try:
-        return scalar_ops.materialize(literal, dtype, literal.span)
+        return scalar_ops.fixed(scalar_ops.materialize(literal, dtype, literal.span))
     except d.CompileError:
         return literal                # the branches disagree: the skipped one is not the program's
 

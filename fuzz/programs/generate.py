@@ -19,7 +19,7 @@ from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, Step
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
-    FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative,
+    FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
     Where, Whole, ROW, clause_exprs, reads_of,
     walk)
@@ -262,7 +262,8 @@ class ProgramGenerator:
         for row in range(start - (1 if rng.random() < 0.3 else 0)):    # maybe leave a gap
             clauses.append(self.clause(dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest_slots,
                                        self.scope, depth=1))
-        clauses += self.ranged_parts(dtype, start, first, rest_slots)
+        clauses = self.maybe_literals_chosen(dtype, clauses + self.ranged_parts(dtype, start, first, rest_slots),
+                                             self.scope)
         if rng.random() < 0.4:
             point = rng.randrange(self.size(first))
             others = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
@@ -301,10 +302,24 @@ class ProgramGenerator:
         else:
             guards = self.index_split(scope) if rng.random() < 0.6 else self.data_split(scope)
             clauses = [self.clause(dtype, slots, self.scope, guard_expr=g) for g in guards]
+        clauses = self.maybe_literals_chosen(dtype, clauses, self.scope)
         rng.shuffle(clauses)
         name = self.gen.name("s")
         self.add_tensor(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         return Define(name, dtype, tuple(clauses))
+
+    def maybe_literals_chosen(self, dtype: str, clauses: list, scope: Scope) -> list:
+        """Sometimes one clause of a float definition becomes a choice of untyped literals by a
+        run-time condition (`if x[i] > 0.5 { 0.25 } else { -2.0 }`), which takes the type of the
+        definition's other clauses (f64, f16 ..), not its default f32."""
+        if dtype not in FLOATS or not clauses or self.rng.random() >= 0.3:
+            return clauses
+        k = self.rng.randrange(len(clauses))
+        inner = self.index_scope(clauses[k].slots, scope)
+        then, other = (replace(self.gen.literal(dtype), suffix=False) for _ in range(2))
+        slots = tuple(replace(s, explicit=True) for s in clauses[k].slots)   # the body decides no range
+        clauses[k] = replace(clauses[k], slots=slots, body=IfElse(self.gen.condition(inner, 1), then, other, dtype))
+        return clauses
 
     def overlapping_boxes(self, dtype: str, slots: tuple) -> list:
         """Two clauses whose ranges along the first axis overlap (`i in 0..b`, `i in a..n`, a <= m
@@ -402,6 +417,7 @@ class ProgramGenerator:
                 for row in range(start):
                     clauses.append(self.clause(me.dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest,
                                                outer, depth=1))
+        clauses = self.maybe_literals_chosen(me.dtype, clauses, outer)
         scope = replace(outer, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
         typed_by_step = not clauses

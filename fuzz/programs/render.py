@@ -12,7 +12,7 @@ from __future__ import annotations
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, ROW, is_literal)
+    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -56,10 +56,10 @@ def _type(dtype: str, shape: tuple, names: Names) -> str:
 
 def _item(item, names: Names) -> list[str]:
     if isinstance(item, Define):
-        return [_clause(item, k, names) for k in range(len(item.clauses))]
+        return [_clause(item, k, names, {item.name}) for k in range(len(item.clauses))]
     if isinstance(item, Group):
         members = {m.name: m for m in item.members}
-        return [_clause(members[name], k, names) for name, k in item.layout]
+        return [_clause(members[name], k, names, set(members)) for name, k in item.layout]
     if isinstance(item, Whole):
         return [f"let {names(item.name)} = {expr(item.expr, names)};"]
     if isinstance(item, RowMap):
@@ -72,20 +72,42 @@ def _item(item, names: Names) -> list[str]:
     raise TypeError(f"not a statement: {item!r}")
 
 
-def _clause(define: Define, k: int, names: Names) -> str:
+def _clause(define: Define, k: int, names: Names, own: set) -> str:
     clause = define.clauses[k]
     head = names(define.name)
     if clause.slots:
         head += "[" + ", ".join(_slot(s, names) for s in clause.slots) + "]"
     if define.annotate:
         head += f": {define.dtype}"
-    body = expr(clause.body, names)
+    body = expr(clause.body, names, literals_typed_by_other_clauses(define, k, own))
     if clause.wheres and _ends_in_reduction(clause.body):
         body = f"({body})"       # a `where` right after a reduction's `)` would be the reduction's
     text = f"let {head} = {body}"
     if clause.wheres:
         text += " where " + ", ".join(_where(w, names) for w in clause.wheres)
     return text + ";"
+
+
+def literals_typed_by_other_clauses(define: Define, k: int, own: set) -> bool:
+    """Whether clause k is a choice of untyped literals and another clause of its definition is
+    typed by what it computes from, which gives them its type: then they are written without a
+    suffix. Reads of the definition itself (or of its recurrence group: `own`) type nothing."""
+    body = define.clauses[k].body
+    return define.dtype in FLOATS and isinstance(body, IfElse) and weak_literals(body) and \
+        any(_typed_by_data(c.body, define.dtype, own) for j, c in enumerate(define.clauses) if j != k)
+
+
+def _typed_by_data(node, dtype: str, own: set) -> bool:
+    """Whether a read of another tensor, a cast or a suffixed literal of `dtype` gives `node` its
+    value's type (conditions, being bool, and a match's scrutinee do not)."""
+    if getattr(node, "dtype", None) == dtype and (
+            (isinstance(node, Read) and node.name not in own) or isinstance(node, Cast) or
+            (isinstance(node, Lit) and node.suffix)):
+        return True
+    if getattr(node, "dtype", None) == "bool":
+        return False
+    parts = tuple(arm.body for arm in node.arms) if isinstance(node, Match) else children(node)
+    return any(_typed_by_data(p, dtype, own) for p in parts)
 
 
 def _ends_in_reduction(node) -> bool:
@@ -171,8 +193,8 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, Binary):
         return _binary(node, names)
     if isinstance(node, IfElse):
-        return (f"if {expr(node.cond, names)} {{ {expr(node.then, names)} }} "
-                f"else {{ {expr(node.other, names)} }}", ATOM)
+        return (f"if {expr(node.cond, names)} {{ {expr(node.then, names, anchored)} }} "
+                f"else {{ {expr(node.other, names, anchored)} }}", ATOM)
     if isinstance(node, Call) and node.piped:
         return f"({expr(node.args[0], names)} |> {names(node.fn)})", ATOM
     if isinstance(node, Call):

@@ -385,6 +385,19 @@ def is_literal(expr) -> bool:
     return isinstance(expr, Lit) or (isinstance(expr, Unary) and isinstance(expr.arg, Lit))
 
 
+def weak_literals(expr) -> bool:
+    """Whether `expr` is made of unsuffixed literals alone, maybe chosen by a run-time condition
+    (`if x > 0.0 { 0.5 } else { -2.0 }`): einc gives it the type of its context (the other
+    clauses of its definition), its default type where nothing else types it."""
+    if isinstance(expr, Lit):
+        return not expr.suffix
+    if isinstance(expr, Unary):
+        return expr.op == "-" and weak_literals(expr.arg)
+    if isinstance(expr, IfElse):
+        return weak_literals(expr.then) and weak_literals(expr.other)
+    return False
+
+
 def children(expr) -> tuple:
     """The direct subexpressions of `expr`, in source order."""
     if isinstance(expr, Read):

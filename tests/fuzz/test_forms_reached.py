@@ -20,7 +20,8 @@ from fuzz.dense.spec import render_dense
 from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
-from fuzz.programs.structure import Group, RowMap, RowMatch, item_exprs, walk
+from fuzz.programs.render import literals_typed_by_other_clauses
+from fuzz.programs.structure import Define, Group, RowMap, RowMatch, item_exprs, walk
 from fuzz.workers import Pool
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
@@ -158,3 +159,25 @@ def test_the_program_fuzzer_reduces_rows_whole_with_the_prelude_and_matches_nump
             and any(isinstance(i, RowMap) and i.whole for i in c.program.items)]
     assert len(keys) >= 3, keys
     _run(Differential, keys[:3], "llvm-cpu")
+
+
+# ------------------------------------------------------------------ item: literals chosen at run time
+
+def _literal_choices(program) -> list:
+    """The definitions of a type other than f32 with a clause that is a choice of untyped literals
+    by a run-time condition, written unsuffixed beside a clause typed by what it reads."""
+    found = []
+    for item in program.items:
+        defines = item.members if isinstance(item, Group) else [item] if isinstance(item, Define) else []
+        own = {d.name for d in defines} if isinstance(item, Group) else None
+        found += [d for d in defines if d.dtype in ("f64", "f16", "bf16") and any(
+            literals_typed_by_other_clauses(d, k, own or {d.name}) for k in range(len(d.clauses)))]
+    return found
+
+
+def test_the_program_fuzzer_makes_literals_chosen_at_run_time_in_f64_and_f16_definitions():
+    cases = {k: generate_case(SEED, k) for k in range(30)}
+    keys = [k for k, c in cases.items() if _literal_choices(c.program) and runs_on(c, "llvm-cpu")]
+    types = {d.dtype for k in keys for d in _literal_choices(cases[k].program)}
+    assert {"f64", "f16"} <= types, types
+    _run(Differential, keys[:6], "llvm-cpu")

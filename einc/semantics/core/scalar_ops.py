@@ -45,6 +45,8 @@ def materialize(v, dtype: DType | None = None, span=None):
         if v.trace is not None:
             return v.trace.at(target)
         return Const(np.asarray(v.value).astype(target.numpy), span=v.span or span, literal=np.asarray(v.value))
+    if dtype is not None and isinstance(v, Value) and _retypable(v, dtype):
+        return _retyped(v, dtype)
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
         raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
                       hint=f"convert with `as {dtype}`")
@@ -93,30 +95,56 @@ def unify(args: list, span) -> list:
 
 
 def _literals_retyped(args: list, typed: list) -> list:
-    """Float operands computed from untyped literals alone take the float type of the others, as
-    an untyped literal does: `F[i, a] * P[a, j]` with `let F = [[1.0, 0.5], ..];` and P f64 is
+    """Operands computed from untyped literals alone take the type of the others (of their own
+    kind), as an untyped literal does: `F[i, a] * P[a, j]` with `let F = [[1.0, 0.5], ..];` and P f64 is
     f64, though F, read at a point known only when the program runs, was made in its default f32."""
-    others = {a.dtype for a in typed if not _from_literals(a)}
+    others = {a.dtype for a in typed if not from_literals(a)}
     if len(others) != 1:
         return args
     (dtype,) = others
-    return [_retyped(a, dtype) if isinstance(a, Value) and a.dtype != dtype and a.dtype.is_float
-            and dtype.is_float and _from_literals(a) else a for a in args]
+    return [_retyped(a, dtype) if isinstance(a, Value) and _retypable(a, dtype) else a for a in args]
 
 
-def _from_literals(v: Value) -> bool:
+def from_literals(v) -> bool:
+    """Whether `v` is a typed value made of untyped literals alone, given their default type
+    where it was built: literal arrays read at run-time points, arithmetic on such values, and
+    a choice between them (`if x > 0.0 { 1.0 } else { 0.0 }`, `match` arms) whatever decides it."""
     if isinstance(v, Const):
         return v.literal is not None
     if isinstance(v, Read):
-        return _from_literals(v.tensor)
-    return isinstance(v, Op) and v.op in ARITHMETIC + ("neg",) and all(_from_literals(a) for a in v.args)
+        return from_literals(v.tensor)
+    if isinstance(v, Op) and v.op == "select":
+        return all(from_literals(a) for a in v.args[1:])
+    return isinstance(v, Op) and v.op in ARITHMETIC + ("neg",) and all(from_literals(a) for a in v.args)
+
+
+def fixed(v):
+    """`v` with its type fixed for good: a suffix, an annotation or a declared parameter or
+    return type types the literals in it, so that no later context gives them another one
+    (`let w: f64 = if c { 1.0 } else { 0.0 };` stays f64 in a definition that has no other type)."""
+    if isinstance(v, Const) and v.literal is not None:
+        return replace(v, literal=None)
+    if isinstance(v, Read) and from_literals(v):
+        return replace(v, tensor=fixed(v.tensor))
+    if isinstance(v, Op) and from_literals(v):
+        return replace(v, args=tuple(fixed(a) for a in v.args))
+    return v
+
+
+def _retypable(v: Value, dtype: DType) -> bool:
+    """A value made of literals alone still takes the float (or integer) type its context asks
+    for: its own kind, as an int literal's operations would change meaning in floats."""
+    return v.dtype != dtype and kind_of(v.dtype) == kind_of(dtype) != "bool" and from_literals(v)
 
 
 def _retyped(v: Value, dtype: DType) -> Value:
     if isinstance(v, Const):
+        check_fits(Weak(np.asarray(v.literal), kind_of(dtype), v.span), dtype, v.span)   # 1e5 is no f16
         return Const(v.literal.astype(dtype.numpy), span=v.span, literal=v.literal)
     if isinstance(v, Read):
         return replace(v, tensor=_retyped(v.tensor, dtype))
+    if v.op == "select":        # the condition keeps its type: only the chosen values change
+        return Op("select", (v.args[0],) + tuple(_retyped(a, dtype) for a in v.args[1:]), dtype, span=v.span)
     return Op(v.op, tuple(_retyped(a, dtype) for a in v.args), dtype, span=v.span)
 
 
@@ -204,7 +232,7 @@ def _build(op: str, args: list, dtype: DType, span):
 
 def _literal_kind(literals: list[Weak], span, op: str = "") -> str:
     """The kind untyped literals combine to: an int literal meeting a float one is a float."""
-    kinds = {a.kind for a in literals}
+    kinds = {a.kind if isinstance(a, Weak) else kind_of(a.dtype) for a in literals}
     if kinds == {"float", "int"} or (op in FLOAT_ONLY and kinds == {"int"}):
         kinds = {"float"}
     if len(kinds) > 1:
@@ -213,10 +241,16 @@ def _literal_kind(literals: list[Weak], span, op: str = "") -> str:
     return kinds.pop()
 
 
-def literal_dtype(literals: list[Weak], span) -> DType:
-    """The type untyped literals that must share one take where nothing else types them:
-    `let y[0] = 0.0; let y[1] = -1;` is f32, an int literal beside a float one being a float."""
+def literal_dtype(literals: list, span) -> DType:
+    """The type untyped literals (and values made of them alone) that must share one take where
+    nothing else types them: `let y[0] = 0.0; let y[1] = -1;` is f32, an int literal beside a
+    float one being a float."""
     return DEFAULT[_literal_kind(literals, span)]
+
+
+def typed_values(values: list) -> list:
+    """The values among `values` that fix a type: neither untyped literals nor made of them."""
+    return [v for v in values if isinstance(v, Value) and not from_literals(v)]
 
 
 def _fold_weak(op: str, args: list[Weak], span):

@@ -206,8 +206,9 @@ def where_clauses(el, wheres: list, scope):
 
 def _clause_dtype(results: list, span):
     """The one type of a definition's clauses: that of the typed ones, else what their
-    literals combine to (a float with `let y[0] = 0.0; let y[1] = -1;`)."""
-    typed = [r.body for r in results if isinstance(r.body, Value)]
+    literals combine to (a float with `let y[0] = 0.0; let y[1] = -1;`). A clause made of
+    literals alone (`if i == 0 { 1.0 } else { 0.0 }`) takes the type of the others."""
+    typed = scalar_ops.typed_values([r.body for r in results])
     if not typed:
         return scalar_ops.literal_dtype([r.body for r in results], span)
     dtype = typed[0].dtype

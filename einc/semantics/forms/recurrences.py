@@ -430,19 +430,26 @@ def _components_read_first(clauses_by_member: dict) -> list:
 
 def _guesses(guess: dict, tentative: set, unseeded: set):
     """The first guess; then f64 for members typed only by float literals (Rust infers it when
-    they meet f64 data); then other types for members no base clause types at all
+    they meet f64 data); then each other float type for those together with the members no base
+    clause types (`r[0] = if x[0] > 0.0 { 0.5 } else { 1.0 }` and an unseeded partner reading f16
+    data); then other types for members no base clause types at all
     (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination for up to
     MAX_UNSEEDED of them, one type for all beyond that."""
     yield guess
-    wide = {did: (F64 if did in tentative and dt.is_float else dt) for did, dt in guess.items()}
-    if wide != guess:
-        yield wide
+    tried = [guess]
+    for dtype in (F64, F16, BF16):
+        for together in (set(), unseeded):
+            alternative = {did: (dtype if (did in tentative and dt.is_float) or did in together else dt)
+                           for did, dt in guess.items()}
+            if alternative not in tried:
+                tried.append(alternative)
+                yield alternative
     members = sorted(unseeded, key=list(guess).index)
     choices = itertools.product(SCALAR_TYPES, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
         else ((t,) * len(members) for t in SCALAR_TYPES)
     for types in choices:
         alternative = {**guess, **dict(zip(members, types))}
-        if alternative not in (guess, wide):
+        if alternative not in tried:
             yield alternative
 
 
@@ -477,7 +484,7 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
         bases = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1))).body
                  for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
                                              for n in ast.iter_nodes([c.value, c.wheres]))]
-        typed = [b for b in bases if isinstance(b, Value)]
+        typed = scalar_ops.typed_values(bases)
         if typed:
             guess[did] = typed[0].dtype
         else:
@@ -562,7 +569,7 @@ def _largest(ends: list, span) -> Lin:
 def _finish_member(member: RecMember, results: list) -> None:
     """Type the clause bodies (literals take the type of the typed ones, else the one they
     combine to), complete the shape from inferred ranges and build the RecClauses."""
-    typed = [r.body for r in results if isinstance(r.body, Value)]
+    typed = scalar_ops.typed_values([r.body for r in results])
     dtype = typed[0].dtype if typed else scalar_ops.literal_dtype([r.body for r in results], member.span)
     bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
     shape = list(member.shape)

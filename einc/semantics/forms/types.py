@@ -43,7 +43,7 @@ def annotate(value, t, el, span=None):
     if isinstance(t, ast.ScalarType):
         if getattr(value, "rank", 0) or isinstance(value, ListVal):     # arrays, slices, literal arrays
             raise d.error(d.TYPE, f"expected {t.name}, found {describe(value)}", t.span)
-        return scalar_ops.materialize(value, scalar_dtype(t), t.span)
+        return scalar_ops.fixed(scalar_ops.materialize(value, scalar_dtype(t), t.span))
     return _annotate_array(value, t, el)
 
 
@@ -72,8 +72,11 @@ def _annotate_array(value, t: ast.ArrayType, el):
             raise d.error(d.TYPE, f"expected an array of strings, found {describe(value)}", t.span)
         return value
     dtype = scalar_dtype(t.elem) if isinstance(t.elem, ast.ScalarType) else None
+    if isinstance(value, Weak):
+        literals = scalar_ops.materialize(value, dtype, t.span)
+        value = scalar_ops.fixed(literals) if dtype is not None else literals
     if not isinstance(value, PartialRead):      # a row of an enclosing definition stays one (batched)
-        value = whole(scalar_ops.materialize(value, dtype, t.span) if isinstance(value, Weak) else value, t.span)
+        value = whole(value, t.span)
     if not isinstance(value, (Value, PartialRead)) or value.rank == 0:
         raise d.error(d.TYPE, f"expected an array, found {describe(value)}", t.span)
     if dtype is not None and value.dtype != dtype:

@@ -1,0 +1,116 @@
+"""Values made of untyped literals alone under a run-time condition (a select of literals, `match`
+arms of literals) stay untyped until their context types them (LANGUAGE.md section 2): the other
+clauses of their definition, a recurrence's later clauses, an annotation, a declared return type.
+The literals used (0.1, 0.3, 0.7) differ between f32 and f64, so a tolerance of 1e-15 proves f64."""
+import numpy as np
+import pytest
+
+import einc
+from tests.programs import built
+
+TIGHT = dict(rtol=1e-15, atol=0.0)
+
+
+def test_a_recurrence_starting_at_an_identity_chosen_per_point_takes_f64(run):
+    Q = np.array([[0.1, 0.3], [0.7, 0.1]])
+    out = run("""
+        let Q: [f64; 2, 2];
+        let P[t in 0..1, i in 0..2, j in 0..2] = if i == j { 1.1 } else { 0.1 };
+        let P[t in 1..5, i in 0..2, j in 0..2] = P[t - 1, i, j] * 0.3 + Q[i, j];
+    """, Q=Q)
+    P = [np.where(np.eye(2) == 1, 1.1, 0.1)]
+    for _ in range(1, 5):
+        P.append(P[-1] * 0.3 + Q)
+    assert out["P"].dtype == np.float64
+    np.testing.assert_allclose(out["P"], np.array(P), **TIGHT)
+
+
+def test_a_later_recurrence_clause_may_come_first_in_the_source(run):
+    Q = np.array([0.1, 0.7])
+    out = run("""
+        let Q: [f64; 2];
+        let s[t in 1..4, i in 0..2] = s[t - 1, i] * 0.3 + Q[i];
+        let s[t in 0..1, i in 0..2] = if i == 0 { 0.1 } else { 0.7 };
+    """, Q=Q)
+    s = [np.array([0.1, 0.7])]
+    for _ in range(1, 4):
+        s.append(s[-1] * 0.3 + Q)
+    assert out["s"].dtype == np.float64
+    np.testing.assert_allclose(out["s"], np.array(s), **TIGHT)
+
+
+@pytest.mark.parametrize("literal_first", [True, False])
+def test_a_piecewise_clause_of_chosen_literals_takes_the_type_of_the_others(run, literal_first):
+    a = np.array([0.3, 0.7, 0.1, 0.3])
+    chosen = "let y[i in 0..2] = if i == 0 { 0.1 } else { 0.7 };"
+    typed = "let y[i in 2..4] = a[i] * 0.3;"
+    out = run("let a: [f64; 4];\n" + "\n".join([chosen, typed] if literal_first else [typed, chosen]), a=a)
+    assert out["y"].dtype == np.float64
+    np.testing.assert_allclose(out["y"], np.array([0.1, 0.7, 0.1 * 0.3, 0.3 * 0.3]), **TIGHT)
+
+
+def test_match_arms_of_literals_and_an_annotation_take_f64(run):
+    a = np.array([0.3, -0.7, 0.0, 2.0])
+    k = np.array([0, 1, 2, 5], dtype=np.int32)
+    out = run("""
+        let a: [f64; 4];
+        let k: [i32; 4];
+        let m[i in 0..4] = match k[i] { 0 => 0.1, 1 => 0.3, _ => 0.7 } * a[i];
+        let s[i in 0..4] = { let w: f64 = if a[i] > 0.0 { 0.1 } else { 0.3 }; w };
+        let b[i in 0..4] = if a[i] > 0.0 { 0.1 } else { -0.7 * 0.3 } + a[i];
+    """, a=a, k=k)
+    assert out["m"].dtype == out["s"].dtype == out["b"].dtype == np.float64
+    np.testing.assert_allclose(out["m"], np.select([k == 0, k == 1], [0.1, 0.3], 0.7) * a, **TIGHT)
+    np.testing.assert_allclose(out["s"], np.where(a > 0.0, 0.1, 0.3), **TIGHT)
+    np.testing.assert_allclose(out["b"], np.where(a > 0.0, 0.1, -0.7 * 0.3) + a, **TIGHT)
+
+
+def test_a_declared_return_type_types_chosen_literals(run):
+    a = np.array([0.3, -0.7])
+    out = run("""
+        fn step(x: f64) -> f64 { if x > 0.0 { 0.1 } else { 0.3 } }
+        let a: [f64; 2];
+        let y[i in 0..2] = step(a[i]);
+    """, a=a)
+    assert out["y"].dtype == np.float64
+    np.testing.assert_allclose(out["y"], np.where(a > 0.0, 0.1, 0.3), **TIGHT)
+
+
+def test_chosen_literals_alone_default_to_f32(run):
+    a = np.array([0.3, -0.7], dtype=np.float32)
+    out = run("""
+        let a: [f32; 2];
+        let y[i in 0..2] = if a[i] > 0.0 { 0.1 } else { 0.3 };
+    """, a=a)
+    assert out["y"].dtype == np.float32
+    np.testing.assert_array_equal(out["y"], np.where(a > 0, np.float32(0.1), np.float32(0.3)))
+
+
+@pytest.mark.parametrize("source, message", [
+    ("""
+        let a: [f64; 4];
+        let b: [f32; 4];
+        let y[i in 0..2] = if a[i] > 0.0 { b[i] } else { 0.0 };
+        let y[i in 2..4] = a[i];
+     """, "clauses of one definition have types f32 and f64"),
+    ("""
+        let x: [f32; 2];
+        let w: f64 = 0.1;
+        let y[i in 0..2] = x[i] * if x[i] > 0.0 { w } else { 0.3 };
+     """, "mismatched types f32 and f64"),   # an annotation fixes a literal's type for good
+])
+def test_typed_values_of_different_types_are_still_e002(source, message):
+    with pytest.raises(einc.CompileError) as err:
+        built(source, "llvm-cpu", None)
+    assert "E002" in str(err.value) and message in str(err.value)
+
+
+def test_an_int_choice_takes_the_integer_type_of_the_other_clauses(run):
+    a = np.array([5, -3, 2 ** 40, -(2 ** 40)], dtype=np.int64)
+    out = run("""
+        let a: [i64; 4];
+        let y[i in 0..2] = if a[i] > 0 { 7 } else { -9 };
+        let y[i in 2..4] = a[i] + 1;
+    """, a=a)
+    assert out["y"].dtype == np.int64
+    np.testing.assert_array_equal(out["y"], np.array([7, -9, 2 ** 40 + 1, 1 - 2 ** 40]))
