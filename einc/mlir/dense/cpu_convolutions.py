@@ -58,15 +58,18 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
             result.owner.attributes["compilation_info"] = info
         return result
 
-    def build(ins: list, out: ir.Value) -> ir.Value:
+    def in_blocks(ins: list, out: ir.Value) -> ir.Value:
         # a loop over the pairs (block of columns, block of channels), channels fastest, for
         # each length of column blocks and of channel blocks
-        if not (blocks or channels):
-            return convolution(ins, out)
         cut = channel_blocks.channels(found, ins, out) if channels else [None]
         widths = width_blocks.columns(found, ins, out) if blocks else [None]
         loops = [[b for b in (w, f) if b is not None] for w in widths for f in cut]
         return width_blocks.in_blocks(out, loops, ins, convolution)
+
+    def build(ins: list, out: ir.Value) -> ir.Value:
+        if blocks:
+            return width_blocks.at_least_a_block(found, ins, out, in_blocks)
+        return in_blocks(ins, out) if channels else convolution(ins, out)
     return emit_named(lw, found, init, build=build)
 
 

@@ -50,28 +50,47 @@ def applies(found, out: ir.Value) -> bool:
 @dataclass(frozen=True)
 class Blocks:
     """`count` blocks (an index value) of `length` entries on result axis `axis`, block b from
-    entry `offset(b)`, in a result of `extent` entries there (index values); `operands(ins, b)`
-    are the op's operands `ins` as block b reads them."""
+    entry `offset(b)`; `operands(ins, b)` are the op's operands `ins` as block b reads them;
+    `extent`: the entries the blocks span there (an index value) where it can exceed the
+    result's, None where they stay inside it."""
     axis: int
     count: ir.Value
     length: int
     operands: Callable
     offset: Callable
-    extent: ir.Value
+    extent: Optional[ir.Value] = None
+
+
+def at_least_a_block(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
+    """`build(ins, out)` (which cuts `columns`) on a result of at least BLOCK columns: as is, or
+    where the result is narrower, on the image zero-padded for BLOCK result columns, cut to
+    `out`'s. An `scf.if` on the width: a pad is a pass over the image, and a result wider than
+    the op's (cut where it is read) was copied whole by IREE into one of the op's size."""
+    image_axis, out_axis, stride, _ = _width_axes(found, out)
+    width = tensor.dim(out, index_const(out_axis))
+    narrow = arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK))
+    choice = scf.IfOp(narrow, [out.type], has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        high = arith.muli(arith.subi(index_const(BLOCK), width), index_const(stride))
+        image = zero_padded(ins[0], image_axis, high)
+        sizes = axis_sizes(out)
+        sizes[out_axis] = index_const(BLOCK)
+        wider = linalg.fill(fill_value(out), outs=[tensor.empty(sizes, ir.RankedTensorType(out.type).element_type)])
+        scf.yield_([cut(build([image, *ins[1:]], wider), out, axis_sizes(out))])
+    with ir.InsertionPoint(choice.else_block):
+        scf.yield_([build(ins, out)])
+    return choice.results[0]
 
 
 def columns(found, ins: list, out: ir.Value) -> list:
-    """The blocks of result columns (where `applies`), one Blocks a loop, for each of the op's
-    block lengths: as many whole blocks as fit in the columns left, then blocks of BLOCK that
-    cover the rest, the last one moved left to end at the last column (it recomputes columns
-    of the one before it). So every block reads inside the image, which is zero-padded only
-    where the result is narrower than one block (an `scf.if`: a pad is a pass over the image)."""
+    """The blocks of result columns (where `applies`, on a result of at least BLOCK columns:
+    `at_least_a_block`), one Blocks a loop, for each of the op's block lengths: as many whole
+    blocks as fit in the columns left, then blocks of BLOCK that cover the rest, the last one
+    moved left to end at the last column (it recomputes columns of the one before it). So
+    every block reads inside the image and writes inside the result."""
     image_axis, out_axis, stride, reach = _width_axes(found, out)
     width = tensor.dim(out, index_const(out_axis))
-    narrow = arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK))
-    extent = arith.maxui(width, index_const(BLOCK))
-    last = arith.subi(extent, index_const(BLOCK))
-    image = _padded_if(narrow, ins[0], image_axis, arith.muli(arith.subi(extent, width), index_const(stride)))
+    last = arith.subi(width, index_const(BLOCK))
     spans, _ = block_spans(width, BLOCKED_OPS[found.pattern.op])
 
     def blocks(count: ir.Value, length: int, start: ir.Value) -> Blocks:
@@ -81,8 +100,8 @@ def columns(found, ins: list, out: ir.Value) -> list:
 
         def operands(current: list, block: ir.Value) -> list:
             column = arith.muli(offset(block), index_const(stride))
-            return [slice_of(image, image_axis, column, (length - 1) * stride + reach), *current[1:]]
-        return Blocks(out_axis, count, length, operands, offset, extent)
+            return [slice_of(current[0], image_axis, column, (length - 1) * stride + reach), *current[1:]]
+        return Blocks(out_axis, count, length, operands, offset)
     return [blocks(*span) for span in spans]
 
 
@@ -99,33 +118,22 @@ def block_spans(total: ir.Value, lengths: tuple) -> tuple[list, ir.Value]:
     return spans, first
 
 
-def _padded_if(condition: ir.Value, value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
-    """`value` zero-padded by `high` entries at the end of `axis` where `condition` holds."""
-    source = ir.RankedTensorType(value.type)
-    shape = [DYNAMIC if a == axis else source.get_dim_size(a) for a in range(source.rank)]
-    padded_type = ir.RankedTensorType.get(shape, source.element_type)
-    choice = scf.IfOp(condition, [padded_type], has_else=True)
-    with ir.InsertionPoint(choice.then_block):
-        scf.yield_([zero_padded(value, axis, high)])
-    with ir.InsertionPoint(choice.else_block):
-        scf.yield_([value if value.type == padded_type else tensor.cast(padded_type, value)])
-    return choice.results[0]
-
-
 def in_blocks(out: ir.Value, loops: list, ins: list, op: Callable) -> ir.Value:
     """`op(ins, out)` run once a combination of the blocks of each of `loops` (lists of Blocks;
     `out`, identity-filled, with each block's length on its axis), one `scf.for` a list over
     its combinations (IREE resolves the sizes of a loop's carried tensor, not those of one
     carried through two nested loops): each result is written in place into one result of the
-    last loop's blocks' extents on their axes, cut to `out`'s sizes."""
+    last loop's blocks' extents on their axes, cut to `out`'s sizes where one is wider (a copy:
+    none where the blocks stay inside `out`)."""
     sizes = axis_sizes(out)
     every = list(sizes)
-    for b in loops[-1]:
+    wider = [b for b in loops[-1] if b.extent is not None]
+    for b in wider:
         every[b.axis] = b.extent
     result = tensor.empty(every, ir.RankedTensorType(out.type).element_type)
     for blocks in loops:
         result = _loop(out, result, blocks, ins, op)
-    return cut(result, out, sizes)
+    return cut(result, out, sizes) if wider else result
 
 
 def _loop(out: ir.Value, into: ir.Value, blocks: list, ins: list, op: Callable) -> ir.Value:
