@@ -18,6 +18,7 @@ block's result is copied once. Figures: docs/DECISIONS.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Optional
 
 from iree.compiler import ir
@@ -61,30 +62,54 @@ class Blocks:
     extent: Optional[ir.Value] = None
 
 
-def at_least_a_block(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
-    """`build(ins, out)` (which cuts `columns`) on a result of at least BLOCK columns: as is, or
-    where the result is narrower, on the image zero-padded for BLOCK result columns, cut to
-    `out`'s. An `scf.if` on the width: a pad is a pass over the image, and a result wider than
-    the op's (cut where it is read) was copied whole by IREE into one of the op's size."""
-    image_axis, out_axis, stride, _ = _width_axes(found, out)
+def by_width(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
+    """`build(ins, out)` (which cuts `columns` where the width is a run-time one) chosen by the
+    result's width at run time (`scf.if`s): where it is one of the op's block lengths, on a
+    result of that build-time width (no blocks: IREE copied each block's result into place, up
+    to a third of the time); where it is narrower than BLOCK, on the image zero-padded for
+    BLOCK columns, cut to `out`'s (a pad is a pass over the image); else on blocks."""
+    image_axis, out_axis, stride, reach = _width_axes(found, out)
     width = tensor.dim(out, index_const(out_axis))
-    narrow = arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK))
-    choice = scf.IfOp(narrow, [out.type], has_else=True)
-    with ir.InsertionPoint(choice.then_block):
-        high = arith.muli(arith.subi(index_const(BLOCK), width), index_const(stride))
-        image = zero_padded(ins[0], image_axis, high)
+
+    def on_image(columns: int, image: ir.Value) -> ir.Value:
+        # build on a result of `columns` build-time columns, read from the columns of `image`
+        # they need
         sizes = axis_sizes(out)
-        sizes[out_axis] = index_const(BLOCK)
-        wider = linalg.fill(fill_value(out), outs=[tensor.empty(sizes, ir.RankedTensorType(out.type).element_type)])
-        scf.yield_([cut(build([image, *ins[1:]], wider), out, axis_sizes(out))])
+        sizes[out_axis] = columns
+        element = ir.RankedTensorType(out.type).element_type
+        image = slice_of(image, image_axis, index_const(0), (columns - 1) * stride + reach)
+        return build([image, *ins[1:]], linalg.fill(fill_value(out), outs=[tensor.empty(sizes, element)]))
+
+    def exact(length: int) -> ir.Value:
+        return tensor.cast(out.type, on_image(length, ins[0]))
+
+    def narrow() -> ir.Value:
+        high = arith.muli(arith.subi(index_const(BLOCK), width), index_const(stride))
+        return cut(on_image(BLOCK, zero_padded(ins[0], image_axis, high)), out, axis_sizes(out))
+
+    cases = [(arith.cmpi(arith.CmpIPredicate.eq, width, index_const(length)), partial(exact, length))
+             for length in BLOCKED_OPS[found.pattern.op]]
+    cases.append((arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK)), narrow))
+    return _chosen(cases, lambda: build(ins, out), out.type)
+
+
+def _chosen(cases: list, otherwise: Callable, result_type: ir.Type) -> ir.Value:
+    """The value of the first of `cases` (condition, value thunk) whose condition holds, else
+    `otherwise()`: nested `scf.if`s."""
+    if not cases:
+        return otherwise()
+    (condition, value), rest = cases[0], cases[1:]
+    choice = scf.IfOp(condition, [result_type], has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        scf.yield_([value()])
     with ir.InsertionPoint(choice.else_block):
-        scf.yield_([build(ins, out)])
+        scf.yield_([_chosen(rest, otherwise, result_type)])
     return choice.results[0]
 
 
 def columns(found, ins: list, out: ir.Value) -> list:
     """The blocks of result columns (where `applies`, on a result of at least BLOCK columns:
-    `at_least_a_block`), one Blocks a loop, for each of the op's block lengths: as many whole
+    `by_width`), one Blocks a loop, for each of the op's block lengths: as many whole
     blocks as fit in the columns left, then blocks of BLOCK that cover the rest, the last one
     moved left to end at the last column (it recomputes columns of the one before it). So
     every block reads inside the image and writes inside the result."""
