@@ -7,13 +7,15 @@ build-time lengths, longest first (2-d: 64, 32, 16): as many whole blocks of eac
 columns left, then blocks of 16 that cover the rest, the last one moved left to end at column
 OW (it recomputes columns of the block before it). One `scf.for` a length runs the op once a
 block (one dispatch each) on the block's columns of the image, read in place, and writes its
-result columns into their place in one result, cut to OW columns where it is read. Every block
-reads inside the image; only a result narrower than 16 columns needs the image zero-padded (an
-`scf.if`, since a pad is a pass over the image). IREE copies each block's result into place
-with a dispatch of its own (the slice is not contiguous), so fewer, longer blocks cost less:
-the 64 x 64 conv layer of issue 19 ran 1.8x its `--dim` time on blocks of 16, 1.3x on blocks
-of 64. With blocks of channels too (channel_blocks), each loop runs over the pairs, so a
-block's result is copied once. Figures: docs/DECISIONS.md.
+result columns into their place in the result. Every block reads inside the image and writes
+inside the result (a cut of a wider result was one more copy of the whole result). IREE copies
+each block's result into place with a dispatch of its own (the slice is not contiguous), so
+fewer, longer blocks cost less: the 64 x 64 conv layer of issue 19 ran 1.8x its `--dim` time
+on blocks of 16, 1.3x on blocks of 64. With blocks of channels too (channel_blocks), each loop runs over the pairs, so a
+block's result is copied once. A width equal to one of the block lengths runs the op once on
+that build-time width, chosen by an `scf.if` (no copy: a dilated 3x3 convolution at 32 columns
+1.1x its `--dim` time, 1.5x on one block); one narrower than 16 columns on 16 of a padded
+image, cut. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
