@@ -74,9 +74,11 @@ def test_every_convolution_matches_numpy_at_widths_off_the_block(target):
     (narrower than a block; one result for the dilated window), 64 (one wide block, or 62 results:
     four of 16), 150 (two wide blocks and two of 16; 74 strided results: one wide and one of 16),
     16 and 17 (one block of 16 exactly, or a second one moved left over the first; 14 and 15
-    valid results: narrower than a block, the image padded), with batch and height varied."""
+    valid results: narrower than a block, the image padded), 32 and 36 (32 results: exactly a
+    block's width, no loop), with batch and height varied."""
     with einc.load(einc.compile(SOURCE, target=target, outputs=OUTPUTS).vmfb) as program:
-        for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5), (1, 6, 64), (2, 5, 150), (2, 5, 16), (1, 5, 17)]:
+        for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5), (1, 6, 64), (2, 5, 150), (2, 5, 16), (1, 5, 17),
+                        (2, 5, 32), (1, 5, 36)]:
             x = _inputs(n, h, w)
             got = program(**x)
             for name, want in _references(x).items():
@@ -92,14 +94,16 @@ def test_one_column_and_one_image():
 
 
 def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
-    """2-d convolutions (NCHW, NHWC) run with 64 result columns, 32 and 16 (three loops), the
-    known `--dim` width keeps its own; pooling, depthwise convolutions and Vulkan keep the
-    run-time width."""
+    """2-d convolutions (NCHW, NHWC) run with 64 result columns, 32 and 16 (three loops), or
+    once on a width of exactly 64, 32 or 16, or on 16 padded columns when narrower (seven ops
+    in all, chosen by `scf.if`); the known `--dim` width keeps its own; pooling, depthwise
+    convolutions and Vulkan keep the run-time width."""
     text = emitted(SOURCE, "llvm-cpu", ["padded"])
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x64xf32>", text)
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x32xf32>", text)
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x16xf32>", text)
     assert text.count("scf.for") == 3 and text.count("tensor.pad") == 2     # its own pad, and one if narrow
+    assert text.count("linalg.conv_2d_nchw_fchw") == 7 and text.count("scf.if") == 4
     fixed = emitted(SOURCE, "llvm-cpu", ["padded"], dims={"W": 40})
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x40xf32>", fixed)
     nhwc = emitted(SOURCE, "llvm-cpu", ["nhwc"])

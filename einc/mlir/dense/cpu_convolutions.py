@@ -58,15 +58,19 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
             result.owner.attributes["compilation_info"] = info
         return result
 
-    def build(ins: list, out: ir.Value) -> ir.Value:
+    def in_blocks(ins: list, out: ir.Value) -> ir.Value:
         # a loop over the pairs (block of columns, block of channels), channels fastest, for
-        # each length of column blocks and of channel blocks
-        if not (blocks or channels):
+        # each length of column blocks and of channel blocks (`out`'s width may be one of
+        # build-time size: width_blocks.by_width)
+        if not (width_blocks.applies(found, out) or channels):
             return convolution(ins, out)
         cut = channel_blocks.channels(found, ins, out) if channels else [None]
-        widths = width_blocks.columns(found, ins, out) if blocks else [None]
+        widths = width_blocks.columns(found, ins, out) if width_blocks.applies(found, out) else [None]
         loops = [[b for b in (w, f) if b is not None] for w in widths for f in cut]
         return width_blocks.in_blocks(out, loops, ins, convolution)
+
+    def build(ins: list, out: ir.Value) -> ir.Value:
+        return width_blocks.by_width(found, ins, out, in_blocks) if blocks else in_blocks(ins, out)
     return emit_named(lw, found, init, build=build)
 
 

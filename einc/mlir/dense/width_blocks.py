@@ -7,17 +7,20 @@ build-time lengths, longest first (2-d: 64, 32, 16): as many whole blocks of eac
 columns left, then blocks of 16 that cover the rest, the last one moved left to end at column
 OW (it recomputes columns of the block before it). One `scf.for` a length runs the op once a
 block (one dispatch each) on the block's columns of the image, read in place, and writes its
-result columns into their place in one result, cut to OW columns where it is read. Every block
-reads inside the image; only a result narrower than 16 columns needs the image zero-padded (an
-`scf.if`, since a pad is a pass over the image). IREE copies each block's result into place
-with a dispatch of its own (the slice is not contiguous), so fewer, longer blocks cost less:
-the 64 x 64 conv layer of issue 19 ran 1.8x its `--dim` time on blocks of 16, 1.3x on blocks
-of 64. With blocks of channels too (channel_blocks), each loop runs over the pairs, so a
-block's result is copied once. Figures: docs/DECISIONS.md.
+result columns into their place in the result. Every block reads inside the image and writes
+inside the result (a cut of a wider result was one more copy of the whole result). IREE copies
+each block's result into place with a dispatch of its own (the slice is not contiguous), so
+fewer, longer blocks cost less: the 64 x 64 conv layer of issue 19 ran 1.8x its `--dim` time
+on blocks of 16, 1.3x on blocks of 64. With blocks of channels too (channel_blocks), each loop runs over the pairs, so a
+block's result is copied once. A width equal to one of the block lengths runs the op once on
+that build-time width, chosen by an `scf.if` (no copy: a dilated 3x3 convolution at 32 columns
+1.1x its `--dim` time, 1.5x on one block); one narrower than 16 columns on 16 of a padded
+image, cut. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Optional
 
 from iree.compiler import ir
@@ -50,28 +53,71 @@ def applies(found, out: ir.Value) -> bool:
 @dataclass(frozen=True)
 class Blocks:
     """`count` blocks (an index value) of `length` entries on result axis `axis`, block b from
-    entry `offset(b)`, in a result of `extent` entries there (index values); `operands(ins, b)`
-    are the op's operands `ins` as block b reads them."""
+    entry `offset(b)`; `operands(ins, b)` are the op's operands `ins` as block b reads them;
+    `extent`: the entries the blocks span there (an index value) where it can exceed the
+    result's, None where they stay inside it."""
     axis: int
     count: ir.Value
     length: int
     operands: Callable
     offset: Callable
-    extent: ir.Value
+    extent: Optional[ir.Value] = None
+
+
+def by_width(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
+    """`build(ins, out)` (which cuts `columns` where the width is a run-time one) chosen by the
+    result's width at run time (`scf.if`s): where it is one of the op's block lengths, on a
+    result of that build-time width (no blocks: IREE copied each block's result into place, up
+    to a third of the time); where it is narrower than BLOCK, on the image zero-padded for
+    BLOCK columns, cut to `out`'s (a pad is a pass over the image); else on blocks."""
+    image_axis, out_axis, stride, reach = _width_axes(found, out)
+    width = tensor.dim(out, index_const(out_axis))
+
+    def on_image(columns: int, image: ir.Value) -> ir.Value:
+        # build on a result of `columns` build-time columns, read from the columns of `image`
+        # they need
+        sizes = axis_sizes(out)
+        sizes[out_axis] = columns
+        element = ir.RankedTensorType(out.type).element_type
+        image = slice_of(image, image_axis, index_const(0), (columns - 1) * stride + reach)
+        return build([image, *ins[1:]], linalg.fill(fill_value(out), outs=[tensor.empty(sizes, element)]))
+
+    def exact(length: int) -> ir.Value:
+        return tensor.cast(out.type, on_image(length, ins[0]))
+
+    def narrow() -> ir.Value:
+        high = arith.muli(arith.subi(index_const(BLOCK), width), index_const(stride))
+        return cut(on_image(BLOCK, zero_padded(ins[0], image_axis, high)), out, axis_sizes(out))
+
+    cases = [(arith.cmpi(arith.CmpIPredicate.eq, width, index_const(length)), partial(exact, length))
+             for length in BLOCKED_OPS[found.pattern.op]]
+    cases.append((arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK)), narrow))
+    return _chosen(cases, lambda: build(ins, out), out.type)
+
+
+def _chosen(cases: list, otherwise: Callable, result_type: ir.Type) -> ir.Value:
+    """The value of the first of `cases` (condition, value thunk) whose condition holds, else
+    `otherwise()`: nested `scf.if`s."""
+    if not cases:
+        return otherwise()
+    (condition, value), rest = cases[0], cases[1:]
+    choice = scf.IfOp(condition, [result_type], has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        scf.yield_([value()])
+    with ir.InsertionPoint(choice.else_block):
+        scf.yield_([_chosen(rest, otherwise, result_type)])
+    return choice.results[0]
 
 
 def columns(found, ins: list, out: ir.Value) -> list:
-    """The blocks of result columns (where `applies`), one Blocks a loop, for each of the op's
-    block lengths: as many whole blocks as fit in the columns left, then blocks of BLOCK that
-    cover the rest, the last one moved left to end at the last column (it recomputes columns
-    of the one before it). So every block reads inside the image, which is zero-padded only
-    where the result is narrower than one block (an `scf.if`: a pad is a pass over the image)."""
+    """The blocks of result columns (where `applies`, on a result of at least BLOCK columns:
+    `by_width`), one Blocks a loop, for each of the op's block lengths: as many whole
+    blocks as fit in the columns left, then blocks of BLOCK that cover the rest, the last one
+    moved left to end at the last column (it recomputes columns of the one before it). So
+    every block reads inside the image and writes inside the result."""
     image_axis, out_axis, stride, reach = _width_axes(found, out)
     width = tensor.dim(out, index_const(out_axis))
-    narrow = arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK))
-    extent = arith.maxui(width, index_const(BLOCK))
-    last = arith.subi(extent, index_const(BLOCK))
-    image = _padded_if(narrow, ins[0], image_axis, arith.muli(arith.subi(extent, width), index_const(stride)))
+    last = arith.subi(width, index_const(BLOCK))
     spans, _ = block_spans(width, BLOCKED_OPS[found.pattern.op])
 
     def blocks(count: ir.Value, length: int, start: ir.Value) -> Blocks:
@@ -81,8 +127,8 @@ def columns(found, ins: list, out: ir.Value) -> list:
 
         def operands(current: list, block: ir.Value) -> list:
             column = arith.muli(offset(block), index_const(stride))
-            return [slice_of(image, image_axis, column, (length - 1) * stride + reach), *current[1:]]
-        return Blocks(out_axis, count, length, operands, offset, extent)
+            return [slice_of(current[0], image_axis, column, (length - 1) * stride + reach), *current[1:]]
+        return Blocks(out_axis, count, length, operands, offset)
     return [blocks(*span) for span in spans]
 
 
@@ -99,33 +145,22 @@ def block_spans(total: ir.Value, lengths: tuple) -> tuple[list, ir.Value]:
     return spans, first
 
 
-def _padded_if(condition: ir.Value, value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
-    """`value` zero-padded by `high` entries at the end of `axis` where `condition` holds."""
-    source = ir.RankedTensorType(value.type)
-    shape = [DYNAMIC if a == axis else source.get_dim_size(a) for a in range(source.rank)]
-    padded_type = ir.RankedTensorType.get(shape, source.element_type)
-    choice = scf.IfOp(condition, [padded_type], has_else=True)
-    with ir.InsertionPoint(choice.then_block):
-        scf.yield_([zero_padded(value, axis, high)])
-    with ir.InsertionPoint(choice.else_block):
-        scf.yield_([value if value.type == padded_type else tensor.cast(padded_type, value)])
-    return choice.results[0]
-
-
 def in_blocks(out: ir.Value, loops: list, ins: list, op: Callable) -> ir.Value:
     """`op(ins, out)` run once a combination of the blocks of each of `loops` (lists of Blocks;
     `out`, identity-filled, with each block's length on its axis), one `scf.for` a list over
     its combinations (IREE resolves the sizes of a loop's carried tensor, not those of one
     carried through two nested loops): each result is written in place into one result of the
-    last loop's blocks' extents on their axes, cut to `out`'s sizes."""
+    last loop's blocks' extents on their axes, cut to `out`'s sizes where one is wider (a copy:
+    none where the blocks stay inside `out`)."""
     sizes = axis_sizes(out)
     every = list(sizes)
-    for b in loops[-1]:
+    wider = [b for b in loops[-1] if b.extent is not None]
+    for b in wider:
         every[b.axis] = b.extent
     result = tensor.empty(every, ir.RankedTensorType(out.type).element_type)
     for blocks in loops:
         result = _loop(out, result, blocks, ins, op)
-    return cut(result, out, sizes)
+    return cut(result, out, sizes) if wider else result
 
 
 def _loop(out: ir.Value, into: ir.Value, blocks: list, ins: list, op: Callable) -> ir.Value:
