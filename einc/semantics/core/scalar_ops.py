@@ -108,14 +108,22 @@ def _literals_retyped(args: list, typed: list) -> list:
 def from_literals(v) -> bool:
     """Whether `v` is a typed value made of untyped literals alone, given their default type
     where it was built: literal arrays read at run-time points, arithmetic on such values, and
-    a choice between them (`if x > 0.0 { 1.0 } else { 0.0 }`, `match` arms) whatever decides it."""
-    if isinstance(v, Const):
-        return v.literal is not None
-    if isinstance(v, Read):
-        return from_literals(v.tensor)
-    if isinstance(v, Op) and v.op == "select":
-        return all(from_literals(a) for a in v.args[1:])
-    return isinstance(v, Op) and v.op in ARITHMETIC + ("neg",) and all(from_literals(a) for a in v.args)
+    a choice between them (`if x > 0.0 { 1.0 } else { 0.0 }`, `match` arms) whatever decides it.
+    Walked with a stack, last operand first: a chain of 2,000 sums of reads ends at its first read."""
+    todo = [v]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, Const) and v.literal is not None:
+            continue
+        if isinstance(v, Read):
+            todo.append(v.tensor)
+        elif isinstance(v, Op) and v.op == "select":
+            todo.extend(v.args[1:])
+        elif isinstance(v, Op) and v.op in ARITHMETIC + ("neg",):
+            todo.extend(v.args)
+        else:
+            return False
+    return True
 
 
 def fixed(v):
