@@ -74,7 +74,7 @@ def _dense_kernels(p: ir.Program, kernels) -> list:
 
 
 def _slower(kernel) -> bool:
-    return bool(kernel.unproven) or (kernel.is_window and not kernel.as_matmul and bool(kernel.slow_sizes))
+    return bool(kernel.unproven) or (kernel.is_window and bool(kernel.slow_sizes))
 
 
 def _dense_cost(kernel, named: set) -> str:

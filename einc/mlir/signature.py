@@ -75,9 +75,7 @@ def record_input_alignment(main: func.FuncOp, alignment: int) -> None:
     """Add to `main`'s reflection the alignment its module's kernels were built to assume of an
     input (einc.mlir `resource_config`): the runner lends inputs that start on it in place. A
     module without the entry (hand-written MLIR, an earlier einc) gets IREE's default."""
-    entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
-    entries[INPUT_ALIGNMENT_KEY] = ir.StringAttr.get(str(alignment))
-    main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+    _add_reflection_entry(main, INPUT_ALIGNMENT_KEY, str(alignment))
 
 
 # Ops in `main`'s own block that read each element of an input once (a pack copies it into tiles)
@@ -95,9 +93,7 @@ def record_read_once_inputs(main: func.FuncOp, program: Program) -> None:
     entry = main.entry_block
     names = [inp.name for inp, argument in zip(program.inputs, entry.arguments)
              if _read_once(argument, entry)]
-    entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
-    entries[READ_ONCE_KEY] = ir.StringAttr.get(" ".join(names))
-    main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+    _add_reflection_entry(main, READ_ONCE_KEY, " ".join(names))
 
 
 def _read_once(value: ir.Value, entry: ir.Block) -> bool:
@@ -117,9 +113,14 @@ def record_parameters(module: ir.Module, digest: str) -> None:
     main = next(op for op in module.body.operations if op.operation.name == "func.func"
                 and ir.StringAttr(op.attributes["sym_name"]).value == "main")
     with module.context:
-        entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
-        entries[PARAMETERS_KEY] = ir.StringAttr.get(digest)
-        main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+        _add_reflection_entry(main, PARAMETERS_KEY, digest)
+
+
+def _add_reflection_entry(main, key: str, value: str) -> None:
+    """Set one string entry of `main`'s iree.reflection, keeping the others."""
+    entries = {a.name: a.attr for a in ir.DictAttr(main.attributes["iree.reflection"])}
+    entries[key] = ir.StringAttr.get(value)
+    main.attributes["iree.reflection"] = ir.DictAttr.get(entries)
 
 
 def _index_check(check) -> dict:

@@ -371,7 +371,7 @@ def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
     """The record of `found` emitted (on `blocks`, `written_out` or `as_matmul`), or with
     `unproven` reads a loop nest instead. A window op's batch, and its axes lettered in
     `fast_letters` (those the target's own form takes at run time at fixed-size speed), are not
-    slow sizes; a pooling written out has none."""
+    slow sizes; a pooling written out, or a convolution run as a matmul, has none."""
     window = found.pattern.op.startswith(WINDOW_OPS)
     fast = ({"n"} | set(fast_letters)) if window else set()
     lettered = [(found.pattern.out, found.out)] + list(zip(found.pattern.operands, found.operand_axes))
@@ -379,7 +379,7 @@ def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
                 if letter in fast for v in axis.vars}
     axes = [v for a in found.out for v in a.vars] + [v for axes in found.operand_axes for a in axes for v in a.vars]
     sizes = _run_time_sizes([v.extent for v in axes] + [size for view in found.views for size in view.shape])
-    slow = () if written_out else _run_time_sizes([v.extent for v in axes if v not in unslowed])
+    slow = () if written_out or as_matmul else _run_time_sizes([v.extent for v in axes if v not in unslowed])
     if unproven:
         return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
     fast_sizes = _run_time_sizes([v.extent for v, letter in unslowed.items() if letter != "n"])
