@@ -16,7 +16,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, Stack, StateRead, Value,
-                           free_vars, is_stored_tensor)
+                           free_vars, is_stored_tensor, postorder)
 from einc.ir.types import BOOL
 from einc.autodiff.custom_rules import NO_RULES
 from einc.autodiff.local_rules import const, mul, op, partials, selected_share
@@ -104,21 +104,12 @@ def _sum(parts: list) -> Value:
 def _reverse_topological(root: Value, stops: set, rules) -> list:
     """Scalar nodes under `root`, users before operands, not entering reduction bodies (their
     own scope) nor program-level tensors (leaves are reads of them)."""
-    order, seen, stack = [], set(), [(root, False)]
-    while stack:
-        v, done = stack.pop()
-        if done:
-            order.append(v)
-            continue
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        stack.append((v, True))
+    def children(v):
         if id(v) not in stops and reads_a_point_stack(v):
-            stack.extend((e, False) for e in v.tensor.elems)
-            continue
+            return v.tensor.elems
         if id(v) in stops or isinstance(v, (Read, Reduce, Input, Const, Size, IndexRef, StateRead)) \
                 or is_stored_tensor(v):
-            continue
-        stack.extend((o, False) for o in rules.operands(v))
-    return list(reversed(order))
+            return ()
+        return rules.operands(v)
+    # the last operand is entered first: that order fixes the order adjoints are summed in
+    return list(reversed(postorder([root], lambda v: reversed(list(children(v))))))

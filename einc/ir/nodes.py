@@ -414,9 +414,9 @@ def fresh_index_vars(shape, prefix: str = "e") -> tuple:
     return tuple(IndexVar(f"{prefix}{k}", Lin(0), extent) for k, extent in enumerate(shape))
 
 
-def walk(roots, opaque: tuple = ()) -> list[Value]:
-    """Every value reachable from `roots` (bodies included), operands before users. Values of
-    the types in `opaque` are listed but not entered."""
+def postorder(roots, children) -> list[Value]:
+    """Every value reachable from `roots` through `children(v)`, each once, children before the
+    values that reach them; iterative, so a chain of any depth is fine."""
     seen: set[int] = set()
     order: list[Value] = []
     stack = [(r, False) for r in reversed(list(roots))]
@@ -429,12 +429,14 @@ def walk(roots, opaque: tuple = ()) -> list[Value]:
             continue
         seen.add(id(v))
         stack.append((v, True))
-        if isinstance(v, opaque):
-            continue
-        for o in reversed(v.operands()):
-            if id(o) not in seen:
-                stack.append((o, False))
+        stack.extend((c, False) for c in reversed(list(children(v))) if id(c) not in seen)
     return order
+
+
+def walk(roots, opaque: tuple = ()) -> list[Value]:
+    """Every value reachable from `roots` (bodies included), operands before users. Values of
+    the types in `opaque` are listed but not entered."""
+    return postorder(roots, lambda v: () if isinstance(v, opaque) else v.operands())
 
 
 def is_stored_tensor(v: Value) -> bool:
