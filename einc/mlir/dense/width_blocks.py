@@ -39,6 +39,9 @@ BLOCK = 16
 # slower on blocks of 16; so did poolings (on blocks of 64 too). A run-time count of output
 # channels is cut into blocks too (channel_blocks, in the same loops). Figures:
 # docs/DECISIONS.md.
+# the attribute on the `scf.if` of `by_width` (block_epilogues moves an elementwise consumer
+# of its result into it, then drops the attribute)
+CHOICE = "einc.width_choice"
 TWO_D = (64, 32, BLOCK)
 BLOCKED_OPS = {"conv_2d_nchw_fchw": TWO_D, "conv_2d_nhwc_hwcf": TWO_D, "conv_2d_nhwc_fhwc": TWO_D,
                "conv_1d_ncw_fcw": (1024, 64, BLOCK)}
@@ -92,7 +95,9 @@ def by_width(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
     cases = [(arith.cmpi(arith.CmpIPredicate.eq, width, index_const(length)), partial(exact, length))
              for length in BLOCKED_OPS[found.pattern.op]]
     cases.append((arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK)), narrow))
-    return _chosen(cases, lambda: build(ins, out), out.type)
+    chosen = _chosen(cases, lambda: build(ins, out), out.type)
+    chosen.owner.attributes[CHOICE] = ir.UnitAttr.get()
+    return chosen
 
 
 def _chosen(cases: list, otherwise: Callable, result_type: ir.Type) -> ir.Value:
