@@ -44,11 +44,6 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     return emit_named(lw, found, init, build=lambda ins, out: _pooled(found, window, ins[0], out))
 
 
-def written_out(lw, found: Match) -> bool:
-    """Whether `emit` writes the pooling `found` out (for `einc build --explain`)."""
-    return _window(lw, found) is not None
-
-
 def _window(lw, found: Match) -> Optional[list[int]]:
     """The sizes of the window of `found` where it is a pooling `emit` writes out, else None."""
     if not lw.target.unrolled_poolings or not found.pattern.op.startswith("pooling_"):
