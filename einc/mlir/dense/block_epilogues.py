@@ -38,29 +38,35 @@ def move_epilogues(module: ir.Module) -> None:
 
 
 def _epilogue(choice) -> Optional[tuple]:
-    """(the consumer, the position of the choice among its operands) where the choice's one
-    use is an elementwise `linalg.generic` that reads it at each of its points, of the same
-    type, with every other operand read at a projection of the point, and every value it uses
-    besides the choice computed before it (so available inside it)."""
+    """(the consumer, the position of the choice among its operands, the maps of its operands)
+    where the choice's one use is an elementwise `linalg.generic` of the same type that reads it
+    at each of its points, every other operand at a projection of the point, ignores its own
+    output's values and uses nothing computed after the choice (so all of it is available
+    inside)."""
     result = choice.results[0]
     uses = list(result.uses)
     if len(choice.results) != 1 or len(uses) != 1:
         return None
-    consumer = uses[0].owner
+    consumer, position = uses[0].owner, uses[0].operand_number
     if consumer.name != "linalg.generic" or len(consumer.results) != 1 or consumer.results[0].type != result.type:
         return None
     inputs = len(consumer.operands) - 1
-    position = uses[0].operand_number
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(consumer.attributes["indexing_maps"])]
-    body = consumer.regions[0].blocks[0]
-    if (position >= inputs or not all("parallel" in str(it) for it in ir.ArrayAttr(consumer.attributes["iterator_types"]))
-            or maps[position] != ir.AffineMap.get_identity(maps[position].n_dims)
-            or not all(all(isinstance(e, ir.AffineDimExpr) for e in m.results) for m in maps[:inputs])
-            or len(list(body.arguments[inputs].uses)) != 0
-            or not all(_available(v, choice) for k, v in enumerate(list(consumer.operands)[:inputs]) if k != position)
-            or not all(_available(v, choice) for v in _captured(consumer))):
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(consumer.attributes["indexing_maps"])][:inputs]
+    if position >= inputs or not _reads_at_points(consumer, position, maps):
         return None
-    return consumer, position, maps[:inputs]
+    others = [v for k, v in enumerate(list(consumer.operands)[:inputs]) if k != position]
+    if not all(_available(v, choice) for v in others + _captured(consumer)):
+        return None
+    return consumer, position, maps
+
+
+def _reads_at_points(consumer, position: int, maps: list) -> bool:
+    """Whether the elementwise `consumer` reads operand `position` at each point, its others at
+    projections of the point (dims only), and not its output."""
+    parallel = all("parallel" in str(it) for it in ir.ArrayAttr(consumer.attributes["iterator_types"]))
+    output = consumer.regions[0].blocks[0].arguments[len(maps)]
+    return (parallel and maps[position] == ir.AffineMap.get_identity(maps[position].n_dims)
+            and all(isinstance(e, ir.AffineDimExpr) for m in maps for e in m.results) and not list(output.uses))
 
 
 def _captured(op) -> list:
