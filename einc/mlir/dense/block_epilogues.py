@@ -16,6 +16,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import tensor
 
+from einc.mlir.core.marks import taken
 from einc.mlir.dense.width_blocks import CHOICE, axis_sizes, slice_operands, static_sizes
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -23,15 +24,7 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 def move_epilogues(module: ir.Module) -> None:
     """Move the elementwise consumer of each marked choice into its branches and blocks."""
-    choices = []
-
-    def collect(op: ir.Operation) -> ir.WalkResult:
-        if CHOICE in op.attributes:
-            choices.append(op)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(collect)
-    for choice in choices:
-        del choice.attributes[CHOICE]
+    for choice in taken(module, CHOICE):
         found = _epilogue(choice)
         if found is not None:
             _move_into(choice, *found)

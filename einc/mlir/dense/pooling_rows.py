@@ -17,8 +17,8 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import linalg, tensor
 
+from einc.mlir.core import marks
 from einc.mlir.core.cpu_tiles import compilation_info
-from einc.mlir.core.shapes import index_const
 from einc.mlir.dense.width_blocks import axis_sizes, static_sizes
 
 ROWS = "einc.pooling_rows"
@@ -31,20 +31,12 @@ ROWS_A_WORKGROUP, MERGED_VECTOR, COLUMNS, VECTOR = 8, 64, 8, 16
 
 def mark(op) -> None:
     """Mark a written-out channels-last pooling whose last window axis reads every column."""
-    op.attributes[ROWS] = ir.UnitAttr.get()
+    marks.mark(op, ROWS)
 
 
 def run_rows(module: ir.Module) -> None:
     """Each marked pass with its consumer taken in, merged and tiled (`_by_rows`)."""
-    marked = []
-
-    def collect(op: ir.Operation) -> ir.WalkResult:
-        if ROWS in op.attributes:
-            marked.append(op)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(collect)
-    for pooling in marked:
-        del pooling.attributes[ROWS]
+    for pooling in marks.taken(module, ROWS):
         consumer = _consumer(pooling)
         merged = _merged(pooling, consumer) if consumer is not None else pooling
         _by_rows(merged)

@@ -26,6 +26,7 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
+from einc.mlir.core.marks import mark
 from einc.mlir.core.shapes import index_const
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -96,7 +97,7 @@ def by_width(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
              for length in BLOCKED_OPS[found.pattern.op]]
     cases.append((arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK)), narrow))
     chosen = _chosen(cases, lambda: build(ins, out), out.type)
-    chosen.owner.attributes[CHOICE] = ir.UnitAttr.get()
+    mark(chosen.owner, CHOICE)
     return chosen
 
 
