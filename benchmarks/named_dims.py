@@ -119,6 +119,11 @@ let X: [f32; B, 16, H, W];
 let y[n, c, h, w] = sum[a in 0..3, b in 0..3](X[n, c, h + a, w + b]) / 9.0;
 """, {"X": ("B", 16, "H", "W")}, {"B": 32, "H": 66, "W": 66},
          lambda x: windows(x["X"], (3, 3), (2, 3)).mean(axis=(4, 5))),
+    Form("avg pool 3x3 NHWC, stride 1, 16 channels", """
+let X: [f32; B, H, W, 16];
+let y[n, h, w, c] = sum[a in 0..3, b in 0..3](X[n, h + a, w + b, c]) / 9.0;
+""", {"X": ("B", "H", "W", 16)}, {"B": 32, "H": 66, "W": 66},
+         lambda x: windows(x["X"], (3, 3), (1, 2)).mean(axis=(4, 5))),
     Form("batch matmul 64 x 128 x 128 x 128", """
 let A: [f32; B, M, K];
 let C: [f32; B, K, N];

@@ -57,6 +57,10 @@ FAST_COST = ("a window op whose run-time sizes other than its batch ({}) are sum
              "this target's convolution takes at run time: measured as fast as with the sizes fixed")
 WINDOWS_MATMUL_COST = ("a convolution run as a matmul over its windows (llvm-cpu's register tiles): run-time "
                        "sizes cost it about what they cost a matmul")
+# each of the target's own forms of an op (einc.mlir.dense.named_ops.FORMS, "": the op): what the
+# kernel's line adds to the op's name, and what its run-time sizes cost
+FORMS = {"": ("", ""), "written out": ("", WRITTEN_OUT_COST),
+         "a matmul over its windows": (" as a matmul over its windows", WINDOWS_MATMUL_COST)}
 CONTRACTION_COST = "a contraction: IREE's data-tiled code takes run-time sizes at about the speed of fixed ones"
 FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes"}
 
@@ -68,8 +72,7 @@ def _dense_kernels(p: ir.Program, kernels) -> list:
     slow = [k for k in kernels if _slower(k)]
     lines = [f"dense kernels (named ops): {len(kernels)}, {len(slow)} of them on a slower path for run-time sizes"]
     for k in kernels:
-        form = " as a matmul over its windows" if k.as_matmul else ""
-        lines.append(f"  {k.would_be or k.op}{form} at {k.span}: " + _dense_cost(k, named))
+        lines.append(f"  {k.would_be or k.op}{FORMS[k.form][0]} at {k.span}: " + _dense_cost(k, named))
     return lines
 
 
@@ -81,13 +84,11 @@ def _dense_cost(kernel, named: set) -> str:
     if not kernel.run_time_sizes:
         return "every size fixed at build time"
     sizes = f"run-time sizes {', '.join(kernel.run_time_sizes)} — "
-    if kernel.written_out:
-        return sizes + WRITTEN_OUT_COST
+    if kernel.form:
+        return sizes + FORMS[kernel.form][1]
     if not _slower(kernel):
         if not kernel.is_window:
             return sizes + CONTRACTION_COST
-        if kernel.as_matmul:
-            return sizes + WINDOWS_MATMUL_COST
         return sizes + (FAST_COST.format(", ".join(kernel.fast_sizes)) if kernel.fast_sizes else BATCH_COST)
     if kernel.unproven:
         cost, fixing = UNPROVEN_COST.format(", ".join(map(str, kernel.unproven))), "unproven"

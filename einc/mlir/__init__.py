@@ -13,6 +13,8 @@ from iree.compiler.dialects import func, tensor
 
 from einc.ir.nodes import Program
 from einc.mlir.dense.batch_matmul_epilogues import fence_reductions_beside_batch_matmuls
+from einc.mlir.dense.block_epilogues import move_epilogues
+from einc.mlir.dense.pooling_rows import run_rows
 from einc.mlir.effects import emit_effect
 from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
@@ -57,6 +59,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         if packed_weights is not None:
             packed_weights.extend(lw.packed_weights.get(id(g), []) for g in program.recurrences)
         weights.drop_unused()
+        move_epilogues(module)
+        run_rows(module)
         if target.has_defect("IREE-19") and not fp_contract:
             round_products_separately(module)
         if target.has_defect("IREE-53"):

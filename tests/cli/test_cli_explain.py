@@ -178,6 +178,14 @@ def test_a_pooling_written_out_is_no_slower_path(einc_cli, tmp_path):
     assert "IREE's dynamic-shape code, measured 1.1-1.8x" in dense_lines(stdout)[1]
 
 
+def test_explain_words_every_form_a_dense_kernel_runs_in():
+    """Each of the target's own forms of a named op (a DenseKernel's `form`) has its words."""
+    from einc.ir import explain
+    from einc.mlir.dense import named_ops
+    assert set(explain.FORMS) == {"", *named_ops.FORMS}
+    assert all(cost for form, (_, cost) in explain.FORMS.items() if form)
+
+
 def test_run_time_input_channels_are_no_slower_path_on_llvm_cpu(einc_cli, dense):
     """A 2-d convolution's summed input channels at run time cost nothing on llvm-cpu (measured,
     docs/DECISIONS.md); on vulkan-spirv IREE's dynamic-shape code takes them, the slower path."""

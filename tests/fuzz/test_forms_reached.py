@@ -16,7 +16,7 @@ from einc import driver
 from fuzz.dense.campaign import DenseDifferential
 from fuzz.dense.generate import generate_case as dense_case
 from fuzz.campaigns import campaign
-from fuzz.dense.spec import render_dense
+from fuzz.dense.spec import Read, render_dense
 from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
@@ -94,6 +94,43 @@ def test_the_dense_fuzzer_makes_convolutions_that_run_as_matmuls_over_their_wind
             found.append(k)
     assert found, "no convolution run as a matmul over its windows"
     _run(DenseDifferential, found[:3], "llvm-cpu", DENSE_SEED)
+
+
+# ------------------------------------------------------------------ item: epilogues taken into window ops
+
+# an elementwise op computed in the branches of a convolution's width choice (block_epilogues);
+# a written-out channels-last pooling on einc's tiles (pooling_rows)
+IN_BLOCKS = re.compile(r"linalg\.conv_\w+ [^\n]*\n(?:(?!\s*scf\.yield)[^\n]*\n)*?\s*%\S+ = linalg\.generic")
+ON_ROWS = re.compile(r"vector_common_parallel = \[[1, ]*(?:64|8, 16)\]")
+
+
+def _lowered(tmp_path, module) -> str:
+    path = os.path.join(tmp_path, "program.ein")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(module.source)
+    return str(driver.lower(path, "llvm-cpu", list(module.outputs), module.dims or None))
+
+
+def _window_steps(program) -> bool:
+    """Whether `program` has a window op (a reduction over kernel loops) with elementwise steps."""
+    return any(d.steps and not isinstance(d.value, Read) and any(l.name.startswith("k") for l in d.value.loops)
+               for d in program.definitions)
+
+
+@pytest.mark.parametrize("seed, limit, form", [(4, 10, ON_ROWS), (5, 90, IN_BLOCKS)])
+def test_the_dense_fuzzer_makes_window_ops_whose_epilogue_runs_with_them(tmp_path, seed, limit, form):
+    """A convolution over a run-time width with an elementwise step runs it in each block
+    (einc/mlir/dense/block_epilogues.py); a channels-last pooling over a run-time window axis
+    runs on rows, its step taken in (pooling_rows.py): the generator makes both, and they match
+    their NumPy meaning."""
+    found = []
+    for k in range(limit):
+        program = dense_case(seed, k).program
+        if _window_steps(program) and form.search(_lowered(tmp_path, assemble({0: program}, render_dense))):
+            found.append(k)
+            break
+    assert found, f"no such window op among the first {limit} programs of seed {seed}"
+    _run(DenseDifferential, found, "llvm-cpu", seed)
 
 
 # ------------------------------------------------------------------ item: reductions beside a contraction

@@ -93,7 +93,9 @@ def test_every_pooling_matches_numpy_with_its_sizes_fixed(channels):
 
 
 def _slice_strides(text: str) -> list[str]:
-    return re.findall(r"tensor\.extract_slice %arg\d+\[[^]]*\] \[[^]]*\] \[([^]]*)\]", text)
+    """The strides of each slice of an input (of its columns and channels merged where they are
+    known, pooling_rows)."""
+    return re.findall(r"tensor\.extract_slice %(?:arg\d+|collapsed\w*)\[[^]]*\] \[[^]]*\] \[([^]]*)\]", text)
 
 
 def test_a_pooling_is_written_out_where_measured_faster(emitted):
@@ -125,3 +127,52 @@ def test_a_large_window_and_vulkan_keep_the_named_op(emitted):
     assert "linalg.pooling_nchw_sum" in emitted(large, "llvm-cpu")
     vulkan = emitted(SOURCE, "vulkan-spirv", OUTPUTS)
     assert vulkan.count("linalg.pooling_") == len(OUTPUTS)
+
+
+ROWS = """
+let Xh: [f32; N, H, W, C];
+let X16: [f32; N, H, W, 16];
+let Xl: [f32; N, W, 12];
+let Z: [f32; N, H, W, 16];
+let b: [f32; 16];
+let avg[n, y, x, c] = sum[p in 0..3, q in 0..3](Xh[n, y + p, x + q, c]) / 9.0;
+let avg16[n, y, x, c] = sum[p in 0..3, q in 0..3](X16[n, y + p, x + q, c]) / 9.0;
+let max16[n, y, x, c] = max[p in 0..3, q in 0..2](X16[n, y + p, x + 2 * q, c]);
+let mixed[n, y in 0..H - 2, x in 0..W - 2, c] = Z[n, y, x, c] - max[p in 0..3, q in 0..3](X16[n, y + p, x + q, c]);
+let biased[n, y, x, c] = b[c] + sum[p in 0..3, q in 0..3](X16[n, y + p, x + q, c]);
+let rows[n, x, c] = min[q in 0..4](Xl[n, x + q, c]) * 2.0;
+"""
+ROWS_OUTPUTS = ["avg", "avg16", "max16", "mixed", "biased", "rows"]
+
+
+def _rows_references(x: dict) -> dict:
+    x = {k: v.astype(np.float64) for k, v in x.items()}
+    win = strided_windows
+    sum3 = win(x["X16"], (3, 3), (1, 2)).sum(axis=(4, 5))
+    return {"avg": win(x["Xh"], (3, 3), (1, 2)).sum(axis=(4, 5)) / 9.0, "avg16": sum3 / 9.0,
+            "max16": win(win(x["X16"], (3,), (1,)), (2,), (2,), dilation=2).max(axis=(4, 5)),
+            "mixed": x["Z"][:, :-2, :-2] - win(x["X16"], (3, 3), (1, 2)).max(axis=(4, 5)), "biased": x["b"] + sum3,
+            "rows": win(x["Xl"], (4,), (1,)).min(axis=3) * 2.0}
+
+
+def test_a_channels_last_pooling_runs_whole_rows_with_its_consumer(emitted):
+    """A channels-last pooling written out, its last window axis read at every column: its
+    elementwise consumer read at the same points (the average's division, another input) is
+    taken into its pass, its columns and channels are one axis tiled by whole rows where the
+    channels are known, else it is tiled by columns (einc/mlir/dense/pooling_rows.py). Each matches NumPy at
+    widths of a vector step and a rest, under one step, and of one column of results (the 1-d min)."""
+    text = emitted(ROWS, "llvm-cpu", ["avg16"])
+    assert text.count("linalg.generic") == 1 and text.count("tensor.extract_slice") == 9
+    assert "tensor<?x?x?x16xf32> into tensor<?x?x?xf32>" in text and "einc.pooling_rows" not in text
+    assert "distribution = [1, 8, 0], vector_common_parallel = [1, 1, 64]" in text
+    assert "distribution = [1, 1, 8, 0], vector_common_parallel = [1, 1, 8, 16]" in emitted(ROWS, "llvm-cpu", ["avg"])
+    assert emitted(ROWS, "llvm-cpu", ["rows"]).count("distribution = [8, 0]") == 1    # 1-d: rows of images
+    assert emitted(ROWS, "llvm-cpu", ["biased"]).count("linalg.generic") == 2          # b[c]: not at each point
+    with einc.load(built(ROWS, "llvm-cpu", ROWS_OUTPUTS).vmfb) as program:
+        for n, c, h, w in [(2, 16, 5, 21), (1, 3, 4, 7), (2, 5, 6, 4), (1, 16, 3, 40)]:
+            f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+            x = {"Xh": f(n, h, w, c), "X16": f(n, h, w, 16), "Xl": f(n, w, 12), "Z": f(n, h, w, 16),
+                 "b": f(16)}
+            got = program(**x)
+            for name, want in _rows_references(x).items():
+                np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5, err_msg=f"{name} at {(n, c, h, w)}")

@@ -23,6 +23,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.core.shapes import index_const
+from einc.mlir.dense import pooling_rows
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -42,11 +43,6 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     if window is None:
         return None
     return emit_named(lw, found, init, build=lambda ins, out: _pooled(found, window, ins[0], out))
-
-
-def written_out(lw, found: Match) -> bool:
-    """Whether `emit` writes the pooling `found` out (for `einc build --explain`)."""
-    return _window(lw, found) is not None
 
 
 def _window(lw, found: Match) -> Optional[list[int]]:
@@ -99,6 +95,8 @@ def _pooled(found: Match, window: list[int], image: ir.Value, out: ir.Value) -> 
         linalg.YieldOp([acc])
     if axes[-1].stride > 1:
         op.attributes["compilation_info"] = _strided_tiles(found.pattern.out.split())
+    elif not axes[-1].stride and windowed[-1] == len(axes) - 2 and axes[-2].stride == 1:
+        pooling_rows.mark(op)
     return op.result
 
 

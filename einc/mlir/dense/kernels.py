@@ -249,6 +249,11 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
                         finish, inline)
 
 
+# The rules for a reduction that is a named op, each with the form it emits (named_ops.FORMS, or
+# "": the op): the first that takes it, a target's own form, else the named op.
+DENSE_RULES = ((window_matmuls.emit, named_ops.WINDOWS_MATMUL), (cpu_convolutions.emit, ""),
+               (cpu_poolings.emit, named_ops.WRITTEN_OUT), (cpu_matmuls.emit, ""), (named_ops.emit, ""))
+
 # arith op names: (float, signed integer, unsigned integer or bool)
 COMBINERS = {"sum": ("addf", "addi", "addi"), "prod": ("mulf", "muli", "muli"),
              "max": ("maximumf", "maxsi", "maxui"), "min": ("minimumf", "minsi", "minui"),
@@ -279,23 +284,25 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     if found is not None:
         found = patch_matmuls.as_matmul(found) or found
     tensor = None
-    # the first rule that takes it: a target's own form, else the named op
     if found is not None and named_ops.emitted_on(lw.target, found):
-        rules = (window_matmuls.emit, cpu_convolutions.emit, cpu_poolings.emit, cpu_matmuls.emit, named_ops.emit)
-        rule, tensor = next(((rule, t) for rule in rules if (t := rule(lw, found, init)) is not None), (None, None))
-        if rule is window_matmuls.emit:
-            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, as_matmul=True))
-        elif tensor is not None:
-            blocks = cpu_convolutions.blocks(lw, found, init)
-            fast = cpu_convolutions.fast_letters(lw, found)
-            lw.dense_kernels.append(named_ops.dense_kernel(found, reduce.span, blocks=blocks, fast_letters=fast,
-                                                           written_out=cpu_poolings.written_out(lw, found)))
+        form, tensor = next(((form, t) for rule, form in DENSE_RULES if (t := rule(lw, found, init)) is not None),
+                            ("", None))
+        if tensor is not None:
+            lw.dense_kernels.append(_dense_kernel(lw, found, reduce, init, form))
     if found is None and (unproven := named_ops.unproven_kernel(reduce, free, lw.target)) is not None:
         lw.dense_kernels.append(unproven)
     if tensor is None:
         tensor = _reduction_kernel(lw, reduce, free, init)
     lw.reductions[id(reduce)] = (tensor, free)
     return tensor, free
+
+
+def _dense_kernel(lw, found: named_ops.Match, reduce: Reduce, init: ir.Value, form: str) -> named_ops.DenseKernel:
+    """The record of `found` emitted in `form` (named_ops.FORMS), or as the op ("")."""
+    if form:
+        return named_ops.dense_kernel(found, reduce.span, form=form)
+    return named_ops.dense_kernel(found, reduce.span, blocks=cpu_convolutions.blocks(lw, found, init),
+                                  fast_letters=cpu_convolutions.fast_letters(lw, found))
 
 
 def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) -> ir.Value:

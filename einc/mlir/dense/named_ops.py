@@ -333,6 +333,12 @@ def _bind(pattern: Pattern, sequences: list, reduced: set) -> Optional[Match]:
 # ------------------------------------------------------------------------------ what was emitted
 
 WINDOW_OPS = ("conv_", "depthwise_conv_", "pooling_")
+# The target's own forms of an op that take every run-time size at fixed-size speed
+# (DenseKernel.form; einc.ir.explain words each): a pooling as one pass over its window's
+# shifted slices (cpu_poolings), a convolution as a matmul over its windows, whose run-time
+# sizes cost what a contraction's do (window_matmuls).
+WRITTEN_OUT, WINDOWS_MATMUL = "written out", "a matmul over its windows"
+FORMS = (WRITTEN_OUT, WINDOWS_MATMUL)
 
 
 @dataclass(frozen=True)
@@ -345,10 +351,9 @@ class DenseKernel:
     tiles a window op for a run-time batch as for a fixed one, not for other run-time axes).
     `blocks`: what einc cut into blocks of build-time size for those axes (cpu_convolutions);
     `fast_sizes`: run-time sizes of axes other than the batch that the target's own form takes
-    at fixed-size speed (a 2-d convolution's input channels on llvm-cpu); `written_out`: a
-    pooling emitted as one pass over its window's shifted slices (cpu_poolings), which takes
-    every run-time size at fixed-size speed; `as_matmul`: a convolution run as a matmul over
-    its windows (window_matmuls), whose run-time sizes cost what a contraction's do."""
+    at fixed-size speed (a 2-d convolution's input channels on llvm-cpu); `form`: one of FORMS,
+    the target's own form of the op, which takes every run-time size at fixed-size speed, or ""
+    (the op, on `blocks` where there are any)."""
     op: str
     span: object
     run_time_sizes: tuple
@@ -357,8 +362,7 @@ class DenseKernel:
     would_be: str = ""
     blocks: tuple = ()
     fast_sizes: tuple = ()
-    written_out: bool = False
-    as_matmul: bool = False
+    form: str = ""
 
     @property
     def is_window(self) -> bool:
@@ -366,12 +370,11 @@ class DenseKernel:
 
 
 def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
-                 fast_letters: frozenset = frozenset(), written_out: bool = False,
-                 as_matmul: bool = False) -> DenseKernel:
-    """The record of `found` emitted (on `blocks`, `written_out` or `as_matmul`), or with
+                 fast_letters: frozenset = frozenset(), form: str = "") -> DenseKernel:
+    """The record of `found` emitted (on `blocks`, or in `form`, one of FORMS), or with
     `unproven` reads a loop nest instead. A window op's batch, and its axes lettered in
     `fast_letters` (those the target's own form takes at run time at fixed-size speed), are not
-    slow sizes; a pooling written out, or a convolution run as a matmul, has none."""
+    slow sizes; an op in one of FORMS has none."""
     window = found.pattern.op.startswith(WINDOW_OPS)
     fast = ({"n"} | set(fast_letters)) if window else set()
     lettered = [(found.pattern.out, found.out)] + list(zip(found.pattern.operands, found.operand_axes))
@@ -379,12 +382,12 @@ def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
                 if letter in fast for v in axis.vars}
     axes = [v for a in found.out for v in a.vars] + [v for axes in found.operand_axes for a in axes for v in a.vars]
     sizes = _run_time_sizes([v.extent for v in axes] + [size for view in found.views for size in view.shape])
-    slow = () if written_out or as_matmul else _run_time_sizes([v.extent for v in axes if v not in unslowed])
+    slow = () if form else _run_time_sizes([v.extent for v in axes if v not in unslowed])
     if unproven:
         return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
     fast_sizes = _run_time_sizes([v.extent for v, letter in unslowed.items() if letter != "n"])
     return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks, fast_sizes=fast_sizes,
-                       written_out=written_out, as_matmul=as_matmul)
+                       form=form)
 
 
 def unproven_kernel(reduce: Reduce, free: list[IndexVar], target: str) -> Optional[DenseKernel]:

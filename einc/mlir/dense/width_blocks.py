@@ -26,6 +26,7 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
+from einc.mlir.core.marks import mark
 from einc.mlir.core.shapes import index_const
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -39,6 +40,9 @@ BLOCK = 16
 # slower on blocks of 16; so did poolings (on blocks of 64 too). A run-time count of output
 # channels is cut into blocks too (channel_blocks, in the same loops). Figures:
 # docs/DECISIONS.md.
+# the attribute on the `scf.if` of `by_width` (block_epilogues moves an elementwise consumer
+# of its result into it, then drops the attribute)
+CHOICE = "einc.width_choice"
 TWO_D = (64, 32, BLOCK)
 BLOCKED_OPS = {"conv_2d_nchw_fchw": TWO_D, "conv_2d_nhwc_hwcf": TWO_D, "conv_2d_nhwc_fhwc": TWO_D,
                "conv_1d_ncw_fcw": (1024, 64, BLOCK)}
@@ -92,7 +96,9 @@ def by_width(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
     cases = [(arith.cmpi(arith.CmpIPredicate.eq, width, index_const(length)), partial(exact, length))
              for length in BLOCKED_OPS[found.pattern.op]]
     cases.append((arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK)), narrow))
-    return _chosen(cases, lambda: build(ins, out), out.type)
+    chosen = _chosen(cases, lambda: build(ins, out), out.type)
+    mark(chosen.owner, CHOICE)
+    return chosen
 
 
 def _chosen(cases: list, otherwise: Callable, result_type: ir.Type) -> ir.Value:
