@@ -1,0 +1,37 @@
+"""Findings of the stdlib fuzzer (fuzz/stdlib, docs/FUZZING.md), reduced: each call once
+disagreed with its ONNX meaning or was refused; NumPy references, exact (these calls only move
+data)."""
+import numpy as np
+
+from stdlib_harness import run_program
+
+SOURCE = """
+let D: [f32; 5, 3, 4];
+let I64: [i64; 2, N];
+let I32: [i32; 3];
+let E: [i64; 5, 3, 2];
+let gather_i64 = std::ml::gather(D, I64, 1);
+let gather_negative_axis = std::ml::gather(D, I32, -1);
+let gather_both = std::ml::gather(D, I64, -2);
+let gather_elements_negative_axis = std::ml::gather_elements(D, E, -1);
+let gather_rank_1 = std::ml::gather(D[0, 0], I32, -1);
+"""
+
+RNG = np.random.default_rng(5)
+D = RNG.uniform(-1, 1, (5, 3, 4)).astype(np.float32)
+I64 = np.array([[-1, 0, 2, -3], [1, 1, -2, 0]], np.int64)
+I32 = np.array([-4, 3, 0], np.int32)
+E = RNG.integers(-4, 4, (5, 3, 2)).astype(np.int64)
+
+
+def test_gathers_take_i64_indices_and_negative_axes_as_onnx():
+    """ONNX Gather's indices are i32 or i64, and its axis may count from the end; einc added
+    an i32 axis size to i64 indices (E002) and read `data.shape[axis]` with the negative axis
+    (E005)."""
+    out = run_program(SOURCE, D=D, I64=I64, I32=I32, E=E)
+    np.testing.assert_array_equal(out["gather_i64"], np.take(D, I64 % 3, axis=1))
+    np.testing.assert_array_equal(out["gather_negative_axis"], np.take(D, I32 % 4, axis=-1))
+    np.testing.assert_array_equal(out["gather_both"], np.take(D, I64 % 3, axis=-2))
+    np.testing.assert_array_equal(out["gather_elements_negative_axis"], np.take_along_axis(D, E % 4, axis=-1))
+    np.testing.assert_array_equal(out["gather_rank_1"], np.take(D[0, 0], I32 % 4))
+    assert out["gather_i64"].dtype == np.float32
