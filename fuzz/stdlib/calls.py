@@ -226,12 +226,13 @@ def slice_(d: Draw):
 def split(d: Draw):
     shape = d.shape(d.rng.randint(1, 4))
     axis = d.rng.randint(0, len(shape) - 1)
-    parts = [d.rng.randint(1, 3) for _ in range(d.rng.randint(1, 3))]
+    parts = [d.rng.randint(1, 3) for _ in range(d.rng.randint(1, 5))]
     shape[axis] = sum(parts)
     x = d.input(shape, -9, 9, fixed=(axis,))
     X = d.wide(x)
     pieces = np.split(X, np.cumsum(parts)[:-1], axis=axis)
-    return d.program("std::ml::split", f"std::ml::split({x}, {ints(parts)}, {axis})", *(d.exact(p) for p in pieces))
+    axis_text = axis - len(shape) if d.rng.random() < 0.3 else axis
+    return d.program("std::ml::split", f"std::ml::split({x}, {ints(parts)}, {axis_text})", *(d.exact(p) for p in pieces))
 
 
 def topk(d: Draw):

@@ -5,7 +5,7 @@ import numpy as np
 
 from stdlib_harness import run_program
 
-SOURCE = """
+GATHERS = """
 let D: [f32; 5, 3, 4];
 let I64: [i64; 2, N];
 let I32: [i32; 3];
@@ -15,6 +15,13 @@ let gather_negative_axis = std::ml::gather(D, I32, -1);
 let gather_both = std::ml::gather(D, I64, -2);
 let gather_elements_negative_axis = std::ml::gather_elements(D, E, -1);
 let gather_rank_1 = std::ml::gather(D[0, 0], I32, -1);
+"""
+
+SPLITS = """
+let D: [f32; 5, 3, 4];
+let split_1 = std::ml::split(D, [4], 2);
+let split_4 = std::ml::split(D, [1, 2, 1, 1], 0);
+let split_negative_axis = std::ml::split(D, [1, 2], -2);
 """
 
 RNG = np.random.default_rng(5)
@@ -28,10 +35,21 @@ def test_gathers_take_i64_indices_and_negative_axes_as_onnx():
     """ONNX Gather's indices are i32 or i64, and its axis may count from the end; einc added
     an i32 axis size to i64 indices (E002) and read `data.shape[axis]` with the negative axis
     (E005)."""
-    out = run_program(SOURCE, D=D, I64=I64, I32=I32, E=E)
+    out = run_program(GATHERS, D=D, I64=I64, I32=I32, E=E)
     np.testing.assert_array_equal(out["gather_i64"], np.take(D, I64 % 3, axis=1))
     np.testing.assert_array_equal(out["gather_negative_axis"], np.take(D, I32 % 4, axis=-1))
     np.testing.assert_array_equal(out["gather_both"], np.take(D, I64 % 3, axis=-2))
     np.testing.assert_array_equal(out["gather_elements_negative_axis"], np.take_along_axis(D, E % 4, axis=-1))
     np.testing.assert_array_equal(out["gather_rank_1"], np.take(D[0, 0], I32 % 4))
     assert out["gather_i64"].dtype == np.float32
+
+
+def test_split_into_one_to_six_parts_along_any_axis_as_onnx():
+    """ONNX Split takes any number of parts and a negative axis; einc's took 2 or 3 (one part
+    was E005, an index past the sizes) and no negative axis."""
+    out = run_program(SPLITS, D=D)
+    for name, sizes, axis in (("split_1", [4], 2), ("split_4", [1, 2, 1, 1], 0), ("split_negative_axis", [1, 2], -2)):
+        parts = np.split(D, np.cumsum(sizes)[:-1], axis=axis)
+        assert sorted(k for k in out if k.startswith(name + ".")) == [f"{name}.{k}" for k in range(len(sizes))]
+        for k, part in enumerate(parts):
+            np.testing.assert_array_equal(out[f"{name}.{k}"], part)
