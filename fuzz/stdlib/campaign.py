@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import zlib
 
+from fuzz.known_issues import explain
 from fuzz.programs.campaign import Differential
 from fuzz.programs.module import assemble, prefix
 from fuzz.report import Report
@@ -64,7 +65,7 @@ class StdlibDifferential(Differential):
         return "\n".join(case.program.statements()) + f"\n// inputs: {shapes}\n"
 
     def explain(self, case: StdCase, kind: str, detail: str, target: str) -> str | None:
-        return None
+        return explain(case.program, kind, detail, target)
 
     def saves(self, case: StdCase) -> tuple:
         return ()
