@@ -53,3 +53,24 @@ def test_split_into_one_to_six_parts_along_any_axis_as_onnx():
         assert sorted(k for k in out if k.startswith(name + ".")) == [f"{name}.{k}" for k in range(len(sizes))]
         for k, part in enumerate(parts):
             np.testing.assert_array_equal(out[f"{name}.{k}"], part)
+
+
+SIGNS = """
+let F64: [f64; 5];
+let I32: [i32; 4];
+let sign_f64 = std::math::sign(F64);
+let sign_i32 = std::math::sign(I32);
+let sign_ml = std::ml::sign(F64);
+"""
+
+
+def test_sign_keeps_the_type_of_its_argument():
+    """std::math::sign of f64 was f32 (its 1.0 and -1.0 untyped) and of integers E002."""
+    f64 = np.array([-2.5, 0.0, 1e-300, -1e-300, 7.0])
+    i32 = np.array([-3, 0, 5, -1], np.int32)
+    out = run_program(SIGNS, F64=f64, I32=i32)
+    for name in ("sign_f64", "sign_ml"):
+        assert out[name].dtype == np.float64, name
+        np.testing.assert_array_equal(out[name], np.sign(f64))
+    assert out["sign_i32"].dtype == np.int32
+    np.testing.assert_array_equal(out["sign_i32"], np.sign(i32))
