@@ -51,6 +51,73 @@ def conv(d: Draw):
     return d.program("std::ml::conv", call, d.close(value, scale))
 
 
+def conv_transpose(d: Draw):
+    s = d.rng.randint(1, 3)
+    sizes = d.shape(s, 1, 5 if s < 3 else 4)
+    kernel = [d.rng.randint(1, 3) for _ in range(s)]
+    strides = [d.rng.randint(1, 3) for _ in range(s)]
+    output_padding = [d.rng.randint(0, st - 1) for st in strides]
+    pads = [d.rng.randint(0, k - 1) for k in kernel] + [d.rng.randint(0, k - 1) for k in kernel]
+    c, m = d.rng.randint(1, 3), d.rng.randint(1, 3)
+    x = d.input([d.rng.randint(1, 2), c] + sizes)
+    w = d.input([c, m] + kernel)
+    b = d.input([m])
+    X, W, B = d.wide(x), d.wide(w), d.wide(b)
+    value = ref.conv_transpose(X, W, B, strides, pads, output_padding)
+    scale = ref.conv_transpose(np.abs(X), np.abs(W), np.abs(B), strides, pads, output_padding)
+    call = f"std::ml::conv_transpose({x}, {w}, {b}, {ints(strides)}, {pads_text(d, pads)}, {ints(output_padding)})"
+    return d.program("std::ml::conv_transpose", call, d.close(value, scale))
+
+
+def depthwise_conv(d: Draw):
+    """ONNX Conv with one group per channel (weights [C, 1, kernel..])."""
+    s = d.rng.randint(1, 2)
+    c = d.rng.randint(1, 4)
+    sizes = d.shape(s, 1, 7)
+    kernel, strides, pads, dilations = spatial_attributes(d, sizes, dilate=True)
+    x = d.input([d.rng.randint(1, 2), c] + sizes)
+    w = d.input([c, 1] + kernel)
+    b = d.input([c])
+    X, W, B = d.wide(x), d.wide(w), d.wide(b)
+    value = ref.conv(X, W, B, strides, pads, dilations, c)
+    scale = ref.conv(np.abs(X), np.abs(W), np.abs(B), strides, pads, dilations, c)
+    call = f"std::ml::depthwise_conv({x}, {w}, {b}, {ints(strides)}, {pads_text(d, pads)}, {ints(dilations)})"
+    return d.program("std::ml::depthwise_conv", call, d.close(value, scale))
+
+
+def lp_pool(d: Draw):
+    s = d.rng.randint(1, 2)
+    sizes = d.shape(s, 2, 7)
+    kernel = [d.rng.randint(1, min(3, n)) for n in sizes]
+    strides = [d.rng.randint(1, 3) for _ in sizes]
+    p = d.rng.choice([1.0, 2.0, 3.0])
+    x = d.input(d.shape(2, 1, 3) + sizes)
+    X = d.wide(x)
+    call = f"std::ml::lp_pool({x}, {ints(kernel)}, {ints(strides)}, {d.literal(p)})"
+    value = ref.lp_pool(X, kernel, strides, p)
+    return d.program("std::ml::lp_pool", call, d.close(value))
+
+
+def linear(d: Draw):
+    """x @ W + b with W laid out [in, out] (docs/STDLIB.md), x of any rank."""
+    lead = d.shape(d.rng.randint(0, 2), 1, 4)
+    k, n = d.rng.randint(1, 8), d.rng.randint(1, 8)
+    x, w, b = d.input(lead + [k]), d.input([k, n]), d.input([n])
+    X, W, B = d.wide(x), d.wide(w), d.wide(b)
+    return d.program("std::ml::linear", f"std::ml::linear({x}, {w}, {b})",
+                     d.close(X @ W + B, np.abs(X) @ np.abs(W) + np.abs(B)))
+
+
+def instance_normalization(d: Draw):
+    shape = d.shape(2, 1, 3) + d.shape(d.rng.randint(1, 2), 2, 5)
+    eps = d.rng.choice([1e-5, 1e-2])
+    x, scale, b = d.input(shape), d.input([shape[1]]), d.input([shape[1]])
+    X, S, B = d.wide(x), d.wide(scale), d.wide(b)
+    value = ref.instance_normalization(X, S, B, eps)
+    call = f"std::ml::instance_normalization({x}, {scale}, {b}, {d.literal(eps)})"
+    return d.program("std::ml::instance_normalization", call, d.close(value, 1.0 + np.abs(value) + np.abs(B).reshape((1, -1) + (1,) * (X.ndim - 2))))
+
+
 def pool(d: Draw, kind: str):
     s = d.rng.randint(1, 3)
     sizes = d.shape(s, 1, 7 if s < 3 else 5)
@@ -151,6 +218,103 @@ def int_reduction(d: Draw, name: str):
     return d.program(f"std::ml::{name}", f"std::ml::{name}({x})", d.exact(np.asarray(meaning(X), X.dtype)))
 
 
+def tile(d: Draw):
+    x = data(d, rank=d.rng.randint(1, 3))
+    X = d.wide(x)
+    reps = [d.rng.randint(1, 3) for _ in range(X.ndim)]
+    return d.program("std::ml::tile", f"std::ml::tile({x}, {ints(reps)})", d.exact(np.tile(X, reps)))
+
+
+def reshape(d: Draw):
+    """ONNX Reshape: -1 infers a size, 0 keeps the input's (allowzero = 0). shape_ops take
+    shapes known at build time: no named dims."""
+    d.named = False
+    x = data(d, rank=d.rng.randint(1, 4))
+    X = d.wide(x)
+    primes = factors(X.size)
+    d.rng.shuffle(primes)
+    shape = []
+    for f in primes:
+        if shape and d.rng.random() < 0.5:
+            shape[-1] *= f
+        else:
+            shape.append(f)
+    if d.rng.random() < 0.3:
+        shape.insert(d.rng.randint(0, len(shape)), 1)
+    text = list(shape)
+    if d.rng.random() < 0.5:
+        text[d.rng.randrange(len(text))] = -1
+    if text[0] == X.shape[0] and d.rng.random() < 0.5:
+        text[0] = 0
+    return d.program("std::ml::reshape", f"std::ml::reshape({x}, {ints(text)})", d.exact(X.reshape(shape)))
+
+
+def factors(n: int) -> list:
+    out, p = [], 2
+    while n > 1:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return out or [1]
+
+
+def unsqueeze(d: Draw):
+    d.named = False                                # shape_ops: sizes known at build time
+    x = data(d, rank=d.rng.randint(1, 3))
+    X = d.wide(x)
+    rank = X.ndim + d.rng.randint(1, 2)
+    axes = sorted(d.rng.sample(range(rank), rank - X.ndim))
+    return d.program("std::ml::unsqueeze", f"std::ml::unsqueeze({x}, {ints(axes)})",
+                     d.exact(np.expand_dims(X, tuple(axes))))
+
+
+def squeeze(d: Draw):
+    d.named = False                                # shape_ops: sizes known at build time
+    shape = d.shape(d.rng.randint(1, 3), 2, 4)
+    ones = d.rng.randint(1, 2)
+    for _ in range(ones):
+        shape.insert(d.rng.randint(0, len(shape)), 1)
+    axes = [a for a, n in enumerate(shape) if n == 1]
+    x = d.input(shape, -9, 9)
+    return d.program("std::ml::squeeze", f"std::ml::squeeze({x}, {ints(axes)})",
+                     d.exact(np.squeeze(d.wide(x), tuple(axes))))
+
+
+def expand(d: Draw):
+    """Broadcast by NumPy's rules; a 1 in `shape` keeps the data's size."""
+    d.named = False                                # shape_ops: sizes known at build time
+    shape = [d.rng.choice([1, d.rng.randint(2, 4)]) for _ in range(d.rng.randint(1, 3))]
+    x = d.input(shape, -9, 9)
+    target = [d.rng.randint(1, 3) for _ in range(d.rng.randint(0, 1))] + \
+        [d.rng.choice([1, d.rng.randint(2, 3)]) if n == 1 else d.rng.choice([1, n]) for n in shape]
+    want_shape = np.broadcast_shapes(tuple(shape), tuple(target))
+    return d.program("std::ml::expand", f"std::ml::expand({x}, {ints(target)})",
+                     d.exact(np.broadcast_to(d.wide(x), want_shape)))
+
+
+def gather_elements(d: Draw):
+    shape = d.shape(d.rng.randint(1, 3))
+    axis = d.rng.randint(0, len(shape) - 1)
+    x = d.input(shape, -9, 9)
+    n = shape[axis]
+    index_shape = list(shape)
+    index_shape[axis] = d.rng.randint(1, 4)
+    i = d.input(index_shape, -n, n - 1, dtype=d.rng.choice(["i32", "i64"]), fixed=(axis,))
+    axis_text = axis - len(shape) if d.rng.random() < 0.3 else axis
+    want = np.take_along_axis(d.wide(x), d.arrays[i[1:]].astype(np.int64) % n, axis=axis)
+    return d.program("std::ml::gather_elements", f"std::ml::gather_elements({x}, {i}, {axis_text})", d.exact(want))
+
+
+def onehot(d: Draw):
+    depth = d.rng.randint(1, 5)
+    i = d.input(d.shape(d.rng.randint(1, 2)), 0, depth - 1, dtype="i32")
+    off, on = d.rng.choice([(0.0, 1.0), (-1.0, 2.5)])
+    want = np.where(d.arrays[i[1:]][..., None] == np.arange(depth), on, off)
+    call = f"std::ml::onehot({i}, {depth}, [{d.literal(off)}, {d.literal(on)}])"
+    return d.program("std::ml::onehot", call, d.exact(want.astype(np.float64)))
+
+
 def data(d: Draw, lo=-9, hi=9, rank=None, **kw) -> str:
     """An input of any element type, for functions that move data."""
     return d.input(d.shape(rank or d.rng.randint(1, 5), **kw), lo, hi)
@@ -232,7 +396,8 @@ def split(d: Draw):
     X = d.wide(x)
     pieces = np.split(X, np.cumsum(parts)[:-1], axis=axis)
     axis_text = axis - len(shape) if d.rng.random() < 0.3 else axis
-    return d.program("std::ml::split", f"std::ml::split({x}, {ints(parts)}, {axis_text})", *(d.exact(p) for p in pieces))
+    return d.program("std::ml::split", f"std::ml::split({x}, {ints(parts)}, {axis_text})",
+                     *(d.exact(p) for p in pieces), tuple_=True)
 
 
 def topk(d: Draw):
@@ -264,6 +429,14 @@ def activation_1(d: Draw, name: str):
     a = d.rng.choice([0.1, 0.5, 1.5])
     X = d.wide(x)
     return d.program(f"std::ml::{name}", f"std::ml::{name}({x}, {d.literal(a)})", d.close(ref.ACTIVATIONS_1[name](X, a)))
+
+
+def activation_2(d: Draw, name: str):
+    x = d.input(d.shape(d.rng.randint(1, 4)), -4.0, 4.0)
+    a, b = sorted(d.rng.sample([-1.5, -0.5, 0.25, 1.0, 2.0], 2))
+    X = d.wide(x)
+    return d.program(f"std::ml::{name}", f"std::ml::{name}({x}, {d.literal(a)}, {d.literal(b)})",
+                     d.close(ref.ACTIVATIONS_2[name](X, a, b)))
 
 
 def math_1(d: Draw, name: str):
@@ -302,6 +475,19 @@ CALLS = {
     "conv": (conv, FLOATS, 6),
     "max_pool": (lambda d: pool(d, "max_pool"), FLOATS, 3),
     "average_pool": (lambda d: pool(d, "average_pool"), FLOATS, 3),
+    "conv_transpose": (conv_transpose, FLOATS, 3),
+    "depthwise_conv": (depthwise_conv, FLOATS, 2),
+    "lp_pool": (lp_pool, FLOATS, 1),
+    "linear": (linear, FLOATS, 2),
+    "instance_normalization": (instance_normalization, FLOATS, 1),
+    "tile": (tile, FLOATS + INTS, 1),
+    "reshape": (reshape, FLOATS + INTS, 2),
+    "unsqueeze": (unsqueeze, FLOATS + INTS, 1),
+    "squeeze": (squeeze, FLOATS + INTS, 1),
+    "expand": (expand, FLOATS + INTS, 1),
+    "gather_elements": (gather_elements, FLOATS + INTS, 1),
+    "onehot": (onehot, FLOATS, 1),
+    "activation_2": (lambda d: activation_2(d, d.rng.choice(sorted(ref.ACTIVATIONS_2))), FLOATS, 1),
     "global_average_pool": (lambda d: global_pool(d, "global_average_pool"), FLOATS, 1),
     "global_max_pool": (lambda d: global_pool(d, "global_max_pool"), FLOATS, 1),
     "gemm": (gemm, FLOATS, 3),

@@ -39,8 +39,8 @@ class StdlibDifferential(Differential):
     def runs_on(self, case: StdCase, target: str) -> bool:
         if target != "vulkan-spirv":
             return True
-        vulkan_types = all(i.dtype in ("f32", "i32", "bool") for i in case.program.inputs)
-        return vulkan_types and case.program.dtype in ("f32", "i32") and \
+        types = {i.dtype for i in case.program.inputs} | {w.dtype for w in case.meaning.values()}
+        return types <= {"f32", "i32", "bool"} and \
             zlib.crc32(case.program.call.encode()) % VULKAN_SHARE == 0
 
     def assemble(self, keys: list):

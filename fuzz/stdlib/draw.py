@@ -61,8 +61,10 @@ class Draw:
         text = repr(float(value))
         return text + "f64" if self.dtype == "f64" else text
 
-    def program(self, function: str, call: str, *wants: Want) -> tuple:
-        outputs = ("y",) if len(wants) == 1 else tuple(f"y.{i}" for i in range(len(wants)))
+    def program(self, function: str, call: str, *wants: Want, tuple_: bool = False) -> tuple:
+        """The call's program, inputs and meaning; `tuple_`: its value is a tuple (of `wants`)."""
+        many = tuple_ or len(wants) > 1
+        outputs = tuple(f"y.{i}" for i in range(len(wants))) if many else ("y",)
         program = StdProgram(function, self.dtype, tuple(self.inputs), call, outputs)
         return program, dict(self.arrays), dict(zip(outputs, wants))
 

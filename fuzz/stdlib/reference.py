@@ -39,6 +39,35 @@ def conv(x, w, b, strides, pads, dilations, group) -> np.ndarray:
     return y + b.reshape((1, m) + (1,) * s)
 
 
+def conv_transpose(x, w, b, strides, pads, output_padding) -> np.ndarray:
+    """ONNX ConvTranspose (group 1, dilation 1): x [N, C, spatial..], w [C, M, kernel..]; every
+    input element adds x * w at stride * position, the result is cut by the pads and grows by
+    output_padding at the end."""
+    s = x.ndim - 2
+    kernel = w.shape[2:]
+    full = [strides[a] * (x.shape[2 + a] - 1) + kernel[a] + output_padding[a] for a in range(s)]
+    y = np.zeros((x.shape[0], w.shape[1]) + tuple(full))
+    for pos in itertools.product(*(range(n) for n in x.shape[2:])):
+        at = tuple(slice(pos[a] * strides[a], pos[a] * strides[a] + kernel[a]) for a in range(s))
+        y[(slice(None), slice(None)) + at] += np.einsum("nc,cm...->nm...", x[(slice(None), slice(None)) + pos], w)
+    cut = tuple(slice(pads[a], full[a] - pads[s + a]) for a in range(s))
+    return y[(slice(None), slice(None)) + cut] + b.reshape((1, -1) + (1,) * s)
+
+
+def lp_pool(x, kernel, strides, p) -> np.ndarray:
+    """ONNX LpPool without pads: (sum over the window of |x|^p)^(1/p)."""
+    views, _ = windows(np.abs(x) ** p, kernel, strides, [0] * (2 * len(kernel)), 0.0)
+    return np.sum(views, axis=0) ** (1.0 / p)
+
+
+def instance_normalization(x, scale, b, epsilon) -> np.ndarray:
+    axes = tuple(range(2, x.ndim))
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return (x - mean) / np.sqrt(var + epsilon) * scale.reshape(shape) + b.reshape(shape)
+
+
 def windows(x, kernel, strides, pads, fill: float):
     """Every window offset's strided view of `x` padded with `fill`, and the output sizes."""
     s = x.ndim - 2
@@ -127,6 +156,13 @@ ACTIVATIONS_1 = {
     "softshrink": lambda x, a: np.where(x > a, x - a, np.where(x < -a, x + a, 0.0)),
     "hardshrink": lambda x, a: np.where((x > a) | (x < -a), x, 0.0),
     "thresholded_relu": lambda x, a: np.where(x > a, x, 0.0),
+    "elu_alpha": lambda x, a: np.where(x > 0, x, a * np.expm1(x)),
+}
+
+# Activations with two parameters: name -> meaning(x, a, b), the parameters drawn a < b.
+ACTIVATIONS_2 = {
+    "hardtanh": lambda x, a, b: np.clip(x, a, b),
+    "threshold": lambda x, a, b: np.where(x > a, x, b),
 }
 
 # std::math's functions of one float: name -> (meaning, the domain inputs are drawn from).
