@@ -325,6 +325,20 @@ def transpose(d: Draw):
     return d.program("std::ml::transpose", f"std::ml::transpose({x})", d.exact(np.transpose(d.wide(x))))
 
 
+def array_transpose(d: Draw):
+    """std::array::transpose: the matrix transpose (docs/STDLIB.md)."""
+    x = data(d, rank=2)
+    return d.program("std::array::transpose", f"std::array::transpose({x})", d.exact(d.wide(x).T))
+
+
+def array_concatenate(d: Draw):
+    shape = d.shape(d.rng.randint(1, 3))
+    a = d.input(shape, -9, 9)
+    b = d.input([d.rng.randint(1, 4)] + shape[1:], -9, 9)
+    return d.program("std::array::concatenate", f"std::array::concatenate({a}, {b})",
+                     d.exact(np.concatenate([d.wide(a), d.wide(b)], axis=0)))
+
+
 def flatten(d: Draw):
     x = data(d, rank=d.rng.randint(2, 5))
     X = d.wide(x)
@@ -460,6 +474,15 @@ def math_2(d: Draw, name: str):
     return d.program(f"std::math::{name}", f"std::math::{name}({x}, {y})", d.close(value, scale))
 
 
+def clamp_side(d: Draw, name: str):
+    x = d.input(d.shape(d.rng.randint(1, 3)), -3.0, 3.0) if d.floating else d.input(d.shape(2), -9, 9)
+    bound = d.rng.choice([-1, 0, 2])
+    text = d.literal(bound) if d.floating else str(bound)
+    X = d.wide(x)
+    want = np.maximum(X, bound) if name == "clamp_min" else np.minimum(X, bound)
+    return d.program(f"std::math::{name}", f"std::math::{name}({x}, {text})", d.exact(want.astype(X.dtype)))
+
+
 def clamp(d: Draw):
     x = d.input(d.shape(d.rng.randint(1, 4)), -3.0, 3.0) if d.floating else d.input(d.shape(2), -9, 9)
     lo, hi = sorted(d.rng.sample([-2, -1, 0, 1, 2], 2))
@@ -513,4 +536,7 @@ CALLS = {
     "math_1": (lambda d: math_1(d, d.rng.choice(sorted(ref.MATH_1))), FLOATS, 6),
     "math_2": (lambda d: math_2(d, d.rng.choice(["pow", "fmod", "atan2", "max", "min"])), FLOATS, 2),
     "clamp": (clamp, FLOATS + INTS, 1),
+    "clamp_side": (lambda d: clamp_side(d, d.rng.choice(["clamp_min", "clamp_max"])), FLOATS + INTS, 1),
+    "array_transpose": (array_transpose, FLOATS + INTS, 1),
+    "array_concatenate": (array_concatenate, FLOATS + INTS, 1),
 }
