@@ -58,6 +58,10 @@ def conv_transpose(d: Draw):
     strides = [d.rng.randint(1, 3) for _ in range(s)]
     output_padding = [d.rng.randint(0, st - 1) for st in strides]
     pads = [d.rng.randint(0, k - 1) for k in kernel] + [d.rng.randint(0, k - 1) for k in kernel]
+    for a in range(s):                                  # at least one output element per axis
+        full = strides[a] * (sizes[a] - 1) + kernel[a] + output_padding[a]
+        while full - pads[a] - pads[s + a] < 1:
+            pads[a if pads[a] > pads[s + a] else s + a] -= 1
     c, m = d.rng.randint(1, 3), d.rng.randint(1, 3)
     x = d.input([d.rng.randint(1, 2), c] + sizes)
     w = d.input([c, m] + kernel)
