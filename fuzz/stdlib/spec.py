@@ -41,14 +41,6 @@ class StdProgram:
         lines.append(f"let $y = {self.call};")
         return [line.replace("$", prefix) for line in lines]
 
-    @property
-    def dims(self) -> tuple:
-        return ()
-
-    @property
-    def fixed(self) -> bool:
-        return False
-
 
 def _dim(d) -> str:
     return d if isinstance(d, str) else str(d)
