@@ -67,8 +67,9 @@ bench-build: venv
 # The fuzzers (fuzz/, registered in fuzz/campaigns.py): generated programs against their NumPy
 # meaning on llvm-cpu and vulkan-spirv, mutants of real programs through the front end,
 # mutants of `einc run`, and generated dense programs (matmuls, convolutions, poolings) against
-# NumPy on the three targets. `make fuzz` runs each campaign's full size (2,000 programs, 5,000
-# and 2,000 mutants, 600 dense programs); `make fuzz N=100` runs N cases of each;
+# NumPy on the three targets, and standard-library calls against their ONNX meaning. `make fuzz`
+# runs each campaign's full size (2,000 programs, 5,000 and 2,000 mutants, 600 dense programs,
+# 1,000 stdlib calls); `make fuzz N=100` runs N cases of each;
 # FUZZ_ARGS="--only dense" picks.
 SEED ?= 1
 fuzz: venv

@@ -28,6 +28,7 @@ CAMPAIGNS = (
     Campaign("mutants", "fuzz.mutants.campaign:run_mutants", full=5000, sample=400),
     Campaign("runner", "fuzz.runner_campaign:run_runner", full=2000, sample=120),
     Campaign("dense", "fuzz.dense.campaign:run_dense", full=600, sample=40),
+    Campaign("stdlib", "fuzz.stdlib.campaign:run_stdlib", full=1000, sample=48),
 )
 
 

@@ -8,6 +8,7 @@ import pytest
 from fuzz.campaigns import campaign
 from fuzz.dense.campaign import run_dense
 from fuzz.programs.campaign import run_differential
+from fuzz.stdlib.campaign import run_stdlib
 
 SEED = 2024
 
@@ -47,4 +48,15 @@ def test_dense_programs_match_their_numpy_meaning(target):
     sample = campaign("dense").sample
     report = run_dense(sample, SEED, targets=(target,), log=lambda _: None)
     assert report.counts[f"programs checked on {target}"] + len(report.findings) >= sample // 2
+    assert not report.bad, report.format()
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_stdlib_calls_match_their_numpy_meaning(target):
+    """The stdlib campaign's sample (fuzz.stdlib): drawn std::ml, std::math and std::array calls
+    against their ONNX / math-library meaning; Vulkan runs a share of the f32 and i32 ones."""
+    sample = campaign("stdlib").sample
+    report = run_stdlib(sample, SEED, targets=(target,), log=lambda _: None)
+    checked = report.counts[f"programs checked on {target}"] + len(report.findings)
+    assert checked >= (sample // 2 if target == "llvm-cpu" else 1)
     assert not report.bad, report.format()
