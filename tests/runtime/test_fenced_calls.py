@@ -126,3 +126,49 @@ def test_an_interrupted_wait_lets_the_work_finish_first(monkeypatch):
         wait_without_spinning(semaphore, 1, rt.HalFence.create_at(semaphore, 1))
     assert semaphore.query() == 1
     timer.join()
+
+
+class _CountedPolls:
+    """A semaphore whose polls are counted."""
+
+    def __init__(self, semaphore):
+        self.semaphore, self.polls = semaphore, 0
+
+    def query(self):
+        self.polls += 1
+        return self.semaphore.query()
+
+
+def test_a_wait_told_how_long_the_work_takes_polls_from_then_on():
+    """Work signalled after 40 ms: told to stay quiet for 30 ms, the wait polls a few times
+    after them; told nothing, it polls from the start (20 us apart, growing by a tenth)."""
+    device = _device()
+    polls = {}
+    for quiet in (0.0, 0.03):
+        semaphore = device.create_semaphore(0)
+        counted = _CountedPolls(semaphore)
+        timer = threading.Timer(0.04, semaphore.signal, args=(1,))
+        start = time.perf_counter()
+        timer.start()
+        wait_without_spinning(counted, 1, rt.HalFence.create_at(semaphore, 1), start, quiet)
+        assert semaphore.query() == 1 and time.perf_counter() - start >= 0.04
+        timer.join()
+        polls[quiet] = counted.polls
+    assert polls[0.03] * 2 < polls[0.0], polls
+
+
+def test_calls_of_shapes_seen_before_sleep_until_most_of_their_fastest_time(matmul, monkeypatch):
+    """FencedMain keeps the fastest time of each argument shape and waits out 0.8 of it before
+    polling; a new shape is polled from the start. Results match NumPy either way."""
+    quiet = []
+
+    def recorded(semaphore, value, fence, start=None, quiet_s=0.0):
+        quiet.append(quiet_s)
+        wait(semaphore, value, fence, start, quiet_s)
+    wait = fenced_calls.wait_without_spinning
+    monkeypatch.setattr(fenced_calls, "wait_without_spinning", recorded)
+    for n in (72, 72, 72, 40):    # shapes no other test of the module calls
+        a, b = _matrices(n)
+        np.testing.assert_allclose(matmul(A=a, B=b)["C"], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4 * np.sqrt(n))
+    assert quiet[0] == 0.0 and quiet[1] > 0.0 and quiet[2] > 0.0 and quiet[3] == 0.0, quiet
+    assert quiet[2] <= quiet[1]
