@@ -8,8 +8,6 @@ result is returned as a NumPy array over the buffer IREE wrote it into.
 """
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import iree.runtime as rt
 from iree.runtime import BufferUsage, HalElementType, MemoryType
@@ -73,7 +71,7 @@ def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[
         return np.zeros(shape, dtype)
     if not _mappable(view.get_buffer()):
         return np.array(result.to_host(), copy=True)
-    array = _owning_array(view, shape, dtype)
+    array = _MappedResult(view).array(shape, dtype)
     if any(np.may_share_memory(array, other) for other in (*lent, *returned)):
         return array.copy()
     return array
@@ -92,17 +90,20 @@ def _dtype_of(view: rt.HalBufferView) -> np.dtype:
     return dtype
 
 
-def _owning_array(view: rt.HalBufferView, shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """An array over `view`'s mapped memory that holds the mapping and the view for as long as
-    it lives. IREE-34: the array `MappedMemory.asarray` gives does not hold them, and the next
-    call would write its results over it. Its memory is taken by a ctypes array (writable, as
-    the mapping's own buffer is not) that holds both; it costs ~6-18 us less a 256-512 matmul
-    call than the array interface of an owner object (docs/DECISIONS.md)."""
-    mapping = view.map()
-    unowned = mapping.asarray(shape, dtype)
-    owner = (ctypes.c_byte * unowned.nbytes).from_buffer(unowned)
-    owner.einc_mapping = (view, mapping)
-    return np.frombuffer(owner, dtype).reshape(shape)
+class _MappedResult:
+    """The owner of a result array's memory: it holds IREE's mapping and the buffer view under it
+    for as long as the array (its base) lives. IREE-34: the array `MappedMemory.asarray` gives
+    does not hold them, and the next call would write its results over it."""
+
+    def __init__(self, view: rt.HalBufferView):
+        self._view = view
+        self._mapping = view.map()
+
+    def array(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        unowned = self._mapping.asarray(shape, dtype)
+        self.__array_interface__ = {"version": 3, "shape": shape, "typestr": unowned.dtype.str,
+                                    "data": (unowned.ctypes.data, False)}
+        return np.asarray(self)
 
 
 def _mappable(buffer: rt.HalBuffer) -> bool:

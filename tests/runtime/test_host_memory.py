@@ -171,7 +171,7 @@ def test_small_results_are_copies_and_larger_ones_arrays_over_their_buffers(prog
 
 def test_results_outlive_later_calls_and_their_program():
     # Each result holds the buffer IREE wrote it into (through the mapping it was read from,
-    # einc.runtime.host_memory._owning_array); a released buffer goes back to the device's
+    # einc.runtime.host_memory._MappedResult); a released buffer goes back to the device's
     # cache, where the next call takes it.
     vmfb = built(SOURCE, outputs=["doubled"]).vmfb
     program = einc.load(vmfb, device="local-sync")
