@@ -27,13 +27,6 @@ _FENCED_MODEL = "coarse-fences"
 _SLEEP_FRACTION = 0.1
 _SHORTEST_SLEEP_S = 20e-6
 _LONGEST_SLEEP_S = 1e-3
-# Before its first poll a call sleeps until this fraction of the fastest call seen with the same
-# argument shapes and scalars: the polls before it found the work unfinished, and each woke the
-# caller onto a core that a worker was using (a 512 matmul's caller spent ~0.7 ms of CPU a
-# call polling under load, docs/DECISIONS.md "Where a matmul's time goes on two cores"). The
-# fastest of at most _KEPT_TIMES argument shapes is kept.
-_EXPECTED_FRACTION = 0.8
-_KEPT_TIMES = 64
 
 
 def takes_fences(function: rt.VmFunction) -> bool:
@@ -59,11 +52,8 @@ class FencedMain:
         self._context, self._device, self._function = context, device, function
         self._packer = ArgumentPacker(_invoke_statics, None)
         self._ready = rt.HalFence(1)
-        self._fastest: dict[tuple, float] = {}
 
     def __call__(self, *args):
-        start = time.perf_counter()
-        key = _call_key(args)
         arguments = self._packer.pack(InvokeContext(self._device), args, {})
         # A semaphore per call: one that failed stays failed, and creating one costs ~0.3 us.
         semaphore = self._device.create_semaphore(0)
@@ -72,33 +62,17 @@ class FencedMain:
         arguments.push_ref(done.ref)
         results = rt.VmVariantList(4)
         self._context.invoke(self._function, arguments, results)
-        wait_without_spinning(semaphore, 1, done, start, self._fastest.get(key, 0.0) * _EXPECTED_FRACTION)
-        self._note_time(key, time.perf_counter() - start)
+        wait_without_spinning(semaphore, 1, done)
         returned = _extract_vm_sequence_to_python(Invocation(self._device), results, None)
         return None if not returned else returned[0] if len(returned) == 1 else tuple(returned)
 
-    def _note_time(self, key: tuple, seconds: float) -> None:
-        known = self._fastest.get(key)
-        if (known is None and len(self._fastest) < _KEPT_TIMES) or (known is not None and seconds < known):
-            self._fastest[key] = seconds
 
-
-def _call_key(args: tuple) -> tuple:
-    """What a call's time depends on beyond its values: each array's shape, each scalar itself."""
-    return tuple(tuple(a.shape) if hasattr(a, "shape") else a for a in args)
-
-
-def wait_without_spinning(semaphore: rt.HalSemaphore, value: int, fence: rt.HalFence,
-                          start: float | None = None, quiet_s: float = 0.0) -> None:
-    """Returns once `semaphore` reached `value` (RuntimeError if it failed), polling it from
-    `quiet_s` after `start` (a time.perf_counter(); default now). Interrupted (Ctrl-C), it waits
-    for the work through `fence` first: the work reads and writes memory the caller owns (lent
-    inputs), which must outlive it."""
-    start = time.perf_counter() if start is None else start
+def wait_without_spinning(semaphore: rt.HalSemaphore, value: int, fence: rt.HalFence) -> None:
+    """Returns once `semaphore` reached `value` (RuntimeError if it failed). Interrupted (Ctrl-C),
+    it waits for the work through `fence` first: the work reads and writes memory the caller
+    owns (lent inputs), which must outlive it."""
+    start = time.perf_counter()
     try:
-        quiet = quiet_s - (time.perf_counter() - start)
-        if quiet > 0 and semaphore.query() < value:
-            time.sleep(quiet)
         while semaphore.query() < value:
             waited = time.perf_counter() - start
             time.sleep(min(max(waited * _SLEEP_FRACTION, _SHORTEST_SLEEP_S), _LONGEST_SLEEP_S))
