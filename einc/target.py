@@ -57,7 +57,7 @@ class Target:
 _COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-dispatch-creation-fuse-multi-use=false",
            "--iree-opt-const-expr-hoisting=false")
 # Data tiling packs matmul operands into the CPU's register tiles (3-4x the default codegen,
-# benchmarks/ matmul rows). The host target packs f32 matmuls into einc's own 14x32 tiles
+# benchmarks/ matmul rows). The host target packs f32 matmuls into einc's own 8x32 tiles
 # (einc.mlir.dense.cpu_matmuls), which IREE's mmt4d microkernel has none of, so it builds without them.
 _DATA_TILING = "--iree-opt-data-tiling=true"
 _HOST_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=none")

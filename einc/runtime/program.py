@@ -23,7 +23,7 @@ from einc.runtime.errors import FailedCheck, RunError
 from einc.runtime.fenced_calls import main_invoker
 from einc.runtime.host_memory import device_argument, result_array
 from einc.runtime.index_checks import bad_index
-from einc.runtime.inputs import bind_inputs
+from einc.runtime.inputs import CheckedInputs, bind_inputs
 from einc.runtime.parameters import parameters_module
 from einc.runtime.printing import PRINT_LABEL_PREFIX, format_print, perform
 from einc.runtime.readback import copy_of_mapped, to_numpy
@@ -98,6 +98,7 @@ class Program:
         self._parameters = None if self.signature.parameters is None else \
             parameters_module(self._instance, self.signature.parameters, parameters, name)
         self._recorder = _PrintRecorder()
+        self._inputs = CheckedInputs(self.signature)
         self._open_context()
         _open_programs.add(self)
 
@@ -129,7 +130,7 @@ class Program:
         any program's calls, on Vulkan this program's: each has a device of its own)."""
         if self._main is None:
             raise RunError(f"{self.name} was closed")
-        bound = bind_inputs(self.signature, inputs)
+        bound = self._inputs.bind(inputs)
         self._check_on_this_device(bound)
         for attempt in range(_RUNS_ON_A_LOST_DEVICE + 1):
             try:
@@ -210,7 +211,10 @@ class Program:
     def _write_prints(self, stdout: TextIO, failure: RunError | None) -> None:
         """In program order: IREE schedules a print once its values are ready, which need not be
         where the program has it. After a failed assert, only the prints before it. The values
-        of an assert's message are not prints (_with_values)."""
+        of an assert's message are not prints (_with_values). A call that printed nothing
+        writes nothing (and saves a few us of a small call)."""
+        if not self._recorder.records:
+            return
         cut = self.signature.asserts.get(failure.text) if isinstance(failure, FailedCheck) else None
         messages = set(self.signature.assert_values.values())
         for index, arrays in sorted(self._recorder.records, key=lambda record: record[0]):

@@ -2,7 +2,7 @@
 vecmat, dot, and the dense layer after a convolution, which sums over several axes at once with
 a weight of as many axes (a run of letters) or a flattened one (`Wf[12 * c + 4 * h + w, j]`,
 row-major, column-major, or longer than the product: a near miss). Sizes cover 1, primes, and
-the sides of the llvm-cpu register tile (14 x 32) below, at and above it; operands stored
+the sides of the llvm-cpu register tile (8 x 32, 14 x 32 before) below, at and above it; operands stored
 transposed are near misses (matched with a transpose); an operand may be read backwards along
 one axis (`a[i, K - 1 - k]`). A weight may be one layer of a stack,
 `w[1, k, j]` (a slice operand).
@@ -13,7 +13,7 @@ from fuzz.dense.builder import Builder, Tensor, plain_read
 from fuzz.dense.spec import Affine, Loop, Read, Reduction, Size, Step, Sub
 from fuzz.dense.windows import BATCH
 
-MATRIX = (1, 2, 3, 5, 7, 13, 14, 15, 16, 17, 28, 29, 31, 32, 33, 45, 64)
+MATRIX = (1, 2, 3, 5, 7, 8, 9, 13, 14, 15, 16, 17, 28, 29, 31, 32, 33, 45, 64)
 OUTPUTS = (1, 2, 3, 10, 16, 33)
 
 

@@ -2,10 +2,10 @@
 
 IREE's data tiling packs a matmul's operands into 16x16 register tiles: 17 loads for 16 FMAs a
 step of K, and no option chooses another tile. So einc packs the operands into REGISTER_TILE
-itself (14 rows of A by 32 columns of B: 28 of the 32 vector registers accumulate, 16 loads for
-28 FMAs) and runs `linalg.mmt4d` on them, which IREE vectorizes (0.83x NumPy against 0.68x at
+itself (8 rows of A by 32 columns of B: 16 of the 32 vector registers accumulate, 10 loads for
+16 FMAs) and runs `linalg.mmt4d` on them, which IREE vectorizes (0.83x NumPy against 0.68x at
 n = 1024). IREE's mmt4d microkernel has no such tile, so llvm-cpu builds without microkernels.
-Elsewhere (llvm-cpu-generic, a host without AVX-512, other element types, a static M under 14
+Elsewhere (llvm-cpu-generic, a host without AVX-512, other element types, a static M under 8
 or N under 32, an A the program computes summed over a run-time K, Vulkan) the matmul stays a
 `linalg.matmul` for IREE. Figures and the tiles tried: docs/DECISIONS.md, Dense kernels.
 """
@@ -25,7 +25,10 @@ from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.dense.named_ops import Axis, Match, emit as emit_named
 from einc.target import Target
 
-REGISTER_TILE = (14, 32)        # rows of A, columns of B
+# Rows of A, columns of B. 8 rows rather than 14 (28 accumulators): the pack of A transposes
+# 8-row blocks in far fewer shuffles (256 x 256: 11 against 16-28 us), the kernel ran as fast or
+# faster (287 against 299 us), and rows that are a multiple of 8 need no padded tile.
+REGISTER_TILE = (8, 32)
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 # Workgroup and vector tiles of the two packs, over their [tiles, K] loops. IREE's (64 by 64
 # workgroups, which with a build-time K become 64 by 16) read A as hundreds of strided
@@ -108,8 +111,8 @@ def _extent(axis: Axis) -> Optional[int]:
 
 def register_tiled(ins: list[ir.Value], out: ir.Value, packed_right: bool = False) -> ir.Value:
     """out[m, n] = sum[k](a[m, k] * b[k, n]) as pack, mmt4d and unpack: a packed to
-    [M/14, K, 14, 1], b to [N/32, K, 32, 1] (both zero-padded; b given so with `packed_right`),
-    the product [M/14, N/32, 14, 32]."""
+    [M/8, K, 8, 1], b to [N/32, K, 32, 1] (both zero-padded; b given so with `packed_right`),
+    the product [M/8, N/32, 8, 32] (REGISTER_TILE)."""
     a, b = ins
     rows, columns = REGISTER_TILE
     element = ir.RankedTensorType(out.type).element_type
@@ -133,7 +136,7 @@ _RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 
 def _computed_by_linalg(value: ir.Value) -> bool:
     """Whether a linalg op computes `value`: IREE fuses it into the pack's dispatch, where a row
-    tile over all of K vectorizes the producer at 14 x K (over its 32 KB limit at K = 768)."""
+    tile over all of K vectorizes the producer at rows x K (14 x 768 was over its 32 KB limit)."""
     owner = value.owner
     while not isinstance(owner, ir.Block) and owner.name in _RESHAPES:
         owner = owner.operands[0].owner
