@@ -203,15 +203,14 @@ def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
     # fused op's workgroups; a head split fused into the op's dispatch exceeds IREE's vector sizes)
     q, k, v = (fence(lw.target, _batched(lw, lw.lower(g), found.batch)) for g in (found.q, found.k, found.v))
     f32 = element_type(F32)
-    shape = [ir.RankedTensorType(q.type).get_dim_size(0), ir.RankedTensorType(q.type).get_dim_size(1),
-             ir.RankedTensorType(v.type).get_dim_size(2)]
+    shape = [_dim(q, 0), _dim(q, 1), _dim(v, 2)]
     dims = [tensor.dim(q, index_const(0)) if shape[0] == DYNAMIC else None,
             tensor.dim(q, index_const(1)) if shape[1] == DYNAMIC else None]
     out_type = ir.RankedTensorType.get(shape, f32)
     init = _empty(shape, dims, f32)
     op = ir.Operation.create("iree_linalg_ext.attention", results=[out_type],
                              operands=[q, k, v, _scale(lw, found), init],
-                             attributes=_attributes(shape), regions=1)
+                             attributes=_attributes(q, k, v), regions=1)
     block = op.regions[0].blocks.append(f32)
     with ir.InsertionPoint(block):
         ir.Operation.create("iree_linalg_ext.yield", operands=[block.arguments[0]])
@@ -233,20 +232,30 @@ def _scale(lw, found: Attention) -> ir.Value:
     return arith.divf(one, scale) if found.divides else scale
 
 
-def _attributes(shape: list) -> dict:
+def _attributes(q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
     """The op's maps over (batch, queries, value head, head, keys), and IREE's CPU tiles: rows of
-    queries a step as many as keep a step's vectors small, all of the value head, 16 keys."""
-    d = [ir.AffineDimExpr.get(i) for i in range(5)]
-    b, m, n, k1, k2 = d
+    queries a step as many as keep a step's vectors small, all of the value head, 16 keys. IREE
+    drops an axis of size 1 from the op before it reads the tiles, which are by position: a
+    batch of one gets tiles without it; with another such axis IREE picks the tiles itself."""
+    b, m, n, k1, k2 = (ir.AffineDimExpr.get(i) for i in range(5))
     maps = [(b, m, k1), (b, k1, k2), (b, k2, n), (), (b, m, n)]
     attributes = {"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, list(r)))
                                                      for r in maps])}
-    width = shape[2]
+    sizes = [_dim(q, 0), _dim(q, 1), _dim(v, 2), _dim(q, 2), _dim(k, 2)]
+    if 1 in sizes[1:]:
+        return attributes
+    width = sizes[2]
     rows = max(1, min(4, 4096 // (KEYS_PER_STEP * width)))
-    attributes["compilation_info"] = compilation_info(
-        {"distribution": [1, ROWS_PER_WORKGROUP, 0, 0, 0], "vector_common_parallel": [1, rows, width, 0, 0],
-         "vector_reduction": [0, 0, 0, 0, KEYS_PER_STEP]}, "LinalgExtTileAndVectorize")
+    levels = {"distribution": [1, ROWS_PER_WORKGROUP, 0, 0, 0], "vector_common_parallel": [1, rows, width, 0, 0],
+              "vector_reduction": [0, 0, 0, 0, KEYS_PER_STEP]}
+    kept = 1 if sizes[0] == 1 else 0
+    attributes["compilation_info"] = compilation_info({name: tiles[kept:] for name, tiles in levels.items()},
+                                                      "LinalgExtTileAndVectorize")
     return attributes
+
+
+def _dim(value: ir.Value, axis: int) -> int:
+    return ir.RankedTensorType(value.type).get_dim_size(axis)
 
 
 def _batched(lw, value: ir.Value, batch: int) -> ir.Value:
