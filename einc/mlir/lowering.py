@@ -118,7 +118,7 @@ class Lowering:
     def fused_form(self, v: Value):
         """The fused kernel computing `v` from other operands than its own (softmax attention,
         einc.mlir.dense.attention), or None."""
-        if not isinstance(v, Generic) or not self.target.fused_attention:
+        if not isinstance(v, Generic) or self.target.fused_attention_scores is None:
             return None
         if id(v) not in self._fused:
             self._fused[id(v)] = attention.match(self, v)

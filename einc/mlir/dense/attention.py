@@ -1,7 +1,7 @@
 """Softmax attention as one fused kernel (IREE's `iree_linalg_ext.attention`).
 
 Attention as einc elaborates it is five tensors: scores `S = sum[k](q * k) * c` (c optional, a
-host scalar; `/ c` too), their row maximum `M = max[t](S)`, `E = exp(S - M)`, its row sum
+build-time constant; `/ c` too), their row maximum `M = max[t](S)`, `E = exp(S - M)`, its row sum
 `Z = sum[t](E)`, and the context, either `sum[t](E * v) / Z` (examples/transformer/layers.ein)
 or `sum[t](P * v)` with `P = E / Z` (std::ml's softmax). Every read between them is the whole
 tensor at the reader's own point (the row reductions over the whole key axis), and every axis
@@ -9,11 +9,13 @@ before the query one is a batch axis shared by all of them (heads included). Low
 that is four passes over the probabilities (the largest tensor: heads x queries x keys); the
 fused op runs blocks of query rows through the scores, an online softmax and the product with
 v, so the probabilities are never written. Any other form (a mask added to the scores, another
-normalisation, a partial key range) is not matched and lowers as written.
+normalisation, a partial key range) is not matched and lowers as written. A target takes the
+fused form from a number of scores per head on (`Target.fused_attention_scores`): on the CPU the
+op runs slower than the form as written while a head's probabilities stay in the cache.
 
 q, k (transposed: keys on the last axis, which IREE's CPU code vectorizes along) and v are
 materialized as kernels of their own from the reads in the definitions (a head split of qkv
-becomes a copy IREE fuses with its producer), their batch axes collapsed into one.
+becomes a copy), their batch axes collapsed into one.
 """
 from __future__ import annotations
 
@@ -34,10 +36,12 @@ from einc.mlir.core.types import element_type
 from einc.mlir.dense import named_ops
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-# The widest head (q's and v's last axis) given IREE's CPU tiles: a vector step's scores and
-# products ([rows, keys, head]) must stay under IREE's 32 KB limit on one op's vectors.
-WIDEST_HEAD = 256
-KEYS_PER_STEP = 16
+# IREE's CPU tiles for the op: a vector step of 2 query rows and 32 keys over the whole head
+# (fastest of 1-8 rows by 8-64 keys at Whisper's 6 x 1500 x 64, one thread; 4 x 16: 12% slower,
+# odd counts 2x); one step's scores and products ([rows, keys, head]) must stay under IREE's
+# 32 KB limit on one op's vectors, which bounds the head's width.
+WIDEST_HEAD = 128
+KEYS_PER_STEP = 32
 ROWS_PER_WORKGROUP = 64
 
 
@@ -139,7 +143,7 @@ def _scores(lw, scores: Value, v: Generic, batch: int) -> Optional[Attention]:
     for a, b in (total.body.args, total.body.args[::-1]):
         if isinstance(a, Read) and isinstance(b, Read):
             q_kernel, k_kernel = _operand(lw, a, (*lead, s, k)), _operand(lw, b, (*lead, k, t))
-            if q_kernel is not None and k_kernel is not None and _fits(q_kernel, v):
+            if q_kernel is not None and k_kernel is not None and _fits(q_kernel, v) and _pays(lw, s, t):
                 return Attention(q_kernel, k_kernel, v, scale, divides, batch)
     return None
 
@@ -148,6 +152,15 @@ def _fits(q: Generic, v: Generic) -> bool:
     """Whether the heads' widths are fixed and within IREE's CPU tiles."""
     widths = (q.vars[-1].extent, v.vars[-1].extent)
     return all(w.is_const and 0 < w.const <= WIDEST_HEAD for w in widths)
+
+
+def _pays(lw, queries, keys) -> bool:
+    """Whether a head's scores are many enough for the fused op on this target: below that they
+    stay in the cache between the passes of the form as written, which runs faster; a run-time
+    count may be any, and the form as written slows most for large ones."""
+    if not (queries.extent.is_const and keys.extent.is_const):
+        return True
+    return queries.extent.const * keys.extent.const >= lw.target.fused_attention_scores
 
 
 def _operand(lw, read: Read, vars_: tuple) -> Optional[Generic]:
@@ -233,8 +246,7 @@ def _scale(lw, found: Attention) -> ir.Value:
 
 
 def _attributes(q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
-    """The op's maps over (batch, queries, value head, head, keys), and IREE's CPU tiles: rows of
-    queries a step as many as keep a step's vectors small, all of the value head, 16 keys. IREE
+    """The op's maps over (batch, queries, value head, head, keys), and IREE's CPU tiles. IREE
     drops an axis of size 1 from the op before it reads the tiles, which are by position: a
     batch of one gets tiles without it; with another such axis IREE picks the tiles itself."""
     b, m, n, k1, k2 = (ir.AffineDimExpr.get(i) for i in range(5))
@@ -244,9 +256,8 @@ def _attributes(q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
     sizes = [_dim(q, 0), _dim(q, 1), _dim(v, 2), _dim(q, 2), _dim(k, 2)]
     if 1 in sizes[1:]:
         return attributes
-    width = sizes[2]
-    rows = max(1, min(4, 4096 // (KEYS_PER_STEP * width)))
-    levels = {"distribution": [1, ROWS_PER_WORKGROUP, 0, 0, 0], "vector_common_parallel": [1, rows, width, 0, 0],
+    rows = 2 if max(sizes[2], sizes[3]) <= 64 else 1
+    levels = {"distribution": [1, ROWS_PER_WORKGROUP, 0, 0, 0], "vector_common_parallel": [1, rows, sizes[2], 0, 0],
               "vector_reduction": [0, 0, 0, 0, KEYS_PER_STEP]}
     kept = 1 if sizes[0] == 1 else 0
     attributes["compilation_info"] = compilation_info({name: tiles[kept:] for name, tiles in levels.items()},
