@@ -96,6 +96,7 @@ _RECORDS = (
            # features lack Float16 and 16-bit storage, and SPIR-V has no bf16 arithmetic
            unsupported_dtypes=(("f64", "f32"), ("i64", "i32"), ("u64", "u32"), ("i16", "i32"), ("u16", "i32"),
                                ("f16", "f32"), ("bf16", "f32")),
+           # IREE-66: no fused attention (fused_attention_scores stays None).
            # SPIR-V cannot compile a dispatch region with loops; IREE-30: lavapipe stops an
            # invocation after ~65,535 loop iterations
            loops_in_dispatch=False, loop_budget=65_000,

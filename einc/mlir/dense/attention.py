@@ -36,7 +36,7 @@ from einc.mlir.core.types import element_type
 from einc.mlir.dense import named_ops
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-# IREE's CPU tiles for the op: a vector step of 2 query rows and 32 keys over the whole head
+# IREE-64: einc's CPU tiles for the op: a vector step of 2 query rows and 32 keys over the whole head
 # (fastest of 1-8 rows by 8-64 keys at Whisper's 6 x 1500 x 64, one thread; 4 x 16: 12% slower,
 # odd counts 2x); one step's scores and products ([rows, keys, head]) must stay under IREE's
 # 32 KB limit on one op's vectors, which bounds the head's width.
@@ -212,8 +212,8 @@ def _is_op(value: Value, name: str, arity: int) -> bool:
 
 def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
     """The context [batch.., queries, value head] of `found`."""
-    # each operand is computed by a dispatch of its own (k transposed once, not by each of the
-    # fused op's workgroups; a head split fused into the op's dispatch exceeds IREE's vector sizes)
+    # each operand is computed by a dispatch of its own (IREE-64: k transposed once, not by each
+    # of the op's workgroups; IREE-65: a head split moved into the op's dispatch breaks its tiles)
     q, k, v = (fence(lw.target, _batched(lw, lw.lower(g), found.batch)) for g in (found.q, found.k, found.v))
     f32 = element_type(F32)
     shape = [_dim(q, 0), _dim(q, 1), _dim(v, 2)]
@@ -227,8 +227,7 @@ def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
     block = op.regions[0].blocks.append(f32)
     with ir.InsertionPoint(block):
         ir.Operation.create("iree_linalg_ext.yield", operands=[block.arguments[0]])
-    # and the result leaves it whole: a reshape IREE moved through the op would leave the tiles
-    # above for a domain of other axes
+    # and the result leaves it whole (IREE-65: a reshape moved through the op breaks its tiles)
     return _unbatched(lw, fence(lw.target, op.results[0]), found.batch, out_shape)
 
 
@@ -246,9 +245,9 @@ def _scale(lw, found: Attention) -> ir.Value:
 
 
 def _attributes(q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
-    """The op's maps over (batch, queries, value head, head, keys), and IREE's CPU tiles. IREE
-    drops an axis of size 1 from the op before it reads the tiles, which are by position: a
-    batch of one gets tiles without it; with another such axis IREE picks the tiles itself."""
+    """The op's maps over (batch, queries, value head, head, keys), and einc's CPU tiles.
+    IREE-65: IREE drops an axis of size 1 from the op before it reads the tiles, which are by
+    position: a batch of one gets tiles without it; with another such axis IREE picks them."""
     b, m, n, k1, k2 = (ir.AffineDimExpr.get(i) for i in range(5))
     maps = [(b, m, k1), (b, k1, k2), (b, k2, n), (), (b, m, n)]
     attributes = {"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, list(r)))
