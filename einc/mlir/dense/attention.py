@@ -19,6 +19,7 @@ becomes a copy), their batch axes collapsed into one.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -214,7 +215,7 @@ def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
     """The context [batch.., queries, value head] of `found`."""
     # each operand is computed by a dispatch of its own (IREE-64: k transposed once, not by each
     # of the op's workgroups; IREE-65: a head split moved into the op's dispatch breaks its tiles)
-    q, k, v = (fence(lw.target, _batched(lw, lw.lower(g), found.batch)) for g in (found.q, found.k, found.v))
+    q, k, v = (fence(lw.target, _batched(lw.lower(g), found.batch)) for g in (found.q, found.k, found.v))
     f32 = element_type(F32)
     shape = [_dim(q, 0), _dim(q, 1), _dim(v, 2)]
     dims = [tensor.dim(q, index_const(0)) if shape[0] == DYNAMIC else None,
@@ -268,7 +269,7 @@ def _dim(value: ir.Value, axis: int) -> int:
     return ir.RankedTensorType(value.type).get_dim_size(axis)
 
 
-def _batched(lw, value: ir.Value, batch: int) -> ir.Value:
+def _batched(value: ir.Value, batch: int) -> ir.Value:
     """`value` [batch.., a, b] as [one batch, a, b]."""
     source = ir.RankedTensorType(value.type)
     sizes = [source.get_dim_size(i) for i in range(source.rank)]
@@ -279,7 +280,7 @@ def _batched(lw, value: ir.Value, batch: int) -> ir.Value:
         dynamic = [tensor.dim(value, index_const(i)) for i, s in enumerate(sizes) if s == DYNAMIC]
         return tensor.expand_shape(result, value, [[0, 1], [2]], dynamic, [1] + sizes)
     lead = sizes[:batch]
-    merged = DYNAMIC if DYNAMIC in lead else _product(lead)
+    merged = DYNAMIC if DYNAMIC in lead else math.prod(lead)
     result = ir.RankedTensorType.get([merged] + sizes[batch:], source.element_type)
     return tensor.collapse_shape(result, value, [list(range(batch)), [batch], [batch + 1]])
 
@@ -294,13 +295,6 @@ def _unbatched(lw, value: ir.Value, batch: int, shape: tuple) -> ir.Value:
         return tensor.collapse_shape(result, value, [[0, 1], [2]])
     groups = [list(range(batch)), [batch], [batch + 1]]
     return tensor.expand_shape(result, value, groups, lw.sizes.dynamic_dims(shape), static)
-
-
-def _product(sizes: list) -> int:
-    out = 1
-    for s in sizes:
-        out *= s
-    return out
 
 
 def emitted(lw, found: Attention, ctx: Generic) -> ir.Value:
