@@ -134,9 +134,10 @@ def test_a_target_without_the_fused_form_keeps_attention_as_written(emitted):
     assert _attention_ops(emitted(SOURCE, "vulkan-spirv", list(FUSED))) == 0
 
 
-@pytest.mark.parametrize("dims", [None, {"B": 2, "S": 37}], ids=["run-time sizes", "fixed sizes"])
-def test_attention_matches_numpy(dims, program_file):
-    built = einc.compile(program_file(SOURCE), target="llvm-cpu", outputs=list(FUSED + UNFUSED), dims=dims)
+@pytest.mark.parametrize("target, dims", [("llvm-cpu", None), ("llvm-cpu-generic", None), ("llvm-cpu", {"B": 2, "S": 37})],
+                         ids=["run-time sizes", "run-time sizes, generic CPU", "fixed sizes"])
+def test_attention_matches_numpy(target, dims, program_file):
+    built = einc.compile(program_file(SOURCE), target=target, outputs=list(FUSED + UNFUSED), dims=dims)
     run = einc.load(built.vmfb)
     for batch, positions in ([(2, 37)] if dims else [(1, 5), (3, 37)]):
         x = _inputs(batch, positions)
