@@ -26,6 +26,9 @@ class Target:
     convolution_tiles: bool = False       # NCHW convolutions get einc's CPU tile sizes
     register_tiled_matmuls: bool = False  # f32 matmuls packed into einc's register tiles (AVX-512)
     unrolled_poolings: bool = False       # poolings as one pass over their window's shifted slices
+    # softmax attention as one IREE attention op (P never written) where a head's scores (queries x
+    # keys) are this many or more, or of run-time size; None: always as written (einc.mlir.dense.attention)
+    fused_attention_scores: int | None = None
     loop_budget: int = 1 << 30            # loop iterations one kernel invocation may run
     # bytes the kernels assume each input starts on: one starting elsewhere is copied before a
     # call (IREE-31, einc.runtime.host_memory); None: IREE's own (64 on the CPU)
@@ -78,6 +81,7 @@ _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45",
 # IREE-31: NumPy's large arrays start 16 bytes past a page, so with IREE's 64 they were copied
 # every call (the RNN H = 64 bench's 25 MB input: 15% of its time); 16 lends them in place.
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, unrolled_poolings=True,
+            fused_attention_scores=1 << 21,
             defects=_CPU_DEFECTS, input_alignment=16)
 
 _RECORDS = (
@@ -92,6 +96,7 @@ _RECORDS = (
            # features lack Float16 and 16-bit storage, and SPIR-V has no bf16 arithmetic
            unsupported_dtypes=(("f64", "f32"), ("i64", "i32"), ("u64", "u32"), ("i16", "i32"), ("u16", "i32"),
                                ("f16", "f32"), ("bf16", "f32")),
+           # IREE-66: no fused attention (fused_attention_scores stays None).
            # SPIR-V cannot compile a dispatch region with loops; IREE-30: lavapipe stops an
            # invocation after ~65,535 loop iterations
            loops_in_dispatch=False, loop_budget=65_000,

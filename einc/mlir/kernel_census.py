@@ -36,6 +36,8 @@ def kernel_lines(module: ir.Module) -> list[str]:
 
 def _kind(op: ir.Operation):
     name = op.name
+    if name == "iree_linalg_ext.attention":
+        return "fused attention (online softmax, P never written)"
     if not name.startswith("linalg."):
         return None
     short = name.removeprefix("linalg.")

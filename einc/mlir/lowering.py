@@ -17,6 +17,7 @@ from iree.compiler import ir
 
 from einc.ir.nodes import Generic, IndexRef, Input, Program, RecValue, Stack, StateRead, Value, free_vars
 from einc.mlir.core.locations import location_of
+from einc.mlir.dense import attention
 from einc.mlir.program_rules import RULES
 from einc.mlir.core.shapes import Sizes
 from einc.mlir.weights import Weights
@@ -46,6 +47,7 @@ class Lowering:
         self.state_tensors_are_given = False
         self.step_vars = frozenset(g.t_var for g in program.recurrences)
         self.loop_coordinates: dict = {}         # IndexVar -> its index value, inside a step's loop
+        self._fused: dict[int, object] = {}      # id(Generic) -> its fused form, or None (fused_form)
 
     def is_program_level(self, v: Value) -> bool:
         return not free_vars(v, self._free_memo) and not self._reads_state(v)
@@ -109,8 +111,18 @@ class Lowering:
                 continue
             seen.add(id(v))
             stack.append((v, True))
-            stack.extend((o, False) for o in reversed(v.operands()))
+            fused = self.fused_form(v)
+            stack.extend((o, False) for o in reversed(v.operands() if fused is None else fused.operands()))
         return order
+
+    def fused_form(self, v: Value):
+        """The fused kernel computing `v` from other operands than its own (softmax attention,
+        einc.mlir.dense.attention), or None."""
+        if not isinstance(v, Generic) or self.target.fused_attention_scores is None:
+            return None
+        if id(v) not in self._fused:
+            self._fused[id(v)] = attention.match(self, v)
+        return self._fused[id(v)]
 
     def arg(self, inp: Input) -> ir.Value:
         return self.args[inp.pos]

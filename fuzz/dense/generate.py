@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fuzz.dense import contractions, windows
+from fuzz.dense import attention, contractions, windows
 from fuzz.dense.builder import Builder, Tensor, TooBig, plain_read
 from fuzz.dense.reference import evaluate
 from fuzz.dense.spec import DenseProgram, Loop, Read, Step
@@ -46,6 +46,7 @@ STAGES = (
     (contractions.vecmat, (None, "vector"), 4),
     (contractions.dot, (None, "vector"), 3),
     (contractions.batch_matmul, (None, "batched"), 5),
+    (attention.attention, (None, "batched"), 5),
     (elementwise, (None, "first", "last", "spatial", "matrix", "vector", "batched", "other"), 8),
 )
 

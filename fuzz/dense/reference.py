@@ -146,6 +146,17 @@ def _step(step: Step, m: Meaning, grid: dict, env: dict, loops: tuple) -> Meanin
         return Meaning(m.value / step.constant, m.magnitude / abs(step.constant), m.length + 1)
     if step.op == "one_minus":
         return Meaning(1.0 - m.value, 1.0 + m.magnitude, m.length + 1)
+    if step.op == "subtract":
+        r = _read(step.read, grid, env)
+        return Meaning(m.value - r.value, m.magnitude + r.magnitude, max(m.length, r.length) + 1)
+    if step.op == "divide_by":        # first-order bound: each operand's error relative to it, added
+        r = _read(step.read, grid, env)
+        value, size = m.value / r.value, np.abs(r.value)
+        return Meaning(value, m.magnitude / size + np.abs(value) * (1 + r.magnitude / size),
+                       max(m.length, r.length) + 1)
+    if step.op == "exp":              # exp(x + d) = exp(x) (1 + d): the error relative; 2 ulp of its own
+        value = np.exp(m.value)
+        return Meaning(value, value * (1 + m.magnitude), m.length + 2)
     if step.op == "add_reduced":
         r = _reduction(step.reduction, _grid(list(loops) + list(step.reduction.loops)), env)
         return Meaning(m.value + r.value, m.magnitude + r.magnitude, max(m.length, r.length) + 1)

@@ -164,7 +164,8 @@ class Step:
     """An elementwise step applied to a definition's value: `bias` adds `read` (on the left when
     `left`), `relu`, `scale` multiplies by `constant`, `divide` divides by it, `one_minus`,
     `add_reduced` adds `reduction` (over loops of its own, of another tensor, as attention's
-    `P V / sum[t](P)` combines a contraction with a row reduction)."""
+    `P V / sum[t](P)` combines a contraction with a row reduction); `subtract` and `divide_by`
+    take `read` from the value, `exp` (std::math's): softmax's steps."""
     op: str
     read: Read | None = None
     constant: float = 0.0
@@ -207,6 +208,12 @@ def _step_text(step: Step, expr: str, compound: bool) -> tuple[str, bool]:
         return f"1.0 - {tight}", True
     if step.op == "add_reduced":
         return f"{expr} + {step.reduction.text()}", True
+    if step.op == "subtract":
+        return f"{expr} - {step.read.text()}", True
+    if step.op == "divide_by":
+        return f"{tight} / {step.read.text()}", False
+    if step.op == "exp":
+        return f"std::math::exp({expr})", False
     raise ValueError(step.op)
 
 

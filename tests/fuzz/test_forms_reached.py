@@ -218,3 +218,21 @@ def test_the_program_fuzzer_makes_literals_chosen_at_run_time_in_f64_and_f16_def
     types = {d.dtype for k in keys for d in _literal_choices(cases[k].program)}
     assert {"f64", "f16"} <= types, types
     _run(Differential, keys[:6], "llvm-cpu")
+
+
+# ------------------------------------------------------------------ item: fused attention
+
+def test_the_dense_fuzzer_makes_softmax_attention_that_runs_fused(tmp_path):
+    """Softmax attention written out (einc/mlir/dense/attention.py) becomes one fused kernel on
+    llvm-cpu: the generator makes such programs, near misses that stay as written beside them,
+    and both match their NumPy meaning."""
+    fused, missed = [], []
+    for k in range(120):
+        case = dense_case(DENSE_SEED, k)
+        if not any(s.op == "exp" for d in case.program.definitions for s in d.steps):
+            continue
+        explained = _explain(tmp_path, assemble({0: case.program}, render_dense))
+        (fused if "fused attention" in explained else missed).append(k)
+    assert fused, "no attention fused"
+    assert missed, "no near miss of attention"
+    _run(DenseDifferential, fused[:3] + missed[:1], "llvm-cpu", DENSE_SEED)

@@ -381,11 +381,11 @@ def dense_kernel(found: Match, span, unproven: tuple = (), blocks: tuple = (),
     unslowed = {v: letter for letters, axes in lettered for letter, axis in zip(letters.split(), axes)
                 if letter in fast for v in axis.vars}
     axes = [v for a in found.out for v in a.vars] + [v for axes in found.operand_axes for a in axes for v in a.vars]
-    sizes = _run_time_sizes([v.extent for v in axes] + [size for view in found.views for size in view.shape])
-    slow = () if form else _run_time_sizes([v.extent for v in axes if v not in unslowed])
+    sizes = run_time_sizes([v.extent for v in axes] + [size for view in found.views for size in view.shape])
+    slow = () if form else run_time_sizes([v.extent for v in axes if v not in unslowed])
     if unproven:
         return DenseKernel("generic", span, sizes, slow, unproven, found.pattern.op)
-    fast_sizes = _run_time_sizes([v.extent for v, letter in unslowed.items() if letter != "n"])
+    fast_sizes = run_time_sizes([v.extent for v, letter in unslowed.items() if letter != "n"])
     return DenseKernel(found.pattern.op, span, sizes, slow, blocks=blocks, fast_sizes=fast_sizes,
                        form=form)
 
@@ -426,7 +426,7 @@ def _unproven_reads(body: Value) -> list[Read]:
     return found
 
 
-def _run_time_sizes(extents: list[Lin]) -> tuple:
+def run_time_sizes(extents: list[Lin]) -> tuple:
     names: dict = {}
     while extents:
         for key in extents.pop(0).terms:

@@ -1,0 +1,304 @@
+"""Softmax attention as one fused kernel (IREE's `iree_linalg_ext.attention`).
+
+Attention as einc elaborates it is five tensors: scores `S = sum[k](q * k) * c` (c optional, a
+build-time constant; `/ c` too), their row maximum `M = max[t](S)`, `E = exp(S - M)`, its row sum
+`Z = sum[t](E)`, and the context, either `sum[t](E * v) / Z` (examples/transformer/layers.ein)
+or `sum[t](P * v)` with `P = E / Z` (std::ml's softmax). Every read between them is the whole
+tensor at the reader's own point (the row reductions over the whole key axis), and every axis
+before the query one is a batch axis shared by all of them (heads included). Lowered as written
+that is four passes over the probabilities (the largest tensor: heads x queries x keys); the
+fused op runs blocks of query rows through the scores, an online softmax and the product with
+v, so the probabilities are never written. Any other form (a mask added to the scores, another
+normalisation, a partial key range) is not matched and lowers as written. A target takes the
+fused form from a number of scores per head on (`Target.fused_attention_scores`): on the CPU the
+op runs slower than the form as written while a head's probabilities stay in the cache.
+
+q, k (transposed: keys on the last axis, which IREE's CPU code vectorizes along) and v are
+materialized as kernels of their own from the reads in the definitions (a head split of qkv
+becomes a copy), their batch axes collapsed into one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, tensor
+
+from einc.ir import affine
+from einc.ir.nodes import Const, Generic, Op, Read, Reduce, Value
+from einc.ir.types import F32, Lin
+from einc.mlir.core import scalar_ops
+from einc.mlir.core.cpu_tiles import compilation_info
+from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.core.shapes import index_const
+from einc.mlir.core.types import element_type
+from einc.mlir.dense import named_ops
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+# IREE-64: einc's CPU tiles for the op: a vector step of 2 query rows and 32 keys over the whole head
+# (fastest of 1-8 rows by 8-64 keys at Whisper's 6 x 1500 x 64, one thread; 4 x 16: 12% slower,
+# odd counts 2x); one step's scores and products ([rows, keys, head]) must stay under IREE's
+# 32 KB limit on one op's vectors, which bounds the head's width.
+WIDEST_HEAD = 128
+KEYS_PER_STEP = 32
+ROWS_PER_WORKGROUP = 64
+
+
+@dataclass(frozen=True)
+class Attention:
+    q: Generic          # [batch.., queries, head]
+    k: Generic          # [batch.., head, keys]
+    v: Generic          # [batch.., keys, value head]
+    scale: Optional[Value]
+    divides: bool       # the scores are divided by `scale` (else multiplied)
+    batch: int          # the number of batch axes
+
+    def operands(self) -> tuple:
+        """What the fused op reads, in place of the definitions it fuses."""
+        return (self.q, self.k, self.v) + ((self.scale,) if self.scale is not None else ())
+
+
+def match(lw, ctx: Generic) -> Optional[Attention]:
+    """The attention whose context is `ctx`, None when `ctx` is anything else."""
+    if ctx.guard is not None or ctx.dtype != F32 or len(ctx.vars) < 2 or not _from_zero(ctx.vars):
+        return None
+    body = ctx.body
+    if _is_op(body, "div", 2) and isinstance(body.args[0], Reduce):      # sum[t](E v) / Z
+        found = _weighted_sum(lw, ctx, body.args[0])
+        if found is None or not _row_read(body.args[1], ctx.vars[:-1], _row_sum_of(found[0])):
+            return None
+        exps, v = found
+    elif isinstance(body, Reduce):                                        # sum[t](P v)
+        found = _weighted_sum(lw, ctx, body)
+        if found is None:
+            return None
+        exps, v = _normalised(found[0]), found[1]
+    else:
+        return None
+    if exps is None:
+        return None
+    scores = _exp_of_centred(exps)
+    return None if scores is None else _scores(lw, scores, v, len(ctx.vars) - 2)
+
+
+def _weighted_sum(lw, ctx: Generic, total: Reduce) -> Optional[tuple]:
+    """(the weights' tensor, v's kernel) of `sum[t](W[.., s, t] * v[.., t, e])`."""
+    if total.kind != "sum" or total.guard is not None or len(total.vars) != 1 or not _is_op(total.body, "mul", 2):
+        return None
+    t = total.vars[0]
+    batch, s, e = ctx.vars[:-2], ctx.vars[-2], ctx.vars[-1]
+    for weights, values in (total.body.args, total.body.args[::-1]):
+        if _whole_read(weights, (*batch, s, t)) and isinstance(values, Read):
+            v = _operand(lw, values, (*batch, t, e))
+            if v is not None:
+                return weights.tensor, v
+    return None
+
+
+def _normalised(p: Value) -> Optional[Value]:
+    """E of `P = E / Z` with Z E's row sum (None for another P)."""
+    if not _plain_generic(p) or not _is_op(p.body, "div", 2):
+        return None
+    exps, sums = p.body.args
+    if not _whole_read(exps, p.vars) or not _row_read(sums, p.vars[:-1], _row_sum_of(exps.tensor)):
+        return None
+    return exps.tensor
+
+
+def _row_sum_of(exps: Value):
+    """A test: whether a tensor is `sum[t](exps[.., t])` over the whole last axis."""
+    return lambda z: _row_reduction(z, "sum", exps)
+
+
+def _exp_of_centred(exps: Value) -> Optional[Value]:
+    """S of `E = exp(S - max[t](S))`."""
+    if not _plain_generic(exps) or not _is_op(exps.body, "exp", 1) or not _is_op(exps.body.args[0], "sub", 2):
+        return None
+    scores, peak = exps.body.args[0].args
+    if not _whole_read(scores, exps.vars):
+        return None
+    if not _row_read(peak, exps.vars[:-1], lambda m: _row_reduction(m, "max", scores.tensor)):
+        return None
+    return scores.tensor
+
+
+def _scores(lw, scores: Value, v: Generic, batch: int) -> Optional[Attention]:
+    """The attention of `S = sum[k](q * k) [* or / c]`, given v's kernel."""
+    if not _plain_generic(scores) or len(scores.vars) != batch + 2:
+        return None
+    total, scale, divides = scores.body, None, False
+    if _is_op(total, "mul", 2) or _is_op(total, "div", 2):
+        divides = total.op == "div"
+        pairs = [total.args] if divides else [total.args, total.args[::-1]]
+        found = next(((r, c) for r, c in pairs if isinstance(r, Reduce) and _build_time_scalar(c)), None)
+        if found is None:
+            return None
+        total, scale = found
+    if not isinstance(total, Reduce) or total.kind != "sum" or total.guard is not None or len(total.vars) != 1 \
+            or not _is_op(total.body, "mul", 2) or not _from_zero(total.vars):
+        return None
+    k = total.vars[0]
+    lead, s, t = scores.vars[:-2], scores.vars[-2], scores.vars[-1]
+    for a, b in (total.body.args, total.body.args[::-1]):
+        if isinstance(a, Read) and isinstance(b, Read):
+            q_kernel, k_kernel = _operand(lw, a, (*lead, s, k)), _operand(lw, b, (*lead, k, t))
+            if q_kernel is not None and k_kernel is not None and _fits(q_kernel, v) and _pays(lw, s, t):
+                return Attention(q_kernel, k_kernel, v, scale, divides, batch)
+    return None
+
+
+def _fits(q: Generic, v: Generic) -> bool:
+    """Whether the heads' widths are fixed and within IREE's CPU tiles."""
+    widths = (q.vars[-1].extent, v.vars[-1].extent)
+    return all(w.is_const and 0 < w.const <= WIDEST_HEAD for w in widths)
+
+
+def _pays(lw, queries, keys) -> bool:
+    """Whether a head's scores are many enough for the fused op on this target: below that they
+    stay in the cache between the passes of the form as written, which runs faster; a run-time
+    count may be any, and the form as written slows most for large ones."""
+    if not (queries.extent.is_const and keys.extent.is_const):
+        return True
+    return queries.extent.const * keys.extent.const >= lw.target.fused_attention_scores
+
+
+def _operand(lw, read: Read, vars_: tuple) -> Optional[Generic]:
+    """`read` as a kernel of its own over `vars_` (None where it reads another variable)."""
+    if not lw.free_vars(read) <= frozenset(vars_) or read.dtype != F32:
+        return None
+    return lw.keep(Generic(tuple(vars_), read, span=read.span))
+
+
+def _build_time_scalar(c: Value) -> bool:
+    return isinstance(c, Const) and c.array.ndim == 0 and c.dtype == F32
+
+
+def _row_read(read: Value, vars_: tuple, is_reduction) -> bool:
+    return _whole_read(read, vars_) and is_reduction(read.tensor)
+
+
+def _row_reduction(value: Value, kind: str, of: Value) -> bool:
+    """Whether `value` is `kind[t](of[.., t])`, t over the whole last axis of `of`."""
+    if not _plain_generic(value) or not isinstance(value.body, Reduce):
+        return False
+    reduce = value.body
+    return (reduce.kind == kind and reduce.guard is None and len(reduce.vars) == 1
+            and _whole_read(reduce.body, (*value.vars, *reduce.vars)) and reduce.body.tensor is of)
+
+
+def _whole_read(read: Value, vars_: tuple) -> bool:
+    """Whether `read` reads a tensor of the rank of `vars_` at exactly those coordinates, each
+    variable spanning its whole axis."""
+    if not isinstance(read, Read) or len(read.subs) != len(vars_) or not _from_zero(vars_):
+        return False
+    return all(affine.affine_of(sub) == Lin.of(var) and var.extent == size
+               for sub, var, size in zip(read.subs, vars_, read.tensor.shape))
+
+
+def _plain_generic(value: Value) -> bool:
+    return isinstance(value, Generic) and value.guard is None and _from_zero(value.vars)
+
+
+def _from_zero(vars_) -> bool:
+    return all(var.lo == 0 and var.extent is not None for var in vars_)
+
+
+def _is_op(value: Value, name: str, arity: int) -> bool:
+    return isinstance(value, Op) and value.op == name and len(value.args) == arity
+
+
+# ------------------------------------------------------------------------------ emission
+
+def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
+    """The context [batch.., queries, value head] of `found`."""
+    # each operand is computed by a dispatch of its own (IREE-64: k transposed once, not by each
+    # of the op's workgroups; IREE-65: a head split moved into the op's dispatch breaks its tiles)
+    q, k, v = (fence(lw.target, _batched(lw.lower(g), found.batch)) for g in (found.q, found.k, found.v))
+    f32 = element_type(F32)
+    shape = [_dim(q, 0), _dim(q, 1), _dim(v, 2)]
+    dims = [tensor.dim(q, index_const(0)) if shape[0] == DYNAMIC else None,
+            tensor.dim(q, index_const(1)) if shape[1] == DYNAMIC else None]
+    out_type = ir.RankedTensorType.get(shape, f32)
+    init = _empty(shape, dims, f32)
+    op = ir.Operation.create("iree_linalg_ext.attention", results=[out_type],
+                             operands=[q, k, v, _scale(lw, found), init],
+                             attributes=_attributes(q, k, v), regions=1)
+    block = op.regions[0].blocks.append(f32)
+    with ir.InsertionPoint(block):
+        ir.Operation.create("iree_linalg_ext.yield", operands=[block.arguments[0]])
+    # and the result leaves it whole (IREE-65: a reshape moved through the op breaks its tiles)
+    return _unbatched(lw, fence(lw.target, op.results[0]), found.batch, out_shape)
+
+
+def _empty(shape: list, dims: list, element: ir.Type) -> ir.Value:
+    sizes = [d if s == DYNAMIC else s for s, d in zip(shape, dims + [None])]
+    return tensor.empty(sizes, element)
+
+
+def _scale(lw, found: Attention) -> ir.Value:
+    one = scalar_ops.constant(F32, 1.0)
+    if found.scale is None:
+        return one
+    scale = lw.lower(found.scale)
+    return arith.divf(one, scale) if found.divides else scale
+
+
+def _attributes(q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
+    """The op's maps over (batch, queries, value head, head, keys), and einc's CPU tiles.
+    IREE-65: IREE drops an axis of size 1 from the op before it reads the tiles, which are by
+    position: a batch of one gets tiles without it; with another such axis IREE picks them."""
+    b, m, n, k1, k2 = (ir.AffineDimExpr.get(i) for i in range(5))
+    maps = [(b, m, k1), (b, k1, k2), (b, k2, n), (), (b, m, n)]
+    attributes = {"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, list(r)))
+                                                     for r in maps])}
+    sizes = [_dim(q, 0), _dim(q, 1), _dim(v, 2), _dim(q, 2), _dim(k, 2)]
+    if 1 in sizes[1:]:
+        return attributes
+    rows = 2 if max(sizes[2], sizes[3]) <= 64 else 1
+    levels = {"distribution": [1, ROWS_PER_WORKGROUP, 0, 0, 0], "vector_common_parallel": [1, rows, sizes[2], 0, 0],
+              "vector_reduction": [0, 0, 0, 0, KEYS_PER_STEP]}
+    kept = 1 if sizes[0] == 1 else 0
+    attributes["compilation_info"] = compilation_info({name: tiles[kept:] for name, tiles in levels.items()},
+                                                      "LinalgExtTileAndVectorize")
+    return attributes
+
+
+def _dim(value: ir.Value, axis: int) -> int:
+    return ir.RankedTensorType(value.type).get_dim_size(axis)
+
+
+def _batched(value: ir.Value, batch: int) -> ir.Value:
+    """`value` [batch.., a, b] as [one batch, a, b]."""
+    source = ir.RankedTensorType(value.type)
+    sizes = [source.get_dim_size(i) for i in range(source.rank)]
+    if batch == 1:
+        return value
+    if batch == 0:
+        result = ir.RankedTensorType.get([1] + sizes, source.element_type)
+        dynamic = [tensor.dim(value, index_const(i)) for i, s in enumerate(sizes) if s == DYNAMIC]
+        return tensor.expand_shape(result, value, [[0, 1], [2]], dynamic, [1] + sizes)
+    lead = sizes[:batch]
+    merged = DYNAMIC if DYNAMIC in lead else math.prod(lead)
+    result = ir.RankedTensorType.get([merged] + sizes[batch:], source.element_type)
+    return tensor.collapse_shape(result, value, [list(range(batch)), [batch], [batch + 1]])
+
+
+def _unbatched(lw, value: ir.Value, batch: int, shape: tuple) -> ir.Value:
+    """The op's [one batch, queries, value head] result back as `shape`."""
+    if batch == 1:
+        return value
+    static = [d.const if d.is_const else DYNAMIC for d in shape]
+    result = ir.RankedTensorType.get(static, ir.RankedTensorType(value.type).element_type)
+    if batch == 0:
+        return tensor.collapse_shape(result, value, [[0, 1], [2]])
+    groups = [list(range(batch)), [batch], [batch + 1]]
+    return tensor.expand_shape(result, value, groups, lw.sizes.dynamic_dims(shape), static)
+
+
+def emitted(lw, found: Attention, ctx: Generic) -> ir.Value:
+    """The context `ctx` computed by the fused op, recorded for `einc build --explain`."""
+    extents = [var.extent for g in (found.q, found.k, found.v) for var in g.vars]
+    lw.dense_kernels.append(named_ops.DenseKernel("attention", ctx.span, named_ops.run_time_sizes(extents), ()))
+    return attention_tensor(lw, found, ctx.shape)

@@ -1,0 +1,186 @@
+"""Softmax attention fused into one IREE attention op (einc/mlir/dense/attention.py): the forms
+recognised (scaled or not, divided, std::ml's softmax, heads cut from a computed qkv, run-time
+batch and positions, no batch axis) each become one `iree_linalg_ext.attention` on llvm-cpu,
+the forms that are not attention (a mask in the scores, another normalisation, a partial key
+range) none, vulkan-spirv none, fixed sizes only from the target's number of scores per head
+(`Target.fused_attention_scores`); every definition matches NumPy (float64 reference; the
+online softmax sums in another order, so 2e-5 relative to the largest)."""
+import re
+
+import numpy as np
+import pytest
+
+import einc
+from einc.target import get
+
+SOURCE = """
+use std::math::{exp, sqrt};
+use std::ml::{softmax};
+let q: [f32; B, 2, S, 8];
+let k: [f32; B, 2, S, 8];
+let v: [f32; B, 2, S, 8];
+let x: [f32; B, S, 24];
+let b: [f32; 24];
+let mask: [f32; S, S];
+let q0: [f32; S, 16];
+let k0: [f32; 9, 16];
+let v0: [f32; 9, 4];
+
+// q K^T scaled, softmax as layers.ein writes it: sum[t](E v) / Z
+let scaled = {
+    let s[n, h, i, j] = sum[e](q[n, h, i, e] * k[n, h, j, e]) * 0.35;
+    let m[n, h, i] = max[j](s[n, h, i, j]);
+    let p[n, h, i, j] = exp(s[n, h, i, j] - m[n, h, i]);
+    let z[n, h, i] = sum[j](p[n, h, i, j]);
+    let c[n, h, i, e] = sum[j](p[n, h, i, j] * v[n, h, j, e]) / z[n, h, i];
+    c
+};
+// unscaled, std::ml's softmax, then P v
+let normalised = {
+    let s[n, h, i, j] = sum[e](k[n, h, j, e] * q[n, h, i, e]);
+    let p = softmax(s);
+    let c[n, h, i, e] = sum[j](v[n, h, j, e] * p[n, h, i, j]);
+    c
+};
+// divided by a constant; heads cut from a computed qkv, merged back
+let heads = {
+    let qkv[n, i, c] = x[n, i, c] + b[c];
+    let s[n, h in 0..2, i, j] = sum[e in 0..4](qkv[n, i, h * 4 + e] * qkv[n, j, 8 + h * 4 + e]) / sqrt(4.0);
+    let m[n, h, i] = max[j](s[n, h, i, j]);
+    let p[n, h, i, j] = exp(s[n, h, i, j] - m[n, h, i]);
+    let z[n, h, i] = sum[j](p[n, h, i, j]);
+    let c[n, h, i, e in 0..4] = sum[j](p[n, h, i, j] * qkv[n, j, 16 + h * 4 + e]) / z[n, h, i];
+    let merged[n, i, d in 0..8] = c[n, d / 4, i, d % 4];
+    merged
+};
+// no batch axis, a run-time number of queries
+let single = {
+    let s[i, j] = sum[e](q0[i, e] * k0[j, e]) * 0.25;
+    let p = softmax(s);
+    let c[i, e] = sum[j](p[i, j] * v0[j, e]);
+    c
+};
+// not attention: a mask added to the scores
+let masked = {
+    let s[n, h, i, j] = sum[e](q[n, h, i, e] * k[n, h, j, e]) + mask[i, j];
+    let p = softmax(s);
+    let c[n, h, i, e] = sum[j](p[n, h, i, j] * v[n, h, j, e]);
+    c
+};
+// not attention: weights normalised without exp
+let linear = {
+    let s[n, h, i, j] = sum[e](q[n, h, i, e] * k[n, h, j, e]);
+    let m[n, h, i] = max[j](s[n, h, i, j]);
+    let p[n, h, i, j] = s[n, h, i, j] - m[n, h, i];
+    let z[n, h, i] = sum[j](p[n, h, i, j]);
+    let c[n, h, i, e] = sum[j](p[n, h, i, j] * v[n, h, j, e]) / z[n, h, i];
+    c
+};
+// not attention: the row maximum over part of the keys
+let partial = {
+    let s[n, h, i, j] = sum[e](q[n, h, i, e] * k[n, h, j, e]);
+    let m[n, h, i] = max[j in 0..2](s[n, h, i, j]);
+    let p[n, h, i, j] = exp(s[n, h, i, j] - m[n, h, i]);
+    let z[n, h, i] = sum[j](p[n, h, i, j]);
+    let c[n, h, i, e] = sum[j](p[n, h, i, j] * v[n, h, j, e]) / z[n, h, i];
+    c
+};
+"""
+FUSED = ("scaled", "normalised", "heads", "single")
+UNFUSED = ("masked", "linear", "partial")
+
+
+def _softmax(s):
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return p / p.sum(-1, keepdims=True)
+
+
+def _references(x: dict) -> dict:
+    q, k, v = (x[n].astype(np.float64) for n in "qkv")
+    s = q @ k.swapaxes(-1, -2)
+    qkv = x["x"].astype(np.float64) + x["b"]
+    n, positions = qkv.shape[:2]
+    hq, hk, hv = (qkv[..., c:c + 8].reshape(n, positions, 2, 4).transpose(0, 2, 1, 3) for c in (0, 8, 16))
+    heads = _softmax(hq @ hk.swapaxes(-1, -2) / 2.0) @ hv
+    linear = s - s.max(-1, keepdims=True)
+    partial = np.exp(s - s[..., :2].max(-1, keepdims=True))
+    return {"scaled": _softmax(s * 0.35) @ v, "normalised": _softmax(s) @ v,
+            "heads": heads.transpose(0, 2, 1, 3).reshape(n, positions, 8),
+            "single": _softmax(x["q0"].astype(np.float64) @ x["k0"].T * 0.25) @ x["v0"],
+            "masked": _softmax(s + x["mask"]) @ v,
+            "linear": linear @ v / linear.sum(-1, keepdims=True),
+            "partial": partial @ v / partial.sum(-1, keepdims=True)}
+
+
+def _inputs(batch: int, positions: int) -> dict:
+    rng = np.random.default_rng(positions)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    return {"q": f(batch, 2, positions, 8), "k": f(batch, 2, positions, 8), "v": f(batch, 2, positions, 8),
+            "x": f(batch, positions, 24), "b": f(24), "mask": f(positions, positions),
+            "q0": f(positions, 16), "k0": f(9, 16), "v0": f(9, 4)}
+
+
+def _attention_ops(mlir: str) -> int:
+    return len(re.findall(r"iree_linalg_ext\.attention\b", mlir))
+
+
+@pytest.mark.parametrize("name", FUSED + UNFUSED)
+def test_only_softmax_attention_is_fused(name, emitted):
+    assert _attention_ops(emitted(SOURCE, "llvm-cpu", [name])) == (name in FUSED)
+
+
+def test_a_target_without_the_fused_form_keeps_attention_as_written(emitted):
+    assert get("vulkan-spirv").fused_attention_scores is None
+    assert _attention_ops(emitted(SOURCE, "vulkan-spirv", list(FUSED))) == 0
+
+
+@pytest.mark.parametrize("target, dims", [("llvm-cpu", None), ("llvm-cpu-generic", None), ("llvm-cpu", {"B": 2, "S": 37})],
+                         ids=["run-time sizes", "run-time sizes, generic CPU", "fixed sizes"])
+def test_attention_matches_numpy(target, dims, program_file):
+    built = einc.compile(program_file(SOURCE), target=target, outputs=list(FUSED + UNFUSED), dims=dims)
+    run = einc.load(built.vmfb)
+    for batch, positions in ([(2, 37)] if dims else [(1, 5), (3, 37)]):
+        x = _inputs(batch, positions)
+        got, expected = run(**x), _references(x)
+        for name in FUSED + UNFUSED:
+            want = expected[name]
+            np.testing.assert_allclose(got[name], want, rtol=0, atol=2e-5 * np.abs(want).max(), err_msg=name)
+
+
+def test_explain_names_the_fused_kernel(program_file):
+    from einc.driver import emit_program
+    text = emit_program(program_file(SOURCE), "explain", target="llvm-cpu", outputs=["scaled"])
+    assert "fused attention (online softmax, P never written)" in text
+    assert re.search(r"^  attention at .*run-time sizes B, S", text, re.M)
+
+
+FIXED = """
+let q: [f32; 2, {S}, 8];
+let k: [f32; 2, {T}, 8];
+let v: [f32; 2, {T}, 4];
+let out = {{
+    let s[h, i, j] = sum[e](q[h, i, e] * k[h, j, e]) * 0.3;
+    let m[h, i] = max[j](s[h, i, j]);
+    let p[h, i, j] = std::math::exp(s[h, i, j] - m[h, i]);
+    let z[h, i] = sum[j](p[h, i, j]);
+    let c[h, i, e] = sum[j](p[h, i, j] * v[h, j, e]) / z[h, i];
+    c
+}};
+"""
+
+
+def test_fixed_sizes_are_fused_from_the_targets_number_of_scores_per_head(emitted, program_file):
+    """Below it a head's probabilities stay in the cache, where the form as written is faster."""
+    fewest = get("llvm-cpu").fused_attention_scores
+    keys = 2100
+    queries = -(-fewest // keys)
+    assert _attention_ops(emitted(FIXED.format(S=queries - 1, T=keys))) == 0
+    source = FIXED.format(S=queries, T=keys)
+    assert _attention_ops(emitted(source)) == 1
+    rng = np.random.default_rng(4)
+    x = {"q": rng.standard_normal((2, queries, 8)), "k": rng.standard_normal((2, keys, 8)),
+         "v": rng.standard_normal((2, keys, 4))}
+    got = einc.load(einc.compile(program_file(source), target="llvm-cpu").vmfb)(
+        **{name: a.astype(np.float32) for name, a in x.items()})["out"]
+    want = _softmax(x["q"] @ x["k"].swapaxes(1, 2) * 0.3) @ x["v"]
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5 * np.abs(want).max())
