@@ -140,9 +140,26 @@ def fixed(v):
 
 
 def _retypable(v: Value, dtype: DType) -> bool:
-    """A value made of literals alone still takes the float (or integer) type its context asks
-    for: its own kind, as an int literal's operations would change meaning in floats."""
-    return v.dtype != dtype and kind_of(v.dtype) == kind_of(dtype) != "bool" and from_literals(v)
+    """A value made of literals alone still takes the type its context asks for: one of its own
+    kind, or a float type where it only picks int literals (`if c { 2 } else { -1 } * x[i]`),
+    as an int literal does; int arithmetic (`7 / 2`) would change meaning in floats."""
+    if v.dtype == dtype or v.dtype.is_bool or dtype.is_bool or not from_literals(v):
+        return False
+    return kind_of(v.dtype) == kind_of(dtype) or (dtype.is_float and _picks_only(v))
+
+
+def _picks_only(v: Value) -> bool:
+    """Whether `v` only picks among literals (chooses, reads, negates): no arithmetic."""
+    todo = [v]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, Read):
+            todo.append(v.tensor)
+        elif isinstance(v, Op) and v.op in ("select", "neg"):
+            todo.extend(v.args[1:] if v.op == "select" else v.args)
+        elif not isinstance(v, Const):
+            return False
+    return True
 
 
 def _retyped(v: Value, dtype: DType) -> Value:
