@@ -37,6 +37,7 @@ class Lit:
     value: float | int | bool
     dtype: str
     suffix: bool = False           # written `2.5f64` / `3i64` rather than typed by its context
+    integral: bool = False         # a float written as an int literal (`2`) where its context types it
 
 
 @dataclass(frozen=True)

@@ -181,3 +181,25 @@ def test_the_program_fuzzer_makes_literals_chosen_at_run_time_in_f64_and_f16_def
     types = {d.dtype for k in keys for d in _literal_choices(cases[k].program)}
     assert {"f64", "f16"} <= types, types
     _run(Differential, keys[:6], "llvm-cpu")
+
+
+def _int_literal_choices(program) -> list:
+    """(definition, in a recurrence) for each float definition with a clause that chooses among
+    int literals (`if x[i] > 0.5 { 1 } else { -3 }`) typed by its other clauses."""
+    found = []
+    for item in program.items:
+        defines = item.members if isinstance(item, Group) else [item] if isinstance(item, Define) else []
+        own = {d.name for d in defines} if isinstance(item, Group) else None
+        found += [(d, isinstance(item, Group)) for d in defines for k, c in enumerate(d.clauses)
+                  if literals_typed_by_other_clauses(d, k, own or {d.name})
+                  and getattr(c.body.then, "integral", False)]
+    return found
+
+
+def test_the_program_fuzzer_makes_int_literals_chosen_in_float_definitions_and_recurrence_starts():
+    cases = {k: generate_case(SEED, k) for k in range(60)}
+    keys = [k for k, c in cases.items() if _int_literal_choices(c.program) and runs_on(c, "llvm-cpu")]
+    found = [f for k in keys for f in _int_literal_choices(cases[k].program)]
+    assert any(in_recurrence for _, in_recurrence in found), "no recurrence started at a choice of int literals"
+    assert {d.dtype for d, _ in found} - {"f32"}, "only f32 definitions"
+    _run(Differential, keys[:6], "llvm-cpu")
