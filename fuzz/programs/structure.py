@@ -5,7 +5,6 @@ Every expression node carries its Einlang type. Index variables and named dims a
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 FLOATS = ("f32", "f64", "f16", "bf16")
@@ -495,17 +494,6 @@ def calls_prelude(program: Program) -> bool:
     function that reduces its row whole."""
     return any(isinstance(item, RowMap) and item.whole for item in program.items) \
         or any(isinstance(node, Prelude) for expr in program_exprs(program) for node in walk(expr))
-
-
-def library_calls(program: Program) -> set:
-    """The std::math functions the program calls (by name, a derivative's templates included)."""
-    users = set(program.functions())
-    found = {node.fn for expr in program_exprs(program) for node in walk(expr)
-             if isinstance(node, Call) and node.fn not in users}
-    for item in program.items:
-        if isinstance(item, Derivative):
-            found |= set(re.findall(r"(\w+)\(", item.outer + item.inner))
-    return found
 
 
 # Results no two libraries round alike: NumPy's and IREE's f32 cos(2) differ by an ulp, and
