@@ -182,3 +182,18 @@ def test_int_arithmetic_on_chosen_literals_is_not_made_a_float(diagnose):
         let u[i in 0..4] = (if x[i] > 0.0 { 7 } else { 5 } / 2) * x[i];
     """)
     assert diag.code == "E002" and "i32 and f32" in diag.message
+
+
+def test_a_literal_an_index_condition_picks_is_typed_as_under_a_run_time_condition(run):
+    """`if k > 0 { w[k] } else { 0.1 }` with k always 0 and `w` a literal array: the 0.1 stays
+    untyped beside w's literals, as under a run-time condition, and takes x's f64."""
+    x = np.array([0.3, -0.7, 0.1])
+    out = run("""
+        let w = [0.5, 0.25];
+        let x: [f64; 3];
+        let y[i in 0..3, k in 0..1] = (if k > 0 { w[k] } else { 0.1 }) * x[i];
+        let u[i in 0..3, k in 0..2] = (if x[i] > 0.0 { w[k] } else { 0.1 }) * x[i];
+    """, x=x)
+    assert out["y"].dtype == out["u"].dtype == np.float64
+    np.testing.assert_allclose(out["y"], (0.1 * x)[:, None], **TIGHT)
+    np.testing.assert_allclose(out["u"], np.where(x[:, None] > 0, [[0.5, 0.25]], 0.1) * x[:, None], **TIGHT)

@@ -139,6 +139,14 @@ def fixed(v):
     return v
 
 
+def typed_beside(v, other: Value, span):
+    """`v` typed as one side of a choice whose other side is `other` (`if c { v } else { other }`):
+    an untyped literal takes other's type, and stays retypable only where `other` is made of
+    literals too, as the choice would be."""
+    v, other = unify([v, other], span)
+    return v if from_literals(other) else fixed(v)
+
+
 def _retypable(v: Value, dtype: DType) -> bool:
     """A value made of literals alone still takes the type its context asks for: one of its own
     kind, or a float type where it only picks int literals (`if c { 2 } else { -1 } * x[i]`),
