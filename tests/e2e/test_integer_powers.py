@@ -40,3 +40,42 @@ def test_a_power_of_typed_constants_folds_to_what_the_device_computes(program):
     assert out["folded_unsigned"] == np.power(np.uint32(2), np.uint32(2147483648)) == out["run_time_unsigned"]
     assert out["folded_odd_unsigned"] == np.power(np.uint32(3), np.uint32(4294967295))
     assert out["folded_wide"] == np.power(np.int32(2), np.int32(100)) == 0
+
+
+
+FLOAT_POWERS = """
+let x: [f32; 6];
+let n: [i32; 6];
+let p[i in 0..6] = x[i] ** n[i];
+let table[i in 0..6, k in 0..4] = x[i] ** k;
+let h[0] = 1.0;
+let h[t in 1..6] = 0.5 * h[t - 1] + x[t] ** n[t];
+"""
+WIDE_AND_HALF = """
+let xd: [f64; 6];
+let xh: [f16; 6];
+let pd[i in 0..6] = xd[i] ** n[i];
+let ph[i in 0..6] = xh[i] ** n[i];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_negative_float_to_a_run_time_integer_power(target):
+    """IREE-73: IREE's own lowering of a float to an integer power was NaN for every negative
+    base, even to the power 0; einc multiplies it out. NumPy's power of the exponent as a float
+    is the reference (rtol 1e-6 in f32, 1e-14 in f64, 2e-3 in f16). vulkan-spirv has no f64
+    and no f16."""
+    cpu = target != "vulkan-spirv"
+    x = np.array([-1.5, 2.0, -0.5, -3.0, 0.75, -1.0], np.float32)
+    n = np.array([2, 3, -3, 5, -2, 0], np.int32)
+    inputs = dict(x=x, n=n, **(dict(xd=x.astype(np.float64) / 3, xh=x.astype(np.float16)) if cpu else {}))
+    out = einc.load(einc.compile(FLOAT_POWERS + (WIDE_AND_HALF if cpu else ""), target=target).vmfb)(**inputs)
+    np.testing.assert_allclose(out["p"], np.power(x, n.astype(np.float32)), rtol=1e-6)
+    np.testing.assert_allclose(out["table"], np.power(x[:, None], np.arange(4, dtype=np.float32)), rtol=1e-6)
+    h = [1.0]
+    for t in range(1, 6):
+        h.append(0.5 * h[-1] + float(x[t]) ** int(n[t]))
+    np.testing.assert_allclose(out["h"], h, rtol=1e-5)
+    if cpu:
+        np.testing.assert_allclose(out["pd"], np.power(x.astype(np.float64) / 3, n.astype(np.float64)), rtol=1e-14)
+        np.testing.assert_allclose(out["ph"].astype(np.float32), np.power(x, n.astype(np.float32)), rtol=2e-3)

@@ -21,7 +21,7 @@ from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
 from fuzz.programs.render import literals_typed_by_other_clauses
-from fuzz.programs.structure import Define, Group, RowMap, RowMatch, item_exprs, walk
+from fuzz.programs.structure import Define, Group, RowMap, RowMatch, item_exprs, program_exprs, walk
 from fuzz.workers import Pool
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
@@ -202,4 +202,18 @@ def test_the_program_fuzzer_makes_int_literals_chosen_in_float_definitions_and_r
     found = [f for k in keys for f in _int_literal_choices(cases[k].program)]
     assert any(in_recurrence for _, in_recurrence in found), "no recurrence started at a choice of int literals"
     assert {d.dtype for d, _ in found} - {"f32"}, "only f32 definitions"
+    _run(Differential, keys[:6], "llvm-cpu")
+
+
+def _run_time_float_powers(program) -> list:
+    """The float powers whose integer exponent is an index known at run time (`x ** (i % 4)`)."""
+    return [node for expr in program_exprs(program) for node in walk(expr)
+            if getattr(node, "op", None) == "**" and node.dtype in ("f32", "f64", "f16", "bf16")
+            and getattr(node.right, "op", None) == "%"]
+
+
+def test_the_program_fuzzer_raises_floats_to_run_time_integer_powers():
+    cases = {k: generate_case(SEED, k) for k in range(60)}
+    keys = [k for k, c in cases.items() if _run_time_float_powers(c.program) and runs_on(c, "llvm-cpu")]
+    assert len(keys) >= 3, keys
     _run(Differential, keys[:6], "llvm-cpu")
