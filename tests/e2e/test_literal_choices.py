@@ -197,3 +197,36 @@ def test_a_literal_an_index_condition_picks_is_typed_as_under_a_run_time_conditi
     assert out["y"].dtype == out["u"].dtype == np.float64
     np.testing.assert_allclose(out["y"], (0.1 * x)[:, None], **TIGHT)
     np.testing.assert_allclose(out["u"], np.where(x[:, None] > 0, [[0.5, 0.25]], 0.1) * x[:, None], **TIGHT)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_array_literals_chosen_at_run_time_combine_and_take_the_type_they_meet(run, flag):
+    """`if flag { [1, 2, 3] } else { [0.5, 0.5, 0.5] }` is a float array, as `if c { 1 } else
+    { 0.5 }` is a float, and stays untyped: read beside f64 data it is f64."""
+    x = np.array([0.3, -0.2, 0.7])
+    out = run("""
+        let flag: bool;
+        let x: [f64; 3];
+        let w = if flag { [1, 2, 3] } else { [0.5, 0.5, 0.5] };
+        let z = [1, 2, 3] + [0.5, 0.5, 0.5];
+        let wx[i in 0..3] = w[i] * x[i];
+    """, flag=np.bool_(flag), x=x)
+    w = np.array([1.0, 2.0, 3.0]) if flag else np.full(3, 0.5)
+    assert out["w"].dtype == out["z"].dtype == np.float32 and out["wx"].dtype == np.float64
+    np.testing.assert_array_equal(out["w"], w)
+    np.testing.assert_array_equal(out["z"], [1.5, 2.5, 3.5])
+    np.testing.assert_allclose(out["wx"], w * x, **TIGHT)
+
+
+def test_a_definition_of_literals_alone_read_beside_f64_data_is_f64(run):
+    """An identity written point by point (`if i == j { 1.0 } else { 0.0 }`) is read in f64 where
+    it meets f64 data, as a literal array is; as an output of its own it stays f32."""
+    P = np.array([[0.1, 0.3], [0.7, 0.9]])
+    out = run("""
+        let P: [f64; 2, 2];
+        let I[i in 0..2, j in 0..2] = if i == j { 1.1 } else { 0.3 };
+        let Q[i in 0..2, j in 0..2] = sum[k](I[i, k] * P[k, j]);
+    """, P=P)
+    I = np.where(np.eye(2) == 1, 1.1, 0.3)
+    assert out["I"].dtype == np.float32 and out["Q"].dtype == np.float64
+    np.testing.assert_allclose(out["Q"], I @ P, **TIGHT)

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import COMPARISONS, Const, Op, Read, Value, decided_by_a_constant, is_folding_constant
+from einc.ir.nodes import COMPARISONS, Const, Generic, Op, Read, Value, decided_by_a_constant, is_folding_constant
 from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.core.values import Traced, Weak, describe
 from einc.syntax.parser import INT_LIMIT
@@ -108,7 +108,8 @@ def _literals_retyped(args: list, typed: list) -> list:
 def from_literals(v) -> bool:
     """Whether `v` is a typed value made of untyped literals alone, given their default type
     where it was built: literal arrays read at run-time points, arithmetic on such values, and
-    a choice between them (`if x > 0.0 { 1.0 } else { 0.0 }`, `match` arms) whatever decides it.
+    a choice between them (`if x > 0.0 { 1.0 } else { 0.0 }`, `match` arms) whatever decides it,
+    and arrays of such values (`let I[i, j] = if i == j { 1.0 } else { 0.0 };`).
     Walked with a stack, last operand first: a chain of 2,000 sums of reads ends at its first read."""
     todo = [v]
     while todo:
@@ -117,6 +118,8 @@ def from_literals(v) -> bool:
             continue
         if isinstance(v, Read):
             todo.append(v.tensor)
+        elif isinstance(v, Generic) and v.guard is None:
+            todo.append(v.body)
         elif isinstance(v, Op) and v.op == "select":
             todo.extend(v.args[1:])
         elif isinstance(v, Op) and v.op in ARITHMETIC + ("neg",):
@@ -134,6 +137,8 @@ def fixed(v):
         return replace(v, literal=None)
     if isinstance(v, Read) and from_literals(v):
         return replace(v, tensor=fixed(v.tensor))
+    if isinstance(v, Generic) and from_literals(v):
+        return replace(v, body=fixed(v.body))
     if isinstance(v, Op) and from_literals(v):
         return replace(v, args=tuple(fixed(a) for a in v.args))
     return v
@@ -161,8 +166,8 @@ def _picks_only(v: Value) -> bool:
     todo = [v]
     while todo:
         v = todo.pop()
-        if isinstance(v, Read):
-            todo.append(v.tensor)
+        if isinstance(v, (Read, Generic)):
+            todo.append(v.tensor if isinstance(v, Read) else v.body)
         elif isinstance(v, Op) and v.op in ("select", "neg"):
             todo.extend(v.args[1:] if v.op == "select" else v.args)
         elif not isinstance(v, Const):
@@ -176,6 +181,8 @@ def _retyped(v: Value, dtype: DType) -> Value:
         return Const(v.literal.astype(dtype.numpy), span=v.span, literal=v.literal)
     if isinstance(v, Read):
         return replace(v, tensor=_retyped(v.tensor, dtype))
+    if isinstance(v, Generic):
+        return replace(v, body=_retyped(v.body, dtype))
     if v.op == "select":        # the condition keeps its type: only the chosen values change
         return Op("select", (v.args[0],) + tuple(_retyped(a, dtype) for a in v.args[1:]), dtype, span=v.span)
     return Op(v.op, tuple(_retyped(a, dtype) for a in v.args), dtype, span=v.span)
