@@ -511,9 +511,16 @@ def widens_an_approximation(program: Program) -> str | None:
         for expr in item_exprs(item):
             for node in walk(expr):
                 if isinstance(node, Cast) and node.dtype in FLOATS:
-                    found += [n.dtype for n in walk(node.arg) if isinstance(n, Call) and n.dtype in FLOATS
-                              and _coarser(n.dtype, node.dtype) and (n.fn in APPROXIMATED or n.fn in users)]
+                    found += [n.dtype for n in walk(node.arg) if _approximated(n, users) and n.dtype in FLOATS
+                              and _coarser(n.dtype, node.dtype)]
     return min(found, key=COARSEST_FIRST.index, default=None)
+
+
+def _approximated(node, users: set) -> bool:
+    """An approximated function's call, a user function's, or a power to a float exponent."""
+    if isinstance(node, Call):
+        return node.fn in APPROXIMATED or node.fn in users
+    return isinstance(node, Binary) and node.op == "**" and node.right.dtype in FLOATS
 
 
 def _coarser(a: str, b: str) -> bool:

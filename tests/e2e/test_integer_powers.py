@@ -79,3 +79,28 @@ def test_a_negative_float_to_a_run_time_integer_power(target):
     if cpu:
         np.testing.assert_allclose(out["pd"], np.power(x.astype(np.float64) / 3, n.astype(np.float64)), rtol=1e-14)
         np.testing.assert_allclose(out["ph"].astype(np.float32), np.power(x, n.astype(np.float32)), rtol=2e-3)
+
+
+FLOAT_EXPONENTS = """
+let x: [f32; 10];
+let e: [f32; 10];
+let s: f32;
+let t: f32;
+let p[i in 0..10] = x[i] ** e[i];
+let q = s ** t;
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_float_power_of_a_negative_base_or_of_zero_is_c_pow(target):
+    """IREE-74: IREE's power was exp(y log x), NaN for every negative base and for 0 ** 0.
+    NumPy's power (C's pow) is the reference: odd integer powers keep the sign, a negative base
+    to a power that is no integer is NaN, x ** 0 and 1 ** y are 1 (rtol 1e-6)."""
+    x = np.array([-1.5, -0.5, 0.0, 0.0, -2.0, 2.0, 1.0, -1.0, -8.0, np.nan], np.float32)
+    e = np.array([2.0, 3.0, 0.0, 2.5, -3.0, 0.5, np.nan, np.inf, 1 / 3, 0.0], np.float32)
+    program = einc.load(einc.compile(FLOAT_EXPONENTS, target=target).vmfb)
+    for s, t in [(-2.0, 3.0), (0.0, 0.0), (-4.0, 0.5)]:
+        out = program(x=x, e=e, s=np.float32(s), t=np.float32(t))
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_allclose(out["p"], np.power(x, e), rtol=1e-6)
+            np.testing.assert_allclose(out["q"], np.power(np.float32(s), np.float32(t)), rtol=1e-6)

@@ -206,14 +206,16 @@ def test_the_program_fuzzer_makes_int_literals_chosen_in_float_definitions_and_r
 
 
 def _run_time_float_powers(program) -> list:
-    """The float powers whose integer exponent is an index known at run time (`x ** (i % 4)`)."""
-    return [node for expr in program_exprs(program) for node in walk(expr)
+    """The exponents of float powers that are an index known at run time (`x ** (i % 4)`), or
+    that index as a float (`x ** ((i % 4) as f32)`)."""
+    return [node.right for expr in program_exprs(program) for node in walk(expr)
             if getattr(node, "op", None) == "**" and node.dtype in ("f32", "f64", "f16", "bf16")
-            and getattr(node.right, "op", None) == "%"]
+            and getattr(getattr(node.right, "arg", node.right), "op", None) == "%"]
 
 
-def test_the_program_fuzzer_raises_floats_to_run_time_integer_powers():
-    cases = {k: generate_case(SEED, k) for k in range(60)}
+def test_the_program_fuzzer_raises_floats_to_run_time_integral_powers():
+    cases = {k: generate_case(SEED, k) for k in range(80)}
     keys = [k for k, c in cases.items() if _run_time_float_powers(c.program) and runs_on(c, "llvm-cpu")]
-    assert len(keys) >= 3, keys
-    _run(Differential, keys[:6], "llvm-cpu")
+    exponents = {type(e).__name__ for k in keys for e in _run_time_float_powers(cases[k].program)}
+    assert exponents == {"Binary", "Cast"}, exponents
+    _run(Differential, keys[:8], "llvm-cpu")

@@ -59,7 +59,7 @@ def runs_on_host(op: Op) -> bool:
     if op.op in _EXPANSIONS.get(operand.name, {}) or (operand.is_float and op.op == "atan2"):
         return False                # the expansions use bit casts and i64 the VM may not have
     if op.op == "pow":
-        return op.args[1].dtype == operand          # a power loop runs as a kernel
+        return False                # IREE-73, -74: einc's powers use ops the VM lacks (trunc, a loop)
     if op.op == "cast" and operand.is_float and op.dtype.is_int:
         return False                # the VM's f32 -> i32 rounds to nearest (2.7 as i32 gave 3)
     if op.op == "cast":
@@ -218,8 +218,26 @@ def _pow(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
     if dtype.is_float:
         if isinstance(exponent.type, ir.IntegerType):
             return _float_power(dtype, base, exponent)
-        return math.powf(base, exponent)
+        return _powf(dtype, base, exponent)
     return _integer_power(dtype, base, exponent)
+
+
+def _powf(dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
+    """x ** y as C's pow defines it. IREE-74: IREE lowers math.powf to exp(y log x), NaN for
+    every negative base and for 0 ** 0, so IREE's power is taken of |x| only: its sign is x's
+    for an odd integer y, a negative x to a power that is no integer is NaN, and x ** 0, 1 ** y
+    and (-1) ** inf are 1."""
+    magnitude = math.absf(x)
+    power = math.powf(magnitude, y)
+    integral = arith.cmpf(_F.OEQ, _math_unary("trunc", dtype, y), y)
+    odd = arith.andi(integral, arith.cmpf(_F.ONE, arith.remf(y, constant(dtype, 2.0)), constant(dtype, 0.0)))
+    power = arith.select(odd, math.copysign(power, x), power)
+    no_power = arith.andi(arith.cmpf(_F.OLT, x, constant(dtype, 0.0)), arith.xori(integral, constant(BOOL, True)))
+    power = arith.select(no_power, constant(dtype, float("nan")), power)
+    one = arith.ori(arith.cmpf(_F.OEQ, y, constant(dtype, 0.0)), arith.cmpf(_F.OEQ, x, constant(dtype, 1.0)))
+    unit_to_inf = arith.andi(arith.cmpf(_F.OEQ, magnitude, constant(dtype, 1.0)),
+                             arith.cmpf(_F.OEQ, math.absf(y), constant(dtype, float("inf"))))
+    return arith.select(arith.ori(one, unit_to_inf), constant(dtype, 1.0), power)
 
 
 def _float_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
