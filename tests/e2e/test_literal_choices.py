@@ -230,3 +230,19 @@ def test_a_definition_of_literals_alone_read_beside_f64_data_is_f64(run):
     I = np.where(np.eye(2) == 1, 1.1, 0.3)
     assert out["I"].dtype == np.float32 and out["Q"].dtype == np.float64
     np.testing.assert_allclose(out["Q"], I @ P, **TIGHT)
+
+
+def test_a_literal_to_a_run_time_integer_power_takes_the_float_type_it_meets(run):
+    """`0.1 ** n` with n an i32 is made of the literal alone as far as types go: beside f64
+    data it is the f64 power of the f64 0.1 (found by the program fuzzer's `x ** (i % 4)`)."""
+    x = np.array([0.3, -0.2, 0.7, 1.1])
+    n = np.array([0, 1, 2, -3], dtype=np.int32)
+    out = run("""
+        let x: [f64; 4];
+        let n: [i32; 4];
+        let y[i in 0..4] = x[i] + 0.1 ** n[i];
+        let z[j in 0..4] = j as f64 + 0.3 ** (j % 4);
+    """, x=x, n=n)
+    assert out["y"].dtype == out["z"].dtype == np.float64
+    np.testing.assert_allclose(out["y"], x + 0.1 ** n.astype(np.float64), rtol=1e-14)
+    np.testing.assert_allclose(out["z"], np.arange(4) + 0.3 ** (np.arange(4) % 4), rtol=1e-14)

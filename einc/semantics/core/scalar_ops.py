@@ -124,6 +124,8 @@ def from_literals(v) -> bool:
             todo.extend(v.args[1:])
         elif isinstance(v, Op) and v.op in ARITHMETIC + ("neg",):
             todo.extend(v.args)
+        elif isinstance(v, Op) and v.op == "pow" and v.args[1].dtype.is_int:
+            todo.append(v.args[0])      # `0.1 ** n`: an integer exponent types nothing
         else:
             return False
     return True
@@ -183,6 +185,8 @@ def _retyped(v: Value, dtype: DType) -> Value:
         return replace(v, tensor=_retyped(v.tensor, dtype))
     if isinstance(v, Generic):
         return replace(v, body=_retyped(v.body, dtype))
+    if v.op == "pow":           # an integer exponent keeps its type
+        return Op("pow", (_retyped(v.args[0], dtype), v.args[1]), dtype, span=v.span)
     if v.op == "select":        # the condition keeps its type: only the chosen values change
         return Op("select", (v.args[0],) + tuple(_retyped(a, dtype) for a in v.args[1:]), dtype, span=v.span)
     return Op(v.op, tuple(_retyped(a, dtype) for a in v.args), dtype, span=v.span)
