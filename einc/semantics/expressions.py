@@ -21,7 +21,7 @@ from einc.semantics.forms.patterns import match
 from einc.semantics.forms.pointwise import cast_to, elementwise, select, unary_plus
 from einc.semantics.forms.printing import format_parts, interpolate, message, print_call
 from einc.semantics.forms.stacking import stack
-from einc.semantics.core.untaken_branches import note_reads_of_skipped, type_of_skipped
+from einc.semantics.core.untaken_branches import note_reads_of_skipped, value_of_skipped
 from einc.semantics.core.values import BuiltinVal, LambdaVal, PartialRead, StrVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
@@ -207,13 +207,13 @@ def _if(el, e, env):
 
 def _typed_as_skipped(el, literal: Weak, skipped, env, tried):
     """A literal an index condition picks (`if k > 0 { x[k] } else { 0.0 }` where k is always 0)
-    has the type the `if` has as written, that of the skipped branch (`tried`: its value if it
+    is typed as under a run-time condition, beside the skipped branch (`tried`: its value if it
     was elaborated already): which branch the ranges pick must not change a program's types."""
-    dtype = type_of_skipped(el, skipped, env, tried)
-    if dtype is None:
+    other = value_of_skipped(el, skipped, env, tried)
+    if other is None:
         return literal
     try:
-        return scalar_ops.fixed(scalar_ops.materialize(literal, dtype, literal.span))
+        return scalar_ops.typed_beside(literal, other, literal.span)
     except d.CompileError:
         return literal                # the branches disagree: the skipped one is not the program's
 

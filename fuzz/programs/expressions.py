@@ -369,10 +369,18 @@ class ExpressionGenerator:
         return Call(fn, (arg, self.expr(dtype, scope, depth - 1)), dtype)
 
     def power(self, dtype: str, scope: Scope, depth: int):
-        """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2): no i64 powers."""
+        """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2): no i64 powers. A float's integer
+        exponent is a literal or an index known at run time (`x ** (i % 4)`, IREE-73), also as a
+        float (`x ** ((i % 4) as f32)`, IREE-74), its base of any sign."""
         if dtype == "i64":
             return None
         base = self.expr(dtype, scope, depth - 1)
+        if dtype in FLOATS and scope.indices and self.rng.random() < 0.3:
+            index = Index(self.rng.choice(scope.indices).name)
+            exponent = Binary("%", index, Lit(4, "i32"), "i32")
+            if self.rng.random() < 0.5:         # an integral float exponent (IREE-74)
+                exponent = Cast(exponent, dtype)
+            return Binary("**", base, exponent, dtype)
         if dtype in INTS or self.rng.random() < 0.6:
             return Binary("**", base, Lit(self.rng.randint(0, 3), "i32"), dtype)
         positive = Binary("+", Call("abs", (base,), dtype), Lit(0.5, dtype), dtype)

@@ -310,13 +310,16 @@ class ProgramGenerator:
 
     def maybe_literals_chosen(self, dtype: str, clauses: list, scope: Scope) -> list:
         """Sometimes one clause of a float definition becomes a choice of untyped literals by a
-        run-time condition (`if x[i] > 0.5 { 0.25 } else { -2.0 }`), which takes the type of the
-        definition's other clauses (f64, f16 ..), not its default f32."""
+        run-time condition (`if x[i] > 0.5 { 0.25 } else { -2.0 }`, or of int literals, `{ 1 }
+        else { -2 }`), which takes the type of the definition's other clauses (f64, f16 ..), not
+        its default f32 (i32): in a recurrence, a start that its steps type."""
         if dtype not in FLOATS or not clauses or self.rng.random() >= 0.3:
             return clauses
         k = self.rng.randrange(len(clauses))
         inner = self.index_scope(clauses[k].slots, scope)
-        then, other = (replace(self.gen.literal(dtype), suffix=False) for _ in range(2))
+        integral = self.rng.random() < 0.4
+        then, other = (Lit(self.rng.choice((0, 1, 2, -1, -3)), dtype, integral=True) if integral
+                       else replace(self.gen.literal(dtype), suffix=False) for _ in range(2))
         slots = tuple(replace(s, explicit=True) for s in clauses[k].slots)   # the body decides no range
         clauses[k] = replace(clauses[k], slots=slots, body=IfElse(self.gen.condition(inner, 1), then, other, dtype))
         return clauses

@@ -512,7 +512,8 @@ def _int_divide(op: str, a, b):
 
 def _power(base: Pair, exponent: Pair, active, dtype: str) -> Pair:
     if exponent.dtype in FLOATS:
-        if np.any(active & (base.ex <= 0)):
+        integral = exponent.ex == np.trunc(exponent.ex)     # C's pow: a negative base to these only
+        if np.any(active & (((base.ex <= 0) & ~integral) | ((base.ex == 0) & (exponent.ex < 0)))):
             raise Invalid("a float power of a non-positive base")
         return Pair(np.power(base.ex, exponent.ex), np.power(base.wd, exponent.wd), dtype)
     if np.any(active & (base.ex == 0) & (exponent.ex < 0)):

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzz.programs.render import render_statements
-from fuzz.programs.structure import Program, calls_prelude, library_calls
+from fuzz.programs.structure import Program
 
 HEADER = ["use std::math::*;"]
-PRELUDE = {"sum", "min", "max"}
 
 
 @dataclass(frozen=True)
@@ -40,15 +39,9 @@ def assemble(programs: dict, render=render_statements) -> Module:
 
 
 def header(programs) -> list:
-    """`use std::math::*;`, unless a program calls the prelude's `sum(x)`, `min(x)` or `max(x)`,
-    which that import would hide: then the module imports the std::math functions its programs
-    call by name, and none of the prelude's (no `use` at all if there are none), so `min(a, b)`
-    and `max(a, b)` are the prelude's too."""
-    generated = [p for p in programs if isinstance(p, Program)]
-    if not any(calls_prelude(p) for p in generated):
-        return list(HEADER)
-    names = sorted(set().union(*(library_calls(p) for p in generated)) - PRELUDE)
-    return [f"use std::math::{{{', '.join(names)}}};"] if names else []
+    """`use std::math::*;` for every module: std::math's `sum`, `min` and `max` are the prelude's,
+    so the import leaves `sum(x)`, `min(x)` and `max(x)` of a whole array as they are."""
+    return list(HEADER)
 
 
 def owner(module: Module, line: int | None):

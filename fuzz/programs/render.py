@@ -254,7 +254,8 @@ def _literal(lit: Lit, anchored: bool) -> tuple[str, int]:
     if lit.dtype == "bool":
         return ("true" if lit.value else "false"), ATOM
     magnitude = abs(lit.value)
-    text = repr(float(magnitude)) if lit.dtype in FLOATS else str(int(magnitude))
+    as_int = lit.dtype not in FLOATS or (lit.integral and anchored and not lit.suffix)
+    text = str(int(magnitude)) if as_int else repr(float(magnitude))
     if (lit.suffix or not (anchored or lit.dtype in DEFAULT_TYPES)) and lit.dtype in HALF_TYPES:
         text = f"({text} as {lit.dtype})"       # f16 and bf16 literals have no suffix
     elif lit.suffix or not (anchored or lit.dtype in DEFAULT_TYPES):

@@ -5,7 +5,6 @@ Every expression node carries its Einlang type. Index variables and named dims a
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 FLOATS = ("f32", "f64", "f16", "bf16")
@@ -37,6 +36,7 @@ class Lit:
     value: float | int | bool
     dtype: str
     suffix: bool = False           # written `2.5f64` / `3i64` rather than typed by its context
+    integral: bool = False         # a float written as an int literal (`2`) where its context types it
 
 
 @dataclass(frozen=True)
@@ -496,17 +496,6 @@ def calls_prelude(program: Program) -> bool:
         or any(isinstance(node, Prelude) for expr in program_exprs(program) for node in walk(expr))
 
 
-def library_calls(program: Program) -> set:
-    """The std::math functions the program calls (by name, a derivative's templates included)."""
-    users = set(program.functions())
-    found = {node.fn for expr in program_exprs(program) for node in walk(expr)
-             if isinstance(node, Call) and node.fn not in users}
-    for item in program.items:
-        if isinstance(item, Derivative):
-            found |= set(re.findall(r"(\w+)\(", item.outer + item.inner))
-    return found
-
-
 # Results no two libraries round alike: NumPy's and IREE's f32 cos(2) differ by an ulp, and
 # neither is the correctly rounded value. Exact functions (sqrt, abs, floor, ...) are not here.
 APPROXIMATED = frozenset({"exp", "log", "sin", "cos", "tanh", "atan", "expm1", "log1p", "sinh", "cosh", "erf"})
@@ -522,9 +511,16 @@ def widens_an_approximation(program: Program) -> str | None:
         for expr in item_exprs(item):
             for node in walk(expr):
                 if isinstance(node, Cast) and node.dtype in FLOATS:
-                    found += [n.dtype for n in walk(node.arg) if isinstance(n, Call) and n.dtype in FLOATS
-                              and _coarser(n.dtype, node.dtype) and (n.fn in APPROXIMATED or n.fn in users)]
+                    found += [n.dtype for n in walk(node.arg) if _approximated(n, users) and n.dtype in FLOATS
+                              and _coarser(n.dtype, node.dtype)]
     return min(found, key=COARSEST_FIRST.index, default=None)
+
+
+def _approximated(node, users: set) -> bool:
+    """An approximated function's call, a user function's, or a power to a float exponent."""
+    if isinstance(node, Call):
+        return node.fn in APPROXIMATED or node.fn in users
+    return isinstance(node, Binary) and node.op == "**" and node.right.dtype in FLOATS
 
 
 def _coarser(a: str, b: str) -> bool:

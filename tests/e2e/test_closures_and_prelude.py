@@ -85,3 +85,24 @@ def test_a_definition_or_use_of_the_same_name_shadows_the_prelude(run):
         let r = min(2.0, 3.0);
     """)
     assert out["r"] == 2.0
+
+
+def test_the_math_glob_import_keeps_the_prelude_reductions_of_any_rank(run):
+    """std::math's `sum`, `min` and `max` are the prelude's: under `use std::math::*` a whole
+    matrix's sum, min and max, and the two-value min and max point by point."""
+    M = np.array([[0.5, -1.25, 2.0], [3.5, 0.25, -0.75]], dtype=np.float32)
+    v = np.array([1.5, -2.0, 0.5], dtype=np.float32)
+    out = run("""
+        use std::math::*;
+        let M: [f32; 2, 3];
+        let v: [f32; 3];
+        let total = sum(M);
+        let highest = max(M);
+        let lowest = min(M);
+        let row = std::math::sum(M[1]);
+        let clipped[i in 0..2, j in 0..3] = max(min(M[i, j], 1.0), v[j]);
+    """, M=M, v=v)
+    assert out["total"] == pytest.approx(M.sum(dtype=np.float64), rel=1e-6)
+    assert out["highest"] == M.max() and out["lowest"] == M.min()
+    assert out["row"] == pytest.approx(M[1].sum(dtype=np.float64), rel=1e-6)
+    np.testing.assert_array_equal(out["clipped"], np.maximum(np.minimum(M, 1.0), v))

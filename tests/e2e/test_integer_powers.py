@@ -40,3 +40,67 @@ def test_a_power_of_typed_constants_folds_to_what_the_device_computes(program):
     assert out["folded_unsigned"] == np.power(np.uint32(2), np.uint32(2147483648)) == out["run_time_unsigned"]
     assert out["folded_odd_unsigned"] == np.power(np.uint32(3), np.uint32(4294967295))
     assert out["folded_wide"] == np.power(np.int32(2), np.int32(100)) == 0
+
+
+
+FLOAT_POWERS = """
+let x: [f32; 6];
+let n: [i32; 6];
+let p[i in 0..6] = x[i] ** n[i];
+let table[i in 0..6, k in 0..4] = x[i] ** k;
+let h[0] = 1.0;
+let h[t in 1..6] = 0.5 * h[t - 1] + x[t] ** n[t];
+"""
+WIDE_AND_HALF = """
+let xd: [f64; 6];
+let xh: [f16; 6];
+let pd[i in 0..6] = xd[i] ** n[i];
+let ph[i in 0..6] = xh[i] ** n[i];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_negative_float_to_a_run_time_integer_power(target):
+    """IREE-73: IREE's own lowering of a float to an integer power was NaN for every negative
+    base, even to the power 0; einc multiplies it out. NumPy's power of the exponent as a float
+    is the reference (rtol 1e-6 in f32, 1e-14 in f64, 2e-3 in f16). vulkan-spirv has no f64
+    and no f16."""
+    cpu = target != "vulkan-spirv"
+    x = np.array([-1.5, 2.0, -0.5, -3.0, 0.75, -1.0], np.float32)
+    n = np.array([2, 3, -3, 5, -2, 0], np.int32)
+    inputs = dict(x=x, n=n, **(dict(xd=x.astype(np.float64) / 3, xh=x.astype(np.float16)) if cpu else {}))
+    out = einc.load(einc.compile(FLOAT_POWERS + (WIDE_AND_HALF if cpu else ""), target=target).vmfb)(**inputs)
+    np.testing.assert_allclose(out["p"], np.power(x, n.astype(np.float32)), rtol=1e-6)
+    np.testing.assert_allclose(out["table"], np.power(x[:, None], np.arange(4, dtype=np.float32)), rtol=1e-6)
+    h = [1.0]
+    for t in range(1, 6):
+        h.append(0.5 * h[-1] + float(x[t]) ** int(n[t]))
+    np.testing.assert_allclose(out["h"], h, rtol=1e-5)
+    if cpu:
+        np.testing.assert_allclose(out["pd"], np.power(x.astype(np.float64) / 3, n.astype(np.float64)), rtol=1e-14)
+        np.testing.assert_allclose(out["ph"].astype(np.float32), np.power(x, n.astype(np.float32)), rtol=2e-3)
+
+
+FLOAT_EXPONENTS = """
+let x: [f32; 10];
+let e: [f32; 10];
+let s: f32;
+let t: f32;
+let p[i in 0..10] = x[i] ** e[i];
+let q = s ** t;
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_float_power_of_a_negative_base_or_of_zero_is_c_pow(target):
+    """IREE-74: IREE's power was exp(y log x), NaN for every negative base and for 0 ** 0.
+    NumPy's power (C's pow) is the reference: odd integer powers keep the sign, a negative base
+    to a power that is no integer is NaN, x ** 0 and 1 ** y are 1 (rtol 1e-6)."""
+    x = np.array([-1.5, -0.5, 0.0, 0.0, -2.0, 2.0, 1.0, -1.0, -8.0, np.nan], np.float32)
+    e = np.array([2.0, 3.0, 0.0, 2.5, -3.0, 0.5, np.nan, np.inf, 1 / 3, 0.0], np.float32)
+    program = einc.load(einc.compile(FLOAT_EXPONENTS, target=target).vmfb)
+    for s, t in [(-2.0, 3.0), (0.0, 0.0), (-4.0, 0.5)]:
+        out = program(x=x, e=e, s=np.float32(s), t=np.float32(t))
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_allclose(out["p"], np.power(x, e), rtol=1e-6)
+            np.testing.assert_allclose(out["q"], np.power(np.float32(s), np.float32(t)), rtol=1e-6)

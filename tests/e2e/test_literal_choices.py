@@ -114,3 +114,135 @@ def test_an_int_choice_takes_the_integer_type_of_the_other_clauses(run):
     """, a=a)
     assert out["y"].dtype == np.int64
     np.testing.assert_array_equal(out["y"], np.array([7, -9, 2 ** 40 + 1, 1 - 2 ** 40]))
+
+
+def test_a_recurrence_starting_at_an_int_literal_takes_its_steps_float_type(run):
+    x = np.array([0.5, -1.25, 2.0, 0.75, -0.5, 1.5], dtype=np.float32)
+    xd = np.array([0.1, 0.7, -0.3, 0.3, 0.1, -0.7])
+    out = run("""
+        let x: [f32; T];
+        let xd: [f64; 6];
+        let a[0] = 0;
+        let a[t in 1..T] = a[t - 1] * 0.5 + x[t];
+        let b[0] = 1;
+        let b[t in 1..6] = b[t - 1] * 0.3 + xd[t];
+    """, x=x, xd=xd)
+    a, b = [np.float32(0)], [1.0]
+    for t in range(1, 6):
+        a.append(np.float32(a[-1] * np.float32(0.5) + x[t]))
+        b.append(b[-1] * 0.3 + xd[t])
+    assert out["a"].dtype == np.float32 and out["b"].dtype == np.float64
+    np.testing.assert_allclose(out["a"], np.array(a, dtype=np.float32), rtol=1e-6, atol=0.0)
+    np.testing.assert_allclose(out["b"], np.array(b), **TIGHT)
+
+
+def test_a_recurrence_starting_at_an_int_literal_stays_an_integer_when_its_steps_are(run):
+    k = np.array([3, -2, 2 ** 40, 5, 7], dtype=np.int64)
+    out = run("""
+        let k: [i64; 5];
+        let c[0] = 0;
+        let c[t in 1..5] = c[t - 1] + k[t];
+        let m[0] = 1;
+        let m[t in 1..5] = (m[t - 1] * 3 + 1) % 7;
+    """, k=k)
+    assert out["c"].dtype == np.int64 and out["m"].dtype == np.int32
+    np.testing.assert_array_equal(out["c"], np.concatenate([[0], np.cumsum(k[1:])]))
+    m = [1]
+    for _ in range(1, 5):
+        m.append((m[-1] * 3 + 1) % 7)
+    np.testing.assert_array_equal(out["m"], m)
+
+
+def test_a_choice_of_int_literals_takes_a_float_context(run):
+    x = np.array([0.5, -1.0, 2.0, 0.25], dtype=np.float32)
+    k = np.array([0, 1, 2, 0], dtype=np.int32)
+    c = np.array([True, False])
+    out = run("""
+        let x: [f32; 4];
+        let k: [i32; 4];
+        let c: [bool; 2];
+        let u[i in 0..4] = if x[i] > 0.0 { 2 } else { -1 } * x[i];
+        let m[i in 0..4] = match k[i] { 0 => 1, 1 => x[i], _ => 0.5 };
+        let y[0] = if c[1] { 1 } else { -3 };
+        let y[1] = 0.5;
+        let y[i in 2..4] = x[i];
+        let w = [1, 2, 3];
+        let z[i in 0..4] = w[k[i]] * x[i];
+    """, x=x, k=k, c=c)
+    assert all(out[n].dtype == np.float32 for n in "umyz") and out["w"].dtype == np.int32
+    np.testing.assert_array_equal(out["u"], np.where(x > 0, 2, -1) * x)
+    np.testing.assert_array_equal(out["m"], np.select([k == 0, k == 1], [1.0, x], 0.5).astype(np.float32))
+    np.testing.assert_array_equal(out["y"], np.array([-3.0, 0.5, 2.0, 0.25], dtype=np.float32))
+    np.testing.assert_array_equal(out["z"], np.array([1, 2, 3])[k] * x)
+
+
+def test_int_arithmetic_on_chosen_literals_is_not_made_a_float(diagnose):
+    diag, _ = diagnose("""
+        let x: [f32; 4];
+        let u[i in 0..4] = (if x[i] > 0.0 { 7 } else { 5 } / 2) * x[i];
+    """)
+    assert diag.code == "E002" and "i32 and f32" in diag.message
+
+
+def test_a_literal_an_index_condition_picks_is_typed_as_under_a_run_time_condition(run):
+    """`if k > 0 { w[k] } else { 0.1 }` with k always 0 and `w` a literal array: the 0.1 stays
+    untyped beside w's literals, as under a run-time condition, and takes x's f64."""
+    x = np.array([0.3, -0.7, 0.1])
+    out = run("""
+        let w = [0.5, 0.25];
+        let x: [f64; 3];
+        let y[i in 0..3, k in 0..1] = (if k > 0 { w[k] } else { 0.1 }) * x[i];
+        let u[i in 0..3, k in 0..2] = (if x[i] > 0.0 { w[k] } else { 0.1 }) * x[i];
+    """, x=x)
+    assert out["y"].dtype == out["u"].dtype == np.float64
+    np.testing.assert_allclose(out["y"], (0.1 * x)[:, None], **TIGHT)
+    np.testing.assert_allclose(out["u"], np.where(x[:, None] > 0, [[0.5, 0.25]], 0.1) * x[:, None], **TIGHT)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_array_literals_chosen_at_run_time_combine_and_take_the_type_they_meet(run, flag):
+    """`if flag { [1, 2, 3] } else { [0.5, 0.5, 0.5] }` is a float array, as `if c { 1 } else
+    { 0.5 }` is a float, and stays untyped: read beside f64 data it is f64."""
+    x = np.array([0.3, -0.2, 0.7])
+    out = run("""
+        let flag: bool;
+        let x: [f64; 3];
+        let w = if flag { [1, 2, 3] } else { [0.5, 0.5, 0.5] };
+        let z = [1, 2, 3] + [0.5, 0.5, 0.5];
+        let wx[i in 0..3] = w[i] * x[i];
+    """, flag=np.bool_(flag), x=x)
+    w = np.array([1.0, 2.0, 3.0]) if flag else np.full(3, 0.5)
+    assert out["w"].dtype == out["z"].dtype == np.float32 and out["wx"].dtype == np.float64
+    np.testing.assert_array_equal(out["w"], w)
+    np.testing.assert_array_equal(out["z"], [1.5, 2.5, 3.5])
+    np.testing.assert_allclose(out["wx"], w * x, **TIGHT)
+
+
+def test_a_definition_of_literals_alone_read_beside_f64_data_is_f64(run):
+    """An identity written point by point (`if i == j { 1.0 } else { 0.0 }`) is read in f64 where
+    it meets f64 data, as a literal array is; as an output of its own it stays f32."""
+    P = np.array([[0.1, 0.3], [0.7, 0.9]])
+    out = run("""
+        let P: [f64; 2, 2];
+        let I[i in 0..2, j in 0..2] = if i == j { 1.1 } else { 0.3 };
+        let Q[i in 0..2, j in 0..2] = sum[k](I[i, k] * P[k, j]);
+    """, P=P)
+    I = np.where(np.eye(2) == 1, 1.1, 0.3)
+    assert out["I"].dtype == np.float32 and out["Q"].dtype == np.float64
+    np.testing.assert_allclose(out["Q"], I @ P, **TIGHT)
+
+
+def test_a_literal_to_a_run_time_integer_power_takes_the_float_type_it_meets(run):
+    """`0.1 ** n` with n an i32 is made of the literal alone as far as types go: beside f64
+    data it is the f64 power of the f64 0.1 (found by the program fuzzer's `x ** (i % 4)`)."""
+    x = np.array([0.3, -0.2, 0.7, 1.1])
+    n = np.array([0, 1, 2, -3], dtype=np.int32)
+    out = run("""
+        let x: [f64; 4];
+        let n: [i32; 4];
+        let y[i in 0..4] = x[i] + 0.1 ** n[i];
+        let z[j in 0..4] = j as f64 + 0.3 ** (j % 4);
+    """, x=x, n=n)
+    assert out["y"].dtype == out["z"].dtype == np.float64
+    np.testing.assert_allclose(out["y"], x + 0.1 ** n.astype(np.float64), rtol=1e-14)
+    np.testing.assert_allclose(out["z"], np.arange(4) + 0.3 ** (np.arange(4) % 4), rtol=1e-14)

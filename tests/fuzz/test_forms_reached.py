@@ -21,7 +21,7 @@ from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
 from fuzz.programs.render import literals_typed_by_other_clauses
-from fuzz.programs.structure import Define, Group, RowMap, RowMatch, item_exprs, walk
+from fuzz.programs.structure import Define, Group, RowMap, RowMatch, item_exprs, program_exprs, walk
 from fuzz.workers import Pool
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
@@ -236,3 +236,41 @@ def test_the_dense_fuzzer_makes_softmax_attention_that_runs_fused(tmp_path):
     assert fused, "no attention fused"
     assert missed, "no near miss of attention"
     _run(DenseDifferential, fused[:3] + missed[:1], "llvm-cpu", DENSE_SEED)
+
+
+def _int_literal_choices(program) -> list:
+    """(definition, in a recurrence) for each float definition with a clause that chooses among
+    int literals (`if x[i] > 0.5 { 1 } else { -3 }`) typed by its other clauses."""
+    found = []
+    for item in program.items:
+        defines = item.members if isinstance(item, Group) else [item] if isinstance(item, Define) else []
+        own = {d.name for d in defines} if isinstance(item, Group) else None
+        found += [(d, isinstance(item, Group)) for d in defines for k, c in enumerate(d.clauses)
+                  if literals_typed_by_other_clauses(d, k, own or {d.name})
+                  and getattr(c.body.then, "integral", False)]
+    return found
+
+
+def test_the_program_fuzzer_makes_int_literals_chosen_in_float_definitions_and_recurrence_starts():
+    cases = {k: generate_case(SEED, k) for k in range(60)}
+    keys = [k for k, c in cases.items() if _int_literal_choices(c.program) and runs_on(c, "llvm-cpu")]
+    found = [f for k in keys for f in _int_literal_choices(cases[k].program)]
+    assert any(in_recurrence for _, in_recurrence in found), "no recurrence started at a choice of int literals"
+    assert {d.dtype for d, _ in found} - {"f32"}, "only f32 definitions"
+    _run(Differential, keys[:6], "llvm-cpu")
+
+
+def _run_time_float_powers(program) -> list:
+    """The exponents of float powers that are an index known at run time (`x ** (i % 4)`), or
+    that index as a float (`x ** ((i % 4) as f32)`)."""
+    return [node.right for expr in program_exprs(program) for node in walk(expr)
+            if getattr(node, "op", None) == "**" and node.dtype in ("f32", "f64", "f16", "bf16")
+            and getattr(getattr(node.right, "arg", node.right), "op", None) == "%"]
+
+
+def test_the_program_fuzzer_raises_floats_to_run_time_integral_powers():
+    cases = {k: generate_case(SEED, k) for k in range(80)}
+    keys = [k for k, c in cases.items() if _run_time_float_powers(c.program) and runs_on(c, "llvm-cpu")]
+    exponents = {type(e).__name__ for k in keys for e in _run_time_float_powers(cases[k].program)}
+    assert exponents == {"Binary", "Cast"}, exponents
+    _run(Differential, keys[:8], "llvm-cpu")

@@ -169,3 +169,19 @@ def test_gradient_descent_from_a_start(out):
     for _ in range(30):
         x = x - 0.1 * (F["A2"] @ x - F["b2"])
     close(out["gd_from"], x, np.float64)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_trunc_and_round_build_and_agree_on_every_cpu_target(target, dtype):
+    """IREE-75: llvm-cpu-generic left math.trunc (which `round` uses too) to libm's truncf or
+    trunc, which it does not link: an internal error. NumPy's trunc and round are the reference,
+    exactly, a negative zero and values past 2^23 or 2^52, infinities and NaN included."""
+    import einc
+    name = "f32" if dtype == np.float32 else "f64"
+    source = f"use std::math::*;\nlet x: [{name}; 9];\nlet t = trunc(x);\nlet r = round(x);\n"
+    x = np.array([-0.5, 2.5, -2.5, 1e20, -7.99, 9007199254740993.0, np.nan, -np.inf, 3.5], dtype)
+    out = einc.load(einc.compile(source, target=target).vmfb)(x=x)
+    np.testing.assert_array_equal(out["t"], np.trunc(x))
+    np.testing.assert_array_equal(out["r"], np.round(x))
+    assert np.signbit(out["t"][0])

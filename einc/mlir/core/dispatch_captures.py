@@ -18,8 +18,9 @@ _THE_DEVICE = "#hal.device.promise<@__device_0>"
 RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape", "flow.tensor.tie_shape"})
 
 
-def fence_captured_tensors(region_op) -> None:
-    """Route every tensor that ops inside `region_op` read from outside it through a barrier."""
+def fence_captured_tensors(region_op, computed_only: bool = False) -> None:
+    """Route every tensor that ops inside `region_op` read from outside it through a barrier
+    (with `computed_only`, those an op computes, not the function's arguments)."""
     inside: set = set()
     readers: list[tuple[ir.Operation, int, ir.Value]] = []
 
@@ -30,13 +31,13 @@ def fence_captured_tensors(region_op) -> None:
         readers.extend((op, k, value) for k, value in enumerate(op.operands)
                        if isinstance(value.type, ir.RankedTensorType))
         return ir.WalkResult.ADVANCE
-    for block in region_op.regions[0].blocks:
+    for block in (b for region in region_op.regions for b in region.blocks):
         for op in block.operations:
             op.operation.walk(visit)
     fenced: dict = {}
     with ir.InsertionPoint(region_op):
         for op, k, value in readers:
-            if value in inside:
+            if value in inside or (computed_only and isinstance(value, ir.BlockArgument)):
                 continue
             if value not in fenced:
                 fenced[value] = host_fence(value)

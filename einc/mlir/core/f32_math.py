@@ -210,4 +210,5 @@ UNARY: dict[str, Callable[[ir.Value], ir.Value]] = {
     "sin": f32_trig.sin, "cos": f32_trig.cos, "tan": f32_trig.tan, "asin": f64_math.asin,
     "acos": f64_math.acos, "atan": f64_math.atan, "exp": exp, "expm1": expm1, "sinh": sinh,
     "cosh": cosh, "tanh": tanh, "log": log, "log1p": log1p, "asinh": asinh, "acosh": acosh, "atanh": atanh,
+    "trunc": f64_math.trunc,
 }

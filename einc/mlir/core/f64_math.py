@@ -237,7 +237,18 @@ def tanh(x: ir.Value) -> ir.Value:
     return arith.select(large, math.copysign(_c(1.0), x), ratio)
 
 
+def trunc(x: ir.Value) -> ir.Value:
+    """x rounded toward zero by way of an integer of its width, where |x| is below 2^(mantissa
+    bits) (a larger float, an infinity or a NaN has no fraction and is x itself); the sign is
+    x's (trunc(-0.5) is -0.0). IREE-75: llvm-cpu-generic leaves math.trunc to libm's truncf or
+    trunc, which a dispatch cannot link. Generic over the float type."""
+    width = element_of(x).width
+    whole = arith.sitofp(shaped(element_of(x), x), arith.fptosi(shaped(ir.IntegerType.get_signless(width), x), x))
+    small = arith.cmpf(_F.OLT, math.absf(x), constant(2.0 ** {32: 23, 64: 52}[width], x))
+    return arith.select(small, math.copysign(whole, x), x)
+
+
 UNARY: dict[str, Callable[[ir.Value], ir.Value]] = {
     "sin": sin, "cos": cos, "tan": tan, "asin": asin, "acos": acos, "atan": atan,
-    "erf": erf, "log2": log2, "tanh": tanh,
+    "erf": erf, "log2": log2, "tanh": tanh, "trunc": trunc,
 }

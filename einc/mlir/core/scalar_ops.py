@@ -59,7 +59,7 @@ def runs_on_host(op: Op) -> bool:
     if op.op in _EXPANSIONS.get(operand.name, {}) or (operand.is_float and op.op == "atan2"):
         return False                # the expansions use bit casts and i64 the VM may not have
     if op.op == "pow":
-        return op.args[1].dtype == operand          # fpowi has no VM lowering
+        return False                # IREE-73, -74: einc's powers use ops the VM lacks (trunc, a loop)
     if op.op == "cast" and operand.is_float and op.dtype.is_int:
         return False                # the VM's f32 -> i32 rounds to nearest (2.7 as i32 gave 3)
     if op.op == "cast":
@@ -208,13 +208,48 @@ def _isinf(dtype: DType, x: ir.Value) -> ir.Value:
     return arith.cmpf(_F.OEQ, math.absf(x), constant(dtype, float("inf")))
 
 
+def is_power_loop(v) -> bool:
+    """Whether `v` lowers to a loop over its exponent's bits: a power with an integer exponent."""
+    return isinstance(v, Op) and v.op == "pow" and v.args[1].dtype.is_int
+
+
 def _pow(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
     # pow(float, i32) is the integer power; its operand types differ, hence the type test
     if dtype.is_float:
         if isinstance(exponent.type, ir.IntegerType):
-            return math.fpowi(base, exponent)
-        return math.powf(base, exponent)
+            return _float_power(dtype, base, exponent)
+        return _powf(dtype, base, exponent)
     return _integer_power(dtype, base, exponent)
+
+
+def _powf(dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
+    """x ** y as C's pow defines it. IREE-74: IREE lowers math.powf to exp(y log x), NaN for
+    every negative base and for 0 ** 0, so IREE's power is taken of |x| only: its sign is x's
+    for an odd integer y, a negative x to a power that is no integer is NaN, and x ** 0, 1 ** y
+    and (-1) ** inf are 1."""
+    magnitude = math.absf(x)
+    power = math.powf(magnitude, y)
+    integral = arith.cmpf(_F.OEQ, _math_unary("trunc", dtype, y), y)
+    odd = arith.andi(integral, arith.cmpf(_F.ONE, arith.remf(y, constant(dtype, 2.0)), constant(dtype, 0.0)))
+    power = arith.select(odd, math.copysign(power, x), power)
+    no_power = arith.andi(arith.cmpf(_F.OLT, x, constant(dtype, 0.0)), arith.xori(integral, constant(BOOL, True)))
+    power = arith.select(no_power, constant(dtype, float("nan")), power)
+    one = arith.ori(arith.cmpf(_F.OEQ, y, constant(dtype, 0.0)), arith.cmpf(_F.OEQ, x, constant(dtype, 1.0)))
+    unit_to_inf = arith.andi(arith.cmpf(_F.OEQ, magnitude, constant(dtype, 1.0)),
+                             arith.cmpf(_F.OEQ, math.absf(y), constant(dtype, float("inf"))))
+    return arith.select(arith.ori(one, unit_to_inf), constant(dtype, 1.0), power)
+
+
+def _float_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
+    """A float to a signed integer power, as math.fpowi defines it: square-and-multiply over the
+    bits of |n|, and 1 / that for a negative n. IREE-73: IREE lowers math.fpowi to a power
+    that is NaN for every negative base (`x ** k` with x = -1.5 and k = 0, 2 or 3)."""
+    zero = arith.constant(exponent.type, 0)
+    negative = arith.cmpi(_I.slt, exponent, zero)
+    magnitude = arith.select(negative, arith.subi(zero, exponent), exponent)   # -2^31 read unsigned
+    one = constant(dtype, 1.0)
+    result = _square_and_multiply(one, base, magnitude, ir.IntegerType(exponent.type).width, arith.mulf)
+    return arith.select(negative, arith.divf(one, result), result)
 
 
 def _integer_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
@@ -222,18 +257,25 @@ def _integer_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value
     variable exponent). A negative exponent gives 0, the truncated value of 1 / base^-n for |base| > 1.
     An unsigned exponent has one bit more to go through than a non-negative signed one."""
     bits = dtype.bits if dtype.is_unsigned else dtype.bits - 1
+    result = _square_and_multiply(constant(dtype, 1), base, exponent, bits, arith.muli)
+    if dtype.is_unsigned:
+        return result
+    negative = arith.cmpi(_I.slt, exponent, constant(dtype, 0))
+    return arith.select(negative, constant(dtype, 0), result)
+
+
+def _square_and_multiply(one: ir.Value, base: ir.Value, exponent: ir.Value, bits: int, mul) -> ir.Value:
+    """base ** exponent over the low `bits` bits of `exponent`, read unsigned: a loop of `bits`
+    steps, each multiplying in the power of the bit it reads and squaring it."""
     index = ir.IndexType.get()
     loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, bits), arith.constant(index, 1),
-                     [constant(dtype, 1), base, exponent])
+                     [one, base, exponent])
     with ir.InsertionPoint(loop.body):
         result, power, rest = loop.inner_iter_args
         odd = arith.trunci(ir.IntegerType.get_signless(1), rest)
-        result = arith.select(odd, arith.muli(result, power), result)
-        scf.yield_([result, arith.muli(power, power), arith.shrui(rest, constant(dtype, 1))])
-    if dtype.is_unsigned:
-        return loop.results[0]
-    negative = arith.cmpi(_I.slt, exponent, constant(dtype, 0))
-    return arith.select(negative, constant(dtype, 0), loop.results[0])
+        result = arith.select(odd, mul(result, power), result)
+        scf.yield_([result, mul(power, power), arith.shrui(rest, arith.constant(exponent.type, 1))])
+    return loop.results[0]
 
 
 def _div(dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:

@@ -28,7 +28,7 @@ from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length, product, tied,
                                                 unflattened)
 from einc.mlir.recurrences.step import sizes_of, storage_shape
-from einc.mlir.core.dispatch_captures import host_fence
+from einc.mlir.core.dispatch_captures import fence_captured_tensors, host_fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 
@@ -204,6 +204,9 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
         _wait_for([(m, kept[rows.index(m)], product(wholes[m])) if m in rows else (m, s, product(shapes[m]))
                    for m, s in zip(members, after)])
         scf.yield_([reached] + after + kept)
+    # IREE-76: a dispatch computing a tensor the loop reads, cloned into the loop, was left
+    # outside any execution region ("streamable op expected to be in an execution region")
+    fence_captured_tensors(loop, computed_only=True)
     results = list(loop.results)[1:]
     by_member = dict(zip(rows, results[len(members):]))
     shapes = layout.shapes()

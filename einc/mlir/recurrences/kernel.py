@@ -9,7 +9,7 @@ member's window storage, as the other forms leave it (slot = step mod window).
 
 IREE-30: a shader invocation stops after about 65,535 loop iterations, inner loops included, so
 one kernel runs at most the target's `loop_budget` steps (a host loop runs as many kernels as needed) and
-a step that runs loops of its own (a reduction, a Stack, an integer power) does not fit here:
+a step that runs loops of its own (a reduction, a Stack, an integer exponent) does not fit here:
 such a group runs inside a workgroup (recurrence_workgroup) or as a host loop (recurrence_host).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
-from einc.ir.nodes import Op, RecMember, RecurrenceGroup, Reduce, Stack, step_code
+from einc.ir.nodes import RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.scalars import Storage
@@ -45,13 +45,13 @@ def misfit(group: RecurrenceGroup) -> Optional[str]:
 
 def _loop_of(v) -> Optional[str]:
     """The loop (an scf.for) that lowering `v` inside the step emits, if any: reductions and
-    point loops (einc.mlir.recurrences.scalars), integer powers (einc.mlir.core.scalar_ops)."""
+    point loops (einc.mlir.recurrences.scalars), integer exponents (einc.mlir.core.scalar_ops)."""
     if isinstance(v, Reduce):
         return "a reduction"
     if isinstance(v, Stack):
         return "a literal array of points"
-    if isinstance(v, Op) and v.op == "pow" and not v.dtype.is_float:
-        return "an integer power"
+    if scalar_ops.is_power_loop(v):
+        return "a power with an integer exponent"
     return None
 
 

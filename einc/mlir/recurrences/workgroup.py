@@ -21,7 +21,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, gpu, linalg, scf, tensor, util
 
-from einc.ir.nodes import IndexVar, Op, RecMember, RecurrenceGroup, Reduce, Stack, step_code
+from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import flat_empty, length, row_major, row_major_coordinates
@@ -144,15 +144,11 @@ def _iterations(lw, v, memo: dict) -> ir.Value:
             inner = arith.addi(inner, _iterations(lw, part, memo))
         result = arith.muli(_product(lw, [var.extent for var in v.vars]), inner)
     else:
-        result = index_const(INTEGER_POWER_ITERATIONS if _integer_power(v) else 0)
+        result = index_const(INTEGER_POWER_ITERATIONS if scalar_ops.is_power_loop(v) else 0)
         for operand in v.operands():
             result = arith.addi(result, _iterations(lw, operand, memo))
     memo[id(v)] = result
     return result
-
-
-def _integer_power(v) -> bool:
-    return isinstance(v, Op) and v.op == "pow" and not v.dtype.is_float
 
 
 # ------------------------------------------------------------------------------------ the dispatch

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import COMPARISONS, Const, Op, Read, Value, decided_by_a_constant, is_folding_constant
+from einc.ir.nodes import COMPARISONS, Const, Generic, Op, Read, Value, decided_by_a_constant, is_folding_constant
 from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.core.values import Traced, Weak, describe
 from einc.syntax.parser import INT_LIMIT
@@ -108,7 +108,8 @@ def _literals_retyped(args: list, typed: list) -> list:
 def from_literals(v) -> bool:
     """Whether `v` is a typed value made of untyped literals alone, given their default type
     where it was built: literal arrays read at run-time points, arithmetic on such values, and
-    a choice between them (`if x > 0.0 { 1.0 } else { 0.0 }`, `match` arms) whatever decides it.
+    a choice between them (`if x > 0.0 { 1.0 } else { 0.0 }`, `match` arms) whatever decides it,
+    and arrays of such values (`let I[i, j] = if i == j { 1.0 } else { 0.0 };`).
     Walked with a stack, last operand first: a chain of 2,000 sums of reads ends at its first read."""
     todo = [v]
     while todo:
@@ -117,10 +118,14 @@ def from_literals(v) -> bool:
             continue
         if isinstance(v, Read):
             todo.append(v.tensor)
+        elif isinstance(v, Generic) and v.guard is None:
+            todo.append(v.body)
         elif isinstance(v, Op) and v.op == "select":
             todo.extend(v.args[1:])
         elif isinstance(v, Op) and v.op in ARITHMETIC + ("neg",):
             todo.extend(v.args)
+        elif isinstance(v, Op) and v.op == "pow" and v.args[1].dtype.is_int:
+            todo.append(v.args[0])      # `0.1 ** n`: an integer exponent types nothing
         else:
             return False
     return True
@@ -134,15 +139,42 @@ def fixed(v):
         return replace(v, literal=None)
     if isinstance(v, Read) and from_literals(v):
         return replace(v, tensor=fixed(v.tensor))
+    if isinstance(v, Generic) and from_literals(v):
+        return replace(v, body=fixed(v.body))
     if isinstance(v, Op) and from_literals(v):
         return replace(v, args=tuple(fixed(a) for a in v.args))
     return v
 
 
+def typed_beside(v, other: Value, span):
+    """`v` typed as one side of a choice whose other side is `other` (`if c { v } else { other }`):
+    an untyped literal takes other's type, and stays retypable only where `other` is made of
+    literals too, as the choice would be."""
+    v, other = unify([v, other], span)
+    return v if from_literals(other) else fixed(v)
+
+
 def _retypable(v: Value, dtype: DType) -> bool:
-    """A value made of literals alone still takes the float (or integer) type its context asks
-    for: its own kind, as an int literal's operations would change meaning in floats."""
-    return v.dtype != dtype and kind_of(v.dtype) == kind_of(dtype) != "bool" and from_literals(v)
+    """A value made of literals alone still takes the type its context asks for: one of its own
+    kind, or a float type where it only picks int literals (`if c { 2 } else { -1 } * x[i]`),
+    as an int literal does; int arithmetic (`7 / 2`) would change meaning in floats."""
+    if v.dtype == dtype or v.dtype.is_bool or dtype.is_bool or not from_literals(v):
+        return False
+    return kind_of(v.dtype) == kind_of(dtype) or (dtype.is_float and _picks_only(v))
+
+
+def _picks_only(v: Value) -> bool:
+    """Whether `v` only picks among literals (chooses, reads, negates): no arithmetic."""
+    todo = [v]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, (Read, Generic)):
+            todo.append(v.tensor if isinstance(v, Read) else v.body)
+        elif isinstance(v, Op) and v.op in ("select", "neg"):
+            todo.extend(v.args[1:] if v.op == "select" else v.args)
+        elif not isinstance(v, Const):
+            return False
+    return True
 
 
 def _retyped(v: Value, dtype: DType) -> Value:
@@ -151,6 +183,10 @@ def _retyped(v: Value, dtype: DType) -> Value:
         return Const(v.literal.astype(dtype.numpy), span=v.span, literal=v.literal)
     if isinstance(v, Read):
         return replace(v, tensor=_retyped(v.tensor, dtype))
+    if isinstance(v, Generic):
+        return replace(v, body=_retyped(v.body, dtype))
+    if v.op == "pow":           # an integer exponent keeps its type
+        return Op("pow", (_retyped(v.args[0], dtype), v.args[1]), dtype, span=v.span)
     if v.op == "select":        # the condition keeps its type: only the chosen values change
         return Op("select", (v.args[0],) + tuple(_retyped(a, dtype) for a in v.args[1:]), dtype, span=v.span)
     return Op(v.op, tuple(_retyped(a, dtype) for a in v.args), dtype, span=v.span)

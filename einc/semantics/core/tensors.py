@@ -71,11 +71,15 @@ def lift(rule, args: list, span, state: State, hint_dtypes: bool = True):
 
 def _type_weak_arrays(args: list, span) -> list:
     """Literal arrays take the dtype of a typed operand they can take (a select's bool
-    condition gives none to its float branches)."""
+    condition gives none to its float branches); else an int one beside a float one is a float,
+    as an int literal beside a float literal is (`if c { [1, 2] } else { [0.5, 0.5] }`)."""
     dtypes = [a.dtype for a in args if isinstance(a, (Value, PartialRead))]
+    kinds = {a.kind for a in args if isinstance(a, Weak) and a.rank > 0}
 
     def typed(w: Weak):
         fits = [t for t in dtypes if scalar_ops.kind_of(t) == w.kind or (w.kind == "int" and t.is_float)]
+        if not fits and w.kind == "int" and "float" in kinds:
+            fits = [scalar_ops.DEFAULT["float"]]
         return scalar_ops.materialize(w, fits[0] if fits else None, span)
     return [typed(a) if isinstance(a, Weak) and a.rank > 0 else a for a in args]
 

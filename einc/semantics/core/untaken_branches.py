@@ -25,15 +25,15 @@ def note_reads_of_skipped(el, branch, env):
     return _on_trial(el, branch, env)
 
 
-def type_of_skipped(el, branch, env, tried=None):
-    """The dtype `branch` would have where it is a scalar: that of `tried`, its value from
-    note_reads_of_skipped, or else of its value on trial; None where it fails or, not tried
-    yet, calls a function (a skipped branch may recurse without end)."""
+def value_of_skipped(el, branch, env, tried=None):
+    """The value `branch` would have where it is a scalar: `tried`, its value from
+    note_reads_of_skipped, or else its value on trial; None where it fails or, not tried yet,
+    calls a function (a skipped branch may recurse without end). Only its type is used."""
     if tried is None:
         if branch is None or any(isinstance(n, (ast.Call, ast.MethodCall)) for n in ast.iter_nodes(branch)):
             return None
         tried = _on_trial(el, branch, env)
-    return tried.dtype if isinstance(tried, Value) and tried.rank == 0 else None
+    return tried if isinstance(tried, Value) and tried.rank == 0 else None
 
 
 def _on_trial(el, branch, env):

@@ -429,17 +429,20 @@ def _components_read_first(clauses_by_member: dict) -> list:
 
 
 def _guesses(guess: dict, tentative: set, unseeded: set):
-    """The first guess; then f64 for members typed only by float literals (Rust infers it when
-    they meet f64 data); then each other float type for those together with the members no base
-    clause types (`r[0] = if x[0] > 0.0 { 0.5 } else { 1.0 }` and an unseeded partner reading f16
-    data); then other types for members no base clause types at all
-    (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination for up to
-    MAX_UNSEEDED of them, one type for all beyond that."""
+    """The first guess; then the other types the literals of members typed only by literals can
+    take: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
+    data; `let a[0] = 0; let a[t in 1..T] = a[t - 1] * 0.5 + x[t];` is x's float, as an int
+    literal beside a float one is a float), f16, bf16, and i64 for int literals; each alone,
+    then together with the members no base clause types (`r[0] = if x[0] > 0.0 { 0.5 } else
+    { 1.0 }` and an unseeded partner reading f16 data); then other types for members no base
+    clause types at all (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination
+    for up to MAX_UNSEEDED of them, one type for all beyond that."""
     yield guess
     tried = [guess]
-    for dtype in (F64, F16, BF16):
+    for dtype in (F32, F64, F16, BF16, I64):
         for together in (set(), unseeded):
-            alternative = {did: (dtype if (did in tentative and dt.is_float) or did in together else dt)
+            alternative = {did: (dtype if (did in tentative and _literals_take(dt, dtype)) or did in together
+                                 else dt)
                            for did, dt in guess.items()}
             if alternative not in tried:
                 tried.append(alternative)
@@ -451,6 +454,12 @@ def _guesses(guess: dict, tentative: set, unseeded: set):
         alternative = {**guess, **dict(zip(members, types))}
         if alternative not in tried:
             yield alternative
+
+
+def _literals_take(guessed, dtype) -> bool:
+    """Whether literals that combine to `guessed` can have type `dtype`: an int literal any
+    number type, a float literal a float type."""
+    return not guessed.is_bool and (guessed.is_int or dtype.is_float)
 
 
 def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict, only=None):
