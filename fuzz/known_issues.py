@@ -37,11 +37,6 @@ KNOWN_ISSUES: tuple = (
     KnownIssue("slice and flatten over named dims", "einc's affine range bounds (open)", ("rejected",),
                detail="a range bound must be an integer built from sizes",
                shape=lambda program, detail: getattr(program, "function", "") in ("std::ml::slice", "std::ml::flatten")),
-    # f64 `%` and fmod (arith.remf) become calls to libm's fmod, which IREE 3.13's CPU dispatches
-    # cannot link (IREE-22's kind; einc/mlir/core/f64_math.py expands the others); found by the
-    # stdlib campaign (`std::math::fmod` of f64), open.
-    KnownIssue("f64 fmod on the CPU targets", "IREE 3.13's libm calls (open)", ("internal",),
-               detail="undefined symbol: fmod\\b", targets=("llvm-cpu", "llvm-cpu-generic")),
 )
 
 

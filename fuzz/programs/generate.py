@@ -610,7 +610,7 @@ class ProgramGenerator:
 def _tensor(inp: Input, dims: dict) -> Tensor:
     sizes = tuple(b.const + (dims[b.dim] if b.dim else 0) for b in inp.shape)
     values = (int(inp.low), int(inp.high)) if inp.dtype in INTS else None
-    return Tensor(inp.name, inp.dtype, inp.shape, sizes, values)
+    return Tensor(inp.name, inp.dtype, inp.shape, sizes, values, given=True)
 
 
 def _names(item) -> list[str]:

@@ -139,6 +139,64 @@ def test_remainder_takes_the_sign_of_the_dividend_at_build_time_and_on_the_devic
     assert out["folded"] == -1 and out["on_device"] == -1 and out["quotient"] == -2
 
 
+def _normal_f64(rng, n: int) -> np.ndarray:
+    """Signed f64 values over most of the normal exponent range (einc's CPU runtime flushes
+    subnormals to zero, as IREE's workers do)."""
+    return rng.standard_normal(n) * 10.0 ** rng.integers(-290, 290, n)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_an_f64_remainder_is_c_fmod_to_the_last_bit(run, target):
+    """f64 `%` by anything but a power of two was a libm call IREE could not link (an internal
+    error at build time). Its expansion must be exact: np.fmod's result, bit for bit, also where
+    x / y is far beyond 2^53, and C's special cases (inf, NaN, zero divisor, infinite divisor)."""
+    rng = np.random.default_rng(5)
+    special_x = [0.0, -0.0, 5.0, -5.0, np.inf, -np.inf, np.nan, 1e308, 7.0, -7.0, 2.5, 6.5]
+    special_y = [1.0, 1.0, 0.0, np.inf, 2.0, 3.0, 1.0, 3e-300, -np.inf, np.nan, 0.5, -0.0]
+    x = np.concatenate([_normal_f64(rng, 3000), special_x])
+    y = np.concatenate([_normal_f64(rng, 3000), special_y])
+    out = run("""
+        let x: [f64; N];
+        let y: [f64; N];
+        let r[i] = x[i] % y[i];
+        let by_constant[i] = x[i] % 0.7;
+    """, target, x=x, y=y)
+    with np.errstate(invalid="ignore"):
+        expected, by_constant = np.fmod(x, y), np.fmod(x, 0.7)
+    np.testing.assert_array_equal(out["r"], expected)
+    signed = ~np.isnan(expected)                   # a NaN's sign means nothing
+    np.testing.assert_array_equal(np.signbit(out["r"][signed]), np.signbit(expected[signed]))
+    np.testing.assert_array_equal(out["by_constant"], by_constant)
+
+
+def test_an_f64_remainder_of_scalar_inputs_runs_as_a_kernel_not_in_the_vm(run):
+    """Scalar code of a program runs in IREE's VM, which lacks the loop and bit casts of the
+    exact remainder: it must run on the device (it was "failed to legalize math.copysign")."""
+    out = run("""
+        let a: f64;
+        let b: f64;
+        let r = a % b;
+        let s = a % 0.75;
+    """, a=np.float64(1e17 + 8), b=np.float64(-0.3))
+    assert out["r"] == np.fmod(1e17 + 8, -0.3) and out["s"] == np.fmod(1e17 + 8, 0.75)
+
+
+def test_an_f64_remainder_inside_a_recurrence_over_independent_lanes(run):
+    """A phase wrapped into [0, 2 pi) every step, for 64 independent oscillators (a batch axis
+    no step reads across, which the CPU runs in vector lanes)."""
+    rng = np.random.default_rng(6)
+    omega = rng.uniform(0.1, 3.0, 64)
+    out = run("""
+        let omega: [f64; B];
+        let phase[0, b in 0..B] = 0.0;
+        let phase[t in 1..200, b] = (phase[t - 1, b] + omega[b]) % 6.283185307179586;
+    """, omega=omega)
+    expected = np.zeros((200, 64))
+    for t in range(1, 200):
+        expected[t] = np.fmod(expected[t - 1] + omega, 6.283185307179586)
+    np.testing.assert_array_equal(out["phase"], expected)
+
+
 def test_arithmetic_on_inputs_runs_in_their_precision(run):
     x, k = np.float64(0.1), np.int32(-7)
     out = run("""

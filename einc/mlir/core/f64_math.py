@@ -1,11 +1,11 @@
 """f64 elementary functions as plain arithmetic, for the llvm-cpu backend.
 
-IREE-22: f64 `math.sin` and its kin become libm calls that a dispatch cannot link. These
-expansions use only arith ops plus math.exp/expm1/log/sqrt/copysign/absf, which IREE lowers on
-f64; a few ulps from NumPy (sin/cos/tan exact for |x| < 1.6e6). sin, cos, tan, asin, acos, atan
-and atan2 are generic over the float type: f32_math uses them with the f32 `PRECISION` (sin, cos
-and tan with f32_trig's argument reduction). Each
-function takes and returns an f64 (or f32) `ir.Value` under an insertion point.
+IREE-22: f64 `math.sin` and its kin, and `arith.remf`, become libm calls that a dispatch cannot
+link. These expansions use only arith ops plus math.exp/expm1/log/sqrt/copysign/absf/ctlz, which
+IREE lowers on f64 (`fmod` also a loop). fmod is exact; the others are a few ulps from NumPy
+(sin/cos/tan exact for |x| < 1.6e6). sin, cos, tan, asin, acos, atan and atan2 are generic over
+the float type: f32_math uses them with the f32 `PRECISION` (sin, cos and tan with f32_trig's
+argument reduction). Each function takes and returns an f64 (or f32) `ir.Value` under an insertion point.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from decimal import Decimal, localcontext
 from typing import Callable, NamedTuple
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, math
+from iree.compiler.dialects import arith, math, scf, vector
 
 _F, _I = arith.CmpFPredicate, arith.CmpIPredicate
 
@@ -246,6 +246,60 @@ def trunc(x: ir.Value) -> ir.Value:
     whole = arith.sitofp(shaped(element_of(x), x), arith.fptosi(shaped(ir.IntegerType.get_signless(width), x), x))
     small = arith.cmpf(_F.OLT, math.absf(x), constant(2.0 ** {32: 23, 64: 52}[width], x))
     return arith.select(small, math.copysign(whole, x), x)
+
+
+def fmod(x: ir.Value, y: ir.Value) -> ir.Value:
+    """C's fmod (x - trunc(x / y) y with x's sign), exactly. IREE-22 again: f64 `arith.remf` by
+    anything but a power of two is a libm call a dispatch cannot link. |x| is reduced by the
+    largest |y| 2^k not above it until below |y|; each subtraction is exact (Sterbenz) and k
+    falls every step, so at most as many steps as x's and y's exponents differ by (2,098)."""
+    ax, ay = math.absf(x), math.absf(y)
+    inf = _c(float("inf"), x)
+    reducible = arith.andi(arith.cmpf(_F.OLT, ax, inf), arith.cmpf(_F.OGT, ay, _c(0.0, x)))
+    loop = scf.WhileOp([ax.type], [ax])
+    for region, last in ((loop.before, True), (loop.after, False)):
+        block = region.blocks.append(ax.type)
+        with ir.InsertionPoint(block):
+            r = block.arguments[0]
+            going = arith.andi(reducible, arith.cmpf(_F.OGE, r, ay))
+            if last:
+                scf.condition(_any(going), [r])
+            else:
+                scf.yield_([arith.select(going, arith.subf(r, _largest_scaled_below(ay, r)), r)])
+    result = math.copysign(loop.results[0], x)
+    # x inf or NaN, y 0 or NaN: NaN; y ±inf: x (the loop left |x|, whose sign copysign restored)
+    nan = arith.ori(arith.cmpf(_F.UNO, x, y), arith.cmpf(_F.OEQ, ax, inf))
+    nan = arith.ori(nan, arith.cmpf(_F.OEQ, ay, _c(0.0, x)))
+    return arith.select(nan, _c(float("nan"), x), result)
+
+
+def _any(flags: ir.Value) -> ir.Value:
+    """Whether any lane of `flags` is set (a scalar flag is its own answer)."""
+    if not isinstance(flags.type, ir.VectorType):
+        return flags
+    return vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, flags)
+
+
+def _largest_scaled_below(a: ir.Value, r: ir.Value) -> ir.Value:
+    """The largest a 2^k (k >= 0) not above r, for finite 0 < a <= r: a scaled to r's exponent,
+    halved if that passed r. Scaling upward by powers of two is exact."""
+    c = lambda n: constant(n, r, ir.IntegerType.get_signless(64))
+    k = arith.subi(_exponent(r), _exponent(a))
+    scaled = a
+    for _ in range(3):                      # k <= 2,097: three factors of at most 2^1000
+        step = arith.minsi(k, c(1000))
+        power = arith.bitcast(r.type, arith.shli(arith.addi(step, c(1023)), c(52)))
+        scaled, k = arith.mulf(scaled, power), arith.subi(k, step)
+    return arith.select(arith.cmpf(_F.OGT, scaled, r), arith.mulf(scaled, _c(0.5, r)), scaled)
+
+
+def _exponent(v: ir.Value) -> ir.Value:
+    """floor(log2 v) of a finite v > 0 as an i64, subnormals included."""
+    c = lambda n: constant(n, v, ir.IntegerType.get_signless(64))
+    bits = arith.bitcast(shaped(ir.IntegerType.get_signless(64), v), v)
+    biased = arith.shrui(bits, c(52))
+    subnormal = arith.subi(arith.subi(c(63), math.ctlz(bits)), c(1074))
+    return arith.select(arith.cmpi(_I.eq, biased, c(0)), subnormal, arith.subi(biased, c(1023)))
 
 
 UNARY: dict[str, Callable[[ir.Value], ir.Value]] = {

@@ -60,6 +60,8 @@ def runs_on_host(op: Op) -> bool:
         return False                # the expansions use bit casts and i64 the VM may not have
     if op.op == "pow":
         return False                # IREE-73, -74: einc's powers use ops the VM lacks (trunc, a loop)
+    if op.op == "rem" and operand.name == "f64":
+        return False                # f64_math.fmod: a loop, bit casts and copysign
     if op.op == "cast" and operand.is_float and op.dtype.is_int:
         return False                # the VM's f32 -> i32 rounds to nearest (2.7 as i32 gave 3)
     if op.op == "cast":
@@ -291,7 +293,7 @@ def _div(dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:
 
 def _rem(dtype: DType, a: ir.Value, b: ir.Value) -> ir.Value:
     if dtype.is_float:
-        return arith.remf(a, b)
+        return f64_math.fmod(a, b) if dtype.name == "f64" else arith.remf(a, b)
     by_zero, _, safe = _safe_divisor(dtype, b)
     if _unsigned(dtype):
         return arith.select(by_zero, _splat(dtype, 0, a), arith.remui(a, safe))
