@@ -336,11 +336,7 @@ def array_transpose(d: Draw):
 
 
 def array_concatenate(d: Draw):
-    shape = d.shape(d.rng.randint(1, 3))
-    a = d.input(shape, -9, 9)
-    b = d.input([d.rng.randint(1, 4)] + shape[1:], -9, 9)
-    return d.program("std::array::concatenate", f"std::array::concatenate({a}, {b})",
-                     d.exact(np.concatenate([d.wide(a), d.wide(b)], axis=0)))
+    return _concatenation(d, "std::array::concatenate", d.rng.randint(1, 3))
 
 
 def flatten(d: Draw):
@@ -350,11 +346,15 @@ def flatten(d: Draw):
 
 
 def concat(d: Draw):
-    shape = d.shape(d.rng.randint(1, 4))
+    return _concatenation(d, "std::ml::concat", d.rng.randint(1, 4))
+
+
+def _concatenation(d: Draw, function: str, rank: int):
+    """Two arrays joined along their first axis, as `function` (std::array's and std::ml's) does."""
+    shape = d.shape(rank)
     a = d.input(shape, -9, 9)
     b = d.input([d.rng.randint(1, 4)] + shape[1:], -9, 9)
-    return d.program("std::ml::concat", f"std::ml::concat({a}, {b})",
-                     d.exact(np.concatenate([d.wide(a), d.wide(b)], axis=0)))
+    return d.program(function, f"{function}({a}, {b})", d.exact(np.concatenate([d.wide(a), d.wide(b)], axis=0)))
 
 
 def pad(d: Draw):
