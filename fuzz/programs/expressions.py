@@ -34,7 +34,6 @@ class Tensor:
     shape: tuple                   # Bound
     sizes: tuple                   # int
     values: tuple | None = None    # (low, high) inclusive, integer inputs only
-    given: bool = False            # a program input: its values are exact in every target
 
 
 @dataclass(frozen=True)
@@ -287,10 +286,6 @@ class ExpressionGenerator:
     # ------------------------------------------------------------ operators
 
     def arith(self, dtype: str, scope: Scope, depth: int):
-        if dtype not in INTS and self.rng.random() < 0.08:
-            remainder = self.float_remainder(dtype, scope)
-            if remainder is not None:
-                return remainder
         op = self.rng.choice(("+", "+", "-", "*", "*", "/", "%") if dtype in INTS else
                              ("+", "+", "-", "*", "*", "/"))
         left = self.expr(dtype, scope, depth - 1)
@@ -308,14 +303,6 @@ class ExpressionGenerator:
         for _ in range(self.rng.choice((8, 20, 60, 150)) - 1):
             node = Binary(self.rng.choice(("+", "-")), node, self.leaf(dtype, scope), dtype)
         return node
-
-    def float_remainder(self, dtype: str, scope: Scope):
-        """`x[..] % c`, a float input by a literal: fmod is exact, so NumPy's of the same operands
-        is its meaning to the bit; of a computed operand, a rounding apart could move it by c."""
-        given = [t for t in scope.tensors if t.given and t.dtype == dtype]
-        if not given:
-            return None
-        return Binary("%", self.read(self.rng.choice(given), scope), self.literal(dtype, positive=True), dtype)
 
     def divisor(self, dtype: str, scope: Scope, depth: int):
         """An expression that is never 0 (floats: kept away from 0)."""

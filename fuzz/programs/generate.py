@@ -157,7 +157,7 @@ class ProgramGenerator:
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
             outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
-        saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE else ()
+        saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE and outputs else ()
         return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
                        fixed=fixed and bool(dims))
 
@@ -610,7 +610,7 @@ class ProgramGenerator:
 def _tensor(inp: Input, dims: dict) -> Tensor:
     sizes = tuple(b.const + (dims[b.dim] if b.dim else 0) for b in inp.shape)
     values = (int(inp.low), int(inp.high)) if inp.dtype in INTS else None
-    return Tensor(inp.name, inp.dtype, inp.shape, sizes, values, given=True)
+    return Tensor(inp.name, inp.dtype, inp.shape, sizes, values)
 
 
 def _names(item) -> list[str]:

@@ -274,20 +274,3 @@ def test_the_program_fuzzer_raises_floats_to_run_time_integral_powers():
     exponents = {type(e).__name__ for k in keys for e in _run_time_float_powers(cases[k].program)}
     assert exponents == {"Binary", "Cast"}, exponents
     _run(Differential, keys[:8], "llvm-cpu")
-
-
-def _float_remainders(program) -> list:
-    """The dtypes of float remainders (`x[i] % 0.75`, an input by a literal)."""
-    return [node.dtype for expr in program_exprs(program) for node in walk(expr)
-            if getattr(node, "op", None) == "%" and node.dtype in ("f32", "f64", "f16", "bf16")]
-
-
-def test_the_program_fuzzer_takes_float_remainders_of_inputs():
-    """f64 `%` was an internal error on the CPU targets (libm's fmod); the fuzzer checks float
-    remainders of every type against np.fmod, bit for bit in effect (fmod is exact)."""
-    cases = {k: generate_case(SEED, k) for k in range(80)}
-    keys = [k for k, c in cases.items() if _float_remainders(c.program) and runs_on(c, "llvm-cpu")]
-    dtypes = {d for k in keys for d in _float_remainders(cases[k].program)}
-    assert "f64" in dtypes and len(dtypes) >= 2, dtypes
-    f64 = [k for k in keys if "f64" in _float_remainders(cases[k].program)]
-    _run(Differential, (f64[:3] + [k for k in keys if k not in f64][:3]), "llvm-cpu")
