@@ -7,7 +7,6 @@ from __future__ import annotations
 from fuzz.dense.compare import disagreement
 from fuzz.dense.generate import DenseCase, generate_case
 from fuzz.dense.spec import render_dense
-from fuzz.known_issues import explain
 from fuzz.programs.campaign import Differential
 from fuzz.programs.module import assemble
 from fuzz.report import Report
@@ -41,9 +40,6 @@ class DenseDifferential(Differential):
     def source(self, case: DenseCase) -> str:
         shapes = ", ".join(f"{name}{list(a.shape)}" for name, a in case.inputs.items())
         return "\n".join(case.program.statements()) + f"\n// inputs uniform in [-1, 1]: {shapes}\n"
-
-    def explain(self, case: DenseCase, kind: str, detail: str, target: str) -> str | None:
-        return explain(case.program, kind, detail, target)
 
     def saves(self, case: DenseCase) -> tuple:
         return ()                   # dense programs write no files

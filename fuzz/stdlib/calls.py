@@ -7,6 +7,7 @@ import numpy as np
 
 from fuzz.stdlib import reference as ref
 from fuzz.stdlib.draw import Draw, ints
+from fuzz.stdlib.spec import Want
 
 
 def spatial_attributes(d: Draw, sizes: list, dilate: bool) -> tuple:
@@ -35,6 +36,13 @@ def pads_text(d: Draw, pads: list) -> str:
     return ints(pads)
 
 
+def summed(d: Draw, reference, arrays: tuple, *attributes) -> Want:
+    """A float output that sums products of `arrays`: the reference's value, within rounding
+    relative to the same reference over their magnitudes (a sum's error scales with its |terms|)."""
+    wide = [d.wide(a) for a in arrays]
+    return d.close(reference(*wide, *attributes), reference(*(np.abs(w) for w in wide), *attributes))
+
+
 def conv(d: Draw):
     s = d.rng.randint(1, 3)
     group = d.rng.choice([1, 1, 2, 3])
@@ -44,11 +52,8 @@ def conv(d: Draw):
     x = d.input([d.rng.randint(1, 2), group * cg] + sizes)
     w = d.input([group * mg, cg] + kernel)
     b = d.input([group * mg])
-    X, W, B = d.wide(x), d.wide(w), d.wide(b)
-    value = ref.conv(X, W, B, strides, pads, dilations, group)
-    scale = ref.conv(np.abs(X), np.abs(W), np.abs(B), strides, pads, dilations, group)
     call = f"std::ml::conv({x}, {w}, {b}, {ints(strides)}, {pads_text(d, pads)}, {ints(dilations)}, {group})"
-    return d.program("std::ml::conv", call, d.close(value, scale))
+    return d.program("std::ml::conv", call, summed(d, ref.conv, (x, w, b), strides, pads, dilations, group))
 
 
 def conv_transpose(d: Draw):
@@ -66,11 +71,9 @@ def conv_transpose(d: Draw):
     x = d.input([d.rng.randint(1, 2), c] + sizes)
     w = d.input([c, m] + kernel)
     b = d.input([m])
-    X, W, B = d.wide(x), d.wide(w), d.wide(b)
-    value = ref.conv_transpose(X, W, B, strides, pads, output_padding)
-    scale = ref.conv_transpose(np.abs(X), np.abs(W), np.abs(B), strides, pads, output_padding)
     call = f"std::ml::conv_transpose({x}, {w}, {b}, {ints(strides)}, {pads_text(d, pads)}, {ints(output_padding)})"
-    return d.program("std::ml::conv_transpose", call, d.close(value, scale))
+    return d.program("std::ml::conv_transpose", call,
+                     summed(d, ref.conv_transpose, (x, w, b), strides, pads, output_padding))
 
 
 def depthwise_conv(d: Draw):
@@ -82,11 +85,8 @@ def depthwise_conv(d: Draw):
     x = d.input([d.rng.randint(1, 2), c] + sizes)
     w = d.input([c, 1] + kernel)
     b = d.input([c])
-    X, W, B = d.wide(x), d.wide(w), d.wide(b)
-    value = ref.conv(X, W, B, strides, pads, dilations, c)
-    scale = ref.conv(np.abs(X), np.abs(W), np.abs(B), strides, pads, dilations, c)
     call = f"std::ml::depthwise_conv({x}, {w}, {b}, {ints(strides)}, {pads_text(d, pads)}, {ints(dilations)})"
-    return d.program("std::ml::depthwise_conv", call, d.close(value, scale))
+    return d.program("std::ml::depthwise_conv", call, summed(d, ref.conv, (x, w, b), strides, pads, dilations, c))
 
 
 def lp_pool(d: Draw):
@@ -127,12 +127,10 @@ def pool(d: Draw, kind: str):
     sizes = d.shape(s, 1, 7 if s < 3 else 5)
     kernel, strides, pads, _ = spatial_attributes(d, sizes, dilate=False)
     x = d.input(d.shape(2, 1, 3) + sizes)
-    X = d.wide(x)
     call = f"std::ml::{kind}({x}, {ints(kernel)}, {ints(strides)}, {pads_text(d, pads)})"
     if kind == "max_pool":
-        return d.program("std::ml::max_pool", call, d.close(ref.max_pool(X, kernel, strides, pads), 0.0))
-    value = ref.average_pool(X, kernel, strides, pads)
-    return d.program("std::ml::average_pool", call, d.close(value, ref.average_pool(np.abs(X), kernel, strides, pads)))
+        return d.program("std::ml::max_pool", call, d.close(ref.max_pool(d.wide(x), kernel, strides, pads), 0.0))
+    return d.program("std::ml::average_pool", call, summed(d, ref.average_pool, (x,), kernel, strides, pads))
 
 
 def global_pool(d: Draw, kind: str):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import zlib
 
-from fuzz.known_issues import explain
 from fuzz.programs.campaign import Differential
 from fuzz.programs.module import assemble, prefix
 from fuzz.report import Report
@@ -63,9 +62,6 @@ class StdlibDifferential(Differential):
     def source(self, case: StdCase) -> str:
         shapes = ", ".join(f"{name}{list(a.shape)}" for name, a in case.inputs.items())
         return "\n".join(case.program.statements()) + f"\n// inputs: {shapes}\n"
-
-    def explain(self, case: StdCase, kind: str, detail: str, target: str) -> str | None:
-        return explain(case.program, kind, detail, target)
 
     def saves(self, case: StdCase) -> tuple:
         return ()

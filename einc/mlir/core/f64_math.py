@@ -256,16 +256,15 @@ def fmod(x: ir.Value, y: ir.Value) -> ir.Value:
     ax, ay = math.absf(x), math.absf(y)
     inf = _c(float("inf"), x)
     reducible = arith.andi(arith.cmpf(_F.OLT, ax, inf), arith.cmpf(_F.OGT, ay, _c(0.0, x)))
+    going = lambda r: arith.andi(reducible, arith.cmpf(_F.OGE, r, ay))   # per lane
     loop = scf.WhileOp([ax.type], [ax])
-    for region, last in ((loop.before, True), (loop.after, False)):
-        block = region.blocks.append(ax.type)
-        with ir.InsertionPoint(block):
-            r = block.arguments[0]
-            going = arith.andi(reducible, arith.cmpf(_F.OGE, r, ay))
-            if last:
-                scf.condition(_any(going), [r])
-            else:
-                scf.yield_([arith.select(going, arith.subf(r, _largest_scaled_below(ay, r)), r)])
+    test, step = loop.before.blocks.append(ax.type), loop.after.blocks.append(ax.type)
+    with ir.InsertionPoint(test):
+        r = test.arguments[0]
+        scf.condition(_any(going(r)), [r])
+    with ir.InsertionPoint(step):
+        r = step.arguments[0]
+        scf.yield_([arith.select(going(r), arith.subf(r, _largest_scaled_below(ay, r)), r)])
     result = math.copysign(loop.results[0], x)
     # x inf or NaN, y 0 or NaN: NaN; y ±inf: x (the loop left |x|, whose sign copysign restored)
     nan = arith.ori(arith.cmpf(_F.UNO, x, y), arith.cmpf(_F.OEQ, ax, inf))
