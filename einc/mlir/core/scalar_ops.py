@@ -16,7 +16,7 @@ from iree.compiler.dialects import arith, math, scf
 
 from einc.ir.nodes import Op
 from einc.ir.types import BOOL, F32, DType
-from einc.mlir.core import f32_math, f64_math
+from einc.mlir.core import f32_math, f64_math, float_power
 from einc.mlir.core.types import element_type
 
 _F, _I = arith.CmpFPredicate, arith.CmpIPredicate
@@ -231,8 +231,12 @@ def _powf(dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
     and (-1) ** inf are 1."""
     magnitude = math.absf(x)
     power = math.powf(magnitude, y)
+    if float_power.applies(magnitude):
+        power = float_power.power(magnitude, y, power, lambda v: _math_unary("exp", dtype, v))
     integral = arith.cmpf(_F.OEQ, _math_unary("trunc", dtype, y), y)
-    odd = arith.andi(integral, arith.cmpf(_F.ONE, arith.remf(y, constant(dtype, 2.0)), constant(dtype, 0.0)))
+    # y / 2 is exact; arith.remf is not used since it is a libm call on llvm-cpu-generic in f64
+    half = arith.mulf(y, constant(dtype, 0.5))
+    odd = arith.andi(integral, arith.cmpf(_F.ONE, _math_unary("trunc", dtype, half), half))
     power = arith.select(odd, math.copysign(power, x), power)
     no_power = arith.andi(arith.cmpf(_F.OLT, x, constant(dtype, 0.0)), arith.xori(integral, constant(BOOL, True)))
     power = arith.select(no_power, constant(dtype, float("nan")), power)
