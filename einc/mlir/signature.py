@@ -11,6 +11,7 @@ from iree.compiler.dialects import func
 from einc import host_cpu
 from einc.ir.nodes import Input, Print, Program
 from einc.ir.types import Lin, Quotient, Sym
+from einc.mlir.core.dispatch_captures import RESHAPES
 from einc.mlir.core.types import element_type, tensor_type
 from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, PARAMETERS_KEY, READ_ONCE_KEY, SIGNATURE_KEY,
                               SIGNATURE_VERSION, TARGET_KEY)
@@ -81,7 +82,6 @@ def record_input_alignment(main: func.FuncOp, alignment: int) -> None:
 # Ops in `main`'s own block that read each element of an input once (a pack copies it into tiles)
 # or only its sizes; reshapes pass it on to their own uses.
 _READING_ONCE = ("linalg.pack", "tensor.dim")
-_RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 
 
 def record_read_once_inputs(main: func.FuncOp, program: Program) -> None:
@@ -100,9 +100,9 @@ def _read_once(value: ir.Value, entry: ir.Block) -> bool:
     """Whether each use of `value` is in `entry` and reads it once, directly or through reshapes."""
     for use in value.uses:
         op = use.owner.operation
-        if op.block != entry or op.name not in _READING_ONCE + _RESHAPES:
+        if op.block != entry or op.name not in _READING_ONCE and op.name not in RESHAPES:
             return False
-        if op.name in _RESHAPES and not _read_once(op.results[0], entry):
+        if op.name in RESHAPES and not _read_once(op.results[0], entry):
             return False
     return True
 
