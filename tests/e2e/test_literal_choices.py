@@ -92,7 +92,7 @@ def test_chosen_literals_alone_default_to_f32(run):
         let b: [f32; 4];
         let y[i in 0..2] = if a[i] > 0.0 { b[i] } else { 0.0 };
         let y[i in 2..4] = a[i];
-     """, "clauses of one definition have types f32 and f64"),
+     """, "clauses of `y` have types f32 and f64"),
     ("""
         let x: [f32; 2];
         let w: f64 = 0.1;

@@ -41,7 +41,7 @@ def define(el, clauses: list, env):
     """Elaborate all clauses of one indexed definition into one value."""
     first = clauses[0]
     results = [clause(el, c, env) for c in clauses]
-    dtype = _clause_dtype(results, first.span)
+    dtype = clause_dtype(results, first.name, first.span)
     bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
     resolve_hulls(el.state)
     for r, body in zip(results, bodies):
@@ -204,17 +204,17 @@ def where_clauses(el, wheres: list, scope):
     return guard
 
 
-def _clause_dtype(results: list, span):
-    """The one type of a definition's clauses: that of the typed ones, else what their
-    literals combine to (a float with `let y[0] = 0.0; let y[1] = -1;`). A clause made of
-    literals alone (`if i == 0 { 1.0 } else { 0.0 }`) takes the type of the others."""
+def clause_dtype(results: list, name: str, span):
+    """The one type of a definition's (or a recurrence member's) clauses: that of the typed
+    ones, else what their literals combine to (a float with `let y[0] = 0.0; let y[1] = -1;`).
+    A clause made of literals alone (`if i == 0 { 1.0 } else { 0.0 }`) takes the others' type."""
     typed = scalar_ops.typed_values([r.body for r in results])
     if not typed:
         return scalar_ops.literal_dtype([r.body for r in results], span)
     dtype = typed[0].dtype
     for t in typed[1:]:
         if t.dtype != dtype:
-            raise d.error(d.TYPE, f"clauses of one definition have types {dtype} and {t.dtype}", t.span or span)
+            raise d.error(d.TYPE, f"clauses of `{name}` have types {dtype} and {t.dtype}", t.span or span)
     return dtype
 
 

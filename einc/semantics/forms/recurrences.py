@@ -578,21 +578,17 @@ def _largest(ends: list, span) -> Lin:
 def _finish_member(member: RecMember, results: list) -> None:
     """Type the clause bodies (literals take the type of the typed ones, else the one they
     combine to), complete the shape from inferred ranges and build the RecClauses."""
-    typed = scalar_ops.typed_values([r.body for r in results])
-    dtype = typed[0].dtype if typed else scalar_ops.literal_dtype([r.body for r in results], member.span)
+    dtype = definitions.clause_dtype(results, member.name, member.span)
     bodies = [scalar_ops.materialize(r.body, dtype, r.node.span) for r in results]
     shape = list(member.shape)
     for r, body in zip(results, bodies):
-        if body.dtype != bodies[0].dtype:
-            raise d.error(d.TYPE, f"clauses of `{member.name}` have types {bodies[0].dtype} and "
-                          f"{body.dtype}", r.node.span)
         if not definitions.is_empty(r.axes):
             member.clauses.append(_rec_clause(r, body))
         for axis, a in enumerate(r.axes[1:], start=1):
             end = definitions.axis_end(a)
             shape[axis] = end if shape[axis] is None else \
                 definitions.largest_end([shape[axis], end], r.node.span)
-    member.dtype = bodies[0].dtype
+    member.dtype = dtype
     member.shape = tuple(shape)
 
 
