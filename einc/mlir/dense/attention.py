@@ -7,17 +7,17 @@ build-time constant; `/ c` too), their row maximum `M = max[t](S)`, `E = exp(S -
 Z may be tensors of their own or written inline where they are read (`exp(S - max[t](S))`,
 `/ sum[t](E)`). Every read between them is the whole tensor at the reader's own point (the row
 reductions over the whole key axis), and every axis before the query one is a batch axis shared
-by all of them (heads included). Lowered as written
-that is four passes over the probabilities (the largest tensor: heads x queries x keys); the
-fused op runs blocks of query rows through the scores, an online softmax and the product with
-v, so the probabilities are never written. Any other form (a mask added to the scores, another
-normalisation, a partial key range) is not matched and lowers as written. A target takes the
+by all of them (heads included). Lowered as written that is four passes over the
+probabilities (the largest tensor: heads x queries x keys); the fused op runs blocks of query
+rows through the scores, an online softmax and the product with v, so the probabilities are
+never written. Any other form (a mask added to the scores, another normalisation, a partial
+key range, a maximum over the queries) is not matched and lowers as written. A target takes the
 fused form from a number of scores per head on (`Target.fused_attention_scores`): on the CPU the
 op runs slower than the form as written while a head's probabilities stay in the cache.
 
-q, k (transposed: keys on the last axis, which IREE's CPU code vectorizes along) and v are
-materialized as kernels of their own from the reads in the definitions (a head split of qkv
-becomes a copy), their batch axes collapsed into one.
+q, k (transposed: keys on the last axis, which IREE's CPU code vectorizes along; its rows
+padded off the L1 cache's sets) and v are materialized as kernels of their own from the reads
+in the definitions (a head split of qkv becomes a copy), their batch axes collapsed into one.
 """
 from __future__ import annotations
 
