@@ -47,9 +47,9 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 WIDEST_HEAD = 128
 KEYS_PER_STEP = 32
 ROWS_PER_WORKGROUP = 64
-# k's rows are 16 floats past a multiple of 128 long: an odd number of 64-byte lines, so the rows
-# of a head fall in different sets of the L1 cache (_rows_apart)
-ROW_ALIGNMENT, ROW_OFFSET = 128, 16
+# k's rows are an odd number of 64-byte cache lines long, so the rows of a head fall in
+# different sets of the L1 cache (_rows_apart)
+LINE = 16
 
 
 @dataclass(frozen=True)
@@ -257,13 +257,13 @@ def _rows_apart(target, k: ir.Value) -> ir.Value:
 
 
 def _row_padding(k: ir.Value, keys: int):
-    """The zeros after `keys` keys that make k's rows ROW_OFFSET past a multiple of ROW_ALIGNMENT
-    long: a number, or for a run-time count an index value."""
+    """The fewest zeros after `keys` keys that make k's rows an odd number of lines long (at most
+    2 lines less one): a number, or for a run-time count an index value."""
     if keys != DYNAMIC:
-        return -keys % ROW_ALIGNMENT + ROW_OFFSET
+        return (-(-keys // LINE) | 1) * LINE - keys
     count = tensor.dim(k, index_const(2))
-    whole = arith.divui(arith.addi(count, index_const(ROW_ALIGNMENT - 1)), index_const(ROW_ALIGNMENT))
-    return arith.subi(arith.addi(arith.muli(whole, index_const(ROW_ALIGNMENT)), index_const(ROW_OFFSET)), count)
+    lines = arith.ori(arith.divui(arith.addi(count, index_const(LINE - 1)), index_const(LINE)), index_const(1))
+    return arith.subi(arith.muli(lines, index_const(LINE)), count)
 
 
 def _empty(shape: list, dims: list, element: ir.Type) -> ir.Value:
