@@ -2,6 +2,7 @@
 definitions), fresh names, sizes that are numbers or named dims, and elementwise steps."""
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from dataclasses import dataclass
@@ -61,11 +62,12 @@ class Builder:
         return self.rng.random() < chance
 
     def define(self, loops: tuple, value, steps: tuple = (), whole: bool = False) -> str:
-        points = 1
-        for loop in list(loops) + (list(value.loops) if isinstance(value, Reduction) else []):
-            points *= loop.extent.value
-        if points > GRID_LIMIT:
-            raise TooBig(points)
+        # the grid of each reduction, in the value or a step, is the reference's cost
+        reductions = [r for r in (value, *(step.reduction for step in steps)) if isinstance(r, Reduction)]
+        for own in [r.loops for r in reductions] or [()]:
+            points = math.prod(loop.extent.value for loop in (*loops, *own))
+            if points > GRID_LIMIT:
+                raise TooBig(points)
         name = self.name("y")
         self.definitions.append(Definition(name, tuple(loops), value, tuple(steps), whole))
         return name

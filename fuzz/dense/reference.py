@@ -147,10 +147,10 @@ def _step(step: Step, m: Meaning, grid: dict, env: dict, loops: tuple) -> Meanin
     if step.op == "one_minus":
         return Meaning(1.0 - m.value, 1.0 + m.magnitude, m.length + 1)
     if step.op == "subtract":
-        r = _read(step.read, grid, env)
+        r = _operand(step, grid, env, loops)
         return Meaning(m.value - r.value, m.magnitude + r.magnitude, max(m.length, r.length) + 1)
     if step.op == "divide_by":        # first-order bound: each operand's error relative to it, added
-        r = _read(step.read, grid, env)
+        r = _operand(step, grid, env, loops)
         value, size = m.value / r.value, np.abs(r.value)
         return Meaning(value, m.magnitude / size + np.abs(value) * (1 + r.magnitude / size),
                        max(m.length, r.length) + 1)
@@ -158,7 +158,14 @@ def _step(step: Step, m: Meaning, grid: dict, env: dict, loops: tuple) -> Meanin
         value = np.exp(m.value)
         return Meaning(value, value * (1 + m.magnitude), m.length + 2)
     if step.op == "add_reduced":
-        r = _reduction(step.reduction, _grid(list(loops) + list(step.reduction.loops)), env)
+        r = _operand(step, grid, env, loops)
         return Meaning(m.value + r.value, m.magnitude + r.magnitude, max(m.length, r.length) + 1)
     raise ValueError(step.op)
+
+
+def _operand(step: Step, grid: dict, env: dict, loops: tuple) -> Meaning:
+    """What `step` combines with: its read on `grid`, or its reduction over loops of its own."""
+    if step.read is not None:
+        return _read(step.read, grid, env)
+    return _reduction(step.reduction, _grid(list(loops) + list(step.reduction.loops)), env)
 

@@ -165,7 +165,8 @@ class Step:
     `left`), `relu`, `scale` multiplies by `constant`, `divide` divides by it, `one_minus`,
     `add_reduced` adds `reduction` (over loops of its own, of another tensor, as attention's
     `P V / sum[t](P)` combines a contraction with a row reduction); `subtract` and `divide_by`
-    take `read` from the value, `exp` (std::math's): softmax's steps."""
+    take `read`, or `reduction` written inline (`- max[u](s[n, i, u])`), from the value, `exp`
+    (std::math's): softmax's steps."""
     op: str
     read: Read | None = None
     constant: float = 0.0
@@ -209,12 +210,16 @@ def _step_text(step: Step, expr: str, compound: bool) -> tuple[str, bool]:
     if step.op == "add_reduced":
         return f"{expr} + {step.reduction.text()}", True
     if step.op == "subtract":
-        return f"{expr} - {step.read.text()}", True
+        return f"{expr} - {_operand_text(step)}", True
     if step.op == "divide_by":
-        return f"{tight} / {step.read.text()}", False
+        return f"{tight} / {_operand_text(step)}", False
     if step.op == "exp":
         return f"std::math::exp({expr})", False
     raise ValueError(step.op)
+
+
+def _operand_text(step: Step) -> str:
+    return step.read.text() if step.read is not None else step.reduction.text()
 
 
 def _float(value: float) -> str:

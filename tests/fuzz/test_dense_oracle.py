@@ -129,3 +129,27 @@ def test_a_read_running_backwards_is_written_and_evaluated_as_the_reversed_array
     np.testing.assert_allclose(evaluate(program, {"a": a, "w": w})["y"].value, a[:, ::-1] @ w, rtol=1e-12)
     texts = "\n".join(line for n in range(100) for line in generate_case(5, n).program.statements())
     assert re.search(r"\[[^]]*\w+ - 1 - \w+[],]", texts)
+
+
+def test_softmax_attention_with_its_row_maximum_and_sum_inline():
+    """`exp(s - max[u](s[n, i, u]))`, its context divided after by `sum[u](p[n, i, u])`, as the
+    attention stage writes them inline, mean softmax attention."""
+    loops = (Loop("n", Size.of(2), False), Loop("i", Size.of(3)), Loop("j", Size.of(5)))
+    n, i, j = loops
+    u, f = Loop("u", Size.of(5), False), Loop("f", Size.of(4))
+    at = lambda tensor, *over: Read(tensor, tuple(Sub(Affine.of(loop.name)) for loop in over))
+    peak = Reduction("max", (u,), (at("s", n, i, u),))
+    p = Definition("p", loops, at("s", n, i, j), (Step("subtract", reduction=peak), Step("exp")))
+    c = Definition("c", (n, i, f), Reduction("sum", (j,), (at("p", n, i, j), at("v", n, j, f))))
+    total = Reduction("sum", (u,), (at("p", n, i, u),))
+    o = Definition("o", (n, i, f), at("c", n, i, f), (Step("divide_by", reduction=total),))
+    program = DenseProgram("f32", (Input("s", (Size.of(2), Size.of(3), Size.of(5))),
+                                   Input("v", (Size.of(2), Size.of(5), Size.of(4)))), (p, c, o), ("o",))
+    assert program.statements()[2:] == [
+        "let p[n, i in 0..3, j in 0..5] = std::math::exp(s[n, i, j] - max[u](s[n, i, u]));",
+        "let c[n, i in 0..3, f in 0..4] = sum[j in 0..5](p[n, i, j] * v[n, j, f]);",
+        "let o[n, i in 0..3, f in 0..4] = c[n, i, f] / sum[u](p[n, i, u]);"]
+    s, v = rng.uniform(-3, 3, (2, 3, 5)), rng.uniform(-1, 1, (2, 5, 4))
+    weights = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(evaluate(program, {"s": s, "v": v})["o"].value,
+                               weights / weights.sum(-1, keepdims=True) @ v, rtol=1e-12)

@@ -2,20 +2,22 @@
 
 Attention as einc elaborates it is five tensors: scores `S = sum[k](q * k) * c` (c optional, a
 build-time constant; `/ c` too), their row maximum `M = max[t](S)`, `E = exp(S - M)`, its row sum
-`Z = sum[t](E)`, and the context, either `sum[t](E * v) / Z` (examples/transformer/layers.ein)
-or `sum[t](P * v)` with `P = E / Z` (std::ml's softmax). Every read between them is the whole
-tensor at the reader's own point (the row reductions over the whole key axis), and every axis
-before the query one is a batch axis shared by all of them (heads included). Lowered as written
-that is four passes over the probabilities (the largest tensor: heads x queries x keys); the
-fused op runs blocks of query rows through the scores, an online softmax and the product with
-v, so the probabilities are never written. Any other form (a mask added to the scores, another
-normalisation, a partial key range) is not matched and lowers as written. A target takes the
+`Z = sum[t](E)`, and the context, either `sum[t](E * v) / Z` (examples/transformer/layers.ein),
+`C / Z` with `C = sum[t](E * v)`, or `sum[t](P * v)` with `P = E / Z` (std::ml's softmax). M and
+Z may be tensors of their own or written inline where they are read (`exp(S - max[t](S))`,
+`/ sum[t](E)`). Every read between them is the whole tensor at the reader's own point (the row
+reductions over the whole key axis), and every axis before the query one is a batch axis shared
+by all of them (heads included). Lowered as written that is four passes over the
+probabilities (the largest tensor: heads x queries x keys); the fused op runs blocks of query
+rows through the scores, an online softmax and the product with v, so the probabilities are
+never written. Any other form (a mask added to the scores, another normalisation, a partial
+key range, a maximum over the queries) is not matched and lowers as written. A target takes the
 fused form from a number of scores per head on (`Target.fused_attention_scores`): on the CPU the
 op runs slower than the form as written while a head's probabilities stay in the cache.
 
-q, k (transposed: keys on the last axis, which IREE's CPU code vectorizes along) and v are
-materialized as kernels of their own from the reads in the definitions (a head split of qkv
-becomes a copy), their batch axes collapsed into one.
+q, k (transposed: keys on the last axis, which IREE's CPU code vectorizes along; its rows
+padded off the L1 cache's sets) and v are materialized as kernels of their own from the reads
+in the definitions (a head split of qkv becomes a copy), their batch axes collapsed into one.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 from einc.mlir.dense import named_ops
+from einc.mlir.dense.width_blocks import zero_padded
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 # IREE-64: einc's CPU tiles for the op: a vector step of 2 query rows and 32 keys over the whole head
@@ -44,6 +47,9 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 WIDEST_HEAD = 128
 KEYS_PER_STEP = 32
 ROWS_PER_WORKGROUP = 64
+# k's rows are an odd number of 64-byte cache lines long, so the rows of a head fall in
+# different sets of the L1 cache (_rows_apart)
+LINE = 16
 
 
 @dataclass(frozen=True)
@@ -65,13 +71,13 @@ def match(lw, ctx: Generic) -> Optional[Attention]:
     if ctx.guard is not None or ctx.dtype != F32 or len(ctx.vars) < 2 or not _from_zero(ctx.vars):
         return None
     body = ctx.body
-    if _is_op(body, "div", 2) and isinstance(body.args[0], Reduce):      # sum[t](E v) / Z
-        found = _weighted_sum(lw, ctx, body.args[0])
-        if found is None or not _row_read(body.args[1], ctx.vars[:-1], _row_sum_of(found[0])):
+    if _is_op(body, "div", 2):                                            # sum[t](E v) / Z
+        found = _unnormalised_context(lw, body.args[0], ctx.vars)
+        if found is None or not _row_reduced(body.args[1], ctx.vars[:-1], "sum", found[0]):
             return None
         exps, v = found
     elif isinstance(body, Reduce):                                        # sum[t](P v)
-        found = _weighted_sum(lw, ctx, body)
+        found = _weighted_sum(lw, body, ctx.vars)
         if found is None:
             return None
         exps, v = _normalised(found[0]), found[1]
@@ -83,12 +89,22 @@ def match(lw, ctx: Generic) -> Optional[Attention]:
     return None if scores is None else _scores(lw, scores, v, len(ctx.vars) - 2)
 
 
-def _weighted_sum(lw, ctx: Generic, total: Reduce) -> Optional[tuple]:
-    """(the weights' tensor, v's kernel) of `sum[t](W[.., s, t] * v[.., t, e])`."""
+def _unnormalised_context(lw, numerator: Value, vars_: tuple) -> Optional[tuple]:
+    """(E, v's kernel) of `sum[t](E v)` at the point `vars_`: written there, or read whole from a
+    tensor so defined (the division after the context, in a definition of its own)."""
+    if isinstance(numerator, Reduce):
+        return _weighted_sum(lw, numerator, vars_)
+    if _whole_read(numerator, vars_) and _plain_generic(numerator.tensor) and isinstance(numerator.tensor.body, Reduce):
+        return _weighted_sum(lw, numerator.tensor.body, numerator.tensor.vars)
+    return None
+
+
+def _weighted_sum(lw, total: Reduce, vars_: tuple) -> Optional[tuple]:
+    """(the weights' tensor, v's kernel) of `sum[t](W[.., s, t] * v[.., t, e])` at the point `vars_`."""
     if total.kind != "sum" or total.guard is not None or len(total.vars) != 1 or not _is_op(total.body, "mul", 2):
         return None
     t = total.vars[0]
-    batch, s, e = ctx.vars[:-2], ctx.vars[-2], ctx.vars[-1]
+    batch, s, e = vars_[:-2], vars_[-2], vars_[-1]
     for weights, values in (total.body.args, total.body.args[::-1]):
         if _whole_read(weights, (*batch, s, t)) and isinstance(values, Read):
             v = _operand(lw, values, (*batch, t, e))
@@ -102,14 +118,9 @@ def _normalised(p: Value) -> Optional[Value]:
     if not _plain_generic(p) or not _is_op(p.body, "div", 2):
         return None
     exps, sums = p.body.args
-    if not _whole_read(exps, p.vars) or not _row_read(sums, p.vars[:-1], _row_sum_of(exps.tensor)):
+    if not _whole_read(exps, p.vars) or not _row_reduced(sums, p.vars[:-1], "sum", exps.tensor):
         return None
     return exps.tensor
-
-
-def _row_sum_of(exps: Value):
-    """A test: whether a tensor is `sum[t](exps[.., t])` over the whole last axis."""
-    return lambda z: _row_reduction(z, "sum", exps)
 
 
 def _exp_of_centred(exps: Value) -> Optional[Value]:
@@ -119,7 +130,7 @@ def _exp_of_centred(exps: Value) -> Optional[Value]:
     scores, peak = exps.body.args[0].args
     if not _whole_read(scores, exps.vars):
         return None
-    if not _row_read(peak, exps.vars[:-1], lambda m: _row_reduction(m, "max", scores.tensor)):
+    if not _row_reduced(peak, exps.vars[:-1], "max", scores.tensor):
         return None
     return scores.tensor
 
@@ -175,17 +186,18 @@ def _build_time_scalar(c: Value) -> bool:
     return isinstance(c, Const) and c.array.ndim == 0 and c.dtype == F32
 
 
-def _row_read(read: Value, vars_: tuple, is_reduction) -> bool:
-    return _whole_read(read, vars_) and is_reduction(read.tensor)
+def _row_reduced(value: Value, vars_: tuple, kind: str, of: Value) -> bool:
+    """Whether `value` at the point `vars_` is `kind[t](of[vars_.., t])`, t over the whole last
+    axis of `of`: written there (`max[t](s[i, t])`), or read whole from a tensor so defined."""
+    if isinstance(value, Reduce):
+        return _reduces_row(value, vars_, kind, of)
+    return (_whole_read(value, vars_) and _plain_generic(value.tensor) and isinstance(value.tensor.body, Reduce)
+            and _reduces_row(value.tensor.body, value.tensor.vars, kind, of))
 
 
-def _row_reduction(value: Value, kind: str, of: Value) -> bool:
-    """Whether `value` is `kind[t](of[.., t])`, t over the whole last axis of `of`."""
-    if not _plain_generic(value) or not isinstance(value.body, Reduce):
-        return False
-    reduce = value.body
+def _reduces_row(reduce: Reduce, vars_: tuple, kind: str, of: Value) -> bool:
     return (reduce.kind == kind and reduce.guard is None and len(reduce.vars) == 1
-            and _whole_read(reduce.body, (*value.vars, *reduce.vars)) and reduce.body.tensor is of)
+            and _whole_read(reduce.body, (*vars_, *reduce.vars)) and reduce.body.tensor is of)
 
 
 def _whole_read(read: Value, vars_: tuple) -> bool:
@@ -215,7 +227,8 @@ def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
     """The context [batch.., queries, value head] of `found`."""
     # each operand is computed by a dispatch of its own (IREE-64: k transposed once, not by each
     # of the op's workgroups; IREE-65: a head split moved into the op's dispatch breaks its tiles)
-    q, k, v = (fence(lw.target, _batched(lw.lower(g), found.batch)) for g in (found.q, found.k, found.v))
+    q, v = (fence(lw.target, _batched(lw.lower(g), found.batch)) for g in (found.q, found.v))
+    k = _rows_apart(lw.target, _batched(lw.lower(found.k), found.batch))
     f32 = element_type(F32)
     shape = [_dim(q, 0), _dim(q, 1), _dim(v, 2)]
     dims = [tensor.dim(q, index_const(0)) if shape[0] == DYNAMIC else None,
@@ -230,6 +243,27 @@ def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
         ir.Operation.create("iree_linalg_ext.yield", operands=[block.arguments[0]])
     # and the result leaves it whole (IREE-65: a reshape moved through the op breaks its tiles)
     return _unbatched(lw, fence(lw.target, op.results[0]), found.batch, out_shape)
+
+
+def _rows_apart(target, k: ir.Value) -> ir.Value:
+    """k [batch, head, keys] fenced in rows an odd number of cache lines long, read as a view of
+    its keys: a vector step reads 32 keys down all the head's rows, which at 1,024 keys (rows 4 KB
+    apart) fall in one set of the L1 cache and evict each other (the op ran 1.4x slower per score
+    than at 1,000 or 1,100 keys, on one core)."""
+    shape = [_dim(k, a) for a in range(3)]
+    padded = fence(target, zero_padded(k, 2, _row_padding(k, shape[2])))
+    dims = [tensor.dim(k, index_const(a)) for a in range(3) if shape[a] == DYNAMIC]
+    return tensor.extract_slice(k.type, padded, [], dims, [], [0, 0, 0], shape, [1, 1, 1])
+
+
+def _row_padding(k: ir.Value, keys: int):
+    """The fewest zeros after `keys` keys that make k's rows an odd number of lines long (at most
+    2 lines less one): a number, or for a run-time count an index value."""
+    if keys != DYNAMIC:
+        return (-(-keys // LINE) | 1) * LINE - keys
+    count = tensor.dim(k, index_const(2))
+    lines = arith.ori(arith.divui(arith.addi(count, index_const(LINE - 1)), index_const(LINE)), index_const(1))
+    return arith.subi(arith.muli(lines, index_const(LINE)), count)
 
 
 def _empty(shape: list, dims: list, element: ir.Type) -> ir.Value:

@@ -259,11 +259,14 @@ def static_sizes(sizes: list) -> list[int]:
     return [s if isinstance(s, int) else DYNAMIC for s in sizes]
 
 
-def zero_padded(value: ir.Value, axis: int, high: ir.Value) -> ir.Value:
+def zero_padded(value: ir.Value, axis: int, high: ir.Value | int) -> ir.Value:
+    """`value` with `high` zeros (an index value, or a number) after its end on `axis`."""
     source = ir.RankedTensorType(value.type)
-    shape = [DYNAMIC if a == axis else source.get_dim_size(a) for a in range(source.rank)]
-    static_high = [DYNAMIC if a == axis else 0 for a in range(source.rank)]
-    op = tensor.PadOp(ir.RankedTensorType.get(shape, source.element_type), value, [], [high],
+    shape = [source.get_dim_size(a) for a in range(source.rank)]
+    static = isinstance(high, int)
+    shape[axis] = shape[axis] + high if static and shape[axis] != DYNAMIC else DYNAMIC
+    static_high = [(high if static else DYNAMIC) if a == axis else 0 for a in range(source.rank)]
+    op = tensor.PadOp(ir.RankedTensorType.get(shape, source.element_type), value, [], [] if static else [high],
                       [0] * source.rank, static_high)
     block = op.regions[0].blocks.append(*([ir.IndexType.get()] * source.rank))
     with ir.InsertionPoint(block):
