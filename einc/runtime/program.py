@@ -21,7 +21,7 @@ from einc.module_file import ModuleFileError, archive_beside, load_module
 from einc.runtime.cpu_device import CpuDeviceOptions
 from einc.runtime.errors import FailedCheck, RunError
 from einc.runtime.fenced_calls import main_invoker
-from einc.runtime.host_memory import device_argument, result_array
+from einc.runtime.host_memory import DeviceArguments, result_array
 from einc.runtime.index_checks import bad_index
 from einc.runtime.inputs import CheckedInputs, bind_inputs
 from einc.runtime.parameters import parameters_module
@@ -110,6 +110,9 @@ class Program:
             modules = [hal, self._module] if self._parameters is None else [hal, self._parameters, self._module]
             self._context = rt.VmContext(self._instance, modules=modules)
             self._main = main_invoker(self._context, self._hal_device, self._module.lookup_function("main"))
+            signature = self.signature
+            self._arguments = DeviceArguments(self._hal_device, signature.input_alignment,
+                                              [spec.name in signature.read_once for spec in signature.inputs])
         except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
             raise RunError(_load_failure(self.name, self.device, str(err))) from None
 
@@ -236,9 +239,7 @@ class Program:
         (einc.runtime.host_memory); Vulkan takes them as they are and copies them."""
         if self.device == "vulkan":
             return bound
-        signature = self.signature
-        return [device_argument(self._hal_device, value, signature.input_alignment, spec.name in signature.read_once)
-                for spec, value in zip(signature.inputs, bound)]
+        return self._arguments(bound)
 
     def _check_on_this_device(self, bound: list) -> None:
         for spec, value in zip(self.signature.inputs, bound):
@@ -293,6 +294,7 @@ class Program:
 
     def close(self) -> None:
         """Release the VM objects now, in dependency order (left alive at exit they crash or warn)."""
+        self._arguments = None     # the lent inputs' views, before the device they are views of
         self._main = self._context = self._hal_device = self._module = self._parameters = self._instance = None
         _open_programs.discard(self)
 

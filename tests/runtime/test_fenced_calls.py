@@ -126,3 +126,20 @@ def test_an_interrupted_wait_lets_the_work_finish_first(monkeypatch):
         wait_without_spinning(semaphore, 1, rt.HalFence.create_at(semaphore, 1))
     assert semaphore.query() == 1
     timer.join()
+
+
+def test_results_other_than_buffer_views_are_converted_as_irees_invoker_converts_them(matmul):
+    # einc's `main` returns buffer views only, which the fenced call takes directly; a list with
+    # any other value goes through IREE's own conversion
+    A, B = _matrices(8)
+    number = rt.VmVariantList(1)
+    number.push_int(3)
+    assert matmul._main._converted(number) == [3]
+    view = matmul(A=A, B=B, device_outputs=True)["C"]._buffer_view
+    both = rt.VmVariantList(2)
+    both.push_ref(view.ref)
+    both.push_list(rt.VmVariantList(0))
+    converted = matmul._main._converted(both)
+    assert isinstance(converted[0], rt.DeviceArray)
+    np.testing.assert_allclose(converted[0].to_host(), A @ B, rtol=1e-5, atol=1e-5)
+    assert not isinstance(converted[1], rt.DeviceArray)
