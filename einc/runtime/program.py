@@ -111,9 +111,10 @@ class Program:
             modules = [hal, self._module] if self._parameters is None else [hal, self._parameters, self._module]
             self._context = rt.VmContext(self._instance, modules=modules)
             self._main = main_invoker(self._context, self._hal_device, self._module.lookup_function("main"))
-            signature = self.signature
-            self._arguments = DeviceArguments(self._hal_device, signature.input_alignment,
-                                              [spec.name in signature.read_once for spec in signature.inputs])
+            # Vulkan takes the bound inputs as they are (_device_arguments)
+            self._arguments = None if self.device == "vulkan" else DeviceArguments(
+                self._hal_device, self.signature.input_alignment,
+                [spec.name in self.signature.read_once for spec in self.signature.inputs])
         except Exception as err:  # noqa: BLE001 - whatever IREE raises, the module cannot run here
             raise RunError(_load_failure(self.name, self.device, str(err))) from None
 
@@ -238,9 +239,7 @@ class Program:
     def _device_arguments(self, bound: list) -> list:
         """On the CPU devices arrays go in as buffer views over their own memory where they can
         (einc.runtime.host_memory); Vulkan takes them as they are and copies them."""
-        if self.device == "vulkan":
-            return bound
-        return self._arguments(bound)
+        return bound if self._arguments is None else self._arguments(bound)
 
     def _check_on_this_device(self, bound: list) -> None:
         for spec, value in zip(self.signature.inputs, bound):
