@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc.runtime import RunError
 from einc.runtime.host_memory import COPIED_RESULT_BYTES, LENT_OFF_THE_LINE, REMEMBERED_BYTES, _can_lend
 from einc.mlir.dense import cpu_matmuls
 from einc.runtime.signature import signature_from_reflection
@@ -322,3 +323,19 @@ def test_the_program_keeps_only_small_inputs_of_its_last_call(matmul, rows, kept
     matmul(A=np.ones((2, 16), np.float32), B=B)    # another array in its place
     gc.collect()
     assert alive() is None
+
+
+def test_an_input_kept_from_an_earlier_call_is_checked_again_when_it_changed(matmul):
+    # the same array object, its dtype or shape changed in place, is refused as any other
+    A = placed(np.ones(32 * 16, np.float32), 0).reshape(32, 16)
+    B = np.ones((16, 8), np.float32)
+    assert np.all(matmul(A=A, B=B)["C"] == 16)
+    A.dtype = np.int32
+    with pytest.raises(RunError, match="input A: expected float32, got int32"):
+        matmul(A=A, B=B)
+    A.dtype = np.float32
+    A.shape = (16, 32)
+    with pytest.raises(RunError, match="named dim K is 32 from A but 16 from B"):
+        matmul(A=A, B=B)
+    A.shape = (32, 16)
+    np.testing.assert_array_equal(matmul(A=A, B=B)["C"], A @ B)
