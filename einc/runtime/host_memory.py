@@ -37,7 +37,7 @@ _LENT_USAGE = int(BufferUsage.DEFAULT)
 # An array lent at a call is remembered with its buffer view, one per input, and a later call
 # given the very same array (the same object, of the same shape: binding checked its dtype) passes
 # that view again, which reads the array's memory as it is then. Importing an array and wrapping
-# it cost 4-6 us an input of a 256 matmul's call. Only arrays of at most REMEMBERED_BYTES are kept
+# it cost 3-5 us an input of a 256 matmul's call. Only arrays of at most REMEMBERED_BYTES are kept
 # (alive until an input's next call or the program's close), so a program given fresh large
 # arrays at each call holds no earlier ones.
 REMEMBERED_BYTES = 1 << 22
