@@ -27,6 +27,20 @@ _FENCED_MODEL = "coarse-fences"
 _SLEEP_FRACTION = 0.1
 _SHORTEST_SLEEP_S = 20e-6
 _LONGEST_SLEEP_S = 1e-3
+# Before polling, a call whose work is still running after `main` returned first sleeps
+# _FIRST_SLEEP of the work time estimated from earlier calls of the same argument shapes
+# (FencedMain._learn): each poll's wake-up cost the caller ~20-25 us of CPU on a loaded
+# machine, taken from the cores the workers use (a 512 matmul polled ~16 times a call, the MLP
+# ~20). The estimate is the wait of a call whose work outlasted its first sleep, at most
+# _GROWTH times the last estimate (a call slowed by the load raises it little, a faster call
+# lowers it at once), and half the estimate after a call whose work was done when its first
+# sleep ended (that call's wait is the sleep's own overshoot, not the work: learned, it made the
+# estimate grow, docs/DECISIONS.md). It is at most _LONGEST_SLEEP_S: on a loaded machine a
+# sleep of 4 ms ended 4-20 ms later (one of 1 ms on time), the thread waiting for a core, while
+# the polls' short sleeps woke in time. At most _KEPT_SHAPES argument shapes are learned.
+_FIRST_SLEEP = 0.8
+_GROWTH = 1.25
+_KEPT_SHAPES = 64
 
 
 def takes_fences(function: rt.VmFunction) -> bool:
@@ -52,6 +66,7 @@ class FencedMain:
         self._context, self._device, self._function = context, device, function
         self._packer = ArgumentPacker(_invoke_statics, None)
         self._ready = rt.HalFence(1)
+        self._work_times: dict[tuple, float] = {}   # argument shapes -> estimated seconds
 
     def __call__(self, *args):
         arguments = self._packer.pack(InvokeContext(self._device), args, {})
@@ -62,17 +77,53 @@ class FencedMain:
         arguments.push_ref(done.ref)
         results = rt.VmVariantList(4)
         self._context.invoke(self._function, arguments, results)
-        wait_without_spinning(semaphore, 1, done)
-        returned = _extract_vm_sequence_to_python(Invocation(self._device), results, None)
+        # (query raises RuntimeError where the work failed)
+        if semaphore.query() < 1:           # the work runs on (local-task), as not on local-sync
+            shapes = _shapes(args)
+            estimate = self._work_times.get(shapes)
+            first_sleep = 0.0 if estimate is None or estimate < _SHORTEST_SLEEP_S else \
+                min(_FIRST_SLEEP * estimate, _LONGEST_SLEEP_S)
+            start = time.perf_counter()
+            outlasted = wait_without_spinning(semaphore, 1, done, first_sleep)
+            self._learn(shapes, estimate, outlasted, time.perf_counter() - start)
+        returned = self._converted(results)
         return None if not returned else returned[0] if len(returned) == 1 else tuple(returned)
 
+    def _learn(self, shapes: tuple, estimate: float | None, outlasted: bool, waited: float) -> None:
+        if estimate is None:
+            learned = waited
+        elif outlasted:
+            learned = min(waited, _GROWTH * estimate)
+        else:
+            learned = estimate / 2
+        if shapes in self._work_times or len(self._work_times) < _KEPT_SHAPES:
+            self._work_times[shapes] = learned
 
-def wait_without_spinning(semaphore: rt.HalSemaphore, value: int, fence: rt.HalFence) -> None:
-    """Returns once `semaphore` reached `value` (RuntimeError if it failed). Interrupted (Ctrl-C),
-    it waits for the work through `fence` first: the work reads and writes memory the caller
-    owns (lent inputs), which must outlive it."""
+    def _converted(self, results: rt.VmVariantList) -> list:
+        """`results` as FunctionInvoker returns them: a buffer view as a DeviceArray. einc's `main`
+        returns buffer views only, taken here directly (IREE's general conversion cost 0.3-0.5 us
+        more a result right after a kernel); any other value goes through that conversion."""
+        try:
+            views = [results.get_as_object(i, rt.HalBufferView) for i in range(len(results))]
+        except ValueError:       # a value that is no ref
+            views = [None]
+        if any(view is None for view in views):     # a ref of another type
+            return _extract_vm_sequence_to_python(Invocation(self._device), results, None)
+        return [rt.DeviceArray(self._device, view, implicit_host_transfer=True) for view in views]
+
+
+def wait_without_spinning(semaphore: rt.HalSemaphore, value: int, fence: rt.HalFence,
+                          first_sleep: float = 0.0) -> bool:
+    """Returns once `semaphore` reached `value` (RuntimeError if it failed), after sleeping
+    `first_sleep` seconds first if it had not; True when it had not reached it then (the work
+    outlasted the first sleep). Interrupted (Ctrl-C), it waits for the work through `fence`
+    first: the work reads and writes memory the caller owns (lent inputs), which must outlive it."""
     start = time.perf_counter()
     try:
+        if first_sleep and semaphore.query() < value:
+            time.sleep(first_sleep)
+        if semaphore.query() >= value:
+            return False
         while semaphore.query() < value:
             waited = time.perf_counter() - start
             time.sleep(min(max(waited * _SLEEP_FRACTION, _SHORTEST_SLEEP_S), _LONGEST_SLEEP_S))
@@ -81,3 +132,10 @@ def wait_without_spinning(semaphore: rt.HalSemaphore, value: int, fence: rt.HalF
     except BaseException:
         fence.wait()
         raise
+    return True
+
+
+def _shapes(args: tuple) -> tuple:
+    """What a call's work time depends on, as far as its arguments tell: their shapes, and the
+    values of number arguments (a step count)."""
+    return tuple(tuple(arg.shape) if hasattr(arg, "shape") else arg for arg in args)

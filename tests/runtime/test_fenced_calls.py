@@ -126,3 +126,64 @@ def test_an_interrupted_wait_lets_the_work_finish_first(monkeypatch):
         wait_without_spinning(semaphore, 1, rt.HalFence.create_at(semaphore, 1))
     assert semaphore.query() == 1
     timer.join()
+
+
+def test_results_other_than_buffer_views_are_converted_as_irees_invoker_converts_them(matmul):
+    # einc's `main` returns buffer views only, which the fenced call takes directly; a list with
+    # any other value goes through IREE's own conversion
+    A, B = _matrices(8)
+    number = rt.VmVariantList(1)
+    number.push_int(3)
+    assert matmul._main._converted(number) == [3]
+    view = matmul(A=A, B=B, device_outputs=True)["C"]._buffer_view
+    both = rt.VmVariantList(2)
+    both.push_ref(view.ref)
+    both.push_list(rt.VmVariantList(0))
+    converted = matmul._main._converted(both)
+    assert isinstance(converted[0], rt.DeviceArray)
+    np.testing.assert_allclose(converted[0].to_host(), A @ B, rtol=1e-5, atol=1e-5)
+    assert not isinstance(converted[1], rt.DeviceArray)
+
+
+@pytest.mark.parametrize("signal_after, first_sleep, outlasted", [(0.05, 0.005, True), (0.002, 0.03, False)])
+def test_a_first_sleep_says_whether_the_work_outlasted_it(signal_after, first_sleep, outlasted):
+    semaphore = _device().create_semaphore(0)
+    timer = threading.Timer(signal_after, semaphore.signal, args=(1,))
+    start = time.perf_counter()
+    timer.start()
+    assert wait_without_spinning(semaphore, 1, rt.HalFence.create_at(semaphore, 1), first_sleep) == outlasted
+    assert semaphore.query() == 1
+    assert time.perf_counter() - start >= max(signal_after, first_sleep)
+    timer.join()
+
+
+def test_the_work_time_is_learned_per_shape_lowered_at_once_and_raised_little(matmul):
+    main = matmul._main
+    shapes, other = ((8, 8), (8, 8)), ((16, 8), (8, 4))
+    main._work_times.clear()
+    main._learn(shapes, None, True, 0.004)            # a first call: its wait
+    assert main._work_times[shapes] == 0.004
+    main._learn(shapes, 0.004, True, 0.002)           # a faster call lowers it at once
+    assert main._work_times[shapes] == 0.002
+    main._learn(shapes, 0.002, True, 0.010)           # a slower one raises it by a quarter at most
+    assert main._work_times[shapes] == pytest.approx(0.0025)
+    main._learn(shapes, 0.0025, False, 0.007)         # done when the first sleep ended: halved
+    assert main._work_times[shapes] == pytest.approx(0.00125)
+    assert other not in main._work_times
+    for k in range(2 * fenced_calls._KEPT_SHAPES):   # a bounded number of shapes
+        main._learn(((k, 1),), None, True, 0.001)
+    assert len(main._work_times) == fenced_calls._KEPT_SHAPES
+    main._work_times.clear()
+
+
+@pytest.mark.parametrize("device, learns", [("local-task", True), ("local-sync", False)])
+def test_calls_learn_their_work_time_where_it_outlasts_main(device, learns):
+    # local-sync runs the work inside `main`, so its calls never wait (nor sleep); local-task's
+    # calls of shapes taking ~1 ms each learn their own estimate, and the results stay right
+    with einc.load(einc.compile(MATMUL, "llvm-cpu").vmfb, device=device) as program:
+        for n in (384, 64, 384, 64, 384):
+            A, B = _matrices(n)
+            np.testing.assert_allclose(program(A=A, B=B)["C"], A @ B, rtol=1e-3, atol=1e-3 * np.sqrt(n))
+        learned = program._main._work_times
+        assert (((384, 384), (384, 384)) in learned) == learns
+        assert all(seconds > 0 for seconds in learned.values())

@@ -2,12 +2,14 @@
 (einc/runtime/host_memory.py): what the caller holds is never changed, and a result is an
 array of its own that later calls do not overwrite."""
 import gc
+import weakref
 
 import numpy as np
 import pytest
 
 import einc
-from einc.runtime.host_memory import COPIED_RESULT_BYTES, LENT_OFF_THE_LINE, _can_lend
+from einc.runtime import RunError
+from einc.runtime.host_memory import COPIED_RESULT_BYTES, LENT_OFF_THE_LINE, REMEMBERED_BYTES, _can_lend
 from einc.mlir.dense import cpu_matmuls
 from einc.runtime.signature import signature_from_reflection
 from tests.programs import built
@@ -165,8 +167,16 @@ def test_small_results_are_copies_and_larger_ones_arrays_over_their_buffers(prog
     second = program.run({"x": np.full(elements, 2.0, np.float32)})
     np.testing.assert_array_equal(first["doubled"], np.full(elements, 2.0, np.float32))
     np.testing.assert_array_equal(second["doubled"], np.full(elements, 4.0, np.float32))
-    assert first["doubled"].base.flags.owndata == copied       # (the outputs are views of their dtype)
+    assert owns_its_memory(first["doubled"]) == copied
     assert first["doubled"].flags.writeable
+
+
+def owns_its_memory(array: np.ndarray) -> bool:
+    """Whether `array`, or the array it is a view of, allocated its memory (a result over
+    IREE's buffer is a view of the mapping's owner, no array)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array.flags.owndata
 
 
 def test_a_released_result_leaves_no_reference_cycle(program):
@@ -248,3 +258,84 @@ def test_buffers_kept_for_later_calls_stay_under_their_bound():
             assert program.run({"x": x})["doubled"][-1] == 2.0
             del x
     assert resident_bytes() - before < 450 * 2 ** 20
+
+
+MATMUL = """
+let A: [f32; M, K];
+let B: [f32; K, N];
+let C[i, j] = sum[k](A[i, k] * B[k, j]);
+"""
+
+
+@pytest.fixture(scope="module", params=["local-sync", "local-task"])
+def matmul(request):
+    with einc.load(built(MATMUL).vmfb, device=request.param) as loaded:
+        yield loaded
+
+
+def test_an_input_passed_again_is_read_as_it_is_at_each_call(matmul):
+    # The view of an input lent at one call is passed again when the same array comes back
+    # (host_memory.DeviceArguments): changed in place, or given another shape in place, the
+    # next call reads it as it is then.
+    rng = np.random.default_rng(3)
+    A = placed(rng.standard_normal(64 * 32, dtype=np.float32), 0).reshape(64, 32)
+    B = rng.standard_normal((32, 48), dtype=np.float32)
+    tolerance = {"rtol": 1e-5, "atol": 1e-5 * np.sqrt(64)}
+    np.testing.assert_allclose(matmul(A=A, B=B)["C"], A @ B, **tolerance)
+    A *= 3
+    B[5] = 7
+    np.testing.assert_allclose(matmul(A=A, B=B)["C"], A @ B, **tolerance)
+    A.shape = (32, 64)
+    B2 = rng.standard_normal((64, 16), dtype=np.float32)
+    got = matmul(A=A, B=B2)["C"]
+    assert got.shape == (32, 16)
+    np.testing.assert_allclose(got, A @ B2, **tolerance)
+
+
+def test_results_of_calls_on_the_same_inputs_are_arrays_of_their_own(matmul):
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((128, 128), dtype=np.float32)
+    B = rng.standard_normal((128, 128), dtype=np.float32)
+    expected = A @ B
+    results = [matmul(A=A, B=B)["C"] for _ in range(4)]
+    for k, result in enumerate(results):
+        np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4 * np.sqrt(128))
+        assert result.flags.writeable
+        assert not any(np.shares_memory(result, other) for other in results[k + 1:] + [A, B])
+    results[0][:] = -1
+    A[:] = 0
+    assert np.all(matmul(A=A, B=B)["C"] == 0)
+    for result in results[1:]:
+        np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4 * np.sqrt(128))
+
+
+@pytest.mark.parametrize("rows, kept", [(16, True), (REMEMBERED_BYTES // (4 * 16) + 1, False)])
+def test_the_program_keeps_only_small_inputs_of_its_last_call(matmul, rows, kept):
+    # kept: the next call given the same array passes the view made for this one; a larger input
+    # is released when the caller drops it, as before
+    A = placed(np.ones(rows * 16, np.float32), 0).reshape(rows, 16)
+    B = np.ones((16, 4), np.float32)
+    assert matmul(A=A, B=B)["C"][-1, -1] == 16
+    alive = weakref.ref(A)
+    del A
+    gc.collect()
+    assert (alive() is not None) == kept
+    matmul(A=np.ones((2, 16), np.float32), B=B)    # another array in its place
+    gc.collect()
+    assert alive() is None
+
+
+def test_an_input_kept_from_an_earlier_call_is_checked_again_when_it_changed(matmul):
+    # the same array object, its dtype or shape changed in place, is refused as any other
+    A = placed(np.ones(32 * 16, np.float32), 0).reshape(32, 16)
+    B = np.ones((16, 8), np.float32)
+    assert np.all(matmul(A=A, B=B)["C"] == 16)
+    A.dtype = np.int32
+    with pytest.raises(RunError, match="input A: expected float32, got int32"):
+        matmul(A=A, B=B)
+    A.dtype = np.float32
+    A.shape = (16, 32)
+    with pytest.raises(RunError, match="named dim K is 32 from A but 16 from B"):
+        matmul(A=A, B=B)
+    A.shape = (32, 16)
+    np.testing.assert_array_equal(matmul(A=A, B=B)["C"], A @ B)
