@@ -47,6 +47,8 @@ POOLING_COST = ("a pooling with run-time sizes other than its batch: IREE's dyna
                 "1.1-1.8x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3, strided)")
 WRITTEN_OUT_COST = ("a pooling written out as one pass over its window's shifted slices of the image: measured "
                     "1.0-1.3x the time with the sizes fixed")
+PAIRS_COST = ("a pooling over pairs of columns (its last window axis 2 points 2 apart), each pair one 64-bit "
+              "read: measured 0.6-1.0x the time with the sizes fixed; an odd width runs as IREE's op (1.3-1.7x)")
 BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size: "
                "measured 0.4-1.4x the time with the sizes fixed (IREE's dynamic-shape code alone: 1.8-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
@@ -60,6 +62,7 @@ WINDOWS_MATMUL_COST = ("a convolution run as a matmul over its windows (llvm-cpu
 # each of the target's own forms of an op (einc.mlir.dense.named_ops.FORMS, "": the op): what the
 # kernel's line adds to the op's name, and what its run-time sizes cost
 FORMS = {"": ("", ""), "written out": ("", WRITTEN_OUT_COST),
+         "over pairs of columns": (" over pairs of columns", PAIRS_COST),
          "a matmul over its windows": (" as a matmul over its windows", WINDOWS_MATMUL_COST)}
 CONTRACTION_COST = "a contraction: IREE's data-tiled code takes run-time sizes at about the speed of fixed ones"
 FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes"}
