@@ -49,7 +49,8 @@ POOLING_COST = ("a pooling with run-time sizes other than its batch: IREE's dyna
 WRITTEN_OUT_COST = ("a pooling written out as one pass over its window's shifted slices of the image: measured "
                     "1.0-1.3x the time with the sizes fixed")
 PAIRS_COST = ("a pooling over pairs of columns (its last window axis 2 points 2 apart), each pair one 64-bit "
-              "read: measured 1.0-1.2x the time with the sizes fixed; an odd width runs as before (a 2-d one as IREE's op, 1.3-1.7x)")
+              "read: measured 1.0-1.2x the time with the sizes fixed; an odd width runs as before (a 2-d one "
+              "as IREE's op, 1.3-1.7x)")
 BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size: "
                "measured 0.4-1.4x the time with the sizes fixed (IREE's dynamic-shape code alone: 1.8-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
