@@ -66,6 +66,19 @@ def padded_conv(width: int) -> Form:
                 lambda x: conv2d(np.pad(x["X"], ((0, 0), (0, 0), (2, 2), (2, 2))), x["K"]))
 
 
+MAX_POOL = """
+let X: [f32; B, C, H, W];
+let y[n, c, h in 0..H / 2, w in 0..W / 2] = max[a in 0..2, b in 0..2](X[n, c, 2 * h + a, 2 * w + b]);
+"""
+
+
+def max_pool_every_size_named(batch: int, channels: int, width: int) -> Form:
+    """The MNIST CNN's 2x2 pools: batch, channels and image all named."""
+    return Form(f"max pool 2x2, every size named, {batch} x {channels} x {width} x {width}", MAX_POOL,
+                {"X": ("B", "C", "H", "W")}, {"B": batch, "C": channels, "H": width, "W": width},
+                lambda x: windows(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5)))
+
+
 FORMS = [
     padded_conv(64),
     padded_conv(40),
@@ -114,6 +127,8 @@ let X: [f32; B, 16, H, W];
 let y[n, c, h in 0..H / 2, w in 0..W / 2] = max[a in 0..2, b in 0..2](X[n, c, 2 * h + a, 2 * w + b]);
 """, {"X": ("B", 16, "H", "W")}, {"B": 32, "H": 64, "W": 64},
          lambda x: windows(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5))),
+    max_pool_every_size_named(100, 8, 28),
+    max_pool_every_size_named(100, 16, 14),
     Form("avg pool 3x3, stride 1, 16 channels", """
 let X: [f32; B, 16, H, W];
 let y[n, c, h, w] = sum[a in 0..3, b in 0..3](X[n, c, h + a, w + b]) / 9.0;
@@ -123,6 +138,11 @@ let y[n, c, h, w] = sum[a in 0..3, b in 0..3](X[n, c, h + a, w + b]) / 9.0;
 let X: [f32; B, H, W, 16];
 let y[n, h, w, c] = sum[a in 0..3, b in 0..3](X[n, h + a, w + b, c]) / 9.0;
 """, {"X": ("B", "H", "W", 16)}, {"B": 32, "H": 66, "W": 66},
+         lambda x: windows(x["X"], (3, 3), (1, 2)).mean(axis=(4, 5))),
+    Form("avg pool 3x3 NHWC, stride 1, 16 channels named", """
+let X: [f32; B, H, W, C];
+let y[n, h, w, c] = sum[a in 0..3, b in 0..3](X[n, h + a, w + b, c]) / 9.0;
+""", {"X": ("B", "H", "W", "C")}, {"B": 32, "H": 66, "W": 66, "C": 16},
          lambda x: windows(x["X"], (3, 3), (1, 2)).mean(axis=(4, 5))),
     Form("batch matmul 64 x 128 x 128 x 128", """
 let A: [f32; B, M, K];

@@ -40,13 +40,17 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
 # and a 1-d one's columns, run on blocks of build-time size: 0.4-1.4x); a window whose reads are
 # not proven in bounds is a loop nest instead of the named op (a 2x2 max pool 1.6-5.8x slower); a
 # pooling's run-time sizes cost 1.1-1.8x as IREE's named op, 1.0-1.3x written out as shifted slices
-# (llvm-cpu, where that is faster); contractions take IREE's data-tiled path either way.
+# (llvm-cpu, where that is faster), 1.0-1.2x read as pairs (a 2-point stride-2 window); contractions
+# take IREE's data-tiled path either way.
 WINDOW_COST = ("a window op with run-time sizes other than its batch: IREE's dynamic-shape code, the slower "
                "path (a conv layer with run-time channels measured 17-50x slower than with the sizes fixed)")
 POOLING_COST = ("a pooling with run-time sizes other than its batch: IREE's dynamic-shape code, measured "
                 "1.1-1.8x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3, strided)")
 WRITTEN_OUT_COST = ("a pooling written out as one pass over its window's shifted slices of the image: measured "
                     "1.0-1.3x the time with the sizes fixed")
+PAIRS_COST = ("a pooling over pairs of columns (its last window axis 2 points 2 apart), each pair one 64-bit "
+              "read: measured 1.0-1.2x the time with the sizes fixed; an odd width runs as before (a 2-d one "
+              "as IREE's op, 1.3-1.7x)")
 BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size: "
                "measured 0.4-1.4x the time with the sizes fixed (IREE's dynamic-shape code alone: 1.8-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
@@ -60,6 +64,7 @@ WINDOWS_MATMUL_COST = ("a convolution run as a matmul over its windows (llvm-cpu
 # each of the target's own forms of an op (einc.mlir.dense.named_ops.FORMS, "": the op): what the
 # kernel's line adds to the op's name, and what its run-time sizes cost
 FORMS = {"": ("", ""), "written out": ("", WRITTEN_OUT_COST),
+         "over pairs of columns": (" over pairs of columns", PAIRS_COST),
          "a matmul over its windows": (" as a matmul over its windows", WINDOWS_MATMUL_COST)}
 CONTRACTION_COST = "a contraction: IREE's data-tiled code takes run-time sizes at about the speed of fixed ones"
 FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes"}

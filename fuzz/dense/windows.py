@@ -21,6 +21,8 @@ AXIS_NAMES = {1: ("w",), 2: ("h", "w"), 3: ("d", "h", "w")}
 FILLS = (0.0,) * 4 + (-1.0, 0.5)           # a non-zero one keeps a product's guard a select
 PATCH_SHARE = 0.3              # convolutions over patches (stride = window), where they can be
 PATCHES = (2, 2, 3, 4)
+PAIRS_SHARE = 0.3              # channels-first poolings whose last window axis is 2 points 2 apart (a
+#                                CNN's pool; llvm-cpu reads its rows as pairs, einc/mlir/dense/pooling_pairs.py)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,11 @@ def patch_axis(b: Builder, size: Size) -> WindowAxis:
     return WindowAxis(size, kernel, kernel, 1, 0, 0, Size.of(size.value // kernel))
 
 
+def pair_axis(size: Size) -> WindowAxis:
+    """2 points 2 apart, unpadded, as many windows as fit (the last column of an odd width unread)."""
+    return WindowAxis(size, 2, 2, 1, 0, 0, size.windows(2, 2))
+
+
 def fresh_image(b: Builder, layouts: tuple, named: float = 0.4) -> Tensor:
     """An input image; each spatial size a named dim with chance `named`."""
     rng = b.rng
@@ -123,6 +130,8 @@ def _window_stage(b: Builder, x: Tensor, op: str, patches: bool = False) -> Tens
     spatial_sizes = x.shape[2:] if x.layout == "first" else x.shape[1:-1] if x.layout == "last" else x.shape
     patches = patches and x.layout in ("first", "last") and all(s.static for s in spatial_sizes)
     axes = [(patch_axis if patches else window_axis)(b, size) for size in spatial_sizes]
+    if op == "pool" and x.layout == "first" and spatial_sizes[-1].value >= 2 and b.rng.random() < PAIRS_SHARE:
+        axes[-1] = pair_axis(spatial_sizes[-1])
     plan = _guard_plan(b, axes, names)
     subs = [Sub(_window_index(b, a, name), f"i{name}" if plan and b.written(0.6) else None)
             for a, name in zip(axes, names)]

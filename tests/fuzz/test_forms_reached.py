@@ -1,7 +1,7 @@
 """The differential fuzzers reach the lowering forms that only their own tests covered: programs
 built with their named dims fixed (`--dim`, multiples of 16 among the sizes: IREE-42 was reachable
 only so), convolutions over non-overlapping windows (a matmul of patches,
-einc/mlir/dense/patch_matmuls.py), recurrences whose small fixed tensor states are held in
+einc/mlir/dense/patch_matmuls.py), poolings read as pairs of columns (pooling_pairs.py), recurrences whose small fixed tensor states are held in
 registers and independent series run as lane blocks (einc/mlir/recurrences). Each test finds
 the form in what the generator made (its structure, or `einc build --explain` of the program)
 and checks a few such programs against their NumPy meaning."""
@@ -131,6 +131,25 @@ def test_the_dense_fuzzer_makes_window_ops_whose_epilogue_runs_with_them(tmp_pat
             break
     assert found, f"no such window op among the first {limit} programs of seed {seed}"
     _run(DenseDifferential, found, "llvm-cpu", seed)
+
+
+# ------------------------------------------------------------------ item: poolings read as pairs
+
+def test_the_dense_fuzzer_makes_poolings_read_as_pairs(tmp_path):
+    """A channels-first pooling whose columns are 2x2's 2 apart reads its image as i64 pairs on
+    llvm-cpu (einc/mlir/dense/pooling_pairs.py; fuzz/dense/windows.py `pair_axis`): the generator
+    makes such poolings, at a build-time width and at a run-time one (an `scf.if` on the
+    width's parity), and they match their NumPy meaning."""
+    fixed, run_time = [], []
+    for k in range(360):
+        module = assemble({0: dense_case(DENSE_SEED, k).program}, render_dense)
+        if "kw in 0..2" not in module.source:
+            continue
+        text = _lowered(tmp_path, module)
+        if "flow.tensor.bitcast" in text:
+            (run_time if re.search(r"flow\.tensor\.bitcast %\S+ : tensor<[?x\d]*\?xf32>", text) else fixed).append(k)
+    assert fixed and run_time, (fixed, run_time)
+    _run(DenseDifferential, fixed[:1] + run_time[:1], "llvm-cpu", DENSE_SEED)
 
 
 # ------------------------------------------------------------------ item: reductions beside a contraction

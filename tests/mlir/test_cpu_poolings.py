@@ -158,21 +158,95 @@ def _rows_references(x: dict) -> dict:
 def test_a_channels_last_pooling_runs_whole_rows_with_its_consumer(emitted):
     """A channels-last pooling written out, its last window axis read at every column: its
     elementwise consumer read at the same points (the average's division, another input) is
-    taken into its pass, its columns and channels are one axis tiled by whole rows where the
-    channels are known, else it is tiled by columns (einc/mlir/dense/pooling_rows.py). Each matches NumPy at
-    widths of a vector step and a rest, under one step, and of one column of results (the 1-d min)."""
+    taken into its pass and it runs 8 whole rows a workgroup, its columns and channels one axis
+    where the channels are known (einc/mlir/dense/pooling_rows.py). Each matches NumPy at widths
+    of a vector step and a rest, under one step, and of one column of results (the 1-d min), and
+    at more result rows than a workgroup's with a rest (11)."""
     text = emitted(ROWS, "llvm-cpu", ["avg16"])
     assert text.count("linalg.generic") == 1 and text.count("tensor.extract_slice") == 9
     assert "tensor<?x?x?x16xf32> into tensor<?x?x?xf32>" in text and "einc.pooling_rows" not in text
     assert "distribution = [1, 8, 0], vector_common_parallel = [1, 1, 64]" in text
-    assert "distribution = [1, 1, 8, 0], vector_common_parallel = [1, 1, 8, 16]" in emitted(ROWS, "llvm-cpu", ["avg"])
+    assert "distribution = [1, 8, 0, 0], vector_common_parallel = [1, 1, 8, 16]" in emitted(ROWS, "llvm-cpu", ["avg"])
     assert emitted(ROWS, "llvm-cpu", ["rows"]).count("distribution = [8, 0]") == 1    # 1-d: rows of images
     assert emitted(ROWS, "llvm-cpu", ["biased"]).count("linalg.generic") == 2          # b[c]: not at each point
     with einc.load(built(ROWS, "llvm-cpu", ROWS_OUTPUTS).vmfb) as program:
-        for n, c, h, w in [(2, 16, 5, 21), (1, 3, 4, 7), (2, 5, 6, 4), (1, 16, 3, 40)]:
+        for n, c, h, w in [(2, 16, 5, 21), (1, 3, 4, 7), (2, 5, 6, 4), (1, 16, 3, 40), (2, 19, 13, 18)]:
             f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
             x = {"Xh": f(n, h, w, c), "X16": f(n, h, w, 16), "Xl": f(n, w, 12), "Z": f(n, h, w, 16),
                  "b": f(16)}
             got = program(**x)
             for name, want in _rows_references(x).items():
                 np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5, err_msg=f"{name} at {(n, c, h, w)}")
+
+
+PAIRS = """
+let X: [f32; N, C, H, W];
+let Xw: [f32; N, C, W];
+let max2[n, c, y, x] = max[p in 0..2, q in 0..2](X[n, c, 2 * y + p, 2 * x + q]);
+let avg2[n, c, y, x] = sum[p in 0..2, q in 0..2](X[n, c, 2 * y + p, 2 * x + q]) / 4.0;
+let rows3[n, c, y, x] = max[p in 0..3, q in 0..2](X[n, c, y + 2 * p, 2 * x + q]);
+let ncw2[n, c, x] = sum[q in 0..2](Xw[n, c, 2 * x + q]);
+"""
+PAIRS_OUTPUTS = ["max2", "avg2", "rows3", "ncw2"]
+# (batch, channels, height, width): rows of 7 results (short rows: a masked step), of 37 (long
+# rows: two steps of 16 and a peeled rest), of exactly 32, of one result; odd widths (IREE's op or
+# the written-out 1-d pass) and an odd height
+PAIR_SIZES = [(2, 3, 7, 14), (1, 2, 9, 74), (1, 2, 5, 64), (2, 1, 6, 2), (2, 3, 6, 15), (1, 2, 5, 75)]
+
+
+def _pairs_references(x: dict) -> dict:
+    """max2 and rows3 in f32 (a max is exact: the module's must equal it), the sums in f64."""
+    win, image = strided_windows, x["X"]
+    return {"max2": win(image, (2, 2), (2, 3), stride=2).max(axis=(4, 5)),
+            "avg2": win(image.astype(np.float64), (2, 2), (2, 3), stride=2).sum(axis=(4, 5)) / 4.0,
+            "rows3": win(win(image, (3,), (2,), dilation=2), (2,), (3,), stride=2).max(axis=(4, 5)),
+            "ncw2": win(x["Xw"].astype(np.float64), (2,), (2,), stride=2).sum(axis=3)}
+
+
+def _check_pairs(got: dict, x: dict, at) -> None:
+    for name, want in _pairs_references(x).items():
+        if name.endswith("2") and name != "max2":
+            np.testing.assert_allclose(got[name], want, rtol=1e-6, atol=1e-6, err_msg=f"{name} at {at}")
+        else:
+            np.testing.assert_array_equal(got[name], want, err_msg=f"{name} at {at}")
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_two_point_stride_two_window_reads_pairs_and_matches_numpy(target):
+    """A pooling whose last window axis takes 2 points 2 apart reads the image's rows as i64
+    pairs on the CPU targets (einc/mlir/dense/pooling_pairs.py): at run-time sizes, short and
+    long rows, odd widths (as before) and odd heights, each max equal to NumPy's."""
+    with einc.load(built(PAIRS, target, PAIRS_OUTPUTS).vmfb) as program:       # one build, every size
+        for n, c, h, w in PAIR_SIZES:
+            x = {"X": rng.standard_normal((n, c, h, w)).astype(np.float32),
+                 "Xw": rng.standard_normal((n, c, w)).astype(np.float32)}
+            _check_pairs(program(**x), x, (n, c, h, w))
+
+
+@pytest.mark.parametrize("width", [14, 15])
+def test_a_two_point_stride_two_window_with_its_sizes_fixed(width):
+    sizes = (2, 3, 7, width)
+    with einc.load(built(PAIRS, "llvm-cpu", PAIRS_OUTPUTS, dims=dict(zip("NCHW", sizes))).vmfb) as program:
+        x = {"X": rng.standard_normal(sizes).astype(np.float32),
+             "Xw": rng.standard_normal((2, 3, width)).astype(np.float32)}
+        _check_pairs(program(**x), x, sizes)
+
+
+def test_pairs_are_a_bitcast_and_a_width_choice_at_run_time(emitted):
+    """Over a run-time width: an odd one runs as before (IREE's op, a 1-d pass written out), an
+    even one on einc's tiles for short or long rows; at a build-time width, one form; on
+    vulkan-spirv, IREE's op."""
+    text = emitted(PAIRS, "llvm-cpu", ["max2", "ncw2"])
+    assert text.count("flow.tensor.bitcast") == 4 and text.count("scf.if") == 4
+    assert "tensor<?x?x?x?xf32>{%" in text and "-> tensor<?x?x?x?xi64>{%" in text
+    assert "distribution = [1, 16, 32, 0], vector_common_parallel = [1, 1, 2, 8]" in text
+    assert "distribution = [1, 16, 32, 0], vector_common_parallel = [1, 1, 1, 16]" in text
+    assert "distribution = [16, 32, 0], vector_common_parallel = [1, 2, 8]" in text          # 1-d
+    assert "linalg.pooling_nchw_max " in text and "linalg.pooling" not in text.replace("pooling_nchw_max", "")
+    even = emitted(PAIRS, "llvm-cpu", ["max2"], dims={"N": 2, "C": 3, "H": 7, "W": 14})
+    assert even.count("flow.tensor.bitcast") == 1 and "scf.if" not in even and "linalg.pooling" not in even
+    odd = emitted(PAIRS, "llvm-cpu", ["max2"], dims={"N": 2, "C": 3, "H": 7, "W": 15})
+    assert "flow.tensor.bitcast" not in odd and "linalg.pooling_nchw_max " in odd
+    vulkan = emitted(PAIRS, "vulkan-spirv", PAIRS_OUTPUTS)
+    assert "flow.tensor.bitcast" not in vulkan and vulkan.count("linalg.pooling_") == 4

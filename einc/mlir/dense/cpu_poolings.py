@@ -45,6 +45,15 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     return emit_named(lw, found, init, build=lambda ins, out: _pooled(found, window, ins[0], out))
 
 
+def as_before(lw, found: Match, ins: list, out: ir.Value) -> ir.Value:
+    """The pooling `found` of the image `ins[0]` into `out` as this rule or else IREE's op
+    computes it (pooling_pairs, for a width it cannot take)."""
+    window = _window(lw, found)
+    if window is not None:
+        return _pooled(found, window, ins[0], out)
+    return getattr(linalg, found.pattern.op)(*ins, outs=[out], strides=found.strides, dilations=found.dilations)
+
+
 def _window(lw, found: Match) -> Optional[list[int]]:
     """The sizes of the window of `found` where it is a pooling `emit` writes out, else None."""
     if not lw.target.unrolled_poolings or not found.pattern.op.startswith("pooling_"):

@@ -20,7 +20,7 @@ from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Reduce, Value
 from einc.ir.types import Sym
 from einc.mlir.dense import (computed_operands, cpu_convolutions, cpu_matmuls, cpu_poolings, named_ops, operand_views,
-                             patch_matmuls, window_matmuls)
+                             patch_matmuls, pooling_pairs, window_matmuls)
 from einc.mlir.core import decided_guards, scalar_ops
 from einc.mlir.core.body_rules import Region
 from einc.mlir.core.loops import point_loops, var_bounds
@@ -252,7 +252,8 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
 # The rules for a reduction that is a named op, each with the form it emits (named_ops.FORMS, or
 # "": the op): the first that takes it, a target's own form, else the named op.
 DENSE_RULES = ((window_matmuls.emit, named_ops.WINDOWS_MATMUL), (cpu_convolutions.emit, ""),
-               (cpu_poolings.emit, named_ops.WRITTEN_OUT), (cpu_matmuls.emit, ""), (named_ops.emit, ""))
+               (pooling_pairs.emit, named_ops.PAIRS), (cpu_poolings.emit, named_ops.WRITTEN_OUT),
+               (cpu_matmuls.emit, ""), (named_ops.emit, ""))
 
 # arith op names: (float, signed integer, unsigned integer or bool)
 COMBINERS = {"sum": ("addf", "addi", "addi"), "prod": ("mulf", "muli", "muli"),

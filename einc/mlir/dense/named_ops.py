@@ -335,10 +335,11 @@ def _bind(pattern: Pattern, sequences: list, reduced: set) -> Optional[Match]:
 WINDOW_OPS = ("conv_", "depthwise_conv_", "pooling_")
 # The target's own forms of an op that take every run-time size at fixed-size speed
 # (DenseKernel.form; einc.ir.explain words each): a pooling as one pass over its window's
-# shifted slices (cpu_poolings), a convolution as a matmul over its windows, whose run-time
-# sizes cost what a contraction's do (window_matmuls).
-WRITTEN_OUT, WINDOWS_MATMUL = "written out", "a matmul over its windows"
-FORMS = (WRITTEN_OUT, WINDOWS_MATMUL)
+# shifted slices (cpu_poolings), one whose rows are read as pairs of columns (pooling_pairs), a
+# convolution as a matmul over its windows, whose run-time sizes cost what a contraction's do
+# (window_matmuls).
+WRITTEN_OUT, PAIRS, WINDOWS_MATMUL = "written out", "over pairs of columns", "a matmul over its windows"
+FORMS = (WRITTEN_OUT, PAIRS, WINDOWS_MATMUL)
 
 
 @dataclass(frozen=True)

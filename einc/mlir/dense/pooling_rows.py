@@ -23,9 +23,10 @@ from einc.mlir.dense.width_blocks import axis_sizes, static_sizes
 
 ROWS = "einc.pooling_rows"
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-# NHWC 3x3 average pool, 32 x 66 x 66, one core (docs/DECISIONS.md): 16 channels of build-time
-# size best on 8 whole rows a workgroup, 64 entries a vector step (4 columns: loads shared across
-# the window); a run-time channel count best on 8 columns a workgroup, all 8 a vector step
+# NHWC 3x3 average pool, 32 x 66 x 66, one core (docs/DECISIONS.md): 8 whole rows a workgroup
+# either way (fewer, larger workgroups: 8 columns each cost 1.4x); 16 channels of build-time size
+# 64 entries a vector step (4 columns: loads shared across the window), a run-time channel count
+# 8 columns by 16 channels
 ROWS_A_WORKGROUP, MERGED_VECTOR, COLUMNS, VECTOR = 8, 64, 8, 16
 
 
@@ -104,11 +105,10 @@ def _inlined(block: ir.Block, args: list) -> ir.Value:
 
 
 def _by_rows(op) -> None:
-    """einc's tiles on `op` (its columns, the last window axis, next to last): where its channels
-    are of build-time size, its columns and channels merged (its window slices read them
-    contiguously), ROWS_A_WORKGROUP whole rows a workgroup and MERGED_VECTOR entries a vector
-    step; else COLUMNS columns of every channel a workgroup, a vector step those columns by
-    VECTOR channels."""
+    """einc's tiles on `op` (its columns, the last window axis, next to last): ROWS_A_WORKGROUP
+    whole rows a workgroup; where its channels are of build-time size, its columns and channels
+    merged (its window slices read them contiguously) and MERGED_VECTOR entries a vector step,
+    else a vector step COLUMNS columns by VECTOR channels."""
     result = ir.RankedTensorType(op.results[0].type)
     columns = result.rank - 2                # every pooling has a batch axis before
     if result.get_dim_size(result.rank - 1) != DYNAMIC:
@@ -116,7 +116,7 @@ def _by_rows(op) -> None:
         levels = {"distribution": [1] * (columns - 1) + [ROWS_A_WORKGROUP, 0],
                   "vector_common_parallel": [1] * columns + [MERGED_VECTOR]}
     else:
-        levels = {"distribution": [1] * columns + [COLUMNS, 0],
+        levels = {"distribution": [1] * (columns - 1) + [ROWS_A_WORKGROUP, 0, 0],
                   "vector_common_parallel": [1] * columns + [COLUMNS, VECTOR]}
     op.attributes["compilation_info"] = compilation_info(levels, "DoubleTilingExpert", peeled=True)
 

@@ -1,0 +1,157 @@
+"""Poolings whose last window axis takes 2 points 2 apart (a 2x2 stride-2 max pool), the image's
+rows read as pairs (llvm-cpu).
+
+IREE 3.13 runs such a pooling as a convolution: at fixed sizes 8 channels by 7 columns a vector
+step, from loads of the row and shuffles; with run-time sizes one point a step (scalar), 1.3-1.7x
+the fixed time; written out as strided slices (cpu_poolings) each vector step gathers 16 lanes.
+Here the f32 image is read as i64 pairs instead: a bitcast halves its last axis (no copy), each
+point of the other window axes is a strided slice of that view (as in cpu_poolings), and one
+elementwise pass splits each pair (its low half is the even column) and combines the points in
+the op's order, so values are those of the op. IREE vectorizes that pass along the pairs with
+contiguous loads. A bitcast needs an even width: over a run-time width an `scf.if` runs an odd
+one as the rules after this one would (`cpu_poolings.as_before`). Over a run-time width IREE
+masks every step of 16 pairs; einc's tiles instead (`scf.if`s on the result's width): rows of
+fewer than LONG_ROW results 2 rows by 8 pairs a step, masked (rows of 7: 0.09 against 0.13 ms),
+longer ones 16 pairs a step, the rest peeled (rows of 32: 0.22 against 0.30). Figures:
+docs/DECISIONS.md.
+"""
+from __future__ import annotations
+
+from itertools import product
+from math import prod
+from typing import Callable, Optional
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, flow, linalg, scf, tensor
+
+from einc.ir.types import F32
+from einc.mlir.core.cpu_tiles import compilation_info
+from einc.mlir.core.shapes import index_const
+from einc.mlir.dense import cpu_poolings
+from einc.mlir.dense.named_ops import Match, emit as emit_named
+from einc.mlir.dense.width_blocks import axis_sizes, static_sizes
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+HALF = 32                   # bits of an f32: the odd column is the high half of a pair
+# einc's tiles over a run-time width (2x2 max pools, one core; docs/DECISIONS.md): a workgroup
+# WORKGROUP of the two axes before the columns, whole rows; a vector step SHORT_STEP (rows by
+# pairs, masked) for rows of fewer than LONG_ROW results, else LONG_STEP pairs (the rest peeled)
+LONG_ROW, WORKGROUP, SHORT_STEP, LONG_STEP = 32, (16, 32), (2, 8), 16
+
+
+def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
+    """The pooling `found` over pairs of its image's columns, or None where it is not such a
+    pooling."""
+    window = _window(lw, found)
+    if window is None:
+        return None
+    return emit_named(lw, found, init, build=lambda ins, out: _pooled(lw, found, window, ins, out))
+
+
+def _window(lw, found: Match) -> Optional[list[int]]:
+    """The window's sizes where `found` is a pooling of f32 whose last axis is windowed by 2
+    points 2 apart, of at most cpu_poolings.WINDOW_POSITIONS points, on a target that writes
+    poolings out; else None."""
+    if not lw.target.unrolled_poolings or not found.pattern.op.startswith("pooling_"):
+        return None
+    if found.views[0].read.dtype != F32 or found.operand_axes[0][-1].stride != 2 or found.dilations[-1] != 1:
+        return None
+    window = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
+    if not all(w.is_const for w in window) or window[-1].const != 2:
+        return None
+    sizes = [w.const for w in window]
+    return sizes if prod(sizes) <= cpu_poolings.WINDOW_POSITIONS else None
+
+
+def _pooled(lw, found: Match, window: list[int], ins: list, out: ir.Value) -> ir.Value:
+    """`out` computed from the image `ins[0]` over its pairs where its width is even (on IREE's
+    tiles at a build-time width, else on einc's for short or long rows); an odd width as the
+    rules after this one would."""
+    image = ins[0]
+    last = ir.RankedTensorType(image.type).rank - 1
+    width = ir.RankedTensorType(image.type).get_dim_size(last)
+    pairs = lambda tiles=None: _over_pairs(found, window, image, out, tiles)
+    before = lambda: cpu_poolings.as_before(lw, found, ins, out)
+    if width != DYNAMIC:
+        return pairs() if width % 2 == 0 else before()
+    odd = arith.andi(tensor.dim(image, index_const(last)), index_const(1))
+    long_rows = arith.cmpi(arith.CmpIPredicate.sge, tensor.dim(out, index_const(last)), index_const(LONG_ROW))
+    rank = last + 1
+    return _either(arith.cmpi(arith.CmpIPredicate.eq, odd, index_const(0)), out.type,
+                   lambda: _either(long_rows, out.type, lambda: pairs(_tiles(rank, [LONG_STEP], True)),
+                                   lambda: pairs(_tiles(rank, list(SHORT_STEP), False))),
+                   before)
+
+
+def _tiles(rank: int, step: list[int], peeled: bool) -> ir.Attribute:
+    """einc's tiles for a pass of `rank` axes (a pooling has at least 3), `step` its last axes'."""
+    levels = {"distribution": [1] * (rank - 3) + list(WORKGROUP) + [0],
+              "vector_common_parallel": [1] * (rank - len(step)) + step}
+    return compilation_info(levels, "DoubleTilingExpert", peeled=peeled)
+
+
+def _either(condition: ir.Value, result_type: ir.Type, then: Callable, otherwise: Callable) -> ir.Value:
+    """`then()` where `condition` holds at run time, else `otherwise()` (an `scf.if`)."""
+    choice = scf.IfOp(condition, [result_type], has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        scf.yield_([then()])
+    with ir.InsertionPoint(choice.else_block):
+        scf.yield_([otherwise()])
+    return choice.results[0]
+
+
+def _over_pairs(found: Match, window: list[int], image: ir.Value, out: ir.Value,
+                tiles: Optional[ir.Attribute]) -> ir.Value:
+    """One elementwise pass over the i64 view of `image`'s pairs (on `tiles`, or IREE's where
+    None): per point of the window in the op's order (the last axis fastest: the pair's low
+    half, then its high one) combined."""
+    pairs = _pairs(image)
+    windowed = [k for k, a in enumerate(found.operand_axes[0]) if a.stride]
+    out_type = ir.RankedTensorType(out.type)
+    sizes = axis_sizes(out)
+    slices = [_shifted(pairs, sizes, windowed[:-1], found, position)
+              for position in product(*(range(size) for size in window[:-1]))]
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(out_type.rank))
+    op = linalg.GenericOp([out.type], slices, [out], ir.ArrayAttr.get([identity] * (len(slices) + 1)),
+                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * out_type.rank))
+    block = op.regions[0].blocks.append(*[ir.IntegerType.get_signless(2 * HALF)] * len(slices),
+                                        out_type.element_type)
+    combine = cpu_poolings.COMBINERS[found.pattern.kind]
+    with ir.InsertionPoint(block):
+        points = [half for pair in list(block.arguments)[:len(slices)] for half in _halves(pair)]
+        acc = points[0]
+        for value in points[1:]:
+            acc = combine(acc, value)
+        linalg.YieldOp([acc])
+    if tiles is not None:
+        op.attributes["compilation_info"] = tiles
+    return op.result
+
+
+def _pairs(image: ir.Value) -> ir.Value:
+    """`image` (f32, even width) as i64 pairs of its columns: the same bytes, no copy."""
+    sizes = axis_sizes(image)
+    last = sizes[-1]
+    pair_sizes = sizes[:-1] + [last // 2 if isinstance(last, int) else arith.divui(last, index_const(2))]
+    result = ir.RankedTensorType.get(static_sizes(pair_sizes), ir.IntegerType.get_signless(2 * HALF))
+    dynamic = lambda ss: [s for s in ss if not isinstance(s, int)]
+    return flow.tensor_bitcast(result, image, dynamic(sizes), dynamic(pair_sizes))
+
+
+def _halves(pair: ir.Value) -> list[ir.Value]:
+    """The two f32 of an i64 pair: the even column (low half), then the odd one."""
+    i32, f32 = ir.IntegerType.get_signless(HALF), ir.F32Type.get()
+    high = arith.shrui(pair, arith.constant(pair.type, HALF))
+    return [arith.bitcast(f32, arith.trunci(i32, half)) for half in (pair, high)]
+
+
+def _shifted(pairs: ir.Value, sizes: list, windowed: list[int], found: Match, position: tuple) -> ir.Value:
+    """The pairs that window `position` (over the window axes but the last) reads for each point
+    of a result of `sizes`: offset by the position times the dilation, every stride-th point."""
+    rank = len(sizes)
+    offsets, strides = [0] * rank, [1] * rank
+    for k, p, stride, dilation in zip(windowed, position, found.strides, found.dilations):
+        offsets[k], strides[k] = p * dilation, stride
+    result = ir.RankedTensorType.get(static_sizes(sizes), ir.RankedTensorType(pairs.type).element_type)
+    return tensor.extract_slice(result, pairs, [], [s for s in sizes if not isinstance(s, int)], [],
+                                offsets, static_sizes(sizes), strides)
