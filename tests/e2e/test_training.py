@@ -168,3 +168,53 @@ def test_training_read_only_at_its_last_step_keeps_two_slots(tmp_path):
     for _ in range(1, 300):
         w = w - 0.2 * X.T @ (X @ w - y) / len(y)
     np.testing.assert_allclose(out["final_loss"], ((X @ w - y) ** 2).sum() / (2 * len(y)), rtol=1e-12)
+
+
+LOGISTIC_WITH_SCALAR_BIAS = """
+    use std::math::{exp, log};
+    let X: [f64; N, D];
+    let y: [f64; N];
+    fn loss(X, y, w, b) {
+        let z[n] = sum[d](X[n, d] * w[d]) + b;
+        sum[n](log(1.0 + exp(-z[n])) + (1.0 - y[n]) * z[n]) / (len(y) as f64)
+    }
+    let w[0, d in 0..D] = 0.0;
+    let b[0] = 0.0;
+    let w[k in 1..40, d in 0..D] = w[k - 1, d] - 0.5 * {
+        let L = loss(X, y, w[k - 1], b[k - 1]);
+        (@L / @w[k - 1])[d]
+    };
+    let b[k in 1..40] = b[k - 1] - 0.5 * { let L = loss(X, y, w[k - 1], b[k - 1]); @L / @b[k - 1] };
+"""
+
+
+def test_logistic_regression_with_a_scalar_bias_state(run):
+    # @L / @w[k - 1] reads the scalar state b[k - 1] as a given of the step (as it reads a row
+    # state); it was E011 "derivatives through recurrences", reported as an f32/f64 E002
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = (X @ [1.0, -2.0, 0.5] + 0.3 > 0).astype(np.float64)
+    w, b, ws, bs = np.zeros(3), 0.0, [np.zeros(3)], [0.0]
+    for _ in range(1, 40):
+        p = 1 / (1 + np.exp(-(X @ w + b)))
+        w, b = w - 0.5 * X.T @ (p - y) / len(y), b - 0.5 * (p - y).mean()
+        ws.append(w)
+        bs.append(b)
+    out = run(LOGISTIC_WITH_SCALAR_BIAS, X=X, y=y)
+    np.testing.assert_allclose(out["w"], np.array(ws), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out["b"], np.array(bs), rtol=0, atol=1e-12)
+
+
+def test_the_derivative_by_a_scalar_state_counts_every_read_of_it(run):
+    # `@L / @b[k - 1]` where L reads b[k - 1] again: a read of its own; the derivative was 0
+    y = np.arange(5.0)
+    out = run("""
+        let y: [f64; N];
+        let b[0] = 0.0;
+        let b[k in 1..6] = b[k - 1] - 0.05 * { let L = sum[n]((y[n] - b[k - 1]) ** 2); @L / @b[k - 1] };
+    """, y=y)
+    b, ref = 0.0, [0.0]
+    for _ in range(1, 6):
+        b = b + 0.1 * (y - b).sum()
+        ref.append(b)
+    np.testing.assert_allclose(out["b"], ref, rtol=1e-12)

@@ -363,7 +363,8 @@ def _typed_members(el, clauses_by_member: dict, env, names: dict):
     elaborate again with what the bodies turned out to be until the two agree. A guess that
     ends in a type error is replaced by the next (`_guesses`); if none settles, the members
     are typed a component at a time (`_typed_by_component`); the first error stands if that
-    fails too."""
+    fails too. A guess whose types settle but that fails otherwise (E011 in a body) has found
+    the types: its error is the one reported."""
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
     first_error = None
     initial = _initial_dtypes(el, clauses_by_member, env)
@@ -373,7 +374,7 @@ def _typed_members(el, clauses_by_member: dict, env, names: dict):
         try:
             return _settle_types(el, clauses_by_member, env, guess, names)
         except d.CompileError as err:
-            if first_error is None and err.diagnostics[0].code != d.TYPE:
+            if err.diagnostics[0].code != d.TYPE:
                 raise
             first_error = first_error or err
     components = _components_read_first(clauses_by_member)
@@ -381,7 +382,9 @@ def _typed_members(el, clauses_by_member: dict, env, names: dict):
         raise first_error
     try:
         dtypes = _typed_by_component(el, clauses_by_member, env, names, components, initial)
-    except d.CompileError:
+    except d.CompileError as err:
+        if err.diagnostics[0].code != d.TYPE:
+            raise
         raise first_error from None
     del el.ir.effects[effects:]
     del el.state.dependent_ranges[ranges:]
