@@ -218,3 +218,36 @@ def test_the_derivative_by_a_scalar_state_counts_every_read_of_it(run):
         b = b + 0.1 * (y - b).sum()
         ref.append(b)
     np.testing.assert_allclose(out["b"], ref, rtol=1e-12)
+
+
+RMSPROP = """
+    let A: [f64; M, 3];
+    let b: [f64; M];
+    fn objective(w) {
+        let r[m] = sum[j](A[m, j] * w[j]) - b[m];
+        sum[m](r[m] * r[m]) / 16.0
+    }
+    let w[0, j in 0..3] = 0.0;
+    let s[0, j in 0..3] = 0.0;
+    let g[k in 1..12, j in 0..3] = { let L = objective(w[k - 1]); (@L / @w[k - 1])[j] };
+    let s[k in 1..12, j in 0..3] = 0.9 * s[k - 1, j] + 0.1 * g[k, j] * g[k, j];
+    let w[k in 1..12, j in 0..3] = w[k - 1, j] - 0.05 * g[k, j] / (s[k, j].sqrt() + 1.0e-8);
+    let final_w = w[11];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_rmsprop_whose_two_states_keep_two_slots_each(run, target):
+    # s and w (only their last step an output) each keep 2 slots, started from equal zeros: the
+    # loop carried them as one buffer (IREE-78), so from step 3 on s read w's values (NaN)
+    rng = np.random.default_rng(2)
+    A, b = rng.standard_normal((8, 3)), rng.standard_normal(8)
+    w, s, gs = np.zeros(3), np.zeros(3), [np.zeros(3)]
+    for _ in range(1, 12):
+        g = A.T @ (A @ w - b) / 8
+        s = 0.9 * s + 0.1 * g * g
+        w = w - 0.05 * g / (np.sqrt(s) + 1e-8)
+        gs.append(g)
+    out = run(RMSPROP, target=target, outputs=["g", "final_w"], A=A, b=b)
+    np.testing.assert_allclose(out["g"], np.array(gs), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out["final_w"], w, rtol=1e-12)
