@@ -300,6 +300,39 @@ def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run, targe
     np.testing.assert_allclose(out["s"], s, rtol=1e-5, atol=1e-6)
 
 
+GRU_CELL_READING_A_ROW_OF_THE_STEP = """
+    use std::math::tanh;
+    use std::ml::sigmoid;
+    let X: [f32; T, 2];
+    let Wz: [f32; H, 5];
+    let Wh: [f32; H, 5];
+    fn gate(W, x, h, j) { sum[i in 0..2](W[j, i] * x[i]) + sum[k in 0..3](W[j, 2 + k] * h[k]) }
+    let h[0, j in 0..H] = 0.0;
+    let z[t in 1..T + 1, j in 0..H] = sigmoid(gate(Wz, X[t - 1], h[t - 1], j));
+    let r[t in 1..T + 1, j in 0..H] = z[t, j] * h[t - 1, j];
+    let c[t in 1..T + 1, j in 0..H] = tanh(gate(Wh, X[t - 1], r[t], j));
+    let h[t in 1..T + 1, j in 0..H] = (1.0 - z[t, j]) * h[t - 1, j] + z[t, j] * c[t, j];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_member_reads_the_whole_row_another_computed_earlier_in_the_step(run, target):
+    """`c[t, j]` passes `r[t]`, the row r computed earlier in the same step, to a function: a
+    slice of the current step (it was E011, "can be read whole only at an earlier step")."""
+    x = {"X": rng.standard_normal((6, 2)), "Wz": rng.standard_normal((3, 5)) * 0.5,
+         "Wh": rng.standard_normal((3, 5)) * 0.5}
+    out = run(GRU_CELL_READING_A_ROW_OF_THE_STEP, target=target,
+              **{k: v.astype(np.float32) for k, v in x.items()})
+    X, Wz, Wh = (x[k].astype(np.float32).astype(np.float64) for k in ("X", "Wz", "Wh"))
+    h, hs = np.zeros(3), [np.zeros(3)]
+    for t in range(6):
+        z = 1 / (1 + np.exp(-(Wz @ np.concatenate([X[t], h]))))
+        c = np.tanh(Wh @ np.concatenate([X[t], z * h]))
+        h = (1 - z) * h + z * c
+        hs.append(h)
+    np.testing.assert_allclose(out["h"], np.array(hs), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
 def test_a_recurrence_in_a_function_called_per_point_runs_for_every_point(run, target):
     # the group reads the caller's index i (through a[i]): it is computed for every i, as axes

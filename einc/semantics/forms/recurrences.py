@@ -624,12 +624,14 @@ def state_read(el, state: RecState, subs: list, span):
 
 
 def _step_slice(state: RecState, step_sub: Value, span):
-    """`member[t - c]` (c >= 1): the member's whole state at an earlier step, as a tensor."""
+    """`member[t - c]` (c >= 0): the member's whole state at an earlier step, or at the current
+    one (`r[t]`, another member computed earlier in the step; einc.passes.step_work refuses a
+    member's own or a later one's)."""
     m = state.member
     lin = affine.affine_of(step_sub)
-    if lin is None or lin.terms != {state.step: 1} or lin.const > -1:
-        raise d.error(d.UNSUPPORTED, f"inside its recurrence, `{m.name}` can be read whole only at an "
-                      f"earlier step `{state.step.name} - c`", span,
+    if lin is None or lin.terms != {state.step: 1} or lin.const > 0:
+        raise d.error(d.UNSUPPORTED, f"inside its recurrence, `{m.name}` can be read whole only at the "
+                      f"current step or an earlier one, `{state.step.name} - c`", span,
                       hint=f"e.g. `{m.name}[{state.step.name} - 1]`")
     if any(size is None for size in m.shape[1:]):
         raise d.error(d.UNSUPPORTED, f"reading `{m.name}` whole at a step needs explicit ranges on "
