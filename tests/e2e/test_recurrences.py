@@ -300,6 +300,56 @@ def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run, targe
     np.testing.assert_allclose(out["s"], s, rtol=1e-5, atol=1e-6)
 
 
+THESIS_STEP = """
+    let A: [f64; 3, 3];
+    let u: [f64; T, 3];
+    let x0: [f64; 3];
+    fn step(x, u) { let y[i] = sum[j](A[i, j] * x[j]) + u[i]; y }
+    let x[0] = x0;
+    let x[t in 1..T] = step(x[t - 1], u[t]);
+    let dx0 = @x[T - 1] / @x0;
+"""
+
+
+def test_clauses_whose_values_are_vectors_define_the_state_axis(run):
+    """The thesis's first example: x[0] = x0 and x[t] = step(x[t - 1], u[t]) with vector
+    values define x[t, i]; @x[T - 1] / @x0 is A^(T - 1). Both were E004 ("the value at one
+    point must be a scalar", "`@x[..]` needs 2 subscripts")."""
+    A, u, x0 = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal((5, 3)), rng.standard_normal(3)
+    out = run(THESIS_STEP, A=A, u=u, x0=x0)
+    x, xs = x0, [x0]
+    for t in range(1, 5):
+        x = A @ x + u[t]
+        xs.append(x)
+    np.testing.assert_allclose(out["x"], np.array(xs), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out["dx0"], np.linalg.matrix_power(A, 4), rtol=1e-12, atol=1e-14)
+
+
+def test_a_scalar_start_row_beside_a_vector_step(run):
+    # h[0, j] names both axes, h[t] = cell(..) defines the second through its value
+    X, W = rng.standard_normal((4, 2)), rng.standard_normal((3, 2))
+    out = run("""
+        use std::math::tanh;
+        let X: [f64; T, 2];
+        let W: [f64; 3, 2];
+        fn cell(h, x) { let y[j] = tanh(sum[i](W[j, i] * x[i]) + 0.5 * h[j]); y }
+        let h[0, j in 0..3] = 0.25;
+        let h[t in 1..T + 1] = cell(h[t - 1], X[t - 1]);
+        let y[i in 0..2] = X[0];
+    """, X=X, W=W)
+    h, hs = np.full(3, 0.25), [np.full(3, 0.25)]
+    for t in range(4):
+        h = np.tanh(W @ X[t] + 0.5 * h)
+        hs.append(h)
+    np.testing.assert_allclose(out["h"], np.array(hs), rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(out["y"], np.stack([X[0], X[0]]))
+
+
+def test_a_clause_defining_too_few_axes_is_e004(diagnose):
+    diag, _ = diagnose("let v: [f64; 3];\nlet x[0, j in 0..3] = v[j];\nlet x[t in 1..4] = x[t - 1, 0];\n")
+    assert diag.code == "E004" and "`x` has 2 axes, but this clause defines 1" in diag.message
+
+
 GRU_CELL_READING_A_ROW_OF_THE_STEP = """
     use std::math::tanh;
     use std::ml::sigmoid;

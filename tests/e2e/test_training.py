@@ -252,3 +252,38 @@ def test_rmsprop_whose_two_states_keep_two_slots_each(run, target):
     out = run(RMSPROP, target=target, outputs=["g", "final_w"], A=A, b=b)
     np.testing.assert_allclose(out["g"], np.array(gs), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(out["final_w"], w, rtol=1e-12)
+
+
+WHOLE_ARRAY_STEPS = """
+    let X: [f32; N, 3];
+    let Y: [f32; N, 2];
+    let W1i: [f32; 3, 6];
+    let W2i: [f32; 6, 2];
+    fn relu(x) { if x > 0.0 { x } else { 0.0 } }
+    fn mse(X, Y, W1, W2) {
+        let h[n, j] = relu(sum[i](X[n, i] * W1[i, j]));
+        let p[n, o] = sum[j](h[n, j] * W2[j, o]);
+        sum[n, o]((p[n, o] - Y[n, o]) ** 2) / (len(X) as f32)
+    }
+    let W1[0] = W1i;
+    let W2[0] = W2i;
+    let W1[k in 1..30] = W1[k - 1] - 0.05 * (@mse(X, Y, W1[k - 1], W2[k - 1]) / @W1[k - 1]);
+    let W2[k in 1..30] = W2[k - 1] - 0.05 * (@mse(X, Y, W1[k - 1], W2[k - 1]) / @W2[k - 1]);
+    let W1f = W1[29];
+    let W2f = W2[29];
+"""
+
+
+def test_weights_as_whole_arrays_in_each_clause(run):
+    # `W1[0] = W1i` and `W1[k] = W1[k - 1] - lr * gradient`, arrays per step: E004 before
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((16, 3)).astype(np.float32), rng.standard_normal((16, 2)).astype(np.float32)
+    W1i, W2i = ((rng.standard_normal(s) * 0.5).astype(np.float32) for s in ((3, 6), (6, 2)))
+    W1, W2 = W1i.astype(np.float64), W2i.astype(np.float64)
+    for _ in range(1, 30):
+        a = X @ W1
+        dp = 2 * (np.maximum(a, 0) @ W2 - Y) / len(X)
+        W1, W2 = W1 - 0.05 * X.T @ ((dp @ W2.T) * (a > 0)), W2 - 0.05 * np.maximum(a, 0).T @ dp
+    out = run(WHOLE_ARRAY_STEPS, outputs=["W1f", "W2f"], X=X, Y=Y, W1i=W1i, W2i=W2i)
+    np.testing.assert_allclose(out["W1f"], W1, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out["W2f"], W2, rtol=1e-4, atol=1e-5)

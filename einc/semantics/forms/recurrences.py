@@ -493,9 +493,12 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
     for did, clauses in clauses_by_member.items():
-        bases = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1))).body
-                 for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
-                                             for n in ast.iter_nodes([c.value, c.wheres]))]
+        results = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1)))
+                   for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
+                                               for n in ast.iter_nodes([c.value, c.wheres]))]
+        el.value_axes[did] = next(((len(r.node.slots), [a.extent for a in r.axes[len(r.node.slots):]])
+                                   for r in results if len(r.axes) > len(r.node.slots)), None)
+        bases = [r.body for r in results]
         typed = scalar_ops.typed_values(bases)
         if typed:
             guess[did] = typed[0].dtype
@@ -550,14 +553,18 @@ def _step_name(node: ast.IndexedLet) -> str:
 
 
 def _declared_shape(el, clauses: list, env) -> tuple:
-    """Each axis: the largest end among the clauses that state it (None if none does)."""
-    ranks = {len(c.slots) for c in clauses}
-    if len(ranks) != 1 or any(isinstance(s, ast.RestIndex) for c in clauses for s in c.slots):
-        raise d.error(d.SHAPE, f"clauses of `{clauses[0].name}` must name the same number of "
-                      "indices (and no `..rest`) in a recurrence", clauses[0].span)
+    """Each axis: the largest end among the clauses that state it (None if none does). Axes a
+    base clause's array value adds (`let x[0] = x0;`, el.value_axes) have its extents; a clause
+    naming fewer axes than the member has must have an array value (definitions.clause)."""
+    named, extents = el.value_axes.get(clauses[0].def_id) or (0, [])
+    rank = max([len(c.slots) for c in clauses] + [named + len(extents)])
+    if any(isinstance(s, ast.RestIndex) for c in clauses for s in c.slots):
+        raise d.error(d.SHAPE, f"clauses of `{clauses[0].name}` must name no `..rest` in a recurrence",
+                      clauses[0].span)
     shape = []
-    for axis in range(ranks.pop()):
-        ends = [e for c in clauses if (e := _slot_end(el, c.slots[axis], env)) is not None]
+    for axis in range(rank):
+        ends = [e for c in clauses if axis < len(c.slots) and (e := _slot_end(el, c.slots[axis], env)) is not None]
+        ends += [extents[axis - named] for _ in [0] if named <= axis < named + len(extents)]
         shape.append(_largest(ends, clauses[0].span) if ends else None)
     if shape[0] is None:
         raise d.error(d.SHAPE, f"the recurrence `{clauses[0].name}` needs an explicit range on its "
@@ -589,6 +596,9 @@ def _finish_member(member: RecMember, results: list) -> None:
         if body.dtype != bodies[0].dtype:
             raise d.error(d.TYPE, f"clauses of `{member.name}` have types {bodies[0].dtype} and "
                           f"{body.dtype}", r.node.span)
+        if len(r.axes) != len(shape):
+            raise d.error(d.SHAPE, f"`{member.name}` has {len(shape)} axes, but this clause defines "
+                          f"{len(r.axes)}", r.node.span, hint="an array value adds one axis per axis it has")
         if not definitions.is_empty(r.axes):
             member.clauses.append(_rec_clause(r, body))
         for axis, a in enumerate(r.axes[1:], start=1):
