@@ -345,6 +345,40 @@ def test_a_scalar_start_row_beside_a_vector_step(run):
     np.testing.assert_array_equal(out["y"], np.stack([X[0], X[0]]))
 
 
+KALMAN_WITH_VECTOR_STEPS = """
+    let y: [f64; T];
+    let q: f64;
+    let r: f64;
+    let Fm = [[1.0, 1.0], [0.0, 1.0]];
+    fn predict(x) { let z[i in 0..2] = sum[j](Fm[i, j] * x[j]); z }
+    fn predict_cov(P) {
+        let Q[i in 0..2, j in 0..2] = sum[k, l](Fm[i, k] * P[k, l] * Fm[j, l]) + if i == j { q } else { 0.0 };
+        Q
+    }
+    let x[0] = [0.0, 0.0];
+    let P[0] = [[1.0, 0.0], [0.0, 1.0]];
+    let xp[t in 1..T] = predict(x[t - 1]);
+    let Pp[t in 1..T] = predict_cov(P[t - 1]);
+    let K[t in 1..T, i in 0..2] = Pp[t, i, 0] / (Pp[t, 0, 0] + r);
+    let x[t in 1..T, i in 0..2] = xp[t, i] + K[t, i] * (y[t] - xp[t, 0]);
+    let P[t in 1..T, i in 0..2, j in 0..2] = Pp[t, i, j] - K[t, i] * Pp[t, 0, j];
+"""
+
+
+def test_a_kalman_filter_whose_predictions_are_vectors_and_matrices(run):
+    """xp and Pp have no clause reading no member: their axes show in their values, which
+    other members read at points (E004 before: `xp` has 1 axis)."""
+    y = np.cumsum(rng.standard_normal(15) * 0.2) + rng.standard_normal(15) * 0.4
+    out = run(KALMAN_WITH_VECTOR_STEPS, outputs=["x"], y=y, q=np.float64(0.05), r=np.float64(0.3))
+    F, x, P, xs = np.array([[1, 1], [0, 1.0]]), np.zeros(2), np.eye(2), [np.zeros(2)]
+    for t in range(1, 15):
+        xp, Pp = F @ x, F @ P @ F.T + 0.05 * np.eye(2)
+        K = Pp[:, 0] / (Pp[0, 0] + 0.3)
+        x, P = xp + K * (y[t] - xp[0]), Pp - np.outer(K, Pp[0])
+        xs.append(x)
+    np.testing.assert_allclose(out["x"], np.array(xs), rtol=1e-12, atol=1e-14)
+
+
 def test_a_clause_defining_too_few_axes_is_e004(diagnose):
     diag, _ = diagnose("let v: [f64; 3];\nlet x[0, j in 0..3] = v[j];\nlet x[t in 1..4] = x[t - 1, 0];\n")
     assert diag.code == "E004" and "`x` has 2 axes, but this clause defines 1" in diag.message

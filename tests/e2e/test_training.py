@@ -287,3 +287,36 @@ def test_weights_as_whole_arrays_in_each_clause(run):
     out = run(WHOLE_ARRAY_STEPS, outputs=["W1f", "W2f"], X=X, Y=Y, W1i=W1i, W2i=W2i)
     np.testing.assert_allclose(out["W1f"], W1, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(out["W2f"], W2, rtol=1e-4, atol=1e-5)
+
+
+ADAM = """
+    use std::math::sqrt;
+    let A: [f64; 5, 3];
+    let c: [f64; 5];
+    fn f(w) {
+        let r[i] = sum[j](A[i, j] * w[j]) - c[i];
+        sum[i](r[i] ** 2) + 0.1 * sum[j](w[j] ** 4)
+    }
+    let w[0] = [1.0, -1.0, 0.5];
+    let m[0, j in 0..3] = 0.0;
+    let v[0, j in 0..3] = 0.0;
+    let g[k in 1..30] = { let y = f(w[k - 1]); @y / @w[k - 1] };
+    let m[k in 1..30] = 0.9 * m[k - 1] + 0.1 * g[k];
+    let v[k in 1..30] = 0.999 * v[k - 1] + 0.001 * g[k] * g[k];
+    let w[k in 1..30] = w[k - 1] - 0.05 * (m[k] / (1.0 - 0.9 ** k)) / (sqrt(v[k] / (1.0 - 0.999 ** k)) + 1.0e-8);
+    let final_w = w[29];
+"""
+
+
+def test_adam_with_a_gradient_member_known_only_from_its_clause(run):
+    # g has no clause reading no member: its axis shows only in its value, a gradient of the
+    # vector w[k - 1]; m and v read g[k] whole (E004 before)
+    rng = np.random.default_rng(5)
+    A, c = rng.standard_normal((5, 3)), rng.standard_normal(5)
+    w, m, v = np.array([1.0, -1.0, 0.5]), np.zeros(3), np.zeros(3)
+    for k in range(1, 30):
+        g = 2 * A.T @ (A @ w - c) + 0.4 * w ** 3
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+        w = w - 0.05 * (m / (1 - 0.9 ** k)) / (np.sqrt(v / (1 - 0.999 ** k)) + 1e-8)
+    out = run(ADAM, outputs=["final_w"], A=A, c=c)
+    np.testing.assert_allclose(out["final_w"], w, rtol=1e-10)

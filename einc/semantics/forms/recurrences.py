@@ -359,6 +359,61 @@ def _without_points(member: RecMember) -> Generic:
 
 
 def _typed_members(el, clauses_by_member: dict, env, names: dict):
+    """The members typed (_typed_members_as_declared). A member whose clauses' values are arrays
+    where no clause reading no member shows it (`let g[k in 1..K] = @y / @w[k - 1];`) has axes
+    only its clauses show: when the group fails, they are looked for (_find_value_axes) and
+    the group is typed again with them."""
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    try:
+        return _typed_members_as_declared(el, clauses_by_member, env, names)
+    except d.CompileError:
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        if not _find_value_axes(el, clauses_by_member, env):
+            raise
+    return _typed_members_as_declared(el, clauses_by_member, env, names)
+
+
+def _find_value_axes(el, clauses_by_member: dict, env) -> bool:
+    """Elaborate each member's clauses on their own (under each guess of types until one
+    elaborates), the other members' axes as known so far, and record the axes an array value
+    adds (el.value_axes); again while that finds more, as a value may read another member's
+    whole row. Whether any were found. Errors here only show axes still unknown: the caller
+    elaborates the group again and reports what remains."""
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    initial = _initial_dtypes(el, clauses_by_member, env)
+    found_any = False
+    for _ in clauses_by_member:
+        found = False
+        for did, cs in clauses_by_member.items():
+            if el.value_axes.get(did) is None:
+                axes = _value_axes_of(el, clauses_by_member, env, did, _guesses(*initial))
+                if axes is not None:
+                    el.value_axes[did] = axes
+                    found = True
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        found_any |= found
+        if not found:
+            break
+    return found_any
+
+
+def _value_axes_of(el, clauses_by_member: dict, env, did, guesses):
+    """(axes named, extents of the axes the value adds) of the first clause of member `did` that
+    elaborates with an array value under one of `guesses`; None if none does."""
+    for dtypes in guesses:
+        with _group_scope(el, clauses_by_member, env, dtypes) as (_, step, scope):
+            try:
+                results = [definitions.clause(el, c, scope, step_var=step) for c in clauses_by_member[did]]
+            except d.CompileError:
+                continue
+        return next(((len(r.node.slots), [a.extent for a in r.axes[len(r.node.slots):]])
+                     for r in results if len(r.axes) > len(r.node.slots)), None)
+    return None
+
+
+def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
     """Reads of a member need its dtype before its own clauses are typed: start from a guess,
     elaborate again with what the bodies turned out to be until the two agree. A guess that
     ends in a type error is replaced by the next (`_guesses`); if none settles, the members
@@ -497,7 +552,8 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
                    for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
                                                for n in ast.iter_nodes([c.value, c.wheres]))]
         el.value_axes[did] = next(((len(r.node.slots), [a.extent for a in r.axes[len(r.node.slots):]])
-                                   for r in results if len(r.axes) > len(r.node.slots)), None)
+                                   for r in results if len(r.axes) > len(r.node.slots)),
+                                  el.value_axes.get(did))   # or as _find_value_axes found them
         bases = [r.body for r in results]
         typed = scalar_ops.typed_values(bases)
         if typed:
@@ -522,7 +578,10 @@ def _step_range(step: IndexVar, clause: RecClause):
         step.lo, step.extent = saved
 
 
-def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
+@contextlib.contextmanager
+def _group_scope(el, clauses_by_member: dict, env, dtypes: dict):
+    """(members with their declared shapes and `dtypes`, the step, a scope where each member's
+    name is its RecState) while the clauses are elaborated."""
     shapes = {did: _declared_shape(el, cs, env) for did, cs in clauses_by_member.items()}
     extent = _largest([s[0] for s in shapes.values()], next(iter(clauses_by_member.values()))[0].span)
     first = next(iter(clauses_by_member.values()))[0]
@@ -534,11 +593,16 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
         scope.bind(did, RecState(m, step))
     el.state.recurrence_steps.append(step)
     try:
+        yield members, step, scope
+    finally:
+        el.state.recurrence_steps.pop()
+
+
+def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
+    with _group_scope(el, clauses_by_member, env, dtypes) as (members, step, scope):
         for did, cs in clauses_by_member.items():
             if did in only:
                 _finish_member(members[did], [definitions.clause(el, c, scope, step_var=step) for c in cs])
-    finally:
-        el.state.recurrence_steps.pop()
     definitions.resolve_hulls(el.state)
     for m in members.values():
         for c in m.clauses:
