@@ -602,13 +602,22 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
     with _group_scope(el, clauses_by_member, env, dtypes) as (members, step, scope):
         for did, cs in clauses_by_member.items():
             if did in only:
-                _finish_member(members[did], [definitions.clause(el, c, scope, step_var=step) for c in cs])
+                results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
+                _check_every_axis_defined(members[did], results)
+                _finish_member(members[did], results)
     definitions.resolve_hulls(el.state)
     for m in members.values():
         for c in m.clauses:
             with _step_range(step, c):
                 check_reads(c.body, c.guard, el.state, m.span)
     return members, step
+
+
+def _check_every_axis_defined(member: RecMember, results: list) -> None:
+    for r in results:
+        if len(r.axes) != len(member.shape):
+            raise d.error(d.SHAPE, f"`{member.name}` has {len(member.shape)} axes, but this clause defines "
+                          f"{len(r.axes)}", r.node.span, hint="an array value adds one axis per axis it has")
 
 
 def _step_name(node: ast.IndexedLet) -> str:
@@ -660,9 +669,6 @@ def _finish_member(member: RecMember, results: list) -> None:
         if body.dtype != bodies[0].dtype:
             raise d.error(d.TYPE, f"clauses of `{member.name}` have types {bodies[0].dtype} and "
                           f"{body.dtype}", r.node.span)
-        if len(r.axes) != len(shape):
-            raise d.error(d.SHAPE, f"`{member.name}` has {len(shape)} axes, but this clause defines "
-                          f"{len(r.axes)}", r.node.span, hint="an array value adds one axis per axis it has")
         if not definitions.is_empty(r.axes):
             member.clauses.append(_rec_clause(r, body))
         for axis, a in enumerate(r.axes[1:], start=1):
