@@ -320,3 +320,34 @@ def test_adam_with_a_gradient_member_known_only_from_its_clause(run):
         w = w - 0.05 * (m / (1 - 0.9 ** k)) / (np.sqrt(v / (1 - 0.999 ** k)) + 1e-8)
     out = run(ADAM, outputs=["final_w"], A=A, c=c)
     np.testing.assert_allclose(out["final_w"], w, rtol=1e-10)
+
+
+SOFTMAX_REGRESSION = """
+    use std::ml::{softmax_cross_entropy_loss, argmax};
+    let X: [f64; N, F];
+    let Y: [f64; N, C];
+    let W[0, f in 0..F, c in 0..C] = 0.0;
+    let W[k in 1..25] = W[k - 1] - 0.3 * {
+        let Wk = W[k - 1];
+        let z[n, c] = sum[f](X[n, f] * Wk[f, c]);
+        @softmax_cross_entropy_loss(z, Y) / @Wk
+    };
+    let Wf = W[24];
+    let z[n, c] = sum[f](X[n, f] * Wf[f, c]);
+    let accuracy = sum[n](if z[n, argmax(Y[n])] == max[c](z[n, c]) { 1.0 } else { 0.0 }) / (N as f64);
+"""
+
+
+def test_softmax_regression_with_the_library_loss(run):
+    # the library's loss differentiated in each step, a gradient as the clause's array value,
+    # and an accuracy summing literals beside f64 data
+    rng = np.random.default_rng(2)
+    X, labels = rng.standard_normal((30, 4)), rng.integers(0, 3, 30)
+    Y, W = np.eye(3)[labels], np.zeros((4, 3))
+    for _ in range(1, 25):
+        z = X @ W
+        p = np.exp(z - z.max(1, keepdims=True))
+        W = W - 0.3 * X.T @ (p / p.sum(1, keepdims=True) - Y) / 30
+    out = run(SOFTMAX_REGRESSION, outputs=["Wf", "accuracy"], X=X, Y=Y)
+    np.testing.assert_allclose(out["Wf"], W, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out["accuracy"], np.mean((X @ W).argmax(1) == labels), rtol=1e-12)
