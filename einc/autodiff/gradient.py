@@ -11,7 +11,8 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Compact, Const, Generic, IndexRef, Input, Op, Piecewise, Read, RecValue, Stack,
-                           StateRead, Value, free_vars, fresh_index_vars, is_stored_tensor, step_code)
+                           StateRead, Value, free_vars, fresh_index_vars, is_stored_tensor, step_code, walk)
+from einc.ir import affine
 from einc.ir.state_slices import is_state_slice
 from einc.ir.traversal import run_in_order
 from einc.autodiff.custom_rules import NO_RULES
@@ -51,11 +52,13 @@ class _Gradient:
         self.parts: dict[int, list] = {}          # id(value) -> adjoint contributions
         self.values: dict[int, Value] = {}
         self.states_given = is_step_value(x)
+        self.stops = {id(x)}
 
     def run(self, y: Value, cotangent: Value = None) -> Value:
+        self.stops |= {id(v) for v in walk([y]) if _same_state_read(v, self.x)}
         if y.rank == 0:
             seed = const(1.0, y) if cotangent is None else cotangent
-            self._leaves(propagate(y, seed, {id(self.x)}, (), self.rules, self.states_given))
+            self._leaves(propagate(y, seed, self.stops, (), self.rules, self.states_given))
         else:
             self.parts[id(y)] = [cotangent]
             self.values[id(y)] = y
@@ -76,13 +79,13 @@ class _Gradient:
             seed = read_adjoint(adjoint, positions(t.vars))
             if t.guard is not None:
                 seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
-            self._leaves(reuse_primal(propagate(t.body, seed, {id(self.x)}, tuple(t.vars), self.rules,
+            self._leaves(reuse_primal(propagate(t.body, seed, self.stops, tuple(t.vars), self.rules,
                                                   self.states_given), t))
         elif isinstance(t, Stack):
             for k, elem in enumerate(t.elems):
                 seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
                     IndexRef(v) for v in fresh_index_vars(elem.shape)))
-                self._leaves(propagate(elem, seed, {id(self.x)}, (), self.rules, self.states_given))
+                self._leaves(propagate(elem, seed, self.stops, (), self.rules, self.states_given))
         elif isinstance(t, Piecewise):
             for value, part in clause_adjoints(t, adjoint):
                 self._add(value, part)
@@ -94,8 +97,8 @@ class _Gradient:
     def _leaves(self, leaves: list) -> None:
         for leaf in leaves:
             # x itself may be a read (`let a = X[0]; .. @y / @a`): its adjoint is its own, not X's
-            target = leaf.leaf.tensor if isinstance(leaf.leaf, Read) and leaf.leaf is not self.x \
-                else leaf.leaf
+            target = self.x if id(leaf.leaf) in self.stops else \
+                leaf.leaf.tensor if isinstance(leaf.leaf, Read) else leaf.leaf
             if not target.dtype.is_float:
                 continue
             self._add(target, self._contribution(leaf))
@@ -141,8 +144,18 @@ class _Gradient:
 
 def is_step_value(x: Value) -> bool:
     """Whether `x` is computed inside a recurrence step from its reads of earlier steps (or from
-    the point's indices): then nothing those reads hold depends on x."""
-    return bool(free_vars(x)) or any(isinstance(v, StateRead) for v in step_code([x]))
+    the point's indices), or is such a read (`@L / @w[k - 1]`): then the step's other reads of
+    earlier steps (a scalar `b[k - 1]` as much as a row `W[k - 1]`) are givens of x's step."""
+    return bool(free_vars(x)) or is_state_slice(x) or any(isinstance(v, StateRead) for v in step_code([x]))
+
+
+def _same_state_read(v: Value, x: Value) -> bool:
+    """Whether `v` reads the same point of a recurrence's state as x does: each `b[k - 1]` of a
+    step is its own StateRead, and `@L / @b[k - 1]` is the derivative through all of them."""
+    if not (isinstance(v, StateRead) and isinstance(x, StateRead) and v.member is x.member):
+        return False
+    subs = [(affine.affine_of(a), affine.affine_of(b)) for a, b in zip(v.subs, x.subs)]
+    return all(a is not None and a == b for a, b in subs)
 
 
 def _add_tensors(parts: list) -> Value:

@@ -40,9 +40,12 @@ def request(el, e: ast.Derivative, env):
     lazy = LazyJacobian(y, x, el.derivative_rules, e.span)
     if not ysubs and not xsubs:
         return lazy
-    if len(ysubs) != y.rank:
-        raise d.error(d.SHAPE, f"`@{_name(e.numerator)}[..]` needs {y.rank} subscript(s), found "
+    if len(ysubs) > y.rank:
+        raise d.error(d.SHAPE, f"`@{_name(e.numerator)}[..]` takes at most {y.rank} subscript(s), found "
                       f"{len(ysubs)}", e.numerator.span)
+    if len(ysubs) < y.rank and not xsubs:
+        # `@x[T - 1] / @x0`, a row of x: the Jacobian's rows there, J[T - 1, :, :]
+        ysubs, xsubs = ysubs + [SLICE] * (y.rank - len(ysubs)), [SLICE] * x.rank
     for v, subs, node in ((y, ysubs, e.numerator), (x, xsubs, e.denominator)):
         if subs and len(subs) == v.rank and all(isinstance(s, Value) for s in subs):
             # index variables of an enclosing definition take their ranges from these axes

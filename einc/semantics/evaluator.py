@@ -63,6 +63,7 @@ class Elaborator:
         self.ir = ir.Program(source=program.entry.path, fixed_dims=dict(fixed_dims or {}))
         self.globals = Env()
         self.rest_slots: dict = {}
+        self.value_axes: dict = {}               # recurrence DefId -> extents its base clauses' values add
         self.named_dims: dict[str, Lin] = {}      # a Sym, or the size `--dim` fixed it to
         self._module_values: dict = {}
         self.derivative_rules = RuleTable()      # anchors of calls of functions with a rule

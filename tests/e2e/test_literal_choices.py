@@ -246,3 +246,16 @@ def test_a_literal_to_a_run_time_integer_power_takes_the_float_type_it_meets(run
     assert out["y"].dtype == out["z"].dtype == np.float64
     np.testing.assert_allclose(out["y"], x + 0.1 ** n.astype(np.float64), rtol=1e-14)
     np.testing.assert_allclose(out["z"], np.arange(4) + 0.3 ** (np.arange(4) % 4), rtol=1e-14)
+
+
+def test_a_reduction_of_chosen_literals_takes_the_float_type_it_meets(run):
+    # an accuracy, `sum[n](if .. { 1.0 } else { 0.0 }) / (N as f64)`, was E002 f32 / f64:
+    # the sum of literals alone was typed before its context
+    y = np.array([1.0, -2.0, 3.0, 0.5, -0.25])
+    out = run("""
+        let y: [f64; N];
+        let hits = sum[n](if y[n] > 0.0 { 0.7 } else { 0.1 }) / (N as f64);
+        let top = max[n](if y[n] > 1.0 { 0.3 } else { 0.1 }) * y[0];
+    """, y=y)
+    np.testing.assert_allclose(out["hits"], np.where(y > 0, 0.7, 0.1).sum() / 5, **TIGHT)
+    np.testing.assert_allclose(out["top"], 0.3 * y[0], **TIGHT)

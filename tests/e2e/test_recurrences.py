@@ -300,6 +300,123 @@ def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run, targe
     np.testing.assert_allclose(out["s"], s, rtol=1e-5, atol=1e-6)
 
 
+THESIS_STEP = """
+    let A: [f64; 3, 3];
+    let u: [f64; T, 3];
+    let x0: [f64; 3];
+    fn step(x, u) { let y[i] = sum[j](A[i, j] * x[j]) + u[i]; y }
+    let x[0] = x0;
+    let x[t in 1..T] = step(x[t - 1], u[t]);
+    let dx0 = @x[T - 1] / @x0;
+"""
+
+
+def test_clauses_whose_values_are_vectors_define_the_state_axis(run):
+    """The thesis's first example: x[0] = x0 and x[t] = step(x[t - 1], u[t]) with vector
+    values define x[t, i]; @x[T - 1] / @x0 is A^(T - 1). Both were E004 ("the value at one
+    point must be a scalar", "`@x[..]` needs 2 subscripts")."""
+    A, u, x0 = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal((5, 3)), rng.standard_normal(3)
+    out = run(THESIS_STEP, A=A, u=u, x0=x0)
+    x, xs = x0, [x0]
+    for t in range(1, 5):
+        x = A @ x + u[t]
+        xs.append(x)
+    np.testing.assert_allclose(out["x"], np.array(xs), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out["dx0"], np.linalg.matrix_power(A, 4), rtol=1e-12, atol=1e-14)
+
+
+def test_a_scalar_start_row_beside_a_vector_step(run):
+    # h[0, j] names both axes, h[t] = cell(..) defines the second through its value
+    X, W = rng.standard_normal((4, 2)), rng.standard_normal((3, 2))
+    out = run("""
+        use std::math::tanh;
+        let X: [f64; T, 2];
+        let W: [f64; 3, 2];
+        fn cell(h, x) { let y[j] = tanh(sum[i](W[j, i] * x[i]) + 0.5 * h[j]); y }
+        let h[0, j in 0..3] = 0.25;
+        let h[t in 1..T + 1] = cell(h[t - 1], X[t - 1]);
+        let y[i in 0..2] = X[0];
+    """, X=X, W=W)
+    h, hs = np.full(3, 0.25), [np.full(3, 0.25)]
+    for t in range(4):
+        h = np.tanh(W @ X[t] + 0.5 * h)
+        hs.append(h)
+    np.testing.assert_allclose(out["h"], np.array(hs), rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(out["y"], np.stack([X[0], X[0]]))
+
+
+KALMAN_WITH_VECTOR_STEPS = """
+    let y: [f64; T];
+    let q: f64;
+    let r: f64;
+    let Fm = [[1.0, 1.0], [0.0, 1.0]];
+    fn predict(x) { let z[i in 0..2] = sum[j](Fm[i, j] * x[j]); z }
+    fn predict_cov(P) {
+        let Q[i in 0..2, j in 0..2] = sum[k, l](Fm[i, k] * P[k, l] * Fm[j, l]) + if i == j { q } else { 0.0 };
+        Q
+    }
+    let x[0] = [0.0, 0.0];
+    let P[0] = [[1.0, 0.0], [0.0, 1.0]];
+    let xp[t in 1..T] = predict(x[t - 1]);
+    let Pp[t in 1..T] = predict_cov(P[t - 1]);
+    let K[t in 1..T, i in 0..2] = Pp[t, i, 0] / (Pp[t, 0, 0] + r);
+    let x[t in 1..T, i in 0..2] = xp[t, i] + K[t, i] * (y[t] - xp[t, 0]);
+    let P[t in 1..T, i in 0..2, j in 0..2] = Pp[t, i, j] - K[t, i] * Pp[t, 0, j];
+"""
+
+
+def test_a_kalman_filter_whose_predictions_are_vectors_and_matrices(run):
+    """xp and Pp have no clause reading no member: their axes show in their values, which
+    other members read at points (E004 before: `xp` has 1 axis)."""
+    y = np.cumsum(rng.standard_normal(15) * 0.2) + rng.standard_normal(15) * 0.4
+    out = run(KALMAN_WITH_VECTOR_STEPS, outputs=["x"], y=y, q=np.float64(0.05), r=np.float64(0.3))
+    F, x, P, xs = np.array([[1, 1], [0, 1.0]]), np.zeros(2), np.eye(2), [np.zeros(2)]
+    for t in range(1, 15):
+        xp, Pp = F @ x, F @ P @ F.T + 0.05 * np.eye(2)
+        K = Pp[:, 0] / (Pp[0, 0] + 0.3)
+        x, P = xp + K * (y[t] - xp[0]), Pp - np.outer(K, Pp[0])
+        xs.append(x)
+    np.testing.assert_allclose(out["x"], np.array(xs), rtol=1e-12, atol=1e-14)
+
+
+def test_a_clause_defining_too_few_axes_is_e004(diagnose):
+    diag, _ = diagnose("let v: [f64; 3];\nlet x[0, j in 0..3] = v[j];\nlet x[t in 1..4] = x[t - 1, 0];\n")
+    assert diag.code == "E004" and "`x` has 2 axes, but this clause defines 1" in diag.message
+
+
+GRU_CELL_READING_A_ROW_OF_THE_STEP = """
+    use std::math::tanh;
+    use std::ml::sigmoid;
+    let X: [f32; T, 2];
+    let Wz: [f32; H, 5];
+    let Wh: [f32; H, 5];
+    fn gate(W, x, h, j) { sum[i in 0..2](W[j, i] * x[i]) + sum[k in 0..3](W[j, 2 + k] * h[k]) }
+    let h[0, j in 0..H] = 0.0;
+    let z[t in 1..T + 1, j in 0..H] = sigmoid(gate(Wz, X[t - 1], h[t - 1], j));
+    let r[t in 1..T + 1, j in 0..H] = z[t, j] * h[t - 1, j];
+    let c[t in 1..T + 1, j in 0..H] = tanh(gate(Wh, X[t - 1], r[t], j));
+    let h[t in 1..T + 1, j in 0..H] = (1.0 - z[t, j]) * h[t - 1, j] + z[t, j] * c[t, j];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_member_reads_the_whole_row_another_computed_earlier_in_the_step(run, target):
+    """`c[t, j]` passes `r[t]`, the row r computed earlier in the same step, to a function: a
+    slice of the current step (it was E011, "can be read whole only at an earlier step")."""
+    x = {"X": rng.standard_normal((6, 2)), "Wz": rng.standard_normal((3, 5)) * 0.5,
+         "Wh": rng.standard_normal((3, 5)) * 0.5}
+    out = run(GRU_CELL_READING_A_ROW_OF_THE_STEP, target=target,
+              **{k: v.astype(np.float32) for k, v in x.items()})
+    X, Wz, Wh = (x[k].astype(np.float32).astype(np.float64) for k in ("X", "Wz", "Wh"))
+    h, hs = np.zeros(3), [np.zeros(3)]
+    for t in range(6):
+        z = 1 / (1 + np.exp(-(Wz @ np.concatenate([X[t], h]))))
+        c = np.tanh(Wh @ np.concatenate([X[t], z * h]))
+        h = (1 - z) * h + z * c
+        hs.append(h)
+    np.testing.assert_allclose(out["h"], np.array(hs), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
 def test_a_recurrence_in_a_function_called_per_point_runs_for_every_point(run, target):
     # the group reads the caller's index i (through a[i]): it is computed for every i, as axes

@@ -453,6 +453,25 @@ def test_rows_of_a_computed_operand_summed_over_a_named_dim(target, tmp_path):
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("definition, reference", [
+    ("let s[i, k] = a[i, k] * 2.0;\nlet y[i, j] = sum[k](s[i, k] * v[k, j]);", lambda a, v: (a * 2.0) @ v),
+    ("let s[k, j] = v[k, j] * 2.0;\nlet y[i, j] = sum[k](a[i, k] * s[k, j]);", lambda a, v: a @ (v * 2.0)),
+    ("let s[i, k] = a[i, k] + 1.0;\nlet y[i] = sum[k](s[i, k] * v[k, 1]);", lambda a, v: (a + 1.0) @ v[:, 1]),
+])
+def test_an_elementwise_operand_summed_over_a_named_dim(target, definition, reference, tmp_path):
+    """IREE-77: a matmul or matvec over a named (run-time) extent K whose operand an elementwise
+    kernel computes failed to compile on the CPU targets ("'affine.delinearize_index' op no
+    basis element may be statically non-positive"); such an operand passes a barrier. Attention
+    written out with a run-time sequence length, only its result an output, was one."""
+    path = tmp_path / "scaled.ein"
+    path.write_text(f"let a: [f32; 4, K];\nlet v: [f32; K, 3];\n{definition}\n")
+    a, v = (rng.standard_normal(shape).astype(np.float32) for shape in ((4, 7), (7, 3)))
+    with einc.load(einc.compile(str(path), target=target, outputs=["y"]).vmfb) as program:
+        got = program(a=a, v=v)["y"]
+    np.testing.assert_allclose(got, reference(a.astype(np.float64), v.astype(np.float64)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
 def test_batch_matmul_of_computed_operands(target):
     """IREE 3.13's data tiling fused a batch_matmul with the op computing its first operand (a
     broadcast bias, or a matmul over rows expanded into batches) and read the batches after the

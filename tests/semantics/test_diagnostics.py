@@ -145,6 +145,14 @@ def test_a_recurrence_reading_another_member_past_its_last_step_is_E005(diagnose
     assert "reads `b` at step 2, past its last step 1" in diag.message
 
 
+def test_a_recurrence_whose_literal_start_takes_its_step_type_reports_the_steps_error(diagnose):
+    # b[0] = 0.0 is first guessed f32, which ends in E002; the f64 guess settles the types and
+    # meets the real mistake, y[2 * k] leaving y at k = 4, which used to hide behind that E002
+    diag, _ = diagnose("let y: [f64; 8];\nlet b[0] = 0.0;\nlet b[k in 1..5] = b[k - 1] - 0.5 * y[2 * k];\n")
+    assert (diag.code, diag.span.line) == ("E005", 3)
+    assert "ranges over [2, 8] but the axis has size 8" in diag.message
+
+
 def test_a_recurrence_reading_itself_outside_an_axis_is_E005_unless_guarded(diagnose, tmp_path):
     # a[t - 1, i + 1] at i = 2 was clamped to a[t - 1, 2] silently; under `if` it may be
     diag, _ = diagnose("let a[0, i in 0..3] = 1.0;\nlet a[t in 1..4, i in 0..3] = a[t - 1, i + 1];\n")

@@ -507,7 +507,16 @@ def _operand(lw, view: View, axes: list[Axis], perm: Optional[tuple], fenced: bo
     if lw.target.has_defect("IREE-07") and not isinstance(value.owner, ir.Block) \
             and _sums_a_run_of_run_time_extent(axes, kept):
         return fence(lw.target, collapsed)  # IREE-07: else data tiling fuses the collapse and fails to compile
+    if lw.target.has_defect("IREE-77") and not isinstance(value.owner, ir.Block) \
+            and _sums_over_run_time_extent(axes, kept):
+        return fence(lw.target, collapsed)  # IREE-77: else data tiling fuses its producer and fails to compile
     return collapsed
+
+
+def _sums_over_run_time_extent(axes: list[Axis], kept: frozenset) -> bool:
+    """Whether an operand is summed over a variable of run-time extent (`sum[j](p[i, j] * v[j,
+    d])` with p computed and J named)."""
+    return any(v not in kept and not v.extent.is_const for a in axes if not a.stride for v in a.vars)
 
 
 def _sums_a_run_of_run_time_extent(axes: list[Axis], kept: frozenset) -> bool:

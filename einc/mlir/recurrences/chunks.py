@@ -176,7 +176,8 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     def starting_storage(m: RecMember) -> ir.Value:
         size = length(shapes[m])
         if layout.kinds[m] != ROWS:
-            return zeros(size, m)
+            # IREE-78: equal zeros folded into one start two windows as one buffer
+            return own_zeros(size, m) if lw.target.has_defect("IREE-78") else zeros(size, m)
         if not lw.target.has_defect("IREE-48"):
             return flat_empty(size, element_type(m.dtype))
         return host_fence(own_zeros(size, m) if lw.target.has_defect("IREE-50") else zeros(size, m))

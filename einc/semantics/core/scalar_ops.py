@@ -12,7 +12,8 @@ from dataclasses import replace
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import COMPARISONS, Const, Generic, Op, Read, Value, decided_by_a_constant, is_folding_constant
+from einc.ir.nodes import (COMPARISONS, Const, Generic, Op, Read, Reduce, Value, decided_by_a_constant,
+                           is_folding_constant)
 from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.core.values import Traced, Weak, describe
 from einc.syntax.parser import INT_LIMIT
@@ -120,6 +121,8 @@ def from_literals(v) -> bool:
             todo.append(v.tensor)
         elif isinstance(v, Generic) and v.guard is None:
             todo.append(v.body)
+        elif isinstance(v, Reduce) and v.kind in ("sum", "prod", "max", "min"):
+            todo.append(v.body)         # `sum[n](if y[n] > 0.0 { 1.0 } else { 0.0 }) / (N as f64)`
         elif isinstance(v, Op) and v.op == "select":
             todo.extend(v.args[1:])
         elif isinstance(v, Op) and v.op in ARITHMETIC + ("neg",):
@@ -183,7 +186,7 @@ def _retyped(v: Value, dtype: DType) -> Value:
         return Const(v.literal.astype(dtype.numpy), span=v.span, literal=v.literal)
     if isinstance(v, Read):
         return replace(v, tensor=_retyped(v.tensor, dtype))
-    if isinstance(v, Generic):
+    if isinstance(v, (Generic, Reduce)):
         return replace(v, body=_retyped(v.body, dtype))
     if v.op == "pow":           # an integer exponent keeps its type
         return Op("pow", (_retyped(v.args[0], dtype), v.args[1]), dtype, span=v.span)

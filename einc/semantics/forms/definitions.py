@@ -17,12 +17,13 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars,
-                           is_folding_constant)
+                           fresh_index_vars, is_folding_constant)
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import guarded_clauses, point_asserts
 from einc.semantics.core import scalar_ops
 from einc.semantics.core.bounds import check_reads
 from einc.semantics.core.state import InferenceFrame
+from einc.semantics.core import tensors
 from einc.semantics.core.tensors import batch_over_outer_indices
 from einc.semantics.core.values import Weak, describe
 from einc.syntax import ast
@@ -99,12 +100,22 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
     finally:
         el.state.frames.pop()
     frame.resolve(el.state.dependent_ranges)
-    if not isinstance(body, (Value, Weak)) or (isinstance(body, Value) and body.rank) or \
-            (isinstance(body, Weak) and body.rank):
-        raise d.error(d.SHAPE, f"the value of `{node.name}[..]` at one point must be a scalar, "
-                      f"found {describe(body)}", node.value.span,
-                      hint="index every axis of the arrays it reads")
+    if tensors.is_array(body):
+        body = _element_on_value_axes(el, body, axes, node)
+    if not isinstance(body, (Value, Weak)) or body.rank:
+        raise d.error(d.SHAPE, f"the value of `{node.name}[..]` at one point must be a number, "
+                      f"found {describe(body)}", node.value.span)
     return ClauseResult(node, axes, body, guard)
+
+
+def _element_on_value_axes(el, value, axes: list, node: ast.IndexedLet):
+    """A clause whose value is an array defines the axes after those it names, one per axis of
+    the value (`let x[0] = x0;` is x[0, a] = x0[a]; `let h[t in 1..T] = cell(h[t - 1], X[t]);`):
+    appends their variables to `axes` and returns the value's element at them."""
+    span = node.value.span
+    vars_ = fresh_index_vars(tensors.shape_only(value, span).shape, "v")
+    axes.extend(vars_)
+    return tensors.read(value, [IndexRef(v, span=span) for v in vars_], span, el.state, node.name)
 
 
 @contextlib.contextmanager

@@ -359,11 +359,67 @@ def _without_points(member: RecMember) -> Generic:
 
 
 def _typed_members(el, clauses_by_member: dict, env, names: dict):
+    """The members typed (_typed_members_as_declared). A member whose clauses' values are arrays
+    where no clause reading no member shows it (`let g[k in 1..K] = @y / @w[k - 1];`) has axes
+    only its clauses show: when the group fails, they are looked for (_find_value_axes) and
+    the group is typed again with them."""
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    try:
+        return _typed_members_as_declared(el, clauses_by_member, env, names)
+    except d.CompileError:
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        if not _find_value_axes(el, clauses_by_member, env):
+            raise
+    return _typed_members_as_declared(el, clauses_by_member, env, names)
+
+
+def _find_value_axes(el, clauses_by_member: dict, env) -> bool:
+    """Elaborate each member's clauses on their own (under each guess of types until one
+    elaborates), the other members' axes as known so far, and record the axes an array value
+    adds (el.value_axes); again while that finds more, as a value may read another member's
+    whole row. Whether any were found. Errors here only show axes still unknown: the caller
+    elaborates the group again and reports what remains."""
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    initial = _initial_dtypes(el, clauses_by_member, env)
+    found_any = False
+    for _ in clauses_by_member:
+        found = False
+        for did, cs in clauses_by_member.items():
+            if el.value_axes.get(did) is None:
+                axes = _value_axes_of(el, clauses_by_member, env, did, _guesses(*initial))
+                if axes is not None:
+                    el.value_axes[did] = axes
+                    found = True
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        found_any |= found
+        if not found:
+            break
+    return found_any
+
+
+def _value_axes_of(el, clauses_by_member: dict, env, did, guesses):
+    """(axes named, extents of the axes the value adds) of the first clause of member `did` that
+    elaborates with an array value under one of `guesses`; None if none does."""
+    for dtypes in guesses:
+        with _group_scope(el, clauses_by_member, env, dtypes) as (_, step, scope):
+            try:
+                results = [definitions.clause(el, c, scope, step_var=step) for c in clauses_by_member[did]]
+            except d.CompileError:
+                continue
+        return next(((len(r.node.slots), [a.extent for a in r.axes[len(r.node.slots):]])
+                     for r in results if len(r.axes) > len(r.node.slots)), None)
+    return None
+
+
+def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
     """Reads of a member need its dtype before its own clauses are typed: start from a guess,
     elaborate again with what the bodies turned out to be until the two agree. A guess that
     ends in a type error is replaced by the next (`_guesses`); if none settles, the members
     are typed a component at a time (`_typed_by_component`); the first error stands if that
-    fails too."""
+    fails too. A guess whose types settle but that fails otherwise (E011 in a body) has found
+    the types: its error is the one reported."""
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
     first_error = None
     initial = _initial_dtypes(el, clauses_by_member, env)
@@ -373,7 +429,7 @@ def _typed_members(el, clauses_by_member: dict, env, names: dict):
         try:
             return _settle_types(el, clauses_by_member, env, guess, names)
         except d.CompileError as err:
-            if first_error is None and err.diagnostics[0].code != d.TYPE:
+            if err.diagnostics[0].code != d.TYPE:
                 raise
             first_error = first_error or err
     components = _components_read_first(clauses_by_member)
@@ -381,7 +437,9 @@ def _typed_members(el, clauses_by_member: dict, env, names: dict):
         raise first_error
     try:
         dtypes = _typed_by_component(el, clauses_by_member, env, names, components, initial)
-    except d.CompileError:
+    except d.CompileError as err:
+        if err.diagnostics[0].code != d.TYPE:
+            raise
         raise first_error from None
     del el.ir.effects[effects:]
     del el.state.dependent_ranges[ranges:]
@@ -490,9 +548,13 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
     for did, clauses in clauses_by_member.items():
-        bases = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1))).body
-                 for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
-                                             for n in ast.iter_nodes([c.value, c.wheres]))]
+        results = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1)))
+                   for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
+                                               for n in ast.iter_nodes([c.value, c.wheres]))]
+        el.value_axes[did] = next(((len(r.node.slots), [a.extent for a in r.axes[len(r.node.slots):]])
+                                   for r in results if len(r.axes) > len(r.node.slots)),
+                                  el.value_axes.get(did))   # or as _find_value_axes found them
+        bases = [r.body for r in results]
         typed = scalar_ops.typed_values(bases)
         if typed:
             guess[did] = typed[0].dtype
@@ -516,7 +578,10 @@ def _step_range(step: IndexVar, clause: RecClause):
         step.lo, step.extent = saved
 
 
-def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
+@contextlib.contextmanager
+def _group_scope(el, clauses_by_member: dict, env, dtypes: dict):
+    """(members with their declared shapes and `dtypes`, the step, a scope where each member's
+    name is its RecState) while the clauses are elaborated."""
     shapes = {did: _declared_shape(el, cs, env) for did, cs in clauses_by_member.items()}
     extent = _largest([s[0] for s in shapes.values()], next(iter(clauses_by_member.values()))[0].span)
     first = next(iter(clauses_by_member.values()))[0]
@@ -528,11 +593,18 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
         scope.bind(did, RecState(m, step))
     el.state.recurrence_steps.append(step)
     try:
-        for did, cs in clauses_by_member.items():
-            if did in only:
-                _finish_member(members[did], [definitions.clause(el, c, scope, step_var=step) for c in cs])
+        yield members, step, scope
     finally:
         el.state.recurrence_steps.pop()
+
+
+def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
+    with _group_scope(el, clauses_by_member, env, dtypes) as (members, step, scope):
+        for did, cs in clauses_by_member.items():
+            if did in only:
+                results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
+                _check_every_axis_defined(members[did], results)
+                _finish_member(members[did], results)
     definitions.resolve_hulls(el.state)
     for m in members.values():
         for c in m.clauses:
@@ -541,20 +613,31 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
     return members, step
 
 
+def _check_every_axis_defined(member: RecMember, results: list) -> None:
+    for r in results:
+        if len(r.axes) != len(member.shape):
+            raise d.error(d.SHAPE, f"`{member.name}` has {len(member.shape)} axes, but this clause defines "
+                          f"{len(r.axes)}", r.node.span, hint="an array value adds one axis per axis it has")
+
+
 def _step_name(node: ast.IndexedLet) -> str:
     slot = node.slots[0]
     return slot.name if isinstance(slot, ast.IndexVar) else "t"
 
 
 def _declared_shape(el, clauses: list, env) -> tuple:
-    """Each axis: the largest end among the clauses that state it (None if none does)."""
-    ranks = {len(c.slots) for c in clauses}
-    if len(ranks) != 1 or any(isinstance(s, ast.RestIndex) for c in clauses for s in c.slots):
-        raise d.error(d.SHAPE, f"clauses of `{clauses[0].name}` must name the same number of "
-                      "indices (and no `..rest`) in a recurrence", clauses[0].span)
+    """Each axis: the largest end among the clauses that state it (None if none does). Axes a
+    base clause's array value adds (`let x[0] = x0;`, el.value_axes) have its extents; a clause
+    naming fewer axes than the member has must have an array value (definitions.clause)."""
+    named, extents = el.value_axes.get(clauses[0].def_id) or (0, [])
+    rank = max([len(c.slots) for c in clauses] + [named + len(extents)])
+    if any(isinstance(s, ast.RestIndex) for c in clauses for s in c.slots):
+        raise d.error(d.SHAPE, f"clauses of `{clauses[0].name}` must name no `..rest` in a recurrence",
+                      clauses[0].span)
     shape = []
-    for axis in range(ranks.pop()):
-        ends = [e for c in clauses if (e := _slot_end(el, c.slots[axis], env)) is not None]
+    for axis in range(rank):
+        ends = [e for c in clauses if axis < len(c.slots) and (e := _slot_end(el, c.slots[axis], env)) is not None]
+        ends += [extents[axis - named] for _ in [0] if named <= axis < named + len(extents)]
         shape.append(_largest(ends, clauses[0].span) if ends else None)
     if shape[0] is None:
         raise d.error(d.SHAPE, f"the recurrence `{clauses[0].name}` needs an explicit range on its "
@@ -617,12 +700,14 @@ def state_read(el, state: RecState, subs: list, span):
 
 
 def _step_slice(state: RecState, step_sub: Value, span):
-    """`member[t - c]` (c >= 1): the member's whole state at an earlier step, as a tensor."""
+    """`member[t - c]` (c >= 0): the member's whole state at an earlier step, or at the current
+    one (`r[t]`, another member computed earlier in the step; einc.passes.step_work refuses a
+    member's own or a later one's)."""
     m = state.member
     lin = affine.affine_of(step_sub)
-    if lin is None or lin.terms != {state.step: 1} or lin.const > -1:
-        raise d.error(d.UNSUPPORTED, f"inside its recurrence, `{m.name}` can be read whole only at an "
-                      f"earlier step `{state.step.name} - c`", span,
+    if lin is None or lin.terms != {state.step: 1} or lin.const > 0:
+        raise d.error(d.UNSUPPORTED, f"inside its recurrence, `{m.name}` can be read whole only at the "
+                      f"current step or an earlier one, `{state.step.name} - c`", span,
                       hint=f"e.g. `{m.name}[{state.step.name} - 1]`")
     if any(size is None for size in m.shape[1:]):
         raise d.error(d.UNSUPPORTED, f"reading `{m.name}` whole at a step needs explicit ranges on "
