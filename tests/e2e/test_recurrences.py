@@ -230,6 +230,46 @@ def test_reduction_in_a_step_guarded_by_a_boolean_array(run):
     np.testing.assert_allclose(out["r"], r, rtol=1e-5)
 
 
+BOOLEAN_STATES = """
+    let x: [f32; T];
+    let seen[0] = x[0] > 0.5;
+    let seen[t in 1..T] = seen[t - 1] || x[t] > 0.5;
+    let c[0, i in 0..15] = i == 7;
+    let c[t in 1..8, i in 0..15] = l != (c[t - 1, i] || r)
+        where l = if i == 0 { false } else { c[t - 1, i - 1] },
+              r = if i == 14 { false } else { c[t - 1, i + 1] };
+    let s[0, j in 0..3] = x[j] > 0.5;
+    let s[t in 1..T, j in 0..3] = if j == 0 { !s[t - 1, 2] } else { s[t - 1, j - 1] != (x[t] > 0.3) };
+    let ever = seen[T - 1];
+"""
+
+
+def boolean_states(x: np.ndarray) -> dict:
+    c = np.zeros((8, 15), bool)
+    c[0, 7] = True
+    for t in range(1, 8):
+        c[t] = np.r_[False, c[t - 1, :-1]] != (c[t - 1] | np.r_[c[t - 1, 1:], False])
+    s = np.zeros((len(x), 3), bool)
+    s[0] = x[:3] > 0.5
+    for t in range(1, len(x)):
+        s[t] = [not s[t - 1, 2], s[t - 1, 0] != (x[t] > 0.3), s[t - 1, 1] != (x[t] > 0.3)]
+    seen = np.logical_or.accumulate(x > 0.5)
+    return {"seen": seen, "c": c, "s": s, "ever": seen[-1]}
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", "vulkan-spirv"])
+def test_boolean_recurrences_whole_windowed_and_small_tensor_states(run, target):
+    """Bool states (rule 30, a running `any`, a small tensor state): IREE stores i1 tensors as
+    i8 and rejected the step's tensor.insert of an i1 into one (IREE-80); the members are kept
+    as i8 inside the dispatch and converted back after it."""
+    x = np.array([0.1, 0.4, 0.2, 0.45, 0.7, 0.35, 0.05, 0.9, 0.31, 0.2], np.float32)
+    out = run(BOOLEAN_STATES, target=target, x=x)
+    for name, expected in boolean_states(x).items():
+        np.testing.assert_array_equal(out[name], expected, err_msg=name)
+    last = run(BOOLEAN_STATES, target=target, outputs=["ever"], x=x[:4])      # `seen` in a window
+    assert last["ever"] == boolean_states(x[:4])["ever"]
+
+
 def test_edit_distance_grid_with_its_boundary_rows_and_columns(run):
     a = rng.integers(0, 3, 11).astype(np.int32)
     b = rng.integers(0, 3, 17).astype(np.int32)

@@ -83,7 +83,7 @@ def _carried_over(lw, layout: ChunkLayout, member: RecMember, before: ir.Value, 
     and the `tail` steps before the chunk taken over (ChunkLayout.carried_row)."""
     if layout.kinds[member] != ROWS:
         return before
-    fresh = flat_empty(count, element_type(member.dtype)) if covers_every_step(member) else zeros(count, member)
+    fresh = flat_empty(count, element_type(member.dtype)) if covers_every_step(member) else zeros(count, member.dtype)
     pins, tail = len(layout.reads.pins[member]), layout.reads.tails[member]
     for k in range(pins):
         fresh = copy_rows(lw, member, before, layout.pinned_source(member, k, start), fresh, k, 1)
