@@ -270,6 +270,52 @@ def test_boolean_recurrences_whole_windowed_and_small_tensor_states(run, target)
     assert last["ever"] == boolean_states(x[:4])["ever"]
 
 
+def test_indices_bounded_only_by_reads_of_the_group_take_the_extents_of_earlier_clauses(run):
+    """An n-body step: `b`, `d`, `o` and `e` are read only through members of the group (and
+    `m`), whose extents the starts above give (`P[0, b, d] = p0[b, d]`). They were E004, "cannot
+    infer the range"; now a read of a member counts for an index no other read bounds."""
+    rng = np.random.default_rng(11)
+    p0, v0, m = rng.random((4, 2)), rng.random((4, 2)) * 0.1, rng.random(4) + 0.5
+    out = run("""
+        use std::math::sqrt;
+        let p0: [f64; B, 2];
+        let v0: [f64; B, 2];
+        let m: [f64; B];
+        let P[0, b, d] = p0[b, d];
+        let V[0, b, d] = v0[b, d];
+        let V[t in 1..30, b, d] = V[t - 1, b, d] + 0.01 * sum[o](
+            m[o] * (P[t - 1, o, d] - P[t - 1, b, d]) / (r * r * r)
+            where r = sqrt(sum[e]((P[t - 1, o, e] - P[t - 1, b, e]) ** 2) + 0.01), o != b);
+        let P[t in 1..30, b, d] = P[t - 1, b, d] + 0.01 * V[t, b, d];
+    """, outputs=["P"], p0=p0, v0=v0, m=m)
+    p, v, path = p0.copy(), v0.copy(), [p0.copy()]
+    for _ in range(29):
+        gap = p[None, :, :] - p[:, None, :]                 # [b, o, d]
+        r = np.sqrt((gap ** 2).sum(-1) + 0.01)
+        np.fill_diagonal(r, np.inf)
+        v = v + 0.01 * (m[None, :, None] * gap / r[:, :, None] ** 3).sum(1)
+        p = p + 0.01 * v
+        path.append(p.copy())
+    np.testing.assert_allclose(out["P"], np.array(path), rtol=1e-12, atol=1e-12)
+
+
+def test_a_plain_read_elsewhere_still_decides_an_index_a_member_read_also_bounds(run):
+    """The reads of a member are only a last resort: `x[i]` decides i's 5 here, and the points
+    of u's first row past its 3 read as 0, as before."""
+    x = np.arange(1, 6, dtype=np.float32)
+    out = run("""
+        let a: [f32; 3];
+        let x: [f32; 5];
+        let u[0, i] = a[i];
+        let u[t in 1..3, i] = u[t - 1, i] + x[i];
+    """, a=np.ones(3, np.float32), x=x)
+    expected = np.zeros((3, 5), np.float32)
+    expected[0, :3] = 1
+    expected[1] = expected[0] + x
+    expected[2] = expected[1] + x
+    np.testing.assert_array_equal(out["u"], expected)
+
+
 def test_edit_distance_grid_with_its_boundary_rows_and_columns(run):
     a = rng.integers(0, 3, 11).astype(np.int32)
     b = rng.integers(0, 3, 17).astype(np.int32)
