@@ -270,6 +270,27 @@ def test_boolean_recurrences_whole_windowed_and_small_tensor_states(run, target)
     assert last["ever"] == boolean_states(x[:4])["ever"]
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_bool_member_of_a_group_run_from_the_host(run, target):
+    """`y[t / 2]` puts the group in vulkan-spirv's host loop, which keeps bools as they are (no
+    i8 storage: the conversion back after the loop must see that; the fuzzer's program 77 of
+    seed 5 failed to verify, a compare of an i1 with an i8)."""
+    x = np.array([0.7, 0.2, 0.9, 0.1, 0.8, 0.3, 0.6, 0.5, 0.95], np.float32)
+    out = run("""
+        let x: [f32; 9];
+        let y[0] = x[0];
+        let seen[0] = x[0] > 0.5;
+        let y[t in 1..9] = y[t - 1] * 0.5 + (if seen[t - 1] { x[t] } else { 0.0 });
+        let seen[t in 1..9] = seen[t - 1] != (y[t / 2] > 0.4);
+    """, target=target, x=x)
+    y, seen = [x[0]], [x[0] > 0.5]
+    for t in range(1, 9):
+        y.append(np.float32(y[-1] * np.float32(0.5) + (x[t] if seen[-1] else np.float32(0))))
+        seen.append(seen[-1] != (y[t // 2] > 0.4))
+    np.testing.assert_allclose(out["y"], y, rtol=1e-6)
+    np.testing.assert_array_equal(out["seen"], seen)
+
+
 def test_indices_bounded_only_by_reads_of_the_group_take_the_extents_of_earlier_clauses(run):
     """An n-body step: `b`, `d`, `o` and `e` are read only through members of the group (and
     `m`), whose extents the starts above give (`P[0, b, d] = p0[b, d]`). They were E004, "cannot

@@ -49,11 +49,12 @@ def stored_dtype(member: RecMember) -> DType:
 
 
 def as_member_type(member: RecMember, stored: ir.Value) -> ir.Value:
-    """A tensor of `member`'s storage (elements of `stored_dtype`) with the member's own
-    element type, converted by one elementwise op outside the dispatch."""
-    if stored_dtype(member) == member.dtype:
-        return stored
+    """A tensor of `member`'s storage (elements of `stored_dtype`, or already of the member's
+    type in a form that keeps no storage inside a dispatch) with the member's own element type,
+    converted by one elementwise op outside the dispatch."""
     kind = ir.RankedTensorType(stored.type)
+    if kind.element_type == element_type(member.dtype):
+        return stored
     shape = [kind.get_dim_size(k) for k in range(kind.rank)]
     out = tensor.empty([tensor.dim(stored, index_const(k)) if size == DYNAMIC else size
                         for k, size in enumerate(shape)], element_type(member.dtype))
