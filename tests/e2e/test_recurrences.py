@@ -320,6 +320,18 @@ def test_indices_bounded_only_by_reads_of_the_group_take_the_extents_of_earlier_
     np.testing.assert_allclose(out["P"], np.array(path), rtol=1e-12, atol=1e-12)
 
 
+def test_a_start_clause_that_reads_nothing_takes_the_ranges_of_the_steps(run):
+    """`P[0, i, j] = if i == j { 1.0 } else { 0.0 }` (an identity start) reads no array: its i
+    and j take the member's extents, from the step clause's explicit ranges (it was E004)."""
+    M = np.random.default_rng(12).random((3, 3))
+    out = run("""
+        let M: [f64; 3, 3];
+        let P[0, i, j] = if i == j { 1.0 } else { 0.0 };
+        let P[k in 1..6, i in 0..3, j in 0..3] = sum[m](P[k - 1, i, m] * M[m, j]);
+    """, M=M)
+    np.testing.assert_allclose(out["P"], [np.linalg.matrix_power(M, k) for k in range(6)], rtol=1e-12)
+
+
 def test_a_plain_read_elsewhere_still_decides_an_index_a_member_read_also_bounds(run):
     """The reads of a member are only a last resort: `x[i]` decides i's 5 here, and the points
     of u's first row past its 3 read as 0, as before."""

@@ -490,7 +490,8 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
     for did, clauses in clauses_by_member.items():
-        bases = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1))).body
+        shape = _declared_shape(el, clauses, env)
+        bases = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1)), shape=shape).body
                  for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
                                              for n in ast.iter_nodes([c.value, c.wheres]))]
         typed = scalar_ops.typed_values(bases)
@@ -584,7 +585,7 @@ def _clause(el, node: ast.IndexedLet, scope, step: IndexVar, member: RecMember):
     """One clause of `member`, whose axes then widen its shape: a later clause's index that only
     a read of the member bounds (`u[t in 1..T, i] = u[t - 1, i] * 0.5` after `u[0, i] = a[i]`)
     takes its extent from the earlier clauses (core.state.InferenceFrame)."""
-    result = definitions.clause(el, node, scope, step_var=step)
+    result = definitions.clause(el, node, scope, step_var=step, shape=member.shape)
     member.shape = (member.shape[0],) + tuple(
         _widened(size, a, node.span) for size, a in zip(member.shape[1:], result.axes[1:]))
     return result
