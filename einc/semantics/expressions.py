@@ -76,7 +76,14 @@ def _apply_binary(el, e, left, env):
     """`left <op> e.right`, with `left` already elaborated."""
     if e.op == "in" and isinstance(e.right, ast.Range):
         return in_range(el, left, e.right, env, e.span)
-    right = el.ev(e.right, env)
+    # the right side of `&&` / `||` counts only where the left lets it, as an `if`'s branch:
+    # `j > 0 && r[j - 1]` reads r[-1] nowhere that matters (its read is clamped, never E005)
+    conditional = e.op in ("&&", "||")
+    el.state.guard_depth += conditional
+    try:
+        right = el.ev(e.right, env)
+    finally:
+        el.state.guard_depth -= conditional
     if sequences.is_sequence(left) or sequences.is_sequence(right):
         # strings and lists are build-time values: modes such as "nearest" compare at build time
         return sequences.binary(e.op, left, right, e.span)

@@ -181,6 +181,9 @@ class ExpressionGenerator:
         for g in guards[1:]:
             cond = Binary("&&", cond, g, "bool")
         other = self.leaf(node.dtype, replace(scope, steps=()))
+        if node.dtype == "bool":      # the read counts only where `&&` lets it run, as in an `if`
+            return Binary("||", Binary("&&", cond, node, "bool"),
+                          Binary("&&", Unary("!", cond, "bool"), other, "bool"), "bool")
         return IfElse(cond, node, other, node.dtype)
 
     def step_read(self, step: StepRead, scope: Scope):

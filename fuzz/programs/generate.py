@@ -38,6 +38,8 @@ HALF_SHARE = 0.15                  # programs computing in f16 or bf16 (beside f
 STATE_LAYOUTS = {"any": 5, "held": 2, "lanes": 3}
 HELD_SHAPES = ((2, 2), (2, 3), (3,), (4, 4), (1, 4))
 LANE_OTHER_AXES = ((), (), (2,), (2, 2))
+# the share of recurrence members drawn as bool states (the top of the integer share: IREE-80)
+BOOL_STATE_DRAW = 0.95
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -146,7 +148,7 @@ class ProgramGenerator:
             item = getattr(self, kind)()
             if item is not None:
                 items.append(item)
-        members = [m.name for item in items if isinstance(item, Group) for m in item.members]
+        members = [m.name for item in items if isinstance(item, Group) for m in item.members if m.dtype != "bool"]
         if members and rng.random() < 0.3:
             items.append(self.total(rng.choice(members)))
         if rng.random() < 0.35:
@@ -385,7 +387,8 @@ class ProgramGenerator:
         layout = rng.choices(list(STATE_LAYOUTS), list(STATE_LAYOUTS.values()))[0]
         lanes = tuple(Bound(n) for n in rng.choice(LANE_OTHER_AXES)) + (self.extent(dims),)
         for k, name in enumerate(names):
-            dtype = self.float_type if rng.random() < 0.75 else self.int_type
+            draw = rng.random()       # one draw: the programs without a bool state are unchanged
+            dtype = self.float_type if draw < 0.75 else "bool" if draw >= BOOL_STATE_DRAW else self.int_type
             if layout == "lanes":        # lane blocks compute f32 (tanh, exp, ...) and i32 vectors
                 dtype = "f32"
             extra = {"any": (self.extent(dims),) if rng.random() < 0.35 else (),
@@ -466,6 +469,9 @@ class ProgramGenerator:
         gen = self.gen
         own = StepRead(me, tuple(c for c in next(s for s in scope.steps if s.tensor is me).lookbacks if c))
         previous = gen.step_read(own, scope)
+        if me.dtype == "bool":         # a cellular automaton's cell, a running any or all
+            return Binary(rng.choice(("||", "&&", "!=", "==")), previous, gen.expr("bool", scope, rng.randint(1, 2)),
+                          "bool")
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
         if rng.random() < 0.3:
             drive = self.step_tensor(me, own, scope)

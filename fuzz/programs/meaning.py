@@ -275,7 +275,10 @@ class Evaluator:
 
     def _binary(self, node: Binary, grid: Grid) -> Pair:
         if node.op in ("&&", "||"):
-            left, right = self.eval(node.left, grid), self.eval(node.right, grid)
+            # the right side counts only where the left lets it run (its reads are checked there)
+            left = self.eval(node.left, grid)
+            runs = left.ex if node.op == "&&" else ~left.ex
+            right = self.eval(node.right, Grid(grid.env, grid.ndim, grid.active & runs))
             fn = np.logical_and if node.op == "&&" else np.logical_or
             return Pair(fn(left.ex, right.ex), fn(left.wd, right.wd), "bool")
         left, right = self.eval(node.left, grid), self.eval(node.right, grid)

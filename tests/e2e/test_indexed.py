@@ -279,3 +279,28 @@ def test_an_index_takes_its_range_from_a_read_in_a_branch_a_constant_condition_s
     np.testing.assert_array_equal(out["a"], np.full(5, 0.5, np.float32))
     np.testing.assert_array_equal(out["b"], np.arange(5) % 2 == 0)
     np.testing.assert_array_equal(out["c"], np.stack([x * 2] * 2))
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_read_on_the_right_of_and_or_counts_only_where_the_left_lets_it_run(run, target):
+    """`i > 0 && x[i - 1] < x[i]` reads x[-1] at no point that matters, as under an `if`: it
+    was E005 ("subscript 0 ranges over [-1, 4]"), also in a recurrence's step."""
+    x = np.array([0.3, 0.1, 0.7, 0.9, 0.2, 0.6], np.float32)
+    m = np.array([[1, 1, 0, 1, 1], [0, 1, 1, 1, 0], [1, 0, 1, 1, 1]], bool)
+    out = run("""
+        let x: [f32; 6];
+        let m: [bool; 3, 5];
+        let rising[i in 0..6] = i > 0 && x[i - 1] < x[i];
+        let last_or_big[i in 0..6] = i == 5 || x[i + 1] > 0.5;
+        let count = sum[i in 0..6](if i + 2 < 6 && x[i + 2] > x[i] { 1 } else { 0 });
+        let reach[0, j in 0..5] = m[0, j];
+        let reach[i in 1..3, j in 0..5] = m[i, j] && (reach[i - 1, j] || j > 0 && reach[i - 1, j - 1]);
+    """, target=target, x=x, m=m)
+    np.testing.assert_array_equal(out["rising"], [False] + [x[i - 1] < x[i] for i in range(1, 6)])
+    np.testing.assert_array_equal(out["last_or_big"], [x[i + 1] > 0.5 for i in range(5)] + [True])
+    assert out["count"] == sum(x[i + 2] > x[i] for i in range(4))
+    reach = m.copy()
+    for i in range(1, 3):
+        reach[i] = m[i] & (reach[i - 1] | np.r_[False, reach[i - 1, :-1]])
+    np.testing.assert_array_equal(out["reach"], reach)
+

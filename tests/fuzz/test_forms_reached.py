@@ -21,7 +21,8 @@ from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
 from fuzz.programs.render import literals_typed_by_other_clauses
-from fuzz.programs.structure import Define, Group, RowMap, RowMatch, item_exprs, program_exprs, walk
+from fuzz.programs.structure import Binary, Define, Group, RowMap, RowMatch, item_exprs, program_exprs, walk
+from fuzz.programs.structure import Read as ProgramRead
 from fuzz.workers import Pool
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
@@ -188,6 +189,30 @@ def test_the_program_fuzzer_makes_held_states_and_lane_blocks(tmp_path):
     lanes = [k for k, f in forms.items() if "lanes" in f]
     assert held and lanes, forms
     _run(Differential, held[:2] + lanes[:2], "llvm-cpu")
+
+
+# ------------------------------------------------------------------ bool recurrence states
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_program_fuzzer_makes_bool_recurrence_states_that_match_numpy(target):
+    # a running any, a cell of an automaton: a bool member inside a dispatch failed to compile
+    # (IREE-80, tests/e2e/test_recurrences.py)
+    cases = {k: generate_case(SEED, k) for k in range(120)}
+    keys = [k for k, c in cases.items() if runs_on(c, target) and any(
+        isinstance(i, Group) and any(m.dtype == "bool" for m in i.members) for i in c.program.items)]
+    assert len(keys) >= 3, keys
+    _run(Differential, keys[:3], target)
+
+
+def test_the_program_fuzzer_guards_bool_reads_with_and_or_that_match_numpy():
+    # `i >= 1 && r[i - 1] || !(i >= 1) && c`: the read counts only where `&&` lets it run (it
+    # was E005 outside an `if`; tests/e2e/test_indexed.py)
+    seed = 7
+    keys = [k for k in range(250) if runs_on(case := generate_case(seed, k), "llvm-cpu") and any(
+        isinstance(n, Binary) and n.op == "&&" and isinstance(n.right, ProgramRead) and n.right.dtype == "bool"
+        for e in program_exprs(case.program) for n in walk(e))]
+    assert len(keys) >= 2, keys
+    _run(Differential, keys[:2], "llvm-cpu", seed)
 
 
 # ------------------------------------------------------------------ array patterns on rows

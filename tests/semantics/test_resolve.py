@@ -218,6 +218,15 @@ def test_builtins_can_be_shadowed():
     assert call.expr.func.def_id == f.def_id
 
 
+def test_a_local_function_hides_a_name_a_glob_imports_but_not_one_named(std):
+    """As in Rust, `use std::math::*;` beside `fn sqrt` calls the local sqrt (it was E010, "imported
+    here but also defined"); importing `sqrt` by name beside it stays E010."""
+    (use, f, call), _ = resolved("use std::math::*;\nfn sqrt(x) { x }\nlet y = sqrt(4.0);", stdlib=std)
+    assert call.value.func.def_id == f.def_id
+    (d,) = diagnostics("use std::math::sqrt;\nfn sqrt(x) { x }\nlet y = sqrt(4.0);", stdlib=std)
+    assert d.code == "E010" and "`sqrt` is imported here but also defined" in d.message
+
+
 def test_method_calls_resolve_when_the_name_is_a_function(std):
     items, _ = resolved("use std::math::sqrt; let a = 2.0; let b = a.sqrt(); let c = a.exp();",
                         stdlib=std)

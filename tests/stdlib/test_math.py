@@ -185,3 +185,18 @@ def test_trunc_and_round_build_and_agree_on_every_cpu_target(target, dtype):
     np.testing.assert_array_equal(out["t"], np.trunc(x))
     np.testing.assert_array_equal(out["r"], np.round(x))
     assert np.signbit(out["t"][0])
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_floor_and_ceil_build_and_agree_on_every_cpu_target(target, dtype):
+    """IREE-81: llvm-cpu-generic left f64 math.ceil to libm's ceil, which it does not link (an
+    internal error). NumPy's floor and ceil are the reference, exactly, signed zeros included."""
+    import einc
+    name = "f32" if dtype == np.float32 else "f64"
+    source = f"use std::math::*;\nlet x: [{name}; 10];\nlet f = floor(x);\nlet c = ceil(x);\n"
+    x = np.array([-0.5, 2.5, -2.5, 1e20, -7.99, 7.01, 9007199254740993.0, np.nan, -np.inf, 0.0], dtype)
+    out = einc.load(einc.compile(source, target=target).vmfb)(x=x)
+    np.testing.assert_array_equal(out["f"], np.floor(x))
+    np.testing.assert_array_equal(out["c"], np.ceil(x))
+    assert np.signbit(out["c"][0]) and not np.signbit(out["f"][9])

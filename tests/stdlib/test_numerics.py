@@ -90,6 +90,17 @@ def test_decay_steps(steps):
     close(steps["rk"], u * (1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24), np.float64)
 
 
+def test_decay_trajectories_of_literal_arguments_compute_in_f64():
+    """The interface types the decay functions f64: with untyped literals they computed in f32
+    (the default of a generic parameter), 3e-8 away from the f64 trajectory."""
+    out = run_program("use std::numerics::ode::*;\nlet e = euler_decay(1.0, 0.5, 0.1, 20);\n"
+                      "let r = rk4_decay(1.0, 0.5, 0.1, 20);\n")
+    z = -0.5 * 0.1
+    assert out["e"].dtype == out["r"].dtype == np.float64
+    np.testing.assert_allclose(out["e"], (1 + z) ** np.arange(21), rtol=1e-14)
+    np.testing.assert_allclose(out["r"], (1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24) ** np.arange(21), rtol=1e-14)
+
+
 def test_euler_linear_step(steps):
     u = np.array([1.0, 2, 3])
     close(steps["eul"], u + 0.1 * A3 @ u, np.float64)

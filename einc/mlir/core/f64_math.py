@@ -248,6 +248,14 @@ def trunc(x: ir.Value) -> ir.Value:
     return arith.select(small, math.copysign(whole, x), x)
 
 
+def ceil(x: ir.Value) -> ir.Value:
+    """x rounded up: its truncation, plus 1 where that fell below x (ceil(-0.5) keeps trunc's
+    -0.0; an infinity or NaN is x). IREE-81: llvm-cpu-generic leaves f64 math.ceil to libm's
+    ceil, which a dispatch cannot link."""
+    whole = trunc(x)
+    return arith.select(arith.cmpf(_F.OLT, whole, x), arith.addf(whole, _c(1.0, x)), whole)
+
+
 def fmod(x: ir.Value, y: ir.Value) -> ir.Value:
     """C's fmod (x - trunc(x / y) y with x's sign), exactly. IREE-22 again: f64 `arith.remf` by
     anything but a power of two is a libm call a dispatch cannot link. |x| is reduced by the
@@ -303,5 +311,5 @@ def _exponent(v: ir.Value) -> ir.Value:
 
 UNARY: dict[str, Callable[[ir.Value], ir.Value]] = {
     "sin": sin, "cos": cos, "tan": tan, "asin": asin, "acos": acos, "atan": atan,
-    "erf": erf, "log2": log2, "tanh": tanh, "trunc": trunc,
+    "erf": erf, "log2": log2, "tanh": tanh, "trunc": trunc, "ceil": ceil,
 }

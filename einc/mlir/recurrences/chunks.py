@@ -23,11 +23,11 @@ from iree.compiler.dialects import arith, linalg, scf, tensor, util
 
 from einc.ir import affine
 from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, step_state_reads
-from einc.ir.types import F32, I32, Lin
+from einc.ir.types import F32, I32, DType, Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length, product, tied,
                                                 unflattened)
-from einc.mlir.recurrences.step import sizes_of, storage_shape
+from einc.mlir.recurrences.step import as_member_type, sizes_of, storage_shape, stored_dtype
 from einc.mlir.core.dispatch_captures import fence_captured_tensors, host_fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
@@ -68,11 +68,13 @@ class ChunkLayout:
     one-dimensional, its points row-major (flat_storage: IREE lost the offsets of several
     tensors of run-time size that a host loop carries)."""
 
-    def __init__(self, lw, group: RecurrenceGroup, reads: ReadPlan, chunk: ir.Value):
+    def __init__(self, lw, group: RecurrenceGroup, reads: ReadPlan, chunk: ir.Value, bools_as_bytes: bool = False):
         self.lw = lw
         self.group = group
         self.chunk = chunk
         self.reads = reads
+        # a form writing points inside its dispatch keeps bools as i8 (recurrence_step.stored_dtype)
+        self.dtypes = {m: stored_dtype(m) if bools_as_bytes else m.dtype for m in group.members}
         self.kinds = {m: WINDOW if m.window is not None else WHOLE if m in self.reads.unbounded else ROWS
                       for m in group.members}
 
@@ -175,14 +177,15 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
 
     def starting_storage(m: RecMember) -> ir.Value:
         size = length(shapes[m])
+        dtype = layout.dtypes[m]
         if layout.kinds[m] != ROWS:
             # IREE-78: equal zeros folded into one start two windows as one buffer
-            return own_zeros(size, m) if lw.target.has_defect("IREE-78") else zeros(size, m)
+            return own_zeros(size, dtype) if lw.target.has_defect("IREE-78") else zeros(size, dtype)
         if not lw.target.has_defect("IREE-48"):
-            return flat_empty(size, element_type(m.dtype))
-        return host_fence(own_zeros(size, m) if lw.target.has_defect("IREE-50") else zeros(size, m))
+            return flat_empty(size, element_type(dtype))
+        return host_fence(own_zeros(size, dtype) if lw.target.has_defect("IREE-50") else zeros(size, dtype))
     initial = [starting_storage(m) for m in members]
-    inits = [index_const(0)] + initial + [zeros(length(wholes[m]), m) for m in rows]
+    inits = [index_const(0)] + initial + [zeros(length(wholes[m]), layout.dtypes[m]) for m in rows]
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])
     with ir.InsertionPoint(before_block):
@@ -202,8 +205,8 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
                 for m, whole in zip(rows, kept)]
         # the host waits until the device has run all the chunk queued, the insertion last, so
         # nothing of the chunk is in flight when the next one starts
-        _wait_for([(m, kept[rows.index(m)], product(wholes[m])) if m in rows else (m, s, product(shapes[m]))
-                   for m, s in zip(members, after)])
+        _wait_for([(layout.dtypes[m], kept[rows.index(m)], product(wholes[m])) if m in rows
+                   else (layout.dtypes[m], s, product(shapes[m])) for m, s in zip(members, after)])
         scf.yield_([reached] + after + kept)
     # IREE-76: a dispatch computing a tensor the loop reads, cloned into the loop, was left
     # outside any execution region ("streamable op expected to be in an execution region").
@@ -213,8 +216,9 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     results = list(loop.results)[1:]
     by_member = dict(zip(rows, results[len(members):]))
     shapes = layout.shapes()
-    return [unflattened(tied(by_member[m], length(wholes[m])), wholes[m]) if m in by_member
-            else unflattened(tied(results[i], length(shapes[m])), shapes[m]) for i, m in enumerate(members)]
+    return [as_member_type(m, unflattened(tied(by_member[m], length(wholes[m])), wholes[m]) if m in by_member
+                           else unflattened(tied(results[i], length(shapes[m])), shapes[m]))
+            for i, m in enumerate(members)]
 
 
 def _steps_held(lw, group: RecurrenceGroup, member: RecMember, start: ir.Value, end: ir.Value) -> ir.Value:
@@ -227,48 +231,48 @@ def _steps_held(lw, group: RecurrenceGroup, member: RecMember, start: ir.Value, 
 
 
 def _wait_for(storages: list[tuple]) -> None:
-    """The host waits until the device has computed each (member, storage, its number of
+    """The host waits until the device has computed each (element type, storage, its number of
     elements): it reads back a value computed from the first element of each, where it has one."""
-    for member, storage, count in storages:
+    for dtype, storage, count in storages:
         if isinstance(count, int):
             if count:
-                _read_back(member, storage)
+                _read_back(dtype, storage)
             continue
         branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, count, index_const(0)))
         with ir.InsertionPoint(branch.then_block):
-            _read_back(member, storage)
+            _read_back(dtype, storage)
             scf.yield_([])
 
 
-def _read_back(member: RecMember, storage: ir.Value) -> None:
+def _read_back(dtype: DType, storage: ir.Value) -> None:
     """The host reads a value a one-point kernel computes from the storage's first element (a
     conversion, which IREE cannot make a copy). IREE-37: a storage the loop carries, read back
     directly, can have another live storage overwritten."""
-    converted = I32 if member.dtype == F32 else F32
+    converted = I32 if dtype == F32 else F32
     op = linalg.GenericOp_([], [tensor.empty([1], element_type(converted))], [ir.AffineMap.get_identity(1)],
                            [linalg.IteratorType.parallel])
     with ir.InsertionPoint(op.regions[0].blocks[0]):
         element = tensor.extract(storage, [index_const(0)])
-        linalg.YieldOp([scalar_ops.cast(element, member.dtype, converted)])
+        linalg.YieldOp([scalar_ops.cast(element, dtype, converted)])
     value = tensor.extract(op.result, [index_const(0)])
     util.OptimizationBarrierOp([value.type], [value])
 
 
-def zeros(count, member: RecMember) -> ir.Value:
+def zeros(count, dtype: DType) -> ir.Value:
     """A one-dimensional storage of `count` zeros."""
-    return linalg.fill(scalar_ops.constant(member.dtype, 0), outs=[flat_empty(count, element_type(member.dtype))])
+    return linalg.fill(scalar_ops.constant(dtype, 0), outs=[flat_empty(count, element_type(dtype))])
 
 
-def own_zeros(count, member: RecMember) -> ir.Value:
+def own_zeros(count, dtype: DType) -> ir.Value:
     """Like `zeros`, each element an i32 zero behind a barrier of its own, converted in the
     kernel (the host holds no half floats). IREE-50: equal zeros behind barriers fold into one
     value, which the VM passes to two loop arguments as one moved register (the other reads a
     null buffer)."""
     zero = util.OptimizationBarrierOp([element_type(I32)], [scalar_ops.constant(I32, 0)]).results[0]
-    op = linalg.GenericOp_([], [flat_empty(count, element_type(member.dtype))], [ir.AffineMap.get_identity(1)],
+    op = linalg.GenericOp_([], [flat_empty(count, element_type(dtype))], [ir.AffineMap.get_identity(1)],
                            [linalg.IteratorType.parallel])
     with ir.InsertionPoint(op.regions[0].blocks[0]):
-        linalg.YieldOp([scalar_ops.cast(zero, I32, member.dtype)])
+        linalg.YieldOp([scalar_ops.cast(zero, I32, dtype)])
     return op.result
 
 
@@ -280,7 +284,7 @@ def copy_rows(lw, member: RecMember, source: ir.Value, source_row, dest: ir.Valu
     elements = product([rows, row])
     static = elements if isinstance(elements, int) else DYNAMIC
     dynamic = [] if isinstance(elements, int) else [elements]
-    block_type = ir.RankedTensorType.get([static], element_type(member.dtype))
+    block_type = ir.RankedTensorType.get([static], ir.RankedTensorType(source.type).element_type)
     block = tensor.extract_slice(block_type, source, [arith.muli(as_index(source_row), as_index(row))], dynamic, [],
                                  [DYNAMIC], [static], [1])
     return tensor.insert_slice(block, dest, [arith.muli(as_index(dest_row), as_index(row))], dynamic, [],

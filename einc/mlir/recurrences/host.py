@@ -83,7 +83,7 @@ def _carried_over(lw, layout: ChunkLayout, member: RecMember, before: ir.Value, 
     and the `tail` steps before the chunk taken over (ChunkLayout.carried_row)."""
     if layout.kinds[member] != ROWS:
         return before
-    fresh = flat_empty(count, element_type(member.dtype)) if covers_every_step(member) else zeros(count, member)
+    fresh = flat_empty(count, element_type(member.dtype)) if covers_every_step(member) else zeros(count, member.dtype)
     pins, tail = len(layout.reads.pins[member]), layout.reads.tails[member]
     for k in range(pins):
         fresh = copy_rows(lw, member, before, layout.pinned_source(member, k, start), fresh, k, 1)
@@ -143,7 +143,8 @@ def check_no_same_step_self_reads(group: RecurrenceGroup, target: Target) -> Non
                 if read.member is member and not _earlier_step(read, group, clause):
                     raise diagnostics.error(
                         diagnostics.UNSUPPORTED,
-                        f"`{member.name}` reads itself at the step being computed, which {target.name} "
+                        f"`{member.name}` reads itself at a step that may be the one being computed (not "
+                        f"the step minus a constant c >= 1, nor a fixed earlier step), which {target.name} "
                         "cannot lower: there each step of a clause is one parallel kernel",
                         read.span, hint=f"build with --target {DEFAULT.name}, which runs the recurrence "
                         "point by point")

@@ -22,7 +22,7 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, scf, tensor, vector
+from iree.compiler.dialects import arith, scf, vector
 
 from einc.host_cpu import has_avx512
 from einc.ir import affine
@@ -32,7 +32,7 @@ from einc.mlir.recurrences import scalars as recurrence_scalars
 from einc.mlir.core import scalar_ops
 from einc.mlir.dense.kernels import reduce_combiner, reduce_identity
 from einc.mlir.core.loops import point_loops, var_bounds
-from einc.mlir.recurrences.scalars import Scope, accumulate, scalar_reduce, step_accumulator
+from einc.mlir.recurrences.scalars import Scope, accumulate, load_element, scalar_reduce, step_accumulator
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, i32_type
 
@@ -104,7 +104,7 @@ class Lanes:
         one element at a time (IREE-18: a vector read of i1 tensors, stored as i8, is rejected)."""
         if dtype.is_bool:
             *outer, last = indices
-            elements = [tensor.extract(source, outer + [arith.addi(last, index_const(k))])
+            elements = [load_element(source, outer + [arith.addi(last, index_const(k))], dtype)
                         for k in range(self.width)]
             return vector.from_elements(vector_type(self.width, element_type(dtype)), elements)
         return vector.transfer_read(vector_type(self.width, element_type(dtype)), source, indices,

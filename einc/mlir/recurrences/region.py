@@ -29,9 +29,10 @@ from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.recurrences.lanes import (Lanes, clause_lanes, clause_vector, counted_loop, in_order, in_order_sums,
                                         round_down, split_reduction, store_consecutive, sum_layout, width_of)
 from einc.mlir.recurrences.packed_weights import pack_weights
-from einc.mlir.recurrences.scalars import Storage
-from einc.mlir.recurrences.step import (PointValue, clause_scope, compact, covers_every_step, emit_step, expanded,
-                                       held_point, sizes_of, storage_shape, unit_axes, when)
+from einc.mlir.recurrences.scalars import Storage, load_element, store_element
+from einc.mlir.recurrences.step import (PointValue, as_member_type, clause_scope, compact, covers_every_step,
+                                       emit_step, expanded, held_point, sizes_of, storage_shape, stored_dtype,
+                                       unit_axes, when)
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, tensor_type
 
@@ -116,10 +117,11 @@ def _at_step(member: RecMember, storage: Storage) -> object:
         return storage.current[member]
     slot = storage.slot(member, storage.t)
     if points is None:      # none of its clauses runs in this loop's steps (recurrence_step.runs_in)
-        return tensor.extract(storage.tensors[member], storage.at(member, [slot]))
+        return load_element(storage.tensors[member], storage.at(member, [slot]), member.dtype)
     current = storage.current.get(member, {})
     return {p: current[p] if p in current else
-            tensor.extract(storage.tensors[member], storage.at(member, [slot] + [index_const(c) for c in p]))
+            load_element(storage.tensors[member], storage.at(member, [slot] + [index_const(c) for c in p]),
+                         member.dtype)
             for p in points}
 
 
@@ -129,7 +131,8 @@ def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
     its storage there)."""
     members = group.members
     dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
-    region = flow.DispatchRegionOp([tensor_type(m.dtype, compact(storage_shape(m))) for m in members], dims, [])
+    region = flow.DispatchRegionOp([tensor_type(stored_dtype(m), compact(storage_shape(m))) for m in members],
+                                   dims, [])
     units = {m: unit_axes(storage_shape(m)) for m in members}
     with ir.InsertionPoint(region.body.blocks.append()):
         flow.ReturnOp(loops(units, [_initial_storage(lw, m) for m in members]))
@@ -139,7 +142,8 @@ def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
             util.OptimizationBarrierOp([result.type], [result])
     # IREE-16: results pass a barrier before a member with unit axes is reshaped back to its shape
     results = [host_fence(r) for r in region.results] if any(units.values()) else list(region.results)
-    return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(members, results)]
+    return [as_member_type(m, expanded(result, sizes_of(lw, storage_shape(m))))
+            for m, result in zip(members, results)]
 
 
 def _fits_the_stack(member: RecMember) -> bool:
@@ -180,13 +184,13 @@ def _initial_storage(lw, member: RecMember) -> ir.Value:
     unless every point gets written. Not an `arith.constant` of zeros: writing into a constant
     makes a stack copy, and large ones exceed the 32 KB stack limit."""
     shape = compact(storage_shape(member))
-    empty = lw.sizes.empty(shape, element_type(member.dtype))
+    empty = lw.sizes.empty(shape, element_type(stored_dtype(member)))
     # CSE would merge the members' identical tensor.empty ops, and one buffer cannot back two
     # results: IREE then copies into an unbounded stack allocation. The attribute keeps them apart.
     empty.owner.attributes["einc.storage"] = ir.StringAttr.get(member.name)
     if member.window is None and covers_every_step(member):
         return empty
-    zero = scalar_ops.constant(member.dtype, 0)
+    zero = scalar_ops.constant(stored_dtype(member), 0)
     bounds = [(index_const(0), lw.sizes.index(size)) for size in shape]
     return point_loops(bounds, [empty], lambda ivs, out: [tensor.insert(zero, out[0], ivs)])[0]
 
@@ -206,7 +210,7 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         def point(ivs, out):
             # same-step reads of this member see the points already written
             scalar = value(storage.with_tensor(member, out[0]), dict(zip(vars_, ivs)))
-            return [tensor.insert(scalar, out[0], storage.at(member, [slot] + ivs))]
+            return [store_element(scalar, out[0], storage.at(member, [slot] + ivs))]
         width = None if clause is None else clause_lanes(lw, member, clause, storage.t_var)
         if width is None:
             return point_loops(var_bounds(lw, vars_), [storage.tensors[member]], point)[0]
@@ -292,10 +296,11 @@ def _write_held(member: RecMember, storage: Storage, active: Optional[ir.Value],
     registers, and a step no clause covers reads its slot's 0 (a window member's cleared
     value is kept as `current`). A local-trend Kalman step: 11 stores fewer, ~6% faster."""
     old, slot = storage.tensors[member], storage.slot(member, storage.t)
-    scalar = held_point(member, storage, active, value, lambda: tensor.extract(old, storage.at(member, [slot])))
+    scalar = held_point(member, storage, active, value,
+                        lambda: load_element(old, storage.at(member, [slot]), member.dtype))
     if not member.plan.get("read_outside", True):
         return old
-    return tensor.insert(scalar, old, storage.at(member, [slot]))
+    return store_element(scalar, old, storage.at(member, [slot]))
 
 
 
@@ -316,7 +321,7 @@ def _write_held_points(member: RecMember, storage: Storage, vars_: list, active:
         for point in points:
             scalar = value(storage.with_tensor(member, out), {v: index_const(c) for v, c in zip(vars_, point)})
             storage.current[member][point] = scalar
-            out = tensor.insert(scalar, out, at(point))
+            out = store_element(scalar, out, at(point))
         return [storage.current[member][p] for p in points] + [out]
     if active is None:
         results = computed()
@@ -325,7 +330,7 @@ def _write_held_points(member: RecMember, storage: Storage, vars_: list, active:
         with ir.InsertionPoint(branch.then_block):
             scf.yield_(computed())
         with ir.InsertionPoint(branch.else_block):
-            scf.yield_([before[p] if p in before else tensor.extract(old, at(p)) for p in points] + [old])
+            scf.yield_([before[p] if p in before else load_element(old, at(p), member.dtype) for p in points] + [old])
         results = list(branch.results)
     storage.current[member] = {**before, **dict(zip(points, results))}
     return results[-1]

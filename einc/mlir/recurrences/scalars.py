@@ -24,7 +24,7 @@ from einc.mlir.dense.kernels import reduce_combiner, reduce_identity
 from einc.mlir.core.locations import location_of
 from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.core.shapes import index_const
-from einc.mlir.core.types import i32_type, index_type, is_tensor
+from einc.mlir.core.types import element_type, i32_type, index_type, is_tensor
 
 
 class Storage:
@@ -66,6 +66,23 @@ class Storage:
         if member in self.last_rows:
             return arith.minui(step, self.last_rows[member])
         return step
+
+
+def load_element(source: ir.Value, indices: list[ir.Value], dtype) -> ir.Value:
+    """The element of a member's storage at `indices`, as a value of `dtype`: a bool member kept
+    in i8 storage (recurrence_region, IREE-80) reads back as an i1."""
+    element = tensor.extract(source, indices)
+    if dtype.is_bool and element.type != element_type(dtype):
+        return arith.cmpi(arith.CmpIPredicate.ne, element, arith.constant(element.type, 0))
+    return element
+
+
+def store_element(scalar: ir.Value, dest: ir.Value, indices: list[ir.Value]) -> ir.Value:
+    """`dest` with `scalar` at `indices`; an i1 stored into i8 storage is widened first (IREE-80)."""
+    stored = ir.RankedTensorType(dest.type).element_type
+    if scalar.type != stored:
+        scalar = arith.extui(stored, scalar)
+    return tensor.insert(scalar, dest, indices)
 
 
 def without_axes(indices: list[ir.Value], axes: tuple) -> list[ir.Value]:
@@ -162,7 +179,7 @@ def _state_read(scope: Scope, read: StateRead) -> ir.Value:
     step = scope.clamped(read.subs[0], member.shape[0])
     indices = [scope.storage.slot(member, step)]
     indices += [scope.clamped(s, size) for s, size in zip(read.subs[1:], member.shape[1:])]
-    return tensor.extract(scope.storage.tensors[member], scope.storage.at(member, indices))
+    return load_element(scope.storage.tensors[member], scope.storage.at(member, indices), member.dtype)
 
 
 def _held(scope: Scope, read: StateRead) -> Optional[ir.Value]:

@@ -11,14 +11,15 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, scf, tensor
+from iree.compiler.dialects import arith, linalg, scf, tensor
 
 from einc.ir.nodes import IndexVar, RecClause, RecMember, RecurrenceGroup
-from einc.ir.types import Lin
+from einc.ir.types import I8, DType, Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.lanes import STEP_RULES
 from einc.mlir.recurrences.scalars import Scope, Storage
-from einc.mlir.core.types import element_type, tensor_type
+from einc.mlir.core.shapes import index_const
+from einc.mlir.core.types import element_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -39,8 +40,30 @@ def storage_shape(member: RecMember) -> tuple:
     return (Lin(member.window),) + tuple(member.shape[1:])
 
 
-def storage_type(member: RecMember) -> ir.RankedTensorType:
-    return tensor_type(member.dtype, storage_shape(member))
+def stored_dtype(member: RecMember) -> DType:
+    """The element type of a member's storage inside a dispatch: a bool member is kept as i8
+    (IREE-80: IREE stores i1 tensors as i8 but leaves a tensor.insert of an i1 into one
+    unconverted, which fails to verify); reads and writes convert (recurrence_scalars.load_element,
+    store_element), and so does `as_member_type` after the dispatch."""
+    return I8 if member.dtype.is_bool else member.dtype
+
+
+def as_member_type(member: RecMember, stored: ir.Value) -> ir.Value:
+    """A tensor of `member`'s storage (elements of `stored_dtype`, or already of the member's
+    type in a form that keeps no storage inside a dispatch) with the member's own element type,
+    converted by one elementwise op outside the dispatch."""
+    kind = ir.RankedTensorType(stored.type)
+    if kind.element_type == element_type(member.dtype):
+        return stored
+    shape = [kind.get_dim_size(k) for k in range(kind.rank)]
+    out = tensor.empty([tensor.dim(stored, index_const(k)) if size == DYNAMIC else size
+                        for k, size in enumerate(shape)], element_type(member.dtype))
+    identity = ir.AffineMap.get_identity(kind.rank)
+    op = linalg.GenericOp_([stored], [out], [identity, identity], [linalg.IteratorType.parallel] * kind.rank)
+    block = op.regions[0].blocks[0]
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([scalar_ops.cast(block.arguments[0], stored_dtype(member), member.dtype)])
+    return op.result
 
 
 def sizes_of(lw, shape: tuple) -> list:

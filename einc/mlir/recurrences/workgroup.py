@@ -27,7 +27,7 @@ from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import flat_empty, length, row_major, row_major_coordinates
 from einc.mlir.recurrences.chunks import ROWS, WINDOW, ChunkLayout, ReadPlan, emit_chunks
 from einc.mlir.recurrences.host import check_no_same_step_self_reads
-from einc.mlir.recurrences.scalars import Storage
+from einc.mlir.recurrences.scalars import Storage, store_element
 from einc.mlir.recurrences.step import PointValue, covers_every_step, emit_step, when
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
@@ -62,7 +62,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
     check_no_same_step_self_reads(group, lw.target)
     reads = ReadPlan(group)
-    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads))
+    layout = ChunkLayout(lw, group, reads, _chunk_steps(lw, group, reads), bools_as_bytes=True)
 
     def run_chunk(start: ir.Value, end: ir.Value, before: list, shapes: dict) -> tuple:
         after, reached = _dispatch(lw, layout, start, end, before, shapes)
@@ -195,7 +195,7 @@ def _copy_head(lw, workers: "Workers", layout: ChunkLayout, member: RecMember, b
     workgroup memory of unbounded size)."""
     window = layout.kinds[member] == WINDOW
     rows = member.window if window else layout.head(member)
-    fresh = _distinct(flat_empty(count, element_type(member.dtype)), member)
+    fresh = _distinct(flat_empty(count, element_type(layout.dtypes[member])), member)
     if rows == 0:
         return fresh
     extents = [index_const(rows)] + [lw.sizes.index(s) for s in member.shape[1:]]
@@ -267,7 +267,7 @@ class Workers:
                 at = {v: arith.addi(c, lw.sizes.index(v.lo)) for v, c in zip(vars_, coords)}
                 # reads of this member go to the tensor being written, so that IREE keeps one buffer
                 scalar = value(storage.with_tensor(member, out), at)
-                return tensor.insert(scalar, out, storage.at(member, [slot] + [at[v] for v in vars_]))
+                return store_element(scalar, out, storage.at(member, [slot] + [at[v] for v in vars_]))
             return self.each_point([lw.sizes.index(v.extent) for v in vars_], storage.tensors[member], point)
         return when(active, storage.tensors[member], update)
 

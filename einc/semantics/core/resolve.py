@@ -245,11 +245,11 @@ class _Resolver:
                 # both bring `sqrt`), an explicit import replaces it.
                 if not glob:
                     scope.names[name] = did
-            elif existing in self.items:
+            elif existing in self.items and not glob:     # a glob never hides a local item (Rust)
                 self.diagnostics.append(Diagnostic(
                     IMPORT, f"`{name}` is imported here but also defined in this module", use.span,
                     f"import it under another name: `use ...::{name} as other_{name};`"))
-            else:
+            elif existing not in self.items:
                 scope.names[name] = did
 
     def _imported(self, use: ast.Use, mod_path: ModPath, report: bool) -> dict[str, DefId]:

@@ -20,17 +20,20 @@ class Candidate:
 @dataclass
 class InferenceFrame:
     """Index variables whose extent comes from the reads in the body that binds them: the
-    plain reads (`A[i, k]`) when there are any, else the affine ones (affine_ranges)."""
+    plain reads (`A[i, k]`) when there are any, else the affine ones (affine_ranges). Reads of
+    a recurrence's own members (`u[t - 1, i]`, along the axes its clauses so far give) count
+    only for an index that no other read bounds, plain before affine again."""
     pending: list
     candidates: dict = field(default_factory=dict)   # IndexVar -> list[Candidate]
     affine_reads: dict = field(default_factory=dict)  # IndexVar -> list[AffineRead]
+    own_candidates: dict = field(default_factory=dict)    # the same two, of a recurrence's own reads
+    own_affine_reads: dict = field(default_factory=dict)
 
     def resolve(self, dependent_ranges: list = ()) -> None:
         dependent = {var: (lo, hi) for var, lo, hi in dependent_ranges}
         for var in self.pending:
-            found = self.candidates.get(var, [])
-            if not found:
-                found = self._from_affine_reads(var, dependent)
+            found = self.candidates.get(var, []) or self._from_affine_reads(var, self.affine_reads, dependent) \
+                or self.own_candidates.get(var, []) or self._from_affine_reads(var, self.own_affine_reads, dependent)
             if not found:
                 raise d.error(d.SHAPE, f"cannot infer the range of index `{var.name}`", var.span,
                               hint=f"give it explicitly, e.g. `{var.name} in 0..N`")
@@ -45,10 +48,10 @@ class InferenceFrame:
                         label=f"extent {other.extent!r} here")
             var.extent = first.extent
 
-    def _from_affine_reads(self, var: IndexVar, dependent: dict) -> list:
-        """One candidate: the intersection of the ranges the affine reads allow (or none)."""
+    def _from_affine_reads(self, var: IndexVar, table: dict, dependent: dict) -> list:
+        """One candidate: the intersection of the ranges the affine reads in `table` allow (or none)."""
         reads, extents = [], []
-        for read in self.affine_reads.get(var, []):
+        for read in table.get(var, []):
             extent = extent_from(var, read, dependent)
             if extent is not None:
                 reads.append(read)
@@ -87,8 +90,17 @@ class State:
 
     def note_read(self, read: Read, names: list[str]) -> None:
         self.note_guards(read)
-        for axis, sub in enumerate(read.subs):
-            size = read.tensor.shape[axis]
+        self._note_axes(read, read.tensor.shape, names, range(len(read.subs)), "")
+
+    def note_state_read(self, read, shape: tuple, name: str) -> None:
+        """A read of a recurrence's member inside its group (a StateRead): its axes after the
+        step's whose extent `shape` knows (from the clauses elaborated so far) are a last resort."""
+        self.note_guards(read)
+        self._note_axes(read, shape, [name] * len(shape), range(1, len(shape)), "own_")
+
+    def _note_axes(self, read, shape: tuple, names: list[str], axes, table: str) -> None:
+        for axis in axes:
+            sub, size = read.subs[axis], shape[axis]
             # an axis of unknown extent is one batched over `var` itself (definitions.
             # batch_over_outer_indices): it will have var's extent, so it says nothing about it
             if size is None:
@@ -96,17 +108,17 @@ class State:
             what = f"{names[axis]} (axis {axis})"
             if isinstance(sub, IndexRef):
                 if sub.var.extent is None:
-                    self._add(sub.var, "candidates", Candidate(size, read.span, what))
+                    self._add(sub.var, table + "candidates", Candidate(size, read.span, what))
             else:
-                self._note_affine(sub, size, read.span, what)
+                self._note_affine(sub, size, read.span, what, table)
 
-    def _note_affine(self, sub, size: Lin, span, what: str) -> None:
+    def _note_affine(self, sub, size: Lin, span, what: str, table: str) -> None:
         lin = affine.affine_of(sub)
         if lin is None:
             return
         for var in lin.keys():
             if isinstance(var, IndexVar) and var.extent is None:
-                self._add(var, "affine_reads", AffineRead(lin, size, span, what))
+                self._add(var, table + "affine_reads", AffineRead(lin, size, span, what))
 
     def _add(self, var: IndexVar, table: str, cand) -> None:
         for frame in reversed(self.frames):

@@ -22,7 +22,7 @@ from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import guarded_clauses, point_asserts
 from einc.semantics.core import scalar_ops
 from einc.semantics.core.bounds import check_reads
-from einc.semantics.core.state import InferenceFrame
+from einc.semantics.core.state import Candidate, InferenceFrame
 from einc.semantics.core import tensors
 from einc.semantics.core.tensors import batch_over_outer_indices
 from einc.semantics.core.values import Weak, describe
@@ -62,9 +62,11 @@ def define(el, clauses: list, env):
     return value
 
 
-def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> ClauseResult:
+def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shape: tuple = ()) -> ClauseResult:
     """Elaborate one clause. With `step_var` (a recurrence), the first index is the loop's
-    step: it must have an explicit range, and its reads see `step_var`'s coordinate."""
+    step: it must have an explicit range, and its reads see `step_var`'s coordinate. `shape`:
+    the recurrence member's extents known so far (None where unknown), which an index that no
+    read bounds takes last (`let P[0, i, j] = if i == j { 1.0 } else { 0.0 };`)."""
     scope = env.child()
     axes, pending, clause_step = [], [], None
     for k, slot in enumerate(_expand_rest(el, node, env)):
@@ -85,6 +87,9 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None) -> C
         scope.bind(slot.def_id, IndexRef(var, span=slot.span))
         axes.append(var)
     frame = InferenceFrame(pending)
+    for k, var in enumerate(axes):
+        if any(var is p for p in pending) and k < len(shape) and shape[k] is not None:
+            frame.own_candidates[var] = [Candidate(shape[k], var.span, f"the clauses of `{node.name}` (axis {k})")]
     el.state.frames.append(frame)
     effects = len(el.ir.effects)
     try:

@@ -548,7 +548,8 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
     for did, clauses in clauses_by_member.items():
-        results = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1)))
+        shape = _declared_shape(el, clauses, env)
+        results = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1)), shape=shape)
                    for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
                                                for n in ast.iter_nodes([c.value, c.wheres]))]
         el.value_axes[did] = next(((len(r.node.slots), [a.extent for a in r.axes[len(r.node.slots):]])
@@ -600,11 +601,15 @@ def _group_scope(el, clauses_by_member: dict, env, dtypes: dict):
 
 def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
     with _group_scope(el, clauses_by_member, env, dtypes) as (members, step, scope):
-        for did, cs in clauses_by_member.items():
-            if did in only:
-                results = [definitions.clause(el, c, scope, step_var=step) for c in cs]
-                _check_every_axis_defined(members[did], results)
-                _finish_member(members[did], results)
+        # in source order across the members, so that each clause sees the extents of the
+        # clauses above it (a start `P[0, b, d] = p0[b, d]` before a step reading `P[t - 1, o, e]`)
+        chosen = [(did, c) for did, cs in clauses_by_member.items() if did in only for c in cs]
+        results = {did: [] for did, _ in chosen}
+        for did, c in sorted(chosen, key=lambda pair: (pair[1].span.line, pair[1].span.col)):
+            results[did].append(_clause(el, c, scope, step, members[did]))
+        for did, clauses in results.items():
+            _check_every_axis_defined(members[did], clauses)
+            _finish_member(members[did], clauses)
     definitions.resolve_hulls(el.state)
     for m in members.values():
         for c in m.clauses:
@@ -658,6 +663,22 @@ def _largest(ends: list, span) -> Lin:
     return definitions.largest_end(ends, span)
 
 
+def _clause(el, node: ast.IndexedLet, scope, step: IndexVar, member: RecMember):
+    """One clause of `member`, whose axes then widen its shape: a later clause's index that only
+    a read of the member bounds (`u[t in 1..T, i] = u[t - 1, i] * 0.5` after `u[0, i] = a[i]`)
+    takes its extent from the earlier clauses (core.state.InferenceFrame)."""
+    result = definitions.clause(el, node, scope, step_var=step, shape=member.shape)
+    if len(result.axes) == len(member.shape):       # else _check_every_axis_defined reports it
+        member.shape = (member.shape[0],) + tuple(
+            _widened(size, a, node.span) for size, a in zip(member.shape[1:], result.axes[1:]))
+    return result
+
+
+def _widened(size, axis, span):
+    end = definitions.axis_end(axis)
+    return end if size is None else definitions.largest_end([size, end], span)
+
+
 def _finish_member(member: RecMember, results: list) -> None:
     """Type the clause bodies (literals take the type of the typed ones, else the one they
     combine to), complete the shape from inferred ranges and build the RecClauses."""
@@ -668,9 +689,7 @@ def _finish_member(member: RecMember, results: list) -> None:
         if not definitions.is_empty(r.axes):
             member.clauses.append(_rec_clause(r, body))
         for axis, a in enumerate(r.axes[1:], start=1):
-            end = definitions.axis_end(a)
-            shape[axis] = end if shape[axis] is None else \
-                definitions.largest_end([shape[axis], end], r.node.span)
+            shape[axis] = _widened(shape[axis], a, r.node.span)
     member.dtype = dtype
     member.shape = tuple(shape)
 
@@ -695,7 +714,7 @@ def state_read(el, state: RecState, subs: list, span):
                       f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read it at one "
                       f"point ({len(subs)} subscripts given)", span)
     read = StateRead(m, tuple(subs), span=span)
-    el.state.note_guards(read)
+    el.state.note_state_read(read, m.shape, f"`{m.name}[..]`")
     return read
 
 
