@@ -478,6 +478,90 @@ def floor_mod(d: Draw):
     return d.program(function, f"{function}({x}, {y})", d.close(np.mod(X, Y), 1.0 + np.abs(X)))
 
 
+def loss(d: Draw, name: str):
+    """std::ml's losses (docs/STDLIB.md): means over all elements, cross entropies over the
+    batch of [.., classes] (probabilities, or logits for softmax_cross_entropy_loss)."""
+    shape = d.shape(d.rng.randint(1, 3))
+    probabilities = name in ("binary_cross_entropy", "cross_entropy_loss")
+    p = d.input(shape, 0.05, 0.95) if probabilities else d.input(shape, -3.0, 3.0)
+    t = d.input(shape, 0.0, 1.0)
+    P, T = d.wide(p), d.wide(t)
+    rows = P.size / P.shape[-1]
+    delta = d.rng.choice([0.5, 1.0, 2.0])
+    terms = {"mse_loss": lambda: (P - T) ** 2,
+             "mae_loss": lambda: np.abs(P - T),
+             "huber_loss": lambda: np.where(np.abs(P - T) <= delta, 0.5 * (P - T) ** 2, delta * (np.abs(P - T) - 0.5 * delta)),
+             "binary_cross_entropy": lambda: -(T * np.log(P) + (1 - T) * np.log(1 - P)),
+             "cross_entropy_loss": lambda: -T * np.log(P),
+             "softmax_cross_entropy_loss": lambda: -T * ref.log_softmax(P)}[name]()
+    extra = f", {d.literal(delta)}" if name == "huber_loss" else ""
+    count = rows if name in ("cross_entropy_loss", "softmax_cross_entropy_loss") else P.size
+    value, magnitude = np.sum(terms) / count, np.sum(np.abs(terms)) / count
+    return d.program(f"std::ml::{name}", f"std::ml::{name}({p}, {t}{extra})", d.close(value, 1.0 + magnitude))
+
+
+def along_last(d: Draw, name: str):
+    """cosine_similarity and l2_normalize along the last axis (docs/STDLIB.md); vectors kept away
+    from zero norm."""
+    shape = d.shape(d.rng.randint(1, 3))
+    a = d.input(shape, 0.2, 2.0)
+    d.arrays[a[1:]] *= np.where(d.values.random(shape) < 0.5, -1, 1).astype(d.arrays[a[1:]].dtype)
+    A = d.wide(a)
+    norm_a = np.sqrt(np.sum(A * A, -1))
+    if name == "l2_normalize":
+        eps = d.rng.choice([1e-12, 1e-6])
+        value = A / np.sqrt(np.maximum(norm_a ** 2, eps))[..., None]
+        return d.program("std::ml::l2_normalize", f"std::ml::l2_normalize({a}, {d.literal(eps)})", d.close(value))
+    b = d.input(shape, -2.0, 2.0)
+    B = d.wide(b)
+    value = np.sum(A * B, -1) / np.sqrt(np.sum(A * A, -1) * np.sum(B * B, -1))
+    scale = 1.0 + np.sum(np.abs(A * B), -1) / np.sqrt(np.sum(A * A, -1) * np.sum(B * B, -1) + 1e-300)
+    return d.program("std::ml::cosine_similarity", f"std::ml::cosine_similarity({a}, {b})", d.close(value, scale))
+
+
+def lrn(d: Draw):
+    """ONNX LRN: x / (bias + alpha / size * the sum of x^2 over channels c - floor((size - 1) / 2)
+    .. c + ceil((size - 1) / 2), those there are)^beta."""
+    x = d.input([d.rng.randint(1, 2), d.rng.randint(1, 5)] + d.shape(d.rng.randint(1, 2), 1, 4), -2.0, 2.0)
+    X = d.wide(x)
+    size = d.rng.randint(1, 5)
+    alpha, beta, bias = d.rng.choice([1e-4, 0.1, 0.5]), d.rng.choice([0.75, 0.5, 1.0]), d.rng.choice([1.0, 2.0])
+    C = X.shape[1]
+    sq = np.zeros_like(X)
+    for c in range(C):
+        lo, hi = max(0, c - (size - 1) // 2), min(C - 1, c + (size - 1 + 1) // 2)
+        sq[:, c] = np.sum(X[:, lo:hi + 1] ** 2, axis=1)
+    value = X / (bias + alpha / size * sq) ** beta
+    call = f"std::ml::lrn({x}, {size}, {d.literal(alpha)}, {d.literal(beta)}, {d.literal(bias)})"
+    return d.program("std::ml::lrn", call, d.close(value))
+
+
+def lp_normalization(d: Draw):
+    """ONNX LpNormalization, p 1 or 2, along an axis (negative too); entries away from zero."""
+    shape = d.shape(d.rng.randint(1, 4))
+    axis = d.rng.randint(0, len(shape) - 1)
+    p = d.rng.choice([1, 2])
+    x = d.input(shape, 0.2, 2.0)
+    d.arrays[x[1:]] *= np.where(d.values.random(shape) < 0.5, -1, 1).astype(d.arrays[x[1:]].dtype)
+    X = d.wide(x)
+    norm = np.sum(np.abs(X), axis, keepdims=True) if p == 1 else np.sqrt(np.sum(X * X, axis, keepdims=True))
+    axis_text = axis - len(shape) if d.rng.random() < 0.3 else axis
+    return d.program("std::ml::lp_normalization", f"std::ml::lp_normalization({x}, {axis_text}, {p})", d.close(X / norm))
+
+
+def mean_variance_normalization(d: Draw):
+    """ONNX MeanVarianceNormalization over the listed axes: (x - mean) / sqrt(variance + 1e-9)."""
+    shape = d.shape(d.rng.randint(1, 4), 2, 4)
+    axes = sorted(d.rng.sample(range(len(shape)), d.rng.randint(1, len(shape))))
+    x = d.input(shape, -2.0, 2.0)
+    X = d.wide(x)
+    centred = X - np.mean(X, tuple(axes), keepdims=True)
+    std = np.sqrt(np.mean(centred ** 2, tuple(axes), keepdims=True) + 1e-9)
+    value = centred / std
+    call = f"std::ml::mean_variance_normalization({x}, {ints(axes)})"
+    return d.program("std::ml::mean_variance_normalization", call, d.close(value, 1.0 + np.abs(value) + 4.0 * np.max(np.abs(X)) / std))
+
+
 def onehot(d: Draw):
     depth = d.rng.randint(1, 5)
     i = d.input(d.shape(d.rng.randint(1, 2)), 0, depth - 1, dtype="i32")
@@ -732,4 +816,10 @@ LATER_CALLS = {
     "comparison": (lambda d: comparison(d, d.rng.choice(sorted(COMPARISONS))), FLOATS + INTS, 1),
     "logical": (lambda d: logical(d, d.rng.choice(sorted(LOGICAL) + ["logical_not", "not"])), ("bool",), 1),
     "mod": (floor_mod, FLOATS + INTS, 1),
+    "loss": (lambda d: loss(d, d.rng.choice(["mse_loss", "mae_loss", "huber_loss", "binary_cross_entropy",
+                                             "cross_entropy_loss", "softmax_cross_entropy_loss"])), FLOATS, 1),
+    "along_last": (lambda d: along_last(d, d.rng.choice(["cosine_similarity", "l2_normalize"])), FLOATS, 1),
+    "lrn": (lrn, FLOATS, 1),
+    "lp_normalization": (lp_normalization, FLOATS, 1),
+    "mean_variance_normalization": (mean_variance_normalization, FLOATS, 1),
 }
