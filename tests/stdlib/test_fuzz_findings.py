@@ -154,3 +154,29 @@ def test_scatters_and_nd_gathers_follow_onnx():
     for name, value in want.items():
         assert out[name].dtype == np.float32, name
         np.testing.assert_array_equal(out[name], value, err_msg=name)
+
+
+MVN = """
+let V: [f64; N];
+let X: [f32; N, N, M, 2];
+let mvn_vector = std::ml::mean_variance_normalization(V, [0]);
+let mvn_all = std::ml::mean_variance_normalization(X, [0, 1, 2, 3]);
+let mvn_some = std::ml::mean_variance_normalization(X, [1, 3]);
+"""
+
+
+def test_mean_variance_normalization_over_named_dims():
+    """ONNX MeanVarianceNormalization over axes of run-time size was E004 (its statistics were
+    broadcast with `expand`, which compares sizes with 1 at build time)."""
+    v = np.random.default_rng(1).uniform(-2, 2, 4)
+    x = np.random.default_rng(2).uniform(-2, 2, (4, 4, 3, 2)).astype(np.float32)
+    out = run_program(MVN, V=v, X=x)
+
+    def mvn(a, axes):
+        a = a.astype(np.float64)
+        centred = a - a.mean(axis=axes, keepdims=True)
+        return centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + 1e-9)
+    np.testing.assert_allclose(out["mvn_vector"], mvn(v, (0,)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out["mvn_all"], mvn(x, (0, 1, 2, 3)), rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(out["mvn_some"], mvn(x, (1, 3)), rtol=2e-5, atol=2e-5)
+    assert out["mvn_vector"].dtype == np.float64 and out["mvn_all"].dtype == np.float32
