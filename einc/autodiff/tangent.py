@@ -199,7 +199,8 @@ class Tangent:
         da, db = self.of_scalar(a), self.of_scalar(b)
         if da is None and db is None:
             return None
-        return Op("select", (cond, const(0.0, n) if da is None else da, const(0.0, n) if db is None else db), n.dtype)
+        zero = const(0.0, n)
+        return Op("select", (cond, zero if da is None else da, zero if db is None else db), n.dtype)
 
     def _op_operands(self, n: Op) -> list:
         if n.op == "cast" and self.rules.partials(n) is None:

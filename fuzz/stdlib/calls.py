@@ -490,7 +490,8 @@ def loss(d: Draw, name: str):
     delta = d.rng.choice([0.5, 1.0, 2.0])
     terms = {"mse_loss": lambda: (P - T) ** 2,
              "mae_loss": lambda: np.abs(P - T),
-             "huber_loss": lambda: np.where(np.abs(P - T) <= delta, 0.5 * (P - T) ** 2, delta * (np.abs(P - T) - 0.5 * delta)),
+             "huber_loss": lambda: np.where(np.abs(P - T) <= delta, 0.5 * (P - T) ** 2,
+                                            delta * (np.abs(P - T) - 0.5 * delta)),
              "binary_cross_entropy": lambda: -(T * np.log(P) + (1 - T) * np.log(1 - P)),
              "cross_entropy_loss": lambda: -T * np.log(P),
              "softmax_cross_entropy_loss": lambda: -T * ref.log_softmax(P)}[name]()
@@ -546,7 +547,8 @@ def lp_normalization(d: Draw):
     X = d.wide(x)
     norm = np.sum(np.abs(X), axis, keepdims=True) if p == 1 else np.sqrt(np.sum(X * X, axis, keepdims=True))
     axis_text = axis - len(shape) if d.rng.random() < 0.3 else axis
-    return d.program("std::ml::lp_normalization", f"std::ml::lp_normalization({x}, {axis_text}, {p})", d.close(X / norm))
+    call = f"std::ml::lp_normalization({x}, {axis_text}, {p})"
+    return d.program("std::ml::lp_normalization", call, d.close(X / norm))
 
 
 def mean_variance_normalization(d: Draw):
@@ -559,7 +561,8 @@ def mean_variance_normalization(d: Draw):
     std = np.sqrt(np.mean(centred ** 2, tuple(axes), keepdims=True) + 1e-9)
     value = centred / std
     call = f"std::ml::mean_variance_normalization({x}, {ints(axes)})"
-    return d.program("std::ml::mean_variance_normalization", call, d.close(value, 1.0 + np.abs(value) + 4.0 * np.max(np.abs(X)) / std))
+    scale = 1.0 + np.abs(value) + 4.0 * np.max(np.abs(X)) / std
+    return d.program("std::ml::mean_variance_normalization", call, d.close(value, scale))
 
 
 def onehot(d: Draw):

@@ -125,7 +125,8 @@ SCATTER_INPUTS = dict(
     D=D[:2], E=R.integers(-4, 4, (2, 3, 2)).astype(np.int64), UE=R.uniform(-9, 9, (2, 3, 2)).astype(np.float32),
     S=np.array([[[-1, 0, 1], [1, -2, -1]]], np.int32), U=R.uniform(-9, 9, (1, 2, 3)).astype(np.float32),
     G=R.integers(-3, 3, (2, 2, 3)).astype(np.int64), R1=np.array([-1, 2], np.int32),
-    U1=R.uniform(-9, 9, 4).astype(np.float32), R3=np.array([[[1, -1, 3], [0, 0, -4]], [[-1, 2, 3], [1, 0, 1]]], np.int64),
+    U1=R.uniform(-9, 9, 4).astype(np.float32),
+    R3=np.array([[[1, -1, 3], [0, 0, -4]], [[-1, 2, 3], [1, 0, 1]]], np.int64),
     U3=R.uniform(-9, 9, (2, 2)).astype(np.float32), K1=np.array([[-1], [0]], np.int32),
     DN=R.uniform(-9, 9, (4, 3)).astype(np.float32), IK=np.array([[2, -3], [-1, 0]], np.int32),
     UK=R.uniform(-9, 9, (2, 2)).astype(np.float32))
