@@ -182,12 +182,25 @@ class Tangent:
             (x,) = n.args
             inner = self.of_scalar(x) if x.dtype.is_float else None
             return None if inner is None else Op("cast", (inner,), n.dtype)
+        if n.op == "select" and self.rules.partials(n) is None:
+            return self._select(n)
         terms = []
         for arg, partial in self._partials(n):
             darg = self.of_scalar(arg)
             if darg is not None:
                 terms.append(mul(partial, darg))
         return _sum(terms)
+
+    def _select(self, n: Op):
+        """The tangent of the side taken, as a select: a side's tangent (its reads, its values)
+        is evaluated only where that side is, as the side itself (not `[c] da + [!c] db`, which
+        would read an index the condition guards, or give 0 * inf)."""
+        cond, a, b = n.args
+        da, db = self.of_scalar(a), self.of_scalar(b)
+        if da is None and db is None:
+            return None
+        zero = const(0.0, n)
+        return Op("select", (cond, zero if da is None else da, zero if db is None else db), n.dtype)
 
     def _op_operands(self, n: Op) -> list:
         if n.op == "cast" and self.rules.partials(n) is None:

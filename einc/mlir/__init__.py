@@ -13,6 +13,7 @@ from iree.compiler.dialects import func, tensor
 
 from einc.ir.nodes import Program
 from einc.mlir.dense.batch_matmul_epilogues import fence_reductions_beside_batch_matmuls
+from einc.mlir.dense.broadcast_reductions import fence_broadcast_reductions
 from einc.mlir.dense.block_epilogues import move_epilogues
 from einc.mlir.dense.pooling_rows import run_rows
 from einc.mlir.effects import emit_effect
@@ -65,6 +66,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             round_products_separately(module)
         if target.has_defect("IREE-53"):
             fence_reductions_beside_batch_matmuls(target, module)
+        if target.has_defect("IREE-90"):
+            fence_broadcast_reductions(target, module)
         skip_empty_kernels(module)
         if target.input_alignment is not None:
             record_read_once_inputs(main, program)

@@ -295,17 +295,274 @@ def expand(d: Draw):
                      d.exact(np.broadcast_to(d.wide(x), want_shape)))
 
 
-def gather_elements(d: Draw):
+def gather_elements(d: Draw, shorter: bool = False):
+    """ONNX GatherElements; `shorter`: indices may be shorter than the data on the other axes too."""
     shape = d.shape(d.rng.randint(1, 3))
     axis = d.rng.randint(0, len(shape) - 1)
     x = d.input(shape, -9, 9)
     n = shape[axis]
-    index_shape = list(shape)
+    index_shape = [d.rng.randint(1, s) if shorter and d.rng.random() < 0.5 else s for s in shape]
     index_shape[axis] = d.rng.randint(1, 4)
     i = d.input(index_shape, -n, n - 1, dtype=d.rng.choice(["i32", "i64"]), fixed=(axis,))
     axis_text = axis - len(shape) if d.rng.random() < 0.3 else axis
-    want = np.take_along_axis(d.wide(x), d.arrays[i[1:]].astype(np.int64) % n, axis=axis)
+    cut = d.wide(x)[tuple(slice(None) if a == axis else slice(0, m) for a, m in enumerate(index_shape))]
+    want = np.take_along_axis(cut, d.arrays[i[1:]].astype(np.int64) % n, axis=axis)
     return d.program("std::ml::gather_elements", f"std::ml::gather_elements({x}, {i}, {axis_text})", d.exact(want))
+
+
+def scatter_elements(d: Draw, function: str):
+    """ONNX ScatterElements (and its alias std::ml::scatter): indices of the data's rank, each
+    axis but `axis` at most the data's size, index values in [-n, n - 1] (duplicates too: the
+    later write wins), updates of the indices' shape."""
+    shape = d.shape(d.rng.randint(1, 4))
+    axis = d.rng.randint(0, len(shape) - 1)
+    x = d.input(shape, -9, 9)
+    n = shape[axis]
+    index_shape = [d.rng.randint(1, s) if d.rng.random() < 0.3 else s for s in shape]
+    index_shape[axis] = d.rng.randint(1, 4)
+    i = d.input(index_shape, -n, n - 1, dtype=d.rng.choice(["i32", "i64"]), fixed=(axis,))
+    u = d.input(index_shape, -9, 9, fixed=(axis,))
+    axis_text = axis - len(shape) if d.rng.random() < 0.3 else axis
+    want = ref.scatter_elements(d.wide(x), d.arrays[i[1:]], d.wide(u), axis)
+    return d.program(function, f"{function}({x}, {i}, {u}, {axis_text})", d.exact(want))
+
+
+def index_rows(d: Draw, shape: list) -> str:
+    """ONNX GatherND's and ScatterND's indices for data of `shape`: [lead.., k] with k in 1..rank,
+    0-2 lead axes (at least one where k is the rank: a result of no axes is not drawn), column
+    j's values in [-shape[j], shape[j] - 1]."""
+    k = d.rng.randint(1, len(shape))
+    lead = d.shape(d.rng.randint(0 if k < len(shape) else 1, 2), 1, 4)
+    dtype = d.rng.choice(["i32", "i64"])
+    i = d.input(lead + [k], 0, 0, dtype=dtype, fixed=(len(lead),))
+    columns = [d.values.integers(-shape[j], shape[j], lead) for j in range(k)]
+    d.arrays[i[1:]] = np.stack(columns, axis=-1).astype(dtype.replace("i", "int"))
+    return i
+
+
+def gather_nd(d: Draw):
+    shape = d.shape(d.rng.randint(1, 4))
+    x = d.input(shape, -9, 9)
+    i = index_rows(d, shape)
+    want = ref.gather_nd(d.wide(x), d.arrays[i[1:]])
+    return d.program("std::ml::gather_nd", f"std::ml::gather_nd({x}, {i})", d.exact(want))
+
+
+def scatter_nd(d: Draw):
+    shape = d.shape(d.rng.randint(1, 4))
+    x = d.input(shape, -9, 9)
+    i = index_rows(d, shape)
+    rows = d.arrays[i[1:]]
+    u = d.input(list(rows.shape[:-1]) + shape[rows.shape[-1]:], -9, 9)
+    want = ref.scatter_nd(d.wide(x), rows, d.wide(u))
+    return d.program("std::ml::scatter_nd", f"std::ml::scatter_nd({x}, {i}, {u})", d.exact(want))
+
+
+def triangle(d: Draw, kind: str):
+    """ONNX Trilu of a matrix: tril keeps j - i <= k, triu j - i >= k."""
+    x = data(d, rank=2)
+    k = d.rng.randint(-3, 3)
+    want = (np.tril if kind == "tril" else np.triu)(d.wide(x), k)
+    return d.program(f"std::ml::{kind}", f"std::ml::{kind}({x}, {k})", d.exact(want))
+
+
+def first_axis(d: Draw, kind: str):
+    """roll, flip and repeat_interleave, along the first axis (docs/STDLIB.md) as NumPy's."""
+    x = data(d, rank=d.rng.randint(1, 3))
+    X = d.wide(x)
+    if kind == "flip":
+        return d.program("std::ml::flip", f"std::ml::flip({x})", d.exact(np.flip(X, 0)))
+    n = d.rng.randint(-6, 6) if kind == "roll" else d.rng.randint(1, 3)
+    want = np.roll(X, n, 0) if kind == "roll" else np.repeat(X, n, 0)
+    return d.program(f"std::ml::{kind}", f"std::ml::{kind}({x}, {n})", d.exact(want))
+
+
+def depth_to_space(d: Draw):
+    """ONNX DepthToSpace, DCR mode: [N, C, H, W] -> [N, C / b^2, H b, W b]; C fixed."""
+    b, c = d.rng.randint(1, 3), d.rng.randint(1, 2)
+    x = d.input([d.rng.randint(1, 2), c * b * b] + d.shape(2, 1, 4), -9, 9, fixed=(1,))
+    X = d.wide(x)
+    n, _, h, w = X.shape
+    want = X.reshape(n, b, b, c, h, w).transpose(0, 3, 4, 1, 5, 2).reshape(n, c, h * b, w * b)
+    return d.program("std::ml::depth_to_space", f"std::ml::depth_to_space({x}, {b})", d.exact(want))
+
+
+def space_to_depth(d: Draw):
+    """ONNX SpaceToDepth: [N, C, H, W] -> [N, C b^2, H / b, W / b]; H and W multiples of b, fixed."""
+    b = d.rng.randint(1, 3)
+    h, w = b * d.rng.randint(1, 3), b * d.rng.randint(1, 3)
+    x = d.input([d.rng.randint(1, 2), d.rng.randint(1, 3), h, w], -9, 9, fixed=(2, 3))
+    X = d.wide(x)
+    n, c = X.shape[:2]
+    want = X.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4).reshape(n, c * b * b, h // b, w // b)
+    return d.program("std::ml::space_to_depth", f"std::ml::space_to_depth({x}, {b})", d.exact(want))
+
+
+def cumsum(d: Draw):
+    """The running sum along the last axis, inclusive (docs/STDLIB.md)."""
+    x = data(d, rank=d.rng.randint(1, 3))
+    X = d.wide(x)
+    if not d.floating:
+        return d.program("std::ml::cumsum", f"std::ml::cumsum({x})", d.exact(np.cumsum(X, -1).astype(X.dtype)))
+    return d.program("std::ml::cumsum", f"std::ml::cumsum({x})", d.close(np.cumsum(X, -1), np.cumsum(np.abs(X), -1)))
+
+
+def products(d: Draw, kind: str):
+    """outer of two vectors, kron of two matrices: one product per element."""
+    rank = 1 if kind == "outer" else 2
+    a, b = data(d, -5, 5, rank=rank), data(d, -5, 5, rank=rank)
+    A, B = d.wide(a), d.wide(b)
+    want = np.outer(A, B) if kind == "outer" else np.kron(A, B)
+    return d.program(f"std::ml::{kind}", f"std::ml::{kind}({a}, {b})",
+                     d.close(want) if d.floating else d.exact(want.astype(A.dtype)))
+
+
+def diagonal(d: Draw, kind: str):
+    """trace and diag_extract of a matrix (its min(rows, cols) diagonal), diag_construct of a vector."""
+    x = data(d, rank=1 if kind == "diag_construct" else 2)
+    X = d.wide(x)
+    call = f"std::ml::{kind}({x})"
+    if kind == "diag_construct":
+        return d.program("std::ml::diag_construct", call, d.exact(np.diag(X)))
+    if kind == "diag_extract":
+        return d.program("std::ml::diag_extract", call, d.exact(np.diagonal(X)))
+    value = np.trace(X)
+    want = d.close(value, np.trace(np.abs(X))) if d.floating else d.exact(np.asarray(value, X.dtype))
+    return d.program("std::ml::trace", call, want)
+
+
+COMPARISONS = {"equal": np.equal, "greater": np.greater, "greater_or_equal": np.greater_equal,
+               "less": np.less, "less_or_equal": np.less_equal, "not_equal": np.not_equal}
+
+
+def comparison(d: Draw, name: str):
+    """ONNX Equal, Greater, ..: bools; a third of the pairs tie (integers tie more often)."""
+    shape = d.shape(d.rng.randint(1, 3))
+    a, b = d.input(shape, -3, 3), d.input(shape, -3, 3)
+    ties = d.values.random(shape) < 0.3
+    d.arrays[b[1:]] = np.where(ties, d.arrays[a[1:]], d.arrays[b[1:]])
+    want = COMPARISONS[name](d.wide(a), d.wide(b))
+    return d.program(f"std::ml::{name}", f"std::ml::{name}({a}, {b})", d.exact(want, "bool"))
+
+
+LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}
+
+
+def logical(d: Draw, name: str):
+    """ONNX And, Or, Xor, Not (and std::ml::not) of bools."""
+    shape = d.shape(d.rng.randint(1, 3))
+    a = d.input(shape)
+    if name in ("logical_not", "not"):
+        return d.program(f"std::ml::{name}", f"std::ml::{name}({a})", d.exact(~d.arrays[a[1:]]))
+    b = d.input(shape)
+    want = LOGICAL[name](d.arrays[a[1:]], d.arrays[b[1:]])
+    return d.program(f"std::ml::{name}", f"std::ml::{name}({a}, {b})", d.exact(want))
+
+
+def floor_mod(d: Draw):
+    """std::math::mod (std::ml's too): the sign of the divisor (np.mod); an integer mod 0 is 0.
+    Float quotients near a whole number (where the floor is too close to call) are moved away."""
+    shape = d.shape(d.rng.randint(1, 3))
+    function = d.rng.choice(["std::math::mod", "std::ml::mod"])
+    if not d.floating:
+        x, y = d.input(shape, -20, 20), d.input(shape, -5, 5)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            want = np.mod(d.wide(x), d.wide(y))
+        return d.program(function, f"{function}({x}, {y})", d.exact(want))
+    x, y = d.input(shape, -6.0, 6.0), d.input(shape, 0.5, 3.0)
+    d.arrays[y[1:]] *= np.where(d.values.random(shape) < 0.5, -1, 1).astype(d.arrays[y[1:]].dtype)
+    X, Y = d.wide(x), d.wide(y)
+    near = np.abs(X / Y - np.round(X / Y)) < 1e-3
+    d.arrays[x[1:]] = np.where(near, d.arrays[x[1:]] + d.arrays[y[1:]] / 2, d.arrays[x[1:]])
+    X = d.wide(x)
+    return d.program(function, f"{function}({x}, {y})", d.close(np.mod(X, Y), 1.0 + np.abs(X)))
+
+
+def loss(d: Draw, name: str):
+    """std::ml's losses (docs/STDLIB.md): means over all elements, cross entropies over the
+    batch of [.., classes] (probabilities, or logits for softmax_cross_entropy_loss)."""
+    shape = d.shape(d.rng.randint(1, 3))
+    probabilities = name in ("binary_cross_entropy", "cross_entropy_loss")
+    p = d.input(shape, 0.05, 0.95) if probabilities else d.input(shape, -3.0, 3.0)
+    t = d.input(shape, 0.0, 1.0)
+    P, T = d.wide(p), d.wide(t)
+    rows = P.size / P.shape[-1]
+    delta = d.rng.choice([0.5, 1.0, 2.0])
+    terms = {"mse_loss": lambda: (P - T) ** 2,
+             "mae_loss": lambda: np.abs(P - T),
+             "huber_loss": lambda: np.where(np.abs(P - T) <= delta, 0.5 * (P - T) ** 2,
+                                            delta * (np.abs(P - T) - 0.5 * delta)),
+             "binary_cross_entropy": lambda: -(T * np.log(P) + (1 - T) * np.log(1 - P)),
+             "cross_entropy_loss": lambda: -T * np.log(P),
+             "softmax_cross_entropy_loss": lambda: -T * ref.log_softmax(P)}[name]()
+    extra = f", {d.literal(delta)}" if name == "huber_loss" else ""
+    count = rows if name in ("cross_entropy_loss", "softmax_cross_entropy_loss") else P.size
+    value, magnitude = np.sum(terms) / count, np.sum(np.abs(terms)) / count
+    return d.program(f"std::ml::{name}", f"std::ml::{name}({p}, {t}{extra})", d.close(value, 1.0 + magnitude))
+
+
+def along_last(d: Draw, name: str):
+    """cosine_similarity and l2_normalize along the last axis (docs/STDLIB.md); vectors kept away
+    from zero norm."""
+    shape = d.shape(d.rng.randint(1, 3))
+    a = d.input(shape, 0.2, 2.0)
+    d.arrays[a[1:]] *= np.where(d.values.random(shape) < 0.5, -1, 1).astype(d.arrays[a[1:]].dtype)
+    A = d.wide(a)
+    norm_a = np.sqrt(np.sum(A * A, -1))
+    if name == "l2_normalize":
+        eps = d.rng.choice([1e-12, 1e-6])
+        value = A / np.sqrt(np.maximum(norm_a ** 2, eps))[..., None]
+        return d.program("std::ml::l2_normalize", f"std::ml::l2_normalize({a}, {d.literal(eps)})", d.close(value))
+    b = d.input(shape, -2.0, 2.0)
+    B = d.wide(b)
+    value = np.sum(A * B, -1) / np.sqrt(np.sum(A * A, -1) * np.sum(B * B, -1))
+    scale = 1.0 + np.sum(np.abs(A * B), -1) / np.sqrt(np.sum(A * A, -1) * np.sum(B * B, -1) + 1e-300)
+    return d.program("std::ml::cosine_similarity", f"std::ml::cosine_similarity({a}, {b})", d.close(value, scale))
+
+
+def lrn(d: Draw):
+    """ONNX LRN: x / (bias + alpha / size * the sum of x^2 over channels c - floor((size - 1) / 2)
+    .. c + ceil((size - 1) / 2), those there are)^beta."""
+    x = d.input([d.rng.randint(1, 2), d.rng.randint(1, 5)] + d.shape(d.rng.randint(1, 2), 1, 4), -2.0, 2.0)
+    X = d.wide(x)
+    size = d.rng.randint(1, 5)
+    alpha, beta, bias = d.rng.choice([1e-4, 0.1, 0.5]), d.rng.choice([0.75, 0.5, 1.0]), d.rng.choice([1.0, 2.0])
+    C = X.shape[1]
+    sq = np.zeros_like(X)
+    for c in range(C):
+        lo, hi = max(0, c - (size - 1) // 2), min(C - 1, c + (size - 1 + 1) // 2)
+        sq[:, c] = np.sum(X[:, lo:hi + 1] ** 2, axis=1)
+    value = X / (bias + alpha / size * sq) ** beta
+    call = f"std::ml::lrn({x}, {size}, {d.literal(alpha)}, {d.literal(beta)}, {d.literal(bias)})"
+    return d.program("std::ml::lrn", call, d.close(value))
+
+
+def lp_normalization(d: Draw):
+    """ONNX LpNormalization, p 1 or 2, along an axis (negative too); entries away from zero."""
+    shape = d.shape(d.rng.randint(1, 4))
+    axis = d.rng.randint(0, len(shape) - 1)
+    p = d.rng.choice([1, 2])
+    x = d.input(shape, 0.2, 2.0)
+    d.arrays[x[1:]] *= np.where(d.values.random(shape) < 0.5, -1, 1).astype(d.arrays[x[1:]].dtype)
+    X = d.wide(x)
+    norm = np.sum(np.abs(X), axis, keepdims=True) if p == 1 else np.sqrt(np.sum(X * X, axis, keepdims=True))
+    axis_text = axis - len(shape) if d.rng.random() < 0.3 else axis
+    call = f"std::ml::lp_normalization({x}, {axis_text}, {p})"
+    return d.program("std::ml::lp_normalization", call, d.close(X / norm))
+
+
+def mean_variance_normalization(d: Draw):
+    """ONNX MeanVarianceNormalization over the listed axes: (x - mean) / sqrt(variance + 1e-9)."""
+    shape = d.shape(d.rng.randint(1, 4), 2, 4)
+    axes = sorted(d.rng.sample(range(len(shape)), d.rng.randint(1, len(shape))))
+    x = d.input(shape, -2.0, 2.0)
+    X = d.wide(x)
+    centred = X - np.mean(X, tuple(axes), keepdims=True)
+    std = np.sqrt(np.mean(centred ** 2, tuple(axes), keepdims=True) + 1e-9)
+    value = centred / std
+    call = f"std::ml::mean_variance_normalization({x}, {ints(axes)})"
+    scale = 1.0 + np.abs(value) + 4.0 * np.max(np.abs(X)) / std
+    return d.program("std::ml::mean_variance_normalization", call, d.close(value, scale))
 
 
 def onehot(d: Draw):
@@ -541,4 +798,31 @@ CALLS = {
     "clamp_side": (lambda d: clamp_side(d, d.rng.choice(["clamp_min", "clamp_max"])), FLOATS + INTS, 1),
     "array_transpose": (array_transpose, FLOATS + INTS, 1),
     "array_concatenate": (array_concatenate, FLOATS + INTS, 1),
+}
+
+# Drawn in a case instead of one of CALLS with their share of the weights, from a random
+# stream of their own (fuzz.stdlib.generate), so that adding them kept every other case of a
+# seed as it was.
+LATER_CALLS = {
+    "gather_elements_shorter": (lambda d: gather_elements(d, shorter=True), FLOATS + INTS, 1),
+    "gather_nd": (gather_nd, FLOATS + INTS, 1),
+    "scatter": (lambda d: scatter_elements(d, "std::ml::scatter"), FLOATS + INTS, 1),
+    "scatter_elements": (lambda d: scatter_elements(d, "std::ml::scatter_elements"), FLOATS + INTS, 2),
+    "scatter_nd": (scatter_nd, FLOATS + INTS, 2),
+    "triangle": (lambda d: triangle(d, d.rng.choice(["tril", "triu"])), FLOATS + INTS, 1),
+    "first_axis": (lambda d: first_axis(d, d.rng.choice(["roll", "flip", "repeat_interleave"])), FLOATS + INTS, 1),
+    "depth_to_space": (depth_to_space, FLOATS + INTS, 1),
+    "space_to_depth": (space_to_depth, FLOATS + INTS, 1),
+    "cumsum": (cumsum, FLOATS + INTS, 1),
+    "products": (lambda d: products(d, d.rng.choice(["outer", "kron"])), FLOATS + INTS, 1),
+    "diagonal": (lambda d: diagonal(d, d.rng.choice(["trace", "diag_extract", "diag_construct"])), FLOATS + INTS, 1),
+    "comparison": (lambda d: comparison(d, d.rng.choice(sorted(COMPARISONS))), FLOATS + INTS, 1),
+    "logical": (lambda d: logical(d, d.rng.choice(sorted(LOGICAL) + ["logical_not", "not"])), ("bool",), 1),
+    "mod": (floor_mod, FLOATS + INTS, 1),
+    "loss": (lambda d: loss(d, d.rng.choice(["mse_loss", "mae_loss", "huber_loss", "binary_cross_entropy",
+                                             "cross_entropy_loss", "softmax_cross_entropy_loss"])), FLOATS, 1),
+    "along_last": (lambda d: along_last(d, d.rng.choice(["cosine_similarity", "l2_normalize"])), FLOATS, 1),
+    "lrn": (lrn, FLOATS, 1),
+    "lp_normalization": (lp_normalization, FLOATS, 1),
+    "mean_variance_normalization": (mean_variance_normalization, FLOATS, 1),
 }

@@ -1,11 +1,13 @@
-"""One case of the stdlib campaign: a call drawn from fuzz.stdlib.calls.CALLS by weight, in
-one of the element types its function takes, with its inputs and meaning."""
+"""One case of the stdlib campaign: a call drawn from fuzz.stdlib.calls.CALLS and LATER_CALLS by
+weight, in one of the element types its function takes, with its inputs and meaning. Whether a
+case draws from LATER_CALLS comes from a random stream of its own, so a case that does not is
+the one CALLS alone gave (seeds keep their cases)."""
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
 
-from fuzz.stdlib.calls import CALLS
+from fuzz.stdlib.calls import CALLS, LATER_CALLS
 from fuzz.stdlib.draw import Draw
 from fuzz.stdlib.spec import StdProgram
 
@@ -19,8 +21,20 @@ class StdCase:
 
 def generate_case(seed: int, k: int, only: tuple = ()) -> StdCase:
     rng = random.Random(f"stdlib {seed} {k}")
-    names = [n for n in sorted(CALLS) if not only or n in only]
-    name = rng.choices(names, weights=[CALLS[n][2] for n in names])[0]
-    drawer, dtypes, _ = CALLS[name]
+    table, later = _among(CALLS, only), _among(LATER_CALLS, only)
+    share = _weight(later) / ((_weight(table) + _weight(later)) or 1)
+    if later and random.Random(f"stdlib later {seed} {k}").random() < share:
+        rng, table = random.Random(f"stdlib later {seed} {k} call"), later
+    names = sorted(table)
+    name = rng.choices(names, weights=[table[n][2] for n in names])[0]
+    drawer, dtypes, _ = table[name]
     program, inputs, meaning = drawer(Draw(rng, rng.choice(dtypes)))
     return StdCase(program, inputs, meaning)
+
+
+def _among(calls: dict, only: tuple) -> dict:
+    return {n: c for n, c in calls.items() if not only or n in only}
+
+
+def _weight(calls: dict) -> int:
+    return sum(c[2] for c in calls.values())

@@ -209,3 +209,37 @@ def slice_onnx(x, starts, ends, axes, steps) -> np.ndarray:
     for start, end, axis, step in zip(starts, ends, axes, steps):
         index[axis % x.ndim] = slice(start, end, step)
     return x[tuple(index)]
+
+
+def scatter_elements(data, indices, updates, axis: int) -> np.ndarray:
+    """ONNX ScatterElements (reduction none): a copy of data where, for every position p of
+    indices in row-major order, the element at p with its `axis` coordinate replaced by
+    indices[p] (negative: counted from the end) takes updates[p]; a later write wins."""
+    out = data.copy()
+    axis %= data.ndim
+    for p in itertools.product(*(range(n) for n in indices.shape)):
+        at = list(p)
+        at[axis] = int(indices[p]) % data.shape[axis]
+        out[tuple(at)] = updates[p]
+    return out
+
+
+def gather_nd(data, indices) -> np.ndarray:
+    """ONNX GatherND (batch_dims 0): indices [.., k] address data's first k axes (negative ones
+    from the end); the result is [indices' leading axes.., data's axes after k..]."""
+    k = indices.shape[-1]
+    out = np.empty(indices.shape[:-1] + data.shape[k:], data.dtype)
+    for p in itertools.product(*(range(n) for n in indices.shape[:-1])):
+        out[p] = data[tuple(int(indices[p + (j,)]) % data.shape[j] for j in range(k))]
+    return out
+
+
+def scatter_nd(data, indices, updates) -> np.ndarray:
+    """ONNX ScatterND (reduction none): a copy of data where the entry or slice at each index row
+    indices[p] (negative coordinates from the end) takes updates[p], p in row-major order (a
+    later write wins)."""
+    out = data.copy()
+    k = indices.shape[-1]
+    for p in itertools.product(*(range(n) for n in indices.shape[:-1])):
+        out[tuple(int(indices[p + (j,)]) % data.shape[j] for j in range(k))] = updates[p]
+    return out

@@ -6,6 +6,7 @@ import itertools
 import numpy as np
 
 from fuzz.stdlib import reference as ref
+from fuzz.stdlib.calls import CALLS, LATER_CALLS
 from fuzz.stdlib.compare import disagreement
 from fuzz.stdlib.generate import generate_case
 from fuzz.stdlib.spec import Want
@@ -69,3 +70,33 @@ def test_the_generator_draws_many_functions_and_is_deterministic():
     functions = {generate_case(7, k).program.function for k in range(200)}
     assert len(functions) > 50
     assert generate_case(7, 3).program == generate_case(7, 3).program
+
+
+def test_scatter_and_gather_nd_references_are_onnx_examples():
+    """The ONNX operator documents' examples, with negative indices for some entries."""
+    got = ref.scatter_elements(np.array([[1.0, 2, 3, 4, 5]]), np.array([[1, -2]]), np.array([[1.1, 2.1]]), -1)
+    np.testing.assert_array_equal(got, [[1.0, 1.1, 3, 2.1, 5]])
+    data = np.zeros((3, 3))
+    got = ref.scatter_elements(data, np.array([[1, 0, 2], [0, 2, 1]]), np.array([[1.0, 1.1, 1.2], [2.0, 2.1, 2.2]]), 0)
+    np.testing.assert_array_equal(got, [[2.0, 1.1, 0.0], [1.0, 0.0, 2.2], [0.0, 2.1, 1.2]])
+    got = ref.scatter_nd(np.arange(1.0, 9.0), np.array([[4], [3], [-7], [7]]), np.array([9.0, 10, 11, 12]))
+    np.testing.assert_array_equal(got, [1, 11, 3, 10, 9, 6, 7, 12])
+    data = np.arange(8.0).reshape(2, 2, 2)
+    np.testing.assert_array_equal(ref.gather_nd(data, np.array([[[0, 1]], [[1, -2]]])), [[[2, 3]], [[4, 5]]])
+    np.testing.assert_array_equal(ref.gather_nd(data[0], np.array([[0, 0], [1, 1]])), [0, 3])
+
+
+def test_later_calls_leave_the_other_cases_of_a_seed_as_they_were():
+    """A case that does not draw from LATER_CALLS is the one CALLS alone gives, so adding
+    functions there keeps a seed's other cases (and its figures comparable)."""
+    later = {generate_case(7, k, only=tuple(LATER_CALLS)).program.function for k in range(300)}
+    kept = 0
+    for k in range(150):
+        case, alone = generate_case(7, k), generate_case(7, k, only=tuple(CALLS))
+        if case.program != alone.program:
+            assert case.program.function in later
+            continue
+        for name, value in alone.inputs.items():
+            np.testing.assert_array_equal(case.inputs[name], value)
+        kept += 1
+    assert 100 < kept < 150

@@ -74,3 +74,110 @@ def test_sign_keeps_the_type_of_its_argument():
         np.testing.assert_array_equal(out[name], np.sign(f64))
     assert out["sign_i32"].dtype == np.int32
     np.testing.assert_array_equal(out["sign_i32"], np.sign(i32))
+
+
+# The scatters and the N-d gathers, as the stdlib campaign draws them since branch fuzz8. The
+# meanings are written here from the ONNX operators, a write or read per index position.
+def scatter_elements_onnx(data, indices, updates, axis):
+    out = data.copy()
+    for p in np.ndindex(*indices.shape):
+        at = list(p)
+        at[axis] = indices[p] % data.shape[axis]
+        out[tuple(at)] = updates[p]
+    return out
+
+
+def scatter_nd_onnx(data, indices, updates):
+    out = data.copy()
+    for p in np.ndindex(*indices.shape[:-1]):
+        out[tuple(indices[p] % data.shape[:indices.shape[-1]])] = updates[p]
+    return out
+
+
+SCATTERS = """
+let D: [f32; 2, 3, 4];
+let E: [i64; 2, 3, 2];
+let UE: [f32; 2, 3, 2];
+let S: [i32; 1, 2, 3];
+let U: [f32; 1, 2, 3];
+let G: [i64; 2, 2, 3];
+let R1: [i32; 2];
+let U1: [f32; 4];
+let R3: [i64; 2, 2, 3];
+let U3: [f32; 2, 2];
+let K1: [i32; 2, 1];
+let DN: [f32; N, 3];
+let IK: [i32; K, 2];
+let UK: [f32; K, 2];
+let scatter_negative = std::ml::scatter_elements(D, E, UE, -1);
+let scatter_shorter = std::ml::scatter(D, S, U, 1);
+let gather_shorter = std::ml::gather_elements(D, G, -2);
+let scatter_nd_rank_1 = std::ml::scatter_nd(D, R1, U1);
+let scatter_nd_rank_3 = std::ml::scatter_nd(D, R3, U3);
+let gather_nd_one_axis = std::ml::gather_nd(D, K1);
+let scatter_nd_one_axis = std::ml::scatter_nd(D, K1, -D);
+let scatter_named = std::ml::scatter_elements(DN, IK, UK, 1);
+let gather_named = std::ml::gather_elements(DN, IK, 1);
+"""
+
+R = np.random.default_rng(8)
+SCATTER_INPUTS = dict(
+    D=D[:2], E=R.integers(-4, 4, (2, 3, 2)).astype(np.int64), UE=R.uniform(-9, 9, (2, 3, 2)).astype(np.float32),
+    S=np.array([[[-1, 0, 1], [1, -2, -1]]], np.int32), U=R.uniform(-9, 9, (1, 2, 3)).astype(np.float32),
+    G=R.integers(-3, 3, (2, 2, 3)).astype(np.int64), R1=np.array([-1, 2], np.int32),
+    U1=R.uniform(-9, 9, 4).astype(np.float32),
+    R3=np.array([[[1, -1, 3], [0, 0, -4]], [[-1, 2, 3], [1, 0, 1]]], np.int64),
+    U3=R.uniform(-9, 9, (2, 2)).astype(np.float32), K1=np.array([[-1], [0]], np.int32),
+    DN=R.uniform(-9, 9, (4, 3)).astype(np.float32), IK=np.array([[2, -3], [-1, 0]], np.int32),
+    UK=R.uniform(-9, 9, (2, 2)).astype(np.float32))
+
+
+def test_scatters_and_nd_gathers_follow_onnx():
+    """ScatterElements with negative indices (an index error in einc: its scatters took indices
+    in range), indices and updates shorter than the data on the other axes too (E004, as
+    GatherElements' shorter indices), also over named dims; ScatterND with index rows of rank 1
+    or 3 (E004: it took [U, k] only); GatherND and ScatterND with rows of one entry on 3-d data
+    (E004: the merged axis came back in the wrong place)."""
+    i = SCATTER_INPUTS
+    out = run_program(SCATTERS, **i)
+    d = i["D"]
+    want = {
+        "scatter_negative": scatter_elements_onnx(d, i["E"], i["UE"], 2),
+        "scatter_shorter": scatter_elements_onnx(d, i["S"], i["U"], 1),
+        "gather_shorter": np.take_along_axis(d[:, :, :3], i["G"] % 3, axis=1),
+        "scatter_nd_rank_1": scatter_nd_onnx(d, i["R1"], i["U1"]),
+        "scatter_nd_rank_3": scatter_nd_onnx(d, i["R3"], i["U3"]),
+        "gather_nd_one_axis": d[i["K1"][:, 0]],
+        "scatter_nd_one_axis": scatter_nd_onnx(d, i["K1"], -d),
+        "scatter_named": scatter_elements_onnx(i["DN"], i["IK"], i["UK"], 1),
+        "gather_named": np.take_along_axis(i["DN"][:2], i["IK"] % 3, axis=1),
+    }
+    for name, value in want.items():
+        assert out[name].dtype == np.float32, name
+        np.testing.assert_array_equal(out[name], value, err_msg=name)
+
+
+MVN = """
+let V: [f64; N];
+let X: [f32; N, N, M, 2];
+let mvn_vector = std::ml::mean_variance_normalization(V, [0]);
+let mvn_all = std::ml::mean_variance_normalization(X, [0, 1, 2, 3]);
+let mvn_some = std::ml::mean_variance_normalization(X, [1, 3]);
+"""
+
+
+def test_mean_variance_normalization_over_named_dims():
+    """ONNX MeanVarianceNormalization over axes of run-time size was E004 (its statistics were
+    broadcast with `expand`, which compares sizes with 1 at build time)."""
+    v = np.random.default_rng(1).uniform(-2, 2, 4)
+    x = np.random.default_rng(2).uniform(-2, 2, (4, 4, 3, 2)).astype(np.float32)
+    out = run_program(MVN, V=v, X=x)
+
+    def mvn(a, axes):
+        a = a.astype(np.float64)
+        centred = a - a.mean(axis=axes, keepdims=True)
+        return centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + 1e-9)
+    np.testing.assert_allclose(out["mvn_vector"], mvn(v, (0,)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out["mvn_all"], mvn(x, (0, 1, 2, 3)), rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(out["mvn_some"], mvn(x, (1, 3)), rtol=2e-5, atol=2e-5)
+    assert out["mvn_vector"].dtype == np.float64 and out["mvn_all"].dtype == np.float32

@@ -15,6 +15,7 @@ from einc import diagnostics
 from einc.ir.nodes import IndexRef, IndexVar, Op, Read, Stack, Value
 from einc.ir.traversal import run_in_order
 from einc.mlir.core import scalar_ops
+from einc.mlir.core.f64_math import constant
 from einc.mlir.core.locations import location_of
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import i32_type, index_type, tensor_type
@@ -110,6 +111,8 @@ def _op(region: Region, op: Op) -> ir.Value:
 def _read(region: Region, read: Read) -> ir.Value:
     """A gather: each subscript is clamped into [0, size - 1], so reads that a guard discards
     (zero padding, a hull larger than the range) still touch memory inside the tensor."""
+    if isinstance(read.tensor, Stack) and region.lw.target.has_defect("IREE-89"):
+        return _stack_element(region, read)
     source = region.tensor(read.tensor)
     indices = []
     for axis, sub in enumerate(read.subs):
@@ -126,6 +129,18 @@ def _stack(region: Region, stack: Stack) -> ir.Value:
                                 "indexed definition is not supported", stack.span)
     return tensor.from_elements(tensor_type(stack.dtype, stack.shape),
                                 [region.value(e) for e in stack.elems])
+
+
+def _stack_element(region: Region, read: Read) -> ir.Value:
+    """IREE-89: an element of a literal of per-point scalars chosen by selects (the subscript
+    clamped as a gather's), not extracted from its `tensor.from_elements`."""
+    (sub,) = read.subs
+    at = region.value(sub)
+    elems = [region.value(e) for e in read.tensor.elems]
+    value = elems[-1]
+    for k in range(len(elems) - 2, -1, -1):
+        value = arith.select(arith.cmpi(arith.CmpIPredicate.sle, at, constant(k, at)), elems[k], value)
+    return value
 
 
 BODY_RULES: dict[type, Callable] = {

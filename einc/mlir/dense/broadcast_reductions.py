@@ -1,0 +1,42 @@
+"""Reductions a later kernel reads broadcast along one of its parallel loops, kept out of its
+dispatch on the targets with IREE-90.
+
+IREE-90: on vulkan-spirv, a reduction (`let y2[n, h, w] = sum[k](w2[k] * x[n, h, w + k]);`)
+fused into a kernel that reads it along fewer parallel loops than it has (`let y3[n, o, h, w]
+= w3[o] * y2[n, h, w];`, a new axis o) gives about a third of the elements wrong. Such a
+reduction passes a barrier (`fence`) before the kernel that broadcasts it.
+"""
+from __future__ import annotations
+
+import re
+
+from iree.compiler import ir
+
+from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.dense.batch_matmul_epilogues import _input_count, _is_reduction, _iterators, _source
+from einc.target import Target
+
+
+def fence_broadcast_reductions(target: Target, module: ir.Module) -> None:
+    """Put a barrier on each reduction's result that a `linalg.generic` reads without one of
+    its parallel loops."""
+    kernels: list = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.generic":
+            kernels.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    for kernel in kernels:
+        parallel = {d for d, it in enumerate(_iterators(kernel)) if "parallel" in it}
+        maps = list(ir.ArrayAttr(kernel.attributes["indexing_maps"]))
+        for k, value in enumerate(list(kernel.operands)[:_input_count(kernel)]):
+            if _is_reduction(_source(value)) and parallel - _loops_read(maps[k]):
+                with ir.InsertionPoint(kernel):
+                    kernel.operands[k] = fence(target, value)
+
+
+def _loops_read(indexing_map: ir.Attribute) -> set:
+    """The loop dimensions an operand's indexing map uses."""
+    results = ir.AffineMapAttr(indexing_map).value.results
+    return {int(d) for expr in results for d in re.findall(r"d(\d+)", str(expr))}
