@@ -38,7 +38,7 @@ def _const(v: Const) -> Optional[Lin]:
     return None
 
 
-_AFFINE_OPS = ("add", "sub", "mul", "neg", "div", "rem")
+_AFFINE_OPS = ("add", "sub", "mul", "neg", "div", "rem", "min", "max")
 
 
 def _op(v: Op, args: list) -> Optional[Lin]:
@@ -55,12 +55,23 @@ def _op(v: Op, args: list) -> Optional[Lin]:
         return args[0] - args[1]
     if v.op == "neg":
         return -args[0]
+    if v.op in ("min", "max"):
+        return _decided_extremum(v.op, *args)
     a, b = args
     if a.is_const:
         return b.scale(a.const)
     if b.is_const:
         return a.scale(b.const)
     return None
+
+
+def _decided_extremum(op: str, a: Lin, b: Lin) -> Optional[Lin]:
+    """min(a, b) or max(a, b) where every admissible size decides which it is (`min(8, 5)`,
+    `max(N, N - 1)`), else None (einc.ir.clamped keeps the others)."""
+    diff = b - a if op == "min" else a - b
+    if any(hasattr(k, "extent") for k in diff.keys()):
+        return None
+    return a if surely_nonnegative(diff) else b if surely_nonnegative(-diff) else None
 
 
 def _quotient(numer: Optional[Lin], denom: Optional[Lin]) -> Optional[Lin]:

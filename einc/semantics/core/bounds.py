@@ -20,7 +20,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import IndexVar, Read, StateRead, Value
-from einc.ir.types import DataSize
+from einc.ir.types import DataSize, Lin
 
 
 def check_reads(body: Value, guard, state, span) -> None:
@@ -142,6 +142,8 @@ def _range_ends(dependent: list, hull_ranges: dict, corner: dict) -> list[dict]:
     points = [{}]
     for var in dependent:
         lo, hi = (bound.substitute(corner) for bound in hull_ranges[var])
+        if not (isinstance(lo, Lin) and isinstance(hi, Lin)):
+            return []           # a min or max that the corner leaves undecided
         if not affine.surely_nonnegative(hi - lo - 1):
             return []
         points = [{**p, var: end} for p in points for end in (lo, hi - 1)]
