@@ -7,6 +7,7 @@ sizes, as affine.bounds does for an affine bound.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -98,9 +99,9 @@ def scaled(bound: Bound, k: int) -> Bound:
 
 def low(bound: Bound) -> Optional[Lin]:
     """A Lin in sizes at most `bound` at every point of its index variables' ranges (their
-    extents known): the smallest value for an affine bound, at least the largest of the
-    arguments' for a max, the smallest of the arguments' for a min (None when sizes leave
-    that undecided)."""
+    extents known): the smallest value for an affine bound; for a max the largest of its
+    arguments' lows, for a min the smallest (a min or max of sizes where the sizes leave their
+    order open); None where that would need a length computed from data."""
     return _end(bound, upper=False)
 
 
@@ -126,4 +127,7 @@ def _end(bound: Bound, upper: bool) -> Optional[Lin]:
     best = extremum(bound.op, ends)
     if isinstance(best, Lin):
         return best
-    return best.args[0] if loose else None
+    # ends the sizes leave unordered: their min or max as a size computed at run time, or where
+    # that cannot be (a length computed from data), any one of them if any one will do
+    combined = functools.reduce(lambda a, b: a if a is None else affine.size_op(bound.op, a, b), best.args)
+    return best.args[0] if combined is None and loose else combined

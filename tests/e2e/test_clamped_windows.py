@@ -6,6 +6,7 @@ import einc
 import numpy as np
 import pytest
 
+from einc.runtime.errors import RunError
 from tests.programs import built
 
 TOL = dict(rtol=1e-6, atol=1e-6)
@@ -70,12 +71,23 @@ def test_clamped_windows_at_named_sizes(target, fixed):
         np.testing.assert_allclose(out["tail"], window(x, lambda i: max(i, n - 3), lambda i: n), **TOL)
 
 
+def test_a_clamped_start_that_leaves_the_array_at_run_time_sizes_is_reported_before_the_run():
+    # at i = 0 the window starts at min(0, N - 4): inside x for N >= 4, at -2 for N = 2
+    source = "let x: [f32; N];\nlet y[i in 0..N] = sum[j in min(i, N - 4)..N](x[j]);\n"
+    module = einc.load(built(source).vmfb)
+    x = np.arange(6, dtype=np.float32)
+    np.testing.assert_array_equal(module(x=x)["y"], [x[min(i, 2):].sum() for i in range(6)])
+    with pytest.raises(RunError, match=r"needs index min\(0, N - 4\) = -2 of its axis 0"):
+        module(x=x[:2])
+
+
 @pytest.mark.parametrize("source, message", [
-    # a declared range takes no min or max of run-time sizes
-    ("let x: [f32; N];\nlet y[i in 0..min(N, 4)] = x[i];\n", "min or max"),
-    # nor does a reduction range that no outer index moves
-    ("let x: [f32; N];\nlet m: [f32; M];\nlet s = sum[j in 0..min(N, M)](x[j]);\n", "min or max"),
+    # a comprehension's range takes no min or max of an index
+    ("let x: [f32; 4];\nlet y[i in 0..4] = sum([x[j] | j in max(0, i - 1)..4]);\n", "only by a reduction"),
+    # no range takes one of a length computed from data, which no check before a run knows
+    ("let x: [f32; N];\nlet c = [v | v in x, v > 0.0];\nlet s = sum[j in 0..min(len(c), N)](x[j]);\n",
+     "length computed from data"),
 ])
-def test_min_and_max_of_sizes_alone_are_E004(diagnose, source, message):
+def test_min_and_max_einc_cannot_bound_are_E004(diagnose, source, message):
     diag, _ = diagnose(source)
     assert diag.code == "E004" and message in diag.message

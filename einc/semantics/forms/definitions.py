@@ -174,12 +174,22 @@ def _bound(el, expr, env, clamps: bool) -> Bound:
     if lin is None:
         raise d.error(d.SHAPE, "a range bound must be an integer built from sizes, constants "
                       "and indices with + - and * by a constant, min and max", expr.span)
-    if isinstance(lin, clamped.Clamp) and not (clamps and any(isinstance(k, IndexVar) for k in lin.keys())):
-        raise d.error(d.SHAPE, f"a range bound that is a min or max ({lin!r}) is taken only by a "
-                      "reduction whose range depends on an outer index", expr.span,
-                      hint="fix the sizes with --dim, or write the range with one end and a `where` guard")
+    if isinstance(lin, clamped.Clamp):
+        _check_clamp(lin, clamps, expr.span)
     sizes = any(getattr(getattr(n, "def_id", None), "kind", None) in ("dim", "input") for n in ast.iter_nodes(expr))
     return Bound(lin, v, sizes)
+
+
+def _check_clamp(bound, clamps: bool, span) -> None:
+    """A min or max that is not a size (einc.ir.affine.size_op) names an index, which only a
+    reduction's range takes (over its hull), or a length computed from data, which none does:
+    the checks before a run do not know it."""
+    if not any(isinstance(k, IndexVar) for k in bound.keys()):
+        raise d.error(d.SHAPE, f"a range bound cannot take a min or max of a length computed from "
+                      f"data ({bound!r})", span, hint="write the range with one end and a `where` guard")
+    if not clamps:
+        raise d.error(d.SHAPE, f"a range bound that is a min or max of an index ({bound!r}) is taken "
+                      "only by a reduction's range", span, hint="write the range with one end and a `where` guard")
 
 
 def _expand_rest(el, node: ast.IndexedLet, env) -> list:
