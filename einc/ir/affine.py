@@ -57,7 +57,7 @@ def _op(v: Op, args: list) -> Optional[Lin]:
     if v.op == "neg":
         return -args[0]
     if v.op in ("min", "max"):
-        return _decided_extremum(v.op, *args) or size_op(v.op, *args)
+        return decided_extremum(v.op, *args) or size_op(v.op, *args)
     a, b = args
     if a.is_const:
         return b.scale(a.const)
@@ -93,7 +93,7 @@ def _sizes_only(lin: Lin) -> bool:
     return not any(hasattr(k, "extent") or isinstance(k, DataSize) for k in lin.keys())
 
 
-def _decided_extremum(op: str, a: Lin, b: Lin) -> Optional[Lin]:
+def decided_extremum(op: str, a: Lin, b: Lin) -> Optional[Lin]:
     """min(a, b) or max(a, b) where every admissible size decides which it is (`min(8, 5)`,
     `max(N, N - 1)`), else None (einc.ir.clamped keeps the others)."""
     diff = b - a if op == "min" else a - b

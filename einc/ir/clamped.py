@@ -56,10 +56,7 @@ def extremum(op: str, args: list) -> Bound:
 
 def _surely_beats(op: str, a: Bound, b: Bound) -> bool:
     """Whether `a` is never beaten by `b` in `op` (a <= b for min) for every admissible size."""
-    if not (isinstance(a, Lin) and isinstance(b, Lin)):
-        return False
-    diff = b - a if op == "min" else a - b
-    return not any(hasattr(k, "extent") for k in diff.keys()) and affine.surely_nonnegative(diff)
+    return isinstance(a, Lin) and isinstance(b, Lin) and affine.decided_extremum(op, a, b) is a
 
 
 def clamp_of(v: Value) -> Optional[Bound]:

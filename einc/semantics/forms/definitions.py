@@ -136,7 +136,7 @@ def _declared_var(el, slot, env) -> IndexVar:
 
 @dataclass
 class Bound:
-    lin: Lin
+    lin: Lin                           # or a clamped.Clamp: a min or max naming an index
     value: Value
     of_input_sizes: bool = False       # written with input dims or shapes (fixed by --dim or not)
 
@@ -390,9 +390,9 @@ def resolve_hulls(state) -> None:
         steps = state.hull_steps.pop(var, {})
         lo_min, hi_max = clamped.low(lo.substitute(steps)), clamped.high(hi.substitute(steps))
         if lo_min is None or hi_max is None:
-            raise d.error(d.SHAPE, f"the sizes do not tell the smallest start or the largest end of "
-                          f"`{var.name} in {lo!r}..{hi!r}` over the outer indices", var.span,
-                          hint="fix the sizes with --dim, or write the range with one end and a `where` guard")
+            raise d.error(d.SHAPE, f"the hull of `{var.name} in {lo!r}..{hi!r}` over the outer indices "
+                          "needs a min or max of a length computed from data", var.span,
+                          hint="write the range with one end and a `where` guard")
         var.lo, var.extent = lo_min, hi_max - lo_min
         state.hull_ranges[var] = (lo, hi)
     state.dependent_ranges[:] = waiting
