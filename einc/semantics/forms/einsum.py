@@ -22,7 +22,7 @@ def einsum(el, equation, inputs, span):
         raise d.error(d.TYPE, f"`einsum` needs an equation string known at build time, found "
                       f"{describe(equation)}", span)
     terms, out = parse(equation.text, span)
-    operands = [_operand(x, span) for x in _operand_list(el, inputs, len(terms), span)]
+    operands = [_operand(x, span) for x in _operand_list(el, inputs, terms, span)]
     if len(terms) != len(operands):
         raise d.error(d.TYPE, f"einsum equation `{equation.text}` names {len(terms)} operands, "
                       f"but {len(operands)} {'was' if len(operands) == 1 else 'were'} given", span)
@@ -37,17 +37,18 @@ def einsum(el, equation, inputs, span):
     return Generic(tuple(var[c] for c in out), body, None, span=span)
 
 
-def _operand_list(el, inputs, count: int, span) -> list:
+def _operand_list(el, inputs, terms: list, span) -> list:
     """The operands: a tuple's or a list's items. A list of arrays of one shape (`[V, V]`) is
-    one array stacked along a new leading axis, so an equation naming `count` > 1 operands
-    takes that array's rows when it has `count` of them, as NumPy's `einsum(eq, *arrays)`."""
+    one array stacked along a new leading axis: its rows are the operands when it has one per
+    term and each term labels one axis fewer than it has, as NumPy's `einsum(eq, *arrays)`."""
     if isinstance(inputs, (TupleVal, ListVal)):
         return list(inputs.items)
-    if count > 1 and tensors.is_array(inputs) and _leading_length(inputs) == count:
+    if tensors.is_array(inputs) and _leading_length(inputs) == len(terms) and \
+            all(len(t) + 1 == tensors.shape_only(inputs).rank for t in terms):
         if isinstance(inputs, Stack):
             return list(inputs.elems)
         return [tensors.read(inputs, [Weak(np.asarray(k), "int", span)], span, el.state, "einsum operands")
-                for k in range(count)]
+                for k in range(len(terms))]
     return [inputs]
 
 
