@@ -91,3 +91,9 @@ def test_a_clamped_start_that_leaves_the_array_at_run_time_sizes_is_reported_bef
 def test_min_and_max_einc_cannot_bound_are_E004(diagnose, source, message):
     diag, _ = diagnose(source)
     assert diag.code == "E004" and message in diag.message
+
+
+def test_a_window_read_past_the_end_at_its_last_point_is_E005(diagnose):
+    # at i = N - 1 the window is N - 2..N, so x[j + 1] reads x[N]
+    diag, _ = diagnose("let x: [f32; N];\nlet y[i in 0..N] = sum[j in max(0, i - 1)..min(N, i + 2)](x[j + 1]);\n")
+    assert diag.code == "E005" and "subscript 0 is N at i = N - 1, j = N - 1" in diag.message
