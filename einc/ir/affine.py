@@ -5,13 +5,14 @@ Bounds checks and the lowering's choice of indexing maps both ask this question.
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
 
 from einc.ir.nodes import Const, IndexRef, Op, Size, Value
 from einc.ir.traversal import fold
-from einc.ir.types import DataSize, Lin, Quotient
+from einc.ir.types import DataSize, Lin, Quotient, SizeOp
 
 
 def affine_of(v: Value) -> Optional[Lin]:
@@ -38,7 +39,7 @@ def _const(v: Const) -> Optional[Lin]:
     return None
 
 
-_AFFINE_OPS = ("add", "sub", "mul", "neg", "div", "rem")
+_AFFINE_OPS = ("add", "sub", "mul", "neg", "div", "rem", "min", "max")
 
 
 def _op(v: Op, args: list) -> Optional[Lin]:
@@ -55,12 +56,50 @@ def _op(v: Op, args: list) -> Optional[Lin]:
         return args[0] - args[1]
     if v.op == "neg":
         return -args[0]
+    if v.op in ("min", "max"):
+        return decided_extremum(v.op, *args) or size_op(v.op, *args)
     a, b = args
     if a.is_const:
         return b.scale(a.const)
     if b.is_const:
         return a.scale(b.const)
-    return None
+    return size_op("mul", a, b)
+
+
+def size_op(op: str, a: Lin, b: Lin) -> Optional[Lin]:
+    """`op` of two sizes as one key (B * C, min(N, 4)), nested ones of the same op flattened
+    and a product's constant factors taken out of it. None when an operand names an index or
+    a length computed from data (the checks before a run do not know those)."""
+    if not (_sizes_only(a) and _sizes_only(b)):
+        return None
+    coeff, args = 1, []
+    for x in (a, b):
+        key, c = _single_term(x)
+        if op == "mul" and key is not None:
+            coeff, x = coeff * c, Lin.of(key)
+            c = 1
+        args += list(key.args) if isinstance(key, SizeOp) and key.op == op and c == 1 else [x]
+    return Lin.of(SizeOp(op, tuple(args)), coeff)
+
+
+def _single_term(lin: Lin) -> tuple:
+    """(key, coeff) when `lin` is coeff * key, else (None, 0)."""
+    if lin.const == 0 and len(lin.terms) == 1:
+        return next(iter(lin.terms.items()))
+    return None, 0
+
+
+def _sizes_only(lin: Lin) -> bool:
+    return not any(hasattr(k, "extent") or isinstance(k, DataSize) for k in lin.keys())
+
+
+def decided_extremum(op: str, a: Lin, b: Lin) -> Optional[Lin]:
+    """min(a, b) or max(a, b) where every admissible size decides which it is (`min(8, 5)`,
+    `max(N, N - 1)`), else None (einc.ir.clamped keeps the others)."""
+    diff = b - a if op == "min" else a - b
+    if any(hasattr(k, "extent") for k in diff.keys()):
+        return None
+    return a if surely_nonnegative(diff) else b if surely_nonnegative(-diff) else None
 
 
 def _quotient(numer: Optional[Lin], denom: Optional[Lin]) -> Optional[Lin]:
@@ -122,11 +161,40 @@ def bounds(lin: Lin) -> tuple[Lin, Lin]:
 def surely_nonnegative(lin: Lin) -> bool:
     """True when `lin` >= 0 for every admissible size. Sizes are unbounded above, at least 1
     for an input dim and at least 0 for a quotient or a size computed from data, so this holds
-    exactly when no coefficient is negative and the value at those minima is >= 0."""
+    exactly when no coefficient is negative and the value at those minima is >= 0. A min or a
+    max of sizes is split into its arguments: rest + c min(a, b) >= 0 for c > 0 when both
+    rest + c a and rest + c b are, for c < 0 when one is (the reverse for a max)."""
     lin = _negative_quotients_replaced(lin)
-    coeffs = lin.terms.items()
-    return all(c >= 0 for _, c in coeffs) and \
-        lin.const + sum(c for k, c in coeffs if not isinstance(k, (Quotient, DataSize))) >= 0
+    extremum = next((k for k in lin.terms if isinstance(k, SizeOp) and k.op != "mul"), None)
+    if extremum is not None:
+        coeff = lin.terms[extremum]
+        rest = lin - Lin.of(extremum, coeff)
+        cases = [surely_nonnegative(rest + arg.scale(coeff)) for arg in extremum.args]
+        return all(cases) if (extremum.op == "min") == (coeff > 0) else any(cases)
+    low = _least_of(lin)
+    return low is not None and low >= 0
+
+
+def _least(key) -> Optional[int]:
+    """The smallest value a size key takes: 1 for an input dim, 0 for a quotient or a length
+    computed from data; for a product, min or max that of its arguments' smallest values
+    (None where an argument may be negative, or for a product, where one is unbounded below)."""
+    if isinstance(key, (Quotient, DataSize)):
+        return 0
+    if not isinstance(key, SizeOp):
+        return 1
+    lows = [_least_of(arg) for arg in key.args]
+    if None in lows or any(low < 0 for low in lows):
+        return None
+    return min(lows) if key.op == "min" else max(lows) if key.op == "max" else math.prod(lows)
+
+
+def _least_of(lin: Lin) -> Optional[int]:
+    terms = lin.terms.items()
+    lows = [_least(k) for k, _ in terms]
+    if None in lows or any(c < 0 for _, c in terms):
+        return None
+    return lin.const + sum(c * low for (_, c), low in zip(terms, lows))
 
 
 def _negative_quotients_replaced(lin: Lin) -> Lin:

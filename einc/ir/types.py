@@ -111,8 +111,31 @@ class Quotient:
         return self.name
 
 
+class SizeOp:
+    """`op` ("mul", "min" or "max") of size expressions `args` that no affine form expresses:
+    the product B * C of a flatten, the clamps of a slice's ends to its axis. Interned (and the
+    order of its arguments fixed), so equal expressions are the same key."""
+
+    _interned: dict = {}
+
+    def __new__(cls, op: str, args: tuple):
+        args = tuple(sorted(args, key=repr))
+        key = (op, args)
+        if key not in cls._interned:
+            obj = super().__new__(cls)
+            obj.op, obj.args = op, args
+            joined = " * ".join(f"({a!r})" for a in args) if op == "mul" else \
+                f"{op}({', '.join(map(repr, args))})"
+            obj.name = joined
+            cls._interned[key] = obj
+        return cls._interned[key]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 class Lin:
-    """const + sum(coeff * key); keys are Syms or index variables. Immutable."""
+    """const + sum(coeff * key); keys are Syms, Quotients, SizeOps or index variables. Immutable."""
 
     __slots__ = ("const", "terms")
 

@@ -10,7 +10,7 @@ from iree.compiler.dialects import func
 
 from einc import host_cpu
 from einc.ir.nodes import Input, Print, Program
-from einc.ir.types import Lin, Quotient, Sym
+from einc.ir.types import Lin, Quotient, SizeOp, Sym
 from einc.mlir.core.dispatch_captures import RESHAPES
 from einc.mlir.core.types import element_type, tensor_type
 from einc.module_file import (CPU_FEATURES_KEY, INPUT_ALIGNMENT_KEY, PARAMETERS_KEY, READ_ONCE_KEY, SIGNATURE_KEY,
@@ -144,12 +144,15 @@ def size_check(fact: ExtentFact | IndexFact) -> dict:
 
 
 def _lin(lin: Lin) -> dict:
-    """{"text", "const", "terms": [[coeff, dim name | {"floor": lin, "by": k}]]}."""
+    """{"text", "const", "terms": [[coeff, dim name | {"floor": lin, "by": k} | {"mul" | "min" |
+    "max": [lin, ..]}]]}."""
     return {"text": repr(lin), "const": lin.const,
             "terms": [[coeff, _size_key(key)] for key, coeff in lin.terms.items()]}
 
 
-def _size_key(key: Sym | Quotient):
+def _size_key(key: Sym | Quotient | SizeOp):
     if isinstance(key, Quotient):
         return {"floor": _lin(key.numer), "by": key.denom}
+    if isinstance(key, SizeOp):
+        return {key.op: [_lin(a) for a in key.args]}
     return key.name

@@ -22,7 +22,7 @@ from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexVar, Input, Piecewise, Program, Read, RecurrenceGroup, RecValue,
                            Reduce, Stack, StateRead, Value, free_vars)
 from einc.ir.traversal import run_in_order
-from einc.ir.types import DataSize, Lin, Quotient
+from einc.ir.types import DataSize, Lin, Quotient, SizeOp
 
 
 @dataclass(frozen=True)
@@ -232,9 +232,17 @@ def _after_the_call(fact: SizeFact) -> bool:
 
 
 def _never_negative(lin: Lin) -> bool:
-    """`lin` >= 0 for every size >= 0 (a quotient is >= 0 when its numerator is)."""
-    return lin.const >= 0 and all(c >= 0 and (not isinstance(k, Quotient) or _never_negative(k.numer))
-                                  for k, c in lin.terms.items())
+    """`lin` >= 0 for every size >= 0 (a quotient, a product or a min is >= 0 when its
+    arguments are, a max when one is)."""
+    return lin.const >= 0 and all(c >= 0 and _never_negative_key(k) for k, c in lin.terms.items())
+
+
+def _never_negative_key(key) -> bool:
+    if isinstance(key, Quotient):
+        return _never_negative(key.numer)
+    if isinstance(key, SizeOp):
+        return (any if key.op == "max" else all)(_never_negative(a) for a in key.args)
+    return True
 
 
 def _fails_for_every_size(fact: SizeFact) -> bool:

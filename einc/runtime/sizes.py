@@ -2,12 +2,14 @@
 
 The compiler lists what every run needs of its sizes (einc/passes/size_facts.py): each extent
 is >= 0, and each access that runs at all stays inside its axis. Sizes come as linear forms
-over the run-time dims, `{"text", "const", "terms": [[coeff, dim | {"floor": form, "by": k}]]}`.
+over the run-time dims, `{"text", "const", "terms": [[coeff, dim | {"floor": form, "by": k} |
+{"mul" | "min" | "max": [form, ..]}]]}`.
 A run that breaks one fails with one line naming the dims, the inputs they come from and the
 place in the source, instead of an allocation of absurd size or a read outside a buffer.
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 from einc.runtime.errors import RunError
@@ -67,9 +69,15 @@ def _value(form: dict, dims: dict[str, int]) -> int:
     for coeff, key in form["terms"]:
         if isinstance(key, str):
             total += coeff * dims[key]
-        else:
+        elif "floor" in key:
             total += coeff * (_value(key["floor"], dims) // key["by"])
+        else:
+            [(op, args)] = key.items()
+            total += coeff * _SIZE_OPS[op]([_value(a, dims) for a in args])
     return total
+
+
+_SIZE_OPS = {"mul": math.prod, "min": min, "max": max}
 
 
 def _shown(form: dict, value: int) -> str:
@@ -97,6 +105,8 @@ def _mentioned(check: dict) -> set[str]:
         for _, key in form["terms"]:
             if isinstance(key, str):
                 names.add(key)
-            else:
+            elif "floor" in key:
                 forms.append(key["floor"])
+            else:
+                forms.extend(*key.values())
     return names

@@ -277,7 +277,7 @@ def _tuple(el, e, env):
 
 @expression_rule(ast.ArrayLit)
 def _array(el, e, env):
-    return stack([el.ev(x, env) for x in e.elems], e.span)
+    return stack([el.ev(x, env) for x in e.elems], e.span, jagged_ok=True)
 
 
 @expression_rule(ast.Range)

@@ -22,6 +22,7 @@ SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
 REDUCTIONS = {"float": ("sum", "sum", "prod", "max", "min"), "int": ("sum", "sum", "max", "min"),
               "bool": ("all", "any")}
 INDEX_NAMES = "ijklmnopqrsuvw"
+WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a clamped window
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,10 @@ class Scope:
 
 
 class ExpressionGenerator:
-    def __init__(self, rng: random.Random, float_type: str, int_type: str):
+    def __init__(self, rng: random.Random, float_type: str, int_type: str,
+                 windows: random.Random | None = None):
         self.rng = rng
+        self.windows = windows     # draws clamped windows (_clamped_window), apart from rng
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -505,8 +508,9 @@ class ExpressionGenerator:
         """Leave `k in 0..n` out when a plain read `x[.., k, ..]` of an axis of n decides it."""
         shape_of = {t.name: t.shape for t in scope.tensors}
         exprs = tuple(e for e in exprs if e is not None)
-        return tuple(replace(r, explicit=False) if r.lo == Bound(0) and self.rng.random() < 0.5
-                     and decides(r.var, r.hi, exprs, shape_of) else r for r in ranges)
+        # a clamped window draws here as the `0..i + 1` it replaces, and stays explicit
+        return tuple(replace(r, explicit=False) if (r.lo == Bound(0) or r.lo.clamp) and self.rng.random() < 0.5
+                     and not r.lo.clamp and decides(r.var, r.hi, exprs, shape_of) else r for r in ranges)
 
     def bool_reduction(self, scope: Scope, depth: int):
         op = self.rng.choice(REDUCTIONS["bool"])
@@ -533,7 +537,7 @@ class ExpressionGenerator:
         if outer and choice < 0.25:
             var = rng.choice(outer)
             if rng.random() < 0.5:
-                return Bound(0), Bound(1, index=var.name)            # 0..i + 1, never empty
+                return self._clamped_window(var) or (Bound(0), Bound(1, index=var.name))    # 0..i + 1, never empty
             if op in ("sum", "prod", "all", "any"):
                 return Bound(0, index=var.name), var.hi               # i..n, may be empty
         axes = [(t.shape[a], t.sizes[a]) for t in scope.tensors for a in range(len(t.shape))]
@@ -541,6 +545,19 @@ class ExpressionGenerator:
             extent, _ = rng.choice(axes)
             return Bound(0), extent
         return Bound(0), Bound(rng.randint(1, 5))
+
+    def _clamped_window(self, var: IndexVar):
+        """Some of the time (drawn from `windows`, a stream of its own, so that the rest of
+        every program stays as it was) a window around i cut at the edges of i's range
+        instead of 0..i + 1: `max(0, i - a)..min(n, i + 1 + b)`. It spans the same values
+        over i's range (0 up to i's largest, i starting at 0), so what is generated after it is
+        unchanged."""
+        if self.windows is None or var.low != 0 or self.windows.random() >= WINDOW_SHARE:
+            return None
+        before, after = self.windows.randint(0, 3), self.windows.randint(0, 2)
+        lo = Bound(-before, index=var.name, clamp=(("max", Bound(0)),))
+        hi = Bound(1 + after, index=var.name, clamp=(("min", var.hi),))
+        return lo, hi
 
     # ------------------------------------------------------------ conditions
 
@@ -635,12 +652,19 @@ def _low(b: Bound, scope: Scope) -> int:
     value = b.const + (scope.dims[b.dim] if b.dim else 0)
     if b.index:
         value += next(v.low for v in scope.indices if v.name == b.index)
-    return value
+    return _clamped(value, b, scope, _low)
 
 
 def _high(b: Bound, scope: Scope) -> int:
     value = b.const + (scope.dims[b.dim] if b.dim else 0)
     if b.index:
         value += next(v.high for v in scope.indices if v.name == b.index)
+    return _clamped(value, b, scope, _high)
+
+
+def _clamped(value: int, b: Bound, scope: Scope, end) -> int:
+    """min and max are monotone: the extreme of a clamp is the clamp of the extremes."""
+    for op, other in b.clamp:
+        value = (max if op == "max" else min)(value, end(other, scope))
     return value
 

@@ -143,6 +143,8 @@ class Evaluator:
         value = np.asarray(b.const + (self.dims[b.dim] if b.dim else 0), np.int64)
         if b.index is not None:
             value = value + env[b.index].ex
+        for op, other in b.clamp:
+            value = (np.maximum if op == "max" else np.minimum)(value, self.bound(other, env))
         return value
 
     def shape_of(self, define: Define) -> tuple:

@@ -158,6 +158,13 @@ def _function(fn: Function, names: Names) -> str:
 
 
 def bound(b: Bound, names: Names) -> str:
+    text = _affine_bound(b, names)
+    for op, other in b.clamp:                     # max(0, i - 1), then min(n, max(0, i - 1))
+        text = f"{op}({bound(other, names)}, {text})"
+    return text
+
+
+def _affine_bound(b: Bound, names: Names) -> str:
     terms = [names(t) for t in (b.index, b.dim) if t is not None]
     if not terms:
         return str(b.const)

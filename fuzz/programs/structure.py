@@ -5,7 +5,7 @@ Every expression node carries its Einlang type. Index variables and named dims a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 FLOATS = ("f32", "f64", "f16", "bf16")
 HALF_TYPES = ("f16", "bf16")
@@ -18,14 +18,16 @@ COARSEST_FIRST = ("bf16", "f16", "f32", "f64")
 
 @dataclass(frozen=True)
 class Bound:
-    """`const + dim + index`: a range end such as `N - 1`, `i + 1` or `4`."""
+    """`const + dim + index`: a range end such as `N - 1`, `i + 1` or `4`; `clamp` takes the min
+    or max of that with other bounds in turn, (("max", Bound(0)),) making `max(0, i - 1)`."""
 
     const: int
     dim: str | None = None
     index: str | None = None
+    clamp: tuple = ()              # ("min" | "max", Bound) pairs
 
     def plus(self, k: int) -> "Bound":
-        return Bound(self.const + k, self.dim, self.index)
+        return replace(self, const=self.const + k)
 
 
 # ---------------------------------------------------------------- expressions

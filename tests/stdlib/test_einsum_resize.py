@@ -34,6 +34,10 @@ let dot = einsum("i,i", (v, v));
 let outer3 = einsum("i,j,k", (v, v, v));
 let diag = einsum("ii->i", S);
 let implicit = einsum("ba,ac", (b, c));
+let gram_list = einsum("ij,kj->ik", [a, a]);
+let mm_list = einsum("ij,jk->ik", [a, b]);
+let dot_literal = einsum("i,i->", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+let tr_list = einsum("ij->ji", [a]);
 """
 
 INPUTS = dict(X=rand(1, 2, 3, 4), V=rand(2, 5, dtype=np.float64, seed=1), a=rand(3, 4, seed=2),
@@ -95,6 +99,14 @@ def test_einsum(out):
     close(out["outer3"], np.einsum("i,j,k", F["v"], F["v"], F["v"]))
     close(out["diag"], np.diag(F["S"]))
     close(out["implicit"], np.einsum("ba,ac", F["b"], F["c"]), atol=1e-5)
+
+
+def test_einsum_takes_a_list_of_operands(out):
+    # `[a, a]` stacks into one array whose rows are the operands; `[a, b]` (two shapes) is a list
+    close(out["gram_list"], np.einsum("ij,kj->ik", F["a"], F["a"]), atol=1e-5)
+    close(out["mm_list"], np.einsum("ij,jk->ik", F["a"], F["b"]), atol=1e-5)
+    close(out["dot_literal"], np.float64(1 * 4 + 2 * 5 + 3 * 6))
+    close(out["tr_list"], F["a"].T)
 
 
 def test_einsum_letter_on_axes_of_different_lengths_is_E004(diagnose):

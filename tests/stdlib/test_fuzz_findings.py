@@ -1,9 +1,11 @@
 """Findings of the stdlib fuzzer (fuzz/stdlib, docs/FUZZING.md), reduced: each call once
 disagreed with its ONNX meaning or was refused; NumPy references, exact (these calls only move
 data)."""
+import einc
 import numpy as np
 
 from stdlib_harness import run_program
+from tests.programs import built
 
 GATHERS = """
 let D: [f32; 5, 3, 4];
@@ -181,3 +183,24 @@ def test_mean_variance_normalization_over_named_dims():
     np.testing.assert_allclose(out["mvn_all"], mvn(x, (0, 1, 2, 3)), rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(out["mvn_some"], mvn(x, (1, 3)), rtol=2e-5, atol=2e-5)
     assert out["mvn_vector"].dtype == np.float64 and out["mvn_all"].dtype == np.float32
+
+
+NAMED_DIMS = """
+let X: [f32; N, C, H];
+let flat = std::ml::flatten(X);
+let sliced = std::ml::slice(X, [1, -2], [100, -1], [2, 1], [1, 2]);
+let backwards = std::ml::slice(X, [-1], [-100], [0], [-2]);
+"""
+
+
+def test_slice_and_flatten_over_named_dims():
+    """Over named dims flatten's size is the product C * H and slice's the clamps of its ends to
+    the axis: both were E004 (a range bound must be affine in the sizes); now they are sizes
+    computed at run time. One build, three sets of sizes (the last slices an axis to nothing)."""
+    module = einc.load(built(NAMED_DIMS).vmfb)
+    for shape in ((3, 4, 5), (2, 2, 1), (1, 1, 2)):
+        x = np.random.default_rng(sum(shape)).uniform(-1, 1, shape).astype(np.float32)
+        out = module(X=x)
+        np.testing.assert_array_equal(out["flat"], x.reshape(shape[0], -1))
+        np.testing.assert_array_equal(out["sliced"], x[:, -2:-1:2, 1:100])
+        np.testing.assert_array_equal(out["backwards"], x[::-2])

@@ -7,12 +7,17 @@ emits before anything else that could use it.
 """
 from __future__ import annotations
 
+import functools
+
 from iree.compiler import ir
 from iree.compiler.dialects import arith, cf, linalg, tensor
 
 from einc.ir.nodes import Input
-from einc.ir.types import DataSize, Lin, Quotient, Shape, Sym
+from einc.ir.types import DataSize, Lin, Quotient, Shape, SizeOp, Sym
 from einc.mlir.core.types import i32_type, index_type
+
+
+_SIZE_OPS = {"mul": arith.muli, "min": arith.minsi, "max": arith.maxsi}
 
 
 def index_const(n: int) -> ir.Value:
@@ -47,6 +52,9 @@ class Sizes:
             return self.dims[key]
         if isinstance(key, Quotient):
             return arith.floordivsi(self.index(key.numer), index_const(key.denom))
+        if isinstance(key, SizeOp):
+            args = [self.index(a) for a in key.args]
+            return functools.reduce(_SIZE_OPS[key.op], args)
         raise ValueError(f"a size depends on index variable {key!r}")
 
     def i32(self, lin: Lin) -> ir.Value:

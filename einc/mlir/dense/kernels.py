@@ -18,7 +18,6 @@ from iree.compiler.dialects import arith, linalg
 
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Reduce, Value
-from einc.ir.types import Sym
 from einc.mlir.dense import (computed_operands, cpu_convolutions, cpu_matmuls, cpu_poolings, named_ops, operand_views,
                              patch_matmuls, pooling_pairs, window_matmuls)
 from einc.mlir.core import decided_guards, scalar_ops
@@ -155,7 +154,7 @@ def _subscript_expr(domain: Domain, lin, size) -> Optional[tuple[ir.AffineExpr, 
     const = lin.const
     terms = {}
     for key, coeff in lin.terms.items():
-        if isinstance(key, Sym) or not key.lo.is_const:
+        if not hasattr(key, "extent") or not key.lo.is_const:      # a size, not an index
             return None
         const += coeff * key.lo.const          # the coordinate is lo + loop index
         if key.extent == 1:

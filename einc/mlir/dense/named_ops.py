@@ -22,7 +22,7 @@ from iree.compiler.dialects import linalg, tensor
 
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, IndexVar, Input, Op, Read, Reduce, Value
-from einc.ir.types import Lin, Quotient, Sym
+from einc.ir.types import Lin, Quotient, SizeOp, Sym
 from einc.mlir.core import scalar_ops
 from einc.mlir.core.dispatch_captures import fence, is_fenced
 from einc.mlir.core.shapes import index_const
@@ -433,6 +433,8 @@ def run_time_sizes(extents: list[Lin]) -> tuple:
         for key in extents.pop(0).terms:
             if isinstance(key, Quotient):
                 extents.append(key.numer)
+            elif isinstance(key, SizeOp):
+                extents.extend(key.args)
             elif isinstance(key, Sym):
                 names[key.name] = None
     return tuple(names)

@@ -78,10 +78,10 @@ def _extreme(sub: Lin, var, dependent: dict, upper: bool) -> Optional[Lin]:
         high_end = (lin.terms[key] > 0) == upper
         if key.extent is not None:
             value = key.lo + key.extent - 1 if high_end else key.lo
-        elif key in dependent:
+        elif key in dependent and all(isinstance(b, Lin) for b in dependent[key]):
             lo, hi = dependent[key]
             value = hi - 1 if high_end else lo
-        else:
+        else:       # no range yet, or one clamped by a min or max: the read bounds nothing
             return None
         lin = lin.substitute({key: value})
     return None

@@ -18,7 +18,7 @@ and where that depends on run-time sizes the subscripts at those points are kept
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir import affine
+from einc.ir import affine, clamped
 from einc.ir.nodes import IndexVar, Read, StateRead, Value
 from einc.ir.types import DataSize
 
@@ -141,7 +141,11 @@ def _range_ends(dependent: list, hull_ranges: dict, corner: dict) -> list[dict]:
     range may be empty there)."""
     points = [{}]
     for var in dependent:
-        lo, hi = (bound.substitute(corner) for bound in hull_ranges[var])
+        # a min or max (einc.ir.clamped) names only sizes at a corner: its value is a size
+        lo_at, hi_at = (bound.substitute(corner) for bound in hull_ranges[var])
+        lo, hi = clamped.low(lo_at), clamped.high(hi_at)
+        if lo is None or hi is None:
+            return []
         if not affine.surely_nonnegative(hi - lo - 1):
             return []
         points = [{**p, var: end} for p in points for end in (lo, hi - 1)]

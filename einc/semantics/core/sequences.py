@@ -58,6 +58,12 @@ def index(seq, subs: list, span):
     return seq
 
 
+def _join_hint(left, right) -> str:
+    if isinstance(left, ListVal) or isinstance(right, ListVal):
+        return "a list whose elements have different shapes is not an array: give them one shape"
+    return "put a number into a string with interpolation: \"n = {n}\""
+
+
 def binary(op: str, left, right, span):
     """`left op right` where one side is a string or a list."""
     if op == "in":
@@ -68,7 +74,7 @@ def binary(op: str, left, right, span):
         if isinstance(left, ListVal) and isinstance(right, ListVal):
             return ListVal(left.items + right.items, span)
         raise d.error(d.TYPE, f"`+` cannot join {describe(left)} and {describe(right)}", span,
-                      hint="put a number into a string with interpolation: \"n = {n}\"")
+                      hint=_join_hint(left, right))
     if op in ("==", "!="):
         a, b = key(left), key(right)
         if a is None or b is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir import affine
+from einc.ir import affine, clamped
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars,
                            fresh_index_vars, is_folding_constant)
@@ -152,7 +152,7 @@ def _declared_var(el, slot, env) -> IndexVar:
 
 @dataclass
 class Bound:
-    lin: Lin
+    lin: Lin                           # or a clamped.Clamp: a min or max naming an index
     value: Value
     of_input_sizes: bool = False       # written with input dims or shapes (fixed by --dim or not)
 
@@ -171,24 +171,41 @@ def extent(lo: Bound, hi: Bound) -> Lin:
     return n
 
 
-def range_bounds(el, rng: ast.Range, env) -> tuple[Bound, Bound]:
+def range_bounds(el, rng: ast.Range, env, clamps: bool = False) -> tuple[Bound, Bound]:
+    """The ends of `lo..hi` as affine forms; with `clamps`, a min or max (einc.ir.clamped) of
+    such that names an index, which only a reduction over a range that depends on outer
+    indices takes (its hull's ends are Lins)."""
     if rng.lo is None or rng.hi is None:
         raise d.error(d.SHAPE, "an index range needs both ends", rng.span)
-    lo, hi = _bound(el, rng.lo, env), _bound(el, rng.hi, env)
+    lo, hi = _bound(el, rng.lo, env, clamps), _bound(el, rng.hi, env, clamps)
     if rng.inclusive:
         hi = Bound(hi.lin + 1, scalar_ops.apply("add", [hi.value, Weak(np.asarray(1), "int")], rng.span),
                    hi.of_input_sizes)
     return lo, hi
 
 
-def _bound(el, expr, env) -> Bound:
+def _bound(el, expr, env, clamps: bool) -> Bound:
     v = scalar_ops.materialize(el.ev(expr, env), None, expr.span)
-    lin = affine.affine_of(v) if isinstance(v, Value) and v.rank == 0 and v.dtype.is_int else None
+    lin = clamped.clamp_of(v) if isinstance(v, Value) and v.rank == 0 and v.dtype.is_int else None
     if lin is None:
         raise d.error(d.SHAPE, "a range bound must be an integer built from sizes, constants "
-                      "and indices with + - and * by a constant", expr.span)
+                      "and indices with + - and * by a constant, min and max", expr.span)
+    if isinstance(lin, clamped.Clamp):
+        _check_clamp(lin, clamps, expr.span)
     sizes = any(getattr(getattr(n, "def_id", None), "kind", None) in ("dim", "input") for n in ast.iter_nodes(expr))
     return Bound(lin, v, sizes)
+
+
+def _check_clamp(bound, clamps: bool, span) -> None:
+    """A min or max that is not a size (einc.ir.affine.size_op) names an index, which only a
+    reduction's range takes (over its hull), or a length computed from data, which none does:
+    the checks before a run do not know it."""
+    if not any(isinstance(k, IndexVar) for k in bound.keys()):
+        raise d.error(d.SHAPE, f"a range bound cannot take a min or max of a length computed from "
+                      f"data ({bound!r})", span, hint="write the range with one end and a `where` guard")
+    if not clamps:
+        raise d.error(d.SHAPE, f"a range bound that is a min or max of an index ({bound!r}) is taken "
+                      "only by a reduction's range", span, hint="write the range with one end and a `where` guard")
 
 
 def _expand_rest(el, node: ast.IndexedLet, env) -> list:
@@ -362,7 +379,7 @@ def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
     (the extreme values over the outer ranges) and narrowed by a guard."""
     if iv.range is None:
         return IndexVar(iv.name, Lin(0), None, span=iv.span)
-    lo, hi = range_bounds(el, iv.range, env)
+    lo, hi = range_bounds(el, iv.range, env, clamps=True)
     if not lo.keys_are_indices and not hi.keys_are_indices:
         return IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
     var = IndexVar(iv.name, Lin(0), None, span=iv.span)
@@ -387,8 +404,11 @@ def resolve_hulls(state) -> None:
             waiting.append((var, lo, hi))
             continue
         steps = state.hull_steps.pop(var, {})
-        lo_min, _ = affine.bounds(lo.substitute(steps))
-        _, hi_max = affine.bounds(hi.substitute(steps))
+        lo_min, hi_max = clamped.low(lo.substitute(steps)), clamped.high(hi.substitute(steps))
+        if lo_min is None or hi_max is None:
+            raise d.error(d.SHAPE, f"the hull of `{var.name} in {lo!r}..{hi!r}` over the outer indices "
+                          "needs a min or max of a length computed from data", var.span,
+                          hint="write the range with one end and a `where` guard")
         var.lo, var.extent = lo_min, hi_max - lo_min
         state.hull_ranges[var] = (lo, hi)
     state.dependent_ranges[:] = waiting

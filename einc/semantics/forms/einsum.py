@@ -8,19 +8,21 @@ Without "->" the output is the letters used exactly once, in alphabetical order 
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import Generic, IndexRef, IndexVar, Reduce, Value
+import numpy as np
+
+from einc.ir.nodes import Generic, IndexRef, IndexVar, Reduce, Stack, Value
 from einc.ir.types import Lin
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.state import InferenceFrame
-from einc.semantics.core.values import StrVal, TupleVal, describe
+from einc.semantics.core.values import ListVal, StrVal, TupleVal, Weak, describe
 
 
 def einsum(el, equation, inputs, span):
     if not isinstance(equation, StrVal):
         raise d.error(d.TYPE, f"`einsum` needs an equation string known at build time, found "
                       f"{describe(equation)}", span)
-    operands = [_operand(x, span) for x in (inputs.items if isinstance(inputs, TupleVal) else [inputs])]
     terms, out = parse(equation.text, span)
+    operands = [_operand(x, span) for x in _operand_list(el, inputs, terms, span)]
     if len(terms) != len(operands):
         raise d.error(d.TYPE, f"einsum equation `{equation.text}` names {len(terms)} operands, "
                       f"but {len(operands)} {'was' if len(operands) == 1 else 'were'} given", span)
@@ -33,6 +35,29 @@ def einsum(el, equation, inputs, span):
     summed = tuple(var[c] for c in letters if c not in out)
     body = Reduce("sum", summed, product, span=span) if summed else product
     return Generic(tuple(var[c] for c in out), body, None, span=span)
+
+
+def _operand_list(el, inputs, terms: list, span) -> list:
+    """The operands: a tuple's or a list's items. A list of arrays of one shape (`[V, V]`) is
+    one array stacked along a new leading axis: its rows are the operands when it has one per
+    term and each term labels one axis fewer than it has, as NumPy's `einsum(eq, *arrays)`."""
+    if isinstance(inputs, (TupleVal, ListVal)):
+        return list(inputs.items)
+    if tensors.is_array(inputs) and _leading_length(inputs) == len(terms) and \
+            all(len(t) + 1 == tensors.shape_only(inputs).rank for t in terms):
+        if isinstance(inputs, Stack):
+            return list(inputs.elems)
+        return [tensors.read(inputs, [Weak(np.asarray(k), "int", span)], span, el.state, "einsum operands")
+                for k in range(len(terms))]
+    return [inputs]
+
+
+def _leading_length(x) -> int | None:
+    x = tensors.shape_only(x)
+    n = x.value.shape[0] if isinstance(x, Weak) else x.shape[0]
+    if isinstance(n, Lin):
+        return n.const if n.is_const else None
+    return int(n)
 
 
 def _operand(x, span) -> Value:
