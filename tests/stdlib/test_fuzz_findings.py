@@ -204,3 +204,27 @@ def test_slice_and_flatten_over_named_dims():
         np.testing.assert_array_equal(out["flat"], x.reshape(shape[0], -1))
         np.testing.assert_array_equal(out["sliced"], x[:, -2:-1:2, 1:100])
         np.testing.assert_array_equal(out["backwards"], x[::-2])
+
+
+MERGED_AXES = """
+let A: [f32; M, N];
+let B: [f32; P, Q];
+let D: [f32; R, S, T];
+let I: [i64; K, 2];
+let k = std::ml::kron(A, B);
+let g = std::ml::gather_nd(D, I);
+"""
+
+
+def test_kron_and_gather_nd_over_named_dims():
+    """Their merged sizes are products of run-time sizes (M * P, and the rows of I): both were
+    E004 (a range bound must be affine in the sizes) before products of sizes were sizes."""
+    rng = np.random.default_rng(3)
+    module = einc.load(built(MERGED_AXES).vmfb)
+    for m, n, r in ((2, 3, 3), (1, 4, 2)):
+        a, b = rng.uniform(-1, 1, (m, n)).astype(np.float32), rng.uniform(-1, 1, (n, m + 2)).astype(np.float32)
+        d = rng.uniform(-1, 1, (r, 4, 5)).astype(np.float32)
+        i = np.stack([rng.integers(0, r, 6), rng.integers(-4, 4, 6)], axis=1).astype(np.int64)
+        out = module(A=a, B=b, D=d, I=i)
+        np.testing.assert_array_equal(out["k"], np.kron(a, b))
+        np.testing.assert_array_equal(out["g"], d[i[:, 0], i[:, 1]])
