@@ -19,7 +19,7 @@ from iree.compiler.dialects import arith, math, scf, vector
 _F, _I = arith.CmpFPredicate, arith.CmpIPredicate
 
 
-def _split(value: Decimal, bits: int, parts: int) -> list[float]:
+def cody_waite_parts(value: Decimal, bits: int, parts: int) -> list[float]:
     """`value` as a sum of `parts` doubles, all but the last with only `bits` significant bits,
     so that k * part is exact for |k| < 2^(53 - bits) (Cody–Waite reduction)."""
     out = []
@@ -35,7 +35,7 @@ def _pi_constants(bits: int, parts: int) -> tuple:
     """(π/2 in Cody–Waite parts, 2/π, π) from 70 digits of π, in a local decimal context."""
     with localcontext(prec=70):
         pi = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640")
-        return _split(pi / 2, bits, parts), float(2 / pi), float(pi)
+        return cody_waite_parts(pi / 2, bits, parts), float(2 / pi), float(pi)
 
 
 class Precision(NamedTuple):

@@ -17,7 +17,7 @@ from typing import Callable, NamedTuple
 from iree.compiler import ir
 from iree.compiler.dialects import arith, math
 
-from einc.mlir.core.f64_math import constant, element_of, shaped
+from einc.mlir.core.f64_math import cody_waite_parts, constant, element_of, shaped
 
 _F, _I = arith.CmpFPredicate, arith.CmpIPredicate
 
@@ -34,10 +34,7 @@ class _Format(NamedTuple):
 
 def _ln2_parts(hi_bits: int) -> tuple:
     with localcontext(prec=60):
-        ln2 = Decimal(2).ln()
-        mantissa, exponent = pymath.frexp(float(ln2))
-        hi = pymath.ldexp(pymath.trunc(mantissa * 2 ** hi_bits) / 2 ** hi_bits, exponent)
-        return hi, float(ln2 - Decimal(hi))
+        return tuple(cody_waite_parts(Decimal(2).ln(), hi_bits, 2))
 
 
 # k, the exponent of m, needs 11 bits in f64 and 8 in f32
