@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from einc.formatting import format_value
+
 _SHOW_ALL_UP_TO = 8  # elements
 _HEAD = 4
 
@@ -10,8 +12,8 @@ _HEAD = 4
 def summarize(name: str, value: np.ndarray) -> str:
     """`name: dtype[shape] values...`, with min/max/mean for arrays too big to show whole."""
     if value.ndim == 0:
-        # !s: numpy's shortest round-trip text for the dtype (format() would widen f32 to f64)
-        return f"{name}: {value.dtype} = {value[()]!s}"
+        # print's text: NumPy's shortest round trip for the dtype, `true`/`false` for a bool
+        return f"{name}: {value.dtype} = {format_value(value, '')}"
     head = f"{name}: {value.dtype}[{', '.join(map(str, value.shape))}]"
     flat = value.ravel()
     if flat.size <= _SHOW_ALL_UP_TO:
@@ -20,6 +22,8 @@ def summarize(name: str, value: np.ndarray) -> str:
 
 
 def _values(flat: np.ndarray) -> str:
+    if flat.dtype == np.bool_:
+        return format_value(flat, "")
     return np.array2string(flat, separator=" ", max_line_width=10_000)
 
 

@@ -19,3 +19,9 @@ def test_infinities_of_both_signs_give_a_nan_mean_without_a_warning(recwarn):
     values = np.array([np.inf, -np.inf, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], np.float32)
     assert summarize("v", values).endswith("min=-inf max=inf mean=nan")
     assert len(recwarn) == 0
+
+
+def test_bools_are_written_as_the_language_spells_them():
+    assert summarize("flag", np.asarray(True)) == "flag: bool = true"
+    assert summarize("m", np.array([True, False])) == "m: bool[2] [true false]"
+    assert summarize("big", np.array([True, False] * 6)) == "big: bool[12] [true false true false ...] true=6/12"

@@ -33,8 +33,8 @@ print(path, "x={x} y={x:.3f}", greet("bob", k));
 print(typeof("s"), typeof(names));
 """
 
-EXPECTED = """2 4 d True False True
-['ab' 'cde' 'f'] True False True e
+EXPECTED = """2 4 d true false true
+['ab' 'cde' 'f'] true false true e
 [2 3 1] ['ab' 'cde'] ['a' 'b' 'c'] ['ab!' 'cde!' 'f!']
 data_3.npy x=0.25 y=0.250 hello bob x3
 str rectangular

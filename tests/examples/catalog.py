@@ -89,8 +89,11 @@ def input_file(path: str):
 
 def fmt(value, spec: str = "") -> str:
     """A value as `print` shows it: scalars like NumPy scalars (or with the format spec),
-    arrays like str(array), a spec applied to every element."""
+    arrays like str(array), a spec applied to every element, bools as `true` and `false`."""
     value = np.asarray(value)
+    if value.dtype == np.bool_:
+        words = np.where(value, "true", "false")
+        return str(words[()]) if value.ndim == 0 else np.array2string(words, separator=" ", formatter={"all": str})
     if value.ndim == 0:
         return format(value.item(), spec) if spec else str(value[()])
     if not spec:

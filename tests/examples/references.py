@@ -185,7 +185,7 @@ def strings(_):
         f"vowels of {name}: {vowels}",
         f"words {words} have lengths {fmt(lengths)} and initials {initials}",
         f"longer than five: {long_words} longest {lengths.max()} first {first}",
-        f"{'sum' in words} {'product' in words} {'curr' in 'recurrence'} {name == 'einlang'}",
+        f"{fmt('sum' in words)} {fmt('product' in words)} {fmt('curr' in 'recurrence')} {fmt(name == 'einlang')}",
         f"run {run} at rate {rate:.3f} from strings_weights_{run}.npy gives {fmt(total)}",
         f"doubled {fmt(doubled)}, halved {fmt(halved)}",
     ])
@@ -404,9 +404,9 @@ def markov_chain(_):
     residual = np.abs(p[-1] @ P - p[-1]).max()
     rows = np.bool_((np.abs(P.sum(axis=1) - 1) < 1e-6).all())
     return Reference(dict(P=P, T=i32(T), p=p, change=change, residual=residual, rows_sum_to_one=rows), [
-        f"rows of P sum to one: {rows}",
+        f"rows of P sum to one: {fmt(rows)}",
         f"after 1, 5, 20 months: {fmt(p[1], '.4f')} {fmt(p[5], '.4f')} {fmt(p[20], '.4f')}",
-        f"stationary distribution {fmt(p[-1], '.5f')}; pi P = pi to 1e-6: {residual < 1e-6}",
+        f"stationary distribution {fmt(p[-1], '.5f')}; pi P = pi to 1e-6: {fmt(residual < 1e-6)}",
         f"total variation between steps 10 and 11: {change[11]:.3e}",
     ])
 

@@ -14,7 +14,8 @@ def test_template_joins_text_and_formatted_args():
 @pytest.mark.parametrize("value, expected", [
     (np.array(0.1, np.float32), "0.1"),          # like str(np.float32(0.1)), not the float64 expansion
     (np.array(1e-8, np.float64), "1e-08"),
-    (np.array(True), "True"),
+    (np.array(True), "true"),                   # the language's spelling, as Rust prints it
+    (np.array(False), "false"),
     (np.array(7, np.int64), "7"),
 ])
 def test_scalars_without_spec_print_like_numpy_scalars(value, expected):
@@ -25,6 +26,13 @@ def test_arrays_print_like_numpy_or_per_element_with_a_spec():
     matrix = np.arange(4, dtype=np.float32).reshape(2, 2) / 3
     assert format_value(matrix, "") == str(matrix)
     assert format_value(matrix, ".1f") == "[[0.0 0.3]\n [0.7 1.0]]"
+
+
+def test_bool_arrays_print_true_and_false_and_a_spec_applies_to_the_word():
+    assert format_value(np.array([[True, False], [False, True]]), "") == "[[true false]\n [false true]]"
+    assert format_value(np.array(False), ">6") == " false"
+    with pytest.raises(RunError, match="format spec '.2f'"):
+        format_value(np.array(True), ".2f")
 
 
 def test_bad_spec_is_a_run_error():

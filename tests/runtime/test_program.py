@@ -33,7 +33,7 @@ def test_scalar_int_and_bool_inputs_and_outputs(add_vmfb):
     np.testing.assert_array_equal(outputs["total"], A[:, 0] + A[:, 1])
     assert outputs["next"] == 42 and outputs["next"].dtype == np.int32
     assert outputs["flag_out"].dtype == np.bool_ and bool(outputs["flag_out"])
-    assert stdout.getvalue() == "n = 41, flag = True\n"
+    assert stdout.getvalue() == "n = 41, flag = true\n"
 
 
 def test_device_follows_the_target(matmul_vmfb, target):
