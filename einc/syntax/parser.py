@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import hashlib
+import re
 from pathlib import Path as FsPath
 from typing import Optional
 
@@ -124,8 +125,9 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
         acceptable = _acceptable(exc)
         expected = _describe_expected(acceptable)
         width = len(str(token)) if token.type != "$END" else 1
-        if "IN" in acceptable and acceptable <= _AFTER_A_SLOT_NAME and token.type != "$END":
-            hint = _COMPUTED_SLOT_HINT
+        if ("an operator" not in expected and token.type != "$END"      # not inside a range's bound
+                and _in_a_definitions_bracket(text, token.start_pos)):
+            expected, hint = _SLOTS_HOLD, _COMPUTED_SLOT_HINT
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -154,10 +156,27 @@ def _end_of_an_earlier_line(text: str, pos: int):
     return None
 
 
-# A definition's bracket after an index name: a computed point (`u[t, N - 1]`) is no slot.
-_AFTER_A_SLOT_NAME = frozenset({"IN", "COMMA", "RSQB"})
-_COMPUTED_SLOT_HINT = ("a definition's brackets hold index names, integer literals and ranges: "
-                       "write a computed point as a range of one, `i in N - 1..N`")
+# What a definition's bracket may hold, said in place of the tokens the parser expected there
+# (`let u[t, N - 1] = ..` is no definition: a computed point is a range of one).
+_SLOTS_HOLD = "an index name, a range `i in a..b`, an integer literal or `..rest` in a definition's brackets"
+_COMPUTED_SLOT_HINT = "write a computed point as a range of one, `i in N - 1..N`"
+_DEFINITION_HEAD = re.compile(r"\blet\s+[A-Za-z_]\w*\s*$")
+
+
+def _in_a_definitions_bracket(text: str, pos: int) -> bool:
+    """Whether `pos` lies inside the bracket of `let name[..]` (nested brackets not closed)."""
+    depth = 0
+    for k in range(pos - 1, -1, -1):
+        c = text[k]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                return c == "[" and _DEFINITION_HEAD.search(text, 0, k) is not None
+            depth -= 1
+        elif c == ";" and depth == 0:
+            return False
+    return False
 
 
 def _bad_character(exc: UnexpectedCharacters, text: str, filename: str,

@@ -65,10 +65,24 @@ def test_indexed_definitions():
     assert isinstance(r.value.subscripts[0], ast.RestIndex)
 
 
-def test_a_computed_point_in_a_definitions_brackets_says_to_write_a_range():
-    diag = syntax_error("let u[t in 1..5, N - 1] = 0.0;")
-    assert (diag.message, diag.span.col) == ("expected ',', ']' or 'in', found '-'", 20)
+SLOTS = "an index name, a range `i in a..b`, an integer literal or `..rest` in a definition's brackets"
+
+
+@pytest.mark.parametrize("src, found, col", [
+    ("let u[t in 1..50, N - 1] = 0.0;", "'-'", 21),      # after an index name
+    ("let u[t in 0..5, 2 * 3] = 0.0;", "'*'", 20),       # after a literal
+    ("let u[t, (N - 1)] = 0.0;", "'('", 10),             # where a slot starts
+    ("let u[f(1)] = 0.0;", "'('", 8),
+    ("let u[..r + 1] = 0.0;", "'+'", 11),                # after a rest
+])
+def test_a_computed_point_in_a_definitions_brackets_says_what_they_hold(src, found, col):
+    diag = syntax_error(src)
+    assert (diag.message, diag.span.col) == (f"expected {SLOTS}, found {found}", col)
     assert "`i in N - 1..N`" in diag.hint
+
+
+def test_only_a_definitions_brackets_say_what_they_hold():
+    assert syntax_error("let u[t in 0..5 6] = 1;").message == "expected ',', ']' or an operator, found '6'"
     assert syntax_error("let y = [1, 2 3];").hint == ""       # not in a definition's brackets
     assert syntax_error("let y: [f32; N - 1];").hint == ""     # nor in a type's
 
