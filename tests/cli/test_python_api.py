@@ -45,6 +45,12 @@ def test_source_text_is_compiled_from_a_temporary_file(driver):
     assert path.endswith("program.ein") and text == "let x: f32;\nlet y = x;\n"
 
 
+def test_one_line_of_items_without_a_semicolon_is_source_text(driver):
+    # a program of functions alone was taken for a file name (E009 "cannot read fn main() ..")
+    einc.compile("fn main() { (1, 2.5) }")
+    assert driver.paths[-1][1] == "fn main() { (1, 2.5) }"
+
+
 def test_version_and_errors_are_at_the_top_level():
     from importlib import metadata
     from einc.diagnostics import CompileError
