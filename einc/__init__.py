@@ -164,5 +164,5 @@ def load(path_or_bytes, device: str | None = None, parameters: str | os.PathLike
 def _is_path(source_or_path) -> bool:
     if isinstance(source_or_path, os.PathLike):
         return True
-    # Einlang statements end in ';', so text without one or a newline can only be a file name.
-    return source_or_path.endswith(".ein") or not any(c in source_or_path for c in ";\n")
+    # Statements end in ';' and items have a `{ .. }` body, so one-line text with neither is a file name.
+    return source_or_path.endswith(".ein") or not any(c in source_or_path for c in ";\n{")
