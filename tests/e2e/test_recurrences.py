@@ -161,6 +161,7 @@ def test_reading_a_future_step_is_an_error():
         """)
     diag = info.value.diagnostics[0]
     assert diag.code == "E007" and "ahead" in diag.message and diag.span.line == 3
+    assert "number its steps from the end" in diag.hint     # how to write a backward recurrence
 
 
 def test_extent_from_an_input_dim_plus_one_and_three_lookbacks(run):

@@ -793,7 +793,8 @@ def _check_direction(member: RecMember, clause: RecClause, read: StateRead, step
     if offset > 0:
         raise d.error(d.RECURRENCE, f"`{read.member.name}` is read {offset} step(s) ahead of the "
                       f"step being computed", read.span,
-                      hint="a recurrence can only read earlier steps, e.g. `t - 1`")
+                      hint="a recurrence reads earlier steps (`t - 1`); to run one from the end, "
+                      "number its steps from the end: `r[s in 1..N] = r[s - 1] + u[N - 1 - s]`")
     if affine.surely_negative(clause.t_lo + offset):
         raise d.error(d.BOUNDS, f"at its first step {clause.t_lo!r} this clause reads "
                       f"`{read.member.name}` at step {clause.t_lo + offset!r}, before the start",
