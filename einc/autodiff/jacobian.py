@@ -24,7 +24,7 @@ SLICE = None          # a `:` subscript
 
 def jacobian(y: Value, x: Value, span, rules=NO_RULES) -> Value:
     """The dense Jacobian."""
-    _check_float(y, x, span)
+    check_float(y, x, span)
     dirs = fresh_index_vars(x.shape, "d")
     dir_refs = tuple(IndexRef(v) for v in dirs)
     seed = lambda subs: indicator(subs, dir_refs, x)      # the identity, one direction per axis
@@ -36,7 +36,7 @@ def jacobian(y: Value, x: Value, span, rules=NO_RULES) -> Value:
 
 def jacobian_read(y: Value, x: Value, subs: list, span, rules=NO_RULES) -> Value:
     """J[subs] where each subscript is an i32 scalar or SLICE; rank(y) + rank(x) of them."""
-    _check_float(y, x, span)
+    check_float(y, x, span)
     return located(_read(y, x, subs, span, rules), [y, x] + [s for s in subs if s is not SLICE], span)
 
 
@@ -44,7 +44,7 @@ def _read(y: Value, x: Value, subs: list, span, rules) -> Value:
     ys, xs = subs[:y.rank], subs[y.rank:]
     if xs and all(_fixed(s) for s in xs) and not all(_fixed(s) for s in ys):
         column = Tangent(x, lambda at: indicator(at, tuple(xs), x), (), span, rules).of_value(y)
-        return _project(column if column is not None else _zeros(y), ys, span)
+        return _project(column if column is not None else zeros(y), ys, span)
     if all(_fixed(s) for s in ys):
         cotangent = basis(y, tuple(ys)) if y.rank else const(1.0, y)
         return _project(pullback(y, x, cotangent, span, rules), xs, span)
@@ -71,10 +71,10 @@ def _fixed(s) -> bool:
     return s is not SLICE and not free_vars(s)
 
 
-def _zeros(y: Value) -> Value:
+def zeros(y: Value) -> Value:
     return Generic(fresh_index_vars(y.shape, "z"), const(0.0, y)) if y.rank else const(0.0, y)
 
 
-def _check_float(y: Value, x: Value, span) -> None:
+def check_float(y: Value, x: Value, span) -> None:
     if not y.dtype.is_float or not x.dtype.is_float:
         raise d.error(d.TYPE, f"derivatives need float values, found {y.dtype} / {x.dtype}", span)

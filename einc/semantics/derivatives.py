@@ -11,16 +11,22 @@ expression's value as if it were bound to a name. `@y / @(x + x * x)` is the quo
 differentials, dy / du = (dy/dx) / (du/dx), defined where u is a scalar expression reading one
 scalar binding x (the chain rule in one variable); any other expression is an E004.
 
+`@y` alone is y's tangent (thesis 6.1): its change when the one run-time input it reads moves
+by 1, every element of an array input at once (the thesis's `ones_like` seed). For a scalar
+input x that is dy/dx. A y that reads several inputs, or none, is an E011 asking for `@y / @x`.
+
 x may be a build-time value (`let h = 1.5;`): such a binding is a variable (variables), and
 an untyped one takes the dtype it has in y's graph (f32 where y leaves it free).
 """
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import Read, Value, walk
+from einc.ir.nodes import Input, Read, Value, walk
 from einc.ir.types import F32
 from einc.autodiff.gradient import gradient
-from einc.autodiff.jacobian import SLICE
+from einc.autodiff.jacobian import SLICE, check_float, zeros
+from einc.autodiff.local_rules import const
+from einc.autodiff.tangent import Tangent
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.forms.pointwise import elementwise
 from einc.semantics.forms.recurrences import RecState
@@ -51,6 +57,26 @@ def request(el, e: ast.Derivative, env):
             # index variables of an enclosing definition take their ranges from these axes
             el.state.note_read(Read(v, tuple(subs), span=node.span), [f"`{_name(node)}[..]`"] * v.rank)
     return tensors.read_jacobian(lazy, ysubs + xsubs, e.span)
+
+
+def tangent(el, e: ast.Diff, env):
+    """The value of `@y` outside a derivative rule."""
+    y = el.ev(e.target, env)
+    if isinstance(y, Weak):
+        y = scalar_ops.materialize(y, None, e.span)
+    y = tensors.whole(y, e.span)
+    inputs = sorted({id(v): v for v in walk([y]) if isinstance(v, Input) and v.dtype.is_float}.values(),
+                    key=lambda v: v.pos)
+    if len(inputs) != 1:
+        reads = "reads no run-time float input" if not inputs else \
+            "reads " + ", ".join(f"`{v.name}`" for v in inputs)
+        raise d.error(d.UNSUPPORTED, f"`@{_name(e.target)}` is a tangent along the one input it reads, "
+                      f"but it {reads}", e.span,
+                      hint=f"name the variable: `@{_name(e.target)} / @x`")
+    (x,) = inputs
+    check_float(y, x, e.span)
+    dy = Tangent(x, lambda at: const(1.0, x), (), e.span, el.derivative_rules).of_value(y)
+    return zeros(y) if dy is None else dy
 
 
 def _names_a_binding(node) -> bool:

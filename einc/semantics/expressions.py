@@ -325,8 +325,8 @@ def _derivative(el, e, env):
 
 @expression_rule(ast.Diff)
 def _differential(el, e, env):
+    """In a derivative rule `@fn`, an argument's differential; elsewhere the tangent `@y`."""
     try:
         return env.lookup(differential_key(getattr(e.target, "def_id", None)))
     except KeyError:
-        raise d.error(d.UNSUPPORTED, "a bare differential `@x` outside a derivative rule `@fn`",
-                      e.span, hint="write the derivative as a quotient, e.g. `@loss / @w`") from None
+        return derivatives.tangent(el, e, env)

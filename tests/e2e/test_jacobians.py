@@ -117,10 +117,38 @@ def test_user_rules_are_used_by_both_modes(fd_jacobian):
     np.testing.assert_allclose(out["col_qs"], [0.0, 3 * x[1], 0.0], rtol=1e-15)
 
 
+TANGENTS = """
+let x: f64;
+let v: [f64; 3];
+let y = x * x + 3.0 * x;
+let dy = @y;
+let tx = @x;
+let w[i in 0..4] = x * (i as f64) * x;
+let dw = @w;
+let s = sum[i](v[i] * v[i]);
+let ds = @s;
+let de[i] = @(v[i] * v[i] * v[i]);
+print(@y);
+"""
+
+
+def test_a_bare_differential_is_the_tangent_along_the_one_input_read():
+    # thesis 6.1 `let tx = @x;`, LANGUAGE.md section 5 `print(@y)`: E011 before. The seed is 1 on
+    # every element of the input (the thesis's ones_like), so @s for s = |v|^2 is 2 sum(v).
+    x, v = 1.5, np.array([0.5, -1.0, 2.0])
+    buf = io.StringIO()
+    out = einc.load(einc.compile(TANGENTS).vmfb).run({"x": x, "v": v}, stdout=buf)
+    assert out["dy"] == 2 * x + 3 and out["tx"] == 1.0 and buf.getvalue() == f"{2 * x + 3}\n"
+    np.testing.assert_allclose(out["dw"], 2 * x * np.arange(4), rtol=1e-15)
+    np.testing.assert_allclose(out["ds"], 2 * v.sum(), rtol=1e-15)
+    np.testing.assert_allclose(out["de"], 3 * v * v, rtol=1e-15)
+
+
 # ---------------------------------------------------------------- unsupported
 
 @pytest.mark.parametrize("source, words", [
-    ("let x: f64;\nlet y = @x * 2.0;\n", "outside a derivative rule"),
+    ("let x: f64;\nlet z: f64;\nlet y = x * z;\nlet t = @y;\n", "along the one input it reads, but it reads `x`, `z`"),
+    ("let c = 2.0;\nlet t = @c;\n", "reads no run-time float input"),
     ("let x: [f64; 3];\nlet y = x[:];\n", "`:` slice of an array that is not a derivative"),
     ("let x: [f64; 3];\nlet y = x * x;\nlet c[i] = (@y / @x)[i, :];\n", "`:` slice of a derivative inside"),
     ("let x: [f64; T];\nlet a[0] = 0.0;\nlet b[0] = 0.0;\nlet a[t in 1..T] = b[t - 1] + x[t];\n"
