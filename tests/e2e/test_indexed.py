@@ -76,6 +76,24 @@ def test_where_guards_bindings_and_outer_dependent_ranges(run):
     np.testing.assert_allclose(out["scaled"], (x + 1) ** 2, rtol=1e-6)
 
 
+def test_a_reduction_index_whose_range_reads_an_earlier_one_of_the_same_reduction(run):
+    # `sum[i, j in 0..i + 1]` (a triangle) was E003 "cannot find name `i`"
+    A = f32(5 * 5).reshape(5, 5)
+    out = run("""
+        let A: [f32; 5, 5];
+        let lower = sum[i, j in 0..i + 1](A[i, j]);
+        let pairs = sum[i in 1..4, j in 0..i](i * j);
+        let peak = max[i in 0..5, j in i..5](A[i, j] - A[j, i]);
+        let even = sum[i in 0..5, j in 0..i](i + j) where j % 2 == 0;
+        let chains = sum[i in 0..4, j in i..4, k in j..4](1);
+    """, A=A)
+    np.testing.assert_allclose(out["lower"], np.tril(A).sum(), rtol=1e-5)
+    assert out["pairs"] == sum(i * j for i in range(1, 4) for j in range(i))
+    np.testing.assert_allclose(out["peak"], np.triu(A - A.T).max(), rtol=1e-6)
+    assert out["even"] == sum(i + j for i in range(5) for j in range(i) if j % 2 == 0)
+    assert out["chains"] == 20
+
+
 def test_conv2d_with_index_algebra(run):
     x, w = f32(2, 3, 9, 8), f32(4, 3, 3, 2)
     out = run("""

@@ -573,9 +573,10 @@ class _Resolver:
             self._expr(arm.body, inner)
 
     def _e_Reduction(self, node: ast.Reduction, scope: _Scope) -> None:
+        _nest_at_a_sibling_range(node)
         inner = _Scope(scope)
         for var in node.indices:
-            self._index_var(var, scope, inner)   # ranges may read outer indices, not siblings
+            self._index_var(var, scope, inner)   # ranges read outer indices (siblings: nested above)
         self._wheres(node.wheres, inner)
         self._expr(node.body, inner)
 
@@ -666,3 +667,18 @@ def _closest(name: str, candidates: Iterable[str]) -> Optional[str]:
     public = sorted(c for c in candidates if not c.startswith("__"))
     close = difflib.get_close_matches(name, public, n=1)
     return close[0] if close else None
+
+
+def _nest_at_a_sibling_range(node: ast.Reduction) -> None:
+    """`sum[i in 0..N, j in 0..i](b)` as `sum[i in 0..N](sum[j in 0..i](b))`: an index whose range
+    reads an earlier index of the same reduction starts an inner reduction, which takes the
+    where clauses (every reduction's operation is associative and commutative, so the value is
+    the same)."""
+    earlier = set()
+    for k, var in enumerate(node.indices):
+        reads = {n.name for n in ast.iter_nodes(var.range) if isinstance(n, ast.Name)} if var.range else set()
+        if reads & earlier:
+            inner = ast.Reduction(node.op, node.indices[k:], node.body, node.wheres, span=node.span)
+            node.indices, node.body, node.wheres = node.indices[:k], inner, []
+            return
+        earlier.add(var.name)
