@@ -78,7 +78,7 @@ _CPU_DEVICES = ("local-task", "local-sync")
 # IREE-48: a host loop's start rows. IREE-50: their zeros, each of its own (IREE-78: also a
 # window's). IREE-76: tensors a host loop reads, fenced before it.
 _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45", "IREE-48", "IREE-50",
-                          "IREE-51", "IREE-53", "IREE-76", "IREE-77", "IREE-78"})
+                          "IREE-51", "IREE-53", "IREE-76", "IREE-77", "IREE-78", "IREE-102"})
 # IREE-31: NumPy's large arrays start 16 bytes past a page, so with IREE's 64 they were copied
 # every call (the RNN H = 64 bench's 25 MB input: 15% of its time); 16 lends them in place.
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, unrolled_poolings=True,
@@ -102,7 +102,7 @@ _RECORDS = (
            # invocation after ~65,535 loop iterations
            loops_in_dispatch=False, loop_budget=65_000,
            defects=frozenset({"IREE-06", "IREE-41", "IREE-42", "IREE-46", "IREE-49", "IREE-63", "IREE-89",
-                              "IREE-90"})),
+                              "IREE-90", "IREE-102"})),
 )
 TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in _RECORDS})
 DEFAULT = TARGETS["llvm-cpu"]

@@ -14,7 +14,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 from einc.ir.nodes import (Compact, Const, Generic, Input, Op, Piecewise, Read, RecValue, Reduce, Size,
                            Stack, Value)
 from einc.ir.types import Lin
-from einc.mlir.core import scalar_ops
+from einc.mlir.core import host_floats, scalar_ops
 from einc.mlir.compaction import compact_value
 from einc.mlir.core.dispatch_captures import written_shifted
 from einc.mlir.dense import attention
@@ -47,6 +47,8 @@ def _op(lw, v: Op) -> ir.Value:
     args = [lw.lower(a) for a in v.args]
     if any(is_tensor(a) for a in args) or not scalar_ops.runs_on_host(v):
         return _device_scalar(lw, v)
+    if lw.target.has_defect("IREE-102"):
+        return host_floats.apply(v, args)
     return scalar_ops.apply(v, args)
 
 

@@ -181,6 +181,40 @@ def test_an_f64_remainder_of_scalar_inputs_runs_as_a_kernel_not_in_the_vm(run):
     assert out["r"] == np.fmod(1e17 + 8, -0.3) and out["s"] == np.fmod(1e17 + 8, 0.75)
 
 
+NAN_AND_INFINITIES = """
+    let x: f32;
+    let y: f32;
+    let same = x == x;
+    let differs = x != x;
+    let at_most = x <= x;
+    let at_least = x >= x;
+    let above = x >= y;
+    let below = y >= x;
+    let by_zero = x * 0.0;
+    let zero_by = 0.0 * x;
+    let zero_over = 0.0 / x;
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("x", [np.nan, np.inf, -np.inf, -2.0])
+def test_scalar_comparisons_and_products_follow_ieee_for_nan_and_infinities(run, target, x):
+    # IREE-102: scalar code runs in IREE's VM, which folded `x == x` to true, `x * 0.0` and
+    # `0.0 / x` to 0, and computed `x >= y` as !(x < y): each was wrong for NaN (found writing
+    # the tests of LANGUAGE.md's comparisons: `x != x` is the NaN test)
+    x, y = np.float32(x), np.float32(1.0)
+    out = run(NAN_AND_INFINITIES, target, device="vulkan" if target == "vulkan-spirv" else None, x=x, y=y)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = dict(same=x == x, differs=x != x, at_most=x <= x, at_least=x >= x, above=x >= y,
+                        below=y >= x, by_zero=x * np.float32(0), zero_by=np.float32(0) * x,
+                        zero_over=np.float32(0) / x)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(out[name], value, err_msg=name)
+        if value.dtype == np.float32 and not np.isnan(value):      # -2 * 0 is -0
+            assert np.signbit(out[name]) == np.signbit(value), name
+
+
 def test_an_f64_remainder_inside_a_recurrence_over_independent_lanes(run):
     """A phase wrapped into [0, 2 pi) every step, for 64 independent oscillators (a batch axis
     no step reads across, which the CPU runs in vector lanes)."""
