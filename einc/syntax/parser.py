@@ -362,7 +362,7 @@ class _AstBuilder(Transformer):
     def slot_literal(self, meta, children):
         digits, _ = _split_suffix(str(children[0]), INT_SUFFIXES)
         span = self._span(meta)
-        return ast.IndexLiteral(_checked(int(digits), EXTENT_LIMIT, "an index", span), span=span)
+        return ast.IndexLiteral(_checked(_integer(digits), EXTENT_LIMIT, "an index", span), span=span)
 
     def slot_rest(self, meta, children):
         return ast.RestIndex(str(children[0]), span=self._span(meta))
@@ -547,14 +547,15 @@ class _AstBuilder(Transformer):
     def int_lit(self, meta, children):
         digits, suffix = _split_suffix(str(children[0]), INT_SUFFIXES)
         span = self._span(meta)
-        return ast.IntLit(_checked(int(digits), INT_LIMIT, "an integer literal", span), suffix, span=span)
+        return ast.IntLit(_checked(_integer(digits), INT_LIMIT, "an integer literal", span), suffix, span=span)
 
     def float_lit(self, meta, children):
         digits, suffix = _split_suffix(str(children[0]), ("f32", "f64"))
         span = self._span(meta)
-        if math.isinf(float(digits)):
+        value = float(digits.replace("_", ""))
+        if math.isinf(value):
             raise error(VALUE, f"a float literal of {digits} is too large: even f64 makes it infinite", span)
-        return ast.FloatLit(float(digits), suffix, span=span)
+        return ast.FloatLit(value, suffix, span=span)
 
     def true_lit(self, meta, children):
         return ast.BoolLit(True, span=self._span(meta))
@@ -846,8 +847,19 @@ def _number(text: str):
     for suffix in INT_SUFFIXES + ("f32", "f64"):
         if text.endswith(suffix):
             text = text[:-len(suffix)]
-            return float(text) if suffix[0] == "f" else int(text)
-    return float(text) if any(c in text for c in ".eE") else int(text)
+            return float(text.replace("_", "")) if suffix[0] == "f" else _integer(text)
+    if text[:2] not in _RADIX_PREFIXES and any(c in text for c in ".eE"):
+        return float(text.replace("_", ""))
+    return _integer(text)
+
+
+_RADIX_PREFIXES = ("0x", "0o", "0b")
+
+
+def _integer(digits: str) -> int:
+    """An integer literal's value: decimal or 0x / 0o / 0b, `_` anywhere after the first digit."""
+    digits = digits.replace("_", "")
+    return int(digits, 0) if digits[:2] in _RADIX_PREFIXES else int(digits)
 
 
 def _char_positions(text: str, line: int, col: int) -> list[tuple[int, int]]:

@@ -87,6 +87,24 @@ def test_only_a_definitions_brackets_say_what_they_hold():
     assert syntax_error("let y: [f32; N - 1];").hint == ""     # nor in a type's
 
 
+@pytest.mark.parametrize("text, value", [
+    ("1_000_000", 1000000), ("0x1F", 31), ("0xff_ff", 65535), ("0o17", 15), ("0b1010", 10), ("0x_E5", 229),
+    ("1_000i64", 1000), ("1_000_u16", 1000),
+])
+def test_integer_literals_take_rusts_forms(text, value):
+    assert expr(text).value == value
+
+
+@pytest.mark.parametrize("text, value", [("1_000.5", 1000.5), ("1e1_0", 1e10), ("2_f32", 2.0), ("6.02_2e2_3", 6.022e23)])
+def test_float_literals_take_underscores_between_digits(text, value):
+    assert expr(text).value == value
+
+
+@pytest.mark.parametrize("src", ["let a = 0x;", "let a = 0b102;", "let a = 0x_;"])
+def test_a_radix_prefix_without_its_digits_is_E001(src):
+    syntax_error(src)
+
+
 def test_where_on_indexed_let_goes_to_the_definition():
     (d,) = items("let e[i in 0..N] = i * i where i % 2 == 0, z = 1;")
     assert isinstance(d.value, ast.Binary)
