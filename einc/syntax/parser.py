@@ -662,6 +662,9 @@ class _AstBuilder(Transformer):
     def range_pat_upto(self, meta, children):
         return self._range_pat(meta, None, children[0], True)
 
+    def range_pat_below(self, meta, children):
+        return self._range_pat(meta, None, children[0], False)
+
     def _range_pat(self, meta, lo, hi, inclusive: bool):
         span = self._span(meta)
         if lo is not None and hi is not None and (hi < lo or (hi == lo and not inclusive)):

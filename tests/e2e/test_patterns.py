@@ -43,6 +43,13 @@ def test_scalar_patterns_on_run_time_values(run, target):
         program.close()
 
 
+def test_a_range_pattern_open_below_excludes_its_end(run):
+    # `..0` (Rust's half-open pattern, beside `..=0` and `0..`) was E001
+    for n in (-5, -1, 0, 9, 10, 12):
+        out = run("let n: i32;\nlet a = match n { ..0 => -1, 0..10 => 0, 10.. => 1 };\n", n=np.int32(n))
+        assert out["a"] == (-1 if n < 0 else 0 if n < 10 else 1)
+
+
 def test_array_patterns_on_rows_of_a_run_time_array(run):
     M = np.array([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 1, 2]], np.int32)
     x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
@@ -134,6 +141,7 @@ def test_or_pattern_bindings_take_the_alternative_that_matched(run):
      "(i32::MIN..=-1, true)"),
     ("let n: i32;\nlet a = match n { m if m > 0 => 1, 0 => 0, ..=-1 => 2 };\n", "1..=i32::MAX"),
     ("let x: f32;\nlet a = match x { 1.0 => 2.0 };\n", "_"),
+    ("let n: i32;\nlet a = match n { ..0 => -1, 1.. => 1 };\n", "0"),
 ])
 def test_a_match_that_misses_a_case_names_it(diagnose, source, missing):
     diag, text = diagnose(source)
@@ -145,6 +153,7 @@ def test_a_match_that_misses_a_case_names_it(diagnose, source, missing):
     "let f: bool;\nlet a = match f { true => 1, false => 0 };\n",
     "let n: u8;\nlet a = match n { 0..=100 => 1, 101.. => 2 };\n",
     "let n: i8;\nlet a = match n { ..=-1 => -1, 0 => 0, 1..=127 => 1 };\n",
+    "let n: i32;\nlet a = match n { ..0 => -1, 0..10 => 0, 10.. => 1 };\n",
     "let n: i32;\nlet a = match (n, n > 2) { (_, true) => 1, (_, false) => 0 };\n",
 ])
 def test_matches_that_cover_every_value_need_no_catch_all(tmp_path, source):
