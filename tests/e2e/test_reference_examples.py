@@ -1,13 +1,34 @@
 """The Einlang examples of the reference documents (/work/shared/spec/einlang-thesis.md,
 chapters 2-6, and /work/shared/LANGUAGE.md), each made a program by declaring its inputs and
 run against a NumPy reference written here. The example's own lines are kept verbatim; only the
-declarations before them (and the functions they call) are ours."""
+declarations before them (and the functions they call) are ours. After them, the tests a peer
+would write from LANGUAGE.md section by section, for what the other suites leave out."""
+import io
+
+import ml_dtypes
 import numpy as np
+import pytest
 
 import einc
 from tests.programs import built
 
 rng = np.random.default_rng(2029)
+
+MATMUL_FIGURE_2_1 = """
+    let A: [f32; 5, 3];
+    let B: [f32; 3, 4];
+    let C[i, j] =
+      sum[k] (A[i, k] * B[k, j]);
+"""
+RECURRENCE_FIGURE_2_2 = """
+    let init: f32;
+    let x: [f32; T];
+    fn step(y, v) { 0.9 * y + v }
+    let y[0] = init;
+    let y[t in 1..T] =
+      step(y[t - 1], x[t]);
+    let out = y[T - 1];
+"""
 
 
 def run_with(source: str, inputs: dict) -> dict:
@@ -57,12 +78,7 @@ def test_section_2_1_direct_convolution(run):
 
 
 def test_figure_2_1_matmul_written_over_two_lines(run):
-    source = """
-    let A: [f32; 5, 3];
-    let B: [f32; 3, 4];
-    let C[i, j] =
-      sum[k] (A[i, k] * B[k, j]);
-    """
+    source = MATMUL_FIGURE_2_1
     A, B = rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_allclose(run(source, A=A, B=B)["C"], A @ B, rtol=1e-5, atol=1e-6)
 
@@ -101,15 +117,7 @@ def test_section_2_2_two_dimensional_recurrence_with_boundary_clauses(run):
 
 
 def test_figure_2_2_recurrence_observed_at_its_last_step(run):
-    source = """
-    let init: f32;
-    let x: [f32; T];
-    fn step(y, v) { 0.9 * y + v }
-    let y[0] = init;
-    let y[t in 1..T] =
-      step(y[t - 1], x[t]);
-    let out = y[T - 1];
-    """
+    source = RECURRENCE_FIGURE_2_2
     x = rng.standard_normal(9).astype(np.float32)
     y = [np.float32(1.5)]
     for t in range(1, 9):
@@ -174,7 +182,6 @@ let v: [f32] = [1.0, 2.0, 3.0];
 let m: [f32; 2, 3] = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
 let dyn: [f32; *] = load_npy("weights.npy");
 """)
-    import einc
     out = einc.load(einc.compile(str(source)).vmfb)()
     assert out["x"] == np.float32(1.0) and out["x"].dtype == np.float32
     np.testing.assert_array_equal(out["v"], np.array([1, 2, 3], np.float32))
@@ -273,3 +280,140 @@ def test_section_6_4_2_rows_columns_and_entries_of_a_jacobian(run):
     np.testing.assert_allclose(out["row"], J[3, 1, :], rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(out["column"], J[:, :, 2], rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(out["entry"], J[4, 0, 1], rtol=1e-7, atol=1e-9)
+
+
+def test_section_6_1_the_two_source_forms(run):
+    source = """
+    let x: f64;
+    let y = x * x * x - 2.0 * x;
+    let tx = @x;  
+    let dy_dx = @y / @x;
+    let dy = @y;
+    """
+    out = run(source, x=np.float64(1.5))
+    assert out["tx"] == 1.0
+    np.testing.assert_allclose(out["dy_dx"], 3 * 1.5 ** 2 - 2, rtol=1e-15)
+    np.testing.assert_allclose(out["dy"], 3 * 1.5 ** 2 - 2, rtol=1e-15)
+
+
+@pytest.mark.vulkan
+def test_the_f32_examples_of_chapter_2_on_vulkan():
+    A, B = rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
+    x = rng.standard_normal(7).astype(np.float32)
+    program = einc.load(built(MATMUL_FIGURE_2_1, "vulkan-spirv").vmfb, device="vulkan")
+    try:
+        np.testing.assert_allclose(program.run({"A": A, "B": B})["C"], A @ B, rtol=1e-5, atol=1e-6)
+    finally:
+        program.close()
+    program = einc.load(built(RECURRENCE_FIGURE_2_2, "vulkan-spirv").vmfb, device="vulkan")
+    try:
+        y = [np.float32(0.5)]
+        for t in range(1, 7):
+            y.append(np.float32(0.9) * y[-1] + x[t])
+        out = program.run({"init": np.float32(0.5), "x": x})
+        np.testing.assert_allclose(out["y"], y, rtol=1e-6)
+        np.testing.assert_allclose(out["out"], y[-1], rtol=1e-6)
+    finally:
+        program.close()
+
+
+# ------------------------------------------------- /work/shared/LANGUAGE.md, section by section
+
+def test_operators_precedence_and_integer_division(run):
+    out = run("""
+    let a: i32;
+    let b: i32;
+    let q = a / b;
+    let r = a % b;
+    let mixed = 1 + 2 * 3 - 8 / 4 % 3;
+    let power = 2 ** 3 ** 2;
+    let neg_power = -2 ** 2;
+    let logic = true || false && false;
+    let compare = 1 + 1 == 2 && 3 > 2;
+    let not_first = !false == true;
+    """, a=np.int32(-7), b=np.int32(2))
+    assert (out["q"], out["r"]) == (-3, -1)          # truncates toward zero, the dividend's sign
+    assert out["mixed"] == 1 + 2 * 3 - (8 // 4) % 3
+    assert out["power"] == 512 and out["neg_power"] == -4     # docs/DECISIONS.md, Numbers
+    assert out["logic"] and out["compare"] and out["not_first"]
+
+
+@pytest.mark.parametrize("a, b", [(7, 2), (-7, 2), (7, -2), (-7, -2), (6, 3)])
+def test_integer_division_and_remainder_follow_rust(run, a, b):
+    out = run("let a: i64;\nlet b: i64;\nlet q = a / b;\nlet r = a % b;\n", a=np.int64(a), b=np.int64(b))
+    assert out["q"] == int(np.trunc(a / b)) and out["r"] == int(np.fmod(a, b))
+
+
+def test_casts_and_literals_in_their_context(run):
+    out = run("""
+    let k: f64;
+    let z = 1.0 - k;
+    let t = 3.9 as i32;
+    let u = -3.9 as i32;
+    let w = 300 as u8;
+    let h = 1.5 as f16;
+    let big = 5_000_000_000 as i64;
+    let hex = 0xff;
+    let e = 1.0e6;
+    """, k=np.float64(0.25))
+    assert out["z"].dtype == np.float64 and out["z"] == 0.75
+    assert (out["t"], out["u"], out["w"]) == (3, -3, np.uint8(300 % 256))
+    assert out["h"].dtype == np.float16 and out["h"] == np.float16(1.5)
+    assert out["big"] == 5_000_000_000 and out["big"].dtype == np.int64
+    assert out["hex"] == 255 and out["e"] == np.float32(1e6)
+
+
+def test_print_writes_values_as_the_language_spells_them(run):
+    program = einc.load(built("""
+    let x: f64;
+    let v: [f32; 3];
+    let flag = x > 1.0;
+    print(true, false, flag);
+    print("x = {x}, x to 3 places {x:.3f}, flag {flag}, v = {v}, braces {{}}");
+    print(v, (1, 2.5), [x > 0.0, x > 5.0]);
+    """).vmfb)
+    buf = io.StringIO()
+    program.run({"x": np.float64(2.0), "v": np.array([1.0, 2.5, -3.0], np.float32)}, stdout=buf)
+    v = np.array([1.0, 2.5, -3.0], np.float32)
+    assert buf.getvalue() == (f"true false true\nx = 2.0, x to 3 places 2.000, flag true, v = {v}, braces {{}}\n"
+                              f"{v} (1, 2.5) [true false]\n")
+
+
+def test_a_where_membership_is_a_guard_not_a_range(run):
+    x = rng.standard_normal(5).astype(np.float32)
+    out = run("let x: [f32; 5];\nlet y[i] = x[i] where i in 0..3;\n", x=x)
+    np.testing.assert_array_equal(out["y"], np.where(np.arange(5) < 3, x, 0))
+
+
+def test_a_backward_recurrence_numbered_from_the_end(run):
+    # E007's hint for `v[t] = .. v[t + 1]`: value iteration back from the horizon, indexed by steps
+    # to go; v[s] is the value with s steps left
+    reward = rng.uniform(0, 1, 8)
+    out = run("""
+    let reward: [f64; N];
+    let v[0] = reward[N - 1];
+    let v[s in 1..N] = reward[N - 1 - s] + 0.9 * v[s - 1];
+    """, reward=reward)
+    expected = [reward[-1]]
+    for s in range(1, 8):
+        expected.append(reward[8 - 1 - s] + 0.9 * expected[-1])
+    np.testing.assert_allclose(out["v"], expected, rtol=1e-14)
+
+
+def test_half_and_narrow_integer_types(run):
+    xh = np.array([0.5, 1.25, -2.0], np.float16)
+    xb = np.array([0.5, 1.25, -2.0], ml_dtypes.bfloat16)
+    xu = np.array([200, 100, 7], np.uint8)
+    out = run("""
+    let xh: [f16; 3];
+    let xb: [bf16; 3];
+    let xu: [u8; 3];
+    let h[i] = xh[i] * xh[i] + 1.0;
+    let b[i] = xb[i] * 3.0;
+    let u[i] = xu[i] + xu[i];
+    let wide = sum[i](xu[i] as i32);
+    """, xh=xh, xb=xb, xu=xu)
+    np.testing.assert_array_equal(out["h"], (xh.astype(np.float32) ** 2 + 1).astype(np.float16))
+    np.testing.assert_array_equal(out["b"], (xb.astype(np.float32) * 3).astype(ml_dtypes.bfloat16))
+    np.testing.assert_array_equal(out["u"], xu + xu)          # wraps, as NumPy's uint8 does
+    assert out["wide"] == 307 and out["u"].dtype == np.uint8
