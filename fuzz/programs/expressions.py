@@ -23,6 +23,7 @@ REDUCTIONS = {"float": ("sum", "sum", "prod", "max", "min"), "int": ("sum", "sum
               "bool": ("all", "any")}
 INDEX_NAMES = "ijklmnopqrsuvw"
 WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a clamped window
+SIBLING_SHARE = 0.5            # of second reduction indices over the first's range, those made `0..j + 1`
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,10 @@ class Scope:
 
 class ExpressionGenerator:
     def __init__(self, rng: random.Random, float_type: str, int_type: str,
-                 windows: random.Random | None = None):
+                 windows: random.Random | None = None, siblings: random.Random | None = None):
         self.rng = rng
         self.windows = windows     # draws clamped windows (_clamped_window), apart from rng
+        self.siblings = siblings   # draws ranges over an earlier index of the reduction (_after_a_sibling)
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -524,7 +526,7 @@ class ExpressionGenerator:
         ranges, outer = [], scope
         for _ in range(1 if self.rng.random() < 0.8 else 2):
             name = self.index_name(scope)
-            lo, hi = self._reduction_bounds(outer, op)       # not from a sibling index
+            lo, hi = self._after_a_sibling(ranges, *self._reduction_bounds(outer, op))
             var = IndexVar(name, _low(lo, scope), _high(hi, scope) - 1, lo, hi)
             scope = scope.with_index(var)
             ranges.append(Range(name, lo, hi))
@@ -545,6 +547,17 @@ class ExpressionGenerator:
             extent, _ = rng.choice(axes)
             return Bound(0), extent
         return Bound(0), Bound(rng.randint(1, 5))
+
+    def _after_a_sibling(self, ranges: list, lo, hi):
+        """Some of the time (from `siblings`, a stream of its own) a second index drawn over the
+        same range `0..n` as the first, j, runs over `0..j + 1` instead (a triangle): it spans
+        the same values, so what is generated after it is unchanged."""
+        if self.siblings is None or not ranges or lo != Bound(0) or hi.clamp:
+            return lo, hi
+        first = ranges[-1]
+        if first.lo != Bound(0) or first.hi != hi or self.siblings.random() >= SIBLING_SHARE:
+            return lo, hi
+        return Bound(0), Bound(1, index=first.var)
 
     def _clamped_window(self, var: IndexVar):
         """Some of the time (drawn from `windows`, a stream of its own, so that the rest of
