@@ -10,7 +10,7 @@ import pytest
 
 import einc
 from einc.driver import lower
-from einc.mlir.dense import cpu_matmuls, window_matmuls
+from einc.mlir.dense import cpu_matmuls
 
 SOURCE = """
 let X: [f32; B, 24, 20];
@@ -51,8 +51,7 @@ CONVOLUTIONS = {"plain": "linalg.conv_2d_nchw_fchw", "shallow": "linalg.conv_1d_
 @pytest.fixture(autouse=True)
 def register_tiles(monkeypatch):
     """einc's register tiles on any host (the rule needs them; the code runs on any x86)."""
-    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: True)
-    monkeypatch.setattr(window_matmuls, "has_avx512", lambda: True)
+    monkeypatch.setattr(cpu_matmuls, "vector_unit", lambda: "avx512")
 
 
 @pytest.mark.parametrize("output", MATMULS)
