@@ -215,7 +215,8 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
     if what == "iree-flags":
         from pathlib import Path
         stem = Path(path).stem
-        return target.iree_compile_command(f"{stem}.mlir", f"{stem}.vmfb") + "\n"
+        from einc.host_cpu import vector_unit
+        return target.iree_compile_command(f"{stem}.mlir", f"{stem}.vmfb", vector_unit()) + "\n"
     if what == "explain":
         from einc.ir.explain import explain_program
         from einc.mlir.kernel_census import kernel_lines

@@ -39,4 +39,17 @@ def isa_features() -> list[str]:
 
 def has_avx512() -> bool:
     """Whether the host has AVX-512's 32 registers of 16 f32 lanes (x86-64 `avx512f`)."""
-    return "avx512f" in cpuinfo_fields().get("flags", "").split()
+    return vector_unit() == "avx512"
+
+
+# Each x86-64 vector unit einc tiles for: its registers and f32 lanes a register.
+VECTOR_REGISTERS = {"avx512": (32, 16), "avx2": (16, 8)}
+
+
+def vector_unit() -> str | None:
+    """The host's widest vector unit of VECTOR_REGISTERS: "avx512" (`avx512f`), "avx2" (`avx2`
+    with `fma`), None elsewhere (arm64, x86-64 before AVX2)."""
+    flags = set(cpuinfo_fields().get("flags", "").split())
+    if "avx512f" in flags:
+        return "avx512"
+    return "avx2" if {"avx2", "fma"} <= flags else None

@@ -24,7 +24,7 @@ class Target:
     has_vector_lanes: bool = False        # recurrence steps computed in vector lanes
     fuses_step_sums: bool = False         # a step's sum adds each product with one FMA
     convolution_tiles: bool = False       # NCHW convolutions get einc's CPU tile sizes
-    register_tiled_matmuls: bool = False  # f32 matmuls packed into einc's register tiles (AVX-512)
+    register_tiled_matmuls: bool = False  # f32 matmuls packed into einc's register tiles (AVX-512, AVX2)
     unrolled_poolings: bool = False       # poolings as one pass over their window's shifted slices
     # softmax attention as one IREE attention op (P never written) where a head's scores (queries x
     # keys) are this many or more, or of run-time size; None: always as written (einc.mlir.dense.attention)
@@ -34,6 +34,9 @@ class Target:
     # call (IREE-31, einc.runtime.host_memory); None: IREE's own (64 on the CPU)
     input_alignment: int | None = None
     defects: frozenset[str] = frozenset()  # IREE defects of this target a workaround asks about
+    # flags replacing those of the same option on a host of a vector unit, as (unit, flags)
+    # pairs; the unit as einc.host_cpu.vector_unit() names it
+    host_flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def tuned_to_host(self) -> bool:
@@ -47,11 +50,18 @@ class Target:
     def has_defect(self, defect: str) -> bool:
         return defect in self.defects
 
-    def iree_compile_command(self, mlir_path: str, vmfb_path: str) -> str:
+    def flags_on(self, vector_unit: str | None) -> tuple[str, ...]:
+        """iree-compile's flags for this target on a host of `vector_unit`."""
+        replacing = dict(self.host_flags).get(vector_unit, ())
+        options = {flag.split("=", 1)[0] for flag in replacing}
+        return tuple(flag for flag in self.flags if flag.split("=", 1)[0] not in options) + replacing
+
+    def iree_compile_command(self, mlir_path: str, vmfb_path: str, vector_unit: str | None) -> str:
         """The `iree-compile` command line that builds `mlir_path` (as `einc build --emit mlir`
-        wrote it) with the flags einc gives IREE for this target (einc builds in process, with
-        the same flags, then seals the module: einc.backend.iree_compile)."""
-        return shlex.join(["iree-compile", *self.flags, mlir_path, "-o", vmfb_path])
+        wrote it) with the flags einc gives IREE for this target on a host of `vector_unit`
+        (einc builds in process, with the same flags, then seals the module:
+        einc.backend.iree_compile)."""
+        return shlex.join(["iree-compile", *self.flags_on(vector_unit), mlir_path, "-o", vmfb_path])
 
 
 # IREE-01: f64 is demoted to f32 by default. IREE-02: a multi-use producer fused into a partial
@@ -60,10 +70,13 @@ class Target:
 _COMMON = ("--iree-input-demote-f64-to-f32=false", "--iree-dispatch-creation-fuse-multi-use=false",
            "--iree-opt-const-expr-hoisting=false")
 # Data tiling packs matmul operands into the CPU's register tiles (3-4x the default codegen,
-# benchmarks/ matmul rows). The host target packs f32 matmuls into einc's own 8x32 tiles
+# benchmarks/ matmul rows). The host target packs f32 matmuls into einc's own tiles
 # (einc.mlir.dense.cpu_matmuls), which IREE's mmt4d microkernel has none of, so it builds without them.
+# On an AVX2 host the packs and unpacks are IREE's microkernels: its vectorized ones mask every
+# load and store there (VMASKMOVPS) and ran 2-3x slower (docs/DECISIONS.md, Dense kernels).
 _DATA_TILING = "--iree-opt-data-tiling=true"
 _HOST_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=none")
+_AVX2_MATMULS = (("avx2", ("--iree-llvmcpu-enable-ukernels=pack,unpack",)),)
 _GENERIC_MATMULS = (_DATA_TILING, "--iree-llvmcpu-enable-ukernels=all")
 # IREE-52: IREE's host wait spins beside the local-task workers, so a CPU `main` queues its work
 # and signals a fence, which einc's runtime polls without spinning (einc.runtime.fenced_calls).
@@ -88,7 +101,7 @@ _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True,
 _RECORDS = (
     Target("llvm-cpu", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=host",) + _COMMON + _HOST_MATMULS, _CPU_DEVICES,
            "this CPU (fastest, not portable)",
-           register_tiled_matmuls=True, **_CPU),
+           register_tiled_matmuls=True, host_flags=_AVX2_MATMULS, **_CPU),
     Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic",) + _COMMON + _GENERIC_MATMULS,
            _CPU_DEVICES, "any CPU of this architecture", **_CPU),
     Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES) + _COMMON, ("vulkan",),

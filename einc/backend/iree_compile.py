@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 
 from iree.compiler.api import Output, Session, Source
 
+from einc.host_cpu import vector_unit
 from einc.module_file import seal
 from einc.target import Target
 
@@ -33,7 +34,7 @@ def compile_mlir(module_or_text, target: Target, extra_flags: tuple[str, ...] = 
     flags)."""
     text = module_or_text if isinstance(module_or_text, str) else _module_text(module_or_text)
     with _captured_stderr() as read_stderr:
-        vmfb = _run_compiler(text, target.flags + tuple(extra_flags))
+        vmfb = _run_compiler(text, target.flags_on(vector_unit()) + tuple(extra_flags))
         if vmfb is None:
             raise IreeCompileError(target.name, read_stderr())
     return seal(vmfb)

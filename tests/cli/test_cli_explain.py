@@ -280,9 +280,8 @@ def test_a_convolution_run_as_a_matmul_over_its_windows_says_so(einc_cli, tmp_pa
     """A strided 1-d convolution over a run-time length runs as a matmul over its windows on
     llvm-cpu (einc/mlir/dense/window_matmuls.py): no slower path for that length; on
     vulkan-spirv it stays IREE's convolution, whose run-time length is the slower path."""
-    from einc.mlir.dense import cpu_matmuls, window_matmuls
-    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: True)
-    monkeypatch.setattr(window_matmuls, "has_avx512", lambda: True)
+    from einc.mlir.dense import cpu_matmuls
+    monkeypatch.setattr(cpu_matmuls, "vector_unit", lambda: "avx512")
     path = tmp_path / "frames.ein"
     path.write_text("let X: [f32; B, 32, T];\nlet K: [f32; 48, 32, 3];\n"
                     "let Y[n, f in 0..48, t in 0..T / 2] = sum[c, k in 0..3](if i >= 0 && i < T {\n"

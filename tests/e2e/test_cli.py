@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from einc.host_cpu import has_avx512
+from einc.host_cpu import vector_unit
 
 ROOT = Path(__file__).resolve().parents[2]
 MATMUL = ROOT / "examples" / "basics" / "matmul.ein"
@@ -52,10 +52,10 @@ def test_mismatched_named_dim_is_one_line(matmul_vmfb, tmp_path):
 
 
 def test_emit_mlir_shows_linalg_matmul_not_a_host_loop():
-    """An AVX-512 host packs the matmul into einc's register tiles (tests/mlir/test_cpu_matmuls.py)."""
+    """An AVX-512 or AVX2 host packs the matmul into einc's register tiles (tests/mlir/test_cpu_matmuls.py)."""
     result = einc("build", MATMUL, "--emit", "mlir")
     assert result.returncode == 0, result.stderr
-    assert ("linalg.mmt4d" if has_avx512() else "linalg.matmul") in result.stdout
+    assert ("linalg.mmt4d" if vector_unit() else "linalg.matmul") in result.stdout
     assert "scf.for" not in result.stdout
 
 

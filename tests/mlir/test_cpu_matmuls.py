@@ -1,8 +1,9 @@
-"""f32 matmuls on llvm-cpu with an AVX-512 host (einc/mlir/cpu_matmuls): packed into 8x32
-register tiles (linalg.pack, linalg.mmt4d, linalg.unpack); every other case keeps the named
-linalg.matmul for IREE's data tiling. Results match NumPy whatever the sizes' remainders by the
-tile, K = 1, K = 0 and K given at run time included. The host is set per test, so both forms are
-checked on any machine (off an AVX-512 host, the packed form is correct but not fast)."""
+"""f32 matmuls on llvm-cpu with an AVX-512 or AVX2 host (einc/mlir/cpu_matmuls): packed into
+8x32 or 6x16 register tiles (linalg.pack, linalg.mmt4d, linalg.unpack); every other case keeps
+the named linalg.matmul for IREE's data tiling. Results match NumPy whatever the sizes'
+remainders by the tile, K = 1, K = 0 and K given at run time included. The host is set per
+test, so every form is checked on any machine (off its host, a packed form is correct but not
+fast)."""
 import re
 
 import numpy as np
@@ -11,6 +12,8 @@ import pytest
 import einc
 from einc.driver import lower
 from einc.mlir.dense import cpu_matmuls
+from einc.host_cpu import vector_unit
+from einc.target import get
 
 NAMED = """
 let A: [f32; M, K];
@@ -20,7 +23,12 @@ let C[i, j] = sum[k](A[i, k] * B[k, j]);
 
 
 def host_with_avx512(monkeypatch, present: bool):
-    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: present)
+    host_of(monkeypatch, "avx512" if present else None)
+
+
+def host_of(monkeypatch, unit):
+    """The lowering sees a host of vector unit `unit` (the build keeps this host's flags)."""
+    monkeypatch.setattr(cpu_matmuls, "vector_unit", lambda: unit)
 
 
 def mlir_of(tmp_path, source: str, target: str = "llvm-cpu") -> str:
@@ -202,3 +210,79 @@ def test_a_tiled_pack_of_a_computed_left_operand_matches_numpy(monkeypatch):
     d = {name: v.astype(np.float64) for name, v in x.items()}
     want = np.maximum(0.0, d["b1"] + d["X"] @ d["W1"]) @ d["W2"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def test_the_tile_fits_each_vector_unit():
+    """Two vectors of B by the rows whose two accumulators each fit beside B's vectors and A's
+    broadcast, at most 8: AVX-512 8 x 32 (as before AVX2 had a tile), AVX2 6 x 16."""
+    assert cpu_matmuls.register_tile("avx512") == (8, 32)
+    assert cpu_matmuls.register_tile("avx2") == (6, 16)
+
+
+def test_an_avx2_host_packs_into_6x16_tiles_with_iree_pack_microkernels(monkeypatch, tmp_path):
+    """On AVX2 the packs carry no tiles of einc's: the build runs them as IREE's pack and
+    unpack microkernels (einc/target.py), and only there."""
+    host_of(monkeypatch, "avx2")
+    text = mlir_of(tmp_path, NAMED)
+    assert "inner_tiles = [6, 1]" in text and "inner_tiles = [16, 1]" in text
+    assert "tensor<?x?x6x16xf32>" in text and "compilation_info" not in text and "linalg.matmul" not in text
+    assert "tensor<2x40x16x1xf32>" in mlir_of(tmp_path, fixed(7, 40, 20))      # 20 columns: 2 tiles, padded
+    assert "linalg.matmul" in mlir_of(tmp_path, fixed(5, 64, 64))               # M under 6 rows
+    llvm_cpu = get("llvm-cpu")
+    assert "--iree-llvmcpu-enable-ukernels=pack,unpack" in llvm_cpu.flags_on("avx2")
+    assert "--iree-llvmcpu-enable-ukernels=none" not in llvm_cpu.flags_on("avx2")
+    assert llvm_cpu.flags_on("avx512") == llvm_cpu.flags_on(None) == llvm_cpu.flags
+    assert get("llvm-cpu-generic").flags_on("avx2") == get("llvm-cpu-generic").flags
+
+
+@pytest.fixture(scope="module")
+def avx2_module():
+    """RESULTS built with AVX2's tiles, with this host's flags (on an AVX2 host, its own)."""
+    with pytest.MonkeyPatch.context() as patch:
+        host_of(patch, "avx2")
+        return einc.load(einc.compile(RESULTS).vmfb)
+
+
+@pytest.mark.parametrize("m, k, n", [(37, 1000, 45), (6, 7, 16), (7, 1, 17), (5, 0, 3), (1, 300, 1), (64, 256, 96),
+                                     (97, 129, 250)])
+def test_avx2_results_match_numpy(avx2_module, m, k, n):
+    """Run-time sizes with every remainder by 6 and 16, K = 1 and K = 0, a fixed matmul of
+    remainders (30 x 33) and one over a run of summed axes, against float64 NumPy: rtol 1e-5,
+    atol 1e-5 * sqrt(K)."""
+    rng = np.random.default_rng(m * k + n + 1)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    x = {"A": f(m, k), "B": f(k, n), "P": f(30, 1000), "Q": f(1000, 33), "X": f(5, 2, 3, 4), "W": f(24, 40)}
+    got = avx2_module(**x)
+    d = {name: v.astype(np.float64) for name, v in x.items()}
+    expected = {"C": (d["A"] @ d["B"], k), "D": (d["P"] @ d["Q"], 1000), "F": (d["X"].reshape(5, 24) @ d["W"], 24)}
+    for name, (want, summed) in expected.items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5 * np.sqrt(summed), err_msg=name)
+
+
+def test_avx2_build_time_weights_are_packed_into_16_columns(monkeypatch, tmp_path):
+    """A constant right operand on AVX2: packed by NumPy into [N/16, K, 16, 1] (45 columns: 3
+    tiles, zero-padded); the product matches NumPy (sums of 50 products: rtol 1e-5, atol 1e-4)."""
+    host_of(monkeypatch, "avx2")
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((50, 45)).astype(np.float32)
+    np.save(tmp_path / "w.npy", w)
+    path = tmp_path / "weights.ein"
+    path.write_text('use std::io::load_npy;\nlet X: [f32; M, 50];\nlet w = load_npy("w.npy");\n'
+                    "let a[i, j] = sum[k](X[i, k] * w[k, j]);\n")
+    text = str(lower(str(path), "llvm-cpu", None))
+    assert "tensor<3x50x16x1xf32>" in text and text.count("linalg.pack") == 1 and "linalg.mmt4d" in text
+    x = rng.standard_normal((23, 50)).astype(np.float32)
+    with einc.load(einc.compile(str(path), weights_threshold=None).vmfb) as program:
+        got = program(X=x)["a"]
+    np.testing.assert_allclose(got, x.astype(np.float64) @ w.astype(np.float64), rtol=1e-5, atol=1e-4)
+
+
+def test_this_host_gets_the_tile_of_its_vector_unit(tmp_path):
+    """Unpatched: on this machine's vector unit (einc.host_cpu), its tile; without one, IREE's."""
+    unit = vector_unit()
+    text = mlir_of(tmp_path, NAMED)
+    if unit is None:
+        assert "linalg.matmul" in text and "linalg.mmt4d" not in text
+    else:
+        rows, columns = cpu_matmuls.register_tile(unit)
+        assert f"tensor<?x?x{rows}x{columns}xf32>" in text

@@ -158,7 +158,7 @@ EXTRACT = re.compile(r"tensor\.extract\s")
 def named_matmuls(monkeypatch):
     """The recognizers' own forms on any host: an AVX-512 host packs f32 matmuls into einc's
     register tiles instead (tests/mlir/test_cpu_matmuls.py)."""
-    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: False)
+    monkeypatch.setattr(cpu_matmuls, "vector_unit", lambda: None)
 
 
 @pytest.fixture(scope="module")

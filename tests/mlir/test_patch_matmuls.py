@@ -48,7 +48,7 @@ EXTRACT = re.compile(r"tensor\.extract\s")
 @pytest.fixture(autouse=True)
 def named_matmuls(monkeypatch):
     """The rule's own form on any host (an AVX-512 host packs f32 matmuls into register tiles)."""
-    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: False)
+    monkeypatch.setattr(cpu_matmuls, "vector_unit", lambda: None)
 
 
 @pytest.mark.parametrize("output", PATCHES)
@@ -111,7 +111,7 @@ def test_patch_matmuls_match_numpy(target):
 
 def test_build_time_weights_on_an_avx512_host_are_register_tiled(program_file, monkeypatch):
     """A ViT's patch embedding as the CPU runs it: constant weights, einc's register tiles."""
-    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: True)
+    monkeypatch.setattr(cpu_matmuls, "vector_unit", lambda: "avx512")
     weights = np.random.default_rng(0).standard_normal((32, 3, 8, 8)).astype(np.float32)
     path = program_file('use std::io::load_npy;\nlet w = load_npy("w.npy");\nlet X: [f32; B, 3, 32, 48];\n'
                         "let P[n, d, i in 0..4, j in 0..6] = sum[c, kh in 0..8, kw in 0..8](\n"

@@ -2,7 +2,8 @@
 1-d convolutions in either layout and strided channels-first 2-d ones, of enough summed depth,
 are the windows copied out as rows times the filter on einc's register tiles (no conv op);
 stride-1 channels-first, channels-last 2-d and shallow ones stay convolutions. Every definition
-matches NumPy at batch 1 and 3, with input and build-time filters, fixed and run-time widths."""
+matches NumPy at batch 1 and 3, with input and build-time filters, fixed and run-time widths,
+in AVX-512's tiles and in AVX2's."""
 import os
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 import einc
 from einc.driver import lower
-from einc.mlir.dense import cpu_matmuls, window_matmuls
+from einc.mlir.dense import cpu_matmuls
 
 SOURCE = """
 let X: [f32; B, 24, 20];
@@ -48,11 +49,11 @@ MATMULS = ["strided", "dilated", "last", "image", "windows", "named"]
 CONVOLUTIONS = {"plain": "linalg.conv_2d_nchw_fchw", "shallow": "linalg.conv_1d_ncw_fcw"}
 
 
-@pytest.fixture(autouse=True)
-def register_tiles(monkeypatch):
-    """einc's register tiles on any host (the rule needs them; the code runs on any x86)."""
-    monkeypatch.setattr(cpu_matmuls, "has_avx512", lambda: True)
-    monkeypatch.setattr(window_matmuls, "has_avx512", lambda: True)
+@pytest.fixture(autouse=True, params=["avx512", "avx2"])
+def register_tiles(monkeypatch, request):
+    """einc's register tiles of each vector unit on any host (the rule needs them; the code runs
+    on any x86): AVX-512's 8 x 32 and AVX2's 6 x 16."""
+    monkeypatch.setattr(cpu_matmuls, "vector_unit", lambda: request.param)
 
 
 @pytest.mark.parametrize("output", MATMULS)

@@ -52,3 +52,14 @@ def test_the_same_cpu_runs_it():
     with load(compiled("matmul", "llvm-cpu")) as program:
         out = program(A=np.eye(2, dtype=np.float32), B=np.eye(2, dtype=np.float32), s=2.0)["C"]
     np.testing.assert_array_equal(out, 2 * np.eye(2))
+
+
+@pytest.mark.parametrize("flags, unit", [("fpu sse2 avx avx2 fma avx512f avx512bw", "avx512"),
+                                         ("fpu sse2 avx avx2 fma bmi2", "avx2"), ("fpu sse2 avx avx2", None),
+                                         ("fpu sse2 avx", None), (None, None)])
+def test_the_vector_unit_is_read_off_the_cpus_flags(monkeypatch, flags, unit):
+    """AVX-512 where `avx512f` is there, AVX2 where `avx2` and `fma` are, else none (arm64 has no
+    `flags`): what einc's register tiles are chosen for (einc/mlir/dense/cpu_matmuls.py)."""
+    monkeypatch.setattr(host_cpu, "cpuinfo_fields", lambda: {} if flags is None else {"flags": flags})
+    assert host_cpu.vector_unit() == unit
+    assert host_cpu.has_avx512() == (unit == "avx512")

@@ -89,7 +89,7 @@ def test_inputs_every_kernel_reads_once_are_lent_off_a_cache_line(monkeypatch, d
     # whatever their size (here 192 KB each): no kernel reads them twice, so a copy onto a cache
     # line would only cost a pass over them. Off 16 bytes they are still copied (IREE-31).
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cpu_matmuls, "has_avx512", lambda: True)
+        patch.setattr(cpu_matmuls, "vector_unit", lambda: "avx512")
         vmfb = einc.compile(MATMUL).vmfb
     rng = np.random.default_rng(offset)
     a, b = rng.standard_normal((192, 256)).astype(np.float32), rng.standard_normal((256, 192)).astype(np.float32)

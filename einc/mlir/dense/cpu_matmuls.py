@@ -1,13 +1,15 @@
-"""How f32 matmuls run fastest on an AVX-512 host (measured: benchmarks/, the matmul rows).
+"""How f32 matmuls run fastest on an x86-64 host with AVX-512 or AVX2 (measured: benchmarks/,
+the matmul rows).
 
-IREE's data tiling packs a matmul's operands into 16x16 register tiles: 17 loads for 16 FMAs a
-step of K, and no option chooses another tile. So einc packs the operands into REGISTER_TILE
-itself (8 rows of A by 32 columns of B: 16 of the 32 vector registers accumulate, 10 loads for
-16 FMAs) and runs `linalg.mmt4d` on them, which IREE vectorizes (0.83x NumPy against 0.68x at
-n = 1024). IREE's mmt4d microkernel has no such tile, so llvm-cpu builds without microkernels.
-Elsewhere (llvm-cpu-generic, a host without AVX-512, other element types, a static M under 8
-or N under 32, an A the program computes summed over a run-time K, Vulkan) the matmul stays a
-`linalg.matmul` for IREE. Figures and the tiles tried: docs/DECISIONS.md, Dense kernels.
+IREE's data tiling packs a matmul's operands into 16x16 register tiles on AVX-512 (17 loads for
+16 FMAs a step of K) and 8x8 on AVX2, and no option chooses another tile. So einc packs the
+operands into its own tile (register_tile: two vectors of B's columns by as many rows of A as
+the vector registers hold, 8x32 on AVX-512, 6x16 on AVX2) and runs `linalg.mmt4d` on them,
+which IREE vectorizes (0.83x NumPy against 0.68x at n = 1024 on AVX-512). IREE's mmt4d
+microkernel has no such tile, so llvm-cpu builds without it. Elsewhere (llvm-cpu-generic, a
+host without either unit, other element types, a static M or N under the tile, an A the program
+computes summed over a run-time K, Vulkan) the matmul stays a `linalg.matmul` for IREE. Figures
+and the tiles tried: docs/DECISIONS.md, Dense kernels.
 """
 from __future__ import annotations
 
@@ -18,48 +20,61 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from einc.host_cpu import has_avx512
+from einc.host_cpu import VECTOR_REGISTERS, vector_unit
 from einc.ir.nodes import Const, Input
 from einc.ir.types import F32
 from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.dense.named_ops import Axis, Match, emit as emit_named
 from einc.target import Target
 
-# Rows of A, columns of B. 8 rows rather than 14 (28 accumulators): the pack of A transposes
-# 8-row blocks in far fewer shuffles (256 x 256: 11 against 16-28 us), the kernel ran as fast or
-# faster (287 against 299 us), and rows that are a multiple of 8 need no padded tile.
-REGISTER_TILE = (8, 32)
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-# Workgroup and vector tiles of the two packs, over their [tiles, K] loops. IREE's (64 by 64
-# workgroups, which with a build-time K become 64 by 16) read A as hundreds of strided
+# At most this many rows of A a tile: on AVX-512 8 rather than 14 (28 accumulators), the pack of
+# A transposes 8-row blocks in far fewer shuffles (256 x 256: 11 against 16-28 us), the kernel
+# ran as fast or faster (287 against 299 us), and rows that are a multiple of 8 need no padded tile.
+MAX_ROWS = 8
+# Workgroup and vector tiles of the two packs, over their [tiles, K] loops, on AVX-512. IREE's
+# (64 by 64 workgroups, which with a build-time K become 64 by 16) read A as hundreds of strided
 # rows at once; a workgroup packing one row tile of A over all of K, or one column panel of B
 # over 64 rows of K, reads it row by row: the packs took 0.4-0.8 of the time (docs/DECISIONS.md).
-PACK_LEFT_TILES = ([1, 0], [1, 16])
-PACK_RIGHT_TILES = ([1, 64], [1, 1])
+# On AVX2 the packs carry no tiles: IREE's pack microkernels run them (einc/target.py).
+PACK_TILES = {"avx512": (([1, 0], [1, 16]), ([1, 64], [1, 1]))}
+
+
+def register_tile(unit: str) -> tuple[int, int]:
+    """Rows of A and columns of B of a tile on vector unit `unit`: two vectors of B a step, and
+    two accumulators a row in the registers that B's two vectors and A's broadcast leave
+    (AVX-512 8 x 32, AVX2 6 x 16: 12 of its 16 registers accumulate, 8 loads for 12 FMAs)."""
+    registers, lanes = VECTOR_REGISTERS[unit]
+    return min(MAX_ROWS, (registers - 3) // 2), 2 * lanes
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     """The matmul `found` through einc's own register tiles, or None where IREE's stay. A
     right operand known at build time (a layer's weights) is packed then, by NumPy: IREE packs
     a constant read from the parameter archive at every call."""
-    if not applies(lw.target, found):
+    unit = host_unit(lw.target)
+    if unit is None or not applies(unit, found):
         return None
     right = _constant_right(found)
     if right is None:
-        return emit_named(lw, found, init, build=register_tiled)
-    packed = lw.lower(lw.keep(Const(register_tile_layout(right), found.views[1].read.tensor.span)))
-    return emit_named(lw, found, init, build=partial(register_tiled, packed_right=True), given={1: packed})
+        return emit_named(lw, found, init, build=partial(register_tiled, unit=unit))
+    packed = lw.lower(lw.keep(Const(register_tile_layout(right, unit), found.views[1].read.tensor.span)))
+    return emit_named(lw, found, init, build=partial(register_tiled, unit=unit, packed_right=True),
+                      given={1: packed})
 
 
-def applies(target: Target, found: Match) -> bool:
-    if not target.register_tiled_matmuls or found.pattern.op != "matmul" or not has_avx512():
-        return False
-    if any(v.read.dtype != F32 for v in found.views):
+def host_unit(target: Target) -> Optional[str]:
+    """The vector unit einc's register tiles are chosen for, None where IREE's stay."""
+    return vector_unit() if target.register_tiled_matmuls else None
+
+
+def applies(unit: str, found: Match) -> bool:
+    if found.pattern.op != "matmul" or any(v.read.dtype != F32 for v in found.views):
         return False
     sizes = [_extent(axis) for axis in found.out]
     if _computed_left_of_run_time_depth(found):
         return False
-    return all(size is None or size >= tile for size, tile in zip(sizes, REGISTER_TILE))
+    return all(size is None or size >= tile for size, tile in zip(sizes, register_tile(unit)))
 
 
 def _computed_left_of_run_time_depth(found: Match) -> bool:
@@ -86,10 +101,11 @@ def _constant_right(found: Match) -> Optional[np.ndarray]:
     return matrix if perm is None else matrix.transpose(perm)
 
 
-def register_tile_layout(b: np.ndarray) -> np.ndarray:
-    """b [K, N] as linalg.pack lays it out for mmt4d: [N/32, K, 32, 1], the last tile zero-padded."""
+def register_tile_layout(b: np.ndarray, unit: str) -> np.ndarray:
+    """b [K, N] as linalg.pack lays it out for mmt4d on `unit`: [N/32, K, 32, 1] on AVX-512, the
+    last tile zero-padded."""
     k, n = b.shape
-    columns = REGISTER_TILE[1]
+    columns = register_tile(unit)[1]
     padded = np.zeros((k, -(-n // columns) * columns), b.dtype)
     padded[:, :n] = b
     return np.ascontiguousarray(padded.reshape(k, -1, columns).transpose(1, 0, 2)[..., None])
@@ -109,12 +125,13 @@ def _extent(axis: Axis) -> Optional[int]:
     return length
 
 
-def register_tiled(ins: list[ir.Value], out: ir.Value, packed_right: bool = False) -> ir.Value:
-    """out[m, n] = sum[k](a[m, k] * b[k, n]) as pack, mmt4d and unpack: a packed to
+def register_tiled(ins: list[ir.Value], out: ir.Value, unit: str, packed_right: bool = False) -> ir.Value:
+    """out[m, n] = sum[k](a[m, k] * b[k, n]) as pack, mmt4d and unpack: on AVX-512 a packed to
     [M/8, K, 8, 1], b to [N/32, K, 32, 1] (both zero-padded; b given so with `packed_right`),
-    the product [M/8, N/32, 8, 32] (REGISTER_TILE)."""
+    the product [M/8, N/32, 8, 32] (register_tile)."""
     a, b = ins
-    rows, columns = REGISTER_TILE
+    rows, columns = register_tile(unit)
+    left_tiles, right_tiles = PACK_TILES.get(unit, (None, None))
     element = ir.RankedTensorType(out.type).element_type
     zero = arith.constant(element, 0.0)
     m, k, n = _size(a, 0), _size(a, 1), _size(out, 1)
@@ -122,10 +139,10 @@ def register_tiled(ins: list[ir.Value], out: ir.Value, packed_right: bool = Fals
     packed_a = linalg.pack(a, tensor.empty([row_tiles, k, rows, 1], element), [0, 1], [rows, 1],
                            padding_value=zero)
     if not _computed_by_linalg(a):
-        packed_a = _tiled(packed_a, PACK_LEFT_TILES)
+        packed_a = _tiled(packed_a, left_tiles)
     packed_b = b if packed_right else _tiled(linalg.pack(
         b, tensor.empty([column_tiles, k, columns, 1], element), [1, 0], [columns, 1],
-        padding_value=zero, outer_dims_perm=[1, 0]), PACK_RIGHT_TILES)
+        padding_value=zero, outer_dims_perm=[1, 0]), right_tiles)
     product = linalg.fill(zero, outs=[tensor.empty([row_tiles, column_tiles, rows, columns], element)])
     product = linalg.mmt4d(packed_a, packed_b, outs=[product])
     return linalg.unpack(product, tensor.empty([m, n], element), [0, 1], [rows, columns])
@@ -143,8 +160,11 @@ def _computed_by_linalg(value: ir.Value) -> bool:
     return not isinstance(owner, ir.Block) and owner.name.startswith("linalg.")
 
 
-def _tiled(pack: ir.Value, tiles: tuple[list[int], list[int]]) -> ir.Value:
-    """`pack` carrying its workgroup and vector tiles for IREE's data-tiling pipeline."""
+def _tiled(pack: ir.Value, tiles: Optional[tuple[list[int], list[int]]]) -> ir.Value:
+    """`pack` carrying its workgroup and vector tiles for IREE's data-tiling pipeline (none: as
+    it is)."""
+    if tiles is None:
+        return pack
     distribution, vector = tiles
     pack.owner.attributes["compilation_info"] = compilation_info(
         {"distribution": distribution, "vector_common_parallel": vector}, "DataTiling")

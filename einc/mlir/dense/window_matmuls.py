@@ -19,7 +19,6 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import linalg, tensor
 
-from einc.host_cpu import has_avx512
 from einc.ir.nodes import Const
 from einc.ir.types import F32
 from einc.mlir.dense import cpu_matmuls
@@ -40,22 +39,23 @@ MIN_DEPTH = 64
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     """The convolution `found` as a register-tiled matmul over its windows, or None where the
     convolution stays."""
-    if not applies(lw.target, found):
+    unit = cpu_matmuls.host_unit(lw.target)
+    if unit is None or not applies(found):
         return None
     weights = _constant_filter(found)
     if weights is None:
-        return emit_named(lw, found, init, build=partial(_windows_times_filter, found))
-    packed = cpu_matmuls.register_tile_layout(weights)
+        return emit_named(lw, found, init, build=partial(_windows_times_filter, found, unit))
+    packed = cpu_matmuls.register_tile_layout(weights, unit)
     packed = lw.lower(lw.keep(Const(packed, found.views[1].read.tensor.span)))
-    return emit_named(lw, found, init, build=partial(_windows_times_filter, found, packed=packed),
+    return emit_named(lw, found, init, build=partial(_windows_times_filter, found, unit, packed=packed),
                       given={1: packed})
 
 
-def applies(target, found: Match) -> bool:
-    """An f32 convolution of OPS (strided where it must be) on a host with einc's register tiles,
-    whose filter's sizes are known at build time, with a depth of at least MIN_DEPTH."""
+def applies(found: Match) -> bool:
+    """An f32 convolution of OPS (strided where it must be) whose filter's sizes are known at
+    build time, with a depth of at least MIN_DEPTH (on a host with einc's register tiles)."""
     op = found.pattern.op
-    if op not in OPS or not target.register_tiled_matmuls or not has_avx512():
+    if op not in OPS:
         return False
     if OPS[op] and all(stride == 1 for stride in found.strides):
         return False
@@ -101,9 +101,10 @@ def _constant_filter(found: Match) -> Optional[np.ndarray]:
     return np.ascontiguousarray(matrix.reshape(-1, matrix.shape[-1]), dtype=np.float32)
 
 
-def _windows_times_filter(found: Match, ins: list, out: ir.Value, packed: Optional[ir.Value] = None) -> ir.Value:
+def _windows_times_filter(found: Match, unit: str, ins: list, out: ir.Value,
+                          packed: Optional[ir.Value] = None) -> ir.Value:
     """out (the op's layout) = the windows of ins[0] as rows [n OH OW, K] times the filter as
-    [K, f] (ins[1] in the op's layout, or `packed` in register tiles)."""
+    [K, f] (ins[1] in the op's layout, or `packed` in the register tiles of vector unit `unit`)."""
     image, filters = ins
     pattern = found.pattern
     element = ir.RankedTensorType(out.type).element_type
@@ -121,7 +122,8 @@ def _windows_times_filter(found: Match, ins: list, out: ir.Value, packed: Option
     f = ir.RankedTensorType(out.type).get_dim_size(out_letters.index("f"))
     m = ir.RankedTensorType(left.type).get_dim_size(0)
     sizes = [tensor.dim(left, index_const(0)) if m == DYNAMIC else m, f]
-    product = cpu_matmuls.register_tiled([left, right], tensor.empty(sizes, element), packed_right=packed is not None)
+    product = cpu_matmuls.register_tiled([left, right], tensor.empty(sizes, element), unit,
+                                         packed_right=packed is not None)
     # [n OH OW, f] -> [n, OH, OW, f] -> the op's layout
     shape = [_dim(out, out_letters.index(letter)) for letter in rows] + [f]
     static = [s if isinstance(s, int) else DYNAMIC for s in shape]
