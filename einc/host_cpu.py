@@ -1,9 +1,10 @@
 """The CPU this process runs on, as Linux describes it: what `--iree-llvmcpu-target-cpu=host`
 tunes code for. The build cache keys llvm-cpu modules by it, and the lowering picks register
-tiles that fit its vector registers (einc.mlir.dense.cpu_matmuls)."""
+tiles that fit its vector registers (einc.mlir.dense.cpu_matmuls, cpu_convolutions)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 IDENTIFYING_FIELDS = ("model name", "flags", "Features", "CPU implementer", "CPU part")
@@ -40,3 +41,21 @@ def isa_features() -> list[str]:
 def has_avx512() -> bool:
     """Whether the host has AVX-512's 32 registers of 16 f32 lanes (x86-64 `avx512f`)."""
     return "avx512f" in cpuinfo_fields().get("flags", "").split()
+
+
+@dataclass(frozen=True)
+class VectorRegisters:
+    """The vector registers code built for a CPU may use: f32 lanes of one, and how many."""
+    lanes: int
+    count: int
+
+
+def vector_registers(tuned_to_host: bool) -> VectorRegisters:
+    """The vector registers of code tuned to this CPU (`tuned_to_host`, IREE's target-cpu=host)
+    or built for any CPU of its architecture: AVX-512 32 of 16 f32, AVX 16 of 8, arm64 (NEON)
+    32 of 4, other x86-64 (SSE2, the generic baseline) 16 of 4."""
+    if tuned_to_host and has_avx512():
+        return VectorRegisters(16, 32)
+    if tuned_to_host and "avx" in cpuinfo_fields().get("flags", "").split():
+        return VectorRegisters(8, 16)
+    return VectorRegisters(4, 32 if "Features" in cpuinfo_fields() else 16)
