@@ -1,9 +1,10 @@
 """The CPU this process runs on, as Linux describes it: what `--iree-llvmcpu-target-cpu=host`
 tunes code for. The build cache keys llvm-cpu modules by it, and the lowering picks register
-tiles that fit its vector registers (einc.mlir.dense.cpu_matmuls)."""
+tiles that fit its vector registers (einc.mlir.dense.cpu_matmuls, cpu_convolutions)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 IDENTIFYING_FIELDS = ("model name", "flags", "Features", "CPU implementer", "CPU part")
@@ -42,8 +43,15 @@ def has_avx512() -> bool:
     return vector_unit() == "avx512"
 
 
-# Each x86-64 vector unit einc tiles for: its registers and f32 lanes a register.
-VECTOR_REGISTERS = {"avx512": (32, 16), "avx2": (16, 8)}
+@dataclass(frozen=True)
+class VectorRegisters:
+    """The vector registers code built for a CPU may use: f32 lanes of one, and how many."""
+    lanes: int
+    count: int
+
+
+# Each x86-64 vector unit einc tiles for, by the name vector_unit() gives it.
+VECTOR_REGISTERS = {"avx512": VectorRegisters(16, 32), "avx2": VectorRegisters(8, 16)}
 
 
 def vector_unit() -> str | None:
@@ -53,3 +61,15 @@ def vector_unit() -> str | None:
     if "avx512f" in flags:
         return "avx512"
     return "avx2" if {"avx2", "fma"} <= flags else None
+
+
+def vector_registers(tuned_to_host: bool) -> VectorRegisters:
+    """The vector registers of code tuned to this CPU (`tuned_to_host`, IREE's target-cpu=host)
+    or built for any CPU of its architecture: AVX-512 32 of 16 f32, AVX 16 of 8, arm64 (NEON)
+    32 of 4, other x86-64 (SSE2, the generic baseline) 16 of 4."""
+    unit = vector_unit() if tuned_to_host else None
+    if unit is not None:
+        return VECTOR_REGISTERS[unit]
+    if tuned_to_host and "avx" in cpuinfo_fields().get("flags", "").split():
+        return VectorRegisters(8, 16)
+    return VectorRegisters(4, 32 if "Features" in cpuinfo_fields() else 16)

@@ -1,11 +1,15 @@
 """Tile sizes for NCHW convolutions on llvm-cpu (measured: benchmarks/, the conv and CNN rows).
 
 IREE's heuristics for `linalg.conv_2d_nchw_fchw` (2 output channels by 8 columns a step, input
-channels vectorized) run 3-4x slower here than 8 output channels by a row of up to 16 columns
-with the window as scalar loops; the op carries that choice as its `compilation_info`. The row
-divides the output's width (IREE-27: a partial row runs as scalar code, ~18x slower).
-A run-time width gets rows of 16 through blocks of 64, 32 and 16 columns (width_blocks), a
-run-time count of output channels loops over blocks of 8 (channel_blocks).
+channels vectorized) run 3-4x slower here than 8 output channels by a row of columns with the
+window as scalar loops; the op carries that choice as its `compilation_info`. The row divides
+the output's width (IREE-27: a partial row runs as scalar code, ~18x slower) and is one vector
+register where the build is tuned to this CPU (16 columns with AVX-512, 8 with AVX2:
+host_cpu.vector_registers; on AVX2 a row of 16, two registers a channel, ran 1.5-2x slower, one
+of 14, split into 8, 4 and 2 lanes, 6-16x), up to 16 columns in whole registers of 4 on a
+generic x86-64 build (SSE2).
+A run-time width gets rows through blocks of 64, 32 and 16 columns (width_blocks), a run-time
+count of output channels loops over blocks of 8 (channel_blocks).
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
@@ -20,12 +24,13 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
+from einc import host_cpu
 from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.dense import channel_blocks, width_blocks
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-VECTOR_CHANNELS, VECTOR_COLUMNS, DISTRIBUTED_ROWS = 8, 16, 4
+VECTOR_CHANNELS, DISTRIBUTED_ROWS, GENERIC_ROW = 8, 4, 16
 NHWC_VECTOR_COLUMNS, NHWC_DISTRIBUTED_ROWS = 8, 8
 
 
@@ -43,9 +48,10 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
     filter_axis = found.pattern.operands[1].split().index("f")     # every op that gets here has one
     filters = None if channels else _extent(found.operand_axes[1][filter_axis])
-    tiles = lambda filters: (_nchw_tiles(filters, columns) if nchw else
-                             _block_tiles(found.pattern.op, filters) if blocks else None)
+    tiles = lambda filters: (_nchw_tiles(filters, _row(columns, lanes, widest)) if nchw else
+                             _block_tiles(found.pattern.op, filters, widest) if blocks else None)
     out_filters = found.pattern.out.split().index("f")
+    lanes, widest = _row_limits(lw.target)
 
     def convolution(ins: list, out: ir.Value) -> ir.Value:
         if one_channel:
@@ -116,49 +122,62 @@ def _extent(axis) -> Optional[int]:
     return size.const if len(axis.vars) == 1 and not axis.stride and size.is_const else None
 
 
-def _row(columns: int) -> int:
-    """The widest row of at most VECTOR_COLUMNS that divides the output's width (a run-time
-    width gets VECTOR_COLUMNS; an empty one, whose kernel never runs, 1)."""
+def _row_limits(target) -> tuple[int, int]:
+    """(f32 lanes of a vector register, the widest row of columns) of `target`'s code: on a
+    build tuned to this CPU a row of one register (AVX2's 16 registers cannot hold 8 channels by
+    two of them); on a generic x86-64 one (SSE2, 4 lanes) rows of up to GENERIC_ROW columns
+    (the conv layer of benchmarks/: 17.5 GFLOP/s with rows of 16, 13.6 with rows of 4)."""
+    lanes = host_cpu.vector_registers(target.tuned_to_host).lanes
+    return lanes, lanes if target.tuned_to_host else max(lanes, GENERIC_ROW)
+
+
+def _row(columns: int, lanes: int, widest: int) -> int:
+    """The row of result columns a vector step computes: the widest divisor of the width of
+    at most `widest` columns that is whole registers of `lanes`, else the widest of at most
+    `lanes` (one partial register: a row of 14 on AVX2 split into 8, 4 and 2 lanes ran 7-16x
+    slower than one of 7). A run-time width gets `widest`; an empty one, never run, 1."""
     if columns == DYNAMIC:
-        return VECTOR_COLUMNS
+        return widest
     if columns < 1:
         return 1
-    return max(d for d in range(1, min(columns, VECTOR_COLUMNS) + 1) if columns % d == 0)
+    whole = [d for d in range(lanes, min(columns, widest) + 1, lanes) if columns % d == 0]
+    return max(whole or [d for d in range(1, min(columns, lanes) + 1) if columns % d == 0])
 
 
-def _nchw_tiles(channels, columns: int) -> ir.Attribute:
+def _nchw_tiles(channels, row: int) -> ir.Attribute:
     """Loops (n, f, oh, ow, c, kh, kw): a workgroup takes DISTRIBUTED_ROWS output rows of one
     image, all channels and columns; a vector step VECTOR_CHANNELS channels by a row."""
     f = VECTOR_CHANNELS if channels is None else min(channels, VECTOR_CHANNELS)
     levels = {"distribution": [1, 0, DISTRIBUTED_ROWS, 0, 0, 0, 0],
-              "vector_common_parallel": [1, f, 1, _row(columns), 0, 0, 0],
+              "vector_common_parallel": [1, f, 1, row, 0, 0, 0],
               "vector_reduction": [0, 0, 0, 0, 1, 1, 1]}
     return _compilation_info(levels)
 
 
-def _nhwc_block_tiles(channels) -> ir.Attribute:
+def _nhwc_block_tiles(channels, widest: int) -> ir.Attribute:
     """Loops (n, oh, ow, f, kh, kw, c) of a channels-last convolution on width blocks: IREE
-    tiles it as at fixed sizes (8 columns by up to 16 channels a vector step) only when the
-    height is known, and by 2 columns otherwise, 1.5x slower (docs/DECISIONS.md)."""
-    f = VECTOR_COLUMNS if channels is None else min(channels, VECTOR_COLUMNS)
+    tiles it as at fixed sizes (8 columns by up to `widest` channels a vector step) only when
+    the height is known, and by 2 columns otherwise, 1.5x slower (docs/DECISIONS.md)."""
+    f = widest if channels is None else min(channels, widest)
     return _compilation_info({"distribution": [1, NHWC_DISTRIBUTED_ROWS, 0, 0, 0, 0, 0],
                               "vector_common_parallel": [1, 1, NHWC_VECTOR_COLUMNS, f, 0, 0, 0],
                               "vector_reduction": [0, 0, 0, 0, 1, 1, 1]})
 
 
-def _block_tiles(op: str, channels) -> ir.Attribute:
+def _block_tiles(op: str, channels, widest: int) -> ir.Attribute:
     """einc's tiles for a convolution on width blocks other than an NCHW one (which has its own
     at every size): a channels-last 2-d one or a 1-d one."""
-    return _nhwc_block_tiles(channels) if op.startswith("conv_2d_nhwc_") else _ncw_block_tiles(channels)
+    return (_nhwc_block_tiles(channels, widest) if op.startswith("conv_2d_nhwc_")
+            else _ncw_block_tiles(channels, widest))
 
 
-def _ncw_block_tiles(channels) -> ir.Attribute:
+def _ncw_block_tiles(channels, widest: int) -> ir.Attribute:
     """Loops (n, f, ow, c, k) of a 1-d convolution on width blocks: a workgroup takes
-    VECTOR_CHANNELS output channels of one row, a vector step those channels by VECTOR_COLUMNS
+    VECTOR_CHANNELS output channels of one row, a vector step those channels by `widest`
     columns, input channels and taps one at a time (IREE's own tiles ran 2.4x slower)."""
     f = VECTOR_CHANNELS if channels is None else min(channels, VECTOR_CHANNELS)
     return _compilation_info({"distribution": [1, VECTOR_CHANNELS, 0, 0, 0],
-                              "vector_common_parallel": [1, f, VECTOR_COLUMNS, 0, 0],
+                              "vector_common_parallel": [1, f, widest, 0, 0],
                               "vector_reduction": [0, 0, 0, 1, 1]})
 
 

@@ -44,7 +44,7 @@ def register_tile(unit: str) -> tuple[int, int]:
     """Rows of A and columns of B of a tile on vector unit `unit`: two vectors of B a step, and
     two accumulators a row in the registers that B's two vectors and A's broadcast leave
     (AVX-512 8 x 32, AVX2 6 x 16: 12 of its 16 registers accumulate, 8 loads for 12 FMAs)."""
-    registers, lanes = VECTOR_REGISTERS[unit]
+    registers, lanes = VECTOR_REGISTERS[unit].count, VECTOR_REGISTERS[unit].lanes
     return min(MAX_ROWS, (registers - 3) // 2), 2 * lanes
 
 
