@@ -3,6 +3,7 @@ disagreed with its ONNX meaning or was refused; NumPy references, exact (these c
 data)."""
 import einc
 import numpy as np
+import pytest
 
 from stdlib_harness import run_program
 from tests.programs import built
@@ -228,3 +229,18 @@ def test_kron_and_gather_nd_over_named_dims():
         out = module(A=a, B=b, D=d, I=i)
         np.testing.assert_array_equal(out["k"], np.kron(a, b))
         np.testing.assert_array_equal(out["g"], d[i[:, 0], i[:, 1]])
+
+
+STRIDED_THEN_BACKWARDS = """
+let X: [f32; 4, 1, 5];
+let y = std::ml::slice(X, [-3, -1], [1000, -5], [-3, -1], [2, -2]);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_slice_with_a_step_and_then_a_negative_step(target):
+    """A step of 2 on one axis, then -2 on another, of a fixed-size tensor failed to compile on
+    the CPU targets (IREE-105: the second slice gathers from the first's strided window)."""
+    x = np.random.default_rng(6).uniform(-1, 1, (4, 1, 5)).astype(np.float32)
+    out = run_program(STRIDED_THEN_BACKWARDS, target=target, X=x)
+    np.testing.assert_array_equal(out["y"], x[-3:1000:2, :, -1:-5:-2])
