@@ -170,6 +170,13 @@ def linear_algebra(d: Draw, name: str):
     return d.program(f"std::ml::{name}", f"std::ml::{name}({a}, {b})", d.close(value, tol(value)))
 
 
+# Recurrences whose step reads every earlier step (`sum[k in 0..i](L[i, k] * x[k])`), which
+# vulkan-spirv refuses with E011 (each step there is one parallel kernel): run on the CPU only.
+CPU_ONLY = frozenset(f"std::ml::{name}" for name in (
+    "cholesky", "solve_triangular_lower", "solve_triangular_lower_unit", "solve_triangular_upper",
+    "solve_cholesky", "solve", "lu"))
+
+
 def _doolittle(A: np.ndarray) -> tuple:
     """L unit lower triangular and U upper triangular with L U = A, without pivoting."""
     n = len(A)

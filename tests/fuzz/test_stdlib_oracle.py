@@ -119,3 +119,15 @@ def test_doolittle_factors_multiply_back():
     lower, upper = _doolittle(a)
     np.testing.assert_allclose(lower @ upper, a, rtol=1e-12, atol=1e-12)
     assert np.allclose(np.diag(lower), 1) and not np.triu(lower, 1).any() and not np.tril(upper, -1).any()
+
+
+def test_solves_and_factorizations_run_on_the_cpu_only():
+    """Their steps read every earlier step, which vulkan-spirv refuses with E011 (stdlib seed
+    9103 program 175, solve_triangular_upper): the campaign sends them to llvm-cpu alone."""
+    from fuzz.stdlib.campaign import StdlibDifferential
+    from fuzz.stdlib.newer_calls import CPU_ONLY
+    campaign = StdlibDifferential.__new__(StdlibDifferential)
+    cases = [generate_case(7, k, only=("linear_algebra",)) for k in range(20)]
+    assert {c.program.function for c in cases} <= CPU_ONLY
+    assert not any(campaign.runs_on(c, "vulkan-spirv") for c in cases)
+    assert all(campaign.runs_on(c, "llvm-cpu") for c in cases)
