@@ -31,12 +31,6 @@ KNOWN_ISSUES: tuple = (
     # and cannot spill them; lavapipe allows 128 bytes. einc says to fix sizes with --dim.
     KnownIssue("push constants over the vulkan limit", "IREE 3.13's Vulkan push constants", ("run-error",),
                detail="bytes of run-time sizes \\(push constants\\)", targets=("vulkan-spirv",)),
-    # scatter_nd over named dims merges its data's leading axes (a product of sizes) in a form
-    # einc's run-time sizes do not take yet (kron, gather_nd, flatten and slice do); found by
-    # the stdlib campaign.
-    KnownIssue("scatter_nd over named dims", "einc's run-time sizes (open)", ("rejected",),
-               detail="a range bound must be an integer built from sizes",
-               shape=lambda program, detail: getattr(program, "function", "") == "std::ml::scatter_nd"),
 )
 
 

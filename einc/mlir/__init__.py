@@ -21,6 +21,7 @@ from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
 from einc.mlir.core.rounding import round_products_separately
 from einc.mlir.core.shapes import emit_read_checks, emit_shape_checks
+from einc.mlir.strided_gathers import fence_strided_gathers
 from einc.mlir.signature import function_type, record_input_alignment, record_read_once_inputs, reflection
 from einc.passes.target_support import check_target
 from einc.mlir.core.types import is_tensor
@@ -68,6 +69,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             fence_reductions_beside_batch_matmuls(target, module)
         if target.has_defect("IREE-90"):
             fence_broadcast_reductions(target, module)
+        if target.has_defect("IREE-105"):
+            fence_strided_gathers(target, module)
         skip_empty_kernels(module)
         if target.input_alignment is not None:
             record_read_once_inputs(main, program)

@@ -24,6 +24,7 @@ REDUCTIONS = {"float": ("sum", "sum", "prod", "max", "min"), "int": ("sum", "sum
 INDEX_NAMES = "ijklmnopqrsuvw"
 WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a clamped window
 SIBLING_SHARE = 0.5            # of second reduction indices over the first's range, those made `0..j + 1`
+EXTREMUM_GUARD_SHARE = 0.3     # of the max, min and prod reductions drawn, those given a guard
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,12 @@ class Scope:
 
 class ExpressionGenerator:
     def __init__(self, rng: random.Random, float_type: str, int_type: str,
-                 windows: random.Random | None = None, siblings: random.Random | None = None):
+                 windows: random.Random | None = None, siblings: random.Random | None = None,
+                 guards: random.Random | None = None):
         self.rng = rng
         self.windows = windows     # draws clamped windows (_clamped_window), apart from rng
         self.siblings = siblings   # draws ranges over an earlier index of the reduction (_after_a_sibling)
+        self.guards = guards       # draws guards of max, min and prod (_extremum_guard), apart from rng
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -504,7 +507,21 @@ class ExpressionGenerator:
             body = Binary("*", Lit(0.5, dtype), Call("tanh", (body,), dtype), dtype)
             body = Binary("+", Lit(1.0, dtype), body, dtype)           # in [0.5, 1.5]
         guard = self.condition(inner, depth - 1) if self.rng.random() < 0.3 and op == "sum" else None
+        guard = guard if op == "sum" else self._extremum_guard(inner)
         return Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype)
+
+    def _extremum_guard(self, scope: Scope):
+        """Some of the time (drawn from `guards`, a stream of its own, so that the rest of every
+        program stays as it was) a guard of a max, min or prod reduction: a comparison of leaves
+        (`max[k](x[k]) where x[k] > 0.5` reads as `max[k](if x[k] > 0.5 ..)` over the points
+        that pass; one that leaves a max or min empty is redrawn by the meaning)."""
+        if self.guards is None or self.guards.random() >= EXTREMUM_GUARD_SHARE:
+            return None
+        main, self.rng = self.rng, self.guards
+        try:
+            return self.condition(scope, 0)
+        finally:
+            self.rng = main
 
     def _maybe_implicit(self, ranges: tuple, exprs: tuple, scope: Scope) -> tuple:
         """Leave `k in 0..n` out when a plain read `x[.., k, ..]` of an axis of n decides it."""

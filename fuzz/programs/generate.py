@@ -61,8 +61,9 @@ def generate_case(seed: int, number: int) -> Case:
     values = np.random.default_rng([seed, number])
     windows = random.Random(f"{seed}/{number}/windows")     # apart from rng: ExpressionGenerator._clamped_window
     siblings = random.Random(f"{seed}/{number}/siblings")   # and ExpressionGenerator._after_a_sibling
+    guards = random.Random(f"{seed}/{number}/guards")       # and ExpressionGenerator._extremum_guard
     for _ in range(ATTEMPTS):
-        program = ProgramGenerator(rng, windows, siblings).program()
+        program = ProgramGenerator(rng, windows, siblings, guards).program()
         case = with_inputs(program, values)
         if case is not None:
             # a generator of its own, so the programs and inputs of a seed stay as they were
@@ -121,11 +122,11 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
 
 class ProgramGenerator:
     def __init__(self, rng: random.Random, windows: random.Random | None = None,
-                 siblings: random.Random | None = None):
+                 siblings: random.Random | None = None, guards: random.Random | None = None):
         self.rng = rng
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
-        self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, windows, siblings)
+        self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, windows, siblings, guards)
         self.gen.prelude = rng.random() < PRELUDE_SHARE
 
     def program(self) -> Program:

@@ -712,25 +712,27 @@ def activation_2(d: Draw, name: str):
                      d.close(ref.ACTIVATIONS_2[name](X, a, b)))
 
 
-def math_1(d: Draw, name: str):
+def math_1(d: Draw, name: str, module: str = "std::math"):
     meaning, (lo, hi) = ref.MATH_1[name]
     x = d.input(d.shape(d.rng.randint(1, 4)), lo, hi)
     X = d.wide(x)
     value = meaning(X)
     if name in ("floor", "ceil", "trunc", "round", "sign", "abs", "neg"):
-        return d.program(f"std::math::{name}", f"std::math::{name}({x})", d.exact(value.astype(X.dtype)))
-    return d.program(f"std::math::{name}", f"std::math::{name}({x})", d.close(value))
+        return d.program(f"{module}::{name}", f"{module}::{name}({x})", d.exact(value.astype(X.dtype)))
+    return d.program(f"{module}::{name}", f"{module}::{name}({x})", d.close(value))
 
 
-def math_2(d: Draw, name: str):
+def math_2(d: Draw, name: str, module: str = "std::math"):
+    """pow (std::ml's `power`), fmod, atan2, max and min of two floats."""
     shape = d.shape(d.rng.randint(1, 3))
-    lo = {"pow": 0.1, "fmod": -5.0, "atan2": -3.0, "max": -3.0, "min": -3.0}[name]
+    power = name in ("pow", "power")
+    lo = 0.1 if power else {"fmod": -5.0, "atan2": -3.0, "max": -3.0, "min": -3.0}[name]
     x, y = d.input(shape, lo, 5.0), d.input(shape, -3.0 if name != "fmod" else 0.5, 3.0)
     X, Y = d.wide(x), d.wide(y)
-    meaning = {"pow": np.power, "fmod": np.fmod, "atan2": np.arctan2, "max": np.maximum, "min": np.minimum}[name]
+    meaning = np.power if power else {"fmod": np.fmod, "atan2": np.arctan2, "max": np.maximum, "min": np.minimum}[name]
     value = meaning(X, Y)
-    scale = np.abs(value) * (1.0 + np.abs(np.log(X)) * np.abs(Y)) + 1.0 if name == "pow" else None
-    return d.program(f"std::math::{name}", f"std::math::{name}({x}, {y})", d.close(value, scale))
+    scale = np.abs(value) * (1.0 + np.abs(np.log(X)) * np.abs(Y)) + 1.0 if power else None
+    return d.program(f"{module}::{name}", f"{module}::{name}({x}, {y})", d.close(value, scale))
 
 
 def clamp_side(d: Draw, name: str):
@@ -742,11 +744,12 @@ def clamp_side(d: Draw, name: str):
     return d.program(f"std::math::{name}", f"std::math::{name}({x}, {text})", d.exact(want.astype(X.dtype)))
 
 
-def clamp(d: Draw):
+def clamp(d: Draw, function: str = "std::math::clamp"):
+    """std::math::clamp, or std::ml::clip (the same function, ONNX Clip)."""
     x = d.input(d.shape(d.rng.randint(1, 4)), -3.0, 3.0) if d.floating else d.input(d.shape(2), -9, 9)
     lo, hi = sorted(d.rng.sample([-2, -1, 0, 1, 2], 2))
     lo_t, hi_t = (d.literal(lo), d.literal(hi)) if d.floating else (str(lo), str(hi))
-    return d.program("std::math::clamp", f"std::math::clamp({x}, {lo_t}, {hi_t})",
+    return d.program(function, f"{function}({x}, {lo_t}, {hi_t})",
                      d.exact(np.clip(d.wide(x), lo, hi).astype(d.wide(x).dtype)))
 
 

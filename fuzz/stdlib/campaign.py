@@ -11,6 +11,7 @@ from fuzz.programs.module import assemble, prefix
 from fuzz.report import Report
 from fuzz.stdlib.compare import disagreement
 from fuzz.stdlib.generate import StdCase, generate_case
+from fuzz.stdlib.newer_calls import CPU_ONLY
 from fuzz.stdlib.spec import render_std
 from fuzz.workers import Pool
 
@@ -38,6 +39,8 @@ class StdlibDifferential(Differential):
     def runs_on(self, case: StdCase, target: str) -> bool:
         if target != "vulkan-spirv":
             return True
+        if case.program.function in CPU_ONLY:
+            return False
         types = {i.dtype for i in case.program.inputs} | {w.dtype for w in case.meaning.values()}
         return types <= {"f32", "i32", "bool"} and \
             zlib.crc32(case.program.call.encode()) % VULKAN_SHARE == 0

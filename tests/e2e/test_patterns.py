@@ -171,3 +171,19 @@ def test_every_alternative_binds_the_same_names(diagnose):
 def test_a_pattern_of_the_wrong_shape_is_a_type_error(diagnose):
     diag, _ = diagnose("let a = match (1, 2) { (x, y, z) => x, _ => 0 };\n")
     assert diag.code == "E002" and "tuple pattern of 3" in diag.message
+
+
+def test_a_row_read_gives_its_index_a_range_where_no_element_of_it_is_read(run):
+    """`m[j]` is a row of m whichever pattern it meets: j spans m's first axis. A row that no
+    arm reads an element of (`[..]`, `_`) gave j no range (E004; fuzz seed 9101 program 105,
+    `let d3[i in 0..4, j] = max(j / 7, match x1[j] { [..] => 5 });`)."""
+    m = np.random.default_rng(105).uniform(-1, 1, (5, 4)).astype(np.float32)
+    out = run("""
+        let m: [f32; 5, 4];
+        let any_row[i in 0..3, j] = max(j / 2, match m[j] { [..] => 1 });
+        let wild[j] = match m[j] { _ => 7 };
+        let first[j] = match m[j] { [a, ..] => a, _ => 0.0 };
+    """, m=m)
+    np.testing.assert_array_equal(out["any_row"], np.broadcast_to(np.maximum(np.arange(5) // 2, 1), (3, 5)))
+    np.testing.assert_array_equal(out["wild"], np.full(5, 7))
+    np.testing.assert_array_equal(out["first"], m[:, 0])

@@ -315,3 +315,17 @@ def test_a_cast_types_an_untyped_literal_also_through_the_names_that_carry_it(ru
     for name in ("direct", "through_a_block", "through_a_call"):
         assert out[name].dtype == np.float64 and out[name] == 0.3, name
     assert out["typed_first"] == np.float64(np.float32(0.3))
+
+
+def test_casts_folded_at_build_time_outside_the_target_type_print_no_warning(run, recwarn):
+    """`1e300f64 as f32` is inf (IEEE), and `1e10 as i32` is out of range (its value is the
+    CPU's); folding them let NumPy's RuntimeWarning ("overflow/invalid value encountered in
+    cast") reach the user (mutants seed 9105)."""
+    out = run("""
+        let wide = 1e300f64 as f32;
+        let big = 1e10 as i32;
+        let fine = -2.75 as i32;
+    """)
+    assert out["wide"] == np.float32(np.inf) and out["wide"].dtype == np.float32
+    assert out["big"].dtype == np.int32 and out["fine"] == -2
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -9,6 +9,7 @@ from fuzz.stdlib import reference as ref
 from fuzz.stdlib.calls import CALLS, LATER_CALLS
 from fuzz.stdlib.compare import disagreement
 from fuzz.stdlib.generate import generate_case
+from fuzz.stdlib.newer_calls import NEWER_CALLS, _doolittle
 from fuzz.stdlib.spec import Want
 
 RNG = np.random.default_rng(3)
@@ -89,14 +90,44 @@ def test_scatter_and_gather_nd_references_are_onnx_examples():
 def test_later_calls_leave_the_other_cases_of_a_seed_as_they_were():
     """A case that does not draw from LATER_CALLS is the one CALLS alone gives, so adding
     functions there keeps a seed's other cases (and its figures comparable)."""
-    later = {generate_case(7, k, only=tuple(LATER_CALLS)).program.function for k in range(300)}
+    _kept_apart(tuple(CALLS), tuple(LATER_CALLS) + tuple(NEWER_CALLS), 80)
+
+
+def test_newer_calls_leave_the_other_cases_of_a_seed_as_they_were():
+    """Likewise for NEWER_CALLS (branch fuzz9), drawn after LATER_CALLS."""
+    _kept_apart(tuple(CALLS) + tuple(LATER_CALLS), tuple(NEWER_CALLS), 100)
+
+
+def _kept_apart(before: tuple, added: tuple, least: int):
+    """Of 150 cases of seed 7, more than `least` and fewer than all are the ones the tables
+    `before` alone give, with the same inputs; the others call a function of `added`."""
+    drawn = {generate_case(7, k, only=added).program.function for k in range(400)}
     kept = 0
     for k in range(150):
-        case, alone = generate_case(7, k), generate_case(7, k, only=tuple(CALLS))
+        case, alone = generate_case(7, k), generate_case(7, k, only=before)
         if case.program != alone.program:
-            assert case.program.function in later
+            assert case.program.function in drawn
             continue
         for name, value in alone.inputs.items():
             np.testing.assert_array_equal(case.inputs[name], value)
         kept += 1
-    assert 100 < kept < 150
+    assert least < kept < 150
+
+
+def test_doolittle_factors_multiply_back():
+    a = RNG.uniform(-1, 1, (5, 5)) + 3 * np.eye(5)
+    lower, upper = _doolittle(a)
+    np.testing.assert_allclose(lower @ upper, a, rtol=1e-12, atol=1e-12)
+    assert np.allclose(np.diag(lower), 1) and not np.triu(lower, 1).any() and not np.tril(upper, -1).any()
+
+
+def test_solves_and_factorizations_run_on_the_cpu_only():
+    """Their steps read every earlier step, which vulkan-spirv refuses with E011 (stdlib seed
+    9103 program 175, solve_triangular_upper): the campaign sends them to llvm-cpu alone."""
+    from fuzz.stdlib.campaign import StdlibDifferential
+    from fuzz.stdlib.newer_calls import CPU_ONLY
+    campaign = StdlibDifferential.__new__(StdlibDifferential)
+    cases = [generate_case(7, k, only=("linear_algebra",)) for k in range(20)]
+    assert {c.program.function for c in cases} <= CPU_ONLY
+    assert not any(campaign.runs_on(c, "vulkan-spirv") for c in cases)
+    assert all(campaign.runs_on(c, "llvm-cpu") for c in cases)

@@ -3,6 +3,7 @@ disagreed with its ONNX meaning or was refused; NumPy references, exact (these c
 data)."""
 import einc
 import numpy as np
+import pytest
 
 from stdlib_harness import run_program
 from tests.programs import built
@@ -228,3 +229,50 @@ def test_kron_and_gather_nd_over_named_dims():
         out = module(A=a, B=b, D=d, I=i)
         np.testing.assert_array_equal(out["k"], np.kron(a, b))
         np.testing.assert_array_equal(out["g"], d[i[:, 0], i[:, 1]])
+
+
+STRIDED_THEN_BACKWARDS = """
+let X: [f32; 4, 1, 5];
+let y = std::ml::slice(X, [-3, -1], [1000, -5], [-3, -1], [2, -2]);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_slice_with_a_step_and_then_a_negative_step(target):
+    """A step of 2 on one axis, then -2 on another, of a fixed-size tensor failed to compile on
+    the CPU targets (IREE-105: the second slice gathers from the first's strided window)."""
+    x = np.random.default_rng(6).uniform(-1, 1, (4, 1, 5)).astype(np.float32)
+    out = run_program(STRIDED_THEN_BACKWARDS, target=target, X=x)
+    np.testing.assert_array_equal(out["y"], x[-3:1000:2, :, -1:-5:-2])
+
+
+SCATTER_ND_NAMED = """
+let D: [f32; R, S, T];
+let I1: [i32; L, 1];
+let U1: [f32; L, S, T];
+let I2: [i64; K, 2];
+let U2: [f32; K, T];
+let I3: [i64; 2, J, 3];
+let U3: [f32; 2, J];
+let one = std::ml::scatter_nd(D, I1, U1);
+let two = std::ml::scatter_nd(D, I2, U2);
+let three = std::ml::scatter_nd(D, I3, U3);
+"""
+
+
+def test_scatter_nd_over_named_dims():
+    """ScatterND merges the axes its index rows address into one and splits them back after the
+    writes; over named dims the split (a reshape, whose sizes were quotients of sizes) was E004.
+    One build, index rows of 1, 2 and 3 entries (negative ones, duplicates), two sets of sizes."""
+    rng = np.random.default_rng(9)
+    module = einc.load(built(SCATTER_ND_NAMED).vmfb)
+    for r, s, t in ((3, 2, 4), (1, 3, 2)):
+        d = rng.uniform(-1, 1, (r, s, t)).astype(np.float32)
+        i1 = rng.integers(-r, r, (4, 1)).astype(np.int32)
+        i2 = np.stack([rng.integers(-r, r, 5), rng.integers(-s, s, 5)], axis=1).astype(np.int64)
+        i3 = np.stack([rng.integers(-n, n, (2, 3)) for n in (r, s, t)], axis=-1).astype(np.int64)
+        u1, u2, u3 = (rng.uniform(-9, 9, shape).astype(np.float32) for shape in ((4, s, t), (5, t), (2, 3)))
+        out = module(D=d, I1=i1, U1=u1, I2=i2, U2=u2, I3=i3, U3=u3)
+        np.testing.assert_array_equal(out["one"], scatter_nd_onnx(d, i1, u1))
+        np.testing.assert_array_equal(out["two"], scatter_nd_onnx(d, i2, u2))
+        np.testing.assert_array_equal(out["three"], scatter_nd_onnx(d, i3, u3))

@@ -92,6 +92,11 @@ class State:
         self.note_guards(read)
         self._note_axes(read, read.tensor.shape, names, range(len(read.subs)), "")
 
+    def note_row_read(self, row, names: list[str]) -> None:
+        """A PartialRead `base[s0, .., sk]`: its subscripts index base's first axes wherever the
+        row goes, also where nothing reads an element of it (`match m[j] { [..] => 0 }`)."""
+        self._note_axes(row, row.base.shape, names, range(len(row.subs)), "")
+
     def note_state_read(self, read, shape: tuple, name: str) -> None:
         """A read of a recurrence's member inside its group (a StateRead): its axes after the
         step's whose extent `shape` knows (from the clauses elaborated so far) are a last resort."""

@@ -153,7 +153,9 @@ def read(base, subs: list, span, state: State, text: str):
                       f"({describe(base)})", span)
     subs = [subscript(s, span) for s in subs]
     if len(subs) < base.rank:
-        return PartialRead(base, tuple(subs), span)
+        row = PartialRead(base, tuple(subs), span)
+        state.note_row_read(row, [text] * len(subs))
+        return row
     folded = _fold_const_read(base, subs, span)
     if folded is not None:
         return folded

@@ -1,0 +1,81 @@
+"""Gathers from a strided slice, kept apart from it on the targets with IREE-105.
+
+IREE-105: on llvm-cpu and llvm-cpu-generic a `tensor.extract` at a computed position inside a
+`linalg.generic`, from a tensor that is a strided `tensor.extract_slice` (stride above 1) or a
+copy of one (a generic that only moves elements, a transpose, a reshape), fails in LLVM
+translation ("unrealized_conversion_cast (i64) -> index"): IREE folds the copies and loads the
+slice with strides in the gathering dispatch. `std::ml::slice` with a step of 2 and then one of
+-2 reaches it. The gathered tensor passes a barrier (`fence`) before such a kernel, so the
+slice is copied by a dispatch of its own.
+"""
+from __future__ import annotations
+
+from iree.compiler import ir
+
+from einc.mlir.core.dispatch_captures import RESHAPES, fence
+from einc.target import Target
+
+# ops IREE folds into a reader of their result as a change of indexing only
+_MOVES = RESHAPES | {"linalg.transpose", "linalg.broadcast", "linalg.copy", "tensor.extract_slice"}
+
+
+def fence_strided_gathers(target: Target, module: ir.Module) -> None:
+    """Put a barrier on each tensor a kernel gathers from that is a strided slice's copy."""
+    gathers: list = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "tensor.extract" and _kernel_of(op) is not None:
+            gathers.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    fenced: dict = {}
+    for gather in gathers:
+        kernel, source = _kernel_of(gather), gather.operands[0]
+        if _defined_inside(source, kernel) or not _copies_a_strided_slice(source):
+            continue
+        key = (source, kernel)
+        if key not in fenced:
+            with ir.InsertionPoint(kernel):
+                fenced[key] = fence(target, source)
+        gather.operands[0] = fenced[key]
+
+
+def _kernel_of(op: ir.Operation):
+    """The `linalg.generic` whose region holds `op` directly, or None."""
+    parent = op.parent
+    return parent if parent is not None and parent.name == "linalg.generic" else None
+
+
+def _defined_inside(value: ir.Value, kernel) -> bool:
+    owner = value.owner
+    while isinstance(owner, (ir.Operation, ir.OpView)):
+        if owner.operation == kernel.operation:
+            return True
+        owner = owner.operation.parent
+    return isinstance(owner, ir.Block) and owner.owner.operation == kernel.operation
+
+
+def _copies_a_strided_slice(value: ir.Value) -> bool:
+    """Whether `value` is a strided slice, through ops that only move elements."""
+    while isinstance(value.owner, (ir.Operation, ir.OpView)):
+        op = value.owner.operation
+        if op.name == "tensor.extract_slice" and _strided(op):
+            return True
+        if op.name not in _MOVES and not _moves_elements(op):
+            return False
+        value = op.operands[0]
+    return False
+
+
+def _strided(op) -> bool:
+    return any(s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
+
+
+def _moves_elements(op) -> bool:
+    """A `linalg.generic` of one input whose body yields that input's element as it is."""
+    if op.name != "linalg.generic" or len(op.regions[0].blocks) != 1:
+        return False
+    block = op.regions[0].blocks[0]
+    body = list(block.operations)
+    return len(body) == 1 and len(body[0].operands) == 1 and body[0].operands[0] == block.arguments[0] \
+        and len(block.arguments) == len(op.results) + 1

@@ -1,0 +1,47 @@
+"""Reads at computed positions (gathers) of a tensor that is a strided window of another, on
+every target, against NumPy. IREE-105: on the CPU targets IREE folded the window's copy into the
+gathering kernel and failed in LLVM translation ("unrealized_conversion_cast (i64) -> index");
+einc/mlir/strided_gathers.py puts a barrier between them. Found by the stdlib fuzzer (seed 6:
+`std::ml::slice` with steps 2 and then -2); these are the same reads written out."""
+import numpy as np
+import pytest
+
+import einc
+from einc.target import get as get_target
+
+SOURCE = """
+let x: [f32; 9];
+let k: [i32; 3];
+let m: [f32; N, 7];
+let odd[i in 0..4] = x[2 * i + 1];
+let picked[j in 0..3] = odd[k[j]];
+let thirds[n, i in 0..2] = m[n, 3 * i + 1];
+let clamped[n, j in 0..3] = thirds[n, min(j, 1)] * 2.0;
+let back[n, j in 0..2] = thirds[n, 1 - j];
+"""
+
+
+def reference(x, k, m):
+    odd = x[1::2]
+    thirds = m[:, 1::3][:, :2]
+    return {"odd": odd, "picked": odd[k], "thirds": thirds,
+            "clamped": thirds[:, [0, 1, 1]] * np.float32(2.0), "back": thirds[:, ::-1]}
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_gathers_from_a_strided_window_build_and_agree(target):
+    rng = np.random.default_rng(105)
+    x = rng.uniform(-1, 1, 9).astype(np.float32)
+    k = np.array([3, 0, 2], np.int32)
+    program = einc.load(einc.compile(SOURCE, target=target).vmfb)
+    for rows in (1, 4):
+        m = rng.uniform(-1, 1, (rows, 7)).astype(np.float32)
+        out = program(x=x, k=k, m=m)
+        for name, want in reference(x, k, m).items():
+            np.testing.assert_array_equal(out[name], want, err_msg=f"{name} ({rows} rows)")   # moves only, exact
+
+
+def test_the_cpu_targets_list_the_defect():
+    assert get_target("llvm-cpu").has_defect("IREE-105")
+    assert get_target("llvm-cpu-generic").has_defect("IREE-105")
