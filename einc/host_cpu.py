@@ -40,3 +40,10 @@ def isa_features() -> list[str]:
 def has_avx512() -> bool:
     """Whether the host has AVX-512's 32 registers of 16 f32 lanes (x86-64 `avx512f`)."""
     return "avx512f" in cpuinfo_fields().get("flags", "").split()
+
+
+def vector_bytes() -> int:
+    """The width in bytes of the host's widest float vector registers: 64 with AVX-512, 32 with
+    AVX, else 16 (SSE2, NEON): what IREE takes for its native vector size at `target-cpu=host`."""
+    flags = cpuinfo_fields().get("flags", "").split()
+    return 64 if "avx512f" in flags else 32 if "avx" in flags else 16
