@@ -73,3 +73,9 @@ def vector_registers(tuned_to_host: bool) -> VectorRegisters:
     if tuned_to_host and "avx" in cpuinfo_fields().get("flags", "").split():
         return VectorRegisters(8, 16)
     return VectorRegisters(4, 32 if "Features" in cpuinfo_fields() else 16)
+
+
+def vector_bytes() -> int:
+    """The width in bytes of the host's widest float vector registers (64 with AVX-512, 32 with
+    AVX, else 16: SSE2, NEON): what IREE takes for its native vector size at `target-cpu=host`."""
+    return 4 * vector_registers(True).lanes

@@ -26,6 +26,7 @@ class Target:
     convolution_tiles: bool = False       # NCHW convolutions get einc's CPU tile sizes
     register_tiled_matmuls: bool = False  # f32 matmuls packed into einc's register tiles (AVX-512, AVX2)
     unrolled_poolings: bool = False       # poolings as one pass over their window's shifted slices
+    row_gathers: bool = False             # rows at data-dependent positions copied by IREE's gather op
     # softmax attention as one IREE attention op (P never written) where a head's scores (queries x
     # keys) are this many or more, or of run-time size; None: always as written (einc.mlir.dense.attention)
     fused_attention_scores: int | None = None
@@ -97,6 +98,7 @@ _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45",
 # IREE-31: NumPy's large arrays start 16 bytes past a page, so with IREE's 64 they were copied
 # every call (the RNN H = 64 bench's 25 MB input: 15% of its time); 16 lends them in place.
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, unrolled_poolings=True,
+            row_gathers=True,
             fused_attention_scores=1 << 21,
             defects=_CPU_DEFECTS, input_alignment=16)
 

@@ -38,6 +38,8 @@ def _kind(op: ir.Operation):
     name = op.name
     if name == "iree_linalg_ext.attention":
         return "fused attention (online softmax, P never written)"
+    if name == "iree_linalg_ext.gather":
+        return "row gather (rows at data-dependent positions, copied whole)"
     if not name.startswith("linalg."):
         return None
     short = name.removeprefix("linalg.")

@@ -17,7 +17,7 @@ from einc.ir.types import Lin
 from einc.mlir.core import host_floats, scalar_ops
 from einc.mlir.compaction import compact_value
 from einc.mlir.core.dispatch_captures import written_shifted
-from einc.mlir.dense import attention
+from einc.mlir.dense import attention, row_gathers
 from einc.mlir.dense.kernels import generic_tensor, reduction_tensor
 from einc.mlir.recurrences.forms import rec_value
 from einc.mlir.core.types import element_type, is_tensor, tensor_type
@@ -69,6 +69,8 @@ def _reduce(lw, v: Reduce) -> ir.Value:
 def _generic(lw, v: Generic) -> ir.Value:
     if (fused := lw.fused_form(v)) is not None:
         return attention.emitted(lw, fused, v)
+    if (gathered := row_gathers.emitted(lw, v)) is not None:
+        return gathered
     if _is_whole_reduction(lw, v):
         # the reduction's own kernel (or named op) already has this shape: no copy around it
         return reduction_tensor(lw, v.body, list(v.vars))[0]

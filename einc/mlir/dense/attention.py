@@ -28,6 +28,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
+from einc import host_cpu
 from einc.ir import affine
 from einc.ir.nodes import Const, Generic, Op, Read, Reduce, Value
 from einc.ir.types import F32, Lin
@@ -41,11 +42,13 @@ from einc.mlir.dense.width_blocks import zero_padded
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 # IREE-64: einc's CPU tiles for the op: a vector step of 2 query rows and 32 keys over the whole head
-# (fastest of 1-8 rows by 8-64 keys at Whisper's 6 x 1500 x 64, one thread; 4 x 16: 12% slower,
-# odd counts 2x); one step's scores and products ([rows, keys, head]) must stay under IREE's
-# 32 KB limit on one op's vectors, which bounds the head's width.
+# (fastest of 1-8 rows by 8-64 keys at Whisper's 6 x 1500 x 64, one thread on AVX-512; 4 x 16: 12%
+# slower, odd counts 2x); one step's scores and products ([rows, keys, head]) must stay under IREE's
+# limit on one op's vectors (512 vector registers: 32 KB with AVX-512, 16 KB with AVX2), which
+# bounds the head's width and, on narrower vectors, the step (_step).
 WIDEST_HEAD = 128
 KEYS_PER_STEP = 32
+VECTORS_PER_OP = 512
 ROWS_PER_WORKGROUP = 64
 # k's rows are an odd number of 64-byte cache lines long, so the rows of a head fall in
 # different sets of the L1 cache (_rows_apart)
@@ -172,7 +175,16 @@ def _pays(lw, queries, keys) -> bool:
     count may be any, and the form as written slows most for large ones."""
     if not (queries.extent.is_const and keys.extent.is_const):
         return True
-    return queries.extent.const * keys.extent.const >= lw.target.fused_attention_scores
+    return queries.extent.const * keys.extent.const >= fewest_fused_scores(lw.target)
+
+
+def fewest_fused_scores(target) -> int:
+    """A head's scores from which `target` takes the fused form: its own figure (measured with
+    AVX-512), or 1 on a host without AVX-512, where the form as written lost to the fused op at
+    DeiT-tiny's 197 positions too (its 16-float steps are half as wide there)."""
+    if target.tuned_to_host and not host_cpu.has_avx512():
+        return 1
+    return target.fused_attention_scores
 
 
 def _operand(lw, read: Read, vars_: tuple) -> Optional[Generic]:
@@ -237,7 +249,7 @@ def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
     init = _empty(shape, dims, f32)
     op = ir.Operation.create("iree_linalg_ext.attention", results=[out_type],
                              operands=[q, k, v, _scale(lw, found), init],
-                             attributes=_attributes(q, k, v), regions=1)
+                             attributes=_attributes(lw.target, q, k, v), regions=1)
     block = op.regions[0].blocks.append(f32)
     with ir.InsertionPoint(block):
         ir.Operation.create("iree_linalg_ext.yield", operands=[block.arguments[0]])
@@ -279,7 +291,7 @@ def _scale(lw, found: Attention) -> ir.Value:
     return arith.divf(one, scale) if found.divides else scale
 
 
-def _attributes(q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
+def _attributes(target, q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
     """The op's maps over (batch, queries, value head, head, keys), and einc's CPU tiles.
     IREE-65: IREE drops an axis of size 1 from the op before it reads the tiles, which are by
     position: a batch of one gets tiles without it; with another such axis IREE picks them."""
@@ -290,13 +302,27 @@ def _attributes(q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
     sizes = [_dim(q, 0), _dim(q, 1), _dim(v, 2), _dim(q, 2), _dim(k, 2)]
     if 1 in sizes[1:]:
         return attributes
-    rows = 2 if max(sizes[2], sizes[3]) <= 64 else 1
+    rows, keys = _step(target, max(sizes[2], sizes[3]))
     levels = {"distribution": [1, ROWS_PER_WORKGROUP, 0, 0, 0], "vector_common_parallel": [1, rows, sizes[2], 0, 0],
-              "vector_reduction": [0, 0, 0, 0, KEYS_PER_STEP]}
+              "vector_reduction": [0, 0, 0, 0, keys]}
     kept = 1 if sizes[0] == 1 else 0
     attributes["compilation_info"] = compilation_info({name: tiles[kept:] for name, tiles in levels.items()},
                                                       "LinalgExtTileAndVectorize")
     return attributes
+
+
+def _step(target, widest: int) -> tuple[int, int]:
+    """(query rows, keys) of one vector step over heads `widest` wide: 2 x 32 (1 x 32 past 64
+    wide), halved, rows first (on AVX2 1 x 32 ran 1.2x faster than 2 x 16), until the step's
+    [rows, keys, head] floats are under IREE's limit for the target's vector registers (the
+    host's, or 16 bytes for a portable build)."""
+    limit = VECTORS_PER_OP * (host_cpu.vector_bytes() if target.tuned_to_host else 16)
+    rows, keys = (2 if widest <= 64 else 1), KEYS_PER_STEP
+    while 4 * rows * keys * widest >= limit and rows > 1:
+        rows //= 2
+    while 4 * rows * keys * widest >= limit and keys > 8:
+        keys //= 2
+    return rows, keys
 
 
 def _dim(value: ir.Value, axis: int) -> int:
