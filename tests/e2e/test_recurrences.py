@@ -753,3 +753,11 @@ def test_a_range_that_shrinks_with_the_step_runs_over_its_hull_with_zeros_outsid
 def test_a_range_depending_on_another_index_outside_a_recurrence_is_e004(diagnose):
     diag, _ = diagnose("let x: [f32; 4];\nlet T[i in 0..4, j in 0..i + 1] = x[j];\n")
     assert diag.code == "E004" and "cannot depend on another index" in diag.message and diag.span.line == 2
+
+
+def test_a_recurrence_whose_first_index_has_no_range_names_that_index(diagnose):
+    # A running peak per path, `peak[p, t]`: the hint showed `x[t in 1..T]`, neither name.
+    diag, report = diagnose("let S: [f32; P, T];\nlet peak[p, 0] = S[p, 0];\n"
+                            "let peak[p, t in 1..T] = std::math::max(peak[p, t - 1], S[p, t]);\n")
+    assert diag.code == "E004" and "first index `p`" in diag.message
+    assert "let peak[p in 0..N, ..]" in report

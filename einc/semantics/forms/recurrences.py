@@ -645,8 +645,10 @@ def _declared_shape(el, clauses: list, env) -> tuple:
         ends += [extents[axis - named] for _ in [0] if named <= axis < named + len(extents)]
         shape.append(_largest(ends, clauses[0].span) if ends else None)
     if shape[0] is None:
+        first = next((c.slots[0].name for c in clauses if isinstance(c.slots[0], ast.IndexVar)), "t")
         raise d.error(d.SHAPE, f"the recurrence `{clauses[0].name}` needs an explicit range on its "
-                      "first index", clauses[0].span, hint="e.g. `let x[t in 1..T] = ..`")
+                      f"first index `{first}` in one of its clauses (its steps)", clauses[0].span,
+                      hint=f"e.g. `let {clauses[0].name}[{first} in 0..N, ..] = ..`, N its length")
     return tuple(shape)
 
 
