@@ -126,6 +126,8 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
         width = len(str(token)) if token.type != "$END" else 1
         if "IN" in acceptable and acceptable <= _AFTER_A_SLOT_NAME and token.type != "$END":
             hint = _COMPUTED_SLOT_HINT
+        if str(token) == "where" and token.type != "$END":
+            hint = _WHERE_HINT
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -156,6 +158,8 @@ def _end_of_an_earlier_line(text: str, pos: int):
 
 # A definition's bracket after an index name: a computed point (`u[t, N - 1]`) is no slot.
 _AFTER_A_SLOT_NAME = frozenset({"IN", "COMMA", "RSQB"})
+_WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduction's body inside its "
+               "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
 _COMPUTED_SLOT_HINT = ("a definition's brackets hold index names, integer literals and ranges: "
                        "write a computed point as a range of one, `i in N - 1..N`")
 
