@@ -128,6 +128,8 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
         if ("an operator" not in expected and token.type != "$END"      # not inside a range's bound
                 and _in_a_definitions_bracket(text, token.start_pos)):
             expected, hint = _SLOTS_HOLD, _COMPUTED_SLOT_HINT
+        if str(token) == "where" and token.type != "$END":
+            hint = _WHERE_HINT
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -177,6 +179,8 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
         elif c == ";" and depth == 0:
             return False
     return False
+_WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduction's body inside its "
+               "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
 
 
 def _bad_character(exc: UnexpectedCharacters, text: str, filename: str,

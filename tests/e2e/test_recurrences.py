@@ -164,6 +164,50 @@ def test_reading_a_future_step_is_an_error():
     assert "number its steps from the end" in diag.hint     # how to write a backward recurrence
 
 
+@pytest.mark.parametrize("read, words", [
+    ("sum[k in i + 1..6](L[k, i] * x[k])", "only at steps ahead"),          # back substitution
+    ("sum[k in 0..6](L[k, i] * x[k] where k > i)", "only at steps ahead"),
+    ("sum[k in 0..6](L[k, i] * x[k])", "may reach steps after"),            # a system, not a recurrence
+    ("sum[k in 0..i + 1](L[k, i] * x[k])", "includes the point being computed"),
+])
+def test_a_read_over_a_range_reaching_points_not_computed_yet_is_e007(read, words):
+    # These built and ran, reading the zeros of steps not computed yet (a back substitution
+    # written as `x[i] = (b[i] - sum[k in i + 1..N](L[k, i] * x[k])) / L[i, i]` gave wrong x).
+    with pytest.raises(CompileError) as info:
+        einc.compile(f"""
+            let L: [f32; 6, 6];
+            let b: [f32; 6];
+            let x[i in 0..6] = (b[i] - {read}) / L[i, i];
+        """)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E007" and words in diag.message and diag.span.line == 4
+
+
+def test_reads_over_ranges_that_end_before_the_step_are_recurrences(run):
+    b = rng.standard_normal(8).astype(np.float32)
+    out = run("""
+        let b: [f32; 8];
+        let x[i in 0..8] = b[i] + 0.5 * sum[k in max(0, i - 2)..i](x[k]);
+        let y[i in 0..8] = b[i] + 0.5 * sum[k in 1..i + 1](y[i - k]);
+        let w[0] = b[0];
+        let w[t in 1..8] = b[t] + 0.5 * sum[k in 0..8](w[k]) where k < t;
+        let H[0, j in 0..4] = b[j];
+        let H[i in 1..4, j in 0..4] = b[i + j] + sum[k in 0..i + 1](H[k, j - 1]) where j > 0;
+    """, b=b)
+    x, y, w = (np.zeros(8, np.float32) for _ in range(3))
+    H = np.zeros((4, 4), np.float32)
+    for i in range(8):
+        x[i] = b[i] + np.float32(0.5) * x[max(0, i - 2):i].sum(dtype=np.float32)
+        y[i] = b[i] + np.float32(0.5) * y[:i][::-1].sum(dtype=np.float32)
+        w[i] = b[i] + (np.float32(0.5) * w[:i].sum(dtype=np.float32) if i else 0)
+    H[0] = b[:4]
+    for i in range(1, 4):
+        for j in range(4):
+            H[i, j] = b[i + j] + (H[:i + 1, j - 1].sum(dtype=np.float32) if j else 0)
+    for got, want in zip((out["x"], out["y"], out["w"], out["H"]), (x, y, w, H)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_extent_from_an_input_dim_plus_one_and_three_lookbacks(run):
     a = rng.standard_normal(12)
     out = run("""
@@ -680,3 +724,41 @@ let s[t in 1..4, i in 0..len(x)] = { let h[j in 0..3] = s[t - 1, i] * (j as f32)
         rows.append(rows[-1] + np.max([rows[-1] * j + x for j in range(3)], axis=0) * 0.1)
     out = einc.load(einc.compile(source, target=target).vmfb)(x=x)
     np.testing.assert_allclose(out["s"], rows, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_range_that_shrinks_with_the_step_runs_over_its_hull_with_zeros_outside(run, target):
+    # A binomial tree rolled back from expiry: the node axis `j in 0..N + 1 - u` depended on the
+    # step u, which was E003 ("`u` is used before it is defined").
+    S, K = np.float32(100.0), np.float32(105.0)
+    out = run("""
+        let S0: f32;
+        let K: f32;
+        let N = 12;
+        let up = 1.05;
+        let p = 0.52;
+        let V[0, j in 0..N + 1] = std::math::max(S0 * up ** j / up ** (N - j) - K, 0.0);
+        let V[u in 1..N + 1, j in 0..N + 1 - u] = 0.99 * (p * V[u - 1, j + 1] + (1.0 - p) * V[u - 1, j]);
+        let price = V[N, 0];
+    """, target=target, S0=S, K=K)
+    f = np.float32
+    j = np.arange(13)
+    V = np.zeros((13, 13), np.float32)
+    V[0] = np.maximum(S * f(1.05) ** j / f(1.05) ** (12 - j) - K, 0)
+    for u in range(1, 13):
+        V[u, :13 - u] = f(0.99) * (f(0.52) * V[u - 1, 1:14 - u] + f(0.48) * V[u - 1, :13 - u])
+    np.testing.assert_allclose(out["V"], V, rtol=2e-5, atol=1e-4)   # zero beyond each step's nodes
+    assert out["price"] == out["V"][12, 0]
+
+
+def test_a_range_depending_on_another_index_outside_a_recurrence_is_e004(diagnose):
+    diag, _ = diagnose("let x: [f32; 4];\nlet T[i in 0..4, j in 0..i + 1] = x[j];\n")
+    assert diag.code == "E004" and "cannot depend on another index" in diag.message and diag.span.line == 2
+
+
+def test_a_recurrence_whose_first_index_has_no_range_names_that_index(diagnose):
+    # A running peak per path, `peak[p, t]`: the hint showed `x[t in 1..T]`, neither name.
+    diag, report = diagnose("let S: [f32; P, T];\nlet peak[p, 0] = S[p, 0];\n"
+                            "let peak[p, t in 1..T] = std::math::max(peak[p, t - 1], S[p, t]);\n")
+    assert diag.code == "E004" and "first index `p`" in diag.message
+    assert "let peak[p in 0..N, ..]" in report

@@ -105,6 +105,13 @@ def test_a_radix_prefix_without_its_digits_is_E001(src):
     syntax_error(src)
 
 
+def test_a_where_after_a_reduction_in_an_argument_says_where_it_goes():
+    # Bellman-Ford's relaxation `min(d[v], min[u](d[u] + W[u, v]) where d[u] < inf)` was a bare E001.
+    diag = syntax_error("let y = min(1.0, min[u](d[u]) where d[u] < 9.0);")
+    assert (diag.message, diag.span.col) == ("expected ')' or ',', found 'where'", 31)
+    assert "`min[u](d[u] + w[u] where d[u] < inf)`" in diag.hint
+
+
 def test_where_on_indexed_let_goes_to_the_definition():
     (d,) = items("let e[i in 0..N] = i * i where i % 2 == 0, z = 1;")
     assert isinstance(d.value, ast.Binary)

@@ -68,12 +68,12 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
     the recurrence member's extents known so far (None where unknown), which an index that no
     read bounds takes last (`let P[0, i, j] = if i == j { 1.0 } else { 0.0 };`)."""
     scope = env.child()
-    axes, pending, clause_step = [], [], None
+    axes, pending, clause_step, range_guards = [], [], None, []
     for k, slot in enumerate(_expand_rest(el, node, env)):
         if isinstance(slot, ast.IndexLiteral):
             axes.append(slot.value)
             continue
-        var = _declared_var(el, slot, env)
+        var = _declared_var(el, slot, scope, (step_var, clause_step), range_guards)
         if step_var is not None and k == 0:
             if var.extent is None:
                 raise d.error(d.SHAPE, f"the recurrence index `{slot.name}` needs an explicit range",
@@ -95,11 +95,11 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
     try:
         with _clause_steps(el.state, step_var, clause_step):
             guard = where_clauses(el, node.wheres, scope)
-            el.state.guard_depth += guard is not None
+            el.state.guard_depth += guard is not None or bool(range_guards)
             try:
                 body = el.ev(node.value, scope)
             finally:
-                el.state.guard_depth -= guard is not None
+                el.state.guard_depth -= guard is not None or bool(range_guards)
             point = [step_var if v is clause_step else v for v in axes if isinstance(v, IndexVar)]
             point_asserts.hold_at_every_point(el, effects, tuple(point), guard)
     finally:
@@ -110,7 +110,18 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
     if not isinstance(body, (Value, Weak)) or body.rank:
         raise d.error(d.SHAPE, f"the value of `{node.name}[..]` at one point must be a number, "
                       f"found {describe(body)}", node.value.span)
+    if range_guards:
+        body = _zero_outside(range_guards, body, node.value.span)
     return ClauseResult(node, axes, body, guard)
+
+
+def _zero_outside(range_guards: list, body, span):
+    """A recurrence clause's points outside its ranges that depend on the step (`j in 0..N + 1
+    - u`, a node axis shrinking each step) are 0, as points no clause covers are."""
+    inside = range_guards[0]
+    for g in range_guards[1:]:
+        inside = scalar_ops.apply("and", [inside, g], span)
+    return scalar_ops.apply("select", [inside, body, Weak(np.asarray(0), "int")], span)
 
 
 def _element_on_value_axes(el, value, axes: list, node: ast.IndexedLet):
@@ -141,13 +152,27 @@ def _clause_steps(state, step_var: IndexVar | None, clause_step: IndexVar | None
         del state.step_ranges[step_var]
 
 
-def _declared_var(el, slot, env) -> IndexVar:
+def _declared_var(el, slot, env, steps: tuple, range_guards: list) -> IndexVar:
+    """The index a definition's slot declares. In a recurrence clause (`steps`: the group's
+    step and the clause's), a range may depend on the step: the index runs over its hull across
+    the clause's steps, and the test of the range at each step goes to `range_guards`."""
     if slot.range is None:
         return IndexVar(slot.name, Lin(0), None, span=slot.span)
     lo, hi = range_bounds(el, slot.range, env)
-    if lo.keys_are_indices or hi.keys_are_indices:
-        raise d.error(d.SHAPE, "a declared index range cannot depend on another index", slot.range.span)
-    return IndexVar(slot.name, lo.lin, extent(lo, hi), span=slot.span)
+    step, clause_step = steps
+    if not (lo.keys_are_indices or hi.keys_are_indices):
+        return IndexVar(slot.name, lo.lin, extent(lo, hi), span=slot.span)
+    if step is None or any(k is not step for b in (lo, hi) for k in b.lin.keys() if isinstance(k, IndexVar)):
+        raise d.error(d.SHAPE, "a declared index range cannot depend on another index, except a "
+                      "recurrence's step", slot.range.span,
+                      hint="write the whole range and choose the value with `if`")
+    over = {step: Lin.of(clause_step)}
+    first, last = affine.bounds(lo.lin.substitute(over))[0], affine.bounds(hi.lin.substitute(over))[1]
+    var = IndexVar(slot.name, first, extent(Bound(first, None), Bound(last, None)), span=slot.span)
+    ref = IndexRef(var, span=slot.span)
+    range_guards.append(scalar_ops.apply("and", [scalar_ops.apply("ge", [ref, lo.value], slot.span),
+                                                 scalar_ops.apply("lt", [ref, hi.value], slot.span)], slot.span))
+    return var
 
 
 @dataclass

@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir import affine
+from einc.ir import affine, step_reach
 from einc.ir.nodes import (Generic, IndexRef, IndexVar, Read, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
                            Value, free_vars, fresh_index_vars, step_state_reads, walk)
 from einc.ir.state_slices import state_slice
@@ -641,22 +641,34 @@ def _declared_shape(el, clauses: list, env) -> tuple:
                       clauses[0].span)
     shape = []
     for axis in range(rank):
-        ends = [e for c in clauses if axis < len(c.slots) and (e := _slot_end(el, c.slots[axis], env)) is not None]
+        ends = [e for c in clauses if axis < len(c.slots) and (e := _slot_end(el, c.slots, axis, env)) is not None]
         ends += [extents[axis - named] for _ in [0] if named <= axis < named + len(extents)]
         shape.append(_largest(ends, clauses[0].span) if ends else None)
     if shape[0] is None:
+        first = next((c.slots[0].name for c in clauses if isinstance(c.slots[0], ast.IndexVar)), "t")
         raise d.error(d.SHAPE, f"the recurrence `{clauses[0].name}` needs an explicit range on its "
-                      "first index", clauses[0].span, hint="e.g. `let x[t in 1..T] = ..`")
+                      f"first index `{first}` in one of its clauses (its steps)", clauses[0].span,
+                      hint=f"e.g. `let {clauses[0].name}[{first} in 0..N, ..] = ..`, N its length")
     return tuple(shape)
 
 
-def _slot_end(el, slot, env):
+def _slot_end(el, slots: list, axis: int, env):
+    """Where the clause's axis ends, when its slot says so; a range that depends on the step
+    (`j in 0..N + 1 - u`) ends where its hull does, which the clause finds (definitions.clause)."""
+    slot = slots[axis]
+    if isinstance(slot, ast.IndexVar) and slot.range is not None and _names_an_index(slot.range, slots[:axis]):
+        return None
     if isinstance(slot, ast.IndexLiteral):
         return Lin(slot.value + 1)
     if isinstance(slot, ast.IndexVar) and slot.range is not None:
         lo, hi = definitions.range_bounds(el, slot.range, env)
         return definitions.axis_end(IndexVar(slot.name, lo.lin, definitions.extent(lo, hi)))
     return None
+
+
+def _names_an_index(rng: ast.Range, slots: list) -> bool:
+    ids = {s.def_id for s in slots if isinstance(s, ast.IndexVar)}
+    return any(getattr(n, "def_id", None) in ids for n in ast.iter_nodes(rng))
 
 
 def _largest(ends: list, span) -> Lin:
@@ -782,19 +794,19 @@ def _step_offset(read: StateRead, step: IndexVar):
 def _check_reads(group: RecurrenceGroup) -> None:
     for m in group.members:
         for clause in m.clauses:
-            for read in step_state_reads(_roots([clause])):
-                _check_direction(m, clause, read, group.t_var)
+            for read, guards in step_reach.guarded_state_reads(_roots([clause])):
+                if read.member in group.members:     # not an enclosing recurrence's state
+                    _check_direction(m, clause, read, guards, group.t_var)
 
 
-def _check_direction(member: RecMember, clause: RecClause, read: StateRead, step: IndexVar) -> None:
+def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guards: tuple, step: IndexVar) -> None:
     offset = _step_offset(read, step)
     if offset is None:
-        return                      # a prefix- or data-bounded read: the whole tensor is kept
+        _check_ranged_read(member, clause, read, guards, step)
+        return
     if offset > 0:
         raise d.error(d.RECURRENCE, f"`{read.member.name}` is read {offset} step(s) ahead of the "
-                      f"step being computed", read.span,
-                      hint="a recurrence reads earlier steps (`t - 1`); to run one from the end, "
-                      "number its steps from the end: `r[s in 1..N] = r[s - 1] + u[N - 1 - s]`")
+                      f"step being computed", read.span, hint=_AHEAD_HINT)
     if affine.surely_negative(clause.t_lo + offset):
         raise d.error(d.BOUNDS, f"at its first step {clause.t_lo!r} this clause reads "
                       f"`{read.member.name}` at step {clause.t_lo + offset!r}, before the start",
@@ -803,10 +815,39 @@ def _check_direction(member: RecMember, clause: RecClause, read: StateRead, step
     _check_past_the_end(clause, read, offset)
     if offset < 0 or read.member is not member:
         return
-    if _earlier_point_of_step(read, clause) is False:
+    if _earlier_point_of_step(read, clause, guards) is False:
         raise d.error(d.RECURRENCE, f"`{member.name}` reads a point of itself that is not "
                       "computed yet", read.span, hint="read an earlier step (`t - 1`) or an "
                       "earlier point of this step (`i - 1`)")
+
+
+_AHEAD_HINT = ("a recurrence reads earlier steps (`t - 1`); to run one from the end (`x[i] = .. x[i + 1]`), "
+               "number its steps from the end: `r[s in 1..N] = r[s - 1] + u[N - 1 - s]`, read as `r[N - 1 - i]`")
+
+
+def _check_ranged_read(member: RecMember, clause: RecClause, read: StateRead, guards: tuple,
+                       step: IndexVar) -> None:
+    """A read at a step that is not `t - c`: over a reduction's range (`x[k]`, k in i + 1..N)
+    or at a fixed step. E007 when it may reach a step not computed yet: a later one, or, for
+    the member itself, this one at a point not before the one being computed."""
+    reach = step_reach.offset_bounds(read.subs[0], step, (clause.t_lo, clause.t_hi - 1), guards)
+    if reach is None:
+        return                      # data-dependent: the whole tensor is kept, read at run time
+    lows, highs = reach
+    name = read.member.name
+    if any(affine.surely_nonnegative(low - 1) for low in lows):
+        raise d.error(d.RECURRENCE, f"`{name}` is read only at steps ahead of the step being computed",
+                      read.span, hint=_AHEAD_HINT)
+    if any(affine.surely_negative(high) for high in highs):
+        return
+    if any(affine.surely_nonnegative(-high) for high in highs):
+        if read.member is not member or _earlier_point_of_step(read, clause, guards) is not False:
+            return
+        raise d.error(d.RECURRENCE, f"`{name}` reads itself over a range that includes the point "
+                      "being computed", read.span, hint="end the range before it, e.g. `k in 0..i`")
+    raise d.error(d.RECURRENCE, f"`{name}` is read over a range that may reach steps after the one "
+                  "being computed", read.span, hint="bound the range by the step, e.g. "
+                  f"`k in 0..{step.name}` or `where k < {step.name}`")
 
 
 def _check_past_the_end(clause: RecClause, read: StateRead, offset: int) -> None:
@@ -822,14 +863,20 @@ def _check_past_the_end(clause: RecClause, read: StateRead, offset: int) -> None
                       hint=f"end the clause earlier or define `{read.member.name}` for more steps")
 
 
-def _earlier_point_of_step(read: StateRead, clause: RecClause):
+def _earlier_point_of_step(read: StateRead, clause: RecClause, guards: tuple):
     """Whether a same-step self-read is at a lexicographically earlier point of the clause
-    (True), at the same or a later one (False), or cannot be told statically (None)."""
+    (True), at the same or a later one (False), or cannot be told statically (None); a
+    subscript over a reduction's range is bounded through its range and guards."""
     for sub, var in zip(read.subs[1:], clause.vars):
-        lin = affine.affine_of(sub)
-        diff = None if lin is None else lin - Lin.of(var)
-        if diff is None or not diff.is_const:
+        reach = step_reach.offset_bounds(sub, var, (var.lo, var.lo + var.extent - 1), guards)
+        if reach is None:
             return None
-        if diff.const != 0:
-            return diff.const < 0
+        lows, highs = reach
+        if any(affine.surely_negative(high) for high in highs):
+            return True
+        if any(affine.surely_nonnegative(low - 1) for low in lows):
+            return False
+        if not (any(affine.surely_nonnegative(-high) for high in highs)
+                and any(affine.surely_nonnegative(low) for low in lows)):
+            return None
     return False

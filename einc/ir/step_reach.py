@@ -1,0 +1,144 @@
+"""How far a recurrence step's read reaches along an axis, when the read runs over a reduction's
+range (`sum[k in i + 1..N](x[k])`, `sum[k in 0..N](w[k]) where k < t`): the bounds of
+`subscript - index` over the reduction variables, each bounded by its range and by the affine
+comparisons of the guards around the read (the IR iterates a range that depends on an outer
+index over its hull, narrowed by such a guard). The recurrence checks ask it whether such a
+read stays at earlier points (einc.semantics.forms.recurrences).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Optional
+
+from einc.ir import affine
+from einc.ir.nodes import IndexVar, Op, Reduce, Stack, StateRead, Value
+from einc.ir.types import Lin
+
+_FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+_NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
+
+
+def guarded_state_reads(roots) -> list[tuple[StateRead, tuple]]:
+    """Each StateRead of a step's scalar code under `roots`, with the conditions that hold
+    where it is read: the guards of the reductions around it and the tests of the `if`s whose
+    branch it is in (the walk of einc.ir.nodes.step_code, keeping them on the way down)."""
+    out, seen = [], set()
+    stack = [(r, ()) for r in roots if r is not None]
+    while stack:
+        v, guards = stack.pop()
+        key = (id(v),) + tuple(id(g) for g in guards)
+        if key in seen:
+            continue
+        seen.add(key)
+        if isinstance(v, StateRead):
+            out.append((v, guards))
+        if isinstance(v, Reduce) and v.guard is not None:
+            guards = guards + (v.guard,)
+        if isinstance(v, Op) and v.op == "select":
+            cond = v.args[0]
+            stack += [(cond, guards), (v.args[1], guards + (cond,)), (v.args[2], guards + (Op("not", (cond,), cond.dtype),))]
+        elif v.rank == 0 or isinstance(v, Stack):
+            stack.extend((o, guards) for o in v.operands())
+    return out
+
+
+def offset_bounds(sub: Value, var: IndexVar, var_range: tuple, guards: tuple) -> tuple:
+    """(lower bounds, upper bounds) of `sub - var`, each a Lin in sizes, or None when `sub` is
+    not affine: the reduction variables of `sub` take every bound their ranges and `guards`
+    give, and `var` runs over `var_range` (first, last). Every bound listed holds."""
+    lin = affine.affine_of(sub)
+    if lin is None:
+        return None
+    diff = lin - Lin.of(var)
+    limits = _guard_limits(guards)
+    lows = _bounds(diff, var, var_range, limits, low=True)
+    highs = _bounds(diff, var, var_range, limits, low=False)
+    if _excludes_zero(diff, guards):             # `j <= i` and `j != i`: j - i <= -1
+        lows += [Lin(1)] if any(affine.surely_nonnegative(low) for low in lows) else []
+        highs += [Lin(-1)] if any(affine.surely_nonnegative(-high) for high in highs) else []
+    return lows, highs
+
+
+def _excludes_zero(diff: Lin, guards: tuple) -> bool:
+    """Whether a guard's conjunct says `diff != 0` (its two sides differ by +-diff)."""
+    for cond in (c for g in guards for c in _conjuncts(g) if c.op == "ne"):
+        a, b = (affine.affine_of(x) for x in cond.args)
+        if a is not None and b is not None and (a - b == diff or b - a == diff):
+            return True
+    return False
+
+
+def _bounds(diff: Lin, var: IndexVar, var_range: tuple, limits: dict, low: bool, depth: int = 0) -> list:
+    """The lower (upper) bounds of `diff`, one per choice of a bound for each other variable
+    (a bound may name further variables, `k < j` with `j < i`: chosen in turn, a few deep),
+    taken at the end of `var_range` that makes it least (greatest)."""
+    free = [k for k in diff.keys() if isinstance(k, IndexVar) and k is not var]
+    if not free:
+        c = diff.terms.get(var, 0)
+        end = var_range[0] if (c > 0) == low else var_range[1]
+        return [diff.substitute({var: end}) if c else diff]
+    if depth == _DEPTH:
+        return []
+    options = [_var_bounds(k, limits, lower=(diff.terms[k] > 0) == low) for k in free]
+    return [b for choice in itertools.product(*options)
+            for b in _bounds(diff.substitute(dict(zip(free, choice))), var, var_range, limits, low, depth + 1)]
+
+
+_DEPTH = 3
+
+
+def _var_bounds(k: IndexVar, limits: dict, lower: bool) -> list:
+    """k's lower (upper) bounds, inclusive: its hull's end and the guards' comparisons."""
+    hull = [] if k.extent is None else [k.lo if lower else k.lo + k.extent - 1]
+    return hull + limits.get((k, "lower" if lower else "upper"), [])
+
+
+def _guard_limits(guards: tuple) -> dict:
+    """(variable, "lower" | "upper") -> the inclusive bounds the guards' conjuncts state on a
+    variable of coefficient +-1 (`k >= i + 1`, `k < min(i, 3)`)."""
+    limits: dict = {}
+    for cond in (c for g in guards for c in _conjuncts(g) if c.op in _FLIPPED):
+        for side, other, op in ((cond.args[0], cond.args[1], cond.op), (cond.args[1], cond.args[0], _FLIPPED[cond.op])):
+            for bound in _sides(other, op):
+                _note_limit(limits, affine.affine_of(side), bound, op)
+    return limits
+
+
+def _conjuncts(cond: Value, holds: bool = True) -> list:
+    """The comparisons that hold when `cond` is `holds` (`!(j > i)` gives `j <= i`)."""
+    if not isinstance(cond, Op):
+        return []
+    if cond.op == "not":
+        return _conjuncts(cond.args[0], not holds)
+    if cond.op == ("and" if holds else "or"):
+        return [c for a in cond.args for c in _conjuncts(a, holds)]
+    if cond.op in ("eq", "ne") and (cond.op == "ne") == holds:
+        return [Op("ne", cond.args, cond.dtype)]
+    if cond.op not in _FLIPPED:
+        return []
+    return [cond if holds else Op(_NEGATED[cond.op], cond.args, cond.dtype)]
+
+
+def _sides(v: Value, op: str) -> list:
+    """The affine forms `v` bounds a variable by: a min's arguments each bound it from above, a
+    max's from below."""
+    if isinstance(v, Op) and v.op == ("min" if op in ("lt", "le") else "max"):
+        return [x for a in v.args for x in _sides(a, op)]
+    lin = affine.affine_of(v)
+    return [] if lin is None else [lin]
+
+
+def _note_limit(limits: dict, side: Optional[Lin], bound: Lin, op: str) -> None:
+    """`side op bound` with side = c k + rest, c = +-1: a bound of k."""
+    if side is None:
+        return
+    for k, c in side.terms.items():
+        if isinstance(k, IndexVar) and abs(c) == 1:
+            rest = side - Lin.of(k, c)
+            if any(isinstance(x, IndexVar) and x is k for x in bound.keys()):
+                continue
+            value = (bound - rest).scale(c)            # c k op bound - rest
+            upper = (op in ("lt", "le")) == (c > 0)
+            strict = op in ("lt", "gt")
+            value = value - (1 if upper else -1) if strict else value
+            limits.setdefault((k, "upper" if upper else "lower"), []).append(value)
