@@ -49,9 +49,9 @@ class Builder:
             return Size(value, f"${self.name('N')}")
         return Size.of(value)
 
-    def input(self, letter: str, shape: tuple) -> str:
+    def input(self, letter: str, shape: tuple, dtype: str | None = None) -> str:
         name = self.name(letter)
-        self.inputs.append(Input(name, tuple(shape)))
+        self.inputs.append(Input(name, tuple(shape), dtype))
         return name
 
     def near(self, chance: float) -> bool:

@@ -49,8 +49,16 @@ def _contract(b: Builder, out: list, summed: list, reads: list, bias: Loop | Non
         reads = reads[::-1]
     reduction = Reduction("sum", tuple(summed), tuple(reads))
     steps = b.steps(bias) + (_row_reduction(b, out) if len(out) >= 2 and b.rng.random() < 0.2 else ())
+    if out and b.rng.random() < 0.15:
+        steps += (_mask(b, out),)
     name = b.define(tuple(out), reduction, steps)
     return Tensor(name, tuple(loop.extent for loop in out), layout)
+
+
+def _mask(b: Builder, out: list) -> Step:
+    """A step keeping the result where a new bool input of its shape holds (IREE-98: a mask
+    packed beside a data-tiled contraction's result)."""
+    return Step("mask", plain_read(b.input("m", tuple(loop.extent for loop in out), "bool"), out))
 
 
 def _row_reduction(b: Builder, out: list) -> tuple:

@@ -51,6 +51,13 @@ STAGES = (
 )
 
 
+def _values(values: np.random.Generator, shape: tuple, dtype) -> np.ndarray:
+    """Uniform in [-1, 1), or a bool mask with 70% of its points kept."""
+    if dtype == "bool":
+        return values.random(shape) < 0.7
+    return values.uniform(-1.0, 1.0, shape).astype(dtype)
+
+
 def dense_program(rng: random.Random) -> DenseProgram:
     for _ in range(ATTEMPTS):
         b = Builder(rng, "f32" if rng.random() < 0.75 else "f64")
@@ -92,6 +99,5 @@ def generate_case(seed: int, number: int) -> DenseCase:
     values = np.random.default_rng([seed, number, 7])
     program = dense_program(rng)
     dtype = np.float32 if program.dtype == "f32" else np.float64
-    inputs = {i.name: values.uniform(-1.0, 1.0, tuple(s.value for s in i.shape)).astype(dtype)
-              for i in program.inputs}
+    inputs = {i.name: _values(values, tuple(s.value for s in i.shape), i.dtype or dtype) for i in program.inputs}
     return DenseCase(program, inputs, evaluate(program, inputs))

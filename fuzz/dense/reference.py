@@ -157,6 +157,9 @@ def _step(step: Step, m: Meaning, grid: dict, env: dict, loops: tuple) -> Meanin
     if step.op == "exp":              # exp(x + d) = exp(x) (1 + d): the error relative; 2 ulp of its own
         value = np.exp(m.value)
         return Meaning(value, value * (1 + m.magnitude), m.length + 2)
+    if step.op == "mask":             # a bool input reads as 1.0 or 0.0
+        keep = _read(step.read, grid, env).value != 0
+        return Meaning(np.where(keep, m.value, 0.0), np.where(keep, m.magnitude, 0.0), m.length)
     if step.op == "add_reduced":
         r = _operand(step, grid, env, loops)
         return Meaning(m.value + r.value, m.magnitude + r.magnitude, max(m.length, r.length) + 1)

@@ -166,7 +166,8 @@ class Step:
     `add_reduced` adds `reduction` (over loops of its own, of another tensor, as attention's
     `P V / sum[t](P)` combines a contraction with a row reduction); `subtract` and `divide_by`
     take `read`, or `reduction` written inline (`- max[u](s[n, i, u])`), from the value, `exp`
-    (std::math's): softmax's steps."""
+    (std::math's): softmax's steps; `mask` keeps the value where `read` (a bool input) holds, 0.0
+    elsewhere (dropout's mask)."""
     op: str
     read: Read | None = None
     constant: float = 0.0
@@ -215,6 +216,8 @@ def _step_text(step: Step, expr: str, compound: bool) -> tuple[str, bool]:
         return f"{tight} / {_operand_text(step)}", False
     if step.op == "exp":
         return f"std::math::exp({expr})", False
+    if step.op == "mask":
+        return f"(if {step.read.text()} {{ {expr} }} else {{ 0.0 }})", False
     raise ValueError(step.op)
 
 
@@ -231,6 +234,7 @@ def _float(value: float) -> str:
 class Input:
     name: str
     shape: tuple                   # Sizes
+    dtype: str | None = None       # "bool" for a mask; otherwise the program's
 
 
 @dataclass(frozen=True)
@@ -241,7 +245,8 @@ class DenseProgram:
     outputs: tuple                 # names of definitions
 
     def statements(self, prefix: str = "") -> list[str]:
-        lines = [f"let ${i.name}: [{self.dtype}; {', '.join(s.text for s in i.shape)}];" for i in self.inputs]
+        lines = [f"let ${i.name}: [{i.dtype or self.dtype}; {', '.join(s.text for s in i.shape)}];"
+                 for i in self.inputs]
         if any(s.op == "relu" for d in self.definitions for s in d.steps):
             lines.append(RELU)
         lines += [d.text() for d in self.definitions]

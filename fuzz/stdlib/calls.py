@@ -566,10 +566,12 @@ def mean_variance_normalization(d: Draw):
 
 
 def onehot(d: Draw):
+    """ONNX OneHot: i32 or i64 indices, negative ones from the end, any outside -depth..depth - 1 all off."""
     depth = d.rng.randint(1, 5)
-    i = d.input(d.shape(d.rng.randint(1, 2)), 0, depth - 1, dtype="i32")
+    i = d.input(d.shape(d.rng.randint(1, 2)), -depth - 1, depth, dtype=d.rng.choice(["i32", "i64"]))
     off, on = d.rng.choice([(0.0, 1.0), (-1.0, 2.5)])
-    want = np.where(d.arrays[i[1:]][..., None] == np.arange(depth), on, off)
+    index = d.arrays[i[1:]].astype(np.int64)
+    want = np.where(np.where(index < 0, index + depth, index)[..., None] == np.arange(depth), on, off)
     call = f"std::ml::onehot({i}, {depth}, [{d.literal(off)}, {d.literal(on)}])"
     return d.program("std::ml::onehot", call, d.exact(want.astype(np.float64)))
 

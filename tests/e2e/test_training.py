@@ -254,6 +254,41 @@ def test_rmsprop_whose_two_states_keep_two_slots_each(run, target):
     np.testing.assert_allclose(out["final_w"], w, rtol=1e-12)
 
 
+NESTEROV = """
+    let X: [f64; N, D];
+    let y: [f64; N];
+    fn grad(w, X, y) {
+        let r[n] = sum[d](X[n, d] * w[d]) - y[n];
+        let L = sum[n](r[n] * r[n]) / (2.0 * len(y) as f64);
+        @L / @w
+    }
+    let w[0, d in 0..D] = 0.0;
+    let v[0, d in 0..D] = 0.0;
+    let v[k in 1..12, d] = 0.9 * v[k - 1, d] - 0.05 * grad(w[k - 1] + 0.9 * v[k - 1], X, y)[d];
+    let w[k in 1..12, d] = w[k - 1, d] + v[k, d];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_nesterov_momentum_whose_two_states_are_both_outputs(run, target):
+    # w and v, both kept whole (outputs) and of one size, are copied chunk by chunk into whole
+    # tensors the loop carries from equal zeros: IREE folded them into one buffer (IREE-78), so
+    # v came back holding w's trajectory
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((20, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.7
+    w, v, ws, vs = np.zeros(3), np.zeros(3), [np.zeros(3)], [np.zeros(3)]
+    for _ in range(1, 12):
+        ahead = w + 0.9 * v
+        v = 0.9 * v - 0.05 * X.T @ (X @ ahead - y) / 20
+        w = w + v
+        ws.append(w)
+        vs.append(v)
+    out = run(NESTEROV, target=target, X=X, y=y)
+    np.testing.assert_allclose(out["v"], np.array(vs), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out["w"], np.array(ws), rtol=1e-12, atol=1e-15)
+
+
 WHOLE_ARRAY_STEPS = """
     let X: [f32; N, 3];
     let Y: [f32; N, 2];

@@ -47,6 +47,29 @@ def test_gathers_take_i64_indices_and_negative_axes_as_onnx():
     assert out["gather_i64"].dtype == np.float32
 
 
+ONEHOTS = """
+let I64: [i64; 2, N];
+let I32: [i32; 3];
+let onehot_i64 = std::ml::onehot(I64, 3, [0.0, 1.0]);
+let onehot_i32 = std::ml::onehot(I32, 4, [-1.0, 2.5]);
+"""
+
+
+def onehot_like_onnx(indices, depth, off, on):
+    counted = np.where(indices < 0, indices + depth, indices)
+    return np.where(counted[..., None] == np.arange(depth), on, off)
+
+
+def test_onehot_takes_i64_indices_and_counts_negative_ones_from_the_end():
+    """ONNX OneHot's indices are i32 or i64 and a negative one counts from the end (-1 is the
+    last class); einc compared i64 indices with its i32 class index (E002 inside the library)
+    and never set a negative index's class. I64 has -5 and 4, outside -3..2: all off."""
+    indices = np.array([[-1, 0, 2, -3, 4], [1, -2, -5, 0, 3]], np.int64)
+    out = run_program(ONEHOTS, I64=indices, I32=I32)
+    np.testing.assert_array_equal(out["onehot_i64"], onehot_like_onnx(indices, 3, 0.0, 1.0))
+    np.testing.assert_array_equal(out["onehot_i32"], onehot_like_onnx(I32, 4, -1.0, 2.5))
+
+
 def test_split_into_one_to_six_parts_along_any_axis_as_onnx():
     """ONNX Split takes any number of parts and a negative axis; einc's took 2 or 3 (one part
     was E005, an index past the sizes) and no negative axis."""

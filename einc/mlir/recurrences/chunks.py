@@ -185,7 +185,9 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
             return flat_empty(size, element_type(dtype))
         return host_fence(own_zeros(size, dtype) if lw.target.has_defect("IREE-50") else zeros(size, dtype))
     initial = [starting_storage(m) for m in members]
-    inits = [index_const(0)] + initial + [zeros(length(wholes[m]), layout.dtypes[m]) for m in rows]
+    # IREE-78: the whole tensors the rows are copied into, of equal sizes, would fold too
+    start_whole = own_zeros if lw.target.has_defect("IREE-78") else zeros
+    inits = [index_const(0)] + initial + [start_whole(length(wholes[m]), layout.dtypes[m]) for m in rows]
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])
     with ir.InsertionPoint(before_block):

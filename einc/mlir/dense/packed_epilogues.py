@@ -1,0 +1,72 @@
+"""Operands IREE cannot pack beside a data-tiled contraction's result, kept out of its dispatch.
+
+CPU data tiling fuses an elementwise consumer of a matmul (batch matmul, matvec, vecmat) into
+the contraction's dispatch, in its packed layout, and packs the consumer's other operands to
+match. Two kinds of operand fail to compile there:
+
+IREE-98: an i1 tensor (a bool input read as a mask: `if keep[n, j] { g[n, j] } else { 0.0 }`
+with `g` a matmul): its pack is built with an i8 padding value and fails to verify, or its
+load from the packed buffer does. The contraction's result passes a barrier (`fence`) before
+such a consumer, which then runs in a dispatch of its own.
+IREE-99: llvm-cpu on a host without AVX-512: a reduction over two or more loops (`sum[t,
+e](..)`, the gradient of an embedding read through data) beside a matmul's result, whose pack
+IREE fuses into the reduction's dispatch: its vectors become 8x8x8x8 elements, past IREE's
+16 KiB limit. The reduction passes a barrier before the consumer (as IREE-53's beside a batch
+matmul), which still fuses into the matmul's dispatch.
+"""
+from __future__ import annotations
+
+from iree.compiler import ir
+
+from einc.host_cpu import has_avx512
+from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.dense.batch_matmul_epilogues import _input_count, _is_elementwise, _iterators, _source
+from einc.target import Target
+
+CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat")
+
+
+def fence_unpackable_epilogue_operands(target: Target, module: ir.Module) -> None:
+    """Put the barriers of IREE-98 and IREE-99 (as far as `target` has them) before each
+    elementwise consumer of a contraction's result."""
+    masks = target.has_defect("IREE-98")
+    wide_reductions = target.has_defect("IREE-99") and not has_avx512()
+    consumers: list = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.generic" and _is_elementwise(op):
+            consumers.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    for consumer in consumers:
+        inputs = list(consumer.operands)[:_input_count(consumer)]
+        sources = [_source(v) for v in inputs]
+        contractions = [k for k, s in enumerate(sources) if s is not None and s.name in CONTRACTIONS]
+        if not contractions:
+            continue
+        if masks and any(_is_bool(v) for v in inputs):
+            _fence_operands(target, consumer, contractions)
+        elif wide_reductions and any(sources[k].name == "linalg.matmul" for k in contractions):
+            _fence_operands(target, consumer, [k for k, s in enumerate(sources) if _reduction_loops(s) >= 2])
+
+
+def _fence_operands(target: Target, consumer, positions: list[int]) -> None:
+    """`consumer` reading each operand at `positions` through a barrier (one per value)."""
+    fenced: dict = {}
+    with ir.InsertionPoint(consumer):
+        for k in positions:
+            value = consumer.operands[k]
+            if value not in fenced:
+                fenced[value] = fence(target, value)
+            consumer.operands[k] = fenced[value]
+
+
+def _is_bool(value: ir.Value) -> bool:
+    kind = value.type
+    return isinstance(kind, ir.RankedTensorType) and str(kind.element_type) == "i1"
+
+
+def _reduction_loops(op) -> int:
+    if op is None or op.name != "linalg.generic":
+        return 0
+    return sum("reduction" in it for it in _iterators(op))
