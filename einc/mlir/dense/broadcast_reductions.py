@@ -13,25 +13,18 @@ import re
 from iree.compiler import ir
 
 from einc.mlir.core.dispatch_captures import fence
-from einc.mlir.dense.batch_matmul_epilogues import _input_count, _is_reduction, _iterators, _source
+from einc.mlir.dense.generic_reads import generics, input_count, is_reduction, iterators, source
 from einc.target import Target
 
 
 def fence_broadcast_reductions(target: Target, module: ir.Module) -> None:
     """Put a barrier on each reduction's result that a `linalg.generic` reads without one of
     its parallel loops."""
-    kernels: list = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "linalg.generic":
-            kernels.append(op)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
-    for kernel in kernels:
-        parallel = {d for d, it in enumerate(_iterators(kernel)) if "parallel" in it}
+    for kernel in generics(module):
+        parallel = {d for d, it in enumerate(iterators(kernel)) if "parallel" in it}
         maps = list(ir.ArrayAttr(kernel.attributes["indexing_maps"]))
-        for k, value in enumerate(list(kernel.operands)[:_input_count(kernel)]):
-            if _is_reduction(_source(value)) and parallel - _loops_read(maps[k]):
+        for k, value in enumerate(list(kernel.operands)[:input_count(kernel)]):
+            if is_reduction(source(value)) and parallel - _loops_read(maps[k]):
                 with ir.InsertionPoint(kernel):
                     kernel.operands[k] = fence(target, value)
 

@@ -20,7 +20,7 @@ from iree.compiler import ir
 
 from einc.host_cpu import has_avx512
 from einc.mlir.core.dispatch_captures import fence
-from einc.mlir.dense.batch_matmul_epilogues import _input_count, _is_elementwise, _iterators, _source
+from einc.mlir.dense.generic_reads import generics, input_count, iterators, source
 from einc.target import Target
 
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat")
@@ -31,16 +31,9 @@ def fence_unpackable_epilogue_operands(target: Target, module: ir.Module) -> Non
     elementwise consumer of a contraction's result."""
     masks = target.has_defect("IREE-98")
     wide_reductions = target.has_defect("IREE-99") and not has_avx512()
-    consumers: list = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "linalg.generic" and _is_elementwise(op):
-            consumers.append(op)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
-    for consumer in consumers:
-        inputs = list(consumer.operands)[:_input_count(consumer)]
-        sources = [_source(v) for v in inputs]
+    for consumer in generics(module, elementwise_only=True):
+        inputs = list(consumer.operands)[:input_count(consumer)]
+        sources = [source(v) for v in inputs]
         contractions = [k for k, s in enumerate(sources) if s is not None and s.name in CONTRACTIONS]
         if not contractions:
             continue
@@ -69,4 +62,4 @@ def _is_bool(value: ir.Value) -> bool:
 def _reduction_loops(op) -> int:
     if op is None or op.name != "linalg.generic":
         return 0
-    return sum("reduction" in it for it in _iterators(op))
+    return sum("reduction" in it for it in iterators(op))
