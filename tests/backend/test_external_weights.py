@@ -130,7 +130,10 @@ def test_build_memory_stays_flat_in_the_size_of_the_weights(tmp_path):
     of the difference in the weights' size (measured: under 1 MiB at 64 and 256 MiB)."""
     small, large = weights_build(tmp_path / "small", 32), weights_build(tmp_path / "large", 128)
     assert large["peak_mib"] - small["peak_mib"] < 16, (small, large)
-    assert small["module"].stat().st_size == large["module"].stat().st_size < 100_000
+    # the weights stay in the archive: both modules are small, and differ only by the code for
+    # the weight's row count (8 bytes on an AVX2 host, none on AVX-512), not by 96 MiB
+    sizes = small["module"].stat().st_size, large["module"].stat().st_size
+    assert max(sizes) < 100_000 and abs(sizes[0] - sizes[1]) < 1024, sizes
     x = np.arange(1, 8, dtype=np.float32) / 7
     for built in (small, large):
         weight = np.load(built["module"].parent / "w.npy", mmap_mode="r")
