@@ -38,3 +38,23 @@ def test_bool_arrays_print_true_and_false_and_a_spec_applies_to_the_word():
 def test_bad_spec_is_a_run_error():
     with pytest.raises(RunError, match="format spec 'd'"):
         format_value(np.array(1.5, np.float32), "d")
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint64])
+def test_integer_rows_print_as_numpy_prints_them(dtype):
+    # einc writes a short 1-d integer array itself (NumPy's str took a fifth of a small call);
+    # wide values, rows that wrap at NumPy's line width, empty and long rows all read as str()
+    rng = np.random.default_rng(7)
+    info = np.iinfo(dtype)
+    for size in [0, 1, 2, 9, 10, 18, 19, 25, 37, 38, 63, 64, 200]:
+        for low, high in [(0, 9), (max(info.min, -99), 99), (info.min, info.max)]:
+            row = rng.integers(low, high, size=size, dtype=dtype, endpoint=True)
+            assert format_value(row, "") == str(row)
+
+
+def test_integer_rows_follow_the_callers_print_options():
+    row = np.array([3, -12, 7], np.int32)
+    with np.printoptions(sign="+"):
+        assert format_value(row, "") == str(row) == "[ +3 -12  +7]"
+    with np.printoptions(linewidth=8):
+        assert format_value(row, "") == str(row)
