@@ -141,8 +141,8 @@ class Program:
             try:
                 # One expression: a local of run() holding IREE's results would be kept alive by an
                 # earlier lost device's traceback, and freed after its device it crashed the process.
-                return self._returned(self._call_printing(self._device_arguments(bound), stdout), bound,
-                                      device_outputs)
+                return self._returned(self._call_printing(self._device_arguments(bound, not device_outputs),
+                                                          stdout), bound, device_outputs)
             except Exception as err:  # noqa: BLE001 - only a lost device is taken here
                 if not self._lost_device(err):
                     raise
@@ -236,10 +236,11 @@ class Program:
         return FailedCheck(f"assertion failed at {failure.location}: "
                            f"{format_print(self.signature.prints[index], traced[-1])}")
 
-    def _device_arguments(self, bound: list) -> list:
-        """On the CPU devices arrays go in as buffer views over their own memory where they can
-        (einc.runtime.host_memory); Vulkan takes them as they are and copies them."""
-        return bound if self._arguments is None else self._arguments(bound)
+    def _device_arguments(self, bound: list, reuse: bool = True) -> list:
+        """On the CPU devices arrays go in as buffer views over their own memory where they can,
+        else over staging arrays kept for later calls where `reuse` (einc.runtime.host_memory);
+        Vulkan takes them as they are and copies them."""
+        return bound if self._arguments is None else self._arguments(bound, reuse)
 
     def _check_on_this_device(self, bound: list) -> None:
         for spec, value in zip(self.signature.inputs, bound):
@@ -282,6 +283,8 @@ class Program:
         results = self._results(results)
         specs = self.signature.outputs
         lent = [value for value in bound if isinstance(value, np.ndarray)]
+        if self._arguments is not None:
+            lent += self._arguments.staged()
         arrays: list[np.ndarray] = []
         for result in results:
             arrays.append(to_numpy(result) if self.device == "vulkan" else result_array(result, lent, arrays))

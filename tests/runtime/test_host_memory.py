@@ -2,14 +2,17 @@
 (einc/runtime/host_memory.py): what the caller holds is never changed, and a result is an
 array of its own that later calls do not overwrite."""
 import gc
+import threading
 import weakref
+
+import ml_dtypes
 
 import numpy as np
 import pytest
 
 import einc
 from einc.runtime import RunError
-from einc.runtime.host_memory import COPIED_RESULT_BYTES, LENT_OFF_THE_LINE, REMEMBERED_BYTES, _can_lend
+from einc.runtime.host_memory import COPIED_RESULT_BYTES, LENT_OFF_THE_LINE, REMEMBERED_BYTES, _address, _can_lend
 from einc.mlir.dense import cpu_matmuls
 from einc.runtime.signature import signature_from_reflection
 from tests.programs import built
@@ -63,7 +66,8 @@ def test_inputs_at_any_alignment_give_the_same_results_and_stay_unchanged(progra
 def test_an_input_is_lent_in_place_on_a_cache_line_or_large_on_the_modules_alignment(program, offset, size, lent,
                                                                                    monkeypatch):
     # Small inputs off a cache line are copied (each vector load would span two lines); large
-    # ones on the module's 16 bytes are lent (a copy costs a pass over them)
+    # ones on the module's 16 bytes are lent (a copy costs a pass over them). A copy is
+    # imported too: the program's staging array, not the caller's.
     assert program.signature.input_alignment == 16
     imported = []
     allocator = type(program._hal_device.allocator)
@@ -71,8 +75,9 @@ def test_an_input_is_lent_in_place_on_a_cache_line_or_large_on_the_modules_align
     monkeypatch.setattr(allocator, "import_host_allocation",
                         lambda self, array, **kw: imported.append(array) or real(self, array, **kw))
     values = np.arange(size, dtype=np.float32)
-    check(program.run({"x": placed(values, offset)}), values)
-    assert bool(imported) == lent
+    x = placed(values, offset)
+    check(program.run({"x": x}), values)
+    assert any(np.shares_memory(array, x) for array in imported) == lent
 
 
 MATMUL = """
@@ -100,9 +105,9 @@ def test_inputs_every_kernel_reads_once_are_lent_off_a_cache_line(monkeypatch, d
         real = allocator.import_host_allocation
         monkeypatch.setattr(allocator, "import_host_allocation",
                             lambda self, array, **kw: imported.append(array) or real(self, array, **kw))
-        got = program.run({"A": placed(a.ravel(), offset).reshape(a.shape),
-                           "B": placed(b.ravel(), offset).reshape(b.shape)})["C"]
-    assert len(imported) == (2 if lent else 0)
+        inputs = {"A": placed(a.ravel(), offset).reshape(a.shape), "B": placed(b.ravel(), offset).reshape(b.shape)}
+        got = program.run(inputs)["C"]
+    assert sum(np.shares_memory(array, x) for array in imported for x in inputs.values()) == (2 if lent else 0)
     # f32 sums of 256 products of standard normals against float64 NumPy
     np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5 * np.sqrt(256))
 
@@ -152,6 +157,64 @@ def test_an_output_that_is_the_input_is_a_copy_of_it(program):
     assert not np.shares_memory(outputs["same"], x)
     outputs["same"][:] = -1
     np.testing.assert_array_equal(x, np.arange(64, dtype=np.float32))
+
+
+# An input copied into a staging array of the program's (off a cache line, under
+# LENT_OFF_THE_LINE): more than COPIED_RESULT_BYTES, so results over it are not copies anyway.
+STAGED = COPIED_RESULT_BYTES      # float32 elements, four times the bytes
+
+
+def test_an_output_that_is_a_staged_input_keeps_its_values_through_later_calls(program):
+    # the staging array is written again by the next call: a result over it must be a copy
+    firsts = [placed(np.full(STAGED, float(k), np.float32), 16) for k in range(3)]
+    results = [program.run({"x": x}) for x in firsts]
+    for k, outputs in enumerate(results):
+        check(outputs, np.full(STAGED, float(k), np.float32))
+    for x in firsts:
+        np.testing.assert_array_equal(x, np.full(STAGED, x[0], np.float32))
+
+
+def test_device_outputs_of_staged_inputs_keep_their_values_through_later_calls(program):
+    kept = program(device_outputs=True, x=placed(np.full(STAGED, 1.0, np.float32), 16))
+    later = program(x=placed(np.full(STAGED, 2.0, np.float32), 16))
+    check(later, np.full(STAGED, 2.0, np.float32))
+    np.testing.assert_array_equal(np.asarray(kept["same"]), np.full(STAGED, 1.0, np.float32))
+    np.testing.assert_array_equal(np.asarray(kept["doubled"]), np.full(STAGED, 2.0, np.float32))
+
+
+def test_a_staged_input_changed_in_place_is_read_as_it_is_at_each_call(program):
+    x = placed(np.arange(STAGED, dtype=np.float32), 16)
+    check(program.run({"x": x}), x.copy())
+    x *= 3
+    check(program.run({"x": x}), x.copy())
+    strided = np.arange(2 * STAGED, dtype=np.float32)[::2]
+    check(program.run({"x": strided}), strided.copy())
+
+
+def test_calls_from_several_threads_read_their_own_inputs(program):
+    # each thread stages its inputs in arrays of its own: one thread's copy never replaces
+    # another's input while that one's call runs
+    failures = []
+
+    def calls(fill: float) -> None:
+        for _ in range(40):
+            x = placed(np.full(STAGED, fill, np.float32), 16)
+            outputs = program.run({"x": x})
+            if not (np.all(outputs["same"] == fill) and np.all(outputs["doubled"] == 2 * fill)):
+                failures.append(fill)
+
+    threads = [threading.Thread(target=calls, args=(float(k),)) for k in range(1, 5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.bool_, np.float16, ml_dtypes.bfloat16, np.uint64])
+def test_an_arrays_address_is_where_its_memory_starts(dtype):
+    array = np.zeros((3, 5), dtype)[1:]
+    assert _address(array) == array.ctypes.data
 
 
 def test_two_outputs_of_one_value_are_arrays_of_their_own(program):
