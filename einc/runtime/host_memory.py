@@ -142,7 +142,7 @@ def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[
     if 0 < view.byte_length <= COPIED_RESULT_BYTES:
         return np.array(result.to_host(), copy=True)
     shape = tuple(view.shape)
-    dtype = _dtype_of(view)
+    dtype = dtype_of(view)
     if view.byte_length == 0:
         return np.zeros(shape, dtype)
     if not _mappable(view.get_buffer()):
@@ -158,7 +158,7 @@ def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[
 _DTYPES: dict = {}
 
 
-def _dtype_of(view: rt.HalBufferView) -> np.dtype:
+def dtype_of(view: rt.HalBufferView) -> np.dtype:
     element = view.element_type
     dtype = _DTYPES.get(element)
     if dtype is None:

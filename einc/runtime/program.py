@@ -21,7 +21,7 @@ from einc.module_file import ModuleFileError, archive_beside, load_module
 from einc.runtime.cpu_device import CpuDeviceOptions
 from einc.runtime.errors import FailedCheck, RunError
 from einc.runtime.fenced_calls import main_invoker
-from einc.runtime.host_memory import DeviceArguments, result_array
+from einc.runtime.host_memory import DeviceArguments, dtype_of, result_array
 from einc.runtime.index_checks import bad_index
 from einc.runtime.inputs import CheckedInputs, bind_inputs
 from einc.runtime.parameters import parameters_module
@@ -77,8 +77,7 @@ class _PrintRecorder:
     def __call__(self, label: str, buffer_views: list) -> None:
         if not label.startswith(PRINT_LABEL_PREFIX):
             return  # traces einc did not emit (e.g. IREE's dispatch tracing flags) are not prints
-        arrays = [copy_of_mapped(view, view.shape, rt.HalElementType.map_to_dtype(view.element_type))
-                  for view in buffer_views]
+        arrays = [copy_of_mapped(view, view.shape, dtype_of(view)) for view in buffer_views]
         self.records.append((int(label[len(PRINT_LABEL_PREFIX):]), arrays))
 
 
