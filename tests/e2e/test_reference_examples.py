@@ -334,7 +334,7 @@ def test_operators_precedence_and_integer_division(run):
     """, a=np.int32(-7), b=np.int32(2))
     assert (out["q"], out["r"]) == (-3, -1)          # truncates toward zero, the dividend's sign
     assert out["mixed"] == 1 + 2 * 3 - (8 // 4) % 3
-    assert out["power"] == 512 and out["neg_power"] == -4     # docs/DECISIONS.md, Numbers
+    assert out["power"] == 512 and out["neg_power"] == 4      # (-2) ** 2: docs/DECISIONS.md, Numbers
     assert out["logic"] and out["compare"] and out["not_first"]
 
 
