@@ -238,3 +238,15 @@ def test_a_call_with_the_wrong_number_of_arguments_counts_them_in_words(diagnose
 def test_a_scalar_annotation_on_an_array_is_E002(diagnose, line, found):
     diag, _ = diagnose(line + "\n")
     assert (diag.code, diag.message) == ("E002", f"expected f32, found {found}")
+
+
+@pytest.mark.parametrize("source, col", [
+    ("let x: [f32; 5];\nlet y[i] = x[i] where i in 0..3;\n", 23),        # the definition's own index
+    ("let x: [f32; 5];\nlet y[i] = x[i] where j in 0..3;\n", 23),        # a new index
+    ("let x: [f32; 5];\nlet s = sum[i](x[i]) where i in 1..=3;\n", 28),  # a reduction's index
+])
+def test_a_range_in_a_where_clause_is_E004(diagnose, source, col):
+    # thesis 2.1.1: ranges in where clauses are rejected; it was read as a guard
+    diag, text = diagnose(source)
+    assert diag.code == "E004" and (diag.span.line, diag.span.col) == (2, col)
+    assert "cannot give" in diag.message and "in the brackets" in diag.hint and "^^^^" in text

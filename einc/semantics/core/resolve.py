@@ -21,7 +21,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from einc.diagnostics import IMPORT, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Label, Span
+from einc.diagnostics import IMPORT, SHAPE, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Label, Span
 from einc.semantics.core import builtins
 from einc.semantics.core.modules import PYTHON, PYTHON_MATH, ModPath, Program, stdlib_modules_defining
 from einc.syntax import ast
@@ -446,8 +446,24 @@ class _Resolver:
             if isinstance(clause, ast.WhereBind):
                 self._expr(clause.value, scope)
                 clause.def_id = self._bind(scope, clause.name, "where", clause)
-            else:
+            elif not self._range_in_where(clause.cond, scope):
                 self._expr(clause.cond, scope)
+
+    def _range_in_where(self, cond, scope: _Scope) -> bool:
+        """`where i in 0..3` with `i` an index (or no name at all) reads as a range, and the thesis
+        (2.1.1) rejects ranges in where clauses: it hides which construct owns the index."""
+        if not (isinstance(cond, ast.Binary) and cond.op == "in" and isinstance(cond.left, ast.Name)
+                and isinstance(cond.right, ast.Range)):
+            return False
+        did = scope.lookup(cond.left.name, self.items)
+        if did is not None and did.kind != "index":
+            return False                   # a value's membership in a range is a guard
+        name = cond.left.name
+        self.diagnostics.append(Diagnostic(
+            SHAPE, f"a `where` clause cannot give `{name}` a range", cond.span,
+            f"give the range in the brackets that introduce `{name}` (`y[{name} in a..b]`, `sum[{name} in a..b]`), "
+            f"or keep points with a comparison (`where a <= {name} && {name} < b`)"))
+        return True
 
     def _function(self, params: list, body, outer: _Scope, ret=None, is_fn: bool = True) -> _Scope:
         scope = _Scope(outer, is_fn=is_fn)
