@@ -334,3 +334,17 @@ def test_real_stdlib_resolves():
                           "let a = clip(sin(pi()) + sqrt(2.0) + deg_to_rad(90.0), 0.0, 1.0);")
     assert items[1].value.func.def_id.name == "clamp"
     assert res.exports[("std", "math")]["gcd"].kind == "fn"
+
+
+def test_an_input_declared_twice_is_E003_at_the_second(diagnose):
+    # the signature listed `x, x` and the caller could bind only one of them
+    diag, text = diagnose("let x: f32;\nlet x: f32;\nlet y = x * 2.0;\n")
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 1)
+    assert "declared twice" in diag.message and diag.notes[0].span.line == 1
+
+
+def test_a_value_may_shadow_an_input(tmp_path):
+    from einc.driver import front_end
+    path = tmp_path / "prog.ein"
+    path.write_text("let x: f32;\nlet x = x * 2.0;\n")
+    assert front_end(str(path))

@@ -209,6 +209,14 @@ class _Resolver:
                 "rename one of them, or remove the one not meant", [Label(first.span, "first defined here")],
                 label="defined again here"))
 
+    def _refuse_second_input(self, first: Optional[DefId], again: ast.Let) -> None:
+        """Inputs are bound by name, so two of one name would leave the caller one name for two."""
+        if first is not None and first.kind == "input":
+            self.diagnostics.append(Diagnostic(
+                UNDEFINED, f"the input `{first.name}` is declared twice", again.span,
+                "remove one declaration, or rename one input", [Label(first.span, "first declared here")],
+                label="declared again here"))
+
     def _exports(self, mod_path: ModPath) -> dict[str, DefId]:
         """Public items of a module plus its `pub use` re-exports (computed once, on demand)."""
         if mod_path in self.exports:
@@ -382,6 +390,8 @@ class _Resolver:
             self._expr(let.value, scope)
         if let.is_const:
             return   # bound when hoisted
+        if let.value is None:
+            self._refuse_second_input(scope.names.get(getattr(let.pattern, "name", None)), let)
         self._bind_pattern(let.pattern, scope, "value" if let.value is not None else "input")
         self.let_of.update({did: let for did in _pattern_defs(let.pattern).values()})
 
