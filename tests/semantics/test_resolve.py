@@ -348,3 +348,11 @@ def test_a_value_may_shadow_an_input(tmp_path):
     path = tmp_path / "prog.ein"
     path.write_text("let x: f32;\nlet x = x * 2.0;\n")
     assert front_end(str(path))
+
+
+@pytest.mark.parametrize("source", ["let a = b + 1.0;\nlet b = 2.0;\n", "let a = a + 1.0;\n"])
+def test_a_name_read_before_its_let_is_E003_saying_so(diagnose, source):
+    # it said only "cannot find name", as for a name defined nowhere
+    diag, _ = diagnose(source)
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (1, 9)
+    assert "read before it is defined" in diag.message and "top to bottom" in diag.hint

@@ -173,8 +173,12 @@ class _Resolver:
         homes = stdlib_modules_defining(name)
         if homes:
             hint = f"the standard library has it: `use {homes[0]}::{name};`"
-        self.diagnostics.append(Diagnostic(UNDEFINED, f"cannot find {what or 'name'} `{name}` "
-                                           "in this scope", span, hint))
+        message = f"cannot find {what or 'name'} `{name}` in this scope"
+        if _bound_later(scope, name):
+            message = f"`{name}` is read before it is defined"
+            hint = (f"`{name}` is bound by this statement or a later one, and statements run top to bottom; "
+                    f"a definition reads itself only at earlier points (`{name}[t - 1]`)")
+        self.diagnostics.append(Diagnostic(UNDEFINED, message, span, hint))
 
     def _import_error(self, message: str, span: Span, name: str, candidates: Iterable[str]) -> None:
         close = _closest(name, candidates)
@@ -633,6 +637,15 @@ class _Resolver:
             else:
                 self._expr(clause, inner)
         self._expr(node.body, inner)
+
+
+def _bound_later(scope: _Scope, name: str) -> bool:
+    """`name` is a top-level binding of this module not bound yet (`let a = b; let b = ..`)."""
+    while scope is not None and not scope.is_module_top:
+        if scope.is_fn:
+            return False               # a function reads the binding in effect when it is called
+        scope = scope.parent
+    return scope is not None and name in scope.globals and name not in scope.names
 
 
 def _top_level_names(stmts: list) -> list[str]:
