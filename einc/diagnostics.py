@@ -34,6 +34,10 @@ class Span:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
+    def within(self, other: "Span") -> bool:
+        return (self.file == other.file and (other.line, other.col) <= (self.line, self.col)
+                and (self.end_line, self.end_col) <= (other.end_line, other.end_col))
+
 
 @dataclass
 class Label:
@@ -132,7 +136,9 @@ def _snippet(span: Span, note: str, sources: SourceMap) -> list[str]:
         return out + ([f"{gutter} = {note}"] if note else [])
     end = span.end_col if span.end_line == span.line else len(text) + 1
     width = max(1, end - span.col)
-    caret = " " * (span.col - 1) + "^" * width + (f" {note}" if note else "")
+    # the line's own tabs before the span, so the caret stays under it at any tab width
+    pad = "".join(c if c == "\t" else " " for c in text[:span.col - 1])
+    caret = pad + "^" * width + (f" {note}" if note else "")
     out += [f"{gutter} |", f"{span.line} | {text}", f"{gutter} | {caret}"]
     return out
 

@@ -21,6 +21,10 @@ _BAD_FILE = (OSError, ValueError, EOFError, MemoryError, OverflowError, zipfile.
 def read_npy(path: str) -> np.ndarray:
     """Load one array; no pickles, and no guessing at files that are not .npy."""
     with _reading(path, ".npy"), open(path, "rb") as npy_file:
+        if npy_file.read(4) == b"PK\x03\x04":      # a zip: `np.savez` writes them
+            raise RunError(f"cannot read {path}: it is an .npz archive, not one array; give it alone "
+                           f"(`--input {path}`) to bind its arrays by name")
+        npy_file.seek(0)
         return np.lib.format.read_array(npy_file, allow_pickle=False)
 
 

@@ -170,8 +170,10 @@ def _assert(el, args, span):
         cond = _all_of(el, cond, span)
     if not isinstance(cond, ir.Value) or cond.rank or cond.dtype != BOOL:
         raise d.error(d.TYPE, f"`assert` needs a bool, found {describe(cond)}", span)
-    msg = args[1].text if len(args) == 2 and isinstance(args[1], (StrVal, printing.RunTimeText)) \
-        else "condition is false"
+    if len(args) == 2 and not isinstance(args[1], (StrVal, printing.RunTimeText)):
+        raise d.error(d.TYPE, f"an assert's message must be a string, found {describe(args[1])}", span,
+                      hint='assert(cond, "what went wrong: {x}")')
+    msg = args[1].text if len(args) == 2 else "condition is false"
     text = f"assertion failed at {span}: {msg}"
     if isinstance(cond, ir.Const):
         if not bool(cond.array):

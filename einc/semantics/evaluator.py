@@ -180,13 +180,12 @@ class Elaborator:
         for p, a in zip(node.params, args):
             self.bind(scope, p.def_id, types.annotate(a, p.type, self, span))
         self.state.call_depth += 1
-        try:
-            result = self.ev(node.body, scope)
+        try:       # a result of the wrong type is shown at `-> T`, its body in a note
+            return types.annotate(self.ev(node.body, scope), getattr(node, "ret", None), self)
         except d.CompileError as err:
             raise err.called_from(span, getattr(node, "name", "closure")) from None
         finally:
             self.state.call_depth -= 1
-        return types.annotate(result, getattr(node, "ret", None), self, span)
 
     def _call_point_by_point(self, fn, node, args: list, mapped: list, span):
         """A function whose parameters at `mapped` are typed as scalars, given arrays there, is

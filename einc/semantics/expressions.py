@@ -209,7 +209,7 @@ def _if(el, e, env):
         a, b = el.ev(e.then, env), el.ev(e.orelse, env)
     finally:
         el.state.guard_depth -= 1
-    return select(el, cond, a, b, e.span)
+    return select(el, scalar_ops.materialize(cond, BOOL, e.cond.span), a, b, e.span)
 
 
 def _typed_as_skipped(el, literal: Weak, skipped, env, tried):

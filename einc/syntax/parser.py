@@ -192,7 +192,10 @@ def _bad_character(exc: UnexpectedCharacters, text: str, filename: str,
         return error(SYNTAX, "unterminated string literal", span, "close the string with '\"'")
     if rest.startswith("/*"):
         return _unterminated_comment(exc.line, exc.column, filename, origin)
-    return error(SYNTAX, f"unexpected character {_quote(exc.char)}", span)
+    hint = ""
+    if exc.char.isalpha() and not exc.char.isascii():
+        hint = "a name is ASCII letters, digits and `_` (`alpha`, not `α`)"
+    return error(SYNTAX, f"unexpected character {_quote(exc.char)}", span, hint)
 
 
 def _unterminated_comment(line: int, col: int, filename: str, origin: _Origin) -> CompileError:

@@ -1,5 +1,8 @@
 """Mutations of real Einlang programs: tokens deleted, duplicated, swapped or replaced, numbers
-and types changed, names exchanged, lines dropped or repeated, the text cut short, stray bytes.
+and types changed, names exchanged, lines dropped or repeated, the text cut short, stray bytes;
+and the mistakes users make: other line ends, broken string fields, a range in a where clause,
+calls and reads with an argument or subscript too many or too few, a divisor of 0, a name not
+in ASCII.
 
 The tokenizer is the fuzzer's own (a few regular expressions), not einc's lexer, so that the
 mutants do not inherit its idea of what a token is. Joining the tokens gives the text back.
@@ -146,6 +149,101 @@ def stray(text: str, rng: random.Random) -> str:
     return text[:at] + rng.choice(STRAY) + text[at:]
 
 
+def line_endings(text: str, rng: random.Random) -> str:
+    """The text as another editor saves it: CRLF line ends, a byte order mark, tab indents."""
+    how = rng.randrange(3)
+    if how == 0:
+        return text.replace("\n", "\r\n")
+    if how == 1:
+        return "\ufeff" + text
+    return re.sub(r"(?m)^ {2,}", "\t", text)
+
+
+FIELD = re.compile(r"\{[^{}]*\}")
+
+
+def break_interpolation(text: str, rng: random.Random) -> str:
+    """A `{field}` of a string with a spec that fits nothing, a name not defined, or no `}`."""
+    toks = tokens(text)
+    places = [k for k, (kind, t) in enumerate(toks) if kind == "string" and FIELD.search(t)]
+    if not places:
+        return stray(text, rng)
+    k = rng.choice(places)
+    m = rng.choice(list(FIELD.finditer(toks[k][1])))
+    inner = m.group()[1:-1].split(":")[0] or "x"
+    new = rng.choice((f"{{{inner}:.zz}}", f"{{{inner}:q}}", "{undefined_name}", f"{{{inner}", "{}",
+                      f"{{{inner}:{{}}}}"))
+    texts = [t for _, t in toks]
+    texts[k] = texts[k][:m.start()] + new + texts[k][m.end():]
+    return "".join(texts)
+
+
+INDEXED_LET = re.compile(r"let\s+(\w+)\[\s*(\w+)[^\]]*\][^;]*;")
+
+
+def range_in_where(text: str, rng: random.Random) -> str:
+    """A definition's index given a range in a where clause (thesis 2.1.1 rejects it)."""
+    lets = list(INDEXED_LET.finditer(text))
+    if not lets:
+        return insert_token(text, rng)
+    m = rng.choice(lets)
+    index = m.group(2) if rng.random() < 0.7 else "undefined_index"
+    return text[:m.end() - 1] + f" where {index} in 0..{rng.choice((0, 1, 3))}" + text[m.end() - 1:]
+
+
+CALL_ARGS = re.compile(r"\b\w+\(([^()]*)\)")
+
+
+def call_arity(text: str, rng: random.Random) -> str:
+    """A call given one argument too many or too few."""
+    calls = [m for m in CALL_ARGS.finditer(text) if m.group(1).strip()]
+    if not calls:
+        return insert_token(text, rng)
+    m = rng.choice(calls)
+    args = m.group(1)
+    new = args + rng.choice((", 1.0", ", 2", ", x")) if rng.random() < 0.5 else args.rpartition(",")[0]
+    return text[:m.start(1)] + new + text[m.end(1):]
+
+
+SUBSCRIPTS = re.compile(r"\b(\w+)\[([^\[\]]+)\]")
+
+
+def change_subscripts(text: str, rng: random.Random) -> str:
+    """A read or definition with a subscript more or fewer, or a constant one past any end."""
+    reads = list(SUBSCRIPTS.finditer(text))
+    if not reads:
+        return insert_token(text, rng)
+    m = rng.choice(reads)
+    subs = m.group(2)
+    new = rng.choice((subs + ", 0", subs.rpartition(",")[0] or subs + ", i", "99999", "-1"))
+    return text[:m.start(2)] + new + text[m.end(2):]
+
+
+def zero_divisor(text: str, rng: random.Random) -> str:
+    """The operand after a `/` or `%` made the constant 0."""
+    toks = tokens(text)
+    places = [k for k in _significant(toks) if toks[k][1] in ("/", "%")]
+    later = [(k, next((j for j in _significant(toks) if j > k), None)) for k in places]
+    later = [(k, j) for k, j in later if j is not None]
+    if not later:
+        return change_number(text, rng)
+    _, j = rng.choice(later)
+    texts = [t for _, t in toks]
+    texts[j] = rng.choice(("0", "0.0", "(1 - 1)"))
+    return "".join(texts)
+
+
+def non_ascii_name(text: str, rng: random.Random) -> str:
+    """Every use of one name spelled with a letter that is not ASCII."""
+    names = sorted({t for kind, t in tokens(text) if kind == "name" and t not in KEYWORDS + TYPES})
+    if not names:
+        return stray(text, rng)
+    old = rng.choice(names)
+    new = rng.choice(("\u03b1", "\u00e9", "\u0394")) + old
+    return "".join(new if kind == "name" and t == old else t for kind, t in tokens(text))
+
+
 MUTATIONS = (delete_token, delete_token, duplicate_token, swap_tokens, swap_tokens, change_number,
              change_number, change_type, change_type, change_name, change_operator, insert_token,
-             drop_line, repeat_line, truncate, stray)
+             drop_line, repeat_line, truncate, stray, line_endings, break_interpolation, range_in_where,
+             call_arity, change_subscripts, zero_divisor, non_ascii_name)

@@ -1,7 +1,7 @@
 """A program structure written as Einlang source.
 
 Parentheses are the fewest the grammar needs (einc/syntax/grammar.lark: loosest first `||`,
-`&&`, `== !=`, `< > <= >=`, `+ -`, `* / %`, `as`, prefix `- !`, `**`), so generated programs
+`&&`, `== !=`, `< > <= >=`, `+ -`, `* / %`, `as`, `**`, prefix `- !`), so generated programs
 exercise the parser's precedence too. Top-level names get `prefix`, so many programs can share
 one module. An unsuffixed literal that is not f32/i32 is written with its suffix unless the
 other operand of its arithmetic or comparison gives it the type (as in Rust); f16 and bf16 have
@@ -16,7 +16,7 @@ from fuzz.programs.structure import (
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
-CAST, PREFIX, POWER, ATOM = 7, 8, 9, 10
+CAST, POWER, PREFIX, ATOM = 7, 8, 9, 10
 DEFAULT_TYPES = ("f32", "i32", "bool")
 
 
@@ -285,8 +285,8 @@ def _binary(node: Binary, names: Names) -> tuple[str, int]:
     left_anchor = is_literal(node.left) and not is_literal(node.right)
     right_anchor = is_literal(node.right) and not is_literal(node.left)
     if node.op == "**":
-        left = _operand(node.left, names, ATOM, left_anchor)
-        right = _operand(node.right, names, PREFIX, right_anchor)
+        left = _operand(node.left, names, PREFIX, left_anchor)
+        right = _operand(node.right, names, POWER, right_anchor)
         return f"{left} ** {right}", POWER
     level = LEVELS[node.op]
     left = _operand(node.left, names, level, left_anchor)

@@ -270,7 +270,7 @@ def test_rendering_uses_the_fewest_parentheses_the_grammar_needs():
     a, b = Read("x", (), "f32"), Lit(2.0, "f32")
     expr = Binary("*", Binary("-", a, b, "f32"), Unary("-", Binary("**", a, Lit(2, "i32"), "f32"), "f32"), "f32")
     text = render_program(program([Define("y", "f32", (Clause((), expr),))], [x]))
-    assert "let y = (x - 2.0) * -x ** 2;" in text
+    assert "let y = (x - 2.0) * -(x ** 2);" in text
 
 
 def test_the_mutation_tokenizer_gives_the_text_back():

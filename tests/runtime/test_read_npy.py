@@ -44,3 +44,10 @@ def test_a_header_cut_inside_its_dictionary_is_one_line(tmp_path):
     (tmp_path / "a.npy").write_bytes(bytes(data))
     with pytest.raises(RunError, match=r"^cannot read .*a.npy: not a valid .npy file \(EOF in multi-line statement\)$"):
         read_npy(str(tmp_path / "a.npy"))
+
+
+def test_an_npz_given_as_one_array_says_to_give_it_alone(tmp_path):
+    # it said "the magic string is not correct; expected b'\x93NUMPY', got b'PK\x03\x04-\x00'"
+    np.savez(tmp_path / "z.npz", A=np.ones(3, np.float32))
+    with pytest.raises(RunError, match=r"z.npz: it is an .npz archive, not one array; give it alone"):
+        read_npy(str(tmp_path / "z.npz"))

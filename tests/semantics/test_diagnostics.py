@@ -238,3 +238,101 @@ def test_a_call_with_the_wrong_number_of_arguments_counts_them_in_words(diagnose
 def test_a_scalar_annotation_on_an_array_is_E002(diagnose, line, found):
     diag, _ = diagnose(line + "\n")
     assert (diag.code, diag.message) == ("E002", f"expected f32, found {found}")
+
+
+@pytest.mark.parametrize("source, col", [
+    ("let x: [f32; 5];\nlet y[i] = x[i] where i in 0..3;\n", 23),        # the definition's own index
+    ("let x: [f32; 5];\nlet y[i] = x[i] where j in 0..3;\n", 23),        # a new index
+    ("let x: [f32; 5];\nlet s = sum[i](x[i]) where i in 1..=3;\n", 28),  # a reduction's index
+])
+def test_a_range_in_a_where_clause_is_E004(diagnose, source, col):
+    # thesis 2.1.1: ranges in where clauses are rejected; it was read as a guard
+    diag, text = diagnose(source)
+    assert diag.code == "E004" and (diag.span.line, diag.span.col) == (2, col)
+    assert "cannot give" in diag.message and "in the brackets" in diag.hint and "^^^^" in text
+
+
+@pytest.mark.parametrize("source, at, note", [
+    ("fn f(x: f32) -> f32 { x * 2.0 }\nlet n: i32;\nlet y = f(n);\n", (3, 9), (2, "this is i32")),
+    ("let x: f32;\nlet y = if x { 1.0 } else { 0.0 };\n", (2, 12), (1, "this is f32")),   # the condition
+    ("let x: f32;\nassert(x);\n", (2, 1), (1, "this is f32")),
+    ("let x: f32;\nlet y: i32 = x;\n", (2, 1), (1, "this is f32")),
+])
+def test_a_named_value_of_the_wrong_type_is_E002_at_its_use_with_its_definition_in_a_note(diagnose, source, at,
+                                                                                         note):
+    # these pointed at the value's declaration (`let x: f32;`), not at the mistake
+    diag, _ = diagnose(source)
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == at
+    assert (diag.notes[0].span.line, diag.notes[0].note) == note
+
+
+def test_a_function_result_of_the_wrong_type_is_E002_at_its_annotation(diagnose):
+    diag, text = diagnose("fn f(x: f32) -> i32 { x * 2.0 }\nlet y = f(1.0);\n")
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (1, 17)
+    assert [(n.span.col, n.note) for n in diag.notes] == [(23, "this is f32"), (9, "in this call to `f`")]
+
+
+@pytest.mark.parametrize("source, message", [
+    ("let y = 7 / 0;\n", "integer division by zero"),
+    ("let n: i32;\nlet y = n % 0;\n", "integer remainder by zero"),      # built, and gave 0
+    ("let n: i64;\nlet z = 0;\nlet y = n / z;\n", "integer division by zero"),
+    ("let y = 2 ** -1;\n", "an integer to a negative power (2 ** -1) is not an integer"),
+])
+def test_an_integer_division_by_a_constant_zero_is_E006(diagnose, source, message):
+    diag, text = diagnose(source)
+    assert diag.code == "E006" and diag.message == message and diag.span.line == source.count("\n")
+    assert diag.hint
+
+
+def test_a_division_by_zero_in_a_branch_the_build_skips_is_no_error(tmp_path):
+    path = tmp_path / "prog.ein"
+    path.write_text("let n: i32;\nlet k = 0;\nlet y = if k != 0 { n / k } else { 0 };\n")
+    assert front_end(str(path))
+
+
+def test_a_format_spec_that_fits_no_value_of_the_type_is_E002_at_build_time(diagnose):
+    # it built, and the run failed when it printed
+    diag, text = diagnose('let x: f32;\nprint("v = {x:.zz}");\n')
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (2, 12)
+    assert "does not fit f32" in diag.message
+
+
+def test_an_assert_message_that_is_not_a_string_is_E002(diagnose):
+    # the message was dropped silently
+    diag, text = diagnose("let x: f32;\nassert(x > 0.0, 3);\n")
+    assert diag.code == "E002" and diag.span.line == 2 and "must be a string" in diag.message
+
+
+def test_the_caret_under_a_tab_indented_line_keeps_its_tabs(diagnose):
+    # spaces for tabs put the caret left of the name in a terminal (8-column tabs)
+    diag, text = diagnose("let x: f32;\n\tlet y = x +\tq;\n")
+    assert (diag.span.line, diag.span.col) == (2, 14)
+    assert "\n  | \t           \t^" in text
+
+
+def test_a_byte_order_mark_is_no_part_of_the_program(diagnose):
+    # it was E001 "unexpected character" at 1:1
+    diag, _ = diagnose(b"\xef\xbb\xbflet x: f32;\nlet y = x + q;\n")
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 13)
+
+
+def test_a_non_ascii_letter_in_a_name_is_E001_saying_what_a_name_is(diagnose):
+    diag, _ = diagnose("let x: f32;\nlet \u03b1 = x * 2.0;\n")
+    assert diag.code == "E001" and (diag.span.line, diag.span.col) == (2, 5) and "ASCII" in diag.hint
+
+
+def test_crlf_line_ends_locate_like_lf_ones(diagnose):
+    diag, text = diagnose(b"let x: f32;\r\nlet y = x + q;\r\n")
+    assert (diag.span.line, diag.span.col) == (2, 13) and "\r" not in text
+
+
+@pytest.mark.parametrize("source, step", [
+    ("let u: [f32; 10];\nlet s[t in 1..10] = s[t - 1] + u[t];\n", 0),
+    ("let u: [f32; N];\nlet s[t in 1..N] = s[t - 1] + u[t];\n", 0),
+    ("let f[0] = 0;\nlet f[n in 2..10] = f[n - 1] + f[n - 2];\n", 1),
+])
+def test_a_recurrence_without_a_base_case_is_E007(diagnose, source, step):
+    # the step no clause defines read as 0 (thesis 2.2.1: the base clauses make it available)
+    diag, _ = diagnose(source)
+    assert diag.code == "E007" and diag.span.line == 2
+    assert f"reads step {step}, which no clause defines" in diag.message and "base case" in diag.message

@@ -334,3 +334,25 @@ def test_real_stdlib_resolves():
                           "let a = clip(sin(pi()) + sqrt(2.0) + deg_to_rad(90.0), 0.0, 1.0);")
     assert items[1].value.func.def_id.name == "clamp"
     assert res.exports[("std", "math")]["gcd"].kind == "fn"
+
+
+def test_an_input_declared_twice_is_E003_at_the_second(diagnose):
+    # the signature listed `x, x` and the caller could bind only one of them
+    diag, text = diagnose("let x: f32;\nlet x: f32;\nlet y = x * 2.0;\n")
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 1)
+    assert "declared twice" in diag.message and diag.notes[0].span.line == 1
+
+
+def test_a_value_may_shadow_an_input(tmp_path):
+    from einc.driver import front_end
+    path = tmp_path / "prog.ein"
+    path.write_text("let x: f32;\nlet x = x * 2.0;\n")
+    assert front_end(str(path))
+
+
+@pytest.mark.parametrize("source", ["let a = b + 1.0;\nlet b = 2.0;\n", "let a = a + 1.0;\n"])
+def test_a_name_read_before_its_let_is_E003_saying_so(diagnose, source):
+    # it said only "cannot find name", as for a name defined nowhere
+    diag, _ = diagnose(source)
+    assert diag.code == "E003" and (diag.span.line, diag.span.col) == (1, 9)
+    assert "read before it is defined" in diag.message and "top to bottom" in diag.hint

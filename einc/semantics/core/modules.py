@@ -134,8 +134,8 @@ def load_source(text: str, filename: str = "<input>", root: Optional[os.PathLike
 
 def read_source(path: FsPath) -> str:
     """A source file's text. Einlang source is UTF-8: a byte that is not is E001 at its place."""
-    try:
-        data = path.read_bytes()
+    try:       # a byte order mark, as some Windows editors write, is no part of the program
+        data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
     except OSError as exc:
         raise error(IO, f"cannot read {path}: {exc.strerror or exc}") from None
     try:

@@ -21,7 +21,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from einc.diagnostics import IMPORT, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Label, Span
+from einc.diagnostics import IMPORT, SHAPE, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Label, Span
 from einc.semantics.core import builtins
 from einc.semantics.core.modules import PYTHON, PYTHON_MATH, ModPath, Program, stdlib_modules_defining
 from einc.syntax import ast
@@ -173,8 +173,12 @@ class _Resolver:
         homes = stdlib_modules_defining(name)
         if homes:
             hint = f"the standard library has it: `use {homes[0]}::{name};`"
-        self.diagnostics.append(Diagnostic(UNDEFINED, f"cannot find {what or 'name'} `{name}` "
-                                           "in this scope", span, hint))
+        message = f"cannot find {what or 'name'} `{name}` in this scope"
+        if _bound_later(scope, name):
+            message = f"`{name}` is read before it is defined"
+            hint = (f"`{name}` is bound by this statement or a later one, and statements run top to bottom; "
+                    f"a definition reads itself only at earlier points (`{name}[t - 1]`)")
+        self.diagnostics.append(Diagnostic(UNDEFINED, message, span, hint))
 
     def _import_error(self, message: str, span: Span, name: str, candidates: Iterable[str]) -> None:
         close = _closest(name, candidates)
@@ -208,6 +212,14 @@ class _Resolver:
                 UNDEFINED, f"the function `{again.name}` is defined twice in this scope", again.span,
                 "rename one of them, or remove the one not meant", [Label(first.span, "first defined here")],
                 label="defined again here"))
+
+    def _refuse_second_input(self, first: Optional[DefId], again: ast.Let) -> None:
+        """Inputs are bound by name, so two of one name would leave the caller one name for two."""
+        if first is not None and first.kind == "input":
+            self.diagnostics.append(Diagnostic(
+                UNDEFINED, f"the input `{first.name}` is declared twice", again.span,
+                "remove one declaration, or rename one input", [Label(first.span, "first declared here")],
+                label="declared again here"))
 
     def _exports(self, mod_path: ModPath) -> dict[str, DefId]:
         """Public items of a module plus its `pub use` re-exports (computed once, on demand)."""
@@ -382,6 +394,8 @@ class _Resolver:
             self._expr(let.value, scope)
         if let.is_const:
             return   # bound when hoisted
+        if let.value is None:
+            self._refuse_second_input(scope.names.get(getattr(let.pattern, "name", None)), let)
         self._bind_pattern(let.pattern, scope, "value" if let.value is not None else "input")
         self.let_of.update({did: let for did in _pattern_defs(let.pattern).values()})
 
@@ -446,8 +460,24 @@ class _Resolver:
             if isinstance(clause, ast.WhereBind):
                 self._expr(clause.value, scope)
                 clause.def_id = self._bind(scope, clause.name, "where", clause)
-            else:
+            elif not self._range_in_where(clause.cond, scope):
                 self._expr(clause.cond, scope)
+
+    def _range_in_where(self, cond, scope: _Scope) -> bool:
+        """`where i in 0..3` with `i` an index (or no name at all) reads as a range, and the thesis
+        (2.1.1) rejects ranges in where clauses: it hides which construct owns the index."""
+        if not (isinstance(cond, ast.Binary) and cond.op == "in" and isinstance(cond.left, ast.Name)
+                and isinstance(cond.right, ast.Range)):
+            return False
+        did = scope.lookup(cond.left.name, self.items)
+        if did is not None and did.kind != "index":
+            return False                   # a value's membership in a range is a guard
+        name = cond.left.name
+        self.diagnostics.append(Diagnostic(
+            SHAPE, f"a `where` clause cannot give `{name}` a range", cond.span,
+            f"give the range in the brackets that introduce `{name}` (`y[{name} in a..b]`, `sum[{name} in a..b]`), "
+            f"or keep points with a comparison (`where a <= {name} && {name} < b`)"))
+        return True
 
     def _function(self, params: list, body, outer: _Scope, ret=None, is_fn: bool = True) -> _Scope:
         scope = _Scope(outer, is_fn=is_fn)
@@ -607,6 +637,15 @@ class _Resolver:
             else:
                 self._expr(clause, inner)
         self._expr(node.body, inner)
+
+
+def _bound_later(scope: _Scope, name: str) -> bool:
+    """`name` is a top-level binding of this module not bound yet (`let a = b; let b = ..`)."""
+    while scope is not None and not scope.is_module_top:
+        if scope.is_fn:
+            return False               # a function reads the binding in effect when it is called
+        scope = scope.parent
+    return scope is not None and name in scope.globals and name not in scope.names
 
 
 def _top_level_names(stmts: list) -> list[str]:

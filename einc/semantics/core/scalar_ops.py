@@ -49,9 +49,19 @@ def materialize(v, dtype: DType | None = None, span=None):
     if dtype is not None and isinstance(v, Value) and _retypable(v, dtype):
         return _retyped(v, dtype)
     if dtype is not None and isinstance(v, Value) and v.dtype != dtype:
-        raise d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", getattr(v, "span", None) or span,
-                      hint=f"convert with `as {dtype}`")
+        raise _mismatch(v, dtype, span)
     return v
+
+
+def _mismatch(v: Value, dtype: DType, use) -> d.CompileError:
+    """A value of the wrong type, shown where it is made when that is inside the use checked,
+    else at the use, with where it was made (a named binding's definition) in a note."""
+    own = getattr(v, "span", None)
+    hint = f"convert with `as {dtype}`"
+    if own is None or use is None or own.within(use):
+        return d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", own or use, hint=hint)
+    return d.error(d.TYPE, f"expected {dtype}, found {describe(v)}", use, hint=hint,
+                   notes=[d.Label(own, f"this is {describe(v)}")])
 
 
 def check_fits(v: Weak, target: DType, span) -> None:
@@ -267,6 +277,8 @@ def _pow(args: list, span):
 
 
 def _build(op: str, args: list, dtype: DType, span):
+    if op in ("div", "rem") and dtype.is_int and _is_zero(args[1]):
+        raise _by_zero(op, span)
     decided = decided_by_a_constant(op, args)
     if decided is not None:
         return decided
@@ -275,6 +287,17 @@ def _build(op: str, args: list, dtype: DType, span):
         if folded is not None:
             return Const(np.asarray(folded).astype(dtype.numpy), span=span)   # integers wrap
     return Op(op, tuple(args), dtype, span=span)
+
+
+def _is_zero(v) -> bool:
+    return isinstance(v, Const) and v.array.ndim == 0 and v.array[()] == 0
+
+
+def _by_zero(op: str, span) -> d.CompileError:
+    """An integer `/` or `%` by a constant 0 has no value (a float one is IEEE's infinity or NaN)."""
+    what = "division" if op == "div" else "remainder"
+    return d.error(d.VALUE, f"integer {what} by zero", span,
+                   hint="the divisor is the constant 0; guard the operation (`if d != 0 { .. }`) or divide floats")
 
 
 def _literal_kind(literals: list[Weak], span, op: str = "") -> str:
@@ -312,6 +335,11 @@ def _fold_weak(op: str, args: list[Weak], span):
     # Untyped float literals fold in f64, the precision they are stored in, and are rounded once
     # when a context gives them a type; folding in f32 would lose digits before meeting an f64.
     result = _fold_values(op, values, {"int": None, "float": F64, "bool": BOOL}[kind])
+    if result is None and op in ("div", "rem") and kind == "int":
+        raise _by_zero(op, span)
+    if result is None and op == "pow" and kind == "int":
+        raise d.error(d.VALUE, f"an integer to a negative power ({values[0]} ** {values[1]}) is not an integer",
+                      span, hint=f"write a float base for a fraction: `{values[0]}.0 ** {values[1]}`")
     if result is None:
         raise d.error(d.VALUE, f"cannot evaluate `{SYMBOL.get(op, op)}` on these constants", span)
     if kind == "int" and not INT_LITERAL_MIN <= result <= INT_LITERAL_MAX:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from einc import diagnostics as d
 from einc import formatting
 from einc.ir import nodes as ir
@@ -80,6 +82,15 @@ def message(el, node: ast.StrLit, env):
     return RunTimeText(parts, args, text)
 
 
+def _check_spec(v: ir.Value, spec: str, span) -> None:
+    """A format spec that fits no value of the field's type is a build error, not a run-time one."""
+    try:
+        formatting.format_value(np.zeros((), v.dtype.numpy), spec)
+    except (ValueError, TypeError) as err:
+        raise d.error(d.TYPE, f"the format `{{..:{spec}}}` does not fit {v.dtype}: {err}", span,
+                      hint="Python's format specs: `{x:.4f}`, `{x:>8}`, `{n:05d}`") from None
+
+
 def _value_parts(v, spec: str, next_arg: int, span):
     if isinstance(v, StrVal):
         return [{"text": format(v.text, spec)}], []
@@ -93,6 +104,7 @@ def _value_parts(v, spec: str, next_arg: int, span):
     v = tensors.whole(scalar_ops.materialize(v, None, span), span)
     if not isinstance(v, ir.Value):
         raise d.error(d.TYPE, f"cannot print {describe(v)}", span)
+    _check_spec(v, spec, span)
     part = {"arg": next_arg, "spec": spec}
     if v.dtype.is_unsigned:
         part["dtype"] = v.dtype.numpy.name

@@ -43,7 +43,7 @@ def annotate(value, t, el, span=None):
     if isinstance(t, ast.ScalarType):
         if getattr(value, "rank", 0) or isinstance(value, ListVal):     # arrays, slices, literal arrays
             raise d.error(d.TYPE, f"expected {t.name}, found {describe(value)}", t.span)
-        return scalar_ops.fixed(scalar_ops.materialize(value, scalar_dtype(t), t.span))
+        return scalar_ops.fixed(scalar_ops.materialize(value, scalar_dtype(t), span or t.span))
     return _annotate_array(value, t, el)
 
 

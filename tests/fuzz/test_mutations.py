@@ -1,0 +1,58 @@
+"""The mistake kinds the mutant fuzzer draws (fuzz/mutants/mutate.py) make the mistake they name,
+and each gives einc's diagnostic for it, never a traceback."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from einc.diagnostics import CompileError
+from einc.driver import front_end
+from fuzz.mutants import mutate as m
+
+PROGRAM = '''let x: [f32; 4];
+let n: i32;
+let y[i] = x[i] / 2.0 + max(x[i], 1.0);
+let q = n % 3;
+fn f(a) {
+    a * 2.0
+}
+print("v = {y:.3f}");
+'''
+
+
+def _draws(mutation, seeds: int = 40) -> set[str]:
+    return {mutation(PROGRAM, random.Random(k)) for k in range(seeds)}
+
+
+def test_line_endings_draw_crlf_a_byte_order_mark_and_tabs():
+    texts = _draws(m.line_endings)
+    assert PROGRAM.replace("\n", "\r\n") in texts and "\ufeff" + PROGRAM in texts
+    assert any("\n\ta * 2.0" in t for t in texts)
+
+
+def test_broken_string_fields_stay_inside_the_string():
+    texts = _draws(m.break_interpolation)
+    assert {t.split("print(")[1] for t in texts} >= {'"v = {y:.zz}");\n', '"v = {undefined_name}");\n'}
+    assert all(t.split("print(")[0] == PROGRAM.split("print(")[0] for t in texts)
+
+
+def test_the_other_mutations_draw_their_mistake():
+    assert any("where i in 0.." in t for t in _draws(m.range_in_where))
+    assert any("max(x[i], 1.0, " in t for t in _draws(m.call_arity))
+    assert any("max(x[i])" in t for t in _draws(m.call_arity))
+    assert any("x[i, 0]" in t or "x[99999]" in t for t in _draws(m.change_subscripts))
+    assert any("n % 0" in t for t in _draws(m.zero_divisor))
+    assert any(not t.isascii() for t in _draws(m.non_ascii_name))
+
+
+@pytest.mark.parametrize("mutation", [m.range_in_where, m.change_subscripts, m.non_ascii_name,
+                                      m.break_interpolation, m.call_arity])
+def test_each_drawn_mistake_is_a_located_diagnostic(tmp_path, mutation):
+    path = tmp_path / "prog.ein"
+    for text in sorted(_draws(mutation, 12)):
+        path.write_text(text, encoding="utf-8")
+        try:
+            front_end(str(path))
+        except CompileError as err:
+            assert all(d.code and d.span for d in err.diagnostics), err.render()
