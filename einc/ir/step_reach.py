@@ -59,6 +59,23 @@ def offset_bounds(sub: Value, var: IndexVar, var_range: tuple, guards: tuple) ->
     return lows, highs
 
 
+def first_step(step: IndexVar, start: Lin, guards: tuple) -> Lin:
+    """The first step from `start` at which `guards` can all hold: the greatest constant-offset
+    lower bound they state on `step` (`t > 0`, `t >= start + 2`), then past each step a conjunct
+    `t != c` excludes (`!(t == 0 || i == 0)`). A read under `if t > 0 { x[t - 1] }` is made from
+    there on only."""
+    limits = _guard_limits(guards)
+    for low in limits.get((step, "lower"), []):
+        if (low - start).is_const and (low - start).const > 0:
+            start = low
+    excluded = [affine.affine_of(side) for cond in (c for g in guards for c in _conjuncts(g) if c.op == "ne")
+                for side, other in ((cond.args[0], cond.args[1]), (cond.args[1], cond.args[0]))
+                if affine.affine_of(other) == Lin.of(step)]
+    while any(value is not None and value == start for value in excluded):
+        start = start + 1
+    return start
+
+
 def _excludes_zero(diff: Lin, guards: tuple) -> bool:
     """Whether a guard's conjunct says `diff != 0` (its two sides differ by +-diff)."""
     for cond in (c for g in guards for c in _conjuncts(g) if c.op == "ne"):

@@ -163,3 +163,26 @@ def test_a_derivative_through_a_tensor_a_step_computes(wrt, x):
     g = column if np.ndim(x) == 0 else np.stack([np.zeros(2), column], -1)
     np.testing.assert_allclose(out["g"], g, rtol=0, atol=1e-5)
     np.testing.assert_allclose(out["gs"], g.sum(axis=0), rtol=0, atol=1e-5)
+
+
+def test_derivatives_through_a_base_case_written_as_an_if_on_the_step():
+    program = einc.load(einc.compile("""
+        let u: [f64; 10];
+        let a: f64;
+        let s[t in 0..10] = if t > 0 { a * s[t - 1] + u[t] } else { u[t] };
+        let loss = sum[t](s[t] * s[t]);
+        let da = @loss / @a;
+        let du = @loss / @u;
+    """).vmfb)
+    u = np.random.default_rng(3).standard_normal(10)
+
+    def loss(a, u):
+        s = [u[0]]
+        for t in range(1, 10):
+            s.append(a * s[-1] + u[t])
+        return float(np.sum(np.square(s)))
+
+    out = program(u=u, a=0.7)
+    np.testing.assert_allclose(out["da"], (loss(0.7 + H, u) - loss(0.7 - H, u)) / (2 * H), **FD_TOL)
+    du = [(loss(0.7, u + H * e) - loss(0.7, u - H * e)) / (2 * H) for e in np.eye(10)]
+    np.testing.assert_allclose(out["du"], du, **FD_TOL)

@@ -336,3 +336,17 @@ def test_a_recurrence_without_a_base_case_is_E007(diagnose, source, step):
     diag, _ = diagnose(source)
     assert diag.code == "E007" and diag.span.line == 2
     assert f"reads step {step}, which no clause defines" in diag.message and "base case" in diag.message
+
+
+def test_a_read_before_the_start_is_E005_unless_an_if_on_the_step_excludes_those_steps(diagnose, tmp_path):
+    # `if t > 0 { s[t - 1] }` never reads step -1; a test on data, or one that starts too early, may
+    for body in ("if u[t] > 0.0 { s[t - 1] } else { u[t] }", "if t > 0 { s[t - 2] } else { u[t] }"):
+        diag, _ = diagnose(f"let u: [f32; 10];\nlet s[t in 0..10] = {body};\n")
+        assert diag.code == "E005" and "before the start" in diag.message
+        assert "if t > 0" in diag.hint
+    for body in ("if t > 0 { s[t - 1] } else { u[t] }", "if t == 0 { u[t] } else { s[t - 1] }",
+                 "if t >= 2 { s[t - 2] + s[t - 1] } else { u[t] }",
+                 "if !(t == 0 || t == 1) { s[t - 2] } else { u[t] }"):
+        program = tmp_path / "guarded.ein"
+        program.write_text(f"let u: [f32; 10];\nlet s[t in 0..10] = {body};\n")
+        front_end(str(program))

@@ -807,11 +807,12 @@ def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guar
     if offset > 0:
         raise d.error(d.RECURRENCE, f"`{read.member.name}` is read {offset} step(s) ahead of the "
                       f"step being computed", read.span, hint=_AHEAD_HINT)
-    if affine.surely_negative(clause.t_lo + offset):
-        raise d.error(d.BOUNDS, f"at its first step {clause.t_lo!r} this clause reads "
-                      f"`{read.member.name}` at step {clause.t_lo + offset!r}, before the start",
+    first = step_reach.first_step(step, clause.t_lo, guards + _clause_guard(clause))
+    if affine.surely_negative(first + offset):
+        raise d.error(d.BOUNDS, f"at its first step {first!r} this clause reads "
+                      f"`{read.member.name}` at step {first + offset!r}, before the start",
                       read.span, hint="start the recurrent clause later (e.g. `t in 1..T`) and "
-                      "define the first steps with their own clauses")
+                      "define the first steps with their own clauses, or read it under `if t > 0 { .. }`")
     _check_past_the_end(clause, read, offset)
     if offset < 0 and read.member is member and not guards:
         _check_base_steps(member, clause, read, offset)
@@ -825,6 +826,10 @@ def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guar
 
 _AHEAD_HINT = ("a recurrence reads earlier steps (`t - 1`); to run one from the end (`x[i] = .. x[i + 1]`), "
                "number its steps from the end: `r[s in 1..N] = r[s - 1] + u[N - 1 - s]`, read as `r[N - 1 - i]`")
+
+
+def _clause_guard(clause: RecClause) -> tuple:
+    return () if clause.guard is None else (clause.guard,)
 
 
 def _check_ranged_read(member: RecMember, clause: RecClause, read: StateRead, guards: tuple,
