@@ -3,9 +3,11 @@ network: DeiT-tiny and the Whisper-tiny encoder at batch 1 and 8. Each network i
 (`einc build`, in a child process whose wall time and peak memory are reported), its result at
 every batch checked against the float64 NumPy reference (tests/examples/transformers.py) before
 timing; NumPy and JAX then run that reference's code in float32. Timings are interleaved rounds,
-the best round of each kept.
+the best round of each kept. `--one-core` compares the work on one pinned core, which other
+processes disturb far less (as benchmarks/run.py's): single-threaded NumPy and JAX, einc on
+local-sync, process CPU time.
 
-    .venv/bin/python benchmarks/transformers.py [--only deit|whisper] [--batches 1,8] [--rounds 3]
+    .venv/bin/python benchmarks/transformers.py [--only deit|whisper] [--batches 1,8] [--rounds 3] [--one-core]
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ sys.path.insert(0, str(REPO / "tests" / "examples"))
 
 import einc  # noqa: E402
 import transformers  # noqa: E402
+from benchmarks.run import ONE_CORE_MARK, run_on_one_core  # noqa: E402
 
 FOLDER = REPO / "examples" / "transformer"
 NETWORKS = {  # name: (program, input name, input shape after the batch, output, reference, blocks)
@@ -57,24 +60,24 @@ def build(source: Path) -> tuple[Path, float, float]:
     return out, seconds, usage.ru_maxrss / 1024
 
 
-def best_seconds(runs: dict, rounds: int) -> dict[str, float]:
-    """Each run warmed up, then `rounds` interleaved rounds; the fastest of each."""
+def best_seconds(runs: dict, rounds: int, clock=time.perf_counter) -> dict[str, float]:
+    """Each run warmed up, then `rounds` interleaved rounds; the fastest of each by `clock`."""
     for run in runs.values():
         run()
     best = {name: float("inf") for name in runs}
     for _ in range(rounds):
         for name, run in runs.items():
             time.sleep(0.15)     # OpenBLAS's spinning idle threads slow whatever runs next
-            start = time.perf_counter()
+            start = clock()
             run()
-            best[name] = min(best[name], time.perf_counter() - start)
+            best[name] = min(best[name], clock() - start)
     return best
 
 
-def bench(name: str, folder: Path, batches: list[int], rounds: int, jax) -> list[dict]:
+def bench(name: str, folder: Path, batches: list[int], rounds: int, jax, one_core: bool) -> list[dict]:
     program, input_name, shape, output, reference, blocks = NETWORKS[name]
     vmfb, build_s, build_mb = build(folder / program)
-    run = einc.load(str(vmfb))
+    run = einc.load(str(vmfb), "local-sync" if one_core else None)
     weights = {f.stem: np.load(f) for f in (folder / "weights" / name).glob("*.npy")}
     rows = []
     for batch in batches:
@@ -90,7 +93,7 @@ def bench(name: str, folder: Path, batches: list[int], rounds: int, jax) -> list
             np.testing.assert_allclose(np.asarray(jitted(jx, jw)), expected, rtol=1e-3,
                                        atol=1e-3 * np.abs(expected).max())
             runs["jax"] = lambda: jitted(jx, jw).block_until_ready()
-        seconds = best_seconds(runs, rounds)
+        seconds = best_seconds(runs, rounds, time.process_time if one_core else time.perf_counter)
         rows.append(dict(network=name, batch=batch, build_s=build_s, build_mb=build_mb, **seconds))
     return rows
 
@@ -112,20 +115,26 @@ def main() -> int:
     parser.add_argument("--only", choices=sorted(NETWORKS))
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--one-core", action="store_true",
+                        help="one pinned core, single-threaded peers, process CPU time (einc on local-sync)")
     args = parser.parse_args()
+    if args.one_core:
+        run_on_one_core()
     try:
         import jax
     except ImportError:
         jax = None
         print("JAX is not installed: no JAX column (make bench installs it)")
     batches = [int(b) for b in args.batches.split(",")]
+    pinned = f"; one core (CPU {os.environ[ONE_CORE_MARK]}), process CPU time" if args.one_core else ""
+    print(f"load average before: {os.getloadavg()[0]:.1f}{pinned}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for source in FOLDER.glob("*.ein"):
             shutil.copy(source, folder)
         _make_weights(folder)
         rows = [row for name in NETWORKS if args.only in (None, name)
-                for row in bench(name, folder, batches, args.rounds, jax)]
+                for row in bench(name, folder, batches, args.rounds, jax, args.one_core)]
     print(table(rows))
     return 0
 

@@ -91,7 +91,8 @@ _CPU_DEVICES = ("local-task", "local-sync")
 # IREE-07, IREE-09, IREE-43, IREE-45, IREE-51, IREE-53: data tiling; IREE-19: float ops marked `contract`;
 # IREE-48: a host loop's start rows. IREE-50: their zeros, each of its own (IREE-78: also a
 # window's). IREE-76: tensors a host loop reads, fenced before it. IREE-98: a bool operand of a
-# contraction's fused epilogue (IREE-99, llvm-cpu's only: a reduction over two loops beside it).
+# contraction's fused epilogue (IREE-99, llvm-cpu's only: a reduction over two loops beside it;
+# IREE-145, its too: an elementwise producer fused into a 6-row pack, vectorized 6 x 1).
 # IREE-105: gathers from a strided slice.
 _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45", "IREE-48", "IREE-50",
                           "IREE-51", "IREE-53", "IREE-76", "IREE-77", "IREE-78", "IREE-98", "IREE-102",
@@ -106,7 +107,8 @@ _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True,
 _RECORDS = (
     Target("llvm-cpu", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=host",) + _COMMON + _HOST_MATMULS, _CPU_DEVICES,
            "this CPU (fastest, not portable)",
-           register_tiled_matmuls=True, host_flags=_AVX2_MATMULS, **{**_CPU, "defects": _CPU_DEFECTS | {"IREE-99"}}),
+           register_tiled_matmuls=True, host_flags=_AVX2_MATMULS,
+           **{**_CPU, "defects": _CPU_DEFECTS | {"IREE-99", "IREE-145"}}),
     Target("llvm-cpu-generic", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=generic",) + _COMMON + _GENERIC_MATMULS,
            _CPU_DEVICES, "any CPU of this architecture", **_CPU),
     Target("vulkan-spirv", ("--iree-hal-target-device=vulkan", _VULKAN_FEATURES) + _COMMON, ("vulkan",),

@@ -15,7 +15,7 @@ from einc.ir.nodes import Program
 from einc.mlir.dense.batch_matmul_epilogues import fence_reductions_beside_batch_matmuls
 from einc.mlir.dense.broadcast_reductions import fence_broadcast_reductions
 from einc.mlir.dense.block_epilogues import move_epilogues
-from einc.mlir.dense.packed_epilogues import fence_unpackable_epilogue_operands
+from einc.mlir.dense.packed_epilogues import fence_odd_tiled_pack_sources, fence_unpackable_epilogue_operands
 from einc.mlir.dense.pooling_rows import run_rows
 from einc.mlir.effects import emit_effect
 from einc.mlir.empty_guards import skip_empty_kernels
@@ -74,6 +74,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             fence_strided_gathers(target, module)
         if target.has_defect("IREE-98") or target.has_defect("IREE-99"):
             fence_unpackable_epilogue_operands(target, module)
+        if target.has_defect("IREE-145"):
+            fence_odd_tiled_pack_sources(target, module)
         skip_empty_kernels(module)
         if target.input_alignment is not None:
             record_read_once_inputs(main, program)
