@@ -862,6 +862,8 @@ def _check_ranged_read(member: RecMember, clause: RecClause, read: StateRead, gu
     if reach is None:
         return                      # data-dependent: the whole tensor is kept, read at run time
     lows, highs = reach
+    if any(affine.surely_nonnegative(low - high - 1) for low in lows for high in highs):
+        return                      # no point reads it (`k in 0..j` where the guards leave only j = 0)
     name = read.member.name
     if any(affine.surely_nonnegative(low - 1) for low in lows):
         raise d.error(d.RECURRENCE, f"`{name}` is read only at steps ahead of the step being computed",
