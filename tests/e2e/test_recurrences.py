@@ -365,6 +365,34 @@ def test_indices_bounded_only_by_reads_of_the_group_take_the_extents_of_earlier_
     np.testing.assert_allclose(out["P"], np.array(path), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", "vulkan-spirv"])
+@pytest.mark.parametrize("outputs", [None, ["last"]])
+def test_a_step_tensor_reads_every_earlier_step_under_a_guard(run, target, outputs):
+    """`let h[s in 0..T] = if s < t { y[s] * z[s] + 1.0 } else { 0.0 };` inside y's step: a
+    tensor the step computes, reading the members at the steps its own index names, which the
+    guard keeps before t. It was E011 ("may read the state only at an earlier step"); the
+    members are now stored whole and the tensor reads that storage. With only `last` an output
+    too (nothing else keeps y whole)."""
+    x = np.random.default_rng(1).standard_normal(12).astype(np.float32)
+    out = run("""
+        let x: [f32; T];
+        let y[0] = x[0];
+        let z[0] = 0.0;
+        let y[t in 1..T] = { let h[s in 0..T] = if s < t { y[s] * z[s] + 1.0 } else { 0.0 };
+                             x[t] + 0.25 * max[s](h[s]) };
+        let z[t in 1..T] = 0.5 * z[t - 1] + y[t];
+        let last = y[T - 1] + z[T - 1];
+    """, target=target, outputs=outputs, x=x)
+    y, z = [x[0]], [np.float32(0.0)]
+    for t in range(1, 12):
+        h = max(max(y[s] * z[s] + np.float32(1.0) for s in range(t)), np.float32(0.0))
+        y.append(x[t] + np.float32(0.25) * h)
+        z.append(np.float32(0.5) * z[-1] + y[-1])
+    np.testing.assert_allclose(out["last"], y[-1] + z[-1], rtol=1e-6)
+    if outputs is None:
+        np.testing.assert_allclose(out["y"], np.array(y, np.float32), rtol=1e-6)
+
+
 def test_a_start_clause_above_the_steps_takes_the_range_they_infer(run):
     """`lo[0, b] = 0.0` (a bisection's start, constant over a batch) above `lo[t in 1..T, b] = ..
     c[b] ..`, whose b only the read of c bounds: the start takes that extent, found after it in
