@@ -118,6 +118,8 @@ class _Gradient:
 
     def _contribution(self, leaf) -> Value:
         node = leaf.leaf
+        if isinstance(node, StateRead) and is_state_slice(self.x):
+            node = Read(self.x, node.subs[1:])      # `W[k - 1, e]` of the slice `W[k - 1]`: its point e
         if is_stored_tensor(node) and node is not self.x:
             node = Read(node, ())              # a rank-0 tensor used directly: its one element
         tensor_read = isinstance(node, Read) and node is not self.x
@@ -150,11 +152,16 @@ def is_step_value(x: Value) -> bool:
 
 
 def _same_state_read(v: Value, x: Value) -> bool:
-    """Whether `v` reads the same point of a recurrence's state as x does: each `b[k - 1]` of a
-    step is its own StateRead, and `@L / @b[k - 1]` is the derivative through all of them."""
+    """Whether `v` reads the same point of a recurrence's state as x does, or a point of the
+    state slice x is: each `b[k - 1]` (`W[k - 1, e]`) of a step is its own StateRead, and
+    `@L / @b[k - 1]` (`@L / @W[k - 1]`) is the derivative through all of them."""
+    if is_state_slice(x):
+        x, v_subs = x.body, v.subs[:1] if isinstance(v, StateRead) else ()
+    else:
+        v_subs = v.subs if isinstance(v, StateRead) else ()
     if not (isinstance(v, StateRead) and isinstance(x, StateRead) and v.member is x.member):
         return False
-    subs = [(affine.affine_of(a), affine.affine_of(b)) for a, b in zip(v.subs, x.subs)]
+    subs = [(affine.affine_of(a), affine.affine_of(b)) for a, b in zip(v_subs, x.subs)]
     return all(a is not None and a == b for a, b in subs)
 
 

@@ -20,10 +20,26 @@ def state_slice(member: RecMember, step_sub: Value, span=None) -> Generic:
     return Generic(vars_, read, span=span)
 
 
+def state_history(member: RecMember, span=None) -> Generic:
+    """The member's every step as one tensor inside its loop (`h[s] = if s < t { y[s] } ..`, a
+    step tensor reading earlier steps by its own index): the member is then stored whole."""
+    vars_ = fresh_index_vars(member.shape, "s")
+    return Generic(vars_, StateRead(member, tuple(IndexRef(v) for v in vars_), span=span), span=span)
+
+
+def is_state_history(v: Value) -> bool:
+    return _reads_by_its_vars(v, 0)
+
+
 def is_state_slice(v: Value) -> bool:
+    """A slice at one step, or the whole history (state_history)."""
+    return _reads_by_its_vars(v, 1) or _reads_by_its_vars(v, 0)
+
+
+def _reads_by_its_vars(v: Value, skip: int) -> bool:
     if not isinstance(v, Generic) or not isinstance(v.body, StateRead) or v.guard is not None:
         return False
-    rest = v.body.subs[1:]
+    rest = v.body.subs[skip:]
     return len(rest) == len(v.vars) and all(
         isinstance(s, IndexRef) and s.var is var for s, var in zip(rest, v.vars))
 

@@ -18,7 +18,7 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexRef, IndexVar, Op, Program, Read, RecValue, Reduce, StateRead, Stack,
                            Value, free_vars, walk)
-from einc.ir.state_slices import computable_after, is_state_slice, state_slice
+from einc.ir.state_slices import computable_after, is_state_slice, state_history, state_slice
 
 
 def plan_step_work(program: Program) -> None:
@@ -97,8 +97,13 @@ def _rebuilt(node: Value, new: dict, step: IndexVar, slices: dict) -> Value:
     if isinstance(node, StateRead):
         subs = tuple(new[id(s)] for s in node.subs)
         back = affine.affine_of(subs[0])
-        if back is None or back.terms != {step: 1} or back.const > 0:
+        if back is not None and back.terms == {step: 1} and back.const > 0:
             return node if subs == node.subs else StateRead(node.member, subs, span=node.span)
+        if back is None or back.terms != {step: 1}:     # an earlier step the front end proved (`y[s]`, s < t)
+            key = (node.member, None)
+            if key not in slices:
+                slices[key] = state_history(node.member, node.span)
+            return Read(slices[key], subs, span=node.span)
         key = (node.member, back.const)
         if key not in slices:
             slices[key] = state_slice(node.member, subs[0], node.span)

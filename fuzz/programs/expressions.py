@@ -210,6 +210,17 @@ class ExpressionGenerator:
             guards += guard
         return self._guarded(Read(step.tensor.name, tuple(subs), step.tensor.dtype), guards, scope)
 
+    def history_read(self, step: StepRead, scope: Scope, var: str):
+        """A recurrence member at the step a step tensor's own index `var` names, kept before
+        the current step by a guard: `if q < t { x[q, ..] } else { .. }`."""
+        subs = [Index(var)]
+        guards = [Binary("<", Index(var), Index(scope.step_var), "bool")]
+        for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
+            sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
+            subs.append(sub)
+            guards += guard
+        return self._guarded(Read(step.tensor.name, tuple(subs), step.tensor.dtype), guards, scope)
+
     def subscript(self, size: int, extent: Bound, scope: Scope, avoid: str | None = None):
         """(subscript, guards) for an axis of `size` elements."""
         rng = self.rng

@@ -500,13 +500,17 @@ class ProgramGenerator:
 
     def step_tensor(self, me: Tensor, own: StepRead, scope: Scope) -> StepTensor:
         """An indexed `let` in the step, `let h[q in 0..n] = ..;` over the state one step back
-        and q (kept bounded), read back by a reduction over it or at a fixed point."""
+        (or at step q, before t) and q (kept bounded), read back by a reduction over it or at a
+        fixed point."""
         rng, gen = self.rng, self.gen
         name, var, size = gen.name("h"), gen.index_name(scope), rng.randint(1, 4)
         # the members at earlier steps, and the earlier members of the step at this one too
         # (scope.steps: computed before the tensor, once they are written in the step)
         inner = scope.with_index(IndexVar(var, 0, size - 1, Bound(0), Bound(size)))
-        body = Binary("+", gen.step_read(own, inner), gen.expr(me.dtype, inner, 1), me.dtype)
+        # or every earlier step by q under `q < t` (the member is then stored whole)
+        history = not own.lane and size <= me.sizes[0] and rng.random() < 0.3
+        read = gen.history_read(own, inner, var) if history else gen.step_read(own, inner)
+        body = Binary("+", read, gen.expr(me.dtype, inner, 1), me.dtype)
         if me.dtype in INTS:
             body = Binary("%", body, Lit(rng.randint(5, 40), me.dtype), me.dtype)
         else:

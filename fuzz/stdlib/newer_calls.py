@@ -189,11 +189,19 @@ def _doolittle(A: np.ndarray) -> tuple:
 
 def integer_function(d: Draw, name: str):
     """std::math's gcd and lcm (non-negative, of |a| and |b|; gcd(0, 0) = 0) of scalars read
-    from inputs, and factorial of a literal (its product's range must be known at build time)."""
-    if name == "factorial":
+    from inputs, and factorial of a literal or of an input (wrapping past the type's range, 1
+    for n <= 0)."""
+    if name == "factorial" and d.rng.random() < 0.5:
         n = d.rng.randint(0, 12 if d.dtype == "i32" else 20)
         value = math.factorial(n)
         return d.program("std::math::factorial", f"std::math::factorial({n}{d.dtype})",
+                         d.exact(np.asarray(value, _numpy(d.dtype))))
+    if name == "factorial":
+        x = d.input([1], -3, 40)
+        n, bits = int(d.arrays[x[1:]][0]), 32 if d.dtype == "i32" else 64
+        wrapped = math.factorial(max(n, 0)) % 2 ** bits
+        value = wrapped - 2 ** bits if wrapped >= 2 ** (bits - 1) else wrapped
+        return d.program("std::math::factorial", f"std::math::factorial({x}[0])",
                          d.exact(np.asarray(value, _numpy(d.dtype))))
     x, y = d.input([1], -30, 30), d.input([1], -30, 30)
     p, q = int(d.arrays[x[1:]][0]), int(d.arrays[y[1:]][0])

@@ -365,6 +365,64 @@ def test_indices_bounded_only_by_reads_of_the_group_take_the_extents_of_earlier_
     np.testing.assert_allclose(out["P"], np.array(path), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", "vulkan-spirv"])
+@pytest.mark.parametrize("outputs", [None, ["last"]])
+def test_a_step_tensor_reads_every_earlier_step_under_a_guard(run, target, outputs):
+    """`let h[s in 0..T] = if s < t { y[s] * z[s] + 1.0 } else { 0.0 };` inside y's step: a
+    tensor the step computes, reading the members at the steps its own index names, which the
+    guard keeps before t. It was E011 ("may read the state only at an earlier step"); the
+    members are now stored whole and the tensor reads that storage. With only `last` an output
+    too (nothing else keeps y whole)."""
+    x = np.random.default_rng(1).standard_normal(12).astype(np.float32)
+    out = run("""
+        let x: [f32; T];
+        let y[0] = x[0];
+        let z[0] = 0.0;
+        let y[t in 1..T] = { let h[s in 0..T] = if s < t { y[s] * z[s] + 1.0 } else { 0.0 };
+                             x[t] + 0.25 * max[s](h[s]) };
+        let z[t in 1..T] = 0.5 * z[t - 1] + y[t];
+        let last = y[T - 1] + z[T - 1];
+    """, target=target, outputs=outputs, x=x)
+    y, z = [x[0]], [np.float32(0.0)]
+    for t in range(1, 12):
+        h = max(max(y[s] * z[s] + np.float32(1.0) for s in range(t)), np.float32(0.0))
+        y.append(x[t] + np.float32(0.25) * h)
+        z.append(np.float32(0.5) * z[-1] + y[-1])
+    np.testing.assert_allclose(out["last"], y[-1] + z[-1], rtol=1e-6)
+    if outputs is None:
+        np.testing.assert_allclose(out["y"], np.array(y, np.float32), rtol=1e-6)
+
+
+def test_a_start_clause_above_the_steps_takes_the_range_they_infer(run):
+    """`lo[0, b] = 0.0` (a bisection's start, constant over a batch) above `lo[t in 1..T, b] = ..
+    c[b] ..`, whose b only the read of c bounds: the start takes that extent, found after it in
+    the source (it was E004 "cannot infer the range of index `b`"; written as a user would,
+    bisection for cos(x) = c x and a Horner sweep)."""
+    c = np.array([0.5, 1.0, 2.0, 5.0], np.float32)
+    out = run("""
+        use std::math::cos;
+        let c: [f32; B];
+        let lo[0, b] = 0.0;
+        let hi[0, b] = 2.0;
+        let lo[t in 1..30, b] = if cos(mid) - c[b] * mid > 0.0 { mid } else { lo[t - 1, b] }
+            where mid = 0.5 * (lo[t - 1, b] + hi[t - 1, b]);
+        let hi[t in 1..30, b] = if cos(mid) - c[b] * mid > 0.0 { hi[t - 1, b] } else { mid }
+            where mid = 0.5 * (lo[t - 1, b] + hi[t - 1, b]);
+        let p[0, j] = 1.0;
+        let p[k in 1..4, j] = p[k - 1, j] * c[j] + 0.5;
+    """, c=c)
+    lo, hi, p = np.zeros(4), np.full(4, 2.0), [np.ones(4)]
+    for _ in range(29):
+        mid = 0.5 * (lo + hi)
+        pos = np.cos(mid) - c * mid > 0
+        lo, hi = np.where(pos, mid, lo), np.where(pos, hi, mid)
+    for _ in range(3):
+        p.append(p[-1] * c + 0.5)
+    np.testing.assert_allclose(out["lo"][-1], lo, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["hi"][-1], hi, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["p"], np.array(p), rtol=1e-6)
+
+
 def test_a_start_clause_that_reads_nothing_takes_the_ranges_of_the_steps(run):
     """`P[0, i, j] = if i == j { 1.0 } else { 0.0 }` (an identity start) reads no array: its i
     and j take the member's extents, from the step clause's explicit ranges (it was E004)."""

@@ -189,6 +189,34 @@ LOGISTIC_WITH_SCALAR_BIAS = """
 """
 
 
+def test_the_gradient_by_a_row_state_counts_its_point_reads(run):
+    """`@L / @W[s - 1]` where L reads the row's points `W[s - 1, e]` (not the row whole): each
+    point read is the slice's element e. It was silently 0, so W never moved (logistic
+    regression with an L2 term written as a user would)."""
+    rng = np.random.default_rng(28)
+    X = rng.standard_normal((30, 3))
+    y = (X @ [1.0, -1.0, 0.5] > 0).astype(np.float64)
+    out = run("""
+        use std::math::{exp, log};
+        let X: [f64; N, D];
+        let y: [f64; N];
+        let W[0, d in 0..D] = 0.1;
+        let W[s in 1..6, d] = {
+            let q[n] = 1.0 / (1.0 + exp(-sum[e](X[n, e] * W[s - 1, e])));
+            let L = -sum[n](y[n] * log(q[n]) + (1.0 - y[n]) * log(1.0 - q[n])) / (N as f64)
+                + 0.05 * sum[e](W[s - 1, e] * W[s - 1, e]);
+            let g = @L / @W[s - 1];
+            W[s - 1, d] - 0.5 * g[d]
+        };
+    """, X=X, y=y)
+    w, path = np.full(3, 0.1), [np.full(3, 0.1)]
+    for _ in range(5):
+        p = 1 / (1 + np.exp(-X @ w))
+        w = w - 0.5 * (X.T @ (p - y) / len(y) + 0.1 * w)
+        path.append(w)
+    np.testing.assert_allclose(out["W"], np.array(path), rtol=1e-10, atol=1e-12)
+
+
 def test_logistic_regression_with_a_scalar_bias_state(run):
     # @L / @w[k - 1] reads the scalar state b[k - 1] as a given of the step (as it reads a row
     # state); it was E011 "derivatives through recurrences", reported as an f32/f64 E002

@@ -21,7 +21,8 @@ from fuzz.programs.campaign import Differential, runs_on
 from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
 from fuzz.programs.render import literals_typed_by_other_clauses
-from fuzz.programs.structure import Binary, Define, Group, RowMap, RowMatch, item_exprs, program_exprs, walk
+from fuzz.programs.structure import (Binary, Define, Group, Index, RowMap, RowMatch, StepTensor, item_exprs,
+                                     program_exprs, walk)
 from fuzz.programs.structure import Read as ProgramRead
 from fuzz.workers import Pool
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
@@ -200,6 +201,18 @@ def test_the_program_fuzzer_makes_bool_recurrence_states_that_match_numpy(target
     cases = {k: generate_case(SEED, k) for k in range(120)}
     keys = [k for k, c in cases.items() if runs_on(c, target) and any(
         isinstance(i, Group) and any(m.dtype == "bool" for m in i.members) for i in c.program.items)]
+    assert len(keys) >= 3, keys
+    _run(Differential, keys[:3], target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_program_fuzzer_makes_step_tensors_reading_every_earlier_step(target):
+    # `let h[q in 0..n] = .. if q < t { x[q, ..] } else { .. } ..;` in x's step: the member's
+    # whole history, read at the tensor's own index (E011 before; tests/e2e/test_recurrences.py)
+    cases = {k: generate_case(SEED, k) for k in range(150)}
+    keys = [k for k, c in cases.items() if runs_on(c, target) and any(
+        isinstance(m, Binary) and m.op == "<" and m.left == Index(n.var) and m.right == Index("t")
+        for e in program_exprs(c.program) for n in walk(e) if isinstance(n, StepTensor) for m in walk(n.body))]
     assert len(keys) >= 3, keys
     _run(Differential, keys[:3], target)
 

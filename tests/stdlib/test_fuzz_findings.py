@@ -299,3 +299,23 @@ def test_scatter_nd_over_named_dims():
         np.testing.assert_array_equal(out["one"], scatter_nd_onnx(d, i1, u1))
         np.testing.assert_array_equal(out["two"], scatter_nd_onnx(d, i2, u2))
         np.testing.assert_array_equal(out["three"], scatter_nd_onnx(d, i3, u3))
+
+
+def test_cholesky_of_a_two_by_two_matrix():
+    """Stdlib seed 5 program 26: std::ml::cholesky of a 2 x 2 input was E007 "`L` is read only
+    at steps ahead": in its `j < i` branch `sum[k in 0..j](L[i, k] * L[j, k])` runs only at
+    i = 1, j = 0, an empty range, so the read's bounds contradict each other and no point makes
+    it. NumPy's factor is the reference; a 1 x 1 and a 3 x 3 input around it."""
+    source = """
+        let A2: [f64; 2, 2];
+        let A1: [f64; 1, 1];
+        let A3: [f64; 3, 3];
+        let L2 = std::ml::cholesky(A2);
+        let L1 = std::ml::cholesky(A1);
+        let L3 = std::ml::cholesky(A3);
+    """
+    rng = np.random.default_rng(26)
+    spd = {n: (lambda m: m @ m.T + n * np.eye(n))(rng.uniform(-1, 1, (n, n))) for n in (1, 2, 3)}
+    out = run_program(source, A1=spd[1], A2=spd[2], A3=spd[3])
+    for n in (1, 2, 3):
+        np.testing.assert_allclose(out[f"L{n}"], np.linalg.cholesky(spd[n]), rtol=1e-12, atol=1e-12)

@@ -200,3 +200,24 @@ def test_floor_and_ceil_build_and_agree_on_every_cpu_target(target, dtype):
     np.testing.assert_array_equal(out["f"], np.floor(x))
     np.testing.assert_array_equal(out["c"], np.ceil(x))
     assert np.signbit(out["c"][0]) and not np.signbit(out["f"][9])
+
+
+def test_factorial_of_a_run_time_value_wraps_as_numpy_products_do():
+    """factorial(n) of an input (a scalar and each element of an i64 array) was E004, its range
+    `1..n + 1` being computed from data. NumPy's wrapping products are the reference: 13! in i32,
+    21! and 30! in i64, and 70!, whose 2^67 makes it 0; 0! and a negative n are 1."""
+    source = """
+        use std::math::factorial;
+        let n: i32;
+        let k: [i64; 7];
+        let f = factorial(n);
+        let g[i] = factorial(k[i]);
+    """
+    k = np.array([0, 5, 20, 21, 30, 70, -3], np.int64)
+    out = run_program(source, n=np.int32(13), k=k)
+
+    def wrapped(v, dtype):
+        with np.errstate(over="ignore"):
+            return np.prod(np.arange(1, max(v, 0) + 1, dtype=dtype), dtype=dtype)
+    assert out["f"].dtype == np.int32 and out["f"] == wrapped(13, np.int32)
+    np.testing.assert_array_equal(out["g"], [wrapped(v, np.int64) for v in k])

@@ -23,6 +23,7 @@ from iree.compiler.dialects import arith, linalg, scf, tensor, util
 
 from einc.ir import affine
 from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, step_state_reads
+from einc.ir.state_slices import is_state_history
 from einc.ir.types import F32, I32, DType, Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length, product, tied,
@@ -49,6 +50,7 @@ class ReadPlan:
             for clause in member.clauses:
                 for read in step_state_reads([clause.body, clause.guard]):
                     self._add(read.member, affine.affine_of(read.subs[0]), group.t_var, clause.t_lo)
+        self.unbounded |= {v.body.member for v in group.step_work if is_state_history(v)}
 
     def _add(self, member: RecMember, step, t_var: IndexVar, t_lo: Lin) -> None:
         if step is not None and step.terms == {t_var: 1} and step.const <= 0:

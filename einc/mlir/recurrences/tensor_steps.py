@@ -15,7 +15,7 @@ from iree.compiler.dialects import arith, tensor
 
 from einc.ir import affine
 from einc.ir.nodes import Generic, RecurrenceGroup
-from einc.ir.state_slices import computable_after, is_state_slice
+from einc.ir.state_slices import computable_after, is_state_history, is_state_slice
 from einc.mlir.recurrences import host as recurrence_host
 from einc.mlir.recurrences.flat_storage import FlatStorage, as_index, unflattened
 from einc.mlir.recurrences.scalars import Storage
@@ -59,6 +59,8 @@ def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
     row of the flat storage."""
     read = v.body
     member = read.member
+    if is_state_history(v):          # stored whole (chunks.ReadPlan): every step at its own row
+        return unflattened(storage.tensors[member], storage.shapes[member])
     back = affine.affine_of(read.subs[0]).const
     slot = storage.slot(member, arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0)))
     rest = storage.shapes[member][1:]

@@ -10,6 +10,11 @@ from einc.ir.types import Lin
 from einc.semantics.core.affine_ranges import AffineRead, extent_from, smallest
 
 
+class UnboundIndex(d.CompileError):
+    """E004: no read bounds an index. A recurrence's clause that raises it is elaborated again
+    after the group's other clauses have given the member its extents (forms.recurrences)."""
+
+
 @dataclass
 class Candidate:
     extent: Lin
@@ -35,8 +40,8 @@ class InferenceFrame:
             found = self.candidates.get(var, []) or self._from_affine_reads(var, self.affine_reads, dependent) \
                 or self.own_candidates.get(var, []) or self._from_affine_reads(var, self.own_affine_reads, dependent)
             if not found:
-                raise d.error(d.SHAPE, f"cannot infer the range of index `{var.name}`", var.span,
-                              hint=f"give it explicitly, e.g. `{var.name} in 0..N`")
+                raise UnboundIndex(d.Diagnostic(d.SHAPE, f"cannot infer the range of index `{var.name}`",
+                                                var.span, f"give it explicitly, e.g. `{var.name} in 0..N`", []))
             first = found[0]
             for other in found[1:]:
                 if other.extent != first.extent:

@@ -23,6 +23,7 @@ from einc.ir.types import BF16, BOOL, F16, F32, F64, I32, I64, Lin
 from einc.semantics.forms import definitions, guarded_clauses
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.bounds import check_reads
+from einc.semantics.core.state import UnboundIndex
 from einc.semantics.core.values import PartialRead, Weak
 from einc.syntax import ast
 
@@ -549,9 +550,9 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     effects = len(el.ir.effects)
     for did, clauses in clauses_by_member.items():
         shape = _declared_shape(el, clauses, env)
-        results = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1)), shape=shape)
-                   for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
-                                               for n in ast.iter_nodes([c.value, c.wheres]))]
+        results = [r for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
+                                                 for n in ast.iter_nodes([c.value, c.wheres]))
+                   if (r := _base_clause(el, c, env, shape)) is not None]
         el.value_axes[did] = next(((len(r.node.slots), [a.extent for a in r.axes[len(r.node.slots):]])
                                    for r in results if len(r.axes) > len(r.node.slots)),
                                   el.value_axes.get(did))   # or as _find_value_axes found them
@@ -566,6 +567,15 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
             unseeded.add(did)
     del el.ir.effects[effects:]
     return guess, tentative, unseeded
+
+
+def _base_clause(el, node: ast.IndexedLet, env, shape: tuple):
+    """A clause reading no member, elaborated on its own; None when an index of it takes its
+    extent from the member's other clauses (_clauses_in_order), which are not elaborated yet."""
+    try:
+        return definitions.clause(el, node, env, step_var=IndexVar("t", Lin(0), Lin(1)), shape=shape)
+    except UnboundIndex:
+        return None
 
 
 @contextlib.contextmanager
@@ -605,8 +615,9 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
         # clauses above it (a start `P[0, b, d] = p0[b, d]` before a step reading `P[t - 1, o, e]`)
         chosen = [(did, c) for did, cs in clauses_by_member.items() if did in only for c in cs]
         results = {did: [] for did, _ in chosen}
-        for did, c in sorted(chosen, key=lambda pair: (pair[1].span.line, pair[1].span.col)):
-            results[did].append(_clause(el, c, scope, step, members[did]))
+        for did, c, r in _clauses_in_order(el, sorted(chosen, key=lambda pair: (pair[1].span.line, pair[1].span.col)),
+                                           scope, step, members):
+            results[did].append(r)
         for did, clauses in results.items():
             _check_every_axis_defined(members[did], clauses)
             _finish_member(members[did], clauses)
@@ -616,6 +627,23 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
             with _step_range(step, c):
                 check_reads(c.body, c.guard, el.state, m.span)
     return members, step
+
+
+def _clauses_in_order(el, chosen: list, scope, step: IndexVar, members: dict) -> list:
+    """(member id, clause node, result) in source order. A clause with an index that nothing
+    above it bounds (a start `lo[0, b] = 0.0` before `lo[t in 1..T, b] = .. c[b] ..`) is
+    elaborated again after the others, so it takes the member's extent along that axis."""
+    done, deferred = [], []
+    for did, c in chosen:
+        effects = len(el.ir.effects)
+        try:
+            done.append((did, c, _clause(el, c, scope, step, members[did])))
+        except UnboundIndex:
+            del el.ir.effects[effects:]
+            deferred.append((did, c))
+    done += [(did, c, _clause(el, c, scope, step, members[did])) for did, c in deferred]
+    order = {id(c): k for k, (_, c) in enumerate(chosen)}
+    return sorted(done, key=lambda item: order[id(item[1])])
 
 
 def _check_every_axis_defined(member: RecMember, results: list) -> None:
@@ -841,6 +869,8 @@ def _check_ranged_read(member: RecMember, clause: RecClause, read: StateRead, gu
     if reach is None:
         return                      # data-dependent: the whole tensor is kept, read at run time
     lows, highs = reach
+    if any(affine.surely_nonnegative(low - high - 1) for low in lows for high in highs):
+        return                      # no point reads it (`k in 0..j` where the guards leave only j = 0)
     name = read.member.name
     if any(affine.surely_nonnegative(low - 1) for low in lows):
         raise d.error(d.RECURRENCE, f"`{name}` is read only at steps ahead of the step being computed",
