@@ -548,7 +548,9 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
     for did, clauses in clauses_by_member.items():
-        shape = _declared_shape(el, clauses, env)
+        # an axis no clause states yet has extent 1 here, where only the types count (a start
+        # `h[0, j] = 0.0` gets j's range from the clauses that read other arrays)
+        shape = tuple(Lin(1) if extent is None else extent for extent in _declared_shape(el, clauses, env))
         results = [definitions.clause(el, c, env, step_var=IndexVar("t", Lin(0), Lin(1)), shape=shape)
                    for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
                                                for n in ast.iter_nodes([c.value, c.wheres]))]
@@ -602,11 +604,27 @@ def _group_scope(el, clauses_by_member: dict, env, dtypes: dict):
 def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
     with _group_scope(el, clauses_by_member, env, dtypes) as (members, step, scope):
         # in source order across the members, so that each clause sees the extents of the
-        # clauses above it (a start `P[0, b, d] = p0[b, d]` before a step reading `P[t - 1, o, e]`)
-        chosen = [(did, c) for did, cs in clauses_by_member.items() if did in only for c in cs]
+        # clauses above it (a start `P[0, b, d] = p0[b, d]` before a step reading `P[t - 1, o, e]`);
+        # a clause with an index nothing bounds (a start `h[0, j] = 0.0` above the step that
+        # gives j its range) is taken again after the others, keeping its place among them
+        chosen = sorted(((did, c) for did, cs in clauses_by_member.items() if did in only for c in cs),
+                        key=lambda pair: (pair[1].span.line, pair[1].span.col))
+        done, later = {}, []
+        for k, (did, c) in enumerate(chosen):
+            effects = len(el.ir.effects)
+            try:
+                done[k] = _clause(el, c, scope, step, members[did])
+            except d.CompileError as err:
+                if not _unbounded_index(err):
+                    raise
+                del el.ir.effects[effects:]
+                later.append(k)
+        for k in later:
+            did, c = chosen[k]
+            done[k] = _clause(el, c, scope, step, members[did])
         results = {did: [] for did, _ in chosen}
-        for did, c in sorted(chosen, key=lambda pair: (pair[1].span.line, pair[1].span.col)):
-            results[did].append(_clause(el, c, scope, step, members[did]))
+        for k, (did, _) in enumerate(chosen):
+            results[did].append(done[k])
         for did, clauses in results.items():
             _check_every_axis_defined(members[did], clauses)
             _finish_member(members[did], clauses)
@@ -616,6 +634,11 @@ def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
             with _step_range(step, c):
                 check_reads(c.body, c.guard, el.state, m.span)
     return members, step
+
+
+def _unbounded_index(err: d.CompileError) -> bool:
+    first = err.diagnostics[0]
+    return first.code == d.SHAPE and first.message.startswith("cannot infer the range of index")
 
 
 def _check_every_axis_defined(member: RecMember, results: list) -> None:
