@@ -5,8 +5,11 @@ the adjoint of primal member m at step T - 1 - τ: the adjoint that reached m fr
 loop, plus what every clause that reads m sends back. A clause of n reading m[t - c, ..] sends
 at step t its own adjoint ā_n[t, w] times the local partial; seen from m that is step t + c,
 which the adjoint loop computed c steps earlier (c = 0: the reader comes later in the primal
-step order, so earlier in G', whose members run in reverse order). The partials read the primal
-states as ordinary tensors; the storage plan then keeps every step of them.
+step order, so earlier in G', whose members run in reverse order). A member that reads its own
+earlier points of a step (a DP grid's `R[i, j - 1]`) is computed point by point in
+lexicographic order; its adjoint is stored with the step's other axes reversed, so that it too
+reads only points already computed. The partials read the primal states as ordinary tensors;
+the storage plan then keeps every step of them.
 
 The clauses' reads of tensors outside the loop (weights, inputs) come back as leaves for the
 caller's reverse pass, summed over steps and points like the reads of any indexed definition.
@@ -30,7 +33,8 @@ def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, rules, span) -
     """Leaves (reads of tensors outside G, and x) with their adjoints, given `outside`:
     id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
     check_not_own_member(group, x, span)
-    code = {id(c): tuple(None if v is None else at_points_of_step_tensors(v) for v in (c.body, c.guard))
+    code = {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v), c, group.t_var)
+                         for v in (c.body, c.guard))
             for m in group.members for c in m.clauses}
     check_no_step_tensors([v for body_guard in code.values() for v in body_guard if v is not None], span)
     return _AdjointLoop(group, code, rules, span).run(outside, {id(x)})
@@ -101,6 +105,10 @@ class _AdjointLoop:
         self.adjoint = {id(m): RecMember(f"{m.name}_bar", m.dtype, (steps,) + tuple(m.shape[1:]), [],
                                          span=m.span)
                         for m in group.members if m.dtype.is_float}
+        # ids of the members whose adjoint is stored with the step's other axes reversed
+        self.flipped = {id(r.member) for m in group.members for c in m.clauses
+                        for r in step_state_reads([v for v in code[id(c)] if v is not None])
+                        if r.member is m and _same_step(r, group)}
         self.step = group.t_var                    # the clause's own step variable
         self.converted: dict[int, Value] = {}      # per clause
         self.stops: set = set()                    # ids of the values asked about (x)
@@ -141,7 +149,7 @@ class _AdjointLoop:
         self.step, self.converted = step, {}
         here = (t,) + tuple(IndexRef(v) for v in clause.vars)
         body, guard = self.code[id(clause)]
-        seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + here[1:])
+        seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + self._stored_at(n, here[1:]))
         if guard is not None:
             seed = Op("select", (self._convert(guard), seed, const(0.0, seed)), seed.dtype)
         overridden = _written_later(n, clause, here)
@@ -182,16 +190,13 @@ class _AdjointLoop:
         if lin is None or lin.terms != {self.group.t_var: 1}:
             raise d.error(d.UNSUPPORTED, f"a derivative through `{reader.name}`, which reads "
                           f"`{read.member.name}` at a step that is not t - constant", self.span)
-        if read.member is reader and lin.const == 0:
-            raise d.error(d.UNSUPPORTED, f"a derivative through `{reader.name}`, which reads its "
-                          "own points of the same step", self.span)
 
     # ------------------------------------------------------------ adjoint members
 
     def _define(self, m: RecMember, outside, leaves: list) -> None:
         vars_ = tuple(IndexVar(f"v{k}", Lin(0), extent) for k, extent in enumerate(m.shape[1:], 1))
         step = self._step_of(IndexRef(self.tau))
-        at = (step,) + tuple(IndexRef(v) for v in vars_)
+        at = (step,) + self._stored_at(m, tuple(IndexRef(v) for v in vars_))
         total = read_adjoint(outside, at) if outside is not None else const(0.0, m)
         for leaf in leaves:
             body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, leaf.leaf.subs, at)
@@ -200,6 +205,13 @@ class _AdjointLoop:
             total = Op("add", (total, body), total.dtype)
         first = self.tau.extent - m.shape[0]      # τ of m's last step
         self.adjoint[id(m)].clauses.append(RecClause(first, self.tau.extent, vars_, total))
+
+    def _stored_at(self, m: RecMember, coords: tuple) -> tuple:
+        """Where m's point `coords` (after the step) is stored in its adjoint, and the reverse
+        (the map is its own inverse): reversed along every axis when m reads its own step."""
+        if id(m) not in self.flipped:
+            return coords
+        return tuple(lin_value(extent - 1 - affine.affine_of(c)) for c, extent in zip(coords, m.shape[1:]))
 
     def _step_of(self, t: Value) -> Value:
         """The other loop's step for step `t` (the map t <-> last - t is its own inverse)."""
@@ -236,6 +248,26 @@ class _AdjointLoop:
                 return out
             return self.rules.anchor(out.args[0], [(self._convert(a), self._convert(p)) for a, p in pairs])
         raise d.error(d.UNSUPPORTED, f"no derivative through {type(v).__name__} in a recurrence", self.span)
+
+
+def relative_steps(v: Value, clause: RecClause, t_var: IndexVar) -> Value:
+    """`v` with its reads of fixed steps written relative to the step, in a clause of one
+    fixed step (`R[0, j - 1]` in `let R[0, j in 1..M] = ..` is R[t, j - 1]): the adjoint
+    loop follows reads at t - constant."""
+    if not (clause.t_lo.is_const and clause.t_hi.is_const and clause.t_hi.const == clause.t_lo.const + 1):
+        return v
+    mapping = {}
+    for n in scalar_nodes([v]):
+        lin = affine.affine_of(n.subs[0]) if isinstance(n, StateRead) else None
+        if lin is not None and lin.is_const:
+            step = lin_value(Lin.of(t_var) + (lin.const - clause.t_lo.const))
+            mapping[id(n)] = StateRead(n.member, (step,) + tuple(n.subs[1:]), span=n.span)
+    return replace_nodes(v, mapping) if mapping else v
+
+
+def _same_step(read: StateRead, group: RecurrenceGroup) -> bool:
+    lin = affine.affine_of(read.subs[0])
+    return lin is not None and lin.terms == {group.t_var: 1} and lin.const == 0
 
 
 def _written_later(member: RecMember, clause: RecClause, here: tuple):

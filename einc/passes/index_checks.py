@@ -197,8 +197,8 @@ def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[V
     bad = _and(cond, _or(_compare("lt", sub, _i32(0)), _compare("ge", sub, size)))
     used = free_vars(sub) | (free_vars(cond) if cond is not None else frozenset())
     point = tuple(var for var in dict.fromkeys(variables) if var in used)
-    first, coords = _first_point(point, bad, read.span)
-    index = _substitute(sub, dict(zip(point, coords)), {})
+    first, coords, at_first = _first_point(point, bad, read.span)
+    index = _index_at(sub, point, coords, at_first, read.span)
     status = Stack((first, index, size) + coords, span=read.span)
     return IndexCheck(axis, text, _array_name(read), len(_shape(read)), read.span, point, status)
 
@@ -207,14 +207,23 @@ def _first_point(point: tuple, bad: Value, span) -> tuple:
     """The row-major position of the first point over the variables `point` where `bad` holds
     (NONE_BAD where none does), and that point's coordinates."""
     if not point:
-        return Op("select", (bad, _i32(0), _i32(NONE_BAD)), I32, span=span), ()
+        return Op("select", (bad, _i32(0), _i32(NONE_BAD)), I32, span=span), (), None
     extents = [_at_least_one(size_value(var.extent)) for var in point]
     strides = _strides(extents)
     linear = _sum([_mul(_sub(IndexRef(var), size_value(var.lo)), stride) for var, stride in zip(point, strides)])
     first = Reduce("min", point, linear, guard=bad, span=span)
     coords = tuple(_add(size_value(var.lo), _rem(_div(first, stride), extent))
                    for var, stride, extent in zip(point, strides, extents))
-    return first, coords
+    return first, coords, _and(bad, _compare("eq", linear, first))
+
+
+def _index_at(sub: Value, point: tuple, coords: tuple, at_first: Optional[Value], span) -> Value:
+    """The subscript's value at the first bad point: a reduction over the point's own range
+    guarded to that point, so that it reads its data only inside the axes the read covers (an
+    empty one, zero tokens, is never read); a subscript of no point variable is computed once."""
+    if at_first is None:
+        return _substitute(sub, dict(zip(point, coords)), {})
+    return Reduce("max", point, sub, guard=at_first, span=span)
 
 
 class _Outside:

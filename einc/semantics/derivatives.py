@@ -21,7 +21,7 @@ an untyped one takes the dtype it has in y's graph (f32 where y leaves it free).
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import Input, Read, Value, walk
+from einc.ir.nodes import Generic, IndexRef, Input, Read, RecValue, Value, free_vars, walk
 from einc.ir.types import F32
 from einc.autodiff.gradient import gradient
 from einc.autodiff.jacobian import SLICE, check_float, zeros
@@ -42,7 +42,8 @@ def request(el, e: ast.Derivative, env):
     x, xsubs = _operand(el, e.denominator, env)
     y, x = _typed(y, x, e)
     if y.rank == 0 and not xsubs:
-        return gradient(y, x, e.span, el.derivative_rules)
+        _per_point(_pending_vars(y), e.span)
+        return _not_per_point(gradient(y, x, e.span, el.derivative_rules), el.state, e.span)
     lazy = LazyJacobian(y, x, el.derivative_rules, e.span)
     if not ysubs and not xsubs:
         return lazy
@@ -77,6 +78,40 @@ def tangent(el, e: ast.Diff, env):
     check_float(y, x, e.span)
     dy = Tangent(x, lambda at: const(1.0, x), (), e.span, el.derivative_rules).of_value(y)
     return zeros(y) if dy is None else dy
+
+
+def _not_per_point(g: Value, state, span) -> Value:
+    """A gradient whose tensors read an index of an enclosing definition or reduction (asked for
+    per microbatch inside `sum[mb](..)`) would need each of them batched over that index, as
+    definitions are (core.tensors.batch_over_outer_indices): not compiled yet, E011. A
+    recurrence's step is no such index (a step computes its tensors itself)."""
+    nodes = walk([g])
+    bound = set(state.recurrence_steps) | set(state.step_ranges) | set(state.step_ranges.values())
+    for n in nodes:
+        if isinstance(n, RecValue):
+            bound |= {n.group.t_var} | {v for m in n.group.members for c in m.clauses for v in c.vars}
+    for n in nodes:
+        _per_point(_body_vars(n) - set(n.vars) - bound if isinstance(n, Generic) else (), span)
+    return g
+
+
+def _pending_vars(y: Value) -> set:
+    """The indices y reads whose ranges are not inferred yet: an enclosing definition's or
+    reduction's, whose range its body decides once elaborated."""
+    return {n.var for n in walk([y]) if isinstance(n, IndexRef) and n.var.extent is None}
+
+
+def _per_point(outer, span) -> None:
+    if outer:
+        names = ", ".join(sorted(f"`{v.name}`" for v in outer))
+        raise d.error(d.UNSUPPORTED, f"a gradient whose tensors depend on {names}, an index of an "
+                      "enclosing definition or reduction, is not compiled yet", span,
+                      hint="differentiate the sum instead: the gradient of `sum[mb](loss(..))` is "
+                      "the sum of the per-index gradients")
+
+
+def _body_vars(g: Generic) -> set:
+    return set().union(*(free_vars(v) for v in (g.body, g.guard) if v is not None))
 
 
 def _names_a_binding(node) -> bool:

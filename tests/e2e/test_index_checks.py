@@ -49,6 +49,33 @@ def test_an_out_of_range_gather_is_a_one_line_error_with_no_outputs(tmp_path, ta
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), TABLE[[0, 3, 4, 1, 4]])
 
 
+EMBEDDING = """let E: [f32; V, D];
+let ids: [i32; T];
+let h[t, d] = E[ids[t], d];
+let pooled[d] = sum[t](h[t, d]);
+let loss = sum[d](pooled[d] * pooled[d]);
+let gE = @loss / @E;
+"""
+
+
+@pytest.mark.parametrize("tokens", [[], [1, 4, 1]])
+def test_an_embedding_lookup_of_zero_tokens_runs(tokens):
+    """The check of `E[ids[t], d]` read ids at its first bad point even where there is none:
+    with no tokens that read left an empty axis and every run was refused ("needs index 0 of its
+    axis 0, which has size T = 0"). The lookup, its sum and gradient are those of NumPy."""
+    E = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
+    ids = np.array(tokens, np.int32)
+    out = run_source(EMBEDDING, E=E, ids=ids)
+    pooled = E[ids].sum(axis=0)
+    grad = np.zeros_like(E)
+    np.add.at(grad, ids, 2 * pooled)
+    assert out["h"].shape == (len(tokens), 3)
+    np.testing.assert_allclose(out["pooled"], pooled, rtol=1e-6)
+    np.testing.assert_allclose(out["gE"], grad, rtol=1e-6)
+    with pytest.raises(RunError, match=r"E\[ids\[t\], d\]: index 7 out of range 0..5 along axis 0 at t = 1"):
+        run_source(EMBEDDING, E=E, ids=np.array([1, 7, 9], np.int32))
+
+
 def test_unchecked_indices_clamp_and_say_so(tmp_path):
     source = tmp_path / "gather.ein"
     source.write_text(GATHER)

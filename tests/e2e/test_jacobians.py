@@ -155,9 +155,12 @@ def test_a_bare_differential_is_the_tangent_along_the_one_input_read():
      "let b[t in 1..T] = a[t] * 2.0;\nlet l = sum[t](b[t]);\nlet g = @l / @a;\n", "through its own recurrence"),
     ("let x: [f64; T];\nlet a[0] = 0.0;\nlet b[0] = 0.0;\nlet a[t in 1..T] = b[t - 1] + x[t];\n"
      "let b[t in 1..T] = a[t] * 2.0;\nlet c = (@b / @a)[:, 0];\n", "through its own recurrence"),
-    ("let x: [f64; T, N];\nlet s[0, i in 0..N] = x[0, i];\nlet s[t in 1..T, 0] = x[t, 0];\n"
-     "let s[t in 1..T, i in 1..N] = s[t, i - 1] + s[t - 1, i] * x[t, i];\n"
-     "let l = sum[t, i](s[t, i]);\nlet g = @l / @x;\n", "reads its own points of the same step"),
+    # a gradient per microbatch inside a sum over them: an internal error (`mb` inferred, a
+    # TypeError) or a lowering failure ("not iterated by the enclosing kernel") before
+    *[("let X: [f32; M, B, D];\nlet w: [f32; D];\n"
+       "fn grad(X, w) { let r[n] = sum[d](X[n, d] * w[d]); let L = sum[n](r[n] * r[n]); @L / @w }\n"
+       f"let g[d] = sum[{mb}](grad(X[mb], w)[d]);\n", "depend on `mb`, an index of an enclosing")
+      for mb in ("mb", "mb in 0..M")],
     ("fn total(v: [f64; 3]) -> f64 { sum[i](v[i]) }\n@fn total(v) { 1.0 }\n"
      "let x: [f64; 3];\nlet s = total(x);\n", "derivative rule for `total`"),
 ])

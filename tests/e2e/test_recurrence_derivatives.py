@@ -186,3 +186,46 @@ def test_derivatives_through_a_base_case_written_as_an_if_on_the_step():
     np.testing.assert_allclose(out["da"], (loss(0.7 + H, u) - loss(0.7 - H, u)) / (2 * H), **FD_TOL)
     du = [(loss(0.7, u + H * e) - loss(0.7, u - H * e)) / (2 * H) for e in np.eye(10)]
     np.testing.assert_allclose(out["du"], du, **FD_TOL)
+
+
+SOFT_DTW = """use std::math::{exp, log, min};
+let x: [f64; N];
+let y: [f64; M];
+let gamma: f64 = 0.5;
+let C[i, j] = (x[i] - y[j]) * (x[i] - y[j]);
+fn softmin(a, b, c, g) {
+    let m = min(min(a, b), c);
+    m - g * log(exp(-(a - m) / g) + exp(-(b - m) / g) + exp(-(c - m) / g))
+}
+let R[0, 0] = C[0, 0];
+let R[0, j in 1..M] = C[0, j] + R[0, j - 1];
+let R[i in 1..N, 0] = C[i, 0] + R[i - 1, 0];
+let R[i in 1..N, j in 1..M] = C[i, j] + softmin(R[i - 1, j], R[i, j - 1], R[i - 1, j - 1], gamma);
+let loss = R[N - 1, M - 1];
+let gx = @loss / @x;
+let gy = @loss / @y;
+let column = (@R / @x)[:, :, 2];
+"""
+
+
+def soft_dtw_grid(x, y, gamma=0.5):
+    def softmin(*v):
+        m = min(v)
+        return m - gamma * np.log(sum(np.exp(-(a - m) / gamma) for a in v))
+    C, R = (x[:, None] - y[None, :]) ** 2, np.zeros((len(x), len(y)))
+    for i, j in np.ndindex(R.shape):
+        before = [R[a, b] for a, b in ((i - 1, j), (i, j - 1), (i - 1, j - 1)) if a >= 0 and b >= 0]
+        R[i, j] = C[i, j] + (0.0 if not before else before[0] if len(before) == 1 else softmin(*before))
+    return R
+
+
+def test_soft_dtw_whose_grid_reads_its_own_row_has_a_gradient(fd_jacobian):
+    """A DP grid reading R[i, j - 1] (its own points of the step i) was E011 in reverse mode: its
+    adjoint runs each row backward, stored reversed along j (soft-DTW with its three clauses)."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal(6), rng.standard_normal(5)
+    out = einc.load(einc.compile(SOFT_DTW).vmfb)(x=x, y=y)
+    np.testing.assert_allclose(out["loss"], soft_dtw_grid(x, y)[-1, -1], rtol=1e-12)
+    np.testing.assert_allclose(out["gx"], fd_jacobian(lambda v: soft_dtw_grid(v, y)[-1, -1], x), **FD_TOL)
+    np.testing.assert_allclose(out["gy"], fd_jacobian(lambda v: soft_dtw_grid(x, v)[-1, -1], y), **FD_TOL)
+    np.testing.assert_allclose(out["column"], fd_jacobian(lambda v: soft_dtw_grid(v, y), x)[:, :, 2], **FD_TOL)

@@ -435,6 +435,85 @@ def test_a_start_clause_that_reads_nothing_takes_the_ranges_of_the_steps(run):
     np.testing.assert_allclose(out["P"], [np.linalg.matrix_power(M, k) for k in range(6)], rtol=1e-12)
 
 
+def test_a_zero_start_above_a_step_whose_reads_bound_its_index(run):
+    """`h[0, j] = 0.0` before `h[t in 1..T, j] = tanh(h[t - 1, j] + x[t, j])`: j is bounded by
+    x in the step clause below the start, so the start is taken after it (it was E004, "cannot
+    infer the range of index `j`"); the start's points stay 0."""
+    x = np.random.default_rng(13).standard_normal((5, 3))
+    out = run("""
+        use std::math::tanh;
+        let x: [f64; T, H];
+        let h[0, j] = 0.0;
+        let c[0, j] = 1.0;
+        let h[t in 1..T, j] = tanh(h[t - 1, j] + x[t, j]);
+        let c[t in 1..T, j] = c[t - 1, j] * 0.5 + h[t, j];
+    """, x=x)
+    h, c = [np.zeros(3)], [np.ones(3)]
+    for t in range(1, 5):
+        h.append(np.tanh(h[-1] + x[t]))
+        c.append(c[-1] * 0.5 + h[-1])
+    np.testing.assert_allclose(out["h"], np.array(h), rtol=1e-12)
+    np.testing.assert_allclose(out["c"], np.array(c), rtol=1e-12)
+
+
+STACKED_LSTM = """
+    use std::ml::sigmoid;
+    use std::math::tanh;
+    let x: [f64; T, D];
+    let W1: [f64; 4, D, H];
+    let U1: [f64; 4, H, H];
+    let W2: [f64; 4, H, H];
+    let U2: [f64; 4, H, H];
+    fn gates(xin, h, W, U) {
+        let z[g, j] = sum[d](xin[d] * W[g, d, j]) + sum[k](h[k] * U[g, k, j]);
+        z
+    }
+    let h1[0, j in 0..H] = 0.0;
+    let c1[0, j in 0..H] = 0.0;
+    let h2[0, j in 0..H] = 0.0;
+    let c2[0, j in 0..H] = 0.0;
+    let c1[t in 1..T, j in 0..H] = { let z = gates(x[t], h1[t - 1], W1, U1);
+        sigmoid(z[1, j]) * c1[t - 1, j] + sigmoid(z[0, j]) * tanh(z[2, j]) };
+    let h1[t in 1..T, j in 0..H] = { let z = gates(x[t], h1[t - 1], W1, U1); sigmoid(z[3, j]) * tanh(c1[t, j]) };
+    let c2[t in 1..T, j in 0..H] = { let z = gates(h1[t], h2[t - 1], W2, U2);
+        sigmoid(z[1, j]) * c2[t - 1, j] + sigmoid(z[0, j]) * tanh(z[2, j]) };
+    let h2[t in 1..T, j in 0..H] = { let z = gates(h1[t], h2[t - 1], W2, U2); sigmoid(z[3, j]) * tanh(c2[t, j]) };
+    let loss = sum[j](h2[T - 1, j] * h2[T - 1, j]);
+    let gW1 = @loss / @W1;
+"""
+
+
+def stacked_lstm(x, W1, U1, W2, U2):
+    def cell(xin, h, c, W, U):
+        z = np.einsum("d,gdj->gj", xin, W) + np.einsum("k,gkj->gj", h, U)
+        sig = 1 / (1 + np.exp(-z))
+        c = sig[1] * c + sig[0] * np.tanh(z[2])
+        return sig[3] * np.tanh(c), c
+    states = [np.zeros(W1.shape[2])] * 4
+    trajectory = [states]
+    for t in range(1, len(x)):
+        h1, c1 = cell(x[t], states[0], states[1], W1, U1)
+        h2, c2 = cell(h1, states[2], states[3], W2, U2)
+        states = [h1, c1, h2, c2]
+        trajectory.append(states)
+    return [np.array(member) for member in zip(*trajectory)]
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_a_stacked_lstm_whose_layers_keep_rows_of_one_size(run, target, fd_jacobian):
+    """Two LSTM layers in one host loop (their gates are step tensors): h1 and h2, rows of one
+    size that each chunk starts fresh, were carried as one buffer (IREE-120), so h1 came back
+    holding h2 and c1 went wrong from step 2."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((5, 3))
+    W1, U1, W2, U2 = (rng.standard_normal(s) * 0.5 for s in ((4, 3, 4), (4, 4, 4), (4, 4, 4), (4, 4, 4)))
+    out = run(STACKED_LSTM, target=target, x=x, W1=W1, U1=U1, W2=W2, U2=U2)
+    for name, expected in zip(("h1", "c1", "h2", "c2"), stacked_lstm(x, W1, U1, W2, U2)):
+        np.testing.assert_allclose(out[name], expected, rtol=1e-12, atol=1e-14, err_msg=name)
+    loss = lambda W: (stacked_lstm(x, W, U1, W2, U2)[2][-1] ** 2).sum()      # noqa: E731
+    np.testing.assert_allclose(out["gW1"], fd_jacobian(loss, W1), rtol=1e-6, atol=1e-8)
+
+
 def test_a_plain_read_elsewhere_still_decides_an_index_a_member_read_also_bounds(run):
     """The reads of a member are only a last resort: `x[i]` decides i's 5 here, and the points
     of u's first row past its 3 read as 0, as before."""

@@ -26,7 +26,7 @@ from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, step
 from einc.ir.types import Lin
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length,
                                                 row_major_coordinates, tied)
-from einc.mlir.recurrences.chunks import ROWS, ChunkLayout, ReadPlan, copy_rows, emit_chunks, zeros
+from einc.mlir.recurrences.chunks import ROWS, ChunkLayout, ReadPlan, copy_rows, emit_chunks, own_zeros, zeros
 from einc.mlir.recurrences.step import PointValue, covers_every_step, emit_step
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
@@ -83,7 +83,12 @@ def _carried_over(lw, layout: ChunkLayout, member: RecMember, before: ir.Value, 
     and the `tail` steps before the chunk taken over (ChunkLayout.carried_row)."""
     if layout.kinds[member] != ROWS:
         return before
-    fresh = flat_empty(count, element_type(member.dtype)) if covers_every_step(member) else zeros(count, member.dtype)
+    if lw.target.has_defect("IREE-120"):
+        fresh = own_zeros(count, member.dtype)     # equal fresh rows of two members fold into one buffer
+    elif covers_every_step(member):
+        fresh = flat_empty(count, element_type(member.dtype))
+    else:
+        fresh = zeros(count, member.dtype)
     pins, tail = len(layout.reads.pins[member]), layout.reads.tails[member]
     for k in range(pins):
         fresh = copy_rows(lw, member, before, layout.pinned_source(member, k, start), fresh, k, 1)
