@@ -56,6 +56,18 @@ def test_check_is_the_front_end_of_build_with_the_targets_limits(einc_cli, write
     assert status == 1 and err.startswith("error[E011]: f64 is not supported on vulkan-spirv")
 
 
+
+def test_a_type_the_target_lacks_inside_a_library_call_names_the_programs_expression(einc_cli, write):
+    # std::ml::argmax returns i64 (ONNX): the error is in the library, the note at the user's call
+    path = write("use std::ml::argmax;\nlet x: [f32; 5];\nlet k = argmax(x) + 1;\n")
+    status, out, _ = einc_cli("check", path, "--target", "vulkan-spirv", "--message-format", "json")
+    [diag] = _diagnostics(out)
+    assert status == 1 and diag["code"] == "E011" and "stdlib" in diag["file"]
+    assert [(n["file"], n["line"], n["column"]) for n in diag["notes"]] == [(str(path), 3, 9)]
+    path = write("use std::ml::argmax;\nlet x: [f32; 5];\nlet k = argmax(x);\n")
+    status, _, err = einc_cli("check", path, "--target", "vulkan-spirv")
+    assert status == 1 and "(in the output `k`)" in err.splitlines()[0]
+
 def test_check_usage_errors(einc_cli, write):
     status, _, err = einc_cli("check")
     assert status == 2 and err.startswith("error: Missing argument")

@@ -612,24 +612,8 @@ def _group_scope(el, clauses_by_member: dict, env, dtypes: dict):
 def _elaborate(el, clauses_by_member: dict, env, dtypes: dict, only: set):
     with _group_scope(el, clauses_by_member, env, dtypes) as (members, step, scope):
         # in source order across the members, so that each clause sees the extents of the
-        # clauses above it (a start `P[0, b, d] = p0[b, d]` before a step reading `P[t - 1, o, e]`);
-        # a clause with an index nothing bounds (a start `h[0, j] = 0.0` above the step that
-        # gives j its range) is taken again after the others, keeping its place among them
-        chosen = sorted(((did, c) for did, cs in clauses_by_member.items() if did in only for c in cs),
-                        key=lambda pair: (pair[1].span.line, pair[1].span.col))
-        done, later = {}, []
-        for k, (did, c) in enumerate(chosen):
-            effects = len(el.ir.effects)
-            try:
-                done[k] = _clause(el, c, scope, step, members[did])
-            except d.CompileError as err:
-                if not _unbounded_index(err):
-                    raise
-                del el.ir.effects[effects:]
-                later.append(k)
-        for k in later:
-            did, c = chosen[k]
-            done[k] = _clause(el, c, scope, step, members[did])
+        # clauses above it (a start `P[0, b, d] = p0[b, d]` before a step reading `P[t - 1, o, e]`)
+        chosen = [(did, c) for did, cs in clauses_by_member.items() if did in only for c in cs]
         results = {did: [] for did, _ in chosen}
         for did, c, r in _clauses_in_order(el, sorted(chosen, key=lambda pair: (pair[1].span.line, pair[1].span.col)),
                                            scope, step, members):
