@@ -183,6 +183,21 @@ def test_a_read_over_a_range_reaching_points_not_computed_yet_is_e007(read, word
     assert diag.code == "E007" and words in diag.message and diag.span.line == 4
 
 
+def test_a_read_its_guards_leave_no_point_is_not_a_read_ahead(run):
+    # At n = 2 the branch `j < i` holds only at (1, 0), where `k in 0..j` is empty: the read of
+    # `L[j, k]` never runs. einc derived that it is at least one step ahead and at least one
+    # behind, and reported the first (E007, std::ml::cholesky of a 2 x 2 matrix).
+    a = np.array([[4.0, 1.0], [3.0, 2.0]], np.float32)
+    out = run("""
+        let A: [f32; 2, 2];
+        let L[i in 0..2, j in 0..2] = if j > i { 0.0 } else if j == i { A[i, i] + 1.0 } else {
+            A[i, j] - sum[k in 0..j](L[i, k] * L[j, k])
+        };
+    """, A=a)
+    i, j = np.indices(a.shape)
+    np.testing.assert_array_equal(out["L"], np.where(j > i, 0.0, np.where(j == i, a + 1.0, a)))
+
+
 def test_reads_over_ranges_that_end_before_the_step_are_recurrences(run):
     b = rng.standard_normal(8).astype(np.float32)
     out = run("""

@@ -835,6 +835,8 @@ def _check_ranged_read(member: RecMember, clause: RecClause, read: StateRead, gu
         return                      # data-dependent: the whole tensor is kept, read at run time
     lows, highs = reach
     name = read.member.name
+    if any(affine.surely_negative(high - low) for low in lows for high in highs):
+        return                      # its guards leave it no point: it never runs
     if any(affine.surely_nonnegative(low - 1) for low in lows):
         raise d.error(d.RECURRENCE, f"`{name}` is read only at steps ahead of the step being computed",
                       read.span, hint=_AHEAD_HINT)
