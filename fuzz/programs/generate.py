@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, StepRead, Tensor, named
+from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, named
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
@@ -40,6 +40,7 @@ HELD_SHAPES = ((2, 2), (2, 3), (3,), (4, 4), (1, 4))
 LANE_OTHER_AXES = ((), (), (2,), (2, 2))
 # the share of recurrence members drawn as bool states (the top of the integer share: IREE-80)
 BOOL_STATE_DRAW = 0.95
+HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -59,11 +60,9 @@ class Case:
 def generate_case(seed: int, number: int) -> Case:
     rng = random.Random(f"{seed}/{number}")
     values = np.random.default_rng([seed, number])
-    windows = random.Random(f"{seed}/{number}/windows")     # apart from rng: ExpressionGenerator._clamped_window
-    siblings = random.Random(f"{seed}/{number}/siblings")   # and ExpressionGenerator._after_a_sibling
-    guards = random.Random(f"{seed}/{number}/guards")       # and ExpressionGenerator._extremum_guard
+    streams = Streams.of_case(seed, number)
     for _ in range(ATTEMPTS):
-        program = ProgramGenerator(rng, windows, siblings, guards).program()
+        program = ProgramGenerator(rng, streams).program()
         case = with_inputs(program, values)
         if case is not None:
             # a generator of its own, so the programs and inputs of a seed stay as they were
@@ -121,12 +120,12 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
 
 
 class ProgramGenerator:
-    def __init__(self, rng: random.Random, windows: random.Random | None = None,
-                 siblings: random.Random | None = None, guards: random.Random | None = None):
+    def __init__(self, rng: random.Random, streams: Streams = Streams()):
         self.rng = rng
+        self.history = streams.history
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
-        self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, windows, siblings, guards)
+        self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
         self.gen.prelude = rng.random() < PRELUDE_SHARE
 
     def program(self) -> Program:
@@ -479,6 +478,7 @@ class ProgramGenerator:
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
         if rng.random() < 0.3:
             drive = self.step_tensor(me, own, scope)
+        drive = self.with_history(me, scope, drive)
         if typed_by_step:
             drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
         if me.dtype in INTS:
@@ -497,6 +497,24 @@ class ProgramGenerator:
             body = Binary("+", Binary("*", Lit(0.5, me.dtype), previous, me.dtype),
                           Binary("+", body, drive, me.dtype) if typed_by_step else body, me.dtype)
         return Call("tanh", (body,), me.dtype) if rng.random() < 0.5 else body
+
+    def with_history(self, me: Tensor, scope: Scope, drive):
+        """Some of the time (from `history`, a stream of its own) `drive` plus the member's
+        extremum (or a float's mean) over every earlier step at this point, `0.25 * max[k in
+        0..t](r[k, j])`: a reduction whose range grows with the step, reading rows a fixed
+        lookback does not reach (vulkan-spirv refuses it, E011)."""
+        if self.history is None or self.history.random() >= HISTORY_SHARE:
+            return drive
+        t, k = scope.step_var, self.gen.index_name(scope)
+        rest = tuple(Index("jkl"[a]) for a in range(len(me.shape) - 1))
+        read = Read(me.name, (Index(k),) + rest, me.dtype)
+        op = self.history.choice(("max", "min", "mean") if me.dtype in FLOATS else ("max", "min"))
+        over = Reduce("sum" if op == "mean" else op, (Range(k, Bound(0), Bound(0, index=t)),), read, None, me.dtype)
+        if op == "mean":
+            over = Binary("/", over, Cast(Index(t), me.dtype), me.dtype)
+        if me.dtype in FLOATS:
+            over = Binary("*", Lit(0.25, me.dtype), over, me.dtype)
+        return Binary("+", drive, over, me.dtype)
 
     def step_tensor(self, me: Tensor, own: StepRead, scope: Scope) -> StepTensor:
         """An indexed `let` in the step, `let h[q in 0..n] = ..;` over the state one step back

@@ -485,6 +485,18 @@ def types_used(program: Program) -> set:
     return found
 
 
+def reads_earlier_steps(program: Program) -> bool:
+    """A recurrence member read over a range of steps (`max[k in 0..t](r[k])`), not at `t` or
+    `t - c`: vulkan-spirv runs each step of a clause as one parallel kernel and refuses it (E011)."""
+    for item in program.items:
+        if isinstance(item, Group):
+            members = {m.name for m in item.members}
+            if any(isinstance(node, Read) and node.name in members and isinstance(node.subs[0], Index)
+                   and node.subs[0].name != "t" for expr in item_exprs(item) for node in walk(expr)):
+                return True
+    return False
+
+
 def program_exprs(program: Program) -> tuple:
     """Every expression the program writes, a row function's elementwise work included."""
     found = tuple(e for item in program.items for e in item_exprs(item))
