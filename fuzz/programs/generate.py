@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, named
+from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, high_of, low_of,
+                                       named)
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
@@ -40,6 +41,7 @@ HELD_SHAPES = ((2, 2), (2, 3), (3,), (4, 4), (1, 4))
 LANE_OTHER_AXES = ((), (), (2,), (2, 2))
 # the share of recurrence members drawn as bool states (the top of the integer share: IREE-80)
 BOOL_STATE_DRAW = 0.95
+TRIANGLE_SHARE = 0.2               # of the members with one other axis, those made triangular
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
@@ -122,7 +124,7 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
 class ProgramGenerator:
     def __init__(self, rng: random.Random, streams: Streams = Streams()):
         self.rng = rng
-        self.history = streams.history
+        self.history, self.triangle = streams.history, streams.triangle
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -239,8 +241,8 @@ class ProgramGenerator:
 
     def index_scope(self, slots: tuple, scope: Scope) -> Scope:
         for slot in slots:
-            if slot.var is not None:
-                scope = scope.with_index(IndexVar(slot.var, self.size(slot.lo), self.size(slot.hi) - 1,
+            if slot.var is not None:      # an end may name an earlier slot's index (`0..t + 1`)
+                scope = scope.with_index(IndexVar(slot.var, low_of(slot.lo, scope), high_of(slot.hi, scope) - 1,
                                                   slot.lo, slot.hi))
         return scope
 
@@ -379,6 +381,7 @@ class ProgramGenerator:
 
     def group(self) -> Group:
         rng = self.rng
+        self.host_loop = self.histories = False      # a step tensor, a history: not both in one group
         dims = self.scope.dims
         steps = Bound(0, rng.choice(sorted(dims))) if dims and rng.random() < 0.4 else Bound(rng.randint(2, 9))
         start = rng.randint(1, min(3, self.size(steps) - 1))
@@ -386,7 +389,7 @@ class ProgramGenerator:
         # the last member may stop a step early (v[t in 0..T] beside a[t in 1..T + 1]): the
         # others read it only at earlier steps, so every read stays inside it
         shorter = len(names) > 1 and self.size(steps) - 1 > start and rng.random() < 0.3
-        tensors = []
+        tensors, triangles = [], set()
         layout = rng.choices(list(STATE_LAYOUTS), list(STATE_LAYOUTS.values()))[0]
         lanes = tuple(Bound(n) for n in rng.choice(LANE_OTHER_AXES)) + (self.extent(dims),)
         for k, name in enumerate(names):
@@ -396,17 +399,29 @@ class ProgramGenerator:
                 dtype = "f32"
             extra = {"any": (self.extent(dims),) if rng.random() < 0.35 else (),
                      "held": tuple(Bound(n) for n in rng.choice(HELD_SHAPES)), "lanes": lanes}[layout]
-            shape = (steps.plus(-1) if shorter and k == len(names) - 1 else steps,) + extra
+            first = steps.plus(-1) if shorter and k == len(names) - 1 else steps
+            if layout == "any" and self.triangular():
+                extra = (first,)
+                triangles.add(name)
+            shape = (first,) + extra
             tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         lane = "jkl"[len(lanes) - 1] if layout == "lanes" else None
-        members = [self.member(k, tensors, start, lane) for k in range(len(tensors))]
+        members = [self.member(k, tensors, start, lane, tensors[k].name in triangles) for k in range(len(tensors))]
         layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])
         for tensor in tensors:
             self.add_tensor(tensor)
         return Group(tuple(members), tuple(names), tuple(layout))
 
-    def member(self, position: int, tensors: list, start: int, lane: str | None = None) -> Define:
-        """`lane`: the index of the last axis, which every state read keeps (no read across it)."""
+    def triangular(self) -> bool:
+        """Some of the time (from `triangle`, a stream of its own) a member's one other axis is
+        as long as its steps and each step defines a growing part of it, `r[t in 1..T, j in
+        0..t + 1]` (LANGUAGE.md section 4: the points past a step's range are 0)."""
+        return self.triangle is not None and self.triangle.random() < TRIANGLE_SHARE
+
+    def member(self, position: int, tensors: list, start: int, lane: str | None = None,
+               triangle: bool = False) -> Define:
+        """`lane`: the index of the last axis, which every state read keeps (no read across it);
+        `triangle`: the steps define `j in 0..t + 1` of the second axis only."""
         rng = self.rng
         me = tensors[position]
         rest = tuple(Slot("jkl"[a], Bound(0), b) for a, b in enumerate(me.shape[1:]))
@@ -429,6 +444,8 @@ class ProgramGenerator:
         clauses = self.maybe_literals_chosen(me.dtype, clauses, outer)
         scope = replace(outer, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
+        if triangle:
+            main = main[:1] + (Slot("j", Bound(0), Bound(1, index="t")),)
         typed_by_step = not clauses
         # guarded step clauses split the step's box by the indices (a guard may not read the
         # recurrence's own values, E011)
@@ -477,7 +494,8 @@ class ProgramGenerator:
                           "bool")
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
         if rng.random() < 0.3:
-            drive = self.step_tensor(me, own, scope)
+            tensor = self.step_tensor(me, own, scope)
+            drive, self.host_loop = (drive, self.host_loop) if self.histories else (tensor, True)
         drive = self.with_history(me, scope, drive)
         if typed_by_step:
             drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
@@ -502,9 +520,11 @@ class ProgramGenerator:
         """Some of the time (from `history`, a stream of its own) `drive` plus the member's
         extremum (or a float's mean) over every earlier step at this point, `0.25 * max[k in
         0..t](r[k, j])`: a reduction whose range grows with the step, reading rows a fixed
-        lookback does not reach (vulkan-spirv refuses it, E011)."""
-        if self.history is None or self.history.random() >= HISTORY_SHARE:
+        lookback does not reach (vulkan-spirv refuses it, E011; every target does in a group
+        whose steps compute a tensor, which runs as a host loop of parallel kernels)."""
+        if self.history is None or self.history.random() >= HISTORY_SHARE or self.host_loop:
             return drive
+        self.histories = True
         t, k = scope.step_var, self.gen.index_name(scope)
         rest = tuple(Index("jkl"[a]) for a in range(len(me.shape) - 1))
         read = Read(me.name, (Index(k),) + rest, me.dtype)

@@ -766,6 +766,25 @@ def test_a_range_that_shrinks_with_the_step_runs_over_its_hull_with_zeros_outsid
     assert out["price"] == out["V"][12, 0]
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_bool_state_whose_range_grows_with_the_step_is_false_outside(run, target):
+    # The points past a step's range were filled with the int literal 0: E002 ("expected bool,
+    # found int literal") for a bool state (program fuzzer seed 10025, program 6).
+    x = np.array([True, False, True, True, True])
+    out = run("""
+        let x: [bool; 5];
+        let r[0, j in 0..4] = x[j];
+        let r[t in 1..4, j in 0..t + 1] = r[t - 1, j] != x[t] where j < 2;
+        let r[t in 1..4, j in 0..t + 1] = r[t - 1, j - 1] where j >= 2;
+    """, target=target, x=x)
+    r = np.zeros((4, 4), bool)
+    r[0] = x[:4]
+    for t in range(1, 4):
+        for j in range(t + 1):
+            r[t, j] = r[t - 1, j] != x[t] if j < 2 else r[t - 1, j - 1]
+    np.testing.assert_array_equal(out["r"], r)       # false past each step's points
+
+
 def test_a_range_depending_on_another_index_outside_a_recurrence_is_e004(diagnose):
     diag, _ = diagnose("let x: [f32; 4];\nlet T[i in 0..4, j in 0..i + 1] = x[j];\n")
     assert diag.code == "E004" and "cannot depend on another index" in diag.message and diag.span.line == 2
