@@ -37,12 +37,13 @@ class Streams:
     siblings: random.Random | None = None   # ranges over an earlier index of the reduction (_after_a_sibling)
     guards: random.Random | None = None     # guards of max, min and prod (_extremum_guard)
     signed: random.Random | None = None     # integer / and % of negative operands in subscripts (_signed_quotient)
-    history: random.Random | None = None    # a step's extremum over every earlier step (ProgramGenerator.history)
+    history: random.Random | None = None    # a step's extremum over every earlier step (ProgramGenerator.with_history)
+    triangle: random.Random | None = None   # a state whose second axis grows with the step (ProgramGenerator.triangle)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
-                     ("windows", "siblings", "guards", "signed", "history")))
+                     ("windows", "siblings", "guards", "signed", "history", "triangle")))
 
 
 @dataclass(frozen=True)
@@ -582,7 +583,7 @@ class ExpressionGenerator:
         for _ in range(1 if self.rng.random() < 0.8 else 2):
             name = self.index_name(scope)
             lo, hi = self._after_a_sibling(ranges, *self._reduction_bounds(outer, op))
-            var = IndexVar(name, _low(lo, scope), _high(hi, scope) - 1, lo, hi)
+            var = IndexVar(name, low_of(lo, scope), high_of(hi, scope) - 1, lo, hi)
             scope = scope.with_index(var)
             ranges.append(Range(name, lo, hi))
         return scope, tuple(ranges)
@@ -722,18 +723,18 @@ def _truncated(a: int, k: int, op: str) -> int:
     return quotient if op == "/" else a - k * quotient
 
 
-def _low(b: Bound, scope: Scope) -> int:
+def low_of(b: Bound, scope: Scope) -> int:
     value = b.const + (scope.dims[b.dim] if b.dim else 0)
     if b.index:
         value += next(v.low for v in scope.indices if v.name == b.index)
-    return _clamped(value, b, scope, _low)
+    return _clamped(value, b, scope, low_of)
 
 
-def _high(b: Bound, scope: Scope) -> int:
+def high_of(b: Bound, scope: Scope) -> int:
     value = b.const + (scope.dims[b.dim] if b.dim else 0)
     if b.index:
         value += next(v.high for v in scope.indices if v.name == b.index)
-    return _clamped(value, b, scope, _high)
+    return _clamped(value, b, scope, high_of)
 
 
 def _clamped(value: int, b: Bound, scope: Scope, end) -> int:
