@@ -25,6 +25,25 @@ INDEX_NAMES = "ijklmnopqrsuvw"
 WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a clamped window
 SIBLING_SHARE = 0.5            # of second reduction indices over the first's range, those made `0..j + 1`
 EXTREMUM_GUARD_SHARE = 0.3     # of the max, min and prod reductions drawn, those given a guard
+SIGNED_SHARE = 0.04            # of the subscripts drawn, those made `(i - c) / k + d` or `(i - c) % k + d`
+
+
+@dataclass(frozen=True)
+class Streams:
+    """Random streams apart from a program's main one, each drawing one later construct, so that
+    adding a construct leaves every other program of a seed as it was."""
+
+    windows: random.Random | None = None    # clamped windows (ExpressionGenerator._clamped_window)
+    siblings: random.Random | None = None   # ranges over an earlier index of the reduction (_after_a_sibling)
+    guards: random.Random | None = None     # guards of max, min and prod (_extremum_guard)
+    signed: random.Random | None = None     # integer / and % of negative operands in subscripts (_signed_quotient)
+    history: random.Random | None = None    # a step's extremum over every earlier step (ProgramGenerator.with_history)
+    triangle: random.Random | None = None   # a state whose second axis grows with the step (ProgramGenerator.triangle)
+
+    @classmethod
+    def of_case(cls, seed: int, number: int) -> "Streams":
+        return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
+                     ("windows", "siblings", "guards", "signed", "history", "triangle")))
 
 
 @dataclass(frozen=True)
@@ -78,13 +97,10 @@ class Scope:
 
 
 class ExpressionGenerator:
-    def __init__(self, rng: random.Random, float_type: str, int_type: str,
-                 windows: random.Random | None = None, siblings: random.Random | None = None,
-                 guards: random.Random | None = None):
+    def __init__(self, rng: random.Random, float_type: str, int_type: str, streams: Streams = Streams()):
         self.rng = rng
-        self.windows = windows     # draws clamped windows (_clamped_window), apart from rng
-        self.siblings = siblings   # draws ranges over an earlier index of the reduction (_after_a_sibling)
-        self.guards = guards       # draws guards of max, min and prod (_extremum_guard), apart from rng
+        self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
+        self.signed = streams.signed
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -238,7 +254,30 @@ class ExpressionGenerator:
         options += [(sub, [], 1) for sub in self._window(size, scope, avoid)]
         options += [(sub, [], 1) for sub in self._data_dependent(size, scope)]
         sub, guards, _ = rng.choices(options, [w for *_, w in options])[0]
-        return sub, guards
+        signed = None if guards else self._signed_quotient(size, scope, avoid)   # a guard's `else` draws from rng
+        return (sub, guards) if signed is None else (signed, [])
+
+    def _signed_quotient(self, size: int, scope: Scope, avoid: str | None):
+        """Some of the time (from `signed`, a stream of its own) an index shifted below 0 and
+        then divided or reduced by a constant, `(i - 3) / 2 + 1` or `(i - 2) % 3 + 2`: integer `/`
+        truncates toward zero and `%` takes the dividend's sign (LANGUAGE.md section 2), so
+        negative operands round up and leave negative remainders. The offset keeps it inside the
+        axis; None where no such subscript fits."""
+        if self.signed is None or self.signed.random() >= SIGNED_SHARE:
+            return None
+        rng = self.signed
+        vars_ = [v for v in scope.indices if v.name != avoid and v.high >= v.low]
+        if not vars_:
+            return None
+        var, shift, k, op = rng.choice(vars_), rng.randint(1, 4), rng.randint(2, 3), rng.choice("/%")
+        values = [_truncated(v - shift, k, op) for v in range(var.low, var.high + 1)]
+        if var.low - shift >= 0 or max(values) - min(values) >= size:
+            return None
+        offset = rng.randint(-min(values), size - 1 - max(values))
+        node = Binary(op, Binary("-", Index(var.name), Lit(shift, "i32"), "i32"), Lit(k, "i32"), "i32")
+        if offset:
+            node = Binary("+" if offset > 0 else "-", node, Lit(abs(offset), "i32"), "i32")
+        return node
 
     def _affine(self, var: IndexVar, size: int, scope: Scope) -> list:
         i = Index(var.name)
@@ -555,7 +594,7 @@ class ExpressionGenerator:
         for _ in range(1 if self.rng.random() < 0.8 else 2):
             name = self.index_name(scope)
             lo, hi = self._after_a_sibling(ranges, *self._reduction_bounds(outer, op))
-            var = IndexVar(name, _low(lo, scope), _high(hi, scope) - 1, lo, hi)
+            var = IndexVar(name, low_of(lo, scope), high_of(hi, scope) - 1, lo, hi)
             scope = scope.with_index(var)
             ranges.append(Range(name, lo, hi))
         return scope, tuple(ranges)
@@ -689,18 +728,24 @@ def bound_expr(b: Bound):
     return node
 
 
-def _low(b: Bound, scope: Scope) -> int:
+def _truncated(a: int, k: int, op: str) -> int:
+    """C's `a / k` (toward zero) or `a % k` (the dividend's sign), for k > 0."""
+    quotient = abs(a) // k * (1 if a >= 0 else -1)
+    return quotient if op == "/" else a - k * quotient
+
+
+def low_of(b: Bound, scope: Scope) -> int:
     value = b.const + (scope.dims[b.dim] if b.dim else 0)
     if b.index:
         value += next(v.low for v in scope.indices if v.name == b.index)
-    return _clamped(value, b, scope, _low)
+    return _clamped(value, b, scope, low_of)
 
 
-def _high(b: Bound, scope: Scope) -> int:
+def high_of(b: Bound, scope: Scope) -> int:
     value = b.const + (scope.dims[b.dim] if b.dim else 0)
     if b.index:
         value += next(v.high for v in scope.indices if v.name == b.index)
-    return _clamped(value, b, scope, _high)
+    return _clamped(value, b, scope, high_of)
 
 
 def _clamped(value: int, b: Bound, scope: Scope, end) -> int:

@@ -15,13 +15,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fuzz.programs.expressions import ExpressionGenerator, IndexVar, Scope, StepRead, Tensor, named
+from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, high_of, low_of,
+                                       named)
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
-    Where, Whole, ROW, clause_exprs, reads_of,
+    Where, Whole, ROW, clause_exprs, group_reads_earlier_steps, reads_of,
     walk)
 
 DIM_NAMES = ("N", "M", "T")
@@ -40,6 +41,8 @@ HELD_SHAPES = ((2, 2), (2, 3), (3,), (4, 4), (1, 4))
 LANE_OTHER_AXES = ((), (), (2,), (2, 2))
 # the share of recurrence members drawn as bool states (the top of the integer share: IREE-80)
 BOOL_STATE_DRAW = 0.95
+TRIANGLE_SHARE = 0.2               # of the members with one other axis, those made triangular
+HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -59,11 +62,9 @@ class Case:
 def generate_case(seed: int, number: int) -> Case:
     rng = random.Random(f"{seed}/{number}")
     values = np.random.default_rng([seed, number])
-    windows = random.Random(f"{seed}/{number}/windows")     # apart from rng: ExpressionGenerator._clamped_window
-    siblings = random.Random(f"{seed}/{number}/siblings")   # and ExpressionGenerator._after_a_sibling
-    guards = random.Random(f"{seed}/{number}/guards")       # and ExpressionGenerator._extremum_guard
+    streams = Streams.of_case(seed, number)
     for _ in range(ATTEMPTS):
-        program = ProgramGenerator(rng, windows, siblings, guards).program()
+        program = ProgramGenerator(rng, streams).program()
         case = with_inputs(program, values)
         if case is not None:
             # a generator of its own, so the programs and inputs of a seed stay as they were
@@ -121,12 +122,12 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
 
 
 class ProgramGenerator:
-    def __init__(self, rng: random.Random, windows: random.Random | None = None,
-                 siblings: random.Random | None = None, guards: random.Random | None = None):
+    def __init__(self, rng: random.Random, streams: Streams = Streams()):
         self.rng = rng
+        self.history, self.triangle = streams.history, streams.triangle
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
-        self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, windows, siblings, guards)
+        self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
         self.gen.prelude = rng.random() < PRELUDE_SHARE
 
     def program(self) -> Program:
@@ -240,8 +241,8 @@ class ProgramGenerator:
 
     def index_scope(self, slots: tuple, scope: Scope) -> Scope:
         for slot in slots:
-            if slot.var is not None:
-                scope = scope.with_index(IndexVar(slot.var, self.size(slot.lo), self.size(slot.hi) - 1,
+            if slot.var is not None:      # an end may name an earlier slot's index (`0..t + 1`)
+                scope = scope.with_index(IndexVar(slot.var, low_of(slot.lo, scope), high_of(slot.hi, scope) - 1,
                                                   slot.lo, slot.hi))
         return scope
 
@@ -380,6 +381,7 @@ class ProgramGenerator:
 
     def group(self) -> Group:
         rng = self.rng
+        self.host_loop = self.histories = False      # a step tensor, a history: not both in one group
         dims = self.scope.dims
         steps = Bound(0, rng.choice(sorted(dims))) if dims and rng.random() < 0.4 else Bound(rng.randint(2, 9))
         start = rng.randint(1, min(3, self.size(steps) - 1))
@@ -387,7 +389,7 @@ class ProgramGenerator:
         # the last member may stop a step early (v[t in 0..T] beside a[t in 1..T + 1]): the
         # others read it only at earlier steps, so every read stays inside it
         shorter = len(names) > 1 and self.size(steps) - 1 > start and rng.random() < 0.3
-        tensors = []
+        tensors, triangles = [], set()
         layout = rng.choices(list(STATE_LAYOUTS), list(STATE_LAYOUTS.values()))[0]
         lanes = tuple(Bound(n) for n in rng.choice(LANE_OTHER_AXES)) + (self.extent(dims),)
         for k, name in enumerate(names):
@@ -397,17 +399,29 @@ class ProgramGenerator:
                 dtype = "f32"
             extra = {"any": (self.extent(dims),) if rng.random() < 0.35 else (),
                      "held": tuple(Bound(n) for n in rng.choice(HELD_SHAPES)), "lanes": lanes}[layout]
-            shape = (steps.plus(-1) if shorter and k == len(names) - 1 else steps,) + extra
+            first = steps.plus(-1) if shorter and k == len(names) - 1 else steps
+            if layout == "any" and self.triangular():
+                extra = (first,)
+                triangles.add(name)
+            shape = (first,) + extra
             tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         lane = "jkl"[len(lanes) - 1] if layout == "lanes" else None
-        members = [self.member(k, tensors, start, lane) for k in range(len(tensors))]
+        members = [self.member(k, tensors, start, lane, tensors[k].name in triangles) for k in range(len(tensors))]
         layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])
         for tensor in tensors:
             self.add_tensor(tensor)
         return Group(tuple(members), tuple(names), tuple(layout))
 
-    def member(self, position: int, tensors: list, start: int, lane: str | None = None) -> Define:
-        """`lane`: the index of the last axis, which every state read keeps (no read across it)."""
+    def triangular(self) -> bool:
+        """Some of the time (from `triangle`, a stream of its own) a member's one other axis is
+        as long as its steps and each step defines a growing part of it, `r[t in 1..T, j in
+        0..t + 1]` (LANGUAGE.md section 4: the points past a step's range are 0)."""
+        return self.triangle is not None and self.triangle.random() < TRIANGLE_SHARE
+
+    def member(self, position: int, tensors: list, start: int, lane: str | None = None,
+               triangle: bool = False) -> Define:
+        """`lane`: the index of the last axis, which every state read keeps (no read across it);
+        `triangle`: the steps define `j in 0..t + 1` of the second axis only."""
         rng = self.rng
         me = tensors[position]
         rest = tuple(Slot("jkl"[a], Bound(0), b) for a, b in enumerate(me.shape[1:]))
@@ -430,6 +444,8 @@ class ProgramGenerator:
         clauses = self.maybe_literals_chosen(me.dtype, clauses, outer)
         scope = replace(outer, steps=steps, step_var="t")
         main = (Slot("t", Bound(start), me.shape[0]),) + rest
+        if triangle:
+            main = main[:1] + (Slot("j", Bound(0), Bound(1, index="t")),)
         typed_by_step = not clauses
         # guarded step clauses split the step's box by the indices (a guard may not read the
         # recurrence's own values, E011)
@@ -478,7 +494,9 @@ class ProgramGenerator:
                           "bool")
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
         if rng.random() < 0.3:
-            drive = self.step_tensor(me, own, scope)
+            tensor = self.step_tensor(me, own, scope)
+            drive, self.host_loop = (drive, self.host_loop) if self.histories else (tensor, True)
+        drive = self.with_history(me, scope, drive)
         if typed_by_step:
             drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
         if me.dtype in INTS:
@@ -497,6 +515,26 @@ class ProgramGenerator:
             body = Binary("+", Binary("*", Lit(0.5, me.dtype), previous, me.dtype),
                           Binary("+", body, drive, me.dtype) if typed_by_step else body, me.dtype)
         return Call("tanh", (body,), me.dtype) if rng.random() < 0.5 else body
+
+    def with_history(self, me: Tensor, scope: Scope, drive):
+        """Some of the time (from `history`, a stream of its own) `drive` plus the member's
+        extremum (or a float's mean) over every earlier step at this point, `0.25 * max[k in
+        0..t](r[k, j])`: a reduction whose range grows with the step, reading rows a fixed
+        lookback does not reach (vulkan-spirv refuses it, E011; every target does in a group
+        whose steps compute a tensor, which runs as a host loop of parallel kernels)."""
+        if self.history is None or self.history.random() >= HISTORY_SHARE or self.host_loop:
+            return drive
+        self.histories = True
+        t, k = scope.step_var, self.gen.index_name(scope)
+        rest = tuple(Index("jkl"[a]) for a in range(len(me.shape) - 1))
+        read = Read(me.name, (Index(k),) + rest, me.dtype)
+        op = self.history.choice(("max", "min", "mean") if me.dtype in FLOATS else ("max", "min"))
+        over = Reduce("sum" if op == "mean" else op, (Range(k, Bound(0), Bound(0, index=t)),), read, None, me.dtype)
+        if op == "mean":
+            over = Binary("/", over, Cast(Index(t), me.dtype), me.dtype)
+        if me.dtype in FLOATS:
+            over = Binary("*", Lit(0.25, me.dtype), over, me.dtype)
+        return Binary("+", drive, over, me.dtype)
 
     def step_tensor(self, me: Tensor, own: StepRead, scope: Scope) -> StepTensor:
         """An indexed `let` in the step, `let h[q in 0..n] = ..;` over the state one step back
@@ -611,8 +649,11 @@ class ProgramGenerator:
         wrt = rng.choice(wrts)
         depends = _dependents(items, wrt)
         inputs_ = {i.name for i in inputs}
+        # no derivative through a step's reduction over earlier steps (E011 on every target)
+        blocked = {n for item in items if isinstance(item, Group) and group_reads_earlier_steps(item)
+                   for n in _dependents(items, item.members[0].name)}
         ofs = [n for n in order[order.index(wrt) + 1:] if n not in inputs_ and tensors[n].dtype == tensors[wrt].dtype
-               and int(np.prod(tensors[n].sizes)) <= 12]
+               and int(np.prod(tensors[n].sizes)) <= 12 and n not in blocked]
         preferred = [n for n in ofs if n in depends] or ofs
         if not preferred:
             return None

@@ -149,7 +149,17 @@ class Evaluator:
 
     def shape_of(self, define: Define) -> tuple:
         rank = len(define.clauses[0].slots)
-        return tuple(max(int(self.bound(c.slots[a].hi)) for c in define.clauses) for a in range(rank))
+        return tuple(max(int(self.bound(c.slots[a].hi, self._at_step(c, None))) for c in define.clauses)
+                     for a in range(rank))
+
+    def _at_step(self, clause, row: int | None) -> dict:
+        """The first index's value for ends that name it (a triangular state's `j in 0..t + 1`):
+        `row`, or with None its last value, where such a growing end is largest."""
+        first = clause.slots[0] if clause.slots else None
+        if first is None or first.var is None:
+            return {}
+        value = int(self.bound(first.hi)) - 1 if row is None else row
+        return {first.var: typed(np.asarray(value), "i32")}
 
     def _define(self, define: Define) -> Pair:
         out = _zeros(self.shape_of(define), define.dtype)
@@ -162,8 +172,9 @@ class Evaluator:
         0 where its guard fails, or, for clauses that split a definition by their guards
         (LANGUAGE.md section 10), nothing there."""
         env, target, axes = {}, [], []
+        step = self._at_step(clause, row) if row is not None else {}
         for k, slot in enumerate(clause.slots):
-            lo, hi = int(self.bound(slot.lo)), int(self.bound(slot.hi))
+            lo, hi = int(self.bound(slot.lo, step)), int(self.bound(slot.hi, step))
             if k == 0 and row is not None:
                 if not lo <= row < hi:
                     return

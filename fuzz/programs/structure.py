@@ -485,6 +485,19 @@ def types_used(program: Program) -> set:
     return found
 
 
+def reads_earlier_steps(program: Program) -> bool:
+    """A recurrence member read over a range of steps (`max[k in 0..t](r[k])`), not at `t` or
+    `t - c`: vulkan-spirv runs each step of a clause as one parallel kernel and refuses it (E011)."""
+    return any(isinstance(item, Group) and group_reads_earlier_steps(item) for item in program.items)
+
+
+def group_reads_earlier_steps(group: Group) -> bool:
+    """Such a read in `group`; a derivative through it is E011 on every target."""
+    members = {m.name for m in group.members}
+    return any(isinstance(node, Read) and node.name in members and isinstance(node.subs[0], Index)
+               and node.subs[0].name != "t" for expr in item_exprs(group) for node in walk(expr))
+
+
 def program_exprs(program: Program) -> tuple:
     """Every expression the program writes, a row function's elementwise work included."""
     found = tuple(e for item in program.items for e in item_exprs(item))

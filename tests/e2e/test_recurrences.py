@@ -183,6 +183,21 @@ def test_a_read_over_a_range_reaching_points_not_computed_yet_is_e007(read, word
     assert diag.code == "E007" and words in diag.message and diag.span.line == 4
 
 
+def test_a_read_its_guards_leave_no_point_is_not_a_read_ahead(run):
+    # At n = 2 the branch `j < i` holds only at (1, 0), where `k in 0..j` is empty: the read of
+    # `L[j, k]` never runs. einc derived that it is at least one step ahead and at least one
+    # behind, and reported the first (E007, std::ml::cholesky of a 2 x 2 matrix).
+    a = np.array([[4.0, 1.0], [3.0, 2.0]], np.float32)
+    out = run("""
+        let A: [f32; 2, 2];
+        let L[i in 0..2, j in 0..2] = if j > i { 0.0 } else if j == i { A[i, i] + 1.0 } else {
+            A[i, j] - sum[k in 0..j](L[i, k] * L[j, k])
+        };
+    """, A=a)
+    i, j = np.indices(a.shape)
+    np.testing.assert_array_equal(out["L"], np.where(j > i, 0.0, np.where(j == i, a + 1.0, a)))
+
+
 def test_reads_over_ranges_that_end_before_the_step_are_recurrences(run):
     b = rng.standard_normal(8).astype(np.float32)
     out = run("""
@@ -886,6 +901,25 @@ def test_a_range_that_shrinks_with_the_step_runs_over_its_hull_with_zeros_outsid
         V[u, :13 - u] = f(0.99) * (f(0.52) * V[u - 1, 1:14 - u] + f(0.48) * V[u - 1, :13 - u])
     np.testing.assert_allclose(out["V"], V, rtol=2e-5, atol=1e-4)   # zero beyond each step's nodes
     assert out["price"] == out["V"][12, 0]
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_bool_state_whose_range_grows_with_the_step_is_false_outside(run, target):
+    # The points past a step's range were filled with the int literal 0: E002 ("expected bool,
+    # found int literal") for a bool state (program fuzzer seed 10025, program 6).
+    x = np.array([True, False, True, True, True])
+    out = run("""
+        let x: [bool; 5];
+        let r[0, j in 0..4] = x[j];
+        let r[t in 1..4, j in 0..t + 1] = r[t - 1, j] != x[t] where j < 2;
+        let r[t in 1..4, j in 0..t + 1] = r[t - 1, j - 1] where j >= 2;
+    """, target=target, x=x)
+    r = np.zeros((4, 4), bool)
+    r[0] = x[:4]
+    for t in range(1, 4):
+        for j in range(t + 1):
+            r[t, j] = r[t - 1, j] != x[t] if j < 2 else r[t - 1, j - 1]
+    np.testing.assert_array_equal(out["r"], r)       # false past each step's points
 
 
 def test_a_range_depending_on_another_index_outside_a_recurrence_is_e004(diagnose):

@@ -7,39 +7,22 @@ from __future__ import annotations
 import pytest
 
 import fuzz.programs.expressions as expressions
-from fuzz.programs.campaign import Differential, runs_on
-from fuzz.programs.generate import generate_case
-from fuzz.programs.module import assemble
-from fuzz.programs.structure import Reduce, program_exprs, walk
-from fuzz.workers import Pool
+from fuzz.programs.structure import Reduce
+from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed, holds, source
 
 SEED = 5
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
 
 
 def _has_window(program) -> bool:
-    return any(isinstance(node, Reduce) and any(r.lo.clamp for r in node.ranges)
-               for expr in program_exprs(program) for node in walk(expr))
+    return holds(program, lambda node: isinstance(node, Reduce) and any(r.lo.clamp for r in node.ranges))
 
 
 def test_windows_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
-    cases = [generate_case(SEED, k) for k in range(60)]
-    monkeypatch.setattr(expressions, "WINDOW_SHARE", 0.0)
-    plain = [generate_case(SEED, k) for k in range(60)]
-    windowed = [k for k, c in enumerate(cases) if _has_window(c.program)]
-    assert windowed, "no clamped window among the first 60 programs"
-    for k, (case, before) in enumerate(zip(cases, plain)):
-        if k not in windowed:
-            assert assemble({k: case.program}).source == assemble({k: before.program}).source
-    assert "max(0, " in assemble({windowed[0]: cases[windowed[0]].program}).source
+    cases, windowed, changed = drawn_and_changed(monkeypatch, expressions, "WINDOW_SHARE", SEED, _has_window)
+    assert not changed
+    assert "max(0, " in source(windowed[0], cases[windowed[0]])
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_programs_with_clamped_windows_match_numpy(target):
-    cases = {k: generate_case(SEED, k) for k in range(150)}
-    keys = [k for k, c in cases.items() if _has_window(c.program) and runs_on(c, target)][:5]
-    assert len(keys) >= 3, keys
-    with Pool(2) as pool:
-        report = Differential(SEED, pool, (target,), 12, lambda _: None).run(keys)
-    assert not report.bad, report.format()
-    assert report.counts[f"programs checked on {target}"] == len(keys)
+    assert_drawn_match_numpy(SEED, _has_window, target)

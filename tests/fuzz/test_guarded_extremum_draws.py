@@ -8,29 +8,18 @@ from __future__ import annotations
 import pytest
 
 import fuzz.programs.expressions as expressions
-from fuzz.programs.campaign import Differential, runs_on
-from fuzz.programs.generate import generate_case
-from fuzz.programs.module import assemble
-from fuzz.programs.structure import Reduce, program_exprs, walk
-from fuzz.workers import Pool
+from fuzz.programs.structure import Reduce
+from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed, holds
 
 SEED = 5
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
 
 
 def _guarded_extremum(program) -> bool:
-    return any(isinstance(node, Reduce) and node.op != "sum" and node.guard is not None
-               for expr in program_exprs(program) for node in walk(expr))
+    return holds(program, lambda node: isinstance(node, Reduce) and node.op != "sum" and node.guard is not None)
 
 
 def test_guards_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
-    cases = [generate_case(SEED, k) for k in range(60)]
-    monkeypatch.setattr(expressions, "EXTREMUM_GUARD_SHARE", 0.0)
-    plain = [generate_case(SEED, k) for k in range(60)]
-    guarded = [k for k, c in enumerate(cases) if _guarded_extremum(c.program)]
-    assert guarded, "no guarded max, min or prod among the first 60 programs"
-    changed = [k for k, (case, before) in enumerate(zip(cases, plain))
-               if k not in guarded and assemble({k: case.program}).source != assemble({k: before.program}).source]
+    _, _, changed = drawn_and_changed(monkeypatch, expressions, "EXTREMUM_GUARD_SHARE", SEED, _guarded_extremum)
     # a guarded first attempt the meaning rejects (a max over no point for every input drawn)
     # is followed by another program: 2 of these 60
     assert len(changed) <= 6, changed
@@ -38,10 +27,4 @@ def test_guards_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_programs_with_guarded_extrema_match_numpy(target):
-    cases = {k: generate_case(SEED, k) for k in range(150)}
-    keys = [k for k, c in cases.items() if _guarded_extremum(c.program) and runs_on(c, target)][:5]
-    assert len(keys) >= 3, keys
-    with Pool(2) as pool:
-        report = Differential(SEED, pool, (target,), 12, lambda _: None).run(keys)
-    assert not report.bad, report.format()
-    assert report.counts[f"programs checked on {target}"] == len(keys)
+    assert_drawn_match_numpy(SEED, _guarded_extremum, target)

@@ -117,11 +117,13 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
 
 def _zero_outside(range_guards: list, body, span):
     """A recurrence clause's points outside its ranges that depend on the step (`j in 0..N + 1
-    - u`, a node axis shrinking each step) are 0, as points no clause covers are."""
+    - u`, a node axis shrinking each step) are 0 (false for bools), as points no clause covers are."""
     inside = range_guards[0]
     for g in range_guards[1:]:
         inside = scalar_ops.apply("and", [inside, g], span)
-    return scalar_ops.apply("select", [inside, body, Weak(np.asarray(0), "int")], span)
+    boolean = body.kind == "bool" if isinstance(body, Weak) else body.dtype.is_bool
+    zero = Weak(np.asarray(False), "bool") if boolean else Weak(np.asarray(0), "int")
+    return scalar_ops.apply("select", [inside, body, zero], span)
 
 
 def _element_on_value_axes(el, value, axes: list, node: ast.IndexedLet):

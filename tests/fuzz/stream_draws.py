@@ -1,0 +1,49 @@
+"""What the program fuzzer's draw tests share. A construct drawn from a random stream of its own
+(fuzz/programs/expressions.py `Streams`) must leave every other program of a seed as it was, and
+a few programs holding it must match their NumPy meaning (fuzz/programs/meaning.py) on each
+target."""
+from __future__ import annotations
+
+import pytest
+
+from fuzz.programs.campaign import Differential, runs_on
+from fuzz.programs.generate import generate_case
+from fuzz.programs.module import assemble
+from fuzz.programs.structure import program_exprs, walk
+from fuzz.workers import Pool
+
+TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+
+
+def holds(program, test) -> bool:
+    """Whether some node of some expression of `program` passes `test`."""
+    return any(test(node) for expr in program_exprs(program) for node in walk(expr))
+
+
+def drawn_and_changed(monkeypatch, module, share: str, seed: int, has, count: int = 60):
+    """The first `count` cases of `seed`, those of them that hold the construct (`has`), and the
+    others whose source differs once `module.share` is 0 (the construct never drawn)."""
+    cases = [generate_case(seed, k) for k in range(count)]
+    monkeypatch.setattr(module, share, 0.0)
+    plain = [generate_case(seed, k) for k in range(count)]
+    drawn = [k for k, c in enumerate(cases) if has(c.program)]
+    assert drawn, f"none of the first {count} programs of seed {seed} holds it"
+    changed = [k for k, (case, before) in enumerate(zip(cases, plain))
+               if k not in drawn and source(k, case) != source(k, before)]
+    return cases, drawn, changed
+
+
+def source(key: int, case) -> str:
+    return assemble({key: case.program}).source
+
+
+def assert_drawn_match_numpy(seed: int, has, target: str, take: int = 5, least: int = 3, count: int = 150):
+    """Up to `take` of the first `count` programs of `seed` that hold the construct and run on
+    `target` (at least `least`) agree with their meaning there."""
+    cases = {k: generate_case(seed, k) for k in range(count)}
+    keys = [k for k, c in cases.items() if has(c.program) and runs_on(c, target)][:take]
+    assert len(keys) >= least, keys
+    with Pool(2) as pool:
+        report = Differential(seed, pool, (target,), 12, lambda _: None).run(keys)
+    assert not report.bad, report.format()
+    assert report.counts[f"programs checked on {target}"] == len(keys)
