@@ -45,13 +45,17 @@ def has_avx512() -> bool:
 
 @dataclass(frozen=True)
 class VectorRegisters:
-    """The vector registers code built for a CPU may use: f32 lanes of one, and how many."""
+    """The vector registers code built for a CPU may use: f32 lanes of one, how many, and
+    whether a vector step of run-time length is cheap masked (AVX-512's mask registers); where
+    not, its rest is better peeled (on a Zen 3, AVX2's masked loads and stores ran a 2x2 max
+    pool's rows of 7 results 1.7x slower than steps peeled: docs/DECISIONS.md)."""
     lanes: int
     count: int
+    masks: bool = False
 
 
 # Each x86-64 vector unit einc tiles for, by the name vector_unit() gives it.
-VECTOR_REGISTERS = {"avx512": VectorRegisters(16, 32), "avx2": VectorRegisters(8, 16)}
+VECTOR_REGISTERS = {"avx512": VectorRegisters(16, 32, masks=True), "avx2": VectorRegisters(8, 16)}
 
 
 def vector_unit() -> str | None:

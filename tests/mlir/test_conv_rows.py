@@ -41,12 +41,12 @@ let c2[n, o, h in 0..14, w in 0..14] = sum[c, kh, kw](
 TILES = re.compile(r"vector_common_parallel = \[1, (\d+), 1, (\d+), 0, 0, 0\]")
 
 
-@pytest.mark.parametrize("fields, tuned, lanes, count", [
-    (AVX512, True, 16, 32), (AVX2, True, 8, 16), (SSE2, True, 4, 16), (ARM64, True, 4, 32),
-    (AVX512, False, 4, 16), (AVX2, False, 4, 16), (ARM64, False, 4, 32), ({}, True, 4, 16)])
-def test_vector_registers_by_cpu_and_build(monkeypatch, fields, tuned, lanes, count):
+@pytest.mark.parametrize("fields, tuned, lanes, count, masks", [
+    (AVX512, True, 16, 32, True), (AVX2, True, 8, 16, False), (SSE2, True, 4, 16, False), (ARM64, True, 4, 32, False),
+    (AVX512, False, 4, 16, False), (AVX2, False, 4, 16, False), (ARM64, False, 4, 32, False), ({}, True, 4, 16, False)])
+def test_vector_registers_by_cpu_and_build(monkeypatch, fields, tuned, lanes, count, masks):
     monkeypatch.setattr(host_cpu, "cpuinfo_fields", lambda: fields)
-    assert host_cpu.vector_registers(tuned) == host_cpu.VectorRegisters(lanes, count)
+    assert host_cpu.vector_registers(tuned) == host_cpu.VectorRegisters(lanes, count, masks)
 
 
 def _rows(emitted, monkeypatch, fields: dict, target: str, source: str, outputs: list, dims=None) -> list:

@@ -14,6 +14,7 @@ import pytest
 from numpy_windows import strided_windows
 
 import einc
+from einc import host_cpu
 from tests.programs import built
 
 SOURCE = """
@@ -188,10 +189,10 @@ let rows3[n, c, y, x] = max[p in 0..3, q in 0..2](X[n, c, y + 2 * p, 2 * x + q])
 let ncw2[n, c, x] = sum[q in 0..2](Xw[n, c, 2 * x + q]);
 """
 PAIRS_OUTPUTS = ["max2", "avg2", "rows3", "ncw2"]
-# (batch, channels, height, width): rows of 7 results (short rows: a masked step), of 37 (long
-# rows: two steps of 16 and a peeled rest), of exactly 32, of one result; odd widths (IREE's op or
-# the written-out 1-d pass) and an odd height
-PAIR_SIZES = [(2, 3, 7, 14), (1, 2, 9, 74), (1, 2, 5, 64), (2, 1, 6, 2), (2, 3, 6, 15), (1, 2, 5, 75)]
+# (batch, channels, height, width): rows of 7 and 5 results (short rows: a masked step, or a step
+# of 4 pairs and a peeled rest), of 37 (long rows: two steps of 16 and a peeled rest), of exactly
+# 32, of one result; odd widths (IREE's op or the written-out 1-d pass) and an odd height
+PAIR_SIZES = [(2, 3, 7, 14), (1, 2, 6, 10), (1, 2, 9, 74), (1, 2, 5, 64), (2, 1, 6, 2), (2, 3, 6, 15), (1, 2, 5, 75)]
 
 
 def _pairs_references(x: dict) -> dict:
@@ -233,14 +234,17 @@ def test_a_two_point_stride_two_window_with_its_sizes_fixed(width):
         _check_pairs(program(**x), x, sizes)
 
 
-def test_pairs_are_a_bitcast_and_a_width_choice_at_run_time(emitted):
+def test_pairs_are_a_bitcast_and_a_width_choice_at_run_time(emitted, monkeypatch):
     """Over a run-time width: an odd one runs as before (IREE's op, a 1-d pass written out), an
-    even one on einc's tiles for short or long rows; at a build-time width, one form; on
-    vulkan-spirv, IREE's op."""
+    even one on einc's tiles for short or long rows (short ones 2 rows by 8 pairs masked where
+    the host has AVX-512's mask registers); at a build-time width, one form; on vulkan-spirv,
+    IREE's op."""
+    monkeypatch.setattr(host_cpu, "cpuinfo_fields", lambda: {"flags": "avx2 fma avx512f"})
     text = emitted(PAIRS, "llvm-cpu", ["max2", "ncw2"])
     assert text.count("flow.tensor.bitcast") == 4 and text.count("scf.if") == 4
     assert "tensor<?x?x?x?xf32>{%" in text and "-> tensor<?x?x?x?xi64>{%" in text
     assert "distribution = [1, 16, 32, 0], vector_common_parallel = [1, 1, 2, 8]" in text
+    assert "pipeline<DoubleTilingExpert>>\n" in text                                 # masked, not peeled
     assert "distribution = [1, 16, 32, 0], vector_common_parallel = [1, 1, 1, 16]" in text
     assert "distribution = [16, 32, 0], vector_common_parallel = [1, 2, 8]" in text          # 1-d
     assert "linalg.pooling_nchw_max " in text and "linalg.pooling" not in text.replace("pooling_nchw_max", "")
@@ -250,3 +254,15 @@ def test_pairs_are_a_bitcast_and_a_width_choice_at_run_time(emitted):
     assert "flow.tensor.bitcast" not in odd and "linalg.pooling_nchw_max " in odd
     vulkan = emitted(PAIRS, "vulkan-spirv", PAIRS_OUTPUTS)
     assert "flow.tensor.bitcast" not in vulkan and vulkan.count("linalg.pooling_") == 4
+
+
+@pytest.mark.parametrize("flags, target, step", [
+    ("avx2 fma", "llvm-cpu", "[1, 1, 1, 4]"), ("avx2 fma avx512f", "llvm-cpu-generic", "[1, 1, 1, 2]")])
+def test_short_rows_of_pairs_peel_where_masks_are_dear(emitted, monkeypatch, flags, target, step):
+    """Without AVX-512's mask registers (AVX2; SSE2, the generic build's) a short row of pairs
+    runs one row of a register's pairs a vector step, its rest peeled: AVX2's masked loads and
+    stores ran the MNIST CNN's 2x2 pool 1.7x slower (docs/DECISIONS.md)."""
+    monkeypatch.setattr(host_cpu, "cpuinfo_fields", lambda: {"flags": flags})
+    text = emitted(PAIRS, target, ["max2"])
+    assert f"distribution = [1, 16, 32, 0], vector_common_parallel = {step}>" in text
+    assert "pipeline<DoubleTilingExpert>>" not in text and "[1, 1, 2, 8]" not in text      # every step peeled

@@ -11,6 +11,7 @@ import pytest
 from numpy_windows import strided_windows
 
 import einc
+from einc import host_cpu
 
 SOURCE = """
 let X: [f32; N, 3, H, W];
@@ -38,6 +39,7 @@ let depthwise[n, c, h, w] = sum[kh, kw](X[n, c, h + kh, w + kw] * Kw[c, kh, kw])
 let volume[n, o, d, h, w] = sum[c, kd, kh, kw](Xv[n, c, d + kd, h + kh, w + kw] * Kv[o, c, kd, kh, kw]);
 let pool[n, c, h in 0..H / 2, w in 0..W / 2] = max[a in 0..2, b in 0..2](X[n, c, 2 * h + a, 2 * w + b]);
 """
+AVX512 = {"flags": "avx avx2 fma avx512f"}
 OUTPUTS = ["padded", "strided", "dilated", "one_channel", "nhwc", "ncw", "depthwise", "volume", "pool"]
 rng = np.random.default_rng(19)
 
@@ -75,10 +77,11 @@ def test_every_convolution_matches_numpy_at_widths_off_the_block(target):
     four of 16), 150 (two wide blocks and two of 16; 74 strided results: one wide and one of 16),
     16 and 17 (one block of 16 exactly, or a second one moved left over the first; 14 and 15
     valid results: narrower than a block, the image padded), 32 and 36 (32 results: exactly a
-    block's width, no loop), with batch and height varied."""
+    block's width, no loop), 40, 56 and 28 (where a row is 8 columns: 32 + 8, 32 + 16 + 8, two
+    of 16), with batch and height varied."""
     with einc.load(einc.compile(SOURCE, target=target, outputs=OUTPUTS).vmfb) as program:
         for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5), (1, 6, 64), (2, 5, 150), (2, 5, 16), (1, 5, 17),
-                        (2, 5, 32), (1, 5, 36)]:
+                        (2, 5, 32), (1, 5, 36), (2, 5, 40), (1, 5, 56), (1, 5, 28)]:
             x = _inputs(n, h, w)
             got = program(**x)
             for name, want in _references(x).items():
@@ -93,11 +96,13 @@ def test_one_column_and_one_image():
     np.testing.assert_allclose(got, _references(x, ["padded"])["padded"], rtol=1e-4, atol=1e-4)
 
 
-def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
+def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted, monkeypatch):
     """2-d convolutions (NCHW, NHWC) run with 64 result columns, 32 and 16 (three loops), or
     once on a width of exactly 64, 32 or 16, or on 16 padded columns when narrower (seven ops
-    in all, chosen by `scf.if`); the known `--dim` width keeps its own; pooling, depthwise
-    convolutions and Vulkan keep the run-time width."""
+    in all, chosen by `scf.if`), on a host whose vector step is a row of 16 columns (AVX-512);
+    the known `--dim` width keeps its own; pooling, depthwise convolutions and Vulkan keep the
+    run-time width."""
+    monkeypatch.setattr(host_cpu, "cpuinfo_fields", lambda: AVX512)
     text = emitted(SOURCE, "llvm-cpu", ["padded"])
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x64xf32>", text)
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x32xf32>", text)
@@ -114,6 +119,19 @@ def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted):
     assert re.search(r"linalg\.depthwise_conv_2d_nchw_chw .*-> tensor<\?x3x\?x\?xf32>", depthwise)
     vulkan = emitted(SOURCE, "vulkan-spirv", ["padded"])
     assert re.search(r"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x\?xf32>", vulkan)
+
+
+def test_rows_shorter_than_a_block_get_blocks_of_their_own(emitted, monkeypatch):
+    """Where a vector step is a row of 8 columns (AVX2), blocks of 8 follow those of 16 (a loop
+    and a width of exactly 8 more: nine ops, five choices), and the rest after the blocks of 16
+    is at most one row: 40 columns run as 32 + 8, not 32 + 16 moved left (the columns above
+    match NumPy at such widths on this host)."""
+    monkeypatch.setattr(host_cpu, "cpuinfo_fields", lambda: {"flags": "avx avx2 fma"})
+    text = emitted(SOURCE, "llvm-cpu", ["padded"])
+    for width in (64, 32, 16, 8):
+        assert re.search(rf"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x{width}xf32>", text), width
+    assert text.count("scf.for") == 4 and text.count("scf.if") == 5 and text.count("linalg.conv_2d_nchw_fchw") == 9
+    assert "arith.ceildivui" in text and "arith.minui" in text
 
 
 def test_one_dimensional_convolutions_run_on_wide_blocks(emitted):
@@ -175,19 +193,21 @@ def _epilogue_references(x: dict) -> dict:
             "nhwc": np.maximum(nhwc, x["b"]), "conv": valid, "twice": valid * 2}
 
 
-def test_an_elementwise_epilogue_runs_with_each_block(emitted):
+def test_an_elementwise_epilogue_runs_with_each_block(emitted, monkeypatch):
     """An elementwise op on a convolution over a run-time width (bias and ReLU, a residual read
     at the same point, NHWC) is computed in each branch of the width's choice and on each block
     before it is written into place, so IREE fuses it into the block's convolution: no
     linalg.generic is left after the choice. A convolution also read as it is keeps its op
     after the choice. Each matches NumPy at widths of one block exactly, narrower than a block,
-    and of several blocks and a part."""
-    layer = emitted(EPILOGUES, "llvm-cpu", ["layer"])
+    and of several blocks and a part. (The counts are an AVX-512 host's: seven widths.)"""
+    with monkeypatch.context() as forced:
+        forced.setattr(host_cpu, "cpuinfo_fields", lambda: AVX512)
+        layer = emitted(EPILOGUES, "llvm-cpu", ["layer"])
+        shared = emitted(EPILOGUES, "llvm-cpu", ["conv", "twice"])
     assert layer.count("linalg.conv_2d_nchw_fchw") == 7 and layer.count("linalg.generic") == 7
     tail = layer[layer.rindex("scf.yield"):]
     assert "linalg.generic" not in tail and "einc.width_choice" not in layer
     assert re.search(r"linalg\.generic .*tensor<\?x4x\?x64xf32>\) outs", layer)
-    shared = emitted(EPILOGUES, "llvm-cpu", ["conv", "twice"])
     assert "linalg.generic" in shared[shared.rindex("scf.yield"):]
     with einc.load(einc.compile(EPILOGUES, outputs=EPILOGUE_OUTPUTS).vmfb) as program:
         for n, h, w in [(2, 6, 64), (1, 7, 37), (2, 5, 9), (1, 6, 150), (2, 5, 20)]:

@@ -8,8 +8,9 @@ register where the build is tuned to this CPU (16 columns with AVX-512, 8 with A
 host_cpu.vector_registers; on AVX2 a row of 16, two registers a channel, ran 1.5-2x slower, one
 of 14, split into 8, 4 and 2 lanes, 6-16x), up to 16 columns in whole registers of 4 on a
 generic x86-64 build (SSE2).
-A run-time width gets rows through blocks of 64, 32 and 16 columns (width_blocks), a run-time
-count of output channels loops over blocks of 8 (channel_blocks).
+A run-time width gets rows through blocks of 64, 32 and 16 columns and of one row where a row is
+narrower (width_blocks), a run-time count of output channels loops over blocks of 8
+(channel_blocks).
 
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
@@ -46,6 +47,7 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     if not (nchw or one_channel or blocks or channels):
         return None
     columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
+    lengths = _block_lengths(lw, found) if blocks else ()
     filter_axis = found.pattern.operands[1].split().index("f")     # every op that gets here has one
     filters = None if channels else _extent(found.operand_axes[1][filter_axis])
     tiles = lambda filters: (_nchw_tiles(filters, _row(columns, lanes, widest)) if nchw else
@@ -71,12 +73,12 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
         if not (width_blocks.applies(found, out) or channels):
             return convolution(ins, out)
         cut = channel_blocks.channels(found, ins, out) if channels else [None]
-        widths = width_blocks.columns(found, ins, out) if width_blocks.applies(found, out) else [None]
+        widths = width_blocks.columns(found, ins, out, lengths) if width_blocks.applies(found, out) else [None]
         loops = [[b for b in (w, f) if b is not None] for w in widths for f in cut]
         return width_blocks.in_blocks(out, loops, ins, convolution)
 
     def build(ins: list, out: ir.Value) -> ir.Value:
-        return width_blocks.by_width(found, ins, out, in_blocks) if blocks else in_blocks(ins, out)
+        return width_blocks.by_width(found, ins, out, in_blocks, lengths) if blocks else in_blocks(ins, out)
     return emit_named(lw, found, init, build=build)
 
 
@@ -88,9 +90,15 @@ def blocks(lw, found: Match, init: ir.Value) -> tuple[str, ...]:
     if channel_blocks.applies(found, init):
         words.append(f"{' and '.join(str(length) for length in channel_blocks.lengths(found))} output channels")
     if width_blocks.applies(found, init):
-        *longer, last = [str(length) for length in width_blocks.BLOCKED_OPS[found.pattern.op]]
+        *longer, last = [str(length) for length in _block_lengths(lw, found)]
         words.append(f"{', '.join(longer)} and {last} columns")
     return tuple(words)
+
+
+def _block_lengths(lw, found: Match) -> tuple[int, ...]:
+    """The lengths of the blocks of columns `found` runs on over a run-time width: whole rows of
+    the vector step the blocks' tiles take (width_blocks.block_lengths)."""
+    return width_blocks.block_lengths(found.pattern.op, _row(width_blocks.BLOCK, *_row_limits(lw.target)))
 
 
 def fast_letters(lw, found: Match) -> frozenset:

@@ -11,9 +11,10 @@ the op's order, so values are those of the op. IREE vectorizes that pass along t
 contiguous loads. A bitcast needs an even width: over a run-time width an `scf.if` runs an odd
 one as the rules after this one would (`cpu_poolings.as_before`). Over a run-time width IREE
 masks every step of 16 pairs; einc's tiles instead (`scf.if`s on the result's width): rows of
-fewer than LONG_ROW results 2 rows by 8 pairs a step, masked (rows of 7: 0.09 against 0.13 ms),
-longer ones 16 pairs a step, the rest peeled (rows of 32: 0.22 against 0.30). Figures:
-docs/DECISIONS.md.
+fewer than LONG_ROW results 2 rows by 8 pairs a step, masked, on AVX-512 (rows of 7: 0.09 against
+0.13 ms), one row of a register's pairs, the rest peeled, without its mask registers (AVX2: 0.17
+against 0.30), longer ones 16 pairs a step, the rest peeled (rows of 32: 0.22 against 0.30).
+Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, linalg, scf, tensor
 
+from einc import host_cpu
 from einc.ir.types import F32
 from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.core.shapes import index_const
@@ -34,8 +36,9 @@ from einc.mlir.dense.width_blocks import axis_sizes, static_sizes
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 HALF = 32                   # bits of an f32: the odd column is the high half of a pair
 # einc's tiles over a run-time width (2x2 max pools, one core; docs/DECISIONS.md): a workgroup
-# WORKGROUP of the two axes before the columns, whole rows; a vector step SHORT_STEP (rows by
-# pairs, masked) for rows of fewer than LONG_ROW results, else LONG_STEP pairs (the rest peeled)
+# WORKGROUP of the two axes before the columns, whole rows; a vector step for rows of fewer than
+# LONG_ROW results SHORT_STEP (rows by pairs, masked) where masks are cheap, else one row of a
+# register's pairs (peeled: `_short_step`); for longer rows LONG_STEP pairs (the rest peeled)
 LONG_ROW, WORKGROUP, SHORT_STEP, LONG_STEP = 32, (16, 32), (2, 8), 16
 
 
@@ -77,10 +80,20 @@ def _pooled(lw, found: Match, window: list[int], ins: list, out: ir.Value) -> ir
     odd = arith.andi(tensor.dim(image, index_const(last)), index_const(1))
     long_rows = arith.cmpi(arith.CmpIPredicate.sge, tensor.dim(out, index_const(last)), index_const(LONG_ROW))
     rank = last + 1
+    short_step, masked = _short_step(lw.target)
     return _either(arith.cmpi(arith.CmpIPredicate.eq, odd, index_const(0)), out.type,
                    lambda: _either(long_rows, out.type, lambda: pairs(_tiles(rank, [LONG_STEP], True)),
-                                   lambda: pairs(_tiles(rank, list(SHORT_STEP), False))),
+                                   lambda: pairs(_tiles(rank, short_step, not masked))),
                    before)
+
+
+def _short_step(target) -> tuple[list[int], bool]:
+    """The vector step (rows by pairs) of rows of fewer than LONG_ROW results on `target`'s
+    code, and whether it is masked: SHORT_STEP where masks are cheap (AVX-512), else one row
+    of the pairs one register holds, the rest peeled (AVX2: rows of 7 results 0.17 against 0.30
+    ms masked)."""
+    registers = host_cpu.vector_registers(target.tuned_to_host)
+    return (list(SHORT_STEP), True) if registers.masks else ([1, registers.lanes // 2], False)   # a pair: 2 lanes
 
 
 def _tiles(rank: int, step: list[int], peeled: bool) -> ir.Attribute:

@@ -3,11 +3,12 @@
 IREE 3.13 vectorizes a convolution along the result's columns only when their count is known at
 build time: over a run-time width the same `linalg.conv_2d_nchw_fchw` ran 20-30x slower, while a
 run-time batch or height cost nothing. So the OW result columns are cut into blocks of a few
-build-time lengths, longest first (2-d: 64, 32, 16): as many whole blocks of each as fit in the
-columns left, then blocks of 16 that cover the rest, the last one moved left to end at column
-OW (it recomputes columns of the block before it). One `scf.for` a length runs the op once a
-block (one dispatch each) on the block's columns of the image, read in place, and writes its
-result columns into their place in the result. Every block reads inside the image and writes
+build-time lengths, longest first (2-d: 64, 32, 16, then one row of the tiles' vector step
+where that is narrower, AVX2's 8): as many whole blocks of each as fit in the columns left, then
+blocks of 16 that cover the rest (all but at most a row, which a row block covers), the last one
+moved left to end at column OW (it recomputes columns of the block before it). One `scf.for`
+a length runs the op once a block (one dispatch each) on the block's columns of the image, read
+in place, and writes its result columns into their place in the result. Every block reads inside the image and writes
 inside the result (a cut of a wider result was one more copy of the whole result). IREE copies
 each block's result into place with a dispatch of its own (the slice is not contiguous), so
 fewer, longer blocks cost less: the 64 x 64 conv layer of issue 19 ran 1.8x its `--dim` time
@@ -68,12 +69,21 @@ class Blocks:
     extent: Optional[ir.Value] = None
 
 
-def by_width(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
+def block_lengths(op: str, row: int) -> tuple[int, ...]:
+    """The lengths of `op`'s blocks of columns, longest first, for code whose vector step
+    computes a row of `row` columns: BLOCKED_OPS's, then rows where a row is narrower than
+    their last (AVX2's 8 columns), so that a width of whole rows runs on whole rows."""
+    blocked = BLOCKED_OPS[op]
+    return (*blocked, row) if row < blocked[-1] else blocked
+
+
+def by_width(found, ins: list, out: ir.Value, build: Callable, lengths: tuple) -> ir.Value:
     """`build(ins, out)` (which cuts `columns` where the width is a run-time one) chosen by the
-    result's width at run time (`scf.if`s): where it is one of the op's block lengths, on a
-    result of that build-time width (no blocks: IREE copied each block's result into place, up
-    to a third of the time); where it is narrower than BLOCK, on the image zero-padded for
-    BLOCK columns, cut to `out`'s (a pad is a pass over the image); else on blocks."""
+    result's width at run time (`scf.if`s): where it is one of `lengths` (the op's block
+    lengths), on a result of that build-time width (no blocks: IREE copied each block's result
+    into place, up to a third of the time); where it is narrower than BLOCK, on the image
+    zero-padded for BLOCK columns, cut to `out`'s (a pad is a pass over the image); else on
+    blocks."""
     image_axis, out_axis, stride, reach = _width_axes(found, out)
     width = tensor.dim(out, index_const(out_axis))
 
@@ -94,7 +104,7 @@ def by_width(found, ins: list, out: ir.Value, build: Callable) -> ir.Value:
         return cut(on_image(BLOCK, zero_padded(ins[0], image_axis, high)), out, axis_sizes(out))
 
     cases = [(arith.cmpi(arith.CmpIPredicate.eq, width, index_const(length)), partial(exact, length))
-             for length in BLOCKED_OPS[found.pattern.op]]
+             for length in lengths]
     cases.append((arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK)), narrow))
     chosen = _chosen(cases, lambda: build(ins, out), out.type)
     mark(chosen.owner, CHOICE)
@@ -115,21 +125,21 @@ def _chosen(cases: list, otherwise: Callable, result_type: ir.Type) -> ir.Value:
     return choice.results[0]
 
 
-def columns(found, ins: list, out: ir.Value) -> list:
+def columns(found, ins: list, out: ir.Value, lengths: tuple) -> list:
     """The blocks of result columns (where `applies`, on a result of at least BLOCK columns:
-    `by_width`), one Blocks a loop, for each of the op's block lengths: as many whole
-    blocks as fit in the columns left, then blocks of BLOCK that cover the rest, the last one
-    moved left to end at the last column (it recomputes columns of the one before it). So
-    every block reads inside the image and writes inside the result."""
+    `by_width`), one Blocks a loop, for each of `lengths` (longest first, the last at most
+    BLOCK): `column_spans`, a block that would end past the last column moved left to end
+    there (it recomputes columns of the one before it). So every block reads inside the image
+    and writes inside the result."""
     image_axis, out_axis, stride, reach = _width_axes(found, out)
     width = tensor.dim(out, index_const(out_axis))
-    last = arith.subi(width, index_const(BLOCK))
-    spans, _ = block_spans(width, BLOCKED_OPS[found.pattern.op])
+    lasts = {length: arith.subi(width, index_const(length)) for length in lengths if length <= BLOCK}
+    spans = column_spans(width, lengths)
 
     def blocks(count: ir.Value, length: int, start: ir.Value) -> Blocks:
         def offset(block: ir.Value) -> ir.Value:
             column = arith.addi(start, arith.muli(block, index_const(length)))
-            return arith.minui(column, last) if length == BLOCK else column
+            return arith.minui(column, lasts[length]) if length in lasts else column
 
         def operands(current: list, block: ir.Value) -> list:
             column = arith.muli(offset(block), index_const(stride))
@@ -138,13 +148,31 @@ def columns(found, ins: list, out: ir.Value) -> list:
     return [blocks(*span) for span in spans]
 
 
-def block_spans(total: ir.Value, lengths: tuple) -> tuple[list, ir.Value]:
+def column_spans(width: ir.Value, lengths: tuple) -> list:
+    """(count, length, first column) of the blocks of each of `lengths` over `width` columns:
+    block_spans where BLOCK is the last length; where a row shorter than BLOCK follows it,
+    blocks of BLOCK cover all but a rest of at most one row, and one row block covers that (each
+    block costs a copy into place, so the count of blocks is kept down: at 28 columns 16 + 16
+    ran faster than 16 + 8 + 8; at 40, 32 + 8 faster than 32 + 16)."""
+    if lengths[-1] == BLOCK:
+        return block_spans(width, lengths)[0]
+    *longer, row = lengths
+    spans, first = block_spans(width, longer[:-1], cover=False)
+    rest = arith.subi(width, first)
+    count = arith.divui(arith.addi(rest, index_const(row - 1)), index_const(BLOCK))
+    spans.append((count, BLOCK, first))
+    covered = arith.minui(arith.addi(first, arith.muli(count, index_const(BLOCK))), width)
+    spans.append((arith.ceildivui(arith.subi(width, covered), index_const(row)), row, covered))
+    return spans
+
+
+def block_spans(total: ir.Value, lengths: tuple, cover: bool = True) -> tuple[list, ir.Value]:
     """(count, length, first entry) of the blocks of each of `lengths`, longest first, over
-    `total` entries: as many whole blocks of each as fit in the entries left, then blocks of the
-    last length that cover the rest; and the entries all the blocks span."""
+    `total` entries: as many whole blocks of each as fit in the entries left, then (`cover`)
+    blocks of the last length that cover the rest; and the entries all the blocks span."""
     spans, first = [], index_const(0)
     for k, length in enumerate(lengths):
-        divide = arith.ceildivui if k == len(lengths) - 1 else arith.divui
+        divide = arith.ceildivui if cover and k == len(lengths) - 1 else arith.divui
         count = divide(arith.subi(total, first), index_const(length))
         spans.append((count, length, first))
         first = arith.addi(first, arith.muli(count, index_const(length)))
