@@ -17,6 +17,7 @@ from einc.mlir.dense.broadcast_reductions import fence_broadcast_reductions
 from einc.mlir.dense.block_epilogues import move_epilogues
 from einc.mlir.dense.packed_epilogues import fence_odd_tiled_pack_sources, fence_unpackable_epilogue_operands
 from einc.mlir.dense.pooling_rows import run_rows
+from einc.mlir.dense.row_gathers import fence_gathered_rows
 from einc.mlir.effects import emit_effect
 from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
@@ -72,6 +73,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             fence_broadcast_reductions(target, module)
         if target.has_defect("IREE-105"):
             fence_strided_gathers(target, module)
+        if target.has_defect("IREE-150"):
+            fence_gathered_rows(target, module)
         if target.has_defect("IREE-98") or target.has_defect("IREE-99"):
             fence_unpackable_epilogue_operands(target, module)
         if target.has_defect("IREE-145"):

@@ -39,11 +39,12 @@ class Streams:
     signed: random.Random | None = None     # integer / and % of negative operands in subscripts (_signed_quotient)
     history: random.Random | None = None    # a step's extremum over every earlier step (ProgramGenerator.with_history)
     triangle: random.Random | None = None   # a state whose second axis grows with the step (ProgramGenerator.triangle)
+    starts: random.Random | None = None     # a start clause and the steps' written as one `if` (ProgramGenerator.member)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
-                     ("windows", "siblings", "guards", "signed", "history", "triangle")))
+                     ("windows", "siblings", "guards", "signed", "history", "triangle", "starts")))
 
 
 @dataclass(frozen=True)

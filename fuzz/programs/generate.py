@@ -42,6 +42,7 @@ LANE_OTHER_AXES = ((), (), (2,), (2, 2))
 # the share of recurrence members drawn as bool states (the top of the integer share: IREE-80)
 BOOL_STATE_DRAW = 0.95
 TRIANGLE_SHARE = 0.2               # of the members with one other axis, those made triangular
+ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
@@ -124,7 +125,7 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
 class ProgramGenerator:
     def __init__(self, rng: random.Random, streams: Streams = Streams()):
         self.rng = rng
-        self.history, self.triangle = streams.history, streams.triangle
+        self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -447,6 +448,9 @@ class ProgramGenerator:
         if triangle:
             main = main[:1] + (Slot("j", Bound(0), Bound(1, index="t")),)
         typed_by_step = not clauses
+        if not clauses:          # steps read from step 0 on: a recurrence needs its base (E007)
+            zero = False if me.dtype == "bool" else 0.0 if me.dtype in FLOATS else 0
+            clauses.append(Clause((Slot("t", Bound(0), Bound(start)),) + rest, Lit(zero, me.dtype)))
         # guarded step clauses split the step's box by the indices (a guard may not read the
         # recurrence's own values, E011)
         split = self.index_split(self.index_scope(main, self.scope)) if rng.random() < 0.15 else [None]
@@ -460,7 +464,8 @@ class ProgramGenerator:
             points = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
                            [row] + [rng.randrange(size) for size in me.sizes[1:]])
             clauses.append(Clause(points, self.gen.literal(me.dtype)))
-        return Define(me.name, me.dtype, tuple(clauses))
+        one_if = self.starts is not None and self.starts.random() < ONE_IF_SHARE
+        return Define(me.name, me.dtype, tuple(clauses), one_if=one_if)
 
     def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
         """A member of independent series along its last axis (`rest[-1]`): a literal start, then

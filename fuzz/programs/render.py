@@ -9,8 +9,10 @@ no suffix, so such a literal is cast: `(0.5 as f16)`.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fuzz.programs.structure import (
-    Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse, Index,
+    Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
     RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, weak_literals)
 
@@ -59,7 +61,7 @@ def _item(item, names: Names) -> list[str]:
         return [_clause(item, k, names, {item.name}) for k in range(len(item.clauses))]
     if isinstance(item, Group):
         members = {m.name: m for m in item.members}
-        return [_clause(members[name], k, names, set(members)) for name, k in item.layout]
+        return [text for name, k in item.layout for text in _member_clause(members[name], k, names, set(members))]
     if isinstance(item, Whole):
         return [f"let {names(item.name)} = {expr(item.expr, names)};"]
     if isinstance(item, RowMap):
@@ -70,6 +72,30 @@ def _item(item, names: Names) -> list[str]:
         of, wrt = item.outer.format(names(item.of)), item.inner.format(names(item.wrt))
         return [f"let {names(item.name)} = @{of} / @{wrt};"]
     raise TypeError(f"not a statement: {item!r}")
+
+
+def _member_clause(define: Define, k: int, names: Names, own: set) -> list[str]:
+    """Clause k of a recurrence member. A member drawn `one_if` whose clauses are a start over
+    `t in 0..s` and the steps from s, alike in their other axes and without `where`s, is written
+    once at its first clause: `let r[t in 0..T, ..] = if t >= s { steps } else { start };` (for
+    s = 1, `if t == 0 { start } else { steps }`): the same points (LANGUAGE.md section 4)."""
+    start, steps = (define.clauses + (None, None))[:2]
+    if not (define.one_if and len(define.clauses) == 2 and _start_then_steps(start, steps)):
+        return [_clause(define, k, names, own)]
+    if k == 1:
+        return []
+    s, t = steps.slots[0].lo.const, Index("t")
+    body = (IfElse(Binary("==", t, Lit(0, "i32"), "bool"), start.body, steps.body, define.dtype) if s == 1 else
+            IfElse(Binary(">=", t, Lit(s, "i32"), "bool"), steps.body, start.body, define.dtype))
+    whole = Clause((replace(steps.slots[0], lo=Bound(0)),) + steps.slots[1:], body)
+    return [_clause(replace(define, clauses=(whole,)), 0, names, own)]
+
+
+def _start_then_steps(start, steps) -> bool:
+    first, then = start.slots[0], steps.slots[0]
+    return (first.var == then.var == "t" and first.lo == Bound(0) and first.hi == then.lo and then.lo.dim is None
+            and then.lo.index is None and not then.lo.clamp and start.slots[1:] == steps.slots[1:]
+            and not start.wheres and not steps.wheres)
 
 
 def _clause(define: Define, k: int, names: Names, own: set) -> str:

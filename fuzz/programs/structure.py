@@ -273,6 +273,7 @@ class Define:
     dtype: str
     clauses: tuple
     annotate: bool = False         # `let y[i]: f64 = ..`
+    one_if: bool = False           # a recurrence's start and step clauses written as one (render `_one_if`)
 
 
 @dataclass(frozen=True)

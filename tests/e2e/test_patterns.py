@@ -67,6 +67,17 @@ def test_array_patterns_on_rows_of_a_run_time_array(run):
     np.testing.assert_array_equal(out["picked"], [x[0], 0, 0, x[3]])
 
 
+def test_a_rest_alone_matches_rows_whose_length_is_known_only_at_run_time(run):
+    # `[..r]` covers every length: it was E002 "non-exhaustive" and then E011 for a run-time length
+    M = np.random.default_rng(6).standard_normal((5, 7)).astype(np.float32)
+    out = run("""
+        let M: [f32; R, C];
+        let firsts[i in 0..R] = match M[i] { [..r] => r[0] * 2.0 };
+        let totals[i in 0..R] = match M[i] { [..] => sum[c](M[i, c]) };
+    """, M=M)
+    np.testing.assert_array_equal(out["firsts"], M[:, 0] * 2)
+    np.testing.assert_allclose(out["totals"], M.sum(1), rtol=1e-6)
+
 def test_a_rest_bound_from_a_row_of_an_indexed_definition(run):
     # `..tail` of the row `M[r]` was E011 ("a sub-array used whole inside an indexed
     # definition") even when never used; it is now the row's elements read at each point

@@ -87,3 +87,25 @@ def test_explain_names_the_gather(program_file):
     from einc.driver import emit_program
     text = emit_program(program_file(SOURCE), "explain", target="llvm-cpu", outputs=["row"])
     assert "row gather (rows at data-dependent positions, copied whole)" in text
+
+
+READERS = """
+let E: [f32; V, D];
+let tokens: [i32; N];
+let row[i, d] = E[tokens[i], d];
+let first[i, j in 0..4] = row[i, 0] + j as f32;
+let picked[i, j in 0..4] = row[i, (j * 5) % D];
+let wrapped[i in 0..N, j in 0..4] = match E[(i * 2) % V] { [..r] => r[1] + j as f32 };
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_gathered_rows_read_at_a_fixed_column_or_computed_positions(target, program_file):
+    # IREE-150: such a reader fused with the gather failed IREE's CPU tiling (a `match` on a row,
+    # `[..r] => r[1]`, reads that way); the rows pass a barrier before it
+    x = _inputs(5, 7)
+    e, t, j = x["E"], x["tokens"], np.arange(4, dtype=np.float32)
+    out = einc.load(einc.compile(program_file(READERS), target=target).vmfb)(E=e, tokens=t)
+    np.testing.assert_array_equal(out["first"], e[t][:, :1] + j)
+    np.testing.assert_array_equal(out["picked"], e[t][:, (np.arange(4) * 5) % e.shape[1]])
+    np.testing.assert_array_equal(out["wrapped"], e[(np.arange(len(t)) * 2) % len(e)][:, 1:2] + j)

@@ -11,6 +11,11 @@ it reads memory inside the tensor while the run's index check reports it.
 A definition matches when its body is one read of a program-level tensor whose first subscript
 varies only with the definition's leading variables and whose other subscripts are its trailing
 variables in order, each from 0 over the whole axis.
+
+IREE-150: a kernel reading the gathered rows at a fixed column (`g[i, 0] + j`, an indexing map
+with a constant) or at computed positions (`tensor.extract` in its body) is fused with the
+gather into one dispatch whose tiling fails on the CPU targets; the rows pass a barrier
+(`fence`) before such a kernel (`fence_gathered_rows`).
 """
 from __future__ import annotations
 
@@ -21,8 +26,10 @@ from iree.compiler.dialects import arith
 
 from einc.ir.nodes import Generic, IndexRef, Read
 from einc.ir.types import BOOL, I32
+from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.core.types import element_type
 from einc.mlir.dense.kernels import Domain, build_kernel
+from einc.target import Target
 
 
 def emitted(lw, g: Generic) -> Optional[ir.Value]:
@@ -65,3 +72,37 @@ def _positions(lw, leading: list, read: Read) -> ir.Value:
         zero = arith.constant(value.type, 0)
         return arith.minsi(arith.maxsi(value, zero), lw.sizes.i32(last))
     return build_kernel(lw, domain, read.subs[0], None, init, ir.AffineMap.get_identity(len(leading)), clamp)
+
+
+def fence_gathered_rows(target: Target, module: ir.Module) -> None:
+    """Put a barrier between each gather of rows and the kernels IREE-150 cannot fuse with it."""
+    readers: list = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "iree_linalg_ext.gather":
+            result = op.results[0]
+            readers.extend((result, use.owner, use.operand_number) for use in result.uses
+                           if _kernel_reading_apart(use.owner, use.operand_number) is not None)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    fenced: dict = {}
+    for rows, reader, number in readers:
+        kernel = _kernel_reading_apart(reader, number)
+        key = (rows, kernel)
+        if key not in fenced:
+            with ir.InsertionPoint(kernel):
+                fenced[key] = fence(target, rows)
+        reader.operands[number] = fenced[key]
+
+
+def _kernel_reading_apart(user, number: int):
+    """The kernel of `user` (an operand `number` of it is the gathered rows) where it reads them
+    other than point by point along its loops: through a map with a constant, or by
+    `tensor.extract` inside its body; else None."""
+    op = user.operation
+    if op.name == "linalg.generic" and number < len(op.attributes["indexing_maps"]):
+        return None if op.attributes["indexing_maps"][number].value.is_projected_permutation else op
+    parent = op.parent
+    if op.name == "tensor.extract" and parent is not None and parent.name == "linalg.generic":
+        return parent
+    return None

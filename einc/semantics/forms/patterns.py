@@ -19,6 +19,7 @@ from einc.semantics.core.values import ListVal, PartialRead, StrVal, TupleVal, W
 from einc.syntax import ast
 
 FALSE = Weak(np.asarray(False), "bool")
+TRUE = Weak(np.asarray(True), "bool")
 
 
 def match(el, scrutinee, node: ast.Match, env):
@@ -213,6 +214,10 @@ def _all_of(el, pat, pairs) -> tuple:
 
 
 def _array(el, pat: ast.ArrayPat, value) -> tuple:
+    if len(pat.elems) == 1 and isinstance(pat.elems[0], ast.RestPat) and tensors.is_array(value):
+        # `[..rest]` matches every array, whatever its length (even one known only at run time)
+        bind = pat.elems[0].bind
+        return TRUE, {} if bind is None else {bind.def_id: value}
     items = _ArrayItems(el, value, pat.span)
     rest = next((k for k, p in enumerate(pat.elems) if isinstance(p, ast.RestPat)), None)
     fixed = len(pat.elems) - (rest is not None)
