@@ -326,18 +326,6 @@ def test_crlf_line_ends_locate_like_lf_ones(diagnose):
     assert (diag.span.line, diag.span.col) == (2, 13) and "\r" not in text
 
 
-@pytest.mark.parametrize("source, step", [
-    ("let u: [f32; 10];\nlet s[t in 1..10] = s[t - 1] + u[t];\n", 0),
-    ("let u: [f32; N];\nlet s[t in 1..N] = s[t - 1] + u[t];\n", 0),
-    ("let f[0] = 0;\nlet f[n in 2..10] = f[n - 1] + f[n - 2];\n", 1),
-])
-def test_a_recurrence_without_a_base_case_is_E007(diagnose, source, step):
-    # the step no clause defines read as 0 (thesis 2.2.1: the base clauses make it available)
-    diag, _ = diagnose(source)
-    assert diag.code == "E007" and diag.span.line == 2
-    assert f"reads step {step}, which no clause defines" in diag.message and "base case" in diag.message
-
-
 def test_a_read_before_the_start_is_E005_unless_an_if_on_the_step_excludes_those_steps(diagnose, tmp_path):
     # `if t > 0 { s[t - 1] }` never reads step -1; a test on data, or one that starts too early, may
     for body in ("if u[t] > 0.0 { s[t - 1] } else { u[t] }", "if t > 0 { s[t - 2] } else { u[t] }"):

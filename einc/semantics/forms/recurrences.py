@@ -842,8 +842,6 @@ def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guar
                       read.span, hint="start the recurrent clause later (e.g. `t in 1..T`) and "
                       "define the first steps with their own clauses, or read it under `if t > 0 { .. }`")
     _check_past_the_end(clause, read, offset)
-    if offset < 0 and read.member is member and not guards:
-        _check_base_steps(member, clause, read, offset)
     if offset < 0 or read.member is not member:
         return
     if _earlier_point_of_step(read, clause, guards) is False:
@@ -885,19 +883,6 @@ def _check_ranged_read(member: RecMember, clause: RecClause, read: StateRead, gu
     raise d.error(d.RECURRENCE, f"`{name}` is read over a range that may reach steps after the one "
                   "being computed", read.span, hint="bound the range by the step, e.g. "
                   f"`k in 0..{step.name}` or `where k < {step.name}`")
-
-
-def _check_base_steps(member: RecMember, clause: RecClause, read: StateRead, offset: int) -> None:
-    """The steps a clause's first steps read before its start must be some clause's (thesis
-    2.2.1: the base clauses make the values `fib[n - 1]` reads available); such a step no clause
-    defines is E007, the recurrence having no base case there."""
-    for before in range(offset, 0):
-        step = clause.t_lo + before
-        if all(affine.surely_negative(step - c.t_lo) or affine.surely_nonnegative(step - c.t_hi)
-               for c in member.clauses):
-            raise d.error(d.RECURRENCE, f"`{member.name}` has no base case: its clause from step "
-                          f"{clause.t_lo!r} reads step {step!r}, which no clause defines", read.span,
-                          hint=f"define the first steps with their own clauses, e.g. `let {member.name}[0] = ..;`")
 
 
 def _check_past_the_end(clause: RecClause, read: StateRead, offset: int) -> None:
