@@ -488,8 +488,19 @@ def types_used(program: Program) -> set:
 
 def reads_earlier_steps(program: Program) -> bool:
     """A recurrence member read over a range of steps (`max[k in 0..t](r[k])`), not at `t` or
-    `t - c`: vulkan-spirv runs each step of a clause as one parallel kernel and refuses it (E011)."""
-    return any(isinstance(item, Group) and group_reads_earlier_steps(item) for item in program.items)
+    `t - c`, outside a tensor the step computes: vulkan-spirv runs each step of a clause as one
+    parallel kernel and refuses it (E011). A step tensor's read of every earlier step
+    (`h[q] = if q < t { r[q] } ..`) keeps the member whole and runs there."""
+    return any(isinstance(item, Group) and any(_history_read(expr, {m.name for m in item.members})
+                                               for expr in item_exprs(item)) for item in program.items)
+
+
+def _history_read(node, members: set) -> bool:
+    if isinstance(node, StepTensor):
+        return False
+    if isinstance(node, Read) and node.name in members and isinstance(node.subs[0], Index) and node.subs[0].name != "t":
+        return True
+    return any(_history_read(child, members) for child in children(node))
 
 
 def group_reads_earlier_steps(group: Group) -> bool:

@@ -25,4 +25,4 @@ def test_windows_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_programs_with_clamped_windows_match_numpy(target):
-    assert_drawn_match_numpy(SEED, _has_window, target)
+    assert_drawn_match_numpy(SEED, _has_window, target, count=300)   # vulkan takes few of the first 150
