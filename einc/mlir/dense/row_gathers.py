@@ -81,13 +81,14 @@ def fence_gathered_rows(target: Target, module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "iree_linalg_ext.gather":
             result = op.results[0]
-            readers.extend((result, use.owner, use.operand_number) for use in result.uses
-                           if _kernel_reading_apart(use.owner, use.operand_number) is not None)
+            for use in result.uses:
+                kernel = _kernel_reading_apart(use.owner, use.operand_number)
+                if kernel is not None:
+                    readers.append((result, kernel, use.owner, use.operand_number))
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     fenced: dict = {}
-    for rows, reader, number in readers:
-        kernel = _kernel_reading_apart(reader, number)
+    for rows, kernel, reader, number in readers:
         key = (rows, kernel)
         if key not in fenced:
             with ir.InsertionPoint(kernel):

@@ -109,11 +109,11 @@ def _uncovered(rows: list, spaces: list) -> Optional[list]:
         sub = [elems + r[1:] for r in rows for elems in [_array_elems(r[0], n)] if elems is not None]
         w = _uncovered(sub, [space[2]] * n + rest)
         return None if w is None else ["[" + ", ".join(w[:n]) + "]"] + w[n:]
-    w = _uncovered([r[1:] for r in rows if isinstance(r[0], ast.WildPat) or _any_length(r[0])], rest)
+    w = _uncovered([r[1:] for r in rows if isinstance(r[0], ast.WildPat) or matches_any_length(r[0])], rest)
     return None if w is None else ["_"] + w
 
 
-def _any_length(pat) -> bool:
+def matches_any_length(pat) -> bool:
     """`[..rest]` (or `[..]`): every array, whatever its length, even one known only at run time."""
     return isinstance(pat, ast.ArrayPat) and len(pat.elems) == 1 and isinstance(pat.elems[0], ast.RestPat)
 

@@ -12,7 +12,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import Const, Generic, IndexRef, Op, fresh_index_vars
 from einc.ir.types import I32, Lin
 from einc.semantics.core import tensors
-from einc.semantics.core.match_coverage import check_exhaustive
+from einc.semantics.core.match_coverage import check_exhaustive, matches_any_length
 from einc.semantics.forms.pointwise import elementwise, select
 from einc.semantics.core.untaken_branches import note_reads_of_skipped
 from einc.semantics.core.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
@@ -214,8 +214,7 @@ def _all_of(el, pat, pairs) -> tuple:
 
 
 def _array(el, pat: ast.ArrayPat, value) -> tuple:
-    if len(pat.elems) == 1 and isinstance(pat.elems[0], ast.RestPat) and tensors.is_array(value):
-        # `[..rest]` matches every array, whatever its length (even one known only at run time)
+    if matches_any_length(pat) and tensors.is_array(value):     # a length known only at run time too
         bind = pat.elems[0].bind
         return TRUE, {} if bind is None else {bind.def_id: value}
     items = _ArrayItems(el, value, pat.span)
