@@ -221,11 +221,12 @@ def test_the_tile_fits_each_vector_unit():
 
 def test_an_avx2_host_packs_into_6x16_tiles_with_iree_pack_microkernels(monkeypatch, tmp_path):
     """On AVX2 the packs carry no tiles of einc's: the build runs them as IREE's pack and
-    unpack microkernels (einc/target.py), and only there."""
+    unpack microkernels (einc/target.py), and only there. The mmt4d's is its one tile info."""
     host_of(monkeypatch, "avx2")
     text = mlir_of(tmp_path, NAMED)
     assert "inner_tiles = [6, 1]" in text and "inner_tiles = [16, 1]" in text
-    assert "tensor<?x?x6x16xf32>" in text and "compilation_info" not in text and "linalg.matmul" not in text
+    assert "tensor<?x?x6x16xf32>" in text and "linalg.matmul" not in text
+    assert text.count("compilation_info = #") == 1
     assert "tensor<2x40x16x1xf32>" in mlir_of(tmp_path, fixed(7, 40, 20))      # 20 columns: 2 tiles, padded
     assert "linalg.matmul" in mlir_of(tmp_path, fixed(5, 64, 64))               # M under 6 rows
     llvm_cpu = get("llvm-cpu")
@@ -233,6 +234,21 @@ def test_an_avx2_host_packs_into_6x16_tiles_with_iree_pack_microkernels(monkeypa
     assert "--iree-llvmcpu-enable-ukernels=none" not in llvm_cpu.flags_on("avx2")
     assert llvm_cpu.flags_on("avx512") == llvm_cpu.flags_on(None) == llvm_cpu.flags
     assert get("llvm-cpu-generic").flags_on("avx2") == get("llvm-cpu-generic").flags
+
+
+def test_an_avx2_host_blocks_the_mmt4d_for_its_caches(monkeypatch, tmp_path):
+    """On AVX2 the mmt4d names its workgroup of 16 x 8 register tiles and blocks of 256 of K
+    (cpu_matmuls.KERNEL_BLOCKS), with run-time sizes and fixed ones; on AVX-512 it carries
+    none (IREE's, as before)."""
+    host_of(monkeypatch, "avx2")
+    for source in (NAMED, fixed(100, 1000, 40)):
+        text = mlir_of(tmp_path, source)
+        assert ("cache_reduction = [0, 0, 256, 0, 0, 0], distribution = [16, 8, 0, 0, 0, 0], "
+                "vector_common_parallel = [1, 1, 0, 6, 16, 0], vector_reduction = [0, 0, 1, 0, 0, 1]") in text
+        assert "Mmt4dTilingExpert" in text and "linalg.mmt4d {compilation_info" in text
+    host_of(monkeypatch, "avx512")
+    text = mlir_of(tmp_path, NAMED)
+    assert "linalg.mmt4d ins(" in text and "cache_reduction" not in text and "Mmt4dTilingExpert" not in text
 
 
 @pytest.fixture(scope="module")
@@ -244,11 +260,12 @@ def avx2_module():
 
 
 @pytest.mark.parametrize("m, k, n", [(37, 1000, 45), (6, 7, 16), (7, 1, 17), (5, 0, 3), (1, 300, 1), (64, 256, 96),
-                                     (97, 129, 250)])
+                                     (97, 129, 250), (200, 700, 300)])
 def test_avx2_results_match_numpy(avx2_module, m, k, n):
-    """Run-time sizes with every remainder by 6 and 16, K = 1 and K = 0, a fixed matmul of
-    remainders (30 x 33) and one over a run of summed axes, against float64 NumPy: rtol 1e-5,
-    atol 1e-5 * sqrt(K)."""
+    """Run-time sizes with every remainder by 6 and 16, K = 1 and K = 0, sizes over several of
+    the mmt4d's blocks with remainders (200 rows: 2 workgroups of 96 and 8 rows; 300 columns;
+    K = 700: 2 blocks of 256 and 188), a fixed matmul of remainders (30 x 33) and one over a
+    run of summed axes, against float64 NumPy: rtol 1e-5, atol 1e-5 * sqrt(K)."""
     rng = np.random.default_rng(m * k + n + 1)
     f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
     x = {"A": f(m, k), "B": f(k, n), "P": f(30, 1000), "Q": f(1000, 33), "X": f(5, 2, 3, 4), "W": f(24, 40)}

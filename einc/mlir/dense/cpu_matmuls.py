@@ -38,6 +38,12 @@ MAX_ROWS = 8
 # over 64 rows of K, reads it row by row: the packs took 0.4-0.8 of the time (docs/DECISIONS.md).
 # On AVX2 the packs carry no tiles: IREE's pack microkernels run them (einc/target.py).
 PACK_TILES = {"avx512": (([1, 0], [1, 16]), ([1, 64], [1, 1]))}
+# The mmt4d's workgroup (row tiles, column tiles) and block of K, blocked for the core's caches
+# on AVX2 (512 KB of L2 on a Zen 3): 16 x 8 tiles over blocks of 256 keep A's block (96 rows,
+# 96 KB) and B's (128 columns, 128 KB) in L2, and A's tile row in L1 across B's 8 tiles. IREE's
+# own (5 x 2 tiles over all of K) reads B from L3 again for every 30 rows, which other
+# processes' traffic made 1.3x slower at n = 1024 (docs/DECISIONS.md). None elsewhere: IREE's.
+KERNEL_BLOCKS = {"avx2": ((16, 8), 256)}
 
 
 def register_tile(unit: str) -> tuple[int, int]:
@@ -144,8 +150,20 @@ def register_tiled(ins: list[ir.Value], out: ir.Value, unit: str, packed_right: 
         b, tensor.empty([column_tiles, k, columns, 1], element), [1, 0], [columns, 1],
         padding_value=zero, outer_dims_perm=[1, 0]), right_tiles)
     product = linalg.fill(zero, outs=[tensor.empty([row_tiles, column_tiles, rows, columns], element)])
-    product = linalg.mmt4d(packed_a, packed_b, outs=[product])
+    product = _blocked(linalg.mmt4d(packed_a, packed_b, outs=[product]), KERNEL_BLOCKS.get(unit), (rows, columns))
     return linalg.unpack(product, tensor.empty([m, n], element), [0, 1], [rows, columns])
+
+
+def _blocked(product: ir.Value, blocks: Optional[tuple[tuple[int, int], int]], tile: tuple[int, int]) -> ir.Value:
+    """The mmt4d computing `product` carrying its workgroup of (row tiles, column tiles) and
+    its block of K (none: IREE's), its vector step one register tile a step of K."""
+    if blocks is None:
+        return product
+    (row_tiles, column_tiles), depth = blocks
+    product.owner.attributes["compilation_info"] = compilation_info(
+        {"distribution": [row_tiles, column_tiles, 0, 0, 0, 0], "cache_reduction": [0, 0, depth, 0, 0, 0],
+         "vector_common_parallel": [1, 1, 0, *tile, 0], "vector_reduction": [0, 0, 1, 0, 0, 1]}, "Mmt4dTilingExpert")
+    return product
 
 
 _RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
