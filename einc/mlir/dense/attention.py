@@ -263,11 +263,12 @@ def attention_tensor(lw, found: Attention, out_shape: tuple) -> tuple[ir.Value, 
 
 def padded_keys(target, queries: int, head: int, value_head: int, keys: int) -> int:
     """How many zero keys (masked out) make a fixed key count a whole number of the op's vector
-    steps: IREE masks every step of a partial count, and AVX2's masked loads and stores
+    steps: IREE masks every step of a partial count (IREE-195), and AVX2's masked loads and stores
     (`vmaskmovps`) are slow on AMD's cores (3 x 197 x 64 on a Zen 3: 197 keys 3.2 ms, 224 keys
     2.3). 0 for a run-time count, where einc sets no tiles (_attributes), and where the vector unit
     masks a step cheaply (AVX-512's mask registers: its emission unchanged)."""
-    if keys == DYNAMIC or 1 in (queries, head, value_head, keys) or host_cpu.vector_registers(target.tuned_to_host).masks:
+    if not target.has_defect("IREE-195") or keys == DYNAMIC or 1 in (queries, head, value_head, keys) \
+            or host_cpu.vector_registers(target.tuned_to_host).masks:
         return 0
     step = _step(target, max(head, value_head))[1]
     return -keys % step
