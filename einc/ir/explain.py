@@ -63,9 +63,13 @@ WINDOWS_MATMUL_COST = ("a convolution run as a matmul over its windows (llvm-cpu
                        "sizes cost it about what they cost a matmul")
 # each of the target's own forms of an op (einc.mlir.dense.named_ops.FORMS, "": the op): what the
 # kernel's line adds to the op's name, and what its run-time sizes cost
+PADDED_KEYS_COST = ("fused attention over a fixed key count: run-time batch and query counts cost about what "
+                    "they cost a contraction")
 FORMS = {"": ("", ""), "written out": ("", WRITTEN_OUT_COST),
          "over pairs of columns": (" over pairs of columns", PAIRS_COST),
-         "a matmul over its windows": (" as a matmul over its windows", WINDOWS_MATMUL_COST)}
+         "a matmul over its windows": (" as a matmul over its windows", WINDOWS_MATMUL_COST),
+         "over keys padded to whole steps": (" over its keys padded to whole vector steps (the padding masked "
+                                             "out)", PADDED_KEYS_COST)}
 CONTRACTION_COST = "a contraction: IREE's data-tiled code takes run-time sizes at about the speed of fixed ones"
 FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes"}
 

@@ -29,6 +29,7 @@ from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 
 SEED = 5
 DENSE_SEED = 4                 # its first 20 programs hold both layouts, batches of 1, 2, 3 and run-time
+PADDED_SEED = 9                # programs 31 and 47: fused attention over 2 fixed keys, a run-time batch
 TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
 
 
@@ -297,6 +298,24 @@ def test_the_dense_fuzzer_makes_softmax_attention_that_runs_fused(tmp_path):
     assert inline, "no attention with its row maximum or sum inline fused"
     assert missed, "no near miss of attention"
     _run(DenseDifferential, sorted(set(fused[:3] + inline[:1])) + missed[:1], "llvm-cpu", DENSE_SEED)
+
+
+def test_the_dense_fuzzer_makes_attention_over_keys_padded_to_whole_steps(tmp_path, monkeypatch):
+    """On a host whose masked vector steps are slow (AVX2, IREE-195) a fused attention over a
+    fixed key count that is not a whole number of its 32-key steps runs over keys padded with
+    masked zeros: the generator makes such programs (2, 5, 13, 17 or 33 keys), and they match their
+    NumPy meaning on this host's llvm-cpu, padded or not."""
+    from einc import host_cpu
+    monkeypatch.setattr(host_cpu, "vector_unit", lambda: "avx2")
+    padded = []
+    for k in range(50):
+        case = dense_case(PADDED_SEED, k)
+        if any(s.op == "exp" for d in case.program.definitions for s in d.steps):
+            explained = _explain(tmp_path, assemble({0: case.program}, render_dense))
+            padded += [k] if "over its keys padded to whole vector steps" in explained else []
+    monkeypatch.undo()
+    assert padded, "no attention over padded keys"
+    _run(DenseDifferential, padded[:2], "llvm-cpu", PADDED_SEED)
 
 
 def _int_literal_choices(program) -> list:

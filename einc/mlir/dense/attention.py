@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
@@ -235,12 +236,15 @@ def _is_op(value: Value, name: str, arity: int) -> bool:
 
 # ------------------------------------------------------------------------------ emission
 
-def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
-    """The context [batch.., queries, value head] of `found`."""
+def attention_tensor(lw, found: Attention, out_shape: tuple) -> tuple[ir.Value, bool]:
+    """The context [batch.., queries, value head] of `found`, and whether its keys were padded."""
     # each operand is computed by a dispatch of its own (IREE-64: k transposed once, not by each
     # of the op's workgroups; IREE-65: a head split moved into the op's dispatch breaks its tiles)
-    q, v = (fence(lw.target, _batched(lw.lower(g), found.batch)) for g in (found.q, found.v))
-    k = _rows_apart(lw.target, _batched(lw.lower(found.k), found.batch))
+    q = fence(lw.target, _batched(lw.lower(found.q), found.batch))
+    k, v = (_batched(lw.lower(g), found.batch) for g in (found.k, found.v))
+    extra = padded_keys(lw.target, _dim(q, 1), _dim(k, 1), _dim(v, 2), _dim(k, 2))
+    k, v = _rows_apart(lw.target, k, extra), fence(lw.target, zero_padded(v, 1, extra) if extra else v)
+    mask = [_padding_mask(_dim(k, 2), extra)] if extra else []
     f32 = element_type(F32)
     shape = [_dim(q, 0), _dim(q, 1), _dim(v, 2)]
     dims = [tensor.dim(q, index_const(0)) if shape[0] == DYNAMIC else None,
@@ -248,31 +252,55 @@ def attention_tensor(lw, found: Attention, out_shape: tuple) -> ir.Value:
     out_type = ir.RankedTensorType.get(shape, f32)
     init = _empty(shape, dims, f32)
     op = ir.Operation.create("iree_linalg_ext.attention", results=[out_type],
-                             operands=[q, k, v, _scale(lw, found), init],
-                             attributes=_attributes(lw.target, q, k, v), regions=1)
+                             operands=[q, k, v, _scale(lw, found), *mask, init],
+                             attributes=_attributes(lw.target, q, k, v, bool(mask)), regions=1)
     block = op.regions[0].blocks.append(f32)
     with ir.InsertionPoint(block):
         ir.Operation.create("iree_linalg_ext.yield", operands=[block.arguments[0]])
     # and the result leaves it whole (IREE-65: a reshape moved through the op breaks its tiles)
-    return _unbatched(lw, fence(lw.target, op.results[0]), found.batch, out_shape)
+    return _unbatched(lw, fence(lw.target, op.results[0]), found.batch, out_shape), bool(extra)
 
 
-def _rows_apart(target, k: ir.Value) -> ir.Value:
-    """k [batch, head, keys] fenced in rows an odd number of cache lines long, read as a view of
-    its keys: a vector step reads 32 keys down all the head's rows, which at 1,024 keys (rows 4 KB
-    apart) fall in one set of the L1 cache and evict each other (the op ran 1.4x slower per score
-    than at 1,000 or 1,100 keys, on one core)."""
+def padded_keys(target, queries: int, head: int, value_head: int, keys: int) -> int:
+    """How many zero keys (masked out) make a fixed key count a whole number of the op's vector
+    steps: IREE masks every step of a partial count (IREE-195), and AVX2's masked loads and stores
+    (`vmaskmovps`) are slow on AMD's cores (3 x 197 x 64 on a Zen 3: 197 keys 3.2 ms, 224 keys
+    2.3). 0 for a run-time count, where einc sets no tiles (_attributes), and where the vector unit
+    masks a step cheaply (AVX-512's mask registers: its emission unchanged)."""
+    if not target.has_defect("IREE-195") or keys == DYNAMIC or 1 in (queries, head, value_head, keys) \
+            or host_cpu.vector_registers(target.tuned_to_host).masks:
+        return 0
+    step = _step(target, max(head, value_head))[1]
+    return -keys % step
+
+
+def _padding_mask(keys: int, extra: int) -> ir.Value:
+    """The op's mask over its `keys` keys, added to the scores: 0, then -inf on the last `extra`
+    (the padding; every vector step keeps a real key, so no row's sum is 0)."""
+    values = np.zeros(keys, np.float32)
+    values[keys - extra:] = -np.inf
+    return arith.constant(ir.RankedTensorType.get([keys], element_type(F32)), ir.DenseElementsAttr.get(values))
+
+
+def _rows_apart(target, k: ir.Value, extra: int = 0) -> ir.Value:
+    """k [batch, head, keys] with `extra` zero keys after its own, fenced in rows an odd number of
+    cache lines long, read as a view of its keys: a vector step reads 32 keys down all the head's
+    rows, which at 1,024 keys (rows 4 KB apart) fall in one set of the L1 cache and evict each
+    other (the op ran 1.4x slower per score than at 1,000 or 1,100 keys, on one core)."""
     shape = [_dim(k, a) for a in range(3)]
+    shape[2] = shape[2] if shape[2] == DYNAMIC else shape[2] + extra
     padded = fence(target, zero_padded(k, 2, _row_padding(k, shape[2])))
     dims = [tensor.dim(k, index_const(a)) for a in range(3) if shape[a] == DYNAMIC]
-    return tensor.extract_slice(k.type, padded, [], dims, [], [0, 0, 0], shape, [1, 1, 1])
+    view = ir.RankedTensorType.get(shape, ir.RankedTensorType(k.type).element_type)
+    return tensor.extract_slice(view, padded, [], dims, [], [0, 0, 0], shape, [1, 1, 1])
 
 
 def _row_padding(k: ir.Value, keys: int):
-    """The fewest zeros after `keys` keys that make k's rows an odd number of lines long (at most
-    2 lines less one): a number, or for a run-time count an index value."""
+    """The fewest zeros after k's keys that make rows of `keys` keys (k's own and its padding) an
+    odd number of lines long (at most 2 lines less one): a number, or for a run-time count an
+    index value."""
     if keys != DYNAMIC:
-        return (-(-keys // LINE) | 1) * LINE - keys
+        return (-(-keys // LINE) | 1) * LINE - _dim(k, 2)
     count = tensor.dim(k, index_const(2))
     lines = arith.ori(arith.divui(arith.addi(count, index_const(LINE - 1)), index_const(LINE)), index_const(1))
     return arith.subi(arith.muli(lines, index_const(LINE)), count)
@@ -291,12 +319,13 @@ def _scale(lw, found: Attention) -> ir.Value:
     return arith.divf(one, scale) if found.divides else scale
 
 
-def _attributes(target, q: ir.Value, k: ir.Value, v: ir.Value) -> dict:
-    """The op's maps over (batch, queries, value head, head, keys), and einc's CPU tiles.
+def _attributes(target, q: ir.Value, k: ir.Value, v: ir.Value, masked: bool) -> dict:
+    """The op's maps over (batch, queries, value head, head, keys), the mask's (by the key alone)
+    where `masked`, and einc's CPU tiles.
     IREE-65: IREE drops an axis of size 1 from the op before it reads the tiles, which are by
     position: a batch of one gets tiles without it; with another such axis IREE picks them."""
     b, m, n, k1, k2 = (ir.AffineDimExpr.get(i) for i in range(5))
-    maps = [(b, m, k1), (b, k1, k2), (b, k2, n), (), (b, m, n)]
+    maps = [(b, m, k1), (b, k1, k2), (b, k2, n), ()] + ([(k2,)] if masked else []) + [(b, m, n)]
     attributes = {"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, list(r)))
                                                      for r in maps])}
     sizes = [_dim(q, 0), _dim(q, 1), _dim(v, 2), _dim(q, 2), _dim(k, 2)]
@@ -360,5 +389,7 @@ def _unbatched(lw, value: ir.Value, batch: int, shape: tuple) -> ir.Value:
 def emitted(lw, found: Attention, ctx: Generic) -> ir.Value:
     """The context `ctx` computed by the fused op, recorded for `einc build --explain`."""
     extents = [var.extent for g in (found.q, found.k, found.v) for var in g.vars]
-    lw.dense_kernels.append(named_ops.DenseKernel("attention", ctx.span, named_ops.run_time_sizes(extents), ()))
-    return attention_tensor(lw, found, ctx.shape)
+    context, padded = attention_tensor(lw, found, ctx.shape)
+    lw.dense_kernels.append(named_ops.DenseKernel("attention", ctx.span, named_ops.run_time_sizes(extents), (),
+                                                  form=named_ops.PADDED_KEYS if padded else ""))
+    return context

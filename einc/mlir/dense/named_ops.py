@@ -337,9 +337,10 @@ WINDOW_OPS = ("conv_", "depthwise_conv_", "pooling_")
 # (DenseKernel.form; einc.ir.explain words each): a pooling as one pass over its window's
 # shifted slices (cpu_poolings), one whose rows are read as pairs of columns (pooling_pairs), a
 # convolution as a matmul over its windows, whose run-time sizes cost what a contraction's do
-# (window_matmuls).
+# (window_matmuls), fused attention over its fixed keys padded to whole vector steps (attention).
 WRITTEN_OUT, PAIRS, WINDOWS_MATMUL = "written out", "over pairs of columns", "a matmul over its windows"
-FORMS = (WRITTEN_OUT, PAIRS, WINDOWS_MATMUL)
+PADDED_KEYS = "over keys padded to whole steps"
+FORMS = (WRITTEN_OUT, PAIRS, WINDOWS_MATMUL, PADDED_KEYS)
 
 
 @dataclass(frozen=True)
