@@ -183,6 +183,15 @@ _WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduc
                "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
 
 
+def _plain_name(node, otherwise: str) -> str:
+    """A name as written (`x`, `h[..]` for an element of h), or `otherwise` for an expression."""
+    if isinstance(node, ast.Name):
+        return node.name
+    if isinstance(node, ast.Index) and isinstance(node.base, ast.Name):
+        return f"{node.base.name}[..]"
+    return otherwise
+
+
 def _bad_character(exc: UnexpectedCharacters, text: str, filename: str,
                    origin: _Origin) -> CompileError:
     line, col = origin.shift(exc.line, exc.column)
@@ -490,7 +499,19 @@ class _AstBuilder(Transformer):
         span = self._span(meta)
         if isinstance(left, ast.Diff) and isinstance(right, ast.Diff):
             return ast.Derivative(left.target, right.target, span=span)
+        if self._forgot_second_at(left, right):
+            y, x = _plain_name(left.target, "y"), _plain_name(right, "x")
+            raise error(SYNTAX, f"`@{y} / {x}` divides the tangent `@{y}` by the value `{x}`: a "
+                        "derivative is missing its second `@`?", span,
+                        f"write `@{y} / @{x}` for the derivative of {y} with respect to {x}, or "
+                        f"`(@{y}) / {x}` for the tangent divided by {x}")
         return ast.Binary("/", left, right, span=span)
+
+    def _forgot_second_at(self, left, right) -> bool:
+        """`@y / x` (right a name or an element of one), unless either side is parenthesized."""
+        named = isinstance(right, ast.Name) or (isinstance(right, ast.Index) and isinstance(right.base, ast.Name))
+        return (isinstance(left, ast.Diff) and named and id(left) not in self._parenthesized
+                and id(right) not in self._parenthesized)
 
     def neg(self, meta, children):
         return ast.Unary("-", children[0], span=self._span(meta))

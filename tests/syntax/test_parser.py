@@ -363,6 +363,20 @@ def test_derivatives():
     assert isinstance(of_call.numerator, ast.Call) and of_call.denominator.name == "x"
 
 
+@pytest.mark.parametrize("text, y, x", [("@y / x", "y", "x"), ("@h[t] / w[k]", "h[..]", "w[..]"),
+                                         ("@(a * b) / a", "y", "a")])
+def test_a_derivative_missing_its_second_at_is_E001(text, y, x):
+    # `@y / x` built and divided the tangent by x silently; the thesis's quotient is `@y / @x`.
+    diag = syntax_error(f"let g = {text};")
+    assert f"`@{y} / @{x}`" in diag.hint and f"`(@{y}) / {x}`" in diag.hint
+    assert diag.span.col == 9
+
+
+def test_a_tangent_divided_by_a_value_is_written_with_parentheses_or_a_literal():
+    for text in ("(@y) / x", "@y / (x)", "@y / 2.0", "@y / (x + 1.0)"):
+        assert isinstance(expr(text), ast.Binary)
+
+
 def test_types():
     t = items("let a: [f32]; let b: [f32; 2, N, ?]; let c: [f32; *]; let d: (f32, i32); let e: T;")
     assert len(t[0].type.dims) == 1 and t[0].type.dims[0].size is None
