@@ -130,6 +130,8 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
             expected, hint = _SLOTS_HOLD, _COMPUTED_SLOT_HINT
         if str(token) == "where" and token.type != "$END":
             hint = _WHERE_HINT
+        if str(token) == "<" and _FN_NAME_BEFORE.search(text, 0, token.start_pos):
+            hint = _GENERIC_HINT
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -179,6 +181,9 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
         elif c == ";" and depth == 0:
             return False
     return False
+_FN_NAME_BEFORE = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*$")
+_GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "
+                 "per call (`fn clamp(x, lo, hi) { .. }`)")
 _WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduction's body inside its "
                "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
 

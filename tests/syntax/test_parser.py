@@ -112,6 +112,14 @@ def test_a_where_after_a_reduction_in_an_argument_says_where_it_goes():
     assert "`min[u](d[u] + w[u] where d[u] < inf)`" in diag.hint
 
 
+def test_type_parameters_of_a_function_say_that_untyped_parameters_are_generic():
+    # Rust's `fn clamp_to<T>(x: T, ..)` was a bare "expected '(', found '<'".
+    diag = syntax_error("fn clamp_to<T>(x: T, lo: T) -> T { x }")
+    assert (diag.message, diag.span.col) == ("expected '(', found '<'", 12)
+    assert "untyped parameter is generic" in diag.hint
+    assert syntax_error("let a = 1 <;").hint == ""
+
+
 def test_where_on_indexed_let_goes_to_the_definition():
     (d,) = items("let e[i in 0..N] = i * i where i % 2 == 0, z = 1;")
     assert isinstance(d.value, ast.Binary)
