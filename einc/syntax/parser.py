@@ -188,6 +188,14 @@ _WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduc
                "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
 
 
+def _bound_for_the_rest(clauses: list, body, reduction) -> bool:
+    """Whether a `where` binding is read in `body` outside its trailing `reduction`
+    (`exp(x[i] - m) / sum[j](exp(x[j] - m)) where m = ..`): then the clauses are the statement's."""
+    bound = {c.name for c in clauses if isinstance(c, ast.WhereBind)}
+    reads = lambda node: [n.name for n in ast.iter_nodes(node) if isinstance(n, ast.Name) and n.name in bound]
+    return len(reads(body)) > len(reads(reduction))
+
+
 def _plain_name(node, otherwise: str) -> str:
     """A name as written (`x`, `h[..]` for an element of h), or `otherwise` for an expression."""
     if isinstance(node, ast.Name):
@@ -404,7 +412,7 @@ class _AstBuilder(Transformer):
     def _split_where(self, where: ast.Where):
         """Give the clauses to the reduction they directly follow, if any; else return them."""
         target = self._trailing_reduction(where.body)
-        if target is not None:
+        if target is not None and not _bound_for_the_rest(where.clauses, where.body, target):
             target.wheres = where.clauses
             target.span = _join(target.span, where.span)
             return where.body, []

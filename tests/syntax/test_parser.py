@@ -136,6 +136,14 @@ def test_where_directly_after_reduction_goes_to_the_reduction():
     assert isinstance(red, ast.Reduction) and len(red.wheres) == 1
 
 
+def test_a_where_binding_read_outside_the_trailing_reduction_is_the_statements():
+    # A softmax `exp(x[i] - m) / sum[j](exp(x[j] - m)) where m = ..` gave `m` to the sum only: E003.
+    (d,) = items("let p[i] = exp(x[i] - m) / sum[j](exp(x[j] - m)) where m = max[j](x[j]);")
+    assert [w.name for w in d.wheres] == ["m"] and d.value.right.wheres == []
+    (d,) = items("let q[i] = sum[j](x[j] - m) where m = 2.0;")      # read only inside: the sum's
+    assert d.wheres == [] and d.value.wheres[0].name == "m"
+
+
 def test_where_after_other_expression_in_plain_let_is_a_where_node():
     v = value("let a = x * 2 where x = 3;")
     assert isinstance(v, ast.Where) and v.clauses[0].name == "x"
