@@ -120,6 +120,12 @@ def test_type_parameters_of_a_function_say_that_untyped_parameters_are_generic()
     assert syntax_error("let a = 1 <;").hint == ""
 
 
+def test_a_rest_index_in_a_reductions_brackets_says_where_rest_indices_stand():
+    diag = syntax_error("let x: [f32; 2, 3];\nlet t = sum[..b](x[..b]);")
+    assert (diag.message, diag.span.col) == ("expected a name, found '..'", 13)
+    assert "`sum(x)`" in diag.hint
+
+
 def test_where_on_indexed_let_goes_to_the_definition():
     (d,) = items("let e[i in 0..N] = i * i where i % 2 == 0, z = 1;")
     assert isinstance(d.value, ast.Binary)
@@ -142,6 +148,15 @@ def test_a_where_binding_read_outside_the_trailing_reduction_is_the_statements()
     assert [w.name for w in d.wheres] == ["m"] and d.value.right.wheres == []
     (d,) = items("let q[i] = sum[j](x[j] - m) where m = 2.0;")      # read only inside: the sum's
     assert d.wheres == [] and d.value.wheres[0].name == "m"
+
+
+def test_a_definitions_guard_naming_nothing_its_trailing_reduction_reads_is_the_definitions():
+    # One of several guarded clauses, `sum[b](f[b] * n[t - 1, b]) where a == 0`, gave its guard to
+    # the sum: the clause then defined every point and overlapped the others (E004).
+    (d,) = items("let n[t in 1..5, a in 0..4] = sum[b](f[b] * n[t - 1, b]) where a == 0;")
+    assert len(d.wheres) == 1 and d.value.wheres == []
+    (d,) = items("let H[i in 1..4, j in 0..4] = b[i + j] + sum[k in 0..i + 1](H[k, j - 1]) where j > 0;")
+    assert d.wheres == [] and len(d.value.right.wheres) == 1      # j is read inside: the sum's
 
 
 def test_where_after_other_expression_in_plain_let_is_a_where_node():
