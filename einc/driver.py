@@ -104,6 +104,7 @@ def lower_ir(program, ir_program, target: Target | str, *, fp_contract: bool = F
     emitted (einc.mlir.dense.named_ops.DenseKernel); `packed_weights` (a list), per recurrence group,
     the names of the weights its steps read packed."""
     from einc.mlir import lower_program
+    _stage(program, _check_runs_something, program, ir_program)
     return _stage(program, lower_program, ir_program, get_target(target), None, fp_contract, weights,
                   dense_kernels, packed_weights)
 
@@ -230,6 +231,18 @@ def emit_program(path: str, what: str, outputs: list[str] | None = None,
         return explain_program(ir_program, target.name, forms, unchecked_indices, dense, kernel_lines(module),
                                packed)
     raise ValueError(f"unknown form {what!r}")
+
+
+def _check_runs_something(program, ir_program) -> None:
+    """A module needs an output or a run-time effect: an empty program, or one of functions only
+    (a library, which `einc check` accepts), would build a module that does nothing."""
+    if ir_program.outputs or ir_program.effects:
+        return
+    from einc.diagnostics import VALUE, Span, error
+    raise error(VALUE, "the program has no output and no run-time effect: its module would do nothing",
+                Span(program.entry.path, 1, 1, 1, 1),
+                hint="bind a top-level value (`let y = ..;`), define `fn main()`, or `print` or `save_npy` "
+                "something; a file of functions is a module for `mod` or `use`")
 
 
 def _stage(program, fn, *args):

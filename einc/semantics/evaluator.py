@@ -176,9 +176,11 @@ class Elaborator:
         mapped = types.mapped_over(node.params, args)
         if mapped:
             return self._call_point_by_point(fn, node, args, mapped, span)
-        scope = env.child()
+        scope, sizes = env.child(), {}
         for p, a in zip(node.params, args):
-            self.bind(scope, p.def_id, types.annotate(a, p.type, self, span))
+            value = types.annotate(a, p.type, self, span)
+            types.bind_dims(value, p.type, scope, sizes)
+            self.bind(scope, p.def_id, value)
         self.state.call_depth += 1
         try:       # a result of the wrong type is shown at `-> T`, its body in a note
             return types.annotate(self.ev(node.body, scope), getattr(node, "ret", None), self)

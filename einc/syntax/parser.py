@@ -130,6 +130,10 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
             expected, hint = _SLOTS_HOLD, _COMPUTED_SLOT_HINT
         if str(token) == "where" and token.type != "$END":
             hint = _WHERE_HINT
+        if str(token) == "<" and _FN_NAME_BEFORE.search(text, 0, token.start_pos):
+            hint = _GENERIC_HINT
+        if str(token) == ".." and _REDUCTION_BRACKET_BEFORE.search(text, 0, token.start_pos):
+            hint = _REST_IN_REDUCTION_HINT
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -179,8 +183,42 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
         elif c == ";" and depth == 0:
             return False
     return False
+_FN_NAME_BEFORE = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*$")
+_GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "
+                 "per call (`fn clamp(x, lo, hi) { .. }`)")
+_REDUCTION_BRACKET_BEFORE = re.compile(r"\b(sum|prod|max|min|all|any)\s*\[[^\]\[]*$")
+_REST_IN_REDUCTION_HINT = ("a reduction names each index it runs over; a `..rest` index stands only in a "
+                           "definition's brackets and in subscripts: reduce a whole array with `sum(x)`, "
+                           "or define the reduction per rest point first (`let t[..b] = sum[f](x[..b, f]);`)")
 _WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduction's body inside its "
                "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
+
+
+def _names_read(reduction) -> set:
+    """The names a reduction's indices, ranges and body use."""
+    return {n.name for n in ast.iter_nodes(reduction) if isinstance(n, (ast.Name, ast.IndexVar))}
+
+
+def _names_any(clauses, names: set) -> bool:
+    """Whether `where` clauses read or bind one of `names`."""
+    return any(isinstance(n, (ast.Name, ast.WhereBind)) and n.name in names for n in ast.iter_nodes(list(clauses)))
+
+
+def _bound_for_the_rest(clauses: list, body, reduction) -> bool:
+    """Whether a `where` binding is read in `body` outside its trailing `reduction`
+    (`exp(x[i] - m) / sum[j](exp(x[j] - m)) where m = ..`): then the clauses are the statement's."""
+    bound = {c.name for c in clauses if isinstance(c, ast.WhereBind)}
+    reads = lambda node: [n.name for n in ast.iter_nodes(node) if isinstance(n, ast.Name) and n.name in bound]
+    return len(reads(body)) > len(reads(reduction))
+
+
+def _plain_name(node, otherwise: str) -> str:
+    """A name as written (`x`, `h[..]` for an element of h), or `otherwise` for an expression."""
+    if isinstance(node, ast.Name):
+        return node.name
+    if isinstance(node, ast.Index) and isinstance(node.base, ast.Name):
+        return f"{node.base.name}[..]"
+    return otherwise
 
 
 def _bad_character(exc: UnexpectedCharacters, text: str, filename: str,
@@ -350,7 +388,7 @@ class _AstBuilder(Transformer):
         name, slots, type_, value = children
         wheres: list = []
         if isinstance(value, ast.Where):
-            value, wheres = self._split_where(value)
+            value, wheres = self._split_where(value, definition=True)
         return ast.IndexedLet(str(name), slots, value, wheres, type_, span=self._span(meta))
 
     def expr_stmt(self, meta, children):
@@ -387,10 +425,15 @@ class _AstBuilder(Transformer):
     def where_guard(self, meta, children):
         return ast.WhereGuard(children[0], span=self._span(meta))
 
-    def _split_where(self, where: ast.Where):
-        """Give the clauses to the reduction they directly follow, if any; else return them."""
+    def _split_where(self, where: ast.Where, definition: bool = False):
+        """Give the clauses to the reduction they directly follow, if any; else return them. A
+        definition keeps clauses that name nothing the reduction reads, which cannot filter its
+        terms (`let n[t, a] = sum[b](f[b] * n[t - 1, b]) where a == 0;`, one of several guarded
+        clauses)."""
         target = self._trailing_reduction(where.body)
-        if target is not None:
+        if definition and target is not None and not _names_any(where.clauses, _names_read(target)):
+            target = None
+        if target is not None and not _bound_for_the_rest(where.clauses, where.body, target):
             target.wheres = where.clauses
             target.span = _join(target.span, where.span)
             return where.body, []
@@ -490,7 +533,19 @@ class _AstBuilder(Transformer):
         span = self._span(meta)
         if isinstance(left, ast.Diff) and isinstance(right, ast.Diff):
             return ast.Derivative(left.target, right.target, span=span)
+        if self._forgot_second_at(left, right):
+            y, x = _plain_name(left.target, "y"), _plain_name(right, "x")
+            raise error(SYNTAX, f"`@{y} / {x}` divides the tangent `@{y}` by the value `{x}`: a "
+                        "derivative is missing its second `@`?", span,
+                        f"write `@{y} / @{x}` for the derivative of {y} with respect to {x}, or "
+                        f"`(@{y}) / {x}` for the tangent divided by {x}")
         return ast.Binary("/", left, right, span=span)
+
+    def _forgot_second_at(self, left, right) -> bool:
+        """`@y / x` (right a name or an element of one), unless either side is parenthesized."""
+        named = isinstance(right, ast.Name) or (isinstance(right, ast.Index) and isinstance(right.base, ast.Name))
+        return (isinstance(left, ast.Diff) and named and id(left) not in self._parenthesized
+                and id(right) not in self._parenthesized)
 
     def neg(self, meta, children):
         return ast.Unary("-", children[0], span=self._span(meta))

@@ -86,3 +86,14 @@ def test_build_error_exits_1_and_leaves_no_output(tmp_path):
     assert result.returncode == 1
     assert "error[E004]" in result.stderr and "bad.ein:3:" in result.stderr
     assert not (tmp_path / "bad.vmfb").exists()
+
+
+@pytest.mark.parametrize("text", ["", "fn twice(x) { x * 2.0 }\n", "let x: f32;\n"])
+def test_a_program_with_nothing_to_run_does_not_build_but_checks(tmp_path, text):
+    # An empty file, or one of functions only, built a module with no outputs and exited 0.
+    source = tmp_path / "lib.ein"
+    source.write_text(text)
+    result = einc("build", source, "-o", tmp_path / "lib.vmfb")
+    assert result.returncode == 1 and "error[E006]" in result.stderr and "lib.ein:1:1" in result.stderr
+    assert "no output and no run-time effect" in result.stderr and not (tmp_path / "lib.vmfb").exists()
+    assert einc("check", source).returncode == 0

@@ -58,6 +58,23 @@ def test_empty_comprehensions_and_reversed_ranges_are_empty(build_time):
     assert "checked" not in build_time                    # unit elements are not an output
 
 
+def test_a_local_binding_tested_with_in_is_a_membership_filter(run):
+    # `c in wanted` after `c = cols[k]` was read as a new generator over `wanted`: 8 positions
+    # (each k twice) instead of the 2 whose column is wanted.
+    X = np.random.default_rng(3).normal(size=(3, 4)).astype(np.float32)
+    out = run("""
+        let X: [f32; R, 4];
+        let cols = ["age", "income", "debt", "score"];
+        let wanted = ["score", "income"];
+        let pick = [k | k in 0..4, c = cols[k], c in wanted];
+        let odd = [v | k in 0..6, v = k * k, v in [1, 9, 25, 49]];
+        let sub[r, j in 0..2] = X[r, pick[j]];
+    """, X=X)
+    np.testing.assert_array_equal(out["pick"], [1, 3])
+    np.testing.assert_array_equal(out["odd"], [1, 9, 25])
+    np.testing.assert_array_equal(out["sub"], X[:, [1, 3]])
+
+
 def test_a_failing_assert_element_stops_the_build():
     with pytest.raises(CompileError) as info:
         einc.compile('let ts = [[3, 4, 5], [1, 2, 4]];\n'

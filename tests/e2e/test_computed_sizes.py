@@ -61,3 +61,19 @@ def test_a_product_of_sizes_too_small_is_reported_before_the_run():
     with pytest.raises(RunError, match=r"\(B\) \* \(C\) - 7 = -1"):
         module(x=np.zeros((2, 3), np.float32))
     assert module(x=np.ones((3, 3), np.float32))["y"].shape == (2,)
+
+
+def test_the_guarded_forms_a_run_time_range_bound_is_written_as():
+    # What the E004 for `sum[i in 0..n](..)` with `n` an input suggests (tests/semantics/test_diagnostics.py).
+    module = einc.load(built("""let x: [f32; 10];
+let n: i32;
+let s = sum[i](x[i] where i < n);
+let y[i] = if i < n { x[i] * 2.0 } else { 0.0 };
+let z = [x[i] | i in 0..10, i < n];
+""").vmfb)
+    x = np.random.default_rng(0).normal(size=10).astype(np.float32)
+    for n in (0, 3, 10):
+        out = module(x=x, n=np.int32(n))
+        np.testing.assert_allclose(out["s"], x[:n].sum(dtype=np.float32), rtol=1e-6)
+        np.testing.assert_array_equal(out["y"], np.where(np.arange(10) < n, x * 2, 0))
+        np.testing.assert_array_equal(out["z"], x[:n])

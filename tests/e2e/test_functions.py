@@ -127,6 +127,31 @@ def test_main_reads_the_program_inputs_and_their_named_dims(run):
     assert out["main.1"] == np.float32(x.mean())
 
 
+def test_a_parameters_named_dims_are_its_sizes_in_the_body(run, diagnose):
+    # `fn mean(p: [f32; M]) -> f32 { sum[i](p[i]) / (M as f32) }` was E003 "`M` is used before it
+    # is defined": a parameter's named dims were bound only where an input declared them.
+    v, w = np.arange(5, dtype=np.float32), np.linspace(0.0, 1.0, 8, dtype=np.float32)
+    out = run("""
+        let v: [f32; 5];
+        let w: [f32; K];
+        fn mean(p: [f32; M]) -> f32 { sum[i](p[i]) / (M as f32) }
+        fn dot(a: [f32; L], b: [f32; L]) -> f32 { sum[i in 0..L](a[i] * b[i]) }
+        fn middle(p: [f32; R, 2]) -> f32 { p[R / 2, 1] }
+        let m = mean(v);
+        let mw = mean(w);
+        let d = dot(w, w);
+        let q = middle([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]);
+        let width = (|a: [f32; Z]| Z)(w);
+    """, v=v, w=w)
+    np.testing.assert_allclose(out["m"], v.mean(), rtol=1e-6)
+    np.testing.assert_allclose(out["mw"], w.mean(), rtol=1e-6)
+    np.testing.assert_allclose(out["d"], w @ w, rtol=1e-6)
+    assert out["q"] == 4.0 and out["width"] == 8
+    diag, _ = diagnose("let v: [f32; 5];\nlet w: [f32; 4];\n"
+                       "fn dot(a: [f32; L], b: [f32; L]) -> f32 { sum[i](a[i] * b[i]) }\nlet d = dot(v, w);\n")
+    assert diag.code == "E004" and "`L` is 5 from an earlier parameter but 4 here" in diag.message
+
+
 def test_functions_read_top_level_bindings_like_module_constants(tmp_path):
     # weights from a file, a literal, and a value computed from the run-time input, all read
     # by `fn infer` and `fn main`; `scale_later` is written before the `let` it reads

@@ -90,6 +90,28 @@ def test_guarded_clauses_of_a_recurrence_step_choose_per_point(target):
         program(x=x)       # x[4] == 0 at an even j: no clause
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_guarded_clause_ending_in_a_reduction_keeps_its_guard(target):
+    # A Leslie matrix: the births clause `sum[b](..) where a == 0` gave its guard to the sum, so it
+    # covered every age and overlapped the survival clause (E004).
+    fert, surv = np.float32([0, 0.8, 1.5, 0.6]), np.float32([0.7, 0.8, 0.5, 0])
+    n0 = np.float32([10, 8, 6, 4])
+    out = _compile_and_run("""
+        let fert: [f32; A];
+        let surv: [f32; A];
+        let n0: [f32; A];
+        let n[0, a] = n0[a];
+        let n[t in 1..6, a in 0..A] = sum[b](fert[b] * n[t - 1, b]) where a == 0;
+        let n[t in 1..6, a in 0..A] = surv[a - 1] * n[t - 1, a - 1] where a > 0;
+        let top[i in 0..A] = max[b](n0[b]) where i < 2;
+    """, target, fert=fert, surv=surv, n0=n0)
+    n = [n0]
+    for _ in range(5):
+        n.append(np.concatenate([[fert @ n[-1]], surv[:-1] * n[-1][:-1]]).astype(np.float32))
+    np.testing.assert_allclose(out["n"], np.array(n), rtol=1e-5)
+    np.testing.assert_array_equal(out["top"], np.where(np.arange(4) < 2, n0.max(), 0))
+
+
 def test_derivative_through_guarded_clauses_follows_the_clause_of_each_point():
     x = np.array([1.0, -2.0, 3.0, -4.0, 0.5], np.float32)
     out = _compile_and_run("""

@@ -76,6 +76,20 @@ def test_where_guards_bindings_and_outer_dependent_ranges(run):
     np.testing.assert_allclose(out["scaled"], (x + 1) ** 2, rtol=1e-6)
 
 
+def test_a_where_binding_read_beside_the_trailing_reduction_binds_for_the_whole_value(run):
+    # The softmax below was E003 "cannot find name `m`": the where went to the sum it follows.
+    x = f32(8)
+    out = run("""
+        use std::math::exp;
+        let x: [f32; 8];
+        let sm[i] = exp(x[i] - m) / sum[j](exp(x[j] - m)) where m = max[j](x[j]);
+        let off = c - sum[j](x[j] - c) where c = x[0];
+    """, x=x)
+    e = np.exp(x - x.max())
+    np.testing.assert_allclose(out["sm"], e / e.sum(), rtol=1e-5)
+    np.testing.assert_allclose(out["off"], x[0] - (x - x[0]).sum(), rtol=1e-5, atol=1e-5)
+
+
 def test_a_reduction_index_whose_range_reads_an_earlier_one_of_the_same_reduction(run):
     # `sum[i, j in 0..i + 1]` (a triangle) was E003 "cannot find name `i`"
     A = f32(5 * 5).reshape(5, 5)

@@ -75,6 +75,26 @@ def test_derivative_of_an_element_inside_an_indexed_definition(fd_jacobian):
     np.testing.assert_allclose(out["local"], np.einsum("iik->ik", dense), **FD_TOL)
 
 
+def test_indices_read_from_a_jacobian_take_their_ranges_from_it(fd_jacobian):
+    # Gauss-Newton's normal equations `sum[m](Jr[m, i] * Jr[m, j])` with `Jr = @r / @p` were E004
+    # "cannot infer the range of index `m`": a Jacobian's reads gave their indices no extent.
+    t, p = np.linspace(0.0, 3.0, 7), np.array([2.0, 1.3, 0.4])
+    out = einc.load(einc.compile("""use std::math::exp;
+        let t: [f64; M];
+        let p: [f64; 3];
+        let r[m] = p[0] * exp(-p[1] * t[m]) + p[2];
+        let Jr = @r / @p;
+        let A[i, j] = sum[m](Jr[m, i] * Jr[m, j]);
+        let first[m] = Jr[m, 0];
+        fn norm2(q: [f64; 3]) -> f64 { let s[m] = q[0] * exp(-q[1] * t[m]); let G = @s / @q; sum[m, i](G[m, i] * G[m, i]) }
+        let g2 = norm2(p);
+    """).vmfb)(t=t, p=p)
+    J = fd_jacobian(lambda q: q[0] * np.exp(-q[1] * t) + q[2], p)
+    np.testing.assert_allclose(out["A"], J.T @ J, **FD_TOL)
+    np.testing.assert_allclose(out["first"], J[:, 0], **FD_TOL)
+    np.testing.assert_allclose(out["g2"], (J[:, :2] ** 2).sum(), **FD_TOL)
+
+
 def test_print_of_a_jacobian():
     art = einc.compile("let x: [f64; 2];\nlet y = x * x;\nprint(@y / @x);\n")
     buf = io.StringIO()

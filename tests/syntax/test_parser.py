@@ -112,6 +112,20 @@ def test_a_where_after_a_reduction_in_an_argument_says_where_it_goes():
     assert "`min[u](d[u] + w[u] where d[u] < inf)`" in diag.hint
 
 
+def test_type_parameters_of_a_function_say_that_untyped_parameters_are_generic():
+    # Rust's `fn clamp_to<T>(x: T, ..)` was a bare "expected '(', found '<'".
+    diag = syntax_error("fn clamp_to<T>(x: T, lo: T) -> T { x }")
+    assert (diag.message, diag.span.col) == ("expected '(', found '<'", 12)
+    assert "untyped parameter is generic" in diag.hint
+    assert syntax_error("let a = 1 <;").hint == ""
+
+
+def test_a_rest_index_in_a_reductions_brackets_says_where_rest_indices_stand():
+    diag = syntax_error("let x: [f32; 2, 3];\nlet t = sum[..b](x[..b]);")
+    assert (diag.message, diag.span.col) == ("expected a name, found '..'", 13)
+    assert "`sum(x)`" in diag.hint
+
+
 def test_where_on_indexed_let_goes_to_the_definition():
     (d,) = items("let e[i in 0..N] = i * i where i % 2 == 0, z = 1;")
     assert isinstance(d.value, ast.Binary)
@@ -126,6 +140,23 @@ def test_where_directly_after_reduction_goes_to_the_reduction():
     assert [type(w).__name__ for w in d.value.wheres] == ["WhereBind", "WhereGuard"]
     red = value("let m = a + max[k in 0..i + 1](x[k]) where x[k] > 0;").right
     assert isinstance(red, ast.Reduction) and len(red.wheres) == 1
+
+
+def test_a_where_binding_read_outside_the_trailing_reduction_is_the_statements():
+    # A softmax `exp(x[i] - m) / sum[j](exp(x[j] - m)) where m = ..` gave `m` to the sum only: E003.
+    (d,) = items("let p[i] = exp(x[i] - m) / sum[j](exp(x[j] - m)) where m = max[j](x[j]);")
+    assert [w.name for w in d.wheres] == ["m"] and d.value.right.wheres == []
+    (d,) = items("let q[i] = sum[j](x[j] - m) where m = 2.0;")      # read only inside: the sum's
+    assert d.wheres == [] and d.value.wheres[0].name == "m"
+
+
+def test_a_definitions_guard_naming_nothing_its_trailing_reduction_reads_is_the_definitions():
+    # One of several guarded clauses, `sum[b](f[b] * n[t - 1, b]) where a == 0`, gave its guard to
+    # the sum: the clause then defined every point and overlapped the others (E004).
+    (d,) = items("let n[t in 1..5, a in 0..4] = sum[b](f[b] * n[t - 1, b]) where a == 0;")
+    assert len(d.wheres) == 1 and d.value.wheres == []
+    (d,) = items("let H[i in 1..4, j in 0..4] = b[i + j] + sum[k in 0..i + 1](H[k, j - 1]) where j > 0;")
+    assert d.wheres == [] and len(d.value.right.wheres) == 1      # j is read inside: the sum's
 
 
 def test_where_after_other_expression_in_plain_let_is_a_where_node():
@@ -361,6 +392,20 @@ def test_derivatives():
     assert isinstance(by_sum, ast.Derivative) and isinstance(by_sum.denominator, ast.Binary)
     of_call = expr("@log10(x) / @x")
     assert isinstance(of_call.numerator, ast.Call) and of_call.denominator.name == "x"
+
+
+@pytest.mark.parametrize("text, y, x", [("@y / x", "y", "x"), ("@h[t] / w[k]", "h[..]", "w[..]"),
+                                         ("@(a * b) / a", "y", "a")])
+def test_a_derivative_missing_its_second_at_is_E001(text, y, x):
+    # `@y / x` built and divided the tangent by x silently; the thesis's quotient is `@y / @x`.
+    diag = syntax_error(f"let g = {text};")
+    assert f"`@{y} / @{x}`" in diag.hint and f"`(@{y}) / {x}`" in diag.hint
+    assert diag.span.col == 9
+
+
+def test_a_tangent_divided_by_a_value_is_written_with_parentheses_or_a_literal():
+    for text in ("(@y) / x", "@y / (x)", "@y / 2.0", "@y / (x + 1.0)"):
+        assert isinstance(expr(text), ast.Binary)
 
 
 def test_types():

@@ -617,7 +617,8 @@ class _Resolver:
 
     def _e_Comprehension(self, node: ast.Comprehension, scope: _Scope) -> None:
         """Clauses in order; `v in coll` whose `v` an earlier clause of the same comprehension
-        binds is a membership filter (`[v | v in 0..10, v in 3..6]`), not a new generator."""
+        binds (a generator or a local `v = ..`) is a membership filter (`[v | v in 0..10, v in
+        3..6]`, `[k | k in 0..4, c = cols[k], c in wanted]`), not a new generator."""
         inner = _Scope(scope)
         bound = set()
         for k, clause in enumerate(node.clauses):
@@ -634,6 +635,7 @@ class _Resolver:
             elif isinstance(clause, ast.CompBinding):
                 self._expr(clause.value, inner)
                 clause.def_id = self._bind(inner, clause.name, "value", clause)
+                bound.add(clause.name)
             else:
                 self._expr(clause, inner)
         self._expr(node.body, inner)

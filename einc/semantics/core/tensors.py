@@ -135,7 +135,10 @@ def read(base, subs: list, span, state: State, text: str):
     if isinstance(base, PartialRead):
         return read(base.base, list(base.subs) + subs, span, state, text)
     if isinstance(base, LazyJacobian):
-        return read_jacobian(base, subs, span)
+        element = read_jacobian(base, subs, span)
+        if isinstance(element, Read):    # its indices take their ranges from it, as any read's do
+            state.note_read(element, [text] * len(element.subs))
+        return element
     if any(s is None for s in subs):
         raise d.error(d.UNSUPPORTED, "a `:` slice of an array that is not a derivative", span,
                       hint="fewer subscripts give a sub-array: `m[i]` is row i")

@@ -215,12 +215,30 @@ def _bound(el, expr, env, clamps: bool) -> Bound:
     v = scalar_ops.materialize(el.ev(expr, env), None, expr.span)
     lin = clamped.clamp_of(v) if isinstance(v, Value) and v.rank == 0 and v.dtype.is_int else None
     if lin is None:
-        raise d.error(d.SHAPE, "a range bound must be an integer built from sizes, constants "
-                      "and indices with + - and * by a constant, min and max", expr.span)
+        raise _not_affine(v, expr)
     if isinstance(lin, clamped.Clamp):
         _check_clamp(lin, clamps, expr.span)
     sizes = any(getattr(getattr(n, "def_id", None), "kind", None) in ("dim", "input") for n in ast.iter_nodes(expr))
     return Bound(lin, v, sizes)
+
+
+def _not_affine(v, expr) -> d.CompileError:
+    """E004 for a bound that is no affine form; one computed from run-time data (`0..n` with `n`
+    an input) says what to write instead, as a range's extent must be known before a run."""
+    if isinstance(v, Value) and v.rank == 0 and v.dtype.is_int and not _names_an_index(expr):
+        n = expr.name if isinstance(expr, ast.Name) else "n"
+        return d.error(d.SHAPE, "a range bound cannot be a value computed at run time: ranges are "
+                       "built from sizes and constants, known before a run", expr.span,
+                       hint=f"keep the axis's whole range and guard it: `sum[i](x[i] where i < {n})`, "
+                       f"`let y[i] = if i < {n} {{ .. }} else {{ 0.0 }};`, or `[x[i] | i in 0..N, i < {n}]` "
+                       f"for the first {n} elements")
+    return d.error(d.SHAPE, "a range bound must be an integer built from sizes, constants "
+                   "and indices with + - and * by a constant, min and max", expr.span)
+
+
+def _names_an_index(expr) -> bool:
+    return any(getattr(getattr(n, "def_id", None), "kind", None) in ("index", "rest", "generator")
+               for n in ast.iter_nodes(expr))
 
 
 def _check_clamp(bound, clamps: bool, span) -> None:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import Value
+from einc.ir.nodes import Value, size_value
 from einc.ir.types import BY_NAME, DType, Lin, shape_str
 from einc.semantics.core import scalar_ops
 from einc.semantics.core.tensors import is_array, whole
@@ -45,6 +45,32 @@ def annotate(value, t, el, span=None):
             raise d.error(d.TYPE, f"expected {t.name}, found {describe(value)}", t.span)
         return scalar_ops.fixed(scalar_ops.materialize(value, scalar_dtype(t), span or t.span))
     return _annotate_array(value, t, el)
+
+
+def bind_dims(value, t, scope, sizes: dict) -> None:
+    """The named dims of a parameter's type that no input declares (`fn mean(p: [f32; M])`) are
+    the argument's sizes in the body, as an input's are in the program; `sizes` holds those the
+    call's earlier parameters bound, which a later one must agree with."""
+    if not isinstance(t, ast.ArrayType) or not t.dims or getattr(value, "rank", 0) != len(t.dims):
+        return
+    for axis, dim in enumerate(t.dims):
+        own = getattr(dim.def_id, "kind", None) == "dim" and (dim.def_id in sizes or not _is_bound(scope, dim.def_id))
+        if not own:         # a fixed size, `?`, or an input's dim (checked by `annotate`)
+            continue
+        extent = value.shape[axis]
+        if dim.def_id in sizes and sizes[dim.def_id] != extent:
+            raise d.error(d.SHAPE, f"`{dim.name}` is {sizes[dim.def_id]!r} from an earlier parameter but "
+                          f"{extent!r} here (value shape {shape_str(value.shape)})", dim.span)
+        sizes[dim.def_id] = extent
+        scope.bind(dim.def_id, size_value(extent, span=dim.span))
+
+
+def _is_bound(scope, def_id) -> bool:
+    try:
+        scope.lookup(def_id)
+    except KeyError:
+        return False
+    return True
 
 
 def mapped_over(params: list, args: list) -> list[int]:
