@@ -8,7 +8,9 @@ and padding, is then a generic copying the windows of the (padded) image out as 
 NumPy at build time when it is a constant), and the result `[n, OH, OW, f]` transposed to the
 op's layout. Stride-1 channels-first convolutions (einc's tiles, cpu_convolutions), channels-
 last 2-d ones (IREE's) and shallow ones keep the direct form, which measured as fast or faster
-there. Figures: docs/DECISIONS.md, Dense kernels.
+there. On AVX2 a channels-first one over a run-time width writes its windows straight into the
+matmul's packed right operand instead (`_filter_times_packed_windows`). Figures:
+docs/DECISIONS.md, Dense kernels.
 """
 from __future__ import annotations
 
