@@ -36,6 +36,7 @@ class Form:
     shapes: dict                  # input name -> shape (at the dims below)
     dims: dict                    # the named dims at the sizes timed
     numpy: Callable               # inputs (float64) -> the result
+    dtype: type = np.float32
 
 
 def windows(x: np.ndarray, window: tuple, axes: tuple, stride: int = 1, dilation: int = 1) -> np.ndarray:
@@ -79,10 +80,43 @@ def max_pool_every_size_named(batch: int, channels: int, width: int) -> Form:
                 lambda x: windows(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5)))
 
 
+RESNET_CONV = {
+    "NCHW": ("X: [f32; B, 64, H, W]", "K: [f32; 64, 64, 3, 3]", "n, o, {h}, {w}", "c, kh, kw",
+             "X[n, c, ih, iw] * K[o, c, kh, kw]"),
+    "NHWC": ("X: [f32; B, H, W, 64]", "K: [f32; 3, 3, 64, 64]", "n, {h}, {w}, o", "kh, kw, c",
+             "X[n, ih, iw, c] * K[kh, kw, c, o]"),
+}
+
+
+def resnet_conv(layout: str, stride: int, width: int) -> Form:
+    """A ResNet stage's 3x3 convolution, 64 -> 64 channels, padding 1, stride 1 or 2."""
+    image, kernel, out, summed, product = RESNET_CONV[layout]
+    extent = "" if stride == 1 else f" / {stride}"
+    out = out.format(h=f"h in 0..H{extent}", w=f"w in 0..W{extent}")
+    step = "" if stride == 1 else f"{stride} * "
+    source = f"""
+let {image};
+let {kernel};
+let y[{out}] = sum[{summed}](
+    if ih >= 0 && ih < H && iw >= 0 && iw < W {{ {product} }} else {{ 0.0 }}
+    where ih = {step}h + kh - 1, iw = {step}w + kw - 1);
+"""
+    nchw = layout == "NCHW"
+    shapes = {"X": ("B", 64, "H", "W") if nchw else ("B", "H", "W", 64),
+              "K": (64, 64, 3, 3) if nchw else (3, 3, 64, 64)}
+    axes, pads = ((2, 3), ((0, 0), (0, 0), (1, 1), (1, 1))) if nchw else ((1, 2), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    spec = "nchwij,ocij->nohw" if nchw else "nhwcij,ijco->nhwo"
+    return Form(f"ResNet conv {layout} 64->64, 3x3, stride {stride}, {width} x {width}", source, shapes,
+                {"B": 8, "H": width, "W": width},
+                lambda x: np.einsum(spec, windows(np.pad(x["X"], pads), (3, 3), axes, stride=stride), x["K"]))
+
+
 FORMS = [
     padded_conv(64),
     padded_conv(40),
+    padded_conv(56),
     padded_conv(100),
+    *(resnet_conv(layout, stride, width) for layout in RESNET_CONV for stride in (1, 2) for width in (56, 28)),
     Form("conv 2-d NCHW 8->16, 3x3, stride 2", """
 let X: [f32; B, 8, H, W];
 let K: [f32; 16, 8, 3, 3];
@@ -127,6 +161,12 @@ let X: [f32; B, 16, H, W];
 let y[n, c, h in 0..H / 2, w in 0..W / 2] = max[a in 0..2, b in 0..2](X[n, c, 2 * h + a, 2 * w + b]);
 """, {"X": ("B", 16, "H", "W")}, {"B": 32, "H": 64, "W": 64},
          lambda x: windows(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5))),
+    Form("max pool 2x2, 16 channels, odd width", MAX_POOL, {"X": ("B", "C", "H", "W")},
+         {"B": 32, "C": 16, "H": 64, "W": 65},
+         lambda x: windows(x["X"][..., :64], (2, 2), (2, 3), stride=2).max(axis=(4, 5))),
+    Form("max pool 2x2 f64, 16 channels", MAX_POOL.replace("f32", "f64"), {"X": ("B", "C", "H", "W")},
+         {"B": 32, "C": 16, "H": 64, "W": 64},
+         lambda x: windows(x["X"], (2, 2), (2, 3), stride=2).max(axis=(4, 5)), np.float64),
     max_pool_every_size_named(100, 8, 28),
     max_pool_every_size_named(100, 16, 14),
     Form("avg pool 3x3, stride 1, 16 channels", """
@@ -156,7 +196,7 @@ let y[b, i, j] = sum[k](A[b, i, k] * C[b, k, j]);
 def inputs(form: Form) -> dict:
     rng = np.random.default_rng(19)
     size = lambda s: form.dims[s] if isinstance(s, str) else s
-    return {name: rng.standard_normal(tuple(size(s) for s in shape)).astype(np.float32)
+    return {name: rng.standard_normal(tuple(size(s) for s in shape)).astype(form.dtype)
             for name, shape in form.shapes.items()}
 
 

@@ -15,7 +15,8 @@ narrower (width_blocks), a run-time count of output channels loops over blocks o
 With one input channel IREE folds the unit axis away and runs a scalar loop nest (~9x slower),
 so such a convolution, in any layout, gets a second input channel of zeros: twice the
 multiplies, still 6-10x faster, and faster than im2col. Channels-last convolutions on width
-blocks get tiles too (IREE's for a run-time height were 1.5x slower). Targets without
+blocks get tiles too (IREE's for a run-time height were 1.5x slower), and on an AVX2 host
+those of a build-time width (IREE's were 2-16x slower). Targets without
 `convolution_tiles` (Vulkan) and other layouts keep IREE's choices. Figures: docs/DECISIONS.md.
 """
 from __future__ import annotations
@@ -44,14 +45,17 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     nchw = found.pattern.op == "conv_2d_nchw_fchw"
     blocks = width_blocks.applies(found, init)
     channels = channel_blocks.applies(found, init)
-    if not (nchw or one_channel or blocks or channels):
+    last_fixed = not (blocks or channels or one_channel) and _tiles_fixed_channels_last(lw.target, found, init)
+    if not (nchw or one_channel or blocks or channels or last_fixed):
         return None
-    columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(3)
+    columns = width_blocks.BLOCK if blocks else ir.RankedTensorType(init.type).get_dim_size(2 if last_fixed else 3)
     lengths = _block_lengths(lw, found) if blocks else ()
     filter_axis = found.pattern.operands[1].split().index("f")     # every op that gets here has one
     filters = None if channels else _extent(found.operand_axes[1][filter_axis])
     tiles = lambda filters: (_nchw_tiles(filters, _row(columns, lanes, widest)) if nchw else
-                             _block_tiles(found.pattern.op, filters, widest) if blocks else None)
+                             _block_tiles(found.pattern.op, filters, widest) if blocks else
+                             _nhwc_block_tiles(filters, widest, _row(columns, 1, NHWC_VECTOR_COLUMNS))
+                             if last_fixed else None)
     out_filters = found.pattern.out.split().index("f")
     lanes, widest = _row_limits(lw.target)
 
@@ -162,13 +166,23 @@ def _nchw_tiles(channels, row: int) -> ir.Attribute:
     return _compilation_info(levels)
 
 
-def _nhwc_block_tiles(channels, widest: int) -> ir.Attribute:
-    """Loops (n, oh, ow, f, kh, kw, c) of a channels-last convolution on width blocks: IREE
-    tiles it as at fixed sizes (8 columns by up to `widest` channels a vector step) only when
-    the height is known, and by 2 columns otherwise, 1.5x slower (docs/DECISIONS.md)."""
+def _tiles_fixed_channels_last(target, found: Match, init: ir.Value) -> bool:
+    """Whether a channels-last 2-d convolution (into `init`) of build-time width gets einc's
+    tiles: on a build tuned to an AVX2 host, where IREE's own ran 2x slower at stride 1 and
+    6-16x at stride 2 (a ResNet stage's 64 -> 64 at 28 x 28; docs/DECISIONS.md); AVX-512 hosts
+    (not measured) and generic builds keep IREE's."""
+    return found.pattern.op.startswith("conv_2d_nhwc_") and target.tuned_to_host \
+        and host_cpu.vector_unit() == "avx2" and ir.RankedTensorType(init.type).get_dim_size(2) != DYNAMIC
+
+
+def _nhwc_block_tiles(channels, widest: int, columns: int = NHWC_VECTOR_COLUMNS) -> ir.Attribute:
+    """Loops (n, oh, ow, f, kh, kw, c) of a channels-last convolution on width blocks (or of a
+    build-time width, `columns` dividing it): IREE tiles it as at fixed sizes (8 columns by up
+    to `widest` channels a vector step) only when the height is known, and by 2 columns
+    otherwise, 1.5x slower (docs/DECISIONS.md)."""
     f = widest if channels is None else min(channels, widest)
     return _compilation_info({"distribution": [1, NHWC_DISTRIBUTED_ROWS, 0, 0, 0, 0, 0],
-                              "vector_common_parallel": [1, 1, NHWC_VECTOR_COLUMNS, f, 0, 0, 0],
+                              "vector_common_parallel": [1, 1, columns, f, 0, 0, 0],
                               "vector_reduction": [0, 0, 0, 0, 1, 1, 1]})
 
 

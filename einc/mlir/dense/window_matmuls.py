@@ -8,7 +8,9 @@ and padding, is then a generic copying the windows of the (padded) image out as 
 NumPy at build time when it is a constant), and the result `[n, OH, OW, f]` transposed to the
 op's layout. Stride-1 channels-first convolutions (einc's tiles, cpu_convolutions), channels-
 last 2-d ones (IREE's) and shallow ones keep the direct form, which measured as fast or faster
-there. Figures: docs/DECISIONS.md, Dense kernels.
+there. On AVX2 a channels-first one over a run-time width writes its windows straight into the
+matmul's packed right operand instead (`_filter_times_packed_windows`). Figures:
+docs/DECISIONS.md, Dense kernels.
 """
 from __future__ import annotations
 
@@ -17,11 +19,11 @@ from typing import Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import linalg, tensor
+from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.ir.nodes import Const
 from einc.ir.types import F32
-from einc.mlir.dense import cpu_matmuls
+from einc.mlir.dense import cpu_matmuls, width_blocks
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 from einc.mlir.core.shapes import index_const
 
@@ -42,6 +44,8 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     unit = cpu_matmuls.host_unit(lw.target)
     if unit is None or not applies(found):
         return None
+    if _packs_windows_itself(found, unit):
+        return emit_named(lw, found, init, build=partial(_filter_times_packed_windows, found, unit))
     weights = _constant_filter(found)
     if weights is None:
         return emit_named(lw, found, init, build=partial(_windows_times_filter, found, unit))
@@ -63,6 +67,20 @@ def applies(found: Match) -> bool:
         return False
     sizes = _filter_sizes(found)
     return sizes is not None and int(np.prod([sizes[k] for k in _depth_letters(found.pattern)])) >= MIN_DEPTH
+
+
+def _packs_windows_itself(found: Match, unit: str) -> bool:
+    """Whether `found` runs as the filter times its windows copied straight into the packed
+    right operand (`_filter_times_packed_windows`): a channels-first convolution over a run-time
+    width, on register tiles of a row count that is not a power of two (AVX2's 6). There the
+    windows' copy cannot fuse into the pack of the left operand (IREE-145's barrier), and the
+    two passes over a run-time width ran 2-2.8x the `--dim` time; with the sizes fixed, or with
+    AVX-512's 8 rows (the copy fused into the pack), the windows stay the left operand."""
+    out = found.pattern.out.split()
+    rows = cpu_matmuls.register_tile(unit)[0]
+    width = found.out[-1]
+    return out[1] == "f" and out[-1] != "f" and rows & (rows - 1) != 0 \
+        and not all(v.extent.is_const for v in width.vars)
 
 
 def _filter_sizes(found: Match) -> Optional[dict]:
@@ -180,3 +198,81 @@ def _transposed(value: ir.Value, perm: list[int]) -> ir.Value:
 def _dim(value: ir.Value, axis: int):
     size = ir.RankedTensorType(value.type).get_dim_size(axis)
     return tensor.dim(value, index_const(axis)) if size == DYNAMIC else size
+
+
+def _filter_times_packed_windows(found: Match, unit: str, ins: list, out: ir.Value) -> ir.Value:
+    """out (channels first) = the filter as [f, K] times the windows of ins[0] written
+    straight into mmt4d's packed right operand [tiles, K, columns, 1] (one pass, no pack of
+    them), a tile `columns` adjacent results of one row, the row padded to whole tiles (the
+    image zero-padded to match); the product [f, rows..] cut to the row's length and
+    transposed to the op's layout."""
+    image, filters = ins
+    pattern = found.pattern
+    element = ir.RankedTensorType(out.type).element_type
+    out_letters = pattern.out.split()
+    rows = [letter for letter in out_letters if letter != "f"]
+    depth = _depth_letters(pattern)
+    columns = cpu_matmuls.register_tile(unit)[1]
+    width = _dim(out, len(out_letters) - 1)
+    tiles = arith.ceildivui(width, index_const(columns))
+    padded = arith.muli(tiles, index_const(columns))
+    packed = _packed_windows(found, _covering(found, image, padded), out, rows, depth, tiles, columns)
+    left = _collapsed(filters, [[0], list(range(1, 1 + len(depth)))])
+    f = ir.RankedTensorType(out.type).get_dim_size(out_letters.index("f"))
+    leading = [_dim(out, out_letters.index(letter)) for letter in rows[:-1]]
+    count = padded
+    for size in leading:
+        count = arith.muli(count, index_const(size) if isinstance(size, int) else size)
+    product = cpu_matmuls.register_tiled([left, packed], tensor.empty([f, count], element), unit,
+                                         packed_right=True)
+    shape = [f, *leading, padded]
+    static = width_blocks.static_sizes(shape)
+    expanded = tensor.expand_shape(ir.RankedTensorType.get(static, element), product,
+                                   [[0], list(range(1, len(shape)))], [s for s in shape if not isinstance(s, int)],
+                                   static)
+    cut = width_blocks.cut(expanded, tensor.empty([f, *leading, width], element), [f, *leading, width])
+    order = ["f"] + rows
+    return _transposed(cut, [order.index(letter) for letter in out_letters])
+
+
+def _covering(found: Match, image: ir.Value, padded: ir.Value) -> ir.Value:
+    """`image` zero-padded on its last axis to reach the last window of `padded` results."""
+    axis = ir.RankedTensorType(image.type).rank - 1
+    dilation = found.dilations[-1]
+    reach = (_filter_sizes(found)[_depth_letters(found.pattern)[-1]] - 1) * dilation + 1
+    last = arith.muli(arith.subi(padded, index_const(1)), index_const(found.strides[-1]))
+    have = _dim(image, axis)
+    have = index_const(have) if isinstance(have, int) else have
+    need = arith.maxui(arith.addi(last, index_const(reach)), have)
+    return width_blocks.zero_padded(image, axis, arith.subi(need, have))
+
+
+def _packed_windows(found: Match, image: ir.Value, out: ir.Value, rows: list[str], depth: list[str],
+                    tiles: ir.Value, columns: int) -> ir.Value:
+    """The windows as mmt4d's packed right operand: a copy [rows.. (the last as `tiles`),
+    depth.., columns, 1] whose read of a window axis `y+p` is at `stride * y + dilation * p`,
+    y of the last one `tile * columns + column`; collapsed to [tiles of rows, K, columns, 1]."""
+    letters = rows + depth + ["column", "unit"]
+    dim = {letter: ir.AffineDimExpr.get(k) for k, letter in enumerate(letters)}
+    windows = iter(zip(found.strides, found.dilations))
+    reads = []
+    for token in found.pattern.operands[0].split():
+        if "+" in token:
+            y, p = token.split("+")
+            stride, dilation = next(windows)
+            at = dim[y] * columns + dim["column"] if y == rows[-1] else dim[y]
+            reads.append(at * stride + dim[p] * dilation)
+        else:
+            reads.append(dim[token])
+    out_letters, sizes = found.pattern.out.split(), _filter_sizes(found)
+    shape = [_dim(out, out_letters.index(letter)) for letter in rows[:-1]] + [tiles] + \
+        [sizes[letter] for letter in depth] + [columns, 1]
+    element = ir.RankedTensorType(image.type).element_type
+    maps = [ir.AffineMap.get(len(letters), 0, reads), ir.AffineMap.get_identity(len(letters))]
+    op = linalg.GenericOp_([image], [tensor.empty(shape, element)], maps,
+                           [linalg.IteratorType.parallel] * len(letters))
+    block = op.regions[0].blocks[0]
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([block.arguments[0]])
+    n, k = len(rows), len(depth)
+    return _collapsed(op.result, [list(range(n)), list(range(n, n + k)), [n + k], [n + k + 1]])
