@@ -20,7 +20,7 @@ from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import Case, generate_case
 from fuzz.programs.module import assemble, owner, prefix
 from fuzz.programs.render import render_program
-from fuzz.programs.structure import (NOT_ON_VULKAN, Derivative, reads_earlier_steps, types_used,
+from fuzz.programs.structure import (NOT_ON_VULKAN, Derivative, types_used,
                                      widens_an_approximation)
 from fuzz.report import Finding, Report
 from fuzz.workers import Pool
@@ -39,8 +39,7 @@ def run_differential(n: int, seed: int, jobs: int = 2, targets: tuple = TARGETS,
 
 
 def runs_on(case: Case, target: str) -> bool:
-    return target != "vulkan-spirv" or not (types_used(case.program) & set(NOT_ON_VULKAN)
-                                            or reads_earlier_steps(case.program))
+    return target != "vulkan-spirv" or not types_used(case.program) & set(NOT_ON_VULKAN)
 
 
 class Differential:

@@ -382,7 +382,6 @@ class ProgramGenerator:
 
     def group(self) -> Group:
         rng = self.rng
-        self.host_loop = self.histories = False      # a step tensor, a history: not both in one group
         dims = self.scope.dims
         steps = Bound(0, rng.choice(sorted(dims))) if dims and rng.random() < 0.4 else Bound(rng.randint(2, 9))
         start = rng.randint(1, min(3, self.size(steps) - 1))
@@ -496,8 +495,7 @@ class ProgramGenerator:
                           "bool")
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
         if rng.random() < 0.3:
-            tensor = self.step_tensor(me, own, scope)
-            drive, self.host_loop = (drive, self.host_loop) if self.histories else (tensor, True)
+            drive = self.step_tensor(me, own, scope)
         drive = self.with_history(me, scope, drive)
         if typed_by_step:
             drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
@@ -522,11 +520,10 @@ class ProgramGenerator:
         """Some of the time (from `history`, a stream of its own) `drive` plus the member's
         extremum (or a float's mean) over every earlier step at this point, `0.25 * max[k in
         0..t](r[k, j])`: a reduction whose range grows with the step, reading rows a fixed
-        lookback does not reach (vulkan-spirv refuses it, E011; every target does in a group
-        whose steps compute a tensor, which runs as a host loop of parallel kernels)."""
-        if self.history is None or self.history.random() >= HISTORY_SHARE or self.host_loop:
+        lookback does not reach (a host loop of parallel kernels, vulkan-spirv's and that of a
+        group whose steps compute a tensor, keeps the member whole for it)."""
+        if self.history is None or self.history.random() >= HISTORY_SHARE:
             return drive
-        self.histories = True
         t, k = scope.step_var, self.gen.index_name(scope)
         rest = tuple(Index("jkl"[a]) for a in range(len(me.shape) - 1))
         read = Read(me.name, (Index(k),) + rest, me.dtype)

@@ -488,9 +488,8 @@ def types_used(program: Program) -> set:
 
 def reads_earlier_steps(program: Program) -> bool:
     """A recurrence member read over a range of steps (`max[k in 0..t](r[k])`), not at `t` or
-    `t - c`, outside a tensor the step computes: vulkan-spirv runs each step of a clause as one
-    parallel kernel and refuses it (E011). A step tensor's read of every earlier step
-    (`h[q] = if q < t { r[q] } ..`) keeps the member whole and runs there."""
+    `t - c`, outside a tensor the step computes (a step tensor's read of every earlier step,
+    `h[q] = if q < t { r[q] } ..`, is not counted)."""
     return any(isinstance(item, Group) and any(_history_read(expr, {m.name for m in item.members})
                                                for expr in item_exprs(item)) for item in program.items)
 

@@ -170,11 +170,10 @@ def linear_algebra(d: Draw, name: str):
     return d.program(f"std::ml::{name}", f"std::ml::{name}({a}, {b})", d.close(value, tol(value)))
 
 
-# Recurrences whose step reads every earlier step (`sum[k in 0..i](L[i, k] * x[k])`), which
-# vulkan-spirv refuses with E011 (each step there is one parallel kernel): run on the CPU only.
-CPU_ONLY = frozenset(f"std::ml::{name}" for name in (
-    "cholesky", "solve_triangular_lower", "solve_triangular_lower_unit", "solve_triangular_upper",
-    "solve_cholesky", "solve", "lu"))
+# Recurrences whose step reads an earlier point of the step it computes (`L[i, k]` for k < j in
+# cholesky's row i), which vulkan-spirv refuses with E011 (each step there is one parallel
+# kernel): run on the CPU only. The solves read only earlier steps and run there too.
+CPU_ONLY = frozenset(f"std::ml::{name}" for name in ("cholesky", "solve_cholesky", "lu"))
 
 
 def _doolittle(A: np.ndarray) -> tuple:

@@ -57,6 +57,7 @@ def _vulkan_test_programs() -> dict[str, str]:
         "kalman_derivatives": _constant("e2e/test_recurrence_derivatives.py", "KALMAN").replace("f64", "f32"),
         "training_descent": _constant("e2e/test_training.py", "CLAUSE_BODY_DESCENT").format(t="f32"),
         "unit_axes_group": _constant("e2e/test_recurrence_storage_shapes.py", "UNIT_AXES_GROUP"),
+        "history_in_a_host_loop": _constant("e2e/test_recurrence_storage_shapes.py", "HISTORY_BESIDE_A_STEP_TENSOR"),
         "fixed_step_rnn": _constant("mlir/test_recurrence_chunks.py", "FIXED_STEP_RNN"),
         "host_chunks_stacked": _constant("mlir/test_recurrence_chunks.py", "STACKED"),
         "host_chunks_prefix": _constant("mlir/test_recurrence_chunks.py", "PREFIX"),

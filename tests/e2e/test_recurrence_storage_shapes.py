@@ -158,3 +158,27 @@ def test_the_local_level_kalman_filter_over_a_run_time_series(run, outputs):
     if outputs is None:
         np.testing.assert_allclose(out["m"], m, rtol=1e-12)
         np.testing.assert_allclose(out["P"], P, rtol=1e-12)
+
+
+# a step tensor makes the group a host loop of one kernel per clause and step on every target;
+# the history read's rows lie before the step, so the member is stored whole
+HISTORY_BESIDE_A_STEP_TENSOR = """
+    let x: [f32; 6, 4];
+    let r[0, j in 0..4] = x[0, j];
+    let r[t in 1..6, j in 0..4] = {
+        let h[q in 0..4] = r[t - 1, q] * 0.5;
+        max[p in 0..4](h[p]) + 0.25 * max[i in 0..t](r[i, j]) + x[t, j]
+    };
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_read_over_every_earlier_step_in_a_host_loop(run, target):
+    """Such a read was E011 in a host loop (it was not `t - c`); found by the program fuzzer's
+    step histories, which left groups with step tensors out."""
+    x = np.random.default_rng(7).standard_normal((6, 4)).astype(np.float32)
+    want = np.zeros((6, 4))
+    want[0] = x[0]
+    for t in range(1, 6):
+        want[t] = (0.5 * want[t - 1]).max() + 0.25 * want[:t].max(0) + x[t]
+    np.testing.assert_allclose(run(HISTORY_BESIDE_A_STEP_TENSOR, target=target, x=x)["r"], want, rtol=1e-5, atol=1e-6)

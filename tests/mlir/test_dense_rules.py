@@ -769,3 +769,34 @@ def test_a_reshape_of_a_fenced_operand_is_fenced_on_the_host(target, tmp_path):
         got = program(x=x, w=w)["y"]
     want = np.einsum("ndhv,dhvj->nj", x.astype(np.float64), w[:, ::-1].astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+CHAINED_ATTENTION = """let q: [f32; N, S, 4];
+let k: [f32; N, S, 4];
+let v: [f32; N, S, 4];
+let s1[n, i, j] = sum[e](q[n, i, e] * k[n, j, e]);
+let p1[n, i, j] = std::math::exp(s1[n, i, j] - max[u](s1[n, i, u]));
+let c1[n, i, f] = sum[j](p1[n, i, j] * v[n, j, f]) / sum[j](p1[n, i, j]);
+let s2[n, i, j] = sum[e](c1[n, i, e] * k[n, j, e]);
+let p2[n, i, j] = std::math::exp(s2[n, i, j] - max[u](s2[n, i, u]));
+let c2[n, i, f] = sum[j](p2[n, i, j] * v[n, j, f]) / sum[j](p2[n, i, j]);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_a_copy_of_a_fenced_attention_result_is_fenced_on_the_host(target, tmp_path):
+    """IREE-63 through a copy: the first attention's result passes a barrier, is copied into its
+    definition and fenced again as the second attention's queries; IREE folds the copy, and the
+    two device barriers so chained made its stream partitioning fail ("circular dependency").
+    Found by the dense fuzzer (seed 1010, program 22)."""
+    path = tmp_path / "chained.ein"
+    path.write_text(CHAINED_ATTENTION)
+    q, k, v = (rng.standard_normal((2, 5, 4)).astype(np.float32) for _ in range(3))
+    with einc.load(einc.compile(str(path), target=target, outputs=["c2"]).vmfb) as program:
+        got = program(q=q, k=k, v=v)["c2"]
+
+    def attention(queries):
+        score = queries @ k.astype(np.float64).transpose(0, 2, 1)
+        p = np.exp(score - score.max(-1, keepdims=True))
+        return p @ v.astype(np.float64) / p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(got, attention(attention(q.astype(np.float64))), rtol=1e-5, atol=1e-6)

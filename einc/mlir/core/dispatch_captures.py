@@ -59,11 +59,23 @@ def fence(target: Target, value: ir.Value) -> ir.Value:
 
 
 def _reshapes_a_device_barrier(value: ir.Value) -> bool:
-    """Whether `value` is a device barrier's result, as it is or through reshapes only."""
+    """Whether `value` is a device barrier's result, as it is or through reshapes and plain
+    copies only (IREE folds both away, leaving one barrier of the other's result)."""
     op = value.owner
-    while not isinstance(op, ir.Block) and op.name in RESHAPES:
+    while not isinstance(op, ir.Block) and (op.name in RESHAPES or _copies(op)):
         op = op.operands[0].owner
     return not isinstance(op, ir.Block) and op.name == "flow.tensor.barrier"
+
+
+def _copies(op: ir.Operation) -> bool:
+    """Whether `op` is a `linalg.generic` writing its one input unchanged, element for element."""
+    if op.name != "linalg.generic" or len(op.operands) != 2:
+        return False
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    body = op.regions[0].blocks[0]
+    ops = list(body.operations)
+    return (all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps) and len(ops) == 1
+            and ops[0].name == "linalg.yield" and ops[0].operands[0] == body.arguments[0])
 
 
 def host_fence(value: ir.Value) -> ir.Value:

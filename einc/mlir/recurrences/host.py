@@ -21,8 +21,8 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
 from einc import diagnostics
-from einc.ir import affine
-from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead, step_state_reads
+from einc.ir import affine, step_reach
+from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead
 from einc.ir.types import Lin
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length,
                                                 row_major_coordinates, tied)
@@ -144,23 +144,21 @@ def _inside(lw, vars_: list, coords: list[ir.Value]) -> ir.Value:
 def check_no_same_step_self_reads(group: RecurrenceGroup, target: Target) -> None:
     for member in group.members:
         for clause in member.clauses:
-            for read in step_state_reads([clause.body, clause.guard]):
-                if read.member is member and not _earlier_step(read, group, clause):
+            for read, guards in step_reach.guarded_state_reads([clause.body, clause.guard]):
+                if read.member is member and not _earlier_step(read, group, clause, guards):
                     raise diagnostics.error(
                         diagnostics.UNSUPPORTED,
                         f"`{member.name}` reads itself at a step that may be the one being computed (not "
-                        f"the step minus a constant c >= 1, nor a fixed earlier step), which {target.name} "
+                        f"a step before it, as `t - 1` or `k` in `0..t`), which {target.name} "
                         "cannot lower: there each step of a clause is one parallel kernel",
                         read.span, hint=f"build with --target {DEFAULT.name}, which runs the recurrence "
                         "point by point")
 
 
-def _earlier_step(read: StateRead, group: RecurrenceGroup, clause: RecClause) -> bool:
-    """Whether the read is at step t - c for a constant c >= 1, or at a fixed step before the
-    clause's first (`x[1, i] = x[0, i] * 2.0`)."""
-    lin = affine.affine_of(read.subs[0])
-    if lin is None:
-        return False
-    if not lin.terms:
-        return clause.t_lo.is_const and lin.const < clause.t_lo.const
-    return lin.terms == {group.t_var: 1} and lin.const <= -1
+def _earlier_step(read: StateRead, group: RecurrenceGroup, clause: RecClause, guards: tuple) -> bool:
+    """Whether the read is at a step before the one being computed at every step of the clause:
+    `t - c` (c >= 1), a fixed step before the clause's first (`x[1, i] = x[0, i] * 2.0`), or a
+    reduction's variable whose range and guards end before t (`max[k in 0..t](x[k])`; the
+    member is then kept whole, chunks.ReadPlan)."""
+    reach = step_reach.offset_bounds(read.subs[0], group.t_var, (clause.t_lo, clause.t_hi - 1), guards)
+    return reach is not None and any(affine.surely_negative(high) for high in reach[1])
