@@ -19,6 +19,7 @@ from einc.ir.nodes import (Const, IndexRef, Input, Op, Read, Reduce, Size, Stack
                            free_vars, is_stored_tensor, postorder)
 from einc.ir.types import BOOL
 from einc.autodiff.custom_rules import NO_RULES
+from einc.autodiff.simplify import is_const
 from einc.autodiff.local_rules import const, mul, op, partials, selected_share
 
 
@@ -46,7 +47,7 @@ def propagate(root: Value, seed: Value, stops: set, extra_vars: tuple = (), rule
             out += _through_reduce(node, adj, stops, extra_vars, rules, states_given)
         elif rules.partials(node) is not None:
             for arg, partial in rules.partials(node):
-                adjoints.setdefault(id(arg), []).append(mul(adj, partial))
+                adjoints.setdefault(id(arg), []).append(times_partial(adj, partial))
         elif isinstance(node, Op):
             _through_op(node, adj, adjoints)
         elif isinstance(node, StateRead) and not states_given:
@@ -77,7 +78,35 @@ def _through_op(node: Op, adj: Value, adjoints: dict) -> None:
         return
     for arg, partial in zip(node.args, partials(node)):
         if partial is not None:
-            adjoints.setdefault(id(arg), []).append(mul(adj, partial))
+            adjoints.setdefault(id(arg), []).append(times_partial(adj, partial))
+
+
+def times_partial(adj: Value, partial: Value) -> Value:
+    """adj * partial, with a branch's mask kept outermost: `select(c, g, 0) * p` is `select(c,
+    g * p, 0)`, so a partial that is not finite where the branch was not taken (the sqrt of a
+    Cholesky diagonal evaluated past the row's end, a division by a step not computed yet)
+    passes on 0 there, not 0 * inf = NaN."""
+    for masked, other in ((adj, partial), (partial, adj)):
+        branches = _masked(masked)
+        if branches is not None:
+            cond, kept, kept_first = branches
+            inner = times_partial(kept, other)
+            zero = const(0.0, inner)
+            return Op("select", (cond, inner, zero) if kept_first else (cond, zero, inner), inner.dtype)
+    return mul(adj, partial)
+
+
+def _masked(v: Value):
+    """(cond, the kept branch, whether it is the first) of `select(cond, x, 0)` or `select(cond,
+    0, x)` with a float x; None for anything else."""
+    if not (isinstance(v, Op) and v.op == "select" and v.dtype.is_float):
+        return None
+    cond, a, b = v.args
+    if is_const(b, 0):
+        return cond, a, True
+    if is_const(a, 0):
+        return cond, b, False
+    return None
 
 
 def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules, states_given: bool) -> list:
@@ -86,7 +115,7 @@ def _through_reduce(r: Reduce, adj: Value, stops: set, extra_vars: tuple, rules,
     if r.kind == "sum":
         inner = adj
     elif r.kind == "prod":
-        inner = mul(adj, op("div", r, r.body))
+        inner = times_partial(adj, op("div", r, r.body))
     else:  # max / min: through the selected points
         inner = selected_share(r, adj)
     if r.guard is not None:

@@ -57,7 +57,8 @@ def request(el, e: ast.Derivative, env):
         if subs and len(subs) == v.rank and all(isinstance(s, Value) for s in subs):
             # index variables of an enclosing definition take their ranges from these axes
             el.state.note_read(Read(v, tuple(subs), span=node.span), [f"`{_name(node)}[..]`"] * v.rank)
-    return tensors.read_jacobian(lazy, ysubs + xsubs, e.span)
+    text = f"`@{_name(e.numerator)} / @{_name(e.denominator)}`"
+    return tensors.read_jacobian(lazy, ysubs + xsubs, e.span, el.state, text)
 
 
 def tangent(el, e: ast.Diff, env):

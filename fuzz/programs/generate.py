@@ -22,7 +22,7 @@ from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
-    Where, Whole, ROW, clause_exprs, group_reads_earlier_steps, reads_of,
+    Where, Whole, ROW, clause_exprs, reads_of,
     walk)
 
 DIM_NAMES = ("N", "M", "T")
@@ -648,11 +648,8 @@ class ProgramGenerator:
         wrt = rng.choice(wrts)
         depends = _dependents(items, wrt)
         inputs_ = {i.name for i in inputs}
-        # no derivative through a step's reduction over earlier steps (E011 on every target)
-        blocked = {n for item in items if isinstance(item, Group) and group_reads_earlier_steps(item)
-                   for n in _dependents(items, item.members[0].name)}
         ofs = [n for n in order[order.index(wrt) + 1:] if n not in inputs_ and tensors[n].dtype == tensors[wrt].dtype
-               and int(np.prod(tensors[n].sizes)) <= 12 and n not in blocked]
+               and int(np.prod(tensors[n].sizes)) <= 12]
         preferred = [n for n in ofs if n in depends] or ofs
         if not preferred:
             return None

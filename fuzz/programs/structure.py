@@ -490,8 +490,13 @@ def reads_earlier_steps(program: Program) -> bool:
     """A recurrence member read over a range of steps (`max[k in 0..t](r[k])`), not at `t` or
     `t - c`, outside a tensor the step computes (a step tensor's read of every earlier step,
     `h[q] = if q < t { r[q] } ..`, is not counted)."""
-    return any(isinstance(item, Group) and any(_history_read(expr, {m.name for m in item.members})
-                                               for expr in item_exprs(item)) for item in program.items)
+    return any(isinstance(item, Group) and group_reads_earlier_steps(item) for item in program.items)
+
+
+def group_reads_earlier_steps(group: Group) -> bool:
+    """Such a read in `group`; derivatives follow it in both modes (reverse mode's adjoint loop
+    sums what every later step sends back)."""
+    return any(_history_read(expr, {m.name for m in group.members}) for expr in item_exprs(group))
 
 
 def _history_read(node, members: set) -> bool:
@@ -500,13 +505,6 @@ def _history_read(node, members: set) -> bool:
     if isinstance(node, Read) and node.name in members and isinstance(node.subs[0], Index) and node.subs[0].name != "t":
         return True
     return any(_history_read(child, members) for child in children(node))
-
-
-def group_reads_earlier_steps(group: Group) -> bool:
-    """Such a read in `group`; a derivative through it is E011 on every target."""
-    members = {m.name for m in group.members}
-    return any(isinstance(node, Read) and node.name in members and isinstance(node.subs[0], Index)
-               and node.subs[0].name != "t" for expr in item_exprs(group) for node in walk(expr))
 
 
 def program_exprs(program: Program) -> tuple:

@@ -153,6 +153,23 @@ def test_abs_has_the_mean_of_its_slopes_at_zero_in_both_modes():
     np.testing.assert_array_equal(out["reverse"], [-1.0, 0.0, 1.0])
 
 
+def test_an_untaken_branch_whose_partial_is_not_finite_passes_on_zero():
+    """sqrt(x) for x <= 0 is the branch not taken: its partial there is inf or NaN, and the 0
+    the branch passes on times it was NaN in reverse mode. The mask now stays outside."""
+    x = np.array([-1.0, 0.0, 4.0])
+    out = einc.load(einc.compile("""
+        use std::math::{sqrt, log};
+        let x: [f64; 3];
+        let total = sum[i in 0..3](if x[i] > 0.0 { sqrt(x[i]) * log(x[i]) } else { 3.0 * x[i] });
+        let reverse = @total / @x;
+        let f[i in 0..3] = if x[i] > 0.0 { sqrt(x[i]) } else { 3.0 * x[i] };
+        let forward = @f / @x;
+    """).vmfb)(x=x)
+    slope_at_4 = (np.log(4.0) + 2.0) / (2 * np.sqrt(4.0))       # d/dx sqrt(x) log(x)
+    np.testing.assert_allclose(out["reverse"], [3.0, 3.0, slope_at_4], rtol=1e-14)
+    np.testing.assert_allclose(out["forward"], np.diag([3.0, 3.0, 0.25]), rtol=1e-14)
+
+
 def test_tied_arguments_of_min_and_max_share_the_derivative_in_both_modes():
     # at a tie each argument gets half, as central differences and the tied points of a
     # reduction do (all of it went to the first argument: fuzz seed 7 program 388)

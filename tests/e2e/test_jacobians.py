@@ -251,3 +251,22 @@ def test_both_modes_through_an_array_literal_of_a_points_values(fd_jacobian):
         return np.sin(m[i // 2]) + r[i % 2, i % 3] ** 2
     np.testing.assert_allclose(out["g"], fd_jacobian(lambda v: (y(v) ** 2).sum(), x), **FD_TOL)
     np.testing.assert_allclose(out["J"], fd_jacobian(y, x), **FD_TOL)
+
+
+def test_a_read_of_a_derivative_gives_its_indices_their_ranges():
+    """`J[i, k]` of `let J = @y / @x;` (and `(@y / @x)[i, k]`) bounds i and k by the
+    derivative's shape, as a tensor's read does: it was E004 "cannot infer the range"."""
+    rng = np.random.default_rng(14)
+    x, W = rng.standard_normal(4), rng.standard_normal((3, 4))
+    out = einc.load(einc.compile("""
+        let x: [f64; 4];
+        let W: [f64; 3, 4];
+        let y[i in 0..3] = sum[k](W[i, k] * x[k]) * x[i];
+        let J = @y / @x;
+        let jvp[i] = sum[k](J[i, k] * x[k]);
+        let vjp[k] = sum[i]((@y / @x)[i, k] * W[i, 0]);
+    """).vmfb)(x=x, W=W)
+    J = W * x[:3, None]
+    J[np.arange(3), np.arange(3)] += W @ x
+    np.testing.assert_allclose(out["jvp"], J @ x, rtol=1e-12)
+    np.testing.assert_allclose(out["vjp"], W[:, 0] @ J, rtol=1e-12)

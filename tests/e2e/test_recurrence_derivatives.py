@@ -229,3 +229,85 @@ def test_soft_dtw_whose_grid_reads_its_own_row_has_a_gradient(fd_jacobian):
     np.testing.assert_allclose(out["gx"], fd_jacobian(lambda v: soft_dtw_grid(v, y)[-1, -1], x), **FD_TOL)
     np.testing.assert_allclose(out["gy"], fd_jacobian(lambda v: soft_dtw_grid(x, v)[-1, -1], y), **FD_TOL)
     np.testing.assert_allclose(out["column"], fd_jacobian(lambda v: soft_dtw_grid(v, y), x)[:, :, 2], **FD_TOL)
+
+
+TRIANGULAR = """
+let L: [f64; N, N];
+let b: [f64; N];
+let a: f64;
+let x[i in 0..N] = (b[i] - sum[k in 0..i](L[i, k] * x[k])) / L[i, i];
+let J = sum[i](x[i] * x[i] * (i + 1) as f64);
+let gb = @J / @b;
+let gL = @J / @L;
+let y[0] = b[0];
+let y[t in 1..N] = b[t] + 0.3 * sum[k in 1..t + 1](a ** k * y[t - k] / k as f64);
+let Y = sum[t](y[t] * y[t]);
+let ga = @Y / @a;
+"""
+
+
+def long_memory(b, a):
+    y = np.zeros(len(b))
+    y[0] = b[0]
+    for t in range(1, len(b)):
+        y[t] = b[t] + 0.3 * sum(a ** k * y[t - k] / k for k in range(1, t + 1))
+    return y
+
+
+def test_reverse_mode_through_a_step_reading_every_earlier_step(fd_jacobian):
+    """A step reading all earlier steps (`x[k]`, k in 0..i, a forward substitution; `y[t - k]`,
+    a lag over the whole past) was E011 "at a step that is not t - constant" in reverse mode:
+    its adjoint loop now sums what every later step sends back."""
+    rng = np.random.default_rng(12)
+    L = np.tril(rng.standard_normal((5, 5))) + 3 * np.eye(5)
+    b, w = rng.standard_normal(5), np.arange(1, 6)
+    out = einc.load(einc.compile(TRIANGULAR).vmfb)(L=L, b=b, a=0.6)
+    J = lambda L, b: (np.linalg.solve(L, b) ** 2 * w).sum()     # noqa: E731
+    np.testing.assert_allclose(out["gb"], fd_jacobian(lambda v: J(L, v), b), **FD_TOL)
+    # only the lower triangle is read: the strict upper one has derivative 0
+    np.testing.assert_allclose(out["gL"], np.tril(fd_jacobian(lambda m: J(m, b), L)), **FD_TOL)
+    Y = lambda a: (long_memory(b, a) ** 2).sum()     # noqa: E731
+    np.testing.assert_allclose(out["ga"], (Y(0.6 + H) - Y(0.6 - H)) / (2 * H), **FD_TOL)
+
+
+GP_MARGINAL_LIKELIHOOD = """use std::math::{exp, log};
+use std::ml::{cholesky, solve_triangular_lower};
+let x: [f64; N];
+let y: [f64; N];
+let ell: f64;
+let sf: f64;
+let sn: f64;
+let K[i in 0..N, j in 0..N] = sf * exp(-0.5 * (x[i] - x[j]) * (x[i] - x[j]) / (ell * ell))
+    + if i == j { sn } else { 0.0 };
+let Lc = cholesky(K);
+let alpha = solve_triangular_lower(Lc, y);
+let nll = 0.5 * sum[i](alpha[i] * alpha[i]) + sum[i](log(Lc[i, i]));
+let g_ell = @nll / @ell;
+let g_sf = @nll / @sf;
+let g_sn = @nll / @sn;
+"""
+
+
+def gp_nll(x, y, ell, sf, sn):
+    K = sf * np.exp(-0.5 * np.subtract.outer(x, x) ** 2 / ell ** 2) + sn * np.eye(len(x))
+    L = np.linalg.cholesky(K)
+    alpha = np.linalg.solve(L, y)
+    return 0.5 * alpha @ alpha + np.log(np.diag(L)).sum()
+
+
+def test_gaussian_process_marginal_likelihood_gradient_through_a_cholesky():
+    """std cholesky computes every point of its `if` (the diagonal's sqrt past a row's end is
+    sqrt(0) or of a rounding error below 0): the untaken branch's partial (inf, NaN) times the
+    0 the branch passes on was NaN. A branch's mask now stays outside the partials."""
+    rng = np.random.default_rng(13)
+    x = np.sort(rng.random(6) * 3)
+    y = np.sin(x) + 0.1 * rng.standard_normal(6)
+    par = dict(ell=0.8, sf=1.2, sn=0.1)
+    out = einc.load(einc.compile(GP_MARGINAL_LIKELIHOOD).vmfb)(x=x, y=y, **par)
+    np.testing.assert_allclose(out["nll"], gp_nll(x, y, **par), rtol=1e-10)
+    for name in par:
+        up, down = dict(par), dict(par)
+        up[name] += H
+        down[name] -= H
+        fd = (gp_nll(x, y, **up) - gp_nll(x, y, **down)) / (2 * H)
+        np.testing.assert_allclose(out[f"g_{name}"], fd, **FD_TOL, err_msg=name)

@@ -97,6 +97,11 @@ class State:
         self.note_guards(read)
         self._note_axes(read, read.tensor.shape, names, range(len(read.subs)), "")
 
+    def note_jacobian_read(self, read, shape: tuple, names: list[str], axes) -> None:
+        """A read `J[i, k]` of a derivative (`let J = @y / @x;`): the subscripted `axes` bound
+        their indices by the derivative's shape, shape(y) ++ shape(x), as a tensor's read does."""
+        self._note_axes(read, shape, names, axes, "")
+
     def note_row_read(self, row, names: list[str]) -> None:
         """A PartialRead `base[s0, .., sk]`: its subscripts index base's first axes wherever the
         row goes, also where nothing reads an element of it (`match m[j] { [..] => 0 }`)."""

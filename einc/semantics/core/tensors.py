@@ -8,6 +8,7 @@ scalar rule is applied to one element of each array inside a fresh `Generic`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -135,10 +136,7 @@ def read(base, subs: list, span, state: State, text: str):
     if isinstance(base, PartialRead):
         return read(base.base, list(base.subs) + subs, span, state, text)
     if isinstance(base, LazyJacobian):
-        element = read_jacobian(base, subs, span)
-        if isinstance(element, Read):    # its indices take their ranges from it, as any read's do
-            state.note_read(element, [text] * len(element.subs))
-        return element
+        return read_jacobian(base, subs, span, state, text)
     if any(s is None for s in subs):
         raise d.error(d.UNSUPPORTED, "a `:` slice of an array that is not a derivative", span,
                       hint="fewer subscripts give a sub-array: `m[i]` is row i")
@@ -167,13 +165,22 @@ def read(base, subs: list, span, state: State, text: str):
     return r
 
 
-def read_jacobian(lazy: LazyJacobian, subs: list, span) -> Value:
+def read_jacobian(lazy: LazyJacobian, subs: list, span, state: State, text: str) -> Value:
     """lazy[subs]: fewer subscripts than axes keep the trailing axes whole."""
     if len(subs) > lazy.rank:
         raise d.error(d.SHAPE, f"{len(subs)} subscripts for a derivative of rank {lazy.rank}", span)
     subs = [s if s is SLICE else subscript(s, span) for s in subs]
     subs += [SLICE] * (lazy.rank - len(subs))
+    state.note_jacobian_read(_Subscripts(tuple(subs), span), lazy.shape, [text] * len(subs),
+                             [k for k, s in enumerate(subs) if s is not SLICE])
     return jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
+
+
+@dataclass
+class _Subscripts:
+    """The subscripts of a read that is no IR Read (of a derivative), for range inference."""
+    subs: tuple
+    span: object
 
 
 def subscript(s, span) -> Value:
