@@ -20,7 +20,7 @@ from einc.ir.nodes import (Generic, IndexRef, IndexVar, Read, RecClause, RecMemb
                            Value, free_vars, fresh_index_vars, step_state_reads, walk)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import BF16, BOOL, F16, F32, F64, I32, I64, Lin
-from einc.semantics.forms import definitions, guarded_clauses
+from einc.semantics.forms import definitions, guarded_clauses, recurrence_coverage
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.bounds import check_reads
 from einc.semantics.core.state import UnboundIndex
@@ -825,6 +825,7 @@ def _check_reads(group: RecurrenceGroup) -> None:
             for read, guards in step_reach.guarded_state_reads(_roots([clause])):
                 if read.member in group.members:     # not an enclosing recurrence's state
                     _check_direction(m, clause, read, guards, group.t_var)
+            recurrence_coverage.check_clause(clause, group.members, group.t_var)
 
 
 def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guards: tuple, step: IndexVar) -> None:
