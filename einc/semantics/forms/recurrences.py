@@ -889,7 +889,7 @@ def _check_ranged_read(member: RecMember, clause: RecClause, read: StateRead, gu
 def _check_past_the_end(clause: RecClause, read: StateRead, offset: int) -> None:
     """A read at `t + offset` past the last step the member read has (its first axis) is
     E005, as a read past any array's end: it is not one of the member's points no clause
-    covers (those are 0)."""
+    covers (einc.semantics.forms.recurrence_coverage)."""
     last_step = clause.t_hi - 1
     read_step = last_step + offset
     size = read.member.shape[0]
