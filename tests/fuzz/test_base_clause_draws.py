@@ -1,8 +1,8 @@
 """Every recurrence member the program fuzzer draws has its first steps defined: one drawn with
-no start clause gets a zero clause for them (fuzz/programs/generate.py `member`), which draws
-nothing, so every program stays as it was apart from that clause and reads the same values as
-before, when a step no clause defined read 0; a read of such a step is E005 now
-(einc.semantics.forms.recurrence_coverage)."""
+no start clause gets a zero clause for them (fuzz/programs/generate.py `member`): its steps read
+the values they read before, when a step no clause defined read 0, which is E005 now
+(einc.semantics.forms.recurrence_coverage). The clause draws nothing itself, but the clause
+layout's draws after it shift, so a seed's later programs change."""
 from __future__ import annotations
 
 import pytest
