@@ -17,7 +17,7 @@ import time
 from fuzz.known_issues import explain
 from fuzz.mutants.check import check_cli, check_in_process
 from fuzz.mutants.corpus import corpus
-from fuzz.mutants.mutate import mutate
+from fuzz.mutants.mutate import COVERAGE_MUTATIONS, mutate, recurrences
 from fuzz.report import Finding, Report
 from fuzz.workers import Pool
 
@@ -27,6 +27,7 @@ CLI_EVERY = 25
 SECONDS_PER_JOB = 60
 SECONDS_PER_MUTANT = 10
 GOOD = ("diagnostic", "valid", "built")
+COVERAGE_SHARE = 0.05          # mutants that delete a base clause or narrow a step's range
 
 
 def run_mutants(n: int, seed: int, jobs: int = 2, log=lambda line: print(line, flush=True)) -> Report:
@@ -40,25 +41,39 @@ class Mutants:
         self.report = Report("mutants of real programs through the front end")
         self.seeds = corpus()
         self.folders: dict[str | None, str] = {}
-        self.mutants: dict[int, tuple] = {}      # number -> (seed name, folder copy, bytes)
+        self.mutants: dict[int, tuple] = {}      # number -> (seed name, folder copy, bytes, original)
+        self.recurrent = [s for s in self.seeds if recurrences(s.text)]
 
     def run(self, n: int) -> Report:
         start = time.monotonic()
         for k in range(n):
             rng = random.Random(f"{self.seed}/mutant/{k}")
             original = rng.choice(self.seeds)
-            self.mutants[k] = (original.name, self._folder(original.folder), mutate(original.text, rng))
+            self.mutants[k] = (original.name, self._folder(original.folder), mutate(original.text, rng), None)
+            self._maybe_coverage_mutant(k)
         self.report.counts["mutants"] = n
         numbers = list(self.mutants)
         for first in range(0, n, BATCH):
             self._submit_in_process(numbers[first:first + BATCH])
         for k in numbers[::CLI_EVERY]:
-            name, folder, data = self.mutants[k]
+            name, folder, data, _ = self.mutants[k]
             self.pool.submit(("cli", [k]), check_cli, (self._path(folder, k), data), SECONDS_PER_JOB * 5)
         for (how, keys), outcome in self.pool.run():
             self._handle(how, keys, outcome)
         self.report.seconds = time.monotonic() - start
         return self.report
+
+    def _maybe_coverage_mutant(self, k: int) -> None:
+        """Now and then, from a stream of its own (the other mutants stay as they were), mutant
+        k deletes a recurrence's base clause or narrows its step's range instead: a diagnostic
+        is expected."""
+        rng = random.Random(f"{self.seed}/coverage/{k}")
+        if rng.random() >= COVERAGE_SHARE or not self.recurrent:
+            return
+        original = rng.choice(self.recurrent)
+        text = rng.choice(COVERAGE_MUTATIONS)(original.text, rng)
+        self.mutants[k] = (original.name, self._folder(original.folder), text.encode(), original.text.encode())
+        self.report.counts["coverage mutants"] += 1
 
     def _folder(self, folder: str | None) -> str:
         """A private copy of the folder a program lives in (its .ein and .npy files)."""
@@ -76,7 +91,8 @@ class Mutants:
         return os.path.join(folder, f"mutant{k}.ein")
 
     def _submit_in_process(self, keys: list) -> None:
-        work = [(self._path(self.mutants[k][1], k), self.mutants[k][2], k % BUILD_EVERY == 0) for k in keys]
+        work = [(self._path(self.mutants[k][1], k), self.mutants[k][2], k % BUILD_EVERY == 0, self.mutants[k][3])
+                for k in keys]
         self.pool.submit(("in process", keys), check_in_process, (work,),
                          SECONDS_PER_JOB + SECONDS_PER_MUTANT * len(keys))
 
@@ -98,7 +114,7 @@ class Mutants:
                 self._record(how, k, result["kind"], result.get("detail", ""))
 
     def _record(self, how: str, k: int, kind: str, detail: str) -> None:
-        name, _, data = self.mutants[k]
+        name, _, data, _ = self.mutants[k]
         text = data.decode("utf-8", "replace")
         self.report.findings.append(Finding(f"seed {self.seed} mutant {k} of {name} ({how})",
                                             "front-end" if how == "in process" else "einc-build",

@@ -3,7 +3,9 @@
 In process (fast; most mutants never get past the parser): the front end and the lowering to
 verified MLIR, and for some valid mutants the IREE build too. A mistake in the program must be a
 CompileError whose diagnostics all have a code (E001..E011) and a location inside the text, and
-that renders; anything else raised is a bug (`traceback`). Through the command line (a sample):
+that renders; anything else raised is a bug (`traceback`). A mutant that must be a mistake (a
+recurrence's base clause deleted: fuzz.mutants.mutate.COVERAGE_MUTATIONS) and is valid where its
+original is, is a bug too (`missed-diagnostic`). Through the command line (a sample):
 `einc build` must exit 1 with a rendered diagnostic and no output file, or 0 with the module.
 """
 from __future__ import annotations
@@ -24,8 +26,18 @@ CLI_SECONDS = 240
 
 
 def check_in_process(mutants: list) -> list[dict]:
-    """`mutants`: (path to write it to, bytes, build with IREE too) each."""
-    return [_check(path, data, build) for path, data, build in mutants]
+    """`mutants`: (path to write it to, bytes, build with IREE too, the original's bytes when
+    the mutant must be a diagnostic, else None) each."""
+    return [_expected(path, original, _check(path, data, build)) for path, data, build, original in mutants]
+
+
+def _expected(path: str, original: bytes | None, result: dict) -> dict:
+    """`result`, or a missed diagnostic when the mutant was valid and its original is too."""
+    if original is None or result["kind"] not in ("valid", "built"):
+        return result
+    if _check(path, original, False)["kind"] != "valid":
+        return result
+    return {"kind": "missed-diagnostic", "detail": "a recurrence reads a point its mutation left to no clause"}
 
 
 def _check(path: str, data: bytes, build: bool) -> dict:

@@ -2,7 +2,8 @@
 and types changed, names exchanged, lines dropped or repeated, the text cut short, stray bytes;
 and the mistakes users make: other line ends, broken string fields, a range in a where clause,
 calls and reads with an argument or subscript too many or too few, a divisor of 0, a name not
-in ASCII.
+in ASCII; and, drawn apart (fuzz.mutants.campaign), a recurrence's base clause deleted or its
+step's range narrowed, which must be a diagnostic.
 
 The tokenizer is the fuzzer's own (a few regular expressions), not einc's lexer, so that the
 mutants do not inherit its idea of what a token is. Joining the tokens gives the text back.
@@ -247,3 +248,43 @@ MUTATIONS = (delete_token, delete_token, duplicate_token, swap_tokens, swap_toke
              change_number, change_type, change_type, change_name, change_operator, insert_token,
              drop_line, repeat_line, truncate, stray, line_endings, break_interpolation, range_in_where,
              call_arity, change_subscripts, zero_divisor, non_ascii_name)
+
+
+# A definition of two clauses, a base point and a step from the next point on that reads the
+# step before, outside any `if` or `where` (`let s[0] = ..; let s[t in 1..T] = s[t - 1] + ..;`).
+STEP_CLAUSE = re.compile(r"let\s+(\w+)\[\s*(\w+)\s+in\s+(\d+)\.\.([^\],\[]+)\]\s*=([^;{}]*);")
+
+
+def recurrences(text: str) -> list:
+    """(base clause match, step clause match) of each such definition in `text`."""
+    found = []
+    for step in STEP_CLAUSE.finditer(text):
+        name, index, first, body = step.group(1), step.group(2), int(step.group(3)), step.group(5)
+        reads_back = re.search(rf"\b{name}\[\s*{index}\s*-\s*1\s*\]", body)
+        base = re.search(rf"let\s+{name}\[\s*{first - 1}\s*\][^;{{}}]*;", text)
+        clauses = len(re.findall(rf"\blet\s+{name}\[", text))
+        if reads_back and base and clauses == 2 and not re.search(r"\bif\b|\bwhere\b|\bmatch\b", body):
+            found.append((base, step))
+    return found
+
+
+def delete_base_clause(text: str, rng: random.Random) -> str | None:
+    """The base clause of a recurrence deleted: its step reads a point no clause defines (E005)."""
+    found = recurrences(text)
+    if not found:
+        return None
+    base, _ = rng.choice(found)
+    return text[:base.start()] + text[base.end():]
+
+
+def narrow_clause_range(text: str, rng: random.Random) -> str | None:
+    """A recurrence's step clause started one step later (`t in 1..T` to `t in 2..T`): its first
+    step reads the point it no longer defines (E005)."""
+    found = recurrences(text)
+    if not found:
+        return None
+    _, step = rng.choice(found)
+    return text[:step.start(3)] + str(int(step.group(3)) + 1) + text[step.end(3):]
+
+
+COVERAGE_MUTATIONS = (delete_base_clause, narrow_clause_range)

@@ -447,6 +447,9 @@ class ProgramGenerator:
         if triangle:
             main = main[:1] + (Slot("j", Bound(0), Bound(1, index="t")),)
         typed_by_step = not clauses
+        if not clauses:          # its steps read from step 0 on, which a base clause must define (E005)
+            zero = False if me.dtype == "bool" else 0.0 if me.dtype in FLOATS else 0
+            clauses.append(Clause((Slot("t", Bound(0), Bound(start)),) + rest, Lit(zero, me.dtype)))
         # guarded step clauses split the step's box by the indices (a guard may not read the
         # recurrence's own values, E011)
         split = self.index_split(self.index_scope(main, self.scope)) if rng.random() < 0.15 else [None]

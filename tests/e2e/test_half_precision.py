@@ -199,10 +199,10 @@ def test_a_reduction_inside_a_recurrence(t, target):
 
 
 @pytest.mark.parametrize("t", HALVES)
-def test_a_recurrence_with_no_base_clause_takes_the_half_type_of_its_step(t):
-    # no clause types r[0], so its type is guessed; the half types are among the guesses
-    # (found by the differential fuzzer: E002 "mismatched types f32 and f16")
-    source = f"use std::math::tanh;\nlet x: [{t}; 6];\nlet r[t in 1..6] = tanh(r[t - 1] + (x[t] + t as {t}));\n"
+def test_a_recurrence_no_base_clause_types_takes_the_half_type_of_its_step(t):
+    # r[0]'s untyped literal does not type r, so its type is guessed; the half types are among
+    # the guesses (found by the differential fuzzer: E002 "mismatched types f32 and f16")
+    source = f"use std::math::tanh;\nlet x: [{t}; 6];\nlet r[0] = 0;\nlet r[t in 1..6] = tanh(r[t - 1] + (x[t] + t as {t}));\n"
     x = np.linspace(-1, 1, 6).astype(HALVES[t])
     got = einc.load(einc.compile(source).vmfb)(x=x)["r"]
     assert got.dtype == HALVES[t]

@@ -530,13 +530,15 @@ def test_a_stacked_lstm_whose_layers_keep_rows_of_one_size(run, target, fd_jacob
 
 
 def test_a_plain_read_elsewhere_still_decides_an_index_a_member_read_also_bounds(run):
-    """The reads of a member are only a last resort: `x[i]` decides i's 5 here, and the points
-    of u's first row past its 3 read as 0, as before."""
+    """The reads of a member are only a last resort: `x[i]` decides i's 5 here, as before (u's
+    first row past a's 3 has a clause of its own: a step's read of a point no clause defines is
+    E005)."""
     x = np.arange(1, 6, dtype=np.float32)
     out = run("""
         let a: [f32; 3];
         let x: [f32; 5];
         let u[0, i] = a[i];
+        let u[0, i in 3..5] = 0.0;
         let u[t in 1..3, i] = u[t - 1, i] + x[i];
     """, a=np.ones(3, np.float32), x=x)
     expected = np.zeros((3, 5), np.float32)

@@ -112,6 +112,7 @@ MANY_RUN_TIME_SIZES = """
     let x1: [f32; M, 1];
     let r9[0, j in 0..6] = x1[0, 0] * 2.0;
     let r9[t in 1..2, j in 0..6] = r9[0, 0] + x1[0, 0];
+    let r8[0] = 0.0;
     let r8[t in 1..2] = min(r8[0], r9[t - 1, 1]);
     let g14 = @r8 / @x1;
 """
@@ -124,7 +125,7 @@ def test_a_kernel_over_the_push_constant_limit_says_to_fix_sizes_and_then_runs()
     x1 = np.array([[1.5], [-1.0], [-2.0]], np.float32)
     with einc.load(einc.compile(MANY_RUN_TIME_SIZES, target="vulkan-spirv", dims={"M": 3}).vmfb) as program:
         out = program(x1=x1)
-    # r8[0] is 0 (no clause writes it), r9[0, 1] = 3 > 0: r8[1] = min(0, 3) = 0 and no derivative
+    # r8[0] = 0, r9[0, 1] = 3 > 0: r8[1] = min(0, 3) = 0 and no derivative
     np.testing.assert_array_equal(out["r9"], [[3.0] * 6, [4.5] * 6])
     np.testing.assert_array_equal(out["r8"], [0.0, 0.0])
     np.testing.assert_array_equal(out["g14"], np.zeros((2, 3, 1)))

@@ -56,3 +56,33 @@ def test_each_drawn_mistake_is_a_located_diagnostic(tmp_path, mutation):
             front_end(str(path))
         except CompileError as err:
             assert all(d.code and d.span for d in err.diagnostics), err.render()
+
+
+RECURRENCE = '''let x: [f32; T];
+let s[0] = x[0];
+let s[t in 1..T] = 0.5 * s[t - 1] + x[t];
+let g[t in 1..T] = if t > 1 { g[t - 1] } else { 1.0 };
+'''
+
+
+@pytest.mark.parametrize("mutation, changed", [(m.delete_base_clause, "let s[0] = x[0];\n"),
+                                               (m.narrow_clause_range, "s[t in 2..T]")])
+def test_a_coverage_mutation_leaves_a_read_point_to_no_clause_and_is_E005(tmp_path, mutation, changed):
+    # the guarded g is not a candidate: its first step reads nothing
+    assert [step.group(1) for _, step in m.recurrences(RECURRENCE)] == ["s"]
+    text = mutation(RECURRENCE, random.Random(0))
+    assert (changed not in text) if mutation is m.delete_base_clause else (changed in text)
+    path = tmp_path / "prog.ein"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CompileError) as info:
+        front_end(str(path))
+    assert info.value.diagnostics[0].code == "E005" and "no clause of `s`" in info.value.diagnostics[0].message
+
+
+def test_a_coverage_mutant_valid_where_its_original_is_valid_is_a_finding(tmp_path):
+    from fuzz.mutants.check import check_in_process
+    path = str(tmp_path / "prog.ein")
+    valid = RECURRENCE.encode()
+    broken = m.delete_base_clause(RECURRENCE, random.Random(0)).encode()
+    results = check_in_process([(path, valid, False, valid), (path, broken, False, valid), (path, valid, False, None)])
+    assert [r["kind"] for r in results] == ["missed-diagnostic", "diagnostic", "valid"]

@@ -49,7 +49,7 @@ def test_five_scalar_members_in_registers_match_numpy(trend, steps):
 
 
 # a: two base clauses, then a step clause from t = 2; c: a clause ending at t = 3 and one from
-# there; d: no clause at t = 0 or 1 (those steps read as 0); f: reads them at t; h: a vector
+# there; d: no clause at t = 0 or 1 (those steps read as 0; its step reads t - 1 from t = 3 on); f: reads them at t; h: a vector
 # member (H = 37, so whole vectors and a scalar rest) with base clauses at t = 0 and 1. Read
 # whole, or only f and h: then a, c and d are kept in windows no read after the loop needs, so
 # their steps stay in registers unstored (d's uncovered steps from its cleared slot)
@@ -63,7 +63,7 @@ let a[1] = 2.0;
 let a[t in 2..T] = a[t - 1] + 0.5 * a[t - 2] + y[t];
 let c[t in 0..3] = y[t];
 let c[t in 3..T] = 0.5 * c[t - 1] + a[t - 2];
-let d[t in 2..T] = 0.25 * d[t - 1] + c[t];
+let d[t in 2..T] = 0.25 * (if t > 2 { d[t - 1] } else { 0.0 }) + c[t];
 let f[t in 0..T] = d[t] + 0.5 * a[t];
 let h[0, i in 0..37] = x[0, i];
 let h[1, i in 0..37] = 0.5 * x[1, i];

@@ -20,7 +20,7 @@ from einc.ir.nodes import (Generic, IndexRef, IndexVar, Read, RecClause, RecMemb
                            Value, free_vars, fresh_index_vars, step_state_reads, walk)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import BF16, BOOL, F16, F32, F64, I32, I64, Lin
-from einc.semantics.forms import definitions, guarded_clauses
+from einc.semantics.forms import definitions, guarded_clauses, recurrence_coverage
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.bounds import check_reads
 from einc.semantics.core.state import UnboundIndex
@@ -825,6 +825,7 @@ def _check_reads(group: RecurrenceGroup) -> None:
             for read, guards in step_reach.guarded_state_reads(_roots([clause])):
                 if read.member in group.members:     # not an enclosing recurrence's state
                     _check_direction(m, clause, read, guards, group.t_var)
+            recurrence_coverage.check_clause(clause, group.members, group.t_var)
 
 
 def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guards: tuple, step: IndexVar) -> None:
@@ -888,7 +889,7 @@ def _check_ranged_read(member: RecMember, clause: RecClause, read: StateRead, gu
 def _check_past_the_end(clause: RecClause, read: StateRead, offset: int) -> None:
     """A read at `t + offset` past the last step the member read has (its first axis) is
     E005, as a read past any array's end: it is not one of the member's points no clause
-    covers (those are 0)."""
+    covers (einc.semantics.forms.recurrence_coverage)."""
     last_step = clause.t_hi - 1
     read_step = last_step + offset
     size = read.member.shape[0]
