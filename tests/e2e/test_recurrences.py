@@ -153,6 +153,27 @@ def test_literal_base_clauses_share_one_type_and_an_empty_step_range_adds_no_ste
     assert out["z"].shape == (0,)
 
 
+def test_a_start_written_as_an_if_types_the_member_as_a_base_clause_would(run):
+    """Int literals are the only values the one clause can give: i32, as `let r[0] = 6;` beside
+    the step clause is; a float read or literal among them makes it a float."""
+    x = rng.standard_normal(5)
+    out = run("""
+        let x: [f64; 5];
+        let r[t in 0..5] = if t == 0 { 6 } else { (r[t - 1] * 3 + 2) % 7 };
+        let a[t in 0..5] = if t == 0 { 0 } else { a[t - 1] * 2 + x[t] };
+        let c[t in 0..5] = if t == 0 { 3 } else { c[t - 1] * 0.5 };
+    """, x=x)
+    r, a, c = [6], [0.0], [np.float32(3)]
+    for t in range(1, 5):
+        r.append((r[-1] * 3 + 2) % 7)
+        a.append(a[-1] * 2 + x[t])
+        c.append(c[-1] * np.float32(0.5))
+    assert (out["r"].dtype, out["a"].dtype, out["c"].dtype) == (np.int32, np.float64, np.float32)
+    np.testing.assert_array_equal(out["r"], r)
+    np.testing.assert_allclose(out["a"], a, rtol=1e-12)
+    np.testing.assert_array_equal(out["c"], c)
+
+
 def test_reading_a_future_step_is_an_error():
     with pytest.raises(CompileError) as info:
         einc.compile("""

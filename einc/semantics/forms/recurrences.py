@@ -561,12 +561,39 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
         if typed:
             guess[did] = typed[0].dtype
         else:
-            guess[did] = scalar_ops.literal_dtype(bases, clauses[0].span) if bases else F32
+            guess[did] = scalar_ops.literal_dtype(bases, clauses[0].span) if bases else _result_literals_dtype(clauses)
             tentative.add(did)
         if not bases:
             unseeded.add(did)
     del el.ir.effects[effects:]
     return guess, tentative, unseeded
+
+
+def _result_literals_dtype(clauses: list) -> object:
+    """A guess for a member no base clause types, from the untyped literals its clauses can
+    give as a value: i32 when they are all ints (`let r[t in 0..T] = if t == 0 { 6 } else
+    { (r[t - 1] * 3) % 7 };` as `let r[0] = 6;` beside the step clause), f32 otherwise."""
+    found = [lit for c in clauses for lit in _result_literals(c.value)]
+    return I32 if found and all(isinstance(lit, ast.IntLit) for lit in found) else F32
+
+
+def _result_literals(expr) -> list:
+    """The untyped literals `expr`'s value can be, through signs, arithmetic and branches."""
+    if isinstance(expr, (ast.IntLit, ast.FloatLit)):
+        return [] if expr.suffix else [expr]
+    if isinstance(expr, ast.Unary) and expr.op != "!":
+        return _result_literals(expr.operand)
+    if isinstance(expr, ast.Binary) and expr.op in ("+", "-", "*", "/", "%", "**"):
+        return _result_literals(expr.left) + _result_literals(expr.right)
+    if isinstance(expr, ast.If):
+        return _result_literals(expr.then) + (_result_literals(expr.orelse) if expr.orelse else [])
+    if isinstance(expr, ast.Block):
+        return _result_literals(expr.result) if expr.result else []
+    if isinstance(expr, ast.Where):
+        return _result_literals(expr.body)
+    if isinstance(expr, ast.Match):
+        return [lit for arm in expr.arms for lit in _result_literals(arm.body)]
+    return []
 
 
 def _base_clause(el, node: ast.IndexedLet, env, shape: tuple):
