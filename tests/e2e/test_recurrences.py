@@ -985,3 +985,27 @@ def test_steps_read_before_the_start_under_an_if_that_excludes_the_first_steps(r
         for j in range(1, 5):
             grid[i, j] = max(grid[i - 1, j - 1] + a[i] * b[j], grid[i - 1, j], grid[i, j - 1])
     np.testing.assert_allclose(out["H"], grid, rtol=1e-6)
+
+
+def test_a_start_guard_in_place_of_a_base_clause_and_a_read_through_data_of_a_point_no_clause_defines(run):
+    """`if t > 1` keeps the first step from reading a step no clause defines, so it builds
+    (without it, E005: tests/semantics/test_recurrence_coverage.py). A read through data is not
+    judged at build time: `s[1]`, which no clause defines, reads 0 when `k` points at it."""
+    x = rng.standard_normal(7).astype(np.float32)
+    k = np.array([0, 0, 1, 5, 1, 2, 9], np.int32)
+    out = run("""
+        let x: [f32; 7];
+        let k: [i32; 7];
+        let g[t in 1..7] = if t > 1 { 0.5 * g[t - 1] + x[t] } else { x[t] };
+        let s[0] = 1.0;
+        let s[t in 2..7] = (if t > 2 { s[t - 1] } else { s[0] }) + s[k[t] % t];
+    """, x=x, k=k)
+    want_g = np.zeros(7, np.float32)
+    want_s = np.zeros(7, np.float32)
+    want_s[0] = 1.0
+    for t in range(1, 7):
+        want_g[t] = x[t] if t == 1 else 0.5 * want_g[t - 1] + x[t]
+    for t in range(2, 7):
+        want_s[t] = (want_s[t - 1] if t > 2 else want_s[0]) + want_s[k[t] % t]
+    np.testing.assert_allclose(out["g"], want_g, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out["s"], want_s)
