@@ -150,7 +150,9 @@ def _subscript_expr(domain: Domain, lin, size) -> Optional[tuple[ir.AffineExpr, 
       a bare `d_k` is only allowed over an axis whose size is the variable's extent (views cut
       such axes to fit, see operand_views);
     - IREE-08: a variable of extent 1 is the constant it is (a folded loop leaves a bare `d_k`);
-    - IREE-36: no negative coefficient (`q[t + 2 - s]`): tiling takes wrong slices of it."""
+    - IREE-36: no negative coefficient (`q[t + 2 - s]`): tiling takes wrong slices of it;
+    - IREE-151: a kernel with no loops reads its points by tensor.extract, not through a map of
+      constants, which IREE vectorized to mismatched types once fused with their producer."""
     const = lin.const
     terms = {}
     for key, coeff in lin.terms.items():
@@ -163,7 +165,7 @@ def _subscript_expr(domain: Domain, lin, size) -> Optional[tuple[ir.AffineExpr, 
             return None
         terms[key] = coeff
     if not terms:
-        return ir.AffineConstantExpr.get(const), frozenset()
+        return (ir.AffineConstantExpr.get(const), frozenset()) if domain.vars else None
     if const == 0 and len(terms) == 1:         # a bare d_k, also `f[n - 1]` with n in 1..
         (key, coeff), = terms.items()
         if coeff == 1 and key.extent != size:
