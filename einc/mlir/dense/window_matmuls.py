@@ -157,21 +157,33 @@ def _windows(found: Match, image: ir.Value, out: ir.Value, rows: list[str], dept
     window axis `y+p` at `stride * y + dilation * p` (the op's strides and dilations)."""
     letters = rows + depth
     dim = {letter: ir.AffineDimExpr.get(k) for k, letter in enumerate(letters)}
+    reads = _window_reads(found, dim, lambda y: dim[y])
+    out_letters, sizes = found.pattern.out.split(), _filter_sizes(found)
+    shape = [_dim(out, out_letters.index(letter)) for letter in rows] + [sizes[letter] for letter in depth]
+    return _copy(image, reads, shape)
+
+
+def _window_reads(found: Match, dim: dict, at) -> list:
+    """The image map's results: a window axis `y+p` read at `stride * at(y) + dilation * p`
+    (the op's strides and dilations), any other axis at its own letter."""
     windows = iter(zip(found.strides, found.dilations))
     reads = []
     for token in found.pattern.operands[0].split():
         if "+" in token:
             y, p = token.split("+")
             stride, dilation = next(windows)
-            reads.append(dim[y] * stride + dim[p] * dilation)
+            reads.append(at(y) * stride + dim[p] * dilation)
         else:
             reads.append(dim[token])
-    out_letters, sizes = found.pattern.out.split(), _filter_sizes(found)
-    shape = [_dim(out, out_letters.index(letter)) for letter in rows] + [sizes[letter] for letter in depth]
+    return reads
+
+
+def _copy(image: ir.Value, reads: list, shape: list) -> ir.Value:
+    """A tensor of `shape` whose point is `image` read at `reads` (maps of its dims)."""
     element = ir.RankedTensorType(image.type).element_type
-    maps = [ir.AffineMap.get(len(letters), 0, reads), ir.AffineMap.get_identity(len(letters))]
+    maps = [ir.AffineMap.get(len(shape), 0, reads), ir.AffineMap.get_identity(len(shape))]
     op = linalg.GenericOp_([image], [tensor.empty(shape, element)], maps,
-                           [linalg.IteratorType.parallel] * len(letters))
+                           [linalg.IteratorType.parallel] * len(shape))
     block = op.regions[0].blocks[0]
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])
@@ -254,25 +266,9 @@ def _packed_windows(found: Match, image: ir.Value, out: ir.Value, rows: list[str
     y of the last one `tile * columns + column`; collapsed to [tiles of rows, K, columns, 1]."""
     letters = rows + depth + ["column", "unit"]
     dim = {letter: ir.AffineDimExpr.get(k) for k, letter in enumerate(letters)}
-    windows = iter(zip(found.strides, found.dilations))
-    reads = []
-    for token in found.pattern.operands[0].split():
-        if "+" in token:
-            y, p = token.split("+")
-            stride, dilation = next(windows)
-            at = dim[y] * columns + dim["column"] if y == rows[-1] else dim[y]
-            reads.append(at * stride + dim[p] * dilation)
-        else:
-            reads.append(dim[token])
+    reads = _window_reads(found, dim, lambda y: dim[y] * columns + dim["column"] if y == rows[-1] else dim[y])
     out_letters, sizes = found.pattern.out.split(), _filter_sizes(found)
     shape = [_dim(out, out_letters.index(letter)) for letter in rows[:-1]] + [tiles] + \
         [sizes[letter] for letter in depth] + [columns, 1]
-    element = ir.RankedTensorType(image.type).element_type
-    maps = [ir.AffineMap.get(len(letters), 0, reads), ir.AffineMap.get_identity(len(letters))]
-    op = linalg.GenericOp_([image], [tensor.empty(shape, element)], maps,
-                           [linalg.IteratorType.parallel] * len(letters))
-    block = op.regions[0].blocks[0]
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([block.arguments[0]])
     n, k = len(rows), len(depth)
-    return _collapsed(op.result, [list(range(n)), list(range(n, n + k)), [n + k], [n + k + 1]])
+    return _collapsed(_copy(image, reads, shape), [list(range(n)), list(range(n, n + k)), [n + k], [n + k + 1]])
