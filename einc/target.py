@@ -25,6 +25,9 @@ class Target:
     fuses_step_sums: bool = False         # a step's sum adds each product with one FMA
     convolution_tiles: bool = False       # NCHW convolutions get einc's CPU tile sizes
     register_tiled_matmuls: bool = False  # f32 matmuls packed into einc's register tiles (AVX-512, AVX2)
+    # (M, N, K): float matmuls of build-time sizes padded up to these multiples, which the
+    # codegen's tiles need (einc.mlir.dense.gpu.matmuls); None: as written
+    matmul_size_multiples: tuple[int, int, int] | None = None
     unrolled_poolings: bool = False       # poolings as one pass over their window's shifted slices
     row_gathers: bool = False             # rows at data-dependent positions copied by IREE's gather op
     # softmax attention as one IREE attention op (P never written) where a head's scores (queries x
@@ -123,6 +126,8 @@ _RECORDS = (
            # SPIR-V cannot compile a dispatch region with loops; IREE-30: lavapipe stops an
            # invocation after ~65,535 loop iterations
            loops_in_dispatch=False, loop_budget=65_000,
+           # IREE's SPIR-V matmul tiles: 64 output columns a workgroup, 8 rows, 4 of K an invocation
+           matmul_size_multiples=(8, 64, 4),
            defects=frozenset({"IREE-06", "IREE-41", "IREE-42", "IREE-46", "IREE-49", "IREE-63", "IREE-89",
                               "IREE-90", "IREE-102"})),
 )

@@ -18,6 +18,7 @@ from iree.compiler.dialects import arith, linalg
 
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Reduce, Value
+from einc.mlir.dense.gpu import matmuls as gpu_matmuls
 from einc.mlir.dense import (computed_operands, cpu_convolutions, cpu_matmuls, cpu_poolings, named_ops, operand_views,
                              patch_matmuls, pooling_pairs, window_matmuls)
 from einc.mlir.core import decided_guards, scalar_ops
@@ -254,7 +255,7 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
 # "": the op): the first that takes it, a target's own form, else the named op.
 DENSE_RULES = ((window_matmuls.emit, named_ops.WINDOWS_MATMUL), (cpu_convolutions.emit, ""),
                (pooling_pairs.emit, named_ops.PAIRS), (cpu_poolings.emit, named_ops.WRITTEN_OUT),
-               (cpu_matmuls.emit, ""), (named_ops.emit, ""))
+               (cpu_matmuls.emit, ""), (gpu_matmuls.emit, ""), (named_ops.emit, ""))
 
 # arith op names: (float, signed integer, unsigned integer or bool)
 COMBINERS = {"sum": ("addf", "addi", "addi"), "prod": ("mulf", "muli", "muli"),

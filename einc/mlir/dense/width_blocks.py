@@ -289,12 +289,23 @@ def static_sizes(sizes: list) -> list[int]:
 
 def zero_padded(value: ir.Value, axis: int, high: ir.Value | int) -> ir.Value:
     """`value` with `high` zeros (an index value, or a number) after its end on `axis`."""
+    return zeros_after(value, {axis: high})
+
+
+def zeros_after(value: ir.Value, highs: dict) -> ir.Value:
+    """`value` with zeros after its end on each axis of `highs`, as many as it maps the axis to
+    (an index value, or a number), in one pad."""
     source = ir.RankedTensorType(value.type)
     shape = [source.get_dim_size(a) for a in range(source.rank)]
-    static = isinstance(high, int)
-    shape[axis] = shape[axis] + high if static and shape[axis] != DYNAMIC else DYNAMIC
-    static_high = [(high if static else DYNAMIC) if a == axis else 0 for a in range(source.rank)]
-    op = tensor.PadOp(ir.RankedTensorType.get(shape, source.element_type), value, [], [] if static else [high],
+    static_high, dynamic = [0] * source.rank, []
+    for axis, high in sorted(highs.items()):
+        if isinstance(high, int):
+            static_high[axis] = high
+            shape[axis] = shape[axis] + high if shape[axis] != DYNAMIC else DYNAMIC
+        else:
+            static_high[axis], shape[axis] = DYNAMIC, DYNAMIC
+            dynamic.append(high)
+    op = tensor.PadOp(ir.RankedTensorType.get(shape, source.element_type), value, [], dynamic,
                       [0] * source.rank, static_high)
     block = op.regions[0].blocks.append(*([ir.IndexType.get()] * source.rank))
     with ir.InsertionPoint(block):
