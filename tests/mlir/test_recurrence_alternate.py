@@ -1,8 +1,9 @@
 """A step whose members each sum a weight matrix of the program times the last state (a GRU's
 three gates) computes those sums first, the last member's first, on every odd step
 (recurrence_alternate), so the matrices the step before read last are read first, from L2.
-Against NumPy every step, at odd sizes (whole vectors and a scalar rest) and step counts that
-end on an odd and an even step, f32 and f64; a gate whose sum reads another member at the
+Against NumPy every step, at odd sizes (whole vectors and a scalar rest) on both sides of
+STREAMED_BYTES (the run-time test that turns the odd steps' order on) and step counts that end
+on an odd and an even step, f32 and f64; a gate whose sum reads another member at the
 current step (the original GRU's Un (r * h)) keeps its place."""
 import re
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc.mlir.recurrences.alternate import STREAMED_BYTES
 from tests.programs import built, source
 
 rng = np.random.default_rng(91)
@@ -72,8 +74,9 @@ def gru_inputs(steps: int, size: int, dtype) -> dict:
 
 
 @pytest.mark.parametrize("steps", [2, 3, 10, 11])
-@pytest.mark.parametrize("size", [37, 64])
+@pytest.mark.parametrize("size", [37, 149])
 def test_a_gru_whose_odd_steps_run_their_sums_first_matches_numpy(steps, size):
+    assert (3 * size * size * 4 > STREAMED_BYTES) == (size == 149)       # one size on each side
     x = gru_inputs(steps, size, np.float32)
     with einc.load(built(GRU, outputs=["h"]).vmfb) as program:
         got = program(**x)["h"]
@@ -81,12 +84,14 @@ def test_a_gru_whose_odd_steps_run_their_sums_first_matches_numpy(steps, size):
 
 
 @pytest.mark.parametrize("steps", [6, 9])
-def test_in_f64_too(steps):
-    x = gru_inputs(steps, 29, np.float64)
+@pytest.mark.parametrize("size", [29, 107])
+def test_in_f64_too(steps, size):
+    assert (3 * size * size * 8 > STREAMED_BYTES) == (size == 107)
+    x = gru_inputs(steps, size, np.float64)
     with einc.load(built(RATIONAL_F64, outputs=["h"]).vmfb) as program:
         got = program(**x)["h"]
     Uz, Ur, Un, xz, xr, xn = (x[k] for k in ("Uz", "Ur", "Un", "xz", "xr", "xn"))
-    h = np.zeros((steps, 29))
+    h = np.zeros((steps, size))
     for t in range(1, steps):
         z, g = 1 / (2 + (Uz @ h[t - 1] + xz[t]) ** 2), 1 / (2 + (Ur @ h[t - 1] + xr[t]) ** 2)
         s = g * (Un @ h[t - 1]) + xn[t]
@@ -96,7 +101,8 @@ def test_in_f64_too(steps):
 
 @pytest.mark.parametrize("steps", [3, 8])
 def test_a_sum_reading_another_member_at_the_current_step_keeps_its_place(steps):
-    x = gru_inputs(steps, 21, np.float32)
+    assert 2 * 185 * 185 * 4 > STREAMED_BYTES       # z's and g's matrices
+    x = gru_inputs(steps, 185, np.float32)
     with einc.load(built(RESET_INSIDE, outputs=["h"]).vmfb) as program:
         got = program(**x)["h"]
     np.testing.assert_allclose(got, gru_reference(x, True), rtol=1e-5, atol=1e-5)

@@ -29,7 +29,7 @@ from einc.mlir.core.dispatch_captures import fence_captured_tensors, host_fence
 from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.recurrences.lanes import (Lanes, clause_lanes, clause_vector, counted_loop, in_order, in_order_sums,
                                         round_down, split_reduction, store_consecutive, sum_layout, width_of)
-from einc.mlir.recurrences.alternate import summed_first
+from einc.mlir.recurrences.alternate import streams_more_than_l2, summed_first
 from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Storage, load_element, store_element
 from einc.mlir.recurrences.step import (PointValue, as_member_type, clause_scope, compact, covers_every_step,
@@ -63,8 +63,9 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
     carried = tensors + [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n * _held_count(m))]
     for lo, hi in step_spans(group):
         bounds = [index_const(b.const) if b.is_const else steps for b in (lo, hi)]
-        loop = scf.ForOp(*[arith.minui(b, steps) for b in bounds], index_const(1), carried)
         first = summed_first(lw, group, (lo, hi), held)
+        large = streams_more_than_l2(lw, first) if first else None
+        loop = scf.ForOp(*[arith.minui(b, steps) for b in bounds], index_const(1), carried)
         with ir.InsertionPoint(loop.body):
             tensors, registers = loop.inner_iter_args[:len(members)], iter(loop.inner_iter_args[len(members):])
             recent = {m: [_registers(m, registers) for _ in range(n)] for m, n in held.items()}
@@ -81,15 +82,17 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
                 shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
                            for v in _flat(value)]
                 return [storage.tensors[m] for m in members] + shifted
-            scf.yield_(_by_parity(loop, lambda: step(first), lambda: step([])) if first else step([]))
+            scf.yield_(_by_parity(loop, large, lambda: step(first), lambda: step([])) if first else step([]))
         carried = list(loop.results)
     return carried[:len(members)]
 
 
-def _by_parity(loop: scf.ForOp, odd, even) -> list:
-    """The loop's carried values that `odd()` builds where its step is odd, else those of `even()`."""
+def _by_parity(loop: scf.ForOp, enabled: ir.Value, odd, even) -> list:
+    """The loop's carried values that `odd()` builds where its step is odd and `enabled` holds,
+    else those of `even()`."""
     t = loop.induction_variable
     is_odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(t, index_const(1)), index_const(0))
+    is_odd = arith.andi(is_odd, enabled)
     branch = scf.IfOp(is_odd, [v.type for v in loop.inner_iter_args], has_else=True)
     with ir.InsertionPoint(branch.else_block):
         scf.yield_(even())
