@@ -12,6 +12,7 @@ The region runs as a single thread.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from typing import Optional
@@ -28,6 +29,7 @@ from einc.mlir.core.dispatch_captures import fence_captured_tensors, host_fence
 from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.recurrences.lanes import (Lanes, clause_lanes, clause_vector, counted_loop, in_order, in_order_sums,
                                         round_down, split_reduction, store_consecutive, sum_layout, width_of)
+from einc.mlir.recurrences.alternate import streams_more_than_l2, summed_first
 from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Storage, load_element, store_element
 from einc.mlir.recurrences.step import (PointValue, as_member_type, clause_scope, compact, covers_every_step,
@@ -61,18 +63,42 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
     carried = tensors + [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n * _held_count(m))]
     for lo, hi in step_spans(group):
         bounds = [index_const(b.const) if b.is_const else steps for b in (lo, hi)]
+        first = summed_first(lw, group, (lo, hi), held)
+        large = streams_more_than_l2(lw, first) if first else None
         loop = scf.ForOp(*[arith.minui(b, steps) for b in bounds], index_const(1), carried)
         with ir.InsertionPoint(loop.body):
             tensors, registers = loop.inner_iter_args[:len(members)], iter(loop.inner_iter_args[len(members):])
             recent = {m: [_registers(m, registers) for _ in range(n)] for m, n in held.items()}
-            storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
-                              units=units, steps=(lo, hi), last_rows=last_rows)
-            emit_step(lw, group, storage, _write_points)
-            shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
-                       for v in _flat(value)]
-            scf.yield_([storage.tensors[m] for m in members] + shifted)
+
+            def step(summed: list) -> list:
+                """The carried values after step t, the sums of `summed` computed first, in order."""
+                storage = Storage(group.t_var, loop.induction_variable, dict(zip(members, tensors)), recent,
+                                  units=units, steps=(lo, hi), last_rows=last_rows)
+                for m in summed:
+                    clause, = m.clauses
+                    storage.tensors[m] = _write_points(lw, m, storage, list(clause.vars), None, None, clause,
+                                                       sums_only=True)
+                emit_step(lw, group, storage, functools.partial(_write_points, summed=frozenset(summed)))
+                shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
+                           for v in _flat(value)]
+                return [storage.tensors[m] for m in members] + shifted
+            scf.yield_(_by_parity(loop, large, lambda: step(first), lambda: step([])) if first else step([]))
         carried = list(loop.results)
     return carried[:len(members)]
+
+
+def _by_parity(loop: scf.ForOp, enabled: ir.Value, odd, even) -> list:
+    """The loop's carried values that `odd()` builds where its step is odd and `enabled` holds,
+    else those of `even()`."""
+    t = loop.induction_variable
+    is_odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(t, index_const(1)), index_const(0))
+    is_odd = arith.andi(is_odd, enabled)
+    branch = scf.IfOp(is_odd, [v.type for v in loop.inner_iter_args], has_else=True)
+    with ir.InsertionPoint(branch.else_block):
+        scf.yield_(even())
+    with ir.InsertionPoint(branch.then_block):
+        scf.yield_(odd())
+    return list(branch.results)
 
 
 def step_spans(group: RecurrenceGroup) -> list[tuple]:
@@ -196,9 +222,12 @@ def _initial_storage(lw, member: RecMember) -> ir.Value:
 
 
 def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
-                  value: PointValue, clause: Optional[RecClause]) -> ir.Value:
+                  value: PointValue, clause: Optional[RecClause], summed: frozenset = frozenset(),
+                  sums_only: bool = False) -> ir.Value:
     """The points in lexicographic order, each stored before the next is computed; a clause
-    that allows it computes its last variable in vector lanes (recurrence_lanes)."""
+    that allows it computes its last variable in vector lanes (recurrence_lanes). With
+    `sums_only`, only its split sums (stored where its points go); for a member in `summed`,
+    whose sums are already there, only the rest."""
     if member in storage.recent:
         if vars_:
             return _write_held_points(member, storage, vars_, active, value)
@@ -253,8 +282,10 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
                 if split is not None:       # the first loop's sums, where this chunk's points go
                     points.known(split, points.consecutive(out[0], at(ivs, base), member.dtype))
                 return [store_consecutive(clause_vector(points, clause, member.dtype), out[0], at(ivs, base))]
-            if split is not None and rows == 1:
+            if split is not None and rows == 1 and member not in summed:
                 out = sums(ivs, out, 1)
+            if sums_only:
+                return out
             start = lo
             for size in sizes:
                 end = round_down(start, hi, size)
@@ -262,8 +293,10 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
                 start = end
             return counted_loop(start, hi, 1, out, lambda j, out: point(ivs + [j], out))
         out = [storage.tensors[member]]
-        if rows > 1:
+        if rows > 1 and member not in summed:
             out = _row_tiles(lw, vars_[:-1], rows, out, sums)
+        if sums_only and rows > 1:
+            return out[0]
         return point_loops(var_bounds(lw, vars_[:-1]), out, row)[0]
     return when(active, storage.tensors[member], update)
 
