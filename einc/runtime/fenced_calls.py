@@ -49,11 +49,13 @@ def takes_fences(function: rt.VmFunction) -> bool:
     return dict(function.reflection).get("iree.abi.model") == _FENCED_MODEL
 
 
-def main_invoker(context: rt.VmContext, device: rt.HalDevice, function: rt.VmFunction):
+def main_invoker(context: rt.VmContext, device: rt.HalDevice, function: rt.VmFunction,
+                 device_arrays: bool = True):
     """A callable running `function` on `device` and returning what IREE's FunctionInvoker
-    returns (None, a value, or a tuple), once its results are ready."""
+    returns (None, a value, or a tuple), once its results are ready; without `device_arrays`
+    a fenced `main`'s buffers come back as the HalBufferViews themselves."""
     if takes_fences(function):
-        return FencedMain(context, device, function)
+        return FencedMain(context, device, function, device_arrays)
     return rt.FunctionInvoker(context, device, function)
 
 
@@ -62,8 +64,10 @@ class FencedMain:
     packs them, then a fence already reached (nothing to wait for) and one signalled when the
     results are ready, which is polled (`wait_without_spinning`)."""
 
-    def __init__(self, context: rt.VmContext, device: rt.HalDevice, function: rt.VmFunction):
+    def __init__(self, context: rt.VmContext, device: rt.HalDevice, function: rt.VmFunction,
+                 device_arrays: bool = True):
         self._context, self._device, self._function = context, device, function
+        self._device_arrays = device_arrays
         self._packer = ArgumentPacker(_invoke_statics, None)
         self._ready = rt.HalFence(1)
         self._work_times: dict[tuple, float] = {}   # argument shapes -> estimated seconds
@@ -109,6 +113,8 @@ class FencedMain:
             views = [None]
         if any(view is None for view in views):     # a ref of another type
             return _extract_vm_sequence_to_python(Invocation(self._device), results, None)
+        if not self._device_arrays:  # (a DeviceArray each cost 3-4 us more right after a kernel)
+            return views
         return [rt.DeviceArray(self._device, view, implicit_host_transfer=True) for view in views]
 
 

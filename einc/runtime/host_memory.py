@@ -132,25 +132,69 @@ def _address(array: np.ndarray) -> int:
         return array.ctypes.data
 
 
-def result_array(result: rt.DeviceArray, lent: list[np.ndarray], returned: list[np.ndarray]) -> np.ndarray:
-    """`result` as a NumPy array over its buffer, which lives as long as the array, or a copy
+def result_array(device: rt.HalDevice, view: rt.HalBufferView, lent: list[np.ndarray],
+                 returned: list[np.ndarray]) -> np.ndarray:
+    """`view` as a NumPy array over its buffer, which lives as long as the array, or a copy
     where that buffer is memory held elsewhere: an input lent to IREE or a staging array the
     next call writes again (`lent`: a program may return its input as it is), or an earlier
     result of the same call (two outputs may be one value); a small result is always a copy
     (COPIED_RESULT_BYTES)."""
-    view = result._buffer_view
-    if 0 < view.byte_length <= COPIED_RESULT_BYTES:
-        return np.array(result.to_host(), copy=True)
-    shape = tuple(view.shape)
-    dtype = dtype_of(view)
     if view.byte_length == 0:
-        return np.zeros(shape, dtype)
-    if not _mappable(view.get_buffer()):
-        return np.array(result.to_host(), copy=True)
-    array = _MappedResult(view).array(shape, dtype)
+        return np.zeros(tuple(view.shape), dtype_of(view))
+    held = _exported(device, view)
+    if held is None:
+        return np.array(rt.DeviceArray(device, view, implicit_host_transfer=True).to_host(), copy=True)
+    if view.byte_length <= COPIED_RESULT_BYTES:
+        return held.copy()
+    array = np.asarray(_Writable(held))
     if any(np.may_share_memory(array, other) for other in (*lent, *returned)):
         return array.copy()
     return array
+
+
+# A result is read through DLPack: IREE exports its buffer as a capsule that holds the buffer
+# (IREE-34: the array of IREE's `MappedMemory.asarray` did not) and NumPy takes it. Right after
+# a kernel has evicted the caches, the mapping, `asarray` and their checks cost 200-230 us of a
+# 256 matmul's call, this way 45-60 (one core, load 9; docs/DECISIONS.md).
+_DLPACK_CPU = 1          # DLPack's device type of host memory
+
+
+def _exported(device: rt.HalDevice, view: rt.HalBufferView) -> np.ndarray | None:
+    """A read-only array over `view`'s buffer, holding it; None where the buffer cannot be
+    exported or DLPack has no type for its elements (bfloat16)."""
+    try:
+        return np.from_dlpack(_Capsule(device.create_dlpack_capsule(view, _DLPACK_CPU, 0)))
+    except (RuntimeError, ValueError, TypeError, BufferError):
+        return None
+
+
+class _Capsule:
+    """What np.from_dlpack asks of a producer, over a capsule already made."""
+
+    __slots__ = ("_capsule",)
+
+    def __init__(self, capsule):
+        self._capsule = capsule
+
+    def __dlpack__(self, **_):
+        return self._capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (_DLPACK_CPU, 0)
+
+
+class _Writable:
+    """The owner of a writable array over the memory of the read-only one it holds: NumPy
+    marks an array taken through a capsule of DLPack's first version read-only (that version
+    cannot say otherwise), where einc's results have always been arrays of the caller's."""
+
+    __slots__ = ("__array_interface__", "_held")
+
+    def __init__(self, held: np.ndarray):
+        self._held = held
+        interface = held.__array_interface__
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
 
 
 # IREE element type -> NumPy dtype. Looked up once per type: after a large kernel has evicted the
@@ -164,24 +208,3 @@ def dtype_of(view: rt.HalBufferView) -> np.dtype:
     if dtype is None:
         dtype = _DTYPES[element] = HalElementType.map_to_dtype(element)
     return dtype
-
-
-class _MappedResult:
-    """The owner of a result array's memory: it holds IREE's mapping and the buffer view under it
-    for as long as the array (its base) lives. IREE-34: the array `MappedMemory.asarray` gives
-    does not hold them, and the next call would write its results over it."""
-
-    def __init__(self, view: rt.HalBufferView):
-        self._view = view
-        self._mapping = view.map()
-
-    def array(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
-        # the unowned array's own interface names its memory: 2-4 us a call less than one built
-        # from its `ctypes.data` and `dtype.str`
-        self.__array_interface__ = self._mapping.asarray(shape, dtype).__array_interface__
-        return np.asarray(self)
-
-
-def _mappable(buffer: rt.HalBuffer) -> bool:
-    return (buffer.memory_type() & int(MemoryType.HOST_VISIBLE) == int(MemoryType.HOST_VISIBLE)
-            and buffer.allowed_usage() & int(BufferUsage.MAPPING_SCOPED) == int(BufferUsage.MAPPING_SCOPED))

@@ -109,7 +109,9 @@ class Program:
                                        debug_sink=rt.HalModuleDebugSink(self._recorder))
             modules = [hal, self._module] if self._parameters is None else [hal, self._parameters, self._module]
             self._context = rt.VmContext(self._instance, modules=modules)
-            self._main = main_invoker(self._context, self._hal_device, self._module.lookup_function("main"))
+            # the CPU devices' results are read from their buffer views (host_memory.result_array)
+            self._main = main_invoker(self._context, self._hal_device, self._module.lookup_function("main"),
+                                      self.device == "vulkan")
             # Vulkan takes the bound inputs as they are (_device_arguments)
             self._arguments = None if self.device == "vulkan" else DeviceArguments(
                 self._hal_device, self.signature.input_alignment,
@@ -266,7 +268,7 @@ class Program:
         return bad_index(checks, [self._status(status) for status in results[len(specs):]])
 
     def _device_outputs(self, results) -> dict[str, rt.DeviceArray]:
-        arrays = self._results(results)
+        arrays = [self._device_array(result) for result in self._results(results)]
         for array in arrays:
             # The array holds the program's VM objects: freed after its program was closed, a
             # Vulkan device array crashed the process. Set after __init__'s attributes, this is
@@ -286,15 +288,23 @@ class Program:
             lent += self._arguments.staged()
         arrays: list[np.ndarray] = []
         for result in results:
-            arrays.append(to_numpy(result) if self.device == "vulkan" else result_array(result, lent, arrays))
+            arrays.append(to_numpy(result) if self.device == "vulkan" else
+                          result_array(self._hal_device, _buffer_view(result), lent, arrays))
         # unsigned results come back as the signed integers of the same bits (a view of a string's
         # dtype on every result cost ~0.8 us each)
         return {spec.name: array if array.dtype == dtype else array.view(dtype)
                 for spec, dtype, array in zip(specs, self._output_dtypes, arrays)}
 
     def _status(self, result) -> np.ndarray:
-        """A copy of an index check's status vector."""
-        return to_numpy(result) if self.device == "vulkan" else np.array(result.to_host(), copy=True)
+        """An index check's status vector (an array of its own)."""
+        return to_numpy(result) if self.device == "vulkan" else \
+            result_array(self._hal_device, _buffer_view(result), [], [])
+
+    def _device_array(self, result) -> rt.DeviceArray:
+        """A result of `main` as IREE's device array (the CPU devices return buffer views)."""
+        if isinstance(result, rt.HalBufferView):
+            return rt.DeviceArray(self._hal_device, result, implicit_host_transfer=True)
+        return result
 
     def close(self) -> None:
         """Release the VM objects now, in dependency order (left alive at exit they crash or warn)."""
@@ -307,6 +317,12 @@ class Program:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _buffer_view(result) -> rt.HalBufferView:
+    """A result's buffer view: what a fenced `main` returns, or the view of IREE's device array
+    (a module built before the CPU targets took fences)."""
+    return result if isinstance(result, rt.HalBufferView) else result._buffer_view
 
 
 def _as_tuple(results) -> tuple:

@@ -234,9 +234,40 @@ def test_small_results_are_copies_and_larger_ones_arrays_over_their_buffers(prog
     assert first["doubled"].flags.writeable
 
 
+TYPED = """
+let x: [f32; N];
+let b[i] = x[i] > 1.5;
+let h[i] = x[i] as f16;
+let c[i] = x[i] as i8;
+let u[i] = (x[i] + 100.0) as u8;
+let d[i] = (x[i] as f64) * 3.0;
+let bf[i] = x[i] as bf16;
+"""
+
+
+@pytest.mark.parametrize("device", ["local-sync", "local-task"])
+def test_results_of_every_element_type_are_writable_arrays_of_their_own(device):
+    # Results are read through DLPack (host_memory.result_array); bfloat16, for which DLPack has
+    # no type, is copied out. Each is above COPIED_RESULT_BYTES, so none is a copy for its size.
+    outputs = ["b", "h", "c", "u", "d", "bf"]
+    with einc.load(built(TYPED, outputs=outputs).vmfb, device=device) as typed:
+        x = np.linspace(-3.0, 3.0, 5000).astype(np.float32)
+        first = typed.run({"x": x})
+        typed.run({"x": x[::-1].copy()})
+    expected = {"b": x > 1.5, "h": x.astype(np.float16), "c": x.astype(np.int8),
+                "u": (x + np.float32(100)).astype(np.uint8), "d": x.astype(np.float64) * 3.0,
+                "bf": x.astype(ml_dtypes.bfloat16)}
+    for name in outputs:
+        assert first[name].dtype == expected[name].dtype, name
+        np.testing.assert_array_equal(first[name], expected[name], err_msg=name)
+        assert first[name].flags.writeable, name
+    first["d"][0] = 7.0
+    assert first["d"][0] == 7.0
+
+
 def owns_its_memory(array: np.ndarray) -> bool:
     """Whether `array`, or the array it is a view of, allocated its memory (a result over
-    IREE's buffer is a view of the mapping's owner, no array)."""
+    IREE's buffer is a view of the owner that holds the buffer, no array)."""
     while isinstance(array.base, np.ndarray):
         array = array.base
     return array.flags.owndata
