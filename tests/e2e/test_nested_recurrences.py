@@ -186,7 +186,8 @@ def test_an_rnn_trained_by_bptt_inside_an_epoch_recurrence(run):
     assert losses[-1] < losses[0]
 
 
-def test_a_scalar_parameter_trained_through_an_inner_recurrence_on_f32(run):
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_scalar_parameter_trained_through_an_inner_recurrence_on_f32(run, target):
     out = run("""
         use std::math::tanh;
         let xs: [f32; T];
@@ -197,7 +198,7 @@ def test_a_scalar_parameter_trained_through_an_inner_recurrence_on_f32(run):
         }
         let w[0] = 0.2;
         let w[e in 1..10] = { let L = loss(w[e - 1]); w[e - 1] - 2.0 * (@L / @w[e - 1]) };
-    """, xs=np.array([-0.4, -0.1, 0.2, 0.5, 0.3], np.float32))
+    """, target=target, xs=np.array([-0.4, -0.1, 0.2, 0.5, 0.3], np.float32))
     xs, w = np.array([-0.4, -0.1, 0.2, 0.5, 0.3]), [0.2]
     for _ in range(1, 10):
         h = [0.0]
