@@ -114,7 +114,7 @@ class _Gradient:
             if isinstance(v, RecValue) and v.group is group and self._total(v) is not None:
                 outside.setdefault(id(v.member), []).append(self._total(v))
         totals = {key: _add_tensors(parts) for key, parts in outside.items()}
-        self._leaves(adjoint_loop(group, totals, self.x, self.rules, self.span))
+        self._leaves(adjoint_loop(group, totals, self.x, self.stops, self.states_given, self.rules, self.span))
 
     def _contribution(self, leaf) -> Value:
         node = leaf.leaf

@@ -29,15 +29,18 @@ from einc.autodiff.seeds import read_adjoint
 from einc.autodiff.substitute import substitute
 
 
-def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, rules, span) -> list:
+def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, stops: set, states_given: bool, rules,
+                 span) -> list:
     """Leaves (reads of tensors outside G, and x) with their adjoints, given `outside`:
-    id(member) -> the adjoint (a tensor of the member's shape) from outside G."""
+    id(member) -> the adjoint (a tensor of the member's shape) from outside G. `stops`: the ids of
+    x and of the reads of the same state as x (einc.autodiff.gradient); `states_given`: G runs
+    inside a step of an enclosing recurrence whose other state reads are givens of that step."""
     check_not_own_member(group, x, span)
-    code = {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v), c, group.t_var)
+    code = {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v, group), c, group.t_var)
                          for v in (c.body, c.guard))
             for m in group.members for c in m.clauses}
-    check_no_step_tensors([v for body_guard in code.values() for v in body_guard if v is not None], span)
-    return _AdjointLoop(group, code, rules, span).run(outside, {id(x)})
+    check_no_step_tensors([v for body_guard in code.values() for v in body_guard if v is not None], span, group)
+    return _AdjointLoop(group, code, rules, span).run(outside, stops | {id(x)}, states_given)
 
 
 def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
@@ -48,32 +51,37 @@ def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
                       "inputs the recurrence starts from")
 
 
-def check_no_step_tensors(roots: list, span) -> None:
+def check_no_step_tensors(roots: list, span, group: RecurrenceGroup) -> None:
     """Both modes follow a step's scalar code only (`roots`, a group's clause bodies and guards,
     at_points_of_step_tensors): a tensor the step computes from the state and reads other than
     at a point (whole, `let v = r[t - 1];` passed on) would drop out of the derivative, a silent
     wrong value, so it is E011."""
     for v in walk(roots, opaque=(RecValue,)):
-        if _computed_from_state(v):
+        if _computed_from_state(v, group):
             raise d.error(d.UNSUPPORTED, "derivatives through a tensor a recurrence step computes from its "
                           "state are not compiled yet", v.span or span,
                           hint="write the step's work on its points without an indexed `let`")
 
 
-def _computed_from_state(v: Value) -> bool:
-    return isinstance(v, Generic) and any(isinstance(n, StateRead) for n in walk([v], opaque=(RecValue,)))
+def _computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:
+    """Whether `v` is a tensor computed from `group`'s state, or any loop's without a group (the
+    state of a loop enclosing the group is a given of the group's run, as its inputs are)."""
+    own = None if group is None else {id(m) for m in group.members}
+    return isinstance(v, Generic) and any(isinstance(n, StateRead) and (own is None or id(n.member) in own)
+                                          for n in walk([v], opaque=(RecValue,)))
 
 
-def at_points_of_step_tensors(v: Value) -> Value:
+def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None) -> Value:
     """`v` with each point read of a tensor the step computes from the state (`h[1]` of
-    `let h[i in 0..2] = tanh(r[t - 1, i]);`) replaced by the tensor's body at that point, so
-    both modes follow the state through it as through any scalar code."""
+    `let h[i in 0..2] = tanh(r[t - 1, i]);`; of `group`'s state if given) replaced by the
+    tensor's body at that point, so both modes follow the state through it as through any
+    scalar code."""
     mapping = {}
     for n in scalar_nodes([v]):
-        if isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor):
-            mapping[id(n)] = at_points_of_step_tensors(_point_of(n.tensor, n.subs))
-        elif n.rank == 0 and _computed_from_state(n):
-            mapping[id(n)] = at_points_of_step_tensors(_point_of(n, ()))
+        if isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor, group):
+            mapping[id(n)] = at_points_of_step_tensors(_point_of(n.tensor, n.subs), group)
+        elif n.rank == 0 and _computed_from_state(n, group):
+            mapping[id(n)] = at_points_of_step_tensors(_point_of(n, ()), group)
     return replace_nodes(v, mapping) if mapping else v
 
 
@@ -112,9 +120,10 @@ class _AdjointLoop:
         self.step = group.t_var                    # the clause's own step variable
         self.converted: dict[int, Value] = {}      # per clause
         self.stops: set = set()                    # ids of the values asked about (x)
+        self.states_given = False                  # reads of an enclosing loop's state are givens
 
-    def run(self, outside: dict, stops: set) -> list:
-        self.stops = stops
+    def run(self, outside: dict, stops: set, states_given: bool) -> list:
+        self.stops, self.states_given = stops, states_given
         needed = self._read_from(outside)
         self.adjoint = {key: m for key, m in self.adjoint.items() if key in needed}
         into_states: dict[int, list] = {}
@@ -156,7 +165,7 @@ class _AdjointLoop:
         if overridden is not None:      # a later clause writes these points: this one's value is gone
             seed = Op("select", (overridden, const(0.0, seed), seed), seed.dtype)
         body = self._convert(body)
-        leaves = propagate(body, seed, self.stops, (step,) + tuple(clause.vars), self.rules)
+        leaves = propagate(body, seed, self.stops, (step,) + tuple(clause.vars), self.rules, self.states_given)
         if not sole_writer(n, clause):
             return leaves
         # partials that repeat the whole body read the stored value instead
@@ -230,7 +239,7 @@ class _AdjointLoop:
     def _rebuild(self, v: Value) -> Value:
         if id(v) in self.stops:
             return v        # x itself: a copy would hide its uses from the derivative (a silent 0)
-        if isinstance(v, StateRead):
+        if isinstance(v, StateRead) and id(v.member) in self.primal:
             return Read(self.primal[id(v.member)], tuple(self._convert(s) for s in v.subs), span=v.span)
         if isinstance(v, IndexRef) and v.var is self.group.t_var:
             return IndexRef(self.step)

@@ -22,7 +22,7 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
     if not p.recurrences:
         lines.append("recurrences: none")
     for k, (group, lowering) in enumerate(zip(p.recurrences, lowerings, strict=True)):
-        lines += _group(k, group, lowering) + _packed(packed[k] if packed else [])
+        lines += _group(k, group, lowering) + _nesting(group, p.recurrences) + _packed(packed[k] if packed else [])
     lines += _dense_kernels(p, dense_kernels)
     lines += _index_checks(p, unchecked_indices)
     if kernels:
@@ -141,6 +141,18 @@ def _group(k: int, group, lowering: str) -> list:
             else f"whole tensor {shape_str(m.shape)}"
         lines.append(f"  {m.name}: lookback {_opt(plan.get('lookback'))}, tail "
                      f"{_opt(plan.get('tail'))}, storage {window} — {plan.get('reason', '')}")
+    return lines
+
+
+def _nesting(group, groups: list) -> list:
+    """Which group's steps this one runs in, and which groups run in each of its steps."""
+    def named(g) -> str:
+        return f"group {groups.index(g)} ({', '.join(m.name for m in g.members)})"
+    inner = [g for g in groups if g.enclosing is group]
+    lines = [f"  nested: runs whole inside each step of {named(group.enclosing)}, reading its state at earlier "
+             "steps; its storage is made anew at each of those steps"] if group.enclosing is not None else []
+    if inner:
+        lines.append(f"  inside each step: the loops of {', '.join(map(named, inner))}, after the slices they read")
     return lines
 
 

@@ -277,6 +277,7 @@ class RecurrenceGroup:
         self.t_var = t_var
         self.members = members
         self.step_work: list = []       # tensors each step computes whole (passes.step_work)
+        self.enclosing = None           # the group in each of whose steps this one runs (ditto)
 
 
 @dataclass(eq=False)

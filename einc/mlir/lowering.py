@@ -44,18 +44,20 @@ class Lowering:
         self._state_memo: dict[int, bool] = {}
         self.uniformity = Uniformity(self._free_memo)
         self._keep: list[Value] = []             # nodes made here stay alive, so their ids stay unique
-        self.state_tensors_are_given = False
+        self.given_step_tensors: frozenset = frozenset()   # ids of the tensors a step computed (inside_step)
         self.step_vars = frozenset(g.t_var for g in program.recurrences)
         self.loop_coordinates: dict = {}         # IndexVar -> its index value, inside a step's loop
         self._fused: dict[int, object] = {}      # id(Generic) -> its fused form, or None (fused_form)
 
     def is_program_level(self, v: Value) -> bool:
-        return not free_vars(v, self._free_memo) and not self._reads_state(v)
+        # a value already lowered is one: a slice of the state inside a step reads the step's index
+        return id(v) in self.values or (not free_vars(v, self._free_memo) and not self._reads_state(v))
 
     def _reads_state(self, v: Value) -> bool:
         """Whether `v` reads recurrence state: a StateRead or a step index, scalar work over one, or
-        a tensor a step computes from one (einc.passes.step_work). A RecValue closes over its own loop;
-        with `state_tensors_are_given` (inside a step that computed them) so do tensors."""
+        a tensor a step computes from one (einc.passes.step_work). A RecValue closes over its own
+        loop (but a loop nested in a step is one of the step's tensors); inside a step, so do the
+        tensors it computed (`given_step_tensors`; not those of a loop nested in it)."""
         stack = [(v, False)]
         while stack:
             node, done = stack.pop()
@@ -63,7 +65,9 @@ class Lowering:
                 continue
             if done:
                 reads_step = isinstance(node, IndexRef) and node.var in self.step_vars
+                nested = isinstance(node, RecValue) and node.group.enclosing is not None
                 self._state_memo[id(node)] = isinstance(node, StateRead) or reads_step or (
+                    nested and id(node) not in self.given_step_tensors) or (
                     not self._closed(node) and any(self._state_memo[id(o)] for o in node.operands()))
             else:
                 stack.append((node, True))
@@ -73,15 +77,17 @@ class Lowering:
 
     def _closed(self, v: Value) -> bool:
         tensor = (v.rank > 0 and not isinstance(v, Stack)) or isinstance(v, Generic)    # rank 0 too (a slice)
-        return isinstance(v, RecValue) or (tensor and self.state_tensors_are_given)
+        return isinstance(v, RecValue) or (tensor and id(v) in self.given_step_tensors)
 
-    def inside_step(self) -> "Lowering":
-        """A lowering for the body of one step that computes the step's tensors itself: it sees
-        what was lowered before the loop; what it lowers stays in its own memo, inside the loop."""
+    def inside_step(self, group) -> "Lowering":
+        """A lowering for the body of one step of `group` that computes the step's tensors itself:
+        it sees what was lowered before the loop; what it lowers stays in its own memo, inside
+        the loop."""
         step = copy.copy(self)
         step.values, step.reductions, step.views = dict(self.values), dict(self.reductions), dict(self.views)
+        step.groups = dict(self.groups)      # a group nested in the step runs in the loop body
         step._state_memo = {}
-        step.state_tensors_are_given = True
+        step.given_step_tensors = self.given_step_tensors | {id(v) for v in group.step_work}
         return step
 
     def free_vars(self, v: Value) -> frozenset:

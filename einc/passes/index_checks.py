@@ -57,6 +57,8 @@ def add_index_checks(program: Program, source_text) -> None:
     checks, seen = [], set()
     for read, axis, variables, cond in finder.found:
         key = (id(read.subs[axis]), repr(_shape(read)[axis]), id(cond))   # copies of one read check once
+        if any(var in finder.nested for var in variables):
+            continue          # inside a loop nested in another's step: clamped (docs/DECISIONS.md)
         if key not in seen and not _known_in_range(read.subs[axis], _shape(read)[axis]):
             seen.add(key)
             steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
@@ -96,6 +98,7 @@ class _Finder:
         self._free: dict = {}
         self._groups: set = set()
         self.steps: dict = {}             # a clause's steps -> its group's step variable
+        self.nested: set = set()          # the clause steps of groups run inside another's step
 
     def visit(self, root: Value, variables: tuple, cond: Optional[Value]) -> None:
         """Depth first from `root`, without recursion (programs may be thousands of values deep):
@@ -155,10 +158,11 @@ class _Finder:
             if is_data_dependent(sub):
                 self.found.append((v, axis, variables, cond))
 
-    def rec_value(self, v: RecValue, _variables: tuple, _cond) -> list:
+    def rec_value(self, v: RecValue, variables_around: tuple, _cond) -> list:
         if id(v.group) in self._groups:
             return []
         self._groups.add(id(v.group))
+        nested = any(var in self.steps for var in variables_around)
         t_var, tasks = v.group.t_var, []
         for member in v.group.members:
             for clause in member.clauses:
@@ -166,6 +170,8 @@ class _Finder:
                 # from step 1 would leave x at step 0)
                 steps = IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo, span=t_var.span)
                 self.steps[steps] = t_var
+                if nested:
+                    self.nested.add(steps)
                 variables = (steps,) + tuple(clause.vars)
                 tasks += [(clause.guard, variables, None), (clause.body, variables, clause.guard)]
         return tasks

@@ -9,6 +9,10 @@ and `--explain` says so. Those tensors read the state through slices: a read of 
 earlier step (`a[t - 1]`, `h[t - 1, v]`, as a decoder reads its previous token), or of another
 member computed earlier in the same step (`r[t, 0]`), becomes a read of that step's slice at the
 point.
+
+A group computed in the clauses that reads the state or the step (a loop inside a loop: BPTT
+inside a training recurrence) is such a tensor too: its reads of the state become reads of the
+step's slices, and the lowering runs its whole loop inside each step (`group.enclosing`).
 """
 from __future__ import annotations
 
@@ -22,21 +26,106 @@ from einc.ir.state_slices import computable_after, is_state_slice, state_history
 
 
 def plan_step_work(program: Program) -> None:
+    nested = {id(g): _nest_inner_groups(g) for g in program.recurrences}
     for group in program.recurrences:
-        roots = [v for m in group.members for c in m.clauses for v in (c.body, c.guard) if v is not None]
-        for v in _step_tensors(roots, group.t_var):
+        roots = _clause_roots(group)
+        reads = _StateOf(group, nested[id(group)])
+        for v in _step_tensors(roots, reads):
             if isinstance(v, Generic) and not is_state_slice(v):
-                _read_states_through_slices(v, group.t_var)
-        work = _step_tensors(roots, group.t_var)
-        order = walk(roots, opaque=(RecValue,))
-        at_points = _reads_state(order, point_level=True)
+                _read_states_through_slices(v, group)
+        work = _step_tensors(roots, reads)
+        at_points = reads.of(reads.order(roots), point_level=True)
         for v in work:
-            if not is_state_slice(v) and any(at_points[id(o)] for o in v.operands()):
+            if not is_state_slice(v) and not isinstance(v, RecValue) and any(at_points[id(o)] for o in v.operands()):
                 raise d.error(d.UNSUPPORTED, "a tensor computed inside a recurrence step may read the "
                               "state only at an earlier step", v.span,
                               hint="read the member at `t - 1` (or earlier)")
         group.step_work = work
         _check_current_step_reads(group)
+
+
+def _nest_inner_groups(group) -> dict:
+    """id of each group computed in `group`'s clauses that reads its step or state (a loop in
+    its loop, einc.semantics.forms.recurrences._check_nested) -> the slices of `group`'s state
+    it reads: its reads of the state become reads of those slices (rewritten in place), so the
+    inner loop runs inside each step, after the slices are cut, like any tensor of the step."""
+    nested: dict = {}
+    for v in walk(_clause_roots(group), opaque=(RecValue,)):
+        if isinstance(v, RecValue) and id(v.group) not in nested and _reads_group(v.group, group):
+            nested[id(v.group)] = _rewrite_inner(v.group, group)
+            v.group.enclosing = group
+    return nested
+
+
+def _clause_roots(group) -> list:
+    return [v for m in group.members for c in m.clauses for v in (c.body, c.guard) if v is not None]
+
+
+def _reads_group(inner, group) -> bool:
+    own = {id(m) for m in group.members}
+    return any((isinstance(v, StateRead) and id(v.member) in own) or (isinstance(v, IndexRef) and v.var is group.t_var)
+               for v in walk(_clause_roots(inner), opaque=(RecValue,)))
+
+
+def _rewrite_inner(inner, group) -> list:
+    """Rewrite `inner`'s reads of `group`'s state through slices; the slices it reads (those the
+    front end made for a whole earlier step, `W[e - 1]`, too), in order."""
+    slices: dict = {}
+    for m in inner.members:
+        for c in m.clauses:
+            c.body = _through_slices(c.body, group, slices)
+            if c.guard is not None:
+                c.guard = _through_slices(c.guard, group, slices)
+    own = {id(m) for m in group.members}
+    for v in walk(_clause_roots(inner), opaque=(RecValue,)):
+        if isinstance(v, Generic) and not is_state_slice(v):
+            _read_states_through_slices(v, group, slices)
+    return [v for v in walk(_clause_roots(inner), opaque=(RecValue,)) if is_state_slice(v) and id(v.body.member) in own]
+
+
+class _StateOf:
+    """Which values of a group's clauses read its state (or its step), a group nested in its
+    loop (`nested`: id -> the slices it reads) included."""
+
+    def __init__(self, group, nested: dict):
+        self.group, self.nested = group, nested
+        self.own = {id(m) for m in group.members}
+
+    def order(self, roots: list) -> list:
+        """The clauses' values, operands first, each nested group's slices before it."""
+        out, seen = [], set()
+        for v in walk(roots, opaque=(RecValue,)):
+            self._add(v, out, seen)
+        return out
+
+    def _add(self, v: Value, out: list, seen: set) -> None:
+        """`v` after what it needs: a nested group after its slices and the nested groups it reads
+        (an adjoint loop reads its primal loop's storage)."""
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, RecValue) and id(v.group) in self.nested:
+            for u in walk(_clause_roots(v.group), opaque=(RecValue,)):
+                if isinstance(u, RecValue) and id(u.group) in self.nested:
+                    self._add(u, out, seen)
+            for u in walk(self.nested[id(v.group)]):
+                self._add(u, out, seen)
+        out.append(v)
+
+    def of(self, order: list, point_level: bool, step: IndexVar = None) -> dict:
+        """id -> whether the value reads the state: through scalar work only (`point_level`,
+        what one point of a clause computes) or through tensors as well. With `step`, reading
+        the step's index counts too (a tensor of the derivative's code that reads a batched
+        input at the current step, `lb[k, b]`, exists only inside the loop as well)."""
+        reads: dict[int, bool] = {}
+        for v in order:
+            tensor = (v.rank > 0 and not isinstance(v, Stack)) or isinstance(v, Generic)     # a slice of rank 0 too
+            closed = isinstance(v, RecValue) or (point_level and tensor)
+            reads[id(v)] = (isinstance(v, StateRead) and id(v.member) in self.own) or (
+                isinstance(v, IndexRef) and v.var is step) or (
+                not point_level and isinstance(v, RecValue) and id(v.group) in self.nested) or (
+                not closed and any(reads[id(o)] for o in v.operands()))
+        return reads
 
 
 def _check_current_step_reads(group) -> None:
@@ -52,49 +141,39 @@ def _check_current_step_reads(group) -> None:
                           hint="read that member at `t - 1` (or earlier)")
 
 
-def _step_tensors(roots: list, step: IndexVar) -> list:
+def _step_tensors(roots: list, reads: _StateOf) -> list:
     """The tensors of a group's clauses that read the state or the step's index, operands first."""
-    order = walk(roots, opaque=(RecValue,))      # another group's loop is closed
-    anywhere = _reads_state(order, point_level=False, step=step)
-    at_points = _reads_state(order, point_level=True)
+    order = reads.order(roots)      # another group's loop is closed, unless nested in this one
+    anywhere = reads.of(order, point_level=False, step=reads.group.t_var)
+    at_points = reads.of(order, point_level=True)
     return [v for v in order if anywhere[id(v)] and not at_points[id(v)] and not free_vars(v)]
-
-
-def _reads_state(order: list, point_level: bool, step: IndexVar = None) -> dict:
-    """id -> whether the value reads recurrence state: through scalar work only (`point_level`,
-    what one point of a clause computes) or through tensors as well. With `step`, reading the
-    step's index counts too (a tensor of the derivative's code that reads a batched input at
-    the current step, `lb[k, b]`, exists only inside the loop as well)."""
-    reads: dict[int, bool] = {}
-    for v in order:
-        tensor = (v.rank > 0 and not isinstance(v, Stack)) or isinstance(v, Generic)     # a slice of rank 0 too
-        closed = isinstance(v, RecValue) or (point_level and tensor)
-        reads[id(v)] = isinstance(v, StateRead) or (isinstance(v, IndexRef) and v.var is step) or (
-            not closed and any(reads[id(o)] for o in v.operands()))
-    return reads
 
 
 CLOSED = (Generic, RecValue, Stack)     # tensors, rank 0 ones included, that close over their own work
 
 
-def _read_states_through_slices(v: Generic, step: IndexVar) -> None:
-    """Rewrite `v`'s body (in place) so that each read of the state at step `t - c` (c >= 0: an
-    earlier step, or another member's current one) reads that step's slice at the point instead
-    (the slice is work of the step too)."""
-    roots = [v.body] + ([v.guard] if v.guard is not None else [])
-    slices: dict = {}
-    new: dict[int, Value] = {}
-    for node in walk(roots, opaque=CLOSED):
-        new[id(node)] = _rebuilt(node, new, step, slices)
-    v.body = new[id(v.body)]
+def _read_states_through_slices(v: Generic, group, slices: dict = None) -> None:
+    """Rewrite `v`'s body (in place) so that each read of `group`'s state at step `t - c` (c >= 0:
+    an earlier step, or another member's current one) reads that step's slice at the point
+    instead (the slice is work of the step too)."""
+    slices = {} if slices is None else slices
+    v.body = _through_slices(v.body, group, slices)
     if v.guard is not None:
-        v.guard = new[id(v.guard)]
+        v.guard = _through_slices(v.guard, group, slices)
 
 
-def _rebuilt(node: Value, new: dict, step: IndexVar, slices: dict) -> Value:
+def _through_slices(root: Value, group, slices: dict) -> Value:
+    own = {id(m) for m in group.members}
+    new: dict[int, Value] = {}
+    for node in walk([root], opaque=CLOSED):
+        new[id(node)] = _rebuilt(node, new, group.t_var, slices, own)
+    return new[id(root)]
+
+
+def _rebuilt(node: Value, new: dict, step: IndexVar, slices: dict, own: set) -> Value:
     if isinstance(node, CLOSED) or node.rank > 0 or not node.operands():
         return node
-    if isinstance(node, StateRead):
+    if isinstance(node, StateRead) and id(node.member) in own:
         subs = tuple(new[id(s)] for s in node.subs)
         back = affine.affine_of(subs[0])
         if back is not None and back.terms == {step: 1} and back.const > 0:

@@ -812,33 +812,51 @@ def test_a_recurrence_function_called_per_point_with_a_sum_over_a_range_of_the_p
     np.testing.assert_allclose(out["d"], expected, rtol=1e-5, atol=1e-6)
 
 
-def test_a_recurrence_depending_on_the_step_of_the_one_calling_it_is_e011():
-    source = ("fn f(a) { let s[0] = a; let s[k in 1..4] = s[k - 1] * 0.5 + a; s[3] }\n"
-              "let x = [1.0, 2.0, 3.0];\n"
-              "let r[t in 0..1] = f(x[t]);\n"
-              "let r[t in 1..3] = r[t - 1] + 1.0;\n")
-    with pytest.raises(CompileError) as info:
-        einc.compile(source)
-    diagnostic = info.value.diagnostics[0]
-    assert diagnostic.code == "E011" and "loop inside a loop" in diagnostic.message
-
+def test_a_recurrence_depending_on_the_step_of_the_one_calling_it_runs_inside_that_step(run):
+    """`f(x[t])` in r's clause reads r's step: f's loop runs whole inside each step of r's
+    (was E011 "a loop inside a loop")."""
+    out = run("""
+        fn f(a) { let s[0] = a; let s[k in 1..4] = s[k - 1] * 0.5 + a; s[3] }
+        let x: [f32; 3];
+        let r[t in 0..2] = f(x[t]) + (t as f32);
+        let r[t in 2..3] = r[t - 1] + 1.0;
+    """, x=np.array([1.0, -2.0, 3.0], np.float32))
+    expected = []
+    for t, a in enumerate([1.0, -2.0, 3.0]):
+        s = a
+        for _ in range(3):
+            s = s * 0.5 + a
+        expected.append(s + t if t < 2 else expected[-1] + 1.0)
+    np.testing.assert_allclose(out["r"], expected, rtol=1e-6)      # f32, a few exact halvings
 
 
 @pytest.mark.parametrize("outer", [
-    # q in p's own step: was E005 "p has no element to read"
+    # q in p's own step: was E005 "p has no element to read", then E011
     "let p[t in 1..5] = { let q[0] = p[t - 1]; {INNER} q[2] };",
-    # q in the step of r, grouped with p: was an internal KeyError in the lowering
+    # q in the step of r, grouped with p: was an internal KeyError in the lowering, then E011
     "let r[0] = 0;\nlet p[t in 1..5] = r[t - 1] + 1;\nlet r[t in 1..5] = { let q[0] = p[t - 1]; {INNER} q[2] };"])
-def test_a_recurrence_reading_the_state_of_the_one_it_is_computed_in_is_e011(outer):
-    """A loop inside a loop, as with the step: its step tensor `h` (a subscript) would be under
-    the clauses of two recurrences."""
+def test_a_recurrence_reading_the_state_of_the_one_it_is_computed_in_runs_in_its_step(run, outer):
+    """A loop inside a loop whose step computes a tensor (`h`, read through data): q runs whole
+    in each step of the outer loop, its own step tensor inside its own steps."""
     inner = "let q[u in 1..3] = { let h[j in 0..2] = q[u - 1] + j; q[u - 1] + (tab[h[1]] as i32) };"
     source = "let tab: [f32; ?];\nlet p[0] = 0;\n" + outer.replace("{INNER}", inner) + "\n"
-    with pytest.raises(CompileError) as info:
-        einc.compile(source)
-    diagnostic = info.value.diagnostics[0]
-    assert diagnostic.code == "E011" and "loop inside a loop" in diagnostic.message
-    assert diagnostic.span.line == source.splitlines().index(next(l for l in source.splitlines() if "q[0]" in l)) + 1
+    tab = (np.arange(40) % 3).astype(np.float32)
+    out = run(source, tab=tab)
+
+    def inner_loop(q):
+        for _ in range(2):
+            q = q + int(tab[q + 1])
+        return q
+    p, r = [0], [0]
+    for _ in range(1, 5):
+        if "r[" in outer:
+            p.append(r[-1] + 1)
+            r.append(inner_loop(p[-2]))
+        else:
+            p.append(inner_loop(p[-1]))
+    np.testing.assert_array_equal(out["p"], p)                   # integers: exact
+    if "r[" in outer:
+        np.testing.assert_array_equal(out["r"], r)
 
 
 STEP_TENSORS_PER_POINT = """use std::array::argmax;

@@ -39,9 +39,11 @@ class FormChoice:
 def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
     if group.step_work:
         slices = [v for v in group.step_work if is_state_slice(v)]
-        tensors = [v for v in group.step_work if v.rank > 0 and v not in slices]
-        return FormChoice(recurrence_tensor_steps, f"each step computes {len(tensors)} tensor(s) whole from "
-                          f"{slice_sources(group, slices)} (every target)")
+        loops = [v for v in group.step_work if isinstance(v, RecValue)]
+        tensors = [v for v in group.step_work if v.rank > 0 and v not in slices and v not in loops]
+        nested = f" and runs {len({id(v.group) for v in loops})} nested recurrence loop(s)" if loops else ""
+        return FormChoice(recurrence_tensor_steps, f"each step computes {len(tensors)} tensor(s) whole{nested} "
+                          f"from {slice_sources(group, slices)} (every target)")
     if target.has_vector_lanes and recurrence_batch.misfit(group) is None:
         return FormChoice(recurrence_batch, "no step reads across the last (batch) axis, and its other "
                           "axes are small: the steps of a block of lanes need no loads")

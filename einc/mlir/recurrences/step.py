@@ -196,10 +196,11 @@ def held_point(member: RecMember, storage: Storage, active: Optional[ir.Value], 
 
 def clause_scope(lw, clause: RecClause, storage: Storage, coords: dict) -> Scope:
     """The scope of one point of `clause` at step t; `coords` gives the clause variables. Bounds
-    proofs see t over the clause's own steps."""
+    proofs see t over the clause's own steps. A loop nested in another's step sees that step's
+    index too (lw.loop_coordinates)."""
     t_var = storage.t_var
     steps = IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
-    return Scope(lw, storage, {t_var: storage.t, **coords}, {t_var: steps}, STEP_RULES)
+    return Scope(lw, storage, {**lw.loop_coordinates, t_var: storage.t, **coords}, {t_var: steps}, STEP_RULES)
 
 
 def clause_value(scope: Scope, clause: RecClause, dtype) -> ir.Value:

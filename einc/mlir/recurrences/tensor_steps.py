@@ -37,7 +37,7 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage) -> tuple:
     step's tensors, which it treats as given (its memo is dropped with the loop body); and what
     to run before each member's points: the step's tensors computable by then (a slice of a
     member's current step once that member is written, einc.ir.state_slices.computable_after)."""
-    step = lw.inside_step()
+    step = lw.inside_step(group)
     step.loop_coordinates = {**lw.loop_coordinates, group.t_var: storage.t}
     after = computable_after(group)
     pending = list(group.step_work)

@@ -275,22 +275,50 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
 
 def _outer_indices(el, group: RecurrenceGroup) -> list:
     """The indices of an enclosing definition the clauses read (a recurrence inside a function
-    called per point, as `let g[i] = gcd(a[i], b[i]);`), sorted by name. One that depends on
-    the step or the state of a recurrence whose clause it is computed in would be a loop nested
-    in that loop (E011)."""
+    called per point, as `let g[i] = gcd(a[i], b[i]);`), sorted by name. A group that reads the
+    step or the state of the recurrence whose clause it is computed in is nested in that loop:
+    it runs whole inside each of its steps (einc.passes.step_work), so its clauses may read no
+    other index of that clause and no state of a loop further out (E011)."""
     members = {id(m) for m in group.members}
-    found, outer_state = set(), False
+    found, outer_reads = set(), []
     for m in group.members:
         for c in m.clauses:
             roots = [c.body] + ([c.guard] if c.guard is not None else [])
-            outer_state |= any(id(read.member) not in members for read in _state_reads(roots))
+            outer_reads += [read for read in _state_reads(roots) if id(read.member) not in members]
             found |= frozenset().union(*map(free_vars, roots)) - frozenset(c.vars) - {group.t_var}
-    if outer_state or found & set(el.state.recurrence_steps):
-        m = group.members[0]
-        raise d.error(d.UNSUPPORTED, f"the recurrence `{m.name}` depends on the step or the state of a "
-                      "recurrence whose clause it is computed in (a loop inside a loop)", m.span,
-                      hint="compute it for every step first, as an indexed definition outside that recurrence")
+    steps = found & set(el.state.recurrence_steps)
+    if outer_reads or steps:
+        _check_nested(el, group, found - steps, steps, outer_reads)
+        return []
     return sorted(found, key=lambda v: v.name)
+
+
+def _check_nested(el, group: RecurrenceGroup, points: set, steps: set, outer_reads: list) -> None:
+    """A group nested in the loop of the innermost enclosing recurrence (step `e`) reads only
+    that loop's step and its state at earlier steps, and no point of its clause (it runs once
+    per step)."""
+    innermost = el.state.recurrence_steps[-1]
+    further = [r for r in outer_reads if not _earlier_step_of(r, innermost)]
+    if points:
+        what = (f"the index `{sorted(points, key=lambda v: v.name)[0].name}` of the clause it is computed in "
+                "(one inner loop per point of a step)")
+    elif further:
+        what = (f"`{further[0].member.name}` at a step other than an earlier one of the loop it runs in "
+                "(that loop's step minus a constant), or a loop further out")
+    elif steps - {innermost}:
+        what = "the step of a loop further out than the one it runs in"
+    else:
+        return
+    m = group.members[0]
+    raise d.error(d.UNSUPPORTED, f"the recurrence `{m.name}` runs inside each step of an enclosing "
+                  f"recurrence, but it reads {what}: not compiled yet", m.span,
+                  hint="read the enclosing recurrence's state one step back or earlier (`x[e - 1]`), "
+                  "and pick the point after the inner loop")
+
+
+def _earlier_step_of(read: StateRead, step: IndexVar) -> bool:
+    lin = affine.affine_of(read.subs[0])
+    return lin is not None and lin.terms == {step: 1} and lin.const < 0
 
 
 def _state_reads(roots: list) -> list:

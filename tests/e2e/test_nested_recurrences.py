@@ -1,0 +1,243 @@
+"""A recurrence inside a step of another (a loop inside a loop) against NumPy loops: the inner
+loop runs whole in each outer step, reading the outer state at an earlier step, and the outer
+step reads its last value, a sum over it, or a gradient through it (BPTT inside training)."""
+import numpy as np
+import pytest
+
+import einc
+from einc.diagnostics import CompileError
+from einc.driver import emit_program
+
+TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_newton_iterations_inside_each_step(run, target):
+    """Each outer step takes a square root by 5 Newton iterations of an inner recurrence."""
+    out = run("""
+        let c: [f32; 6];
+        let x[0] = 1.0;
+        let x[e in 1..6] = {
+            let y[0] = x[e - 1] + c[e];
+            let y[i in 1..6] = 0.5 * (y[i - 1] + (x[e - 1] + c[e]) / y[i - 1]);
+            y[5]
+        };
+    """, target=target, c=np.array([0.0, 1.0, 2.5, 0.5, 3.0, 1.5], np.float32))
+    c, x = [0.0, 1.0, 2.5, 0.5, 3.0, 1.5], [1.0]
+    for e in range(1, 6):
+        a = y = x[-1] + c[e]
+        for _ in range(5):
+            y = 0.5 * (y + a / y)
+        x.append(y)
+    np.testing.assert_allclose(out["x"], x, rtol=2e-6)      # f32; Newton converges to a few ulps
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_vector_rnn_inside_each_step_of_a_vector_recurrence(run, target):
+    """The inner state is a vector over its own steps; the outer step reads its last row."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((7, 4)).astype(np.float32)
+    out = run("""
+        use std::math::tanh;
+        let x: [f32; T, H];
+        let W[0, i in 0..H] = 0.1 * (i as f32);
+        let W[e in 1..5, i in 0..H] = {
+            let h[0, j in 0..H] = 0.0;
+            let h[t in 1..T, j in 0..H] = tanh(W[e - 1, j] * h[t - 1, j] + x[t, j]);
+            W[e - 1, i] - 0.1 * h[T - 1, i]
+        };
+    """, target=target, x=x)
+    W = [0.1 * np.arange(4)]
+    for _ in range(1, 5):
+        h = np.zeros(4)
+        for t in range(1, 7):
+            h = np.tanh(W[-1] * h + x[t])
+        W.append(W[-1] - 0.1 * h)
+    np.testing.assert_allclose(out["W"], W, rtol=1e-5, atol=1e-6)     # f32 tanh over 24 steps
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_outer_step_reads_a_sum_over_the_inner_loop_and_its_own_step(run, target):
+    out = run("""
+        let x[0] = 1.0;
+        let x[e in 1..5] = {
+            let y[0] = x[e - 1];
+            let y[i in 1..4] = y[i - 1] * 0.5 + (e as f32);
+            sum[i](y[i]) / 4.0
+        };
+    """, target=target)
+    x = [1.0]
+    for e in range(1, 5):
+        y = [x[-1]]
+        for _ in range(3):
+            y.append(y[-1] * 0.5 + e)
+        x.append(sum(y) / 4)
+    np.testing.assert_allclose(out["x"], x, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_value_iteration_whose_step_runs_a_dynamic_program(run, target):
+    """V[e] from V[e - 1] through a 3-stage DP over actions (a max over a table each stage)."""
+    r = np.array([[0.5, -1.0, 2.0, 0.0], [1.5, 0.25, -0.5, 1.0], [0.0, 2.0, 1.0, -1.5], [1.0, 0.5, 0.0, 0.75]],
+                 np.float32)
+    out = run("""
+        let r: [f32; S, S];
+        let V[0, s in 0..S] = (s as f32) * 0.5;
+        let V[e in 1..6, s in 0..S] = {
+            let q[0, a in 0..S] = V[e - 1, a];
+            let q[k in 1..4, a in 0..S] = max[b](r[a, b] + 0.9 * q[k - 1, b]);
+            q[3, s]
+        };
+    """, target=target, r=r)
+    V = [np.arange(4) * 0.5]
+    for _ in range(1, 6):
+        q = V[-1]
+        for _ in range(3):
+            q = np.max(r + 0.9 * q[None, :], axis=1)
+        V.append(q)
+    np.testing.assert_allclose(out["V"], V, rtol=1e-5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_ode_integrator_inside_an_optimizer_called_through_a_function(run, target):
+    """`decay(p[e - 1])` runs 20 Euler steps of dz/ds = -p z for each iterate of p."""
+    out = run("""
+        fn decay(p) {
+            let z[0] = 1.0;
+            let z[s in 1..21] = z[s - 1] - 0.05 * p * z[s - 1];
+            z[20]
+        }
+        let p[0] = 0.2;
+        let p[e in 1..10] = p[e - 1] + 0.8 * (decay(p[e - 1]) - 0.3);
+    """, target=target)
+    p = [0.2]
+    for _ in range(1, 10):
+        z = 1.0
+        for _ in range(20):
+            z = z - 0.05 * p[-1] * z
+        p.append(p[-1] + 0.8 * (z - 0.3))
+    np.testing.assert_allclose(out["p"], p, rtol=1e-5)
+
+
+def test_a_cholesky_inside_each_step_of_a_hyperparameter_iteration(run):
+    """std's cholesky is a recurrence over rows: it runs in each step on K + s[e - 1] I."""
+    A = np.array([[4.0, 1.0, 0.5, 0.2], [1.0, 3.0, 0.2, 0.1], [0.5, 0.2, 2.0, 0.3], [0.2, 0.1, 0.3, 1.5]])
+    out = run("""
+        use std::ml::linalg_ops::cholesky;
+        let A: [f64; 4, 4];
+        let s[0] = 1.0;
+        let s[e in 1..5] = {
+            let M[i in 0..4, j in 0..4] = A[i, j] + s[e - 1] * (if i == j { 1.0 } else { 0.0 });
+            let L = cholesky(M);
+            0.5 * s[e - 1] + 0.1 * sum[i](L[i, i])
+        };
+    """, A=A)
+    s = [1.0]
+    for _ in range(1, 5):
+        L = np.linalg.cholesky(A + s[-1] * np.eye(4))
+        s.append(0.5 * s[-1] + 0.1 * np.trace(L))
+    np.testing.assert_allclose(out["s"], s, rtol=1e-12)
+
+
+RNN_TRAINING = """
+use std::math::tanh;
+let x: [f64; T, H];
+let goal: [f64; H];
+fn loss(W) {
+    let h[0, i in 0..H] = 0.0;
+    let h[t in 1..T, i in 0..H] = tanh(sum[j](W[i, j] * h[t - 1, j]) + x[t, i]);
+    sum[i]((h[T - 1, i] - goal[i]) * (h[T - 1, i] - goal[i]))
+}
+let W[0, i in 0..H, j in 0..H] = (((i * 2 + j) % 5) as f64) / 10.0 - 0.2;
+let W[e in 1..12, i in 0..H, j in 0..H] = W[e - 1, i, j] - 0.3 * {
+    let L = loss(W[e - 1]);
+    (@L / @W[e - 1])[i, j]
+};
+let losses[e in 0..12] = loss(W[e]);
+"""
+
+
+def _rnn_loss_and_gradient(W, x, target):
+    """The loss of the last hidden state and its gradient by backpropagation through time."""
+    hs = [np.zeros(len(W))]
+    for t in range(1, len(x)):
+        hs.append(np.tanh(W @ hs[-1] + x[t]))
+    dh, dW = 2 * (hs[-1] - target), np.zeros_like(W)
+    for t in range(len(x) - 1, 0, -1):
+        da = dh * (1 - hs[t] ** 2)
+        dW += np.outer(da, hs[t - 1])
+        dh = W.T @ da
+    return np.sum((hs[-1] - target) ** 2), dW
+
+
+def test_an_rnn_trained_by_bptt_inside_an_epoch_recurrence(run):
+    """`@L / @W[e - 1]` where L reads an inner recurrence over time: reverse mode through the
+    inner loop (its adjoint loop runs in the same outer step)."""
+    rng = np.random.default_rng(7)
+    x, target = rng.standard_normal((6, 3)) * 0.5, np.array([-0.2, 0.1, 0.4])
+    out = run(RNN_TRAINING, x=x, goal=target)
+    i, j = np.meshgrid(range(3), range(3), indexing="ij")
+    W = [((i * 2 + j) % 5) / 10.0 - 0.2]
+    for _ in range(1, 12):
+        W.append(W[-1] - 0.3 * _rnn_loss_and_gradient(W[-1], x, target)[1])
+    np.testing.assert_allclose(out["W"], W, rtol=1e-10, atol=1e-12)     # f64, same operations
+    losses = [_rnn_loss_and_gradient(w, x, target)[0] for w in W]
+    np.testing.assert_allclose(out["losses"], losses, rtol=1e-10)
+    assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_scalar_parameter_trained_through_an_inner_recurrence_on_f32(run, target):
+    out = run("""
+        use std::math::tanh;
+        let xs: [f32; T];
+        fn loss(w) {
+            let h[0] = 0.0;
+            let h[t in 1..T] = tanh(w * h[t - 1] + xs[t]);
+            (h[T - 1] - 0.5) * (h[T - 1] - 0.5)
+        }
+        let w[0] = 0.2;
+        let w[e in 1..10] = { let L = loss(w[e - 1]); w[e - 1] - 2.0 * (@L / @w[e - 1]) };
+    """, target=target, xs=np.array([-0.4, -0.1, 0.2, 0.5, 0.3], np.float32))
+    xs, w = np.array([-0.4, -0.1, 0.2, 0.5, 0.3]), [0.2]
+    for _ in range(1, 10):
+        h = [0.0]
+        for t in range(1, 5):
+            h.append(np.tanh(w[-1] * h[-1] + xs[t]))
+        dh, dw = 2 * (h[-1] - 0.5), 0.0
+        for t in range(4, 0, -1):
+            da = dh * (1 - h[t] ** 2)
+            dw, dh = dw + da * h[t - 1], da * w[-1]
+        w.append(w[-1] - 2.0 * dw)
+    np.testing.assert_allclose(out["w"], w, rtol=1e-5)       # f32 over 9 gradient steps
+
+
+def _diagnostic(source: str):
+    with pytest.raises(CompileError) as info:
+        einc.compile(source)
+    return info.value.diagnostics[0]
+
+
+def test_an_inner_loop_reading_a_point_of_the_outer_clause_is_e011():
+    """One inner loop per point of a step is not compiled: the error names the index."""
+    diag = _diagnostic("let W[0, i in 0..3] = 0.0;\n"
+                       "let W[e in 1..4, i in 0..3] = { let h[0] = W[e - 1, i]; "
+                       "let h[t in 1..3] = h[t - 1] * 0.5; h[2] };\n")
+    assert diag.code == "E011" and "the index `i`" in diag.message and diag.span.line == 2
+
+
+def test_an_inner_loop_reading_the_outer_state_at_the_current_step_is_e011():
+    diag = _diagnostic("let a[0] = 1.0;\nlet b[0] = 1.0;\n"
+                       "let a[e in 1..4] = b[e - 1] + 1.0;\n"
+                       "let b[e in 1..4] = { let h[0] = a[e]; let h[t in 1..3] = h[t - 1] * 0.5; h[2] };\n")
+    assert diag.code == "E011" and "reads `a` at a step other than an earlier one" in diag.message
+    assert diag.span.line == 4
+
+
+def test_explain_says_which_loop_runs_inside_which(tmp_path):
+    path = tmp_path / "nested.ein"
+    path.write_text(RNN_TRAINING)
+    text = emit_program(str(path), "explain")
+    assert "nested: runs whole inside each step of group 1 (W)" in text
+    assert "inside each step: the loops of group 0 (h), group 3 (h_bar)" in text
+    assert "runs 2 nested recurrence loop(s)" in text
