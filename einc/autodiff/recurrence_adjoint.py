@@ -71,18 +71,30 @@ def _computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:
                                           for n in walk([v], opaque=(RecValue,)))
 
 
-def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None) -> Value:
+def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dict | None = None) -> Value:
     """`v` with each point read of a tensor the step computes from the state (`h[1]` of
     `let h[i in 0..2] = tanh(r[t - 1, i]);`; of `group`'s state if given) replaced by the
     tensor's body at that point, so both modes follow the state through it as through any
-    scalar code."""
+    scalar code. Reads of one tensor at the same point share one inlined body (`memo`): a
+    Runge-Kutta stage reads each point of the one before several times, and a copy per read
+    grows the code exponentially in the stages."""
+    memo = {} if memo is None else memo
     mapping = {}
     for n in scalar_nodes([v]):
         if isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor, group):
-            mapping[id(n)] = at_points_of_step_tensors(_point_of(n.tensor, n.subs), group)
+            mapping[id(n)] = _inlined(n.tensor, n.subs, memo, group)
         elif n.rank == 0 and _computed_from_state(n, group):
-            mapping[id(n)] = at_points_of_step_tensors(_point_of(n, ()), group)
+            mapping[id(n)] = _inlined(n, (), memo, group)
     return replace_nodes(v, mapping) if mapping else v
+
+
+def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = None) -> Value:
+    """The tensor's element at `subs` with its own step tensors inlined, once per point."""
+    lins = [affine.affine_of(s) for s in subs]
+    key = (id(tensor),) + tuple(("node", id(s)) if lin is None else ("lin", lin) for s, lin in zip(subs, lins))
+    if key not in memo:
+        memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo)
+    return memo[key]
 
 
 def _point_of(tensor: Generic, subs: tuple) -> Value:

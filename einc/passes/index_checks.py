@@ -30,6 +30,7 @@ from einc.diagnostics import Span
 from einc.ir import affine
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Program, Read, RecValue, Reduce, Size, Stack,
                            StateRead, Value, free_vars, size_value, walk)
+from einc.ir.traversal import fold
 from einc.ir.types import BOOL, I32
 
 NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every index is in range
@@ -99,6 +100,7 @@ class _Finder:
         self._groups: set = set()
         self.steps: dict = {}             # a clause's steps -> its group's step variable
         self.nested: set = set()          # the clause steps of groups run inside another's step
+        self._guarded: dict = {}          # memo of _cond_matters
 
     def visit(self, root: Value, variables: tuple, cond: Optional[Value]) -> None:
         """Depth first from `root`, without recursion (programs may be thousands of values deep):
@@ -118,6 +120,8 @@ class _Finder:
                 # (it reads the step) is computed at each of the clause's steps, so those stay (a
                 # check keeps only the variables its subscript reads)
                 variables, cond = tuple(var for var in variables if var in self.steps), None
+            if cond is not None and not self._cond_matters(v):
+                cond = None
             key = (id(v), id(cond), tuple(map(id, variables)))
             if key in self._seen:
                 continue
@@ -126,6 +130,21 @@ class _Finder:
             tasks = rule(self, v, variables, cond) if rule is not None else \
                 [(operand, variables, cond) for operand in v.operands()]
             stack.extend(reversed(tasks))
+
+    def _cond_matters(self, v: Value) -> bool:
+        """Whether the condition a value is visited under can reach a check: some read below it
+        in the code that passes the condition on has a data-dependent subscript. Elsewhere the
+        visit drops the condition, so that a value the code shares (a derivative's inlined
+        stages) is visited once, not once per path of branches leading to it."""
+        return fold(v, self._passes_cond_to, self._holds_checked_read, self._guarded)
+
+    def _passes_cond_to(self, v: Value) -> tuple:
+        keeps = v.rank == 0 or (isinstance(v, Stack) and free_vars(v, self._free))
+        return v.operands() if keeps and not isinstance(v, (Generic, RecValue)) else ()
+
+    def _holds_checked_read(self, v: Value, below: list) -> bool:
+        own = isinstance(v, (Read, StateRead)) and any(is_data_dependent(sub) for sub in v.subs)
+        return own or any(below)
 
     def generic(self, v: Generic, variables: tuple, _cond) -> list:
         return [(v.guard, variables + v.vars, None), (v.body, variables + v.vars, v.guard)]

@@ -1,4 +1,5 @@
 """Which subscripts get a run-time index check (einc/passes/index_checks.py), over which indices."""
+import numpy as np
 import pytest
 
 from einc import driver
@@ -62,3 +63,18 @@ let pos[0] = 0;
 let pos[t in 1..8] = {{ {step} }};
 """
     assert described(checks_of(tmp_path, source)) == [("x[q]", 0, ["t"])]
+
+
+def test_a_value_shared_under_many_branches_is_visited_once():
+    """A chain of selects each reading the value before it on both sides (a derivative's shared,
+    inlined stages): the finder keyed each value by the condition of its path, 2^depth visits."""
+    from einc.ir.nodes import Const, Op
+    from einc.ir.types import BOOL, F64
+    from einc.passes.index_checks import _Finder
+    v = Const(np.array(1.0))
+    for k in range(16):
+        test = Op("lt", (v, Const(np.array(float(k)))), BOOL)
+        v = Op("select", (test, v, Op("mul", (v, v), F64)), F64)
+    finder = _Finder()
+    finder.visit(v, (), None)
+    assert len(finder._seen) < 200
