@@ -4,10 +4,11 @@ rows read as pairs (llvm-cpu).
 IREE 3.13 runs such a pooling as a convolution: at fixed sizes 8 channels by 7 columns a vector
 step, from loads of the row and shuffles; with run-time sizes one point a step (scalar), 1.3-1.7x
 the fixed time; written out as strided slices (cpu_poolings) each vector step gathers 16 lanes.
-Here the f32 image is read as i64 pairs instead: a bitcast halves its last axis (no copy), each
-point of the other window axes is a strided slice of that view (as in cpu_poolings), and one
-elementwise pass splits each pair (its low half is the even column) and combines the points in
-the op's order, so values are those of the op. IREE vectorizes that pass along the pairs with
+Here the f32 image is read as i64 pairs instead (an f64 one as i128 pairs, which LLVM splits
+into i64 lanes): a bitcast halves its last axis (no copy), each point of the other window axes
+is a strided slice of that view (as in cpu_poolings), and one elementwise pass splits each pair
+(its low half is the even column) and combines the points in the op's order, so values are
+those of the op. IREE vectorizes that pass along the pairs with
 contiguous loads. A bitcast needs an even width: over a run-time width an `scf.if` runs an odd
 one as the rules after this one would (`cpu_poolings.as_before`). Over a run-time width IREE
 masks every step of 16 pairs; einc's tiles instead (`scf.if`s on the result's width): rows of
@@ -26,7 +27,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, linalg, scf, tensor
 
 from einc import host_cpu
-from einc.ir.types import F32
+from einc.ir.types import F32, F64
 from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.core.shapes import index_const
 from einc.mlir.dense import cpu_poolings
@@ -34,7 +35,8 @@ from einc.mlir.dense.named_ops import Match, emit as emit_named
 from einc.mlir.dense.width_blocks import axis_sizes, static_sizes
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-HALF = 32                   # bits of an f32: the odd column is the high half of a pair
+# the floats read as pairs, by their bits: the odd column is the high half of a pair
+FLOATS = {F32: 32, F64: 64}
 # einc's tiles over a run-time width (2x2 max pools, one core; docs/DECISIONS.md): a workgroup
 # WORKGROUP of the two axes before the columns, whole rows; a vector step for rows of fewer than
 # LONG_ROW results SHORT_STEP (rows by pairs, masked) where masks are cheap, else one row of a
@@ -52,12 +54,12 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
 
 
 def _window(lw, found: Match) -> Optional[list[int]]:
-    """The window's sizes where `found` is a pooling of f32 whose last axis is windowed by 2
+    """The window's sizes where `found` is a pooling of f32 or f64 whose last axis is windowed by 2
     points 2 apart, of at most cpu_poolings.WINDOW_POSITIONS points, on a target that writes
     poolings out; else None."""
     if not lw.target.unrolled_poolings or not found.pattern.op.startswith("pooling_"):
         return None
-    if found.views[0].read.dtype != F32 or found.operand_axes[0][-1].stride != 2 or found.dilations[-1] != 1:
+    if found.views[0].read.dtype not in FLOATS or found.operand_axes[0][-1].stride != 2 or found.dilations[-1] != 1:
         return None
     window = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
     if not all(w.is_const for w in window) or window[-1].const != 2:
@@ -115,7 +117,7 @@ def _either(condition: ir.Value, result_type: ir.Type, then: Callable, otherwise
 
 def _over_pairs(found: Match, window: list[int], image: ir.Value, out: ir.Value,
                 tiles: Optional[ir.Attribute]) -> ir.Value:
-    """One elementwise pass over the i64 view of `image`'s pairs (on `tiles`, or IREE's where
+    """One elementwise pass over the integer view of `image`'s pairs (on `tiles`, or IREE's where
     None): per point of the window in the op's order (the last axis fastest: the pair's low
     half, then its high one) combined."""
     pairs = _pairs(image)
@@ -127,7 +129,7 @@ def _over_pairs(found: Match, window: list[int], image: ir.Value, out: ir.Value,
     identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(out_type.rank))
     op = linalg.GenericOp([out.type], slices, [out], ir.ArrayAttr.get([identity] * (len(slices) + 1)),
                           ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * out_type.rank))
-    block = op.regions[0].blocks.append(*[ir.IntegerType.get_signless(2 * HALF)] * len(slices),
+    block = op.regions[0].blocks.append(*[ir.RankedTensorType(s.type).element_type for s in slices],
                                         out_type.element_type)
     combine = cpu_poolings.COMBINERS[found.pattern.kind]
     with ir.InsertionPoint(block):
@@ -142,20 +144,23 @@ def _over_pairs(found: Match, window: list[int], image: ir.Value, out: ir.Value,
 
 
 def _pairs(image: ir.Value) -> ir.Value:
-    """`image` (f32, even width) as i64 pairs of its columns: the same bytes, no copy."""
+    """`image` (f32 or f64, even width) as integer pairs of its columns (i64, i128): the same bytes,
+    no copy."""
     sizes = axis_sizes(image)
     last = sizes[-1]
     pair_sizes = sizes[:-1] + [last // 2 if isinstance(last, int) else arith.divui(last, index_const(2))]
-    result = ir.RankedTensorType.get(static_sizes(pair_sizes), ir.IntegerType.get_signless(2 * HALF))
+    bits = ir.FloatType(ir.RankedTensorType(image.type).element_type).width
+    result = ir.RankedTensorType.get(static_sizes(pair_sizes), ir.IntegerType.get_signless(2 * bits))
     dynamic = lambda ss: [s for s in ss if not isinstance(s, int)]
     return flow.tensor_bitcast(result, image, dynamic(sizes), dynamic(pair_sizes))
 
 
 def _halves(pair: ir.Value) -> list[ir.Value]:
-    """The two f32 of an i64 pair: the even column (low half), then the odd one."""
-    i32, f32 = ir.IntegerType.get_signless(HALF), ir.F32Type.get()
-    high = arith.shrui(pair, arith.constant(pair.type, HALF))
-    return [arith.bitcast(f32, arith.trunci(i32, half)) for half in (pair, high)]
+    """The two floats of an integer pair: the even column (low half), then the odd one."""
+    bits = ir.IntegerType(pair.type).width // 2
+    half_type, float_type = ir.IntegerType.get_signless(bits), ir.F32Type.get() if bits == 32 else ir.F64Type.get()
+    high = arith.shrui(pair, arith.constant(pair.type, bits))
+    return [arith.bitcast(float_type, arith.trunci(half_type, half)) for half in (pair, high)]
 
 
 def _shifted(pairs: ir.Value, sizes: list, windowed: list[int], found: Match, position: tuple) -> ir.Value:
