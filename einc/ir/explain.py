@@ -48,8 +48,8 @@ WINDOW_COST = ("a window op with run-time sizes other than its batch: IREE's dyn
 POOLING_COST = ("a pooling with run-time sizes other than its batch: IREE's dynamic-shape code, measured "
                 "1.1-1.8x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3, strided)")
 BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size, "
-               "a dispatch and a copy into place each: a run-time width of one block's length runs once, as "
-               "fast as fixed, a wider one measured 0.4-1.4x the time with the sizes fixed on AVX-512 and "
+               "a dispatch and a copy into place each: a run-time width of one block's length (on AVX2 any "
+               "whole count of 8-column rows up to 64) runs once, as fast as fixed, a wider one measured 0.4-1.4x the time with the sizes fixed on AVX-512 and "
                "1.0-1.8x on AVX2 (IREE's dynamic-shape code alone: 1.8-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
                  "inside their axes for every run-time size, which the named op needs (a 2x2 max pool "

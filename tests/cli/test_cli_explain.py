@@ -133,7 +133,8 @@ def test_explain_names_the_window_ops_run_time_sizes_slow_down(einc_cli, dense, 
     assert conv.startswith(f"  conv_2d_nchw_fchw at {dense}:5:37: run-time sizes B, F, H, W, C — a window op "
                            "with run-time sizes other than its batch, run on blocks of 8 output channels and "
                            f"{columns} columns of build-time size, a dispatch and a copy into place each: a "
-                           "run-time width of one block's length runs once, as fast as fixed, a wider one "
+                           "run-time width of one block's length (on AVX2 any whole count of 8-column rows up to "
+                           "64) runs once, as fast as fixed, a wider one "
                            "measured 0.4-1.4x the time with the sizes fixed on AVX-512 and 1.0-1.8x on AVX2")
     assert conv.endswith(f"; --dim F=SIZE --dim H=SIZE --dim W=SIZE {SPECIALIZE} {BLOCKS_FIXED}")
     # the pool's reads `2 * h + dh` are proven inside H for h < (H - 1) / 2, so it is the named op
