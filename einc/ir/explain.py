@@ -33,45 +33,61 @@ def explain_program(p: ir.Program, target: str, lowerings: list[str], unchecked_
     return "\n".join(lines) + "\n"
 
 
-# What run-time sizes cost each kind of kernel on IREE 3.13 (measured, docs/DECISIONS.md,
-# "Specialized builds"): a window op is tiled for the run-time sizes of its channels, rows and
-# columns as for no size in particular (a conv layer 17-50x slower than with --dim), for a run-time
-# batch as for a fixed one (on llvm-cpu a 2-d convolution's run-time output channels and columns,
-# and a 1-d one's columns, run on blocks of build-time size: 0.4-1.4x); a window whose reads are
-# not proven in bounds is a loop nest instead of the named op (a 2x2 max pool 1.6-5.8x slower); a
-# pooling's run-time sizes cost 1.1-1.8x as IREE's named op, 1.0-1.3x written out as shifted slices
-# (llvm-cpu, where that is faster), 1.0-1.2x read as pairs (a 2-point stride-2 window); contractions
-# take IREE's data-tiled path either way.
+# What run-time sizes cost each kind of kernel on IREE 3.13 and what fixed sizes give instead
+# (measured, docs/DECISIONS.md, "Dense kernels" and "Specialized builds"): a window op is tiled
+# for the run-time sizes of its channels, rows and columns as for no size in particular (a conv
+# layer 17-50x slower than with --dim), for a run-time batch as for a fixed one; on llvm-cpu a
+# 2-d convolution's run-time output channels and columns, and a 1-d one's columns, run on blocks
+# of build-time size, a dispatch and a copy each (0.4-1.4x on AVX-512, 1.0-1.8x on AVX2); a window
+# whose reads are not proven in bounds is a loop nest instead of the named op (a 2x2 max pool
+# 1.6-5.8x slower); a pooling's run-time sizes cost 1.1-1.8x as IREE's named op; contractions take
+# IREE's data-tiled path either way. The target's own forms of an op (FORMS) take run-time sizes
+# at about fixed-size speed.
 WINDOW_COST = ("a window op with run-time sizes other than its batch: IREE's dynamic-shape code, the slower "
                "path (a conv layer with run-time channels measured 17-50x slower than with the sizes fixed)")
 POOLING_COST = ("a pooling with run-time sizes other than its batch: IREE's dynamic-shape code, measured "
                 "1.1-1.8x the time with the sizes fixed on llvm-cpu (max pools of 2x2 and 3x3, strided)")
-WRITTEN_OUT_COST = ("a pooling written out as one pass over its window's shifted slices of the image: measured "
-                    "1.0-1.3x the time with the sizes fixed")
-PAIRS_COST = ("a pooling over pairs of columns (its last window axis 2 points 2 apart), each pair one 64-bit "
-              "read: measured 1.0-1.2x the time with the sizes fixed; an odd width runs as before (a 2-d one "
-              "as IREE's op, 1.3-1.7x)")
-BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size: "
-               "measured 0.4-1.4x the time with the sizes fixed (IREE's dynamic-shape code alone: 1.8-50x)")
+BLOCKS_COST = ("a window op with run-time sizes other than its batch, run on blocks of {} of build-time size, "
+               "a dispatch and a copy into place each: a run-time width of one block's length (on AVX2 any "
+               "whole count of 8-column rows up to 64) runs once, as fast as fixed, a wider one measured 0.4-1.4x the time with the sizes fixed on AVX-512 and "
+               "1.0-1.8x on AVX2 (IREE's dynamic-shape code alone: 1.8-50x)")
 UNPROVEN_COST = ("a loop nest (linalg.generic) instead of the named op: its read(s) at {} are not proven "
                  "inside their axes for every run-time size, which the named op needs (a 2x2 max pool "
                  "measured 1.6-5.8x slower than with the sizes fixed)")
 BATCH_COST = "a window op whose only run-time size is its batch: measured as fast as with the sizes fixed"
 FAST_COST = ("a window op whose run-time sizes other than its batch ({}) are summed input channels, which "
              "this target's convolution takes at run time: measured as fast as with the sizes fixed")
-WINDOWS_MATMUL_COST = ("a convolution run as a matmul over its windows (llvm-cpu's register tiles): run-time "
-                       "sizes cost it about what they cost a matmul")
-# each of the target's own forms of an op (einc.mlir.dense.named_ops.FORMS, "": the op): what the
-# kernel's line adds to the op's name, and what its run-time sizes cost
+WRITTEN_OUT_COST = ("a pooling written out as one pass over its window's shifted slices of the image: measured "
+                    "1.0-1.3x the time with the sizes fixed")
+PAIRS_COST = ("a pooling over pairs of columns (its last window axis 2 points 2 apart), each pair one 64-bit "
+              "read (128-bit in f64): measured 0.9-1.2x the time with the sizes fixed; an odd width runs as "
+              "before (a 2-d one as IREE's op, 1.3-1.7x)")
+WINDOWS_MATMUL_COST = ("a convolution run as a matmul over its windows (llvm-cpu's register tiles), the windows "
+                       "copied out as rows by a pass of scalar code, then packed: run-time sizes measured "
+                       "1.0-1.5x the time with the sizes fixed (the copy is the slower part)")
+PACKED_WINDOWS_COST = ("a convolution run as its filter times its windows, which one pass copies straight into "
+                       "the matmul's packed operand (a run-time width on a host whose register tiles' rows "
+                       "are not a power of two, AVX2's 6: there the copy into rows cannot join the pack): "
+                       "measured 0.7-1.3x the time with the sizes fixed")
 PADDED_KEYS_COST = ("fused attention over a fixed key count: run-time batch and query counts cost about what "
                     "they cost a contraction")
-FORMS = {"": ("", ""), "written out": ("", WRITTEN_OUT_COST),
-         "over pairs of columns": (" over pairs of columns", PAIRS_COST),
-         "a matmul over its windows": (" as a matmul over its windows", WINDOWS_MATMUL_COST),
+# each of the target's own forms of an op (einc.mlir.dense.named_ops.FORMS, "": the op): what the
+# kernel's line adds to the op's name, what its run-time sizes cost, and what fixed sizes give
+FORMS = {"": ("", "", ""),
+         "written out": ("", WRITTEN_OUT_COST, "the same pass, or IREE's op where that measured faster at "
+                         "build-time sizes"),
+         "over pairs of columns": (" over pairs of columns", PAIRS_COST, "the same pass on IREE's tiles (an "
+                                   "odd width: IREE's op)"),
+         "a matmul over its windows": (" as a matmul over its windows", WINDOWS_MATMUL_COST,
+                                       "the same form over static shapes"),
+         "a matmul by its packed windows": (" as a matmul by its packed windows", PACKED_WINDOWS_COST,
+                                            "the windows copied out as rows instead (a matmul over its windows)"),
          "over keys padded to whole steps": (" over its keys padded to whole vector steps (the padding masked "
-                                             "out)", PADDED_KEYS_COST)}
+                                             "out)", PADDED_KEYS_COST, "the same form over static shapes")}
 CONTRACTION_COST = "a contraction: IREE's data-tiled code takes run-time sizes at about the speed of fixed ones"
-FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes"}
+SPECIALIZED = "(or einc run / einc.jit, which build for the sizes of the inputs they are given)"
+FIXES = {"window": "gives IREE static shapes", "unproven": "lets the build check the reads for those sizes",
+         "blocks": "runs the op once over static shapes, with no blocks"}
 
 
 def _dense_kernels(p: ir.Program, kernels) -> list:
@@ -94,7 +110,9 @@ def _dense_cost(kernel, named: set) -> str:
         return "every size fixed at build time"
     sizes = f"run-time sizes {', '.join(kernel.run_time_sizes)} — "
     if kernel.form:
-        return sizes + FORMS[kernel.form][1]
+        _, cost, fixed = FORMS[kernel.form]
+        dims = " ".join(f"--dim {d}=SIZE" for d in kernel.run_time_sizes if d in named)
+        return sizes + cost + (f"; {dims} {SPECIALIZED}: {fixed}" if dims else "")
     if not _slower(kernel):
         if not kernel.is_window:
             return sizes + CONTRACTION_COST
@@ -105,11 +123,10 @@ def _dense_cost(kernel, named: set) -> str:
     else:
         cost = BLOCKS_COST.format(" and ".join(kernel.blocks)) if kernel.blocks else \
             POOLING_COST if kernel.op.startswith("pooling_") else WINDOW_COST
-        fixing, wanted = "window", kernel.slow_sizes
+        fixing, wanted = "blocks" if kernel.blocks else "window", kernel.slow_sizes
     fixable = [d for d in wanted if d in named]
     dims = " ".join(f"--dim {d}=SIZE" for d in fixable)
-    fix = (f"; {dims} (or einc run / einc.jit, which build for the sizes of the inputs they are given) "
-           f"{FIXES[fixing]}") if fixable else ""
+    fix = f"; {dims} {SPECIALIZED} {FIXES[fixing]}" if fixable else ""
     rest = [d for d in wanted if d not in named]
     stays = f"; {', '.join(rest)} stay run-time (no named dim)" if rest else ""
     return sizes + cost + fix + stays

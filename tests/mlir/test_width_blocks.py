@@ -77,11 +77,13 @@ def test_every_convolution_matches_numpy_at_widths_off_the_block(target):
     four of 16), 150 (two wide blocks and two of 16; 74 strided results: one wide and one of 16),
     16 and 17 (one block of 16 exactly, or a second one moved left over the first; 14 and 15
     valid results: narrower than a block, the image padded), 32 and 36 (32 results: exactly a
-    block's width, no loop), 40, 56 and 28 (where a row is 8 columns: 32 + 8, 32 + 16 + 8, two
-    of 16), with batch and height varied."""
+    block's width, no loop), 40, 56, 24 and 48 (where a row is 8 columns: run once on that
+    width), 44, 60 and 28 (there 32 + 16 moved left, 32 + 16 + 16, two of 16), with batch and
+    height varied."""
     with einc.load(einc.compile(SOURCE, target=target, outputs=OUTPUTS).vmfb) as program:
         for n, h, w in [(2, 7, 37), (1, 5, 21), (3, 6, 5), (1, 6, 64), (2, 5, 150), (2, 5, 16), (1, 5, 17),
-                        (2, 5, 32), (1, 5, 36), (2, 5, 40), (1, 5, 56), (1, 5, 28)]:
+                        (2, 5, 32), (1, 5, 36), (2, 5, 40), (1, 5, 56), (1, 5, 28), (1, 5, 24), (2, 5, 48),
+                        (1, 6, 44), (2, 5, 60)]:
             x = _inputs(n, h, w)
             got = program(**x)
             for name, want in _references(x).items():
@@ -123,15 +125,19 @@ def test_batched_convolutions_run_on_static_blocks_on_the_cpu(emitted, monkeypat
 
 def test_rows_shorter_than_a_block_get_blocks_of_their_own(emitted, monkeypatch):
     """Where a vector step is a row of 8 columns (AVX2), blocks of 8 follow those of 16 (a loop
-    and a width of exactly 8 more: nine ops, five choices), and the rest after the blocks of 16
-    is at most one row: 40 columns run as 32 + 8, not 32 + 16 moved left (the columns above
-    match NumPy at such widths on this host)."""
+    more), and the rest after the blocks of 16 is at most one row (36 columns run as 32 + 8, not
+    32 + 16 moved left); a width of any whole count of rows up to 64 runs the op once on it
+    (eight widths and the narrow one: nine choices; 40 and 56 columns ran 1.4x and 1.8x their
+    `--dim` time on blocks). The columns above match NumPy at such widths on this host."""
     monkeypatch.setattr(host_cpu, "cpuinfo_fields", lambda: {"flags": "avx avx2 fma"})
     text = emitted(SOURCE, "llvm-cpu", ["padded"])
-    for width in (64, 32, 16, 8):
+    for width in (64, 56, 48, 40, 32, 24, 16, 8):
         assert re.search(rf"linalg\.conv_2d_nchw_fchw .*-> tensor<\?x4x\?x{width}xf32>", text), width
-    assert text.count("scf.for") == 4 and text.count("scf.if") == 5 and text.count("linalg.conv_2d_nchw_fchw") == 9
+    assert text.count("scf.for") == 4 and text.count("scf.if") == 9 and text.count("linalg.conv_2d_nchw_fchw") == 13
     assert "arith.ceildivui" in text and "arith.minui" in text
+    ncw = emitted(SOURCE, "llvm-cpu", ["ncw"])                                    # 2-d ops only
+    assert re.search(r"linalg\.conv_1d_ncw_fcw .*-> tensor<\?x4x64xf32>", ncw)
+    assert not re.search(r"linalg\.conv_1d_ncw_fcw .*-> tensor<\?x4x40xf32>", ncw)
 
 
 def test_one_dimensional_convolutions_run_on_wide_blocks(emitted):

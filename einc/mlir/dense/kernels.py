@@ -252,8 +252,9 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
 
 
 # The rules for a reduction that is a named op, each with the form it emits (named_ops.FORMS, or
-# "": the op): the first that takes it, a target's own form, else the named op.
-DENSE_RULES = ((window_matmuls.emit, named_ops.WINDOWS_MATMUL), (cpu_convolutions.emit, ""),
+# "": the op; or a function of the target and the op that says which): the first that takes it, a
+# target's own form, else the named op.
+DENSE_RULES = ((window_matmuls.emit, window_matmuls.form), (cpu_convolutions.emit, ""),
                (pooling_pairs.emit, named_ops.PAIRS), (cpu_poolings.emit, named_ops.WRITTEN_OUT),
                (cpu_matmuls.emit, ""), (gpu_matmuls.emit, ""), (named_ops.emit, ""))
 
@@ -291,6 +292,7 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
         form, tensor = next(((form, t) for rule, form in DENSE_RULES if (t := rule(lw, found, init)) is not None),
                             ("", None))
         if tensor is not None:
+            form = form(lw, found) if callable(form) else form
             lw.dense_kernels.append(_dense_kernel(lw, found, reduce, init, form))
     if found is None and (unproven := named_ops.unproven_kernel(reduce, free, lw.target)) is not None:
         lw.dense_kernels.append(unproven)

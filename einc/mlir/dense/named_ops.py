@@ -336,11 +336,12 @@ WINDOW_OPS = ("conv_", "depthwise_conv_", "pooling_")
 # The target's own forms of an op that take every run-time size at fixed-size speed
 # (DenseKernel.form; einc.ir.explain words each): a pooling as one pass over its window's
 # shifted slices (cpu_poolings), one whose rows are read as pairs of columns (pooling_pairs), a
-# convolution as a matmul over its windows, whose run-time sizes cost what a contraction's do
-# (window_matmuls), fused attention over its fixed keys padded to whole vector steps (attention).
+# convolution as a matmul over its windows copied out as rows, or as its filter times its windows
+# copied straight into the matmul's packed operand (window_matmuls), fused attention over its
+# fixed keys padded to whole vector steps (attention).
 WRITTEN_OUT, PAIRS, WINDOWS_MATMUL = "written out", "over pairs of columns", "a matmul over its windows"
-PADDED_KEYS = "over keys padded to whole steps"
-FORMS = (WRITTEN_OUT, PAIRS, WINDOWS_MATMUL, PADDED_KEYS)
+PACKED_WINDOWS, PADDED_KEYS = "a matmul by its packed windows", "over keys padded to whole steps"
+FORMS = (WRITTEN_OUT, PAIRS, WINDOWS_MATMUL, PACKED_WINDOWS, PADDED_KEYS)
 
 
 @dataclass(frozen=True)

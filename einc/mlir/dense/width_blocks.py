@@ -77,10 +77,21 @@ def block_lengths(op: str, row: int) -> tuple[int, ...]:
     return (*blocked, row) if row < blocked[-1] else blocked
 
 
+def exact_widths(op: str, lengths: tuple) -> tuple[int, ...]:
+    """The widths `by_width` runs `op` once on, at build time: its block `lengths`, and where
+    their last is a row narrower than BLOCK (AVX2's 8 columns) a 2-d op's every whole count of
+    rows up to its longest block (a width of several blocks ran 1.5-1.8x its `--dim` time at 40
+    and 56 columns, a dispatch and a copy a block; each such width is one more dispatch built)."""
+    row = lengths[-1]
+    if row >= BLOCK or BLOCKED_OPS[op] != TWO_D:
+        return lengths
+    return tuple(sorted(set(lengths) | set(range(row, TWO_D[0] + 1, row)), reverse=True))
+
+
 def by_width(found, ins: list, out: ir.Value, build: Callable, lengths: tuple) -> ir.Value:
     """`build(ins, out)` (which cuts `columns` where the width is a run-time one) chosen by the
-    result's width at run time (`scf.if`s): where it is one of `lengths` (the op's block
-    lengths), on a result of that build-time width (no blocks: IREE copied each block's result
+    result's width at run time (`scf.if`s): where it is one of `exact_widths` of `lengths` (the
+    op's block lengths), on a result of that build-time width (no blocks: IREE copied each block's result
     into place, up to a third of the time); where it is narrower than BLOCK, on the image
     zero-padded for BLOCK columns, cut to `out`'s (a pad is a pass over the image); else on
     blocks."""
@@ -104,7 +115,7 @@ def by_width(found, ins: list, out: ir.Value, build: Callable, lengths: tuple) -
         return cut(on_image(BLOCK, zero_padded(ins[0], image_axis, high)), out, axis_sizes(out))
 
     cases = [(arith.cmpi(arith.CmpIPredicate.eq, width, index_const(length)), partial(exact, length))
-             for length in lengths]
+             for length in exact_widths(found.pattern.op, lengths)]
     cases.append((arith.cmpi(arith.CmpIPredicate.ult, width, index_const(BLOCK)), narrow))
     chosen = _chosen(cases, lambda: build(ins, out), out.type)
     mark(chosen.owner, CHOICE)

@@ -23,7 +23,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.ir.nodes import Const
 from einc.ir.types import F32
-from einc.mlir.dense import cpu_matmuls, width_blocks
+from einc.mlir.dense import cpu_matmuls, named_ops, width_blocks
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 from einc.mlir.core.shapes import index_const
 
@@ -53,6 +53,12 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     packed = lw.lower(lw.keep(Const(packed, found.views[1].read.tensor.span)))
     return emit_named(lw, found, init, build=partial(_windows_times_filter, found, unit, packed=packed),
                       given={1: packed})
+
+
+def form(lw, found: Match) -> str:
+    """The form `emit` gave `found` (named_ops.FORMS), for `einc build --explain`."""
+    packed = _packs_windows_itself(found, cpu_matmuls.host_unit(lw.target))
+    return named_ops.PACKED_WINDOWS if packed else named_ops.WINDOWS_MATMUL
 
 
 def applies(found: Match) -> bool:
