@@ -257,8 +257,8 @@ class ProgramGenerator:
         return slot
 
     def piecewise(self) -> Define:
-        """Literal points, a ranged part (maybe two adjacent ones), maybe a gap (zeros), a later
-        range overriding part of it and an overriding point."""
+        """Literal points, a ranged part (maybe two adjacent ones), maybe a row of zeros in place
+        of a literal one, a later range overriding part of it and an overriding point."""
         rng = self.rng
         dtype = rng.choice((self.float_type, self.float_type, self.int_type))
         first = Bound(rng.randint(3, 7)) if not self.scope.dims or rng.random() < 0.5 else \
@@ -267,11 +267,15 @@ class ProgramGenerator:
         rest_slots = tuple(Slot("jk"[a], Bound(0), b) for a, b in enumerate(rest))
         start = rng.randint(1, 2)
         clauses = []
-        for row in range(start - (1 if rng.random() < 0.3 else 0)):    # maybe leave a gap
+        gap = rng.random() < 0.3
+        for row in range(start - gap):
             clauses.append(self.clause(dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest_slots,
                                        self.scope, depth=1))
         clauses = self.maybe_literals_chosen(dtype, clauses + self.ranged_parts(dtype, start, first, rest_slots),
                                              self.scope)
+        if gap:     # the row left out is 0 by a clause of its own: a read of a point no clause defines is E005
+            zero = False if dtype == "bool" else 0.0 if dtype in FLOATS else 0
+            clauses.append(Clause((Slot(None, Bound(start - 1), Bound(start)),) + rest_slots, Lit(zero, dtype)))
         if rng.random() < 0.4:
             point = rng.randrange(self.size(first))
             others = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in

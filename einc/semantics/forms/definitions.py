@@ -308,7 +308,7 @@ def _piecewise(results: list, dtype, span) -> Piecewise:
                           r.node.span)
     shape = tuple(largest_end([axis_end(r.axes[k]) for r in results], span) for k in range(rank))
     clauses = tuple(_clause_value(r) for r in results if not is_empty(r.axes))
-    return Piecewise(dtype, shape, clauses, span=span)
+    return Piecewise(dtype, shape, clauses, span=span, name=results[0].node.name)
 
 
 def axis_end(axis) -> Lin:
