@@ -19,7 +19,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
-                           RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value, step_state_reads, walk)
+                           RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
 from einc.autodiff.delta import gather_sum, lin_value
 from einc.autodiff.local_rules import const
@@ -61,20 +61,39 @@ def check_no_step_tensors(roots: list, span) -> None:
 
 
 def _computed_from_state(v: Value) -> bool:
-    return isinstance(v, Generic) and any(isinstance(n, StateRead) for n in walk([v], opaque=(RecValue,)))
+    return isinstance(v, (Generic, Stack)) and any(isinstance(n, StateRead) for n in walk([v], opaque=(RecValue,)))
 
 
 def at_points_of_step_tensors(v: Value) -> Value:
     """`v` with each point read of a tensor the step computes from the state (`h[1]` of
-    `let h[i in 0..2] = tanh(r[t - 1, i]);`) replaced by the tensor's body at that point, so
-    both modes follow the state through it as through any scalar code."""
+    `let h[i in 0..2] = tanh(r[t - 1, i]);`, `z[i]` of an array literal a function of the state
+    returns) replaced by the tensor's body, or the literal's element, at that point, so both
+    modes follow the state through it as through any scalar code."""
     mapping = {}
     for n in scalar_nodes([v]):
-        if isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor):
+        if isinstance(n, Read) and n.rank == 0 and isinstance(n.tensor, Stack) and _computed_from_state(n.tensor):
+            mapping[id(n)] = at_points_of_step_tensors(_element_of(n.tensor, n.subs))
+        elif isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor):
             mapping[id(n)] = at_points_of_step_tensors(_point_of(n.tensor, n.subs))
         elif n.rank == 0 and _computed_from_state(n):
             mapping[id(n)] = at_points_of_step_tensors(_point_of(n, ()))
     return replace_nodes(v, mapping) if mapping else v
+
+
+def _element_of(stack: Stack, subs: tuple) -> Value:
+    """The literal's element at `subs`: the element the first subscript picks (a choice among
+    them by its value where it is an index), read at the others."""
+    def at(elem: Value) -> Value:
+        return Read(elem, subs[1:], span=elem.span, in_bounds=True) if subs[1:] else elem
+
+    lin = affine.affine_of(subs[0])
+    if lin is not None and lin.is_const:
+        return at(stack.elems[lin.const])
+    out = at(stack.elems[-1])
+    for k in range(len(stack.elems) - 2, -1, -1):
+        test = Op("eq", (subs[0], lin_value(Lin(k))), BOOL)
+        out = Op("select", (test, at(stack.elems[k]), out), out.dtype, span=stack.span)
+    return out
 
 
 def _point_of(tensor: Generic, subs: tuple) -> Value:
