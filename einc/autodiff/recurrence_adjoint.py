@@ -19,7 +19,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
-                           RecurrenceGroup, RecValue, Reduce, Size, StateRead, Value, step_state_reads, walk)
+                           RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
 from einc.autodiff.delta import gather_sum, lin_value
 from einc.autodiff.local_rules import const
@@ -64,24 +64,29 @@ def check_no_step_tensors(roots: list, span, group: RecurrenceGroup) -> None:
 
 
 def _computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:
-    """Whether `v` is a tensor computed from `group`'s state, or any loop's without a group (the
-    state of a loop enclosing the group is a given of the group's run, as its inputs are)."""
+    """Whether `v` is a tensor (or an array literal) computed from `group`'s state, or any loop's
+    without a group (the state of a loop enclosing the group is a given of the group's run, as
+    its inputs are)."""
     own = None if group is None else {id(m) for m in group.members}
-    return isinstance(v, Generic) and any(isinstance(n, StateRead) and (own is None or id(n.member) in own)
-                                          for n in walk([v], opaque=(RecValue,)))
+    return isinstance(v, (Generic, Stack)) and any(isinstance(n, StateRead) and (own is None or id(n.member) in own)
+                                                   for n in walk([v], opaque=(RecValue,)))
 
 
 def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dict | None = None) -> Value:
     """`v` with each point read of a tensor the step computes from the state (`h[1]` of
-    `let h[i in 0..2] = tanh(r[t - 1, i]);`; of `group`'s state if given) replaced by the
-    tensor's body at that point, so both modes follow the state through it as through any
-    scalar code. Reads of one tensor at the same point share one inlined body (`memo`): a
-    Runge-Kutta stage reads each point of the one before several times, and a copy per read
-    grows the code exponentially in the stages."""
+    `let h[i in 0..2] = tanh(r[t - 1, i]);`, `z[i]` of an array literal a function of the state
+    returns; of `group`'s state if given) replaced by the tensor's body, or the literal's
+    element, at that point, so both modes follow the state through it as through any scalar
+    code. Reads of one tensor at the same point share one inlined body (`memo`): a Runge-Kutta
+    stage reads each point of the one before several times, and a copy per read grows the code
+    exponentially in the stages."""
     memo = {} if memo is None else memo
     mapping = {}
     for n in scalar_nodes([v]):
-        if isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor, group):
+        literal = isinstance(n, Read) and isinstance(n.tensor, Stack)
+        if literal and n.rank == 0 and _computed_from_state(n.tensor, group):
+            mapping[id(n)] = at_points_of_step_tensors(_element_of(n.tensor, n.subs), group, memo)
+        elif isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor, group):
             mapping[id(n)] = _inlined(n.tensor, n.subs, memo, group)
         elif n.rank == 0 and _computed_from_state(n, group):
             mapping[id(n)] = _inlined(n, (), memo, group)
@@ -95,6 +100,22 @@ def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = 
     if key not in memo:
         memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo)
     return memo[key]
+
+
+def _element_of(stack: Stack, subs: tuple) -> Value:
+    """The literal's element at `subs`: the element the first subscript picks (a choice among
+    them by its value where it is an index), read at the others."""
+    def at(elem: Value) -> Value:
+        return Read(elem, subs[1:], span=elem.span, in_bounds=True) if subs[1:] else elem
+
+    lin = affine.affine_of(subs[0])
+    if lin is not None and lin.is_const:
+        return at(stack.elems[lin.const])
+    out = at(stack.elems[-1])
+    for k in range(len(stack.elems) - 2, -1, -1):
+        test = Op("eq", (subs[0], lin_value(Lin(k))), BOOL)
+        out = Op("select", (test, at(stack.elems[k]), out), out.dtype, span=stack.span)
+    return out
 
 
 def _point_of(tensor: Generic, subs: tuple) -> Value:

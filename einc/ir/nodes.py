@@ -214,11 +214,13 @@ class Clause:
 @dataclass(eq=False)
 class Piecewise(Value):
     """A tensor of `shape` built from clauses in order (later clauses win where they overlap);
-    points no clause covers are 0."""
+    points no clause covers are 0. `name`: the definition's, for one the program writes (its
+    reads of such points are E005, einc.semantics.core.coverage)."""
     dtype: DType
     shape: Shape
     clauses: tuple
     span: Optional[Span] = None
+    name: str = ""
 
     def operands(self) -> tuple[Value, ...]:
         return tuple(c.value for c in self.clauses)

@@ -337,14 +337,17 @@ class Elaborator:
     # ------------------------------------------------------------ rest indices
 
     def rest_rank(self, slot: ast.RestIndex, value, env: Env) -> int:
-        """How many axes `..name` stands for, from the first read that uses it."""
+        """How many axes `..name` stands for, from the first read that uses it and whose other
+        rest indices (`x[..a, ..b]`) already stand for a known number of axes."""
         for node in ast.iter_nodes(value):
-            if isinstance(node, ast.Index) and any(
-                    isinstance(s, ast.RestIndex) and s.def_id == slot.def_id for s in node.subscripts):
-                base = self.ev(node.base, env) if isinstance(node.base, (ast.Name, ast.Path)) else None
-                rank = getattr(base, "rank", None)
-                if rank is not None:
-                    return rank - (len(node.subscripts) - 1)
+            rests = [s for s in node.subscripts if isinstance(s, ast.RestIndex)] if isinstance(node, ast.Index) else []
+            others = [s for s in rests if s.def_id != slot.def_id]
+            if len(others) == len(rests) or any(s.def_id not in self.rest_slots for s in others):
+                continue
+            base = self.ev(node.base, env) if isinstance(node.base, (ast.Name, ast.Path)) else None
+            rank = getattr(base, "rank", None)
+            if rank is not None:
+                return rank - (len(node.subscripts) - 1) - sum(len(self.rest_slots[s.def_id]) - 1 for s in others)
         raise d.error(d.SHAPE, f"cannot tell how many axes `..{slot.name}` stands for", slot.span,
                       hint="read an array with it directly, e.g. `x[..b, i]`")
 

@@ -84,7 +84,7 @@ def _apply_binary(el, e, left, env):
         right = el.ev(e.right, env)
     finally:
         el.state.guard_depth -= conditional
-    if sequences.is_sequence(left) or sequences.is_sequence(right):
+    if any(sequences.is_sequence(v) or sequences.is_picked(v) for v in (left, right)):
         # strings and lists are build-time values: modes such as "nearest" compare at build time
         return sequences.binary(e.op, left, right, e.span)
     if e.op == "in":
@@ -153,7 +153,7 @@ def _index(el, e, env):
             subs.append(None)      # `:`, which only a derivative accepts (tensors.read)
         else:
             subs.append(el.ev(s, env))
-    if sequences.is_sequence(base):
+    if sequences.is_sequence(base) or sequences.is_picked(base):
         return sequences.index(base, subs, e.span)
     if isinstance(base, recurrences.RecState):
         return recurrences.state_read(el, base, [tensors.subscript(x, e.span) for x in subs], e.span)

@@ -304,7 +304,7 @@ WhereClause = Union[WhereGuard, WhereBind]
 @dataclass(eq=False)
 class Reduction(Node):
     op: str                        # "sum" | "prod" | "max" | "min" | "all" | "any"
-    indices: list[IndexVar]
+    indices: list[Union[IndexVar, RestIndex]]
     body: "Expr"
     wheres: list[WhereClause] = field(default_factory=list)
 

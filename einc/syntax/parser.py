@@ -132,8 +132,6 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
             hint = _WHERE_HINT
         if str(token) == "<" and _FN_NAME_BEFORE.search(text, 0, token.start_pos):
             hint = _GENERIC_HINT
-        if str(token) == ".." and _REDUCTION_BRACKET_BEFORE.search(text, 0, token.start_pos):
-            hint = _REST_IN_REDUCTION_HINT
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -186,10 +184,6 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
 _FN_NAME_BEFORE = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*$")
 _GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "
                  "per call (`fn clamp(x, lo, hi) { .. }`)")
-_REDUCTION_BRACKET_BEFORE = re.compile(r"\b(sum|prod|max|min|all|any)\s*\[[^\]\[]*$")
-_REST_IN_REDUCTION_HINT = ("a reduction names each index it runs over; a `..rest` index stands only in a "
-                           "definition's brackets and in subscripts: reduce a whole array with `sum(x)`, "
-                           "or define the reduction per rest point first (`let t[..b] = sum[f](x[..b, f]);`)")
 _WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduction's body inside its "
                "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
 
@@ -694,6 +688,9 @@ class _AstBuilder(Transformer):
     def index_var(self, meta, children):
         name, range_ = children
         return ast.IndexVar(str(name), range_, span=self._span(meta))
+
+    def index_rest(self, meta, children):
+        return ast.RestIndex(str(children[0]), span=self._span(meta))
 
     # ------------------------------------------------ patterns
 

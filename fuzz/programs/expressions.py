@@ -40,11 +40,12 @@ class Streams:
     history: random.Random | None = None    # a step's extremum over every earlier step (ProgramGenerator.with_history)
     triangle: random.Random | None = None   # a state whose second axis grows with the step (ProgramGenerator.triangle)
     starts: random.Random | None = None     # a start clause and the steps' written as one `if` (ProgramGenerator.member)
+    bare: random.Random | None = None       # a `where` binding read beside a trailing reduction (ProgramGenerator.clause)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
-                     ("windows", "siblings", "guards", "signed", "history", "triangle", "starts")))
+                     ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare")))
 
 
 @dataclass(frozen=True)

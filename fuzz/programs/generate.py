@@ -22,8 +22,7 @@ from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
-    Where, Whole, ROW, clause_exprs, reads_of,
-    walk)
+    Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -33,6 +32,7 @@ STRAY_SHARE = 0.5                  # of the cases with index inputs, those given
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
 HALF_SHARE = 0.15                  # programs computing in f16 or bf16 (beside f32; llvm-cpu only)
+BARE_WHERE_SHARE = 0.5             # bodies ending in a reduction, with a binding of their type, that read it beside
 # a recurrence group's states: any axes, small fixed tensors (at most 16 points, which einc
 # holds in registers: a Kalman filter's 2 x 2 covariance) or series side by side along a shared
 # last axis whose steps never read across it (the CPU's lane blocks, einc/mlir/recurrences/batch.py)
@@ -126,6 +126,7 @@ class ProgramGenerator:
     def __init__(self, rng: random.Random, streams: Streams = Streams()):
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
+        self.bare = streams.bare
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -237,8 +238,20 @@ class ProgramGenerator:
             wheres.append(Where(None, guard_expr))
         depth = rng.randint(1, 3) if depth is None else depth
         body = body_rule(scope) if body_rule else self.gen.expr(dtype, scope, depth)
+        body = self.binding_beside_reduction(body, wheres, dtype)
         clause = Clause(slots, body, tuple(wheres))
         return replace(clause, slots=tuple(self._maybe_implicit(s, clause) for s in slots))
+
+    def binding_beside_reduction(self, body, wheres: list, dtype: str):
+        """Sometimes a body ending in a reduction gets a `where` binding of its type added before
+        it (`v + sum[j](..) where v = ..`): read outside the reduction, the binding (and the
+        `where` list) is the clause's even written bare after the reduction's `)`
+        (fuzz/programs/render.py `_bare_where_stays`)."""
+        bindings = [w.name for w in wheres if w.name and getattr(w.expr, "dtype", None) == dtype]
+        if (self.bare is None or dtype not in FLOATS + INTS or not bindings
+                or trailing_reduce(body) is None or self.bare.random() >= BARE_WHERE_SHARE):
+            return body
+        return Binary("+", Var(self.bare.choice(bindings), dtype), body, dtype)
 
     def index_scope(self, slots: tuple, scope: Scope) -> Scope:
         for slot in slots:
@@ -257,8 +270,8 @@ class ProgramGenerator:
         return slot
 
     def piecewise(self) -> Define:
-        """Literal points, a ranged part (maybe two adjacent ones), maybe a gap (zeros), a later
-        range overriding part of it and an overriding point."""
+        """Literal points, a ranged part (maybe two adjacent ones), maybe a row of zeros in place
+        of a literal one, a later range overriding part of it and an overriding point."""
         rng = self.rng
         dtype = rng.choice((self.float_type, self.float_type, self.int_type))
         first = Bound(rng.randint(3, 7)) if not self.scope.dims or rng.random() < 0.5 else \
@@ -267,11 +280,15 @@ class ProgramGenerator:
         rest_slots = tuple(Slot("jk"[a], Bound(0), b) for a, b in enumerate(rest))
         start = rng.randint(1, 2)
         clauses = []
-        for row in range(start - (1 if rng.random() < 0.3 else 0)):    # maybe leave a gap
+        gap = rng.random() < 0.3
+        for row in range(start - gap):
             clauses.append(self.clause(dtype, (Slot(None, Bound(row), Bound(row + 1)),) + rest_slots,
                                        self.scope, depth=1))
         clauses = self.maybe_literals_chosen(dtype, clauses + self.ranged_parts(dtype, start, first, rest_slots),
                                              self.scope)
+        if gap:     # the row left out is 0 by a clause of its own: a read of a point no clause defines is E005
+            zero = False if dtype == "bool" else 0.0 if dtype in FLOATS else 0
+            clauses.append(Clause((Slot(None, Bound(start - 1), Bound(start)),) + rest_slots, Lit(zero, dtype)))
         if rng.random() < 0.4:
             point = rng.randrange(self.size(first))
             others = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in

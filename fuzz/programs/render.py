@@ -9,12 +9,12 @@ no suffix, so such a literal is cast: `(0.5 as f16)`.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, weak_literals)
+    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, trailing_reduce, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -106,7 +106,7 @@ def _clause(define: Define, k: int, names: Names, own: set) -> str:
     if define.annotate:
         head += f": {define.dtype}"
     body = expr(clause.body, names, literals_typed_by_other_clauses(define, k, own))
-    if clause.wheres and _ends_in_reduction(clause.body):
+    if clause.wheres and trailing_reduce(clause.body) and not _bare_where_stays(clause):
         body = f"({body})"       # a `where` right after a reduction's `)` would be the reduction's
     text = f"let {head} = {body}"
     if clause.wheres:
@@ -136,11 +136,39 @@ def _typed_by_data(node, dtype: str, own: set) -> bool:
     return any(_typed_by_data(p, dtype, own) for p in parts)
 
 
-def _ends_in_reduction(node) -> bool:
-    """Whether the text of `node` ends with a reduction's closing parenthesis."""
-    while isinstance(node, (Binary, Unary)):
-        node = node.right if isinstance(node, Binary) else node.arg
-    return isinstance(node, Reduce)
+def _bare_where_stays(clause: Clause) -> bool:
+    """Whether the clause's `where`s, written bare after its body's trailing reduction, are still
+    the clause's (docs/DECISIONS.md, "A `where` after a value ending in a reduction"): in a
+    definition when they name nothing the reduction does (`sum[j](x[j]) where i < 2`), or when
+    a binding of theirs is read outside the reduction. Names are compared as every name the
+    nodes carry, a superset of what the text reads, so a doubt keeps the parentheses."""
+    reduce = trailing_reduce(clause.body)
+    if reduce is None or reduce.guard is not None:      # a reduction with its own `where` takes no other
+        return True
+    wheres = _name_counts(clause.wheres)
+    inside = _name_counts(reduce)
+    if clause.slots and not set(wheres) & set(inside):
+        return True
+    body = _name_counts(clause.body)
+    return any(body.get(w.name, 0) > inside.get(w.name, 0) for w in clause.wheres if w.name)
+
+
+_NOT_NAMES = ("op", "dtype", "style", "kind")
+
+
+def _name_counts(node, counts: dict | None = None) -> dict:
+    """How often each string a node below `node` carries (names, index variables, dims) occurs."""
+    counts = {} if counts is None else counts
+    if isinstance(node, str):
+        counts[node] = counts.get(node, 0) + 1
+    elif isinstance(node, (tuple, list)):
+        for x in node:
+            _name_counts(x, counts)
+    elif is_dataclass(node):
+        for f in fields(node):
+            if f.name not in _NOT_NAMES:
+                _name_counts(getattr(node, f.name), counts)
+    return counts
 
 
 def _slot(slot, names: Names) -> str:

@@ -430,6 +430,13 @@ def children(expr) -> tuple:
     return ()
 
 
+def trailing_reduce(node):
+    """The reduction whose closing `)` ends the text of `node`, or None."""
+    while isinstance(node, (Binary, Unary)):
+        node = node.right if isinstance(node, Binary) else node.arg
+    return node if isinstance(node, Reduce) else None
+
+
 def walk(expr):
     """`expr` and every node below it."""
     yield expr

@@ -218,6 +218,32 @@ def test_named_rest_indices(run):
     np.testing.assert_allclose(out["y"], x @ w, rtol=1e-5, atol=1e-6)
 
 
+def test_a_rest_index_in_a_reduction_runs_over_the_axes_its_read_leaves(run):
+    """`sum[..b](x[..b])` reduces over as many axes as the read leaves after its other
+    subscripts (thesis: reduction rests expand as a definition's do); a read whose other rest
+    is already known (`x[..a, ..b]` beside `w[..a]`) determines it too."""
+    x = np.arange(24.0).reshape(2, 3, 4) / 7.0
+    w = np.array([0.5, -2.0])
+    out = run("""
+        let x: [f64; 2, 3, 4];
+        let w: [f64; 2];
+        let s = sum[..b](x[..b]);
+        let t[i] = sum[..b](x[i, ..b]);
+        let u[..a] = max[..b](x[..a, ..b] * w[..a]);
+        let v[..a] = sum[..b, k](x[..b, k] * x[..b, k]) + w[..a];
+    """, x=x, w=w)
+    np.testing.assert_allclose(out["s"], x.sum(), rtol=1e-12)
+    np.testing.assert_allclose(out["t"], x.sum(axis=(1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(out["u"], (x * w[:, None, None]).max(axis=(1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(out["v"], (x * x).sum() + w, rtol=1e-12)
+
+
+def test_a_rest_index_no_read_determines_is_E004(diagnose):
+    # two rests in one read, neither known from another: the split of x's axes is not told
+    diag, _ = diagnose("let x: [f64; 2, 3, 4];\nlet u[..a] = max[..b](x[..a, ..b]);\n")
+    assert diag.code == "E004" and "cannot tell how many axes `..a` stands for" in diag.message
+
+
 def test_named_dim_is_a_value_and_comprehensions_build_arrays(run):
     y = f32(6)
     out = run("""

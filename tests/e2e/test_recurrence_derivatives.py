@@ -167,6 +167,74 @@ def test_a_derivative_through_a_tensor_a_step_computes(wrt, x):
     np.testing.assert_allclose(out["gs"], g.sum(axis=0), rtol=0, atol=1e-5)
 
 
+HENON = """
+fn henon(z: [f64; 2], a: f64) -> [f64; 2] {
+    [1.0 - a * z[0] * z[0] + z[1], 0.3 * z[0]]
+}
+let z0: [f64; 2];
+let a: f64;
+let z[0] = z0;
+let z[t in 1..6] = henon(z[t - 1], a);
+let L = sum[t, i](z[t, i] * z[t, i]);
+let J = @z[5] / @z0;
+let Ja = @z / @a;
+let gz = @L / @z0;
+let ga = @L / @a;
+"""
+
+
+def henon_states(z0, a):
+    z = [np.asarray(z0, np.float64)]
+    for _ in range(5):
+        p = z[-1]
+        z.append(np.array([1.0 - a * p[0] * p[0] + p[1], 0.3 * p[0]]))
+    return np.array(z)
+
+
+def test_derivatives_through_a_step_that_returns_an_array_literal(run, fd_jacobian):
+    """A step calling a function that returns an array literal (the Henon map) reads the
+    literal's elements at the step's index: both modes follow each element to the state it
+    reads (it was E011, a tensor the step computes from its state)."""
+    z0, a = np.array([0.1, 0.2]), 1.4
+    out = run(HENON, z0=z0, a=a)
+    np.testing.assert_allclose(out["z"], henon_states(z0, a), rtol=1e-12)
+    np.testing.assert_allclose(out["J"], fd_jacobian(lambda v: henon_states(v, a)[5], z0), **FD_TOL)
+    np.testing.assert_allclose(out["Ja"], fd_jacobian(lambda v: henon_states(z0, v), np.float64(a)), **FD_TOL)
+    loss = lambda z0, a: float((henon_states(z0, a) ** 2).sum())
+    np.testing.assert_allclose(out["gz"], fd_jacobian(lambda v: loss(v, a), z0), **FD_TOL)
+    np.testing.assert_allclose(out["ga"], fd_jacobian(lambda v: loss(z0, v), np.float64(a)), **FD_TOL)
+
+
+def test_derivatives_through_a_step_that_returns_a_nested_array_literal(run, fd_jacobian):
+    """A literal of rows: the first subscript picks a row, the next an element of it."""
+    source = """use std::math::tanh;
+fn step(m: [f64; 2, 2], c: f64) -> [f64; 2, 2] {
+    [[tanh(c * m[0, 0] + m[1, 1]), m[0, 1] * m[1, 0]], [m[0, 0] - c * m[1, 1], 0.5 * m[1, 0]]]
+}
+let m0: [f64; 2, 2];
+let c: f64;
+let m[0] = m0;
+let m[t in 1..4] = step(m[t - 1], c);
+let L = sum[t, i, j](m[t, i, j] * m[t, i, j]);
+let J = @m[3] / @m0;
+let gc = @L / @c;
+"""
+
+    def states(m0, c):
+        m = [m0]
+        for _ in range(3):
+            p = m[-1]
+            m.append(np.array([[np.tanh(c * p[0, 0] + p[1, 1]), p[0, 1] * p[1, 0]],
+                               [p[0, 0] - c * p[1, 1], 0.5 * p[1, 0]]]))
+        return np.array(m)
+
+    m0, c = np.array([[0.1, 0.2], [0.3, -0.4]]), 0.7
+    out = run(source, m0=m0, c=c)
+    np.testing.assert_allclose(out["J"], fd_jacobian(lambda v: states(v, c)[3], m0), **FD_TOL)
+    loss = lambda v: float((states(m0, v) ** 2).sum())
+    np.testing.assert_allclose(out["gc"], fd_jacobian(loss, np.float64(c)), **FD_TOL)
+
+
 def test_derivatives_through_a_base_case_written_as_an_if_on_the_step():
     program = einc.load(einc.compile("""
         let u: [f64; 10];

@@ -78,3 +78,56 @@ def test_string_errors_are_diagnostics(source, code, line, words):
         einc.compile(source)
     diag = info.value.diagnostics[0]
     assert diag.code == code and diag.span.line == line and words in diag.message
+
+
+PICKED = """
+let names = ["ab", "b", "cab", "d"];
+let grid = [["x", "y"], ["y", "x"]];
+let x: [f64; 4];
+let k: i32;
+let kept[j in 0..4] = x[j] where names[j] == "ab";
+let others = sum[j](x[j] where names[j] != "b");
+let chosen[j in 0..4] = if names[j] in ["b", "d"] { 1.0 } else { x[j] };
+let lengths[j in 0..4] = len(names[j]);
+let has_a[j in 0..4] = "a" in names[j];
+let joined[j in 0..4] = names[j] + "!" == "b!";
+let first_c[j in 0..4] = names[j][0] == "c";
+let before_c[j in 0..4] = names[j] < "c";
+let diagonal[i in 0..2, j in 0..2] = grid[i, j] == "x";
+let at_k = names[k] == "cab";
+"""
+
+
+def test_a_build_time_string_list_read_at_an_index_is_compared_per_point(run):
+    """`names[j] == "ab"` in a `where` guard, an `if`, a reduction's guard (LANGUAGE.md section 9
+    lists comparisons, `in`, `+`, `len` and indexing of arrays of strings among the build-time
+    operations): each candidate is compared during the build and the table of results read at
+    j (it was E011, a position in a string list must be known at build time)."""
+    names = ["ab", "b", "cab", "d"]
+    x = np.array([1.5, -2.0, 4.0, 0.25])
+    out = run(PICKED, x=x, k=np.int32(2))
+    np.testing.assert_array_equal(out["kept"], np.where([n == "ab" for n in names], x, 0.0))
+    np.testing.assert_allclose(out["others"], sum(v for n, v in zip(names, x) if n != "b"), rtol=1e-12)
+    np.testing.assert_array_equal(out["chosen"], np.where([n in ("b", "d") for n in names], 1.0, x))
+    np.testing.assert_array_equal(out["lengths"], [len(n) for n in names])
+    np.testing.assert_array_equal(out["has_a"], ["a" in n for n in names])
+    np.testing.assert_array_equal(out["joined"], [n + "!" == "b!" for n in names])
+    np.testing.assert_array_equal(out["first_c"], [n[0] == "c" for n in names])
+    np.testing.assert_array_equal(out["before_c"], [n < "c" for n in names])
+    np.testing.assert_array_equal(out["diagonal"], [[True, False], [False, True]])
+    assert bool(out["at_k"]) is True
+
+
+@pytest.mark.parametrize("source, code, words", [
+    # a string per point is not a number: it cannot be an array's element
+    ('let names = ["a", "b"];\nlet y[j in 0..2] = names[j];\n', "E004", "must be a number"),
+    # the index runs past the list: the table's read is out of bounds
+    ('let names = ["a", "b"];\nlet y[j in 0..3] = names[j] == "a";\n', "E005", "out of bounds"),
+    # rows of different lengths have no second position per point
+    ('let g = [["a"], ["b", "c"]];\nlet y[i in 0..2, j in 0..1] = g[i, j] == "a";\n', "E011", "one length"),
+    # two items picked at different indices
+    ('let n = ["a", "b"];\nlet y[i in 0..2, j in 0..2] = n[i] == n[j];\n', "E011", "different positions"),
+])
+def test_string_items_picked_per_point_outside_the_documented_forms_are_diagnostics(diagnose, source, code, words):
+    diag, _ = diagnose(source)
+    assert diag.code == code and words in diag.message

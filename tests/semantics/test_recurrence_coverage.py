@@ -12,14 +12,18 @@ MISSING_BASE = [
     # two lookbacks, one base clause: the step read two back is fine, the one before is not
     ("let f[0] = 0;\nlet f[n in 2..10] = f[n - 1] + f[n - 2];\n", "f[1]", None),
     # a grid whose first column is missing, then one whose first row is
-    ("let D[0, j in 0..6] = j;\nlet D[i in 1..6, j in 1..6] = D[i - 1, j] + D[i, j - 1];\n", "D[1, 0]", "if j > 1"),
-    ("let D[i in 0..6, 0] = i;\nlet D[i in 1..6, j in 1..6] = D[i - 1, j] + D[i, j - 1];\n", "D[0, 1]", "if i > 1"),
+    # (the missing column or row is named whole, and the hint's clause defines it)
+    ("let D[0, j in 0..6] = j;\nlet D[i in 1..6, j in 1..6] = D[i - 1, j] + D[i, j - 1];\n",
+     "D[1..6, 0]|D[t in 1..6, 0]", "if j > 1"),
+    ("let D[i in 0..6, 0] = i;\nlet D[i in 1..6, j in 1..6] = D[i - 1, j] + D[i, j - 1];\n",
+     "D[0, 1..6]|D[0, j in 1..6]", "if i > 1"),
     # two members: a has its base, b (read by a a step back) has none
     ("let u: [f32; T];\nlet a[0] = 1.0;\nlet a[t in 1..T] = b[t - 1] + u[t];\nlet b[t in 1..T] = a[t - 1] * 0.5;\n",
      "b[0]", "if t > 1"),
     # a tensor the step computes reads the previous step's row
     ("use std::math::tanh;\nlet x: [f32; T, 3];\n"
-     "let r[t in 1..T, j in 0..3] = { let h[i in 0..3] = tanh(r[t - 1, i] + x[t, i]); h[j] };\n", "r[0, 0]", "if t > 1"),
+     "let r[t in 1..T, j in 0..3] = { let h[i in 0..3] = tanh(r[t - 1, i] + x[t, i]); h[j] };\n",
+     "r[0, 0..3]|r[0, i in 0..3]", "if t > 1"),
     # a clause narrowed by one step (`1..T` for `0..T`) leaves the step its neighbour reads
     ("let x: [f32; T];\nlet s[0] = 0.0;\nlet s[t in 2..T] = s[t - 1] + x[t];\n", "s[1]", "if t > 2"),
 ]
@@ -28,9 +32,10 @@ MISSING_BASE = [
 @pytest.mark.parametrize("source, point, guard", MISSING_BASE)
 def test_a_read_of_a_point_no_clause_defines_is_E005_with_a_base_case_hint(diagnose, source, point, guard):
     diag, text = diagnose(source)
+    point, head = (point + "|" + point).split("|")[:2]
     name = point.split("[")[0]
     assert diag.code == "E005" and f"`{point}` is read here, but no clause of `{name}` defines" in diag.message
-    assert f"a base case `let {point} = ..;`" in diag.hint and "error[E005]" in text
+    assert f"a base case `let {head} = ..;`" in diag.hint and "error[E005]" in text
     assert (guard in diag.hint) if guard else "start guard" not in diag.hint
     assert source.splitlines()[diag.span.line - 1][diag.span.col - 1:].startswith(name + "[")
 

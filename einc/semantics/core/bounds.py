@@ -21,9 +21,13 @@ from einc import diagnostics as d
 from einc.ir import affine, clamped
 from einc.ir.nodes import IndexVar, Read, StateRead, Value
 from einc.ir.types import DataSize
+from einc.semantics.core import coverage
 
 
 def check_reads(body: Value, guard, state, span) -> None:
+    coverage.check_piecewise_reads([body], () if guard is None else (guard,), state.hull_only_reads)
+    if guard is not None:
+        coverage.check_piecewise_reads([guard], (), state.hull_only_reads)
     for read in _reads([body] + ([guard] if guard is not None else [])):
         hull_only = id(read) in state.hull_only_reads
         if isinstance(read, StateRead):

@@ -606,7 +606,10 @@ class _Resolver:
         _nest_at_a_sibling_range(node)
         inner = _Scope(scope)
         for var in node.indices:
-            self._index_var(var, scope, inner)   # ranges read outer indices (siblings: nested above)
+            if isinstance(var, ast.RestIndex):
+                var.def_id = self._bind(inner, var.name, "rest", var)
+            else:
+                self._index_var(var, scope, inner)   # ranges read outer indices (siblings: nested above)
         self._wheres(node.wheres, inner)
         self._expr(node.body, inner)
 
@@ -717,7 +720,7 @@ def _nest_at_a_sibling_range(node: ast.Reduction) -> None:
     the same)."""
     earlier = set()
     for k, var in enumerate(node.indices):
-        reads = {n.name for n in ast.iter_nodes(var.range) if isinstance(n, ast.Name)} if var.range else set()
+        reads = {n.name for n in ast.iter_nodes(var.range) if isinstance(n, ast.Name)} if getattr(var, "range", None) else set()
         if reads & earlier:
             inner = ast.Reduction(node.op, node.indices[k:], node.body, node.wheres, span=node.span)
             node.indices, node.body, node.wheres = node.indices[:k], inner, []

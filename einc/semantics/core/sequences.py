@@ -13,14 +13,20 @@ from typing import Optional
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import Const
-from einc.semantics.core.values import ListVal, StrVal, TupleVal, Weak, describe
+from einc.ir import affine
+from einc.ir.nodes import Const, Read, Value
+from einc.semantics.core.values import ListVal, PointItems, StrVal, TupleVal, Weak, describe
 
 ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def is_sequence(v) -> bool:
     return isinstance(v, (StrVal, ListVal))
+
+
+def is_picked(v) -> bool:
+    """Whether `v` is a sequence's item picked per point (`names[j]`)."""
+    return isinstance(v, PointItems)
 
 
 def constant_int(v) -> Optional[int]:
@@ -43,14 +49,22 @@ def length(seq) -> int:
 
 
 def index(seq, subs: list, span):
-    """`seq[k]` (and `seq[k, j]` into a list of sequences) at build-time positions."""
+    """`seq[k]` (and `seq[k, j]` into a list of sequences) at build-time positions; at one
+    position known only per point (an index, a run-time integer), the item picked there."""
     for sub in subs:
+        if isinstance(seq, PointItems):
+            seq = _picked_index(seq, sub, span)
+            continue
         if not is_sequence(seq):
             raise d.error(d.SHAPE, f"too many subscripts: {describe(seq)} cannot be indexed", span)
         k = constant_int(sub)
+        if k is None and _per_point_position(sub):
+            seq = PointItems(tuple(items(seq)), (length(seq),), (sub,), span)
+            continue
         if k is None:
-            raise d.error(d.UNSUPPORTED, f"a position in {describe(seq)} must be known at build time, "
-                          f"found {describe(sub)}", span, hint="strings exist only during the build")
+            raise d.error(d.UNSUPPORTED, f"a position in {describe(seq)} must be known at build time "
+                          f"or be an integer, found {describe(sub)}", span,
+                          hint="strings exist only during the build")
         n = length(seq)
         if not 0 <= k < n:
             raise d.error(d.BOUNDS, f"index {k} is out of bounds for {describe(seq)} of length {n}", span)
@@ -64,8 +78,29 @@ def _join_hint(left, right) -> str:
     return "put a number into a string with interpolation: \"n = {n}\""
 
 
+def _per_point_position(sub) -> bool:
+    return isinstance(sub, Value) and sub.rank == 0 and sub.dtype.is_int
+
+
+def _picked_index(seq: PointItems, sub, span) -> PointItems:
+    """An item picked per point, indexed further: at a build-time position each candidate is;
+    at another position known per point (`grid[i, j]`) the candidates' items are, when they
+    are sequences of one length."""
+    if constant_int(sub) is not None:
+        return PointItems(tuple(index(item, [sub], span) for item in seq.items), seq.shape, seq.positions, span)
+    sizes = {length(item) if is_sequence(item) else None for item in seq.items}
+    if not _per_point_position(sub) or len(sizes) != 1 or None in sizes:
+        raise d.error(d.UNSUPPORTED, f"a position known only per point in {describe(seq)}, whose "
+                      "candidates are not sequences of one length", span,
+                      hint="give the rows one length, or pick at a build-time position")
+    return PointItems(tuple(x for item in seq.items for x in items(item)), seq.shape + (sizes.pop(),),
+                      seq.positions + (sub,), span)
+
+
 def binary(op: str, left, right, span):
-    """`left op right` where one side is a string or a list."""
+    """`left op right` where one side is a string or a list (or an item of one picked per point)."""
+    if is_picked(left) or is_picked(right):
+        return _per_item(op, left, right, span)
     if op == "in":
         return _contains(right, left, span)
     if op == "+":
@@ -83,6 +118,38 @@ def binary(op: str, left, right, span):
     if op in ORDER and isinstance(left, StrVal) and isinstance(right, StrVal):
         return Weak(np.asarray(ORDER[op](left.text, right.text)), "bool", span)
     raise d.error(d.TYPE, f"`{op}` is not defined for {describe(left)} and {describe(right)}", span)
+
+
+def _per_item(op: str, left, right, span):
+    """`left op right` for each item a side picked per point may be, read at the position."""
+    picked = [v for v in (left, right) if is_picked(v)]
+    if len(picked) == 2 and not _same_positions(left, right):
+        raise d.error(d.UNSUPPORTED, f"`{op}` of items of two build-time sequences picked at different "
+                      "positions", span, hint="compare an item with a build-time value")
+    at = lambda v, k: v.items[k] if is_picked(v) else v
+    results = [binary(op, at(left, k), at(right, k), span) for k in range(len(picked[0].items))]
+    return picked_at(results, picked[0], span)
+
+
+def _same_positions(a: PointItems, b: PointItems) -> bool:
+    forms = [(affine.affine_of(p), affine.affine_of(q)) for p, q in zip(a.positions, b.positions)]
+    return a.shape == b.shape and all(f is not None and f == g for f, g in forms)
+
+
+def picked_at(results: list, like: PointItems, span):
+    """`results`, one per candidate of `like`, picked at its positions: numbers become a table
+    read there, anything else stays an item picked per point."""
+    if all(isinstance(r, Weak) and r.rank == 0 for r in results) and len({r.kind for r in results}) == 1:
+        kind = results[0].kind
+        dtype = np.bool_ if kind == "bool" else np.int32 if kind == "int" else np.float64
+        table = Const(np.asarray([r.value for r in results], dtype).reshape(like.shape), span=span)
+        return Read(table, like.positions, span=span)
+    return PointItems(tuple(results), like.shape, like.positions, span)
+
+
+def lengths(v: PointItems, span):
+    """`len` of each item picked per point, read at the positions."""
+    return picked_at([Weak(np.asarray(length(i), np.int64), "int", span) for i in v.items], v, span)
 
 
 def _contains(seq, item, span):

@@ -71,6 +71,19 @@ class ListVal:
 
 
 @dataclass(eq=False)
+class PointItems:
+    """A build-time sequence read at positions known only per point (`names[j]`, `grid[i, j]`
+    for indices): its items, every one a candidate, row-major over `shape`, and the positions
+    (i32 scalars), one per axis of `shape`. Comparisons, `in`, `+` and `len` apply to each item
+    at build time; a number result is a table read at the positions
+    (einc.semantics.core.sequences)."""
+    items: tuple
+    shape: tuple
+    positions: tuple
+    span: Optional[Span] = None
+
+
+@dataclass(eq=False)
 class FnVal:
     """A named function; `node` is its FnDef, specialised per call by elaborating its body."""
     node: Any
@@ -182,6 +195,8 @@ def describe(v) -> str:
         return "function"
     if isinstance(v, PartialRead):
         return f"[{v.dtype}; {shape_str(v.shape)[1:-1]}] (a slice)"
+    if isinstance(v, PointItems):
+        return f"{describe(v.items[0])} (an item of {len(v.items)} picked per point)"
     if isinstance(v, LazyJacobian):
         return f"derivative [{v.y.dtype}; {shape_str(v.shape)[1:-1]}]"
     return type(v).__name__

@@ -69,7 +69,7 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
     read bounds takes last (`let P[0, i, j] = if i == j { 1.0 } else { 0.0 };`)."""
     scope = env.child()
     axes, pending, clause_step, range_guards = [], [], None, []
-    for k, slot in enumerate(_expand_rest(el, node, env)):
+    for k, slot in enumerate(_expand_rest(el, node.slots, node.value, env)):
         if isinstance(slot, ast.IndexLiteral):
             axes.append(slot.value)
             continue
@@ -253,11 +253,13 @@ def _check_clamp(bound, clamps: bool, span) -> None:
                       "only by a reduction's range", span, hint="write the range with one end and a `where` guard")
 
 
-def _expand_rest(el, node: ast.IndexedLet, env) -> list:
+def _expand_rest(el, slots_in: list, value, env) -> list:
+    """A definition's slots, or a reduction's indices, with each `..b` replaced by one index
+    per axis it stands for (as many as the first read of it in `value` leaves)."""
     slots = []
-    for slot in node.slots:
+    for slot in slots_in:
         if isinstance(slot, ast.RestIndex):
-            rank = el.rest_rank(slot, node.value, env)
+            rank = el.rest_rank(slot, value, env)
             vars_ = [ast.IndexVar(f"{slot.name}{k}", None, span=slot.span) for k in range(rank)]
             for k, v in enumerate(vars_):
                 v.def_id = (slot.def_id, k)
@@ -308,7 +310,7 @@ def _piecewise(results: list, dtype, span) -> Piecewise:
                           r.node.span)
     shape = tuple(largest_end([axis_end(r.axes[k]) for r in results], span) for k in range(rank))
     clauses = tuple(_clause_value(r) for r in results if not is_empty(r.axes))
-    return Piecewise(dtype, shape, clauses, span=span)
+    return Piecewise(dtype, shape, clauses, span=span, name=results[0].node.name)
 
 
 def axis_end(axis) -> Lin:
@@ -358,7 +360,7 @@ REDUCTION_OPS = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "all":
 def reduction(el, node: ast.Reduction, env):
     scope = env.child()
     vars_, pending, hull_guards = [], [], []
-    for iv in node.indices:
+    for iv in _expand_rest(el, node.indices, node.body, env):
         var = _reduction_var(el, iv, env, hull_guards)
         if iv.range is None:
             pending.append(var)

@@ -37,7 +37,7 @@ def combine(el, p: Piecewise, name: str) -> Piecewise:
             body = Op("select", (g.guard, g.body, kept), p.dtype, span=g.span)
             c = Clause(c.offsets, Generic(g.vars, body, None, span=g.span))
         clauses.append(c)
-    return Piecewise(p.dtype, p.shape, tuple(clauses), span=p.span)
+    return Piecewise(p.dtype, p.shape, tuple(clauses), span=p.span, name=p.name)
 
 
 def _decide_guards(clauses: tuple) -> list[tuple[Clause, bool]]:
