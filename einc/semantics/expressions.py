@@ -8,7 +8,7 @@ from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Reduce, Stack, Value, free_vars
 from einc.ir.types import BOOL, Lin
-from einc.semantics.forms import definitions, dynamic_length, recurrences, types
+from einc.semantics.forms import definitions, dynamic_length, recurrences, types, unrolled_reductions
 from einc.semantics import derivatives
 from einc.semantics.core import scalar_ops, sequences, tensors
 from einc.semantics.forms.comprehensions import Reduced, comprehension
@@ -289,7 +289,28 @@ def _range(el, e, env):
 
 @expression_rule(ast.Reduction)
 def _reduction(el, e, env):
-    return definitions.reduction(el, e, env)
+    effects = len(el.ir.effects)
+    try:
+        return definitions.reduction(el, e, env)
+    except d.CompileError as err:
+        if err.diagnostics[0].code != d.UNSUPPORTED:
+            raise
+        del el.ir.effects[effects:]
+        result = _unrolled_reduction(el, e, env)
+        if result is None:
+            raise
+        return result
+
+
+def _unrolled_reduction(el, e, env):
+    """The reduction point by point at build time (a body that reads a string at its index);
+    None when that fails too, and the kernel's error stands."""
+    effects = len(el.ir.effects)
+    try:
+        return unrolled_reductions.unrolled(el, e, env)
+    except d.CompileError:
+        del el.ir.effects[effects:]
+        return None
 
 
 @expression_rule(ast.Where)

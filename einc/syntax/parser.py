@@ -569,6 +569,16 @@ class _AstBuilder(Transformer):
         params = (children[0] or []) if len(children) == 2 else []
         return ast.Lambda(params, children[-1], span=self._span(meta))
 
+    def typed_lambda(self, meta, children):
+        """`|x: f64| -> f64 { .. }` (Rust's closure with a result type): the block's value bound
+        by a `let` of that type, which checks it and types its literals as a function's result."""
+        *params, type_, body = children
+        span = self._span(meta)
+        result = "closure result"      # no program can name it: a name has no spaces
+        let = ast.Let(ast.BindPat(result, span=body.span), type_, body, span=body.span)
+        block = ast.Block([let], ast.Name(result, span=body.span), span=body.span)
+        return ast.Lambda((params[0] or []) if params else [], block, span=span)
+
     # ------------------------------------------------ postfix
 
     def index(self, meta, children):

@@ -262,6 +262,8 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
         return f"{names(node.fn)}({', '.join(expr(a, names) for a in node.args)})", ATOM
     if isinstance(node, Block) and node.style == "pipe":
         (name, value), = node.lets
+        if name[-1] in "13579":       # every other one states its result type, Rust's closure form
+            return f"({expr(value, names)} |> |{name}| -> {node.dtype} {{ {expr(node.result, names)} }})", ATOM
         return f"({expr(value, names)} |> |{name}| {expr(node.result, names)})", ATOM
     if isinstance(node, Block) and node.style == "nested":
         lets = "".join(f"let {n} = {expr(e, names)}; " for n, e in node.lets)

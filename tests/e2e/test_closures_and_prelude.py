@@ -39,6 +39,26 @@ def test_a_top_level_function_still_sees_only_items_and_top_level_bindings(diagn
     assert diag.code == "E003" and "`a`" in diag.message
 
 
+def test_a_lambda_with_a_result_type_checks_it_and_types_its_literals(run, diagnose):
+    """Rust's `|x: f64| -> f64 { .. }` (it was E001 at `->`): the result type is checked like a
+    function's, and an untyped literal result takes it."""
+    out = run("""
+        let x: [f32; 4];
+        let k = 2.0;
+        let force = |v: [f32; 4], i: i32| -> f32 {
+            let left = if i > 0 { v[i - 1] } else { 0.0 };
+            k * (left - v[i])
+        };
+        let f[i in 0..4] = force(x, i);
+        let g = || -> f64 { 3 };
+        let three = g();
+    """, x=x)
+    np.testing.assert_allclose(out["f"], 2 * (np.r_[0, x[:-1]] - x), rtol=1e-6)
+    assert out["three"].dtype == np.float64 and out["three"] == 3.0
+    diag, _ = diagnose("let f = |x: f32| -> f64 { x * 2.0 };\nlet y = f(1.0);\n")
+    assert diag.code == "E002" and diag.span.line == 1 and "expected f64, found f32" in diag.message
+
+
 def test_comprehension_local_bindings(run):
     out = run("""
         let xs = [1, 2, 3, 4];

@@ -174,6 +174,50 @@ def test_a_start_written_as_an_if_types_the_member_as_a_base_clause_would(run):
     np.testing.assert_array_equal(out["c"], c)
 
 
+def test_a_guess_under_which_a_literal_does_not_fit_is_tried_no_further(run):
+    """A selection-sort style loop (Dijkstra's pick): `m` starts at a huge untyped constant and
+    `p`, an index with no base clause, is guessed with `m`; the guess of f16 for both made
+    `1.0e30` E006 and ended the search. It is a wrong guess like a type mismatch: `m` is f32
+    as its data, and `p` is i32 (before i64) as an index."""
+    x = rng.standard_normal(6).astype(np.float32)
+    out = run("""
+        let x: [f32; N];
+        let big = 1.0e30;
+        let m[0] = big;
+        let p[t in 1..6] = min[j](if min(m[t - 1], big) > x[j] { j } else { N });
+        let m[t in 1..6] = if p[t] < N { min(m[t - 1], x[p[t]]) } else { m[t - 1] };
+    """, x=x)
+    m, p = [np.float32(1e30)], [0]
+    for _ in range(1, 6):
+        below = np.flatnonzero(x < m[-1])
+        p.append(int(below[0]) if below.size else 6)
+        m.append(min(m[-1], x[p[-1]]) if below.size else m[-1])
+    assert (out["m"].dtype, out["p"].dtype) == (np.float32, np.int32)
+    np.testing.assert_array_equal(out["p"], p)      # point 0 of p is no clause's: 0
+    np.testing.assert_array_equal(out["m"], np.array(m, np.float32))
+
+
+def test_a_member_with_no_base_clause_that_is_a_comparison_is_guessed_bool(run):
+    """An accept flag of an adaptive loop (`ok[s] = err <= tol`) has no base clause, and its
+    partner starts from a literal that must become f64: guessed f32 with the rest, then f64 with
+    the others, `ok` was never a bool beside an f64 partner (E002). A comparison is a bool."""
+    x = rng.standard_normal(8)
+    out = run("""
+        let x: [f64; N];
+        let tol: f64;
+        let v[0] = 0.0;
+        let ok[s in 1..N] = x[s] * v[s - 1] <= tol;
+        let v[s in 1..N] = if ok[s] { v[s - 1] + x[s] } else { v[s - 1] };
+    """, x=x, tol=0.1)
+    v, ok = [0.0], [False]                       # point 0 of ok is no clause's: false
+    for s in range(1, 8):
+        ok.append(x[s] * v[-1] <= 0.1)
+        v.append(v[-1] + x[s] if ok[-1] else v[-1])
+    assert (out["v"].dtype, out["ok"].dtype) == (np.float64, np.bool_)
+    np.testing.assert_array_equal(out["ok"], ok)
+    np.testing.assert_allclose(out["v"], v, rtol=1e-12)
+
+
 def test_reading_a_future_step_is_an_error():
     with pytest.raises(CompileError) as info:
         einc.compile("""

@@ -67,6 +67,35 @@ def test_an_interpolated_path_reaches_load_npy(tmp_path):
     assert out["total"] == np.float32(3.0)
 
 
+def test_a_reduction_reading_strings_at_its_index_runs_at_build_time():
+    """`sum[k in 0..len(w)](.. w[k] ..)` reads a string at a reduction's index: no kernel can,
+    so the reduction is taken point by point during the build (it was E011), also with a
+    guard, several indices, `max`, and a run-time input in its terms."""
+    x = np.arange(1, 5, dtype=np.float32)
+    out = einc.load(einc.compile("""
+        let words = ["tree", "sky", "bee", "apple"];
+        let vowels = ["a", "e", "i", "o", "u"];
+        let x: [f32; 4];
+        let nv = [sum[k in 0..len(w)](if w[k] in vowels { 1 } else { 0 }) | w in words];
+        let ee = sum[i in 0..4, k in 0..3](1) where words[i][k] == "e";
+        let longest = max[i in 0..4](len(words[i]));
+        let all_short = all[i in 0..4](len(words[i]) < 6);
+        let weighted = sum[i in 0..4](x[i] * (len(words[i]) as f32));
+    """).vmfb)(x=x)
+    words = ["tree", "sky", "bee", "apple"]
+    np.testing.assert_array_equal(out["nv"], [sum(c in "aeiou" for c in w) for w in words])
+    assert out["ee"] == sum(w[k] == "e" for w in words for k in range(3))
+    assert out["longest"] == 5 and out["all_short"]
+    np.testing.assert_allclose(out["weighted"], np.dot(x, [len(w) for w in words]), rtol=1e-6)
+
+
+def test_an_indexed_definition_reading_a_string_at_its_index_says_how_to_walk_strings():
+    with pytest.raises(CompileError) as info:
+        einc.compile('let words = ["ab", "c"];\nlet n[i in 0..2] = len(words[i]);\n')
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E011" and diag.span.line == 2 and "`[len(w) | w in words]`" in diag.hint
+
+
 @pytest.mark.parametrize("source, code, line, words", [
     ('let x: [f32; 3];\nlet s = "value {x}";\n', "E011", 2, "the run-time input `x`"),
     ('let s = "abc";\nlet c = s[3];\n', "E005", 2, "out of bounds"),

@@ -354,3 +354,13 @@ def test_the_program_fuzzer_raises_floats_to_run_time_integral_powers():
     exponents = {type(e).__name__ for k in keys for e in _run_time_float_powers(cases[k].program)}
     assert exponents == {"Binary", "Cast"}, exponents
     _run(Differential, keys[:8], "llvm-cpu")
+
+
+# ------------------------------------------------------------------ item: closures with a result type
+
+def test_piped_lambdas_that_state_their_result_type_match_numpy():
+    """Every other piped block is written `(v |> |a| -> f32 { .. })`, Rust's closure with a result
+    type (E001 at `->` before it was parsed)."""
+    keys = [k for k in range(80) if "| -> " in assemble({k: generate_case(SEED, k).program}).source]
+    assert len(keys) >= 3, "no piped lambda with a result type among the first 80 programs"
+    _run(Differential, keys[:3], "llvm-cpu")

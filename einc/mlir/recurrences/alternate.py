@@ -16,10 +16,9 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith
 
-from einc.ir import affine
-from einc.ir.nodes import IndexVar, Read, RecClause, RecMember, RecurrenceGroup, StateRead, step_code
+from einc.ir.nodes import Read, RecClause, RecMember, RecurrenceGroup, step_code
 from einc.mlir.core.shapes import index_const
-from einc.mlir.recurrences.lanes import clause_lanes, split_reduction
+from einc.mlir.recurrences.lanes import clause_lanes, reads_now, split_reduction
 from einc.mlir.recurrences.step import covers_steps
 
 # Less than any L2 a core of the CPUs measured holds (Zen 3 512 KB, Zen 4 1 MB)
@@ -54,7 +53,7 @@ def _streams(lw, group: RecurrenceGroup, member: RecMember, steps: tuple) -> boo
     if len(clause.vars) != 1 or clause_lanes(lw, member, clause, group.t_var) is None:
         return False
     split = split_reduction(lw, member, clause, clause.vars[0])
-    if split is None or any(_reads_now(split, m, group.t_var) for m in group.members):
+    if split is None or any(reads_now([split], m, group.t_var, inside_tensors=True) for m in group.members):
         return False
     return bool(_weights(lw, member))
 
@@ -67,18 +66,3 @@ def _weights(lw, member: RecMember) -> list:
             if isinstance(v, Read) and len(v.subs) >= 2 and lw.is_program_level(v.tensor)]
 
 
-def _reads_now(value, member: RecMember, t_var: IndexVar) -> bool:
-    """Whether `value` may read `member` at the current step (anything but t - c, c >= 1; a read
-    inside a tensor it computes counts too)."""
-    seen, stack = set(), [value]
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, StateRead) and v.member is member:
-            lin = affine.affine_of(v.subs[0])
-            if lin is None or lin.terms != {t_var: 1} or lin.const > -1:
-                return True
-        stack.extend(v.operands())
-    return False

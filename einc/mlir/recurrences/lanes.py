@@ -130,7 +130,7 @@ def clause_lanes(lw, member: RecMember, clause: RecClause, t_var: IndexVar) -> O
     if lane.extent.is_const and lane.extent.const < width:
         return None
     values = [v for v in (clause.body, clause.guard) if v is not None]
-    if _reads_now(values, member, t_var) or not all(vectorisable(probe, v, lane) for v in values):
+    if reads_now(values, member, t_var) or not all(vectorisable(probe, v, lane) for v in values):
         return None
     wide = width * sum_layout(lw).chains
     if _sums_along(probe, values, lane) and not (lane.extent.is_const and lane.extent.const < wide):
@@ -198,8 +198,10 @@ class _Probe:
     in_range = Scope.in_range
 
 
-def _reads_now(values: list, member: RecMember, t_var: IndexVar) -> bool:
-    """Whether `values` read `member` at a step that may be t (anything but t - c, c >= 1)."""
+def reads_now(values: list, member: RecMember, t_var: IndexVar, inside_tensors: bool = False) -> bool:
+    """Whether `values` read `member` at a step that may be t (anything but t - c, c >= 1); with
+    `inside_tensors`, reads inside the tensors they compute count too (else those tensors close
+    over their own loops)."""
     seen, stack = set(), list(values)
     while stack:
         v = stack.pop()
@@ -210,7 +212,7 @@ def _reads_now(values: list, member: RecMember, t_var: IndexVar) -> bool:
             lin = affine.affine_of(v.subs[0])
             if lin is None or lin.terms != {t_var: 1} or lin.const > -1:
                 return True
-        if v.rank == 0 or isinstance(v, Stack):     # other tensors close over their own loops
+        if inside_tensors or v.rank == 0 or isinstance(v, Stack):
             stack.extend(v.operands())
     return False
 

@@ -48,6 +48,10 @@ def length(seq) -> int:
     return len(seq.text) if isinstance(seq, StrVal) else len(seq.items)
 
 
+_WALK_HINT = ("strings exist only during the build: walk them with a comprehension, `[len(w) | w in words]`, "
+              "or a reduction over a range known at build time")
+
+
 def index(seq, subs: list, span):
     """`seq[k]` (and `seq[k, j]` into a list of sequences) at build-time positions; at one
     position known only per point (an index, a run-time integer), the item picked there."""
@@ -63,8 +67,7 @@ def index(seq, subs: list, span):
             continue
         if k is None:
             raise d.error(d.UNSUPPORTED, f"a position in {describe(seq)} must be known at build time "
-                          f"or be an integer, found {describe(sub)}", span,
-                          hint="strings exist only during the build")
+                          f"or be an integer, found {describe(sub)}", span, hint=_WALK_HINT)
         n = length(seq)
         if not 0 <= k < n:
             raise d.error(d.BOUNDS, f"index {k} is out of bounds for {describe(seq)} of length {n}", span)

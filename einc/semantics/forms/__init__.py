@@ -9,6 +9,7 @@ Layers, bottom first (numbered on from einc.semantics.core; checked by tests/tes
      the points a recurrence's reads need some clause to define
   5. definitions, derivative_rules, patterns, dynamic_length: indexed definitions, user `@fn`
      rules, `match`, sequences of a length computed on the device
-  6. recurrences, membership, comprehensions, python_calls: recurrence groups; `x in coll`;
-     `[body | clauses]`; Python functions called during the build
+  6. recurrences, membership, comprehensions, python_calls, unrolled_reductions: recurrence
+     groups; `x in coll`; `[body | clauses]`; Python functions called during the build; a
+     reduction reading strings at its indices, point by point during the build
 """

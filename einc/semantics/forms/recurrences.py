@@ -445,9 +445,9 @@ def _value_axes_of(el, clauses_by_member: dict, env, did, guesses):
 def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
     """Reads of a member need its dtype before its own clauses are typed: start from a guess,
     elaborate again with what the bodies turned out to be until the two agree. A guess that
-    ends in a type error is replaced by the next (`_guesses`); if none settles, the members
-    are typed a component at a time (`_typed_by_component`); the first error stands if that
-    fails too. A guess whose types settle but that fails otherwise (E011 in a body) has found
+    ends in a type error, or in a literal that does not fit a guessed type, is replaced by the
+    next (`_guesses`); if none settles, the members are typed a component at a time
+    (`_typed_by_component`); the first error stands if that fails too. A guess whose types settle but that fails otherwise (E011 in a body) has found
     the types: its error is the one reported."""
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
     first_error = None
@@ -458,7 +458,7 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
         try:
             return _settle_types(el, clauses_by_member, env, guess, names)
         except d.CompileError as err:
-            if err.diagnostics[0].code != d.TYPE:
+            if not _wrong_guess(err):
                 raise
             first_error = first_error or err
     components = _components_read_first(clauses_by_member)
@@ -467,12 +467,19 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
     try:
         dtypes = _typed_by_component(el, clauses_by_member, env, names, components, initial)
     except d.CompileError as err:
-        if err.diagnostics[0].code != d.TYPE:
+        if not _wrong_guess(err):
             raise
         raise first_error from None
     del el.ir.effects[effects:]
     del el.state.dependent_ranges[ranges:]
     return _settle_types(el, clauses_by_member, env, dtypes, names)
+
+
+def _wrong_guess(err) -> bool:
+    """Whether an error under a guess of the members' types rejects the guess: a type mismatch,
+    or a literal that does not fit the guessed type (E006, `1.0e30` in f16), either of which
+    another guess can avoid."""
+    return err.diagnostics[0].code in (d.TYPE, d.VALUE)
 
 
 def _typed_by_component(el, clauses_by_member: dict, env, names: dict, components: list,
@@ -497,7 +504,7 @@ def _typed_by_component(el, clauses_by_member: dict, env, names: dict, component
                                            component)
                 break
             except d.CompileError as err:
-                if err.diagnostics[0].code != d.TYPE:
+                if not _wrong_guess(err):
                     raise
                 first_error = first_error or err
         else:
@@ -519,14 +526,15 @@ def _guesses(guess: dict, tentative: set, unseeded: set):
     """The first guess; then the other types the literals of members typed only by literals can
     take: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
     data; `let a[0] = 0; let a[t in 1..T] = a[t - 1] * 0.5 + x[t];` is x's float, as an int
-    literal beside a float one is a float), f16, bf16, and i64 for int literals; each alone,
+    literal beside a float one is a float), i32 (an unseeded index such as `p[t] = min[j](if ..
+    { j } else { N })` is i32 before i64), f16, bf16, and i64 for int literals; each alone,
     then together with the members no base clause types (`r[0] = if x[0] > 0.0 { 0.5 } else
     { 1.0 }` and an unseeded partner reading f16 data); then other types for members no base
     clause types at all (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination
     for up to MAX_UNSEEDED of them, one type for all beyond that."""
     yield guess
     tried = [guess]
-    for dtype in (F32, F64, F16, BF16, I64):
+    for dtype in (F32, F64, I32, F16, BF16, I64):
         for together in (set(), unseeded):
             alternative = {did: (dtype if (did in tentative and _literals_take(dt, dtype)) or did in together
                                  else dt)
@@ -600,9 +608,32 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
 def _result_literals_dtype(clauses: list) -> object:
     """A guess for a member no base clause types, from the untyped literals its clauses can
     give as a value: i32 when they are all ints (`let r[t in 0..T] = if t == 0 { 6 } else
-    { (r[t - 1] * 3) % 7 };` as `let r[0] = 6;` beside the step clause), f32 otherwise."""
+    { (r[t - 1] * 3) % 7 };` as `let r[0] = 6;` beside the step clause), bool when every clause
+    is a comparison or a logical operation (`let ok[s in 1..S] = err[s] <= tol;`), f32 otherwise."""
+    if all(_gives_bool(c.value) for c in clauses):
+        return BOOL
     found = [lit for c in clauses for lit in _result_literals(c.value)]
     return I32 if found and all(isinstance(lit, ast.IntLit) for lit in found) else F32
+
+
+_BOOL_OPS = ("||", "&&", "==", "!=", "<", ">", "<=", ">=", "in")
+
+
+def _gives_bool(expr) -> bool:
+    """Whether `expr`'s value is a bool whatever the types of what it reads."""
+    if isinstance(expr, ast.BoolLit) or (isinstance(expr, ast.Unary) and expr.op == "!"):
+        return True
+    if isinstance(expr, ast.Binary):
+        return expr.op in _BOOL_OPS
+    if isinstance(expr, ast.If):
+        return expr.orelse is not None and _gives_bool(expr.then) and _gives_bool(expr.orelse)
+    if isinstance(expr, ast.Block):
+        return expr.result is not None and _gives_bool(expr.result)
+    if isinstance(expr, ast.Where):
+        return _gives_bool(expr.body)
+    if isinstance(expr, ast.Match):
+        return all(_gives_bool(arm.body) for arm in expr.arms)
+    return False
 
 
 def _result_literals(expr) -> list:
