@@ -13,6 +13,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import linalg, tensor
 
+from einc.mlir.core.shapes import index_const
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 from einc.mlir.dense.width_blocks import zeros_after
 
@@ -48,7 +49,8 @@ def padded_product(ins: list[ir.Value], out: ir.Value, op: str, multiples: tuple
     b = _padded(b, lead, (pk - k, pn - n))
     product = getattr(linalg, op)(a, b, outs=[_padded(out, lead, (pm - m, pn - n))])
     shape = ir.RankedTensorType(out.type).shape
-    return tensor.extract_slice(out.type, product, [], [], [], [0] * len(shape), shape, [1] * len(shape))
+    batch = [tensor.dim(out, index_const(k)) for k, size in enumerate(shape) if size == DYNAMIC]
+    return tensor.extract_slice(out.type, product, [], batch, [], [0] * len(shape), shape, [1] * len(shape))
 
 
 def padded_sizes(sizes: tuple[int, int, int], multiples: tuple[int, int, int]) -> Optional[tuple[int, int, int]]:
