@@ -65,27 +65,16 @@ def test_a_padded_matmul_matches_numpy(m, k, n):
 
 
 @pytest.mark.vulkan
-def test_a_padded_batch_matmul_of_a_run_time_batch_matches_numpy():
-    """M padded, the batch (heads of a run-time count) kept."""
-    h, s, d, t = 5, 30, 4, 30
-    rng = np.random.default_rng(5)
+@pytest.mark.parametrize("h, s, d, t, fixed", [
+    (5, 30, 4, 30, ("S", "D", "T")),            # M padded, the batch (heads of a run-time count) kept
+    (3, 197, 63, 197, ("H", "S", "D", "T")),    # attention's: 197 positions (14 x 14 and a class token), heads of 63
+])
+def test_a_padded_batch_matmul_matches_numpy(h, s, d, t, fixed):
+    rng = np.random.default_rng(h * s * d)
     q = rng.standard_normal((h, s, d), dtype=np.float32)
     p = rng.standard_normal((h, d, t), dtype=np.float32)
-    built = einc.compile(BATCHED, target="vulkan-spirv", dims={"S": s, "D": d, "T": t})
-    with einc.load(built.vmfb) as program:
-        got = program(Q=q, P=p)["R"]
-    np.testing.assert_allclose(got, q.astype(np.float64) @ p, rtol=1e-4, atol=1e-4)
-
-
-@pytest.mark.vulkan
-def test_a_padded_batch_matmul_matches_numpy():
-    """Attention's shapes: 197 positions (a 14 x 14 grid and a class token), heads of 63."""
-    h, s, d, t = 3, 197, 63, 197
-    rng = np.random.default_rng(7)
-    q = rng.standard_normal((h, s, d), dtype=np.float32)
-    p = rng.standard_normal((h, d, t), dtype=np.float32)
-    dims = {"H": h, "S": s, "D": d, "T": t}
-    built = einc.compile(BATCHED, target="vulkan-spirv", dims=dims)
+    sizes = {"H": h, "S": s, "D": d, "T": t}
+    built = einc.compile(BATCHED, target="vulkan-spirv", dims={k: sizes[k] for k in fixed})
     with einc.load(built.vmfb) as program:
         got = program(Q=q, P=p)["R"]
     np.testing.assert_allclose(got, q.astype(np.float64) @ p, rtol=1e-4, atol=1e-4)
