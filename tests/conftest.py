@@ -76,6 +76,19 @@ def diagnose(tmp_path):
     return first
 
 
+@pytest.fixture
+def analyze(tmp_path):
+    """analyze(source) -> the analyzed program of `source` (front_end's second result); a
+    diagnostic fails the test."""
+    from einc.driver import front_end
+
+    def analyzed(source):
+        path = tmp_path / "prog.ein"
+        path.write_text(source)
+        return front_end(str(path))[1]
+    return analyzed
+
+
 @pytest.fixture(autouse=True)
 def _every_diagnostic_is_located(monkeypatch):
     """Each CompileError leaving a pipeline stage (einc.driver._stage, through which every

@@ -5,8 +5,6 @@ clause that defines them. Guarded reads that skip the gap, reads through data an
 that nothing reads at a gap still build."""
 import pytest
 
-from einc.driver import front_end
-
 GAP = "let u[0] = 1.0;\nlet u[i in 2..5] = i as f64;\n"
 GRID = "let x: [f64; N];\nlet g[0, j in 0..N] = 1.0;\nlet g[i in 2..4, j in 0..N] = x[j];\n"
 
@@ -56,7 +54,5 @@ BUILDS = [
 
 
 @pytest.mark.parametrize("source", BUILDS)
-def test_reads_of_defined_points_guarded_reads_and_reads_through_data_build(tmp_path, source):
-    path = tmp_path / "prog.ein"
-    path.write_text(source)
-    assert front_end(str(path))[1].outputs
+def test_reads_of_defined_points_guarded_reads_and_reads_through_data_build(analyze, source):
+    assert analyze(source).outputs

@@ -3,8 +3,6 @@
 read 0 there. Guarded reads, base clauses and reads the build cannot judge still build."""
 import pytest
 
-from einc.driver import front_end
-
 MISSING_BASE = [
     # one axis, no base clause; a constant and a run-time number of steps
     ("let u: [f32; 10];\nlet s[t in 1..10] = s[t - 1] + u[t];\n", "s[0]", "if t > 1"),
@@ -54,10 +52,8 @@ COVERED = [
 
 
 @pytest.mark.parametrize("source", COVERED)
-def test_reads_of_defined_points_and_guarded_reads_build(tmp_path, source):
-    path = tmp_path / "prog.ein"
-    path.write_text(source)
-    assert front_end(str(path))[1].recurrences
+def test_reads_of_defined_points_and_guarded_reads_build(analyze, source):
+    assert analyze(source).recurrences
 
 
 def test_a_gap_a_guarded_clause_set_leaves_in_a_recurrence_is_E004_and_an_overlap_too(diagnose):
