@@ -71,7 +71,12 @@ def reads_other_clauses_only(member: RecMember, clause: RecClause, read: StateRe
     return read.member is member and not may_reach(read, guards, clause)
 
 
-def dependencies(member: RecMember, step: IndexVar, large: bool = False) -> dict:
+def reads_across_clauses(member: RecMember, step: IndexVar) -> bool:
+    """Whether a clause of `member` may read points another one writes at the same step."""
+    return any(dependencies(member, step, reads_only=True).values())
+
+
+def dependencies(member: RecMember, step: IndexVar, large: bool = False, reads_only: bool = False) -> dict:
     """Index of each clause -> {index of a clause that must run before it in a step: the
     conditions under which it need not (Lins in sizes, all >= 0 then; None: always needed)}. With
     `large`, a read that misses a clause at sizes of at least LARGE is needed only below them."""
@@ -86,7 +91,8 @@ def dependencies(member: RecMember, step: IndexVar, large: bool = False) -> dict
                     unless = miss(read, guards, other, large=True) if large else None
                     known = before[k].get(j, [])
                     before[k][j] = None if unless is None or known is None else known + [unless]
-        before[k].update({j: None for j in range(k) if boxes_meet(clauses[j], clause)})
+        if not reads_only:
+            before[k].update({j: None for j in range(k) if boxes_meet(clauses[j], clause)})
     return before
 
 
