@@ -35,7 +35,9 @@ def miss(read: StateRead, guards: tuple, target: RecClause, large: bool = False)
     """A Lin in sizes whose being >= 0 makes `read` miss `target`'s points, surely so for every
     admissible size (with `large`, for every size of at least LARGE), or None when none is known."""
     for sub, var in zip(read.subs[1:], target.vars):
-        reach = step_reach.offset_bounds(sub, var, (var.lo, var.lo + var.extent - 1), guards)
+        # a stand-in for any point of the range, also where `sub` names the variable itself
+        anywhere = IndexVar(var.name, var.lo, var.extent)
+        reach = step_reach.offset_bounds(sub, anywhere, (var.lo, var.lo + var.extent - 1), guards)
         if reach is None:
             continue
         lows, highs = reach

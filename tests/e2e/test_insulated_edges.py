@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc import driver
 from einc.diagnostics import CompileError
 from einc.runtime import RunError
 from tests.programs import built
@@ -164,3 +165,42 @@ def test_derivative_of_a_loss_by_the_diffusivity_through_insulated_ends(run):
     central = (loss(0.15 + 1e-6) - loss(0.15 - 1e-6)) / 2e-6
     np.testing.assert_allclose(out["loss"], loss(0.15), rtol=1e-12)
     np.testing.assert_allclose(out["g"], central, rtol=1e-7)     # central difference good to ~1e-9
+
+
+def test_explain_prints_the_order_of_the_clauses_inside_a_step(tmp_path):
+    """The interior (line 9) first, then the rows' edges reading it, then the columns' reading
+    both; the step-0 clause (line 4) where the source has it."""
+    path = tmp_path / "heat.ein"
+    path.write_text(HEAT_2D)
+    text = driver.emit_program(path, "explain", ["u"], target="llvm-cpu")
+    assert "clauses of u inside a step: line 4 -> line 9 -> line 7 -> line 8 -> line 5 -> line 6" in text
+
+
+PREFIX_FIRST_POINT_LAST = """
+let x: [f64; T, N];
+let w: f64;
+let s[t in 0..T, j in 1..N] = w * s[t, j - 1] + x[t, j];
+let s[t in 0..T, 0] = x[t, 0] * w;
+let loss = sum[t, j](s[t, j] * s[t, j]);
+let g = @loss / @w;
+let gx = @loss / @x;
+"""
+
+
+def test_a_scan_whose_first_point_is_written_below_it_reads_it(run, fd_jacobian):
+    """The scan's clause reads s[t, 0], which the clause after it in the source writes: the step
+    runs that clause first (before, it ran second and the scan read the slot's 0 on llvm-cpu)."""
+    x = rng.standard_normal((3, 5))
+
+    def loss(w, x):
+        s = np.zeros_like(x)
+        s[:, 0] = x[:, 0] * w
+        for j in range(1, 5):
+            s[:, j] = w * s[:, j - 1] + x[:, j]
+        return s, (s * s).sum()
+    out = run(PREFIX_FIRST_POINT_LAST, x=x, w=np.float64(0.7))
+    s, total = loss(0.7, x)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-12)
+    np.testing.assert_allclose(out["loss"], total, rtol=1e-12)
+    np.testing.assert_allclose(out["g"], fd_jacobian(lambda w: loss(w, x)[1], np.float64(0.7)), rtol=1e-7)
+    np.testing.assert_allclose(out["gx"], fd_jacobian(lambda y: loss(0.7, y)[1], x), rtol=1e-6, atol=1e-7)
