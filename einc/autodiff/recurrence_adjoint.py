@@ -17,7 +17,7 @@ caller's reverse pass, summed over steps and points like the reads of any indexe
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir import affine
+from einc.ir import affine, clause_order
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
                            RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
@@ -236,7 +236,23 @@ class _AdjointLoop:
     # ------------------------------------------------------------ adjoint members
 
     def _define(self, m: RecMember, outside, leaves: list) -> None:
-        vars_ = tuple(IndexVar(f"v{k}", Lin(0), extent) for k, extent in enumerate(m.shape[1:], 1))
+        """ā_m's clauses: one over every point, or where clauses of m read each other's points
+        at a step, one per clause of m in the reverse of their order (einc.ir.clause_order), so
+        a clause's adjoint is complete before the clauses it read receive it."""
+        if not clause_order.reads_across_clauses(m, self.group.t_var):
+            vars_ = tuple(IndexVar(f"v{k}", Lin(0), extent) for k, extent in enumerate(m.shape[1:], 1))
+            first = self.tau.extent - m.shape[0]      # τ of m's last step
+            self.adjoint[id(m)].clauses.append(RecClause(first, self.tau.extent, vars_,
+                                                         self._total(m, vars_, outside, leaves)))
+            return
+        for clause in reversed(m.clauses):
+            vars_ = tuple(IndexVar(f"v{k}", self._stored_lo(m, v, extent), v.extent)
+                          for k, (v, extent) in enumerate(zip(clause.vars, m.shape[1:]), 1))
+            self.adjoint[id(m)].clauses.append(RecClause(self.tau.extent - clause.t_hi, self.tau.extent - clause.t_lo,
+                                                         vars_, self._total(m, vars_, outside, leaves)))
+
+    def _total(self, m: RecMember, vars_: tuple, outside, leaves: list) -> Value:
+        """ā_m at the points of `vars_` (stored coordinates): from outside plus the leaves."""
         step = self._step_of(IndexRef(self.tau))
         at = (step,) + self._stored_at(m, tuple(IndexRef(v) for v in vars_))
         total = read_adjoint(outside, at) if outside is not None else const(0.0, m)
@@ -245,8 +261,11 @@ class _AdjointLoop:
             if guard is not None:
                 body = Op("select", (guard, body, const(0.0, body)), body.dtype)
             total = Op("add", (total, body), total.dtype)
-        first = self.tau.extent - m.shape[0]      # τ of m's last step
-        self.adjoint[id(m)].clauses.append(RecClause(first, self.tau.extent, vars_, total))
+        return total
+
+    def _stored_lo(self, m: RecMember, var: IndexVar, extent: Lin) -> Lin:
+        """Where the range of `var` (an axis of m) starts in ā_m's storage (_stored_at)."""
+        return var.lo if id(m) not in self.flipped else extent - var.lo - var.extent
 
     def _stored_at(self, m: RecMember, coords: tuple) -> tuple:
         """Where m's point `coords` (after the step) is stored in its adjoint, and the reverse

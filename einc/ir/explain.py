@@ -1,7 +1,7 @@
 """`einc build --explain`: what the compiler decided, per definition, in plain words."""
 from __future__ import annotations
 
-from einc.ir import nodes as ir
+from einc.ir import clause_order, nodes as ir
 from einc.ir.types import shape_str
 
 
@@ -146,12 +146,18 @@ def _index_checks(p: ir.Program, unchecked: bool) -> list:
     return lines
 
 
+def _clause_lines(member) -> str:
+    return " -> ".join(f"line {c.span.line}" if c.span is not None else "a clause" for c in member.clauses)
+
+
 def _group(k: int, group, lowering: str) -> list:
     t = group.t_var
     lines = [f"recurrence group {k}: {', '.join(m.name for m in group.members)}",
              f"  axis: {t.name} (axis 0), steps 0..{t.extent!r}, one loop",
              f"  order inside a step: {' -> '.join(m.name for m in group.members)}",
              f"  lowering: {lowering}"]
+    lines += [f"  clauses of {m.name} inside a step: {_clause_lines(m)} (each after the clauses whose points "
+              "of the step it reads)" for m in group.members if clause_order.reads_across_clauses(m, t)]
     for m in group.members:
         plan = m.plan
         window = f"{plan['window']} slots (slot = step mod {plan['window']})" if plan.get("window") \

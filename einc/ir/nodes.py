@@ -270,9 +270,11 @@ class RecurrenceGroup:
 
     Step `t` runs over `t_var` (coordinate 0 .. extent - 1). At each step the members are
     computed in `members` order (the order same-step reads require), each member's clauses in
-    source order, each clause over its other axes in lexicographic order, point by point: so
-    any read of an earlier step, of an earlier member at this step, or of an earlier point of
-    the same clause at this step sees its final value. Points no clause covers are 0.
+    the order of its `clauses` (einc.ir.clause_order: after the clauses whose points they read
+    at this step, else in source order), each clause over its other axes in lexicographic
+    order, point by point: so any read of an earlier step, of an earlier member at this step,
+    of another clause's points at this step or of an earlier point of the same clause at this
+    step sees its final value. Points no clause covers are 0.
     """
 
     def __init__(self, t_var: IndexVar, members: list):
@@ -292,6 +294,7 @@ class RecClause:
     vars: tuple
     body: Value
     guard: Optional[Value] = None
+    span: Optional[Span] = None         # the source clause, for messages
 
 
 class RecMember:

@@ -41,11 +41,13 @@ class Streams:
     triangle: random.Random | None = None   # a state whose second axis grows with the step (ProgramGenerator.triangle)
     starts: random.Random | None = None     # a start clause and the steps' written as one `if` (ProgramGenerator.member)
     bare: random.Random | None = None       # a `where` binding read beside a trailing reduction (ProgramGenerator.clause)
+    edges: random.Random | None = None      # insulated edges copying the step's next point (ProgramGenerator.with_edges)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
-                     ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare")))
+                     ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
+                      "edges")))
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ LANE_OTHER_AXES = ((), (), (2,), (2, 2))
 BOOL_STATE_DRAW = 0.95
 TRIANGLE_SHARE = 0.2               # of the members with one other axis, those made triangular
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
+EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
@@ -126,7 +127,7 @@ class ProgramGenerator:
     def __init__(self, rng: random.Random, streams: Streams = Streams()):
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
-        self.bare = streams.bare
+        self.bare, self.edges = streams.bare, streams.edges
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -480,8 +481,25 @@ class ProgramGenerator:
             points = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
                            [row] + [rng.randrange(size) for size in me.sizes[1:]])
             clauses.append(Clause(points, self.gen.literal(me.dtype)))
+        if split == [None] and not triangle:
+            clauses += self.with_edges(me, main)
         one_if = self.starts is not None and self.starts.random() < ONE_IF_SHARE
         return Define(me.name, me.dtype, tuple(clauses), one_if=one_if)
+
+    def with_edges(self, me: Tensor, main: tuple) -> list:
+        """Some of the time (from `edges`, a stream of its own) insulated edges along the second
+        axis: the steps' first and last points copied from their neighbours at the same step,
+        `r[t, 0, ..] = r[t, 1, ..]` and `r[t, j in N - 1..N, ..] = r[t, j - 1, ..]`, written over
+        the step clause's points (LANGUAGE.md section 4: a clause reads points other clauses
+        write at the step). The axis holds at least 3 points, so the edges never read each other."""
+        if self.edges is None or len(main) < 2 or me.sizes[1] < 3 or self.edges.random() >= EDGE_SHARE:
+            return []
+        t, axis, rest = main[0], main[1], main[2:]
+        others = tuple(Index(s.var) for s in rest)
+        low = Read(me.name, (Index("t"), Lit(1, "i32")) + others, me.dtype)
+        high = Read(me.name, (Index("t"), Binary("-", Index(axis.var), Lit(1, "i32"), "i32")) + others, me.dtype)
+        return [Clause((t, Slot(None, Bound(0), Bound(1))) + rest, low),
+                Clause((t, replace(axis, lo=axis.hi.plus(-1))) + rest, high)]
 
     def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
         """A member of independent series along its last axis (`rest[-1]`): a literal start, then

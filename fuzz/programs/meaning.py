@@ -167,17 +167,17 @@ class Evaluator:
             self._write_clause(out, define.dtype, clause, None, splits_by_guards(define))
         return out
 
-    def _write_clause(self, out: Pair, dtype: str, clause, row: int | None, split: bool = False) -> None:
+    def _write_clause(self, out: Pair, dtype: str, clause, row: int | None, split: bool = False) -> bool:
         """Evaluate `clause` (at `row` of the first axis only, for a recurrence step) into `out`:
         0 where its guard fails, or, for clauses that split a definition by their guards
-        (LANGUAGE.md section 10), nothing there."""
+        (LANGUAGE.md section 10), nothing there. Whether it wrote (a step clause may not run at `row`)."""
         env, target, axes = {}, [], []
         step = self._at_step(clause, row) if row is not None else {}
         for k, slot in enumerate(clause.slots):
             lo, hi = int(self.bound(slot.lo, step)), int(self.bound(slot.hi, step))
             if k == 0 and row is not None:
                 if not lo <= row < hi:
-                    return
+                    return False
                 lo, hi = row, row + 1
             if slot.var is None:
                 target.append(lo)
@@ -200,6 +200,7 @@ class Evaluator:
             filled = np.broadcast_to(fill, shape)
             rest = part[tuple(target)] if split else 0
             part[tuple(target)] = np.where(np.broadcast_to(grid.active, shape), filled, rest)
+        return True
 
     def _group(self, group: Group) -> None:
         members = {m.name: m for m in group.members}
@@ -213,7 +214,9 @@ class Evaluator:
                 member = members[name]
                 if row < outs[name].ex.shape[0]:
                     for clause in member.clauses:
-                        self._write_clause(outs[name], member.dtype, clause, row, splits_by_guards(member))
+                        # a clause after the first one writing the row may read it (an edge)
+                        self.rows_done[name][row] |= self._write_clause(outs[name], member.dtype, clause, row,
+                                                                        splits_by_guards(member))
                     self.rows_done[name][row] = True
         for name in group.order:
             del self.rows_done[name]

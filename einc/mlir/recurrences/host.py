@@ -11,7 +11,8 @@ at most CHUNK_STEPS steps and about CHUNK_BYTES; every storage is one-dimensiona
 (flat_storage, IREE-11), so a row is one run of elements.
 
 The points of a kernel are computed in parallel from that snapshot, so a clause must not read
-its own member at the step it is computing (`D[i, j - 1]`): such groups are rejected here.
+its own points at the step it is computing (`D[i, j - 1]`): such groups are rejected here. It
+may read points other clauses wrote at the step (an edge copying the interior), which ran first.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
 from einc import diagnostics
-from einc.ir import affine, step_reach
+from einc.ir import affine, clause_order, step_reach
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead
 from einc.ir.types import Lin
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length,
@@ -145,7 +146,8 @@ def check_no_same_step_self_reads(group: RecurrenceGroup, target: Target) -> Non
     for member in group.members:
         for clause in member.clauses:
             for read, guards in step_reach.guarded_state_reads([clause.body, clause.guard]):
-                if read.member is member and not _earlier_step(read, group, clause, guards):
+                if read.member is member and not _earlier_step(read, group, clause, guards) \
+                        and not clause_order.reads_other_clauses_only(member, clause, read, guards):
                     raise diagnostics.error(
                         diagnostics.UNSUPPORTED,
                         f"`{member.name}` reads itself at a step that may be the one being computed (not "

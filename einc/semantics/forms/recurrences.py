@@ -15,9 +15,9 @@ import itertools
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir import affine, step_reach
-from einc.ir.nodes import (Generic, IndexRef, IndexVar, Read, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
-                           Value, free_vars, fresh_index_vars, step_state_reads, walk)
+from einc.ir import affine, clause_order, step_reach
+from einc.ir.nodes import (Assert, Generic, IndexRef, IndexVar, Read, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
+                           Value, free_vars, fresh_index_vars, size_value, step_state_reads, walk)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import BF16, BOOL, F16, F32, F64, I32, I64, Lin
 from einc.semantics.forms import definitions, guarded_clauses, recurrence_coverage
@@ -265,6 +265,7 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
         _check_reads(group)
         for m in members.values():
             guarded_clauses.combine_steps(el, m, step)
+            _order_clauses(el, m, step)
         el.ir.recurrences.append(group)
         outer = _outer_indices(el, group)
         if outer:
@@ -827,7 +828,7 @@ def _rec_clause(r, body) -> RecClause:
     else:
         t_lo, t_hi = t_axis.lo, t_axis.lo + t_axis.extent
     vars_ = tuple(IndexVar("p", Lin(a), Lin(1)) if isinstance(a, int) else a for a in r.axes[1:])
-    return RecClause(t_lo, t_hi, vars_, body, r.guard)
+    return RecClause(t_lo, t_hi, vars_, body, r.guard, span=r.node.span)
 
 
 def state_read(el, state: RecState, subs: list, span):
@@ -905,6 +906,26 @@ def _step_offset(read: StateRead, step: IndexVar):
     return lin.const
 
 
+def _order_clauses(el, member: RecMember, step: IndexVar) -> None:
+    """The member's clauses in the order a step runs them (einc.ir.clause_order); E007 when
+    they read each other's points of one step in a cycle, a run-time error at the sizes where
+    they do (an edge `u[t, 0] = u[t, 1]` and its twin `u[t, N - 1] = u[t, N - 2]` when N = 2)."""
+    ordered, checks, cycle = clause_order.step_order(member, step)
+    if cycle is None:
+        member.clauses = ordered
+        for gap in checks:
+            message = f"assertion failed at {member.span}: clauses of `{member.name}` read each other's " \
+                      f"points at the same step unless {gap!r} >= 0 (E007)"
+            holds = scalar_ops.apply("ge", [size_value(gap, member.span), Weak(np.asarray(0), "int")], member.span)
+            el.ir.effects.append(Assert(holds, message, span=member.span))
+        return
+    at = [member.clauses[k].span for k in cycle]
+    path = " -> ".join(f"line {span.line}" if span is not None else "a clause" for span in at)
+    raise d.error(d.RECURRENCE, f"clauses of `{member.name}` read each other's points at the same step: "
+                  f"{path} (each reads points the next one writes)", at[0] or member.span,
+                  hint="one of them must read the previous step (`t - 1`)")
+
+
 def _check_reads(group: RecurrenceGroup) -> None:
     for m in group.members:
         for clause in m.clauses:
@@ -929,9 +950,9 @@ def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guar
                       read.span, hint="start the recurrent clause later (e.g. `t in 1..T`) and "
                       "define the first steps with their own clauses, or read it under `if t > 0 { .. }`")
     _check_past_the_end(clause, read, offset)
-    if offset < 0 or read.member is not member:
-        return
-    if _earlier_point_of_step(read, clause, guards) is False:
+    if offset < 0 or clause_order.reads_other_clauses_only(member, clause, read, guards):
+        return                      # other clauses of the step run first (_order_clauses)
+    if read.member is member and _earlier_point_of_step(read, clause, guards) is False:
         raise d.error(d.RECURRENCE, f"`{member.name}` reads a point of itself that is not "
                       "computed yet", read.span, hint="read an earlier step (`t - 1`) or an "
                       "earlier point of this step (`i - 1`)")
