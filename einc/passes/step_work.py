@@ -50,11 +50,33 @@ def _nest_inner_groups(group) -> dict:
     it reads: its reads of the state become reads of those slices (rewritten in place), so the
     inner loop runs inside each step, after the slices are cut, like any tensor of the step."""
     nested: dict = {}
-    for v in walk(_clause_roots(group), opaque=(RecValue,)):
-        if isinstance(v, RecValue) and id(v.group) not in nested and _reads_group(v.group, group):
-            nested[id(v.group)] = _rewrite_inner(v.group, group)
-            v.group.enclosing = group
+    inner = _groups_read(_clause_roots(group))
+    grew = True
+    while grew:     # a group that reads a nested one's storage (an adjoint loop its primal) is nested too
+        grew = False
+        for g in inner:
+            if id(g) not in nested and (_reads_group(g, group) or _reads_nested(g, nested)):
+                nested[id(g)] = _rewrite_inner(g, group)
+                g.enclosing = group
+                grew = True
     return nested
+
+
+def _groups_read(roots: list) -> list:
+    """The groups whose storage `roots` read, and those their clauses read, in turn."""
+    found: dict = {}
+    todo = [v.group for v in walk(roots, opaque=(RecValue,)) if isinstance(v, RecValue)]
+    while todo:
+        g = todo.pop()
+        if id(g) not in found:
+            found[id(g)] = g
+            todo += [v.group for v in walk(_clause_roots(g), opaque=(RecValue,)) if isinstance(v, RecValue)]
+    return list(found.values())
+
+
+def _reads_nested(inner, nested: dict) -> bool:
+    return any(isinstance(v, RecValue) and id(v.group) in nested
+               for v in walk(_clause_roots(inner), opaque=(RecValue,)))
 
 
 def _clause_roots(group) -> list:

@@ -212,6 +212,29 @@ def test_a_scalar_parameter_trained_through_an_inner_recurrence_on_f32(run, targ
     np.testing.assert_allclose(out["w"], w, rtol=1e-5)       # f32 over 9 gradient steps
 
 
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_newton_shooting_whose_derivative_reads_only_the_inner_states(run, target):
+    """The inner loop's start is the outer state; its adjoint loop reads only the inner loop's
+    storage (y * y), not the outer state, and must run inside each step too (it was a KeyError
+    in the lowering: the adjoint loop was taken for a program-level one)."""
+    out = run("""
+        fn miss(s: f32) -> f32 {
+            let y[0] = s;
+            let y[k in 1..6] = y[k - 1] + 0.02 * y[k - 1] * y[k - 1];
+            y[5] - 1.0
+        }
+        let s[0] = -10.0;
+        let s[e in 1..5] = { let F = miss(s[e - 1]); s[e - 1] - F / (@F / @s[e - 1]) };
+    """, target=target)
+    s = [-10.0]
+    for _ in range(1, 5):
+        y, dy = s[-1], 1.0
+        for _ in range(5):
+            y, dy = y + 0.02 * y * y, dy * (1.0 + 0.04 * y)
+        s.append(s[-1] - (y - 1.0) / dy)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-5)       # f32 over 4 Newton steps
+
 def _diagnostic(source: str):
     with pytest.raises(CompileError) as info:
         einc.compile(source)

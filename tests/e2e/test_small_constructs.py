@@ -152,3 +152,20 @@ def test_conditions_known_at_build_time_pick_their_side(target):
     np.testing.assert_array_equal(out["all"], np.cumsum(x))
     np.testing.assert_array_equal(out["anded"], np.full(5, x[x > 1].sum()))
     np.testing.assert_array_equal(out["picked"], x + 1)
+
+
+def test_output_naming_a_tuple_binding_gives_all_its_parts():
+    """`--output top` of `let top = topk(..)` (a tuple) outputs `top.0` and `top.1`, as a build
+    without --output does (it was E003: no top-level value named `top`)."""
+    source = """
+        use std::ml::topk;
+        let scores: [f32; B, C];
+        let top = topk(scores, 2, 1);
+        let other = scores[0, 0];
+    """
+    scores = np.float32([[1.0, 3.0, 2.0], [5.0, 4.0, 6.0], [0.5, -1.0, 0.25]])
+    out = einc.load(einc.compile(source, outputs=["top"]).vmfb)(scores=scores)
+    assert sorted(out) == ["top.0", "top.1"]
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(out["top.0"], np.take_along_axis(scores, order, 1))   # exact: values picked
+    np.testing.assert_array_equal(out["top.1"], order)

@@ -123,3 +123,59 @@ def test_a_matmul_chain_over_operands_read_backwards_matches_numpy(target):
             h = x.astype(np.float64) @ w1[:, ::-1]
             np.testing.assert_allclose(got["h"], h, rtol=1e-4, atol=1e-4, err_msg=f"h at B={b}, N1={n}")
             np.testing.assert_allclose(got["y"], h @ w2[::-1], rtol=1e-4, atol=1e-4, err_msg=f"y at B={b}, N1={n}")
+
+
+BROADCAST_PRODUCTS = {   # IREE-212: a matvec's (vecmat's) result spread along a run-time axis
+    "matvec, rows": ("sum[c](W[d, c] * v[c])", "let out[t in 0..T, d] = m[d] * 0.5;", lambda W, v, x: np.tile(W @ v * 0.5, (5, 1))),
+    "matvec, columns": ("sum[c](W[d, c] * v[c])", "let out[d, t in 0..T] = m[d] / (T as f32);", lambda W, v, x: np.tile(W @ v / 5, (5, 1)).T),
+    "vecmat": ("sum[c](v[c] * W2[c, d])", "let out[t in 0..T, d] = m[d] * 0.5;", lambda W, v, x: np.tile(v @ W.T * 0.5, (5, 1))),
+}
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("case", BROADCAST_PRODUCTS)
+def test_a_vector_product_broadcast_along_a_run_time_axis_matches_numpy(target, case):
+    """The product's result, read only by a kernel spreading it along T (no output of its own),
+    failed to compile on the CPU targets: "exceeded stack allocation limit" (IREE-212)."""
+    product, spread, expect = BROADCAST_PRODUCTS[case]
+    source = f"""
+        let x: [f32; T];
+        let W: [f32; D, C];
+        let W2: [f32; C, D];
+        let v: [f32; C];
+        let m[d] = {product};
+        {spread}
+    """
+    rng = np.random.default_rng(12)
+    W = rng.standard_normal((6, 9)).astype(np.float32)
+    v = rng.standard_normal(9).astype(np.float32)
+    x = np.zeros(5, np.float32)
+    device = "vulkan" if target == "vulkan-spirv" else None
+    run = einc.load(einc.compile(source, target=target, outputs=["out"]).vmfb, device=device)
+    out = run(x=x, W=W, W2=np.ascontiguousarray(W.T), v=v)["out"]
+    np.testing.assert_allclose(out, expect(W.astype(np.float64), v, x), rtol=1e-5, atol=1e-5)   # f32 dots of 9
+
+
+def test_an_embedding_table_gradient_through_a_dense_layer_matches_numpy():
+    """The gradient of a loss of the mean embedding through a dense layer spreads a matvec's
+    result over the tokens (T at run time): IREE-212's form inside a derivative."""
+    source = """
+        let ids: [i32; T];
+        let table: [f32; V, D];
+        let Wd: [f32; D, C];
+        let emb[t, d] = table[ids[t], d];
+        let pooled[d] = sum[t](emb[t, d]) / (T as f32);
+        let logits[c] = sum[d](pooled[d] * Wd[d, c]);
+        let loss = sum[c](logits[c] * logits[c]);
+        let dtable = @loss / @table;
+    """
+    rng = np.random.default_rng(30)
+    ids = np.int32([3, 1, 3, 0, 5, 3])
+    table = rng.standard_normal((7, 4)).astype(np.float32)
+    Wd = rng.standard_normal((4, 3)).astype(np.float32)
+    out = einc.load(einc.compile(source, outputs=["dtable"]).vmfb)(ids=ids, table=table, Wd=Wd)
+    logits = table.astype(np.float64)[ids].mean(0) @ Wd
+    expected = np.zeros((7, 4))
+    for i in ids:
+        expected[i] += Wd @ (2 * logits) / len(ids)
+    np.testing.assert_allclose(out["dtable"], expected, rtol=1e-5, atol=1e-6)   # f32, a few products

@@ -1,7 +1,8 @@
 """Einlang programs that several tests and the benchmarks share, one `.ein` file each, so a
 program is written once: `source("rnn")` is the text of tests/programs/rnn.ein. (A file read
 for its line numbers, kalman_local_level.ein, starts with its first statement.) `built` builds a
-program once per test process."""
+program once per test process. holdout/ holds programs written as users would write them, each
+checked against NumPy by tests/e2e/test_holdout_programs.py."""
 import functools
 from pathlib import Path
 

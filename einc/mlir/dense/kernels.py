@@ -10,7 +10,7 @@ reduction variable that no operand is indexed by runs as a scalar loop inside th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from iree.compiler import ir
@@ -23,6 +23,7 @@ from einc.mlir.dense import (computed_operands, cpu_convolutions, cpu_matmuls, c
                              patch_matmuls, pooling_pairs, window_matmuls)
 from einc.mlir.core import decided_guards, scalar_ops
 from einc.mlir.core.body_rules import Region
+from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.core.types import element_type, is_tensor
 
@@ -94,7 +95,22 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
         else:
             coordinates = coordinates or isinstance(v, IndexRef)
             stack.extend(reversed(v.operands()))
+    if lw.target.has_defect("IREE-212"):
+        operands = [replace(o, tensor=fence(lw.target, o.tensor)) if _broadcast_vector_product(domain, o) else o
+                    for o in operands]
     return operands, aliases, coordinates
+
+
+def _broadcast_vector_product(domain: Domain, operand: Operand) -> bool:
+    """IREE-212: a matvec's or vecmat's result read across a variable of run-time extent that
+    its map does not use (broadcast along it) is fused with the data-tiled product's unpack,
+    whose buffer then has no bound on the stack."""
+    owner = operand.tensor.owner
+    if isinstance(owner, ir.Block) or owner.name not in ("linalg.matvec", "linalg.vecmat"):
+        return False
+    used = {e.position for e in operand.map.results if isinstance(e, ir.AffineDimExpr)}
+    return any(k not in used and v.extent is not None and not v.extent.is_const
+               for k, v in enumerate(domain.vars))
 
 
 def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:

@@ -20,13 +20,22 @@ def collect(el, bindings: list, wanted: list[str] | None) -> None:
                 candidates += _flatten(name, el.globals.lookup(def_id))
     by_name = dict(candidates)
     if wanted:
-        missing = [n for n in wanted if n not in by_name]
-        if missing:
-            raise d.error(d.UNDEFINED, f"no top-level value named `{missing[0]}` to output",
-                          None, hint="outputs: " + ", ".join(by_name) if by_name else "")
-        candidates = [(n, by_name[n]) for n in wanted]
+        candidates = [(n, by_name[n]) for n in _chosen(wanted, by_name)]
     # a derivative is computed only once it is known to leave the program
     el.ir.outputs = [(n, tensors.whole(v) if isinstance(v, LazyJacobian) else v) for n, v in candidates]
+
+
+def _chosen(wanted: list[str], by_name: dict) -> list[str]:
+    """The outputs `wanted` names: a name, or a tuple binding's name for all its parts
+    (`top` for `top.0` and `top.1`)."""
+    chosen: list[str] = []
+    for name in wanted:
+        parts = [n for n in by_name if n == name or n.startswith(name + ".")]
+        if not parts:
+            raise d.error(d.UNDEFINED, f"no top-level value named `{name}` to output",
+                          None, hint="outputs: " + ", ".join(by_name) if by_name else "")
+        chosen += [n for n in parts if n not in chosen]
+    return chosen
 
 
 def _main_function(el):
