@@ -172,7 +172,8 @@ def _reads_packed(probe, values: list, lane: IndexVar) -> bool:
     sums = [v for v in step_code(values) if isinstance(v, Reduce)]
     reads = [v for v in step_code([p for r in sums for p in (r.body, r.guard) if p is not None])
              if isinstance(v, Read)]
-    return any((_read_layout(probe, read, lane) or (None, None, False))[2] for read in reads)
+    layouts = [_read_layout(probe, read, lane) for read in reads]
+    return any(layout is not None and layout[2] for layout in layouts)
 
 
 def clause_vector(lanes: Lanes, clause: RecClause, dtype) -> ir.Value:

@@ -22,9 +22,10 @@ def pack_weights(lw, group: RecurrenceGroup, streams: bool) -> None:
     """Emit, at the current (function-level) insertion point, the swapped copy of every tensor a
     sum in one of the group's clauses reads across the clause's lanes (`packable`), where the
     host's layout has enough independent chains for the in-order form (with 2 AVX-512 ones, it
-    was no faster than the dot products: the RNN H = 64 step 5.9 against 6.2 M steps/s), and,
-    where the group `streams` its matrices every step (recurrence_alternate), where the layout
-    packs those too (a copy's lanes read a strip of every row, the rows read whole stream)."""
+    was no faster than the dot products: the RNN H = 64 step 5.9 against 6.2 M steps/s). Where
+    the group `streams` its matrices every step (recurrence_alternate), only if the layout says
+    so: a packed copy's lanes read a strip of every row, which streamed slower from L3 on a Zen 3
+    than the rows read whole."""
     layout = sum_layout(lw)
     if not lw.target.has_vector_lanes or not layout.packs or (streams and not layout.packs_streamed):
         return
