@@ -24,7 +24,7 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, scf, vector
 
-from einc.host_cpu import has_avx512
+from einc.host_cpu import vector_unit
 from einc.ir import affine
 from einc.ir.nodes import (IndexRef, IndexVar, Op, Read, RecClause, RecMember, Reduce, Stack, StateRead, Value,
                            step_code)
@@ -47,12 +47,20 @@ class SumLayout(NamedTuple):
     chains: int
     split: int
     rows: int
+    packs: bool             # weights read across the lanes get a copy read along them (packed_weights)
+    packed_chains: int      # `chains` of a clause whose sums read such a copy
+    packs_streamed: bool    # ... also in a step that streams its matrices (recurrence_alternate)
 
 
-PORTABLE_SUMS = SumLayout(chains=4, split=1, rows=1)
+PORTABLE_SUMS = SumLayout(chains=4, split=1, rows=1, packs=False, packed_chains=4, packs_streamed=False)
 # AVX-512's 32 registers, 16 of them accumulators: 8 vectors (4 registers of 16 f32), 4
 # accumulators each, or 4 rows (docs/DECISIONS.md: the RNN H = 64 step 5.9 -> 7.3 M steps/s).
-AVX512_SUMS = SumLayout(chains=8, split=4, rows=4)
+AVX512_SUMS = SumLayout(chains=8, split=4, rows=4, packs=True, packed_chains=8, packs_streamed=True)
+# AVX2's 16 registers: 8 accumulators, one each of 8 vectors, cover the FMA's latency (4 cycles
+# on a Zen 3) times its 2 pipes where the weights are packed (the RNN H = 64 step ~200 -> 155
+# ns); sums along weights as they are (an LSTM's) keep 4 vectors, and a step streaming its
+# matrices from L3 (a GRU with H = 256) reads rows as they are: each was slower the other way.
+AVX2_SUMS = SumLayout(chains=4, split=1, rows=1, packs=True, packed_chains=8, packs_streamed=False)
 KINDS = {"sum": (vector.CombiningKind.ADD, vector.CombiningKind.ADD),
          "prod": (vector.CombiningKind.MUL, vector.CombiningKind.MUL),
          "max": (vector.CombiningKind.MAXIMUMF, vector.CombiningKind.MAXSI),
@@ -132,14 +140,16 @@ def clause_lanes(lw, member: RecMember, clause: RecClause, t_var: IndexVar) -> O
     values = [v for v in (clause.body, clause.guard) if v is not None]
     if reads_now(values, member, t_var) or not all(vectorisable(probe, v, lane) for v in values):
         return None
-    wide = width * sum_layout(lw).chains
+    layout = sum_layout(lw)
+    wide = width * (layout.packed_chains if _reads_packed(probe, values, lane) else layout.chains)
     if _sums_along(probe, values, lane) and not (lane.extent.is_const and lane.extent.const < wide):
         return wide
     return width
 
 
 def sum_layout(lw) -> SumLayout:
-    return AVX512_SUMS if lw.target.tuned_to_host and has_avx512() else PORTABLE_SUMS
+    unit = vector_unit() if lw.target.tuned_to_host else None
+    return {"avx512": AVX512_SUMS, "avx2": AVX2_SUMS}.get(unit, PORTABLE_SUMS)
 
 
 def swapped(items: tuple) -> tuple:
@@ -155,6 +165,15 @@ def _sums_along(probe, values: list, lane: IndexVar) -> bool:
     sums = [v for v in step_code(values) if isinstance(v, Reduce)]
     return bool(sums) and all(vectorisable(probe, part, lane) for r in sums for part in (r.body, r.guard)
                               if part is not None)
+
+
+def _reads_packed(probe, values: list, lane: IndexVar) -> bool:
+    """Whether a sum in the clause's code reads along `lane` from a packed copy."""
+    sums = [v for v in step_code(values) if isinstance(v, Reduce)]
+    reads = [v for v in step_code([p for r in sums for p in (r.body, r.guard) if p is not None])
+             if isinstance(v, Read)]
+    layouts = [_read_layout(probe, read, lane) for read in reads]
+    return any(layout is not None and layout[2] for layout in layouts)
 
 
 def clause_vector(lanes: Lanes, clause: RecClause, dtype) -> ir.Value:

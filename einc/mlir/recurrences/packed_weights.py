@@ -18,12 +18,16 @@ from einc.mlir.core.types import element_type
 from einc.mlir.recurrences.lanes import sum_layout, swapped
 
 
-def pack_weights(lw, group: RecurrenceGroup) -> None:
+def pack_weights(lw, group: RecurrenceGroup, streams: bool) -> None:
     """Emit, at the current (function-level) insertion point, the swapped copy of every tensor a
-    sum in one of the group's clauses reads across the clause's lanes (`packable`), where such
-    sums get several accumulators per vector: with one, the in-order form is no faster than the
-    dot products (the RNN H = 64 step: 5.9 against 6.2 M steps/s)."""
-    if not lw.target.has_vector_lanes or sum_layout(lw).split == 1:
+    sum in one of the group's clauses reads across the clause's lanes (`packable`), where the
+    host's layout has enough independent chains for the in-order form (with 2 AVX-512 ones, it
+    was no faster than the dot products: the RNN H = 64 step 5.9 against 6.2 M steps/s). Where
+    the group `streams` its matrices every step (recurrence_alternate), only if the layout says
+    so: a packed copy's lanes read a strip of every row, which streamed slower from L3 on a Zen 3
+    than the rows read whole."""
+    layout = sum_layout(lw)
+    if not lw.target.has_vector_lanes or not layout.packs or (streams and not layout.packs_streamed):
         return
     for clause in (c for m in group.members for c in m.clauses if c.vars):
         lane = clause.vars[-1]

@@ -46,7 +46,7 @@ FORM = "one dispatch whose loops run every step"     # what `einc build --explai
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
-    pack_weights(lw, group)
+    pack_weights(lw, group, streams=bool(summed_first(lw, group, step_spans(group)[-1], _held(group))))
     return in_one_dispatch(lw, group, lambda units, tensors: _steps(lw, group, units, tensors))
 
 
@@ -55,7 +55,7 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
     one loop per span between the clauses' first steps (`step_spans`), each carrying the last
     one's storage and registers."""
     members = group.members
-    held = {m: m.plan["lookback"] for m in members if in_registers(m)}
+    held = _held(group)
     steps = lw.sizes.index(group.t_var.extent)
     last_rows = {m: lw.sizes.index(m.shape[0] - 1) for m in members
                  if m.window is None and m.shape[0] != group.t_var.extent}
@@ -85,6 +85,11 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
             scf.yield_(_by_parity(loop, large, lambda: step(first), lambda: step([])) if first else step([]))
         carried = list(loop.results)
     return carried[:len(members)]
+
+
+def _held(group: RecurrenceGroup) -> dict:
+    """The members kept in registers (`in_registers`), each with the steps it keeps."""
+    return {m: m.plan["lookback"] for m in group.members if in_registers(m)}
 
 
 def _by_parity(loop: scf.ForOp, enabled: ir.Value, odd, even) -> list:
