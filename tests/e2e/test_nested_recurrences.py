@@ -175,6 +175,22 @@ def test_newtons_method_solves_with_std_solve_in_each_step(run, target):
     np.testing.assert_allclose(out["x"], _newton_system(x0, 20), rtol=1e-5, atol=1e-6)   # f32, 3 x 3 solves
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_newtons_method_with_the_jacobian_a_matrix_literal(run, target):
+    """The Jacobian as written by hand, `[[2.0 * v[0], ..], [v[1], v[0], -2.0], [..]]`: a literal
+    of literals the elimination reads (E011 while solve's loops ran outside the step: the literal
+    was then built per point of the back substitution's kernel)."""
+    x0 = np.float32([0.5, 1.5, 0.8])
+    source = NEWTON_SYSTEM.replace(
+        "let J[i in 0..3, j in 0..3] = if i == 0 { 2.0 * v[j] }\n"
+        "        else if i == 1 { if j == 0 { v[1] } else if j == 1 { v[0] } else { -2.0 } }\n"
+        "        else { if j == 2 { -3.0 } else { 1.0 } };",
+        "let J = [[2.0 * v[0], 2.0 * v[1], 2.0 * v[2]], [v[1], v[0], -2.0], [1.0, 1.0, -3.0]];")
+    assert "let J = [" in source
+    out = run(source, target=target, x0=x0)
+    np.testing.assert_allclose(out["x"], _newton_system(x0, 20), rtol=1e-5, atol=1e-6)
+
+
 def test_gauss_newton_fit_with_a_damped_solve_in_each_step_on_f64(run):
     """Levenberg-Marquardt steps for y = a exp(b t): the normal equations (J^T J + lam I) d = J^T r
     over 12 samples, solved by std's `solve` in each of 15 steps."""
