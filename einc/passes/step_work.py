@@ -119,6 +119,7 @@ def _rewrite_inner(inner, group) -> list:
     for v in walk(_clause_roots(inner), opaque=(RecValue,)):
         if isinstance(v, Generic) and not is_state_slice(v):
             _read_states_through_slices(v, group, slices)
+    _literals_through_slices(_clause_roots(inner), group, slices)
     return [v for v in walk(_clause_roots(inner), opaque=(RecValue,)) if is_state_slice(v) and id(v.body.member) in own]
 
 
@@ -199,6 +200,16 @@ def _read_states_through_slices(v: Generic, group, slices: dict = None) -> None:
     v.body = _through_slices(v.body, group, slices)
     if v.guard is not None:
         v.guard = _through_slices(v.guard, group, slices)
+    _literals_through_slices([u for u in (v.body, v.guard) if u is not None], group, slices)
+
+
+def _literals_through_slices(roots: list, group, slices: dict) -> None:
+    """Rewrite the elements of each array literal under `roots` (in place) to read `group`'s state
+    through slices: a literal a tensor of the step reads (`y[t - 1] + h * [y[t - 1, 1], ..]`)
+    is built from the step's slices, as the tensor is."""
+    for v in walk(roots, opaque=(Generic, RecValue)):
+        if isinstance(v, Stack):
+            v.elems = tuple(_through_slices(e, group, slices) for e in v.elems)
 
 
 def _through_slices(root: Value, group, slices: dict) -> Value:

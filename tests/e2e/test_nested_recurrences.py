@@ -245,6 +245,86 @@ def test_std_solve_inside_a_step_of_4_unknowns_on_f64(run):
     np.testing.assert_allclose(out["x"], x, rtol=1e-12, atol=1e-14)
 
 
+ODE_FIT = """
+fn f(y: [f32; 2], th: f32) -> [f32; 2] { [y[1], -th * y[0]] }
+let obs: [f32; T, 2];
+let th0: f32;
+fn loss(th) {
+    let y[0] = [1.0, 0.0];
+    let y[t in 1..T] = {
+        let a = y[t - 1];
+        let k1 = f(a, th);
+        let k2 = f(a + 0.05 * k1, th);
+        let k3 = f(a + 0.05 * k2, th);
+        let k4 = f(a + 0.1 * k3, th);
+        a + 0.1 / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    };
+    sum[t, i]((y[t, i] - obs[t, i]) * (y[t, i] - obs[t, i])) / (T as f32)
+}
+let th[0] = th0;
+let th[e in 1..8] = { let L = loss(th[e - 1]); th[e - 1] - 0.5 * (@L / @th[e - 1]) };
+"""
+
+
+def _oscillator_rk4(th, steps):
+    """RK4 with h = 0.1 for y'' = -th y from (1, 0), in f64."""
+    f = lambda a: np.array([a[1], -th * a[0]])      # noqa: E731
+    y = [np.array([1.0, 0.0])]
+    for _ in range(steps):
+        a = y[-1]
+        k1 = f(a)
+        k2 = f(a + 0.05 * k1)
+        k3 = f(a + 0.05 * k2)
+        k4 = f(a + 0.1 * k3)
+        y.append(a + 0.1 / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+    return np.array(y)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_ode_parameter_fitted_through_rk4_with_a_field_returning_a_literal(run, target, fd_jacobian):
+    """Gradient descent on th, each step differentiating a loss over an RK4 trajectory whose
+    field `f` returns an array literal that reads th = th[e - 1] (the outer state): the literal
+    reads the outer state through the step's slice (was E011 'no derivative through StateRead':
+    the adjoint copied the read of th, so it no longer was the x of `@L / @th[e - 1]`)."""
+    T = 25
+    obs = _oscillator_rk4(2.0, T - 1) + 0.01 * np.cos(np.arange(T))[:, None]
+    loss = lambda th: float(((_oscillator_rk4(th, T - 1) - obs) ** 2).sum() / T)     # noqa: E731
+    th = [1.2]
+    for _ in range(7):
+        th.append(th[-1] - 0.5 * float(fd_jacobian(loss, np.float64(th[-1]))))
+    out = run(ODE_FIT, target=target, obs=obs.astype(np.float32), th0=np.float32(1.2))
+    np.testing.assert_allclose(out["th"], th, rtol=2e-5)     # f32 over 7 gradient steps of 24 RK4 steps
+    assert abs(out["th"][-1] - 2.0) < 0.05
+
+
+def test_a_damped_oscillator_fitted_through_euler_steps_written_inline_on_f64(run, fd_jacobian):
+    """The same fit with the field written inline in an Euler step, `y[t - 1] + h * [..]`, and
+    two parameters: the step's literal reads the outer state and the inner one."""
+    def states(q, steps=20):
+        y = [np.array([1.0, 0.0])]
+        for _ in range(steps):
+            v = y[-1]
+            y.append(v + 0.1 * np.array([v[1], -q[0] * v[0] - q[1] * v[1]]))
+        return np.array(y)
+
+    obs = states(np.array([2.0, 0.3])) + 0.01 * np.sin(np.arange(21))[:, None]
+    out = run("""
+        let obs: [f64; 21, 2];
+        fn loss(q) {
+            let y[0] = [1.0, 0.0];
+            let y[t in 1..21] = y[t - 1] + 0.1 * [y[t - 1, 1], -q[0] * y[t - 1, 0] - q[1] * y[t - 1, 1]];
+            sum[t, i]((y[t, i] - obs[t, i]) * (y[t, i] - obs[t, i]))
+        }
+        let q[0] = [1.5, 0.1];
+        let q[e in 1..6] = { let L = loss(q[e - 1]); q[e - 1] - 0.02 * (@L / @q[e - 1]) };
+    """, obs=obs)
+    loss = lambda q: float(((states(q) - obs) ** 2).sum())     # noqa: E731
+    q = [np.array([1.5, 0.1])]
+    for _ in range(5):
+        q.append(q[-1] - 0.02 * fd_jacobian(loss, q[-1]))
+    np.testing.assert_allclose(out["q"], q, rtol=1e-7)       # f64 vs central differences (~1e-9)
+
+
 RNN_TRAINING = """
 use std::math::tanh;
 let x: [f64; T, H];
