@@ -222,6 +222,42 @@ def test_gauss_newton_fit_with_a_damped_solve_in_each_step_on_f64(run):
     assert abs(out["p"][-1, 1] + 1.3) < 0.01
 
 
+def test_levenberg_marquardt_with_its_damping_a_second_member_on_f64(run):
+    """The damping is state too: a step is kept only if it lowers the cost, and lam shrinks or
+    grows with it; solve's loops read both members of the step before."""
+    t = np.linspace(0.0, 2.0, 12)
+    y = 2.5 * np.exp(-1.3 * t) + 0.01 * np.sin(7.0 * t)
+    out = run("""
+        use std::ml::linalg_ops::solve;
+        use std::math::exp;
+        let t: [f64; N];
+        let y: [f64; N];
+        fn cost(q) { sum[i]((q[0] * exp(q[1] * t[i]) - y[i]) * (q[0] * exp(q[1] * t[i]) - y[i])) }
+        let p[0] = [1.0, -0.5];
+        let lam[0] = 1.0;
+        let p[e in 1..16] = {
+            let q = p[e - 1];
+            let Jm[i, 0] = exp(q[1] * t[i]);
+            let Jm[i, 1] = q[0] * t[i] * exp(q[1] * t[i]);
+            let A[a in 0..2, b in 0..2] = sum[i](Jm[i, a] * Jm[i, b]) + (if a == b { lam[e - 1] } else { 0.0 });
+            let g[a in 0..2] = sum[i](Jm[i, a] * (q[0] * exp(q[1] * t[i]) - y[i]));
+            let cand = q - solve(A, g);
+            if cost(cand) < cost(q) { cand } else { q }
+        };
+        let lam[e in 1..16] = if cost(p[e]) < cost(p[e - 1]) { 0.3 * lam[e - 1] } else { 2.0 * lam[e - 1] };
+    """, t=t, y=y)
+    cost = lambda q: np.sum((q[0] * np.exp(q[1] * t) - y) ** 2)     # noqa: E731
+    p, lam = [np.array([1.0, -0.5])], [1.0]
+    for _ in range(15):
+        a, b = p[-1]
+        J = np.stack([np.exp(b * t), a * t * np.exp(b * t)], 1)
+        cand = p[-1] - np.linalg.solve(J.T @ J + lam[-1] * np.eye(2), J.T @ (a * np.exp(b * t) - y))
+        p.append(cand if cost(cand) < cost(p[-1]) else p[-1])
+        lam.append(0.3 * lam[-1] if cost(p[-1]) < cost(p[-2]) else 2.0 * lam[-1])
+    np.testing.assert_allclose(out["p"], p, rtol=1e-12, atol=1e-14)     # f64, the same elimination
+    np.testing.assert_allclose(out["lam"], lam, rtol=1e-12)
+
+
 def test_std_solve_inside_a_step_of_4_unknowns_on_f64(run):
     """A damped iteration x <- x - solve(M(x), M(x) x - b) / 2 with M depending on x (4 x 4; the
     largest entry of M's first column is in its last row, so the elimination swaps rows)."""
@@ -418,6 +454,16 @@ def test_an_inner_loop_reading_the_outer_state_at_the_current_step_is_e011():
                        "let b[e in 1..4] = { let h[0] = a[e]; let h[t in 1..3] = h[t - 1] * 0.5; h[2] };\n")
     assert diag.code == "E011" and "reads `a` at a step other than an earlier one" in diag.message
     assert diag.span.line == 4
+
+
+@pytest.mark.parametrize("request_", ["let L = sum[i](x[20, i]);\nlet d = @L / @x0;\n", "let d = @x / @x0;\n"])
+def test_a_derivative_through_a_loop_whose_step_runs_a_loop_is_e011_at_the_request(request_):
+    """Reverse and forward mode through Newton's loop (its step runs std's solve) are not
+    compiled: the error names both loops at the derivative (was E011 naming `t`, an index of
+    std's back substitution, as 'an index of an enclosing definition')."""
+    diag = _diagnostic(NEWTON_SYSTEM + request_)
+    assert diag.code == "E011" and "through the recurrence `x`, whose step runs the recurrence" in diag.message
+    assert diag.span.line == NEWTON_SYSTEM.count("\n") + request_.count("\n")
 
 
 def test_explain_says_which_loop_runs_inside_which(tmp_path):
