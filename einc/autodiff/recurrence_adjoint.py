@@ -56,7 +56,14 @@ def check_no_step_tensors(roots: list, span, group: RecurrenceGroup) -> None:
     at_points_of_step_tensors): a tensor the step computes from the state and reads other than
     at a point (whole, `let v = r[t - 1];` passed on) would drop out of the derivative, a silent
     wrong value, so it is E011."""
+    own = {id(m) for m in group.members}
     for v in walk(roots, opaque=(RecValue,)):
+        if isinstance(v, RecValue) and v.group is not group and any(
+                isinstance(n, StateRead) and id(n.member) in own for n in walk([v])):
+            raise d.error(d.UNSUPPORTED, f"derivatives through the recurrence `{group.members[0].name}`, whose "
+                          f"step runs the recurrence `{v.member.name}` (a loop inside its loop), are not "
+                          "compiled yet", span,
+                          hint="differentiate inside the step (`@L / @x[k - 1]`) rather than through the loop")
         if _computed_from_state(v, group):
             raise d.error(d.UNSUPPORTED, "derivatives through a tensor a recurrence step computes from its "
                           "state are not compiled yet", v.span or span,

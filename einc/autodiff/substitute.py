@@ -49,8 +49,9 @@ class Substitution:
             # the new subscripts need their own proof: an affine map is only safe in bounds
             in_bounds = all(affine.subscript_in_bounds(s, n) for s, n in zip(subs, v.tensor.shape))
             return Read(source, subs, span=v.span, in_bounds=in_bounds)
-        if isinstance(v, StateRead):
-            return StateRead(v.member, tuple(self.value(s) for s in v.subs), span=v.span)
+        if isinstance(v, StateRead):     # kept where unchanged: a derivative's x is known by identity
+            subs = tuple(self.value(s) for s in v.subs)
+            return v if subs == v.subs else StateRead(v.member, subs, span=v.span)
         if isinstance(v, Reduce):
             return self._reduce(v)
         raise TypeError(f"cannot substitute into {type(v).__name__}")

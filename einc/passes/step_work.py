@@ -26,7 +26,8 @@ from einc.ir.state_slices import computable_after, is_state_slice, state_history
 
 
 def plan_step_work(program: Program) -> None:
-    nested = {id(g): _nest_inner_groups(g) for g in program.recurrences}
+    steps = {g.t_var for g in program.recurrences}
+    nested = {id(g): _nest_inner_groups(g, steps) for g in program.recurrences}
     for group in program.recurrences:
         roots = _clause_roots(group)
         reads = _StateOf(group, nested[id(group)])
@@ -44,38 +45,52 @@ def plan_step_work(program: Program) -> None:
         _check_current_step_reads(group)
 
 
-def _nest_inner_groups(group) -> dict:
-    """id of each group computed in `group`'s clauses that reads its step or state (a loop in
+def _nest_inner_groups(group, steps: set) -> dict:
+    """id of each group computed in `group`'s clauses that reads its step, its state or such a
+    group's storage (a loop in
     its loop, einc.semantics.forms.recurrences._check_nested) -> the slices of `group`'s state
     it reads: its reads of the state become reads of those slices (rewritten in place), so the
     inner loop runs inside each step, after the slices are cut, like any tensor of the step."""
+    inner = _groups_under(group, steps)
+    found: dict = {}
+    while True:                     # a group reading a nested group's storage is nested too (a fixpoint)
+        more = [g for g in inner if id(g) not in found and _reads_group(g, group, found)]
+        if not more:
+            break
+        found.update((id(g), g) for g in more)
     nested: dict = {}
-    inner = _groups_read(_clause_roots(group))
-    grew = True
-    while grew:     # a group that reads a nested one's storage (an adjoint loop its primal) is nested too
-        grew = False
-        for g in inner:
-            if id(g) not in nested and (_reads_group(g, group) or _reads_nested(g, nested)):
-                nested[id(g)] = _rewrite_inner(g, group)
-                g.enclosing = group
-                grew = True
+    for g in inner:                 # operands first
+        if id(g) in found:
+            nested[id(g)] = _rewrite_inner(g, group)
+            g.enclosing = group
     return nested
 
 
-def _groups_read(roots: list) -> list:
-    """The groups whose storage `roots` read, and those their clauses read, in turn."""
-    found: dict = {}
-    todo = [v.group for v in walk(roots, opaque=(RecValue,)) if isinstance(v, RecValue)]
-    while todo:
-        g = todo.pop()
-        if id(g) not in found:
-            found[id(g)] = g
-            todo += [v.group for v in walk(_clause_roots(g), opaque=(RecValue,)) if isinstance(v, RecValue)]
-    return list(found.values())
+def _groups_under(group, steps: set) -> list:
+    """The groups `group`'s clauses compute, through the groups they read (std's `solve` is an
+    elimination loop and a back substitution reading it), operands first; not `group` itself,
+    nor a group running inside the steps of another (it reads that one's state)."""
+    out: list = []
+    seen = {id(group)}
+
+    def visit(roots) -> None:
+        for v in walk(roots, opaque=(RecValue,)):
+            if isinstance(v, RecValue) and id(v.group) not in seen:
+                seen.add(id(v.group))
+                if not _reads_another_loop(v.group, group, steps):
+                    visit(_clause_roots(v.group))
+                    out.append(v.group)
+
+    visit(_clause_roots(group))
+    return out
 
 
-def _reads_nested(inner, nested: dict) -> bool:
-    return any(isinstance(v, RecValue) and id(v.group) in nested
+def _reads_another_loop(inner, group, steps: set) -> bool:
+    """Whether `inner` reads the state or the step (one of `steps`) of a group other than itself
+    and `group`."""
+    mine = {id(m) for g in (inner, group) for m in g.members}
+    return any((isinstance(v, StateRead) and id(v.member) not in mine)
+               or (isinstance(v, IndexRef) and v.var in steps and v.var not in (inner.t_var, group.t_var))
                for v in walk(_clause_roots(inner), opaque=(RecValue,)))
 
 
@@ -83,9 +98,11 @@ def _clause_roots(group) -> list:
     return [v for m in group.members for c in m.clauses for v in (c.body, c.guard) if v is not None]
 
 
-def _reads_group(inner, group) -> bool:
+def _reads_group(inner, group, nested: dict) -> bool:
+    """Whether `inner` reads `group`'s state or step, or the storage of a group in `nested`."""
     own = {id(m) for m in group.members}
     return any((isinstance(v, StateRead) and id(v.member) in own) or (isinstance(v, IndexRef) and v.var is group.t_var)
+               or (isinstance(v, RecValue) and id(v.group) in nested)
                for v in walk(_clause_roots(inner), opaque=(RecValue,)))
 
 
@@ -102,6 +119,7 @@ def _rewrite_inner(inner, group) -> list:
     for v in walk(_clause_roots(inner), opaque=(RecValue,)):
         if isinstance(v, Generic) and not is_state_slice(v):
             _read_states_through_slices(v, group, slices)
+    _literals_through_slices(_clause_roots(inner), group, slices)
     return [v for v in walk(_clause_roots(inner), opaque=(RecValue,)) if is_state_slice(v) and id(v.body.member) in own]
 
 
@@ -182,6 +200,16 @@ def _read_states_through_slices(v: Generic, group, slices: dict = None) -> None:
     v.body = _through_slices(v.body, group, slices)
     if v.guard is not None:
         v.guard = _through_slices(v.guard, group, slices)
+    _literals_through_slices([u for u in (v.body, v.guard) if u is not None], group, slices)
+
+
+def _literals_through_slices(roots: list, group, slices: dict) -> None:
+    """Rewrite the elements of each array literal under `roots` (in place) to read `group`'s state
+    through slices: a literal a tensor of the step reads (`y[t - 1] + h * [y[t - 1, 1], ..]`)
+    is built from the step's slices, as the tensor is."""
+    for v in walk(roots, opaque=(Generic, RecValue)):
+        if isinstance(v, Stack):
+            v.elems = tuple(_through_slices(e, group, slices) for e in v.elems)
 
 
 def _through_slices(root: Value, group, slices: dict) -> Value:

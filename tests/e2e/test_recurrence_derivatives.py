@@ -432,3 +432,34 @@ def test_an_ode_parameter_fit_through_runge_kutta_stages(fd_jacobian, tmp_path):
     out = einc.load(einc.compile(RK4_FIT, outputs=["loss", "dth"]).vmfb)(obs=obs, th=th)
     np.testing.assert_allclose(out["loss"], loss(th), rtol=1e-12)
     np.testing.assert_allclose(out["dth"], fd_jacobian(loss, th), **FD_TOL)
+
+
+def _euler_oscillator(y0, p, steps):
+    y = [np.asarray(y0, np.float64)]
+    for _ in range(steps):
+        v = y[-1]
+        y.append(v + 0.1 * np.array([v[1], -p * v[0] - 0.2 * v[1]]))
+    return np.array(y)
+
+
+def test_derivatives_through_an_array_literal_added_to_the_state_slice(run, fd_jacobian):
+    """`y[t - 1] + h * [y[t - 1, 1], ..]`: the literal is read by the step's tensor, so it is
+    built from the step's slice too (it was E011 'a tensor computed inside a recurrence step may
+    read the state only at an earlier step'); both modes against central differences."""
+    y0, p = np.array([1.0, -0.3]), 1.7
+    out = run("""
+        let y0: [f64; 2];
+        let p: f64;
+        let y[0] = y0;
+        let y[t in 1..13] = y[t - 1] + 0.1 * [y[t - 1, 1], -p * y[t - 1, 0] - 0.2 * y[t - 1, 1]];
+        let L = sum[t, i](y[t, i] * y[t, i]);
+        let gp = @L / @p;
+        let gy0 = @L / @y0;
+        let Jp = @y / @p;
+    """, y0=y0, p=p)
+    loss = lambda y0, p: float((_euler_oscillator(y0, p, 12) ** 2).sum())     # noqa: E731
+    np.testing.assert_allclose(out["y"], _euler_oscillator(y0, p, 12), rtol=1e-13)
+    np.testing.assert_allclose(out["gp"], fd_jacobian(lambda v: loss(y0, v), np.float64(p)), **FD_TOL)
+    np.testing.assert_allclose(out["gy0"], fd_jacobian(lambda v: loss(v, p), y0), **FD_TOL)
+    np.testing.assert_allclose(out["Jp"], fd_jacobian(lambda v: _euler_oscillator(y0, v, 12), np.float64(p)),
+                               **FD_TOL)

@@ -169,3 +169,23 @@ def test_output_naming_a_tuple_binding_gives_all_its_parts():
     order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
     np.testing.assert_array_equal(out["top.0"], np.take_along_axis(scores, order, 1))   # exact: values picked
     np.testing.assert_array_equal(out["top.1"], order)
+
+
+@pytest.mark.parametrize("target, dtype", [("llvm-cpu", "f64"),
+                                           pytest.param("vulkan-spirv", "f32", marks=pytest.mark.vulkan)])
+def test_literals_of_literals_of_per_point_values_inside_an_indexed_definition(run, target, dtype):
+    """A matrix (and a rank-3) literal whose elements read the point, read at run-time subscripts
+    (was E011 "an array literal of arrays inside an indexed definition"; vulkan-spirv picks the
+    element by selects on each subscript, IREE-89)."""
+    x, w = np.array([1.0, 2.0, 3.0, -1.5]), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    out = run(f"""
+        let x: [{dtype}; 4];
+        let w: [{dtype}; 2, 3];
+        let y[i] = {{ let M = [[x[i], 1.0, -x[i]], [2.0, x[i] * x[i], 0.5]]; sum[a, b](M[a, b] * w[a, b]) }};
+        let c[i] = {{ let C = [[[x[i], 1.0], [2.0, 3.0]], [[4.0, x[i]], [5.0, 6.0]]];
+                      sum[a, b, e](C[a, b, e] * ((a * 4 + b * 2 + e + 1) as {dtype})) }};
+    """, target=target, x=x.astype(dtype.replace("f", "float")), w=w.astype(dtype.replace("f", "float")))
+    M = np.array([[x, np.ones(4), -x], [2 * np.ones(4), x * x, 0.5 * np.ones(4)]])
+    C = np.array([[[x, np.ones(4)], [2 * np.ones(4), 3 * np.ones(4)]], [[4 * np.ones(4), x], [5 * np.ones(4), 6 * np.ones(4)]]])
+    np.testing.assert_allclose(out["y"], np.einsum("abi,ab->i", M, w), rtol=1e-6)
+    np.testing.assert_allclose(out["c"], np.einsum("abei,abe->i", C, np.arange(1.0, 9.0).reshape(2, 2, 2)), rtol=1e-6)

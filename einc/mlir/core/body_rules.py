@@ -6,6 +6,7 @@ computed per point: coordinates, scalar ops, and reads through `tensor.extract`.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Callable
 
 from iree.compiler import ir
@@ -112,34 +113,53 @@ def _read(region: Region, read: Read) -> ir.Value:
     """A gather: each subscript is clamped into [0, size - 1], so reads that a guard discards
     (zero padding, a hull larger than the range) still touch memory inside the tensor."""
     if isinstance(read.tensor, Stack) and region.lw.target.has_defect("IREE-89"):
-        return _stack_element(region, read)
-    source = region.tensor(read.tensor)
+        return _stack_element(region, read.tensor, [region.value(s) for s in read.subs])
+    return _gather(region, read.tensor, [region.value(s) for s in read.subs])
+
+
+def _gather(region: Region, v: Value, at: list) -> ir.Value:
+    """The element of tensor `v` at the i32 subscripts `at`, each clamped into its axis."""
     indices = []
-    for axis, sub in enumerate(read.subs):
-        index = arith.index_cast(index_type(), region.value(sub))
-        last = region.lw.sizes.index(read.tensor.shape[axis] - 1)
+    for axis, sub in enumerate(at):
+        index = arith.index_cast(index_type(), sub)
+        last = region.lw.sizes.index(v.shape[axis] - 1)
         indices.append(arith.minsi(arith.maxsi(index, index_const(0)), last))
-    return tensor.extract(source, indices)
+    return tensor.extract(region.tensor(v), indices)
 
 
 def _stack(region: Region, stack: Stack) -> ir.Value:
-    """A small literal array of per-point scalars, built in the region to be read by subscript."""
-    if any(e.rank for e in stack.elems):
-        raise diagnostics.error(diagnostics.UNSUPPORTED, "an array literal of arrays inside an "
-                                "indexed definition is not supported", stack.span)
-    return tensor.from_elements(tensor_type(stack.dtype, stack.shape),
-                                [region.value(e) for e in stack.elems])
+    """A small literal array of per-point values, built in the region to be read by subscript;
+    a literal of literals (a matrix `[[a, b], [c, d]]`) row by row."""
+    return tensor.from_elements(tensor_type(stack.dtype, stack.shape), _scalars(region, stack))
 
 
-def _stack_element(region: Region, read: Read) -> ir.Value:
-    """IREE-89: an element of a literal of per-point scalars chosen by selects (the subscript
-    clamped as a gather's), not extracted from its `tensor.from_elements`."""
-    (sub,) = read.subs
-    at = region.value(sub)
-    elems = [region.value(e) for e in read.tensor.elems]
+def _scalars(region: Region, v: Value) -> list:
+    """The scalars of `v` in row-major order: a literal's elements, or each point of a row that
+    is a whole tensor (a row of constants is one) of a size known at build time."""
+    if not v.rank:
+        return [region.value(v)]
+    if isinstance(v, Stack):
+        return [x for e in v.elems for x in _scalars(region, e)]
+    if not all(n.is_const for n in v.shape):
+        raise diagnostics.error(diagnostics.UNSUPPORTED, "an array literal with a row of a run-time size "
+                                "inside an indexed definition is not supported", v.span)
+    source = region.tensor(v)
+    return [tensor.extract(source, [index_const(k) for k in point])
+            for point in itertools.product(*(range(n.const) for n in v.shape))]
+
+
+def _stack_element(region: Region, stack: Value, at: list) -> ir.Value:
+    """IREE-89: an element of a literal of per-point values chosen by selects on each (clamped)
+    subscript in turn, not extracted from its `tensor.from_elements` (a row that is a whole
+    tensor is read as any tensor)."""
+    if not at:
+        return region.value(stack)
+    if not isinstance(stack, Stack):
+        return _gather(region, stack, at)
+    elems = [_stack_element(region, e, at[1:]) for e in stack.elems]
     value = elems[-1]
     for k in range(len(elems) - 2, -1, -1):
-        value = arith.select(arith.cmpi(arith.CmpIPredicate.sle, at, constant(k, at)), elems[k], value)
+        value = arith.select(arith.cmpi(arith.CmpIPredicate.sle, at[0], constant(k, at[0])), elems[k], value)
     return value
 
 
