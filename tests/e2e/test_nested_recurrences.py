@@ -212,6 +212,26 @@ def test_a_scalar_parameter_trained_through_an_inner_recurrence_on_f32(run, targ
     np.testing.assert_allclose(out["w"], w, rtol=1e-5)       # f32 over 9 gradient steps
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_inner_loop_in_a_later_clause_reads_an_input_behind_the_step(run, target):
+    """`x[t - 3]` inside the inner loop of the clause `t in 3..6` is in bounds: the bounds check
+    took the outer step over every step of the member (0..6) inside the inner group's clauses
+    and refused it (E005, found by the program fuzzer's nesting draw, seed 2024 program 83)."""
+    x = np.array([0.5, -1.0, 2.0, 0.25, 1.5, -0.75], np.float32)
+    out = run("""
+        let x: [f32; 6];
+        let a[t in 0..3] = x[t];
+        let a[t in 3..6] = 0.5 * a[t - 1] + { let s[0] = x[t - 3]; let s[k in 1..4] = 0.5 * s[k - 1] + 1.0; s[3] };
+    """, target=target, x=x)
+    a = list(x[:3])
+    for t in range(3, 6):
+        s = x[t - 3]
+        for _ in range(3):
+            s = 0.5 * s + 1.0
+        a.append(0.5 * a[-1] + s)
+    np.testing.assert_allclose(out["a"], a, rtol=1e-6)
+
+
 INNER = "fn inner(b: f32) -> f32 { let s[0] = b; let s[k in 1..8] = 0.5 * s[k - 1] + b; s[7] }\n"
 
 
