@@ -146,7 +146,7 @@ class _Collector:
         steps = IndexVar(group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
         domain = self.ranges([steps] + list(clause.vars), (), span)
         outer = self._steps           # a group reached from a clause of another: restored after
-        self._steps = {group.t_var: Lin.of(steps)}
+        self._steps = {**outer, group.t_var: Lin.of(steps)}   # an outer step var stays narrowed
         return _body(clause.body, clause.guard, domain) + [
             lambda: self._rec_clause_done(member, clause, steps, domain, outer)]
 

@@ -457,6 +457,94 @@ def test_newton_shooting_whose_derivative_reads_only_the_inner_states(run, targe
         s.append(s[-1] - (y - 1.0) / dy)
     np.testing.assert_allclose(out["s"], s, rtol=1e-5)       # f32 over 4 Newton steps
 
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_inner_loop_in_a_later_clause_reads_an_input_behind_the_step(run, target):
+    """`x[t - 3]` inside the inner loop of the clause `t in 3..6` is in bounds: the bounds check
+    took the outer step over every step of the member (0..6) inside the inner group's clauses
+    and refused it (E005, found by the program fuzzer's nesting draw, seed 2024 program 83)."""
+    x = np.array([0.5, -1.0, 2.0, 0.25, 1.5, -0.75], np.float32)
+    out = run("""
+        let x: [f32; 6];
+        let a[t in 0..3] = x[t];
+        let a[t in 3..6] = 0.5 * a[t - 1] + { let s[0] = x[t - 3]; let s[k in 1..4] = 0.5 * s[k - 1] + 1.0; s[3] };
+    """, target=target, x=x)
+    a = list(x[:3])
+    for t in range(3, 6):
+        s = x[t - 3]
+        for _ in range(3):
+            s = 0.5 * s + 1.0
+        a.append(0.5 * a[-1] + s)
+    np.testing.assert_allclose(out["a"], a, rtol=1e-6)
+
+
+INNER = "fn inner(b: f32) -> f32 { let s[0] = b; let s[k in 1..8] = 0.5 * s[k - 1] + b; s[7] }\n"
+
+
+def _inner(b) -> np.float32:
+    s = np.float32(b)
+    for _ in range(7):
+        s = np.float32(0.5) * s + np.float32(b)
+    return s
+
+
+def _h(p):
+    return p[:3] + 1
+
+
+# A step that combines, outside its own loop, a reduction over an indexed `let` of the state
+# with the last value of an inner loop (one, two or three 0-d values; i32 and f32): each such
+# combination is a kernel with no loops. IREE-196: reading them as 0-d `ins`, llvm-cpu fused the
+# reduction into it and vectorized the sum to `arith.addi (i32, vector<i32>)` (found building the
+# nesting fuzzer's draw, branch nest12), so the module did not compile.
+LOOPLESS_COMBINATIONS = {
+    "i32_min_plus_the_inner_value": (
+        "let r[0, j in 0..4] = j;\n"
+        "let r[t in 1..6, j in 0..4] = (r[t - 1, j] + ({ let h[i in 0..3] = r[t - 1, i] + 1; "
+        "min[l in 0..3](h[l]) } + inner(t as f32) as i32)) % 40;",
+        lambda p, t: (p + (_h(p).min() + np.int32(_inner(t)))) % 40),
+    "f32_max_plus_the_inner_value": (
+        "let r[0, j in 0..4] = j as f32;\n"
+        "let r[t in 1..6, j in 0..4] = 0.5 * r[t - 1, j] + ({ let h[i in 0..3] = r[t - 1, i] * 0.5; "
+        "max[l in 0..3](h[l]) } + inner(t as f32));",
+        lambda p, t: np.float32(0.5) * p + ((p[:3] * np.float32(0.5)).max() + _inner(t))),
+    "f32_sum_times_the_inner_value": (
+        "let r[0, j in 0..4] = j as f32;\n"
+        "let r[t in 1..6, j in 0..4] = 0.5 * r[t - 1, j] + ({ let h[i in 0..3] = r[t - 1, i] * 0.5; "
+        "sum[l in 0..3](h[l]) } * inner(t as f32));",
+        lambda p, t: np.float32(0.5) * p + (p[:3] * np.float32(0.5)).sum() * _inner(t)),
+    "i32_sum_inner_value_and_max": (
+        "let r[0, j in 0..4] = j;\n"
+        "let r[t in 1..6, j in 0..4] = (r[t - 1, j] + ({ let h[i in 0..3] = r[t - 1, i] + 1; "
+        "sum[l in 0..3](h[l]) } + inner(t as f32) as i32 + { let h2[i in 0..3] = r[t - 1, i] * 2; "
+        "max[l in 0..3](h2[l]) })) % 40;",
+        lambda p, t: (p + (_h(p).sum() + np.int32(_inner(t)) + (p[:3] * 2).max())) % 40),
+    "f32_max_inner_value_and_min": (
+        "let r[0, j in 0..4] = j as f32;\n"
+        "let r[t in 1..6, j in 0..4] = 0.5 * r[t - 1, j] + ({ let h[i in 0..3] = r[t - 1, i] * 0.5; "
+        "max[l in 0..3](h[l]) } + inner(t as f32) + { let h2[i in 0..3] = r[t - 1, i + 1] - 1.0; "
+        "min[l in 0..3](h2[l]) });",
+        lambda p, t: np.float32(0.5) * p + ((p[:3] * np.float32(0.5)).max() + _inner(t)
+                                            + (p[1:4] - np.float32(1)).min())),
+}
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
+                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("case", list(LOOPLESS_COMBINATIONS))
+def test_a_reduction_combined_with_an_inner_loops_value_outside_the_step_loop(run, case, target):
+    body, step = LOOPLESS_COMBINATIONS[case]
+    out = run(INNER + body, target=target)
+    dtype = np.int32 if case.startswith("i32") else np.float32
+    r = [np.arange(4, dtype=dtype)]
+    for t in range(1, 6):
+        r.append(step(r[-1], t).astype(dtype))
+    if dtype == np.int32:
+        np.testing.assert_array_equal(out["r"], r)
+    else:
+        np.testing.assert_allclose(out["r"], r, rtol=1e-6)       # f32, a few roundings a step
+
+
 def _diagnostic(source: str):
     with pytest.raises(CompileError) as info:
         einc.compile(source)

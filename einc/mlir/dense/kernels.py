@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg
+from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Reduce, Value
@@ -56,6 +56,7 @@ class Operand:
     tensor: ir.Value
     map: ir.AffineMap
     vars: frozenset = frozenset()   # the index variables its map is a function of
+    extracted: bool = False         # read in the body by tensor.extract, not an `ins` (IREE-196)
 
 
 # ------------------------------------------------------------------------------------ planning
@@ -64,7 +65,10 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
     """The `ins` of a kernel whose body computes `roots`, the body nodes that stand for
     others (a guarded select read through a padded view is its guarded branch), and whether the
     region computes coordinates (linalg.index); `inline` names program-level nodes that this
-    kernel itself computes (the root of a 0-d kernel)."""
+    kernel itself computes (the root of a 0-d kernel).
+    IREE-196: a kernel with no loops reads its device scalars and reductions by tensor.extract in
+    its body; as 0-d `ins`, fused with their producers, IREE vectorized them to mismatched types."""
+    extracted = not domain.vars and lw.target.has_defect("IREE-196")
     operands: list[Operand] = []
     aliases: dict[int, Value] = {}
     seen: set[int] = set()
@@ -78,9 +82,9 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
         if lw.is_program_level(v) and id(v) not in inline:
             value = lw.lower(v)
             if v.rank == 0 and is_tensor(value):   # a device scalar: every point reads its one element
-                operands.append(Operand(v, value, domain.map([])))
+                operands.append(Operand(v, value, domain.map([]), extracted=extracted))
         elif isinstance(v, Reduce):
-            operands.append(_reduction_operand(lw, domain, v))
+            operands.append(_reduction_operand(lw, domain, v, extracted))
         elif isinstance(v, Read) and (mapped := _read_operand(lw, domain, v)) is not None:
             operands.append(mapped)
         elif (found := _padded_operand(lw, domain, v, seen)) is not None:
@@ -113,10 +117,10 @@ def _broadcast_vector_product(domain: Domain, operand: Operand) -> bool:
                for k, v in enumerate(domain.vars))
 
 
-def _reduction_operand(lw, domain: Domain, reduce: Reduce) -> Operand:
+def _reduction_operand(lw, domain: Domain, reduce: Reduce, extracted: bool) -> Operand:
     free = [v for v in domain.vars if v in lw.free_vars(reduce)]
     tensor, free = reduction_tensor(lw, reduce, free)
-    return Operand(reduce, tensor, domain.projection(free), frozenset(free))
+    return Operand(reduce, tensor, domain.projection(free), frozenset(free), extracted)
 
 
 def _read_operand(lw, domain: Domain, read: Read) -> Optional[Operand]:
@@ -235,11 +239,13 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
     if coordinates or loops:
         operands = _window_not_first(operands)
-    op = linalg.GenericOp_([o.tensor for o in operands], [init],
-                           [o.map for o in operands] + [out_map], domain.iterator_types())
+    ins = [o for o in operands if not o.extracted]
+    op = linalg.GenericOp_([o.tensor for o in ins], [init], [o.map for o in ins] + [out_map],
+                           domain.iterator_types())
     block = op.regions[0].blocks[0]
     with ir.InsertionPoint(block):
-        bound = {id(o.node): arg for o, arg in zip(operands, block.arguments)}
+        bound = {id(o.node): arg for o, arg in zip(ins, block.arguments)}
+        bound.update({id(o.node): tensor.extract(o.tensor, []) for o in operands if o.extracted})
         region = Region(lw, domain, bound, inline, aliases)
         if loops:
             region.take_coordinates()
