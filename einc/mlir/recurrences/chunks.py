@@ -170,9 +170,10 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     wholes = {m: sizes_of(lw, m.shape) for m in rows}
     # IREE-48: the rows a chunk starts from, packed into one allocation with earlier results, are
     # carried at their offset with the allocation's size lost, and read past their binding; behind
-    # a barrier they are a resource of their own. Zeros, not uninitialized rows, and no barrier
-    # on a window or whole tensor: either made Vulkan command buffers copy from a binding they do
-    # not declare (OUT_OF_RANGE in the Kalman group). Not on vulkan-spirv, where the barrier
+    # a barrier they are a resource of their own. Zeros, not uninitialized rows, and on Vulkan no
+    # barrier on a window or whole tensor: either made its command buffers copy from a binding
+    # they do not declare (OUT_OF_RANGE in the Kalman group; IREE-200 fences them on the CPU
+    # targets only). Not on vulkan-spirv, where the barrier
     # brings IREE-46 back (a print of the recurrence reads stale memory). Elsewhere the first
     # chunk reads none of the head rows it takes over: no zeros there.
     shapes = layout.shapes()
