@@ -592,3 +592,44 @@ def test_explain_puts_both_loops_of_std_solve_inside_the_newton_step(tmp_path):
     text = emit_program(str(path), "explain")
     assert "inside each step: the loops of group 0 (piv, G), group 1 (r)" in text
     assert "runs 2 nested recurrence loop(s)" in text
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_member_with_fewer_steps_than_its_host_loop_keeps_its_last_row(run, target):
+    """r11 (6 steps) recurs with r9 (7 steps) in a host loop, both stored whole: at step 6 the
+    kernel of r11's clause still runs (inactive) and wrote its row at 36 .. 41, past r11's 36
+    elements, over r9's storage on the CPU targets (r9 came back holding r11's first row;
+    found by the program fuzzer's nesting draw, seed 19601 program 20). A whole storage's
+    slot past the member's last step is now its last row."""
+    x2 = np.array([[-1.119, 1.215, -1.119, -1.906], [-0.149, 0.989, -1.729, -0.402],
+                   [-1.761, -1.131, 0.706, 0.285]], np.float32)
+    idx3 = np.array([0, 3], np.int32)
+    out = run("""
+        use std::math::*;
+        let x2: [f32; T, 4];
+        let idx3: [i32; 2];
+        let r9[0] = sqrt(x2[0, 0] * x2[0, 0] + 0.25);
+        let r9[1] = x2[0, 3];
+        let r11[0, j in 0..6] = max(x2) * j as f32;
+        let r11[1, j in 0..6] = x2[j / 3, j / 3];
+        let r11[2, j in 0..6] = if max(idx3) <= 2 { 3.0 } else { 1.0 };
+        let r9[2] = max(sum(x2), x2[0, idx3[0]]);
+        let r9[t in 3..7] = tanh(r9[t - 1] + (if r11[t - 1, 5] <= r11[t - 3, idx3[t % 2]] { r9[t - 3] }
+                                             else { sum[i in t..7](r9[t - 3]) } + 0.25 * min[i in 0..t](r9[i])));
+        let r11[t in 3..6, j in 0..t + 1] = 0.25 * r11[t - 1, j]
+            + ({ let h17[i in 0..2] = tanh(r11[i, i + 2] + r9[t - 3]); h17[0] }
+               + { let ns1[0] = r11[t - 3, 4] + r9[t - 1]; let ns1[i in 1..9] = 0.75 * ns1[i - 1] + x2[t % 3, t - 2]; ns1[8] });
+    """, target=target, x2=x2, idx3=idx3)
+    r9, r11 = np.zeros(7, np.float64), np.zeros((6, 6), np.float64)
+    r9[:3] = np.hypot(x2[0, 0], 0.5), x2[0, 3], max(x2.sum(), x2[0, idx3[0]])
+    r11[0], r11[1], r11[2] = x2.max() * np.arange(6), x2[np.arange(6) // 3, np.arange(6) // 3], 1.0
+    for t in range(3, 7):
+        early = r9[t - 3] if r11[t - 1, 5] <= r11[t - 3, idx3[t % 2]] else (7 - t) * r9[t - 3]
+        r9[t] = np.tanh(r9[t - 1] + early + 0.25 * r9[:t].min())
+        if t < 6:
+            inner = r11[t - 3, 4] + r9[t - 1]
+            for _ in range(8):
+                inner = 0.75 * inner + x2[t % 3, t - 2]
+            r11[t, :t + 1] = 0.25 * r11[t - 1, :t + 1] + np.tanh(r11[0, 2] + r9[t - 3]) + inner
+    np.testing.assert_allclose(out["r9"], r9, rtol=1e-5, atol=1e-6)       # f32, a few roundings a step
+    np.testing.assert_allclose(out["r11"], r11, rtol=1e-5, atol=1e-6)

@@ -98,8 +98,8 @@ class ChunkLayout:
         kind = self.kinds[member]
         if kind == WINDOW:
             return arith.remui(step, index_const(member.window))
-        if kind == WHOLE:
-            return step
+        if kind == WHOLE:       # a member with fewer steps than the loop: its last row past its end
+            return arith.minui(step, arith.subi(self.lw.sizes.index(member.shape[0]), index_const(1)))
         pins = self.reads.pins[member]
         row = arith.addi(arith.subi(step, start), index_const(self.head(member)))
         if not pins:
