@@ -62,12 +62,23 @@ def check_no_step_tensors(roots: list, span, group: RecurrenceGroup) -> None:
                 isinstance(n, StateRead) and id(n.member) in own for n in walk([v])):
             raise d.error(d.UNSUPPORTED, f"derivatives through the recurrence `{group.members[0].name}`, whose "
                           f"step runs the recurrence `{v.member.name}` (a loop inside its loop), are not "
-                          "compiled yet", span,
+                          "compiled yet", span, notes=_running_step(group, v),
                           hint="differentiate inside the step (`@L / @x[k - 1]`) rather than through the loop")
         if _computed_from_state(v, group):
             raise d.error(d.UNSUPPORTED, "derivatives through a tensor a recurrence step computes from its "
                           "state are not compiled yet", v.span or span,
                           hint="write the step's work on its points without an indexed `let`")
+
+
+def _running_step(group: RecurrenceGroup, inner: RecValue) -> list:
+    """A note at the user's clause of `group` whose step runs `inner`'s loop (the loop itself
+    may be std's, as solve's elimination is)."""
+    for m in group.members:
+        for c in m.clauses:
+            if c.span is not None and any(v is inner or (isinstance(v, RecValue) and v.group is inner.group)
+                                          for v in walk([u for u in (c.body, c.guard) if u is not None])):
+                return [d.Label(c.span, f"this step of `{m.name}` runs the loop `{inner.member.name}`")]
+    return []
 
 
 def _computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:

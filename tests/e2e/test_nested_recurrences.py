@@ -575,6 +575,9 @@ def test_a_derivative_through_a_loop_whose_step_runs_a_loop_is_e011_at_the_reque
     diag = _diagnostic(NEWTON_SYSTEM + request_)
     assert diag.code == "E011" and "through the recurrence `x`, whose step runs the recurrence" in diag.message
     assert diag.span.line == NEWTON_SYSTEM.count("\n") + request_.count("\n")
+    # a note at the user's step that runs the loop (the loop itself is std's solve)
+    (note,) = diag.notes
+    assert note.span.line == 5 and "this step of `x` runs the loop `r`" in note.note
 
 
 def test_explain_says_which_loop_runs_inside_which(tmp_path):
