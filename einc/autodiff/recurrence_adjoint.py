@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine, clause_order
+from einc.ir.state_slices import is_state_slice
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
                            RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
@@ -39,7 +40,9 @@ def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, stops: set, st
     code = {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v, group), c, group.t_var)
                          for v in (c.body, c.guard))
             for m in group.members for c in m.clauses}
-    check_no_step_tensors([v for body_guard in code.values() for v in body_guard if v is not None], span, group)
+    roots = [v for body_guard in code.values() for v in body_guard if v is not None]
+    check_no_inner_loops(roots, span, group, stops | {id(x)})
+    check_no_step_tensors(roots, span, group)
     return _AdjointLoop(group, code, rules, span).run(outside, stops | {id(x)}, states_given)
 
 
@@ -51,19 +54,51 @@ def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
                       "inputs the recurrence starts from")
 
 
+def check_no_inner_loops(roots: list, span, group: RecurrenceGroup, stops: set) -> None:
+    """Reverse mode would need, in each step of the adjoint loop, the inner loop's forward pass
+    and its own adjoint at that outer step; it is E011 where the inner loop reads the state, or
+    the step's index and x (`stops`) (forward mode runs the inner loop's tangent in the primal
+    step: einc.autodiff.tangent_recurrence)."""
+    own = {id(m) for m in group.members}
+    for v in walk(roots, opaque=(RecValue,)):
+        if isinstance(v, RecValue) and v.group is not group and _runs_per_step(v, own, group.t_var, stops):
+            raise d.error(d.UNSUPPORTED, f"reverse-mode derivatives through the recurrence `{group.members[0].name}`, "
+                          f"whose step runs the recurrence `{v.member.name}` (a loop inside its loop), are not "
+                          "compiled yet", span, notes=_running_step(group, v),
+                          hint="differentiate inside the step (`@L / @x[k - 1]`) rather than through the loop, "
+                          "or ask forward mode (`@x / @p`) for the derivatives of the iterates")
+
+
+def _runs_per_step(inner: RecValue, own: set, t_var: IndexVar, stops: set) -> bool:
+    nodes = walk([inner])
+    return any(isinstance(n, StateRead) and id(n.member) in own for n in nodes) or (
+        any(isinstance(n, IndexRef) and n.var is t_var for n in nodes) and any(id(n) in stops for n in nodes))
+
+
+def check_inner_loop_inputs(group: RecurrenceGroup, span) -> None:
+    """Forward mode runs an inner loop's tangent in the step; a tensor the step computes from
+    the state (other than a slice `x[k - 1]` or an array literal) that the inner loop reads is
+    not lowered in the step beside its tangent yet, so it is E011."""
+    own = {id(m) for m in group.members}
+    for c in (c for m in group.members for c in m.clauses):
+        for inner in walk([u for u in (c.body, c.guard) if u is not None], opaque=(RecValue,)):
+            if not (isinstance(inner, RecValue) and inner.group is not group):
+                continue
+            for v in walk([inner]):
+                if isinstance(v, Generic) and not is_state_slice(v) and any(
+                        isinstance(n, StateRead) and id(n.member) in own for n in walk([v], opaque=(RecValue,))):
+                    raise d.error(d.UNSUPPORTED, f"derivatives through the recurrence `{group.members[0].name}`, "
+                                  f"whose step runs the recurrence `{inner.member.name}` on a tensor it computes "
+                                  "from its state, are not compiled yet", span, notes=_running_step(group, inner),
+                                  hint="pass the loop the state itself (`x[k - 1]`) or an array literal of it")
+
+
 def check_no_step_tensors(roots: list, span, group: RecurrenceGroup) -> None:
     """Both modes follow a step's scalar code only (`roots`, a group's clause bodies and guards,
     at_points_of_step_tensors): a tensor the step computes from the state and reads other than
     at a point (whole, `let v = r[t - 1];` passed on) would drop out of the derivative, a silent
     wrong value, so it is E011."""
-    own = {id(m) for m in group.members}
     for v in walk(roots, opaque=(RecValue,)):
-        if isinstance(v, RecValue) and v.group is not group and any(
-                isinstance(n, StateRead) and id(n.member) in own for n in walk([v])):
-            raise d.error(d.UNSUPPORTED, f"derivatives through the recurrence `{group.members[0].name}`, whose "
-                          f"step runs the recurrence `{v.member.name}` (a loop inside its loop), are not "
-                          "compiled yet", span, notes=_running_step(group, v),
-                          hint="differentiate inside the step (`@L / @x[k - 1]`) rather than through the loop")
         if _computed_from_state(v, group):
             raise d.error(d.UNSUPPORTED, "derivatives through a tensor a recurrence step computes from its "
                           "state are not compiled yet", v.span or span,

@@ -7,10 +7,11 @@ history, so the storage plan and the step order apply to it unchanged.
 """
 from __future__ import annotations
 
-from einc.ir.nodes import IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, StateRead, Value
+from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, Stack, StateRead,
+                           Value, walk)
 from einc.autodiff.local_rules import const
-from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_no_step_tensors, check_not_own_member,
-                                              sole_writer)
+from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_inner_loop_inputs, check_no_step_tensors,
+                                              check_not_own_member, sole_writer)
 from einc.autodiff.rewrite import replace_nodes, scalar_nodes
 
 
@@ -18,6 +19,7 @@ def recurrence_tangent(tan, value: RecValue):
     check_not_own_member(value.group, tan.x, tan.span)
     check_no_step_tensors([at_points_of_step_tensors(v) for m in value.group.members for c in m.clauses
                            for v in (c.body, c.guard) if v is not None], tan.span, value.group)
+    check_inner_loop_inputs(value.group, tan.span)
     if id(value.member) not in tan.states:
         _add_tangent_members(tan, value.group, value.member)
     member = tan.states[id(value.member)]
@@ -87,7 +89,7 @@ def _reached_members(tan, members: list) -> set:
         if not m.dtype.is_float:
             continue
         for c in m.clauses:
-            direct, states = _scan(tan, at_points_of_step_tensors(c.body))
+            direct, states = _scan(tan, at_points_of_step_tensors(c.body), members)
             reads[id(m)] |= states
             if direct:
                 reached.add(id(m))
@@ -101,8 +103,12 @@ def _reached_members(tan, members: list) -> set:
     return reached
 
 
-def _scan(tan, body: Value):
-    """(whether `body` reaches x other than through state reads, ids of members it reads)."""
+def _scan(tan, body: Value, members: list):
+    """(whether `body` reaches x other than through state reads, ids of members it reads). A
+    tensor the step computes from `members`' states, or a loop it runs reading them, is scanned
+    as the step's own code: its tangent is built (and kept) only once the tangent members it
+    reads exist. A state of an enclosing loop with a tangent reaches x."""
+    own = {id(m) for m in members}
     direct, states, seen, stack = False, set(), set(), [body]
     while stack:
         v = stack.pop()
@@ -113,8 +119,29 @@ def _scan(tan, body: Value):
             direct = True
         elif isinstance(v, StateRead):
             states.add(id(v.member))
+            direct = direct or (id(v.member) not in own and tan.states.get(id(v.member)) is not None)
+        elif isinstance(v, Read) and _reads_states(v.tensor, own):
+            stack.extend(_code_of(v.tensor) + tuple(v.subs))
+        elif _reads_states(v, own):             # a row of an array literal
+            stack.extend(_code_of(v))
         elif isinstance(v, Read):
             direct = direct or v.tensor is tan.x or tan.of_tensor(v.tensor) is not None
         elif isinstance(v, (Op, Reduce)):
             stack.extend(v.operands())
     return direct, states
+
+
+def _reads_states(t: Value, own: set) -> bool:
+    """Whether the tensor `t` is computed in the step from `own`'s states: a tensor of the step,
+    or an inner loop run in it."""
+    return isinstance(t, (Generic, Stack, RecValue)) and any(
+        isinstance(n, StateRead) and id(n.member) in own for n in walk([t]))
+
+
+def _code_of(t: Value) -> tuple:
+    """The scalar code computing the tensor `t` (_reads_states)."""
+    if isinstance(t, Generic):
+        return tuple(u for u in (t.body, t.guard) if u is not None)
+    if isinstance(t, Stack):
+        return tuple(t.elems)
+    return tuple(u for m in t.group.members for c in m.clauses for u in (c.body, c.guard) if u is not None)
