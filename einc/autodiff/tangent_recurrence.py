@@ -12,7 +12,7 @@ from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecClause, RecMember, Re
 from einc.autodiff.local_rules import const
 from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_inner_loop_inputs, check_no_step_tensors,
                                               check_not_own_member, sole_writer)
-from einc.autodiff.rewrite import replace_nodes, scalar_nodes
+from einc.autodiff.rewrite import replace_nodes
 
 
 def recurrence_tangent(tan, value: RecValue):
@@ -69,16 +69,18 @@ def _read_by(wanted: RecMember, group) -> list:
     keep, stack = {id(wanted)}, [wanted]
     while stack:
         for c in stack.pop().clauses:
-            for m in _scan_states(at_points_of_step_tensors(c.body)) | (
-                    _scan_states(at_points_of_step_tensors(c.guard)) if c.guard is not None else set()):
+            for m in _scan_states(at_points_of_step_tensors(c.body), group) | (
+                    _scan_states(at_points_of_step_tensors(c.guard), group) if c.guard is not None else set()):
                 if id(m) not in keep:
                     keep.add(id(m))
                     stack.append(m)
     return [m for m in group.members if id(m) in keep]
 
 
-def _scan_states(v: Value) -> set:
-    return {n.member for n in scalar_nodes([v]) if isinstance(n, StateRead)}
+def _scan_states(v: Value, group) -> set:
+    """The members of `group` that `v` reads, in its scalar code or in a loop it runs."""
+    own = {id(m) for m in group.members}
+    return {n.member for n in walk([v]) if isinstance(n, StateRead) and id(n.member) in own}
 
 
 def _reached_members(tan, members: list) -> set:

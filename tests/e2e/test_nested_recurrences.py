@@ -683,6 +683,32 @@ def test_forward_mode_through_a_scalar_loop_in_each_step_for_a_vector_parameter(
     np.testing.assert_allclose(out["dx"], fd_jacobian(iterates, c), rtol=1e-6, atol=1e-8)    # f64, FD ~1e-9
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_forward_mode_through_symplectic_substeps_of_two_members(run, target, fd_jacobian):
+    """Each of p and q runs 4 symplectic Euler substeps (an inner loop of two members) from
+    both: p reads q only inside its inner loop, so q's tangent member was not made (the
+    members a clause reads were looked for in its scalar code only: a wrong value)."""
+    th = 2.0
+    block = ("{ let u[0] = p[t - 1]; let w[0] = q[t - 1];\n"
+             "  let u[s in 1..5] = u[s - 1] + h * w[s - 1];\n"
+             "  let w[s in 1..5] = w[s - 1] - h * th * u[s];\n  %s[4] }")
+    out = run("let th: f64;\nlet h = 0.05;\nlet p[0] = 1.0;\nlet q[0] = 0.0;\n"
+              f"let p[t in 1..20] = {block % 'u'};\nlet q[t in 1..20] = {block % 'w'};\n"
+              "let dp = @p / @th;\n", target=target, th=np.float64(th))
+
+    def positions(th):
+        p, q, ps = 1.0, 0.0, [1.0]
+        for _ in range(1, 20):
+            u, w = p, q
+            for _ in range(4):
+                u = u + 0.05 * w
+                w = w - 0.05 * th * u
+            p, q = u, w
+            ps.append(p)
+        return np.array(ps)
+    np.testing.assert_allclose(out["dp"], fd_jacobian(positions, np.float64(th)).ravel(), rtol=1e-6, atol=1e-8)
+
+
 def test_explain_says_which_loop_runs_inside_which(tmp_path):
     path = tmp_path / "nested.ein"
     path.write_text(RNN_TRAINING)
