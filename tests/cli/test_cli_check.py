@@ -75,6 +75,17 @@ def test_check_usage_errors(einc_cli, write):
     assert (status, err) == (2, "error: cannot fix dim Q: the program has no named dim Q (its named dims: N)\n")
 
 
+def test_an_output_the_program_lacks_is_a_usage_error_listing_its_values(einc_cli, write, tmp_path):
+    # `--output` is a command-line argument: no source line to point at; the values it could name
+    path = write("let total = 1.0;\nlet scale = 2.0;\nlet y = total * scale;\n")
+    status, _, err = einc_cli("check", path, "--output", "nope")
+    assert (status, err) == (2, "error: cannot output `nope`: the program has no top-level value named "
+                                "`nope` (its outputs: total, scale, y)\n")
+    status, _, err = einc_cli("build", path, "--output", "totl", "-o", tmp_path / "m.vmfb")
+    assert status == 2 and "`totl`; did you mean `total`? (its outputs: total, scale, y)" in err
+    assert not (tmp_path / "m.vmfb").exists()
+
+
 def _diagnostics(out: str) -> list[dict]:
     lines = out.splitlines()
     assert lines and all(line.startswith("{") for line in lines)
