@@ -242,6 +242,17 @@ def test_a_call_with_the_wrong_number_of_arguments_counts_them_in_words(diagnose
     assert diag.message == "`g` takes 1 argument but 2 were given"
 
 
+def test_a_lambda_called_with_the_wrong_number_of_arguments_is_named_by_its_binding(diagnose):
+    diag, text = diagnose("let f = |x| x + 1.0;\nlet y = f(1.0, 2.0);\n")
+    assert (diag.code, diag.message) == ("E002", "`f` takes 1 argument but 2 were given")
+    assert (diag.span.line, diag.span.col) == (2, 9)                       # the call
+    [defined] = diag.notes
+    assert (defined.span.line, defined.span.col, defined.note) == (1, 9, "`f` is defined here")
+    # an error inside the lambda's body names it at the call too
+    diag, text = diagnose("let f = |x| x + true;\nlet y = f(1.0);\n")
+    assert diag.code == "E002" and [n.note for n in diag.notes if n.call_site] == ["in this call to `f`"]
+
+
 @pytest.mark.parametrize("line, found", [("let A: [f32; N, N];\nlet s: f32 = A[0];", "[f32; N] (a slice)"),
                                          ("let s: f32 = [1.0, 2.0];", "[{float}; 2]")])
 def test_a_scalar_annotation_on_an_array_is_E002(diagnose, line, found):
