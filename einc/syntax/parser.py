@@ -184,6 +184,8 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
 _FN_NAME_BEFORE = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*$")
 _GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "
                  "per call (`fn clamp(x, lo, hi) { .. }`)")
+_PAREN_WHERE_HINT = ("put the clauses inside the reduction's parentheses, `sum[j](A[i, j] * x[j] where j != i)`, "
+                     "or after the statement's whole value")
 _WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduction's body inside its "
                "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
 
@@ -643,8 +645,23 @@ class _AstBuilder(Transformer):
 
     def paren(self, meta, children):
         inner = children[0]
+        if isinstance(inner, ast.Where):
+            inner = self._reduction_with_where(inner)
         self._parenthesized.add(id(inner))
         return inner
+
+    def _reduction_with_where(self, where: ast.Where):
+        """`(b[i] - sum[j](A[i, j] * x[j]) where j != i)`: clauses inside parentheses belong to
+        the reduction they follow (LANGUAGE.md: a `where` attaches to a definition or a
+        reduction), as if written inside its own parentheses; with no such reduction, E001."""
+        target = self._trailing_reduction(where.body)
+        if target is not None and _names_any(where.clauses, _names_read(target)):
+            body, clauses = self._split_where(where)
+            if not clauses:
+                return body
+        first = where.clauses[0].span
+        raise error(SYNTAX, "a `where` inside parentheses must follow a reduction whose terms it "
+                    "filters or binds", _join(first, where.clauses[-1].span), _PAREN_WHERE_HINT)
 
     def tuple(self, meta, elems):
         return ast.TupleLit(list(elems), span=self._span(meta))
