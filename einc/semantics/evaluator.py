@@ -183,12 +183,25 @@ class Elaborator:
             types.bind_dims(value, p.type, scope, sizes)
             self.bind(scope, p.def_id, value)
         self.state.call_depth += 1
+        self.state.calls.append((span, name))
+        self._note_call_chain(node.span)
         try:       # a result of the wrong type is shown at `-> T`, its body in a note
             return types.annotate(self.ev(node.body, scope), getattr(node, "ret", None), self)
         except d.CompileError as err:
             raise err.called_from(span, name) from None
         finally:
             self.state.call_depth -= 1
+            self.state.calls.pop()
+
+    def _note_call_chain(self, body) -> None:
+        """Record the calls that reached a function's body, for errors later stages find in it
+        (a few distinct chains, each its outermost calls, as CompileError.called_from keeps)."""
+        if body is None or self.state.calls[-1][0] is None:
+            return
+        chain = tuple(reversed(self.state.calls[:d.MAX_CALL_NOTES]))
+        chains = self.ir.call_chains.setdefault(body, [])
+        if chain not in chains and len(chains) < d.MAX_CALL_NOTES:
+            chains.append(chain)
 
     def _call_point_by_point(self, fn, node, args: list, mapped: list, span):
         """A function whose parameters at `mapped` are typed as scalars, given arrays there, is

@@ -242,6 +242,21 @@ def test_a_call_with_the_wrong_number_of_arguments_counts_them_in_words(diagnose
     assert diag.message == "`g` takes 1 argument but 2 were given"
 
 
+@pytest.mark.parametrize("direct_call, notes", [
+    ("", [(2, 15, "inner"), (3, 9, "outer")]),                     # one chain: all its calls
+    ("let b = inner(3.0);\n", [(3, 9, "outer"), (4, 9, "inner")]),  # two: the outermost of each
+])
+def test_an_error_a_later_stage_finds_in_a_function_notes_the_calls_that_ran_it(tmp_path, direct_call, notes):
+    # a lowering limit met inside std::ml::cholesky pointed at the library only, not the user's call
+    from einc.diagnostics import SHAPE, Span, error, note_calls
+    path = tmp_path / "p.ein"
+    path.write_text("fn inner(x) { x * 2.0 }\nfn outer(x) { inner(x) + 1.0 }\nlet a = outer(1.0);\n" + direct_call)
+    _, program = front_end(str(path))
+    err = note_calls(error(SHAPE, "found later", Span(str(path), 1, 15, 1, 22)), program.call_chains)
+    [diag] = err.diagnostics
+    assert [(n.span.line, n.span.col, n.note.split("`")[1]) for n in diag.notes if n.call_site] == notes
+
+
 def test_a_lambda_called_with_the_wrong_number_of_arguments_is_named_by_its_binding(diagnose):
     diag, text = diagnose("let f = |x| x + 1.0;\nlet y = f(1.0, 2.0);\n")
     assert (diag.code, diag.message) == ("E002", "`f` takes 1 argument but 2 were given")
