@@ -257,6 +257,16 @@ def test_an_error_a_later_stage_finds_in_a_function_notes_the_calls_that_ran_it(
     assert [(n.span.line, n.span.col, n.note.split("`")[1]) for n in diag.notes if n.call_site] == notes
 
 
+def test_a_name_whose_use_failed_is_reported_once_at_the_use(diagnose):
+    # `use std::math::frobnicate;` was an E010 and then an E003 at every read of `frobnicate`
+    _, text = diagnose("use std::math::{exp, frob as fr};\nlet y = fr(1.0) + frobnicate(exp(1.0)) + zz;\n")
+    assert text.count("error[") == 3 and "error[E010]: module `std::math` has no item `frob`" in text
+    assert "cannot find name `frobnicate`" in text and "cannot find name `zz`" in text
+    assert "`fr`" not in text
+    _, text = diagnose("use std::math::frobnicate;\nlet y = frobnicate(1.0);\n")
+    assert text.count("error[") == 1 and text.startswith("error[E010]")
+
+
 def test_a_lambda_called_with_the_wrong_number_of_arguments_is_named_by_its_binding(diagnose):
     diag, text = diagnose("let f = |x| x + 1.0;\nlet y = f(1.0, 2.0);\n")
     assert (diag.code, diag.message) == ("E002", "`f` takes 1 argument but 2 were given")
