@@ -7,6 +7,7 @@ positions shifted to where the field sits in the file, so its spans are exact to
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import hashlib
@@ -132,6 +133,7 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
             hint = _WHERE_HINT
         if str(token) == "<" and _FN_NAME_BEFORE.search(text, 0, token.start_pos):
             hint = _GENERIC_HINT
+        hint = _misspelt_keyword(text, token.start_pos) or hint
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -182,6 +184,17 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
             return False
     return False
 _FN_NAME_BEFORE = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*$")
+_WORD_OPENING_A_LINE = re.compile(r"(?:^|[;}\n])\s*([A-Za-z_]\w*)\s+$")
+_STATEMENT_KEYWORDS = ("let", "const", "fn", "use", "mod", "pub")
+
+
+def _misspelt_keyword(text: str, at: int) -> str:
+    """`lett x = 1.0;`: a hint naming the keyword a statement's first word is close to."""
+    found = _WORD_OPENING_A_LINE.search(text, 0, at)
+    if found is None or found.group(1) in _STATEMENT_KEYWORDS:
+        return ""
+    close = difflib.get_close_matches(found.group(1), _STATEMENT_KEYWORDS, n=1, cutoff=0.6)
+    return f"a statement starts with a keyword: did you mean `{close[0]}`?" if close else ""
 _GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "
                  "per call (`fn clamp(x, lo, hi) { .. }`)")
 _PAREN_WHERE_HINT = ("put the clauses inside the reduction's parentheses, `sum[j](A[i, j] * x[j] where j != i)`, "

@@ -133,6 +133,14 @@ def test_a_where_inside_parentheses_following_no_reduction_it_filters_says_how_t
     assert diag.span.col == col and "`sum[j](A[i, j] * x[j] where j != i)`" in diag.hint
 
 
+@pytest.mark.parametrize("src, keyword", [("lett x = 1.0;", "let"), ("let a = 1.0;\nfun f(x) { x }", "fn"),
+                                          ("cnst k = 2;", "const")])
+def test_a_misspelt_statement_keyword_is_named_in_the_hint(src, keyword):
+    # `lett x = 1.0;` said only "expected '::', ';', 'where' or an operator, found 'x'"
+    assert syntax_error(src).hint == f"a statement starts with a keyword: did you mean `{keyword}`?"
+    assert syntax_error("let a = 1.0 +;").hint == ""
+
+
 def test_type_parameters_of_a_function_say_that_untyped_parameters_are_generic():
     # Rust's `fn clamp_to<T>(x: T, ..)` was a bare "expected '(', found '<'".
     diag = syntax_error("fn clamp_to<T>(x: T, lo: T) -> T { x }")
