@@ -80,9 +80,9 @@ def compile(source_or_path: str | os.PathLike, target: str = DEFAULT.name,
 
     `dims` fixes named dims at build time ({"B": 8192}): IREE sees static shapes and the module
     accepts no other size. Raises einc.CompileError for errors in the program and
-    einc.OptionError (a ValueError) for a dim the program does not have or a bad size. Source
-    text is compiled from a temporary directory, so relative imports and load_npy paths need a
-    file instead. `allow_python` lets the program call Python functions during the build
+    einc.OptionError (a ValueError) for a dim the program does not have, a bad size or an
+    output it does not have. Source text is compiled from a temporary directory, so relative
+    imports and load_npy paths need a file instead. `allow_python` lets the program call Python functions during the build
     (`python::mod::f(..)`). Data-dependent indices (`table[idx[i]]`) are checked when the module
     runs (an index outside its axis is a RunError); `unchecked_indices` clamps them instead.
     Constant arrays (`load_npy`) of at least `weights_threshold` bytes go to the Artifact's

@@ -180,14 +180,30 @@ class CompileError(Exception):
             calls = [n for n in diag.notes if n.call_site]
             if span is None or span == diag.span or any(n.span == span for n in calls):
                 continue
-            if len(calls) >= _MAX_CALL_NOTES:
+            if len(calls) >= MAX_CALL_NOTES:
                 diag.notes.remove(calls[0])
             diag.notes.append(Label(span, f"{_CALL_NOTE} `{callee}`", call_site=True))
         return self
 
 
 _CALL_NOTE = "in this call to"
-_MAX_CALL_NOTES = 4
+MAX_CALL_NOTES = 4
+
+
+def note_calls(err: CompileError, call_chains: dict) -> CompileError:
+    """Call notes for errors a stage after elaboration finds inside a function's body (a
+    lowering limit met in the standard library): the chain of calls that ran the innermost body
+    holding the error, or the outermost call of each chain when several calls ran it."""
+    for diag in err.diagnostics:
+        if diag.span is None or any(n.call_site for n in diag.notes):
+            continue
+        bodies = [body for body in call_chains if diag.span.within(body)]
+        if not bodies:
+            continue
+        chains = call_chains[min(bodies, key=lambda s: (s.end_line - s.line, s.end_col - s.col))]
+        calls = list(chains[0]) if len(chains) == 1 else [chain[-1] for chain in chains]
+        diag.notes += [Label(span, f"{_CALL_NOTE} `{callee}`", call_site=True) for span, callee in calls]
+    return err
 
 
 def error(code: str, message: str, span: Span | None = None, hint: str = "",

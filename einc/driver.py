@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from einc.diagnostics import CompileError, OptionError
+from einc.diagnostics import CompileError, OptionError, note_calls
 from einc.target import DEFAULT, Target, get as get_target
 
 if TYPE_CHECKING:
@@ -52,8 +52,9 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], al
         add_index_checks(ir_program, program.sources.text)
     plan_storage(ir_program)
     mark_reads_in_bounds(ir_program)
-    _stage(program, plan_step_work, ir_program)
-    ir_program.size_facts = _stage(program, collect_size_facts, ir_program)
+    calls = ir_program.call_chains
+    _stage(program, plan_step_work, ir_program, calls=calls)
+    ir_program.size_facts = _stage(program, collect_size_facts, ir_program, calls=calls)
     return program, ir_program
 
 
@@ -76,7 +77,7 @@ def check_program(path: str, target: Target | str = DEFAULT, outputs: list[str] 
     """Everything `einc check` runs: the front end and the target's limits, no MLIR, no IREE."""
     from einc.passes.target_support import check_target
     program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
-    _stage(program, check_target, ir_program, get_target(target))
+    _stage(program, check_target, ir_program, get_target(target), calls=ir_program.call_chains)
     return program, ir_program
 
 
@@ -106,7 +107,7 @@ def lower_ir(program, ir_program, target: Target | str, *, fp_contract: bool = F
     from einc.mlir import lower_program
     _stage(program, _check_runs_something, program, ir_program)
     return _stage(program, lower_program, ir_program, get_target(target), None, fp_contract, weights,
-                  dense_kernels, packed_weights)
+                  dense_kernels, packed_weights, calls=ir_program.call_chains)
 
 
 def compile_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
@@ -245,10 +246,14 @@ def _check_runs_something(program, ir_program) -> None:
                 "something; a file of functions is a module for `mod` or `use`")
 
 
-def _stage(program, fn, *args):
+def _stage(program, fn, *args, calls: dict | None = None):
+    """`fn(*args)`; a CompileError it raises gets the program's sources and, for a stage after
+    elaboration, `calls` (ir.Program.call_chains): the calls that led into a function's body."""
     try:
         return fn(*args)
     except CompileError as err:
+        if calls:
+            note_calls(err, calls)
         if program is not None and err.sources is None:
             err.sources = program.sources
         raise

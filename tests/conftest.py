@@ -103,9 +103,9 @@ def _every_diagnostic_is_located(monkeypatch):
     escaped = []
     stage = driver._stage
 
-    def recording(program, fn, *args):
+    def recording(program, fn, *args, **options):
         try:
-            return stage(program, fn, *args)
+            return stage(program, fn, *args, **options)
         except CompileError as err:
             if not (fn.__name__ == "load_program" and not os.access(args[0], os.R_OK)):
                 escaped.append(err)

@@ -405,6 +405,9 @@ class Program:
     python_results: list = field(default_factory=list)   # digests of what Python calls returned (too)
     size_facts: list = field(default_factory=list)   # list[SizeFact] (passes.size_facts)
     index_checks: list = field(default_factory=list)  # list[IndexCheck] (passes.index_checks)
+    # a function body's span -> the chains of calls that ran it, each [(call span, callee)],
+    # innermost first: notes for an error a later stage finds inside the body (diagnostics.note_calls)
+    call_chains: dict = field(default_factory=dict)
 
     def roots(self) -> list:
         """The values that leave the program (outputs, printed values, asserted conditions,

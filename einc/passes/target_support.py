@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from einc import diagnostics
 from einc.ir.nodes import Program, walk
+from einc.passes import same_step_reads
 from einc.target import DEFAULT, Target
 
 
@@ -15,6 +16,7 @@ def check_target(program: Program, target: Target) -> None:
                 diagnostics.UNSUPPORTED,
                 f"{v.dtype} is not supported on {target.name}; use {instead} or --target {DEFAULT.name}"
                 + _as_output(program, v), v.span, notes=_call_site(program, values, v))
+    same_step_reads.check_program(program, target)
 
 
 def _call_site(program: Program, values: list, culprit) -> list:

@@ -25,7 +25,7 @@ from einc.semantics.forms import definitions, python_calls, recurrences, types, 
 from einc.semantics.forms.derivative_rules import call_with_rule
 from einc.semantics.core import tensors
 from einc.semantics.core.state import State
-from einc.semantics.core.values import BuiltinVal, Env, FnVal, PythonVal, TupleVal, Weak, describe
+from einc.semantics.core.values import BuiltinVal, Env, FnVal, LambdaVal, PythonVal, TupleVal, Weak, describe
 from einc.syntax import ast
 
 EXPR_RULES: dict = {}        # AST node type -> rule(el, node, env)
@@ -166,10 +166,11 @@ class Elaborator:
             node, env = fn.node, fn.env
         else:
             raise d.error(d.TYPE, "this value is not a function", span)
+        name = _callee_name(fn)
         if len(args) != len(node.params):
-            name = getattr(node, "name", "closure")
             raise d.error(d.TYPE, f"`{name}` takes {_count(len(node.params), 'argument')} but "
-                          f"{len(args)} {'was' if len(args) == 1 else 'were'} given", span)
+                          f"{len(args)} {'was' if len(args) == 1 else 'were'} given", span,
+                          notes=[d.Label(node.span, f"`{name}` is defined here")])
         if self.state.call_depth >= MAX_CALL_DEPTH:
             raise d.error(d.UNSUPPORTED, "recursion that does not end at compile time", span,
                           hint="recursive functions must reach a base case on constant arguments")
@@ -182,18 +183,31 @@ class Elaborator:
             types.bind_dims(value, p.type, scope, sizes)
             self.bind(scope, p.def_id, value)
         self.state.call_depth += 1
+        self.state.calls.append((span, name))
+        self._note_call_chain(node.span)
         try:       # a result of the wrong type is shown at `-> T`, its body in a note
             return types.annotate(self.ev(node.body, scope), getattr(node, "ret", None), self)
         except d.CompileError as err:
-            raise err.called_from(span, getattr(node, "name", "closure")) from None
+            raise err.called_from(span, name) from None
         finally:
             self.state.call_depth -= 1
+            self.state.calls.pop()
+
+    def _note_call_chain(self, body) -> None:
+        """Record the calls that reached a function's body, for errors later stages find in it
+        (a few distinct chains, each its outermost calls, as CompileError.called_from keeps)."""
+        if body is None or self.state.calls[-1][0] is None:
+            return
+        chain = tuple(reversed(self.state.calls[:d.MAX_CALL_NOTES]))
+        chains = self.ir.call_chains.setdefault(body, [])
+        if chain not in chains and len(chains) < d.MAX_CALL_NOTES:
+            chains.append(chain)
 
     def _call_point_by_point(self, fn, node, args: list, mapped: list, span):
         """A function whose parameters at `mapped` are typed as scalars, given arrays there, is
         applied to their elements point by point (as one with untyped parameters is); its other
         arguments are passed whole."""
-        name = getattr(node, "name", "closure")
+        name = _callee_name(fn)
 
         def at_point(*elements):
             point = list(args)
@@ -293,6 +307,8 @@ class Elaborator:
 
     def bind_pattern(self, pat, value, env: Env) -> None:
         if isinstance(pat, ast.BindPat):
+            if isinstance(value, LambdaVal) and not value.name:
+                value.name = pat.name
             self.bind(env, pat.def_id, value)
         elif isinstance(pat, ast.TuplePat):
             if not isinstance(value, TupleVal) or len(value.items) != len(pat.elems):
@@ -389,6 +405,13 @@ def _check_no_read_of_waiting(stmt, k: int, stmts: list, groups: dict, last: dic
             why = f"`{node.name}` reads `{later.name}`, defined at line {line}"
         raise d.error(d.UNDEFINED, f"{why}: it has no value yet here", node.span,
                       hint=f"move this statement below line {line}")
+
+
+def _callee_name(fn) -> str:
+    """A function's name, or the name a lambda was bound to (`closure` for one never bound)."""
+    if isinstance(fn, FnVal):
+        return fn.node.name
+    return getattr(fn, "name", "") or "closure"
 
 
 def _count(n: int, noun: str) -> str:

@@ -7,6 +7,7 @@ positions shifted to where the field sits in the file, so its spans are exact to
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import hashlib
@@ -132,6 +133,7 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
             hint = _WHERE_HINT
         if str(token) == "<" and _FN_NAME_BEFORE.search(text, 0, token.start_pos):
             hint = _GENERIC_HINT
+        hint = _misspelt_keyword(text, token.start_pos) or hint
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -182,8 +184,21 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
             return False
     return False
 _FN_NAME_BEFORE = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*$")
+_WORD_OPENING_A_LINE = re.compile(r"(?:^|[;}\n])\s*([A-Za-z_]\w*)\s+$")
+_STATEMENT_KEYWORDS = ("let", "const", "fn", "use", "mod", "pub")
+
+
+def _misspelt_keyword(text: str, at: int) -> str:
+    """`lett x = 1.0;`: a hint naming the keyword a statement's first word is close to."""
+    found = _WORD_OPENING_A_LINE.search(text, 0, at)
+    if found is None or found.group(1) in _STATEMENT_KEYWORDS:
+        return ""
+    close = difflib.get_close_matches(found.group(1), _STATEMENT_KEYWORDS, n=1, cutoff=0.6)
+    return f"a statement starts with a keyword: did you mean `{close[0]}`?" if close else ""
 _GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "
                  "per call (`fn clamp(x, lo, hi) { .. }`)")
+_PAREN_WHERE_HINT = ("put the clauses inside the reduction's parentheses, `sum[j](A[i, j] * x[j] where j != i)`, "
+                     "or after the statement's whole value")
 _WHERE_HINT = ("`where` follows a statement's value, a block's result or a reduction's body inside its "
                "parentheses: `min[u](d[u] + w[u] where d[u] < inf)`")
 
@@ -643,8 +658,23 @@ class _AstBuilder(Transformer):
 
     def paren(self, meta, children):
         inner = children[0]
+        if isinstance(inner, ast.Where):
+            inner = self._reduction_with_where(inner)
         self._parenthesized.add(id(inner))
         return inner
+
+    def _reduction_with_where(self, where: ast.Where):
+        """`(b[i] - sum[j](A[i, j] * x[j]) where j != i)`: clauses inside parentheses belong to
+        the reduction they follow (LANGUAGE.md: a `where` attaches to a definition or a
+        reduction), as if written inside its own parentheses; with no such reduction, E001."""
+        target = self._trailing_reduction(where.body)
+        if target is not None and _names_any(where.clauses, _names_read(target)):
+            body, clauses = self._split_where(where)
+            if not clauses:
+                return body
+        first = where.clauses[0].span
+        raise error(SYNTAX, "a `where` inside parentheses must follow a reduction whose terms it "
+                    "filters or binds", _join(first, where.clauses[-1].span), _PAREN_WHERE_HINT)
 
     def tuple(self, meta, elems):
         return ast.TupleLit(list(elems), span=self._span(meta))

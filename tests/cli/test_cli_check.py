@@ -68,11 +68,41 @@ def test_a_type_the_target_lacks_inside_a_library_call_names_the_programs_expres
     status, _, err = einc_cli("check", path, "--target", "vulkan-spirv")
     assert status == 1 and "(in the output `k`)" in err.splitlines()[0]
 
+CHOLESKY = "use std::ml::cholesky;\nlet A = [[4.0, 1.0], [1.0, 3.0]];\nlet L = cholesky(A);\n"
+
+
+@pytest.mark.parametrize("command", ["check", "build"])
+def test_a_lowering_limit_met_inside_a_library_function_notes_the_programs_call(einc_cli, write, tmp_path,
+                                                                                 command):
+    # std::ml::cholesky's recurrence reads itself at the step it computes, which vulkan-spirv cannot
+    # lower: `build` said so at linalg_ops.ein only, with no note at the call; `check` passed it
+    path = write(CHOLESKY)
+    status, out, _ = einc_cli(command, path, "--target", "vulkan-spirv", "--message-format", "json",
+                              *(["-o", tmp_path / "m.vmfb"] if command == "build" else []))
+    [diag] = _diagnostics(out)
+    assert status == 1 and diag["code"] == "E011" and "reads itself at a step" in diag["message"]
+    assert diag["file"].endswith("linalg_ops.ein")
+    assert [(n["message"], n["file"], n["line"], n["column"]) for n in diag["notes"]] == \
+        [("in this call to `cholesky`", str(path), 3, 9)]
+    assert einc_cli("check", path) == (0, "", "")                     # llvm-cpu runs it point by point
+
+
 def test_check_usage_errors(einc_cli, write):
     status, _, err = einc_cli("check")
     assert status == 2 and err.startswith("error: Missing argument")
     status, _, err = einc_cli("check", write("let x: [f32; N];\nlet y = x;\n"), "--dim", "Q=3")
     assert (status, err) == (2, "error: cannot fix dim Q: the program has no named dim Q (its named dims: N)\n")
+
+
+def test_an_output_the_program_lacks_is_a_usage_error_listing_its_values(einc_cli, write, tmp_path):
+    # `--output` is a command-line argument: no source line to point at; the values it could name
+    path = write("let total = 1.0;\nlet scale = 2.0;\nlet y = total * scale;\n")
+    status, _, err = einc_cli("check", path, "--output", "nope")
+    assert (status, err) == (2, "error: cannot output `nope`: the program has no top-level value named "
+                                "`nope` (its outputs: total, scale, y)\n")
+    status, _, err = einc_cli("build", path, "--output", "totl", "-o", tmp_path / "m.vmfb")
+    assert status == 2 and "`totl`; did you mean `total`? (its outputs: total, scale, y)" in err
+    assert not (tmp_path / "m.vmfb").exists()
 
 
 def _diagnostics(out: str) -> list[dict]:

@@ -90,6 +90,22 @@ def test_a_where_binding_read_beside_the_trailing_reduction_binds_for_the_whole_
     np.testing.assert_allclose(out["off"], x[0] - (x - x[0]).sum(), rtol=1e-5, atol=1e-5)
 
 
+def test_a_where_after_a_reduction_inside_parentheses_filters_that_reduction(run):
+    # the Jacobi step below was E001 at `where`; the guard is the sum's, as `sum[j](.. where j != i)`
+    A = f32(6, 6) + 8.0 * np.eye(6, dtype=np.float32)
+    b, x = f32(6), f32(6)
+    out = run("""
+        let A: [f32; 6, 6];
+        let b: [f32; 6];
+        let x: [f32; 6];
+        let x1[i] = (b[i] - sum[j](A[i, j] * x[j]) where j != i) / A[i, i];
+        let scaled = (1.0 - sum[j](x[j] * m) where m = 2.0) * 3.0;
+    """, A=A, b=b, x=x)
+    off = A - np.diag(np.diag(A))
+    np.testing.assert_allclose(out["x1"], (b - off @ x) / np.diag(A), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["scaled"], (1.0 - 2.0 * x.sum()) * 3.0, rtol=1e-5, atol=1e-5)
+
+
 def test_a_reduction_index_whose_range_reads_an_earlier_one_of_the_same_reduction(run):
     # `sum[i, j in 0..i + 1]` (a triangle) was E003 "cannot find name `i`"
     A = f32(5 * 5).reshape(5, 5)

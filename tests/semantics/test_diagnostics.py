@@ -242,6 +242,42 @@ def test_a_call_with_the_wrong_number_of_arguments_counts_them_in_words(diagnose
     assert diag.message == "`g` takes 1 argument but 2 were given"
 
 
+@pytest.mark.parametrize("direct_call, notes", [
+    ("", [(2, 15, "inner"), (3, 9, "outer")]),                     # one chain: all its calls
+    ("let b = inner(3.0);\n", [(3, 9, "outer"), (4, 9, "inner")]),  # two: the outermost of each
+])
+def test_an_error_a_later_stage_finds_in_a_function_notes_the_calls_that_ran_it(tmp_path, direct_call, notes):
+    # a lowering limit met inside std::ml::cholesky pointed at the library only, not the user's call
+    from einc.diagnostics import SHAPE, Span, error, note_calls
+    path = tmp_path / "p.ein"
+    path.write_text("fn inner(x) { x * 2.0 }\nfn outer(x) { inner(x) + 1.0 }\nlet a = outer(1.0);\n" + direct_call)
+    _, program = front_end(str(path))
+    err = note_calls(error(SHAPE, "found later", Span(str(path), 1, 15, 1, 22)), program.call_chains)
+    [diag] = err.diagnostics
+    assert [(n.span.line, n.span.col, n.note.split("`")[1]) for n in diag.notes if n.call_site] == notes
+
+
+def test_a_name_whose_use_failed_is_reported_once_at_the_use(diagnose):
+    # `use std::math::frobnicate;` was an E010 and then an E003 at every read of `frobnicate`
+    _, text = diagnose("use std::math::{exp, frob as fr};\nlet y = fr(1.0) + frobnicate(exp(1.0)) + zz;\n")
+    assert text.count("error[") == 3 and "error[E010]: module `std::math` has no item `frob`" in text
+    assert "cannot find name `frobnicate`" in text and "cannot find name `zz`" in text
+    assert "`fr`" not in text
+    _, text = diagnose("use std::math::frobnicate;\nlet y = frobnicate(1.0);\n")
+    assert text.count("error[") == 1 and text.startswith("error[E010]")
+
+
+def test_a_lambda_called_with_the_wrong_number_of_arguments_is_named_by_its_binding(diagnose):
+    diag, text = diagnose("let f = |x| x + 1.0;\nlet y = f(1.0, 2.0);\n")
+    assert (diag.code, diag.message) == ("E002", "`f` takes 1 argument but 2 were given")
+    assert (diag.span.line, diag.span.col) == (2, 9)                       # the call
+    [defined] = diag.notes
+    assert (defined.span.line, defined.span.col, defined.note) == (1, 9, "`f` is defined here")
+    # an error inside the lambda's body names it at the call too
+    diag, text = diagnose("let f = |x| x + true;\nlet y = f(1.0);\n")
+    assert diag.code == "E002" and [n.note for n in diag.notes if n.call_site] == ["in this call to `f`"]
+
+
 @pytest.mark.parametrize("line, found", [("let A: [f32; N, N];\nlet s: f32 = A[0];", "[f32; N] (a slice)"),
                                          ("let s: f32 = [1.0, 2.0];", "[{float}; 2]")])
 def test_a_scalar_annotation_on_an_array_is_E002(diagnose, line, found):

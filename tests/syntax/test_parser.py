@@ -112,6 +112,35 @@ def test_a_where_after_a_reduction_in_an_argument_says_where_it_goes():
     assert "`min[u](d[u] + w[u] where d[u] < inf)`" in diag.hint
 
 
+def test_a_where_after_a_reduction_inside_parentheses_is_the_reductions():
+    # a Jacobi step `(b[i] - sum[j](A[i, j] * x[j]) where j != i) / A[i, i]` was an E001: the
+    # clause is the reduction's (LANGUAGE.md: a `where` attaches to a reduction), as `sum[j](.. where j != i)`
+    (d,) = items("let x1[i] = (b[i] - sum[j](A[i, j] * x[j]) where j != i) / A[i, i];")
+    red = d.value.left.right
+    assert isinstance(red, ast.Reduction) and d.wheres == [] and len(red.wheres) == 1
+    assert isinstance(red.wheres[0], ast.WhereGuard) and red.wheres[0].cond.op == "!="
+    red = expr("(1.0 - sum[i](x[i] * m) where m = 2.0) * 3.0").left.right
+    assert [w.name for w in red.wheres] == ["m"]
+    assert isinstance(expr("(a, b)"), ast.TupleLit)
+
+
+@pytest.mark.parametrize("src, col", [("let y[k] = (x[k] * 2.0 where k > 0) / 2.0;", 30),
+                                      ("let y = ((sum[i](x[i])) where x[0] > 0.0);", 31),
+                                      ("let y[k] = (sum[i](x[i]) where k > 0) + 1.0;", 32)])
+def test_a_where_inside_parentheses_following_no_reduction_it_filters_says_how_to_write_it(src, col):
+    diag = syntax_error(src)
+    assert diag.message == "a `where` inside parentheses must follow a reduction whose terms it filters or binds"
+    assert diag.span.col == col and "`sum[j](A[i, j] * x[j] where j != i)`" in diag.hint
+
+
+@pytest.mark.parametrize("src, keyword", [("lett x = 1.0;", "let"), ("let a = 1.0;\nfun f(x) { x }", "fn"),
+                                          ("cnst k = 2;", "const")])
+def test_a_misspelt_statement_keyword_is_named_in_the_hint(src, keyword):
+    # `lett x = 1.0;` said only "expected '::', ';', 'where' or an operator, found 'x'"
+    assert syntax_error(src).hint == f"a statement starts with a keyword: did you mean `{keyword}`?"
+    assert syntax_error("let a = 1.0 +;").hint == ""
+
+
 def test_type_parameters_of_a_function_say_that_untyped_parameters_are_generic():
     # Rust's `fn clamp_to<T>(x: T, ..)` was a bare "expected '(', found '<'".
     diag = syntax_error("fn clamp_to<T>(x: T, lo: T) -> T { x }")

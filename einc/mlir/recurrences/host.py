@@ -21,9 +21,7 @@ from typing import Optional
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
-from einc import diagnostics
-from einc.ir import affine, clause_order, step_reach
-from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup, StateRead
+from einc.ir.nodes import RecMember, RecurrenceGroup
 from einc.ir.types import Lin
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length,
                                                 row_major_coordinates, tied)
@@ -31,7 +29,7 @@ from einc.mlir.recurrences.chunks import ROWS, ChunkLayout, ReadPlan, copy_rows,
 from einc.mlir.recurrences.step import PointValue, covers_every_step, emit_step
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
-from einc.target import DEFAULT, Target
+from einc.passes.same_step_reads import check_no_same_step_self_reads
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 CHUNK_STEPS = 256
@@ -140,27 +138,3 @@ def _inside(lw, vars_: list, coords: list[ir.Value]) -> ir.Value:
         inside = arith.andi(inside, arith.andi(arith.cmpi(arith.CmpIPredicate.sge, c, lo),
                                                arith.cmpi(arith.CmpIPredicate.slt, c, hi)))
     return inside
-
-
-def check_no_same_step_self_reads(group: RecurrenceGroup, target: Target) -> None:
-    for member in group.members:
-        for clause in member.clauses:
-            for read, guards in step_reach.guarded_state_reads([clause.body, clause.guard]):
-                if read.member is member and not _earlier_step(read, group, clause, guards) \
-                        and not clause_order.reads_other_clauses_only(member, clause, read, guards):
-                    raise diagnostics.error(
-                        diagnostics.UNSUPPORTED,
-                        f"`{member.name}` reads itself at a step that may be the one being computed (not "
-                        f"a step before it, as `t - 1` or `k` in `0..t`), which {target.name} "
-                        "cannot lower: there each step of a clause is one parallel kernel",
-                        read.span, hint=f"build with --target {DEFAULT.name}, which runs the recurrence "
-                        "point by point")
-
-
-def _earlier_step(read: StateRead, group: RecurrenceGroup, clause: RecClause, guards: tuple) -> bool:
-    """Whether the read is at a step before the one being computed at every step of the clause:
-    `t - c` (c >= 1), a fixed step before the clause's first (`x[1, i] = x[0, i] * 2.0`), or a
-    reduction's variable whose range and guards end before t (`max[k in 0..t](x[k])`; the
-    member is then kept whole, chunks.ReadPlan)."""
-    reach = step_reach.offset_bounds(read.subs[0], group.t_var, (clause.t_lo, clause.t_hi - 1), guards)
-    return reach is not None and any(affine.surely_negative(high) for high in reach[1])

@@ -26,7 +26,7 @@ from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import flat_empty, length, row_major, row_major_coordinates
 from einc.mlir.recurrences.chunks import ROWS, WINDOW, ChunkLayout, ReadPlan, emit_chunks
-from einc.mlir.recurrences.host import check_no_same_step_self_reads
+from einc.passes.same_step_reads import check_no_same_step_self_reads
 from einc.mlir.recurrences.scalars import Storage, store_element
 from einc.mlir.recurrences.step import PointValue, covers_every_step, emit_step, when
 from einc.mlir.core.shapes import index_const

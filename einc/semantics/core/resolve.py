@@ -112,6 +112,7 @@ class _Resolver:
         self.module_of: dict[DefId, ModPath] = {}
         self.items: set[DefId] = set()            # hoisted item DefIds (incl. consts)
         self.diagnostics: list[Diagnostic] = []
+        self.unimported: set[str] = set()     # names of a `use` that failed (E010 said so once)
         self.builtin_scope = _Scope(None)
         self.builtins = {name: self._new(name, "builtin", None, None, ())
                          for name in builtins.ALL}
@@ -168,6 +169,8 @@ class _Resolver:
         return did
 
     def _undefined(self, name: str, span: Span, scope: _Scope, what: str = "") -> None:
+        if name in self.unimported:
+            return
         close = _closest(name, scope.visible())
         hint = f"a name in scope is `{close}`; did you mean it?" if close else ""
         homes = stdlib_modules_defining(name)
@@ -248,7 +251,11 @@ class _Resolver:
 
     def _use(self, use: ast.Use, scope: _Scope) -> None:
         glob = use.items is not None and all(item.name == "*" for item in use.items)
-        for name, did in self._imported(use, self.current, report=True).items():
+        imported = self._imported(use, self.current, report=True)
+        meant = [use.alias or use.path[-1]] if use.items is None else \
+            [item.alias or item.name for item in use.items if item.name != "*"]
+        self.unimported.update(name for name in meant if name not in imported)
+        for name, did in imported.items():
             existing = scope.names.get(name)
             if existing is None or existing == did:
                 scope.names[name] = did

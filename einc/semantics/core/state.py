@@ -81,6 +81,7 @@ class State:
         # written: its hull spans the steps of that clause, wherever it is resolved
         self.hull_steps: dict = {}
         self.call_depth = 0
+        self.calls: list = []               # (call span, callee) of the calls being elaborated
         # a recurrence's step var -> a copy over the range of the clause being elaborated, which
         # tensors computed in that clause's steps are batched over (definitions.clause)
         self.step_ranges: dict = {}

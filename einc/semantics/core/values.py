@@ -94,6 +94,7 @@ class FnVal:
 class LambdaVal:
     node: Any
     env: "Env"
+    name: str = ""      # the `let` that first bound it (`let f = |x| ..`), for messages
 
 
 @dataclass(eq=False)

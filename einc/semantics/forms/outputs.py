@@ -1,6 +1,8 @@
 """Which values leave the program (LANGUAGE.md section 1)."""
 from __future__ import annotations
 
+import difflib
+
 from einc import diagnostics as d
 from einc.ir.nodes import Value
 from einc.semantics.core import scalar_ops, tensors
@@ -32,10 +34,19 @@ def _chosen(wanted: list[str], by_name: dict) -> list[str]:
     for name in wanted:
         parts = [n for n in by_name if n == name or n.startswith(name + ".")]
         if not parts:
-            raise d.error(d.UNDEFINED, f"no top-level value named `{name}` to output",
-                          None, hint="outputs: " + ", ".join(by_name) if by_name else "")
+            raise _no_such_output(name, list(by_name))
         chosen += [n for n in parts if n not in chosen]
     return chosen
+
+
+def _no_such_output(name: str, names: list[str]) -> d.OptionError:
+    """`--output NAME` is a command-line argument, not source: an option error (no location),
+    with the values there are and the closest one."""
+    close = difflib.get_close_matches(name, names, n=1)
+    guess = f"; did you mean `{close[0]}`?" if close else ""
+    listing = ", ".join(names) or "none"
+    return d.OptionError(f"cannot output `{name}`: the program has no top-level value named `{name}`"
+                         f"{guess} (its outputs: {listing})")
 
 
 def _main_function(el):
