@@ -29,6 +29,29 @@ def fence_captured_tensors(region_op, computed_only: bool = False, packs_scalars
     """Route every tensor that ops inside `region_op` read from outside it through a barrier
     (with `computed_only`, those an op computes, not the function's arguments; with
     `packs_scalars`, 0-d ones past CAPTURE_BUDGET packed first, IREE-220)."""
+    inside, readers = _readers(region_op)
+    if packs_scalars:
+        readers = _packed_if_many(region_op, readers, inside)
+    fenced: dict = {}
+    with ir.InsertionPoint(region_op):
+        for op, k, value in readers:
+            if value in inside or (computed_only and isinstance(value, ir.BlockArgument)):
+                continue
+            if value not in fenced:
+                fenced[value] = host_fence(value)
+            op.operands[k] = fenced[value]
+
+
+def pack_captured_scalars(op) -> None:
+    """The 0-d tensors ops inside `op` read from outside it packed, past CAPTURE_BUDGET
+    (IREE-220), for an op whose other captures stay as they are (a kernel's body)."""
+    inside, readers = _readers(op)
+    _packed_if_many(op, readers, inside)
+
+
+def _readers(region_op) -> tuple[set, list]:
+    """The values defined inside `region_op`, and (op, operand position, value) of each tensor
+    operand of an op inside it."""
     inside: set = set()
     readers: list[tuple[ir.Operation, int, ir.Value]] = []
 
@@ -42,17 +65,16 @@ def fence_captured_tensors(region_op, computed_only: bool = False, packs_scalars
     for block in (b for region in region_op.regions for b in region.blocks):
         for op in block.operations:
             op.operation.walk(visit)
+    return inside, readers
+
+
+def _packed_if_many(region_op, readers: list, inside: set) -> list:
+    """`readers`, with the scalars packed (`_pack_scalars`) where the tensors the region reads
+    from outside and its results are more than CAPTURE_BUDGET."""
     outside = {value for _, _, value in readers if value not in inside}
-    if packs_scalars and len(outside) + len(region_op.results) > CAPTURE_BUDGET:
-        readers = _pack_scalars(region_op, readers, outside)
-    fenced: dict = {}
-    with ir.InsertionPoint(region_op):
-        for op, k, value in readers:
-            if value in inside or (computed_only and isinstance(value, ir.BlockArgument)):
-                continue
-            if value not in fenced:
-                fenced[value] = host_fence(value)
-            op.operands[k] = fenced[value]
+    if len(outside) + len(region_op.results) <= CAPTURE_BUDGET:
+        return readers
+    return _pack_scalars(region_op, readers, outside)
 
 
 def _pack_scalars(region_op, readers: list, outside: set) -> list:
