@@ -709,6 +709,22 @@ def test_forward_mode_through_symplectic_substeps_of_two_members(run, target, fd
     np.testing.assert_allclose(out["dp"], fd_jacobian(positions, np.float64(th)).ravel(), rtol=1e-6, atol=1e-8)
 
 
+
+@pytest.mark.parametrize("inner", ["f(r[t - 1], -1.25)",
+                                   "{ let s[0] = r[t - 1]; let s[k in 1..8] = tanh(0.75 * s[k - 1]); s[7] }"])
+def test_a_derivative_through_a_step_calling_a_function_holding_a_loop_is_e011_at_the_request(inner):
+    """The inner loop is a function's body (or a block), as the program fuzzer draws it (seed
+    19603 program 13): reverse mode through the outer loop was an internal error (KeyError in
+    the adjoint's state reads); it is E011 at `@` naming both loops."""
+    source = ("use std::math::*;\nlet x: [f64; 3];\n"
+              "fn f(a: f64, b: f64) -> f64 { { let s[0] = a * b; let s[k in 1..8] = tanh(0.75 * s[k - 1] + 0.1 * b); "
+              "s[7] } }\nlet r[0] = x[0];\n"
+              f"let r[t in 1..3] = 0.25 * r[t - 1] + {inner};\n"
+              "let L = sum[i in 0..3](r[i]);\nlet g = @sin(L) / @x;\n")
+    diag = _diagnostic(source)
+    assert diag.code == "E011" and "through the recurrence `r`, whose step runs the recurrence `s`" in diag.message
+    assert diag.span.line == 7
+
 def test_explain_says_which_loop_runs_inside_which(tmp_path):
     path = tmp_path / "nested.ein"
     path.write_text(RNN_TRAINING)
@@ -724,6 +740,30 @@ def test_explain_puts_both_loops_of_std_solve_inside_the_newton_step(tmp_path):
     text = emit_program(str(path), "explain")
     assert "inside each step: the loops of group 0 (piv, G), group 1 (r)" in text
     assert "runs 2 nested recurrence loop(s)" in text
+
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_an_inner_loop_reading_40_points_of_the_outer_state(run, target):
+    """The inner loop's step reads 40 points of the outer state one step back, each term with
+    the step `t`, so each point is a scalar of its own computed outside the loop's dispatch:
+    bound one binding each, the dispatch failed to run on the CPU targets ("binding count 41 >
+    32", IREE-220; found by the program fuzzer's nesting draw, seed 10023 program 33). They
+    reach it packed into one tensor."""
+    terms = " + ".join(f"(r[t - 1, {c}] - t as f32)" for c in range(40))
+    out = run(f"""
+        let x: [f32; 40];
+        let r[0, j in 0..40] = x[j];
+        let r[t in 1..5, j in 0..40] = 0.5 * r[t - 1, j]
+            + {{ let s[0] = 0.0; let s[i in 1..4] = 0.5 * s[i - 1] + 0.01 * ({terms}); s[3] }};
+    """, target=target, x=np.linspace(-1.0, 1.0, 40, dtype=np.float32))
+    r = [np.linspace(-1.0, 1.0, 40, dtype=np.float64)]
+    for t in range(1, 5):
+        s = 0.0
+        for _ in range(3):
+            s = 0.5 * s + 0.01 * (r[-1].sum() - 40 * t)
+        r.append(0.5 * r[-1] + s)
+    np.testing.assert_allclose(out["r"], r, rtol=1e-5, atol=1e-6)      # f32, a sum of 40 a step
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])

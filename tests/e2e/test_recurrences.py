@@ -1049,6 +1049,29 @@ def test_steps_read_before_the_start_under_an_if_that_excludes_the_first_steps(r
     np.testing.assert_allclose(out["H"], grid, rtol=1e-6)
 
 
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("outputs", [["r"], ["y"]])
+def test_a_step_reading_40_scalars_computed_before_the_loop(run, target, outputs):
+    """Each `x[i] * x[i + 1]` is computed before the loop, a scalar of its own; the loop's one
+    dispatch (or kernel) bound each and failed to run ("binding count 41 > 32" on the CPU
+    targets, "41 storage buffers" on lavapipe; IREE-220): they reach it packed into one tensor.
+    With only `y` an output, `r` keeps a window (on vulkan-spirv, the one-kernel form)."""
+    x = np.linspace(0.0, 1.0, 41, dtype=np.float32)
+    terms = " + ".join(f"r[t - 1] * (x[{i}] * x[{i + 1}])" for i in range(40))
+    out = run(f"""
+        let x: [f32; 41];
+        let r[0] = 0.0;
+        let r[t in 1..10] = 0.01 * ({terms}) + 1.0;
+        let y = r[9];
+    """, target=target, outputs=outputs, x=x)
+    ref = [0.0]
+    for _ in range(1, 10):
+        ref.append(0.01 * sum(ref[-1] * (float(x[i]) * float(x[i + 1])) for i in range(40)) + 1.0)
+    got = out["r"] if outputs == ["r"] else [out["y"]]
+    np.testing.assert_allclose(got, ref if outputs == ["r"] else ref[-1:], rtol=1e-5)     # f32, 40 terms a step
+
+
 def test_a_start_guard_in_place_of_a_base_clause_and_a_read_through_data_of_a_point_no_clause_defines(run):
     """`if t > 1` keeps the first step from reading a step no clause defines, so it builds
     (without it, E005: tests/semantics/test_recurrence_coverage.py). A read through data is not

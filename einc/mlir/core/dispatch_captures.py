@@ -3,6 +3,12 @@
 IREE-26: IREE clones cheap producers of captured tensors (a fill) into the region, where a
 recurrence region must hold no tileable linalg op. Each captured tensor goes through a
 barrier (`host_fence`), which IREE does not clone.
+
+IREE-220: a dispatch binds each tensor it reads or writes, and the runtime refuses one of more
+than 32 bindings ("binding count 60 > 32" on the CPU). A step reading many scalars the region
+does not compute (each a 0-d tensor of its own kernel: `r[t - 1, 0, 2]` read by a loop nested
+in a step, `x[i] * x[i + 1]` for many i) would bind each, so past CAPTURE_BUDGET (with
+`packs_scalars`) they are packed into one tensor per element type (`_pack_scalars`).
 """
 from __future__ import annotations
 
@@ -16,11 +22,36 @@ from einc.target import Target
 _THE_DEVICE = "#hal.device.promise<@__device_0>"
 # ops that only change how a tensor's elements are grouped into axes
 RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape", "flow.tensor.tie_shape"})
+CAPTURE_BUDGET = 16   # captured tensors and results a region binds before its scalars are packed (IREE-220)
 
 
-def fence_captured_tensors(region_op, computed_only: bool = False) -> None:
+def fence_captured_tensors(region_op, computed_only: bool = False, packs_scalars: bool = False) -> None:
     """Route every tensor that ops inside `region_op` read from outside it through a barrier
-    (with `computed_only`, those an op computes, not the function's arguments)."""
+    (with `computed_only`, those an op computes, not the function's arguments; with
+    `packs_scalars`, 0-d ones past CAPTURE_BUDGET packed first, IREE-220)."""
+    inside, readers = _readers(region_op)
+    if packs_scalars:
+        readers = _packed_if_many(region_op, readers, inside)
+    fenced: dict = {}
+    with ir.InsertionPoint(region_op):
+        for op, k, value in readers:
+            if value in inside or (computed_only and isinstance(value, ir.BlockArgument)):
+                continue
+            if value not in fenced:
+                fenced[value] = host_fence(value)
+            op.operands[k] = fenced[value]
+
+
+def pack_captured_scalars(op) -> None:
+    """The 0-d tensors ops inside `op` read from outside it packed, past CAPTURE_BUDGET
+    (IREE-220), for an op whose other captures stay as they are (a kernel's body)."""
+    inside, readers = _readers(op)
+    _packed_if_many(op, readers, inside)
+
+
+def _readers(region_op) -> tuple[set, list]:
+    """The values defined inside `region_op`, and (op, operand position, value) of each tensor
+    operand of an op inside it."""
     inside: set = set()
     readers: list[tuple[ir.Operation, int, ir.Value]] = []
 
@@ -34,14 +65,52 @@ def fence_captured_tensors(region_op, computed_only: bool = False) -> None:
     for block in (b for region in region_op.regions for b in region.blocks):
         for op in block.operations:
             op.operation.walk(visit)
-    fenced: dict = {}
-    with ir.InsertionPoint(region_op):
-        for op, k, value in readers:
-            if value in inside or (computed_only and isinstance(value, ir.BlockArgument)):
-                continue
-            if value not in fenced:
-                fenced[value] = host_fence(value)
-            op.operands[k] = fenced[value]
+    return inside, readers
+
+
+def _packed_if_many(region_op, readers: list, inside: set) -> list:
+    """`readers`, with the scalars packed (`_pack_scalars`) where the tensors the region reads
+    from outside and its results are more than CAPTURE_BUDGET."""
+    outside = {value for _, _, value in readers if value not in inside}
+    if len(outside) + len(region_op.results) <= CAPTURE_BUDGET:
+        return readers
+    return _pack_scalars(region_op, readers, outside)
+
+
+def _pack_scalars(region_op, readers: list, outside: set) -> list:
+    """`readers` after the 0-d tensors of `outside` that the region only extracts from are
+    packed, per element type, into one tensor built before the region (each written at its
+    position) and read there at that position: one binding for them all (IREE-220). Each
+    passes a barrier before it is written: IREE otherwise fuses the scalars' kernels and
+    writes into one dispatch that binds the packed tensor once per scalar."""
+    extracts: dict = {}
+    for op, _, value in readers:
+        if value in outside:
+            extracts.setdefault(value, []).append(op)
+    scalars: dict = {}
+    for value, ops in extracts.items():
+        if not ir.RankedTensorType(value.type).shape and all(_extracts_whole(op) for op in ops):
+            scalars.setdefault(str(ir.RankedTensorType(value.type).element_type), []).append(value)
+    packed_ops = set()
+    for values in (v for v in scalars.values() if len(v) > 1):
+        element = ir.RankedTensorType(values[0].type).element_type
+        with ir.InsertionPoint(region_op):
+            packed = tensor.empty([len(values)], element)
+            for k, value in enumerate(values):
+                packed = tensor.insert_slice(host_fence(value), packed, [], [], [], [k], [1], [1])
+            packed = host_fence(packed)
+        for k, value in enumerate(values):
+            for op in extracts[value]:
+                with ir.InsertionPoint(op):
+                    op.result.replace_all_uses_with(tensor.extract(packed, [index_const(k)]))
+                packed_ops.add(id(op))
+                op.erase()
+    return [(op, k, value) for op, k, value in readers if id(op) not in packed_ops]
+
+
+def _extracts_whole(op: ir.Operation) -> bool:
+    """Whether `op` is a `tensor.extract` of a 0-d tensor (no indices)."""
+    return op.name == "tensor.extract" and len(op.operands) == 1
 
 
 def fence(target: Target, value: ir.Value) -> ir.Value:

@@ -22,6 +22,7 @@ from iree.compiler.dialects import arith, linalg, scf, tensor
 from einc.ir.nodes import RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
+from einc.mlir.core.dispatch_captures import pack_captured_scalars
 from einc.mlir.recurrences.scalars import Storage
 from einc.mlir.recurrences.step import PointValue, emit_step, held_point
 from einc.mlir.core.shapes import index_const
@@ -98,6 +99,8 @@ def _kernel(lw, group: RecurrenceGroup, slots: int, start: ir.Value, end: ir.Val
         registers = iter(steps.results)
         last = {m: [next(registers) for _ in range(m.window)] for m in members}
         linalg.YieldOp([_pick(last[m], _back_from(end, slot, m.window)) for m in members])
+    if lw.target.has_defect("IREE-220"):
+        pack_captured_scalars(op)
     return list(op.results)
 
 

@@ -167,7 +167,7 @@ def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
     units = {m: unit_axes(storage_shape(m)) for m in members}
     with ir.InsertionPoint(region.body.blocks.append()):
         flow.ReturnOp(loops(units, [_initial_storage(lw, m) for m in members]))
-    fence_captured_tensors(region)
+    fence_captured_tensors(region, packs_scalars=lw.target.has_defect("IREE-220"))
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
             util.OptimizationBarrierOp([result.type], [result])
