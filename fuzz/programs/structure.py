@@ -183,24 +183,21 @@ class Prelude:
 @dataclass(frozen=True)
 class Recur:
     """`{ let s[0] = init; let s[k in 1..steps] = step; s[steps - 1] }`: a scalar recurrence in a
-    function body, which a call per point of an indexed definition computes for every point, or
-    in a recurrence step, where it runs whole inside each step (ProgramGenerator.with_nesting)."""
+    function body, which a call per point of an indexed definition computes for every point."""
 
     name: str
     init: object
     step: object                   # reads the state one step back through `Prev`
     steps: int
     dtype: str
-    var: str = "k"                 # its index, another where the enclosing clause names a `k`
 
 
 @dataclass(frozen=True)
 class Prev:
-    """`s[k - 1]` in the step of the `Recur` named `name` (`var`: that Recur's index)."""
+    """`s[k - 1]` in the step of the `Recur` named `name`."""
 
     name: str
     dtype: str
-    var: str = "k"
 
 
 @dataclass(frozen=True)
@@ -507,15 +504,6 @@ def group_reads_earlier_steps(group: Group) -> bool:
     """Such a read in `group`; derivatives follow it in both modes (reverse mode's adjoint loop
     sums what every later step sends back)."""
     return any(_history_read(expr, {m.name for m in group.members}) for expr in item_exprs(group))
-
-
-def runs_loops_in_steps(program: Program) -> bool:
-    """A recurrence step that runs a loop whole inside it: a `Recur` in a group's clause, or a
-    call there of a function whose body is one (ProgramGenerator.with_nesting)."""
-    loops = {f.name for f in program.items if isinstance(f, Function) and isinstance(f.body, Recur)}
-    return any(isinstance(item, Group) and any(isinstance(n, Recur) or (isinstance(n, Call) and n.fn in loops)
-                                               for expr in item_exprs(item) for n in walk(expr))
-               for item in program.items)
 
 
 def _history_read(node, members: set) -> bool:
