@@ -66,9 +66,11 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
     others (a guarded select read through a padded view is its guarded branch), and whether the
     region computes coordinates (linalg.index); `inline` names program-level nodes that this
     kernel itself computes (the root of a 0-d kernel).
-    IREE-196: a kernel with no loops reads its device scalars and reductions by tensor.extract in
-    its body; as 0-d `ins`, fused with their producers, IREE vectorized them to mismatched types."""
-    extracted = not domain.vars and lw.target.has_defect("IREE-196")
+    IREE-196: a kernel with no loops inside a recurrence step reads its device scalars and
+    reductions by tensor.extract in its body; as 0-d `ins`, fused with their producers, IREE
+    vectorized them to mismatched types (at the top level, a chain of such extracts fused into
+    one dispatch of a stack slot each: a sum of 2000 scalars passed IREE's stack limit)."""
+    extracted = not domain.vars and bool(lw.given_step_tensors) and lw.target.has_defect("IREE-196")
     operands: list[Operand] = []
     aliases: dict[int, Value] = {}
     seen: set[int] = set()
