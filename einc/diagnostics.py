@@ -143,6 +143,26 @@ def _snippet(span: Span, note: str, sources: SourceMap) -> list[str]:
     return out
 
 
+# OSError kinds a user meets with a file named on the command line or in a program, in words
+# (Python's own text, "[Errno 2] No such file or directory: 'x'", repeats the path and the errno)
+_FILE_PROBLEMS = {FileNotFoundError: "no such file", IsADirectoryError: "it is a directory",
+                  PermissionError: "permission denied", NotADirectoryError: "a folder on its path is a file"}
+
+
+def file_problem(err: OSError) -> str:
+    """What is wrong with the file `err` is about, as a few plain words."""
+    for kind, words in _FILE_PROBLEMS.items():
+        if isinstance(err, kind):
+            return words
+    return (err.strerror or type(err).__name__).lower()
+
+
+def first_line(err: Exception) -> str:
+    """The first line of an exception's text (a library's reason a file is not valid)."""
+    text = (err.args[0] if err.args and isinstance(err.args[0], str) else str(err)).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
 class OptionError(ValueError):
     """A build option the program cannot take (`--dim` naming no dim of it): a mistake in how
     the compiler was asked, reported without a source location."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import os
 
+from einc.diagnostics import file_problem
+
 SIGNATURE_KEY = "einc.signature"     # JSON: what main takes, returns and prints (einc.runtime.signature)
 SIGNATURE_VERSION = 2
 TARGET_KEY = "einc.target"           # the target's name, which picks the runtime device
@@ -111,4 +113,4 @@ def _archive_digest(path: str) -> str:
         raise ModuleFileError(f"cannot read the weights archive {path}: no such file (einc build writes it "
                               f"beside the module; keep the two together)") from None
     except OSError as err:
-        raise ModuleFileError(f"cannot read the weights archive {path}: {err.strerror or err}") from None
+        raise ModuleFileError(f"cannot read the weights archive {path}: {file_problem(err)}") from None

@@ -24,6 +24,7 @@ from typing import Iterable, Optional
 import iree.runtime as rt
 
 from einc.backend.artifact import write_artifact
+from einc.diagnostics import file_problem
 from einc.host_cpu import IDENTIFYING_FIELDS, cpuinfo_fields
 from einc.module_file import (PARAMETERS_KEY, ModuleFileError, archive_beside, check_archive, file_digest,
                               load_module)
@@ -98,7 +99,7 @@ class ModuleCache:
                 archive.save(archive_beside(str(path)))
             write_artifact(path, vmfb)
         except OSError as err:
-            raise CacheWriteError(f"cannot write to the build cache {self.folder}: {err.strerror or err}") from None
+            raise CacheWriteError(f"cannot write to the build cache {self.folder}: {file_problem(err)}") from None
         self.stored.append(path)
         return path
 

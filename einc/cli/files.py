@@ -10,6 +10,7 @@ import numpy as np
 
 from einc.backend import write_artifact
 from einc.cli.errors import CliError
+from einc.diagnostics import file_problem
 
 
 def save_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -28,14 +29,14 @@ def _writing(path: str | os.PathLike) -> Iterator[None]:
     try:
         yield
     except OSError as err:
-        raise CliError(f"cannot write {os.fspath(path)}: {err.strerror or err}") from None
+        raise CliError(f"cannot write {os.fspath(path)}: {file_problem(err)}") from None
 
 
 def ensure_dir(path: str | os.PathLike) -> None:
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as err:
-        raise CliError(f"cannot create directory {os.fspath(path)}: {err.strerror or err}") from None
+        raise CliError(f"cannot create directory {os.fspath(path)}: {file_problem(err)}") from None
 
 
 def save_npy(path: str | os.PathLike, array: np.ndarray) -> None:

@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 import click
 
-from einc.runtime import (InputSpec, RunError, Signature, check_input_names, check_known_names, read_npy,
-                          read_npz)
+from einc.runtime import (InputSpec, RunError, Signature, check_input_names, check_known_names, not_an_input,
+                          read_npy, read_npz)
 from einc.runtime.safetensors import read_safetensors
 
 _BOOL_LITERALS = {"true": True, "false": False}
@@ -60,8 +60,8 @@ def _archive_arrays(signature: Signature, archives: list[str]) -> dict[str, obje
     for path in archives:
         for name, array in _read_archive(path).items():
             if signature.input(name) is None:
-                raise RunError(f"{path} has an array {name!r} that is not an input; the program's inputs "
-                               f"are: {', '.join(s.name for s in signature.inputs) or 'none'}")
+                declared = [spec.name for spec in signature.inputs]
+                raise RunError(f"{path} has an array {name!r} that is not an input{not_an_input(name, declared)}")
             if name in found:
                 raise RunError(f"array {name!r} is in both {origin[name]} and {path}")
             found[name], origin[name] = array, path

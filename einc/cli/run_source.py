@@ -9,6 +9,7 @@ import click
 from einc.backend.cache import CacheWriteError, user_module_cache
 from einc.cli.diagnostics_output import diagnostics_shown
 from einc.cli.errors import CliError
+from einc.diagnostics import file_problem
 from einc.user_cache import cache_root
 
 
@@ -31,7 +32,7 @@ def cached_module(source: str, target: str, outputs: list[str] | None, dims: dic
     except CacheWriteError as err:
         raise CliError(str(err)) from None
     except OSError as err:
-        raise CliError(f"cannot read {err.filename}: {err.strerror or err}") from None
+        raise CliError(f"cannot read {err.filename}: {file_problem(err)}") from None
 
 
 def _logger(verbose: bool):

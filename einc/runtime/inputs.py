@@ -5,6 +5,7 @@ check dynamic dims at all, so every rule of the contract is enforced here with a
 """
 from __future__ import annotations
 
+import difflib
 import numbers
 from typing import Any, Iterable, Mapping
 
@@ -82,8 +83,16 @@ def check_known_names(signature: Signature, names: Iterable[str]) -> None:
     declared = [spec.name for spec in signature.inputs]
     for name in names:
         if name not in declared:
-            listing = ", ".join(declared) if declared else "none"
-            raise RunError(f"unknown input {name!r}; the program's inputs are: {listing}")
+            raise RunError(f"unknown input {name!r}{not_an_input(name, declared)}")
+
+
+def not_an_input(name: str, declared: list[str]) -> str:
+    """The end of a message about a name that is no input: the closest input (case aside: `X`
+    for `x` is a likely slip), and all of them."""
+    by_lower = {n.lower(): n for n in reversed(declared)}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
+    guess = f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+    return f"{guess}; the program's inputs are: {', '.join(declared) or 'none'}"
 
 
 def scalar_argument(spec: InputSpec, value: Any) -> int | float | np.ndarray:
@@ -164,12 +173,13 @@ def _checked_array(spec: InputSpec, value, fixed_dims: dict[str, int]):
         value = value.view("bfloat16")
     if value.dtype != _dtype_as_given(spec, value):
         raise RunError(f"input {spec.name}: expected {spec.dtype}, got {value.dtype}")
+    if spec.dims is not None and len(value.shape) != len(spec.dims):
+        raise RunError(f"input {spec.name}: expected rank {len(spec.dims)} ({spec.describe()}), "
+                       f"got rank {len(value.shape)} (shape {list(value.shape)})")
+    # checked first: np.ascontiguousarray makes a 0-d array 1-d, which a rank-1 input took
     value = value if isinstance(value, rt.DeviceArray) else np.ascontiguousarray(value)
     if spec.dims is None:
         return value
-    if len(value.shape) != len(spec.dims):
-        raise RunError(f"input {spec.name}: expected rank {len(spec.dims)} ({spec.describe()}), "
-                       f"got rank {len(value.shape)} (shape {list(value.shape)})")
     for axis, (dim, size) in enumerate(zip(spec.dims, value.shape)):
         if isinstance(dim, int) and dim != size:
             raise RunError(f"input {spec.name}: dimension {axis} must be {dim}, got {size} "

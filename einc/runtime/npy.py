@@ -9,6 +9,7 @@ from typing import Iterator
 
 import numpy as np
 
+from einc.diagnostics import file_problem, first_line
 from einc.runtime.errors import RunError
 
 # What numpy and zipfile raise for a file that is not what it claims (a header that asks for
@@ -39,12 +40,10 @@ def _reading(path: str, kind: str) -> Iterator[None]:
     """Whatever reading `path` raises becomes one line."""
     try:
         yield
-    except FileNotFoundError:
-        raise RunError(f"cannot read {path}: no such file") from None
-    except IsADirectoryError:
-        raise RunError(f"cannot read {path}: it is a directory") from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError, NotADirectoryError) as err:
+        raise RunError(f"cannot read {path}: {file_problem(err)}") from None
     except _BAD_FILE as err:
-        raise RunError(f"cannot read {path}: not a valid {kind} file ({_first_line(err)})") from None
+        raise RunError(f"cannot read {path}: not a valid {kind} file ({first_line(err)})") from None
 
 
 def _array_name(path: str, member: str) -> str:
@@ -56,8 +55,3 @@ def _array_name(path: str, member: str) -> str:
 def _member_array(archive: zipfile.ZipFile, member: str) -> np.ndarray:
     with archive.open(member) as npy_file:
         return np.lib.format.read_array(npy_file, allow_pickle=False)
-
-
-def _first_line(err: Exception) -> str:
-    text = (err.args[0] if err.args and isinstance(err.args[0], str) else str(err)).strip()
-    return text.splitlines()[0] if text else type(err).__name__

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from einc import formatting
+from einc.diagnostics import file_problem
 from einc.runtime.errors import RunError
 
 PRINT_LABEL_PREFIX = "einc.print."
@@ -24,7 +25,7 @@ def save(part: dict, value: np.ndarray) -> None:
         with open(part["save"], "wb") as f:
             np.save(f, value)
     except OSError as err:
-        raise RunError(f"save_npy could not write {part['save']}: {err.strerror or err}") from None
+        raise RunError(f"save_npy could not write {part['save']}: {file_problem(err)}") from None
 
 
 def format_print(parts: list[dict], args: list[np.ndarray]) -> str:

@@ -17,6 +17,7 @@ import iree.runtime as rt
 
 from einc import host_cpu
 from einc.target import TARGETS
+from einc.diagnostics import file_problem
 from einc.module_file import ModuleFileError, archive_beside, load_module
 from einc.runtime.cpu_device import CpuDeviceOptions
 from einc.runtime.errors import FailedCheck, RunError
@@ -46,7 +47,7 @@ def load(path_or_bytes: str | os.PathLike | bytes, device: str | None = None,
         with open(path, "rb") as module_file:
             data = module_file.read()
     except OSError as err:
-        raise RunError(f"cannot read {path}: {err.strerror or err}") from None
+        raise RunError(f"cannot read {path}: {file_problem(err)}") from None
     return Program(data, path, device, archive or archive_beside(path))
 
 

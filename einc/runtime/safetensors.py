@@ -13,6 +13,7 @@ import struct
 import ml_dtypes  # noqa: F401  (registers NumPy's "bfloat16" dtype name)
 import numpy as np
 
+from einc.diagnostics import file_problem
 from einc.runtime.errors import RunError
 
 _DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "U16": "uint16", "I16": "int16", "F16": "float16",
@@ -45,10 +46,8 @@ def read_safetensors(path: str) -> dict[str, np.ndarray]:
     try:
         with open(path, "rb") as tensor_file:
             data = tensor_file.read()
-    except FileNotFoundError:
-        raise RunError(f"cannot read {path}: no such file") from None
     except OSError as err:
-        raise RunError(f"cannot read {path}: {err.strerror or err}") from None
+        raise RunError(f"cannot read {path}: {file_problem(err)}") from None
     return _tensors(path, data)
 
 

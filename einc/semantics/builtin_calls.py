@@ -212,13 +212,26 @@ def _load_npy(el, args, span):
         raise d.error(d.TYPE, "`load_npy` needs a string path known at build time", span)
     full = os.path.join(os.path.dirname(os.path.abspath(span.file)), path.text)
     try:
-        # mapped, not read: a large array goes to the weights archive from its file
-        # (einc.ir.file_arrays), so the build never holds a copy of it
-        array = np.load(full, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise d.error(d.IO, f"cannot load `{path.text}`: {exc}", span) from None
+        array = _mapped_npy(full)
+    except OSError as exc:
+        raise d.error(d.IO, f"cannot load `{path.text}`: {d.file_problem(exc)}", span) from None
+    except (ValueError, EOFError) as exc:
+        raise d.error(d.IO, f"cannot load `{path.text}`: not a valid .npy file ({d.first_line(exc)})", span) from None
     el.ir.data_files.append(full)
     return folding.constant(array, f"`{path.text}`", span)
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _mapped_npy(path: str) -> np.ndarray:
+    """The array of a .npy file, mapped, not read: a large one goes to the weights archive from
+    its file (einc.ir.file_arrays), so the build never holds a copy of it. np.load alone would
+    take a zip (.npz) or pickle for other files: anything without the .npy magic is refused."""
+    with open(path, "rb") as npy_file:
+        if npy_file.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
+            raise ValueError("it does not start with the .npy magic bytes")
+    return np.load(path, mmap_mode="r", allow_pickle=False)
 
 
 def _arity(args, n, name, span):

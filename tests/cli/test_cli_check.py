@@ -3,6 +3,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,6 +162,29 @@ def test_json_hint_and_a_diagnostic_without_a_place(einc_cli, write, tmp_path):
     [diag] = _diagnostics(out)
     assert status == 1 and (diag["code"], diag["file"], diag["line"], diag["end"], diag["labels"]) == \
         ("E009", None, None, None, [])
+
+
+@pytest.mark.parametrize("name, problem", [
+    ("absent.npy", "no such file"),
+    ("folder.npy", "it is a directory"),
+    ("empty.npy", "not a valid .npy file (it does not start with the .npy magic bytes)"),
+    ("text.npy", "not a valid .npy file (it does not start with the .npy magic bytes)"),
+    ("arrays.npz", "not a valid .npy file (it does not start with the .npy magic bytes)"),
+    ("cut.npy", "not a valid .npy file ("),
+])
+def test_load_npy_of_a_bad_file_says_what_is_wrong_in_words(einc_cli, write, tmp_path, name, problem):
+    """E009 said Python's errno text ("[Errno 2] No such file or directory: '/..'"); an .npz
+    was an internal error and an empty file "interrupted" (click's reading of EOFError)."""
+    (tmp_path / "folder.npy").mkdir()
+    (tmp_path / "empty.npy").write_bytes(b"")
+    (tmp_path / "text.npy").write_text("1 2 3\n")
+    np.savez(tmp_path / "arrays.npz", a=np.ones(3))
+    np.save(tmp_path / "full.npy", np.ones((4, 4)))
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "full.npy").read_bytes()[:20])
+    status, _, err = einc_cli("check", write(f'let w = load_npy("{name}");\nlet v = w[0];\n'))
+    assert status == 1
+    assert err.startswith(f"error[E009]: cannot load `{name}`: {problem}")
+    assert f'1 | let w = load_npy("{name}");' in err and "Errno" not in err
 
 
 def test_json_lines_for_several_files(einc_cli, write):

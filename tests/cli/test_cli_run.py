@@ -19,7 +19,8 @@ def inputs(tmp_path):
     np.save(paths["B"], B)
     np.save(paths["A64"], A.astype(np.float64))
     paths["bad"].write_bytes(b"\x93NUMPY garbage")
-    return paths
+    np.save(tmp_path / "s.npy", np.float32(2))
+    return {**paths, "s": tmp_path / "s.npy", "absent": tmp_path / "absent.npy", "folder": tmp_path}
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
@@ -46,9 +47,15 @@ def test_large_output_summary_shows_statistics(einc_cli, modules, tmp_path):
 @pytest.mark.parametrize("bindings, message", [
     (["A={A}", "B={B}"], "missing input 's' (float32 scalar)"),
     (["A={A}", "B={B}", "s=1", "Q=1"], "unknown input 'Q'; the program's inputs are: A, B, s"),
+    (["A={A}", "b={B}", "s=1"], "unknown input 'b' (did you mean 'B'?); the program's inputs are: A, B, s"),
+    (["A={A}", "B={B}", "ss=1"], "unknown input 'ss' (did you mean 's'?); the program's inputs are: A, B, s"),
     (["A={A64}", "B={B}", "s=1"], "input A: expected float32, got float64"),
     (["A={A}", "B={B}", "s={A}"], "input s: expected a scalar (float32), got an array of shape [3, 2]"),
     (["A={A}", "B={bad}", "s=1"], "cannot read {bad}: not a valid .npy file"),
+    (["A={A}", "B={absent}", "s=1"], "cannot read {absent}: no such file"),
+    (["A={A}", "B={folder}", "s=1"], "cannot read {folder}: it is a directory"),
+    (["A={A}", "B={A}", "s=1"], "named dim K is 2 from A but 3 from B"),
+    (["A={A}", "B={s}", "s=1"], "input B: expected rank 2 (float32[K, 2]), got rank 0 (shape [])"),
     (["A={A}", "B={B}", "s=zero"], "input s: 'zero' is neither a float32 literal nor an existing .npy file"),
     (["A={A}", "B={B}", "s=0"], "matmul.ein:4:1: error[E006]: assertion failed: scale must be nonzero"),
 ])
@@ -83,7 +90,9 @@ def test_corrupt_and_foreign_modules(einc_cli, tmp_path, modules):
     assert (status, err) == (1, f"error: {corrupt} has no einc integrity seal: it is damaged, or was not "
                                 "built by this einc (rebuild it with `einc build`)\n")
     status, _, err = einc_cli("run", tmp_path / "absent.vmfb")
-    assert (status, err) == (1, f"error: cannot read {tmp_path / 'absent.vmfb'}: No such file or directory\n")
+    assert (status, err) == (1, f"error: cannot read {tmp_path / 'absent.vmfb'}: no such file\n")
+    status, _, err = einc_cli("run", tmp_path)
+    assert (status, err[:60]) == (2, "error: Invalid value for 'PROGRAM': File '" + str(tmp_path)[:18])
 
 
 def run_in_subprocess(*argv):

@@ -105,6 +105,7 @@ def matmul_io(tmp_path_factory):
     np.savez(folder / "inputs.npz", A=a, B=b)
     np.savez(folder / "only_a.npz", A=a)
     np.savez(folder / "extra.npz", A=a, B=b, bias=np.ones(2))
+    np.savez(folder / "lower.npz", a=a, B=b)
     np.save(folder / "B5.npy", rng.standard_normal((3, 5)).astype(np.float32))
     return folder, a, b
 
@@ -131,6 +132,8 @@ def test_an_explicit_input_wins_over_the_archive(einc_cli, built, matmul_io, tmp
 @pytest.mark.parametrize("archives, message", [
     (["only_a.npz"], "missing input 'B' (float32[K, N]): no array 'B' in {folder}/only_a.npz and no --input B=..."),
     (["extra.npz"], "{folder}/extra.npz has an array 'bias' that is not an input; the program's inputs are: A, B"),
+    (["lower.npz"], "{folder}/lower.npz has an array 'a' that is not an input (did you mean 'A'?); the program's "
+                    "inputs are: A, B"),
     (["inputs.npz", "only_a.npz"], "array 'A' is in both {folder}/inputs.npz and {folder}/only_a.npz"),
     (["absent.npz"], "cannot read {folder}/absent.npz: no such file"),
 ])

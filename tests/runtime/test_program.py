@@ -88,6 +88,15 @@ def test_bad_inputs_are_one_line_errors_before_the_call(inputs, message):
         program.run(inputs, io.StringIO())
 
 
+def test_a_0d_array_for_a_vector_input_is_a_rank_error():
+    """It was taken as a vector of one element: np.ascontiguousarray makes a 0-d array 1-d, and
+    the rank was checked after it."""
+    with runtime.load(compiled("add", "llvm-cpu")) as program, \
+            pytest.raises(RunError, match=r"^input a: expected rank 1 \(.*\), got rank 0 \(shape \[\]\)$"):
+        program.run({"a": np.float32(1.0) + np.zeros((), np.float32), "b": np.ones(1, np.float32), "n": 1,
+                     "flag": True}, io.StringIO())
+
+
 def test_python_int_is_accepted_for_a_float_scalar_but_not_the_reverse():
     with runtime.load(compiled("matmul", "llvm-cpu")) as program:
         program.run({"A": A, "B": B, "s": 2}, io.StringIO())

@@ -36,6 +36,17 @@ def test_missing_file_and_directory(tmp_path):
         read_npy(str(tmp_path))
 
 
+def test_a_file_it_may_not_read_says_so(tmp_path, monkeypatch):
+    """Not "not a valid .npy file (Permission denied)": the file may be fine (root ignores
+    modes, so the refusal is made by `open`)."""
+    def refuse(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", path)
+    np.save(tmp_path / "a.npy", np.ones(2))
+    monkeypatch.setattr("einc.runtime.npy.open", refuse, raising=False)
+    with pytest.raises(RunError, match=r"^cannot read .*a.npy: permission denied$"):
+        read_npy(str(tmp_path / "a.npy"))
+
+
 def test_a_header_cut_inside_its_dictionary_is_one_line(tmp_path):
     # found by tools/fuzz_runner.py: numpy tokenizes the header and raised tokenize.TokenError
     np.save(tmp_path / "a.npy", np.ones((3, 2), np.float32))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Callable, Iterator, Optional
 
-from einc.diagnostics import IMPORT, IO, SYNTAX, CompileError, SourceMap, Span, error
+from einc.diagnostics import IMPORT, IO, SYNTAX, CompileError, SourceMap, Span, error, file_problem
 from einc.syntax import ast
 from einc.syntax.parser import parse
 
@@ -137,7 +137,7 @@ def read_source(path: FsPath) -> str:
     try:       # a byte order mark, as some Windows editors write, is no part of the program
         data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
     except OSError as exc:
-        raise error(IO, f"cannot read {path}: {exc.strerror or exc}") from None
+        raise error(IO, f"cannot read {path}: {file_problem(exc)}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
