@@ -138,7 +138,7 @@ def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dic
     for n in scalar_nodes([v]):
         literal = isinstance(n, Read) and isinstance(n.tensor, Stack)
         if literal and n.rank == 0 and _computed_from_state(n.tensor, group):
-            mapping[id(n)] = at_points_of_step_tensors(_element_of(n.tensor, n.subs), group, memo)
+            mapping[id(n)] = at_points_of_step_tensors(_element_of(n), group, memo)
         elif isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor, group):
             mapping[id(n)] = _inlined(n.tensor, n.subs, memo, group)
         elif n.rank == 0 and _computed_from_state(n, group):
@@ -155,11 +155,15 @@ def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = 
     return memo[key]
 
 
-def _element_of(stack: Stack, subs: tuple) -> Value:
-    """The literal's element at `subs`: the element the first subscript picks (a choice among
-    them by its value where it is an index), read at the others."""
+def _element_of(read: Read) -> Value:
+    """The element of the literal `read` reads: the element the first subscript picks (a choice
+    among them by its value where it is an index), read at the others as `read` was (in bounds
+    only where it was proven so: not a read the program guards, such as solve's `A[i, j]` under
+    `j < n`)."""
+    stack, subs = read.tensor, read.subs
+
     def at(elem: Value) -> Value:
-        return Read(elem, subs[1:], span=elem.span, in_bounds=True) if subs[1:] else elem
+        return Read(elem, subs[1:], span=elem.span, in_bounds=read.in_bounds, strict=read.strict) if subs[1:] else elem
 
     lin = affine.affine_of(subs[0])
     if lin is not None and lin.is_const:

@@ -656,6 +656,24 @@ def test_forward_mode_through_newtons_iterates_whose_step_runs_std_solve(run, ta
     np.testing.assert_allclose(out["dx"].reshape(expected.shape), expected, rtol=1e-6, atol=1e-8)   # f64, FD ~1e-9
 
 
+def test_forward_mode_through_solve_of_a_literal_whose_rows_read_the_parameter_and_the_state(run, fd_jacobian):
+    """J's rows are literals, one reading the state, one the parameter c: the tangent of solve's
+    guarded read `A[i, j]` (j < n of j in 0..n + 1) picked J's row by i and read it at j as
+    proven in bounds, which size_facts refused (a false E005 at the row `[0.5, c]`)."""
+    out = run("use std::ml::linalg_ops::solve;\nlet c: f64;\nlet x[0, j in 0..2] = 1.0;\n"
+              "let x[k in 1..6] = {\n    let F = [c, c];\n"
+              "    let J = [[2.0 * x[k - 1, 0], 1.0], [0.5, c]];\n    x[k - 1] - solve(J, F)\n};\n"
+              "let dx = @x[5] / @c;\n", c=np.float64(1.5))
+
+    def last(c):
+        x = np.ones(2)
+        for _ in range(5):
+            x = x - np.linalg.solve(np.array([[2 * x[0], 1.0], [0.5, c]]), np.array([c, c]))
+        return x
+    np.testing.assert_allclose(out["dx"], fd_jacobian(lambda c: last(float(c)), np.float64(1.5)),
+                               rtol=1e-6, atol=1e-8)      # f64, FD ~1e-9
+
+
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
 def test_forward_mode_through_a_scalar_loop_in_each_step_for_a_vector_parameter(run, target, fd_jacobian):
     """The inner Newton square root reads the outer state and c[e]; the tangent has one
