@@ -187,6 +187,24 @@ def test_load_npy_of_a_bad_file_says_what_is_wrong_in_words(einc_cli, write, tmp
     assert f'1 | let w = load_npy("{name}");' in err and "Errno" not in err
 
 
+@pytest.mark.parametrize("call, message", [
+    ("solve(A, b)", "solve: A must be square, with a row per entry of b"),
+    ("solve(A2, b3)", "solve: A must be square, with a row per entry of b"),
+    ("solve_triangular_lower(A, b)", "solve_triangular_lower: L must be square, with a row per entry of b"),
+    ("solve_triangular_upper(A, b)", "solve_triangular_upper: U must be square, with a row per entry of y"),
+    ("cholesky(A2)", "cholesky: A must be square"),
+])
+def test_std_linear_solves_of_mismatched_sizes_are_errors_at_the_call(einc_cli, write, call, message):
+    """solve(A 3 x 3, b of 4) returned a solution of the first 3 rows: the solves read b (or A)
+    only within the size of the other; each asserts the sizes agree."""
+    status, _, err = einc_cli("check", write("use std::ml::linalg_ops::{solve, solve_triangular_lower, "
+                                             "solve_triangular_upper, cholesky};\nlet A: [f64; 3, 3];\n"
+                                             "let A2: [f64; 3, 2];\nlet b: [f64; 4];\nlet b3: [f64; 3];\n"
+                                             f"let x = {call};\n"))
+    assert status == 1 and err.startswith(f"error[E006]: this assertion always fails: {message}\n")
+    assert f"6 | let x = {call};" in err and "in this call to" in err
+
+
 def test_json_lines_for_several_files(einc_cli, write):
     first, second = write(MISMATCH, "a.ein"), write(LIBRARY_CALL, "b.ein")
     status, out, err = einc_cli("check", first, second, "--message-format", "json")
