@@ -133,7 +133,7 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
             hint = _WHERE_HINT
         if str(token) == "<" and _FN_NAME_BEFORE.search(text, 0, token.start_pos):
             hint = _GENERIC_HINT
-        hint = _misspelt_keyword(text, token.start_pos) or hint
+        hint = _misspelt_keyword(text, token.start_pos) or _missing_let(text, token) or hint
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -195,6 +195,15 @@ def _misspelt_keyword(text: str, at: int) -> str:
         return ""
     close = difflib.get_close_matches(found.group(1), _STATEMENT_KEYWORDS, n=1, cutoff=0.6)
     return f"a statement starts with a keyword: did you mean `{close[0]}`?" if close else ""
+_ASSIGNED_STATEMENT = re.compile(r"(?:^|[;{}])\s*([A-Za-z_]\w*(?:\[[^\[\];]*\])?)\s*$")
+
+
+def _missing_let(text: str, token) -> str:
+    """`y[i] = x[i] * 2.0;` at a statement's start: a definition without its `let`."""
+    found = _ASSIGNED_STATEMENT.search(text, 0, token.start_pos) if str(token) == "=" else None
+    return f"a definition starts with `let`: `let {found.group(1)} = ..`" if found else ""
+
+
 _GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "
                  "per call (`fn clamp(x, lo, hi) { .. }`)")
 _PAREN_WHERE_HINT = ("put the clauses inside the reduction's parentheses, `sum[j](A[i, j] * x[j] where j != i)`, "

@@ -141,6 +141,14 @@ def test_a_misspelt_statement_keyword_is_named_in_the_hint(src, keyword):
     assert syntax_error("let a = 1.0 +;").hint == ""
 
 
+@pytest.mark.parametrize("src, head", [("y[i] = x[i] * 2.0;", "y[i]"), ("let a = 1.0;\nb = a * 2.0;", "b"),
+                                       ("fn f(a) { b = a; b }", "b")])
+def test_a_definition_without_let_says_so_in_the_hint(src, head):
+    # `y[i] = x[i] * 2.0;` said only "expected ';', 'where' or an operator, found '='"
+    assert syntax_error(src).hint == f"a definition starts with `let`: `let {head} = ..`"
+    assert syntax_error("let a = 1.0;\nlet b = a = 2.0;").hint == ""
+
+
 def test_type_parameters_of_a_function_say_that_untyped_parameters_are_generic():
     # Rust's `fn clamp_to<T>(x: T, ..)` was a bare "expected '(', found '<'".
     diag = syntax_error("fn clamp_to<T>(x: T, lo: T) -> T { x }")
