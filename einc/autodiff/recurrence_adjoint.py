@@ -155,6 +155,12 @@ def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = 
     return memo[key]
 
 
+def _adjoint_member(member: RecMember, steps) -> RecMember:
+    adjoint = RecMember(f"{member.name}_bar", member.dtype, (steps,) + tuple(member.shape[1:]), [], span=member.span)
+    adjoint.adjoint_of = member
+    return adjoint
+
+
 def _element_of(read: Read) -> Value:
     """The element of the literal `read` reads: the element the first subscript picks (a choice
     among them by its value where it is an index), read at the others as `read` was (in bounds
@@ -200,9 +206,7 @@ class _AdjointLoop:
         self.last = steps - 1                      # t = last - τ
         # every adjoint is stored over all of G's steps: a member shorter than the loop
         # (v[0..T] beside a[0..T + 1]) lives at its last steps there, the first ones stay 0
-        self.adjoint = {id(m): RecMember(f"{m.name}_bar", m.dtype, (steps,) + tuple(m.shape[1:]), [],
-                                         span=m.span)
-                        for m in group.members if m.dtype.is_float}
+        self.adjoint = {id(m): _adjoint_member(m, steps) for m in group.members if m.dtype.is_float}
         # ids of the members whose adjoint is stored with the step's other axes reversed
         self.flipped = {id(r.member) for m in group.members for c in m.clauses
                         for r in step_state_reads([v for v in code[id(c)] if v is not None])

@@ -313,6 +313,7 @@ class RecMember:
         self.span = span
         self.window: Optional[int] = None
         self.plan: dict = {}            # lookback, tail, reason: what --explain prints
+        self.adjoint_of: Optional["RecMember"] = None   # reverse mode: the member this is the adjoint of
 
     @property
     def shape(self) -> Shape:

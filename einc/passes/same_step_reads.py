@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from einc import diagnostics
 from einc.ir import affine, clause_order, step_reach
-from einc.ir.nodes import Program, RecClause, RecurrenceGroup, StateRead
+from einc.ir.nodes import Program, RecClause, RecMember, RecurrenceGroup, StateRead
 from einc.target import DEFAULT, Target
 
 
@@ -23,13 +23,24 @@ def check_no_same_step_self_reads(group: RecurrenceGroup, target: Target) -> Non
             for read, guards in step_reach.guarded_state_reads([clause.body, clause.guard]):
                 if read.member is member and not _earlier_step(read, group, clause, guards) \
                         and not clause_order.reads_other_clauses_only(member, clause, read, guards):
-                    raise diagnostics.error(
-                        diagnostics.UNSUPPORTED,
-                        f"`{member.name}` reads itself at a step that may be the one being computed (not "
-                        f"a step before it, as `t - 1` or `k` in `0..t`), which {target.name} "
-                        "cannot lower: there each step of a clause is one parallel kernel",
-                        read.span, hint=f"build with --target {DEFAULT.name}, which runs the recurrence "
-                        "point by point")
+                    raise _same_step_self_read(member, read, target)
+
+
+def _same_step_self_read(member: RecMember, read: StateRead, target: Target) -> diagnostics.CompileError:
+    hint = f"build with --target {DEFAULT.name}, which runs the recurrence point by point"
+    primal = member.adjoint_of
+    if primal is None:
+        return diagnostics.error(
+            diagnostics.UNSUPPORTED, f"`{member.name}` reads itself at a step that may be the one being computed "
+            f"(not a step before it, as `t - 1` or `k` in `0..t`), which {target.name} cannot lower: there each "
+            "step of a clause is one parallel kernel", read.span, hint=hint)
+    # the adjoint of clauses reading same-step points of other clauses (`u[t, 0] = u[t, 1]`)
+    # reads its own step: the error names the user's recurrence, not its adjoint
+    notes = [diagnostics.Label(primal.span, f"`{primal.name}` is defined here")] if primal.span else []
+    return diagnostics.error(
+        diagnostics.UNSUPPORTED, f"reverse-mode derivatives through `{primal.name}`, whose clauses read points "
+        f"other clauses of it write at the same step, are not supported on {target.name}: the adjoint reads "
+        "its own step, and there each step of a clause is one parallel kernel", read.span, hint=hint, notes=notes)
 
 
 def _earlier_step(read: StateRead, group: RecurrenceGroup, clause: RecClause, guards: tuple) -> bool:

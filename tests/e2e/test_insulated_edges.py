@@ -167,6 +167,18 @@ def test_derivative_of_a_loss_by_the_diffusivity_through_insulated_ends(run):
     np.testing.assert_allclose(out["g"], central, rtol=1e-7)     # central difference good to ~1e-9
 
 
+def test_reverse_mode_through_insulated_ends_on_vulkan_is_e011_naming_the_recurrence():
+    """The adjoint of the edges reads its own step, which vulkan-spirv's kernels per clause cannot
+    run: the error named `u_bar`, a name not in the program, at the derivative."""
+    with pytest.raises(CompileError) as info:
+        einc.compile(DIFFUSIVITY.replace("f64", "f32"), target="vulkan-spirv")
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E011" and diag.span.line == 9 and "_bar" not in diag.message
+    assert diag.message.startswith("reverse-mode derivatives through `u`, whose clauses read points other clauses")
+    assert [(n.span.line, n.note) for n in diag.notes] == [(4, "`u` is defined here")]
+    assert diag.hint.startswith("build with --target llvm-cpu")
+
+
 def test_explain_prints_the_order_of_the_clauses_inside_a_step(tmp_path):
     """The interior (line 9) first, then the rows' edges reading it, then the columns' reading
     both; the step-0 clause (line 4) where the source has it."""
