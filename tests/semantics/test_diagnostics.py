@@ -22,6 +22,17 @@ def test_type_error_E002_a_float_literal_never_becomes_an_int(diagnose):
     assert "expected i32, found float literal" in text
 
 
+@pytest.mark.parametrize("declaration, named, guess", [("let x: [float; N];", "element type `float`", "f32"),
+                                                      ("let x: double;", "type `double`", "f64"),
+                                                      ("let x: [i33; 4];", "element type `i33`", "i32")])
+def test_an_input_of_an_unknown_type_names_it_and_the_closest_type(diagnose, declaration, named, guess):
+    # it said "input `x` must be a scalar or an array of numbers", at the whole type
+    diag, _ = diagnose(f"{declaration}\nlet y = x;\n")
+    assert diag.code == "E002" and diag.message == f"input `x` has the {named}, which is not a number type"
+    assert diag.hint.startswith(f"did you mean `{guess}`? an input's type is one of f16, bf16, f32")
+    assert diag.span.col == declaration.index(named.split("`")[1]) + 1
+
+
 def test_undefined_name_E003(diagnose):
     diag, text = diagnose("let alpha = 1.0;\nlet y = alpah * 2.0;\n")
     assert diag.code == "E003" and (diag.span.line, diag.span.col) == (2, 9)

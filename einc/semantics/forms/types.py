@@ -1,6 +1,8 @@
 """Type annotations: checking a value against `: T`, and the types of run-time inputs."""
 from __future__ import annotations
 
+import difflib
+
 from einc import diagnostics as d
 from einc.ir.nodes import Value, size_value
 from einc.ir.types import BY_NAME, DType, Lin, shape_str
@@ -25,7 +27,24 @@ def input_type(t, name: str) -> tuple[DType, list]:
             raise d.error(d.UNSUPPORTED, f"input `{name}` needs a known rank", t.span,
                           hint="write its dims, e.g. `[f32; ?, ?]`")
         return scalar_dtype(t.elem), list(t.dims)
+    elem = t.elem if isinstance(t, ast.ArrayType) else t
+    if isinstance(elem, ast.NamedType):
+        kind = "element type" if elem is not t else "type"
+        raise d.error(d.TYPE, f"input `{name}` has the {kind} `{elem.name}`, which is not a number type",
+                      elem.span, hint=_number_type_hint(elem.name))
     raise d.error(d.TYPE, f"input `{name}` must be a scalar or an array of numbers", t.span)
+
+
+# the names other languages give Einlang's number types
+_OTHER_NAMES = {"float": "f32", "float32": "f32", "double": "f64", "float64": "f64", "half": "f16",
+                "float16": "f16", "int": "i32", "int32": "i32", "long": "i64", "int64": "i64", "uint8": "u8",
+                "int8": "i8", "int16": "i16", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bfloat16": "bf16"}
+
+
+def _number_type_hint(name: str) -> str:
+    close = _OTHER_NAMES.get(name.lower()) or next(iter(difflib.get_close_matches(name, list(BY_NAME), n=1)), None)
+    guess = f"did you mean `{close}`? " if close else ""
+    return f"{guess}an input's type is one of {', '.join(BY_NAME)}"
 
 
 def annotate(value, t, el, span=None):
