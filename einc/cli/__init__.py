@@ -58,7 +58,9 @@ def _run_cli(argv: list[str] | None) -> int:
     except click.ClickException as err:
         _error(err.format_message())
         return err.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt) as err:
+        if isinstance(err.__cause__, EOFError):     # click makes any EOFError an Abort: a bug, not Ctrl-C
+            return _internal(err.__cause__)
         _error("interrupted")
         return 130
     except CompileError as err:
@@ -74,10 +76,14 @@ def _run_cli(argv: list[str] | None) -> int:
         _error(str(err))
         return 1
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
-        if os.environ.get("EINC_TRACEBACK") == "1":
-            raise
-        _internal_error(err)
-        return 1
+        return _internal(err)
+
+
+def _internal(err: Exception) -> int:
+    if os.environ.get("EINC_TRACEBACK") == "1":
+        raise err
+    _internal_error(err)
+    return 1
 
 
 def _error(message: str) -> None:

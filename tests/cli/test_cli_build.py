@@ -102,6 +102,17 @@ def test_internal_errors_have_no_traceback(einc_cli, driver, program, tmp_path):
     assert "Traceback" not in stderr and not (tmp_path / "m.vmfb").exists()
 
 
+def test_an_eof_error_inside_einc_is_an_internal_error_not_an_interruption(einc_cli, driver, program, tmp_path):
+    """click turns an EOFError into Abort, which einc reported as "interrupted" (exit 130): an
+    empty file given to load_npy did, numpy raising EOFError."""
+    def crashing(*args, **kwargs):
+        raise EOFError("no data left")
+
+    driver.build_program = crashing
+    status, _, stderr = einc_cli("build", program, "-o", tmp_path / "m.vmfb")
+    assert status == 1 and "internal error: EOFError: no data left\n" in stderr and "interrupted" not in stderr
+
+
 def test_external_weights_option_and_the_archive_beside_the_module(einc_cli, driver, program, tmp_path):
     assert einc_cli("build", program, "-o", tmp_path / "none.vmfb", "--external-weights", "none")[0] == 0
     assert einc_cli("build", program, "-o", tmp_path / "big.vmfb", "--external-weights", "1000")[0] == 0
