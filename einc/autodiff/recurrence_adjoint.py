@@ -75,15 +75,24 @@ def _runs_per_step(inner: RecValue, own: set, t_var: IndexVar, stops: set) -> bo
         any(isinstance(n, IndexRef) and n.var is t_var for n in nodes) and any(id(n) in stops for n in nodes))
 
 
-def check_inner_loop_inputs(group: RecurrenceGroup, span) -> None:
+def check_inner_loop_inputs(group: RecurrenceGroup, span, by_vector=None) -> None:
     """Forward mode runs an inner loop's tangent in the step; a tensor the step computes from
     the state (other than a slice `x[k - 1]` or an array literal) that the inner loop reads is
-    not lowered in the step beside its tangent yet, so it is E011."""
+    not lowered in the step beside its tangent yet, so it is E011. So is an array literal the
+    inner loop reads that reads `by_vector`, the vector differentiated by: its elements'
+    tangents are vectors (a direction each), which the step's literal cannot hold."""
     own = {id(m) for m in group.members}
     for c in (c for m in group.members for c in m.clauses):
         for inner in walk([u for u in (c.body, c.guard) if u is not None], opaque=(RecValue,)):
             if not (isinstance(inner, RecValue) and inner.group is not group):
                 continue
+            if by_vector is not None and _literal_reading(inner, by_vector):
+                shown = f"`{by_vector.name}`" if isinstance(by_vector, Input) else "it"
+                raise d.error(d.UNSUPPORTED, f"forward-mode derivatives by an array through the recurrence "
+                              f"`{group.members[0].name}`, whose step runs the recurrence `{inner.member.name}` "
+                              f"on an array literal reading {shown}, are not compiled yet", span,
+                              notes=_running_step(group, inner),
+                              hint="forward mode by a scalar input runs through such a step")
             for v in walk([inner]):
                 if isinstance(v, Generic) and not is_state_slice(v) and any(
                         isinstance(n, StateRead) and id(n.member) in own for n in walk([v], opaque=(RecValue,))):
@@ -91,6 +100,11 @@ def check_inner_loop_inputs(group: RecurrenceGroup, span) -> None:
                                   f"whose step runs the recurrence `{inner.member.name}` on a tensor it computes "
                                   "from its state, are not compiled yet", span, notes=_running_step(group, inner),
                                   hint="pass the loop the state itself (`x[k - 1]`) or an array literal of it")
+
+
+def _literal_reading(inner: RecValue, x: Value) -> bool:
+    return any(isinstance(v, Stack) and any(isinstance(n, Read) and n.tensor is x for n in walk([v]))
+               for v in walk([inner]))
 
 
 def check_no_step_tensors(roots: list, span, group: RecurrenceGroup) -> None:

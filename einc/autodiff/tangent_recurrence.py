@@ -19,7 +19,7 @@ def recurrence_tangent(tan, value: RecValue):
     check_not_own_member(value.group, tan.x, tan.span)
     check_no_step_tensors([at_points_of_step_tensors(v) for m in value.group.members for c in m.clauses
                            for v in (c.body, c.guard) if v is not None], tan.span, value.group)
-    check_inner_loop_inputs(value.group, tan.span)
+    check_inner_loop_inputs(value.group, tan.span, tan.x if tan.dirs else None)
     if id(value.member) not in tan.states:
         _add_tangent_members(tan, value.group, value.member)
     member = tan.states[id(value.member)]

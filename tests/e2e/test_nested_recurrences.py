@@ -656,6 +656,22 @@ def test_forward_mode_through_newtons_iterates_whose_step_runs_std_solve(run, ta
     np.testing.assert_allclose(out["dx"].reshape(expected.shape), expected, rtol=1e-6, atol=1e-8)   # f64, FD ~1e-9
 
 
+@pytest.mark.parametrize("sizes, wrt", [("6", "@x[5] / @a"), ("N", "@x / @b")])
+def test_forward_mode_by_an_array_read_by_a_literal_solve_runs_in_the_step_is_e011(sizes, wrt):
+    """The literal's elements' tangents are vectors (a direction per element of `a`), which the
+    step's literal cannot hold: an internal KeyError in the lowering at fixed sizes, and an E011
+    without a place ("an array literal with a row of a run-time size") at run-time ones."""
+    diag = _diagnostic(f"use std::ml::linalg_ops::solve;\nlet a: [f64; {sizes}];\nlet b: [f64; {sizes}];\n"
+                       f"let c: f64;\nlet x[0, j in 0..2] = 1.0;\nlet x[k in 1..{sizes}] = {{\n"
+                       "    let F = [x[k - 1, 0] * x[k - 1, 0] - c, x[k - 1, 1] - c];\n"
+                       "    let J = [[a[k - 1], 1.0], [0.5, b[k - 1]]];\n    x[k - 1] - solve(J, F)\n};\n"
+                       f"let dx = {wrt};\n")
+    assert diag.code == "E011" and diag.message.startswith("forward-mode derivatives by an array through the "
+                                                           "recurrence `x`, whose step runs the recurrence")
+    assert "on an array literal reading `" in diag.message and diag.span.line == 11
+    assert diag.notes[0].span.line == 6
+
+
 def test_forward_mode_through_solve_of_a_literal_whose_rows_read_the_parameter_and_the_state(run, fd_jacobian):
     """J's rows are literals, one reading the state, one the parameter c: the tangent of solve's
     guarded read `A[i, j]` (j < n of j in 0..n + 1) picked J's row by i and read it at j as
