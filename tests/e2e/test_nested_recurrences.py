@@ -545,6 +545,30 @@ def test_a_reduction_combined_with_an_inner_loops_value_outside_the_step_loop(ru
         np.testing.assert_allclose(out["r"], r, rtol=1e-6)       # f32, a few roundings a step
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_outer_loop_longer_than_a_chunk_read_only_by_its_inner_loop(run, target):
+    """300 outer steps (more than a host loop's chunk of 256) whose clause reads the state only
+    through the inner loop's `y[n - 1, j]`: the chunk storage kept no row before the chunk, and
+    step 256 read row -1 (OUT_OF_RANGE in the runtime)."""
+    x = np.linspace(0.5, 1.5, 300).astype(np.float32)
+    out = run("""
+        let x: [f32; 300];
+        let y[0, j in 0..2] = if j == 0 { 1.0 } else { 0.0 };
+        let y[n in 1..300] = {
+            let z[0, j in 0..2] = y[n - 1, j];
+            let z[s in 1..3] = [0.9 * z[s - 1, 0] + 0.1 * z[s - 1, 1], 0.5 * z[s - 1, 1] + 0.01 * x[n]];
+            z[2]
+        };
+    """, target=target, x=x)
+    y = [np.array([1.0, 0.0])]
+    for n in range(1, 300):
+        v = y[-1]
+        for _ in range(2):
+            v = np.array([0.9 * v[0] + 0.1 * v[1], 0.5 * v[1] + 0.01 * x[n]])
+        y.append(v)
+    np.testing.assert_allclose(out["y"], y, rtol=1e-5, atol=1e-7)     # f32, a few roundings a step
+
+
 def _diagnostic(source: str):
     with pytest.raises(CompileError) as info:
         einc.compile(source)
