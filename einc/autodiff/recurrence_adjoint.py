@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine, clause_order
-from einc.ir.state_slices import is_state_slice
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
                            RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
@@ -85,24 +84,6 @@ def _runs_per_step(inner: RecValue, own: set, t_var: IndexVar, stops: set) -> bo
     nodes = walk([inner])
     return any(isinstance(n, StateRead) and id(n.member) in own for n in nodes) or (
         any(isinstance(n, IndexRef) and n.var is t_var for n in nodes) and any(id(n) in stops for n in nodes))
-
-
-def check_inner_loop_inputs(group: RecurrenceGroup, span) -> None:
-    """Forward mode runs an inner loop's tangent in the step; a tensor the step computes from
-    the state (other than a slice `x[k - 1]` or an array literal) that the inner loop reads is
-    not lowered in the step beside its tangent yet, so it is E011."""
-    own = {id(m) for m in group.members}
-    for c in (c for m in group.members for c in m.clauses):
-        for inner in walk([u for u in (c.body, c.guard) if u is not None], opaque=(RecValue,)):
-            if not (isinstance(inner, RecValue) and inner.group is not group):
-                continue
-            for v in walk([inner]):
-                if isinstance(v, Generic) and not is_state_slice(v) and any(
-                        isinstance(n, StateRead) and id(n.member) in own for n in walk([v], opaque=(RecValue,))):
-                    raise d.error(d.UNSUPPORTED, f"derivatives through the recurrence `{group.members[0].name}`, "
-                                  f"whose step runs the recurrence `{inner.member.name}` on a tensor it computes "
-                                  "from its state, are not compiled yet", span, notes=_running_step(group, inner),
-                                  hint="pass the loop the state itself (`x[k - 1]`) or an array literal of it")
 
 
 def check_no_step_tensors(roots: list, span, group: RecurrenceGroup) -> None:

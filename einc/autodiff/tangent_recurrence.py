@@ -10,7 +10,7 @@ from __future__ import annotations
 from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, Stack, StateRead,
                            Value, walk)
 from einc.autodiff.local_rules import const
-from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_inner_loop_inputs, check_no_step_tensors,
+from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_no_step_tensors,
                                               check_not_own_member, sole_writer)
 from einc.autodiff.rewrite import replace_nodes
 
@@ -19,7 +19,6 @@ def recurrence_tangent(tan, value: RecValue):
     check_not_own_member(value.group, tan.x, tan.span)
     check_no_step_tensors([at_points_of_step_tensors(v) for m in value.group.members for c in m.clauses
                            for v in (c.body, c.guard) if v is not None], tan.span, value.group)
-    check_inner_loop_inputs(value.group, tan.span)
     if id(value.member) not in tan.states:
         _add_tangent_members(tan, value.group, value.member)
     member = tan.states[id(value.member)]
