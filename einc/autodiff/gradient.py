@@ -18,6 +18,7 @@ from einc.ir.traversal import run_in_order
 from einc.autodiff.custom_rules import NO_RULES
 from einc.autodiff.compact_rules import compact_adjoint
 from einc.autodiff.delta import gather_sum
+from einc.autodiff.forward_pullback import forward_pullback, runs_loops_in_steps
 from einc.autodiff.local_rules import const
 from einc.autodiff.piecewise_adjoint import clause_adjoints
 from einc.autodiff.primal_reuse import reuse_primal
@@ -56,13 +57,16 @@ class _Gradient:
 
     def run(self, y: Value, cotangent: Value = None) -> Value:
         self.stops |= {id(v) for v in walk([y]) if _same_state_read(v, self.x)}
+        order = _reverse_dependencies(y, self.x)
+        if not self.states_given and runs_loops_in_steps(order, self.stops):
+            return forward_pullback(y, self.x, cotangent, self.span, self.rules)
         if y.rank == 0:
             seed = const(1.0, y) if cotangent is None else cotangent
             self._leaves(propagate(y, seed, self.stops, (), self.rules, self.states_given))
         else:
             self.parts[id(y)] = [cotangent]
             self.values[id(y)] = y
-        for t in _reverse_dependencies(y, self.x):
+        for t in order:
             if isinstance(t, RecValue):
                 self._through_recurrence(t.group)
                 continue

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine, clause_order
-from einc.ir.state_slices import is_state_slice
 from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
                            RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
@@ -37,13 +36,28 @@ def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, stops: set, st
     x and of the reads of the same state as x (einc.autodiff.gradient); `states_given`: G runs
     inside a step of an enclosing recurrence whose other state reads are givens of that step."""
     check_not_own_member(group, x, span)
-    code = {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v, group), c, group.t_var)
-                         for v in (c.body, c.guard))
-            for m in group.members for c in m.clauses}
+    code = clause_code(group)
     roots = [v for body_guard in code.values() for v in body_guard if v is not None]
-    check_no_inner_loops(roots, span, group, stops | {id(x)})
+    check_no_inner_loops(span, group, stops | {id(x)})
     check_no_step_tensors(roots, span, group)
     return _AdjointLoop(group, code, rules, span).run(outside, stops | {id(x)}, states_given)
+
+
+def clause_code(group: RecurrenceGroup) -> dict:
+    """id(clause) -> its body and guard as the adjoint loop follows them: step tensors inlined
+    at their points, reads of fixed steps relative to the step."""
+    return {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v, group), c, group.t_var)
+                         for v in (c.body, c.guard))
+            for m in group.members for c in m.clauses}
+
+
+def inner_loop_per_step(group: RecurrenceGroup, stops: set):
+    """A loop that `group`'s step runs through which an adjoint would pass (it reads the state,
+    or the step's index and x: `stops`), or None."""
+    own = {id(m) for m in group.members}
+    roots = [v for body_guard in clause_code(group).values() for v in body_guard if v is not None]
+    return next((v for v in walk(roots, opaque=(RecValue,)) if isinstance(v, RecValue) and v.group is not group
+                 and _runs_per_step(v, own, group.t_var, stops)), None)
 
 
 def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
@@ -54,19 +68,16 @@ def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
                       "inputs the recurrence starts from")
 
 
-def check_no_inner_loops(roots: list, span, group: RecurrenceGroup, stops: set) -> None:
+def check_no_inner_loops(span, group: RecurrenceGroup, stops: set) -> None:
     """Reverse mode would need, in each step of the adjoint loop, the inner loop's forward pass
-    and its own adjoint at that outer step; it is E011 where the inner loop reads the state, or
-    the step's index and x (`stops`) (forward mode runs the inner loop's tangent in the primal
-    step: einc.autodiff.tangent_recurrence)."""
-    own = {id(m) for m in group.members}
-    for v in walk(roots, opaque=(RecValue,)):
-        if isinstance(v, RecValue) and v.group is not group and _runs_per_step(v, own, group.t_var, stops):
-            raise d.error(d.UNSUPPORTED, f"reverse-mode derivatives through the recurrence `{group.members[0].name}`, "
-                          f"whose step runs the recurrence `{v.member.name}` (a loop inside its loop), are not "
-                          "compiled yet", span, notes=_running_step(group, v),
-                          hint="differentiate inside the step (`@L / @x[k - 1]`) rather than through the loop, "
-                          "or ask forward mode (`@x / @p`) for the derivatives of the iterates")
+    and its own adjoint at that outer step. A request at the top level is answered in forward
+    mode instead (einc.autodiff.forward_pullback); one inside an enclosing step is E011."""
+    inner = inner_loop_per_step(group, stops)
+    if inner is not None:
+        raise d.error(d.UNSUPPORTED, f"reverse-mode derivatives inside a loop's step through the recurrence "
+                      f"`{group.members[0].name}`, whose step runs the recurrence `{inner.member.name}` (a loop "
+                      "inside its loop), are not compiled yet", span, notes=_running_step(group, inner),
+                      hint="ask for the derivative outside the enclosing loop, or in forward mode (`@x / @p`)")
 
 
 def _runs_per_step(inner: RecValue, own: set, t_var: IndexVar, stops: set) -> bool:
@@ -76,30 +87,20 @@ def _runs_per_step(inner: RecValue, own: set, t_var: IndexVar, stops: set) -> bo
 
 
 def check_inner_loop_inputs(group: RecurrenceGroup, span, by_vector=None) -> None:
-    """Forward mode runs an inner loop's tangent in the step; a tensor the step computes from
-    the state (other than a slice `x[k - 1]` or an array literal) that the inner loop reads is
-    not lowered in the step beside its tangent yet, so it is E011. So is an array literal the
-    inner loop reads that reads `by_vector`, the vector differentiated by: its elements'
-    tangents are vectors (a direction each), which the step's literal cannot hold."""
-    own = {id(m) for m in group.members}
+    """Forward mode runs an inner loop's tangent in the step. An array literal the inner loop
+    reads that reads `by_vector`, the vector differentiated by, is E011: its elements' tangents
+    are vectors (a direction each), which the step's literal cannot hold."""
+    if by_vector is None:
+        return
     for c in (c for m in group.members for c in m.clauses):
         for inner in walk([u for u in (c.body, c.guard) if u is not None], opaque=(RecValue,)):
-            if not (isinstance(inner, RecValue) and inner.group is not group):
-                continue
-            if by_vector is not None and _literal_reading(inner, by_vector):
+            if isinstance(inner, RecValue) and inner.group is not group and _literal_reading(inner, by_vector):
                 shown = f"`{by_vector.name}`" if isinstance(by_vector, Input) else "it"
                 raise d.error(d.UNSUPPORTED, f"forward-mode derivatives by an array through the recurrence "
                               f"`{group.members[0].name}`, whose step runs the recurrence `{inner.member.name}` "
                               f"on an array literal reading {shown}, are not compiled yet", span,
                               notes=_running_step(group, inner),
                               hint="forward mode by a scalar input runs through such a step")
-            for v in walk([inner]):
-                if isinstance(v, Generic) and not is_state_slice(v) and any(
-                        isinstance(n, StateRead) and id(n.member) in own for n in walk([v], opaque=(RecValue,))):
-                    raise d.error(d.UNSUPPORTED, f"derivatives through the recurrence `{group.members[0].name}`, "
-                                  f"whose step runs the recurrence `{inner.member.name}` on a tensor it computes "
-                                  "from its state, are not compiled yet", span, notes=_running_step(group, inner),
-                                  hint="pass the loop the state itself (`x[k - 1]`) or an array literal of it")
 
 
 def _literal_reading(inner: RecValue, x: Value) -> bool:

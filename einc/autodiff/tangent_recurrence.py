@@ -10,8 +10,8 @@ from __future__ import annotations
 from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecClause, RecMember, RecValue, Reduce, Stack, StateRead,
                            Value, walk)
 from einc.autodiff.local_rules import const
-from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_inner_loop_inputs, check_no_step_tensors,
-                                              check_not_own_member, sole_writer)
+from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_inner_loop_inputs,
+                                              check_no_step_tensors, check_not_own_member, sole_writer)
 from einc.autodiff.rewrite import replace_nodes
 
 
@@ -122,7 +122,7 @@ def _scan(tan, body: Value, members: list):
         elif isinstance(v, StateRead):
             states.add(id(v.member))
             direct = direct or (id(v.member) not in own and tan.states.get(id(v.member)) is not None)
-        elif isinstance(v, Read) and _reads_states(v.tensor, own):
+        elif isinstance(v, Read) and (_reads_states(v.tensor, own) or _step_tensor(v.tensor)):
             stack.extend(_code_of(v.tensor) + tuple(v.subs))
         elif _reads_states(v, own):             # a row of an array literal
             stack.extend(_code_of(v))
@@ -138,6 +138,12 @@ def _reads_states(t: Value, own: set) -> bool:
     or an inner loop run in it."""
     return isinstance(t, (Generic, Stack, RecValue)) and any(
         isinstance(n, StateRead) and id(n.member) in own for n in walk([t]))
+
+
+def _step_tensor(t: Value) -> bool:
+    """Whether `t` is a tensor an inner loop's step computes from that loop's state: its tangent
+    exists only once that loop's tangent members do, so asking for it now would keep a zero."""
+    return isinstance(t, (Generic, Stack)) and any(isinstance(n, StateRead) for n in walk([t], opaque=(RecValue,)))
 
 
 def _code_of(t: Value) -> tuple:

@@ -545,6 +545,30 @@ def test_a_reduction_combined_with_an_inner_loops_value_outside_the_step_loop(ru
         np.testing.assert_allclose(out["r"], r, rtol=1e-6)       # f32, a few roundings a step
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_outer_loop_longer_than_a_chunk_read_only_by_its_inner_loop(run, target):
+    """300 outer steps (more than a host loop's chunk of 256) whose clause reads the state only
+    through the inner loop's `y[n - 1, j]`: the chunk storage kept no row before the chunk, and
+    step 256 read row -1 (OUT_OF_RANGE in the runtime)."""
+    x = np.linspace(0.5, 1.5, 300).astype(np.float32)
+    out = run("""
+        let x: [f32; 300];
+        let y[0, j in 0..2] = if j == 0 { 1.0 } else { 0.0 };
+        let y[n in 1..300] = {
+            let z[0, j in 0..2] = y[n - 1, j];
+            let z[s in 1..3] = [0.9 * z[s - 1, 0] + 0.1 * z[s - 1, 1], 0.5 * z[s - 1, 1] + 0.01 * x[n]];
+            z[2]
+        };
+    """, target=target, x=x)
+    y = [np.array([1.0, 0.0])]
+    for n in range(1, 300):
+        v = y[-1]
+        for _ in range(2):
+            v = np.array([0.9 * v[0] + 0.1 * v[1], 0.5 * v[1] + 0.01 * x[n]])
+        y.append(v)
+    np.testing.assert_allclose(out["y"], y, rtol=1e-5, atol=1e-7)     # f32, a few roundings a step
+
+
 def _diagnostic(source: str):
     with pytest.raises(CompileError) as info:
         einc.compile(source)
@@ -567,28 +591,46 @@ def test_an_inner_loop_reading_the_outer_state_at_the_current_step_is_e011():
     assert diag.span.line == 4
 
 
-def test_reverse_mode_through_a_loop_whose_step_runs_a_loop_is_e011_at_the_request():
-    """Reverse mode through Newton's loop (its step runs std's solve) is not compiled: the error
-    names both loops at the derivative (was E011 naming `t`, an index of std's back
-    substitution, as 'an index of an enclosing definition')."""
-    request_ = "let L = sum[i](x[20, i]);\nlet d = @L / @x0;\n"
-    diag = _diagnostic(NEWTON_SYSTEM + request_)
-    assert diag.code == "E011" and "reverse-mode derivatives through the recurrence `x`, whose step runs" in diag.message
-    assert diag.span.line == NEWTON_SYSTEM.count("\n") + request_.count("\n")
-    # a note at the user's step that runs the loop (the loop itself is std's solve)
-    (note,) = diag.notes
-    assert note.span.line == 5 and "this step of `x` runs the loop `r`" in note.note
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_gradient_through_newtons_loop_running_solve_on_an_indexed_jacobian(run, target, fd_jacobian):
+    """Newton's step feeds std's solve the indexed `J[i, j]` it computes from its state: was E011
+    in forward mode, and so for the gradient, which is taken in forward mode; its tangent runs
+    in the step beside it (the E011 named both loops at the derivative; before that it named
+    `t`, an index of std's back substitution, as 'an index of an enclosing definition')."""
+    x0 = np.array([2.5, 0.4, 1.5])
+
+    def loss(x0):
+        v = x0
+        for _ in range(20):
+            F = np.array([v @ v - 6.0, v[0] * v[1] - 2 * v[2], v[0] + v[1] - 3 * v[2]])
+            J = np.array([2 * v, [v[1], v[0], -2.0], [1.0, 1.0, -3.0]])
+            v = v - np.linalg.solve(J, F)
+        return np.float64(np.sum(x0 * v))
+    out = run(NEWTON_SYSTEM + "let L = sum[i](x0[i] * x[20, i]);\nlet d = @L / @x0;\n", target=target,
+              x0=x0.astype(np.float32))
+    # f32 against f64 central differences: the converged root moves little with x0
+    np.testing.assert_allclose(out["d"], fd_jacobian(loss, x0), rtol=1e-4, atol=1e-5)
 
 
-def test_reverse_mode_through_a_called_loop_reading_the_step_and_x_is_e011():
-    """The inner loop (a function's body) reads x at the outer step, not the outer state: the
-    adjoint reached it with the outer step free, an internal KeyError in the lowering."""
-    diag = _diagnostic("fn decay(s: f64) -> f64 {\n    let y[0] = 1.0;\n"
-                       "    let y[i in 1..4] = y[i - 1] * 0.5 + s;\n    y[3]\n}\nlet c: [f64; 6];\n"
-                       "let x[0] = 1.0;\nlet x[e in 1..6] = x[e - 1] * c[e] + decay(c[e]);\n"
-                       "let L = x[5];\nlet g = @L / @c;\n")
-    assert diag.code == "E011" and "whose step runs the recurrence `y`" in diag.message
-    assert diag.span.line == 10 and diag.notes[0].span.line == 8
+def test_a_gradient_through_a_called_loop_reading_the_step_and_x(run, fd_jacobian):
+    """The inner loop (a function's body) reads x at the outer step, not the outer state (was
+    E011; before that an internal KeyError in the lowering): the gradient is taken in forward
+    mode, one direction per element of c."""
+    c = np.array([0.3, 1.1, 0.8, -0.4, 0.6, 0.9])
+    out = run("fn decay(s: f64) -> f64 {\n    let y[0] = 1.0;\n"
+              "    let y[i in 1..4] = y[i - 1] * 0.5 + s;\n    y[3]\n}\nlet c: [f64; 6];\n"
+              "let x[0] = 1.0;\nlet x[e in 1..6] = x[e - 1] * c[e] + decay(c[e]);\n"
+              "let L = x[5];\nlet g = @L / @c;\n", c=c)
+
+    def loss(c):
+        x = 1.0
+        for e in range(1, 6):
+            y = 1.0
+            for _ in range(3):
+                y = y * 0.5 + c[e]
+            x = x * c[e] + y
+        return np.float64(x)
+    np.testing.assert_allclose(out["g"], fd_jacobian(loss, c), rtol=1e-6, atol=1e-8)    # f64, FD ~1e-9
 
 
 def test_reverse_mode_past_a_loop_of_the_step_not_reading_x(run, fd_jacobian):
@@ -609,16 +651,28 @@ def test_reverse_mode_past_a_loop_of_the_step_not_reading_x(run, fd_jacobian):
     np.testing.assert_allclose(out["g"], fd_jacobian(loss, c), rtol=1e-6, atol=1e-8)    # f64, FD ~1e-9
 
 
-def test_forward_mode_through_a_loop_reading_a_tensor_its_step_computes_is_e011():
+def test_forward_mode_through_a_loop_reading_a_tensor_its_step_computes(run, fd_jacobian):
     """An inner loop fed a tensor the step computes from its state (not a slice or a literal):
-    its tangent is not lowered in the step yet (was an internal KeyError in the lowering)."""
-    diag = _diagnostic("fn settle(a: [f64; 2]) -> [f64; 2] {\n"
-                       "    let y[0, j in 0..2] = a[j];\n"
-                       "    let y[i in 1..4, j in 0..2] = 0.5 * (y[i - 1, j] + a[j] / y[i - 1, j]);\n"
-                       "    y[3]\n}\nlet c: f64;\nlet x[0, j in 0..2] = 1.0;\n"
-                       "let x[e in 1..4] = settle(x[e - 1] + c);\nlet g = @x / @c;\n")
-    assert diag.code == "E011" and "runs the recurrence `y` on a tensor it computes from its state" in diag.message
-    assert diag.span.line == 9 and diag.notes[0].span.line == 8
+    was E011 (before that an internal KeyError in the lowering); its tangent runs in the step
+    beside it. llvm-cpu only: on vulkan-spirv the call fails with OUT_OF_RANGE in a copy_buffer
+    (IREE-200's message; that defect is open there)."""
+    out = run("fn settle(a: [f64; 2]) -> [f64; 2] {\n"
+              "    let y[0, j in 0..2] = a[j];\n"
+              "    let y[i in 1..4, j in 0..2] = 0.5 * (y[i - 1, j] + a[j] / y[i - 1, j]);\n"
+              "    y[3]\n}\nlet c: f64;\nlet x[0, j in 0..2] = 1.0 + (j as f64);\n"
+              "let x[e in 1..4] = settle(x[e - 1] + c);\nlet g = @x / @c;\n", c=np.float64(0.7))
+
+    def iterates(c):
+        xs = [np.array([1.0, 2.0])]
+        for _ in range(3):
+            a = xs[-1] + c
+            y = a
+            for _ in range(3):
+                y = 0.5 * (y + a / y)
+            xs.append(y)
+        return np.array(xs)
+    expected = fd_jacobian(lambda c: iterates(float(c)), np.float64(0.7))
+    np.testing.assert_allclose(out["g"].reshape(expected.shape), expected, rtol=1e-6, atol=1e-9)   # f64, FD ~1e-9
 
 
 NEWTON_IN_C = """
@@ -746,18 +800,28 @@ def test_forward_mode_through_symplectic_substeps_of_two_members(run, target, fd
 
 @pytest.mark.parametrize("inner", ["f(r[t - 1], -1.25)",
                                    "{ let s[0] = r[t - 1]; let s[k in 1..8] = tanh(0.75 * s[k - 1]); s[7] }"])
-def test_a_derivative_through_a_step_calling_a_function_holding_a_loop_is_e011_at_the_request(inner):
+def test_a_gradient_through_a_step_calling_a_function_holding_a_loop(run, fd_jacobian, inner):
     """The inner loop is a function's body (or a block), as the program fuzzer draws it (seed
     19603 program 13): reverse mode through the outer loop was an internal error (KeyError in
-    the adjoint's state reads); it is E011 at `@` naming both loops."""
+    the adjoint's state reads), then E011 at `@`; it is taken in forward mode."""
     source = ("use std::math::*;\nlet x: [f64; 3];\n"
               "fn f(a: f64, b: f64) -> f64 { { let s[0] = a * b; let s[k in 1..8] = tanh(0.75 * s[k - 1] + 0.1 * b); "
               "s[7] } }\nlet r[0] = x[0];\n"
               f"let r[t in 1..3] = 0.25 * r[t - 1] + {inner};\n"
               "let L = sum[i in 0..3](r[i]);\nlet g = @sin(L) / @x;\n")
-    diag = _diagnostic(source)
-    assert diag.code == "E011" and "through the recurrence `r`, whose step runs the recurrence `s`" in diag.message
-    assert diag.span.line == 7
+    x = np.array([0.7, -0.3, 1.2])
+
+    def loss(x):
+        r = [x[0]]
+        for _ in range(1, 3):
+            s = r[-1] * -1.25 if inner.startswith("f") else r[-1]
+            for _ in range(7):
+                s = np.tanh(0.75 * s + (0.1 * -1.25 if inner.startswith("f") else 0.0))
+            r.append(0.25 * r[-1] + s)
+        return np.sin(np.sum(r))
+    out = run(source, x=x)
+    np.testing.assert_allclose(out["g"], fd_jacobian(loss, x), rtol=1e-6, atol=1e-9)     # f64, FD ~1e-9
+
 
 def test_explain_says_which_loop_runs_inside_which(tmp_path):
     path = tmp_path / "nested.ein"

@@ -23,7 +23,7 @@ from iree.compiler.dialects import arith, linalg, scf, tensor, util
 
 from einc.ir import affine
 from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, step_state_reads
-from einc.ir.state_slices import is_state_history
+from einc.ir.state_slices import is_state_history, is_state_slice
 from einc.ir.types import F32, I32, DType, Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length, product, tied,
@@ -50,6 +50,11 @@ class ReadPlan:
             for clause in member.clauses:
                 for read in step_state_reads([clause.body, clause.guard]):
                     self._add(read.member, affine.affine_of(read.subs[0]), group.t_var, clause.t_lo)
+        # the step's slices `x[t - 1]` (what a loop inside the step reads): the clauses may read
+        # no such step themselves
+        for v in group.step_work:
+            if is_state_slice(v) and not is_state_history(v):
+                self._add(v.body.member, affine.affine_of(v.body.subs[0]), group.t_var, Lin(0))
         self.unbounded |= {v.body.member for v in group.step_work if is_state_history(v)}
 
     def _add(self, member: RecMember, step, t_var: IndexVar, t_lo: Lin) -> None:
