@@ -88,8 +88,9 @@ def _runs_per_step(inner: RecValue, own: set, t_var: IndexVar, stops: set) -> bo
 
 def check_inner_loop_inputs(group: RecurrenceGroup, span, by_vector=None) -> None:
     """Forward mode runs an inner loop's tangent in the step. An array literal the inner loop
-    reads that reads `by_vector`, the vector differentiated by, is E011: its elements' tangents
-    are vectors (a direction each), which the step's literal cannot hold."""
+    reads that reads `by_vector`, the vector differentiated by, where it moves with the step, is
+    E011: its elements' tangents are vectors (a direction each), which the step's literal cannot
+    hold."""
     if by_vector is None:
         return
     for c in (c for m in group.members for c in m.clauses):
@@ -104,7 +105,10 @@ def check_inner_loop_inputs(group: RecurrenceGroup, span, by_vector=None) -> Non
 
 
 def _literal_reading(inner: RecValue, x: Value) -> bool:
-    return any(isinstance(v, Stack) and any(isinstance(n, Read) and n.tensor is x for n in walk([v]))
+    """An array literal in `inner` reads an element of `x` that moves with the step (`a[k - 1]`);
+    one at a fixed point (`c[1]`) has a constant tangent and runs."""
+    return any(isinstance(v, Stack) and any(isinstance(n, Read) and n.tensor is x and
+                                            not all(isinstance(s, Const) for s in n.subs) for n in walk([v]))
                for v in walk([inner]))
 
 
