@@ -938,7 +938,7 @@ def _check_reads(group: RecurrenceGroup) -> None:
 def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guards: tuple, step: IndexVar) -> None:
     offset = _step_offset(read, step)
     if offset is None:
-        _check_ranged_read(member, clause, read, guards, step)
+        _check_ranged_read(member, clause, read, guards + _clause_guard(clause), step)
         return
     if offset > 0:
         raise d.error(d.RECURRENCE, f"`{read.member.name}` is read {offset} step(s) ahead of the "
