@@ -7,7 +7,7 @@ bools compare exactly); `vk` cases run on vulkan-spirv too."""
 import numpy as np
 import pytest
 
-from tests.e2e.test_holdout_programs import R, check_case, params, registry
+from tests.e2e.test_holdout_programs import R, check_case, params, registry, spd
 
 CASES = {}
 case = registry(CASES)
@@ -142,6 +142,123 @@ def chain_np(q0, k):
 @case("spring_chain", inputs=lambda: dict(q0=R(112).standard_normal(6) * 0.1, k=np.float64(3.0)), outputs=["q_end", "dq_dk"], tol=(1e-7, 1e-9))
 def _(q0, k):
     return dict(q_end=chain_np(q0, k), dq_dk=fd(lambda k: chain_np(q0, k), k))
+
+
+# 11 American put on a binomial tree, greeks by @
+def american_put(S0, K, r, sigma, T, n=64):
+    dt = T / n; u = np.exp(sigma * np.sqrt(dt)); d = 1 / u; p = (np.exp(r * dt) - d) / (u - d); disc = np.exp(-r * dt)
+    j = np.arange(n + 1); V = np.maximum(K - S0 * u ** j * d ** (n - j), 0)
+    for m in range(1, n + 1):
+        j = np.arange(n + 1 - m)
+        V = np.maximum(disc * (p * V[1:] + (1 - p) * V[:-1]), np.maximum(K - S0 * u ** j * d ** (n - m - j), 0))
+    return V[0]
+@case("binomial_american", inputs=lambda: dict(S0=np.float64(95.0), K=np.float64(100.0), r=np.float64(0.05), sigma=np.float64(0.25), T=np.float64(1.0)),
+      outputs=["price", "delta", "vega"], tol=(1e-6, 1e-8))
+def _(S0, K, r, sigma, T):
+    return dict(price=american_put(S0, K, r, sigma, T), delta=fd(lambda s: american_put(s, K, r, sigma, T), S0),
+                vega=fd(lambda v: american_put(S0, K, r, v, T), sigma))
+
+
+# 12 GARCH(1,1) likelihood and gradient
+def garch_nll(ret, om, al, be):
+    s2 = [np.mean(ret ** 2)]
+    for t in range(1, len(ret)): s2.append(om + al * ret[t - 1] ** 2 + be * s2[-1])
+    s2 = np.array(s2)
+    return 0.5 * np.sum(np.log(2 * np.pi) + np.log(s2) + ret ** 2 / s2)
+@case("garch", inputs=lambda: dict(ret=R(113).standard_normal(80) * 0.02, omega=np.float64(2e-5), alpha=np.float64(0.08), beta=np.float64(0.9)),
+      outputs=["nll", "grad"], tol=(1e-6, 1e-6))
+def _(ret, omega, alpha, beta):
+    return dict(nll=garch_nll(ret, omega, alpha, beta), grad=np.array([
+        fd(lambda o: garch_nll(ret, o, alpha, beta), omega, 1e-9), fd(lambda a: garch_nll(ret, omega, a, beta), alpha),
+        fd(lambda b: garch_nll(ret, omega, alpha, b), beta)]))
+
+
+# 13 classical Gram-Schmidt QR
+@case("qr_gram_schmidt", inputs=lambda: dict(A=R(114).standard_normal((7, 4))), outputs=["Q", "Rm", "orthonormal"], tol=(1e-10, 1e-12))
+def _(A):
+    Q, Rr = np.linalg.qr(A); s = np.sign(np.diag(Rr))
+    return dict(Q=Q * s, Rm=Rr * s[:, None], orthonormal=np.bool_(True))
+
+
+# 14 Cholesky by hand, log-determinant and a solve
+@case("cholesky_by_hand", inputs=lambda: dict(A=spd(6, 115), b=R(116).standard_normal(6)), outputs=["L", "logdet", "x"], tol=(1e-10, 1e-12))
+def _(A, b):
+    return dict(L=np.linalg.cholesky(A), logdet=np.linalg.slogdet(A)[1], x=np.linalg.solve(A, b))
+
+
+# 15 Kepler's equation by Newton, derivative wrt eccentricity
+@case("kepler_newton", inputs=lambda: dict(Mean=np.linspace(0.1, 6.0, 9), e=np.float64(0.3)), outputs=["ecc", "dE_de"], tol=(1e-10, 1e-12))
+def _(Mean, e):
+    E = Mean.copy()
+    for _ in range(50): E = E - (E - e * np.sin(E) - Mean) / (1 - e * np.cos(E))
+    return dict(ecc=E, dE_de=np.sin(E) / (1 - e * np.cos(E)))
+
+
+# 16 Bellman-Ford with negative edges and an unreachable vertex
+def bf_inputs():
+    edges = [(0, 1, 4.0), (0, 2, 5.0), (1, 2, -3.0), (2, 3, 2.5), (3, 1, 1.5), (1, 4, 6.0), (3, 4, -1.0), (4, 5, 2.0), (2, 5, 9.0), (6, 0, 1.0)]
+    s, d, w = zip(*edges)
+    return dict(src=np.int32(s), dst=np.int32(d), w=np.float32(w))
+@case("bellman_ford", inputs=bf_inputs, outputs=["shortest", "reachable", "improvable"], tol=(1e-6, 1e-6), vk=True)
+def _(src, dst, w):
+    D = np.full(7, np.float32(1e9)); D[0] = 0
+    for _ in range(6):
+        N = D.copy()
+        for s, d, ww in zip(src, dst, w): N[d] = min(N[d], np.float32(D[s] + ww))
+        D = N
+    return dict(shortest=D, reachable=D < 5e8, improvable=np.bool_(any(D[s] + ww < D[d] for s, d, ww in zip(src, dst, w))))
+
+
+# 17 Levenshtein distance
+@case("edit_distance", inputs=lambda: dict(a=np.int32([3, 1, 4, 1, 5, 9, 2, 6]), b=np.int32([3, 4, 1, 5, 9, 9, 2, 7, 6])), outputs=["D", "dist", "similarity"])
+def _(a, b):
+    M, N = len(a), len(b); D = np.zeros((M + 1, N + 1), np.int32); D[:, 0] = np.arange(M + 1); D[0] = np.arange(N + 1)
+    for i in range(1, M + 1):
+        for j in range(1, N + 1):
+            D[i, j] = min(D[i - 1, j] + 1, D[i, j - 1] + 1, D[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
+    return dict(D=D, dist=D[M, N], similarity=np.float32(1 - D[M, N] / max(M, N)))
+
+
+# 18 longest increasing subsequence; coin change counts
+@case("lis_coins", inputs=lambda: dict(a=np.int32([5, 2, 8, 6, 3, 6, 9, 7, 1, 10, 4, 11]), coins=np.int32([1, 2, 5, 10, 3])), outputs=["lis", "longest", "ways", "total"])
+def _(a, coins):
+    L = [1] * len(a)
+    for i in range(1, len(a)): L[i] = 1 + max([L[j] for j in range(i) if a[j] < a[i]], default=0)
+    W = np.zeros((len(coins) + 1, 41), np.int64); W[0, 0] = 1
+    for c in range(1, len(coins) + 1):
+        for v in range(41): W[c, v] = W[c - 1, v] + (W[c, v - coins[c - 1]] if v >= coins[c - 1] else 0)
+    return dict(lis=np.int32(L), longest=np.int32(max(L)), ways=W, total=W[-1, -1])
+
+
+# 19 tanh MLP trained by gradient descent inside a recurrence
+def mlp_inputs():
+    X = np.linspace(-2, 2, 16).astype(np.float32); rg = R(119)
+    return dict(X=X, Y=(np.sin(1.5 * X) + 0.05 * rg.standard_normal(16)).astype(np.float32), theta0=(rg.standard_normal(25) * 0.5).astype(np.float32))
+@case("mlp_train", inputs=mlp_inputs, outputs=["history", "final_theta"], tol=(2e-4, 2e-5))
+def _(X, Y, theta0):
+    X = X.astype(np.float64); Y = Y.astype(np.float64); th = theta0.astype(np.float64); H = 8; hist = []
+    for e in range(40):
+        W1, b1, W2, b2 = th[:H], th[H:2 * H], th[2 * H:3 * H], th[3 * H]
+        h = np.tanh(np.outer(X, W1) + b1); out = h @ W2 + b2; err = out - Y; hist.append(np.mean(err ** 2))
+        if e == 39: break
+        g_out = 2 * err / len(X); g_h = np.outer(g_out, W2) * (1 - h ** 2)
+        g = np.concatenate([g_h.T @ X, g_h.sum(0), h.T @ g_out, [g_out.sum()]]); th = th - 0.1 * g
+    return dict(history=np.array(hist), final_theta=th)
+
+
+# 20 standard-library CNN
+def cnn_inputs():
+    rg = R(120)
+    return dict(img=rg.standard_normal((2, 1, 8, 8)).astype(np.float32), K=rg.standard_normal((3, 1, 3, 3)).astype(np.float32),
+                Kb=rg.standard_normal(3).astype(np.float32) * 0.1, Wd=(rg.standard_normal((48, 4)) * 0.3).astype(np.float32),
+                bd=rg.standard_normal(4).astype(np.float32) * 0.1)
+@case("std_cnn", inputs=cnn_inputs, outputs=["pooled", "probs"], tol=(1e-4, 1e-5), vk=True)
+def _(img, K, Kb, Wd, bd):
+    x = np.pad(img.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    conv = np.array([[[[np.sum(x[n, 0, i:i + 3, j:j + 3] * K[c, 0]) + Kb[c] for j in range(8)] for i in range(8)] for c in range(3)] for n in range(2)])
+    pooled = np.maximum(conv, 0).reshape(2, 3, 4, 2, 4, 2).max((3, 5))
+    z = pooled.reshape(2, 48) @ Wd + bd; p = np.exp(z - z.max(1, keepdims=True))
+    return dict(pooled=pooled, probs=p / p.sum(1, keepdims=True))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
