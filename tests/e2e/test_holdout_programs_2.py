@@ -261,6 +261,124 @@ def _(img, K, Kb, Wd, bd):
     return dict(pooled=pooled, probs=p / p.sum(1, keepdims=True))
 
 
+# 21 Rabin-Karp with i64 rolling hashes
+def rk_inputs():
+    text = R(121).integers(0, 3, 60).astype(np.int32); pat = np.int32([1, 2, 0, 1])
+    text[[5, 30, 55]] = 1; text[[6, 31, 56]] = 2; text[[7, 32]] = 0; text[[8, 33]] = 1
+    return dict(text=text, pat=pat)
+@case("rabin_karp", inputs=rk_inputs, outputs=["window", "hit", "count", "first"])
+def _(text, pat):
+    q, base, P, N = 1000000007, 131, len(pat), len(text)
+    def h(s):
+        v = 0
+        for t in s: v = (v * base + int(t)) % q
+        return v
+    win = np.int64([h(text[i:i + P]) for i in range(N - P + 1)])
+    hit = np.array([np.array_equal(text[i:i + P], pat) for i in range(N - P + 1)])
+    return dict(window=win, hit=hit, count=np.int32(hit.sum()), first=np.int32(np.argmax(hit) if hit.any() else N))
+
+
+# 22 complex arithmetic with tuples
+def mandel_inputs():
+    rg = R(122); r = rg.uniform(0, 0.24, 10); a = rg.uniform(0, 2 * np.pi, 10)
+    return dict(c_re=r * np.cos(a), c_im=r * np.sin(a))
+@case("complex_tuples", inputs=mandel_inputs, outputs=["zr", "zi", "lo", "hi", "spread", "quadrant"], tol=(1e-12, 1e-14))
+def _(c_re, c_im):
+    c = c_re + 1j * c_im; z = np.zeros(10, complex); zs = [z]
+    for _ in range(11): z = z * z + c; zs.append(z)
+    Z = np.array(zs); a2 = np.abs(z) ** 2
+    quad = np.where(z.real >= 0, np.where(z.imag >= 0, 1, 4), np.where(z.imag >= 0, 2, 3)).astype(np.int32)
+    return dict(zr=Z.real, zi=Z.imag, lo=a2.min(), hi=a2.max(), spread=a2.max() - a2.min(), quadrant=quad)
+
+
+# 23 f16 dense layer accumulated in f32
+def f16_inputs():
+    rg = R(123)
+    return dict(x=rg.standard_normal((3, 16)).astype(np.float16), W=(rg.standard_normal((16, 5)) * 0.3).astype(np.float16),
+                b=(rg.standard_normal(5) * 0.1).astype(np.float16))
+@case("f16_dense", inputs=f16_inputs, outputs=["act", "rownorm"], tol=(2e-3, 1e-3))
+def _(x, W, b):
+    acc = x.astype(np.float64) @ W.astype(np.float64) + b.astype(np.float64)
+    act = np.where(acc > 0, acc, 0.01 * acc).astype(np.float16)
+    return dict(act=act, rownorm=np.sqrt((act.astype(np.float64) ** 2).sum(1)))
+
+
+# 24 state machine by match on tuples
+@case("token_machine", inputs=lambda: dict(tokens=np.int32([1, 0, 0, 2, 0, 0, 0, 2, 0, 0])), outputs=["st", "accepted", "visits"])
+def _(tokens):
+    def nxt(s, t):
+        table = {(0, 1): 1, (0, 0): 2, (1, 0): 2, (2, 0): 2, (2, 2): 3, (3, 0): 2}
+        return table.get((s, t), 4)
+    st = [0]
+    for t in tokens: st.append(nxt(st[-1], int(t)))
+    st = np.int32(st)
+    return dict(st=st, accepted=np.bool_(st[-1] == 2), visits=np.int32([(st == s).sum() for s in range(5)]))
+CASES["token_machine_rejects"] = dict(file="token_machine", inputs=lambda: dict(tokens=np.int32([0, 0, 2, 2, 0, 1, 0])),
+                                      outputs=["st", "accepted", "visits"], ref=CASES["token_machine"]["ref"])
+
+
+# 25 lambdas, pipelines, a function taking a function
+@case("closures_pipeline", inputs=lambda: dict(x=(R(125).standard_normal(12) * 1.5).astype(np.float32)), outputs=["y", "z", "p", "smooth"], tol=(1e-5, 1e-6), vk=True)
+def _(x):
+    x = x.astype(np.float64); y = np.clip(x - x.mean(), -1.5, 1.5); z = np.tanh(np.tanh(y))
+    p = np.exp(z - z.max()); p /= p.sum()
+    # smooth[i in 1..N - 1] has N - 1 points, the first (i = 0) defined by no clause: 0
+    return dict(y=y, z=z, p=p, smooth=np.concatenate([[0.0], np.convolve(z, [0.25, 0.25, 0.5], "valid")]))
+
+
+# 26 build-time comprehensions indexing run-time data
+@case("comprehension_picks", inputs=lambda: dict(x=R(126).standard_normal(30).astype(np.float32)), outputs=["picked", "pair_sum", "at_squares", "n_primes"], tol=(1e-6, 1e-6))
+def _(x):
+    primes = [p for p in range(2, 30) if all(p % d for d in range(2, p))]
+    pairs = [(a, b) for a in range(4) for b in range(4) if a < b]
+    return dict(picked=x[primes], pair_sum=np.array([x[a] + x[b] for a, b in pairs]), at_squares=x[[k * k for k in range(6)]].sum(),
+                n_primes=np.int32(len(primes)))
+
+
+# 27 Heron's method with a formatted run-time print
+@case("newton_print", inputs=lambda: dict(a=np.float64(7.0)), outputs=["root", "err"], tol=(1e-14, 1e-14))
+def _(a):
+    xs = [a]
+    for _ in range(7): xs.append(0.5 * (xs[-1] + a / xs[-1]))
+    return dict(root=xs[-1], err=np.array(xs) - xs[-1], __stdout__=[f"sqrt(7.0) = {np.sqrt(7.0):.10f} after 7 steps"])
+
+
+# 28 module paths and imports
+@case("modules_std", inputs=lambda: dict(p=R(128).uniform(0.05, 0.95, 7).astype(np.float32)), outputs=["back", "ls", "biggest", "t", "root2"], tol=(1e-5, 1e-6))
+def _(p):
+    p64 = p.astype(np.float64); ls = p64 - np.log(np.exp(p64).sum())
+    return dict(back=p64, ls=ls, biggest=np.int32(np.argmax(p)), t=np.array([[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]), root2=np.sqrt(2))
+
+
+# 29 decimal digits and popcounts; i32 arithmetic wraps (2147483647 reversed)
+@case("digits", inputs=lambda: dict(n=np.int32([0, 7, 121, 1230, 98789, 2147483647, 1000000000, 44])), outputs=["digit_sum", "ndig", "reversed", "palindrome", "popcount"])
+def _(n):
+    s = [str(int(v)) for v in n]
+    return dict(digit_sum=np.int32([sum(map(int, t)) for t in s]), ndig=np.int32([len(t) for t in s]),
+                reversed=np.int64([int(t[::-1]) for t in s]).astype(np.int32), palindrome=np.array([t == t[::-1] for t in s]),
+                popcount=np.int32([bin(int(v)).count("1") for v in n]))
+
+
+# 30 std::numerics
+def numerics_inputs():
+    rg = R(130); P = rg.random((5, 5)) + 0.1; xs = np.linspace(0, 3, 9)
+    return dict(r=rg.standard_normal(5), P=P / P.sum(1, keepdims=True), A=np.array([[3.0, 1.0], [1.0, 2.0]]), b=np.array([1.0, -1.0]),
+                xs=xs, ys=2.5 * xs - 1 + 0.1 * rg.standard_normal(9))
+@case("std_numerics", inputs=numerics_inputs, tol=(1e-10, 1e-12))
+def _(r, P, A, b, xs, ys):
+    V = np.zeros(5)
+    for _ in range(200): V = r + 0.9 * P @ V
+    u = [1.0]
+    for _ in range(20):
+        k1 = -0.5 * u[-1]; k2 = -0.5 * (u[-1] + 0.05 * k1); k3 = -0.5 * (u[-1] + 0.05 * k2); k4 = -0.5 * (u[-1] + 0.1 * k3)
+        u.append(u[-1] + 0.1 / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+    L = [np.array([1.0, 0.0])]
+    for _ in range(100): L.append(L[-1] + 0.01 * np.array([[0, 1], [-1, 0.0]]) @ L[-1])
+    x = np.zeros(2)
+    for _ in range(100): x = x - 0.1 * (A @ x - b)
+    return dict(V=V, res=np.abs(r + 0.9 * P @ V - V).max(), decay=np.array(u), lin=np.array(L), xmin=x, fit=np.polyfit(xs, ys, 1))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
