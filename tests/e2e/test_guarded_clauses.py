@@ -128,6 +128,18 @@ def test_a_clause_guard_bounds_the_steps_its_reads_reach():
     np.testing.assert_allclose(out["S"], S, rtol=1e-6)
 
 
+def test_a_guard_bounding_the_step_through_another_index_starts_the_clause_later():
+    # Pascal's triangle (a hold-out program): `C[n - 1, k - 1]` under `where k > 0, k < n` was
+    # E005 "reads `C` at step -1": n > k >= 1 was not seen to start the clause at n = 2.
+    out = _compile_and_run("""
+        let C[n in 0..8, k in 0..8] = 1 where k == 0 || k == n;
+        let C[n in 0..8, k in 0..8] = C[n - 1, k - 1] + C[n - 1, k] where k > 0, k < n;
+        let C[n in 0..8, k in 0..8] = 0 where k > n;
+    """, "llvm-cpu")
+    from math import comb
+    np.testing.assert_array_equal(out["C"], [[comb(n, k) for k in range(8)] for n in range(8)])
+
+
 def test_derivative_through_guarded_clauses_follows_the_clause_of_each_point():
     x = np.array([1.0, -2.0, 3.0, -4.0, 0.5], np.float32)
     out = _compile_and_run("""
