@@ -379,6 +379,223 @@ def _(r, P, A, b, xs, ys):
     return dict(V=V, res=np.abs(r + 0.9 * P @ V - V).max(), decay=np.array(u), lin=np.array(L), xmin=x, fit=np.polyfit(xs, ys, 1))
 
 
+# 31 HMM forward algorithm and the gradient of the log-likelihood
+def hmm_inputs():
+    rg = R(131); A = rg.random((3, 3)) + 0.2; B = rg.random((3, 4)) + 0.2
+    return dict(logA=np.log(A / A.sum(1, keepdims=True)), logB=np.log(B / B.sum(1, keepdims=True)),
+                logpi=np.log([0.5, 0.3, 0.2]), obs=rg.integers(0, 4, 8).astype(np.int32))
+def hmm_ll(logA, logB, logpi, obs):
+    a = np.exp(logpi) * np.exp(logB[:, obs[0]])
+    for o in obs[1:]: a = (a @ np.exp(logA)) * np.exp(logB[:, o])
+    return np.log(a.sum())
+@case("hmm_forward", inputs=hmm_inputs, outputs=["loglik", "gA", "gpi"], tol=(1e-7, 1e-9))
+def _(logA, logB, logpi, obs):
+    gA = np.zeros((3, 3)); gp = np.zeros(3)
+    for idx in np.ndindex(3, 3):
+        gA[idx] = fd(lambda h: hmm_ll(logA + h * (np.arange(9).reshape(3, 3) == idx[0] * 3 + idx[1]), logB, logpi, obs), 0.0)
+    for k in range(3):
+        gp[k] = fd(lambda h: hmm_ll(logA, logB, logpi + h * (np.arange(3) == k), obs), 0.0)
+    return dict(loglik=hmm_ll(logA, logB, logpi, obs), gA=gA, gpi=gp)
+
+
+# 32 k-means rounds
+def km_inputs():
+    rg = R(132); centres = np.array([[0, 0], [4, 4], [0, 5.0]])
+    X = np.concatenate([c + rg.standard_normal((8, 2)) * 0.7 for c in centres])
+    return dict(X=X, C0=X[[0, 1, 2]].copy())
+@case("kmeans", inputs=km_inputs, outputs=["C", "assign", "inertia"], tol=(1e-12, 1e-12))
+def _(X, C0):
+    C = C0.copy(); Cs = [C]; As = []; In = []
+    for _ in range(6):
+        d2 = ((X[:, None, :] - C[None]) ** 2).sum(-1); a = d2.argmin(1); As.append(a); In.append(d2.min(1).sum())
+        C = np.array([X[a == k].mean(0) if (a == k).any() else C[k] for k in range(3)]); Cs.append(C)
+    return dict(C=np.array(Cs), assign=np.int32(As), inertia=np.array(In))
+
+
+# 33 PageRank with dangling pages
+def pr_inputs():
+    adj = np.zeros((6, 6), np.int32)
+    for i, j in [(0, 1), (0, 2), (1, 2), (2, 0), (3, 2), (3, 4), (4, 3), (4, 5), (1, 5)]: adj[i, j] = 1
+    return dict(adj=adj)               # page 5 has no out-links
+@case("pagerank", inputs=pr_inputs, outputs=["rank", "total", "top"], tol=(1e-5, 1e-6), vk=True)
+def _(adj):
+    V = 6; out = adj.sum(1); M = np.where(out[:, None] > 0, adj / np.maximum(out, 1)[:, None], 1 / V); p = np.full(V, 1 / V)
+    for _ in range(39): p = 0.15 / V + 0.85 * p @ M
+    return dict(rank=p, total=p.sum(), top=np.int32(np.argmax(p)))
+
+
+# 34 Romberg table
+@case("romberg", outputs=["Rt", "best"], tol=(1e-12, 1e-14))
+def _():
+    from math import erf, pi, sqrt
+    f = lambda x: np.exp(-x * x); T = np.zeros((6, 6))
+    for k in range(6):
+        n = 2 ** k; T[k, 0] = (0.5 * (f(0.0) + f(1.0)) + f(np.arange(1, n) / n).sum()) / n
+        for j in range(1, k + 1): T[k, j] = (4 ** j * T[k, j - 1] - T[k - 1, j - 1]) / (4 ** j - 1)
+    assert abs(T[5, 5] - sqrt(pi) / 2 * erf(1)) < 1e-12      # the reference itself is Romberg's limit
+    return dict(Rt=T, best=T[5, 5])
+
+
+# 35 Clenshaw's recurrence for Chebyshev series, Jacobian in x
+@case("clenshaw", inputs=lambda: dict(c=R(135).standard_normal(9), x=np.linspace(-0.95, 0.9, 7)), outputs=["y", "dydx"], tol=(1e-11, 1e-12))
+def _(c, x):
+    from numpy.polynomial import chebyshev as ch
+    return dict(y=ch.chebval(x, c), dydx=np.diag(ch.chebval(x, ch.chebder(c))))
+
+
+# 36 odd-even transposition sort
+@case("odd_even_sort", inputs=lambda: dict(x=R(136).standard_normal(11).astype(np.float32)), outputs=["s", "sorted", "rank"], tol=(0, 0), vk=True)
+def _(x):
+    s = x.copy(); hist = [s.copy()]; N = len(x)
+    for t in range(1, N + 1):
+        n = s.copy()
+        for i in range(N):
+            if (i + t) % 2 == 0 and i + 1 < N: n[i] = min(s[i], s[i + 1])
+            elif (i + t) % 2 == 1 and i > 0: n[i] = max(s[i], s[i - 1])
+        s = n; hist.append(s.copy())
+    return dict(s=np.array(hist), sorted=np.sort(x), rank=np.int32(np.argsort(np.argsort(x))))
+
+
+# 37 rule 30
+@case("rule30", inputs=lambda: dict(init=np.arange(41) == 20), outputs=["cell", "centre", "alive"])
+def _(init):
+    c = init.copy(); hist = [c]
+    for _ in range(19):
+        l = np.concatenate([[False], c[:-1]]); r = np.concatenate([c[1:], [False]]); c = l ^ (c | r); hist.append(c)
+    H = np.array(hist)
+    return dict(cell=H, centre=H[:, 20], alive=np.int32(H.sum(1)))
+
+
+# 38 Pascal and Catalan in i64
+@case("pascal_catalan", outputs=["C", "cat", "check", "row_sum"])
+def _():
+    from math import comb
+    C = np.int64([[comb(n, k) for k in range(30)] for n in range(30)])
+    cat = np.int64([comb(2 * n, n) // (n + 1) for n in range(20)])
+    return dict(C=C, cat=cat, check=np.bool_(True), row_sum=np.int64([2 ** n for n in range(30)]))
+
+
+# 39 Holt's linear smoothing, gradient of the squared errors
+def holt_np(y, a, g):
+    l, b, F = y[0], y[1] - y[0], []
+    for t in range(1, len(y)):
+        F.append(l + b); ln = a * y[t] + (1 - a) * (l + b); b = g * (ln - l) + (1 - g) * b; l = ln
+    return np.array(F), l, b
+@case("holt_linear", inputs=lambda: dict(y=10 + 0.3 * np.arange(25) + R(139).standard_normal(25), a=np.float64(0.4), g=np.float64(0.2)),
+      outputs=["forecast", "sse", "grad", "ahead"], tol=(1e-7, 1e-9))
+def _(y, a, g):
+    F, l, b = holt_np(y, a, g); sse = lambda a, g: ((y[1:] - holt_np(y, a, g)[0]) ** 2).sum()
+    return dict(forecast=np.concatenate([[0.0], F]), sse=sse(a, g), grad=np.array([fd(lambda v: sse(v, g), a), fd(lambda v: sse(a, v), g)]),
+                ahead=l + np.arange(1, 6) * b)
+
+
+# 40 Adam on Rosenbrock
+@case("adam_rosenbrock", inputs=lambda: dict(x0=np.array([-1.2, 1.0])), outputs=["x", "fvals"], tol=(1e-9, 1e-11))
+def _(x0):
+    x = x0.copy(); m = np.zeros(2); v = np.zeros(2); xs = [x]
+    f = lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+    for t in range(1, 301):
+        g = np.array([-2 * (1 - x[0]) - 400 * x[0] * (x[1] - x[0] ** 2), 200 * (x[1] - x[0] ** 2)])
+        m = 0.9 * m + 0.1 * g; v = 0.999 * v + 0.001 * g * g
+        x = x - 0.02 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8); xs.append(x)
+    return dict(x=np.array(xs), fvals=np.array([f(x) for x in xs]))
+
+
+# 41 Game of Life on a torus
+def life_inputs():
+    b = np.zeros((10, 12), np.int32); b[1, 2] = b[2, 3] = b[3, 1] = b[3, 2] = b[3, 3] = 1      # a glider
+    b[6:9, 8] = 1                                                                              # a blinker
+    return dict(board=b)
+@case("game_of_life", inputs=life_inputs, outputs=["cell", "population"], vk=True)
+def _(board):
+    c = board.copy(); hist = [c]
+    for _ in range(11):
+        n = sum(np.roll(np.roll(c, di, 0), dj, 1) for di in (-1, 0, 1) for dj in (-1, 0, 1)) - c
+        c = ((n == 3) | ((n == 2) & (c == 1))).astype(np.int32); hist.append(c)
+    H = np.array(hist)
+    return dict(cell=H, population=np.int32(H.sum((1, 2))))
+
+
+# 42 Gaussian-process regression with std::ml linear algebra
+def gp_inputs():
+    rg = R(142); X = np.sort(rg.uniform(0, 5, 8))
+    return dict(Xtr=X, ytr=np.sin(X) + 0.05 * rg.standard_normal(8), Xte=np.linspace(0, 5, 5), ell=np.float64(1.1), noise=np.float64(0.01))
+@case("gp_regression", inputs=gp_inputs, outputs=["mean", "var", "lml"], tol=(1e-8, 1e-10))
+def _(Xtr, ytr, Xte, ell, noise):
+    k = lambda a, b: np.exp(-0.5 * (a[:, None] - b[None]) ** 2 / ell ** 2)
+    K = k(Xtr, Xtr) + noise * np.eye(8); Ks = k(Xte, Xtr); Ki = np.linalg.inv(K)
+    return dict(mean=Ks @ Ki @ ytr, var=1 - np.einsum("mi,ij,mj->m", Ks, Ki, Ks),
+                lml=-0.5 * ytr @ Ki @ ytr - 0.5 * np.linalg.slogdet(K)[1] - 4 * np.log(2 * np.pi))
+
+
+# 43 heat equation on a rod, derivative wrt the diffusivity
+def rod_np(u0, kappa):
+    u = u0.copy(); c = kappa * 0.001 / 0.05 ** 2; hist = [u]
+    for _ in range(119):
+        v = np.zeros_like(u); v[1:-1] = u[1:-1] + c * (u[:-2] - 2 * u[1:-1] + u[2:]); u = v; hist.append(u)
+    return np.array(hist)
+@case("heat_rod", inputs=lambda: dict(u0=np.sin(np.pi * np.linspace(0, 1, 21)) + 0.3 * np.sin(3 * np.pi * np.linspace(0, 1, 21)), kappa=np.float64(0.8)),
+      outputs=["mid", "dmid", "profile"], tol=(1e-8, 1e-10))
+def _(u0, kappa):
+    return dict(mid=rod_np(u0, kappa)[-1, 10], dmid=fd(lambda k: rod_np(u0, k)[-1, 10], kappa), profile=rod_np(u0, kappa)[-1])
+
+
+# 44 Lotka-Volterra by Adams-Bashforth 2, sensitivity wrt the parameters
+def lv_np(p, y0, h=0.01, S=400):
+    f = lambda y: np.array([p[0] * y[0] - p[1] * y[0] * y[1], p[3] * y[0] * y[1] - p[2] * y[1]])
+    ys = [y0, y0 + h * f(y0)]
+    for _ in range(2, S + 1): ys.append(ys[-1] + h * (1.5 * f(ys[-1]) - 0.5 * f(ys[-2])))
+    return np.array(ys)
+@case("lotka_volterra_ab2", inputs=lambda: dict(p=np.array([1.1, 0.4, 0.4, 0.1]), y0=np.array([10.0, 5.0])), outputs=["prey_end", "dprey_dp"], tol=(1e-7, 1e-9))
+def _(p, y0):
+    return dict(prey_end=lv_np(p, y0)[-1, 0], dprey_dp=np.array([fd(lambda v: lv_np(p + v * (np.arange(4) == k), y0)[-1, 0], 0.0) for k in range(4)]))
+
+
+# 45 cubic least squares through std::ml::solve
+@case("polyfit_solve", inputs=lambda: (lambda x: dict(x=x, y=1 - 2 * x + 0.5 * x ** 3 + 0.1 * R(145).standard_normal(15)))(np.linspace(-2, 2, 15)),
+      outputs=["coef", "fitted", "r2"], tol=(1e-9, 1e-11))
+def _(x, y):
+    c = np.polyfit(x, y, 3)[::-1]; f = np.polyval(c[::-1], x)
+    return dict(coef=c, fitted=f, r2=1 - ((y - f) ** 2).sum() / ((y - y.mean()) ** 2).sum())
+
+
+# 46 smooth maximum and its gradient
+@case("smooth_max", inputs=lambda: dict(z=(R(146).standard_normal((3, 6)) * 2).astype(np.float32)), outputs=["lse", "grad", "gap"], tol=(1e-5, 1e-6), vk=True)
+def _(z):
+    z = z.astype(np.float64); m = z.max(1, keepdims=True); e = np.exp((z - m) / 0.5)
+    lse = 0.5 * np.log(e.sum(1)) + m[:, 0]
+    return dict(lse=lse, grad=e / e.sum(1, keepdims=True), gap=lse - m[:, 0])
+
+
+# 47 batch normalisation in training mode with gradients
+@case("batchnorm_train", inputs=lambda: dict(X=R(147).standard_normal((6, 4)).astype(np.float32), gamma=R(148).uniform(0.5, 1.5, 4).astype(np.float32),
+                              beta=R(149).standard_normal(4).astype(np.float32), W=R(150).uniform(0, 1, (6, 4)).astype(np.float32)),
+      outputs=["Y", "dX", "dgamma", "dbeta"], tol=(2e-4, 2e-4))
+def _(X, gamma, beta, W):
+    X = X.astype(np.float64); g = gamma.astype(np.float64); b = beta.astype(np.float64); W = W.astype(np.float64)
+    def fwd(X, g, b):
+        mu = X.mean(0); v = X.var(0); return g * (X - mu) / np.sqrt(v + 1e-5) + b
+    L = lambda X, g, b: (W * fwd(X, g, b) ** 2).sum()
+    dX = np.zeros_like(X)
+    for idx in np.ndindex(X.shape):
+        E = np.zeros_like(X); E[idx] = 1; dX[idx] = fd(lambda h: L(X + h * E, g, b), 0.0)
+    eye = np.eye(4)
+    return dict(Y=fwd(X, g, b), dX=dX, dgamma=np.array([fd(lambda h: L(X, g + h * eye[c], b), 0.0) for c in range(4)]),
+                dbeta=np.array([fd(lambda h: L(X, g, b + h * eye[c]), 0.0) for c in range(4)]))
+
+
+# 48 Monte Carlo call price with an LCG and Box-Muller
+@case("gbm_monte_carlo", inputs=lambda: dict(S0=np.float64(100.0), K=np.float64(105.0), r=np.float64(0.03), sigma=np.float64(0.2), T=np.float64(0.5), seed=np.int64(42)),
+      outputs=["z", "price", "stderr"], tol=(1e-10, 1e-12))
+def _(S0, K, r, sigma, T, seed):
+    s = int(seed); u = []
+    for _ in range(800):
+        s = (1103515245 * s + 12345) % 2147483648; u.append((s + 0.5) / 2147483648.0)
+    u = np.array(u); z = np.sqrt(-2 * np.log(u[0::2])) * np.cos(2 * np.pi * u[1::2])
+    pay = np.exp(-r * T) * np.maximum(S0 * np.exp((r - 0.5 * sigma ** 2) * T + sigma * np.sqrt(T) * z) - K, 0)
+    return dict(z=z, price=pay.mean(), stderr=pay.std(ddof=1) / np.sqrt(400))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
