@@ -61,13 +61,16 @@ def offset_bounds(sub: Value, var: IndexVar, var_range: tuple, guards: tuple) ->
 
 def first_step(step: IndexVar, start: Lin, guards: tuple) -> Lin:
     """The first step from `start` at which `guards` can all hold: the greatest constant-offset
-    lower bound they state on `step` (`t > 0`, `t >= start + 2`), then past each step a conjunct
-    `t != c` excludes (`!(t == 0 || i == 0)`). A read under `if t > 0 { x[t - 1] }` is made from
-    there on only."""
+    lower bound they state on `step` (`t > 0`, `t >= start + 2`, `t > k` with `k >= 1`), then
+    past each step a conjunct `t != c` excludes (`!(t == 0 || i == 0)`). A read under
+    `if t > 0 { x[t - 1] }` is made from there on only."""
     limits = _guard_limits(guards)
     for low in limits.get((step, "lower"), []):
-        if (low - start).is_const and (low - start).const > 0:
-            start = low
+        # a bound through another variable counts at that variable's own least value
+        # (`k < n` with `k > 0`: n >= 2)
+        gaps = [d.const for d in _bounds(low - start, step, (start, start), limits, True) if d.is_const]
+        if gaps and max(gaps) > 0:
+            start = start + max(gaps)
     excluded = [affine.affine_of(side) for cond in (c for g in guards for c in _conjuncts(g) if c.op == "ne")
                 for side, other in ((cond.args[0], cond.args[1]), (cond.args[1], cond.args[0]))
                 if affine.affine_of(other) == Lin.of(step)]

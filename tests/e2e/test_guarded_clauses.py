@@ -112,6 +112,34 @@ def test_a_guarded_clause_ending_in_a_reduction_keeps_its_guard(target):
     np.testing.assert_array_equal(out["top"], np.where(np.arange(4) < 2, n0.max(), 0))
 
 
+def test_a_clause_guard_bounds_the_steps_its_reads_reach():
+    # Cholesky by hand (a hold-out program): `L[j, j]` read under `where j < i` is an earlier
+    # step; the clause's own guard was not used to bound it (E007, "may reach steps after").
+    x = np.float32([1.5, -2.0, 0.5, 3.0])
+    out = _compile_and_run("""
+        let x: [f32; N];
+        let S[i in 0..N, j in 0..N] = x[i] where j >= i;
+        let S[i in 0..N, j in 0..N] = (x[i] + sum[k in 0..j](S[i, k])) * S[j, j] where j < i;
+    """, "llvm-cpu", x=x)
+    S = np.zeros((4, 4), np.float32)
+    for i in range(4):
+        for j in range(4):
+            S[i, j] = x[i] if j >= i else (x[i] + S[i, :j].sum()) * S[j, j]
+    np.testing.assert_allclose(out["S"], S, rtol=1e-6)
+
+
+def test_a_guard_bounding_the_step_through_another_index_starts_the_clause_later():
+    # Pascal's triangle (a hold-out program): `C[n - 1, k - 1]` under `where k > 0, k < n` was
+    # E005 "reads `C` at step -1": n > k >= 1 was not seen to start the clause at n = 2.
+    out = _compile_and_run("""
+        let C[n in 0..8, k in 0..8] = 1 where k == 0 || k == n;
+        let C[n in 0..8, k in 0..8] = C[n - 1, k - 1] + C[n - 1, k] where k > 0, k < n;
+        let C[n in 0..8, k in 0..8] = 0 where k > n;
+    """, "llvm-cpu")
+    from math import comb
+    np.testing.assert_array_equal(out["C"], [[comb(n, k) for k in range(8)] for n in range(8)])
+
+
 def test_derivative_through_guarded_clauses_follows_the_clause_of_each_point():
     x = np.array([1.0, -2.0, 3.0, -4.0, 0.5], np.float32)
     out = _compile_and_run("""

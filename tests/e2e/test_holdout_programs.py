@@ -13,12 +13,16 @@ import einc
 from tests.programs import FOLDER
 
 HOLDOUT = FOLDER / "holdout"
+def registry(cases):
+    """A decorator `@case(name, inputs=..., **options)` entering its NumPy reference in `cases`."""
+    def case(name, inputs=lambda: {}, **kw):
+        def deco(ref):
+            cases[name] = dict(inputs=inputs, ref=ref, **kw)
+            return ref
+        return deco
+    return case
 CASES = {}
-def case(name, inputs=lambda: {}, **kw):
-    def deco(ref):
-        CASES[name] = dict(inputs=inputs, ref=ref, **kw)
-        return ref
-    return deco
+case = registry(CASES)
 R = np.random.default_rng
 
 def spd(n, seed, dt=np.float64):
@@ -438,13 +442,20 @@ def _(X, Wq, Wk, Wv, valid):
     return dict(p=p, o=(p @ v).transpose(0, 2, 1, 3))
 
 
-PARAMS = [(name, "llvm-cpu") for name in CASES] + [
-    pytest.param(name, "vulkan-spirv", marks=pytest.mark.vulkan) for name, c in CASES.items() if c.get("vk")]
+def params(cases):
+    """(name, target) pairs: every case on llvm-cpu, `vk` cases on vulkan-spirv too."""
+    return [(name, "llvm-cpu") for name in cases] + [
+        pytest.param(name, "vulkan-spirv", marks=pytest.mark.vulkan) for name, c in cases.items() if c.get("vk")]
 
 
-@pytest.mark.parametrize("name, target", PARAMS)
+@pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
-    case = CASES[name]
+    check_case(CASES[name], name, target, capfd)
+
+
+def check_case(case, name, target, capfd):
+    """Builds holdout/<name>.ein for `target`, runs it on the case's inputs and compares every
+    output its reference names (stdout lines too) at the case's tolerance."""
     source = (HOLDOUT / f"{case.get('file', name)}.ein").read_text(encoding="utf-8")
     inputs = case["inputs"]()
     artifact = einc.compile(source, target=target, dims=case.get("dims"), outputs=case.get("outputs"))

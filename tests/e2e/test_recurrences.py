@@ -767,6 +767,15 @@ def test_a_clause_defining_too_few_axes_is_e004(diagnose):
     assert diag.code == "E004" and "`x` has 2 axes, but this clause defines 1" in diag.message
 
 
+
+def test_reading_elements_of_a_recurrence_whose_rows_are_defined_whole_names_the_fix(diagnose):
+    # Gram-Schmidt written row by row (a hold-out program): the message said `Qt` "has 1 axes",
+    # though its rows are vectors; elements of such a member cannot be read inside its recurrence.
+    diag, report = diagnose("let A: [f64; 4, 3];\nlet Qt[k in 0..3] = {\n"
+                            "    let v[i in 0..4] = A[i, k] - sum[j in 0..k](Qt[j, i]);\n    v\n};\n")
+    assert diag.code == "E004" and "`Qt` names 1 axis in its definition but is read with 2 subscripts" in diag.message
+    assert "let Qt[k in 0..N, i in 0..M] = .." in report
+
 GRU_CELL_READING_A_ROW_OF_THE_STEP = """
     use std::math::tanh;
     use std::ml::sigmoid;

@@ -385,6 +385,27 @@ def test_adam_with_a_gradient_member_known_only_from_its_clause(run):
     np.testing.assert_allclose(out["final_w"], w, rtol=1e-10)
 
 
+
+GRADIENT_MEMBER_PAST_A_CHUNK = """
+    let x0: [f32; 2];
+    let g[t in 1..301] = x[t - 1] * 2.0 + x[t - 1] * x[t - 1];
+    let x[0] = x0;
+    let x[t in 1..301] = x[t - 1] - 0.01 * g[t];
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+def test_a_whole_row_read_at_t_minus_1_survives_the_chunk_boundary(run, target):
+    # Adam on Rosenbrock for 300 steps (a hold-out program) went wrong from step 256: the steps
+    # run in chunks of 256, and the row x[t - 1] the step's tensors read whole was not carried
+    # into the next chunk (the storage plan counted only the clauses' point reads)
+    x, xs = np.array([0.7, -0.4]), [np.array([0.7, -0.4])]
+    for _ in range(300):
+        x = x - 0.01 * (2 * x + x * x)
+        xs.append(x)
+    out = run(GRADIENT_MEMBER_PAST_A_CHUNK, target=target, outputs=["x"], x0=np.float32([0.7, -0.4]))
+    np.testing.assert_allclose(out["x"], np.array(xs), rtol=1e-5)     # float32 against float64
+
 SOFTMAX_REGRESSION = """
     use std::ml::{softmax_cross_entropy_loss, argmax};
     let X: [f64; N, F];

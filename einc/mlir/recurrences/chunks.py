@@ -40,7 +40,8 @@ WINDOW, ROWS, WHOLE = "window", "rows", "whole"      # how a chunk keeps a membe
 class ReadPlan:
     """What the steps of a group read of its members: `tails[m]`, the most steps back a read at
     t - c reaches (0 when none); `pins[m]`, the fixed steps read (a Lin each, at or before the
-    first step of the clause reading it); `unbounded`, the members read at any other step."""
+    first step of the clause reading it); `unbounded`, the members read at any other step;
+    `sliced`, those a step's tensors read whole at t - c (einc.ir.state_slices)."""
 
     def __init__(self, group: RecurrenceGroup):
         self.tails = {m: 0 for m in group.members}
@@ -50,12 +51,17 @@ class ReadPlan:
             for clause in member.clauses:
                 for read in step_state_reads([clause.body, clause.guard]):
                     self._add(read.member, affine.affine_of(read.subs[0]), group.t_var, clause.t_lo)
-        # the step's slices `x[t - 1]` (what a loop inside the step reads): the clauses may read
-        # no such step themselves
+        # a step's tensors read members through slices (`w[k - 1]` whole, einc.ir.state_slices),
+        # which the clause bodies hold as tensors: their lookback counts too (a fixed step is
+        # pinned only if it is at or before every clause's first step)
+        self.sliced = set()
         for v in group.step_work:
-            if is_state_slice(v) and not is_state_history(v):
-                self._add(v.body.member, affine.affine_of(v.body.subs[0]), group.t_var, Lin(0))
-        self.unbounded |= {v.body.member for v in group.step_work if is_state_history(v)}
+            if is_state_history(v):
+                self.unbounded.add(v.body.member)
+            elif is_state_slice(v):
+                self.sliced.add(v.body.member)
+                for clause in (c for m in group.members for c in m.clauses):
+                    self._add(v.body.member, affine.affine_of(v.body.subs[0]), group.t_var, clause.t_lo)
 
     def _add(self, member: RecMember, step, t_var: IndexVar, t_lo: Lin) -> None:
         if step is not None and step.terms == {t_var: 1} and step.const <= 0:

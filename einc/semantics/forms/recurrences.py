@@ -836,10 +836,15 @@ def state_read(el, state: RecState, subs: list, span):
     m = state.member
     if len(subs) == 1 and len(m.shape) > 1:
         return _step_slice(state, subs[0], span)
-    if len(subs) != len(m.shape):
-        raise d.error(d.UNSUPPORTED if len(subs) < len(m.shape) else d.SHAPE,
-                      f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read it at one "
-                      f"point ({len(subs)} subscripts given)", span)
+    if len(subs) < len(m.shape):
+        raise d.error(d.UNSUPPORTED, f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read "
+                      f"it at one point ({len(subs)} subscripts given)", span)
+    if len(subs) > len(m.shape):
+        # a clause defining whole rows (`Qt[k] = { .. }`) gives the other axes only once its body is known
+        axes = "1 axis" if len(m.shape) == 1 else f"{len(m.shape)} axes"
+        raise d.error(d.SHAPE, f"`{m.name}` names {axes} in its definition but is read with {len(subs)} "
+                      "subscripts inside its recurrence", span, hint=f"name every axis in its definition, one value per point "
+                      f"(`let {m.name}[k in 0..N, i in 0..M] = ..`), or read whole rows at `t - 1`")
     read = StateRead(m, tuple(subs), span=span)
     el.state.note_state_read(read, m.shape, f"`{m.name}[..]`")
     return read
@@ -938,7 +943,7 @@ def _check_reads(group: RecurrenceGroup) -> None:
 def _check_direction(member: RecMember, clause: RecClause, read: StateRead, guards: tuple, step: IndexVar) -> None:
     offset = _step_offset(read, step)
     if offset is None:
-        _check_ranged_read(member, clause, read, guards, step)
+        _check_ranged_read(member, clause, read, guards + _clause_guard(clause), step)
         return
     if offset > 0:
         raise d.error(d.RECURRENCE, f"`{read.member.name}` is read {offset} step(s) ahead of the "
