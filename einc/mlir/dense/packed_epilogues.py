@@ -18,8 +18,8 @@ IREE-145: IREE fuses a `linalg.pack` into the dispatch of the elementwise op com
 source (with that op's producers: the previous matmul's unpack, a bias, GELU) and vectorizes
 it all at the pack's inner tile: with AVX2's register tiles (cpu_matmuls) vectors of 6 x 1
 floats, 6-9x slower than apart, and of 8 x 1 still 1.4-1.6x (docs/IREE_DEFECTS.md). Such a
-pack's source passes a barrier on AVX2 hosts, and elsewhere where a tile is not a power of two;
-AVX-512's 8-row packs keep the fusion.
+pack's source passes a barrier for AVX2's left operands, and wherever a tile is not a power of
+two; AVX-512's 8-row packs keep the fusion.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from iree.compiler import ir
 
 from einc.host_cpu import has_avx512
 from einc.mlir.core.dispatch_captures import fence
-from einc.mlir.dense.cpu_matmuls import host_unit
+from einc.mlir.dense.cpu_matmuls import host_unit, register_tile
 from einc.mlir.dense.generic_reads import generics, input_count, is_elementwise, iterators, source
 from einc.target import Target
 
@@ -88,9 +88,12 @@ def fence_odd_tiled_pack_sources(target: Target, module: ir.Module) -> None:
 
 def fenced_pack_source(target: Target, inner_tiles) -> bool:
     """IREE-145: whether an elementwise producer of a pack of `inner_tiles` is kept out of the
-    pack's dispatch: on an AVX2 host every one (its 6 x 1 and 8 x 1 vectors both measured
-    slower fused), elsewhere where a tile is not a power of two."""
-    return host_unit(target) == "avx2" or not all(_power_of_two(t) for t in inner_tiles)
+    pack's dispatch: where a tile is not a power of two, and on an AVX2 host for the packs of
+    a left operand (8 x 1: 1.4-1.6x slower fused, as the 6 x 1 tiles before; its right
+    operands' packs of 16 x 1 were never fenced)."""
+    unit = host_unit(target)
+    left_on_avx2 = unit == "avx2" and list(inner_tiles) == [register_tile(unit)[0], 1]
+    return left_on_avx2 or not all(_power_of_two(t) for t in inner_tiles)
 
 
 def _packs(module: ir.Module) -> list:
