@@ -1,5 +1,5 @@
 """f32 matmuls on llvm-cpu with an AVX-512 or AVX2 host (einc/mlir/cpu_matmuls): packed into
-8x32 or 6x16 register tiles (linalg.pack, linalg.mmt4d, linalg.unpack); every other case keeps
+8x32 or 8x16 register tiles (linalg.pack, linalg.mmt4d, linalg.unpack); every other case keeps
 the named linalg.matmul for IREE's data tiling. Results match NumPy whatever the sizes'
 remainders by the tile, K = 1, K = 0 and K given at run time included. The host is set per
 test, so every form is checked on any machine (off its host, a packed form is correct but not
@@ -212,23 +212,27 @@ def test_a_tiled_pack_of_a_computed_left_operand_matches_numpy(monkeypatch):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
-def test_the_tile_fits_each_vector_unit():
-    """Two vectors of B by the rows whose two accumulators each fit beside B's vectors and A's
-    broadcast, at most 8: AVX-512 8 x 32 (as before AVX2 had a tile), AVX2 6 x 16."""
+def test_the_tile_and_the_kernel_step_fit_each_vector_unit():
+    """8 rows by two vectors of B a tile: AVX-512 8 x 32 (as before AVX2 had a tile), AVX2 8 x
+    16 (the pack microkernel's fast rows). The mmt4d steps through the tile's rows in halves
+    until each row's two accumulators fit beside B's vectors and A's broadcast: all 8 rows on
+    AVX-512 (29 of 32 registers), 4 on AVX2 (11 of 16)."""
     assert cpu_matmuls.register_tile("avx512") == (8, 32)
-    assert cpu_matmuls.register_tile("avx2") == (6, 16)
+    assert cpu_matmuls.register_tile("avx2") == (8, 16)
+    assert cpu_matmuls.kernel_step("avx512") == (8, 32)
+    assert cpu_matmuls.kernel_step("avx2") == (4, 16)
 
 
-def test_an_avx2_host_packs_into_6x16_tiles_with_iree_pack_microkernels(monkeypatch, tmp_path):
+def test_an_avx2_host_packs_into_8x16_tiles_with_iree_pack_microkernels(monkeypatch, tmp_path):
     """On AVX2 the packs carry no tiles of einc's: the build runs them as IREE's pack and
     unpack microkernels (einc/target.py), and only there. The mmt4d's is its one tile info."""
     host_of(monkeypatch, "avx2")
     text = mlir_of(tmp_path, NAMED)
-    assert "inner_tiles = [6, 1]" in text and "inner_tiles = [16, 1]" in text
-    assert "tensor<?x?x6x16xf32>" in text and "linalg.matmul" not in text
+    assert "inner_tiles = [8, 1]" in text and "inner_tiles = [16, 1]" in text
+    assert "tensor<?x?x8x16xf32>" in text and "linalg.matmul" not in text
     assert text.count("compilation_info = #") == 1
-    assert "tensor<2x40x16x1xf32>" in mlir_of(tmp_path, fixed(7, 40, 20))      # 20 columns: 2 tiles, padded
-    assert "linalg.matmul" in mlir_of(tmp_path, fixed(5, 64, 64))               # M under 6 rows
+    assert "tensor<2x40x16x1xf32>" in mlir_of(tmp_path, fixed(9, 40, 20))      # 20 columns: 2 tiles, padded
+    assert "linalg.matmul" in mlir_of(tmp_path, fixed(7, 64, 64))               # M under 8 rows
     llvm_cpu = get("llvm-cpu")
     assert "--iree-llvmcpu-enable-ukernels=pack,unpack" in llvm_cpu.flags_on("avx2")
     assert "--iree-llvmcpu-enable-ukernels=none" not in llvm_cpu.flags_on("avx2")
@@ -237,14 +241,14 @@ def test_an_avx2_host_packs_into_6x16_tiles_with_iree_pack_microkernels(monkeypa
 
 
 def test_an_avx2_host_blocks_the_mmt4d_for_its_caches(monkeypatch, tmp_path):
-    """On AVX2 the mmt4d names its workgroup of 16 x 8 register tiles and blocks of 256 of K
-    (cpu_matmuls.KERNEL_BLOCKS), with run-time sizes and fixed ones; on AVX-512 it carries
-    none (IREE's, as before)."""
+    """On AVX2 the mmt4d names its workgroup of 12 x 8 register tiles and blocks of 256 of K
+    (cpu_matmuls.KERNEL_BLOCKS) and its vector step of 4 of the tile's 8 rows, with run-time
+    sizes and fixed ones; on AVX-512 it carries none (IREE's, as before)."""
     host_of(monkeypatch, "avx2")
     for source in (NAMED, fixed(100, 1000, 40)):
         text = mlir_of(tmp_path, source)
-        assert ("cache_reduction = [0, 0, 256, 0, 0, 0], distribution = [16, 8, 0, 0, 0, 0], "
-                "vector_common_parallel = [1, 1, 0, 6, 16, 0], vector_reduction = [0, 0, 1, 0, 0, 1]") in text
+        assert ("cache_reduction = [0, 0, 256, 0, 0, 0], distribution = [12, 8, 0, 0, 0, 0], "
+                "vector_common_parallel = [1, 1, 0, 4, 16, 0], vector_reduction = [0, 0, 1, 0, 0, 1]") in text
         assert "Mmt4dTilingExpert" in text and "linalg.mmt4d {compilation_info" in text
     host_of(monkeypatch, "avx512")
     text = mlir_of(tmp_path, NAMED)
@@ -259,10 +263,10 @@ def avx2_module():
         return einc.load(einc.compile(RESULTS).vmfb)
 
 
-@pytest.mark.parametrize("m, k, n", [(37, 1000, 45), (6, 7, 16), (7, 1, 17), (5, 0, 3), (1, 300, 1), (64, 256, 96),
+@pytest.mark.parametrize("m, k, n", [(37, 1000, 45), (6, 7, 16), (8, 7, 16), (7, 1, 17), (5, 0, 3), (1, 300, 1), (64, 256, 96),
                                      (97, 129, 250), (200, 700, 300)])
 def test_avx2_results_match_numpy(avx2_module, m, k, n):
-    """Run-time sizes with every remainder by 6 and 16, K = 1 and K = 0, sizes over several of
+    """Run-time sizes with every remainder by 8 and 16, K = 1 and K = 0, sizes over several of
     the mmt4d's blocks with remainders (200 rows: 2 workgroups of 96 and 8 rows; 300 columns;
     K = 700: 2 blocks of 256 and 188), a fixed matmul of remainders (30 x 33) and one over a
     run of summed axes, against float64 NumPy: rtol 1e-5, atol 1e-5 * sqrt(K)."""

@@ -47,7 +47,7 @@ def test_avx2_run_time_width_copies_windows_into_the_packed_operand(emitted, mon
     _tiles_of("avx2", monkeypatch)
     text = emitted(SOURCE, outputs=[output])
     assert "linalg.mmt4d" in text and "linalg.conv" not in text
-    assert _packs(text) == [("6", "1")], "only the filter is packed (6 rows a tile)"
+    assert _packs(text) == [("8", "1")], "only the filter is packed (8 rows a tile)"
 
 
 @pytest.mark.parametrize("unit, dims", [("avx512", None), ("avx2", {"B": 2, "H": 17, "W": 33, "T": 41})])

@@ -3,8 +3,8 @@ the matmul rows).
 
 IREE's data tiling packs a matmul's operands into 16x16 register tiles on AVX-512 (17 loads for
 16 FMAs a step of K) and 8x8 on AVX2, and no option chooses another tile. So einc packs the
-operands into its own tile (register_tile: two vectors of B's columns by as many rows of A as
-the vector registers hold, 8x32 on AVX-512, 6x16 on AVX2) and runs `linalg.mmt4d` on them,
+operands into its own tile (register_tile: two vectors of B's columns by 8 rows of A, 8x32 on
+AVX-512, 8x16 on AVX2) and runs `linalg.mmt4d` on them,
 which IREE vectorizes (0.83x NumPy against 0.68x at n = 1024 on AVX-512). IREE's mmt4d
 microkernel has no such tile, so llvm-cpu builds without it. Elsewhere (llvm-cpu-generic, a
 host without either unit, other element types, a static M or N under the tile, an A the program
@@ -28,10 +28,12 @@ from einc.mlir.dense.named_ops import Axis, Match, emit as emit_named
 from einc.target import Target
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
-# At most this many rows of A a tile: on AVX-512 8 rather than 14 (28 accumulators), the pack of
-# A transposes 8-row blocks in far fewer shuffles (256 x 256: 11 against 16-28 us), the kernel
-# ran as fast or faster (287 against 299 us), and rows that are a multiple of 8 need no padded tile.
-MAX_ROWS = 8
+# Rows of A a tile: on AVX-512 8 rather than 14 (28 accumulators), the pack of A transposes
+# 8-row blocks in far fewer shuffles (256 x 256: 11 against 16-28 us), the kernel ran as fast or
+# faster (287 against 299 us), and rows that are a multiple of 8 need no padded tile. On AVX2 8
+# rather than the 6 its registers hold: IREE's pack microkernel has a fast path for 8 x 1 tiles
+# only (the MLP's X, 1000 x 784: 0.45-0.57 against 0.93 ms), and the kernel steps 4 rows at a time.
+ROWS = 8
 # Workgroup and vector tiles of the two packs, over their [tiles, K] loops, on AVX-512. IREE's
 # (64 by 64 workgroups, which with a build-time K become 64 by 16) read A as hundreds of strided
 # rows at once; a workgroup packing one row tile of A over all of K, or one column panel of B
@@ -39,19 +41,27 @@ MAX_ROWS = 8
 # On AVX2 the packs carry no tiles: IREE's pack microkernels run them (einc/target.py).
 PACK_TILES = {"avx512": (([1, 0], [1, 16]), ([1, 64], [1, 1]))}
 # The mmt4d's workgroup (row tiles, column tiles) and block of K, blocked for the core's caches
-# on AVX2 (512 KB of L2 on a Zen 3): 16 x 8 tiles over blocks of 256 keep A's block (96 rows,
+# on AVX2 (512 KB of L2 on a Zen 3): 12 x 8 tiles over blocks of 256 keep A's block (96 rows,
 # 96 KB) and B's (128 columns, 128 KB) in L2, and A's tile row in L1 across B's 8 tiles. IREE's
 # own (5 x 2 tiles over all of K) reads B from L3 again for every 30 rows, which other
 # processes' traffic made 1.3x slower at n = 1024 (docs/DECISIONS.md). None elsewhere: IREE's.
-KERNEL_BLOCKS = {"avx2": ((16, 8), 256)}
+KERNEL_BLOCKS = {"avx2": ((12, 8), 256)}
 
 
 def register_tile(unit: str) -> tuple[int, int]:
-    """Rows of A and columns of B of a tile on vector unit `unit`: two vectors of B a step, and
-    two accumulators a row in the registers that B's two vectors and A's broadcast leave
-    (AVX-512 8 x 32, AVX2 6 x 16: 12 of its 16 registers accumulate, 8 loads for 12 FMAs)."""
-    registers, lanes = VECTOR_REGISTERS[unit].count, VECTOR_REGISTERS[unit].lanes
-    return min(MAX_ROWS, (registers - 3) // 2), 2 * lanes
+    """Rows of A and columns of B of a tile on vector unit `unit`: 8 rows by two vectors of B
+    (AVX-512 8 x 32, AVX2 8 x 16)."""
+    return ROWS, 2 * VECTOR_REGISTERS[unit].lanes
+
+
+def kernel_step(unit: str) -> tuple[int, int]:
+    """Rows and columns of the mmt4d's vector step: the tile's columns by as many of its rows
+    (halved until they fit) as have two accumulators each in the registers that B's two vectors
+    and A's broadcast leave (AVX-512 all 8; AVX2 4 of 8, where 6 would fit but do not divide 8)."""
+    rows, columns = register_tile(unit)
+    while 2 * rows + 3 > VECTOR_REGISTERS[unit].count:
+        rows //= 2
+    return rows, columns
 
 
 def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
@@ -150,19 +160,19 @@ def register_tiled(ins: list[ir.Value], out: ir.Value, unit: str, packed_right: 
         b, tensor.empty([column_tiles, k, columns, 1], element), [1, 0], [columns, 1],
         padding_value=zero, outer_dims_perm=[1, 0]), right_tiles)
     product = linalg.fill(zero, outs=[tensor.empty([row_tiles, column_tiles, rows, columns], element)])
-    product = _blocked(linalg.mmt4d(packed_a, packed_b, outs=[product]), KERNEL_BLOCKS.get(unit), (rows, columns))
+    product = _blocked(linalg.mmt4d(packed_a, packed_b, outs=[product]), KERNEL_BLOCKS.get(unit), kernel_step(unit))
     return linalg.unpack(product, tensor.empty([m, n], element), [0, 1], [rows, columns])
 
 
-def _blocked(product: ir.Value, blocks: Optional[tuple[tuple[int, int], int]], tile: tuple[int, int]) -> ir.Value:
+def _blocked(product: ir.Value, blocks: Optional[tuple[tuple[int, int], int]], step: tuple[int, int]) -> ir.Value:
     """The mmt4d computing `product` carrying its workgroup of (row tiles, column tiles) and
-    its block of K (none: IREE's), its vector step one register tile a step of K."""
+    its block of K (none: IREE's), its vector step `step` (rows, columns) a step of K."""
     if blocks is None:
         return product
     (row_tiles, column_tiles), depth = blocks
     product.owner.attributes["compilation_info"] = compilation_info(
         {"distribution": [row_tiles, column_tiles, 0, 0, 0, 0], "cache_reduction": [0, 0, depth, 0, 0, 0],
-         "vector_common_parallel": [1, 1, 0, *tile, 0], "vector_reduction": [0, 0, 1, 0, 0, 1]}, "Mmt4dTilingExpert")
+         "vector_common_parallel": [1, 1, 0, *step, 0], "vector_reduction": [0, 0, 1, 0, 0, 1]}, "Mmt4dTilingExpert")
     return product
 
 

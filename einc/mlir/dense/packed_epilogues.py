@@ -16,9 +16,10 @@ IREE fuses into the reduction's dispatch: its vectors become 8x8x8x8 elements, p
 matmul), which still fuses into the matmul's dispatch.
 IREE-145: IREE fuses a `linalg.pack` into the dispatch of the elementwise op computing its
 source (with that op's producers: the previous matmul's unpack, a bias, GELU) and vectorizes
-it all at the pack's inner tile: with AVX2's 6-row register tile (cpu_matmuls) vectors of 6 x 1
-floats, 6-9x slower than apart (docs/IREE_DEFECTS.md). Such a pack's source passes a barrier;
-packs of power-of-two rows (AVX-512's 8) vectorize well and keep the fusion.
+it all at the pack's inner tile: with AVX2's register tiles (cpu_matmuls) vectors of 6 x 1
+floats, 6-9x slower than apart, and of 8 x 1 still 1.4-1.6x (docs/IREE_DEFECTS.md). Such a
+pack's source passes a barrier for AVX2's left operands, and wherever a tile is not a power of
+two; AVX-512's 8-row packs keep the fusion.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from iree.compiler import ir
 
 from einc.host_cpu import has_avx512
 from einc.mlir.core.dispatch_captures import fence
+from einc.mlir.dense.cpu_matmuls import host_unit, register_tile
 from einc.mlir.dense.generic_reads import generics, input_count, is_elementwise, iterators, source
 from einc.target import Target
 
@@ -72,16 +74,26 @@ def _reduction_loops(op) -> int:
 
 
 def fence_odd_tiled_pack_sources(target: Target, module: ir.Module) -> None:
-    """IREE-145: a barrier before each pack whose inner tiles are not all powers of two and
-    whose source an elementwise `linalg.generic` computes."""
+    """IREE-145: a barrier before each pack whose source an elementwise `linalg.generic`
+    computes, where `fenced_pack_source` says so for its inner tiles."""
     for pack in _packs(module):
         producer = source(pack.operands[0])
         if producer is None or producer.name != "linalg.generic" or not is_elementwise(producer):
             continue
-        if all(_power_of_two(t) for t in ir.DenseI64ArrayAttr(pack.attributes["static_inner_tiles"])):
+        if not fenced_pack_source(target, ir.DenseI64ArrayAttr(pack.attributes["static_inner_tiles"])):
             continue
         with ir.InsertionPoint(pack):
             pack.operands[0] = fence(target, pack.operands[0])
+
+
+def fenced_pack_source(target: Target, inner_tiles) -> bool:
+    """IREE-145: whether an elementwise producer of a pack of `inner_tiles` is kept out of the
+    pack's dispatch: where a tile is not a power of two, and on an AVX2 host for the packs of
+    a left operand (8 x 1: 1.4-1.6x slower fused, as the 6 x 1 tiles before; its right
+    operands' packs of 16 x 1 were never fenced)."""
+    unit = host_unit(target)
+    left_on_avx2 = unit == "avx2" and list(inner_tiles) == [register_tile(unit)[0], 1]
+    return left_on_avx2 or not all(_power_of_two(t) for t in inner_tiles)
 
 
 def _packs(module: ir.Module) -> list:

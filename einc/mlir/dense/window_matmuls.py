@@ -25,7 +25,9 @@ from einc.ir.nodes import Const
 from einc.ir.types import F32
 from einc.mlir.dense import cpu_matmuls, named_ops, width_blocks
 from einc.mlir.dense.named_ops import Match, emit as emit_named
+from einc.mlir.dense.packed_epilogues import fenced_pack_source
 from einc.mlir.core.shapes import index_const
+from einc.target import Target
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 # The ops taken, with whether only when a window axis is strided: IREE 3.13's 1-d convolutions
@@ -44,7 +46,7 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     unit = cpu_matmuls.host_unit(lw.target)
     if unit is None or not applies(found):
         return None
-    if _packs_windows_itself(found, unit):
+    if _packs_windows_itself(found, lw.target, unit):
         return emit_named(lw, found, init, build=partial(_filter_times_packed_windows, found, unit))
     weights = _constant_filter(found)
     if weights is None:
@@ -57,7 +59,7 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
 
 def form(lw, found: Match) -> str:
     """The form `emit` gave `found` (named_ops.FORMS), for `einc build --explain`."""
-    packed = _packs_windows_itself(found, cpu_matmuls.host_unit(lw.target))
+    packed = _packs_windows_itself(found, lw.target, cpu_matmuls.host_unit(lw.target))
     return named_ops.PACKED_WINDOWS if packed else named_ops.WINDOWS_MATMUL
 
 
@@ -75,17 +77,16 @@ def applies(found: Match) -> bool:
     return sizes is not None and int(np.prod([sizes[k] for k in _depth_letters(found.pattern)])) >= MIN_DEPTH
 
 
-def _packs_windows_itself(found: Match, unit: str) -> bool:
+def _packs_windows_itself(found: Match, target: Target, unit: str) -> bool:
     """Whether `found` runs as the filter times its windows copied straight into the packed
     right operand (`_filter_times_packed_windows`): a channels-first convolution over a run-time
-    width, on register tiles of a row count that is not a power of two (AVX2's 6). There the
-    windows' copy cannot fuse into the pack of the left operand (IREE-145's barrier), and the
-    two passes over a run-time width ran 2-2.8x the `--dim` time; with the sizes fixed, or with
-    AVX-512's 8 rows (the copy fused into the pack), the windows stay the left operand."""
+    width, where the windows' copy cannot fuse into the pack of the left operand (IREE-145's
+    barrier, packed_epilogues `fenced_pack_source`: AVX2). There the two passes over a run-time
+    width ran 2-2.8x the `--dim` time; with the sizes fixed, or on AVX-512 (the copy fused into
+    the pack), the windows stay the left operand."""
     out = found.pattern.out.split()
-    rows = cpu_matmuls.register_tile(unit)[0]
     width = found.out[-1]
-    return out[1] == "f" and out[-1] != "f" and rows & (rows - 1) != 0 \
+    return out[1] == "f" and out[-1] != "f" and fenced_pack_source(target, [cpu_matmuls.register_tile(unit)[0], 1]) \
         and not all(v.extent.is_const for v in width.vars)
 
 
