@@ -286,10 +286,10 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, RestRead):
         return f"{node.rest}[{node.offset}]", ATOM
     if isinstance(node, Recur):
-        return (f"{{ let {node.name}[0] = {expr(node.init, names)}; let {node.name}[k in 1..{node.steps}] = "
+        return (f"{{ let {node.name}[0] = {expr(node.init, names)}; let {node.name}[{node.var} in 1..{node.steps}] = "
                 f"{expr(node.step, names)}; {node.name}[{node.steps - 1}] }}"), ATOM
     if isinstance(node, Prev):
-        return f"{node.name}[k - 1]", ATOM
+        return f"{node.name}[{node.var} - 1]", ATOM
     if isinstance(node, StepTensor):
         return (f"{{ let {node.name}[{node.var} in 0..{node.size}] = {expr(node.body, names)}; "
                 f"{expr(node.result, names)} }}"), ATOM
