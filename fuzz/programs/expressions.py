@@ -42,12 +42,13 @@ class Streams:
     starts: random.Random | None = None     # a start clause and the steps' written as one `if` (ProgramGenerator.member)
     bare: random.Random | None = None       # a `where` binding read beside a trailing reduction (ProgramGenerator.clause)
     edges: random.Random | None = None      # insulated edges copying the step's next point (ProgramGenerator.with_edges)
+    nesting: random.Random | None = None    # a loop run whole inside a recurrence step (ProgramGenerator.with_nesting)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges")))
+                      "edges", "nesting")))
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class Scope:
     whole: bool = False            # elementwise over whole arrays (or a function body): no indices
     arrays: bool = False           # whole arrays: an `if` whose condition einc folds at build time
                                    # has the shape of the branch taken, so none is generated here
+    hidden: tuple = ()             # names of an enclosing scope this one may not read, nor reuse
 
     def with_index(self, var: IndexVar) -> "Scope":
         return replace(self, indices=self.indices + (var,))
@@ -101,8 +103,10 @@ class Scope:
 
 
 class ExpressionGenerator:
-    def __init__(self, rng: random.Random, float_type: str, int_type: str, streams: Streams = Streams()):
+    def __init__(self, rng: random.Random, float_type: str, int_type: str, streams: Streams = Streams(),
+                 prefix: str = ""):
         self.rng = rng
+        self.prefix = prefix       # of every name it makes: another generator's names never clash
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
         self.signed = streams.signed
         self.float_type = float_type
@@ -112,10 +116,10 @@ class ExpressionGenerator:
 
     def name(self, stem: str) -> str:
         self.fresh += 1
-        return f"{stem}{self.fresh}"
+        return f"{self.prefix}{stem}{self.fresh}"
 
     def index_name(self, scope: Scope) -> str:
-        taken = {v.name for v in scope.indices} | {n for n, _ in scope.locals}
+        taken = {v.name for v in scope.indices} | {n for n, _ in scope.locals} | set(scope.hidden)
         return next(c for c in INDEX_NAMES if c not in taken)
 
     # ------------------------------------------------------------ entry points

@@ -22,7 +22,7 @@ from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
-    Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
+    Var, Where, Whole, ROW, clause_exprs, group_runs_loops, loop_functions, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -45,6 +45,7 @@ TRIANGLE_SHARE = 0.2               # of the members with one other axis, those m
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
+NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -127,10 +128,13 @@ class ProgramGenerator:
     def __init__(self, rng: random.Random, streams: Streams = Streams()):
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
-        self.bare, self.edges = streams.bare, streams.edges
+        self.bare, self.edges, self.nesting = streams.bare, streams.edges, streams.nesting
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
+        # the nesting draw's expressions: its stream, and names of its own
+        self.nested = ExpressionGenerator(streams.nesting, self.float_type, self.int_type, prefix="n") \
+            if streams.nesting is not None else None
         self.gen.prelude = rng.random() < PRELUDE_SHARE
 
     def program(self) -> Program:
@@ -535,6 +539,7 @@ class ProgramGenerator:
         if rng.random() < 0.3:
             drive = self.step_tensor(me, own, scope)
         drive = self.with_history(me, scope, drive)
+        drive = self.with_nesting(me, scope, drive)
         if typed_by_step:
             drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
         if me.dtype in INTS:
@@ -572,6 +577,32 @@ class ProgramGenerator:
         if me.dtype in FLOATS:
             over = Binary("*", Lit(0.25, me.dtype), over, me.dtype)
         return Binary("+", drive, over, me.dtype)
+
+    def with_nesting(self, me: Tensor, scope: Scope, drive):
+        """Some of the time (from `nesting`, a stream of its own, with names of its own) `drive`
+        plus the last value of a loop that runs whole inside the step, started from a member one
+        or more steps back at a fixed point: a block holding a scalar recurrence (`{ let s[0] =
+        r[t - 1, 2] + ..; let s[m in 1..5] = 0.5 * s[m - 1] + ..; s[4] }`) or a call of the
+        program's function whose body is one. The loop sees the step's index, the program's
+        tensors and the members at earlier steps, not the clause's other indices, its `where`
+        bindings or a member at this step: one loop per point, or one reading the step being
+        computed, is E011 (docs/DECISIONS.md, Recurrences)."""
+        if self.nesting is None or me.dtype not in FLOATS + INTS or self.nesting.random() >= NESTING_SHARE:
+            return drive
+        gen = self.nested
+        inner = _nesting_scope(scope, self.scope.functions)
+        start = gen.step_read(self.nesting.choice([s for s in inner.steps if s.tensor.dtype == me.dtype]), inner)
+        calls = [f for f in self.scope.functions if isinstance(f.body, Recur) and f.dtype == me.dtype]
+        if calls and self.nesting.random() < 0.5:
+            fn = self.nesting.choice(calls)
+            (_, first), *rest = fn.params
+            first_arg = start if start.dtype == first else Cast(start, first)
+            args = (first_arg,) + tuple(named(gen.expr(t, inner, 1)) for _, t in rest)
+            return Binary("+", drive, Call(fn.name, args, me.dtype), me.dtype)
+        var = gen.index_name(inner)
+        loop = self.recurrence(me.dtype, replace(inner, hidden=inner.hidden + (var,)), gen, var)
+        loop = replace(loop, init=Binary("+", start, loop.init, me.dtype))
+        return Binary("+", drive, loop, me.dtype)
 
     def step_tensor(self, me: Tensor, own: StepRead, scope: Scope) -> StepTensor:
         """An indexed `let` in the step, `let h[q in 0..n] = ..;` over the state one step back
@@ -660,19 +691,22 @@ class ProgramGenerator:
         self.scope = replace(self.scope, functions=self.scope.functions + (fn,))
         return fn
 
-    def recurrence(self, dtype: str, scope: Scope) -> Recur:
-        """A function body that is a scalar recurrence over its parameters, kept bounded as the
-        groups' steps are (a contraction, tanh, or a modulus for integers)."""
-        rng = self.rng
-        prev = Prev(self.gen.name("s"), dtype)
-        drive = self.gen.expr(dtype, scope, rng.randint(1, 2))
+    def recurrence(self, dtype: str, scope: Scope, gen: ExpressionGenerator | None = None,
+                   var: str = "k") -> Recur:
+        """A scalar recurrence over `var` (a function body's over its parameters, or one in a
+        step, drawn by `gen`), kept bounded as the groups' steps are (a contraction, tanh, or a
+        modulus for integers)."""
+        gen = gen or self.gen
+        rng = gen.rng
+        prev = Prev(gen.name("s"), dtype, var)
+        drive = gen.expr(dtype, scope, rng.randint(1, 2))
         if dtype in INTS:
             step = Binary("%", Binary("+", prev, drive, dtype), Lit(rng.randint(5, 40), dtype), dtype)
         else:
             coef = Lit(rng.choice((0.5, 0.9, -0.5, 0.25, 0.75)), dtype)
             step = Binary("+", Binary("*", coef, prev, dtype), drive, dtype)
             step = Call("tanh", (step,), dtype) if rng.random() < 0.4 else step
-        return Recur(prev.name, named(self.gen.expr(dtype, scope, 1)), step, rng.randint(2, 9), dtype)
+        return Recur(prev.name, named(gen.expr(dtype, scope, 1)), step, rng.randint(2, 9), dtype, var)
 
     def derivative(self, items: list, inputs: list) -> Derivative | None:
         rng = self.rng
@@ -685,7 +719,7 @@ class ProgramGenerator:
             return None
         wrt = rng.choice(wrts)
         depends = _dependents(items, wrt)
-        inputs_ = {i.name for i in inputs}
+        inputs_ = {i.name for i in inputs} | _past_inner_loops(items)
         ofs = [n for n in order[order.index(wrt) + 1:] if n not in inputs_ and tensors[n].dtype == tensors[wrt].dtype
                and int(np.prod(tensors[n].sizes)) <= 12]
         preferred = [n for n in ofs if n in depends] or ofs
@@ -694,6 +728,31 @@ class ProgramGenerator:
         outer = rng.choice(OUTER_EXPRESSIONS) if rng.random() < 0.25 else "{0}"
         inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
         return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
+
+
+def _past_inner_loops(items: list) -> set:
+    """The bindings no derivative is drawn of: the members of groups whose steps run loops
+    (ProgramGenerator.with_nesting) and what reads them. Reverse mode through such a group is
+    E011 (einc.autodiff.recurrence_adjoint.check_no_inner_loops); once it compiles, this goes."""
+    loops = loop_functions(items)
+    found = set()
+    for item in items:
+        if (isinstance(item, Group) and group_runs_loops(item, loops)) or reads_of(item) & found:
+            found |= set(_names(item))
+    return found
+
+
+def _nesting_scope(step: Scope, functions: tuple) -> Scope:
+    """What a loop run inside a step of `step` may read: the step's index, the members at
+    earlier steps, the tensors but index inputs (an inner loop's data-dependent subscripts are
+    clamped, not checked, so a stray one would not fail the run), the functions that are not
+    recurrences; the step's other names hidden."""
+    steps = (replace(s, lookbacks=tuple(c for c in s.lookbacks if c)) for s in step.steps)
+    return Scope(tensors=tuple(t for t in step.tensors if not (t.values and t.values[0] >= 0)),
+                 indices=tuple(v for v in step.indices if v.name == step.step_var),
+                 functions=tuple(f for f in functions if not isinstance(f.body, Recur)),
+                 steps=tuple(s for s in steps if s.lookbacks), step_var=step.step_var, dims=step.dims,
+                 hidden=step.hidden + tuple(v.name for v in step.indices) + tuple(n for n, _ in step.locals))
 
 
 def _tensor(inp: Input, dims: dict) -> Tensor:

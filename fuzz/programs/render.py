@@ -56,6 +56,13 @@ def _type(dtype: str, shape: tuple, names: Names) -> str:
     return f"[{dtype}; {', '.join(bound(b, names) for b in shape)}]"
 
 
+def _type_dim(b: Bound, names: Names) -> str:
+    """A dim as a type writes it: a number or a name; `?` for a length such as `N - 1`, which a
+    type cannot state (docs/LANGUAGE.md, Inputs)."""
+    plain = not b.clamp and b.index is None and (b.dim is None or b.const == 0)
+    return bound(b, names) if plain else "?"
+
+
 def _item(item, names: Names) -> list[str]:
     if isinstance(item, Define):
         return [_clause(item, k, names, {item.name}) for k in range(len(item.clauses))]
@@ -186,7 +193,7 @@ def _where(where, names: Names) -> str:
 
 def _row_map(item: RowMap, names: Names) -> list[str]:
     fn = names(item.name) + "_row"
-    rows, length = (bound(b, names) for b in item.shape)
+    rows, length = bound(item.shape[0], names), _type_dim(item.shape[1], names)
     if item.unpacked:
         parts = ", ".join(f"c{k}" for k in range(item.shape[1].const))
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
@@ -286,10 +293,10 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, RestRead):
         return f"{node.rest}[{node.offset}]", ATOM
     if isinstance(node, Recur):
-        return (f"{{ let {node.name}[0] = {expr(node.init, names)}; let {node.name}[k in 1..{node.steps}] = "
+        return (f"{{ let {node.name}[0] = {expr(node.init, names)}; let {node.name}[{node.var} in 1..{node.steps}] = "
                 f"{expr(node.step, names)}; {node.name}[{node.steps - 1}] }}"), ATOM
     if isinstance(node, Prev):
-        return f"{node.name}[k - 1]", ATOM
+        return f"{node.name}[{node.var} - 1]", ATOM
     if isinstance(node, StepTensor):
         return (f"{{ let {node.name}[{node.var} in 0..{node.size}] = {expr(node.body, names)}; "
                 f"{expr(node.result, names)} }}"), ATOM

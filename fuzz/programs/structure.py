@@ -183,21 +183,24 @@ class Prelude:
 @dataclass(frozen=True)
 class Recur:
     """`{ let s[0] = init; let s[k in 1..steps] = step; s[steps - 1] }`: a scalar recurrence in a
-    function body, which a call per point of an indexed definition computes for every point."""
+    function body, which a call per point of an indexed definition computes for every point, or
+    in a recurrence step, where it runs whole inside each step (ProgramGenerator.with_nesting)."""
 
     name: str
     init: object
     step: object                   # reads the state one step back through `Prev`
     steps: int
     dtype: str
+    var: str = "k"                 # its index, another where the enclosing clause names a `k`
 
 
 @dataclass(frozen=True)
 class Prev:
-    """`s[k - 1]` in the step of the `Recur` named `name`."""
+    """`s[k - 1]` in the step of the `Recur` named `name` (`var`: that Recur's index)."""
 
     name: str
     dtype: str
+    var: str = "k"
 
 
 @dataclass(frozen=True)
@@ -504,6 +507,24 @@ def group_reads_earlier_steps(group: Group) -> bool:
     """Such a read in `group`; derivatives follow it in both modes (reverse mode's adjoint loop
     sums what every later step sends back)."""
     return any(_history_read(expr, {m.name for m in group.members}) for expr in item_exprs(group))
+
+
+def runs_loops_in_steps(program: Program) -> bool:
+    """A recurrence step that runs a loop whole inside it: a `Recur` in a group's clause, or a
+    call there of a function whose body is one (ProgramGenerator.with_nesting)."""
+    loops = loop_functions(program.items)
+    return any(isinstance(item, Group) and group_runs_loops(item, loops) for item in program.items)
+
+
+def loop_functions(items) -> set:
+    """Names of the functions among `items` whose body is a scalar recurrence."""
+    return {f.name for f in items if isinstance(f, Function) and isinstance(f.body, Recur)}
+
+
+def group_runs_loops(group: Group, loops: set) -> bool:
+    """Whether a step of `group` runs a loop: a `Recur`, or a call of one of `loops`."""
+    return any(isinstance(n, Recur) or (isinstance(n, Call) and n.fn in loops)
+               for expr in item_exprs(group) for n in walk(expr))
 
 
 def _history_read(node, members: set) -> bool:

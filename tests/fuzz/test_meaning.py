@@ -23,6 +23,7 @@ from fuzz.programs.campaign import Differential
 from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import Case
 from fuzz.programs.module import assemble, header, prefix
+from einc.driver import check_program
 
 I = Index("i")
 
@@ -336,6 +337,19 @@ def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension(
     assert "let q_p = [q_p_row(q_x[i]) | i in 0..3];" in text
     assert "let q_l = [v | i in 0..3, v = q_l_row(q_x[i])];" in text        # a comprehension-local binding
     np.testing.assert_array_equal(out["l"], data.max(1) - 1)
+
+
+def test_a_row_whose_length_a_type_cannot_state_is_typed_any_length(tmp_path):
+    """A type's dim is a number, a name or `?`: rows of `N - 1` (a member's, say) are `[f32; ?]`
+    (seed 13013 program 64 of the nesting draw's campaign wrote `[f64; N - 1]`, E001)."""
+    x = Input("x", "f32", (Bound(0, "N"), Bound(0, "N")))
+    shorter = (Bound(-1, "N"), Bound(-1, "N"))
+    peak = RowMap("p", "x", "f32", shorter, Binary("-", Read("row", (), "f32"), Lit(1.0, "f32"), "f32"), "max")
+    text = render_program(program([peak], [x]))
+    assert "fn p_row(row: [f32; ?]) -> f32" in text and "i in 0..N - 1" in text
+    path = tmp_path / "rows.ein"
+    path.write_text(text)
+    check_program(str(path))
 
 
 def test_a_match_takes_the_first_arm_whose_pattern_and_guard_hold():

@@ -1,0 +1,52 @@
+"""The program fuzzer adds to some recurrence steps the last value of a loop run whole inside the
+step (fuzz/programs/generate.py `with_nesting`): a block holding a scalar recurrence, or a call
+of the program's function whose body is one, started from a member at an earlier step. It is
+drawn from a random stream of its own, with names of its own, so that every seed's other
+programs stay as they were; a few such programs match their NumPy meaning on each target."""
+from __future__ import annotations
+
+import pytest
+
+import fuzz.programs.generate as generate
+from fuzz.programs.generate import generate_case
+from fuzz.programs.render import render_program
+from fuzz.programs.structure import (Call, Function, Group, Index, Recur, clause_exprs, runs_loops_in_steps,
+                                     walk)
+from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed
+
+SEED = 19603
+
+
+def test_loops_inside_steps_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
+    _, drawn, changed = drawn_and_changed(monkeypatch, generate, "NESTING_SHARE", SEED, runs_loops_in_steps)
+    assert len(drawn) >= 5, drawn
+    assert len(changed) <= 3, changed      # a first attempt the meaning rejects, then another program
+
+
+def _inner_loops(program):
+    """(loop, the clause's indices other than its step's) for each loop run inside a step."""
+    fns = {f.name for f in program.items if isinstance(f, Function) and isinstance(f.body, Recur)}
+    for item in program.items:
+        for clause in (c for m in (item.members if isinstance(item, Group) else ()) for c in m.clauses):
+            points = {s.var for s in clause.slots if s.var not in (None, "t")}
+            for expr in clause_exprs(clause):
+                for node in walk(expr):
+                    if isinstance(node, Recur) or (isinstance(node, Call) and node.fn in fns):
+                        yield node, points
+
+
+def test_both_forms_are_drawn_and_read_no_point_index_of_their_clause():
+    """A block and a call; the inner loop reads no index of its clause but the step `t` (one
+    loop per point is E011)."""
+    cases = [generate_case(SEED, k) for k in range(150)]
+    loops = [found for case in cases for found in _inner_loops(case.program)]
+    assert any(isinstance(loop, Recur) for loop, _ in loops) and any(isinstance(loop, Call) for loop, _ in loops)
+    for loop, points in loops:
+        assert not any(isinstance(n, Index) and n.name in points for n in walk(loop)), loop
+    program = next(c.program for c in cases if any(isinstance(loop, Recur) for loop, _ in _inner_loops(c.program)))
+    assert "let ns" in render_program(program)             # the draw's own names
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_programs_with_a_loop_inside_a_step_match_numpy(target):
+    assert_drawn_match_numpy(SEED, runs_loops_in_steps, target)
