@@ -38,7 +38,7 @@ def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, stops: set, st
     check_not_own_member(group, x, span)
     code = clause_code(group)
     roots = [v for body_guard in code.values() for v in body_guard if v is not None]
-    check_no_inner_loops(span, group, stops | {id(x)})
+    check_no_inner_loops(roots, span, group, stops | {id(x)})
     check_no_step_tensors(roots, span, group)
     return _AdjointLoop(group, code, rules, span).run(outside, stops | {id(x)}, states_given)
 
@@ -51,11 +51,13 @@ def clause_code(group: RecurrenceGroup) -> dict:
             for m in group.members for c in m.clauses}
 
 
-def inner_loop_per_step(group: RecurrenceGroup, stops: set):
+def inner_loop_per_step(group: RecurrenceGroup, stops: set, roots: list | None = None):
     """A loop that `group`'s step runs through which an adjoint would pass (it reads the state,
-    or the step's index and x: `stops`), or None."""
+    or the step's index and x: `stops`), or None. `roots`: the clause code (clause_code) where
+    the caller has it already."""
     own = {id(m) for m in group.members}
-    roots = [v for body_guard in clause_code(group).values() for v in body_guard if v is not None]
+    if roots is None:
+        roots = [v for body_guard in clause_code(group).values() for v in body_guard if v is not None]
     return next((v for v in walk(roots, opaque=(RecValue,)) if isinstance(v, RecValue) and v.group is not group
                  and _runs_per_step(v, own, group.t_var, stops)), None)
 
@@ -68,11 +70,11 @@ def check_not_own_member(group: RecurrenceGroup, x: Value, span) -> None:
                       "inputs the recurrence starts from")
 
 
-def check_no_inner_loops(span, group: RecurrenceGroup, stops: set) -> None:
+def check_no_inner_loops(roots: list, span, group: RecurrenceGroup, stops: set) -> None:
     """Reverse mode would need, in each step of the adjoint loop, the inner loop's forward pass
     and its own adjoint at that outer step. A request at the top level is answered in forward
     mode instead (einc.autodiff.forward_pullback); one inside an enclosing step is E011."""
-    inner = inner_loop_per_step(group, stops)
+    inner = inner_loop_per_step(group, stops, roots)
     if inner is not None:
         raise d.error(d.UNSUPPORTED, f"reverse-mode derivatives inside a loop's step through the recurrence "
                       f"`{group.members[0].name}`, whose step runs the recurrence `{inner.member.name}` (a loop "
@@ -118,7 +120,7 @@ def check_no_step_tensors(roots: list, span, group: RecurrenceGroup) -> None:
     at a point (whole, `let v = r[t - 1];` passed on) would drop out of the derivative, a silent
     wrong value, so it is E011."""
     for v in walk(roots, opaque=(RecValue,)):
-        if _computed_from_state(v, group):
+        if computed_from_state(v, group):
             raise d.error(d.UNSUPPORTED, "derivatives through a tensor a recurrence step computes from its "
                           "state are not compiled yet", v.span or span,
                           hint="write the step's work on its points without an indexed `let`")
@@ -135,7 +137,7 @@ def _running_step(group: RecurrenceGroup, inner: RecValue) -> list:
     return []
 
 
-def _computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:
+def computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:
     """Whether `v` is a tensor (or an array literal) computed from `group`'s state, or any loop's
     without a group (the state of a loop enclosing the group is a given of the group's run, as
     its inputs are)."""
@@ -156,11 +158,11 @@ def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dic
     mapping = {}
     for n in scalar_nodes([v]):
         literal = isinstance(n, Read) and isinstance(n.tensor, Stack)
-        if literal and n.rank == 0 and _computed_from_state(n.tensor, group):
+        if literal and n.rank == 0 and computed_from_state(n.tensor, group):
             mapping[id(n)] = at_points_of_step_tensors(_element_of(n), group, memo)
-        elif isinstance(n, Read) and n.rank == 0 and _computed_from_state(n.tensor, group):
+        elif isinstance(n, Read) and n.rank == 0 and computed_from_state(n.tensor, group):
             mapping[id(n)] = _inlined(n.tensor, n.subs, memo, group)
-        elif n.rank == 0 and _computed_from_state(n, group):
+        elif n.rank == 0 and computed_from_state(n, group):
             mapping[id(n)] = _inlined(n, (), memo, group)
     return replace_nodes(v, mapping) if mapping else v
 

@@ -11,7 +11,8 @@ from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecClause, RecMember, Re
                            Value, walk)
 from einc.autodiff.local_rules import const
 from einc.autodiff.recurrence_adjoint import (at_points_of_step_tensors, check_inner_loop_inputs,
-                                              check_no_step_tensors, check_not_own_member, sole_writer)
+                                              check_no_step_tensors, check_not_own_member, computed_from_state,
+                                              sole_writer)
 from einc.autodiff.rewrite import replace_nodes
 
 
@@ -122,7 +123,9 @@ def _scan(tan, body: Value, members: list):
         elif isinstance(v, StateRead):
             states.add(id(v.member))
             direct = direct or (id(v.member) not in own and tan.states.get(id(v.member)) is not None)
-        elif isinstance(v, Read) and (_reads_states(v.tensor, own) or _step_tensor(v.tensor)):
+        # a tensor an inner loop's step computes from that loop's state: its tangent exists only
+        # once that loop's tangent members do, so asking for it now would keep a zero
+        elif isinstance(v, Read) and (_reads_states(v.tensor, own) or computed_from_state(v.tensor)):
             stack.extend(_code_of(v.tensor) + tuple(v.subs))
         elif _reads_states(v, own):             # a row of an array literal
             stack.extend(_code_of(v))
@@ -138,12 +141,6 @@ def _reads_states(t: Value, own: set) -> bool:
     or an inner loop run in it."""
     return isinstance(t, (Generic, Stack, RecValue)) and any(
         isinstance(n, StateRead) and id(n.member) in own for n in walk([t]))
-
-
-def _step_tensor(t: Value) -> bool:
-    """Whether `t` is a tensor an inner loop's step computes from that loop's state: its tangent
-    exists only once that loop's tangent members do, so asking for it now would keep a zero."""
-    return isinstance(t, (Generic, Stack)) and any(isinstance(n, StateRead) for n in walk([t], opaque=(RecValue,)))
 
 
 def _code_of(t: Value) -> tuple:
