@@ -6,7 +6,7 @@ DEMO ?= examples/basics/matmul.ein
 TARGET ?= llvm-cpu
 MNIST ?= ../shared/data/mnist
 
-.PHONY: venv test demo demo-random bench bench-build bench-named golden fuzz
+.PHONY: venv test test-full demo demo-random bench bench-build bench-named golden fuzz
 
 venv: $(VENV)/.installed
 
@@ -19,10 +19,16 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 # The test files run in TEST_JOBS processes (pytest-xdist; `auto`: one per core, 0: none): one
 # process keeps about one core busy (docs/DECISIONS.md). A file runs whole in one process, so a
 # module-scoped fixture still builds its program once.
+# `make test` is the fast tier (what CI runs); `make test-full` adds the tests marked `full`
+# and the draw tests' full counts (tests/tiers.py).
 TEST_JOBS ?= auto
 test: venv
 	bash tools/setup_vulkan.sh
 	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile tests
+
+test-full: venv
+	bash tools/setup_vulkan.sh
+	EINC_TESTS=full $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile tests
 
 # The MNIST CNN of examples/mnist, built once and run on the trained weights and ten digits in
 # ../shared/data/mnist (read in place). `make demo-random DEMO=file.ein` runs any example on

@@ -52,6 +52,23 @@ def _vulkan_programs_open() -> list:
     return [p for p in open_programs() if p.device == "vulkan"]
 
 
+def pytest_report_header(config):
+    from tests.tiers import FULL
+    return "einc test tier: " + ("full (EINC_TESTS=full)" if FULL else "fast (`make test-full` runs every test)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The fast tier leaves out the tests marked `full` and, of a test function marked
+    `sampled(every=k)`, all but every k-th of its cases (tests/tiers.py)."""
+    from tests.tiers import FULL, left_out_of_the_fast_tier
+    if FULL:
+        return
+    left_out = left_out_of_the_fast_tier(items)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
+
+
 def pytest_runtest_setup(item):
     reason = vulkan_unavailable_reason() if item.get_closest_marker("vulkan") else None
     if reason and os.environ.get("CI") == "true":

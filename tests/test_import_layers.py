@@ -7,6 +7,7 @@ so nothing here depends on what a module happens to import at run time.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
 from pathlib import Path
@@ -50,6 +51,12 @@ def _imported(module: str, node, modules, is_package: bool) -> list[str]:
 
 def import_graph() -> dict[str, set[str]]:
     """module -> the einc modules it imports (at module level or inside a function)."""
+    return {module: set(targets) for module, targets in _parsed_import_graph().items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _parsed_import_graph() -> dict[str, set[str]]:
+    # every einc file parsed once per test process: the tests below each read the graph
     files = module_files()
     graph = {}
     for module, path in files.items():

@@ -11,6 +11,7 @@ import pytest
 import einc
 from benchmarks.build_time import weights_build, weights_reference
 from einc.runtime import RunError
+from tests.tiers import VULKAN_FULL
 
 RNG = np.random.default_rng(20)
 W = (RNG.standard_normal((512, 512)) / 32).astype(np.float32)       # 1 MiB
@@ -76,7 +77,7 @@ def test_every_constant_array_with_threshold_zero(project):
         np.testing.assert_allclose(program(x=X)["y"], layer_reference(X), **TOLERANCE)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_weight_read_in_every_step_of_a_recurrence(project, target):
     x = RNG.standard_normal((6, 512)).astype(np.float32)
     artifact = einc.compile(project / "rnn.ein", target, outputs=["h"])
@@ -123,6 +124,7 @@ def test_missing_damaged_or_foreign_archive_is_one_line(project, layer):
         assert "\n" not in str(err.value)
 
 
+@pytest.mark.full
 def test_build_memory_stays_flat_in_the_size_of_the_weights(tmp_path):
     """A 128 MiB weight builds in about the memory of a 32 MiB one: load_npy maps its file,
     IREE copies the archive from that file, and every digest reads it in chunks. Before, the

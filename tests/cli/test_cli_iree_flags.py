@@ -14,12 +14,13 @@ import einc
 from einc.module_file import seal
 from einc.host_cpu import vector_unit
 from einc.target import get
+from tests.tiers import GENERIC_FULL
 
 DENSE = ("use std::math::basic::max;\nlet x: [f32; B, I];\nlet w: [f32; I, O];\nlet b: [f32; O];\n"
          "let y[n, o] = max(sum[i](x[n, i] * w[i, o]) + b[o], 0.0);\n")
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_iree_compile_with_the_flags_gives_einc_numbers(einc_cli, tmp_path, monkeypatch, target):
     monkeypatch.chdir(tmp_path)
     Path("dense.ein").write_text(DENSE)

@@ -101,6 +101,7 @@ def test_contradicting_inputs_are_one_line_and_build_nothing(einc_cli, cache, tm
     assert entries(cache) == []
 
 
+@pytest.mark.full
 def test_sizes_that_do_not_fit_say_so_as_the_generic_module_does(einc_cli, cache, conv):
     np.save(conv.parent / "x.npy", np.ones((1, 3, 1, 7), np.float32))        # H = 1: no 3-row window fits
     np.save(conv.parent / "k.npy", np.ones((4, 3, 3, 3), np.float32))
@@ -112,6 +113,7 @@ def test_sizes_that_do_not_fit_say_so_as_the_generic_module_does(einc_cli, cache
     assert einc_cli("run", conv, "--generic", *inputs) == (1, "", message)
 
 
+@pytest.mark.full
 def test_sizes_that_empty_a_range_run_the_generic_module(einc_cli, cache, conv):
     """H = 2 leaves `h` no value: fixed at build time that is an error in the program (E004),
     while the run-time-size module runs it and returns an empty Y."""

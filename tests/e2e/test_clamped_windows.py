@@ -8,6 +8,7 @@ import pytest
 
 from einc.runtime.errors import RunError
 from tests.programs import built
+from tests.tiers import VULKAN_FULL
 
 TOL = dict(rtol=1e-6, atol=1e-6)
 
@@ -41,7 +42,7 @@ def box(m):
                       for j in range(W)] for i in range(H)])
 
 
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 
 
 @pytest.mark.parametrize("target", TARGETS)

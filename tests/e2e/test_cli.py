@@ -88,6 +88,7 @@ def test_build_error_exits_1_and_leaves_no_output(tmp_path):
     assert not (tmp_path / "bad.vmfb").exists()
 
 
+@pytest.mark.sampled(every=3)
 @pytest.mark.parametrize("text", ["", "fn twice(x) { x * 2.0 }\n", "let x: f32;\n"])
 def test_a_program_with_nothing_to_run_does_not_build_but_checks(tmp_path, text):
     # An empty file, or one of functions only, built a module with no outputs and exited 0.

@@ -3,12 +3,13 @@ block that read its locals, comprehension-local bindings, and the prelude's `sum
 `max` without a `use`. Each checked against NumPy or plain Python."""
 import numpy as np
 import pytest
+from tests.tiers import VULKAN_FULL
 
 x = np.array([1.0, -2.0, 3.5, 0.25], np.float32)
 M = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], np.float32)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_lambda_on_the_right_of_a_pipeline(run, target):
     out = run("""
         fn inc(v) { v + 1 }
@@ -74,7 +75,7 @@ def test_comprehension_local_bindings(run):
     np.testing.assert_allclose(out["d"], (x * 2)[x * 2 > 0])
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_prelude_sum_min_max_need_no_use(run, target):
     out = run("""
         let M: [f32; 2, 3];

@@ -7,6 +7,7 @@ import pytest
 
 import einc
 from einc.diagnostics import CompileError
+from tests.tiers import VULKAN_FULL
 
 BUILD_TIME = """
 let big = [v | v in [4, 11, 7, 20, 3], v > 6];
@@ -159,7 +160,7 @@ def test_a_fixed_read_of_a_run_time_length_is_checked_when_the_program_runs():
         program(x=np.zeros(4, np.float32))
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_len_and_sum_of_a_run_time_filter_inside_an_indexed_definition_count_per_row(run, target):
     """The filter keeps a different number of elements in each row; `len` and `sum` of them are
     a count and a guarded sum per row (other uses of such elements stay E011)."""
@@ -197,7 +198,7 @@ let rows_all = [a * 10.0 - b | (a, b) in P];
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_tuple_patterns_in_generators_take_elements_apart(target):
     """`(x, y) in coll` binds the parts of each tuple, or the elements of each row of a table
     (at build time and over a run-time input), in nested patterns and with `_`."""

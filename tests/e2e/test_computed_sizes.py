@@ -9,6 +9,7 @@ import pytest
 
 from einc.runtime.errors import RunError
 from tests.programs import built
+from tests.tiers import VULKAN_FULL
 
 SOURCE = """
 use std::math::clamp;
@@ -22,7 +23,7 @@ let pairs[i in 0..(N - 2) / 2 + 1] = sum[k in 0..2](v[2 * i + k]) where 2 * i + 
 let blocks[b in 0..B, k in 0..min(B * C, 6)] = x[b, k % C];
 """
 
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 
 
 def references(x, v):

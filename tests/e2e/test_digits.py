@@ -39,6 +39,7 @@ def softmax_regression(X_train, y_train, steps=300, lr=0.5):
     return first, loss_and_gradient(W)[0], W
 
 
+@pytest.mark.full
 def test_digits_classifier_reaches_90_percent_on_held_out_digits(capfd):
     data = digits_split()
     art = einc.compile(ROOT / "examples" / "digits" / "train_digits.ein",

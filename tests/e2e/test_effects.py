@@ -6,6 +6,7 @@ import pytest
 
 import einc
 from einc.runtime.errors import RunError
+from tests.tiers import VULKAN_FULL
 
 
 def test_prints_come_out_in_program_order_with_formats():
@@ -108,7 +109,7 @@ save_npy("never.npy", y);
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_save_npy_writes_its_file_when_the_program_runs(tmp_path, monkeypatch, target):
     """In program order, relative to the folder the program runs in; a failed assert stops the
     effects after it, as it stops the prints."""
@@ -139,7 +140,7 @@ def test_save_npy_needs_a_file_name_known_at_build_time(diagnose):
     assert diag.code == "E002" and "file name" in diag.message
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_an_assert_message_shows_values_computed_at_run_time_when_it_fails(target):
     """The fields are traced only when the assertion fails and are never printed as output;
     the prints before the assert still come out, the ones after it do not."""
@@ -166,7 +167,7 @@ def test_an_assert_message_shows_values_computed_at_run_time_when_it_fails(targe
     assert buf.getvalue().splitlines() == ["before 3"]
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_every_call_prints_its_own_values_of_a_recurrence(target):
     """IREE-46: on vulkan-spirv a print of a recurrence (or of its elements) showed 0 on every
     call after the first, whether an assert then failed or not; values computed from it printed
@@ -229,7 +230,7 @@ let g[i] = { assert(x[i] > 0.0, "g {x[i]}"); x[i] } where x[i] > -5.0;
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_an_assert_in_an_indexed_body_holds_at_every_point_and_names_the_first_that_fails(target):
     """In a definition's body, a reduction's, a function called per point and a recurrence
     step (over the clause's own steps: x[0] < 0 is not checked): NumPy's values where it

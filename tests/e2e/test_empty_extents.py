@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import einc
+from tests.tiers import VULKAN_FULL
 
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 
 # every output has a meaning at N = 0
 EMPTY_INPUT = """

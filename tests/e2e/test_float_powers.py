@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import einc
+from tests.tiers import GENERIC_FULL
 
 SOURCE = """
 let x: [{t}; N];
@@ -29,7 +30,7 @@ def _arguments(dtype, n=4000):
     return x.astype(dtype), e.astype(dtype)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_float_power_is_within_two_ulps(target, dtype):
     """Against the power of the same arguments in f64 (f32) or in NumPy's f64 pow, whose own
@@ -50,7 +51,7 @@ let p[i in 0..12] = x[i] ** e[i];
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_powers_at_the_edges_of_the_range_are_c_pow(target):
     """Zero, infinite and NaN operands, results past the largest or below the smallest normal
     double, and a subnormal base (read as zero: einc's CPU runtime flushes subnormals)."""

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import einc
+from tests.tiers import VULKAN_FULL
 
 
 def test_generic_function_is_specialised_per_call(run):
@@ -64,7 +65,7 @@ let p = positive(X - 1.0);
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_function_typed_on_scalars_maps_over_arrays(target):
     """A parameter typed as a number given an array applies the function to each element, as
     an untyped one does; other arguments (an array parameter, scalars) are passed whole."""

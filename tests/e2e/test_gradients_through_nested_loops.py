@@ -161,6 +161,7 @@ def _trained_loss(lr, x, goal):
     return np.float64(loss_and_gradient(W)[0])
 
 
+@pytest.mark.full
 def test_the_derivative_of_a_trained_loss_by_its_learning_rate(run, fd_jacobian):
     """An epoch loop whose step runs BPTT (an inner loop and its adjoint loop), differentiated
     with respect to the learning rate (was E011)."""

@@ -6,8 +6,9 @@ import pytest
 
 import einc
 from einc.runtime.errors import RunError
+from tests.tiers import VULKAN_FULL
 
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 
 TRIANGLES = """
 let u[i in 0..4, j in 0..4] = i * 10 + j where i < j;

@@ -11,6 +11,7 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from einc.runtime.errors import RunError
+from tests.tiers import GENERIC_FULL
 
 HALVES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 MANTISSA_BITS = {"f16": 10, "bf16": 7}
@@ -136,7 +137,7 @@ def test_vulkan_refuses_half_types_with_e011(t):
     assert "E011" in str(err.value) and f"{t} is not supported on vulkan-spirv" in str(err.value)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 @pytest.mark.parametrize("t", HALVES)
 def test_rounding_from_f32_matches_numpy_on_ties_and_special_values(t, target):
     bf16_tie = np.array([0x3F808000, 0x3F818000, 0xBF808000, 0x7F7FFFFF, 0x00008000], np.uint32).view(np.float32)
@@ -161,7 +162,7 @@ print("s = {{s}}");
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 @pytest.mark.parametrize("t", HALVES)
 def test_scalar_inputs_recurrences_and_derivatives(t, target):
     program = einc.load(einc.compile(RECURRENCE.format(t=t), target=target).vmfb)
@@ -182,7 +183,7 @@ def test_scalar_inputs_recurrences_and_derivatives(t, target):
         program.run({"X": x, "s": np.float32(0.3)})
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 @pytest.mark.parametrize("t", HALVES)
 def test_a_reduction_inside_a_recurrence(t, target):
     # the step's sum may run in vector lanes; every term and partial sum is rounded to the half

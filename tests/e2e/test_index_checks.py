@@ -10,8 +10,9 @@ import pytest
 import einc
 from einc.runtime import RunError
 from tests.programs import built
+from tests.tiers import VULKAN_FULL
 
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 
 GATHER = """let table = [10.0, 11.0, 12.0, 13.0, 14.0];
 let idx: [i32; ?];

@@ -4,6 +4,7 @@ import pytest
 
 import einc
 from tests.programs import built
+from tests.tiers import VULKAN_FULL
 
 rng = np.random.default_rng(7)
 
@@ -321,7 +322,7 @@ let backwards[i] = x[N - 1 - i];
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_ranges_come_from_affine_reads_when_no_plain_read_gives_them(run, target):
     # the largest range from 0 keeping every read in bounds (issue 9 item 6)
     img = f32(7, 9)
@@ -355,7 +356,7 @@ def test_an_index_takes_its_range_from_a_read_in_a_branch_a_constant_condition_s
     np.testing.assert_array_equal(out["c"], np.stack([x * 2] * 2))
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_read_on_the_right_of_and_or_counts_only_where_the_left_lets_it_run(run, target):
     """`i > 0 && x[i - 1] < x[i]` reads x[-1] at no point that matters, as under an `if`: it
     was E005 ("subscript 0 ranges over [-1, 4]"), also in a recurrence's step."""

@@ -10,9 +10,10 @@ from einc import driver
 from einc.diagnostics import CompileError
 from einc.runtime import RunError
 from tests.programs import built
+from tests.tiers import VULKAN_FULL
 
 rng = np.random.default_rng(13)
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 TOL = dict(rtol=1e-5, atol=1e-5)        # f32 over tens of steps of a stable scheme
 
 HEAT_1D = """

@@ -4,6 +4,7 @@ NumPy does) instead of undefined behaviour, which returned INT_MIN or killed the
 SIGFPE. MIN / -1 wraps to MIN and MIN % -1 is 0. See docs/DECISIONS.md."""
 import numpy as np
 import pytest
+from tests.tiers import VULKAN_FULL
 
 DIVISORS = np.array([2, 0, 5, -1, -3, 0, 7, 1], np.int32)
 DIVIDENDS = np.array([10, 10, -12, np.iinfo(np.int32).min, -7, -5, 7, 3], np.int32)
@@ -52,7 +53,7 @@ def recurrence_references(d):
     return h, np.array(s)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_division_by_zero_is_zero_and_has_no_effect_in_a_branch_not_taken(run, target):
     out = run(PROGRAM, target=target, a=DIVIDENDS, d=DIVISORS, k=0)
     quotients, remainders = references(DIVIDENDS, DIVISORS)

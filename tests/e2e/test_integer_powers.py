@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import einc
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 SOURCE = """
 let x: i32;
@@ -59,7 +60,7 @@ let ph[i in 0..6] = xh[i] ** n[i];
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 def test_a_negative_float_to_a_run_time_integer_power(target):
     """IREE-73: IREE's own lowering of a float to an integer power was NaN for every negative
     base, even to the power 0; einc multiplies it out. NumPy's power of the exponent as a float
@@ -91,7 +92,7 @@ let q = s ** t;
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 def test_a_float_power_of_a_negative_base_or_of_zero_is_c_pow(target):
     """IREE-74: IREE's power was exp(y log x), NaN for every negative base and for 0 ** 0.
     NumPy's power (C's pow) is the reference: odd integer powers keep the sign, a negative base

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from benchmarks.build_time import definition_chain
+import pytest
 
 
 def chain_reference(x: np.ndarray, n: int) -> np.ndarray:
@@ -25,6 +26,7 @@ def long_enough(n: int) -> int:
     return n
 
 
+@pytest.mark.full
 def test_a_chain_of_1500_definitions_matches_numpy(run):
     x = np.random.default_rng(5).uniform(-1.0, 1.0, (4, 4)).astype(np.float32)
     n = long_enough(1500)
@@ -33,6 +35,7 @@ def test_a_chain_of_1500_definitions_matches_numpy(run):
     np.testing.assert_allclose(got, chain_reference(x, n), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.full
 def test_a_sum_of_2000_terms_matches_numpy(run):
     x = np.random.default_rng(6).standard_normal(8).astype(np.float32)
     terms = [k % 8 for k in range(long_enough(2000))]

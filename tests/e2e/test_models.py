@@ -9,6 +9,7 @@ import einc
 from einc.diagnostics import CompileError
 from einc.driver import emit_program
 from tests.programs import source
+from tests.tiers import VULKAN_FULL
 
 H = 1e-6                               # central-difference step (f64)
 FD_TOL = dict(rtol=1e-6, atol=1e-7)    # f64 central differences are good to ~1e-9 relative
@@ -54,7 +55,7 @@ def test_kalman_likelihood_gradient_in_f64(dims):
     np.testing.assert_allclose(out["dy"], central(lambda x: kalman_loss(x, s), y), **FD_TOL)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_kalman_likelihood_gradient_in_f32(target):
     # vulkan-spirv has no f64: the same model in f32 against the f64 reference of the same data
     y, s = nile_like().astype(np.float32), np.float32(0.35)
@@ -92,7 +93,7 @@ let r[k in 6..12, j in 0..3] = {
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_derivative_with_respect_to_a_local_binding_of_a_recurrence_step(target):
     X = np.array([0.7, -1.1, 0.4], np.float32)
     out = einc.load(einc.compile("let X: [f32; 3];\n" + LOCAL_DESCENT, target=target).vmfb)(X=X)
@@ -129,7 +130,7 @@ let p = [argmax(F[n]) | n in 0..4];
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_argmax_of_the_rows_of_a_tensor_from_a_recurrence(target):
     X = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
     out = einc.load(einc.compile(ROW_ARGMAX, target=target).vmfb)(X=X)
@@ -193,7 +194,7 @@ def numpy_sgd(X, labels, steps=40, batch=12, lr=0.5):
     return np.array(trajectory)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_minibatch_sgd_of_a_softmax_classifier_then_argmax_per_sample(target):
     X, labels = blobs()
     out = einc.load(einc.compile(SGD, target=target).vmfb)(X=X, labels=labels)
@@ -238,7 +239,7 @@ let w[t in 0..6] = argmax(x[t]);
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_argmax_of_a_row_is_a_scalar_in_a_definition(target):
     L = np.random.default_rng(6).standard_normal((10, 5)).astype(np.float32)
     out = einc.load(einc.compile(ARGMAX_ROWS, target=target).vmfb)(L=L)

@@ -7,8 +7,9 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from einc.driver import emit_program
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -529,8 +530,8 @@ LOOPLESS_COMBINATIONS = {
 }
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 @pytest.mark.parametrize("case", list(LOOPLESS_COMBINATIONS))
 def test_a_reduction_combined_with_an_inner_loops_value_outside_the_step_loop(run, case, target):
     body, step = LOOPLESS_COMBINATIONS[case]
@@ -690,7 +691,7 @@ let dx = @x / @c;
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_forward_mode_through_newtons_iterates_whose_step_runs_std_solve(run, target, fd_jacobian):
     """d x[k] / d c for Newton's iterates on |v|^2 = c, ..: the tangent of solve's two loops
     runs inside each Newton step (was E011; with the check lifted alone, the inner tangent
@@ -744,7 +745,7 @@ def test_forward_mode_through_solve_of_a_literal_whose_rows_read_the_parameter_a
                                rtol=1e-6, atol=1e-8)      # f64, FD ~1e-9
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_forward_mode_through_a_scalar_loop_in_each_step_for_a_vector_parameter(run, target, fd_jacobian):
     """The inner Newton square root reads the outer state and c[e]; the tangent has one
     direction per entry of c."""
@@ -771,7 +772,7 @@ def test_forward_mode_through_a_scalar_loop_in_each_step_for_a_vector_parameter(
     np.testing.assert_allclose(out["dx"], fd_jacobian(iterates, c), rtol=1e-6, atol=1e-8)    # f64, FD ~1e-9
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_forward_mode_through_symplectic_substeps_of_two_members(run, target, fd_jacobian):
     """Each of p and q runs 4 symplectic Euler substeps (an inner loop of two members) from
     both: p reads q only inside its inner loop, so q's tangent member was not made (the
@@ -841,7 +842,7 @@ def test_explain_puts_both_loops_of_std_solve_inside_the_newton_step(tmp_path):
 
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 def test_an_inner_loop_reading_40_points_of_the_outer_state(run, target):
     """The inner loop's step reads 40 points of the outer state one step back, each term with
     the step `t`, so each point is a scalar of its own computed outside the loop's dispatch:
@@ -864,7 +865,7 @@ def test_an_inner_loop_reading_40_points_of_the_outer_state(run, target):
     np.testing.assert_allclose(out["r"], r, rtol=1e-5, atol=1e-6)      # f32, a sum of 40 a step
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 def test_a_member_with_fewer_steps_than_its_host_loop_keeps_its_last_row(run, target):
     """r11 (6 steps) recurs with r9 (7 steps) in a host loop, both stored whole: at step 6 the
     kernel of r11's clause still runs (inactive) and wrote its row at 36 .. 41, past r11's 36

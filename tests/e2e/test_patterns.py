@@ -3,6 +3,7 @@
 exhaustiveness by cases. Each result is checked against the same match written in Python."""
 import numpy as np
 import pytest
+from tests.tiers import VULKAN_FULL
 
 CLASSIFY = """
 fn classify(k: i32) -> i32 {
@@ -28,7 +29,7 @@ def classify(k: int) -> int:
     return -1 if k < 0 else 0
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_scalar_patterns_on_run_time_values(run, target):
     import einc
     program = einc.load(einc.compile(CLASSIFY, target=target).vmfb)

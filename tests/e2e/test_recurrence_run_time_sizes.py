@@ -8,8 +8,9 @@ import pytest
 
 import einc
 from tests.programs import built
+from tests.tiers import VULKAN_FULL
 
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 
 # every read at t - 1: chunks of steps inside one workgroup on vulkan-spirv
 STEP_READS = """

@@ -4,6 +4,7 @@ that no output reads (an unbounded stack allocation), and the local-level Kalman
 run-time series. Each is checked against a NumPy loop."""
 import numpy as np
 import pytest
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 BATCH_OF_ONE_RNN = """
     use std::math::tanh;
@@ -23,7 +24,7 @@ def batch_of_one_rnn(X, W, U):
     return H
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_recurrence_with_an_axis_of_length_one(run, target):
     rng = np.random.default_rng(5)
     inputs = {"X": rng.standard_normal((5, 1, 4)).astype(np.float32),
@@ -44,7 +45,7 @@ SAME_COMPACT_TYPE = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 def test_a_member_with_a_unit_axis_beside_one_of_its_compact_type(run, target):
     r2 = 8.0 * 0.5 ** np.arange(3, dtype=np.float32)
     r3 = np.concatenate([[0.0], np.cumsum(r2[1:])]).astype(np.float32)[:, None]
@@ -76,7 +77,7 @@ def unit_axes_group(X, W, U):
     return G, H
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 @pytest.mark.parametrize("outputs", [None, ["final"]])
 def test_a_recurrence_group_with_several_unit_axes_kept_whole_or_in_windows(run, target, outputs):
     """Two unit axes, one of them last; kept whole (every member an output) or in windows (H in
@@ -172,7 +173,7 @@ HISTORY_BESIDE_A_STEP_TENSOR = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_read_over_every_earlier_step_in_a_host_loop(run, target):
     """Such a read was E011 in a host loop (it was not `t - c`); found by the program fuzzer's
     step histories, which left groups with step tensors out."""

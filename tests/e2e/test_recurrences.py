@@ -5,6 +5,7 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from tests.programs import source
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 rng = np.random.default_rng(5)
 
@@ -382,7 +383,7 @@ def boolean_states(x: np.ndarray) -> dict:
     return {"seen": seen, "c": c, "s": s, "ever": seen[-1]}
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", "vulkan-spirv"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, "vulkan-spirv"])
 def test_boolean_recurrences_whole_windowed_and_small_tensor_states(run, target):
     """Bool states (rule 30, a running `any`, a small tensor state): IREE stores i1 tensors as
     i8 and rejected the step's tensor.insert of an i1 into one (IREE-80); the members are kept
@@ -395,7 +396,7 @@ def test_boolean_recurrences_whole_windowed_and_small_tensor_states(run, target)
     assert last["ever"] == boolean_states(x[:4])["ever"]
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_bool_member_of_a_group_run_from_the_host(run, target):
     """`y[t / 2]` puts the group in vulkan-spirv's host loop, which keeps bools as they are (no
     i8 storage: the conversion back after the loop must see that; the fuzzer's program 77 of
@@ -579,7 +580,8 @@ def stacked_lstm(x, W1, U1, W2, U2):
     return [np.array(member) for member in zip(*trajectory)]
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.full
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_a_stacked_lstm_whose_layers_keep_rows_of_one_size(run, target, fd_jacobian):
     """Two LSTM layers in one host loop (their gates are step tensors): h1 and h2, rows of one
     size that each chunk starts fresh, were carried as one buffer (IREE-120), so h1 came back
@@ -661,7 +663,7 @@ GREEDY_DECODER = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_greedy_decoder_reads_the_previous_token_inside_its_tensors(run, target):
     """Tensors computed in a step read earlier steps' state at points (`tok[t - 1]`, a gather of
     its embedding; `r[t - 1, j]`; `s[t - 1]`) and the step itself (`pos[t, j]`); the tokens
@@ -791,7 +793,7 @@ GRU_CELL_READING_A_ROW_OF_THE_STEP = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_member_reads_the_whole_row_another_computed_earlier_in_the_step(run, target):
     """`c[t, j]` passes `r[t]`, the row r computed earlier in the same step, to a function: a
     slice of the current step (it was E011, "can be read whole only at an earlier step")."""
@@ -809,7 +811,7 @@ def test_a_member_reads_the_whole_row_another_computed_earlier_in_the_step(run, 
     np.testing.assert_allclose(out["h"], np.array(hs), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_recurrence_in_a_function_called_per_point_runs_for_every_point(run, target):
     # the group reads the caller's index i (through a[i]): it is computed for every i, as axes
     # after its step, and each point reads its own row (the recurrence also has an axis j)
@@ -935,7 +937,7 @@ let z[i] = pick(x[i]);
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_tensors_a_step_computes_in_a_recurrence_of_a_function_called_per_point(target):
     """The step's tensors read the state (h, and g from h) or an input at the point (v): each is
     computed for every point of `i` at once, as the recurrence is (was an internal IndexError)."""
@@ -956,7 +958,7 @@ def test_tensors_a_step_computes_in_a_recurrence_of_a_function_called_per_point(
     np.testing.assert_array_equal(out["z"], z)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_step_tensor_reading_the_state_at_the_clauses_point_is_computed_for_every_point(target):
     """`h` reads s[t - 1, i] at the clause's own i: one vector per i (was an internal error,
     "index variable i is not iterated by the enclosing kernel")."""
@@ -972,7 +974,7 @@ let s[t in 1..4, i in 0..len(x)] = { let h[j in 0..3] = s[t - 1, i] * (j as f32)
     np.testing.assert_allclose(out["s"], rows, rtol=1e-6)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_range_that_shrinks_with_the_step_runs_over_its_hull_with_zeros_outside(run, target):
     # A binomial tree rolled back from expiry: the node axis `j in 0..N + 1 - u` depended on the
     # step u, which was E003 ("`u` is used before it is defined").
@@ -997,7 +999,7 @@ def test_a_range_that_shrinks_with_the_step_runs_over_its_hull_with_zeros_outsid
     assert out["price"] == out["V"][12, 0]
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_bool_state_whose_range_grows_with_the_step_is_false_outside(run, target):
     # The points past a step's range were filled with the int literal 0: E002 ("expected bool,
     # found int literal") for a bool state (program fuzzer seed 10025, program 6).
@@ -1029,7 +1031,7 @@ def test_a_recurrence_whose_first_index_has_no_range_names_that_index(diagnose):
     assert "let peak[p in 0..N, ..]" in report
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 def test_steps_read_before_the_start_under_an_if_that_excludes_the_first_steps(run, target):
     # the everyday spelling of a base case inside the recurrent clause: `if t > 0 {..} else {..}`,
     # and a DP grid's `if i == 0 || j == 0 {..}`; the untaken branch's read is never used
@@ -1059,7 +1061,7 @@ def test_steps_read_before_the_start_under_an_if_that_excludes_the_first_steps(r
 
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 @pytest.mark.parametrize("outputs", [["r"], ["y"]])
 def test_a_step_reading_40_scalars_computed_before_the_loop(run, target, outputs):
     """Each `x[i] * x[i + 1]` is computed before the loop, a scalar of its own; the loop's one

@@ -3,6 +3,7 @@ expression, a guard on an outer index. Their trip count comes from their range a
 item 1: `sum[p in 0..4](2)` gave 2, `sum[p in 0..3](a + p)` did not compile)."""
 import numpy as np
 import pytest
+from tests.tiers import VULKAN_FULL
 
 WIDE = """
     let c: f64 = 2.5;
@@ -41,7 +42,7 @@ def reference(x):
     }
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_reduction_whose_body_reads_no_tensor_counts_every_point(run, target):
     x = np.array([0.5, -1.25, 2.0], np.float32)
     source = PORTABLE + (WIDE if target == "llvm-cpu" else "")
@@ -67,7 +68,7 @@ REPEATED = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_reduction_over_a_tensor_of_one_repeated_value_counts_every_point(run, target):
     x = np.float32(1.5)
     out = run(REPEATED, target=target, outputs=["total", "alone", "product", "derived", "half"], x=x)

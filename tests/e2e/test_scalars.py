@@ -4,6 +4,7 @@ import pytest
 
 import einc
 from tests.programs import built
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 
 def test_literals_take_the_type_of_their_context(run):
@@ -145,7 +146,7 @@ def _normal_f64(rng, n: int) -> np.ndarray:
     return rng.standard_normal(n) * 10.0 ** rng.integers(-290, 290, n)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_an_f64_remainder_is_c_fmod_to_the_last_bit(run, target):
     """f64 `%` by anything but a power of two was a libm call IREE could not link (an internal
     error at build time). Its expansion must be exact: np.fmod's result, bit for bit, also where
@@ -196,8 +197,8 @@ NAN_AND_INFINITIES = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 @pytest.mark.parametrize("x", [np.nan, np.inf, -np.inf, -2.0])
 def test_scalar_comparisons_and_products_follow_ieee_for_nan_and_infinities(run, target, x):
     # IREE-102: scalar code runs in IREE's VM, which folded `x == x` to true, `x * 0.0` and

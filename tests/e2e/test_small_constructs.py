@@ -8,6 +8,7 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from einc.runtime import RunError
+from tests.tiers import VULKAN_FULL
 
 PROGRAM = """
 let x: [f32; 3];
@@ -121,7 +122,7 @@ def test_an_if_without_else_as_a_statement_still_runs_its_block(capfd):
     assert capfd.readouterr().out.split() == ["20", "3"]
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_the_size_of_a_scalar_is_one_as_in_numpy(target):
     """`x.size` of a scalar was an internal error (AttributeError on a literal)."""
     out = einc.load(einc.compile("""
@@ -135,7 +136,7 @@ def test_the_size_of_a_scalar_is_one_as_in_numpy(target):
     assert (out["s"], out["t"], out["u"]) == (np.size(42.0), np.size(42.0), 1 + 1 + np.size(np.zeros((2, 3))))
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_conditions_known_at_build_time_pick_their_side(target):
     # regression (fuzz seed 7 program 951): a `where false` reached IREE as a select on a
     # constant, and Vulkan then failed to compile the reduction around it

@@ -9,6 +9,7 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from einc.driver import emit_program
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 TRAIN = Path(__file__).resolve().parents[2] / "examples" / "train"
 
@@ -137,7 +138,7 @@ SEVERAL_MEMBERS = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_several_members_with_run_time_sizes(run, target):
     # IREE 3.13 read every carried storage after the first at the first one's offset
     # (einc/mlir/recurrences/flat_storage.py); this was E011 before the storages were carried flat
@@ -265,7 +266,7 @@ RMSPROP = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_rmsprop_whose_two_states_keep_two_slots_each(run, target):
     # s and w (only their last step an output) each keep 2 slots, started from equal zeros: the
     # loop carried them as one buffer (IREE-78), so from step 3 on s read w's values (NaN)
@@ -297,7 +298,7 @@ NESTEROV = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_nesterov_momentum_whose_two_states_are_both_outputs(run, target):
     # w and v, both kept whole (outputs) and of one size, are copied chunk by chunk into whole
     # tensors the loop carries from equal zeros: IREE folded them into one buffer (IREE-78), so
@@ -394,7 +395,7 @@ GRADIENT_MEMBER_PAST_A_CHUNK = """
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_a_whole_row_read_at_t_minus_1_survives_the_chunk_boundary(run, target):
     # Adam on Rosenbrock for 300 steps (a hold-out program) went wrong from step 256: the steps
     # run in chunks of 256, and the row x[t - 1] the step's tensors read whole was not carried

@@ -3,6 +3,7 @@ indexing maps: a unit-extent index in the sum, a negative coefficient (issue 11 
 are read element by element instead; the results must match NumPy."""
 import numpy as np
 import pytest
+from tests.tiers import VULKAN_FULL
 
 PROGRAM = """
     let sig: [f32; 3];
@@ -27,7 +28,7 @@ def reference(sig, w, q, x):
             "corr": (flipped.astype(np.float64) * x[:200]).sum(1)}
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_reads_at_sums_with_unit_extents_and_negative_coefficients(run, target):
     rng = np.random.default_rng(11)
     inputs = {"sig": np.array([1.0, 2.0, 3.0], np.float32), "w": np.array([0.5, 0.25], np.float32),

@@ -59,6 +59,7 @@ def assert_saved_files_match(path: str, folder: Path) -> None:
         assert_outputs_match({name: np.load(folder / file)}, {name: golden[name]}, ex.rtol, ex.atol)
 
 
+@pytest.mark.sampled(every=2)
 @pytest.mark.parametrize("path", ALL)
 def test_example_matches_its_golden_on_llvm_cpu(path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)               # where `save_npy` writes

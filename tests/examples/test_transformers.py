@@ -79,6 +79,7 @@ def test_deit_tiny_matches_numpy(full):
     _close(got, _reference(transformers.deit, images, _weights(full, "deit"), 12), 2e-5)
 
 
+@pytest.mark.full
 def test_whisper_encoder_matches_numpy(full):
     mel = np.random.default_rng(8).standard_normal((1, 80, 3000)).astype(np.float32)
     got = _run(full / "whisper_encoder.ein", "llvm-cpu", mel=mel)["states"]
@@ -86,6 +87,7 @@ def test_whisper_encoder_matches_numpy(full):
 
 
 @pytest.mark.vulkan
+@pytest.mark.full
 def test_one_block_of_each_on_vulkan(one_block):
     rng = np.random.default_rng(9)
     images = rng.uniform(-1, 1, (2, 3, 32, 32)).astype(np.float32)

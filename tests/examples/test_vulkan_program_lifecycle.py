@@ -20,6 +20,7 @@ LOADS = 20
 
 
 @pytest.mark.vulkan
+@pytest.mark.full
 def test_programs_in_turn_on_vulkan_each_have_a_device_of_their_own_and_match_the_golden():
     golden = load_golden_outputs(EXAMPLE.golden_outputs)      # NumPy's, checked in test_goldens
     vmfb = einc.compile(str(EXAMPLE.source), target="vulkan-spirv").vmfb

@@ -11,8 +11,9 @@ from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
 from fuzz.programs.structure import program_exprs, walk
 from fuzz.workers import Pool
+from tests.tiers import VULKAN_FULL, by_tier
 
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 VULKAN_TAKE = 2
 
 
@@ -21,9 +22,11 @@ def holds(program, test) -> bool:
     return any(test(node) for expr in program_exprs(program) for node in walk(expr))
 
 
-def drawn_and_changed(monkeypatch, module, share: str, seed: int, has, count: int = 60):
-    """The first `count` cases of `seed`, those of them that hold the construct (`has`), and the
-    others whose source differs once `module.share` is 0 (the construct never drawn)."""
+def drawn_and_changed(monkeypatch, module, share: str, seed: int, has, count: int | None = None):
+    """The first `count` cases of `seed` (60; 25 in the fast tier), those of them that hold the
+    construct (`has`), and the others whose source differs once `module.share` is 0 (the
+    construct never drawn)."""
+    count = count or by_tier(25, 60)
     cases = [generate_case(seed, k) for k in range(count)]
     monkeypatch.setattr(module, share, 0.0)
     plain = [generate_case(seed, k) for k in range(count)]
@@ -41,10 +44,11 @@ def source(key: int, case) -> str:
 def assert_drawn_match_numpy(seed: int, has, target: str, take: int = 5, least: int = 3, count: int = 150):
     """Up to `take` of the first `count` programs of `seed` that hold the construct and run on
     `target` (at least `least`) agree with their meaning there. On vulkan-spirv, whose builds and
-    runs through lavapipe cost the most of the suite's time, the first VULKAN_TAKE of them: the
-    campaigns (`make fuzz`) check many more."""
+    runs through lavapipe cost the most of the suite's time, the first VULKAN_TAKE of them, and
+    in the fast tier the first one: the campaigns (`make fuzz`) check many more."""
     if target == "vulkan-spirv":
         take, least = min(take, VULKAN_TAKE), min(least, VULKAN_TAKE)
+    take, least = by_tier(1, take), by_tier(1, least)
     cases = {k: generate_case(seed, k) for k in range(count)}
     keys = [k for k, c in cases.items() if has(c.program) and runs_on(c, target)][:take]
     assert len(keys) >= least, keys

@@ -13,6 +13,7 @@ import fuzz.programs.generate as generate
 from fuzz.programs import render
 from fuzz.programs.structure import Binary, Bound, Clause, Index, Lit, Range, Read, Reduce, Slot, Var, Where, trailing_reduce
 from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed
+from tests.tiers import by_tier
 
 SEED = 12001
 
@@ -40,7 +41,7 @@ def _has_bare_where(program) -> bool:
 
 def test_bindings_beside_a_reduction_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
     _, drawn, changed = drawn_and_changed(monkeypatch, generate, "BARE_WHERE_SHARE", SEED,
-                                          _has_binding_beside, count=150)
+                                          _has_binding_beside, count=by_tier(60, 150))
     assert len(drawn) >= 2 and not changed, (drawn, changed)
 
 

@@ -1,7 +1,7 @@
 """The differential fuzzer generates recurrence groups whose last member stops a step early (the
 Kalman filter's v[t in 0..T] beside a[t in 1..T + 1]) and totals of recurrence members that
 gradients reach through the group in reverse mode (also through the tensors a step computes),
-and einc agrees with their NumPy meaning on llvm-cpu."""
+and einc agrees with their NumPy meaning on llvm-cpu (one program of each in the fast tier)."""
 from __future__ import annotations
 
 from fuzz.programs.compare import disagreement
@@ -10,6 +10,7 @@ from fuzz.programs.generate import generate_case
 from fuzz.programs.module import header
 from fuzz.programs.render import render_program
 from fuzz.programs.structure import Derivative, Group, StepTensor, clause_exprs, walk, widens_an_approximation
+from tests.tiers import by_tier
 
 SEED = 2026
 GRADIENT_SEED = 2027       # two totals of a group within its first 400 programs (none in SEED's)
@@ -65,8 +66,8 @@ def total_derivative(case) -> bool:
 
 
 def test_einc_agrees_with_the_meaning_of_groups_of_uneven_lengths():
-    numbers = first_cases(uneven, 4)
-    assert len(numbers) == 4
+    numbers = first_cases(uneven, by_tier(1, 4))
+    assert len(numbers) == by_tier(1, 4)
     for k in numbers:
         agrees_with_its_meaning(k)
 
@@ -75,8 +76,8 @@ def test_gradients_of_a_recurrence_total_reach_through_the_group():
     # (a gradient of a total that gave 0 is kept in
     # tests/fuzz/regressions/derivative_with_respect_to_a_scalar_a_recurrence_clause_uses_whole.ein)
     numbers = first_cases(lambda case: total_derivative(case) and any(isinstance(i, Group) for i in case.program.items),
-                          2, limit=800, seed=GRADIENT_SEED)
-    assert len(numbers) == 2
+                          by_tier(1, 2), limit=800, seed=GRADIENT_SEED)
+    assert len(numbers) == by_tier(1, 2)
     for k in numbers:
         agrees_with_its_meaning(k, GRADIENT_SEED)
 
@@ -90,7 +91,7 @@ def through_a_step_tensor(case) -> bool:
 
 
 def test_derivatives_through_a_step_tensor_agree_with_central_differences():
-    numbers = first_cases(through_a_step_tensor, 2, limit=800, seed=GRADIENT_SEED)
-    assert len(numbers) == 2
+    numbers = first_cases(through_a_step_tensor, by_tier(1, 2), limit=800, seed=GRADIENT_SEED)
+    assert len(numbers) == by_tier(1, 2)
     for k in numbers:
         agrees_with_its_meaning(k, GRADIENT_SEED)

@@ -12,6 +12,7 @@ from numpy_windows import strided_windows
 
 import einc
 from tests.programs import built
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 SOURCE = """
 let X: [f32; N, C, H, W];
@@ -47,8 +48,8 @@ def test_windows_of_a_checked_size_are_named_ops(emitted):
     assert text.count("a read leaves axis") >= 4     # rows and columns of the image, asserted
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 @pytest.mark.parametrize("sizes", [(2, 3, 17, 13, 5, 4), (1, 1, 7, 3, 2, 1), (3, 2, 19, 37, 1, 12)])
 def test_windows_of_a_checked_size_match_numpy(target, sizes):
     """Sizes that fill the image (3 P = H - 2) and that leave rows or columns unread."""

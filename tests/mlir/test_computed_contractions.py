@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import einc
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 SOURCE = """
 use std::math::exp;
@@ -53,7 +54,7 @@ def _references(a, b, c):
     }
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_computed_contractions_match_numpy(target):
     rng = np.random.default_rng(7)
     with einc.load(einc.compile(SOURCE, target=target).vmfb) as program:
@@ -85,7 +86,7 @@ def _rnn_loss(w, x):
     return loss
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_rnn_weight_gradient_matches_central_differences(emitted, target):
     assert MATMUL.search(emitted(RNN_GRADIENT, target, ["dW"]))
     rng = np.random.default_rng(3)
@@ -111,7 +112,7 @@ let y[i, j] = sum[k](h[i, k] * w2[N1 - 1 - k, j]);
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 def test_a_matmul_chain_over_operands_read_backwards_matches_numpy(target):
     """Both operands reversed along a run-time dim (the dense fuzzer): IREE-43's
     `affine.delinearize_index` error on both CPU targets until the reversed copy passed a barrier."""
@@ -132,7 +133,7 @@ BROADCAST_PRODUCTS = {   # IREE-212: a matvec's (vecmat's) result spread along a
 }
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
 @pytest.mark.parametrize("case", BROADCAST_PRODUCTS)
 def test_a_vector_product_broadcast_along_a_run_time_axis_matches_numpy(target, case):
     """The product's result, read only by a kernel spreading it along T (no output of its own),

@@ -13,6 +13,7 @@ from numpy_windows import strided_windows
 
 import einc
 from einc import host_cpu
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 AVX512 = {"flags": "sse2 avx avx2 fma avx512f avx512bw"}
 AVX2 = {"flags": "sse2 avx avx2 fma"}
@@ -77,8 +78,8 @@ def test_rows_fit_the_vector_registers(emitted, monkeypatch, fields, target, row
         assert _rows(emitted, monkeypatch, fields, target, CONV, ["y"], {"W": width}) == [(8, row)], width
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 def test_every_row_matches_numpy(target):
     """Widths of rows of whole registers, of part of one and of one column, and 9 output channels
     (a step of 8 and one of 1)."""

@@ -16,6 +16,7 @@ from numpy_windows import strided_windows
 import einc
 from einc import host_cpu
 from tests.programs import built
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 SOURCE = """
 let Xw: [f32; N, C, W];
@@ -75,8 +76,8 @@ def _check(got: dict, x: dict, at) -> None:
 SIZES = [(2, 3, 7, 37), (1, 1, 6, 7), (3, 2, 5, 100), (1, 5, 8, 9)]
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 def test_every_pooling_matches_numpy_at_run_time_sizes(target):
     with einc.load(built(SOURCE, target, OUTPUTS).vmfb) as program:       # one build, every size
         for sizes in SIZES:
@@ -214,8 +215,8 @@ def _check_pairs(got: dict, x: dict, at) -> None:
             np.testing.assert_array_equal(got[name], want, err_msg=f"{name} at {at}")
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 def test_a_two_point_stride_two_window_reads_pairs_and_matches_numpy(target):
     """A pooling whose last window axis takes 2 points 2 apart reads the image's rows as i64
     pairs on the CPU targets (einc/mlir/dense/pooling_pairs.py): at run-time sizes, short and
@@ -227,7 +228,7 @@ def test_a_two_point_stride_two_window_reads_pairs_and_matches_numpy(target):
             _check_pairs(program(**x), x, (n, c, h, w))
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_f64_rows_are_read_as_i128_pairs_and_match_numpy(target, emitted):
     """An f64 image's rows are read as i128 pairs (LLVM splits them into i64 lanes): IREE's op
     with run-time sizes ran the 2x2 max pool at 1.6-1.9x its fixed-size time on AVX2, the pairs

@@ -16,6 +16,7 @@ import einc
 from einc import host_cpu
 from einc.driver import lower
 from einc.mlir.dense import cpu_matmuls
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 SOURCE = """
 let A: [f32; M, K];
@@ -334,8 +335,8 @@ def _references(x):
     return out
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 def test_every_definition_matches_numpy(source_file, target):
     """On Vulkan IREE 3.13 miscompiled the channels-first depthwise convolutions (channels after
     the first partly left 0; found by the dense fuzz campaign), which stay generics there."""
@@ -373,8 +374,8 @@ def test_the_library_convolution_with_one_group_is_the_named_op(tmp_path):
     assert "linalg.conv_2d_nchw_fchw " in text and not EXTRACT.search(text)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 def test_index_guard_beside_a_window_read_of_a_batch_of_one(target):
     """A generic reading windows with a guard on an index: IREE 3.13 took it for a convolution
     without a batch axis (the batch of one folded away), put one in front and left the body's
@@ -396,7 +397,7 @@ def test_index_guard_beside_a_window_read_of_a_batch_of_one(target):
     np.testing.assert_allclose(got["z"], pooled, rtol=1e-6)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_sum_over_a_run_with_a_named_dim_of_an_input_read_through_windows(target, tmp_path):
     """IREE-07 on an input: a strided 3-d window of `x` (depth and height of one output row) is a
     matmul whose left operand, the input's windows transposed, is summed over the run (kd, kh,
@@ -417,7 +418,7 @@ def test_sum_over_a_run_with_a_named_dim_of_an_input_read_through_windows(target
     assert "linalg.matmul" in text and "flow.tensor.barrier" in text
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_sum_over_a_run_with_a_named_dim_of_a_computed_operand(target, tmp_path):
     """IREE 3.13 failed to compile a matmul over the collapsed run (c, k), K a named dim, of an
     elementwise producer's result on the CPU targets (found by the dense fuzz campaign): there
@@ -435,7 +436,7 @@ def test_sum_over_a_run_with_a_named_dim_of_a_computed_operand(target, tmp_path)
     assert "linalg.matmul" in mlir_of(path, "y", "vulkan-spirv")
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_rows_of_a_computed_operand_summed_over_a_named_dim(target, tmp_path):
     """IREE-07 with the run kept: `y[n, i, j] = sum[k](h[n, i, k] * w[k, j])`, rows (n, i)
     collapsed and K a named dim, of a batch matmul's result h failed to compile ("no basis
@@ -453,7 +454,7 @@ def test_rows_of_a_computed_operand_summed_over_a_named_dim(target, tmp_path):
     np.testing.assert_allclose(got, (d["a"] @ d["v"]) @ d["w"], rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 @pytest.mark.parametrize("definition, reference", [
     ("let s[i, k] = a[i, k] * 2.0;\nlet y[i, j] = sum[k](s[i, k] * v[k, j]);", lambda a, v: (a * 2.0) @ v),
     ("let s[k, j] = v[k, j] * 2.0;\nlet y[i, j] = sum[k](a[i, k] * s[k, j]);", lambda a, v: a @ (v * 2.0)),
@@ -472,7 +473,7 @@ def test_an_elementwise_operand_summed_over_a_named_dim(target, definition, refe
     np.testing.assert_allclose(got, reference(a.astype(np.float64), v.astype(np.float64)), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_batch_matmul_of_computed_operands(target):
     """IREE 3.13's data tiling fused a batch_matmul with the op computing its first operand (a
     broadcast bias, or a matmul over rows expanded into batches) and read the batches after the
@@ -512,7 +513,7 @@ WEIGHTS_OF_A_COMPUTED_QKV = """use std::math::exp;
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 @pytest.mark.parametrize("positions, static", [(3, True), (11, True), (13, True), (13, False)])
 def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, positions, static, tmp_path):
     """IREE-09 on attention: the computed qkv passes one barrier before its heads are cut and
@@ -575,7 +576,7 @@ def test_fusion_barriers_wait_on_the_device_not_the_host(target, tmp_path):
     np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, 7, 12), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_a_batch_matmul_combined_with_a_reduction_of_another_tensor(target, tmp_path):
     """IREE-53: with a run-time batch and 10 positions (not a whole tile), IREE fused the
     division by a reduction of another tensor into the data-tiled batch matmul's dispatch and
@@ -593,7 +594,7 @@ def test_a_batch_matmul_combined_with_a_reduction_of_another_tensor(target, tmp_
     np.testing.assert_allclose(got, p @ v / (p * p).sum(-1)[..., None], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_a_batch_matmul_of_fixed_size_beside_a_row_maximum(target):
     """IREE-53 with every size fixed (the dense fuzzer, seed 33 program 112): the ReLU of a
     batch matmul over 2 x 5 rows plus a maximum over another input's rows had the second batch
@@ -643,7 +644,7 @@ def test_a_view_of_other_parts_reads_a_part_major_tensor_whole(tmp_path, monkeyp
     np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, 5, 12), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_matmul_of_a_computed_single_element(target):
     """IREE 3.13 failed to compile a matmul whose [1, 1] operand an elementwise op computes
     ("tiling factors must be less than or equal to the input rank for pack"; found by the
@@ -661,8 +662,8 @@ def test_matmul_of_a_computed_single_element(target):
     np.testing.assert_allclose(got, (x["x"] + x["b"]) @ x["w"], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 def test_window_sum_under_a_guard_its_ranges_decide(target):
     """`w >= 1` over w in 0..1 is never true, so every term is the else constant; IREE folded
     the guard and summed the constant once (-1, not -6; found by the dense fuzz campaign). einc
@@ -754,7 +755,7 @@ def test_a_row_of_a_constant_stack_in_a_generic_is_a_constant_of_its_own(tmp_pat
     np.testing.assert_allclose(got["s"], (a64 + g[2]).max(axis=1), rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_a_reshape_of_a_fenced_operand_is_fenced_on_the_host(target, tmp_path):
     """IREE-63 on every target: a weight read reversed along a run-time axis is a gather behind a
     barrier, collapsed for the matmul and fenced again (IREE-07); two device barriers so chained
@@ -783,7 +784,7 @@ let c2[n, i, f] = sum[j](p2[n, i, j] * v[n, j, f]) / sum[j](p2[n, i, j]);
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_a_copy_of_a_fenced_attention_result_is_fenced_on_the_host(target, tmp_path):
     """IREE-63 through a copy: the first attention's result passes a barrier, is copied into its
     definition and fenced again as the second attention's queries; IREE folds the copy, and the

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import einc
+from tests.tiers import VULKAN_FULL
 
 N = 4096
 RNG = np.random.default_rng(7)
@@ -68,7 +69,7 @@ def ulps(a, b):
     return np.where(np.isnan(a) & np.isnan(b), 0, np.where(np.isnan(a) | np.isnan(b), 2 ** 40, d))
 
 
-@pytest.fixture(scope="module", params=["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.fixture(scope="module", params=["llvm-cpu", VULKAN_FULL])
 def results(request):
     program = einc.load(einc.compile(SOURCE, target=request.param).vmfb)
     return program(**{f"x_{f}": arguments(f) for f in CASES}, ya=Y, xa=X)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import einc
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 WIDTHS = (1, 3, 5, 8)
 FUNCTIONS = {"sin": np.sin, "cos": np.cos, "tan": np.tan}
@@ -33,8 +34,8 @@ def inputs():
             for w in WIDTHS}
 
 
-@pytest.fixture(scope="module", params=["llvm-cpu", "llvm-cpu-generic",
-                                        pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.fixture(scope="module", params=["llvm-cpu", GENERIC_FULL,
+                                        VULKAN_FULL])
 def results(request):
     program = einc.load(einc.compile(source(), target=request.param).vmfb)
     args = inputs()

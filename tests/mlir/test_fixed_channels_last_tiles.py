@@ -11,6 +11,7 @@ import pytest
 
 import einc
 from einc import host_cpu
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 SOURCE = """
 let X: [f32; B, H, W, 8];
@@ -59,8 +60,8 @@ def _reference(x: np.ndarray, k: np.ndarray, stride: int, dilation: int, pad: in
     return result
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
+                                    VULKAN_FULL])
 @pytest.mark.parametrize("batch, height, width", SIZES)
 def test_fixed_channels_last_convolutions_match_numpy(monkeypatch, target, batch, height, width):
     _on("avx2", monkeypatch)

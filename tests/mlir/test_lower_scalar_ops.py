@@ -4,6 +4,7 @@ import pytest
 
 from einc.ir.nodes import Generic
 from lowering_harness import const, op, program, read, ref, run, tensor_input, var
+from tests.tiers import VULKAN_FULL
 
 FLOAT_REFERENCES = {
     "neg": np.negative, "abs": np.abs, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
@@ -29,7 +30,7 @@ def _elementwise(dtype: str, n: int, exprs: dict):
     return program(inputs, outputs, syms)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_unary_float_ops(target):
     x = np.array([0.1, 0.25, 0.5, 0.75, -0.3, -0.5], np.float32)
     names = [n for n in FLOAT_REFERENCES if n not in ("sqrt", "rsqrt", "log", "log1p", "log2", "log10", "acosh")]

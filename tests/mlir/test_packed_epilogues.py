@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 
 import einc
+from tests.tiers import GENERIC_FULL
 
 rng = np.random.default_rng(98)
-CPU = ["llvm-cpu", "llvm-cpu-generic"]
+CPU = ["llvm-cpu", GENERIC_FULL]
 
 
 def run(src: str, target: str, outputs: list[str], **inputs) -> dict:

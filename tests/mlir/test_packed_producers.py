@@ -61,6 +61,7 @@ def test_eight_row_packs_keep_their_producers(monkeypatch, tmp_path):
     assert packs_of_barriers(mlir_of(monkeypatch, tmp_path, "avx512")) == []
 
 
+@pytest.mark.sampled(every=3)
 @pytest.mark.parametrize("n", [1, 7, 197])
 def test_the_mlp_matches_numpy(n):
     rng = np.random.default_rng(145)

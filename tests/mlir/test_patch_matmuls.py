@@ -11,6 +11,7 @@ import pytest
 import einc
 from einc.driver import lower
 from einc.mlir.dense import cpu_matmuls
+from tests.tiers import VULKAN_FULL
 
 SOURCE = """
 let X: [f32; B, 3, 10, 13];
@@ -97,7 +98,7 @@ def _inputs(batch):
             "Wo": f(5, 4, 4, 3), "Xs": f(batch, 3, 12), "Ws": f(7, 3, 3), "Wst": f(2, 5, 3, 2, 2)}
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_patch_matmuls_match_numpy(target):
     with einc.load(einc.compile(SOURCE, target=target).vmfb) as program:
         for batch in (1, 3):

@@ -116,7 +116,7 @@ def anchored_descent(u, X, y):
 @pytest.mark.vulkan
 @pytest.mark.parametrize("source, reference, outputs, data, calls", [
     (STACKED, stacked, None, {}, (1, 700, 257)), (PREFIX, prefix, ["a"], {}, (257, 1, 700)),
-    (ANCHORED_DESCENT, anchored_descent, None, DESCENT_DATA, (1, 700, 257))],
+    pytest.param(ANCHORED_DESCENT, anchored_descent, None, DESCENT_DATA, (1, 700, 257), marks=pytest.mark.full)],
     ids=["stacked", "prefix", "anchored_descent"])
 def test_host_loop_chunks_match_numpy_on_vulkan(emitted, source, reference, outputs, data, calls):
     # 257 and 700 steps: two and three chunks of at most 256. Regression: the host read an
@@ -135,6 +135,7 @@ def test_host_loop_chunks_match_numpy_on_vulkan(emitted, source, reference, outp
 
 
 @pytest.mark.vulkan
+@pytest.mark.full
 def test_a_long_host_loop_holds_no_resources_per_step_on_vulkan():
     # regression (issue 10 item 3): every step of the host loop copied the whole history into
     # new allocations, and the host never waited, so all of them stayed alive: this program

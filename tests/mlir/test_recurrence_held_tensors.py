@@ -11,11 +11,12 @@ import pytest
 
 import einc
 from tests.programs import built
+from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 rng = np.random.default_rng(24)
 
-CPU = ["llvm-cpu", "llvm-cpu-generic"]
-EVERY_TARGET = CPU + [pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+CPU = ["llvm-cpu", GENERIC_FULL]
+EVERY_TARGET = CPU + [VULKAN_FULL]
 
 # A 3-state Kalman filter (position, velocity, acceleration): the state x and covariance P are
 # read at t - 1, the step's tensors (FP, P_pred, K) at t, its sums over k run at run-time k.

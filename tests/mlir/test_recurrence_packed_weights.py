@@ -10,6 +10,7 @@ import pytest
 import einc
 from einc.mlir.recurrences import lanes as recurrence_lanes
 from tests.programs import built, source
+from tests.tiers import GENERIC_FULL
 
 rng = np.random.default_rng(57)
 
@@ -109,7 +110,7 @@ def test_a_batched_step_with_a_gate_of_stacked_weights_and_a_guard_matches_numpy
     np.testing.assert_allclose(run(BATCHED, U=U, x=x)["h"], h, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_an_f64_step_matches_numpy(target):
     H, T = 37, 8                                        # f64: vectors of 4
     W, x = weights(H, H, dtype=np.float64), rng.standard_normal((T, H))

@@ -12,6 +12,7 @@ import pytest
 import einc
 from einc.driver import lower
 from einc.mlir.recurrences.scalars import UNROLLED_POINTS
+from tests.tiers import GENERIC_FULL
 
 rng = np.random.default_rng(31)
 
@@ -50,7 +51,7 @@ def reference(A, B, u):
     return {"x": x, "M": M, "s": s}
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_small_constant_sums_in_a_step_match_numpy(target):
     A = rng.standard_normal((3, 3)) / 3
     B = rng.standard_normal((4, 4)) / 4

@@ -213,6 +213,7 @@ def test_a_vector_recurrence_on_vulkan_runs_its_steps_inside_one_workgroup(emitt
 
 
 @pytest.mark.vulkan
+@pytest.mark.full
 def test_a_vector_recurrence_of_100k_steps_holds_no_resources_per_step_on_vulkan():
     # regression (issue 10 item 3): as a host loop, every step took new allocations, copies of
     # the storage and fences, alive until the device caught up: a step cost more the longer the

@@ -11,6 +11,7 @@ import pytest
 
 import einc
 from einc.runtime import RunError
+from tests.tiers import GENERIC_FULL
 
 SOURCE = """
 let E: [f32; V, D];
@@ -99,7 +100,7 @@ let wrapped[i in 0..N, j in 0..4] = match E[(i * 2) % V] { [..r] => r[1] + j as 
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_gathered_rows_read_at_a_fixed_column_or_computed_positions(target, program_file):
     # IREE-150: such a reader fused with the gather failed IREE's CPU tiling (a `match` on a row,
     # `[..r] => r[1]`, reads that way); the rows pass a barrier before it

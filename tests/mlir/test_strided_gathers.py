@@ -8,6 +8,7 @@ import pytest
 
 import einc
 from einc.target import get as get_target
+from tests.tiers import VULKAN_FULL
 
 SOURCE = """
 let x: [f32; 9];
@@ -29,7 +30,7 @@ def reference(x, k, m):
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic",
-                                    pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)])
+                                    VULKAN_FULL])
 def test_gathers_from_a_strided_window_build_and_agree(target):
     rng = np.random.default_rng(105)
     x = rng.uniform(-1, 1, 9).astype(np.float32)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from stdlib_harness import close, run_program
+from tests.tiers import VULKAN_FULL
 
 SOURCE = """
 use std::math::{round, mod, abs, gcd, lcm};
@@ -71,7 +72,7 @@ INPUTS = dict(F=np.array([2.5, -0.5, 0.5, 1.5, -2.5, 3.49, -3.51, 0.0, 7.0, -1e-
               W=RNG.uniform(-0.5, 0.5, (16, 8)).astype(np.float32),
               b=RNG.uniform(-0.2, 0.2, 8).astype(np.float32))
 F, M, V = INPUTS["F"], INPUTS["M"], INPUTS["V"]
-TARGETS = ["llvm-cpu", pytest.param("vulkan-spirv", marks=pytest.mark.vulkan)]
+TARGETS = ["llvm-cpu", VULKAN_FULL]
 
 
 @pytest.fixture(scope="module", params=TARGETS)

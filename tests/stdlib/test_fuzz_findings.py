@@ -7,6 +7,7 @@ import pytest
 
 from stdlib_harness import run_program
 from tests.programs import built
+from tests.tiers import GENERIC_FULL
 
 GATHERS = """
 let D: [f32; 5, 3, 4];
@@ -158,6 +159,7 @@ SCATTER_INPUTS = dict(
     UK=R.uniform(-9, 9, (2, 2)).astype(np.float32))
 
 
+@pytest.mark.full
 def test_scatters_and_nd_gathers_follow_onnx():
     """ScatterElements with negative indices (an index error in einc: its scatters took indices
     in range), indices and updates shorter than the data on the other axes too (E004, as
@@ -260,7 +262,7 @@ let y = std::ml::slice(X, [-3, -1], [1000, -5], [-3, -1], [2, -2]);
 """
 
 
-@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
 def test_slice_with_a_step_and_then_a_negative_step(target):
     """A step of 2 on one axis, then -2 on another, of a fixed-size tensor failed to compile on
     the CPU targets (IREE-105: the second slice gathers from the first's strided window)."""
@@ -283,6 +285,7 @@ let three = std::ml::scatter_nd(D, I3, U3);
 """
 
 
+@pytest.mark.full
 def test_scatter_nd_over_named_dims():
     """ScatterND merges the axes its index rows address into one and splits them back after the
     writes; over named dims the split (a reshape, whose sizes were quotients of sizes) was E004.

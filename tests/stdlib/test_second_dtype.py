@@ -5,6 +5,8 @@ import pytest
 
 from stdlib_harness import close, rand, run_program
 
+pytestmark = pytest.mark.full     # the first dtype of each is checked in the fast tier too
+
 SOURCE = """
 use std::ml::*;
 let X: [f64; 2, 3, 5];
