@@ -47,6 +47,7 @@ def central_difference(f, x):
     return (f(x + H) - f(x - H)) / (2 * H)
 
 
+@pytest.mark.full      # the same rules in both modes: test_every_rule_in_forward_and_reverse_mode..
 @pytest.mark.parametrize("x", [0.33, 0.71])
 def test_scalar_rules_in_f64_match_finite_differences(x):
     out = einc.load(built(rule_program(F64_RULES, "f64")).vmfb)(x=x)       # one build, both points

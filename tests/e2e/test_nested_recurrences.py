@@ -166,6 +166,7 @@ def _newton_system(x0, steps):
     return np.array(xs)
 
 
+@pytest.mark.full      # the gradient test below builds these iterates
 @pytest.mark.parametrize("target", TARGETS)
 def test_newtons_method_solves_with_std_solve_in_each_step(run, target):
     """std's `solve` is two loops, an elimination and a back substitution that reads only the
@@ -412,6 +413,7 @@ def test_an_rnn_trained_by_bptt_inside_an_epoch_recurrence(run):
     assert losses[-1] < losses[0]
 
 
+@pytest.mark.full      # the BPTT test above, by a matrix
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_scalar_parameter_trained_through_an_inner_recurrence_on_f32(run, target):
     out = run("""
