@@ -7,6 +7,7 @@ import pytest
 import einc
 from einc.diagnostics import CompileError
 from einc.driver import emit_program
+from tests.tiers import VULKAN_FULL
 
 LITERALS = """
 use std::math::{sin, cos};
@@ -56,10 +57,8 @@ let dlast = @last / @k;
 """
 
 
-@pytest.fixture(scope="module", params=["llvm-cpu", "vulkan-spirv"])
+@pytest.fixture(scope="module", params=["llvm-cpu", VULKAN_FULL])
 def literals(request):
-    if request.param == "vulkan-spirv":
-        request.applymarker(pytest.mark.vulkan)
     return einc.load(einc.compile(LITERALS, target=request.param).vmfb)()
 
 

@@ -60,7 +60,8 @@ def test_clamped_windows_at_fixed_sizes(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("fixed", [False, True], ids=["run-time sizes", "--dim"])
+@pytest.mark.parametrize("fixed", [False, pytest.param(True, marks=pytest.mark.full)],   # fixed sizes: above
+                         ids=["run-time sizes", "--dim"])
 def test_clamped_windows_at_named_sizes(target, fixed):
     rng = np.random.default_rng(1)
     for n, h, w in ((7, 5, 4), (1, 1, 2)) if not fixed else ((6, 3, 5),):

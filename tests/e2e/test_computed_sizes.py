@@ -50,6 +50,7 @@ def test_sizes_from_products_clamps_and_quotients_at_run_time(target):
         check(module(x=x, v=v), x, v)
 
 
+@pytest.mark.full      # the program above with its sizes fixed at the build
 @pytest.mark.parametrize("target", TARGETS)
 def test_sizes_from_products_clamps_and_quotients_fixed_by_dim(target):
     rng = np.random.default_rng(3)

@@ -47,6 +47,7 @@ def central_difference(f, x):
     return (f(x + H) - f(x - H)) / (2 * H)
 
 
+@pytest.mark.full      # the same rules in both modes: test_every_rule_in_forward_and_reverse_mode..
 @pytest.mark.parametrize("x", [0.33, 0.71])
 def test_scalar_rules_in_f64_match_finite_differences(x):
     out = einc.load(built(rule_program(F64_RULES, "f64")).vmfb)(x=x)       # one build, both points
@@ -195,7 +196,8 @@ def stacked_rules_program(rules: dict, dtype: str) -> str:
 
 @pytest.mark.parametrize("rules, dtype, x, rtol", [(F64_RULES, "f64", 0.33, 1e-6),
                                                     (F64_RULES, "f64", 0.71, 1e-6),
-                                                    (F32_RULES, "f32", 0.4, 2e-5)])
+                                                    pytest.param(F32_RULES, "f32", 0.4, 2e-5,
+                                                                 marks=pytest.mark.full)])   # f32: above
 def test_every_rule_in_forward_and_reverse_mode_matches_finite_differences(rules, dtype, x, rtol):
     out = einc.load(built(stacked_rules_program(rules, dtype)).vmfb)(x=x)    # one build per dtype
     expected = [central_difference(f, x) for f in rules.values()]

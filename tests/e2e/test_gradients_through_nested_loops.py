@@ -34,6 +34,7 @@ def _newton_loss(x0, c):
     return np.float64(np.sum(v ** 3))
 
 
+@pytest.mark.full      # forward mode through Newton's std::solve: test_nested_recurrences's NEWTON_IN_C
 def test_an_implicit_layer_of_newton_iterates_each_running_std_solve(run, fd_jacobian):
     """L at the 4th Newton iterate (not converged: its derivative is not the implicit one)
     with respect to the system's constants and the start (was E011)."""
@@ -82,6 +83,7 @@ def _rk4_loss(p, obs):
     return np.float64(loss)
 
 
+@pytest.mark.full      # an inner loop's literal step in forward mode: the tangent test below
 @pytest.mark.parametrize("target, dtype, rtol", [
     ("llvm-cpu", "f64", 1e-6),                                            # f64, FD ~1e-9
     pytest.param("vulkan-spirv", "f32", 2e-3, marks=pytest.mark.vulkan),  # f32 over 28 RK4 steps

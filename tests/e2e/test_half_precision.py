@@ -59,8 +59,9 @@ def ulps(got, want, t):
     return np.abs(got - want) / 2.0 ** (exponent - MANTISSA_BITS[t])
 
 
-@pytest.fixture(scope="module", params=[(t, target) for t in HALVES for target in ("llvm-cpu", "llvm-cpu-generic")],
-                ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(scope="module", params=[pytest.param((t, target), id=f"{t}-{target}",
+                                                     marks=[pytest.mark.full] if target != "llvm-cpu" else [])
+                                        for t in HALVES for target in ("llvm-cpu", "llvm-cpu-generic")])
 def case(request):
     t, target = request.param
     u = "bf16" if t == "f16" else "f16"

@@ -448,7 +448,7 @@ def params(cases):
         pytest.param(name, "vulkan-spirv", marks=pytest.mark.vulkan) for name, c in cases.items() if c.get("vk")]
 
 
-@pytest.mark.sampled(every=3)
+@pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)

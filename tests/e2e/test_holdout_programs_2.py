@@ -596,7 +596,7 @@ def _(S0, K, r, sigma, T, seed):
     return dict(z=z, price=pay.mean(), stderr=pay.std(ddof=1) / np.sqrt(400))
 
 
-@pytest.mark.sampled(every=3)
+@pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)

@@ -75,6 +75,7 @@ def test_derivatives_through_a_chain_of_300_definitions_match_numpy(run):
     np.testing.assert_allclose(out["g"], 2.0 * c * h, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.full      # a tangent walk as deep: the chain of 300 definitions above
 def test_the_jacobian_of_a_whole_array_expression_of_400_terms_matches_numpy(run):
     """Each whole-array operation is a tensor: the tangent walks a chain 400 tensors deep."""
     factors = [0.5 + 0.25 * (k % 5) for k in range(400)]

@@ -46,7 +46,8 @@ def central(f, x):
     return out
 
 
-@pytest.mark.parametrize("dims", [None, {"T": 40}], ids=["run-time T", "fixed T"])
+@pytest.mark.parametrize("dims", [None, pytest.param({"T": 40}, marks=pytest.mark.full)],   # fixed T: full
+                         ids=["run-time T", "fixed T"])
 def test_kalman_likelihood_gradient_in_f64(dims):
     y, s = nile_like(), 0.35
     out = einc.load(einc.compile(KALMAN.format(t="f64"), dims=dims).vmfb)(y=y, s=s)

@@ -166,6 +166,7 @@ def _newton_system(x0, steps):
     return np.array(xs)
 
 
+@pytest.mark.full      # the gradient test below builds these iterates
 @pytest.mark.parametrize("target", TARGETS)
 def test_newtons_method_solves_with_std_solve_in_each_step(run, target):
     """std's `solve` is two loops, an elimination and a back substitution that reads only the
@@ -176,6 +177,7 @@ def test_newtons_method_solves_with_std_solve_in_each_step(run, target):
     np.testing.assert_allclose(out["x"], _newton_system(x0, 20), rtol=1e-5, atol=1e-6)   # f32, 3 x 3 solves
 
 
+@pytest.mark.full      # a literal J in std::solve inside a step: NEWTON_IN_C below
 @pytest.mark.parametrize("target", TARGETS)
 def test_newtons_method_with_the_jacobian_a_matrix_literal(run, target):
     """The Jacobian as written by hand, `[[2.0 * v[0], ..], [v[1], v[0], -2.0], [..]]`: a literal
@@ -192,6 +194,7 @@ def test_newtons_method_with_the_jacobian_a_matrix_literal(run, target):
     np.testing.assert_allclose(out["x"], _newton_system(x0, 20), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.full      # the same solve of normal equations: the Levenberg-Marquardt test
 def test_gauss_newton_fit_with_a_damped_solve_in_each_step_on_f64(run):
     """Levenberg-Marquardt steps for y = a exp(b t): the normal equations (J^T J + lam I) d = J^T r
     over 12 samples, solved by std's `solve` in each of 15 steps."""
@@ -334,6 +337,7 @@ def test_an_ode_parameter_fitted_through_rk4_with_a_field_returning_a_literal(ru
     assert abs(out["th"][-1] - 2.0) < 0.05
 
 
+@pytest.mark.full      # the fit above in another form
 def test_a_damped_oscillator_fitted_through_euler_steps_written_inline_on_f64(run, fd_jacobian):
     """The same fit with the field written inline in an Euler step, `y[t - 1] + h * [..]`, and
     two parameters: the step's literal reads the outer state and the inner one."""
@@ -409,6 +413,7 @@ def test_an_rnn_trained_by_bptt_inside_an_epoch_recurrence(run):
     assert losses[-1] < losses[0]
 
 
+@pytest.mark.full      # the BPTT test above, by a matrix
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_scalar_parameter_trained_through_an_inner_recurrence_on_f32(run, target):
     out = run("""
@@ -530,6 +535,7 @@ LOOPLESS_COMBINATIONS = {
 }
 
 
+@pytest.mark.sampled(every=2)      # one i32 and two f32 forms
 @pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
                                     VULKAN_FULL])
 @pytest.mark.parametrize("case", list(LOOPLESS_COMBINATIONS))

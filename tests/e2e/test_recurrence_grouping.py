@@ -171,6 +171,7 @@ def check(case: str, target: str = "llvm-cpu") -> None:
         np.testing.assert_allclose(out[name], expected, rtol=1e-6, err_msg=name)
 
 
+@pytest.mark.sampled(every=2)
 @pytest.mark.parametrize("case", list(CASES))
 def test_recurrences_share_a_loop_only_through_reads_at_their_own_step(case, tmp_path):
     check(case)
