@@ -22,6 +22,25 @@ def test_type_error_E002_a_float_literal_never_becomes_an_int(diagnose):
     assert "expected i32, found float literal" in text
 
 
+@pytest.mark.parametrize("source, name, guess", [
+    ("fn f(x: [flaot32; N]) -> [f32; N] { x }\nlet y = f([1.0, 2.0]);\n", "flaot32", "f32"),
+    ("fn g(x: flot) -> f32 { x * 2.0 }\nlet y = g(1.5);\n", "flot", "f32"),
+    ("fn h(x: [f32; N]) -> [doubel; N] { x }\nlet y = h([1.0]);\n", "doubel", "f64"),
+    ("fn k(x: (i32, T)) { x }\n", "T", None),
+    ("let y: flot = 1.0;\n", "flot", "f32"),
+    ("let n = 2 as int;\n", "int", "i32"),
+    ("let f = |x: doubel| x;\nlet y = f(1.0);\n", "doubel", "f64")])
+def test_a_misspelled_type_name_is_not_taken_as_a_generic(diagnose, source, name, guess):
+    # `fn f(x: [flaot32; N])` compiled: an unknown name in a type was read as a type parameter,
+    # which Einlang does not have (an untyped parameter is the generic one)
+    diag, text = diagnose(source)
+    assert diag.code == "E002" and diag.message == f"unknown type `{name}`"
+    line = source.splitlines()[diag.span.line - 1]
+    assert line[diag.span.col - 1:].startswith(name) and line in text
+    assert diag.hint.startswith(f"did you mean `{guess}`?" if guess else "a type is a number type")
+    assert "an untyped function parameter is generic" in diag.hint
+
+
 @pytest.mark.parametrize("declaration, named, guess", [("let x: [float; N];", "element type `float`", "f32"),
                                                       ("let x: double;", "type `double`", "f64"),
                                                       ("let x: [i33; 4];", "element type `i33`", "i32")])
