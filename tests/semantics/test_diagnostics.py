@@ -192,6 +192,29 @@ def test_a_recurrence_whose_literal_start_takes_its_step_type_reports_the_steps_
     assert "ranges over [2, 8] but the axis has size 8" in diag.message
 
 
+GROUP = """let x: [f32; T];
+let n: [i32; T];
+fn bump(v) { v + true }
+let a[0] = 0;
+let a[t in 1..T] = a[t - 1] + x[t];
+let b[0] = 0.0;
+let b[t in 1..T] = MISTAKE;
+"""
+
+
+@pytest.mark.parametrize("mistake, message, col", [
+    ("b[t - 1] + a[t - 1] + true", "expected f32, found bool literal", 42),
+    ("b[t - 1] + a[t - 1] * n[t]", "mismatched types f32 and i32", 31),
+    ("b[t - 1] + bump(a[t - 1])", "expected f32, found bool literal", 0)])
+def test_a_type_error_in_a_recurrence_group_is_shown_at_the_member_that_makes_it(diagnose, mistake, message, col):
+    # a[0] = 0 is first guessed i32; that guess's error, "mismatched types i32 and f32" at a's
+    # correct step, was reported for b's mistake, which every guess meets once a is f32
+    diag, text = diagnose(GROUP.replace("MISTAKE", mistake))
+    assert (diag.code, diag.message) == ("E002", message)
+    assert (diag.span.line, diag.span.col) == ((3, 18) if "bump" in mistake else (7, col))
+    assert f"let b[t in 1..T] = {mistake};" in text       # the clause, or the call in a note
+
+
 def test_a_recurrence_reading_itself_outside_an_axis_is_E005_unless_guarded(diagnose, tmp_path):
     # a[t - 1, i + 1] at i = 2 was clamped to a[t - 1, 2] silently; under `if` it may be
     diag, _ = diagnose("let a[0, i in 0..3] = 1.0;\nlet a[t in 1..4, i in 0..3] = a[t - 1, i + 1];\n")
