@@ -215,6 +215,19 @@ def test_a_type_error_in_a_recurrence_group_is_shown_at_the_member_that_makes_it
     assert f"let b[t in 1..T] = {mistake};" in text       # the clause, or the call in a note
 
 
+@pytest.mark.parametrize("read", ["x[t, i - 1]", "x[t][i - 1]"])
+def test_a_whole_row_step_reading_its_own_points_at_the_same_step_says_to_define_it_pointwise(diagnose, read):
+    # it said "a tensor computed inside a step of `x` reads `x` or a member computed after it at
+    # the same step", hint "read that member at `t - 1`": no way to write the scan it meant
+    source = ("let x0: [f32; 4];\nlet x[0] = x0;\n"
+              f"let x[t in 1..4] = [if i == 0 {{ x[t - 1, 0] }} else {{ {read} + x[t - 1, i] }} | i in 0..4];\n")
+    diag, text = diagnose(source)
+    assert diag.code == "E011" and diag.message == ("a row of `x` computed as a whole (`x[t] = [..]`) reads its own "
+                                                    "points at the same step")
+    assert (diag.span.line, diag.span.col) == (3, 54) and source.splitlines()[2] in text
+    assert diag.hint.startswith("define the step a point at a time, `let x[t in .., i in ..] = ..`")
+
+
 def test_a_recurrence_reading_itself_outside_an_axis_is_E005_unless_guarded(diagnose, tmp_path):
     # a[t - 1, i + 1] at i = 2 was clamped to a[t - 1, 2] silently; under `if` it may be
     diag, _ = diagnose("let a[0, i in 0..3] = 1.0;\nlet a[t in 1..4, i in 0..3] = a[t - 1, i + 1];\n")
