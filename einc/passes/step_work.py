@@ -177,8 +177,9 @@ def _check_current_step_reads(group) -> None:
         late = next((v for v in used if after.get(id(v), 0) > k), None)
         if late is not None and _reads_member(late, member):
             name, t = member.name, group.t_var.name
-            raise d.error(d.UNSUPPORTED, f"a row of `{name}` computed as a whole (`{name}[{t}] = [..]`) reads "
-                          f"its own points at the same step", late.span,
+            raise d.error(d.UNSUPPORTED, f"a tensor the step computes whole (a row `{name}[{t}] = [..]`, or "
+                          f"`{name}[{t}]` read whole) reads `{name}` at the same step, before its points exist",
+                          late.span,
                           hint=f"define the step a point at a time, `let {name}[{t} in .., i in ..] = ..`, whose "
                                f"points may read earlier ones of the same step (`{name}[{t}, i - 1]`); or "
                                f"read `{name}[{t} - 1]`")

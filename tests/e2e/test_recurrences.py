@@ -1108,7 +1108,9 @@ def test_a_start_guard_in_place_of_a_base_clause_and_a_read_through_data_of_a_po
 def test_whole_row_steps_read_the_previous_row_pointwise_and_a_scan_is_defined_a_point_at_a_time(run):
     """`x[t] = [.. x[t - 1, i] ..]` and `x[t - 1][i]` read the previous row point by point; a
     row that reads its own earlier points at the same step is E011 whose hint is the pointwise
-    clause, which runs (the prefix sums here; tests/semantics/test_diagnostics.py)."""
+    clause, which runs (the prefix sums here; tests/semantics/test_diagnostics.py). Written
+    `r[t][i - 1]` and `r[t - 1][i]`, the reads were rows of the step (E011, one "that llvm-cpu
+    cannot lower" with the hint to build for llvm-cpu); they are the points now."""
     x0 = np.array([1.0, -2.0, 3.0, 0.5], np.float32)
     out = run("""
         let x0: [f32; 4];
@@ -1118,6 +1120,8 @@ def test_whole_row_steps_read_the_previous_row_pointwise_and_a_scan_is_defined_a
         let b[t in 1..5] = { let r[i in 0..4] = b[t - 1][i] - b[t - 1][3 - i] * 0.25; r };
         let s[0] = x0;
         let s[t in 1..4, i in 0..4] = if i == 0 { s[t - 1, 0] } else { s[t, i - 1] + s[t - 1, i] };
+        let r[0] = x0;
+        let r[t in 1..4, i in 0..4] = if i == 0 { r[t - 1][0] } else { r[t][i - 1] + r[t - 1][i] };
     """, x0=x0)
     a, b, s = [x0.astype(np.float64)], [x0.astype(np.float64)], [x0.astype(np.float64)]
     for _ in range(4):
@@ -1128,3 +1132,4 @@ def test_whole_row_steps_read_the_previous_row_pointwise_and_a_scan_is_defined_a
     np.testing.assert_allclose(out["a"], a, rtol=1e-6)
     np.testing.assert_allclose(out["b"], b, rtol=1e-6)
     np.testing.assert_allclose(out["s"], s, rtol=1e-6)
+    np.testing.assert_allclose(out["r"], s, rtol=1e-6)      # `r[t][i - 1]` is the point `r[t, i - 1]`
