@@ -27,6 +27,7 @@ divisor is 0; its status is [first point, coordinates..]. A divisor of sizes and
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -37,6 +38,7 @@ from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Progra
                            StateRead, Value, free_vars, size_value, walk)
 from einc.ir.traversal import fold
 from einc.ir.types import BOOL, I32
+from einc.semantics.core.modules import stdlib_dir
 
 NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every index is in range
 
@@ -76,7 +78,28 @@ def add_index_checks(program: Program, source_text) -> None:
             seen.add(key)
             steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
             checks.append(_division_check(division, variables, cond, source_text(division.span), groups, steps))
-    program.index_checks = [c for c in checks if c is not None]
+    library = str(stdlib_dir().resolve())
+    program.index_checks = [_at_users_call(c, program.call_chains, library, source_text)
+                            for c in checks if c is not None]
+
+
+def _at_users_call(check: IndexCheck, call_chains: dict, library: str, source_text) -> IndexCheck:
+    """A check of a read or division in the standard library, reported at the user's call that
+    reached it (the innermost call outside the library; the library's line follows its text),
+    where every chain of calls into the body holding it agrees on that call."""
+    if check.span is None or not str(Path(check.span.file).resolve()).startswith(library):
+        return check
+    bodies = [body for body in call_chains if check.span.within(body)]
+    if not bodies:
+        return check
+    chains = call_chains[min(bodies, key=lambda s: (s.end_line - s.line, s.end_col - s.col))]
+    outside = {next((span for span, _ in chain if not str(Path(span.file).resolve()).startswith(library)), None)
+               for chain in chains}
+    if len(outside) != 1 or None in outside:
+        return check
+    (call,) = outside
+    text = f"in `{source_text(call)}`, the library's `{check.text}` at {check.span}"
+    return replace(check, span=call, text=text)
 
 
 def _known_in_range(sub: Value, size) -> bool:
