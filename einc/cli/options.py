@@ -23,8 +23,9 @@ allow_python_option = click.option(
     help="Let the program call Python functions during the build (python::mod::f(..)).")
 unchecked_indices_option = click.option(
     "--unchecked-indices", is_flag=True,
-    help="Do not check data-dependent indices (`table[idx[i]]`) at run time: an index outside its "
-         "axis is clamped into it (faster, but a wrong index gives a wrong value, not an error).")
+    help="Do not check data-dependent indices (`table[idx[i]]`) or integer divisors at run time: an "
+         "index outside its axis is clamped into it and an integer division by zero is 0 (faster, but a "
+         "wrong index or divisor gives a wrong value, not an error).")
 message_format_option = click.option(
     "--message-format", type=click.Choice(MESSAGE_FORMATS), default="human", show_default=True,
     help="json: each diagnostic as one JSON object per line on stdout (schema in docs/CLI.md).")

@@ -135,14 +135,15 @@ def _dense_cost(kernel, named: set) -> str:
 def _index_checks(p: ir.Program, unchecked: bool) -> list:
     if unchecked:
         return ["data-dependent indices: not checked (--unchecked-indices): an index outside its axis "
-                "is clamped into it"]
+                "is clamped into it, an integer division by zero is 0"]
     if not p.index_checks:
         return ["data-dependent indices: none"]
     lines = [f"data-dependent indices: {len(p.index_checks)} checked at run time (an index outside its axis "
              "is a run-time error; --unchecked-indices clamps instead)"]
     for check in p.index_checks:
         over = ", ".join(v.name for v in check.vars) or "no index"
-        lines.append(f"  {check.text} axis {check.axis} at {check.span}: one pass over {over}")
+        what = "divisor (0 is a run-time error)" if check.kind == "divisor" else f"axis {check.axis}"
+        lines.append(f"  {check.text} {what} at {check.span}: one pass over {over}")
     return lines
 
 

@@ -7,6 +7,7 @@ subscripts, where the keys are index variables as well as symbols.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Optional
 
@@ -56,6 +57,21 @@ F16, BF16 = DType("f16"), DType("bf16")
 # narrower and unsigned integers: the element types of .npy data and quantized models
 I8, I16, U8, U16, U32, U64 = (DType(n) for n in ("i8", "i16", "u8", "u16", "u32", "u64"))
 BY_NAME = {d.name: d for d in (F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, BOOL)}
+# the names other languages give Einlang's number types, for a did-you-mean
+OTHER_NAMES = {"float": "f32", "float32": "f32", "double": "f64", "float64": "f64", "half": "f16",
+               "float16": "f16", "int": "i32", "int32": "i32", "long": "i64", "int64": "i64", "uint8": "u8",
+               "int8": "i8", "int16": "i16", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bfloat16": "bf16"}
+
+
+def closest_type(name: str) -> Optional[str]:
+    """The element type a mistyped or foreign type name most likely means (`flaot32` -> f32)."""
+    lowered = name.lower()
+    if lowered in OTHER_NAMES:
+        return OTHER_NAMES[lowered]
+    close = difflib.get_close_matches(lowered, list(BY_NAME) + list(OTHER_NAMES), n=1)
+    return OTHER_NAMES.get(close[0], close[0]) if close else None
+
+
 NUMPY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64", "i8": "int8",
                "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
                "u32": "uint32", "u64": "uint64", "bool": "bool"}

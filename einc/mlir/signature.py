@@ -125,7 +125,7 @@ def _add_reflection_entry(main, key: str, value: str) -> None:
 
 def _index_check(check) -> dict:
     """What the runner says when the check's status reports a bad index (einc/runtime/index_checks.py)."""
-    return {"text": check.text, "array": check.array, "axis": check.axis, "rank": check.rank,
+    return {"kind": check.kind, "text": check.text, "array": check.array, "axis": check.axis, "rank": check.rank,
             "at": str(check.span) if check.span is not None else None, "vars": [v.name for v in check.vars]}
 
 

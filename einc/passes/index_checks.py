@@ -18,10 +18,16 @@ A tensor a step computes (`let h[j] = ..` or `argmax(logits)` in a step) exists 
 loop: the check computes it again after the loop for every step at once, as a tensor with a
 leading step axis over the clause's steps (the step's tensor work once more, in parallel, only
 where a subscript reads such a tensor).
+
+An integer `/` or `%` whose divisor reads run-time data or an index (`a[i] / d[i]`, `10 / i`)
+is checked the same way (`kind` "divisor"): the first point where the division happens and its
+divisor is 0; its status is [first point, coordinates..]. A divisor of sizes and constants alone
+(a comprehension's `k / n`) is left total (0), as is every division under `--unchecked-indices`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -32,6 +38,7 @@ from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Progra
                            StateRead, Value, free_vars, size_value, walk)
 from einc.ir.traversal import fold
 from einc.ir.types import BOOL, I32
+from einc.semantics.core.modules import stdlib_dir
 
 NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every index is in range
 
@@ -47,6 +54,7 @@ class IndexCheck:
     span: Optional[Span]
     vars: tuple
     status: Stack
+    kind: str = "index"           # "divisor": a division by zero (`axis` unused, `text` the division)
 
 
 def add_index_checks(program: Program, source_text) -> None:
@@ -64,7 +72,34 @@ def add_index_checks(program: Program, source_text) -> None:
             seen.add(key)
             steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
             checks.append(_check(read, axis, variables, cond, source_text(read.span), groups, steps))
-    program.index_checks = [c for c in checks if c is not None]
+    for division, variables, cond in finder.divisions:
+        key = (id(division), id(cond))
+        if key not in seen and not any(var in finder.nested for var in variables):
+            seen.add(key)
+            steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
+            checks.append(_division_check(division, variables, cond, source_text(division.span), groups, steps))
+    library = str(stdlib_dir().resolve())
+    program.index_checks = [_at_users_call(c, program.call_chains, library, source_text)
+                            for c in checks if c is not None]
+
+
+def _at_users_call(check: IndexCheck, call_chains: dict, library: str, source_text) -> IndexCheck:
+    """A check of a read or division in the standard library, reported at the user's call that
+    reached it (the innermost call outside the library; the library's line follows its text),
+    where every chain of calls into the body holding it agrees on that call."""
+    if check.span is None or not str(Path(check.span.file).resolve()).startswith(library):
+        return check
+    bodies = [body for body in call_chains if check.span.within(body)]
+    if not bodies:
+        return check
+    chains = call_chains[min(bodies, key=lambda s: (s.end_line - s.line, s.end_col - s.col))]
+    outside = {next((span for span, _ in chain if not str(Path(span.file).resolve()).startswith(library)), None)
+               for chain in chains}
+    if len(outside) != 1 or None in outside:
+        return check
+    (call,) = outside
+    text = f"in `{source_text(call)}`, the library's `{check.text}` at {check.span}"
+    return replace(check, span=call, text=text)
 
 
 def _known_in_range(sub: Value, size) -> bool:
@@ -89,12 +124,21 @@ def is_data_dependent(sub: Value) -> bool:
 _INDEX_ARITHMETIC = (IndexRef, Size, Const, Op)
 
 
+def is_checked_division(v: Value) -> bool:
+    """Whether `v` is an integer `/` or `%` whose divisor may be 0 at run time: it reads data or
+    an index (sizes and constants alone are left total, and a constant 0 is E006 at build time)."""
+    if not (isinstance(v, Op) and v.op in ("div", "rem") and v.dtype.is_int):
+        return False
+    return any(not isinstance(node, (Size, Const, Op)) for node in walk([v.args[1]]))
+
+
 class _Finder:
     """Every read with a data-dependent subscript, with the variables of the loops around it
     (outermost first) and the condition under which it happens (None: always)."""
 
     def __init__(self) -> None:
         self.found: list = []
+        self.divisions: list = []         # (integer division, variables, condition)
         self._seen: set = set()
         self._free: dict = {}
         self._groups: set = set()
@@ -144,7 +188,7 @@ class _Finder:
 
     def _holds_checked_read(self, v: Value, below: list) -> bool:
         own = isinstance(v, (Read, StateRead)) and any(is_data_dependent(sub) for sub in v.subs)
-        return own or any(below)
+        return own or is_checked_division(v) or any(below)
 
     def generic(self, v: Generic, variables: tuple, _cond) -> list:
         return [(v.guard, variables + v.vars, None), (v.body, variables + v.vars, v.guard)]
@@ -161,6 +205,8 @@ class _Finder:
         if v.op in ("and", "or"):
             left, right = v.args
             return [(left, variables, cond), (right, variables, _and(cond, left if v.op == "and" else _not(left)))]
+        if is_checked_division(v):
+            self.divisions.append((v, variables, cond))
         return [(arg, variables, cond) for arg in v.args]
 
     def read(self, v: Read | StateRead, variables: tuple, cond) -> list:
@@ -226,6 +272,23 @@ def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[V
     index = _index_at(sub, point, coords, at_first, read.span)
     status = Stack((first, index, size) + coords, span=read.span)
     return IndexCheck(axis, text, _array_name(read), len(_shape(read)), read.span, point, status)
+
+
+def _division_check(division: Op, variables: tuple, cond: Optional[Value], text: str, groups: dict,
+                    steps: dict) -> Optional[IndexCheck]:
+    """The check that `division`'s divisor is not 0 where it is computed (as `_check`)."""
+    outside = _Outside(groups, steps)
+    divisor = outside.value(division.args[1], steps)
+    cond = outside.value(cond, steps) if cond is not None else None
+    if any(_step_tensor(v) for v in (divisor, cond) if v is not None):
+        return None
+    zero = Const(np.zeros((), divisor.dtype.numpy))
+    bad = _and(cond, _compare("eq", divisor, zero))
+    used = free_vars(divisor) | (free_vars(cond) if cond is not None else frozenset())
+    point = tuple(var for var in dict.fromkeys(variables) if var in used)
+    first, coords, _ = _first_point(point, bad, division.span)
+    status = Stack((first,) + coords, span=division.span)
+    return IndexCheck(-1, text, "", 0, division.span, point, status, kind="divisor")
 
 
 def _first_point(point: tuple, bad: Value, span) -> tuple:

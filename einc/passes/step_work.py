@@ -175,10 +175,23 @@ def _check_current_step_reads(group) -> None:
     for k, member in enumerate(group.members):
         used = walk([v for c in member.clauses for v in (c.body, c.guard) if v is not None], opaque=(RecValue,))
         late = next((v for v in used if after.get(id(v), 0) > k), None)
+        if late is not None and _reads_member(late, member):
+            name, t = member.name, group.t_var.name
+            raise d.error(d.UNSUPPORTED, f"a tensor the step computes whole (a row `{name}[{t}] = [..]`, or "
+                          f"`{name}[{t}]` read whole) reads `{name}` at the same step, before its points exist",
+                          late.span,
+                          hint=f"define the step a point at a time, `let {name}[{t} in .., i in ..] = ..`, whose "
+                               f"points may read earlier ones of the same step (`{name}[{t}, i - 1]`); or "
+                               f"read `{name}[{t} - 1]`")
         if late is not None:
             raise d.error(d.UNSUPPORTED, f"a tensor computed inside a step of `{member.name}` reads `{member.name}` "
                           "or a member computed after it at the same step", late.span,
                           hint="read that member at `t - 1` (or earlier)")
+
+
+def _reads_member(v: Value, member) -> bool:
+    """Whether `v`'s work (short of other loops) reads `member`'s state."""
+    return any(isinstance(u, StateRead) and u.member is member for u in walk([v], opaque=(RecValue,)))
 
 
 def _step_tensors(roots: list, reads: _StateOf) -> list:

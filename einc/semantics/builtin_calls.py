@@ -176,7 +176,7 @@ def _assert(el, args, span):
         raise d.error(d.TYPE, f"an assert's message must be a string, found {describe(args[1])}", span,
                       hint='assert(cond, "what went wrong: {x}")')
     msg = args[1].text if len(args) == 2 else "condition is false"
-    text = f"assertion failed at {span}: {msg}"
+    text = f"assertion failed at {_reported_at(el, span, msg)}"
     if isinstance(cond, ir.Const):
         if not bool(cond.array):
             raise d.error(d.VALUE, f"this assertion always fails: {msg}", span)
@@ -185,6 +185,19 @@ def _assert(el, args, span):
     values = None if values is None else ir.Print(values.parts, tuple(values.args), span=span)
     el.ir.effects.append(ir.Assert(cond, text, span=span, values=values))
     return TupleVal(())
+
+
+def _reported_at(el, span, msg: str) -> str:
+    """`FILE:LINE:COL: MESSAGE` of a failed assert: at its own line, or for one in the standard
+    library at the user's call that reached it, naming the call and the library's line (a size
+    check of std `solve` that fails at run time is the caller's mistake)."""
+    library = {str(f) for path, f in el.program.files.items() if path[:1] == ("std",) and f is not None}
+    if span is None or span.file not in library:
+        return f"{span}: {msg}"
+    for call, _ in reversed(el.state.calls):
+        if call is not None and call.file not in library:
+            return f"{call}: {msg} (in `{el.program.sources.text(call)}`; the library's assert is at {span})"
+    return f"{span}: {msg}"
 
 
 def _all_of(el, cond, span):

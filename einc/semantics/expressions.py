@@ -144,15 +144,11 @@ def _member(el, e, env):
 
 @expression_rule(ast.Index)
 def _index(el, e, env):
+    point = _point_of_current_row(el, e, env)
+    if point is not None:
+        return point
     base = el.ev(e.base, env)
-    subs = []
-    for s in e.subscripts:
-        if isinstance(s, ast.RestIndex):
-            subs += [env.lookup(v.def_id) for v in el.rest_slots.get(s.def_id, [])]
-        elif isinstance(s, ast.FullSlice):
-            subs.append(None)      # `:`, which only a derivative accepts (tensors.read)
-        else:
-            subs.append(el.ev(s, env))
+    subs = _subscripts(el, e, env)
     if sequences.is_sequence(base) or sequences.is_picked(base):
         return sequences.index(base, subs, e.span)
     if isinstance(base, recurrences.RecState):
@@ -162,6 +158,39 @@ def _index(el, e, env):
         check_reads(result, None, el.state, e.span)
         dynamic_length.check_fixed_read(el, result, _source_text(el, e))
     return result
+
+
+def _subscripts(el, e: ast.Index, env) -> list:
+    subs = []
+    for s in e.subscripts:
+        if isinstance(s, ast.RestIndex):
+            subs += [env.lookup(v.def_id) for v in el.rest_slots.get(s.def_id, [])]
+        elif isinstance(s, ast.FullSlice):
+            subs.append(None)      # `:`, which only a derivative accepts (tensors.read)
+        else:
+            subs.append(el.ev(s, env))
+    return subs
+
+
+def _point_of_current_row(el, e: ast.Index, env):
+    """`x[t - c][i]` (c >= 0) inside x's recurrence: the point `x[t - c, i]`. Read as a row
+    first it was a tensor of the step: at the current step one that reads x before its points
+    exist, and beside a same-step point read (`x[t, i - 1]`) a form no target lowers (both
+    E011); None for any other read."""
+    inner = e.base
+    if not (isinstance(inner, ast.Index) and isinstance(inner.base, ast.Name) and len(inner.subscripts) == 1):
+        return None
+    if any(isinstance(s, (ast.RestIndex, ast.FullSlice)) for s in [*inner.subscripts, *e.subscripts]):
+        return None
+    state = el.ev(inner.base, env)
+    if not isinstance(state, recurrences.RecState):
+        return None
+    step = tensors.subscript(el.ev(inner.subscripts[0], env), inner.span)
+    lin = affine.affine_of(step)
+    if lin is None or lin.terms != {state.step: 1} or lin.const > 0:
+        return None
+    rest = [tensors.subscript(x, e.span) for x in _subscripts(el, e, env)]
+    return recurrences.state_read(el, state, [step] + rest, e.span)
 
 
 def _source_text(el, e) -> str:

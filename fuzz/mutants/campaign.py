@@ -17,7 +17,7 @@ import time
 from fuzz.known_issues import explain
 from fuzz.mutants.check import check_cli, check_in_process
 from fuzz.mutants.corpus import corpus
-from fuzz.mutants.mutate import COVERAGE_MUTATIONS, mutate, recurrences
+from fuzz.mutants.mutate import COVERAGE_MUTATIONS, mutate
 from fuzz.report import Finding, Report
 from fuzz.workers import Pool
 
@@ -27,7 +27,7 @@ CLI_EVERY = 25
 SECONDS_PER_JOB = 60
 SECONDS_PER_MUTANT = 10
 GOOD = ("diagnostic", "valid", "built")
-COVERAGE_SHARE = 0.05          # mutants that delete a base clause or narrow a step's range
+COVERAGE_SHARE = 0.05          # mutants that must be a diagnostic (mutate.COVERAGE_MUTATIONS)
 
 
 def run_mutants(n: int, seed: int, jobs: int = 2, log=lambda line: print(line, flush=True)) -> Report:
@@ -42,7 +42,8 @@ class Mutants:
         self.seeds = corpus()
         self.folders: dict[str | None, str] = {}
         self.mutants: dict[int, tuple] = {}      # number -> (seed name, folder copy, bytes, original)
-        self.recurrent = [s for s in self.seeds if recurrences(s.text)]
+        self.coverage = {mutation: [s for s in self.seeds if applies(s.text)]
+                         for mutation, applies in COVERAGE_MUTATIONS.items()}
 
     def run(self, n: int) -> Report:
         start = time.monotonic()
@@ -65,13 +66,16 @@ class Mutants:
 
     def _maybe_coverage_mutant(self, k: int) -> None:
         """Now and then, from a stream of its own (the other mutants stay as they were), mutant
-        k deletes a recurrence's base clause or narrows its step's range instead: a diagnostic
-        is expected."""
+        k deletes a recurrence's base clause, narrows its step's range or misspells a type
+        instead: a diagnostic is expected."""
         rng = random.Random(f"{self.seed}/coverage/{k}")
-        if rng.random() >= COVERAGE_SHARE or not self.recurrent:
+        if rng.random() >= COVERAGE_SHARE:
             return
-        original = rng.choice(self.recurrent)
-        text = rng.choice(COVERAGE_MUTATIONS)(original.text, rng)
+        mutation = rng.choice(list(self.coverage))
+        if not self.coverage[mutation]:
+            return
+        original = rng.choice(self.coverage[mutation])
+        text = mutation(original.text, rng)
         self.mutants[k] = (original.name, self._folder(original.folder), text.encode(), original.text.encode())
         self.report.counts["coverage mutants"] += 1
 

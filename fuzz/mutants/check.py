@@ -4,7 +4,7 @@ In process (fast; most mutants never get past the parser): the front end and the
 verified MLIR, and for some valid mutants the IREE build too. A mistake in the program must be a
 CompileError whose diagnostics all have a code (E001..E011) and a location inside the text, and
 that renders; anything else raised is a bug (`traceback`). A mutant that must be a mistake (a
-recurrence's base clause deleted: fuzz.mutants.mutate.COVERAGE_MUTATIONS) and is valid where its
+recurrence's base clause deleted, a type misspelled: fuzz.mutants.mutate.COVERAGE_MUTATIONS) and is valid where its
 original is, is a bug too (`missed-diagnostic`). Through the command line (a sample):
 `einc build` must exit 1 with a rendered diagnostic and no output file, or 0 with the module.
 """
@@ -37,7 +37,8 @@ def _expected(path: str, original: bytes | None, result: dict) -> dict:
         return result
     if _check(path, original, False)["kind"] != "valid":
         return result
-    return {"kind": "missed-diagnostic", "detail": "a recurrence reads a point its mutation left to no clause"}
+    return {"kind": "missed-diagnostic", "detail": "a mutation that must be a diagnostic (a clause left out, "
+                                                   "a type misspelled) left a valid program"}
 
 
 def _check(path: str, data: bytes, build: bool) -> dict:

@@ -3,7 +3,7 @@ and types changed, names exchanged, lines dropped or repeated, the text cut shor
 and the mistakes users make: other line ends, broken string fields, a range in a where clause,
 calls and reads with an argument or subscript too many or too few, a divisor of 0, a name not
 in ASCII; and, drawn apart (fuzz.mutants.campaign), a recurrence's base clause deleted or its
-step's range narrowed, which must be a diagnostic.
+step's range narrowed, or a type name in an annotation misspelled, which must be a diagnostic.
 
 The tokenizer is the fuzzer's own (a few regular expressions), not einc's lexer, so that the
 mutants do not inherit its idea of what a token is. Joining the tokens gives the text back.
@@ -287,4 +287,29 @@ def narrow_clause_range(text: str, rng: random.Random) -> str | None:
     return text[:step.start(3)] + str(int(step.group(3)) + 1) + text[step.end(3):]
 
 
-COVERAGE_MUTATIONS = (delete_base_clause, narrow_clause_range)
+# a type name where a type is written: after `:` (a parameter, binding or input), `->`, `as`, or
+# first inside `[` (an array's element type)
+ANNOTATED_TYPE = re.compile(r"(?:(?<=:)|(?<=->)|(?<=\bas)|(?<=\[))(\s*)(f16|f32|f64|i8|i32|i64|u8|bool)\b(?=\s*[;,\]){=)])")
+
+
+def annotated_types(text: str) -> list:
+    return list(ANNOTATED_TYPE.finditer(text))
+
+
+def misspell_type(text: str, rng: random.Random) -> str | None:
+    """A type name in an annotation misspelled as users do (`flaot32`, `f23`, `int32`, `double`):
+    no type has that name and Einlang has no type parameters (E002)."""
+    found = annotated_types(text)
+    if not found:
+        return None
+    place = rng.choice(found)
+    name = place.group(2)
+    wrong = rng.choice([name[0] + name[:0:-1], name + name[-1], "T", "flaot" + name[1:] if name[0] == "f" else
+                        "int" + name[1:], "double" if name[0] == "f" else "long"])
+    if wrong == name:
+        wrong += "x"
+    return text[:place.start(2)] + wrong + text[place.end(2):]
+
+
+# the mutations that must be a diagnostic -> the places in a program where each applies
+COVERAGE_MUTATIONS = {delete_base_clause: recurrences, narrow_clause_range: recurrences, misspell_type: annotated_types}

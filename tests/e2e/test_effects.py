@@ -1,5 +1,6 @@
 """print, assert and build-time constants (LANGUAGE.md section 1)."""
 import io
+import re
 
 import numpy as np
 import pytest
@@ -264,3 +265,21 @@ def test_an_assert_in_an_indexed_body_holds_at_every_point_and_names_the_first_t
 def test_an_assert_on_a_recurrences_own_values_inside_its_step_is_refused_where_it_is(diagnose):
     diag, _ = diagnose("let h[0] = 1.0;\nlet h[t in 1..5] = { assert(h[t - 1] < 3.0); h[t - 1] * 2.0 };\n")
     assert diag.code == "E011" and (diag.span.line, diag.span.col) == (2, 22)
+
+
+def test_a_failed_assert_of_the_standard_library_points_at_the_users_call():
+    # std `solve` with sizes that disagree only at run time said `linalg_ops.ein:95:5: assertion
+    # failed: ..`, a line of the library the user never wrote
+    art = einc.compile("use std::ml::linalg_ops::solve;\n"
+                       "fn fit(A, b) { solve(A, b) }\n"
+                       "let A: [f32; N, N];\nlet b: [f32; M];\nlet x = fit(A, b);\n")
+    A = np.array([[4, 1, 0], [1, 3, 1], [0, 1, 2]], np.float32)
+    b = np.array([1, 2, 3], np.float32)
+    with einc.load(art.vmfb) as program:
+        np.testing.assert_allclose(program(A=A, b=b)["x"], np.linalg.solve(A, b), rtol=1e-5)
+        with pytest.raises(RunError) as info:
+            program(A=A, b=np.ones(4, np.float32))
+    assert info.value.location.endswith("program.ein:2:16") and info.value.code == "E006"
+    assert info.value.message.startswith("assertion failed: solve: A must be square, with a row per entry of b "
+                                         "(in `solve(A, b)`; the library's assert is at ")
+    assert re.search(r"stdlib/ml/linalg_ops\.ein:\d+:\d+\)$", info.value.message)

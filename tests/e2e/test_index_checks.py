@@ -1,6 +1,7 @@
 """Data-dependent indices are checked at run time (einc/passes/index_checks.py): an index outside
 its axis is a one-line error naming the read, the index, the axis's range and the point, exit 1,
 no outputs written; in-range programs give NumPy's values; --unchecked-indices clamps."""
+import re
 import subprocess
 import sys
 
@@ -183,8 +184,10 @@ let s = scatter_elements(data, ix, up, 1);
     ref = data.copy()
     np.put_along_axis(ref, ix, up, axis=1)
     np.testing.assert_array_equal(run_source(source, target, data=data, ix=ix, up=up)["s"], ref)
-    # the check is the library's (std::ml::indexing_ops::checked), at ix's point [1, 0]
-    with pytest.raises(RunError, match=r"indexing_ops.ein:\d+:\d+: positions\[indices\[\.\.l\]\]: index 5 "
+    # the check is the library's (std::ml::indexing_ops::checked), at ix's point [1, 0], reported
+    # at the user's call
+    with pytest.raises(RunError, match=r"program.ein:5:9: in `scatter_elements\(data, ix, up, 1\)`, the library's "
+                                       r"`positions\[indices\[\.\.l\]\]` at \S+indexing_ops.ein:\d+:\d+: index 5 "
                                        r"out of range 0..5 at l0 = 1, l1 = 0$"):
         run_source(source, target, data=data, ix=np.array([[4, 0], [5, 3]], np.int32), up=up)
 
@@ -336,3 +339,17 @@ def test_a_subscript_from_a_step_tensor_of_a_recurrence_called_per_point_is_chec
     with pytest.raises(RunError, match=rf":7:116: tab\[q\]: index {picks[(t, i)]} out of range 0..3 "
                                        rf"at t = {t}, i = {i}$"):
         run_source(PER_POINT_STEP_TENSOR, target, tab=tab[:3], w=w, x=x)
+
+
+def test_an_index_out_of_range_in_the_standard_library_names_the_users_call():
+    # std `gather` given an index past the axis said `indexing_ops.ein:12:46: x[..l, ix[..i]]: ..`,
+    # a line of the library; the user's call comes first now, the library's read after it
+    source = "use std::ml::indexing_ops::gather;\nlet data: [f32; 5];\nlet idx: [i32; 3];\nlet y = gather(data, idx, 0);\n"
+    data = np.arange(5, dtype=np.float32) * 1.5
+    np.testing.assert_array_equal(run_source(source, data=data, idx=np.array([4, -1, 0], np.int32))["y"],
+                                  np.take(data, [4, -1, 0]))
+    with pytest.raises(RunError) as info:
+        run_source(source, data=data, idx=np.array([0, 7, 1], np.int32))
+    message = str(info.value)
+    assert message.startswith("/") and ":4:9: in `gather(data, idx, 0)`, the library's `x[..l, ix[..i]]` at " in message
+    assert re.search(r"stdlib/ml/indexing_ops\.ein:\d+:\d+: index 7 out of range 0..5 at i0 = 1$", message)

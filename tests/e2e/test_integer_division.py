@@ -1,10 +1,22 @@
-"""Integer `/` and `%` are total (issue 11 item 8): an `if` computes both branches, so a division
-by zero in the branch not taken must have no effect, and one in the branch taken gives 0 (as
-NumPy does) instead of undefined behaviour, which returned INT_MIN or killed the process with
-SIGFPE. MIN / -1 wraps to MIN and MIN % -1 is 0. See docs/DECISIONS.md."""
+"""Integer `/` and `%` by zero (docs/DECISIONS.md): a divisor known only at run time that is 0
+where the division happens fails the run with one line naming the division and the point; an
+`if` computes both branches, so a division by zero in the branch not taken has no effect.
+Under --unchecked-indices a division by zero is 0 (as NumPy gives) instead of undefined
+behaviour, which returned INT_MIN or killed the process with SIGFPE (issue 11 item 8).
+MIN / -1 wraps to MIN and MIN % -1 is 0."""
 import numpy as np
 import pytest
-from tests.tiers import VULKAN_FULL
+
+import einc
+from einc.runtime import RunError
+from tests.programs import built
+from tests.tiers import VULKAN, VULKAN_FULL
+
+
+def run_built(source, target="llvm-cpu", unchecked=True, **inputs):
+    """The outputs of `source` built once per process (checked, or total with `unchecked`)."""
+    with einc.load(built(source, target, unchecked_indices=unchecked).vmfb) as program:
+        return program(**inputs)
 
 DIVISORS = np.array([2, 0, 5, -1, -3, 0, 7, 1], np.int32)
 DIVIDENDS = np.array([10, 10, -12, np.iinfo(np.int32).min, -7, -5, 7, 3], np.int32)
@@ -53,9 +65,11 @@ def recurrence_references(d):
     return h, np.array(s)
 
 
+
+
 @pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
-def test_division_by_zero_is_zero_and_has_no_effect_in_a_branch_not_taken(run, target):
-    out = run(PROGRAM, target=target, a=DIVIDENDS, d=DIVISORS, k=0)
+def test_unchecked_division_by_zero_is_zero_and_has_no_effect_in_a_branch_not_taken(target):
+    out = run_built(PROGRAM, target, a=DIVIDENDS, d=DIVISORS, k=0)
     quotients, remainders = references(DIVIDENDS, DIVISORS)
     guarded = [truncated(100, int(y))[0] for y in DIVISORS]
     guarded_rem = [truncated(100, int(y))[1] if y != 0 else 7 for y in DIVISORS]
@@ -69,10 +83,53 @@ def test_division_by_zero_is_zero_and_has_no_effect_in_a_branch_not_taken(run, t
     np.testing.assert_array_equal(out["s"], s)
 
 
-def test_i64_division_wraps_at_its_own_minimum(run):
+CHECKED = """let a: [i32; 8];
+let d: [i32; 8];
+let e: [i32; 8];
+let k: i32;
+let guarded[i] = if d[i] != 0 { a[i] / d[i] } else { -1 };
+let q[i] = a[i] % d[i];
+let host = 10 / k;
+let s[0] = 100;
+let s[t in 1..8] = s[t - 1] / e[t] + 1;
+let by_index[i in 0..4] = 12 / (i - 2);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN])
+def test_a_run_time_division_by_zero_fails_the_run_naming_the_division_and_the_point(target):
+    """Checked by default: the first division (in program order) whose divisor is 0 where it is
+    computed, as the index checks report; the guarded division (zero in its branch not taken)
+    and nonzero divisors give NumPy's values (truncating, as Rust and C)."""
+    ones = np.ones(8, np.int32)
+
+    def fails(message, **inputs):
+        with pytest.raises(RunError, match=message):
+            run_built(CHECKED, target, unchecked=False, **{"a": DIVIDENDS, "d": ones, "e": ones, "k": 3} | inputs)
+
+    fails(r"program.ein:6:12: a\[i\] % d\[i\]: integer division by zero at i = 1", d=DIVISORS)
+    fails(r":7:12: 10 / k: integer division by zero$", k=0)
+    fails(r":9:20: s\[t - 1\] / e\[t\]: integer division by zero at t = 5", e=np.where(np.arange(8) == 5, 0, ones))
+    fails(r":10:27: 12 / \(i - 2\): integer division by zero at i = 2")
+
+
+def test_a_divisor_of_indices_that_is_never_zero_runs():
+    d = np.array([2, -3, 5, -1, 4, 7, 1, 9], np.int32)
+    out = run_built(CHECKED.replace("(i - 2)", "(i + 2)"), unchecked=False, a=DIVIDENDS, d=d, e=d[::-1].copy(), k=3)
+    np.testing.assert_array_equal(out["guarded"], references(DIVIDENDS, d)[0])
+    np.testing.assert_array_equal(out["q"], references(DIVIDENDS, d)[1])
+    s = [100]
+    for t in range(1, 8):
+        s.append(truncated(s[-1], int(d[7 - t]))[0] + 1)
+    np.testing.assert_array_equal(out["s"], s)
+    assert out["host"] == 3
+    np.testing.assert_array_equal(out["by_index"], [truncated(12, i + 2)[0] for i in range(4)])
+
+
+def test_i64_division_wraps_at_its_own_minimum():
     a = np.array([np.iinfo(np.int64).min, 9, -9, 4], np.int64)
     d = np.array([-1, 0, 2, -1], np.int64)
-    out = run("""
+    out = run_built("""
         let a: [i64; 4];
         let d: [i64; 4];
         let q[i] = a[i] / d[i];
@@ -83,14 +140,14 @@ def test_i64_division_wraps_at_its_own_minimum(run):
     np.testing.assert_array_equal(out["r"], remainders)
 
 
-def test_unsigned_division_by_zero_is_zero_and_large_values_stay_unsigned(run):
+def test_unsigned_division_by_zero_is_zero_and_large_values_stay_unsigned():
     """u8/u32 divide with divui/remui: a zero divisor gives 0 (the same rule as signed types) and
     values above the signed maximum are not taken as negative."""
     a = np.array([200, 7, 255, 0], np.uint8)
     d = np.array([0, 2, 255, 0], np.uint8)
     big = np.array([4_000_000_000, 9, 3_000_000_000], np.uint32)
     by = np.array([3, 0, 4_000_000_000], np.uint32)
-    out = run("""
+    out = run_built("""
         let a: [u8; 4];
         let d: [u8; 4];
         let big: [u32; 3];

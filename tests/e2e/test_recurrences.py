@@ -1105,3 +1105,33 @@ def test_a_start_guard_in_place_of_a_base_clause_and_a_read_through_data_of_a_po
         want_s[t] = (want_s[t - 1] if t > 2 else want_s[0]) + want_s[k[t] % t]
     np.testing.assert_allclose(out["g"], want_g, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(out["s"], want_s)
+
+
+def test_whole_row_steps_read_the_previous_row_pointwise_and_a_scan_is_defined_a_point_at_a_time(run):
+    """`x[t] = [.. x[t - 1, i] ..]` and `x[t - 1][i]` read the previous row point by point; a
+    row that reads its own earlier points at the same step is E011 whose hint is the pointwise
+    clause, which runs (the prefix sums here; tests/semantics/test_diagnostics.py). Written
+    `r[t][i - 1]` and `r[t - 1][i]`, the reads were rows of the step (E011, one "that llvm-cpu
+    cannot lower" with the hint to build for llvm-cpu); they are the points now."""
+    x0 = np.array([1.0, -2.0, 3.0, 0.5], np.float32)
+    out = run("""
+        let x0: [f32; 4];
+        let a[0] = x0;
+        let a[t in 1..5] = [a[t - 1, i] * 0.5 + a[t - 1, (i + 1) % 4] | i in 0..4];
+        let b[0] = x0;
+        let b[t in 1..5] = { let r[i in 0..4] = b[t - 1][i] - b[t - 1][3 - i] * 0.25; r };
+        let s[0] = x0;
+        let s[t in 1..4, i in 0..4] = if i == 0 { s[t - 1, 0] } else { s[t, i - 1] + s[t - 1, i] };
+        let r[0] = x0;
+        let r[t in 1..4, i in 0..4] = if i == 0 { r[t - 1][0] } else { r[t][i - 1] + r[t - 1][i] };
+    """, x0=x0)
+    a, b, s = [x0.astype(np.float64)], [x0.astype(np.float64)], [x0.astype(np.float64)]
+    for _ in range(4):
+        a.append(a[-1] * 0.5 + np.roll(a[-1], -1))
+        b.append(b[-1] - b[-1][::-1] * 0.25)
+    for _ in range(3):
+        s.append(np.cumsum(s[-1]))
+    np.testing.assert_allclose(out["a"], a, rtol=1e-6)
+    np.testing.assert_allclose(out["b"], b, rtol=1e-6)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-6)
+    np.testing.assert_allclose(out["r"], s, rtol=1e-6)      # `r[t][i - 1]` is the point `r[t, i - 1]`

@@ -86,3 +86,27 @@ def test_a_coverage_mutant_valid_where_its_original_is_valid_is_a_finding(tmp_pa
     broken = m.delete_base_clause(RECURRENCE, random.Random(0)).encode()
     results = check_in_process([(path, valid, False, valid), (path, broken, False, valid), (path, valid, False, None)])
     assert [r["kind"] for r in results] == ["missed-diagnostic", "diagnostic", "valid"]
+
+
+TYPED = '''fn scale(x: [f32; N], k: f32) -> [f32; N] { x * k }
+let v: [f32; 3];
+let n = 2 as i32;
+let y = scale(v, 2.0);
+'''
+
+
+@pytest.mark.parametrize("draw", range(6))
+def test_a_misspelled_type_mutant_is_E002(tmp_path, draw):
+    # `fn f(x: [flaot32; N])` compiled, the name taken for a type parameter Einlang does not have
+    from fuzz.mutants.check import check_in_process
+    assert len(m.annotated_types(TYPED)) == 5
+    text = m.misspell_type(TYPED, random.Random(draw))
+    assert text != TYPED and m.misspell_type("let y = 1.0;", random.Random(draw)) is None
+    path = str(tmp_path / "prog.ein")
+    [result] = check_in_process([(path, text.encode(), False, TYPED.encode())])
+    assert result["kind"] == "diagnostic", (text, result)
+    path = tmp_path / "prog.ein"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CompileError) as info:
+        front_end(str(path))
+    assert info.value.diagnostics[0].code == "E002" and "type" in info.value.diagnostics[0].message

@@ -22,6 +22,25 @@ def test_type_error_E002_a_float_literal_never_becomes_an_int(diagnose):
     assert "expected i32, found float literal" in text
 
 
+@pytest.mark.parametrize("source, name, guess", [
+    ("fn f(x: [flaot32; N]) -> [f32; N] { x }\nlet y = f([1.0, 2.0]);\n", "flaot32", "f32"),
+    ("fn g(x: flot) -> f32 { x * 2.0 }\nlet y = g(1.5);\n", "flot", "f32"),
+    ("fn h(x: [f32; N]) -> [doubel; N] { x }\nlet y = h([1.0]);\n", "doubel", "f64"),
+    ("fn k(x: (i32, T)) { x }\n", "T", None),
+    ("let y: flot = 1.0;\n", "flot", "f32"),
+    ("let n = 2 as int;\n", "int", "i32"),
+    ("let f = |x: doubel| x;\nlet y = f(1.0);\n", "doubel", "f64")])
+def test_a_misspelled_type_name_is_not_taken_as_a_generic(diagnose, source, name, guess):
+    # `fn f(x: [flaot32; N])` compiled: an unknown name in a type was read as a type parameter,
+    # which Einlang does not have (an untyped parameter is the generic one)
+    diag, text = diagnose(source)
+    assert diag.code == "E002" and diag.message == f"unknown type `{name}`"
+    line = source.splitlines()[diag.span.line - 1]
+    assert line[diag.span.col - 1:].startswith(name) and line in text
+    assert diag.hint.startswith(f"did you mean `{guess}`?" if guess else "a type is a number type")
+    assert "an untyped function parameter is generic" in diag.hint
+
+
 @pytest.mark.parametrize("declaration, named, guess", [("let x: [float; N];", "element type `float`", "f32"),
                                                       ("let x: double;", "type `double`", "f64"),
                                                       ("let x: [i33; 4];", "element type `i33`", "i32")])
@@ -171,6 +190,42 @@ def test_a_recurrence_whose_literal_start_takes_its_step_type_reports_the_steps_
     diag, _ = diagnose("let y: [f64; 8];\nlet b[0] = 0.0;\nlet b[k in 1..5] = b[k - 1] - 0.5 * y[2 * k];\n")
     assert (diag.code, diag.span.line) == ("E005", 3)
     assert "ranges over [2, 8] but the axis has size 8" in diag.message
+
+
+GROUP = """let x: [f32; T];
+let n: [i32; T];
+fn bump(v) { v + true }
+let a[0] = 0;
+let a[t in 1..T] = a[t - 1] + x[t];
+let b[0] = 0.0;
+let b[t in 1..T] = MISTAKE;
+"""
+
+
+@pytest.mark.parametrize("mistake, message, col", [
+    ("b[t - 1] + a[t - 1] + true", "expected f32, found bool literal", 42),
+    ("b[t - 1] + a[t - 1] * n[t]", "mismatched types f32 and i32", 31),
+    ("b[t - 1] + bump(a[t - 1])", "expected f32, found bool literal", 0)])
+def test_a_type_error_in_a_recurrence_group_is_shown_at_the_member_that_makes_it(diagnose, mistake, message, col):
+    # a[0] = 0 is first guessed i32; that guess's error, "mismatched types i32 and f32" at a's
+    # correct step, was reported for b's mistake, which every guess meets once a is f32
+    diag, text = diagnose(GROUP.replace("MISTAKE", mistake))
+    assert (diag.code, diag.message) == ("E002", message)
+    assert (diag.span.line, diag.span.col) == ((3, 18) if "bump" in mistake else (7, col))
+    assert f"let b[t in 1..T] = {mistake};" in text       # the clause, or the call in a note
+
+
+@pytest.mark.parametrize("read", ["x[t, i - 1]", "x[t][i - 1]"])
+def test_a_whole_row_step_reading_its_own_points_at_the_same_step_says_to_define_it_pointwise(diagnose, read):
+    # it said "a tensor computed inside a step of `x` reads `x` or a member computed after it at
+    # the same step", hint "read that member at `t - 1`": no way to write the scan it meant
+    source = ("let x0: [f32; 4];\nlet x[0] = x0;\n"
+              f"let x[t in 1..4] = [if i == 0 {{ x[t - 1, 0] }} else {{ {read} + x[t - 1, i] }} | i in 0..4];\n")
+    diag, text = diagnose(source)
+    assert diag.code == "E011" and diag.message == ("a tensor the step computes whole (a row `x[t] = [..]`, or `x[t]` "
+                                                    "read whole) reads `x` at the same step, before its points exist")
+    assert (diag.span.line, diag.span.col) == (3, 54) and source.splitlines()[2] in text
+    assert diag.hint.startswith("define the step a point at a time, `let x[t in .., i in ..] = ..`")
 
 
 def test_a_recurrence_reading_itself_outside_an_axis_is_E005_unless_guarded(diagnose, tmp_path):

@@ -21,7 +21,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from einc.diagnostics import IMPORT, SHAPE, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Label, Span
+from einc.diagnostics import IMPORT, SHAPE, TYPE, UNDEFINED, UNSUPPORTED, CompileError, Diagnostic, Label, Span
+from einc.ir.types import closest_type
 from einc.semantics.core import builtins
 from einc.semantics.core.modules import PYTHON, PYTHON_MATH, ModPath, Program, stdlib_modules_defining
 from einc.syntax import ast
@@ -395,8 +396,8 @@ class _Resolver:
         # Use and ModDecl were handled with the items, before any statement.
 
     def _let(self, let: ast.Let, scope: _Scope) -> None:
-        if let.type is not None:
-            self._type(let.type, scope)
+        if let.type is not None:     # an input's type is checked with the input (forms.types)
+            self._type(let.type, scope, named=let.value is None)
         if let.value is not None:
             self._expr(let.value, scope)
         if let.is_const:
@@ -507,15 +508,18 @@ class _Resolver:
 
     # ------------------------------------------------ types
 
-    def _type(self, type_, scope: _Scope) -> None:
+    def _type(self, type_, scope: _Scope, named: bool = False) -> None:
+        """Resolve the dims a type names; a type name that is no type is E002 unless `named`."""
         if isinstance(type_, ast.ArrayType):
-            self._type(type_.elem, scope)
+            self._type(type_.elem, scope, named)
             for dim in type_.dims or []:
                 if dim.name is not None:
                     self._dim(dim, scope)
         elif isinstance(type_, ast.TupleType):
             for elem in type_.elems:
-                self._type(elem, scope)
+                self._type(elem, scope, named)
+        elif isinstance(type_, ast.NamedType) and not named:
+            self.diagnostics.append(_unknown_type(type_))
 
     def _dim(self, dim: ast.DimSpec, scope: _Scope) -> None:
         # A named dim binds on first appearance; later ones (other inputs, `0..N`) read it.
@@ -710,6 +714,16 @@ def _bind_pats(pattern) -> list:
     """Every BindPat of a pattern, in all alternatives of the or-patterns inside it."""
     own = [pattern] if isinstance(pattern, ast.BindPat) else []
     return own + [b for child in _sub_patterns(pattern) for b in _bind_pats(child)]
+
+
+def _unknown_type(type_: ast.NamedType) -> Diagnostic:
+    """A type name that is neither a number type, bool nor str: Einlang has no type parameters
+    (an untyped parameter is the generic one), so `fn f(x: [flaot32; N])` is a misspelling."""
+    close = closest_type(type_.name)
+    guess = f"did you mean `{close}`? " if close else ""
+    return Diagnostic(TYPE, f"unknown type `{type_.name}`", type_.span,
+                      f"{guess}a type is a number type (f32, i64, u8, ..), bool, str, or an array or tuple of "
+                      "them; there are no type parameters: an untyped function parameter is generic")
 
 
 def _closest(name: str, candidates: Iterable[str]) -> Optional[str]:

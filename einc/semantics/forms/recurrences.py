@@ -448,10 +448,11 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
     elaborate again with what the bodies turned out to be until the two agree. A guess that
     ends in a type error, or in a literal that does not fit a guessed type, is replaced by the
     next (`_guesses`); if none settles, the members are typed a component at a time
-    (`_typed_by_component`); the first error stands if that fails too. A guess whose types settle but that fails otherwise (E011 in a body) has found
-    the types: its error is the one reported."""
+    (`_typed_by_component`); if that fails too, the error reported is the one the guess that
+    elaborated furthest met (`_furthest`). A guess whose types settle but that fails otherwise
+    (E011 in a body) has found the types: its error is the one reported."""
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
-    first_error = None
+    errors = []
     initial = _initial_dtypes(el, clauses_by_member, env)
     for guess in _guesses(*initial):
         del el.ir.effects[effects:]          # what a failed guess left behind
@@ -461,19 +462,32 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
         except d.CompileError as err:
             if not _wrong_guess(err):
                 raise
-            first_error = first_error or err
+            errors.append(err)
     components = _components_read_first(clauses_by_member)
     if len(components) == 1:
-        raise first_error
+        raise _furthest(errors)
     try:
         dtypes = _typed_by_component(el, clauses_by_member, env, names, components, initial)
     except d.CompileError as err:
         if not _wrong_guess(err):
             raise
-        raise first_error from None
+        raise _furthest(errors + [err]) from None
     del el.ir.effects[effects:]
     del el.state.dependent_ranges[ranges:]
     return _settle_types(el, clauses_by_member, env, dtypes, names)
+
+
+def _furthest(errors: list) -> d.CompileError:
+    """The error of the guess that got furthest through the group's clauses (the latest in the
+    text; the first of those at one place): a member's guessed type that its own clause refutes
+    (`a[0] = 0` taken for i32 beside f32 data) fails early, while a mistake no guess avoids (a
+    later member adding a bool) is met only once the earlier members are typed right; the
+    first guess's error named the earlier member, whose clauses were correct."""
+    def place(err):        # inside a function called in a clause: at the outermost call
+        diag = err.diagnostics[0]
+        span = next((n.span for n in reversed(diag.notes) if n.call_site), diag.span)
+        return (span.line, span.col) if span is not None else (0, 0)
+    return max(errors, key=place)
 
 
 def _wrong_guess(err) -> bool:

@@ -1,11 +1,9 @@
 """Type annotations: checking a value against `: T`, and the types of run-time inputs."""
 from __future__ import annotations
 
-import difflib
-
 from einc import diagnostics as d
 from einc.ir.nodes import Value, size_value
-from einc.ir.types import BY_NAME, DType, Lin, shape_str
+from einc.ir.types import BY_NAME, DType, Lin, closest_type, shape_str
 from einc.semantics.core import scalar_ops
 from einc.semantics.core.tensors import is_array, whole
 from einc.semantics.core.values import ListVal, PartialRead, StrVal, TupleVal, Weak, describe
@@ -35,14 +33,8 @@ def input_type(t, name: str) -> tuple[DType, list]:
     raise d.error(d.TYPE, f"input `{name}` must be a scalar or an array of numbers", t.span)
 
 
-# the names other languages give Einlang's number types
-_OTHER_NAMES = {"float": "f32", "float32": "f32", "double": "f64", "float64": "f64", "half": "f16",
-                "float16": "f16", "int": "i32", "int32": "i32", "long": "i64", "int64": "i64", "uint8": "u8",
-                "int8": "i8", "int16": "i16", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bfloat16": "bf16"}
-
-
 def _number_type_hint(name: str) -> str:
-    close = _OTHER_NAMES.get(name.lower()) or next(iter(difflib.get_close_matches(name, list(BY_NAME), n=1)), None)
+    close = closest_type(name)
     guess = f"did you mean `{close}`? " if close else ""
     return f"{guess}an input's type is one of {', '.join(BY_NAME)}"
 
