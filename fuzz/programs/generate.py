@@ -22,7 +22,7 @@ from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
-    Unary, Var, Where, Whole, ROW, clause_exprs, group_runs_loops, loop_functions, reads_of, trailing_reduce, walk)
+    Unary, Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -750,7 +750,7 @@ class ProgramGenerator:
             return None
         wrt = rng.choice(wrts)
         depends = _dependents(items, wrt)
-        inputs_ = {i.name for i in inputs} | _past_inner_loops(items)
+        inputs_ = {i.name for i in inputs}
         ofs = [n for n in order[order.index(wrt) + 1:] if n not in inputs_ and tensors[n].dtype == tensors[wrt].dtype
                and int(np.prod(tensors[n].sizes)) <= 12]
         preferred = [n for n in ofs if n in depends] or ofs
@@ -759,18 +759,6 @@ class ProgramGenerator:
         outer = rng.choice(OUTER_EXPRESSIONS) if rng.random() < 0.25 else "{0}"
         inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
         return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
-
-
-def _past_inner_loops(items: list) -> set:
-    """The bindings no derivative is drawn of: the members of groups whose steps run loops
-    (ProgramGenerator.with_nesting) and what reads them. Reverse mode through such a group is
-    E011 (einc.autodiff.recurrence_adjoint.check_no_inner_loops); once it compiles, this goes."""
-    loops = loop_functions(items)
-    found = set()
-    for item in items:
-        if (isinstance(item, Group) and group_runs_loops(item, loops)) or reads_of(item) & found:
-            found |= set(_names(item))
-    return found
 
 
 def _nesting_scope(step: Scope, functions: tuple) -> Scope:
