@@ -21,8 +21,8 @@ from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
-    Function, Group, Index, Input, Lit, Local, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary,
-    Var, Where, Whole, ROW, clause_exprs, group_runs_loops, loop_functions, reads_of, trailing_reduce, walk)
+    Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
+    Unary, Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -46,6 +46,10 @@ ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose star
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
+# of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
+# whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
+LONG_SHARE = 0.1
+LONG_STEPS = (257, 320)
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -128,7 +132,8 @@ class ProgramGenerator:
     def __init__(self, rng: random.Random, streams: Streams = Streams()):
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
-        self.bare, self.edges, self.nesting = streams.bare, streams.edges, streams.nesting
+        self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
+        self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -406,7 +411,12 @@ class ProgramGenerator:
         rng = self.rng
         dims = self.scope.dims
         steps = Bound(0, rng.choice(sorted(dims))) if dims and rng.random() < 0.4 else Bound(rng.randint(2, 9))
+        long = self.long is not None and self.long.random() < LONG_SHARE
+        if long:
+            steps = Bound(self.long.randint(*LONG_STEPS))
         start = rng.randint(1, min(3, self.size(steps) - 1))
+        if long:         # its rows are read this far back, its points one step (with_row)
+            start = self.long_back = self.long.randint(2, 3)
         names = [self.gen.name("r") for _ in range(rng.choice((1, 1, 1, 2, 2, 3)))]
         # the last member may stop a step early (v[t in 0..T] beside a[t in 1..T + 1]): the
         # others read it only at earlier steps, so every read stays inside it
@@ -422,13 +432,14 @@ class ProgramGenerator:
             extra = {"any": (self.extent(dims),) if rng.random() < 0.35 else (),
                      "held": tuple(Bound(n) for n in rng.choice(HELD_SHAPES)), "lanes": lanes}[layout]
             first = steps.plus(-1) if shorter and k == len(names) - 1 else steps
-            if layout == "any" and self.triangular():
+            if layout == "any" and self.triangular() and not self.long_back:
                 extra = (first,)
                 triangles.add(name)
             shape = (first,) + extra
             tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         lane = "jkl"[len(lanes) - 1] if layout == "lanes" else None
         members = [self.member(k, tensors, start, lane, tensors[k].name in triangles) for k in range(len(tensors))]
+        self.long_back = 0
         layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])
         for tensor in tensors:
             self.add_tensor(tensor)
@@ -447,8 +458,9 @@ class ProgramGenerator:
         rng = self.rng
         me = tensors[position]
         rest = tuple(Slot("jkl"[a], Bound(0), b) for a, b in enumerate(me.shape[1:]))
-        steps = tuple(StepRead(t, tuple(range(1, start + 1)) + ((0,) if k < position else ()), lane)
-                      for k, t in enumerate(tensors))
+        # (a long group's points only one step back, its rows `long_back` steps: with_row)
+        back = (1,) if self.long_back else tuple(range(1, start + 1))
+        steps = tuple(StepRead(t, back + ((0,) if k < position else ()), lane) for k, t in enumerate(tensors))
         if lane:
             return self.lane_member(me, rest, steps, start)
         clauses = []
@@ -536,10 +548,11 @@ class ProgramGenerator:
             return Binary(rng.choice(("||", "&&", "!=", "==")), previous, gen.expr("bool", scope, rng.randint(1, 2)),
                           "bool")
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
-        if rng.random() < 0.3:
+        if rng.random() < 0.3 or self.long_back:
             drive = self.step_tensor(me, own, scope)
         drive = self.with_history(me, scope, drive)
         drive = self.with_nesting(me, scope, drive)
+        drive = self.with_row(me, scope, drive)
         if typed_by_step:
             drive = Binary("+", drive, Cast(Index(scope.step_var), me.dtype), me.dtype)
         if me.dtype in INTS:
@@ -565,7 +578,7 @@ class ProgramGenerator:
         0..t](r[k, j])`: a reduction whose range grows with the step, reading rows a fixed
         lookback does not reach (a host loop of parallel kernels, vulkan-spirv's and that of a
         group whose steps compute a tensor, keeps the member whole for it)."""
-        if self.history is None or self.history.random() >= HISTORY_SHARE:
+        if self.history is None or self.history.random() >= HISTORY_SHARE or self.long_back:
             return drive
         t, k = scope.step_var, self.gen.index_name(scope)
         rest = tuple(Index("jkl"[a]) for a in range(len(me.shape) - 1))
@@ -604,6 +617,23 @@ class ProgramGenerator:
         loop = replace(loop, init=Binary("+", start, loop.init, me.dtype))
         return Binary("+", drive, loop, me.dtype)
 
+    def with_row(self, me: Tensor, scope: Scope, drive):
+        """In a long group (`group`), `drive` plus the sum, max or min of a member's whole row at
+        the group's first step, `0.25 * max(r[t - 3])`: the step reads the row as a tensor, which
+        the host loop's chunks of steps must carry past their boundaries, further back than its
+        point reads (sums scaled by the row's size, so the state stays bounded)."""
+        rows = [s for s in scope.steps if s.tensor.dtype == me.dtype and len(s.tensor.shape) > 1
+                and any(s.lookbacks)]
+        if not self.long_back or not rows:
+            return drive
+        step = self.long.choice(rows)
+        op = self.long.choice(("sum", "max", "min"))
+        read = Prelude(op, step.tensor.name, me.dtype, self.long_back)
+        if me.dtype in FLOATS:
+            size = int(np.prod(step.tensor.sizes[1:])) if op == "sum" else 1
+            read = Binary("*", Lit(0.25 / size, me.dtype), read, me.dtype)
+        return Binary("+", drive, read, me.dtype)
+
     def step_tensor(self, me: Tensor, own: StepRead, scope: Scope) -> StepTensor:
         """An indexed `let` in the step, `let h[q in 0..n] = ..;` over the state one step back
         (or at step q, before t) and q (kept bounded), read back by a reduction over it or at a
@@ -614,7 +644,8 @@ class ProgramGenerator:
         # (scope.steps: computed before the tensor, once they are written in the step)
         inner = scope.with_index(IndexVar(var, 0, size - 1, Bound(0), Bound(size)))
         # or every earlier step by q under `q < t` (the member is then stored whole)
-        history = not own.lane and size <= me.sizes[0] and rng.random() < 0.3
+        # (not in a long group, whose rows its chunks of steps carry: the history keeps it whole)
+        history = not own.lane and size <= me.sizes[0] and rng.random() < 0.3 and not self.long_back
         read = gen.history_read(own, inner, var) if history else gen.step_read(own, inner)
         body = Binary("+", read, gen.expr(me.dtype, inner, 1), me.dtype)
         if me.dtype in INTS:
@@ -719,7 +750,7 @@ class ProgramGenerator:
             return None
         wrt = rng.choice(wrts)
         depends = _dependents(items, wrt)
-        inputs_ = {i.name for i in inputs} | _past_inner_loops(items)
+        inputs_ = {i.name for i in inputs}
         ofs = [n for n in order[order.index(wrt) + 1:] if n not in inputs_ and tensors[n].dtype == tensors[wrt].dtype
                and int(np.prod(tensors[n].sizes)) <= 12]
         preferred = [n for n in ofs if n in depends] or ofs
@@ -728,18 +759,6 @@ class ProgramGenerator:
         outer = rng.choice(OUTER_EXPRESSIONS) if rng.random() < 0.25 else "{0}"
         inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
         return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
-
-
-def _past_inner_loops(items: list) -> set:
-    """The bindings no derivative is drawn of: the members of groups whose steps run loops
-    (ProgramGenerator.with_nesting) and what reads them. Reverse mode through such a group is
-    E011 (einc.autodiff.recurrence_adjoint.check_no_inner_loops); once it compiles, this goes."""
-    loops = loop_functions(items)
-    found = set()
-    for item in items:
-        if (isinstance(item, Group) and group_runs_loops(item, loops)) or reads_of(item) & found:
-            found |= set(_names(item))
-    return found
 
 
 def _nesting_scope(step: Scope, functions: tuple) -> Scope:

@@ -400,8 +400,12 @@ class Evaluator:
         return Pair(pick(vector.ex), pick(vector.wd), node.dtype)
 
     def _prelude(self, node: Prelude, grid: Grid) -> Pair:
-        """Every element of the array reduced, whatever the grid: a scalar."""
+        """Every element of the array (or of a member's row `t - back` in its step) reduced,
+        whatever the grid: a scalar."""
         value = self.values[node.name]
+        if node.back:
+            row = int(np.ravel(grid.env["t"].ex)[0]) - node.back
+            value = value.map(lambda part: part[row])
         axes = tuple(range(value.ex.ndim))
         return Pair(*(_reduce_part(node.op, part, True, axes, types[node.dtype])
                       for part, types in ((value.ex, EXACT), (value.wd, WIDE))), node.dtype)

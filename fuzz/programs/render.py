@@ -303,7 +303,8 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, Local):
         return f"{node.name}[{expr(node.sub, names)}]", ATOM
     if isinstance(node, Prelude):
-        return f"{node.op}({names(node.name)})", ATOM
+        row = f"[t - {node.back}]" if node.back else ""
+        return f"{node.op}({names(node.name)}{row})", ATOM
     raise TypeError(f"not an expression: {node!r}")
 
 

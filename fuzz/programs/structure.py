@@ -178,6 +178,7 @@ class Prelude:
     op: str                        # sum min max
     name: str
     dtype: str
+    back: int = 0                  # c >= 1: the row of a recurrence member at step `t - c`, inside its step
 
 
 @dataclass(frozen=True)

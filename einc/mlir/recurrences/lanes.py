@@ -474,8 +474,9 @@ def has_vector_form(op: Op) -> bool:
 
 def _along_last_axis(scope, subs: tuple, shape: tuple, lane: IndexVar) -> bool:
     """Whether only the last subscript moves with `lane`, one element per lane, and it provably
-    stays inside the axis (so a whole vector can be read without clamping)."""
-    if any(varies(scope, s, lane) for s in subs[:-1]):
+    stays inside the axis (so a whole vector can be read without clamping). A 0-d tensor (a
+    scalar slice of a state) has no such axis."""
+    if not subs or any(varies(scope, s, lane) for s in subs[:-1]):
         return False
     last = affine.affine_of(subs[-1])
     return last is not None and last.terms.get(lane) == 1 and scope.in_range(subs[-1], shape[-1])
