@@ -40,8 +40,7 @@ WINDOW, ROWS, WHOLE = "window", "rows", "whole"      # how a chunk keeps a membe
 class ReadPlan:
     """What the steps of a group read of its members: `tails[m]`, the most steps back a read at
     t - c reaches (0 when none); `pins[m]`, the fixed steps read (a Lin each, at or before the
-    first step of the clause reading it); `unbounded`, the members read at any other step;
-    `sliced`, those a step's tensors read whole at t - c (einc.ir.state_slices)."""
+    first step of the clause reading it); `unbounded`, the members read at any other step."""
 
     def __init__(self, group: RecurrenceGroup):
         self.tails = {m: 0 for m in group.members}
@@ -54,12 +53,10 @@ class ReadPlan:
         # a step's tensors read members through slices (`w[k - 1]` whole, einc.ir.state_slices),
         # which the clause bodies hold as tensors: their lookback counts too (a fixed step is
         # pinned only if it is at or before every clause's first step)
-        self.sliced = set()
         for v in group.step_work:
             if is_state_history(v):
                 self.unbounded.add(v.body.member)
             elif is_state_slice(v):
-                self.sliced.add(v.body.member)
                 for clause in (c for m in group.members for c in m.clauses):
                     self._add(v.body.member, affine.affine_of(v.body.subs[0]), group.t_var, clause.t_lo)
 
