@@ -93,8 +93,7 @@ _VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int
 _CPU_DEVICES = ("local-task", "local-sync")
 # IREE-07, IREE-09, IREE-43, IREE-45, IREE-51, IREE-53: data tiling; IREE-19: float ops marked `contract`;
 # IREE-48: a host loop's start rows. IREE-50: their zeros, each of its own (IREE-78: also a
-# window's; IREE-120: a chunk's fresh rows). IREE-200: its other start storages, each of its own
-# resource. IREE-76: tensors a host loop reads, fenced before
+# window's; IREE-120: a chunk's fresh rows). IREE-76: tensors a host loop reads, fenced before
 # it. IREE-98: a bool operand of a contraction's fused epilogue (IREE-99, llvm-cpu's only: a
 # reduction over two loops beside it; IREE-145, its too: an elementwise producer fused into a
 # 6-row pack, vectorized 6 x 1). IREE-105: gathers from a strided slice. IREE-150: a gather of
@@ -102,10 +101,11 @@ _CPU_DEVICES = ("local-task", "local-sync")
 # key count. IREE-196: a kernel with no loops reads its 0-d operands by extract. IREE-212: a
 # matvec's result broadcast along a run-time axis, fused with its unpack. IREE-220: the scalars a
 # recurrence's dispatch region reads, packed past a few (a dispatch binds at most 32 buffers).
+# IREE-251: a VM branch's repeated ref operands made values of their own (every target).
 _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45", "IREE-48", "IREE-50",
                           "IREE-51", "IREE-53", "IREE-76", "IREE-77", "IREE-78", "IREE-98", "IREE-102",
-                          "IREE-105", "IREE-120", "IREE-150", "IREE-195", "IREE-196", "IREE-200", "IREE-212",
-                          "IREE-220"})
+                          "IREE-105", "IREE-120", "IREE-150", "IREE-195", "IREE-196", "IREE-212",
+                          "IREE-220", "IREE-251"})
 # IREE-31: NumPy's large arrays start 16 bytes past a page, so with IREE's 64 they were copied
 # every call (the RNN H = 64 bench's 25 MB input: 15% of its time); 16 lends them in place.
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, unrolled_poolings=True,
@@ -135,7 +135,7 @@ _RECORDS = (
            defects=frozenset({"IREE-06", "IREE-41", "IREE-42", "IREE-46", "IREE-49", "IREE-63", "IREE-89",
                               "IREE-90", "IREE-102",
                               "IREE-220",        # IREE-220: as on the CPU targets
-                              "IREE-240"})),     # IREE-240: rows a step's tensors read whole: one chunk
+                              "IREE-251"})),     # IREE-251: as on the CPU targets
 )
 TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in _RECORDS})
 DEFAULT = TARGETS["llvm-cpu"]

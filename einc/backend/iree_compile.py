@@ -11,10 +11,11 @@ import tempfile
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from iree.compiler.api import Output, Session, Source
+from iree.compiler.api import Invocation, Output, Session, Source
 
 from einc.host_cpu import vector_unit
 from einc.module_file import seal
+from einc.backend.vm_branches import separate_repeated_refs
 from einc.target import Target
 
 
@@ -34,7 +35,8 @@ def compile_mlir(module_or_text, target: Target, extra_flags: tuple[str, ...] = 
     flags)."""
     text = module_or_text if isinstance(module_or_text, str) else _module_text(module_or_text)
     with _captured_stderr() as read_stderr:
-        vmfb = _run_compiler(text, target.flags_on(vector_unit()) + tuple(extra_flags))
+        vmfb = _run_compiler(text, target.flags_on(vector_unit()) + tuple(extra_flags),
+                             target.has_defect("IREE-251"))
         if vmfb is None:
             raise IreeCompileError(target.name, read_stderr())
     return seal(vmfb)
@@ -45,7 +47,7 @@ def _module_text(module) -> str:
     return module.operation.get_asm(enable_debug_info=True)
 
 
-def _run_compiler(text: str, flags: tuple[str, ...]) -> bytes | None:
+def _run_compiler(text: str, flags: tuple[str, ...], separate_refs: bool) -> bytes | None:
     session = Session()
     try:
         session.set_flags(*flags)
@@ -54,11 +56,25 @@ def _run_compiler(text: str, flags: tuple[str, ...]) -> bytes | None:
         source = Source.wrap_buffer(session, text.encode())
         if not (invocation.parse_source(source) and invocation.execute()):
             return None
+        if separate_refs:
+            invocation = _with_separate_refs(session, invocation)
         output = Output.open_membuffer()
         invocation.output_vm_bytecode(output)
         return bytes(output.map_memory())
     finally:
         session.close()
+
+
+def _with_separate_refs(session: Session, compiled: Invocation) -> Invocation:
+    """An invocation holding `compiled`'s VM module with its branches' repeated refs made values
+    of their own (IREE-251, einc/backend/vm_branches.py), ready to serialize."""
+    session.context     # the module is wrapped in the session's context, which Python then owns
+    module = compiled.export_module()
+    separate_repeated_refs(module)
+    invocation = session.invocation()
+    invocation.enable_console_diagnostics()
+    invocation.import_module(module)
+    return invocation
 
 
 @contextmanager

@@ -399,7 +399,8 @@ GRADIENT_MEMBER_PAST_A_CHUNK = """
 def test_a_whole_row_read_at_t_minus_1_survives_the_chunk_boundary(run, target):
     # Adam on Rosenbrock for 300 steps (a hold-out program) went wrong from step 256: the steps
     # run in chunks of 256, and the row x[t - 1] the step's tensors read whole was not carried
-    # into the next chunk (the storage plan counted only the clauses' point reads)
+    # into the next chunk (the storage plan counted only the clauses' point reads). On vulkan-spirv
+    # the carry then failed with OUT_OF_RANGE in a copy_buffer: IREE-251 (VM branch operands)
     x, xs = np.array([0.7, -0.4]), [np.array([0.7, -0.4])]
     for _ in range(300):
         x = x - 0.01 * (2 * x + x * x)

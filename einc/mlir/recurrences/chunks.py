@@ -29,7 +29,7 @@ from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empty, length, product, tied,
                                                 unflattened)
 from einc.mlir.recurrences.step import as_member_type, sizes_of, storage_shape, stored_dtype
-from einc.mlir.core.dispatch_captures import fence_captured_tensors, host_fence, is_fenced
+from einc.mlir.core.dispatch_captures import fence_captured_tensors, host_fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 
@@ -40,8 +40,7 @@ WINDOW, ROWS, WHOLE = "window", "rows", "whole"      # how a chunk keeps a membe
 class ReadPlan:
     """What the steps of a group read of its members: `tails[m]`, the most steps back a read at
     t - c reaches (0 when none); `pins[m]`, the fixed steps read (a Lin each, at or before the
-    first step of the clause reading it); `unbounded`, the members read at any other step;
-    `sliced`, those a step's tensors read whole at t - c (einc.ir.state_slices)."""
+    first step of the clause reading it); `unbounded`, the members read at any other step."""
 
     def __init__(self, group: RecurrenceGroup):
         self.tails = {m: 0 for m in group.members}
@@ -54,12 +53,10 @@ class ReadPlan:
         # a step's tensors read members through slices (`w[k - 1]` whole, einc.ir.state_slices),
         # which the clause bodies hold as tensors: their lookback counts too (a fixed step is
         # pinned only if it is at or before every clause's first step)
-        self.sliced = set()
         for v in group.step_work:
             if is_state_history(v):
                 self.unbounded.add(v.body.member)
             elif is_state_slice(v):
-                self.sliced.add(v.body.member)
                 for clause in (c for m in group.members for c in m.clauses):
                     self._add(v.body.member, affine.affine_of(v.body.subs[0]), group.t_var, clause.t_lo)
 
@@ -183,8 +180,7 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     # carried at their offset with the allocation's size lost, and read past their binding; behind
     # a barrier they are a resource of their own. Zeros, not uninitialized rows, and on Vulkan no
     # barrier on a window or whole tensor: either made its command buffers copy from a binding
-    # they do not declare (OUT_OF_RANGE in the Kalman group; IREE-200 fences them on the CPU
-    # targets only). Not on vulkan-spirv, where the barrier
+    # they do not declare (OUT_OF_RANGE in the Kalman group, IREE-251's). Not on vulkan-spirv, where the barrier
     # brings IREE-46 back (a print of the recurrence reads stale memory). Elsewhere the first
     # chunk reads none of the head rows it takes over: no zeros there.
     shapes = layout.shapes()
@@ -201,7 +197,7 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     initial = [starting_storage(m) for m in members]
     # IREE-78: the whole tensors the rows are copied into, of equal sizes, would fold too
     start_whole = own_zeros if lw.target.has_defect("IREE-78") else zeros
-    storages = _own_resources(lw, initial + [start_whole(length(wholes[m]), layout.dtypes[m]) for m in rows])
+    storages = initial + [start_whole(length(wholes[m]), layout.dtypes[m]) for m in rows]
     inits = [index_const(0)] + storages
     loop = scf.WhileOp([v.type for v in inits], inits)
     before_block = loop.before.blocks.append(*[v.type for v in inits])
@@ -236,16 +232,6 @@ def emit_chunks(lw, layout: ChunkLayout, run_chunk: RunChunk) -> list[ir.Value]:
     return [as_member_type(m, unflattened(tied(by_member[m], length(wholes[m])), wholes[m]) if m in by_member
                            else unflattened(tied(results[i], length(shapes[m])), shapes[m]))
             for i, m in enumerate(members)]
-
-
-def _own_resources(lw, storages: list) -> list:
-    """The storages the loop starts from, each behind a barrier of its own where it carries two
-    or more (the rows are already, IREE-48). IREE-200: two of them packed into one allocation
-    reach the loop's entry branch as one buffer register, which the VM moves into one loop
-    argument, leaving the other null."""
-    if not lw.target.has_defect("IREE-200") or len(storages) < 2:
-        return storages
-    return [s if is_fenced(s) else host_fence(s) for s in storages]
 
 
 def _steps_held(lw, group: RecurrenceGroup, member: RecMember, start: ir.Value, end: ir.Value) -> ir.Value:

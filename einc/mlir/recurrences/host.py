@@ -62,8 +62,7 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
 
 def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
     """CHUNK_STEPS, or fewer where the storages the loop carries through CHUNK_STEPS steps
-    would allocate more than CHUNK_BYTES (two copies each a step), at least 1; every step
-    where IREE-240 fails the rows a step's tensors read whole carried into a next chunk."""
+    would allocate more than CHUNK_BYTES (two copies each a step), at least 1."""
     step_bytes = index_const(0)
     for m in group.members:
         rows = Lin(m.window) if m.window is not None else m.shape[0] if m in reads.unbounded else \
@@ -73,9 +72,6 @@ def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
             points = arith.muli(points, lw.sizes.index(size))
         step_bytes = arith.addi(step_bytes, points)
     steps = arith.divui(index_const(CHUNK_BYTES), arith.maxui(step_bytes, index_const(1)))
-    if lw.target.has_defect("IREE-240") and any(reads.tails[m] and m.window is None and m not in reads.unbounded
-                                                for m in reads.sliced):
-        return lw.sizes.index(group.t_var.extent)       # one chunk: no rows carried into a next
     return arith.maxui(arith.minui(steps, index_const(CHUNK_STEPS)), index_const(1))
 
 
