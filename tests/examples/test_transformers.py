@@ -1,9 +1,8 @@
 """The transformer examples (examples/transformer) against their NumPy references
 (transformers.py), with weights from the examples' seeded script written to a temporary folder
 beside copies of the programs: DeiT-tiny (12 blocks) and the Whisper-tiny encoder (4 blocks),
-each built once on llvm-cpu (the fast tier: one block of DeiT), and one-block variants of both
-on vulkan-spirv (lavapipe); and `--explain`'s list of the kernels each definition became, on
-the one-block DeiT."""
+each built once on llvm-cpu, and one-block variants of both on vulkan-spirv (lavapipe); and
+`--explain`'s list of the kernels each definition became, on the one-block DeiT."""
 import importlib.util
 import re
 import shutil
@@ -17,7 +16,6 @@ from einc import host_cpu
 import transformers
 from einc.driver import emit_program
 from catalog import EXAMPLES_DIR
-from tests.tiers import by_tier
 
 FOLDER = EXAMPLES_DIR / "transformer"
 _spec = importlib.util.spec_from_file_location("make_weights", FOLDER / "make_weights.py")
@@ -75,14 +73,10 @@ def _run(path, target, **inputs):
     return einc.load(art.vmfb, device=device)(**inputs)
 
 
-def test_deit_tiny_matches_numpy(request):
-    """The fast tier runs the one-block DeiT over 32 x 32 images (the same functions of deit.ein
-    and layers.ein), the full tier DeiT-tiny whole."""
-    folder = request.getfixturevalue(by_tier("one_block", "full"))
-    program, side, blocks = by_tier(("deit_one.ein", 32, 1), ("deit_tiny.ein", 224, 12))
-    images = np.random.default_rng(7).uniform(-1, 1, (2, 3, side, side)).astype(np.float32)
-    got = _run(folder / program, "llvm-cpu", X=images)["logits"]
-    _close(got, _reference(transformers.deit, images, _weights(folder, "deit"), blocks), 2e-5)
+def test_deit_tiny_matches_numpy(full):
+    images = np.random.default_rng(7).uniform(-1, 1, (2, 3, 224, 224)).astype(np.float32)
+    got = _run(full / "deit_tiny.ein", "llvm-cpu", X=images)["logits"]
+    _close(got, _reference(transformers.deit, images, _weights(full, "deit"), 12), 2e-5)
 
 
 @pytest.mark.full
