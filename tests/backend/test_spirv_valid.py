@@ -8,7 +8,9 @@ vulkan-spirv rejects, as their f32 variants), the programs the Vulkan tests run 
 recurrence, RNN and training programs. They are compiled only, two at a time, each once: IREE
 dumps the SPIR-V of every kernel and spirv-val (Debian's spirv-tools, installed by
 tools/setup_vulkan.sh) checks each (spirv.py). The examples that tests/examples/test_goldens.py
-builds whole for Vulkan are checked there, on the build it runs, not built again here.
+builds whole for Vulkan are checked there, on the build it runs, not built again here. The fast
+tier leaves out the second and later programs of one kind (`FULL_ONLY`): the fixture builds only
+the programs whose cases run.
 """
 from __future__ import annotations
 
@@ -109,25 +111,42 @@ def validate(name: str, program: str | Path) -> tuple[int, list[str]]:
 
 
 PROGRAMS: dict[str, str | Path] = {**_example_programs(), **_vulkan_test_programs()}
+# Programs of a kind another program here has (same constructs, other equations or sizes):
+# the full tier only.
+FULL_ONLY = {"basics/functions.ein", "basics/strings.ein", "economics/savings.ein", "economics/value_iteration.ein",
+             "ode/fitzhugh_nagumo.ein", "ode/sir.ein", "pde/advection_1d.ein", "pde/heat_1d.ein",
+             "recurrences/fibonacci.ein", "recurrences/random_walk.ein", "train/train_linreg.ein",
+             "kalman_derivatives", "host_chunks_prefix", "host_chunks_descent", "scalar_kalman"}
+# test_the_dump_finds_every_kernel reads these whatever runs
+DUMP_CHECKED = ("matmul", "rnn")
+
+
+def _to_build(request) -> list[str]:
+    """The programs whose test cases this session runs, and those the dump test reads."""
+    names = {item.callspec.params["name"] for item in request.session.items
+             if item.module is request.module and hasattr(item, "callspec")}
+    return sorted(names | set(DUMP_CHECKED))
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[str, tuple[int, list[str]]]:
+def results(request) -> dict[str, tuple[int, list[str]]]:
     if not spirv.available():
         pytest.skip(spirv.MISSING)
     # spawn, not fork: this process may hold runtime threads from other tests
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {name: pool.submit(validate, name, program) for name, program in PROGRAMS.items()}
+        futures = {name: pool.submit(validate, name, PROGRAMS[name]) for name in _to_build(request)}
         return {name: future.result() for name, future in futures.items()}
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.full) if name in FULL_ONLY else name
+                                  for name in sorted(PROGRAMS)])
 def test_every_kernel_is_valid_spirv(results, name):
     assert results[name][1] == []
 
 
 def test_the_dump_finds_every_kernel(results):
     # a dump that found nothing would make every check above pass
+    assert FULL_ONLY < set(PROGRAMS)
     assert results["matmul"][0] >= 1 and results["rnn"][0] >= 2
 
 

@@ -195,8 +195,10 @@ def test_a_target_without_the_fused_form_keeps_attention_as_written(emitted):
     assert _attention_ops(emitted(SOURCE, "vulkan-spirv", list(FUSED))) == 0
 
 
-@pytest.mark.parametrize("target, dims", [("llvm-cpu", None), ("llvm-cpu-generic", None), ("llvm-cpu", {"B": 2, "S": 37})],
-                         ids=["run-time sizes", "run-time sizes, generic CPU", "fixed sizes"])
+@pytest.mark.parametrize("target, dims", [
+    pytest.param("llvm-cpu", None, id="run-time sizes"),
+    pytest.param("llvm-cpu-generic", None, id="run-time sizes, generic CPU", marks=pytest.mark.full),
+    pytest.param("llvm-cpu", {"B": 2, "S": 37}, id="fixed sizes")])
 def test_attention_matches_numpy(target, dims, program_file):
     built = einc.compile(program_file(SOURCE), target=target, outputs=list(FUSED + UNFUSED), dims=dims)
     run = einc.load(built.vmfb)
@@ -243,6 +245,7 @@ SPELLINGS = {
 }
 
 
+@pytest.mark.sampled(every=3)          # the fast tier: "definitions" (the others are fused in SOURCE)
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_fixed_sizes_are_fused_from_the_targets_number_of_scores_per_head(spelling, emitted, program_file,
                                                                          monkeypatch):
@@ -319,7 +322,8 @@ def test_explain_says_where_the_keys_were_padded(unit, padded, program_file, mon
 
 
 @pytest.mark.parametrize("target, queries, keys", [("llvm-cpu", 37, 197), ("llvm-cpu", 5, 33),
-                                                   ("llvm-cpu", 40, 31), ("llvm-cpu-generic", 999, 2101)])
+                                                   ("llvm-cpu", 40, 31),
+                                                   pytest.param("llvm-cpu-generic", 999, 2101, marks=pytest.mark.full)])
 def test_attention_over_padded_keys_matches_numpy(target, queries, keys, program_file):
     """Odd query and key counts, fused (on this host's llvm-cpu when it lacks AVX-512, and the
     portable build past its number of scores a head), their keys padded where masked steps are
@@ -361,7 +365,8 @@ let c[h, i, e] = sum[j](p[h, i, j] * v[h, j, e]) / sum[j](p[h, i, j]);
 """
 
 
-@pytest.mark.parametrize("target, width", [("llvm-cpu", 64), ("llvm-cpu", 128), ("llvm-cpu-generic", 64)])
+@pytest.mark.parametrize("target, width", [("llvm-cpu", 64), pytest.param("llvm-cpu", 128, marks=pytest.mark.full),
+                                           pytest.param("llvm-cpu-generic", 64, marks=pytest.mark.full)])
 def test_heads_as_wide_as_whispers_build_within_the_targets_vector_limit(target, width, program_file):
     """IREE refuses an op whose vectors reach 512 of the target's registers: Whisper's 64-wide heads
     in steps of 2 rows x 32 keys (16 KB) failed to build on an AVX2 host and for llvm-cpu-generic."""

@@ -514,7 +514,8 @@ WEIGHTS_OF_A_COMPUTED_QKV = """use std::math::exp;
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
-@pytest.mark.parametrize("positions, static", [(3, True), (11, True), (13, True), (13, False)])
+@pytest.mark.parametrize("positions, static", [(3, True), pytest.param(11, True, marks=pytest.mark.full),
+                                              (13, True), (13, False)])
 def test_heads_of_a_computed_tensor_pass_one_barrier_before_their_split(target, positions, static, tmp_path):
     """IREE-09 on attention: the computed qkv passes one barrier before its heads are cut and
     transposed (q, k and v alike), P another, so IREE fuses each split into its encoding of the

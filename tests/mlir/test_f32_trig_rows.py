@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import einc
-from tests.tiers import GENERIC_FULL, VULKAN_FULL
+from tests.tiers import GENERIC_FULL, VULKAN_FULL, by_tier
 
 WIDTHS = (1, 3, 5, 8)
+BUILT = by_tier((1, 3, 8), WIDTHS)       # the fast tier's build leaves out a second odd width
 FUNCTIONS = {"sin": np.sin, "cos": np.cos, "tan": np.tan}
 ROWS = 4
 
@@ -17,7 +18,7 @@ def source():
     lines = ["use std::math::{sin, cos, tan};"]
     for f in FUNCTIONS:
         lines += [f"fn row_{f}(v) {{ {f}(v) }}", f"fn sum_{f}(v) {{ sum[j]({f}(v[j])) }}"]
-    for w in WIDTHS:
+    for w in BUILT:
         lines.append(f"let x{w}: [f32; {ROWS}, {w}];")
         for f in FUNCTIONS:
             lines += [f"let fn_{f}_{w}[i, j] = row_{f}(x{w}[i])[j];",
@@ -31,7 +32,7 @@ def inputs():
     rng = np.random.default_rng(11)
     # small arguments, then magnitudes up to 2^100 (the Payne–Hanek path), either sign
     return {f"x{w}": (rng.choice([-1, 1], (ROWS, w)) * np.exp2(rng.uniform(-2, 100, (ROWS, w)))).astype(np.float32)
-            for w in WIDTHS}
+            for w in BUILT}
 
 
 @pytest.fixture(scope="module", params=["llvm-cpu", GENERIC_FULL,
@@ -42,7 +43,7 @@ def results(request):
     return args, program(**args)
 
 
-@pytest.mark.parametrize("w", WIDTHS)
+@pytest.mark.parametrize("w", [w if w in BUILT else pytest.param(w, marks=pytest.mark.full) for w in WIDTHS])
 @pytest.mark.parametrize("f", list(FUNCTIONS))
 def test_rows_match_numpy(results, f, w):
     args, out = results

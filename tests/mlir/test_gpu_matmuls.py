@@ -52,6 +52,7 @@ def test_only_vulkan_pads_and_only_sizes_its_tiles_do_not_divide(emitted):
 
 
 @pytest.mark.vulkan
+@pytest.mark.sampled(every=2)          # the fast tier: (30, 30, 100) and (3, 129, 200)
 @pytest.mark.parametrize("m, k, n", [(30, 30, 100), (9, 7, 70), (3, 129, 200), (17, 4, 64)])
 def test_a_padded_matmul_matches_numpy(m, k, n):
     rng = np.random.default_rng(m * k * n)

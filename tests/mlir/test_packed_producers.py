@@ -10,6 +10,7 @@ import pytest
 import einc
 from einc.driver import lower
 from einc.mlir.dense import cpu_matmuls
+from tests.programs import built
 
 MLP = """
 let x: [f32; N, 24];
@@ -67,7 +68,7 @@ def test_the_mlp_matches_numpy(n):
     rng = np.random.default_rng(145)
     d, h = 24, 40
     x, w1, b1, w2 = (rng.standard_normal(s).astype(np.float32) for s in ((n, d), (d, h), (h,), (h, d)))
-    with einc.load(einc.compile("use std::math::tanh;\n" + MLP, target="llvm-cpu", outputs=["y"]).vmfb) as program:
+    with einc.load(built("use std::math::tanh;\n" + MLP, outputs=["y"]).vmfb) as program:     # one build, every n
         got = program(x=x, W1=w1, b1=b1, W2=w2)["y"]
     pre = x.astype(np.float64) @ w1 + b1
     g = 0.5 * pre * (1 + np.tanh(0.7978845608 * (pre + 0.044715 * pre ** 3)))

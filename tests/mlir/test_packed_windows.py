@@ -83,7 +83,8 @@ def _references(x: dict) -> dict:
 SIZES = [(1, 5, 9, 7), (2, 9, 33, 33), (3, 6, 36, 75), (1, 7, 70, 200)]
 
 
-@pytest.mark.parametrize("target, unit", [("llvm-cpu", "avx2"), ("llvm-cpu", "avx512"), ("llvm-cpu-generic", None),
+@pytest.mark.parametrize("target, unit", [("llvm-cpu", "avx2"), ("llvm-cpu", "avx512"),
+                                          pytest.param("llvm-cpu-generic", None, marks=pytest.mark.full),
                                           pytest.param("vulkan-spirv", None, marks=pytest.mark.vulkan)])
 def test_strided_convolutions_over_run_time_widths_match_numpy(monkeypatch, target, unit):
     if unit is not None:

@@ -185,7 +185,7 @@ def test_scalar_kalman_read_at_its_end_runs_in_a_kernel_on_vulkan():
 
 
 @pytest.mark.vulkan
-@pytest.mark.parametrize("outputs", [["x", "P"], None])
+@pytest.mark.parametrize("outputs", [["x", "P"], pytest.param(None, marks=pytest.mark.full)])
 def test_kalman_group_on_vulkan_matches_llvm_cpu(outputs):
     y = (np.cumsum(rng.standard_normal(30)) + rng.standard_normal(30)).astype(np.float32)
     cpu = run(KALMAN, outputs=outputs, y=y, q=0.5, r=2.0)

@@ -63,7 +63,8 @@ def test_vulkan_keeps_the_generic(emitted):
     assert _gathers(emitted(SOURCE.replace("f16", "f32"), "vulkan-spirv", GATHERED)) == 0
 
 
-@pytest.mark.parametrize("target, dims", [("llvm-cpu", None), ("llvm-cpu-generic", None),
+@pytest.mark.parametrize("target, dims", [("llvm-cpu", None),
+                                          pytest.param("llvm-cpu-generic", None, marks=pytest.mark.full),
                                           ("llvm-cpu", {"D": 6, "V": 9})])
 def test_gathers_match_numpy(target, dims, program_file):
     run = einc.load(einc.compile(program_file(SOURCE), target=target, dims=dims).vmfb)

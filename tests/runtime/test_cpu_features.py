@@ -22,16 +22,17 @@ def test_llvm_cpu_records_this_cpus_extensions_and_generic_none():
     assert read_signature(compiled("matmul", "llvm-cpu-generic"), "m").cpu_features is None
 
 
-@pytest.fixture
-def built_on_a_bigger_cpu(monkeypatch, tmp_path):
-    """A matmul module whose recorded extensions include one this CPU lacks, saved to a file."""
+@pytest.fixture(scope="module")
+def built_on_a_bigger_cpu(tmp_path_factory):
+    """A matmul module whose recorded extensions include one this CPU lacks, saved to a file
+    (built once for the tests that load it)."""
     real = host_cpu.isa_features()
     if not real:
         pytest.skip("this system does not say which extensions its CPU has")
-    monkeypatch.setattr(host_cpu, "isa_features", lambda: sorted(real + [FAKE]))
-    vmfb = compile_mlir(sample_text("matmul", "llvm-cpu"), get("llvm-cpu"))
-    monkeypatch.setattr(host_cpu, "isa_features", lambda: real)
-    path = tmp_path / "bigger.vmfb"
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(host_cpu, "isa_features", lambda: sorted(real + [FAKE]))
+        vmfb = compile_mlir(sample_text("matmul", "llvm-cpu"), get("llvm-cpu"))
+    path = tmp_path_factory.mktemp("bigger") / "bigger.vmfb"
     path.write_bytes(vmfb)
     return path
 

@@ -13,6 +13,7 @@ import einc.runtime.fenced_calls as fenced_calls
 from einc.runtime import RunError
 from einc.runtime.fenced_calls import FencedMain, takes_fences, wait_without_spinning
 from einc.target import get
+from tests.programs import built
 
 MATMUL = """
 let A: [f32; M, K];
@@ -37,14 +38,14 @@ def _matrices(n: int):
 
 @pytest.fixture(scope="module")
 def matmul():
-    with einc.load(einc.compile(MATMUL, "llvm-cpu").vmfb) as program:
+    with einc.load(built(MATMUL).vmfb) as program:
         yield program
 
 
 @pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
 def test_cpu_modules_take_fences_and_match_numpy(target):
     A, B = _matrices(96)
-    with einc.load(einc.compile(MATMUL, target).vmfb) as program:
+    with einc.load(built(MATMUL, target).vmfb) as program:
         assert takes_fences(program._module.lookup_function("main"))
         assert isinstance(program._main, FencedMain)
         got = program(A=A, B=B)["C"]
@@ -54,7 +55,7 @@ def test_cpu_modules_take_fences_and_match_numpy(target):
 @pytest.mark.parametrize("device", ["local-task", "local-sync"])
 def test_prints_asserts_and_index_checks_through_fences(device, capsys):
     x = np.array([1.0, 2.0, 4.0], np.float32)
-    with einc.load(einc.compile(CHECKED, "llvm-cpu").vmfb, device=device) as program:
+    with einc.load(built(CHECKED).vmfb, device=device) as program:
         out = program(x=x, idx=np.array([2, 0], np.int32))
         np.testing.assert_array_equal(out["picked"], x[[2, 0]] * 2)
         assert out["total"] == pytest.approx(7.0)
@@ -180,7 +181,7 @@ def test_the_work_time_is_learned_per_shape_lowered_at_once_and_raised_little(ma
 def test_calls_learn_their_work_time_where_it_outlasts_main(device, learns):
     # local-sync runs the work inside `main`, so its calls never wait (nor sleep); local-task's
     # calls of shapes taking ~1 ms each learn their own estimate, and the results stay right
-    with einc.load(einc.compile(MATMUL, "llvm-cpu").vmfb, device=device) as program:
+    with einc.load(built(MATMUL).vmfb, device=device) as program:
         for n in (384, 64, 384, 64, 384):
             A, B = _matrices(n)
             np.testing.assert_allclose(program(A=A, B=B)["C"], A @ B, rtol=1e-3, atol=1e-3 * np.sqrt(n))
