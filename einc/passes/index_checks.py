@@ -262,7 +262,7 @@ def _check(read: Read | StateRead, axis: int, variables: tuple, cond: Optional[V
     outside = _Outside(groups, steps)
     sub = outside.value(read.subs[axis], steps)
     cond = outside.value(cond, steps) if cond is not None else None
-    if any(_step_tensor(v) for v in (sub, cond) if v is not None):
+    if any(_step_tensor(v, groups) for v in (sub, cond) if v is not None):
         return None
     size = size_value(_shape(read)[axis])
     bad = _and(cond, _or(_compare("lt", sub, _i32(0)), _compare("ge", sub, size)))
@@ -411,9 +411,22 @@ def _rebuilt(v: Value, operands: list) -> Value:
     raise TypeError(f"no rule to rebuild a {type(v).__name__} in an index check")
 
 
-def _step_tensor(v: Value) -> bool:
-    """Whether `v` reads a tensor computed from recurrence state inside a loop."""
-    return _reads(v, lambda node: isinstance(node, StateRead))
+def _step_tensor(v: Value, groups: dict) -> bool:
+    """Whether `v` reads a tensor computed from recurrence state inside a loop: a step's own
+    tensor, or a loop run inside another's step (an inner loop's result under an adjoint's
+    select): neither exists after the loops."""
+    return _reads(v, lambda node: isinstance(node, StateRead) or
+                  (isinstance(node, RecValue) and _runs_in_step(node.group, groups)))
+
+
+def _runs_in_step(group, groups: dict) -> bool:
+    """Whether a group's clauses read another group's state or step (it runs inside that
+    loop's steps; passes/step_work.py nests it)."""
+    others = {id(g.t_var) for g in groups.values() if g is not group}
+    reads_other = lambda n: (isinstance(n, StateRead) and n.member not in group.members) or (
+        isinstance(n, IndexRef) and id(n.var) in others)
+    return any(_reads(part, reads_other) for member in group.members for clause in member.clauses
+               for part in (clause.body, clause.guard) if part is not None)
 
 
 def _reads(v: Value, found) -> bool:
@@ -421,12 +434,13 @@ def _reads(v: Value, found) -> bool:
     stack, seen = [v], set()
     while stack:
         node = stack.pop()
-        if id(node) in seen or isinstance(node, (RecValue, Input, Const)):
+        if id(node) in seen:
             continue
         seen.add(id(node))
         if found(node):
             return True
-        stack.extend(node.operands())
+        if not isinstance(node, (RecValue, Input, Const)):
+            stack.extend(node.operands())
     return False
 
 

@@ -9,7 +9,10 @@ with `scale` = max(1, largest |wd| of the output). RTOL allows a few hundred ulp
 implementations of exp, tanh, ... and another order of a sum; |ex - wd| is how much this very
 computation amplifies rounding (a cancellation, a long recurrence), so a result may move by a
 multiple of it. Derivatives are compared with central finite differences of the wide
-evaluation, whose own error is far below their tolerance.
+evaluation, whose own error is far below their tolerance; but the program differentiates at
+its own values, so a derivative's relative tolerance grows by AMPLIFY times the drift of the
+value it is of (Pair.drift): a long bf16 chain can leave a primal 10% off, and the derivative
+at it moves with it.
 """
 from __future__ import annotations
 
@@ -58,6 +61,7 @@ def tolerance(want: Pair, derivative: bool = False, precision: str | None = None
     wd = np.asarray(want.wd).astype(np.float64)
     scale = max(1.0, float(np.max(np.abs(wd), initial=0.0)))
     if derivative:
-        return DERIVATIVE_RTOL[want.dtype] * np.abs(wd) + DERIVATIVE_ATOL[want.dtype] * scale
+        rtol = DERIVATIVE_RTOL[want.dtype] + AMPLIFY * want.drift
+        return rtol * np.abs(wd) + DERIVATIVE_ATOL[want.dtype] * scale
     return RTOL[precision] * np.abs(ex) + ATOL[precision] * scale + AMPLIFY * np.abs(ex - wd)
 

@@ -56,6 +56,9 @@ class Pair:
     ex: np.ndarray                   # in the program's own type
     wd: np.ndarray                   # in the wider type
     dtype: str
+    # a derivative's only: how far the program's own precision moves the value it is of
+    # (largest |ex - wd| over max(1, largest |wd|)); the program differentiates its own values
+    drift: float = 0.0
 
     def map(self, fn, dtype: str | None = None) -> "Pair":
         return Pair(fn(self.ex), fn(self.wd), dtype or self.dtype)
@@ -688,7 +691,14 @@ def derivative(program: Program, inputs: dict, item: Derivative) -> Pair:
     wide = wide.astype(WIDE[item.dtype])
     if item.inner != "{0}":
         wide = wide / _slope_of(EXPRESSIONS[item.inner], base[item.wrt].wd)
-    return Pair(wide.astype(EXACT[item.dtype]), wide, item.dtype)
+    return Pair(wide.astype(EXACT[item.dtype]), wide, item.dtype, _drift(base[item.of]))
+
+
+def _drift(value: Pair) -> float:
+    """Largest |ex - wd| of a value, relative to max(1, its largest |wd|)."""
+    ex, wd = np.asarray(value.ex, np.float64), np.asarray(value.wd, np.float64)
+    scale = max(1.0, float(np.max(np.abs(wd), initial=0.0)))
+    return float(np.max(np.abs(ex - wd), initial=0.0)) / scale
 
 
 def _slope_of(f, at):
