@@ -114,9 +114,9 @@ def test_derivative_written_in_the_clause_body(run):
 
 
 @pytest.mark.parametrize("body, message", [
-    ("w[k - 1, d] - {let v = w[k]; v[d]}", "reads `w` or a member computed after it at the same step"),
+    ("w[k - 1, d] - {let v = w[k]; v[d]}", "reads `w` at the same step, before its points exist"),
     ("w[k - 1, d] - {let v = w[k + 1]; v[d]}", "can be read whole only at the current step or an earlier one"),
-    ("w[k - 1, d] - {let r[n] = w[k, 0] * X[n, 0]; r[d]}", "reads `w` or a member computed after it at the same step"),
+    ("w[k - 1, d] - {let r[n] = w[k, 0] * X[n, 0]; r[d]}", "reads `w` at the same step, before its points exist"),
 ])
 def test_unsupported_state_reads_are_e011(body, message):
     source = f"""
