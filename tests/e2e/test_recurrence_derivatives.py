@@ -100,7 +100,14 @@ def kalman_loglik(y, q, r):
     return total
 
 
-def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances():
+def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances(tmp_path):
+    """Both derivatives read one adjoint loop (each built its own before equal recurrence
+    groups were merged, einc.passes.shared_values)."""
+    path = tmp_path / "kalman.ein"
+    path.write_text(KALMAN)
+    groups = driver.front_end(str(path), ["d_q", "d_r"])[1].recurrences
+    adjoint_loops = [g for g in groups if any(m.adjoint_of is not None for m in g.members)]
+    assert len(groups) == 2 and len(adjoint_loops) == 1, [[m.name for m in g.members] for g in groups]
     rng = np.random.default_rng(2)
     y = np.cumsum(rng.standard_normal(40)) + rng.standard_normal(40)
     q, r = 0.5, 2.0
