@@ -43,12 +43,13 @@ class Streams:
     bare: random.Random | None = None       # a `where` binding read beside a trailing reduction (ProgramGenerator.clause)
     edges: random.Random | None = None      # insulated edges copying the step's next point (ProgramGenerator.with_edges)
     nesting: random.Random | None = None    # a loop run whole inside a recurrence step (ProgramGenerator.with_nesting)
+    pairs: random.Random | None = None      # a second derivative of one value (ProgramGenerator.sibling_derivative)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting")))
+                      "edges", "nesting", "pairs")))
 
 
 @dataclass(frozen=True)
