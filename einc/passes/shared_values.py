@@ -9,9 +9,12 @@ by position here). Only program-level values (no free index variable) are merged
 what the lowering computes whole; scalars inside one body stay as written.
 
 Recurrence groups are keyed the same way: two groups whose step ranges, members and clauses are
-the same, up to the names of their step and clause variables and of their own members (named by
-position), are one loop, and every read of the second's members reads the first's. So
-`@L / @W1` and `@L / @W2` through a recurrence run one reverse loop, not one per parameter.
+the same, up to the names of their step and clause variables and of their own members, are one
+loop, and every read of the second's members reads the first's. So `@L / @W1` and `@L / @W2`
+through a recurrence run one reverse loop, not one per parameter. A member is named by its
+class: members of one group whose clauses are the same up to the classes of the members they
+read (a partition refined to a fixed point) are one member, read wherever any of them was
+(forward mode's tangents of one value asked twice).
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ def share_equal_values(program: Program) -> None:
     for v in walk(program.roots()):
         if not free_vars(v, keys.free):
             same[id(v)] = first.setdefault(keys.of(v), v)
-    _Rewrite(same, keys.kept_group).program(program)
+    _Rewrite(same, keys.kept_group, keys.kept_member).program(program)
 
 
 class _Keys:
@@ -40,8 +43,8 @@ class _Keys:
     recurrence members it reads state of by (binder depth, position), the depth of a binder
     being one more than the deepest name it uses, so a key depends only on v and the names of
     its own free variables. A recurrence group is an item too, binding its step variable, its
-    members and each clause's variables at depth 0 (what it reads from outside, through a
-    RecValue, which closes over it, is named by identity)."""
+    members (named by their class, _classes) and each clause's variables at depth 0 (what it
+    reads from outside, through a RecValue, which closes over it, is named by identity)."""
 
     def __init__(self):
         self.free: dict = {}          # memo of free_vars (what share_equal_values merges)
@@ -50,10 +53,40 @@ class _Keys:
         self.memo: dict = {}          # (id(v), names of its free variables) -> key
         self.groups: dict = {}        # a group's key -> the first group with it
         self.kept_group: dict = {}    # id(group) -> the group that runs in its place
+        self.classes: dict = {}       # id(group) -> {id(member): its class}
+        self.kept_member: dict = {}   # id(member) -> the first member of its class
 
     def of(self, v: Value) -> int:
         """The key of a value with no free index variable."""
-        return fold(self._item(v, {}), self._parts, self._combine, self.memo, key=_item_key)
+        return self._key(self._item(v, {}))
+
+    def _key(self, item: tuple) -> int:
+        return fold(item, self._parts, self._combine, self.memo, key=_item_key)
+
+    def _classes(self, group: RecurrenceGroup) -> dict:
+        """id(member) -> its class, numbered in member order: members are split by their
+        structure with the members they read named by class until no class splits (a group
+        nested in a step is refined when its RecValue is first keyed, inside this)."""
+        found = self.classes.get(id(group))
+        if found is not None:
+            return found
+        found = {id(m): 0 for m in group.members}
+        while True:
+            numbering: dict = {}
+            refined = {id(m): numbering.setdefault((found[id(m)], self._member_key(group, m, found)),
+                                                   len(numbering)) for m in group.members}
+            if len(numbering) == len(set(found.values())):
+                break
+            found = refined
+        first = {}
+        for m in group.members:
+            self.kept_member[id(m)] = first.setdefault(refined[id(m)], m)
+        self.classes[id(group)] = refined
+        return refined
+
+    def _member_key(self, group: RecurrenceGroup, member, classes: dict) -> tuple:
+        below = [self._key(self._item(x, env)) for env, x in _clause_items(group, [member], classes)]
+        return _member_structure(member, iter(below))
 
     def _item(self, v, env: dict) -> tuple:
         names = tuple(_name(env, x) for x in sorted(self._free(v), key=id))
@@ -68,7 +101,7 @@ class _Keys:
     def _parts(self, item: tuple) -> list:
         v, env = item[2], item[3]
         if isinstance(v, RecurrenceGroup):
-            return [self._item(x, env) for env, x in _group_items(v)]
+            return [self._item(x, env) for env, x in _clause_items(v, v.members, self._classes(v))]
         if isinstance(v, RecValue):
             return [self._item(v.group, {})]
         if isinstance(v, (Generic, Reduce)):
@@ -83,8 +116,12 @@ class _Keys:
 
     def _combine(self, item: tuple, below: list) -> int:
         v = item[2]
-        struct = _group_structure(v, below) if isinstance(v, RecurrenceGroup) else \
-            _structure(v, item[3], tuple(below))
+        if isinstance(v, RecurrenceGroup):
+            struct = _group_structure(v, iter(below))
+        elif isinstance(v, RecValue):
+            struct = ("rec", below[0], self._classes(v.group)[id(v.member)])
+        else:
+            struct = _structure(v, item[3], tuple(below))
         key = self.interned.setdefault(struct, len(self.interned))
         if isinstance(v, RecurrenceGroup):
             self.kept_group[id(v)] = self.groups.setdefault(key, v)
@@ -113,25 +150,30 @@ def _named_of(v: Value, below: list) -> frozenset:
     return out - frozenset(v.vars) if isinstance(v, (Generic, Reduce)) else out
 
 
-def _group_items(group: RecurrenceGroup) -> list:
-    """(env, value) for the bodies and guards of a group's clauses, in member and clause order."""
-    env = {group.t_var: (0, "t"), **{m: (0, "m", k) for k, m in enumerate(group.members)}}
+def _clause_items(group: RecurrenceGroup, members: list, classes: dict) -> list:
+    """(env, value) for the bodies and guards of the clauses of `members` of `group`, in member
+    and clause order."""
+    env = {group.t_var: (0, "t"), **{m: (0, "m", classes[id(m)]) for m in group.members}}
     out = []
-    for m in group.members:
+    for m in members:
         for c in m.clauses:
             inner = {**env, **{var: (0, k) for k, var in enumerate(c.vars)}}
             out += [(inner, x) for x in (c.body, c.guard) if x is not None]
     return out
 
 
-def _group_structure(group: RecurrenceGroup, below: list) -> tuple:
+def _group_structure(group: RecurrenceGroup, keys) -> tuple:
     """What makes a loop the loop it is, given the keys of its clauses' bodies and guards."""
-    keys = iter(below)
-    members = tuple((str(m.dtype), tuple(m.shape), len(m.batch),
-                     tuple((c.t_lo, c.t_hi, tuple((v.lo, v.extent) for v in c.vars), next(keys),
-                            None if c.guard is None else next(keys)) for c in m.clauses))
-                    for m in group.members)
+    members = tuple(_member_structure(m, keys) for m in group.members)
     return "group", group.t_var.lo, group.t_var.extent, members
+
+
+def _member_structure(member, keys) -> tuple:
+    """What makes a member the member it is, given the keys of its clauses' bodies and guards
+    (taken from the iterator `keys`)."""
+    return (str(member.dtype), tuple(member.shape), len(member.batch),
+            tuple((c.t_lo, c.t_hi, tuple((v.lo, v.extent) for v in c.vars), next(keys),
+                   None if c.guard is None else next(keys)) for c in member.clauses))
 
 
 def _item_key(item: tuple) -> tuple:
@@ -161,8 +203,6 @@ def _structure(v: Value, env: dict, below: tuple) -> tuple:
         return ("read", below, v.in_bounds, v.strict)
     if isinstance(v, StateRead):
         return ("state", _name(env, v.member), below)
-    if isinstance(v, RecValue):
-        return ("rec", below[0], v.group.members.index(v.member))
     if isinstance(v, (Generic, Reduce)):
         ranges = tuple((var.lo, var.extent) for var in v.vars)
         return (v.kind if isinstance(v, Reduce) else "generic", ranges, below)
@@ -170,16 +210,17 @@ def _structure(v: Value, env: dict, below: tuple) -> tuple:
         return ("piecewise", str(v.dtype), v.shape, tuple(zip((c.offsets for c in v.clauses), below)))
     if isinstance(v, Stack):
         return ("stack", below)
-    return ("itself", id(v))          # a Compact
+    return ("itself", id(v))          # a Compact (a RecValue is keyed by _Keys._combine)
 
 
 class _Rewrite:
     """Points every use of a merged value at the one kept, and every read of a merged group's
-    member at the same member of the group kept."""
+    member at the same member of the group kept, and at the first member of its class."""
 
-    def __init__(self, same: dict, kept_group: dict):
+    def __init__(self, same: dict, kept_group: dict, kept_member: dict):
         self.same = same
         self.kept_group = kept_group
+        self.kept_member = kept_member
 
     def to(self, v):
         return None if v is None else self.same.get(id(v), v)
@@ -210,9 +251,10 @@ class _Rewrite:
             v.tensor, v.subs = self.to(v.tensor), tuple(self.to(s) for s in v.subs)
         elif isinstance(v, StateRead):
             v.subs = tuple(self.to(s) for s in v.subs)
+            v.member = self.kept_member.get(id(v.member), v.member)
         elif isinstance(v, RecValue):
-            kept = self.kept_group.get(id(v.group), v.group)
-            v.group, v.member = kept, kept.members[v.group.members.index(v.member)]
+            kept, member = self.kept_group.get(id(v.group), v.group), self.kept_member.get(id(v.member), v.member)
+            v.group, v.member = kept, kept.members[v.group.members.index(member)]
         elif isinstance(v, (Generic, Reduce)):
             v.body, v.guard = self.to(v.body), self.to(v.guard)
         elif isinstance(v, Piecewise):

@@ -119,6 +119,24 @@ def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances(t
     np.testing.assert_allclose(out["d_r"], d_r, **FD_TOL)
 
 
+def test_a_tangent_asked_twice_through_two_coupled_members_matches_finite_differences():
+    """Both requests read the one pair of tangent members left (einc.passes.shared_values)."""
+    from tests.passes.test_shared_values import TANGENTS_ASKED_TWICE
+
+    def states(a, x):
+        u, v = [1.0], [0.5]
+        for t in range(1, len(x)):
+            u.append(np.tanh(v[-1] * a) + x[t])
+            v.append(0.5 * u[-1] - a * v[-1])
+        return np.array(v)
+
+    x = np.random.default_rng(4).standard_normal(9)
+    out = einc.load(einc.compile(TANGENTS_ASKED_TWICE, outputs=["f1", "f2"]).vmfb)(a=0.7, x=x)
+    dv = (states(0.7 + H, x) - states(0.7 - H, x)) / (2 * H)
+    np.testing.assert_allclose(out["f1"], dv, **FD_TOL)
+    np.testing.assert_allclose(out["f2"], 2 * dv, **FD_TOL)
+
+
 def test_a_user_rule_inside_a_recurrence_is_used_by_both_modes():
     out = einc.load(einc.compile("""use std::math::*;
         fn act(z) { z * z }

@@ -116,3 +116,27 @@ def test_recurrences_equal_up_to_their_names_are_one_loop_and_others_stay_apart(
                      ["a", "b", "d", "u", "v", "p", "q"])
     assert groups["a"] is groups["b"] and groups["u"] is groups["v"] is groups["p"] is groups["q"]
     assert len({id(groups[name]) for name in "adu"}) == 3
+
+
+TANGENTS_ASKED_TWICE = """use std::math::tanh;
+let a: f64;
+let x: [f64; T];
+let u[0] = 1.0;
+let v[0] = 0.5;
+let u[t in 1..T] = tanh(v[t - 1] * a) + x[t];
+let v[t in 1..T] = 0.5 * u[t] - a * v[t - 1];
+let f1 = (@v / @a)[:];
+let f2 = (@v / @a)[:] * 2.0;
+"""
+
+
+def test_tangent_members_of_one_value_asked_twice_are_one(tmp_path):
+    """Forward mode adds tangent members to the primal's group per request: `u'`, `v'` and again
+    `u'2`, `v'2`, equal up to which of them they read. Members are merged by classes refined to
+    a fixed point, so the loop computes one tangent of each."""
+    from einc.driver import front_end
+    path = os.path.join(tmp_path, "program.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(TANGENTS_ASKED_TWICE)
+    (group,) = front_end(path, ["f1", "f2"])[1].recurrences
+    assert [m.name for m in group.members] == ["u", "v", "u'", "v'"]
