@@ -44,12 +44,13 @@ class Streams:
     edges: random.Random | None = None      # insulated edges copying the step's next point (ProgramGenerator.with_edges)
     nesting: random.Random | None = None    # a loop run whole inside a recurrence step (ProgramGenerator.with_nesting)
     long: random.Random | None = None       # a group of more steps than a chunk, computing rows (ProgramGenerator.group)
+    pairs: random.Random | None = None      # a second derivative of one value (ProgramGenerator.sibling_derivative)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting", "long")))
+                      "edges", "nesting", "long", "pairs")))
 
 
 @dataclass(frozen=True)

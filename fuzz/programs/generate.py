@@ -50,6 +50,7 @@ NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those add
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
 LONG_SHARE = 0.1
 LONG_STEPS = (257, 320)
+PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by one of the same value by another binding
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -134,6 +135,7 @@ class ProgramGenerator:
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
+        self.pairs = streams.pairs
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -172,6 +174,7 @@ class ProgramGenerator:
             item = self.derivative(items, inputs)
             if item is not None:
                 items.append(item)
+                items += self.sibling_derivative(item, inputs)
         bindings = [n for item in items for n in _names(item)]
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
@@ -759,6 +762,20 @@ class ProgramGenerator:
         outer = rng.choice(OUTER_EXPRESSIONS) if rng.random() < 0.25 else "{0}"
         inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
         return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
+
+    def sibling_derivative(self, first: Derivative, inputs: list) -> list:
+        """Maybe `@of / @other` beside `first`, of the same value by another input (`@L / @W1`,
+        `@L / @W2`): through a recurrence both reach the same adjoint loop, which einc builds
+        once (einc.passes.shared_values)."""
+        if self.pairs is None or self.pairs.random() >= PAIR_SHARE:
+            return []
+        tensors = {t.name: t for t in self.scope.tensors}
+        others = [i.name for i in inputs if i.name != first.wrt and i.dtype == tensors[first.of].dtype
+                  and int(np.prod(tensors[i.name].sizes)) <= 6]
+        if not others:
+            return []
+        wrt = self.pairs.choice(others)
+        return [Derivative(self.gen.name("g"), first.of, wrt, tensors[wrt].dtype, first.outer)]
 
 
 def _nesting_scope(step: Scope, functions: tuple) -> Scope:

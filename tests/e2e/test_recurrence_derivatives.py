@@ -100,7 +100,14 @@ def kalman_loglik(y, q, r):
     return total
 
 
-def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances():
+def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances(tmp_path):
+    """Both derivatives read one adjoint loop (each built its own before equal recurrence
+    groups were merged, einc.passes.shared_values)."""
+    path = tmp_path / "kalman.ein"
+    path.write_text(KALMAN)
+    groups = driver.front_end(str(path), ["d_q", "d_r"])[1].recurrences
+    adjoint_loops = [g for g in groups if any(m.adjoint_of is not None for m in g.members)]
+    assert len(groups) == 2 and len(adjoint_loops) == 1, [[m.name for m in g.members] for g in groups]
     rng = np.random.default_rng(2)
     y = np.cumsum(rng.standard_normal(40)) + rng.standard_normal(40)
     q, r = 0.5, 2.0
@@ -110,6 +117,24 @@ def test_kalman_log_likelihood_derivatives_with_respect_to_the_noise_variances()
     d_r = (kalman_loglik(y, q, r + H) - kalman_loglik(y, q, r - H)) / (2 * H)
     np.testing.assert_allclose(out["d_q"], d_q, **FD_TOL)
     np.testing.assert_allclose(out["d_r"], d_r, **FD_TOL)
+
+
+def test_a_tangent_asked_twice_through_two_coupled_members_matches_finite_differences():
+    """Both requests read the one pair of tangent members left (einc.passes.shared_values)."""
+    from tests.passes.test_shared_values import TANGENTS_ASKED_TWICE
+
+    def states(a, x):
+        u, v = [1.0], [0.5]
+        for t in range(1, len(x)):
+            u.append(np.tanh(v[-1] * a) + x[t])
+            v.append(0.5 * u[-1] - a * v[-1])
+        return np.array(v)
+
+    x = np.random.default_rng(4).standard_normal(9)
+    out = einc.load(einc.compile(TANGENTS_ASKED_TWICE, outputs=["f1", "f2"]).vmfb)(a=0.7, x=x)
+    dv = (states(0.7 + H, x) - states(0.7 - H, x)) / (2 * H)
+    np.testing.assert_allclose(out["f1"], dv, **FD_TOL)
+    np.testing.assert_allclose(out["f2"], 2 * dv, **FD_TOL)
 
 
 def test_a_user_rule_inside_a_recurrence_is_used_by_both_modes():
