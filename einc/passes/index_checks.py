@@ -280,7 +280,7 @@ def _division_check(division: Op, variables: tuple, cond: Optional[Value], text:
     outside = _Outside(groups, steps)
     divisor = outside.value(division.args[1], steps)
     cond = outside.value(cond, steps) if cond is not None else None
-    if any(_step_tensor(v) for v in (divisor, cond) if v is not None):
+    if any(_step_tensor(v, groups) for v in (divisor, cond) if v is not None):
         return None
     zero = Const(np.zeros((), divisor.dtype.numpy))
     bad = _and(cond, _compare("eq", divisor, zero))
