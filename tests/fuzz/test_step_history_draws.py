@@ -23,8 +23,11 @@ def test_step_histories_leave_the_other_programs_of_a_seed_as_they_were(monkeypa
 
 
 def test_step_histories_are_sent_to_vulkan():
-    case = next(c for c in (generate_case(SEED, k) for k in range(60)) if reads_earlier_steps(c.program))
-    assert runs_on(case, "llvm-cpu") and runs_on(case, "vulkan-spirv")
+    # those of Vulkan's types: the first of the seed's is a bf16 program since the `long` and
+    # `pairs` draws, which Vulkan is never given
+    cases = [c for c in (generate_case(SEED, k) for k in range(60)) if reads_earlier_steps(c.program)]
+    assert cases and all(runs_on(c, "llvm-cpu") for c in cases)
+    assert any(runs_on(c, "vulkan-spirv") for c in cases)
 
 
 @pytest.mark.parametrize("target", TARGETS)
