@@ -42,6 +42,21 @@ def _programs_closed_after_each_test():
         program.close()
     for program in _vulkan_programs_open():
         program.close()
+    _no_cached_vulkan_device()
+
+
+def _no_cached_vulkan_device() -> None:
+    """iree.runtime keeps a device opened by name (`rt.Config("vulkan")`, `get_device(uri)`) until
+    the process ends: on lavapipe its two polling threads then slowed every later test of the
+    process and the other process's, CI past its time limit. The test that left one fails, and
+    the device is dropped so the tests after it do not pay."""
+    from iree.runtime import system_setup
+    cached = [uri for uri in system_setup._GLOBAL_DEVICES_BY_URI if uri.startswith("vulkan")]
+    for uri in cached:
+        del system_setup._GLOBAL_DEVICES_BY_URI[uri]
+    if cached:
+        pytest.fail(f"the test left IREE's cached {', '.join(cached)} device open; "
+                    "open it with get_device(uri, cache=False) and release it", pytrace=False)
 
 
 def _vulkan_programs_open() -> list:

@@ -28,7 +28,9 @@ class Compiled:
     """A loaded module; `main(*args)` returns the outputs as numpy arrays."""
 
     def __init__(self, vmfb: bytes, target: str):
-        self.config = rt.Config(DEVICES[target])
+        # Not IREE's cached device: a Vulkan device kept open spins two lavapipe threads for the
+        # rest of the process (tests/conftest.py fails a test that leaves one).
+        self.config = rt.Config(device=rt.get_device(DEVICES[target], cache=False))
         self.context = rt.SystemContext(config=self.config)
         self.context.add_vm_module(rt.VmModule.copy_buffer(self.context.instance, vmfb))
 
