@@ -9,8 +9,8 @@ import pytest
 
 from einc.diagnostics import CompileError
 from einc.driver import front_end
-from fuzz.programs.generate import generate_case
 from fuzz.programs.module import assemble
+from tests.fuzz.stream_draws import drawn_case
 
 
 @pytest.mark.parametrize("seed", [10001, pytest.param(10031, marks=pytest.mark.full)])
@@ -20,7 +20,7 @@ def test_no_drawn_recurrence_reads_a_step_no_clause_defines(tmp_path, seed):
     path = tmp_path / "prog.ein"
     zero_starts = 0
     for k in range(60):
-        source = assemble({k: generate_case(seed, k).program}).source
+        source = assemble({k: drawn_case(seed, k).program}).source
         zeros = source.count("] = 0.0;") + source.count("] = 0;") + source.count("] = false;")
         if k >= 10 and not zeros:
             continue

@@ -8,11 +8,10 @@ from __future__ import annotations
 import pytest
 
 import fuzz.programs.generate as generate
-from fuzz.programs.generate import generate_case
 from fuzz.programs.render import render_program
 from fuzz.programs.structure import (Call, Function, Group, Index, Recur, clause_exprs, runs_loops_in_steps,
                                      walk)
-from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed
+from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed, drawn_case
 
 SEED = 19603
 
@@ -38,7 +37,7 @@ def _inner_loops(program):
 def test_both_forms_are_drawn_and_read_no_point_index_of_their_clause():
     """A block and a call; the inner loop reads no index of its clause but the step `t` (one
     loop per point is E011)."""
-    cases = [generate_case(SEED, k) for k in range(150)]
+    cases = [drawn_case(SEED, k) for k in range(150)]
     loops = [found for case in cases for found in _inner_loops(case.program)]
     assert any(isinstance(loop, Recur) for loop, _ in loops) and any(isinstance(loop, Call) for loop, _ in loops)
     for loop, points in loops:

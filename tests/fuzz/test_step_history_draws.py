@@ -10,9 +10,8 @@ import pytest
 
 import fuzz.programs.generate as generate
 from fuzz.programs.campaign import runs_on
-from fuzz.programs.generate import generate_case
 from fuzz.programs.structure import Group, StepTensor, item_exprs, reads_earlier_steps, walk
-from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed
+from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed, drawn_case
 
 SEED = 10023
 
@@ -25,7 +24,7 @@ def test_step_histories_leave_the_other_programs_of_a_seed_as_they_were(monkeypa
 def test_step_histories_are_sent_to_vulkan():
     # those of Vulkan's types: the first of the seed's is a bf16 program since the `long` and
     # `pairs` draws, which Vulkan is never given
-    cases = [c for c in (generate_case(SEED, k) for k in range(60)) if reads_earlier_steps(c.program)]
+    cases = [c for c in (drawn_case(SEED, k) for k in range(60)) if reads_earlier_steps(c.program)]
     assert cases and all(runs_on(c, "llvm-cpu") for c in cases)
     assert any(runs_on(c, "vulkan-spirv") for c in cases)
 
