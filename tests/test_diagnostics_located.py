@@ -40,7 +40,7 @@ def test_the_suite_rule_fails_a_test_whose_diagnostic_has_no_location(tmp_path):
     (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
     (tmp_path / "test_cases.py").write_text(CASES)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:warnings", str(tmp_path)],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert "ERROR at teardown of test_unlocated" in run.stdout, run.stdout
     assert "E005 without a location: a read past the end" in run.stdout

@@ -9,10 +9,10 @@ IREE-98: an i1 tensor (a bool input read as a mask: `if keep[n, j] { g[n, j] } e
 with `g` a matmul): its pack is built with an i8 padding value and fails to verify, or its
 load from the packed buffer does. The contraction's result passes a barrier (`fence`) before
 such a consumer, which then runs in a dispatch of its own.
-IREE-99: llvm-cpu on a host without AVX-512: a reduction over two or more loops (`sum[t,
+IREE-99: llvm-cpu, on AVX2 and AVX-512 hosts alike: a reduction over two or more loops (`sum[t,
 e](..)`, the gradient of an embedding read through data) beside a matmul's result, whose pack
-IREE fuses into the reduction's dispatch: its vectors become 8x8x8x8 elements, past IREE's
-16 KiB limit. The reduction passes a barrier before the consumer (as IREE-53's beside a batch
+IREE fuses into the reduction's dispatch: its vectors reach 16 KiB (AVX2, 8x8x8x8 elements) or 32
+KiB (AVX-512), past IREE's limit. The reduction passes a barrier before the consumer (as IREE-53's beside a batch
 matmul), which still fuses into the matmul's dispatch.
 IREE-145: IREE fuses a `linalg.pack` into the dispatch of the elementwise op computing its
 source (with that op's producers: the previous matmul's unpack, a bias, GELU) and vectorizes
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from einc.host_cpu import has_avx512
 from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.dense.cpu_matmuls import host_unit, register_tile
 from einc.mlir.dense.generic_reads import generics, input_count, is_elementwise, iterators, source
@@ -38,7 +37,7 @@ def fence_unpackable_epilogue_operands(target: Target, module: ir.Module) -> Non
     """Put the barriers of IREE-98 and IREE-99 (as far as `target` has them) before each
     elementwise consumer of a contraction's result."""
     masks = target.has_defect("IREE-98")
-    wide_reductions = target.has_defect("IREE-99") and not has_avx512()
+    wide_reductions = target.has_defect("IREE-99")
     for consumer in generics(module, elementwise_only=True):
         inputs = list(consumer.operands)[:input_count(consumer)]
         sources = [source(v) for v in inputs]
