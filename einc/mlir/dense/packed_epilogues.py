@@ -11,9 +11,9 @@ load from the packed buffer does. The contraction's result passes a barrier (`fe
 such a consumer, which then runs in a dispatch of its own.
 IREE-99: llvm-cpu, on AVX2 and AVX-512 hosts alike: a reduction over two or more loops (`sum[t,
 e](..)`, the gradient of an embedding read through data) beside a matmul's result, whose pack
-IREE fuses into the reduction's dispatch: its vectors reach 16 KiB (AVX2, 8x8x8x8 elements) or 32
-KiB (AVX-512), past IREE's limit. The reduction passes a barrier before the consumer (as IREE-53's beside a batch
-matmul), which still fuses into the matmul's dispatch.
+IREE fuses into the reduction's dispatch: its vectors reach 16 KiB (AVX2, 8x8x8x8 elements)
+or 32 KiB (AVX-512), past IREE's limit. The reduction passes a barrier before the consumer (as
+IREE-53's beside a batch matmul), which still fuses into the matmul's dispatch.
 IREE-145: IREE fuses a `linalg.pack` into the dispatch of the elementwise op computing its
 source (with that op's producers: the previous matmul's unpack, a bias, GELU) and vectorizes
 it all at the pack's inner tile: with AVX2's register tiles (cpu_matmuls) vectors of 6 x 1
