@@ -3,12 +3,7 @@ a test's program gets from the pipeline; here: that the rule fails a test whose 
 none, and keeps its one exception. (Mutants of real programs are held to the same check by the
 mutant fuzzer itself, fuzz.mutants.check.diagnostic_problem, whose sample runs in
 tests/fuzz/test_sample.py.)"""
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.nested_runs import run_under_the_suite_rules
 
 CASES = '''
 import pytest
@@ -37,12 +32,8 @@ def test_a_missing_program_file_has_no_text_to_point_into(tmp_path):
 
 
 def test_the_suite_rule_fails_a_test_whose_diagnostic_has_no_location(tmp_path):
-    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
-    (tmp_path / "test_cases.py").write_text(CASES)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:warnings", str(tmp_path)],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert "ERROR at teardown of test_unlocated" in run.stdout, run.stdout
-    assert "E005 without a location: a read past the end" in run.stdout
-    assert "3 passed, 1 error" in run.stdout, run.stdout
+    out = run_under_the_suite_rules(tmp_path, CASES)
+    assert "ERROR at teardown of test_unlocated" in out, out
+    assert "E005 without a location: a read past the end" in out
+    assert "3 passed, 1 error" in out, out
 
