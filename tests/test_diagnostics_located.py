@@ -3,6 +3,7 @@ a test's program gets from the pipeline; here: that the rule fails a test whose 
 none, and keeps its one exception. (Mutants of real programs are held to the same check by the
 mutant fuzzer itself, fuzz.mutants.check.diagnostic_problem, whose sample runs in
 tests/fuzz/test_sample.py.)"""
+
 from tests.nested_runs import run_under_the_suite_rules
 
 CASES = '''
