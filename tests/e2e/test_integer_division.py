@@ -164,3 +164,67 @@ def test_unsigned_division_by_zero_is_zero_and_large_values_stay_unsigned():
     np.testing.assert_array_equal(out["r"], total(a, d, lambda p, q: p % q))
     np.testing.assert_array_equal(out["bq"], total(big, by, lambda p, q: p // q))
     np.testing.assert_array_equal(out["br"], total(big, by, lambda p, q: p % q))
+
+
+NARROW = """let a8: [i8; 5];
+let d8: [i8; 5];
+let e: [i32; 5];
+let a16: [i16; 5];
+let a64: [i64; 5];
+let au: [u8; 5];
+let du: [u8; 5];
+let digit[i, k in 0..4] = (a8[i] / 10 ** k) % 10;
+let digit_sum[i] = sum[k](digit[i, k]);
+let q8[i] = a8[i] / d8[i];
+let by_power[i] = a8[i] / 2 ** e[i];
+let mix[i, k in 0..3] = (a8[i] + 3 ** k) % d8[i];
+let q16[i, k in 0..5] = a16[i] / 10 ** k;
+let r64[i, k in 0..5] = a64[i] % 10 ** k;
+let qu[i, k in 0..4] = au[i] / 2 ** k;
+let ru[i] = au[i] % du[i];
+let p8[i, k in 0..130] = a8[i] * 2 ** k;
+"""
+NARROW_INPUTS = {"a8": np.array([127, -128, -7, 45, 0], np.int8), "d8": np.array([3, -1, 2, -5, 7], np.int8),
+                 "e": np.array([0, 7, 3, 1, 6], np.int32),
+                 "a16": np.array([32767, -32768, 1234, -999, 5], np.int16),
+                 "a64": np.array([2**62, -2**63, 123456789, -98765, 7], np.int64),
+                 "au": np.array([255, 128, 7, 0, 200], np.uint8), "du": np.array([7, 255, 2, 1, 3], np.uint8)}
+
+
+def test_narrow_integer_divisions_by_powers_of_an_index_or_array_match_numpy():
+    """A literal base takes its context's narrow type (i8 `10 ** k`, u8 `2 ** k`) while the
+    exponent keeps its own (i32): the power, the division by it and the check that its divisor
+    is not 0 all build (their compare once mixed i32 and i8), and every power wraps in the
+    base's type (2 ** 128 is 0 in i8, not 2 ** 0)."""
+    x = NARROW_INPUTS
+    out = run_built(NARROW, unchecked=False, **x)
+
+    def wrap(values, dtype):
+        """Python ints in `dtype`, by their two's-complement low bits."""
+        return np.asarray(np.array(values, object) % (1 << 64), np.uint64).astype(dtype)
+
+    def over_k(a, ks, op):
+        power = wrap([10 ** k for k in ks], a.dtype)
+        return wrap([[op(int(v), int(p)) for p in power] for v in a], a.dtype)
+
+    quotient = lambda v, p: truncated(v, p, 64)[0]
+    remainder = lambda v, p: truncated(v, p, 64)[1]
+    digit = wrap([[remainder(int(q), 10) for q in row] for row in over_k(x["a8"], range(4), quotient)], np.int8)
+    np.testing.assert_array_equal(out["digit"], digit)
+    np.testing.assert_array_equal(out["digit_sum"], digit.astype(np.int64).sum(1).astype(np.int8))
+    np.testing.assert_array_equal(out["q8"], wrap([quotient(int(v), int(p)) for v, p in zip(x["a8"], x["d8"])], np.int8))
+    by_power = [quotient(int(v), int(wrap(2 ** int(k), np.int8))) for v, k in zip(x["a8"], x["e"])]
+    np.testing.assert_array_equal(out["by_power"], wrap(by_power, np.int8))
+    mix = [[remainder(int(wrap(int(v) + 3 ** k, np.int8)), int(d)) for k in range(3)] for v, d in zip(x["a8"], x["d8"])]
+    np.testing.assert_array_equal(out["mix"], wrap(mix, np.int8))
+    np.testing.assert_array_equal(out["q16"], over_k(x["a16"], range(5), quotient))
+    np.testing.assert_array_equal(out["r64"], over_k(x["a64"], range(5), remainder))
+    np.testing.assert_array_equal(out["qu"], wrap([[int(v) // 2 ** k for k in range(4)] for v in x["au"]], np.uint8))
+    np.testing.assert_array_equal(out["ru"], x["au"] % x["du"])
+    np.testing.assert_array_equal(out["p8"], wrap([[int(v) * 2 ** k for k in range(130)] for v in x["a8"]], np.int8))
+
+
+def test_an_i8_power_that_wraps_to_zero_as_a_divisor_fails_the_run():
+    """2 ** 8 is 0 in i8: the division by it fails the run with the check's error."""
+    with pytest.raises(RunError, match=r"program.ein:11:19: a8\[i\] / 2 \*\* e\[i\]: integer division by zero at i = 2$"):
+        run_built(NARROW, unchecked=False, **NARROW_INPUTS | {"e": np.array([0, 7, 8, 1, 6], np.int32)})

@@ -116,6 +116,8 @@ def round_to_half(x: ir.Value, dtype: DType) -> ir.Value:
 
 
 def _apply_wide(op: Op, operand: DType, args) -> ir.Value:
+    if op.op == "pow":      # an integer exponent keeps its own type, which may not be the base's
+        return _pow(operand, op.args[1].dtype, *args)
     if op.op in FLOAT_PREDICATES:
         return compare(op.op, operand, *args)
     if op.op in MATH_UNARY:
@@ -215,13 +217,12 @@ def is_power_loop(v) -> bool:
     return isinstance(v, Op) and v.op == "pow" and v.args[1].dtype.is_int
 
 
-def _pow(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
-    # pow(float, i32) is the integer power; its operand types differ, hence the type test
+def _pow(dtype: DType, exponent_dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
     if dtype.is_float:
-        if isinstance(exponent.type, ir.IntegerType):
+        if exponent_dtype.is_int:
             return _float_power(dtype, base, exponent)
         return _powf(dtype, base, exponent)
-    return _integer_power(dtype, base, exponent)
+    return _integer_power(dtype, exponent_dtype, base, exponent)
 
 
 def _powf(dtype: DType, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -258,15 +259,17 @@ def _float_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
     return arith.select(negative, arith.divf(one, result), result)
 
 
-def _integer_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
+def _integer_power(dtype: DType, exponent_dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
     """Square-and-multiply over the exponent's bits (IREE cannot lower math.ipowi with a
     variable exponent). A negative exponent gives 0, the truncated value of 1 / base^-n for |base| > 1.
-    An unsigned exponent has one bit more to go through than a non-negative signed one."""
-    bits = dtype.bits if dtype.is_unsigned else dtype.bits - 1
+    An unsigned exponent has one bit more to go through than a non-negative signed one. The
+    exponent's type is its own: a literal base takes a narrower context's type (`n[i] / 10 ** k`
+    with n i8) while the index k stays i32, and every one of k's bits counts."""
+    bits = exponent_dtype.bits if exponent_dtype.is_unsigned else exponent_dtype.bits - 1
     result = _square_and_multiply(constant(dtype, 1), base, exponent, bits, arith.muli)
-    if dtype.is_unsigned:
+    if exponent_dtype.is_unsigned:
         return result
-    negative = arith.cmpi(_I.slt, exponent, constant(dtype, 0))
+    negative = arith.cmpi(_I.slt, exponent, constant(exponent_dtype, 0))
     return arith.select(negative, constant(dtype, 0), result)
 
 
@@ -337,7 +340,6 @@ _RULES: dict[str, Callable] = {
     "mul": _by_kind(arith.mulf, arith.muli),
     "div": _div,
     "rem": _rem,
-    "pow": _pow,
     "min": _by_kind(arith.minimumf, arith.minsi, arith.minui),
     "max": _by_kind(arith.maximumf, arith.maxsi, arith.maxui),
     "atan2": _atan2,
