@@ -71,6 +71,6 @@ def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
     flat = ir.RankedTensorType.get([static], element_type(member.dtype))
     elements = tensor.extract_slice(flat, storage.tensors[member], [first], [] if isinstance(row, int) else [row],
                                     [], [DYNAMIC], [static], [1])
-    if lw.target.has_defect("IREE-260"):     # the row is read before the step writes the storage
+    if len(rest) > 1 and lw.target.has_defect("IREE-260"):    # IREE-260: a row reshaped to its axes
         elements = fence(lw.target, elements)
     return unflattened(elements, rest)
