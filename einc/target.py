@@ -102,8 +102,8 @@ _CPU_DEVICES = ("local-task", "local-sync")
 # matvec's result broadcast along a run-time axis, fused with its unpack. IREE-220: the scalars a
 # recurrence's dispatch region reads, packed past a few (a dispatch binds at most 32 buffers).
 # IREE-251: a VM branch's repeated ref operands made values of their own (every target).
-# IREE-260: a step's rows of members with more than one axis besides the step pass a barrier as
-# they are cut from the storage, before they are reshaped and read.
+# IREE-260: a dispatch region in a host loop's step takes its reshaped captures through a device
+# barrier, not a host one.
 _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45", "IREE-48", "IREE-50",
                           "IREE-51", "IREE-53", "IREE-76", "IREE-77", "IREE-78", "IREE-98", "IREE-102",
                           "IREE-105", "IREE-120", "IREE-150", "IREE-195", "IREE-196", "IREE-212",

@@ -19,7 +19,6 @@ from einc.ir.state_slices import computable_after, is_state_history, is_state_sl
 from einc.mlir.recurrences import host as recurrence_host
 from einc.mlir.recurrences.flat_storage import FlatStorage, as_index, unflattened
 from einc.mlir.recurrences.scalars import Storage
-from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 
@@ -71,6 +70,4 @@ def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
     flat = ir.RankedTensorType.get([static], element_type(member.dtype))
     elements = tensor.extract_slice(flat, storage.tensors[member], [first], [] if isinstance(row, int) else [row],
                                     [], [DYNAMIC], [static], [1])
-    if len(rest) > 1 and lw.target.has_defect("IREE-260"):    # IREE-260: a row reshaped to its axes
-        elements = fence(lw.target, elements)
     return unflattened(elements, rest)
