@@ -913,3 +913,31 @@ def test_a_member_with_fewer_steps_than_its_host_loop_keeps_its_last_row(run, ta
             r11[t, :t + 1] = 0.25 * r11[t - 1, :t + 1] + np.tanh(r11[0, 2] + r9[t - 3]) + inner
     np.testing.assert_allclose(out["r9"], r9, rtol=1e-5, atol=1e-6)       # f32, a few roundings a step
     np.testing.assert_allclose(out["r11"], r11, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
+def test_an_inner_loop_reading_rows_of_two_members_one_step_back(run, target):
+    """The inner loop reads a[t - 1, 0] (a row of `a` cut from its storage, then a point of it)
+    and b[t - 1, 0, d] (a row of the 3-d `b`, reshaped): on the CPU targets the point of `a`
+    came back 0 at every step, as if `a` had never been written (IREE-260; found by the program
+    fuzzer's uneven-lengths test, seed 2026 program 31, as a wrong forward-mode Jacobian whose
+    tangent members are such rows)."""
+    x = np.array([0.5, -1.0, 2.0, 0.25, 1.5], np.float32)
+    out = run("""
+        let x: [f32; T];
+        let a[t in 0..1, j in 0..T] = 1.0;
+        let a[t in 1..T, j in 0..T] = a[t - 1, j] + y[t - 1];
+        let y[t in 0..1] = x[0];
+        let y[t in 1..T] = x[t] + { let v[0, d in 0..T] = a[t - 1, 0];
+                                    let v[i in 1..2, d in 0..T] = v[i - 1, d] + b[t - 1, 0, d]; v[1, 0] };
+        let b[t in 0..1, j in 0..T, d in 0..T] = 0.0;
+        let b[t in 1..T, j in 0..T, d in 0..T] = b[t - 1, j, d] + y[t - 1];
+    """, target=target, x=x)
+    n = len(x)
+    a, b, y = np.ones((n, n)), np.zeros((n, n, n)), np.zeros(n)
+    y[0] = x[0]
+    for t in range(1, n):
+        y[t] = x[t] + a[t - 1, 0] + b[t - 1, 0, 0]
+        a[t] = a[t - 1] + y[t - 1]
+        b[t] = b[t - 1] + y[t - 1]
+    np.testing.assert_allclose(out["y"], y, rtol=1e-6)

@@ -25,10 +25,12 @@ RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape", "flow.tens
 CAPTURE_BUDGET = 16   # captured tensors and results a region binds before its scalars are packed (IREE-220)
 
 
-def fence_captured_tensors(region_op, computed_only: bool = False, packs_scalars: bool = False) -> None:
+def fence_captured_tensors(region_op, computed_only: bool = False, packs_scalars: bool = False,
+                           reshapes_on: Target | None = None) -> None:
     """Route every tensor that ops inside `region_op` read from outside it through a barrier
     (with `computed_only`, those an op computes, not the function's arguments; with
-    `packs_scalars`, 0-d ones past CAPTURE_BUDGET packed first, IREE-220)."""
+    `packs_scalars`, 0-d ones past CAPTURE_BUDGET packed first, IREE-220; with `reshapes_on`,
+    reshaped ones through `fence`'s device barrier on that target, IREE-260)."""
     inside, readers = _readers(region_op)
     if packs_scalars:
         readers = _packed_if_many(region_op, readers, inside)
@@ -38,8 +40,15 @@ def fence_captured_tensors(region_op, computed_only: bool = False, packs_scalars
             if value in inside or (computed_only and isinstance(value, ir.BlockArgument)):
                 continue
             if value not in fenced:
-                fenced[value] = host_fence(value)
+                reshaped = reshapes_on is not None and _is_reshape(value)
+                fenced[value] = fence(reshapes_on, value) if reshaped else host_fence(value)
             op.operands[k] = fenced[value]
+
+
+def _is_reshape(value: ir.Value) -> bool:
+    """Whether `value` is a `tensor.expand_shape` or `tensor.collapse_shape` result."""
+    op = value.owner
+    return not isinstance(op, ir.Block) and op.name in ("tensor.collapse_shape", "tensor.expand_shape")
 
 
 def pack_captured_scalars(op) -> None:

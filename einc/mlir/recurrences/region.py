@@ -167,7 +167,11 @@ def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
     units = {m: unit_axes(storage_shape(m)) for m in members}
     with ir.InsertionPoint(region.body.blocks.append()):
         flow.ReturnOp(loops(units, [_initial_storage(lw, m) for m in members]))
-    fence_captured_tensors(region, packs_scalars=lw.target.has_defect("IREE-220"))
+    # IREE-260: inside a host loop's step, a reshaped row of the state behind a host barrier
+    # left another row's point, read before the region, 0
+    in_a_step = bool(lw.given_step_tensors) and lw.target.has_defect("IREE-260")
+    fence_captured_tensors(region, packs_scalars=lw.target.has_defect("IREE-220"),
+                           reshapes_on=lw.target if in_a_step else None)
     for member, result in zip(members, region.results):
         if not _fits_the_stack(member):
             util.OptimizationBarrierOp([result.type], [result])
