@@ -948,7 +948,7 @@ def _order_clauses(el, member: RecMember, step: IndexVar) -> None:
 def _check_reads(group: RecurrenceGroup) -> None:
     for m in group.members:
         for clause in m.clauses:
-            for read, guards in step_reach.guarded_state_reads(_roots([clause])):
+            for read, guards in step_reach.guarded_state_reads(_roots([clause]), definitions=True):
                 if read.member in group.members:     # not an enclosing recurrence's state
                     _check_direction(m, clause, read, guards, group.t_var)
             recurrence_coverage.check_clause(clause, group.members, group.t_var)
