@@ -1,0 +1,254 @@
+"""Hold-out programs, third round (tests/programs/holdout/*.ein), written as users of the language
+would write them and checked against NumPy computed here: dynamic programs on sequences (global
+and local alignment with a traceback, dynamic time warping and its gradient, matrix-chain order,
+palindromic subsequences, rod cutting and fewest coins), graphs (transitive closure on bools,
+components by label propagation), an integer cellular automaton driven by an i64 LCG (traffic),
+bits and Gray codes with u8/u16/i64 wraparound, base conversion, and run-length encoding with
+comprehensions, tuples and match. Each case states its tolerance (`tol`, rtol and atol; integers
+and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+
+
+# 1 Needleman-Wunsch with a traceback walk
+def nw_subst(x, y):
+    return 2 if x == y else (-1 if x % 2 == y % 2 else -3)
+@case("needleman_wunsch", inputs=lambda: dict(a=np.int32([0, 2, 1, 3, 3, 0, 1, 2, 2]), b=np.int32([0, 1, 1, 3, 0, 2, 2])),
+      outputs=["S", "score", "move_at", "pos", "moves", "matches", "aligned_len"])
+def _(a, b):
+    M, N, g = len(a), len(b), -2
+    S = np.zeros((M + 1, N + 1), np.int32)
+    S[:, 0] = g * np.arange(M + 1); S[0, :] = g * np.arange(N + 1)
+    for i in range(1, M + 1):
+        for j in range(1, N + 1):
+            S[i, j] = max(S[i - 1, j - 1] + nw_subst(a[i - 1], b[j - 1]), S[i - 1, j] + g, S[i, j - 1] + g)
+    mv = np.zeros_like(S)
+    for i in range(M + 1):
+        for j in range(N + 1):
+            if i == 0 and j == 0: mv[i, j] = -1
+            elif i == 0: mv[i, j] = 2
+            elif j == 0: mv[i, j] = 1
+            elif S[i, j] == S[i - 1, j - 1] + nw_subst(a[i - 1], b[j - 1]): mv[i, j] = 0
+            elif S[i, j] == S[i - 1, j] + g: mv[i, j] = 1
+            else: mv[i, j] = 2
+    W = N + 1; i, j = M, N; pos = [i * W + j]; moves = []
+    for _ in range(M + N):
+        m = mv[i, j]; moves.append(m)
+        if m == 0: i, j = i - 1, j - 1
+        elif m == 1: i -= 1
+        elif m == 2: j -= 1
+        pos.append(i * W + j)
+    pos = np.int32(pos); moves = np.int32(moves)
+    matches = sum(1 for s in range(M + N) if moves[s] == 0 and a[pos[s] // W - 1] == b[pos[s] % W - 1])
+    return dict(S=S, score=S[M, N], move_at=mv, pos=pos, moves=moves, matches=np.int32(matches),
+                aligned_len=np.int32((moves >= 0).sum()))
+
+
+# 2 Smith-Waterman with the general (affine) gap recurrence
+def sw_inputs():
+    sub = np.full((4, 4), -1.0, np.float32); np.fill_diagonal(sub, [3.0, 4.0, 3.0, 5.0])
+    return dict(a=np.int32([0, 2, 1, 3, 3, 0, 1, 2, 2, 1]), b=np.int32([3, 1, 3, 3, 0, 1, 2, 0]), sub=sub)
+@case("smith_waterman", inputs=sw_inputs, outputs=["H", "best", "at", "bi", "bj", "strong"], tol=(1e-6, 1e-6))
+def _(a, b, sub):
+    M, N = len(a), len(b); H = np.zeros((M + 1, N + 1))
+    gap = lambda g: 3.0 + (g - 1) * 0.5
+    for i in range(1, M + 1):
+        for j in range(1, N + 1):
+            left = max(H[i, k] - gap(j - k) for k in range(j))
+            up = max(H[k, j] - gap(i - k) for k in range(i))
+            H[i, j] = max(0.0, H[i - 1, j - 1] + sub[a[i - 1], b[j - 1]], left, up)
+    best = H.max(); at = int(np.argmax(H.ravel() == best))
+    return dict(H=H, best=best, at=np.int32(at), bi=np.int32(at // (N + 1)), bj=np.int32(at % (N + 1)),
+                strong=np.int32((H >= 0.5 * best).sum(1)))
+
+
+# 3 dynamic time warping in a band, gradient wrt the first series
+def dtw_np(x, y, band=3, big=1e9):
+    T, U = len(x), len(y); D = np.zeros((T, U))
+    for i in range(T):
+        for j in range(U):
+            if abs(i - j) > band: D[i, j] = big; continue
+            c = (x[i] - y[j]) ** 2
+            if i == 0 and j == 0: D[i, j] = c
+            elif i == 0: D[i, j] = D[i, j - 1] + c
+            elif j == 0: D[i, j] = D[i - 1, j] + c
+            else: D[i, j] = c + min(D[i - 1, j - 1], D[i - 1, j], D[i, j - 1])
+    return D
+@case("dtw", inputs=lambda: dict(x=np.sin(np.linspace(0, 3, 10)) + 0.1 * R(301).standard_normal(10),
+                                 y=np.sin(np.linspace(0.3, 3.2, 12) + 0.1)),
+      outputs=["D", "dist", "normalized", "grad", "band_cells"], tol=(1e-7, 1e-9))
+def _(x, y):
+    D = dtw_np(x, y); h = 1e-6; E = np.eye(len(x))
+    grad = np.array([(dtw_np(x + h * E[k], y)[-1, -1] - dtw_np(x - h * E[k], y)[-1, -1]) / (2 * h) for k in range(len(x))])
+    T, U = len(x), len(y)
+    return dict(D=D, dist=D[-1, -1], normalized=D[-1, -1] / (T + U), grad=grad,
+                band_cells=np.int32(sum(abs(i - j) <= 3 for i in range(T) for j in range(U))))
+
+
+# 4 matrix-chain order over a triangular table
+@case("matrix_chain", inputs=lambda: dict(dims=np.int64([30, 35, 15, 5, 10, 20, 25, 40, 12])),
+      outputs=["cost", "split", "best", "naive", "saving", "top", "halves"], tol=(1e-12, 1e-12))
+def _(dims):
+    N = len(dims) - 1; cost = np.zeros((N, N), np.int64); split = np.zeros((N, N - 1), np.int32)
+    for l in range(1, N):
+        for i in range(N - l):
+            c = [cost[s, i] + cost[l - 1 - s, i + s + 1] + dims[i] * dims[i + s + 1] * dims[i + l + 1] for s in range(l)]
+            cost[l, i] = min(c); split[l, i] = int(np.argmin(c))
+    naive = sum(int(dims[0] * dims[k] * dims[k + 1]) for k in range(1, N)); best = cost[N - 1, 0]; top = split[N - 1, 0]
+    return {"cost": cost, "split": split, "best": best, "naive": np.int64(naive), "saving": (naive - best) / naive,
+            "top": top, "halves.0": cost[top, 0], "halves.1": cost[N - 2 - top, top + 1]}
+
+
+# 5 longest palindromic subsequence, of a build-time word and of a run-time sequence
+def lps_table(s):
+    n = len(s); P = np.zeros((n, n), np.int32); P[0, :] = 1
+    P[1, :n - 1] = [2 if s[i] == s[i + 1] else 1 for i in range(n - 1)]
+    for l in range(2, n):
+        for i in range(n - l):
+            P[l, i] = P[l - 2, i + 1] + 2 if s[i] == s[i + l] else max(P[l - 1, i], P[l - 1, i + 1])
+    return P
+@case("palindrome_subseq", inputs=lambda: dict(s=np.int32([1, 2, 3, 2, 4, 1, 2, 5, 2, 1, 3, 3])),
+      outputs=["W", "word_lps", "P", "lps", "is_pal", "pal_count", "longest_window", "deletions"], vk=True)
+def _(s):
+    W = lps_table("character"); P = lps_table(list(s)); N = len(s)
+    pal = np.int32([[1 if i + l < N and list(s[i:i + l + 1]) == list(s[i:i + l + 1][::-1]) else 0 for i in range(N)] for l in range(N)])
+    cnt = pal.sum(1).astype(np.int32)
+    lps = P[N - 1, 0]
+    return dict(W=W, word_lps=W[-1, 0], P=P, lps=lps, is_pal=pal, pal_count=cnt,
+                longest_window=np.int32(1 + max(l for l in range(N) if cnt[l] > 0)), deletions=np.int32(N - lps),
+                __stdout__=[f"lps(character) = {W[-1, 0]}, sequence lps {lps}, {N - lps} deletions make it a palindrome"])
+
+
+# 6 rod cutting with its cut list, fewest coins and the greedy check
+@case("rod_cutting", inputs=lambda: dict(price=np.int32([2, 5, 7, 8, 10, 17, 17, 20, 24, 26]), coins=np.int32([9, 6, 1])),
+      outputs=["R", "first_cut", "left", "pieces", "n_pieces", "F", "reachable", "n_reachable", "greedy_fails"])
+def _(price, coins):
+    L = len(price); R_ = [0]
+    for n in range(1, L + 1): R_.append(max(price[k - 1] + R_[n - k] for k in range(1, n + 1)))
+    fc = [0] + [min(k for k in range(1, n + 1) if price[k - 1] + R_[n - k] == R_[n]) for n in range(1, L + 1)]
+    left = [L]
+    for _ in range(L): left.append(0 if left[-1] == 0 else left[-1] - fc[left[-1]])
+    pieces = np.int32([left[s] - left[s + 1] for s in range(L)])
+    NONE = 1000000; F = [0]
+    for a in range(1, 31): F.append(min(F[a - c] + 1 if c <= a else NONE for c in coins))
+    def greedy(a):
+        used = 0
+        for c in coins: used += a // c; a %= c
+        return used if a == 0 else NONE
+    return dict(R=np.int32(R_), first_cut=np.int32(fc), left=np.int32(left), pieces=pieces, n_pieces=np.int32((pieces > 0).sum()),
+                F=np.int32(F), reachable=np.int32([a for a in range(31) if F[a] < NONE]),
+                n_reachable=np.int32(sum(f < NONE for f in F)), greedy_fails=np.bool_(any(F[a] < greedy(a) for a in range(1, 31))))
+CASES["rod_cutting_unreachable"] = dict(file="rod_cutting", inputs=lambda: dict(price=np.int32([1, 5, 8, 9, 10, 17, 17, 20]), coins=np.int32([7, 4])),
+                                        outputs=CASES["rod_cutting"]["outputs"], ref=CASES["rod_cutting"]["ref"])
+
+
+# 7 transitive closure and label propagation
+def graph_inputs():
+    adj = R(307).random((9, 9)) < 0.15
+    np.fill_diagonal(adj, False)
+    return dict(adj=adj)
+@case("graph_closure", inputs=graph_inputs, outputs=["reach", "agree", "out_degree", "label", "comp", "n_components", "settled_at", "strongly"], vk=True)
+def _(adj):
+    V = len(adj); Rm = adj | np.eye(V, dtype=bool)
+    for k in range(V): Rm = Rm | (Rm[:, k:k + 1] & Rm[k:k + 1, :])
+    und = adj | adj.T; lab = [np.arange(V)]
+    for t in range(1, V):
+        prev = lab[-1]; lab.append(np.array([min([prev[i]] + [prev[j] for j in range(V) if und[i, j]]) for i in range(V)]))
+    lab = np.int32(lab); comp = lab[-1]
+    settled = min([t for t in range(1, V) if (lab[t] == lab[t - 1]).all()] + [V])
+    return dict(reach=Rm, agree=np.bool_(True), out_degree=np.int32((Rm & ~np.eye(V, dtype=bool)).sum(1)), label=lab,
+                comp=comp, n_components=np.int32((comp == np.arange(V)).sum()), settled_at=np.int32(settled), strongly=Rm & Rm.T)
+
+
+# 8 Nagel-Schreckenberg traffic with an i64 LCG
+@case("traffic_nasch", inputs=lambda: dict(start=np.int32([0, 3, 4, 9, 15, 16, 22, 30, 31, 37]), seed=np.int64(12345)),
+      outputs=["lcg", "vel", "pos", "flow", "mean_speed", "stopped", "road"], tol=(1e-12, 1e-12))
+def _(start, seed):
+    C, L, T = len(start), 40, 30
+    z = [np.int64(seed)]
+    with np.errstate(over="ignore"):
+        for _ in range(T * C):
+            w = z[-1] * np.int64(6364136223846793005) + np.int64(1442695040888963407)
+            z.append(np.int64(np.fmod(w, np.int64(9223372036854775807))))
+    def uniform(v):
+        q = np.fmod(np.fmod(np.int64(v // 1024 if v >= 0 else -((-v) // 1024)), 1048576) + 1048576, 1048576)
+        return float(q) / 1048576.0
+    pos = [start.astype(np.int64)]; vel = [np.zeros(C, np.int64)]
+    for t in range(1, T):
+        p, v = pos[-1], vel[-1]; nv = np.zeros(C, np.int64)
+        for c in range(C):
+            gap = (p[(c + 1) % C] - p[c] - 1 + L) % L
+            want = min(v[c] + 1, 5, gap)
+            nv[c] = want - 1 if want > 0 and uniform(z[(t - 1) * C + c + 1]) < 0.3 else want
+        vel.append(nv); pos.append((p + nv) % L)
+    vel, pos = np.int32(vel), np.int32(pos)
+    flow = vel.sum(1).astype(np.int32); flow[0] = 0
+    return dict(lcg=np.int64(z), vel=vel, pos=pos, flow=flow, mean_speed=flow[1:].sum() / ((T - 1) * C),
+                stopped=np.int32((vel == 0).sum(1)), road=np.array([[(pos[t] == x).any() for x in range(L)] for t in range(T)]))
+
+
+# 9 bits, Gray codes, wraparound
+@case("bits_gray", inputs=lambda: dict(n=np.int32([0, 1, 2, 3, 7, 100, 255, 1000, 4095, 12345, 32767, 40000, 65535])),
+      outputs=["popcount", "parity", "gray", "decoded", "byte_rev", "one_bit_apart", "a8", "sum8", "prod16", "neg16", "hash"])
+def _(n):
+    pc = np.int32([bin(v).count("1") for v in n])
+    with np.errstate(over="ignore"):
+        return dict(popcount=pc, parity=pc % 2 == 0, gray=np.int32(n ^ (n >> 1)), decoded=n,
+                    byte_rev=np.int32([int(f"{v & 255:08b}"[::-1], 2) for v in n]), one_bit_apart=np.bool_(True),
+                    a8=n.astype(np.uint8), sum8=n.astype(np.uint8) + np.uint8(200), prod16=n.astype(np.uint16) * n.astype(np.uint16),
+                    neg16=np.uint16(0) - n.astype(np.uint16), hash=n.astype(np.int64) * 2654435761 % 4294967296)
+
+
+# 10 base conversion
+@case("base_convert", inputs=lambda: dict(v=np.int64([0, 1, 9, 10, 255, 4096, 99999, 123456789, 2 ** 40 + 17, 987654321987654])),
+      outputs=["digit", "ndigits", "digit_sum", "back_ok", "droot", "closed_form", "hex_code", "shortest_base"])
+def _(v):
+    K, D = len(v), 50
+    dig = np.zeros((K, 15, D), np.int64)
+    for i, x in enumerate(v):
+        for b in range(15):
+            q = int(x)
+            for k in range(D): dig[i, b, k] = q % (b + 2); q //= b + 2
+    nd = np.int32([[max([k + 1 for k in range(D) if dig[i, b, k]] + [1]) for b in range(15)] for i in range(K)])
+    def droot(x):
+        for _ in range(5): x = sum(int(c) for c in str(x))
+        return x
+    return dict(digit=dig, ndigits=nd, digit_sum=dig.sum(2), back_ok=np.bool_(True), droot=np.int64([droot(int(x)) for x in v]),
+                closed_form=np.int64([0 if x == 0 else 1 + (x - 1) % 9 for x in v]),
+                hex_code=np.int64([[(int(x) >> (4 * k)) & 15 for k in range(12)] for x in v]),
+                shortest_base=np.int32([min([b + 2 for b in range(15) if nd[i, b] <= 4] + [99]) for i in range(K)]),
+                __stdout__=["digit alphabet 0123456789abcdef, 16 symbols"])
+
+
+# 11 run-length encoding
+def rle_ref(x):
+    N = len(x); st = [i for i in range(N) if i == 0 or x[i] != x[i - 1]]
+    ends = st[1:] + [N]; lens = [e - s for s, e in zip(st, ends)]
+    run_len = np.zeros(N, np.int32); run_len[st] = lens
+    def kind(s, n):
+        if s == 0: return 0
+        if n == 1: return 1
+        if 2 <= n <= 3: return 2 if s % 2 == 0 else 3
+        return 4
+    kinds = np.full(N, -1, np.int32)
+    for s, n in zip(st, lens): kinds[s] = kind(int(x[s]), n)
+    longest = max(lens)
+    return dict(starts=np.int32(st), runs=np.int32(len(st)), values=x[st], lengths=np.int32(lens), run_len=run_len,
+                longest=np.int32(longest), longest_symbol=x[st[lens.index(longest)]], kinds=kinds,
+                kind_count=np.int32([(kinds == c).sum() for c in range(5)]), decoded=x, round_trip=np.bool_(True),
+                compressed_size=np.int32(2 * len(st)), __stdout__=[f"{len(st)} runs, longest {longest}"])
+@case("run_length", inputs=lambda: dict(x=np.int32([3, 3, 3, 0, 0, 1, 2, 2, 2, 2, 2, 4, 4, 0, 5, 5, 5, 6, 6, 6, 6])), vk=True)
+def _(x):
+    return rle_ref(x)
+CASES["run_length_random"] = dict(file="run_length", inputs=lambda: dict(x=np.int32(R(311).integers(0, 3, 40))), ref=rle_ref)
+
+
+@pytest.mark.sampled(every=6)
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
