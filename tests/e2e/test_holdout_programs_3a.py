@@ -113,7 +113,7 @@ def lps_table(s):
             P[l, i] = P[l - 2, i + 1] + 2 if s[i] == s[i + l] else max(P[l - 1, i], P[l - 1, i + 1])
     return P
 @case("palindrome_subseq", inputs=lambda: dict(s=np.int32([1, 2, 3, 2, 4, 1, 2, 5, 2, 1, 3, 3])),
-      outputs=["W", "word_lps", "P", "lps", "is_pal", "pal_count", "longest_window", "deletions"], vk=True)
+      outputs=["W", "word_lps", "P", "lps", "is_pal", "pal_count", "longest_window", "deletions"])
 def _(s):
     W = lps_table("character"); P = lps_table(list(s)); N = len(s)
     pal = np.int32([[1 if i + l < N and list(s[i:i + l + 1]) == list(s[i:i + l + 1][::-1]) else 0 for i in range(N)] for l in range(N)])
@@ -247,6 +247,71 @@ def _(x):
     return rle_ref(x)
 CASES["run_length_random"] = dict(file="run_length", inputs=lambda: dict(x=np.int32(R(311).integers(0, 3, 40))), ref=rle_ref)
 
+
+
+# 12 soft-DTW, its gradient wrt the series and the temperature
+def soft_dtw_np(x, y, g, soft=True):
+    T, U = len(x), len(y); C = (x[:, None] - y[None, :]) ** 2; Rm = np.zeros((T, U))
+    def smin(*v):
+        v = np.array(v); m = v.min()
+        return m - g * np.log(np.exp((m - v) / g).sum()) if soft else m
+    for i in range(T):
+        for j in range(U):
+            if i == 0 and j == 0: Rm[i, j] = C[0, 0]
+            elif i == 0: Rm[i, j] = Rm[i, j - 1] + C[i, j]
+            elif j == 0: Rm[i, j] = Rm[i - 1, j] + C[i, j]
+            else: Rm[i, j] = C[i, j] + smin(Rm[i - 1, j - 1], Rm[i - 1, j], Rm[i, j - 1])
+    return Rm[-1, -1]
+@case("soft_dtw", inputs=lambda: dict(x=np.sin(np.linspace(0, 3, 8)) + 0.05 * R(312).standard_normal(8),
+                                      y=np.cos(np.linspace(0, 2, 9)), gamma=np.float64(0.1)),
+      outputs=["sdtw", "dx", "dgamma", "hard"], tol=(1e-6, 1e-8))
+def _(x, y, gamma):
+    h = 1e-6; E = np.eye(len(x))
+    return dict(sdtw=soft_dtw_np(x, y, gamma),
+                dx=np.array([(soft_dtw_np(x + h * E[k], y, gamma) - soft_dtw_np(x - h * E[k], y, gamma)) / (2 * h) for k in range(len(x))]),
+                dgamma=(soft_dtw_np(x, y, gamma + h) - soft_dtw_np(x, y, gamma - h)) / (2 * h), hard=soft_dtw_np(x, y, gamma, soft=False))
+
+
+# 13 cyclic cellular automaton on a torus, seeded by an i32 LCG
+@case("cyclic_ca", inputs=lambda: dict(threshold=np.int32(1), seed=np.int32(2024)), outputs=["grid", "census", "changed", "majority"], vk=True)
+def _(threshold, seed):
+    H, W, K, G = 12, 10, 4, 16; r = [np.int32(seed)]
+    with np.errstate(over="ignore"):
+        for _ in range(H * W):
+            r.append(np.int32(np.fmod(r[-1] * np.int32(1103515245) + np.int32(12345), np.int32(2147483647))))
+    def colour(v):
+        q = int(v); q = -((-q) // 65536) if q < 0 else q // 65536
+        c = int(np.fmod(q, K))
+        return c if c >= 0 else c + K
+    g0 = np.int32([[colour(r[i * W + j + 1]) for j in range(W)] for i in range(H)]); grids = [g0]
+    for _ in range(1, G):
+        a = grids[-1]; nxt = (a + 1) % K
+        n = sum((np.roll(a, sh, ax) == nxt).astype(np.int32) for sh, ax in [(1, 0), (-1, 0), (1, 1), (-1, 1)])
+        grids.append(np.where(n >= threshold, nxt, a).astype(np.int32))
+    grid = np.int32(grids); census = np.int32([[(grid[g] == c).sum() for c in range(K)] for g in range(G)])
+    changed = np.int32([0] + [(grid[g] != grid[g - 1]).sum() for g in range(1, G)])
+    return dict(grid=grid, census=census, changed=changed, majority=np.int32(census.argmax(1)))
+CASES["cyclic_ca_threshold_2"] = dict(file="cyclic_ca", inputs=lambda: dict(threshold=np.int32(2), seed=np.int32(-77)),
+                                      outputs=CASES["cyclic_ca"]["outputs"], ref=CASES["cyclic_ca"]["ref"])
+
+
+# 14 weighted interval scheduling with its walk back
+def jobs():
+    rg = R(314); st = rg.integers(0, 20, 14).astype(np.float32); ln = rg.integers(1, 6, 14).astype(np.float32)
+    order = np.argsort(st + ln, kind="stable")
+    return dict(start=st[order], finish=(st + ln)[order], weight=rg.integers(1, 9, 14).astype(np.float32))
+@case("interval_schedule", inputs=jobs, outputs=["p", "best", "take", "at", "chosen", "total", "busy"], tol=(1e-6, 1e-6))
+def _(start, finish, weight):
+    J = len(start); p = np.int32([max([k + 1 for k in range(j) if finish[k] <= start[j]] + [0]) for j in range(J)])
+    best = [0.0]
+    for j in range(1, J + 1): best.append(max(best[j - 1], weight[j - 1] + best[p[j - 1]]))
+    take = np.array([False] + [weight[j - 1] + best[p[j - 1]] >= best[j - 1] for j in range(1, J + 1)])
+    at = [J]
+    for _ in range(J):
+        j = at[-1]; at.append(0 if j == 0 else (p[j - 1] if take[j] else j - 1))
+    chosen = np.array([any(at[s] == j + 1 and take[j + 1] and at[s + 1] == p[j] for s in range(J)) for j in range(J)])
+    return dict(p=p, best=np.array(best), take=take, at=np.int32(at), chosen=chosen, total=weight[chosen].sum(),
+                busy=(finish - start)[chosen].sum())
 
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
