@@ -444,13 +444,14 @@ class ExpressionGenerator:
 
     def power(self, dtype: str, scope: Scope, depth: int):
         """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2), and from `wide` (a stream of its
-        own) `i64 ** 2i32`, integers of two widths. A float's integer exponent is a literal or an
+        own) `i64 ** 2i32`, integers of two widths, on a leaf. A float's integer exponent is a literal or an
         index known at run time (`x ** (i % 4)`, IREE-73), also as a float (`x ** ((i % 4) as
         f32)`, IREE-74), its base of any sign."""
         if dtype == "i64":
             if self.wide is None or self.wide.random() >= WIDE_POWER_SHARE:
                 return None
-            return Binary("**", self.expr(dtype, scope, depth - 1), Lit(self.wide.randint(0, 3), "i32", suffix=True), dtype)
+            # the leaf the caller would draw in its place, raised: the main stream stays as it was
+            return Binary("**", self.leaf(dtype, scope), Lit(self.wide.randint(0, 3), "i32", suffix=True), dtype)
         base = self.expr(dtype, scope, depth - 1)
         if dtype in FLOATS and scope.indices and self.rng.random() < 0.3:
             index = Index(self.rng.choice(scope.indices).name)

@@ -10,7 +10,7 @@ import fuzz.programs.expressions as expressions
 from fuzz.programs.structure import Binary, Lit
 from tests.fuzz.stream_draws import assert_drawn_match_numpy, drawn_and_changed, holds
 
-SEED = 10061          # its programs 1, 9 and 12
+SEED = 10061          # its programs 1, 9, 12, 65 and 67
 
 
 def _is_wide_power(node) -> bool:
