@@ -313,6 +313,53 @@ def _(start, finish, weight):
     return dict(p=p, best=np.array(best), take=take, at=np.int32(at), chosen=chosen, total=weight[chosen].sum(),
                 busy=(finish - start)[chosen].sum())
 
+
+# 15 CRC-8 bit by bit in u8 and by a table
+def crc8_np(data, poly=7):
+    c = 0
+    for byte in data:
+        c ^= int(byte)
+        for _ in range(8): c = ((c << 1) ^ poly) & 255 if c & 128 else (c << 1) & 255
+    return c
+@case("crc8", inputs=lambda: dict(msg=np.frombuffer(b"123456789", np.uint8).copy()),
+      outputs=["bit", "crc", "crc_bits", "table", "crc_table", "agree", "tail"])
+def _(msg):
+    bits = np.unpackbits(msg).astype(np.uint8); c = [0]
+    for bt in bits:
+        top = c[-1] >> 7; sh = (c[-1] << 1) & 255; c.append(sh if top == bt else sh ^ 7)
+    return dict(bit=bits, crc=np.uint8(c), crc_bits=np.uint8(crc8_np(msg)), table=np.uint8([crc8_np([v]) for v in range(256)]),
+                crc_table=np.uint8(crc8_np(msg)), agree=np.bool_(True), tail=np.uint8(crc8_np(list(msg) + [crc8_np(msg)])))
+CASES["crc8_random"] = dict(file="crc8", inputs=lambda: dict(msg=R(315).integers(0, 256, 23).astype(np.uint8)),
+                            outputs=CASES["crc8"]["outputs"], ref=CASES["crc8"]["ref"])
+
+
+# 16 weighted edit distance with (cost, operation) pairs and a walk back
+@case("edit_script", inputs=lambda: dict(a=np.int32([1, 2, 3, 4, 5, 2, 2, 6]), b=np.int32([2, 3, 7, 5, 2, 1, 6, 6, 3]),
+                                         w=np.float32([1.5, 1.0, 0.75])),
+      outputs=["D", "op", "ci", "cj", "step_op", "subs", "inserts", "deletes", "distance"], tol=(1e-6, 1e-6))
+def _(a, b, w):
+    M, N = len(a), len(b); w = w.astype(np.float64)
+    sc = lambda x, y: 0.0 if x == y else w[0]
+    ic = lambda y: w[1] * (1.0 + y % 2)
+    dc = lambda x: w[2]
+    D = np.zeros((M + 1, N + 1)); op = np.full((M + 1, N + 1), -1, np.int32)
+    for i in range(1, M + 1): D[i, 0] = D[i - 1, 0] + dc(a[i - 1]); op[i, 0] = 2
+    for j in range(1, N + 1): D[0, j] = D[0, j - 1] + ic(b[j - 1]); op[0, j] = 1
+    for i in range(1, M + 1):
+        for j in range(1, N + 1):
+            c = [D[i - 1, j - 1] + sc(a[i - 1], b[j - 1]), D[i, j - 1] + ic(b[j - 1]), D[i - 1, j] + dc(a[i - 1])]
+            k = 0 if c[0] <= c[1] and c[0] <= c[2] else (1 if c[1] <= c[2] else 2)
+            D[i, j], op[i, j] = c[k], k
+    ci, cj = [M], [N]
+    for _ in range(M + N):
+        o = op[ci[-1], cj[-1]]
+        ci.append(ci[-1] - 1 if o in (0, 2) else ci[-1]); cj.append(cj[-1] - 1 if o in (0, 1) else cj[-1])
+    st = np.int32([op[ci[s], cj[s]] for s in range(M + N)])
+    subs = sum(1 for s in range(M + N) if st[s] == 0 and a[max(ci[s] - 1, 0)] != b[max(cj[s] - 1, 0)])
+    return {"D": D, "op": op, "ci": np.int32(ci), "cj": np.int32(cj), "step_op": st, "subs": np.int32(subs),
+            "inserts": np.int32((st == 1).sum()), "deletes": np.int32((st == 2).sum()), "distance": D[M, N],
+            "__stdout__": [f"distance {D[M, N]:.2f}: {subs} substitutions, {(st == 1).sum()} insertions, {(st == 2).sum()} deletions"]}
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
