@@ -360,6 +360,29 @@ def _(a, b, w):
             "inserts": np.int32((st == 1).sum()), "deletes": np.int32((st == 2).sum()), "distance": D[M, N],
             "__stdout__": [f"distance {D[M, N]:.2f}: {subs} substitutions, {(st == 1).sum()} insertions, {(st == 2).sum()} deletions"]}
 
+
+# 17 list ranking and forest roots by pointer jumping
+def linked():
+    rg = R(317); order = rg.permutation(13); succ = np.zeros(13, np.int32)
+    succ[order[:-1]] = order[1:]; succ[order[-1]] = order[-1]
+    parent = np.int32([0, 0, 1, 1, 3, 5, 5, 6, 7, 8, 2, 10, 12])
+    return dict(succ=succ, parent=parent)
+@case("pointer_jumping", inputs=linked, outputs=["nxt", "dist", "rank", "tail", "head", "position", "up", "depth", "root", "tree_size", "deepest", "n_trees"])
+def _(succ, parent):
+    N, Rn = len(succ), 6
+    def jump(ptr, d0):
+        ps, ds = [ptr], [d0]
+        for _ in range(1, Rn):
+            ps.append(ps[-1][ps[-1]]); ds.append(ds[-1] + ds[-1][ps[-2]])
+        return np.int32(ps), np.int32(ds)
+    nxt, dist = jump(succ, np.int32(succ != np.arange(N)))
+    up, depth = jump(parent, np.int32(parent != np.arange(N)))
+    rank = dist[-1]; head = min(i for i in range(N) if not any(succ[j] == i and j != i for j in range(N)))
+    root = up[-1]
+    return dict(nxt=nxt, dist=dist, rank=rank, tail=nxt[-1, 0], head=np.int32(head), position=rank[head] - rank, up=up, depth=depth,
+                root=root, tree_size=np.int32([(root == i).sum() for i in range(N)]), deepest=depth[-1].max(),
+                n_trees=np.int32((root == np.arange(N)).sum()))
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
