@@ -383,6 +383,33 @@ def _(succ, parent):
                 root=root, tree_size=np.int32([(root == i).sum() for i in range(N)]), deepest=depth[-1].max(),
                 n_trees=np.int32((root == np.arange(N)).sum()))
 
+
+# 18 Levenshtein distances of a batch of padded word pairs in one recurrence
+def word_pairs():
+    rg = R(318); B, M, N = 6, 7, 6
+    a = np.full((B, M), -1, np.int32); b = np.full((B, N), -1, np.int32)
+    for q in range(B):
+        la, lb = rg.integers(1, M + 1), rg.integers(1, N + 1)
+        a[q, :la] = rg.integers(0, 4, la); b[q, :lb] = rg.integers(0, 4, lb)
+    b[2] = -1; b[2, :3] = a[2, :3]; a[2, 3:] = -1          # one identical pair
+    return dict(a=a, b=b)
+def levenshtein(x, y):
+    D = np.zeros((len(x) + 1, len(y) + 1), np.int32); D[:, 0] = np.arange(len(x) + 1); D[0, :] = np.arange(len(y) + 1)
+    for i in range(1, len(x) + 1):
+        for j in range(1, len(y) + 1):
+            D[i, j] = min(D[i - 1, j] + 1, D[i, j - 1] + 1, D[i - 1, j - 1] + (x[i - 1] != y[j - 1]))
+    return D
+@case("batched_levenshtein", inputs=word_pairs, outputs=["la", "lb", "D", "dist", "nearest", "similarity", "identical"], tol=(1e-6, 1e-7))
+def _(a, b):
+    B, M = a.shape; N = b.shape[1]
+    la = (a >= 0).sum(1).astype(np.int32); lb = (b >= 0).sum(1).astype(np.int32)
+    D = np.stack([levenshtein(a[q], b[q]) for q in range(B)], axis=-1)     # the padding takes part as a symbol
+    dist = np.int32([D[la[q], lb[q], q] for q in range(B)])
+    sim = 1.0 - dist.astype(np.float32) / np.maximum(la, lb).astype(np.float32)
+    ident = np.int32([q for q in range(B) if dist[q] == 0])
+    return dict(la=la, lb=lb, D=D, dist=dist, nearest=np.int32(np.argmin(dist)), similarity=sim, identical=ident,
+                __stdout__=[f"nearest pair {np.argmin(dist)}, {len(ident)} identical"])
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
