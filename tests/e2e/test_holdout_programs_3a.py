@@ -410,6 +410,28 @@ def _(a, b):
     return dict(la=la, lb=lb, D=D, dist=dist, nearest=np.int32(np.argmin(dist)), similarity=sim, identical=ident,
                 __stdout__=[f"nearest pair {np.argmin(dist)}, {len(ident)} identical"])
 
+
+# 19 min-plus squaring with saturation, walk counts in i64
+def weights(seed, share):
+    rg = R(seed); return dict(W=np.where(rg.random((7, 7)) < share, rg.integers(1, 9, (7, 7)), 1000000).astype(np.int32))
+@case("minplus_paths", inputs=lambda: weights(319, 0.35), outputs=["Dp", "dist", "walks", "reach_len", "ecc", "centre", "connected", "triangle_ok"])
+def _(W):
+    V, INF = len(W), 1000000
+    D = np.where(np.eye(V, dtype=bool), 0, W).astype(np.int64); Ds = [D]
+    for _ in range(1, 4):
+        D = np.minimum((D[:, :, None] + D[None, :, :]).min(1), INF); Ds.append(D)
+    dist = Ds[-1]
+    A = ((W < INF) & ~np.eye(V, dtype=bool)).astype(np.int64); walks = [np.eye(V, dtype=np.int64)]
+    for _ in range(1, V): walks.append(walks[-1] @ A)
+    walks = np.array(walks)
+    reach = np.int32([[min([n for n in range(V) if walks[n, i, j] > 0] + [V]) for j in range(V)] for i in range(V)])
+    ecc = dist.max(1)
+    return dict(Dp=np.int32(Ds), dist=np.int32(dist), walks=walks, reach_len=reach, ecc=np.int32(ecc), centre=np.int32(np.argmin(ecc)),
+                connected=np.bool_((dist < INF).all()),
+                triangle_ok=np.bool_((dist[:, None, :] <= np.minimum(dist[:, :, None] + dist[None, :, :], INF)).all()))
+CASES["minplus_paths_sparse"] = dict(file="minplus_paths", inputs=lambda: weights(320, 0.12), outputs=CASES["minplus_paths"]["outputs"],
+                                     ref=CASES["minplus_paths"]["ref"])
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
