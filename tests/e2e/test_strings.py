@@ -173,6 +173,22 @@ def test_two_items_of_a_build_time_string_picked_at_different_positions_compare_
     np.testing.assert_array_equal(out["back"], [0, 2, 2, 2, 2, 2])
 
 
+def test_a_match_with_string_patterns_on_an_item_picked_per_point_compares_each_item(run):
+    """`match text[k] { " " => .., "a" | "b" => .., _ => .. }` at an index of a definition or a
+    reduction (a text's letter codes, found by the hold-out program text_codes) was E002, a
+    string pattern for a value of type str: each arm's literal is compared with every item
+    during the build, as `==` is."""
+    x = np.int32([10, 20, 30, 40, 50])
+    out = run("""
+        let text = "a b c";
+        let x: [i32; 5];
+        let spaces = sum[k in 0..len(text)](match text[k] { " " => 1, _ => 0 });
+        let picked[k in 0..5] = match text[k] { " " => x[k], "a" | "b" => 2, _ => 0 };
+    """, x=x)
+    assert out["spaces"] == 2
+    np.testing.assert_array_equal(out["picked"], [2 if c in "ab" else (v if c == " " else 0) for c, v in zip("a b c", x)])
+
+
 @pytest.mark.parametrize("source, code, words", [
     # a string per point is not a number: it cannot be an array's element
     ('let names = ["a", "b"];\nlet y[j in 0..2] = names[j];\n', "E004", "must be a number"),
