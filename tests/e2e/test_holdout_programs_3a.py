@@ -432,6 +432,22 @@ def _(W):
 CASES["minplus_paths_sparse"] = dict(file="minplus_paths", inputs=lambda: weights(320, 0.12), outputs=CASES["minplus_paths"]["outputs"],
                                      ref=CASES["minplus_paths"]["ref"])
 
+
+# 20 letter codes of a build-time text, a Caesar shift by a run-time key
+@case("text_codes", inputs=lambda: dict(key=np.int32(7)),
+      outputs=["codes", "freq", "spaces", "shifted", "back", "sfreq", "top", "top_plain", "guessed_key", "repeated_pairs"])
+def _(key):
+    text = "the quick brown fox jumps over the lazy dog and then the fox sleeps"
+    letters = [c for c in text if c != " "]; codes = np.int32([ord(c) - ord("a") for c in letters])
+    freq = np.int32([letters.count(chr(ord("a") + a)) for a in range(26)])
+    sh = (codes + key) % 26; sfreq = np.int32([(sh == a).sum() for a in range(26)])
+    top, tp = int(np.argmax(sfreq)), int(np.argmax(freq)); rep = sum(letters[k] == letters[k + 1] for k in range(len(letters) - 1))
+    return dict(codes=codes, freq=freq, spaces=np.int32(text.count(" ")), shifted=np.int32(sh), back=codes, sfreq=sfreq,
+                top=np.int32(top), top_plain=np.int32(tp), guessed_key=np.int32((top - tp) % 26), repeated_pairs=np.int32(rep),
+                __stdout__=[f"{len(letters)} letters, {text.count(' ')} spaces, {rep} doubled letters"])
+CASES["text_codes_negative_key"] = dict(file="text_codes", inputs=lambda: dict(key=np.int32(-3)), outputs=CASES["text_codes"]["outputs"],
+                                        ref=CASES["text_codes"]["ref"])
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
