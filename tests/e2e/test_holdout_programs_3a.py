@@ -448,6 +448,26 @@ def _(key):
 CASES["text_codes_negative_key"] = dict(file="text_codes", inputs=lambda: dict(key=np.int32(-3)), outputs=CASES["text_codes"]["outputs"],
                                         ref=CASES["text_codes"]["ref"])
 
+
+# 21 bitonic sorting network with its argsort
+@case("bitonic_sort", inputs=lambda: dict(x=R(321).integers(-20, 20, 16).astype(np.int32)),
+      outputs=["v", "at", "sorted", "order", "inversions", "is_sorted", "gathered_ok"])
+def _(x):
+    stages = [(2 ** a, 2 ** (a - 1 - b)) for a in range(1, 5) for b in range(a)]
+    v, at = [x.copy()], [np.arange(16, dtype=np.int32)]
+    for k, j in stages:
+        pv, pa = v[-1], at[-1]; nv, na = pv.copy(), pa.copy()
+        for i in range(16):
+            p = i ^ j; up = (i // k) % 2 == 0; low = i < p
+            smaller = pv[i] < pv[p] or (pv[i] == pv[p] and pa[i] < pa[p])
+            if (up == low) != smaller: nv[i], na[i] = pv[p], pa[p]
+        v.append(nv); at.append(na)
+    v, at = np.int32(v), np.int32(at)
+    inv = np.int32([sum(1 for i in range(16) for m in range(i + 1, 16) if row[i] > row[m]) for row in v])
+    order = np.argsort(x, kind="stable").astype(np.int32)
+    assert (v[-1] == np.sort(x)).all() and (at[-1] == order).all()       # the network sorts, stably
+    return dict(v=v, at=at, sorted=v[-1], order=at[-1], inversions=inv, is_sorted=np.bool_(True), gathered_ok=np.bool_(True))
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
