@@ -468,6 +468,22 @@ def _(x):
     assert (v[-1] == np.sort(x)).all() and (at[-1] == order).all()       # the network sorts, stably
     return dict(v=v, at=at, sorted=v[-1], order=at[-1], inversions=inv, is_sorted=np.bool_(True), gathered_ok=np.bool_(True))
 
+
+# 22 the sum of loaded dice by repeated convolution, gradient of a tail chance wrt the loads
+def dice_np(w, n=8):
+    p = w / w.sum(); P = [np.eye(1, 6 * n + 1)[0]]
+    for _ in range(n): P.append(np.convolve(P[-1], np.concatenate([[0.0], p]))[:6 * n + 1])
+    return np.array(P)
+@case("dice_sums", inputs=lambda: dict(w=np.float64([1.0, 1.2, 0.8, 1.0, 1.5, 2.0])),
+      outputs=["p", "P", "reach", "dreach", "mean", "var", "one_mean", "one_var", "mode"], tol=(1e-7, 1e-9))
+def _(w):
+    P = dice_np(w); s = np.arange(49); p = w / w.sum(); f = np.arange(1, 7)
+    reach = lambda w: dice_np(w)[-1, 35:].sum(); h = 1e-6; E = np.eye(6)
+    m = (s * P[-1]).sum()
+    return dict(p=p, P=P, reach=reach(w), dreach=np.array([(reach(w + h * E[k]) - reach(w - h * E[k])) / (2 * h) for k in range(6)]),
+                mean=m, var=((s - m) ** 2 * P[-1]).sum(), one_mean=(f * p).sum(), one_var=((f - (f * p).sum()) ** 2 * p).sum(),
+                mode=np.int32(np.argmax(P[-1])))
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
