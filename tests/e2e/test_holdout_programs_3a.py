@@ -484,6 +484,22 @@ def _(w):
                 mean=m, var=((s - m) ** 2 * P[-1]).sum(), one_mean=(f * p).sum(), one_var=((f - (f * p).sum()) ** 2 * p).sum(),
                 mode=np.int32(np.argmax(P[-1])))
 
+
+# 23 Gotoh's affine gaps, the three states of a cell along a last axis of one table
+@case("gotoh", inputs=lambda: dict(a=np.int32([0, 1, 2, 3, 1, 2, 3, 0, 0, 1, 2]), b=np.int32([0, 1, 2, 1, 2, 3, 0, 1, 2])),
+      outputs=["G", "H", "best", "gap_cells"], tol=(1e-6, 1e-6))
+def _(a, b):
+    M, N, NEG = len(a), len(b), -1.0e6; G = np.full((M + 1, N + 1, 3), NEG); G[0, :, 2] = 0; G[:, 0, 2] = 0
+    for i in range(1, M + 1):
+        for j in range(1, N + 1):
+            G[i, j, 0] = max(G[i, j - 1, 0] - 0.5, G[i, j - 1, 2] - 2.5)
+            G[i, j, 1] = max(G[i - 1, j, 1] - 0.5, G[i - 1, j, 2] - 2.5)
+            sc = 2.0 if a[i - 1] == b[j - 1] else -1.0
+            G[i, j, 2] = max(0.0, G[i - 1, j - 1, 2] + sc, G[i, j, 0], G[i, j, 1])
+    H = G[:, :, 2]
+    gap = ((H > 0) & ((H == G[:, :, 0]) | (H == G[:, :, 1]))).sum()
+    return dict(G=G, H=H, best=H.max(), gap_cells=np.int32(gap))
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
