@@ -1,11 +1,12 @@
 """Hold-out programs, third round (tests/programs/holdout/*.ein), written as users of the language
-would write them and checked against NumPy computed here: dynamic programs on sequences (global
-and local alignment with a traceback, dynamic time warping and its gradient, matrix-chain order,
-palindromic subsequences, rod cutting and fewest coins), graphs (transitive closure on bools,
-components by label propagation), an integer cellular automaton driven by an i64 LCG (traffic),
-bits and Gray codes with u8/u16/i64 wraparound, base conversion, and run-length encoding with
-comprehensions, tuples and match. Each case states its tolerance (`tol`, rtol and atol; integers
-and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+would write them and checked against NumPy computed here: dynamic programs on sequences (global,
+local and Gotoh alignment with tracebacks, edit scripts, plain and soft dynamic time warping with
+gradients, matrix-chain order, palindromic subsequences, rod cutting and fewest coins, interval
+scheduling, dice sums), graphs (transitive closure on bools, components by label propagation,
+pointer jumping, min-plus squaring), integer automata driven by LCGs (traffic, a cyclic automaton),
+bits, Gray codes, CRC-8 and u8/u16/i64 wraparound, base conversion, a sorting network, run-length
+encoding and build-time text with comprehensions, tuples and match. Each case states its tolerance
+(`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
 import numpy as np
 import pytest
 
