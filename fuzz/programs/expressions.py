@@ -26,6 +26,7 @@ WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a cl
 SIBLING_SHARE = 0.5            # of second reduction indices over the first's range, those made `0..j + 1`
 EXTREMUM_GUARD_SHARE = 0.3     # of the max, min and prod reductions drawn, those given a guard
 SIGNED_SHARE = 0.04            # of the subscripts drawn, those made `(i - c) / k + d` or `(i - c) % k + d`
+WIDE_POWER_SHARE = 1.0         # of the i64 powers drawn, those written (E002 before branch hdp; 0 in tests: none)
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,13 @@ class Streams:
     nesting: random.Random | None = None    # a loop run whole inside a recurrence step (ProgramGenerator.with_nesting)
     long: random.Random | None = None       # a group of more steps than a chunk, computing rows (ProgramGenerator.group)
     pairs: random.Random | None = None      # a second derivative of one value (ProgramGenerator.sibling_derivative)
+    wide: random.Random | None = None       # an i64 base to an i32 exponent (ExpressionGenerator.power)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting", "long", "pairs")))
+                      "edges", "nesting", "long", "pairs", "wide")))
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class ExpressionGenerator:
         self.prefix = prefix       # of every name it makes: another generator's names never clash
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
         self.signed = streams.signed
+        self.wide = streams.wide
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -440,11 +443,15 @@ class ExpressionGenerator:
         return Call(fn, (arg, self.expr(dtype, scope, depth - 1)), dtype)
 
     def power(self, dtype: str, scope: Scope, depth: int):
-        """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2): no i64 powers. A float's integer
-        exponent is a literal or an index known at run time (`x ** (i % 4)`, IREE-73), also as a
-        float (`x ** ((i % 4) as f32)`, IREE-74), its base of any sign."""
+        """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2), and from `wide` (a stream of its
+        own) `i64 ** 2i32`, integers of two widths, on a leaf. A float's integer exponent is a literal or an
+        index known at run time (`x ** (i % 4)`, IREE-73), also as a float (`x ** ((i % 4) as
+        f32)`, IREE-74), its base of any sign."""
         if dtype == "i64":
-            return None
+            if self.wide is None or self.wide.random() >= WIDE_POWER_SHARE:
+                return None
+            # the leaf the caller would draw in its place, raised: the main stream stays as it was
+            return Binary("**", self.leaf(dtype, scope), Lit(self.wide.randint(0, 3), "i32", suffix=True), dtype)
         base = self.expr(dtype, scope, depth - 1)
         if dtype in FLOATS and scope.indices and self.rng.random() < 0.3:
             index = Index(self.rng.choice(scope.indices).name)
