@@ -93,6 +93,124 @@ def _(y, q, r):
     return dict(m=m, smooth=ms, smooth_var=pv, loglik=ll, dll_dq=fd(lambda q: kalman_np(y, q, r)[3], q, 1e-7))
 
 
+
+# 4 EM for a 1-d Gaussian mixture
+def mixture():
+    rg = R(307)
+    return dict(x=np.concatenate([rg.normal(-2.0, 0.7, 40), rg.normal(1.5, 1.2, 60)]), mu0=np.array([-0.5, 0.5]))
+@case("gmm_em", inputs=mixture, outputs=["loglik", "final_mu", "final_w", "var"], tol=(1e-9, 1e-10))
+def _(x, mu0):
+    K = len(mu0); N = len(x); w = np.full(K, 1 / K); mu = mu0.copy(); var = ((x[:, None] - mu0) ** 2).mean(0)
+    ll = []; vs = [var]
+    for _ in range(8):
+        lp = np.log(w) - 0.5 * (np.log(2 * np.pi * var) + (x[:, None] - mu) ** 2 / var)
+        top = lp.max(1, keepdims=True); lse = top[:, 0] + np.log(np.exp(lp - top).sum(1)); ll.append(lse.sum())
+        g = np.exp(lp - lse[:, None]); nk = g.sum(0)
+        w = nk / N; mu = (g * x[:, None]).sum(0) / nk; var = (g * (x[:, None] - mu) ** 2).sum(0) / nk; vs.append(var)
+    return dict(loglik=np.array(ll), final_mu=mu, final_w=w, var=np.array(vs),
+                __stdout__=[f"means {mu[0]:.4f} {mu[1]:.4f}"])
+
+
+# 5 kernel density estimates through a stable logsumexp
+def kde_inputs():
+    rg = R(308)
+    return dict(xs=np.concatenate([rg.normal(0, 1, 30), rg.normal(4, 0.5, 20)]).astype(np.float32),
+                grid=np.linspace(-3, 6, 25).astype(np.float32))
+@case("kde_logsumexp", inputs=kde_inputs, outputs=["h", "logp", "score", "mode", "loo"], tol=(2e-4, 2e-4), vk=True)
+def _(xs, grid):
+    x = xs.astype(np.float64); g = grid.astype(np.float64); N = len(x)
+    h = 1.06 * x.std(ddof=1) * N ** -0.2
+    def logp(g):
+        z = -0.5 * ((g[:, None] - x) / h) ** 2
+        return np.log(np.exp(z).sum(1)) - np.log(N * h * np.sqrt(2 * np.pi))
+    lp = logp(g); d = (g[:, None] - x) / h; wts = np.exp(-0.5 * d ** 2)
+    score = (wts * (-d / h)).sum(1) / wts.sum(1)
+    loo = []
+    for s in (0.5, 1.0, 2.0):
+        hs = h * s; k = np.exp(-0.5 * ((x[:, None] - x) / hs) ** 2); np.fill_diagonal(k, 0)
+        loo.append(np.sum(np.log(k.sum(1)) - np.log((N - 1) * hs * np.sqrt(2 * np.pi))))
+    return dict(h=h, logp=lp, score=score, mode=grid[np.argmax(lp)], loo=np.array(loo))
+
+
+# 6 ARMA(2, 1) from Park-Miller noise
+@case("arma_lcg", inputs=lambda: dict(phi=np.array([0.5, -0.3]), theta=np.float64(0.4), seed=np.int64(20261130)),
+      outputs=["e", "x", "psi", "acf", "var_theory"], tol=(1e-9, 1e-10))
+def _(phi, theta, seed):
+    T = 300; s = int(seed); u = []
+    for _ in range(12 * T):
+        s = 16807 * s % 2147483647; u.append(s / 2147483647.0)
+    e = np.array(u).reshape(T, 12).sum(1) - 6.0; x = np.zeros(T)
+    for t in range(T):
+        x[t] = e[t] + (phi[0] * x[t - 1] + theta * e[t - 1] if t >= 1 else 0) + (phi[1] * x[t - 2] if t >= 2 else 0)
+    psi = np.zeros(40); imp = np.zeros(40); imp[0] = 1.0   # the impulse response, by running the filter
+    for j in range(40):
+        psi[j] = imp[j] + (phi[0] * psi[j - 1] + theta * imp[j - 1] if j >= 1 else 0) + (phi[1] * psi[j - 2] if j >= 2 else 0)
+    d = x - x.mean(); acov = np.array([d[:T - l] @ d[l:] / T for l in range(7)])
+    return dict(e=e, x=x, psi=psi, acf=acov / acov[0], var_theory=(psi ** 2).sum())
+
+
+# 7 Chebyshev approximation
+def cheb_f(v):
+    return np.exp(-v) * np.sin(3 * v) + v * v / 4
+@case("chebyshev_approx", inputs=lambda: dict(a=np.float64(-1.0), b=np.float64(2.5), t=np.linspace(-1.0, 2.5, 17)),
+      outputs=["c", "approx", "slope", "worst", "tail"], tol=(1e-9, 1e-11))
+def _(a, b, t):
+    n = 14; cheb = np.polynomial.chebyshev
+    coef = cheb.chebinterpolate(lambda u: cheb_f(0.5 * (b - a) * u + 0.5 * (b + a)), n - 1)
+    u = (2 * t - a - b) / (b - a); approx = cheb.chebval(u, coef)
+    return dict(c=coef, approx=approx, slope=cheb.chebval(u, cheb.chebder(coef)) * 2 / (b - a),
+                worst=np.abs(approx - cheb_f(t)).max(), tail=np.abs(coef[-3:]).max())
+
+
+# 8 Black-Scholes greeks
+def ncdf(z):
+    return 0.5 * (1 + np.vectorize(math.erf)(z / np.sqrt(2)))
+@case("black_scholes_greeks", inputs=lambda: dict(S=np.float64(100.0), sigma=np.float64(0.25), r=np.float64(0.03), T=np.float64(0.75),
+                                                 strikes=np.array([80.0, 95.0, 100.0, 110.0, 130.0])),
+      outputs=["price", "put", "delta", "gamma", "vega", "rho", "theta"], tol=(1e-9, 1e-10))
+def _(S, sigma, r, T, strikes):
+    K = strikes; sq = np.sqrt(T); d1 = (np.log(S / K) + (r + sigma ** 2 / 2) * T) / (sigma * sq); d2 = d1 - sigma * sq
+    pdf = np.exp(-d1 ** 2 / 2) / np.sqrt(2 * np.pi); c = S * ncdf(d1) - K * np.exp(-r * T) * ncdf(d2)
+    return dict(price=c, put=c - S + K * np.exp(-r * T), delta=ncdf(d1), gamma=pdf / (S * sigma * sq), vega=S * pdf * sq,
+                rho=K * T * np.exp(-r * T) * ncdf(d2), theta=-S * pdf * sigma / (2 * sq) - r * K * np.exp(-r * T) * ncdf(d2))
+
+
+# 9 trinomial American option
+def trinomial_np(S0, K, r, q, sigma, T, kind, n=40):
+    dt = T / n; up = np.exp(sigma * np.sqrt(2 * dt)); a = np.exp((r - q) * dt / 2); b = np.exp(sigma * np.sqrt(dt / 2))
+    pu = ((a - 1 / b) / (b - 1 / b)) ** 2; pd = ((b - a) / (b - 1 / b)) ** 2; pm = 1 - pu - pd; disc = np.exp(-r * dt)
+    pay = (lambda s: np.maximum(K - s, 0)) if kind == 0 else (lambda s: np.maximum(s - K, 0))
+    V = pay(S0 * up ** np.arange(-n, n + 1.0)); low = [False]     # exercised[0] is defined by no clause: 0
+    for m in range(1, n + 1):
+        s = S0 * up ** np.arange(-(n - m), n - m + 1.0)
+        cont = disc * (pu * V[2:] + pm * V[1:-1] + pd * V[:-2]); V = np.maximum(cont, pay(s))
+        low.append(bool(cont[0] <= pay(s[0]) and pay(s[0]) > 0))
+    return V[0], np.array(low)
+def tri_inputs(kind):
+    return lambda: dict(S0=np.float64(50.0), K=np.float64(52.0), r=np.float64(0.05), q=np.float64(0.02), sigma=np.float64(0.3),
+                        T=np.float64(1.0), kind=np.int32(kind))
+for kind, name in ((0, "trinomial_american_put"), (1, "trinomial_american_call")):
+    @case(name, file="trinomial_american", inputs=tri_inputs(kind), outputs=["price", "delta", "vega", "exercised"], tol=(1e-8, 1e-9))
+    def _(S0, K, r, q, sigma, T, kind):
+        f = lambda **kw: trinomial_np(**{**dict(S0=S0, K=K, r=r, q=q, sigma=sigma, T=T, kind=kind), **kw})
+        return dict(price=f()[0], exercised=f()[1], delta=fd(lambda s: f(S0=s)[0], S0), vega=fd(lambda v: f(sigma=v)[0], sigma))
+
+
+# 10 Newton's method for a 2-d system
+def newton_np(z0, rad, K=8):
+    F = lambda x, y: np.array([x * x + y * y - rad * rad, np.exp(x) + y - 1])
+    z = [np.array(z0, float)]
+    for _ in range(K - 1):
+        x, y = z[-1]; J = np.array([[2 * x, 2 * y], [np.exp(x), 1.0]]); z.append(z[-1] - np.linalg.solve(J, F(x, y)))
+    return np.array(z)
+@case("newton_system", inputs=lambda: dict(z0=np.array([1.0, -1.5]), rad=np.float64(2.0)), outputs=["z", "step", "root", "droot_drad"],
+      tol=(1e-9, 1e-11))
+def _(z0, rad):
+    z = newton_np(z0, rad)
+    x, y = z[-1]; J = np.array([[2 * x, 2 * y], [np.exp(x), 1.0]])
+    return dict(z=z, step=np.r_[0.0, np.linalg.norm(np.diff(z, axis=0), axis=1)], root=z[-1],   # step[0]: no clause, 0
+                droot_drad=np.linalg.solve(J, [2 * rad, 0.0]))    # implicit function theorem at the root
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
