@@ -211,6 +211,58 @@ def _(z0, rad):
     return dict(z=z, step=np.r_[0.0, np.linalg.norm(np.diff(z, axis=0), axis=1)], root=z[-1],   # step[0]: no clause, 0
                 droot_drad=np.linalg.solve(J, [2 * rad, 0.0]))    # implicit function theorem at the root
 
+
+# 11 Sobel edges with clamped borders
+def sobel_np(img):
+    p = np.pad(img.astype(np.float64), 1, mode="edge"); H, W = img.shape
+    kx = np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], float)
+    corr = lambda k: sum(k[a, b] * p[a:a + H, b:b + W] for a in range(3) for b in range(3))
+    return corr(kx), corr(kx.T)
+def blobs():
+    i, j = np.mgrid[0:14, 0:11]
+    img = (np.hypot(i - 6, j - 4) < 4).astype(float) + 0.5 * (j > 7) + 0.05 * R(309).standard_normal((14, 11))
+    return dict(img=img.astype(np.float32), frac=np.float32(0.3))
+@case("sobel_edges", inputs=blobs, outputs=["gx", "gy", "mag", "edge", "dir", "counts", "total"], tol=(1e-5, 1e-5), vk=True)
+def _(img, frac):
+    gx, gy = sobel_np(img); mag = np.hypot(gx, gy); edge = mag > frac * mag.max()
+    d = (np.floor(np.arctan2(gy, gx) / np.pi * 4 + 4.5).astype(np.int32) % 4)
+    counts = np.int32([(edge & (d == k)).sum() for k in range(4)])
+    return dict(gx=gx, gy=gy, mag=mag, edge=edge, dir=d, counts=counts, total=np.int32(counts.sum()))
+
+
+# 12 separable Gaussian blur and bilinear resize
+def blur_np(img, sigma):
+    k = np.arange(7); taps = np.exp(-(k - 3) ** 2 / (2 * sigma * sigma)); taps /= taps.sum()
+    H, W = img.shape; pr = np.pad(img, ((0, 0), (3, 3)), mode="edge")
+    rows = sum(taps[k] * pr[:, k:k + W] for k in range(7)); pc = np.pad(rows, ((3, 3), (0, 0)), mode="edge")
+    return taps, sum(taps[k] * pc[k:k + H] for k in range(7))
+def bilinear_np(a, OH, OW):
+    H, W = a.shape; out = np.zeros((OH, OW))
+    for p in range(OH):
+        for q in range(OW):
+            y = min(max((p + 0.5) * H / OH - 0.5, 0), H - 1); x = min(max((q + 0.5) * W / OW - 0.5, 0), W - 1)
+            i0, j0 = int(np.floor(y)), int(np.floor(x)); i1, j1 = min(i0 + 1, H - 1), min(j0 + 1, W - 1); fy, fx = y - i0, x - j0
+            out[p, q] = (1 - fy) * ((1 - fx) * a[i0, j0] + fx * a[i0, j1]) + fy * ((1 - fx) * a[i1, j0] + fx * a[i1, j1])
+    return out
+@case("blur_resize", inputs=lambda: dict(img=R(310).random((7, 9)), sigma=np.float64(1.3)),
+      outputs=["taps", "blur", "out", "mean_in", "mean_blur"], tol=(1e-10, 1e-12))
+def _(img, sigma):
+    taps, b = blur_np(img, sigma)
+    return dict(taps=taps, blur=b, out=bilinear_np(b, 10, 12), mean_in=img.mean(), mean_blur=b.mean())
+
+
+# 13 implied volatility by Newton per strike
+def bs_call(S, K, sig, r, T):
+    d1 = (np.log(S / K) + (r + sig ** 2 / 2) * T) / (sig * np.sqrt(T)); d2 = d1 - sig * np.sqrt(T)
+    return S * ncdf(d1) - K * np.exp(-r * T) * ncdf(d2), S * np.exp(-d1 ** 2 / 2) / np.sqrt(2 * np.pi) * np.sqrt(T)
+@case("implied_vol", inputs=lambda: dict(S=np.float64(100.0), r=np.float64(0.02), T=np.float64(0.5), strikes=np.array([85.0, 95.0, 100.0, 110.0]),
+                                        quotes=np.array([17.2, 9.6, 7.0, 3.1])), outputs=["vol", "iv", "repriced"], tol=(1e-9, 1e-11))
+def _(S, r, T, strikes, quotes):
+    v = [np.full(4, 0.3)]
+    for _ in range(6):
+        c, vega = bs_call(S, strikes, v[-1], r, T); v.append(v[-1] - (c - quotes) / vega)
+    return dict(vol=np.array(v), iv=v[-1], repriced=quotes)
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
