@@ -20,7 +20,7 @@ from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, Ste
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
-    FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
+    FLOATS, INNER_EXPRESSIONS, INTS, LITERAL_OUTER, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
     Unary, Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
 
@@ -50,6 +50,7 @@ NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those add
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
 LONG_SHARE = 0.1
 LONG_STEPS = (257, 320)
+LITERAL_SHARE = 0.3                # of the derivatives of a plain value, those of it read back from a matrix literal
 PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by one of the same value by another binding
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
@@ -136,6 +137,7 @@ class ProgramGenerator:
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
+        self.literals = streams.literals
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -760,6 +762,8 @@ class ProgramGenerator:
         if not preferred:
             return None
         outer = rng.choice(OUTER_EXPRESSIONS) if rng.random() < 0.25 else "{0}"
+        if outer == "{0}" and self.literals is not None and self.literals.random() < LITERAL_SHARE:
+            outer = LITERAL_OUTER
         inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
         return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
 

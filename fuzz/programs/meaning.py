@@ -662,12 +662,13 @@ def _near_integer(value: Pair, active, include_zero: bool) -> None:
 # ------------------------------------------------------------ derivatives by finite differences
 
 
-# The meaning of each template of structure.OUTER_EXPRESSIONS and INNER_EXPRESSIONS.
+# The meaning of each template of structure.OUTER_EXPRESSIONS, LITERAL_OUTER and INNER_EXPRESSIONS.
 EXPRESSIONS = {
     "{0}": lambda v: v,
     "sin({0})": np.sin,
     "tanh({0})": np.tanh,
     "({0} * {0} * 0.5 - {0})": lambda v: v * v * 0.5 - v,
+    "[[{0}, 0.5 * {0}], [{0} * {0}, -{0}]][1, 0]": lambda v: v * v,
     "({0} + {0} * {0} * {0})": lambda v: v + v * v * v,
     "(2.5 * {0} - cos({0}))": lambda v: 2.5 * v - np.cos(v),
 }
