@@ -32,11 +32,11 @@ def lu_np(A):
         W[c + 1:, c + 1:] -= np.outer(W[c + 1:, c], W[c, c + 1:])
     return W, perm, np.int32(piv)
 @case("lu_partial_pivot", inputs=lambda: dict(A=R(301).standard_normal((6, 6)), b=R(302).standard_normal(6)),
-      outputs=["L", "U", "order", "p", "x", "det"], tol=(1e-9, 1e-11))
+      outputs=["L", "U", "order", "p", "x", "det", "dxdb", "ddet"], tol=(1e-9, 1e-11))
 def _(A, b):
-    W, perm, piv = lu_np(A)
+    W, perm, piv = lu_np(A); inv = np.linalg.inv(A); det = np.linalg.det(A)
     return dict(L=np.tril(W, -1) + np.eye(6), U=np.triu(W), order=perm.astype(np.int32), p=piv,
-                x=np.linalg.solve(A, b), det=np.linalg.det(A))
+                x=np.linalg.solve(A, b), det=det, dxdb=inv, ddet=det * inv.T)
 
 
 # 2 natural cubic spline
