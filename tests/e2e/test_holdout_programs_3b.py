@@ -52,11 +52,12 @@ def spline_np(xs, ys, q):
 def spline_inputs():
     xs = np.cumsum(R(303).uniform(0.3, 1.2, 9)); q = np.sort(R(304).uniform(xs[0], xs[-1], 13))
     return dict(xs=xs, ys=np.sin(xs) + 0.1 * R(305).standard_normal(9), q=q)
-@case("spline_natural", inputs=spline_inputs, outputs=["M", "s", "slope", "dsdy"], tol=(1e-9, 1e-11))
+@case("spline_natural", inputs=spline_inputs, outputs=["M", "s", "slope", "dsdy", "dknots"], tol=(1e-9, 1e-9))
 def _(xs, ys, q):
     s, ds = spline_np(xs, ys, q); n = len(xs)
     return dict(M=np.linalg.solve(*spline_system(xs, ys)), s=s, slope=ds,
-                dsdy=np.stack([spline_np(xs, e, q)[0] for e in np.eye(n)], 1))
+                dsdy=np.stack([spline_np(xs, e, q)[0] for e in np.eye(n)], 1),
+                dknots=np.array([fd(lambda h: spline_np(xs + h * e, ys, q)[0].sum(), 0.0) for e in np.eye(n)]))
 def spline_system(xs, ys):
     n = len(xs); h = np.diff(xs); T = np.zeros((n, n)); rhs = np.zeros(n)
     T[0, 0] = T[-1, -1] = 1.0
@@ -87,10 +88,11 @@ def kalman_np(y, q, r):
 def track():
     rg = R(306); v = 0.5 + np.cumsum(0.1 * rg.standard_normal(30)); x = np.cumsum(v)
     return dict(y=x + rg.standard_normal(30), q=np.float64(0.02), r=np.float64(1.0))
-@case("rts_smoother", inputs=track, outputs=["m", "smooth", "smooth_var", "loglik", "dll_dq"], tol=(1e-8, 1e-10))
+@case("rts_smoother", inputs=track, outputs=["m", "smooth", "smooth_var", "loglik", "dll_dq", "dvar_dq"], tol=(1e-8, 1e-8))
 def _(y, q, r):
     m, ms, pv, ll = kalman_np(y, q, r)
-    return dict(m=m, smooth=ms, smooth_var=pv, loglik=ll, dll_dq=fd(lambda q: kalman_np(y, q, r)[3], q, 1e-7))
+    return dict(m=m, smooth=ms, smooth_var=pv, loglik=ll, dll_dq=fd(lambda q: kalman_np(y, q, r)[3], q, 1e-7),
+                dvar_dq=fd(lambda q: kalman_np(y, q, r)[2], q, 1e-7))
 
 
 
