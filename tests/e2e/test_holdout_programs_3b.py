@@ -265,6 +265,18 @@ def _(S, r, T, strikes, quotes):
         c, vega = bs_call(S, strikes, v[-1], r, T); v.append(v[-1] - (c - quotes) / vega)
     return dict(vol=np.array(v), iv=v[-1], repriced=quotes)
 
+
+# 14 Black-Scholes over a strike x maturity surface
+@case("bs_vol_surface", inputs=lambda: dict(S=np.float64(100.0), r=np.float64(0.01), strikes=np.array([90.0, 100.0, 110.0]),
+                                           mats=np.array([0.25, 1.0]), vols=np.array([[0.2, 0.25], [0.22, 0.3], [0.18, 0.2]])),
+      outputs=["price", "delta", "gamma", "vega", "vanna", "leak"], tol=(1e-9, 1e-10))
+def _(S, r, strikes, mats, vols):
+    K, T, v = strikes[:, None], mats[None, :], vols
+    d1 = (np.log(S / K) + (r + v * v / 2) * T) / (v * np.sqrt(T)); d2 = d1 - v * np.sqrt(T)
+    pdf = np.exp(-d1 ** 2 / 2) / np.sqrt(2 * np.pi)
+    return dict(price=S * ncdf(d1) - K * np.exp(-r * T) * ncdf(d2), delta=ncdf(d1), gamma=pdf / (S * v * np.sqrt(T)),
+                vega=S * pdf * np.sqrt(T), vanna=-pdf * d2 / v, leak=0.0)
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
