@@ -277,6 +277,20 @@ def _(S, r, strikes, mats, vols):
     return dict(price=S * ncdf(d1) - K * np.exp(-r * T) * ncdf(d2), delta=ncdf(d1), gamma=pdf / (S * v * np.sqrt(T)),
                 vega=S * pdf * np.sqrt(T), vanna=-pdf * d2 / v, leak=0.0)
 
+
+# 15 a Kalman filter in D dimensions, solving inside each step
+def kalman_nd_inputs():
+    rg = R(311); D, O, T = 3, 2, 12
+    return dict(y=rg.standard_normal((T, O)), F=np.eye(D) + 0.1 * rg.standard_normal((D, D)), H=rg.standard_normal((O, D)),
+                Q=0.1 * np.eye(D), Rn=np.array([[0.5, 0.1], [0.1, 0.4]]), m0=np.zeros(D))
+@case("kalman_nd", inputs=kalman_nd_inputs, outputs=["m", "P", "spread"], tol=(1e-9, 1e-11))
+def _(y, F, H, Q, Rn, m0):
+    m, P = [m0], [np.eye(len(m0))]
+    for t in range(1, len(y)):
+        mp = F @ m[-1]; Pp = F @ P[-1] @ F.T + Q; K = Pp @ H.T @ np.linalg.inv(H @ Pp @ H.T + Rn)
+        m.append(mp + K @ (y[t] - H @ mp)); P.append(Pp - K @ H @ Pp)
+    return dict(m=np.array(m), P=np.array(P), spread=np.trace(np.array(P), axis1=1, axis2=2))
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
