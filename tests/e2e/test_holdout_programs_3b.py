@@ -100,8 +100,7 @@ def _(y, q, r):
 def mixture():
     rg = R(307)
     return dict(x=np.concatenate([rg.normal(-2.0, 0.7, 40), rg.normal(1.5, 1.2, 60)]), mu0=np.array([-0.5, 0.5]))
-@case("gmm_em", inputs=mixture, outputs=["loglik", "final_mu", "final_w", "var"], tol=(1e-9, 1e-10))
-def _(x, mu0):
+def em_np(x, mu0):
     K = len(mu0); N = len(x); w = np.full(K, 1 / K); mu = mu0.copy(); var = ((x[:, None] - mu0) ** 2).mean(0)
     ll = []; vs = [var]
     for _ in range(8):
@@ -111,6 +110,11 @@ def _(x, mu0):
         w = nk / N; mu = (g * x[:, None]).sum(0) / nk; var = (g * (x[:, None] - mu) ** 2).sum(0) / nk; vs.append(var)
     return dict(loglik=np.array(ll), final_mu=mu, final_w=w, var=np.array(vs),
                 __stdout__=[f"means {mu[0]:.4f} {mu[1]:.4f}"])
+@case("gmm_em", inputs=mixture, outputs=["loglik", "final_mu", "final_w", "var", "dlast_dmu0"], tol=(1e-6, 1e-9))
+def _(x, mu0):
+    out = em_np(x, mu0)
+    out["dlast_dmu0"] = np.array([fd(lambda h: em_np(x, mu0 + h * e)["loglik"][-1], 0.0) for e in np.eye(len(mu0))])
+    return out
 
 
 # 5 kernel density estimates through a stable logsumexp
