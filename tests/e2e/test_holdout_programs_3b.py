@@ -251,10 +251,11 @@ def bilinear_np(a, OH, OW):
             out[p, q] = (1 - fy) * ((1 - fx) * a[i0, j0] + fx * a[i0, j1]) + fy * ((1 - fx) * a[i1, j0] + fx * a[i1, j1])
     return out
 @case("blur_resize", inputs=lambda: dict(img=R(310).random((7, 9)), sigma=np.float64(1.3)),
-      outputs=["taps", "blur", "out", "mean_in", "mean_blur"], tol=(1e-10, 1e-12))
+      outputs=["taps", "blur", "out", "mean_in", "mean_blur", "denergy"], tol=(1e-8, 1e-10))
 def _(img, sigma):
     taps, b = blur_np(img, sigma)
-    return dict(taps=taps, blur=b, out=bilinear_np(b, 10, 12), mean_in=img.mean(), mean_blur=b.mean())
+    return dict(taps=taps, blur=b, out=bilinear_np(b, 10, 12), mean_in=img.mean(), mean_blur=b.mean(),
+                denergy=fd(lambda s: (bilinear_np(blur_np(img, s)[1], 10, 12) ** 2).sum(), sigma))
 
 
 # 13 implied volatility by Newton per strike
