@@ -46,6 +46,7 @@ ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose star
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
+STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
 # of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
 LONG_SHARE = 0.1
@@ -138,6 +139,7 @@ class ProgramGenerator:
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
+        self.stepped = streams.stepped
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -619,8 +621,20 @@ class ProgramGenerator:
             return Binary("+", drive, Call(fn.name, args, me.dtype), me.dtype)
         var = gen.index_name(inner)
         loop = self.recurrence(me.dtype, replace(inner, hidden=inner.hidden + (var,)), gen, var)
-        loop = replace(loop, init=Binary("+", start, loop.init, me.dtype))
+        loop = replace(loop, init=Binary("+", start, self.by_step(me, inner, loop.init), me.dtype))
         return Binary("+", drive, loop, me.dtype)
+
+    def by_step(self, me: Tensor, inner: Scope, init):
+        """Sometimes (from `stepped`, a stream of its own) `init` plus the sum of a member's row
+        at an earlier step times the step's index, `0.25 / n * sum(r[t - 1] * (t as f32))`: a
+        tensor the step computes from its index, which the inner loop reads."""
+        rows = [s for s in inner.steps if s.tensor.dtype == me.dtype and len(s.tensor.shape) > 1]
+        if self.stepped is None or me.dtype not in FLOATS or not rows or self.stepped.random() >= STEPPED_SHARE:
+            return init
+        row = self.stepped.choice(rows)
+        read = Prelude("sum", row.tensor.name, me.dtype, self.stepped.choice(row.lookbacks), by_step=True)
+        scale = Lit(0.25 / int(np.prod(row.tensor.sizes[1:])), me.dtype)
+        return Binary("+", init, Binary("*", scale, read, me.dtype), me.dtype)
 
     def with_row(self, me: Tensor, scope: Scope, drive):
         """In a long group (`group`), `drive` plus the sum, max or min of a member's whole row at

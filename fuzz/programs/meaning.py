@@ -407,8 +407,10 @@ class Evaluator:
         whatever the grid: a scalar."""
         value = self.values[node.name]
         if node.back:
-            row = int(np.ravel(grid.env["t"].ex)[0]) - node.back
-            value = value.map(lambda part: part[row])
+            t = int(np.ravel(grid.env["t"].ex)[0])
+            value = value.map(lambda part: part[t - node.back])
+            if node.by_step:
+                value = value.map(lambda part: part * np.asarray(t, part.dtype))
         axes = tuple(range(value.ex.ndim))
         return Pair(*(_reduce_part(node.op, part, True, axes, types[node.dtype])
                       for part, types in ((value.ex, EXACT), (value.wd, WIDE))), node.dtype)

@@ -179,6 +179,7 @@ class Prelude:
     name: str
     dtype: str
     back: int = 0                  # c >= 1: the row of a recurrence member at step `t - c`, inside its step
+    by_step: bool = False          # that row times the step's index, `sum(r[t - c] * (t as f32))`
 
 
 @dataclass(frozen=True)
