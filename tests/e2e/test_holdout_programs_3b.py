@@ -1,10 +1,11 @@
 """Hold-out programs, third round (numerics, statistics, finance, images), written as users of the
 language would write them and checked against NumPy computed here: LU with partial pivoting, a
-natural cubic spline, a Kalman filter with its RTS smoother, EM for a Gaussian mixture, kernel
-density estimates through a stable logsumexp, ARMA simulation from an integer LCG, Chebyshev
-approximation, Black-Scholes greeks and a trinomial American option by @, Newton's method in 2-d
-with its Jacobian by @, and image filters (Sobel, separable Gaussian blur, bilinear resize) over
-named H and W. Each case states its tolerance (`tol`, rtol and atol; integers and bools compare
+natural cubic spline, a Kalman filter with its RTS smoother and one in D dimensions solving in
+each step, EM for a Gaussian mixture, kernel density estimates through a stable logsumexp, ARMA
+simulation from an integer LCG, Chebyshev approximation, Black-Scholes greeks (over a strike x
+maturity surface too), implied volatilities by Newton and a trinomial American option by @,
+Newton's method in 2-d with its Jacobian by @, and image filters (Sobel, separable Gaussian blur,
+bilinear resize) over named H and W. Each case states its tolerance (`tol`, rtol and atol; integers and bools compare
 exactly); `vk` cases run on vulkan-spirv too."""
 import math
 
