@@ -47,12 +47,14 @@ class Streams:
     long: random.Random | None = None       # a group of more steps than a chunk, computing rows (ProgramGenerator.group)
     pairs: random.Random | None = None      # a second derivative of one value (ProgramGenerator.sibling_derivative)
     wide: random.Random | None = None       # an i64 base to an i32 exponent (ExpressionGenerator.power)
+    literals: random.Random | None = None   # a derivative of a value read back from a matrix literal (ProgramGenerator.derivative)
+    stepped: random.Random | None = None    # a loop in a step reading a row times the step's index (ProgramGenerator.with_nesting)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting", "long", "pairs", "wide")))
+                      "edges", "nesting", "long", "pairs", "wide", "literals", "stepped")))
 
 
 @dataclass(frozen=True)
