@@ -273,6 +273,10 @@ def _pow(args: list, span):
         exp = cast(exp, I32, span)          # float ** integer: math.fpowi takes an i32
     elif exp.dtype != base.dtype:
         raise d.error(d.TYPE, f"mismatched types {base.dtype} and {exp.dtype} in `**`", span)
+    if is_folding_constant(exp) and _is_zero(exp):
+        # IREE-264: x ** 0 is 1 for every x (C's pow, NaN and 0 included); built, its power's
+        # loop folds to 1 inside IREE, and a reduction whose body then reads no element is summed once
+        return Const(np.asarray(1).astype(base.dtype.numpy), span=span)
     return _build("pow", [base, exp], base.dtype, span)
 
 
