@@ -501,6 +501,8 @@ class ExpressionGenerator:
             result = Binary("+", result, self._as(Var(name, value_type), dtype), dtype) \
                 if dtype != "bool" else result
         style = self.rng.choice(("let", "let", "nested", "pipe"))
+        if style == "pipe" and scope.arrays:     # a typed closure maps over a piped array's elements,
+            style = "let"                        # and an array its body reads is no element (E002)
         return Block(((name, value),), result, dtype, style)
 
     def match(self, dtype: str, scope: Scope, depth: int):
