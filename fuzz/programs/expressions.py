@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
-    FLOATS, INTS, NARROW_INTS, UNSIGNED, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
+    FLOATS, INTS, UNSIGNED, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
     Local, Prelude, Prev, Range, Read, Recur, Reduce, RestRead, RowMatch, StepTensor, Unary, Var, children,
     walk)
 

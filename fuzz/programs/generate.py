@@ -21,7 +21,8 @@ from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, Ste
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
-    FLOATS, INNER_EXPRESSIONS, INTS, NARROW_INTS, OUTER_EXPRESSIONS, UNSIGNED, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
+    FLOATS, INNER_EXPRESSIONS, INTS, NARROW_INTS, OUTER_EXPRESSIONS, UNSIGNED, Binary, Bound, Call, Cast, Clause,
+    Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
     Unary, Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
 
