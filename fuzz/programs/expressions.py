@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
-    FLOATS, INTS, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
+    FLOATS, INTS, UNSIGNED, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
     Local, Prelude, Prev, Range, Read, Recur, Reduce, RestRead, RowMatch, StepTensor, Unary, Var, children,
     walk)
 
@@ -27,6 +27,8 @@ SIBLING_SHARE = 0.5            # of second reduction indices over the first's ra
 EXTREMUM_GUARD_SHARE = 0.3     # of the max, min and prod reductions drawn, those given a guard
 SIGNED_SHARE = 0.04            # of the subscripts drawn, those made `(i - c) / k + d` or `(i - c) % k + d`
 WIDE_POWER_SHARE = 1.0         # of the i64 powers drawn, those written (E002 before branch hdp; 0 in tests: none)
+NARROW_SHARE = 0.15            # of the programs, those whose integer type is one of NARROW_INTS
+INDEX_POWER_SHARE = 0.5        # of the integer powers drawn, those with an index exponent `b ** (i % 3)`
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,13 @@ class Streams:
     wide: random.Random | None = None       # an i64 base to an i32 exponent (ExpressionGenerator.power)
     literals: random.Random | None = None   # a derivative of a value read back from a matrix literal (ProgramGenerator.derivative)
     stepped: random.Random | None = None    # a loop in a step reading a row times the step's index (ProgramGenerator.with_nesting)
+    widths: random.Random | None = None     # a narrow integer type (ProgramGenerator), index powers (_index_power)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting", "long", "pairs", "wide", "literals", "stepped")))
+                      "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths")))
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ class ExpressionGenerator:
         self.rng = rng
         self.prefix = prefix       # of every name it makes: another generator's names never clash
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
-        self.signed = streams.signed
+        self.signed, self.widths = streams.signed, streams.widths
         self.wide = streams.wide
         self.float_type = float_type
         self.int_type = int_type
@@ -191,7 +194,7 @@ class ExpressionGenerator:
             value = rng.choice(FLOAT_LITERALS)
         else:
             value = rng.randint(1, 9)
-        if not positive and rng.random() < 0.25:
+        if not positive and rng.random() < 0.25 and dtype not in UNSIGNED:
             value = -value
         return Lit(value, dtype, suffix=rng.random() < 0.15)
 
@@ -406,7 +409,7 @@ class ExpressionGenerator:
         if dtype in FLOATS:
             source = self.rng.choice((self.int_type, "f32" if dtype == "f64" else self.float_type))
         else:
-            source = self.rng.choice((self.float_type, "i32" if dtype == "i64" else self.int_type))
+            source = self.rng.choice((self.float_type, "i32" if dtype != "i32" else self.int_type))
         if source == dtype:
             return None
         inner = self.expr(source, scope, depth - 1)
@@ -415,6 +418,8 @@ class ExpressionGenerator:
             inner = replace(inner, suffix=True)
         if source in FLOATS and dtype in INTS:
             inner = Binary("*", inner, Lit(4.0, source), source)     # spread values over integers
+            if dtype in UNSIGNED:      # a negative float has no unsigned value (NumPy's is undefined)
+                inner = Call("abs", (inner,), source)
         return Cast(inner, dtype)
 
     def math(self, dtype: str, scope: Scope, depth: int):
@@ -446,14 +451,15 @@ class ExpressionGenerator:
 
     def power(self, dtype: str, scope: Scope, depth: int):
         """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2), and from `wide` (a stream of its
-        own) `i64 ** 2i32`, integers of two widths, on a leaf. A float's integer exponent is a literal or an
-        index known at run time (`x ** (i % 4)`, IREE-73), also as a float (`x ** ((i % 4) as
-        f32)`, IREE-74), its base of any sign."""
-        if dtype == "i64":
-            if self.wide is None or self.wide.random() >= WIDE_POWER_SHARE:
-                return None
+        own) `i64 ** 2i32`, integers of two widths, on a leaf. A float's integer exponent is a
+        literal or an index known at run time (`x ** (i % 4)`, IREE-73), also as a float
+        (`x ** ((i % 4) as f32)`, IREE-74), its base of any sign. Another integer type's power has
+        an i32 exponent: `_index_power`'s form (from `widths`), for i64 where `wide` draws none."""
+        if dtype == "i64" and self.wide is not None and self.wide.random() < WIDE_POWER_SHARE:
             # the leaf the caller would draw in its place, raised: the main stream stays as it was
             return Binary("**", self.leaf(dtype, scope), Lit(self.wide.randint(0, 3), "i32", suffix=True), dtype)
+        if dtype in INTS and dtype != "i32":
+            return self._index_power(dtype, scope, None)
         base = self.expr(dtype, scope, depth - 1)
         if dtype in FLOATS and scope.indices and self.rng.random() < 0.3:
             index = Index(self.rng.choice(scope.indices).name)
@@ -461,10 +467,37 @@ class ExpressionGenerator:
             if self.rng.random() < 0.5:         # an integral float exponent (IREE-74)
                 exponent = Cast(exponent, dtype)
             return Binary("**", base, exponent, dtype)
+        if dtype in INTS:
+            indexed = self._index_power(dtype, scope, base)
+            if indexed is not None:
+                return indexed
         if dtype in INTS or self.rng.random() < 0.6:
             return Binary("**", base, Lit(self.rng.randint(0, 3), "i32"), dtype)
         positive = Binary("+", Call("abs", (base,), dtype), Lit(0.5, dtype), dtype)
         return Binary("**", positive, self.literal(dtype, positive=True), dtype)
+
+    def _index_power(self, dtype: str, scope: Scope, base):
+        """Some of the time (from `widths`, a stream of its own) an integer power whose exponent
+        is an index, `base ** (i % 3)`: an i32 one of `base`; in another integer type a literal
+        base that takes the type of a leaf beside it, `x[k] / 10 ** (i % 3)` (an i8 power of
+        the i32 index). Its value is at least 1 and at most 100, which every type holds, so it
+        divides too. None where no index is in scope, or not drawn."""
+        vars_ = [v for v in scope.indices if v.low >= 0]
+        if self.widths is None or not vars_ or self.widths.random() >= INDEX_POWER_SHARE:
+            return None
+        rng = self.widths
+        exponent = Binary("%", Index(rng.choice(vars_).name), Lit(3, "i32"), "i32")
+        if base is not None:
+            return Binary("**", base, exponent, dtype)
+        power = Binary("**", Lit(rng.randint(2, 10), dtype), exponent, dtype)
+        main, self.rng = self.rng, rng
+        try:
+            leaf = self.leaf(dtype, scope)
+        finally:
+            self.rng = main
+        if isinstance(leaf, Lit):      # it must type the base: unsuffixed, both would be i32
+            leaf = replace(leaf, suffix=True)
+        return Binary(rng.choice(("/", "%", "*", "+", "-")), leaf, power, dtype)
 
     def block(self, dtype: str, scope: Scope, depth: int):
         name = self.name("v")
@@ -476,6 +509,8 @@ class ExpressionGenerator:
             result = Binary("+", result, self._as(Var(name, value_type), dtype), dtype) \
                 if dtype != "bool" else result
         style = self.rng.choice(("let", "let", "nested", "pipe"))
+        if style == "pipe" and scope.arrays:     # a typed closure maps over a piped array's elements,
+            style = "let"                        # and an array its body reads is no element (E002)
         return Block(((name, value),), result, dtype, style)
 
     def match(self, dtype: str, scope: Scope, depth: int):
@@ -492,7 +527,7 @@ class ExpressionGenerator:
         scrutinee = self.expr(self.int_type, scope, depth - 1)
         arms = [self._int_arm(dtype, scope, depth) for _ in range(self.rng.randint(1, 3))]
         if self.rng.random() < 0.3:         # exhaustive by ranges, no catch-all
-            cut = self.rng.randint(-3, 6)
+            cut = self.rng.randint(self._least_pattern(), 6)
             arms.append(Arm(Pattern("range", (None, cut, True)), None, self.expr(dtype, scope, depth - 1)))
             arms.append(Arm(Pattern("range", (cut + 1, None, False)), None, self.expr(dtype, scope, depth - 1)))
         else:
@@ -536,20 +571,24 @@ class ExpressionGenerator:
                         tuple(ends[before:]), body, dtype)
 
     def _int_arm(self, dtype: str, scope: Scope, depth: int) -> Arm:
-        rng = self.rng
+        rng, least = self.rng, self._least_pattern()
         kind = rng.choice(("lit", "or", "range", "range"))
         if kind == "lit":
-            values = (rng.randint(-3, 9),)
+            values = (rng.randint(least, 9),)
         elif kind == "or":
-            values = tuple(sorted(set(rng.randint(-3, 9) for _ in range(rng.randint(2, 3)))))
+            values = tuple(sorted(set(rng.randint(least, 9) for _ in range(rng.randint(2, 3)))))
         else:
-            lo, inclusive = rng.randint(-3, 6), rng.random() < 0.5
+            lo, inclusive = rng.randint(least, 6), rng.random() < 0.5
             hi = lo + rng.randint(1, 5)
             values = rng.choice(((lo, hi, inclusive), (lo, None, False), (None, hi, True)))
         name = self.name("m") if kind != "lit" and rng.random() < 0.4 else None
         inner = scope.with_local(name, self.int_type) if name else scope
         guard = self.condition(inner, depth - 1) if rng.random() < 0.25 else None
         return Arm(Pattern(kind, values, name), guard, self.expr(dtype, inner, depth - 1))
+
+    def _least_pattern(self) -> int:
+        """The smallest integer a pattern names: an unsigned scrutinee's none below 0 (E006)."""
+        return 0 if self.int_type in UNSIGNED else -3
 
     def call_function(self, dtype: str, scope: Scope, depth: int):
         # a typed function given whole arrays maps over their elements (LANGUAGE.md section 6);

@@ -15,12 +15,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fuzz.programs import expressions
 from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, high_of, low_of,
                                        named)
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
-    FLOATS, INNER_EXPRESSIONS, INTS, LITERAL_OUTER, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
+    FLOATS, INNER_EXPRESSIONS, INTS, LITERAL_OUTER, NARROW_INTS, OUTER_EXPRESSIONS, UNSIGNED, Binary, Bound, Call,
+    Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
     Unary, Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
 
@@ -142,6 +144,8 @@ class ProgramGenerator:
         self.stepped = streams.stepped
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
+        if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
+            self.int_type = streams.widths.choice(NARROW_INTS)
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
         # the nesting draw's expressions: its stream, and names of its own
         self.nested = ExpressionGenerator(streams.nesting, self.float_type, self.int_type, prefix="n") \
@@ -194,7 +198,7 @@ class ProgramGenerator:
         other_float = self.other_float()
         dtype = rng.choices((self.float_type, self.int_type, other_float, "bool"), (6, 2, 1, 0.5))[0]
         shape = tuple(self.extent(dims) for _ in range(rng.choice((0, 1, 1, 2, 2))))
-        low, high = (-2.0, 2.0) if dtype in FLOATS else (-9, 9)
+        low, high = (-2.0, 2.0) if dtype in FLOATS else (0 if dtype in UNSIGNED else -9, 9)
         return Input(self.gen.name("x"), dtype, shape, low, high)
 
     def other_float(self) -> str:

@@ -23,19 +23,22 @@ import ml_dtypes
 import numpy as np
 
 from fuzz.programs.structure import (
-    FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
+    FLOATS, UNSIGNED, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
     Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap, RowMatch,
     StepTensor, Unary, Var, Whole, ROW)
 
 # f16 and bf16 as NumPy float16 and ml_dtypes bfloat16: their ufuncs compute each operation in
 # f32 and round once, as einc does (docs/DECISIONS.md, Half precision)
+NARROW = {"i8": np.int8, "i16": np.int16, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
+# i32 and i64 are computed in int64 and kept in i32's range (INT_LIMIT); the narrow integer
+# types in their own NumPy types, wrapping as einc's do: exact, so wide is the same value
 EXACT = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
-         "i32": np.int64, "i64": np.int64, "bool": np.bool_}
+         "i32": np.int64, "i64": np.int64, "bool": np.bool_, **NARROW}
 WIDE = {"f32": np.float64, "f64": np.longdouble, "f16": np.float64, "bf16": np.float64,
-        "i32": np.int64, "i64": np.int64, "bool": np.bool_}
+        "i32": np.int64, "i64": np.int64, "bool": np.bool_, **NARROW}
 OUTPUT_TYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
-                "i32": np.int32, "i64": np.int64, "bool": np.bool_}    # what einc reads and writes
-INT_LIMIT = 2 ** 31 - 1              # i64 values are kept in i32's range too
+                "i32": np.int32, "i64": np.int64, "bool": np.bool_, **NARROW}    # what einc reads and writes
+INT_LIMIT = 2 ** 31 - 1              # i32 and i64 values are kept in i32's range
 FLOAT_LIMIT = {"f32": 1e6, "f64": 1e12, "f16": 1e3, "bf16": 1e4}
 # below this a nonzero value is (nearly) subnormal: IREE flushes f32's; f16's smallest normal is 6.1e-5
 TINY = {"f32": 1e-30, "f64": 1e-30, "f16": 6.2e-5, "bf16": 1e-30}
@@ -472,7 +475,9 @@ def _reduce_part(op: str, part, active, axes: tuple, dtype) -> np.ndarray:
     mask = np.broadcast_to(active, full.shape)
     identity = IDENTITIES[op]
     if op in ("max", "min") and not np.issubdtype(dtype, np.floating):
-        identity = np.iinfo(np.int32).min if op == "max" else np.iinfo(np.int32).max
+        # i32 and i64 are kept in i32's range (bf16, no NumPy float, takes i32's too)
+        limits = np.iinfo(dtype if np.issubdtype(dtype, np.integer) and dtype != np.int64 else np.int32)
+        identity = limits.min if op == "max" else limits.max
     identity = np.asarray(identity).astype(dtype)
     filled = np.where(mask, full, identity)
     if op in ("sum", "prod") and dtype in ACCUMULATED:
@@ -522,18 +527,27 @@ def arithmetic(op: str, left: Pair, right: Pair, active) -> Pair:
     if op in ("/", "%"):
         if np.any(active & (right.ex == 0)):
             raise Invalid("integer division by zero")
-        return Pair(*(_int_divide(op, a, b) for a, b in ((left.ex, right.ex), (left.wd, right.wd))), dtype)
+        quotients = [_int_divide(op, a, b, dtype) for a, b in ((left.ex, right.ex), (left.wd, right.wd))]
+        if dtype in NARROW and np.any(active & (quotients[0] != quotients[0].astype(EXACT[dtype]))):
+            raise Invalid("a quotient out of its type (its smallest value by -1)")
+        return Pair(*(q.astype(EXACT[dtype]) for q in quotients), dtype)
     if op == "**":
         if np.any(active & (right.ex < 0)):
             raise Invalid("negative integer power")
-        return Pair(*(np.power(a, np.where(b < 0, 0, np.minimum(b, 62)))
+        # in the base's type, as np.power of that dtype wraps (an i32 exponent of a narrow base)
+        return Pair(*(np.power(a, np.clip(b, 0, 62).astype(a.dtype))
                       for a, b in ((left.ex, right.ex), (left.wd, right.wd))), dtype)
     fn = {"+": np.add, "-": np.subtract, "*": np.multiply}[op]
     return Pair(fn(left.ex, right.ex), fn(left.wd, right.wd), dtype)
 
 
-def _int_divide(op: str, a, b):
-    b = np.where(b == 0, 1, b)
+def _int_divide(op: str, a, b, dtype: str):
+    """Signed: truncated toward zero, the remainder of the dividend's sign, computed in int64
+    (a narrow type's result is cast back by the caller); unsigned: plain, in the type."""
+    b = np.where(b == 0, 1, b).astype(np.asarray(a).dtype)
+    if dtype in UNSIGNED:
+        return a // b if op == "/" else a % b
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
     quotient = np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)     # truncates toward zero
     return quotient if op == "/" else a - b * quotient               # the dividend's sign
 
@@ -589,7 +603,11 @@ def _convert(value: Pair, dtype: str, active) -> Pair:
         _near_integer(value, active, include_zero=False)
         if np.any(active & (np.abs(value.ex) >= INT_LIMIT)):
             raise Invalid("cast to an integer out of range")
-        return Pair(*(np.trunc(np.where(np.isfinite(p), p, 0)).astype(np.int64)
+        if dtype in NARROW:       # out of the type NumPy's cast is undefined, einc's wraps
+            info = np.iinfo(NARROW[dtype])
+            if np.any(active & ((np.trunc(value.ex) < info.min) | (np.trunc(value.ex) > info.max))):
+                raise Invalid(f"cast to {dtype} out of range")
+        return Pair(*(np.trunc(np.where(np.isfinite(p), p, 0)).astype(np.int64).astype(EXACT[dtype])
                       for p in (value.ex, value.wd)), dtype)
     if dtype == "bool":
         return Pair(value.ex != 0, value.wd != 0, dtype)
@@ -607,8 +625,8 @@ def _check(value: Pair, active) -> None:
         bad = ~np.isfinite(size) | (size > FLOAT_LIMIT[value.dtype]) | ((size > 0) & (size < TINY[value.dtype]))
         if np.any(active & bad):
             raise Invalid("a float value out of the well-conditioned range")
-    elif value.dtype != "bool" and np.any(active & (np.abs(ex) > INT_LIMIT)):
-        raise Invalid("integer overflow")
+    elif value.dtype in ("i32", "i64") and np.any(active & (np.abs(ex) > INT_LIMIT)):
+        raise Invalid("integer overflow")       # a narrow type's values wrap in it: always valid
 
 
 def _decided(cond: Pair, active) -> None:

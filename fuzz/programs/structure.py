@@ -9,10 +9,13 @@ from dataclasses import dataclass, replace
 
 FLOATS = ("f32", "f64", "f16", "bf16")
 HALF_TYPES = ("f16", "bf16")
-INTS = ("i32", "i64")
+NARROW_INTS = ("i8", "i16", "u8", "u16", "u32", "u64")     # a program's integer type some of the time
+UNSIGNED = ("u8", "u16", "u32", "u64")
+INTS = ("i32", "i64") + NARROW_INTS
 NUMERIC = FLOATS + INTS
 WIDE_TYPES = ("f64", "i64")
-NOT_ON_VULKAN = WIDE_TYPES + HALF_TYPES     # vulkan-spirv refuses them (E011)
+# vulkan-spirv refuses them (E011): no 64-bit types, and 16-bit integers are not in its profile
+NOT_ON_VULKAN = WIDE_TYPES + HALF_TYPES + ("u64", "i16", "u16")
 COARSEST_FIRST = ("bf16", "f16", "f32", "f64")
 
 

@@ -135,3 +135,18 @@ def test_a_float_power_of_a_negative_base_or_of_zero_is_c_pow(target):
         with np.errstate(invalid="ignore"):
             np.testing.assert_allclose(out["p"], np.power(x, e), rtol=1e-6)
             np.testing.assert_allclose(out["q"], np.power(np.float32(s), np.float32(t)), rtol=1e-6)
+
+
+def test_a_sum_of_powers_to_the_constant_0_counts_every_term():
+    """IREE-264: a reduction whose body, once IREE folds it, reads no element was summed once;
+    `x[k] ** 0` is 1 for every x (NaN and 0 included), built as that constant."""
+    x = np.array([1.5, np.nan, 0.0, -2.0], np.float32)
+    n = np.array([0, -3, 7], np.int32)
+    out = einc.load(einc.compile("""
+        let x: [f32; 4];
+        let n: [i32; 3];
+        let s = sum[k](x[k] ** 0);
+        let c[i in 0..2] = sum[k](n[k] ** 0 + i);
+    """)).run({"x": x, "n": n})
+    assert out["s"] == np.sum(np.power(x, 0))
+    np.testing.assert_array_equal(out["c"], [np.sum(np.power(n, 0) + i) for i in range(2)])

@@ -72,3 +72,22 @@ def test_a_literal_out_of_its_type_range_is_E006():
     with pytest.raises(CompileError) as info:
         einc.compile("let c: u8 = 300;\n")
     assert info.value.diagnostics[0].code == "E006" and "does not fit in u8" in info.value.diagnostics[0].message
+
+
+def test_a_recurrence_no_base_clause_types_takes_a_narrow_type_its_clauses_name():
+    """A member whose start is written as an `if` (no base clause) is typed by a search over
+    the scalar types: i16 from a cast, u8 from the data its step reads, are in it too."""
+    x = np.array([200, 100, 7, 255], np.uint8)
+    result = einc.load(einc.compile("""
+        let x: [u8; 4];
+        let r[t in 0..4] = if t == 0 { x[0] } else { r[t - 1] + x[t] };
+        let q[t in 0..4] = if t == 0 { t as i16 + 7i16 } else { q[t - 1] * 300 + 7 };
+    """)).run({"x": x})
+    r, q = [x[0]], [np.int16(7)]
+    with np.errstate(over="ignore"):
+        for t in range(1, 4):
+            r.append(r[-1] + x[t])
+            q.append(q[-1] * np.int16(300) + np.int16(7))
+    np.testing.assert_array_equal(result["r"], np.array(r, np.uint8))
+    np.testing.assert_array_equal(result["q"], np.array(q, np.int16))
+    assert result["r"].dtype == np.uint8 and result["q"].dtype == np.int16

@@ -274,6 +274,10 @@ def _pow(args: list, span):
     elif exp.dtype != base.dtype and not (base.dtype.is_int and exp.dtype.is_int):
         # integers of two widths (`w ** k`, w: i64, k: i32): the exponent keeps its own type
         raise d.error(d.TYPE, f"mismatched types {base.dtype} and {exp.dtype} in `**`", span)
+    if is_folding_constant(exp) and _is_zero(exp):
+        # IREE-264: x ** 0 is 1 for every x (C's pow, NaN and 0 included); built, its power's
+        # loop folds to 1 inside IREE, and a reduction whose body then reads no element is summed once
+        return Const(np.asarray(1).astype(base.dtype.numpy), span=span)
     return _build("pow", [base, exp], base.dtype, span)
 
 

@@ -19,7 +19,7 @@ from einc.ir import affine, clause_order, step_reach
 from einc.ir.nodes import (Assert, Generic, IndexRef, IndexVar, Read, RecClause, RecMember, RecurrenceGroup, RecValue, StateRead,
                            Value, free_vars, fresh_index_vars, size_value, step_state_reads, walk)
 from einc.ir.state_slices import state_slice
-from einc.ir.types import BF16, BOOL, F16, F32, F64, I32, I64, Lin
+from einc.ir.types import BF16, BOOL, BY_NAME, F16, F32, F64, I32, I64, Lin
 from einc.semantics.forms import definitions, guarded_clauses, recurrence_coverage
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.bounds import check_reads
@@ -506,13 +506,13 @@ def _typed_by_component(el, clauses_by_member: dict, env, names: dict, component
     the guesses of several members that need different types then multiply per component, not
     across the whole group (beyond MAX_UNSEEDED members the whole-group search tries one type
     for all)."""
-    guess, tentative, unseeded = initial
+    guess, tentative, unseeded, named = initial
     settled = dict(guess)
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
     for component in components:
         first_error = None
         own = {did: guess[did] for did in guess if did in component}
-        for choice in _guesses(own, tentative & component, unseeded & component):
+        for choice in _guesses(own, tentative & component, unseeded & component, named):
             del el.ir.effects[effects:]
             del el.state.dependent_ranges[ranges:]
             try:
@@ -538,7 +538,7 @@ def _components_read_first(clauses_by_member: dict) -> list:
     return _strongly_connected(reads)      # Tarjan's emits a component after all it reaches
 
 
-def _guesses(guess: dict, tentative: set, unseeded: set):
+def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     """The first guess; then the other types the literals of members typed only by literals can
     take: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
     data; `let a[0] = 0; let a[t in 1..T] = a[t - 1] * 0.5 + x[t];` is x's float, as an int
@@ -547,7 +547,9 @@ def _guesses(guess: dict, tentative: set, unseeded: set):
     then together with the members no base clause types (`r[0] = if x[0] > 0.0 { 0.5 } else
     { 1.0 }` and an unseeded partner reading f16 data); then other types for members no base
     clause types at all (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination
-    for up to MAX_UNSEEDED of them, one type for all beyond that."""
+    for up to MAX_UNSEEDED of them, one type for all beyond that, over SCALAR_TYPES and the
+    other types the group's clauses `named` (`let r[t in 0..T] = if t == 0 { t as i16 } else
+    { r[t - 1] + 1 };` is i16)."""
     yield guess
     tried = [guess]
     for dtype in (F32, F64, I32, F16, BF16, I64):
@@ -559,8 +561,9 @@ def _guesses(guess: dict, tentative: set, unseeded: set):
                 tried.append(alternative)
                 yield alternative
     members = sorted(unseeded, key=list(guess).index)
-    choices = itertools.product(SCALAR_TYPES, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
-        else ((t,) * len(members) for t in SCALAR_TYPES)
+    types = SCALAR_TYPES + named
+    choices = itertools.product(types, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
+        else ((t,) * len(members) for t in types)
     for types in choices:
         alternative = {**guess, **dict(zip(members, types))}
         if alternative not in tried:
@@ -592,11 +595,11 @@ def _settle_types(el, clauses_by_member: dict, env, dtypes: dict, names: dict, o
                   next(iter(clauses_by_member.values()))[0].span)
 
 
-def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
+def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set, tuple]:
     """A first guess per member from its base clauses (those reading no member): their type,
     or the type their literals combine to (`let r[0] = 0; let r[1] = 0.5;` is f32); f32 for a
-    member that has none. Also the members guessed from literals only (tentative) and those
-    with no base clause (unseeded)."""
+    member that has none. Also the members guessed from literals only (tentative), those
+    with no base clause (unseeded) and the types beyond SCALAR_TYPES the clauses name."""
     group = set(clauses_by_member)
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
@@ -618,7 +621,35 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set]:
         if not bases:
             unseeded.add(did)
     del el.ir.effects[effects:]
-    return guess, tentative, unseeded
+    return guess, tentative, unseeded, _named_types(clauses_by_member, env)
+
+
+def _named_types(clauses_by_member: dict, env) -> tuple:
+    """The scalar types outside SCALAR_TYPES (i8, u16, ..) that the clauses name in a cast, a
+    literal's suffix or a value they read from outside the group, in the order they are first
+    named: a member no base clause types may have one of them."""
+    found = []
+    for clauses in clauses_by_member.values():
+        for node in ast.iter_nodes([[c.value, c.wheres] for c in clauses]):
+            if isinstance(node, ast.Cast) and isinstance(node.to, ast.ScalarType):
+                dtype = BY_NAME.get(node.to.name)
+            elif isinstance(node, (ast.IntLit, ast.FloatLit)):
+                dtype = BY_NAME.get(node.suffix)
+            elif isinstance(node, ast.Name) and node.def_id is not None and node.def_id not in clauses_by_member:
+                dtype = getattr(_bound(env, node.def_id), "dtype", None)
+            else:
+                continue
+            if dtype in BY_NAME.values() and dtype not in SCALAR_TYPES and dtype not in found:
+                found.append(dtype)
+    return tuple(found)
+
+
+def _bound(env, def_id):
+    """What `def_id` is bound to in `env`, None where it is bound in none of its scopes."""
+    try:
+        return env.lookup(def_id)
+    except KeyError:
+        return None
 
 
 def _result_literals_dtype(clauses: list) -> object:
