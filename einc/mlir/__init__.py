@@ -21,6 +21,7 @@ from einc.mlir.dense.row_gathers import fence_gathered_rows
 from einc.mlir.effects import emit_effect
 from einc.mlir.empty_guards import skip_empty_kernels
 from einc.mlir.lowering import Lowering
+from einc.mlir.returned_bools import fence_returned_bools
 from einc.mlir.core.rounding import round_products_separately
 from einc.mlir.core.shapes import emit_read_checks, emit_shape_checks
 from einc.mlir.strided_gathers import fence_strided_gathers
@@ -79,6 +80,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             fence_unpackable_epilogue_operands(target, module)
         if target.has_defect("IREE-145"):
             fence_odd_tiled_pack_sources(target, module)
+        if target.has_defect("IREE-261"):
+            fence_returned_bools(target, module)
         skip_empty_kernels(module)
         if target.input_alignment is not None:
             record_read_once_inputs(main, program)

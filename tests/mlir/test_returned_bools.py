@@ -1,0 +1,34 @@
+"""A bool table that is an output and that a reduction also reads, on every target, against
+NumPy. IREE-261: IREE cloned the table's elementwise kernel into the reduction's dispatch and
+gave its bool tile over the run-time axis an unbounded stack (llvm-cpu) or shared-memory
+(vulkan-spirv) buffer: the build failed ("internal error"). einc/mlir/returned_bools.py puts a
+barrier between them. Found by a hold-out program (palindromic substrings, counted per length)."""
+import numpy as np
+import pytest
+
+import einc
+from tests.tiers import VULKAN_FULL
+
+SOURCE = """
+let s: [i32; N];
+let p[l in 0..N, i in 0..N] = i + l < N && all[k in 0..l + 1](s[i + k] == s[i + l - k]);
+let c[l in 0..N] = sum[i](if p[l, i] { 1 } else { 0 });
+let any_of[l in 0..N] = any[i](p[l, i]);
+"""
+
+
+def reference(s):
+    n = len(s)
+    p = np.array([[i + l < n and all(s[i + k] == s[i + l - k] for k in range(l + 1)) for i in range(n)]
+                  for l in range(n)])
+    return {"p": p, "c": p.sum(axis=1).astype(np.int32), "any_of": p.any(axis=1)}
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic", VULKAN_FULL])
+def test_a_returned_bool_table_a_reduction_reads_builds_and_agrees(target):
+    program = einc.load(einc.compile(SOURCE, target=target).vmfb)
+    for s in ([1, 2, 1, 1, 2, 1, 3], [5], [2, 2, 2, 2]):
+        s = np.array(s, np.int32)
+        outputs = program(s=s)
+        for name, expected in reference(s).items():
+            np.testing.assert_array_equal(outputs[name], expected, err_msg=f"{name} of {s}")
