@@ -22,7 +22,7 @@ from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
-    Unary, Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
+    Unary, Var, Where, Whole, ROW, SCALES, clause_exprs, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -51,6 +51,7 @@ NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those add
 LONG_SHARE = 0.1
 LONG_STEPS = (257, 320)
 PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by one of the same value by another binding
+SCALE_SHARE = 0.3                  # of the derivatives drawn, those written scaled (`0.5 * @y / @x`)
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -135,7 +136,7 @@ class ProgramGenerator:
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
-        self.pairs = streams.pairs
+        self.pairs, self.scales = streams.pairs, streams.scales
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -173,8 +174,7 @@ class ProgramGenerator:
         if rng.random() < 0.35:
             item = self.derivative(items, inputs)
             if item is not None:
-                items.append(item)
-                items += self.sibling_derivative(item, inputs)
+                items += self.scaled([item] + self.sibling_derivative(item, inputs))
         bindings = [n for item in items for n in _names(item)]
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
@@ -762,6 +762,14 @@ class ProgramGenerator:
         outer = rng.choice(OUTER_EXPRESSIONS) if rng.random() < 0.25 else "{0}"
         inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
         return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
+
+    def scaled(self, derivatives: list) -> list:
+        """Some of the time (from `scales`, a stream of its own) each derivative written with a
+        factor before it and no parentheses, `0.5 * @y / @x`, which is `0.5 * (@y / @x)`."""
+        if self.scales is None:
+            return derivatives
+        return [replace(d, scale=self.scales.choice(list(SCALES))) if self.scales.random() < SCALE_SHARE else d
+                for d in derivatives]
 
     def sibling_derivative(self, first: Derivative, inputs: list) -> list:
         """Maybe `@of / @other` beside `first`, of the same value by another input (`@L / @W1`,

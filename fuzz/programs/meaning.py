@@ -25,7 +25,7 @@ import numpy as np
 from fuzz.programs.structure import (
     FLOATS, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
     Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap, RowMatch,
-    StepTensor, Unary, Var, Whole, ROW)
+    StepTensor, Unary, Var, Whole, ROW, SCALES)
 
 # f16 and bf16 as NumPy float16 and ml_dtypes bfloat16: their ufuncs compute each operation in
 # f32 and round once, as einc does (docs/DECISIONS.md, Half precision)
@@ -691,6 +691,8 @@ def derivative(program: Program, inputs: dict, item: Derivative) -> Pair:
     wide = wide.astype(WIDE[item.dtype])
     if item.inner != "{0}":
         wide = wide / _slope_of(EXPRESSIONS[item.inner], base[item.wrt].wd)
+    if item.scale:
+        wide = wide * SCALES[item.scale]
     return Pair(wide.astype(EXACT[item.dtype]), wide, item.dtype, _drift(base[item.of]))
 
 

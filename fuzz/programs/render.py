@@ -77,7 +77,7 @@ def _item(item, names: Names) -> list[str]:
         return [_function(item, names)]
     if isinstance(item, Derivative):
         of, wrt = item.outer.format(names(item.of)), item.inner.format(names(item.wrt))
-        return [f"let {names(item.name)} = @{of} / @{wrt};"]
+        return [f"let {names(item.name)} = {item.scale}@{of} / @{wrt};"]
     raise TypeError(f"not a statement: {item!r}")
 
 

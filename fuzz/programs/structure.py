@@ -344,6 +344,12 @@ class Derivative:
     dtype: str
     outer: str = "{0}"
     inner: str = "{0}"
+    scale: str = ""                # a prefix of SCALES: `0.5 * @of / @wrt`, the derivative scaled
+
+
+# Factors written unparenthesized before a derivative (`lr * @L / @w` is `lr * (@L / @w)`), and
+# what each multiplies it by.
+SCALES = {"0.5 * ": 0.5, "-": -1.0, "2.0 * -": -2.0}
 
 
 # Expressions differentiated (`@sin(y) / @x`), elementwise in y.

@@ -1,0 +1,134 @@
+"""Hold-out programs, third round (machine learning): linear, softmax and mini-batch regression
+trained by gradient descent, momentum and Adam as recurrences over epochs, small networks and
+recurrent cells with gradients through time, attention with rotary embeddings, hand-derived
+backward passes of normalizations, strided convolutions, batch norm at inference, embedding bags,
+label smoothing and half-precision inference, each checked against NumPy computed here (gradients
+by hand-derived formulas or central differences in float64). Each case states its tolerance (`tol`,
+rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+
+
+def num_grad(f, x, h=1e-6):
+    """Central differences of the scalar function f at every entry of the float64 array x."""
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        e = np.zeros_like(x); e[idx] = h
+        g[idx] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+# 1 linear regression, SGD with momentum
+def linreg_inputs():
+    X = R(301).standard_normal((32, 3))
+    return dict(X=X, y=X @ np.array([1.5, -2.0, 0.5]) + 0.3 + 0.1 * R(302).standard_normal(32))
+@case("linreg_momentum", inputs=linreg_inputs, outputs=["loss", "fell", "final_w", "b"], tol=(1e-9, 1e-11),
+      )
+def _(X, y):
+    w = np.zeros(3); b = 0.0; vw = np.zeros(3); vb = 0.0; ws = [w]; bs = [b]
+    mse = lambda w, b: np.mean((X @ w + b - y) ** 2)
+    for _ in range(59):
+        r = X @ w + b - y; gw = 2 * X.T @ r / 32; gb = 2 * r.mean()
+        vw = 0.9 * vw - 0.05 * gw; vb = 0.9 * vb - 0.05 * gb; w = w + vw; b = b + vb; ws.append(w); bs.append(b)
+    loss = np.array([mse(w, b) for w, b in zip(ws, bs)])
+    return dict(loss=loss, fell=np.int32((loss[1:] > loss[:-1]).sum()), final_w=w, b=np.array(bs),
+                __stdout__=[f"final loss {loss[-1]:.6f}"])
+
+
+# 2 softmax regression with Adam
+def softmax_inputs():
+    rg = R(303); lab = rg.integers(0, 3, 20)
+    X = rg.standard_normal((20, 4)) + np.eye(3, 4)[lab] * 1.5
+    return dict(X=X.astype(np.float32), labels=lab.astype(np.int32))
+@case("softmax_adam", inputs=softmax_inputs, outputs=["losses", "W", "pred", "correct"], tol=(2e-4, 2e-5))
+def _(X, labels):
+    X = X.astype(np.float64); N = len(X); W = np.zeros((4, 3)); m1 = np.zeros_like(W); m2 = np.zeros_like(W)
+    Y = np.eye(3)[labels]; Ws = [W]
+    def lossgrad(W):
+        z = X @ W; z = z - z.max(1, keepdims=True); p = np.exp(z); p /= p.sum(1, keepdims=True)
+        return -np.mean(np.log((p * Y).sum(1))), X.T @ (p - Y) / N
+    for t in range(1, 41):
+        g = lossgrad(W)[1]; m1 = 0.9 * m1 + 0.1 * g; m2 = 0.999 * m2 + 0.001 * g * g
+        W = W - 0.1 * (m1 / (1 - 0.9 ** t)) / (np.sqrt(m2 / (1 - 0.999 ** t)) + 1e-8); Ws.append(W)
+    pred = (X @ W).argmax(1).astype(np.int32)
+    return dict(losses=np.array([lossgrad(W)[0] for W in Ws]), W=np.array(Ws), pred=pred, correct=np.int32((pred == labels).sum()))
+
+
+# 3 mini-batch SGD with a step schedule and clipping
+def mb_inputs():
+    X = R(304).standard_normal((24, 2))
+    return dict(X=X.astype(np.float32), y=(X @ [0.8, -1.2] + 0.4 + 0.05 * R(305).standard_normal(24)).astype(np.float32))
+@case("minibatch_schedule", inputs=mb_inputs, outputs=["w", "full"], tol=(1e-4, 1e-5), vk=True)
+def _(X, y):
+    X = X.astype(np.float64); y = y.astype(np.float64); w = np.zeros(3); ws = [w]
+    def bl(w, k):
+        Xb, yb = X[6 * k:6 * k + 6], y[6 * k:6 * k + 6]; r = Xb @ w[:2] + w[2] - yb
+        return np.mean(r ** 2), np.concatenate([2 * Xb.T @ r / 6, [2 * r.mean()]])
+    for e in range(1, 30):
+        lr = 0.2 if e - 1 < 10 else 0.1 if e - 1 < 20 else 0.02
+        w = np.clip(w - lr * bl(w, (e - 1) % 4)[1], -2, 2); ws.append(w)
+    return dict(w=np.array(ws), full=np.array([np.mean([bl(w, k)[0] for k in range(4)]) for w in ws]))
+
+
+# 4 two-layer network, four parameter recurrences
+def mlp2_inputs():
+    rg = R(306)
+    return dict(X=rg.standard_normal((8, 3)).astype(np.float32), Y=rg.standard_normal((8, 2)).astype(np.float32),
+                W1i=(0.5 * rg.standard_normal((3, 5))).astype(np.float32), W2i=(0.5 * rg.standard_normal((5, 2))).astype(np.float32))
+@case("mlp2_train", inputs=mlp2_inputs, outputs=["curve", "out", "W1"], tol=(1e-4, 1e-5))
+def _(X, Y, W1i, W2i):
+    X, Y = X.astype(np.float64), Y.astype(np.float64)
+    W1, W2, b1, b2 = W1i.astype(np.float64), W2i.astype(np.float64), np.zeros(5), np.zeros(2)
+    fwd = lambda W1, b1, W2, b2: np.tanh(X @ W1 + b1) @ W2 + b2
+    loss = lambda *p: np.mean((fwd(*p) - Y) ** 2)
+    curve = []; W1s = [W1]
+    for s in range(6):
+        curve.append(loss(W1, b1, W2, b2))
+        if s == 5: break
+        h = np.tanh(X @ W1 + b1); do = 2 * (h @ W2 + b2 - Y) / Y.size; dh = do @ W2.T * (1 - h ** 2)
+        W1, b1, W2, b2 = W1 - 0.3 * X.T @ dh, b1 - 0.3 * dh.sum(0), W2 - 0.3 * h.T @ do, b2 - 0.3 * do.sum(0); W1s.append(W1)
+    return dict(curve=np.array(curve), out=fwd(W1, b1, W2, b2), W1=np.array(W1s))
+
+
+# 5 GRU, gradient through time
+def gru_inputs():
+    rg = R(307); m = lambda *s: 0.6 * rg.standard_normal(s)
+    return dict(xs=m(6, 3), Wz=m(4, 3), Uz=m(4, 4), Wr=m(4, 3), Ur=m(4, 4), Wh=m(4, 3), Uh=m(4, 4), target=m(4))
+def gru_loss(xs, Wz, Uz, Wr, Ur, Wh, Uh, target):
+    sg = lambda a: 1 / (1 + np.exp(-a)); h = np.zeros(4)
+    for x in xs:
+        z = sg(Wz @ x + Uz @ h); r = sg(Wr @ x + Ur @ h); hc = np.tanh(Wh @ x + Uh @ (r * h)); h = (1 - z) * h + z * hc
+    return np.sum((h - target) ** 2)
+@case("gru_bptt", inputs=gru_inputs, outputs=["loss", "dUh", "dWz", "dxs"], tol=(1e-7, 1e-9))
+def _(**a):
+    g = lambda k: num_grad(lambda v: gru_loss(**{**a, k: v}), a[k])
+    return dict(loss=gru_loss(**a), dUh=g("Uh"), dWz=g("Wz"), dxs=g("xs"))
+
+
+# 6 LSTM with stacked gates, gradient through time
+def lstm_inputs():
+    rg = R(308)
+    return dict(xs=rg.standard_normal((5, 2)).astype(np.float32), W=(0.5 * rg.standard_normal((12, 5))).astype(np.float32),
+                bias=(0.1 * rg.standard_normal(12)).astype(np.float32), v=rg.standard_normal(3).astype(np.float32))
+def lstm_loss(xs, W, bias, v):
+    sg = lambda a: 1 / (1 + np.exp(-a)); h = np.zeros(3); c = np.zeros(3); tot = 0.0
+    for x in xs:
+        p = W @ np.concatenate([x, h]) + bias
+        c = sg(p[3:6]) * c + sg(p[0:3]) * np.tanh(p[6:9]); h = sg(p[9:12]) * np.tanh(c); tot += (v @ h) ** 2
+    return tot / len(xs)
+@case("lstm_bptt", inputs=lstm_inputs, outputs=["loss", "dW", "dxs"], tol=(2e-4, 2e-6), vk=True)
+def _(xs, W, bias, v):
+    a = dict(xs=xs.astype(np.float64), W=W.astype(np.float64), bias=bias.astype(np.float64), v=v.astype(np.float64))
+    g = lambda k: num_grad(lambda t: lstm_loss(**{**a, k: t}), a[k])
+    return dict(loss=lstm_loss(**a), dW=g("W"), dxs=g("xs"))
+
+
+@pytest.mark.sampled(every=6)
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
