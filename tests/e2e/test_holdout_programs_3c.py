@@ -128,6 +128,119 @@ def _(xs, W, bias, v):
     return dict(loss=lstm_loss(**a), dW=g("W"), dxs=g("xs"))
 
 
+# 7 rotary embeddings and a causal mask
+def rope_inputs():
+    rg = R(309)
+    return dict(X=rg.standard_normal((5, 4)).astype(np.float32), Wq=(0.5 * rg.standard_normal((4, 6))).astype(np.float32),
+                Wk=(0.5 * rg.standard_normal((4, 6))).astype(np.float32), Wv=rg.standard_normal((4, 6)).astype(np.float32))
+def rope_np(X, Wq, Wk, Wv):
+    T, D = X.shape[0], Wq.shape[1]; th = np.arange(T)[:, None] * 10000.0 ** (-2 * np.arange(D // 2) / D)
+    def rot(a):
+        r = np.empty_like(a); c, s = np.cos(th), np.sin(th)
+        r[:, 0::2] = a[:, 0::2] * c - a[:, 1::2] * s; r[:, 1::2] = a[:, 1::2] * c + a[:, 0::2] * s
+        return r
+    q, k, v = rot(X @ Wq), rot(X @ Wk), X @ Wv
+    sc = np.where(np.tri(T, dtype=bool), q @ k.T / np.sqrt(D), -1e30)
+    p = np.exp(sc - sc.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+    out = p @ v
+    return p, out, np.sum(out * (((np.arange(T)[:, None] + np.arange(D)) % 3) - 1.0))
+@case("rope_attention", inputs=rope_inputs, outputs=["att", "out", "readout", "dWq"], tol=(1e-4, 2e-5), vk=True)
+def _(X, Wq, Wk, Wv):
+    a = {k: v.astype(np.float64) for k, v in dict(X=X, Wq=Wq, Wk=Wk, Wv=Wv).items()}
+    att, out, ro = rope_np(**a)
+    return dict(att=att, out=out, readout=ro, dWq=num_grad(lambda w: rope_np(**{**a, "Wq": w})[2], a["Wq"]))
+
+
+# 8 layer norm and softmax backward by hand and by @
+@case("norm_backward", inputs=lambda: dict(X=R(310).standard_normal((4, 8)), G=R(311).standard_normal((4, 8))),
+      outputs=["dX_auto", "dX_hand", "dS_auto", "dS_hand", "agree"], tol=(1e-9, 1e-11))
+def _(X, G):
+    # dL/dX of sum(G * xhat) and of sum(G * softmax(X)) in closed form, row by row
+    rstd = 1 / np.sqrt(X.var(1, keepdims=True) + 1e-5); xhat = (X - X.mean(1, keepdims=True)) * rstd
+    dX = rstd * (G - G.mean(1, keepdims=True) - xhat * (G * xhat).mean(1, keepdims=True))
+    p = np.exp(X - X.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+    dS = p * (G - (G * p).sum(1, keepdims=True))
+    return dict(dX_auto=dX, dX_hand=dX, dS_auto=dS, dS_hand=dS, agree=np.bool_(True))
+
+
+# 9 strided convolution with named dims and its gradients
+def conv_inputs():
+    rg = R(312)
+    return dict(X=rg.standard_normal((2, 2, 7, 9)).astype(np.float32), K=(0.4 * rg.standard_normal((3, 2, 3, 3))).astype(np.float32),
+                bias=(0.1 * rg.standard_normal(3)).astype(np.float32))
+def conv_np(X, K, bias):
+    N, C, H, W = X.shape; OH, OW = (H - 3) // 2 + 1, (W - 3) // 2 + 1
+    Y = np.zeros((N, K.shape[0], OH, OW)) + bias[None, :, None, None]
+    for kh in range(3):
+        for kw in range(3):
+            Y += np.einsum("ncij,oc->noij", X[:, :, kh:kh + 2 * OH - 1:2, kw:kw + 2 * OW - 1:2], K[:, :, kh, kw])
+    return Y
+@case("conv_stride_grad", inputs=conv_inputs, outputs=["Y", "same", "loss", "dK", "dX", "db"], tol=(1e-4, 1e-5))
+def _(X, K, bias):
+    a = {k: v.astype(np.float64) for k, v in dict(X=X, K=K, bias=bias).items()}
+    L = lambda **b: np.sum(np.maximum(conv_np(**{**a, **b}), 0) ** 2) / 2
+    Y = conv_np(**a)
+    return dict(Y=Y, same=0.0, loss=L(), dK=num_grad(lambda k: L(K=k), a["K"]), dX=num_grad(lambda x: L(X=x), a["X"]),
+                db=num_grad(lambda b: L(bias=b), a["bias"]))
+
+
+# 10 batch norm at inference, as written, from std::ml and folded into the convolution
+def bn_inputs():
+    rg = R(313)
+    return dict(X=rg.standard_normal((2, 3, 4, 4)).astype(np.float32), W=rg.standard_normal((5, 3)).astype(np.float32),
+                gamma=rg.uniform(0.5, 1.5, 5).astype(np.float32), beta=rg.standard_normal(5).astype(np.float32),
+                mean=rg.standard_normal(5).astype(np.float32), var=rg.uniform(0.2, 2.0, 5).astype(np.float32))
+@case("bn_fold_inference", inputs=bn_inputs, outputs=["bn", "lib", "folded", "Wf", "bf", "active"], tol=(1e-5, 1e-5))
+def _(X, W, gamma, beta, mean, var):
+    X, W, gamma, beta, mean, var = (a.astype(np.float64) for a in (X, W, gamma, beta, mean, var))
+    s = gamma / np.sqrt(var + np.float32(1e-3)); c = np.einsum("oc,nchw->nohw", W, X)
+    bn = s[:, None, None] * (c - mean[:, None, None]) + beta[:, None, None]
+    return dict(bn=bn, lib=bn, folded=bn, Wf=W * s[:, None], bf=beta - mean * s, active=np.int32((bn > 0).sum()))
+
+
+# 11 embedding bags in mean mode
+def bag_inputs():
+    rg = R(314)
+    return dict(ids=rg.integers(0, 7, 10).astype(np.int64), offsets=np.int32([0, 3, 3, 7]), table=rg.standard_normal((7, 4)).astype(np.float32),
+                Wc=rg.standard_normal((4, 3)).astype(np.float32), target=np.int32([2, 0, 1, 1]))
+def bag_loss(ids, offsets, table, Wc, target):
+    stop = np.append(offsets[1:], len(ids))
+    pooled = np.array([table[ids[a:b]].mean(0) if b > a else np.zeros(table.shape[1]) for a, b in zip(offsets, stop)])
+    z = pooled @ Wc
+    return pooled, np.mean(np.log(np.exp(z).sum(1)) - z[np.arange(len(z)), target])
+@case("embedding_bag_mean", inputs=bag_inputs, outputs=["count", "pooled", "loss", "dtable", "touched"], tol=(1e-5, 1e-6), vk=True)
+def _(ids, offsets, table, Wc, target):
+    a = dict(ids=ids, offsets=offsets, table=table.astype(np.float64), Wc=Wc.astype(np.float64), target=target)
+    pooled, loss = bag_loss(**a)
+    dt = num_grad(lambda t: bag_loss(**{**a, "table": t})[1], a["table"])
+    return dict(count=np.diff(np.append(offsets, len(ids))).astype(np.int32), pooled=pooled, loss=loss,
+                dtable=dt, touched=np.int32(len(np.unique(ids))))
+
+
+# 12 label smoothing
+@case("label_smoothing", inputs=lambda: dict(logits=(2 * R(315).standard_normal((6, 5))).astype(np.float32), labels=np.int64([0, 4, 2, 2, 1, 3])),
+      outputs=["loss", "grad", "closed", "top", "hits", "accuracy"], tol=(1e-5, 1e-6))
+def _(logits, labels):
+    z = logits.astype(np.float64); N, C = z.shape
+    lp = z - z.max(1, keepdims=True); lp = lp - np.log(np.exp(lp).sum(1, keepdims=True))
+    q = np.full((N, C), 0.1 / C); q[np.arange(N), labels] += 0.9
+    g = (np.exp(lp) - q) / N; top = z.argmax(1); hits = int((top == labels).sum())
+    return dict(loss=-np.sum(q * lp) / N, grad=g, closed=g, top=top.astype(np.int64), hits=np.int32(hits), accuracy=hits / N)
+
+
+# 13 half-precision block with f32 accumulation
+def f16_inputs():
+    rg = R(316)
+    return dict(x=rg.standard_normal((6, 16)).astype(np.float16), W=(0.3 * rg.standard_normal((16, 8))).astype(np.float16),
+                b=(0.1 * rg.standard_normal(8)).astype(np.float16), g=rg.uniform(0.5, 1.5, 8).astype(np.float16))
+@case("f16_block", inputs=f16_inputs, outputs=["acc", "normed", "y", "cls"], tol=(2e-3, 2e-3))
+def _(x, W, b, g):
+    acc = x.astype(np.float32) @ W.astype(np.float32) + b.astype(np.float32)
+    normed = acc / np.sqrt((acc * acc).mean(1, keepdims=True) + np.float32(1e-6)) * g.astype(np.float32)
+    y = (0.5 * normed * (1 + np.tanh(np.float32(0.7978846) * (normed + np.float32(0.044715) * normed ** 3)))).astype(np.float16)
+    return dict(acc=acc, normed=normed, y=y, cls=y.astype(np.float32).argmax(1).astype(np.int32))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
