@@ -241,6 +241,89 @@ def _(x, W, b, g):
     return dict(acc=acc, normed=normed, y=y, cls=y.astype(np.float32).argmax(1).astype(np.int32))
 
 
+# 14 hypergradients through a training run
+def hyper_inputs():
+    rg = R(317); X = rg.standard_normal((20, 3)); Xv = rg.standard_normal((8, 3)); wt = np.array([1.0, -0.5, 2.0])
+    return dict(X=X, y=X @ wt + 0.2 * rg.standard_normal(20), Xv=Xv, yv=Xv @ wt + 0.2 * rg.standard_normal(8),
+                lr=np.float64(0.05), lam=np.float64(0.1))
+def hyper_val(X, y, Xv, yv, lr, lam):
+    w = np.full(3, 0.1)
+    for _ in range(24):
+        w = w - lr * (2 * X.T @ (X @ w - y) / len(y) + 2 * lam * w)
+    return np.mean((Xv @ w - yv) ** 2)
+@case("hypergrad_lr", inputs=hyper_inputs, outputs=["val", "dval_dlr", "dval_dlam"], tol=(1e-7, 1e-10))
+def _(**a):
+    h = 1e-6; d = lambda k: (hyper_val(**{**a, k: a[k] + h}) - hyper_val(**{**a, k: a[k] - h})) / (2 * h)
+    return dict(val=hyper_val(**a), dval_dlr=d("lr"), dval_dlam=d("lam"))
+
+
+# 15 one training function called twice, tuples and a match on them
+def fit_inputs():
+    rg = R(318); X = rg.standard_normal((16, 2))
+    return dict(X=X.astype(np.float32), y=(X @ [1.5, -1.0] + 0.3 + 0.5 * rg.standard_normal(16) > 0).astype(np.float32))
+@case("fit_twice", inputs=fit_inputs, outputs=["w_slow", "curve_slow", "w_fast", "curve_fast", "winner"], tol=(1e-4, 1e-6), vk=True)
+def _(X, y):
+    A = np.hstack([X.astype(np.float64), np.ones((len(X), 1))]); y = y.astype(np.float64)
+    nll = lambda w: np.mean(np.log1p(np.exp(A @ w)) - y * (A @ w))
+    def fit(lr):
+        w = np.zeros(3); ws = [w]
+        for _ in range(14):
+            w = w - lr * A.T @ (1 / (1 + np.exp(-A @ w)) - y) / len(y); ws.append(w)
+        return w, np.array([nll(w) for w in ws])
+    (ws, cs), (wf, cf) = fit(0.1), fit(1.0)
+    win = (1 if cf[14] < cs[14] else 0) if cf[14] < cf[0] else -1
+    return dict(w_slow=ws, curve_slow=cs, w_fast=wf, curve_fast=cf, winner=np.int32(win),
+                __stdout__=[f"slow {cs[14]:.4f} fast {cf[14]:.4f} winner {win}"])
+
+
+# 16 Huber regression with a custom derivative rule, Nesterov momentum
+def huber_inputs():
+    rg = R(319); X = rg.standard_normal((30, 2)); y = X @ [2.0, -1.0] + 0.5 + 0.1 * rg.standard_normal(30)
+    y[[3, 11, 20]] += [8.0, -6.0, 10.0]
+    return dict(X=X, y=y)
+@case("huber_nesterov", inputs=huber_inputs, outputs=["w", "curve", "flags", "outliers"], tol=(1e-9, 1e-11))
+def _(X, y):
+    A = np.hstack([X, np.ones((30, 1))])
+    hub = lambda r: np.where(np.abs(r) <= 1, 0.5 * r * r, np.abs(r) - 0.5)
+    v = np.zeros(3); w = np.zeros(3); ws = [w]
+    for _ in range(39):
+        a = w + 0.8 * v; g = A.T @ np.clip(A @ a - y, -1, 1) / 30
+        v = 0.8 * v - 0.1 * g; w = w + v; ws.append(w)
+    flags = (np.abs(A @ w - y) > 1).astype(np.int8)
+    return dict(w=np.array(ws), curve=np.array([np.mean(hub(A @ w - y)) for w in ws]), flags=flags, outliers=np.int32(flags.sum()))
+
+
+# 17 std::ml gru (bidirectional, linear_before_reset) with an SGD step, lstm (reverse, clipped)
+sig = lambda a: 1 / (1 + np.exp(-a))
+def onnx_gru(X, W, R, B, h0):
+    Y = np.zeros((X.shape[0], 2) + h0.shape[1:]); Yh = np.zeros_like(h0); H = W.shape[1] // 3
+    for d in range(2):
+        h = h0[d]; Wz, Wr, Wh = np.split(W[d], 3); Rz, Rr, Rh = np.split(R[d], 3); bw, br = np.split(B[d], 2)
+        for t in (range(len(X)) if d == 0 else reversed(range(len(X)))):
+            x = X[t]; z = sig(x @ Wz.T + h @ Rz.T + bw[:H] + br[:H]); r = sig(x @ Wr.T + h @ Rr.T + bw[H:2 * H] + br[H:2 * H])
+            hc = np.tanh(x @ Wh.T + r * (h @ Rh.T + br[2 * H:]) + bw[2 * H:]); h = (1 - z) * hc + z * h; Y[t, d] = h
+        Yh[d] = h
+    return Y, Yh
+def onnx_lstm_reverse(X, W, R, B, clip):
+    H = R.shape[-1]; h = np.zeros((X.shape[1], H)); c = np.zeros_like(h); Y = np.zeros((X.shape[0], 1) + h.shape)
+    for t in reversed(range(len(X))):
+        g = np.clip(X[t] @ W[0].T + h @ R[0].T + B[0, :4 * H] + B[0, 4 * H:], -clip, clip)
+        i, o, f, cc = np.split(g, 4, axis=1); c = sig(f) * c + sig(i) * np.tanh(cc); h = sig(o) * np.tanh(c); Y[t, 0] = h
+    return Y, h[None], c[None]
+def rnn_inputs():
+    rg = R(320); m = lambda *s: (0.5 * rg.standard_normal(s)).astype(np.float32)
+    return dict(X=m(4, 2, 2), W=m(2, 9, 2), Rg=m(2, 9, 3), B=m(2, 18), h0=m(2, 2, 3), Wl=m(1, 8, 6), Rl=m(1, 8, 2), Bl=m(1, 16))
+@case("std_gru_lstm", inputs=rnn_inputs, outputs=["L0", "dW", "L1", "Y", "Yh", "Ylstm", "Yl_h", "Yl_c"], tol=(2e-4, 2e-5))
+def _(X, W, Rg, B, h0, Wl, Rl, Bl):
+    X, W, Rg, B, h0, Wl, Rl, Bl = (a.astype(np.float64) for a in (X, W, Rg, B, h0, Wl, Rl, Bl))
+    def readout(W):
+        Y, Yh = onnx_gru(X, W, Rg, B, h0); return np.sum(Y ** 2) + np.sum(Yh)
+    dW = num_grad(readout, W); W1 = W - 0.05 * dW; Y, Yh = onnx_gru(X, W1, Rg, B, h0)
+    seq = Y.transpose(0, 2, 1, 3).reshape(4, 2, 6)
+    Yl, Ylh, Ylc = onnx_lstm_reverse(seq, Wl, Rl, Bl, 0.5)
+    return dict(L0=readout(W), dW=dW, L1=readout(W1), Y=Y, Yh=Yh, Ylstm=Yl, Yl_h=Ylh, Yl_c=Ylc)
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
