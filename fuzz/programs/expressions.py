@@ -46,12 +46,13 @@ class Streams:
     long: random.Random | None = None       # a group of more steps than a chunk, computing rows (ProgramGenerator.group)
     pairs: random.Random | None = None      # a second derivative of one value (ProgramGenerator.sibling_derivative)
     scales: random.Random | None = None     # a factor before a derivative, `0.5 * @y / @x` (ProgramGenerator.scaled)
+    pieces: random.Random | None = None     # a row function's row copied by two guarded clauses (ProgramGenerator.row_map)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting", "long", "pairs", "scales")))
+                      "edges", "nesting", "long", "pairs", "scales", "pieces")))
 
 
 @dataclass(frozen=True)

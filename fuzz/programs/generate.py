@@ -52,6 +52,7 @@ LONG_SHARE = 0.1
 LONG_STEPS = (257, 320)
 PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by one of the same value by another binding
 SCALE_SHARE = 0.3                  # of the derivatives drawn, those written scaled (`0.5 * @y / @x`)
+SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying the row by two guarded clauses first
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -136,7 +137,7 @@ class ProgramGenerator:
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
-        self.pairs, self.scales = streams.pairs, streams.scales
+        self.pairs, self.scales, self.pieces = streams.pairs, streams.scales, streams.pieces
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -698,8 +699,9 @@ class ProgramGenerator:
         self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
         op, local = self.rng.choice(("sum", "max", "min")), self.rng.random() < 0.5
         fixed = pick.shape[1].dim is None and 2 <= pick.shape[1].const <= 4
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local,
-                      unpacked=fixed and self.rng.random() < 0.5, whole=self.rng.random() < 0.5)
+        unpacked, whole = fixed and self.rng.random() < 0.5, self.rng.random() < 0.5
+        split = not whole and self.pieces is not None and self.pieces.random() < SPLIT_SHARE
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split)
 
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can

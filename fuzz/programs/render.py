@@ -199,8 +199,9 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
+    split = "let u[k] = w[k] where k % 2 == 0; let u[k] = w[k] where k % 2 == 1; " if item.split else ""
     body = f"{item.op}({expr(item.expr, names)})" if item.whole \
-        else f"let w = {expr(item.expr, names)}; {item.op}[k](w[k])"
+        else f"let w = {expr(item.expr, names)}; {split}{item.op}[k]({'u' if item.split else 'w'}[k])"
     return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ {body} }}",
             f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
                                             if item.local else f"[{fn}({row}) | {generator}];")]

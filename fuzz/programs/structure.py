@@ -309,7 +309,9 @@ class RowMap:
     is bound by the comprehension first (`[v | i in 0..m, v = name_row(source[i])]`).
     `unpacked`: a row of fixed length 2 to 4 is taken apart by a tuple pattern and built again
     (`[name_row([c0, c1]) | (c0, c1) in source]`), the same rows. `whole`: the reduction is the
-    prelude's of the whole row expression, `op(expr)`, the same value."""
+    prelude's of the whole row expression, `op(expr)`, the same value. `split`: the row is first
+    copied by two clauses guarded by the parity of k (`let u[k] = w[k] where k % 2 == 0; let
+    u[k] = w[k] where k % 2 == 1;`), a piecewise definition computed per row, the same value."""
 
     name: str
     source: str
@@ -320,6 +322,7 @@ class RowMap:
     local: bool = False
     unpacked: bool = False
     whole: bool = False
+    split: bool = False
 
 
 ROW = "row"                        # the function's parameter

@@ -324,6 +324,58 @@ def _(X, W, Rg, B, h0, Wl, Rl, Bl):
     return dict(L0=readout(W), dW=dW, L1=readout(W1), Y=Y, Yh=Yh, Ylstm=Yl, Yl_h=Ylh, Yl_c=Ylc)
 
 
+# 18 an RNN trained over epochs, backpropagation through time in each epoch
+def rnn_train_inputs():
+    rg = R(321); t = np.arange(12)
+    return dict(seq=(np.sin(0.7 * t) + 0.1 * rg.standard_normal(12)).astype(np.float32),
+                P0=(0.5 * rg.standard_normal((3, 4))).astype(np.float32), U0=(0.4 * rg.standard_normal((4, 4))).astype(np.float32))
+def rnn_loss(seq, P, U):
+    h = np.zeros(4); tot = 0.0
+    for t in range(1, len(seq)):
+        h = np.tanh(P[0] * seq[t - 1] + U @ h + P[2]); tot += (P[1] @ h - seq[t]) ** 2
+    return tot / (len(seq) - 1)
+@case("rnn_train_epochs", inputs=rnn_train_inputs, outputs=["curve", "P", "U"], tol=(2e-4, 2e-5))
+def _(seq, P0, U0):
+    seq = seq.astype(np.float64); P, U = P0.astype(np.float64), U0.astype(np.float64); Ps, Us = [P], [U]
+    for _ in range(7):
+        gP = num_grad(lambda p: rnn_loss(seq, p, U), P); gU = num_grad(lambda u: rnn_loss(seq, P, u), U)
+        P, U = P - 0.05 * gP, U - 0.05 * gU; Ps.append(P); Us.append(U)
+    return dict(curve=np.array([rnn_loss(seq, p, u) for p, u in zip(Ps, Us)]), P=np.array(Ps), U=np.array(Us))
+
+
+# 19 bf16 forward and gradient on a rounded copy of f32 master weights, with loss scaling
+def bf16_inputs():
+    import ml_dtypes
+    rg = R(322); X = rg.standard_normal((16, 4))
+    return dict(X=X.astype(ml_dtypes.bfloat16), y=(X @ [0.5, -1.0, 0.25, 1.5]).astype(ml_dtypes.bfloat16))
+@case("bf16_master_weights", inputs=bf16_inputs, outputs=["w", "final_loss"], tol=(3e-2, 2e-2))
+def _(X, y):
+    import ml_dtypes
+    bf = lambda a: np.asarray(a, np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
+    X, y = X.astype(np.float64), y.astype(np.float64); w = np.zeros(4); ws = [w]
+    for _ in range(11):
+        w16 = bf(w); g = 2 * X.T @ (X @ w16 - y) / len(y); w = w - 0.1 * g; ws.append(w)
+    return dict(w=np.array(ws), final_loss=np.mean((X @ bf(w) - y) ** 2))
+
+
+# 20 a dense layer and softmax over rest indices, gradients through two uses
+def rest_inputs():
+    rg = R(323)
+    return dict(X=rg.standard_normal((2, 3, 4)).astype(np.float32), W=rg.standard_normal((4, 3)).astype(np.float32),
+                bias=(0.1 * rg.standard_normal(3)).astype(np.float32))
+def rest_loss(X, W, bias):
+    def sm(z):
+        e = np.exp(z - z.max(-1, keepdims=True)); return e / e.sum(-1, keepdims=True)
+    tok = sm(X @ W + bias); summ = sm(X.mean(1) @ W + bias)
+    return tok, summ, np.sum(tok * np.arange(1, 4)) - summ[:, 0].sum()
+@case("rest_dense_grad", inputs=rest_inputs, outputs=["tokens", "summary", "loss", "dW", "dbias"], tol=(1e-4, 1e-5))
+def _(X, W, bias):
+    a = dict(X=X.astype(np.float64), W=W.astype(np.float64), bias=bias.astype(np.float64))
+    tok, summ, loss = rest_loss(**a)
+    return dict(tokens=tok, summary=summ, loss=loss, dW=num_grad(lambda w: rest_loss(**{**a, "W": w})[2], a["W"]),
+                dbias=num_grad(lambda b: rest_loss(**{**a, "bias": b})[2], a["bias"]))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
