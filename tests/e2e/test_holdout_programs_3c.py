@@ -376,6 +376,57 @@ def _(X, W, bias):
                 dbias=num_grad(lambda b: rest_loss(**{**a, "bias": b})[2], a["bias"]))
 
 
+# 21 autoregressive decoding with attention over a growing cache
+def ar_inputs():
+    rg = R(324); m = lambda *s: (0.6 * rg.standard_normal(s)).astype(np.float32)
+    return dict(x0=rg.standard_normal(4).astype(np.float32), Wq=m(4, 4), Wk=m(4, 4), Wv=m(4, 4), Wo=m(4, 4))
+@case("ar_attention_decode", inputs=ar_inputs, outputs=["x", "o", "norms"], tol=(1e-4, 1e-5), vk=True)
+def _(x0, Wq, Wk, Wv, Wo):
+    xs = [x0.astype(np.float64)]; ks, vs, os = [], [], []
+    for t in range(7):
+        x = xs[t]; ks.append(x @ Wk); vs.append(x @ Wv); q = x @ Wq
+        s = np.array(ks) @ q / 2.0; p = np.exp(s - s.max()); p /= p.sum(); os.append(p @ np.array(vs))
+        if t < 6:
+            xs.append(np.tanh(os[t] @ Wo))
+    x = np.array(xs)
+    return dict(x=x, o=np.array(os), norms=(x * x).sum(1))
+
+
+# 22 InfoNCE with cosine similarities, both directions
+def nce_inputs():
+    rg = R(325); A = rg.standard_normal((5, 3))
+    return dict(A=A.astype(np.float32), Bm=(A + 0.7 * rg.standard_normal((5, 3))).astype(np.float32))
+def nce(A, Bm):
+    u = lambda M: M / np.sqrt((M * M).sum(1, keepdims=True) + 1e-8)
+    S = u(A) @ u(Bm).T / 0.2
+    xe = lambda S: np.mean(np.log(np.exp(S - S.max(1, keepdims=True)).sum(1)) + S.max(1) - np.diag(S))
+    return S, 0.5 * (xe(S) + xe(S.T))
+@case("infonce", inputs=nce_inputs, outputs=["sim", "loss", "dA", "dB", "matched"], tol=(1e-4, 1e-5))
+def _(A, Bm):
+    A, Bm = A.astype(np.float64), Bm.astype(np.float64); S, loss = nce(A, Bm)
+    return dict(sim=S, loss=loss, dA=num_grad(lambda a: nce(a, Bm)[1], A), dB=num_grad(lambda b: nce(A, b)[1], Bm),
+                matched=np.int32((np.diag(S) >= S.max(1)).sum()))
+
+
+# 23 inverted dropout from an integer hash, focal loss
+def focal_inputs():
+    rg = R(326)
+    return dict(X=rg.standard_normal((10, 6)).astype(np.float32), W=(0.5 * rg.standard_normal((6, 8))).astype(np.float32),
+                v=rg.standard_normal(8).astype(np.float32), y=rg.integers(0, 2, 10).astype(np.int32), seed=np.int64(12345))
+def focal_np(X, W, v, y, seed):
+    n, h = np.meshgrid(np.arange(10, dtype=np.int64), np.arange(8, dtype=np.int64), indexing="ij")
+    z = (n * 8 + h + int(seed) * 2654435761) % 4294967296; r = (z * 1103515245 + 12345) % 2147483648
+    keep = r / 2147483648.0 >= 0.25
+    hid = np.where(keep, np.maximum(X @ W, 0) / 0.75, 0); p = 1 / (1 + np.exp(-hid @ v))
+    loss = -np.mean(np.where(y == 1, 0.75 * (1 - p) ** 2 * np.log(p), 0.25 * p ** 2 * np.log(1 - p)))
+    return keep, loss
+@case("focal_dropout", inputs=focal_inputs, outputs=["loss", "dW", "kept"], tol=(1e-4, 1e-6))
+def _(X, W, v, y, seed):
+    a = dict(X=X.astype(np.float64), W=W.astype(np.float64), v=v.astype(np.float64), y=y, seed=seed)
+    keep, loss = focal_np(**a)
+    return dict(loss=loss, dW=num_grad(lambda w: focal_np(**{**a, "W": w})[1], a["W"]), kept=np.int32(keep.sum()))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
