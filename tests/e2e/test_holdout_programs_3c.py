@@ -27,8 +27,7 @@ def num_grad(f, x, h=1e-6):
 def linreg_inputs():
     X = R(301).standard_normal((32, 3))
     return dict(X=X, y=X @ np.array([1.5, -2.0, 0.5]) + 0.3 + 0.1 * R(302).standard_normal(32))
-@case("linreg_momentum", inputs=linreg_inputs, outputs=["loss", "fell", "final_w", "b"], tol=(1e-9, 1e-11),
-      )
+@case("linreg_momentum", inputs=linreg_inputs, outputs=["loss", "fell", "final_w", "b"], tol=(1e-9, 1e-11))
 def _(X, y):
     w = np.zeros(3); b = 0.0; vw = np.zeros(3); vb = 0.0; ws = [w]; bs = [b]
     mse = lambda w, b: np.mean((X @ w + b - y) ** 2)
@@ -121,7 +120,7 @@ def lstm_loss(xs, W, bias, v):
         p = W @ np.concatenate([x, h]) + bias
         c = sg(p[3:6]) * c + sg(p[0:3]) * np.tanh(p[6:9]); h = sg(p[9:12]) * np.tanh(c); tot += (v @ h) ** 2
     return tot / len(xs)
-@case("lstm_bptt", inputs=lstm_inputs, outputs=["loss", "dW", "dxs"], tol=(2e-4, 2e-6), vk=True)
+@case("lstm_bptt", inputs=lstm_inputs, outputs=["loss", "dW", "dxs"], tol=(2e-4, 2e-6))
 def _(xs, W, bias, v):
     a = dict(xs=xs.astype(np.float64), W=W.astype(np.float64), bias=bias.astype(np.float64), v=v.astype(np.float64))
     g = lambda k: num_grad(lambda t: lstm_loss(**{**a, k: t}), a[k])
@@ -190,7 +189,7 @@ def bn_inputs():
     return dict(X=rg.standard_normal((2, 3, 4, 4)).astype(np.float32), W=rg.standard_normal((5, 3)).astype(np.float32),
                 gamma=rg.uniform(0.5, 1.5, 5).astype(np.float32), beta=rg.standard_normal(5).astype(np.float32),
                 mean=rg.standard_normal(5).astype(np.float32), var=rg.uniform(0.2, 2.0, 5).astype(np.float32))
-@case("bn_fold_inference", inputs=bn_inputs, outputs=["bn", "lib", "folded", "Wf", "bf", "active"], tol=(1e-5, 1e-5))
+@case("bn_fold_inference", inputs=bn_inputs, outputs=["bn", "lib", "folded", "Wf", "bf", "active"], tol=(1e-5, 1e-5), vk=True)
 def _(X, W, gamma, beta, mean, var):
     X, W, gamma, beta, mean, var = (a.astype(np.float64) for a in (X, W, gamma, beta, mean, var))
     s = gamma / np.sqrt(var + np.float32(1e-3)); c = np.einsum("oc,nchw->nohw", W, X)
@@ -208,7 +207,7 @@ def bag_loss(ids, offsets, table, Wc, target):
     pooled = np.array([table[ids[a:b]].mean(0) if b > a else np.zeros(table.shape[1]) for a, b in zip(offsets, stop)])
     z = pooled @ Wc
     return pooled, np.mean(np.log(np.exp(z).sum(1)) - z[np.arange(len(z)), target])
-@case("embedding_bag_mean", inputs=bag_inputs, outputs=["count", "pooled", "loss", "dtable", "touched"], tol=(1e-5, 1e-6), vk=True)
+@case("embedding_bag_mean", inputs=bag_inputs, outputs=["count", "pooled", "loss", "dtable", "touched"], tol=(1e-5, 1e-6))
 def _(ids, offsets, table, Wc, target):
     a = dict(ids=ids, offsets=offsets, table=table.astype(np.float64), Wc=Wc.astype(np.float64), target=target)
     pooled, loss = bag_loss(**a)
@@ -425,6 +424,24 @@ def _(X, W, v, y, seed):
     a = dict(X=X.astype(np.float64), W=W.astype(np.float64), v=v.astype(np.float64), y=y, seed=seed)
     keep, loss = focal_np(**a)
     return dict(loss=loss, dW=num_grad(lambda w: focal_np(**{**a, "W": w})[1], a["W"]), kept=np.int32(keep.sum()))
+
+
+# 24 Newton's method with the Hessian as the derivative of the gradient
+def newton_inputs():
+    rg = R(327); X = rg.standard_normal((25, 2))
+    return dict(X=X, y=(X @ [1.0, -2.0] + 0.5 + rg.standard_normal(25) > 0).astype(np.float64), probe=np.array([0.3, -1.0, 0.5]))
+@case("newton_logreg", inputs=newton_inputs, outputs=["w", "losses", "gf", "Hf", "hvp", "Hv"], tol=(1e-8, 1e-10))
+def _(X, y, probe):
+    A = np.hstack([X, np.ones((len(X), 1))]); N = len(X)
+    nll = lambda w: np.mean(np.log1p(np.exp(A @ w)) - y * (A @ w)) + 0.01 * w @ w
+    def gh(w):
+        p = 1 / (1 + np.exp(-A @ w))
+        return A.T @ (p - y) / N + 0.02 * w, (A.T * (p * (1 - p))) @ A / N + 0.02 * np.eye(3)
+    w = np.zeros(3); ws = [w]
+    for _ in range(5):
+        g, H = gh(w); w = w - np.linalg.solve(H, g); ws.append(w)
+    g, H = gh(w)
+    return dict(w=np.array(ws), losses=np.array([nll(w) for w in ws]), gf=g, Hf=H, hvp=H @ probe, Hv=H @ probe)
 
 
 @pytest.mark.sampled(every=6)

@@ -202,7 +202,12 @@ def read_jacobian(lazy: LazyJacobian, subs: list, span, state: State, text: str)
     subs += [SLICE] * (lazy.rank - len(subs))
     state.note_jacobian_read(_Subscripts(tuple(subs), span), lazy.shape, [text] * len(subs),
                              [k for k, s in enumerate(subs) if s is not SLICE])
-    return jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
+    value = jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
+    if isinstance(value, Read):
+        # an element read under a guard (`if j < 3 { J[i, j] } else { .. }`) is bounds-checked
+        # as one, like a tensor's read
+        state.note_guards(value)
+    return value
 
 
 @dataclass
