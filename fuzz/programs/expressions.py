@@ -47,12 +47,13 @@ class Streams:
     pairs: random.Random | None = None      # a second derivative of one value (ProgramGenerator.sibling_derivative)
     scales: random.Random | None = None     # a factor before a derivative, `0.5 * @y / @x` (ProgramGenerator.scaled)
     pieces: random.Random | None = None     # a row function's row copied by two guarded clauses (ProgramGenerator.row_map)
+    pads: random.Random | None = None       # a derivative read under a guard past its last axis (ProgramGenerator.padded)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting", "long", "pairs", "scales", "pieces")))
+                      "edges", "nesting", "long", "pairs", "scales", "pieces", "pads")))
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ LONG_SHARE = 0.1
 LONG_STEPS = (257, 320)
 PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by one of the same value by another binding
 SCALE_SHARE = 0.3                  # of the derivatives drawn, those written scaled (`0.5 * @y / @x`)
+PAD_SHARE = 0.3                    # of the derivatives drawn, those read again under a guard past their last axis
 SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying the row by two guarded clauses first
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
@@ -137,7 +138,7 @@ class ProgramGenerator:
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
-        self.pairs, self.scales, self.pieces = streams.pairs, streams.scales, streams.pieces
+        self.pairs, self.scales, self.pieces, self.pads = streams.pairs, streams.scales, streams.pieces, streams.pads
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -175,7 +176,7 @@ class ProgramGenerator:
         if rng.random() < 0.35:
             item = self.derivative(items, inputs)
             if item is not None:
-                items += self.scaled([item] + self.sibling_derivative(item, inputs))
+                items += self.padded(self.scaled([item] + self.sibling_derivative(item, inputs)))
         bindings = [n for item in items for n in _names(item)]
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
@@ -772,6 +773,21 @@ class ProgramGenerator:
             return derivatives
         return [replace(d, scale=self.scales.choice(list(SCALES))) if self.scales.random() < SCALE_SHARE else d
                 for d in derivatives]
+
+    def padded(self, derivatives: list) -> list:
+        """Some of the time (from `pads`, a stream of its own) a derivative of rank 1 or more is
+        bound first and read under a guard over one point more along its last axis (a read of a
+        derivative past its axis where the guard is false, Derivative.padded)."""
+        if self.pads is None:
+            return derivatives
+        tensors = {t.name: t for t in self.scope.tensors}
+        out = []
+        for d in derivatives:
+            shape = tuple(tensors[d.of].shape) + tuple(tensors[d.wrt].shape)
+            if self.pads.random() < PAD_SHARE and shape:
+                d = replace(d, padded=(len(shape), shape[-1]))
+            out.append(d)
+        return out
 
     def sibling_derivative(self, first: Derivative, inputs: list) -> list:
         """Maybe `@of / @other` beside `first`, of the same value by another input (`@L / @W1`,

@@ -136,7 +136,11 @@ class Evaluator:
             self._store(item.name, self._row_map(item))
             return [item.name]
         if isinstance(item, Derivative):
-            self._store(item.name, derivative(self.program, self.inputs, item))
+            value = derivative(self.program, self.inputs, item)
+            if item.padded:         # one 0 more along the last axis
+                pad = [(0, 0)] * (value.ex.ndim - 1) + [(0, 1)]
+                value = Pair(np.pad(value.ex, pad), np.pad(value.wd, pad), value.dtype, value.drift)
+            self._store(item.name, value)
             return [item.name]
         raise TypeError(f"not a statement: {item!r}")
 

@@ -77,7 +77,14 @@ def _item(item, names: Names) -> list[str]:
         return [_function(item, names)]
     if isinstance(item, Derivative):
         of, wrt = item.outer.format(names(item.of)), item.inner.format(names(item.wrt))
-        return [f"let {names(item.name)} = {item.scale}@{of} / @{wrt};"]
+        value = f"{item.scale}@{of} / @{wrt}"
+        if not item.padded:
+            return [f"let {names(item.name)} = {value};"]
+        rank, n = item.padded[0], bound(item.padded[1], names)
+        at = ", ".join(f"pj{k}" for k in range(rank))
+        slots = ", ".join([f"pj{k}" for k in range(rank - 1)] + [f"pj{rank - 1} in 0..({n}) + 1"])
+        return [f"let {names(item.name)}_j = {value};",
+                f"let {names(item.name)}[{slots}] = if pj{rank - 1} < ({n}) {{ {names(item.name)}_j[{at}] }} else {{ 0.0 }};"]
     raise TypeError(f"not a statement: {item!r}")
 
 

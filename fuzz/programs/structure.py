@@ -348,6 +348,10 @@ class Derivative:
     outer: str = "{0}"
     inner: str = "{0}"
     scale: str = ""                # a prefix of SCALES: `0.5 * @of / @wrt`, the derivative scaled
+    # (rank, Bound of the last axis): the derivative bound first (`let g_j = @of / @wrt;`) and read
+    # under a guard over one point more along its last axis, which is 0 there (`let g[pj0, pj1 in
+    # 0..n + 1] = if pj1 < n { g_j[pj0, pj1] } else { 0.0 };`)
+    padded: tuple = ()
 
 
 # Factors written unparenthesized before a derivative (`lr * @L / @w` is `lr * (@L / @w)`), and
