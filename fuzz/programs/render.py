@@ -372,6 +372,9 @@ def _operand(node, names: Names, needed: int, anchored: bool = False) -> str:
 
 
 def _reduce(node: Reduce, names: Names) -> str:
+    if node.counted:
+        (r,) = node.ranges
+        return f"[{r.var} | {r.var} in {bound(r.lo, names)}..{bound(r.hi, names)}, {expr(node.guard, names)}].length"
     ranges = ", ".join(
         f"{r.var} in {bound(r.lo, names)}..{bound(r.hi, names)}" if r.explicit else r.var
         for r in node.ranges)

@@ -241,6 +241,7 @@ class Reduce:
     body: object
     guard: object | None
     dtype: str
+    counted: bool = False          # a count (body 1) written `[k | k in lo..hi, guard].length`
 
 
 # ---------------------------------------------------------------- statements

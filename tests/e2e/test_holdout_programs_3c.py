@@ -444,6 +444,36 @@ def _(X, y, probe):
     return dict(w=np.array(ws), losses=np.array([nll(w) for w in ws]), gf=g, Hf=H, hvp=H @ probe, Hv=H @ probe)
 
 
+# 25 perceptron rule on the first misclassified example
+def perceptron_inputs():
+    rg = R(328); X = rg.standard_normal((14, 2)); y = np.where(X @ [1.0, 2.0] + 0.3 > 0, 1, -1)
+    return dict(X=X.astype(np.float32), y=y.astype(np.int32))
+@case("perceptron", inputs=perceptron_inputs, outputs=["pick", "w", "mistakes", "separated"], tol=(1e-5, 1e-6), vk=True)
+def _(X, y):
+    X = X.astype(np.float32); A = np.hstack([X, np.ones((14, 1), np.float32)]); w = np.zeros(3, np.float32); ws = [w]; picks = [0]
+    wrong = lambda w: y * (A @ w) <= 0
+    for _ in range(39):
+        bad = np.flatnonzero(wrong(w)); p = bad[0] if len(bad) else 14; picks.append(p)
+        if p < 14:
+            w = w + y[p] * A[p]
+        ws.append(w)
+    picks = np.int32(picks)
+    return dict(pick=picks, w=np.array(ws), mistakes=np.int32((picks[1:] < 14).sum()), separated=np.bool_(not wrong(w).any()))
+
+
+# 26 multinomial naive Bayes
+def nb_inputs():
+    rg = R(329); label = rg.integers(0, 3, 12); rates = rg.uniform(0.2, 3.0, (3, 7))
+    return dict(counts=rg.poisson(rates[label]).astype(np.int32), label=label.astype(np.int32))
+@case("naive_bayes", inputs=nb_inputs, outputs=["class_docs", "tot", "score", "pred", "confusion"], tol=(1e-10, 1e-12))
+def _(counts, label):
+    Y = np.eye(3, dtype=np.int64)[label]; tok = Y.T @ counts.astype(np.int64); tot = tok.sum(1)
+    ll = np.log((tok + 1) / (tot + 7)[:, None]); lp = np.log(Y.sum(0) / 12)
+    score = lp + counts @ ll.T; pred = score.argmax(1)
+    conf = np.array([[np.sum((label == a) & (pred == b)) for b in range(3)] for a in range(3)], np.int32)
+    return dict(class_docs=Y.sum(0), tot=tot, score=score, pred=pred.astype(np.int32), confusion=conf)
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
