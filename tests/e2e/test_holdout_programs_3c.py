@@ -474,6 +474,24 @@ def _(counts, label):
     return dict(class_docs=Y.sum(0), tot=tot, score=score, pred=pred.astype(np.int32), confusion=conf)
 
 
+# 27 skip-gram with negative sampling, sparse SGD rows
+def sg_inputs():
+    rg = R(330); V, D, S = 6, 3, 20
+    c = rg.integers(0, V, S); ctx = (c + rg.choice([-1, 1], S)) % V; neg = rg.integers(0, V, S)
+    return dict(pairs=np.stack([c, ctx, neg], 1).astype(np.int32), In0=(0.5 * rg.standard_normal((V, D))).astype(np.float32),
+                Out0=(0.5 * rg.standard_normal((V, D))).astype(np.float32))
+@case("skipgram_sgd", inputs=sg_inputs, outputs=["loss", "In", "Out", "nearest"], tol=(1e-4, 1e-5))
+def _(pairs, In0, Out0):
+    sg = lambda x: 1 / (1 + np.exp(-x)); I, O = In0.astype(np.float64), Out0.astype(np.float64); Is, Os, L = [I], [O], [0.0]
+    for c, p, n in pairs:
+        ps, ns = I[c] @ O[p], I[c] @ O[n]; L.append(-np.log(sg(ps)) - np.log(sg(-ns)))
+        I2 = I.copy(); I2[c] = I[c] - 0.2 * ((sg(ps) - 1) * O[p] + sg(ns) * O[n])
+        up = np.zeros(len(O)); up[p] += sg(ps) - 1; up[n] += sg(ns)
+        O = O - 0.2 * up[:, None] * I[c][None, :]; I = I2; Is.append(I); Os.append(O)
+    sim = I @ I.T - np.eye(len(I)) * 1e9
+    return dict(loss=np.array(L), In=np.array(Is), Out=np.array(Os), nearest=sim.argmax(1).astype(np.int32))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
