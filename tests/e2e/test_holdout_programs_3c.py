@@ -492,6 +492,22 @@ def _(pairs, In0, Out0):
     return dict(loss=np.array(L), In=np.array(Is), Out=np.array(Os), nearest=sim.argmax(1).astype(np.int32))
 
 
+# 28 AdamW, warmup and cosine schedule, global-norm clipping
+def adamw_inputs():
+    rg = R(331); X = rg.standard_normal((24, 4))
+    return dict(X=X, y=X @ [2.0, -3.0, 0.5, 1.0] + 0.1 * rg.standard_normal(24))
+@case("adamw_cosine_clip", inputs=adamw_inputs, outputs=["lrs", "w", "curve"], tol=(1e-9, 1e-11))
+def _(X, y):
+    rate = lambda t: 0.05 * t / 5 if t <= 5 else 0.5 * 0.05 * (1 + np.cos(np.pi * (t - 5) / 25))
+    w = np.zeros(4); m = np.zeros(4); v = np.zeros(4); ws = [w]
+    for t in range(1, 31):
+        g = 2 * X.T @ (X @ w - y) / 24; nrm = np.sqrt(g @ g); g = g / nrm if nrm > 1 else g
+        m = 0.9 * m + 0.1 * g; v = 0.999 * v + 0.001 * g * g
+        w = w - rate(t) * ((m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8) + 0.01 * w); ws.append(w)
+    return dict(lrs=np.array([0.0] + [rate(t) for t in range(1, 31)]), w=np.array(ws),
+                curve=np.array([np.mean((X @ w - y) ** 2) for w in ws]))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
