@@ -218,7 +218,8 @@ def test_functions_of_a_row_inside_a_definition_run_for_every_row(run):
 def test_piecewise_definitions_of_a_function_called_per_point_run_for_every_point(run):
     """A function holding a definition of several clauses, or of one clause not starting at 0
     (`let p[t in 1..T] = ..;`), called per point (`let c[e] = f(X[e]);`) computes it for every
-    point, as leading axes, guarded clauses and derivatives included. It was E011: found by the
+    point, as leading axes, guarded clauses and derivatives included. It was E011 (tests/semantics/
+    test_diagnostics.py asserted it for `shifted`): found by the
     hold-out program rnn_train_epochs (`let curve[e in 0..8] = loss(P[e], U[e]);`)."""
     x = np.random.default_rng(5).standard_normal((3, 5))
     out = run("""
@@ -229,6 +230,8 @@ def test_piecewise_definitions_of_a_function_called_per_point_run_for_every_poin
         let a[e] = tail(X[e]);
         let b[e in 0..N] = decay(X[e]);
         let c[e, t] = parity(X[e])[t];
+        fn shifted(v) { let s[0] = 0.0; let s[j in 1..5] = v[j - 1]; s }
+        let Y[i, j] = shifted(X[i])[j];
         let L = sum[e](a[e]);
         let dX = @L / @X;
     """, X=x)
@@ -240,6 +243,7 @@ def test_piecewise_definitions_of_a_function_called_per_point_run_for_every_poin
     np.testing.assert_allclose(out["a"], (x[:, 1:] * x[:, :-1]).sum(1), rtol=1e-12)
     np.testing.assert_allclose(out["b"], q[4] - q[2], rtol=1e-12)
     np.testing.assert_allclose(out["c"], x * sign, rtol=1e-12)
+    np.testing.assert_allclose(out["Y"], np.hstack([np.zeros((3, 1)), x[:, :-1]]), rtol=1e-12)
     np.testing.assert_allclose(out["dX"], grad, rtol=1e-12)
 
 
