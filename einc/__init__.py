@@ -2,7 +2,7 @@
 
     art = einc.compile("model.ein")   # or Einlang source text; target=NAME: einc.target.TARGETS
     art.save("model.vmfb")            # + model.irpa for large weights
-    run = einc.load("model.vmfb")
+    run = einc.load("model.vmfb")     # or einc.load(art), without a file
     outputs = run(A=np.ones((4, 8), np.float32))   # {"C": array(...)}
 
     f = einc.jit("model.ein", max_cached=8)    # like jax.jit: one module per set of input sizes
@@ -154,11 +154,16 @@ def jit(path: str | os.PathLike, target: str = DEFAULT.name, *, device: str | No
     return Jitted(path, target, device, max_cached, options)
 
 
-def load(path_or_bytes, device: str | None = None, parameters: str | os.PathLike | None = None):
-    """Open a .vmfb (path or bytes); the result is callable with the inputs by name. A module
-    with external weights reads them from `parameters` (.irpa), by default the archive beside it."""
+def load(module, device: str | None = None, parameters: str | os.PathLike | None = None):
+    """Open a module: a .vmfb (path or bytes) or an einc.compile Artifact; the result is callable
+    with the inputs by name. A module with external weights reads them from `parameters` (.irpa),
+    by default the archive beside its file or the Artifact's own."""
     from einc.runtime import load as load_program
-    return load_program(path_or_bytes, device, parameters)
+    if isinstance(module, Artifact):
+        if parameters is None and module.archive is not None:
+            parameters = module.archive.path
+        module = module.vmfb
+    return load_program(module, device, parameters)
 
 
 def _is_path(source_or_path) -> bool:

@@ -87,9 +87,14 @@ class _Gradient:
                                                   self.states_given), t))
         elif isinstance(t, Stack):
             for k, elem in enumerate(t.elems):
-                seed = Read(adjoint, (Const(np.asarray(k, np.int32)),) + tuple(
-                    IndexRef(v) for v in fresh_index_vars(elem.shape)))
-                self._leaves(propagate(elem, seed, self.stops, (), self.rules, self.states_given))
+                at = (Const(np.asarray(k, np.int32)),)
+                if elem.rank:
+                    # a row of a literal (`[[q, 2.0 * q], [..]]`) is a tensor: its adjoint is the
+                    # adjoint's slice k, a definition over the row's own axes
+                    vars_ = fresh_index_vars(elem.shape, "u")
+                    self._add(elem, Generic(vars_, read_adjoint(adjoint, at + tuple(IndexRef(v) for v in vars_))))
+                    continue
+                self._leaves(propagate(elem, Read(adjoint, at), self.stops, (), self.rules, self.states_given))
         elif isinstance(t, Piecewise):
             for value, part in clause_adjoints(t, adjoint):
                 self._add(value, part)

@@ -11,17 +11,20 @@ import itertools
 from typing import Optional
 
 from einc.ir import affine
-from einc.ir.nodes import IndexVar, Op, Reduce, Stack, StateRead, Value
+from einc.ir.nodes import Generic, IndexVar, Op, RecValue, Reduce, Stack, StateRead, Value
 from einc.ir.types import Lin
 
 _FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 _NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
 
 
-def guarded_state_reads(roots) -> list[tuple[StateRead, tuple]]:
+def guarded_state_reads(roots, definitions: bool = False) -> list[tuple[StateRead, tuple]]:
     """Each StateRead of a step's scalar code under `roots`, with the conditions that hold
     where it is read: the guards of the reductions around it and the tests of the `if`s whose
-    branch it is in (the walk of einc.ir.nodes.step_code, keeping them on the way down)."""
+    branch it is in (the walk of einc.ir.nodes.step_code, keeping them on the way down). With
+    `definitions`, also those in the tensors the step defines and reads (`let h[i in 0..3] =
+    x[i];` in a block), each under its definition's guard, its points' indices ranging over
+    their extents; not in another recurrence group's storage."""
     out, seen = [], set()
     stack = [(r, ()) for r in roots if r is not None]
     while stack:
@@ -38,6 +41,10 @@ def guarded_state_reads(roots) -> list[tuple[StateRead, tuple]]:
             cond = v.args[0]
             stack += [(cond, guards), (v.args[1], guards + (cond,)), (v.args[2], guards + (Op("not", (cond,), cond.dtype),))]
         elif v.rank == 0 or isinstance(v, Stack):
+            stack.extend((o, guards) for o in v.operands())
+        elif definitions and isinstance(v, Generic) and v.guard is not None:
+            stack += [(v.guard, guards), (v.body, guards + (v.guard,))]
+        elif definitions and not isinstance(v, RecValue):
             stack.extend((o, guards) for o in v.operands())
     return out
 

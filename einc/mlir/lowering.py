@@ -57,14 +57,17 @@ class Lowering:
         """Whether `v` reads recurrence state: a StateRead or a step index, scalar work over one, or
         a tensor a step computes from one (einc.passes.step_work). A RecValue closes over its own
         loop (but a loop nested in a step is one of the step's tensors); inside a step, so do the
-        tensors it computed (`given_step_tensors`; not those of a loop nested in it)."""
+        tensors it computed (`given_step_tensors`; not those of a loop nested in it), and the
+        step's own index, which this lowering has (`loop_coordinates`): a tensor a loop nested in
+        the step reads, computed from that index (`run(y[t] + m[t - 1])`), is a kernel of the step."""
         stack = [(v, False)]
         while stack:
             node, done = stack.pop()
             if id(node) in self._state_memo:
                 continue
             if done:
-                reads_step = isinstance(node, IndexRef) and node.var in self.step_vars
+                reads_step = isinstance(node, IndexRef) and node.var in self.step_vars \
+                    and node.var not in self.loop_coordinates
                 nested = isinstance(node, RecValue) and node.group.enclosing is not None
                 self._state_memo[id(node)] = isinstance(node, StateRead) or reads_step or (
                     nested and id(node) not in self.given_step_tensors) or (

@@ -19,11 +19,13 @@ import iree.runtime as rt
 from iree.runtime._binding import ArgumentPacker, InvokeContext, _invoke_statics
 from iree.runtime.function import Invocation, _extract_vm_sequence_to_python
 
+from einc.runtime.timer_slack import fine_sleeps
+
 # IREE's reflection of a function built with the async-external model: two fences follow the
 # arguments, the first waited on before the work starts, the second signalled when it is done.
 _FENCED_MODEL = "coarse-fences"
 # Sleep between polls: a tenth of the time waited so far (so a call ends at most ~10% after its
-# work did, beside the OS's timer slack), at least 20 us and at most 1 ms.
+# work did), at least 20 us and at most 1 ms, with a timer slack of 1 us (timer_slack).
 _SLEEP_FRACTION = 0.1
 _SHORTEST_SLEEP_S = 20e-6
 _LONGEST_SLEEP_S = 1e-3
@@ -126,13 +128,14 @@ def wait_without_spinning(semaphore: rt.HalSemaphore, value: int, fence: rt.HalF
     first: the work reads and writes memory the caller owns (lent inputs), which must outlive it."""
     start = time.perf_counter()
     try:
-        if first_sleep and semaphore.query() < value:
-            time.sleep(first_sleep)
-        if semaphore.query() >= value:
-            return False
-        while semaphore.query() < value:
-            waited = time.perf_counter() - start
-            time.sleep(min(max(waited * _SLEEP_FRACTION, _SHORTEST_SLEEP_S), _LONGEST_SLEEP_S))
+        with fine_sleeps():
+            if first_sleep and semaphore.query() < value:
+                time.sleep(first_sleep)
+            if semaphore.query() >= value:
+                return False
+            while semaphore.query() < value:
+                waited = time.perf_counter() - start
+                time.sleep(min(max(waited * _SLEEP_FRACTION, _SHORTEST_SLEEP_S), _LONGEST_SLEEP_S))
     except RuntimeError:
         raise  # the work failed: none of it runs any more
     except BaseException:

@@ -65,7 +65,7 @@ def _len(el, args, span):
     if sequences.is_sequence(x):
         return ir.Const(np.asarray(sequences.length(x), dtype=np.int32), span=span)
     if sequences.is_picked(x):
-        return sequences.lengths(x, span)
+        return sequences.noted(sequences.lengths(x, span), el.state)
     x = tensors.shape_only(x, span)
     if not isinstance(x, (ir.Value, PartialRead)) or x.rank == 0:
         raise d.error(d.TYPE, f"`len` needs an array, found {describe(x)}", span)

@@ -97,9 +97,13 @@ def _not_per_point(g: Value, state, span) -> Value:
 
 
 def _pending_vars(y: Value) -> set:
-    """The indices y reads whose ranges are not inferred yet: an enclosing definition's or
-    reduction's, whose range its body decides once elaborated."""
-    return {n.var for n in walk([y]) if isinstance(n, IndexRef) and n.var.extent is None}
+    """The indices whose ranges are not inferred yet (an enclosing definition's or reduction's,
+    whose range its body decides once elaborated) that a tensor y reads depends on. A scalar y
+    that reads such an index only in its own expression (`slope(x[k])`, a point's value) has a
+    gradient of scalars, as it has with the range given."""
+    nodes = walk([y])
+    pending = {n.var for n in nodes if isinstance(n, IndexRef) and n.var.extent is None}
+    return pending & set().union(*(_body_vars(n) for n in nodes if isinstance(n, Generic))) if pending else set()
 
 
 def _per_point(outer, span) -> None:

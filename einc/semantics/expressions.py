@@ -86,7 +86,7 @@ def _apply_binary(el, e, left, env):
         el.state.guard_depth -= conditional
     if any(sequences.is_sequence(v) or sequences.is_picked(v) for v in (left, right)):
         # strings and lists are build-time values: modes such as "nearest" compare at build time
-        return sequences.binary(e.op, left, right, e.span)
+        return sequences.noted(sequences.binary(e.op, left, right, e.span), el.state)
     if e.op == "in":
         return membership(el, left, right, e.span)
     if e.op in ("&&", "||"):

@@ -2,8 +2,9 @@
 and types changed, names exchanged, lines dropped or repeated, the text cut short, stray bytes;
 and the mistakes users make: other line ends, broken string fields, a range in a where clause,
 calls and reads with an argument or subscript too many or too few, a divisor of 0, a name not
-in ASCII; and, drawn apart (fuzz.mutants.campaign), a recurrence's base clause deleted or its
-step's range narrowed, or a type name in an annotation misspelled, which must be a diagnostic.
+in ASCII; and, drawn apart (fuzz.mutants.campaign), a recurrence's base clause deleted, its
+step's range narrowed or its read of an earlier step made one of the step being computed, or a
+type name in an annotation misspelled, which must be a diagnostic.
 
 The tokenizer is the fuzzer's own (a few regular expressions), not einc's lexer, so that the
 mutants do not inherit its idea of what a token is. Joining the tokens gives the text back.
@@ -287,6 +288,37 @@ def narrow_clause_range(text: str, rng: random.Random) -> str | None:
     return text[:step.start(3)] + str(int(step.group(3)) + 1) + text[step.end(3):]
 
 
+# a step clause of a one-axis recurrence on one line, `let r[t in 2..T] = ..;`, blocks included
+ONE_AXIS_STEP = re.compile(r"^[ \t]*let\s+(\w+)\[\s*(\w+)\s+in\s+([^\]\[,]+)\]\s*=(.*)$", re.MULTILINE)
+EMPTY_RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*$")
+
+
+def step_reads_back(text: str) -> list:
+    """Each read `r[t - c]` of a one-axis recurrence's state in one of its step clauses, inside
+    the blocks and local definitions of the step too."""
+    found = []
+    for clause in ONE_AXIS_STEP.finditer(text):
+        name, index = clause.group(1), clause.group(2)
+        literal = EMPTY_RANGE.match(clause.group(3))
+        if literal and int(literal.group(2)) <= int(literal.group(1)):
+            continue                # `t in 5..2` has no step, so no read runs
+        back = re.compile(rf"\b{name}\[\s*{index}\s*-\s*\d+\s*\]")
+        found += [(clause.start(4) + m.start(), clause.start(4) + m.end(), name, index)
+                  for m in back.finditer(clause.group(4))]
+    return found
+
+
+def read_the_step_being_computed(text: str, rng: random.Random) -> str | None:
+    """A read of an earlier step of a recurrence made a read of the step being computed
+    (`r[t - 1]` to `r[t]`), wherever it is in the step: it reads itself (E007), or from a loop
+    nested in the step, a step the nesting cannot read (E011)."""
+    found = step_reads_back(text)
+    if not found:
+        return None
+    start, end, name, index = rng.choice(found)
+    return text[:start] + f"{name}[{index}]" + text[end:]
+
+
 # a type name where a type is written: after `:` (a parameter, binding or input), `->`, `as`, or
 # first inside `[` (an array's element type)
 ANNOTATED_TYPE = re.compile(r"(?:(?<=:)|(?<=->)|(?<=\bas)|(?<=\[))(\s*)(f16|f32|f64|i8|i32|i64|u8|bool)\b(?=\s*[;,\]){=)])")
@@ -312,4 +344,5 @@ def misspell_type(text: str, rng: random.Random) -> str | None:
 
 
 # the mutations that must be a diagnostic -> the places in a program where each applies
-COVERAGE_MUTATIONS = {delete_base_clause: recurrences, narrow_clause_range: recurrences, misspell_type: annotated_types}
+COVERAGE_MUTATIONS = {delete_base_clause: recurrences, narrow_clause_range: recurrences, misspell_type: annotated_types,
+                      read_the_step_being_computed: step_reads_back}

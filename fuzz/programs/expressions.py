@@ -27,6 +27,7 @@ WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a cl
 SIBLING_SHARE = 0.5            # of second reduction indices over the first's range, those made `0..j + 1`
 EXTREMUM_GUARD_SHARE = 0.3     # of the max, min and prod reductions drawn, those given a guard
 SIGNED_SHARE = 0.04            # of the subscripts drawn, those made `(i - c) / k + d` or `(i - c) % k + d`
+WIDE_POWER_SHARE = 1.0         # of the i64 powers drawn, those written (E002 before branch hdp; 0 in tests: none)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ class Streams:
     nesting: random.Random | None = None    # a loop run whole inside a recurrence step (ProgramGenerator.with_nesting)
     long: random.Random | None = None       # a group of more steps than a chunk, computing rows (ProgramGenerator.group)
     pairs: random.Random | None = None      # a second derivative of one value (ProgramGenerator.sibling_derivative)
+    wide: random.Random | None = None       # an i64 base to an i32 exponent (ExpressionGenerator.power)
+    literals: random.Random | None = None   # a derivative of a value read back from a matrix literal (ProgramGenerator.derivative)
+    stepped: random.Random | None = None    # a loop in a step reading a row times the step's index (ProgramGenerator.with_nesting)
     scales: random.Random | None = None     # a factor before a derivative, `0.5 * @y / @x` (ProgramGenerator.scaled)
     pieces: random.Random | None = None     # a row function's row copied by two guarded clauses (ProgramGenerator.row_map)
     pads: random.Random | None = None       # a derivative read under a guard past its last axis (ProgramGenerator.padded)
@@ -55,7 +59,8 @@ class Streams:
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting", "long", "pairs", "scales", "pieces", "pads", "counts")))
+                      "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "scales", "pieces", "pads",
+                      "counts")))
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,7 @@ class ExpressionGenerator:
         self.prefix = prefix       # of every name it makes: another generator's names never clash
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
         self.signed, self.counts = streams.signed, streams.counts
+        self.wide = streams.wide
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -445,11 +451,15 @@ class ExpressionGenerator:
         return Call(fn, (arg, self.expr(dtype, scope, depth - 1)), dtype)
 
     def power(self, dtype: str, scope: Scope, depth: int):
-        """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2): no i64 powers. A float's integer
-        exponent is a literal or an index known at run time (`x ** (i % 4)`, IREE-73), also as a
-        float (`x ** ((i % 4) as f32)`, IREE-74), its base of any sign."""
+        """`i32 ** i32`, `f ** i32` or `f ** f` (LANGUAGE.md 2), and from `wide` (a stream of its
+        own) `i64 ** 2i32`, integers of two widths, on a leaf. A float's integer exponent is a literal or an
+        index known at run time (`x ** (i % 4)`, IREE-73), also as a float (`x ** ((i % 4) as
+        f32)`, IREE-74), its base of any sign."""
         if dtype == "i64":
-            return None
+            if self.wide is None or self.wide.random() >= WIDE_POWER_SHARE:
+                return None
+            # the leaf the caller would draw in its place, raised: the main stream stays as it was
+            return Binary("**", self.leaf(dtype, scope), Lit(self.wide.randint(0, 3), "i32", suffix=True), dtype)
         base = self.expr(dtype, scope, depth - 1)
         if dtype in FLOATS and scope.indices and self.rng.random() < 0.3:
             index = Index(self.rng.choice(scope.indices).name)

@@ -20,7 +20,7 @@ from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, Ste
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
-    FLOATS, INNER_EXPRESSIONS, INTS, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
+    FLOATS, INNER_EXPRESSIONS, INTS, LITERAL_OUTER, OUTER_EXPRESSIONS, Binary, Bound, Call, Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
     Unary, Var, Where, Whole, ROW, SCALES, clause_exprs, reads_of, trailing_reduce, walk)
 
@@ -46,10 +46,12 @@ ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose star
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
+STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
 # of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
 LONG_SHARE = 0.1
 LONG_STEPS = (257, 320)
+LITERAL_SHARE = 0.3                # of the derivatives of a plain value, those of it read back from a matrix literal
 PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by one of the same value by another binding
 SCALE_SHARE = 0.3                  # of the derivatives drawn, those written scaled (`0.5 * @y / @x`)
 PAD_SHARE = 0.3                    # of the derivatives drawn, those read again under a guard past their last axis
@@ -138,7 +140,10 @@ class ProgramGenerator:
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
-        self.pairs, self.scales, self.pieces, self.pads = streams.pairs, streams.scales, streams.pieces, streams.pads
+        self.pairs = streams.pairs
+        self.literals = streams.literals
+        self.stepped = streams.stepped
+        self.scales, self.pieces, self.pads = streams.scales, streams.pieces, streams.pads
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         self.gen = ExpressionGenerator(rng, self.float_type, self.int_type, streams)
@@ -619,8 +624,20 @@ class ProgramGenerator:
             return Binary("+", drive, Call(fn.name, args, me.dtype), me.dtype)
         var = gen.index_name(inner)
         loop = self.recurrence(me.dtype, replace(inner, hidden=inner.hidden + (var,)), gen, var)
-        loop = replace(loop, init=Binary("+", start, loop.init, me.dtype))
+        loop = replace(loop, init=Binary("+", start, self.by_step(me, inner, loop.init), me.dtype))
         return Binary("+", drive, loop, me.dtype)
+
+    def by_step(self, me: Tensor, inner: Scope, init):
+        """Sometimes (from `stepped`, a stream of its own) `init` plus the sum of a member's row
+        at an earlier step times the step's index, `0.25 / n * sum(r[t - 1] * (t as f32))`: a
+        tensor the step computes from its index, which the inner loop reads."""
+        rows = [s for s in inner.steps if s.tensor.dtype == me.dtype and len(s.tensor.shape) > 1]
+        if self.stepped is None or me.dtype not in FLOATS or not rows or self.stepped.random() >= STEPPED_SHARE:
+            return init
+        row = self.stepped.choice(rows)
+        read = Prelude("sum", row.tensor.name, me.dtype, self.stepped.choice(row.lookbacks), by_step=True)
+        scale = Lit(0.25 / int(np.prod(row.tensor.sizes[1:])), me.dtype)
+        return Binary("+", init, Binary("*", scale, read, me.dtype), me.dtype)
 
     def with_row(self, me: Tensor, scope: Scope, drive):
         """In a long group (`group`), `drive` plus the sum, max or min of a member's whole row at
@@ -763,6 +780,8 @@ class ProgramGenerator:
         if not preferred:
             return None
         outer = rng.choice(OUTER_EXPRESSIONS) if rng.random() < 0.25 else "{0}"
+        if outer == "{0}" and self.literals is not None and self.literals.random() < LITERAL_SHARE:
+            outer = LITERAL_OUTER
         inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
         return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
 

@@ -411,8 +411,10 @@ class Evaluator:
         whatever the grid: a scalar."""
         value = self.values[node.name]
         if node.back:
-            row = int(np.ravel(grid.env["t"].ex)[0]) - node.back
-            value = value.map(lambda part: part[row])
+            t = int(np.ravel(grid.env["t"].ex)[0])
+            value = value.map(lambda part: part[t - node.back])
+            if node.by_step:
+                value = value.map(lambda part: part * np.asarray(t, part.dtype))
         axes = tuple(range(value.ex.ndim))
         return Pair(*(_reduce_part(node.op, part, True, axes, types[node.dtype])
                       for part, types in ((value.ex, EXACT), (value.wd, WIDE))), node.dtype)
@@ -666,12 +668,13 @@ def _near_integer(value: Pair, active, include_zero: bool) -> None:
 # ------------------------------------------------------------ derivatives by finite differences
 
 
-# The meaning of each template of structure.OUTER_EXPRESSIONS and INNER_EXPRESSIONS.
+# The meaning of each template of structure.OUTER_EXPRESSIONS, LITERAL_OUTER and INNER_EXPRESSIONS.
 EXPRESSIONS = {
     "{0}": lambda v: v,
     "sin({0})": np.sin,
     "tanh({0})": np.tanh,
     "({0} * {0} * 0.5 - {0})": lambda v: v * v * 0.5 - v,
+    "[[{0}, 0.5 * {0}], [{0} * {0}, -{0}]][1, 0]": lambda v: v * v,
     "({0} + {0} * {0} * {0})": lambda v: v + v * v * v,
     "(2.5 * {0} - cos({0}))": lambda v: 2.5 * v - np.cos(v),
 }

@@ -179,6 +179,7 @@ class Prelude:
     name: str
     dtype: str
     back: int = 0                  # c >= 1: the row of a recurrence member at step `t - c`, inside its step
+    by_step: bool = False          # that row times the step's index, `sum(r[t - c] * (t as f32))`
 
 
 @dataclass(frozen=True)
@@ -362,6 +363,9 @@ SCALES = {"0.5 * ": 0.5, "-": -1.0, "2.0 * -": -2.0}
 
 # Expressions differentiated (`@sin(y) / @x`), elementwise in y.
 OUTER_EXPRESSIONS = ("sin({0})", "tanh({0})", "({0} * {0} * 0.5 - {0})")
+# y read back from a matrix literal of its values (y * y): the literal's rows are tensors even for
+# a scalar y, each with an adjoint of its own (drawn from Streams.literals).
+LITERAL_OUTER = "[[{0}, 0.5 * {0}], [{0} * {0}, -{0}]][1, 0]"
 # Expressions of a scalar x differentiated with respect to (`@y / @(x + x * x * x)`): their
 # slope is at least 1 everywhere, so dividing by it never amplifies rounding.
 INNER_EXPRESSIONS = ("({0} + {0} * {0} * {0})", "(2.5 * {0} - cos({0}))")

@@ -107,6 +107,11 @@ def test_bytes_and_an_archive_given_by_path(project, layer):
         einc.load(artifact.vmfb)
 
 
+def test_an_artifact_loads_as_it_is_with_its_own_archive(layer):
+    with einc.load(layer) as program:
+        np.testing.assert_allclose(program(x=X)["y"], layer_reference(X), **TOLERANCE)
+
+
 def test_missing_damaged_or_foreign_archive_is_one_line(project, layer):
     artifact = layer
     module = project / "layer.vmfb"

@@ -39,6 +39,13 @@ def test_compile_save_load_run(driver, tmp_path):
     np.testing.assert_array_equal(outputs["C"], 3 * np.eye(2))
 
 
+def test_an_artifact_loads_without_a_file(driver):
+    with einc.load(einc.compile("let C = A;\n"), device="local-sync") as program:
+        assert program.device == "local-sync"
+        outputs = program(A=np.eye(2, dtype=np.float32), B=np.eye(2, dtype=np.float32), s=2.0)
+    np.testing.assert_array_equal(outputs["C"], 2 * np.eye(2))
+
+
 def test_source_text_is_compiled_from_a_temporary_file(driver):
     einc.compile("let x: f32;\nlet y = x;\n")
     path, text = driver.paths[-1]

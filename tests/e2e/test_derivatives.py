@@ -139,6 +139,31 @@ def test_cross_entropy_gradient_through_the_softmax_of_a_vector():
     np.testing.assert_allclose(out["g"], np.outer(p - np.eye(3)[1], x), rtol=1e-10, atol=1e-12)
 
 
+def test_gradient_through_the_rows_of_a_nested_array_literal():
+    """A matrix literal whose entries read the variable (a Kalman filter's process noise
+    `[[q / 3.0, q / 2.0], [q / 2.0, q]]`, found by the hold-out program rts_smoother): the reverse
+    pass gave each row's adjoint the row axis of the whole literal, unbound, and the gradient was
+    refused as E011 "depends on `e0`" (read back at once, `@[[s, ..], ..][1, 0] / @q`, an internal
+    "e0 is not iterated" error). A row given by name takes its adjoint too."""
+    q, y = 1.5, np.array([1.0, 2.0, 3.0])
+    out = einc.load(einc.compile("""
+        let q: f64;
+        let y: [f64; 3];
+        let row = [q, 3.0 * q];
+        let Qn = [[q * q, 2.0 * q], row, [1.0, 5.0]];
+        let L = sum[t](y[t] * Qn[t, 1] + Qn[0, 0] * Qn[t, 0]);
+        let d = @L / @q;
+        let drow = @L / @row;
+        let s = q * q;
+        let back = @[[s, 0.5 * s], [s * s, -s]][1, 0] / @q;
+    """).vmfb)(q=np.float64(q), y=y)
+    L = lambda q, row: (y * np.array([2 * q, row[1], 5.0])).sum() + q * q * (q * q + row[0] + 1.0)
+    np.testing.assert_allclose(out["d"], central_difference(lambda q: L(q, [q, 3 * q]), q), rtol=1e-8)
+    np.testing.assert_allclose(out["drow"], [central_difference(lambda r: L(q, [r, 3 * q]), q),
+                                             central_difference(lambda r: L(q, [q, r]), 3 * q)], rtol=1e-8)
+    np.testing.assert_allclose(out["back"], 4 * q ** 3, rtol=1e-14)
+
+
 def test_abs_has_the_mean_of_its_slopes_at_zero_in_both_modes():
     # abs'(0) is 0, as the central difference and sign(0) are (it was 1: fuzz seed 1 program 1137)
     x = np.array([-1.5, 0.0, 2.0], np.float32)

@@ -44,6 +44,36 @@ def test_a_power_of_typed_constants_folds_to_what_the_device_computes(program):
 
 
 
+
+def _wrapped_power(base: int, exponent: int, dtype) -> int:
+    """base ** exponent modulo 2^bits of dtype, read back in dtype (Python integers: exact)."""
+    bits = np.dtype(dtype).itemsize * 8
+    return int(np.array(pow(base % (1 << bits), exponent, 1 << bits), np.uint64).astype(dtype))
+
+
+def test_an_integer_power_of_two_widths_keeps_the_exponents_type():
+    """`v ** k` with v: i64 and k: i32 (digits in a base, found by the hold-out program
+    base_convert) was E002, mismatched types: integers of two widths power as a literal base of
+    another width already did, the exponent's own bits (u8 `7 ** (2^40 + 3)` is 7^3 * 7^(2^40) mod
+    256), the base's type wrapping; folded constants give what the device computes."""
+    w, k = [3, -2, 7, 10, 123456], [41, 63, 0, 18, 5]
+    b, e = [3, 2, 255, 7, 1], [7, 9, 2, 2 ** 40 + 3, 5]
+    out = einc.load(einc.compile("""
+        let w: [i64; 5];
+        let k: [i32; 5];
+        let b: [u8; 5];
+        let e: [i64; 5];
+        let p[i] = w[i] ** k[i];
+        let q[i] = b[i] ** e[i];
+        let folded = 3i64 ** 41i32;
+        let folded_narrow = 3u8 ** 7i64;
+    """).vmfb)(w=np.int64(w), k=np.int32(k), b=np.uint8(b), e=np.int64(e))
+    np.testing.assert_array_equal(out["p"], [_wrapped_power(x, y, np.int64) for x, y in zip(w, k)])
+    np.testing.assert_array_equal(out["q"], [_wrapped_power(x, y, np.uint8) for x, y in zip(b, e)])
+    assert out["p"].dtype == np.int64 and out["q"].dtype == np.uint8
+    assert out["folded"] == _wrapped_power(3, 41, np.int64) and out["folded_narrow"] == _wrapped_power(3, 7, np.uint8)
+
+
 FLOAT_POWERS = """
 let x: [f32; 6];
 let n: [i32; 6];

@@ -207,6 +207,23 @@ def test_derivatives_inside_functions_and_blocks():
     np.testing.assert_allclose(out["g"], np.exp(x), rtol=1e-15)
 
 
+@pytest.mark.parametrize("k", ["k", "k in 0..3"])
+def test_a_scalar_gradient_per_point_with_the_range_inferred_or_given(k):
+    """A function taking a point's value and differentiating inside it (Newton's step for an
+    implied volatility per strike, found by the hold-out program implied_vol): with the point's
+    range inferred, `k` was still pending when the gradient was asked for and any such request
+    was E011, though the gradient is scalars only; with `k in 0..3` it compiled. A gradient whose
+    tensors read `k` stays E011 (test_unsupported_derivatives_are_E011_naming_the_construct)."""
+    x, w = np.array([0.5, -1.0, 2.0]), 1.5
+    out = einc.load(einc.compile(f"""use std::math::*;
+        let x: [f64; 3];
+        let w: f64;
+        fn slope(a, w) {{ let s = a; let c = exp(w * s) + sum[j](s * x[j] * w); @c / @s }}
+        let v[{k}] = slope(x[k], w);
+    """).vmfb)(x=x, w=np.float64(w))
+    np.testing.assert_allclose(out["v"], w * np.exp(w * x) + w * x.sum(), rtol=1e-14)
+
+
 def test_reverse_and_forward_mode_through_a_piecewise_definition(fd_jacobian):
     x = np.array([0.5, -1.0, 2.0, 0.25])
     out = einc.load(einc.compile("""use std::math::*;

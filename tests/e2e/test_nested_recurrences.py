@@ -484,6 +484,31 @@ def test_an_inner_loop_in_a_later_clause_reads_an_input_behind_the_step(run, tar
     np.testing.assert_allclose(out["a"], a, rtol=1e-6)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("arg", ["y[t] + m[t - 1]", "m[t - 1] * (t as f32)"])
+def test_an_inner_loop_reads_a_row_its_step_computes_from_the_steps_index(run, target, arg):
+    """The inner loop's argument is a row computed from the outer step's index and the state (a
+    Kalman filter's `update_mean(m[t - 1], P[t - 1], y[t])` solving in each step, found by the
+    hold-out program kalman_nd): that row is a kernel of the step, but reading the step's index
+    made it count as state the inner loop computes at its points (an internal KeyError on
+    Generic in einc/mlir/recurrences/scalars.py)."""
+    y = np.array([[0.5, -1.0], [2.0, 0.25], [1.5, -0.75], [1.0, 0.5]], np.float32)
+    out = run(f"""
+        let y: [f32; 4, 2];
+        fn run(b) {{ let z[0] = b[0]; let z[k in 1..3] = z[k - 1] * 0.5 + b[1]; z[2] }}
+        let m[0, i in 0..2] = 1.0;
+        let m[t in 1..4, i in 0..2] = run({arg}) + 0.5 * m[t - 1, i];
+    """, target=target, y=y)
+    m = [np.ones(2, np.float32)]
+    for t in range(1, 4):
+        b = y[t] + m[-1] if arg.startswith("y") else m[-1] * t
+        z = b[0]
+        for _ in range(2):
+            z = z * 0.5 + b[1]
+        m.append(z + 0.5 * m[-1])
+    np.testing.assert_allclose(out["m"], m, rtol=1e-6)
+
+
 INNER = "fn inner(b: f32) -> f32 { let s[0] = b; let s[k in 1..8] = 0.5 * s[k - 1] + b; s[7] }\n"
 
 

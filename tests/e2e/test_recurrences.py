@@ -249,6 +249,35 @@ def test_a_read_over_a_range_reaching_points_not_computed_yet_is_e007(read, word
     assert diag.code == "E007" and words in diag.message and diag.span.line == 4
 
 
+@pytest.mark.parametrize("block", [
+    "{ let h[i in 0..3] = r[i]; sum[j in 0..3](h[j]) }",
+    "{ let h[i in 0..3] = r[i] * 2.0; h[t % 3] }",
+    "{ let h[i in 0..3] = if i > 0 { r[i + 1] } else { 0.0 }; h[1] }",
+])
+def test_a_definition_inside_a_step_reading_the_step_being_computed_is_e007(block):
+    # At t = 2 each of these reads r[2] (or r[3]) while it is computed: they built and ran,
+    # reading 0 there (r = 1, 2, 5, 13, .. for x = 1, 2, ..: a fuzzed program, reduced).
+    step = f"let r[t in 2..T] = r[t - 1] + {block};"
+    with pytest.raises(CompileError) as info:
+        einc.compile(f"let x: [f32; T];\nlet r[t in 0..2] = x[t];\n{step}\n")
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E007" and (diag.span.line, diag.span.col) == (3, step.index("r[i") + 1)
+
+
+def test_a_definition_inside_a_step_reading_earlier_steps_runs(run):
+    x = rng.standard_normal(9).astype(np.float32)
+    out = run("""
+        let x: [f32; T];
+        let r[t in 0..3] = x[t];
+        let r[t in 3..T] = r[t - 1] + { let h[i in 0..3] = r[i] * 0.5; h[t % 3] }
+            + { let g[i in 0..9] = if i < t { r[i] } else { 0.0 }; sum[j in 0..9](g[j]) * 0.01 };
+    """, x=x)
+    r = x.copy()
+    for t in range(3, 9):
+        r[t] = r[t - 1] + np.float32(0.5) * r[t % 3] + np.float32(0.01) * r[:t].sum(dtype=np.float32)
+    np.testing.assert_allclose(out["r"], r, rtol=1e-5, atol=1e-6)
+
+
 def test_a_read_its_guards_leave_no_point_is_not_a_read_ahead(run):
     # At n = 2 the branch `j < i` holds only at (1, 0), where `k in 0..j` is empty: the read of
     # `L[j, k]` never runs. einc derived that it is at least one step ahead and at least one

@@ -113,12 +113,12 @@ def test_derivative_written_in_the_clause_body(run):
     np.testing.assert_allclose(out["w"][-1], w, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("body, message", [
-    ("w[k - 1, d] - {let v = w[k]; v[d]}", "reads `w` at the same step, before its points exist"),
-    ("w[k - 1, d] - {let v = w[k + 1]; v[d]}", "can be read whole only at the current step or an earlier one"),
-    ("w[k - 1, d] - {let r[n] = w[k, 0] * X[n, 0]; r[d]}", "reads `w` at the same step, before its points exist"),
+@pytest.mark.parametrize("body, code, message", [
+    ("w[k - 1, d] - {let v = w[k]; v[d]}", "E007", "`w[k]` is read inside its own definition"),
+    ("w[k - 1, d] - {let v = w[k + 1]; v[d]}", "E011", "can be read whole only at the current step or an earlier one"),
+    ("w[k - 1, d] - {let r[n] = w[k, 0] * X[n, 0]; r[d]}", "E011", "reads `w` at the same step, before its points exist"),
 ])
-def test_unsupported_state_reads_are_e011(body, message):
+def test_state_reads_a_step_cannot_make_are_diagnostics(body, code, message):
     source = f"""
         let X: [f64; 4, 4];
         let w[k in 0..5, d in 0..4] = 0.0;
@@ -126,7 +126,23 @@ def test_unsupported_state_reads_are_e011(body, message):
     """
     with pytest.raises(CompileError) as err:
         einc.compile(source)
-    assert err.value.diagnostics[0].code == "E011" and message in str(err.value)
+    assert err.value.diagnostics[0].code == code and message in str(err.value)
+
+
+@pytest.mark.parametrize("weights", [
+    "let w[0, f in 0..3] = 0.0;\nlet w[e in 1..10] = { let L = loss(w[e], X, y); w[e - 1] - 0.1 * (@L / @w[e - 1]) };",
+    "let w[0] = 0.0;\nlet w[e in 1..10] = w[e - 1] - 0.1 * { let L = sum[n]((y[n] - w[e]) ** 2); @L / @w[e - 1] };",
+])
+def test_a_loss_of_the_step_being_computed_is_e007_though_its_derivative_drops_it(weights):
+    # `loss(w[e])` for `loss(w[e - 1])` (a slip of one character) built, and since
+    # `@L / @w[e - 1]` of that L is 0 the weights never moved: mutants of hold-out programs
+    source = "let X: [f32; 6, 3];\nlet y: [f32; 6];\n" \
+             "fn loss(w, X, y) { sum[n]((sum[f](X[n, f] * w[f]) - y[n]) ** 2) }\n" + weights
+    with pytest.raises(CompileError) as err:
+        einc.compile(source)
+    diag = err.value.diagnostics[0]
+    assert diag.code == "E007" and "`w[e]` is read inside its own definition" in diag.message and diag.span.line == 5
+    assert diag.hint == "read the step before, `w[e - 1]`"
 
 
 SEVERAL_MEMBERS = """

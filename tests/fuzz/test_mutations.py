@@ -88,6 +88,31 @@ def test_a_coverage_mutant_valid_where_its_original_is_valid_is_a_finding(tmp_pa
     assert [r["kind"] for r in results] == ["missed-diagnostic", "diagnostic", "valid"]
 
 
+STEPS = [
+    "let x: [f32; T];\nlet r[0] = x[0];\nlet r[1] = x[1];\nlet r[t in 2..T] = r[t - 1] * 0.5 + r[t - 2];\n",
+    "let x: [f32; T];\nlet r[0] = x[0];\nlet r[t in 1..T] = { let h[i in 0..2] = r[t - 1] * (i as f32); h[1] } + x[t];\n",
+    "let X: [f32; 6, 3];\nlet y: [f32; 6];\nfn loss(w, X, y) { sum[n]((sum[f](X[n, f] * w[f]) - y[n]) ** 2) }\n"
+    "let w[0, f in 0..3] = 0.0;\nlet w[e in 1..10] = { let L = loss(w[e - 1], X, y); w[e - 1] - 0.1 * (@L / @w[e - 1]) };\n",
+]
+
+
+@pytest.mark.parametrize("draw", range(3))
+@pytest.mark.parametrize("program", STEPS)
+def test_a_read_of_the_step_being_computed_is_a_diagnostic(tmp_path, program, draw):
+    # inside a step's block, local definition or a loss whose derivative leaves it unused too:
+    # those built and read 0 (or nothing) there
+    from fuzz.mutants.check import check_in_process
+    text = m.read_the_step_being_computed(program, random.Random(draw))
+    assert text != program and len(text) < len(program)
+    [result] = check_in_process([(str(tmp_path / "prog.ein"), text.encode(), False, program.encode())])
+    assert result["kind"] == "diagnostic", (text, result)
+
+
+def test_a_clause_without_steps_has_no_read_to_move():
+    assert m.step_reads_back("let z[0] = 1.0;\nlet z[t in 5..2] = z[t - 1] + 1.0;\n") == []
+    assert m.read_the_step_being_computed("let y = 1.0;\n", random.Random(0)) is None
+
+
 TYPED = '''fn scale(x: [f32; N], k: f32) -> [f32; N] { x * k }
 let v: [f32; 3];
 let n = 2 as i32;

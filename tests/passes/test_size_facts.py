@@ -82,3 +82,11 @@ def test_a_read_in_a_range_that_grows_with_an_outer_index_is_checked_at_its_far_
     guarded = facts_of(tmp_path, "let x: [f32; N];\nlet c[i in 0..8] = sum[k in 0..i + 1](x[k]) where k < N;\n")
     assert all(described(f)[3] == "0" for f in guarded)
     assert facts_of(tmp_path, "let x: [f32; N];\nlet c[i in 0..N] = sum[k in 0..i + 1](x[k]);\n") == []
+
+
+def test_a_read_in_a_dependent_range_is_checked_at_the_ends_of_the_other_indices_too(tmp_path):
+    """`s[i + k]` with k in 0..l + 1 reads s[2 N - 2] at l = i = N - 1, but the far end of the
+    range left i free, so nothing was checked before a run and the read was clamped: palindromic
+    windows of a run-time length (found writing the hold-out program palindrome_subseq)."""
+    facts = facts_of(tmp_path, "let s: [i32; N];\nlet p[l in 0..N, i in 0..N] = sum[k in 0..l + 1](s[i + k]);\n")
+    assert ("read", "s", 0, "2*N - 2", "2*N - 2", "N", ("N", "N", "N")) in [described(f) for f in facts]

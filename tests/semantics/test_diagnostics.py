@@ -440,3 +440,11 @@ def test_a_read_before_the_start_is_E005_unless_an_if_on_the_step_excludes_those
         program = tmp_path / "guarded.ein"
         program.write_text(f"let u: [f32; 10];\nlet s[t in 0..10] = {body};\n")
         front_end(str(program))
+
+
+def test_a_tuple_valued_indexed_definition_hints_at_one_array_per_component(diagnose):
+    # A traceback keeping its cell as a pair, `pos[s] = (i, j)` (found writing the hold-out program
+    # needleman_wunsch): E004 with the line, but no hint at what to write instead.
+    diag, report = diagnose("let a: [i32; 4];\nlet pos[0] = (3, 4);\nlet pos[s in 1..4] = (pos[s - 1].0 - 1, pos[s - 1].1 + a[s]);\n")
+    assert diag.code == "E004" and "must be a number" in diag.message and diag.span.line == 2
+    assert "one array per component" in diag.hint and "let pos[0] = (3, 4);" in report

@@ -161,9 +161,11 @@ def _check_point(read: Read, lins: list, point: dict) -> None:
         at = lin.substitute(point)
         if any(getattr(k, "extent", 0) is None for k in at.keys()):
             continue
-        if not any(isinstance(k, IndexVar) for k in at.keys()):
-            read.extreme_points += ((axis, at),)
         lo, hi = affine.bounds(at)
+        # the other indices (`i` in `s[i + k]`, k in 0..l + 1) take their ends too: both are
+        # subscripts read at some point of the real ranges
+        read.extreme_points += ((axis, at),) if not any(isinstance(k, IndexVar) for k in at.keys()) \
+            else ((axis, lo), (axis, hi))
         last = read.tensor.shape[axis] - 1
         bad = lo if affine.surely_negative(lo) else hi if affine.surely_negative(last - hi) else None
         if bad is not None:

@@ -271,7 +271,8 @@ def _pow(args: list, span):
         base = cast(base, exp.dtype, span)      # `n ** 0.5`: an integer to a float power is a float
     if base.dtype.is_float and exp.dtype.is_int:
         exp = cast(exp, I32, span)          # float ** integer: math.fpowi takes an i32
-    elif exp.dtype != base.dtype:
+    elif exp.dtype != base.dtype and not (base.dtype.is_int and exp.dtype.is_int):
+        # integers of two widths (`w ** k`, w: i64, k: i32): the exponent keeps its own type
         raise d.error(d.TYPE, f"mismatched types {base.dtype} and {exp.dtype} in `**`", span)
     return _build("pow", [base, exp], base.dtype, span)
 

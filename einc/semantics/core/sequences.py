@@ -124,14 +124,17 @@ def binary(op: str, left, right, span):
 
 
 def _per_item(op: str, left, right, span):
-    """`left op right` for each item a side picked per point may be, read at the position."""
-    picked = [v for v in (left, right) if is_picked(v)]
-    if len(picked) == 2 and not _same_positions(left, right):
-        raise d.error(d.UNSUPPORTED, f"`{op}` of items of two build-time sequences picked at different "
-                      "positions", span, hint="compare an item with a build-time value")
+    """`left op right` for each item a side picked per point may be, read at the position. Two
+    sides picked at different positions (`word[i] == word[i + 1]`) give a table over both
+    positions: one result per pair of candidates."""
+    if is_picked(left) and is_picked(right) and not _same_positions(left, right):
+        results = [binary(op, a, b, span) for a in left.items for b in right.items]
+        pairs = PointItems((), left.shape + right.shape, left.positions + right.positions, span)
+        return picked_at(results, pairs, span)
+    picked = left if is_picked(left) else right
     at = lambda v, k: v.items[k] if is_picked(v) else v
-    results = [binary(op, at(left, k), at(right, k), span) for k in range(len(picked[0].items))]
-    return picked_at(results, picked[0], span)
+    results = [binary(op, at(left, k), at(right, k), span) for k in range(len(picked.items))]
+    return picked_at(results, picked, span)
 
 
 def _same_positions(a: PointItems, b: PointItems) -> bool:
@@ -148,6 +151,15 @@ def picked_at(results: list, like: PointItems, span):
         table = Const(np.asarray([r.value for r in results], dtype).reshape(like.shape), span=span)
         return Read(table, like.positions, span=span)
     return PointItems(tuple(results), like.shape, like.positions, span)
+
+
+def noted(value, state):
+    """`value`, a table of picked items' results read at their positions, noted under the guards
+    around the expression that made it, as any read there is: `word[i + l]` under an `if` or in a
+    range that depends on the step is clamped, not checked over the whole hull (bounds)."""
+    if isinstance(value, Read):
+        state.note_guards(value)
+    return value
 
 
 def lengths(v: PointItems, span):

@@ -25,7 +25,7 @@ from einc.semantics.core.bounds import check_reads
 from einc.semantics.core.state import Candidate, InferenceFrame
 from einc.semantics.core import tensors
 from einc.semantics.core.tensors import batch_over_outer_indices, batch_piecewise_over_outer_indices
-from einc.semantics.core.values import PartialRead, Weak, describe
+from einc.semantics.core.values import PartialRead, TupleVal, Weak, describe
 from einc.syntax import ast
 
 
@@ -104,8 +104,10 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
     if tensors.is_array(body):
         body = _element_on_value_axes(el, body, axes, node)
     if not isinstance(body, (Value, Weak)) or body.rank:
+        tuple_hint = (f"define one array per component (`{node.name}_0[..] = ...; {node.name}_1[..] = ...;`), "
+                      "or give the value one more axis" if isinstance(body, TupleVal) else "")
         raise d.error(d.SHAPE, f"the value of `{node.name}[..]` at one point must be a number, "
-                      f"found {describe(body)}", node.value.span)
+                      f"found {describe(body)}", node.value.span, hint=tuple_hint)
     if range_guards:
         body = _zero_outside(range_guards, body, node.value.span)
     return ClauseResult(node, axes, body, guard)

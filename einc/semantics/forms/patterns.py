@@ -11,7 +11,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import Const, Generic, IndexRef, Op, fresh_index_vars
 from einc.ir.types import I32, Lin
-from einc.semantics.core import tensors
+from einc.semantics.core import sequences, tensors
 from einc.semantics.core.match_coverage import check_exhaustive, matches_any_length
 from einc.semantics.forms.pointwise import elementwise, select
 from einc.semantics.core.untaken_branches import note_reads_of_skipped
@@ -146,6 +146,9 @@ def _pattern(el, pat, value) -> tuple:
 
 
 def _literal(el, pat: ast.LitPat, value):
+    if isinstance(pat.value, str) and sequences.is_picked(value):
+        # a string item picked per point (`match text[k] { " " => .. }`): compared as `==` is
+        return sequences.noted(sequences.binary("==", value, StrVal(pat.value, pat.span), pat.span), el.state)
     if isinstance(pat.value, str) or isinstance(value, StrVal):
         if not (isinstance(pat.value, str) and isinstance(value, StrVal)):
             raise d.error(d.TYPE, f"mismatched types: a {'string' if isinstance(pat.value, str) else 'number'} "

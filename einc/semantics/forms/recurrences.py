@@ -39,6 +39,7 @@ class RecState:
         self.member = member
         self.step = step
         self.slices: dict = {}      # step offset -> the slice, one value however often it is read
+        self.defining = None        # while a clause of this member is elaborated: its step's name
 
 
 # ---------------------------------------------------------------- detection
@@ -738,11 +739,11 @@ def _clauses_in_order(el, chosen: list, scope, step: IndexVar, members: dict) ->
     for did, c in chosen:
         effects = len(el.ir.effects)
         try:
-            done.append((did, c, _clause(el, c, scope, step, members[did])))
+            done.append((did, c, _clause(el, c, scope, step, scope.lookup(did))))
         except UnboundIndex:
             del el.ir.effects[effects:]
             deferred.append((did, c))
-    done += [(did, c, _clause(el, c, scope, step, members[did])) for did, c in deferred]
+    done += [(did, c, _clause(el, c, scope, step, scope.lookup(did))) for did, c in deferred]
     order = {id(c): k for k, (_, c) in enumerate(chosen)}
     return sorted(done, key=lambda item: order[id(item[1])])
 
@@ -804,11 +805,16 @@ def _largest(ends: list, span) -> Lin:
     return definitions.largest_end(ends, span)
 
 
-def _clause(el, node: ast.IndexedLet, scope, step: IndexVar, member: RecMember):
-    """One clause of `member`, whose axes then widen its shape: a later clause's index that only
-    a read of the member bounds (`u[t in 1..T, i] = u[t - 1, i] * 0.5` after `u[0, i] = a[i]`)
-    takes its extent from the earlier clauses (core.state.InferenceFrame)."""
-    result = definitions.clause(el, node, scope, step_var=step, shape=member.shape)
+def _clause(el, node: ast.IndexedLet, scope, step: IndexVar, state: RecState):
+    """One clause of the member of `state`, whose axes then widen its shape: a later clause's
+    index that only a read of the member bounds (`u[t in 1..T, i] = u[t - 1, i] * 0.5` after
+    `u[0, i] = a[i]`) takes its extent from the earlier clauses (core.state.InferenceFrame)."""
+    member = state.member
+    state.defining = _step_name(node)
+    try:
+        result = definitions.clause(el, node, scope, step_var=step, shape=member.shape)
+    finally:
+        state.defining = None
     if len(result.axes) == len(member.shape):       # else _check_every_axis_defined reports it
         member.shape = (member.shape[0],) + tuple(
             _widened(size, a, node.span) for size, a in zip(member.shape[1:], result.axes[1:]))
@@ -859,9 +865,26 @@ def state_read(el, state: RecState, subs: list, span):
         raise d.error(d.SHAPE, f"`{m.name}` names {axes} in its definition but is read with {len(subs)} "
                       "subscripts inside its recurrence", span, hint=f"name every axis in its definition, one value per point "
                       f"(`let {m.name}[k in 0..N, i in 0..M] = ..`), or read whole rows at `t - 1`")
+    if len(m.shape) == 1 and _read_at_the_step_being_defined(state, subs[0]):
+        _reads_the_step_being_defined(state, span)
     read = StateRead(m, tuple(subs), span=span)
     el.state.note_state_read(read, m.shape, f"`{m.name}[..]`")
     return read
+
+
+def _read_at_the_step_being_defined(state: RecState, step_sub: Value) -> bool:
+    """Whether a read at `step_sub` is one of the step being computed, inside a clause of the
+    member itself: with one axis, or read whole, that is the point being computed. Checked here,
+    not on the step's code: a read a derivative leaves unused (`@L / @w[t - 1]` of an L of
+    `w[t]`) is gone from it, and its step would silently not move."""
+    lin = affine.affine_of(step_sub)
+    return state.defining is not None and lin is not None and lin.terms == {state.step: 1} and lin.const == 0
+
+
+def _reads_the_step_being_defined(state: RecState, span) -> None:
+    m, step_name = state.member, state.defining
+    raise d.error(d.RECURRENCE, f"`{m.name}[{step_name}]` is read inside its own definition, at the step "
+                  "being computed", span, hint=f"read the step before, `{m.name}[{step_name} - 1]`")
 
 
 def _step_slice(state: RecState, step_sub: Value, span):
@@ -874,6 +897,8 @@ def _step_slice(state: RecState, step_sub: Value, span):
         raise d.error(d.UNSUPPORTED, f"inside its recurrence, `{m.name}` can be read whole only at the "
                       f"current step or an earlier one, `{state.step.name} - c`", span,
                       hint=f"e.g. `{m.name}[{state.step.name} - 1]`")
+    if _read_at_the_step_being_defined(state, step_sub):
+        _reads_the_step_being_defined(state, span)
     if any(size is None for size in m.shape[1:]):
         raise d.error(d.UNSUPPORTED, f"reading `{m.name}` whole at a step needs explicit ranges on "
                       "its other indices", span, hint=f"e.g. `let {m.name}[t in 1..T, i in 0..N] = ..`")
@@ -948,7 +973,7 @@ def _order_clauses(el, member: RecMember, step: IndexVar) -> None:
 def _check_reads(group: RecurrenceGroup) -> None:
     for m in group.members:
         for clause in m.clauses:
-            for read, guards in step_reach.guarded_state_reads(_roots([clause])):
+            for read, guards in step_reach.guarded_state_reads(_roots([clause]), definitions=True):
                 if read.member in group.members:     # not an enclosing recurrence's state
                     _check_direction(m, clause, read, guards, group.t_var)
             recurrence_coverage.check_clause(clause, group.members, group.t_var)
