@@ -215,12 +215,20 @@ class Clause:
 class Piecewise(Value):
     """A tensor of `shape` built from clauses in order (later clauses win where they overlap);
     points no clause covers are 0. `name`: the definition's, for one the program writes (its
-    reads of such points are E005, einc.semantics.core.coverage)."""
+    reads of such points are E005, einc.semantics.core.coverage). `lead`: indices of an
+    enclosing definition it is batched over (einc.semantics.core.tensors.
+    batch_piecewise_over_outer_indices), whose extents come first in `shape`."""
     dtype: DType
-    shape: Shape
+    clause_shape: Shape            # the shape after the `lead` axes
     clauses: tuple
     span: Optional[Span] = None
     name: str = ""
+    lead: tuple = ()
+
+    @property
+    def shape(self) -> Shape:
+        # read when asked: the `lead` indices may get their extent later, as a batched Generic's
+        return tuple(v.extent for v in self.lead) + tuple(self.clause_shape)
 
     def operands(self) -> tuple[Value, ...]:
         return tuple(c.value for c in self.clauses)

@@ -103,12 +103,16 @@ def _call(el, e, env):
         return el.call(fn, [el.ev(e.args[0], env), message(el, e.args[1], env)], e.span)
     if isinstance(fn, BuiltinVal) and fn.name in ("len", "sum") and len(e.args) == 1 and \
             isinstance(e.args[0], ast.Comprehension):
-        # reduced at once: a filter over run-time data may keep a different number per point
-        elements = comprehension(el, e.args[0], env, reduced_by=fn.name)
-        if isinstance(elements, Reduced):
-            return elements.value
-        return el.call(fn, [elements], e.span)
+        return _reduced_comprehension(el, fn.name, e.args[0], env, lambda v: el.call(fn, [v], e.span))
     return el.call(fn, [el.ev(a, env) for a in e.args], e.span)
+
+
+def _reduced_comprehension(el, name: str, comp: ast.Comprehension, env, whole):
+    """`len([..])`, `sum([..])` and `[..].length`, reduced at once: a filter over run-time data
+    may keep a different number of elements per point of an enclosing definition. `whole`
+    reduces the elements where they are one array."""
+    elements = comprehension(el, comp, env, reduced_by=name)
+    return elements.value if isinstance(elements, Reduced) else whole(elements)
 
 
 @expression_rule(ast.MethodCall)
@@ -128,6 +132,8 @@ def _method_hint(method: str) -> str:
 
 @expression_rule(ast.Member)
 def _member(el, e, env):
+    if e.name == "length" and isinstance(e.obj, ast.Comprehension):
+        return _reduced_comprehension(el, "len", e.obj, env, lambda v: el.call_builtin("len", [v], e.span))
     obj = el.ev(e.obj, env)
     if e.name.isdigit() and tensors.is_array(obj):
         # `t.0` of a row of a tuple array, [(r, c) | ..], which stores tuples as rows

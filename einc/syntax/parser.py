@@ -551,6 +551,9 @@ class _AstBuilder(Transformer):
         span = self._span(meta)
         if isinstance(left, ast.Diff) and isinstance(right, ast.Diff):
             return ast.Derivative(left.target, right.target, span=span)
+        scaled = self._scaled_derivative(left, right, span)
+        if scaled is not None:
+            return scaled
         if self._forgot_second_at(left, right):
             y, x = _plain_name(left.target, "y"), _plain_name(right, "x")
             raise error(SYNTAX, f"`@{y} / {x}` divides the tangent `@{y}` by the value `{x}`: a "
@@ -558,6 +561,31 @@ class _AstBuilder(Transformer):
                         f"write `@{y} / @{x}` for the derivative of {y} with respect to {x}, or "
                         f"`(@{y}) / {x}` for the tangent divided by {x}")
         return ast.Binary("/", left, right, span=span)
+
+    def _scaled_derivative(self, left, right, span):
+        """`a * @y / @x` and `-@y / @x` parse, by precedence, as `(a * @y) / @x`: the derivative
+        scaled, `a * (@y / @x)` (differentials are linear), as in `w - lr * @L / @w`. None when
+        `left` is no unparenthesized product or negation ending in an unparenthesized `@y`."""
+        if not isinstance(right, ast.Diff) or id(left) in self._parenthesized:
+            return None
+        if isinstance(left, ast.Binary) and left.op == "*":
+            last = left.right
+        elif isinstance(left, ast.Unary) and left.op == "-":
+            last = left.operand
+        else:
+            return None
+        if id(last) in self._parenthesized:
+            return None
+        inner = last if isinstance(last, ast.Diff) else self._scaled_derivative(last, right, span)
+        if inner is None:
+            return None
+        if isinstance(inner, ast.Diff):
+            start = inner.span
+            inner = ast.Derivative(inner.target, right.target, span=Span(
+                span.file, start.line, start.col, span.end_line, span.end_col))
+        if isinstance(left, ast.Binary):
+            return ast.Binary("*", left.left, inner, span=span)
+        return ast.Unary("-", inner, span=span)
 
     def _forgot_second_at(self, left, right) -> bool:
         """`@y / x` (right a name or an element of one), unless either side is parenthesized."""

@@ -22,6 +22,7 @@ SMOOTH = ("exp", "sin", "cos", "tanh", "atan", "sinh")
 REDUCTIONS = {"float": ("sum", "sum", "prod", "max", "min"), "int": ("sum", "sum", "max", "min"),
               "bool": ("all", "any")}
 INDEX_NAMES = "ijklmnopqrsuvw"
+COUNT_SHARE = 0.8              # of the guarded i32 sums over one plain range, those counting as a comprehension's length
 WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a clamped window
 SIBLING_SHARE = 0.5            # of second reduction indices over the first's range, those made `0..j + 1`
 EXTREMUM_GUARD_SHARE = 0.3     # of the max, min and prod reductions drawn, those given a guard
@@ -52,12 +53,17 @@ class Streams:
     literals: random.Random | None = None   # a derivative of a value read back from a matrix literal (ProgramGenerator.derivative)
     stepped: random.Random | None = None    # a loop in a step reading a row times the step's index (ProgramGenerator.with_nesting)
     widths: random.Random | None = None     # a narrow integer type (ProgramGenerator), index powers (_index_power)
+    scales: random.Random | None = None     # a factor before a derivative, `0.5 * @y / @x` (ProgramGenerator.scaled)
+    pieces: random.Random | None = None     # a row function's row copied by two guarded clauses (ProgramGenerator.row_map)
+    pads: random.Random | None = None       # a derivative read under a guard past its last axis (ProgramGenerator.padded)
+    counts: random.Random | None = None     # a count as a filtered comprehension's length (ExpressionGenerator._counted)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
-                      "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths")))
+                      "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
+                      "pieces", "pads", "counts")))
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,7 @@ class ExpressionGenerator:
         self.rng = rng
         self.prefix = prefix       # of every name it makes: another generator's names never clash
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
-        self.signed, self.widths = streams.signed, streams.widths
+        self.signed, self.widths, self.counts = streams.signed, streams.widths, streams.counts
         self.wide = streams.wide
         self.float_type = float_type
         self.int_type = int_type
@@ -616,7 +622,18 @@ class ExpressionGenerator:
             body = Binary("+", Lit(1.0, dtype), body, dtype)           # in [0.5, 1.5]
         guard = self.condition(inner, depth - 1) if self.rng.random() < 0.3 and op == "sum" else None
         guard = guard if op == "sum" else self._extremum_guard(inner)
-        return Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype)
+        return self._counted(Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype))
+
+    def _counted(self, node: Reduce) -> Reduce:
+        """Some of the time (from `counts`, a stream of its own) a guarded i32 sum over one
+        explicit range of no index counts the points its guard keeps instead, written as the
+        length of a filtered comprehension, `[k | k in 0..N, guard].length`."""
+        one = node.op == "sum" and node.guard is not None and node.dtype == "i32" and len(node.ranges) == 1
+        r = node.ranges[0] if one else None
+        plain = one and r.explicit and all(b.index is None and not b.clamp for b in (r.lo, r.hi))
+        if not plain or self.counts is None or self.counts.random() >= COUNT_SHARE:
+            return node
+        return replace(node, body=Lit(1, "i32"), counted=True)
 
     def _extremum_guard(self, scope: Scope):
         """Some of the time (drawn from `guards`, a stream of its own, so that the rest of every

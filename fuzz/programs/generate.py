@@ -24,7 +24,7 @@ from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, LITERAL_OUTER, NARROW_INTS, OUTER_EXPRESSIONS, UNSIGNED, Binary, Bound, Call,
     Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
-    Unary, Var, Where, Whole, ROW, clause_exprs, reads_of, trailing_reduce, walk)
+    Unary, Var, Where, Whole, ROW, SCALES, clause_exprs, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -55,6 +55,9 @@ LONG_SHARE = 0.1
 LONG_STEPS = (257, 320)
 LITERAL_SHARE = 0.3                # of the derivatives of a plain value, those of it read back from a matrix literal
 PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by one of the same value by another binding
+SCALE_SHARE = 0.3                  # of the derivatives drawn, those written scaled (`0.5 * @y / @x`)
+PAD_SHARE = 0.3                    # of the derivatives drawn, those read again under a guard past their last axis
+SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying the row by two guarded clauses first
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -142,6 +145,7 @@ class ProgramGenerator:
         self.pairs = streams.pairs
         self.literals = streams.literals
         self.stepped = streams.stepped
+        self.scales, self.pieces, self.pads = streams.scales, streams.pieces, streams.pads
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -181,8 +185,7 @@ class ProgramGenerator:
         if rng.random() < 0.35:
             item = self.derivative(items, inputs)
             if item is not None:
-                items.append(item)
-                items += self.sibling_derivative(item, inputs)
+                items += self.padded(self.scaled([item] + self.sibling_derivative(item, inputs)))
         bindings = [n for item in items for n in _names(item)]
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
@@ -718,8 +721,9 @@ class ProgramGenerator:
         self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
         op, local = self.rng.choice(("sum", "max", "min")), self.rng.random() < 0.5
         fixed = pick.shape[1].dim is None and 2 <= pick.shape[1].const <= 4
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local,
-                      unpacked=fixed and self.rng.random() < 0.5, whole=self.rng.random() < 0.5)
+        unpacked, whole = fixed and self.rng.random() < 0.5, self.rng.random() < 0.5
+        split = not whole and self.pieces is not None and self.pieces.random() < SPLIT_SHARE
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split)
 
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can
@@ -784,6 +788,29 @@ class ProgramGenerator:
             outer = LITERAL_OUTER
         inner = rng.choice(INNER_EXPRESSIONS) if not tensors[wrt].sizes and rng.random() < 0.5 else "{0}"
         return Derivative(self.gen.name("g"), rng.choice(preferred), wrt, tensors[wrt].dtype, outer, inner)
+
+    def scaled(self, derivatives: list) -> list:
+        """Some of the time (from `scales`, a stream of its own) each derivative written with a
+        factor before it and no parentheses, `0.5 * @y / @x`, which is `0.5 * (@y / @x)`."""
+        if self.scales is None:
+            return derivatives
+        return [replace(d, scale=self.scales.choice(list(SCALES))) if self.scales.random() < SCALE_SHARE else d
+                for d in derivatives]
+
+    def padded(self, derivatives: list) -> list:
+        """Some of the time (from `pads`, a stream of its own) a derivative of rank 1 or more is
+        bound first and read under a guard over one point more along its last axis (a read of a
+        derivative past its axis where the guard is false, Derivative.padded)."""
+        if self.pads is None:
+            return derivatives
+        tensors = {t.name: t for t in self.scope.tensors}
+        out = []
+        for d in derivatives:
+            shape = tuple(tensors[d.of].shape) + tuple(tensors[d.wrt].shape)
+            if self.pads.random() < PAD_SHARE and shape:
+                d = replace(d, padded=(len(shape), shape[-1]))
+            out.append(d)
+        return out
 
     def sibling_derivative(self, first: Derivative, inputs: list) -> list:
         """Maybe `@of / @other` beside `first`, of the same value by another input (`@L / @W1`,

@@ -25,7 +25,7 @@ import numpy as np
 from fuzz.programs.structure import (
     FLOATS, UNSIGNED, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
     Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap, RowMatch,
-    StepTensor, Unary, Var, Whole, ROW)
+    StepTensor, Unary, Var, Whole, ROW, SCALES)
 
 # f16 and bf16 as NumPy float16 and ml_dtypes bfloat16: their ufuncs compute each operation in
 # f32 and round once, as einc does (docs/DECISIONS.md, Half precision)
@@ -139,7 +139,11 @@ class Evaluator:
             self._store(item.name, self._row_map(item))
             return [item.name]
         if isinstance(item, Derivative):
-            self._store(item.name, derivative(self.program, self.inputs, item))
+            value = derivative(self.program, self.inputs, item)
+            if item.padded:         # one 0 more along the last axis
+                pad = [(0, 0)] * (value.ex.ndim - 1) + [(0, 1)]
+                value = Pair(np.pad(value.ex, pad), np.pad(value.wd, pad), value.dtype, value.drift)
+            self._store(item.name, value)
             return [item.name]
         raise TypeError(f"not a statement: {item!r}")
 
@@ -712,6 +716,8 @@ def derivative(program: Program, inputs: dict, item: Derivative) -> Pair:
     wide = wide.astype(WIDE[item.dtype])
     if item.inner != "{0}":
         wide = wide / _slope_of(EXPRESSIONS[item.inner], base[item.wrt].wd)
+    if item.scale:
+        wide = wide * SCALES[item.scale]
     return Pair(wide.astype(EXACT[item.dtype]), wide, item.dtype, _drift(base[item.of]))
 
 

@@ -77,7 +77,14 @@ def _item(item, names: Names) -> list[str]:
         return [_function(item, names)]
     if isinstance(item, Derivative):
         of, wrt = item.outer.format(names(item.of)), item.inner.format(names(item.wrt))
-        return [f"let {names(item.name)} = @{of} / @{wrt};"]
+        value = f"{item.scale}@{of} / @{wrt}"
+        if not item.padded:
+            return [f"let {names(item.name)} = {value};"]
+        rank, n = item.padded[0], bound(item.padded[1], names)
+        at = ", ".join(f"pj{k}" for k in range(rank))
+        slots = ", ".join([f"pj{k}" for k in range(rank - 1)] + [f"pj{rank - 1} in 0..({n}) + 1"])
+        return [f"let {names(item.name)}_j = {value};",
+                f"let {names(item.name)}[{slots}] = if pj{rank - 1} < ({n}) {{ {names(item.name)}_j[{at}] }} else {{ 0.0 }};"]
     raise TypeError(f"not a statement: {item!r}")
 
 
@@ -199,8 +206,9 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
+    split = "let u[k] = w[k] where k % 2 == 0; let u[k] = w[k] where k % 2 == 1; " if item.split else ""
     body = f"{item.op}({expr(item.expr, names)})" if item.whole \
-        else f"let w = {expr(item.expr, names)}; {item.op}[k](w[k])"
+        else f"let w = {expr(item.expr, names)}; {split}{item.op}[k]({'u' if item.split else 'w'}[k])"
     return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ {body} }}",
             f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
                                             if item.local else f"[{fn}({row}) | {generator}];")]
@@ -365,6 +373,9 @@ def _operand(node, names: Names, needed: int, anchored: bool = False) -> str:
 
 
 def _reduce(node: Reduce, names: Names) -> str:
+    if node.counted:
+        (r,) = node.ranges
+        return f"[{r.var} | {r.var} in {bound(r.lo, names)}..{bound(r.hi, names)}, {expr(node.guard, names)}].length"
     ranges = ", ".join(
         f"{r.var} in {bound(r.lo, names)}..{bound(r.hi, names)}" if r.explicit else r.var
         for r in node.ranges)

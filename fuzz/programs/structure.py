@@ -245,6 +245,7 @@ class Reduce:
     body: object
     guard: object | None
     dtype: str
+    counted: bool = False          # a count (body 1) written `[k | k in lo..hi, guard].length`
 
 
 # ---------------------------------------------------------------- statements
@@ -313,7 +314,9 @@ class RowMap:
     is bound by the comprehension first (`[v | i in 0..m, v = name_row(source[i])]`).
     `unpacked`: a row of fixed length 2 to 4 is taken apart by a tuple pattern and built again
     (`[name_row([c0, c1]) | (c0, c1) in source]`), the same rows. `whole`: the reduction is the
-    prelude's of the whole row expression, `op(expr)`, the same value."""
+    prelude's of the whole row expression, `op(expr)`, the same value. `split`: the row is first
+    copied by two clauses guarded by the parity of k (`let u[k] = w[k] where k % 2 == 0; let
+    u[k] = w[k] where k % 2 == 1;`), a piecewise definition computed per row, the same value."""
 
     name: str
     source: str
@@ -324,6 +327,7 @@ class RowMap:
     local: bool = False
     unpacked: bool = False
     whole: bool = False
+    split: bool = False
 
 
 ROW = "row"                        # the function's parameter
@@ -348,6 +352,16 @@ class Derivative:
     dtype: str
     outer: str = "{0}"
     inner: str = "{0}"
+    scale: str = ""                # a prefix of SCALES: `0.5 * @of / @wrt`, the derivative scaled
+    # (rank, Bound of the last axis): the derivative bound first (`let g_j = @of / @wrt;`) and read
+    # under a guard over one point more along its last axis, which is 0 there (`let g[pj0, pj1 in
+    # 0..n + 1] = if pj1 < n { g_j[pj0, pj1] } else { 0.0 };`)
+    padded: tuple = ()
+
+
+# Factors written unparenthesized before a derivative (`lr * @L / @w` is `lr * (@L / @w)`), and
+# what each multiplies it by.
+SCALES = {"0.5 * ": 0.5, "-": -1.0, "2.0 * -": -2.0}
 
 
 # Expressions differentiated (`@sin(y) / @x`), elementwise in y.

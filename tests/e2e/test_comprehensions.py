@@ -180,6 +180,23 @@ def test_len_and_sum_of_a_run_time_filter_inside_an_indexed_definition_count_per
                                rtol=1e-6, atol=1e-5)
 
 
+def test_the_length_property_of_a_run_time_filter_per_point_is_its_count(run):
+    """`[..].length` is `len([..])`: a count per point of an enclosing definition or nested
+    comprehension. It was E011 (the elements were built first): found by the hold-out program
+    naive_bayes (a confusion matrix, `[[[d | d in 0..Docs, label[d] == a, pred[d] == b].length
+    | b in 0..C] | a in 0..C]`)."""
+    label, pred = np.int32([0, 2, 1, 1, 0, 2, 2]), np.int32([0, 1, 1, 2, 0, 2, 0])
+    out = run("""
+        let label: [i32; D];
+        let pred: [i32; D];
+        let confusion = [[[d | d in 0..D, label[d] == a, pred[d] == b].length | b in 0..3] | a in 0..3];
+        let per_class[a in 0..3] = [d | d in 0..D, label[d] == a].length;
+    """, label=label, pred=pred)
+    want = np.array([[np.sum((label == a) & (pred == b)) for b in range(3)] for a in range(3)])
+    np.testing.assert_array_equal(out["confusion"], want)
+    np.testing.assert_array_equal(out["per_class"], want.sum(1))
+
+
 def test_other_uses_of_a_run_time_filter_inside_an_indexed_definition_are_e011():
     with pytest.raises(CompileError) as info:
         einc.compile("let X: [f32; 3, 4];\nlet c[i in 0..3] = [X[i, j] | j in 0..4, X[i, j] > 2.0][0];\n")

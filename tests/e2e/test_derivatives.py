@@ -257,6 +257,24 @@ def test_derivatives_of_and_with_respect_to_expressions_match_numpy():
     np.testing.assert_allclose(out["h"], 2 * s * v[1] / np.exp(s), rtol=1e-12)
 
 
+def test_a_scaled_derivative_without_parentheses_is_the_scaled_quotient():
+    """`lr * @L / @w` is `lr * (@L / @w)`, not the tangent `lr * @L` (along every input) divided by
+    `@w`: found by the hold-out program mlp2_train (`W1[s - 1] - lr * @L / @W1[s - 1]`), where the
+    loss reads several inputs and the build stopped with E011."""
+    a, w = np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.25, -1.0])
+    out = einc.load(einc.compile("""
+        let a: [f64; 3];
+        let w: [f64; 3];
+        let L = sum[i](a[i] * w[i] * w[i]);
+        let g = 0.5 * @L / @w;
+        let n = -@L / @w;
+        let m = 2.0 * -@L / @a;
+    """).vmfb)(a=a, w=w)
+    np.testing.assert_allclose(out["g"], a * w, rtol=1e-12)
+    np.testing.assert_allclose(out["n"], -2 * a * w, rtol=1e-12)
+    np.testing.assert_allclose(out["m"], -2 * w * w, rtol=1e-12)
+
+
 @pytest.mark.parametrize("source, message", [
     ("let x = 2.0; let z = 3.0; let y = x * z; let d = @y / @(x + z);", "read one binding, found `x`, `z`"),
     ("let y = 2.0; let d = @y / @(1.0 + 2.0);", "read one binding, found none"),

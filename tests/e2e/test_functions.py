@@ -215,6 +215,38 @@ def test_functions_of_a_row_inside_a_definition_run_for_every_row(run):
     np.testing.assert_allclose(out["P"], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
+def test_piecewise_definitions_of_a_function_called_per_point_run_for_every_point(run):
+    """A function holding a definition of several clauses, or of one clause not starting at 0
+    (`let p[t in 1..T] = ..;`), called per point (`let c[e] = f(X[e]);`) computes it for every
+    point, as leading axes, guarded clauses and derivatives included. It was E011 (tests/semantics/
+    test_diagnostics.py asserted it for `shifted`): found by the
+    hold-out program rnn_train_epochs (`let curve[e in 0..8] = loss(P[e], U[e]);`)."""
+    x = np.random.default_rng(5).standard_normal((3, 5))
+    out = run("""
+        let X: [f64; N, 5];
+        fn tail(r) { let p[t in 1..5] = r[t] * r[t - 1]; sum[t in 1..5](p[t]) }
+        fn decay(r) { let q[0] = r[0]; let q[t in 1..5] = 0.5 * q[t - 1] + r[t]; let w[t in 2..5] = q[t] - q[t - 2]; w[4] }
+        fn parity(r) { let s[t in 0..5] = r[t] where t % 2 == 0; let s[t in 0..5] = -r[t] * r[0] where t % 2 == 1; s }
+        let a[e] = tail(X[e]);
+        let b[e in 0..N] = decay(X[e]);
+        let c[e, t] = parity(X[e])[t];
+        fn shifted(v) { let s[0] = 0.0; let s[j in 1..5] = v[j - 1]; s }
+        let Y[i, j] = shifted(X[i])[j];
+        let L = sum[e](a[e]);
+        let dX = @L / @X;
+    """, X=x)
+    q = [x[:, 0]]
+    for t in range(1, 5):
+        q.append(0.5 * q[-1] + x[:, t])
+    sign = np.where(np.arange(5) % 2 == 0, 1.0, -x[:, :1])
+    grad = np.zeros_like(x); grad[:, 1:] += x[:, :-1]; grad[:, :-1] += x[:, 1:]
+    np.testing.assert_allclose(out["a"], (x[:, 1:] * x[:, :-1]).sum(1), rtol=1e-12)
+    np.testing.assert_allclose(out["b"], q[4] - q[2], rtol=1e-12)
+    np.testing.assert_allclose(out["c"], x * sign, rtol=1e-12)
+    np.testing.assert_allclose(out["Y"], np.hstack([np.zeros((3, 1)), x[:, :-1]]), rtol=1e-12)
+    np.testing.assert_allclose(out["dX"], grad, rtol=1e-12)
+
+
 def test_a_row_function_is_batched_over_the_rows_not_recomputed_per_point(tmp_path):
     # softmax(X[i] * 2.0) becomes whole-matrix kernels over [i, j], each computed once
     from einc.driver import emit_program

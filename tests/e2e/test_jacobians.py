@@ -287,3 +287,23 @@ def test_a_read_of_a_derivative_gives_its_indices_their_ranges():
     J[np.arange(3), np.arange(3)] += W @ x
     np.testing.assert_allclose(out["jvp"], J @ x, rtol=1e-12)
     np.testing.assert_allclose(out["vjp"], W[:, 0] @ J, rtol=1e-12)
+
+
+def test_a_read_of_a_derivative_under_a_guard_is_bounds_checked_as_guarded():
+    """`if j < 3 { H[i, j] } else { g[i] }` over j in 0..4, with H a Jacobian, reads H only where
+    the guard holds, as a tensor's read there does; it was E005 "read out of bounds": found by the
+    hold-out program newton_logreg (the augmented matrix [H | g] of a Newton step, H = @g / @w).
+    An unguarded read past the axis stays E005."""
+    w = np.array([0.5, -1.0, 2.0])
+    out = einc.load(einc.compile("""
+        let w: [f64; 3];
+        let L = sum[j](w[j] * w[j] * w[j]);
+        let g = @L / @w;
+        let H = @g / @w;
+        let A[i in 0..3, j in 0..4] = if j < 3 { H[i, j] } else { g[i] };
+    """).vmfb)(w=w)
+    np.testing.assert_allclose(out["A"], np.hstack([np.diag(6 * w), (3 * w * w)[:, None]]), rtol=1e-12)
+    with pytest.raises(CompileError) as info:
+        einc.compile("let w: [f64; 3];\nlet y[i] = w[i] * w[i];\nlet J = @y / @w;\n"
+                     "let A[i in 0..3, j in 0..4] = J[i, j];\n")
+    assert info.value.diagnostics[0].code == "E005"

@@ -138,15 +138,6 @@ def test_calling_a_library_function_without_importing_it_names_its_module(diagno
     assert diag.code == "E003" and diag.hint == "the standard library has it: `use std::ml::activations::softmax;`"
 
 
-def test_a_piecewise_definition_in_a_function_called_per_row_is_E011(diagnose):
-    # rows are batched (einc.semantics.core.tensors.batch_over_outer_indices) only for plain definitions
-    diag, text = diagnose("let X: [f32; N, 4];\nfn shifted(v) {\n    let s[0] = 0.0;\n"
-                                    "    let s[j in 1..4] = v[j - 1];\n    s\n}\n"
-                                    "let Y[i, j] = shifted(X[i])[j];\n")
-    assert diag.code == "E011" and (diag.span.line, diag.span.col) == (3, 5)
-    assert [(n.span.line, n.note) for n in diag.notes] == [(7, "in this call to `shifted`")]
-
-
 def test_a_read_that_leaves_no_range_for_its_index_is_E004(diagnose):
     diag, text = diagnose("let v = [3, 1, 4, 1, 5];\nlet e[i] = v[i + 5];\n")
     assert diag.code == "E004" and (diag.span.line, diag.span.col) == (2, 12)

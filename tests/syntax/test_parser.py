@@ -436,6 +436,16 @@ def test_derivatives():
     assert isinstance(of_call.numerator, ast.Call) and of_call.denominator.name == "x"
 
 
+def test_a_scaled_derivative_groups_the_quotient():
+    # `lr * @L / @w` is `lr * (@L / @w)` (differentials are linear); parentheses keep the old reading
+    scaled = expr("lr * @L / @w[e - 1]")
+    assert scaled.op == "*" and isinstance(scaled.right, ast.Derivative) and scaled.left.name == "lr"
+    assert (scaled.right.span.col, scaled.right.span.end_col) == (14, 28)
+    neg = expr("a * b * -@y / @x")
+    assert neg.op == "*" and neg.right.op == "-" and isinstance(neg.right.operand, ast.Derivative)
+    assert isinstance(expr("(a * @y) / @x"), ast.Binary) and expr("(a * @y) / @x").op == "/"
+
+
 @pytest.mark.parametrize("text, y, x", [("@y / x", "y", "x"), ("@h[t] / w[k]", "h[..]", "w[..]"),
                                          ("@(a * b) / a", "y", "a")])
 def test_a_derivative_missing_its_second_at_is_E001(text, y, x):

@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Op, Read, RecValue, Stack, StateRead, Value,
+from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Op, Piecewise, Read, RecValue, Stack, StateRead, Value,
                            fresh_index_vars, free_vars, is_folding_constant, size_value, walk)
 from einc.ir.types import I32, Lin, shape_str
 from einc.autodiff.jacobian import SLICE, jacobian, jacobian_read
@@ -101,24 +101,53 @@ def batch_over_outer_indices(g: Generic, step_ranges: dict):
     that reads a recurrence's state is that step's own work: batched over the indices of an
     enclosing definition only, never over a step (the recurrence is then batched over those
     indices too, semantics.forms.recurrences.batch_over_outer_indices)."""
-    roots = [g.body] + ([g.guard] if g.guard is not None else [])
-    outer = sorted(frozenset().union(*map(free_vars, roots)) - frozenset(g.vars), key=lambda v: v.name)
-    # (a finished recurrence, a RecValue, is read like any tensor; the walk reaches every tensor
-    # the body reads, so a definition with no outer index skips it)
-    if outer and any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
-        outer = [v for v in outer if v not in step_ranges]
+    outer, copies = _outer_indices([g], step_ranges)
     if not outer:
         return g
-    copies = {v: step_ranges[v] for v in outer if v in step_ranges}
-    body, guard = g.body, g.guard
-    if copies:
-        renamed = Substitution({v: IndexRef(c) for v, c in copies.items()})
-        body, guard = renamed.value(body), None if guard is None else renamed.value(guard)
-    batched = Generic(tuple(copies.get(v, v) for v in outer) + tuple(g.vars), body, guard, span=g.span)
+    batched = _batched_generic(g, outer, copies)
     at = tuple(offset_ref(v, copies.get(v, v).lo) for v in outer)
     if not g.vars:      # a scalar per point (a row's sum): its element, not a sub-array of rank 0
         return Read(batched, at, span=g.span, in_bounds=True)
     return PartialRead(batched, at, g.span)
+
+
+def batch_piecewise_over_outer_indices(p: Piecewise, step_ranges: dict):
+    """(batched, at): a piecewise definition inside a function called per point (`let p[t in
+    1..T] = ..;` in a function called as `let c[e] = f(x[e]);`), batched as
+    batch_over_outer_indices batches one clause: every clause computed for every value of the
+    enclosing indices any clause reads, as leading axes of the whole definition, which is then
+    read at `at`; (p, ()) when no clause reads one."""
+    clauses = [c.value for c in p.clauses]
+    outer, copies = _outer_indices(clauses, step_ranges)
+    if not outer:
+        return p, ()
+    lead = tuple(copies.get(v, v) for v in outer)
+    batched = tuple(Clause((Lin(0),) * len(lead) + tuple(c.offsets), _batched_generic(c.value, outer, copies))
+                    for c in p.clauses)
+    return (Piecewise(p.dtype, p.shape, batched, span=p.span, name=p.name, lead=lead),
+            tuple(offset_ref(v, copies.get(v, v).lo) for v in outer))
+
+
+def _outer_indices(generics: list, step_ranges: dict) -> tuple[list, dict]:
+    """The indices of an enclosing definition that the bodies and guards of `generics` read
+    besides their own, by name, and the copies in `step_ranges` that replace the steps among them."""
+    roots = [r for g in generics for r in (g.body, g.guard) if r is not None]
+    own = frozenset(v for g in generics for v in g.vars)
+    outer = sorted(frozenset().union(*map(free_vars, roots)) - own, key=lambda v: v.name)
+    # (a finished recurrence, a RecValue, is read like any tensor; the walk reaches every tensor
+    # the body reads, so a definition with no outer index skips it)
+    if outer and any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
+        outer = [v for v in outer if v not in step_ranges]
+    return outer, {v: step_ranges[v] for v in outer if v in step_ranges}
+
+
+def _batched_generic(g: Generic, outer: list, copies: dict) -> Generic:
+    """g with the `outer` indices (steps replaced by their `copies`) as leading axes."""
+    body, guard = g.body, g.guard
+    if copies:
+        renamed = Substitution({v: IndexRef(c) for v, c in copies.items()})
+        body, guard = renamed.value(body), None if guard is None else renamed.value(guard)
+    return Generic(tuple(copies.get(v, v) for v in outer) + tuple(g.vars), body, guard, span=g.span)
 
 
 def offset_ref(var: IndexVar, lo: Optional[Lin] = None):
@@ -173,7 +202,12 @@ def read_jacobian(lazy: LazyJacobian, subs: list, span, state: State, text: str)
     subs += [SLICE] * (lazy.rank - len(subs))
     state.note_jacobian_read(_Subscripts(tuple(subs), span), lazy.shape, [text] * len(subs),
                              [k for k, s in enumerate(subs) if s is not SLICE])
-    return jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
+    value = jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
+    if isinstance(value, Read):
+        # an element read under a guard (`if j < 3 { J[i, j] } else { .. }`) is bounds-checked
+        # as one, like a tensor's read
+        state.note_guards(value)
+    return value
 
 
 @dataclass

@@ -16,7 +16,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import affine, clamped
 from einc.ir.evaluate import reduction_identity
-from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value, free_vars,
+from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value,
                            fresh_index_vars, is_folding_constant)
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import guarded_clauses, point_asserts
@@ -24,8 +24,8 @@ from einc.semantics.core import scalar_ops
 from einc.semantics.core.bounds import check_reads
 from einc.semantics.core.state import Candidate, InferenceFrame
 from einc.semantics.core import tensors
-from einc.semantics.core.tensors import batch_over_outer_indices
-from einc.semantics.core.values import TupleVal, Weak, describe
+from einc.semantics.core.tensors import batch_over_outer_indices, batch_piecewise_over_outer_indices
+from einc.semantics.core.values import PartialRead, TupleVal, Weak, describe
 from einc.syntax import ast
 
 
@@ -52,14 +52,10 @@ def define(el, clauses: list, env):
         r = results[0]
         body, guard = _decided_guard("sum", r.body, r.guard)      # a guarded-out point is 0
         return batch_over_outer_indices(Generic(tuple(r.axes), body, guard, span=r.node.span), el.state.step_ranges)
-    value = _piecewise(results, dtype, first.span)
+    value, at = batch_piecewise_over_outer_indices(_piecewise(results, dtype, first.span), el.state.step_ranges)
     if len(results) > 1 and any(r.guard is not None for r in results):
         value = guarded_clauses.combine(el, value, first.name)
-    if any(free_vars(c.value.body) - frozenset(c.value.vars) for c in value.clauses):
-        raise d.error(d.UNSUPPORTED, "a piecewise definition inside a function called per point of "
-                      "an indexed definition", first.span,
-                      hint="call the function on the whole array instead of a row of it")
-    return value
+    return PartialRead(value, at, first.span) if at else value
 
 
 def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shape: tuple = ()) -> ClauseResult:

@@ -12,13 +12,15 @@ before[point])`, `before` being the piecewise value of those clauses.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.evaluate import NotBuildTime, evaluate
 from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Op, Piecewise, Read, RecClause,
-                           RecMember, Reduce, StateRead, Value, fresh_index_vars, is_folding_constant, walk)
+                           RecMember, Reduce, StateRead, Value, free_vars, fresh_index_vars, is_folding_constant, walk)
 from einc.ir.types import BOOL, I32
 from einc.autodiff.substitute import substitute
 
@@ -32,12 +34,12 @@ def combine(el, p: Piecewise, name: str) -> Piecewise:
     for c, _ in decided:
         g = c.value
         if g.guard is not None and clauses:
-            before = Piecewise(p.dtype, p.shape, tuple(clauses), span=p.span)
+            before = replace(p, clauses=tuple(clauses), name="")
             kept = Read(before, tuple(IndexRef(v, span=g.span) for v in g.vars), span=g.span, in_bounds=True)
             body = Op("select", (g.guard, g.body, kept), p.dtype, span=g.span)
             c = Clause(c.offsets, Generic(g.vars, body, None, span=g.span))
         clauses.append(c)
-    return Piecewise(p.dtype, p.shape, tuple(clauses), span=p.span, name=p.name)
+    return replace(p, clauses=tuple(clauses))
 
 
 def _decide_guards(clauses: tuple) -> list[tuple[Clause, bool]]:
@@ -62,6 +64,23 @@ def _cover(p: Piecewise, c: Clause) -> Piecewise:
     return Piecewise(I32, p.shape, (Clause(c.offsets, Generic(c.value.vars, one, c.value.guard)),), span=p.span)
 
 
+def _at_one_point(p: Piecewise, clauses: list, name: str) -> tuple:
+    """A definition batched over the indices of an enclosing one (`lead`) whose guards read none
+    of them covers every point of those alike: its coverage is checked at one of them, without
+    the `lead` axes (whose extents may not be inferred yet)."""
+    lead = frozenset(p.lead)
+    if any(c.value.guard is not None and free_vars(c.value.guard) & lead for c in clauses):
+        if all(v.extent is not None for v in p.lead):
+            return p, clauses
+        raise d.error(d.UNSUPPORTED, f"the where guards of `{name}`, in a function called per point, read "
+                      "an index of the calling definition whose range is not inferred yet", p.span,
+                      hint="give the calling definition's indices explicit ranges (`e in 0..N`)")
+    k = len(p.lead)
+    own = [Clause(c.offsets[k:], Generic(c.value.vars[k:], c.value.body, c.value.guard, span=c.value.span))
+           for c in clauses]
+    return Piecewise(p.dtype, p.clause_shape, tuple(own), span=p.span), own
+
+
 def _known(guard: Value):
     if is_folding_constant(guard) and not guard.array.ndim:
         return bool(guard.array)
@@ -73,6 +92,8 @@ def _check_coverage(el, p: Piecewise, decided: list, name: str) -> None:
         raise d.error(d.SHAPE, f"no clause of `{name}` defines any point: every where guard is false",
                       p.span, hint="add a clause (or widen a where guard) for the points left out")
     clauses, guarded = [c for c, _ in decided], [is_guarded for _, is_guarded in decided]
+    if p.lead:
+        p, clauses = _at_one_point(p, clauses, name)
     covers = [_cover(p, c) for c in clauses]
     try:
         masks = [evaluate(c).astype(bool) for c in covers]
