@@ -24,6 +24,13 @@ MISSING_BASE = [
      "r[0, 0..3]|r[0, i in 0..3]", "if t > 1"),
     # a clause narrowed by one step (`1..T` for `0..T`) leaves the step its neighbour reads
     ("let x: [f32; T];\nlet s[0] = 0.0;\nlet s[t in 2..T] = s[t - 1] + x[t];\n", "s[1]", "if t > 2"),
+    # other subscripts the box check cannot follow: the step read is still one no clause
+    # defines at all (these read 0 there; a fuzzed program, reduced)
+    ("let x: [f32; 4];\nlet r[0, k in 0..4] = x[k];\nlet r[t in 3..9, k in 0..4] = 0.5 * r[t - 1, 3 - k];\n",
+     "r[2, 0..4]|r[2, k in 0..4]", None),
+    ("let x: [f32; 4];\nlet r[0, j in 0..4, k in 0..4] = x[k];\n"
+     "let r[t in 3..9, j in 0..4, k in 0..4] = 0.5 * r[t - 1, 3 - k, k / 2];\n",
+     "r[2, 0..4, 0..4]|r[2, j in 0..4, k in 0..4]", None),
 ]
 
 
@@ -48,6 +55,9 @@ COVERED = [
     "let D[i in 0..5, j in 0..5] = if i > 0 && j > 0 { D[i - 1, j] + D[i, j - 1] } else { 1 };\n",
     # a read through data is not judged (its index is checked at run time)
     "let k: [i32; 6];\nlet s[0] = 1.0;\nlet s[t in 1..6] = s[t - 1] + s[k[t] % t];\n",
+    # a step defined at some of its points is read through subscripts the check cannot follow
+    "let x: [f32; 4];\nlet r[0, k in 0..4] = x[k];\nlet r[1, k in 0..2] = x[k];\n"
+    "let r[t in 2..9, k in 0..4] = 0.5 * r[t - 1, (3 - k) / 2];\n",
 ]
 
 

@@ -6,16 +6,17 @@ A read `s[t - 1, j + 1]` in a clause covers a box: the clause's box (its step an
 ranges, narrowed by the comparisons of the guards and `if`s around the read) shifted by the
 read's offsets. Where part of that box, inside the member's array, lies in no clause's box the
 read is E005, as a read before an array's start is (section 9). Every bound is a linear form
-in sizes; the check runs only where the build can order them all. A read it cannot judge (a
-data-dependent subscript or guard, two subscripts of one index, bounds of unknown order) runs,
-and a point no clause defines reads 0 there.
+in sizes; the check runs only where the build can order them all. A read whose subscripts past
+the step's it cannot follow (`s[t - 1, 3 - k]`) is checked along the steps only: a step at which
+no clause defines any point. A read it cannot judge (a data-dependent subscript or guard, bounds
+of unknown order) runs, and a point no clause defines reads 0 there.
 """
 from __future__ import annotations
 
 from typing import Optional
 
 from einc.ir import affine, boxes
-from einc.ir.nodes import IndexVar, RecClause, StateRead
+from einc.ir.nodes import IndexRef, IndexVar, RecClause, StateRead
 from einc.ir.types import Lin
 from einc.semantics.core import coverage
 
@@ -38,12 +39,37 @@ def _guard(clause: RecClause) -> tuple:
 
 
 def _check_read(read: StateRead, box: Optional[dict]) -> None:
-    read_box = None if box is None else boxes.read_box(read.subs, box)
+    if box is None:
+        return
+    read_box = boxes.read_box(read.subs, box)
     if read_box is None:
+        _check_steps_read(read, box)
         return
     piece = _uncovered(read, read_box)
     if piece is not None:
         coverage.report(read.member.name, piece, read, _start_guard(read, box))
+
+
+def _check_steps_read(read: StateRead, box: dict) -> None:
+    """A read whose other subscripts the box check cannot follow (`s[t - 1, 3 - k]`,
+    `s[t - 1, k / 2]`) is still E005 where a step it reads is one at which no clause defines
+    any point."""
+    steps = boxes.read_box(read.subs[:1], box)
+    sizes = read.member.shape
+    if steps is None or any(size is None for size in sizes):
+        return
+    targets = [t[:1] for t in (_clause_box(c, None) for c in read.member.clauses) if t is not None]
+    try:
+        piece = boxes.uncovered_slice(steps, [(Lin(0), sizes[0] - 1)], targets)
+    except boxes.Undecided:
+        return
+    if piece is not None:
+        whole_rows = [(Lin(0), size - 1) for size in sizes[1:]]
+        # the hint's clause names its other axes as the reading clause does
+        axes = [v for v in box if isinstance(v, IndexVar)][1:len(sizes)]
+        named = read if len(axes) < len(sizes) - 1 else \
+            StateRead(read.member, (read.subs[0],) + tuple(IndexRef(v) for v in axes), span=read.span)
+        coverage.report(read.member.name, piece + whole_rows, named, None)
 
 
 def _uncovered(read: StateRead, read_box: list) -> Optional[tuple]:
