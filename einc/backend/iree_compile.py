@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -35,11 +36,40 @@ def compile_mlir(module_or_text, target: Target, extra_flags: tuple[str, ...] = 
     flags)."""
     text = module_or_text if isinstance(module_or_text, str) else _module_text(module_or_text)
     with _captured_stderr() as read_stderr:
-        vmfb = _run_compiler(text, target.flags_on(vector_unit()) + tuple(extra_flags),
-                             target.has_defect("IREE-251"))
+        vmfb = _on_a_deep_stack(_run_compiler, text, target.flags_on(vector_unit()) + tuple(extra_flags),
+                                target.has_defect("IREE-251"))
         if vmfb is None:
             raise IreeCompileError(target.name, read_stderr())
     return seal(vmfb)
+
+
+# IREE's passes recurse on the calling thread's stack: a program with a deep nest of matches and
+# a long chain of sums needed 12-16 MiB, and the process died (SIGSEGV) on the main thread's 8.
+# The compiler runs on a thread of its own with this much (virtual: only what is used is paged in).
+COMPILER_STACK_BYTES = 256 << 20
+_STACK_SIZE_LOCK = threading.Lock()
+
+
+def _on_a_deep_stack(fn: Callable, *args):
+    """fn(*args) run on a new thread with COMPILER_STACK_BYTES of stack; its result or its error."""
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as err:        # handed to the caller's thread below
+            outcome["error"] = err
+    with _STACK_SIZE_LOCK:
+        before = threading.stack_size(COMPILER_STACK_BYTES)
+        try:
+            thread = threading.Thread(target=run, name="einc-iree-compile")
+            thread.start()
+        finally:
+            threading.stack_size(before)
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _module_text(module) -> str:

@@ -1,4 +1,9 @@
 """In-process IREE compilation: targets, the module's reflection kept, f64 kept, diagnostics on failure."""
+import pathlib
+import resource
+import subprocess
+import sys
+
 import iree.runtime as rt
 import numpy as np
 import pytest
@@ -75,3 +80,26 @@ def test_unknown_target():
     with pytest.raises(ValueError, match="unknown target 'cuda'; expected one of llvm-cpu, llvm-cpu-generic, "
                                          "vulkan-spirv"):
         get("cuda")
+
+
+def test_the_compiler_runs_on_a_stack_deep_enough_for_its_recursion(tmp_path):
+    # IREE's passes recurse on the calling thread: this program's build needed 12-16 MiB and
+    # killed the process (SIGSEGV, no message) on the 8 MiB main thread of a Linux default
+    source = pathlib.Path(__file__).with_name("deep_compile.ein")
+    out = tmp_path / "deep.vmfb"
+
+    def eight_mib_stack():
+        resource.setrlimit(resource.RLIMIT_STACK, (8 << 20, 8 << 20))
+    done = subprocess.run([sys.executable, "-m", "einc", "build", str(source), "-o", str(out), "--dim", "M=32"],
+                          capture_output=True, text=True, preexec_fn=eight_mib_stack, timeout=600)
+    assert done.returncode == 0 and out.stat().st_size > 0, (done.returncode, done.stderr[-2000:])
+
+
+def test_a_failure_on_the_compilers_thread_reaches_the_caller():
+    from einc.backend.iree_compile import _on_a_deep_stack
+
+    def fails():
+        raise IreeCompileError("llvm-cpu", "no")
+    with pytest.raises(IreeCompileError):
+        _on_a_deep_stack(fails)
+    assert _on_a_deep_stack(lambda a, b: a + b, 2, 3) == 5
