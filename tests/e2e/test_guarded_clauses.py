@@ -168,3 +168,43 @@ def test_derivative_through_guarded_clauses_of_a_recurrence():
         let g = @s / @x;
     """, "llvm-cpu", x=x)
     np.testing.assert_allclose(out["g"], [4 * x[0] ** 3, 4 * x[1] ** 3, 4.0], rtol=1e-6)
+
+
+RIM = """
+let u0: [f64; H, W];
+let k: f64;
+let u[0, i, j] = u0[i, j];
+let u[t in 1..5, i in 0..H, j in 0..W] = -1.0 where i == 0 || j == 0 || i == H - 1 || j == W - 1;
+let u[1, i in 1..H - 1, j in 1..W - 1] = u0[i, j] * k;
+let u[t in 2..5, i in 1..H - 1, j in 1..W - 1] = u[t - 1, i, j] + k * (u[t - 1, i - 1, j] + u[t - 2, i, j + 1]);
+let s = sum[i, j](u[4, i, j]);
+let ds = @s / @k;
+"""
+
+
+def _rim_np(u0, k):
+    us = [u0]
+    for t in range(1, 5):
+        n = np.full_like(u0, -1.0)
+        if t == 1:
+            n[1:-1, 1:-1] = u0[1:-1, 1:-1] * k
+        else:
+            n[1:-1, 1:-1] = us[-1][1:-1, 1:-1] + k * (us[-1][:-2, 1:-1] + us[-2][1:-1, 2:])
+        us.append(n)
+    return np.array(us)
+
+
+def test_a_guarded_rim_clause_over_the_whole_grid_beside_interior_clauses():
+    """A recurrence's rim clause guarded over the whole grid, beside interior clauses of other step
+    ranges, was E011 until the hold-out program wave_membrane (tests/e2e/test_holdout_programs_4a.py):
+    the rim now runs first in each step and the interior clauses write after it; the derivative
+    follows the clause of each point, and a rim guard leaving a gap stops the run."""
+    u0 = np.random.default_rng(0).standard_normal((4, 5))
+    out = _compile_and_run(RIM, "llvm-cpu", u0=u0, k=np.float64(0.3))
+    want = _rim_np(u0, 0.3)
+    np.testing.assert_allclose(out["u"], want, rtol=1e-12)
+    ds = (_rim_np(u0, 0.3 + 1e-6)[4].sum() - _rim_np(u0, 0.3 - 1e-6)[4].sum()) / 2e-6
+    np.testing.assert_allclose(out["ds"], ds, rtol=1e-7)
+    program = einc.load(einc.compile(RIM.replace("j == W - 1;", "j == W - 2;")).vmfb)
+    with pytest.raises(RunError, match="a point of `u` is defined by no clause or by two"):
+        program(u0=u0, k=np.float64(0.3))

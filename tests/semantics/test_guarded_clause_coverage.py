@@ -69,3 +69,13 @@ def test_guards_every_size_decides_alike_leave_no_guarded_clause(tmp_path):
 def test_clauses_whose_guards_are_all_false_are_E004(diagnose):
     diag, _ = diagnose("let x: [f32; M];\nlet s[j in 0..M] = 1.0 where M < 0;\nlet s[j in 0..M] = 2.0 where M != M;\n")
     assert diag.code == "E004" and "no clause of `s` defines any point" in diag.message
+
+
+def test_a_guarded_recurrence_clause_meeting_an_unguarded_one_at_a_point_is_E004(diagnose):
+    """Found with the hold-out program wave_membrane: a guarded clause may now share its box with
+    unguarded clauses of a recurrence, but not a point where its guard holds."""
+    diag, _ = diagnose("""let a[0, j in 0..4] = 1.0;
+let a[t in 1..5, j in 0..4] = 0.0 where j == 0 || j == 2;
+let a[t in 1..5, j in 1..4] = a[t - 1, j] + 1.0;
+""")
+    assert diag.code == "E004" and "a[1, 2]" in diag.message

@@ -17,10 +17,11 @@ from dataclasses import replace
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir import affine
+from einc.ir import affine, clause_order, step_reach
 from einc.ir.evaluate import NotBuildTime, evaluate
 from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Op, Piecewise, Read, RecClause,
-                           RecMember, Reduce, StateRead, Value, free_vars, fresh_index_vars, is_folding_constant, walk)
+                           RecMember, Reduce, StateRead, Value, free_vars, fresh_index_vars, is_folding_constant, size_value,
+                           walk)
 from einc.ir.types import BOOL, I32
 from einc.autodiff.substitute import substitute
 
@@ -152,7 +153,10 @@ def _sum(values: list) -> Value:
 def combine_steps(el, member: RecMember, step: IndexVar) -> None:
     """The same for a recurrence member, whose clauses write the rows of each step in place:
     guarded clauses over one box (steps and ranges) become one clause choosing among their
-    bodies by their guards. A guarded clause whose box meets another box is E011."""
+    bodies by their guards. A guarded clause whose box meets other boxes (a rim `where i == 0 ||
+    i == H - 1` over the whole grid beside interior clauses) runs first in each step, writing 0
+    where its guards fail, so the other clauses write those points after it; every point of its
+    box must then be defined once (checked), and it may read no point of its own step (E011)."""
     if len(member.clauses) < 2 or all(c.guard is None for c in member.clauses):
         return
     groups: list[list[RecClause]] = []
@@ -162,17 +166,59 @@ def combine_steps(el, member: RecMember, step: IndexVar) -> None:
             groups.append([c])
         else:
             group.append(c)
-    merged = []
+    first, merged = [], []
     for g in groups:
         guarded = any(c.guard is not None for c in g)
-        if guarded and any(not _apart(g[0], other[0]) for other in groups if other is not g):
-            raise d.error(d.UNSUPPORTED, f"guarded clauses of the recurrence `{member.name}` over ranges that "
-                          "overlap other clauses' ranges", member.span,
-                          hint="give the guarded clauses the same ranges, apart from the other clauses")
+        others = [c for other in groups if other is not g for c in other]
+        if guarded and any(not _apart(g[0], c) for c in others):
+            _check_overlap(el, member, step, g, others)
+            first.append(_merged(g) if len(g) > 1 else g[0])
+            continue
         merged.append(_merged_group(el, member, step, g) if guarded and len(g) > 1 else g[0])
         if guarded and len(g) == 1 and len(groups) > 1:
             _check_step_coverage(el, member, step, g)
-    member.clauses = merged
+    member.clauses = first + merged
+
+
+def _check_overlap(el, member: RecMember, step: IndexVar, group: list, others: list) -> None:
+    """A guarded group whose box meets other clauses: it reads no point of its own step, and at
+    each point of its box exactly one of its guards holds or, where none does, other clauses
+    write it (unguarded clauses only, as no guarded clause outside the group meets its box)."""
+    if any(c.guard is None for c in group):
+        raise d.error(d.SHAPE, f"two clauses of `{member.name}` both define its points where a guarded "
+                      "one holds", member.span, hint="make the where guards of the clauses exclude each other")
+    if any(c.guard is not None and not _apart(group[0], c) for c in others) or any(
+            read.member is member and clause_order.may_read_now(read, c, step, guards)
+            for c in group for read, guards in step_reach.guarded_state_reads([c.body, c.guard])):
+        raise d.error(d.UNSUPPORTED, f"guarded clauses of the recurrence `{member.name}` over ranges that "
+                      "overlap other guarded clauses' ranges or reading points of their own step", member.span,
+                      hint="give the guarded clauses the same ranges, apart from the other clauses")
+    first = group[0]
+    t = IndexVar("t", first.t_lo, first.t_hi - first.t_lo)
+    here = (IndexRef(t),) + tuple(IndexRef(v) for v in first.vars)
+    guards = [_renamed(c, first, (step, here[0]))[0] for c in group]
+    if any(isinstance(v, StateRead) for v in walk(guards)):
+        raise d.error(d.UNSUPPORTED, f"where guards of `{member.name}` that read values of its recurrence",
+                      guards[0].span or member.span, hint="guard on the indices or on inputs")
+    ones = [_one_if(g) for g in guards]
+    plain = [_one_if(_inside(c, here)) for c in others if not _apart(first, c)]
+    ones.append(Op("min", (_sum(plain), Const(np.asarray(1, np.int32))), I32))
+    _assert_once(el, member, (t,) + tuple(first.vars), Op("eq", (_sum(ones), Const(np.asarray(1, np.int32))), BOOL))
+
+
+def _inside(c: RecClause, here: tuple) -> Value:
+    """Whether the point `here` (step first) lies in the box of clause `c`."""
+    conds = []
+    for at, (lo, hi) in zip(here, _bounds(c)):
+        conds += [Op("ge", (at, size_value(lo)), BOOL), Op("lt", (at, size_value(hi)), BOOL)]
+    out = conds[0]
+    for cond in conds[1:]:
+        out = Op("and", (out, cond), BOOL)
+    return out
+
+
+def _one_if(cond: Value) -> Value:
+    return Op("select", (cond, Const(np.asarray(1, np.int32)), Const(np.asarray(0, np.int32))), I32)
 
 
 def _bounds(c: RecClause) -> list:
@@ -199,11 +245,16 @@ def _renamed(c: RecClause, to: RecClause, step_to=None) -> tuple:
 
 
 def _merged_group(el, member: RecMember, step: IndexVar, group: list) -> RecClause:
-    first = group[0]
     if any(c.guard is None for c in group):
         raise d.error(d.SHAPE, f"two clauses of `{member.name}` both define its points where a guarded "
                       "one holds", member.span, hint="make the where guards of the clauses exclude each other")
     _check_step_coverage(el, member, step, group)
+    return _merged(group)
+
+
+def _merged(group: list) -> RecClause:
+    """One clause over the group's common box choosing among its bodies by their guards."""
+    first = group[0]
     guard, body = first.guard, first.body
     for c in group[1:]:
         g, b = _renamed(c, first)
@@ -220,9 +271,13 @@ def _check_step_coverage(el, member: RecMember, step: IndexVar, group: list) -> 
     if any(isinstance(v, StateRead) for v in walk(guards)):
         raise d.error(d.UNSUPPORTED, f"where guards of `{member.name}` that read values of its recurrence",
                       guards[0].span or member.span, hint="guard on the indices or on inputs")
-    ones = [Op("select", (g, Const(np.asarray(1, np.int32)), Const(np.asarray(0, np.int32))), I32) for g in guards]
+    ones = [_one_if(g) for g in guards]
     once = Op("eq", (_sum(ones), Const(np.asarray(1, np.int32))), BOOL)
-    vars_ = (t,) + tuple(first.vars)
+    _assert_once(el, member, (t,) + tuple(first.vars), once)
+
+
+def _assert_once(el, member: RecMember, vars_: tuple, once: Value) -> None:
+    """`once` holds at every point of `vars_` (step first): checked now, else when the program runs."""
     try:
         ok = evaluate(Generic(vars_, once))
     except NotBuildTime:

