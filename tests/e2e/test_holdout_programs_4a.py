@@ -68,6 +68,43 @@ def _(y0):
     return dict(x=np.array(xs), v=np.array(vs), last_residual=lr)
 
 
+# 4 radix-2 FFT as stages
+@case("fft_radix2", inputs=lambda: dict(x=(np.sin(2 * np.pi * 3 * np.arange(16) / 16) + 0.5 * R(401).standard_normal(16)).astype(np.float32)),
+      outputs=["rev", "power", "peak"], tol=(2e-4, 2e-4), vk=True)
+def _(x):
+    X = np.fft.fft(x.astype(np.float64)); p = np.abs(X) ** 2
+    rev = np.int32([int(f"{i:04b}"[::-1], 2) for i in range(16)])
+    return dict(rev=rev, power=p, peak=np.int32(np.argmax(p[:8])))
+
+
+# 5 LMS adaptive filter
+def lms_inputs():
+    rg = R(402); x = rg.standard_normal(120)
+    d = np.convolve(x, [0.8, -0.4, 0.25, 0.1])[:120] + 0.01 * rg.standard_normal(120)
+    return dict(x=x, d=d, mu=np.float64(0.05))
+@case("lms_filter", inputs=lms_inputs, outputs=["w", "e", "final_w", "mse_tail"], tol=(1e-9, 1e-11))
+def _(x, d, mu):
+    T = len(x); w = np.zeros(4); ws = [w]; es = []
+    xp = np.concatenate([np.zeros(3), x])
+    for t in range(1, T):
+        u = xp[t + 3 - np.arange(4)]; e = d[t] - w @ u; es.append(e); w = w + mu * e * u; ws.append(w)
+    es = np.array(es)
+    return dict(w=np.array(ws), e=np.concatenate([[0.0], es]), final_w=w, mse_tail=np.mean(es[-20:] ** 2))
+
+
+# 6 polyphase resampler 3/2
+@case("polyphase_resample", inputs=lambda: dict(x=np.sin(0.3 * np.arange(20)).astype(np.float32)), tol=(1e-4, 1e-5))
+def _(x):
+    k = np.arange(12.0); v = (k - 5.5) / 3.0
+    h = np.sinc(v) * (0.54 - 0.46 * np.cos(2 * np.pi * k / 11.0))
+    gain = np.array([h[p::3].sum() for p in range(3)])
+    N = len(x); y = np.zeros(N * 3 // 2)
+    for n in range(len(y)):
+        p, q = (2 * n) % 3, (2 * n) // 3
+        y[n] = sum(h[p + 3 * m] * x[q - m] / gain[p] for m in range(4) if q - m >= 0)
+    return dict(h=h, gain=gain, y=y, energy_in=np.sum(x.astype(np.float64) ** 2), energy_out=np.sum(y ** 2))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
