@@ -105,6 +105,45 @@ def _(x):
     return dict(h=h, gain=gain, y=y, energy_in=np.sum(x.astype(np.float64) ** 2), energy_out=np.sum(y ** 2))
 
 
+# 7 Brian's Brain on a torus, match on a tuple with a range
+@case("brians_brain", inputs=lambda: dict(seed=R(403).integers(0, 3, (7, 9)).astype(np.int32)))
+def _(seed):
+    cs = [seed]
+    for _ in range(1, 10):
+        c = cs[-1]; on = (c == 1).astype(np.int32)
+        n = sum(np.roll(np.roll(on, di, 0), dj, 1) for di in (-1, 0, 1) for dj in (-1, 0, 1)) - on
+        cs.append(np.where((c == 0) & (n == 2), 1, np.where(c == 1, 2, 0)).astype(np.int32))
+    cs = np.array(cs)
+    return dict(cell=cs, alive=(cs == 1).sum((1, 2)).astype(np.int32), dying=(cs == 2).sum((1, 2)).astype(np.int32))
+
+
+# 8 u8 image arithmetic with wraparound
+def u8_inputs():
+    rg = R(404)
+    return dict(img=rg.integers(0, 256, (6, 7)).astype(np.uint8), other=rg.integers(0, 256, (6, 7)).astype(np.uint8))
+@case("u8_image_ops", inputs=u8_inputs, vk=True)
+def _(img, other):
+    i16, o16 = img.astype(np.int32), other.astype(np.int32)
+    box = sum(i16[di:di + 4, dj:dj + 5] for di in range(3) for dj in range(3)) // 9
+    ad = np.abs(i16 - o16)
+    return dict(wrapped=((i16 + 200) % 256).astype(np.uint8), saturated=np.minimum(i16 + 200, 255).astype(np.uint8),
+                absdiff=ad.astype(np.uint8), blur=box.astype(np.uint8), bright=np.int32((ad > 100).sum()),
+                negative=(255 - i16).astype(np.uint8))
+
+
+# 9 generic functions, closures over arrays, tuples
+def gen_inputs():
+    rg = R(405)
+    return dict(a=rg.standard_normal(6).astype(np.float32), b=rg.standard_normal(6), k=rg.integers(-6, 9, 6).astype(np.int32))
+@case("generic_closures", inputs=gen_inputs, tol=(1e-6, 1e-7))
+def _(a, b, k):
+    f = np.float32
+    sa = f(0.5) * a + f(0.25) * np.roll(a, -1) + f(0.25) * np.roll(a, 1)
+    return dict(la=a + (f(1) - a) * f(0.25), lb=b + (-1 - b) * 0.75, ck=np.clip(k, -2, 5).astype(np.int32),
+                cb=np.clip(b, -0.5, 0.5), sa=sa, lo=a.min(), hi=a.max(), span=a.max() - a.min(),
+                tk=((k * 3 + 1) * 3 + 1).astype(np.int32), piped=np.clip(2 * b, -1, 1))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
