@@ -144,6 +144,21 @@ def _(a, b, k):
                 tk=((k * 3 + 1) * 3 + 1).astype(np.int32), piped=np.clip(2 * b, -1, 1))
 
 
+# 10 heat on a torus across modules of one's own (mod, use, alias, glob, super::)
+def heat_mod_np(u0, T=30):
+    us = [u0]
+    for _ in range(1, T):
+        u = us[-1]
+        lap = np.roll(u, -1, 0) + np.roll(u, 1, 0) + np.roll(u, -1, 1) + np.roll(u, 1, 1) - 4 * u
+        us.append(u + 0.15 * lap)
+    return np.array(us)
+@case("heat_modules", file="heat_mod/main", inputs=lambda: dict(u0=R(406).random((5, 6))), tol=(1e-10, 1e-12))
+def _(u0):
+    u = heat_mod_np(u0)
+    lap = lambda u: np.roll(u, -1, 0) + np.roll(u, 1, 0) + np.roll(u, -1, 1) + np.roll(u, 1, 1) - 4 * u
+    return dict(u=u, means=u.mean((1, 2)), rough=np.array([(lap(v) ** 2).sum() for v in u]), final_u=u[-1])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
