@@ -159,6 +159,22 @@ def _(u0):
     return dict(u=u, means=u.mean((1, 2)), rough=np.array([(lap(v) ** 2).sum() for v in u]), final_u=u[-1])
 
 
+# 11 particle-in-cell deposit, field and push
+def pic_inputs():
+    rg = R(407); x = (np.arange(40) + 0.5) / 40 + 0.01 * np.sin(2 * np.pi * np.arange(40) / 40)
+    return dict(xp=x % 1.0, vp=0.1 * rg.standard_normal(40))
+@case("pic_deposit", inputs=pic_inputs, outputs=["cell", "charge", "field", "v_new", "x_new", "total"], tol=(1e-10, 1e-12))
+def _(xp, vp):
+    G, dx, dt, P = 16, 1 / 16, 0.05, len(xp)
+    cell = np.floor(xp / dx).astype(np.int32); frac = xp / dx - cell
+    rho = np.zeros(G); np.add.at(rho, cell, 1 - frac); np.add.at(rho, (cell + 1) % G, frac)
+    charge = rho / P / dx - 1.0
+    E = np.concatenate([[0.0], np.cumsum(charge[:-1] * dx)]); field = E - E.mean()
+    Ep = (1 - frac) * field[cell] + frac * field[(cell + 1) % G]
+    v = vp - Ep * dt; x = xp + v * dt
+    return dict(cell=cell, charge=charge, field=field, v_new=v, x_new=x - np.floor(x), total=rho.sum())
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
