@@ -7,6 +7,7 @@ u8 wraparound, build-time strings), each checked against NumPy computed here. Ea
 tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
 import numpy as np
 import pytest
+from ml_dtypes import bfloat16
 
 from tests.e2e.test_holdout_programs import R, check_case, params, registry
 
@@ -173,6 +174,18 @@ def _(xp, vp):
     Ep = (1 - frac) * field[cell] + frac * field[(cell + 1) % G]
     v = vp - Ep * dt; x = xp + v * dt
     return dict(cell=cell, charge=charge, field=field, v_new=v, x_new=x - np.floor(x), total=rho.sum())
+
+
+# 12 bf16 upwind advection with an f16 copy, build-time strings and prints
+@case("bf16_advection", inputs=lambda: dict(q0=np.exp(-((np.arange(24) - 8.0) ** 2) / 6.0).astype(bfloat16)), tol=(1e-5, 1e-6))
+def _(q0):
+    qs = [q0]; c = np.float32(0.4)
+    for _ in range(1, 12):
+        cur = qs[-1].astype(np.float32); left = np.roll(cur, 1)
+        qs.append((cur - c * (cur - left)).astype(bfloat16))
+    q = np.array(qs).astype(np.float32); mass = q.sum(1, dtype=np.float32)
+    return dict(q=q, mass=mass, half=qs[-1].astype(np.float32).astype(np.float16),
+                __stdout__=["scheme upwind with 12 steps", "final mass"])
 
 
 @pytest.mark.sampled(every=6)
