@@ -188,6 +188,16 @@ def _(q0):
                 __stdout__=["scheme upwind with 12 steps", "final mass"])
 
 
+# 13 Savitzky-Golay weights from a least-squares solve
+@case("savgol_smooth", inputs=lambda: dict(y=np.sin(np.linspace(0, 3, 25)) + 0.1 * R(408).standard_normal(25)),
+      outputs=["Lc", "c", "smooth", "weight_sum"], tol=(1e-9, 1e-11))
+def _(y):
+    m = np.arange(-3, 4.0); A = np.vander(m, 3, increasing=True)
+    c = (A @ np.linalg.solve(A.T @ A, np.eye(3)[0]))
+    sm = y.copy(); sm[3:-3] = np.convolve(y, c[::-1], "valid")
+    return dict(Lc=np.linalg.cholesky(A.T @ A), c=c, smooth=sm, weight_sum=c.sum())
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
