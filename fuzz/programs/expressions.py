@@ -57,13 +57,14 @@ class Streams:
     pieces: random.Random | None = None     # a row function's row copied by two guarded clauses (ProgramGenerator.row_map)
     pads: random.Random | None = None       # a derivative read under a guard past its last axis (ProgramGenerator.padded)
     counts: random.Random | None = None     # a count as a filtered comprehension's length (ExpressionGenerator._counted)
+    rims: random.Random | None = None       # a guarded rim clause beside a step's interior (ProgramGenerator.with_rim)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
-                      "pieces", "pads", "counts")))
+                      "pieces", "pads", "counts", "rims")))
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ BOOL_STATE_DRAW = 0.95
 TRIANGLE_SHARE = 0.2               # of the members with one other axis, those made triangular
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
+RIM_SHARE = 0.15                   # of the others, those given a guarded rim clause beside their interior steps
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
@@ -141,6 +142,7 @@ class ProgramGenerator:
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
+        self.rims = streams.rims
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
@@ -512,7 +514,9 @@ class ProgramGenerator:
                            [row] + [rng.randrange(size) for size in me.sizes[1:]])
             clauses.append(Clause(points, self.gen.literal(me.dtype)))
         if split == [None] and not triangle:
-            clauses += self.with_edges(me, main)
+            edges = self.with_edges(me, main)
+            plain_step = clauses[-1].slots[1:] == main[1:] and all(w.name is not None for w in clauses[-1].wheres)
+            clauses += edges if edges or not plain_step else self.with_rim(me, main, clauses)
         one_if = self.starts is not None and self.starts.random() < ONE_IF_SHARE
         return Define(me.name, me.dtype, tuple(clauses), one_if=one_if)
 
@@ -530,6 +534,25 @@ class ProgramGenerator:
         high = Read(me.name, (Index("t"), Binary("-", Index(axis.var), Lit(1, "i32"), "i32")) + others, me.dtype)
         return [Clause((t, Slot(None, Bound(0), Bound(1))) + rest, low),
                 Clause((t, replace(axis, lo=axis.hi.plus(-1))) + rest, high)]
+
+    def with_rim(self, me: Tensor, main: tuple, clauses: list) -> list:
+        """Some of the time (from `rims`, a stream of its own) the step clause (last of
+        `clauses`, replaced in place) narrowed to the inside of the second axis and a rim clause
+        over the whole step box guarded by `j == 0 || j == N - 1` (a grid's boundary beside its
+        interior, LANGUAGE.md section 10): the guarded clause's box meets the step clause's."""
+        if self.rims is None or len(main) < 2 or me.sizes[1] < 3 or self.rims.random() >= RIM_SHARE:
+            return []
+        axis = main[1]
+        clauses[-1] = replace(clauses[-1], slots=(clauses[-1].slots[0], replace(axis, lo=axis.lo.plus(1),
+                                                                                hi=axis.hi.plus(-1)))
+                              + clauses[-1].slots[2:])
+        j = Index(axis.var)
+        rim = Binary("||", Binary("==", j, Lit(0, "i32"), "bool"),
+                     Binary("==", j, Lit(me.sizes[1] - 1, "i32"), "bool"), "bool")
+        value = self.rims.choice((False, True)) if me.dtype == "bool" else self.rims.choice((0, 1, -2)) \
+            if me.dtype not in FLOATS else self.rims.choice((0.0, 0.5, -1.25))
+        step = replace(clauses[-1].slots[0], explicit=True)
+        return [Clause((step,) + main[1:], Lit(value, me.dtype), (Where(None, rim),))]
 
     def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
         """A member of independent series along its last axis (`rest[-1]`): a literal start, then

@@ -1,0 +1,36 @@
+"""The program fuzzer gives some recurrence members a rim: the step clause narrowed to the inside
+of the second axis and a clause over the whole step box guarded by `j == 0 || j == N - 1`
+(fuzz/programs/generate.py `with_rim`, LANGUAGE.md section 10), the shape of a grid's boundary
+clause beside its interior, E011 in einc until the hold-out program wave_membrane
+(tests/e2e/test_holdout_programs_4a.py). They are drawn from a random stream of their own so that
+every seed's other programs stay as they were, and a few such programs match their NumPy meaning
+(fuzz/programs/meaning.py) on each target."""
+from __future__ import annotations
+
+import pytest
+
+import fuzz.programs.generate as generate
+from fuzz.programs.structure import Bound, Group, Lit
+from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed
+
+SEED = 10040
+
+
+def _has_rim(program) -> bool:
+    return any(isinstance(item, Group) and any(_rim(m.clauses) for m in item.members) for item in program.items)
+
+
+def _rim(clauses: tuple) -> bool:
+    """The last clause a literal under a guard, the one before it starting its second axis at 1."""
+    return len(clauses) > 1 and isinstance(clauses[-1].body, Lit) and any(w.name is None for w in clauses[-1].wheres) \
+        and len(clauses[-2].slots) > 1 and clauses[-2].slots[1].lo == Bound(1)
+
+
+def test_rims_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
+    _, drawn, changed = drawn_and_changed(monkeypatch, generate, "RIM_SHARE", SEED, _has_rim)
+    assert len(drawn) >= 2 and not changed, (drawn, changed)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_programs_with_guarded_rims_match_numpy(target):
+    assert_drawn_match_numpy(SEED, _has_rim, target, take=5)
