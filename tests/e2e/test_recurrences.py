@@ -219,6 +219,31 @@ def test_a_member_with_no_base_clause_that_is_a_comparison_is_guessed_bool(run):
     np.testing.assert_allclose(out["v"], v, rtol=1e-12)
 
 
+MUTUAL = """
+let p[0] = 1.0;
+let q[0] = 0.5;
+let a[s in 1..4, 0] = p[s - 1];
+let b[s in 1..4, 0] = q[s - 1];
+let a[s in 1..4, k in 1..3] = a[s, k - 1] + 0.5 * b[s, READ];
+let b[s in 1..4, k in 1..3] = b[s, k - 1] - 0.5 * a[s, k - 1];
+let p[s in 1..4] = a[s, 2];
+let q[s in 1..4] = b[s, 2];
+"""
+
+
+@pytest.mark.parametrize("read, code", [("k - 1", "E011"), ("k", "E007")])
+def test_definitions_reading_each_others_earlier_points_at_one_step_are_e011_not_e007(read, code):
+    """Two definitions of a Newton loop inside each step (the hold-out program stiff_newton, written
+    as `zx[s, k]` and `zv[s, k]` reading each other at `k - 1`) were E007, as if they read a future
+    point: they read only earlier ones, which einc does not run interleaved yet (E011, with the one
+    definition it does run as the hint). Reading the other's point itself stays E007."""
+    with pytest.raises(CompileError) as info:
+        einc.compile(MUTUAL.replace("READ", read))
+    diag = info.value.diagnostics[0]
+    assert diag.code == code and "a -> b -> a" in diag.message and diag.span.line == 4
+    assert ("z[s, k, c]" in diag.hint) == (code == "E011")
+
+
 def test_reading_a_future_step_is_an_error():
     with pytest.raises(CompileError) as info:
         einc.compile("""

@@ -954,7 +954,15 @@ def _step_order(members: dict, names: dict, step: IndexVar) -> list:
         if did in done:
             return
         if did in visiting:
-            cycle = " -> ".join(names[x] for x in visiting[visiting.index(did):] + [did])
+            looped = visiting[visiting.index(did):]
+            cycle = " -> ".join(names[x] for x in looped + [did])
+            inside = {members[x] for x in looped}
+            if all(_behind_along_an_axis(members[x], inside, step) for x in looped):
+                raise d.error(d.UNSUPPORTED, f"definitions that read each other's earlier points along another "
+                              f"axis at the same step: {cycle} (each step computes one definition whole, "
+                              "then the next)", members[did].span,
+                              hint="make them one definition with an axis for their parts (`z[s, k, c]`, "
+                                   "choosing the part by `c`), or read the other's previous step")
             raise d.error(d.RECURRENCE, f"definitions read each other at the same step: {cycle}",
                           members[did].span, hint="one of them must read the other's previous step")
         visiting.append(did)
@@ -967,6 +975,22 @@ def _step_order(members: dict, names: dict, step: IndexVar) -> list:
     for did in members:
         visit(did)
     return order
+
+
+def _behind_along_an_axis(member: RecMember, inside: set, step: IndexVar) -> bool:
+    """Whether every read `member` makes of the others of `inside` at the step lies before the
+    clause's point along some axis after the step (`b[s, k - 1]` in a clause of `a[s, k]`)."""
+    for c in member.clauses:
+        for r in walk(_roots([c]), opaque=(RecValue,)):
+            if isinstance(r, StateRead) and r.member in inside and r.member is not member \
+                    and _step_offset(r, step) == 0 and not any(_behind(sub, var) for sub, var in zip(r.subs[1:], c.vars)):
+                return False
+    return True
+
+
+def _behind(sub: Value, var: IndexVar) -> bool:
+    lin = affine.affine_of(sub)
+    return lin is not None and lin.terms == {var: 1} and lin.const < 0
 
 
 def _roots(clauses: list) -> list:
