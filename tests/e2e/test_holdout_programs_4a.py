@@ -198,6 +198,28 @@ def _(y):
     return dict(Lc=np.linalg.cholesky(A.T @ A), c=c, smooth=sm, weight_sum=c.sum())
 
 
+# 14 adaptive Runge-Kutta-Fehlberg 4(5)
+@case("rkf45_adaptive", inputs=lambda: dict(y0=np.float64(1.0), tol=np.float64(1e-7)),
+      outputs=["t", "y", "h", "ok", "accepted"], tol=(1e-9, 1e-12))
+def _(y0, tol):
+    f = lambda t, y: -2.0 * t * y + np.cos(3.0 * t)
+    def rkf(t, y, h):
+        k1 = f(t, y); k2 = f(t + h / 4, y + h * k1 / 4); k3 = f(t + 3 * h / 8, y + h * (3 * k1 + 9 * k2) / 32)
+        k4 = f(t + 12 * h / 13, y + h * (1932 * k1 - 7200 * k2 + 7296 * k3) / 2197)
+        k5 = f(t + h, y + h * (439 / 216 * k1 - 8 * k2 + 3680 / 513 * k3 - 845 / 4104 * k4))
+        k6 = f(t + h / 2, y + h * (-8 / 27 * k1 + 2 * k2 - 3544 / 2565 * k3 + 1859 / 4104 * k4 - 11 / 40 * k5))
+        y4 = y + h * (25 / 216 * k1 + 1408 / 2565 * k3 + 2197 / 4104 * k4 - k5 / 5)
+        y5 = y + h * (16 / 135 * k1 + 6656 / 12825 * k3 + 28561 / 56430 * k4 - 9 / 50 * k5 + 2 / 55 * k6)
+        return y5, abs(y5 - y4)
+    t, y, h, ok = [0.0], [y0], [0.5], [False]
+    for n in range(1, 40):
+        y5, e = rkf(t[-1], y[-1], h[-1]); good = e <= tol; ok.append(good)
+        y.append(y5 if good else y[-1]); t.append(t[-1] + h[-1] if good else t[-1])
+        h.append(h[-1] * min(max(0.9 * (tol / max(e, 1e-14)) ** 0.2, 0.2), 5.0))
+    return dict(t=np.array(t), y=np.array(y), h=np.array(h), ok=np.array(ok), accepted=np.int32(sum(ok)),
+                __stdout__=[f"accepted {sum(ok)}"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
