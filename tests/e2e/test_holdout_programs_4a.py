@@ -241,6 +241,16 @@ def _(h0):
     return dict(h=h, q=np.array(qs), dt=np.array(dts), volume=h.sum(1) * dx, elapsed=sum(dts[:-1]))
 
 
+# 16 build-time strings: arrays, lengths, membership, match on strings, prints
+@case("station_labels", inputs=lambda: dict(readings=R(409).standard_normal((7, 4)).astype(np.float32) * 0.3),
+      outputs=["lengths", "longest", "has_south", "offsets", "calibrated", "mean_of", "warm"], tol=(1e-6, 1e-6))
+def _(readings):
+    off = np.float32([0.5, 0.0, -0.5, 0.0]); cal = readings + off; mean = cal.sum(0, dtype=np.float32) / np.float32(7)
+    return dict(lengths=np.int32([5, 4, 5, 4]), longest=np.int32(5), has_south=np.bool_(True), offsets=off,
+                calibrated=cal, mean_of=mean, warm=(mean > 0).astype(np.int32),
+                __stdout__=["4 stations, longest name 5", "pair east-west"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
