@@ -251,6 +251,23 @@ def _(readings):
                 __stdout__=["4 stations, longest name 5", "pair east-west"])
 
 
+# 17 f16 heat on an insulated plate, edges copied at the same step
+def f16_plate_inputs():
+    y, x = np.mgrid[0:6, 0:7]
+    return dict(u0=(np.exp(-((y - 2.0) ** 2 + (x - 4.0) ** 2) / 2.0) * 3.0).astype(np.float16))
+@case("f16_heat_plate", inputs=f16_plate_inputs, outputs=["u", "mean", "hottest"], tol=(2e-3, 2e-3))
+def _(u0):
+    h = np.float16; r = h(0.2); us = [u0]
+    for _ in range(1, 16):
+        p = us[-1]; n = p.copy()
+        c = p[1:-1, 1:-1]
+        n[1:-1, 1:-1] = c + r * ((((p[:-2, 1:-1] + p[2:, 1:-1]) + p[1:-1, :-2]) + p[1:-1, 2:]) - h(4) * c)
+        n[1:-1, 0] = n[1:-1, 1]; n[1:-1, -1] = n[1:-1, -2]; n[0] = n[1]; n[-1] = n[-2]
+        us.append(n)
+    u = np.array(us)
+    return dict(u=u, mean=u.astype(np.float32).sum((1, 2)) / np.float32(42), hottest=np.int32(np.argmax(u[-1].astype(np.float32))))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
