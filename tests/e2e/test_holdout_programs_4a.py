@@ -268,6 +268,22 @@ def _(u0):
     return dict(u=u, mean=u.astype(np.float32).sum((1, 2)) / np.float32(42), hottest=np.int32(np.argmax(u[-1].astype(np.float32))))
 
 
+# 18 Crank-Nicolson with a Thomas solve inside each step, derivative wrt the diffusivity
+def cn_np(u0, kappa, T=20):
+    M = len(u0); r = kappa * 0.01 / 0.01
+    A = np.diag(np.full(M, 1 + r)) + np.diag(np.full(M - 1, -r / 2), 1) + np.diag(np.full(M - 1, -r / 2), -1)
+    B = np.diag(np.full(M, 1 - r)) + np.diag(np.full(M - 1, r / 2), 1) + np.diag(np.full(M - 1, r / 2), -1)
+    us = [u0]
+    for _ in range(1, T):
+        us.append(np.linalg.solve(A, B @ us[-1]))
+    return np.array(us)
+@case("crank_nicolson", inputs=lambda: dict(u0=np.sin(np.pi * np.arange(1, 10) / 10) + 0.2 * R(410).random(9), kappa=np.float64(0.8)),
+      tol=(1e-9, 1e-11))
+def _(u0, kappa):
+    u = cn_np(u0, kappa); hh = 1e-6
+    return dict(u=u, mid=u[-1, 4], dmid=(cn_np(u0, kappa + hh)[-1, 4] - cn_np(u0, kappa - hh)[-1, 4]) / (2 * hh))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
