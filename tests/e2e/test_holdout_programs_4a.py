@@ -284,6 +284,19 @@ def _(u0, kappa):
     return dict(u=u, mid=u[-1, 4], dmid=(cn_np(u0, kappa + hh)[-1, 4] - cn_np(u0, kappa - hh)[-1, 4]) / (2 * hh))
 
 
+# 19 Abelian sandpile on a torus
+@case("sandpile_torus", inputs=lambda: dict(grains=R(411).integers(0, 7, (5, 6)).astype(np.int32)))
+def _(grains):
+    ps = [grains]
+    for _ in range(1, 24):
+        p = ps[-1]; top = (p >= 4).astype(np.int32)
+        ps.append(p - 4 * top + np.roll(top, -1, 0) + np.roll(top, 1, 0) + np.roll(top, -1, 1) + np.roll(top, 1, 1))
+    ps = np.array(ps, np.int32); last = ps[-1]
+    kind = np.select([last == 0, (last >= 1) & (last <= 2), last == 3], [0, 1, 3], 9).astype(np.int32)
+    return dict(pile=ps, unstable=(ps >= 4).sum((1, 2)).astype(np.int32), grains_total=ps.sum((1, 2)).astype(np.int32),
+                kind=kind, both=np.int32(((ps[-2] >= 4) & (last == 3)).sum()))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
