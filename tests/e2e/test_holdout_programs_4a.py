@@ -1,7 +1,8 @@
-"""Hold-out programs, third round (simulation and language breadth): 2-D waves and heat on grids with
-boundary clauses, Burgers' equation with a flux limiter, a stiff ODE by implicit Euler and Newton,
-adaptive Runge-Kutta, particle-in-cell deposits, a radix-2 FFT, resampling, adaptive filters,
-Savitzky-Golay smoothing, cellular automata on a torus, and programs about the language itself
+"""Hold-out programs, third round (simulation and language breadth): 2-D waves, heat and advection on
+grids with boundary clauses, Burgers' equation with a flux limiter, shallow water, Crank-Nicolson with
+a Thomas solve in each step, a stiff ODE by implicit Euler and Newton, adaptive Runge-Kutta-Fehlberg,
+particle-in-cell deposits, a radix-2 FFT, polyphase resampling, an LMS filter, Savitzky-Golay
+smoothing, cellular automata and a sandpile on a torus, and programs about the language itself
 (modules of one's own, closures over arrays, generic functions, tuple and range patterns, f16/bf16,
 u8 wraparound, build-time strings), each checked against NumPy computed here. Each case states its
 tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
