@@ -319,6 +319,26 @@ def _(c0, a):
     return dict(c=c, mass=c.sum((1, 2)), cx_last=lw_cx(c0, a), dcx=(lw_cx(c0, a + 1e-6) - lw_cx(c0, a - 1e-6)) / 2e-6)
 
 
+# 21 random walkers on a torus from a u32 LCG, a filtered comprehension
+@case("lcg_walkers", inputs=lambda: dict(seed=R(412).integers(0, 2 ** 32, 6, dtype=np.uint64).astype(np.uint32)),
+      outputs=["state", "x", "y", "visits", "left", "n_left", "busiest"])
+def _(seed):
+    P = len(seed); st = [seed.astype(np.uint64)]
+    for _ in range(1, 30):
+        st.append((st[-1] * 1664525 + 1013904223) % 2 ** 32)
+    st = np.array(st)
+    moves = {0: (1, 0), 1: (-1, 0), 2: (0, 1), 3: (0, -1)}
+    xs = [np.arange(P) * 3 % 8]; ys = [np.arange(P) * 5 % 8]
+    for s in range(1, 30):
+        d = [moves[int(v)] for v in st[s] // 2 ** 30]
+        xs.append((xs[-1] + [m[0] for m in d] + 8) % 8); ys.append((ys[-1] + [m[1] for m in d] + 8) % 8)
+    x, y = np.array(xs, np.int32), np.array(ys, np.int32)
+    visits = np.zeros((8, 8), np.int32); np.add.at(visits, (y.ravel(), x.ravel()), 1)
+    left = np.int32([p for p in range(P) if x[-1, p] < 4])
+    return dict(state=st.astype(np.uint32), x=x, y=y, visits=visits, left=left, n_left=np.int32(len(left)),
+                busiest=np.int32(visits.max()))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
