@@ -187,12 +187,15 @@ def _check_overlap(el, member: RecMember, step: IndexVar, group: list, others: l
     if any(c.guard is None for c in group):
         raise d.error(d.SHAPE, f"two clauses of `{member.name}` both define its points where a guarded "
                       "one holds", member.span, hint="make the where guards of the clauses exclude each other")
-    if any(c.guard is not None and not _apart(group[0], c) for c in others) or any(
-            read.member is member and clause_order.may_read_now(read, c, step, guards)
-            for c in group for read, guards in step_reach.guarded_state_reads([c.body, c.guard])):
+    if any(c.guard is not None and not _apart(group[0], c) for c in others):
         raise d.error(d.UNSUPPORTED, f"guarded clauses of the recurrence `{member.name}` over ranges that "
-                      "overlap other guarded clauses' ranges or reading points of their own step", member.span,
+                      "overlap other guarded clauses' ranges", member.span,
                       hint="give the guarded clauses the same ranges, apart from the other clauses")
+    if any(read.member is member and clause_order.may_read_now(read, c, step, guards)
+           for c in group for read, guards in step_reach.guarded_state_reads([c.body, c.guard])):
+        raise d.error(d.UNSUPPORTED, f"a guarded clause of the recurrence `{member.name}` over ranges other "
+                      "clauses share, reading points of its own step", member.span,
+                      hint=f"give it only its own points (`{member.name}[t in 1..T, 0] = {member.name}[t, 1]`)")
     first = group[0]
     t = IndexVar("t", first.t_lo, first.t_hi - first.t_lo)
     here = (IndexRef(t),) + tuple(IndexRef(v) for v in first.vars)
