@@ -1,0 +1,94 @@
+"""Hold-out programs, fourth round (the standard library as users call it), written as users of
+the language would write them and checked against NumPy computed here: a decoder block (transposed
+conv, depthwise conv, instance norm, hardswish, global max pool) with its gradients, dense
+retrieval (l2_normalize, cosine_similarity, topk, onehot, gather, log_softmax), determinants and
+solves through lu / solve / cholesky, and more. Each case states its tolerance (`tol`, rtol and
+atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+f32 = np.float32
+
+
+def fd_grad(f, x, h=1e-6):
+    """Central differences of the scalar function f (float64) at every entry of the array x."""
+    x = np.asarray(x, np.float64); g = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        e = np.zeros_like(x); e[k] = h
+        g[k] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+# 1 a decoder block: transposed conv, depthwise conv, instance norm, hardswish, global max pool
+def conv_transpose_np(X, W, B, s, p, op):
+    N, C, H, Wd = X.shape; _, M, KH, KW = W.shape
+    OH = (H - 1) * s + KH - 2 * p + op; OW = (Wd - 1) * s + KW - 2 * p + op
+    full = np.zeros((N, M, (H - 1) * s + KH + op, (Wd - 1) * s + KW + op))
+    for i in range(H):
+        for j in range(Wd):
+            full[:, :, i * s:i * s + KH, j * s:j * s + KW] += np.einsum("nc,cmhw->nmhw", X[:, :, i, j], W)
+    return full[:, :, p:p + OH, p:p + OW] + B[None, :, None, None]
+def depthwise_np(X, W):
+    Xp = np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1))); H, Wd = X.shape[2:]
+    return sum(Xp[:, :, a:a + H, b:b + Wd] * W[None, :, 0, a, b, None, None] for a in range(3) for b in range(3))
+def decoder_np(X, Wt, Wd, g):
+    up = conv_transpose_np(X, Wt, np.array([0.1, -0.2, 0.05]), 2, 1, 1)
+    dw = depthwise_np(up, Wd)
+    m = dw.mean((2, 3), keepdims=True); v = dw.var((2, 3), keepdims=True)
+    nrm = g[None, :, None, None] * (dw - m) / np.sqrt(v + 1e-5) + np.array([0.1, 0.0, -0.1])[None, :, None, None]
+    act = nrm * np.clip(nrm / 6 + 0.5, 0, 1)
+    return up, act, act.max((2, 3))
+def decoder_inputs():
+    return dict(X=R(401).standard_normal((1, 2, 4, 4)).astype(f32), Wt=(0.5 * R(402).standard_normal((2, 3, 3, 3))).astype(f32),
+                Wd=(0.4 * R(403).standard_normal((3, 1, 3, 3))).astype(f32), g=np.array([1.0, 0.8, 1.2], f32))
+@case("upsample_decoder", inputs=decoder_inputs, outputs=["up", "act", "pooled", "score", "dWt", "dg", "n_hot"], tol=(2e-3, 2e-4))
+def _(X, Wt, Wd, g):
+    X, Wt, Wd, g = (a.astype(np.float64) for a in (X, Wt, Wd, g)); w = np.array([1.0, 2.0, 3.0])
+    up, act, pooled = decoder_np(X, Wt, Wd, g)
+    score_of = lambda Wt_, g_: (decoder_np(X, Wt_, Wd, g_)[2][0] * w).sum()
+    return dict(up=up, act=act, pooled=pooled[:, :, None, None], score=(pooled[0] * w).sum(),
+                dWt=fd_grad(lambda a: score_of(a, g), Wt), dg=fd_grad(lambda a: score_of(Wt, a), g), n_hot=np.int32(3))
+
+
+# 2 dense retrieval: cosine scores, top-k, recall, an InfoNCE loss and its temperature derivative
+def retrieval_inputs():
+    Dc = R(411).standard_normal((9, 5)).astype(f32); rel = np.array([2, 7, 0, 4], np.int64)
+    Q = (Dc[rel] + 0.9 * R(412).standard_normal((4, 5))).astype(f32)
+    return dict(Q=Q, Dc=Dc, rel=rel, tau=f32(0.3))
+@case("ranked_retrieval", inputs=retrieval_inputs, outputs=["S", "cs", "vals", "idx", "hits", "recall", "loss", "dtau", "lse", "best_doc"],
+      tol=(1e-4, 1e-5), vk=True)
+def _(Q, Dc, rel, tau):
+    qn = Q / np.linalg.norm(Q, axis=1, keepdims=True); dn = Dc / np.linalg.norm(Dc, axis=1, keepdims=True)
+    S = (qn @ dn.T).astype(np.float64); idx = np.argsort(-S, axis=1, kind="stable")[:, :3]
+    hits = (idx == rel[:, None]).any(1)
+    def loss_of(t):
+        lg = S / t; lse = np.log(np.exp(lg - lg.max(1, keepdims=True)).sum(1)) + lg.max(1)
+        return -(lg[np.arange(4), rel] - lse).mean(), lse
+    loss, lse = loss_of(float(tau))
+    return dict(S=S, cs=S, vals=np.take_along_axis(S, idx, 1), idx=idx.astype(np.int64), hits=hits, recall=hits.mean(),
+                loss=loss, dtau=(loss_of(float(tau) + 1e-6)[0] - loss_of(float(tau) - 1e-6)[0]) / 2e-6, lse=lse, best_doc=Dc[idx[0, 0]])
+
+
+# 3 determinants and solves through lu, solve, cholesky and solve_cholesky
+def lu_inputs():
+    n = 5; A = R(421).standard_normal((n, n)) + n * np.eye(n)
+    return dict(A=A, b=R(422).standard_normal(n), M=R(423).standard_normal((8, n)), y=R(424).standard_normal(8))
+@case("lu_logdet", inputs=lu_inputs, outputs=["L", "U", "det", "logdet", "x", "resid", "beta", "logdet_g", "dlogdet", "inv_cols", "tr"],
+      tol=(1e-9, 1e-10))
+def _(A, b, M, y):
+    n = len(A); L = np.eye(n); U = A.copy()
+    for c in range(n - 1):
+        L[c + 1:, c] = U[c + 1:, c] / U[c, c]; U[c + 1:] -= np.outer(L[c + 1:, c], U[c])
+    inv = np.linalg.inv(A); G = M.T @ M
+    return dict(L=L, U=np.triu(U), det=np.linalg.det(A), logdet=np.linalg.slogdet(A)[1], x=np.linalg.solve(A, b),
+                resid=np.linalg.norm(A @ np.linalg.solve(A, b) - b), beta=np.linalg.lstsq(M, y, rcond=None)[0],
+                logdet_g=np.linalg.slogdet(G)[1], dlogdet=inv.T, inv_cols=inv.T, tr=float(n))
+
+
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
