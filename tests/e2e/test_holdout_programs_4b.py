@@ -89,6 +89,57 @@ def _(A, b, M, y):
                 logdet_g=np.linalg.slogdet(G)[1], dlogdet=inv.T, inv_cols=inv.T, tr=float(n))
 
 
+# 5 sub-pixel upscaling over named sizes: space_to_depth, lrn, depth_to_space, lp_pool, flip, roll, tile
+def s2d(x, b):
+    N, C, H, W = x.shape
+    return x.reshape(N, C, H // b, b, W // b, b).transpose(0, 3, 5, 1, 2, 4).reshape(N, C * b * b, H // b, W // b)
+def d2s(x, b):
+    N, C, H, W = x.shape
+    return x.reshape(N, b, b, C // (b * b), H, W).transpose(0, 3, 4, 1, 5, 2).reshape(N, C // (b * b), H * b, W * b)
+def lrn_np(x, size, alpha, beta, bias):
+    C = x.shape[1]; lo = (size - 1) // 2; sq = np.zeros_like(x)
+    for c in range(C):
+        for k in range(size):
+            cc = c + k - lo
+            if 0 <= cc < C: sq[:, c] += x[:, cc] ** 2
+    return x / (bias + alpha / size * sq) ** beta
+@case("pixel_shuffle", inputs=lambda: dict(img=R(441).standard_normal((1, 1, 6, 10)).astype(f32),
+                                            mix=R(442).standard_normal((4, 4)).astype(f32)),
+      outputs=["folded", "normed", "big", "same", "energy", "rows", "shifted", "border", "peak"], tol=(1e-4, 1e-5), vk=True)
+def _(img, mix):
+    img = img.astype(np.float64); folded = s2d(img, 2); mixed = np.einsum("oc,nchw->nohw", mix.astype(np.float64), folded)
+    normed = lrn_np(mixed, 3, 0.2, 0.75, 1.0); big = d2s(normed, 2)
+    energy = np.sqrt((big ** 2).reshape(1, 1, 3, 2, 5, 2).sum((3, 5)))
+    rows = big[0, 0, ::-1]; shifted = np.roll(rows, 1, axis=0)
+    return dict(folded=folded, normed=normed, big=big, same=np.bool_(True), energy=energy, rows=rows, shifted=shifted,
+                border=np.tile(shifted[0], 2), peak=big.max())
+
+
+# 6 a detector head: max ROI pooling, linear + softmax, argmax_all / argmin_all, squeeze / unsqueeze
+def roi_np(X, rois, PH, PW):
+    _, C, H, W = X.shape; Y = np.zeros((len(rois), C, PH, PW))
+    for r, (b, x1, y1, x2, y2) in enumerate(rois):
+        x1, y1, x2, y2 = (int(np.round(v)) for v in (x1, y1, x2, y2))
+        bh = max(y2 - y1 + 1, 1) / PH; bw = max(x2 - x1 + 1, 1) / PW
+        for ph in range(PH):
+            for pw in range(PW):
+                hs = min(max(int(np.floor(ph * bh)) + y1, 0), H); he = min(max(int(np.ceil((ph + 1) * bh)) + y1, 0), H)
+                ws = min(max(int(np.floor(pw * bw)) + x1, 0), W); we = min(max(int(np.ceil((pw + 1) * bw)) + x1, 0), W)
+                if hs < he and ws < we: Y[r, :, ph, pw] = X[int(b), :, hs:he, ws:we].max((1, 2))
+    return Y
+def roi_inputs():
+    rois = np.array([[0, 0, 0, 3, 3], [0, 2, 1, 7, 6], [0, 4, 4, 7, 7], [0, 1, 3, 5, 4]], f32)
+    return dict(feat=R(451).standard_normal((1, 2, 8, 8)).astype(f32), rois=rois,
+                Wc=R(452).standard_normal((8, 3)).astype(f32), bc=np.array([0.1, 0.0, -0.1], f32))
+@case("roi_detect", inputs=roi_inputs, outputs=["pooled", "probs", "best_cls", "conf", "weakest", "area", "col", "again"], tol=(1e-5, 1e-6))
+def _(feat, rois, Wc, bc):
+    pooled = roi_np(feat.astype(np.float64), rois, 2, 2); logits = pooled.reshape(4, 8) @ Wc + bc
+    probs = np.exp(logits - logits.max(1, keepdims=True)); probs /= probs.sum(1, keepdims=True); conf = probs.max(1)
+    area = ((rois[:, 3] - rois[:, 1]).astype(np.int32) + 1) * ((rois[:, 4] - rois[:, 2]).astype(np.int32) + 1)
+    return dict(pooled=pooled, probs=probs, best_cls=probs.argmax(1).astype(np.int32), conf=conf,
+                weakest=np.int32(conf.argmin()), area=area, col=conf[:, None], again=conf)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
