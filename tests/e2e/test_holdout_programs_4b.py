@@ -140,6 +140,35 @@ def _(feat, rois, Wc, bc):
                 weakest=np.int32(conf.argmin()), area=area, col=conf[:, None], again=conf)
 
 
+# 7 robust row summaries over named sizes: partition, topk_extract, cumsum, clamps, reductions, normalizations, match
+@case("robust_stats", inputs=lambda: dict(X=np.round(R(461).standard_normal((5, 8)), 2).astype(f32)),
+      outputs=["mean", "parts", "top", "run", "pos", "sat", "l2", "growth", "l1n", "l2n", "mvn", "below", "kind"], tol=(1e-5, 1e-5), vk=True)
+def _(X):
+    X = X.astype(np.float64); N = X.shape[1]; mean = X.mean(1)
+    parts = np.array([np.concatenate([r[r < m], r[r >= m]]) for r, m in zip(X, mean)])
+    below = (X < mean[:, None]).sum(1).astype(np.int32)
+    kind = np.array([0 if k == 0 else 1 if 2 * k < N else 2 if 2 * k == N else 3 for k in below], np.int32)
+    D = X - mean[:, None]
+    return dict(mean=mean, parts=parts, top=-np.sort(-X, 1)[:, :3], run=np.cumsum(X, 1), pos=np.maximum(X, 0),
+                sat=np.clip(X * 0.5 + 0.5, 0, 1), l2=np.linalg.norm(X, axis=1), growth=np.prod(1 + 0.1 * X, 1),
+                l1n=X / np.abs(X).sum(1, keepdims=True), l2n=X / np.linalg.norm(X, axis=1, keepdims=True),
+                mvn=D / np.sqrt((D ** 2).mean(1, keepdims=True) + 1e-9), below=below, kind=kind)
+
+
+# 8 a matrix exponential by a Taylor recurrence over kron / tril / triu, and d trace(exp(tA)) / dt
+def expm_np(M, n=18):
+    term = np.eye(len(M)); out = term.copy()
+    for k in range(1, n):
+        term = term @ M / k; out += term
+    return out
+@case("matrix_exp_series", inputs=lambda: dict(a=np.array([[0.3, -0.2], [0.1, 0.4]]), b=np.array([[0.5, 0.2], [-0.3, 0.1]]), t=0.7),
+      outputs=["K", "A", "E", "tr", "dtr", "AE", "D", "reps", "off"], tol=(1e-10, 1e-12))
+def _(a, b, t):
+    K = np.kron(a, b); A = np.tril(K, 1) - 0.5 * np.triu(K, 2); E = expm_np(A * t)
+    return dict(K=K, A=A, E=E, tr=np.trace(E), dtr=np.trace(A @ expm_np(A * t, 17)), AE=A @ E, D=np.diag(np.diag(E)),
+                reps=np.repeat(np.diag(E), 2), off=np.abs(E - np.diag(np.diag(E))).sum())
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
