@@ -60,7 +60,7 @@ def retrieval_inputs():
     Q = (Dc[rel] + 0.9 * R(412).standard_normal((4, 5))).astype(f32)
     return dict(Q=Q, Dc=Dc, rel=rel, tau=f32(0.3))
 @case("ranked_retrieval", inputs=retrieval_inputs, outputs=["S", "cs", "vals", "idx", "hits", "recall", "loss", "dtau", "lse", "best_doc"],
-      tol=(1e-4, 1e-5), vk=True)
+      tol=(1e-4, 1e-5))
 def _(Q, Dc, rel, tau):
     qn = Q / np.linalg.norm(Q, axis=1, keepdims=True); dn = Dc / np.linalg.norm(Dc, axis=1, keepdims=True)
     S = (qn @ dn.T).astype(np.float64); idx = np.argsort(-S, axis=1, kind="stable")[:, :3]
@@ -87,6 +87,28 @@ def _(A, b, M, y):
     return dict(L=L, U=np.triu(U), det=np.linalg.det(A), logdet=np.linalg.slogdet(A)[1], x=np.linalg.solve(A, b),
                 resid=np.linalg.norm(A @ np.linalg.solve(A, b) - b), beta=np.linalg.lstsq(M, y, rcond=None)[0],
                 logdet_g=np.linalg.slogdet(G)[1], dlogdet=inv.T, inv_cols=inv.T, tr=float(n))
+
+
+# 4 a classifier trained by a recurrence: mish, sigmoid, binary cross entropy, clipped steps
+def mish_np(x): return x * np.tanh(np.log1p(np.exp(x)))
+def bce_forward(W, v, X): return 1 / (1 + np.exp(-(mish_np(X @ W) @ v)))
+def bce_loss(W, v, X, y):
+    p = bce_forward(W, v, X); return -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean()
+def bce_inputs():
+    X = R(431).standard_normal((16, 3)).astype(f32)
+    return dict(X=X, y=(X[:, 0] - 0.5 * X[:, 2] > 0).astype(f32), W0=(0.4 * R(432).standard_normal((3, 4))).astype(f32))
+@case("bce_mish_train", inputs=bce_inputs, outputs=["loss", "W", "v", "scale", "correct", "hub", "mae"], tol=(2e-3, 2e-4))
+def _(X, y, W0):
+    X, y = X.astype(np.float64), y.astype(np.float64); W = [W0.astype(np.float64)]; v = [np.array([0.5, -0.5, 0.5, -0.5])]
+    losses, scales = [], []
+    for e in range(12):
+        losses.append(bce_loss(W[-1], v[-1], X, y))
+        gW = fd_grad(lambda a: bce_loss(a, v[-1], X, y), W[-1]); gv = fd_grad(lambda a: bce_loss(W[-1], a, X, y), v[-1])
+        sc = min(1.0, 1 / np.sqrt((gW ** 2).sum() + (gv ** 2).sum() + 1e-12)); scales.append(sc)
+        W.append(W[-1] - 0.5 * sc * gW); v.append(v[-1] - 0.5 * sc * gv)
+    p = bce_forward(W[-1], v[-1], X); a = np.abs(p - y)
+    return dict(loss=np.array(losses), W=np.array(W), v=np.array(v), scale=np.array(scales),
+                correct=np.int32(((p > 0.5) == (y > 0.5)).sum()), hub=np.where(a <= 0.25, 0.5 * a * a, 0.25 * (a - 0.125)).mean(), mae=a.mean())
 
 
 # 5 sub-pixel upscaling over named sizes: space_to_depth, lrn, depth_to_space, lp_pool, flip, roll, tile
