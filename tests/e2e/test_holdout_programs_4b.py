@@ -191,6 +191,64 @@ def _(a, b, t):
                 reps=np.repeat(np.diag(E), 2), off=np.abs(E - np.diag(np.diag(E))).sum())
 
 
+# 9 sparse updates over named sizes: gather_elements, scatter_elements, gather_nd, scatter_nd, onehot, expand
+def sg_inputs():
+    rg = R(471)
+    return dict(M=rg.standard_normal((5, 6)).astype(f32), cols=rg.integers(-6, 6, (5, 2)).astype(np.int64),
+                pairs=np.array([[0, 1], [3, 5], [4, 0], [1, 2]], np.int64), bias=rg.standard_normal(6).astype(f32))
+@case("scatter_gather_ops", inputs=sg_inputs, outputs=["picked", "best", "marks", "at", "patched", "hot", "n_hot", "shifted", "changed"])
+def _(M, cols, pairs, bias):
+    best = M.argmax(1); marks = np.zeros_like(M); marks[np.arange(5), best] = M.max(1)
+    at = M[pairs[:, 0], pairs[:, 1]]; patched = M.copy(); patched[pairs[:, 0], pairs[:, 1]] = -at
+    hot = np.eye(6, dtype=f32)[best]
+    return dict(picked=np.take_along_axis(M, cols % 6, 1), best=best.astype(np.int64), marks=marks, at=at, patched=patched,
+                hot=hot, n_hot=hot.sum(0).astype(np.int32), shifted=M + bias, changed=np.int32((patched != M).sum()))
+
+
+# 10 std::numerics in f64 with derivatives: rk4_decay, discounted_return, euler_linear, value_iteration
+def rk4_np(u0, k, dt, n):
+    u = [u0]
+    for _ in range(n):
+        x = u[-1]; k1 = -k * x; k2 = -k * (x + 0.5 * dt * k1); k3 = -k * (x + 0.5 * dt * k2); k4 = -k * (x + dt * k3)
+        u.append(x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+    return np.array(u)
+def decay_inputs():
+    rg = R(481); P = rg.uniform(0.1, 1, (3, 3)); P /= P.sum(1, keepdims=True)
+    return dict(k=0.8, beta=0.9, rewards=rg.standard_normal(12), u0=rg.standard_normal(3),
+                A=np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, 0.2], [0.0, -0.2, -0.1]]), r=rg.standard_normal(3), P=P)
+@case("decay_numerics", inputs=decay_inputs, outputs=["traj", "end", "dend", "exact", "ret", "dret", "path", "growth", "V", "res"],
+      tol=(1e-7, 1e-9))
+def _(k, beta, rewards, u0, A, r, P):
+    T = len(rewards); path = [u0]
+    for _ in range(50): path.append(path[-1] + 0.01 * A @ path[-1])
+    path = np.array(path); V = np.linalg.solve(np.eye(3) - beta * P, r); Vn = np.zeros(3)
+    for _ in range(300): Vn = r + beta * P @ Vn
+    return dict(traj=rk4_np(2.0, k, 0.05, 40), end=rk4_np(2.0, k, 0.05, 40)[-1],
+                dend=(rk4_np(2.0, k + 1e-6, 0.05, 40)[-1] - rk4_np(2.0, k - 1e-6, 0.05, 40)[-1]) / 2e-6,
+                exact=-4.0 * np.exp(-2 * k), ret=(beta ** np.arange(T) * rewards).sum(),
+                dret=(np.arange(T) * beta ** (np.arange(T) - 1.0) * rewards).sum(), path=path,
+                growth=np.linalg.norm(path, axis=1), V=V, res=np.abs(r + beta * P @ Vn - Vn).max())
+
+
+# 11 an activation zoo with derivatives, a match on a tuple of conditions, where over a mask
+def zoo_np(v):
+    sp = lambda z: 0.5 * z * (1 + np.tanh(0.7978845608028654 * (z + 0.044715 * z ** 3)))
+    selu = 1.0507009873554805 * np.where(v > 0, v, 1.6732632423543772 * np.expm1(v))
+    celu = np.maximum(v, 0) + np.minimum(0, 0.7 * np.expm1(v / 0.7))
+    soft = np.where(v > 0.3, v - 0.3, np.where(v < -0.3, v + 0.3, 0.0))
+    return (selu + celu + soft + v * np.clip(v / 6 + 0.5, 0, 1) + np.clip(0.2 * v + 0.5, 0, 1) + sp(v) + v / (1 + np.abs(v))
+            + v - np.tanh(v) + np.where(v > 0.4, v, 0.0))
+def zoo_inputs():
+    x = np.linspace(-4.2, 4.1, 23)
+    return dict(x=x.astype(f32))
+@case("activation_zoo", inputs=zoo_inputs, outputs=["acts", "total", "dtotal", "gated", "code", "counts"], tol=(1e-4, 1e-5))
+def _(x):
+    v = x.astype(np.float64); acts = zoo_np(v)
+    code = np.where(v > 0, 2, 0) + (np.abs(v) > 1).astype(int)
+    return dict(acts=acts, total=acts.sum(), dtotal=(zoo_np(v + 1e-6) - zoo_np(v - 1e-6)) / 2e-6, gated=np.where(v > 0, acts, -acts),
+                code=code.astype(np.int32), counts=np.bincount(code, minlength=4).astype(np.int32))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
