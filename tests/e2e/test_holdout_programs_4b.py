@@ -2,8 +2,15 @@
 the language would write them and checked against NumPy computed here: a decoder block (transposed
 conv, depthwise conv, instance norm, hardswish, global max pool) with its gradients, dense
 retrieval (l2_normalize, cosine_similarity, topk, onehot, gather, log_softmax), determinants and
-solves through lu / solve / cholesky, and more. Each case states its tolerance (`tol`, rtol and
-atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+solves through lu / solve / cholesky, a mish classifier trained by a recurrence (binary cross
+entropy, huber, mae, clip), sub-pixel upscaling (space_to_depth, lrn, depth_to_space, lp_pool,
+flip, roll, tile), a ROI detector head (max_roi_pool, linear, argmax_all / argmin_all, squeeze /
+unsqueeze), robust row statistics (partition, topk_extract, cumsum, clamps, lp and mean-variance
+normalizations), a matrix exponential series (kron, tril / triu, diag helpers), sparse updates
+(gather / scatter elements and nd, expand), std::numerics with derivatives, an activation zoo, an
+encoder block (multi_head_attention, layer_normalization, gemm, gelu) and shape plumbing (pad,
+grouped conv, average_pool, reshape, split, slice, concat). Each case states its tolerance (`tol`,
+rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
 import numpy as np
 import pytest
 
@@ -247,6 +254,56 @@ def _(x):
     code = np.where(v > 0, 2, 0) + (np.abs(v) > 1).astype(int)
     return dict(acts=acts, total=acts.sum(), dtotal=(zoo_np(v + 1e-6) - zoo_np(v - 1e-6)) / 2e-6, gated=np.where(v > 0, acts, -acts),
                 code=code.astype(np.int32), counts=np.bincount(code, minlength=4).astype(np.int32))
+
+
+# 12 a transformer encoder block from the library, with gradients w.r.t. the input and the feed-forward weights
+def gelu_np(z):
+    from math import erf
+    return 0.5 * z * (1 + np.vectorize(erf)(z / np.sqrt(2)))
+def encoder_np(x, W1, W2, g):
+    L = x.shape[1]; mask = np.triu(np.full((L, L), -1e9), 1); out = np.zeros_like(x)
+    for h in range(2):
+        q = x[0, :, 4 * h:4 * h + 4]; s = 0.5 * q @ q.T + mask
+        p = np.exp(s - s.max(1, keepdims=True)); p /= p.sum(1, keepdims=True); out[0, :, 4 * h:4 * h + 4] = p @ q
+    z = x + out; m = z.mean(-1, keepdims=True); v = z.var(-1, keepdims=True); h1 = (z - m) / np.sqrt(v + 1e-5) * g
+    b2 = np.array([0.1, 0, 0, 0, 0, 0, 0, -0.1])
+    o = h1[0] + gelu_np(h1[0] @ W1) @ W2 + b2
+    return h1, (o.mean(0) * (np.arange(8) - 3.5)).sum()
+def encoder_inputs():
+    rg = R(491)
+    return dict(x=rg.standard_normal((1, 5, 8)).astype(f32), W1=(0.3 * rg.standard_normal((8, 16))).astype(f32),
+                W2=(0.3 * rg.standard_normal((16, 8))).astype(f32), g=rg.uniform(0.5, 1.5, 8).astype(f32))
+@case("encoder_block", inputs=encoder_inputs, outputs=["h1", "readout", "dx", "dW1", "gram"], tol=(2e-3, 2e-4))
+def _(x, W1, W2, g):
+    x, W1, W2, g = (a.astype(np.float64) for a in (x, W1, W2, g)); h1, r = encoder_np(x, W1, W2, g)
+    return dict(h1=h1, readout=r, dx=fd_grad(lambda a: encoder_np(a, W1, W2, g)[1], x),
+                dW1=fd_grad(lambda a: encoder_np(x, a, W2, g)[1], W1), gram=h1)
+
+
+# 13 shape plumbing around a grouped conv: pad, conv, average_pool, reshape, transpose, split, slice, concat, tile, flatten
+def avg_pool_np(y, k, s, p):
+    N, C, H, W = y.shape; OH = (H + 2 * p - k) // s + 1; out = np.zeros((N, C, OH, OH))
+    for i in range(OH):
+        for j in range(OH):
+            h0, w0 = max(i * s - p, 0), max(j * s - p, 0); h1, w1 = min(i * s - p + k, H), min(j * s - p + k, W)
+            out[:, :, i, j] = y[:, :, h0:h1, w0:w1].mean((2, 3))
+    return out
+@case("shapes_pipeline", inputs=lambda: dict(img=R(495).standard_normal((1, 4, 6, 6)).astype(f32),
+                                              W=(0.3 * R(496).standard_normal((4, 2, 3, 3))).astype(f32)),
+      outputs=["padded", "y", "pooled", "rows2", "tg", "left", "odd", "joined", "wide", "probs", "top"], tol=(1e-5, 1e-6))
+def _(img, W):
+    img, W = img.astype(np.float64), W.astype(np.float64); P = np.pad(img, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    y = np.zeros((1, 4, 6, 6))
+    for o in range(4):
+        for c in range(2):
+            for a in range(3):
+                for b in range(3):
+                    y[0, o] += W[o, c, a, b] * P[0, (o // 2) * 2 + c, a:a + 6, b:b + 6]
+    y = np.maximum(y + np.array([0.0, 0.1, 0.2, 0.3])[None, :, None, None], 0)
+    pooled = avg_pool_np(y, 3, 2, 1); tg = pooled.reshape(4, 9).T; joined = np.concatenate([tg[:4], tg[4:][1:5:2]])
+    feat = joined.reshape(-1); e = np.exp(feat - feat.max()); probs = e / e.sum()
+    return dict(padded=P, y=y, pooled=pooled, rows2=pooled.reshape(1, 36), tg=tg, left=tg[:4], odd=tg[4:][1:5:2], joined=joined, wide=np.tile(joined[0], 2),
+                probs=probs, top=np.int32(probs.argmax()))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
