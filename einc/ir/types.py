@@ -212,6 +212,8 @@ class Lin:
         parts = []
         for k, c in self.terms.items():
             name = getattr(k, "name", repr(k))
+            if c != 1 and " " in name:
+                name = f"({name})"      # 2*((H) / 2), never 2*(H) / 2, which reads as H
             parts.append(name if c == 1 else f"-{name}" if c == -1 else f"{c}*{name}")
         if self.const or not parts:
             parts.append(str(self.const))

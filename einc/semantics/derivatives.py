@@ -21,7 +21,8 @@ an untyped one takes the dtype it has in y's graph (f32 where y leaves it free).
 from __future__ import annotations
 
 from einc import diagnostics as d
-from einc.ir.nodes import Generic, IndexRef, Input, Read, RecValue, Value, free_vars, walk
+from einc.ir import affine
+from einc.ir.nodes import Generic, IndexRef, Input, Read, RecValue, StateRead, Value, free_vars, walk
 from einc.ir.types import F32
 from einc.autodiff.gradient import gradient
 from einc.autodiff.jacobian import SLICE, check_float, zeros
@@ -41,6 +42,7 @@ def request(el, e: ast.Derivative, env):
     y, ysubs = _operand(el, e.numerator, env)
     x, xsubs = _operand(el, e.denominator, env)
     y, x = _typed(y, x, e)
+    _note_same_step_reads(y, x, e, el.state)
     if y.rank == 0 and not xsubs:
         _per_point(_pending_vars(y), e.span)
         return _not_per_point(gradient(y, x, e.span, el.derivative_rules), el.state, e.span)
@@ -79,6 +81,22 @@ def tangent(el, e: ast.Diff, env):
     check_float(y, x, e.span)
     dy = Tangent(x, lambda at: const(1.0, x), (), e.span, el.derivative_rules).of_value(y)
     return zeros(y) if dy is None else dy
+
+
+def _note_same_step_reads(y: Value, x: Value, e: ast.Derivative, state) -> None:
+    """Inside a recurrence, x a step's state (`@L / @v[e]`): y's reads of *other* members at
+    that same step are opaque state reads, constants to the derivative. That is right for a
+    member computed before x at that step, silently wrong for one computed from x (`loss[e]`
+    defined from v[e]): noted here, checked once the group's step order is known
+    (recurrences.check_same_step_derivatives)."""
+    x_reads = [n for n in walk([x]) if isinstance(n, StateRead)]
+    steps = [affine.affine_of(n.subs[0]) for n in x_reads]
+    own = {id(n.member): n.member for n in x_reads}
+    for n in walk([y]):
+        if isinstance(n, StateRead) and id(n.member) not in own:
+            step = affine.affine_of(n.subs[0])
+            if step is not None and step in steps:
+                state.same_step_derivatives += [(n.member, m, e.span) for m in own.values()]
 
 
 def _not_per_point(g: Value, state, span) -> Value:

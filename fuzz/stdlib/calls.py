@@ -284,14 +284,19 @@ def squeeze(d: Draw):
 
 
 def expand(d: Draw):
-    """Broadcast by NumPy's rules; a 1 in `shape` keeps the data's size."""
-    d.named = False                                # shape_ops: sizes known at build time
+    """Broadcast by NumPy's rules; a 1 in `shape` keeps the data's size. The data's sizes are
+    known at build time; in a call with named dims, a size that an axis of length 1 grows to is
+    a named dim (a run-time size, as `expand(bias, [R, C])`)."""
+    named, d.named = d.named, False                # shape_ops: the data's sizes known at build time
     shape = [d.rng.choice([1, d.rng.randint(2, 4)]) for _ in range(d.rng.randint(1, 3))]
     x = d.input(shape, -9, 9)
     target = [d.rng.randint(1, 3) for _ in range(d.rng.randint(0, 1))] + \
         [d.rng.choice([1, d.rng.randint(2, 3)]) if n == 1 else d.rng.choice([1, n]) for n in shape]
     want_shape = np.broadcast_shapes(tuple(shape), tuple(target))
-    return d.program("std::ml::expand", f"std::ml::expand({x}, {ints(target)})",
+    off = len(target) - len(shape)
+    sizes = [d.named_size(n) if named and n > 1 and (k < off or shape[k - off] == 1) else str(n)
+             for k, n in enumerate(target)]
+    return d.program("std::ml::expand", f"std::ml::expand({x}, [{', '.join(sizes)}])",
                      d.exact(np.broadcast_to(d.wide(x), want_shape)))
 
 

@@ -51,6 +51,15 @@ class Draw:
         self.arrays[name] = value
         return f"${name}"
 
+    def named_size(self, size: int) -> str:
+        """`size` as a named dim in the call's text: the one axis of a fresh input (which the
+        call need not read), so that the runner binds it."""
+        dim = f"$S{len(self.inputs) + 1}"
+        name = f"x{len(self.inputs) + 1}"
+        self.inputs.append(Input(name, "f32", (dim,)))
+        self.arrays[name] = np.zeros(size, np.float32)
+        return dim
+
     def wide(self, name: str) -> np.ndarray:
         """An input's value in float64 (integers exact)."""
         value = self.arrays[name.lstrip("$")]

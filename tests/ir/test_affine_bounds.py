@@ -24,3 +24,12 @@ def test_a_quotient_with_a_coefficient_it_does_not_divide():
     third = Lin.of(Quotient(h, 3))
     assert surely_nonnegative(h - third.scale(2))
     assert not surely_negative(h - third.scale(2))
+
+
+def test_a_multiple_of_a_quotient_prints_with_its_parentheses():
+    """2 * floor(H / 2) printed as `2*(H) / 2`, which reads as H: a shape error between H and a
+    depth_to_space of a space_to_depth looked like the compiler's mistake (found by the hold-out
+    program pixel_shuffle). A compound key is parenthesized when multiplied."""
+    q = Quotient(Lin.of(Sym("H", 0, 2)), 2)
+    assert repr(Lin.of(q, 2)) == "2*((H) / 2)" and repr(Lin.of(q, -1) + 1) == "-((H) / 2) + 1"
+    assert repr(Lin.of(Sym("H", 0, 2), 2)) == "2*H"

@@ -29,8 +29,8 @@ def test_convolution_extents_and_nothing_that_always_holds():
     assert (facts[0].span.line, facts[0].span.col) == (12, 13)
     # the pooling window's reads: inside for every size, but beyond what a linear proof sees
     pooling = [described(f)[:6] for f in facts[4:]]
-    assert pooling == [("read", "an intermediate array", 2, "0", "2*(H - KH + 1) / 2 - 1", "H - KH + 1"),
-                       ("read", "an intermediate array", 3, "0", "2*(W - KW + 1) / 2 - 1", "W - KW + 1")]
+    assert pooling == [("read", "an intermediate array", 2, "0", "2*((H - KH + 1) / 2) - 1", "H - KH + 1"),
+                       ("read", "an intermediate array", 3, "0", "2*((W - KW + 1) / 2) - 1", "W - KW + 1")]
 
 
 def test_fixed_reads_and_reads_at_the_end(tmp_path):

@@ -448,3 +448,25 @@ def test_a_tuple_valued_indexed_definition_hints_at_one_array_per_component(diag
     diag, report = diagnose("let a: [i32; 4];\nlet pos[0] = (3, 4);\nlet pos[s in 1..4] = (pos[s - 1].0 - 1, pos[s - 1].1 + a[s]);\n")
     assert diag.code == "E004" and "must be a number" in diag.message and diag.span.line == 2
     assert "one array per component" in diag.hint and "let pos[0] = (3, 4);" in report
+
+
+def test_a_derivative_through_a_same_step_member_computed_from_its_variable_is_E011_never_0(diagnose):
+    """`@loss[e] / @v[e]` with loss[e] another member of v's recurrence, computed from v[e]: the
+    derivative saw loss[e] as a constant and was silently 0 (found by the hold-out program
+    bce_mish_train). Now E011 naming the member, with the form that works as the hint."""
+    diag, text = diagnose("let x: [f32; 3];\nlet v[0, j in 0..3] = x[j];\n"
+                          "let loss[e in 0..4] = sum[j](v[e, j] * v[e, j]);\n"
+                          "let g[e in 0..4] = @loss[e] / @v[e];\n"
+                          "let v[e in 1..5, j in 0..3] = v[e - 1, j] - 0.1 * g[e - 1, j];\n")
+    assert diag.code == "E011" and (diag.span.line, diag.span.col) == (4, 20)
+    assert "`loss` is computed from `v`" in text and "let L = ..; @L / @v[..]" in diag.hint
+
+
+def test_a_derivative_through_a_same_step_member_computed_before_its_variable_compiles(tmp_path):
+    """The other side of the rule above: c[e], which v[e] is computed from, is a constant of
+    `@L / @v[e]`, so the derivative compiles."""
+    (tmp_path / "p.ein").write_text("let x: [f32; 3];\nlet c[0] = 1.0;\nlet c[e in 1..5] = c[e - 1] * 0.5 + 0.0 * v[e - 1, 0];\n"
+              "let v[0, j in 0..3] = x[j];\n"
+              "let g[e in 0..4] = { let L = c[e] * sum[j](v[e, j] * v[e, j]); @L / @v[e] };\n"
+              "let v[e in 1..5, j in 0..3] = v[e - 1, j] - c[e] * 0.1 * g[e - 1, j];\n")
+    front_end(str(tmp_path / "p.ein"))

@@ -303,3 +303,15 @@ def test_indexing_ops(out):
     snd = A.copy()
     snd[[2, 0]] = [[1.0, 2, 3, 4], [5, 6, 7, 8]]
     close(out["snd"], snd)
+
+
+def test_expand_to_a_named_size():
+    """expand(bias, [R, C]) with R a named dim compared R with 1 and so chose at run time between
+    two shapes, an E004 inside the library (found by the hold-out program scatter_gather_ops):
+    an axis of length 1 now always takes the size asked for, a literal 1 included."""
+    out = run_program("use std::ml::expand;\nlet M: [f32; R, C];\nlet b: [f32; C];\nlet c: [f32; R, 1];\n"
+                      "let y = M + expand(b, [R, C]);\nlet z = expand(c, [R, C]);\nlet same = expand(b, [1, C]);\n",
+                      M=A, b=A[0], c=A[:, :1])
+    close(out["y"], A + A[0])
+    close(out["z"], np.broadcast_to(A[:, :1], A.shape))
+    close(out["same"], A[:1])

@@ -86,6 +86,9 @@ class State:
         # tensors computed in that clause's steps are batched over (definitions.clause)
         self.step_ranges: dict = {}
         self.recurrence_steps: list = []    # the steps of the groups whose clauses are elaborated
+        # (read member, x's member, span): derivatives `@y / @x[t]` whose y reads another member
+        # at x's step; its group decides whether that member depends on x (recurrences.define_group)
+        self.same_step_derivatives: list = []
 
     def note_guards(self, read) -> None:
         """Whether `read` (a Read or a recurrence's StateRead) sits under a guard (bounds)."""

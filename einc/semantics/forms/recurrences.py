@@ -262,6 +262,7 @@ def define_group(el, clauses_by_member: dict, env) -> dict:
     _check_no_reads_of_empty(members.values(), own)
     if members:
         order = _step_order(members, names, step)
+        _check_same_step_derivatives(el, members, step)
         group = RecurrenceGroup(step, [members[did] for did in order])
         _check_reads(group)
         for m in members.values():
@@ -940,14 +941,46 @@ def _step_slice(state: RecState, step_sub: Value, span):
 
 # ---------------------------------------------------------------- order and checks
 
-def _step_order(members: dict, names: dict, step: IndexVar) -> list:
-    """Members ordered so that same-step reads see values already computed this step, also
-    those of a tensor a step computes whole (`{ let h[i] = r[t, i]; .. }`)."""
+def _same_step_deps(members: dict, step: IndexVar) -> dict:
+    """def_id -> the def_ids of the members its clauses read at the same step."""
     by_member = {m: did for did, m in members.items()}
-    deps = {did: {by_member[r.member] for r in walk(_roots(m.clauses), opaque=(RecValue,))
+    return {did: {by_member[r.member] for r in walk(_roots(m.clauses), opaque=(RecValue,))
                   if isinstance(r, StateRead) and r.member in by_member and _step_offset(r, step) == 0
                   and r.member is not m}
             for did, m in members.items()}
+
+
+def _check_same_step_derivatives(el, members: dict, step: IndexVar) -> None:
+    """A derivative `@y / @x[t]` whose y reads another member at x's step treats that value as
+    a constant (derivatives.request): E011 when the member is computed from x at that step,
+    where the constant would make the derivative silently wrong (`@loss[e] / @v[e]` with
+    loss[e] defined from v[e] would be 0)."""
+    deps = _same_step_deps(members, step)
+    dids = {id(m): did for did, m in members.items()}
+    for read, x, span in el.state.same_step_derivatives:
+        if id(read) in dids and id(x) in dids and _reaches(deps, dids[id(read)], dids[id(x)]):
+            raise d.error(d.UNSUPPORTED, f"a derivative through `{read.name}` with respect to `{x.name}` at the "
+                          f"same step of their recurrence: `{read.name}` is computed from `{x.name}` there, "
+                          "and derivatives cannot see through another member's value yet", span,
+                          hint=f"compute the value inside the definition: `{{ let L = ..; @L / @{x.name}[..] }}`")
+
+
+def _reaches(deps: dict, start, goal) -> bool:
+    seen, todo = set(), [start]
+    while todo:
+        did = todo.pop()
+        if did == goal:
+            return True
+        if did not in seen:
+            seen.add(did)
+            todo += deps[did]
+    return False
+
+
+def _step_order(members: dict, names: dict, step: IndexVar) -> list:
+    """Members ordered so that same-step reads see values already computed this step, also
+    those of a tensor a step computes whole (`{ let h[i] = r[t, i]; .. }`)."""
+    deps = _same_step_deps(members, step)
     order, done, visiting = [], set(), []
 
     def visit(did):
