@@ -46,7 +46,7 @@ BOOL_STATE_DRAW = 0.95
 TRIANGLE_SHARE = 0.2               # of the members with one other axis, those made triangular
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
-RIM_SHARE = 0.15                   # of the others, those given a guarded rim clause beside their interior steps
+RIM_SHARE = 0.3                    # of the others, those given a guarded rim clause beside their interior steps
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
@@ -549,7 +549,7 @@ class ProgramGenerator:
         j = Index(axis.var)
         rim = Binary("||", Binary("==", j, Lit(0, "i32"), "bool"),
                      Binary("==", j, Lit(me.sizes[1] - 1, "i32"), "bool"), "bool")
-        value = self.rims.choice((False, True)) if me.dtype == "bool" else self.rims.choice((0, 1, -2)) \
+        value = self.rims.choice((False, True)) if me.dtype == "bool" else self.rims.choice((0, 1, 3)) \
             if me.dtype not in FLOATS else self.rims.choice((0.0, 0.5, -1.25))
         step = replace(clauses[-1].slots[0], explicit=True)
         return [Clause((step,) + main[1:], Lit(value, me.dtype), (Where(None, rim),))]
