@@ -132,7 +132,7 @@ def _uniform(value: ir.Value) -> bool:
         return True
     if producer.name == "arith.constant":
         attr = producer.attributes["value"]
-        return ir.DenseElementsAttr.isinstance(attr) and ir.DenseElementsAttr(attr).is_splat
+        return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
     if producer.name == "linalg.generic":
         kinds = [str(k) for k in ir.ArrayAttr(producer.attributes["iterator_types"])]
         return all("parallel" in k for k in kinds) and not _sources(producer)
