@@ -30,7 +30,7 @@ SIGNED_SHARE = 0.04            # of the subscripts drawn, those made `(i - c) / 
 WIDE_POWER_SHARE = 1.0         # of the i64 powers drawn, those written (E002 before branch hdp; 0 in tests: none)
 NARROW_SHARE = 0.15            # of the programs, those whose integer type is one of NARROW_INTS
 INDEX_POWER_SHARE = 0.5        # of the integer powers drawn, those with an index exponent `b ** (i % 3)`
-FOLD_SHARE = 0.15              # of the integer reductions drawn, those whose body folds to a constant (_folding)
+FOLD_SHARE = 0.5               # of the integer sums drawn, those whose body folds to a constant (_folding)
 
 
 @dataclass(frozen=True)
@@ -622,17 +622,26 @@ class ExpressionGenerator:
         if op == "prod":
             body = Binary("*", Lit(0.5, dtype), Call("tanh", (body,), dtype), dtype)
             body = Binary("+", Lit(1.0, dtype), body, dtype)           # in [0.5, 1.5]
-        body = self._folding(body, dtype)
+        body = self._folding(body, dtype, inner) if op == "sum" else body
         guard = self.condition(inner, depth - 1) if self.rng.random() < 0.3 and op == "sum" else None
         guard = guard if op == "sum" else self._extremum_guard(inner)
         return self._counted(Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype))
 
-    def _folding(self, body, dtype: str):
-        """Some of the time (from `folds`, a stream of its own) an integer reduction's body that
-        reads every element but that MLIR's folders reduce to a constant: `e * 0 + c`,
-        `e - e + c` or `(e + c) - e` (IREE-264: llvm-cpu summed such a body once)."""
+    def _folding(self, body, dtype: str, scope: Scope):
+        """Some of the time (from `folds`, a stream of its own) an integer sum's body that reads
+        every element but that MLIR's folders reduce to a constant: `e * 0 + c`, `e - e + c` or
+        `(e + c) - e`, `e` a read of an array where one is in scope, else the body drawn
+        (IREE-264: llvm-cpu summed such a body once; a max or min of a constant is that
+        constant, however many times it is taken)."""
         if dtype not in INTS or self.folds is None or self.folds.random() >= FOLD_SHARE:
             return body
+        arrays = [t for t in scope.tensors if t.dtype == dtype and t.sizes]
+        if arrays:      # its subscripts drawn from `folds` too: the main stream goes on as it would
+            main, self.rng = self.rng, self.folds
+            try:
+                body = self.read(self.folds.choice(arrays), scope)
+            finally:
+                self.rng = main
         c = Lit(self.folds.randint(1, 9), dtype)
         form = self.folds.randrange(3)
         if form == 0:
