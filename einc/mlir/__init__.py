@@ -53,8 +53,9 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
         # IREE-264: lowered again while IREE's folders leave a reduction kernel's loop unread
         while True:
             module, main, lw = _emit_module(program, target, weights, folded)
-            if not folded.record_folded(module):
+            if not target.has_defect("IREE-264") or not folded.record_folded(module):
                 break
+        folded.unmark(module)
         if dense_kernels is not None:
             dense_kernels.extend(lw.dense_kernels)
         if packed_weights is not None:

@@ -37,8 +37,8 @@ class FoldedReductions:
         return self.loops.get(id(reduce), set())
 
     def record_folded(self, module: ir.Module) -> bool:
-        """Canonicalize a copy of `module`, add the loops its marked kernels no longer read along
-        to `loops`, and clear the marks; whether any loop was added."""
+        """Canonicalize a copy of `module` and add the loops its marked kernels no longer read
+        along to `loops`; whether any loop was added. The marks' indices are free again after."""
         probe = module.operation.clone()
         PassManager.parse("builtin.module(func.func(canonicalize,cse,canonicalize))", module.context).run(probe)
         added = False
@@ -54,11 +54,14 @@ class FoldedReductions:
             if unread - self.forced(reduce):
                 self.loops.setdefault(id(reduce), set()).update(unread)
                 added = True
+        self.marked.clear()
+        return added
+
+    def unmark(self, module: ir.Module) -> None:
+        """Clear the marks of `module`'s kernels."""
         for op in _generics(module.operation):
             if MARK in op.attributes:
                 del op.attributes[MARK]
-        self.marked.clear()
-        return added
 
 
 def _generics(root: ir.Operation) -> list:
