@@ -19,8 +19,8 @@ from einc.mlir.dense.packed_epilogues import fence_odd_tiled_pack_sources, fence
 from einc.mlir.dense.pooling_rows import run_rows
 from einc.mlir.dense.row_gathers import fence_gathered_rows
 from einc.mlir.effects import emit_effect
-from einc.mlir.folded_reductions import FoldedReductions
 from einc.mlir.empty_guards import skip_empty_kernels
+from einc.mlir.folded_reductions import FoldedReductions
 from einc.mlir.lowering import Lowering
 from einc.mlir.returned_bools import fence_returned_bools
 from einc.mlir.core.rounding import round_products_separately
