@@ -58,7 +58,7 @@ class Streams:
     pieces: random.Random | None = None     # a row function's row copied by two guarded clauses (ProgramGenerator.row_map)
     pads: random.Random | None = None       # a derivative read under a guard past its last axis (ProgramGenerator.padded)
     counts: random.Random | None = None     # a count as a filtered comprehension's length (ExpressionGenerator._counted)
-    folds: random.Random | None = None      # an integer reduction's body that folds to a constant (ExpressionGenerator._folding)
+    folds: random.Random | None = None      # an integer sum's body that folds to a constant (ExpressionGenerator._folding)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
