@@ -20,6 +20,7 @@ from einc.mlir.dense.pooling_rows import run_rows
 from einc.mlir.dense.row_gathers import fence_gathered_rows
 from einc.mlir.effects import emit_effect
 from einc.mlir.empty_guards import skip_empty_kernels
+from einc.mlir.folded_reductions import FoldedReductions
 from einc.mlir.lowering import Lowering
 from einc.mlir.returned_bools import fence_returned_bools
 from einc.mlir.core.rounding import round_products_separately
@@ -46,19 +47,15 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
     `packed_weights`, per group of `program.recurrences`, the names of the weights its steps read
     from a packed copy (einc.mlir.recurrences.packed_weights)."""
     check_target(program, target)
+    weights = weights or Weights(None)
+    folded = FoldedReductions()
     with (context or ir.Context()), ir.Location.unknown():
-        module = ir.Module.create()
-        with ir.InsertionPoint(module.body):
-            main = func.FuncOp("main", function_type(program))
-        main.attributes["iree.reflection"] = reflection(program, target)
-        if target.input_alignment is not None:
-            module.operation.attributes["stream.resources"] = resource_config(target.input_alignment)
-            record_input_alignment(main, target.input_alignment)
-        entry = main.add_entry_block()
-        weights = weights or Weights(None)
-        weights.start(main)
-        with ir.InsertionPoint(entry):
-            lw = _emit_body(program, _scalar_arguments(program, entry.arguments), target, weights)
+        # IREE-264: lowered again while IREE's folders leave a reduction kernel's loop unread
+        while True:
+            module, main, lw = _emit_module(program, target, weights, folded)
+            if not target.has_defect("IREE-264") or not folded.record_folded(module):
+                break
+        folded.unmark(module)
         if dense_kernels is not None:
             dense_kernels.extend(lw.dense_kernels)
         if packed_weights is not None:
@@ -89,6 +86,22 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
     return module
 
 
+def _emit_module(program: Program, target: Target, weights: Weights, folded: FoldedReductions) -> tuple:
+    """The module with `main` and its body, `main`, and the Lowering that emitted it."""
+    module = ir.Module.create()
+    with ir.InsertionPoint(module.body):
+        main = func.FuncOp("main", function_type(program))
+    main.attributes["iree.reflection"] = reflection(program, target)
+    if target.input_alignment is not None:
+        module.operation.attributes["stream.resources"] = resource_config(target.input_alignment)
+        record_input_alignment(main, target.input_alignment)
+    entry = main.add_entry_block()
+    weights.start(main)
+    with ir.InsertionPoint(entry):
+        lw = _emit_body(program, _scalar_arguments(program, entry.arguments), target, weights, folded)
+    return module, main, lw
+
+
 def lower_to_text(program: Program, target: Target, fp_contract: bool = False) -> str:
     return str(lower_program(program, target, fp_contract=fp_contract))
 
@@ -111,9 +124,10 @@ def _scalar_arguments(program: Program, args) -> list[ir.Value]:
             for inp, arg in zip(program.inputs, args)]
 
 
-def _emit_body(program: Program, args: list[ir.Value], target: Target, weights: Weights) -> Lowering:
+def _emit_body(program: Program, args: list[ir.Value], target: Target, weights: Weights,
+               folded: FoldedReductions) -> Lowering:
     emit_shape_checks(program.inputs, args, program.fixed_dims)
-    lw = Lowering(program, args, target, weights)
+    lw = Lowering(program, args, target, weights, folded)
     emit_read_checks(program.size_facts, lw.sizes)
     for filtered in program.compactions:      # their lengths are sizes: defined before any use
         lw.lower(filtered)

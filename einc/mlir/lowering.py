@@ -18,6 +18,7 @@ from iree.compiler import ir
 from einc.ir.nodes import Generic, IndexRef, Input, Program, RecValue, Stack, StateRead, Value, free_vars
 from einc.mlir.core.locations import location_of
 from einc.mlir.dense import attention
+from einc.mlir.folded_reductions import FoldedReductions
 from einc.mlir.program_rules import RULES
 from einc.mlir.core.shapes import Sizes
 from einc.mlir.weights import Weights
@@ -26,7 +27,8 @@ from einc.target import Target
 
 
 class Lowering:
-    def __init__(self, program: Program, args: list[ir.Value], target: Target, weights: Weights | None = None):
+    def __init__(self, program: Program, args: list[ir.Value], target: Target, weights: Weights | None = None,
+                 folded_reductions: FoldedReductions | None = None):
         self.program = program
         self.weights = weights or Weights(None)   # constants that become parameters (einc.mlir.weights)
         self.args = args
@@ -40,6 +42,8 @@ class Lowering:
         self.packed: dict[int, ir.Value] = {}    # id(tensor) -> its copy with the last two axes swapped
         self.packed_weights: dict[int, list] = {}  # id(RecurrenceGroup) -> names of the weights it reads packed
         self.prints = 0
+        # reductions whose loops run in the region since IREE folds their bodies (IREE-264)
+        self.folded_reductions = folded_reductions or FoldedReductions()
         self._free_memo: dict = {}
         self._state_memo: dict[int, bool] = {}
         self.uniformity = Uniformity(self._free_memo)

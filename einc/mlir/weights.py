@@ -32,8 +32,12 @@ class Weights:
         self._ops: dict[str, tuple] = {}         # key -> (its util.global, its load)
 
     def start(self, main) -> None:
-        """Loads and globals go into `main` (a func.FuncOp with its entry block) and its module."""
+        """Loads and globals go into `main` (a func.FuncOp with its entry block) and its module;
+        those of an earlier `main` are forgotten (a program lowered again)."""
         self._main = main
+        self.arrays.clear()
+        self._loaded.clear()
+        self._ops.clear()
 
     def takes(self, v: Const) -> bool:
         return self.threshold is not None and v.array.ndim > 0 and v.array.nbytes >= self.threshold

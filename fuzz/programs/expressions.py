@@ -30,6 +30,7 @@ SIGNED_SHARE = 0.04            # of the subscripts drawn, those made `(i - c) / 
 WIDE_POWER_SHARE = 1.0         # of the i64 powers drawn, those written (E002 before branch hdp; 0 in tests: none)
 NARROW_SHARE = 0.15            # of the programs, those whose integer type is one of NARROW_INTS
 INDEX_POWER_SHARE = 0.5        # of the integer powers drawn, those with an index exponent `b ** (i % 3)`
+FOLD_SHARE = 0.5               # of the integer sums drawn, those whose body folds to a constant (_folding)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class Streams:
     pieces: random.Random | None = None     # a row function's row copied by two guarded clauses (ProgramGenerator.row_map)
     pads: random.Random | None = None       # a derivative read under a guard past its last axis (ProgramGenerator.padded)
     counts: random.Random | None = None     # a count as a filtered comprehension's length (ExpressionGenerator._counted)
+    folds: random.Random | None = None      # an integer sum's body that folds to a constant (ExpressionGenerator._folding)
     rims: random.Random | None = None       # a guarded rim clause beside a step's interior (ProgramGenerator.with_rim)
 
     @classmethod
@@ -64,7 +66,7 @@ class Streams:
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
-                      "pieces", "pads", "counts", "rims")))
+                      "pieces", "pads", "counts", "folds", "rims")))
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ class ExpressionGenerator:
         self.prefix = prefix       # of every name it makes: another generator's names never clash
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
         self.signed, self.widths, self.counts = streams.signed, streams.widths, streams.counts
-        self.wide = streams.wide
+        self.wide, self.folds = streams.wide, streams.folds
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -621,9 +623,33 @@ class ExpressionGenerator:
         if op == "prod":
             body = Binary("*", Lit(0.5, dtype), Call("tanh", (body,), dtype), dtype)
             body = Binary("+", Lit(1.0, dtype), body, dtype)           # in [0.5, 1.5]
+        body = self._folding(body, dtype, inner) if op == "sum" else body
         guard = self.condition(inner, depth - 1) if self.rng.random() < 0.3 and op == "sum" else None
         guard = guard if op == "sum" else self._extremum_guard(inner)
         return self._counted(Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype))
+
+    def _folding(self, body, dtype: str, scope: Scope):
+        """Some of the time (from `folds`, a stream of its own) an integer sum's body that reads
+        every element but that MLIR's folders reduce to a constant: `e * 0 + c`, `e - e + c` or
+        `(e + c) - e`, `e` a read of an array where one is in scope, else the body drawn
+        (IREE-264: llvm-cpu summed such a body once; a max or min of a constant is that
+        constant, however many times it is taken)."""
+        if dtype not in INTS or self.folds is None or self.folds.random() >= FOLD_SHARE:
+            return body
+        arrays = [t for t in scope.tensors if t.dtype == dtype and t.sizes]
+        if arrays:      # its subscripts drawn from `folds` too: the main stream goes on as it would
+            main, self.rng = self.rng, self.folds
+            try:
+                body = self.read(self.folds.choice(arrays), scope)
+            finally:
+                self.rng = main
+        c = Lit(self.folds.randint(1, 9), dtype)
+        form = self.folds.randrange(3)
+        if form == 0:
+            return Binary("+", Binary("*", body, Lit(0, dtype), dtype), c, dtype)
+        if form == 1:
+            return Binary("+", Binary("-", body, body, dtype), c, dtype)
+        return Binary("-", Binary("+", body, c, dtype), body, dtype)
 
     def _counted(self, node: Reduce) -> Reduce:
         """Some of the time (from `counts`, a stream of its own) a guarded i32 sum over one

@@ -241,12 +241,19 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
     operands += _trip_count_operand(lw, domain, operands + [Operand(None, init, out_map)])
     if coordinates or loops:
         operands = _window_not_first(operands)
-    ins = [o for o in operands if not o.extracted]
+    # reads of the same elements (two Read nodes of `x[k]`) share one block argument, as IREE's
+    # folders will make them, so that the folds this enables are seen here too (IREE-264)
+    twins = {}
+    for o in operands:
+        if not o.extracted:
+            twins.setdefault((o.tensor, o.map), o)
+    ins = list(twins.values())
     op = linalg.GenericOp_([o.tensor for o in ins], [init], [o.map for o in ins] + [out_map],
                            domain.iterator_types())
     block = op.regions[0].blocks[0]
     with ir.InsertionPoint(block):
-        bound = {id(o.node): arg for o, arg in zip(ins, block.arguments)}
+        args = {(o.tensor, o.map): arg for o, arg in zip(ins, block.arguments)}
+        bound = {id(o.node): args[o.tensor, o.map] for o in operands if not o.extracted}
         bound.update({id(o.node): tensor.extract(o.tensor, []) for o in operands if o.extracted})
         region = Region(lw, domain, bound, inline, aliases)
         if loops:
@@ -337,7 +344,9 @@ def _dense_kernel(lw, found: named_ops.Match, reduce: Reduce, init: ir.Value, fo
 def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) -> ir.Value:
     body, guard = decided_guards.fold(lw, reduce.body), decided_guards.fold(lw, reduce.guard)
     domain = Domain(free + list(reduce.vars), len(free))
-    loops = _unindexed_vars(lw, reduce.vars, body, guard, domain)
+    forced = lw.folded_reductions.forced(reduce)      # IREE-264 (einc.mlir.folded_reductions)
+    unindexed = _unindexed_vars(lw, reduce.vars, body, guard, domain)
+    loops = tuple(v for v in reduce.vars if v in forced or v in unindexed)
     domain = Domain([v for v in domain.vars if v not in loops], len(free))
     combine = reduce_combiner(reduce)
 
@@ -345,8 +354,10 @@ def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) 
         if guard_value is not None:
             value = arith.select(guard_value, value, reduce_identity(reduce))
         return combine(value, acc)
-    return build_kernel(lw, domain, body, guard, init, domain.projection(free), finish, loops=loops,
-                        start=lambda: reduce_identity(reduce))
+    tensor = build_kernel(lw, domain, body, guard, init, domain.projection(free), finish, loops=loops,
+                          start=lambda: reduce_identity(reduce))
+    lw.folded_reductions.mark(tensor.owner, reduce, domain.vars)
+    return tensor
 
 
 def _unindexed_vars(lw, vars_: tuple, body: Value, guard: Optional[Value], domain: Domain) -> tuple:
