@@ -609,7 +609,8 @@ def _convert(value: Pair, dtype: str, active) -> Pair:
             raise Invalid("cast to an integer out of range")
         if dtype in NARROW:       # out of the type NumPy's cast is undefined, einc's wraps
             info = np.iinfo(NARROW[dtype])
-            if np.any(active & ((np.trunc(value.ex) < info.min) | (np.trunc(value.ex) > info.max))):
+            whole = np.trunc(np.asarray(value.ex, np.float64))   # (bf16 compares with no Python int)
+            if np.any(active & ((whole < float(info.min)) | (whole > float(info.max)))):
                 raise Invalid(f"cast to {dtype} out of range")
         return Pair(*(np.trunc(np.where(np.isfinite(p), p, 0)).astype(np.int64).astype(EXACT[dtype])
                       for p in (value.ex, value.wd)), dtype)

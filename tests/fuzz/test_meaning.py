@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -647,3 +648,17 @@ def test_rows_taken_apart_by_a_tuple_pattern_and_a_typed_function_of_whole_array
     campaign.cases = {0: case}
     campaign.check("llvm-cpu", 0, result["outputs"], {})
     assert not campaign.report.findings, campaign.report.findings
+
+
+@pytest.mark.parametrize("dtype", ["u64", "u8", "i16"])
+def test_a_half_float_cast_to_a_narrow_integer_is_judged_in_its_range(dtype):
+    # bf16 compared with u64's bounds as Python ints raised TypeError: generating seed 10054
+    # program 83 crashed the fuzzer
+    from fuzz.programs.meaning import Pair, _convert
+    half = np.array([2.0, 7.0, 300.0], ml_dtypes.bfloat16)
+    value = Pair(half, half.astype(np.float64), "bf16")
+    active = np.array([True, True, dtype != "u8"])
+    converted = _convert(value, dtype, active)
+    assert list(converted.ex[:2]) == [2, 7]
+    with pytest.raises(Invalid):
+        _convert(value, "u8", np.array([True, True, True]))
