@@ -16,7 +16,7 @@ from einc.target import Target
 
 
 def fence_returned_bools(target: Target, module: ir.Module) -> None:
-    """Route the reads of each bool tensor `main` returns, other than the return, through a barrier."""
+    """Route the kernels' reads of each bool tensor `main` returns through a barrier."""
     for function in module.body.operations:
         if function.operation.name != "func.func":
             continue
@@ -32,12 +32,13 @@ def _is_bool_tensor(value: ir.Value) -> bool:
 
 
 def _fence_readers(target: Target, value: ir.Value, block: ir.Block, returned) -> None:
-    """Each op of `block` reading `value` (in its own regions too) gets it through a barrier
+    """Each kernel of `block` reading `value` (in its own regions too) gets it through a barrier
     placed just before it."""
     uses = [(use.owner, use.operand_number) for use in value.uses]
     for owner, number in uses:
         top = _top_level(owner, block)
-        if top is None or top == returned.operation:
+        # kernels only: a barrier before a host transfer (`save_npy`'s) fails IREE's stream lowering
+        if top is None or top == returned.operation or not top.name.startswith("linalg."):
             continue
         with ir.InsertionPoint(top):
             owner.operands[number] = fence(target, value)

@@ -463,8 +463,10 @@ class ExpressionGenerator:
         own) `i64 ** 2i32`, integers of two widths, on a leaf. A float's integer exponent is a
         literal or an index known at run time (`x ** (i % 4)`, IREE-73), also as a float
         (`x ** ((i % 4) as f32)`, IREE-74), its base of any sign. Another integer type's power has
-        an i32 exponent: `_index_power`'s form (from `widths`), for i64 where `wide` draws none."""
-        if dtype == "i64" and self.wide is not None and self.wide.random() < WIDE_POWER_SHARE:
+        an i32 exponent: `_index_power`'s form (from `widths`; for i64 only without a `wide` stream)."""
+        if dtype == "i64" and self.wide is not None:
+            if self.wide.random() >= WIDE_POWER_SHARE:
+                return None
             # the leaf the caller would draw in its place, raised: the main stream stays as it was
             return Binary("**", self.leaf(dtype, scope), Lit(self.wide.randint(0, 3), "i32", suffix=True), dtype)
         if dtype in INTS and dtype != "i32":
