@@ -25,6 +25,7 @@ from fuzz.programs.structure import (Binary, Define, Group, Index, RowMap, RowMa
                                      program_exprs, walk)
 from fuzz.programs.structure import Read as ProgramRead
 from fuzz.workers import Pool
+from tests.fuzz.stream_draws import drawn_case
 from tests.fuzz.test_sample import SEED as SAMPLE_SEED
 from tests.tiers import VULKAN_FULL, by_tier
 
@@ -216,11 +217,13 @@ def test_the_program_fuzzer_makes_bool_recurrence_states_that_match_numpy(target
 def test_the_program_fuzzer_makes_step_tensors_reading_every_earlier_step(target):
     # `let h[q in 0..n] = .. if q < t { x[q, ..] } else { .. } ..;` in x's step: the member's
     # whole history, read at the tensor's own index (E011 before; tests/e2e/test_recurrences.py)
-    cases = {k: generate_case(SEED, k) for k in range(150)}
+    # (vulkan-spirv runs fewer of them since programs draw 16- and 64-bit integer types: 2 of the
+    # first 300, at 125 and 288)
+    cases = {k: drawn_case(SEED, k) for k in range(300)}
     keys = [k for k, c in cases.items() if runs_on(c, target) and any(
         isinstance(m, Binary) and m.op == "<" and m.left == Index(n.var) and m.right == Index("t")
         for e in program_exprs(c.program) for n in walk(e) if isinstance(n, StepTensor) for m in walk(n.body))]
-    assert len(keys) >= 3, keys
+    assert len(keys) >= (3 if target == "llvm-cpu" else 2), keys
     _run(Differential, keys[:3], target)
 
 
