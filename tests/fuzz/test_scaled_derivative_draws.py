@@ -10,7 +10,7 @@ import fuzz.programs.generate as generate
 from fuzz.programs.structure import Derivative
 from tests.fuzz.stream_draws import assert_drawn_match_numpy, drawn_and_changed
 
-SEED = 31001          # its programs 1, 16 and 46 within the first 60
+SEED = 31002          # its programs 6, 8, 26 and 48 within the first 60
 
 
 def scaled(program) -> bool:

@@ -12,7 +12,7 @@ import fuzz.programs.generate as generate
 from fuzz.programs.structure import RowMap
 from tests.fuzz.stream_draws import assert_drawn_match_numpy, drawn_and_changed
 
-SEED = 31001          # its programs 1 and 56 within the first 60
+SEED = 31002          # its programs 6 and 11 within the first 60
 
 
 def split(program) -> bool:
