@@ -10,7 +10,7 @@ import fuzz.programs.generate as generate
 from fuzz.programs.structure import Derivative
 from tests.fuzz.stream_draws import assert_drawn_match_numpy, drawn_and_changed
 
-SEED = 30001          # its programs 0 (a Jacobian), 5 and 44 within the first 60
+SEED = 30001          # its programs 0 (a Jacobian) and 63 within the first 90
 
 
 def padded(program) -> bool:
@@ -23,4 +23,4 @@ def test_padded_derivatives_leave_the_other_programs_of_a_seed_as_they_were(monk
 
 
 def test_padded_derivatives_match_numpy():
-    assert_drawn_match_numpy(SEED, padded, "llvm-cpu", take=2, least=2, count=60)
+    assert_drawn_match_numpy(SEED, padded, "llvm-cpu", take=2, least=2, count=90)

@@ -9,7 +9,7 @@ import fuzz.programs.generate as generate
 from fuzz.programs.structure import Derivative, Group, reads_of
 from tests.fuzz.stream_draws import assert_drawn_match_numpy, drawn_and_changed
 
-SEED = 30001          # its programs 7 and 44
+SEED = 30001          # its programs 7 and 144
 
 
 def pair_through_a_recurrence(program) -> bool:
@@ -32,4 +32,4 @@ def test_second_derivatives_leave_the_other_programs_of_a_seed_as_they_were(monk
 
 
 def test_two_derivatives_of_a_value_through_a_recurrence_match_numpy():
-    assert_drawn_match_numpy(SEED, pair_through_a_recurrence, "llvm-cpu", take=2, least=2, count=60)
+    assert_drawn_match_numpy(SEED, pair_through_a_recurrence, "llvm-cpu", take=2, least=2, count=150)
