@@ -17,6 +17,8 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.passmanager import PassManager
 
+from einc.mlir.dense.generic_reads import generics, iterators
+
 MARK = "einc.reduction"
 
 
@@ -42,11 +44,11 @@ class FoldedReductions:
         probe = module.operation.clone()
         PassManager.parse("builtin.module(func.func(canonicalize,cse,canonicalize))", module.context).run(probe)
         added = False
-        for op in _generics(probe):
+        for op in generics(probe):
             if MARK not in op.attributes:
                 continue
             reduce, vars_ = self.marked[ir.IntegerAttr(op.attributes[MARK]).value]
-            kinds = [str(k) for k in ir.ArrayAttr(op.attributes["iterator_types"])]
+            kinds = iterators(op)
             if len(kinds) != len(vars_):
                 continue
             read = _dims_read(op)
@@ -59,20 +61,9 @@ class FoldedReductions:
 
     def unmark(self, module: ir.Module) -> None:
         """Clear the marks of `module`'s kernels."""
-        for op in _generics(module.operation):
+        for op in generics(module):
             if MARK in op.attributes:
                 del op.attributes[MARK]
-
-
-def _generics(root: ir.Operation) -> list:
-    found = []
-
-    def visit(op):
-        if op.name == "linalg.generic":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-    root.walk(visit)
-    return found
 
 
 def _dims_read(op) -> set:
@@ -137,8 +128,7 @@ def _uniform(value: ir.Value) -> bool:
         attr = producer.attributes["value"]
         return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
     if producer.name == "linalg.generic":
-        kinds = [str(k) for k in ir.ArrayAttr(producer.attributes["iterator_types"])]
-        return all("parallel" in k for k in kinds) and not _sources(producer)
+        return all("parallel" in k for k in iterators(producer)) and not _sources(producer)
     return False
 
 
