@@ -58,7 +58,7 @@ class Mutants:
             self._submit_in_process(numbers[first:first + BATCH])
         for k in numbers[::CLI_EVERY]:
             name, folder, data, _ = self.mutants[k]
-            self.pool.submit(("cli", [k]), check_cli, (self._path(folder, k), data), SECONDS_PER_JOB * 5)
+            self.pool.submit(("cli", [k]), check_cli, (self._path(folder, k, "cli"), data), SECONDS_PER_JOB * 5)
         for (how, keys), outcome in self.pool.run():
             self._handle(how, keys, outcome)
         self.report.seconds = time.monotonic() - start
@@ -91,8 +91,10 @@ class Mutants:
         return self.folders[folder]
 
     @staticmethod
-    def _path(folder: str, k: int) -> str:
-        return os.path.join(folder, f"mutant{k}.ein")
+    def _path(folder: str, k: int, how: str = "in_process") -> str:
+        """Mutant k's file for one way of checking it: the in-process and the `einc build` checks of
+        one mutant may run at once in two workers, and each deletes its file when done."""
+        return os.path.join(folder, f"mutant{k}_{how}.ein")
 
     def _submit_in_process(self, keys: list) -> None:
         work = [(self._path(self.mutants[k][1], k), self.mutants[k][2], k % BUILD_EVERY == 0, self.mutants[k][3])

@@ -135,3 +135,11 @@ def test_a_misspelled_type_mutant_is_E002(tmp_path, draw):
     with pytest.raises(CompileError) as info:
         front_end(str(path))
     assert info.value.diagnostics[0].code == "E002" and "type" in info.value.diagnostics[0].message
+
+
+def test_the_two_checks_of_one_mutant_write_files_of_their_own(tmp_path):
+    """The in-process and the `einc build` checks of one mutant may run at once in two workers, and
+    each deletes its file when done: on one shared file the slower one found it gone."""
+    from fuzz.mutants.campaign import Mutants
+    paths = {Mutants._path(str(tmp_path), 25, how) for how in ("in_process", "cli")}
+    assert len(paths) == 2 and all(p.endswith(".ein") for p in paths)
