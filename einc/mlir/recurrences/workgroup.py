@@ -24,7 +24,7 @@ from iree.compiler.dialects import arith, flow, gpu, linalg, scf, tensor, util
 from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
-from einc.mlir.core.dispatch_captures import pack_captured_scalars
+from einc.mlir.core.dispatch_captures import pack_captured_scalars, recompute_sizes_inside
 from einc.mlir.recurrences.flat_storage import flat_empty, length, row_major, row_major_coordinates
 from einc.mlir.recurrences.chunks import ROWS, WINDOW, ChunkLayout, ReadPlan, emit_chunks
 from einc.passes.same_step_reads import check_no_same_step_self_reads
@@ -185,6 +185,7 @@ def _dispatch(lw, layout: ChunkLayout, start: ir.Value, end: ir.Value, before: l
         flow.ReturnOp(list(loop.results) + [_reached(end)])
     if lw.target.has_defect("IREE-220"):
         pack_captured_scalars(region)
+    recompute_sizes_inside(region)
     results = list(region.results)
     return results[:-1], results[-1]
 
