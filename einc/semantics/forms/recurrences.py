@@ -301,13 +301,13 @@ def _check_nested(el, group: RecurrenceGroup, points: set, steps: set, outer_rea
     that loop's step and its state at earlier steps, and no point of its clause (it runs once
     per step)."""
     innermost = el.state.recurrence_steps[-1]
-    further = [r for r in outer_reads if not _earlier_step_of(r, innermost)]
+    further = [r for r in outer_reads if not _this_or_an_earlier_step_of(r, innermost)]
     if points:
         what = (f"the index `{sorted(points, key=lambda v: v.name)[0].name}` of the clause it is computed in "
                 "(one inner loop per point of a step)")
     elif further:
-        what = (f"`{further[0].member.name}` at a step other than an earlier one of the loop it runs in "
-                "(that loop's step minus a constant), or a loop further out")
+        what = (f"`{further[0].member.name}` at a step other than the current or an earlier one of the loop "
+                "it runs in (that loop's step minus a constant), or a loop further out")
     elif steps - {innermost}:
         what = "the step of a loop further out than the one it runs in"
     else:
@@ -319,9 +319,11 @@ def _check_nested(el, group: RecurrenceGroup, points: set, steps: set, outer_rea
                   "and pick the point after the inner loop")
 
 
-def _earlier_step_of(read: StateRead, step: IndexVar) -> bool:
+def _this_or_an_earlier_step_of(read: StateRead, step: IndexVar) -> bool:
+    """Whether `read` is at `step` minus a constant c >= 0: at the current step, another member
+    computed earlier in it (its order: _same_step_deps; einc.passes.step_work checks the rest)."""
     lin = affine.affine_of(read.subs[0])
-    return lin is not None and lin.terms == {step: 1} and lin.const < 0
+    return lin is not None and lin.terms == {step: 1} and lin.const <= 0
 
 
 def _state_reads(roots: list) -> list:
@@ -942,12 +944,28 @@ def _step_slice(state: RecState, step_sub: Value, span):
 # ---------------------------------------------------------------- order and checks
 
 def _same_step_deps(members: dict, step: IndexVar) -> dict:
-    """def_id -> the def_ids of the members its clauses read at the same step."""
+    """def_id -> the def_ids of the members its clauses read at the same step, also through a
+    loop they run inside each step (`solve(S[t], b)`: std's elimination reads `S[t]`)."""
     by_member = {m: did for did, m in members.items()}
-    return {did: {by_member[r.member] for r in walk(_roots(m.clauses), opaque=(RecValue,))
+    return {did: {by_member[r.member] for r in _reads_with_inner_loops(_roots(m.clauses))
                   if isinstance(r, StateRead) and r.member in by_member and _step_offset(r, step) == 0
                   and r.member is not m}
             for did, m in members.items()}
+
+
+def _reads_with_inner_loops(roots: list) -> list:
+    """The values under `roots` and under the clauses of every group they compute (a group the
+    elaboration nested in this one's loop reads its state there), each group once."""
+    out, seen, todo = [], set(), list(roots)
+    while todo:
+        found = list(walk(todo, opaque=(RecValue,)))
+        out += found
+        todo = []
+        for v in found:
+            if isinstance(v, RecValue) and id(v.group) not in seen:
+                seen.add(id(v.group))
+                todo += _roots([c for m in v.group.members for c in m.clauses])
+    return out
 
 
 def _check_same_step_derivatives(el, members: dict, step: IndexVar) -> None:
