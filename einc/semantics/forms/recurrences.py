@@ -40,6 +40,7 @@ class RecState:
         self.step = step
         self.slices: dict = {}      # step offset -> the slice, one value however often it is read
         self.defining = None        # while a clause of this member is elaborated: its step's name
+        self.defining_rows = False  # ... and whether it defines whole rows (names the step alone)
 
 
 # ---------------------------------------------------------------- detection
@@ -845,10 +846,11 @@ def _clause(el, node: ast.IndexedLet, scope, step: IndexVar, state: RecState):
     `u[0, i] = a[i]`) takes its extent from the earlier clauses (core.state.InferenceFrame)."""
     member = state.member
     state.defining = _step_name(node)
+    state.defining_rows = len(node.slots) < len(member.shape)
     try:
         result = definitions.clause(el, node, scope, step_var=step, shape=member.shape)
     finally:
-        state.defining = None
+        state.defining, state.defining_rows = None, False
     if len(result.axes) == len(member.shape):       # else _check_every_axis_defined reports it
         member.shape = (member.shape[0],) + tuple(
             _widened(size, a, node.span) for size, a in zip(member.shape[1:], result.axes[1:]))
@@ -899,8 +901,10 @@ def state_read(el, state: RecState, subs: list, span):
         raise d.error(d.SHAPE, f"`{m.name}` names {axes} in its definition but is read with {len(subs)} "
                       "subscripts inside its recurrence", span, hint=f"name every axis in its definition, one value per point "
                       f"(`let {m.name}[k in 0..N, i in 0..M] = ..`), or read whole rows at `t - 1`")
-    if len(m.shape) == 1 and _read_at_the_step_being_defined(state, subs[0]):
-        _reads_the_step_being_defined(state, span)
+    # a point of the step being computed: with one axis, or in a clause of whole rows (`w[e] =
+    # { .. w[e, 0] .. }`), it is the row being computed, not an earlier point of it
+    if (len(m.shape) == 1 or state.defining_rows) and _read_at_the_step_being_defined(state, subs[0]):
+        _reads_the_step_being_defined(state, span, pointwise=len(m.shape) > 1)
     read = StateRead(m, tuple(subs), span=span)
     el.state.note_state_read(read, m.shape, f"`{m.name}[..]`")
     return read
@@ -915,10 +919,16 @@ def _read_at_the_step_being_defined(state: RecState, step_sub: Value) -> bool:
     return state.defining is not None and lin is not None and lin.terms == {state.step: 1} and lin.const == 0
 
 
-def _reads_the_step_being_defined(state: RecState, span) -> None:
+def _reads_the_step_being_defined(state: RecState, span, pointwise: bool = False) -> None:
+    """E007; with `pointwise`, a point of a row being computed whole, which a clause of points
+    could read (a scan)."""
     m, step_name = state.member, state.defining
+    hint = f"read the step before, `{m.name}[{step_name} - 1]`"
+    if pointwise:
+        hint += (f", or define the step a point at a time, `let {m.name}[{step_name} in .., i in ..] = ..`, "
+                 f"whose points may read earlier ones of the same step (`{m.name}[{step_name}, i - 1]`)")
     raise d.error(d.RECURRENCE, f"`{m.name}[{step_name}]` is read inside its own definition, at the step "
-                  "being computed", span, hint=f"read the step before, `{m.name}[{step_name} - 1]`")
+                  "being computed", span, hint=hint)
 
 
 def _step_slice(state: RecState, step_sub: Value, span):
