@@ -47,6 +47,7 @@ TRIANGLE_SHARE = 0.2               # of the members with one other axis, those m
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 RIM_SHARE = 0.3                    # of the others, those given a guarded rim clause beside their interior steps
+RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's next point of the step
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
@@ -143,6 +144,7 @@ class ProgramGenerator:
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.rims = streams.rims
+        self.copies = streams.copies
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
@@ -539,7 +541,10 @@ class ProgramGenerator:
         """Some of the time (from `rims`, a stream of its own) the step clause (last of
         `clauses`, replaced in place) narrowed to the inside of the second axis and a rim clause
         over the whole step box guarded by `j == 0 || j == N - 1` (a grid's boundary beside its
-        interior, LANGUAGE.md section 10): the guarded clause's box meets the step clause's."""
+        interior, LANGUAGE.md section 10): the guarded clause's box meets the step clause's. Some
+        rims (from `copies`) copy the interior's next point of the step instead of a literal
+        (`if j == 0 { r[t, 1, ..] } else { r[t, N - 2, ..] }`, an insulated edge): the rim runs
+        after the interior it reads."""
         if self.rims is None or len(main) < 2 or me.sizes[1] < 3 or self.rims.random() >= RIM_SHARE:
             return []
         axis = main[1]
@@ -551,8 +556,13 @@ class ProgramGenerator:
                      Binary("==", j, Lit(me.sizes[1] - 1, "i32"), "bool"), "bool")
         value = self.rims.choice((False, True)) if me.dtype == "bool" else self.rims.choice((0, 1, 3)) \
             if me.dtype not in FLOATS else self.rims.choice((0.0, 0.5, -1.25))
+        body = Lit(value, me.dtype)
+        if self.copies is not None and self.copies.random() < RIM_COPY_SHARE:
+            others = tuple(Index(s.var) for s in main[2:])
+            nearest = [Read(me.name, (Index("t"), Lit(k, "i32")) + others, me.dtype) for k in (1, me.sizes[1] - 2)]
+            body = IfElse(Binary("==", j, Lit(0, "i32"), "bool"), *nearest, me.dtype)
         step = replace(clauses[-1].slots[0], explicit=True)
-        return [Clause((step,) + main[1:], Lit(value, me.dtype), (Where(None, rim),))]
+        return [Clause((step,) + main[1:], body, (Where(None, rim),))]
 
     def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
         """A member of independent series along its last axis (`rest[-1]`): a literal start, then
