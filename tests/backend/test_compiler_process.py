@@ -2,8 +2,6 @@
 a crash in it is an error for the build, not the end of the user's process, and on the CPU targets
 the build is tried again without data tiling (IREE-266), with a BuildWarning."""
 import dataclasses
-import os
-import signal
 
 import iree.runtime as rt
 import pytest
@@ -12,30 +10,13 @@ from einc.backend import iree_compile
 from einc.backend.iree_compile import IreeCompilerCrash, compile_mlir
 from einc.diagnostics import BuildWarning
 from einc.target import get
+from tests.compiler_crashes import next_compiler_crashes  # noqa: F401 - a fixture
 
 IDENTITY = "func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> { return %x : tensor<2xi32> }"
 
 
 def _builds_main(vmfb: bytes) -> bool:
     return "main" in rt.VmModule.copy_buffer(rt.VmInstance(), vmfb).function_names
-
-
-@pytest.fixture
-def next_compiler_crashes(monkeypatch):
-    """The next build's compiler process dies of SIGSEGV before it answers; later ones are sound.
-    Yields the list of the flags each build asked for."""
-    take, asked = iree_compile._SERVERS.take, []
-
-    def crashing_take():
-        server = take()
-        if not asked:
-            os.kill(server.process.pid, signal.SIGSEGV)
-            server.process.wait()
-        ask = server.ask
-        server.ask = lambda request: (asked.append(request.flags), ask(request))[1]
-        return server
-    monkeypatch.setattr(iree_compile._SERVERS, "take", crashing_take)
-    yield asked
 
 
 def test_a_crash_is_an_error_naming_the_signal_and_the_next_build_works(next_compiler_crashes):
