@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import sys
 import threading
 import time
@@ -28,6 +29,7 @@ class Request:
 
 
 def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle: it ends this process
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)     # anything IREE prints on stdout must not mix with the answers
     _leave_when_orphaned(os.getppid())
