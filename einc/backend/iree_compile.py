@@ -10,6 +10,7 @@ import atexit
 import os
 import pickle
 import signal
+import site
 import subprocess
 import sys
 import tempfile
@@ -99,14 +100,21 @@ class _ServerDied(Exception):
         self.how = how
 
 
+def _environment() -> dict[str, str]:
+    """The compiler process's environment: this one's, with einc importable there as it is here
+    (a checkout on sys.path but not on PYTHONPATH, say)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if root in site.getsitepackages() + [site.getusersitepackages()]:
+        return dict(os.environ)
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))))
+
+
 class _Server:
     """One compiler process (einc.backend.compile_server) and the pipes to it."""
 
     def __init__(self):
-        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (package_root, os.environ.get("PYTHONPATH")))))
         self.process = subprocess.Popen([sys.executable, "-m", "einc.backend.compile_server"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_environment())
 
     def ask(self, request: Request) -> tuple:
         try:
@@ -154,7 +162,8 @@ class _Servers:
         self.idle: list[_Server] = []
         self.lock = threading.Lock()
         atexit.register(self.close_all)
-        os.register_at_fork(after_in_child=self._forget)
+        if hasattr(os, "register_at_fork"):     # POSIX
+            os.register_at_fork(after_in_child=self._forget)
 
     def _forget(self) -> None:
         """In a forked child: the idle processes' pipes are the parent's to use."""
