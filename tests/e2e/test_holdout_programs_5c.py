@@ -98,6 +98,71 @@ def _(p):
                 longest=np.int32(run.max()), n_out=np.int32(out.sum()))
 
 
+# 5 djb2 and FNV-1a in wrapping u32, a 64-bit finalizer mix in wrapping u64, bucket collisions
+def hash_inputs():
+    rg = R(505); s = rg.integers(97, 123, (20, 12)).astype(np.uint8); s[3] = s[7]   # one duplicate row
+    return dict(s=s)
+@case("hash_mix", inputs=hash_inputs, vk=True)
+def _(s):
+    M32, M64 = 2 ** 32, 2 ** 64
+    djb = np.zeros((20, 13), np.uint32); fnv = np.zeros((20, 13), np.uint32); mixed = []
+    for r in range(20):
+        d, f = 5381, 2166136261; djb[r, 0], fnv[r, 0] = d, f
+        for t, c in enumerate(s[r]):
+            d = (d * 33 + int(c)) % M32; f = ((f ^ int(c)) * 16777619) % M32
+            djb[r, t + 1], fnv[r, t + 1] = d, f
+        x = (d << 32) | f
+        x = ((x ^ (x >> 33)) * 0xff51afd7ed558ccd) % M64
+        x = ((x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53) % M64
+        mixed.append(x ^ (x >> 33))
+    mixed = np.array(mixed, np.uint64); bucket = (mixed % 64).astype(np.int32)
+    coll = sum(int(bucket[a] == bucket[b]) for a in range(20) for b in range(a + 1, 20))
+    key = (djb[:, -1].astype(np.uint64) << np.uint64(32)) | fnv[:, -1].astype(np.uint64)
+    return dict(djb=djb, fnv=fnv, key=key, mixed=mixed, bucket=bucket, collisions=np.int32(coll),
+                low_fnv=fnv[:, -1] % np.uint32(65536))
+
+
+# 6 bitsets in u32 words: and/or from bits, popcounts, Jaccard, SWAR popcount
+def bitset_inputs():
+    rg = R(506); m = rg.random((9, 96)) < rg.uniform(0.1, 0.5, (9, 1)); m[4] = m[2]; m[4, 50] ^= True
+    w = (m.reshape(9, 3, 32) * (2 ** np.arange(32, dtype=np.uint64))).sum(2).astype(np.uint32)
+    return dict(words=w)
+@case("bitset_jaccard", inputs=bitset_inputs, tol=(1e-6, 1e-7))
+def _(words):
+    S = len(words); m = ((words[:, :, None] >> np.arange(32, dtype=np.uint32)) & 1).reshape(S, 96).astype(bool)
+    inter = words[:, None] & words[None, :]; union = words[:, None] | words[None, :]
+    i = (m[:, None] & m[None, :]).sum(2); u = (m[:, None] | m[None, :]).sum(2)
+    jacc = np.where(u > 0, i / np.maximum(u, 1), 1.0)
+    score = np.where(np.arange(S)[:, None] < np.arange(S)[None, :], jacc, -1.0).ravel()
+    best = np.argmax(score.astype(np.float32))
+    e = np.arange(96)
+    return dict(member=m, pop=m.sum(1).astype(np.int32), inter=inter, union=union, jacc=jacc,
+                best_pair=np.int32(best), pa=np.int32(best // S), pb=np.int32(best % S),
+                lowest=np.int32([e[r].min() for r in m]), highest=np.int32([e[r].max() for r in m]),
+                swar_pop=m.sum(1).astype(np.int32))
+
+
+# 7 Adler-32, Fletcher-16, rolling weak checksum, Luhn check digit
+def checksum_inputs():
+    rg = R(507)
+    return dict(data=rg.integers(0, 256, 300).astype(np.uint8), digits=rg.integers(0, 10, 15).astype(np.int32))
+@case("checksums", inputs=checksum_inputs)
+def _(data, digits):
+    d = data.astype(np.int64); N, BW = len(d), 16
+    a = np.array([1] + [0] * N); b = np.zeros(N + 1, np.int64); f1 = np.zeros(N + 1, np.int64); f2 = f1.copy()
+    for n in range(1, N + 1):
+        a[n] = (a[n - 1] + d[n - 1]) % 65521; b[n] = (b[n - 1] + a[n]) % 65521
+        f1[n] = (f1[n - 1] + d[n - 1]) % 255; f2[n] = (f2[n - 1] + f1[n]) % 255
+    K = N - BW + 1
+    r1 = np.array([d[k:k + BW].sum() % 65536 for k in range(K)])
+    r2 = np.array([((BW - np.arange(BW)) * d[k:k + BW]).sum() % 65536 for k in range(K)])
+    D = len(digits); pos = D - np.arange(D)
+    dbl = np.where(2 * digits > 9, 2 * digits - 9, 2 * digits); ls = np.where(pos % 2 == 0, digits, dbl).sum()
+    return dict(a=a.astype(np.int32), b=b.astype(np.int32), adler=np.uint32(b[N] * 65536 + a[N]),
+                fletcher=np.uint16(f2[N] * 256 + f1[N]), r1=r1.astype(np.int32), r2=r2.astype(np.int32),
+                weak=(r2 * 65536 + r1).astype(np.uint32), luhn_sum=np.int32(ls), check_digit=np.int32((10 - ls % 10) % 10))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
