@@ -163,6 +163,68 @@ def _(data, digits):
                 weak=(r2 * 65536 + r1).astype(np.uint32), luhn_sum=np.int32(ls), check_digit=np.int32((10 - ls % 10) % 10))
 
 
+# 8 grey-scale morphology with a cross, open/close, top-hats, alternating sequential filter
+def cross_morph(a, op):
+    P = np.pad(a, 1, mode="edge"); H, W = a.shape
+    shifts = [P[1 + du:1 + du + H, 1 + dv:1 + dv + W] for du, dv in ((-1, 0), (1, 0), (0, 0), (0, -1), (0, 1))]
+    return op(np.stack(shifts), 0)
+def morph_inputs():
+    y, x = np.mgrid[0:96, 0:128]
+    img = np.sin(x / 9.0) * np.cos(y / 13.0) + 0.3 * R(508).standard_normal((96, 128))
+    return dict(img=img.astype(np.float32))
+@case("morphology_gray", inputs=morph_inputs, tol=(1e-6, 1e-6))
+def _(img):
+    er, di = cross_morph(img, np.min), cross_morph(img, np.max)
+    op, cl = cross_morph(er, np.max), cross_morph(di, np.min)
+    asf = [img]
+    for _ in range(3):
+        a = asf[-1]; asf.append(cross_morph(cross_morph(cross_morph(cross_morph(a, np.min), np.max), np.max), np.min))
+    return dict(eroded=er, dilated=di, opened=op, closed=cl, gradient=di - er, white_hat=img - op,
+                black_hat=cl - img, asf=np.array(asf), ok=np.bool_(True))
+
+
+# 9 connected components by max-label propagation over a fixed number of sweeps
+def comp_inputs():
+    rg = R(509); m = rg.random((48, 64)) < 0.45
+    for _ in range(2):      # smooth into blobs: majority of the 3x3 neighbourhood
+        P = np.pad(m, 1).astype(int); m = sum(P[a:a + 48, b:b + 64] for a in range(3) for b in range(3)) >= 5
+    return dict(mask=m)
+@case("components_label", inputs=comp_inputs, vk=True,
+      outputs=["final", "converged", "is_root", "count", "area", "biggest", "big_label", "top", "bottom", "left", "right"])
+def _(mask):
+    H, W = mask.shape; lab = np.where(mask, np.arange(H * W).reshape(H, W) + 1, 0); prev = lab
+    for _ in range(40):
+        P = np.pad(np.where(mask, lab, 0), 1)
+        prev, lab = lab, np.where(mask, np.max(np.stack([lab, P[:-2, 1:-1], P[2:, 1:-1], P[1:-1, :-2], P[1:-1, 2:]]), 0), 0)
+    root = mask & (lab == np.arange(H * W).reshape(H, W) + 1)
+    ids, counts = np.unique(lab[mask], return_counts=True); size = dict(zip(ids, counts))
+    area = np.where(mask, np.vectorize(lambda v: size.get(v, 0))(lab), 0)
+    big = area.max(); bl = lab[area == big].max(); ii, jj = np.nonzero(lab == bl)
+    i32 = np.int32
+    return dict(final=lab.astype(i32), converged=np.bool_((lab == prev).all()), is_root=root, count=i32(root.sum()),
+                area=area.astype(i32), biggest=i32(big), big_label=i32(bl), top=i32(ii.min()), bottom=i32(ii.max()),
+                left=i32(jj.min()), right=i32(jj.max()))
+
+
+# 10 histogram equalization and a clipped (contrast-limited) variant, entropies
+def histeq_inputs():
+    rg = R(510); img = np.clip(rg.normal(90, 25, (128, 160)), 0, 255).astype(np.uint8)
+    return dict(img=img, limit=np.int32(300))
+@case("hist_equalize", inputs=histeq_inputs, tol=(1e-4, 1e-4))
+def _(img, limit):
+    n = img.size; hist = np.bincount(img.ravel(), minlength=256); cdf = np.cumsum(hist)
+    cmin = cdf[hist > 0].min()
+    lut = np.round((cdf - cmin).astype(np.float32) / np.float32(n - cmin) * np.float32(255)).astype(np.uint8)
+    eq = lut[img]; hist_eq = np.bincount(eq.ravel(), minlength=256)
+    excess = np.maximum(hist - limit, 0).sum()
+    clipped = np.minimum(hist, limit).astype(np.float32) + np.float32(excess) / np.float32(256)
+    ccdf = np.cumsum(clipped, dtype=np.float32); clut = np.round(ccdf / ccdf[255] * np.float32(255)).astype(np.uint8)
+    ent = lambda h: -sum((c / n) * np.log2(c / n) for c in h if c > 0)
+    return dict(hist=hist.astype(np.int32), cdf=cdf.astype(np.int32), cdf_min=np.int32(cmin), lut=lut, eq=eq,
+                hist_eq=hist_eq.astype(np.int32), excess=np.int32(excess), clahe_lut=clut, clahe=clut[img],
+                h_before=ent(hist), h_after=ent(hist_eq))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
