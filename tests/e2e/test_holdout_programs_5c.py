@@ -225,6 +225,56 @@ def _(img, limit):
                 h_before=ent(hist), h_after=ent(hist_eq))
 
 
+# 11 Canny-like: Gaussian blur, gradients, sectors, non-maximum suppression, hysteresis
+def canny_inputs():
+    y, x = np.mgrid[0:80, 0:112]
+    img = (((x - 50) ** 2 + (y - 40) ** 2) < 600).astype(np.float64) + 0.5 * (x > 80) + 0.05 * R(511).standard_normal((80, 112))
+    return dict(img=img.astype(np.float32))
+@case("canny_nms", inputs=canny_inputs, tol=(1e-4, 1e-5), outputs=["g", "blur", "mag", "nms", "peak", "edges", "n_edges", "per_dir"])
+def _(img):
+    f = np.float64; a = img.astype(f); H, W = a.shape
+    g = np.exp(-((np.arange(5) - 2.0) ** 2) / 2.0); g /= g.sum()
+    P = np.pad(a, ((0, 0), (2, 2)), mode="edge"); bx = sum(g[k] * P[:, k:k + W] for k in range(5))
+    P = np.pad(bx, ((2, 2), (0, 0)), mode="edge"); blur = sum(g[k] * P[k:k + H] for k in range(5))
+    gx = np.zeros_like(blur); gx[:, 1:-1] = 0.5 * (blur[:, 2:] - blur[:, :-2])
+    gy = np.zeros_like(blur); gy[1:-1] = 0.5 * (blur[2:] - blur[:-2])
+    mag = np.hypot(gx, gy); deg = np.degrees(np.arctan2(gy, gx)); deg = np.where(deg < 0, deg + 180, deg)
+    sec = (deg / 22.5).astype(int); d = np.select([np.isin(sec, [0, 7, 8]), np.isin(sec, [1, 2]), np.isin(sec, [3, 4])], [0, 1, 2], 3)
+    di, dj = np.array([0, 1, 1, 1])[d], np.array([1, 1, 0, -1])[d]
+    M = np.pad(mag, 1); ii, jj = np.mgrid[0:H, 0:W]
+    nms = np.where((mag >= M[ii + di + 1, jj + dj + 1]) & (mag >= M[ii - di + 1, jj - dj + 1]), mag, 0.0)
+    peak = nms.max(); weak = nms >= 0.1 * peak; e = nms >= 0.3 * peak
+    for _ in range(12):
+        P = np.pad(e, 1, mode="edge"); e = e | (weak & np.any([P[u:u + H, v:v + W] for u in range(3) for v in range(3)], 0))
+    return dict(g=g, blur=blur, mag=mag, nms=nms, peak=peak, edges=e, n_edges=np.int32(e.sum()),
+                per_dir=np.int32([(e & (d == k)).sum() for k in range(4)]))
+
+
+# 12 integral images: box mean and variance, a self-guided filter, a bilateral filter
+def box_np(T, R=3):
+    H, W = T.shape[0] - 1, T.shape[1] - 1; i = np.arange(H); j = np.arange(W)
+    i0, i1 = np.maximum(i - R, 0)[:, None], np.minimum(i + R + 1, H)[:, None]
+    j0, j1 = np.maximum(j - R, 0)[None, :], np.minimum(j + R + 1, W)[None, :]
+    return (T[i1, j1] - T[i0, j1] - T[i1, j0] + T[i0, j0]) / ((i1 - i0) * (j1 - j0))
+def integral(a):
+    return np.pad(a.cumsum(0).cumsum(1), ((1, 0), (1, 0)))
+def box_inputs():
+    y, x = np.mgrid[0:64, 0:96]
+    return dict(img=(0.5 + 0.3 * np.sign(np.sin(x / 10.0)) * (y > 20) + 0.05 * R(512).standard_normal((64, 96))).astype(np.float32))
+@case("integral_box", inputs=box_inputs, tol=(2e-3, 2e-4), vk=True, outputs=["S", "mean", "var", "total", "guided", "bilateral"])
+def _(img):
+    a = img.astype(np.float64); H, W = a.shape; S = integral(a)
+    mean = box_np(S); var = box_np(integral(a * a)) - mean ** 2
+    ga = var / (var + 0.01); gb = mean * (1 - ga)
+    P = np.pad(a, 2, mode="edge"); num = np.zeros_like(a); den = np.zeros_like(a)
+    for u in range(5):
+        for v in range(5):
+            q = P[u:u + H, v:v + W]; w = np.exp(-((u - 2) ** 2 + (v - 2) ** 2) / 4.5 - (q - a) ** 2 / 0.08)
+            num += w * q; den += w
+    return dict(S=S, mean=mean, var=var, total=S[H, W], guided=box_np(integral(ga)) * a + box_np(integral(gb)),
+                bilateral=num / den)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
