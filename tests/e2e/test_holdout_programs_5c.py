@@ -275,6 +275,67 @@ def _(img):
                 bilateral=num / den)
 
 
+# 13 interpolation onto a grid, bin means forward-filled, LOCF with ages, a trapezoid and its gradient
+def resample_inputs():
+    rg = R(513); t = np.sort(rg.uniform(0, 24, 40)); t[0], t[-1] = 0.0, 24.0
+    return dict(t=t, y=np.sin(t / 4) + 0.1 * rg.standard_normal(40), valid=rg.random(40) < 0.7)
+@case("resample_series", inputs=resample_inputs, tol=(1e-10, 1e-12))
+def _(t, y, valid):
+    N, M, B = len(t), 25, 12; grid = t[0] + (t[-1] - t[0]) * np.arange(M) / (M - 1)
+    b = np.minimum(((t - t[0]) / (t[-1] - t[0]) * B).astype(int), B - 1)
+    bn = np.bincount(b, minlength=B); bs = np.bincount(b, y, minlength=B)
+    filled = []; locf = [y[0]]; age = [0]
+    for k in range(B):
+        filled.append(bs[k] / bn[k] if bn[k] else (filled[-1] if k else y[0]))
+    for n in range(1, N):
+        locf.append(y[n] if valid[n] else locf[-1]); age.append(0 if valid[n] else age[-1] + 1)
+    dt = np.diff(t); darea = np.zeros(N); darea[1:] += 0.5 * dt; darea[:-1] += 0.5 * dt
+    return dict(grid=grid, resampled=np.interp(grid, t, y), bin_n=bn.astype(np.int32), filled=np.array(filled),
+                locf=np.array(locf), age=np.int32(age), stale=np.int32(max(age)),
+                area=(0.5 * (y[1:] + y[:-1]) * dt).sum(), darea=darea)
+
+
+# 14 base64 through matches on ranges, its decoding, an Internet checksum
+def b64_inputs():
+    return dict(bytes=R(514).integers(0, 256, 48).astype(np.uint8))
+@case("base64_pack", inputs=b64_inputs, vk=True)
+def _(bytes):
+    import base64
+    enc = np.frombuffer(base64.b64encode(bytes.tobytes()), np.uint8)
+    cls = np.where((enc >= 65) & (enc <= 90), 0, np.where((enc >= 97) & (enc <= 122), 1, 2))
+    w = bytes.astype(np.int64).reshape(-1, 2) @ [256, 1]; acc = 0
+    for v in w:
+        acc += v; acc = (acc & 0xFFFF) + (acc >> 16)
+    return dict(chars=enc, back=bytes, round_trip=np.bool_(True), classes=np.bincount(cls, minlength=3).astype(np.int32),
+                inet=np.uint16(0xFFFF - acc))
+
+
+# 15 bilinear rotation + zoom, alignment score and d/d theta, 2x2 downsample, nearest warp
+def warp_np(img, theta, zoom, nearest=False):
+    H, W = img.shape; cy, cx = (H - 1) / 2, (W - 1) / 2; i, j = np.mgrid[0:H, 0:W]
+    dy, dx = i - cy, j - cx
+    y = cy + (np.cos(theta) * dy + np.sin(theta) * dx) / zoom; x = cx + (-np.sin(theta) * dy + np.cos(theta) * dx) / zoom
+    P = np.pad(img, 2)
+    px = lambda r, c: np.where((r >= 0) & (r < H) & (c >= 0) & (c < W), P[np.clip(r, -2, H + 1) + 2, np.clip(c, -2, W + 1) + 2], 0.0)
+    if nearest:
+        return px(np.round(y).astype(int), np.round(x).astype(int))
+    r, c = np.floor(y).astype(int), np.floor(x).astype(int); fy, fx = y - r, x - c
+    p00, p01, p10, p11 = px(r, c), px(r, c + 1), px(r + 1, c), px(r + 1, c + 1)
+    w = (1 - fy) * ((1 - fx) * p00 + fx * p01) + fy * ((1 - fx) * p10 + fx * p11)
+    # d w / d theta with the cell fixed (the derivative inside each piece)
+    dy_dt = (-np.sin(theta) * dy + np.cos(theta) * dx) / zoom; dx_dt = (-np.cos(theta) * dy - np.sin(theta) * dx) / zoom
+    dw = ((1 - fx) * (p10 - p00) + fx * (p11 - p01)) * dy_dt + ((1 - fy) * (p01 - p00) + fy * (p11 - p10)) * dx_dt
+    return w, dw
+def warp_inputs():
+    y, x = np.mgrid[0:60, 0:80]; img = np.exp(-((x - 50) ** 2 / 80 + (y - 25) ** 2 / 30)) + (np.abs(x - 30) < 4) * 0.5
+    return dict(img=img, target=warp_np(img, 0.3, 1.1)[0], theta=np.float64(0.25), zoom=np.float64(1.1))
+@case("bilinear_warp", inputs=warp_inputs, tol=(1e-7, 1e-9))
+def _(img, target, theta, zoom):
+    w, dw = warp_np(img, theta, zoom)
+    return dict(warped=w, score=(w * target).sum(), dscore=(dw * target).sum(), small=w.reshape(30, 2, 40, 2).mean((1, 3)),
+                nearest=warp_np(img, theta, zoom, True), inside=np.int32((w != 0).sum()))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
