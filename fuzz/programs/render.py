@@ -206,12 +206,28 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
+    if item.scanned:
+        return _scanned_rows(item, fn, rows, length, row, generator, names)
     split = "let u[k] = w[k] where k % 2 == 0; let u[k] = w[k] where k % 2 == 1; " if item.split else ""
     body = f"{item.op}({expr(item.expr, names)})" if item.whole \
         else f"let w = {expr(item.expr, names)}; {split}{item.op}[k]({'u' if item.split else 'w'}[k])"
     return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ {body} }}",
             f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
                                             if item.local else f"[{fn}({row}) | {generator}];")]
+
+
+def _scanned_rows(item: RowMap, fn: str, rows: str, length: str, row: str, generator: str,
+                  names: Names) -> list[str]:
+    """The row function's values for every row, folded along each row by a recurrence whose row
+    index takes its extent from the matrix it reads (RowMap.scanned)."""
+    step = {"sum": "a[i, k - 1] + m[i, k]"}.get(item.op, f"{item.op}(a[i, k - 1], m[i, k])")
+    n = bound(item.shape[1], names)
+    matrix = f"[{fn}({row}) | {generator}]" if not item.local else f"[v | {generator}, v = {fn}({row})]"
+    return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) {{ {expr(item.expr, names)} }}",
+            f"fn {fn}_fold(m: [{item.dtype}; {_type_dim(item.shape[0], names)}, {length}]) -> [{item.dtype}; "
+            f"{_type_dim(item.shape[0], names)}] {{ let a[i, 0] = m[i, 0]; let a[i, k in 1..{n}] = {step}; "
+            f"[a[i, {n} - 1] | i in 0..{rows}] }}",
+            f"let {names(item.name)} = {fn}_fold({matrix});"]
 
 
 def _function(fn: Function, names: Names) -> str:

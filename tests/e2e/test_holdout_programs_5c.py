@@ -332,7 +332,7 @@ def warp_inputs():
 @case("bilinear_warp", inputs=warp_inputs, tol=(1e-7, 1e-9))
 def _(img, target, theta, zoom):
     w, dw = warp_np(img, theta, zoom)
-    return dict(warped=w, score=(w * target).sum(), dscore=(dw * target).sum(), small=w.reshape(30, 2, 40, 2).mean((1, 3)),
+    return dict(warped=w, score=(w * target).sum(), dscore=(dw * target).sum(), small=w.reshape(len(w) // 2, 2, -1, 2).mean((1, 3)),
                 nearest=warp_np(img, theta, zoom, True), inside=np.int32((w != 0).sum()))
 
 
