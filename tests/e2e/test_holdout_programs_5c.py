@@ -336,6 +336,52 @@ def _(img, target, theta, zoom):
                 nearest=warp_np(img, theta, zoom, True), inside=np.int32((w != 0).sum()))
 
 
+# 16 xorshift32, murmur fmix32, rotations, a 64-bit LCG rolling dice
+@case("xorshift_murmur", inputs=lambda: dict(seed=np.uint32(2463534242), keys=R(516).integers(0, 2 ** 32, 10, dtype=np.uint64).astype(np.uint32)),
+      tol=(1e-5, 1e-5), outputs=["xs", "mixed", "rotated", "lcg", "face", "counts", "chi2"])
+def _(seed, keys):
+    M32, M64 = 2 ** 32, 2 ** 64
+    xs = [int(seed)]
+    for _ in range(63):
+        x = xs[-1]; x ^= (x << 13) % M32; x ^= x >> 17; x ^= (x << 5) % M32; xs.append(x)
+    def fmix(h):
+        h ^= h >> 16; h = (h * 0x85ebca6b) % M32; h ^= h >> 13; h = (h * 0xc2b2ae35) % M32; return h ^ (h >> 16)
+    rot = lambda x, r: ((x << r) | (x >> (32 - r))) % M32
+    lcg = [(int(seed) * 2654435761 + 1) % M64]
+    for _ in range(63):
+        lcg.append((lcg[-1] * 6364136223846793005 + 1442695040888963407) % M64)
+    face = np.int32([(v >> 40) % 6 + 1 for v in lcg]); counts = np.bincount(face - 1, minlength=6)
+    return dict(xs=np.uint32(xs), mixed=np.uint32([fmix(int(k)) for k in keys]),
+                rotated=np.uint32([[rot(int(k), 8 * r + 3) for r in range(4)] for k in keys]), lcg=np.uint64(lcg),
+                face=face, counts=counts.astype(np.int32), chi2=((counts - 64 / 6) ** 2 / (64 / 6)).sum())
+
+
+# 17 city-block distance transform by two raster passes, geodesic reconstruction
+def recon_inputs():
+    y, x = np.mgrid[0:40, 0:56]
+    fg = ((x - 20) ** 2 + (y - 18) ** 2 < 200) | ((x > 38) & (x < 52) & (y > 5) & (y < 35))
+    level = (np.exp(-((x - 15) ** 2 + (y - 12) ** 2) / 40.0) + 0.8 * np.exp(-((x - 40) ** 2 + (y - 28) ** 2) / 30.0)).astype(np.float32)
+    return dict(fg=fg, marker=np.where((x == 15) & (y == 12), level, 0).astype(np.float32), level=level)
+@case("reconstruct_distance", inputs=recon_inputs, tol=(1e-6, 1e-7), vk=True,
+      outputs=["dist", "ridge", "n_ridge", "reconstructed", "domes"])
+def _(fg, marker, level):
+    H, W = fg.shape; BIG = 100000; f = np.zeros((H, W), np.int64)
+    for i in range(H):
+        for j in range(W):
+            f[i, j] = 0 if not fg[i, j] else min(f[i - 1, j] + 1 if i else BIG, f[i, j - 1] + 1 if j else BIG)
+    d = f.copy()
+    for i in range(H - 1, -1, -1):
+        for j in range(W - 1, -1, -1):
+            d[i, j] = min(f[i, j], d[i + 1, j] + 1 if i < H - 1 else BIG, d[i, j + 1] + 1 if j < W - 1 else BIG)
+    c = d[1:-1, 1:-1]
+    ridge = np.zeros((H, W), bool); ridge[1:-1, 1:-1] = (c > 0) & (c >= np.maximum.reduce([d[:-2, 1:-1], d[2:, 1:-1], d[1:-1, :-2], d[1:-1, 2:]]))
+    r = np.minimum(marker, level)
+    for _ in range(30):
+        P = np.pad(r, 1, mode="edge")
+        r = np.minimum(level, np.maximum.reduce([r, P[:-2, 1:-1], P[2:, 1:-1], P[1:-1, :-2], P[1:-1, 2:]]))
+    return dict(dist=d.astype(np.int32), ridge=ridge, n_ridge=np.int32(ridge.sum()), reconstructed=r, domes=level - r)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
