@@ -382,6 +382,53 @@ def _(fg, marker, level):
     return dict(dist=d.astype(np.int32), ridge=ridge, n_ridge=np.int32(ridge.sum()), reconstructed=r, domes=level - r)
 
 
+# 18 sessionizing an event log: gaps and user changes, per-session aggregates, minute buckets
+def session_inputs():
+    rg = R(518); n = 80
+    gaps = np.where(rg.random(n) < 0.15, rg.integers(1_900_000, 5_000_000, n), rg.integers(1_000, 400_000, n))
+    ts = 1_700_000_000_000 + np.cumsum(gaps); ts[0] = 1_700_000_000_000
+    return dict(ts=ts.astype(np.int64), user=np.repeat(rg.integers(0, 5, 8), 10).astype(np.int32))
+@case("sessionize_events", inputs=session_inputs,
+      outputs=["starts", "sid", "n_sessions", "events", "duration_s", "owner", "real", "per_minute", "busiest", "longest", "long_ones", "mean_events"])
+def _(ts, user):
+    N = len(ts); st = np.ones(N, bool); st[1:] = (user[1:] != user[:-1]) | (np.diff(ts) > 1_800_000)
+    sid = np.cumsum(st) - 1; S = sid[-1] + 1
+    ev = np.bincount(sid, minlength=N)
+    first = np.array([ts[sid == s].min() if ev[s] else 0 for s in range(N)])
+    last = np.array([ts[sid == s].max() if ev[s] else 0 for s in range(N)])
+    dur = np.where(ev > 0, (last - first) // 1000, 0).astype(np.int32)
+    owner = np.array([user[sid == s].max() if ev[s] else np.iinfo(np.int32).min for s in range(N)], np.int32)
+    minute = ((ts - ts[0]) // 60000).astype(int); pm = (minute[:, None] == minute[None, :]).sum(1)
+    i32 = np.int32
+    return dict(starts=st, sid=sid.astype(i32), n_sessions=i32(S), events=ev.astype(i32), duration_s=dur,
+                owner=owner, real=dur[ev > 0], per_minute=pm.astype(i32), busiest=i32(minute[np.argmax(pm)]),
+                longest=i32(dur.max()), long_ones=np.flatnonzero((ev > 0) & (dur * 2 >= dur.max())).astype(i32),
+                mean_events=N / S, __stdout__=[f"sessions {S}"])
+
+
+# 19 Kolmogorov-Smirnov, Tukey fences, winsorizing, Mann-Whitney U
+def ks_inputs():
+    rg = R(519)
+    a = np.round(rg.standard_normal(40) * 8) / 8; a[[3, 17]] = [4.5, -5.0]
+    return dict(a=a, b=np.round((rg.standard_normal(30) * 1.3 + 0.4) * 8) / 8)
+@case("ks_fences", inputs=ks_inputs, tol=(1e-9, 1e-12),
+      outputs=["D", "lam", "p_value", "lo_a", "hi_a", "fence_b", "out_a", "out_b", "wins_a", "rank_sum_a", "U", "z"])
+def _(a, b):
+    N, M = len(a), len(b); pool = np.concatenate([a, b])
+    ea = (a[None, :] <= pool[:, None]).mean(1); eb = (b[None, :] <= pool[:, None]).mean(1)
+    D = np.abs(ea - eb).max(); en = np.sqrt(N * M / (N + M)); lam = (en + 0.12 + 0.11 / en) * D
+    j = np.arange(1, 101); pv = np.clip(2 * (np.where(j % 2 == 1, 1.0, -1.0) * np.exp(-2 * j * j * lam * lam)).sum(), 0, 1)
+    def fences(x):
+        s = np.sort(x); q = lambda p: np.interp(p * (len(x) - 1), np.arange(len(x)), s); iqr = q(0.75) - q(0.25)
+        return q(0.25) - 1.5 * iqr, q(0.75) + 1.5 * iqr
+    lo, hi = fences(a); fb = fences(b)
+    mid = lambda v: (pool < v).sum() + ((pool == v).sum() + 1) / 2
+    rs = sum(mid(v) for v in a); U = rs - N * (N + 1) / 2
+    return dict(D=D, lam=lam, p_value=pv, lo_a=lo, hi_a=hi, **{"fence_b.0": fb[0], "fence_b.1": fb[1]}, out_a=(a < lo) | (a > hi),
+                out_b=b[(b < fb[0]) | (b > fb[1])], wins_a=np.clip(a, lo, hi).mean(), rank_sum_a=rs, U=U,
+                z=(U - N * M / 2) / np.sqrt(N * M * (N + M + 1) / 12))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
