@@ -102,7 +102,7 @@ def _(p):
 def hash_inputs():
     rg = R(505); s = rg.integers(97, 123, (20, 12)).astype(np.uint8); s[3] = s[7]   # one duplicate row
     return dict(s=s)
-@case("hash_mix", inputs=hash_inputs, vk=True)
+@case("hash_mix", inputs=hash_inputs)
 def _(s):
     M32, M64 = 2 ** 32, 2 ** 64
     djb = np.zeros((20, 13), np.uint32); fnv = np.zeros((20, 13), np.uint32); mixed = []
@@ -261,7 +261,7 @@ def integral(a):
 def box_inputs():
     y, x = np.mgrid[0:64, 0:96]
     return dict(img=(0.5 + 0.3 * np.sign(np.sin(x / 10.0)) * (y > 20) + 0.05 * R(512).standard_normal((64, 96))).astype(np.float32))
-@case("integral_box", inputs=box_inputs, tol=(2e-3, 2e-4), vk=True, outputs=["S", "mean", "var", "total", "guided", "bilateral"])
+@case("integral_box", inputs=box_inputs, tol=(2e-3, 2e-4), outputs=["S", "mean", "var", "total", "guided", "bilateral"])
 def _(img):
     a = img.astype(np.float64); H, W = a.shape; S = integral(a)
     mean = box_np(S); var = box_np(integral(a * a)) - mean ** 2
@@ -298,7 +298,7 @@ def _(t, y, valid):
 # 14 base64 through matches on ranges, its decoding, an Internet checksum
 def b64_inputs():
     return dict(bytes=R(514).integers(0, 256, 48).astype(np.uint8))
-@case("base64_pack", inputs=b64_inputs, vk=True)
+@case("base64_pack", inputs=b64_inputs)
 def _(bytes):
     import base64
     enc = np.frombuffer(base64.b64encode(bytes.tobytes()), np.uint8)
@@ -362,7 +362,7 @@ def recon_inputs():
     fg = ((x - 20) ** 2 + (y - 18) ** 2 < 200) | ((x > 38) & (x < 52) & (y > 5) & (y < 35))
     level = (np.exp(-((x - 15) ** 2 + (y - 12) ** 2) / 40.0) + 0.8 * np.exp(-((x - 40) ** 2 + (y - 28) ** 2) / 30.0)).astype(np.float32)
     return dict(fg=fg, marker=np.where((x == 15) & (y == 12), level, 0).astype(np.float32), level=level)
-@case("reconstruct_distance", inputs=recon_inputs, tol=(1e-6, 1e-7), vk=True,
+@case("reconstruct_distance", inputs=recon_inputs, tol=(1e-6, 1e-7),
       outputs=["dist", "ridge", "n_ridge", "reconstructed", "domes"])
 def _(fg, marker, level):
     H, W = fg.shape; BIG = 100000; f = np.zeros((H, W), np.int64)
