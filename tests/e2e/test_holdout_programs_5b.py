@@ -113,6 +113,56 @@ def _(Emb, Wh, Wo, h0, start, eos):
                 score=lps[1:][~ended[1:]].sum(), length=np.int32((~ended).sum()))
 
 
+
+# 4 beam search over a bigram model, candidates ranked by counting, the best path walked back
+def beam_inputs(V=50):
+    rg = R(504); z = 2.0 * rg.standard_normal((V, V))
+    return dict(logp=(z - logsumexp(z)[:, None]).astype(f32), first=np.int32(3))
+@case("beam_search", inputs=beam_inputs, outputs=["score", "last", "parent", "back", "best", "best_score"], tol=(1e-5, 1e-4), vk=True)
+def _(logp, first):
+    K, T, V = 4, 12, len(logp); lp = logp.astype(f32)
+    score = [np.array([0, -1e9, -1e9, -1e9], f32)]; last = [np.full(K, first)]; parent = [np.arange(K)]
+    for t in range(1, T):
+        cand = (score[-1][:, None] + lp[last[-1]]).ravel()          # float32 sums as the program's
+        pick = np.argsort(-cand, kind="stable")[:K]
+        score.append(cand[pick]); last.append(pick % V); parent.append(pick // V)
+    back = [0]
+    for u in range(1, T):
+        back.append(parent[T - u][back[-1]])
+    best = [last[t][back[T - 1 - t]] for t in range(T)]
+    i32 = lambda a: np.array(a, np.int32)
+    return dict(score=np.array(score), last=i32(last), parent=i32(parent), back=i32(back), best=i32(best), best_score=score[-1][0])
+
+
+
+# 5 a mixture of experts with top-2 gating, a load-balancing term, gradients by router and experts
+def moe_inputs(N=64, D=64, E=8, F=96):
+    rg = R(505)
+    return dict(x=rg.standard_normal((N, D)).astype(f32), target=rg.standard_normal((N, D)).astype(f32),
+                Wg=(rg.standard_normal((D, E)) / 8).astype(f32), W1=(rg.standard_normal((E, D, F)) / 8).astype(f32),
+                W2=(rg.standard_normal((E, F, D)) / 10).astype(f32))
+@case("moe_top2", inputs=moe_inputs, outputs=["choice", "gate", "y", "load", "balance", "loss", "dWg", "dW1"], tol=(2e-3, 2e-4))
+def _(x, target, Wg, W1, W2):
+    x, target, Wg, W1, W2 = (a.astype(np.float64) for a in (x, target, Wg, W1, W2)); N, D = x.shape; E = Wg.shape[1]
+    c = 0.7978846
+    gelu = lambda z: 0.5 * z * (1 + np.tanh(c * (z + 0.044715 * z ** 3)))
+    dgelu = lambda z: (lambda th: 0.5 * (1 + th) + 0.5 * z * (1 - th ** 2) * c * (1 + 3 * 0.044715 * z ** 2))(np.tanh(c * (z + 0.044715 * z ** 3)))
+    r = x @ Wg; order = np.argsort(-r, 1, kind="stable"); a, b = order[:, 0], order[:, 1]; rows = np.arange(N)
+    w1 = 1 / (1 + np.exp(r[rows, b] - r[rows, a]))
+    g = np.zeros((N, E)); g[rows, a] = w1; g[rows, b] = 1 - w1
+    z = np.einsum("nd,edf->nef", x, W1); o = np.einsum("nef,efd->ned", gelu(z), W2)
+    y = x + np.einsum("ne,ned->nd", g, o)
+    p = np.exp(r - logsumexp(r)[:, None]); load = np.bincount(a, minlength=E) / N
+    bal = E * (load * p.mean(0)).sum(); loss = ((y - target) ** 2).mean() + 0.01 * bal
+    dy = 2 * (y - target) / (N * D)
+    dz = np.einsum("nd,efd->nef", dy, W2) * g[:, :, None] * dgelu(z)
+    dg = np.einsum("nd,ned->ne", dy, o); dw = dg[rows, a] - dg[rows, b]; dl = dw * w1 * (1 - w1)
+    dr = np.zeros((N, E)); dr[rows, a] += dl; dr[rows, b] -= dl
+    dp = 0.01 * E * load / N; dr += p * (dp - (p * dp).sum(1, keepdims=True))
+    return dict(choice=np.int32(order[:, :2]), gate=g, y=y, load=load, balance=bal, loss=loss,
+                dWg=x.T @ dr, dW1=np.einsum("nd,nef->edf", x, dz))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
