@@ -163,6 +163,34 @@ def _(x, target, Wg, W1, W2):
                 dWg=x.T @ dr, dW1=np.einsum("nd,nef->edf", x, dz))
 
 
+
+# 6 a variational autoencoder trained S steps by gradient descent (reparameterized with fixed noise)
+def vae_inputs(B=32, P=196, H=64, Z=8):
+    rg = R(506); proto = rg.random((4, P)) < 0.3
+    X = np.where(rg.random((B, P)) < 0.1, ~proto[rg.integers(0, 4, B)], proto[rg.integers(0, 4, B)]).astype(f32)
+    return dict(X=X, eps=rg.standard_normal((B, Z)).astype(f32), Enc0=(rg.standard_normal((P, H)) / 14).astype(f32),
+                Mu0=(rg.standard_normal((H, Z)) / 8).astype(f32), Lv0=(rg.standard_normal((H, Z)) / 16).astype(f32),
+                Dec0=(rg.standard_normal((Z, P)) / 3).astype(f32))
+def vae_step(X, eps, Enc, Mu, Lv, Dec):
+    """(reconstruction, KL) and the four gradients of their sum."""
+    B = len(X); h = np.tanh(X @ Enc); mu = h @ Mu; lv = h @ Lv; sd = np.exp(0.5 * lv); code = mu + sd * eps
+    xr = 1 / (1 + np.exp(-(code @ Dec)))
+    rec = -(X * np.log(xr + 1e-6) + (1 - X) * np.log(1 - xr + 1e-6)).sum() / B
+    kl = -0.5 * (1 + lv - mu * mu - np.exp(lv)).sum() / B
+    da = -(X / (xr + 1e-6) - (1 - X) / (1 - xr + 1e-6)) / B * xr * (1 - xr)
+    dcode = da @ Dec.T; dmu = dcode + mu / B; dlv = dcode * eps * 0.5 * sd - 0.5 * (1 - np.exp(lv)) / B
+    dpre = (dmu @ Mu.T + dlv @ Lv.T) * (1 - h * h)
+    return rec, kl, (X.T @ dpre, h.T @ dmu, h.T @ dlv, code.T @ da)
+@case("vae_train", inputs=vae_inputs, outputs=["rec_curve", "kl_curve", "Dec"], tol=(2e-3, 2e-4))
+def _(X, eps, Enc0, Mu0, Lv0, Dec0):
+    X, eps = X.astype(np.float64), eps.astype(np.float64)
+    params = [a.astype(np.float64) for a in (Enc0, Mu0, Lv0, Dec0)]; recs, kls, decs = [], [], []
+    for s in range(8):
+        rec, kl, grads = vae_step(X, eps, *params); recs.append(rec); kls.append(kl); decs.append(params[3])
+        params = [p - 0.005 * g for p, g in zip(params, grads)]
+    return dict(rec_curve=np.array(recs), kl_curve=np.array(kls), Dec=np.array(decs))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
