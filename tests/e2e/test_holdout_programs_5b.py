@@ -191,6 +191,45 @@ def _(X, eps, Enc0, Mu0, Lv0, Dec0):
     return dict(rec_curve=np.array(recs), kl_curve=np.array(kls), Dec=np.array(decs))
 
 
+
+# 7 a ResNet basic block and a MobileNet block (batch norm in training mode), a class score's
+# gradient by the first kernel by hand-written backpropagation
+def conv3_np(x, k):
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))); H, W = x.shape[2:]
+    return sum(np.einsum("nchw,oc->nohw", xp[:, :, a:a + H, b:b + W], k[:, :, a, b]) for a in range(3) for b in range(3))
+def bn_np(x, g):
+    m = x.mean((0, 2, 3), keepdims=True); sd = np.sqrt(x.var((0, 2, 3), keepdims=True) + 1e-5); xh = (x - m) / sd
+    back = lambda dy: g[None, :, None, None] / sd * (dy - dy.mean((0, 2, 3), keepdims=True) - xh * (dy * xh).mean((0, 2, 3), keepdims=True))
+    return g[None, :, None, None] * xh, back
+def resnet_inputs(N=2, C=16, H=16, M=32):
+    rg = R(507)
+    return dict(X=rg.standard_normal((N, C, H, H)).astype(f32), K1=(rg.standard_normal((C, C, 3, 3)) / 12).astype(f32),
+                K2=(rg.standard_normal((C, C, 3, 3)) / 12).astype(f32), Kd=(rg.standard_normal((C, 3, 3)) / 3).astype(f32),
+                Kp=(rg.standard_normal((M, C)) / 4).astype(f32), gamma=(1 + 0.2 * rg.standard_normal((3, C))).astype(f32),
+                Wfc=(rg.standard_normal((M, 10)) / 5).astype(f32))
+@case("resnet_mobilenet", inputs=resnet_inputs, outputs=["res", "pw", "logits", "score", "dK1"], tol=(2e-3, 2e-4))
+def _(X, K1, K2, Kd, Kp, gamma, Wfc):
+    X, K1, K2, Kd, Kp, gamma, Wfc = (a.astype(np.float64) for a in (X, K1, K2, Kd, Kp, gamma, Wfc))
+    H = X.shape[2]; h2 = H // 2
+    z1 = conv3_np(X, K1); b1, bk1 = bn_np(z1, gamma[0]); a = relu(b1)
+    z2 = conv3_np(a, K2); b2, bk2 = bn_np(z2, gamma[1]); r = relu(b2 + X)
+    rp = np.pad(r, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    d = sum(rp[:, :, p:p + 2 * h2:2, q:q + 2 * h2:2] * Kd[None, :, p, q, None, None] for p in range(3) for q in range(3))
+    dnp, bk3 = bn_np(d, gamma[2]); dn = np.clip(dnp, 0, 6)
+    pwp = np.einsum("mc,nchw->nmhw", Kp, dn); pw = np.clip(pwp, 0, 6); logits = pw.mean((2, 3)) @ Wfc
+    dpwp = np.broadcast_to(Wfc[None, :, 3, None, None] / h2 ** 2, pw.shape) * ((pwp > 0) & (pwp < 6))
+    dd = bk3(np.einsum("mc,nmhw->nchw", Kp, dpwp) * ((dnp > 0) & (dnp < 6)))
+    drp = np.zeros_like(rp)
+    for p in range(3):
+        for q in range(3):
+            drp[:, :, p:p + 2 * h2:2, q:q + 2 * h2:2] += dd * Kd[None, :, p, q, None, None]
+    dz2 = bk2(drp[:, :, 1:-1, 1:-1] * (b2 + X > 0))
+    da = conv3_np(dz2, K2[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+    dz1 = bk1(da * (b1 > 0)); Xp = np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    dK1 = np.array([[np.einsum("nohw,nchw->oc", dz1, Xp[:, :, a_:a_ + H, b_:b_ + H]) for b_ in range(3)] for a_ in range(3)]).transpose(2, 3, 0, 1)
+    return dict(res=r, pw=pw, logits=logits, score=logits[:, 3].sum(), dK1=dK1)
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
