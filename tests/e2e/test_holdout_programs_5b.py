@@ -230,6 +230,32 @@ def _(X, K1, K2, Kd, Kp, gamma, Wfc):
     return dict(res=r, pw=pw, logits=logits, score=logits[:, 3].sum(), dK1=dK1)
 
 
+
+# 8 a 4-block pre-norm causal transformer over named dims, tied readout, next-token loss
+def transformer_inputs(B=2, T=32, D=64, V=96):
+    rg = R(508); w = lambda *shape: (rg.standard_normal(shape) / np.sqrt(shape[-2])).astype(f32)
+    return dict(tokens=rg.integers(0, V, (B, T)).astype(np.int32), Emb=(0.5 * rg.standard_normal((V, D))).astype(f32),
+                Pos=(0.1 * rg.standard_normal((T, D))).astype(f32), Wqkv=w(4, D, 3 * D), Wo=w(4, D, D) / 2,
+                W1=w(4, D, 4 * D), W2=w(4, 4 * D, D) / 2)
+@case("transformer_stack", inputs=transformer_inputs, outputs=["x", "logp", "nll"], tol=(2e-3, 2e-4))
+def _(tokens, Emb, Pos, Wqkv, Wo, W1, W2):
+    Emb, Pos, Wqkv, Wo, W1, W2 = (a.astype(np.float64) for a in (Emb, Pos, Wqkv, Wo, W1, W2))
+    B, T = tokens.shape; D = Emb.shape[1]; hd = D // 4
+    norm = lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    gelu = lambda z: 0.5 * z * (1 + np.tanh(0.7978846 * (z + 0.044715 * z ** 3)))
+    heads = lambda a: a.reshape(B, T, 4, hd).transpose(0, 2, 1, 3)
+    xs = [Emb[tokens] + Pos]
+    for l in range(4):
+        x = xs[-1]; qkv = norm(x) @ Wqkv[l]; q, k, v = (heads(qkv[..., c * D:(c + 1) * D]) for c in range(3))
+        sc = np.where(np.tril(np.ones((T, T), bool)), q @ k.transpose(0, 1, 3, 2) / np.sqrt(hd), -np.inf)
+        p = np.exp(sc - sc.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
+        x1 = x + (p @ v).transpose(0, 2, 1, 3).reshape(B, T, D) @ Wo[l]
+        xs.append(x1 + gelu(norm(x1) @ W1[l]) @ W2[l])
+    lg = norm(xs[-1]) @ Emb.T; logp = lg - logsumexp(lg)[..., None]
+    nll = -np.take_along_axis(logp[:, :-1], tokens[:, 1:, None], -1).mean()
+    return dict(x=np.array(xs), logp=logp, nll=nll)
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
