@@ -75,7 +75,7 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             fence_strided_gathers(target, module)
         if target.has_defect("IREE-150"):
             fence_gathered_rows(target, module)
-        if target.has_defect("IREE-98") or target.has_defect("IREE-99"):
+        if any(target.has_defect(d) for d in ("IREE-98", "IREE-99", "IREE-268")):
             fence_unpackable_epilogue_operands(target, module)
         if target.has_defect("IREE-145"):
             fence_odd_tiled_pack_sources(target, module)

@@ -256,6 +256,37 @@ def _(tokens, Emb, Pos, Wqkv, Wo, W1, W2):
     return dict(x=np.array(xs), logp=logp, nll=nll)
 
 
+
+# 9 a temporal convolutional net: dilated causal convolutions as a recurrence over layers,
+# the gradient of the next-sample error by the stacked kernels
+def tcn_inputs(Cin=4, T=64, C=32, L=4):
+    rg = R(509); t = np.arange(T)
+    x = np.stack([np.sin(0.2 * t * (i + 1)) for i in range(Cin)]) + 0.1 * rg.standard_normal((Cin, T))
+    return dict(x=x.astype(f32), Win=(rg.standard_normal((C, Cin)) / 2).astype(f32),
+                K=(rg.standard_normal((L, C, C, 3)) / 10).astype(f32), bias=(0.1 * rg.standard_normal((L, C))).astype(f32),
+                head=(rg.standard_normal(C) / 6).astype(f32))
+def tcn_np(x, Win, K, bias, head):
+    L = len(K); T = x.shape[1]; hs = [Win @ x]; zs = []
+    for l in range(L):
+        h = hs[-1]; d = 2 ** l
+        z = sum(K[l, :, :, k] @ np.pad(h, ((0, 0), (k * d, 0)))[:, :T] for k in range(3)) + bias[l][:, None]
+        zs.append(z); hs.append(h + relu(z))
+    return hs, zs, head @ hs[-1][:, :-1]
+@case("tcn_dilated", inputs=tcn_inputs, outputs=["h", "pred", "mse", "dK", "field", "full_from"], tol=(2e-3, 2e-4), vk=True)
+def _(x, Win, K, bias, head):
+    x, Win, K, bias, head = (a.astype(np.float64) for a in (x, Win, K, bias, head)); L = len(K); T = x.shape[1]
+    hs, zs, pred = tcn_np(x, Win, K, bias, head)
+    dh = np.zeros_like(hs[-1]); dh[:, :-1] = np.outer(head, 2 * (pred - x[0, 1:]) / (T - 1)); dK = np.zeros_like(K)
+    for l in range(L - 1, -1, -1):
+        d = 2 ** l; dz = dh * (zs[l] > 0); h = hs[l]; dprev = dh.copy()
+        for k in range(3):
+            dK[l, :, :, k] = dz @ np.pad(h, ((0, 0), (k * d, 0)))[:, :T].T
+            dprev[:, :T - k * d] += K[l, :, :, k].T @ dz[:, k * d:]
+        dh = dprev
+    return dict(h=np.array(hs), pred=pred, mse=((pred - x[0, 1:]) ** 2).mean(), dK=dK,
+                field=np.int32(1 + sum(2 * 2 ** l for l in range(L))), full_from=np.int32([2 * (2 ** (l + 1) - 1) for l in range(L)]))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):

@@ -821,3 +821,23 @@ def test_a_reduction_read_along_two_loops_by_one_kernel():
         got = program(A=a, X=x)["XA"]
     d = a.astype(np.float64).sum(1)
     np.testing.assert_allclose(got, a / (d[:, None] * d[None, :]) @ x, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("contraction, reference", [
+    ("sum[c](head[c] * h[c, t])", lambda h, head: head @ h),
+    ("sum[c](h[t, c] * head[c])", lambda h, head: h @ head)])
+def test_a_matvec_beside_a_row_of_a_matrix(contraction, reference):
+    """IREE-268: a vecmat's (or matvec's) result minus a row of a matrix, `x[0, t + 1]`, failed
+    to compile on llvm-cpu ("write affecting operations on global resources are restricted to
+    workgroup distributed contexts"); the contraction's result passes a barrier first."""
+    src = f"""
+        let h: [f32; T, T];
+        let head: [f32; T];
+        let x: [f32; 2, T];
+        let e[t in 0..T - 1] = 2.0 * ({contraction} - x[0, t + 1]);
+    """
+    h, x = rng.standard_normal((9, 9)).astype(np.float32), rng.standard_normal((2, 9)).astype(np.float32)
+    head = rng.standard_normal(9).astype(np.float32)
+    with einc.load(einc.compile(src, target="llvm-cpu", outputs=["e"]).vmfb) as program:
+        got = program(h=h, head=head, x=x)["e"]
+    np.testing.assert_allclose(got, 2 * (reference(h, head)[:-1] - x[0, 1:]), rtol=1e-5, atol=1e-5)
