@@ -287,6 +287,39 @@ def _(x, Win, K, bias, head):
                 field=np.int32(1 + sum(2 * 2 ** l for l in range(L))), full_from=np.int32([2 * (2 ** (l + 1) - 1) for l in range(L)]))
 
 
+
+# 10 an LSTM language model (gates stacked, activations by a match), BPTT by the embedding and
+# the recurrent weights
+def lstm_inputs(T=24, B=4, V=80, E=32, H=48):
+    rg = R(510)
+    return dict(tokens=rg.integers(0, V, (T, B)).astype(np.int32), Emb=(0.5 * rg.standard_normal((V, E))).astype(f32),
+                Wx=(rg.standard_normal((4, E, H)) / np.sqrt(E)).astype(f32), Wh=(rg.standard_normal((4, H, H)) / np.sqrt(H)).astype(f32),
+                bias=(0.1 * rg.standard_normal((4, H))).astype(f32), Wout=(rg.standard_normal((H, V)) / np.sqrt(H)).astype(f32))
+@case("lstm_lm", inputs=lstm_inputs, outputs=["logits", "loss", "dEmb", "dWh", "perplexity", "hits"], tol=(2e-3, 2e-5))
+def _(tokens, Emb, Wx, Wh, bias, Wout):
+    Emb, Wx, Wh, bias, Wout = (a.astype(np.float64) for a in (Emb, Wx, Wh, bias, Wout))
+    T, B = tokens.shape; H = Wh.shape[1]; sig = lambda z: 1 / (1 + np.exp(-z))
+    hs, cs, gs = [np.zeros((B, H))], [np.zeros((B, H))], [None]
+    for t in range(1, T):
+        z = np.einsum("be,geh->gbh", Emb[tokens[t - 1]], Wx) + np.einsum("bk,gkh->gbh", hs[-1], Wh) + bias[:, None]
+        g = np.stack([sig(z[0]), sig(z[1]), np.tanh(z[2]), sig(z[3])]); gs.append(g)
+        cs.append(g[1] * cs[-1] + g[0] * g[2]); hs.append(g[3] * np.tanh(cs[-1]))
+    logits = np.zeros((T, B, Wout.shape[1])); logits[1:] = np.array(hs[1:]) @ Wout
+    n = (T - 1) * B; p = np.exp(logits - logsumexp(logits)[..., None])
+    loss = sum(logsumexp(logits[t])[b] - logits[t, b, tokens[t, b]] for t in range(1, T) for b in range(B)) / n
+    dEmb = np.zeros_like(Emb); dWh = np.zeros_like(Wh); dh = np.zeros((B, H)); dc = np.zeros((B, H))
+    for t in range(T - 1, 0, -1):
+        dl = p[t].copy(); dl[np.arange(B), tokens[t]] -= 1; dh = dh + dl @ Wout.T / n
+        g = gs[t]; tc = np.tanh(cs[t]); dc = dc + dh * g[3] * (1 - tc ** 2)
+        dg = np.stack([dc * g[2], dc * cs[t - 1], dc * g[0], dh * tc])
+        dz = dg * np.stack([g[0] * (1 - g[0]), g[1] * (1 - g[1]), 1 - g[2] ** 2, g[3] * (1 - g[3])])
+        dWh += np.einsum("bk,gbh->gkh", hs[t - 1], dz)
+        np.add.at(dEmb, tokens[t - 1], np.einsum("gbh,geh->be", dz, Wx))
+        dh = np.einsum("gbh,gkh->bk", dz, Wh); dc = dc * g[1]
+    hits = sum(int(logits[t, b].argmax() == tokens[t, b]) for t in range(1, T) for b in range(B))
+    return dict(logits=logits, loss=loss, dEmb=dEmb, dWh=dWh, perplexity=np.exp(loss), hits=np.int32(hits))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
