@@ -320,6 +320,40 @@ def _(tokens, Emb, Wx, Wh, bias, Wout):
     return dict(logits=logits, loss=loss, dEmb=dEmb, dWh=dWh, perplexity=np.exp(loss), hits=np.int32(hits))
 
 
+
+# 11 a small U-Net (library conv and max pool, a skip joined by two clauses), Dice loss gradients
+def conv3_grads(x, k, dy):
+    """The gradients of conv3_np(x, k) by x and by k, given dy."""
+    H, W = x.shape[2:]; xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    dk = np.array([[np.einsum("nohw,nchw->oc", dy, xp[:, :, a:a + H, b:b + W]) for b in range(3)] for a in range(3)]).transpose(2, 3, 0, 1)
+    return conv3_np(dy, k[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)), dk
+def unet_inputs(N=2, S=32):
+    rg = R(511); yy, xx = np.mgrid[0:S, 0:S]
+    mask = np.array([((yy - 10 - 8 * n) ** 2 + (xx - 14) ** 2 < 60).astype(f32) for n in range(N)])
+    X = (np.stack([mask, 1 - mask, mask * 0.5], 1) + 0.3 * rg.standard_normal((N, 3, S, S))).astype(f32)
+    return dict(X=X, mask=mask, K1=(rg.standard_normal((16, 3, 3, 3)) / 4).astype(f32), K2=(rg.standard_normal((32, 16, 3, 3)) / 10).astype(f32),
+                K3=(rg.standard_normal((16, 48, 3, 3)) / 15).astype(f32), Kh=(rg.standard_normal(16) / 3).astype(f32))
+@case("unet_small", inputs=unet_inputs, outputs=["prob", "dice", "dK1", "dK2", "predicted"], tol=(2e-3, 2e-5))
+def _(X, mask, K1, K2, K3, Kh):
+    X, mask, K1, K2, K3, Kh = (a.astype(np.float64) for a in (X, mask, K1, K2, K3, Kh))
+    N, _, S, _ = X.shape; h = S // 2
+    z1 = conv3_np(X, K1); e1 = relu(z1)
+    win = e1.reshape(N, 16, h, 2, h, 2); p1 = win.max((3, 5))
+    z2 = conv3_np(p1, K2); b = relu(z2)
+    cat = np.concatenate([e1, b.repeat(2, 2).repeat(2, 3)], 1)
+    z3 = conv3_np(cat, K3); d = relu(z3); prob = 1 / (1 + np.exp(-np.einsum("c,nchw->nhw", Kh, d)))
+    inter = (prob * mask).sum(); den = (prob + mask).sum() + 1; dice = 1 - (2 * inter + 1) / den
+    dprob = -(2 * mask * den - (2 * inter + 1)) / den ** 2
+    dd = np.einsum("c,nhw->nchw", Kh, dprob * prob * (1 - prob))
+    dcat, _ = conv3_grads(cat, K3, dd * (z3 > 0))
+    db = dcat[:, 16:].reshape(N, 32, h, 2, h, 2).sum((3, 5))
+    dp1, dK2 = conv3_grads(p1, K2, db * (z2 > 0))
+    hit = win == p1[:, :, :, None, :, None]
+    de1 = dcat[:, :16] + (hit * dp1[:, :, :, None, :, None]).reshape(e1.shape)
+    _, dK1 = conv3_grads(X, K1, de1 * (z1 > 0))
+    return dict(prob=prob, dice=dice, dK1=dK1, dK2=dK2, predicted=np.int32((prob > 0.5).sum()))
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
