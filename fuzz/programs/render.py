@@ -14,7 +14,7 @@ from dataclasses import fields, is_dataclass, replace
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, trailing_reduce, weak_literals)
+    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, trailing_reduce, walk, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -146,8 +146,19 @@ def _typed_by_data(node, dtype: str, own: set) -> bool:
         return True
     if getattr(node, "dtype", None) == "bool":
         return False
+    if isinstance(node, IfElse) and _decided_at_build(node.cond):
+        return all(_typed_by_data(b, dtype, own) for b in (node.then, node.other))
+    if isinstance(node, Match) and _decided_at_build(node.scrutinee):
+        return all(_typed_by_data(arm.body, dtype, own) for arm in node.arms)
     parts = tuple(arm.body for arm in node.arms) if isinstance(node, Match) else children(node)
     return any(_typed_by_data(p, dtype, own) for p in parts)
+
+
+def _decided_at_build(choice) -> bool:
+    """Whether einc may decide an `if`'s condition or a `match`'s scrutinee at build time (it
+    reads no tensor): then it elaborates only the branch taken, which alone types the value
+    (einc/semantics/core/untaken_branches.py), so every branch must type it."""
+    return not any(isinstance(n, (Read, Var)) for n in walk(choice))
 
 
 def _bare_where_stays(clause: Clause) -> bool:

@@ -12,14 +12,15 @@ storage is one-dimensional (flat_storage, as recurrence_chunks says), its points
 
 IREE-30: an invocation stops after ~65,535 loop iterations, inner loops included, so a chunk
 runs as many steps as fit in the target's `loop_budget`, by an upper bound of one step's iterations computed
-from the sizes (`_step_iterations`).
+from the sizes (`_step_iterations`). A single step past the budget would stop midway and leave wrong
+values, so the host asserts that one step fits (a run-time error naming the recurrence instead).
 """
 from __future__ import annotations
 
 from typing import Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow, gpu, linalg, scf, tensor, util
+from iree.compiler.dialects import arith, cf, flow, gpu, linalg, scf, tensor, util
 
 from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
@@ -101,7 +102,13 @@ def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
     for m in group.members:
         rows = m.window if m.window is not None else reads.tails[m] + len(reads.pins[m])
         fixed = arith.addi(fixed, _share(arith.muli(_rest_points(lw, m), index_const(rows))))
-    room = arith.subi(arith.maxui(index_const(lw.target.loop_budget), fixed), fixed)
+    budget = index_const(lw.target.loop_budget)
+    names = ", ".join(f"`{m.name}`" for m in group.members)
+    # "device limit: " makes the failure a RunError (einc/runtime/program.py `_as_run_error`)
+    cf.assert_(arith.cmpi(arith.CmpIPredicate.ule, arith.addi(fixed, per_step), budget),
+               f"device limit: a step of the recurrence {names} runs more loop iterations than one {lw.target.name} "
+               f"invocation may ({lw.target.loop_budget}, IREE-30) at these sizes: build it for llvm-cpu")
+    room = arith.subi(arith.maxui(budget, fixed), fixed)
     steps = arith.maxui(arith.divui(room, per_step), index_const(1))
     # kept a run-time value even where the sizes are constants: canonicalization rebuilds a
     # tensor.empty of constant sizes without its attributes, and CSE then merges the members'
