@@ -429,6 +429,25 @@ def _(a, b):
                 z=(U - N * M / 2) / np.sqrt(N * M * (N + M + 1) / 12))
 
 
+# 20 zigzag + LEB128 varints in fixed slots, offsets, decoding, an i8 view
+def varint_inputs():
+    rg = R(520)
+    v = np.concatenate([rg.integers(-70, 70, 8), rg.integers(-10 ** 5, 10 ** 5, 8), rg.integers(-2 ** 31, 2 ** 31 - 1, 8, dtype=np.int64),
+                        [0, -1, 63, -64, 64, 2 ** 31 - 1, -2 ** 31]])
+    return dict(v=v.astype(np.int32))
+@case("varint_zigzag", inputs=varint_inputs, outputs=["zz", "len_of", "byte", "offset", "total_bytes", "decoded", "ok", "signed", "continued"])
+def _(v):
+    z = ((v.astype(np.int64) << 1) ^ (v.astype(np.int64) >> 31)) & 0xFFFFFFFF
+    ln = np.array([max(1, (int(x).bit_length() + 6) // 7) for x in z])
+    byte = np.zeros((len(v), 5), np.uint8)
+    for n, x in enumerate(z):
+        for b in range(ln[n]):
+            byte[n, b] = ((int(x) >> (7 * b)) & 127) | (128 if b + 1 < ln[n] else 0)
+    off = np.concatenate([[0], np.cumsum(ln)]).astype(np.int32)
+    return dict(zz=z.astype(np.uint32), len_of=ln.astype(np.int32), byte=byte, offset=off, total_bytes=off[-1],
+                decoded=v, ok=np.bool_(True), signed=byte.view(np.int8), continued=np.int32((byte >= 128).sum()))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
