@@ -59,6 +59,9 @@ FAST_COST = ("a window op whose run-time sizes other than its batch ({}) are sum
              "this target's convolution takes at run time: measured as fast as with the sizes fixed")
 WRITTEN_OUT_COST = ("a pooling written out as one pass over its window's shifted slices of the image: measured "
                     "1.0-1.3x the time with the sizes fixed")
+BARE_WRITTEN_OUT_COST = ("a window over an image with no batch or channel axis (linalg has no op for it) written "
+                         "out as one pass over its window's shifted slices of the image: measured 0.4-1.3x the "
+                         "time with the sizes fixed")
 PAIRS_COST = ("a pooling over pairs of columns (its last window axis 2 points 2 apart), each pair one 64-bit "
               "read (128-bit in f64): measured 0.9-1.2x the time with the sizes fixed; an odd width runs as "
               "before (a 2-d one as IREE's op, 1.3-1.7x)")
@@ -76,6 +79,7 @@ PADDED_KEYS_COST = ("fused attention over a fixed key count: run-time batch and 
 FORMS = {"": ("", "", ""),
          "written out": ("", WRITTEN_OUT_COST, "the same pass, or IREE's op where that measured faster at "
                          "build-time sizes"),
+         "written out, no op": ("", BARE_WRITTEN_OUT_COST, "the same pass"),
          "over pairs of columns": (" over pairs of columns", PAIRS_COST, "the same pass on IREE's tiles (an "
                                    "odd width: IREE's op)"),
          "a matmul over its windows": (" as a matmul over its windows", WINDOWS_MATMUL_COST,

@@ -291,3 +291,48 @@ def test_short_rows_of_pairs_peel_where_masks_are_dear(emitted, monkeypatch, fla
     text = emitted(PAIRS, target, ["max2"])
     assert f"distribution = [1, 16, 32, 0], vector_common_parallel = {step}>" in text
     assert "pipeline<DoubleTilingExpert>>" not in text and "[1, 1, 2, 8]" not in text      # every step peeled
+
+
+# Windows over an image with no batch or channel axis: linalg has no op for them, so the CPU
+# targets write them out (one slice a window point) and Vulkan keeps a generic reduction.
+BARE = """
+let s: [f32; W];
+let img: [f32; H, W];
+let vol: [f32; D, H, W];
+let row_max[x] = max[q in 0..3](s[x + q]);
+let row_sum[x] = sum[q in 0..2](s[2 * x + 3 * q]);
+let eroded[y, x] = min[p in 0..3, q in 0..3](img[y + p, x + q]);
+let pooled[y, x] = max[p in 0..2, q in 0..2](img[2 * y + p, 2 * x + q]);
+let box[y, x] = sum[p in 0..3, q in 0..5](img[y + p, x + q]) / 15.0;
+let cube[z, y, x] = min[o in 0..2, p in 0..2, q in 0..2](vol[z + o, y + p, x + q]);
+"""
+BARE_OUTPUTS = ["row_max", "row_sum", "eroded", "pooled", "box", "cube"]
+
+
+def _bare_references(x: dict) -> dict:
+    s, img, vol = (x[k].astype(np.float64) for k in ("s", "img", "vol"))
+    win = strided_windows
+    return {"row_max": win(s, (3,), (0,)).max(axis=1),
+            "row_sum": win(s, (2,), (0,), stride=2, dilation=3).sum(axis=1),
+            "eroded": win(img, (3, 3), (0, 1)).min(axis=(2, 3)),
+            "pooled": win(img, (2, 2), (0, 1), stride=2).max(axis=(2, 3)),
+            "box": win(img, (3, 5), (0, 1)).sum(axis=(2, 3)) / 15.0,
+            "cube": win(vol, (2, 2, 2), (0, 1, 2)).min(axis=(3, 4, 5))}
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL, VULKAN_FULL])
+def test_windows_without_batch_or_channels_match_numpy(target):
+    with einc.load(built(BARE, target, BARE_OUTPUTS).vmfb) as program:
+        for h, w in ((7, 37), (4, 6), (9, 100)):
+            x = {"s": rng.standard_normal(w).astype(np.float32), "img": rng.standard_normal((h, w)).astype(np.float32),
+                 "vol": rng.standard_normal((3, h, w)).astype(np.float32)}
+            got = program(**x)
+            for name, want in _bare_references(x).items():
+                np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5, err_msg=f"{name} at {h}x{w}")
+
+
+def test_windows_without_batch_or_channels_are_written_out_on_the_cpu(emitted):
+    slices = _slice_strides(emitted(BARE, "llvm-cpu", BARE_OUTPUTS))
+    assert len(slices) == 3 + 2 + 9 + 4 + 15 + 8
+    assert "linalg.pooling" not in emitted(BARE, "llvm-cpu", BARE_OUTPUTS)
+    assert "extract_slice" not in emitted(BARE, "vulkan-spirv", BARE_OUTPUTS)

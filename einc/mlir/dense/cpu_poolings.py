@@ -23,7 +23,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.mlir.core.cpu_tiles import compilation_info
 from einc.mlir.core.shapes import index_const
-from einc.mlir.dense import pooling_rows
+from einc.mlir.dense import named_ops, pooling_rows
 from einc.mlir.dense.named_ops import Match, emit as emit_named
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -45,6 +45,11 @@ def emit(lw, found: Match, init: ir.Value) -> Optional[ir.Value]:
     return emit_named(lw, found, init, build=lambda ins, out: _pooled(found, window, ins[0], out))
 
 
+def form(lw, found: Match) -> str:
+    """The form `emit` gave `found` (named_ops.FORMS), for `einc build --explain`."""
+    return named_ops.BARE_WRITTEN_OUT if found.pattern.written_only else named_ops.WRITTEN_OUT
+
+
 def as_before(lw, found: Match, ins: list, out: ir.Value) -> ir.Value:
     """The pooling `found` of the image `ins[0]` into `out` as this rule or else IREE's op
     computes it (pooling_pairs, for a width it cannot take)."""
@@ -61,7 +66,7 @@ def _window(lw, found: Match) -> Optional[list[int]]:
     window = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
     if not all(w.is_const for w in window) or prod(w.const for w in window) > WINDOW_POSITIONS:
         return None
-    return [w.const for w in window] if _faster_written_out(found) else None
+    return [w.const for w in window] if found.pattern.written_only or _faster_written_out(found) else None
 
 
 def _faster_written_out(found: Match) -> bool:

@@ -286,7 +286,7 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
 # "": the op; or a function of the target and the op that says which): the first that takes it, a
 # target's own form, else the named op.
 DENSE_RULES = ((window_matmuls.emit, window_matmuls.form), (cpu_convolutions.emit, ""),
-               (pooling_pairs.emit, named_ops.PAIRS), (cpu_poolings.emit, named_ops.WRITTEN_OUT),
+               (pooling_pairs.emit, named_ops.PAIRS), (cpu_poolings.emit, cpu_poolings.form),
                (cpu_matmuls.emit, ""), (gpu_matmuls.emit, ""), (named_ops.emit, ""))
 
 # arith op names: (float, signed integer, unsigned integer or bool)

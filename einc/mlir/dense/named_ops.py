@@ -42,14 +42,17 @@ class Pattern:
     operands: tuple         # each operand's axes: a letter, or "y+p" for a window
     groups: bool = False    # letters may stand for runs of variables (contractions)
     strided: bool = True    # the op takes strides and dilations attributes
+    # linalg has no such op: only a target with `unrolled_poolings` takes it, written out
+    # (einc.mlir.dense.cpu_poolings); elsewhere the reduction stays a generic
+    written_only: bool = False
 
 
 def _contraction(op: str, out: str, lhs: str, rhs: str) -> Pattern:
     return Pattern(op, "sum", out, (lhs, rhs), groups=True, strided=False)
 
 
-def _pooling(op: str, kinds: str, out: str, operand: str) -> list[Pattern]:
-    return [Pattern(f"{op}_{kind}", kind, out, (operand,)) for kind in kinds.split()]
+def _pooling(op: str, kinds: str, out: str, operand: str, written_only: bool = False) -> list[Pattern]:
+    return [Pattern(f"{op}_{kind}", kind, out, (operand,), written_only=written_only) for kind in kinds.split()]
 
 
 PATTERNS: list[Pattern] = [
@@ -77,6 +80,11 @@ PATTERNS: list[Pattern] = [
     *_pooling("pooling_nchw", "max sum", "n c y x", "n c y+p x+q"),
     *_pooling("pooling_nhwc", "max min sum", "n y x c", "n y+p x+q c"),
     *_pooling("pooling_ndhwc", "max min sum", "n z y x c", "n z+o y+p x+q c"),
+    # windows over an image without batch or channel axes (`min[u, v](img[i + u, j + v])`: a
+    # filter, an erosion, a neighbour count)
+    *_pooling("pooling_x", "max min sum", "x", "x+q", written_only=True),
+    *_pooling("pooling_yx", "max min sum", "y x", "y+p x+q", written_only=True),
+    *_pooling("pooling_zyx", "max min sum", "z y x", "z+o y+p x+q", written_only=True),
 ]
 
 
@@ -91,6 +99,8 @@ MISCOMPILED = {"IREE-06": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv
 
 def emitted_on(target: Target, found: "Match") -> bool:
     """Whether `found`'s named op is emitted on `target` (else the reduction is a generic)."""
+    if found.pattern.written_only and not target.unrolled_poolings:
+        return False
     if any(found.pattern.op in ops for defect, ops in MISCOMPILED.items() if target.has_defect(defect)):
         return False
     if not target.has_defect("IREE-07") or not found.pattern.groups:
@@ -338,10 +348,12 @@ WINDOW_OPS = ("conv_", "depthwise_conv_", "pooling_")
 # shifted slices (cpu_poolings), one whose rows are read as pairs of columns (pooling_pairs), a
 # convolution as a matmul over its windows copied out as rows, or as its filter times its windows
 # copied straight into the matmul's packed operand (window_matmuls), fused attention over its
-# fixed keys padded to whole vector steps (attention).
+# fixed keys padded to whole vector steps (attention); a window over an image with no batch or
+# channel axis, which linalg has no op for, written out as a pooling is (cpu_poolings).
 WRITTEN_OUT, PAIRS, WINDOWS_MATMUL = "written out", "over pairs of columns", "a matmul over its windows"
+BARE_WRITTEN_OUT = "written out, no op"
 PACKED_WINDOWS, PADDED_KEYS = "a matmul by its packed windows", "over keys padded to whole steps"
-FORMS = (WRITTEN_OUT, PAIRS, WINDOWS_MATMUL, PACKED_WINDOWS, PADDED_KEYS)
+FORMS = (WRITTEN_OUT, BARE_WRITTEN_OUT, PAIRS, WINDOWS_MATMUL, PACKED_WINDOWS, PADDED_KEYS)
 
 
 @dataclass(frozen=True)
@@ -450,9 +462,11 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
     when an operand is not a device tensor. `build(ins, out)`, where given, computes the op's
     result from its operands and identity-filled output in another way (cpu_matmuls), `given`
     holding operands (by position) it made itself instead of reading their views."""
+    pattern = found.pattern
+    if pattern.written_only and build is None:
+        return None                 # no linalg op to emit: the reduction stays a generic
     perms = found.perms or (None,) * len(found.views)
     given = given or {}
-    pattern = found.pattern
     # IREE-09: a barrier keeps the producers of a batch_matmul's operands out of its dispatch
     fenced = pattern.op == "batch_matmul" and lw.target.has_defect("IREE-09")
     early = [fenced and k not in given and _views_fuse_into_encoding(lw.target, view, perm)
