@@ -82,6 +82,41 @@ def _(y, m0, q, rn):
                 sd=np.sqrt(np.stack([P[:, 0, 0], P[:, 1, 1]], 1)))
 
 
+# 4 unscented transform of polar to Cartesian, a batch of estimates
+def ukf_inputs():
+    rg = R(502); a = rg.standard_normal((3, 2, 2)) * 0.2
+    cov = a @ a.transpose(0, 2, 1) + np.diag([0.05, 0.02])
+    return dict(mu=np.array([[2.0, 0.3], [1.0, 1.2], [3.5, -0.7]]), cov=cov,
+                alpha=np.float64(0.8), beta=np.float64(2.0), kappa=np.float64(1.0))
+@case("unscented_polar", inputs=ukf_inputs, tol=(1e-9, 1e-11))
+def _(mu, cov, alpha, beta, kappa):
+    n = 2; lam = alpha ** 2 * (n + kappa) - n; c = np.sqrt(n + lam); L = np.linalg.cholesky(cov)
+    X = np.concatenate([mu[:, None], mu[:, None] + c * L.transpose(0, 2, 1), mu[:, None] - c * L.transpose(0, 2, 1)], 1)
+    Wm = np.full(5, 0.5 / (n + lam)); Wm[0] = lam / (n + lam); Wc = Wm.copy(); Wc[0] += 1 - alpha ** 2 + beta
+    Y = np.stack([X[..., 0] * np.cos(X[..., 1]), X[..., 0] * np.sin(X[..., 1])], -1)
+    ym = np.einsum("s,bsk->bk", Wm, Y); d = Y - ym[:, None]
+    return dict(L=L, X=X, Wm=Wm, Wc=Wc, Y=Y, ym=ym, yc=np.einsum("s,bsk,bsl->bkl", Wc, d, d), wsum=Wm.sum())
+
+
+# 5 bootstrap particle filter with systematic resampling
+def pf_inputs():
+    rg = R(503); T, N = 25, 64; xs = np.cumsum(0.3 * rg.standard_normal(T))
+    return dict(y=xs + 0.5 * rg.standard_normal(T), noise=rg.standard_normal((T, N)), offset=rg.random(T))
+@case("particle_filter", inputs=pf_inputs, tol=(1e-9, 1e-11))
+def _(y, noise, offset):
+    T, N = noise.shape; x = [np.zeros(N)]; P = [np.zeros(N)]; W = [np.zeros(N)]; CW = [np.zeros(N)]; A = [np.zeros(N, np.int32)]
+    for t in range(1, T):
+        p = x[-1] + 0.3 * noise[t]; lw = -0.5 * ((y[t] - p) / 0.5) ** 2
+        e = np.exp(lw - lw.max()); w = e / e.sum(); cw = np.cumsum(w)
+        a = np.minimum((cw[None, :] < ((np.arange(N) + offset[t]) / N)[:, None]).sum(1), N - 1).astype(np.int32)
+        P.append(p); W.append(w); CW.append(cw); A.append(a); x.append(p[a])
+    P, W = np.array(P), np.array(W); est = (W * P).sum(1); est[0] = 0.0
+    ess = np.concatenate([[0.0], 1.0 / (W[1:] ** 2).sum(1)]); A = np.array(A)
+    distinct = np.concatenate([[0], (A[1:, 1:] != A[1:, :-1]).sum(1) + 1]).astype(np.int32)
+    return dict(x=np.array(x), prop=P, w=W, cw=np.array(CW), anc=A, est=est, ess=ess, distinct=distinct,
+                rmse=np.sqrt(((est[1:] - y[1:]) ** 2).mean()))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)

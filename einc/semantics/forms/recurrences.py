@@ -550,7 +550,9 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     clause types at all (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination
     for up to MAX_UNSEEDED of them, one type for all beyond that, over SCALAR_TYPES and the
     other types the group's clauses `named` (`let r[t in 0..T] = if t == 0 { t as i16 } else
-    { r[t - 1] + 1 };` is i16)."""
+    { r[t - 1] + 1 };` is i16); last, f64, f16 or bf16 for the members typed by float literals
+    alone, those typed by int literals keeping their int (`x[0] = 0.0` meeting f64 data beside
+    a count `n[t] = sum[k](..)` that indexes x)."""
     yield guess
     tried = [guess]
     for dtype in (F32, F64, I32, F16, BF16, I64):
@@ -568,6 +570,14 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     for types in choices:
         alternative = {**guess, **dict(zip(members, types))}
         if alternative not in tried:
+            tried.append(alternative)
+            yield alternative
+    for dtype in (F64, F16, BF16):
+        # the float-literal members alone, the int-literal ones keeping an int: `x[0] = 0.0`
+        # meeting f64 data beside a count `n[t] = sum[k](if .. { 1 } else { 0 })` indexing x
+        alternative = {did: dtype if did in tentative and dt.is_float else dt for did, dt in guess.items()}
+        if alternative not in tried:
+            tried.append(alternative)
             yield alternative
 
 
@@ -685,7 +695,8 @@ def _gives_bool(expr) -> bool:
 
 
 def _result_literals(expr) -> list:
-    """The untyped literals `expr`'s value can be, through signs, arithmetic and branches."""
+    """The untyped literals `expr`'s value can be, through signs, arithmetic, branches and
+    reductions."""
     if isinstance(expr, (ast.IntLit, ast.FloatLit)):
         return [] if expr.suffix else [expr]
     if isinstance(expr, ast.Unary) and expr.op != "!":
@@ -700,6 +711,8 @@ def _result_literals(expr) -> list:
         return _result_literals(expr.body)
     if isinstance(expr, ast.Match):
         return [lit for arm in expr.arms for lit in _result_literals(arm.body)]
+    if isinstance(expr, ast.Reduction) and expr.op in ("sum", "prod", "max", "min"):
+        return _result_literals(expr.body)      # a count `sum[k](if .. { 1 } else { 0 })` is an int
     return []
 
 
