@@ -117,6 +117,68 @@ def _(y, noise, offset):
                 rmse=np.sqrt(((est[1:] - y[1:]) ** 2).mean()))
 
 
+# 6 quaternion attitude integration, rotation matrix, angles
+def quat_inputs():
+    t = np.arange(50) * 0.02
+    om = np.stack([0.8 * np.sin(t), 0.5 + 0.0 * t, -0.6 * np.cos(2 * t)], 1).astype(np.float32)
+    return dict(omega=om, v_body=np.float32([1.0, 0.0, 0.5]))
+def qmul(a, b):
+    return np.array([a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3], a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+                     a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1], a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+def qrot(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+@case("quaternion_attitude", inputs=quat_inputs, tol=(2e-4, 2e-5), vk=True)
+def _(omega, v_body):
+    om = omega.astype(np.float64); q = [np.array([1.0, 0, 0, 0])]
+    for t in range(1, len(om)):
+        n = q[-1] + 0.5 * 0.02 * qmul(q[-1], np.concatenate([[0.0], om[t]])); q.append(n / np.linalg.norm(n))
+    q = np.array(q); Rf = qrot(q[-1])
+    return dict(q=q, Rf=Rf, ortho=np.abs(Rf.T @ Rf - np.eye(3)).max(), angle=2 * np.arccos(min(abs(q[-1, 0]), 1.0)),
+                ypr=np.array([np.arctan2(Rf[1, 0], Rf[0, 0]), np.arcsin(-Rf[2, 0]), np.arctan2(Rf[2, 1], Rf[2, 2])]),
+                v_world=np.array([qrot(qt) @ v_body for qt in q]))
+
+
+# 7 three-link arm, inverse kinematics by gradient descent with @
+def arm_fk(th, L=np.array([1.0, 0.8, 0.5])):
+    phi = np.cumsum(th); return np.array([(L * np.cos(phi)).sum(), (L * np.sin(phi)).sum()])
+def arm_grad(th, target, L=np.array([1.0, 0.8, 0.5])):
+    phi = np.cumsum(th); d = arm_fk(th) - target
+    dx = -L * np.sin(phi); dy = L * np.cos(phi)          # d p / d phi_k
+    gphi = 2 * (d[0] * dx + d[1] * dy)
+    return np.cumsum(gphi[::-1])[::-1]                   # phi_k depends on th_j for j <= k
+@case("arm_ik", inputs=lambda: dict(target=np.array([1.2, 1.1]), theta0=np.array([0.3, 0.4, 0.2])), tol=(1e-8, 1e-10))
+def _(target, theta0):
+    th = [theta0]
+    for _ in range(1, 60):
+        th.append(th[-1] - 0.1 * arm_grad(th[-1], target))
+    th = np.array(th); path = np.array([arm_fk(t) for t in th]); err = np.linalg.norm(path - target, axis=1)
+    return dict(theta=th, err=err, path=path, elbow=th[:, 1] > 0, reach=np.float32(1.0) + np.float32(0.8) + np.float32(0.5), dist=np.linalg.norm(target),
+                converged=np.int32([s for s in range(60) if err[s] < 1e-3]))
+
+
+# 8 shoelace areas, centroids, ray casting, rotation invariance
+def poly_inputs():
+    rg = R(504); P, V = 4, 7
+    ang = np.sort(rg.random((P, V)) * 2 * np.pi, 1); rad = 1.0 + 0.6 * rg.random((P, V))
+    poly = np.stack([rad * np.cos(ang), rad * np.sin(ang)], -1) + rg.standard_normal((P, 1, 2)) * 0.5
+    poly[1] = poly[1, ::-1]                                     # one clockwise polygon
+    return dict(poly=poly, pts=rg.uniform(-2, 2, (9, 2)), angle=np.float64(0.7))
+@case("polygon_geometry", inputs=poly_inputs,
+      outputs=["area", "perimeter", "centroid", "ccw", "crossings", "inside", "n_inside", "area_rot"], tol=(1e-9, 1e-11))
+def _(poly, pts, angle):
+    nx = np.roll(poly, -1, 1); cr = poly[..., 0] * nx[..., 1] - nx[..., 0] * poly[..., 1]
+    area = 0.5 * cr.sum(1)
+    a, b = poly[:, None], nx[:, None]; x, y = pts[None, :, None, 0], pts[None, :, None, 1]
+    hit = ((a[..., 1] > y) != (b[..., 1] > y)) & (x < a[..., 0] + (y - a[..., 1]) * (b[..., 0] - a[..., 0]) / (b[..., 1] - a[..., 1]))
+    crossings = hit.sum(2).astype(np.int32); inside = crossings % 2 == 1
+    return dict(area=area, perimeter=np.linalg.norm(nx - poly, axis=2).sum(1),
+                centroid=((poly + nx) * cr[..., None]).sum(1) / (6 * area[:, None]), ccw=area > 0,
+                crossings=crossings, inside=inside, n_inside=inside.sum(0).astype(np.int32), area_rot=area)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
