@@ -179,6 +179,84 @@ def _(poly, pts, angle):
                 crossings=crossings, inside=inside, n_inside=inside.sum(0).astype(np.int32), area_rot=area)
 
 
+# 9 HMM forward-backward smoothing and one Baum-Welch update
+def hmm_inputs():
+    rg = R(505); S, K, T = 3, 4, 30
+    A = rg.random((S, S)) + 2 * np.eye(S); A /= A.sum(1, keepdims=True)
+    B = rg.random((S, K)) + 0.2; B /= B.sum(1, keepdims=True)
+    return dict(A=A, Bm=B, pi0=np.array([0.5, 0.3, 0.2]), obs=rg.integers(0, K, T).astype(np.int32))
+@case("hmm_baum_welch", inputs=hmm_inputs, tol=(1e-9, 1e-12))
+def _(A, Bm, pi0, obs):
+    T, S = len(obs), len(pi0); a = np.zeros((T, S)); c = np.zeros(T); b = np.ones((T, S))
+    a[0] = pi0 * Bm[:, obs[0]]; c[0] = a[0].sum(); a[0] /= c[0]
+    for t in range(1, T):
+        a[t] = a[t - 1] @ A * Bm[:, obs[t]]; c[t] = a[t].sum(); a[t] /= c[t]
+    for t in range(T - 2, -1, -1):
+        b[t] = A @ (Bm[:, obs[t + 1]] * b[t + 1]) / c[t + 1]
+    g = a * b
+    xi = a[:-1, :, None] * A[None] * (Bm[:, obs[1:]].T * b[1:])[:, None, :] / c[1:, None, None]
+    Bn = np.stack([g[obs == k].sum(0) for k in range(Bm.shape[1])], 1)
+    return dict(c=c, a=a, b=b[::-1], gamma=g, xi=xi, loglik=np.log(c).sum(), A_new=xi.sum(0) / g[:-1].sum(0)[:, None],
+                B_new=Bn, B_norm=Bn / Bn.sum(1, keepdims=True), pi_new=g[0], map_state=g.argmax(1).astype(np.int32))
+
+
+# 10 checkerboard Gibbs sampling on a periodic Ising grid, u32 LCG uniforms
+@case("gibbs_ising", inputs=lambda: dict(seed=R(506).integers(0, 2 ** 32, (6, 6), dtype=np.uint64).astype(np.uint32),
+                                         beta=np.float64(0.35)),
+      outputs=["black", "white", "mag", "energy", "late_mag"], tol=(1e-12, 1e-12))
+def _(seed, beta):
+    L, S = seed.shape[0], 30; st = [seed.astype(np.uint64)]
+    for _ in range(1, 2 * S):
+        st.append((st[-1] * 1664525 + 1013904223) % 2 ** 32)
+    uni = lambda v: (v // 256).astype(np.float64) / 16777216.0
+    nb = lambda g: np.roll(g, -1, 0) + np.roll(g, 1, 0) + np.roll(g, -1, 1) + np.roll(g, 1, 1)
+    draw = lambda h, u: np.where(u < 1.0 / (1.0 + np.exp(-2.0 * beta * h)), 1, -1)
+    even = (np.add.outer(np.arange(L), np.arange(L)) % 2) == 0
+    b = [np.where(seed % 2 == 0, 1, -1)]; w = [b[0]]
+    for s in range(1, S):
+        b.append(np.where(even, draw(nb(w[-1]), uni(st[2 * s - 1])), w[-1]))
+        w.append(np.where(~even, draw(nb(b[-1]), uni(st[2 * s])), b[-1]))
+    b, w = np.array(b, np.int32), np.array(w, np.int32); mag = w.sum((1, 2)) / L ** 2
+    return dict(black=b, white=w, mag=mag, energy=-(w * (np.roll(w, -1, 1) + np.roll(w, -1, 2))).sum((1, 2)).astype(np.int32),
+                late_mag=mag[S // 2:].mean())
+
+
+# 11 variational inference with reparameterised gradients
+def vi_inputs():
+    rg = R(507); x = rg.standard_normal(40)
+    return dict(x=x, yl=np.where(rg.random(40) < 1 / (1 + np.exp(-1.5 * x)), 1.0, -1.0), eps=rg.standard_normal(16))
+@case("vi_reparam", inputs=vi_inputs, tol=(1e-9, 1e-11))
+def _(x, yl, eps):
+    def elbo_grad(th):
+        sd = np.exp(th[1]); w = th[0] + sd * eps; z = yl[None] * x[None] * w[:, None]
+        lp = -np.logaddexp(0, -z).sum(1) - 0.5 * w ** 2
+        dw = ((yl * x)[None] / (1 + np.exp(z))).sum(1) - w
+        return lp.mean() + th[1], np.array([dw.mean(), (dw * sd * eps).mean() + 1.0])
+    th = [np.zeros(2)]
+    for _ in range(1, 80):
+        th.append(th[-1] + 0.02 * elbo_grad(th[-1])[1])
+    th = np.array(th)
+    return dict(th=th, trace_elbo=np.array([elbo_grad(t)[0] for t in th]), m_final=th[-1, 0], sd_final=np.exp(th[-1, 1]),
+                __stdout__=[f"q(w) = N({th[-1, 0]:.3f}, {np.exp(th[-1, 1]):.3f}^2)"])
+
+
+# 12 random-walk Metropolis on a banana density, i64 LCG
+@case("metropolis_banana", inputs=lambda: dict(start=np.array([0.5, -1.0]), seed=np.int64(20261201)), tol=(1e-12, 1e-12))
+def _(start, seed):
+    T = 400; st = [int(seed)]
+    for _ in range(1, 3 * T):
+        st.append((st[-1] * 1103515245 + 12345) % 2147483648)
+    u = np.array(st, np.float64) / 2147483648.0
+    logp = lambda z: -0.5 * z[0] ** 2 / 4.0 - 0.5 * (z[1] - 0.5 * z[0] ** 2 + 1.0) ** 2
+    x = [start]; prop = [np.zeros(2)]; acc = [False]
+    for t in range(1, T):
+        p = x[-1] + 0.8 * (2.0 * u[3 * t - 3:3 * t - 1] - 1.0); prop.append(p)
+        a = np.log(u[3 * t - 1] + 1e-300) < logp(p) - logp(x[-1]); acc.append(a); x.append(p if a else x[-1])
+    x = np.array(x)
+    return dict(st=np.array(st, np.int64), prop=np.array(prop), accept=np.array(acc), x=x, n_accept=np.int32(sum(acc)),
+                mean=x[T // 4:].mean(0), lp=np.array([logp(z) for z in x]))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
