@@ -257,6 +257,27 @@ def _(start, seed):
                 mean=x[T // 4:].mean(0), lp=np.array([logp(z) for z in x]))
 
 
+# 13 belief propagation on a chain: sum-product beliefs, max-product MAP labelling
+@case("bp_chain", inputs=lambda: dict(unary=R(508).standard_normal((12, 4)).astype(np.float32), coupling=np.float32(0.9)),
+      tol=(1e-5, 1e-6), vk=True)
+def _(unary, coupling):
+    u = unary.astype(np.float64); c = float(coupling); N, K = u.shape
+    psi = np.where(np.eye(K) == 1, np.exp(c), 1.0); fw = [np.full(K, 1 / K)]; bw = [np.full(K, 1 / K)]
+    for t in range(1, N):
+        m = (fw[-1] * np.exp(u[t - 1])) @ psi; fw.append(m / m.sum())
+        m = (bw[-1] * np.exp(u[N - t])) @ psi; bw.append(m / m.sum())
+    fw, bw = np.array(fw), np.array(bw); bel = fw * np.exp(u) * bw[::-1]; bel /= bel.sum(1, keepdims=True)
+    score = [u[0]]; ptr = [np.zeros(K, np.int32)]
+    for t in range(1, N):
+        cand = score[-1][:, None] + c * np.eye(K); score.append(u[t] + cand.max(0)); ptr.append(cand.argmax(0).astype(np.int32))
+    score, ptr = np.array(score), np.array(ptr); path = [int(score[-1].argmax())]
+    for r in range(1, N):
+        path.append(int(ptr[N - r, path[-1]]))
+    labels = np.int32(path[::-1])
+    return dict(fw=fw, bw=bw, belief=bel, marginal_map=bel.argmax(1).astype(np.int32), score=score, ptr=ptr,
+                best=score[-1].max(), path=np.int32(path), labels=labels, changes=np.int32((labels[1:] != labels[:-1]).sum()))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
