@@ -278,6 +278,23 @@ def _(unary, coupling):
                 best=score[-1].max(), path=np.int32(path), labels=labels, changes=np.int32((labels[1:] != labels[:-1]).sum()))
 
 
+# 14 Rodrigues rotations, composition, log map, d(rotated point)/d(rotation vector)
+def rodrigues_np(w):
+    th = np.linalg.norm(w); k = w / th
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * K @ K
+@case("rodrigues_so3", inputs=lambda: dict(rv=R(509).standard_normal((5, 3)) * 0.8, cloud=R(510).standard_normal((6, 3))),
+      outputs=["Rb", "C", "angle", "axis", "rel", "moved", "det", "tip", "dtip"], tol=(1e-8, 1e-10))
+def _(rv, cloud):
+    Rb = np.array([rodrigues_np(w) for w in rv]); C = Rb[1:] @ Rb[:-1]
+    ang = np.arccos(np.clip((np.trace(C, axis1=1, axis2=2) - 1) / 2, -1, 1))
+    axis = np.stack([C[:, 2, 1] - C[:, 1, 2], C[:, 0, 2] - C[:, 2, 0], C[:, 1, 0] - C[:, 0, 1]], 1) / (2 * np.sin(ang))[:, None]
+    tip = lambda w: rodrigues_np(w) @ cloud[0]; e = 1e-6
+    dtip = np.stack([(tip(rv[0] + e * d) - tip(rv[0] - e * d)) / (2 * e) for d in np.eye(3)], 1)
+    return dict(Rb=Rb, C=C, angle=ang, axis=axis, rel=Rb[1:] @ Rb[:-1].transpose(0, 2, 1),
+                moved=np.einsum("bij,pj->bpi", Rb, cloud), det=np.linalg.det(Rb), tip=tip(rv[0]), dtip=dtip)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
