@@ -44,12 +44,12 @@ def pid_np(sp, k, dt=0.05):
     u.append(ctl(err[0], integ[0], deriv[0]))
     for t in range(1, T):
         pos.append(pos[-1] + dt * vel[-1]); vel.append(vel[-1] + dt * (u[-1] - 0.6 * vel[-1] - 2.0 * pos[-2]))
-        err.append(sp[t] - pos[t]); integ.append(np.clip(integ[-1] + err[t] * dt, -1.5, 1.5))
+        err.append(sp[t] - pos[t]); integ.append(np.clip(integ[-1] + err[t] * dt, -0.5, 0.5))
         deriv.append((err[t] - err[t - 1]) / dt); u.append(ctl(err[t], integ[t], deriv[t]))
     return [np.array(a) for a in (pos, vel, err, integ, deriv, u)]
 def pid_inputs():
-    sp = np.where(np.arange(120) < 10, 0.0, 1.0); sp[80:] = 0.4
-    return dict(setpoint=sp, gains=np.array([6.0, 4.0, 0.8]))
+    sp = np.where(np.arange(200) < 10, 0.0, 1.0); sp[120:] = 0.4
+    return dict(setpoint=sp, gains=np.array([8.0, 3.0, 3.0]))
 @case("pid_plant", inputs=pid_inputs, tol=(1e-8, 1e-10))
 def _(setpoint, gains):
     pos, vel, err, integ, deriv, u = pid_np(setpoint, gains); T = len(setpoint)
