@@ -181,6 +181,13 @@ def test_a_bare_differential_is_the_tangent_along_the_one_input_read():
        "fn grad(X, w) { let r[n] = sum[d](X[n, d] * w[d]); let L = sum[n](r[n] * r[n]); @L / @w }\n"
        f"let g[d] = sum[{mb}](grad(X[mb], w)[d]);\n", "depend on `mb`, an index of an enclosing")
       for mb in ("mb", "mb in 0..M")],
+    # a Jacobian per point of an enclosing definition: a lowering failure ("not iterated by
+    # the enclosing kernel") when read whole-array, an E011 about a sub-array used whole when
+    # taken with respect to the point's row
+    *[("let m: [f64; 5, 2];\nfn f(x) { [x[0] * x[1], x[1] + x[0] * x[0]] }\n" + body
+       + "let d[t in 0..5] = g(m, t);\n", "derivative whose tensors depend on `t`, an index of an enclosing")
+      for body in ("fn g(m, t) { let y = f(m[t]); let J = @y / @m; J[0, t, 0] * J[1, t, 1] }\n",
+                   "fn g(m, t) { let r = m[t]; let y = f(r); let J = @y / @r; J[0, 0] * J[1, 1] }\n")],
     ("fn total(v: [f64; 3]) -> f64 { sum[i](v[i]) }\n@fn total(v) { 1.0 }\n"
      "let x: [f64; 3];\nlet s = total(x);\n", "derivative rule for `total`"),
 ])

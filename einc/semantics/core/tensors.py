@@ -202,12 +202,42 @@ def read_jacobian(lazy: LazyJacobian, subs: list, span, state: State, text: str)
     subs += [SLICE] * (lazy.rank - len(subs))
     state.note_jacobian_read(_Subscripts(tuple(subs), span), lazy.shape, [text] * len(subs),
                              [k for k, s in enumerate(subs) if s is not SLICE])
-    value = jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules)
+    value = not_per_point(jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules), state, span, "derivative")
     if isinstance(value, Read):
         # an element read under a guard (`if j < 3 { J[i, j] } else { .. }`) is bounds-checked
         # as one, like a tensor's read
         state.note_guards(value)
     return value
+
+
+def not_per_point(g: Value, state: State, span, what: str = "gradient") -> Value:
+    """A derivative whose tensors read an index of an enclosing definition or reduction (a
+    gradient asked for per microbatch inside `sum[mb](..)`, a Jacobian of a function called per
+    point) would need each of them batched over that index, as definitions are
+    (batch_over_outer_indices): not compiled yet, E011. A recurrence's step is no such index (a
+    step computes its tensors itself)."""
+    nodes = walk([g])
+    bound = set(state.recurrence_steps) | set(state.step_ranges) | set(state.step_ranges.values())
+    for n in nodes:
+        if isinstance(n, RecValue):
+            bound |= {n.group.t_var} | {v for m in n.group.members for c in m.clauses for v in c.vars}
+    for n in nodes:
+        per_point(body_vars(n) - set(n.vars) - bound if isinstance(n, Generic) else (), span, what)
+    return g
+
+
+def per_point(outer, span, what: str = "gradient") -> None:
+    if outer:
+        names = ", ".join(sorted(f"`{v.name}`" for v in outer))
+        raise d.error(d.UNSUPPORTED, f"a {what} whose tensors depend on {names}, an index of an "
+                      "enclosing definition or reduction, is not compiled yet", span,
+                      hint="differentiate the sum instead: the gradient of `sum[mb](loss(..))` is "
+                      "the sum of the per-index gradients; for a Jacobian per point, differentiate "
+                      "whole arrays outside the definition and read the entries (`J[t, i, t, j]`)")
+
+
+def body_vars(g: Generic) -> set:
+    return set().union(*(free_vars(v) for v in (g.body, g.guard) if v is not None))
 
 
 @dataclass
