@@ -155,6 +155,25 @@ def test_a_count_that_indexes_a_recurrence_of_float_literals_stays_an_integer(ru
     np.testing.assert_array_equal(out["n"], np.array(ns))
 
 
+def test_a_count_read_by_value_in_a_recurrence_stays_an_integer(run):
+    """As outside a recurrence, a count read by value through a cast stays i32 while its partner
+    takes the f64 of the data its float literals meet."""
+    c = np.array([0.1, 0.7, 0.3, 0.9])
+    out = run("""
+        let c: [f64; N];
+        let x[0] = 0.0;
+        let n[t in 1..4] = sum[k](if c[k] * x[t - 1] < 0.5 { 1 } else { 0 });
+        let x[t in 1..4] = x[t - 1] + (n[t] as f64) * 0.25 + c[t];
+    """, c=c)
+    x, ns = [0.0], [0]
+    for t in range(1, 4):
+        ns.append(int((c * x[-1] < 0.5).sum()))
+        x.append(x[-1] + ns[-1] * 0.25 + c[t])
+    assert out["x"].dtype == np.float64 and out["n"].dtype == np.int32
+    np.testing.assert_allclose(out["x"], np.array(x), **TIGHT)
+    np.testing.assert_array_equal(out["n"], np.array(ns))
+
+
 def test_a_recurrence_starting_at_an_int_literal_stays_an_integer_when_its_steps_are(run):
     k = np.array([3, -2, 2 ** 40, 5, 7], dtype=np.int64)
     out = run("""

@@ -541,7 +541,9 @@ def _components_read_first(clauses_by_member: dict) -> list:
 
 def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     """The first guess; then the other types the literals of members typed only by literals can
-    take: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
+    take, those of float literals first with the int-literal members keeping their int (a count
+    `n[t] = sum[k](if .. { 1 } else { 0 })` stays i32 beside `x[0] = 0.0` meeting f64 data),
+    then all of them: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
     data; `let a[0] = 0; let a[t in 1..T] = a[t - 1] * 0.5 + x[t];` is x's float, as an int
     literal beside a float one is a float), i32 (an unseeded index such as `p[t] = min[j](if ..
     { j } else { N })` is i32 before i64), f16, bf16, and i64 for int literals; each alone,
@@ -550,19 +552,18 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     clause types at all (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination
     for up to MAX_UNSEEDED of them, one type for all beyond that, over SCALAR_TYPES and the
     other types the group's clauses `named` (`let r[t in 0..T] = if t == 0 { t as i16 } else
-    { r[t - 1] + 1 };` is i16); last, f64, f16 or bf16 for the members typed by float literals
-    alone, those typed by int literals keeping their int (`x[0] = 0.0` meeting f64 data beside
-    a count `n[t] = sum[k](..)` that indexes x)."""
+    { r[t - 1] + 1 };` is i16)."""
     yield guess
     tried = [guess]
     for dtype in (F32, F64, I32, F16, BF16, I64):
         for together in (set(), unseeded):
-            alternative = {did: (dtype if (did in tentative and _literals_take(dt, dtype)) or did in together
-                                 else dt)
-                           for did, dt in guess.items()}
-            if alternative not in tried:
-                tried.append(alternative)
-                yield alternative
+            for ints_too in (False, True):      # int-literal members keep their int first
+                alternative = {did: (dtype if (did in tentative and _literals_take(dt, dtype)
+                                               and (ints_too or not dt.is_int)) or did in together else dt)
+                               for did, dt in guess.items()}
+                if alternative not in tried:
+                    tried.append(alternative)
+                    yield alternative
     members = sorted(unseeded, key=list(guess).index)
     types = SCALAR_TYPES + named
     choices = itertools.product(types, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
@@ -570,14 +571,6 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     for types in choices:
         alternative = {**guess, **dict(zip(members, types))}
         if alternative not in tried:
-            tried.append(alternative)
-            yield alternative
-    for dtype in (F64, F16, BF16):
-        # the float-literal members alone, the int-literal ones keeping an int: `x[0] = 0.0`
-        # meeting f64 data beside a count `n[t] = sum[k](if .. { 1 } else { 0 })` indexing x
-        alternative = {did: dtype if did in tentative and dt.is_float else dt for did, dt in guess.items()}
-        if alternative not in tried:
-            tried.append(alternative)
             yield alternative
 
 
