@@ -60,13 +60,14 @@ class Streams:
     counts: random.Random | None = None     # a count as a filtered comprehension's length (ExpressionGenerator._counted)
     folds: random.Random | None = None      # an integer sum's body that folds to a constant (ExpressionGenerator._folding)
     rims: random.Random | None = None       # a guarded rim clause beside a step's interior (ProgramGenerator.with_rim)
+    tallies: random.Random | None = None    # a count member indexing a float member's row (ProgramGenerator.with_tally)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
-                      "pieces", "pads", "counts", "folds", "rims")))
+                      "pieces", "pads", "counts", "folds", "rims", "tallies")))
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ TRIANGLE_SHARE = 0.2               # of the members with one other axis, those m
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 RIM_SHARE = 0.3                    # of the others, those given a guarded rim clause beside their interior steps
+TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
@@ -142,7 +143,7 @@ class ProgramGenerator:
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
-        self.rims = streams.rims
+        self.rims, self.tallies = streams.rims, streams.tallies
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
@@ -455,6 +456,8 @@ class ProgramGenerator:
             tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         lane = "jkl"[len(lanes) - 1] if layout == "lanes" else None
         members = [self.member(k, tensors, start, lane, tensors[k].name in triangles) for k in range(len(tensors))]
+        if lane is None and not self.long_back and not triangles:
+            members, names, tensors = self.with_tally(members, tensors, names, start)
         self.long_back = 0
         layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])
         for tensor in tensors:
@@ -553,6 +556,43 @@ class ProgramGenerator:
             if me.dtype not in FLOATS else self.rims.choice((0.0, 0.5, -1.25))
         step = replace(clauses[-1].slots[0], explicit=True)
         return [Clause((step,) + main[1:], Lit(value, me.dtype), (Where(None, rim),))]
+
+    def with_tally(self, members: list, tensors: list, names: list, start: int) -> tuple[list, list, list]:
+        """Some of the time (from `tallies`, a stream of its own) a count member before a float
+        member x with a second axis of S points, `c[t] = sum[k in 0..S](if x[t - 1, k, ..] < v
+        { 1 } else { 0 })` after a start of 0, and x, started at literals, with steps reading
+        `x[t - 1, c[t] % S, ..]`: the count's int literals keep i32 while x's take the type of
+        the data they meet."""
+        floats = [k for k, m in enumerate(tensors) if m.dtype in ("f32", "f64") and len(m.shape) > 1 and m.sizes[1] > 1]
+        if self.tallies is None or not floats or self.tallies.random() >= TALLY_SHARE:
+            return members, names, tensors
+        k = self.tallies.choice(floats)
+        x, name = tensors[k], self.gen.name("c")
+        t, back = Index("t"), Binary("-", Index("t"), Lit(1, "i32"), "i32")
+        fixed = tuple(Lit(self.tallies.randrange(size), "i32") for size in x.sizes[2:])
+        below = Binary("<", Read(x.name, (back, Index("k")) + fixed, x.dtype),
+                       Lit(self.tallies.choice((0.0, 0.5, -0.25)), x.dtype), "bool")
+        count = Reduce("sum", (Range("k", Bound(0), x.shape[1]),), IfElse(below, Lit(1, "i32"), Lit(0, "i32"), "i32"),
+                       None, "i32")
+        tally = Define(name, "i32", (Clause((Slot("t", Bound(0), Bound(start)),), Lit(0, "i32")),
+                                     Clause((Slot("t", Bound(start), x.shape[0]),), count)))
+        row = Binary("%", Read(name, (t,), "i32"), Lit(x.sizes[1], "i32"), "i32")
+        pick = Read(x.name, (back, row) + tuple(Index("jkl"[a]) for a in range(1, len(x.shape) - 1)), x.dtype)
+
+        def steps(c: Clause) -> Clause:
+            if c.slots[0].lo != Bound(start) or any(s.var is None for s in c.slots) or isinstance(c.body, Lit):
+                return c
+            return replace(c, body=Binary("+", c.body, Binary("*", Lit(0.25, x.dtype), pick, x.dtype), x.dtype))
+        # x starts at a choice of literals, so that only the data its steps meet types it (render
+        # writes them unsuffixed where another clause is typed by data)
+        first = IfElse(Binary("==", Index("j"), Lit(0, "i32"), "bool"), Lit(self.tallies.choice((0.5, 1.0)), x.dtype),
+                       Lit(0.0, x.dtype), x.dtype)
+        start_clause = Clause((Slot("t", Bound(0), Bound(start)),)
+                              + tuple(Slot("jkl"[a], Bound(0), b) for a, b in enumerate(x.shape[1:])), first)
+        later = [steps(c) for c in members[k].clauses if c.slots[0].lo.dim or c.slots[0].lo.const >= start]
+        stepped = replace(members[k], clauses=(start_clause, *later))
+        return (members[:k] + [tally, stepped] + members[k + 1:], names[:k] + [name] + names[k:],
+                tensors + [Tensor(name, "i32", x.shape[:1], x.sizes[:1])])
 
     def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
         """A member of independent series along its last axis (`rest[-1]`): a literal start, then
