@@ -552,7 +552,9 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     clause types at all (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination
     for up to MAX_UNSEEDED of them, one type for all beyond that, over SCALAR_TYPES and the
     other types the group's clauses `named` (`let r[t in 0..T] = if t == 0 { t as i16 } else
-    { r[t - 1] + 1 };` is i16)."""
+    { r[t - 1] + 1 };` is i16); last, the seeded float-literal members at f64, f16 or bf16 with
+    each of those types for all the unseeded ones (`n[t] = min(sum[k](..), N - 1)` is i32 beside
+    `x[0] = 0.0` meeting f64 data)."""
     yield guess
     tried = [guess]
     for dtype in (F32, F64, I32, F16, BF16, I64):
@@ -568,10 +570,21 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     types = SCALAR_TYPES + named
     choices = itertools.product(types, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
         else ((t,) * len(members) for t in types)
-    for types in choices:
-        alternative = {**guess, **dict(zip(members, types))}
+    for choice in choices:
+        alternative = {**guess, **dict(zip(members, choice))}
         if alternative not in tried:
+            tried.append(alternative)
             yield alternative
+    for dtype in (F64, F16, BF16):
+        # the seeded float-literal members at another float, one type for all the unseeded ones:
+        # `x[0] = 0.0` meeting f64 data beside `n[t] = min(sum[k](..), N - 1)` indexing x
+        base = {did: dtype if did in tentative and did not in unseeded and dt.is_float else dt
+                for did, dt in guess.items()}
+        for t in types if base != guess else ():
+            alternative = {**base, **{did: t for did in members}}
+            if alternative not in tried:
+                tried.append(alternative)
+                yield alternative
 
 
 def _literals_take(guessed, dtype) -> bool:
