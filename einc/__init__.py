@@ -11,7 +11,8 @@
 Errors: einc.CompileError (a mistake in the program; str() is `file:line:col: error[Ennn]:
 message`, one line per diagnostic), einc.OptionError (a bad build option, a ValueError) and
 einc.RunError (bad inputs, a failed assert, an unavailable device: one line; a failed assert
-reads `file:line:col: error[E006]: assertion failed: message`).
+reads `file:line:col: error[E006]: assertion failed: message`). einc.BuildWarning (a warning): a
+module built another way than asked, e.g. again without CPU data tiling after IREE's compiler crashed.
 Artifacts and loaded programs pickle as their module bytes, so they go to worker processes.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from einc.diagnostics import CompileError, OptionError
+from einc.diagnostics import BuildWarning, CompileError, OptionError
 from einc.driver import DEFAULT_THRESHOLD   # (the driver loads the compiler only when called)
 from einc.target import DEFAULT, get as get_target
 from einc.version import einc_version
@@ -30,7 +31,7 @@ from einc.version import einc_version
 if TYPE_CHECKING:
     from einc.backend.parameters import Archive
 
-__all__ = ["compile", "load", "jit", "Artifact", "CompileError", "OptionError", "RunError", "__version__"]
+__all__ = ["compile", "load", "jit", "Artifact", "BuildWarning", "CompileError", "OptionError", "RunError", "__version__"]
 __version__ = einc_version()
 
 

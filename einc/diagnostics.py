@@ -163,6 +163,11 @@ def first_line(err: Exception) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
+class BuildWarning(UserWarning):
+    """A module was built, but not as asked: e.g. again with other IREE flags after IREE's
+    compiler crashed, its kernels possibly slower."""
+
+
 class OptionError(ValueError):
     """A build option the program cannot take (`--dim` naming no dim of it): a mistake in how
     the compiler was asked, reported without a source location."""

@@ -143,11 +143,12 @@ def build_ir(program, ir_program, target: Target | str, *, fp_contract: bool = F
              weights_threshold: int | None = DEFAULT_THRESHOLD) -> Built:
     """The module of a program the front end already went through, with its constant arrays of
     at least `weights_threshold` bytes (every one for 0, none for None) in a parameter archive."""
-    from einc.backend import compile_mlir
+    from einc.backend import compile_mlir, start_compiler
     from einc.backend.parameters import write_archive
     from einc.mlir.signature import record_parameters
     from einc.mlir.weights import Weights
     target, weights = get_target(target), Weights(weights_threshold)
+    start_compiler()
     module = lower_ir(program, ir_program, target, fp_contract=fp_contract, weights=weights)
     if not weights.arrays:
         return Built(compile_mlir(module, target))

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 from einc.diagnostics import OptionError
 
-# IREE's in-process compiler reports through the process's fd 2, which a build redirects:
-# one build at a time in a process, whichever callable asks.
+# One build at a time in a process, whichever callable asks: IREE's compiler already uses every
+# core, and a thread that waited finds the module another thread built for the same sizes.
 _BUILD_LOCK = threading.Lock()
 
 

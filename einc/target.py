@@ -41,6 +41,9 @@ class Target:
     # flags replacing those of the same option on a host of a vector unit, as (unit, flags)
     # pairs; the unit as einc.host_cpu.vector_unit() names it
     host_flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # flags added for a second try when IREE's compiler crashes on a module (IREE-266): a module
+    # whose kernels may be slower rather than none
+    flags_after_a_crash: tuple[str, ...] = ()
 
     @property
     def tuned_to_host(self) -> bool:
@@ -114,7 +117,9 @@ _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45",
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, unrolled_poolings=True,
             row_gathers=True,
             fused_attention_scores=1 << 21,
-            defects=_CPU_DEFECTS, input_alignment=16)
+            defects=_CPU_DEFECTS, input_alignment=16,
+            # IREE-266: the crashes seen are in CPU data tiling (MaterializeDeviceEncodingPass)
+            flags_after_a_crash=("--iree-opt-data-tiling=false",))
 
 _RECORDS = (
     Target("llvm-cpu", _LOCAL_CPU + ("--iree-llvmcpu-target-cpu=host",) + _COMMON + _HOST_MATMULS, _CPU_DEVICES,

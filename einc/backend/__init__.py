@@ -5,11 +5,11 @@ einc.backend for `write_artifact` (as `einc run` does) stays cheap.
 """
 from einc.backend.artifact import write_artifact
 
-__all__ = ["compile_mlir", "write_artifact", "IreeCompileError"]
+__all__ = ["compile_mlir", "start_compiler", "write_artifact", "IreeCompileError", "IreeCompilerCrash"]
 
 
 def __getattr__(name: str):
-    if name in ("compile_mlir", "IreeCompileError"):
+    if name in ("compile_mlir", "start_compiler", "IreeCompileError", "IreeCompilerCrash"):
         from einc.backend import iree_compile
         return getattr(iree_compile, name)
     raise AttributeError(f"module 'einc.backend' has no attribute {name!r}")

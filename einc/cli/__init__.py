@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 import click
 
@@ -43,6 +44,21 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run_cli(argv: list[str] | None) -> int:
+    from einc.diagnostics import BuildWarning
+    with warnings.catch_warnings():
+        python_shows = warnings.showwarning
+
+        def show(message, category, *where, **more) -> None:
+            """A BuildWarning as one `warning: ...` line; any other as Python shows it."""
+            if issubclass(category, BuildWarning):
+                click.echo(f"warning: {message}", err=True)
+            else:
+                python_shows(message, category, *where, **more)
+        warnings.showwarning = show
+        return _run_einc(argv)
+
+
+def _run_einc(argv: list[str] | None) -> int:
     from einc.diagnostics import CompileError, OptionError
     from einc.runtime.errors import RunError
 

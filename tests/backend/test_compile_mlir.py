@@ -96,7 +96,7 @@ def test_the_compiler_runs_on_a_stack_deep_enough_for_its_recursion(tmp_path):
 
 
 def test_a_failure_on_the_compilers_thread_reaches_the_caller():
-    from einc.backend.iree_compile import _on_a_deep_stack
+    from einc.backend.compile_server import on_a_deep_stack as _on_a_deep_stack
 
     def fails():
         raise IreeCompileError("llvm-cpu", "no")
