@@ -295,6 +295,56 @@ def _(rv, cloud):
                 moved=np.einsum("bij,pj->bpi", Rb, cloud), det=np.linalg.det(Rb), tip=tip(rv[0]), dtip=dtip)
 
 
+# 15 occupancy grid from range beams, log-odds, match on counts
+def occ_inputs():
+    rg = R(511)
+    r = rg.uniform(0.8, 3.0, 24).astype(np.float32); r[rg.random(24) < 0.25] = 3.5
+    return dict(pose=np.float32([2.0, 1.9, 0.6]), ranges=r)
+@case("occupancy_grid", inputs=occ_inputs, tol=(1e-5, 1e-6))
+def _(pose, ranges):
+    f = np.float32; B = len(ranges); S = 14
+    ang = (pose[2] + f(-1.2)) + f(2.4) * np.arange(B, dtype=f) / f(B - 1)
+    cell = lambda v: np.floor(v / f(0.25)).astype(np.int32)
+    frac = ranges[:, None] * np.arange(S, dtype=f)[None] / f(S)
+    fx = cell(pose[0] + frac * np.cos(ang)[:, None]); fy = cell(pose[1] + frac * np.sin(ang)[:, None])
+    hx = cell(pose[0] + ranges * np.cos(ang)); hy = cell(pose[1] + ranges * np.sin(ang)); hit = ranges < f(3.5)
+    free = np.zeros((16, 16), np.int32); occ = np.zeros((16, 16), np.int32)
+    for i in range(16):
+        for j in range(16):
+            free[i, j] = ((fx == j) & (fy == i)).sum(); occ[i, j] = (hit & (hx == j) & (hy == i)).sum()
+    lo = np.minimum(np.maximum(free.astype(f) * f(-0.4) + occ.astype(f) * f(0.85), f(-2.0)), f(3.0))
+    prob = f(1) / (f(1) + np.exp(-lo))
+    label = np.where((occ == 0) & (free == 0), 0, np.where(occ == 0, 1, np.where(occ > free, 2, 3))).astype(np.int32)
+    return dict(angle=ang, fx=fx, fy=fy, hx=hx, hy=hy, hit=hit, free_count=free, occ_count=occ, logodds=lo, prob=prob,
+                label=label, n_occupied=np.int32((prob > 0.7).sum()), returns=np.int32(np.nonzero(hit)[0]))
+
+
+# 16 shooting MPC for a unicycle, gradient through the rollout by @
+def unicycle_roll(u, dt=0.2):
+    s = [np.zeros(3)]
+    for t in range(len(u)):
+        x, y, th = s[-1]
+        s.append(np.array([x + dt * u[t, 0] * np.cos(th), y + dt * u[t, 0] * np.sin(th), th + dt * u[t, 1]]))
+    return np.array(s)
+def unicycle_grad(u, goal, dt=0.2):
+    s = unicycle_roll(u); H = len(u); g = np.zeros_like(u)
+    lam = np.array([2 * (s[H, 0] - goal[0]), 2 * (s[H, 1] - goal[1]), 0.0])
+    for t in range(H - 1, -1, -1):
+        th = s[t, 2]
+        g[t, 0] = lam[0] * dt * np.cos(th) + lam[1] * dt * np.sin(th)
+        g[t, 1] = lam[2] * dt
+        lam = np.array([lam[0], lam[1], lam[2] - lam[0] * dt * u[t, 0] * np.sin(th) + lam[1] * dt * u[t, 0] * np.cos(th)])
+    return g + 0.02 * u
+@case("unicycle_mpc", inputs=lambda: dict(goal=np.array([1.5, 1.0]), u0=np.tile([1.0, 0.1], (8, 1))), tol=(1e-8, 1e-10))
+def _(goal, u0):
+    cost = lambda u: ((unicycle_roll(u)[-1, :2] - goal) ** 2).sum() + 0.01 * (u ** 2).sum()
+    U = [u0]
+    for _ in range(1, 25):
+        U.append(U[-1] - 0.05 * unicycle_grad(U[-1], goal))
+    U = np.array(U); path = unicycle_roll(U[-1])
+    return dict(U=U, J=np.array([cost(u) for u in U]), path=path, miss=np.linalg.norm(path[-1, :2] - goal))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
