@@ -1,8 +1,9 @@
 """Hold-out programs, fifth round (control, robotics, geometry, probabilistic inference): LQR by a
 backward Riccati recurrence, a PID loop on a plant, an extended Kalman filter with Jacobians by @,
-unscented sigma points, a particle filter with systematic resampling, quaternion attitude, arm
-kinematics with inverse kinematics by gradient descent, polygon areas and ray casting, HMM smoothing
-with a Baum-Welch update, Gibbs sampling, belief propagation and variational inference, each checked
+unscented sigma points, a particle filter with systematic resampling, shooting MPC for a unicycle,
+quaternion attitude, Rodrigues rotations, arm kinematics with inverse kinematics by gradient
+descent, polygon areas and ray casting, an occupancy grid, HMM smoothing with a Baum-Welch update,
+Gibbs sampling, Metropolis-Hastings, belief propagation and variational inference, each checked
 against NumPy computed here. Each case states its tolerance (`tol`, rtol and atol; integers and bools
 compare exactly); `vk` cases run on vulkan-spirv too."""
 import numpy as np
@@ -345,6 +346,7 @@ def _(goal, u0):
     return dict(U=U, J=np.array([cost(u) for u in U]), path=path, miss=np.linalg.norm(path[-1, :2] - goal))
 
 
+@pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
