@@ -346,6 +346,27 @@ def _(goal, u0):
     return dict(U=U, J=np.array([cost(u) for u in U]), path=path, miss=np.linalg.norm(path[-1, :2] - goal))
 
 
+# 17 complementary filter, gated accelerometer, gyro bias from still samples
+def cf_inputs():
+    rg = R(512); T = 300; t = np.arange(T) * 0.01
+    truth = np.where(t < 0.2, 0.0, 0.6 * np.sin(2.0 * (t - 0.2)))
+    gyro = np.gradient(truth, 0.01) + 0.05 + 0.02 * rg.standard_normal(T)
+    mag = np.ones(T); mag[rg.random(T) < 0.1] = 1.5
+    acc = np.stack([np.cos(truth), np.sin(truth)], 1) * mag[:, None] + 0.02 * rg.standard_normal((T, 2))
+    return dict(gyro=gyro.astype(np.float32), acc=acc.astype(np.float32), truth=truth.astype(np.float32))
+@case("complementary_filter", inputs=cf_inputs,
+      outputs=["bias", "acc_angle", "trusted", "theta", "gyro_only", "rms_filter", "rms_gyro", "gated", "worst"], tol=(2e-4, 2e-5))
+def _(gyro, acc, truth):
+    g, a, tr = (v.astype(np.float64) for v in (gyro, acc, truth)); T = len(g); alpha = 0.5 / 0.51
+    bias = g[:20].mean(); ang = np.arctan2(a[:, 1], a[:, 0]); n = np.hypot(a[:, 0], a[:, 1]); ok = (n > 0.8) & (n < 1.2)
+    th = [ang[0]]; go = [ang[0]]
+    for t in range(1, T):
+        p = th[-1] + (g[t] - bias) * 0.01; th.append(alpha * p + (1 - alpha) * ang[t] if ok[t] else p); go.append(go[-1] + g[t] * 0.01)
+    th, go = np.array(th), np.array(go); e = th - tr
+    return dict(bias=bias, acc_angle=ang, trusted=ok, theta=th, gyro_only=go, rms_filter=np.sqrt((e ** 2).mean()),
+                rms_gyro=np.sqrt(((go - tr) ** 2).mean()), gated=np.int32(np.nonzero(~ok)[0]), worst=np.abs(e).max())
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
