@@ -367,6 +367,38 @@ def _(gyro, acc, truth):
                 rms_gyro=np.sqrt(((go - tr) ** 2).mean()), gated=np.int32(np.nonzero(~ok)[0]), worst=np.abs(e).max())
 
 
+# 18 fixed-point Q12 PID with i64 products, i16 saturation, and its float twin
+def tdiv(a, b):
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+@case("fixed_point_pid", inputs=lambda: dict(setpoint=np.where(np.arange(80) < 5, 0, 4096 * 3 // 4).astype(np.int32),
+                                             gains_q=np.int32([12 * 4096, 4096 // 2, 4096])), tol=(1e-5, 1e-6))
+def _(setpoint, gains_q):
+    T = len(setpoint); mulq = lambda a, b: int(tdiv(np.int64(a) * np.int64(b), np.int64(4096)))
+    y, acc, e, u = [0], [0], [], []
+    for t in range(T):
+        if t:
+            y.append(y[-1] + int(tdiv(np.int64(u[-1] - y[-1]), np.int64(16))))
+        e.append(int(setpoint[t]) - y[t])
+        if t:
+            acc.append(max(min(acc[-1] + int(tdiv(np.int64(e[t]), np.int64(8))), 20000), -20000))
+        v = mulq(gains_q[0], e[t]) + mulq(gains_q[1], acc[t]) + mulq(gains_q[2], e[t] - e[t - 1] if t else 0)
+        u.append(min(max(v, -32768), 32767))
+    f = np.float32; yf, accf, ef, uf = [f(0)], [f(0)], [], []
+    g = gains_q.astype(f) / f(4096)
+    for t in range(T):
+        if t:
+            yf.append(yf[-1] + (uf[-1] - yf[-1]) / f(16))
+        ef.append(f(setpoint[t]) / f(4096) - yf[t])
+        if t:
+            accf.append(accf[-1] + ef[t] / f(8))
+        uf.append(g[0] * ef[t] + g[1] * accf[t] + g[2] * (ef[t] - ef[t - 1] if t else f(0)))
+    y = np.int32(y); yf = np.array(yf, f)
+    return dict(y=y, e=np.int32(e), acc=np.int32(acc), u=np.int16(u), saturated=np.int32(sum(abs(v) >= 32767 for v in u)),
+                final_error=f(e[-1]) / f(4096), yf=yf, ef=np.array(ef, f), uf=np.array(uf, f),
+                gap=np.abs(y.astype(f) / f(4096) - yf).max())
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
