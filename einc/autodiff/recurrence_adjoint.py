@@ -47,8 +47,18 @@ def clause_code(group: RecurrenceGroup) -> dict:
     """id(clause) -> its body and guard as the adjoint loop follows them: step tensors inlined
     at their points, reads of fixed steps relative to the step."""
     return {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v, group), c, group.t_var)
-                         for v in (c.body, c.guard))
+                         for v in _guarded(c))
             for m in group.members for c in m.clauses}
+
+
+def _guarded(clause: RecClause) -> tuple:
+    """The clause's body and guard; a rim keeping the other clauses' values where its guard
+    fails (`select(guard, body, kept)`, RecClause.keeps) as the guarded clause it is: the kept
+    value is the one those clauses wrote, whose adjoint they take (`_written_later`)."""
+    if clause.keeps:
+        guard, body, _kept = clause.body.args
+        return body, guard
+    return clause.body, clause.guard
 
 
 def inner_loop_per_step(group: RecurrenceGroup, stops: set, roots: list | None = None):
@@ -276,7 +286,7 @@ class _AdjointLoop:
         seed: Value = StateRead(self.adjoint[id(n)], (self._step_of(t),) + self._stored_at(n, here[1:]))
         if guard is not None:
             seed = Op("select", (self._convert(guard), seed, const(0.0, seed)), seed.dtype)
-        overridden = _written_later(n, clause, here)
+        overridden = _written_later(n, clause, here, self.group.t_var)
         if overridden is not None:      # a later clause writes these points: this one's value is gone
             seed = Op("select", (overridden, const(0.0, seed), seed), seed.dtype)
         body = self._convert(body)
@@ -413,9 +423,10 @@ def _same_step(read: StateRead, group: RecurrenceGroup) -> bool:
     return lin is not None and lin.terms == {group.t_var: 1} and lin.const == 0
 
 
-def _written_later(member: RecMember, clause: RecClause, here: tuple):
+def _written_later(member: RecMember, clause: RecClause, here: tuple, step_var: IndexVar):
     """The condition that a clause after `clause` writes the point `here` (its step and
-    coordinates), or None when no later clause can: a later clause wins at the points it writes."""
+    coordinates; `step_var`, the group's step), or None when no later clause can: a later clause
+    wins at the points it writes."""
     if sole_writer(member, clause):
         return None
     cond = None
@@ -428,6 +439,10 @@ def _written_later(member: RecMember, clause: RecClause, here: tuple):
         for at, lo, hi in ranges:
             test = Op("and", (Op("ge", (at, lin_value(lo)), BOOL), Op("lt", (at, lin_value(hi)), BOOL)), BOOL)
             inside = test if inside is None else Op("and", (inside, test), BOOL)
+        if other.keeps:         # a rim writes its own value only where its guard holds
+            guard = _guarded(other)[1]
+            at_here = substitute(guard, {**dict(zip(other.vars, here[1:])), step_var: here[0]})
+            inside = Op("and", (inside, at_here), BOOL)
         cond = inside if cond is None else Op("or", (cond, inside), BOOL)
     return cond
 

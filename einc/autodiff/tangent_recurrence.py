@@ -51,7 +51,7 @@ def _add_tangent_members(tan, group, wanted: RecMember) -> None:
                 here = (IndexRef(group.t_var),) + tuple(IndexRef(v) for v in c.vars)
                 body = replace_nodes(body, {id(primal): StateRead(m, here)})
             dm.clauses.append(RecClause(c.t_lo, c.t_hi, tuple(c.vars) + tan.dirs,
-                                        const(0.0, c.body) if body is None else body, c.guard))
+                                        const(0.0, c.body) if body is None else body, c.guard, keeps=c.keeps))
         group.members.append(dm)
 
 

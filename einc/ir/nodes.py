@@ -303,6 +303,10 @@ class RecClause:
     body: Value
     guard: Optional[Value] = None
     span: Optional[Span] = None         # the source clause, for messages
+    # a rim reading its own step (einc.semantics.forms.guarded_clauses): it runs after the step's
+    # other clauses and writes back what they wrote where its guard (in `body`) fails, so its
+    # reads of its own box are of those values
+    keeps: bool = False
 
 
 class RecMember:

@@ -13,7 +13,7 @@ from iree.compiler.dialects import func, tensor
 
 from einc.ir.nodes import Program
 from einc.mlir.dense.batch_matmul_epilogues import fence_reductions_beside_batch_matmuls
-from einc.mlir.dense.broadcast_reductions import fence_broadcast_reductions
+from einc.mlir.dense.broadcast_reductions import fence_broadcast_reductions, fence_reductions_read_along_two_loops
 from einc.mlir.dense.block_epilogues import move_epilogues
 from einc.mlir.dense.packed_epilogues import fence_odd_tiled_pack_sources, fence_unpackable_epilogue_operands
 from einc.mlir.dense.pooling_rows import run_rows
@@ -69,11 +69,13 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             fence_reductions_beside_batch_matmuls(target, module)
         if target.has_defect("IREE-90"):
             fence_broadcast_reductions(target, module)
+        if target.has_defect("IREE-267"):
+            fence_reductions_read_along_two_loops(target, module)
         if target.has_defect("IREE-105"):
             fence_strided_gathers(target, module)
         if target.has_defect("IREE-150"):
             fence_gathered_rows(target, module)
-        if target.has_defect("IREE-98") or target.has_defect("IREE-99"):
+        if any(target.has_defect(d) for d in ("IREE-98", "IREE-99", "IREE-268")):
             fence_unpackable_epilogue_operands(target, module)
         if target.has_defect("IREE-145"):
             fence_odd_tiled_pack_sources(target, module)

@@ -19,7 +19,7 @@ def check_program(program: Program, target: Target) -> None:
 
 def check_no_same_step_self_reads(group: RecurrenceGroup, target: Target) -> None:
     for member in group.members:
-        for clause in member.clauses:
+        for clause in (c for c in member.clauses if not c.keeps):     # a rim's reads are checked where it is made
             for read, guards in step_reach.guarded_state_reads([clause.body, clause.guard]):
                 if read.member is member and not _earlier_step(read, group, clause, guards) \
                         and not clause_order.reads_other_clauses_only(member, clause, read, guards):

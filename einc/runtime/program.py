@@ -33,6 +33,7 @@ from einc.runtime.signature import Signature, signature_from_reflection
 KNOWN_DEVICES = ("local-task", "local-sync", "vulkan")
 _FALLBACK_DEVICE = "local-task"  # for modules einc did not lower (no einc.target)
 _ASSERT_MESSAGE_STARTS = ("assertion failed at ", "shape mismatch: ")
+DEVICE_LIMIT = "device limit: "   # a host check that the sizes of this run exceed what the device runs
 
 
 def load(path_or_bytes: str | os.PathLike | bytes, device: str | None = None,
@@ -441,14 +442,16 @@ _EMPTY_VULKAN_BINDING = "resolved to an empty buffer range"
 
 
 def _as_run_error(err: Exception) -> Exception:
-    """Failed asserts and shape checks become RunErrors, and so does a Vulkan dispatch over an
-    empty tensor; anything else stays an internal error."""
+    """Failed asserts, shape checks and device limits become RunErrors, and so does a Vulkan
+    dispatch over an empty tensor; anything else stays an internal error."""
     text = str(err)
     marker = "FAILED_PRECONDITION; "
     if marker in text:
         message = text.split(marker, 1)[1].rstrip().rstrip(";").strip()
         if message.startswith(_ASSERT_MESSAGE_STARTS):
             return FailedCheck(message)
+        if message.startswith(DEVICE_LIMIT):
+            return RunError(message[len(DEVICE_LIMIT):])
     if _EMPTY_VULKAN_BINDING in text:
         return RunError("a tensor of this run is empty (a size is 0 or a range has no element), which "
                         "the vulkan device cannot dispatch over; run the llvm-cpu build "

@@ -133,6 +133,8 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
             hint = _WHERE_HINT
         if str(token) == "<" and _FN_NAME_BEFORE.search(text, 0, token.start_pos):
             hint = _GENERIC_HINT
+        if str(token) == "[" and _TUPLE_DEFINITION.search(text, 0, token.start_pos):
+            hint = _TUPLE_DEFINITION_HINT
         hint = _misspelt_keyword(text, token.start_pos) or _missing_let(text, token) or hint
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
@@ -184,6 +186,10 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
             return False
     return False
 _FN_NAME_BEFORE = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*$")
+# `let (a, b)[t in 1..T] = (.., ..);`: an indexed definition names one array
+_TUPLE_DEFINITION = re.compile(r"\blet\s*\(\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+\s*\)\s*$")
+_TUPLE_DEFINITION_HINT = ("an indexed definition names one array: define one per component, `let a[t in 1..T] = ..; "
+                          "let b[t in 1..T] = ..;` (each may read the other at the same step or an earlier one)")
 _WORD_OPENING_A_LINE = re.compile(r"(?:^|[;}\n])\s*([A-Za-z_]\w*)\s+$")
 _STATEMENT_KEYWORDS = ("let", "const", "fn", "use", "mod", "pub")
 

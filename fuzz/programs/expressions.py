@@ -60,6 +60,8 @@ class Streams:
     counts: random.Random | None = None     # a count as a filtered comprehension's length (ExpressionGenerator._counted)
     folds: random.Random | None = None      # an integer sum's body that folds to a constant (ExpressionGenerator._folding)
     rims: random.Random | None = None       # a guarded rim clause beside a step's interior (ProgramGenerator.with_rim)
+    copies: random.Random | None = None     # a rim copying the interior's points of its step (ProgramGenerator.with_rim)
+    current: random.Random | None = None    # a loop in a step reading members of that step (ProgramGenerator.with_nesting)
     tallies: random.Random | None = None    # a count member indexing a float member's row (ProgramGenerator.with_tally)
 
     @classmethod
@@ -67,7 +69,7 @@ class Streams:
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
-                      "pieces", "pads", "counts", "folds", "rims", "tallies")))
+                      "pieces", "pads", "counts", "folds", "rims", "copies", "current", "tallies")))
 
 
 @dataclass(frozen=True)

@@ -47,9 +47,11 @@ TRIANGLE_SHARE = 0.2               # of the members with one other axis, those m
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 RIM_SHARE = 0.3                    # of the others, those given a guarded rim clause beside their interior steps
+RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's next point of the step
 TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
+CURRENT_SHARE = 0.5                # of those loops, the ones that may also read members computed earlier in the step
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
 # of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
@@ -144,6 +146,7 @@ class ProgramGenerator:
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.rims, self.tallies = streams.rims, streams.tallies
+        self.copies, self.current = streams.copies, streams.current
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
@@ -542,7 +545,10 @@ class ProgramGenerator:
         """Some of the time (from `rims`, a stream of its own) the step clause (last of
         `clauses`, replaced in place) narrowed to the inside of the second axis and a rim clause
         over the whole step box guarded by `j == 0 || j == N - 1` (a grid's boundary beside its
-        interior, LANGUAGE.md section 10): the guarded clause's box meets the step clause's."""
+        interior, LANGUAGE.md section 10): the guarded clause's box meets the step clause's. Some
+        rims (from `copies`) copy the interior's next point of the step instead of a literal
+        (`if j == 0 { r[t, 1, ..] } else { r[t, N - 2, ..] }`, an insulated edge): the rim runs
+        after the interior it reads."""
         if self.rims is None or len(main) < 2 or me.sizes[1] < 3 or self.rims.random() >= RIM_SHARE:
             return []
         axis = main[1]
@@ -554,8 +560,13 @@ class ProgramGenerator:
                      Binary("==", j, Lit(me.sizes[1] - 1, "i32"), "bool"), "bool")
         value = self.rims.choice((False, True)) if me.dtype == "bool" else self.rims.choice((0, 1, 3)) \
             if me.dtype not in FLOATS else self.rims.choice((0.0, 0.5, -1.25))
+        body = Lit(value, me.dtype)
+        if self.copies is not None and self.copies.random() < RIM_COPY_SHARE:
+            others = tuple(Index(s.var) for s in main[2:])
+            nearest = [Read(me.name, (Index("t"), Lit(k, "i32")) + others, me.dtype) for k in (1, me.sizes[1] - 2)]
+            body = IfElse(Binary("==", j, Lit(0, "i32"), "bool"), *nearest, me.dtype)
         step = replace(clauses[-1].slots[0], explicit=True)
-        return [Clause((step,) + main[1:], Lit(value, me.dtype), (Where(None, rim),))]
+        return [Clause((step,) + main[1:], body, (Where(None, rim),))]
 
     def with_tally(self, members: list, tensors: list, names: list, start: int) -> tuple[list, list, list]:
         """Some of the time (from `tallies`, a stream of its own) a count member before a float
@@ -675,12 +686,14 @@ class ProgramGenerator:
         r[t - 1, 2] + ..; let s[m in 1..5] = 0.5 * s[m - 1] + ..; s[4] }`) or a call of the
         program's function whose body is one. The loop sees the step's index, the program's
         tensors and the members at earlier steps, not the clause's other indices, its `where`
-        bindings or a member at this step: one loop per point, or one reading the step being
-        computed, is E011 (docs/DECISIONS.md, Recurrences)."""
+        bindings or the member itself at this step: one loop per point, or one reading the step
+        being computed, is E011 (docs/DECISIONS.md, Recurrences). Some loops (from `current`, a
+        stream of its own) also read members computed earlier in the step (`solve(S[t], ..)`)."""
         if self.nesting is None or me.dtype not in FLOATS + INTS or self.nesting.random() >= NESTING_SHARE:
             return drive
         gen = self.nested
-        inner = _nesting_scope(scope, self.scope.functions)
+        now = self.current is not None and self.current.random() < CURRENT_SHARE
+        inner = _nesting_scope(scope, self.scope.functions, now)
         start = gen.step_read(self.nesting.choice([s for s in inner.steps if s.tensor.dtype == me.dtype]), inner)
         calls = [f for f in self.scope.functions if isinstance(f.body, Recur) and f.dtype == me.dtype]
         if calls and self.nesting.random() < 0.5:
@@ -890,12 +903,13 @@ class ProgramGenerator:
         return [Derivative(self.gen.name("g"), first.of, wrt, tensors[wrt].dtype, first.outer)]
 
 
-def _nesting_scope(step: Scope, functions: tuple) -> Scope:
+def _nesting_scope(step: Scope, functions: tuple, now: bool = False) -> Scope:
     """What a loop run inside a step of `step` may read: the step's index, the members at
-    earlier steps, the tensors but index inputs (an inner loop's data-dependent subscripts are
-    clamped, not checked, so a stray one would not fail the run), the functions that are not
-    recurrences; the step's other names hidden."""
-    steps = (replace(s, lookbacks=tuple(c for c in s.lookbacks if c)) for s in step.steps)
+    earlier steps (with `now`, those computed earlier in the step at this one too), the tensors
+    but index inputs (an inner loop's data-dependent subscripts are clamped, not checked, so a
+    stray one would not fail the run), the functions that are not recurrences; the step's other
+    names hidden."""
+    steps = (replace(s, lookbacks=tuple(c for c in s.lookbacks if c or now)) for s in step.steps)
     return Scope(tensors=tuple(t for t in step.tensors if not (t.values and t.values[0] >= 0)),
                  indices=tuple(v for v in step.indices if v.name == step.step_var),
                  functions=tuple(f for f in functions if not isinstance(f.body, Recur)),

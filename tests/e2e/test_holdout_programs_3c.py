@@ -120,7 +120,7 @@ def lstm_loss(xs, W, bias, v):
         p = W @ np.concatenate([x, h]) + bias
         c = sg(p[3:6]) * c + sg(p[0:3]) * np.tanh(p[6:9]); h = sg(p[9:12]) * np.tanh(c); tot += (v @ h) ** 2
     return tot / len(xs)
-@case("lstm_bptt", inputs=lstm_inputs, outputs=["loss", "dW", "dxs"], tol=(2e-4, 2e-6))
+@case("lstm_bptt", inputs=lstm_inputs, outputs=["loss", "dW", "dxs"], tol=(2e-4, 2e-6), vk=True)
 def _(xs, W, bias, v):
     a = dict(xs=xs.astype(np.float64), W=W.astype(np.float64), bias=bias.astype(np.float64), v=v.astype(np.float64))
     g = lambda k: num_grad(lambda t: lstm_loss(**{**a, k: t}), a[k])

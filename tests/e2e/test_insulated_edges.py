@@ -168,6 +168,57 @@ def test_derivative_of_a_loss_by_the_diffusivity_through_insulated_ends(run):
     np.testing.assert_allclose(out["g"], central, rtol=1e-7)     # central difference good to ~1e-9
 
 
+# the ends as one guarded clause over the whole row beside the interior (E011 before: a guarded
+# rim ran first in each step, writing 0 where its guard failed); it runs after the interior now
+GUARDED_ENDS = HEAT_1D.replace("""let u[t in 1..20, 0] = u[t, 1];
+let u[t in 1..20, i in N - 1..N] = u[t, N - 2];""",
+                               "let u[t in 1..20, i in 0..N] = if i == 0 { u[t, 1] } else { u[t, N - 2] } "
+                               "where i == 0 || i == N - 1;")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_heat_with_insulated_ends_written_as_a_guarded_rim(run, target):
+    assert "where i == 0" in GUARDED_ENDS
+    u0 = rng.standard_normal(9).astype(np.float32)
+    out = run(GUARDED_ENDS, target=target, u0=u0, a=np.float32(0.2))
+    np.testing.assert_allclose(out["u"], heat_1d(u0.astype(np.float64), 0.2), **TOL)
+
+
+def test_a_derivative_through_a_guarded_rim_reading_the_interior(run):
+    source = DIFFUSIVITY.replace("""let u[t in 1..16, 0] = u[t, 1];
+let u[t in 1..16, i in N - 1..N] = u[t, N - 2];""", "let u[t in 1..16, i in 0..N] = if i == 0 { u[t, 1] } "
+                                 "else { u[t, N - 2] } where i == 0 || i == N - 1;")
+    assert "where i == 0" in source
+    u0 = rng.standard_normal(8)
+
+    def loss(k):
+        u = heat_1d(u0, k, steps=16)
+        return (u[15] ** 2 * np.arange(8)).sum()
+    out = run(source, u0=u0, k=np.float64(0.15))
+    np.testing.assert_allclose(out["loss"], loss(0.15), rtol=1e-12)
+    np.testing.assert_allclose(out["g"], (loss(0.15 + 1e-6) - loss(0.15 - 1e-6)) / 2e-6, rtol=1e-7)
+
+
+def test_a_guarded_rim_reading_another_rim_point_of_its_step_is_e007():
+    with pytest.raises(CompileError) as info:
+        einc.compile("""
+            let u0: [f32; 7];
+            let u[0, i in 0..7] = u0[i];
+            let u[t in 1..6, i in 1..6] = u[t - 1, i] * 0.5;
+            let u[t in 1..6, i in 0..7] = if i == 0 { u[t, 6] } else { u[t, 1] } where i == 0 || i == 6;
+        """)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E007" and "reads a point of its own step that it also defines" in diag.message
+    assert diag.span.line == 5
+
+
+def test_a_guarded_rim_meeting_itself_at_a_small_size_is_a_run_time_error():
+    """At N = 2 the interior is empty and the rim's ends read each other."""
+    program = einc.load(built(GUARDED_ENDS, "llvm-cpu").vmfb)
+    with pytest.raises(RunError, match=r"reads a point of its own step that it also defines"):
+        program(u0=rng.standard_normal(2).astype(np.float32), a=np.float32(0.2))
+
+
 def test_reverse_mode_through_insulated_ends_on_vulkan_is_e011_naming_the_recurrence():
     """The adjoint of the edges reads its own step, which vulkan-spirv's kernels per clause cannot
     run: the error named `u_bar`, a name not in the program, at the derivative."""

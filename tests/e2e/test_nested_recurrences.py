@@ -194,6 +194,64 @@ def test_newtons_method_with_the_jacobian_a_matrix_literal(run, target):
     np.testing.assert_allclose(out["x"], _newton_system(x0, 20), rtol=1e-5, atol=1e-6)
 
 
+# A Kalman filter of 3 states and 2 observations: S = H P H^T + R is a member of the step, and
+# S^-1 comes from std's `solve` on S at the current step (E011 while an inner loop could read the
+# outer state only at an earlier step); the gain, the state and the covariance read it.
+KALMAN_WITH_SOLVE = """
+use std::ml::linalg_ops::solve;
+let y: [f32; T, 2];
+let F: [f32; 3, 3];
+let H: [f32; 2, 3];
+let Q: [f32; 3, 3];
+let R: [f32; 2, 2];
+let x[0, i in 0..3] = 0.0;
+let P[0, i in 0..3, j in 0..3] = if i == j { 1.0 } else { 0.0 };
+let xp[t in 1..T, i in 0..3] = sum[k](F[i, k] * x[t - 1, k]);
+let Pp[t in 1..T, i in 0..3, j in 0..3] = sum[k, l](F[i, k] * P[t - 1, k, l] * F[j, l]) + Q[i, j];
+let S[t in 1..T, a in 0..2, b in 0..2] = sum[i, j](H[a, i] * Pp[t, i, j] * H[b, j]) + R[a, b];
+let innov[t in 1..T, a in 0..2] = y[t, a] - sum[i](H[a, i] * xp[t, i]);
+let Sinv[t in 1..T] = {
+    let c0 = solve(S[t], [1.0, 0.0]);
+    let c1 = solve(S[t], [0.0, 1.0]);
+    [[c0[0], c1[0]], [c0[1], c1[1]]]
+};
+let K[t in 1..T, i in 0..3, a in 0..2] = sum[j, b](Pp[t, i, j] * H[b, j] * Sinv[t, b, a]);
+let x[t in 1..T, i in 0..3] = xp[t, i] + sum[a](K[t, i, a] * innov[t, a]);
+let P[t in 1..T, i in 0..3, j in 0..3] = Pp[t, i, j] - sum[a, k](K[t, i, a] * H[a, k] * Pp[t, k, j]);
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_kalman_filter_solving_with_the_step_s_own_innovation_covariance(run, target):
+    rng = np.random.default_rng(11)
+    F = np.array([[1, 1, 0.5], [0, 1, 1], [0, 0, 1]], np.float32)
+    H = np.array([[1, 0, 0], [0, 0, 1]], np.float32)
+    Q = np.diag([1e-2, 1e-3, 1e-3]).astype(np.float32)
+    R = np.array([[0.5, 0.1], [0.1, 0.3]], np.float32)
+    y = np.cumsum(rng.standard_normal((7, 2)), 0).astype(np.float32)
+    out = run(KALMAN_WITH_SOLVE, target=target, y=y, F=F, H=H, Q=Q, R=R)
+    x, P = np.zeros((7, 3)), np.zeros((7, 3, 3))
+    P[0] = np.eye(3)
+    for t in range(1, 7):
+        xp, Pp = F @ x[t - 1], F @ P[t - 1] @ F.T + Q
+        K = Pp @ H.T @ np.linalg.inv(H @ Pp @ H.T + R)
+        x[t], P[t] = xp + K @ (y[t] - H @ xp), Pp - K @ H @ Pp
+    np.testing.assert_allclose(out["x"], x, rtol=1e-4, atol=1e-5)     # f32
+    np.testing.assert_allclose(out["P"], P, rtol=1e-4, atol=1e-5)
+
+
+def test_an_inner_loop_reading_the_member_it_computes_at_the_same_step_is_a_cycle(diagnose):
+    # g's solve reads S[t], and S reads g[t]: no order computes either first
+    diagnostic, _ = diagnose("""use std::ml::linalg_ops::solve;
+let b: [f32; T, 2];
+let S[0, a in 0..2, c in 0..2] = if a == c { 1.0 } else { 0.0 };
+let g[0, a in 0..2] = 0.0;
+let S[t in 1..T, a in 0..2, c in 0..2] = S[t - 1, a, c] + g[t, a];
+let g[t in 1..T] = solve(S[t], b[t]);
+""")
+    assert diagnostic.code == "E007" and "S -> g -> S" in diagnostic.message
+
+
 @pytest.mark.full      # the same solve of normal equations: the Levenberg-Marquardt test
 def test_gauss_newton_fit_with_a_damped_solve_in_each_step_on_f64(run):
     """Levenberg-Marquardt steps for y = a exp(b t): the normal equations (J^T J + lam I) d = J^T r
@@ -615,11 +673,25 @@ def test_an_inner_loop_reading_a_point_of_the_outer_clause_is_e011():
     assert diag.code == "E011" and "the index `i`" in diag.message and diag.span.line == 2
 
 
-def test_an_inner_loop_reading_the_outer_state_at_the_current_step_is_e011():
-    diag = _diagnostic("let a[0] = 1.0;\nlet b[0] = 1.0;\n"
-                       "let a[e in 1..4] = b[e - 1] + 1.0;\n"
-                       "let b[e in 1..4] = { let h[0] = a[e]; let h[t in 1..3] = h[t - 1] * 0.5; h[2] };\n")
-    assert diag.code == "E011" and "reads `a` at a step other than an earlier one" in diag.message
+SAME_STEP_INNER_LOOP = ("let a[0] = 1.0;\nlet b[0] = 1.0;\n"
+                        "let a[e in 1..4] = b[e - 1] + 1.0;\n"
+                        "let b[e in 1..4] = { let h[0] = a[{at}]; let h[t in 1..3] = h[t - 1] * 0.5; h[2] };\n")
+
+
+def test_an_inner_loop_reads_another_member_at_the_current_step(run):
+    # b's inner loop starts from a[e], computed first in the same step (E011 before)
+    out = run(SAME_STEP_INNER_LOOP.replace("{at}", "e"))
+    a, b = [1.0], [1.0]
+    for _ in range(1, 4):
+        a.append(b[-1] + 1.0)
+        b.append(a[-1] * 0.25)
+    np.testing.assert_allclose(out["a"], a)
+    np.testing.assert_allclose(out["b"], b)
+
+
+def test_an_inner_loop_reading_the_outer_state_at_a_later_step_is_e011():
+    diag = _diagnostic(SAME_STEP_INNER_LOOP.replace("{at}", "e + 1"))
+    assert diag.code == "E011" and "reads `a` at a step other than the current or an earlier one" in diag.message
     assert diag.span.line == 4
 
 

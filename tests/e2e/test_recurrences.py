@@ -1189,3 +1189,18 @@ def test_whole_row_steps_read_the_previous_row_pointwise_and_a_scan_is_defined_a
     np.testing.assert_allclose(out["b"], b, rtol=1e-6)
     np.testing.assert_allclose(out["s"], s, rtol=1e-6)
     np.testing.assert_allclose(out["r"], s, rtol=1e-6)      # `r[t][i - 1]` is the point `r[t, i - 1]`
+
+
+@pytest.mark.vulkan
+def test_a_step_past_the_vulkan_loop_budget_is_a_run_time_error():
+    """IREE-30: lavapipe stops an invocation after about 65,000 loop iterations. A chunk runs at
+    least one step, and a step of 90,000 iterations (a 300 x 300 sum in each of a point's terms)
+    stopped midway and returned wrong values; the host now checks that a step fits and says so."""
+    src = """
+        let x: [f32; N, N];
+        let h[0, i in 0..64] = 1.0;
+        let h[t in 1..3, i in 0..64] = 0.5 * h[t - 1, i] + sum[j, k](h[t - 1, j % 64] * x[j, k]) / 90000.0;
+    """
+    program = einc.load(einc.compile(src, target="vulkan-spirv", outputs=["h"]).vmfb, device="vulkan")
+    with pytest.raises(einc.RunError, match="more loop iterations than one vulkan-spirv invocation"):
+        program(x=np.ones((300, 300), np.float32))

@@ -2,14 +2,16 @@
 step (fuzz/programs/generate.py `with_nesting`): a block holding a scalar recurrence, or a call
 of the program's function whose body is one, started from a member at an earlier step. It is
 drawn from a random stream of its own, with names of its own, so that every seed's other
-programs stay as they were; a few such programs match their NumPy meaning on each target."""
+programs stay as they were; a few such programs match their NumPy meaning on each target. Some
+loops (from a stream of their own, `current`) also read members computed earlier in the step at
+that step, E011 until such a loop ran after them."""
 from __future__ import annotations
 
 import pytest
 
 import fuzz.programs.generate as generate
 from fuzz.programs.render import render_program
-from fuzz.programs.structure import (Call, Function, Group, Index, Recur, clause_exprs, runs_loops_in_steps,
+from fuzz.programs.structure import (Call, Function, Group, Index, Read, Recur, clause_exprs, runs_loops_in_steps,
                                      walk)
 from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed, drawn_case
 
@@ -49,3 +51,21 @@ def test_both_forms_are_drawn_and_read_no_point_index_of_their_clause():
 @pytest.mark.parametrize("target", TARGETS)
 def test_programs_with_a_loop_inside_a_step_match_numpy(target):
     assert_drawn_match_numpy(SEED, runs_loops_in_steps, target)
+
+
+def _reads_the_step_inside_a_loop(program) -> bool:
+    """A loop inside a step reading a member at that step (`r[t, ..]`, the `current` stream's)."""
+    return any(isinstance(loop, Recur) and any(isinstance(n, Read) and n.subs and n.subs[0] == Index("t")
+                                               for n in walk(loop))
+               for loop, _ in _inner_loops(program))
+
+
+def test_loops_reading_the_step_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
+    _, drawn, changed = drawn_and_changed(monkeypatch, generate, "CURRENT_SHARE", SEED, _reads_the_step_inside_a_loop,
+                                          count=40)
+    assert len(drawn) >= 2 and not changed, (drawn, changed)
+
+
+def test_programs_with_a_loop_reading_its_step_match_numpy():
+    # llvm-cpu: of the seed's first 300 programs, none holding it runs on vulkan-spirv
+    assert_drawn_match_numpy(SEED, _reads_the_step_inside_a_loop, "llvm-cpu", take=3, count=120)

@@ -802,3 +802,42 @@ def test_a_copy_of_a_fenced_attention_result_is_fenced_on_the_host(target, tmp_p
         p = np.exp(score - score.max(-1, keepdims=True))
         return p @ v.astype(np.float64) / p.sum(-1, keepdims=True)
     np.testing.assert_allclose(got, attention(attention(q.astype(np.float64))), rtol=1e-5, atol=1e-6)
+
+
+def test_a_reduction_read_along_two_loops_by_one_kernel():
+    """IREE-267: the row sums of a 40 x 40 matrix, read as deg[i] and deg[j] by one kernel (a
+    degree-normalized adjacency), were fused into it and computed for the tile's rows only (the
+    product with X off by up to 1.9); the sums pass one barrier before that kernel."""
+    src = """
+        let A: [f32; N, N];
+        let X: [f32; N, 2];
+        let deg[i] = sum[j](A[i, j]);
+        let An[i, j] = A[i, j] / (deg[i] * deg[j]);
+        let XA[i, f] = sum[j](An[i, j] * X[j, f]);
+    """
+    a = (rng.random((40, 40)) < 0.3).astype(np.float32) + np.eye(40, dtype=np.float32)
+    x = rng.standard_normal((40, 2)).astype(np.float32)
+    with einc.load(einc.compile(src, target="llvm-cpu", outputs=["XA"]).vmfb) as program:
+        got = program(A=a, X=x)["XA"]
+    d = a.astype(np.float64).sum(1)
+    np.testing.assert_allclose(got, a / (d[:, None] * d[None, :]) @ x, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("contraction, reference", [
+    ("sum[c](head[c] * h[c, t])", lambda h, head: head @ h),
+    ("sum[c](h[t, c] * head[c])", lambda h, head: h @ head)])
+def test_a_matvec_beside_a_row_of_a_matrix(contraction, reference):
+    """IREE-268: a vecmat's (or matvec's) result minus a row of a matrix, `x[0, t + 1]`, failed
+    to compile on llvm-cpu ("write affecting operations on global resources are restricted to
+    workgroup distributed contexts"); the contraction's result passes a barrier first."""
+    src = f"""
+        let h: [f32; T, T];
+        let head: [f32; T];
+        let x: [f32; 2, T];
+        let e[t in 0..T - 1] = 2.0 * ({contraction} - x[0, t + 1]);
+    """
+    h, x = rng.standard_normal((9, 9)).astype(np.float32), rng.standard_normal((2, 9)).astype(np.float32)
+    head = rng.standard_normal(9).astype(np.float32)
+    with einc.load(einc.compile(src, target="llvm-cpu", outputs=["e"]).vmfb) as program:
+        got = program(h=h, head=head, x=x)["e"]
+    np.testing.assert_allclose(got, 2 * (reference(h, head)[:-1] - x[0, 1:]), rtol=1e-5, atol=1e-5)

@@ -124,3 +124,13 @@ def test_closed_program_refuses_to_run():
     program.close()
     with pytest.raises(RunError, match="was closed"):
         program.run({"A": A, "B": B, "s": 1.0})
+
+
+def test_a_kernel_over_the_push_constants_is_a_load_error_that_says_to_fix_sizes():
+    # IREE-32: kernels take their run-time sizes as push constants; one over the device's limit
+    # cannot load (IREE's words, as lavapipe's pipeline layout check gives them)
+    from einc.runtime.program import _load_failure
+    text = "INVALID_ARGUMENT; push_constant_ranges[0] end offset 152 exceeds device limit 128"
+    message = _load_failure("m.vmfb", "vulkan", text)
+    assert "takes 152 bytes of run-time sizes (push constants), more than this device allows (128)" in message
+    assert "--dim NAME=SIZE" in message

@@ -81,11 +81,11 @@ let a[t in 1..5, j in 1..4] = a[t - 1, j] + 1.0;
     assert diag.code == "E004" and "a[1, 2]" in diag.message
 
 
-def test_a_guarded_recurrence_clause_sharing_ranges_and_reading_its_own_step_is_E011(diagnose):
-    """An insulated rim written as a guarded clause over the whole row would run after the interior
-    it copies and write 0 over it where its guard fails: E011, with the form einc runs as the hint."""
+def test_a_guarded_recurrence_clause_sharing_ranges_may_read_the_interior_of_its_step(diagnose):
+    """An insulated rim written as a guarded clause over the whole row runs after the interior it
+    copies (E011 before); reading a point its own guard defines is a cycle, E007."""
     diag, _ = diagnose("""let a[0, j in 0..4] = 1.0;
 let a[t in 1..5, j in 1..4] = a[t - 1, j] + 1.0;
-let a[t in 1..5, j in 0..4] = a[t, 1] where j == 0;
+let a[t in 1..5, j in 0..4] = a[t, 0] where j == 0;
 """)
-    assert diag.code == "E011" and "reading points of its own step" in diag.message and "a[t, 1]" in diag.hint
+    assert diag.code == "E007" and "reads a point of its own step that it also defines" in diag.message

@@ -157,6 +157,13 @@ def test_type_parameters_of_a_function_say_that_untyped_parameters_are_generic()
     assert syntax_error("let a = 1 <;").hint == ""
 
 
+def test_a_tuple_of_arrays_defined_by_one_recurrence_says_to_define_one_per_component():
+    # `let (a, b)[t in ..] = (.., ..);` was a bare "expected ':' or '=', found '['"
+    diag = syntax_error("let a[0] = 1.0;\nlet b[0] = 2.0;\nlet (a, b)[t in 1..5] = (a[t - 1] + b[t - 1], a[t - 1]);")
+    assert (diag.message, diag.span.line, diag.span.col) == ("expected ':' or '=', found '['", 3, 11)
+    assert diag.hint.startswith("an indexed definition names one array: define one per component")
+
+
 def test_a_rest_index_in_a_reductions_brackets_parses_beside_named_indices():
     # thesis: "the same expansion machinery is used for reduction rests such as `sum[..batch](...)`"
     (_, t) = items("let x: [f32; 2, 3];\nlet t = sum[..b, k in 0..3](x[..b, k]);")

@@ -9,6 +9,11 @@ than 32 bindings ("binding count 60 > 32" on the CPU). A step reading many scala
 does not compute (each a 0-d tensor of its own kernel: `r[t - 1, 0, 2]` read by a loop nested
 in a step, `x[i] * x[i + 1]` for many i) would bind each, so past CAPTURE_BUDGET (with
 `packs_scalars`) they are packed into one tensor per element type (`_pack_scalars`).
+
+IREE-32: a kernel takes each integer it reads from outside (a run-time size, or one computed from
+sizes) as push constants, two words for an index, of which Vulkan guarantees 128 bytes in all.
+`recompute_sizes_inside` computes the integers a region reads from the sizes they are made of
+inside it, so that it takes only those.
 """
 from __future__ import annotations
 
@@ -45,6 +50,40 @@ def fence_captured_tensors(region_op, computed_only: bool = False, packs_scalars
             op.operands[k] = fenced[value]
 
 
+def recompute_sizes_inside(region_op) -> None:
+    """Each integer that an op inside `region_op` reads from outside it and that arith ops
+    compute from other values (`T + 1`, a chunk's last step `min(start + n, T)`) computed again
+    at the start of the region from the values those ops start from (IREE-32)."""
+    first = region_op.regions[0].blocks[0].operations[0]
+    inside, readers = _readers(region_op, scalars=True)
+    copies: dict = {}
+
+    def copied(value: ir.Value) -> ir.Value:
+        if value in inside:
+            return value
+        if not _computed_by_arith(value):
+            # behind a barrier, or CSE merges the copies with the values outside they repeat
+            if value not in copies:
+                copies[value] = util.optimization_barrier([value.type], [value], ip=ir.InsertionPoint(first))
+            return copies[value]
+        if value not in copies:
+            operands = [copied(operand) for operand in value.owner.operands]
+            clone = value.owner.clone(ir.InsertionPoint(first))
+            for k, operand in enumerate(operands):
+                clone.operands[k] = operand
+            copies[value] = clone.results[ir.OpResult(value).result_number]
+        return copies[value]
+    for op, k, value in readers:
+        op.operands[k] = copied(value)
+
+
+def _computed_by_arith(value: ir.Value) -> bool:
+    """Whether `value` is an integer or index result of an arith op (all of them are pure)."""
+    owner = value.owner
+    return (not isinstance(owner, ir.Block) and owner.name.startswith("arith.")
+            and isinstance(value.type, (ir.IntegerType, ir.IndexType)))
+
+
 def _is_reshape(value: ir.Value) -> bool:
     """Whether `value` is a `tensor.expand_shape` or `tensor.collapse_shape` result."""
     op = value.owner
@@ -58,9 +97,9 @@ def pack_captured_scalars(op) -> None:
     _packed_if_many(op, readers, inside)
 
 
-def _readers(region_op) -> tuple[set, list]:
+def _readers(region_op, scalars: bool = False) -> tuple[set, list]:
     """The values defined inside `region_op`, and (op, operand position, value) of each tensor
-    operand of an op inside it."""
+    operand of an op inside it (with `scalars`, of each integer or index operand)."""
     inside: set = set()
     readers: list[tuple[ir.Operation, int, ir.Value]] = []
 
@@ -68,8 +107,8 @@ def _readers(region_op) -> tuple[set, list]:
         for block in (b for region in op.regions for b in region.blocks):
             inside.update(block.arguments)
         inside.update(op.results)
-        readers.extend((op, k, value) for k, value in enumerate(op.operands)
-                       if isinstance(value.type, ir.RankedTensorType))
+        wanted = (ir.IntegerType, ir.IndexType) if scalars else ir.RankedTensorType
+        readers.extend((op, k, value) for k, value in enumerate(op.operands) if isinstance(value.type, wanted))
         return ir.WalkResult.ADVANCE
     for block in (b for region in region_op.regions for b in region.blocks):
         for op in block.operations:

@@ -5,6 +5,12 @@ IREE-90: on vulkan-spirv, a reduction (`let y2[n, h, w] = sum[k](w2[k] * x[n, h,
 fused into a kernel that reads it along fewer parallel loops than it has (`let y3[n, o, h, w]
 = w3[o] * y2[n, h, w];`, a new axis o) gives about a third of the elements wrong. Such a
 reduction passes a barrier (`fence`) before the kernel that broadcasts it.
+
+IREE-267: on the CPU targets, a reduction fused into a kernel that reads it through two operands
+along different loops (`let deg[i] = sum[j](a[i, j]); let an[i, j] = a[i, j] / (deg[i] *
+deg[j]);`) gives wrong values once the kernel is tiled: the reduction is computed only for the
+tile's rows, and the read along the other loop sees the rest unwritten. Such a reduction passes
+one barrier before that kernel.
 """
 from __future__ import annotations
 
@@ -33,3 +39,20 @@ def _loops_read(indexing_map: ir.Attribute) -> set:
     """The loop dimensions an operand's indexing map uses."""
     results = ir.AffineMapAttr(indexing_map).value.results
     return {int(d) for expr in results for d in re.findall(r"d(\d+)", str(expr))}
+
+
+def fence_reductions_read_along_two_loops(target: Target, module: ir.Module) -> None:
+    """Put one barrier on each reduction's result that a `linalg.generic` reads through
+    operands with different indexing maps."""
+    for kernel in generics(module):
+        maps = list(ir.ArrayAttr(kernel.attributes["indexing_maps"]))
+        reads: dict = {}
+        for k, value in enumerate(list(kernel.operands)[:input_count(kernel)]):
+            if is_reduction(source(value)):
+                reads.setdefault(value, []).append(k)
+        for value, operands in reads.items():
+            if len({str(maps[k]) for k in operands}) > 1:
+                with ir.InsertionPoint(kernel):
+                    fenced = fence(target, value)
+                for k in operands:
+                    kernel.operands[k] = fenced

@@ -14,6 +14,11 @@ e](..)`, the gradient of an embedding read through data) beside a matmul's resul
 IREE fuses into the reduction's dispatch: its vectors reach 16 KiB (AVX2, 8x8x8x8 elements)
 or 32 KiB (AVX-512), past IREE's limit. The reduction passes a barrier before the consumer (as
 IREE-53's beside a batch matmul), which still fuses into the matmul's dispatch.
+IREE-268: llvm-cpu, an operand read at a fixed position along one of its axes (a row of a
+matrix, map `(d0) -> (0, d0)`: `pred[t] - x[0, t]` with `pred` a vecmat) beside a matvec's or
+vecmat's result: the consumer's loop stays undistributed in the contraction's dispatch and fails
+to compile ("write affecting operations on global resources are restricted to workgroup
+distributed contexts"). The contraction's result passes a barrier before such a consumer.
 IREE-145: IREE fuses a `linalg.pack` into the dispatch of the elementwise op computing its
 source (with that op's producers: the previous matmul's unpack, a bias, GELU) and vectorizes
 it all at the pack's inner tile: with AVX2's register tiles (cpu_matmuls) vectors of 6 x 1
@@ -34,10 +39,11 @@ CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg
 
 
 def fence_unpackable_epilogue_operands(target: Target, module: ir.Module) -> None:
-    """Put the barriers of IREE-98 and IREE-99 (as far as `target` has them) before each
-    elementwise consumer of a contraction's result."""
+    """Put the barriers of IREE-98, IREE-99 and IREE-268 (as far as `target` has them) before
+    each elementwise consumer of a contraction's result."""
     masks = target.has_defect("IREE-98")
     wide_reductions = target.has_defect("IREE-99")
+    fixed_reads = target.has_defect("IREE-268")
     for consumer in generics(module, elementwise_only=True):
         inputs = list(consumer.operands)[:input_count(consumer)]
         sources = [source(v) for v in inputs]
@@ -45,6 +51,9 @@ def fence_unpackable_epilogue_operands(target: Target, module: ir.Module) -> Non
         if not contractions:
             continue
         if masks and any(_is_bool(v) for v in inputs):
+            _fence_operands(target, consumer, contractions)
+        elif fixed_reads and _reads_at_a_fixed_position(consumer) and any(
+                sources[k].name in ("linalg.matvec", "linalg.vecmat") for k in contractions):
             _fence_operands(target, consumer, contractions)
         elif wide_reductions and any(sources[k].name == "linalg.matmul" for k in contractions):
             _fence_operands(target, consumer, [k for k, s in enumerate(sources) if _reduction_loops(s) >= 2])
@@ -59,6 +68,12 @@ def _fence_operands(target: Target, consumer, positions: list[int]) -> None:
             if value not in fenced:
                 fenced[value] = fence(target, value)
             consumer.operands[k] = fenced[value]
+
+
+def _reads_at_a_fixed_position(consumer) -> bool:
+    """Whether an input's indexing map has a constant result (`(d0) -> (0, d0)`)."""
+    maps = list(ir.ArrayAttr(consumer.attributes["indexing_maps"]))[:input_count(consumer)]
+    return any(isinstance(r, ir.AffineConstantExpr) for m in maps for r in ir.AffineMapAttr(m).value.results)
 
 
 def _is_bool(value: ir.Value) -> bool:

@@ -12,19 +12,20 @@ storage is one-dimensional (flat_storage, as recurrence_chunks says), its points
 
 IREE-30: an invocation stops after ~65,535 loop iterations, inner loops included, so a chunk
 runs as many steps as fit in the target's `loop_budget`, by an upper bound of one step's iterations computed
-from the sizes (`_step_iterations`).
+from the sizes (`_step_iterations`). A single step past the budget would stop midway and leave wrong
+values, so the host asserts that one step fits (a run-time error naming the recurrence instead).
 """
 from __future__ import annotations
 
 from typing import Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow, gpu, linalg, scf, tensor, util
+from iree.compiler.dialects import arith, cf, flow, gpu, linalg, scf, tensor, util
 
 from einc.ir.nodes import IndexVar, RecMember, RecurrenceGroup, Reduce, Stack, step_code
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
-from einc.mlir.core.dispatch_captures import pack_captured_scalars
+from einc.mlir.core.dispatch_captures import pack_captured_scalars, recompute_sizes_inside
 from einc.mlir.recurrences.flat_storage import flat_empty, length, row_major, row_major_coordinates
 from einc.mlir.recurrences.chunks import ROWS, WINDOW, ChunkLayout, ReadPlan, emit_chunks
 from einc.passes.same_step_reads import check_no_same_step_self_reads
@@ -101,7 +102,13 @@ def _chunk_steps(lw, group: RecurrenceGroup, reads: ReadPlan) -> ir.Value:
     for m in group.members:
         rows = m.window if m.window is not None else reads.tails[m] + len(reads.pins[m])
         fixed = arith.addi(fixed, _share(arith.muli(_rest_points(lw, m), index_const(rows))))
-    room = arith.subi(arith.maxui(index_const(lw.target.loop_budget), fixed), fixed)
+    budget = index_const(lw.target.loop_budget)
+    names = ", ".join(f"`{m.name}`" for m in group.members)
+    # "device limit: " makes the failure a RunError (einc/runtime/program.py `_as_run_error`)
+    cf.assert_(arith.cmpi(arith.CmpIPredicate.ule, arith.addi(fixed, per_step), budget),
+               f"device limit: a step of the recurrence {names} runs more loop iterations than one {lw.target.name} "
+               f"invocation may ({lw.target.loop_budget}, IREE-30) at these sizes: build it for llvm-cpu")
+    room = arith.subi(arith.maxui(budget, fixed), fixed)
     steps = arith.maxui(arith.divui(room, per_step), index_const(1))
     # kept a run-time value even where the sizes are constants: canonicalization rebuilds a
     # tensor.empty of constant sizes without its attributes, and CSE then merges the members'
@@ -185,6 +192,7 @@ def _dispatch(lw, layout: ChunkLayout, start: ir.Value, end: ir.Value, before: l
         flow.ReturnOp(list(loop.results) + [_reached(end)])
     if lw.target.has_defect("IREE-220"):
         pack_captured_scalars(region)
+    recompute_sizes_inside(region)
     results = list(region.results)
     return results[:-1], results[-1]
 

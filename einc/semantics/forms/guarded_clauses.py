@@ -156,7 +156,10 @@ def combine_steps(el, member: RecMember, step: IndexVar) -> None:
     bodies by their guards. A guarded clause whose box meets other boxes (a rim `where i == 0 ||
     i == H - 1` over the whole grid beside interior clauses) runs first in each step, writing 0
     where its guards fail, so the other clauses write those points after it; every point of its
-    box must then be defined once (checked), and it may read no point of its own step (E011)."""
+    box must then be defined once (checked). A rim reading points of its own step (a Neumann
+    boundary `u[t, 0] = u[t, 1]`) runs after the clauses instead, keeping what they wrote where
+    its guards fail (`_kept_elsewhere`); the step's clause order puts it after the points it
+    reads, or finds the cycle (E007)."""
     if len(member.clauses) < 2 or all(c.guard is None for c in member.clauses):
         return
     groups: list[list[RecClause]] = []
@@ -166,24 +169,80 @@ def combine_steps(el, member: RecMember, step: IndexVar) -> None:
             groups.append([c])
         else:
             group.append(c)
-    first, merged = [], []
+    first, merged, last = [], [], []
     for g in groups:
         guarded = any(c.guard is not None for c in g)
         others = [c for other in groups if other is not g for c in other]
         if guarded and any(not _apart(g[0], c) for c in others):
             _check_overlap(el, member, step, g, others)
-            first.append(_merged(g) if len(g) > 1 else g[0])
+            rim = _merged(g) if len(g) > 1 else g[0]
+            if _reads_own_step(member, step, g):
+                _check_reads_off_the_rim(el, member, step, rim)
+                last.append(_kept_elsewhere(member, step, rim))
+            else:
+                first.append(rim)
             continue
         merged.append(_merged_group(el, member, step, g) if guarded and len(g) > 1 else g[0])
         if guarded and len(g) == 1 and len(groups) > 1:
             _check_step_coverage(el, member, step, g)
-    member.clauses = first + merged
+    member.clauses = first + merged + last
+
+
+def _reads_own_step(member: RecMember, step: IndexVar, group: list) -> bool:
+    return any(read.member is member and clause_order.may_read_now(read, c, step, guards)
+               for c in group for read, guards in step_reach.guarded_state_reads([c.body, c.guard]))
+
+
+def _check_reads_off_the_rim(el, member: RecMember, step: IndexVar, rim: RecClause) -> None:
+    """Each point of its own step the rim reads (where it reads it) is one its guard does not
+    hold at, which the other clauses wrote before it: E007 for a read of another rim point
+    (`u[t, 0] = u[t, N - 1]` beside `u[t, N - 1] = u[t, 0]`, a cycle), at build time where the
+    sizes decide it, else when the program runs."""
+    t = IndexVar("t", rim.t_lo, rim.t_hi - rim.t_lo)
+    here = {step: IndexRef(t)}
+    own = {step} | set(rim.vars)
+    for read, guards in step_reach.guarded_state_reads([rim.body]):
+        if read.member is not member or not clause_order.may_read_now(read, rim, step, guards):
+            continue
+        if any(free_vars(x) - own for x in (read,) + guards):
+            raise d.error(d.UNSUPPORTED, f"a guarded clause of the recurrence `{member.name}` over ranges other "
+                          "clauses share, reading points of its own step through a reduction's index",
+                          read.span, hint=f"read fixed points of the step (`{member.name}[t, 1]`)")
+        there = dict(zip(rim.vars, read.subs[1:]))
+        # the read is made (the rim's guard and the read's own hold) at a point the rim defines
+        cycle = rim.guard
+        for cond in (*guards, substitute(rim.guard, {**there, step: read.subs[0]}), _inside(rim, read.subs)):
+            cycle = Op("and", (cycle, cond), BOOL)
+        apart = Op("not", (substitute(cycle, here),), BOOL)
+        _assert_apart(el, member, (t,) + tuple(rim.vars), apart, read)
+
+
+def _assert_apart(el, member: RecMember, vars_: tuple, apart: Value, read: StateRead) -> None:
+    """`apart` holds at every point of `vars_` (step first): checked now, else when the program runs."""
+    message = f"`{member.name}`'s guarded clause reads a point of its own step that it also defines"
+    try:
+        ok = evaluate(Generic(vars_, apart))
+    except NotBuildTime:
+        el.ir.effects.append(Assert(Reduce("all", vars_, apart, None, span=read.span),
+                                    f"assertion failed at {read.span}: {message} (E007)", span=read.span))
+        return
+    if not ok.all():
+        raise d.error(d.RECURRENCE, message, read.span,
+                      hint="read points the other clauses of the step define, or the previous step (`t - 1`)")
+
+
+def _kept_elsewhere(member: RecMember, step: IndexVar, rim: RecClause) -> RecClause:
+    """`rim` writing, where its guard fails, the value its point holds at the step: what the
+    clauses before it wrote there (its coverage is checked: one of them did)."""
+    here = StateRead(member, (IndexRef(step),) + tuple(IndexRef(v) for v in rim.vars), span=rim.span)
+    body = Op("select", (rim.guard, rim.body, here), rim.body.dtype, span=rim.span)
+    return RecClause(rim.t_lo, rim.t_hi, rim.vars, body, None, span=rim.span, keeps=True)
 
 
 def _check_overlap(el, member: RecMember, step: IndexVar, group: list, others: list) -> None:
-    """A guarded group whose box meets other clauses: it reads no point of its own step, and at
-    each point of its box exactly one of its guards holds or, where none does, other clauses
-    write it (unguarded clauses only, as no guarded clause outside the group meets its box)."""
+    """A guarded group whose box meets other clauses: at each point of its box exactly one of
+    its guards holds or, where none does, other clauses write it (unguarded clauses only, as no
+    guarded clause outside the group meets its box)."""
     if any(c.guard is None for c in group):
         raise d.error(d.SHAPE, f"two clauses of `{member.name}` both define its points where a guarded "
                       "one holds", member.span, hint="make the where guards of the clauses exclude each other")
@@ -191,11 +250,6 @@ def _check_overlap(el, member: RecMember, step: IndexVar, group: list, others: l
         raise d.error(d.UNSUPPORTED, f"guarded clauses of the recurrence `{member.name}` over ranges that "
                       "overlap other guarded clauses' ranges", member.span,
                       hint="give the guarded clauses the same ranges, apart from the other clauses")
-    if any(read.member is member and clause_order.may_read_now(read, c, step, guards)
-           for c in group for read, guards in step_reach.guarded_state_reads([c.body, c.guard])):
-        raise d.error(d.UNSUPPORTED, f"a guarded clause of the recurrence `{member.name}` over ranges other "
-                      "clauses share, reading points of its own step", member.span,
-                      hint=f"give it only its own points (`{member.name}[t in 1..T, 0] = {member.name}[t, 1]`)")
     first = group[0]
     t = IndexVar("t", first.t_lo, first.t_hi - first.t_lo)
     here = (IndexRef(t),) + tuple(IndexRef(v) for v in first.vars)

@@ -40,6 +40,7 @@ class RecState:
         self.step = step
         self.slices: dict = {}      # step offset -> the slice, one value however often it is read
         self.defining = None        # while a clause of this member is elaborated: its step's name
+        self.defining_rows = False  # ... and whether it defines whole rows (names the step alone)
 
 
 # ---------------------------------------------------------------- detection
@@ -301,13 +302,13 @@ def _check_nested(el, group: RecurrenceGroup, points: set, steps: set, outer_rea
     that loop's step and its state at earlier steps, and no point of its clause (it runs once
     per step)."""
     innermost = el.state.recurrence_steps[-1]
-    further = [r for r in outer_reads if not _earlier_step_of(r, innermost)]
+    further = [r for r in outer_reads if not _this_or_an_earlier_step_of(r, innermost)]
     if points:
         what = (f"the index `{sorted(points, key=lambda v: v.name)[0].name}` of the clause it is computed in "
                 "(one inner loop per point of a step)")
     elif further:
-        what = (f"`{further[0].member.name}` at a step other than an earlier one of the loop it runs in "
-                "(that loop's step minus a constant), or a loop further out")
+        what = (f"`{further[0].member.name}` at a step other than the current or an earlier one of the loop "
+                "it runs in (that loop's step minus a constant), or a loop further out")
     elif steps - {innermost}:
         what = "the step of a loop further out than the one it runs in"
     else:
@@ -319,9 +320,11 @@ def _check_nested(el, group: RecurrenceGroup, points: set, steps: set, outer_rea
                   "and pick the point after the inner loop")
 
 
-def _earlier_step_of(read: StateRead, step: IndexVar) -> bool:
+def _this_or_an_earlier_step_of(read: StateRead, step: IndexVar) -> bool:
+    """Whether `read` is at `step` minus a constant c >= 0: at the current step, another member
+    computed earlier in it (its order: _same_step_deps; einc.passes.step_work checks the rest)."""
     lin = affine.affine_of(read.subs[0])
-    return lin is not None and lin.terms == {step: 1} and lin.const < 0
+    return lin is not None and lin.terms == {step: 1} and lin.const <= 0
 
 
 def _state_reads(roots: list) -> list:
@@ -862,10 +865,11 @@ def _clause(el, node: ast.IndexedLet, scope, step: IndexVar, state: RecState):
     `u[0, i] = a[i]`) takes its extent from the earlier clauses (core.state.InferenceFrame)."""
     member = state.member
     state.defining = _step_name(node)
+    state.defining_rows = len(node.slots) < len(member.shape)
     try:
         result = definitions.clause(el, node, scope, step_var=step, shape=member.shape)
     finally:
-        state.defining = None
+        state.defining, state.defining_rows = None, False
     if len(result.axes) == len(member.shape):       # else _check_every_axis_defined reports it
         member.shape = (member.shape[0],) + tuple(
             _widened(size, a, node.span) for size, a in zip(member.shape[1:], result.axes[1:]))
@@ -916,8 +920,10 @@ def state_read(el, state: RecState, subs: list, span):
         raise d.error(d.SHAPE, f"`{m.name}` names {axes} in its definition but is read with {len(subs)} "
                       "subscripts inside its recurrence", span, hint=f"name every axis in its definition, one value per point "
                       f"(`let {m.name}[k in 0..N, i in 0..M] = ..`), or read whole rows at `t - 1`")
-    if len(m.shape) == 1 and _read_at_the_step_being_defined(state, subs[0]):
-        _reads_the_step_being_defined(state, span)
+    # a point of the step being computed: with one axis, or in a clause of whole rows (`w[e] =
+    # { .. w[e, 0] .. }`), it is the row being computed, not an earlier point of it
+    if (len(m.shape) == 1 or state.defining_rows) and _read_at_the_step_being_defined(state, subs[0]):
+        _reads_the_step_being_defined(state, span, pointwise=len(m.shape) > 1)
     read = StateRead(m, tuple(subs), span=span)
     el.state.note_state_read(read, m.shape, f"`{m.name}[..]`")
     return read
@@ -932,10 +938,16 @@ def _read_at_the_step_being_defined(state: RecState, step_sub: Value) -> bool:
     return state.defining is not None and lin is not None and lin.terms == {state.step: 1} and lin.const == 0
 
 
-def _reads_the_step_being_defined(state: RecState, span) -> None:
+def _reads_the_step_being_defined(state: RecState, span, pointwise: bool = False) -> None:
+    """E007; with `pointwise`, a point of a row being computed whole, which a clause of points
+    could read (a scan)."""
     m, step_name = state.member, state.defining
+    hint = f"read the step before, `{m.name}[{step_name} - 1]`"
+    if pointwise:
+        hint += (f", or define the step a point at a time, `let {m.name}[{step_name} in .., i in ..] = ..`, "
+                 f"whose points may read earlier ones of the same step (`{m.name}[{step_name}, i - 1]`)")
     raise d.error(d.RECURRENCE, f"`{m.name}[{step_name}]` is read inside its own definition, at the step "
-                  "being computed", span, hint=f"read the step before, `{m.name}[{step_name} - 1]`")
+                  "being computed", span, hint=hint)
 
 
 def _step_slice(state: RecState, step_sub: Value, span):
@@ -961,12 +973,28 @@ def _step_slice(state: RecState, step_sub: Value, span):
 # ---------------------------------------------------------------- order and checks
 
 def _same_step_deps(members: dict, step: IndexVar) -> dict:
-    """def_id -> the def_ids of the members its clauses read at the same step."""
+    """def_id -> the def_ids of the members its clauses read at the same step, also through a
+    loop they run inside each step (`solve(S[t], b)`: std's elimination reads `S[t]`)."""
     by_member = {m: did for did, m in members.items()}
-    return {did: {by_member[r.member] for r in walk(_roots(m.clauses), opaque=(RecValue,))
+    return {did: {by_member[r.member] for r in _reads_with_inner_loops(_roots(m.clauses))
                   if isinstance(r, StateRead) and r.member in by_member and _step_offset(r, step) == 0
                   and r.member is not m}
             for did, m in members.items()}
+
+
+def _reads_with_inner_loops(roots: list) -> list:
+    """The values under `roots` and under the clauses of every group they compute (a group the
+    elaboration nested in this one's loop reads its state there), each group once."""
+    out, seen, todo = [], set(), list(roots)
+    while todo:
+        found = list(walk(todo, opaque=(RecValue,)))
+        out += found
+        todo = []
+        for v in found:
+            if isinstance(v, RecValue) and id(v.group) not in seen:
+                seen.add(id(v.group))
+                todo += _roots([c for m in v.group.members for c in m.clauses])
+    return out
 
 
 def _check_same_step_derivatives(el, members: dict, step: IndexVar) -> None:
