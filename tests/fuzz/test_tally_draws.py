@@ -17,7 +17,7 @@ SEED = 10072          # its program 2 was E002 (a float subscript) before the fi
 
 
 def _has_tally(program) -> bool:
-    return any(isinstance(item, Group) and any(m.dtype == "i32" and isinstance(m.clauses[-1].body, Reduce)
+    return any(isinstance(item, Group) and any(m.name.endswith(generate.TALLY_SUFFIX) and isinstance(m.clauses[-1].body, Reduce)
                                                and isinstance(m.clauses[-1].body.body, IfElse)
                                                for m in item.members) for item in program.items)
 
