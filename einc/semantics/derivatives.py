@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import Generic, IndexRef, Input, Read, RecValue, StateRead, Value, free_vars, walk
+from einc.ir.nodes import Generic, IndexRef, Input, Read, StateRead, Value, free_vars, walk
 from einc.ir.types import F32
 from einc.autodiff.gradient import gradient
 from einc.autodiff.jacobian import SLICE, check_float, zeros
