@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import Generic, IndexRef, Input, Read, RecValue, StateRead, Value, free_vars, walk
+from einc.ir.nodes import Generic, IndexRef, Input, Read, StateRead, Value, free_vars, walk
 from einc.ir.types import F32
 from einc.autodiff.gradient import gradient
 from einc.autodiff.jacobian import SLICE, check_float, zeros
@@ -31,7 +31,7 @@ from einc.autodiff.tangent import Tangent
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.forms.pointwise import elementwise
 from einc.semantics.forms.recurrences import RecState
-from einc.semantics.core.values import LazyJacobian, Weak, describe
+from einc.semantics.core.values import LazyJacobian, PartialRead, Weak, describe
 from einc.syntax import ast
 
 
@@ -44,8 +44,8 @@ def request(el, e: ast.Derivative, env):
     y, x = _typed(y, x, e)
     _note_same_step_reads(y, x, e, el.state)
     if y.rank == 0 and not xsubs:
-        _per_point(_pending_vars(y), e.span)
-        return _not_per_point(gradient(y, x, e.span, el.derivative_rules), el.state, e.span)
+        tensors.per_point(_pending_vars(y), e.span)
+        return tensors.not_per_point(gradient(y, x, e.span, el.derivative_rules), el.state, e.span)
     lazy = LazyJacobian(y, x, el.derivative_rules, e.span)
     if not ysubs and not xsubs:
         return lazy
@@ -99,21 +99,6 @@ def _note_same_step_reads(y: Value, x: Value, e: ast.Derivative, state) -> None:
                 state.same_step_derivatives += [(n.member, m, e.span) for m in own.values()]
 
 
-def _not_per_point(g: Value, state, span) -> Value:
-    """A gradient whose tensors read an index of an enclosing definition or reduction (asked for
-    per microbatch inside `sum[mb](..)`) would need each of them batched over that index, as
-    definitions are (core.tensors.batch_over_outer_indices): not compiled yet, E011. A
-    recurrence's step is no such index (a step computes its tensors itself)."""
-    nodes = walk([g])
-    bound = set(state.recurrence_steps) | set(state.step_ranges) | set(state.step_ranges.values())
-    for n in nodes:
-        if isinstance(n, RecValue):
-            bound |= {n.group.t_var} | {v for m in n.group.members for c in m.clauses for v in c.vars}
-    for n in nodes:
-        _per_point(_body_vars(n) - set(n.vars) - bound if isinstance(n, Generic) else (), span)
-    return g
-
-
 def _pending_vars(y: Value) -> set:
     """The indices whose ranges are not inferred yet (an enclosing definition's or reduction's,
     whose range its body decides once elaborated) that a tensor y reads depends on. A scalar y
@@ -121,20 +106,7 @@ def _pending_vars(y: Value) -> set:
     gradient of scalars, as it has with the range given."""
     nodes = walk([y])
     pending = {n.var for n in nodes if isinstance(n, IndexRef) and n.var.extent is None}
-    return pending & set().union(*(_body_vars(n) for n in nodes if isinstance(n, Generic))) if pending else set()
-
-
-def _per_point(outer, span) -> None:
-    if outer:
-        names = ", ".join(sorted(f"`{v.name}`" for v in outer))
-        raise d.error(d.UNSUPPORTED, f"a gradient whose tensors depend on {names}, an index of an "
-                      "enclosing definition or reduction, is not compiled yet", span,
-                      hint="differentiate the sum instead: the gradient of `sum[mb](loss(..))` is "
-                      "the sum of the per-index gradients")
-
-
-def _body_vars(g: Generic) -> set:
-    return set().union(*(free_vars(v) for v in (g.body, g.guard) if v is not None))
+    return pending & set().union(*(tensors.body_vars(n) for n in nodes if isinstance(n, Generic))) if pending else set()
 
 
 def _names_a_binding(node) -> bool:
@@ -185,6 +157,9 @@ def _operand(el, node, env):
     if isinstance(v, RecState):
         # `@L / @w[k - 1]` inside w's own recurrence: the parameter is that earlier step whole
         v, subs = el.ev(node, env), []
+    if isinstance(v, PartialRead) and any(free_vars(s) for s in v.subs):
+        # the row of an enclosing definition's point (`f(x[t])` differentiating its parameter)
+        tensors.per_point({i for s in v.subs for i in free_vars(s)}, node.span, "derivative")
     if not isinstance(v, Weak):
         v = tensors.whole(v, node.span)
         if not isinstance(v, Value):

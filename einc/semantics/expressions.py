@@ -2,6 +2,8 @@
 the evaluator)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from einc import diagnostics as d
@@ -57,6 +59,9 @@ def _name(el, e, env):
 
 @expression_rule(ast.Unary)
 def _unary(el, e, env):
+    if e.op == "-" and isinstance(e.operand, (ast.IntLit, ast.FloatLit)) and getattr(e.operand, "suffix", None):
+        # `-128i8` is one literal, as in Rust: the type's minimum fits where 128i8 would not
+        return _literal(el, dataclasses.replace(e.operand, value=-e.operand.value, span=e.span), env)
     operand = el.ev(e.operand, env)
     if e.op == "+":
         return unary_plus(operand, e.span)

@@ -48,6 +48,8 @@ ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose star
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 RIM_SHARE = 0.3                    # of the others, those given a guarded rim clause beside their interior steps
 RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's next point of the step
+TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
+TALLY_SUFFIX = "n"                 # a count member's name: its member's and this (drawn names end in a digit)
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 CURRENT_SHARE = 0.5                # of those loops, the ones that may also read members computed earlier in the step
@@ -145,7 +147,7 @@ class ProgramGenerator:
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
-        self.rims = streams.rims
+        self.rims, self.tallies = streams.rims, streams.tallies
         self.copies, self.current = streams.copies, streams.current
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
@@ -186,7 +188,8 @@ class ProgramGenerator:
             item = getattr(self, kind)()
             if item is not None:
                 items.append(item)
-        members = [m.name for item in items if isinstance(item, Group) for m in item.members if m.dtype != "bool"]
+        members = [m.name for item in items if isinstance(item, Group) for m in item.members
+                   if m.dtype != "bool" and not m.name.endswith(TALLY_SUFFIX)]
         if members and rng.random() < 0.3:
             items.append(self.total(rng.choice(members)))
         if rng.random() < 0.35:
@@ -460,10 +463,13 @@ class ProgramGenerator:
             tensors.append(Tensor(name, dtype, shape, tuple(self.size(b) for b in shape)))
         lane = "jkl"[len(lanes) - 1] if layout == "lanes" else None
         members = [self.member(k, tensors, start, lane, tensors[k].name in triangles) for k in range(len(tensors))]
+        tally = not (lane or self.long_back or triangles)
         self.long_back = 0
         layout = _interleave(rng, [[(m.name, c) for c in range(len(m.clauses))] for m in members])
         for tensor in tensors:
             self.add_tensor(tensor)
+        if tally:
+            members, names, layout = self.with_tally(members, tensors, names, layout, start)
         return Group(tuple(members), tuple(names), tuple(layout))
 
     def triangular(self) -> bool:
@@ -566,6 +572,47 @@ class ProgramGenerator:
             body = IfElse(Binary("==", j, Lit(0, "i32"), "bool"), *nearest, me.dtype)
         step = replace(clauses[-1].slots[0], explicit=True)
         return [Clause((step,) + main[1:], body, (Where(None, rim),))]
+
+    def with_tally(self, members: list, tensors: list, names: list, layout: list, start: int) -> tuple:
+        """Some of the time (from `tallies`, a stream of its own) a count member before a float
+        member x with a second axis of S points, `c[t] = sum[k in 0..S](if x[t - 1, k, ..] < v
+        { 1 } else { 0 })` after a start of 0, and x, started at literals, with steps reading
+        `x[t - 1, c[t] % S, ..]`: the count's int literals keep i32 while x's take the type of
+        the data they meet. Nothing of it is drawn from the program's main stream, and the count
+        is no binding of the program's (`_names`), so the rest of the program stays as it was."""
+        floats = [k for k, m in enumerate(tensors) if m.dtype in ("f32", "f64") and len(m.shape) > 1 and m.sizes[1] > 1]
+        if self.tallies is None or not floats or self.tallies.random() >= TALLY_SHARE:
+            return members, names, layout
+        k = self.tallies.choice(floats)
+        x = tensors[k]
+        name = x.name + TALLY_SUFFIX
+        t, back = Index("t"), Binary("-", Index("t"), Lit(1, "i32"), "i32")
+        fixed = tuple(Lit(self.tallies.randrange(size), "i32") for size in x.sizes[2:])
+        below = Binary("<", Read(x.name, (back, Index("k")) + fixed, x.dtype),
+                       Lit(self.tallies.choice((0.0, 0.5, -0.25)), x.dtype), "bool")
+        count = Reduce("sum", (Range("k", Bound(0), x.shape[1]),), IfElse(below, Lit(1, "i32"), Lit(0, "i32"), "i32"),
+                       None, "i32")
+        tally = Define(name, "i32", (Clause((Slot("t", Bound(0), Bound(start)),), Lit(0, "i32")),
+                                     Clause((Slot("t", Bound(start), x.shape[0]),), count)))
+        row = Binary("%", Read(name, (t,), "i32"), Lit(x.sizes[1], "i32"), "i32")
+        pick = Read(x.name, (back, row) + tuple(Index("jkl"[a]) for a in range(1, len(x.shape) - 1)), x.dtype)
+        # x's start a choice of literals, so that only the data its steps meet types it (render
+        # writes them unsuffixed where another clause is typed by data)
+        first = IfElse(Binary("==", Index("j"), Lit(0, "i32"), "bool"), Lit(self.tallies.choice((0.5, 1.0)), x.dtype),
+                       Lit(0.0, x.dtype), x.dtype)
+
+        def rewritten(c: Clause) -> Clause:
+            if c.slots[0].lo.dim is None and c.slots[0].lo.const < start:
+                return replace(c, body=first)
+            # the plain step clauses only (a rim's, under a guard, stays as with_rim drew it)
+            if c.slots[0].lo != Bound(start) or any(s.var is None for s in c.slots) or \
+                    any(w.name is None for w in c.wheres) or isinstance(c.body, Lit):
+                return c
+            return replace(c, body=Binary("+", c.body, Binary("*", Lit(0.25, x.dtype), pick, x.dtype), x.dtype))
+        stepped = replace(members[k], clauses=tuple(map(rewritten, members[k].clauses)))
+        at = next(p for p, (member, _) in enumerate(layout) if member == x.name)
+        return (members[:k] + [tally, stepped] + members[k + 1:], names[:k] + [name] + names[k:],
+                layout[:at] + [(name, 0), (name, 1)] + layout[at:])
 
     def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
         """A member of independent series along its last axis (`rest[-1]`): a literal start, then
@@ -888,7 +935,7 @@ def _tensor(inp: Input, dims: dict) -> Tensor:
 
 def _names(item) -> list[str]:
     if isinstance(item, Group):
-        return [m.name for m in item.members]
+        return [m.name for m in item.members if not m.name.endswith(TALLY_SUFFIX)]
     if isinstance(item, Function):
         return []
     return [item.name]

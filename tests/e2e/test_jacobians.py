@@ -181,6 +181,12 @@ def test_a_bare_differential_is_the_tangent_along_the_one_input_read():
        "fn grad(X, w) { let r[n] = sum[d](X[n, d] * w[d]); let L = sum[n](r[n] * r[n]); @L / @w }\n"
        f"let g[d] = sum[{mb}](grad(X[mb], w)[d]);\n", "depend on `mb`, an index of an enclosing")
       for mb in ("mb", "mb in 0..M")],
+    # a Jacobian with respect to the row of an enclosing definition's point (an E011 about a
+    # sub-array used whole before; its entries with respect to the whole array are compiled,
+    # test_jacobian_entries_per_point_of_an_enclosing_definition)
+    ("let m: [f64; 5, 2];\nfn f(x) { [x[0] * x[1], x[1] + x[0] * x[0]] }\n"
+     "fn g(m, t) { let r = m[t]; let y = f(r); let J = @y / @r; J[0, 0] * J[1, 1] }\n"
+     "let d[t in 0..5] = g(m, t);\n", "derivative whose tensors depend on `t`, an index of an enclosing"),
     ("fn total(v: [f64; 3]) -> f64 { sum[i](v[i]) }\n@fn total(v) { 1.0 }\n"
      "let x: [f64; 3];\nlet s = total(x);\n", "derivative rule for `total`"),
 ])
@@ -189,6 +195,20 @@ def test_unsupported_derivatives_are_E011_naming_the_construct(source, words):
         einc.compile(source)
     assert info.value.diagnostics[0].code == "E011"
     assert words in info.value.diagnostics[0].message
+
+
+def test_jacobian_entries_per_point_of_an_enclosing_definition():
+    """`J[0, t, 0]` of `@y / @m` where y = f(m[t]) is computed per point t: the reverse pass's
+    tensors batched over t (a lowering failure before, "not iterated by the enclosing kernel")."""
+    m = np.arange(10.0).reshape(5, 2) * 0.3 - 0.4
+    out = einc.load(einc.compile("""let m: [f64; 5, 2];
+        fn f(x) { [x[0] * x[1], x[1] + x[0] * x[0]] }
+        fn det(m, t) { let y = f(m[t]); let J = @y / @m; J[0, t, 0] * J[1, t, 1] - J[0, t, 1] * J[1, t, 0] }
+        let d[t in 0..5] = det(m, t);
+        let cross[t in 0..5, k in 0..2] = (@f(m[t]) / @m)[0, (t + 1) % 5, k];
+    """).vmfb)(m=m)
+    np.testing.assert_allclose(out["d"], m[:, 1] - 2 * m[:, 0] ** 2, rtol=1e-15)
+    np.testing.assert_array_equal(out["cross"], np.zeros((5, 2)))    # y at t reads no other row
 
 
 def test_derivatives_inside_functions_and_blocks():

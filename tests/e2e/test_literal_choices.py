@@ -136,6 +136,62 @@ def test_a_recurrence_starting_at_an_int_literal_takes_its_steps_float_type(run)
     np.testing.assert_allclose(out["b"], np.array(b), **TIGHT)
 
 
+def test_a_count_that_indexes_a_recurrence_of_float_literals_stays_an_integer(run):
+    """`n[t]` counts with int literals and indexes x, whose float literals meet f64 data: x is f64
+    and the count i32, though no one sweep of the literals' types gives both."""
+    c = np.array([0.1, 0.7, 0.3, 0.9])
+    out = run("""
+        let c: [f64; N];
+        let x[0, j in 0..N] = 0.0;
+        let n[t in 1..4, j in 0..N] = sum[k](if c[k] + x[t - 1, k] < 0.8 { 1 } else { 0 });
+        let x[t in 1..4, j in 0..N] = x[t - 1, n[t, j] % N] + 0.1;
+    """, c=c)
+    x, ns = [np.zeros(4)], [np.zeros(4, np.int32)]
+    for _ in range(1, 4):
+        ns.append(np.full(4, ((c + x[-1]) < 0.8).sum(), np.int32))
+        x.append(x[-1][ns[-1] % 4] + 0.1)
+    assert out["x"].dtype == np.float64 and out["n"].dtype == np.int32
+    np.testing.assert_allclose(out["x"], np.array(x), **TIGHT)
+    np.testing.assert_array_equal(out["n"], np.array(ns))
+
+
+def test_a_clamped_count_that_indexes_a_recurrence_of_float_literals_is_an_integer(run):
+    """`n[t] = min(count, N - 1)` has no literal for the first guess to see: i32 beside x's f64."""
+    c = np.array([0.1, 0.7, 0.3, 0.9])
+    out = run("""
+        let c: [f64; N];
+        let x[0, j in 0..N] = 0.0;
+        let n[t in 1..4, j in 0..N] = min(sum[k](if c[k] + x[t - 1, k] < 1.8 { 1 } else { 0 }), N - 1);
+        let x[t in 1..4, j in 0..N] = x[t - 1, n[t, j]] + c[j];
+    """, c=c)
+    x, ns = [np.zeros(4)], [np.zeros(4, np.int32)]
+    for _ in range(1, 4):
+        ns.append(np.full(4, min(((c + x[-1]) < 1.8).sum(), 3), np.int32))
+        x.append(x[-1][ns[-1]] + c)
+    assert out["x"].dtype == np.float64 and out["n"].dtype == np.int32
+    np.testing.assert_allclose(out["x"], np.array(x), **TIGHT)
+    np.testing.assert_array_equal(out["n"], np.array(ns))
+
+
+def test_a_count_read_by_value_in_a_recurrence_stays_an_integer(run):
+    """As outside a recurrence, a count read by value through a cast stays i32 while its partner
+    takes the f64 of the data its float literals meet."""
+    c = np.array([0.1, 0.7, 0.3, 0.9])
+    out = run("""
+        let c: [f64; N];
+        let x[0] = 0.0;
+        let n[t in 1..4] = sum[k](if c[k] * x[t - 1] < 0.5 { 1 } else { 0 });
+        let x[t in 1..4] = x[t - 1] + (n[t] as f64) * 0.25 + c[t];
+    """, c=c)
+    x, ns = [0.0], [0]
+    for t in range(1, 4):
+        ns.append(int((c * x[-1] < 0.5).sum()))
+        x.append(x[-1] + ns[-1] * 0.25 + c[t])
+    assert out["x"].dtype == np.float64 and out["n"].dtype == np.int32
+    np.testing.assert_allclose(out["x"], np.array(x), **TIGHT)
+    np.testing.assert_array_equal(out["n"], np.array(ns))
+
+
 def test_a_recurrence_starting_at_an_int_literal_stays_an_integer_when_its_steps_are(run):
     k = np.array([3, -2, 2 ** 40, 5, 7], dtype=np.int64)
     out = run("""

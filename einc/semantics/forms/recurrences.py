@@ -544,7 +544,9 @@ def _components_read_first(clauses_by_member: dict) -> list:
 
 def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     """The first guess; then the other types the literals of members typed only by literals can
-    take: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
+    take, those of float literals first with the int-literal members keeping their int (a count
+    `n[t] = sum[k](if .. { 1 } else { 0 })` stays i32 beside `x[0] = 0.0` meeting f64 data),
+    then all of them: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
     data; `let a[0] = 0; let a[t in 1..T] = a[t - 1] * 0.5 + x[t];` is x's float, as an int
     literal beside a float one is a float), i32 (an unseeded index such as `p[t] = min[j](if ..
     { j } else { N })` is i32 before i64), f16, bf16, and i64 for int literals; each alone,
@@ -553,25 +555,39 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     clause types at all (`let r[t in 1..T] = (r[t - 1] + t) % 7;` is i32): every combination
     for up to MAX_UNSEEDED of them, one type for all beyond that, over SCALAR_TYPES and the
     other types the group's clauses `named` (`let r[t in 0..T] = if t == 0 { t as i16 } else
-    { r[t - 1] + 1 };` is i16)."""
+    { r[t - 1] + 1 };` is i16); last, the seeded float-literal members at f64, f16 or bf16 with
+    each of those types for all the unseeded ones (`n[t] = min(sum[k](..), N - 1)` is i32 beside
+    `x[0] = 0.0` meeting f64 data)."""
     yield guess
     tried = [guess]
     for dtype in (F32, F64, I32, F16, BF16, I64):
         for together in (set(), unseeded):
-            alternative = {did: (dtype if (did in tentative and _literals_take(dt, dtype)) or did in together
-                                 else dt)
-                           for did, dt in guess.items()}
-            if alternative not in tried:
-                tried.append(alternative)
-                yield alternative
+            for ints_too in (False, True):      # int-literal members keep their int first
+                alternative = {did: (dtype if (did in tentative and _literals_take(dt, dtype)
+                                               and (ints_too or not dt.is_int)) or did in together else dt)
+                               for did, dt in guess.items()}
+                if alternative not in tried:
+                    tried.append(alternative)
+                    yield alternative
     members = sorted(unseeded, key=list(guess).index)
     types = SCALAR_TYPES + named
     choices = itertools.product(types, repeat=len(members)) if len(members) <= MAX_UNSEEDED \
         else ((t,) * len(members) for t in types)
-    for types in choices:
-        alternative = {**guess, **dict(zip(members, types))}
+    for choice in choices:
+        alternative = {**guess, **dict(zip(members, choice))}
         if alternative not in tried:
+            tried.append(alternative)
             yield alternative
+    for dtype in (F64, F16, BF16):
+        # the seeded float-literal members at another float, one type for all the unseeded ones:
+        # `x[0] = 0.0` meeting f64 data beside `n[t] = min(sum[k](..), N - 1)` indexing x
+        base = {did: dtype if did in tentative and did not in unseeded and dt.is_float else dt
+                for did, dt in guess.items()}
+        for t in types if base != guess else ():
+            alternative = {**base, **{did: t for did in members}}
+            if alternative not in tried:
+                tried.append(alternative)
+                yield alternative
 
 
 def _literals_take(guessed, dtype) -> bool:
@@ -688,7 +704,8 @@ def _gives_bool(expr) -> bool:
 
 
 def _result_literals(expr) -> list:
-    """The untyped literals `expr`'s value can be, through signs, arithmetic and branches."""
+    """The untyped literals `expr`'s value can be, through signs, arithmetic, branches and
+    reductions."""
     if isinstance(expr, (ast.IntLit, ast.FloatLit)):
         return [] if expr.suffix else [expr]
     if isinstance(expr, ast.Unary) and expr.op != "!":
@@ -703,6 +720,8 @@ def _result_literals(expr) -> list:
         return _result_literals(expr.body)
     if isinstance(expr, ast.Match):
         return [lit for arm in expr.arms for lit in _result_literals(arm.body)]
+    if isinstance(expr, ast.Reduction) and expr.op in ("sum", "prod", "max", "min"):
+        return _result_literals(expr.body)      # a count `sum[k](if .. { 1 } else { 0 })` is an int
     return []
 
 
