@@ -22,7 +22,7 @@ It runs before share_equal_values, which merges the equal Generics hoisted from 
 """
 from __future__ import annotations
 
-from einc.ir.nodes import (Generic, IndexRef, IndexVar, Op, Program, Read, Reduce, Stack, StateRead, Value,
+from einc.ir.nodes import (Generic, IndexRef, IndexVar, Op, Program, Read, RecValue, Reduce, Stack, StateRead, Value,
                            free_vars, postorder, size_value, walk)
 from einc.ir.traversal import fold
 from einc.ir.types import I32
@@ -34,24 +34,23 @@ _EXPENSIVE = frozenset(("div", "rem", "pow", "sqrt", "rsqrt", "exp", "expm1", "l
 
 
 def hoist_invariant_work(program: Program) -> None:
+    steps = _Steps()
+    todo = [v for v in walk(program.roots()) if isinstance(v, Generic) and not steps.inside(v)]
     hoister = _Hoister()
-    todo = [v for v in walk(program.roots()) if isinstance(v, Generic) and not free_vars(v, hoister.free)]
     while todo:
         todo += hoister.generic(todo.pop())
 
 
 class _Hoister:
-    def __init__(self) -> None:
+    def generic(self, g: Generic) -> list:
+        """Hoist out of `g`'s body in place; returns the Generics hoisted. The memos, keyed by
+        id, are `g`'s own: the body it replaces may be freed, and its ids taken by new values."""
         self.free: dict = {}            # memo of free_vars
         self.costly: dict = {}          # memo of _costly
-        self.state: dict = {}           # memo of _reads_state
-
-    def generic(self, g: Generic) -> list:
-        """Hoist out of `g`'s body in place; returns the Generics hoisted."""
         for v in postorder([x for x in (g.body, g.guard) if x is not None], _inside_body):
             if isinstance(v, Reduce):
                 self._factor(v)
-        if g.guard is not None or self._reads_state(g.body):
+        if g.guard is not None:
             return []
         self.hoisted: list = []
         self.memo: dict = {}
@@ -106,7 +105,7 @@ class _Hoister:
         unused = [x for x in bound if x not in used]
         return (bool(used) and not isinstance(v, Reduce)
                 and any(x.extent is not None and not (x.extent.is_const and x.extent.const < 2) for x in unused)
-                and fold(v, _inside_body, _costly, self.costly) and not self._reads_state(v))
+                and fold(v, _inside_body, _costly, self.costly))
 
     def _hoist(self, v: Value, bound: tuple) -> Read:
         """A Generic computing `v` over the variables it uses (fresh copies, in `bound`'s order),
@@ -119,9 +118,6 @@ class _Hoister:
         subs = tuple(IndexRef(x, span=v.span) if x.lo.is_const and x.lo.const == 0 else
                      Op("sub", (IndexRef(x, span=v.span), size_value(x.lo)), I32, span=v.span) for x in own)
         return Read(hoisted, subs, span=v.span, in_bounds=True, strict=True)
-
-    def _reads_state(self, v: Value) -> bool:
-        return fold(v, _inside_body, _holds_state, self.state)
 
 
 def _inside_body(v: Value) -> tuple:
@@ -143,8 +139,26 @@ def _costly(v: Value, below: list) -> bool:
     return (isinstance(v, Op) and v.op in _EXPENSIVE) or any(below)
 
 
-def _holds_state(v: Value, below: list) -> bool:
-    return isinstance(v, StateRead) or any(below)
+class _Steps:
+    """Which values are computed inside a recurrence's step: they read state, an index the step
+    binds or a tensor computed there (down to the tensors recurrences leave after their loops)."""
+
+    def __init__(self) -> None:
+        self.free: dict = {}            # memo of free_vars
+        self.memo: dict = {}
+
+    def inside(self, v: Value) -> bool:
+        return fold(v, self._parts, self._inside, self.memo)
+
+    def _parts(self, v: Value) -> tuple:
+        return () if isinstance(v, RecValue) else v.operands()
+
+    def _inside(self, v: Value, below: list) -> bool:
+        if isinstance(v, Generic):
+            used = frozenset().union(*(free_vars(x, self.free) for x in v.operands()))
+            if used - frozenset(v.vars):
+                return True
+        return isinstance(v, StateRead) or any(below)
 
 
 class _Renaming:
