@@ -42,6 +42,15 @@ def test_the_derivative_of_a_layer_leaves_the_sum_over_steps(tmp_path, monkeypat
     assert len(read.tensor.vars) == 3 and after.vars[0] not in free_vars(read)
 
 
+def test_the_factor_hoisted_from_two_derivatives_is_computed_once(tmp_path, monkeypatch):
+    """dWh and dWx both sum the layer's derivative against another factor: shared values
+    merges the two hoisted Generics."""
+    found = outputs_of(tmp_path, RNN, ["dWh", "dWx"], True, monkeypatch)
+    hoisted = [{id(x.tensor) for x in found[name].body.body.operands()
+                if isinstance(x, Read) and isinstance(x.tensor, Generic)} for name in ("dWh", "dWx")]
+    assert len(hoisted[0]) == 1 and hoisted[0] == hoisted[1]
+
+
 def test_a_sum_masked_by_a_one_hot_guard_sums_the_unmasked_variables_first(tmp_path, monkeypatch):
     dEmb = outputs_of(tmp_path, RNN, ["dEmb"], True, monkeypatch)["dEmb"]
     outer = dEmb.body
