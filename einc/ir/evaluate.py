@@ -50,9 +50,16 @@ class _Evaluator:
         self.tensors: dict[int, np.ndarray] = {}
 
     def whole(self, v: Value) -> np.ndarray:
+        """`v`'s array. The tensors it reads are evaluated first, deepest first, so that a chain of
+        definitions each reading the one before (a sum of hundreds of rows) is not a recursion as
+        deep as the chain."""
+        if id(v) not in self.tensors:
+            fold(v, _tensors_read, lambda t, _: self._evaluated(t), {})
+        return self.tensors[id(v)]
+
+    def _evaluated(self, v: Value) -> None:
         if id(v) not in self.tensors:
             self.tensors[id(v)] = np.asarray(self._whole(v), dtype=v.dtype.numpy)
-        return self.tensors[id(v)]
 
     def _whole(self, v: Value) -> np.ndarray:
         if isinstance(v, Const):
@@ -134,6 +141,34 @@ class _Evaluator:
         body = np.broadcast_to(body, body.shape[:depth] + tuple(extents))
         axes = tuple(range(depth, inner))
         return np.asarray(_REDUCERS[r.kind](body, axes, identity), dtype=r.dtype.numpy)
+
+
+def _tensors_read(v: Value) -> list:
+    """The values whose whole arrays evaluating `v` takes: the tensors its reads read (through
+    scalar expressions, reductions included), a Stack's elements, a Piecewise's clauses."""
+    if isinstance(v, Stack):
+        return list(v.elems)
+    if isinstance(v, Piecewise):
+        return [clause.value for clause in v.clauses]
+    if isinstance(v, Const):
+        return []
+    found, seen = [], set()
+    stack = [v.body, v.guard] if isinstance(v, Generic) else [v]
+    while stack:
+        x = stack.pop()
+        if x is None or id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, Op):
+            stack.extend(x.args)
+        elif isinstance(x, Read):
+            found.append(x.tensor)
+            stack.extend(x.subs)
+        elif isinstance(x, Reduce):
+            stack.extend((x.body, x.guard))
+        elif x.rank == 0 and not isinstance(x, (IndexRef, Size)) and x is not v:
+            found.append(x)
+    return found
 
 
 def _op_args(v: Value) -> tuple:

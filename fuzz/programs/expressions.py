@@ -62,13 +62,14 @@ class Streams:
     rims: random.Random | None = None       # a guarded rim clause beside a step's interior (ProgramGenerator.with_rim)
     copies: random.Random | None = None     # a rim copying the interior's points of its step (ProgramGenerator.with_rim)
     current: random.Random | None = None    # a loop in a step reading members of that step (ProgramGenerator.with_nesting)
+    scans: random.Random | None = None      # a row function's reduction as a recurrence over its rows (ProgramGenerator.row_map)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
-                      "pieces", "pads", "counts", "folds", "rims", "copies", "current")))
+                      "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans")))
 
 
 @dataclass(frozen=True)

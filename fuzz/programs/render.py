@@ -14,7 +14,7 @@ from dataclasses import fields, is_dataclass, replace
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, trailing_reduce, weak_literals)
+    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, trailing_reduce, walk, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -146,8 +146,19 @@ def _typed_by_data(node, dtype: str, own: set) -> bool:
         return True
     if getattr(node, "dtype", None) == "bool":
         return False
+    if isinstance(node, IfElse) and _decided_at_build(node.cond):
+        return all(_typed_by_data(b, dtype, own) for b in (node.then, node.other))
+    if isinstance(node, Match) and _decided_at_build(node.scrutinee):
+        return all(_typed_by_data(arm.body, dtype, own) for arm in node.arms)
     parts = tuple(arm.body for arm in node.arms) if isinstance(node, Match) else children(node)
     return any(_typed_by_data(p, dtype, own) for p in parts)
+
+
+def _decided_at_build(choice) -> bool:
+    """Whether einc may decide an `if`'s condition or a `match`'s scrutinee at build time (it
+    reads no tensor): then it elaborates only the branch taken, which alone types the value
+    (einc/semantics/core/untaken_branches.py), so every branch must type it."""
+    return not any(isinstance(n, (Read, Var)) for n in walk(choice))
 
 
 def _bare_where_stays(clause: Clause) -> bool:
@@ -206,12 +217,28 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
+    if item.scanned:
+        return _scanned_rows(item, fn, rows, length, row, generator, names)
     split = "let u[k] = w[k] where k % 2 == 0; let u[k] = w[k] where k % 2 == 1; " if item.split else ""
     body = f"{item.op}({expr(item.expr, names)})" if item.whole \
         else f"let w = {expr(item.expr, names)}; {split}{item.op}[k]({'u' if item.split else 'w'}[k])"
     return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ {body} }}",
             f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
                                             if item.local else f"[{fn}({row}) | {generator}];")]
+
+
+def _scanned_rows(item: RowMap, fn: str, rows: str, length: str, row: str, generator: str,
+                  names: Names) -> list[str]:
+    """The row function's values for every row, folded along each row by a recurrence whose row
+    index takes its extent from the matrix it reads (RowMap.scanned)."""
+    step = {"sum": "a[i, k - 1] + m[i, k]"}.get(item.op, f"{item.op}(a[i, k - 1], m[i, k])")
+    n = bound(item.shape[1], names)
+    matrix = f"[{fn}({row}) | {generator}]" if not item.local else f"[v | {generator}, v = {fn}({row})]"
+    return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) {{ {expr(item.expr, names)} }}",
+            f"fn {fn}_fold(m: [{item.dtype}; {_type_dim(item.shape[0], names)}, {length}]) -> [{item.dtype}; "
+            f"{_type_dim(item.shape[0], names)}] {{ let a[i, 0] = m[i, 0]; let a[i, k in 1..{n}] = {step}; "
+            f"[a[i, {n} - 1] | i in 0..{rows}] }}",
+            f"let {names(item.name)} = {fn}_fold({matrix});"]
 
 
 def _function(fn: Function, names: Names) -> str:

@@ -316,7 +316,10 @@ class RowMap:
     (`[name_row([c0, c1]) | (c0, c1) in source]`), the same rows. `whole`: the reduction is the
     prelude's of the whole row expression, `op(expr)`, the same value. `split`: the row is first
     copied by two clauses guarded by the parity of k (`let u[k] = w[k] where k % 2 == 0; let
-    u[k] = w[k] where k % 2 == 1;`), a piecewise definition computed per row, the same value."""
+    u[k] = w[k] where k % 2 == 1;`), a piecewise definition computed per row, the same value.
+    `scanned`: the row function returns the row expression and a function of the whole matrix of
+    rows folds each row as a recurrence whose row index has no range (`let a[i, 0] = m[i, 0];
+    let a[i, k in 1..n] = a[i, k - 1] + m[i, k];`, its extent from m's rows), the same value."""
 
     name: str
     source: str
@@ -328,6 +331,7 @@ class RowMap:
     unpacked: bool = False
     whole: bool = False
     split: bool = False
+    scanned: bool = False
 
 
 ROW = "row"                        # the function's parameter

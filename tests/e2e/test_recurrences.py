@@ -244,6 +244,33 @@ def test_definitions_reading_each_others_earlier_points_at_one_step_are_e011_not
     assert ("z[s, k, c]" in diag.hint) == (code == "E011")
 
 
+def test_a_first_index_without_a_range_takes_its_extent_from_a_plain_read(run):
+    """`h[r, 0] = ..; h[r, t in 1..L + 1] = h[r, t - 1] .. s[r, t - 1]` (a hash per row of a table,
+    the hold-out program hash_mix) asked for an explicit range on r, which s's rows give."""
+    s = np.arange(12, dtype=np.int32).reshape(3, 4)
+    out = run("""
+        let s: [i32; K, L];
+        let h[r, 0] = 1;
+        let h[r, t in 1..L + 1] = h[r, t - 1] * 3 + s[r, t - 1];
+    """, s=s)
+    h = np.ones((3, 5), np.int64)
+    for t in range(1, 5):
+        h[:, t] = h[:, t - 1] * 3 + s[:, t - 1]
+    np.testing.assert_array_equal(out["h"], h)
+
+
+def test_a_first_index_read_along_two_extents_is_e004():
+    with pytest.raises(CompileError) as info:
+        einc.compile("""
+            let s: [i32; 3, 4];
+            let u: [i32; 5, 4];
+            let h[r, 0] = 1;
+            let h[r, t in 1..5] = h[r, t - 1] + s[r, t - 1] + u[r, t - 1];
+        """)
+    diag = info.value.diagnostics[0]
+    assert diag.code == "E004" and "different extents" in diag.message and diag.span.line == 5
+
+
 def test_reading_a_future_step_is_an_error():
     with pytest.raises(CompileError) as info:
         einc.compile("""
@@ -1078,9 +1105,10 @@ def test_a_range_depending_on_another_index_outside_a_recurrence_is_e004(diagnos
 
 
 def test_a_recurrence_whose_first_index_has_no_range_names_that_index(diagnose):
-    # A running peak per path, `peak[p, t]`: the hint showed `x[t in 1..T]`, neither name.
-    diag, report = diagnose("let S: [f32; P, T];\nlet peak[p, 0] = S[p, 0];\n"
-                            "let peak[p, t in 1..T] = std::math::max(peak[p, t - 1], S[p, t]);\n")
+    # A running peak per path, `peak[p, t]`, that no read gives p's extent: the hint showed
+    # `x[t in 1..T]`, neither name.
+    diag, report = diagnose("let S: [f32; T];\nlet peak[p, 0] = S[0];\n"
+                            "let peak[p, t in 1..T] = std::math::max(peak[p, t - 1], S[t]);\n")
     assert diag.code == "E004" and "first index `p`" in diag.message
     assert "let peak[p in 0..N, ..]" in report
 

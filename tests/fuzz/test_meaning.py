@@ -662,3 +662,21 @@ def test_a_half_float_cast_to_a_narrow_integer_is_judged_in_its_range(dtype):
     assert list(converted.ex[:2]) == [2, 7]
     with pytest.raises(Invalid):
         _convert(value, "u8", np.array([True, True, True]))
+
+
+def test_literals_are_suffixed_where_only_a_branch_einc_skips_would_type_them():
+    # einc decides `if -0.125f64 > 0.01f64 { x2 } else { r[t - 1] }` at build time and types the
+    # `if` by the branch it takes, a read of r itself: the start's `1` and `-3` would be f32, not
+    # f64 (fuzz seed 58 program 577). So they are written `1.0f64`; a run-time condition types
+    # both branches, and they stay bare.
+    choice = IfElse(Binary(">=", Read("x2", (), "f64"), Read("x2", (), "f64"), "bool"),
+                    Lit(1.0, "f64", integral=True), Lit(-3.0, "f64", integral=True), "f64")
+
+    def text(cond):
+        step = IfElse(cond, Read("x2", (), "f64"), Read("r", (Binary("-", Index("t"), Lit(1, "i32"), "i32"),), "f64"),
+                      "f64")
+        r = Define("r", "f64", (Clause((point(0),), choice), Clause((ranged("t", 1, 3),), step)))
+        return render_program(program([Group((r,), ("r",), (("r", 0), ("r", 1)))], [Input("x2", "f64", ())]))
+    decided = Binary(">", Lit(-0.125, "f64", suffix=True), Lit(0.01, "f64", suffix=True), "bool")
+    assert "{ 1.0f64 } else { -3.0f64 }" in text(decided)
+    assert "{ 1 } else { -3 }" in text(Binary(">", Read("x2", (), "f64"), Lit(0.5, "f64"), "bool"))

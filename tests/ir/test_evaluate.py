@@ -48,3 +48,14 @@ def test_a_value_that_reads_an_input_is_not_build_time(tmp_path):
     _, program = front_end(str(path))
     with pytest.raises(NotBuildTime):
         evaluate(dict(program.outputs)["y"])
+
+
+def test_a_chain_of_hundreds_of_build_time_rows_is_no_recursion_as_deep(tmp_path):
+    """Each `row + row` of a build-time row is a tensor reading the one before: a chain of 600
+    tensors went past Python's recursion limit (RecursionError; fuzz seed 58 program 90, a
+    comprehension filter over such a row)."""
+    terms = " + ".join(["r"] * 600)
+    path = tmp_path / "prog.ein"
+    path.write_text(f"let r = [1.0, -0.5, 2.0];\nlet total = {terms};\n")
+    _, program = front_end(str(path))
+    np.testing.assert_allclose(evaluate(dict(program.outputs)["total"]), 600 * np.array([1.0, -0.5, 2.0]))

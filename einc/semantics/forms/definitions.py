@@ -71,6 +71,8 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
             continue
         var = _declared_var(el, slot, scope, (step_var, clause_step), range_guards)
         if step_var is not None and k == 0:
+            if var.extent is None and shape and shape[0] is not None:
+                var = IndexVar(slot.name, Lin(0), shape[0], span=slot.span)    # from the member's reads
             if var.extent is None:
                 raise d.error(d.SHAPE, f"the recurrence index `{slot.name}` needs an explicit range",
                               slot.span, hint=f"e.g. `{slot.name} in 1..T`")

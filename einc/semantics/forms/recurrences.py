@@ -810,11 +810,36 @@ def _declared_shape(el, clauses: list, env) -> tuple:
         ends += [extents[axis - named] for _ in [0] if named <= axis < named + len(extents)]
         shape.append(_largest(ends, clauses[0].span) if ends else None)
     if shape[0] is None:
+        shape[0] = _first_axis_from_reads(clauses, env)
+    if shape[0] is None:
         first = next((c.slots[0].name for c in clauses if isinstance(c.slots[0], ast.IndexVar)), "t")
         raise d.error(d.SHAPE, f"the recurrence `{clauses[0].name}` needs an explicit range on its "
                       f"first index `{first}` in one of its clauses (its steps)", clauses[0].span,
                       hint=f"e.g. `let {clauses[0].name}[{first} in 0..N, ..] = ..`, N its length")
     return tuple(shape)
+
+
+def _first_axis_from_reads(clauses: list, env):
+    """The extent of a first index no clause ranges, from the arrays outside the group that a
+    clause reads with it as a plain subscript (`h[r, t in 1..L] = h[r, t - 1] + s[r, t - 1]`
+    runs r over s's rows), as any definition's index takes it; None where no such read is."""
+    found = {}
+    for c in clauses:
+        slot = c.slots[0]
+        if not isinstance(slot, ast.IndexVar) or slot.range is not None:
+            continue
+        for node in ast.iter_nodes([c.value, c.wheres]):
+            if not (isinstance(node, ast.Index) and isinstance(node.base, ast.Name)):
+                continue
+            shape = getattr(_bound(env, node.base.def_id), "shape", None) if node.base.def_id is not None else None
+            for k, sub in enumerate(node.subscripts):
+                if shape is not None and k < len(shape) and isinstance(sub, ast.Name) and sub.def_id == slot.def_id:
+                    found.setdefault(repr(shape[k]), (shape[k], node))
+    if len(found) > 1:
+        (_, a), (_, b) = list(found.values())[:2]
+        raise d.error(d.SHAPE, f"the first index of `{clauses[0].name}` gets different extents from two reads",
+                      a.span, hint=f"the other read is at line {b.span.line}; give the index an explicit range")
+    return next(iter(found.values()))[0] if found else None
 
 
 def _slot_end(el, slots: list, axis: int, env):
