@@ -59,8 +59,10 @@ def _name(el, e, env):
 
 @expression_rule(ast.Unary)
 def _unary(el, e, env):
-    if e.op == "-" and isinstance(e.operand, (ast.IntLit, ast.FloatLit)) and getattr(e.operand, "suffix", None):
+    if e.op == "-" and isinstance(e.operand, (ast.IntLit, ast.FloatLit)) \
+            and getattr(e.operand, "suffix", None) and not e.operand.suffix.startswith("u"):
         # `-128i8` is one literal, as in Rust: the type's minimum fits where 128i8 would not
+        # (`-1u32` stays the negation of 1u32, which wraps)
         return _literal(el, dataclasses.replace(e.operand, value=-e.operand.value, span=e.span), env)
     operand = el.ev(e.operand, env)
     if e.op == "+":
