@@ -413,7 +413,7 @@ class Evaluator:
         """Every element of the array (or of a member's row `t - back` in its step) reduced,
         whatever the grid: a scalar."""
         value = self.values[node.name]
-        if node.back:
+        if node.back or node.by_step:       # a row: at `t - back`, or the step's own (`current`)
             t = int(np.ravel(grid.env["t"].ex)[0])
             value = value.map(lambda part: part[t - node.back])
             if node.by_step:

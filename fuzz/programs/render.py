@@ -338,7 +338,7 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, Local):
         return f"{node.name}[{expr(node.sub, names)}]", ATOM
     if isinstance(node, Prelude):
-        row = f"[t - {node.back}]" if node.back else ""
+        row = f"[t - {node.back}]" if node.back else "[t]" if node.by_step else ""
         scaled = f" * (t as {node.dtype})" if node.by_step else ""
         return f"{node.op}({names(node.name)}{row}{scaled})", ATOM
     raise TypeError(f"not an expression: {node!r}")

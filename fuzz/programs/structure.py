@@ -182,7 +182,8 @@ class Prelude:
     name: str
     dtype: str
     back: int = 0                  # c >= 1: the row of a recurrence member at step `t - c`, inside its step
-    by_step: bool = False          # that row times the step's index, `sum(r[t - c] * (t as f32))`
+    # that row times the step's index, `sum(r[t - c] * (t as f32))` (back 0: the row `r[t]`)
+    by_step: bool = False
 
 
 @dataclass(frozen=True)

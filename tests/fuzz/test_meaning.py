@@ -680,3 +680,16 @@ def test_literals_are_suffixed_where_only_a_branch_einc_skips_would_type_them():
     decided = Binary(">", Lit(-0.125, "f64", suffix=True), Lit(0.01, "f64", suffix=True), "bool")
     assert "{ 1.0f64 } else { -3.0f64 }" in text(decided)
     assert "{ 1 } else { -3 }" in text(Binary(">", Read("x2", (), "f64"), Lit(0.5, "f64"), "bool"))
+
+
+def test_a_row_of_the_step_being_computed_times_the_step_index_reads_that_row():
+    """`sum(r[t] * (t as f64))` (the `stepped` draw at lookback 0, which the `current` stream
+    allows) was rendered `sum(r * ..)`, the whole array, while the meaning ignored the factor t:
+    both wrong (fuzz seed 59 program 14)."""
+    x = Input("x", "f64", (Bound(3), Bound(2)))
+    body = Prelude("sum", "x", "f64", back=0, by_step=True)
+    s = Define("s", "f64", (Clause((ranged("t", 0, 3),), body),))
+    prog = program([Group((s,), ("s",), (("s", 0),))], [x])
+    xs = np.array([[0.5, -1.0], [1.5, 0.25], [2.0, 4.0]])
+    np.testing.assert_allclose(meaning(prog, x=xs)["s"], [0.0, 1.75, 12.0])
+    assert "sum(x[t] * (t as f64))" in render_program(prog)
