@@ -57,33 +57,48 @@ class _Hoister:
         g.body = self._value(g.body, tuple(g.vars))
         return self.hoisted
 
-    def _value(self, v: Value, bound: tuple) -> Value:
-        """`v` (a scalar evaluated at every point of the variables `bound`, outermost first) with
-        its invariant parts hoisted; rebuilt where something changed, since scalars may be shared
-        with other bodies."""
-        key = (id(v), bound)
-        if key not in self.memo:
-            self.memo[key] = self._rebuilt(v, bound)
-        return self.memo[key]
+    def _value(self, root: Value, bound: tuple) -> Value:
+        """`root` (a scalar evaluated at every point of the variables `bound`, outermost first)
+        with its invariant parts hoisted; rebuilt where something changed, since scalars may be
+        shared with other bodies. Walked with a stack: a product of thousands of factors is a
+        tree that deep."""
+        todo = [(root, bound, None)]
+        while todo:
+            v, at, parts = todo.pop()
+            key = (id(v), at)
+            if key in self.memo:
+                continue
+            if parts is not None:           # its parts are done: rebuild it from them
+                self.memo[key] = self._rebuilt(v, at, [self.memo[(id(p), b)] for p, b in parts])
+                continue
+            parts = self._parts(v, at)
+            if parts is None:
+                self.memo[key] = self._hoist(v, at) if self._hoistable(v, at) else v
+                continue
+            todo.append((v, at, parts))
+            todo.extend((p, b, None) for p, b in reversed(parts))
+        return self.memo[(id(root), bound)]
 
-    def _rebuilt(self, v: Value, bound: tuple) -> Value:
-        if v.rank > 0 or isinstance(v, (Read, StateRead)):
-            return v
-        if self._hoistable(v, bound):
-            return self._hoist(v, bound)
+    def _parts(self, v: Value, bound: tuple):
+        """The (part, variables bound at it) that `v` is rebuilt from, or None where `v` stays
+        whole: a read, a tensor, a part to hoist, or a value with nothing to look into."""
+        if v.rank > 0 or isinstance(v, (Read, StateRead)) or self._hoistable(v, bound):
+            return None
         if isinstance(v, Op):
-            args = v.args
-            if v.op == "select":       # only the test runs at every point
-                args = (self._value(args[0], bound),) + tuple(args[1:])
-            elif v.op in ("and", "or"):
-                args = (self._value(args[0], bound), args[1])
-            else:
-                args = tuple(self._value(a, bound) for a in args)
-            return v if args == v.args else Op(v.op, args, v.dtype, span=v.span)
+            if v.op in ("select", "and", "or"):     # only the test (or the left side) runs at every point
+                return [(v.args[0], bound)]
+            return [(a, bound) for a in v.args]
         if isinstance(v, Reduce) and v.guard is None:
-            body = self._value(v.body, bound + tuple(v.vars))
-            return v if body is v.body else Reduce(v.kind, v.vars, body, span=v.span)
-        return v
+            return [(v.body, bound + tuple(v.vars))]
+        return None
+
+    @staticmethod
+    def _rebuilt(v: Value, bound: tuple, parts: list) -> Value:
+        if isinstance(v, Op):
+            args = tuple(parts) + tuple(v.args[len(parts):])
+            return v if all(a is b for a, b in zip(args, v.args)) else Op(v.op, args, v.dtype, span=v.span)
+        body, = parts
+        return v if body is v.body else Reduce(v.kind, v.vars, body, span=v.span)
 
     def _factor(self, r: Reduce) -> None:
         """`kind[vars](body) where guard`, with a guard of only some of `vars` and of a variable
