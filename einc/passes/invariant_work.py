@@ -71,19 +71,24 @@ class _Hoister:
             if parts is not None:           # its parts are done: rebuild it from them
                 self.memo[key] = self._rebuilt(v, at, [self.memo[(id(p), b)] for p, b in parts])
                 continue
+            if v.rank > 0 or isinstance(v, (Read, StateRead)):     # a tensor, or a read of one: kept
+                self.memo[key] = v
+                continue
+            if self._hoistable(v, at):
+                self.memo[key] = self._hoist(v, at)
+                continue
             parts = self._parts(v, at)
             if parts is None:
-                self.memo[key] = self._hoist(v, at) if self._hoistable(v, at) else v
+                self.memo[key] = v
                 continue
             todo.append((v, at, parts))
             todo.extend((p, b, None) for p, b in reversed(parts))
         return self.memo[(id(root), bound)]
 
-    def _parts(self, v: Value, bound: tuple):
-        """The (part, variables bound at it) that `v` is rebuilt from, or None where `v` stays
-        whole: a read, a tensor, a part to hoist, or a value with nothing to look into."""
-        if v.rank > 0 or isinstance(v, (Read, StateRead)) or self._hoistable(v, bound):
-            return None
+    @staticmethod
+    def _parts(v: Value, bound: tuple):
+        """The (part, variables bound at it) that `v` is rebuilt from, or None where it has
+        nothing to look into."""
         if isinstance(v, Op):
             if v.op in ("select", "and", "or"):     # only the test (or the left side) runs at every point
                 return [(v.args[0], bound)]
