@@ -66,7 +66,8 @@ def _window(lw, found: Match) -> Optional[list[int]]:
     window = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
     if not all(w.is_const for w in window) or prod(w.const for w in window) > WINDOW_POSITIONS:
         return None
-    return [w.const for w in window] if found.pattern.written_only or _faster_written_out(found) else None
+    written = found.pattern.written_only or found.mask is not None or _faster_written_out(found)
+    return [w.const for w in window] if written else None
 
 
 def _faster_written_out(found: Match) -> bool:
@@ -94,9 +95,11 @@ def _pooled(found: Match, window: list[int], image: ir.Value, out: ir.Value) -> 
     out_type = ir.RankedTensorType(out.type)
     sizes = [out_type.get_dim_size(k) for k in range(out_type.rank)]
     dynamic = [tensor.dim(out, index_const(k)) for k, s in enumerate(sizes) if s == DYNAMIC]
-    # the window's points in the op's order (the last axis fastest)
+    # the window's points in the op's order (the last axis fastest), those its mask keeps
     slices = [_shifted(image, out_type, dynamic, windowed, found, position)
-              for position in product(*(range(size) for size in window))]
+              for position in product(*(range(size) for size in window)) if _kept(found, position)]
+    if not slices:
+        return out                  # a mask keeping no point: the reduction's identity
     combine = COMBINERS[found.pattern.kind]
     identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(out_type.rank))
     op = linalg.GenericOp([out.type], slices, [out], ir.ArrayAttr.get([identity] * (len(slices) + 1)),
@@ -112,6 +115,18 @@ def _pooled(found: Match, window: list[int], image: ir.Value, out: ir.Value) -> 
     elif not axes[-1].stride and windowed[-1] == len(axes) - 2 and axes[-2].stride == 1:
         pooling_rows.mark(op)
     return op.result
+
+
+def _kept(found: Match, position: tuple) -> bool:
+    """Whether the mask of `found`, if any, keeps the window point at `position` (one offset per
+    windowed axis, in the operand's order)."""
+    if found.mask is None:
+        return True
+    variables, keeps = found.mask
+    at = [0] * len(variables)
+    for axis, offset in zip((a for a in found.operand_axes[0] if a.stride), position):
+        at[variables.index(axis.vars[1])] = offset
+    return bool(keeps[tuple(at)])
 
 
 def _strided_tiles(letters: list[str]) -> ir.Attribute:

@@ -20,8 +20,8 @@ from typing import Callable, Optional
 from iree.compiler import ir
 from iree.compiler.dialects import linalg, tensor
 
-from einc.ir.evaluate import reduction_identity
-from einc.ir.nodes import Const, IndexVar, Input, Op, Read, Reduce, Value
+from einc.ir.evaluate import reduction_identity, try_evaluate
+from einc.ir.nodes import Const, Generic, IndexVar, Input, Op, Read, Reduce, Value, free_vars
 from einc.ir.types import Lin, Quotient, SizeOp, Sym
 from einc.mlir.core import scalar_ops
 from einc.mlir.core.dispatch_captures import fence, is_fenced
@@ -99,7 +99,7 @@ MISCOMPILED = {"IREE-06": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv
 
 def emitted_on(target: Target, found: "Match") -> bool:
     """Whether `found`'s named op is emitted on `target` (else the reduction is a generic)."""
-    if found.pattern.written_only and not target.unrolled_poolings:
+    if (found.pattern.written_only or found.mask is not None) and not target.unrolled_poolings:
         return False
     if any(found.pattern.op in ops for defect, ops in MISCOMPILED.items() if target.has_defect(defect)):
         return False
@@ -190,14 +190,22 @@ class Match:
     dilations: list = field(default_factory=list)
     perms: tuple = ()                 # per operand, the view's axes in the op's order (None: as is)
     result_order: tuple = ()          # the op's result axes as positions in `out`'s order (): as is)
+    # a pooling's guard decided at build time, (its window variables, a bool array over their
+    # ranges): the window points it keeps. Only a pooling written out takes one (cpu_poolings).
+    mask: Optional[tuple] = None
 
 
 def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
     """The first pattern `reduce` over result axes `free` is an instance of. Reads are taken
     as written first (`c[2 * h + dh]` is a pooling window), then through reshaped views of
     flattened subscripts (`Wf[16 * c + 4 * h + w, k]` is a matmul operand)."""
-    if reduce.guard is not None or not reduce.dtype.is_float:
+    if not reduce.dtype.is_float:
         return None
+    mask = None
+    if reduce.guard is not None:
+        mask = _window_mask(reduce)
+        if mask is None:
+            return None
     for transposed in (False, True):
         for views in (_factors(reduce.body, _VIEWS), _factors(reduce.body, _VIEWS[::-1])):
             if views is None or len(views) > 2 or any(v.read.dtype != reduce.dtype for v in views):
@@ -209,9 +217,23 @@ def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
                     continue
                 for ordered in permutations(views):
                     found = _match_pattern(pattern, ordered, free, reduce.vars, transposed)
+                    if found is not None and mask is not None:
+                        found = replace(found, mask=mask) if len(pattern.operands) == 1 else None
                     if found is not None:
                         return found
     return None
+
+
+def _window_mask(reduce: Reduce) -> Optional[tuple]:
+    """(reduce's variables, the bool array of its guard over their ranges) where the guard reads
+    only those variables and is decided at build time (`where se[u, v]` of a literal structuring
+    element, `where (u, v) != (1, 1)`); else None."""
+    if not all(v.lo.is_const and v.extent is not None and v.extent.is_const for v in reduce.vars):
+        return None
+    if not free_vars(reduce.guard) <= frozenset(reduce.vars):
+        return None
+    keeps = try_evaluate(Generic(tuple(reduce.vars), reduce.guard))
+    return None if keeps is None else (tuple(reduce.vars), keeps.astype(bool))
 
 
 # a read with subscripts fixed at build time is one of a slice first (`W[1, k, d]`: a layer's
@@ -463,8 +485,8 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
     result from its operands and identity-filled output in another way (cpu_matmuls), `given`
     holding operands (by position) it made itself instead of reading their views."""
     pattern = found.pattern
-    if pattern.written_only and build is None:
-        return None                 # no linalg op to emit: the reduction stays a generic
+    if (pattern.written_only or found.mask is not None) and build is None:
+        return None                 # no linalg op computes it: the reduction stays a generic
     perms = found.perms or (None,) * len(found.views)
     given = given or {}
     # IREE-09: a barrier keeps the producers of a batch_matmul's operands out of its dispatch

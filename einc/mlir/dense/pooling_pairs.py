@@ -60,7 +60,7 @@ def _window(lw, found: Match) -> Optional[list[int]]:
     """The window's sizes where `found` is a pooling of f32 or f64 whose last axis is windowed by 2
     points 2 apart, of at most cpu_poolings.WINDOW_POSITIONS points, on a target that writes
     poolings out; else None."""
-    if not lw.target.unrolled_poolings or not found.pattern.op.startswith("pooling_"):
+    if not lw.target.unrolled_poolings or not found.pattern.op.startswith("pooling_") or found.mask is not None:
         return None
     if found.views[0].read.dtype not in FLOATS or found.operand_axes[0][-1].stride != 2 or found.dilations[-1] != 1:
         return None
