@@ -106,6 +106,12 @@ def _reduction(r: Reduction, grid: dict, env: dict) -> Meaning:
     axes = tuple(range(-len(r.loops), 0))
     shape = np.broadcast_shapes(*(np.shape(grid[loop.name]) for loop in r.loops), np.shape(value))
     value, magnitude = np.broadcast_to(value, shape), np.broadcast_to(magnitude, shape)
+    if r.skip:          # the point left out adds nothing: the reduction's identity there
+        kept = np.zeros((), bool)
+        for loop, k in zip(r.loops, r.skip):
+            kept = kept | (grid[loop.name] != k)
+        value = np.where(kept, value, {"sum": 0.0, "max": -np.inf, "min": np.inf}[r.kind])
+        magnitude = np.where(kept, magnitude, 0.0)
     terms = int(np.prod([loop.extent.value for loop in r.loops]))
     length = max(m.length for m in reads) + len(reads) - 1 + (r.factor is not None) + \
         (terms if r.kind == "sum" else 0)

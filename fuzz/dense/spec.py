@@ -134,6 +134,9 @@ class Reduction:
     fill: float = 0.0
     guard_first_only: bool = False
     factor: float | None = None    # a literal factor, `* 1.0`: a near miss of every named op
+    # one point of the window left out, an offset per loop: `where kh != 1 || kw != 1` (the
+    # neighbours of a point without it); such a window is written out with the points it keeps
+    skip: tuple = ()
 
     def text(self) -> str:
         reads = [r.text() for r in self.reads] + ([_float(self.factor)] if self.factor is not None else [])
@@ -149,6 +152,8 @@ class Reduction:
         wheres = self.wheres()
         if wheres:
             body += " where " + ", ".join(f"{name} = {index.text()}" for name, index in wheres)
+        if self.skip:
+            body += " where " + " || ".join(f"{loop.name} != {k}" for loop, k in zip(self.loops, self.skip))
         return f"{self.kind}[{', '.join(loop.text() for loop in self.loops)}]({body})"
 
     def wheres(self) -> list:

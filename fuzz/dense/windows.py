@@ -6,7 +6,8 @@ index, the guard around one factor only, a literal factor in the product.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, replace
 
 from fuzz.dense.builder import Builder, Tensor, plain_read
 from fuzz.dense.spec import Affine, Conjunct, Loop, Read, Reduction, Size, Step, Sub
@@ -21,6 +22,7 @@ AXIS_NAMES = {1: ("w",), 2: ("h", "w"), 3: ("d", "h", "w")}
 FILLS = (0.0,) * 4 + (-1.0, 0.5)           # a non-zero one keeps a product's guard a select
 PATCH_SHARE = 0.3              # convolutions over patches (stride = window), where they can be
 PATCHES = (2, 2, 3, 4)
+SKIP_SHARE, SKIP_STREAM = 0.5, 0x736B6970     # poolings leaving one window point out (_skipped_point)
 PAIRS_SHARE = 0.3              # channels-first poolings whose last window axis is 2 points 2 apart (a
 #                                CNN's pool; llvm-cpu reads its rows as pairs, einc/mlir/dense/pooling_pairs.py)
 
@@ -182,15 +184,28 @@ def _layout_order(layout: str, n, c, spatial: list) -> list:
 
 def _pool(b: Builder, x: Tensor, image: Read, batch_loop, channels_loop, out_loops, kernel_loops, guard) -> Tensor:
     rng = b.rng
+    skip = _skipped_point(b, kernel_loops)
     kind = rng.choice(("max", "max", "min", "sum"))
     loops = _layout_order(x.layout, batch_loop, channels_loop, out_loops)
     reduction = Reduction(kind, tuple(kernel_loops), (image,), tuple(guard), rng.choice(FILLS),
                           factor=1.0 if b.near(0.08) else None)
+    if skip and not reduction.wheres():
+        reduction = replace(reduction, skip=skip)
     steps = b.steps(channels_loop)
     if kind == "sum" and rng.random() < 0.5:
         steps = (Step("divide", constant=float(_product(k.extent.value for k in kernel_loops))),) + steps
     name = b.define(tuple(loops), reduction, steps)
     return Tensor(name, tuple(loop.extent for loop in loops), x.layout)
+
+
+def _skipped_point(b: Builder, kernel_loops: list) -> tuple:
+    """Now and then a window point the pooling leaves out, `where kh != 1 || kw != 1`, drawn from a
+    stream derived from the builder's without taking from it, so every other program stays as
+    it was; only where the window has a point besides it and binds no names (`where ih = ..`)."""
+    masks = random.Random(hash(b.rng.getstate()[1]) ^ SKIP_STREAM)      # (hash(None) varies by process)
+    if masks.random() >= SKIP_SHARE or _product(k.extent.value for k in kernel_loops) < 2:
+        return ()
+    return tuple(masks.randrange(k.extent.value) for k in kernel_loops)
 
 
 def _convolve(b: Builder, x: Tensor, op: str, image: Read, batch_loop, channels_loop, out_loops,

@@ -374,3 +374,21 @@ def test_piped_lambdas_that_state_their_result_type_match_numpy():
     keys = [k for k in range(80) if "| -> " in assemble({k: generate_case(SEED, k).program}).source]
     assert len(keys) >= 3, "no piped lambda with a result type among the first 80 programs"
     _run(Differential, keys[:3], "llvm-cpu")
+
+
+# ------------------------------------------------------------------ item: a window point left out
+
+SKIP_SEED = 24                 # programs 4, 9, 12 and 26 leave a window point out
+
+
+def _leaves_a_point_out(case) -> bool:
+    return any(getattr(getattr(d, "value", None), "skip", ()) for d in case.program.definitions)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
+def test_the_dense_fuzzer_leaves_window_points_out_and_they_match_numpy(target):
+    """`max[kh, kw](.. where kh != 1 || kw != 0)`: a guard of the window's own variables, decided
+    at build time, which llvm-cpu writes out as the points it keeps (einc/mlir/dense/cpu_poolings)."""
+    keys = [k for k in range(30) if _leaves_a_point_out(dense_case(SKIP_SEED, k))]
+    assert len(keys) >= 3, keys
+    _run(DenseDifferential, keys, target, SKIP_SEED)
