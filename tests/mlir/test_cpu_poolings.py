@@ -295,8 +295,10 @@ def test_short_rows_of_pairs_peel_where_masks_are_dear(emitted, monkeypatch, fla
 
 # Windows over an image with no batch or channel axis: linalg has no op for them, so the CPU
 # targets write them out (one slice a window point) and Vulkan keeps a generic reduction; the
-# same for a window whose guard of its own variables keeps some of its points.
+# same for a window whose guard of its own variables keeps some of its points, and for reads
+# clamped into the image (its edges replicated: a copy padded with them, read affinely).
 BARE = """
+use std::math::clamp;
 let s: [f32; W];
 let img: [f32; H, W];
 let vol: [f32; D, H, W];
@@ -310,8 +312,15 @@ let se = [[false, true, false], [true, true, true], [false, true, false]];
 let cross[y, x] = min[p in 0..3, q in 0..3](img[y + p, x + q] where se[p, q]);
 let ring[y, x] = sum[p in 0..3, q in 0..3](img[y + p, x + q] where p != 1 || q != 1);
 let diagonal[c, y, x] = max[p in 0..2, q in 0..2](vol[c, y + p, x + q] where p == q);
+let ker: [f32; 3, 3];
+let edge[y in 0..H, x in 0..W] = min[p in 0..3, q in 0..3](img[clamp(y + p - 1, 0, H - 1), clamp(x + q - 1, 0, W - 1)]
+    where se[p, q]);
+let smear[x in 0..W] = max[q in 0..4](s[max(min(x + q - 2, W - 1), 0)]);
+let blur[y in 0..H, x in 0..W] = sum[p in 0..3, q in 0..3](
+    img[clamp(y + p - 1, 0, H - 1), clamp(x + q - 1, 0, W - 1)] * ker[p, q]);
 """
-BARE_OUTPUTS = ["row_max", "row_sum", "eroded", "pooled", "box", "cube", "cross", "ring", "diagonal"]
+BARE_OUTPUTS = ["row_max", "row_sum", "eroded", "pooled", "box", "cube", "cross", "ring", "diagonal", "edge",
+                "smear", "blur"]
 
 
 def _bare_references(x: dict) -> dict:
@@ -326,7 +335,12 @@ def _bare_references(x: dict) -> dict:
             # windows whose guard of their own variables keeps some points (a mask decided at build time)
             "cross": np.where(CROSS, win(img, (3, 3), (0, 1)), np.inf).min(axis=(2, 3)),
             "ring": win(img, (3, 3), (0, 1)).sum(axis=(2, 3)) - img[1:-1, 1:-1],
-            "diagonal": np.maximum(vol[:, :-1, :-1], vol[:, 1:, 1:])}
+            "diagonal": np.maximum(vol[:, :-1, :-1], vol[:, 1:, 1:]),
+            # reads clamped into the image: its edges replicated (np.pad's "edge")
+            "edge": np.where(CROSS, win(np.pad(img, 1, mode="edge"), (3, 3), (0, 1)), np.inf).min(axis=(2, 3)),
+            "smear": win(np.pad(s, (2, 1), mode="edge"), (4,), (0,)).max(axis=1),
+            "blur": np.einsum("hwpq,pq->hw", win(np.pad(img, 1, mode="edge"), (3, 3), (0, 1)),
+                              x["ker"].astype(np.float64))}
 
 
 CROSS = np.array([[False, True, False], [True, True, True], [False, True, False]])
@@ -337,7 +351,8 @@ def test_windows_without_batch_or_channels_match_numpy(target):
     with einc.load(built(BARE, target, BARE_OUTPUTS).vmfb) as program:
         for h, w in ((7, 37), (4, 6), (9, 100)):
             x = {"s": rng.standard_normal(w).astype(np.float32), "img": rng.standard_normal((h, w)).astype(np.float32),
-                 "vol": rng.standard_normal((3, h, w)).astype(np.float32)}
+                 "vol": rng.standard_normal((3, h, w)).astype(np.float32),
+                 "ker": rng.standard_normal((3, 3)).astype(np.float32)}
             got = program(**x)
             for name, want in _bare_references(x).items():
                 np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5, err_msg=f"{name} at {h}x{w}")
@@ -347,5 +362,9 @@ def test_windows_without_batch_or_channels_are_written_out_on_the_cpu(emitted):
     slices = _slice_strides(emitted(BARE, "llvm-cpu", BARE_OUTPUTS))
     # a masked window: the points it keeps; `diagonal` (channels, no batch) is no pattern: a generic
     assert len(slices) == 3 + 2 + 9 + 4 + 15 + 8 + 5 + 8
+    # reads clamped into the image: slices of a copy of it with its edges replicated, a convolution of it
+    assert emitted(BARE, "llvm-cpu", ["edge"]).count("tensor.extract_slice") == 5
+    assert emitted(BARE, "llvm-cpu", ["smear"]).count("tensor.extract_slice") == 4
+    assert "linalg.conv_2d " in emitted(BARE, "llvm-cpu", ["blur"])
     assert "linalg.pooling" not in emitted(BARE, "llvm-cpu", BARE_OUTPUTS)
     assert "extract_slice" not in emitted(BARE, "vulkan-spirv", BARE_OUTPUTS)

@@ -239,7 +239,7 @@ def _window_mask(reduce: Reduce) -> Optional[tuple]:
 # a read with subscripts fixed at build time is one of a slice first (`W[1, k, d]`: a layer's
 # weights taken from a stack), as that axis can be no letter of a pattern
 _VIEWS = (operand_views.sliced_view, operand_views.plain_view, partial(operand_views.flattened_view, sliced=True),
-          operand_views.merged_view, operand_views.reversed_view)
+          operand_views.merged_view, operand_views.reversed_view, operand_views.clamped_view)
 
 
 def _factors(v: Value, rules: tuple) -> Optional[list[View]]:

@@ -13,7 +13,9 @@ function level:
 - for named ops, a subscript fixed at build time (`W[1, k, d]`): a read of the slice W[1];
 - a split subscript (`ctx[d / 8, s, d % 8]`): a read of ctx transposed and collapsed;
 - a subscript running backwards (`adj[T - 1 - t, i]`, `x[c - t]`): a read of the tensor with
-  that axis reversed (a copy), read forwards (`t`, or `t + k` through a window).
+  that axis reversed (a copy), read forwards (`t`, or `t + k` through a window);
+- for named ops, subscripts clamped into their axis (`img[clamp(i + u - 1, 0, H - 1), ..]`, the
+  edge replicated): a read of the tensor padded with copies of its edges (one gather pass).
 """
 from __future__ import annotations
 
@@ -301,6 +303,45 @@ def _padded_view(read: Read, tests: set, pad_value) -> Optional[View]:
         return None                                 # a test that is not a bounds test of the read
     shifted = tuple(sub + lo for sub, lo in zip(subs, lo_pad))
     return _fit_loop_axes(View(read, shifted, (), tuple(lo_pad), tuple(hi_pad), pad_value))
+
+
+EDGE = "edge"          # View.pad_value of a padding that copies the axis' first and last elements
+
+
+def clamped_view(read: Read) -> Optional[View]:
+    """`x[min(max(a, 0), n - 1), ..]` (or `max(min(a, n - 1), 0)`), each clamped subscript an affine
+    `a` that passes its axis by at most a constant, the others affine and in bounds: a read at
+    `a` of x padded with copies of its edges."""
+    subs, lo_pad, hi_pad = [], [], []
+    for sub, size in zip(read.subs, read.tensor.shape):
+        inner = _clamped(sub, size)
+        lin = inner if inner is not None else affine.affine_of(sub)
+        if lin is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
+            return None
+        low, high = affine.bounds(lin)
+        below, above = _overhang(-low), _overhang(high - (size - 1))
+        if below is None or above is None or (inner is None and (below or above)):
+            return None
+        subs.append(lin + below)
+        lo_pad.append(below)
+        hi_pad.append(above)
+    if not any(lo_pad) and not any(hi_pad):
+        return None                     # nothing reaches past an edge: a plain read does
+    return _fit_loop_axes(View(read, tuple(subs), (), tuple(lo_pad), tuple(hi_pad), EDGE))
+
+
+def _clamped(sub: Value, size: Lin) -> Optional[Lin]:
+    """The affine `a` of `sub` = `min(max(a, 0), size - 1)` or `max(min(a, size - 1), 0)`."""
+    if not (isinstance(sub, Op) and sub.op in ("min", "max") and isinstance(sub.args[0], Op)):
+        return None
+    inner, bound = sub.args
+    if inner.op not in ("min", "max") or inner.op == sub.op:
+        return None
+    a, other = inner.args
+    low, high = (other, bound) if sub.op == "min" else (bound, other)
+    if affine.affine_of(low) != Lin(0) or affine.affine_of(high) != size - 1:
+        return None
+    return affine.affine_of(a)
 
 
 def windowed(view: View) -> View:
@@ -618,6 +659,8 @@ def _prefix(lw, source: ir.Value, view: View) -> ir.Value:
 
 def _pad(lw, source: ir.Value, view: View) -> ir.Value:
     dtype = view.read.tensor.dtype
+    if view.pad_value == EDGE:
+        return _edge_pad(lw, source, view)
     if view.pad_lo[-1] != 0:
         source = written_shifted(lw.target, source)
     shape = [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
@@ -626,6 +669,24 @@ def _pad(lw, source: ir.Value, view: View) -> ir.Value:
     block = op.regions[0].blocks.append(*([index_type()] * len(shape)))
     with ir.InsertionPoint(block):
         tensor.YieldOp(scalar_ops.constant(dtype, _as_dtype(view.pad_value, dtype)))
+    return op.result
+
+
+def _edge_pad(lw, source: ir.Value, view: View) -> ir.Value:
+    """`source` padded by `pad_lo`/`pad_hi` copies of each axis' first and last element: each
+    point reads the source at its coordinates clamped into the source (one gather pass)."""
+    dtype = view.read.tensor.dtype
+    shape = [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
+    out = lw.sizes.empty(tuple(shape), element_type(dtype))
+    last = [arith.subi(tensor.dim(source, index_const(k)), index_const(1)) for k in range(len(shape))]
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(len(shape)))
+    op = linalg.GenericOp([out.type], [], [out], ir.ArrayAttr.get([identity]),
+                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * len(shape)))
+    block = op.regions[0].blocks.append(element_type(dtype))
+    with ir.InsertionPoint(block):
+        at = [arith.minsi(arith.maxsi(arith.subi(linalg.IndexOp(k).result, index_const(lo)), index_const(0)), last[k])
+              for k, lo in enumerate(view.pad_lo)]
+        linalg.YieldOp([tensor.extract(source, at)])
     return op.result
 
 
