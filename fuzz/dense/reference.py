@@ -80,6 +80,8 @@ def _read(read: Read, grid: dict, env: dict, mask=None) -> Meaning:
     """The tensor at the read's subscripts on the grid; points outside `mask` may leave it."""
     source = env[read.tensor]
     subs = [_index(s.index, grid) for s in read.subs]
+    subs = [np.clip(sub, 0, size - 1) if s.clamp is not None else sub
+            for s, sub, size in zip(read.subs, subs, source.value.shape)]
     if len(subs) != source.value.ndim:
         raise GeneratorError(f"{read.text()}: {len(subs)} subscripts of a rank {source.value.ndim} tensor")
     inside = np.ones((), bool)

@@ -79,12 +79,16 @@ class Affine:
 
 @dataclass(frozen=True)
 class Sub:
-    """A subscript: an affine index, written through a `where` name when `name` is set."""
+    """A subscript: an affine index, written through a `where` name when `name` is set; with
+    `clamp` (the axis' size) clamped into the axis, `min(max(index, 0), size - 1)`: the edge
+    replicated."""
     index: Affine
     name: str | None = None
+    clamp: Size | None = None
 
     def text(self) -> str:
-        return self.name or self.index.text()
+        text = self.name or self.index.text()
+        return f"min(max({text}, 0), {self.clamp.plus(-1).text})" if self.clamp is not None else text
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ FILLS = (0.0,) * 4 + (-1.0, 0.5)           # a non-zero one keeps a product's gu
 PATCH_SHARE = 0.3              # convolutions over patches (stride = window), where they can be
 PATCHES = (2, 2, 3, 4)
 SKIP_SHARE, SKIP_STREAM = 0.5, 0x736B6970     # poolings leaving one window point out (_skipped_point)
+CLAMP_SHARE, CLAMP_STREAM = 0.3, 0x636C6D70   # windows reading clamped into the image (_clamps)
 PAIRS_SHARE = 0.3              # channels-first poolings whose last window axis is 2 points 2 apart (a
 #                                CNN's pool; llvm-cpu reads its rows as pairs, einc/mlir/dense/pooling_pairs.py)
 
@@ -139,11 +140,16 @@ def _window_stage(b: Builder, x: Tensor, op: str, patches: bool = False) -> Tens
             for a, name in zip(axes, names)]
     guard = [Conjunct(subs[on] if isinstance(on, int) else Sub(Affine.of(on)), lower, bound, b.rng.randrange(3))
              for on, lower, bound in plan]
+    clamped = bool(guard) and _clamps(b, axes)
     batch_loop = channels_loop = None
     if x.layout != "spatial":
         batch_loop = Loop("n", x.shape[0], b.written(0.3))
         channels_loop = Loop("c", x.shape[1] if x.layout == "first" else x.shape[-1], b.written())
     out_loops = [Loop(name, a.out, bool(guard) or a.out != _full(a) or b.written()) for a, name in zip(axes, names)]
+    if clamped:             # the edges replicated instead of the padding: reads clamped into the image
+        subs = [replace(sub, clamp=a.size) if a.crosses_low() or a.crosses_high() else sub
+                for sub, a in zip(subs, axes)]
+        guard = []
     kernel_loops = [Loop(f"k{name}", Size.of(a.kernel), op == "pool" or b.written()) for a, name in zip(axes, names)]
     image = Read(x.name, tuple(_layout_order(x.layout, Sub(Affine.of("n")), Sub(Affine.of("c")), subs)))
     if op == "pool":
@@ -196,6 +202,14 @@ def _pool(b: Builder, x: Tensor, image: Read, batch_loop, channels_loop, out_loo
         steps = (Step("divide", constant=float(_product(k.extent.value for k in kernel_loops))),) + steps
     name = b.define(tuple(loops), reduction, steps)
     return Tensor(name, tuple(loop.extent for loop in loops), x.layout)
+
+
+def _clamps(b: Builder, axes: list) -> bool:
+    """Now and then (from a stream derived from the builder's, as _skipped_point's) a window that
+    crosses the image's edges reads clamped into it, `X[min(max(h + kh - 1, 0), H - 1), ..]`, in
+    place of its padding; never with a padding the read does not cross (a near miss)."""
+    clamps = random.Random(hash(b.rng.getstate()[1]) ^ CLAMP_STREAM)
+    return clamps.random() < CLAMP_SHARE and any(a.crosses_low() or a.crosses_high() for a in axes)
 
 
 def _skipped_point(b: Builder, kernel_loops: list) -> tuple:

@@ -392,3 +392,23 @@ def test_the_dense_fuzzer_leaves_window_points_out_and_they_match_numpy(target):
     keys = [k for k in range(30) if _leaves_a_point_out(dense_case(SKIP_SEED, k))]
     assert len(keys) >= 3, keys
     _run(DenseDifferential, keys, target, SKIP_SEED)
+
+
+# ------------------------------------------------------------------ item: reads clamped into the image
+
+CLAMP_SEED = 1                 # programs 1, 12, 21, .. read their windows clamped into the image
+
+
+def _reads_clamped(case) -> bool:
+    return any(getattr(s, "clamp", None) is not None for d in case.program.definitions
+               for r in getattr(getattr(d, "value", None), "reads", ()) for s in r.subs)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
+def test_the_dense_fuzzer_clamps_window_reads_into_the_image_and_they_match_numpy(target):
+    """`X[min(max(h + kh - 1, 0), H - 1), ..]` in place of a padding: llvm-cpu reads a copy of the
+    image with its edges replicated (einc/mlir/dense/operand_views.py `clamped_view`)."""
+    cases = {k: dense_case(CLAMP_SEED, k) for k in range(30)}
+    keys = [k for k, c in cases.items() if _reads_clamped(c) and (target != "vulkan-spirv" or c.program.dtype == "f32")]
+    assert len(keys) >= 3, keys
+    _run(DenseDifferential, keys, target, CLAMP_SEED)
