@@ -29,4 +29,5 @@ def test_tallies_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_programs_with_tallies_match_numpy(target):
-    assert_drawn_match_numpy(SEED, _has_tally, target, take=5)
+    # on vulkan-spirv the first two are programs 66 and 175 (most tallies' programs take a type it lacks)
+    assert_drawn_match_numpy(SEED, _has_tally, target, take=5, count=200)
