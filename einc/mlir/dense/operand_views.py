@@ -42,7 +42,7 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 class View:
     """`read.tensor` at `fixed[axis]` on the axes where that is a Lin (those axes dropped), then
     cut to its first `keep[axis]` elements per axis (None: all), padded by `pad_lo`/`pad_hi`
-    elements with `pad_value`, then each axis split into `splits[axis]` (outer first; () keeps
+    elements with `pad_value` (EDGE: copies of the axis' first and last elements), then each axis split into `splits[axis]` (outer first; () keeps
     it whole), then each axis of that cut to `windows[axis]` (None: all), then its axes taken in
     `order` and the groups of `merges` collapsed, read at `subs`: one Lin per axis of the
     viewed tensor, in index-variable coordinates. Axes with `reverse[axis]` (after `fixed`,
