@@ -14,7 +14,8 @@ e](..)`, the gradient of an embedding read through data) beside a matmul's resul
 IREE fuses into the reduction's dispatch: its vectors reach 16 KiB (AVX2, 8x8x8x8 elements)
 or 32 KiB (AVX-512), past IREE's limit. Since einc.passes.invariant_work sums a guarded
 reduction's unguarded loops first, that gradient is a one-loop reduction of a matmul's result,
-which fails the same way: every reduction beside the matmul's result is kept out. The reduction passes a barrier before the consumer (as
+which fails the same way: a one-loop reduction is kept out too, unless it reads the matmul's result
+(a row's mean of it, as layer norm takes, is computed after it anyway). The reduction passes a barrier before the consumer (as
 IREE-53's beside a batch matmul), which still fuses into the matmul's dispatch.
 IREE-268: llvm-cpu, an operand read at a fixed position along one of its axes (a row of a
 matrix, map `(d0) -> (0, d0)`: `pred[t] - x[0, t]` with `pred` a vecmat) beside a matvec's or
@@ -58,7 +59,9 @@ def fence_unpackable_epilogue_operands(target: Target, module: ir.Module) -> Non
                 sources[k].name in ("linalg.matvec", "linalg.vecmat") for k in contractions):
             _fence_operands(target, consumer, contractions)
         elif wide_reductions and any(sources[k].name == "linalg.matmul" for k in contractions):
-            _fence_operands(target, consumer, [k for k, s in enumerate(sources) if _reduction_loops(s) >= 1])
+            products = [inputs[k] for k in contractions]
+            _fence_operands(target, consumer, [k for k, s in enumerate(sources) if _reduction_loops(s) >= 2 or (
+                _reduction_loops(s) == 1 and not _reads_any(s, products))])
 
 
 def _fence_operands(target: Target, consumer, positions: list[int]) -> None:
@@ -81,6 +84,22 @@ def _reads_at_a_fixed_position(consumer) -> bool:
 def _is_bool(value: ir.Value) -> bool:
     kind = value.type
     return isinstance(kind, ir.RankedTensorType) and str(kind.element_type) == "i1"
+
+
+def _reads_any(op, values: list, depth: int = 8) -> bool:
+    """Whether `op` reads one of `values`, directly or through the ops computing its operands (up
+    to `depth` ops back): a row's mean of a matmul's result is no reduction beside it."""
+    todo, seen = [(op, 0)], set()
+    while todo:
+        current, level = todo.pop()
+        for operand in current.operands:
+            if any(operand == value for value in values):
+                return True
+            owner = operand.owner
+            if level < depth and not isinstance(owner, ir.Block) and id(owner) not in seen:
+                seen.add(id(owner))
+                todo.append((owner, level + 1))
+    return False
 
 
 def _reduction_loops(op) -> int:
