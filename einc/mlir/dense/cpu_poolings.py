@@ -66,8 +66,7 @@ def _window(lw, found: Match) -> Optional[list[int]]:
     window = [a.vars[1].extent for a in found.operand_axes[0] if a.stride]
     if not all(w.is_const for w in window) or prod(w.const for w in window) > WINDOW_POSITIONS:
         return None
-    written = found.pattern.written_only or found.mask is not None or _faster_written_out(found)
-    return [w.const for w in window] if written else None
+    return [w.const for w in window] if found.written_out_only or _faster_written_out(found) else None
 
 
 def _faster_written_out(found: Match) -> bool:

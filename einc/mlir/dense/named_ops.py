@@ -99,7 +99,7 @@ MISCOMPILED = {"IREE-06": frozenset({"depthwise_conv_1d_ncw_cw", "depthwise_conv
 
 def emitted_on(target: Target, found: "Match") -> bool:
     """Whether `found`'s named op is emitted on `target` (else the reduction is a generic)."""
-    if (found.pattern.written_only or found.mask is not None) and not target.unrolled_poolings:
+    if found.written_out_only and not target.unrolled_poolings:
         return False
     if any(found.pattern.op in ops for defect, ops in MISCOMPILED.items() if target.has_defect(defect)):
         return False
@@ -194,6 +194,11 @@ class Match:
     # ranges): the window points it keeps. Only a pooling written out takes one (cpu_poolings).
     mask: Optional[tuple] = None
 
+    @property
+    def written_out_only(self) -> bool:
+        """Whether no linalg op computes it: a pattern linalg lacks, or a pooling with a mask."""
+        return self.pattern.written_only or self.mask is not None
+
 
 def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
     """The first pattern `reduce` over result axes `free` is an instance of. Reads are taken
@@ -227,7 +232,7 @@ def match(reduce: Reduce, free: list[IndexVar]) -> Optional[Match]:
 def _window_mask(reduce: Reduce) -> Optional[tuple]:
     """(reduce's variables, the bool array of its guard over their ranges) where the guard reads
     only those variables and is decided at build time (`where se[u, v]` of a literal structuring
-    element, `where (u, v) != (1, 1)`); else None."""
+    element, `where u != 1 || v != 1`); else None."""
     if not all(v.lo.is_const and v.extent is not None and v.extent.is_const for v in reduce.vars):
         return None
     if not free_vars(reduce.guard) <= frozenset(reduce.vars):
@@ -485,7 +490,7 @@ def emit(lw, found: Match, init: ir.Value, build: Optional[Callable] = None,
     result from its operands and identity-filled output in another way (cpu_matmuls), `given`
     holding operands (by position) it made itself instead of reading their views."""
     pattern = found.pattern
-    if (pattern.written_only or found.mask is not None) and build is None:
+    if found.written_out_only and build is None:
         return None                 # no linalg op computes it: the reduction stays a generic
     perms = found.perms or (None,) * len(found.views)
     given = given or {}

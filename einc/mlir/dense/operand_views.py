@@ -42,8 +42,8 @@ DYNAMIC = ir.ShapedType.get_dynamic_size()
 class View:
     """`read.tensor` at `fixed[axis]` on the axes where that is a Lin (those axes dropped), then
     cut to its first `keep[axis]` elements per axis (None: all), padded by `pad_lo`/`pad_hi`
-    elements with `pad_value` (EDGE: copies of the axis' first and last elements), then each axis split into `splits[axis]` (outer first; () keeps
-    it whole), then each axis of that cut to `windows[axis]` (None: all), then its axes taken in
+    elements with `pad_value` (EDGE: copies of the axis' first and last elements), then each
+    axis split into `splits[axis]` (outer first; () keeps it whole), then each axis of that cut to `windows[axis]` (None: all), then its axes taken in
     `order` and the groups of `merges` collapsed, read at `subs`: one Lin per axis of the
     viewed tensor, in index-variable coordinates. Axes with `reverse[axis]` (after `fixed`,
     before the rest) are taken last element first."""
@@ -289,10 +289,9 @@ def _padded_view(read: Read, tests: set, pad_value) -> Optional[View]:
         return None
     allowed, lo_pad, hi_pad = set(), [], []
     for sub, size in zip(subs, read.tensor.shape):
-        low, high = affine.bounds(sub)
         lo_test, hi_test = sub, size - 1 - sub        # each must be >= 0 inside the tensor
         allowed |= {lo_test, hi_test}
-        below, above = _overhang(-low), _overhang(high - (size - 1))
+        below, above = _crossings(sub, size)
         if below is None or above is None:
             return None
         if (below and lo_test not in tests) or (above and hi_test not in tests):
@@ -318,8 +317,7 @@ def clamped_view(read: Read) -> Optional[View]:
         lin = inner if inner is not None else affine.affine_of(sub)
         if lin is None or any(getattr(k, "extent", 0) is None for k in lin.keys()):
             return None
-        low, high = affine.bounds(lin)
-        below, above = _overhang(-low), _overhang(high - (size - 1))
+        below, above = _crossings(lin, size)
         if below is None or above is None or (inner is None and (below or above)):
             return None
         subs.append(lin + below)
@@ -399,6 +397,13 @@ def _loop_alone(sub: Lin):
     if coeff != 1 or not hasattr(var, "extent") or not var.lo.is_const or sub.const + var.lo.const != 0:
         return None
     return var
+
+
+def _crossings(sub: Lin, size: Lin) -> tuple:
+    """How far an affine subscript passes the start and the end of an axis of `size` (see
+    _overhang): (below, above)."""
+    low, high = affine.bounds(sub)
+    return _overhang(-low), _overhang(high - (size - 1))
 
 
 def _overhang(excess: Lin) -> Optional[int]:
@@ -663,7 +668,7 @@ def _pad(lw, source: ir.Value, view: View) -> ir.Value:
         return _edge_pad(lw, source, view)
     if view.pad_lo[-1] != 0:
         source = written_shifted(lw.target, source)
-    shape = [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
+    shape = _padded_shape(view)
     result = ir.RankedTensorType.get([d.const if d.is_const else DYNAMIC for d in shape], element_type(dtype))
     op = tensor.PadOp(result, source, [], [], list(view.pad_lo), list(view.pad_hi))
     block = op.regions[0].blocks.append(*([index_type()] * len(shape)))
@@ -676,7 +681,7 @@ def _edge_pad(lw, source: ir.Value, view: View) -> ir.Value:
     """`source` padded by `pad_lo`/`pad_hi` copies of each axis' first and last element: each
     point reads the source at its coordinates clamped into the source (one gather pass)."""
     dtype = view.read.tensor.dtype
-    shape = [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
+    shape = _padded_shape(view)
     out = lw.sizes.empty(tuple(shape), element_type(dtype))
     last = [arith.subi(tensor.dim(source, index_const(k)), index_const(1)) for k in range(len(shape))]
     identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(len(shape)))
@@ -688,6 +693,10 @@ def _edge_pad(lw, source: ir.Value, view: View) -> ir.Value:
               for k, lo in enumerate(view.pad_lo)]
         linalg.YieldOp([tensor.extract(source, at)])
     return op.result
+
+
+def _padded_shape(view: View) -> list:
+    return [size + lo + hi for size, lo, hi in zip(_kept_shape(view), view.pad_lo, view.pad_hi)]
 
 
 def _as_dtype(value, dtype):

@@ -14,9 +14,10 @@ e](..)`, the gradient of an embedding read through data) beside a matmul's resul
 IREE fuses into the reduction's dispatch: its vectors reach 16 KiB (AVX2, 8x8x8x8 elements)
 or 32 KiB (AVX-512), past IREE's limit. Since einc.passes.invariant_work sums a guarded
 reduction's unguarded loops first, that gradient is a one-loop reduction of a matmul's result,
-which fails the same way: a one-loop reduction is kept out too, unless it reads the matmul's result
-(a row's mean of it, as layer norm takes, is computed after it anyway). The reduction passes a barrier before the consumer (as
-IREE-53's beside a batch matmul), which still fuses into the matmul's dispatch.
+which fails the same way: a one-loop reduction is kept out too, unless it reads the matmul's
+result (a row's mean of it, as layer norm takes, is computed after it anyway). The reduction
+passes a barrier before the consumer (as IREE-53's beside a batch matmul), which still fuses
+into the matmul's dispatch.
 IREE-268: llvm-cpu, an operand read at a fixed position along one of its axes (a row of a
 matrix, map `(d0) -> (0, d0)`: `pred[t] - x[0, t]` with `pred` a vecmat) beside a matvec's or
 vecmat's result: the consumer's loop stays undistributed in the contraction's dispatch and fails
@@ -89,15 +90,15 @@ def _is_bool(value: ir.Value) -> bool:
 def _reads_any(op, values: list, depth: int = 8) -> bool:
     """Whether `op` reads one of `values`, directly or through the ops computing its operands (up
     to `depth` ops back): a row's mean of a matmul's result is no reduction beside it."""
-    todo, seen = [(op, 0)], set()
+    todo, seen = [(op, 0)], set()        # operations hash and compare by the op they stand for
     while todo:
         current, level = todo.pop()
         for operand in current.operands:
             if any(operand == value for value in values):
                 return True
             owner = operand.owner
-            if level < depth and not isinstance(owner, ir.Block) and id(owner) not in seen:
-                seen.add(id(owner))
+            if level < depth and not isinstance(owner, ir.Block) and owner not in seen:
+                seen.add(owner)
                 todo.append((owner, level + 1))
     return False
 
