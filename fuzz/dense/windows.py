@@ -205,21 +205,26 @@ def _pool(b: Builder, x: Tensor, image: Read, batch_loop, channels_loop, out_loo
 
 
 def _clamps(b: Builder, axes: list) -> bool:
-    """Now and then (from a stream derived from the builder's, as _skipped_point's) a window that
-    crosses the image's edges reads clamped into it, `X[min(max(h + kh - 1, 0), H - 1), ..]`, in
-    place of its padding; never with a padding the read does not cross (a near miss)."""
-    clamps = random.Random(hash(b.rng.getstate()[1]) ^ CLAMP_STREAM)
+    """Now and then a window that crosses the image's edges reads clamped into it, `X[min(max(h +
+    kh - 1, 0), H - 1), ..]`, in place of its padding; never with a padding the read does not
+    cross (a near miss)."""
+    clamps = _side_stream(b, CLAMP_STREAM)
     return clamps.random() < CLAMP_SHARE and any(a.crosses_low() or a.crosses_high() for a in axes)
 
 
 def _skipped_point(b: Builder, kernel_loops: list) -> tuple:
-    """Now and then a window point the pooling leaves out, `where kh != 1 || kw != 1`, drawn from a
-    stream derived from the builder's without taking from it, so every other program stays as
-    it was; only where the window has a point besides it and binds no names (`where ih = ..`)."""
-    masks = random.Random(hash(b.rng.getstate()[1]) ^ SKIP_STREAM)      # (hash(None) varies by process)
+    """Now and then a window point the pooling leaves out, `where kh != 1 || kw != 1`; only where
+    the window has a point besides it and binds no names (`where ih = ..`)."""
+    masks = _side_stream(b, SKIP_STREAM)
     if masks.random() >= SKIP_SHARE or _product(k.extent.value for k in kernel_loops) < 2:
         return ()
     return tuple(masks.randrange(k.extent.value) for k in kernel_loops)
+
+
+def _side_stream(b: Builder, salt: int) -> random.Random:
+    """A stream derived from the builder's without taking from it, so that what it draws leaves
+    every other program as it was; from the state's ints alone (hash(None) varies by process)."""
+    return random.Random(hash(b.rng.getstate()[1]) ^ salt)
 
 
 def _convolve(b: Builder, x: Tensor, op: str, image: Read, batch_loop, channels_loop, out_loops,
