@@ -64,6 +64,8 @@ def _vulkan_test_programs() -> dict[str, str]:
         "host_chunks_stacked": _constant("mlir/test_recurrence_chunks.py", "STACKED"),
         "host_chunks_prefix": _constant("mlir/test_recurrence_chunks.py", "PREFIX"),
         "host_chunks_descent": _constant("mlir/test_recurrence_chunks.py", "ANCHORED_DESCENT"),
+        "windows_without_batch": _constant("mlir/test_cpu_poolings.py", "BARE"),
+        "many_run_time_sizes": _constant("e2e/test_vulkan.py", "MANY_RUN_TIME_SIZES"),
     }
 
 
@@ -116,7 +118,8 @@ PROGRAMS: dict[str, str | Path] = {**_example_programs(), **_vulkan_test_program
 FULL_ONLY = {"basics/functions.ein", "basics/strings.ein", "economics/savings.ein", "economics/value_iteration.ein",
              "ode/fitzhugh_nagumo.ein", "ode/sir.ein", "pde/advection_1d.ein", "pde/heat_1d.ein",
              "recurrences/fibonacci.ein", "recurrences/random_walk.ein", "train/train_linreg.ein",
-             "kalman_derivatives", "host_chunks_prefix", "host_chunks_descent", "scalar_kalman"}
+             "kalman_derivatives", "host_chunks_prefix", "host_chunks_descent", "scalar_kalman",
+             "many_run_time_sizes"}
 # test_the_dump_finds_every_kernel reads these whatever runs
 DUMP_CHECKED = ("matmul", "rnn")
 
