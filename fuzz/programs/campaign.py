@@ -20,7 +20,7 @@ from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import Case, generate_case
 from fuzz.programs.module import assemble, owner, prefix
 from fuzz.programs.render import render_program
-from fuzz.programs.structure import (NOT_ON_VULKAN, Derivative, types_used,
+from fuzz.programs.structure import (NOT_ON_VULKAN, Derivative, RowMap, types_used,
                                      widens_an_approximation)
 from fuzz.report import Finding, Report
 from fuzz.workers import Pool
@@ -39,7 +39,13 @@ def run_differential(n: int, seed: int, jobs: int = 2, targets: tuple = TARGETS,
 
 
 def runs_on(case: Case, target: str) -> bool:
-    return target != "vulkan-spirv" or not types_used(case.program) & set(NOT_ON_VULKAN)
+    """Whether `case` is for `target`: vulkan-spirv takes no 64-bit or half types, nor a scanned
+    row map, whose fold reads its own points at the same step (E011 there, docs/DECISIONS.md,
+    Recurrences: each step of a clause is one parallel kernel)."""
+    if target != "vulkan-spirv":
+        return True
+    scans = any(isinstance(item, RowMap) and item.scanned for item in case.program.items)
+    return not scans and not types_used(case.program) & set(NOT_ON_VULKAN)
 
 
 class Differential:

@@ -8,7 +8,9 @@ meaning on llvm-cpu."""
 from __future__ import annotations
 
 import fuzz.programs.generate as generate
-from fuzz.programs.structure import RowMap
+from fuzz.programs.campaign import runs_on
+from fuzz.programs.generate import generate_case
+from fuzz.programs.structure import NOT_ON_VULKAN, RowMap, types_used
 from tests.fuzz.stream_draws import assert_drawn_match_numpy, drawn_and_changed
 
 SEED = 31004          # its program 17 within the first 25
@@ -25,3 +27,12 @@ def test_scanned_rows_leave_the_other_programs_of_a_seed_as_they_were(monkeypatc
 
 def test_scanned_rows_match_numpy():
     assert_drawn_match_numpy(SEED, scanned, "llvm-cpu", take=1, least=1, count=25)
+
+
+def test_scanned_rows_are_not_run_on_vulkan_spirv():
+    """Their fold reads its own points at the same step, which vulkan-spirv, one parallel kernel
+    per step of a clause, refuses (E011, docs/DECISIONS.md, Recurrences): seed 41001's program
+    133, of f32 only, was a bad outcome there."""
+    case = generate_case(41001, 133)
+    assert scanned(case.program) and not types_used(case.program) & set(NOT_ON_VULKAN)
+    assert runs_on(case, "llvm-cpu") and not runs_on(case, "vulkan-spirv")
