@@ -121,6 +121,111 @@ def _(xy):
                 length=sum(d[order[i], order[(i + 1) % n]] for i in range(n)))
 
 
+# 6 critical path in a topologically numbered DAG: finish times, u64 path counts, the chain, slack
+def dag_inputs():
+    rg = R(606); V = 14; adj = np.triu(rg.random((V, V)) < 0.3, 1); adj[3, 9] = True
+    return dict(adj=adj | np.tril(rg.random((V, V)) < 0.2, -1), dur=np.round(rg.uniform(1, 6, V), 1))
+@case("dag_critical_path", inputs=dag_inputs, tol=(1e-12, 1e-12),
+      outputs=["finish", "paths", "makespan", "end", "best_pred", "chain", "on_chain", "late", "slack", "critical"])
+def _(adj, dur):
+    V = len(dur); ok = np.triu(adj, 1); fin = np.zeros(V); paths = np.zeros(V, np.uint64)
+    for j in range(V):
+        pr = np.nonzero(ok[:j, j])[0]
+        fin[j] = dur[j] + max([0.0] + [fin[i] for i in pr])
+        paths[j] = sum(int(paths[i]) for i in pr) if len(pr) else 1
+    ms = fin.max(); end = int(np.argmax(fin == ms))
+    bp = np.int32([next((i for i in range(V) if ok[i, j] and fin[i] == fin[j] - dur[j]), V) for j in range(V)])
+    chain = [end]
+    for _ in range(1, V):
+        chain.append(bp[chain[-1]] if chain[-1] < V else V)
+    late = np.zeros(V); late[V - 1] = ms - dur[V - 1]
+    for j in range(V - 2, -1, -1):
+        late[j] = min([ms] + [late[k] for k in range(j + 1, V) if ok[j, k]]) - dur[j]
+    slack = late - (fin - dur)
+    crit = np.int32([j for j in range(V) if slack[j] < 1e-9])
+    return dict(finish=fin, paths=paths, makespan=ms, end=np.int32(end), best_pred=bp, chain=np.int32(chain),
+                on_chain=np.isin(np.arange(V), chain), late=late[::-1], slack=slack, critical=crit,
+                __stdout__=[f"makespan {ms:.3f} over {len(crit)} critical nodes"])
+
+
+# 7 BFS levels as a min-plus recurrence, Prim's MST with keys and parents per step
+def prim_inputs():
+    rg = R(607); V = 16; W = rg.uniform(1, 9, (V, V)) * (rg.random((V, V)) < 0.35)
+    W = np.triu(W, 1); W = W + W.T
+    for v in range(1, V):     # a chain keeps it connected
+        W[v - 1, v] = W[v, v - 1] = W[v - 1, v] or 9.5
+    return dict(W=W.astype(np.float32), src=np.int32(5))
+@case("bfs_prim", inputs=prim_inputs, tol=(1e-6, 1e-5), vk=True,
+      outputs=["level", "reached", "frontier", "pick", "tree_parent", "weight", "key"])
+def _(W, src):
+    V = len(W); BIG, INF = 1000000, np.float32(1e9); edge = (W > 0) & ~np.eye(V, dtype=bool)
+    lvl = np.full(V, BIG); lvl[src] = 0
+    for _ in range(1, V):
+        lvl = np.minimum(lvl, np.array([min([BIG] + [lvl[u] + 1 for u in range(V) if edge[u, v] and lvl[u] < BIG]) for v in range(V)]))
+    cost = np.where(edge, W, INF); tree = np.arange(V) == 0; key = cost[0].copy(); par = np.where(edge[0], 0, -1)
+    keys, picks = [key.copy()], [0]
+    for t in range(1, V):
+        best = np.where(tree, INF * 2, key).min(); p = int(np.argmax(~tree & (key == best)))
+        picks.append(p); tree = tree.copy(); tree[p] = True
+        better = ~tree & (cost[p] < key); par = np.where(better, p, par); key = np.where(better, cost[p], key); keys.append(key.copy())
+    keys = np.array(keys); tp = par.copy(); tp[0] = -1
+    return dict(level=lvl.astype(np.int32), reached=np.int32((lvl < BIG).sum()),
+                frontier=np.int32([(lvl == d).sum() for d in range(V)]), pick=np.int32(picks), tree_parent=tp.astype(np.int32),
+                weight=sum(keys[t - 1, picks[t]] for t in range(1, V)), key=keys)
+
+
+# 8 strongly connected components through a closure by squaring, condensation edges
+def scc_inputs():
+    rg = R(608); V = 15; A = rg.random((V, V)) < 0.09
+    for cyc in ([0, 4, 7], [2, 9, 11, 13], [5, 6]):
+        for a, b in zip(cyc, cyc[1:] + cyc[:1]):
+            A[a, b] = True
+    return dict(A=A)
+@case("scc_reach", inputs=scc_inputs, outputs=["reach", "same", "comp", "is_rep", "n_comp", "size", "cond", "sources", "largest"])
+def _(A):
+    V = len(A); R_ = A | np.eye(V, dtype=bool)
+    for _ in range(4):
+        R_ = (R_.astype(int) @ R_.astype(int)) > 0
+    same = R_ & R_.T; comp = np.argmax(same, 1).astype(np.int32); rep = comp == np.arange(V)
+    size = np.int32([(comp == i).sum() for i in range(V)])
+    cond = np.zeros((V, V), bool)
+    for i, j in zip(*np.nonzero(A)):
+        if comp[i] != comp[j]:
+            cond[comp[i], comp[j]] = True
+    return dict(reach=R_, same=same, comp=comp, is_rep=rep, n_comp=np.int32(rep.sum()), size=size, cond=cond,
+                sources=np.int32(sum(rep[a] and not cond[:, a].any() for a in range(V))), largest=np.int32(size.max()))
+
+
+# 9 Edmonds-Karp max flow with a bounded number of rounds, flow conservation, the min cut
+def flow_inputs():
+    rg = R(609); V = 10; cap = rg.integers(1, 12, (V, V)) * (rg.random((V, V)) < 0.35)
+    np.fill_diagonal(cap, 0)
+    return dict(cap=cap.astype(np.int32), s=np.int32(0), t=np.int32(V - 1))
+@case("max_flow", inputs=flow_inputs, outputs=["flow", "value", "conserved", "feasible", "cut_side", "cut"])
+def _(cap, s, t):
+    V = len(cap); s, t = int(s), int(t)
+    def parents(F):
+        res = cap - F + F.T; par = [s if v == s else -1 for v in range(V)]
+        for _ in range(1, V):
+            par = [par[v] if par[v] != -1 else next((u for u in range(V) if par[u] != -1 and res[u, v] > 0), -1) for v in range(V)]
+        return par
+    flows = [np.zeros((V, V), np.int64)]
+    for _ in range(1, 12):
+        F = flows[-1]; p = parents(F)
+        if p[t] == -1:
+            flows.append(F); continue
+        path, v = [], t
+        while v != s:
+            path.append((p[v], v)); v = p[v]
+        res = cap - F + F.T; push = min(res[i, j] for i, j in path); G = F.copy()
+        for i, j in path:
+            c = min(push, F[j, i]); G[j, i] -= c; G[i, j] += push - c
+        flows.append(G)
+    F = flows[-1]; side = np.array(parents(F)) != -1
+    return dict(flow=np.array(flows, np.int32), value=np.int32(F[s].sum() - F[:, s].sum()), conserved=np.bool_(True),
+                feasible=np.bool_(True), cut_side=side, cut=np.int32(cap[side][:, ~side].sum()))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
