@@ -226,6 +226,47 @@ def _(cap, s, t):
                 feasible=np.bool_(True), cut_side=side, cut=np.int32(cap[side][:, ~side].sum()))
 
 
+# 10 KMP failure function, Z-array, the KMP automaton run over a text, match positions
+def kmp_inputs():
+    rg = R(610); pat = np.int32([0, 1, 0, 1, 2, 0, 1, 0])
+    text = rg.integers(0, 3, 90).astype(np.int32)
+    for at in (5, 30, 34, 70):
+        text[at:at + 8] = pat
+    text[40:52] = [0, 1, 0, 1, 0, 1, 2, 0, 1, 0, 1, 2]
+    return dict(pat=pat, text=text)
+@case("kmp_z", inputs=kmp_inputs, outputs=["fail", "Z", "delta", "state", "found", "starts", "count"])
+def _(pat, text):
+    M, N = len(pat), len(text); p = list(pat)
+    fail = [0] + [max(l for l in range(i + 1) if p[:l] == p[i + 1 - l:i + 1]) for i in range(1, M)]
+    Z = [M] + [next((k for k in range(M) if i + k >= M or p[i + k] != p[k]), M) for i in range(1, M)]
+    delta = np.int32([[max(l for l in range(min(M, q + 1) + 1) if (p[:q] + [c])[q + 1 - l:] == p[:l])
+                       for c in range(4)] for q in range(M + 1)])
+    st = [delta[0, text[0]]]
+    for t in range(1, N):
+        q = st[-1]; st.append(delta[fail[M - 1] if q == M else q, text[t]])
+    found = np.array(st) == M
+    return dict(fail=np.int32(fail), Z=np.int32(Z), delta=delta, state=np.int32(st), found=found,
+                starts=np.int32(np.nonzero(found)[0] + 1 - M), count=np.int32(found.sum()))
+
+
+# 11 suffix array by prefix doubling, LCP of neighbours, BWT with a sentinel and its runs
+def sa_inputs():
+    rg = R(611); base = rg.integers(0, 3, 9)
+    return dict(s=np.concatenate([base, base, rg.integers(0, 4, 7), base[:5], [1, 1, 1, 1]]).astype(np.int32))
+@case("suffix_array", inputs=sa_inputs, vk=True, outputs=["rank", "sa", "lcp", "bwt", "new_run", "run_id", "runs", "run_len", "longest_repeat"])
+def _(s):
+    N = len(s); r = s.astype(np.int64).copy(); ranks = [r.copy()]
+    for st in range(1, 6):
+        h = 2 ** (st - 1); sec = np.array([r[x + h] if x + h < N else -1 for x in range(N)])
+        r = np.array([sum((r[j], sec[j]) < (r[i], sec[i]) for j in range(N)) for i in range(N)]); ranks.append(r)
+    sa = np.argsort(r)
+    lcp = [0] + [next((m for m in range(N) if sa[k] + m >= N or sa[k - 1] + m >= N or s[sa[k] + m] != s[sa[k - 1] + m]), N) for k in range(1, N)]
+    bwt = np.int32([s[N - 1]] + [-1 if x == 0 else s[x - 1] for x in sa])
+    new = np.r_[True, bwt[1:] != bwt[:-1]]; rid = np.cumsum(new) - 1
+    return dict(rank=np.int32(ranks), sa=sa.astype(np.int32), lcp=np.int32(lcp), bwt=bwt, new_run=new, run_id=rid.astype(np.int32),
+                runs=np.int32(rid[-1] + 1), run_len=np.int32([(rid == g).sum() for g in range(N + 1)]), longest_repeat=np.int32(max(lcp)))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
