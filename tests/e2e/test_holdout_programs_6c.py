@@ -267,6 +267,67 @@ def _(s):
                 runs=np.int32(rid[-1] + 1), run_len=np.int32([(rid == g).sum() for g in range(N + 1)]), longest_repeat=np.int32(max(lcp)))
 
 
+# 12 Welch PSD with Hann windows, the analytic signal by the DFT, envelope and instantaneous frequency
+def welch_inputs():
+    rg = R(612); N, fs = 256, 100.0; t = np.arange(N) / fs
+    x = (1 + 0.5 * np.sin(2 * np.pi * 0.7 * t)) * np.cos(2 * np.pi * 12.5 * t + 0.3) + 0.2 * rg.standard_normal(N)
+    return dict(x=x, fs=np.float64(fs))
+@case("welch_hilbert", inputs=welch_inputs, tol=(1e-8, 1e-9),
+      outputs=["win", "U", "psd", "freq", "peak", "peak_bin", "zr", "zi", "envelope", "inst_freq"])
+def _(x, fs):
+    N, L, H = len(x), 32, 16; S = (N - L) // H + 1
+    win = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(L) / L); U = (win ** 2).sum()
+    segs = np.array([(x[s * H:s * H + L] - x[s * H:s * H + L].mean()) * win for s in range(S)])
+    X = np.fft.rfft(segs, axis=1); scale = np.full(L // 2 + 1, 2.0); scale[[0, -1]] = 1.0
+    psd = scale * (np.abs(X) ** 2).mean(0) / (fs * U)
+    h = np.zeros(N); h[0] = h[N // 2] = 1; h[1:N // 2] = 2
+    z = np.fft.ifft(np.fft.fft(x) * h); ph = np.angle(z); dph = np.diff(ph)
+    return dict(win=win, U=U, psd=psd, freq=np.arange(L // 2 + 1) * fs / L, peak=psd.max(), peak_bin=np.int32(np.argmax(psd)),
+                zr=z.real, zi=z.imag, envelope=np.abs(z), inst_freq=(dph - 2 * np.pi * np.round(dph / (2 * np.pi))) * fs / (2 * np.pi))
+
+
+# 13 RLS system identification with forgetting, misalignment, learning curve, d(final error)/d(lam)
+def rls_inputs():
+    rg = R(613); T = 200; h = np.array([0.8, -0.4, 0.25, 0.1]); u = rg.standard_normal(T)
+    return dict(u=u, d=np.convolve(u, h)[:T] + 0.05 * rg.standard_normal(T), h_true=h, lam=np.float64(0.98))
+def rls_run(u, d, h_true, lam):
+    T = len(u); w = np.zeros(4); P = 100.0 * np.eye(4); ws, errs = [w], [0.0]
+    for t in range(1, T):
+        phi = np.array([u[t - i] if t >= i else 0.0 for i in range(4)])
+        Pphi = P @ phi; g = Pphi / (lam + phi @ Pphi); e = d[t] - w @ phi
+        w = w + g * e; P = (P - np.outer(g, Pphi)) / lam; ws.append(w); errs.append(e)
+    return np.array(ws), np.array(errs)
+@case("rls_identify", inputs=rls_inputs, tol=(1e-7, 1e-9), outputs=["w", "err", "misalign", "learn", "final_err", "dfinal_dlam"])
+def _(u, d, h_true, lam):
+    ws, errs = rls_run(u, d, h_true, lam); T = len(u)
+    fe = lambda l: (rls_run(u, d, h_true, l)[1][T - 50:] ** 2).sum(); eps = 1e-5
+    return dict(w=ws, err=errs, misalign=((ws - h_true) ** 2).sum(1) / (h_true ** 2).sum(),
+                learn=np.array([(errs[20 * b:20 * b + 20] ** 2).sum() / 20 for b in range(T // 20)]),
+                final_err=fe(lam), dfinal_dlam=(fe(lam + eps) - fe(lam - eps)) / (2 * eps))
+
+
+# 14 information filter vs a Luenberger observer on a constant-velocity track
+def info_inputs():
+    rg = R(614); T, dt = 80, 0.1; x = np.zeros((T, 2)); x[0] = [0.0, 1.0]
+    for t in range(1, T):
+        x[t] = [x[t - 1, 0] + dt * x[t - 1, 1], x[t - 1, 1] + 0.3 * np.sqrt(dt) * rg.standard_normal()]
+    return dict(z=x[:, 0] + 0.2 * rg.standard_normal(T), truth=x, dt=np.float64(dt), q=np.float64(0.09),
+                r=np.float64(0.04), Lg=np.array([0.5, 0.8]))
+@case("info_filter", inputs=info_inputs, tol=(1e-6, 1e-8), vk=True, outputs=["xe", "var_pos", "xo", "obs_err", "kf_err"])
+def _(z, truth, dt, q, r, Lg):
+    T = len(z); F = np.array([[1, dt], [0, 1]]); Q = q * np.array([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
+    x = np.array([z[0], 0.0]); P = np.linalg.inv(np.diag([1 / r + 1e-6, 1e-6])); xs, vs = [x], [P[0, 0]]
+    for t in range(1, T):      # the covariance form of the same filter
+        xp = F @ x; Pp = F @ P @ F.T + Q; S = Pp[0, 0] + r; K = Pp[:, 0] / S
+        x = xp + K * (z[t] - xp[0]); P = Pp - np.outer(K, Pp[0]); xs.append(x); vs.append(P[0, 0])
+    xo = [np.array([z[0], 0.0])]
+    for t in range(1, T):
+        pr = F @ xo[-1]; xo.append(pr + Lg * (z[t] - pr[0]))
+    xs, xo = np.array(xs), np.array(xo); h = T // 2
+    return dict(xe=xs, var_pos=np.array(vs), xo=xo, obs_err=np.sqrt(((xo[h:, 0] - truth[h:, 0]) ** 2).mean()),
+                kf_err=np.sqrt(((xs[h:, 0] - truth[h:, 0]) ** 2).mean()))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
