@@ -328,6 +328,59 @@ def _(z, truth, dt, q, r, Lg):
                 kf_err=np.sqrt(((xs[h:, 0] - truth[h:, 0]) ** 2).mean()))
 
 
+# 15 Heston Monte Carlo with per-path u32 LCGs, a call price, an exposure profile and a CVA
+@case("heston_cva", inputs=lambda: dict(S0=np.float64(100), v0=np.float64(0.04), kappa=np.float64(1.5), theta=np.float64(0.05),
+                                        xi=np.float64(0.4), rho=np.float64(-0.6), r=np.float64(0.02), K=np.float64(100),
+                                        seed=np.uint32(4000000000)),
+      tol=(1e-9, 1e-11), outputs=["st", "v", "lnS", "price", "stderr", "EE", "ENE", "peak", "cva"])
+def _(S0, v0, kappa, theta, xi, rho, r, K, seed):
+    M, NS, T = 300, 24, 1.0; dt = T / NS; st = np.zeros((2 * NS + 1, M), np.uint64)
+    st[0] = (int(seed) + np.arange(M, dtype=np.uint64) * np.uint64(2654435761)) % np.uint64(2 ** 32)
+    for k in range(1, 2 * NS + 1):
+        st[k] = (st[k - 1] * np.uint64(1664525) + np.uint64(1013904223)) % np.uint64(2 ** 32)
+    u = (st[1:].astype(np.float64) + 0.5) / 2 ** 32
+    rad = np.sqrt(-2 * np.log(u[0::2])); z1 = rad * np.cos(2 * np.pi * u[1::2]); z2 = rad * np.sin(2 * np.pi * u[1::2])
+    v = np.zeros((NS + 1, M)); ls = np.zeros((NS + 1, M)); v[0] = v0; ls[0] = np.log(S0)
+    for k in range(1, NS + 1):
+        vp = np.maximum(v[k - 1], 0)
+        v[k] = v[k - 1] + kappa * (theta - vp) * dt + xi * np.sqrt(vp * dt) * z1[k - 1]
+        ls[k] = ls[k - 1] + (r - 0.5 * vp) * dt + np.sqrt(vp * dt) * (rho * z1[k - 1] + np.sqrt(1 - rho * rho) * z2[k - 1])
+    pay = np.exp(-r * T) * np.maximum(np.exp(ls[NS]) - K, 0); price = pay.mean()
+    se = np.sqrt(((pay - price) ** 2).sum() / (M - 1) / M)
+    tk = np.arange(NS + 1) * dt; fwd = np.exp(ls) - K * np.exp(-r * (T - tk))[:, None]
+    EE = np.maximum(fwd, 0).mean(1); ENE = np.minimum(fwd, 0).mean(1)
+    cva = 0.6 * sum(EE[k] * np.exp(-r * tk[k]) * (np.exp(-0.02 * (tk[k] - dt)) - np.exp(-0.02 * tk[k])) for k in range(1, NS + 1))
+    return dict(st=st.astype(np.uint32), v=v, lnS=ls, price=price, stderr=se, EE=EE, ENE=ENE, peak=EE.max(), cva=cva,
+                __stdout__=[f"call {price:.4f} +- {se:.4f}, cva {cva:.5f}"])
+
+
+# 16 zero, coupon and callable bonds on a lognormal short-rate lattice; sensitivities by derivatives
+def lattice(r0, sigma, coupon):
+    NT, dt, face = 30, 0.25, 100.0
+    rate = np.array([[r0 * np.exp(sigma * np.sqrt(dt) * (t - 2 * j)) if j <= t else 0.0 for j in range(NT)] for t in range(NT)])
+    def roll(last, step):
+        V = np.full(NT + 1, last); out = [V.copy()]
+        for u in range(1, NT + 1):
+            t = NT - u; cont = np.exp(-rate[t, :NT + 1 - u] * dt) * 0.5 * (V[:NT + 1 - u] + V[1:NT + 2 - u])
+            V = np.zeros(NT + 1); V[:NT + 1 - u] = step(u, t, cont); out.append(V.copy())
+        return np.array(out)
+    Z = roll(face, lambda u, t, c: c)
+    B = roll(face + coupon, lambda u, t, c: c + (coupon if u < NT else 0.0))
+    CB = roll(face + coupon, lambda u, t, c: np.minimum(c, face) + coupon if u < NT and t >= 8 else c + coupon if u < NT else c)
+    return rate, Z, B, CB
+@case("short_rate_tree", inputs=lambda: dict(r0=np.float64(0.03), sigma=np.float64(0.15), coupon=np.float64(1.0)),
+      tol=(1e-7, 1e-8), outputs=["rate", "Z", "B", "CB", "zero", "bond", "callable", "option_value", "zero_yield",
+                                  "dzero_dr0", "dbond_dr0", "dbond_dsigma", "duration"])
+def _(r0, sigma, coupon):
+    rate, Z, B, CB = lattice(r0, sigma, coupon); e = 1e-6
+    fd = lambda f, a, b: (f(*a)[2][-1, 0] - f(*b)[2][-1, 0]) / (2 * e)
+    dz = (lattice(r0 + e, sigma, coupon)[1][-1, 0] - lattice(r0 - e, sigma, coupon)[1][-1, 0]) / (2 * e)
+    db = fd(lattice, (r0 + e, sigma, coupon), (r0 - e, sigma, coupon))
+    ds = fd(lattice, (r0, sigma + e, coupon), (r0, sigma - e, coupon))
+    return dict(rate=rate, Z=Z, B=B, CB=CB, zero=Z[-1, 0], bond=B[-1, 0], callable=CB[-1, 0], option_value=B[-1, 0] - CB[-1, 0],
+                zero_yield=-np.log(Z[-1, 0] / 100) / 7.5, dzero_dr0=dz, dbond_dr0=db, dbond_dsigma=ds, duration=-db / B[-1, 0])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
