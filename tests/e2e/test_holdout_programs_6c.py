@@ -381,6 +381,68 @@ def _(r0, sigma, coupon):
                 zero_yield=-np.log(Z[-1, 0] / 100) / 7.5, dzero_dr0=dz, dbond_dr0=db, dbond_dsigma=ds, duration=-db / B[-1, 0])
 
 
+# 17 a call under local volatility by an explicit finite-difference scheme; grid Greeks, vega by derivative
+def local_vol(S0, K, r, s0, a, b):
+    I, dS, NT, T = 80, 2.0, 500, 0.4; dt = T / NT; S = np.arange(I + 1) * dS; V = np.maximum(S - K, 0.0); Vs = [V]
+    for u in range(1, NT + 1):
+        tau = (u - 1) * dt; Si = S[1:I]
+        vol = s0 * (1 + a * np.log(Si / S0) ** 2) * (1 + b * (T - tau))
+        W = np.empty(I + 1); W[0] = 0.0; W[I] = I * dS - K * np.exp(-r * u * dt)
+        W[1:I] = V[1:I] + dt * (0.5 * vol * vol * Si * Si * (V[2:] - 2 * V[1:I] + V[:I - 1]) / (dS * dS)
+                                + r * Si * (V[2:] - V[:I - 1]) / (2 * dS) - r * V[1:I])
+        V = W; Vs.append(V)
+    return np.array(Vs), dt
+@case("local_vol_pde", inputs=lambda: dict(S0=np.float64(100), K=np.float64(105), r=np.float64(0.03), s0=np.float64(0.25),
+                                           a=np.float64(0.3), b=np.float64(0.5)),
+      tol=(1e-8, 1e-9), outputs=["V", "j0", "price", "delta", "gamma", "theta", "vega"])
+def _(S0, K, r, s0, a, b):
+    V, dt = local_vol(S0, K, r, s0, a, b); j = int(S0 / 2.0); e = 1e-5
+    vega = (local_vol(S0, K, r, s0 + e, a, b)[0][-1, j] - local_vol(S0, K, r, s0 - e, a, b)[0][-1, j]) / (2 * e)
+    return dict(V=V, j0=np.int32(j), price=V[-1, j], delta=(V[-1, j + 1] - V[-1, j - 1]) / 4.0,
+                gamma=(V[-1, j + 1] - 2 * V[-1, j] + V[-1, j - 1]) / 4.0, theta=(V[-2, j] - V[-1, j]) / dt, vega=vega)
+
+
+# 18 MPC of a double integrator by gradient descent (a derivative of a rollout), then 5 receding-horizon steps
+def mpc_solve(x, ref, rho, iters=60, lr=0.4, dt=0.1):
+    H = len(ref); G = np.zeros((H, H))
+    for j in range(H):     # the rollout is linear in u: its columns are the responses to unit pulses
+        p = v = 0.0
+        for k in range(H):
+            u = 1.0 if k == j else 0.0; p = p + dt * v + 0.5 * dt * dt * u; v = v + dt * u; G[k, j] = p
+    f = x[0] + dt * x[1] * np.arange(1, H + 1); U = np.zeros(H)
+    for _ in range(1, iters):
+        U = U - lr * (2 * G.T @ (G @ U + f - ref) + 2 * rho * U)
+    p = G @ U + f
+    return U, p, ((p - ref) ** 2).sum() + rho * (U ** 2).sum()
+@case("mpc_gradient", inputs=lambda: dict(x0=np.array([0.5, -0.2]), ref=np.sin(np.linspace(0, 2, 20)), rho=np.float64(0.01),
+                                          w=0.02 * R(618).standard_normal(20)),
+      tol=(1e-9, 1e-11), outputs=["plan", "J_plan", "path", "xs", "drift"])
+def _(x0, ref, rho, w):
+    U, p, J = mpc_solve(x0, ref, rho); xs = [x0]
+    for t in range(1, 21):
+        x = xs[-1]; xs.append(np.array([x[0] + 0.1 * x[1] + 0.005 * U[t - 1], x[1] + 0.1 * U[t - 1] + w[t - 1]]))
+    xs = np.array(xs)
+    return dict(plan=U, J_plan=J, path=p, xs=xs, drift=np.abs(xs[1:, 0] - p).max())
+
+
+# 19 polyphase analysis filter bank: prototype, branches, DFT across them, channel powers
+def poly_inputs():
+    rg = R(619); n = np.arange(256)
+    x = np.cos(2 * np.pi * 2 / 8 * n) + 0.5 * np.cos(2 * np.pi * 5.1 / 8 * n + 1) + 0.1 * rg.standard_normal(256)
+    return dict(x=x.astype(np.float32))
+@case("polyphase_bank", inputs=poly_inputs, tol=(2e-4, 2e-4), vk=True,
+      outputs=["proto", "branch", "chan_re", "chan_im", "power", "energy", "direct_re"])
+def _(x):
+    M, P = 8, 6; T = M * P; N = len(x); B = N // M; x = x.astype(np.float64); n = np.arange(T)
+    proto = np.sinc((n - (T - 1) / 2) / M) * (0.54 - 0.46 * np.cos(2 * np.pi * n / (T - 1))) / M
+    br = np.array([[sum(proto[p * M + m] * x[(b - p) * M + m] for p in range(P) if b >= p) for m in range(M)] for b in range(B)])
+    ang = 2 * np.pi * ((np.arange(M)[:, None] * np.arange(M)[None]) % M) / M
+    cre = br @ np.cos(ang).T; cim = -br @ np.sin(ang).T; pw = cre ** 2 + cim ** 2
+    direct = np.array([sum(proto[k] * x[t - k] * np.cos(2 * np.pi * ((2 * (t - k)) % M) / M) for k in range(T) if t >= k)
+                       for t in np.arange(B) * M + M - 1])
+    return dict(proto=proto, branch=br, chan_re=cre, chan_im=cim, power=pw, energy=pw.sum(0), direct_re=direct)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
