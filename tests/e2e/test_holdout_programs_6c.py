@@ -57,7 +57,7 @@ def _(queries):
 
 
 # 3 coin change: combinations (u64), compositions (wrapping u64), fewest coins, greedy
-@case("coin_change", inputs=lambda: dict(coins=np.int32([1, 3, 4, 7, 10, 25])), vk=True,
+@case("coin_change", inputs=lambda: dict(coins=np.int32([1, 3, 4, 7, 10, 25])),
       outputs=["ways", "ordered", "fewest", "largest", "greedy", "worse", "n_worse", "total_ways"])
 def _(coins):
     A, INF, C = 120, 1000000, len(coins); M = 2 ** 64
@@ -313,7 +313,7 @@ def info_inputs():
         x[t] = [x[t - 1, 0] + dt * x[t - 1, 1], x[t - 1, 1] + 0.3 * np.sqrt(dt) * rg.standard_normal()]
     return dict(z=x[:, 0] + 0.2 * rg.standard_normal(T), truth=x, dt=np.float64(dt), q=np.float64(0.09),
                 r=np.float64(0.04), Lg=np.array([0.5, 0.8]))
-@case("info_filter", inputs=info_inputs, tol=(1e-6, 1e-8), vk=True, outputs=["xe", "var_pos", "xo", "obs_err", "kf_err"])
+@case("info_filter", inputs=info_inputs, tol=(1e-6, 1e-8), outputs=["xe", "var_pos", "xo", "obs_err", "kf_err"])
 def _(z, truth, dt, q, r, Lg):
     T = len(z); F = np.array([[1, dt], [0, 1]]); Q = q * np.array([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
     x = np.array([z[0], 0.0]); P = np.linalg.inv(np.diag([1 / r + 1e-6, 1e-6])); xs, vs = [x], [P[0, 0]]
