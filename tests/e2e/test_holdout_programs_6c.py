@@ -443,6 +443,27 @@ def _(x):
     return dict(proto=proto, branch=br, chan_re=cre, chan_im=cim, power=pw, energy=pw.sum(0), direct_re=direct)
 
 
+# 20 an LZ77-style greedy parse with a sliding window, its tokens and coded size, and the decoder
+def lz_inputs():
+    rg = R(620); motif = rg.integers(0, 4, 6)
+    s = np.concatenate([rg.integers(0, 4, 5), motif, rg.integers(0, 4, 3), motif, motif[:4], [2] * 7, rg.integers(0, 4, 6), motif])
+    return dict(s=s.astype(np.int32))
+@case("lz77_codes", inputs=lz_inputs, outputs=["best", "offset", "takes", "at", "tokens", "is_match", "bits", "start_of", "out"])
+def _(s):
+    N, W, CAP, MIN = len(s), 16, 9, 3
+    ml = lambda p, q: next((k for k in range(CAP) if p + k >= N or s[q + k] != s[p + k]), CAP)
+    best = np.int32([max([0] + [ml(p, p - d) for d in range(1, W + 1) if p - d >= 0]) for p in range(N)])
+    off = np.int32([next((d for d in range(1, W + 1) if p - d >= 0 and ml(p, p - d) == best[p]), W + 1) for p in range(N)])
+    takes = np.where(best >= MIN, best, 1).astype(np.int32); at = [0]
+    for _ in range(N):
+        at.append(N if at[-1] >= N else at[-1] + takes[at[-1]])
+    at = np.int32(at); live = at[:N] < N
+    ism = live & (best[np.minimum(at[:N], N - 1)] >= MIN)
+    start = np.int32([max([0] + [a for a in at[:N] if a <= p]) for p in range(N)])
+    return dict(best=best, offset=off, takes=takes, at=at, tokens=np.int32(live.sum()), is_match=ism,
+                bits=np.int32(np.where(~live, 0, np.where(ism, 9, 3)).sum()), start_of=start, out=s)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
