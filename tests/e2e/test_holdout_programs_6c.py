@@ -464,6 +464,39 @@ def _(s):
                 bits=np.int32(np.where(~live, 0, np.where(ism, 9, 3)).sum()), start_of=start, out=s)
 
 
+# 21 bootstrap particle filter with systematic resampling, then forward-filtering backward-smoothing
+def ps_inputs():
+    rg = R(621); T = 30; x = np.zeros(T); x[0] = rg.standard_normal() * 0.5 / np.sqrt(0.19)
+    for t in range(1, T):
+        x[t] = 0.9 * x[t - 1] + 0.5 * rg.standard_normal()
+    return dict(y=x + 0.7 * rg.standard_normal(T), seed=np.uint32(12345))
+@case("particle_smoother", inputs=ps_inputs, tol=(1e-8, 1e-10), outputs=["x", "w", "anc", "filt", "ws", "smooth", "ess"])
+def _(y, seed):
+    T, NP, A, Q, Rv = len(y), 64, 0.9, 0.25, 0.49; n = 2 * NP * T + T + 1
+    st = np.zeros(n, np.uint64); st[0] = seed
+    for k in range(1, n):
+        st[k] = (st[k - 1] * np.uint64(1664525) + np.uint64(1013904223)) % np.uint64(2 ** 32)
+    u = (st[1:].astype(np.float64) + 0.5) / 2 ** 32
+    m = np.arange(T * NP).reshape(T, NP); z = np.sqrt(-2 * np.log(u[2 * m])) * np.cos(2 * np.pi * u[2 * m + 1])
+    jit = u[2 * NP * T + np.arange(T)] / NP
+    tr = lambda a, b: np.exp(-(b - A * a) ** 2 / (2 * Q))
+    x = np.zeros((T, NP)); w = np.zeros((T, NP)); anc = np.zeros((T, NP), np.int32)
+    x[0] = np.sqrt(Q / (1 - A * A)) * z[0]
+    for t in range(T):
+        if t > 0:
+            cdf = np.cumsum(w[t - 1])
+            anc[t] = np.minimum(NP - 1, [(cdf < jit[t] + i / NP).sum() for i in range(NP)])
+            x[t] = A * x[t - 1, anc[t]] + np.sqrt(Q) * z[t]
+        lik = np.exp(-(y[t] - x[t]) ** 2 / (2 * Rv)); w[t] = lik / lik.sum()
+    ws = np.zeros((T, NP)); ws[0] = w[T - 1]
+    for u_ in range(1, T):
+        t = T - 1 - u_; K = tr(x[t][:, None], x[t + 1][None, :])      # [i, j]
+        den = (w[t][:, None] * K).sum(0)
+        ws[u_] = w[t] * (K * (ws[u_ - 1] / den)[None, :]).sum(1)
+    return dict(x=x, w=w, anc=anc, filt=(w * x).sum(1), ws=ws, smooth=np.array([(ws[T - 1 - t] * x[t]).sum() for t in range(T)]),
+                ess=1 / (w ** 2).sum(1))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
