@@ -497,6 +497,30 @@ def _(y, seed):
                 ess=1 / (w ** 2).sum(1))
 
 
+# 22 finite-horizon LQ tracking: backward Riccati and feedforward, forward closed loop, d(cost)/d(rw)
+def lqt(ref, x0, qw, rw):
+    T, dt = len(ref), 0.1; A = np.array([[1, dt], [0, 1]]); B = np.array([0.5 * dt * dt, dt]); Q = np.diag([qw, 0.1 * qw])
+    P = [Q]; sv = [Q @ ref[T - 1]]; K = [np.zeros(2)]; kff = [0.0]
+    for u in range(1, T):
+        d = rw + B @ P[-1] @ B; k = (B @ P[-1] @ A) / d; f = (B @ sv[-1]) / d
+        sv.append(Q @ ref[T - 1 - u] + (A - np.outer(B, k)).T @ sv[-1])
+        P.append(Q + A.T @ P[-1] @ (A - np.outer(B, k))); K.append(k); kff.append(f)
+    x = [x0]; uc = []
+    for k in range(T - 1):
+        uc.append(-K[T - 1 - k] @ x[-1] + kff[T - 1 - k]); x.append(A @ x[-1] + B * uc[-1])
+    x, uc = np.array(x), np.array(uc); e = x - ref
+    cost = np.einsum("ki,ij,kj->", e, Q, e) + rw * (uc ** 2).sum()
+    return np.array(P), np.array(sv), np.array(K), np.array(kff), x, uc, cost
+@case("lq_tracking", inputs=lambda: dict(ref=np.stack([np.sin(np.linspace(0, 3, 40)), 0.3 * np.cos(np.linspace(0, 3, 40))], 1),
+                                         x0=np.array([0.4, 0.0]), qw=np.float64(10.0), rw=np.float64(0.05)),
+      tol=(1e-8, 1e-10), outputs=["P", "sv", "K", "kff", "x", "uc", "err", "cost", "dcost_drw", "worst"])
+def _(ref, x0, qw, rw):
+    P, sv, K, kff, x, uc, cost = lqt(ref, x0, qw, rw); e = 1e-6
+    d = (lqt(ref, x0, qw, rw + e)[-1] - lqt(ref, x0, qw, rw - e)[-1]) / (2 * e)
+    err = x[:, 0] - ref[:, 0]
+    return dict(P=P, sv=sv, K=K, kff=kff, x=x, uc=uc, err=err, cost=cost, dcost_drw=d, worst=np.abs(err).max())
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
