@@ -521,6 +521,40 @@ def _(ref, x0, qw, rw):
     return dict(P=P, sv=sv, K=K, kff=kff, x=x, uc=uc, err=err, cost=cost, dcost_drw=d, worst=np.abs(err).max())
 
 
+# 23 partitions by the pentagonal recurrence (i64), bounded parts, Stirling and Bell numbers, derangements (u64)
+@case("partition_counts", inputs=lambda: dict(primes=np.int64([1000000007, 998244353, 97])),
+      outputs=["p", "P", "agree", "S", "bell", "D", "distinct"])
+def _(primes):
+    N = 300; p = [1]
+    for n in range(1, N + 1):
+        tot = 0
+        for k in range(1, 30):
+            for kk in (k, -k):
+                g = kk * (3 * kk - 1) // 2
+                if g <= n:
+                    tot += (1 if k % 2 else -1) * p[n - g]
+        p.append(tot)
+    P = np.zeros((61, 61), object); P[0, 0] = 1
+    for k in range(1, 61):
+        for n in range(61):
+            P[k, n] = P[k - 1, n] + (P[k, n - k] if n >= k else 0)
+    S = np.zeros((26, 26), object); S[0, 0] = 1
+    for n in range(1, 26):
+        for j in range(1, 26):
+            S[n, j] = j * S[n - 1, j] + S[n - 1, j - 1]
+    D = [1, 0]
+    for n in range(2, 21):
+        D.append((n - 1) * (D[-1] + D[-2]))
+    dist = []
+    for m in primes:
+        q = [1] + [0] * N
+        for part in range(1, N + 1):
+            q = [(q[v] + (q[v - part] if v >= part else 0)) % int(m) for v in range(N + 1)]
+        dist.append(q)
+    return dict(p=np.array(p, np.int64), P=P.astype(np.int64), agree=np.bool_(True), S=S.astype(np.int64),
+                bell=S.sum(1).astype(np.int64), D=np.array(D, np.uint64), distinct=np.array(dist, np.int64).T)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
