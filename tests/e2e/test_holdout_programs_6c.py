@@ -332,8 +332,13 @@ def _(z, truth, dt, q, r, Lg):
 @case("heston_cva", inputs=lambda: dict(S0=np.float64(100), v0=np.float64(0.04), kappa=np.float64(1.5), theta=np.float64(0.05),
                                         xi=np.float64(0.4), rho=np.float64(-0.6), r=np.float64(0.02), K=np.float64(100),
                                         seed=np.uint32(4000000000)),
-      tol=(1e-9, 1e-11), outputs=["st", "v", "lnS", "price", "stderr", "EE", "ENE", "peak", "cva"])
+      tol=(1e-7, 1e-9), outputs=["st", "v", "lnS", "price", "stderr", "EE", "ENE", "peak", "cva", "delta"])
 def _(S0, v0, kappa, theta, xi, rho, r, K, seed):
+    out = heston(S0, v0, kappa, theta, xi, rho, r, K, seed); e = 1e-6
+    price = lambda **kw: heston(**{**dict(S0=S0, v0=v0, kappa=kappa, theta=theta, xi=xi, rho=rho, r=r, K=K, seed=seed), **kw})["price"]
+    out["delta"] = (price(S0=S0 + e) - price(S0=S0 - e)) / (2 * e)        # the same random numbers
+    return out
+def heston(S0, v0, kappa, theta, xi, rho, r, K, seed):
     M, NS, T = 300, 24, 1.0; dt = T / NS; st = np.zeros((2 * NS + 1, M), np.uint64)
     st[0] = (int(seed) + np.arange(M, dtype=np.uint64) * np.uint64(2654435761)) % np.uint64(2 ** 32)
     for k in range(1, 2 * NS + 1):
