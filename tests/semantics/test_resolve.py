@@ -357,15 +357,3 @@ def test_a_name_read_before_its_let_is_E003_saying_so(diagnose, source):
     assert diag.code == "E003" and (diag.span.line, diag.span.col) == (1, 9)
     assert "read before it is defined" in diag.message and "top to bottom" in diag.hint
 
-
-@pytest.mark.parametrize("value", ["let I = 80;", "let I: i32;", "let x: [f32; I];"])
-def test_a_value_named_bare_in_a_declaration_bracket_is_e004(value):
-    # `let V[u in 1..5, I] = ..;` meant the point I (an edge clause) but declared a new index over
-    # the whole axis: the clause silently overwrote every point (a finite-difference PDE's top edge)
-    diags = diagnostics(f"{value}\nlet V[u in 0..5, i in 0..9] = 0.0;\nlet V[u in 1..5, I] = 1.0;\n")
-    assert [(d.code, d.span.line, d.span.col) for d in diags] == [("E004", 3, 18)]
-    assert "is a value here" in diags[0].message and "I..I + 1" in diags[0].hint
-
-
-def test_a_fresh_index_name_and_one_with_a_range_are_fine():
-    resolved("let I = 8;\nlet V[u in 0..5, i in 0..9] = 0.0;\nlet V[u in 1..5, I in 7..8] = 1.0;\nlet W[j] = V[0, j];\n")

@@ -69,7 +69,7 @@ MATH_CONSTANTS = ("pi", "e", "tau", "inf", "nan")
 # Run-time inputs and their named dims are parameters of the whole program, fixed for a run,
 # so functions (`fn main` above all) see them too, once declared.
 _ITEM_KINDS = frozenset({"fn", "module", "builtin", "input", "dim", "python"})
-# bindings of values: a bare name of one in a declaration bracket is refused (it is no point)
+# bindings of values: a bare name of an integer one in a declaration bracket is refused (no point)
 _VALUE_KINDS = frozenset({"value", "input", "dim", "param", "global"})
 
 
@@ -454,24 +454,19 @@ class _Resolver:
         inner = _Scope(scope)
         for slot in let.slots:
             if isinstance(slot, ast.IndexVar):
-                self._refuse_a_value_as_a_point(slot, scope)
+                self._note_a_shadowed_value(slot, scope)
                 self._index_var(slot, inner, inner)
             elif isinstance(slot, ast.RestIndex):
                 slot.def_id = self._bind(inner, slot.name, "rest", slot)
         self._wheres(let.wheres, inner)
         self._expr(let.value, inner)
 
-    def _refuse_a_value_as_a_point(self, slot: ast.IndexVar, scope: _Scope) -> None:
-        """E004 for a bare name in a declaration bracket that names a value in scope
-        (`let V[u in 1..T, I] = ..;` with `let I = 80;`): it would declare a new index over the
-        whole axis, silently overwriting every point where the point I was meant."""
+    def _note_a_shadowed_value(self, slot: ast.IndexVar, scope: _Scope) -> None:
+        """A bare name in a declaration bracket that names a value in scope: the elaboration
+        refuses it where that value is an integer scalar (definitions.clause)."""
         bound = scope.lookup(slot.name, self.items)
         if slot.range is None and bound is not None and bound.kind in _VALUE_KINDS:
-            self.diagnostics.append(Diagnostic(
-                SHAPE, f"`{slot.name}` is a value here: a bare name in a declaration bracket declares a new "
-                "index over the whole axis, not the point it names", slot.span,
-                f"for that one point write a range, `i in {slot.name}..{slot.name} + 1`; "
-                "for a new index choose another name"))
+            slot.shadows = bound
 
     def _index_var(self, var: ast.IndexVar, range_scope: _Scope, scope: _Scope) -> None:
         if var.range is not None:
