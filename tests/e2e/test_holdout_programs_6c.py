@@ -560,6 +560,32 @@ def _(primes):
                 bell=S.sum(1).astype(np.int64), D=np.array(D, np.uint64), distinct=np.array(dist, np.int64).T)
 
 
+# 24 Kalman filter and RTS smoother of sampled sinusoids, a [B, C] batch of series after the step
+def ks_inputs():
+    rg = R(624); T, B, C, w = 60, 2, 3, 0.3
+    amp = rg.uniform(0.5, 2, (B, C)); ph = rg.uniform(-3, 3, (B, C)); t = np.arange(T)[:, None, None]
+    return dict(y=amp * np.cos(w * t + ph) + 0.3 * rg.standard_normal((T, B, C)), w=np.float64(w), q=np.float64(1e-3), r=np.float64(0.09))
+@case("kalman_sinusoid", inputs=ks_inputs, tol=(1e-8, 1e-10), outputs=["m", "P", "innov", "smooth", "amp", "phase"])
+def _(y, w, q, r):
+    T, B, C = y.shape; F = np.array([[np.cos(w), -np.sin(w)], [np.sin(w), np.cos(w)]])
+    m = np.zeros((T, B, C, 2)); P = np.zeros((T, B, C, 2, 2)); ms = np.zeros((T, B, C, 2)); inn = 0.0
+    for b in range(B):
+        for c in range(C):
+            mp_, Pp_ = np.zeros(2), 4.0 * np.eye(2); mps, Pps = [], []
+            for t in range(T):
+                if t:
+                    mp_ = F @ m[t - 1, b, c]; Pp_ = F @ P[t - 1, b, c] @ F.T + q * np.eye(2)
+                mps.append(mp_); Pps.append(Pp_)
+                S = Pp_[0, 0] + r; inn += (y[t, b, c] - mp_[0]) ** 2
+                m[t, b, c] = mp_ + Pp_[:, 0] / S * (y[t, b, c] - mp_[0]); P[t, b, c] = Pp_ - np.outer(Pp_[:, 0], Pp_[0]) / S
+            ms[0, b, c] = m[T - 1, b, c]
+            for u in range(1, T):
+                t = T - 1 - u; G = P[t, b, c] @ F.T @ np.linalg.inv(Pps[t + 1])
+                ms[u, b, c] = m[t, b, c] + G @ (ms[u - 1, b, c] - mps[t + 1])
+    sm = ms[::-1]
+    return dict(m=m, P=P, innov=inn, smooth=sm[..., 0], amp=np.hypot(sm[..., 0], sm[..., 1]), phase=np.arctan2(sm[..., 1], sm[..., 0]))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)

@@ -490,3 +490,10 @@ def test_an_index_named_as_another_value_is_fine(tmp_path, source):
     path.write_text(source)
     front_end(str(path))
 
+
+
+def test_a_rest_index_in_a_recurrence_is_e011_at_the_rest(diagnose):
+    # it was E004 "must name no `..rest`" pointing at the whole clause, as if the program were wrong
+    diag, text = diagnose("let y: [f64; B, T];\nlet m[..b, 0] = 0.0;\nlet m[..b, t in 1..T] = 0.5 * m[..b, t - 1] + y[..b, t];\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E011", 2, 7)
+    assert "not compiled yet" in text and "one index each" in diag.hint
