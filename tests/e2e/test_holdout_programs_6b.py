@@ -28,6 +28,16 @@ def num_grad(f, x, h=1e-6):
     return g
 
 
+def cs_grad(f, x):
+    """The gradient of the real scalar f at x by complex steps: exact to rounding, for references
+    to long recurrences where differences would lose digits."""
+    x = np.array(x, np.float64); g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros(x.shape, complex); e[i] = 1e-30j
+        g[i] = f(x + e).imag / 1e-30
+    return g
+
+
 # 1 softmax regression trained by RMSprop
 def rmsprop_inputs():
     rg = R(601); N, D = 60, 4
@@ -117,6 +127,123 @@ def _(x, Wq, Wk, Wv, rel):
     loss, q, k, v, sc, p, o = fwd(Wk, rel)
     return dict(q=q, k=k, v=v, p=p, o=o, loss=loss, drel=num_grad(lambda a: fwd(Wk, a)[0], rel),
                 dWk=num_grad(lambda a: fwd(a, rel)[0], Wk), span=(p * (i - j)).sum(2))
+
+
+# 5 local-level Kalman likelihood, ascended by its gradient in (log q, log r)
+def kalman_inputs():
+    rg = R(605); T = 60
+    mu = np.cumsum(rg.normal(0, np.sqrt(0.3), T))
+    return dict(y=mu + rg.normal(0, np.sqrt(1.5), T))
+@case("kalman_loglik_grad", inputs=kalman_inputs, tol=(1e-8, 1e-9))
+def _(y):
+    T = len(y)
+    def loglik(th, filt=False):
+        q, r = np.exp(th[0]), np.exp(th[1]); m, P, ll, ms = y[0] + 0j * q, r, 0, [y[0]]
+        for t in range(1, T):
+            Pp = P + q; S = Pp + r; v = y[t] - m
+            m = m + Pp / S * v; P = Pp * r / S; ll = ll - 0.5 * (np.log(2 * np.pi * S) + v * v / S)
+        return ll
+    th = [np.zeros(2)]
+    for _ in range(24):
+        th.append(th[-1] + 0.02 * cs_grad(loglik, th[-1]))
+    th = np.array(th); ll = np.array([loglik(a).real for a in th]); q, r = np.exp(th[-1])
+    return dict(th=th, ll=ll, grad_end=cs_grad(loglik, th[-1]), q_hat=q, r_hat=r, __stdout__=[f"q = {q:.4f}, r = {r:.4f}"])
+
+
+# 6 mixture density network, three SGD steps on its negative log-likelihood
+def mdn_inputs():
+    rg = R(606); N = 40
+    x = rg.uniform(-1, 1, N)
+    t = np.where(rg.random(N) < 0.5, np.sin(3 * x), -x) + 0.1 * rg.standard_normal(N)
+    return dict(x=x.astype(np.float32), t=t.astype(np.float32), P0=rg.standard_normal((2, 8)).astype(np.float32),
+                Q0=0.4 * rg.standard_normal((3, 3, 8)).astype(np.float32))
+@case("mdn_gaussian", inputs=mdn_inputs, tol=(2e-4, 2e-5))
+def _(x, t, P0, Q0):
+    x, t = x.astype(np.float64), t.astype(np.float64)
+    def nll(P, Q):
+        h = np.tanh(np.outer(x, P[0]) + P[1]); head = np.einsum("akj,nj->nak", Q, h)
+        lg = head[:, 0]; lp = lg - np.log(np.exp(lg).sum(1, keepdims=True))
+        z = (t[:, None] - head[:, 1]) / np.exp(head[:, 2])
+        comp = lp - 0.5 * z * z - head[:, 2] - 0.9189385
+        best = comp.real.max(1, keepdims=True)
+        return -(best[:, 0] + np.log(np.exp(comp - best).sum(1))).sum() / len(x)
+    P, Q = [P0.astype(np.float64)], [Q0.astype(np.float64)]
+    for _ in range(3):
+        gP = cs_grad(lambda a: nll(a, Q[-1]), P[-1]); gQ = cs_grad(lambda a: nll(P[-1], a), Q[-1])
+        P.append(P[-1] - 0.1 * gP); Q.append(Q[-1] - 0.1 * gQ)
+    return dict(P=np.array(P), Q=np.array(Q), curve=np.array([nll(a, b) for a, b in zip(P, Q)]))
+
+
+# 7 value iteration on a grid world with slips, greedy policy and its rollout
+def grid_inputs():
+    wall = np.zeros((5, 6), bool); wall[1, 1:4] = True; wall[3, 2:6] = True; wall[3, 5] = False
+    reward = np.full((5, 6), -0.1, np.float32); reward[2, 4] = -1.0
+    return dict(wall=wall, reward=reward)
+@case("gridworld_value_iter", inputs=grid_inputs, tol=(1e-5, 1e-5), vk=True)
+def _(wall, reward):
+    S, goal = 30, 29; moves = [(-1, 0), (0, 1), (1, 0), (0, -1)]
+    def step(s, a):
+        r, c = s // 6 + moves[a][0], s % 6 + moves[a][1]
+        return s if not (0 <= r < 5 and 0 <= c < 6) or wall[r, c] else r * 6 + c
+    nxt = np.array([[step(s, a) for a in range(4)] for s in range(S)], np.int32)
+    V = [np.zeros(S, np.float32)]; Qs = [np.zeros((S, 4), np.float32)]
+    rw = reward.ravel(); g, sl = np.float32(0.9), np.float32(0.1)
+    for _ in range(59):
+        v = V[-1]
+        Q = rw[:, None] + g * ((np.float32(1) - 2 * sl) * v[nxt] + sl * v[nxt[:, [1, 2, 3, 0]]] + sl * v[nxt[:, [3, 0, 1, 2]]])
+        Q[goal] = 0; Qs.append(Q); v = Q.max(1); v[goal] = 10; V.append(v)
+    V = np.array(V); pol = Qs[-1].argmax(1).astype(np.int32)
+    path = [0]
+    for _ in range(19):
+        path.append(goal if path[-1] == goal else nxt[path[-1], pol[path[-1]]])
+    path = np.int32(path)
+    return dict(nxt=nxt, V=V, Q=np.array(Qs), policy=pol, path=path, reached=np.bool_((path == goal).any()),
+                residual=np.abs(V[59] - V[58]).max())
+
+
+# 8 Q-learning and SARSA replayed over a fixed episode
+def qlearn_inputs():
+    rg = R(608); T = 80
+    st = rg.integers(0, 6, T).astype(np.int32); at = rg.integers(0, 3, T).astype(np.int32)
+    return dict(st=st, at=at, rw=np.where(at == st % 3, 1.0, -0.2) + 0.1 * rg.standard_normal(T))
+@case("q_learning_episode", inputs=qlearn_inputs, tol=(1e-10, 1e-12))
+def _(st, at, rw):
+    T = len(st); Q = np.zeros((T, 6, 3)); Sa = np.zeros((T, 6, 3)); td = np.zeros(T)
+    for t in range(1, T):
+        s, a = st[t - 1], at[t - 1]
+        td[t] = rw[t - 1] + 0.95 * Q[t - 1, st[t]].max() - Q[t - 1, s, a]
+        Q[t] = Q[t - 1]; Q[t, s, a] += 0.2 * td[t]
+        Sa[t] = Sa[t - 1]; Sa[t, s, a] += 0.2 * (rw[t - 1] + 0.95 * Sa[t - 1, st[t], at[t]] - Sa[t - 1, s, a])
+    gq, gs = Q[-1].argmax(1).astype(np.int32), Sa[-1].argmax(1).astype(np.int32)
+    visits = np.zeros((6, 3), np.int32); np.add.at(visits, (st[:-1], at[:-1]), 1)
+    return dict(Q=Q, td=td, Sa=Sa, greedy_q=gq, greedy_sarsa=gs, agree=np.int32((gq == gs).sum()), visits=visits,
+                mean_abs_td=np.abs(td[1:]).mean())
+
+
+# 9 exact softmax policy gradient with an entropy bonus, and REINFORCE on fixed draws
+def pg_inputs():
+    rg = R(609); C, A, M = 3, 4, 200
+    Rm = rg.uniform(0, 1, (C, A)).astype(np.float32); pc = np.float32([0.5, 0.3, 0.2])
+    ctx = rg.choice(C, M, p=pc).astype(np.int32); act = rg.integers(0, A, M).astype(np.int32)
+    return dict(Rm=Rm, pc=pc, ctx=ctx, act=act, rew=(Rm[ctx, act] + 0.1 * rg.standard_normal(M)).astype(np.float32))
+@case("softmax_policy_gradient", inputs=pg_inputs, tol=(1e-4, 1e-5))
+def _(Rm, pc, ctx, act, rew):
+    Rm, pc, rew = Rm.astype(np.float64), pc.astype(np.float64), rew.astype(np.float64); C, A = Rm.shape; M = len(ctx)
+    pol = lambda th: np.exp(log_softmax(th))
+    def grad(th):      # d/dtheta of sum_c pc sum_a p (R - beta log p)
+        p = pol(th); f = Rm - 0.05 * np.log(p) - 0.05
+        return pc[:, None] * p * (f - (p * f).sum(1, keepdims=True))
+    J = lambda th: (pc * (pol(th) * (Rm - 0.05 * np.log(pol(th)))).sum(1)).sum()
+    th = [np.zeros((C, A))]
+    for _ in range(39):
+        th.append(th[-1] + 0.5 * grad(th[-1]))
+    p0 = pol(th[0]); b = rew.mean()
+    rf = np.zeros((C, A))
+    for m in range(M):
+        rf[ctx[m]] += (rew[m] - b) * ((np.arange(A) == act[m]) - p0[ctx[m]])
+    pf = pol(th[-1])
+    return dict(theta=np.array(th), J=np.array([J(a) for a in th]), pi_final=pf, p0=p0, baseline=b, reinforce=rf,
+                reinforce_mean=rf / M, g0=grad(th[0]), best_action=pf.argmax(1).astype(np.int32))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
