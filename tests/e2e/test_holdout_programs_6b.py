@@ -5,6 +5,7 @@ differentiated by its noise parameters, mixture densities, contrastive losses, t
 ensembles through index arrays, a hidden semi-Markov model and half-precision conv nets, each
 checked against NumPy computed here. Each case states its tolerance (`tol`, rtol and atol;
 integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -244,6 +245,88 @@ def _(Rm, pc, ctx, act, rew):
     pf = pol(th[-1])
     return dict(theta=np.array(th), J=np.array([J(a) for a in th]), pi_final=pf, p0=p0, baseline=b, reinforce=rf,
                 reinforce_mean=rf / M, g0=grad(th[0]), best_action=pf.argmax(1).astype(np.int32))
+
+
+# 10 gradient-boosted trees over binned features, walked through index arrays
+def gbdt_inputs():
+    rg = R(610); N, F, Tr = 50, 5, 6
+    X = rg.standard_normal((N, F)).astype(np.float32)
+    edges = np.sort(rg.standard_normal((F, 7)), 1).astype(np.float32)
+    return dict(X=X, edges=edges, feat=rg.integers(0, F, (Tr, 7)).astype(np.int16),
+                cut=rg.integers(0, 8, (Tr, 7)).astype(np.uint8), leaf=rg.standard_normal((Tr, 8)).astype(np.float32))
+@case("gbdt_binned", inputs=gbdt_inputs, tol=(1e-5, 1e-6))
+def _(X, edges, feat, cut, leaf):
+    N, F = X.shape; Tr = len(feat)
+    b = (X[:, :, None] > edges[None]).sum(2).astype(np.uint8)
+    node = np.zeros((4, N, Tr), np.int32)
+    for d in range(1, 4):
+        k = node[d - 1]; f = feat[np.arange(Tr)[None], k].astype(np.int64)
+        node[d] = 2 * k + np.where(b[np.arange(N)[:, None], f] > cut[np.arange(Tr)[None], k], 2, 1)
+    reached = node[3] - 7
+    margin = np.float32(-0.2) + np.float32(0.3) * leaf[np.arange(Tr)[None], reached].sum(1)
+    prob = 1 / (1 + np.exp(-margin.astype(np.float64)))
+    label = (prob > 0.5).astype(np.uint8)
+    return dict(bin=b, node=node, reached=reached, margin=margin, prob=prob, label=label,
+                used=np.bincount(feat.ravel(), minlength=F).astype(np.int32), path0=node[:, 0, 0], positives=np.int32(label.sum()))
+
+
+# 11 hidden semi-Markov forward pass in log space
+def hsmm_inputs():
+    rg = R(611); S, Dm, T = 3, 4, 30
+    A = rg.random((S, S)) * (1 - np.eye(S)); A /= A.sum(1, keepdims=True)
+    dur = rg.random((S, Dm)) + 0.1; dur /= dur.sum(1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        logA = np.where(A > 0, np.log(np.where(A > 0, A, 1)), -1e30)
+    return dict(y=rg.normal(0, 1, T) + np.repeat(rg.integers(0, 3, T // 5), 5), mu=np.array([0.0, 1.0, 2.0]),
+                sd=np.array([0.6, 0.5, 0.7]), logA=logA, logpi=np.log(np.array([0.5, 0.3, 0.2])), logdur=np.log(dur))
+@case("hsmm_forward", inputs=hsmm_inputs, tol=(1e-9, 1e-9))
+def _(y, mu, sd, logA, logpi, logdur):
+    T, S, Dm = len(y), len(mu), logdur.shape[1]
+    le = -0.5 * ((y[:, None] - mu) / sd) ** 2 - np.log(sd) - 0.9189385332046727
+    cum = np.cumsum(le, 0)
+    seg = lambda s, a, b: cum[b, s] - (cum[a - 1, s] if a > 0 else 0)
+    lse = lambda v: v.max() + np.log(np.exp(v - v.max()).sum())
+    alpha = np.zeros((T, S)); into = np.zeros((T, S))
+    for t in range(T):
+        for s in range(S):
+            term = [-1e30 if d > t else logpi[s] + logdur[s, d] + seg(s, 0, t) if d == t
+                    else into[t - d - 1, s] + logdur[s, d] + seg(s, t - d, t) for d in range(Dm)]
+            alpha[t, s] = lse(np.array(term))
+        for s in range(S):
+            into[t, s] = lse(alpha[t] + logA[:, s])
+    ll = lse(alpha[-1])
+    last = [[logdur[s, d] + seg(s, T - 1 - d, T - 1) for d in range(Dm)] for s in range(S)]
+    return dict(le=le, cum=cum, into=into, alpha=alpha, loglik=ll, last_state=np.exp(alpha[-1] - ll),
+                last_dur=np.int32([1 + np.argmax(r) for r in last]))
+
+
+# 12 mixed-precision conv net: bf16 images and filters, f32 accumulation and master weights
+def bf16_inputs():
+    rg = R(612)
+    return dict(X=rg.standard_normal((4, 2, 7, 8)).astype(ml_dtypes.bfloat16), labels=np.int32([0, 1, 1, 0]),
+                K0=(0.3 * rg.standard_normal((4, 2, 3, 3))).astype(np.float32), V0=rg.standard_normal((4, 2)).astype(np.float32))
+@case("bf16_conv_train", inputs=bf16_inputs, tol=(2e-4, 2e-5))
+def _(X, labels, K0, V0):
+    X = X.astype(np.float64); B, C, H, W = X.shape; Y = np.eye(2)[labels]
+    patches = np.stack([X[:, :, i:i + H - 2, j:j + W - 2] for i in range(3) for j in range(3)], 2)   # b c (ij) h w
+    def forward(K, V):
+        Kh = K.astype(ml_dtypes.bfloat16).astype(np.float64).reshape(4, C, 9)
+        conv = np.einsum("bcphw,ocp->bohw", patches, Kh)
+        pooled = np.maximum(conv, 0).mean((2, 3))
+        return conv, pooled, pooled @ V
+    def loss_grad(K, V):     # the filters' gradient is the bf16 copy's, rounded to bf16 once
+        conv, pooled, z = forward(K, V)
+        p = np.exp(log_softmax(z)); dz = (p - Y) / B
+        dconv = (dz @ V.T)[:, :, None, None] * (conv > 0) / ((H - 2) * (W - 2))
+        dK = np.einsum("bohw,bcphw->ocp", dconv, patches).reshape(K.shape).astype(np.float32)
+        dK = dK.astype(ml_dtypes.bfloat16).astype(np.float64)
+        return -(log_softmax(z) * Y).sum() / B, dK, pooled.T @ dz
+    K, V = [K0], [V0]
+    for _ in range(5):
+        _, dK, dV = loss_grad(K[-1], V[-1])
+        K.append((K[-1] - np.float32(0.2) * dK).astype(np.float32)); V.append((V[-1] - np.float32(0.2) * dV).astype(np.float32))
+    return dict(K=np.array(K), V=np.array(V), curve=np.array([loss_grad(a, b)[0] for a, b in zip(K, V)]),
+                logits_bf=forward(K[-1], V[-1])[2].astype(ml_dtypes.bfloat16))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
