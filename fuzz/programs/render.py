@@ -217,6 +217,8 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
+    if item.converted:
+        row = f"({row} as [f32]) as [{item.dtype}]" if item.dtype in HALF_TYPES else f"{row} as [{item.dtype}]"
     if item.scanned:
         return _scanned_rows(item, fn, rows, length, row, generator, names)
     split = "let u[k] = w[k] where k % 2 == 0; let u[k] = w[k] where k % 2 == 1; " if item.split else ""

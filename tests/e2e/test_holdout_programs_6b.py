@@ -329,6 +329,36 @@ def _(X, labels, K0, V0):
                 logits_bf=forward(K[-1], V[-1])[2].astype(ml_dtypes.bfloat16))
 
 
+# 13 batch-hard triplet and supervised contrastive losses, their gradient by the projection
+def contrast_inputs():
+    rg = R(613); N = 12
+    lab = np.repeat(np.arange(4), 3).astype(np.int32)
+    X = (rg.standard_normal((4, 6))[lab] + 0.7 * rg.standard_normal((N, 6))).astype(np.float32)
+    return dict(X=X, lab=lab, W=(0.5 * rg.standard_normal((6, 4))).astype(np.float32))
+@case("triplet_supcon", inputs=contrast_inputs, tol=(2e-4, 2e-5), vk=True)
+def _(X, lab, W):
+    X = X.astype(np.float64); N = len(X)
+    same = lab[:, None] == lab[None, :]; off = ~np.eye(N, dtype=bool)
+    def embed(W):
+        z = X @ W
+        return z / np.sqrt((z * z).sum(1, keepdims=True) + 1e-8)
+    def triplet(W):
+        e = embed(W); dist = ((e[:, None] - e[None]) ** 2).sum(2)
+        hp = np.array([dist[a][same[a] & off[a]][np.argmax(dist[a][same[a] & off[a]].real)] for a in range(N)])
+        hn = np.array([dist[a][~same[a]][np.argmin(dist[a][~same[a]].real)] for a in range(N)])
+        v = hp - hn + 0.3
+        return np.where(v.real > 0, v, 0).sum() / N
+    def supcon(W):
+        e = embed(W); s = e @ e.T / 0.5
+        m = np.array([s[a][off[a]].real.max() for a in range(N)])
+        lse = m + np.log(np.array([np.exp(s[a][off[a]] - m[a]).sum() for a in range(N)]))
+        per = np.array([-(s[a][same[a] & off[a]] - lse[a]).sum() / (same[a] & off[a]).sum() for a in range(N)])
+        return per.sum() / N
+    W = W.astype(np.float64)
+    g = cs_grad(lambda w: triplet(w) + supcon(w), W); W1 = W - 0.1 * g
+    return dict(t_loss=triplet(W), c_loss=supcon(W), gW=g, W1=W1, after=triplet(W1) + supcon(W1))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
