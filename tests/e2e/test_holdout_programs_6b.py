@@ -359,6 +359,23 @@ def _(X, lab, W):
     return dict(t_loss=triplet(W), c_loss=supcon(W), gW=g, W1=W1, after=triplet(W1) + supcon(W1))
 
 
+# 14 a pre-norm SwiGLU block over rest indices, its gradients and one SGD step
+def swiglu_inputs():
+    rg = R(614); f = lambda *s: rg.standard_normal(s).astype(np.float32)
+    return dict(x=f(2, 5, 8), target=f(2, 5, 8), gain=1 + 0.1 * f(8), Wg=0.3 * f(8, 12), Wu=0.3 * f(8, 12), Wd=0.3 * f(12, 8))
+@case("swiglu_rmsnorm_rest", inputs=swiglu_inputs, tol=(5e-4, 5e-5))
+def _(x, target, gain, Wg, Wu, Wd):
+    x, target = x.astype(np.float64), target.astype(np.float64)
+    def loss(gain, Wg, Wu, Wd):
+        h = x * gain / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
+        a = h @ Wg; y = x + (a / (1 + np.exp(-a)) * (h @ Wu)) @ Wd
+        return ((y - target) ** 2).sum() / 10
+    P = [p.astype(np.float64) for p in (gain, Wg, Wu, Wd)]
+    g = [cs_grad(lambda v: loss(*P[:k], v, *P[k + 1:]), P[k]) for k in range(4)]
+    L0, L1 = loss(*P), loss(*[p - 0.05 * d for p, d in zip(P, g)])
+    return dict(L0=L0, dgain=g[0], dWg=g[1], dWu=g[2], dWd=g[3], L1=L1, improved=np.bool_(L1 < L0))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
