@@ -376,6 +376,28 @@ def _(x, target, gain, Wg, Wu, Wd):
     return dict(L0=L0, dgain=g[0], dWg=g[1], dWu=g[2], dWd=g[3], L1=L1, improved=np.bool_(L1 < L0))
 
 
+# 15 three optimisers side by side in one state recurrence, chosen by a match
+def optim_inputs():
+    rg = R(615); X = rg.standard_normal((40, 3))
+    return dict(X=X, yb=(X @ [1.0, -2.0, 0.5] + 0.3 * rg.standard_normal(40) > 0).astype(np.float64))
+@case("optimizer_match", inputs=optim_inputs, tol=(1e-9, 1e-11))
+def _(X, yb):
+    N, E = len(X), 50
+    loss = lambda w: (np.log1p(np.exp(X @ w)) - yb * (X @ w)).sum() / N + 0.005 * (w @ w)
+    grad = lambda w: X.T @ (1 / (1 + np.exp(-(X @ w))) - yb) / N + 0.01 * w
+    st = np.zeros((E, 3, 2, 3))
+    for e in range(1, E):
+        for o, lr in enumerate((0.5, 0.4, 0.05)):
+            w, a = st[e - 1, o]; g = grad(w)
+            if o == 0:
+                m = 0.9 * a + g; st[e, o] = w - lr * m, m
+            else:
+                a = a + g * g if o == 1 else 0.9 * a + 0.1 * g * g
+                st[e, o] = w - lr * g / (np.sqrt(a) + 1e-8), a
+    fl = np.array([loss(st[-1, o, 0]) for o in range(3)])
+    return dict(st=st, final_loss=fl, best=np.int32(fl.argmin()), order=np.int32([(fl < f).sum() for f in fl]))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
