@@ -292,7 +292,8 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, Read):
         if not node.subs:
             return names(node.name), ATOM
-        return f"{names(node.name)}[{', '.join(expr(s, names) for s in node.subs)}]", ATOM
+        parts = (node.subs[:node.split], node.subs[node.split:]) if node.split else (node.subs,)
+        return names(node.name) + "".join(f"[{', '.join(expr(s, names) for s in p)}]" for p in parts), ATOM
     if isinstance(node, Unary):
         return _unary(node, names, anchored)
     if isinstance(node, Binary):

@@ -67,11 +67,13 @@ class Var:
 @dataclass(frozen=True)
 class Read:
     """`name[subs]`; with no subscripts a scalar binding, or a whole array in an elementwise
-    statement (`Whole`)."""
+    statement (`Whole`). `split`: written `name[subs[:split]][subs[split:]]`, a row first, the
+    same element."""
 
     name: str
     subs: tuple
     dtype: str
+    split: int = 0
 
 
 @dataclass(frozen=True)
