@@ -65,6 +65,8 @@ class Streams:
     current: random.Random | None = None    # a loop in a step reading members of that step (ProgramGenerator.with_nesting)
     scans: random.Random | None = None      # a row function's reduction as a recurrence over its rows (ProgramGenerator.row_map)
     tallies: random.Random | None = None    # a count member indexing a float member's row (ProgramGenerator.with_tally)
+    points: random.Random | None = None     # a loop in a step reading the clause's point indices (ProgramGenerator.with_nesting)
+    shifted: random.Random | None = None    # a step's mean over steps from another index on (ProgramGenerator.with_shifted)
     casts: random.Random | None = None      # a row converted by `as [T]` before its row function (ProgramGenerator.row_map)
     rows: random.Random | None = None       # a member's earlier step read as a row, then its element (ExpressionGenerator.step_read)
 
@@ -74,7 +76,7 @@ class Streams:
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
-                      "casts", "rows")))
+                      "points", "shifted", "casts", "rows")))
 
 
 @dataclass(frozen=True)
