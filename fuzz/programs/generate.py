@@ -65,6 +65,7 @@ PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by
 SCALE_SHARE = 0.3                  # of the derivatives drawn, those written scaled (`0.5 * @y / @x`)
 PAD_SHARE = 0.3                    # of the derivatives drawn, those read again under a guard past their last axis
 SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying the row by two guarded clauses first
+CAST_SHARE = 0.5                   # of the row functions drawn over rows read by index, those whose row is converted first
 SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole, split or unpacked), those folded by a recurrence
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
@@ -156,7 +157,7 @@ class ProgramGenerator:
         self.literals = streams.literals
         self.stepped = streams.stepped
         self.scales, self.pieces, self.pads = streams.scales, streams.pieces, streams.pads
-        self.scans = streams.scans
+        self.scans, self.casts = streams.scans, streams.casts
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -832,7 +833,8 @@ class ProgramGenerator:
         unpacked, whole = fixed and self.rng.random() < 0.5, self.rng.random() < 0.5
         split = not whole and self.pieces is not None and self.pieces.random() < SPLIT_SHARE
         scanned = not (whole or split or unpacked) and self.scans is not None and self.scans.random() < SCAN_SHARE
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned)
+        converted = not unpacked and self.casts is not None and self.casts.random() < CAST_SHARE
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned, converted)
 
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can

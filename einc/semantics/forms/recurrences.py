@@ -937,8 +937,9 @@ def state_read(el, state: RecState, subs: list, span):
     if len(subs) == 1 and len(m.shape) > 1:
         return _step_slice(state, subs[0], span)
     if len(subs) < len(m.shape):
-        raise d.error(d.UNSUPPORTED, f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read "
-                      f"it at one point ({len(subs)} subscripts given)", span)
+        # a sub-array of an earlier step (`st[e - 1, o]`): that row of the step's whole iterate,
+        # as `let prev = st[e - 1]; prev[o]` reads it
+        return tensors.read(_step_slice(state, subs[0], span), subs[1:], span, el.state, "")
     if len(subs) > len(m.shape):
         # a clause defining whole rows (`Qt[k] = { .. }`) gives the other axes only once its body is known
         axes = "1 axis" if len(m.shape) == 1 else f"{len(m.shape)} axes"
