@@ -1,0 +1,114 @@
+"""Hold-out programs, sixth round (numerical PDEs and linear algebra at real sizes): a two-grid
+cycle, Fourier spectral differentiation through DFT matrices, cyclic Jacobi eigenvalue rotations,
+Lanczos with Sturm bisection, ... each checked against NumPy computed here. Each case states its
+tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on
+vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry, spd
+
+CASES = {}
+case = registry(CASES)
+
+
+# 1 two-grid cycle for the 2-d Poisson equation
+def mg_smooth(u, f, h, steps, w=0.8):
+    for _ in range(steps - 1):
+        v = np.zeros_like(u)
+        v[1:-1, 1:-1] = (1 - w) * u[1:-1, 1:-1] + w * 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] + h * h * f[1:-1, 1:-1])
+        u = v
+    return u
+def mg_resid(u, f, h):
+    r = np.zeros_like(u)
+    r[1:-1, 1:-1] = f[1:-1, 1:-1] - (4 * u[1:-1, 1:-1] - u[:-2, 1:-1] - u[2:, 1:-1] - u[1:-1, :-2] - u[1:-1, 2:]) / (h * h)
+    return r
+def mg_inputs():
+    x = np.linspace(0, 1, 129)
+    return dict(f=np.sin(np.pi * x)[:, None] * np.sin(2 * np.pi * x)[None, :] * 5 + R(601).standard_normal((129, 129)))
+@case("multigrid_two_grid", inputs=mg_inputs, tol=(1e-9, 1e-11))
+def _(f):
+    G = len(f); Gc = (G - 1) // 2 + 1; h = 1 / (G - 1)
+    u1 = mg_smooth(np.zeros_like(f), f, h, 4); r1 = mg_resid(u1, f, h)
+    w = np.array([1.0, 2.0, 1.0]); W = np.outer(w, w) / 16; rc = np.zeros((Gc, Gc))
+    for I in range(1, Gc - 1):
+        for J in range(1, Gc - 1):
+            rc[I, J] = (W * r1[2 * I - 1:2 * I + 2, 2 * J - 1:2 * J + 2]).sum()
+    ec = mg_smooth(np.zeros((Gc, Gc)), rc, 2 * h, 60)
+    i = np.arange(G); lo, hi = i // 2, (i + 1) // 2
+    ef = 0.25 * (ec[lo][:, lo] + ec[hi][:, lo] + ec[lo][:, hi] + ec[hi][:, hi])
+    u2 = u1 + ef; u3 = mg_smooth(u2, f, h, 4)
+    nrm = lambda r: np.sqrt((r * r).sum()) * h
+    return dict(u1=u1, r1=r1, rc=rc, ec=ec, ef=ef, u3=u3, before=nrm(r1), after=nrm(mg_resid(u3, f, h)), __stdout__=["residual"])
+
+
+# 2 Fourier spectral differentiation through explicit DFT matrices
+def spectral_inputs():
+    x = 2 * np.pi * np.arange(96) / 96
+    return dict(f=np.exp(np.sin(x)) + 0.3 * np.cos(5 * x) + 0.01 * R(602).standard_normal(96))
+@case("fourier_spectral", inputs=spectral_inputs, tol=(1e-8, 1e-9), vk=False)
+def _(f):
+    N = len(f); k = np.arange(N); th = 2 * np.pi * ((np.outer(k, k)) % N) / N
+    re = (f * np.cos(th)).sum(1); im = -(f * np.sin(th)).sum(1)
+    kw = np.where(k == 0, 0.0, np.where(2 * k == N, 0.0, np.where(2 * k < N, k, k - N))).astype(float)
+    inv = lambda a, b: (a[:, None] * np.cos(th) - b[:, None] * np.sin(th)).sum(0) / N
+    k2 = np.where(2 * k == N, (N / 2) ** 2, kw * kw)
+    n = np.arange(N); D = -(kw[None, None, :] * np.sin(th[:, (n[:, None] - n[None, :]) % N].transpose(1, 2, 0))).sum(2) / N
+    sigma = np.exp(-36 * (np.abs(kw) / (N / 2)) ** 8)
+    df = inv(-kw * im, kw * re)
+    return dict(re=re, im=im, kw=kw, df=df, d2f=inv(-k2 * re, -k2 * im), D=D, df_matrix=D @ f,
+                filtered=inv(sigma * re, sigma * im), gap=np.abs(df - D @ f).max(), antisym=np.abs(D + D.T).max())
+
+
+# 3 cyclic Jacobi eigenvalue rotations
+@case("jacobi_eigen", inputs=lambda: dict(A0=spd(6, 603) - 6 * np.eye(6)), tol=(1e-8, 1e-10))
+def _(A0):
+    n = 6; pairs = [(p, q) for p in range(n) for q in range(n) if p < q]
+    A = [A0]; V = [np.eye(n)]; cs = [(1.0, 0.0)]
+    for s in range(1, 5 * len(pairs) + 1):
+        p, q = pairs[(s - 1) % len(pairs)]; a = A[-1]
+        if abs(a[p, q]) < 1e-300: c, sn = 1.0, 0.0
+        else:
+            th = (a[q, q] - a[p, p]) / (2 * a[p, q]); t = (1.0 if th >= 0 else -1.0) / (abs(th) + np.sqrt(th * th + 1)); c = 1 / np.sqrt(t * t + 1); sn = t * c
+        J = np.eye(n); J[p, p] = J[q, q] = c; J[p, q] = sn; J[q, p] = -sn
+        A.append(J.T @ a @ J); V.append(V[-1] @ J); cs.append((c, sn))
+    c, sn = np.array(cs).T; A = np.array(A); off = np.sqrt((A ** 2 * (1 - np.eye(n))).sum((1, 2)))
+    lam = np.diag(A[-1])
+    return dict(c=c, sn=sn, A=A, V=np.array(V), off=off, lam=lam, vecs=V[-1], resid=np.abs(A0 @ V[-1] - V[-1] * lam).max())
+
+
+# 4 Lanczos tridiagonalization and Sturm bisection of its Ritz values
+def lanczos_inputs():
+    Q, _ = np.linalg.qr(R(604).standard_normal((120, 120)))
+    ev = np.concatenate([np.linspace(-3, 5, 119), [9.0]])
+    return dict(A=(Q * ev) @ Q.T, b=R(605).standard_normal(120))
+@case("lanczos_sturm", inputs=lanczos_inputs, tol=(1e-7, 1e-9), outputs=["alpha", "beta", "smallest", "largest"])
+def _(A, b):
+    M = 24; q = [b / np.linalg.norm(b)]; alpha = []; beta = [0.0]
+    for j in range(M):
+        alpha.append(q[j] @ A @ q[j]); r = A @ q[j] - alpha[j] * q[j] - (beta[j] * q[j - 1] if j else 0)
+        if j + 1 < M: beta.append(np.linalg.norm(r)); q.append(r / beta[-1])
+    a, bt = np.array(alpha), np.array(beta)
+    def below(x):
+        d = a[0] - x; c = int(d < 0)
+        for i in range(1, M):
+            d = a[i] - x - bt[i] ** 2 / (1e-300 if abs(d) < 1e-300 else d); c += d < 0
+        return c
+    rad = np.abs(A).sum(1).max()
+    def bisect(target):
+        lo, hi = -rad, rad
+        for _ in range(69):
+            m = 0.5 * (lo + hi)
+            if below(m) >= target: hi = m
+            else: lo = m
+        return 0.5 * (lo + hi)
+    T = np.diag(a) + np.diag(bt[1:], 1) + np.diag(bt[1:], -1); ev = np.linalg.eigvalsh(T)
+    sm, lg = bisect(1), bisect(M)
+    assert abs(sm - ev[0]) < 1e-9 and abs(lg - ev[-1]) < 1e-9
+    return dict(alpha=a, beta=bt, smallest=sm, largest=lg, __stdout__=["ritz range"])
+
+
+@pytest.mark.sampled(every=6)
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
