@@ -108,6 +108,75 @@ def _(A, b):
     return dict(alpha=a, beta=bt, smallest=sm, largest=lg, __stdout__=["ritz range"])
 
 
+# 5 CSR sparse products and power iteration on a 2-d Laplacian plus a random symmetric part
+def csr_inputs():
+    m = 14; n = m * m; A = np.zeros((n, n)); rg = R(606)
+    for i in range(m):
+        for j in range(m):
+            k = i * m + j; A[k, k] = 4.0 + rg.random()
+            for di, dj in ((1, 0), (0, 1)):
+                if i + di < m and j + dj < m:
+                    kk = (i + di) * m + j + dj; A[k, kk] = A[kk, k] = -1.0 - 0.2 * rg.random()
+    rows, cols = np.nonzero(A)
+    rp = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int32)
+    return dict(row_ptr=rp, col=cols.astype(np.int32), val=A[rows, cols], x0=rg.standard_normal(n))
+@case("csr_spmv_power", inputs=csr_inputs, tol=(1e-9, 1e-11))
+def _(row_ptr, col, val, x0):
+    n = len(x0); A = np.zeros((n, n)); rows = np.repeat(np.arange(n), np.diff(row_ptr)); A[rows, col] = val
+    v = [x0 / np.linalg.norm(x0)]; w = [np.zeros(n)]; ray = []
+    for t in range(1, 40):
+        w.append(A @ v[-1]); ray.append(v[-1] @ w[-1]); v.append(w[-1] / np.linalg.norm(w[-1]))
+    return dict(row_of=rows.astype(np.int32), nnz_row=np.diff(row_ptr), y=A @ x0, yt=A.T @ x0, diag=np.diag(A),
+                v=np.array(v), rayleigh=np.array([0.0] + ray), dominant=ray[-1], symmetric=np.bool_(True),
+                __stdout__=["dominant eigenvalue"])
+
+
+# 6 block-tridiagonal (2 x 2 blocks) solve by block Thomas
+def bt_inputs():
+    rg = R(607); NB = 300
+    Lb, Ub = rg.standard_normal((NB, 2, 2)), rg.standard_normal((NB, 2, 2))
+    Db = rg.standard_normal((NB, 2, 2)) + 6 * np.eye(2)
+    return dict(Lb=Lb, Db=Db, Ub=Ub, rhs=rg.standard_normal((NB, 2)))
+@case("block_thomas", inputs=bt_inputs, tol=(1e-9, 1e-11))
+def _(Lb, Db, Ub, rhs):
+    NB = len(rhs); P = [Db[0]]; g = [rhs[0]]
+    for n in range(1, NB):
+        Pi = np.linalg.inv(P[-1]); P.append(Db[n] - Lb[n] @ Pi @ Ub[n - 1]); g.append(rhs[n] - Lb[n] @ Pi @ g[-1])
+    x = [None] * NB; x[-1] = np.linalg.solve(P[-1], g[-1])
+    for n in range(NB - 2, -1, -1):
+        x[n] = np.linalg.solve(P[n], g[n] - Ub[n] @ x[n + 1])
+    x = np.array(x); M = np.zeros((2 * NB, 2 * NB))
+    for n in range(NB):
+        M[2 * n:2 * n + 2, 2 * n:2 * n + 2] = Db[n]
+        if n: M[2 * n:2 * n + 2, 2 * n - 2:2 * n] = Lb[n]
+        if n < NB - 1: M[2 * n:2 * n + 2, 2 * n + 2:2 * n + 4] = Ub[n]
+    assert np.abs(x.ravel() - np.linalg.solve(M, rhs.ravel())).max() < 1e-10
+    return dict(P=np.array(P), g=np.array(g), x=x, xr=x[::-1], Ax=(M @ x.ravel()).reshape(NB, 2))
+
+
+# 7 adaptive Simpson quadrature as a refinement tree
+@case("adaptive_quadrature", inputs=lambda: dict(a=np.float64(0.0), b=np.float64(2.0), tol=np.float64(1e-7)), tol=(1e-10, 1e-12))
+def _(a, b, tol):
+    L, W = 12, 4096
+    f = lambda x: 1.0 / (1e-3 + (x - 0.3) ** 2) + np.sin(12 * x) * np.exp(-x)
+    simp = lambda lo, hi: (hi - lo) / 6 * (f(lo) + 4 * f(0.5 * (lo + hi)) + f(hi))
+    width = (b - a) / 2.0 ** np.arange(L); S = np.zeros((L, W))
+    for l in range(L):
+        n = np.arange(2 ** l); S[l, :2 ** l] = simp(a + n * width[l], a + (n + 1) * width[l])
+    fine = S[1:, 0::2] + S[1:, 1::2]; n = np.arange(W // 2)
+    ok = (n[None] < 2 ** np.arange(L - 1)[:, None]) & (np.abs(fine - S[:-1, :W // 2]) < 15 * tol / 2.0 ** np.arange(L - 1)[:, None])
+    done = np.zeros_like(ok)
+    for l in range(1, L - 1):
+        done[l] = done[l - 1][n // 2] | ok[l - 1][n // 2]
+    take = ok & ~done; Sp = S[:-1, :W // 2]
+    rest = (n < 2 ** (L - 2)) & ~done[L - 2] & ~ok[L - 2]
+    integral = np.where(take, fine + (fine - Sp) / 15, 0).sum() + np.where(rest, fine[L - 2], 0).sum()
+    xs = np.linspace(a, b, 400001); fx = f(xs)
+    assert abs(integral - (fx[:-1] + fx[1:]).sum() / 2 * (xs[1] - xs[0])) < 1e-5
+    return dict(width=width, S=S, fine=fine, ok=ok, done=done, take=take, integral=integral,
+                intervals=np.int32(take.sum()), per_level=take.sum(1).astype(np.int32), __stdout__=["integral"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
