@@ -206,6 +206,28 @@ def _(U0):
     return dict(final_state=fs, totals=U.sum(1) * dx, rho_max=fs[:, 0].max(), shock_cell=np.int32(shock))
 
 
+# 9 inverse heat conduction: d misfit / d conductivities through 150 explicit steps
+def heat_sim(kap, u0, T=150, dt=0.2):
+    hm = 2 * kap[..., :-1] * kap[..., 1:] / (kap[..., :-1] + kap[..., 1:]); u = u0 + 0 * kap[..., :1]
+    for _ in range(T - 1):
+        fl = hm * (u[..., 1:] - u[..., :-1]); d = np.zeros_like(u); d[..., :-1] += fl; d[..., 1:] -= fl
+        u = u + dt * d
+    return u
+def heat_objective(kap, u0, obs):
+    return 0.5 * ((heat_sim(kap, u0) - obs) ** 2).sum(-1) + 0.01 * ((kap[..., 1:] - kap[..., :-1]) ** 2).sum(-1)
+def heat_inputs(N=40):
+    x = np.linspace(0, 1, N); true = 1.0 + 0.5 * np.sin(3 * x)
+    u0 = np.exp(-((x - 0.3) / 0.1) ** 2)
+    return dict(kappa0=np.full(N, 0.8), u0=u0, obs=heat_sim(true, u0) + 0.002 * R(609).standard_normal(N))
+@case("inverse_heat_kappa", inputs=heat_inputs, tol=(1e-8, 1e-11))
+def _(kappa0, u0, obs):
+    N = len(kappa0); h = 1e-30                       # complex step: the gradient to rounding
+    grad = heat_objective(kappa0 + 1j * h * np.eye(N), u0, obs).imag / h
+    k1 = np.maximum(kappa0 - 0.5 * grad, 0.05)
+    return dict(loss=heat_objective(kappa0, u0, obs), grad=grad, kappa1=k1, loss1=heat_objective(k1, u0, obs),
+                mass0=u0.sum(), massT=heat_sim(k1, u0).sum(), __stdout__=["loss"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
