@@ -228,6 +228,71 @@ def _(kappa0, u0, obs):
                 mass0=u0.sum(), massT=heat_sim(k1, u0).sum(), __stdout__=["loss"])
 
 
+# 10 3-d explicit heat equation with named dims
+def heat3d_inputs(X=40, Y=36, Z=32):
+    rg = R(610); g = np.meshgrid(*(np.linspace(0, 1, n) for n in (X, Y, Z)), indexing="ij")
+    u0 = np.exp(-20 * ((g[0] - 0.4) ** 2 + (g[1] - 0.5) ** 2 + (g[2] - 0.6) ** 2))
+    return dict(u0=u0.astype(np.float32), src=rg.random((X, Y, Z)).astype(np.float32))
+@case("heat3d_named", inputs=heat3d_inputs, tol=(1e-4, 1e-5), vk=True)
+def _(u0, src):
+    u = [u0.astype(np.float64)]; s = src.astype(np.float64)
+    for t in range(1, 24):
+        a = u[-1]; n = np.zeros_like(a); c = a[1:-1, 1:-1, 1:-1]
+        n[1:-1, 1:-1, 1:-1] = c + 0.15 * (a[:-2, 1:-1, 1:-1] + a[2:, 1:-1, 1:-1] + a[1:-1, :-2, 1:-1] + a[1:-1, 2:, 1:-1]
+                                          + a[1:-1, 1:-1, :-2] + a[1:-1, 1:-1, 2:] - 6 * c) + 0.01 * s[1:-1, 1:-1, 1:-1]
+        u.append(n)
+    u = np.array(u); fin = u[-1]
+    return dict(heat=u.sum((1, 2, 3)), hottest=u.max((1, 2, 3)), fin=fin, mean_x=fin.mean((1, 2)),
+                mean_y=fin.mean((0, 2)), mean_z=fin.mean((0, 1)))
+
+
+# 11 SPH in 2-d: cubic-spline densities, pressure forces, a reflecting box
+def sph_inputs(P=144):
+    n = int(round(np.sqrt(P))); g = (np.arange(n) + 0.5) / n * 0.5 + 0.25; xx, yy = np.meshgrid(g, g, indexing="ij")
+    return dict(p0=np.stack([xx.ravel(), yy.ravel()], 1) + 0.003 * R(611).standard_normal((P, 2)))
+@case("sph_density", inputs=sph_inputs, tol=(1e-8, 1e-10))
+def _(p0):
+    P = len(p0); hs, dt, m = 0.08, 0.002, 1.0 / P
+    def W(q):
+        s = 10 / (7 * np.pi * hs * hs)
+        return np.where(q < 1, s * (1 - 1.5 * q * q + 0.75 * q ** 3), np.where(q < 2, s * 0.25 * np.clip(2 - q, 0, None) ** 3, 0.0))
+    def dW(q):
+        s = 10 / (7 * np.pi * hs ** 3)
+        return np.where(q < 1, s * (-3 * q + 2.25 * q * q), np.where(q < 2, -s * 0.75 * np.clip(2 - q, 0, None) ** 2, 0.0))
+    x = [p0]; v = [np.zeros_like(p0)]; rhos = []
+    for t in range(30):
+        d = x[-1][:, None] - x[-1][None]; dist = np.sqrt((d ** 2).sum(-1) + 1e-12)
+        rho = m * W(dist / hs).sum(1); pr = 0.5 * (rho ** 2 - 1); rhos.append(rho)
+        coef = (pr / rho ** 2)[:, None] + (pr / rho ** 2)[None] ; coef = coef * dW(dist / hs) / dist
+        np.fill_diagonal(coef, 0.0)
+        acc = -m * (coef[..., None] * d).sum(1); acc[:, 1] -= 1.0
+        if t == 29: break
+        vn = v[-1] + dt * acc; xn = x[-1] + dt * vn; hit = (xn < 0) | (xn > 1)
+        vv = np.where(hit, -0.5 * vn, vn); v.append(vv); x.append(np.clip(x[-1] + dt * vv, 0, 1))
+    v = np.array(v); rhos = np.array(rhos)
+    return dict(x=np.array(x), v=v, rho=rhos, kinetic=0.5 * m * (v ** 2).sum((1, 2)), total_mass=rhos.sum(1) / P)
+
+
+# 12 Monte Carlo walks for the Laplace equation driven by u32 LCGs
+def mc_inputs():
+    return dict(starts=np.int32([[12, 12], [3, 12], [20, 5], [1, 1], [12, 22], [6, 18]]),
+                bvals=np.array([1.0, 0.0, 0.25, 0.75]), seed=np.uint32(20261201))
+@case("mc_hash_walk", inputs=mc_inputs, tol=(1e-12, 1e-14))
+def _(starts, bvals, seed):
+    G, W, S = 24, 256, 400; P = len(starts); u = np.uint32
+    with np.errstate(over="ignore"):
+        idx = (np.arange(P)[:, None] * W + np.arange(W)[None]).astype(u)
+        st = (seed + idx * u(2654435761)) * u(747796405) + u(2891336453)
+        r = np.repeat(starts[:, :1], W, 1).astype(np.int64); c = np.repeat(starts[:, 1:], W, 1).astype(np.int64)
+        for s in range(1, S):
+            st = st * u(1664525) + u(1013904223); d = (st >> u(30)).astype(np.int64)
+            ins = (r > 0) & (r < G - 1) & (c > 0) & (c < G - 1)
+            r, c = r + ins * ((d == 1) * 1 - (d == 0) * 1), c + ins * ((d == 3) * 1 - (d == 2) * 1)
+    ends = np.where(r == 0, 0, np.where(r == G - 1, 1, np.where(c == 0, 2, np.where(c == G - 1, 3, -1))))
+    hits = np.stack([(ends == k).sum(1) for k in range(4)], 1).astype(np.int32); un = (ends < 0).sum(1).astype(np.int32)
+    return dict(ends=ends.astype(np.int32), hits=hits, unfinished=un, estimate=((hits * bvals).sum(1) + 0.5 * un) / W)
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
