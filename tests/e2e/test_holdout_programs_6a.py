@@ -293,6 +293,40 @@ def _(starts, bvals, seed):
     return dict(ends=ends.astype(np.int32), hits=hits, unfinished=un, estimate=((hits * bvals).sum(1) + 0.5 * un) / W)
 
 
+# 13 Richardson extrapolation of central differences against the derivative by @
+@case("richardson_autodiff", inputs=lambda: dict(xs=np.linspace(-1.5, 2.5, 9), h0=np.float64(0.4)), tol=(1e-8, 1e-9))
+def _(xs, h0):
+    K = 6; g = lambda x: np.exp(np.sin(x)) * np.log1p(x * x)
+    dg = lambda x: np.exp(np.sin(x)) * (np.cos(x) * np.log1p(x * x) + 2 * x / (1 + x * x))
+    step = h0 / 2.0 ** np.arange(K); D = np.zeros((len(xs), K, K))
+    D[:, :, 0] = (g(xs[:, None] + step) - g(xs[:, None] - step)) / (2 * step)
+    for j in range(1, K):
+        for i in range(j, K):
+            D[:, i, j] = D[:, i, j - 1] + (D[:, i, j - 1] - D[:, i - 1, j - 1]) / (4.0 ** j - 1)
+    e = 1e-3; ex = dg(xs)
+    return dict(step=step, D=D, best=D[:, -1, -1], ys=g(xs), J=np.diag(ex), exact=ex,
+                err=np.abs(np.diagonal(D, 0, 1, 2) - ex[:, None]),
+                second=(g(xs + e) - 2 * g(xs) + g(xs - e)) / (e * e), offdiag=0.0)
+
+
+# 14 van der Pol by the Bogacki-Shampine 3(2) pair with step-size control
+@case("bogacki_vdp", inputs=lambda: dict(y0=np.array([2.0, 0.0]), mu=np.float64(4.0), tol=np.float64(1e-6)), tol=(1e-9, 1e-11))
+def _(y0, mu, tol):
+    A = 300; f = lambda y: np.array([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
+    def bs23(y, h):
+        k1 = f(y); k2 = f(y + 0.5 * h * k1); k3 = f(y + 0.75 * h * k2); yn = y + h * (2 * k1 + 3 * k2 + 4 * k3) / 9
+        k4 = f(yn); e = h * (-5 * k1 / 72 + k2 / 12 + k3 / 9 - k4 / 8); sc = tol * (1 + np.maximum(np.abs(y), np.abs(yn)))
+        return yn, np.sqrt(0.5 * ((e / sc) ** 2).sum())
+    t, y, h, err, ok = [0.0], [y0], [0.01], [0.0], [False]
+    for n in range(1, A):
+        yn, e = bs23(y[-1], h[-1]); a = e <= 1
+        err.append(e); ok.append(a); y.append(yn if a else y[-1]); t.append(t[-1] + (h[-1] if a else 0.0))
+        h.append(h[-1] * min(5.0, max(0.2, 0.9 * (1 / max(e, 1e-10)) ** (1 / 3))))
+    y = np.array(y); acc = sum(ok)
+    return dict(t=np.array(t), u=y[:, 0], v=y[:, 1], h=np.array(h), err=np.array(err), ok=np.array(ok),
+                accepted=np.int32(acc), rejected=np.int32(A - 1 - acc), amplitude=np.abs(y[:, 0]).max(), __stdout__=["accepted"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
