@@ -327,6 +327,30 @@ def _(y0, mu, tol):
                 accepted=np.int32(acc), rejected=np.int32(A - 1 - acc), amplitude=np.abs(y[:, 0]).max(), __stdout__=["accepted"])
 
 
+# 15 backward-Euler heat steps solved by inner Jacobi sweeps; dE/dr and dE/du0 through both loops
+def implicit_heat(u, r, T=12, sweeps=15):
+    """u: [..., G, G] (a batch of fields); r may be complex (complex-step derivative)."""
+    d = 1 + 4 * r; us = [u]
+    for _ in range(T - 1):
+        b = us[-1]; z = b
+        for _ in range(sweeps - 1):
+            n = np.zeros_like(z)
+            n[..., 1:-1, 1:-1] = 0.2 * z[..., 1:-1, 1:-1] + 0.8 * (b[..., 1:-1, 1:-1] + r * (z[..., :-2, 1:-1] + z[..., 2:, 1:-1] + z[..., 1:-1, :-2] + z[..., 1:-1, 2:])) / d
+            z = n
+        us.append(z)
+    return np.array(us)
+def implicit_inputs(G=20):
+    x = np.linspace(0, 1, G)
+    return dict(u0=np.outer(np.sin(np.pi * x), np.sin(2 * np.pi * x)) + 0.1 * R(615).standard_normal((G, G)), r=np.float64(0.7))
+@case("implicit_heat_inner", inputs=implicit_inputs, tol=(1e-9, 1e-11))
+def _(u0, r):
+    G = len(u0); u = implicit_heat(u0, r); E = 0.5 * (u[-1] ** 2).sum(); h = 1e-30
+    de_dr = (0.5 * (implicit_heat(u0.astype(complex), r + 1j * h)[-1] ** 2).sum()).imag / h
+    M = implicit_heat(np.eye(G * G).reshape(G * G, G, G), r)[-1].reshape(G * G, G * G).T   # u_T = M u0 (linear)
+    return dict(u=u, energy=E, de_dr=de_dr, de_du0=(M.T @ (M @ u0.ravel())).reshape(G, G), peak=u.max((1, 2)),
+                __stdout__=["energy"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
