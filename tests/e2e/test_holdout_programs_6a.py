@@ -351,6 +351,35 @@ def _(u0, r):
                 __stdout__=["energy"])
 
 
+# 16 GMRES: Arnoldi with modified Gram-Schmidt, Givens rotations, back substitution
+def gmres_inputs(N=80):
+    rg = R(616)
+    return dict(A=np.eye(N) * 1.2 + rg.standard_normal((N, N)) / np.sqrt(N), b=rg.standard_normal(N))
+@case("arnoldi_gmres", inputs=gmres_inputs, tol=(1e-8, 1e-10),
+      outputs=["H", "Q", "Rc", "cs", "sn", "g", "resid_est", "x", "true_resid"])
+def _(A, b):
+    m = 16; N = len(b); beta0 = np.linalg.norm(b); Q = [b / beta0]; H = np.zeros((m, m + 1))
+    for j in range(m):
+        w = A @ Q[j]
+        for k in range(j + 1):
+            H[j, k] = w @ Q[k]; w = w - H[j, k] * Q[k]
+        H[j, j + 1] = np.linalg.norm(w); Q.append(w / H[j, j + 1])
+    Rc = np.zeros((m, m + 1)); cs = np.zeros(m); sn = np.zeros(m)
+    for j in range(m):
+        x = H[j].copy()
+        for s in range(j):
+            a, c = x[s], x[s + 1]; x[s], x[s + 1] = cs[s] * a + sn[s] * c, -sn[s] * a + cs[s] * c
+        Rc[j] = x; d = np.hypot(x[j], H[j, j + 1]); cs[j], sn[j] = x[j] / d, H[j, j + 1] / d
+    g = [beta0]
+    for j in range(m):
+        g.append(-sn[j] * g[-1])
+    g = np.array(g); Rt = np.triu(Rc[:, :m].T, 1) + np.diag(cs * np.diag(Rc) + sn * H[np.arange(m), np.arange(m) + 1])
+    y = np.linalg.solve(Rt, cs * g[:m]); x = np.array(Q[:m]).T @ y
+    assert np.abs(Rt - np.triu(Rt)).max() == 0
+    return dict(H=H, Q=np.array(Q), Rc=Rc, cs=cs, sn=sn, g=g, resid_est=np.abs(g[1:]), x=x,
+                true_resid=np.linalg.norm(b - A @ x), __stdout__=["GMRES residual"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
