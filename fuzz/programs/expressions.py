@@ -64,13 +64,14 @@ class Streams:
     current: random.Random | None = None    # a loop in a step reading members of that step (ProgramGenerator.with_nesting)
     scans: random.Random | None = None      # a row function's reduction as a recurrence over its rows (ProgramGenerator.row_map)
     tallies: random.Random | None = None    # a count member indexing a float member's row (ProgramGenerator.with_tally)
+    earlier: random.Random | None = None    # a loop in a step reading a member at the step minus its own (ProgramGenerator.with_nesting)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
-                      "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies")))
+                      "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies", "earlier")))
 
 
 @dataclass(frozen=True)
@@ -262,6 +263,18 @@ class ExpressionGenerator:
         the current step by a guard: `if q < t { x[q, ..] } else { .. }`."""
         subs = [Index(var)]
         guards = [Binary("<", Index(var), Index(scope.step_var), "bool")]
+        for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
+            sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
+            subs.append(sub)
+            guards += guard
+        return self._guarded(Read(step.tensor.name, tuple(subs), step.tensor.dtype), guards, scope)
+
+    def earlier_read(self, step: StepRead, scope: Scope, var: str):
+        """A recurrence member at the step minus an inner loop's own step `var` (from 1), kept at
+        or after the first step by a guard: `if k <= t { x[t - k, ..] } else { .. }`."""
+        t = Index(scope.step_var)
+        subs = [Binary("-", t, Index(var), "i32")]
+        guards = [Binary("<=", Index(var), t, "bool")]
         for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
             sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
             subs.append(sub)
