@@ -27,9 +27,9 @@ def mg_resid(u, f, h):
     r = np.zeros_like(u)
     r[1:-1, 1:-1] = f[1:-1, 1:-1] - (4 * u[1:-1, 1:-1] - u[:-2, 1:-1] - u[2:, 1:-1] - u[1:-1, :-2] - u[1:-1, 2:]) / (h * h)
     return r
-def mg_inputs():
-    x = np.linspace(0, 1, 129)
-    return dict(f=np.sin(np.pi * x)[:, None] * np.sin(2 * np.pi * x)[None, :] * 5 + R(601).standard_normal((129, 129)))
+def mg_inputs(G=129):
+    x = np.linspace(0, 1, G)
+    return dict(f=np.sin(np.pi * x)[:, None] * np.sin(2 * np.pi * x)[None, :] * 5 + R(601).standard_normal((G, G)))
 @case("multigrid_two_grid", inputs=mg_inputs, tol=(1e-9, 1e-11))
 def _(f):
     G = len(f); Gc = (G - 1) // 2 + 1; h = 1 / (G - 1)
@@ -47,9 +47,9 @@ def _(f):
 
 
 # 2 Fourier spectral differentiation through explicit DFT matrices
-def spectral_inputs():
-    x = 2 * np.pi * np.arange(96) / 96
-    return dict(f=np.exp(np.sin(x)) + 0.3 * np.cos(5 * x) + 0.01 * R(602).standard_normal(96))
+def spectral_inputs(N=96):
+    x = 2 * np.pi * np.arange(N) / N
+    return dict(f=np.exp(np.sin(x)) + 0.3 * np.cos(5 * x) + 0.01 * R(602).standard_normal(N))
 @case("fourier_spectral", inputs=spectral_inputs, tol=(1e-8, 1e-9))
 def _(f):
     N = len(f); k = np.arange(N); th = 2 * np.pi * ((np.outer(k, k)) % N) / N
@@ -82,10 +82,10 @@ def _(A0):
 
 
 # 4 Lanczos tridiagonalization and Sturm bisection of its Ritz values
-def lanczos_inputs():
-    Q, _ = np.linalg.qr(R(604).standard_normal((120, 120)))
-    ev = np.concatenate([np.linspace(-3, 5, 119), [9.0]])
-    return dict(A=(Q * ev) @ Q.T, b=R(605).standard_normal(120))
+def lanczos_inputs(N=120):
+    Q, _ = np.linalg.qr(R(604).standard_normal((N, N)))
+    ev = np.concatenate([np.linspace(-3, 5, N - 1), [9.0]])
+    return dict(A=(Q * ev) @ Q.T, b=R(605).standard_normal(N))
 @case("lanczos_sturm", inputs=lanczos_inputs, tol=(1e-7, 1e-9), outputs=["alpha", "beta", "smallest", "largest"])
 def _(A, b):
     M = 24; q = [b / np.linalg.norm(b)]; alpha = []; beta = [0.0]
@@ -113,8 +113,8 @@ def _(A, b):
 
 
 # 5 CSR sparse products and power iteration on a 2-d Laplacian plus a random symmetric part
-def csr_inputs():
-    m = 14; n = m * m; A = np.zeros((n, n)); rg = R(606)
+def csr_inputs(m=14):
+    n = m * m; A = np.zeros((n, n)); rg = R(606)
     for i in range(m):
         for j in range(m):
             k = i * m + j; A[k, k] = 4.0 + rg.random()
@@ -136,8 +136,8 @@ def _(row_ptr, col, val, x0):
 
 
 # 6 block-tridiagonal (2 x 2 blocks) solve by block Thomas
-def bt_inputs():
-    rg = R(607); NB = 300
+def bt_inputs(NB=300):
+    rg = R(607)
     Lb, Ub = rg.standard_normal((NB, 2, 2)), rg.standard_normal((NB, 2, 2))
     Db = rg.standard_normal((NB, 2, 2)) + 6 * np.eye(2)
     return dict(Lb=Lb, Db=Db, Ub=Ub, rhs=rg.standard_normal((NB, 2)))
