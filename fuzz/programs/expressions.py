@@ -64,6 +64,7 @@ class Streams:
     current: random.Random | None = None    # a loop in a step reading members of that step (ProgramGenerator.with_nesting)
     scans: random.Random | None = None      # a row function's reduction as a recurrence over its rows (ProgramGenerator.row_map)
     tallies: random.Random | None = None    # a count member indexing a float member's row (ProgramGenerator.with_tally)
+    points: random.Random | None = None     # a loop in a step reading the clause's point indices (ProgramGenerator.with_nesting)
     earlier: random.Random | None = None    # a loop in a step reading a member at the step minus its own (ProgramGenerator.with_nesting)
 
     @classmethod
@@ -71,7 +72,8 @@ class Streams:
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
-                      "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies", "earlier")))
+                      "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
+                      "points", "earlier")))
 
 
 @dataclass(frozen=True)
