@@ -69,6 +69,7 @@ class Streams:
     shifted: random.Random | None = None    # a step's mean over steps from another index on (ProgramGenerator.with_shifted)
     casts: random.Random | None = None      # a row converted by `as [T]` before its row function (ProgramGenerator.row_map)
     rows: random.Random | None = None       # a member's earlier step read as a row, then its element (ExpressionGenerator.step_read)
+    earlier: random.Random | None = None    # a loop in a step reading a member at the step minus its own (ProgramGenerator.with_nesting)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -76,7 +77,7 @@ class Streams:
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
-                      "points", "shifted", "casts", "rows")))
+                      "points", "shifted", "casts", "rows", "earlier")))
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,18 @@ class ExpressionGenerator:
         the current step by a guard: `if q < t { x[q, ..] } else { .. }`."""
         subs = [Index(var)]
         guards = [Binary("<", Index(var), Index(scope.step_var), "bool")]
+        for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
+            sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
+            subs.append(sub)
+            guards += guard
+        return self._guarded(Read(step.tensor.name, tuple(subs), step.tensor.dtype), guards, scope)
+
+    def earlier_read(self, step: StepRead, scope: Scope, var: str):
+        """A recurrence member at the step minus an inner loop's own step `var` (from 1), kept at
+        or after the first step by a guard: `if k <= t { x[t - k, ..] } else { .. }`."""
+        t = Index(scope.step_var)
+        subs = [Binary("-", t, Index(var), "i32")]
+        guards = [Binary("<=", Index(var), t, "bool")]
         for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
             sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
             subs.append(sub)

@@ -55,6 +55,7 @@ SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or m
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 CURRENT_SHARE = 0.5                # of those loops, the ones that may also read members computed earlier in the step
 POINTS_SHARE = 0.5                 # of the loops in a step, those reading the clause's point indices
+EARLIER_SHARE = 0.4                # of the loops written in the step, those whose step reads a member at t minus their own
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
 # of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
@@ -152,6 +153,7 @@ class ProgramGenerator:
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.rims, self.tallies, self.shifted = streams.rims, streams.tallies, streams.shifted
         self.copies, self.current, self.points = streams.copies, streams.current, streams.points
+        self.earlier = streams.earlier
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
@@ -738,7 +740,20 @@ class ProgramGenerator:
         var = gen.index_name(inner)
         loop = self.recurrence(me.dtype, replace(inner, hidden=inner.hidden + (var,)), gen, var)
         loop = replace(loop, init=Binary("+", start, self.by_step(me, inner, loop.init), me.dtype))
-        return Binary("+", drive, loop, me.dtype)
+        return Binary("+", drive, self.reading_earlier_steps(me, inner, loop), me.dtype)
+
+    def reading_earlier_steps(self, me: Tensor, inner: Scope, loop: Recur) -> Recur:
+        """Sometimes (from `earlier`, a stream of its own) the loop's step also reads a member at
+        the outer step minus its own, `x[t - k, ..]` under `k <= t`: a step its range puts before
+        the outer one, read from the member's history (Arnoldi's Gram-Schmidt over the earlier
+        basis vectors; E011 before)."""
+        steps = [s for s in inner.steps if s.tensor.dtype == me.dtype and not s.lane]
+        if self.earlier is None or not steps or self.earlier.random() >= EARLIER_SHARE:
+            return loop
+        read = self.nested.earlier_read(self.earlier.choice(steps), inner, loop.var)
+        if me.dtype in FLOATS:
+            read = Binary("*", Lit(0.25, me.dtype), read, me.dtype)
+        return replace(loop, step=Binary("+", loop.step, read, me.dtype))
 
     def by_step(self, me: Tensor, inner: Scope, init):
         """Sometimes (from `stepped`, a stream of its own) `init` plus the sum of a member's row
