@@ -51,9 +51,11 @@ RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's n
 TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
 TALLY_SUFFIX = "n"                 # a count member's name: its member's and this (drawn names end in a digit)
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
+SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or more, those adding a mean from j on
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 CURRENT_SHARE = 0.5                # of those loops, the ones that may also read members computed earlier in the step
 POINTS_SHARE = 0.5                 # of the loops in a step, those reading the clause's point indices
+EARLIER_SHARE = 0.4                # of the loops written in the step, those whose step reads a member at t minus their own
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
 # of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
@@ -64,6 +66,7 @@ PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by
 SCALE_SHARE = 0.3                  # of the derivatives drawn, those written scaled (`0.5 * @y / @x`)
 PAD_SHARE = 0.3                    # of the derivatives drawn, those read again under a guard past their last axis
 SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying the row by two guarded clauses first
+CAST_SHARE = 0.5                   # of the row functions drawn over rows read by index, those whose row is converted first
 SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole, split or unpacked), those folded by a recurrence
 PER_POINT_SHARE = 0.7              # of the row functions drawn, those given a param and a gradient by it per row
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
@@ -149,14 +152,15 @@ class ProgramGenerator:
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
-        self.rims, self.tallies = streams.rims, streams.tallies
+        self.rims, self.tallies, self.shifted = streams.rims, streams.tallies, streams.shifted
         self.copies, self.current, self.points = streams.copies, streams.current, streams.points
+        self.earlier = streams.earlier
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
         self.stepped = streams.stepped
         self.scales, self.pieces, self.pads = streams.scales, streams.pieces, streams.pads
-        self.scans = streams.scans
+        self.scans, self.casts = streams.scans, streams.casts
         self.perpoint = streams.perpoint
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
@@ -654,6 +658,7 @@ class ProgramGenerator:
         if rng.random() < 0.3 or self.long_back:
             drive = self.step_tensor(me, own, scope)
         drive = self.with_history(me, scope, drive)
+        drive = self.with_shifted(me, scope, drive)
         drive = self.with_nesting(me, scope, drive)
         drive = self.with_row(me, scope, drive)
         if typed_by_step:
@@ -694,6 +699,23 @@ class ProgramGenerator:
             over = Binary("*", Lit(0.25, me.dtype), over, me.dtype)
         return Binary("+", drive, over, me.dtype)
 
+    def with_shifted(self, me: Tensor, scope: Scope, drive):
+        """Some of the time (from `shifted`, a stream of its own) a float `drive` plus a quarter
+        of the member's mean over its steps from the second index j on, read backward over a
+        range that starts at j: `0.25 * sum[q in j..t](r[t - 1 - q + j, j, ..]) / t` (empty where
+        j >= t). The read's step stays before t only through both q and j: q's bound names j,
+        which cancels (an interval DP's `C[r - i, i]`, r in i..i + l)."""
+        if self.shifted is None or me.dtype not in FLOATS or len(me.shape) < 2 or self.long_back \
+                or self.shifted.random() >= SHIFT_SHARE:
+            return drive
+        t, q = scope.step_var, self.gen.index_name(scope)
+        back = Binary("-", Binary("-", Index(t), Lit(1, "i32"), "i32"), Index(q), "i32")
+        rest = tuple(Index("jkl"[a]) for a in range(len(me.shape) - 1))
+        read = Read(me.name, (Binary("+", back, Index("j"), "i32"),) + rest, me.dtype)
+        over = Reduce("sum", (Range(q, Bound(0, index="j"), Bound(0, index=t)),), read, None, me.dtype)
+        mean = Binary("/", over, Cast(Index(t), me.dtype), me.dtype)
+        return Binary("+", drive, Binary("*", Lit(0.25, me.dtype), mean, me.dtype), me.dtype)
+
     def with_nesting(self, me: Tensor, scope: Scope, drive):
         """Some of the time (from `nesting`, a stream of its own, with names of its own) `drive`
         plus the last value of a loop that runs whole inside the step, started from a member one
@@ -723,7 +745,20 @@ class ProgramGenerator:
         var = gen.index_name(inner)
         loop = self.recurrence(me.dtype, replace(inner, hidden=inner.hidden + (var,)), gen, var)
         loop = replace(loop, init=Binary("+", start, self.by_step(me, inner, loop.init), me.dtype))
-        return Binary("+", drive, loop, me.dtype)
+        return Binary("+", drive, self.reading_earlier_steps(me, inner, loop), me.dtype)
+
+    def reading_earlier_steps(self, me: Tensor, inner: Scope, loop: Recur) -> Recur:
+        """Sometimes (from `earlier`, a stream of its own) the loop's step also reads a member at
+        the outer step minus its own, `x[t - k, ..]` under `k <= t`: a step its range puts before
+        the outer one, read from the member's history (Arnoldi's Gram-Schmidt over the earlier
+        basis vectors; E011 before)."""
+        steps = [s for s in inner.steps if s.tensor.dtype == me.dtype and not s.lane]
+        if self.earlier is None or not steps or self.earlier.random() >= EARLIER_SHARE:
+            return loop
+        read = self.nested.earlier_read(self.earlier.choice(steps), inner, loop.var)
+        if me.dtype in FLOATS:
+            read = Binary("*", Lit(0.25, me.dtype), read, me.dtype)
+        return replace(loop, step=Binary("+", loop.step, read, me.dtype))
 
     def by_step(self, me: Tensor, inner: Scope, init):
         """Sometimes (from `stepped`, a stream of its own) `init` plus the sum of a member's row
@@ -818,7 +853,8 @@ class ProgramGenerator:
         unpacked, whole = fixed and self.rng.random() < 0.5, self.rng.random() < 0.5
         split = not whole and self.pieces is not None and self.pieces.random() < SPLIT_SHARE
         scanned = not (whole or split or unpacked) and self.scans is not None and self.scans.random() < SCAN_SHARE
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned)
+        converted = not unpacked and self.casts is not None and self.casts.random() < CAST_SHARE
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned, converted)
 
     def per_point(self, row_map: RowMap) -> list:
         """Some of the time (from `perpoint`, a stream of its own, with names of its own) the row

@@ -218,6 +218,7 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
+    row = _converted(item, row)
     params = f"{ROW}: [{item.dtype}; {length}]"
     if item.param:
         params += f", {PARAM}: " + (f"[{item.dtype}; {item.param_length}]" if item.param_length else item.dtype)
@@ -230,6 +231,13 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
     return [f"fn {fn}({params}) -> {item.dtype} {{ {body} }}",
             f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
                                             if item.local else f"[{fn}({row}) | {generator}];")]
+
+
+def _converted(item: RowMap, row: str) -> str:
+    """The row as the row function is given it: converted first (RowMap.converted)."""
+    if not item.converted:
+        return row
+    return f"({row} as [f32]) as [{item.dtype}]" if item.dtype in HALF_TYPES else f"{row} as [{item.dtype}]"
 
 
 def _scanned_rows(item: RowMap, fn: str, rows: str, params: str, row: str, generator: str,
@@ -251,6 +259,7 @@ def _per_point(item: Derivative, rows: RowMap, names: Names) -> list[str]:
     (Derivative.per_point); for a scanned row map, of a loss that folds the row function's row by
     a recurrence inside a function (`let a[k in 1..n] = a[k - 1] + w[k];`), the same value."""
     g, fn, p = names(item.name), names(rows.name) + "_row", names(rows.param)
+    row = _converted(rows, f"{names(rows.source)}[i]")
     lines, loss = [], fn
     if rows.scanned:
         n, loss = bound(rows.shape[1], names), g + "_loss"
@@ -260,10 +269,10 @@ def _per_point(item: Derivative, rows: RowMap, names: Names) -> list[str]:
     entry = "[j]" if rows.param_length else ""
     if item.called:
         lines.append(f"fn {g}_grad(x, q) {{ let l = {loss}(x, q); @l / @q }}")
-        value = f"{g}_grad({names(rows.source)}[i], {p}){entry}"
+        value = f"{g}_grad({row}, {p}){entry}"
     else:
         gradient = f"(@l / @{p})[j]" if entry else f"@l / @{p}"
-        value = f"{{ let l = {loss}({names(rows.source)}[i], {p}); {gradient} }}"
+        value = f"{{ let l = {loss}({row}, {p}); {gradient} }}"
     points = f"i in 0..{bound(rows.shape[0], names)}"
     if item.per_point == "sum":
         return lines + [f"let {g}{'[j]' if entry else ''} = sum[{points}]({value});"]
@@ -319,7 +328,8 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, Read):
         if not node.subs:
             return names(node.name), ATOM
-        return f"{names(node.name)}[{', '.join(expr(s, names) for s in node.subs)}]", ATOM
+        parts = (node.subs[:node.split], node.subs[node.split:]) if node.split else (node.subs,)
+        return names(node.name) + "".join(f"[{', '.join(expr(s, names) for s in p)}]" for p in parts), ATOM
     if isinstance(node, Unary):
         return _unary(node, names, anchored)
     if isinstance(node, Binary):
