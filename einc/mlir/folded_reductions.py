@@ -9,7 +9,7 @@ the lowering asks the folders themselves: a copy of the module is canonicalized,
 reduction kernel einc built (marked with the index of its Reduce) is checked for the loops its
 yielded value no longer depends on; the program is then lowered again with those loops run as
 scalar loops inside the kernel (kernels._reduction_kernel), which IREE runs once per point.
-A body that reads nothing along a loop was already lowered that way (kernels._unindexed_vars);
+A body that reads nothing along a loop was already lowered that way (kernels._loop_vars);
 this catches the bodies that only the folders reduce to that.
 """
 from __future__ import annotations

@@ -39,13 +39,14 @@ def run_differential(n: int, seed: int, jobs: int = 2, targets: tuple = TARGETS,
 
 
 def runs_on(case: Case, target: str) -> bool:
-    """Whether `case` is for `target`: vulkan-spirv takes no 64-bit or half types, nor a scanned
-    row map, whose fold reads its own points at the same step (E011 there, docs/DECISIONS.md,
-    Recurrences: each step of a clause is one parallel kernel)."""
+    """Whether einc compiles the case for `target`: vulkan-spirv has no f64, i64, f16 or bf16,
+    and runs each step of a clause as one parallel kernel, so a row folded along its second axis
+    (a scanned row map: `let a[i, k in 1..n] = a[i, k - 1] + ..`, whose steps run down the first)
+    reads its own step there (E011, docs/LANGUAGE.md)."""
     if target != "vulkan-spirv":
         return True
-    scans = any(isinstance(item, RowMap) and item.scanned for item in case.program.items)
-    return not scans and not types_used(case.program) & set(NOT_ON_VULKAN)
+    scanned = any(isinstance(item, RowMap) and item.scanned for item in case.program.items)
+    return not scanned and not types_used(case.program) & set(NOT_ON_VULKAN)
 
 
 class Differential:

@@ -424,6 +424,8 @@ def _binary(node: Binary, names: Names) -> tuple[str, int]:
     left_anchor = is_literal(node.left) and not is_literal(node.right)
     right_anchor = is_literal(node.right) and not is_literal(node.left)
     if node.op == "**":
+        # an exponent of another type (`1.5 ** (i % 4)`) gives the base no type: it keeps its suffix
+        left_anchor = left_anchor and getattr(node.right, "dtype", None) == node.left.dtype
         left = _operand(node.left, names, PREFIX, left_anchor)
         right = _operand(node.right, names, POWER, right_anchor)
         return f"{left} ** {right}", POWER

@@ -693,3 +693,15 @@ def test_a_row_of_the_step_being_computed_times_the_step_index_reads_that_row():
     xs = np.array([[0.5, -1.0], [1.5, 0.25], [2.0, 4.0]])
     np.testing.assert_allclose(meaning(prog, x=xs)["s"], [0.0, 1.75, 12.0])
     assert "sum(x[t] * (t as f64))" in render_program(prog)
+
+
+def test_a_literal_raised_to_an_integer_power_keeps_its_suffix():
+    """`1.5 ** (i % 4)` alone in an f64 definition: the i32 exponent gives the base no type, so
+    einc made it f32 where the meaning had f64 (fuzz seed 19701 program 254); it is written
+    `1.5f64`. Beside a same-typed exponent the base stays bare."""
+    power = Binary("**", Lit(1.5, "f64"), Binary("%", Index("i"), Lit(4, "i32"), "i32"), "f64")
+    d = Define("d", "f64", (Clause((ranged("i", 0, 4),), power),))
+    assert "1.5f64 ** (i % 4)" in render_program(program([d]))
+    same = Binary("**", Lit(1.5, "f64"), Read("x", (), "f64"), "f64")
+    e = Define("e", "f64", (Clause((ranged("i", 0, 4),), same),))
+    assert "= 1.5 ** x" in render_program(program([e], [Input("x", "f64", ())]))

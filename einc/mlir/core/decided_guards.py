@@ -3,7 +3,7 @@ folded in a reduction's body before its kernel is planned.
 
 IREE-10: IREE folds them too, and a reduction whose summed value then comes from no operand is
 vectorized wrongly. Folded here first, the reads of a dead branch are no operands, and such
-loops run as scalar loops in the region (kernels._unindexed_vars).
+loops run as scalar loops in the region (kernels._loop_vars).
 """
 from __future__ import annotations
 

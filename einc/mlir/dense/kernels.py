@@ -344,9 +344,7 @@ def _dense_kernel(lw, found: named_ops.Match, reduce: Reduce, init: ir.Value, fo
 def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) -> ir.Value:
     body, guard = decided_guards.fold(lw, reduce.body), decided_guards.fold(lw, reduce.guard)
     domain = Domain(free + list(reduce.vars), len(free))
-    forced = lw.folded_reductions.forced(reduce)      # IREE-264 (einc.mlir.folded_reductions)
-    unindexed = _unindexed_vars(lw, reduce.vars, body, guard, domain)
-    loops = tuple(v for v in reduce.vars if v in forced or v in unindexed)
+    loops = _loop_vars(lw, reduce, body, guard, domain)
     domain = Domain([v for v in domain.vars if v not in loops], len(free))
     combine = reduce_combiner(reduce)
 
@@ -360,14 +358,19 @@ def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) 
     return tensor
 
 
-def _unindexed_vars(lw, vars_: tuple, body: Value, guard: Optional[Value], domain: Domain) -> tuple:
-    """The reduction's variables that no planned operand changes along. Such a loop would have
-    no operand to give its trip count, and IREE-10: a reduction whose combined value comes from
-    no operand is vectorized wrongly. An operand that reads a tensor of one repeated value does
-    not count, since IREE folds that tensor into the kernel as a scalar
-    (einc.passes.uniform_tensors). These loops run as scalar loops inside the kernel's region."""
+def _loop_vars(lw, reduce: Reduce, body: Value, guard: Optional[Value], domain: Domain) -> tuple:
+    """The reduction's variables run as scalar loops inside the kernel's region: those no planned
+    operand changes along (such a loop would have no operand to give its trip count, and IREE-10:
+    a reduction whose combined value comes from no operand is vectorized wrongly; an operand that
+    reads a tensor of one repeated value does not count, since IREE folds that tensor into the
+    kernel as a scalar, einc.passes.uniform_tensors), and those IREE-264 folded away
+    (einc.mlir.folded_reductions) unless an inner reduction's tensor has an axis for them, which
+    a scalar loop could not read along (a unit range, `min[k in 0..1, l in 0..k + 1](..)`)."""
     operands, _, _ = plan_operands(lw, domain, [body, guard], frozenset())
-    return tuple(v for v in vars_ if not any(v in o.vars and _needs_axis(lw, o, v) for o in operands))
+    forced = lw.folded_reductions.forced(reduce)
+    return tuple(v for v in reduce.vars
+                 if not any(v in o.vars and _needs_axis(lw, o, v) for o in operands)
+                 or (v in forced and not any(v in o.vars and isinstance(o.node, Reduce) for o in operands)))
 
 
 def _needs_axis(lw, operand: Operand, var: IndexVar) -> bool:
