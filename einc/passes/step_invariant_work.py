@@ -15,6 +15,9 @@ A subexpression is hoisted when it is the largest one on its path from the claus
     saves work);
   - is expensive: a float transcendental function or division, or a reduction (a step
     evaluates a reduction at each point that reaches it).
+Each hoisted tensor is one more that the step reads: a group's one dispatch binds every tensor
+it reads or writes, at most 32 (IREE-220, docs/IREE_DEFECTS.md), so a group hoists no more than
+its reads and members leave below BINDINGS, in the order its clauses meet them.
 It is evaluated only where the original is: the hoisted Generic's guard is the conditions on its
 path (the clause's steps and guard, the `where`s of the reductions around it, the tests of the
 `if`s and the left sides of the `&&`/`||` it sits under), each of their conjuncts that uses only
@@ -33,6 +36,8 @@ from einc.ir.traversal import fold
 from einc.ir.types import BOOL, I32
 from einc.passes.invariant_work import _EXPENSIVE, _inside_body, _Renaming, _Steps
 
+BINDINGS = 24       # a group's reads and members, hoisted tensors included: IREE's 32, less a margin
+
 
 def hoist_state_free_step_work(program: Program) -> None:
     steps = _Steps()
@@ -41,7 +46,7 @@ def hoist_state_free_step_work(program: Program) -> None:
     for group in groups.values():
         if any(m.batch for m in group.members):
             continue
-        hoister = _StepHoister(group, steps)
+        hoister = _StepHoister(group, steps, BINDINGS - len(group.members) - _tensors_read(group))
         for member in group.members:
             for clause in member.clauses:
                 if not clause.keeps:
@@ -49,9 +54,10 @@ def hoist_state_free_step_work(program: Program) -> None:
 
 
 class _StepHoister:
-    def __init__(self, group, steps: _Steps):
+    def __init__(self, group, steps: _Steps, budget: int):
         self.group = group
         self.steps = steps
+        self.budget = budget            # how many more tensors the step may read
         self.free: dict = {}            # memo of free_vars
         self.state_free: dict = {}      # memo of _state_free
         self.costly: dict = {}          # memo of _costly
@@ -139,8 +145,9 @@ class _StepHoister:
                     kept.append(part)
                 else:
                     dropped = True
-        if dropped and not all(fold(x, _inside_body, _total, {}) for x in [v] + kept):
+        if self.budget < 1 or (dropped and not all(fold(x, _inside_body, _total, {}) for x in [v] + kept)):
             return v
+        self.budget -= 1
         own = [x for x in bound if x in used]
         fresh = {x: IndexVar(x.name, x.lo, x.extent, span=x.span) for x in own}
         renaming = _Renaming(fresh, forget_bounds=dropped)
@@ -153,6 +160,21 @@ class _StepHoister:
         subs = tuple(IndexRef(x, span=v.span) if x.lo.is_const and x.lo.const == 0 else
                      Op("sub", (IndexRef(x, span=v.span), size_value(x.lo)), I32, span=v.span) for x in own)
         return Read(hoisted, subs, span=v.span, in_bounds=True, strict=True)
+
+
+def _tensors_read(group) -> int:
+    """How many tensors other than its state the group's clauses read."""
+    roots = [x for m in group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
+    seen, tensors, todo = set(), set(), list(roots)
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, Read) and not isinstance(v.tensor, Stack):
+            tensors.add(id(v.tensor))
+        todo.extend(_inside_body(v))
+    return len(tensors)
 
 
 def _conjuncts(c: Value) -> list:

@@ -1,29 +1,29 @@
 """What einc.passes.step_invariant_work does to the IR: the adjoint steps of a gated RNN and of
 dilated convolution layers read their state-free factors from Generics computed before the loop,
 over fewer variables than the step; a data-dependent read under a guard of the step stays in the
-step. The values are checked against NumPy in tests/e2e/test_step_invariant_work_gradients.py."""
+step. And the adjoint of a dilated read solves its one-hot (einc.autodiff.delta). The values are checked against NumPy in tests/e2e/test_step_invariant_work_gradients.py."""
 import os
 
 from einc.driver import front_end
-from einc.ir.nodes import Generic, Read, RecValue, walk
+from einc.ir.nodes import Generic, Read, Reduce, walk
 from tests.e2e.test_step_invariant_work_gradients import STEPS
 
 
-def clause_hoists(tmp_path, output: str, monkeypatch, hoisting: bool = True) -> dict:
-    """Member name -> the Generics its clauses read directly, in the groups `output` reaches."""
+def clause_bodies(tmp_path, output: str, monkeypatch, hoisting: bool = True) -> dict:
+    """Member name -> its clauses' bodies, in the groups `output` reaches."""
     if not hoisting:
         monkeypatch.setattr("einc.passes.step_invariant_work.hoist_state_free_step_work", lambda program: None)
     path = os.path.join(tmp_path, "program.ein")
     with open(path, "w", encoding="utf-8") as f:
         f.write(STEPS)
     program = front_end(path, [output])[1]
-    found = {}
-    for group in program.recurrences:
-        for m in group.members:
-            bodies = [c.body for c in m.clauses]
-            found[m.name] = [x.tensor for x in walk(bodies) if isinstance(x, Read) and isinstance(x.tensor, Generic)
-                             and not any(isinstance(y, RecValue) and y.group is group for y in walk([x.tensor]))]
-    return found
+    return {m.name: [c.body for c in m.clauses] for group in program.recurrences for m in group.members}
+
+
+def clause_hoists(tmp_path, output: str, monkeypatch, hoisting: bool = True) -> dict:
+    """Member name -> the Generics its clauses read, in the groups `output` reaches."""
+    return {name: [x.tensor for x in walk(bodies) if isinstance(x, Read) and isinstance(x.tensor, Generic)]
+            for name, bodies in clause_bodies(tmp_path, output, monkeypatch, hoisting).items()}
 
 
 def hoisted(tmp_path, output: str, member: str, monkeypatch) -> list:
@@ -50,11 +50,18 @@ def test_the_gate_derivatives_leave_the_adjoint_step(tmp_path, monkeypatch):
     assert len(new) == 3 and all(len(g.vars) == 4 and g.guard is not None for g in new)
 
 
-def test_the_relu_test_leaves_the_one_hot_sum_of_the_adjoint_step(tmp_path, monkeypatch):
+def test_the_relu_test_leaves_the_adjoint_step_of_a_dilated_convolution(tmp_path, monkeypatch):
     (new,) = hoisted(tmp_path, "dK", "a_bar", monkeypatch)
-    # over (step, channel, point), guarded by the step only: the one-hot `n' - k * d == n` is
-    # dropped, as the convolution reads no data-dependent index
-    assert len(new.vars) == 3 and new.dtype.is_bool and new.guard is not None
+    # over (step, point, channel, tap): not over the channel the adjoint is of
+    assert len(new.vars) == 4 and new.dtype.is_bool and new.guard is not None
+
+
+def test_the_adjoint_of_a_dilated_read_sums_over_the_taps_alone(tmp_path, monkeypatch):
+    """`a[e, n - k * 2 ** l]` read at n': the adjoint at (e, n') sums over (channel, tap) with
+    n = n' + k * 2 ** l (einc.autodiff.delta), not over every n for the one-hot `n - k * d == n'`."""
+    bodies = clause_bodies(tmp_path, "dK", monkeypatch)["a_bar"]
+    sums = [r for r in walk(bodies) if isinstance(r, Reduce) and r.guard is not None and len(r.vars) > 1]
+    assert sums and all(len(r.vars) == 2 for r in sums)
 
 
 def test_a_data_dependent_read_under_a_guard_of_the_step_stays_in_the_step(tmp_path, monkeypatch):
