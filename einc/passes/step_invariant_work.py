@@ -61,6 +61,9 @@ class _StepHoister:
         self.free: dict = {}            # memo of free_vars
         self.state_free: dict = {}      # memo of _state_free
         self.costly: dict = {}          # memo of _costly
+        # the rebuilt values, keyed by id: each entry holds what it made, so that no id in these
+        # memos is freed and taken by a new value while the group is walked
+        self.memo: dict = {}
 
     def clause(self, clause) -> Value:
         """The clause's body with its state-free invariant parts hoisted (rebuilt where changed)."""
@@ -72,14 +75,13 @@ class _StepHoister:
             conds.append(Op("lt", (IndexRef(t), size_value(clause.t_hi)), BOOL))
         if clause.guard is not None:
             conds.append(clause.guard)
-        self.memo: dict = {}
         return self._value(clause.body, (t,) + tuple(clause.vars), tuple(conds))
 
     def _value(self, v: Value, bound: tuple, conds: tuple) -> Value:
         """`v`, evaluated at the points of `bound` where `conds` hold, with its parts hoisted."""
         key = (id(v), bound, tuple(map(id, conds)))
         if key in self.memo:
-            return self.memo[key]
+            return self.memo[key][0]
         out = v
         if v.rank > 0 or isinstance(v, (Read, StateRead)):
             pass
@@ -103,7 +105,7 @@ class _StepHoister:
             body = self._value(v.body, inner, conds + (() if v.guard is None else (v.guard,)))
             if body is not v.body or guard is not v.guard:
                 out = Reduce(v.kind, v.vars, body, guard, span=v.span)
-        self.memo[key] = out
+        self.memo[key] = (out, conds)       # holds the conditions, so their ids stay theirs
         return out
 
     def _hoistable(self, v: Value, bound: tuple) -> bool:
