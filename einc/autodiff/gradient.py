@@ -7,6 +7,8 @@ like hand-written code. Every parameter read through several paths gets the sum.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from einc import diagnostics as d
@@ -18,6 +20,7 @@ from einc.ir.traversal import run_in_order
 from einc.autodiff.custom_rules import NO_RULES
 from einc.autodiff.compact_rules import compact_adjoint
 from einc.autodiff.delta import gather_sum
+from einc.autodiff.enclosing import Enclosing
 from einc.autodiff.forward_pullback import forward_pullback, runs_loops_in_steps
 from einc.autodiff.local_rules import const
 from einc.autodiff.piecewise_adjoint import clause_adjoints
@@ -54,8 +57,10 @@ class _Gradient:
         self.values: dict[int, Value] = {}
         self.states_given = is_step_value(x)
         self.stops = {id(x)}
+        self.enclosing = None
 
     def run(self, y: Value, cotangent: Value = None) -> Value:
+        self.enclosing = Enclosing([y] if cotangent is None else [y, cotangent])
         self.stops |= {id(v) for v in walk([y]) if _same_state_read(v, self.x)}
         order = _reverse_dependencies(y, self.x)
         if not self.states_given and runs_loops_in_steps(order, self.stops):
@@ -80,11 +85,12 @@ class _Gradient:
         if is_state_slice(t):
             return          # a recurrence's earlier step: a given of this step's computation
         if isinstance(t, Generic):
-            seed = read_adjoint(adjoint, positions(t.vars))
-            if t.guard is not None:
-                seed = Op("select", (t.guard, seed, const(0.0, seed)), seed.dtype)
-            self._leaves(reuse_primal(propagate(t.body, seed, self.stops, tuple(t.vars), self.rules,
-                                                  self.states_given), t))
+            vars_, body, guard, summed = self.enclosing.reversed_over(t)
+            seed = read_adjoint(adjoint, positions(vars_))
+            if guard is not None:
+                seed = Op("select", (guard, seed, const(0.0, seed)), seed.dtype)
+            self._leaves(reuse_primal(propagate(body, seed, self.stops, summed, self.rules,
+                                                  self.states_given), t, vars_, body))
         elif isinstance(t, Stack):
             for k, elem in enumerate(t.elems):
                 at = (Const(np.asarray(k, np.int32)),)
@@ -110,7 +116,9 @@ class _Gradient:
                 leaf.leaf.tensor if isinstance(leaf.leaf, Read) else leaf.leaf
             if not target.dtype.is_float:
                 continue
-            self._add(target, self._contribution(leaf))
+            # an enclosing index is the point the derivative is asked at, never summed over
+            kept = tuple(v for v in leaf.extra_vars if v not in self.enclosing.outer)
+            self._add(target, self._contribution(replace(leaf, extra_vars=kept)))
 
     def _add(self, target: Value, contribution: Value) -> None:
         self.values[id(target)] = target
@@ -118,6 +126,10 @@ class _Gradient:
 
     def _through_recurrence(self, group) -> None:
         """All members of a group at once: one adjoint loop (recurrence_adjoint)."""
+        if self.enclosing.off_diagonal(group):
+            raise d.error(d.UNSUPPORTED, "a derivative through a recurrence computed for every point of an "
+                          "enclosing definition, read there at other points than its own, is not compiled yet",
+                          self.span)
         outside: dict = {}
         for v in list(self.values.values()):
             if isinstance(v, RecValue) and v.group is group and self._total(v) is not None:
@@ -137,8 +149,12 @@ class _Gradient:
             scalar = body if guard is None else Op("select", (guard, body, const(0.0, body)), body.dtype)
             return Generic((), scalar) if tensor_read else scalar
         vars_ = fresh_index_vars(node.tensor.shape, "u")
-        body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, node.subs,
-                                 tuple(IndexRef(v) for v in vars_))
+        diagonal = self.enclosing.diagonal_axes(node.tensor)
+        assert all(isinstance(node.subs[k], IndexRef) and node.subs[k].var is v for k, v in diagonal.items())
+        vars_ = tuple(diagonal.get(k, u) for k, u in enumerate(vars_))     # (enclosing.py)
+        pinned = [k for k in range(len(vars_)) if k not in diagonal]
+        body, guard = gather_sum(leaf.adjoint, leaf.extra_vars, tuple(node.subs[k] for k in pinned),
+                                 tuple(IndexRef(vars_[k]) for k in pinned))
         return Generic(vars_, body, guard)
 
     def _total(self, t: Value):

@@ -13,13 +13,14 @@ from einc.ir.nodes import Generic, IndexRef, Read, Value
 from einc.autodiff.substitute import Substitution
 
 
-def reuse_primal(leaves: list, t: Generic) -> list:
-    """`leaves` (of propagating through t's body) with t's body replaced by a read of t. Only for
-    unguarded definitions over ranges starting at 0, where t at a point is exactly its body."""
-    if t.guard is not None or any(v.lo != 0 for v in t.vars):
+def reuse_primal(leaves: list, t: Generic, vars_: tuple, body: Value) -> list:
+    """`leaves` (of propagating through `body`, t's body over `vars_`, t's own or copies of them)
+    with that body replaced by a read of t. Only for unguarded definitions over ranges starting
+    at 0, where t at a point is exactly its body."""
+    if t.guard is not None or any(v.lo != 0 for v in vars_):
         return leaves
-    read = Read(t, tuple(IndexRef(v) for v in t.vars), in_bounds=True)
-    swap = _Replace(t.body, read)
+    read = Read(t, tuple(IndexRef(v) for v in vars_), in_bounds=True)
+    swap = _Replace(body, read)
     return [replace(leaf, adjoint=swap.value(leaf.adjoint)) for leaf in leaves]
 
 

@@ -178,10 +178,20 @@ def _nesting(group, groups: list) -> list:
         return f"group {groups.index(g)} ({', '.join(m.name for m in g.members)})"
     inner = [g for g in groups if g.enclosing is group]
     lines = [f"  nested: runs whole inside each step of {named(group.enclosing)}, reading its state at earlier "
-             "steps; its storage is made anew at each of those steps"] if group.enclosing is not None else []
+             f"steps{_per_point(group)}; its storage is made anew at each of those steps"] \
+        if group.enclosing is not None else []
     if inner:
         lines.append(f"  inside each step: the loops of {', '.join(map(named, inner))}, after the slices they read")
     return lines
+
+
+def _per_point(group) -> str:
+    """A nested loop run for every point of the clause or definition it is computed in (its batch
+    axes)."""
+    batch = group.members[0].batch
+    if not batch:
+        return ""
+    return f", for every point ({', '.join(v.name for v in batch)}) of the clause or definition it is computed in at once"
 
 
 PACKED = ("  packed weights: {} — copied once per call with the last two axes swapped, so each lane's sum "

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine
-from einc.ir.nodes import Generic, IndexRef, Input, Read, StateRead, Value, free_vars, walk
+from einc.ir.nodes import (Compact, Generic, IndexRef, Input, Piecewise, Read, RecValue, StateRead, Value,
+                           fresh_index_vars, free_vars, walk)
+from einc.ir.rebuild import rebuild
 from einc.ir.types import F32
 from einc.autodiff.gradient import gradient
 from einc.autodiff.jacobian import SLICE, check_float, zeros
@@ -41,11 +43,18 @@ def request(el, e: ast.Derivative, env):
         return _by_an_expression(el, e, env)
     y, ysubs = _operand(el, e.numerator, env)
     x, xsubs = _operand(el, e.denominator, env)
+    if isinstance(y, PartialRead):
+        y = _row_tensor(y, e.span)
+    row_at = []
+    if isinstance(x, PartialRead):
+        y, x, row_at = _through_row(tensors.whole(y, e.span), x, e.span)
     y, x = _typed(y, x, e)
     _note_same_step_reads(y, x, e, el.state)
     if y.rank == 0 and not xsubs:
-        tensors.per_point(_pending_vars(y), e.span)
-        return tensors.not_per_point(gradient(y, x, e.span, el.derivative_rules), el.state, e.span)
+        _needs_ranges(_pending_vars(y), e.span)
+        g = tensors.not_per_point(gradient(y, x, e.span, el.derivative_rules), el.state, e.span)
+        return tensors.read(g, row_at, e.span, el.state, f"`@{_name(e.numerator)} / @{_name(e.denominator)}`") \
+            if row_at else g
     lazy = LazyJacobian(y, x, el.derivative_rules, e.span)
     if not ysubs and not xsubs:
         return lazy
@@ -97,6 +106,17 @@ def _note_same_step_reads(y: Value, x: Value, e: ast.Derivative, state) -> None:
             step = affine.affine_of(n.subs[0])
             if step is not None and step in steps:
                 state.same_step_derivatives += [(n.member, m, e.span) for m in own.values()]
+
+
+def _needs_ranges(pending: set, span) -> None:
+    """A gradient per point of an index whose range is still being inferred (`sum[mb](..)`) is
+    batched over that index before its extent is known: not compiled; with the range written it is."""
+    if pending:
+        names = ", ".join(sorted(f"`{v.name}`" for v in pending))
+        raise d.error(d.UNSUPPORTED, f"a gradient per point of {names}, an index whose range is "
+                      "inferred from its reads, is not compiled yet", span,
+                      hint="write the index's range where it is bound, as in `sum[mb in 0..M](..)` "
+                      "or `let g[n in 0..N, ..] = ..`")
 
 
 def _pending_vars(y: Value) -> set:
@@ -151,7 +171,8 @@ def _is_number(env, def_id) -> bool:
 
 
 def _operand(el, node, env):
-    """(value, subscripts) of one side of the quotient: `name` or `name[subs]`."""
+    """(value, subscripts) of one side of the quotient: `name` or `name[subs]`; the row of an
+    enclosing definition's point as a PartialRead."""
     base, subs = (node.base, node.subscripts) if isinstance(node, ast.Index) else (node, [])
     v = el.ev(base, env)
     if isinstance(v, RecState):
@@ -159,12 +180,61 @@ def _operand(el, node, env):
         v, subs = el.ev(node, env), []
     if isinstance(v, PartialRead) and any(free_vars(s) for s in v.subs):
         # the row of an enclosing definition's point (`f(x[t])` differentiating its parameter)
-        tensors.per_point({i for s in v.subs for i in free_vars(s)}, node.span, "derivative")
+        if subs:
+            tensors.per_point({i for s in v.subs for i in free_vars(s)}, node.span, "derivative")
+        return v, []
     if not isinstance(v, Weak):
         v = tensors.whole(v, node.span)
         if not isinstance(v, Value):
             raise d.error(d.TYPE, f"cannot differentiate {describe(v)}", node.span)
     return v, [_subscript(el, s, env, node.span) for s in subs]
+
+
+def _through_row(y: Value, row: PartialRead, span) -> tuple:
+    """(y, r, []): y reading the row `row` (`x[t]`, t a point of an enclosing definition)
+    through a tensor of its own, r, which `@y / @r` differentiates by; both computed per point as
+    any derivative there is (tensors.not_per_point). Every read of that row counts, as in the
+    entries `(@y / @x)[.., t, ..]`. A row that a recurrence or a piecewise definition reads is
+    not rewritten there: a scalar y is then differentiated by all of x per point and read at the
+    row, (y, x, [t]); a Jacobian is E011."""
+    base, lead = row.base, len(row.subs)
+    r = _row_tensor(row, span)
+
+    def of_row(v, subs) -> bool:
+        return isinstance(v, Read) and v.tensor is base and all(map(_same_subscript, subs[:lead], row.subs))
+
+    def change(v, operands):
+        if of_row(v, operands[1:]):
+            return Read(r, operands[1 + lead:], span=v.span, in_bounds=v.in_bounds)
+        if isinstance(v, (Piecewise, Compact, RecValue)) and any(isinstance(n, Read) and of_row(n, n.subs)
+                                                                 for n in walk([v])):
+            raise _OpaqueRead()
+        return None
+
+    try:
+        return rebuild([y], change, opaque=(Piecewise, Compact, RecValue))[id(y)], r, []
+    except _OpaqueRead:
+        if y.rank:
+            raise d.error(d.UNSUPPORTED, "a Jacobian with respect to a point's row that a recurrence "
+                          "or piecewise definition reads is not compiled yet", span,
+                          hint="read the entries of the whole one, `(@y / @x)[i, t, j]`") from None
+        return y, base, list(row.subs)
+
+
+class _OpaqueRead(Exception):
+    """The row is read inside a value whose reads through_row does not rewrite."""
+
+
+def _row_tensor(row: PartialRead, span) -> Generic:
+    """The row of a point (`x[t]`, t an enclosing definition's index) as a tensor over its own
+    axes that reads t, as derivatives per point take their values (tensors.not_per_point)."""
+    vars_ = fresh_index_vars(row.base.shape[len(row.subs):], "r")
+    return Generic(vars_, Read(row.base, tuple(row.subs) + tuple(IndexRef(v) for v in vars_), span=span), span=span)
+
+
+def _same_subscript(a: Value, b: Value) -> bool:
+    lin = affine.affine_of(a)
+    return a is b or (lin is not None and lin == affine.affine_of(b))
 
 
 def _typed(y, x, e: ast.Derivative) -> tuple[Value, Value]:

@@ -64,13 +64,15 @@ class Streams:
     current: random.Random | None = None    # a loop in a step reading members of that step (ProgramGenerator.with_nesting)
     scans: random.Random | None = None      # a row function's reduction as a recurrence over its rows (ProgramGenerator.row_map)
     tallies: random.Random | None = None    # a count member indexing a float member's row (ProgramGenerator.with_tally)
+    points: random.Random | None = None     # a loop in a step reading the clause's point indices (ProgramGenerator.with_nesting)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
         return cls(*(random.Random(f"{seed}/{number}/{name}") for name in
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
-                      "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies")))
+                      "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
+                      "points")))
 
 
 @dataclass(frozen=True)

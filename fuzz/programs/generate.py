@@ -53,6 +53,7 @@ TALLY_SUFFIX = "n"                 # a count member's name: its member's and thi
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 CURRENT_SHARE = 0.5                # of those loops, the ones that may also read members computed earlier in the step
+POINTS_SHARE = 0.5                 # of the loops in a step, those reading the clause's point indices
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
 # of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
@@ -148,7 +149,7 @@ class ProgramGenerator:
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.rims, self.tallies = streams.rims, streams.tallies
-        self.copies, self.current = streams.copies, streams.current
+        self.copies, self.current, self.points = streams.copies, streams.current, streams.points
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
@@ -695,14 +696,17 @@ class ProgramGenerator:
         r[t - 1, 2] + ..; let s[m in 1..5] = 0.5 * s[m - 1] + ..; s[4] }`) or a call of the
         program's function whose body is one. The loop sees the step's index, the program's
         tensors and the members at earlier steps, not the clause's other indices, its `where`
-        bindings or the member itself at this step: one loop per point, or one reading the step
-        being computed, is E011 (docs/DECISIONS.md, Recurrences). Some loops (from `current`, a
-        stream of its own) also read members computed earlier in the step (`solve(S[t], ..)`)."""
+        bindings or the member itself at this step: one reading the step being computed is E011
+        (docs/DECISIONS.md, Recurrences). Some loops (from `current`, a stream of its own) also
+        read members computed earlier in the step (`solve(S[t], ..)`); some (from `points`, a
+        stream of its own) read the clause's other indices too, one loop per point, which einc
+        runs for every point at once."""
         if self.nesting is None or me.dtype not in FLOATS + INTS or self.nesting.random() >= NESTING_SHARE:
             return drive
         gen = self.nested
         now = self.current is not None and self.current.random() < CURRENT_SHARE
-        inner = _nesting_scope(scope, self.scope.functions, now)
+        per_point = self.points is not None and self.points.random() < POINTS_SHARE
+        inner = _nesting_scope(scope, self.scope.functions, now, per_point)
         start = gen.step_read(self.nesting.choice([s for s in inner.steps if s.tensor.dtype == me.dtype]), inner)
         calls = [f for f in self.scope.functions if isinstance(f.body, Recur) and f.dtype == me.dtype]
         if calls and self.nesting.random() < 0.5:
@@ -913,15 +917,15 @@ class ProgramGenerator:
         return [Derivative(self.gen.name("g"), first.of, wrt, tensors[wrt].dtype, first.outer)]
 
 
-def _nesting_scope(step: Scope, functions: tuple, now: bool = False) -> Scope:
-    """What a loop run inside a step of `step` may read: the step's index, the members at
-    earlier steps (with `now`, those computed earlier in the step at this one too), the tensors
-    but index inputs (an inner loop's data-dependent subscripts are clamped, not checked, so a
-    stray one would not fail the run), the functions that are not recurrences; the step's other
-    names hidden."""
+def _nesting_scope(step: Scope, functions: tuple, now: bool = False, points: bool = False) -> Scope:
+    """What a loop run inside a step of `step` may read: the step's index (with `points`, the
+    clause's other indices too), the members at earlier steps (with `now`, those computed earlier
+    in the step at this one too), the tensors but index inputs (an inner loop's data-dependent
+    subscripts are clamped, not checked, so a stray one would not fail the run), the functions
+    that are not recurrences; the step's other names hidden."""
     steps = (replace(s, lookbacks=tuple(c for c in s.lookbacks if c or now)) for s in step.steps)
     return Scope(tensors=tuple(t for t in step.tensors if not (t.values and t.values[0] >= 0)),
-                 indices=tuple(v for v in step.indices if v.name == step.step_var),
+                 indices=tuple(v for v in step.indices if v.name == step.step_var or points),
                  functions=tuple(f for f in functions if not isinstance(f.body, Recur)),
                  steps=tuple(s for s in steps if s.lookbacks), step_var=step.step_var, dims=step.dims,
                  hidden=step.hidden + tuple(v.name for v in step.indices) + tuple(n for n, _ in step.locals))

@@ -175,18 +175,17 @@ def test_a_bare_differential_is_the_tangent_along_the_one_input_read():
      "let b[t in 1..T] = a[t] * 2.0;\nlet l = sum[t](b[t]);\nlet g = @l / @a;\n", "through its own recurrence"),
     ("let x: [f64; T];\nlet a[0] = 0.0;\nlet b[0] = 0.0;\nlet a[t in 1..T] = b[t - 1] + x[t];\n"
      "let b[t in 1..T] = a[t] * 2.0;\nlet c = (@b / @a)[:, 0];\n", "through its own recurrence"),
-    # a gradient per microbatch inside a sum over them: an internal error (`mb` inferred, a
-    # TypeError) or a lowering failure ("not iterated by the enclosing kernel") before
-    *[("let X: [f32; M, B, D];\nlet w: [f32; D];\n"
-       "fn grad(X, w) { let r[n] = sum[d](X[n, d] * w[d]); let L = sum[n](r[n] * r[n]); @L / @w }\n"
-       f"let g[d] = sum[{mb}](grad(X[mb], w)[d]);\n", "depend on `mb`, an index of an enclosing")
-      for mb in ("mb", "mb in 0..M")],
-    # a Jacobian with respect to the row of an enclosing definition's point (an E011 about a
-    # sub-array used whole before; its entries with respect to the whole array are compiled,
-    # test_jacobian_entries_per_point_of_an_enclosing_definition)
-    ("let m: [f64; 5, 2];\nfn f(x) { [x[0] * x[1], x[1] + x[0] * x[0]] }\n"
-     "fn g(m, t) { let r = m[t]; let y = f(r); let J = @y / @r; J[0, 0] * J[1, 1] }\n"
-     "let d[t in 0..5] = g(m, t);\n", "derivative whose tensors depend on `t`, an index of an enclosing"),
+    # a gradient per microbatch inside a sum over them whose range is inferred (an internal
+    # error before, a TypeError; with the range written it is compiled,
+    # tests/e2e/test_per_point_gradients.py)
+    ("let X: [f32; M, B, D];\nlet w: [f32; D];\n"
+     "fn grad(X, w) { let r[n] = sum[d](X[n, d] * w[d]); let L = sum[n](r[n] * r[n]); @L / @w }\n"
+     "let g[d] = sum[mb](grad(X[mb], w)[d]);\n", "per point of `mb`, an index whose range is inferred"),
+    # a Jacobian with respect to a point's row that a recurrence reads (the row's reads there
+    # are not rewritten; a gradient falls back to the whole array's, a Jacobian is E011)
+    ("let m: [f64; 5, 4];\nfn f(x) { let h[0] = x[0]; let h[t in 1..4] = h[t - 1] * x[t]; h }\n"
+     "fn g(m, t) { let r = m[t]; let y = f(r); let J = @y / @r; J[3, 0] }\n"
+     "let d[t in 0..5] = g(m, t);\n", "Jacobian with respect to a point's row that a recurrence"),
     ("fn total(v: [f64; 3]) -> f64 { sum[i](v[i]) }\n@fn total(v) { 1.0 }\n"
      "let x: [f64; 3];\nlet s = total(x);\n", "derivative rule for `total`"),
 ])
@@ -233,7 +232,7 @@ def test_a_scalar_gradient_per_point_with_the_range_inferred_or_given(k):
     implied volatility per strike, found by the hold-out program implied_vol): with the point's
     range inferred, `k` was still pending when the gradient was asked for and any such request
     was E011, though the gradient is scalars only; with `k in 0..3` it compiled. A gradient whose
-    tensors read `k` stays E011 (test_unsupported_derivatives_are_E011_naming_the_construct)."""
+    tensors read `k` is compiled with its range written (tests/e2e/test_per_point_gradients.py)."""
     x, w = np.array([0.5, -1.0, 2.0]), 1.5
     out = einc.load(einc.compile(f"""use std::math::*;
         let x: [f64; 3];

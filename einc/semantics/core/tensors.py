@@ -14,9 +14,10 @@ from typing import Optional
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Clause, Compact, Const, Generic, IndexRef, IndexVar, Op, Piecewise, Read, RecValue, Reduce, Stack,
+from einc.ir.nodes import (Clause, Compact, Const, Generic, IndexRef, IndexVar, Op, Piecewise, Read, RecValue, Stack,
                            StateRead, Value,
                            fresh_index_vars, free_vars, is_folding_constant, size_value, walk)
+from einc.ir.rebuild import rebuild
 from einc.ir.types import I32, Lin, shape_str
 from einc.autodiff.jacobian import SLICE, jacobian, jacobian_read
 from einc.autodiff.substitute import Substitution
@@ -203,7 +204,7 @@ def read_jacobian(lazy: LazyJacobian, subs: list, span, state: State, text: str)
     subs += [SLICE] * (lazy.rank - len(subs))
     state.note_jacobian_read(_Subscripts(tuple(subs), span), lazy.shape, [text] * len(subs),
                              [k for k, s in enumerate(subs) if s is not SLICE])
-    value = not_per_point(jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules), state, span, "derivative")
+    value = not_per_point(jacobian_read(lazy.y, lazy.x, subs, span, lazy.rules), state, span)
     if isinstance(value, Read):
         # an element read under a guard (`if j < 3 { J[i, j] } else { .. }`) is bounds-checked
         # as one, like a tensor's read
@@ -211,22 +212,21 @@ def read_jacobian(lazy: LazyJacobian, subs: list, span, state: State, text: str)
     return value
 
 
-def not_per_point(g: Value, state: State, span, what: str = "gradient"):
+def not_per_point(g: Value, state: State, span):
     """A derivative whose tensors read an index of an enclosing definition or reduction (a
     gradient asked for per microbatch inside `sum[mb](..)`, a Jacobian of a function called per
     point) needs each of them batched over that index, as definitions are
-    (batch_over_outer_indices): a Jacobian's read is (_batch_derivative), a gradient is not
-    compiled yet, E011. A recurrence's step is no such index (a step computes its tensors
-    itself)."""
+    (batch_over_outer_indices; _batch_derivative). A recurrence's step is no such index (a step
+    computes its tensors itself)."""
     nodes = walk([g])
     bound = set(state.recurrence_steps) | set(state.step_ranges) | set(state.step_ranges.values())
     for n in nodes:
         if isinstance(n, RecValue):
             bound |= {n.group.t_var} | {v for m in n.group.members for c in m.clauses for v in c.vars}
     outer = set().union(*(body_vars(n) - set(n.vars) - bound for n in nodes if isinstance(n, Generic)))
-    if outer and what == "derivative" and not outer & set(state.step_ranges.values()):
+    if outer and not outer & set(state.step_ranges.values()):
         return _batch_derivative(g, sorted(outer, key=lambda v: v.name), span)
-    per_point(outer, span, what)
+    per_point(outer, span, "derivative")
     return g
 
 
@@ -235,45 +235,23 @@ def _batch_derivative(g: Value, outer: list, span):
     all its values at once, as leading axes, and read at the current point: the derivative's
     graph batched as batch_over_outer_indices batches one definition."""
     at = tuple(offset_ref(v) for v in outer)
-    memo, batched = {}, set()
+    batched = set()
 
-    def rebuild(v):
-        if id(v) not in memo:
-            memo[id(v)] = v if v is None else _rebuilt(v)
-        return memo[id(v)]
-
-    def _rebuilt(v):
+    def change(v, operands):
         if isinstance(v, Generic):
-            body, guard = rebuild(v.body), rebuild(v.guard)
-            reads = free_vars(body) | (free_vars(guard) if guard is not None else frozenset())
+            reads = free_vars(operands[0]) | (free_vars(operands[1]) if len(operands) > 1 else frozenset())
             if (reads - set(v.vars)) & set(outer):
-                new = Generic(tuple(outer) + tuple(v.vars), body, guard, span=v.span)
+                new = Generic(tuple(outer) + tuple(v.vars), operands[0], operands[1] if len(operands) > 1 else None,
+                              span=v.span)
                 batched.add(id(new))
                 return new
-            return v if body is v.body and guard is v.guard else Generic(v.vars, body, guard, span=v.span)
-        if isinstance(v, Read):
-            tensor, subs = rebuild(v.tensor), tuple(rebuild(x) for x in v.subs)
-            if id(tensor) in batched:
-                return Read(tensor, at + subs, span=v.span, in_bounds=v.in_bounds)
-            unchanged = tensor is v.tensor and all(a is b for a, b in zip(subs, v.subs))
-            return v if unchanged else Read(tensor, subs, span=v.span, in_bounds=v.in_bounds)
-        if isinstance(v, Op):
-            args = tuple(rebuild(a) for a in v.args)
-            return v if all(a is b for a, b in zip(args, v.args)) else Op(v.op, args, v.dtype, span=v.span)
-        if isinstance(v, Reduce):
-            body, guard = rebuild(v.body), rebuild(v.guard)
-            return v if body is v.body and guard is v.guard else Reduce(v.kind, v.vars, body, guard, span=v.span)
-        if isinstance(v, Stack):
-            elems = tuple(rebuild(e) for e in v.elems)
-            return v if all(a is b for a, b in zip(elems, v.elems)) else Stack(elems, span=v.span)
-        if isinstance(v, StateRead):
-            subs = tuple(rebuild(x) for x in v.subs)
-            return v if all(a is b for a, b in zip(subs, v.subs)) else StateRead(v.member, subs, span=v.span)
-        if isinstance(v, (Piecewise, Compact)) and any(isinstance(n, IndexRef) and n.var in outer for n in walk([v])):
+        elif isinstance(v, Read) and id(operands[0]) in batched:
+            return Read(operands[0], at + operands[1:], span=v.span, in_bounds=v.in_bounds)
+        elif isinstance(v, (Piecewise, Compact)) and any(isinstance(n, IndexRef) and n.var in outer for n in walk([v])):
             per_point(set(outer), span, "derivative")       # one reading an outer index: not batched here
-        return v
+        return None
 
-    out = rebuild(g)
+    out = rebuild([g], change, opaque=(Piecewise, Compact, RecValue))[id(g)]
     if id(out) not in batched:
         return out
     return PartialRead(out, at, span) if len(out.vars) > len(outer) else Read(out, at, span=span, in_bounds=True)

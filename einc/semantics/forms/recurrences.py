@@ -292,21 +292,17 @@ def _outer_indices(el, group: RecurrenceGroup) -> list:
             found |= frozenset().union(*map(free_vars, roots)) - frozenset(c.vars) - {group.t_var}
     steps = found & set(el.state.recurrence_steps)
     if outer_reads or steps:
-        _check_nested(el, group, found - steps, steps, outer_reads)
-        return []
-    return sorted(found, key=lambda v: v.name)
+        _check_nested(el, group, steps, outer_reads)
+    return sorted(found - steps, key=lambda v: v.name)
 
 
-def _check_nested(el, group: RecurrenceGroup, points: set, steps: set, outer_reads: list) -> None:
+def _check_nested(el, group: RecurrenceGroup, steps: set, outer_reads: list) -> None:
     """A group nested in the loop of the innermost enclosing recurrence (step `e`) reads only
-    that loop's step and its state at earlier steps, and no point of its clause (it runs once
-    per step)."""
+    that loop's step and its state at earlier steps (it runs once per step; for every point of
+    its clause at once where it reads one)."""
     innermost = el.state.recurrence_steps[-1]
     further = [r for r in outer_reads if not _this_or_an_earlier_step_of(r, innermost)]
-    if points:
-        what = (f"the index `{sorted(points, key=lambda v: v.name)[0].name}` of the clause it is computed in "
-                "(one inner loop per point of a step)")
-    elif further:
+    if further:
         what = (f"`{further[0].member.name}` at a step other than the current or an earlier one of the loop "
                 "it runs in (that loop's step minus a constant), or a loop further out")
     elif steps - {innermost}:
@@ -343,8 +339,10 @@ def batch_over_outer_indices(group: RecurrenceGroup, members: dict, outer: list)
         for c in m.clauses:
             c.vars = tuple(outer) + tuple(c.vars)
     roots = _roots([c for m in group.members for c in m.clauses])
+    own = {id(m) for m in group.members}
     for read in _state_reads(roots):
-        read.subs = read.subs[:1] + refs + read.subs[1:]
+        if id(read.member) in own:      # an enclosing loop's state is read where it was
+            read.subs = read.subs[:1] + refs + read.subs[1:]
     _batch_step_tensors(roots, outer)
     return {did: _at_outer_point(RecValue(group, m, span=m.span), outer) for did, m in members.items()}
 
