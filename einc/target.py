@@ -109,10 +109,12 @@ _CPU_DEVICES = ("local-task", "local-sync")
 # barrier, not a host one. IREE-261: a returned bool tensor's readers take it through a barrier
 # (every target). IREE-267: a reduction a kernel reads along two loops, fenced before it.
 # IREE-268: a matvec's or vecmat's result, fenced before a consumer reading a row of a matrix.
+# IREE-269: a widening kernel's result, fenced before a strided slice of it.
 _CPU_DEFECTS = frozenset({"IREE-07", "IREE-09", "IREE-19", "IREE-43", "IREE-45", "IREE-48", "IREE-50",
                           "IREE-51", "IREE-53", "IREE-76", "IREE-77", "IREE-78", "IREE-98", "IREE-102",
                           "IREE-105", "IREE-120", "IREE-150", "IREE-195", "IREE-196", "IREE-212",
-                          "IREE-220", "IREE-251", "IREE-260", "IREE-261", "IREE-264", "IREE-267", "IREE-268"})
+                          "IREE-220", "IREE-251", "IREE-260", "IREE-261", "IREE-264", "IREE-267", "IREE-268",
+                          "IREE-269"})
 # IREE-31: NumPy's large arrays start 16 bytes past a page, so with IREE's 64 they were copied
 # every call (the RNN H = 64 bench's 25 MB input: 15% of its time); 16 lends them in place.
 _CPU = dict(has_vector_lanes=True, fuses_step_sums=True, convolution_tiles=True, unrolled_poolings=True,

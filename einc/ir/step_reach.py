@@ -7,7 +7,6 @@ read stays at earlier points (einc.semantics.forms.recurrences).
 """
 from __future__ import annotations
 
-import itertools
 from typing import Optional
 
 from einc.ir import affine
@@ -98,7 +97,9 @@ def _excludes_zero(diff: Lin, guards: tuple) -> bool:
 def _bounds(diff: Lin, var: IndexVar, var_range: tuple, limits: dict, low: bool, depth: int = 0) -> list:
     """The lower (upper) bounds of `diff`, one per choice of a bound for each other variable
     (a bound may name further variables, `k < j` with `j < i`: chosen in turn, a few deep),
-    taken at the end of `var_range` that makes it least (greatest)."""
+    taken at the end of `var_range` that makes it least (greatest). One variable is replaced at a
+    time, first one that no other's bounds name, so that a bound through another variable cancels
+    it (`r - i` with r in i..i + l is at most l - 1 at every i, not l - 1 + i's hull)."""
     free = [k for k in diff.keys() if isinstance(k, IndexVar) and k is not var]
     if not free:
         c = diff.terms.get(var, 0)
@@ -106,12 +107,14 @@ def _bounds(diff: Lin, var: IndexVar, var_range: tuple, limits: dict, low: bool,
         return [diff.substitute({var: end}) if c else diff]
     if depth == _DEPTH:
         return []
-    options = [_var_bounds(k, limits, lower=(diff.terms[k] > 0) == low) for k in free]
-    return [b for choice in itertools.product(*options)
-            for b in _bounds(diff.substitute(dict(zip(free, choice))), var, var_range, limits, low, depth + 1)]
+    options = {k: _var_bounds(k, limits, lower=(diff.terms[k] > 0) == low) for k in free}
+    named = {v for k in free for b in options[k] for v in b.keys() if v is not k}
+    k = next((k for k in free if k not in named), free[0])
+    return [b for bound in options[k]
+            for b in _bounds(diff.substitute({k: bound}), var, var_range, limits, low, depth + 1)]
 
 
-_DEPTH = 3
+_DEPTH = 8
 
 
 def _var_bounds(k: IndexVar, limits: dict, lower: bool) -> list:

@@ -25,7 +25,7 @@ from einc.mlir.lowering import Lowering
 from einc.mlir.returned_bools import fence_returned_bools
 from einc.mlir.core.rounding import round_products_separately
 from einc.mlir.core.shapes import emit_read_checks, emit_shape_checks
-from einc.mlir.strided_gathers import fence_strided_gathers
+from einc.mlir.strided_gathers import fence_strided_gathers, fence_widened_strided_slices
 from einc.mlir.signature import function_type, record_input_alignment, record_read_once_inputs, reflection
 from einc.passes.target_support import check_target
 from einc.mlir.core.types import is_tensor
@@ -73,6 +73,8 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             fence_reductions_read_along_two_loops(target, module)
         if target.has_defect("IREE-105"):
             fence_strided_gathers(target, module)
+        if target.has_defect("IREE-269"):
+            fence_widened_strided_slices(target, module)
         if target.has_defect("IREE-150"):
             fence_gathered_rows(target, module)
         if any(target.has_defect(d) for d in ("IREE-98", "IREE-99", "IREE-268")):

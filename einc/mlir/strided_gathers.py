@@ -7,6 +7,13 @@ translation ("unrealized_conversion_cast (i64) -> index"): IREE folds the copies
 slice with strides in the gathering dispatch. `std::ml::slice` with a step of 2 and then one of
 -2 reaches it. The gathered tensor passes a barrier (`fence`) before such a kernel, so the
 slice is copied by a dispatch of its own.
+
+IREE-269: on llvm-cpu and llvm-cpu-generic, a strided `tensor.extract_slice` (`u[2 * k + 1, m]`)
+of an elementwise kernel's result that widens its input (`(st[k, m] as f64) + 0.5` with st i32,
+i16 -> f32, f32 -> f64) is compiled into one dispatch with the kernel, which then keeps the whole
+widened tensor on the stack: "exceeded stack allocation limit of 32768 bytes" past 32 KiB (a
+per-path random generator's uniforms read two by two). The widened tensor passes a barrier
+before the slice, so the kernel stores it and the slice reads it.
 """
 from __future__ import annotations
 
@@ -79,3 +86,37 @@ def _moves_elements(op) -> bool:
     body = list(block.operations)
     return len(body) == 1 and len(body[0].operands) == 1 and body[0].operands[0] == block.arguments[0] \
         and len(block.arguments) == len(op.results) + 1
+
+
+def fence_widened_strided_slices(target: Target, module: ir.Module) -> None:
+    """Put a barrier between each strided slice and the widening kernel whose result it cuts."""
+    slices: list = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "tensor.extract_slice" and _strided(op) and _widens(op.operands[0]):
+            slices.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    fenced: dict = {}
+    for op in slices:
+        source = op.operands[0]
+        if source not in fenced:
+            with ir.InsertionPoint(op):
+                fenced[source] = fence(target, source)
+        op.operands[0] = fenced[source]
+
+
+def _widens(value: ir.Value) -> bool:
+    """Whether `value` is a `linalg.generic`'s result with more bits per element than one of its
+    tensor inputs."""
+    owner = value.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.operation.name != "linalg.generic":
+        return False
+    bits = _bits(value.type)
+    return bits is not None and any(
+        isinstance(v.type, ir.RankedTensorType) and (_bits(v.type) or bits) < bits for v in owner.operation.operands)
+
+
+def _bits(kind) -> int | None:
+    """The bits of a tensor type's element (None: no tensor, or an element without a width)."""
+    return getattr(ir.RankedTensorType(kind).element_type, "width", None) if isinstance(kind, ir.RankedTensorType) else None

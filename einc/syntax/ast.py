@@ -274,6 +274,7 @@ class IndexVar(Node):
     name: str
     range: Optional[Range] = None
     def_id: Any = None
+    shadows: Any = None            # a declaration bracket's bare name: the value binding of that name in scope
 
 
 @dataclass(eq=False)

@@ -65,6 +65,7 @@ class Streams:
     scans: random.Random | None = None      # a row function's reduction as a recurrence over its rows (ProgramGenerator.row_map)
     tallies: random.Random | None = None    # a count member indexing a float member's row (ProgramGenerator.with_tally)
     points: random.Random | None = None     # a loop in a step reading the clause's point indices (ProgramGenerator.with_nesting)
+    shifted: random.Random | None = None    # a step's mean over steps from another index on (ProgramGenerator.with_shifted)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -72,7 +73,7 @@ class Streams:
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
-                      "points")))
+                      "points", "shifted")))
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's n
 TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
 TALLY_SUFFIX = "n"                 # a count member's name: its member's and this (drawn names end in a digit)
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
+SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or more, those adding a mean from j on
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 CURRENT_SHARE = 0.5                # of those loops, the ones that may also read members computed earlier in the step
 POINTS_SHARE = 0.5                 # of the loops in a step, those reading the clause's point indices
@@ -148,7 +149,7 @@ class ProgramGenerator:
         self.rng = rng
         self.history, self.triangle, self.starts = streams.history, streams.triangle, streams.starts
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
-        self.rims, self.tallies = streams.rims, streams.tallies
+        self.rims, self.tallies, self.shifted = streams.rims, streams.tallies, streams.shifted
         self.copies, self.current, self.points = streams.copies, streams.current, streams.points
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
@@ -649,6 +650,7 @@ class ProgramGenerator:
         if rng.random() < 0.3 or self.long_back:
             drive = self.step_tensor(me, own, scope)
         drive = self.with_history(me, scope, drive)
+        drive = self.with_shifted(me, scope, drive)
         drive = self.with_nesting(me, scope, drive)
         drive = self.with_row(me, scope, drive)
         if typed_by_step:
@@ -688,6 +690,23 @@ class ProgramGenerator:
         if me.dtype in FLOATS:
             over = Binary("*", Lit(0.25, me.dtype), over, me.dtype)
         return Binary("+", drive, over, me.dtype)
+
+    def with_shifted(self, me: Tensor, scope: Scope, drive):
+        """Some of the time (from `shifted`, a stream of its own) a float `drive` plus a quarter
+        of the member's mean over its steps from the second index j on, read backward over a
+        range that starts at j: `0.25 * sum[q in j..t](r[t - 1 - q + j, j, ..]) / t` (empty where
+        j >= t). The read's step stays before t only through both q and j: q's bound names j,
+        which cancels (an interval DP's `C[r - i, i]`, r in i..i + l)."""
+        if self.shifted is None or me.dtype not in FLOATS or len(me.shape) < 2 or self.long_back \
+                or self.shifted.random() >= SHIFT_SHARE:
+            return drive
+        t, q = scope.step_var, self.gen.index_name(scope)
+        back = Binary("-", Binary("-", Index(t), Lit(1, "i32"), "i32"), Index(q), "i32")
+        rest = tuple(Index("jkl"[a]) for a in range(len(me.shape) - 1))
+        read = Read(me.name, (Binary("+", back, Index("j"), "i32"),) + rest, me.dtype)
+        over = Reduce("sum", (Range(q, Bound(0, index="j"), Bound(0, index=t)),), read, None, me.dtype)
+        mean = Binary("/", over, Cast(Index(t), me.dtype), me.dtype)
+        return Binary("+", drive, Binary("*", Lit(0.25, me.dtype), mean, me.dtype), me.dtype)
 
     def with_nesting(self, me: Tensor, scope: Scope, drive):
         """Some of the time (from `nesting`, a stream of its own, with names of its own) `drive`

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import einc
+from einc.driver import emit_program
 from tests.tiers import GENERIC_FULL, VULKAN_FULL
 
 SOURCE = """
@@ -150,3 +151,32 @@ def test_a_sum_of_powers_to_the_constant_0_counts_every_term():
     """)).run({"x": x, "n": n})
     assert out["s"] == np.sum(np.power(x, 0))
     np.testing.assert_array_equal(out["c"], [np.sum(np.power(n, 0) + i) for i in range(2)])
+
+
+def test_a_power_of_two_base_is_a_shift_and_wraps_as_numpy_does():
+    """A constant base 2^b (`2 ** j`, `4u8 ** k`, `8i64 ** k`) lowers to a shift, not to the loop
+    over the exponent's bits: that loop ran once per point of a reduction reading `2 ** (s - 1)`
+    (a suffix array's doubling step, 12x the rest's time). Past the type's width the power is 0,
+    as the wrapping product is, and a negative exponent gives 0 as for other bases."""
+    source = """
+let k: [i32; 9];
+let k8: [i8; 9];
+let u[n] = 2 ** k[n];
+let a[n] = 4u8 ** k[n];
+let b[n] = 8i64 ** k8[n];
+let c[n] = 2u32 ** (k[n] as u32);
+"""
+    k = np.array([0, 1, 7, 15, 30, 31, 32, 70, -3], np.int32)
+    out = einc.load(einc.compile(source).vmfb)(k=k, k8=k.astype(np.int8))
+    want = lambda base, dtype, ks: [0 if e < 0 else _wrapped_power(base, int(e), dtype) for e in ks]
+    np.testing.assert_array_equal(out["u"], want(2, np.int32, k))
+    np.testing.assert_array_equal(out["a"], want(4, np.uint8, k))
+    np.testing.assert_array_equal(out["b"], want(8, np.int64, k.astype(np.int8)))
+    np.testing.assert_array_equal(out["c"], want(2, np.uint32, k.astype(np.uint32)))
+
+
+@pytest.mark.parametrize("base, loops", [("2", False), ("3", True)])
+def test_only_a_power_of_two_base_skips_the_loop(tmp_path, base, loops):
+    path = tmp_path / "p.ein"
+    path.write_text(f"let k: [i32; 4];\nlet u[n] = {base} ** k[n];\n")
+    assert ("scf.for" in emit_program(str(path), "mlir")) == loops

@@ -301,6 +301,24 @@ def test_a_read_over_a_range_reaching_points_not_computed_yet_is_e007(read, word
     assert diag.code == "E007" and words in diag.message and diag.span.line == 4
 
 
+def test_an_interval_dp_over_a_range_starting_at_another_index_runs(run):
+    # C[l, i] over the spans of l items from i reads C[r - i, i] and C[i + l - 1 - r, r + 1] for r
+    # in i..i + l: both behind the step l at every i. The bounds of r (through i) and of i were
+    # taken independently, so `r - i - l` looked reachable up to i's extent: E007 (optimal BST).
+    w = rng.uniform(0.1, 1.0, 6)
+    out = run("""
+        let w: [f64; K];
+        let C[0, i in 0..K + 1] = 0.0;
+        let C[l in 1..K + 1, i in 0..K + 1 - l] = min[r in i..i + l](C[r - i, i] + C[i + l - 1 - r, r + 1])
+            + sum[k in i..i + l](w[k]);
+    """, w=w)
+    want = np.zeros((7, 7))
+    for l in range(1, 7):
+        for i in range(7 - l):
+            want[l, i] = min(want[r - i, i] + want[i + l - 1 - r, r + 1] for r in range(i, i + l)) + w[i:i + l].sum()
+    np.testing.assert_allclose(out["C"], want, rtol=1e-12)
+
+
 @pytest.mark.parametrize("block", [
     "{ let h[i in 0..3] = r[i]; sum[j in 0..3](h[j]) }",
     "{ let h[i in 0..3] = r[i] * 2.0; h[t % 3] }",

@@ -2,7 +2,10 @@
 every target, against NumPy. IREE-105: on the CPU targets IREE folded the window's copy into the
 gathering kernel and failed in LLVM translation ("unrealized_conversion_cast (i64) -> index");
 einc/mlir/strided_gathers.py puts a barrier between them. Found by the stdlib fuzzer (seed 6:
-`std::ml::slice` with steps 2 and then -2); these are the same reads written out."""
+`std::ml::slice` with steps 2 and then -2); these are the same reads written out. IREE-269: a
+strided slice of a widening kernel's result (i32 -> f64) was compiled into the kernel's dispatch,
+which kept the whole result on the stack and failed past 32 KiB (a Monte Carlo program's uniforms
+read two by two)."""
 import numpy as np
 import pytest
 
@@ -46,3 +49,20 @@ def test_gathers_from_a_strided_window_build_and_agree(target):
 def test_the_cpu_targets_list_the_defect():
     assert get_target("llvm-cpu").has_defect("IREE-105")
     assert get_target("llvm-cpu-generic").has_defect("IREE-105")
+    assert get_target("llvm-cpu").has_defect("IREE-269") and get_target("llvm-cpu-generic").has_defect("IREE-269")
+
+
+WIDENED = """
+let st: [i32; 48, 300];
+let u[k in 0..48, m in 0..300] = (st[k, m] as f64) + 0.5;
+let odd[k in 0..24, m in 0..300] = u[2 * k + 1, m] * 3.0;
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_a_strided_slice_of_a_widening_kernel_builds_and_agrees(target):
+    st = np.random.default_rng(269).integers(-1000, 1000, (48, 300)).astype(np.int32)
+    out = einc.load(einc.compile(WIDENED, target=target).vmfb)(st=st)
+    u = st.astype(np.float64) + 0.5
+    np.testing.assert_array_equal(out["u"], u)
+    np.testing.assert_array_equal(out["odd"], u[1::2] * 3.0)

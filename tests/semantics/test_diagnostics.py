@@ -469,3 +469,31 @@ def test_a_derivative_through_a_same_step_member_computed_before_its_variable_co
               "let g[e in 0..4] = { let L = c[e] * sum[j](v[e, j] * v[e, j]); @L / @v[e] };\n"
               "let v[e in 1..5, j in 0..3] = v[e - 1, j] - c[e] * 0.1 * g[e - 1, j];\n")
     front_end(str(tmp_path / "p.ein"))
+
+
+@pytest.mark.parametrize("value", ["let I = 80;", "let I: i32;", "let x: [f32; I];", "let I: i64 = 8;"])
+def test_an_integer_named_bare_in_a_declaration_bracket_is_e004(diagnose, value):
+    # `let V[u in 1..5, I] = ..;` meant the point I (an edge clause) but declared a new index over
+    # the whole axis: the clause silently overwrote every point (a finite-difference PDE's top edge)
+    diag, text = diagnose(f"{value}\nlet V[u in 0..5, i in 0..9] = 0.0;\nlet V[u in 1..5, I] = 1.0;\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E004", 3, 18)
+    assert "is an integer value here" in text and "I..I + 1" in diag.hint
+
+
+@pytest.mark.parametrize("source", [
+    "let I = 8;\nlet V[u in 0..5, i in 0..9] = 0.0;\nlet V[u in 1..5, I in 7..8] = 1.0;\n",   # a range: meant
+    "let x: [f32; 4];\nlet c[i] = x[i] * 2.0;\nlet y[c] = x[c] + 1.0;\n",        # an index named as an array
+    "let h = 0.5;\nlet x: [f32; 4];\nlet y[h] = x[h] * 2.0;\n",                 # ... or as a float
+])
+def test_an_index_named_as_another_value_is_fine(tmp_path, source):
+    path = tmp_path / "prog.ein"
+    path.write_text(source)
+    front_end(str(path))
+
+
+
+def test_a_rest_index_in_a_recurrence_is_e011_at_the_rest(diagnose):
+    # it was E004 "must name no `..rest`" pointing at the whole clause, as if the program were wrong
+    diag, text = diagnose("let y: [f64; B, T];\nlet m[..b, 0] = 0.0;\nlet m[..b, t in 1..T] = 0.5 * m[..b, t - 1] + y[..b, t];\n")
+    assert (diag.code, diag.span.line, diag.span.col) == ("E011", 2, 7)
+    assert "not compiled yet" in text and "one index each" in diag.hint

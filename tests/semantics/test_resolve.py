@@ -356,3 +356,4 @@ def test_a_name_read_before_its_let_is_E003_saying_so(diagnose, source):
     diag, _ = diagnose(source)
     assert diag.code == "E003" and (diag.span.line, diag.span.col) == (1, 9)
     assert "read before it is defined" in diag.message and "top to bottom" in diag.hint
+

@@ -20,6 +20,7 @@ from iree.compiler import ir
 
 from einc.ir.nodes import RecurrenceGroup, RecValue
 from einc.ir.state_slices import is_state_slice, reads_current_step
+from einc.passes.step_cost import step_operations
 from einc.mlir.recurrences import (batch as recurrence_batch, host as recurrence_host,
                                    kernel as recurrence_kernel, region as recurrence_region,
                                    tensor_steps as recurrence_tensor_steps,
@@ -49,7 +50,7 @@ def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
                           "axes are small: the steps of a block of lanes need no loads")
     if target.loops_in_dispatch:
         held = [m.name for m in group.members if len(m.shape) > 1 and recurrence_region.in_registers(m)]
-        return FormChoice(recurrence_region, f"{target.name} runs loops inside a dispatch" + (
+        return FormChoice(recurrence_region, f"{target.name} runs loops inside a dispatch ({_work(group)})" + (
             f"; small tensor states held in registers, one per point, never loaded back: {', '.join(held)}"
             if held else ""))
     not_kernel = recurrence_kernel.misfit(group)
@@ -61,6 +62,16 @@ def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
         return FormChoice(recurrence_workgroup, f"{not_kernel}, and every read of a member is at t - c or "
                           "a fixed step")
     return FormChoice(recurrence_host, f"{not_kernel}, and {not_workgroup}")
+
+
+def _work(group: RecurrenceGroup) -> str:
+    """The estimated work of a step (einc.passes.step_cost), which keeps the group in one dispatch
+    at any size on the CPU: a host loop's kernels run the same scalar code a point, without its
+    vector lanes (docs/DECISIONS.md, "heavy steps")."""
+    work = step_operations(group)
+    if work is None:
+        return "a step's work depends on run-time sizes"
+    return f"a step runs about {work:,} scalar operations"
 
 
 def slice_sources(group: RecurrenceGroup, slices: list) -> str:

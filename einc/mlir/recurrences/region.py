@@ -34,7 +34,7 @@ from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Storage, load_element, store_element
 from einc.mlir.recurrences.step import (PointValue, as_member_type, clause_scope, compact, covers_every_step,
                                        emit_step, expanded, held_point, sizes_of, storage_shape, stored_dtype,
-                                       unit_axes, when)
+                                       unit_axes, when, with_step_values)
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, tensor_type
 
@@ -243,6 +243,9 @@ def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: 
         return _write_held(member, storage, active, value)
 
     def update() -> ir.Value:
+        nonlocal storage
+        if clause is not None:
+            storage = with_step_values(lw, member, clause, storage)
         slot = storage.slot(member, storage.t)
 
         def point(ivs, out):

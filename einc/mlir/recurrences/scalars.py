@@ -37,11 +37,14 @@ class Storage:
     `steps` (lo, hi), Lin bounds, says t stays in lo <= t < hi (None: any step of the group).
     `last_rows` maps a member that ends before the loop to its last row (an index): the steps
     past its end keep that row, never an access past its storage, from which LLVM may infer
-    that t stays below its end (and fold another member's guard `j <= t`)."""
+    that t stays below its end (and fold another member's guard `j <= t`). `known` maps the id
+    of an IR value to its value, computed once before a clause's points (recurrence_step
+    `with_step_values`), which every point's scope starts from."""
 
     def __init__(self, t_var: IndexVar, t: ir.Value, tensors: dict, recent: Optional[dict] = None,
                  current: Optional[dict] = None, units: Optional[dict] = None, steps: Optional[tuple] = None,
-                 last_rows: Optional[dict] = None):
+                 last_rows: Optional[dict] = None, known: Optional[dict] = None):
+        self.known = known if known is not None else {}
         self.t_var = t_var
         self.steps = steps
         self.last_rows = last_rows if last_rows is not None else {}
@@ -53,7 +56,7 @@ class Storage:
 
     def with_tensor(self, member, value: ir.Value) -> "Storage":
         return Storage(self.t_var, self.t, {**self.tensors, member: value}, self.recent, self.current, self.units,
-                       self.steps, self.last_rows)
+                       self.steps, self.last_rows, self.known)
 
     def at(self, member, indices: list[ir.Value]) -> list[ir.Value]:
         """The indices of a point (slot, axis 1, ..) of `member` in its storage tensor."""

@@ -18,6 +18,7 @@ from einc.ir.types import I8, DType, Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.lanes import STEP_RULES
 from einc.mlir.recurrences.scalars import Scope, Storage
+from einc.passes.step_cost import step_reductions
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 
@@ -200,7 +201,24 @@ def clause_scope(lw, clause: RecClause, storage: Storage, coords: dict) -> Scope
     index too (lw.loop_coordinates)."""
     t_var = storage.t_var
     steps = IndexVar(t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
-    return Scope(lw, storage, {**lw.loop_coordinates, t_var: storage.t, **coords}, {t_var: steps}, STEP_RULES)
+    scope = Scope(lw, storage, {**lw.loop_coordinates, t_var: storage.t, **coords}, {t_var: steps}, STEP_RULES)
+    scope.memo.update(storage.known)
+    return scope
+
+
+def with_step_values(lw, member: RecMember, clause: RecClause, storage: Storage) -> Storage:
+    """`storage`, knowing the value of each of the clause's `step_reductions`, computed here
+    once, before its points: each point computed them again before (a softmax's max and sum
+    over the step's row, at every point of the row: N^2 work a step for a row of N)."""
+    found = step_reductions(clause, member, storage.t_var, frozenset(lw.loop_coordinates))
+    if not found:
+        return storage
+    scope = clause_scope(lw, clause, storage, {})
+    for reduction in found:
+        scope.value(reduction)
+    known = storage.with_tensor(member, storage.tensors[member])
+    known.known = scope.memo
+    return known
 
 
 def clause_value(scope: Scope, clause: RecClause, dtype) -> ir.Value:

@@ -69,6 +69,8 @@ MATH_CONSTANTS = ("pi", "e", "tau", "inf", "nan")
 # Run-time inputs and their named dims are parameters of the whole program, fixed for a run,
 # so functions (`fn main` above all) see them too, once declared.
 _ITEM_KINDS = frozenset({"fn", "module", "builtin", "input", "dim", "python"})
+# bindings of values: a bare name of an integer one in a declaration bracket is refused (no point)
+_VALUE_KINDS = frozenset({"value", "input", "dim", "param", "global"})
 
 
 class _Scope:
@@ -452,11 +454,19 @@ class _Resolver:
         inner = _Scope(scope)
         for slot in let.slots:
             if isinstance(slot, ast.IndexVar):
+                self._note_a_shadowed_value(slot, scope)
                 self._index_var(slot, inner, inner)
             elif isinstance(slot, ast.RestIndex):
                 slot.def_id = self._bind(inner, slot.name, "rest", slot)
         self._wheres(let.wheres, inner)
         self._expr(let.value, inner)
+
+    def _note_a_shadowed_value(self, slot: ast.IndexVar, scope: _Scope) -> None:
+        """A bare name in a declaration bracket that names a value in scope: the elaboration
+        refuses it where that value is an integer scalar (definitions.clause)."""
+        bound = scope.lookup(slot.name, self.items)
+        if slot.range is None and bound is not None and bound.kind in _VALUE_KINDS:
+            slot.shadows = bound
 
     def _index_var(self, var: ast.IndexVar, range_scope: _Scope, scope: _Scope) -> None:
         if var.range is not None:

@@ -69,6 +69,7 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
         if isinstance(slot, ast.IndexLiteral):
             axes.append(slot.value)
             continue
+        _refuse_an_integer_as_a_point(el, slot, env)
         var = _declared_var(el, slot, scope, (step_var, clause_step), range_guards)
         if step_var is not None and k == 0:
             if var.extent is None and shape and shape[0] is not None:
@@ -152,6 +153,25 @@ def _clause_steps(state, step_var: IndexVar | None, clause_step: IndexVar | None
     finally:
         step_var.lo, step_var.extent = saved
         del state.step_ranges[step_var]
+
+
+def _refuse_an_integer_as_a_point(el, slot, env) -> None:
+    """E004 for a bare name in a declaration bracket that names an integer scalar in scope
+    (`let V[u in 1..T, I] = ..;` after `let I = 80;`): it declares a new index over the whole
+    axis, so the clause meant for the point I silently overwrote every point."""
+    if slot.shadows is None or slot.range is not None:
+        return
+    try:
+        value = el.lookup(slot.shadows, slot.name, slot.span, env)
+    except d.CompileError:
+        return
+    integer = value.kind == "int" if isinstance(value, Weak) else \
+        isinstance(value, Value) and value.dtype.is_int and not value.dtype.is_bool
+    if integer and value.rank == 0:
+        raise d.error(d.SHAPE, f"`{slot.name}` is an integer value here: a bare name in a declaration bracket "
+                      "declares a new index over the whole axis, not the point it names", slot.span,
+                      hint=f"for that one point write a range, `i in {slot.name}..{slot.name} + 1`; "
+                      "for a new index choose another name")
 
 
 def _declared_var(el, slot, env, steps: tuple, range_guards: list) -> IndexVar:

@@ -818,9 +818,11 @@ def _declared_shape(el, clauses: list, env) -> tuple:
     naming fewer axes than the member has must have an array value (definitions.clause)."""
     named, extents = el.value_axes.get(clauses[0].def_id) or (0, [])
     rank = max([len(c.slots) for c in clauses] + [named + len(extents)])
-    if any(isinstance(s, ast.RestIndex) for c in clauses for s in c.slots):
-        raise d.error(d.SHAPE, f"clauses of `{clauses[0].name}` must name no `..rest` in a recurrence",
-                      clauses[0].span)
+    rest = next((s for c in clauses for s in c.slots if isinstance(s, ast.RestIndex)), None)
+    if rest is not None:
+        raise d.error(d.UNSUPPORTED, f"a `..{rest.name}` index in the recurrence `{clauses[0].name}` is not "
+                      "compiled yet", rest.span, hint=f"name the axes it stands for, one index each, after "
+                      f"the step (`let {clauses[0].name}[t in 1..T, b, c, ..]`)")
     shape = []
     for axis in range(rank):
         ends = [e for c in clauses if axis < len(c.slots) and (e := _slot_end(el, c.slots, axis, env)) is not None]
