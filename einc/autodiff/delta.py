@@ -3,15 +3,14 @@
 The adjoint of a read `T[s(w)]` summed over variables w is, at element u of T,
 sum over w of adj(w) * [s(w) == u]. When a subscript is `v + rest` for a summed variable v,
 the sum over v collapses to the single point v = u - rest (kept only if inside v's range);
-`T[i, k]` in a matrix product becomes a sum over j alone. `rest` need not be affine where v
-is a term of the subscript's sum that the others do not use (a dilated convolution's
-`n - k * 2 ** l`). Subscripts that pin down no variable stay as guards.
+`T[i, k]` in a matrix product becomes a sum over j alone. Subscripts that pin down no variable
+stay as guards.
 """
 from __future__ import annotations
 
 from einc.ir import affine
-from einc.ir.nodes import Const, IndexRef, IndexVar, Op, Reduce, Size, Value, free_vars
-from einc.ir.types import BOOL, I32, Lin
+from einc.ir.nodes import Const, IndexRef, IndexVar, Op, Reduce, Size, Value
+from einc.ir.types import BOOL, F32, I32, Lin
 from einc.autodiff.simplify import build
 from einc.autodiff.substitute import substitute
 
@@ -26,14 +25,7 @@ def gather_sum(adjoint: Value, sum_vars: tuple, subs: tuple, targets: tuple):
         lin = affine.affine_of(sub)
         var = _solvable(lin, remaining) if lin is not None else None
         if var is None:
-            solved = _solved_term(sub, target, remaining) if lin is None else None
-            if solved is None:
-                guards.append(Op("eq", (sub, target), BOOL))
-                continue
-            var, value = solved
-            mapping[var] = value
-            remaining.remove(var)
-            guards += [Op("ge", (value, lin_value(var.lo)), BOOL), Op("lt", (value, lin_value(var.lo + var.extent)), BOOL)]
+            guards.append(Op("eq", (sub, target), BOOL))
             continue
         coeff = lin.terms[var]
         rest = lin - Lin.of(var, coeff)
@@ -44,8 +36,19 @@ def gather_sum(adjoint: Value, sum_vars: tuple, subs: tuple, targets: tuple):
     body = substitute(adjoint, mapping)
     guard = _all([substitute(g, mapping) for g in guards])
     if remaining:
+        if body.dtype.is_half:
+            # a half-precision cotangent is summed in f32 and rounded once, as the forward pass
+            # computes each half operation in f32: terms rounded one by one lose the gradient
+            return Op("cast", (Reduce("sum", tuple(remaining), _in_f32(body), guard),), body.dtype), None
         return Reduce("sum", tuple(remaining), body, guard), None
     return body, guard
+
+
+def _in_f32(v: Value) -> Value:
+    """The half-precision `v` in f32: the f32 value it was rounded from where it is one."""
+    if isinstance(v, Op) and v.op == "cast" and v.args[0].dtype == F32:
+        return v.args[0]
+    return Op("cast", (v,), F32)
 
 
 def _range_guards(solved: Lin, var: IndexVar) -> list:
@@ -57,29 +60,6 @@ def _range_guards(solved: Lin, var: IndexVar) -> list:
     if not affine.surely_nonnegative(var.lo + var.extent - 1 - hi):
         guards.append(Op("lt", (lin_value(solved), lin_value(var.lo + var.extent)), BOOL))
     return guards
-
-
-def _solved_term(sub: Value, target: Value, remaining: list):
-    """(v, the value of v where `sub` == `target`) for a summed variable v that is a term of
-    `sub`'s sum (+v or -v) no other term uses; None where there is none."""
-    terms = _signed_terms(sub, 1)
-    for var in remaining:
-        hits = [k for k, (_, t) in enumerate(terms) if isinstance(t, IndexRef) and t.var is var]
-        others = [terms[k] for k in range(len(terms)) if k not in hits]
-        if len(hits) != 1 or any(var in free_vars(t) for _, t in others):
-            continue
-        value = target                  # sign * v + others == target
-        for sign, t in others:
-            value = build("sub" if sign > 0 else "add", (value, t), I32)
-        return var, value if terms[hits[0]][0] > 0 else build("neg", (value,), I32)
-    return None
-
-
-def _signed_terms(v: Value, sign: int) -> list:
-    """`v` as a sum of (sign, term), through its additions and subtractions."""
-    if isinstance(v, Op) and v.op in ("add", "sub"):
-        return _signed_terms(v.args[0], sign) + _signed_terms(v.args[1], sign if v.op == "add" else -sign)
-    return [(sign, v)]
 
 
 def _solvable(lin: Lin, remaining: list):

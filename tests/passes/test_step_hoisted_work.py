@@ -1,11 +1,11 @@
 """What einc.passes.step_invariant_work does to the IR: the adjoint steps of a gated RNN and of
 dilated convolution layers read their state-free factors from Generics computed before the loop,
 over fewer variables than the step; a data-dependent read under a guard of the step stays in the
-step. And the adjoint of a dilated read solves its one-hot (einc.autodiff.delta). The values are checked against NumPy in tests/e2e/test_step_invariant_work_gradients.py."""
+step. The values are checked against NumPy in tests/e2e/test_step_invariant_work_gradients.py."""
 import os
 
 from einc.driver import front_end
-from einc.ir.nodes import Generic, Read, Reduce, walk
+from einc.ir.nodes import Generic, Read, walk
 from tests.e2e.test_step_invariant_work_gradients import STEPS
 
 
@@ -50,18 +50,11 @@ def test_the_gate_derivatives_leave_the_adjoint_step(tmp_path, monkeypatch):
     assert len(new) == 3 and all(len(g.vars) == 4 and g.guard is not None for g in new)
 
 
-def test_the_relu_test_leaves_the_adjoint_step_of_a_dilated_convolution(tmp_path, monkeypatch):
+def test_the_relu_test_leaves_the_one_hot_sum_of_the_adjoint_step(tmp_path, monkeypatch):
     (new,) = hoisted(tmp_path, "dK", "a_bar", monkeypatch)
-    # over (step, point, channel, tap): not over the channel the adjoint is of
-    assert len(new.vars) == 4 and new.dtype.is_bool and new.guard is not None
-
-
-def test_the_adjoint_of_a_dilated_read_sums_over_the_taps_alone(tmp_path, monkeypatch):
-    """`a[e, n - k * 2 ** l]` read at n': the adjoint at (e, n') sums over (channel, tap) with
-    n = n' + k * 2 ** l (einc.autodiff.delta), not over every n for the one-hot `n - k * d == n'`."""
-    bodies = clause_bodies(tmp_path, "dK", monkeypatch)["a_bar"]
-    sums = [r for r in walk(bodies) if isinstance(r, Reduce) and r.guard is not None and len(r.vars) > 1]
-    assert sums and all(len(r.vars) == 2 for r in sums)
+    # over (step, channel, point), guarded by the step only: the one-hot `n' - k * d == n` is
+    # dropped, as the convolution reads no data-dependent index
+    assert len(new.vars) == 3 and new.dtype.is_bool and new.guard is not None
 
 
 def test_a_data_dependent_read_under_a_guard_of_the_step_stays_in_the_step(tmp_path, monkeypatch):
