@@ -48,15 +48,19 @@ def guarded_state_reads(roots, definitions: bool = False) -> list[tuple[StateRea
     return out
 
 
-def offset_bounds(sub: Value, var: IndexVar, var_range: tuple, guards: tuple) -> tuple:
+def offset_bounds(sub: Value, var: IndexVar, var_range: tuple, guards: tuple, ranges: tuple = ()) -> tuple:
     """(lower bounds, upper bounds) of `sub - var`, each a Lin in sizes, or None when `sub` is
     not affine: the reduction variables of `sub` take every bound their ranges and `guards`
-    give, and `var` runs over `var_range` (first, last). Every bound listed holds."""
+    give, and `var` runs over `var_range` (first, last). `ranges` gives other variables' ranges
+    (variable, first, last), an inner loop's step. Every bound listed holds."""
     lin = affine.affine_of(sub)
     if lin is None:
         return None
     diff = lin - Lin.of(var)
     limits = _guard_limits(guards)
+    for k, first, last in ranges:
+        limits.setdefault((k, "lower"), []).append(first)
+        limits.setdefault((k, "upper"), []).append(last)
     lows = _bounds(diff, var, var_range, limits, low=True)
     highs = _bounds(diff, var, var_range, limits, low=False)
     if _excludes_zero(diff, guards):             # `j <= i` and `j != i`: j - i <= -1

@@ -219,9 +219,16 @@ def _cast(el, e, env):
     value = el.ev(e.expr, env)
     if isinstance(e.to, ast.ArrayType):
         dtype = types.scalar_dtype(e.to.elem)
-        value = tensors.whole(value, e.span)
-        if isinstance(value, Value) and value.dtype != dtype:
-            value = cast_to(el, value, dtype, e.span)
+        if isinstance(value, PartialRead):
+            # a row of an enclosing definition (`x[i] as [f64]` inside `let y[i, j] = ..`) is
+            # converted point by point, as arithmetic on it is, not read whole
+            if value.dtype != dtype:
+                value = tensors.lift(lambda x: cast_to(el, x, dtype, e.span), [value], e.span, el.state,
+                                     hint_dtypes=False)
+        else:
+            value = tensors.whole(value, e.span)
+            if isinstance(value, Value) and value.dtype != dtype:
+                value = cast_to(el, value, dtype, e.span)
         # `as [f32]` converts the elements of an array of any rank; written dims are checked
         target = ast.ArrayType(e.to.elem, None, span=e.to.span) if e.to.elem_only else e.to
         return types.annotate(value, target, el, e.span)

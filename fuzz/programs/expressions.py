@@ -30,6 +30,7 @@ SIGNED_SHARE = 0.04            # of the subscripts drawn, those made `(i - c) / 
 WIDE_POWER_SHARE = 1.0         # of the i64 powers drawn, those written (E002 before branch hdp; 0 in tests: none)
 NARROW_SHARE = 0.15            # of the programs, those whose integer type is one of NARROW_INTS
 INDEX_POWER_SHARE = 0.5        # of the integer powers drawn, those with an index exponent `b ** (i % 3)`
+ROW_READ_SHARE = 0.5           # of the reads of an earlier step of a member of 3+ axes, those written `x[t - 1, j][k]`
 FOLD_SHARE = 0.5               # of the integer sums drawn, those whose body folds to a constant (_folding)
 
 
@@ -66,6 +67,9 @@ class Streams:
     tallies: random.Random | None = None    # a count member indexing a float member's row (ProgramGenerator.with_tally)
     points: random.Random | None = None     # a loop in a step reading the clause's point indices (ProgramGenerator.with_nesting)
     shifted: random.Random | None = None    # a step's mean over steps from another index on (ProgramGenerator.with_shifted)
+    casts: random.Random | None = None      # a row converted by `as [T]` before its row function (ProgramGenerator.row_map)
+    rows: random.Random | None = None       # a member's earlier step read as a row, then its element (ExpressionGenerator.step_read)
+    earlier: random.Random | None = None    # a loop in a step reading a member at the step minus its own (ProgramGenerator.with_nesting)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -73,7 +77,7 @@ class Streams:
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
-                      "points", "shifted")))
+                      "points", "shifted", "casts", "rows", "earlier")))
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,7 @@ class ExpressionGenerator:
         self.prefix = prefix       # of every name it makes: another generator's names never clash
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
         self.signed, self.widths, self.counts = streams.signed, streams.widths, streams.counts
-        self.wide, self.folds = streams.wide, streams.folds
+        self.wide, self.folds, self.rows = streams.wide, streams.folds, streams.rows
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -258,13 +262,29 @@ class ExpressionGenerator:
             sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
             subs.append(sub)
             guards += guard
-        return self._guarded(Read(step.tensor.name, tuple(subs), step.tensor.dtype), guards, scope)
+        # an earlier step of a member of three or more axes, some of the time read as a row
+        # first, `x[t - 1, j][k]`: the same element
+        split = len(subs) - 1 if lookback and len(subs) >= 3 and self.rows is not None \
+            and self.rows.random() < ROW_READ_SHARE else 0
+        return self._guarded(Read(step.tensor.name, tuple(subs), step.tensor.dtype, split), guards, scope)
 
     def history_read(self, step: StepRead, scope: Scope, var: str):
         """A recurrence member at the step a step tensor's own index `var` names, kept before
         the current step by a guard: `if q < t { x[q, ..] } else { .. }`."""
         subs = [Index(var)]
         guards = [Binary("<", Index(var), Index(scope.step_var), "bool")]
+        for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
+            sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
+            subs.append(sub)
+            guards += guard
+        return self._guarded(Read(step.tensor.name, tuple(subs), step.tensor.dtype), guards, scope)
+
+    def earlier_read(self, step: StepRead, scope: Scope, var: str):
+        """A recurrence member at the step minus an inner loop's own step `var` (from 1), kept at
+        or after the first step by a guard: `if k <= t { x[t - k, ..] } else { .. }`."""
+        t = Index(scope.step_var)
+        subs = [Binary("-", t, Index(var), "i32")]
+        guards = [Binary("<=", Index(var), t, "bool")]
         for size, extent in zip(step.tensor.sizes[1:], step.tensor.shape[1:]):
             sub, guard = self.subscript(size, extent, scope, avoid=scope.step_var)
             subs.append(sub)

@@ -55,6 +55,7 @@ SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or m
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
 CURRENT_SHARE = 0.5                # of those loops, the ones that may also read members computed earlier in the step
 POINTS_SHARE = 0.5                 # of the loops in a step, those reading the clause's point indices
+EARLIER_SHARE = 0.4                # of the loops written in the step, those whose step reads a member at t minus their own
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
 # of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
@@ -65,6 +66,7 @@ PAIR_SHARE = 0.5                   # of the derivatives drawn, those followed by
 SCALE_SHARE = 0.3                  # of the derivatives drawn, those written scaled (`0.5 * @y / @x`)
 PAD_SHARE = 0.3                    # of the derivatives drawn, those read again under a guard past their last axis
 SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying the row by two guarded clauses first
+CAST_SHARE = 0.5                   # of the row functions drawn over rows read by index, those whose row is converted first
 SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole, split or unpacked), those folded by a recurrence
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
@@ -151,12 +153,13 @@ class ProgramGenerator:
         self.bare, self.edges, self.nesting, self.long = streams.bare, streams.edges, streams.nesting, streams.long
         self.rims, self.tallies, self.shifted = streams.rims, streams.tallies, streams.shifted
         self.copies, self.current, self.points = streams.copies, streams.current, streams.points
+        self.earlier = streams.earlier
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
         self.stepped = streams.stepped
         self.scales, self.pieces, self.pads = streams.scales, streams.pieces, streams.pads
-        self.scans = streams.scans
+        self.scans, self.casts = streams.scans, streams.casts
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -737,7 +740,20 @@ class ProgramGenerator:
         var = gen.index_name(inner)
         loop = self.recurrence(me.dtype, replace(inner, hidden=inner.hidden + (var,)), gen, var)
         loop = replace(loop, init=Binary("+", start, self.by_step(me, inner, loop.init), me.dtype))
-        return Binary("+", drive, loop, me.dtype)
+        return Binary("+", drive, self.reading_earlier_steps(me, inner, loop), me.dtype)
+
+    def reading_earlier_steps(self, me: Tensor, inner: Scope, loop: Recur) -> Recur:
+        """Sometimes (from `earlier`, a stream of its own) the loop's step also reads a member at
+        the outer step minus its own, `x[t - k, ..]` under `k <= t`: a step its range puts before
+        the outer one, read from the member's history (Arnoldi's Gram-Schmidt over the earlier
+        basis vectors; E011 before)."""
+        steps = [s for s in inner.steps if s.tensor.dtype == me.dtype and not s.lane]
+        if self.earlier is None or not steps or self.earlier.random() >= EARLIER_SHARE:
+            return loop
+        read = self.nested.earlier_read(self.earlier.choice(steps), inner, loop.var)
+        if me.dtype in FLOATS:
+            read = Binary("*", Lit(0.25, me.dtype), read, me.dtype)
+        return replace(loop, step=Binary("+", loop.step, read, me.dtype))
 
     def by_step(self, me: Tensor, inner: Scope, init):
         """Sometimes (from `stepped`, a stream of its own) `init` plus the sum of a member's row
@@ -832,7 +848,8 @@ class ProgramGenerator:
         unpacked, whole = fixed and self.rng.random() < 0.5, self.rng.random() < 0.5
         split = not whole and self.pieces is not None and self.pieces.random() < SPLIT_SHARE
         scanned = not (whole or split or unpacked) and self.scans is not None and self.scans.random() < SCAN_SHARE
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned)
+        converted = not unpacked and self.casts is not None and self.casts.random() < CAST_SHARE
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned, converted)
 
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can

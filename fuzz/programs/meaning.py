@@ -379,8 +379,8 @@ class Evaluator:
     def _recur(self, node: Recur, grid: Grid) -> Pair:
         """The loop, point by point of the grid: each step sees the state of the step before."""
         state = _convert(self.eval(node.init, grid), node.dtype, grid.active)
-        for _ in range(1, node.steps):
-            inner = Grid({**grid.env, node.name: state}, grid.ndim, grid.active)
+        for k in range(1, node.steps):
+            inner = Grid({**grid.env, node.name: state, node.var: typed(k, "i32")}, grid.ndim, grid.active)
             state = _convert(self.eval(node.step, inner), node.dtype, grid.active)
         return state
 

@@ -217,6 +217,8 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
+    if item.converted:
+        row = f"({row} as [f32]) as [{item.dtype}]" if item.dtype in HALF_TYPES else f"{row} as [{item.dtype}]"
     if item.scanned:
         return _scanned_rows(item, fn, rows, length, row, generator, names)
     split = "let u[k] = w[k] where k % 2 == 0; let u[k] = w[k] where k % 2 == 1; " if item.split else ""
@@ -290,7 +292,8 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, Read):
         if not node.subs:
             return names(node.name), ATOM
-        return f"{names(node.name)}[{', '.join(expr(s, names) for s in node.subs)}]", ATOM
+        parts = (node.subs[:node.split], node.subs[node.split:]) if node.split else (node.subs,)
+        return names(node.name) + "".join(f"[{', '.join(expr(s, names) for s in p)}]" for p in parts), ATOM
     if isinstance(node, Unary):
         return _unary(node, names, anchored)
     if isinstance(node, Binary):

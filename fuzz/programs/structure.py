@@ -67,11 +67,13 @@ class Var:
 @dataclass(frozen=True)
 class Read:
     """`name[subs]`; with no subscripts a scalar binding, or a whole array in an elementwise
-    statement (`Whole`)."""
+    statement (`Whole`). `split`: written `name[subs[:split]][subs[split:]]`, a row first, the
+    same element."""
 
     name: str
     subs: tuple
     dtype: str
+    split: int = 0
 
 
 @dataclass(frozen=True)
@@ -320,7 +322,9 @@ class RowMap:
     u[k] = w[k] where k % 2 == 1;`), a piecewise definition computed per row, the same value.
     `scanned`: the row function returns the row expression and a function of the whole matrix of
     rows folds each row as a recurrence whose row index has no range (`let a[i, 0] = m[i, 0];
-    let a[i, k in 1..n] = a[i, k - 1] + m[i, k];`, its extent from m's rows), the same value."""
+    let a[i, k in 1..n] = a[i, k - 1] + m[i, k];`, its extent from m's rows), the same value.
+    `converted`: the row is converted by `as` before the call, to f32 and back for a half type
+    (`name_row((source[i] as [f32]) as [f16])`), to its own type otherwise: the same row."""
 
     name: str
     source: str
@@ -333,6 +337,7 @@ class RowMap:
     whole: bool = False
     split: bool = False
     scanned: bool = False
+    converted: bool = False
 
 
 ROW = "row"                        # the function's parameter

@@ -213,3 +213,19 @@ def test_a_recurrence_no_base_clause_types_takes_the_half_type_of_its_step(t):
         inner = rounded(np.float32(x[k]) + np.float32(k), t)
         want.append(rounded(np.tanh(np.float32(rounded(np.float32(want[-1]) + np.float32(inner), t))), t))
     np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=2.0 ** -MANTISSA_BITS[t])
+
+
+@pytest.mark.parametrize("t", HALVES)
+def test_the_gradient_of_a_half_copy_is_summed_in_f32_and_rounded_once(t):
+    # mixed precision: f32 weights read through a half copy; the copy's cotangent sums 200 terms,
+    # in f32 then rounded once (summed in the half type, each term and partial sum rounded, it
+    # was many ulps off, a wrong training step)
+    source = f"let X: [{t}; 200, 4];\nlet K: [f32; 4];\nlet Kh = K as [{t}];\n" \
+             "let y[b] = sum[i]((X[b, i] as f32) * (Kh[i] as f32));\n" \
+             "let L = sum[b](y[b] * y[b]);\nlet g = @L / @K;\n"
+    rg = np.random.default_rng(3)
+    x, k = rg.uniform(0, 1, (200, 4)).astype(HALVES[t]), rg.uniform(0.5, 1, 4).astype(np.float32)
+    got = np.asarray(einc.load(einc.compile(source).vmfb)(X=x, K=k)["g"], np.float64)
+    wide = x.astype(np.float64)
+    exact = 2 * (wide @ k.astype(HALVES[t]).astype(np.float64)) @ wide
+    assert np.abs(got - exact).max() <= np.abs(exact).max() * 2.0 ** -MANTISSA_BITS[t]

@@ -771,6 +771,71 @@ def test_an_inner_loop_reading_the_outer_state_at_a_later_step_is_e011():
     assert diag.span.line == 4
 
 
+GRAM_SCHMIDT = """use std::math::sqrt;
+let A: [f64; 7, 7];
+let b: [f64; 7];
+fn next(Qs, j: i32, v) {
+    let w[0, i] = v[i];
+    let w[k in 1..6, i in 0..7] = if k <= {last} { w[k - 1, i] - sum[c](w[k - 1, c] * Qs[k - 1, c]) * Qs[k - 1, i] } else { w[k - 1, i] };
+    [w[5, i] / sqrt(sum[c](w[5, c] * w[5, c])) | i in 0..7]
+}
+let Q[0, i] = b[i] / sqrt(sum[c](b[c] * b[c]));
+let Q[j in 1..5, i in 0..7] = next(Q, j - 1, [sum[c](A[i, c] * Q[j - 1, c]) | i in 0..7])[i];
+let s = sum[j, i](Q[j, i] * Q[j, i] * (i as f64));
+let gb = @s / @b;
+"""
+
+
+def test_an_inner_loop_reads_the_outer_state_at_its_own_earlier_steps(run, fd_jacobian):
+    """Modified Gram-Schmidt in each Arnoldi step: the inner loop's step k reads the outer state
+    Q at step k - 1, which its guard `k <= j + 1` (j = e - 1) puts before the outer step e; the
+    state's whole history is read (E011 before; found by a GMRES hold-out program)."""
+    rng = np.random.default_rng(7)
+    A, b = rng.standard_normal((7, 7)), rng.standard_normal(7)
+
+    def arnoldi(b):
+        Q = [b / np.linalg.norm(b)]
+        for j in range(1, 5):
+            w = A @ Q[j - 1]
+            for k in range(j):
+                w = w - (w @ Q[k]) * Q[k]
+            Q.append(w / np.linalg.norm(w))
+        return np.array(Q)
+    out = run(GRAM_SCHMIDT.replace("{last}", "j + 1"), A=A, b=b)
+    np.testing.assert_allclose(out["Q"], arnoldi(b), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out["gb"], fd_jacobian(lambda b: (arnoldi(b) ** 2 * np.arange(7)).sum(), b),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_an_inner_loop_reads_the_outer_state_its_step_counts_back_past_a_chunk(run):
+    """`xs[e - k]` with the inner step k in 1..5 is before the outer step e (its range says so);
+    the outer loop of 300 steps runs in chunks of 256, the history read across them."""
+    src = """
+        let a: [f64; T];
+        fn inner(xs, e: i32) -> f64 {
+            let h[0] = 0.0;
+            let h[k in 1..5] = if k <= e { 0.5 * h[k - 1] + xs[e - k] } else { h[k - 1] };
+            h[4]
+        }
+        let x[0] = a[0];
+        let x[e in 1..T] = a[e] + 0.3 * inner(x, e);
+    """
+    a = np.random.default_rng(8).standard_normal(300)
+    x = [a[0]]
+    for e in range(1, 300):
+        h = 0.0
+        for k in range(1, min(e, 4) + 1):
+            h = 0.5 * h + x[e - k]
+        x.append(a[e] + 0.3 * h)
+    np.testing.assert_allclose(run(src, a=a)["x"], x, rtol=1e-13)
+
+
+def test_an_inner_loop_reading_the_outer_state_up_to_the_current_step_is_e011():
+    # `k <= j + 2` lets k - 1 reach the outer step being computed
+    diag = _diagnostic(GRAM_SCHMIDT.replace("{last}", "j + 2"))
+    assert diag.code == "E011" and "reads `Q` at a step other than the current or an earlier one" in diag.message
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_gradient_through_newtons_loop_running_solve_on_an_indexed_jacobian(run, target, fd_jacobian):
     """Newton's step feeds std's solve the indexed `J[i, j]` it computes from its state: was E011

@@ -190,3 +190,15 @@ def test_literals_of_literals_of_per_point_values_inside_an_indexed_definition(r
     C = np.array([[[x, np.ones(4)], [2 * np.ones(4), 3 * np.ones(4)]], [[4 * np.ones(4), x], [5 * np.ones(4), 6 * np.ones(4)]]])
     np.testing.assert_allclose(out["y"], np.einsum("abi,ab->i", M, w), rtol=1e-6)
     np.testing.assert_allclose(out["c"], np.einsum("abei,abe->i", C, np.arange(1.0, 9.0).reshape(2, 2, 2)), rtol=1e-6)
+
+
+def test_a_row_of_an_enclosing_definition_converts_with_as_point_by_point():
+    # `K[e] as [f64]` (in a function called per point e) converts the row, as arithmetic on it
+    # does; it was E011 "a sub-array used whole inside an indexed definition"
+    source = "let K: [f32; 4, 3];\nfn f(r) { let w = r as [f64]; sum[i](w[i] * w[i]) }\n" \
+             "let s[e in 0..4] = f(K[e]);\nlet h[e in 0..4, i in 0..3] = (K[e] as [f16; 3])[i];\n"
+    k = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+    out = einc.load(einc.compile(source).vmfb)(K=k)
+    np.testing.assert_allclose(out["s"], (k.astype(np.float64) ** 2).sum(1), rtol=1e-15)
+    assert out["s"].dtype == np.float64
+    np.testing.assert_array_equal(out["h"], k.astype(np.float16))

@@ -456,3 +456,30 @@ def test_softmax_regression_with_the_library_loss(run):
     out = run(SOFTMAX_REGRESSION, outputs=["Wf", "accuracy"], X=X, Y=Y)
     np.testing.assert_allclose(out["Wf"], W, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(out["accuracy"], np.mean((X @ W).argmax(1) == labels), rtol=1e-12)
+
+
+def test_a_row_of_an_earlier_step_is_read_by_its_point_index(run):
+    """`st[e - 1, o]` in a clause over the point o: row o of the previous iterate, as `let prev =
+    st[e - 1]; prev[o]` reads it (several optimisers or restarts trained side by side). It was
+    E011 "inside its recurrence read it at one point"."""
+    rng = np.random.default_rng(29)
+    X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    out = run("""
+        let X: [f64; N, 3];
+        let y: [f64; N];
+        let st[0, o in 0..2, d in 0..3] = 0.0;
+        let st[e in 1..6, o in 0..2] = {
+            let w = st[e - 1, o];
+            let L = sum[n]((sum[d](X[n, d] * w[d]) - y[n]) ** 2) / (N as f64);
+            w - (0.1 + 0.2 * (o as f64)) * @L / @w
+        };
+        let last[o in 0..2, d in 0..3] = st[5, o, d];
+    """, X=X, y=y)
+    paths = []
+    for lr in (0.1, 0.3):
+        w, path = np.zeros(3), [np.zeros(3)]
+        for _ in range(5):
+            w = w - lr * 2 * X.T @ (X @ w - y) / len(y)
+            path.append(w)
+        paths.append(path)
+    np.testing.assert_allclose(out["st"], np.array(paths).transpose(1, 0, 2), rtol=1e-12, atol=1e-14)

@@ -663,6 +663,21 @@ def test_matmul_of_a_computed_single_element(target):
     np.testing.assert_allclose(got, (x["x"] + x["b"]) @ x["w"], rtol=1e-5, atol=1e-6)
 
 
+def test_a_literal_row_of_an_outer_index_is_no_matmul_operand():
+    """`[D[n, 1], D[n, 0]][k]` is built at each n: it has no program-level tensor, so the
+    product summed over k is no matvec of it (einc crashed with a KeyError lowering the
+    operand; found by a block-tridiagonal hold-out program)."""
+    src = """
+        let L: [f64; N, 2];
+        let D: [f64; N, 2];
+        let g[n] = sum[k](L[n, k] * [D[n, 1], D[n, 0]][k]);
+    """
+    L, D = rng.standard_normal((5, 2)), rng.standard_normal((5, 2))
+    with einc.load(einc.compile(src).vmfb) as program:
+        got = program(L=L, D=D)["g"]
+    np.testing.assert_allclose(got, (L * D[:, ::-1]).sum(1), rtol=1e-12)
+
+
 @pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL,
                                     VULKAN_FULL])
 def test_window_sum_under_a_guard_its_ranges_decide(target):

@@ -4,7 +4,9 @@ dispatch on the targets with IREE-90.
 IREE-90: on vulkan-spirv, a reduction (`let y2[n, h, w] = sum[k](w2[k] * x[n, h, w + k]);`)
 fused into a kernel that reads it along fewer parallel loops than it has (`let y3[n, o, h, w]
 = w3[o] * y2[n, h, w];`, a new axis o) gives about a third of the elements wrong. Such a
-reduction passes a barrier (`fence`) before the kernel that broadcasts it.
+reduction passes a barrier (`fence`) before the kernel that broadcasts it; so does an elementwise
+kernel over a reduction's own loops (`sqrt(sum[c](x[c, h] ** 2))`), which IREE fuses into the
+reduction's dispatch and which is then as wrong when broadcast.
 
 IREE-267: on the CPU targets, a reduction fused into a kernel that reads it through two operands
 along different loops (`let deg[i] = sum[j](a[i, j]); let an[i, j] = a[i, j] / (deg[i] *
@@ -19,20 +21,37 @@ import re
 from iree.compiler import ir
 
 from einc.mlir.core.dispatch_captures import fence
-from einc.mlir.dense.generic_reads import generics, input_count, is_reduction, iterators, source
+from einc.mlir.dense.generic_reads import generics, input_count, is_elementwise, is_reduction, iterators, source
 from einc.target import Target
 
 
 def fence_broadcast_reductions(target: Target, module: ir.Module) -> None:
-    """Put a barrier on each reduction's result that a `linalg.generic` reads without one of
-    its parallel loops."""
-    for kernel in generics(module):
+    """Put a barrier on each reduction's result (or an elementwise kernel's that IREE fuses into
+    a reduction's dispatch) that a `linalg.generic` reads without one of its parallel loops."""
+    kernels = generics(module)
+    reduced = _computed_with_a_reduction(kernels)
+    for kernel in kernels:
         parallel = {d for d, it in enumerate(iterators(kernel)) if "parallel" in it}
         maps = list(ir.ArrayAttr(kernel.attributes["indexing_maps"]))
         for k, value in enumerate(list(kernel.operands)[:input_count(kernel)]):
-            if is_reduction(source(value)) and parallel - _loops_read(maps[k]):
+            if source(value) in reduced and parallel - _loops_read(maps[k]):
                 with ir.InsertionPoint(kernel):
                     kernel.operands[k] = fence(target, value)
+
+
+def _computed_with_a_reduction(kernels: list) -> set:
+    """The reductions among `kernels` (walk order, producers first), and the elementwise ones
+    reading, along all of their loops, a kernel of this set: those IREE fuses into the
+    reduction's dispatch."""
+    found: set = set()
+    for op in kernels:
+        loops = set(range(len(iterators(op))))
+        maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
+        if is_reduction(op) or is_elementwise(op) and any(
+                source(value) in found and _loops_read(maps[k]) == loops
+                for k, value in enumerate(list(op.operands)[:input_count(op)])):
+            found.add(op)
+    return found
 
 
 def _loops_read(indexing_map: ir.Attribute) -> set:

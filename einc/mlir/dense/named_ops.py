@@ -272,7 +272,9 @@ def _factors(v: Value, rules: tuple) -> Optional[list[View]]:
 
 
 def _read_view(v: Value, rules: tuple) -> Optional[View]:
-    if not isinstance(v, Read):
+    # a tensor built at each point (`[D[n, 1], D[n, 0]][k]`, a literal row of an outer index's
+    # reads) has no program-level tensor for an op to take as an operand
+    if not isinstance(v, Read) or free_vars(v.tensor):
         return None
     view = next((view for rule in rules if (view := rule(v)) is not None), None)
     return None if view is None else operand_views.windowed(view)

@@ -301,7 +301,8 @@ def _check_nested(el, group: RecurrenceGroup, steps: set, outer_reads: list) -> 
     that loop's step and its state at earlier steps (it runs once per step; for every point of
     its clause at once where it reads one)."""
     innermost = el.state.recurrence_steps[-1]
-    further = [r for r in outer_reads if not _this_or_an_earlier_step_of(r, innermost)]
+    earlier = _earlier_step_reads(group, innermost)
+    further = [r for r in outer_reads if not _this_or_an_earlier_step_of(r, innermost) and id(r) not in earlier]
     if further:
         what = (f"`{further[0].member.name}` at a step other than the current or an earlier one of the loop "
                 "it runs in (that loop's step minus a constant), or a loop further out")
@@ -314,6 +315,24 @@ def _check_nested(el, group: RecurrenceGroup, steps: set, outer_reads: list) -> 
                   f"recurrence, but it reads {what}: not compiled yet", m.span,
                   hint="read the enclosing recurrence's state one step back or earlier (`x[e - 1]`), "
                   "and pick the point after the inner loop")
+
+
+def _earlier_step_reads(group: RecurrenceGroup, step: IndexVar) -> set:
+    """The ids of the reads in `group`'s clauses of an enclosing loop's state at a step that its
+    ranges and guards put before that loop's step `step` (`Q[k - 1]` under `if k <= e`, k the
+    inner step: Arnoldi's Gram-Schmidt over the earlier basis vectors). Such a read is of the
+    state's whole history (einc.passes.step_work)."""
+    found = set()
+    for m in group.members:
+        for c in m.clauses:
+            for read, guards in step_reach.guarded_state_reads(_roots([c]), definitions=True):
+                if read.member in group.members:
+                    continue
+                reach = step_reach.offset_bounds(read.subs[0], step, (Lin.of(step), Lin.of(step)), guards + _clause_guard(c),
+                                                 ranges=((group.t_var, c.t_lo, c.t_hi - 1),))
+                if reach is not None and any(affine.surely_negative(high) for high in reach[1]):
+                    found.add(id(read))
+    return found
 
 
 def _this_or_an_earlier_step_of(read: StateRead, step: IndexVar) -> bool:
@@ -937,8 +956,9 @@ def state_read(el, state: RecState, subs: list, span):
     if len(subs) == 1 and len(m.shape) > 1:
         return _step_slice(state, subs[0], span)
     if len(subs) < len(m.shape):
-        raise d.error(d.UNSUPPORTED, f"`{m.name}` has {len(m.shape)} axes; inside its recurrence read "
-                      f"it at one point ({len(subs)} subscripts given)", span)
+        # a sub-array of an earlier step (`st[e - 1, o]`): that row of the step's whole iterate,
+        # as `let prev = st[e - 1]; prev[o]` reads it
+        return tensors.read(_step_slice(state, subs[0], span), subs[1:], span, el.state, "")
     if len(subs) > len(m.shape):
         # a clause defining whole rows (`Qt[k] = { .. }`) gives the other axes only once its body is known
         axes = "1 axis" if len(m.shape) == 1 else f"{len(m.shape)} axes"
