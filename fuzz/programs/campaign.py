@@ -30,6 +30,7 @@ BATCH = 12
 SECONDS_PER_MODULE = 90
 SECONDS_PER_PROGRAM = 15
 INDEX_ERROR = re.compile(r"index (-?\d+) out of range 0\.\.(\d+)")
+RANGE_ERROR = re.compile(r"the range of `(\w+)` runs past the axes its reads index")
 
 
 def run_differential(n: int, seed: int, jobs: int = 2, targets: tuple = TARGETS,
@@ -88,7 +89,8 @@ class Differential:
         return case.program.saves
 
     def index_errors(self, case) -> frozenset:
-        """(index, axis size) pairs one of which the run must fail with; empty: it must not."""
+        """(index, axis size) pairs, or ("range", index) for a range read from data past its axis,
+        one of which the run must fail with; empty: it must not."""
         return case.index_errors
 
     def index_error_optional(self, case) -> bool:
@@ -178,8 +180,10 @@ class Differential:
     def check_index_error(self, target: str, k: int, result: dict) -> None:
         """A run that must fail naming one of the case's stray indices and its axis size."""
         expected = self.index_errors(self.cases[k])
-        found = INDEX_ERROR.search(result.get("error", "")) if result["kind"] == "run-error" else None
-        if found and (int(found.group(1)), int(found.group(2))) in expected:
+        error = result.get("error", "") if result["kind"] == "run-error" else ""
+        found, past = INDEX_ERROR.search(error), RANGE_ERROR.search(error)
+        if found and (int(found.group(1)), int(found.group(2))) in expected or \
+                past and ("range", past.group(1)) in expected:
             self.report.counts[f"programs checked on {target}"] += 1
             self.report.counts[f"index errors checked on {target}"] += 1
             return

@@ -32,6 +32,12 @@ NARROW_SHARE = 0.15            # of the programs, those whose integer type is on
 INDEX_POWER_SHARE = 0.5        # of the integer powers drawn, those with an index exponent `b ** (i % 3)`
 ROW_READ_SHARE = 0.5           # of the reads of an earlier step of a member of 3+ axes, those written `x[t - 1, j][k]`
 FOLD_SHARE = 0.5               # of the integer sums drawn, those whose body folds to a constant (_folding)
+DATA_RANGE_SHARE = 0.6         # of the float reductions drawn beside an index input, those over a range read from it
+
+
+# what a reduction drawn from `ends` draws from it in their place (the streams, then the names)
+ISOLATED = ("rng", "windows", "siblings", "guards", "signed", "widths", "counts", "wide", "folds", "rows",
+            "prefix", "fresh")
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,7 @@ class Streams:
     rows: random.Random | None = None       # a member's earlier step read as a row, then its element (ExpressionGenerator.step_read)
     earlier: random.Random | None = None    # a loop in a step reading a member at the step minus its own (ProgramGenerator.with_nesting)
     perpoint: random.Random | None = None   # a row function's gradient by a param per row (ProgramGenerator.per_point)
+    ends: random.Random | None = None       # a reduction's range with an end read from data (ExpressionGenerator._data_range)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -78,7 +85,7 @@ class Streams:
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
-                      "points", "shifted", "casts", "rows", "earlier", "perpoint")))
+                      "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends")))
 
 
 @dataclass(frozen=True)
@@ -140,6 +147,11 @@ class ExpressionGenerator:
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
         self.signed, self.widths, self.counts = streams.signed, streams.widths, streams.counts
         self.wide, self.folds, self.rows = streams.wide, streams.folds, streams.rows
+        self.ends = streams.ends
+        # an index input only ranges read from data use (_data_range), and a binding every scope
+        # that sees the program's inputs holds; the program declares it once it is read
+        self.spare, self.beside, self.spare_read = None, None, False
+        self.ends_fresh = 0         # the name counter of what `ends` draws (_data_reduction)
         self.float_type = float_type
         self.int_type = int_type
         self.fresh = 0
@@ -651,12 +663,78 @@ class ExpressionGenerator:
         inner, ranges = self.reduction_ranges(scope, op)
         body = self.expr(dtype, inner, depth - 1)
         if op == "prod":
-            body = Binary("*", Lit(0.5, dtype), Call("tanh", (body,), dtype), dtype)
-            body = Binary("+", Lit(1.0, dtype), body, dtype)           # in [0.5, 1.5]
+            body = _bounded(body, dtype)
         body = self._folding(body, dtype, inner) if op == "sum" else body
         guard = self.condition(inner, depth - 1) if self.rng.random() < 0.3 and op == "sum" else None
         guard = guard if op == "sum" else self._extremum_guard(inner)
-        return self._counted(Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype))
+        node = self._counted(Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype))
+        return self._data_reduction(op, dtype, scope, depth) or node
+
+    def _data_reduction(self, op: str, dtype: str, scope: Scope, depth: int):
+        """Some of the time, in place of the reduction just drawn, one over a range with an end
+        read from data (_data_range), drawn wholly from `ends` and with names of its own: the
+        main stream, the other streams and the names go on as they would."""
+        data = self._data_range(dtype, scope, op)
+        if data is None:
+            return None
+        inner, ranges, read = data
+        kept = {name: getattr(self, name) for name in ISOLATED}
+        for name in ISOLATED[:-2]:
+            setattr(self, name, self.ends)
+        self.prefix, self.fresh = "q" + kept["prefix"], self.ends_fresh
+        try:        # k's range is the axis `read` gives it
+            body = Binary(self.rng.choice("*+"), read, self.expr(dtype, inner, depth - 1), dtype)
+            guard = self.condition(inner, depth - 1) if op == "sum" and self.rng.random() < 0.3 else None
+        finally:
+            self.ends_fresh = max(self.ends_fresh, self.fresh)
+            for name, value in kept.items():
+                setattr(self, name, value)
+        if not _reads_decide(ranges[0], (body, guard), inner):
+            body, guard = read, None
+        return Reduce(op, ranges, _bounded(body, dtype) if op == "prod" else body, guard, dtype)
+
+    def _data_range(self, dtype: str, scope: Scope, op: str):
+        """Some of the time (from `ends`, a stream of its own) a float reduction's one index k
+        over a range with an end read from an index input at constants or indices in scope,
+        `k in idx[i]..idx[i + 1]`, `0..idx[2]` or `idx[j]..n` (a max's or min's never empty:
+        `0..idx[j] + 1`, `idx[j]..n`), and a plain read `a[.., k, ..]` of a float array whose
+        axis n is past every value the input takes, so the range stays inside k's range, that
+        axis (docs/LANGUAGE.md section 3). (scope with k, its range, the read) or None."""
+        inputs = [t for t in scope.tensors if t.values and t.values[0] >= 0 and len(t.sizes) == 1]
+        if not inputs and self.spare is not None and any(t.name == self.beside for t in scope.tensors):
+            inputs = [self.spare]
+        if self.ends is None or dtype not in FLOATS or not inputs or self.ends.random() >= DATA_RANGE_SHARE:
+            return None
+        rng = self.ends
+        idx = rng.choice(inputs)
+        empty = op in ("sum", "prod")       # may be empty: its ends may reach the axis's size
+        axes = [(t, a) for t in scope.tensors if t.dtype == dtype and t.values is None
+                for a, size in enumerate(t.sizes) if idx.values is None or size + empty > idx.values[1]]
+        if not axes:
+            return None
+        tensor, axis = rng.choice(axes)
+        if idx.values is None:              # the spare input's first use sets its values
+            idx = self.spare = replace(idx, values=(0, tensor.sizes[axis] - 1 + empty))
+            self.spare_read = True
+        within = tensor.shape[axis]
+        length = idx.sizes[0]
+        at = [Bound(c) for c in range(length)] + [Bound(c, index=v.name) for v in scope.indices for c in (0, 1)
+                                                 if v.low + c >= 0 and v.high + c < length]
+        first = rng.choice(at)
+        second = first.plus(1) if first.plus(1) in at else rng.choice(at)
+        end = lambda sub: Bound(0, data=(idx.name, sub))      # noqa: E731
+        if op in ("max", "min"):
+            lo, hi = rng.choice(((Bound(0), end(first).plus(1)), (end(first), within)))
+        else:
+            lo, hi = rng.choice(((end(first), end(second)), (Bound(0), end(first)), (end(first), within)))
+        name = self.index_name(scope)
+        var = IndexVar(name, 0, tensor.sizes[axis] - 1, Bound(0), within)
+        subs = []
+        for a, (size, extent) in enumerate(zip(tensor.sizes, tensor.shape)):
+            others = [Index(v.name) for v in scope.indices if v.low >= 0 and v.high < size]
+            subs.append(Index(name) if a == axis else
+                        rng.choice(others + [Lit(rng.randrange(size) if extent.dim is None else 0, "i32")]))
+        return scope.with_index(var), (Range(name, lo, hi, within=within),), Read(tensor.name, tuple(subs), dtype)
 
     def _folding(self, body, dtype: str, scope: Scope):
         """Some of the time (from `folds`, a stream of its own) an integer sum's body that reads
@@ -795,6 +873,20 @@ class ExpressionGenerator:
             return Binary(self.rng.choice(("<", ">=", "==", "!=")), Index(var.name),
                           Lit(self.rng.randint(var.low, max(var.low, var.high)), "i32"), "bool")
         return self.literal("bool")
+
+
+def _bounded(body, dtype: str):
+    """A prod's body, `1 + 0.5 * tanh(body)`: in [0.5, 1.5]."""
+    return Binary("+", Lit(1.0, dtype), Binary("*", Lit(0.5, dtype), Call("tanh", (body,), dtype), dtype), dtype)
+
+
+def _reads_decide(r: Range, exprs, scope: Scope) -> bool:
+    """Whether every read subscripting the axis `r.var` on its own is of an axis of `r.within`
+    (einc's index runs over the axes its reads give it, which must agree)."""
+    shape_of = {t.name: t.shape for t in scope.tensors + tuple(s.tensor for s in scope.steps)}
+    reads = [n for e in exprs if e is not None for n in walk(e) if isinstance(n, Read) and Index(r.var) in n.subs]
+    return all(n.name in shape_of and all(shape_of[n.name][a] == r.within for a, s in enumerate(n.subs)
+                                         if s == Index(r.var)) for n in reads)
 
 
 def named(node):

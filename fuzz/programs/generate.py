@@ -24,12 +24,13 @@ from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, LITERAL_OUTER, NARROW_INTS, OUTER_EXPRESSIONS, UNSIGNED, Binary, Bound, Call,
     Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
-    Unary, Var, Where, Whole, PARAM, ROW, SCALES, clause_exprs, reads_of, trailing_reduce, walk)
+    Unary, Var, Where, Whole, PARAM, ROW, SCALES, clause_exprs, program_exprs, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
 DRAWS = 4
 INDEX_INPUT = "idx"                # the name of every index input starts so
+SPARE_INPUT = INDEX_INPUT + "0"    # one drawn by `ends`: no name counter's (from 1), so the others stay
 STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
@@ -80,7 +81,8 @@ class Case:
     program: Program
     inputs: dict                   # name -> np.ndarray
     meaning: dict                  # name -> Pair
-    # (index, axis size) of each read with a stray index: the run must fail naming one of them
+    # (index, axis size) of each read with a stray index, ("range", index) of each range read from
+    # data past its axis: the run must fail naming one of them
     index_errors: frozenset = frozenset()
     index_error_optional: bool = False      # the outputs do not depend on those reads
 
@@ -132,6 +134,12 @@ def with_stray_index(case: Case, values: np.random.Generator) -> Case | None:
     return Case(case.program, inputs, meaning, frozenset(strays), not matters)
 
 
+def _reads_spare(program: Program) -> bool:
+    """Whether a range of `program` has an end read from the spare index input."""
+    return any(b.data is not None and b.data[0] == SPARE_INPUT for e in program_exprs(program) for n in walk(e)
+               if isinstance(n, Reduce) for r in n.ranges for b in (r.lo, r.hi))
+
+
 def draw_inputs(program: Program, values: np.random.Generator) -> dict:
     dims = program.dim_values()
     out = {}
@@ -162,6 +170,7 @@ class ProgramGenerator:
         self.scales, self.pieces, self.pads = streams.scales, streams.pieces, streams.pads
         self.scans, self.casts = streams.scans, streams.casts
         self.perpoint = streams.perpoint
+        self.ends = streams.ends
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -182,6 +191,9 @@ class ProgramGenerator:
         inputs = [self.input_(dims) for _ in range(rng.randint(1, 3))]
         if rng.random() < 0.25:
             inputs.append(self.index_input(inputs))
+        elif self.ends is not None:     # one only ranges read from data may use (ExpressionGenerator._data_range)
+            length = self.ends.randint(1, 5)
+            self.gen.spare, self.gen.beside = Tensor(SPARE_INPUT, "i32", (Bound(length),), (length,)), inputs[0].name
         self.inputs = inputs            # per_point adds a param to them
         # a named dim exists only through the inputs that declare it
         dims = {d: v for d, v in dims.items() if any(b.dim == d for i in inputs for b in i.shape)}
@@ -211,8 +223,12 @@ class ProgramGenerator:
         if rng.random() < 0.3 and len(bindings) > 1:
             outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
         saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE and outputs else ()
-        return Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
-                       fixed=fixed and bool(dims))
+        program = Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
+                          fixed=fixed and bool(dims))
+        if self.gen.spare_read and _reads_spare(program):      # not only in a draw left out
+            spare = Input(SPARE_INPUT, "i32", self.gen.spare.shape, 0, self.gen.spare.values[1])
+            program = replace(program, inputs=program.inputs + (spare,))
+        return program
 
     # ------------------------------------------------------------ inputs
 

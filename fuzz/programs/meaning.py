@@ -156,6 +156,9 @@ class Evaluator:
         value = np.asarray(b.const + (self.dims[b.dim] if b.dim else 0), np.int64)
         if b.index is not None:
             value = value + env[b.index].ex
+        if b.data is not None:      # a subscript outside the input is at a point that does not matter
+            data = self.values[b.data[0]].ex
+            value = value + data[np.clip(self.bound(b.data[1], env), 0, len(data) - 1)].astype(np.int64)
         for op, other in b.clamp:
             value = (np.maximum if op == "max" else np.minimum)(value, self.bound(other, env))
         return value
@@ -436,6 +439,8 @@ class Evaluator:
         env, active = dict(grid.env), grid.active
         for r in node.ranges:
             lo, hi = self.bound(r.lo, env), self.bound(r.hi, env)
+            if r.within is not None:
+                lo, hi = self._within(r, lo, hi, active)
             low, high = _span(lo, hi, active)
             ndim = np.ndim(active)
             values = np.arange(low, high).reshape((-1,) + (1,) * ndim)
@@ -454,6 +459,20 @@ class Evaluator:
             _near_ties(node.op, body, inner.active, axes)
         return Pair(*(_reduce_part(node.op, part, inner.active, axes, types[node.dtype])
                       for part, types in ((body.ex, EXACT), (body.wd, WIDE))), node.dtype)
+
+    def _within(self, r, lo, hi, active) -> tuple:
+        """A range with an end read from data must lie inside the axis the body's reads give its
+        index, or be empty: einc's run fails past it. With `strays` that is recorded as the error
+        expected, ("range", index), and the range goes on cut to the axis (with `flip`, empty)."""
+        size = self.bound(r.within)
+        past = active & (lo < hi) & ((lo < 0) | (hi > size))
+        if not np.any(past):
+            return lo, hi
+        if self.strays is None:
+            raise Invalid(f"the range of {r.var} runs past its axis")
+        self.strays.append(("range", r.var))
+        lo, hi = np.clip(lo, 0, size), np.clip(hi, 0, size)
+        return (lo, lo) if self.flip else (lo, hi)
 
 
 def _pattern_holds(p: Pattern, values) -> np.ndarray:

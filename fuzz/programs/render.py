@@ -300,6 +300,8 @@ def bound(b: Bound, names: Names) -> str:
 
 def _affine_bound(b: Bound, names: Names) -> str:
     terms = [names(t) for t in (b.index, b.dim) if t is not None]
+    if b.data is not None:                        # idx[i + 1]
+        terms.append(f"{names(b.data[0])}[{bound(b.data[1], names)}]")
     if not terms:
         return str(b.const)
     text = " + ".join(terms)

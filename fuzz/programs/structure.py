@@ -22,12 +22,14 @@ COARSEST_FIRST = ("bf16", "f16", "f32", "f64")
 @dataclass(frozen=True)
 class Bound:
     """`const + dim + index`: a range end such as `N - 1`, `i + 1` or `4`; `clamp` takes the min
-    or max of that with other bounds in turn, (("max", Bound(0)),) making `max(0, i - 1)`."""
+    or max of that with other bounds in turn, (("max", Bound(0)),) making `max(0, i - 1)`; `data`
+    adds a read of a 1-D integer input, `idx[i + 1] + const` (a reduction's range only)."""
 
     const: int
     dim: str | None = None
     index: str | None = None
     clamp: tuple = ()              # ("min" | "max", Bound) pairs
+    data: tuple | None = None      # (input name, subscript Bound)
 
     def plus(self, k: int) -> "Bound":
         return replace(self, const=self.const + k)
@@ -239,6 +241,7 @@ class Range:
     lo: Bound
     hi: Bound
     explicit: bool = True          # `k in lo..hi`; otherwise inferred from a plain read `x[k]`
+    within: Bound | None = None    # an end read from data: the axis the body's plain reads give k
 
 
 @dataclass(frozen=True)
