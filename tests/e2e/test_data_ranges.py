@@ -59,3 +59,17 @@ def test_a_data_range_whose_body_reads_no_axis_along_it_is_E004():
         einc.compile("let a: [i32; 3];\nlet b: [i32; 3];\nlet y[i in 0..3] = sum[k in a[i]..b[i]](k as f32);\n")
     diag = info.value.diagnostics[0]
     assert diag.code == "E004" and "computed from data" in diag.message and "where k >= lo" in diag.hint
+
+
+def test_a_data_range_in_a_clause_guarded_by_an_index_it_does_not_read():
+    """Its run-time check runs where the clause's guard holds, over the guard's j as well (an
+    internal KeyError while lowering, before: fuzz seed 42001 program 104)."""
+    run = einc.load(einc.compile("let x: [f64; 6];\nlet n: [i32; 4];\n"
+                                 "let y[i in 0..3, j in 0..2] = (sum[k in 0..n[i]](x[k])) where i + j < 3;\n"
+                                 "let y[i in 0..3, j in 0..2] = -1.0 where i + j >= 3;\n"))
+    x, n = np.arange(6.0), np.array([1, 3, 5, 9], np.int32)
+    i, j = np.indices((3, 2))
+    want = np.where(i + j < 3, [[x[:n[a]].sum() for _ in range(2)] for a in range(3)], -1.0)
+    np.testing.assert_array_equal(run(x=x, n=n)["y"], want)
+    with pytest.raises(einc.RunError, match="the range of `k` runs past the axes its reads index at i = 2, j = 0"):
+        run(x=x, n=np.array([1, 3, 7, 9], np.int32))

@@ -283,3 +283,15 @@ def test_a_failed_assert_of_the_standard_library_points_at_the_users_call():
     assert info.value.message.startswith("assertion failed: solve: A must be square, with a row per entry of b "
                                          "(in `solve(A, b)`; the library's assert is at ")
     assert re.search(r"stdlib/ml/linalg_ops\.ein:\d+:\d+\)$", info.value.message)
+
+
+def test_an_assert_under_a_guard_reading_an_index_it_does_not_holds_where_the_guard_does():
+    """The check runs over the guard's indices too: `where i + j < 3` around an assert on x[i]
+    left j unbound outside the body (an internal KeyError while lowering, before)."""
+    program = einc.load(einc.compile("let x: [f32; 3];\n"
+                                     "let y[i in 0..3, j in 0..2] = { assert(x[i] < 5.0, \"big\"); x[i] } where i + j < 2;\n"))
+    x = np.array([1, 2, 9], np.float32)
+    i, j = np.indices((3, 2))
+    np.testing.assert_array_equal(program(x=x)["y"], np.where(i + j < 2, x[i], 0))
+    with pytest.raises(RunError, match=r"assertion failed: big at i = 1, j = 0$"):
+        program(x=np.array([1, 7, 9], np.float32))

@@ -23,9 +23,12 @@ def hold_at_every_point(el, first: int, vars_: tuple, guard: Value | None) -> No
             continue
         shown = effect.printed()
         depends = free_vars(effect.cond).union(*(free_vars(a) for a in shown if isinstance(a, Value)))
-        point = tuple(v for v in vars_ if v in depends)
-        if point:
-            _over(effect, point, guard, el.state.step_ranges)
+        if not any(v in depends for v in vars_):
+            continue
+        # the check runs over the guard's indices too: one it reads alone (`where i + j < 3`
+        # around an assert on `x[i]`) would be left unbound outside the body
+        guarded = depends | free_vars(guard) if guard is not None else depends
+        _over(effect, tuple(v for v in vars_ if v in guarded), guard, el.state.step_ranges)
 
 
 def _over(effect: Assert, point: tuple, guard: Value | None, step_ranges: dict) -> None:
