@@ -38,6 +38,7 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], al
 
     from einc.passes.read_bounds import mark_reads_in_bounds
     from einc.passes.invariant_work import hoist_invariant_work
+    from einc.passes.step_invariant_work import hoist_state_free_step_work
     from einc.passes.shared_values import share_equal_values
     from einc.passes.recurrence_groups import settle_groups
     from einc.passes.step_work import plan_step_work
@@ -47,6 +48,7 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], al
 
     resolution = _stage(program, resolve, program)
     ir_program = _stage(program, elaborate, program, resolution, outputs, fixed_dims, allow_python)
+    hoist_state_free_step_work(ir_program)
     hoist_invariant_work(ir_program)
     share_equal_values(ir_program)
     settle_groups(ir_program)

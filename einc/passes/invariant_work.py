@@ -184,10 +184,12 @@ class _Steps:
 class _Renaming:
     """A copy of a scalar with index variables renamed to fresh ones of the same ranges (and a
     reduction's own variables fresh too), so every fact about its reads (in bounds, strict)
-    still holds."""
+    still holds; with `forget_bounds`, for a copy evaluated at more points, its reads are new
+    and unproven (passes/read_bounds proves them again)."""
 
-    def __init__(self, mapping: dict):
+    def __init__(self, mapping: dict, forget_bounds: bool = False):
         self.mapping = mapping
+        self.forget_bounds = forget_bounds
         self.memo: dict = {}
 
     def value(self, v: Value) -> Value:
@@ -199,17 +201,18 @@ class _Renaming:
             return v if var is None else IndexRef(var, span=v.span)
         if isinstance(v, Reduce):
             fresh = {x: IndexVar(x.name, x.lo, x.extent, span=x.span) for x in v.vars}
-            inner = _Renaming({**self.mapping, **fresh})
+            inner = _Renaming({**self.mapping, **fresh}, self.forget_bounds)
             guard = None if v.guard is None else inner.value(v.guard)
             return Reduce(v.kind, tuple(fresh.values()), inner.value(v.body), guard, span=v.span)
-        if all(new is old for new, old in zip(below, _renamed_parts(v))):
+        fresh_read = self.forget_bounds and isinstance(v, Read) and not isinstance(v.tensor, Stack)
+        if all(new is old for new, old in zip(below, _renamed_parts(v))) and not fresh_read:
             return v
         if isinstance(v, Op):
             return Op(v.op, tuple(below), v.dtype, span=v.span)
         if isinstance(v, Read):
             tensor, subs = (below[0], below[1:]) if isinstance(v.tensor, Stack) else (v.tensor, below)
-            return Read(tensor, tuple(subs), span=v.span, in_bounds=v.in_bounds, strict=v.strict,
-                        extreme_points=v.extreme_points)
+            return Read(tensor, tuple(subs), span=v.span, in_bounds=v.in_bounds and not fresh_read,
+                        strict=v.strict and not fresh_read, extreme_points=v.extreme_points)
         if isinstance(v, Stack):
             return Stack(tuple(below), span=v.span)
         raise TypeError(f"cannot rename the variables of {type(v).__name__}")

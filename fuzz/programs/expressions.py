@@ -70,6 +70,7 @@ class Streams:
     casts: random.Random | None = None      # a row converted by `as [T]` before its row function (ProgramGenerator.row_map)
     rows: random.Random | None = None       # a member's earlier step read as a row, then its element (ExpressionGenerator.step_read)
     earlier: random.Random | None = None    # a loop in a step reading a member at the step minus its own (ProgramGenerator.with_nesting)
+    perpoint: random.Random | None = None   # a row function's gradient by a param per row (ProgramGenerator.per_point)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -77,7 +78,7 @@ class Streams:
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
-                      "points", "shifted", "casts", "rows", "earlier")))
+                      "points", "shifted", "casts", "rows", "earlier", "perpoint")))
 
 
 @dataclass(frozen=True)

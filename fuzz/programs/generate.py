@@ -24,7 +24,7 @@ from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, LITERAL_OUTER, NARROW_INTS, OUTER_EXPRESSIONS, UNSIGNED, Binary, Bound, Call,
     Cast, Clause, Define, Derivative, IfElse,
     Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
-    Unary, Var, Where, Whole, ROW, SCALES, clause_exprs, reads_of, trailing_reduce, walk)
+    Unary, Var, Where, Whole, PARAM, ROW, SCALES, clause_exprs, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -68,6 +68,7 @@ PAD_SHARE = 0.3                    # of the derivatives drawn, those read again 
 SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying the row by two guarded clauses first
 CAST_SHARE = 0.5                   # of the row functions drawn over rows read by index, those whose row is converted first
 SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole, split or unpacked), those folded by a recurrence
+PER_POINT_SHARE = 0.7              # of the row functions drawn, those given a param and a gradient by it per row
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -160,6 +161,7 @@ class ProgramGenerator:
         self.stepped = streams.stepped
         self.scales, self.pieces, self.pads = streams.scales, streams.pieces, streams.pads
         self.scans, self.casts = streams.scans, streams.casts
+        self.perpoint = streams.perpoint
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -180,6 +182,7 @@ class ProgramGenerator:
         inputs = [self.input_(dims) for _ in range(rng.randint(1, 3))]
         if rng.random() < 0.25:
             inputs.append(self.index_input(inputs))
+        self.inputs = inputs            # per_point adds a param to them
         # a named dim exists only through the inputs that declare it
         dims = {d: v for d, v in dims.items() if any(b.dim == d for i in inputs for b in i.shape)}
         self.scope = Scope(dims=dims)
@@ -191,7 +194,9 @@ class ProgramGenerator:
             kind = rng.choices(("define", "piecewise", "guarded", "group", "whole", "function", "row_map"),
                                (5, 2, 1.2, 3, 1.5, 0.7, 0.8))[0]
             item = getattr(self, kind)()
-            if item is not None:
+            if isinstance(item, RowMap):
+                items += self.per_point(item)
+            elif item is not None:
                 items.append(item)
         members = [m.name for item in items if isinstance(item, Group) for m in item.members
                    if m.dtype != "bool" and not m.name.endswith(TALLY_SUFFIX)]
@@ -851,6 +856,35 @@ class ProgramGenerator:
         converted = not unpacked and self.casts is not None and self.casts.random() < CAST_SHARE
         return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned, converted)
 
+    def per_point(self, row_map: RowMap) -> list:
+        """Some of the time (from `perpoint`, a stream of its own, with names of its own) the row
+        function also reads a new float input p, a scalar or a short vector at literal indices,
+        passed beside each row, and its gradient by p is asked per row (`jax.vmap(jax.grad(..))`,
+        Derivative.per_point), or summed over the rows; else the row map as drawn."""
+        draw = self.perpoint
+        if draw is None or draw.random() >= PER_POINT_SHARE:
+            return [row_map]
+        dtype, length = row_map.dtype, draw.choice((0, 0, 2, 3, 4))
+        param = Input(f"{row_map.name}_p", dtype, (Bound(length),) if length else ())
+        self.inputs.append(param)
+        self.add_tensor(_tensor(param, self.scope.dims))
+
+        def read():
+            return Read(PARAM, (Lit(draw.randrange(length), "i32"),) if length else (), dtype)
+        expr = row_map.expr
+        for _ in range(draw.randint(1, 2)):
+            form = draw.randrange(3)
+            if form == 0:
+                expr = Binary("*", expr, read(), dtype)
+            elif form == 1:
+                expr = Binary("+", expr, Binary("*", read(), Read(ROW, (), dtype), dtype), dtype)
+            else:
+                expr = Call("tanh", (Binary("+", expr, read(), dtype),), dtype)
+        row_map = replace(row_map, expr=expr, param=param.name, param_length=length)
+        gradient = Derivative(f"{row_map.name}_g", row_map.name, param.name, dtype,
+                              per_point=draw.choice(("each", "each", "sum")), called=draw.random() < 0.4)
+        return [row_map, gradient]
+
     def total(self, member: str) -> Define:
         """`let s = sum[i, j](r[i, j]);` of a recurrence member: a scalar that a derivative can
         reach through the group in reverse mode (an adjoint loop), not only as a Jacobian."""
@@ -894,7 +928,9 @@ class ProgramGenerator:
 
     def derivative(self, items: list, inputs: list) -> Derivative | None:
         rng = self.rng
-        order = [i.name for i in inputs] + [n for item in items for n in _names(item)]
+        # (not of a per-point derivative: it is not in scope)
+        order = [i.name for i in inputs] + [n for item in items if not isinstance(item, Derivative)
+                                            for n in _names(item)]
         tensors = {t.name: t for t in self.scope.tensors}
         recurrent = {m.name for item in items if isinstance(item, Group) for m in item.members}
         wrts = [n for n in order if tensors[n].dtype in FLOATS and n not in recurrent

@@ -25,7 +25,7 @@ import numpy as np
 from fuzz.programs.structure import (
     FLOATS, UNSIGNED, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
     Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap, RowMatch,
-    StepTensor, Unary, Var, Whole, ROW, SCALES)
+    StepTensor, Unary, Var, Whole, PARAM, ROW, SCALES)
 
 # f16 and bf16 as NumPy float16 and ml_dtypes bfloat16: their ufuncs compute each operation in
 # f32 and round once, as einc does (docs/DECISIONS.md, Half precision)
@@ -140,6 +140,9 @@ class Evaluator:
             return [item.name]
         if isinstance(item, Derivative):
             value = derivative(self.program, self.inputs, item)
+            if item.per_point == "sum":     # each row's gradient, summed over the rows
+                wide = value.wd.sum(0)
+                value = Pair(wide.astype(EXACT[item.dtype]), wide, item.dtype, value.drift)
             if item.padded:         # one 0 more along the last axis
                 pad = [(0, 0)] * (value.ex.ndim - 1) + [(0, 1)]
                 value = Pair(np.pad(value.ex, pad), np.pad(value.wd, pad), value.dtype, value.drift)
@@ -244,10 +247,13 @@ class Evaluator:
         shape = tuple(int(self.bound(b)) for b in item.shape)
         grid = Grid({}, 2, np.ones(shape, bool))
         self.values[ROW] = self.values[item.source]
+        if item.param:
+            self.values[PARAM] = self.values[item.param]
         try:
             value = self.eval(item.expr, grid).map(lambda part: np.broadcast_to(part, shape))
         finally:
             del self.values[ROW]
+            self.values.pop(PARAM, None)
         return Pair(*(_reduce_part(item.op, part, grid.active, (1,), types[item.dtype])
                       for part, types in ((value.ex, EXACT), (value.wd, WIDE))), item.dtype)
 

@@ -14,7 +14,7 @@ from dataclasses import fields, is_dataclass, replace
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, DimRef, Function, Group, IfElse, Index,
     FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, ROW, children, is_literal, trailing_reduce, walk, weak_literals)
+    RowMatch, StepTensor, Unary, Var, Whole, PARAM, ROW, children, is_literal, trailing_reduce, walk, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -29,9 +29,10 @@ def render_program(program: Program, prefix: str = "") -> str:
 def render_statements(program: Program, prefix: str = "") -> list[str]:
     """The program's statements, one per line (a group's clauses in their source order)."""
     names = Names(prefix, program)
+    rows = {item.name: item for item in program.items if isinstance(item, RowMap)}
     lines = [_input(inp, names) for inp in program.inputs]
     for item in program.items:
-        lines += _item(item, names)
+        lines += _per_point(item, rows[item.of], names) if getattr(item, "per_point", "") else _item(item, names)
     return lines + [f'save_npy("{names(name)}.npy", {names(name)});' for name in program.saves]
 
 
@@ -217,30 +218,65 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
-    if item.converted:
-        row = f"({row} as [f32]) as [{item.dtype}]" if item.dtype in HALF_TYPES else f"{row} as [{item.dtype}]"
+    row = _converted(item, row)
+    params = f"{ROW}: [{item.dtype}; {length}]"
+    if item.param:
+        params += f", {PARAM}: " + (f"[{item.dtype}; {item.param_length}]" if item.param_length else item.dtype)
+        row += f", {names(item.param)}"
     if item.scanned:
-        return _scanned_rows(item, fn, rows, length, row, generator, names)
+        return _scanned_rows(item, fn, rows, params, row, generator, names)
     split = "let u[k] = w[k] where k % 2 == 0; let u[k] = w[k] where k % 2 == 1; " if item.split else ""
     body = f"{item.op}({expr(item.expr, names)})" if item.whole \
         else f"let w = {expr(item.expr, names)}; {split}{item.op}[k]({'u' if item.split else 'w'}[k])"
-    return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) -> {item.dtype} {{ {body} }}",
+    return [f"fn {fn}({params}) -> {item.dtype} {{ {body} }}",
             f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
                                             if item.local else f"[{fn}({row}) | {generator}];")]
 
 
-def _scanned_rows(item: RowMap, fn: str, rows: str, length: str, row: str, generator: str,
+def _converted(item: RowMap, row: str) -> str:
+    """The row as the row function is given it: converted first (RowMap.converted)."""
+    if not item.converted:
+        return row
+    return f"({row} as [f32]) as [{item.dtype}]" if item.dtype in HALF_TYPES else f"{row} as [{item.dtype}]"
+
+
+def _scanned_rows(item: RowMap, fn: str, rows: str, params: str, row: str, generator: str,
                   names: Names) -> list[str]:
     """The row function's values for every row, folded along each row by a recurrence whose row
     index takes its extent from the matrix it reads (RowMap.scanned)."""
     step = {"sum": "a[i, k - 1] + m[i, k]"}.get(item.op, f"{item.op}(a[i, k - 1], m[i, k])")
-    n = bound(item.shape[1], names)
+    n, length = bound(item.shape[1], names), _type_dim(item.shape[1], names)
     matrix = f"[{fn}({row}) | {generator}]" if not item.local else f"[v | {generator}, v = {fn}({row})]"
-    return [f"fn {fn}({ROW}: [{item.dtype}; {length}]) {{ {expr(item.expr, names)} }}",
+    return [f"fn {fn}({params}) {{ {expr(item.expr, names)} }}",
             f"fn {fn}_fold(m: [{item.dtype}; {_type_dim(item.shape[0], names)}, {length}]) -> [{item.dtype}; "
             f"{_type_dim(item.shape[0], names)}] {{ let a[i, 0] = m[i, 0]; let a[i, k in 1..{n}] = {step}; "
             f"[a[i, {n} - 1] | i in 0..{rows}] }}",
             f"let {names(item.name)} = {fn}_fold({matrix});"]
+
+
+def _per_point(item: Derivative, rows: RowMap, names: Names) -> list[str]:
+    """A gradient of a row function by its param asked per row, or summed over the rows
+    (Derivative.per_point); for a scanned row map, of a loss that folds the row function's row by
+    a recurrence inside a function (`let a[k in 1..n] = a[k - 1] + w[k];`), the same value."""
+    g, fn, p = names(item.name), names(rows.name) + "_row", names(rows.param)
+    row = _converted(rows, f"{names(rows.source)}[i]")
+    lines, loss = [], fn
+    if rows.scanned:
+        n, loss = bound(rows.shape[1], names), g + "_loss"
+        step = {"sum": "a[k - 1] + w[k]"}.get(rows.op, f"{rows.op}(a[k - 1], w[k])")
+        lines.append(f"fn {loss}(x, q) {{ let w = {fn}(x, q); let a[0] = w[0]; let a[k in 1..{n}] = {step}; "
+                     f"a[{n} - 1] }}")
+    entry = "[j]" if rows.param_length else ""
+    if item.called:
+        lines.append(f"fn {g}_grad(x, q) {{ let l = {loss}(x, q); @l / @q }}")
+        value = f"{g}_grad({row}, {p}){entry}"
+    else:
+        gradient = f"(@l / @{p})[j]" if entry else f"@l / @{p}"
+        value = f"{{ let l = {loss}({row}, {p}); {gradient} }}"
+    points = f"i in 0..{bound(rows.shape[0], names)}"
+    if item.per_point == "sum":
+        return lines + [f"let {g}{'[j]' if entry else ''} = sum[{points}]({value});"]
+    return lines + [f"let {g}[{points}{', j' if entry else ''}] = {value};"]
 
 
 def _function(fn: Function, names: Names) -> str:

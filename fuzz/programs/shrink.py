@@ -21,7 +21,7 @@ from fuzz.programs.render import render_program
 from fuzz.programs.wellformed import ranges_decided, wholes_are_arrays
 from fuzz.report import blur
 from fuzz.programs.structure import (
-    Binary, Block, Bound, Call, Cast, Define, Derivative, Group, IfElse, Lit, Match, Read, Reduce, RowMatch,
+    Binary, Block, Bound, Call, Cast, Define, Derivative, Group, IfElse, Lit, Match, Read, Reduce, RowMap, RowMatch,
     Slot, Unary, Var, Where, children, widens_an_approximation)
 
 EXPRESSIONS = (Lit, Var, Read, Unary, Binary, IfElse, Call, Cast, Block, Reduce, Match, RowMatch)
@@ -177,6 +177,9 @@ def _with_items(program, items: tuple):
     names = set()
     for item in items:
         names |= {m.name for m in item.members} if isinstance(item, Group) else {getattr(item, "name", "")}
+    rows = {item.name for item in items if isinstance(item, RowMap)}
+    if any(getattr(item, "per_point", "") and item.of not in rows for item in items):
+        return None                 # a per-point derivative is written with its row map's function
     outputs = tuple(n for n in program.outputs if n in names)
     saves = tuple(n for n in program.saves if n in names)
     return replace(program, items=items, outputs=outputs, saves=saves) if outputs else None

@@ -338,9 +338,12 @@ class RowMap:
     split: bool = False
     scanned: bool = False
     converted: bool = False
+    param: str | None = None
+    param_length: int = 0          # the param's one axis; 0 for a scalar
 
 
 ROW = "row"                        # the function's parameter
+PARAM = "prm"                      # its second, RowMap.param passed whole
 
 
 @dataclass(frozen=True)
@@ -367,6 +370,14 @@ class Derivative:
     # under a guard over one point more along its last axis, which is 0 there (`let g[pj0, pj1 in
     # 0..n + 1] = if pj1 < n { g_j[pj0, pj1] } else { 0.0 };`)
     padded: tuple = ()
+    # "each" or "sum": the derivative of the row map `of` by its param asked per row, in a block
+    # binding each row's value first (`let g[i in 0..m] = { let l = of_row(x[i], p); @l / @p };`,
+    # a vector param's entries read `(@l / @p)[j]`), or that summed over the rows (`sum[i in
+    # 0..m](..)`); `called`: in a function of the row returning the gradient (`fn g_grad(x, q) {
+    # let l = of_row(x, q); @l / @q }`), called per row. Its value: the Jacobian of `of` by the
+    # param (each row's value depends on the param and its own row only), summed over rows for "sum".
+    per_point: str = ""
+    called: bool = False
 
 
 # Factors written unparenthesized before a derivative (`lr * @L / @w` is `lr * (@L / @w)`), and
@@ -490,8 +501,8 @@ def item_exprs(item) -> tuple:
         return tuple(e for m in item.members for e in item_exprs(m))
     if isinstance(item, (Whole,)):
         return (item.expr,)
-    if isinstance(item, RowMap):
-        return (Read(item.source, (), item.dtype),)      # `expr` reads only the row
+    if isinstance(item, RowMap):      # `expr` reads only the row and the param
+        return (Read(item.source, (), item.dtype),) + ((Read(item.param, (), item.dtype),) if item.param else ())
     if isinstance(item, Function):
         return (item.body,)
     return ()

@@ -163,3 +163,31 @@ def test_derivatives_with_respect_to_a_points_row():
     np.testing.assert_allclose(out["g"], g, rtol=1e-13, atol=1e-14)
     decay = np.array([0.0] + [sum(0.5 ** (s - t) for s in range(t, 6)) for t in range(1, 6)])
     np.testing.assert_allclose(out["saliency"], 2 * X * decay, rtol=1e-13, atol=1e-14)
+
+
+def test_a_gradient_per_example_through_a_max_of_a_piecewise_definition():
+    """The loss is the max of a definition written as two guarded clauses (batched over the
+    examples with its clauses); its gradient reads it (the max's argmax), so the derivative's
+    graph holds it. E011 before: a piecewise definition under the derivative was taken to read the
+    enclosing index though its batched clauses run over it themselves."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((6, 4))
+    p = rng.standard_normal(2)
+    out = einc.load(einc.compile("""
+        let X: [f64; 6, 4];
+        let p: [f64; 2];
+        fn loss(x, q) {
+            let w[k] = x[k] * q[0] + q[1] * x[k] * x[k];
+            let u[k] = w[k] where k % 2 == 0;
+            let u[k] = -w[k] where k % 2 == 1;
+            max[k](u[k])
+        }
+        let g[n in 0..6, j] = { let l = loss(X[n], p); (@l / @p)[j] };
+        let total[j] = sum[n in 0..6]({ let l = loss(X[n], p); (@l / @p)[j] });
+    """))(X=X, p=p)
+    sign = np.where(np.arange(4) % 2 == 0, 1.0, -1.0)
+    at = np.argmax(sign * (X * p[0] + p[1] * X * X), axis=1)
+    x = X[np.arange(6), at]
+    want = sign[at][:, None] * np.stack([x, x * x], axis=1)
+    np.testing.assert_allclose(out["g"], want, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(out["total"], want.sum(0), rtol=1e-13, atol=1e-14)

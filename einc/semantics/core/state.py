@@ -33,12 +33,18 @@ class InferenceFrame:
     affine_reads: dict = field(default_factory=dict)  # IndexVar -> list[AffineRead]
     own_candidates: dict = field(default_factory=dict)    # the same two, of a recurrence's own reads
     own_affine_reads: dict = field(default_factory=dict)
+    data_ranged: frozenset = frozenset()    # pending indices whose written range has an end from data
 
     def resolve(self, dependent_ranges: list = ()) -> None:
         dependent = {var: (lo, hi) for var, lo, hi in dependent_ranges}
         for var in self.pending:
             found = self.candidates.get(var, []) or self._from_affine_reads(var, self.affine_reads, dependent) \
                 or self.own_candidates.get(var, []) or self._from_affine_reads(var, self.own_affine_reads, dependent)
+            if not found and var in self.data_ranged:
+                raise UnboundIndex(d.Diagnostic(
+                    d.SHAPE, f"`{var.name}`'s range has an end computed from data, and no read in the body "
+                    "gives the whole range it lies in", var.span, f"write that range and guard it: "
+                    f"`sum[{var.name} in 0..N](.. where {var.name} >= lo && {var.name} < hi)`", []))
             if not found:
                 raise UnboundIndex(d.Diagnostic(d.SHAPE, f"cannot infer the range of index `{var.name}`",
                                                 var.span, f"give it explicitly, e.g. `{var.name} in 0..N`", []))

@@ -247,14 +247,20 @@ def _batch_derivative(g: Value, outer: list, span):
                 return new
         elif isinstance(v, Read) and id(operands[0]) in batched:
             return Read(operands[0], at + operands[1:], span=v.span, in_bounds=v.in_bounds)
-        elif isinstance(v, (Piecewise, Compact)) and any(isinstance(n, IndexRef) and n.var in outer for n in walk([v])):
-            per_point(set(outer), span, "derivative")       # one reading an outer index: not batched here
+        elif isinstance(v, (Piecewise, Compact)) and _reads_unbatched(v, set(outer)):
+            per_point(set(outer), span, "derivative")       # not entered here, so not batched
         return None
 
     out = rebuild([g], change, opaque=(Piecewise, Compact, RecValue))[id(g)]
     if id(out) not in batched:
         return out
     return PartialRead(out, at, span) if len(out.vars) > len(outer) else Read(out, at, span=span, in_bounds=True)
+
+
+def _reads_unbatched(v: Value, outer: set) -> bool:
+    """Whether a tensor under v reads an `outer` index it does not run over itself (one the
+    function called per point computes, batched with its own axes over it, runs over it)."""
+    return any(isinstance(n, Generic) and (body_vars(n) - set(n.vars)) & outer for n in walk([v]))
 
 
 def per_point(outer, span, what: str = "gradient") -> None:

@@ -16,8 +16,8 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import affine, clamped
 from einc.ir.evaluate import reduction_identity
-from einc.ir.nodes import (Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value,
-                           fresh_index_vars, is_folding_constant)
+from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value,
+                           fresh_index_vars, is_folding_constant, size_value)
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import guarded_clauses, point_asserts
 from einc.semantics.core import scalar_ops
@@ -218,22 +218,26 @@ def extent(lo: Bound, hi: Bound) -> Lin:
     return n
 
 
-def range_bounds(el, rng: ast.Range, env, clamps: bool = False) -> tuple[Bound, Bound]:
+def range_bounds(el, rng: ast.Range, env, clamps: bool = False, data: bool = False) -> tuple[Bound, Bound]:
     """The ends of `lo..hi` as affine forms; with `clamps`, a min or max (einc.ir.clamped) of
     such that names an index, which only a reduction over a range that depends on outer
-    indices takes (its hull's ends are Lins)."""
+    indices takes (its hull's ends are Lins); with `data`, an end computed from run-time data
+    (`row_ptr[i]`) is a Bound without a Lin, which only a reduction's range takes."""
     if rng.lo is None or rng.hi is None:
         raise d.error(d.SHAPE, "an index range needs both ends", rng.span)
-    lo, hi = _bound(el, rng.lo, env, clamps), _bound(el, rng.hi, env, clamps)
+    lo, hi = _bound(el, rng.lo, env, clamps, data), _bound(el, rng.hi, env, clamps, data)
     if rng.inclusive:
-        hi = Bound(hi.lin + 1, scalar_ops.apply("add", [hi.value, Weak(np.asarray(1), "int")], rng.span),
-                   hi.of_input_sizes)
+        hi = Bound(None if hi.lin is None else hi.lin + 1,
+                   scalar_ops.apply("add", [hi.value, Weak(np.asarray(1), "int")], rng.span), hi.of_input_sizes)
     return lo, hi
 
 
-def _bound(el, expr, env, clamps: bool) -> Bound:
+def _bound(el, expr, env, clamps: bool, data: bool = False) -> Bound:
     v = scalar_ops.materialize(el.ev(expr, env), None, expr.span)
-    lin = clamped.clamp_of(v) if isinstance(v, Value) and v.rank == 0 and v.dtype.is_int else None
+    integer = isinstance(v, Value) and v.rank == 0 and v.dtype.is_int
+    lin = clamped.clamp_of(v) if integer else None
+    if lin is None and data and integer:
+        return Bound(None, v)
     if lin is None:
         raise _not_affine(v, expr)
     if isinstance(lin, clamped.Clamp):
@@ -379,14 +383,14 @@ REDUCTION_OPS = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "all":
 
 def reduction(el, node: ast.Reduction, env):
     scope = env.child()
-    vars_, pending, hull_guards = [], [], []
+    vars_, pending, hull_guards, data_bounds = [], [], [], []
     for iv in _expand_rest(el, node.indices, node.body, env):
-        var = _reduction_var(el, iv, env, hull_guards)
-        if iv.range is None:
-            pending.append(var)
+        var = _reduction_var(el, iv, env, hull_guards, data_bounds)
+        if iv.range is None or any(var is v for v, _, _ in data_bounds):
+            pending.append(var)         # no range, or one with an end computed from data
         scope.bind(iv.def_id, IndexRef(var, span=iv.span))
         vars_.append(var)
-    frame = InferenceFrame(pending)
+    frame = InferenceFrame(pending, data_ranged=frozenset(v for v, _, _ in data_bounds))
     el.state.frames.append(frame)
     in_hull = bool(hull_guards)
     user_guarded = any(isinstance(w, ast.WhereGuard) for w in node.wheres)
@@ -408,6 +412,8 @@ def reduction(el, node: ast.Reduction, env):
         el.state.hull_depth -= in_hull
         el.state.frames.pop()
     frame.resolve(el.state.dependent_ranges)
+    for var, lo, hi in data_bounds:
+        _check_data_range(el, var, lo, hi)
     body, guard = _decided_guard(node.op, _reduction_body(node, body), guard)
     result = Reduce(node.op, tuple(vars_), body, guard, span=node.span)
     if not el.state.frames:
@@ -441,12 +447,17 @@ def _reduction_body(node: ast.Reduction, body):
     return body
 
 
-def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
+def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list, data_bounds: list) -> IndexVar:
     """A reduction index; a range that depends on outer indices is iterated over its hull
-    (the extreme values over the outer ranges) and narrowed by a guard."""
+    (the extreme values over the outer ranges) and narrowed by a guard; one with an end computed
+    from data adds (index, lo, hi) to `data_bounds`."""
     if iv.range is None:
         return IndexVar(iv.name, Lin(0), None, span=iv.span)
-    lo, hi = range_bounds(el, iv.range, env, clamps=True)
+    lo, hi = range_bounds(el, iv.range, env, clamps=True, data=True)
+    if lo.lin is None or hi.lin is None:
+        var = _data_range_var(iv, lo, hi, hull_guards)
+        data_bounds.append((var, lo.value, hi.value))
+        return var
     if not lo.keys_are_indices and not hi.keys_are_indices:
         return IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
     var = IndexVar(iv.name, Lin(0), None, span=iv.span)
@@ -456,6 +467,30 @@ def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list) -> IndexVar:
     hull_guards.append(scalar_ops.apply("ge", [ref, lo.value], iv.span))
     hull_guards.append(scalar_ops.apply("lt", [ref, hi.value], iv.span))
     return var
+
+
+def _data_range_var(iv: ast.IndexVar, lo: Bound, hi: Bound, hull_guards: list) -> IndexVar:
+    """A reduction index whose range has an end computed from data (a CSR row's
+    `k in row_ptr[i]..row_ptr[i + 1]`): it runs over the range its reads in the body give it,
+    as an index written without a range, and the guard `lo <= k < hi` keeps the points of the
+    row. Every row visits that whole range (docs/DECISIONS.md, Sizes)."""
+    var = IndexVar(iv.name, Lin(0), None, span=iv.span)
+    ref = IndexRef(var, span=iv.span)
+    hull_guards.append(scalar_ops.apply("ge", [ref, lo.value], iv.span))
+    hull_guards.append(scalar_ops.apply("lt", [ref, hi.value], iv.span))
+    return var
+
+
+def _check_data_range(el, var: IndexVar, lo: Value, hi: Value) -> None:
+    """A run-time check that a range with an end from data lies inside the range `var` runs over
+    (the one its reads gave it), or is empty: past it the body's reads would be out of bounds,
+    which the guard alone would skip in silence (a CSR `row_ptr` past the number of entries)."""
+    start, stop = size_value(var.lo), size_value(var.lo + var.extent)
+    inside = scalar_ops.apply("and", [scalar_ops.apply("ge", [lo, start], var.span),
+                                      scalar_ops.apply("le", [hi, stop], var.span)], var.span)
+    holds = scalar_ops.apply("or", [scalar_ops.apply("ge", [lo, hi], var.span), inside], var.span)
+    message = f"assertion failed at {var.span}: the range of `{var.name}` runs past the axes its reads index"
+    el.ir.effects.append(Assert(holds, message, span=var.span))
 
 
 def resolve_hulls(state) -> None:
