@@ -16,6 +16,7 @@ from fuzz.programs.structure import RowMap
 from tests.fuzz.stream_draws import assert_drawn_match_numpy, drawn_and_changed
 
 SEED = 31004          # its program 17 within the first 25
+VULKAN_SEED = 31006   # its program 24: one that vulkan-spirv runs (31004's program 17 reads an i64)
 
 
 def scanned(program) -> bool:
@@ -33,4 +34,4 @@ def test_scanned_rows_match_numpy():
 
 @pytest.mark.vulkan
 def test_scanned_rows_match_numpy_on_vulkan():
-    assert_drawn_match_numpy(SEED, scanned, "vulkan-spirv", take=1, least=1, count=25)
+    assert_drawn_match_numpy(VULKAN_SEED, scanned, "vulkan-spirv", take=1, least=1, count=25)
