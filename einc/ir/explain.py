@@ -158,7 +158,7 @@ def _clause_lines(member) -> str:
 def _group(k: int, group, lowering: str) -> list:
     t = group.t_var
     lines = [f"recurrence group {k}: {', '.join(m.name for m in group.members)}",
-             f"  axis: {t.name} (axis 0), steps 0..{t.extent!r}, one loop",
+             f"  axis: {t.name} (axis {group.written_axis}{_batch_first(group)}), steps 0..{t.extent!r}, one loop",
              f"  order inside a step: {' -> '.join(m.name for m in group.members)}",
              f"  lowering: {lowering}"]
     lines += [f"  clauses of {m.name} inside a step: {_clause_lines(m)} (each after the clauses whose points "
@@ -170,6 +170,12 @@ def _group(k: int, group, lowering: str) -> list:
         lines.append(f"  {m.name}: lookback {_opt(plan.get('lookback'))}, tail "
                      f"{_opt(plan.get('tail'))}, storage {window} — {plan.get('reason', '')}")
     return lines
+
+
+def _batch_first(group) -> str:
+    if not group.written_axis:
+        return ""
+    return " as written, after batch axes: stored first, read in the written order"
 
 
 def _nesting(group, groups: list) -> list:

@@ -290,6 +290,7 @@ class RecurrenceGroup:
         self.members = members
         self.step_work: list = []       # tensors each step computes whole (passes.step_work)
         self.enclosing = None           # the group in each of whose steps this one runs (ditto)
+        self.written_axis = 0           # the step's axis in the source (stored first: forms.step_axis)
 
 
 @dataclass(eq=False)

@@ -20,7 +20,7 @@ from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import Case, generate_case
 from fuzz.programs.module import assemble, owner, prefix
 from fuzz.programs.render import render_program
-from fuzz.programs.structure import (NOT_ON_VULKAN, Derivative, RowMap, types_used,
+from fuzz.programs.structure import (NOT_ON_VULKAN, Derivative, types_used,
                                      widens_an_approximation)
 from fuzz.report import Finding, Report
 from fuzz.workers import Pool
@@ -40,14 +40,8 @@ def run_differential(n: int, seed: int, jobs: int = 2, targets: tuple = TARGETS,
 
 
 def runs_on(case: Case, target: str) -> bool:
-    """Whether einc compiles the case for `target`: vulkan-spirv has no f64, i64, f16 or bf16,
-    and runs each step of a clause as one parallel kernel, so a row folded along its second axis
-    (a scanned row map: `let a[i, k in 1..n] = a[i, k - 1] + ..`, whose steps run down the first)
-    reads its own step there (E011, docs/LANGUAGE.md)."""
-    if target != "vulkan-spirv":
-        return True
-    scanned = any(isinstance(item, RowMap) and item.scanned for item in case.program.items)
-    return not scanned and not types_used(case.program) & set(NOT_ON_VULKAN)
+    """Whether einc compiles the case for `target`: vulkan-spirv has no f64, i64, f16 or bf16."""
+    return target != "vulkan-spirv" or not types_used(case.program) & set(NOT_ON_VULKAN)
 
 
 class Differential:

@@ -1,11 +1,11 @@
 """Recurrences (LANGUAGE.md section 4): detection, grouping, step order and checks.
 
 Indexed definitions of one block that read each other in a cycle (or read themselves) form a
-recurrence group, computed by one loop over their first axis. Elaboration gives each member a
-`RecMember`; reads of members inside the bodies become `StateRead`s, checked here to point
-backward (an earlier step, an earlier member of the same step, or an earlier point of the
-same clause). The storage plan is made later, once every read of the members is known
-(einc.passes.storage).
+recurrence group, computed by one loop over their first axis (or a later one written after
+batch axes: step_axis). Elaboration gives each member a `RecMember`; reads of members inside
+the bodies become `StateRead`s, checked here to point backward (an earlier step, an earlier
+member of the same step, or an earlier point of the same clause). The storage plan is made
+later, once every read of the members is known (einc.passes.storage).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from einc.ir.nodes import (Assert, Generic, IndexRef, IndexVar, Read, RecClause,
                            Value, free_vars, fresh_index_vars, size_value, step_state_reads, walk)
 from einc.ir.state_slices import state_slice
 from einc.ir.types import BF16, BOOL, BY_NAME, F16, F32, F64, I32, I64, Lin
-from einc.semantics.forms import definitions, guarded_clauses, recurrence_coverage
+from einc.semantics.forms import definitions, guarded_clauses, recurrence_coverage, step_axis
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.bounds import check_reads
 from einc.semantics.core.state import UnboundIndex
@@ -254,7 +254,19 @@ def _strongly_connected(graph: dict) -> list:
 # ---------------------------------------------------------------- elaboration
 
 def define_group(el, clauses_by_member: dict, env) -> dict:
-    """Elaborate a group; returns def_id -> RecValue for each member."""
+    """Elaborate a group; returns def_id -> RecValue for each member (a group stepping along a
+    later axis is elaborated with that axis first and read back in the written order)."""
+    axis = step_axis.later_step_axis(clauses_by_member)
+    if axis is None:
+        return _define_group(el, clauses_by_member, env)
+    known = len(el.ir.recurrences)
+    values = _define_group(el, step_axis.step_first(clauses_by_member, axis), env)
+    if len(el.ir.recurrences) > known:     # appended last, after any its clauses hold
+        el.ir.recurrences[-1].written_axis = axis
+    return {did: step_axis.in_written_order(v, axis) for did, v in values.items()}
+
+
+def _define_group(el, clauses_by_member: dict, env) -> dict:
     names = {did: cs[0].name for did, cs in clauses_by_member.items()}
     members, step = _typed_members(el, clauses_by_member, env, names)
     values = {did: _without_points(m) for did, m in members.items() if not m.clauses}
