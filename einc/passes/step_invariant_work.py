@@ -18,8 +18,8 @@ A subexpression is hoisted when it is the largest one on its path from the claus
 Each hoisted tensor is one more that the step reads: a group's one dispatch binds every tensor
 it reads or writes, at most 32 (IREE-220, docs/IREE_DEFECTS.md), so a group hoists no more than
 its reads and members leave below BINDINGS, in the order its clauses meet them.
-It is evaluated only where the original is: the hoisted Generic's guard is the conditions on its
-path (the clause's steps and guard, the `where`s of the reductions around it, the tests of the
+It is evaluated only where the original is: it runs over the clause's steps, and its guard is
+the conditions on its path (the clause's guard, the `where`s of the reductions around it, the tests of the
 `if`s and the left sides of the `&&`/`||` it sits under), each of their conjuncts that uses only
 its variables and reads no state. A conjunct that uses other variables (a one-hot `v - k == j`)
 is dropped only where the hoisted work is total everywhere: no data-dependent subscript (whose
@@ -64,22 +64,20 @@ class _StepHoister:
         # the rebuilt values, keyed by id: each entry holds what it made, so that no id in these
         # memos is freed and taken by a new value while the group is walked
         self.memo: dict = {}
+        self.steps_of_clause = None     # (t_lo, t_hi) of the clause being rebuilt
 
     def clause(self, clause) -> Value:
         """The clause's body with its state-free invariant parts hoisted (rebuilt where changed)."""
         t = self.group.t_var
-        conds = []
-        if clause.t_lo != t.lo:
-            conds.append(Op("ge", (IndexRef(t), size_value(clause.t_lo)), BOOL))
-        if t.extent is None or clause.t_hi != t.lo + t.extent:
-            conds.append(Op("lt", (IndexRef(t), size_value(clause.t_hi)), BOOL))
-        if clause.guard is not None:
-            conds.append(clause.guard)
-        return self._value(clause.body, (t,) + tuple(clause.vars), tuple(conds))
+        # a hoisted tensor runs over the clause's steps only: its reads are in bounds there
+        # (a start clause's `x[i, t]` at t = 0), not necessarily at every step of the group
+        self.steps_of_clause = (clause.t_lo, clause.t_hi)
+        conds = () if clause.guard is None else (clause.guard,)
+        return self._value(clause.body, (t,) + tuple(clause.vars), conds)
 
     def _value(self, v: Value, bound: tuple, conds: tuple) -> Value:
         """`v`, evaluated at the points of `bound` where `conds` hold, with its parts hoisted."""
-        key = (id(v), bound, tuple(map(id, conds)))
+        key = (id(v), bound, tuple(map(id, conds)), self.steps_of_clause)
         if key in self.memo:
             return self.memo[key][0]
         out = v
@@ -151,7 +149,7 @@ class _StepHoister:
             return v
         self.budget -= 1
         own = [x for x in bound if x in used]
-        fresh = {x: IndexVar(x.name, x.lo, x.extent, span=x.span) for x in own}
+        fresh = {x: self._copy(x) for x in own}
         renaming = _Renaming(fresh, forget_bounds=dropped)
         guard = None
         for part in kept:
@@ -159,9 +157,16 @@ class _StepHoister:
             guard = part if guard is None else Op("and", (guard, part), BOOL, span=part.span)
         body = renaming.value(v)
         hoisted = Generic(tuple(fresh.values()), body, guard, span=v.span)
-        subs = tuple(IndexRef(x, span=v.span) if x.lo.is_const and x.lo.const == 0 else
-                     Op("sub", (IndexRef(x, span=v.span), size_value(x.lo)), I32, span=v.span) for x in own)
+        subs = tuple(IndexRef(x, span=v.span) if fresh[x].lo.is_const and fresh[x].lo.const == 0 else
+                     Op("sub", (IndexRef(x, span=v.span), size_value(fresh[x].lo)), I32, span=v.span) for x in own)
         return Read(hoisted, subs, span=v.span, in_bounds=True, strict=True)
+
+    def _copy(self, x: IndexVar) -> IndexVar:
+        """A variable of the hoisted tensor: the step's runs over the clause's steps."""
+        if x is not self.group.t_var:
+            return IndexVar(x.name, x.lo, x.extent, span=x.span)
+        lo, hi = self.steps_of_clause
+        return IndexVar(x.name, lo, hi - lo, span=x.span)
 
 
 def _tensors_read(group) -> int:

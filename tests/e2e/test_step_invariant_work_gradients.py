@@ -7,6 +7,8 @@ the pass leaves in place (the read past the guard is out of range: hoisting it w
 run-time check)."""
 import numpy as np
 
+import einc
+
 STEPS = """
 use std::math::{exp, tanh};
 let x: [f32; T, B, E];
@@ -100,3 +102,30 @@ def test_gradients_through_steps_with_state_free_work_match_numpy(run):
     terms = np.array([[np.exp(np.float64(inputs["w"][idx[t]])) if t > 0 and t + j < 4 else 0.0 for j in range(4)]
                       for t in range(T)])
     np.testing.assert_allclose(got["s"], np.cumsum(terms, axis=0), rtol=1e-5)
+
+
+def test_hoisted_work_runs_over_its_clauses_steps_only():
+    """A start clause's `sum[i](x1[i, t])` at t = 0 (x1 has 3 columns, the group 9 steps), and
+    later clauses' work over steps 1..3 and 3..9: each hoisted tensor runs over its clause's
+    steps. Over every step of the group the start clause's read was E005 ("touches indices 0 to
+    8 of axis 1"; fuzz seed 42002 program 70)."""
+    rng = np.random.default_rng(0)
+    x1, w, x0 = rng.standard_normal((3, 9)), rng.standard_normal(4), rng.standard_normal((3, 3))
+    out = einc.load(einc.compile("""use std::math::*;
+        let x1: [f64; 3, 9];
+        let w: [f64; 4];
+        let x0: [f64; 3, 3];
+        let s[t in 0..1, j in 0..4] = sum[i in 0..3](x0[i, t]);
+        let s[t in 1..9, j in 0..4] = s[t - 1, j] * 0.5;
+        let r6[t in 0..1, j in 0..4] = sum[i in 0..3](x1[i, t]);
+        let r6[t in 1..3, j in 0..4] = r6[t - 1, j] * 0.5 + sum[i in 0..3](tanh(x1[i, t] * 2.0));
+        let r6[t in 3..9, j in 0..4] = r6[t - 1, j] * 0.25 + w[j] * sum[i in 0..3](exp(x1[i, t - 1]) / (1.0 + x1[i, t] * x1[i, t]));
+    """))(x1=x1, w=w, x0=x0)
+    r = np.zeros((9, 4))
+    r[0] = x1[:, 0].sum()
+    for t in range(1, 3):
+        r[t] = r[t - 1] * 0.5 + np.tanh(x1[:, t] * 2).sum()
+    for t in range(3, 9):
+        r[t] = r[t - 1] * 0.25 + w * (np.exp(x1[:, t - 1]) / (1 + x1[:, t] ** 2)).sum()
+    np.testing.assert_allclose(out["r6"], r, rtol=1e-13)
+    np.testing.assert_allclose(out["s"], x0[:, 0].sum() * 0.5 ** np.arange(9)[:, None] * np.ones(4), rtol=1e-13)
