@@ -191,3 +191,23 @@ def test_a_gradient_per_example_through_a_max_of_a_piecewise_definition():
     want = sign[at][:, None] * np.stack([x, x * x], axis=1)
     np.testing.assert_allclose(out["g"], want, rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(out["total"], want.sum(0), rtol=1e-13, atol=1e-14)
+
+
+def test_a_gradient_per_row_through_a_recurrence_over_a_tensor_of_the_row():
+    """The loss's recurrence folds a tensor computed from the row (`w = tanh(row + p[0])`, batched
+    over the rows), so the gradient by p reads the recurrence's batch index: that index was taken
+    for one of the recurrence's own, the gradient left unbatched, and the lowering failed ("index
+    variable i .. is not iterated by the enclosing kernel"; fuzz seed 42002 program 115)."""
+    rng = np.random.default_rng(0)
+    x2, p = rng.standard_normal((6, 5)), rng.standard_normal(4)
+    out = einc.load(einc.compile("""use std::math::tanh;
+        let x2: [f64; 6, N];
+        let p: [f64; 4];
+        fn row_f(row: [f64; N], prm: [f64; 4]) { tanh(row + prm[0]) }
+        fn loss(x, q) { let w = row_f(x, q); let a[0] = w[0]; let a[k in 1..N] = min(a[k - 1], w[k]); a[N - 1] }
+        let g[i in 0..6, j] = { let l = loss(x2[i], p); (@l / @p)[j] };
+    """))(x2=x2, p=p)
+    w = np.tanh(x2 + p[0])
+    want = np.zeros((6, 4))
+    want[:, 0] = 1 - w.min(1) ** 2
+    np.testing.assert_allclose(out["g"], want, rtol=1e-12, atol=1e-14)

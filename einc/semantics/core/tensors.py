@@ -222,7 +222,9 @@ def not_per_point(g: Value, state: State, span):
     bound = set(state.recurrence_steps) | set(state.step_ranges) | set(state.step_ranges.values())
     for n in nodes:
         if isinstance(n, RecValue):
-            bound |= {n.group.t_var} | {v for m in n.group.members for c in m.clauses for v in c.vars}
+            # a recurrence's own variables, not the enclosing indices it is batched over
+            bound |= {n.group.t_var} | {v for m in n.group.members for c in m.clauses for v in c.vars
+                                        if v not in m.batch}
     outer = set().union(*(body_vars(n) - set(n.vars) - bound for n in nodes if isinstance(n, Generic)))
     if outer and not outer & set(state.step_ranges.values()):
         return _batch_derivative(g, sorted(outer, key=lambda v: v.name), span)
