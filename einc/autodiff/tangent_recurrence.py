@@ -1,11 +1,9 @@
 """Forward mode through a recurrence: tangent members run in the primal's own loop.
 
 Every member that x reaches (directly, or by reading a member x reaches) gets a tangent
-member in the same RecurrenceGroup, right after its primal member: at step t it reads the primal
+member in the same RecurrenceGroup, after all primal members: at step t it reads the primal
 states of step t and the tangent states of earlier steps, exactly as the primal reads its own
-history, so the storage plan and the step order apply to it unchanged. A loop run inside a
-later member's step may read it at step t (`r7'[t]` in the tangent of a loop that reads `r7[t]`),
-so it is computed before every later primal member, not after all of them.
+history, so the storage plan and the step order apply to it unchanged.
 """
 from __future__ import annotations
 
@@ -54,7 +52,7 @@ def _add_tangent_members(tan, group, wanted: RecMember) -> None:
                 body = replace_nodes(body, {id(primal): StateRead(m, here)})
             dm.clauses.append(RecClause(c.t_lo, c.t_hi, tuple(c.vars) + tan.dirs,
                                         const(0.0, c.body) if body is None else body, c.guard, keeps=c.keeps))
-        group.members.insert(group.members.index(m) + 1, dm)
+        group.members.append(dm)
 
 
 def _unique(name: str, taken: set) -> str:
