@@ -12,7 +12,7 @@ is read at the enclosing point n.
 from __future__ import annotations
 
 from einc.ir.nodes import (Compact, Generic, IndexRef, IndexVar, Piecewise, Read, RecValue, Stack, Value,
-                           free_vars, walk)
+                           body_vars, free_vars, walk)
 from einc.autodiff.substitute import Substitution
 
 
@@ -49,12 +49,8 @@ def _enclosing_indices(roots: list) -> frozenset:
     found = set().union(*(free_vars(r) for r in roots))
     for n in walk(roots):
         if isinstance(n, Generic):
-            found |= _body_indices(n) - set(n.vars)
+            found |= body_vars(n) - set(n.vars)
     return frozenset(found)
-
-
-def _body_indices(g: Generic) -> frozenset:
-    return free_vars(g.body) | (free_vars(g.guard) if g.guard is not None else frozenset())
 
 
 def _read_on_the_diagonal(roots: list, outer: frozenset) -> frozenset:

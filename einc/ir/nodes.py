@@ -528,6 +528,11 @@ def free_vars(v: Value, _memo: Optional[dict] = None) -> frozenset:
     return fold(v, _free_var_parts, _free_vars_of, {} if _memo is None else _memo)
 
 
+def body_vars(g: "Generic") -> frozenset:
+    """Index variables a Generic's body and guard read, its own among them."""
+    return free_vars(g.body) | (free_vars(g.guard) if g.guard is not None else frozenset())
+
+
 # program-level tensors close over their own variables
 _CLOSED = (Generic, Piecewise, Input, Const, Size, RecValue, Compact)
 
@@ -547,5 +552,5 @@ __all__ = ["Value", "IndexVar", "fresh_index_vars", "Input", "Const", "Size", "I
            "Generic", "Clause", "Piecewise", "Stack", "Compact", "RecurrenceGroup", "RecClause", "RecMember",
            "StateRead", "RecValue", "Print", "Assert", "Program", "walk", "size_value",
            "is_folding_constant", "decided_by_a_constant", "is_stored_tensor", "step_state_reads",
-           "free_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
+           "free_vars", "body_vars", "is_program_level", "Sym", "Lin", "UNARY_OPS", "BINARY_OPS",
            "TERNARY_OPS", "COMPARISONS", "REDUCE_KINDS"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import affine
 from einc.ir.nodes import (Compact, Generic, IndexRef, Input, Piecewise, Read, RecValue, StateRead, Value,
-                           fresh_index_vars, free_vars, walk)
+                           body_vars, free_vars, walk)
 from einc.ir.rebuild import rebuild
 from einc.ir.types import F32
 from einc.autodiff.gradient import gradient
@@ -44,7 +44,7 @@ def request(el, e: ast.Derivative, env):
     y, ysubs = _operand(el, e.numerator, env)
     x, xsubs = _operand(el, e.denominator, env)
     if isinstance(y, PartialRead):
-        y = _row_tensor(y, e.span)
+        y = tensors.sub_array(y, e.span)
     row_at = []
     if isinstance(x, PartialRead):
         y, x, row_at = _through_row(tensors.whole(y, e.span), x, e.span)
@@ -126,7 +126,7 @@ def _pending_vars(y: Value) -> set:
     gradient of scalars, as it has with the range given."""
     nodes = walk([y])
     pending = {n.var for n in nodes if isinstance(n, IndexRef) and n.var.extent is None}
-    return pending & set().union(*(tensors.body_vars(n) for n in nodes if isinstance(n, Generic))) if pending else set()
+    return pending & set().union(*(body_vars(n) for n in nodes if isinstance(n, Generic))) if pending else set()
 
 
 def _names_a_binding(node) -> bool:
@@ -198,7 +198,7 @@ def _through_row(y: Value, row: PartialRead, span) -> tuple:
     not rewritten there: a scalar y is then differentiated by all of x per point and read at the
     row, (y, x, [t]); a Jacobian is E011."""
     base, lead = row.base, len(row.subs)
-    r = _row_tensor(row, span)
+    r = tensors.sub_array(row, span)
 
     def of_row(v, subs) -> bool:
         return isinstance(v, Read) and v.tensor is base and all(map(_same_subscript, subs[:lead], row.subs))
@@ -223,13 +223,6 @@ def _through_row(y: Value, row: PartialRead, span) -> tuple:
 
 class _OpaqueRead(Exception):
     """The row is read inside a value whose reads through_row does not rewrite."""
-
-
-def _row_tensor(row: PartialRead, span) -> Generic:
-    """The row of a point (`x[t]`, t an enclosing definition's index) as a tensor over its own
-    axes that reads t, as derivatives per point take their values (tensors.not_per_point)."""
-    vars_ = fresh_index_vars(row.base.shape[len(row.subs):], "r")
-    return Generic(vars_, Read(row.base, tuple(row.subs) + tuple(IndexRef(v) for v in vars_), span=span), span=span)
 
 
 def _same_subscript(a: Value, b: Value) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import (Clause, Compact, Const, Generic, IndexRef, IndexVar, Op, Piecewise, Read, RecValue, Stack,
                            StateRead, Value,
-                           fresh_index_vars, free_vars, is_folding_constant, size_value, walk)
+                           body_vars, fresh_index_vars, free_vars, is_folding_constant, size_value, walk)
 from einc.ir.rebuild import rebuild
 from einc.ir.types import I32, Lin, shape_str
 from einc.autodiff.jacobian import SLICE, jacobian, jacobian_read
@@ -275,10 +275,6 @@ def per_point(outer, span, what: str = "gradient") -> None:
                       "`x[t]`, read the entries of the whole one, `(@y / @x)[i, t, j]`")
 
 
-def body_vars(g: Generic) -> set:
-    return set().union(*(free_vars(v) for v in (g.body, g.guard) if v is not None))
-
-
 @dataclass
 class _Subscripts:
     """The subscripts of a read that is no IR Read (of a derivative), for range inference."""
@@ -338,14 +334,18 @@ def _fold_const_read(base: Value, subs: list, span):
 
 
 def _slice(p: PartialRead, span) -> Generic:
-    rest = p.base.shape[len(p.subs):]
-    vars_ = fresh_index_vars(rest, "s")
     for s in p.subs:
         if free_vars(s):
             raise d.error(d.UNSUPPORTED, "a sub-array used whole inside an indexed definition",
                           span, hint="index every axis, e.g. `m[i, j]`")
-    body = Read(p.base, tuple(p.subs) + tuple(IndexRef(v) for v in vars_), span=span)
-    return Generic(vars_, body, span=span)
+    return sub_array(p, span)
+
+
+def sub_array(p: PartialRead, span) -> Generic:
+    """`p` as a tensor over the axes its subscripts leave; one at a point of an enclosing
+    definition (`x[t]`) reads that index, as a derivative per point takes it (not_per_point)."""
+    vars_ = fresh_index_vars(p.base.shape[len(p.subs):], "s")
+    return Generic(vars_, Read(p.base, tuple(p.subs) + tuple(IndexRef(v) for v in vars_), span=span), span=span)
 
 
 def check_same_shape(a: Value, b: Value, span, what: str) -> None:

@@ -449,32 +449,23 @@ def _reduction_body(node: ast.Reduction, body):
 
 def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list, data_bounds: list) -> IndexVar:
     """A reduction index; a range that depends on outer indices is iterated over its hull
-    (the extreme values over the outer ranges) and narrowed by a guard; one with an end computed
-    from data adds (index, lo, hi) to `data_bounds`."""
+    (the extreme values over the outer ranges) and narrowed by a guard. A range with an end
+    computed from data (a CSR row's `k in row_ptr[i]..row_ptr[i + 1]`) runs over the range the
+    body's reads give it, as an index written without a range, narrowed by the same guard; it
+    adds (index, lo, hi) to `data_bounds`. Every row visits that whole range (docs/DECISIONS.md,
+    Sizes)."""
     if iv.range is None:
         return IndexVar(iv.name, Lin(0), None, span=iv.span)
     lo, hi = range_bounds(el, iv.range, env, clamps=True, data=True)
-    if lo.lin is None or hi.lin is None:
-        var = _data_range_var(iv, lo, hi, hull_guards)
-        data_bounds.append((var, lo.value, hi.value))
-        return var
-    if not lo.keys_are_indices and not hi.keys_are_indices:
+    data = lo.lin is None or hi.lin is None
+    if not data and not lo.keys_are_indices and not hi.keys_are_indices:
         return IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
     var = IndexVar(iv.name, Lin(0), None, span=iv.span)
-    el.state.dependent_ranges.append((var, lo.lin, hi.lin))
-    el.state.hull_steps[var] = {step: Lin.of(copy) for step, copy in el.state.step_ranges.items()}
-    ref = IndexRef(var, span=iv.span)
-    hull_guards.append(scalar_ops.apply("ge", [ref, lo.value], iv.span))
-    hull_guards.append(scalar_ops.apply("lt", [ref, hi.value], iv.span))
-    return var
-
-
-def _data_range_var(iv: ast.IndexVar, lo: Bound, hi: Bound, hull_guards: list) -> IndexVar:
-    """A reduction index whose range has an end computed from data (a CSR row's
-    `k in row_ptr[i]..row_ptr[i + 1]`): it runs over the range its reads in the body give it,
-    as an index written without a range, and the guard `lo <= k < hi` keeps the points of the
-    row. Every row visits that whole range (docs/DECISIONS.md, Sizes)."""
-    var = IndexVar(iv.name, Lin(0), None, span=iv.span)
+    if data:
+        data_bounds.append((var, lo.value, hi.value))
+    else:
+        el.state.dependent_ranges.append((var, lo.lin, hi.lin))
+        el.state.hull_steps[var] = {step: Lin.of(copy) for step, copy in el.state.step_ranges.items()}
     ref = IndexRef(var, span=iv.span)
     hull_guards.append(scalar_ops.apply("ge", [ref, lo.value], iv.span))
     hull_guards.append(scalar_ops.apply("lt", [ref, hi.value], iv.span))
