@@ -1,7 +1,7 @@
 """Forward mode through a recurrence: tangent members run in the primal's own loop.
 
 Every member that x reaches (directly, or by reading a member x reaches) gets a tangent
-member in the same RecurrenceGroup, after all primal members: at step t it reads the primal
+member in the same RecurrenceGroup, right after its primal member: at step t it reads the primal
 states of step t and the tangent states of earlier steps, exactly as the primal reads its own
 history, so the storage plan and the step order apply to it unchanged.
 """
@@ -52,7 +52,17 @@ def _add_tangent_members(tan, group, wanted: RecMember) -> None:
                 body = replace_nodes(body, {id(primal): StateRead(m, here)})
             dm.clauses.append(RecClause(c.t_lo, c.t_hi, tuple(c.vars) + tan.dirs,
                                         const(0.0, c.body) if body is None else body, c.guard, keeps=c.keeps))
-        group.members.append(dm)
+        group.members.insert(_after_tangents_of(group, m), dm)
+
+
+def _after_tangents_of(group, m: RecMember) -> int:
+    """Where a tangent of `m` goes: right after `m` and the tangents of it other requests added
+    (a loop inside a later member's step may read it at the step, `r7'[t]` in the tangent of a
+    loop reading `r7[t]`, so it runs before every later primal member, not after all of them)."""
+    k = group.members.index(m) + 1
+    while k < len(group.members) and group.members[k].name.startswith(m.name + "'"):
+        k += 1
+    return k
 
 
 def _unique(name: str, taken: set) -> str:

@@ -1180,3 +1180,30 @@ def test_an_inner_loop_reading_rows_of_two_members_one_step_back(run, target):
         b[t] = b[t - 1] + y[t - 1]
     np.testing.assert_allclose(out["y"], y, rtol=1e-6)
 
+
+
+def test_a_tangent_through_an_inner_loop_reading_another_member_at_the_step(run):
+    """`@r8 / @x2` in forward mode: r8's inner loop reads r7 at the current step, so the loop's
+    tangent reads r7's tangent there, which must be computed before r8 (E011 "a tensor computed
+    inside a step of `r8` reads .. a member computed after it" while tangent members ran after
+    every primal one; fuzz seed 19701 program 7)."""
+    out = run("""use std::math::tanh;
+        let x2: f64;
+        let r7[0] = 0.0;
+        let r7[t in 1..5] = r7[t - 1] + r8[t - 1] * x2;
+        let r8[0] = 1.0;
+        let r8[t in 1..5] = r8[t - 1] + { let ns[0] = r8[t - 1]; let ns[i in 1..3] = tanh(-0.5 * ns[i - 1] + r7[t]); ns[2] };
+        let g = @r8 / @x2;
+    """, x2=np.float64(0.3))
+
+    def r8(x2):
+        r7, r8 = [0.0], [1.0]
+        for t in range(1, 5):
+            r7.append(r7[-1] + r8[-1] * x2)
+            ns = r8[-1]
+            for _ in range(1, 3):
+                ns = np.tanh(-0.5 * ns + r7[t])
+            r8.append(r8[-1] + ns)
+        return np.array(r8)
+    np.testing.assert_allclose(out["r8"], r8(0.3), rtol=1e-14)
+    np.testing.assert_allclose(out["g"], (r8(0.3 + 1e-6) - r8(0.3 - 1e-6)) / 2e-6, rtol=1e-7, atol=1e-9)

@@ -139,4 +139,4 @@ def test_tangent_members_of_one_value_asked_twice_are_one(tmp_path):
     with open(path, "w", encoding="utf-8") as f:
         f.write(TANGENTS_ASKED_TWICE)
     (group,) = front_end(path, ["f1", "f2"])[1].recurrences
-    assert [m.name for m in group.members] == ["u", "v", "u'", "v'"]
+    assert [m.name for m in group.members] == ["u", "u'", "v", "v'"]       # each tangent after its primal
