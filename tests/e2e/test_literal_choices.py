@@ -173,6 +173,31 @@ def test_a_clamped_count_that_indexes_a_recurrence_of_float_literals_is_an_integ
     np.testing.assert_array_equal(out["n"], np.array(ns))
 
 
+def test_a_member_starting_at_int_literals_beside_a_count_in_one_group_takes_its_steps_float(run):
+    """a starts at `-1`/`2` and its steps are f32; n counts with int literals and indexes b, which
+    reads a: all one group, so a guess turns a to f32 while n keeps its i32 (fuzz seed 42002
+    program 138: E002 "a subscript must be an integer" at `b[t - 1, n[t] % 4]`)."""
+    x = np.float32(0.3)
+    out = run("""
+        use std::math::*;
+        let x: f32;
+        let a[0, j in 0..4] = if x > 0.0 { -1 } else { 2 };
+        let n[0] = 0;
+        let n[t in 1..3] = sum[k in 0..4](if b[t - 1, k] < 0.5 { 1 } else { 0 });
+        let b[0, j in 0..4] = if j == 0 { 0.5 } else { 0.0 };
+        let a[t in 1..3, j in 0..4] = tanh(a[t - 1, j] + 0.25 * b[t - 1, j]);
+        let b[t in 1..3, j in 0..4] = tanh(a[t - 1, 0] + 0.5 * b[t - 1, j]) + 0.25 * b[t - 1, n[t] % 4];
+    """, x=x)
+    a, b, n = [np.full(4, -1.0, np.float32)], [np.array([0.5, 0, 0, 0], np.float32)], [0]
+    for _ in range(1, 3):
+        n.append(int((b[-1] < 0.5).sum()))
+        a, b = a + [np.tanh(a[-1] + 0.25 * b[-1])], b + [np.tanh(a[-1][0] + 0.5 * b[-1]) + 0.25 * b[-1][n[-1] % 4]]
+    assert out["a"].dtype == np.float32 and out["n"].dtype == np.int32
+    np.testing.assert_allclose(out["a"], np.array(a), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(out["b"], np.array(b), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(out["n"], np.array(n))
+
+
 def test_a_count_read_by_value_in_a_recurrence_stays_an_integer(run):
     """As outside a recurrence, a count read by value through a cast stays i32 while its partner
     takes the f64 of the data its float literals meet."""

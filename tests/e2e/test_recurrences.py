@@ -715,6 +715,25 @@ def test_a_plain_read_elsewhere_still_decides_an_index_a_member_read_also_bounds
     np.testing.assert_array_equal(out["u"], expected)
 
 
+def test_a_row_of_another_members_state_bounds_an_index_as_its_element_reads_do(run):
+    """`v[t - 1, k][0]` and `let prev = v[t - 1]; prev[k, 0]` read the state of a member of the
+    group as `v[t - 1, k, 0]` does: a last resort for k, so `x[k]` decides k's 2 (fuzz seed
+    10102 program 69: E004 with v's 4 from a read named ``)."""
+    x = np.array([1.0, 2.0], np.float32)
+    out = run("""
+        let x: [f32; 2];
+        let u[0, k in 0..2] = 1.0;
+        let v[0, j in 0..4, k in 0..4] = (j + k) as f32;
+        let u[t in 1..4, k] = u[t - 1, k] + x[k] * v[t - 1, k][0] + { let prev = v[t - 1]; prev[k, 1] };
+        let v[t in 1..4, j in 0..4, k in 0..4] = v[t - 1, j, k] * 0.5;
+    """, x=x)
+    v = np.add.outer(np.arange(4), np.arange(4)).astype(np.float32)
+    u = np.ones(2, np.float32)
+    for _ in range(3):
+        u, v = u + x * v[:2, 0] + v[:2, 1], v * 0.5
+    np.testing.assert_allclose(out["u"][-1], u, rtol=1e-6)
+
+
 def test_edit_distance_grid_with_its_boundary_rows_and_columns(run):
     a = rng.integers(0, 3, 11).astype(np.int32)
     b = rng.integers(0, 3, 17).astype(np.int32)

@@ -11,7 +11,7 @@ import fuzz.programs.generate as generate
 from fuzz.programs.structure import Derivative, Group, reads_of
 from tests.fuzz.stream_draws import assert_drawn_match_numpy, drawn_and_changed
 
-SEED = 30001          # its programs 7 and 144
+SEED = 10126
 
 
 def pair_through_a_recurrence(program) -> bool:
@@ -27,7 +27,6 @@ def pair_through_a_recurrence(program) -> bool:
     return len(ofs) == 2 and ofs[0] == ofs[1] and ofs[0] in reached
 
 
-@pytest.mark.xfail(strict=True, reason="the perpoint stream (fuzz/programs/generate.py per_point) changed this seed's programs; pick a seed again (closing note of 2026-12-01)")
 def test_second_derivatives_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
     _, drawn, changed = drawn_and_changed(monkeypatch, generate, "PAIR_SHARE", SEED,
                                           lambda p: sum(isinstance(i, Derivative) for i in p.items) == 2)

@@ -95,6 +95,9 @@ class State:
         # (read member, x's member, span): derivatives `@y / @x[t]` whose y reads another member
         # at x's step; its group decides whether that member depends on x (recurrences.define_group)
         self.same_step_derivatives: list = []
+        # a recurrence member's whole state at a step, read inside its group (`r[t - 1]`): reads
+        # of it bound indices only as the member's own reads do (InferenceFrame)
+        self.own_states: dict[int, tuple] = {}      # id of the state -> (the state, `r[..]`), kept alive
 
     def note_guards(self, read) -> None:
         """Whether `read` (a Read or a recurrence's StateRead) sits under a guard (bounds)."""
@@ -105,32 +108,39 @@ class State:
 
     def note_read(self, read: Read, names: list[str]) -> None:
         self.note_guards(read)
-        self._note_axes(read, read.tensor.shape, names, range(len(read.subs)), "")
+        self._note_axes(read, read.tensor.shape, range(len(read.subs)), *self._table(read.tensor, names))
 
     def note_jacobian_read(self, read, shape: tuple, names: list[str], axes) -> None:
         """A read `J[i, k]` of a derivative (`let J = @y / @x;`): the subscripted `axes` bound
         their indices by the derivative's shape, shape(y) ++ shape(x), as a tensor's read does."""
-        self._note_axes(read, shape, names, axes, "")
+        self._note_axes(read, shape, axes, names, "")
 
     def note_row_read(self, row, names: list[str]) -> None:
         """A PartialRead `base[s0, .., sk]`: its subscripts index base's first axes wherever the
         row goes, also where nothing reads an element of it (`match m[j] { [..] => 0 }`)."""
-        self._note_axes(row, row.base.shape, names, range(len(row.subs)), "")
+        self._note_axes(row, row.base.shape, range(len(row.subs)), *self._table(row.base, names))
+
+    def _table(self, base, names: list[str]) -> tuple:
+        """The names of a read of `base`'s axes, the tables it adds to and the axis of the
+        member its first one is."""
+        if id(base) in self.own_states:
+            return [self.own_states[id(base)][1]] * len(names), "own_", 1
+        return names, "", 0
 
     def note_state_read(self, read, shape: tuple, name: str) -> None:
         """A read of a recurrence's member inside its group (a StateRead): its axes after the
         step's whose extent `shape` knows (from the clauses elaborated so far) are a last resort."""
         self.note_guards(read)
-        self._note_axes(read, shape, [name] * len(shape), range(1, len(shape)), "own_")
+        self._note_axes(read, shape, range(1, len(shape)), [name] * len(shape), "own_")
 
-    def _note_axes(self, read, shape: tuple, names: list[str], axes, table: str) -> None:
+    def _note_axes(self, read, shape: tuple, axes, names: list[str], table: str, first_axis: int = 0) -> None:
         for axis in axes:
             sub, size = read.subs[axis], shape[axis]
             # an axis of unknown extent is one batched over `var` itself (definitions.
             # batch_over_outer_indices): it will have var's extent, so it says nothing about it
             if size is None:
                 continue
-            what = f"{names[axis]} (axis {axis})"
+            what = f"{names[axis]} (axis {axis + first_axis})"
             if isinstance(sub, IndexRef):
                 if sub.var.extent is None:
                     self._add(sub.var, table + "candidates", Candidate(size, read.span, what))

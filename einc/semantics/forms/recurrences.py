@@ -575,7 +575,7 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     """The first guess; then the other types the literals of members typed only by literals can
     take, those of float literals first with the int-literal members keeping their int (a count
     `n[t] = sum[k](if .. { 1 } else { 0 })` stays i32 beside `x[0] = 0.0` meeting f64 data),
-    then all of them: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
+    then some of those too (`_int_members_turned`), then all of them: f32 and f64 for int literals and f64 for float ones (Rust infers it when they meet f64
     data; `let a[0] = 0; let a[t in 1..T] = a[t - 1] * 0.5 + x[t];` is x's float, as an int
     literal beside a float one is a float), i32 (an unseeded index such as `p[t] = min[j](if ..
     { j } else { N })` is i32 before i64), f16, bf16, and i64 for int literals; each alone,
@@ -591,9 +591,9 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
     tried = [guess]
     for dtype in (F32, F64, I32, F16, BF16, I64):
         for together in (set(), unseeded):
-            for ints_too in (False, True):      # int-literal members keep their int first
+            for ints in _int_members_turned(guess, tentative):      # int-literal members keep their int first
                 alternative = {did: (dtype if (did in tentative and _literals_take(dt, dtype)
-                                               and (ints_too or not dt.is_int)) or did in together else dt)
+                                               and (did in ints or not dt.is_int)) or did in together else dt)
                                for did, dt in guess.items()}
                 if alternative not in tried:
                     tried.append(alternative)
@@ -617,6 +617,17 @@ def _guesses(guess: dict, tentative: set, unseeded: set, named: tuple = ()):
             if alternative not in tried:
                 tried.append(alternative)
                 yield alternative
+
+
+def _int_members_turned(guess: dict, tentative: set):
+    """Which int-literal members a guess turns to another type: none, then (for up to
+    MAX_UNSEEDED of them) each alone and each pair .., then all: a member typed `-1` at its start
+    and a float by its step beside a count `n[t] = sum[k](if .. { 1 } else { 0 })` indexing
+    another member in one group."""
+    ints = [did for did, dt in guess.items() if did in tentative and dt.is_int]
+    sizes = range(len(ints) + 1) if len(ints) <= MAX_UNSEEDED else (0, len(ints))
+    for size in sizes:
+        yield from (set(chosen) for chosen in itertools.combinations(ints, size))
 
 
 def _literals_take(guessed, dtype) -> bool:
@@ -966,11 +977,11 @@ def state_read(el, state: RecState, subs: list, span):
     """`member[subs]` inside the group: an element of the member's state."""
     m = state.member
     if len(subs) == 1 and len(m.shape) > 1:
-        return _step_slice(state, subs[0], span)
+        return _step_slice(el, state, subs[0], span)
     if len(subs) < len(m.shape):
         # a sub-array of an earlier step (`st[e - 1, o]`): that row of the step's whole iterate,
         # as `let prev = st[e - 1]; prev[o]` reads it
-        return tensors.read(_step_slice(state, subs[0], span), subs[1:], span, el.state, "")
+        return tensors.read(_step_slice(el, state, subs[0], span), subs[1:], span, el.state, "")
     if len(subs) > len(m.shape):
         # a clause defining whole rows (`Qt[k] = { .. }`) gives the other axes only once its body is known
         axes = "1 axis" if len(m.shape) == 1 else f"{len(m.shape)} axes"
@@ -1007,7 +1018,7 @@ def _reads_the_step_being_defined(state: RecState, span, pointwise: bool = False
                   "being computed", span, hint=hint)
 
 
-def _step_slice(state: RecState, step_sub: Value, span):
+def _step_slice(el, state: RecState, step_sub: Value, span):
     """`member[t - c]` (c >= 0): the member's whole state at an earlier step, or at the current
     one (`r[t]`, another member computed earlier in the step; einc.passes.step_work refuses a
     member's own or a later one's)."""
@@ -1024,6 +1035,7 @@ def _step_slice(state: RecState, step_sub: Value, span):
                       "its other indices", span, hint=f"e.g. `let {m.name}[t in 1..T, i in 0..N] = ..`")
     if lin.const not in state.slices:
         state.slices[lin.const] = state_slice(m, step_sub, span)
+        el.state.own_states[id(state.slices[lin.const])] = (state.slices[lin.const], f"`{m.name}[..]`")
     return state.slices[lin.const]
 
 
