@@ -145,6 +145,7 @@ class _Finder:
         self.steps: dict = {}             # a clause's steps -> its group's step variable
         self.nested: set = set()          # the clause steps of groups run inside another's step
         self._guarded: dict = {}          # memo of _cond_matters
+        self._moved: dict = {}            # (id(tensor), id(read), id(cond)) -> (read, cond, cond on the tensor's variables)
 
     def visit(self, root: Value, variables: tuple, cond: Optional[Value]) -> None:
         """Depth first from `root`, without recursion (programs may be thousands of values deep):
@@ -183,6 +184,8 @@ class _Finder:
         return fold(v, self._passes_cond_to, self._holds_checked_read, self._guarded)
 
     def _passes_cond_to(self, v: Value) -> tuple:
+        if isinstance(v, Generic) and v.rank > 0:
+            return tuple(x for x in (v.guard, v.body) if x is not None)   # reached only through a point-by-point read (`_pointwise`)
         keeps = v.rank == 0 or (isinstance(v, Stack) and free_vars(v, self._free))
         return v.operands() if keeps and not isinstance(v, (Generic, RecValue)) else ()
 
@@ -213,10 +216,55 @@ class _Finder:
         """A read of an array, or of a recurrence member inside its loop."""
         tasks = [(sub, variables, cond) for sub in v.subs]
         if isinstance(v, Read):
-            tasks.append((v.tensor, variables, cond))
+            tasks += self._pointwise(v, variables, cond) or [(v.tensor, variables, cond)]
             if v.in_bounds:
                 return tasks
         return tasks + [lambda: self._note(v, variables, cond)]
+
+    def _pointwise(self, v: Read, variables: tuple, cond) -> list:
+        """The body of a whole tensor read at one point under a condition (`if c { row - x }
+        else { .. }` reads the tensor `row - x` at the select's point, `dot(v, v)` reads `v[0]`):
+        a point of the tensor is computed for the program only where some read of it happens, so
+        its body is visited under the condition moved onto the tensor's own variables. A loop
+        variable the read's subscripts take plainly is renamed to the tensor's; any other the
+        condition or a subscript names becomes an `any` over a fresh copy of its range, with
+        each remaining subscript equal to the tensor's variable (the point is read where the
+        condition holds for some of their values). Empty where the read is unconditional, is not
+        of a whole tensor at full rank, or names a variable that is not the loop's: the tensor is
+        then visited whole."""
+        tensor = v.tensor
+        if cond is None or not (isinstance(tensor, Generic) and tensor.rank > 0 and len(v.subs) == len(tensor.vars)):
+            return []
+        key = (id(tensor), id(v), id(cond))
+        if key not in self._moved:
+            self._moved[key] = (v, cond, self._moved_cond(v, variables, cond))
+        moved = self._moved[key][2]
+        if moved is None:
+            return []
+        inner = tuple(var for var in variables if var in self.steps) + tuple(tensor.vars)
+        return [(tensor.guard, inner, moved), (tensor.body, inner, _and(moved, tensor.guard))]
+
+    def _moved_cond(self, v: Read, variables: tuple, cond: Value) -> Optional[Value]:
+        """`cond`, under which `v` reads its tensor, as a condition on the tensor's variables
+        (None where it names a variable that is not the loop's)."""
+        renamed, rest = {}, []
+        for sub, own in zip(v.subs, v.tensor.vars):
+            if isinstance(sub, IndexRef) and sub.var not in renamed and sub.var in variables:
+                renamed[sub.var] = IndexRef(own)
+            else:
+                rest.append((sub, own))
+        others = (free_vars(cond, self._free).union(*(free_vars(sub, self._free) for sub, _ in rest))
+                  - renamed.keys())
+        if not others <= set(variables):
+            return None
+        fresh = {var: IndexVar(var.name, var.lo, var.extent, span=var.span) for var in others}
+        renamed.update((var, IndexRef(copy)) for var, copy in fresh.items())
+        renamed = {var: ref for var, ref in renamed.items() if ref.var is not var}
+        memo: dict = {}
+        moved = _substitute(cond, renamed, memo)
+        for sub, own in rest:
+            moved = _and(moved, _compare("eq", _substitute(sub, renamed, memo), IndexRef(own)))
+        return Reduce("any", tuple(fresh.values()), moved, span=cond.span) if fresh else moved
 
     def _note(self, v: Read | StateRead, variables: tuple, cond) -> None:
         for axis, sub in enumerate(v.subs):
