@@ -77,6 +77,108 @@ def _(cam, k_blend):
                 __stdout__=["pixels hit:"])
 
 
+# 3 barycentric rasterization with a z-buffer
+def raster_inputs(T=7):
+    rg = R(701); tri = np.zeros((T, 3, 3), f32)
+    centre = rg.uniform([4, 4], [44, 28], (T, 2))
+    tri[..., :2] = centre[:, None] + rg.uniform(-14, 14, (T, 3, 2))
+    tri[..., 2] = rg.uniform(1, 10, (T, 3))
+    tri[3] = tri[3][::-1]                  # clockwise: still drawn
+    tri[5, 2, :2] = tri[5, 0, :2]          # degenerate: never drawn
+    return dict(tri=tri.astype(f32), col=rg.random((T, 3, 3)).astype(f32))
+@case("raster_zbuffer", inputs=raster_inputs, tol=(1e-4, 1e-4), outputs=["area", "covers", "zbuf", "owner", "image", "visible", "covered", "overdraw"])
+def _(tri, col):
+    W, H, T, FAR = 48, 32, len(tri), f32(1e9)
+    edge = lambda a, b, px, py: (b[..., 0] - a[..., 0]) * (py - a[..., 1]) - (b[..., 1] - a[..., 1]) * (px - a[..., 0])
+    area = edge(tri[:, 0], tri[:, 1], tri[:, 2, 0], tri[:, 2, 1])
+    px = (np.arange(W, dtype=f32) + f32(0.5))[None, :, None]; py = (np.arange(H, dtype=f32) + f32(0.5))[:, None, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bary = np.stack([edge(tri[:, (v + 1) % 3], tri[:, (v + 2) % 3], px, py) / area for v in range(3)], -1)
+    covers = (area != 0) & (bary >= 0).all(-1)
+    z = np.where(covers, (np.nan_to_num(bary) * tri[:, :, 2]).sum(-1), FAR)
+    zbuf = z.min(-1); owner = np.where(zbuf < FAR, np.argmin(z, -1), -1)
+    k = np.maximum(owner, 0); b = np.take_along_axis(bary, k[..., None, None], 2)[:, :, 0]
+    img = np.where((owner >= 0)[..., None], np.einsum("yxv,yxvc->yxc", b, col[k]), 0)
+    vis = np.array([(owner == t).sum() for t in range(T)], np.int32); cov = covers.sum((0, 1)).astype(np.int32)
+    return dict(area=area, covers=covers, zbuf=zbuf, owner=owner, image=img, visible=vis, covered=cov,
+                overdraw=np.int32(cov.sum() - vis.sum()), __stdout__=["visible pixels per triangle:"])
+
+
+# 4 Taubin smoothing over an edge list (a noisy once-subdivided icosahedron)
+def taubin_inputs():
+    p = (1 + 5 ** 0.5) / 2
+    v = [(-1, p, 0), (1, p, 0), (-1, -p, 0), (1, -p, 0), (0, -1, p), (0, 1, p), (0, -1, -p), (0, 1, -p), (p, 0, -1), (p, 0, 1), (-p, 0, -1), (-p, 0, 1)]
+    f = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4), (11, 10, 2), (10, 7, 6), (7, 1, 8),
+         (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10), (8, 6, 7), (9, 8, 1)]
+    v = [np.array(x, float) for x in v]; mid = {}; faces = []
+    def m(a, b):
+        key = (min(a, b), max(a, b))
+        if key not in mid:
+            mid[key] = len(v); v.append((v[a] + v[b]) / 2)
+        return mid[key]
+    for a, b, c in f:
+        ab, bc, ca = m(a, b), m(b, c), m(c, a); faces += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
+    V = np.array(v); V /= np.linalg.norm(V, axis=1, keepdims=True)
+    E = sorted({(min(a, b), max(a, b)) for t in faces for a, b in ((t[0], t[1]), (t[1], t[2]), (t[2], t[0]))})
+    return dict(verts=V + 0.05 * R(702).standard_normal(V.shape), edges=np.array(E, np.int32)[R(703).permutation(len(E))])
+@case("mesh_taubin", inputs=taubin_inputs, tol=(1e-10, 1e-12))
+def _(verts, edges):
+    V = len(verts); S = 12; deg = np.bincount(edges.ravel(), minlength=V)
+    def lap(x):
+        nb = np.zeros_like(x); np.add.at(nb, edges[:, 0], x[edges[:, 1]]); np.add.at(nb, edges[:, 1], x[edges[:, 0]])
+        return nb / deg[:, None] - x
+    fac = np.array([0.5 if s % 2 == 0 else -0.53 for s in range(S)]); x = [verts]
+    for s in range(S):
+        x.append(x[-1] + fac[s] * lap(x[-1]))
+    x = np.array(x); en = ((x[:, edges[:, 0]] - x[:, edges[:, 1]]) ** 2).sum((1, 2)); cen = x.mean(1)
+    return dict(degree=deg.astype(np.int32), factor=fac.astype(f32), x=x, energy=en, centroid=cen,
+                drift=np.sqrt(((cen[S] - cen[0]) ** 2).sum()), max_move=np.sqrt(((x[S] - verts) ** 2).sum(1)))
+
+
+# 5 Verlet cloth with one Jacobi pass over the structural links, two pinned corners
+def cloth_inputs(G=10):
+    i, j = np.meshgrid(np.arange(G), np.arange(G), indexing="ij")
+    p0 = np.stack([j * 0.1, -i * 0.1, 0.02 * np.sin(j)], -1)
+    return dict(p0=p0.astype(f32), wind=f32([0.0, 0.0, 2.0]))
+@case("cloth_verlet", inputs=cloth_inputs, tol=(2e-4, 2e-5), outputs=["p", "sag", "strain", "kinetic"])
+def _(p0, wind):
+    G, T, dt, rest = len(p0), 60, f32(0.01), f32(0.1); g = f32([0, -9.8, 0])
+    pin = np.zeros((G, G), bool); pin[0, 0] = pin[0, G - 1] = True
+    dist = lambda a, b: np.sqrt(((a - b) ** 2).sum(-1, keepdims=True))
+    pull = lambda a, b: (b - a) * (f32(0.25) * (dist(a, b) - rest) / dist(a, b))
+    p = [p0, p0]
+    for t in range(2, T):
+        q = np.where(pin[..., None], p0, f32(2) * p[-1] - p[-2] + (g + wind) * dt * dt)
+        corr = np.zeros_like(q)
+        corr[1:] += pull(q[1:], q[:-1]); corr[:-1] += pull(q[:-1], q[1:])
+        corr[:, 1:] += pull(q[:, 1:], q[:, :-1]); corr[:, :-1] += pull(q[:, :-1], q[:, 1:])
+        p.append(np.where(pin[..., None], p0, q + corr))
+    p = np.array(p)
+    strain = (np.abs(dist(p[-1, :-1], p[-1, 1:])[..., 0] - rest) / rest).max()
+    return dict(p=p, sag=(p0[G - 1, :, 1] - p[:, G - 1, :, 1]).sum(1) / G, strain=strain,
+                kinetic=np.concatenate([[0], f32(0.5) * (((p[1:] - p[:-1]) / dt) ** 2).sum((1, 2, 3))]).astype(f32))
+
+
+# 6 marching squares case bits, segment counts and bottom-edge crossings
+def ms_inputs(H=24, W=30):
+    y, x = np.meshgrid(np.linspace(-1.2, 1.2, H), np.linspace(-1.5, 1.5, W), indexing="ij")
+    f = np.exp(-((x - 0.5) ** 2 + y ** 2) * 3) + np.exp(-((x + 0.5) ** 2 + y ** 2) * 3) + 0.05 * R(704).standard_normal((H, W))
+    return dict(f=f.astype(f32), iso=f32(0.6))
+@case("marching_squares", inputs=ms_inputs, tol=(1e-5, 1e-5), vk=True)
+def _(f, iso):
+    H, W = f.shape; b = (f > iso).astype(np.uint8)
+    cid = b[1:, :-1] * 1 + b[1:, 1:] * 2 + b[:-1, 1:] * 4 + b[:-1, :-1] * 8
+    centre = f32(0.25) * (f[:-1, :-1] + f[1:, :-1] + f[:-1, 1:] + f[1:, 1:])
+    seg = np.where((cid == 0) | (cid == 15), 0, np.where((cid == 5) | (cid == 10), 2, 1)).astype(np.int32)
+    a, bb = f[1:, :-1], f[1:, 1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = np.where((cid % 2) != ((cid // 2) % 2), (iso - a) / (bb - a), f32(-1))
+    hist = np.array([(cid == k).sum() for k in range(16)], np.int32)
+    return dict(case_id=cid.astype(np.uint8), centre=centre, segments=seg, saddle_joined=((cid == 5) | (cid == 10)) & (centre > iso),
+                cross_bottom=cross, histogram=hist, total_segments=np.int32(seg.sum()), inside_fraction=(f > iso).sum() / f32(H * W),
+                __stdout__=["segments:"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
