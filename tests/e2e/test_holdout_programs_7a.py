@@ -179,6 +179,62 @@ def _(f, iso):
                 __stdout__=["segments:"])
 
 
+# 7 a torque-free rigid body: Euler's equations by RK4, the attitude quaternion by exact step rotations
+def rigid_inputs():
+    c = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float) * [0.5, 0.3, 0.1]
+    return dict(I=np.array([1.0, 2.0, 3.0]), w0=np.array([0.3, 2.0, 0.2]), corners=c)
+@case("rigid_body_quat", inputs=rigid_inputs, tol=(1e-9, 1e-11))
+def _(I, w0, corners):
+    T, dt = 400, 0.005
+    wdot = lambda w: np.array([(I[1] - I[2]) * w[1] * w[2] / I[0], (I[2] - I[0]) * w[2] * w[0] / I[1], (I[0] - I[1]) * w[0] * w[1] / I[2]])
+    def rk4(w):
+        k1 = wdot(w); k2 = wdot(w + 0.5 * dt * k1); k3 = wdot(w + 0.5 * dt * k2); k4 = wdot(w + dt * k3)
+        return w + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    def qmul(a, b):
+        a0, a1, a2, a3 = a; b0, b1, b2, b3 = b
+        return np.array([a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3, a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+                         a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1, a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0])
+    def rot(q):
+        w, x, y, z = q
+        return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    w = [w0]; q = [np.array([1.0, 0, 0, 0])]
+    for t in range(1, T):
+        w.append(rk4(w[-1])); m = 0.5 * (w[-2] + w[-1]); ang = np.linalg.norm(m) * dt
+        sn = np.sin(0.5 * ang) / (ang / dt) if ang > 1e-12 else 0.5 * dt
+        q.append(qmul(q[-1], np.array([np.cos(0.5 * ang), *(sn * m)])))
+    w, q = np.array(w), np.array(q); Rs = np.array([rot(x) for x in q]); en = 0.5 * (I * w * w).sum(1)
+    return dict(w=w, q=q, energy=en, momentum=np.einsum("tij,tj->ti", Rs, I * w), world=np.einsum("tij,pj->tpi", Rs, corners),
+                drift_energy=en.max() - en.min(), norm_err=(q * q).sum(1).max() - 1.0, __stdout__=["energy drift"])
+
+
+# 8 2-d ICP: nearest-neighbour matches and the closed-form rigid motion per iteration
+def icp_inputs(N=40, M=60):
+    rg = R(705); tt = rg.uniform(0, 2 * np.pi, M)
+    dst = np.stack([np.cos(tt) * 2 + 0.3 * np.cos(3 * tt), np.sin(tt) * 1.2], 1)
+    th, t = 0.35, np.array([0.4, -0.25]); Rm = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+    src = (dst[:N] - t) @ Rm + 0.01 * rg.standard_normal((N, 2))
+    return dict(src=src, dst=dst)
+@case("icp_2d", inputs=icp_inputs, tol=(1e-9, 1e-10), outputs=["pose", "rms", "final_d2", "matches"])
+def _(src, dst):
+    K, N = 12, len(src)
+    def apply(pose, p):
+        th, tx, ty = pose
+        return np.stack([np.cos(th) * p[:, 0] - np.sin(th) * p[:, 1] + tx, np.sin(th) * p[:, 0] + np.cos(th) * p[:, 1] + ty], 1)
+    d2 = lambda pose: ((apply(pose, src)[:, None] - dst[None]) ** 2).sum(-1)
+    poses = [np.zeros(3)]
+    for s in range(1, K):
+        pose = poses[-1]; mv = apply(pose, src); q = dst[np.argmin(d2(pose), 1)]
+        mc, qc = mv.mean(0), q.mean(0); a_, b_ = mv - mc, q - qc
+        a = np.arctan2((a_[:, 0] * b_[:, 1] - a_[:, 1] * b_[:, 0]).sum(), (a_ * b_).sum())
+        th, tx, ty = pose
+        poses.append(np.array([th + a, np.cos(a) * (tx - mc[0]) - np.sin(a) * (ty - mc[1]) + qc[0],
+                               np.sin(a) * (tx - mc[0]) + np.cos(a) * (ty - mc[1]) + qc[1]]))
+    poses = np.array(poses); rms = np.array([np.sqrt(d2(p).min(1).mean()) for p in poses]); fd = d2(poses[-1])
+    return dict(pose=poses, rms=rms, final_d2=fd, matches=np.argmin(fd, 1), __stdout__=["rms per iteration"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
