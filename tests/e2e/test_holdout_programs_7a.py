@@ -235,6 +235,50 @@ def _(src, dst):
     return dict(pose=poses, rms=rms, final_d2=fd, matches=np.argmin(fd, 1), __stdout__=["rms per iteration"])
 
 
+# 9 circle fit: Kasa's algebraic fit by Cramer's rule, then momentum descent on the geometric loss
+def circle_inputs(N=30):
+    rg = R(706); a = rg.uniform(0.2, 2.4, N); r = 1.7 + 0.05 * rg.standard_normal(N)
+    return dict(pts=np.stack([0.8 + r * np.cos(a), -0.4 + r * np.sin(a)], 1))
+@case("circle_fit_grad", inputs=circle_inputs, tol=(1e-9, 1e-11))
+def _(pts):
+    N, S, lr, beta = len(pts), 80, 0.4, 0.8
+    A = np.stack([pts[:, 0], pts[:, 1], np.ones(N)], 1); z = (pts ** 2).sum(1)
+    AtA, Atz = A.T @ A, A.T @ z; D = np.linalg.det(AtA)
+    sol = np.array([np.linalg.det(np.where(np.arange(3)[None] == k, Atz[:, None], AtA)) for k in range(3)]) / D
+    kasa = np.array([0.5 * sol[0], 0.5 * sol[1], np.sqrt(sol[2] + 0.25 * (sol[0] ** 2 + sol[1] ** 2))])
+    def loss_grad(p):
+        d = np.sqrt(((pts - p[:2]) ** 2).sum(1)); e = d - p[2]
+        g = np.array([(2 * e * (p[0] - pts[:, 0]) / d).sum(), (2 * e * (p[1] - pts[:, 1]) / d).sum(), -2 * e.sum()]) / N
+        return (e * e).sum() / N, g
+    P = [kasa]; V = [np.zeros(3)]
+    for s in range(1, S):
+        V.append(beta * V[-1] + loss_grad(P[-1])[1]); P.append(P[-1] - lr * V[-1])
+    P = np.array(P)
+    return dict(A=A, z=z, AtA=AtA, Atz=Atz, D=D, sol=sol, kasa=kasa, v=np.array(V), p=P,
+                L=np.array([loss_grad(p)[0] for p in P]), fit=P[-1], __stdout__=["kasa"])
+
+
+# 10 discs in a box: pair impulses for approaching overlaps, wall reflection and clamping
+def balls_inputs(B=12):
+    rg = R(707); g = np.stack(np.meshgrid(np.arange(4), np.arange(3)), -1).reshape(-1, 2)[:B]
+    return dict(x0=(0.15 + g * [0.22, 0.25] + 0.02 * rg.random((B, 2))).astype(f32), v0=rg.uniform(-1.5, 1.5, (B, 2)).astype(f32))
+@case("balls_collide", inputs=balls_inputs, tol=(2e-3, 2e-4))
+def _(x0, v0):
+    T, dt, r, e, ew = 300, f32(0.004), f32(0.06), f32(0.9), f32(0.8); g = f32([0, -9.8]); B = len(x0)
+    X, V, C = [x0], [v0], [0]
+    for t in range(1, T):
+        vf = V[-1] + dt * g; xf = X[-1] + dt * vf
+        d = xf[:, None] - xf[None]; d2 = (d * d).sum(-1); n = d / np.sqrt(np.maximum(d2, f32(1e-12)))[..., None]
+        vn = ((vf[:, None] - vf[None]) * n).sum(-1)
+        hit = (~np.eye(B, dtype=bool)) & (d2 < 4 * r * r) & (vn < 0)
+        u = vf + np.where(hit[..., None], f32(-0.5) * (1 + e) * vn[..., None] * n, 0).sum(1)
+        C.append(int(np.triu(d2 < 4 * r * r, 1).sum()))
+        V.append(np.where(((xf < r) & (u < 0)) | ((xf > 1 - r) & (u > 0)), -ew * u, u)); X.append(np.clip(xf, r, 1 - r))
+    X, V = np.array(X), np.array(V); C = np.array(C, np.int32)
+    return dict(x=X, v=V, contacts=C, energy=(0.5 * (V ** 2).sum(-1) + f32(9.8) * X[..., 1]).sum(1), total_contacts=np.int32(C.sum()),
+                __stdout__=["contacts:"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
