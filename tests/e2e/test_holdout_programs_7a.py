@@ -279,6 +279,27 @@ def _(x0, v0):
                 __stdout__=["contacts:"])
 
 
+# 11 k nearest neighbours by rank and 2-d normals from each neighbourhood's covariance
+def knn_inputs(N=64):
+    rg = R(708); a = np.sort(rg.uniform(0, 2 * np.pi, N))
+    return dict(pts=np.stack([2.0 * np.cos(a), 1.0 * np.sin(a)], 1).astype(f32) + (0.01 * rg.standard_normal((N, 2))).astype(f32))
+@case("knn_normals", inputs=knn_inputs, tol=(2e-3, 2e-4), vk=True)
+def _(pts):
+    N, K = len(pts), 6
+    d2 = ((pts[:, None] - pts[None]) ** 2).sum(-1)
+    order = np.argsort(d2, 1, kind="stable"); nb = order[:, :K + 1]
+    rank = np.empty((N, N), np.int32); rank[np.arange(N)[:, None], order] = np.arange(N)
+    P = pts[nb]; mean = P.mean(1); Dv = P - mean[:, None]
+    sxx, syy, sxy = (Dv[..., 0] ** 2).mean(1), (Dv[..., 1] ** 2).mean(1), (Dv[..., 0] * Dv[..., 1]).mean(1)
+    root = np.sqrt(0.25 * (sxx - syy) ** 2 + sxy ** 2)
+    eig = np.stack([0.5 * (sxx + syy) - root, 0.5 * (sxx + syy) + root], 1)
+    phi = 0.5 * np.arctan2(2 * sxy, sxx - syy); n = np.stack([-np.sin(phi), np.cos(phi)], 1)
+    n *= np.where((n * (pts - pts.mean(0))).sum(1) < 0, -1, 1)[:, None]
+    var = eig[:, 0] / eig.sum(1)
+    return dict(d2=d2, rank=rank, nb=nb.astype(np.int32), mean=mean, eig=eig, variation=var, centroid=pts.mean(0), normal=n,
+                self_first=np.bool_(True), flattest=var.min())
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
