@@ -300,6 +300,23 @@ def _(pts):
                 self_first=np.bool_(True), flattest=var.min())
 
 
+# 12 cyclic coordinate descent IK, one recurrence over the joint updates
+@case("ik_ccd", inputs=lambda: dict(links=np.array([1.0, 0.8, 0.6, 0.5, 0.3]), target=np.array([-1.2, 1.9])), tol=(1e-9, 1e-11))
+def _(links, target):
+    J, S, mt = len(links), 15, 0.5
+    def joints(th):
+        phi = np.cumsum(th); seg = links[:, None] * np.stack([np.cos(phi), np.sin(phi)], 1)
+        return np.concatenate([np.zeros((1, 2)), np.cumsum(seg, 0)])
+    th = [np.zeros(J)]
+    for n in range(1, S * J + 1):
+        k = J - 1 - (n - 1) % J; p = joints(th[-1]); e = p[J] - p[k]; t = target - p[k]
+        a = np.arctan2(e[0] * t[1] - e[1] * t[0], e @ t); nt = th[-1].copy(); nt[k] += np.clip(a, -mt, mt); th.append(nt)
+    th = np.array(th)
+    err = np.array([np.linalg.norm(joints(th[s * J])[J] - target) for s in range(S + 1)])
+    return dict(th=th, error=err, final_pose=joints(th[-1]), reachable=np.bool_(np.linalg.norm(target) <= links.sum()),
+                __stdout__=["error per sweep"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
