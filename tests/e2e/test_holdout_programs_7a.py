@@ -317,6 +317,26 @@ def _(links, target):
                 __stdout__=["error per sweep"])
 
 
+# 13 Morton codes of grid cells (u16 coordinates, u32 codes), a counting sort and 3 x 3 block counts
+def morton_inputs(N=120):
+    rg = R(709)
+    pts = np.concatenate([rg.normal([2.0, 3.0], 0.4, (N // 2, 2)), rg.uniform(0, 6.3, (N - N // 2, 2))])
+    return dict(pts=pts.astype(f32), lo=f32([-0.5, -0.5]), cell=f32(0.25))
+@case("morton_hash", inputs=morton_inputs)
+def _(pts, lo, cell):
+    N = len(pts); ix = np.floor((pts - lo) / cell).astype(np.uint16)
+    code = np.zeros(N, np.uint32)
+    for k in range(16):
+        code += ((ix[:, 0] >> k) & 1).astype(np.uint32) << (2 * k); code += ((ix[:, 1] >> k) & 1).astype(np.uint32) << (2 * k + 1)
+    order = np.argsort(code, kind="stable"); rank = np.empty(N, np.int32); rank[order] = np.arange(N)
+    sc = code[order]; first = np.concatenate([[True], sc[1:] != sc[:-1]])
+    per = np.where(first, (sc[None] == sc[:, None]).sum(1), 0).astype(np.int32)
+    d = np.abs(ix[:, None].astype(int) - ix[None].astype(int)).max(-1) <= 1
+    block = (d & ~np.eye(N, dtype=bool)).sum(1).astype(np.int32)
+    return dict(ix=ix, code=code, rank=rank, order=order.astype(np.int32), sorted_codes=sc, first_of_cell=first,
+                cells=np.int32(first.sum()), per_cell=per, block=block, __stdout__=["occupied cells:"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
