@@ -337,6 +337,31 @@ def _(pts, lo, cell):
                 cells=np.int32(first.sum()), per_cell=per, block=block, __stdout__=["occupied cells:"])
 
 
+# 14 Moller-Trumbore rays against a mesh: tuple results matched with a guard, nearest face, normals
+def mt_inputs(F=16, Rn=90):
+    rg = R(710); c = rg.uniform([-2, -2, 3], [2, 2, 8], (F, 1, 3))
+    mesh = c + rg.uniform(-1.2, 1.2, (F, 3, 3)); vn = rg.standard_normal((F, 3, 3))
+    o = np.zeros((Rn, 3)); o[:, :2] = rg.uniform(-0.3, 0.3, (Rn, 2))
+    d = np.concatenate([rg.uniform(-0.5, 0.5, (Rn, 2)), np.ones((Rn, 1))], 1)
+    return dict(mesh=mesh.astype(f32), vnorm=vn.astype(f32), origins=o.astype(f32), dirs=d.astype(f32))
+@case("ray_triangles_mt", inputs=mt_inputs, tol=(1e-4, 1e-4))
+def _(mesh, vnorm, origins, dirs):
+    F, NONE = len(mesh), f32(1e30)
+    e1 = mesh[:, 1] - mesh[:, 0]; e2 = mesh[:, 2] - mesh[:, 0]
+    o, d = origins[:, None], dirs[:, None]
+    pv = np.cross(d, e2); det = (e1 * pv).sum(-1); tv = o - mesh[:, 0]; qv = np.cross(tv, e1)
+    u = (tv * pv).sum(-1) / det; v = (d * qv).sum(-1) / det; t = (e2 * qv).sum(-1) / det
+    ok = (np.abs(det) > 1e-8) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-4)
+    dist = np.where(ok, t, NONE); near = dist.min(1); face = np.where(near < NONE, np.argmin(dist, 1), -1)
+    k = np.maximum(face, 0); rr = np.arange(len(dirs)); uu, vv = u[rr, k], v[rr, k]
+    n = (1 - uu - vv)[:, None] * vnorm[k, 0] + uu[:, None] * vnorm[k, 1] + vv[:, None] * vnorm[k, 2]
+    sn = np.where((face >= 0)[:, None], n / np.sqrt((n * n).sum(1, keepdims=True)), 0)
+    geo = np.cross(e1, e2)[k]
+    facing = np.where(face < 0, 0, np.where((dirs * geo).sum(1) < 0, 1, 2)).astype(np.int32)
+    return dict(dist=dist, nearest=near, face=face, shading_normal=sn, facing=facing, hits=np.int32((face >= 0).sum()),
+                __stdout__=["rays that hit:"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
