@@ -147,7 +147,8 @@ _RECORDS = (
                               "IREE-90", "IREE-102",
                               "IREE-220",        # IREE-220: as on the CPU targets
                               "IREE-251",        # IREE-251: as on the CPU targets
-                              "IREE-261"})),     # IREE-261: as on the CPU targets
+                              "IREE-261",        # IREE-261: as on the CPU targets
+                              "IREE-270"})),     # IREE-270: tables computed from u8/i8 ones fenced as bools
 )
 TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in _RECORDS})
 DEFAULT = TARGETS["llvm-cpu"]

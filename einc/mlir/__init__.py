@@ -81,7 +81,7 @@ def lower_program(program: Program, target: Target, context: Optional[ir.Context
             fence_unpackable_epilogue_operands(target, module)
         if target.has_defect("IREE-145"):
             fence_odd_tiled_pack_sources(target, module)
-        if target.has_defect("IREE-261"):
+        if target.has_defect("IREE-261") or target.has_defect("IREE-270"):
             fence_returned_bools(target, module)
         skip_empty_kernels(module)
         if target.input_alignment is not None:

@@ -34,10 +34,10 @@ import numpy as np
 
 from einc.diagnostics import Span
 from einc.ir import affine
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Program, Read, RecValue, Reduce, Size, Stack,
-                           StateRead, Value, free_vars, size_value, walk)
+from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Piecewise, Program, Read, RecValue, Reduce, Size,
+                           Stack, StateRead, Value, free_vars, size_value, walk)
 from einc.ir.traversal import fold
-from einc.ir.types import BOOL, I32
+from einc.ir.types import BOOL, I32, Lin
 from einc.semantics.core.modules import stdlib_dir
 
 NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every index is in range
@@ -186,6 +186,8 @@ class _Finder:
     def _passes_cond_to(self, v: Value) -> tuple:
         if isinstance(v, Generic) and v.rank > 0:
             return tuple(x for x in (v.guard, v.body) if x is not None)   # reached only through a point-by-point read (`_pointwise`)
+        if isinstance(v, Piecewise):
+            return v.operands()
         keeps = v.rank == 0 or (isinstance(v, Stack) and free_vars(v, self._free))
         return v.operands() if keeps and not isinstance(v, (Generic, RecValue)) else ()
 
@@ -231,8 +233,17 @@ class _Finder:
         each remaining subscript equal to the tensor's variable (the point is read where the
         condition holds for some of their values). Empty where the read is unconditional, is not
         of a whole tensor at full rank, or names a variable that is not the loop's: the tensor is
-        then visited whole."""
+        then visited whole. A piecewise tensor's clauses are each read at the point less the
+        clause's offsets."""
         tensor = v.tensor
+        if cond is not None and isinstance(tensor, Piecewise):
+            tasks = []
+            for clause in tensor.clauses:
+                at = tuple(sub if _is_zero(off) else _sub(sub, size_value(off)) for sub, off in zip(v.subs, clause.offsets))
+                point = Read(clause.value, at, span=v.span) if len(at) == len(v.subs) == len(clause.offsets) else None
+                tasks += (self._pointwise(point, variables, cond) if point is not None else []) or \
+                    [(clause.value, variables, cond)]
+            return tasks
         if cond is None or not (isinstance(tensor, Generic) and tensor.rank > 0 and len(v.subs) == len(tensor.vars)):
             return []
         key = (id(tensor), id(v), id(cond))
@@ -425,6 +436,11 @@ class _Outside:
             self.in_step[id(tensor)] = _reads(tensor, lambda n: isinstance(n, StateRead) or
                                               (isinstance(n, IndexRef) and n.var is t_var))
         return self.in_step[id(tensor)]
+
+
+def _is_zero(offset) -> bool:
+    """Whether a clause's offset along an axis (a Lin, or an int) is 0."""
+    return offset.is_const and offset.const == 0 if isinstance(offset, Lin) else offset == 0
 
 
 def _substitute(v: Value, coords: dict, memo: dict) -> Value:

@@ -31,6 +31,7 @@ ATTEMPTS = 60
 DRAWS = 4
 INDEX_INPUT = "idx"                # the name of every index input starts so
 SPARE_INPUT = INDEX_INPUT + "0"    # one drawn by `ends`: no name counter's (from 1), so the others stay
+SKIP_INPUT = "sk"                  # an index input picking a row function's rows, -1 skipping one (`skips`)
 STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
@@ -70,6 +71,7 @@ SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying t
 CAST_SHARE = 0.5                   # of the row functions drawn over rows read by index, those whose row is converted first
 SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole, split or unpacked), those folded by a recurrence
 PER_POINT_SHARE = 0.7              # of the row functions drawn, those given a param and a gradient by it per row
+SKIP_SHARE = 0.3                   # of the row functions drawn over rows read by index, those whose rows an index input picks
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -151,6 +153,8 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
             data = values.random(shape) < 0.5
         else:
             data = values.integers(int(inp.low), int(inp.high) + 1, shape)
+            if inp.name.startswith(SKIP_INPUT):
+                data[0] = -1            # a row skipped: its guard matters (ProgramGenerator.skipping)
         out[inp.name] = np.asarray(data, OUTPUT_TYPES[inp.dtype])
     return out
 
@@ -171,6 +175,7 @@ class ProgramGenerator:
         self.scans, self.casts = streams.scans, streams.casts
         self.perpoint = streams.perpoint
         self.ends = streams.ends
+        self.skips = streams.skips
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -863,14 +868,30 @@ class ProgramGenerator:
         if not depends_on(expr, {ROW}, {f.name: f for f in self.scope.functions}):
             expr = Binary("+", expr, Read(ROW, (), pick.dtype), pick.dtype)
         name = self.gen.name("r")
-        self.add_tensor(Tensor(name, pick.dtype, pick.shape[:1], pick.sizes[:1]))
         op, local = self.rng.choice(("sum", "max", "min")), self.rng.random() < 0.5
         fixed = pick.shape[1].dim is None and 2 <= pick.shape[1].const <= 4
         unpacked, whole = fixed and self.rng.random() < 0.5, self.rng.random() < 0.5
         split = not whole and self.pieces is not None and self.pieces.random() < SPLIT_SHARE
         scanned = not (whole or split or unpacked) and self.scans is not None and self.scans.random() < SCAN_SHARE
         converted = not unpacked and self.casts is not None and self.casts.random() < CAST_SHARE
-        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned, converted)
+        through = self.skipping(pick) if not (unpacked or scanned) else None
+        shape = (through.shape if through else pick.shape[:1])
+        self.add_tensor(Tensor(name, pick.dtype, shape, (through.shape[0].const,) if through else pick.sizes[:1]))
+        return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned, converted,
+                      through=through.name if through else None)
+
+    def skipping(self, pick: Tensor) -> Input | None:
+        """Some of the time (from `skips`, a stream of its own, with names of its own) a new index
+        input of 2 to 5 values in -1..rows - 1 (the first -1) picks the rows the row function is applied to, -1
+        skipping one (`[if s[i] >= 0 { f(x[s[i]]) } else { 0.0 } | i in 0..4]`: the row's whole
+        arithmetic is read only under the guard, RowMap.through); else None."""
+        draw = self.skips
+        if draw is None or draw.random() >= SKIP_SHARE:
+            return None
+        picker = Input(f"{SKIP_INPUT}{len(self.inputs)}", "i32", (Bound(draw.randint(2, 5)),), -1, pick.sizes[0] - 1)
+        self.inputs.append(picker)
+        self.add_tensor(_tensor(picker, self.scope.dims))
+        return picker
 
     def per_point(self, row_map: RowMap) -> list:
         """Some of the time (from `perpoint`, a stream of its own, with names of its own) the row
@@ -878,7 +899,7 @@ class ProgramGenerator:
         passed beside each row, and its gradient by p is asked per row (`jax.vmap(jax.grad(..))`,
         Derivative.per_point), or summed over the rows; else the row map as drawn."""
         draw = self.perpoint
-        if draw is None or draw.random() >= PER_POINT_SHARE:
+        if draw is None or draw.random() >= PER_POINT_SHARE or row_map.through:
             return [row_map]
         dtype, length = row_map.dtype, draw.choice((0, 0, 2, 3, 4))
         param = Input(f"{row_map.name}_p", dtype, (Bound(length),) if length else ())

@@ -257,8 +257,12 @@ class Evaluator:
         finally:
             del self.values[ROW]
             self.values.pop(PARAM, None)
-        return Pair(*(_reduce_part(item.op, part, grid.active, (1,), types[item.dtype])
+        rows = Pair(*(_reduce_part(item.op, part, grid.active, (1,), types[item.dtype])
                       for part, types in ((value.ex, EXACT), (value.wd, WIDE))), item.dtype)
+        if item.through:                # the picked rows, 0 where the pick is -1
+            picks = self.values[item.through].ex
+            return rows.map(lambda part: np.where(picks >= 0, part[np.maximum(picks, 0)], 0).astype(part.dtype))
+        return rows
 
     # ------------------------------------------------------------ expressions
 

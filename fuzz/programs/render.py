@@ -216,6 +216,8 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
     if item.unpacked:
         parts = ", ".join(f"c{k}" for k in range(item.shape[1].const))
         row, generator = f"[{parts}]", f"({parts}) in {names(item.source)}"
+    elif item.through:
+        row, generator = f"{names(item.source)}[{names(item.through)}[i]]", f"i in 0..len({names(item.through)})"
     else:
         row, generator = f"{names(item.source)}[i]", f"i in 0..{rows}"
     row = _converted(item, row)
@@ -228,9 +230,12 @@ def _row_map(item: RowMap, names: Names) -> list[str]:
     split = "let u[k] = w[k] where k % 2 == 0; let u[k] = w[k] where k % 2 == 1; " if item.split else ""
     body = f"{item.op}({expr(item.expr, names)})" if item.whole \
         else f"let w = {expr(item.expr, names)}; {split}{item.op}[k]({'u' if item.split else 'w'}[k])"
+    call = f"{fn}({row})"
+    if item.through:
+        call = f"if {names(item.through)}[i] >= 0 {{ {call} }} else {{ 0.0 }}"
     return [f"fn {fn}({params}) -> {item.dtype} {{ {body} }}",
-            f"let {names(item.name)} = " + (f"[v | {generator}, v = {fn}({row})];"
-                                            if item.local else f"[{fn}({row}) | {generator}];")]
+            f"let {names(item.name)} = " + (f"[v | {generator}, v = {call}];"
+                                            if item.local else f"[{call} | {generator}];")]
 
 
 def _converted(item: RowMap, row: str) -> str:

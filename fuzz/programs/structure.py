@@ -327,7 +327,10 @@ class RowMap:
     rows folds each row as a recurrence whose row index has no range (`let a[i, 0] = m[i, 0];
     let a[i, k in 1..n] = a[i, k - 1] + m[i, k];`, its extent from m's rows), the same value.
     `converted`: the row is converted by `as` before the call, to f32 and back for a half type
-    (`name_row((source[i] as [f32]) as [f16])`), to its own type otherwise: the same row."""
+    (`name_row((source[i] as [f32]) as [f16])`), to its own type otherwise: the same row.
+    `through`: an index input s of values in -1..m - 1 picks the rows, -1 giving 0
+    (`[if s[i] >= 0 { name_row(source[s[i]]) } else { 0.0 } | i in 0..len]`): the row function's
+    whole-row work reads its row only under the guard."""
 
     name: str
     source: str
@@ -343,6 +346,7 @@ class RowMap:
     converted: bool = False
     param: str | None = None
     param_length: int = 0          # the param's one axis; 0 for a scalar
+    through: str | None = None     # an index input picking the rows, -1 skipping one (a 0), one value per pick
 
 
 ROW = "row"                        # the function's parameter
@@ -505,7 +509,8 @@ def item_exprs(item) -> tuple:
     if isinstance(item, (Whole,)):
         return (item.expr,)
     if isinstance(item, RowMap):      # `expr` reads only the row and the param
-        return (Read(item.source, (), item.dtype),) + ((Read(item.param, (), item.dtype),) if item.param else ())
+        return (Read(item.source, (), item.dtype),) + ((Read(item.param, (), item.dtype),) if item.param else ()) \
+            + ((Read(item.through, (), "i32"),) if item.through else ())
     if isinstance(item, Function):
         return (item.body,)
     return ()

@@ -18,7 +18,7 @@ def shapes(program: Program) -> dict:
         elif isinstance(item, Whole):
             found[item.name] = item.shape
         elif isinstance(item, RowMap):
-            found[item.name] = item.shape[:1]
+            found[item.name] = found[item.through] if item.through else item.shape[:1]
         elif isinstance(item, (Define, Group)):
             for define in item.members if isinstance(item, Group) else (item,):
                 found[define.name] = _defined_shape(define, dims)

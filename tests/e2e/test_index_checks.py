@@ -130,8 +130,9 @@ let z[i] = idx[i] >= 0 && idx[i] < len(t) && t[idx[i]] > 0.5;
 
 
 def test_a_guarded_row_read_is_checked_only_where_it_happens():
-    # the row arithmetic `c[id[i]] - o` is a whole tensor the taken side reads at its point, and
-    # `dot(n, n)` reads it at fixed points: the guard counts there too (a hit id of -1 meaning a miss)
+    # the row arithmetic `c[id[i]] - o` is a whole tensor the taken side reads at its point,
+    # `dot(n, n)` reads it at fixed points, a split copy of the row reads each clause at its point:
+    # the guard counts there too (a hit id of -1 meaning a miss)
     source = """let c: [f32; K, 3];
 let id: [i32; N];
 let o = [1.0, 1.0, 1.0];
@@ -139,6 +140,8 @@ fn dot(a, b) { a[0] * b[0] + a[1] * b[1] + a[2] * b[2] }
 let v[i] = if id[i] >= 0 { c[id[i]] - o } else { o };
 let w[i] = dot(n, n) where n = if id[i] >= 0 { c[id[i]] - o } else { o };
 let u[i, k in 0..2] = if id[i] >= k { c[id[i]] - o } else { o };
+fn split_min(row) { let p[k] = row[k] where k % 2 == 0; let p[k] = row[k] where k % 2 == 1; min[k](p[k]) }
+let m = [if id[i] >= 0 { split_min(c[id[i]]) } else { 0.0 } | i in 0..N];
 """
     c = np.arange(12, dtype=np.float32).reshape(4, 3)
     idx = np.array([1, -1, 3, 0], np.int32)
@@ -148,6 +151,7 @@ let u[i, k in 0..2] = if id[i] >= k { c[id[i]] - o } else { o };
     np.testing.assert_array_equal(out["v"], rows)
     np.testing.assert_array_equal(out["w"], (rows * rows).sum(1))
     np.testing.assert_array_equal(out["u"], np.where((idx[:, None] >= k)[..., None], c[np.clip(idx, 0, 3)][:, None] - 1, 1))
+    np.testing.assert_array_equal(out["m"], np.where(idx >= 0, c[np.clip(idx, 0, 3)].min(1), 0))
     with pytest.raises(RunError, match=r":5:29: c\[id\[i\]\] - o: index -1 out of range 0..4 along axis 0 at i = 1$"):
         run_source(source.replace("if id[i] >= 0 { c[id[i]] - o } else { o };\nlet w", "if id[i] >= -1 { c[id[i]] - o } else { o };\nlet w"), c=c, id=idx)
 

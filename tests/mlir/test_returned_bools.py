@@ -45,3 +45,31 @@ def test_a_returned_bool_table_written_by_save_npy_and_counted(tmp_path, monkeyp
     expected = reference(s)
     np.testing.assert_array_equal(np.load(tmp_path / "p.npy"), expected["p"])
     np.testing.assert_array_equal(outputs["c"], expected["c"])
+
+
+BYTES = """
+let f: [f32; H, W];
+let c[i in 0..H - 1, j in 0..W - 1] = (if f[i, j] > 0.5 { 1u8 } else { 0u8 }) + (if f[i + 1, j] > 0.5 { 2u8 } else { 0u8 });
+let s[i, j] = match c[i, j] { 0u8 => 0, 3u8 => 2, _ => 1 };
+let total = sum[i, j](s[i, j]);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
+def test_a_returned_table_computed_from_u8_codes_and_summed_builds_and_agrees(target):
+    # IREE-270: `s`, computed from the u8 table `c` and returned, was cloned into the sum's
+    # dispatch with c's i8 tile unbounded ("unexpected allocation without upper bound shapes" on
+    # vulkan-spirv); found by a hold-out program (marching-squares case codes)
+    f = np.random.default_rng(3).random((5, 7)).astype(np.float32)
+    b = (f > 0.5).astype(np.uint8)
+    c = b[:-1, :-1] + 2 * b[1:, :-1]
+    s = np.where(c == 0, 0, np.where(c == 3, 2, 1)).astype(np.int32)
+    outputs = einc.load(einc.compile(BYTES, target=target).vmfb)(f=f)
+    np.testing.assert_array_equal(outputs["c"], c)
+    np.testing.assert_array_equal(outputs["s"], s)
+    assert outputs["total"] == s.sum()
+
+
+def test_readers_of_a_returned_table_computed_from_bytes_take_it_through_a_barrier(emitted):
+    text = emitted(BYTES, "vulkan-spirv")
+    assert text.count("util.optimization_barrier") >= 1
