@@ -362,6 +362,28 @@ def _(mesh, vnorm, origins, dirs):
                 __stdout__=["rays that hit:"])
 
 
+# 15 aiming a projectile with drag: Newton on the launch angle, the derivative through the flight
+@case("projectile_aim", inputs=lambda: dict(v0=np.float64(20.0), target=np.float64(15.0), drag=np.float64(0.05)),
+      tol=(1e-7, 1e-9))
+def _(v0, target, drag):
+    T, S, dt = 300, 8, 0.01
+    def landing(th):
+        x, y, vx, vy = 0.0, 0.0, v0 * np.cos(th), v0 * np.sin(th); xs, ys = [x], [y]
+        for t in range(1, T):
+            if y >= 0:
+                sp = np.sqrt(vx * vx + vy * vy); vx, vy = vx - dt * drag * sp * vx, vy - dt * (9.81 + drag * sp * vy)
+                x, y = x + dt * vx, y + dt * vy
+            xs.append(x); ys.append(y)
+        xs, ys = np.array(xs), np.array(ys)
+        below = np.nonzero(ys[1:] < 0)[0]; d = below[0] + 1 if len(below) else T - 1
+        return xs[d - 1] + (xs[d] - xs[d - 1]) * ys[d - 1] / (ys[d - 1] - ys[d])
+    h = 1e-6; ang = [0.3]
+    for s in range(1, S):
+        a = ang[-1]; ang.append(a - (landing(a) - target) / ((landing(a + h) - landing(a - h)) / (2 * h)))
+    ang = np.array(ang)
+    return dict(angle=ang, miss=np.array([landing(a) - target for a in ang]), final_range=landing(ang[-1]), __stdout__=["angle"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
