@@ -384,6 +384,37 @@ def _(v0, target, drag):
     return dict(angle=ang, miss=np.array([landing(a) - target for a in ang]), final_range=landing(ang[-1]), __stdout__=["angle"])
 
 
+# 16 rays bouncing between mirror spheres in a box: nearest hit per bounce, reflection, walls stop
+def mirror_inputs(Rn=64):
+    rg = R(711)
+    return dict(centers=f32([[0.0, 0.0, 0.0], [1.2, 1.2, -1.0], [-1.2, -1.0, -0.8], [-1.0, 1.2, 0.8]]),
+                radii=f32([0.9, 0.6, 0.7, 0.6]), o0=rg.uniform(-0.3, 0.3, (Rn, 3)).astype(f32) + f32([0, 0, 1.5]),
+                d0=(f32([0, 0, -1]) + 0.5 * rg.standard_normal((Rn, 3))).astype(f32))
+@case("mirror_bounces", inputs=mirror_inputs, tol=(1e-3, 1e-4), outputs=["tmin", "hit", "step", "org", "dir", "path", "wall", "bounces"])
+def _(centers, radii, o0, d0):
+    K, B, BIG, Rn = len(radii), 6, f32(1e6), len(o0)
+    def dist(o, d, k):
+        if k < K:
+            oc = o - centers[k]; b = (oc * d).sum(-1); disc = b * b - (oc * oc).sum(-1) + radii[k] ** 2
+            t = -b - np.sqrt(np.maximum(disc, 0)); return np.where((disc > 0) & (t > 1e-4), t, BIG)
+        w = k - K; a = w // 2; plane = f32(-2) if w % 2 == 0 else f32(2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (plane - o[:, a]) / d[:, a]
+        return np.where((d[:, a] != 0) & (t > 1e-4), t, BIG)
+    org = [o0]; dr = [d0 / np.sqrt((d0 * d0).sum(1, keepdims=True))]; hit = [np.full(Rn, -1)]; step = [np.zeros(Rn, f32)]
+    tmins = [np.zeros(Rn, f32)]
+    for b in range(1, B + 1):
+        D = np.stack([dist(org[-1], dr[-1], k) for k in range(K + 6)], 1); tm = D.min(1)
+        h = np.where(hit[-1] >= K, hit[-1], np.argmin(D, 1))
+        st = np.where(hit[-1] >= K, f32(0), tm); o = org[-1] + st[:, None] * dr[-1]
+        kk = np.clip(h, 0, K - 1); n = (o - centers[kk]) / radii[kk][:, None]
+        d = np.where((h < K)[:, None], dr[-1] - 2 * (dr[-1] * n).sum(1, keepdims=True) * n, dr[-1])
+        org.append(o); dr.append(d); hit.append(h); step.append(st); tmins.append(tm)
+    hit = np.array(hit, np.int32); step = np.array(step); wall = np.where(hit[B] >= K, hit[B] - K, -1).astype(np.int32)
+    return dict(tmin=np.array(tmins), hit=hit, step=step, org=np.array(org), dir=np.array(dr), path=step[1:].sum(0), wall=wall,
+                bounces=((hit[1:] >= 0) & (hit[1:] < K)).sum(0).astype(np.int32), __stdout__=["rays ending on a wall:"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
