@@ -68,6 +68,7 @@ class Elaborator:
         self._module_values: dict = {}
         self.derivative_rules = RuleTable()      # anchors of calls of functions with a rule
         self._rule_defs: dict = {}               # function DefId -> its `@fn` rule (as FnVal)
+        self.rules_running: set = set()          # DefIds of the functions whose rule body is being evaluated
         self.differentiated = variables.differentiated_bindings(program.modules.values())
 
     # ------------------------------------------------------------ expressions
@@ -138,7 +139,7 @@ class Elaborator:
             result = python_calls.call(fn.name, args, span, self.allow_python, folder)
             self.ir.python_results.append(python_calls.digest(fn.name, result))
             return result
-        if isinstance(fn, FnVal) and fn.node.def_id in self._rule_defs:
+        if isinstance(fn, FnVal) and fn.node.def_id in self._rule_defs and fn.node.def_id not in self.rules_running:
             return call_with_rule(self, fn, self._rule_defs[fn.node.def_id], args, span)
         return self.call_body(fn, args, span)
 

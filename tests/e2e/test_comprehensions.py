@@ -160,6 +160,21 @@ def test_a_fixed_read_of_a_run_time_length_is_checked_when_the_program_runs():
         program(x=np.zeros(4, np.float32))
 
 
+
+def test_a_comprehension_over_two_run_time_sizes_has_their_product_as_its_length():
+    # two generators over named dims flatten row-major to B * N elements, a size computed before a
+    # run as a range `0..B * N` is (E004 before: "not a linear size")
+    source = """let m: [f32; B, N];
+let pairs = [m[b, n] * 2.0 | b in 0..B, n in 0..N];
+let kept = [b * N + n | b in 0..B, n in 0..N, m[b, n] > 0.5];
+"""
+    program = einc.load(einc.compile(source).vmfb)
+    for shape in ((3, 4), (2, 5), (1, 1)):
+        m = np.random.default_rng(sum(shape)).random(shape).astype(np.float32)
+        out = program(m=m)
+        np.testing.assert_array_equal(out["pairs"], m.ravel() * 2)
+        np.testing.assert_array_equal(out["kept"], np.flatnonzero(m.ravel() > 0.5))
+
 @pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_len_and_sum_of_a_run_time_filter_inside_an_indexed_definition_count_per_row(run, target):
     """The filter keeps a different number of elements in each row; `len` and `sum` of them are

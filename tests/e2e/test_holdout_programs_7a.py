@@ -415,6 +415,25 @@ def _(centers, radii, o0, d0):
                 bounces=((hit[1:] >= 0) & (hit[1:] < K)).sum(0).astype(np.int32), __stdout__=["rays ending on a wall:"])
 
 
+# 17 frustum culling of batched point clouds: rest indices, a filtered comprehension, a custom derivative
+@case("frustum_cull", inputs=lambda: dict(pts=R(712).uniform([-4, -4, -2], [4, 4, 12], (3, 50, 3)).astype(f32),
+                                          yaw=f32(0.2), pitch=f32(-0.1)), tol=(1e-4, 1e-4))
+def _(pts, yaw, pitch):
+    def rot(a, p):
+        ca, sa, cp, sp = np.cos(a), np.sin(a), np.cos(p), np.sin(p)
+        return np.array([[ca, 0, -sa], [-sa * sp, cp, -ca * sp], [sa * cp, sp, ca * cp]], dtype=np.float64)
+    def cam_of(a):
+        return np.einsum("ck,bnk->bnc", rot(a, np.float64(pitch)), pts.astype(np.float64))
+    cam = cam_of(np.float64(yaw)); h = np.tan(0.5)
+    ins = (cam[..., 2] > 0.1) & (cam[..., 2] < 20) & (np.abs(cam[..., 0]) <= h * cam[..., 2]) & (np.abs(cam[..., 1]) <= h * cam[..., 2])
+    depth = lambda a: np.sqrt(((cam_of(a) - [1.0, 0, 0]) ** 2).sum(-1) + 1e-6).sum()
+    e, y64 = 1e-6, np.float64(yaw)
+    scr = np.where(ins[..., None], cam[..., :2] / (h * cam[..., 2:3]), 0)
+    return dict(Rm=rot(np.float64(yaw), np.float64(pitch)), cam=cam, inside=ins, per_cloud=ins.sum(1).astype(np.int32),
+                kept=np.nonzero(ins.ravel())[0].astype(np.int32), screen=scr, depth=depth(np.float64(yaw)),
+                ddepth=(depth(y64 + e) - depth(y64 - e)) / (2 * e), __stdout__=["kept"])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):

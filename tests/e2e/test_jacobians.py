@@ -137,6 +137,24 @@ def test_user_rules_are_used_by_both_modes(fd_jacobian):
     np.testing.assert_allclose(out["col_qs"], [0.0, 3 * x[1], 0.0], rtol=1e-15)
 
 
+def test_a_rule_that_calls_its_own_function_takes_its_value():
+    # `hyp(a, b)` in its own rule is the value (the body's): evaluating the rule again there
+    # recursed without end (a RecursionError); the rule is deliberately 2x the true derivative
+    # so that the test tells rule from body
+    source = """use std::math::sqrt;
+fn hyp(a, b) { sqrt(a * a + b * b) }
+@fn hyp(a, b) { 2.0 * (a * @a + b * @b) / hyp(a, b) }
+let p: [f64; 4, 2];
+let total = sum[i](hyp(p[i, 0], p[i, 1]));
+let g = @total / @p;
+"""
+    p = np.random.default_rng(5).standard_normal((4, 2))
+    out = einc.load(einc.compile(source).vmfb)(p=p)
+    r = np.sqrt((p * p).sum(1))
+    np.testing.assert_allclose(out["total"], r.sum(), rtol=1e-14)
+    np.testing.assert_allclose(out["g"], 2 * p / r[:, None], rtol=1e-14)
+
+
 TANGENTS = """
 let x: f64;
 let v: [f64; 3];

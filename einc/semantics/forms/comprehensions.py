@@ -23,6 +23,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir.nodes import (Assert, Const, Generic, IndexRef, IndexVar, Print, Read, Reduce, Value, free_vars,
                            size_value)
+from einc.ir.affine import size_op
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import definitions, dynamic_length, point_asserts, stacking
 from einc.semantics.core import folding, scalar_ops, sequences, tensors
@@ -322,16 +323,24 @@ def _bound_locals(el, e: ast.Comprehension, scope):
 
 
 def _flat_extent(axes: list, span) -> Lin:
+    """The generators' extents multiplied: two run-time sizes make a product size (B * N, as a
+    range `0..B * N` has), computed and checked before a run."""
     total = Lin(1)
     for axis in axes:
-        if axis.extent.is_const:
-            total = total.scale(axis.extent.const)
-        elif total.is_const:
-            total = axis.extent.scale(total.const)
-        else:
-            raise d.error(d.SHAPE, "a comprehension over two run-time sizes has a length that is their "
-                          "product, which is not a linear size", span)
+        total = _times(total, axis.extent, span)
     return total
+
+
+def _times(a: Lin, b: Lin, span) -> Lin:
+    if a.is_const:
+        return b.scale(a.const)
+    if b.is_const:
+        return a.scale(b.const)
+    product = size_op("mul", a, b)
+    if product is None:
+        raise d.error(d.SHAPE, "a comprehension over two sizes computed from data has a length that is "
+                      "their product, which is not a size known before a run", span)
+    return product
 
 
 def _bind(el, scope, axes: list, flat: Value, span) -> None:
@@ -342,7 +351,7 @@ def _bind(el, scope, axes: list, flat: Value, span) -> None:
         if axis is not axes[0]:
             coord = scalar_ops.apply("rem", [coord, size_value(axis.extent)], span)
         _bind_element(el, scope, axis.gen, axis.element(el, coord))
-        stride = axis.extent.scale(stride.const) if stride.is_const else stride.scale(axis.extent.const)
+        stride = _times(stride, axis.extent, span)
 
 
 def _conjunction(el, filters: list, scope):

@@ -68,13 +68,21 @@ def _unsupported(rule, what: str):
 
 
 def _partial(el, rule, args: list, k: int, result: Value, span) -> Value:
-    """The rule's body with @arg_k = 1 and every other differential 0."""
+    """The rule's body with @arg_k = 1 and every other differential 0. A call of the function in
+    its own rule (`@fn f(a) { a / f(a) * @a }`) is its value: the body's, without the rule again."""
     scope = rule.env.child()
     for j, (param, arg) in enumerate(zip(rule.node.params, args)):
         scope.bind(param.def_id, types.annotate(arg, param.type, el, span))
         if isinstance(arg, Value) and arg.dtype.is_float:
             scope.bind(differential_key(param.def_id), Const(np.asarray(float(j == k), arg.dtype.numpy)))
-    value = scalar_ops.materialize(el.ev(rule.node.body, scope), result.dtype, rule.node.span)
+    fn_id = rule.node.def_id                  # a rule shares its function's DefId
+    outermost = fn_id not in el.rules_running
+    el.rules_running.add(fn_id)
+    try:
+        value = scalar_ops.materialize(el.ev(rule.node.body, scope), result.dtype, rule.node.span)
+    finally:
+        if outermost:
+            el.rules_running.discard(fn_id)
     if not isinstance(value, Value) or value.rank or value.dtype != result.dtype:
         raise d.error(d.TYPE, f"the derivative rule of `{rule.node.name}` must give a "
                       f"{result.dtype} scalar, found {describe(value)}", rule.node.body.span)
