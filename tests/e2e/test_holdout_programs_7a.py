@@ -434,6 +434,45 @@ def _(pts, yaw, pitch):
                 ddepth=(depth(y64 + e) - depth(y64 - e)) / (2 * e), __stdout__=["kept"])
 
 
+# 18 an active contour: gradient descent of a polygon toward points, the gradient by all vertices
+def snake_inputs(P=60, V=10):
+    rg = R(713); a = rg.uniform(0, 2 * np.pi, P)
+    pts = np.stack([1.5 * np.cos(a), 0.8 * np.sin(a)], 1) + 0.03 * rg.standard_normal((P, 2))
+    b = 2 * np.pi * np.arange(V) / V
+    return dict(pts=pts, v0=np.stack([np.cos(b), np.sin(b)], 1) * 1.1)
+@case("snake_fit", inputs=snake_inputs, tol=(1e-8, 1e-10))
+def _(pts, v0):
+    V, S, lr, alpha, tau = len(v0), 40, 0.02, 0.5, 0.05
+    def energy_grad(v):
+        a, b = v, np.roll(v, -1, 0); e = b - a
+        rel = pts[:, None] - a[None]; den = (e * e).sum(1)
+        raw = (rel * e).sum(-1) / den; u = np.clip(raw, 0, 1); live = (raw > 0) & (raw < 1)
+        r = rel - u[..., None] * e; d2 = (r * r).sum(-1)
+        w = np.exp(-d2 / tau); Z = w.sum(1, keepdims=True); near = -tau * np.log(Z[:, 0])
+        bend = np.roll(v, 1, 0) - 2 * v + np.roll(v, -1, 0)
+        E = near.mean() + alpha * (bend ** 2).sum()
+        dd2 = (w / Z) / len(pts)                                   # dE/dd2[p, s]
+        # d2 = |rel - u e|^2, u clamped: du/da, du/db through raw where live
+        dr = 2 * r * dd2[..., None]                                 # dE/dr
+        ga = -dr.sum(0); gb = np.zeros_like(v)
+        due = -(dr * e).sum(-1)                                     # dE/du
+        ge = -(dr * u[..., None]).sum(0)                            # dE/de through r
+        draw = np.where(live, due, 0)
+        # raw = rel.e / |e|^2
+        ga += (draw[..., None] * (-e / den[:, None])).sum(0)
+        ge += (draw[..., None] * (rel / den[:, None] - 2 * raw[..., None] * e / den[:, None])).sum(0)
+        ga -= ge; gb += ge
+        g = ga + np.roll(gb, 1, 0)
+        gbend = 2 * alpha * bend
+        g += np.roll(gbend, -1, 0) - 2 * gbend + np.roll(gbend, 1, 0)
+        return E, g
+    vs = [v0]
+    for t in range(1, S):
+        vs.append(vs[-1] - lr * energy_grad(vs[-1])[1])
+    vs = np.array(vs)
+    return dict(v=vs, E=np.array([energy_grad(x)[0] for x in vs]), final_poly=vs[-1])
+
+
 @pytest.mark.sampled(every=6)
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
