@@ -12,7 +12,9 @@ output. Positions are i32: a check over more than 2^31 - 1 points would wrap.
 
 A read happens under the guards around it: a definition's or reduction's `where`, the taken
 side of `if` (a select), the right side of `&&`/`||` only where the left one lets it run, and a
-recurrence clause only at its steps. Recurrence state in a subscript is read from the member's
+recurrence clause only at its steps; a whole tensor (`row - x` of a row `c[id[i]]`) read at one
+point under such a condition is computed for the program only there, so its body is visited
+under the condition moved onto its own variables (`_Finder._pointwise`). Recurrence state in a subscript is read from the member's
 whole tensor after the loop, which holds the same values (the first bad step saw correct state).
 A tensor a step computes (`let h[j] = ..` or `argmax(logits)` in a step) exists only inside the
 loop: the check computes it again after the loop for every step at once, as a tensor with a
@@ -41,6 +43,7 @@ from einc.ir.types import BOOL, I32, Lin
 from einc.semantics.core.modules import stdlib_dir
 
 NONE_BAD = np.iinfo(np.int32).max     # the status's first point when every index is in range
+POINTWISE_CONDS = 8                   # conditions a whole tensor's body is visited under, at most; then whole
 
 
 @dataclass(eq=False)
@@ -146,6 +149,7 @@ class _Finder:
         self.nested: set = set()          # the clause steps of groups run inside another's step
         self._guarded: dict = {}          # memo of _cond_matters
         self._moved: dict = {}            # (id(tensor), id(read), id(cond)) -> (read, cond, cond on the tensor's variables)
+        self._conds_of: dict = {}         # id(tensor) -> how many conditions its body was visited under
 
     def visit(self, root: Value, variables: tuple, cond: Optional[Value]) -> None:
         """Depth first from `root`, without recursion (programs may be thousands of values deep):
@@ -248,6 +252,11 @@ class _Finder:
             return []
         key = (id(tensor), id(v), id(cond))
         if key not in self._moved:
+            # a tensor shared under a chain of branches would be visited once per path: past a
+            # few conditions it is visited whole (its reads checked wherever it is computed)
+            if self._conds_of.get(id(tensor), 0) >= POINTWISE_CONDS:
+                return []
+            self._conds_of[id(tensor)] = self._conds_of.get(id(tensor), 0) + 1
             self._moved[key] = (v, cond, self._moved_cond(v, variables, cond))
         moved = self._moved[key][2]
         if moved is None:

@@ -1,10 +1,13 @@
 """Hold-out programs, seventh round (geometry, graphics and physical simulation): ray casting against
-spheres and a plane with a nearest-hit argmin and shadow rays, sphere tracing a signed distance
-field, barycentric rasterization with a depth test, mesh Laplacian smoothing over an edge list,
-Verlet cloth with distance constraints, rigid-body quaternions, marching-squares case bits,
-point-cloud neighbours and 2-d ICP, shape fitting by gradient and collision response with guards,
-each checked against NumPy computed here. Each case states its tolerance (`tol`, rtol and atol;
-integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+spheres and a plane with a nearest-hit argmin and shadow rays, Moller-Trumbore rays against a mesh,
+mirror bounces in a box, sphere tracing a signed distance field, barycentric rasterization with a
+depth test, frustum culling of batched clouds, mesh Laplacian (Taubin) smoothing over an edge list,
+Verlet cloth with distance constraints, discs colliding in a box, a rigid body's quaternions,
+marching-squares case bits, Morton codes of grid cells, point-cloud neighbours and normals, 2-d
+ICP, a circle fit and an active contour by gradient, CCD inverse kinematics and a projectile aimed
+by Newton through its flight, each checked against NumPy computed here. Each case states its
+tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on
+vulkan-spirv too."""
 import numpy as np
 import pytest
 
