@@ -149,7 +149,7 @@ class _Finder:
         self.nested: set = set()          # the clause steps of groups run inside another's step
         self._guarded: dict = {}          # memo of _cond_matters
         self._moved: dict = {}            # (id(tensor), id(read), id(cond)) -> (read, cond, cond on the tensor's variables)
-        self._conds_of: dict = {}         # id(tensor) -> how many conditions its body was visited under
+        self._conds_of: dict = {}         # id(tensor) -> the ids of the conditions its body was visited under
 
     def visit(self, root: Value, variables: tuple, cond: Optional[Value]) -> None:
         """Depth first from `root`, without recursion (programs may be thousands of values deep):
@@ -254,9 +254,10 @@ class _Finder:
         if key not in self._moved:
             # a tensor shared under a chain of branches would be visited once per path: past a
             # few conditions it is visited whole (its reads checked wherever it is computed)
-            if self._conds_of.get(id(tensor), 0) >= POINTWISE_CONDS:
+            conds = self._conds_of.setdefault(id(tensor), set())
+            if id(cond) not in conds and len(conds) >= POINTWISE_CONDS:
                 return []
-            self._conds_of[id(tensor)] = self._conds_of.get(id(tensor), 0) + 1
+            conds.add(id(cond))
             self._moved[key] = (v, cond, self._moved_cond(v, variables, cond))
         moved = self._moved[key][2]
         if moved is None:
