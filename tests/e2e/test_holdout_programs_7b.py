@@ -108,6 +108,48 @@ def _(time, status):
                 d_k=dk.astype(np.int32), S=S, H=H, gw=gw, se_S=S * np.sqrt(gw),
                 median=tk[S <= 0.5].min() if (S <= 0.5).any() else 1e30, breslow=np.exp(-H))
 
+# 5 permutation test and percentile bootstrap with a u32 hash
+def key32(c, seed):
+    M = 0xFFFFFFFF; h = (seed + c * 0x9E3779B9) & M
+    x = (h * 0x85EBCA6B) & M; y = ((x + (x >> 13)) * 0xC2B2AE35) & M
+    return (y + (y >> 16)) & M
+def perm_inputs():
+    rg = R(705)
+    return dict(a=(rg.standard_normal(9) + 0.8).astype(np.float32), b=rg.standard_normal(12).astype(np.float32), seed=np.uint32(2024))
+@case("perm_bootstrap", inputs=perm_inputs, outputs=["observed", "prank", "perm_stat", "extreme", "p_value", "boot", "ci"],
+      tol=(1e-5, 1e-5), vk=True)
+def _(a, b, seed):
+    P, B, na, nb = 200, 160, len(a), len(b); nt = na + nb; s = int(seed); f = np.float32
+    pooled = np.concatenate([a, b]); obs = a.mean(dtype=f) - b.mean(dtype=f)
+    prank = np.zeros((P, nt), np.int32); st = np.zeros(P, f)
+    for p in range(P):
+        k = np.array([key32(p * nt + j, s) for j in range(nt)]); prank[p] = np.argsort(np.lexsort((np.arange(nt), k)))
+        st[p] = pooled[prank[p] < na].sum(dtype=f) / f(na) - pooled[prank[p] >= na].sum(dtype=f) / f(nb)
+    ext = int((np.abs(st) >= np.abs(obs)).sum())
+    boot = np.array([a[[key32(100000 + r * nt + i, s) % na for i in range(na)]].sum(dtype=f) / f(na)
+                     - b[[key32(100000 + r * nt + na + j, s) % nb for j in range(nb)]].sum(dtype=f) / f(nb) for r in range(B)], f)
+    sb = boot[np.lexsort((np.arange(B), boot))]
+    return dict(observed=obs, prank=prank, perm_stat=st, extreme=np.int32(ext), p_value=np.float32((ext + 1) / (P + 1)),
+                boot=boot, ci=np.array([sb[B // 40], sb[B - 1 - B // 40]]))
+
+# 6 Laplace approximation for Poisson regression: Newton with a Hessian from @ of @
+def lap_inputs():
+    rg = R(706); X = np.column_stack([np.ones(25), rg.standard_normal((25, 2)) * 0.5])
+    return dict(X=X, cnt=rg.poisson(np.exp(X @ np.array([0.7, 0.4, -0.6]))).astype(np.float64))
+@case("laplace_poisson", inputs=lap_inputs, tol=(1e-8, 1e-10))
+def _(X, cnt):
+    from math import lgamma
+    lp = lambda w: cnt @ (X @ w) - np.exp(X @ w).sum() - w @ w / 8
+    g = lambda w: X.T @ (cnt - np.exp(X @ w)) - w / 4
+    H = lambda w: -(X.T * np.exp(X @ w)) @ X - np.eye(3) / 4
+    ws = [np.zeros(3)]
+    for _ in range(7):
+        ws.append(ws[-1] - np.linalg.solve(H(ws[-1]), g(ws[-1])))
+    m = ws[-1]; Lc = np.linalg.cholesky(-H(m))
+    ev = lp(m) - 1.5 * np.log(8 * np.pi) + 1.5 * np.log(2 * np.pi) - np.log(np.diag(Lc)).sum() - sum(lgamma(c + 1) for c in cnt)
+    return dict(w=np.array(ws), mode=m, Hn=-H(m), L=Lc, log_evidence=ev, Linv=np.linalg.inv(Lc).T,
+                post_sd=np.sqrt(np.diag(np.linalg.inv(-H(m)))))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
