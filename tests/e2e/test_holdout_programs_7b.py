@@ -150,6 +150,55 @@ def _(X, cnt):
     return dict(w=np.array(ws), mode=m, Hn=-H(m), L=Lc, log_evidence=ev, Linv=np.linalg.inv(Lc).T,
                 post_sd=np.sqrt(np.diag(np.linalg.inv(-H(m)))))
 
+# 7 full-rank Gaussian VI with Adam as recurrences
+@case("vi_adam_fullrank", inputs=lambda: dict(eps=R(707).standard_normal((16, 2)), lr=np.float64(0.05)), tol=(1e-8, 1e-10))
+def _(eps, lr):
+    It, b1, b2, E = 120, 0.9, 0.999, len(eps)
+    def f_and_g(th):
+        c0, c1 = np.exp(th[2]), np.exp(th[4])
+        z0 = th[0] + c0 * eps[:, 0]; z1 = th[1] + th[3] * eps[:, 0] + c1 * eps[:, 1]
+        r = z1 - 0.3 * z0 ** 2; lp = -0.25 * z0 ** 2 - r ** 2
+        dz0 = -0.5 * z0 + 2 * r * 0.6 * z0; dz1 = -2 * r            # d logp / dz
+        g = -np.array([dz0.sum(), dz1.sum(), (dz0 * c0 * eps[:, 0]).sum(), (dz1 * eps[:, 0]).sum(), (dz1 * c1 * eps[:, 1]).sum()]) / E
+        return -lp.sum() / E - th[2] - th[4], g - np.array([0, 0, 1, 0, 1.0])
+    th = np.zeros(5); ths, gs, m1s, m2s = [th], [], [], []
+    m1 = m2 = np.zeros(5)
+    for t in range(It):
+        g = f_and_g(ths[t])[1]; gs.append(g)
+        m1 = b1 * m1 + (1 - b1) * g; m2 = b2 * m2 + (1 - b2) * g ** 2; m1s.append(m1); m2s.append(m2)
+        if t + 1 < It:
+            ths.append(ths[t] - lr * (m1 / (1 - b1 ** (t + 1))) / (np.sqrt(m2 / (1 - b2 ** (t + 1))) + 1e-8))
+    th = np.array(ths); loss = np.array([f_and_g(v)[0] for v in th]); C = np.array([[np.exp(th[-1, 2]), 0], [th[-1, 3], np.exp(th[-1, 4])]])
+    return dict(th=th, g=np.array(gs), m1=np.array(m1s), m2=np.array(m2s), loss=loss, cov=C @ C.T,
+                __stdout__=[f"final negative ELBO {loss[-1]:.4f}"])
+
+# 8 ARMA(1,1)-GJR-GARCH(1,1) likelihood, gradient by @, adaptive gradient ascent
+def agm_inputs():
+    rg = R(708); T = 80; r = np.zeros(T); e = 0.0; v = 0.5
+    for t in range(1, T):
+        v = 0.05 + (0.1 + 0.1 * (e < 0)) * e * e + 0.8 * v; ep = np.sqrt(v) * rg.standard_normal()
+        r[t] = 0.1 + 0.5 * r[t - 1] + ep + 0.2 * e; e = ep
+    return dict(r=r, th0=np.array([0.0, 0.5, 0.0, np.log(0.1), 0.0, 0.0]))
+def agm_ll(th, r):
+    sg = lambda x: 1 / (1 + np.exp(-x))
+    c, phi, tma, om, al, ga = th[0], 0.9 * (2 * sg(th[1]) - 1), th[2], np.exp(th[3]), 0.3 * sg(th[4]), 0.3 * sg(th[5])
+    T = len(r); e = np.zeros(T, th.dtype); v = np.zeros(T, th.dtype); e[0] = r[0] - c; v[0] = np.mean(r ** 2)
+    for t in range(1, T):
+        e[t] = r[t] - c - phi * r[t - 1] - tma * e[t - 1]
+        v[t] = om + (al + (ga if e[t - 1].real < 0 else 0)) * e[t - 1] ** 2 + 0.6 * v[t - 1]
+    return -0.5 * np.sum(np.log(2 * np.pi) + np.log(v) + e ** 2 / v)
+def agm_grad(th, r, h=1e-30):      # complex step: exact to rounding
+    return np.array([agm_ll(th + 1j * h * d, r).imag / h for d in np.eye(6)])
+@case("arma_garch_mle", inputs=agm_inputs, outputs=["th", "lr", "ll", "g_final"], tol=(1e-8, 1e-9))
+def _(r, th0):
+    ths, lrs = [th0], [0.002]
+    for t in range(1, 25):
+        cand = ths[-1] + lrs[-1] * agm_grad(ths[-1], r)
+        ok = agm_ll(cand, r).real >= agm_ll(ths[-1], r).real
+        ths.append(cand if ok else ths[-1]); lrs.append(lrs[-1] * (1.2 if ok else 0.5))
+    th = np.array(ths)
+    return dict(th=th, lr=np.array(lrs), ll=np.array([agm_ll(v, r).real for v in th]), g_final=agm_grad(th[-1], r))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
