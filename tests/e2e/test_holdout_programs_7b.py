@@ -199,6 +199,32 @@ def _(r, th0):
     th = np.array(ths)
     return dict(th=th, lr=np.array(lrs), ll=np.array([agm_ll(v, r).real for v in th]), g_final=agm_grad(th[-1], r))
 
+# 9 EM for a 2-state Gaussian HMM in log space
+def hmm_inputs():
+    rg = R(709); T = 60; s = [0]
+    for _ in range(T - 1):
+        s.append(s[-1] if rg.random() < 0.85 else 1 - s[-1])
+    return dict(y=np.array([-1.0, 1.5])[s] + 0.8 * rg.standard_normal(T), init=np.array([0.5, 0.7, 0.7, -0.5, 0.5]))
+@case("hmm_em_log", inputs=hmm_inputs, outputs=["P", "loglik", "final_params"], tol=(1e-9, 1e-11))
+def _(y, init):
+    from scipy.special import logsumexp
+    T, sig = len(y), 0.8; P = [np.concatenate([init, [0.0]])]
+    for _ in range(1, 12):
+        th = P[-1]; lA = np.log(np.array([[th[1], 1 - th[1]], [1 - th[2], th[2]]]))
+        lE = -0.5 * ((y[:, None] - th[None, 3:5]) / sig) ** 2 - np.log(sig) - 0.5 * np.log(2 * np.pi)
+        fa = np.zeros((T, 2)); bw = np.zeros((T, 2)); fa[0] = np.log([th[0], 1 - th[0]]) + lE[0]
+        for t in range(1, T):
+            fa[t] = logsumexp(fa[t - 1][:, None] + lA, axis=0) + lE[t]
+        for t in range(T - 2, -1, -1):
+            bw[t] = logsumexp(lA + lE[t + 1][None] + bw[t + 1][None], axis=1)
+        ll = logsumexp(fa[-1]); g = np.exp(fa + bw - ll)
+        xi = np.exp(fa[:-1, :, None] + lA[None] + lE[1:, None, :] + bw[1:, None, :] - ll)
+        stay = np.array([xi[:, i, i].sum() / xi[:, i].sum() for i in range(2)])
+        mu = (g * y[:, None]).sum(0) / g.sum(0)
+        P.append(np.array([0.001 + 0.998 * g[0, 0], stay[0], stay[1], mu[0], mu[1], ll]))
+    P = np.array(P)
+    return dict(P=P, loglik=P[1:, 5], final_params=P[-1, :5])
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
