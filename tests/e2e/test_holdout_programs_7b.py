@@ -225,6 +225,26 @@ def _(y, init):
     P = np.array(P)
     return dict(P=P, loglik=P[1:, 5], final_params=P[-1, :5])
 
+# 10 importance sampling with a defensive mixture proposal and log-sum-exp weights
+def is_inputs():
+    rg = R(710); X = rg.standard_normal((40, 2)).astype(np.float32)
+    yl = (rg.random(40) < 1 / (1 + np.exp(-(X @ np.array([1.2, -0.8]))))).astype(np.float32)
+    return dict(X=X, yl=yl, zs=rg.standard_normal((256, 2)).astype(np.float32), us=rg.random(256).astype(np.float32),
+                centre=np.float32([1.0, -0.6]))
+@case("importance_lse", inputs=is_inputs, tol=(2e-4, 2e-5), vk=True)
+def _(X, yl, zs, us, centre):
+    from scipy.special import logsumexp
+    X, yl, zs = X.astype(np.float64), yl.astype(np.float64), zs.astype(np.float64); c = centre.astype(np.float64)
+    comp = (us >= 0.3).astype(np.int32); sc = np.where(comp == 0, 2.0, 0.5)
+    d = c + sc[:, None] * zs
+    lnorm = lambda s: -0.5 * (((d - c) / s) ** 2).sum(1) - 2 * np.log(s) - np.log(2 * np.pi)
+    lq = np.log(0.3 * np.exp(lnorm(2.0)) + 0.7 * np.exp(lnorm(0.5)))
+    lp = -0.5 * (d ** 2).sum(1) / 4 - np.log(8 * np.pi)
+    ll = -np.logaddexp(0, -((2 * yl - 1)[None] * (d @ X.T))).sum(1)
+    lw = lp + ll - lq; lse = logsumexp(lw); wn = np.exp(lw - lse); m = wn @ d
+    return dict(comp=comp, draw=d, log_w=lw, lse=lse, wn=wn, post_mean=m, post_cov=(wn[:, None] * (d - m)).T @ (d - m),
+                ess=1 / (wn ** 2).sum(), log_evidence=lse - np.log(256), n_wide=np.int32((comp == 0).sum()))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
