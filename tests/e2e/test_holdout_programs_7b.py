@@ -245,6 +245,30 @@ def _(X, yl, zs, us, centre):
     return dict(comp=comp, draw=d, log_w=lw, lse=lse, wn=wn, post_mean=m, post_cov=(wn[:, None] * (d - m)).T @ (d - m),
                 ess=1 / (wn ** 2).sum(), log_evidence=lse - np.log(256), n_wide=np.int32((comp == 0).sum()))
 
+# 11 hierarchical Poisson MAP by momentum ascent, Laplace at the MAP (LDL^T of -H)
+def hml_inputs():
+    rg = R(712); b = rg.normal(1.0, 0.7, 6)
+    return dict(y=rg.poisson(np.exp(b)[:, None], (6, 5)).astype(np.float64))
+@case("hier_map_laplace", inputs=hml_inputs, outputs=["p", "map", "gmax", "Hn", "Dg", "logdet", "rate"], tol=(1e-8, 1e-10))
+def _(y):
+    G, Rr = y.shape; K = G + 2; ys = y.sum(1)
+    def grad(p):
+        b, mu, lt = p[:G], p[G], p[G + 1]; tau2 = np.exp(2 * lt); z = b - mu
+        return np.concatenate([ys - Rr * np.exp(b) - z / tau2, [z.sum() / tau2 - mu / 10],
+                               [(z ** 2).sum() / tau2 - G - (lt + 1)]])
+    def hess(p):
+        b, mu, lt = p[:G], p[G], p[G + 1]; tau2 = np.exp(2 * lt); z = b - mu; H = np.zeros((K, K))
+        H[np.arange(G), np.arange(G)] = -Rr * np.exp(b) - 1 / tau2
+        H[:G, G] = H[G, :G] = 1 / tau2; H[:G, G + 1] = H[G + 1, :G] = 2 * z / tau2
+        H[G, G] = -G / tau2 - 0.1; H[G, G + 1] = H[G + 1, G] = -2 * z.sum() / tau2; H[G + 1, G + 1] = -2 * (z ** 2).sum() / tau2 - 1
+        return H
+    p = np.zeros(K); v = np.zeros(K); ps = [p]
+    for _ in range(1, 150):
+        v = 0.8 * v + 0.01 * grad(p); p = p + v; ps.append(p)
+    Hn = -hess(p); Lc = np.linalg.cholesky(Hn)
+    return dict(p=np.array(ps), map=p, gmax=np.abs(grad(p)).max(), Hn=Hn, Dg=np.diag(Lc) ** 2, logdet=np.linalg.slogdet(Hn)[1],
+                rate=np.exp(p[:G]), __stdout__=[f"MAP mu {p[G]:.3f}, tau {np.exp(p[G + 1]):.3f}"])
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
