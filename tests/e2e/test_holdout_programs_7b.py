@@ -269,6 +269,30 @@ def _(y):
     return dict(p=np.array(ps), map=p, gmax=np.abs(grad(p)).max(), Hn=Hn, Dg=np.diag(Lc) ** 2, logdet=np.linalg.slogdet(Hn)[1],
                 rate=np.exp(p[:G]), __stdout__=[f"MAP mu {p[G]:.3f}, tau {np.exp(p[G + 1]):.3f}"])
 
+# 12 Cox model with Breslow ties: Newton with score and information by @
+def cox_inputs():
+    rg = R(713); Z = np.column_stack([rg.standard_normal(30), (rg.random(30) < 0.5).astype(float)])
+    t = np.ceil(rg.exponential(1 / np.exp(Z @ np.array([0.6, -0.5]))) * 4)
+    return dict(time=t, status=(rg.random(30) < 0.75).astype(np.int32), Z=Z)
+@case("cox_breslow_newton", inputs=cox_inputs, tol=(1e-9, 1e-11))
+def _(time, status, Z):
+    R_ = (time[None, :] >= time[:, None]).astype(float)       # R_[i, j]: j at risk at time i
+    ev = status == 1
+    def pll(b):
+        e = Z @ b; return np.sum((e - np.log(R_ @ np.exp(e)))[ev])
+    def score_info(b):
+        w = np.exp(Z @ b); g = np.zeros(2); I = np.zeros((2, 2))
+        for i in np.flatnonzero(ev):
+            s0 = R_[i] @ w; s1 = (R_[i] * w) @ Z; s2 = (Z.T * (R_[i] * w)) @ Z
+            g += Z[i] - s1 / s0; I += s2 / s0 - np.outer(s1, s1) / s0 ** 2
+        return g, I
+    bs = [np.zeros(2)]
+    for _ in range(6):
+        g, I = score_info(bs[-1]); bs.append(bs[-1] + np.linalg.solve(I, g))
+    b = bs[-1]; I = score_info(b)[1]; se = np.sqrt(np.diag(np.linalg.inv(I))); risk = np.exp(Z @ b)
+    H0 = np.array([sum(1 / (R_[j] @ risk) for j in np.flatnonzero(ev) if time[j] <= time[i]) for i in range(len(time))])
+    return dict(beta=np.array(bs), bhat=b, I_hat=I, se=se, wald=b / se, risk=risk, H0=H0, loglik=np.array([pll(np.zeros(2)), pll(b)]))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
