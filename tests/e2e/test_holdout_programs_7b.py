@@ -293,6 +293,30 @@ def _(time, status, Z):
     H0 = np.array([sum(1 / (R_[j] @ risk) for j in np.flatnonzero(ev) if time[j] <= time[i]) for i in range(len(time))])
     return dict(beta=np.array(bs), bhat=b, I_hat=I, se=se, wald=b / se, risk=risk, H0=H0, loglik=np.array([pll(np.zeros(2)), pll(b)]))
 
+# 13 Gibbs for Bayesian linear regression with a Marsaglia-Tsang gamma step
+def gblr_inputs():
+    rg = R(714); X = np.column_stack([np.ones(20), rg.standard_normal((20, 2))])
+    return dict(X=X, y=X @ np.array([1.0, -0.5, 0.8]) + 0.3 * rg.standard_normal(20), seed=np.uint64(777))
+@case("gibbs_blr_gamma", inputs=gblr_inputs, tol=(1e-9, 1e-10))
+def _(X, y, seed):
+    s = int(seed); S, C = 50, 8; N, D = X.shape
+    u = lambda c: unif64(c, s); nrm = lambda c: np.sqrt(-2 * np.log(u(2 * c))) * np.cos(2 * np.pi * u(2 * c + 1))
+    taus, ws = [1.0], []
+    for t in range(S):
+        if t:
+            a, rate = 1 + 0.5 * N, 1 + 0.5 * np.sum((y - X @ ws[-1]) ** 2)
+            dd = a - 1 / 3; cc = 1 / np.sqrt(9 * dd); first = C
+            for k in range(C):
+                x = nrm(t * 64 + 48 + k); v = (1 + cc * x) ** 3
+                if v > 0 and np.log(u(t * 64 + 32 + 2 * k)) < 0.5 * x * x + dd - dd * v + dd * np.log(v):
+                    first = k; break
+            taus.append(dd * (1 + cc * nrm(t * 64 + 48 + first)) ** 3 / rate)
+        tau = taus[-1]; A = tau * X.T @ X + np.eye(D); Lc = np.linalg.cholesky(A)
+        f = np.linalg.solve(Lc, tau * X.T @ y); z = np.array([nrm(t * 64 + r) for r in range(D)])
+        ws.append(np.linalg.solve(Lc.T, f + z))
+    w, tau = np.array(ws), np.array(taus)
+    return dict(tau=tau, w=w, w_mean=w[S // 5:].mean(0), sigma_mean=np.mean(1 / np.sqrt(tau[S // 5:])))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
