@@ -243,7 +243,7 @@ def _(X, yl, zs, us, centre):
     ll = -np.logaddexp(0, -((2 * yl - 1)[None] * (d @ X.T))).sum(1)
     lw = lp + ll - lq; lse = logsumexp(lw); wn = np.exp(lw - lse); m = wn @ d
     return dict(comp=comp, draw=d, log_w=lw, lse=lse, wn=wn, post_mean=m, post_cov=(wn[:, None] * (d - m)).T @ (d - m),
-                ess=1 / (wn ** 2).sum(), log_evidence=lse - np.log(256), n_wide=np.int32((comp == 0).sum()))
+                ess=1 / (wn ** 2).sum(), log_evidence=lse - np.log(len(us)), n_wide=np.int32((comp == 0).sum()))
 
 # 11 hierarchical Poisson MAP by momentum ascent, Laplace at the MAP (LDL^T of -H)
 def hml_inputs():
