@@ -79,6 +79,7 @@ class Streams:
     perpoint: random.Random | None = None   # a row function's gradient by a param per row (ProgramGenerator.per_point)
     ends: random.Random | None = None       # a reduction's range with an end read from data (ExpressionGenerator._data_range)
     steprows: random.Random | None = None   # an edge's read of its step written as a row first (ProgramGenerator.with_edges)
+    shorts: random.Random | None = None     # a bool member's start and steps as one `||` of `&&`s (ProgramGenerator.member)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -86,7 +87,7 @@ class Streams:
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
-                      "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows")))
+                      "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts")))
 
 
 @dataclass(frozen=True)

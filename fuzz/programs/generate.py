@@ -48,6 +48,7 @@ TRIANGLE_SHARE = 0.2               # of the members with one other axis, those m
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 STEP_ROW_SHARE = 0.5               # of the edges of members of 3 or more axes, those reading their step's row first
+SHORT_CIRCUIT_SHARE = 0.5          # of the bool members, those whose start and steps are `(t < s && ..) || (t >= s && ..)`
 RIM_SHARE = 0.3                    # of the others, those given a guarded rim clause beside their interior steps
 RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's next point of the step
 TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
@@ -173,6 +174,7 @@ class ProgramGenerator:
         self.perpoint = streams.perpoint
         self.ends = streams.ends
         self.steprows = streams.steprows
+        self.shorts = streams.shorts
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -557,7 +559,8 @@ class ProgramGenerator:
             plain_step = clauses[-1].slots[1:] == main[1:] and all(w.name is not None for w in clauses[-1].wheres)
             clauses += edges if edges or not plain_step else self.with_rim(me, main, clauses)
         one_if = self.starts is not None and self.starts.random() < ONE_IF_SHARE
-        return Define(me.name, me.dtype, tuple(clauses), one_if=one_if)
+        short = me.dtype == "bool" and self.shorts is not None and self.shorts.random() < SHORT_CIRCUIT_SHARE
+        return Define(me.name, me.dtype, tuple(clauses), one_if=one_if, short=short)
 
     def with_edges(self, me: Tensor, main: tuple) -> list:
         """Some of the time (from `edges`, a stream of its own) insulated edges along the second

@@ -317,6 +317,34 @@ def _(X, y, seed):
     w, tau = np.array(ws), np.array(taus)
     return dict(tau=tau, w=w, w_mean=w[S // 5:].mean(0), sigma_mean=np.mean(1 / np.sqrt(tau[S // 5:])))
 
+# 14 slice sampling with stepping out and shrinkage, several chains, a closure for the density
+@case("slice_sampler", inputs=lambda: dict(x0=np.array([-2.0, 0.0, 1.0, 4.0]), mix=np.array([-1.0, 2.5, 0.4])),
+      tol=(1e-10, 1e-12))
+def _(x0, mix):
+    m1, m2, p1 = (float(v) for v in mix); C = len(x0); T, M, K, w = 40, 4, 12, 1.5; U = 4 + K
+    f = lambda v: np.log(p1 * np.exp(-0.5 * (v - m1) ** 2) + (1 - p1) * np.exp(-0.5 * ((v - m2) / 0.5) ** 2) / 0.5)
+    st = np.zeros((T * U + 1, C), np.int64); st[0] = 1000 + 7919 * np.arange(C)
+    for r in range(1, T * U + 1):
+        st[r] = st[r - 1] * 48271 % 2147483647
+    xs = np.zeros((T, C)); xs[0] = x0
+    for t in range(1, T):
+        for c in range(C):
+            x = xs[t - 1, c]; u = st[(t - 1) * U + 1:(t - 1) * U + 1 + U, c] / 2147483647.0
+            y = f(x) + np.log(u[0]); lo = x - w * u[1]; hi = lo + w
+            for _ in range(M):
+                lo = lo - w if f(lo) > y else lo
+            for _ in range(M):
+                hi = hi + w if f(hi) > y else hi
+            new = x
+            for k in range(K):
+                p = lo + u[2 + k] * (hi - lo)
+                if f(p) > y:
+                    new = p; break
+                lo, hi = (p, hi) if p < x else (lo, p)
+            xs[t, c] = new
+    return dict(x=xs, moved=(xs[1:] != xs[:-1]).sum(0).astype(np.int32), summary=np.array([xs.mean(), xs.max() - xs.min()]),
+                upper_share=(xs[T // 2:] > 0.5 * (m1 + m2)).mean())
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):

@@ -364,6 +364,23 @@ def test_a_read_its_guards_leave_no_point_is_not_a_read_ahead(run):
     np.testing.assert_array_equal(out["L"], np.where(j > i, 0.0, np.where(j == i, a + 1.0, a)))
 
 
+def test_a_read_on_the_right_of_a_short_circuit_is_guarded_by_its_left_side(run):
+    """`k > 0 && ok[k - 1]` and `k == 0 || s[k - 1] < ..` read the step before only where the
+    left side lets the right one run, as `if k > 0 { ok[k - 1] } else { false }` does; they were
+    E005 "at its first step 0 this clause reads `ok` at step -1, before the start"."""
+    v = np.array([0.1, 0.7, 0.2, 0.3, 0.9])
+    out = run("""
+        let v: [f64; 5];
+        let ok[k in 0..5] = v[k] > 0.5 || (k > 0 && ok[k - 1]);
+        let s[k in 0..5] = v[k] + (if k == 0 || s[k - 1] < 1.0 { 1.0 } else { 0.0 });
+    """, v=v)
+    s = [v[0] + 1.0]
+    for k in range(1, 5):
+        s.append(v[k] + (1.0 if s[-1] < 1.0 else 0.0))
+    np.testing.assert_array_equal(out["ok"], np.logical_or.accumulate(v > 0.5))
+    np.testing.assert_allclose(out["s"], s, rtol=1e-15)
+
+
 def test_reads_over_ranges_that_end_before_the_step_are_recurrences(run):
     b = rng.standard_normal(8).astype(np.float32)
     out = run("""
