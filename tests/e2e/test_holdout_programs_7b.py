@@ -87,7 +87,7 @@ def blr_np(X, y, Xnew, la, beta=25.0):
     ev = 0.5 * D * la + 0.5 * N * np.log(beta) - 0.5 * beta * np.sum((y - X @ m) ** 2) - 0.5 * al * m @ m \
         - np.sum(np.log(np.diag(Lc))) - 0.5 * N * np.log(2 * np.pi)
     return A, Lc, m, ev
-@case("blr_evidence", inputs=blr_inputs, tol=(1e-8, 1e-10), vk=False)
+@case("blr_evidence", inputs=blr_inputs, tol=(1e-8, 1e-10))
 def _(X, y, Xnew, log_alpha):
     A, Lc, m, ev = blr_np(X, y, Xnew, log_alpha); h = 1e-5
     d = (blr_np(X, y, Xnew, log_alpha + h)[3] - blr_np(X, y, Xnew, log_alpha - h)[3]) / (2 * h)
