@@ -345,6 +345,28 @@ def _(x0, mix):
     return dict(x=xs, moved=(xs[1:] != xs[:-1]).sum(0).astype(np.int32), summary=np.array([xs.mean(), xs.max() - xs.min()]),
                 upper_share=(xs[T // 2:] > 0.5 * (m1 + m2)).mean())
 
+# 15 EM for Poisson mixtures over batch axes `..b`, log space, labels by a match
+def pm_inputs():
+    rg = R(715); z = rg.random((2, 3, 40)) < 0.4
+    return dict(cnt=np.where(z, rg.poisson(2.0, (2, 3, 40)), rg.poisson(9.0, (2, 3, 40))).astype(np.int32))
+@case("poisson_mix_em", inputs=pm_inputs, outputs=["mean_cnt", "par", "resp", "loglik", "label"], tol=(1e-9, 1e-11))
+def _(cnt):
+    from math import lgamma
+    from scipy.special import logsumexp
+    It = 15; c = cnt.astype(np.float64); n = cnt.shape[-1]; lf = np.vectorize(lambda v: lgamma(v + 1))(c)
+    m = c.mean(-1); par = [np.stack([np.full(m.shape, 0.5), 0.5 * m, 1.5 * m], -1)]; resps = []; lls = []
+    for e in range(It):
+        p = par[-1]
+        l0 = np.log(p[..., 0:1]) + c * np.log(p[..., 1:2]) - p[..., 1:2] - lf
+        l1 = np.log(1 - p[..., 0:1]) + c * np.log(p[..., 2:3]) - p[..., 2:3] - lf
+        tot = logsumexp(np.stack([l0, l1]), 0); r = np.exp(l0 - tot); resps.append(r); lls.append(tot.sum(-1))
+        if e + 1 < It:
+            s0 = r.sum(-1)
+            par.append(np.stack([s0 / n, (r * c).sum(-1) / s0, ((1 - r) * c).sum(-1) / (n - s0)], -1))
+    r = resps[-1]
+    return dict(mean_cnt=m, par=np.array(par), resp=np.array(resps), loglik=np.array(lls),
+                label=np.where(r > 0.9, 0, np.where(r < 0.1, 1, -1)).astype(np.int32))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
