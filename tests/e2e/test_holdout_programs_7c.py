@@ -188,6 +188,157 @@ def _(bits, flips):
                 packed=np.packbits(dec.astype(np.uint8)), __stdout__=[f"channel flips {int(flips.sum())}, bit errors after decoding {be}"])
 
 
+
+# 8 i16 deltas, u16 zigzag words, block widths, zero runs, u8 bytes, Fletcher-16, decoding
+def delta_inputs():
+    rg = R(708); d = rg.integers(-40, 40, 48); d[rg.random(48) < 0.35] = 0; d[20] = 30000; d[21] = 25000
+    return dict(s=np.cumsum(d).astype(np.int64).astype(np.int16))
+@case("delta_zigzag_rle", inputs=delta_inputs, vk=True,
+      outputs=["delta", "zig", "width", "payload_bits", "run", "run_end", "n_runs", "longest", "bytes", "fletcher", "dec"])
+def _(s):
+    N = len(s); d = np.diff(s.astype(np.int64), prepend=0).astype(np.int16)   # wraps as i16
+    di = d.astype(np.int64); zig = np.where(di >= 0, 2 * di, -2 * di - 1).astype(np.uint16)
+    width = np.int32([max(int(z).bit_length() for z in zig[8 * b:8 * b + 8]) for b in range(N // 8)])
+    run = np.zeros(N, np.int32)
+    for n in range(N):
+        run[n] = (run[n - 1] + 1 if n else 1) if d[n] == 0 else 0
+    end = (d == 0) & np.append(d[1:] != 0, True)
+    by = np.stack([zig % 256, zig // 256], 1).astype(np.uint8)
+    f1 = f2 = 0
+    for b in by.ravel():
+        f1 = (f1 + int(b)) % 255; f2 = (f2 + f1) % 255
+    pb = int((4 + 8 * width).sum())
+    return dict(delta=d, zig=zig, width=width, payload_bits=np.int32(pb), run=run, run_end=end, n_runs=np.int32(end.sum()),
+                longest=np.int32(run.max()), bytes=by, fletcher=np.uint16(f2 * 256 + f1), dec=s,
+                __stdout__=[f"payload {pb} bits in {int(end.sum())} zero runs"])
+
+
+# 9 Huffman code lengths by two queues, canonical codes
+@case("huffman_lengths", inputs=lambda: dict(w=np.int32([1, 1, 2, 3, 5, 5, 6, 9, 14, 20, 31])),
+      outputs=["st", "clen", "kraft", "coded_bits", "root_weight", "code"])
+def _(w):
+    n = len(w); leaves = list(w); inner = []; l = j = 0; st = np.zeros((n, 5), np.int32)
+    top = list(range(n)); depth = [0] * n
+    for m in range(1, n):
+        picks = []
+        for _ in range(2):
+            if l < n and (j >= len(inner) or w[l] <= inner[j]):
+                picks.append((int(w[l]), l)); l += 1
+            else:
+                picks.append((inner[j], n + j)); j += 1
+        inner.append(picks[0][0] + picks[1][0])
+        st[m] = [l, j, inner[-1], picks[0][1], picks[1][1]]
+        for k in range(n):
+            if top[k] in (picks[0][1], picks[1][1]):
+                top[k] = n + m - 1; depth[k] += 1
+    L = np.int32(depth); order = sorted(range(n), key=lambda k: (L[k], k)); code = np.zeros(n, np.int32); c = 0
+    for i, k in enumerate(order):
+        if i:
+            c = (c + 1) << int(L[k] - L[order[i - 1]])
+        code[k] = c
+    return dict(st=st, clen=L, kraft=(0.5 ** L.astype(float)).sum(), coded_bits=np.int32((w * L).sum()),
+                root_weight=np.int32(st[n - 1, 2]), code=code)
+
+
+
+def box_mean(p, r):
+    H, W = p.shape; out = np.zeros_like(p)
+    for i in range(H):
+        for j in range(W):
+            out[i, j] = p[max(0, i - r):i + r + 1, max(0, j - r):j + r + 1].mean()
+    return out
+
+
+# 10 bilateral and guided filters in f32 over named H and W
+def bilateral_inputs():
+    i, j = np.mgrid[0:14, 0:18]; rg = R(710)
+    img = ((j > 8).astype(float) * 0.6 + 0.2 + 0.05 * rg.standard_normal((14, 18)) + 0.1 * (i > 6)).astype(np.float32)
+    return dict(img=img, guide=(0.8 * img + 0.1 + 0.02 * rg.standard_normal((14, 18))).astype(np.float32))
+@case("bilateral_guided", inputs=bilateral_inputs, tol=(2e-4, 2e-5),
+      outputs=["bilateral", "mean_I", "cov", "a", "b", "guided", "residual"])
+def _(img, guide):
+    img, guide = img.astype(float), guide.astype(float); H, W = img.shape; R2 = 2
+    pad = np.pad(img, R2, mode="edge"); ab = np.arange(-R2, R2 + 1)
+    ws = np.exp(-(ab[:, None] ** 2 + ab[None] ** 2) / (2 * 1.5 ** 2))
+    bil = np.zeros_like(img)
+    for i in range(H):
+        for j in range(W):
+            nb = pad[i:i + 5, j:j + 5]; wt = ws * np.exp(-(nb - img[i, j]) ** 2 / (2 * 0.2 ** 2))
+            bil[i, j] = (wt * nb).sum() / wt.sum()
+    mI, mp = box_mean(guide, 2), box_mean(img, 2)
+    cov = box_mean(guide * img, 2) - mI * mp; var = box_mean(guide * guide, 2) - mI * mI
+    a = cov / (var + 0.01); b = mp - a * mI; q = box_mean(a, 2) * guide + box_mean(b, 2)
+    return dict(bilateral=bil, mean_I=mI, cov=cov, a=a, b=b, guided=q, residual=((q - img) ** 2).mean())
+
+
+# 11 Lucas-Kanade flow with per-pixel 2x2 solves over a 5x5 window
+def lk_inputs():
+    i, j = np.mgrid[0:16, 0:20].astype(float)
+    f = lambda y, x: np.sin(x / 2.5) * np.cos(y / 3.0) + 0.5 * np.exp(-((x - 9) ** 2 + (y - 7) ** 2) / 20)
+    return dict(I0=f(i, j), I1=f(i + 0.2, j - 0.3))
+@case("lucas_kanade", inputs=lk_inputs, tol=(1e-9, 1e-10), outputs=["Ix", "It", "T", "flow", "lmin", "n_reliable", "mean_flow"])
+def _(I0, I1):
+    H, W = I0.shape; avg = (I0 + I1) / 2; Ix = np.zeros((H, W)); Iy = np.zeros((H, W))
+    Ix[:, 1:-1] = (avg[:, 2:] - avg[:, :-2]) / 2; Iy[1:-1] = (avg[2:] - avg[:-2]) / 2; It = I1 - I0
+    T = np.zeros((H, W, 5)); flow = np.zeros((H, W, 2)); inside = np.zeros((H, W), bool); inside[3:H - 3, 3:W - 3] = True
+    for i in range(3, H - 3):
+        for j in range(3, W - 3):
+            gx, gy, gt = (g[i - 2:i + 3, j - 2:j + 3] for g in (Ix, Iy, It))
+            T[i, j] = [(gx * gx).sum(), (gx * gy).sum(), (gy * gy).sum(), -(gx * gt).sum(), -(gy * gt).sum()]
+            A = np.array([[T[i, j, 0], T[i, j, 1]], [T[i, j, 1], T[i, j, 2]]])
+            if abs(np.linalg.det(A)) >= 1e-9:
+                flow[i, j] = np.linalg.solve(A, T[i, j, 3:])
+    tr = T[..., 0] + T[..., 2]; det = T[..., 0] * T[..., 2] - T[..., 1] ** 2
+    lmin = 0.5 * (tr - np.sqrt(tr * tr - 4 * det)); rel = inside & (lmin > 1e-3); n = int(rel.sum())
+    mf = flow[rel].sum(0) / n
+    return dict(Ix=Ix, It=It, T=T, flow=flow, lmin=lmin, n_reliable=np.int32(n), mean_flow=mf,
+                __stdout__=[f"reliable pixels {n}, mean flow {mf[0]:.3f} {mf[1]:.3f}"])
+
+
+# 12 Harris corners with 3x3 non-maximum suppression and a filtered corner list
+def harris_inputs():
+    img = np.zeros((24, 24)); img[4:11, 5:13] = 1.0; img[14:21, 12:20] = 0.7; img[13:17, 2:6] = 0.4
+    return dict(img=(img + 0.01 * R(712).standard_normal((24, 24))).astype(np.float32))
+@case("harris_nms", inputs=harris_inputs, tol=(1e-4, 1e-5), vk=True,
+      outputs=["gx", "Sxy", "resp", "is_corner", "corners", "n_corners", "best_rc"])
+def _(img):
+    N = 24; im = img.astype(np.float64); p = np.pad(im, 1); sx = np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1.0]])
+    gx = sum(sx[a, b] * p[a:a + N, b:b + N] for a in range(3) for b in range(3))
+    gy = sum(sx[b, a] * p[a:a + N, b:b + N] for a in range(3) for b in range(3))
+    g3 = np.array([0.25, 0.5, 0.25])
+    sm = lambda m: sum(g3[a] * g3[b] * np.pad(m, 1, mode="edge")[a:a + N, b:b + N] for a in range(3) for b in range(3))
+    Sxx, Sxy, Syy = sm(gx * gx), sm(gx * gy), sm(gy * gy)
+    resp = Sxx * Syy - Sxy ** 2 - 0.05 * (Sxx + Syy) ** 2; peak = resp.max()
+    isc = np.zeros((N, N), bool)
+    for i in range(1, N - 1):
+        for j in range(1, N - 1):
+            isc[i, j] = resp[i, j] > 0.1 * peak and resp[i, j] >= resp[i - 1:i + 2, j - 1:j + 2].max()
+    best = int(np.argmax(resp)); rc = (best // N, best % N); n = int(isc.sum())
+    return dict(gx=gx, Sxy=Sxy, resp=resp, is_corner=isc, corners=np.flatnonzero(isc).astype(np.int32), n_corners=np.int32(n),
+                **{"best_rc.0": np.int32(rc[0]), "best_rc.1": np.int32(rc[1])}, __stdout__=[f"{n} corners, strongest at {rc[0]}, {rc[1]}"])
+
+
+# 13 Gaussian and Laplacian pyramids through size-generic down/up functions
+def pyr_down(g):
+    h, w = g.shape; k = np.array([1, 4, 6, 4, 1.0]); p = np.pad(g, 2, mode="edge")
+    full = sum(k[a] * k[b] * p[a:a + h, b:b + w] for a in range(5) for b in range(5)) / 256
+    return full[::2, ::2]
+def pyr_up(g, h, w):
+    k = np.array([1, 4, 6, 4, 1.0]); z = np.zeros((h + 4, w + 4)); z[2:h + 2:2, 2:w + 2:2] = g
+    return sum(k[a] * k[b] * z[a:a + h, b:b + w] for a in range(5) for b in range(5)) / 64
+def pyr_inputs():
+    i, j = np.mgrid[0:16, 0:24]
+    return dict(img=np.cos(i / 2.0) * np.sin(j / 3.0) + (i + j > 20) + 0.1 * R(713).standard_normal((16, 24)))
+@case("laplacian_pyramid", inputs=pyr_inputs, tol=(1e-10, 1e-11), outputs=["G1", "G2", "L0", "L1", "R0", "err", "band_energy", "sharpened"])
+def _(img):
+    H, W = img.shape; G1 = pyr_down(img); G2 = pyr_down(G1)
+    L0 = img - pyr_up(G1, H, W); L1 = G1 - pyr_up(G2, H // 2, W // 2)
+    R0 = pyr_up(pyr_up(G2, H // 2, W // 2) + L1, H, W) + L0
+    sh = pyr_up(pyr_up(G2, H // 2, W // 2) + 1.5 * L1, H, W) + 1.5 * L0
+    return dict(G1=G1, G2=G2, L0=L0, L1=L1, R0=R0, err=np.abs(R0 - img).max(),
+                band_energy=np.array([(L0 ** 2).sum(), (L1 ** 2).sum(), (G2 ** 2).sum()]), sharpened=sh)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
