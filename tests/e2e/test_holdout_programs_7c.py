@@ -339,6 +339,62 @@ def _(img):
                 band_energy=np.array([(L0 ** 2).sum(), (L1 ** 2).sum(), (G2 ** 2).sum()]), sharpened=sh)
 
 
+
+# 14 MFCC-like loss and its gradient with respect to the signal and the filterbank
+def mfcc_loss_np(x, fb, target):
+    L, HOP, F = 16, 8, target.shape[0]; n = np.arange(L); k = np.arange(L // 2 + 1)
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * n / L); ang = 2 * np.pi * ((k[:, None] * n) % L) / L
+    fr = np.stack([x[f * HOP:f * HOP + L] for f in range(F)]) * hann
+    pw = (fr @ np.cos(ang).T) ** 2 + (fr @ np.sin(ang).T) ** 2
+    lm = np.log(1e-3 + pw @ fb.T); M = fb.shape[0]
+    cep = lm @ np.cos(np.pi * np.arange(4)[:, None] * (np.arange(M) + 0.5) / M).T
+    return ((cep - target) ** 2).mean()
+def mfcc_fb():
+    k = np.arange(9); c = 1.0 + 1.4 * np.arange(5)[:, None]; d = k - c
+    return np.where(np.abs(d) > 1.5, 0.0, 1 - d * d / 2.25)
+@case("mfcc_grad", inputs=lambda: dict(x=R(714).standard_normal(40), target=R(715).standard_normal((4, 4))),
+      tol=(1e-8, 1e-10), outputs=["fb", "loss", "dx", "dfb"])
+def _(x, target):
+    fb = mfcc_fb(); h = 1e-30
+    dx = np.array([mfcc_loss_np(x + 1j * h * np.eye(len(x))[i], fb, target).imag / h for i in range(len(x))])
+    dfb = np.array([[mfcc_loss_np(x, fb + 1j * h * (np.arange(fb.size) == m * 9 + k).reshape(fb.shape), target).imag / h
+                     for k in range(9)] for m in range(5)])
+    return dict(fb=fb, loss=mfcc_loss_np(x, fb, target), dx=dx, dfb=dfb)
+
+
+# 15 summed-area tables as 2-D recurrences, box means and deviations of two radii
+@case("integral_box", inputs=lambda: dict(img=R(716).uniform(0, 1, (11, 13)) + np.add.outer(np.arange(11), np.arange(13)) * 0.05),
+      tol=(1e-10, 1e-10), outputs=["S", "mean", "sd", "band", "top_col", "total"])
+def _(img):
+    H, W = img.shape; mean = np.zeros((2, H, W)); sd = np.zeros((2, H, W))
+    for k, r in enumerate([1, 3]):
+        for i in range(H):
+            for j in range(W):
+                win = img[max(0, i - r):i + r + 1, max(0, j - r):j + r + 1]
+                mean[k, i, j] = win.mean(); sd[k, i, j] = np.sqrt(max(0.0, (win ** 2).mean() - win.mean() ** 2))
+    S = img.cumsum(0).cumsum(1)
+    return dict(S=S, mean=mean, sd=sd, band=mean[0] - mean[1], top_col=sd[0].argmax(1).astype(np.int32), total=S[-1, -1])
+
+
+# 16 LPC to cepstrum and back, log magnitude responses
+def lpc_poly():
+    a = np.array([1.0])
+    for k in [0.6, -0.4, 0.3, -0.2, 0.1]:
+        a = np.concatenate([a, [0.0]]) + k * np.concatenate([a, [0.0]])[::-1]
+    return a[1:]
+@case("lpc_cepstrum", inputs=lambda: dict(a=lpc_poly()), tol=(1e-10, 1e-12), outputs=["c", "logmag_poly", "logmag_cep", "back", "err"])
+def _(a):
+    P, Q = len(a), 12; ak = np.zeros(Q); ak[1:P + 1] = a; c = np.zeros(Q)
+    for n in range(1, Q):
+        c[n] = -ak[n] - sum(k / n * c[k] * ak[n - k] for k in range(1, n))
+    w = np.pi * (np.arange(6) + 0.5) / 6; A = 1 + np.exp(-1j * np.outer(w, np.arange(1, P + 1))) @ a
+    back = np.zeros(P + 1)
+    for n in range(1, P + 1):
+        back[n] = -c[n] - sum(k / n * c[k] * back[n - k] for k in range(1, n))
+    return dict(c=c, logmag_poly=-np.log(np.abs(A)), logmag_cep=np.cos(np.outer(w, np.arange(1, Q))) @ c[1:], back=back,
+                err=np.abs(back[1:] - a).max())
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
