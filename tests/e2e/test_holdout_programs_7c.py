@@ -395,6 +395,133 @@ def _(a):
                 err=np.abs(back[1:] - a).max())
 
 
+
+# 17 Haar shrinkage through an array-valued recurrence, d(mse)/d(threshold)
+def shrink_np(x, clean, thr):
+    """Analysis, soft threshold (thr may be complex, for a complex-step derivative), synthesis."""
+    N, J, r2 = 32, 3, np.sqrt(2); v = x.copy()
+    for j in range(J):
+        m = N >> j
+        v = np.concatenate([(v[0:m:2] + v[1:m:2]) / r2, (v[0:m:2] - v[1:m:2]) / r2, v[m:]])
+    c = N >> J; d = v[c:]
+    w = np.concatenate([v[:c], np.where(np.abs(d) > np.real(thr), np.sign(d) * (np.abs(d) - thr), 0)])
+    for u in range(1, J + 1):
+        m = N >> (J - u); a, d = w[:m // 2], w[m // 2:m]
+        w = np.concatenate([np.stack([(a + d) / r2, (a - d) / r2], 1).ravel(), w[m:]])
+    return w, ((w - clean) ** 2).mean()
+def shrink_inputs():
+    t = np.arange(32); clean = np.where(t < 12, 1.0, -0.5) + 0.3 * np.sin(t / 3)
+    return dict(x=clean + 0.2 * R(717).standard_normal(32), clean=clean, thr=np.float64(0.25))
+@case("wavelet_shrink", inputs=shrink_inputs, tol=(1e-10, 1e-12), outputs=["lv", "w", "y", "mse", "dmse", "zeroed"])
+def _(x, clean, thr):
+    N, r2 = 32, np.sqrt(2); lv = [x]
+    for j in range(1, 4):
+        v = lv[-1]; m = N >> (j - 1)
+        lv.append(np.concatenate([(v[0:m:2] + v[1:m:2]) / r2, (v[0:m:2] - v[1:m:2]) / r2, v[m:]]))
+    y, mse = shrink_np(x, clean, thr)
+    dmse = shrink_np(x, clean, thr + 1e-30j)[1].imag / 1e-30
+    w = lv[3].copy(); w[4:] = np.sign(w[4:]) * np.maximum(np.abs(w[4:]) - thr, 0); z = int((w[4:] == 0).sum())
+    return dict(lv=np.array(lv), w=w, y=y, mse=mse, dmse=dmse, zeroed=np.int32(z), __stdout__=[f"threshold zeroes {z} details"])
+
+
+# 18 JPEG entropy symbols: i16 coefficients, zigzag comprehension, (run, size) tuple match
+ZIGZAG = sorted(range(64), key=lambda p: (p // 8 + p % 8, (p % 8) if (p // 8 + p % 8) % 2 == 0 else (p // 8)))
+def jsym_inputs():
+    rg = R(718); u, v = np.mgrid[0:8, 0:8]
+    coef = rg.standard_normal((3, 8, 8)) * 400 / (1 + u + v) ** 1.5; coef[1, 3:, 3:] = 0; coef[2, 1:, :] *= 0.05
+    return dict(coef=coef, Q=(8.0 + 3 * (u + v)).astype(float))
+@case("jpeg_symbols", inputs=jsym_inputs, outputs=["q", "scan", "last", "run", "symbol", "amplitude", "n_symbols", "total_amp_bits"])
+def _(coef, Q):
+    B = len(coef); q = np.round(coef / Q).astype(np.int16); scan = q.reshape(B, 64)[:, ZIGZAG]
+    last = np.int32([max([p for p in range(1, 64) if scan[b, p]] or [0]) for b in range(B)])
+    run = np.zeros((B, 64), np.int32)
+    for p in range(2, 64):
+        run[:, p] = np.where(scan[:, p - 1] == 0, run[:, p - 1] + 1, 0)
+    size = np.vectorize(lambda v: int(abs(int(v))).bit_length())(scan).astype(np.int32)
+    sym = np.full((B, 64), -1, np.int32)
+    for b in range(B):
+        for p in range(1, 64):
+            if p > last[b]:
+                sym[b, p] = 256 if p == last[b] + 1 else -1
+            elif scan[b, p]:
+                sym[b, p] = (run[b, p] % 16) * 16 + size[b, p]
+            elif run[b, p] % 16 == 15:
+                sym[b, p] = 240
+    sym[:, 0] = 0   # no clause defines p = 0
+    sc = scan.astype(np.int64); amp = np.where(sc >= 0, sc, sc + 2 ** size - 1).astype(np.uint16)
+    return dict(q=q, scan=scan, last=last, run=run, symbol=sym, amplitude=amp, n_symbols=(sym[:, 1:] >= 0).sum(1).astype(np.int32),
+                total_amp_bits=np.int32(size[:, 1:][scan[:, 1:] != 0].sum()))
+
+
+
+# 19 iterative global Lucas-Kanade translation with bilinear warping
+def lkt_inputs():
+    i, j = np.mgrid[0:18, 0:22].astype(float)
+    f = lambda y, x: np.sin(x / 3.0) + np.cos(y / 2.5) + 0.3 * np.sin((x + y) / 4.0)
+    return dict(I0=f(i, j), I1=f(i - 0.7, j - 1.3))
+@case("lk_translation", inputs=lkt_inputs, tol=(1e-9, 1e-10), outputs=["A11", "det", "du", "dv", "resid", "step_size"])
+def _(I0, I1):
+    H, W = I0.shape; B = 3; gx = np.zeros((H, W)); gy = np.zeros((H, W))
+    gx[:, 1:-1] = (I0[:, 2:] - I0[:, :-2]) / 2; gy[1:-1] = (I0[2:] - I0[:-2]) / 2
+    sl = (slice(B, H - B), slice(B, W - B)); i, j = np.mgrid[0:H, 0:W].astype(float)
+    A11, A12, A22 = (gx[sl] ** 2).sum(), (gx[sl] * gy[sl]).sum(), (gy[sl] ** 2).sum(); det = A11 * A22 - A12 ** 2
+    def warp(u, v):
+        y, x = i + v, j + u; fy = np.clip(np.floor(y), 0, H - 2); fx = np.clip(np.floor(x), 0, W - 2)
+        a, b = fy.astype(int), fx.astype(int); ty, tx = y - fy, x - fx
+        return (1 - ty) * ((1 - tx) * I1[a, b] + tx * I1[a, b + 1]) + ty * ((1 - tx) * I1[a + 1, b] + tx * I1[a + 1, b + 1])
+    du, dv, res = [0.0], [0.0], []
+    for k in range(7):
+        e = (I0 - warp(du[-1], dv[-1]))[sl]; res.append((e ** 2).sum())
+        if k < 6:
+            b1, b2 = (gx[sl] * e).sum(), (gy[sl] * e).sum()
+            du.append(du[-1] + (A22 * b1 - A12 * b2) / det); dv.append(dv[-1] + (A11 * b2 - A12 * b1) / det)
+    du, dv = np.array(du), np.array(dv)
+    return dict(A11=A11, det=det, du=du, dv=dv, resid=np.array(res), step_size=np.concatenate([[0.0], np.abs(np.diff(du)) + np.abs(np.diff(dv))]),
+                __stdout__=[f"shift after 6 iterations: {du[-1]:.4f}, {dv[-1]:.4f}"])
+
+
+# 20 soft-decision Viterbi for the (15, 17) code with a u8 shift register and row-valued metrics
+def vsoft_inputs():
+    rg = R(720); T = 40; bits = rg.integers(0, 2, T).astype(np.int32); bits[-3:] = 0
+    return dict(bits=bits, noise=(0.8 * rg.standard_normal((T, 2))).astype(np.float32))
+@case("viterbi_soft", inputs=vsoft_inputs, tol=(1e-4, 1e-3), outputs=["reg", "code", "rx", "pm", "surv", "decoded", "errors"])
+def _(bits, noise):
+    T, G = len(bits), [13, 15]; tap = lambda r, g: bin(r & g).count("1") % 2
+    reg = np.zeros(T + 1, np.uint8)
+    for t in range(1, T + 1):
+        reg[t] = (int(reg[t - 1]) * 2 + bits[t - 1]) % 16
+    full = (reg[:T].astype(int) * 2 + bits) % 16
+    code = np.int32([[tap(f, g) for g in G] for f in full]); rx = (2 * code - 1).astype(np.float32) + noise
+    def branch(t, s, b):
+        r = (s * 2 + b) % 16
+        return np.float32(sum((rx[t, c] - np.float32(2 * tap(r, G[c]) - 1)) ** 2 for c in range(2)))
+    pm = np.zeros((T + 1, 8), np.float32); pm[0, 1:] = 1e6; surv = np.zeros((T + 1, 8), np.int32)
+    for t in range(1, T + 1):
+        for s2 in range(8):
+            c = [pm[t - 1, s2 // 2 + 4 * r] + branch(t - 1, s2 // 2 + 4 * r, s2 % 2) for r in range(2)]
+            pm[t, s2] = min(c); surv[t, s2] = 1 if c[1] < c[0] else 0
+    s = int(np.argmin(pm[T])); dec = np.zeros(T, np.int32)
+    for t in range(T - 1, -1, -1):
+        dec[t] = s % 2; s = s // 2 + 4 * surv[t + 1, s]
+    e = int((dec != bits).sum())
+    return dict(reg=reg, code=code, rx=rx, pm=pm, surv=surv, decoded=dec, errors=np.int32(e), __stdout__=[f"decoded with {e} bit errors"])
+
+
+# 21 a batched spectrogram over rest axes: power in dB, centroid, flatness, flux, onset frame
+def stftb_inputs():
+    n = np.arange(64); rg = R(721)
+    x = np.stack([[np.sin(n * (0.3 + 0.2 * c + 0.1 * d)) * (n > 20 + 8 * d) + 0.05 * rg.standard_normal(64) for d in range(3)] for c in range(2)])
+    return dict(x=x.astype(np.float32))
+@case("stft_batched", inputs=stftb_inputs, tol=(2e-3, 2e-3), outputs=["pw", "db", "centroid", "flatness", "flux", "onset"])
+def _(x):
+    L, HOP = 16, 6; F = (x.shape[-1] - L) // HOP + 1; n = np.arange(L); w = 0.5 - 0.5 * np.cos(2 * np.pi * n / L)
+    fr = np.stack([x[..., f * HOP:f * HOP + L] * w for f in range(F)], -2).astype(np.float64)
+    pw = np.abs(np.fft.rfft(fr, axis=-1)) ** 2 + 1e-8; K = pw.shape[-1]; k = np.arange(K)
+    sq = np.sqrt(pw); flux = np.concatenate([np.zeros(x.shape[:-1] + (1,)), np.maximum(0, sq[..., 1:, :] - sq[..., :-1, :]).sum(-1)], -1)
+    return dict(pw=pw, db=10 * np.log10(pw), centroid=(pw * k).sum(-1) / pw.sum(-1),
+                flatness=np.exp(np.log(pw).mean(-1)) / pw.mean(-1), flux=flux, onset=(1 + flux[..., 1:].argmax(-1)).astype(np.int32))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
