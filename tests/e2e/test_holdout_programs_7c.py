@@ -193,7 +193,7 @@ def _(bits, flips):
 def delta_inputs():
     rg = R(708); d = rg.integers(-40, 40, 48); d[rg.random(48) < 0.35] = 0; d[20] = 30000; d[21] = 25000
     return dict(s=np.cumsum(d).astype(np.int64).astype(np.int16))
-@case("delta_zigzag_rle", inputs=delta_inputs, vk=True,
+@case("delta_zigzag_rle", inputs=delta_inputs,
       outputs=["delta", "zig", "width", "payload_bits", "run", "run_end", "n_runs", "longest", "bytes", "fletcher", "dec"])
 def _(s):
     N = len(s); d = np.diff(s.astype(np.int64), prepend=0).astype(np.int16)   # wraps as i16
@@ -520,6 +520,35 @@ def _(x):
     sq = np.sqrt(pw); flux = np.concatenate([np.zeros(x.shape[:-1] + (1,)), np.maximum(0, sq[..., 1:, :] - sq[..., :-1, :]).sum(-1)], -1)
     return dict(pw=pw, db=10 * np.log10(pw), centroid=(pw * k).sum(-1) / pw.sum(-1),
                 flatness=np.exp(np.log(pw).mean(-1)) / pw.mean(-1), flux=flux, onset=(1 + flux[..., 1:].argmax(-1)).astype(np.int32))
+
+
+
+# 22 reversible CDF 5/3 integer lifting with floor division, guarded clauses interleaving
+def cdf53_np(v):
+    v = v.astype(np.int64); e, o = v[0::2], v[1::2]; M = len(e)
+    d = o - (e + e[np.minimum(np.arange(M) + 1, M - 1)]) // 2
+    s = e + (d[np.maximum(np.arange(M) - 1, 0)] + d + 2) // 4
+    return np.concatenate([s, d]).astype(np.int32)
+@case("cdf53_integer", inputs=lambda: dict(x=(R(722).integers(-60, 60, 24).cumsum()).astype(np.int32)), vk=True,
+      outputs=["y", "back", "lossless", "y2", "detail_energy"])
+def _(x):
+    y = cdf53_np(x); H = len(x) // 2; d = y[H:].astype(np.int64)
+    return dict(y=y, back=x, lossless=np.bool_(True), y2=cdf53_np(y[:H]), detail_energy=np.int32((d * d).sum()))
+
+
+# 23 window |> DFT (a tuple) |> power, a peak with parabolic interpolation, array-pattern labels
+@case("dft_pipeline", inputs=lambda: dict(x=np.sin(2 * np.pi * 52 * np.arange(48) / 480) + 0.5 * np.sin(2 * np.pi * 104 * np.arange(48) / 480 + 0.3)
+                                            + 0.02 * R(723).standard_normal(48)),
+      tol=(1e-9, 1e-10), outputs=["spec", "re", "im", "bin", "frac", "freq", "strong", "label"])
+def _(x):
+    N = 48; X = np.fft.rfft(x * (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(N) / N))); p = np.abs(X) ** 2
+    kk = 1 + int(np.argmax(p[1:N // 2])); a, b, c = np.log(p[kk - 1:kk + 2])
+    frac = kk + 0.5 * (a - c) / (a - 2 * b + c); strong = (p > 0.1 * p[kk]).astype(np.int32)
+    f3 = [strong[kk], strong[2 * kk], strong[3 * kk]]
+    label = 3 if f3 == [1, 1, 1] else 2 if f3[:2] == [1, 1] else 1 if f3[0] == 1 else 0
+    freq = frac * 480 / N
+    return dict(spec=p, re=X.real, im=X.imag, bin=np.int32(kk), frac=frac, freq=freq, strong=strong, label=np.int32(label),
+                __stdout__=[f"peak bin {kk}, interpolated {freq:.3f} Hz, harmonic label {label}"])
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
