@@ -99,3 +99,20 @@ def test_a_window_read_past_the_end_at_its_last_point_is_E005(diagnose):
     # at i = N - 1 the window is N - 2..N, so x[j + 1] reads x[N]
     diag, _ = diagnose("let x: [f32; N];\nlet y[i in 0..N] = sum[j in max(0, i - 1)..min(N, i + 2)](x[j + 1]);\n")
     assert diag.code == "E005" and "subscript 0 is N at i = N - 1, j = N - 1" in diag.message
+
+
+def test_a_window_of_constant_width_runs_over_its_width_not_the_axis(tmp_path):
+    # a 5x5 box cut at the edges visits 25 points per pixel, not H * W: its indices run from the
+    # window's unclamped start (i - 2) over the width, behind the guards of its real range
+    from einc.driver import front_end
+    from einc.ir.nodes import Reduce, walk
+    path = tmp_path / "box.ein"
+    path.write_text("let m: [f32; H, W];\n"
+                    "let box[i in 0..H, j in 0..W] = sum[p in max(0, i - 2)..min(H, i + 3), q in max(0, j - 2)..min(W, j + 3)](m[p, q]);\n")
+    _, program = front_end(str(path))
+    reduces = [v for v in walk([value for _, value in program.outputs]) if isinstance(v, Reduce)]
+    assert [tuple(v.extent for v in r.vars) for r in reduces] == [(5, 5)]
+    m = np.random.default_rng(1).standard_normal((7, 9)).astype(np.float32)
+    out = einc.load(built(path.read_text(), "llvm-cpu").vmfb)(m=m)
+    ref = [[m[max(0, i - 2):i + 3, max(0, j - 2):j + 3].sum() for j in range(9)] for i in range(7)]
+    np.testing.assert_allclose(out["box"], ref, **TOL)

@@ -36,7 +36,7 @@ def check_reads(body: Value, guard, state, span) -> None:
             continue
         _check(read, hull_only or id(read) in state.guarded_reads)
         if hull_only:
-            _check_in_real_ranges(read, state.hull_ranges)
+            _check_in_real_ranges(read, state.hull_ranges, state.window_starts)
 
 
 def _reads(roots) -> list:
@@ -101,11 +101,12 @@ def _check_state_read(read: StateRead) -> None:
 _MAX_OUTER_INDICES = 4
 
 
-def _check_in_real_ranges(read: Read, hull_ranges: dict) -> None:
+def _check_in_real_ranges(read: Read, hull_ranges: dict, window_starts: dict) -> None:
     """E005 for a read in ranges that depend on outer indices when, at a corner of the outer
     indices' ranges where those ranges are not empty, an end of them puts a subscript surely
     outside the array. Affine subscripts are largest and smallest at such points; a read whose
-    extreme lies elsewhere stays clamped as before."""
+    extreme lies elsewhere stays clamped as before. A window's offset is named by the index it
+    stands for (`window_starts`: `j = N - 1`, not the offset 1)."""
     lins = [affine.affine_of(sub) for sub in read.subs]
     if any(lin is None for lin in lins):
         return
@@ -115,7 +116,7 @@ def _check_in_real_ranges(read: Read, hull_ranges: dict) -> None:
         return
     for corner in _corners(outer):
         for point in _range_ends(dependent, hull_ranges, corner):
-            _check_point(read, lins, {**corner, **point})
+            _check_point(read, lins, {**corner, **point}, window_starts)
 
 
 def _outer_indices(dependent: list, hull_ranges: dict):
@@ -156,7 +157,7 @@ def _range_ends(dependent: list, hull_ranges: dict, corner: dict) -> list[dict]:
     return points
 
 
-def _check_point(read: Read, lins: list, point: dict) -> None:
+def _check_point(read: Read, lins: list, point: dict, window_starts: dict) -> None:
     for axis, lin in enumerate(lins):
         at = lin.substitute(point)
         if any(getattr(k, "extent", 0) is None for k in at.keys()):
@@ -169,7 +170,8 @@ def _check_point(read: Read, lins: list, point: dict) -> None:
         last = read.tensor.shape[axis] - 1
         bad = lo if affine.surely_negative(lo) else hi if affine.surely_negative(last - hi) else None
         if bad is not None:
-            where = ", ".join(f"{var.name} = {value!r}" for var, value in point.items())
+            where = ", ".join(f"{var.name} = {(window_starts[var].substitute(point) + value if var in window_starts else value)!r}"
+                              for var, value in point.items())
             raise d.error(d.BOUNDS, f"read out of bounds: subscript {axis} is {bad!r} at {where} "
                           f"but the axis has size {read.tensor.shape[axis]!r}", read.span,
                           hint="narrow the index range or guard the read with `where`")
