@@ -551,6 +551,42 @@ def _(x):
                 __stdout__=[f"peak bin {kk}, interpolated {freq:.3f} Hz, harmonic label {label}"])
 
 
+
+# 24 Perona-Malik diffusion over iterations, a clamped 3x3 local mean of every iterate
+def pm_inputs():
+    i, j = np.mgrid[0:12, 0:15]
+    return dict(img=(i > 5) * 0.8 + (j > 9) * 0.3 + 0.08 * R(724).standard_normal((12, 15)))
+@case("perona_malik", inputs=pm_inputs, tol=(1e-10, 1e-12), outputs=["u", "local", "tv", "half_at", "smoothness"])
+def _(img):
+    H, W = img.shape; T = 8; g = lambda d: np.exp(-(d / 0.15) ** 2); u = [img]
+    for t in range(T):
+        c = u[-1]; p = np.pad(c, 1, mode="edge")
+        n, s, e, w = p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, 2:], p[1:-1, :-2]
+        u.append(c + 0.2 * sum(g(v - c) * (v - c) for v in (n, s, e, w)))
+    u = np.array(u)
+    local = np.array([[[ut[max(0, i - 1):i + 2, max(0, j - 1):j + 2].mean() for j in range(W)] for i in range(H)] for ut in u])
+    tv = np.abs(np.diff(u, axis=1)).sum((1, 2)) + np.abs(np.diff(u, axis=2)).sum((1, 2))
+    below = np.nonzero(tv < 0.5 * tv[0])[0]
+    return dict(u=u, local=local, tv=tv, half_at=np.int32(below[0] if len(below) else T + 1), smoothness=((u - local) ** 2).sum((1, 2)))
+
+
+# 25 a Gaussian pyramid as a recurrence over levels in one padded tensor, DoG between levels
+@case("gauss_levels", inputs=lambda: dict(img=np.add.outer(np.sin(np.arange(16) / 2.0), np.cos(np.arange(24) / 3.0)) + 0.1 * R(725).standard_normal((16, 24))),
+      tol=(1e-10, 1e-12), outputs=["G", "mean", "coarsest", "dog"])
+def _(img):
+    H, W = img.shape; G = np.zeros((4, H, W)); G[0] = img; k = np.array([1, 4, 6, 4, 1.0])
+    for l in range(1, 4):
+        prev = G[l - 1, :H >> (l - 1), :W >> (l - 1)]; p = np.pad(prev, 2, mode="edge"); h, w = prev.shape
+        full = sum(k[a] * k[b] * p[a:a + h, b:b + w] for a in range(5) for b in range(5)) / 256
+        G[l, :H >> l, :W >> l] = full[::2, ::2]
+    mean = np.array([G[l, :H >> l, :W >> l].mean() for l in range(4)])
+    dog = np.zeros((3, H, W))
+    for l in range(3):
+        h, w = H >> l, W >> l; i, j = np.mgrid[0:h, 0:w]
+        dog[l, :h, :w] = G[l, :h, :w] - G[l + 1, i // 2, j // 2]
+    return dict(G=G, mean=mean, coarsest=G[3, :H // 8, :W // 8], dog=dog)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
