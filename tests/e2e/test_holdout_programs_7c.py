@@ -587,6 +587,27 @@ def _(img):
     return dict(G=G, mean=mean, coarsest=G[3, :H // 8, :W // 8], dog=dog)
 
 
+
+# 26 learned quantisation steps through a straight-through rounding rule (`@fn`), trained by descent
+def lq_loss_grad(x, q):
+    """Loss and its gradient in q, rounding's derivative taken as 1 (straight through)."""
+    B = len(x); n = np.arange(8); C = np.cos(np.pi * (2 * n[None] + 1) * n[:, None] / 16) * 0.5; C[0] = np.sqrt(0.125)
+    c = x @ C.T; r = c / q; deq = np.round(r) * q; rec = deq @ C; m = B * 8
+    err = ((rec - x) ** 2).sum() / m; rate = np.log1p(r ** 2).sum() / m
+    d_deq = 2 / m * (rec - x) @ C.T
+    g = (d_deq * (np.round(r) - r)).sum(0) + 0.02 * (2 * r / (1 + r ** 2) * (-r / q)).sum(0) / m
+    return err + 0.02 * rate, g
+@case("learned_quant", inputs=lambda: dict(x=np.cumsum(R(726).standard_normal((6, 8)) * 2, 1)), tol=(1e-9, 1e-10),
+      outputs=["coef", "q", "losses"])
+def _(x):
+    n = np.arange(8); C = np.cos(np.pi * (2 * n[None] + 1) * n[:, None] / 16) * 0.5; C[0] = np.sqrt(0.125)
+    q = [np.array([1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5])]
+    for e in range(12):
+        q.append(np.maximum(0.2, q[-1] - 0.5 * lq_loss_grad(x, q[-1])[1]))
+    losses = np.array([lq_loss_grad(x, qe)[0] for qe in q])
+    return dict(coef=x @ C.T, q=np.array(q), losses=losses, __stdout__=[f"loss {losses[0]:.4f} -> {losses[-1]:.4f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
