@@ -116,3 +116,26 @@ def test_a_window_of_constant_width_runs_over_its_width_not_the_axis(tmp_path):
     out = einc.load(built(path.read_text(), "llvm-cpu").vmfb)(m=m)
     ref = [[m[max(0, i - 2):i + 3, max(0, j - 2):j + 3].sum() for j in range(9)] for i in range(7)]
     np.testing.assert_allclose(out["box"], ref, **TOL)
+
+
+def test_a_window_in_a_recurrence_step_runs_over_its_width(tmp_path):
+    # windows over the previous iterate and over the step index itself, each 3 or 4 wide
+    from einc.driver import front_end
+    from einc.ir.nodes import Reduce, walk
+    path = tmp_path / "smooth.ein"
+    path.write_text("let x: [f64; N];\nlet u[0, i in 0..N] = x[i];\n"
+                    "let u[t in 1..4, i in 0..N] = sum[k in max(0, i - 1)..min(N, i + 2)](u[t - 1, k]);\n"
+                    "let s[0] = x[0];\nlet s[t in 1..N] = 0.5 * s[t - 1] + max[k in max(0, t - 2)..min(N, t + 2)](x[k]);\n")
+    _, program = front_end(str(path))
+    bodies = [c.body for g in program.recurrences for m in g.members for c in m.clauses]
+    assert sorted(v.extent.const for r in walk(bodies) if isinstance(r, Reduce) for v in r.vars if v.extent.is_const) == [3, 4]
+    x = np.random.default_rng(2).standard_normal(9)
+    out = einc.load(built(path.read_text(), "llvm-cpu").vmfb)(x=x)
+    u = [x]
+    for _ in range(3):
+        u.append(np.array([u[-1][max(0, i - 1):i + 2].sum() for i in range(9)]))
+    s = [x[0]]
+    for t in range(1, 9):
+        s.append(0.5 * s[-1] + x[max(0, t - 2):t + 2].max())
+    np.testing.assert_allclose(out["u"], u, rtol=1e-12)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-12)

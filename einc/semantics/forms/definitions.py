@@ -465,8 +465,7 @@ def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list, data_bounds: li
     if not data and not lo.keys_are_indices and not hi.keys_are_indices:
         var = IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
         return var, IndexRef(var, span=iv.span)
-    # inside a recurrence step a hull spans the clause's steps (State.hull_steps): kept as it is
-    window = None if data or el.state.step_ranges else _constant_window(lo.lin, hi.lin)
+    window = None if data else _constant_window(lo.lin, hi.lin)
     if window is not None:
         start, width = window
         var = IndexVar(iv.name, Lin(0), Lin(width), span=iv.span)
