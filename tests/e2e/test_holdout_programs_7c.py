@@ -608,6 +608,30 @@ def _(x):
     return dict(coef=x @ C.T, q=np.array(q), losses=losses, __stdout__=[f"loss {losses[0]:.4f} -> {losses[-1]:.4f}"])
 
 
+
+# 27 YIN pitch: difference function, cumulative-mean normalisation, threshold, refinement
+def yin_inputs():
+    sr = 8000.0; t = np.arange(400) / sr; f0 = np.where(t < 0.025, 250.0, 320.0)
+    x = np.sin(2 * np.pi * np.cumsum(f0) / sr) + 0.4 * np.sin(4 * np.pi * np.cumsum(f0) / sr)
+    x[300:] = 0.3 * R(727).standard_normal(100)
+    return dict(x=x, sr=np.float64(sr))
+@case("yin_pitch", inputs=yin_inputs, tol=(1e-9, 1e-10), outputs=["d", "cmnd", "lag", "voiced", "refined", "pitch", "smooth", "n_voiced"])
+def _(x, sr):
+    W, HOP, TAU = 48, 24, 40; F = (len(x) - W - TAU) // HOP + 1
+    d = np.array([[((x[f * HOP:f * HOP + W] - x[f * HOP + t:f * HOP + t + W]) ** 2).sum() for t in range(TAU)] for f in range(F)])
+    run = np.cumsum(d, 1); run[:, 0] = 0
+    cmnd = np.ones((F, TAU)); cmnd[:, 1:] = d[:, 1:] * np.arange(1, TAU) / run[:, 1:]
+    lag = np.zeros(F, np.int32); voiced = np.zeros(F, bool)
+    for f in range(F):
+        under = [t for t in range(2, TAU - 1) if cmnd[f, t] < 0.15 and cmnd[f, t] <= cmnd[f, t + 1]]
+        voiced[f] = bool(under); lag[f] = under[0] if under else 2 + int(np.argmin(cmnd[f, 2:TAU - 1]))
+    a, b, c = (cmnd[np.arange(F), lag + k] for k in (-1, 0, 1))
+    ref = lag + 0.5 * (a - c) / (a - 2 * b + c); pitch = np.where(voiced, sr / ref, 0.0)
+    smooth = np.array([pitch[max(0, f - 1):f + 2].mean() for f in range(F)]); n = int(voiced.sum())
+    return dict(d=d, cmnd=cmnd, lag=lag, voiced=voiced, refined=ref, pitch=pitch, smooth=smooth, n_voiced=np.int32(n),
+                __stdout__=[f"{n} of {F} frames voiced"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
