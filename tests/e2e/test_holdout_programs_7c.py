@@ -632,6 +632,33 @@ def _(x, sr):
                 __stdout__=[f"{n} of {F} frames voiced"])
 
 
+
+# 28 rANS in u32: reverse encoding with byte renormalisation, forward decoding
+def rans_inputs():
+    f = np.uint32([2048, 1024, 512, 300, 200, 11, 1]); p = f / 4096.0
+    return dict(sym=R(728).choice(7, size=90, p=p).astype(np.int32), f=f)
+@case("rans_coder", inputs=rans_inputs, tol=(1e-12, 1e-12), outputs=["c", "x", "nb", "byte", "total_bytes", "y", "decoded", "bits_per_symbol", "entropy"])
+def _(sym, f):
+    N, L = len(sym), 1 << 23; c = np.concatenate([[0], np.cumsum(f)]).astype(np.uint32)
+    x = [L]; nb = [0]; byte = np.zeros((N + 1, 2), np.uint8)
+    for u in range(1, N + 1):
+        s = sym[N - u]; fs = int(f[s]); st = x[-1]; k = 0
+        while st >= (1 << 19) * fs:
+            byte[u, k] = st & 255; st >>= 8; k += 1
+        nb.append(k); x.append((st // fs << 12) + st % fs + int(c[s]))
+    y = [x[-1]]; dec = []
+    for n in range(1, N + 1):
+        slot = y[-1] & 4095; s = int(np.searchsorted(c, slot, side="right")) - 1; dec.append(s)
+        z = int(f[s]) * (y[-1] >> 12) + slot - int(c[s]); u = N - n + 1
+        for k in range(nb[u] - 1, -1, -1):
+            z = (z << 8) | int(byte[u, k])
+        y.append(z)
+    tb = sum(nb) + 4
+    return dict(c=c, x=np.uint32(x), nb=np.int32(nb), byte=byte, total_bytes=np.int32(tb), y=np.uint32(y), decoded=np.int32(dec),
+                bits_per_symbol=tb * 8 / N, entropy=-np.log2(f[sym] / 4096.0).mean(),
+                __stdout__=[f"{tb} bytes, {tb * 8 / N:.3f} bits per symbol"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
