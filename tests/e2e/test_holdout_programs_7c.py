@@ -659,6 +659,24 @@ def _(sym, f):
                 __stdout__=[f"{tb} bytes, {tb * 8 / N:.3f} bits per symbol"])
 
 
+
+# 29 derivatives of a guided filter's error in eps and in the guide, through clamped box means
+def guided_np(p, I, eps):
+    box = lambda a: box_mean(a, 1)
+    mI, mp = box(I), box(p); a = (box(I * p) - mI * mp) / (box(I * I) - mI * mI + eps)
+    return box(a) * I + box(mp - a * mI)
+def gg_inputs():
+    rg = R(729); i, j = np.mgrid[0:7, 0:9]
+    I = (j > 4) + 0.1 * rg.standard_normal((7, 9)); p = I + 0.2 * rg.standard_normal((7, 9))
+    return dict(p=p, I=I, target=(j > 4) * 1.0, eps=np.float64(0.05))
+@case("guided_grad", inputs=gg_inputs, tol=(1e-9, 1e-11), outputs=["q", "loss", "dl_deps", "dl_dI"])
+def _(p, I, target, eps):
+    loss = lambda I, eps: ((guided_np(p, I, eps) - target) ** 2).sum()
+    h = 1e-30; E = np.eye(I.size).reshape(I.size, *I.shape)
+    return dict(q=guided_np(p, I, eps), loss=loss(I, eps), dl_deps=loss(I, eps + 1j * h).imag / h,
+                dl_dI=np.array([loss(I + 1j * h * e, eps).imag / h for e in E]).reshape(I.shape))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
