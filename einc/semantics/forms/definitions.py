@@ -470,9 +470,10 @@ def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list, data_bounds: li
         start, width = window
         var = IndexVar(iv.name, Lin(0), Lin(width), span=iv.span)
         index = scalar_ops.apply("add", [_lin_value(start, iv.span), IndexRef(var, span=iv.span)], iv.span)
-        # the real range, relative to the window's start, for the bounds checks at its ends
-        el.state.hull_ranges[var] = (lo.lin - start, hi.lin - start)
-        el.state.window_starts[var] = start
+        # the bounds checks at the real range's ends see the index the offset stands for
+        named = IndexVar(iv.name, Lin(0), None, span=iv.span)
+        el.state.hull_ranges[named] = (lo.lin, hi.lin)
+        el.state.window_starts[var] = (named, start)
     else:
         var = IndexVar(iv.name, Lin(0), None, span=iv.span)
         index = IndexRef(var, span=iv.span)
