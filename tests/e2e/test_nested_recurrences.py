@@ -635,6 +635,29 @@ def test_a_reduction_combined_with_an_inner_loops_value_outside_the_step_loop(ru
         np.testing.assert_allclose(out["r"], r, rtol=1e-6)       # f32, a few roundings a step
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", GENERIC_FULL])
+def test_a_step_tensor_of_one_point_beside_a_reduction_of_the_step_compiles(run, target):
+    """`h[i in 0..1]` has a loop of one point, which IREE folds away: the 0-d kernel of IREE-196
+    again, reading the sum `ins` (fuzz seed 10049 program 20: `arith.addf (vector<f32>, f32)`);
+    the sum over j with a guard reading i has h's axis, read at its point 0."""
+    x = np.linspace(-1.0, 1.0, 20).astype(np.float32).reshape(5, 4)
+    keep = np.array([[True, False], [False, True]])
+    out = run("""
+        let x: [f32; N, 4];
+        let keep: [bool; 2, 2];
+        let r[0] = x[0, 0];
+        let r[t in 1..N] = 0.9 * r[t - 1] + { let h[i in 0..1] = r[i] + sum[j in 0..N](x[j, 0] + t as f32); h[0] };
+        let s[0] = x[0, 1];
+        let s[t in 1..N] = 0.5 * s[t - 1] + { let h[i in 0..1] = s[i] + sum[j in 0..N](x[j, 1] where keep[i, j % 2]); h[0] };
+    """, target=target, x=x, keep=keep)
+    r, s = [x[0, 0]], [x[0, 1]]
+    for t in range(1, 5):
+        r.append(0.9 * r[-1] + r[0] + (x[:, 0] + t).sum())
+        s.append(0.5 * s[-1] + s[0] + x[keep[0, np.arange(5) % 2], 1].sum())
+    np.testing.assert_allclose(out["r"], r, rtol=1e-5)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-5)
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_an_outer_loop_longer_than_a_chunk_read_only_by_its_inner_loop(run, target):
     """300 outer steps (more than a host loop's chunk of 256) whose clause reads the state only

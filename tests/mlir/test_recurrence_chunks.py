@@ -150,6 +150,8 @@ def test_a_long_host_loop_holds_no_resources_per_step_on_vulkan():
     u = (0.1 * rng.standard_normal((20_000, 3))).astype(np.float32)
     fds, out = open_fds(), {}
     growth = peak_resident_bytes_of(lambda: out.update(program(u=u, x0=x0)))
-    assert open_fds() == fds
+    # per step or per chunk (78 of them) would be dozens to thousands; a few may be other
+    # threads' of the process (seen under the full tier's workers: 26 then 32)
+    assert open_fds() - fds < 16, (fds, open_fds())
     assert growth < 16 * 2**20, growth                  # input and result: 0.5 MB
     np.testing.assert_allclose(out["x"], stacked(u, x0)["x"], rtol=1e-4, atol=1e-5)

@@ -31,6 +31,12 @@ MISSING_BASE = [
     ("let x: [f32; 4];\nlet r[0, j in 0..4, k in 0..4] = x[k];\n"
      "let r[t in 3..9, j in 0..4, k in 0..4] = 0.5 * r[t - 1, 3 - k, k / 2];\n",
      "r[2, 0..4, 0..4]|r[2, j in 0..4, k in 0..4]", None),
+    # a read both branches of an `if` on data make: through a lambda's argument, or written twice
+    # (a mutant of the hold-out program complementary_filter, seed 2024 mutant 311)
+    ("let x: [f32; T];\nlet ok[t] = x[t] > 0.5;\nlet blend = |a: f32, b: f32, c: bool| if c { 0.5 * a + 0.5 * b } else { a };\n"
+     "let s[0] = 0.0;\nlet s[t in 2..T] = blend(s[t - 1] + x[t], x[t], ok[t]);\n", "s[1]", "if t > 2"),
+    ("let x: [f32; T];\nlet s[0] = 0.0;\nlet s[t in 2..T] = if x[t] > 0.5 { s[t - 1] * 2.0 } else { s[t - 1] };\n",
+     "s[1]", "if t > 2"),
 ]
 
 
@@ -53,6 +59,8 @@ COVERED = [
     "let x: [f32; T];\nlet u[t in 0..T] = if t >= 2 { u[t - 2] + x[t] } else { x[t] };\n",
     # a one-if start whose guard is a conjunction on two indices
     "let D[i in 0..5, j in 0..5] = if i > 0 && j > 0 { D[i - 1, j] + D[i, j - 1] } else { 1 };\n",
+    # a read under a test of data in one branch only is not judged (it may never run there)
+    "let x: [f32; T];\nlet s[0] = 0.0;\nlet s[t in 2..T] = if x[t] > 0.5 { s[t - 1] * 2.0 } else { x[t] };\n",
     # a read through data is not judged (its index is checked at run time)
     "let k: [i32; 6];\nlet s[0] = 1.0;\nlet s[t in 1..6] = s[t - 1] + s[k[t] % t];\n",
     # a step defined at some of its points is read through subscripts the check cannot follow

@@ -18,6 +18,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Reduce, Value
+from einc.ir.types import Lin
 from einc.mlir.dense.gpu import matmuls as gpu_matmuls
 from einc.mlir.dense import (computed_operands, cpu_convolutions, cpu_matmuls, cpu_poolings, named_ops, operand_views,
                              patch_matmuls, pooling_pairs, window_matmuls)
@@ -25,6 +26,7 @@ from einc.mlir.core import decided_guards, scalar_ops
 from einc.mlir.core.body_rules import Region
 from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.core.loops import point_loops, var_bounds
+from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, is_tensor
 
 
@@ -66,11 +68,13 @@ def plan_operands(lw, domain: Domain, roots: list[Value], inline: frozenset) -> 
     others (a guarded select read through a padded view is its guarded branch), and whether the
     region computes coordinates (linalg.index); `inline` names program-level nodes that this
     kernel itself computes (the root of a 0-d kernel).
-    IREE-196: a kernel with no loops inside a recurrence step reads its device scalars and
-    reductions by tensor.extract in its body; as 0-d `ins`, fused with their producers, IREE
-    vectorized them to mismatched types (at the top level, a chain of such extracts fused into
-    one dispatch of a stack slot each: a sum of 2000 scalars passed IREE's stack limit)."""
-    extracted = not domain.vars and bool(lw.given_step_tensors) and lw.target.has_defect("IREE-196")
+    IREE-196: a kernel with no loops (or loops of one point each, which IREE folds away) inside
+    a recurrence step reads its device scalars and reductions by tensor.extract in its body; as
+    0-d `ins`, fused with their producers, IREE vectorized them to mismatched types (at the top
+    level, a chain of such extracts fused into one dispatch of a stack slot each: a sum of 2000
+    scalars passed IREE's stack limit)."""
+    extracted = all(v.extent == Lin(1) for v in domain.vars) and bool(lw.given_step_tensors) \
+        and lw.target.has_defect("IREE-196")
     operands: list[Operand] = []
     aliases: dict[int, Value] = {}
     seen: set[int] = set()
@@ -254,7 +258,9 @@ def build_kernel(lw, domain: Domain, body: Value, guard: Optional[Value], init: 
     with ir.InsertionPoint(block):
         args = {(o.tensor, o.map): arg for o, arg in zip(ins, block.arguments)}
         bound = {id(o.node): args[o.tensor, o.map] for o in operands if not o.extracted}
-        bound.update({id(o.node): tensor.extract(o.tensor, []) for o in operands if o.extracted})
+        # an extracted operand's axes are the kernel's loops of one point: its element 0
+        bound.update({id(o.node): tensor.extract(o.tensor, [index_const(0)] * ir.RankedTensorType(o.tensor.type).rank)
+                      for o in operands if o.extracted})
         region = Region(lw, domain, bound, inline, aliases)
         if loops:
             region.take_coordinates()

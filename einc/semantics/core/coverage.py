@@ -4,10 +4,10 @@ array does not have is E005, never a silent value).
 
 The points a read reaches are a box: the ranges of the indices in its subscripts, cut by the
 comparisons that hold where it runs (the `where` guards of its clause and of the reductions
-around it, the tests of the `if` branches it is in), shifted by its offsets (einc.ir.boxes).
-Part of that box that no clause's box holds is reported, named as a slice (`u[0, 1..6]`). A
-read the build cannot judge (a subscript or guard through data, bounds of unknown order) runs
-and reads 0 there. Recurrences read their members the same way
+around it, the tests of the `if` branches it is in, except where both branches make it), shifted by its
+offsets (einc.ir.boxes). Part of that box that no clause's box holds is reported, named as a
+slice (`u[0, 1..6]`). A read the build cannot judge (a subscript or guard through data, bounds
+of unknown order) runs and reads 0 there. Recurrences read their members the same way
 (einc.semantics.forms.recurrence_coverage).
 """
 from __future__ import annotations
@@ -50,11 +50,71 @@ def guarded_reads(roots: list, kind: type, guards: tuple = (), into_tensors: boo
             cond = v.args[0]
             stack += [(cond, held, inner), (v.args[1], held + (cond,), inner),
                       (v.args[2], held + (Op("not", (cond,), cond.dtype),), inner)]
+            stack += [(shared, held, inner) for shared in _computed_by_both(v.args[1], v.args[2])]
         elif isinstance(v, Read) and not into_tensors:
             stack.extend((s, held, inner) for s in v.subs)
         else:
             stack.extend((o, held, inner) for o in v.operands())
     return out
+
+
+WALK_LIMIT = 4000        # nodes a branch is walked through to find what both branches compute
+
+
+def _computed_by_both(a, b) -> list:
+    """The largest parts of the two branches of an `if` that each computes whatever the tests
+    inside it are (a lambda's argument `blend(s[t - 1] + x, ..)` used by both of its body's
+    branches): they run whichever branch is taken, so their reads are judged without the `if`'s
+    test."""
+    in_a = _always_computed(a)
+    found, stack, seen = [], [b], set()
+    while stack and in_a:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in in_a or (isinstance(v, (Read, StateRead)) and _read_key(v) in in_a):
+            found.append(v)
+        else:
+            stack.extend(_unconditional_operands(v))
+    return found
+
+
+def _always_computed(v) -> set:
+    """The ids of the nodes `v` computes whatever its tests, and the keys of its reads (none
+    past WALK_LIMIT nodes)."""
+    seen, stack = set(), [v]
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.update((id(node), _read_key(node)) if isinstance(node, (Read, StateRead)) else (id(node),))
+            stack.extend(_unconditional_operands(node))
+            if len(seen) > 2 * WALK_LIMIT:
+                return set()
+    return seen
+
+
+def _read_key(v):
+    """A read written again (`if c { s[t - 1] * 2.0 } else { s[t - 1] }`) is the same read:
+    its array and its affine subscripts; None for other nodes."""
+    if not isinstance(v, (Read, StateRead)):
+        return None
+    subs = tuple(affine.affine_of(sub) for sub in v.subs)
+    if any(sub is None for sub in subs):
+        return None
+    return ("read", id(v.member if isinstance(v, StateRead) else v.tensor)) + subs
+
+
+def _unconditional_operands(v) -> tuple:
+    """The operands `v` computes whenever it is computed: an `if`'s test, not its branches; a
+    reduction's or a tensor's body runs under its own ranges, so it stays whole."""
+    if isinstance(v, Op) and v.op == "select":
+        return (v.args[0],)
+    if isinstance(v, (Reduce, Generic, RecValue)):
+        return ()
+    if isinstance(v, (Read, StateRead)):
+        return tuple(v.subs)
+    return v.operands()
 
 
 def _check(read: Read, guards: tuple) -> None:
