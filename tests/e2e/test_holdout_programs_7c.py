@@ -1,8 +1,11 @@
 """Hold-out programs, seventh round (signal, image and audio processing and compression): MFCC
-features, STFT with overlap-add resynthesis, wavelet lifting over levels, JPEG-like block DCT
-with zigzag order, Levinson-Durbin LPC, convolutional-code Viterbi decoding, delta/run-length
-coding in narrow integer types, bilateral and guided filters, Lucas-Kanade flow, Harris corners
-and Gaussian/Laplacian pyramids, each checked against NumPy computed here. Each case states its
+features and their gradient, STFT with overlap-add resynthesis, YIN pitch, Haar, Daubechies-4
+and integer CDF 5/3 lifting, JPEG-like block DCT with zigzag order, entropy symbols and learned
+quantisation steps, Levinson-Durbin LPC and its cepstrum, hard and soft Viterbi decoding of
+convolutional codes, delta/run-length, Huffman and rANS coding in narrow integer types,
+bilateral and guided filters (with derivatives), summed-area boxes, Perona-Malik diffusion,
+Lucas-Kanade flow, Harris corners and Gaussian/Laplacian pyramids, each checked against NumPy
+computed here. Each case states its
 tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on
 vulkan-spirv too."""
 import numpy as np
