@@ -365,8 +365,8 @@ def _(x, target):
     return dict(fb=fb, loss=mfcc_loss_np(x, fb, target), dx=dx, dfb=dfb)
 
 
-# 15 summed-area tables as 2-D recurrences, box means and deviations of two radii
-@case("integral_box", inputs=lambda: dict(img=R(716).uniform(0, 1, (11, 13)) + np.add.outer(np.arange(11), np.arange(13)) * 0.05),
+# 15 summed-area tables as 2-D recurrences, box means and deviations of two radii (sat_two_radii)
+@case("sat_two_radii", inputs=lambda: dict(img=R(716).uniform(0, 1, (11, 13)) + np.add.outer(np.arange(11), np.arange(13)) * 0.05),
       tol=(1e-10, 1e-10), outputs=["S", "mean", "sd", "band", "top_col", "total"])
 def _(img):
     H, W = img.shape; mean = np.zeros((2, H, W)); sd = np.zeros((2, H, W))
