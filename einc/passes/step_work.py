@@ -177,12 +177,14 @@ def _check_current_step_reads(group) -> None:
         late = next((v for v in used if after.get(id(v), 0) > k), None)
         if late is not None and _reads_member(late, member):
             name, t = member.name, group.t_var.name
-            raise d.error(d.UNSUPPORTED, f"a tensor the step computes whole (a row `{name}[{t}] = [..]`, or "
-                          f"`{name}[{t}]` read whole) reads `{name}` at the same step, before its points exist",
+            raise d.error(d.UNSUPPORTED, f"a tensor the step computes whole (a row `{name}[{t}] = [..]`, or a "
+                          f"row of `{name}[{t}]` used whole, as by a function building an array from it) reads "
+                          f"`{name}` at the same step, before its points exist",
                           late.span,
                           hint=f"define the step a point at a time, `let {name}[{t} in .., i in ..] = ..`, whose "
-                               f"points may read earlier ones of the same step (`{name}[{t}, i - 1]`); or "
-                               f"read `{name}[{t} - 1]`")
+                               f"points may read earlier ones of the same step (`{name}[{t}, i - 1]`); "
+                               f"read `{name}[{t} - 1]`; or number a second step axis k into the first "
+                               f"(`s = {t} * K + k`) and read the row `{name}[s - 1]`")
         if late is not None:
             raise d.error(d.UNSUPPORTED, f"a tensor computed inside a step of `{member.name}` reads `{member.name}` "
                           "or a member computed after it at the same step", late.span,

@@ -78,6 +78,8 @@ class Streams:
     earlier: random.Random | None = None    # a loop in a step reading a member at the step minus its own (ProgramGenerator.with_nesting)
     perpoint: random.Random | None = None   # a row function's gradient by a param per row (ProgramGenerator.per_point)
     ends: random.Random | None = None       # a reduction's range with an end read from data (ExpressionGenerator._data_range)
+    steprows: random.Random | None = None   # an edge's read of its step written as a row first (ProgramGenerator.with_edges)
+    shorts: random.Random | None = None     # a bool member's start and steps as one `||` of `&&`s (ProgramGenerator.member)
     skips: random.Random | None = None      # rows picked by an index input, -1 skipping one (ProgramGenerator.row_map)
 
     @classmethod
@@ -86,7 +88,8 @@ class Streams:
                      ("windows", "siblings", "guards", "signed", "history", "triangle", "starts", "bare",
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
-                      "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "skips")))
+                      "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
+                      "skips")))
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ BOOL_STATE_DRAW = 0.95
 TRIANGLE_SHARE = 0.2               # of the members with one other axis, those made triangular
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
+STEP_ROW_SHARE = 0.5               # of the edges of members of 3 or more axes, those reading their step's row first
+SHORT_CIRCUIT_SHARE = 0.5          # of the bool members, those whose start and steps are `(t < s && ..) || (t >= s && ..)`
 RIM_SHARE = 0.3                    # of the others, those given a guarded rim clause beside their interior steps
 RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's next point of the step
 TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
@@ -175,6 +177,8 @@ class ProgramGenerator:
         self.scans, self.casts = streams.scans, streams.casts
         self.perpoint = streams.perpoint
         self.ends = streams.ends
+        self.steprows = streams.steprows
+        self.shorts = streams.shorts
         self.skips = streams.skips
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
@@ -560,20 +564,24 @@ class ProgramGenerator:
             plain_step = clauses[-1].slots[1:] == main[1:] and all(w.name is not None for w in clauses[-1].wheres)
             clauses += edges if edges or not plain_step else self.with_rim(me, main, clauses)
         one_if = self.starts is not None and self.starts.random() < ONE_IF_SHARE
-        return Define(me.name, me.dtype, tuple(clauses), one_if=one_if)
+        short = me.dtype == "bool" and self.shorts is not None and self.shorts.random() < SHORT_CIRCUIT_SHARE
+        return Define(me.name, me.dtype, tuple(clauses), one_if=one_if, short=short)
 
     def with_edges(self, me: Tensor, main: tuple) -> list:
         """Some of the time (from `edges`, a stream of its own) insulated edges along the second
         axis: the steps' first and last points copied from their neighbours at the same step,
         `r[t, 0, ..] = r[t, 1, ..]` and `r[t, j in N - 1..N, ..] = r[t, j - 1, ..]`, written over
         the step clause's points (LANGUAGE.md section 4: a clause reads points other clauses
-        write at the step). The axis holds at least 3 points, so the edges never read each other."""
+        write at the step). The axis holds at least 3 points, so the edges never read each other.
+        With 3 or more axes, some (from `steprows`) read the step's row first, `r[t, 1][k]`: a row
+        of points of the step being computed, read at a point as that point."""
         if self.edges is None or len(main) < 2 or me.sizes[1] < 3 or self.edges.random() >= EDGE_SHARE:
             return []
         t, axis, rest = main[0], main[1], main[2:]
         others = tuple(Index(s.var) for s in rest)
-        low = Read(me.name, (Index("t"), Lit(1, "i32")) + others, me.dtype)
-        high = Read(me.name, (Index("t"), Binary("-", Index(axis.var), Lit(1, "i32"), "i32")) + others, me.dtype)
+        split = 2 if rest and self.steprows is not None and self.steprows.random() < STEP_ROW_SHARE else 0
+        low = Read(me.name, (Index("t"), Lit(1, "i32")) + others, me.dtype, split)
+        high = Read(me.name, (Index("t"), Binary("-", Index(axis.var), Lit(1, "i32"), "i32")) + others, me.dtype, split)
         return [Clause((t, Slot(None, Bound(0), Bound(1))) + rest, low),
                 Clause((t, replace(axis, lo=axis.hi.plus(-1))) + rest, high)]
 

@@ -93,15 +93,22 @@ def _member_clause(define: Define, k: int, names: Names, own: set) -> list[str]:
     """Clause k of a recurrence member. A member drawn `one_if` whose clauses are a start over
     `t in 0..s` and the steps from s, alike in their other axes and without `where`s, is written
     once at its first clause: `let r[t in 0..T, ..] = if t >= s { steps } else { start };` (for
-    s = 1, `if t == 0 { start } else { steps }`): the same points (LANGUAGE.md section 4)."""
+    s = 1, `if t == 0 { start } else { steps }`): the same points (LANGUAGE.md section 4). A bool
+    member drawn `short` is written `(t < s && start) || (t >= s && steps)`, whose `&&` guards
+    the steps' reads of `t - 1`."""
     start, steps = (define.clauses + (None, None))[:2]
-    if not (define.one_if and len(define.clauses) == 2 and _start_then_steps(start, steps)):
+    if not (len(define.clauses) == 2 and _start_then_steps(start, steps)):
+        return [_clause(define, k, names, own)]
+    s, t = steps.slots[0].lo.const, Index("t")
+    if not (define.one_if or define.short):
         return [_clause(define, k, names, own)]
     if k == 1:
         return []
-    s, t = steps.slots[0].lo.const, Index("t")
     body = (IfElse(Binary("==", t, Lit(0, "i32"), "bool"), start.body, steps.body, define.dtype) if s == 1 else
             IfElse(Binary(">=", t, Lit(s, "i32"), "bool"), steps.body, start.body, define.dtype))
+    if define.short:
+        body = Binary("||", Binary("&&", Binary("<", t, Lit(s, "i32"), "bool"), start.body, "bool"),
+                      Binary("&&", Binary(">=", t, Lit(s, "i32"), "bool"), steps.body, "bool"), "bool")
     whole = Clause((replace(steps.slots[0], lo=Bound(0)),) + steps.slots[1:], body)
     return [_clause(replace(define, clauses=(whole,)), 0, names, own)]
 

@@ -289,6 +289,7 @@ class Define:
     clauses: tuple
     annotate: bool = False         # `let y[i]: f64 = ..`
     one_if: bool = False           # a recurrence's start and step clauses written as one (render `_one_if`)
+    short: bool = False            # a bool one written `(t < s && start) || (t >= s && steps)` (render)
 
 
 @dataclass(frozen=True)

@@ -99,3 +99,43 @@ def test_a_window_read_past_the_end_at_its_last_point_is_E005(diagnose):
     # at i = N - 1 the window is N - 2..N, so x[j + 1] reads x[N]
     diag, _ = diagnose("let x: [f32; N];\nlet y[i in 0..N] = sum[j in max(0, i - 1)..min(N, i + 2)](x[j + 1]);\n")
     assert diag.code == "E005" and "subscript 0 is N at i = N - 1, j = N - 1" in diag.message
+
+
+def test_a_window_of_constant_width_runs_over_its_width_not_the_axis(tmp_path):
+    # a 5x5 box cut at the edges visits 25 points per pixel, not H * W: its indices run from the
+    # window's unclamped start (i - 2) over the width, behind the guards of its real range
+    from einc.driver import front_end
+    from einc.ir.nodes import Reduce, walk
+    path = tmp_path / "box.ein"
+    path.write_text("let m: [f32; H, W];\n"
+                    "let box[i in 0..H, j in 0..W] = sum[p in max(0, i - 2)..min(H, i + 3), q in max(0, j - 2)..min(W, j + 3)](m[p, q]);\n")
+    _, program = front_end(str(path))
+    reduces = [v for v in walk([value for _, value in program.outputs]) if isinstance(v, Reduce)]
+    assert [tuple(v.extent for v in r.vars) for r in reduces] == [(5, 5)]
+    m = np.random.default_rng(1).standard_normal((7, 9)).astype(np.float32)
+    out = einc.load(built(path.read_text(), "llvm-cpu").vmfb)(m=m)
+    ref = [[m[max(0, i - 2):i + 3, max(0, j - 2):j + 3].sum() for j in range(9)] for i in range(7)]
+    np.testing.assert_allclose(out["box"], ref, **TOL)
+
+
+def test_a_window_in_a_recurrence_step_runs_over_its_width(tmp_path):
+    # windows over the previous iterate and over the step index itself, each 3 or 4 wide
+    from einc.driver import front_end
+    from einc.ir.nodes import Reduce, walk
+    path = tmp_path / "smooth.ein"
+    path.write_text("let x: [f64; N];\nlet u[0, i in 0..N] = x[i];\n"
+                    "let u[t in 1..4, i in 0..N] = sum[k in max(0, i - 1)..min(N, i + 2)](u[t - 1, k]);\n"
+                    "let s[0] = x[0];\nlet s[t in 1..N] = 0.5 * s[t - 1] + max[k in max(0, t - 2)..min(N, t + 2)](x[k]);\n")
+    _, program = front_end(str(path))
+    bodies = [c.body for g in program.recurrences for m in g.members for c in m.clauses]
+    assert sorted(v.extent.const for r in walk(bodies) if isinstance(r, Reduce) for v in r.vars if v.extent.is_const) == [3, 4]
+    x = np.random.default_rng(2).standard_normal(9)
+    out = einc.load(built(path.read_text(), "llvm-cpu").vmfb)(x=x)
+    u = [x]
+    for _ in range(3):
+        u.append(np.array([u[-1][max(0, i - 1):i + 2].sum() for i in range(9)]))
+    s = [x[0]]
+    for t in range(1, 9):
+        s.append(0.5 * s[-1] + x[max(0, t - 2):t + 2].max())
+    np.testing.assert_allclose(out["u"], u, rtol=1e-12)
+    np.testing.assert_allclose(out["s"], s, rtol=1e-12)

@@ -214,6 +214,19 @@ def test_unsupported_derivatives_are_E011_naming_the_construct(source, words):
     assert words in info.value.diagnostics[0].message
 
 
+def test_a_rule_for_a_function_of_a_whole_array_is_E011_naming_the_array_and_the_failing_point():
+    """`lse(v)` reads v[k]: applied point by point, as a rule's function is, its body fails on a
+    scalar. That was reported alone (E002 "cannot index a value of type f64" inside `lse`); now
+    E011 at the call names the array and the rule, the failure a note."""
+    with pytest.raises(CompileError) as info:
+        einc.compile("use std::math::{exp, ln};\nlet a: [f64; 4];\n"
+                     "fn lse(v) { let m = max[k](v[k]); m + ln(sum[k](exp(v[k] - m))) }\n"
+                     "@fn lse(v) { sum[k](exp(v[k] - lse(v)) * @v[k]) }\nlet y = lse(a);\n")
+    first = info.value.diagnostics[0]
+    assert first.code == "E011" and "derivative rule for `lse`, called with [f64; 4]" in first.message
+    assert first.span.line == 5 and "cannot index" in first.notes[0].note
+
+
 def test_jacobian_entries_per_point_of_an_enclosing_definition():
     """`J[0, t, 0]` of `@y / @m` where y = f(m[t]) is computed per point t: the reverse pass's
     tensors batched over t (a lowering failure before, "not iterated by the enclosing kernel")."""

@@ -364,6 +364,23 @@ def test_a_read_its_guards_leave_no_point_is_not_a_read_ahead(run):
     np.testing.assert_array_equal(out["L"], np.where(j > i, 0.0, np.where(j == i, a + 1.0, a)))
 
 
+def test_a_read_on_the_right_of_a_short_circuit_is_guarded_by_its_left_side(run):
+    """`k > 0 && ok[k - 1]` and `k == 0 || s[k - 1] < ..` read the step before only where the
+    left side lets the right one run, as `if k > 0 { ok[k - 1] } else { false }` does; they were
+    E005 "at its first step 0 this clause reads `ok` at step -1, before the start"."""
+    v = np.array([0.1, 0.7, 0.2, 0.3, 0.9])
+    out = run("""
+        let v: [f64; 5];
+        let ok[k in 0..5] = v[k] > 0.5 || (k > 0 && ok[k - 1]);
+        let s[k in 0..5] = v[k] + (if k == 0 || s[k - 1] < 1.0 { 1.0 } else { 0.0 });
+    """, v=v)
+    s = [v[0] + 1.0]
+    for k in range(1, 5):
+        s.append(v[k] + (1.0 if s[-1] < 1.0 else 0.0))
+    np.testing.assert_array_equal(out["ok"], np.logical_or.accumulate(v > 0.5))
+    np.testing.assert_allclose(out["s"], s, rtol=1e-15)
+
+
 def test_reads_over_ranges_that_end_before_the_step_are_recurrences(run):
     b = rng.standard_normal(8).astype(np.float32)
     out = run("""
@@ -1256,6 +1273,31 @@ def test_whole_row_steps_read_the_previous_row_pointwise_and_a_scan_is_defined_a
     np.testing.assert_allclose(out["b"], b, rtol=1e-6)
     np.testing.assert_allclose(out["s"], s, rtol=1e-6)
     np.testing.assert_allclose(out["r"], s, rtol=1e-6)      # `r[t][i - 1]` is the point `r[t, i - 1]`
+
+
+def test_a_row_of_earlier_points_of_the_step_is_read_point_by_point(run, diagnose):
+    """A sweep over coordinates k inside step t reading the row `z[t, k - 1]` of the step being
+    computed (through a binding, a further subscript and a reduction over it) reads its points, as
+    `z[t, k - 1, i]` does; it was E007 "`z[t]` is read inside its own definition". A function
+    building an array from such a row would compute it whole before its points: E011 naming it."""
+    a = np.array([0.5, -1.0, 2.0])
+    out = run("""
+        let a: [f64; 3];
+        let z[0, k in 0..3, i in 0..3] = a[i];
+        let z[t in 1..4, 0, i in 0..3] = z[t - 1, 2, i] * 0.5 + 1.0;
+        let z[t in 1..4, k in 1..3, i in 0..3] = { let prev = z[t, k - 1]; prev[i] * 0.25 + sum[j](z[t, k - 1][j]) * 0.1 };
+    """, a=a)
+    want = np.zeros((4, 3, 3)); want[0] = a
+    for t in range(1, 4):
+        want[t, 0] = want[t - 1, 2] * 0.5 + 1.0
+        for k in range(1, 3):
+            want[t, k] = want[t, k - 1] * 0.25 + want[t, k - 1].sum() * 0.1
+    np.testing.assert_allclose(out["z"], want, rtol=1e-12)
+    diag, report = diagnose("let a: [f64; 3];\nfn twice(v) { let w[i] = v[i] * 2.0; w }\n"
+                            "let z[0, k in 0..3, i in 0..3] = a[i];\nlet z[t in 1..4, 0, i in 0..3] = z[t - 1, 2, i];\n"
+                            "let z[t in 1..4, k in 1..3, i in 0..3] = twice(z[t, k - 1])[i];\n")
+    assert diag.code == "E011" and "a row of `z[t]` used whole" in diag.message and diag.span.line == 5
+    assert "`s = t * K + k`" in report
 
 
 @pytest.mark.vulkan

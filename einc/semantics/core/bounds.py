@@ -20,7 +20,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 from einc.ir import affine, clamped
 from einc.ir.nodes import IndexVar, Read, StateRead, Value
-from einc.ir.types import DataSize
+from einc.ir.types import DataSize, Lin
 from einc.semantics.core import coverage
 
 
@@ -36,7 +36,7 @@ def check_reads(body: Value, guard, state, span) -> None:
             continue
         _check(read, hull_only or id(read) in state.guarded_reads)
         if hull_only:
-            _check_in_real_ranges(read, state.hull_ranges)
+            _check_in_real_ranges(read, state.hull_ranges, state.window_starts)
 
 
 def _reads(roots) -> list:
@@ -101,16 +101,21 @@ def _check_state_read(read: StateRead) -> None:
 _MAX_OUTER_INDICES = 4
 
 
-def _check_in_real_ranges(read: Read, hull_ranges: dict) -> None:
+def _check_in_real_ranges(read: Read, hull_ranges: dict, window_starts: dict) -> None:
     """E005 for a read in ranges that depend on outer indices when, at a corner of the outer
     indices' ranges where those ranges are not empty, an end of them puts a subscript surely
     outside the array. Affine subscripts are largest and smallest at such points; a read whose
-    extreme lies elsewhere stays clamped as before."""
+    extreme lies elsewhere stays clamped as before. A window's offset is checked as the index it
+    stands for (`window_starts`: offset -> (that index, the window's start)), whose real range
+    hull_ranges holds."""
     lins = [affine.affine_of(sub) for sub in read.subs]
     if any(lin is None for lin in lins):
         return
+    shift = {var: Lin.of(index) - start for var, (index, start) in window_starts.items()
+             if any(var in lin.keys() for lin in lins)}
+    lins = [lin.substitute(shift) for lin in lins] if shift else lins
     dependent = [k for k in dict.fromkeys(k for lin in lins for k in lin.keys()) if k in hull_ranges]
-    outer = _outer_indices(dependent, hull_ranges)
+    outer = _outer_indices(dependent, hull_ranges, window_starts)
     if not dependent or outer is None:
         return
     for corner in _corners(outer):
@@ -118,14 +123,14 @@ def _check_in_real_ranges(read: Read, hull_ranges: dict) -> None:
             _check_point(read, lins, {**corner, **point})
 
 
-def _outer_indices(dependent: list, hull_ranges: dict):
+def _outer_indices(dependent: list, hull_ranges: dict, window_starts: dict):
     """The index variables the dependent ranges' bounds read, or None when they cannot be
-    enumerated (a bound reads another dependent range, an extent is unknown, too many)."""
+    enumerated (a bound reads another dependent range or window, an extent is unknown, too many)."""
     outer = {}
     for var in dependent:
         for bound in hull_ranges[var]:
             for key in bound.keys():
-                if key in hull_ranges or getattr(key, "extent", 0) is None:
+                if key in hull_ranges or key in window_starts or getattr(key, "extent", 0) is None:
                     return None
                 if isinstance(key, IndexVar):
                     outer[key] = None

@@ -83,6 +83,7 @@ class State:
         self.hull_only_reads: set[int] = set()
         self.dependent_ranges: list = []    # (IndexVar, lo Lin, hi Lin) iterated over a hull
         self.hull_ranges: dict = {}         # IndexVar -> (lo Lin, hi Lin) of a resolved hull
+        self.window_starts: dict = {}       # a constant-width window's offset -> (the index it stands for, start Lin)
         # a dependent range's IndexVar -> {step var: Lin of its copy in step_ranges} where it was
         # written: its hull spans the steps of that clause, wherever it is resolved
         self.hull_steps: dict = {}

@@ -23,7 +23,7 @@ from einc.autodiff.jacobian import SLICE, jacobian, jacobian_read
 from einc.autodiff.substitute import Substitution
 from einc.semantics.core import scalar_ops
 from einc.semantics.core.state import State
-from einc.semantics.core.values import LazyJacobian, PartialRead, Traced, Weak, describe
+from einc.semantics.core.values import LazyJacobian, PartialRead, StepRow, Traced, Weak, describe
 
 
 def is_array(v) -> bool:
@@ -184,6 +184,8 @@ def read(base, subs: list, span, state: State, text: str):
         raise d.error(d.SHAPE, f"{len(subs)} subscripts for an array of rank {base.rank} "
                       f"({describe(base)})", span)
     subs = [subscript(s, span) for s in subs]
+    if isinstance(base, StepRow) and len(subs) == base.rank:
+        return base.point(subs)
     if len(subs) < base.rank:
         row = PartialRead(base, tuple(subs), span)
         state.note_row_read(row, [text] * len(subs))

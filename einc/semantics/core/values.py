@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from einc.diagnostics import Span
-from einc.ir.nodes import Value
+from einc.ir.nodes import Generic, Value
 from einc.ir.types import shape_str
 
 
@@ -126,6 +126,14 @@ class PartialRead:
     @property
     def dtype(self):
         return self.base.dtype
+
+
+@dataclass(eq=False)
+class StepRow(Generic):
+    """A row of a recurrence member at the step being computed (`z[t, k - 1]` in a clause of
+    `z[t, k, i]`): the tensor of its points, whose read at a point is that point's element read
+    (`point(subs)`), ordered in the step as one (einc.semantics.forms.recurrences.state_read)."""
+    point: Optional[Callable] = None
 
 
 @dataclass(eq=False)

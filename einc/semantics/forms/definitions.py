@@ -385,10 +385,10 @@ def reduction(el, node: ast.Reduction, env):
     scope = env.child()
     vars_, pending, hull_guards, data_bounds = [], [], [], []
     for iv in _expand_rest(el, node.indices, node.body, env):
-        var = _reduction_var(el, iv, env, hull_guards, data_bounds)
+        var, index = _reduction_var(el, iv, env, hull_guards, data_bounds)
         if iv.range is None or any(var is v for v, _, _ in data_bounds):
             pending.append(var)         # no range, or one with an end computed from data
-        scope.bind(iv.def_id, IndexRef(var, span=iv.span))
+        scope.bind(iv.def_id, index)
         vars_.append(var)
     frame = InferenceFrame(pending, data_ranged=frozenset(v for v, _, _ in data_bounds))
     el.state.frames.append(frame)
@@ -447,29 +447,72 @@ def _reduction_body(node: ast.Reduction, body):
     return body
 
 
-def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list, data_bounds: list) -> IndexVar:
-    """A reduction index; a range that depends on outer indices is iterated over its hull
-    (the extreme values over the outer ranges) and narrowed by a guard. A range with an end
-    computed from data (a CSR row's `k in row_ptr[i]..row_ptr[i + 1]`) runs over the range the
-    body's reads give it, as an index written without a range, narrowed by the same guard; it
-    adds (index, lo, hi) to `data_bounds`. Every row visits that whole range (docs/DECISIONS.md,
-    Sizes)."""
+def _reduction_var(el, iv: ast.IndexVar, env, hull_guards: list, data_bounds: list) -> tuple[IndexVar, Value]:
+    """A reduction index and the value its name stands for. A range that depends on outer
+    indices is iterated over its hull (the extreme values over the outer ranges) and narrowed by
+    a guard, unless it is a window of constant width (`u in max(0, i - 2)..min(H, i + 3)`): that
+    one runs over its width from the window's unclamped start, the name standing for
+    `start + offset`, behind the same guard, so a point visits 5 values, not H. A range with an
+    end computed from data (a CSR row's `k in row_ptr[i]..row_ptr[i + 1]`) runs over the range
+    the body's reads give it, as an index written without a range, narrowed by the same guard;
+    it adds (index, lo, hi) to `data_bounds`. Every row visits that whole range
+    (docs/DECISIONS.md, Sizes)."""
     if iv.range is None:
-        return IndexVar(iv.name, Lin(0), None, span=iv.span)
+        var = IndexVar(iv.name, Lin(0), None, span=iv.span)
+        return var, IndexRef(var, span=iv.span)
     lo, hi = range_bounds(el, iv.range, env, clamps=True, data=True)
     data = lo.lin is None or hi.lin is None
     if not data and not lo.keys_are_indices and not hi.keys_are_indices:
-        return IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
-    var = IndexVar(iv.name, Lin(0), None, span=iv.span)
-    if data:
-        data_bounds.append((var, lo.value, hi.value))
+        var = IndexVar(iv.name, lo.lin, extent(lo, hi), span=iv.span)
+        return var, IndexRef(var, span=iv.span)
+    window = None if data else _constant_window(lo.lin, hi.lin)
+    if window is not None:
+        start, width = window
+        var = IndexVar(iv.name, Lin(0), Lin(width), span=iv.span)
+        index = scalar_ops.apply("add", [_lin_value(start, iv.span), IndexRef(var, span=iv.span)], iv.span)
+        # the bounds checks at the real range's ends see the index the offset stands for
+        named = IndexVar(iv.name, Lin(0), None, span=iv.span)
+        el.state.hull_ranges[named] = (lo.lin, hi.lin)
+        el.state.window_starts[var] = (named, start)
     else:
-        el.state.dependent_ranges.append((var, lo.lin, hi.lin))
-        el.state.hull_steps[var] = {step: Lin.of(copy) for step, copy in el.state.step_ranges.items()}
-    ref = IndexRef(var, span=iv.span)
-    hull_guards.append(scalar_ops.apply("ge", [ref, lo.value], iv.span))
-    hull_guards.append(scalar_ops.apply("lt", [ref, hi.value], iv.span))
-    return var
+        var = IndexVar(iv.name, Lin(0), None, span=iv.span)
+        index = IndexRef(var, span=iv.span)
+        if data:
+            data_bounds.append((var, lo.value, hi.value))
+        else:
+            el.state.dependent_ranges.append((var, lo.lin, hi.lin))
+            el.state.hull_steps[var] = {step: Lin.of(copy) for step, copy in el.state.step_ranges.items()}
+    hull_guards.append(scalar_ops.apply("ge", [index, lo.value], iv.span))
+    hull_guards.append(scalar_ops.apply("lt", [index, hi.value], iv.span))
+    return var, index
+
+
+def _constant_window(lo, hi):
+    """(start, width) when `lo..hi` always lies in `start..start + width` for a constant
+    width: lo is start or a max of it, hi a Lin at a constant distance from start or a min of
+    one; the narrowest such pair. None otherwise (`0..i + 1` grows with i)."""
+    starts = lo.args if isinstance(lo, clamped.Clamp) and lo.op == "max" else (lo,)
+    ends = hi.args if isinstance(hi, clamped.Clamp) and hi.op == "min" else (hi,)
+    best = None
+    for start in starts:
+        for end in ends:
+            if isinstance(start, Lin) and isinstance(end, Lin) and (end - start).is_const:
+                width = (end - start).const
+                if width > 0 and (best is None or width < best[1]):
+                    best = (start, width)
+    return best
+
+
+def _lin_value(lin: Lin, span) -> Value:
+    """An i32 value for a Lin over index variables and sizes."""
+    total = size_value(Lin(lin.const, {k: c for k, c in lin.terms.items() if not isinstance(k, IndexVar)}), span)
+    for key, c in lin.terms.items():
+        if isinstance(key, IndexVar):
+            term = IndexRef(key, span=span)
+            if c != 1:
+                term = scalar_ops.apply("mul", [Const(np.asarray(c, np.int32), span=span), term], span)
+            total = scalar_ops.apply("add", [total, term], span)
+    return total
 
 
 def _check_data_range(el, var: IndexVar, lo: Value, hi: Value) -> None:

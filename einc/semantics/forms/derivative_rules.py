@@ -32,8 +32,19 @@ def call_with_rule(el, fn, rule, args: list, span):
     if any(isinstance(p.type, ast.ArrayType) for p in fn.node.params):
         raise _unsupported(rule, "which takes an array")
     if any(tensors.is_array(a) for a in args):
-        return tensors.lift(lambda *scalars: call_with_rule(el, fn, rule, list(scalars), span),
-                            args, span, el.state)
+        try:
+            return tensors.lift(lambda *scalars: call_with_rule(el, fn, rule, list(scalars), span),
+                                args, span, el.state)
+        except d.CompileError as err:
+            # a function of a whole array (`lse(v)` summing over v) fails on the scalars its rule
+            # is applied to: say so, beside what failed, rather than that failure alone
+            array = next(a for a in args if tensors.is_array(a))
+            first = err.diagnostics[0]
+            raise d.error(d.UNSUPPORTED, f"a derivative rule for `{rule.node.name}`, called with "
+                          f"{describe(array)}: rules are compiled for functions from float scalars to a "
+                          "float scalar, applied point by point to arrays", span,
+                          notes=[d.Label(first.span, f"applied to one point: {first.message}")] if first.span else [],
+                          hint="write the function without a rule, or its rule for one scalar") from err
     # float literals take the float type of the other arguments (f32 alone), so that the body
     # gives a typed result the rule can be attached to (`f(3.0)`, or a literal under `@`)
     floats = [a.dtype for a in args if isinstance(a, Value) and a.dtype.is_float]

@@ -24,7 +24,7 @@ from einc.semantics.forms import definitions, guarded_clauses, recurrence_covera
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.bounds import check_reads
 from einc.semantics.core.state import UnboundIndex
-from einc.semantics.core.values import PartialRead, Weak
+from einc.semantics.core.values import PartialRead, StepRow, Weak
 from einc.syntax import ast
 
 MAX_TYPING_ROUNDS = 3
@@ -978,6 +978,15 @@ def state_read(el, state: RecState, subs: list, span):
     m = state.member
     if len(subs) == 1 and len(m.shape) > 1:
         return _step_slice(el, state, subs[0], span)
+    if len(subs) > 1 and len(subs) < len(m.shape) and _read_at_the_step_being_defined(state, subs[0]):
+        # a row of earlier points of the step being computed (`z[t, k - 1]` in a clause of
+        # `z[t, k, i]`): its points, each one ordered in the step as its element read is
+        if any(size is None for size in m.shape[len(subs):]):
+            raise d.error(d.UNSUPPORTED, f"reading a row of `{m.name}` at the step being computed needs explicit "
+                          "ranges on its other indices", span, hint=f"e.g. `let {m.name}[t in 1..T, i in 0..N] = ..`")
+        vars_ = fresh_index_vars(m.shape[len(subs):], "s")
+        return StepRow(vars_, state_read(el, state, list(subs) + [IndexRef(v) for v in vars_], span), span=span,
+                       point=lambda rest: state_read(el, state, list(subs) + list(rest), span))
     if len(subs) < len(m.shape):
         # a sub-array of an earlier step (`st[e - 1, o]`): that row of the step's whole iterate,
         # as `let prev = st[e - 1]; prev[o]` reads it
