@@ -113,8 +113,11 @@ class _Server:
     """One compiler process (einc.backend.compile_server) and the pipes to it."""
 
     def __init__(self):
+        # a session of its own: a terminal's Ctrl-C reaches only the parent, which ends this
+        # process; one arriving while the server's interpreter started killed it loudly
         self.process = subprocess.Popen([sys.executable, "-m", "einc.backend.compile_server"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_environment())
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_environment(),
+                                        start_new_session=True)
 
     def ask(self, request: Request) -> tuple:
         try:

@@ -169,14 +169,15 @@ def _sorted_cuts(ranges: list) -> list:
 def _compare(a: Lin, b: Lin) -> int:
     """The order of two bounds for every admissible size, else for every large enough one
     (`T - 1` and `1` when T is an input dim: a module serves every size, so a read that
-    misses a clause at large sizes is wrong); Undecided when neither decides it (`N` and `M`)."""
+    misses a clause at large sizes is wrong; a length computed from data too, which the data
+    may make as large); Undecided when neither decides it (`N` and `M`)."""
     diff = a - b
     if affine.surely_negative(diff):
         return -1
     if affine.surely_negative(-diff):
         return 1
-    coeffs = {c > 0 for k, c in diff.terms.items() if type(k) is Sym}
-    if len(coeffs) == 1 and all(type(k) is Sym for k in diff.keys()):
+    coeffs = {c > 0 for k, c in diff.terms.items() if isinstance(k, Sym)}
+    if len(coeffs) == 1 and all(isinstance(k, Sym) for k in diff.keys()):
         return 1 if coeffs.pop() else -1
     raise Undecided
 

@@ -12,7 +12,7 @@ MISSING_BASE = [
     # a grid whose first column is missing, then one whose first row is
     # (the missing column or row is named whole, and the hint's clause defines it)
     ("let D[0, j in 0..6] = j;\nlet D[i in 1..6, j in 1..6] = D[i - 1, j] + D[i, j - 1];\n",
-     "D[1..6, 0]|D[t in 1..6, 0]", "if j > 1"),
+     "D[1..6, 0]|D[i in 1..6, 0]", "if j > 1"),
     ("let D[i in 0..6, 0] = i;\nlet D[i in 1..6, j in 1..6] = D[i - 1, j] + D[i, j - 1];\n",
      "D[0, 1..6]|D[0, j in 1..6]", "if i > 1"),
     # two members: a has its base, b (read by a a step back) has none
@@ -37,6 +37,10 @@ MISSING_BASE = [
      "let s[0] = 0.0;\nlet s[t in 2..T] = blend(s[t - 1] + x[t], x[t], ok[t]);\n", "s[1]", "if t > 2"),
     ("let x: [f32; T];\nlet s[0] = 0.0;\nlet s[t in 2..T] = if x[t] > 0.5 { s[t - 1] * 2.0 } else { s[t - 1] };\n",
      "s[1]", "if t > 2"),
+    # steps up to a length computed from data, which the data may make as large as any
+    # (a mutant of the hold-out program km_nelson_aalen, seed 2024 mutant 40)
+    ("let x: [f32; N];\nlet starts = [r | r in 0..N, x[r] > 0.0];\nlet K = len(starts);\n"
+     "let S[0] = 1.0;\nlet S[k in 2..K] = S[k - 1] * 0.5;\n", "S[1]", "if k > 2"),
 ]
 
 

@@ -792,7 +792,9 @@ def _group_scope(el, clauses_by_member: dict, env, dtypes: dict):
     shapes = {did: _declared_shape(el, cs, env) for did, cs in clauses_by_member.items()}
     extent = _largest([s[0] for s in shapes.values()], next(iter(clauses_by_member.values()))[0].span)
     first = next(iter(clauses_by_member.values()))[0]
-    step = IndexVar(_step_name(first), Lin(0), extent, span=first.span)
+    # named as the first clause that names its step (`S[0]` names none: `S[k in 2..K]`'s k)
+    named = next((c for cs in clauses_by_member.values() for c in cs if isinstance(c.slots[0], ast.IndexVar)), first)
+    step = IndexVar(_step_name(named), Lin(0), extent, span=first.span)
     members = {did: RecMember(cs[0].name, dtypes[did], shapes[did], [], cs[0].span)
                for did, cs in clauses_by_member.items()}
     scope = env.child()
