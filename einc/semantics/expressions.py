@@ -253,12 +253,23 @@ def _if(el, e, env):
         return value
     if e.orelse is None:
         raise d.error(d.TYPE, "an `if` used as a value needs an `else`", e.span)
+    test = scalar_ops.materialize(cond, BOOL, e.cond.span)
     el.state.guard_depth += 1
     try:
-        a, b = el.ev(e.then, env), el.ev(e.orelse, env)
+        a = _in_branch(el, test, e.then, env)
+        b = _in_branch(el, scalar_ops.apply("not", [test], e.cond.span), e.orelse, env)
     finally:
         el.state.guard_depth -= 1
-    return select(el, scalar_ops.materialize(cond, BOOL, e.cond.span), a, b, e.span)
+    return select(el, test, a, b, e.span)
+
+
+def _in_branch(el, holds, branch, env):
+    """`branch` elaborated where `holds`: the run-time checks made in it apply only there."""
+    el.state.branch_conditions.append(holds)
+    try:
+        return el.ev(branch, env)
+    finally:
+        el.state.branch_conditions.pop()
 
 
 def _typed_as_skipped(el, literal: Weak, skipped, env, tried):

@@ -73,3 +73,16 @@ def test_a_data_range_in_a_clause_guarded_by_an_index_it_does_not_read():
     np.testing.assert_array_equal(run(x=x, n=n)["y"], want)
     with pytest.raises(einc.RunError, match="the range of `k` runs past the axes its reads index at i = 2, j = 0"):
         run(x=x, n=np.array([1, 3, 7, 9], np.int32))
+
+
+def test_a_data_range_in_a_branch_not_taken_is_not_checked_there():
+    """The range in the `else` branch runs only where x[j] <= 0: a range past the axis at a
+    point whose `then` branch is taken is no error (fuzz seed 20003 program 56), one at a point
+    that takes the `else` branch is."""
+    run = einc.load(einc.compile("let x: [f32; 4];\nlet idx: [i32; 3];\n"
+                                 "let y[j in 0..2] = if x[j] > 0.0 { x[j] } else { sum[i in idx[j + 1]..idx[0]](x[i]) };\n"))
+    idx = np.array([2, 0, -3], np.int32)
+    np.testing.assert_array_equal(run(x=np.array([1, 2, 3, 4], np.float32), idx=idx)["y"], [1, 2])
+    np.testing.assert_array_equal(run(x=np.array([-1, 2, 3, 4], np.float32), idx=idx)["y"], [1.0, 2])
+    with pytest.raises(einc.RunError, match="the range of `i` runs past the axes its reads index at j = 1"):
+        run(x=np.array([1, -2, 3, 4], np.float32), idx=idx)

@@ -16,8 +16,8 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import affine, clamped
 from einc.ir.evaluate import reduction_identity
-from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, Value,
-                           fresh_index_vars, is_folding_constant, size_value)
+from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, StateRead, Value,
+                           fresh_index_vars, is_folding_constant, size_value, walk)
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import guarded_clauses, point_asserts
 from einc.semantics.core import scalar_ops
@@ -523,6 +523,10 @@ def _check_data_range(el, var: IndexVar, lo: Value, hi: Value) -> None:
     inside = scalar_ops.apply("and", [scalar_ops.apply("ge", [lo, start], var.span),
                                       scalar_ops.apply("le", [hi, stop], var.span)], var.span)
     holds = scalar_ops.apply("or", [scalar_ops.apply("ge", [lo, hi], var.span), inside], var.span)
+    for branch in el.state.branch_conditions:      # inside an `if`'s branch it is checked only where it runs
+        if any(isinstance(v, StateRead) for v in walk([branch])):
+            continue        # a recurrence's state is not read by a check (point_asserts): checked everywhere
+        holds = scalar_ops.apply("or", [scalar_ops.apply("not", [branch], var.span), holds], var.span)
     message = f"assertion failed at {var.span}: the range of `{var.name}` runs past the axes its reads index"
     el.ir.effects.append(Assert(holds, message, span=var.span))
 
