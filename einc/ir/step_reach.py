@@ -19,8 +19,8 @@ _NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
 
 def guarded_state_reads(roots, definitions: bool = False) -> list[tuple[StateRead, tuple]]:
     """Each StateRead of a step's scalar code under `roots`, with the conditions that hold
-    where it is read: the guards of the reductions around it, the tests of the `if`s whose
-    branch it is in and the left sides of the `&&` and `||` whose right side it is in (the walk of einc.ir.nodes.step_code, keeping them on the way down). With
+    where it is read: the guards of the reductions around it and those of the branches it is
+    in (`branches`; the walk of einc.ir.nodes.step_code, keeping them on the way down). With
     `definitions`, also those in the tensors the step defines and reads (`let h[i in 0..3] =
     x[i];` in a block), each under its definition's guard, its points' indices ranging over
     their extents; not in another recurrence group's storage."""
@@ -36,14 +36,8 @@ def guarded_state_reads(roots, definitions: bool = False) -> list[tuple[StateRea
             out.append((v, guards))
         if isinstance(v, Reduce) and v.guard is not None:
             guards = guards + (v.guard,)
-        if isinstance(v, Op) and v.op == "select":
-            cond = v.args[0]
-            stack += [(cond, guards), (v.args[1], guards + (cond,)), (v.args[2], guards + (Op("not", (cond,), cond.dtype),))]
-        elif isinstance(v, Op) and v.op in ("and", "or") and v.rank == 0:
-            # `a && b` and `a || b` short-circuit: b counts only where a holds (fails), as a branch
-            left = v.args[0]
-            holds = left if v.op == "and" else Op("not", (left,), left.dtype)
-            stack += [(left, guards), (v.args[1], guards + (holds,))]
+        if (branched := branches(v)) is not None:
+            stack += [(o, guards + held) for o, held in branched]
         elif v.rank == 0 or isinstance(v, Stack):
             stack.extend((o, guards) for o in v.operands())
         elif definitions and isinstance(v, Generic) and v.guard is not None:
@@ -51,6 +45,20 @@ def guarded_state_reads(roots, definitions: bool = False) -> list[tuple[StateRea
         elif definitions and not isinstance(v, RecValue):
             stack.extend((o, guards) for o in v.operands())
     return out
+
+
+def branches(v: Value) -> Optional[list]:
+    """(operand, the conditions added where it runs) for each operand of an `if` (its test
+    always, each branch under its test or the test's negation) or of a scalar `&&` / `||`
+    (they short-circuit: the right side runs only where the left holds, or fails); None for
+    other nodes."""
+    if isinstance(v, Op) and v.op == "select":
+        cond = v.args[0]
+        return [(cond, ()), (v.args[1], (cond,)), (v.args[2], (Op("not", (cond,), cond.dtype),))]
+    if isinstance(v, Op) and v.op in ("and", "or") and v.rank == 0:
+        left = v.args[0]
+        return [(left, ()), (v.args[1], (left if v.op == "and" else Op("not", (left,), left.dtype),))]
+    return None
 
 
 def offset_bounds(sub: Value, var: IndexVar, var_range: tuple, guards: tuple, ranges: tuple = ()) -> tuple:

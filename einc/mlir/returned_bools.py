@@ -28,11 +28,11 @@ def fence_returned_bools(target: Target, module: ir.Module) -> None:
         block = function.regions[0].blocks[0]
         returned = list(block.operations)[-1]
         bytes_too = target.has_defect("IREE-270")
-        for value in {v for v in returned.operands if _is_bool_tensor(v, bytes_too)}:
+        for value in {v for v in returned.operands if _fenced(v, bytes_too)}:
             _fence_readers(target, value, block, returned)
 
 
-def _is_bool_tensor(value: ir.Value, bytes_too: bool) -> bool:
+def _fenced(value: ir.Value, bytes_too: bool) -> bool:
     """A bool tensor (IREE-261), or with `bytes_too` one computed from 8-bit integers (IREE-270:
     a kernel reading an i8 table, `s[i] = if c[i] == 0u8 { 0 } else { 1 }`, is cloned into the
     reduction's dispatch with that table's i8 tile over the run-time axis unbounded)."""

@@ -256,16 +256,17 @@ def _if(el, e, env):
     test = scalar_ops.materialize(cond, BOOL, e.cond.span)
     el.state.guard_depth += 1
     try:
-        a = _in_branch(el, test, e.then, env)
-        b = _in_branch(el, scalar_ops.apply("not", [test], e.cond.span), e.orelse, env)
+        a = _in_branch(el, (test, True), e.then, env)
+        b = _in_branch(el, (test, False), e.orelse, env)
     finally:
         el.state.guard_depth -= 1
     return select(el, test, a, b, e.span)
 
 
-def _in_branch(el, holds, branch, env):
-    """`branch` elaborated where `holds`: the run-time checks made in it apply only there."""
-    el.state.branch_conditions.append(holds)
+def _in_branch(el, taken: tuple, branch, env):
+    """`branch` elaborated where its `if`'s test is as `taken` says (test, value): the run-time
+    checks made in it apply only there."""
+    el.state.branch_conditions.append(taken)
     try:
         return el.ev(branch, env)
     finally:

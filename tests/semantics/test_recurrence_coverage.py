@@ -63,6 +63,8 @@ COVERED = [
     "let x: [f32; T];\nlet u[t in 0..T] = if t >= 2 { u[t - 2] + x[t] } else { x[t] };\n",
     # a one-if start whose guard is a conjunction on two indices
     "let D[i in 0..5, j in 0..5] = if i > 0 && j > 0 { D[i - 1, j] + D[i, j - 1] } else { 1 };\n",
+    # a start guard on the left of `&&`, as in an `if`
+    "let x: [f32; 6];\nlet s[0] = true;\nlet s[k in 2..6] = k > 2 && s[k - 1] || x[k] > 0.0;\n",
     # a read under a test of data in one branch only is not judged (it may never run there)
     "let x: [f32; T];\nlet s[0] = 0.0;\nlet s[t in 2..T] = if x[t] > 0.5 { s[t - 1] * 2.0 } else { x[t] };\n",
     # a read through data is not judged (its index is checked at run time)

@@ -4,9 +4,9 @@ array does not have is E005, never a silent value).
 
 The points a read reaches are a box: the ranges of the indices in its subscripts, cut by the
 comparisons that hold where it runs (the `where` guards of its clause and of the reductions
-around it, the tests of the `if` branches it is in, except where both branches make it), shifted by its
-offsets (einc.ir.boxes). Part of that box that no clause's box holds is reported, named as a
-slice (`u[0, 1..6]`). A read the build cannot judge (a subscript or guard through data, bounds
+around it, the tests of the `if` branches it is in, except where both branches make it, and
+the left sides of the `&&` / `||` it is right of), shifted by its offsets (einc.ir.boxes). Part
+of that box that no clause's box holds is reported, named as a slice (`u[0, 1..6]`). A read the build cannot judge (a subscript or guard through data, bounds
 of unknown order) runs and reads 0 there. Recurrences read their members the same way
 (einc.semantics.forms.recurrence_coverage).
 """
@@ -16,7 +16,8 @@ from typing import Optional
 
 from einc import diagnostics as d
 from einc.ir import affine, boxes
-from einc.ir.nodes import Generic, IndexVar, Op, Piecewise, Read, RecValue, Reduce, StateRead
+from einc.ir.step_reach import branches
+from einc.ir.nodes import Generic, IndexVar, Piecewise, Read, RecValue, Reduce, StateRead
 from einc.ir.types import Lin
 
 
@@ -46,11 +47,10 @@ def guarded_reads(roots: list, kind: type, guards: tuple = (), into_tensors: boo
             held = held + (v.guard,)
         if isinstance(v, Generic):
             inner = inner + tuple(v.vars)
-        if isinstance(v, Op) and v.op == "select":
-            cond = v.args[0]
-            stack += [(cond, held, inner), (v.args[1], held + (cond,), inner),
-                      (v.args[2], held + (Op("not", (cond,), cond.dtype),), inner)]
-            stack += [(shared, held, inner) for shared in _computed_by_both(v.args[1], v.args[2])]
+        if (branched := branches(v)) is not None:
+            stack += [(o, held + extra, inner) for o, extra in branched]
+            if v.op == "select":
+                stack += [(shared, held, inner) for shared in _computed_by_both(v.args[1], v.args[2])]
         elif isinstance(v, Read) and not into_tensors:
             stack.extend((s, held, inner) for s in v.subs)
         else:
@@ -106,10 +106,11 @@ def _read_key(v):
 
 
 def _unconditional_operands(v) -> tuple:
-    """The operands `v` computes whenever it is computed: an `if`'s test, not its branches; a
-    reduction's or a tensor's body runs under its own ranges, so it stays whole."""
-    if isinstance(v, Op) and v.op == "select":
-        return (v.args[0],)
+    """The operands `v` computes whenever it is computed: an `if`'s test, not its branches (the
+    left side of `&&` too, not its right); a reduction's or a tensor's body runs under its own
+    ranges, so it stays whole."""
+    if (branched := branches(v)) is not None:
+        return tuple(o for o, held in branched if not held)
     if isinstance(v, (Reduce, Generic, RecValue)):
         return ()
     if isinstance(v, (Read, StateRead)):

@@ -78,7 +78,7 @@ class State:
     def __init__(self) -> None:
         self.frames: list[InferenceFrame] = []
         self.guard_depth = 0                # under a guard of the program's (`where`, `if`)
-        self.branch_conditions: list = []   # what holds where the branch being elaborated runs
+        self.branch_conditions: list = []   # (test, value) of the `if`s whose branch is being elaborated
         self.guarded_reads: set[int] = set()
         self.hull_depth = 0                 # under the guards that narrow a hull to its range
         self.hull_only_reads: set[int] = set()

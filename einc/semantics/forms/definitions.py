@@ -523,10 +523,11 @@ def _check_data_range(el, var: IndexVar, lo: Value, hi: Value) -> None:
     inside = scalar_ops.apply("and", [scalar_ops.apply("ge", [lo, start], var.span),
                                       scalar_ops.apply("le", [hi, stop], var.span)], var.span)
     holds = scalar_ops.apply("or", [scalar_ops.apply("ge", [lo, hi], var.span), inside], var.span)
-    for branch in el.state.branch_conditions:      # inside an `if`'s branch it is checked only where it runs
-        if any(isinstance(v, StateRead) for v in walk([branch])):
+    for test, taken in el.state.branch_conditions:      # inside an `if`'s branch it is checked only where it runs
+        if any(isinstance(v, StateRead) for v in walk([test])):
             continue        # a recurrence's state is not read by a check (point_asserts): checked everywhere
-        holds = scalar_ops.apply("or", [scalar_ops.apply("not", [branch], var.span), holds], var.span)
+        skipped = scalar_ops.apply("not", [test], var.span) if taken else test
+        holds = scalar_ops.apply("or", [skipped, holds], var.span)
     message = f"assertion failed at {var.span}: the range of `{var.name}` runs past the axes its reads index"
     el.ir.effects.append(Assert(holds, message, span=var.span))
 
