@@ -179,11 +179,20 @@ def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dic
 
 def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = None) -> Value:
     """The tensor's element at `subs` with its own step tensors inlined, once per point."""
-    lins = [affine.affine_of(s) for s in subs]
-    key = (id(tensor),) + tuple(("node", id(s)) if lin is None else ("lin", lin) for s, lin in zip(subs, lins))
+    key = (id(tensor),) + tuple(_point_key(s) for s in subs)
     if key not in memo:
         memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo)
     return memo[key]
+
+
+def _point_key(sub: Value) -> tuple:
+    """A subscript as a key equal for subscripts of one value: its affine form, a periodic wrap's
+    (a cyclic stencil's `x[(i + 1) % N]` read again one stage on, affine.periodic_of), or the
+    node itself."""
+    lin = affine.affine_of(sub)
+    if lin is not None:
+        return ("lin", lin)
+    return affine.periodic_of(sub) or ("node", id(sub))
 
 
 def _adjoint_member(member: RecMember, steps) -> RecMember:

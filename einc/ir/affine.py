@@ -137,6 +137,40 @@ def _constant_quotient(numer: Lin, denom: int) -> Optional[Lin]:
     return Lin(first) if first == last else None
 
 
+def periodic_of(v: Value) -> Optional[tuple]:
+    """A subscript `x % n` (n an affine size) as a key equal for equal values: ("lin", a) where
+    the value is the affine a over the indices' ranges, else ("mod", a, n) with the value a mod
+    n. A remainder by n inside x is congruent to its own numerator, so a wrap applied twice is
+    one (`((i + 1) % N + N - 1) % N` is i); a subscript read in bounds is not negative, where
+    `%`, which keeps the dividend's sign, agrees with mod. None where v is no such form."""
+    if not (isinstance(v, Op) and v.op == "rem"):
+        return None
+    n = affine_of(v.args[1])
+    a = None if n is None else _congruent(v.args[0], n)
+    if a is None:
+        return None
+    a = Lin(a.const % n.const if n.is_const and n.const > 0 else a.const,
+            {k: c for k, c in a.terms.items() if not (n.terms == {k: 1} and n.const == 0)})
+    if all(getattr(k, "extent", 0) is not None for k in a.keys()):
+        lo, hi = bounds(a)
+        if lo.is_const and lo.const >= 0 and (n - hi).is_const and (n - hi).const >= 1:
+            return ("lin", a)
+    return ("mod", a, n)
+
+
+def _congruent(v: Value, n: Lin) -> Optional[Lin]:
+    """An affine form congruent to `v` modulo n, remainders by n taken as their numerators."""
+    if isinstance(v, Op) and v.dtype.is_int:
+        if v.op == "rem" and affine_of(v.args[1]) == n:
+            return _congruent(v.args[0], n)
+        if v.op in ("add", "sub", "neg"):
+            args = [_congruent(a, n) for a in v.args]
+            if any(a is None for a in args):
+                return None
+            return args[0] + args[1] if v.op == "add" else args[0] - args[1] if v.op == "sub" else -args[0]
+    return affine_of(v)
+
+
 _RULES = {
     Const: _const,
     Size: lambda v: v.lin,

@@ -459,6 +459,39 @@ def test_an_ode_parameter_fit_through_runge_kutta_stages(fd_jacobian, tmp_path):
     np.testing.assert_allclose(out["dth"], fd_jacobian(loss, th), **FD_TOL)
 
 
+CYCLIC_RK3 = """
+let x0: [f64; N];
+let F: f64;
+fn rhs(x) {
+    let d[i] = (x[(i + 1) % N] - x[(i + N - 2) % N]) * x[(i + N - 1) % N] - x[i] + F;
+    d
+}
+let x[0] = x0;
+let x[t in 1..4] = x[t - 1] + 0.01 * rhs(x[t - 1] + 0.01 * rhs(x[t - 1] + 0.01 * rhs(x[t - 1])));
+let e = sum[i](x[3, i] * x[3, i]);
+let g = @e / @F;
+"""
+
+
+def test_reads_of_a_cyclic_stencils_stages_at_one_point_share_it(fd_jacobian, tmp_path):
+    """Lorenz-96 reads the stage before at `(i + 1) % N`, `(i + N - 1) % N`, ..: a wrap of a wrap
+    was a new subscript each time, so each point was inlined once per path to it, exponential in
+    the stages (RK4 gave 320 MB of MLIR); `((i + 1) % N + N - 1) % N` is i, one point shared."""
+    path = tmp_path / "l96.ein"
+    path.write_text(CYCLIC_RK3)
+    assert len(walk(driver.front_end(str(path), ["g"])[1].roots())) < 2000     # 1,362; 5,559 before
+    x0 = 8.0 + np.random.default_rng(5).standard_normal(6)
+    def energy(F):
+        rhs = lambda x: (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + F     # noqa: E731
+        x = x0
+        for _ in range(3):
+            x = x + 0.01 * rhs(x + 0.01 * rhs(x + 0.01 * rhs(x)))
+        return (x * x).sum()
+    out = einc.load(einc.compile(CYCLIC_RK3, outputs=["e", "g"]).vmfb)(x0=x0, F=np.float64(8.0))
+    np.testing.assert_allclose(out["e"], energy(8.0), rtol=1e-12)
+    np.testing.assert_allclose(out["g"], fd_jacobian(lambda F: energy(F[0]), np.array([8.0]))[0], **FD_TOL)
+
+
 def _euler_oscillator(y0, p, steps):
     y = [np.asarray(y0, np.float64)]
     for _ in range(steps):

@@ -259,6 +259,25 @@ def test_a_first_index_without_a_range_takes_its_extent_from_a_plain_read(run):
     np.testing.assert_array_equal(out["h"], h)
 
 
+def test_a_member_without_a_range_takes_its_steps_from_another_members_read(run):
+    """A quantity per step inside the loop it feeds (`rho[t] = sum(f[t])`, read by the next `f`,
+    as a lattice Boltzmann step has its density) asked for an explicit range on t, which the
+    read of f, ranged by its own clauses, gives."""
+    f0 = np.float32([1.0, 2.0, 4.0])
+    out = run("""
+        let f0: [f32; K];
+        let f[0, k] = f0[k];
+        let rho[t, k] = f[t, k] / sum[j](f[t, j]);
+        let f[t in 1..5, k in 0..K] = f[t - 1, k] + rho[t - 1, k];
+    """, f0=f0)
+    f = [f0]; rho = []
+    for t in range(5):
+        rho.append(f[-1] / f[-1].sum())
+        f.append(f[-1] + rho[-1])
+    np.testing.assert_allclose(out["f"], np.array(f[:5]), rtol=1e-6)
+    np.testing.assert_allclose(out["rho"], np.array(rho), rtol=1e-6)
+
+
 def test_a_first_index_read_along_two_extents_is_e004():
     with pytest.raises(CompileError) as info:
         einc.compile("""

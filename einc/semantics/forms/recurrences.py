@@ -663,8 +663,9 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set, t
     group = set(clauses_by_member)
     guess, tentative, unseeded = {}, set(), set()
     effects = len(el.ir.effects)
+    shapes = _declared_shapes(el, clauses_by_member, env)
     for did, clauses in clauses_by_member.items():
-        shape = _declared_shape(el, clauses, env)
+        shape = shapes[did]
         results = [r for c in clauses if not any(isinstance(n, ast.Name) and n.def_id in group
                                                  for n in ast.iter_nodes([c.value, c.wheres]))
                    if (r := _base_clause(el, c, env, shape)) is not None]
@@ -789,7 +790,7 @@ def _step_range(step: IndexVar, clause: RecClause):
 def _group_scope(el, clauses_by_member: dict, env, dtypes: dict):
     """(members with their declared shapes and `dtypes`, the step, a scope where each member's
     name is its RecState) while the clauses are elaborated."""
-    shapes = {did: _declared_shape(el, cs, env) for did, cs in clauses_by_member.items()}
+    shapes = _declared_shapes(el, clauses_by_member, env)
     extent = _largest([s[0] for s in shapes.values()], next(iter(clauses_by_member.values()))[0].span)
     first = next(iter(clauses_by_member.values()))[0]
     # named as the first clause that names its step (`S[0]` names none: `S[k in 2..K]`'s k)
@@ -856,10 +857,27 @@ def _step_name(node: ast.IndexedLet) -> str:
     return slot.name if isinstance(slot, ast.IndexVar) else "t"
 
 
-def _declared_shape(el, clauses: list, env) -> tuple:
+def _declared_shapes(el, clauses_by_member: dict, env) -> dict:
+    """Each member's _declared_shape. A member whose steps no clause ranges takes them from a
+    plain read of another member whose axis is known (`rho[t, y, x] = sum[q](f[t, q, y, x])`
+    beside `f[t in 1..T, ..]` runs t over f's steps), so those are found first."""
+    shapes, pending = {}, dict(clauses_by_member)
+    while pending:
+        settled = {did: shape for did, cs in pending.items()
+                   if (shape := _declared_shape(el, cs, env, shapes, last=False)) is not None}
+        if not settled:
+            settled = {did: _declared_shape(el, cs, env, shapes) for did, cs in pending.items()}
+        shapes.update(settled)
+        pending = {did: cs for did, cs in pending.items() if did not in settled}
+    return shapes
+
+
+def _declared_shape(el, clauses: list, env, members: dict, last: bool = True):
     """Each axis: the largest end among the clauses that state it (None if none does). Axes a
     base clause's array value adds (`let x[0] = x0;`, el.value_axes) have its extents; a clause
-    naming fewer axes than the member has must have an array value (definitions.clause)."""
+    naming fewer axes than the member has must have an array value (definitions.clause). A
+    first axis found neither so nor by a read (`members`: the shapes of the group's members
+    known so far) is an error where this is the `last` try, else None."""
     named, extents = el.value_axes.get(clauses[0].def_id) or (0, [])
     rank = max([len(c.slots) for c in clauses] + [named + len(extents)])
     rest = next((s for c in clauses for s in c.slots if isinstance(s, ast.RestIndex)), None)
@@ -873,7 +891,9 @@ def _declared_shape(el, clauses: list, env) -> tuple:
         ends += [extents[axis - named] for _ in [0] if named <= axis < named + len(extents)]
         shape.append(_largest(ends, clauses[0].span) if ends else None)
     if shape[0] is None:
-        shape[0] = _first_axis_from_reads(clauses, env)
+        shape[0] = _first_axis_from_reads(clauses, env, members)
+    if shape[0] is None and not last:
+        return None
     if shape[0] is None:
         first = next((c.slots[0].name for c in clauses if isinstance(c.slots[0], ast.IndexVar)), "t")
         raise d.error(d.SHAPE, f"the recurrence `{clauses[0].name}` needs an explicit range on its "
@@ -882,10 +902,11 @@ def _declared_shape(el, clauses: list, env) -> tuple:
     return tuple(shape)
 
 
-def _first_axis_from_reads(clauses: list, env):
-    """The extent of a first index no clause ranges, from the arrays outside the group that a
-    clause reads with it as a plain subscript (`h[r, t in 1..L] = h[r, t - 1] + s[r, t - 1]`
-    runs r over s's rows), as any definition's index takes it; None where no such read is."""
+def _first_axis_from_reads(clauses: list, env, members: dict):
+    """The extent of a first index no clause ranges, from the arrays outside the group, or the
+    group's `members` of known shape, that a clause reads with it as a plain subscript
+    (`h[r, t in 1..L] = h[r, t - 1] + s[r, t - 1]` runs r over s's rows), as any definition's
+    index takes it; None where no such read is."""
     found = {}
     for c in clauses:
         slot = c.slots[0]
@@ -894,9 +915,11 @@ def _first_axis_from_reads(clauses: list, env):
         for node in ast.iter_nodes([c.value, c.wheres]):
             if not (isinstance(node, ast.Index) and isinstance(node.base, ast.Name)):
                 continue
-            shape = getattr(_bound(env, node.base.def_id), "shape", None) if node.base.def_id is not None else None
+            did = node.base.def_id
+            shape = members.get(did) or (getattr(_bound(env, did), "shape", None) if did is not None else None)
             for k, sub in enumerate(node.subscripts):
-                if shape is not None and k < len(shape) and isinstance(sub, ast.Name) and sub.def_id == slot.def_id:
+                if (shape is not None and k < len(shape) and shape[k] is not None
+                        and isinstance(sub, ast.Name) and sub.def_id == slot.def_id):
                     found.setdefault(repr(shape[k]), (shape[k], node))
     if len(found) > 1:
         (_, a), (_, b) = list(found.values())[:2]
