@@ -105,6 +105,81 @@ def _(I_ext):
     return dict(V=V, m=np.array(m), h=np.array(h), n=np.array(n), spikes=np.int32(len(times)),
                 spike_times=times.astype(np.int32), v_peak=V.max(), __stdout__=[f"spikes: {len(times)}"])
 
+# 6 Cahn-Hilliard with an explicit periodic stencil
+def lap2(g):
+    return np.roll(g, -1, 0) + np.roll(g, 1, 0) + np.roll(g, -1, 1) + np.roll(g, 1, 1) - 4 * g
+@case("cahn_hilliard", inputs=lambda: dict(c0=0.1 * R(806).standard_normal((10, 12))),
+      outputs=["mean_c", "free", "n_pos", "phase", "c_end"], tol=(1e-9, 1e-11))
+def _(c0):
+    g, dt = 0.5, 0.01; cs = [c0]
+    for _ in range(1, 50):
+        c = cs[-1]; cs.append(c + dt * lap2(c ** 3 - c - g * lap2(c)))
+    cs = np.array(cs); H, W = c0.shape
+    free = (0.25 * (cs ** 2 - 1) ** 2 + 0.5 * g * ((np.roll(cs, -1, 1) - cs) ** 2 + (np.roll(cs, -1, 2) - cs) ** 2)).sum((1, 2))
+    npos = (cs > 0).sum((1, 2))
+    return dict(mean_c=cs.mean((1, 2)), free=free, n_pos=npos.astype(np.int32), phase=npos / (H * W), c_end=cs[-1])
+
+# 7 Lennard-Jones MD in a periodic box, velocity Verlet
+def lj_inputs():
+    rg = R(807); g = np.array([(i, j) for i in range(4) for j in range(4)], float) * 1.5 + 0.75
+    return dict(x0=g + 0.1 * rg.standard_normal(g.shape), v0=0.5 * rg.standard_normal(g.shape), box_len=np.float64(6.0))
+@case("lj_md", inputs=lj_inputs, outputs=["x", "v", "kinetic", "pot", "total", "temperature", "drift"], tol=(1e-8, 1e-10))
+def _(x0, v0, box_len):
+    dt, rc, S = 0.004, 2.5, 40
+    lj = lambda r2: 4 * (r2 ** -6 - r2 ** -3)
+    def pairs(x):
+        d = x[:, None, :] - x[None, :, :]; d -= box_len * np.round(d / box_len)
+        r2 = (d ** 2).sum(-1); np.fill_diagonal(r2, np.inf); return d, r2
+    def forces(x):
+        d, r2 = pairs(x); w = np.where(r2 < rc * rc, 24 * (2 * r2 ** -6 - r2 ** -3) / r2, 0.0)
+        return (w[:, :, None] * d).sum(1)
+    def potential(x):
+        d, r2 = pairs(x); iu = np.triu_indices(len(x), 1); r = r2[iu]
+        return np.where(r < rc * rc, lj(r) - lj(rc * rc), 0.0).sum()
+    xs, vs = [x0], [v0]; a = forces(x0)
+    for _ in range(1, S):
+        x = xs[-1] + dt * vs[-1] + 0.5 * dt * dt * a; an = forces(x)
+        vs.append(vs[-1] + 0.5 * dt * (a + an)); xs.append(x); a = an
+    xs, vs = np.array(xs), np.array(vs); kin = 0.5 * (vs ** 2).sum((1, 2)); pot = np.array([potential(x) for x in xs])
+    tot = kin + pot
+    return dict(x=xs, v=vs, kinetic=kin, pot=pot, total=tot, temperature=kin / (len(x0) - 1), drift=tot.max() - tot.min())
+
+# 8 SEIR on a contact network through edge index arrays; d(attack)/d(beta)
+def seir_inputs():
+    rg = R(808); V = 14
+    und = {(min(a, b), max(a, b)) for a, b in rg.integers(0, V, (30, 2)) if a != b} | {(k, k + 1) for k in range(V - 1)}
+    und = sorted(und); src = np.array([a for a, b in und] + [b for a, b in und], np.int32)
+    dst = np.array([b for a, b in und] + [a for a, b in und], np.int32)
+    i0 = np.zeros(V, np.float32); i0[[0, 9]] = 0.05
+    return dict(src=src, dst=dst, weight=rg.uniform(0.2, 1.0, len(src)).astype(np.float32), i0=i0, beta=np.float32(0.3))
+def seir_run(src, dst, weight, i0, beta, dt=np.float64):
+    V = len(i0); S, E, I, Rc = 1 - i0.astype(dt), np.zeros(V, dt), i0.astype(dt), np.zeros(V, dt); out = [(S, E, I, Rc)]
+    for _ in range(1, 60):
+        p = np.zeros(V, dt); np.add.at(p, dst, weight.astype(dt) * I[src]); ni = beta * S * p
+        S, E, I, Rc = S - ni, E + ni - 0.25 * E, I + 0.25 * E - 0.1 * I, Rc + 0.1 * I; out.append((S, E, I, Rc))
+    return out
+@case("seir_network", inputs=seir_inputs, outputs=["totals", "peak_day", "peak", "attack", "d_attack", "I"], tol=(2e-4, 2e-5))
+def _(src, dst, weight, i0, beta):
+    out = seir_run(src, dst, weight, i0, np.float64(beta)); tot = np.array([[x.sum() for x in st] for st in out])
+    att = lambda b: 1 - seir_run(src, dst, weight, i0, b)[-1][0].mean(); h = 1e-6
+    pd = int(np.argmax(tot[:, 2]))
+    return dict(totals=tot, peak_day=np.int32(pd), peak=tot[pd, 2], attack=att(float(beta)),
+                d_attack=(att(float(beta) + h) - att(float(beta) - h)) / (2 * h), I=np.array([st[2] for st in out]))
+
+# 9 Crank-Nicolson for the 1-d Schrodinger equation with complex values as tuples
+def schr_inputs():
+    M = 40; x = np.arange(M) * 0.1; psi = np.exp(-((x - 1.5) / 0.4) ** 2 + 5j * x); psi /= np.sqrt(0.1 * (abs(psi) ** 2).sum())
+    return dict(re0=psi.real.copy(), im0=psi.imag.copy(), pot=np.where(x > 2.6, 8.0, 0.0))
+@case("schrodinger_cn", inputs=schr_inputs, outputs=["re", "im", "norm", "mean_x"], tol=(1e-9, 1e-11))
+def _(re0, im0, pot):
+    M, dx, dt = len(re0), 0.1, 0.005
+    H = np.diag(1 / dx ** 2 + pot) - np.diag(np.full(M - 1, 0.5 / dx ** 2), 1) - np.diag(np.full(M - 1, 0.5 / dx ** 2), -1)
+    A = np.eye(M) + 0.5j * dt * H; B = np.eye(M) - 0.5j * dt * H; ps = [re0 + 1j * im0]
+    for _ in range(1, 30):
+        ps.append(np.linalg.solve(A, B @ ps[-1]))
+    ps = np.array(ps); dens = abs(ps) ** 2; nrm = dx * dens.sum(1)
+    return dict(re=ps.real, im=ps.imag, norm=nrm, mean_x=dx * (dens * np.arange(M) * dx).sum(1) / nrm)
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):

@@ -278,6 +278,23 @@ def test_a_member_without_a_range_takes_its_steps_from_another_members_read(run)
     np.testing.assert_allclose(out["rho"], np.array(rho), rtol=1e-6)
 
 
+def test_a_member_without_a_range_whose_value_is_a_row_takes_its_steps_from_a_read(run):
+    """`a[t] = forces(x[t])`, velocity Verlet's acceleration, a row of the state per step."""
+    x0 = np.float32([1.0, -2.0, 0.5])
+    out = run("""
+        let x0: [f32; K];
+        fn force(x) { let f[i] = -x[i] * x[i] * x[i]; f }
+        let a[t] = force(x[t]);
+        let x[0] = x0;
+        let x[t in 1..6] = x[t - 1] + 0.1 * a[t - 1];
+    """, x0=x0)
+    x = [x0]
+    for _ in range(5):
+        x.append(x[-1] - 0.1 * x[-1] ** 3)
+    np.testing.assert_allclose(out["x"], np.array(x), rtol=1e-6)
+    np.testing.assert_allclose(out["a"], -np.array(x) ** 3, rtol=1e-6)
+
+
 def test_a_first_index_read_along_two_extents_is_e004():
     with pytest.raises(CompileError) as info:
         einc.compile("""

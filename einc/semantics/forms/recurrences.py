@@ -467,9 +467,10 @@ def _value_axes_of(el, clauses_by_member: dict, env, did, guesses):
     """(axes named, extents of the axes the value adds) of the first clause of member `did` that
     elaborates with an array value under one of `guesses`; None if none does."""
     for dtypes in guesses:
-        with _group_scope(el, clauses_by_member, env, dtypes) as (_, step, scope):
+        with _group_scope(el, clauses_by_member, env, dtypes) as (members, step, scope):
             try:
-                results = [definitions.clause(el, c, scope, step_var=step) for c in clauses_by_member[did]]
+                results = [definitions.clause(el, c, scope, step_var=step, shape=members[did].shape)
+                           for c in clauses_by_member[did]]
             except d.CompileError:
                 continue
         return next(((len(r.node.slots), [a.extent for a in r.axes[len(r.node.slots):]])
