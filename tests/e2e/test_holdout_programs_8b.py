@@ -180,6 +180,53 @@ def _(re0, im0, pot):
     ps = np.array(ps); dens = abs(ps) ** 2; nrm = dx * dens.sum(1)
     return dict(re=ps.real, im=ps.imag, norm=nrm, mean_x=dx * (dens * np.arange(M) * dx).sum(1) / nrm)
 
+# 10 Three-state Potts model, checkerboard Metropolis with a hashed u32 stream
+def mix32(x):
+    M = 0xFFFFFFFF; a = ((x + (x >> 16)) * 2246822507) & M; b = ((a + (a >> 13)) * 3266489909) & M
+    return (b + (b >> 16)) & M
+@case("potts_hash", inputs=lambda: dict(init=R(810).integers(0, 3, (8, 8)).astype(np.int32), beta=np.float32(0.9),
+                                        seed=np.uint32(4242)), outputs=["odd", "counts", "energy", "majority"], vk=True)
+def _(init, beta, seed):
+    L, S, f = init.shape[0], 24, np.float32
+    draw = lambda c: mix32((c * 2654435769 + int(seed)) & 0xFFFFFFFF)
+    unlike = lambda g, i, j, q: sum(int(g[a % L, b % L] != q) for a, b in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)))
+    def update(g, s, half):
+        out = g.copy()
+        for i in range(L):
+            for j in range(L):
+                if (i + j) % 2 != half:
+                    continue
+                c = ((((s * 2 + half) * L + i) * L + j) * 2) & 0xFFFFFFFF; cur = g[i, j]; prop = (cur + 1 + draw(c) % 2) % 3
+                dE = unlike(g, i, j, prop) - unlike(g, i, j, cur); u = f(draw(c + 1) >> 8) / f(16777216)
+                if dE <= 0 or u < np.exp(-beta * f(dE)):
+                    out[i, j] = prop
+        return out
+    odd = [init]
+    for s in range(1, S):
+        odd.append(update(update(odd[-1], s, 0), s, 1))
+    odd = np.array(odd); counts = np.stack([(odd == q).sum((1, 2)) for q in range(3)], 1)
+    en = (odd != np.roll(odd, -1, 1)).sum((1, 2)) + (odd != np.roll(odd, -1, 2)).sum((1, 2))
+    return dict(odd=odd, counts=counts.astype(np.int32), energy=en.astype(np.int32), majority=np.int32(np.argmax(counts[-1])))
+
+# 11 LWR traffic on a ring, Godunov flux by a match on the Riemann case
+def lwr_inputs():
+    x = np.arange(48) / 48
+    return dict(rho0=0.15 + 0.7 * np.exp(-((x - 0.3) / 0.08) ** 2) + 0.05 * R(811).random(48))
+@case("godunov_lwr", inputs=lwr_inputs, outputs=["rho", "flux", "cars", "densest", "mean_speed", "rho_end"], tol=(1e-10, 1e-12))
+def _(rho0):
+    q = lambda r: r * (1 - r)
+    def god(l, r):
+        return np.where((l <= 0.5) & (r <= 0.5), q(l), np.where((l > 0.5) & (r > 0.5), q(r),
+                        np.where(l <= 0.5, np.minimum(q(l), q(r)), 0.25)))
+    rs = [rho0]; fl = []
+    for t in range(50):
+        F = god(rs[-1], np.roll(rs[-1], -1)); fl.append(F)
+        if t < 49:
+            rs.append(rs[-1] - 0.4 * (F - np.roll(F, 1)))
+    rs = np.array(rs); cars = rs.sum(1)
+    return dict(rho=rs, flux=np.array(fl), cars=cars, densest=np.argmax(rs, 1).astype(np.int32),
+                mean_speed=q(rs).sum(1) / cars, rho_end=rs[-1])
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
