@@ -227,6 +227,23 @@ def _(rho0):
     return dict(rho=rs, flux=np.array(fl), cars=cars, densest=np.argmax(rs, 1).astype(np.int32),
                 mean_speed=q(rs).sum(1) / cars, rho_end=rs[-1])
 
+# 12 Fisher-KPP front with mirrored ends; the misfit's gradient in r and D against central differences
+def fk_run(u0, r, D):
+    us = [u0]
+    for _ in range(1, 60):
+        u = us[-1]; p = np.concatenate([[u[1]], u, [u[-2]]])
+        us.append(u + 0.05 * (D * (p[:-2] - 2 * u + p[2:]) + r * u * (1 - u)))
+    return np.array(us)
+def fk_inputs():
+    x = np.arange(30.0)
+    return dict(u0=1 / (1 + np.exp(x - 5)), obs=1 / (1 + np.exp((x - 12) / 1.5)), r=np.float64(0.8), D=np.float64(0.6))
+@case("fisher_kpp_adjoint", inputs=fk_inputs, outputs=["u", "front", "misfit", "g_r", "g_D"], tol=(1e-6, 1e-9))
+def _(u0, obs, r, D):
+    us = fk_run(u0, r, D); mis = lambda r, D: 0.5 * ((fk_run(u0, r, D)[-1] - obs) ** 2).sum(); h = 1e-6
+    front = np.array([np.nonzero(u < 0.5)[0].min() if (u < 0.5).any() else len(u) for u in us], np.int32)
+    return dict(u=us, front=front, misfit=mis(r, D), g_r=(mis(r + h, D) - mis(r - h, D)) / (2 * h),
+                g_D=(mis(r, D + h) - mis(r, D - h)) / (2 * h))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
