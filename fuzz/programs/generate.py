@@ -53,6 +53,7 @@ SHORT_CIRCUIT_SHARE = 0.5          # of the bool members, those whose start and 
 RIM_SHARE = 0.3                    # of the others, those given a guarded rim clause beside their interior steps
 RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's next point of the step
 TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
+PER_STEP_SHARE = 0.4               # of the count members, those counting their own step with no range on it
 TALLY_SUFFIX = "n"                 # a count member's name: its member's and this (drawn names end in a digit)
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or more, those adding a mean from j on
@@ -169,6 +170,7 @@ class ProgramGenerator:
         self.rims, self.tallies, self.shifted = streams.rims, streams.tallies, streams.shifted
         self.copies, self.current, self.points = streams.copies, streams.current, streams.points
         self.earlier = streams.earlier
+        self.perstep = streams.perstep
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
@@ -626,14 +628,19 @@ class ProgramGenerator:
         x = tensors[k]
         name = x.name + TALLY_SUFFIX
         t, back = Index("t"), Binary("-", Index("t"), Lit(1, "i32"), "i32")
+        # (from `perstep`, a stream of its own) `c[t] = ..x[t, k]..` over every step, its range
+        # left to the read of x (einc took no member's read as a range: E004), x reading c[t - 1]
+        per_step = self.perstep is not None and self.perstep.random() < PER_STEP_SHARE
         fixed = tuple(Lit(self.tallies.randrange(size), "i32") for size in x.sizes[2:])
-        below = Binary("<", Read(x.name, (back, Index("k")) + fixed, x.dtype),
+        below = Binary("<", Read(x.name, (t if per_step else back, Index("k")) + fixed, x.dtype),
                        Lit(self.tallies.choice((0.0, 0.5, -0.25)), x.dtype), "bool")
         count = Reduce("sum", (Range("k", Bound(0), x.shape[1]),), IfElse(below, Lit(1, "i32"), Lit(0, "i32"), "i32"),
                        None, "i32")
         tally = Define(name, "i32", (Clause((Slot("t", Bound(0), Bound(start)),), Lit(0, "i32")),
                                      Clause((Slot("t", Bound(start), x.shape[0]),), count)))
-        row = Binary("%", Read(name, (t,), "i32"), Lit(x.sizes[1], "i32"), "i32")
+        if per_step:
+            tally = Define(name, "i32", (Clause((Slot("t", Bound(0), x.shape[0], explicit=False),), count),))
+        row = Binary("%", Read(name, (back if per_step else t,), "i32"), Lit(x.sizes[1], "i32"), "i32")
         pick = Read(x.name, (back, row) + tuple(Index("jkl"[a]) for a in range(1, len(x.shape) - 1)), x.dtype)
         # x's start a choice of literals, so that only the data its steps meet types it (render
         # writes them unsuffixed where another clause is typed by data)
@@ -649,6 +656,8 @@ class ProgramGenerator:
                 return c
             return replace(c, body=Binary("+", c.body, Binary("*", Lit(0.25, x.dtype), pick, x.dtype), x.dtype))
         stepped = replace(members[k], clauses=tuple(map(rewritten, members[k].clauses)))
+        if per_step:        # after x, whose step it reads
+            return members[:k] + [stepped, tally] + members[k + 1:], names + [name], layout + [(name, 0)]
         at = next(p for p, (member, _) in enumerate(layout) if member == x.name)
         return (members[:k] + [tally, stepped] + members[k + 1:], names[:k] + [name] + names[k:],
                 layout[:at] + [(name, 0), (name, 1)] + layout[at:])
