@@ -1,7 +1,11 @@
-"""Hold-out programs, eighth round (scientific simulation): a D2Q9 lattice Boltzmann flow with
-periodic streaming, Gray-Scott reaction-diffusion on a named grid, ... each checked against NumPy
-computed here. Each case states its tolerance (`tol`, rtol and atol; integers and bools compare
-exactly); `vk` cases run on vulkan-spirv too."""
+"""Hold-out programs, eighth round (scientific simulation, mostly on named dims): a D2Q9 lattice
+Boltzmann flow with periodic streaming, Gray-Scott, Cahn-Hilliard and Fisher-KPP (with the adjoint
+gradient of a misfit in its parameters) on stencils, Lorenz-96 by RK4 with dE/dF, Kuramoto
+oscillators, a Hodgkin-Huxley neuron, Lennard-Jones molecular dynamics by velocity Verlet, SEIR on
+a contact network through index arrays, Crank-Nicolson for the Schrodinger equation with complex
+values as tuples, Godunov's scheme for traffic and a Potts model with a hashed u32 stream, each
+checked against NumPy computed here. Each case states its tolerance (`tol`, rtol and atol; integers
+and bools compare exactly); `vk` cases run on vulkan-spirv too."""
 import numpy as np
 import pytest
 
