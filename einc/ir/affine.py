@@ -12,7 +12,7 @@ import numpy as np
 
 from einc.ir.nodes import Const, IndexRef, Op, Size, Value
 from einc.ir.traversal import fold
-from einc.ir.types import DataSize, Lin, Quotient, SizeOp
+from einc.ir.types import DataSize, Lin, Quotient, SizeOp, Sym
 
 
 def affine_of(v: Value) -> Optional[Lin]:
@@ -138,37 +138,56 @@ def _constant_quotient(numer: Lin, denom: int) -> Optional[Lin]:
 
 
 def periodic_of(v: Value) -> Optional[tuple]:
-    """A subscript `x % n` (n an affine size) as a key equal for equal values: ("lin", a) where
-    the value is the affine a over the indices' ranges, else ("mod", a, n) with the value a mod
-    n. A remainder by n inside x is congruent to its own numerator, so a wrap applied twice is
-    one (`((i + 1) % N + N - 1) % N` is i); a subscript read in bounds is not negative, where
-    `%`, which keeps the dividend's sign, agrees with mod. None where v is no such form."""
+    """A subscript `x % n` (n an affine size, x not negative) as a key equal for equal values:
+    ("lin", a) where the value is the affine a over the indices' ranges, else ("mod", a, n) with
+    the value a mod n. A remainder by n inside x is congruent to its own numerator, so a wrap
+    applied twice is one (`((i + 1) % N + N - 1) % N` is i). A dividend that may be negative
+    (`(i - 1) % N`, which `%` leaves negative at i = 0) gives None."""
     if not (isinstance(v, Op) and v.op == "rem"):
         return None
     n = affine_of(v.args[1])
-    a = None if n is None else _congruent(v.args[0], n)
-    if a is None:
+    found = None if n is None else _congruent(v.args[0], n)
+    if found is None or not _not_negative(found[1], n):
         return None
+    a = found[0]
     a = Lin(a.const % n.const if n.is_const and n.const > 0 else a.const,
             {k: c for k, c in a.terms.items() if not (n.terms == {k: 1} and n.const == 0)})
-    if all(getattr(k, "extent", 0) is not None for k in a.keys()):
-        lo, hi = bounds(a)
-        if lo.is_const and lo.const >= 0 and (n - hi).is_const and (n - hi).const >= 1:
-            return ("lin", a)
+    lo, hi = bounds(a)
+    if lo.is_const and lo.const >= 0 and (n - hi).is_const and (n - hi).const >= 1:
+        return ("lin", a)
     return ("mod", a, n)
 
 
-def _congruent(v: Value, n: Lin) -> Optional[Lin]:
-    """An affine form congruent to `v` modulo n, remainders by n taken as their numerators."""
-    if isinstance(v, Op) and v.dtype.is_int:
-        if v.op == "rem" and affine_of(v.args[1]) == n:
-            return _congruent(v.args[0], n)
-        if v.op in ("add", "sub", "neg"):
-            args = [_congruent(a, n) for a in v.args]
-            if any(a is None for a in args):
-                return None
-            return args[0] + args[1] if v.op == "add" else args[0] - args[1] if v.op == "sub" else -args[0]
-    return affine_of(v)
+def _congruent(v: Value, n: Lin) -> Optional[tuple]:
+    """(an affine form congruent to `v` modulo n, the least value of v) with the remainders by n
+    of non-negative dividends inside v (at least 0 each) taken as their numerators; None where
+    v is no sum of such remainders and an affine part whose index ranges are known."""
+    if isinstance(v, Op) and v.dtype.is_int and v.op == "rem" and affine_of(v.args[1]) == n:
+        inner = _congruent(v.args[0], n)
+        return None if inner is None or not _not_negative(inner[1], n) else (inner[0], Lin(0))
+    if isinstance(v, Op) and v.dtype.is_int and v.op == "add":
+        a, b = (_congruent(x, n) for x in v.args)
+        return None if a is None or b is None else (a[0] + b[0], a[1] + b[1])
+    if isinstance(v, Op) and v.dtype.is_int and v.op == "sub":
+        a, b = _congruent(v.args[0], n), affine_of(v.args[1])
+        return None if a is None or b is None or not _ranged(b) else (a[0] - b, a[1] - bounds(b)[1])
+    lin = affine_of(v)
+    return None if lin is None or not _ranged(lin) else (lin, bounds(lin)[0])
+
+
+def _ranged(lin: Lin) -> bool:
+    return all(getattr(k, "extent", 0) is not None for k in lin.keys())
+
+
+def _not_negative(lo: Lin, n: Lin) -> bool:
+    """Whether a dividend's least value over the index ranges, in sizes, is at least 0 for every
+    size where it matters: an input dim is at least 1 (a length computed from data at least 0),
+    and a divisor n that is one dim leaves 0 at n = 1 however `%` rounds, so n counts from 2
+    (`(i + N - 2) % N`)."""
+    def least(k):
+        return 2 if n.terms == {k: 1} and n.const == 0 else 0 if isinstance(k, DataSize) else 1
+    return (all(c > 0 and isinstance(k, Sym) for k, c in lo.terms.items())
+            and lo.const + sum(c * least(k) for k, c in lo.terms.items()) >= 0)
 
 
 _RULES = {
