@@ -26,6 +26,7 @@ COUNT_SHARE = 0.8              # of the guarded i32 sums over one plain range, t
 WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a clamped window
 SIBLING_SHARE = 0.5            # of second reduction indices over the first's range, those made `0..j + 1`
 EXTREMUM_GUARD_SHARE = 0.3     # of the max, min and prod reductions drawn, those given a guard
+WRAP_SHARE = 0.06              # of the subscripts drawn in an axis of a plain size, those wrapped around it
 SIGNED_SHARE = 0.04            # of the subscripts drawn, those made `(i - c) / k + d` or `(i - c) % k + d`
 WIDE_POWER_SHARE = 1.0         # of the i64 powers drawn, those written (E002 before branch hdp; 0 in tests: none)
 NARROW_SHARE = 0.15            # of the programs, those whose integer type is one of NARROW_INTS
@@ -82,6 +83,7 @@ class Streams:
     shorts: random.Random | None = None     # a bool member's start and steps as one `||` of `&&`s (ProgramGenerator.member)
     skips: random.Random | None = None      # rows picked by an index input, -1 skipping one (ProgramGenerator.row_map)
     perstep: random.Random | None = None    # a count member of no range reading its step (ProgramGenerator.with_tally)
+    wraps: random.Random | None = None      # a subscript wrapped around its axis, `(i + 1 + N) % N` (ExpressionGenerator._wrapped)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -90,7 +92,7 @@ class Streams:
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
-                      "skips", "perstep")))
+                      "skips", "perstep", "wraps")))
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ class ExpressionGenerator:
         self.prefix = prefix       # of every name it makes: another generator's names never clash
         self.windows, self.siblings, self.guards = streams.windows, streams.siblings, streams.guards
         self.signed, self.widths, self.counts = streams.signed, streams.widths, streams.counts
+        self.wraps = streams.wraps
         self.wide, self.folds, self.rows = streams.wide, streams.folds, streams.rows
         self.ends = streams.ends
         # an index input only ranges read from data use (_data_range), and a binding every scope
@@ -327,7 +330,17 @@ class ExpressionGenerator:
         options += [(sub, [], 1) for sub in self._data_dependent(size, scope)]
         sub, guards, _ = rng.choices(options, [w for *_, w in options])[0]
         signed = None if guards else self._signed_quotient(size, scope, avoid)   # a guard's `else` draws from rng
-        return (sub, guards) if signed is None else (signed, [])
+        return (sub if guards else self._wrapped(sub, extent), guards) if signed is None else (signed, [])
+
+    def _wrapped(self, sub, extent: Bound):
+        """Some of the time (from `wraps`, a stream of its own) a subscript in an axis of a plain
+        size n written as a cyclic stencil's wrap, `(sub + n) % n`, its value unchanged: einc
+        keys a wrap's point by its value mod n (einc/ir/affine.py `periodic_of`)."""
+        if self.wraps is None or extent.index is not None or extent.clamp or extent.data or \
+                extent.const != 0 and extent.dim is not None or self.wraps.random() >= WRAP_SHARE:
+            return sub
+        n = DimRef(extent.dim) if extent.dim is not None else Lit(extent.const, "i32")
+        return Binary("%", Binary("+", sub, n, "i32"), n, "i32")
 
     def _signed_quotient(self, size: int, scope: Scope, avoid: str | None):
         """Some of the time (from `signed`, a stream of its own) an index shifted below 0 and
