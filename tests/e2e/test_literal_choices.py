@@ -217,6 +217,31 @@ def test_a_count_read_by_value_in_a_recurrence_stays_an_integer(run):
     np.testing.assert_array_equal(out["n"], np.array(ns))
 
 
+def test_members_without_a_start_read_through_a_typed_member_are_typed_in_turn(run):
+    """err, best, alpha and u have no start clause and form one cycle through w, whose start
+    types it f64: ordered by what they read apart from w they type as f64, i32, f64, f64, though
+    no guess of one type for all four does (boosting rounds, found writing the hold-out program
+    adaboost_stumps: E002 "a subscript must be an integer" at `err[t, best[t]]`)."""
+    x = np.array([0.4, 0.1, 0.3, 0.2])
+    out = run("""
+        use std::array::argmin;
+        let x: [f64; 4];
+        let w[0, n in 0..4] = x[n];
+        let err[t in 1..5, k in 0..4] = w[t - 1, k] * 0.5;
+        let best[t in 1..5] = argmin(err[t]);
+        let alpha[t in 1..5] = err[t, best[t]];
+        let u[t in 1..5, n in 0..4] = w[t - 1, n] + alpha[t];
+        let w[t in 1..5, n in 0..4] = u[t, n] / sum[j](u[t, j]);
+    """, x=x)
+    w, best = [x], [0]
+    for _ in range(1, 5):
+        b = int(np.argmin(w[-1] * 0.5)); u = w[-1] + w[-1][b] * 0.5
+        w.append(u / u.sum()); best.append(b)
+    assert out["best"].dtype == np.int32 and out["alpha"].dtype == np.float64
+    np.testing.assert_allclose(out["w"], np.array(w), **TIGHT)
+    np.testing.assert_array_equal(out["best"], best)
+
+
 def test_a_recurrence_starting_at_an_int_literal_stays_an_integer_when_its_steps_are(run):
     k = np.array([3, -2, 2 ** 40, 5, 7], dtype=np.int64)
     out = run("""

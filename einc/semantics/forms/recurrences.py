@@ -497,7 +497,7 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
             if not _wrong_guess(err):
                 raise
             errors.append(err)
-    components = _components_read_first(clauses_by_member)
+    components = _components_read_first(clauses_by_member, set(initial[0]) - initial[1])
     if len(components) == 1:
         raise _furthest(errors)
     try:
@@ -562,9 +562,13 @@ def _typed_by_component(el, clauses_by_member: dict, env, names: dict, component
     return settled
 
 
-def _components_read_first(clauses_by_member: dict) -> list:
-    """The group's strongly connected components under "reads", each after those it reads."""
-    group = set(clauses_by_member)
+def _components_read_first(clauses_by_member: dict, typed: set) -> list:
+    """The group's strongly connected components under "reads", each after those it reads. A
+    read of a member its base clauses type (`typed`: `w[0] = x[n]`) orders nothing, its type
+    being known before its clauses are: a weight `w[t]` from `u[t]` from `alpha[t]` from
+    `err[t, best[t]]` from `w[t - 1]` types err, best, alpha and u in turn (one cycle otherwise,
+    whose unseeded members must guess one type for all beyond MAX_UNSEEDED)."""
+    group = set(clauses_by_member) - typed
     reads = {did: {n.def_id for c in cs for n in ast.iter_nodes([c.value, c.wheres])
                    if isinstance(n, ast.Name) and n.def_id in group}
              for did, cs in clauses_by_member.items()}
