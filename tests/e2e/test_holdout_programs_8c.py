@@ -125,6 +125,106 @@ def _(Xf, tags, W, A):
                 zcheck=0.0, __stdout__=[f"nll {logZ - gold:.6f}"])
 
 
+
+# 6 t-SNE: perplexity bisection per row, symmetric affinities, momentum steps, autodiff check
+def tsne_inputs():
+    rg = R(807); centers = np.array([[0, 0, 0, 0], [3, 3, 0, 0.0]])
+    X = centers[np.arange(8) % 2] + rg.standard_normal((8, 4))
+    return dict(X=X, Y0=rg.standard_normal((8, 2)) * 1e-1, perplexity=np.float64(3.0))
+def tsne_kernel(Y):
+    q = 1 / (1 + ((Y[:, None] - Y[None]) ** 2).sum(-1)); np.fill_diagonal(q, 0); return q
+@case("tsne_steps", inputs=tsne_inputs, tol=(1e-8, 1e-10), outputs=["lb", "ub", "beta", "P", "L0", "gap0", "Y", "cost"])
+def _(X, Y0, perplexity):
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1); target = np.log(perplexity)
+    def entropy(i, b):
+        p = np.exp(-b * D2[i]); p[i] = 0; z = p.sum(); return np.log(z) + b * (p * D2[i]).sum() / z
+    lb = np.zeros((8, 50)); ub = np.zeros((8, 50)); lb[:, 0] = -12; ub[:, 0] = 6
+    for i in range(8):
+        for s in range(1, 50):
+            m = 0.5 * (lb[i, s - 1] + ub[i, s - 1]); up = entropy(i, np.exp(m)) > target
+            lb[i, s], ub[i, s] = (m, ub[i, s - 1]) if up else (lb[i, s - 1], m)
+    beta = np.exp(0.5 * (lb[:, -1] + ub[:, -1]))
+    Pc = np.exp(-beta[:, None] * D2); np.fill_diagonal(Pc, 0); Pc /= Pc.sum(1, keepdims=True); P = (Pc + Pc.T) / 16
+    off = ~np.eye(8, dtype=bool)
+    def kl(Y):
+        q = tsne_kernel(Y); Z = q.sum(); return (P[off] * np.log(P[off] * Z / q[off])).sum()
+    def grad(Y):
+        q = tsne_kernel(Y); Z = q.sum(); return 4 * (((P - q / Z) * q)[:, :, None] * (Y[:, None] - Y[None])).sum(1)
+    Y = [Y0]; V = np.zeros_like(Y0)
+    for _ in range(1, 30):
+        V = 0.5 * V - 4.0 * grad(Y[-1]); Y.append(Y[-1] + V)
+    cost = np.array([kl(y) for y in Y]); assert cost[-1] < cost[0]
+    return dict(lb=lb, ub=ub, beta=beta, P=P, L0=kl(Y0), gap0=0.0, Y=np.array(Y), cost=cost,
+                __stdout__=[f"KL {cost[0]:.5f} -> {cost[-1]:.5f}"])
+
+
+# 7 linear SVM by dual coordinate descent with clipping
+def svm_inputs():
+    rg = R(808); D = 3
+    wt = np.array([1.5, -1.0, 0.5])
+    def draw(n):
+        X = rg.standard_normal((n, D)); y = np.sign(X @ wt + 0.4 * rg.standard_normal(n)); return X, y
+    X, y = draw(24); Xt, yt = draw(30)
+    return dict(X=X, y=y, Xt=Xt, yt=yt, C=np.float64(0.8))
+@case("svm_dual_cd", inputs=svm_inputs, tol=(1e-10, 1e-12),
+      outputs=["Q", "dual", "prim", "wf", "kind", "on_margin", "bounded", "test_acc"])
+def _(X, y, Xt, yt, C):
+    N, D = X.shape; E = 8; Q = (X * X).sum(1); a = np.zeros(N); w = np.zeros(D); dual, prim = [], []
+    for e in range(E):
+        for i in range(N):
+            g = y[i] * (w @ X[i]) - 1; new = min(max(a[i] - g / Q[i], 0.0), C)
+            w = w + (new - a[i]) * y[i] * X[i]; a[i] = new
+        dual.append(a.sum() - 0.5 * w @ w)
+        prim.append(0.5 * w @ w + C * np.maximum(0, 1 - y * (X @ w)).sum())
+    kind = np.where(a == 0, 0, np.where(a == C, 2, 1)).astype(np.int32)
+    om, bd = int((kind == 1).sum()), int((kind == 2).sum())
+    return dict(Q=Q, dual=np.array([0.0] + dual), prim=np.array([0.0] + prim), wf=w, kind=kind, on_margin=np.int32(om),
+                bounded=np.int32(bd), test_acc=((yt * (Xt @ w)) > 0).mean(),
+                __stdout__=[f"{om} on the margin, {bd} at C"])
+
+
+# 8 kernel ridge regression through Cholesky, LOO residuals, d(log marginal likelihood)/d(ell)
+def krr_inputs():
+    rg = R(809); X = rg.uniform(-2, 2, (12, 2)); y = np.sin(X[:, 0]) * np.cos(0.5 * X[:, 1]) + 0.1 * rg.standard_normal(12)
+    return dict(X=X, y=y, Xs=rg.uniform(-2, 2, (5, 2)), ell=np.float64(0.9), lam=np.float64(0.05))
+@case("kernel_ridge_chol", inputs=krr_inputs, tol=(1e-9, 1e-11),
+      outputs=["K", "L", "alpha", "pred", "Linv", "Kinv_diag", "loo", "logml", "dlogml", "rmse_loo"])
+def _(X, y, Xs, ell, lam):
+    N = len(X); sq = lambda A, B: ((A[:, None] - B[None]) ** 2).sum(-1)
+    Kr = np.exp(-0.5 * sq(X, X) / ell ** 2); K = Kr + lam * np.eye(N)
+    L = np.linalg.cholesky(K); alpha = np.linalg.solve(K, y); Ki = np.linalg.inv(K)
+    pred = np.exp(-0.5 * sq(Xs, X) / ell ** 2) @ alpha; loo = alpha / np.diag(Ki)
+    logml = -0.5 * y @ alpha - np.log(np.diag(L)).sum() - 0.5 * N * np.log(2 * np.pi)
+    dK = Kr * sq(X, X) / ell ** 3
+    return dict(K=K, L=L, alpha=alpha, pred=pred, Linv=np.linalg.inv(L).T, Kinv_diag=np.diag(Ki), loo=loo, logml=logml,
+                dlogml=0.5 * np.trace((np.outer(alpha, alpha) - Ki) @ dK), rmse_loo=np.sqrt((loo ** 2).mean()),
+                __stdout__=[f"log marginal likelihood {logml:.6f}, loo rmse {np.sqrt((loo ** 2).mean()):.5f}"])
+
+
+# 9 EM for a Bernoulli mixture (MAP with Beta(2, 2)), log-space responsibilities
+def bmm_inputs():
+    rg = R(810); protos = np.array([[0.9, 0.9, 0.8, 0.1, 0.1, 0.2, 0.5], [0.1, 0.2, 0.1, 0.9, 0.8, 0.9, 0.5],
+                                    [0.8, 0.1, 0.9, 0.1, 0.9, 0.1, 0.9]])
+    z = rg.integers(0, 3, 40); B = (rg.random((40, 7)) < protos[z]).astype(np.uint8)
+    return dict(B=B, mu0=rg.uniform(0.3, 0.7, (3, 7)))
+@case("bernoulli_mixture_em", inputs=bmm_inputs, tol=(1e-10, 1e-12),
+      outputs=["pi", "mu", "ll", "r", "objective", "label", "sizes"])
+def _(B, mu0):
+    from scipy.special import logsumexp
+    I = 12; N = len(B); pi = [np.full(3, 1 / 3)]; mu = [mu0]; lls, rs, obj = [], [], []
+    Bf = B.astype(float)
+    for s in range(I):
+        lj = np.log(pi[-1]) + Bf @ np.log(mu[-1]).T + (1 - Bf) @ np.log(1 - mu[-1]).T
+        ll = logsumexp(lj, axis=1); r = np.exp(lj - ll[:, None]); Nk = r.sum(0)
+        obj.append(ll.sum() + (np.log(mu[-1]) + np.log(1 - mu[-1])).sum())
+        pi.append(Nk / N); mu.append((r.T @ Bf + 1) / (Nk[:, None] + 2)); lls.append(ll); rs.append(r)
+    pad = lambda a: np.concatenate([np.zeros((1,) + a.shape[1:]), a])
+    label = rs[-1].argmax(1).astype(np.int32); obj = np.array(obj)
+    return dict(pi=np.array(pi), mu=np.array(mu), ll=pad(np.array(lls)), r=pad(np.array(rs)), objective=pad(obj),
+                label=label, sizes=np.bincount(label, minlength=3).astype(np.int64),
+                __stdout__=[f"objective {obj[0]:.4f} -> {obj[-1]:.4f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
