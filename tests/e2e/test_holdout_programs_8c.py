@@ -225,6 +225,103 @@ def _(B, mu0):
                 __stdout__=[f"objective {obj[0]:.4f} -> {obj[-1]:.4f}"])
 
 
+
+# 10 Mann-Whitney U with midranks and tie correction, 1-d Wasserstein, Kolmogorov-Smirnov
+@case("mann_whitney_wasserstein", inputs=lambda: dict(a=np.round(R(811).normal(0, 1, 13), 1), b=np.round(R(812).normal(0.6, 1.3, 17), 1)),
+      tol=(1e-12, 1e-12), outputs=["pool", "rank", "tie", "R1", "U1", "U2", "sigma", "z", "ord", "sorted", "Fa", "Fb", "w1", "ks"])
+def _(a, b):
+    from scipy import stats
+    NA, NB = len(a), len(b); NP = NA + NB; pool = np.concatenate([a, b])
+    rank = stats.rankdata(pool); tie = (pool[:, None] == pool[None]).sum(1)
+    R1 = rank[:NA].sum(); U1 = R1 - NA * (NA + 1) / 2
+    sigma = np.sqrt(NA * NB / 12 * ((NP + 1) - (tie ** 2 - 1).sum() / (NP * (NP - 1))))
+    z = (U1 - NA * NB / 2) / sigma
+    assert np.isclose(U1, stats.mannwhitneyu(a, b).statistic)
+    ordr = np.argsort(pool, kind="stable"); ord_ = np.empty(NP, np.int32); ord_[ordr] = np.arange(NP)
+    srt = pool[ordr]; Fa = (a[None] <= srt[:, None]).mean(1); Fb = (b[None] <= srt[:, None]).mean(1)
+    w1 = (np.abs(Fa - Fb)[:-1] * np.diff(srt)).sum(); assert np.isclose(w1, stats.wasserstein_distance(a, b))
+    ks = np.abs(Fa - Fb).max(); assert np.isclose(ks, stats.ks_2samp(a, b).statistic)
+    return dict(pool=pool, rank=rank, tie=tie.astype(np.int64), R1=R1, U1=U1, U2=NA * NB - U1, sigma=sigma, z=z, ord=ord_,
+                sorted=srt, Fa=Fa, Fb=Fb, w1=w1, ks=ks, __stdout__=[f"U = {U1}, z = {z:.4f}, W1 = {w1:.4f}, D = {ks:.4f}"])
+
+
+# 11 k-medoids (PAM) swap rounds
+def kmed_inputs():
+    rg = R(813); c = np.array([[0, 0], [5, 1], [2, 6.0]])
+    return dict(P=(c[np.arange(14) % 3] + rg.standard_normal((14, 2))).astype(np.float32), m0=np.int32([0, 1, 4]))
+@case("kmedoids_swap", inputs=kmed_inputs, tol=(1e-5, 1e-5), vk=True,
+      outputs=["Dm", "med", "trial", "cur", "pick", "better", "final_cost", "label", "sizes", "biggest"])
+def _(P, m0):
+    Dm = np.abs(P[:, None] - P[None]).sum(-1, dtype=np.float64); cost = lambda m: Dm[:, m].min(1).sum()
+    med = [m0.copy()]; trial, cur, pick, better = [], [], [], []
+    for r in range(5):
+        tr = []
+        for q in range(42):
+            m = med[-1].copy(); m[q // 14] = q % 14; tr.append(cost(m))
+        tr = np.array(tr); pk = int(np.argmin(tr)); c0 = cost(med[-1]); bt = tr[pk] < c0 - 1e-4
+        m = med[-1].copy()
+        if bt: m[pk // 14] = pk % 14
+        med.append(m); trial.append(tr); cur.append(c0); pick.append(pk); better.append(bt)
+    label = Dm[:, med[-1]].argmin(1).astype(np.int32); sizes = np.bincount(label, minlength=3).astype(np.int32)
+    pad = lambda a, z=0: np.concatenate([np.full((1,) + np.shape(a)[1:], z, np.asarray(a).dtype), a])
+    return dict(Dm=Dm, med=np.array(med, np.int32), trial=pad(np.array(trial)), cur=pad(np.array(cur)), pick=pad(np.int32(pick)),
+                better=pad(np.array(better), False), final_cost=cost(med[-1]), label=label, sizes=sizes,
+                biggest=np.int32(np.argmax(sizes)), __stdout__=[f"cost {cur[0]:.3f} -> {cost(med[-1]):.3f}"])
+
+
+# 12 Gaussian naive Bayes in f32 with a variance floor and log-sum-exp posteriors
+def gnb_inputs():
+    rg = R(814); mu = np.array([[0, 0, 0, 0], [1.5, -1, 0.5, 2], [-1, 1.5, 2, -0.5]]); sd = np.array([1.0, 0.7, 1.3])
+    def draw(n):
+        k = rg.integers(0, 3, n); return (mu[k] + sd[k, None] * rg.standard_normal((n, 4))).astype(np.float32), k.astype(np.int32)
+    X, lab = draw(60); Xt, lt = draw(25)
+    return dict(X=X, lab=lab, Xt=Xt, lt=lt)
+@case("gaussian_nb", inputs=gnb_inputs, tol=(2e-5, 2e-5), vk=True,
+      outputs=["count", "mu", "eps", "var", "jll", "logpost", "pred", "accuracy", "confusion"])
+def _(X, lab, Xt, lt):
+    X64, Xt64 = X.astype(np.float64), Xt.astype(np.float64); N = len(X)
+    count = np.bincount(lab, minlength=3).astype(float)
+    mu = np.stack([X64[lab == k].mean(0) for k in range(3)]); eps = 1e-2 * X64.var(0).max()
+    var = np.stack([X64[lab == k].var(0) for k in range(3)]) + eps
+    jll = np.log(count / N) - 0.5 * (np.log(2 * np.pi * var)[None] + (Xt64[:, None] - mu[None]) ** 2 / var[None]).sum(-1)
+    from scipy.special import logsumexp
+    pred = jll.argmax(1).astype(np.int32); acc = (pred == lt).mean()
+    conf = np.zeros((3, 3), np.int32); np.add.at(conf, (lt, pred), 1)
+    return dict(count=count, mu=mu, eps=eps, var=var, jll=jll, logpost=jll - logsumexp(jll, axis=1, keepdims=True), pred=pred,
+                accuracy=acc, confusion=conf, __stdout__=[f"accuracy {acc:.3f}"])
+
+
+# 13 ARIMA(2, 1, 1): CSS by recurrence, gradient steps by autodiff, forecasts and standard errors
+def arima_inputs():
+    rg = R(815); T = 60; eps = rg.standard_normal(T + 2) * 0.5; d = np.zeros(T + 2)
+    for t in range(2, T + 2):
+        d[t] = 0.5 * d[t - 1] - 0.3 * d[t - 2] + eps[t] + 0.4 * eps[t - 1]
+    return dict(y=10 + np.cumsum(d[2:]), par0=np.array([0.1, 0.0, 0.0]))
+def arima_css(p, dy):
+    e = np.zeros(len(dy), np.asarray(p).dtype)
+    for t in range(2, len(dy)):
+        e[t] = dy[t] - p[0] * dy[t - 1] - p[1] * dy[t - 2] - p[2] * e[t - 1]
+    return (e[2:] ** 2).sum(), e
+@case("arima_forecast", inputs=arima_inputs, tol=(1e-8, 1e-10),
+      outputs=["dy", "par", "loss", "e", "sigma2", "fd", "level", "psi", "cpsi", "se"])
+def _(y, par0):
+    T = len(y); H = 6; dy = np.diff(y); par = [par0]; h = 1e-30
+    for _ in range(39):
+        p = par[-1]
+        g = np.array([arima_css(p + 1j * h * np.eye(3)[i], dy)[0].imag / h for i in range(3)])
+        par.append(p - 0.002 * g)
+    p = par[-1]; loss, e = arima_css(p, dy); sigma2 = loss / (T - 3)
+    fd = [dy[T - 3], dy[T - 2]]
+    for k in range(2, H + 2):
+        fd.append(p[0] * fd[-1] + p[1] * fd[-2] + (p[2] * e[T - 2] if k == 2 else 0))
+    fd = np.array(fd); level = y[-1] + np.cumsum(fd[2:])
+    psi = [1.0, p[0] + p[2]]
+    for j in range(2, H): psi.append(p[0] * psi[-1] + p[1] * psi[-2])
+    cpsi = np.cumsum(psi); se = np.sqrt(sigma2 * np.cumsum(cpsi ** 2))
+    return dict(dy=dy, par=np.array(par), loss=loss, e=e, sigma2=sigma2, fd=fd, level=level, psi=np.array(psi), cpsi=cpsi,
+                se=se, __stdout__=[f"css {loss:.5f}, next {level[0]:.4f} +- {se[0]:.4f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
