@@ -322,6 +322,45 @@ def _(y, par0):
                 se=se, __stdout__=[f"css {loss:.5f}, next {level[0]:.4f} +- {se[0]:.4f}"])
 
 
+
+# 14 logistic regression: LCG minibatches, @loss / @w with an L2 penalty, held-out accuracy and log-loss
+def logreg_inputs():
+    rg = R(816); N, F = 40, 3; X = rg.standard_normal((N, F))
+    y = (X @ np.array([1.2, -0.8, 0.5]) + 0.3 + 0.6 * rg.standard_normal(N) > 0).astype(np.int32)
+    return dict(X=X, y=y, seed=np.int64(12345))
+@case("logreg_minibatch_holdout", inputs=logreg_inputs, tol=(1e-10, 1e-12),
+      outputs=["state", "pick", "w", "held_acc", "held_loss", "best_step"])
+def _(X, y, seed):
+    N, F = X.shape; NT = N - N // 4; B, S = 8, 60; st = [int(seed)]
+    for _ in range(S * B):
+        st.append((1664525 * st[-1] + 1013904223) % 4294967296)
+    pick = np.int32([(s // 65536) % NT for s in st[1:]]); w = [np.zeros(F + 1)]
+    for s in range(S):
+        b = pick[s * B:(s + 1) * B]; v = w[-1]; z = v[F] + X[b] @ v[:F]
+        r = (1 / (1 + np.exp(-z)) - y[b]) / B
+        g = np.concatenate([X[b].T @ r + 0.02 * v[:F], [r.sum()]]); w.append(v - 0.5 * g)
+    w = np.array(w); z = w[:, F:] + w[:, :F] @ X[NT:].T
+    acc = ((z > 0) == (y[NT:] == 1)).mean(1); loss = (np.log1p(np.exp(z)) - y[NT:] * z).mean(1)
+    return dict(state=np.int64(st), pick=pick, w=w, held_acc=acc, held_loss=loss, best_step=np.int32(np.argmax(acc)),
+                __stdout__=[f"held-out accuracy {acc[-1]:.3f}, log-loss {loss[0]:.4f} -> {loss[-1]:.4f}"])
+
+
+# 15 bootstrap percentile interval of Pearson's r with a Park-Miller LCG
+def boot_inputs():
+    rg = R(817); x = rg.standard_normal(25); return dict(x=x, y=0.6 * x + 0.8 * rg.standard_normal(25), seed=np.int64(2024))
+@case("bootstrap_corr_ci", inputs=boot_inputs, tol=(1e-11, 1e-12), outputs=["idx", "r_hat", "rb", "ord", "sorted", "ci", "bias", "corrected"])
+def _(x, y, seed):
+    N = len(x); B = 200; st = [int(seed)]
+    for _ in range(B * N):
+        st.append(16807 * st[-1] % 2147483647)
+    idx = np.int32([s % N for s in st[1:]]); r_hat = np.corrcoef(x, y)[0, 1]
+    I = idx.reshape(B, N); rb = np.array([np.corrcoef(x[i], y[i])[0, 1] for i in I])
+    o = np.argsort(rb, kind="stable"); ord_ = np.empty(B, np.int32); ord_[o] = np.arange(B)
+    ci = np.percentile(rb, [2.5, 97.5]); bias = rb.mean() - r_hat
+    return {"idx": idx, "r_hat": r_hat, "rb": rb, "ord": ord_, "sorted": rb[o], "ci.0": ci[0], "ci.1": ci[1], "bias": bias,
+            "corrected": r_hat - bias, "__stdout__": [f"r = {r_hat:.4f}, 95% interval [{ci[0]:.4f}, {ci[1]:.4f}]"]}
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
