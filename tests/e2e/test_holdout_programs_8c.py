@@ -361,6 +361,25 @@ def _(x, y, seed):
             "corrected": r_hat - bias, "__stdout__": [f"r = {r_hat:.4f}, 95% interval [{ci[0]:.4f}, {ci[1]:.4f}]"]}
 
 
+
+# 16 ridge regression with the penalty chosen by 5-fold cross-validation (closures, a pipeline, solve)
+def ridge_inputs():
+    rg = R(818); X = rg.standard_normal((23, 3)) * np.array([1.0, 3.0, 0.2]) + np.array([0.0, 5.0, -1.0])
+    y = X @ np.array([0.8, -0.3, 2.0]) + 0.7 * rg.standard_normal(23)
+    return dict(X=X, y=y, grid=np.array([0.01, 0.3, 1.0, 3.0, 10.0, 30.0]))
+@case("ridge_kfold_cv", inputs=ridge_inputs, tol=(1e-10, 1e-12), outputs=["Z", "scores", "best", "w_all", "fitted", "r2"])
+def _(X, y, grid):
+    N = len(X); Z = (X - X.mean(0)) / X.std(0); ybar = y.mean(); n = np.arange(N)
+    def fit(lam, fold):
+        keep = n % 5 != fold; A = Z[keep].T @ Z[keep] + lam * np.eye(3)
+        return np.linalg.solve(A, Z[keep].T @ (y[keep] - ybar))
+    scores = np.array([sum(((y - ybar - Z @ fit(l, k))[n % 5 == k] ** 2).sum() for k in range(5)) / N for l in grid])
+    best = int(np.argmin(scores)); w = fit(grid[best], -1); fitted = ybar + Z @ w
+    r2 = 1 - ((y - fitted) ** 2).sum() / ((y - ybar) ** 2).sum()
+    return dict(Z=Z, scores=scores, best=np.int32(best), w_all=w, fitted=fitted, r2=r2,
+                __stdout__=[f"best penalty {grid[best]}, cv mse {scores[best]:.5f}, r2 {r2:.4f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
