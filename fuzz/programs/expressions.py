@@ -81,6 +81,7 @@ class Streams:
     steprows: random.Random | None = None   # an edge's read of its step written as a row first (ProgramGenerator.with_edges)
     shorts: random.Random | None = None     # a bool member's start and steps as one `||` of `&&`s (ProgramGenerator.member)
     skips: random.Random | None = None      # rows picked by an index input, -1 skipping one (ProgramGenerator.row_map)
+    chains: random.Random | None = None     # start-less members typed through a member's start (ProgramGenerator.with_chain)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -89,7 +90,7 @@ class Streams:
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
-                      "skips")))
+                      "skips", "chains")))
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,8 @@ RIM_SHARE = 0.3                    # of the others, those given a guarded rim cl
 RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's next point of the step
 TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
 TALLY_SUFFIX = "n"                 # a count member's name: its member's and this (drawn names end in a digit)
+CHAIN_SHARE = 0.5                  # of the groups with an f64 member of two axes and no count, those given a chain
+CHAIN_SUFFIXES = ("en", "kn", "an", "un")   # a chain's members: its member's name and these (ending as a count's)
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or more, those adding a mean from j on
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
@@ -178,6 +180,7 @@ class ProgramGenerator:
         self.perpoint = streams.perpoint
         self.ends = streams.ends
         self.steprows = streams.steprows
+        self.chains = streams.chains
         self.shorts = streams.shorts
         self.skips = streams.skips
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
@@ -505,6 +508,7 @@ class ProgramGenerator:
             self.add_tensor(tensor)
         if tally:
             members, names, layout = self.with_tally(members, tensors, names, layout, start)
+            members, names, layout = self.with_chain(members, tensors, names, layout, start)
         return Group(tuple(members), tuple(names), tuple(layout))
 
     def triangular(self) -> bool:
@@ -652,6 +656,53 @@ class ProgramGenerator:
         at = next(p for p, (member, _) in enumerate(layout) if member == x.name)
         return (members[:k] + [tally, stepped] + members[k + 1:], names[:k] + [name] + names[k:],
                 layout[:at] + [(name, 0), (name, 1)] + layout[at:])
+
+    def with_chain(self, members: list, tensors: list, names: list, layout: list, start: int) -> tuple:
+        """Some of the time (from `chains`, a stream of its own) four members with no start clause
+        before an f64 member x of two axes and no count member: `e[t, k] = x[t - 1, k] * 0.5`, a
+        count through a cast `c[t] = sum[k](if e[t, k] < v { 1.0 } else { 0.0 }) as i32` (no int
+        literal to guess its type from), `a[t] = e[t, c[t] % S]` and `u[t, j] = a[t] + x[t - 1, j]`;
+        x starts at `(j as f64) * 0.25` and its steps add `0.25 * u[t, j]`. x's start types x, and
+        through it the four in turn (guessed one type for all, f32, then f64, the cast failed
+        them: E002 until the hold-out program adaboost_stumps). Nothing of it is drawn from the
+        main stream, and the chain's members are no bindings of the program's (their names end
+        as a count's)."""
+        floats = [m for m in tensors if m.dtype == "f64" and len(m.shape) == 2 and m.sizes[1] > 1
+                  and m.name + TALLY_SUFFIX not in names]
+        if self.chains is None or not floats or self.chains.random() >= CHAIN_SHARE:
+            return members, names, layout
+        x = self.chains.choice(floats)
+        k = next(p for p, m in enumerate(members) if m.name == x.name)
+        e, c, a, u = (x.name + suffix for suffix in CHAIN_SUFFIXES)
+        t, back = Index("t"), Binary("-", Index("t"), Lit(1, "i32"), "i32")
+        steps, across = Slot("t", Bound(start), x.shape[0]), x.shape[1]
+        below = Binary("<", Read(e, (t, Index("k")), x.dtype), Lit(self.chains.choice((0.0, 0.25, -0.25)), x.dtype), "bool")
+        count = Cast(Reduce("sum", (Range("k", Bound(0), across),),
+                            IfElse(below, Lit(1.0, x.dtype), Lit(0.0, x.dtype), x.dtype), None, x.dtype), "i32")
+        chain = [
+            Define(e, x.dtype, (Clause((steps, Slot("k", Bound(0), across)),
+                                       Binary("*", Read(x.name, (back, Index("k")), x.dtype), Lit(0.5, x.dtype), x.dtype)),)),
+            Define(c, "i32", (Clause((steps,), count),)),
+            Define(a, x.dtype, (Clause((steps,), Read(e, (t, Binary("%", Read(c, (t,), "i32"), Lit(x.sizes[1], "i32"), "i32")),
+                                                      x.dtype)),)),
+            Define(u, x.dtype, (Clause((steps, Slot("j", Bound(0), across)),
+                                       Binary("+", Read(a, (t,), x.dtype), Read(x.name, (back, Index("j")), x.dtype), x.dtype)),))]
+        first = Binary("*", Cast(Index("j"), x.dtype), Lit(0.25, x.dtype), x.dtype)
+        added = Binary("*", Lit(0.25, x.dtype), Read(u, (t, Index("j")), x.dtype), x.dtype)
+
+        def rewritten(clause: Clause) -> Clause:
+            if clause.slots[0].lo.dim is None and clause.slots[0].lo.const < start:
+                return replace(clause, body=first)
+            # the plain step clauses only (a rim's, under a guard, stays as with_rim drew it)
+            if clause.slots[0].lo != Bound(start) or any(s.var is None for s in clause.slots) or \
+                    any(w.name is None for w in clause.wheres) or isinstance(clause.body, Lit):
+                return clause
+            return replace(clause, body=Binary("+", clause.body, added, x.dtype))
+        stepped = replace(members[k], clauses=tuple(map(rewritten, members[k].clauses)))
+        at = next(p for p, (member, _) in enumerate(layout) if member == x.name)
+        at_name = names.index(x.name)
+        return (members[:k] + chain + [stepped] + members[k + 1:], names[:at_name] + [e, c, a, u] + names[at_name:],
+                layout[:at] + [(e, 0), (c, 0), (a, 0), (u, 0)] + layout[at:])
 
     def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
         """A member of independent series along its last axis (`rest[-1]`): a literal start, then
