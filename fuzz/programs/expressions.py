@@ -82,6 +82,7 @@ class Streams:
     shorts: random.Random | None = None     # a bool member's start and steps as one `||` of `&&`s (ProgramGenerator.member)
     skips: random.Random | None = None      # rows picked by an index input, -1 skipping one (ProgramGenerator.row_map)
     chains: random.Random | None = None     # start-less members typed through a member's start (ProgramGenerator.with_chain)
+    tails: random.Random | None = None      # a member's last step summed over growing prefixes (ProgramGenerator.total)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -90,7 +91,7 @@ class Streams:
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
-                      "skips", "chains")))
+                      "skips", "chains", "tails")))
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fuzz.programs import expressions
-from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, high_of, low_of,
-                                       named)
+from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, bound_expr,
+                                       high_of, low_of, named)
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
@@ -56,6 +56,7 @@ TALLY_SHARE = 0.3                  # of the groups with a float member of a seco
 TALLY_SUFFIX = "n"                 # a count member's name: its member's and this (drawn names end in a digit)
 CHAIN_SHARE = 0.5                  # of the groups with an f64 member of two axes and no count, those given a chain
 CHAIN_SUFFIXES = ("en", "kn", "an", "un")   # a chain's members: its member's name and these (ending as a count's)
+TAIL_SHARE = 0.5                   # of the totals of members of two axes or more, those over prefixes of the last step
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or more, those adding a mean from j on
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
@@ -181,6 +182,8 @@ class ProgramGenerator:
         self.ends = streams.ends
         self.steprows = streams.steprows
         self.chains = streams.chains
+        self.tails = streams.tails
+        self.tail_read = None           # a member a total reads at its last step only: not an output (total)
         self.shorts = streams.shorts
         self.skips = streams.skips
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
@@ -234,6 +237,7 @@ class ProgramGenerator:
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
             outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
+        outputs = tuple(o for o in outputs if o != self.tail_read) or outputs
         saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE and outputs else ()
         program = Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
                           fixed=fixed and bool(dims))
@@ -989,7 +993,22 @@ class ProgramGenerator:
         body = Read(member, tuple(Index(r.var) for r in ranges), tensor.dtype)
         name = self.gen.name("s")
         self.add_tensor(Tensor(name, tensor.dtype, (), ()))
+        if self.tails is not None and len(tensor.shape) > 1 and self.tails.random() < TAIL_SHARE:
+            return self.tail_total(name, tensor)
         return Define(name, tensor.dtype, (Clause((), Reduce("sum", ranges, body, None, tensor.dtype)),))
+
+    def tail_total(self, name: str, tensor: Tensor) -> Define:
+        """`let s = sum[j](sum[k in 0..j + 1](r[T - 1, k, 0, ..]));`: the member read at its last
+        step only, over a range that grows with j, and left out of the outputs, so that it keeps
+        a window of steps. The read's far end along the steps was once checked against the
+        window's slots (index T - 1 of an axis of 2: every run failed; the hold-out program
+        isotonic_pava)."""
+        self.tail_read = tensor.name
+        last = bound_expr(tensor.shape[0].plus(-1))
+        read = Read(tensor.name, (last, Index("k")) + (Lit(0, "i32"),) * (len(tensor.shape) - 2), tensor.dtype)
+        prefix = Reduce("sum", (Range("k", Bound(0), Bound(1, index="j")),), read, None, tensor.dtype)
+        body = Reduce("sum", (Range("j", Bound(0), tensor.shape[1]),), prefix, None, tensor.dtype)
+        return Define(name, tensor.dtype, (Clause((), body),))
 
     def function(self) -> Function:
         rng = self.rng
