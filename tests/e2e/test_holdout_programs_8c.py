@@ -380,6 +380,32 @@ def _(X, y, grid):
                 __stdout__=[f"best penalty {grid[best]}, cv mse {scores[best]:.5f}, r2 {r2:.4f}"])
 
 
+
+# 17 kernel SVM by SMO: partner of largest |E_i - E_j|, alpha_j clipped to [L, H], Platt's threshold
+def smo_inputs():
+    rg = R(819); X = rg.standard_normal((14, 2)); y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.3 * rg.standard_normal(14) > 1.2, 1.0, -1.0)
+    return dict(X=X, y=y, C=np.float64(2.0), gamma=np.float64(0.8))
+@case("svm_smo_rbf", inputs=smo_inputs, tol=(1e-9, 1e-11), outputs=["K", "E", "partner", "alpha", "b", "decision", "train_acc", "support"])
+def _(X, y, C, gamma):
+    N = len(X); S = 4 * N; K = np.exp(-gamma * ((X[:, None] - X[None]) ** 2).sum(-1))
+    al = [np.zeros(N)]; b = [0.0]; Es, partner = [np.zeros(N)], [0]
+    for s in range(1, S + 1):
+        a = al[-1].copy(); E = (a * y) @ K + b[-1] - y; i = (s - 1) % N
+        score = np.abs(E[i] - E); score[i] = -1; j = int(np.argmax(score))
+        ai, aj = a[i], a[j]
+        lo, hi = (max(0, aj - ai), min(C, C + aj - ai)) if y[i] != y[j] else (max(0, ai + aj - C), min(C, ai + aj))
+        eta = 2 * K[i, j] - K[i, i] - K[j, j]
+        aj2 = min(max(aj - y[j] * (E[i] - E[j]) / eta, lo), hi) if eta < 0 and hi > lo else aj
+        ai2 = ai + y[i] * y[j] * (aj - aj2)
+        b1 = b[-1] - E[i] - y[i] * (ai2 - ai) * K[i, i] - y[j] * (aj2 - aj) * K[i, j]
+        b2 = b[-1] - E[j] - y[i] * (ai2 - ai) * K[i, j] - y[j] * (aj2 - aj) * K[j, j]
+        b3 = b1 if 0 < ai2 < C else b2 if 0 < aj2 < C else 0.5 * (b1 + b2)
+        a[i], a[j] = ai2, aj2; al.append(a); b.append(b3); Es.append(E); partner.append(j)
+    af = al[-1]; dec = (af * y) @ K + b[-1]; acc = (dec * y > 0).mean(); sv = int((af > 1e-12).sum())
+    return dict(K=K, E=np.array(Es), partner=np.int32(partner), alpha=np.array(al), b=np.array(b), decision=dec, train_acc=acc,
+                support=np.int32(sv), __stdout__=[f"train accuracy {acc:.3f}, {sv} support vectors"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)

@@ -129,6 +129,31 @@ let z[i] = idx[i] >= 0 && idx[i] < len(t) && t[idx[i]] > 0.5;
         run_source(source.replace("where idx[i] >= 0 && idx[i] < len(t)", "where idx[i] < len(t)"), t=t, idx=idx)
 
 
+def test_a_guarded_read_shared_below_a_chain_of_ifs_is_checked_where_any_path_reads_it():
+    """The copies of a read reached under several conditions are one check under their `or`:
+    still only where the guard lets it run (docs: einc/passes/index_checks.py `_merged`)."""
+    source = """let x: [f64; 8];
+let k: [i32; 3];
+fn f(v, i: i32) -> f64 {
+    let a = if i >= 0 && i < 8 { v[i] } else { 0.0 };
+    let b = if a > 0.5 { a * 2.0 } else { a - 1.0 };
+    let c = if b > 1.0 { b + a } else { b * a };
+    c + b
+}
+let y[n in 0..3] = f(x, k[n]);
+"""
+    x = np.linspace(0.0, 1.4, 8)
+
+    def f(i):
+        a = x[i] if 0 <= i < 8 else 0.0
+        b = a * 2 if a > 0.5 else a - 1
+        return (b + a if b > 1 else b * a) + b
+    k = np.array([6, 9, 2], np.int32)
+    np.testing.assert_allclose(run_source(source, x=x, k=k)["y"], [f(i) for i in k], rtol=1e-15)
+    with pytest.raises(RunError, match=r"v\[i\]: index 9 out of range 0..8 at n = 1"):
+        run_source(source.replace("if i >= 0 && i < 8 { v[i] } else { 0.0 }", "v[i]"), x=x, k=k)
+
+
 def test_a_guarded_row_read_is_checked_only_where_it_happens():
     # the row arithmetic `c[id[i]] - o` is a whole tensor the taken side reads at its point,
     # `dot(n, n)` reads it at fixed points, a split copy of the row reads each clause at its point:
