@@ -666,11 +666,12 @@ class ProgramGenerator:
         before an f64 member x of two axes and no count member: `e[t, k] = x[t - 1, k] * 0.5`, a
         count through a cast `c[t] = sum[k](if e[t, k] < v { 1.0 } else { 0.0 }) as i32` (no int
         literal to guess its type from), `a[t] = e[t, c[t] % S]` and `u[t, j] = a[t] + x[t - 1, j]`;
-        x starts at `(j as f64) * 0.25` and its steps add `0.25 * u[t, j]`. x's start types x, and
-        through it the four in turn (guessed one type for all, f32, then f64, the cast failed
-        them: E002 until the hold-out program adaboost_stumps). Nothing of it is drawn from the
-        main stream, and the chain's members are no bindings of the program's (their names end
-        as a count's)."""
+        x starts at `(j as f64) * 0.25`, or at literals only, and its steps add `0.25 * u[t, j]`.
+        x's start types x (or, taken as f64, the data its steps meet), and through it the four in
+        turn (guessed one type for all, f32, then f64, the cast failed them: E002 until the
+        hold-out programs adaboost_stumps and svm_smo_rbf). Nothing of it is drawn from the main
+        stream, and the chain's members are no bindings of the program's (their names end as a
+        count's)."""
         floats = [m for m in tensors if m.dtype == "f64" and len(m.shape) == 2 and m.sizes[1] > 1
                   and m.name + TALLY_SUFFIX not in names]
         if self.chains is None or not floats or self.chains.random() >= CHAIN_SHARE:
@@ -691,7 +692,9 @@ class ProgramGenerator:
                                                       x.dtype)),)),
             Define(u, x.dtype, (Clause((steps, Slot("j", Bound(0), across)),
                                        Binary("+", Read(a, (t,), x.dtype), Read(x.name, (back, Index("j")), x.dtype), x.dtype)),))]
-        first = Binary("*", Cast(Index("j"), x.dtype), Lit(0.25, x.dtype), x.dtype)
+        # x's start typed by a cast, or by literals only (then only the data its steps meet types it)
+        first = Binary("*", Cast(Index("j"), x.dtype), Lit(0.25, x.dtype), x.dtype) if self.chains.random() < 0.5 \
+            else IfElse(Binary("==", Index("j"), Lit(0, "i32"), "bool"), Lit(0.5, x.dtype), Lit(0.0, x.dtype), x.dtype)
         added = Binary("*", Lit(0.25, x.dtype), Read(u, (t, Index("j")), x.dtype), x.dtype)
 
         def rewritten(clause: Clause) -> Clause:

@@ -242,6 +242,29 @@ def test_members_without_a_start_read_through_a_typed_member_are_typed_in_turn(r
     np.testing.assert_array_equal(out["best"], best)
 
 
+def test_members_without_a_start_beside_a_literal_start_meeting_f64_are_typed_in_turn(run):
+    """a starts at `0.0` and meets f64 data; e and the index p = argmax(e[t]) have no start. No
+    guess of the whole group types them (one type for both), and all three form one cycle: with
+    a's start taken as f64, e and p are typed in turn (an SMO's partner, found writing the
+    hold-out program svm_smo_rbf: E002)."""
+    x = np.array([0.4, 0.1, 0.3, 0.2])
+    out = run("""
+        use std::array::argmax;
+        let x: [f64; 4];
+        let a[0, n in 0..4] = 0.0;
+        let e[t in 1..5, n in 0..4] = a[t - 1, n] + x[n];
+        let p[t in 1..5] = argmax(e[t]);
+        let a[t in 1..5, n in 0..4] = if n == p[t] { e[t, n] * 0.5 } else { a[t - 1, n] };
+    """, x=x)
+    a, p = [np.zeros(4)], [0]
+    for _ in range(1, 5):
+        e = a[-1] + x; k = int(np.argmax(e)); nxt = a[-1].copy(); nxt[k] = e[k] * 0.5
+        a.append(nxt); p.append(k)
+    assert out["a"].dtype == np.float64 and out["p"].dtype == np.int32
+    np.testing.assert_allclose(out["a"], np.array(a), **TIGHT)
+    np.testing.assert_array_equal(out["p"], p)
+
+
 def test_a_recurrence_starting_at_an_int_literal_stays_an_integer_when_its_steps_are(run):
     k = np.array([3, -2, 2 ** 40, 5, 7], dtype=np.int64)
     out = run("""
