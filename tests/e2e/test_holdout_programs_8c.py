@@ -1,7 +1,14 @@
 """Hold-out programs, eighth round (statistics and classic machine learning): isotonic regression by
-pool-adjacent-violators with a stack carried by a recurrence, each checked against NumPy computed
-here. Each case states its tolerance (`tol`, rtol and atol; integers and bools compare exactly);
-`vk` cases run on vulkan-spirv too."""
+pool-adjacent-violators with a stack carried by a recurrence, AdaBoost with decision stumps, linear
+discriminant analysis with a closed-form 3 x 3 inverse, PCA by power iteration with deflation,
+t-SNE steps after a perplexity bisection, linear SVM by dual coordinate descent and kernel SVM by
+SMO, kernel ridge regression through Cholesky with its marginal likelihood's derivative, EM for a
+Bernoulli mixture, a linear-chain CRF's forward-backward and gradient, Mann-Whitney U /
+Wasserstein / Kolmogorov-Smirnov from ranks, k-medoids swaps, Gaussian naive Bayes, ARIMA
+forecasts, logistic regression by LCG minibatches with a held-out split, a bootstrap interval of a
+correlation and ridge regression tuned by k-fold cross-validation, each checked against NumPy
+computed here. Each case states its tolerance (`tol`, rtol and atol; integers and bools compare
+exactly); `vk` cases run on vulkan-spirv too."""
 import numpy as np
 import pytest
 
