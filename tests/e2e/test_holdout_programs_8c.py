@@ -5,7 +5,7 @@ t-SNE steps after a perplexity bisection, linear SVM by dual coordinate descent 
 SMO, kernel ridge regression through Cholesky with its marginal likelihood's derivative, EM for a
 Bernoulli mixture, a linear-chain CRF's forward-backward and gradient, Mann-Whitney U /
 Wasserstein / Kolmogorov-Smirnov from ranks, k-medoids swaps, Gaussian naive Bayes, ARIMA
-forecasts, logistic regression by LCG minibatches with a held-out split, a bootstrap interval of a
+forecasts, CRF Viterbi decoding, logistic regression by LCG minibatches with a held-out split, a bootstrap interval of a
 correlation and ridge regression tuned by k-fold cross-validation, each checked against NumPy
 computed here. Each case states its tolerance (`tol`, rtol and atol; integers and bools compare
 exactly); `vk` cases run on vulkan-spirv too."""
@@ -411,6 +411,28 @@ def _(X, y, C, gamma):
     af = al[-1]; dec = (af * y) @ K + b[-1]; acc = (dec * y > 0).mean(); sv = int((af > 1e-12).sum())
     return dict(K=K, E=np.array(Es), partner=np.int32(partner), alpha=np.array(al), b=np.array(b), decision=dec, train_acc=acc,
                 support=np.int32(sv), __stdout__=[f"train accuracy {acc:.3f}, {sv} support vectors"])
+
+
+
+# 18 linear-chain CRF Viterbi decoding in f32: back-pointers in i16, the path walked back
+def vit_inputs():
+    rg = R(820); T, F, S = 11, 4, 3
+    return dict(Xf=rg.standard_normal((T, F)).astype(np.float32), W=(rg.standard_normal((S, F)) * 0.8).astype(np.float32),
+                A=(rg.standard_normal((S, S)) * 0.6).astype(np.float32), gold=rg.integers(0, S, T).astype(np.int32))
+@case("crf_viterbi_decode", inputs=vit_inputs, tol=(1e-5, 1e-5),
+      outputs=["E", "V", "back", "path", "score", "gold_score", "per_tag", "ends", "accuracy"])
+def _(Xf, W, A, gold):
+    X64, W64, A64 = (a.astype(np.float64) for a in (Xf, W, A)); T, S = len(Xf), len(A)
+    E = X64 @ W64.T; V = np.zeros((T, S)); back = np.zeros((T, S), np.int16); V[0] = E[0]
+    for t in range(1, T):
+        sc = V[t - 1][:, None] + A64; back[t] = sc.argmax(0); V[t] = sc.max(0) + E[t]
+    path = [int(V[-1].argmax())]
+    for t in range(T - 1, 0, -1): path.append(int(back[t, path[-1]]))
+    path = np.int32(path[::-1]); score = V[-1].max()
+    gs = E[np.arange(T), gold].sum() + A64[gold[:-1], gold[1:]].sum(); acc = (path == gold).mean()
+    ends = {(True, True): 0, (True, False): 1, (False, True): 2}.get((path[0] == 0, path[-1] == 0), 3)
+    return dict(E=E, V=V, back=back, path=path, score=score, gold_score=gs, per_tag=np.bincount(path, minlength=S).astype(np.int32),
+                ends=np.int32(ends), accuracy=acc, __stdout__=[f"accuracy {acc:.3f}"])
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
