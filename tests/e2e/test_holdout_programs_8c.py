@@ -195,16 +195,17 @@ def krr_inputs():
     rg = R(809); X = rg.uniform(-2, 2, (12, 2)); y = np.sin(X[:, 0]) * np.cos(0.5 * X[:, 1]) + 0.1 * rg.standard_normal(12)
     return dict(X=X, y=y, Xs=rg.uniform(-2, 2, (5, 2)), ell=np.float64(0.9), lam=np.float64(0.05))
 @case("kernel_ridge_chol", inputs=krr_inputs, tol=(1e-9, 1e-11),
-      outputs=["K", "L", "alpha", "pred", "Linv", "Kinv_diag", "loo", "logml", "dlogml", "rmse_loo"])
+      outputs=["K", "L", "alpha", "pred", "Linv", "Kinv_diag", "loo", "logml", "dlogml", "dlam", "dX", "rmse_loo"])
 def _(X, y, Xs, ell, lam):
     N = len(X); sq = lambda A, B: ((A[:, None] - B[None]) ** 2).sum(-1)
     Kr = np.exp(-0.5 * sq(X, X) / ell ** 2); K = Kr + lam * np.eye(N)
     L = np.linalg.cholesky(K); alpha = np.linalg.solve(K, y); Ki = np.linalg.inv(K)
     pred = np.exp(-0.5 * sq(Xs, X) / ell ** 2) @ alpha; loo = alpha / np.diag(Ki)
     logml = -0.5 * y @ alpha - np.log(np.diag(L)).sum() - 0.5 * N * np.log(2 * np.pi)
-    dK = Kr * sq(X, X) / ell ** 3
+    dK = Kr * sq(X, X) / ell ** 3; G = 0.5 * (np.outer(alpha, alpha) - Ki)     # d logml / d K
+    dX = -2 / ell ** 2 * ((G * Kr)[:, :, None] * (X[:, None] - X[None])).sum(1)
     return dict(K=K, L=L, alpha=alpha, pred=pred, Linv=np.linalg.inv(L).T, Kinv_diag=np.diag(Ki), loo=loo, logml=logml,
-                dlogml=0.5 * np.trace((np.outer(alpha, alpha) - Ki) @ dK), rmse_loo=np.sqrt((loo ** 2).mean()),
+                dlogml=(G * dK).sum(), dlam=np.trace(G), dX=dX, rmse_loo=np.sqrt((loo ** 2).mean()),
                 __stdout__=[f"log marginal likelihood {logml:.6f}, loo rmse {np.sqrt((loo ** 2).mean()):.5f}"])
 
 
