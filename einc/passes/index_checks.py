@@ -68,7 +68,7 @@ def add_index_checks(program: Program, source_text) -> None:
     groups = {id(member): group for group in program.recurrences for member in group.members}
     checks = []
     # copies of one read check once, where any of the conditions it happens under holds
-    for (read, axis, variables), cond in _merged(finder.found, lambda read, axis, _: (id(read.subs[axis]), repr(_shape(read)[axis]))):
+    for (read, axis, variables), cond in _merged(finder.found, _subscript_key):
         if any(var in finder.nested for var in variables):
             continue          # inside a loop nested in another's step: clamped (docs/DECISIONS.md)
         if not _known_in_range(read.subs[axis], _shape(read)[axis]):
@@ -83,12 +83,16 @@ def add_index_checks(program: Program, source_text) -> None:
                             for c in checks if c is not None]
 
 
+def _subscript_key(read, axis: int, _variables) -> tuple:
+    return id(read.subs[axis]), repr(_shape(read)[axis])
+
+
 def _merged(found: list, copies_of) -> list:
     """`found` (entries ending in their loop variables and a condition, None for always) with
     the copies of one access (equal `copies_of` of the entry's other fields, in the same loops)
-    made one entry under the `or` of their conditions: a read a function's body shares below a chain of
-    `if`s is reached under one condition per path (a support vector machine's pair update had
-    140 checks of two reads), and each check is a reduction of its own."""
+    made one entry under the `or` of their conditions: a read that a function's body shares
+    below a chain of `if`s is reached under one condition per path (a support vector machine's
+    pair update had 140 checks of two reads), and each check is a reduction of its own."""
     merged: dict = {}
     for *access, cond in found:
         key = copies_of(*access) + tuple(map(id, access[-1]))

@@ -483,8 +483,8 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
     ends in a type error, or in a literal that does not fit a guessed type, is replaced by the
     next (`_guesses`); if none settles, the members are typed a component at a time
     (`_typed_by_component`), also under other types for the members their start types by
-    literals only (`_start_choices`); if that fails too, the error reported is the one the guess that
-    elaborated furthest met (`_furthest`). A guess whose types settle but that fails otherwise
+    literals only (`_start_choices`); if that fails too, the error reported is the one the
+    guess that elaborated furthest met (`_furthest`). A guess whose types settle but that fails otherwise
     (E011 in a body) has found the types: its error is the one reported."""
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
     errors = []
@@ -541,8 +541,8 @@ def _start_choices(guess: dict, members: list):
     """The types the literals of `members` (typed by the literals of their starts) may take,
     their guess first: every combination for up to MAX_UNSEEDED of them, one type for all
     beyond."""
-    options = [[guess[did]] + [dt for dt in (F64, F32, I32, I64) if dt != guess[did] and _literals_take(guess[did], dt)]
-               for did in members]
+    options = [[guess[did]] + [dt for dt in (F64, F32, I32, I64)
+                               if dt != guess[did] and _literals_take(guess[did], dt)] for did in members]
     if len(members) > MAX_UNSEEDED:
         common = [dt for dt in (F64, F32, I32, I64) if all(dt in o for o in options)]
         return [dict.fromkeys(members, dt) for dt in common]
