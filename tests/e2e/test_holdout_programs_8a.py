@@ -154,6 +154,59 @@ def _(A, c):
     return dict(x=np.array(x), g=np.array(g), fx=np.array([f(v) for v in x]), gnorm=np.linalg.norm(g, axis=1))
 
 
+# 8 auction assignment with integer prices, checked optimal against every permutation
+@case("auction_assign", inputs=lambda: dict(benefit=R(808).integers(0, 20, (6, 6)).astype(np.int32)), vk=True,
+      outputs=["scaled", "price", "owner", "bidder", "choice", "rounds", "person_of", "total", "object_of"])
+def _(benefit):
+    from itertools import permutations
+    N, Rn = len(benefit), 80; a = benefit.astype(np.int64) * (N + 1)
+    price = [np.zeros(N, np.int64)]; owner = [np.full(N, -1, np.int8)]; bidders = []; choices = []
+    for r in range(Rn):
+        own = owner[-1]; free = [i for i in range(N) if i not in own]; b = free[0] if free else N; bidders.append(b)
+        v = a[min(b, N - 1)] - price[-1]; j = int(np.argmax(v)); choices.append(j)
+        if r == Rn - 1:
+            break
+        p, o = price[-1].copy(), own.copy()
+        if b < N:
+            p[j] += v[j] - np.delete(v, j).max() + 1; o[j] = b
+        price.append(p); owner.append(o)
+    person = owner[-1].astype(np.int32); total = benefit[person, np.arange(N)].sum()
+    assert total == max(sum(benefit[i, q[i]] for i in range(N)) for q in permutations(range(N)))
+    return dict(scaled=a.astype(np.int32), price=np.array(price, np.int32), owner=np.array(owner), bidder=np.int32(bidders),
+                choice=np.int32(choices), rounds=np.int32(sum(b < N for b in bidders)), person_of=person,
+                total=np.int64(total), object_of=np.int32([list(person).index(i) for i in range(N)]))
+
+
+# 9 simplex tableau pivots with a strong duality check
+def simplex_inputs():
+    rg = R(809)
+    return dict(A=rg.uniform(0.2, 2.0, (4, 3)), b=rg.uniform(2.0, 6.0, 4), c=rg.uniform(1.0, 3.0, 3))
+@case("simplex_tableau", inputs=simplex_inputs, tol=(1e-9, 1e-11), outputs=["T", "basis", "enter", "leave", "x", "y", "primal", "dual", "pivots"])
+def _(A, b, c):
+    from scipy.optimize import linprog
+    P = 8; T = np.zeros((5, 8)); T[:4, :3] = A; T[:4, 3:7] = np.eye(4); T[:4, 7] = b; T[4, :3] = -c
+    Ts = [T]; basis = [np.arange(3, 7)]; enter = []; leave = []
+    for p in range(P):
+        T = Ts[-1]; low = T[4, :7].min(); e = int(np.argmin(T[4, :7])) if low < -1e-12 else -1; enter.append(e)
+        if e < 0:
+            leave.append(-1)
+        else:
+            ratio = np.where(T[:4, e] > 1e-12, T[:4, 7] / np.where(T[:4, e] > 1e-12, T[:4, e], 1), 1e300); leave.append(int(np.argmin(ratio)))
+        if p == P - 1:
+            break
+        bs = basis[-1].copy()
+        if e >= 0:
+            l = leave[-1]; N = T - np.outer(T[:, e] / T[l, e], T[l]); N[l] = T[l] / T[l, e]; T = N; bs[l] = e
+        Ts.append(T); basis.append(bs)
+    x = np.zeros(3)
+    for r, q in enumerate(basis[-1]):
+        if q < 3: x[q] = Ts[-1][r, 7]
+    y = Ts[-1][4, 3:7]
+    assert np.isclose(c @ x, -linprog(-c, A_ub=A, b_ub=b).fun)
+    return dict(T=np.array(Ts), basis=np.array(basis, np.int32), enter=np.int32(enter), leave=np.int32(leave), x=x, y=y,
+                primal=c @ x, dual=b @ y, pivots=np.int32(sum(e >= 0 for e in enter)))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
