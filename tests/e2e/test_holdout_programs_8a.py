@@ -207,6 +207,49 @@ def _(A, b, c):
                 primal=c @ x, dual=b @ y, pivots=np.int32(sum(e >= 0 for e in enter)))
 
 
+# 10 log-barrier interior point for an LP, damped Newton steps inside each barrier stage
+def barrier_inputs():
+    ang = np.linspace(0, 2 * np.pi, 5, endpoint=False) + 0.3
+    return dict(A=np.stack([np.cos(ang), np.sin(ang)], 1), b=np.array([1.0, 1.2, 0.9, 1.1, 1.0]),
+                c=np.array([1.0, 0.4]), x0=np.array([0.1, -0.1]))
+@case("barrier_newton", inputs=barrier_inputs, tol=(1e-8, 1e-10), outputs=["tau", "x", "decrement", "objective", "gap"])
+def _(A, b, c, x0):
+    S = 6; tau = 1.0 * 4.0 ** np.arange(S)
+    def newton(x, t):
+        sl = b - A @ x; g = t * c + A.T @ (1 / sl); H = (A.T / sl ** 2) @ A; d = -np.linalg.solve(H, g)
+        alpha = max(0.5 ** k for k in range(20) if (b - A @ (x + 0.5 ** k * d) > 0).all())
+        return x + alpha * d, np.sqrt(-(g @ d))
+    x = [x0]
+    for s in range(1, S):
+        z = x[-1]
+        for _ in range(7):
+            z = newton(z, tau[s])[0]
+        x.append(z)
+    x = np.array(x)
+    return dict(tau=tau, x=x, decrement=np.r_[0, [newton(x[s], tau[s])[1] for s in range(1, S)]], objective=x @ c, gap=5 / tau)
+
+
+# 11 cyclic coordinate descent for lasso, ridge and the elastic net, the rule picked by a match
+def cd_inputs(rule):
+    return lambda: dict(**{k: v for k, v in lasso_inputs(15, 6, 811).items() if k != "lam"}, rule=np.int32(rule), lam=np.float64(3.0))
+def cd_ref(A, b, rule, lam):
+    M, N = A.shape; T = 12 * N; col = (A * A).sum(0); x = [np.zeros(N)]; r = [b.copy()]; moves = [0.0]
+    def upd(rho, z):
+        if rule == 0: return soft(rho, lam) / z
+        if rule == 1: return rho / (z + lam)
+        return soft(rho, 0.5 * lam) / (z + 0.5 * lam)
+    for t in range(1, T):
+        j = (t - 1) % N; rho = A[:, j] @ r[-1] + col[j] * x[-1][j]; mv = upd(rho, col[j]) - x[-1][j]; moves.append(mv)
+        xn = x[-1].copy(); xn[j] += mv; x.append(xn); r.append(r[-1] - A[:, j] * mv)
+    x, r = np.array(x), np.array(r)
+    pen = [lam * np.abs(x).sum(1), 0.5 * lam * (x * x).sum(1), 0.5 * lam * np.abs(x).sum(1) + 0.25 * lam * (x * x).sum(1)][min(rule, 2)]
+    return dict(col=col, x=x, r=r, coord=np.arange(T, dtype=np.int32) % N, move=np.array(moves), objective=0.5 * (r * r).sum(1) + pen,
+                sweeps=np.int64(12), nonzero=np.int64((x[-1] != 0).sum()))
+case("coord_descent", inputs=cd_inputs(0), tol=(1e-9, 1e-11))(cd_ref)
+case("coord_descent_ridge", file="coord_descent", inputs=cd_inputs(1), tol=(1e-9, 1e-11))(cd_ref)
+case("coord_descent_enet", file="coord_descent", inputs=cd_inputs(7), tol=(1e-9, 1e-11))(cd_ref)
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
