@@ -250,6 +250,29 @@ case("coord_descent_ridge", file="coord_descent", inputs=cd_inputs(1), tol=(1e-9
 case("coord_descent_enet", file="coord_descent", inputs=cd_inputs(7), tol=(1e-9, 1e-11))(cd_ref)
 
 
+# 12 a regularization weight tuned by gradients through an unrolled training loop
+def hyper_inputs(Nt=24, Nv=16):
+    rg = R(812); w = np.array([1.5, -2.0, 0.5]); X = rg.standard_normal((Nt + Nv, 3))
+    y = np.where(X @ w + 0.8 * rg.standard_normal(Nt + Nv) > 0, 1.0, -1.0)
+    return dict(Xt=X[:Nt], yt=y[:Nt], Xv=X[Nt:], yv=y[Nt:])
+@case("unrolled_hypergrad", inputs=hyper_inputs, tol=(1e-6, 1e-9),
+      outputs=["grid", "curve", "slope", "best", "tuned", "w_final", "margin", "errors"])
+def _(Xt, yt, Xv, yv):
+    sig = lambda z: 1 / (1 + np.exp(-z)); sp = lambda z: np.logaddexp(0, z)
+    def fit(ll):
+        lam = np.exp(ll); w = np.zeros(3)
+        for _ in range(24):
+            m = yt * (Xt @ w); w = w - 0.5 * (Xt.T @ (-yt * sig(-m)) / len(yt) + lam * w)
+        return w
+    val = lambda ll: sp(-yv * (Xv @ fit(ll))).mean()
+    grid = -4.0 + np.arange(5.0); d = 1e-6
+    curve = np.array([val(g) for g in grid]); slope = np.array([(val(g + d) - val(g - d)) / (2 * d) for g in grid])
+    best = int(np.argmin(curve)); tuned = grid[best] - 2.0 * slope[best]
+    w = fit(tuned); m = yv * (Xv @ w)
+    return dict(grid=grid, curve=curve, slope=slope, best=np.int32(best), tuned=tuned, w_final=w, margin=m,
+                errors=np.int32((m < 0).sum()))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
