@@ -119,7 +119,7 @@ def nmf_inputs(M=9, N=7):
     rg = R(806)
     return dict(V=(rg.random((M, 3)) @ rg.random((3, N)) + 0.05 * rg.random((M, N))).astype(f32),
                 W0=(rg.random((M, 3)) + 0.1).astype(f32), H0=(rg.random((3, N)) + 0.1).astype(f32))
-@case("nmf_multiplicative", inputs=nmf_inputs, tol=(2e-4, 1e-5))
+@case("nmf_multiplicative", inputs=nmf_inputs, tol=(2e-4, 1e-5), vk=True)
 def _(V, W0, H0):
     W = [W0.astype(np.float64)]; H = [H0.astype(np.float64)]; V = V.astype(np.float64); e = 1e-9
     for _ in range(39):
@@ -155,7 +155,7 @@ def _(A, c):
 
 
 # 8 auction assignment with integer prices, checked optimal against every permutation
-@case("auction_assign", inputs=lambda: dict(benefit=R(808).integers(0, 20, (6, 6)).astype(np.int32)), vk=True,
+@case("auction_assign", inputs=lambda: dict(benefit=R(808).integers(0, 20, (6, 6)).astype(np.int32)),
       outputs=["scaled", "price", "owner", "bidder", "choice", "rounds", "person_of", "total", "object_of"])
 def _(benefit):
     from itertools import permutations
