@@ -61,8 +61,9 @@ class _StepHoister:
         self.free: dict = {}            # memo of free_vars
         self.state_free: dict = {}      # memo of _state_free
         self.costly: dict = {}          # memo of _costly
-        # the rebuilt values, keyed by id: each entry holds what it made, so that no id in these
-        # memos is freed and taken by a new value while the group is walked
+        # the rebuilt values, keyed by id: each entry holds the value it rebuilt, what it made and
+        # its conditions, so that no id in these memos is freed (a clause's replaced body) and
+        # taken by a new value (a branch's negated test) while the group is walked
         self.memo: dict = {}
         self.steps_of_clause = None     # (t_lo, t_hi) of the clause being rebuilt
 
@@ -103,7 +104,7 @@ class _StepHoister:
             body = self._value(v.body, inner, conds + (() if v.guard is None else (v.guard,)))
             if body is not v.body or guard is not v.guard:
                 out = Reduce(v.kind, v.vars, body, guard, span=v.span)
-        self.memo[key] = (out, conds)       # holds the conditions, so their ids stay theirs
+        self.memo[key] = (out, conds, v)
         return out
 
     def _hoistable(self, v: Value, bound: tuple) -> bool:

@@ -88,7 +88,7 @@ def _apply_binary(el, e, left, env):
     conditional = e.op in ("&&", "||")
     el.state.guard_depth += conditional
     try:
-        right = el.ev(e.right, env)
+        right = _right_side(el, e, left, env) if conditional else el.ev(e.right, env)
     finally:
         el.state.guard_depth -= conditional
     if any(sequences.is_sequence(v) or sequences.is_picked(v) for v in (left, right)):
@@ -99,6 +99,14 @@ def _apply_binary(el, e, left, env):
     if e.op in ("&&", "||"):
         left = scalar_ops.materialize(left, BOOL, e.left.span) if isinstance(left, Weak) else left
     return elementwise(el, BINARY[e.op], [left, right], e.span)
+
+
+def _right_side(el, e, left, env):
+    """The right side of `&&` / `||`, elaborated as an `if`'s branch taken where the left is
+    true / false: its run-time checks (a data range's) apply only there."""
+    if not (isinstance(left, Value) and left.rank == 0 and left.dtype == BOOL):
+        return el.ev(e.right, env)
+    return _in_branch(el, (left, e.op == "&&"), e.right, env)
 
 
 @expression_rule(ast.Call)

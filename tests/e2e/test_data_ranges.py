@@ -86,3 +86,17 @@ def test_a_data_range_in_a_branch_not_taken_is_not_checked_there():
     np.testing.assert_array_equal(run(x=np.array([-1, 2, 3, 4], np.float32), idx=idx)["y"], [1.0, 2])
     with pytest.raises(einc.RunError, match="the range of `i` runs past the axes its reads index at j = 1"):
         run(x=np.array([1, -2, 3, 4], np.float32), idx=idx)
+
+
+def test_a_data_range_on_the_right_of_or_is_checked_only_where_it_runs():
+    """`a || b` runs b only where a is false (and `a && b` only where a is true): a data range
+    past its axis in b is an error only at those points."""
+    run = einc.load(einc.compile("let x: [f32; 4];\nlet idx: [i32; 3];\n"
+                                 "let y[j in 0..2] = x[j] > 0.0 || sum[i in idx[j + 1]..idx[0]](x[i]) > 1.0;\n"
+                                 "let z[j in 0..2] = x[j] <= 0.0 && sum[i in idx[j + 1]..idx[0]](x[i]) > 1.0;\n"))
+    idx = np.array([2, 0, -3], np.int32)
+    out = run(x=np.array([-1, 3, 3, 4], np.float32), idx=idx)
+    np.testing.assert_array_equal(out["y"], [True, True])       # j = 0: x[0] + x[1] = 2 > 1
+    np.testing.assert_array_equal(out["z"], [True, False])
+    with pytest.raises(einc.RunError, match="the range of `i` runs past the axes its reads index at j = 1"):
+        run(x=np.array([1, -2, 3, 4], np.float32), idx=idx)

@@ -60,3 +60,39 @@ def test_the_relu_test_leaves_the_one_hot_sum_of_the_adjoint_step(tmp_path, monk
 def test_a_data_dependent_read_under_a_guard_of_the_step_stays_in_the_step(tmp_path, monkeypatch):
     after = clause_hoists(tmp_path, "s", monkeypatch)
     assert after["s"] == []
+
+
+def test_every_id_the_hoister_keys_a_memo_by_is_of_a_value_it_holds(tmp_path, monkeypatch):
+    """The memos are keyed by id, and a clause's body is replaced as the group is walked: a
+    replaced body freed while the memos live gave its ids to new values (the negated test of an
+    `if`'s else branch), whose free variables the memo then answered with a dead node's, and a
+    hoisted Generic's guard read a variable it does not iterate (fuzz seed 10021 program 2, one
+    build in two). Checked as the pass ends (later passes replace subscripts in place)."""
+    import einc.passes.step_invariant_work as pass_module
+    hoisters, hoister_class, hoist = [], pass_module._StepHoister, pass_module.hoist_state_free_step_work
+    unheld = []
+
+    class Recorded(hoister_class):
+        def __init__(self, *args):
+            super().__init__(*args)
+            hoisters.append(self)
+
+    def checked(program):
+        hoist(program)
+        for hoister in hoisters:
+            held = {id(x) for entry in hoister.memo.values() for x in walk([entry[0], *entry[1], entry[2]])}
+            keys = [*hoister.free, *hoister.state_free, *hoister.costly, *(key[0] for key in hoister.memo)]
+            unheld.extend(key for key in keys if key not in held)
+    monkeypatch.setattr(pass_module, "_StepHoister", Recorded)
+    monkeypatch.setattr(pass_module, "hoist_state_free_step_work", checked)
+    path = os.path.join(tmp_path, "program.ein")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("use std::math::*;\nlet x: [f32; 6, 5];\n"
+                "let h[t in 0..1, j in 0..4] = 0.0;\n"
+                "let h[t in 1..5, j in 0..4] = h[t - 1, j] + if j != 0 { 0.5 } else { sum[i in 0..6](exp(x[i, t])) };\n"
+                "let g[t in 0..1, j in 0..4] = 1.0;\n"
+                "let g[t in 1..5, j in 0..4] = g[t - 1, j] * if j != 1 { 0.5 } else { sum[i in 0..6](tanh(x[i, t])) };\n")
+    program = front_end(path, ["h", "g"])[1]
+    assert hoisters and any(isinstance(r.tensor, Generic) for m in program.recurrences[0].members
+                            for c in m.clauses for r in walk([c.body]) if isinstance(r, Read))
+    assert not unheld
