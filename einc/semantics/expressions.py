@@ -123,9 +123,9 @@ def _call(el, e, env):
 
 
 def _reduced_comprehension(el, name: str, comp: ast.Comprehension, env, whole):
-    """`len([..])`, `sum([..])`, `max([..])`, `min([..])` and `[..].length`, reduced at once: a filter over run-time data
-    may keep a different number of elements per point of an enclosing definition. `whole`
-    reduces the elements where they are one array."""
+    """`len([..])`, `sum([..])`, `max([..])`, `min([..])` and `[..].length`, reduced at once: a
+    filter over run-time data may keep a different number of elements per point of an enclosing
+    definition, or per step of a recurrence. `whole` reduces the elements where they are one array."""
     elements = comprehension(el, comp, env, reduced_by=name)
     return elements.value if isinstance(elements, Reduced) else whole(elements)
 

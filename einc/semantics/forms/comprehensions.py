@@ -42,9 +42,10 @@ class Reduced:
 
 
 def comprehension(el, e: ast.Comprehension, env, reduced_by: str | None = None):
-    """The elements, or with `reduced_by` ("len", "sum", "max" or "min": the caller reduces them at once) where
-    a filter over run-time data inside an indexed definition keeps a different number of them
-    at each point, `Reduced` of that reduction (a count per row)."""
+    """The elements, or with `reduced_by` ("len", "sum", "max" or "min": the caller reduces them
+    at once) where a filter over run-time data inside an indexed definition keeps a different
+    number of them at each point (or in a recurrence step, at each step), `Reduced` of that
+    reduction (a count per row)."""
     if _more_than(el, e, env, UNROLL_LIMIT):
         return _vectorized(el, e, env, reduced_by)   # one kernel; filters known at build time still fold
     effects = len(el.ir.effects)
