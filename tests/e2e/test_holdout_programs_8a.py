@@ -273,6 +273,41 @@ def _(Xt, yt, Xv, yv):
                 errors=np.int32((m < 0).sum()))
 
 
+# 13 a transportation problem: northwest corner basis and the MODI duals
+def nw_inputs():
+    rg = R(813)
+    return dict(supply=np.int16([20, 30, 25, 15]), demand=np.int16([10, 25, 20, 15, 20]),
+                cost=rg.integers(1, 20, (4, 5)).astype(np.int32))
+@case("transport_northwest", inputs=nw_inputs,
+      outputs=["row", "col", "left_s", "left_d", "flow", "move", "shipped", "total", "u", "v", "reduced", "optimal"])
+def _(supply, demand, cost):
+    M, N = len(supply), len(demand); S = M + N - 1
+    row, col, ls, ld = [0], [0], [int(supply[0])], [int(demand[0])]; flow, move = [], []
+    for s in range(S):
+        f = min(ls[-1], ld[-1]); flow.append(f)
+        mv = 0 if (ls[-1] - f == 0 and row[-1] != M - 1) else 1; move.append(mv)
+        if s == S - 1:
+            break
+        r, c = row[-1] + (mv == 0), col[-1] + (mv == 1)
+        ls.append(int(supply[r]) if mv == 0 else ls[-1] - f); ld.append(int(demand[c]) if mv == 1 else ld[-1] - f)
+        row.append(r); col.append(c)
+    shipped = np.zeros((M, N), np.int32)
+    for r, c, f in zip(row, col, flow):
+        shipped[r, c] += f
+    u = [np.zeros(M, np.int32)]; v0 = np.zeros(N, np.int32); v0[0] = cost[0, 0]; v = [v0]
+    for s in range(1, S):
+        un, vn = u[-1].copy(), v[-1].copy()
+        if move[s - 1] == 0: un[row[s]] = cost[row[s], col[s]] - v[-1][col[s]]
+        else: vn[col[s]] = cost[row[s], col[s]] - u[-1][row[s]]
+        u.append(un); v.append(vn)
+    red = cost - u[-1][:, None] - v[-1][None, :]
+    assert all(red[r, c] == 0 for r, c in zip(row, col))
+    return dict(row=np.int32(row), col=np.int32(col), left_s=np.int32(ls), left_d=np.int32(ld), flow=np.int32(flow),
+                move=np.int32(move), shipped=shipped, total=np.int64(sum(f * cost[r, c] for r, c, f in zip(row, col, flow))),
+                u=np.array(u), v=np.array(v), reduced=red.astype(np.int32), optimal=bool((red >= 0).all()),
+                __stdout__=["northwest total"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
