@@ -83,6 +83,7 @@ class Streams:
     shorts: random.Random | None = None     # a bool member's start and steps as one `||` of `&&`s (ProgramGenerator.member)
     skips: random.Random | None = None      # rows picked by an index input, -1 skipping one (ProgramGenerator.row_map)
     filtered: random.Random | None = None   # a guarded sum, max or min as `max([..| k in lo..hi, guard])` (ExpressionGenerator._filtered)
+    gates: random.Random | None = None      # a step tensor computed only at steps an index input lets, -1 skipping (ProgramGenerator.gated)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -91,7 +92,7 @@ class Streams:
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
-                      "skips", "filtered")))
+                      "skips", "filtered", "gates")))
 
 
 @dataclass(frozen=True)
