@@ -256,7 +256,7 @@ def hyper_inputs(Nt=24, Nv=16):
     y = np.where(X @ w + 0.8 * rg.standard_normal(Nt + Nv) > 0, 1.0, -1.0)
     return dict(Xt=X[:Nt], yt=y[:Nt], Xv=X[Nt:], yv=y[Nt:])
 @case("unrolled_hypergrad", inputs=hyper_inputs, tol=(1e-6, 1e-9),
-      outputs=["grid", "curve", "slope", "best", "tuned", "w_final", "margin", "errors"])
+      outputs=["grid", "curve", "slope", "best", "tuned", "h", "w_loop", "w_final", "margin", "errors"])
 def _(Xt, yt, Xv, yv):
     sig = lambda z: 1 / (1 + np.exp(-z)); sp = lambda z: np.logaddexp(0, z)
     def fit(ll):
@@ -268,8 +268,12 @@ def _(Xt, yt, Xv, yv):
     grid = -4.0 + np.arange(5.0); d = 1e-6
     curve = np.array([val(g) for g in grid]); slope = np.array([(val(g + d) - val(g - d)) / (2 * d) for g in grid])
     best = int(np.argmin(curve)); tuned = grid[best] - 2.0 * slope[best]
+    h = [-1.0]
+    for _ in range(5):
+        h.append(h[-1] - 2.0 * (val(h[-1] + d) - val(h[-1] - d)) / (2 * d))
     w = fit(tuned); m = yv * (Xv @ w)
-    return dict(grid=grid, curve=curve, slope=slope, best=np.int32(best), tuned=tuned, w_final=w, margin=m,
+    return dict(grid=grid, curve=curve, slope=slope, best=np.int32(best), tuned=tuned, h=np.array(h), w_loop=fit(h[-1]), w_final=w,
+                margin=m,
                 errors=np.int32((m < 0).sum()))
 
 
