@@ -294,8 +294,12 @@ class _Finder:
                 renamed[sub.var] = IndexRef(own)
             else:
                 rest.append((sub, own))
+        # a tensor a step computes is computed per step: the step (the clause's steps or the
+        # group's step variable, which a branch's test in the clause names) stays as it is
+        steps = {var for var in variables if var in self.steps}
+        steps |= {self.steps[var] for var in steps}
         others = (free_vars(cond, self._free).union(*(free_vars(sub, self._free) for sub, _ in rest))
-                  - renamed.keys())
+                  - renamed.keys() - steps)
         if not others <= set(variables):
             return None
         fresh = {var: IndexVar(var.name, var.lo, var.extent, span=var.span) for var in others}

@@ -32,6 +32,7 @@ DRAWS = 4
 INDEX_INPUT = "idx"                # the name of every index input starts so
 SPARE_INPUT = INDEX_INPUT + "0"    # one drawn by `ends`: no name counter's (from 1), so the others stay
 SKIP_INPUT = "sk"                  # an index input picking a row function's rows, -1 skipping one (`skips`)
+GATE_INPUT = "gt"                  # an index input gating a step tensor, -1 skipping a step (`gates`)
 STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
@@ -77,6 +78,7 @@ CAST_SHARE = 0.5                   # of the row functions drawn over rows read b
 SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole, split or unpacked), those folded by a recurrence
 PER_POINT_SHARE = 0.7              # of the row functions drawn, those given a param and a gradient by it per row
 SKIP_SHARE = 0.3                   # of the row functions drawn over rows read by index, those whose rows an index input picks
+GATE_SHARE = 0.5                   # of the float step tensors drawn, those computed only at the steps an index input lets
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -158,8 +160,8 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
             data = values.random(shape) < 0.5
         else:
             data = values.integers(int(inp.low), int(inp.high) + 1, shape)
-            if inp.name.startswith(SKIP_INPUT):
-                data[0] = -1            # a row skipped: its guard matters (ProgramGenerator.skipping)
+            if inp.name.startswith((SKIP_INPUT, GATE_INPUT)):
+                data[0] = -1            # a row or step skipped: its guard matters (skipping, gated)
         out[inp.name] = np.asarray(data, OUTPUT_TYPES[inp.dtype])
     return out
 
@@ -186,6 +188,8 @@ class ProgramGenerator:
         self.tail_read = None           # a member a total reads at its last step only: not an output (total)
         self.shorts = streams.shorts
         self.skips = streams.skips
+        self.gates = streams.gates
+        self.gate_inputs: list = []     # the index inputs `gated` drew (with names of their own)
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -241,6 +245,8 @@ class ProgramGenerator:
         saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE and outputs else ()
         program = Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
                           fixed=fixed and bool(dims))
+        read = {n.name for e in program_exprs(program) for n in walk(e) if isinstance(n, Read)}
+        program = replace(program, inputs=program.inputs + tuple(g for g in self.gate_inputs if g.name in read))
         if self.gen.spare_read and _reads_spare(program):      # not only in a draw left out
             spare = Input(SPARE_INPUT, "i32", self.gen.spare.shape, 0, self.gen.spare.values[1])
             program = replace(program, inputs=program.inputs + (spare,))
@@ -743,7 +749,7 @@ class ProgramGenerator:
                           "bool")
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
         if rng.random() < 0.3 or self.long_back:
-            drive = self.step_tensor(me, own, scope)
+            drive = self.gated(me, self.step_tensor(me, own, scope), scope)
         drive = self.with_history(me, scope, drive)
         drive = self.with_shifted(me, scope, drive)
         drive = self.with_nesting(me, scope, drive)
@@ -900,6 +906,25 @@ class ProgramGenerator:
         op = rng.choice(("sum", "max", "min"))
         result = Reduce(op, (Range(at, Bound(0), Bound(size)),), Local(name, Index(at), me.dtype), None, me.dtype)
         return StepTensor(name, var, size, body, result, me.dtype)
+
+    def gated(self, me: Tensor, tensor: StepTensor, scope: Scope):
+        """Some of the time (from `gates`, a stream of its own, with names of its own) a float step
+        tensor is computed only at the steps a new index input gt of 2 to 5 values in -1..n - 1
+        (the first -1) lets it, its body also reading a 1-d input of n floats there:
+        `if gt[t % 3] >= 0 { { let h[q in 0..2] = .. + 0.25 * x[gt[t % 3]]; .. } } else { 0.0 }`
+        (the read is checked only at the steps that take the branch); else the tensor as drawn."""
+        draw = self.gates
+        arrays = [i for i in self.inputs if i.dtype == me.dtype and len(i.shape) == 1]
+        if draw is None or me.dtype not in FLOATS or not arrays or draw.random() >= GATE_SHARE:
+            return tensor
+        x = draw.choice(arrays)
+        gate = Input(f"{GATE_INPUT}{len(self.gate_inputs)}", "i32", (Bound(draw.randint(2, 5)),), -1,
+                     _tensor(x, self.scope.dims).sizes[0] - 1)
+        self.gate_inputs.append(gate)   # declared only where the program keeps the draw (program)
+        at = Read(gate.name, (Binary("%", Index(scope.step_var), Lit(gate.shape[0].const, "i32"), "i32"),), "i32")
+        read = Binary("*", Lit(0.25, me.dtype), Read(x.name, (at,), me.dtype), me.dtype)
+        return IfElse(Binary(">=", at, Lit(0, "i32"), "bool"), replace(tensor, body=Binary("+", tensor.body, read, me.dtype)),
+                      Lit(0.0, me.dtype), me.dtype)
 
     # ------------------------------------------------------------ elementwise, functions, derivatives
 

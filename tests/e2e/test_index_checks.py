@@ -181,6 +181,25 @@ let m = [if id[i] >= 0 { split_min(c[id[i]]) } else { 0.0 } | i in 0..N];
         run_source(source.replace("if id[i] >= 0 { c[id[i]] - o } else { o };\nlet w", "if id[i] >= -1 { c[id[i]] - o } else { o };\nlet w"), c=c, id=idx)
 
 
+def test_a_step_tensor_read_in_a_branch_is_checked_only_at_the_steps_that_take_it():
+    # a simplex pivot's ratio test: `e` is -1 once no column enters, and the tensor `w` the
+    # taken side computes per step reads at e only where e >= 0 (the branch's test names the
+    # group's step, the read the clause's steps)
+    source = """let v: [f32; 4];
+let k: [i32; 3];
+let s[0, j in 0..4] = v[j];
+let e[p in 0..3] = if s[p, 0] > 2.5 { -1 } else { k[p] };
+let y[p in 0..3] = if e[p] < 0 { 0.0 } else { let q = e[p]; let w[r in 0..2] = s[p, q] * (r as f32); sum[r](w[r]) };
+let s[p in 1..3, j in 0..4] = s[p - 1, j] + y[p - 1];
+"""
+    v = np.array([1, 2, 3, 4], np.float32)
+    out = run_source(source, v=v, k=np.array([1, -1, 3], np.int32))
+    np.testing.assert_array_equal(out["e"], [1, -1, -1])
+    np.testing.assert_array_equal(out["y"], [2, 0, 0])
+    with pytest.raises(RunError, match=r":5:80: s\[p, q\]: index 7 out of range 0..4 along axis 1 at p = 0$"):
+        run_source(source, v=v, k=np.array([7, -1, 3], np.int32))
+
+
 def test_a_scalar_input_as_an_index_is_checked():
     source = "let t: [f32; ?];\nlet k: i32;\nlet v = t[k] + 1.0;\n"
     t = np.array([1, 2, 3], np.float32)

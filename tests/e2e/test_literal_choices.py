@@ -388,3 +388,23 @@ def test_a_reduction_of_chosen_literals_takes_the_float_type_it_meets(run):
     """, y=y)
     np.testing.assert_allclose(out["hits"], np.where(y > 0, 0.7, 0.1).sum() / 5, **TIGHT)
     np.testing.assert_allclose(out["top"], 0.3 * y[0], **TIGHT)
+
+
+def test_a_literal_to_a_build_time_integer_power_takes_the_float_type_it_meets(run):
+    # a line search's candidate steps `[0.5 ** k | k in 0..20, ..]` beside f64 data were E002
+    # f32 / f64: with k an integer known at build time, the power folded to an f32 constant, where
+    # a run-time k leaves it untyped; the kept elements of a run-time filter of such literals take
+    # the type they meet too
+    d = np.array([0.3, 1.7, -0.4])
+    out = run("""
+        let d: [f64; 3];
+        let k: i32 = 3;
+        let z = 0.1 ** k * d[0];
+        let y = [0.1 ** j * d[j] | j in 0..3];
+        let kept = sum([0.7 ** j | j in 0..3, d[j] > 0.0]) * d[1];
+        let top = max([0.3 | j in 0..3, d[j] > 0.0]) * d[1];
+    """, d=d)
+    np.testing.assert_allclose(out["z"], 0.1 ** 3 * d[0], **TIGHT)
+    np.testing.assert_allclose(out["y"], 0.1 ** np.arange(3) * d, **TIGHT)
+    np.testing.assert_allclose(out["kept"], (0.7 ** 0 + 0.7 ** 1) * d[1], **TIGHT)
+    np.testing.assert_allclose(out["top"], 0.3 * d[1], **TIGHT)
