@@ -30,7 +30,10 @@ class Substitution:
 
     def _rebuild(self, v: Value) -> Value:
         if isinstance(v, IndexRef):
-            return self.mapping.get(v.var, v)
+            new = self.mapping.get(v.var, v)
+            # a variable mapped to itself (a batch axis of a step tensor read at the point it is
+            # batched over) keeps the nodes that read it: a derivative's x is known by identity
+            return v if isinstance(new, IndexRef) and new.var is v.var else new
         if isinstance(v, Stack) and free_vars(v):      # an array literal built at each point
             elems = tuple(self.value(e) for e in v.elems)
             return v if elems == v.elems else Stack(elems, span=v.span)

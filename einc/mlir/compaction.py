@@ -24,7 +24,8 @@ def compact_value(lw, v: Compact) -> ir.Value:
     rows = v.source.shape[0]
     if is_tensor(count):
         count = tensor.extract(count, [])             # the one read-back
-    lw.sizes.define(v.length, arith.index_cast(index_type(), count))
+    if v.length not in lw.sizes.dims:     # a retyped copy's (a literal's type) is its original's, lowered first
+        lw.sizes.define(v.length, arith.index_cast(index_type(), count))
     steps = MAX_SEARCH_STEPS if not rows.is_const else max(1, rows.const.bit_length())
     init = lw.sizes.empty(v.shape, element_type(v.dtype))
     identity = ir.AffineMap.get_identity(v.rank)

@@ -66,24 +66,44 @@ def add_index_checks(program: Program, source_text) -> None:
     for root in program.roots():
         finder.visit(root, (), None)
     groups = {id(member): group for group in program.recurrences for member in group.members}
-    checks, seen = [], set()
-    for read, axis, variables, cond in finder.found:
-        key = (id(read.subs[axis]), repr(_shape(read)[axis]), id(cond))   # copies of one read check once
+    checks = []
+    # copies of one read check once, where any of the conditions it happens under holds
+    for (read, axis, variables), cond in _merged(finder.found, _subscript_key):
         if any(var in finder.nested for var in variables):
             continue          # inside a loop nested in another's step: clamped (docs/DECISIONS.md)
-        if key not in seen and not _known_in_range(read.subs[axis], _shape(read)[axis]):
-            seen.add(key)
+        if not _known_in_range(read.subs[axis], _shape(read)[axis]):
             steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
             checks.append(_check(read, axis, variables, cond, source_text(read.span), groups, steps))
-    for division, variables, cond in finder.divisions:
-        key = (id(division), id(cond))
-        if key not in seen and not any(var in finder.nested for var in variables):
-            seen.add(key)
+    for (division, variables), cond in _merged(finder.divisions, lambda division, _: (id(division),)):
+        if not any(var in finder.nested for var in variables):
             steps = {finder.steps[var]: IndexRef(var) for var in variables if var in finder.steps}
             checks.append(_division_check(division, variables, cond, source_text(division.span), groups, steps))
     library = str(stdlib_dir().resolve())
     program.index_checks = [_at_users_call(c, program.call_chains, library, source_text)
                             for c in checks if c is not None]
+
+
+def _subscript_key(read, axis: int, _variables) -> tuple:
+    return id(read.subs[axis]), repr(_shape(read)[axis])
+
+
+def _merged(found: list, copies_of) -> list:
+    """`found` (entries ending in their loop variables and a condition, None for always) with
+    the copies of one access (equal `copies_of` of the entry's other fields, in the same loops)
+    made one entry under the `or` of their conditions: a read that a function's body shares
+    below a chain of `if`s is reached under one condition per path (a support vector machine's
+    pair update had 140 checks of two reads), and each check is a reduction of its own."""
+    merged: dict = {}
+    for *access, cond in found:
+        key = copies_of(*access) + tuple(map(id, access[-1]))
+        if key not in merged:
+            merged[key] = (tuple(access), cond, {id(cond)})
+            continue
+        first, before, ids = merged[key]
+        if before is not None and id(cond) not in ids:
+            ids.add(id(cond))
+            merged[key] = (first, None if cond is None else _or(before, cond), ids)
+    return [(access, cond) for access, cond, _ in merged.values()]
 
 
 def _at_users_call(check: IndexCheck, call_chains: dict, library: str, source_text) -> IndexCheck:
@@ -274,8 +294,12 @@ class _Finder:
                 renamed[sub.var] = IndexRef(own)
             else:
                 rest.append((sub, own))
+        # a tensor a step computes is computed per step: the step (the clause's steps or the
+        # group's step variable, which a branch's test in the clause names) stays as it is
+        steps = {var for var in variables if var in self.steps}
+        steps |= {self.steps[var] for var in steps}
         others = (free_vars(cond, self._free).union(*(free_vars(sub, self._free) for sub, _ in rest))
-                  - renamed.keys())
+                  - renamed.keys() - steps)
         if not others <= set(variables):
             return None
         fresh = {var: IndexVar(var.name, var.lo, var.extent, span=var.span) for var in others}

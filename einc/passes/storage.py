@@ -40,6 +40,9 @@ def _plan(member, group, uses: list) -> None:
             plan["reason"] = f"history needs {lookback + 1} step(s), later reads {tail}"
             for read in uses:
                 read.subs = (_slot(read.subs[0], window),) + tuple(read.subs[1:])
+                # its step is a fixed distance from the end, so its slot is inside the window: a
+                # far end recorded along the steps (a read in a dependent range) is no longer checked
+                read.extreme_points = tuple(p for p in read.extreme_points if p[0] != 0)
     plan["window"] = member.window
     member.plan = plan
 

@@ -116,16 +116,16 @@ def _call(el, e, env):
         return print_call(el, e.args, env, e.span)
     if isinstance(fn, BuiltinVal) and fn.name == "assert" and len(e.args) == 2 and isinstance(e.args[1], ast.StrLit):
         return el.call(fn, [el.ev(e.args[0], env), message(el, e.args[1], env)], e.span)
-    if isinstance(fn, BuiltinVal) and fn.name in ("len", "sum") and len(e.args) == 1 and \
+    if isinstance(fn, BuiltinVal) and fn.name in ("len", "sum", "max", "min") and len(e.args) == 1 and \
             isinstance(e.args[0], ast.Comprehension):
         return _reduced_comprehension(el, fn.name, e.args[0], env, lambda v: el.call(fn, [v], e.span))
     return el.call(fn, [el.ev(a, env) for a in e.args], e.span)
 
 
 def _reduced_comprehension(el, name: str, comp: ast.Comprehension, env, whole):
-    """`len([..])`, `sum([..])` and `[..].length`, reduced at once: a filter over run-time data
-    may keep a different number of elements per point of an enclosing definition. `whole`
-    reduces the elements where they are one array."""
+    """`len([..])`, `sum([..])`, `max([..])`, `min([..])` and `[..].length`, reduced at once: a
+    filter over run-time data may keep a different number of elements per point of an enclosing
+    definition, or per step of a recurrence. `whole` reduces the elements where they are one array."""
     elements = comprehension(el, comp, env, reduced_by=name)
     return elements.value if isinstance(elements, Reduced) else whole(elements)
 

@@ -23,6 +23,7 @@ REDUCTIONS = {"float": ("sum", "sum", "prod", "max", "min"), "int": ("sum", "sum
               "bool": ("all", "any")}
 INDEX_NAMES = "ijklmnopqrsuvw"
 COUNT_SHARE = 0.8              # of the guarded i32 sums over one plain range, those counting as a comprehension's length
+FILTER_SHARE = 0.5             # of the other guarded sums, max and min over one plain range, those reducing a filtered comprehension
 WINDOW_SHARE = 0.4             # of the ranges `0..i + 1` drawn, those made a clamped window
 SIBLING_SHARE = 0.5            # of second reduction indices over the first's range, those made `0..j + 1`
 EXTREMUM_GUARD_SHARE = 0.3     # of the max, min and prod reductions drawn, those given a guard
@@ -82,6 +83,10 @@ class Streams:
     steprows: random.Random | None = None   # an edge's read of its step written as a row first (ProgramGenerator.with_edges)
     shorts: random.Random | None = None     # a bool member's start and steps as one `||` of `&&`s (ProgramGenerator.member)
     skips: random.Random | None = None      # rows picked by an index input, -1 skipping one (ProgramGenerator.row_map)
+    chains: random.Random | None = None     # start-less members typed through a member's start (ProgramGenerator.with_chain)
+    tails: random.Random | None = None      # a member's last step summed over growing prefixes (ProgramGenerator.total)
+    filtered: random.Random | None = None   # a guarded sum, max or min as `max([..| k in lo..hi, guard])` (ExpressionGenerator._filtered)
+    gates: random.Random | None = None      # a step tensor computed only at steps an index input lets, -1 skipping (ProgramGenerator.gated)
     perstep: random.Random | None = None    # a count member of no range reading its step (ProgramGenerator.with_tally)
     wraps: random.Random | None = None      # a subscript wrapped around its axis, `(i + 1 + N) % N` (ExpressionGenerator._wrapped)
 
@@ -92,7 +97,7 @@ class Streams:
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
-                      "skips", "perstep", "wraps")))
+                      "skips", "chains", "tails", "filtered", "gates", "perstep", "wraps")))
 
 
 @dataclass(frozen=True)
@@ -155,7 +160,7 @@ class ExpressionGenerator:
         self.signed, self.widths, self.counts = streams.signed, streams.widths, streams.counts
         self.wraps = streams.wraps
         self.wide, self.folds, self.rows = streams.wide, streams.folds, streams.rows
-        self.ends = streams.ends
+        self.ends, self.filtered = streams.ends, streams.filtered
         # an index input only ranges read from data use (_data_range), and a binding every scope
         # that sees the program's inputs holds; the program declares it once it is read
         self.spare, self.beside, self.spare_read = None, None, False
@@ -685,7 +690,8 @@ class ExpressionGenerator:
         body = self._folding(body, dtype, inner) if op == "sum" else body
         guard = self.condition(inner, depth - 1) if self.rng.random() < 0.3 and op == "sum" else None
         guard = guard if op == "sum" else self._extremum_guard(inner)
-        node = self._counted(Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard, dtype))
+        node = self._filtered(self._counted(Reduce(op, self._maybe_implicit(ranges, (body, guard), inner), body, guard,
+                                                   dtype)))
         return self._data_reduction(op, dtype, scope, depth) or node
 
     def _data_reduction(self, op: str, dtype: str, scope: Scope, depth: int):
@@ -787,6 +793,18 @@ class ExpressionGenerator:
         if not plain or self.counts is None or self.counts.random() >= COUNT_SHARE:
             return node
         return replace(node, body=Lit(1, "i32"), counted=True)
+
+    def _filtered(self, node: Reduce) -> Reduce:
+        """Some of the time (from `filtered`, a stream of its own) a guarded sum, max or min over
+        one explicit range of no index, not a count, is written as that reduction of a filtered
+        comprehension, `max([x[k] | k in 0..N, guard])`: the kept elements differ per point of an
+        enclosing definition or per step, so they are reduced where written."""
+        one = node.op in ("sum", "max", "min") and node.guard is not None and not node.counted and len(node.ranges) == 1
+        r = node.ranges[0] if one else None
+        plain = one and r.explicit and all(b.index is None and not b.clamp for b in (r.lo, r.hi))
+        if not plain or self.filtered is None or self.filtered.random() >= FILTER_SHARE:
+            return node
+        return replace(node, filtered=True)
 
     def _extremum_guard(self, scope: Scope):
         """Some of the time (drawn from `guards`, a stream of its own, so that the rest of every

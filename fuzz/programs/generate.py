@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fuzz.programs import expressions
-from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, high_of, low_of,
-                                       named)
+from fuzz.programs.expressions import (ExpressionGenerator, IndexVar, Scope, StepRead, Streams, Tensor, bound_expr,
+                                       high_of, low_of, named)
 from fuzz.programs.meaning import OUTPUT_TYPES, Fragile, Invalid, evaluate
 from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
@@ -32,6 +32,7 @@ DRAWS = 4
 INDEX_INPUT = "idx"                # the name of every index input starts so
 SPARE_INPUT = INDEX_INPUT + "0"    # one drawn by `ends`: no name counter's (from 1), so the others stay
 SKIP_INPUT = "sk"                  # an index input picking a row function's rows, -1 skipping one (`skips`)
+GATE_INPUT = "gt"                  # an index input gating a step tensor, -1 skipping a step (`gates`)
 STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
@@ -55,6 +56,9 @@ RIM_COPY_SHARE = 0.5               # of the rims, those copying the interior's n
 TALLY_SHARE = 0.3                  # of the groups with a float member of a second axis, those given a count member
 PER_STEP_SHARE = 0.4               # of the count members, those counting their own step with no range on it
 TALLY_SUFFIX = "n"                 # a count member's name: its member's and this (drawn names end in a digit)
+CHAIN_SHARE = 0.5                  # of the groups with an f64 member of two axes and no count, those given a chain
+CHAIN_SUFFIXES = ("en", "kn", "an", "un")   # a chain's members: its member's name and these (ending as a count's)
+TAIL_SHARE = 0.5                   # of the totals of members of two axes or more, those over prefixes of the last step
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or more, those adding a mean from j on
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
@@ -75,6 +79,7 @@ CAST_SHARE = 0.5                   # of the row functions drawn over rows read b
 SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole, split or unpacked), those folded by a recurrence
 PER_POINT_SHARE = 0.7              # of the row functions drawn, those given a param and a gradient by it per row
 SKIP_SHARE = 0.3                   # of the row functions drawn over rows read by index, those whose rows an index input picks
+GATE_SHARE = 0.5                   # of the float step tensors drawn, those computed only at the steps an index input lets
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -156,8 +161,8 @@ def draw_inputs(program: Program, values: np.random.Generator) -> dict:
             data = values.random(shape) < 0.5
         else:
             data = values.integers(int(inp.low), int(inp.high) + 1, shape)
-            if inp.name.startswith(SKIP_INPUT):
-                data[0] = -1            # a row skipped: its guard matters (ProgramGenerator.skipping)
+            if inp.name.startswith((SKIP_INPUT, GATE_INPUT)):
+                data[0] = -1            # a row or step skipped: its guard matters (skipping, gated)
         out[inp.name] = np.asarray(data, OUTPUT_TYPES[inp.dtype])
     return out
 
@@ -180,8 +185,13 @@ class ProgramGenerator:
         self.perpoint = streams.perpoint
         self.ends = streams.ends
         self.steprows = streams.steprows
+        self.chains = streams.chains
+        self.tails = streams.tails
+        self.tail_read = None           # a member a total reads at its last step only: not an output (total)
         self.shorts = streams.shorts
         self.skips = streams.skips
+        self.gates = streams.gates
+        self.gate_inputs: list = []     # the index inputs `gated` drew (with names of their own)
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
         if streams.widths is not None and streams.widths.random() < expressions.NARROW_SHARE:
@@ -233,9 +243,12 @@ class ProgramGenerator:
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
             outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
+        outputs = tuple(o for o in outputs if o != self.tail_read) or outputs
         saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE and outputs else ()
         program = Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
                           fixed=fixed and bool(dims))
+        read = {n.name for e in program_exprs(program) for n in walk(e) if isinstance(n, Read)}
+        program = replace(program, inputs=program.inputs + tuple(g for g in self.gate_inputs if g.name in read))
         if self.gen.spare_read and _reads_spare(program):      # not only in a draw left out
             spare = Input(SPARE_INPUT, "i32", self.gen.spare.shape, 0, self.gen.spare.values[1])
             program = replace(program, inputs=program.inputs + (spare,))
@@ -507,6 +520,7 @@ class ProgramGenerator:
             self.add_tensor(tensor)
         if tally:
             members, names, layout = self.with_tally(members, tensors, names, layout, start)
+            members, names, layout = self.with_chain(members, tensors, names, layout, start)
         return Group(tuple(members), tuple(names), tuple(layout))
 
     def triangular(self) -> bool:
@@ -662,6 +676,56 @@ class ProgramGenerator:
         return (members[:k] + [tally, stepped] + members[k + 1:], names[:k] + [name] + names[k:],
                 layout[:at] + [(name, 0), (name, 1)] + layout[at:])
 
+    def with_chain(self, members: list, tensors: list, names: list, layout: list, start: int) -> tuple:
+        """Some of the time (from `chains`, a stream of its own) four members with no start clause
+        before an f64 member x of two axes and no count member: `e[t, k] = x[t - 1, k] * 0.5`, a
+        count through a cast `c[t] = sum[k](if e[t, k] < v { 1.0 } else { 0.0 }) as i32` (no int
+        literal to guess its type from), `a[t] = e[t, c[t] % S]` and `u[t, j] = a[t] + x[t - 1, j]`;
+        x starts at `(j as f64) * 0.25`, or at literals only, and its steps add `0.25 * u[t, j]`.
+        x's start types x (or, taken as f64, the data its steps meet), and through it the four in
+        turn (guessed one type for all, f32, then f64, the cast failed them: E002 until the
+        hold-out programs adaboost_stumps and svm_smo_rbf). Nothing of it is drawn from the main
+        stream, and the chain's members are no bindings of the program's (their names end as a
+        count's)."""
+        floats = [m for m in tensors if m.dtype == "f64" and len(m.shape) == 2 and m.sizes[1] > 1
+                  and m.name + TALLY_SUFFIX not in names]
+        if self.chains is None or not floats or self.chains.random() >= CHAIN_SHARE:
+            return members, names, layout
+        x = self.chains.choice(floats)
+        k = next(p for p, m in enumerate(members) if m.name == x.name)
+        e, c, a, u = (x.name + suffix for suffix in CHAIN_SUFFIXES)
+        t, back = Index("t"), Binary("-", Index("t"), Lit(1, "i32"), "i32")
+        steps, across = Slot("t", Bound(start), x.shape[0]), x.shape[1]
+        below = Binary("<", Read(e, (t, Index("k")), x.dtype), Lit(self.chains.choice((0.0, 0.25, -0.25)), x.dtype), "bool")
+        count = Cast(Reduce("sum", (Range("k", Bound(0), across),),
+                            IfElse(below, Lit(1.0, x.dtype), Lit(0.0, x.dtype), x.dtype), None, x.dtype), "i32")
+        chain = [
+            Define(e, x.dtype, (Clause((steps, Slot("k", Bound(0), across)),
+                                       Binary("*", Read(x.name, (back, Index("k")), x.dtype), Lit(0.5, x.dtype), x.dtype)),)),
+            Define(c, "i32", (Clause((steps,), count),)),
+            Define(a, x.dtype, (Clause((steps,), Read(e, (t, Binary("%", Read(c, (t,), "i32"), Lit(x.sizes[1], "i32"), "i32")),
+                                                      x.dtype)),)),
+            Define(u, x.dtype, (Clause((steps, Slot("j", Bound(0), across)),
+                                       Binary("+", Read(a, (t,), x.dtype), Read(x.name, (back, Index("j")), x.dtype), x.dtype)),))]
+        # x's start typed by a cast, or by literals only (then only the data its steps meet types it)
+        first = Binary("*", Cast(Index("j"), x.dtype), Lit(0.25, x.dtype), x.dtype) if self.chains.random() < 0.5 \
+            else IfElse(Binary("==", Index("j"), Lit(0, "i32"), "bool"), Lit(0.5, x.dtype), Lit(0.0, x.dtype), x.dtype)
+        added = Binary("*", Lit(0.25, x.dtype), Read(u, (t, Index("j")), x.dtype), x.dtype)
+
+        def rewritten(clause: Clause) -> Clause:
+            if clause.slots[0].lo.dim is None and clause.slots[0].lo.const < start:
+                return replace(clause, body=first)
+            # the plain step clauses only (a rim's, under a guard, stays as with_rim drew it)
+            if clause.slots[0].lo != Bound(start) or any(s.var is None for s in clause.slots) or \
+                    any(w.name is None for w in clause.wheres) or isinstance(clause.body, Lit):
+                return clause
+            return replace(clause, body=Binary("+", clause.body, added, x.dtype))
+        stepped = replace(members[k], clauses=tuple(map(rewritten, members[k].clauses)))
+        at = next(p for p, (member, _) in enumerate(layout) if member == x.name)
+        at_name = names.index(x.name)
+        return (members[:k] + chain + [stepped] + members[k + 1:], names[:at_name] + [e, c, a, u] + names[at_name:],
+                layout[:at] + [(e, 0), (c, 0), (a, 0), (u, 0)] + layout[at:])
+
     def lane_member(self, me: Tensor, rest: tuple, steps: tuple, start: int) -> Define:
         """A member of independent series along its last axis (`rest[-1]`): a literal start, then
         each step a sum of scaled reads of the members at this lane, one or more steps back (or
@@ -694,7 +758,7 @@ class ProgramGenerator:
                           "bool")
         drive = gen.expr(me.dtype, scope, rng.randint(1, 2))
         if rng.random() < 0.3 or self.long_back:
-            drive = self.step_tensor(me, own, scope)
+            drive = self.gated(me, self.step_tensor(me, own, scope), scope)
         drive = self.with_history(me, scope, drive)
         drive = self.with_shifted(me, scope, drive)
         drive = self.with_nesting(me, scope, drive)
@@ -852,6 +916,25 @@ class ProgramGenerator:
         result = Reduce(op, (Range(at, Bound(0), Bound(size)),), Local(name, Index(at), me.dtype), None, me.dtype)
         return StepTensor(name, var, size, body, result, me.dtype)
 
+    def gated(self, me: Tensor, tensor: StepTensor, scope: Scope):
+        """Some of the time (from `gates`, a stream of its own, with names of its own) a float step
+        tensor is computed only at the steps a new index input gt of 2 to 5 values in -1..n - 1
+        (the first -1) lets it, its body also reading a 1-d input of n floats there:
+        `if gt[t % 3] >= 0 { { let h[q in 0..2] = .. + 0.25 * x[gt[t % 3]]; .. } } else { 0.0 }`
+        (the read is checked only at the steps that take the branch); else the tensor as drawn."""
+        draw = self.gates
+        arrays = [i for i in self.inputs if i.dtype == me.dtype and len(i.shape) == 1]
+        if draw is None or me.dtype not in FLOATS or not arrays or draw.random() >= GATE_SHARE:
+            return tensor
+        x = draw.choice(arrays)
+        gate = Input(f"{GATE_INPUT}{len(self.gate_inputs)}", "i32", (Bound(draw.randint(2, 5)),), -1,
+                     _tensor(x, self.scope.dims).sizes[0] - 1)
+        self.gate_inputs.append(gate)   # declared only where the program keeps the draw (program)
+        at = Read(gate.name, (Binary("%", Index(scope.step_var), Lit(gate.shape[0].const, "i32"), "i32"),), "i32")
+        read = Binary("*", Lit(0.25, me.dtype), Read(x.name, (at,), me.dtype), me.dtype)
+        return IfElse(Binary(">=", at, Lit(0, "i32"), "bool"), replace(tensor, body=Binary("+", tensor.body, read, me.dtype)),
+                      Lit(0.0, me.dtype), me.dtype)
+
     # ------------------------------------------------------------ elementwise, functions, derivatives
 
     def whole(self) -> Whole | None:
@@ -947,7 +1030,22 @@ class ProgramGenerator:
         body = Read(member, tuple(Index(r.var) for r in ranges), tensor.dtype)
         name = self.gen.name("s")
         self.add_tensor(Tensor(name, tensor.dtype, (), ()))
+        if self.tails is not None and len(tensor.shape) > 1 and self.tails.random() < TAIL_SHARE:
+            return self.tail_total(name, tensor)
         return Define(name, tensor.dtype, (Clause((), Reduce("sum", ranges, body, None, tensor.dtype)),))
+
+    def tail_total(self, name: str, tensor: Tensor) -> Define:
+        """`let s = sum[j](sum[k in 0..j + 1](r[T - 1, k, 0, ..]));`: the member read at its last
+        step only, over a range that grows with j, and left out of the outputs, so that it keeps
+        a window of steps. The read's far end along the steps was once checked against the
+        window's slots (index T - 1 of an axis of 2: every run failed; the hold-out program
+        isotonic_pava)."""
+        self.tail_read = tensor.name
+        last = bound_expr(tensor.shape[0].plus(-1))
+        read = Read(tensor.name, (last, Index("k")) + (Lit(0, "i32"),) * (len(tensor.shape) - 2), tensor.dtype)
+        prefix = Reduce("sum", (Range("k", Bound(0), Bound(1, index="j")),), read, None, tensor.dtype)
+        body = Reduce("sum", (Range("j", Bound(0), tensor.shape[1]),), prefix, None, tensor.dtype)
+        return Define(name, tensor.dtype, (Clause((), body),))
 
     def function(self) -> Function:
         rng = self.rng

@@ -458,6 +458,10 @@ def _reduce(node: Reduce, names: Names) -> str:
     if node.counted:
         (r,) = node.ranges
         return f"[{r.var} | {r.var} in {bound(r.lo, names)}..{bound(r.hi, names)}, {expr(node.guard, names)}].length"
+    if node.filtered:
+        (r,) = node.ranges
+        return (f"{node.op}([{expr(node.body, names)} | {r.var} in {bound(r.lo, names)}..{bound(r.hi, names)}, "
+                f"{expr(node.guard, names)}])")
     ranges = ", ".join(
         f"{r.var} in {bound(r.lo, names)}..{bound(r.hi, names)}" if r.explicit else r.var
         for r in node.ranges)

@@ -252,6 +252,7 @@ class Reduce:
     guard: object | None
     dtype: str
     counted: bool = False          # a count (body 1) written `[k | k in lo..hi, guard].length`
+    filtered: bool = False         # a sum, max or min written `max([body | k in lo..hi, guard])`
 
 
 # ---------------------------------------------------------------- statements

@@ -188,6 +188,41 @@ def test_a_gradient_inside_a_step_through_a_loop_running_a_loop_is_e011():
     assert diag.span.line == 6 and diag.notes[0].span.line == 4
 
 
+def test_a_gradient_by_a_steps_state_reading_a_loop_that_runs_a_loop_as_a_given(run):
+    """Training by gradient steps (`@L / @w[k - 1]`) called on the last value of an outer loop
+    whose step runs that training: the loss reads the outer loop (`exp(h[3])`) as a given, with
+    no path to w, yet the reverse pass entered it and was E011 ("inside a loop's step through the
+    recurrence `h`"; found by the hold-out program unrolled_hypergrad, whose `fit(h[5])` beside the
+    loop of hypergradient steps was refused)."""
+    X = np.arange(8.0).reshape(4, 2) / 8
+    out = run("""use std::math::exp;
+        let X: [f64; 4, 2];
+        fn fit(a) {
+            let lam = exp(a);
+            let w[0, j in 0..2] = 0.0;
+            let w[k in 1..5] = {
+                let L = sum[n]((X[n, 0] * w[k - 1, 0] + X[n, 1] * w[k - 1, 1] - 1.0) ** 2) + lam * sum[j](w[k - 1, j] * w[k - 1, j]);
+                w[k - 1] - 0.1 * @L / @w[k - 1] };
+            w[4]
+        }
+        let h[0] = 0.0;
+        let h[e in 1..4] = { let w = fit(h[e - 1]); let v = w[0] * w[0] + w[1]; h[e - 1] - 0.1 * @v / @h[e - 1] };
+        let wf = fit(h[3]);
+    """, X=X)
+
+    def fit(a):
+        w = np.zeros(2)
+        for _ in range(4):
+            w = w - 0.1 * (2 * X.T @ (X @ w - 1) + 2 * np.exp(a) * w)
+        return w
+    h, step = [0.0], 1e-6
+    for _ in range(3):
+        v = [fit(h[-1] + d)[0] ** 2 + fit(h[-1] + d)[1] for d in (step, -step)]
+        h.append(h[-1] - 0.1 * (v[0] - v[1]) / (2 * step))
+    np.testing.assert_allclose(out["h"], h, rtol=1e-8)
+    np.testing.assert_allclose(out["wf"], fit(h[3]), rtol=1e-8)
+
+
 KALMAN = """
 let z: [f64; 10];
 let q: f64;

@@ -129,6 +129,31 @@ let z[i] = idx[i] >= 0 && idx[i] < len(t) && t[idx[i]] > 0.5;
         run_source(source.replace("where idx[i] >= 0 && idx[i] < len(t)", "where idx[i] < len(t)"), t=t, idx=idx)
 
 
+def test_a_guarded_read_shared_below_a_chain_of_ifs_is_checked_where_any_path_reads_it():
+    """The copies of a read reached under several conditions are one check under their `or`:
+    still only where the guard lets it run (docs: einc/passes/index_checks.py `_merged`)."""
+    source = """let x: [f64; 8];
+let k: [i32; 3];
+fn f(v, i: i32) -> f64 {
+    let a = if i >= 0 && i < 8 { v[i] } else { 0.0 };
+    let b = if a > 0.5 { a * 2.0 } else { a - 1.0 };
+    let c = if b > 1.0 { b + a } else { b * a };
+    c + b
+}
+let y[n in 0..3] = f(x, k[n]);
+"""
+    x = np.linspace(0.0, 1.4, 8)
+
+    def f(i):
+        a = x[i] if 0 <= i < 8 else 0.0
+        b = a * 2 if a > 0.5 else a - 1
+        return (b + a if b > 1 else b * a) + b
+    k = np.array([6, 9, 2], np.int32)
+    np.testing.assert_allclose(run_source(source, x=x, k=k)["y"], [f(i) for i in k], rtol=1e-15)
+    with pytest.raises(RunError, match=r"v\[i\]: index 9 out of range 0..8 at n = 1"):
+        run_source(source.replace("if i >= 0 && i < 8 { v[i] } else { 0.0 }", "v[i]"), x=x, k=k)
+
+
 def test_a_guarded_row_read_is_checked_only_where_it_happens():
     # the row arithmetic `c[id[i]] - o` is a whole tensor the taken side reads at its point,
     # `dot(n, n)` reads it at fixed points, a split copy of the row reads each clause at its point:
@@ -154,6 +179,25 @@ let m = [if id[i] >= 0 { split_min(c[id[i]]) } else { 0.0 } | i in 0..N];
     np.testing.assert_array_equal(out["m"], np.where(idx >= 0, c[np.clip(idx, 0, 3)].min(1), 0))
     with pytest.raises(RunError, match=r":5:29: c\[id\[i\]\] - o: index -1 out of range 0..4 along axis 0 at i = 1$"):
         run_source(source.replace("if id[i] >= 0 { c[id[i]] - o } else { o };\nlet w", "if id[i] >= -1 { c[id[i]] - o } else { o };\nlet w"), c=c, id=idx)
+
+
+def test_a_step_tensor_read_in_a_branch_is_checked_only_at_the_steps_that_take_it():
+    # a simplex pivot's ratio test: `e` is -1 once no column enters, and the tensor `w` the
+    # taken side computes per step reads at e only where e >= 0 (the branch's test names the
+    # group's step, the read the clause's steps)
+    source = """let v: [f32; 4];
+let k: [i32; 3];
+let s[0, j in 0..4] = v[j];
+let e[p in 0..3] = if s[p, 0] > 2.5 { -1 } else { k[p] };
+let y[p in 0..3] = if e[p] < 0 { 0.0 } else { let q = e[p]; let w[r in 0..2] = s[p, q] * (r as f32); sum[r](w[r]) };
+let s[p in 1..3, j in 0..4] = s[p - 1, j] + y[p - 1];
+"""
+    v = np.array([1, 2, 3, 4], np.float32)
+    out = run_source(source, v=v, k=np.array([1, -1, 3], np.int32))
+    np.testing.assert_array_equal(out["e"], [1, -1, -1])
+    np.testing.assert_array_equal(out["y"], [2, 0, 0])
+    with pytest.raises(RunError, match=r":5:80: s\[p, q\]: index 7 out of range 0..4 along axis 1 at p = 0$"):
+        run_source(source, v=v, k=np.array([7, -1, 3], np.int32))
 
 
 def test_a_scalar_input_as_an_index_is_checked():

@@ -217,6 +217,54 @@ def test_a_count_read_by_value_in_a_recurrence_stays_an_integer(run):
     np.testing.assert_array_equal(out["n"], np.array(ns))
 
 
+def test_members_without_a_start_read_through_a_typed_member_are_typed_in_turn(run):
+    """err, best, alpha and u have no start clause and form one cycle through w, whose start
+    types it f64: ordered by what they read apart from w they type as f64, i32, f64, f64, though
+    no guess of one type for all four does (boosting rounds, found writing the hold-out program
+    adaboost_stumps: E002 "a subscript must be an integer" at `err[t, best[t]]`)."""
+    x = np.array([0.4, 0.1, 0.3, 0.2])
+    out = run("""
+        use std::array::argmin;
+        let x: [f64; 4];
+        let w[0, n in 0..4] = x[n];
+        let err[t in 1..5, k in 0..4] = w[t - 1, k] * 0.5;
+        let best[t in 1..5] = argmin(err[t]);
+        let alpha[t in 1..5] = err[t, best[t]];
+        let u[t in 1..5, n in 0..4] = w[t - 1, n] + alpha[t];
+        let w[t in 1..5, n in 0..4] = u[t, n] / sum[j](u[t, j]);
+    """, x=x)
+    w, best = [x], [0]
+    for _ in range(1, 5):
+        b = int(np.argmin(w[-1] * 0.5)); u = w[-1] + w[-1][b] * 0.5
+        w.append(u / u.sum()); best.append(b)
+    assert out["best"].dtype == np.int32 and out["alpha"].dtype == np.float64
+    np.testing.assert_allclose(out["w"], np.array(w), **TIGHT)
+    np.testing.assert_array_equal(out["best"], best)
+
+
+def test_members_without_a_start_beside_a_literal_start_meeting_f64_are_typed_in_turn(run):
+    """a starts at `0.0` and meets f64 data; e and the index p = argmax(e[t]) have no start. No
+    guess of the whole group types them (one type for both), and all three form one cycle: with
+    a's start taken as f64, e and p are typed in turn (an SMO's partner, found writing the
+    hold-out program svm_smo_rbf: E002)."""
+    x = np.array([0.4, 0.1, 0.3, 0.2])
+    out = run("""
+        use std::array::argmax;
+        let x: [f64; 4];
+        let a[0, n in 0..4] = 0.0;
+        let e[t in 1..5, n in 0..4] = a[t - 1, n] + x[n];
+        let p[t in 1..5] = argmax(e[t]);
+        let a[t in 1..5, n in 0..4] = if n == p[t] { e[t, n] * 0.5 } else { a[t - 1, n] };
+    """, x=x)
+    a, p = [np.zeros(4)], [0]
+    for _ in range(1, 5):
+        e = a[-1] + x; k = int(np.argmax(e)); nxt = a[-1].copy(); nxt[k] = e[k] * 0.5
+        a.append(nxt); p.append(k)
+    assert out["a"].dtype == np.float64 and out["p"].dtype == np.int32
+    np.testing.assert_allclose(out["a"], np.array(a), **TIGHT)
+    np.testing.assert_array_equal(out["p"], p)
+
+
 def test_a_recurrence_starting_at_an_int_literal_stays_an_integer_when_its_steps_are(run):
     k = np.array([3, -2, 2 ** 40, 5, 7], dtype=np.int64)
     out = run("""
@@ -340,3 +388,23 @@ def test_a_reduction_of_chosen_literals_takes_the_float_type_it_meets(run):
     """, y=y)
     np.testing.assert_allclose(out["hits"], np.where(y > 0, 0.7, 0.1).sum() / 5, **TIGHT)
     np.testing.assert_allclose(out["top"], 0.3 * y[0], **TIGHT)
+
+
+def test_a_literal_to_a_build_time_integer_power_takes_the_float_type_it_meets(run):
+    # a line search's candidate steps `[0.5 ** k | k in 0..20, ..]` beside f64 data were E002
+    # f32 / f64: with k an integer known at build time, the power folded to an f32 constant, where
+    # a run-time k leaves it untyped; the kept elements of a run-time filter of such literals take
+    # the type they meet too
+    d = np.array([0.3, 1.7, -0.4])
+    out = run("""
+        let d: [f64; 3];
+        let k: i32 = 3;
+        let z = 0.1 ** k * d[0];
+        let y = [0.1 ** j * d[j] | j in 0..3];
+        let kept = sum([0.7 ** j | j in 0..3, d[j] > 0.0]) * d[1];
+        let top = max([0.3 | j in 0..3, d[j] > 0.0]) * d[1];
+    """, d=d)
+    np.testing.assert_allclose(out["z"], 0.1 ** 3 * d[0], **TIGHT)
+    np.testing.assert_allclose(out["y"], 0.1 ** np.arange(3) * d, **TIGHT)
+    np.testing.assert_allclose(out["kept"], (0.7 ** 0 + 0.7 ** 1) * d[1], **TIGHT)
+    np.testing.assert_allclose(out["top"], 0.3 * d[1], **TIGHT)

@@ -211,3 +211,24 @@ def test_a_gradient_per_row_through_a_recurrence_over_a_tensor_of_the_row():
     want = np.zeros((6, 4))
     want[:, 0] = 1 - w.min(1) ** 2
     np.testing.assert_allclose(out["g"], want, rtol=1e-12, atol=1e-14)
+
+
+def test_a_gradient_per_point_by_a_scalar_a_step_tensor_reads():
+    """A hypergradient through an unrolled solver per point of a grid: the step's value is an
+    array (`[0.5 * w[k - 1, j] + a | j in 0..2]`, a tensor the step computes), batched over the
+    grid index, and reads a, the grid's point. Inlining that tensor at its point rebuilt the read
+    of a, which the derivative knows by identity, so the gradient was silently 0 at every point
+    (found by the hold-out program unrolled_hypergrad)."""
+    out = einc.load(einc.compile("""
+        fn fit(a) {
+            let w[0, j in 0..2] = 0.0;
+            let w[k in 1..5] = [0.5 * w[k - 1, j] + a * (j as f64 + 1.0) | j in 0..2];
+            w[4]
+        }
+        fn hyper(a) { let w = fit(a); let v = w[0] * w[0] + w[1]; @v / @a }
+        let grid[g in 0..3] = 0.5 * (g as f64) - 0.25;
+        let slope[g in 0..3] = hyper(grid[g]);
+    """).vmfb)()
+    # w[4, j] = a (j + 1) (1 + 1/2 + 1/4 + 1/8): v = (c a)^2 + 2 c a, c = 15/8
+    c, a = 15 / 8, 0.5 * np.arange(3) - 0.25
+    np.testing.assert_allclose(out["slope"], 2 * c * c * a + 2 * c, rtol=1e-14)

@@ -838,6 +838,22 @@ def test_a_reduction_read_along_two_loops_by_one_kernel():
     np.testing.assert_allclose(got, a / (d[:, None] * d[None, :]) @ x, rtol=1e-5, atol=1e-6)
 
 
+def test_a_row_normalised_matrix_read_with_its_transpose_by_one_kernel():
+    """IREE-267 through an elementwise kernel: `p[i, j] = a[i, j] / sum[k](a[i, k])` read as
+    p[i, j] + p[j, i] (t-SNE's symmetric affinities) had the row sums and p fused into the sum's
+    kernel, and every entry off the diagonal came out 0; p passes one barrier before it."""
+    src = """
+        let A: [f64; 4, 4];
+        let p[i, j] = A[i, j] / sum[k](A[i, k]);
+        let s[i, j] = p[i, j] + p[j, i];
+    """
+    a = rng.random((4, 4)) + 0.5
+    with einc.load(einc.compile(src, target="llvm-cpu", outputs=["s"]).vmfb) as program:
+        got = program(A=a)["s"]
+    p = a / a.sum(1, keepdims=True)
+    np.testing.assert_allclose(got, p + p.T, rtol=1e-14)
+
+
 @pytest.mark.parametrize("contraction, reference", [
     ("sum[c](head[c] * h[c, t])", lambda h, head: head @ h),
     ("sum[c](h[t, c] * head[c])", lambda h, head: h @ head)])

@@ -78,3 +78,22 @@ def test_a_value_shared_under_many_branches_is_visited_once():
     finder = _Finder()
     finder.visit(v, (), None)
     assert len(finder._seen) < 200
+
+
+def test_a_read_shared_below_a_chain_of_ifs_is_checked_once(tmp_path):
+    """`a = v[i]` read by every branch of three `if`s after it: the finder reaches the read once
+    per path of branches, each a check of its own (27 here, 3^depth; a support vector machine's
+    pair update built 140 checks' reductions and took minutes to compile); the copies are one
+    check where any of their conditions holds (found writing the hold-out program svm_smo_rbf)."""
+    source = """let x: [f64; 8];
+let k: [i32; 3];
+fn f(v, i: i32) -> f64 {
+    let a = v[i];
+    let b = if a > 0.0 { a * 2.0 } else { a - 1.0 };
+    let c = if b > 1.0 { b + a } else { b * a };
+    let d = if c > 0.5 { c - b } else { c + a };
+    d + c + b
+}
+let y[n in 0..3] = f(x, k[n]);
+"""
+    assert described(checks_of(tmp_path, source)) == [("v[i]", 0, ["n"])]

@@ -90,3 +90,15 @@ def test_a_read_in_a_dependent_range_is_checked_at_the_ends_of_the_other_indices
     windows of a run-time length (found writing the hold-out program palindrome_subseq)."""
     facts = facts_of(tmp_path, "let s: [i32; N];\nlet p[l in 0..N, i in 0..N] = sum[k in 0..l + 1](s[i + k]);\n")
     assert ("read", "s", 0, "2*N - 2", "2*N - 2", "N", ("N", "N", "N")) in [described(f) for f in facts]
+
+
+def test_a_windowed_recurrence_read_at_its_last_step_in_a_dependent_range_checks_no_step(tmp_path):
+    """S keeps a window of 2 steps, so its read S[N, k2] reads slot N % 2; the far end recorded
+    for the dependent range `k2 in 0..k + 1` once asked a run for index N of the window's axis 0,
+    failing every run (found writing the hold-out program isotonic_pava)."""
+    path = tmp_path / "program.ein"
+    path.write_text("let y: [f64; N];\nlet S[0, k in 0..N] = 0.0;\n"
+                    "let S[t in 1..N + 1, k in 0..N] = S[t - 1, k] + y[t - 1];\n"
+                    "let upto[k in 0..N] = sum[k2 in 0..k + 1](S[N, k2]);\n")
+    facts = front_end(str(path), ["upto"])[1].size_facts
+    assert [described(f) for f in facts if getattr(f, "array", None) == "S" and f.axis == 0] == []

@@ -12,7 +12,8 @@ IREE-267: on the CPU targets, a reduction fused into a kernel that reads it thro
 along different loops (`let deg[i] = sum[j](a[i, j]); let an[i, j] = a[i, j] / (deg[i] *
 deg[j]);`) gives wrong values once the kernel is tiled: the reduction is computed only for the
 tile's rows, and the read along the other loop sees the rest unwritten. Such a reduction passes
-one barrier before that kernel.
+one barrier before that kernel; so does an elementwise kernel computed from one (`p[i, j] = a[i, j]
+/ sum[k](a[i, k])` read as `p[i, j] + p[j, i]`: every entry off the diagonal was 0).
 """
 from __future__ import annotations
 
@@ -61,13 +62,15 @@ def _loops_read(indexing_map: ir.Attribute) -> set:
 
 
 def fence_reductions_read_along_two_loops(target: Target, module: ir.Module) -> None:
-    """Put one barrier on each reduction's result that a `linalg.generic` reads through
-    operands with different indexing maps."""
-    for kernel in generics(module):
+    """Put one barrier on each reduction's result, or an elementwise kernel's computed from one,
+    that a `linalg.generic` reads through operands with different indexing maps."""
+    kernels = generics(module)
+    from_reduction = _computed_from_a_reduction(kernels)
+    for kernel in kernels:
         maps = list(ir.ArrayAttr(kernel.attributes["indexing_maps"]))
         reads: dict = {}
         for k, value in enumerate(list(kernel.operands)[:input_count(kernel)]):
-            if is_reduction(source(value)):
+            if source(value) in from_reduction:
                 reads.setdefault(value, []).append(k)
         for value, operands in reads.items():
             if len({str(maps[k]) for k in operands}) > 1:
@@ -75,3 +78,16 @@ def fence_reductions_read_along_two_loops(target: Target, module: ir.Module) -> 
                     fenced = fence(target, value)
                 for k in operands:
                     kernel.operands[k] = fenced
+
+
+def _computed_from_a_reduction(kernels: list) -> set:
+    """The reductions among `kernels` (walk order, producers first) and the elementwise kernels
+    reading one of this set along any loops: IREE fuses such a chain into a kernel that reads
+    its end, and the read along a second loop then sees the reduction's other rows unwritten
+    (`p[i, j] = a[i, j] / sum[k](a[i, k])` read as `p[i, j] + p[j, i]`)."""
+    found: set = set()
+    for op in kernels:
+        if is_reduction(op) or is_elementwise(op) and any(
+                source(value) in found for value in list(op.operands)[:input_count(op)]):
+            found.add(op)
+    return found

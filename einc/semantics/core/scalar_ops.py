@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (COMPARISONS, Const, Generic, Op, Read, Reduce, Value, decided_by_a_constant,
+from einc.ir.nodes import (COMPARISONS, Compact, Const, Generic, Op, Read, Reduce, Value, decided_by_a_constant,
                            is_folding_constant)
 from einc.ir.types import BOOL, F32, F64, I32, DType
 from einc.semantics.core.values import Traced, Weak, describe
@@ -129,6 +129,8 @@ def from_literals(v) -> bool:
             continue
         if isinstance(v, Read):
             todo.append(v.tensor)
+        elif isinstance(v, Compact):
+            todo.append(v.source)       # the kept elements of `[0.5 ** k | k in 0..n, x[k] > 0.0]`
         elif isinstance(v, Generic) and v.guard is None:
             todo.append(v.body)
         elif isinstance(v, Reduce) and v.kind in ("sum", "prod", "max", "min"):
@@ -154,6 +156,8 @@ def fixed(v):
         return replace(v, tensor=fixed(v.tensor))
     if isinstance(v, Generic) and from_literals(v):
         return replace(v, body=fixed(v.body))
+    if isinstance(v, Compact) and from_literals(v):
+        return replace(v, source=fixed(v.source))
     if isinstance(v, Op) and from_literals(v):
         return replace(v, args=tuple(fixed(a) for a in v.args))
     return v
@@ -198,6 +202,8 @@ def _retyped(v: Value, dtype: DType) -> Value:
         return replace(v, tensor=_retyped(v.tensor, dtype))
     if isinstance(v, (Generic, Reduce)):
         return replace(v, body=_retyped(v.body, dtype))
+    if isinstance(v, Compact):          # the same kept positions, of the elements retyped
+        return replace(v, source=_retyped(v.source, dtype))
     if v.op == "pow":           # an integer exponent keeps its type
         return Op("pow", (_retyped(v.args[0], dtype), v.args[1]), dtype, span=v.span)
     if v.op == "select":        # the condition keeps its type: only the chosen values change
@@ -259,6 +265,11 @@ def _check_operand_kind(op: str, dtype: DType, span) -> None:
 
 def _pow(args: list, span):
     base, exp = args
+    if (isinstance(base, Weak) and base.kind == "float" and base.trace is None and is_folding_constant(exp)
+            and exp.dtype.is_int and exp.array.ndim == 0):
+        # `0.5 ** k` with k an integer known at build time (a comprehension's `k in 0..20`) is
+        # an untyped literal still, as with k a run-time integer: the exponent types nothing
+        return _fold_weak("pow", [base, Weak(np.asarray(int(exp.array[()])), "int", span)], span)
     if isinstance(exp, Weak) and exp.kind == "int" and exp.trace is None:
         exp = materialize(exp, I32, span)
     if isinstance(base, Weak):

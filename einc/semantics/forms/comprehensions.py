@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Assert, Const, Generic, IndexRef, IndexVar, Print, Read, Reduce, Value, free_vars,
-                           size_value)
+from einc.ir.nodes import (Assert, Const, Generic, IndexRef, IndexVar, Print, Read, RecValue, Reduce, StateRead, Value,
+                           free_vars, size_value, walk)
 from einc.ir.affine import size_op
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import definitions, dynamic_length, point_asserts, stacking
@@ -42,9 +42,10 @@ class Reduced:
 
 
 def comprehension(el, e: ast.Comprehension, env, reduced_by: str | None = None):
-    """The elements, or with `reduced_by` ("len" or "sum": the caller reduces them at once) where
-    a filter over run-time data inside an indexed definition keeps a different number of them
-    at each point, `Reduced` of that reduction (a count per row)."""
+    """The elements, or with `reduced_by` ("len", "sum", "max" or "min": the caller reduces them
+    at once) where a filter over run-time data inside an indexed definition keeps a different
+    number of them at each point (or in a recurrence step, at each step), `Reduced` of that
+    reduction (a count per row)."""
     if _more_than(el, e, env, UNROLL_LIMIT):
         return _vectorized(el, e, env, reduced_by)   # one kernel; filters known at build time still fold
     effects = len(el.ir.effects)
@@ -285,12 +286,26 @@ def _vectorized(el, e: ast.Comprehension, env, reduced_by: str | None = None):
     mask = Generic((flat,), _conjunction(el, e.filters, scope), span=e.span)
     kept = folding.known(mask)
     if kept is None:
-        if free_vars(mask.body) - {flat}:
+        per_point = bool(free_vars(mask.body) - {flat})
+        if per_point or _reads_state(mask.body):
+            # kept elements that differ per point, or per step of a recurrence (a filter over
+            # the step's state): reduced where written, never gathered into one array
             if reduced_by is not None:
                 return Reduced(_reduced(el, reduced_by, e, scope, flat, mask.body))
-            raise d.error(d.UNSUPPORTED, "a comprehension filter over run-time data inside an indexed "
-                          "definition: its length would differ from point to point", e.filters[0].span)
+            where = "an indexed definition: its length would differ from point to point" if per_point else \
+                "a recurrence step, over the step's state: its length would differ from step to step"
+            raise d.error(d.UNSUPPORTED, f"a comprehension filter over run-time data inside {where}",
+                          e.filters[0].span,
+                          hint="reduce it where it is written: `len([..])`, `sum([..])`, `max([..])` or `min([..])`")
+        effects = len(el.ir.effects)
         values = _collect(el, e.body, scope, flat, e.span, guard=mask.body)
+        if not isinstance(values, TupleVal) and _reads_state(values):
+            if reduced_by is not None:
+                del el.ir.effects[effects:]           # the body is elaborated again, reduced
+                return Reduced(_reduced(el, reduced_by, e, scope, flat, mask.body))
+            raise d.error(d.UNSUPPORTED, "a comprehension filtered by run-time data, of elements read from a "
+                          "recurrence step's state: its length would differ from step to step", e.body.span,
+                          hint="reduce it where it is written: `len([..])`, `sum([..])`, `max([..])` or `min([..])`")
         return values if isinstance(values, TupleVal) else dynamic_length.keep(el, values, mask, e.span)
     positions = np.flatnonzero(kept).astype(np.int32)
     picked = IndexVar("m", Lin(0), Lin(len(positions)), span=e.span)
@@ -300,8 +315,14 @@ def _vectorized(el, e: ast.Comprehension, env, reduced_by: str | None = None):
     return _collect(el, e.body, _bound_locals(el, e, scope), picked, e.span)
 
 
+def _reads_state(v: Value) -> bool:
+    """Whether `v` reads a recurrence member inside its loop (a step's state)."""
+    return any(isinstance(n, StateRead) for n in walk([v], opaque=(RecValue,)))
+
+
 def _reduced(el, kind: str, e: ast.Comprehension, scope, var: IndexVar, kept: Value) -> Value:
-    """`len` (a count) or `sum` of the body over the points of `var` where `kept` holds."""
+    """`len` (a count), or the `sum`, `max` or `min` of the body, over the points of `var` where
+    `kept` holds (none kept: the reduction's identity, as `max[k](..)` under a guard)."""
     if kind == "len":
         return Reduce("sum", (var,), Const(np.asarray(1, np.int32), span=e.span), kept, span=e.span)
     el.state.guard_depth += 1                 # as under a guard: the body runs where kept holds
@@ -310,9 +331,9 @@ def _reduced(el, kind: str, e: ast.Comprehension, scope, var: IndexVar, kept: Va
     finally:
         el.state.guard_depth -= 1
     if not isinstance(body, Value) or body.rank or body.dtype.is_bool:
-        raise d.error(d.TYPE, f"`sum` of a filtered comprehension needs numbers, found {describe(body)}",
+        raise d.error(d.TYPE, f"`{kind}` of a filtered comprehension needs numbers, found {describe(body)}",
                       e.body.span)
-    return Reduce("sum", (var,), body, kept, span=e.span)
+    return Reduce(kind, (var,), body, kept, span=e.span)
 
 
 def _bound_locals(el, e: ast.Comprehension, scope):

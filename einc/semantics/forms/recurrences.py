@@ -451,7 +451,7 @@ def _find_value_axes(el, clauses_by_member: dict, env) -> bool:
         found = False
         for did, cs in clauses_by_member.items():
             if el.value_axes.get(did) is None:
-                axes = _value_axes_of(el, clauses_by_member, env, did, _guesses(*initial))
+                axes = _value_axes_of(el, clauses_by_member, env, did, _guesses_with_starts(initial))
                 if axes is not None:
                     el.value_axes[did] = axes
                     found = True
@@ -483,8 +483,9 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
     elaborate again with what the bodies turned out to be until the two agree. A guess that
     ends in a type error, or in a literal that does not fit a guessed type, is replaced by the
     next (`_guesses`); if none settles, the members are typed a component at a time
-    (`_typed_by_component`); if that fails too, the error reported is the one the guess that
-    elaborated furthest met (`_furthest`). A guess whose types settle but that fails otherwise
+    (`_typed_by_component`), also under other types for the members their start types by
+    literals only (`_start_choices`); if that fails too, the error reported is the one the
+    guess that elaborated furthest met (`_furthest`). A guess whose types settle but that fails otherwise
     (E011 in a body) has found the types: its error is the one reported."""
     effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
     errors = []
@@ -498,18 +499,55 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
             if not _wrong_guess(err):
                 raise
             errors.append(err)
-    components = _components_read_first(clauses_by_member)
-    if len(components) == 1:
-        raise _furthest(errors)
-    try:
-        dtypes = _typed_by_component(el, clauses_by_member, env, names, components, initial)
-    except d.CompileError as err:
-        if not _wrong_guess(err):
-            raise
-        raise _furthest(errors + [err]) from None
-    del el.ir.effects[effects:]
-    del el.state.dependent_ranges[ranges:]
-    return _settle_types(el, clauses_by_member, env, dtypes, names)
+    guess, tentative, unseeded, named = initial
+    seeded = set(guess) - unseeded
+    # first the members their start types by data order nothing; then, with each choice of types
+    # for the members their start types by literals only (`alpha[0] = 0.0` meeting f64 data),
+    # no member with a start does
+    plans = [(set(guess) - tentative, initial)] + [
+        (seeded, ({**guess, **choice}, tentative, unseeded, named))
+        for choice in _start_choices(guess, sorted(tentative & seeded, key=list(guess).index))]
+    for typed, start in plans:
+        components = _components_read_first(clauses_by_member, typed)
+        if len(components) == 1:
+            continue
+        try:
+            dtypes = _typed_by_component(el, clauses_by_member, env, names, components, start)
+        except d.CompileError as err:
+            if not _wrong_guess(err):
+                raise
+            errors.append(err)
+            continue
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        return _settle_types(el, clauses_by_member, env, dtypes, names)
+    raise _furthest(errors)
+
+
+def _guesses_with_starts(initial: tuple):
+    """`_guesses`, then for each other choice of types for the members their start types by
+    literals only (`_start_choices`), the guesses of the members with no start beside it: an
+    array value's axes show under types where the whole group's guesses never reach them
+    (`upd[t] = pair(alpha[t - 1], .., partner[t])` with `alpha[0] = 0.0` meeting f64 data and
+    partner an index)."""
+    yield from _guesses(*initial)
+    guess, tentative, unseeded, named = initial
+    members = sorted(tentative - unseeded, key=list(guess).index)
+    for choice in _start_choices(guess, members):
+        if any(choice[did] != guess[did] for did in members):
+            yield from _guesses({**guess, **choice}, tentative & unseeded, unseeded, named)
+
+
+def _start_choices(guess: dict, members: list):
+    """The types the literals of `members` (typed by the literals of their starts) may take,
+    their guess first: every combination for up to MAX_UNSEEDED of them, one type for all
+    beyond."""
+    options = [[guess[did]] + [dt for dt in (F64, F32, I32, I64)
+                               if dt != guess[did] and _literals_take(guess[did], dt)] for did in members]
+    if len(members) > MAX_UNSEEDED:
+        common = [dt for dt in (F64, F32, I32, I64) if all(dt in o for o in options)]
+        return [dict.fromkeys(members, dt) for dt in common]
+    return [dict(zip(members, choice)) for choice in itertools.product(*options)]
 
 
 def _furthest(errors: list) -> d.CompileError:
@@ -563,9 +601,13 @@ def _typed_by_component(el, clauses_by_member: dict, env, names: dict, component
     return settled
 
 
-def _components_read_first(clauses_by_member: dict) -> list:
-    """The group's strongly connected components under "reads", each after those it reads."""
-    group = set(clauses_by_member)
+def _components_read_first(clauses_by_member: dict, typed: set) -> list:
+    """The group's strongly connected components under "reads", each after those it reads. A
+    read of a member its base clauses type (`typed`: `w[0] = x[n]`) orders nothing, its type
+    being known before its clauses are: a weight `w[t]` from `u[t]` from `alpha[t]` from
+    `err[t, best[t]]` from `w[t - 1]` types err, best, alpha and u in turn (one cycle otherwise,
+    whose unseeded members must guess one type for all beyond MAX_UNSEEDED)."""
+    group = set(clauses_by_member) - typed
     reads = {did: {n.def_id for c in cs for n in ast.iter_nodes([c.value, c.wheres])
                    if isinstance(n, ast.Name) and n.def_id in group}
              for did, cs in clauses_by_member.items()}
