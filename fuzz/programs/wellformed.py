@@ -32,9 +32,15 @@ def _defined_shape(define: Define, dims: dict) -> tuple:
 
 
 def plain_read_extents(var: str, exprs, shape_of: dict) -> list:
-    """The extents of the axes that `var` subscripts on its own (`x[.., var, ..]`)."""
-    return [shape_of[n.name][a] for e in exprs for n in walk(e) if isinstance(n, Read) and n.name in shape_of
-            for a, s in enumerate(n.subs) if s == Index(var)]
+    """The extents of the axes that `var` subscripts on its own (`x[.., var, ..]`), a range's
+    end read from data at it (`k in idx[var]..n`) among them (None for an input not in
+    `shape_of` yet, the index input a generator adds at its first use: it decides nothing)."""
+    nodes = [n for e in exprs for n in walk(e)]
+    reads = [shape_of[n.name][a] for n in nodes if isinstance(n, Read) and n.name in shape_of
+             for a, s in enumerate(n.subs) if s == Index(var)]
+    ends = [shape_of.get(b.data[0], (None,))[0] for n in nodes if isinstance(n, Reduce)
+            for r in n.ranges for b in (r.lo, r.hi) if b.data is not None and b.data[1] == Bound(0, index=var)]
+    return reads + ends
 
 
 def decides(var: str, hi: Bound, exprs, shape_of: dict) -> bool:

@@ -19,7 +19,7 @@ from fuzz.programs.structure import (
     Arm, Match, Pattern, Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, Function, Group, IfElse,
     Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor, Unary, Var,
     Where, Whole, calls_prelude, widens_an_approximation)
-from fuzz.programs.wellformed import depends_on, wholes_are_arrays
+from fuzz.programs.wellformed import decides, depends_on, plain_read_extents, wholes_are_arrays
 from fuzz.programs.campaign import Differential
 from fuzz.programs.execute import build_and_run
 from fuzz.programs.generate import Case
@@ -705,3 +705,17 @@ def test_a_literal_raised_to_an_integer_power_keeps_its_suffix():
     same = Binary("**", Lit(1.5, "f64"), Read("x", (), "f64"), "f64")
     e = Define("e", "f64", (Clause((ranged("i", 0, 4),), same),))
     assert "= 1.5 ** x" in render_program(program([e], [Input("x", "f64", ())]))
+
+
+def test_a_range_end_read_from_data_at_an_index_decides_its_range():
+    """`k in idx[j]..idx[j + 1]` reads idx plainly at j: einc gives j idx's length, so a range
+    of j left out is decided by it too, and disagrees with a plain read of another length (seed
+    10201 program 4 was E004, j getting 3 from idx0[j] and 2 from x2[i, j]); an index input not
+    known yet decides nothing."""
+    ends = Range("k", Bound(0, data=("idx", Bound(0, index="j"))), Bound(0, data=("idx", Bound(1, index="j"))))
+    body = Reduce("sum", (ends,), Read("x", (Index("i"), Index("j")), "f64"), None, "f64")
+    shapes = {"x": (Bound(2), Bound(2)), "idx": (Bound(3),)}
+    assert plain_read_extents("j", [body], shapes) == [Bound(2), Bound(3)]
+    assert not decides("j", Bound(2), [body], shapes)
+    assert not decides("j", Bound(2), [body], {"x": shapes["x"]})
+    assert decides("j", Bound(2), [body], {**shapes, "idx": (Bound(2),)})
