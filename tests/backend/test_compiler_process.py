@@ -91,6 +91,6 @@ def test_ctrl_c_in_a_build_ends_it_and_its_compiler_process_without_a_traceback(
     time.sleep(1.0)
     os.killpg(build.pid, signal.SIGINT)     # as a terminal's Ctrl-C: to the whole process group
     stderr = build.communicate(timeout=60)[1]
-    assert build.returncode == 130 and stderr.strip() == "error: interrupted" and not out.exists()
+    assert (build.returncode, stderr.strip(), out.exists()) == (130, "error: interrupted", False)
     time.sleep(0.5)
     assert not _children(build.pid) and not any(str(build.pid) in c for c in _children(1))
