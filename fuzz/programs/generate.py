@@ -660,16 +660,8 @@ class ProgramGenerator:
         # writes them unsuffixed where another clause is typed by data)
         first = IfElse(Binary("==", Index("j"), Lit(0, "i32"), "bool"), Lit(self.tallies.choice((0.5, 1.0)), x.dtype),
                        Lit(0.0, x.dtype), x.dtype)
-
-        def rewritten(c: Clause) -> Clause:
-            if c.slots[0].lo.dim is None and c.slots[0].lo.const < start:
-                return replace(c, body=first)
-            # the plain step clauses only (a rim's, under a guard, stays as with_rim drew it)
-            if c.slots[0].lo != Bound(start) or any(s.var is None for s in c.slots) or \
-                    any(w.name is None for w in c.wheres) or isinstance(c.body, Lit):
-                return c
-            return replace(c, body=Binary("+", c.body, Binary("*", Lit(0.25, x.dtype), pick, x.dtype), x.dtype))
-        stepped = replace(members[k], clauses=tuple(map(rewritten, members[k].clauses)))
+        added = Binary("*", Lit(0.25, x.dtype), pick, x.dtype)
+        stepped = replace(members[k], clauses=tuple(_restarted(c, start, first, added) for c in members[k].clauses))
         if per_step:        # after x, whose step it reads
             return members[:k] + [stepped, tally] + members[k + 1:], names + [name], layout + [(name, 0)]
         at = next(p for p, (member, _) in enumerate(layout) if member == x.name)
@@ -711,16 +703,7 @@ class ProgramGenerator:
         first = Binary("*", Cast(Index("j"), x.dtype), Lit(0.25, x.dtype), x.dtype) if self.chains.random() < 0.5 \
             else IfElse(Binary("==", Index("j"), Lit(0, "i32"), "bool"), Lit(0.5, x.dtype), Lit(0.0, x.dtype), x.dtype)
         added = Binary("*", Lit(0.25, x.dtype), Read(u, (t, Index("j")), x.dtype), x.dtype)
-
-        def rewritten(clause: Clause) -> Clause:
-            if clause.slots[0].lo.dim is None and clause.slots[0].lo.const < start:
-                return replace(clause, body=first)
-            # the plain step clauses only (a rim's, under a guard, stays as with_rim drew it)
-            if clause.slots[0].lo != Bound(start) or any(s.var is None for s in clause.slots) or \
-                    any(w.name is None for w in clause.wheres) or isinstance(clause.body, Lit):
-                return clause
-            return replace(clause, body=Binary("+", clause.body, added, x.dtype))
-        stepped = replace(members[k], clauses=tuple(map(rewritten, members[k].clauses)))
+        stepped = replace(members[k], clauses=tuple(_restarted(c, start, first, added) for c in members[k].clauses))
         at = next(p for p, (member, _) in enumerate(layout) if member == x.name)
         at_name = names.index(x.name)
         return (members[:k] + chain + [stepped] + members[k + 1:], names[:at_name] + [e, c, a, u] + names[at_name:],
@@ -1188,3 +1171,14 @@ def _interleave(rng: random.Random, sequences: list) -> list:
         pending = [s for s in pending if s]
     return out
 
+
+def _restarted(clause: Clause, start: int, first, added) -> Clause:
+    """A member's clause with its start (a clause before step `start`) made `first`, and with
+    `added` added to it if it is a plain step clause (a rim's, under a guard, stays as with_rim
+    drew it)."""
+    if clause.slots[0].lo.dim is None and clause.slots[0].lo.const < start:
+        return replace(clause, body=first)
+    if clause.slots[0].lo != Bound(start) or any(s.var is None for s in clause.slots) or \
+            any(w.name is None for w in clause.wheres) or isinstance(clause.body, Lit):
+        return clause
+    return replace(clause, body=Binary("+", clause.body, added, added.dtype))
