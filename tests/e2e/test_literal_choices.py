@@ -265,6 +265,30 @@ def test_members_without_a_start_beside_a_literal_start_meeting_f64_are_typed_in
     np.testing.assert_array_equal(out["p"], p)
 
 
+def test_a_member_whose_value_is_a_cast_has_its_type_before_the_group_is_typed(run):
+    """x's start is the `t == 0` branch of its one clause, so no member has a start clause, and
+    the five form one cycle: guessed one type for all, the count c was f32 in the subscript that
+    reads it before its own clause (`.. as i32`) could type it (fuzz seed 19603 program 10,
+    E002). A value that is a cast has the cast's type from the start."""
+    d = np.array([0.5, -0.25, 0.125])
+    out = run("""
+        let d: [f64; 3];
+        let e[t in 1..4, k in 0..3] = x[t - 1, k] * 0.5;
+        let c[t in 1..4] = sum[k in 0..3](if e[t, k] < 0.0 { 1.0 } else { 0.0 }) as i32;
+        let a[t in 1..4] = e[t, c[t] % 3];
+        let u[t in 1..4, j in 0..3] = a[t] + x[t - 1, j];
+        let x[t in 0..4, j in 0..3] = if t == 0 { d[j] } else { x[t - 1, j] + 0.25 * u[t, j] };
+    """, d=d)
+    x, c = [d], []
+    for _ in range(1, 4):
+        e = x[-1] * 0.5
+        c.append(int((e < 0).sum()))
+        x.append(x[-1] + 0.25 * (e[c[-1] % 3] + x[-1]))
+    assert out["c"].dtype == np.int32 and out["x"].dtype == np.float64
+    np.testing.assert_array_equal(out["c"][1:], c)
+    np.testing.assert_allclose(out["x"], np.array(x), **TIGHT)
+
+
 def test_a_recurrence_starting_at_an_int_literal_stays_an_integer_when_its_steps_are(run):
     k = np.array([3, -2, 2 ** 40, 5, 7], dtype=np.int64)
     out = run("""

@@ -717,15 +717,25 @@ def _initial_dtypes(el, clauses_by_member: dict, env) -> tuple[dict, set, set, t
                                   el.value_axes.get(did))   # or as _find_value_axes found them
         bases = [r.body for r in results]
         typed = scalar_ops.typed_values(bases)
-        if typed:
-            guess[did] = typed[0].dtype
+        cast = _cast_dtype(clauses)
+        if typed or cast is not None:
+            guess[did] = typed[0].dtype if typed else cast
         else:
             guess[did] = scalar_ops.literal_dtype(bases, clauses[0].span) if bases else _result_literals_dtype(clauses)
             tentative.add(did)
-        if not bases:
+        if not bases and cast is None:
             unseeded.add(did)
     del el.ir.effects[effects:]
     return guess, tentative, unseeded, _named_types(clauses_by_member, env)
+
+
+def _cast_dtype(clauses: list):
+    """The scalar type every clause's value is converted to (`c[t] = sum[k](..) as i32`), or
+    None: such a member's type is known before any member's is (guessed with the others, a
+    count guessed f32 failed the subscript it is read in before its clause could type it)."""
+    dtypes = {BY_NAME.get(c.value.to.name) if isinstance(c.value, ast.Cast) and isinstance(c.value.to, ast.ScalarType)
+              else None for c in clauses}
+    return dtypes.pop() if len(dtypes) == 1 and None not in dtypes else None
 
 
 def _named_types(clauses_by_member: dict, env) -> tuple:
