@@ -288,3 +288,22 @@ def test_tuple_patterns_in_generators_take_elements_apart(target):
 def test_a_tuple_pattern_that_does_not_fit_the_elements_is_a_type_error(diagnose, source, message):
     diag, _ = diagnose(source)
     assert diag.code == "E002" and message in diag.message
+
+
+def test_a_filter_of_elements_batched_over_the_steps_is_reduced_where_written(run):
+    """The elements `x[i] * q[t - 1]` (q computed before the loop) and `x[i] * t` differ per
+    step: they come batched over the steps (rows), and a filter over a run-time size kept them
+    in one array of rows, which reached the IR half built (an AttributeError traceback; fuzz seed
+    10031 program 45). Reduced where written, as elements read from the step's state are."""
+    x = np.array([3, 1, 4, 1, 5], np.float32)
+    out = run("""
+        let x: [f32; M];
+        let q[t in 0..4] = x[t] * 2.0;
+        let r[0] = 0.0;
+        let r[t in 1..4] = r[t - 1] + v where v = max([x[i] * q[t - 1] | i in 0..M, i >= 1]);
+        let s[0] = 0.0;
+        let s[t in 1..4] = s[t - 1] + v where v = max([x[i] * (t as f32) | i in 0..M, i >= 1]);
+    """, x=x)
+    q, top = 2 * x[:4], x[1:].max()
+    np.testing.assert_allclose(out["r"], np.concatenate([[0], np.cumsum(top * q[:3])]), rtol=1e-6)
+    np.testing.assert_allclose(out["s"], np.concatenate([[0], np.cumsum(top * np.arange(1, 4))]), rtol=1e-6)

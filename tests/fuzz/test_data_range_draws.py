@@ -27,7 +27,9 @@ def _has_data_range(program) -> bool:
 
 def test_data_ranges_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
     cases, drawn, changed = drawn_and_changed(monkeypatch, expressions, "DATA_RANGE_SHARE", SEED, _has_data_range)
-    assert len(drawn) >= 2 and len(changed) <= 2, (drawn, changed)     # a first attempt the meaning rejects, then another program
+    # a first attempt the meaning rejects, then another program (3 since a range end read at an
+    # index decides that index's range: a left-out range meeting it is drawn written out)
+    assert len(drawn) >= 2 and len(changed) <= 3, (drawn, changed)
     assert re.search(rf"\[\w+ in [^(]*{INDEX_INPUT}\d+\[", source(drawn[0], cases[drawn[0]]))     # `k in 0..idx0[2]`
 
 

@@ -13,7 +13,7 @@ import fuzz.programs.generate as generate
 from fuzz.programs.structure import Group
 from tests.fuzz.stream_draws import TARGETS, assert_drawn_match_numpy, drawn_and_changed
 
-SEED = 10021          # its program 2 holds one
+SEED = 10021          # its programs 2, 119, 124 and 146 hold one
 
 
 def _has_per_step_count(program) -> bool:
@@ -29,4 +29,6 @@ def test_per_step_counts_leave_the_other_programs_of_a_seed_as_they_were(monkeyp
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_programs_with_per_step_counts_match_numpy(target):
-    assert_drawn_match_numpy(SEED, _has_per_step_count, target, take=3, least=2, count=60)
+    # programs 2, 119, 124 and 146 (119 and 146 on vulkan-spirv too) since the chains, tails,
+    # filtered and gates streams
+    assert_drawn_match_numpy(SEED, _has_per_step_count, target, take=3, least=2, count=160)

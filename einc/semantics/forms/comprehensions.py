@@ -299,13 +299,18 @@ def _vectorized(el, e: ast.Comprehension, env, reduced_by: str | None = None):
                           hint="reduce it where it is written: `len([..])`, `sum([..])`, `max([..])` or `min([..])`")
         effects = len(el.ir.effects)
         values = _collect(el, e.body, scope, flat, e.span, guard=mask.body)
-        if not isinstance(values, TupleVal) and _reads_state(values):
+        # elements read from a step's state, or batched over an enclosing definition's points or
+        # a recurrence's steps (the rows of a PartialRead): not one array of kept elements
+        batched = isinstance(values, PartialRead)
+        if not isinstance(values, TupleVal) and (batched or _reads_state(values)):
             if reduced_by is not None:
                 del el.ir.effects[effects:]           # the body is elaborated again, reduced
                 return Reduced(_reduced(el, reduced_by, e, scope, flat, mask.body))
-            raise d.error(d.UNSUPPORTED, "a comprehension filtered by run-time data, of elements read from a "
-                          "recurrence step's state: its length would differ from step to step", e.body.span,
-                          hint="reduce it where it is written: `len([..])`, `sum([..])`, `max([..])` or `min([..])`")
+            where = "that differ per point of the definition or step around it" if batched else \
+                "read from a recurrence step's state: its length would differ from step to step"
+            raise d.error(d.UNSUPPORTED, f"a comprehension filtered by run-time data, of elements {where}",
+                          e.body.span, hint="reduce it where it is written: `len([..])`, `sum([..])`, `max([..])` "
+                          "or `min([..])`")
         return values if isinstance(values, TupleVal) else dynamic_length.keep(el, values, mask, e.span)
     positions = np.flatnonzero(kept).astype(np.int32)
     picked = IndexVar("m", Lin(0), Lin(len(positions)), span=e.span)
