@@ -286,31 +286,26 @@ def _vectorized(el, e: ast.Comprehension, env, reduced_by: str | None = None):
     mask = Generic((flat,), _conjunction(el, e.filters, scope), span=e.span)
     kept = folding.known(mask)
     if kept is None:
+        effects = len(el.ir.effects)
         per_point = bool(free_vars(mask.body) - {flat})
         if per_point or _reads_state(mask.body):
             # kept elements that differ per point, or per step of a recurrence (a filter over
             # the step's state): reduced where written, never gathered into one array
-            if reduced_by is not None:
-                return Reduced(_reduced(el, reduced_by, e, scope, flat, mask.body))
             where = "an indexed definition: its length would differ from point to point" if per_point else \
                 "a recurrence step, over the step's state: its length would differ from step to step"
-            raise d.error(d.UNSUPPORTED, f"a comprehension filter over run-time data inside {where}",
-                          e.filters[0].span,
-                          hint="reduce it where it is written: `len([..])`, `sum([..])`, `max([..])` or `min([..])`")
-        effects = len(el.ir.effects)
+            return _reduced_where_written(el, reduced_by, e, scope, flat, mask.body, effects,
+                                          f"a comprehension filter over run-time data inside {where}",
+                                          e.filters[0].span)
         values = _collect(el, e.body, scope, flat, e.span, guard=mask.body)
         # elements read from a step's state, or batched over an enclosing definition's points or
         # a recurrence's steps (the rows of a PartialRead): not one array of kept elements
         batched = isinstance(values, PartialRead)
         if not isinstance(values, TupleVal) and (batched or _reads_state(values)):
-            if reduced_by is not None:
-                del el.ir.effects[effects:]           # the body is elaborated again, reduced
-                return Reduced(_reduced(el, reduced_by, e, scope, flat, mask.body))
             where = "that differ per point of the definition or step around it" if batched else \
                 "read from a recurrence step's state: its length would differ from step to step"
-            raise d.error(d.UNSUPPORTED, f"a comprehension filtered by run-time data, of elements {where}",
-                          e.body.span, hint="reduce it where it is written: `len([..])`, `sum([..])`, `max([..])` "
-                          "or `min([..])`")
+            return _reduced_where_written(el, reduced_by, e, scope, flat, mask.body, effects,
+                                          f"a comprehension filtered by run-time data, of elements {where}",
+                                          e.body.span)
         return values if isinstance(values, TupleVal) else dynamic_length.keep(el, values, mask, e.span)
     positions = np.flatnonzero(kept).astype(np.int32)
     picked = IndexVar("m", Lin(0), Lin(len(positions)), span=e.span)
@@ -318,6 +313,18 @@ def _vectorized(el, e: ast.Comprehension, env, reduced_by: str | None = None):
     scope = env.child()
     _bind(el, scope, axes, position, e.span)
     return _collect(el, e.body, _bound_locals(el, e, scope), picked, e.span)
+
+
+def _reduced_where_written(el, reduced_by: str | None, e: ast.Comprehension, scope, var: IndexVar, kept: Value,
+                           effects: int, message: str, span) -> Reduced:
+    """The comprehension reduced by its caller's `reduced_by` where it is written (what its
+    elements' elaboration left in el.ir.effects from `effects` on dropped: the body is elaborated
+    again, reduced), or E011 `message` where its caller keeps the elements."""
+    if reduced_by is None:
+        raise d.error(d.UNSUPPORTED, message, span,
+                      hint="reduce it where it is written: `len([..])`, `sum([..])`, `max([..])` or `min([..])`")
+    del el.ir.effects[effects:]
+    return Reduced(_reduced(el, reduced_by, e, scope, var, kept))
 
 
 def _reads_state(v: Value) -> bool:
