@@ -90,7 +90,7 @@ def _batch_axes(v: Value, outer: frozenset) -> dict:
 
 def _code(v: Value) -> list:
     if isinstance(v, RecValue):
-        return [x for m in v.group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
+        return v.group.code()
     return [x for x in (v.body, v.guard) if x is not None]
 
 

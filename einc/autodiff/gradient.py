@@ -128,7 +128,7 @@ class _Gradient:
         """All members of a group at once: one adjoint loop (recurrence_adjoint). A group whose
         code never reads x (a loop the value reads as a given, `exp(h[3])` in a step's loss by
         its state) passes x no adjoint: it is left out, and so are the limits of its reversal."""
-        roots = [v for m in group.members for c in m.clauses for v in (c.body, c.guard) if v is not None]
+        roots = group.code()
         own = isinstance(self.x, RecValue) and self.x.group is group      # E011 in adjoint_loop
         if not own and not any(n is self.x or id(n) in self.stops for n in walk(roots)):
             return

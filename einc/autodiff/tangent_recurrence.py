@@ -159,4 +159,4 @@ def _code_of(t: Value) -> tuple:
         return tuple(u for u in (t.body, t.guard) if u is not None)
     if isinstance(t, Stack):
         return tuple(t.elems)
-    return tuple(u for m in t.group.members for c in m.clauses for u in (c.body, c.guard) if u is not None)
+    return tuple(t.group.code())

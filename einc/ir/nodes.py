@@ -292,6 +292,10 @@ class RecurrenceGroup:
         self.enclosing = None           # the group in each of whose steps this one runs (ditto)
         self.written_axis = 0           # the step's axis in the source (stored first: forms.step_axis)
 
+    def code(self) -> list:
+        """The bodies and guards of its members' clauses: what each step runs."""
+        return [x for m in self.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
+
 
 @dataclass(eq=False)
 class RecClause:
@@ -374,8 +378,7 @@ class RecValue(Value):
 
     def operands(self) -> tuple[Value, ...]:
         # the whole group runs as one loop, so every member's clauses feed every member
-        return tuple(v for m in self.group.members for c in m.clauses
-                     for v in (c.body,) + ((c.guard,) if c.guard is not None else ()))
+        return tuple(self.group.code())
 
 
 # ---------------------------------------------------------------- effects and programs

@@ -60,8 +60,7 @@ def computable_after(group: RecurrenceGroup) -> dict:
             after[id(v)] = position[id(v.body.member)] + 1 if reads_current_step(v, group) else 0
         else:
             # a loop run inside the step (a RecValue) after the slices and loops its clauses read
-            roots = ([u for m in v.group.members for c in m.clauses for u in (c.body, c.guard) if u is not None]
-                     if isinstance(v, RecValue) else [v])
+            roots = v.group.code() if isinstance(v, RecValue) else [v]
             after[id(v)] = max((after[id(o)] for o in walk(roots, opaque=(RecValue,))
                                 if o is not v and id(o) in after), default=0)
     return after

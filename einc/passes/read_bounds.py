@@ -16,7 +16,7 @@ from einc.ir.nodes import Program, Read, walk
 def mark_reads_in_bounds(program: Program) -> None:
     roots = program.roots()
     for group in program.recurrences:
-        roots += [x for m in group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
+        roots += group.code()
     for v in walk(roots):
         if isinstance(v, Read) and not v.in_bounds:
             v.in_bounds = _proven(v)

@@ -130,7 +130,7 @@ class _StepHoister:
         if isinstance(tensor, RecValue):
             if tensor.group is self.group:
                 return True
-            inner = [x for m in tensor.group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
+            inner = tensor.group.code()
             return any(isinstance(x, StateRead) and x.member in self.group.members for x in walk(inner))
         return self.steps.inside(tensor)
 
@@ -172,7 +172,7 @@ class _StepHoister:
 
 def _tensors_read(group) -> int:
     """How many tensors other than its state the group's clauses read."""
-    roots = [x for m in group.members for c in m.clauses for x in (c.body, c.guard) if x is not None]
+    roots = group.code()
     seen, tensors, todo = set(), set(), list(roots)
     while todo:
         v = todo.pop()

@@ -29,7 +29,7 @@ def plan_step_work(program: Program) -> None:
     steps = {g.t_var for g in program.recurrences}
     nested = {id(g): _nest_inner_groups(g, steps) for g in program.recurrences}
     for group in program.recurrences:
-        roots = _clause_roots(group)
+        roots = group.code()
         reads = _StateOf(group, nested[id(group)])
         for v in _step_tensors(roots, reads):
             if isinstance(v, Generic) and not is_state_slice(v):
@@ -78,10 +78,10 @@ def _groups_under(group, steps: set) -> list:
             if isinstance(v, RecValue) and id(v.group) not in seen:
                 seen.add(id(v.group))
                 if not _reads_another_loop(v.group, group, steps):
-                    visit(_clause_roots(v.group))
+                    visit(v.group.code())
                     out.append(v.group)
 
-    visit(_clause_roots(group))
+    visit(group.code())
     return out
 
 
@@ -91,11 +91,7 @@ def _reads_another_loop(inner, group, steps: set) -> bool:
     mine = {id(m) for g in (inner, group) for m in g.members}
     return any((isinstance(v, StateRead) and id(v.member) not in mine)
                or (isinstance(v, IndexRef) and v.var in steps and v.var not in (inner.t_var, group.t_var))
-               for v in walk(_clause_roots(inner), opaque=(RecValue,)))
-
-
-def _clause_roots(group) -> list:
-    return [v for m in group.members for c in m.clauses for v in (c.body, c.guard) if v is not None]
+               for v in walk(inner.code(), opaque=(RecValue,)))
 
 
 def _reads_group(inner, group, nested: dict) -> bool:
@@ -103,7 +99,7 @@ def _reads_group(inner, group, nested: dict) -> bool:
     own = {id(m) for m in group.members}
     return any((isinstance(v, StateRead) and id(v.member) in own) or (isinstance(v, IndexRef) and v.var is group.t_var)
                or (isinstance(v, RecValue) and id(v.group) in nested)
-               for v in walk(_clause_roots(inner), opaque=(RecValue,)))
+               for v in walk(inner.code(), opaque=(RecValue,)))
 
 
 def _rewrite_inner(inner, group) -> list:
@@ -116,11 +112,11 @@ def _rewrite_inner(inner, group) -> list:
             if c.guard is not None:
                 c.guard = _through_slices(c.guard, group, slices)
     own = {id(m) for m in group.members}
-    for v in walk(_clause_roots(inner), opaque=(RecValue,)):
+    for v in walk(inner.code(), opaque=(RecValue,)):
         if isinstance(v, Generic) and not is_state_slice(v):
             _read_states_through_slices(v, group, slices)
-    _literals_through_slices(_clause_roots(inner), group, slices)
-    return [v for v in walk(_clause_roots(inner), opaque=(RecValue,)) if is_state_slice(v) and id(v.body.member) in own]
+    _literals_through_slices(inner.code(), group, slices)
+    return [v for v in walk(inner.code(), opaque=(RecValue,)) if is_state_slice(v) and id(v.body.member) in own]
 
 
 class _StateOf:
@@ -145,7 +141,7 @@ class _StateOf:
             return
         seen.add(id(v))
         if isinstance(v, RecValue) and id(v.group) in self.nested:
-            for u in walk(_clause_roots(v.group), opaque=(RecValue,)):
+            for u in walk(v.group.code(), opaque=(RecValue,)):
                 if isinstance(u, RecValue) and id(u.group) in self.nested:
                     self._add(u, out, seen)
             for u in walk(self.nested[id(v.group)]):
