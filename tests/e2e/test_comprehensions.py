@@ -307,3 +307,12 @@ def test_a_filter_of_elements_batched_over_the_steps_is_reduced_where_written(ru
     q, top = 2 * x[:4], x[1:].max()
     np.testing.assert_allclose(out["r"], np.concatenate([[0], np.cumsum(top * q[:3])]), rtol=1e-6)
     np.testing.assert_allclose(out["s"], np.concatenate([[0], np.cumsum(top * np.arange(1, 4))]), rtol=1e-6)
+
+
+def test_a_filter_of_elements_batched_over_the_steps_kept_as_an_array_is_e011_at_its_body():
+    with pytest.raises(CompileError) as info:
+        einc.compile("let x: [f32; M];\nlet q[t in 0..4] = x[t] * 2.0;\nlet r[0] = 0.0;\n"
+                     "let r[t in 1..4] = r[t - 1] + v[0] where v = [x[i] * q[t - 1] | i in 0..M, i >= 1];\n")
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.code == "E011" and "differ per point of the definition or step" in diagnostic.message
+    assert (diagnostic.span.line, diagnostic.span.col) == (4, 47)
