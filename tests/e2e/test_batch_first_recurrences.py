@@ -3,7 +3,8 @@
 along a later one, so that axis is the step and the leading ones are batch axes (step_axis).
 Checked against NumPy loops: two members reading each other, a row fold on llvm-cpu and
 vulkan-spirv, a fold in a function called per point, and a gradient and a Jacobian through a
-batch-first recurrence against finite differences."""
+batch-first recurrence against finite differences, and members of different ranks (a state
+`x[s, t, i]` and a control `u[s, t]` reading each other)."""
 import numpy as np
 import pytest
 
@@ -37,6 +38,12 @@ let h[b in 0..B, t in 1..T] = tanh(g[b, t - 1] + x[b, t]);
 let loss = sum[b, t](h[b, t] * h[b, t]) / 2.0;
 let grad_w = @loss / @w;
 let dh = @h / @w;
+"""
+
+MIXED_RANKS = """let x0: [f64; S, 2];
+let x[s in 0..S, 0, i in 0..2] = x0[s, i];
+let u[s in 0..S, t in 0..5] = -sum[i](x[s, t, i]);
+let x[s in 0..S, t in 1..6, i in 0..2] = 0.9 * x[s, t - 1, i] + u[s, t - 1];
 """
 
 
@@ -91,3 +98,14 @@ def test_gradient_and_jacobian_through_a_batch_first_recurrence(fd_jacobian):
     np.testing.assert_allclose(out["loss"], loss(w), rtol=1e-12)
     np.testing.assert_allclose(out["grad_w"], fd_jacobian(loss, w), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(out["dh"], fd_jacobian(lambda w: states(w, x), w), rtol=1e-6, atol=1e-8)
+
+
+def test_members_of_different_ranks_step_along_the_same_later_axis():
+    x0 = np.random.default_rng(7).standard_normal((3, 2))
+    x, u = [x0], []
+    for _ in range(5):
+        u.append(-x[-1].sum(1))
+        x.append(0.9 * x[-1] + u[-1][:, None])
+    out = einc.load(einc.compile(MIXED_RANKS).vmfb)(x0=x0)
+    np.testing.assert_allclose(out["x"], np.stack(x, 1), rtol=1e-12)
+    np.testing.assert_allclose(out["u"], np.stack(u, 1), rtol=1e-12)

@@ -21,10 +21,12 @@ def later_step_axis(clauses_by_member: dict):
     along which some read of a member is not at the reading clause's own point, when every
     such read names each axis of the member, is at the clause's point along the axes before
     it and at `t - c` (c >= 0) or a literal point along it."""
-    ranks = {len(c.slots) for cs in clauses_by_member.values() for c in cs}
-    if len(ranks) != 1:
+    ranks = {}
+    for did, cs in clauses_by_member.items():
+        ranks.setdefault(did, set()).update(len(c.slots) for c in cs)
+    if any(len(r) != 1 for r in ranks.values()):
         return None
-    rank = ranks.pop()
+    ranks = {did: r.pop() for did, r in ranks.items()}  # members may differ in rank (`u[s, t]`, `x[s, t, i]`)
     reads = []
     for clauses in clauses_by_member.values():
         for c in clauses:
@@ -33,14 +35,14 @@ def later_step_axis(clauses_by_member: dict):
             indexed = set()
             for n in ast.iter_nodes([c.value, c.wheres]):
                 if isinstance(n, ast.Index) and isinstance(n.base, ast.Name) and n.base.def_id in clauses_by_member:
-                    if len(n.subscripts) != rank:
+                    if len(n.subscripts) != ranks[n.base.def_id]:
                         return None
                     indexed.add(id(n.base))
                     reads.append((c, n.subscripts))
             if any(isinstance(n, ast.Name) and n.def_id in clauses_by_member and id(n) not in indexed
                    for n in ast.iter_nodes([c.value, c.wheres])):
                 return None     # a member read whole or in part
-    axis = next((a for a in range(rank) if not all(_at_own_point(c.slots[a], subs[a]) for c, subs in reads)), None)
+    axis = next((a for a in range(min(ranks.values())) if not all(_at_own_point(c.slots[a], subs[a]) for c, subs in reads)), None)
     if not axis:
         return None
     if all(all(_at_own_point(c.slots[a], subs[a]) for a in range(axis)) and _back_along(c.slots[axis], subs[axis])
