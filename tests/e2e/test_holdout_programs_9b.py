@@ -3,6 +3,8 @@ recurrences over epochs with `@loss / @W` inside the step: logistic regression w
 schedule and Polyak/EMA averaging, early stopping by a running minimum, ... each checked against
 NumPy computed here (gradients by hand or by complex steps). Each case states its tolerance
 (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -110,6 +112,106 @@ def _(A, Bu, x0s):
     z = lambda a: np.concatenate([np.zeros((1,) + np.shape(a)[1:]), a])
     return dict(K=np.array(Ks), g=z(np.array(gs)), gnorm=z(np.array(ns)), scale=z(np.array(sc)),
                 J=np.array([cost(K).real for K in Ks]), clipped=np.int32((np.array(sc) < 1).sum()))
+
+# 5 skip-gram, full batch, K negatives per pair given as indices; the gradient scatters onto the rows read
+def sg_inputs():
+    rg = R(905); V, D, P, K = 9, 4, 14, 3
+    return dict(centers=rg.integers(0, 6, P).astype(np.int32), contexts=rg.integers(0, V, P).astype(np.int32),
+                negs=rg.integers(0, V, (P, K)).astype(np.int32),
+                In0=(0.3 * rg.standard_normal((V, D))).astype(np.float32), Out0=(0.3 * rg.standard_normal((V, D))).astype(np.float32))
+@case("sgns_negatives", inputs=sg_inputs, tol=(2e-5, 2e-6), vk=True)
+def _(centers, contexts, negs, In0, Out0):
+    f = np.float32; P = len(centers); sig = lambda x: 1 / (1 + np.exp(-x))
+    def parts(I, O):
+        pos = (I[centers] * O[contexts]).sum(1); neg = (I[centers][:, None, :] * O[negs]).sum(2)
+        return -np.log(sig(pos)).sum() / f(P), -np.log(sig(-neg)).sum() / f(P), pos, neg
+    I, O = In0, Out0; Is, Os = [I], [O]
+    for e in range(12):
+        _, _, pos, neg = parts(I, O); gp = (sig(pos) - 1) / f(P); gn = sig(neg) / f(P)
+        gI = np.zeros_like(I); gO = np.zeros_like(O)
+        np.add.at(gI, centers, gp[:, None] * O[contexts] + (gn[:, :, None] * O[negs]).sum(1))
+        np.add.at(gO, contexts, gp[:, None] * I[centers]); np.add.at(gO, negs, gn[:, :, None] * I[centers][:, None, :])
+        I, O = I - f(0.5) * gI, O - f(0.5) * gO; Is.append(I); Os.append(O)
+    a, b, _, _ = parts(I, O)
+    return {"In": np.array(Is), "Out": np.array(Os), "curve": np.array([sum(parts(i, o)[:2]) for i, o in zip(Is, Os)]),
+            "split.0": a, "split.1": b, "touched": np.int32(len(set(centers.tolist()))),
+            "moved": np.abs(I - In0).max(1) > 0}
+
+# 6 1-d CNN: valid convolution, ReLU, global max pool, logistic readout, gradient descent
+def cnn_inputs():
+    rg = R(906); N, L, F, W = 10, 12, 3, 3
+    x = rg.standard_normal((N, L)).astype(np.float32); y = np.zeros(N, np.float32)
+    for n in range(N // 2):   # positives carry a bump
+        p = rg.integers(0, L - 3); x[n, p:p + 3] += np.float32([1.0, 2.0, 1.0]); y[n] = 1
+    return dict(x=x, y=y, K0=(0.5 * rg.standard_normal((F, W))).astype(np.float32), v0=(0.5 * rg.standard_normal(F)).astype(np.float32))
+@case("cnn1d_train", inputs=cnn_inputs, outputs=["K", "c", "v", "b", "loss", "acc", "knorm"], tol=(1e-4, 1e-5))
+def _(x, y, K0, v0):
+    f = np.float32; N, L = x.shape; F, W = K0.shape; Lo = L - W + 1
+    win = np.stack([x[:, l:l + W] for l in range(Lo)], 1)          # N, Lo, W
+    def fwd(K, c, v, b):
+        pre = np.einsum("nlw,fw->nfl", win, K) + c[None, :, None]; a = np.maximum(pre, 0)
+        arg = a.argmax(2); h = a.max(2); return pre, arg, h, h @ v + b
+    def loss(K, c, v, b):
+        z = fwd(K, c, v, b)[3]; return (np.log1p(np.exp(-np.abs(z))) + np.maximum(z, 0) - y * z).mean(dtype=f)
+    K, c, v, b = K0, np.full(F, 0.1, f), v0, f(0); hist = [(K, c, v, b)]
+    for s in range(8):
+        pre, arg, h, z = fwd(K, c, v, b); dz = (1 / (1 + np.exp(-z)) - y) / f(N)
+        dh = dz[:, None] * v[None, :]; dpre = dh * (np.take_along_axis(pre, arg[:, :, None], 2)[:, :, 0] > 0)
+        sel = win[np.arange(N)[:, None], arg]                        # N, F, W: the selected window
+        gK = (dpre[:, :, None] * sel).sum(0); gc = dpre.sum(0); gv = h.T @ dz; gb = dz.sum()
+        K, c, v, b = K - f(0.3) * gK, c - f(0.3) * gc, v - f(0.3) * gv, b - f(0.3) * gb; hist.append((K, c, v, b))
+    acc = [np.int32(((fwd(*p)[3] > 0) == (y > 0.5)).sum()) for p in hist]
+    return dict(K=np.array([p[0] for p in hist]), c=np.array([p[1] for p in hist]), v=np.array([p[2] for p in hist]),
+                b=np.array([p[3] for p in hist], f), loss=np.array([loss(*p) for p in hist]), acc=np.array(acc, np.int32),
+                knorm=np.sqrt((np.array([p[0] for p in hist]) ** 2).sum(2)))
+
+# 7 784-64-10 network on real MNIST rows (read in place), momentum, weight decay, global-norm clipping
+MNIST = Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"
+def mnist_inputs():
+    if not MNIST.is_dir():
+        pytest.skip("shared/data/mnist is not beside the repository")
+    rg = R(907); X = 1 - np.load(MNIST / "samples.npy").reshape(10, 784)
+    return dict(X=X.astype(np.float32), labels=np.load(MNIST / "labels.npy").astype(np.int32),
+                W1i=(rg.standard_normal((784, 64)) / 28).astype(np.float32), W2i=(rg.standard_normal((64, 10)) / 8).astype(np.float32))
+@case("mnist_mlp_clip", inputs=mnist_inputs, outputs=["gnorm", "sc", "curve", "pred", "correct", "W2"], tol=(1e-4, 1e-5))
+def _(X, labels, W1i, W2i):
+    f = np.float32; B = len(X); rows = np.arange(B)
+    def fwd(W1, W2):
+        h = np.maximum(X @ W1, 0); z = h @ W2; p = np.exp(z - z.max(1, keepdims=True)); return h, z, p / p.sum(1, keepdims=True)
+    def loss(W1, W2):
+        p = fwd(W1, W2)[2]; return -np.log(p[rows, labels]).mean(dtype=f)
+    W1, W2 = W1i, W2i; V1, V2 = np.zeros_like(W1), np.zeros_like(W2); W2s, gns, scs, curve = [W2], [f(0)], [f(0)], [loss(W1, W2)]
+    for t in range(6):
+        h, z, p = fwd(W1, W2); dz = p.copy(); dz[rows, labels] -= 1; dz /= f(B)
+        g2 = h.T @ dz; g1 = X.T @ ((dz @ W2.T) * (h > 0)); gn = np.sqrt((g1 * g1).sum() + (g2 * g2).sum()); sc = min(f(1), f(1) / gn)
+        V1 = f(0.9) * V1 + sc * g1 + f(1e-4) * W1; V2 = f(0.9) * V2 + sc * g2 + f(1e-4) * W2
+        W1, W2 = W1 - f(0.1) * V1, W2 - f(0.1) * V2; W2s.append(W2); gns.append(gn); scs.append(sc); curve.append(loss(W1, W2))
+    pred = fwd(W1, W2)[1].argmax(1).astype(np.int32)
+    return dict(gnorm=np.array(gns), sc=np.array(scs), curve=np.array(curve), pred=pred, correct=np.int32((pred == labels).sum()),
+                W2=np.array(W2s), __stdout__=[f"correct {(pred == labels).sum()}"])
+
+# 8 tied autoencoder, BCE, decoupled weight decay, bias-corrected EMA of the weights
+def ae_inputs():
+    rg = R(908); protos = rg.random((3, 8)) > 0.5
+    pick = lambda n: (protos[rg.integers(0, 3, n)] ^ (rg.random((n, 8)) < 0.1)).astype(np.float64)
+    return dict(X=pick(20), Xte=pick(6), W0=0.3 * rg.standard_normal((8, 3)))
+@case("autoencoder_tied_ema", inputs=ae_inputs, tol=(1e-9, 1e-11))
+def _(X, Xte, W0):
+    E, lr, wd, beta = 25, 0.5, 0.01, 0.9; sig = lambda z: 1 / (1 + np.exp(-z))
+    def fwd(W, a, c, X):
+        h = sig(X @ W + a); return h, sig(h @ W.T + c)
+    def bce(W, a, c, X):
+        r = fwd(W, a, c, X)[1]; return -(X * np.log(r) + (1 - X) * np.log(1 - r)).sum() / len(X)
+    W, a, c = W0, np.zeros(3), np.zeros(8); hist = [(W, a, c)]; m = np.zeros_like(W); ms = [m]
+    for e in range(E):
+        h, r = fwd(W, a, c, X); dr = (r - X) / len(X); dh = (dr @ W) * h * (1 - h)
+        gW = dr.T @ h + X.T @ dh; W, a, c = (1 - lr * wd) * W - lr * gW, a - lr * dh.sum(0), c - lr * dr.sum(0)
+        hist.append((W, a, c)); m = beta * m + (1 - beta) * W; ms.append(m)
+    We = m / (1 - beta ** E); bits = fwd(W, a, c, Xte)[1] > 0.5
+    return {"W": np.array([p[0] for p in hist]), "a": np.array([p[1] for p in hist]), "c": np.array([p[2] for p in hist]),
+            "m": np.array(ms), "W_ema": We, "train_curve": np.array([bce(*p, X) for p in hist]),
+            "test_loss.0": bce(W, a, c, Xte), "test_loss.1": bce(We, a, c, Xte), "bits": bits,
+            "bit_errors": np.int32((bits != (Xte > 0.5)).sum())}
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
