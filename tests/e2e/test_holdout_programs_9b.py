@@ -213,6 +213,54 @@ def _(X, Xte, W0):
             "test_loss.0": bce(W, a, c, Xte), "test_loss.1": bce(We, a, c, Xte), "bits": bits,
             "bit_errors": np.int32((bits != (Xte > 0.5)).sum())}
 
+# 9 teacher-forced character RNN, BPTT, elementwise-clamped gradients, Adagrad
+def rnn_inputs():
+    rg = R(909); V, H = 5, 6
+    return dict(tok=np.int32([0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 2, 4, 1, 3, 0]), Wxh0=(0.5 * rg.standard_normal((V, H))).astype(np.float32),
+                Whh0=(0.4 * rg.standard_normal((H, H))).astype(np.float32), Why0=(0.5 * rg.standard_normal((H, V))).astype(np.float32))
+@case("rnn_char_adagrad", inputs=rnn_inputs, outputs=["gx", "gh", "gy", "Wxh", "Whh", "Why", "curve", "ppl"], tol=(2e-4, 2e-5))
+def _(tok, Wxh0, Whh0, Why0):
+    f = np.float32; T = len(tok); H = Whh0.shape[0]
+    def fwd(Wxh, Whh, Why):
+        hs = [np.zeros(H, f)]
+        for t in range(1, T):
+            hs.append(np.tanh(Wxh[tok[t - 1]] + hs[-1] @ Whh))
+        hs = np.array(hs); z = hs[1:] @ Why; p = np.exp(z - z.max(1, keepdims=True)); return hs, p / p.sum(1, keepdims=True)
+    def nll(*W):
+        p = fwd(*W)[1]; return -np.log(p[np.arange(T - 1), tok[1:]]).mean(dtype=f)
+    def grads(Wxh, Whh, Why):
+        hs, p = fwd(Wxh, Whh, Why); dz = p.copy(); dz[np.arange(T - 1), tok[1:]] -= 1; dz /= f(T - 1)
+        gy = hs[1:].T @ dz; dh = dz @ Why.T; gx = np.zeros_like(Wxh); gh = np.zeros_like(Whh); carry = np.zeros(H, f)
+        for t in range(T - 1, 0, -1):
+            da = (dh[t - 1] + carry) * (1 - hs[t] ** 2); gx[tok[t - 1]] += da; gh += np.outer(hs[t - 1], da); carry = da @ Whh.T
+        return [np.clip(g, -1, 1) for g in (gx, gh, gy)]
+    Ws = [(Wxh0, Whh0, Why0)]; acc = [np.zeros_like(w) for w in Ws[0]]; gs = []
+    for e in range(6):
+        g = grads(*Ws[-1]); acc = [a + gi * gi for a, gi in zip(acc, g)]; gs.append(g)
+        Ws.append(tuple(w - f(0.3) * gi / (np.sqrt(a) + f(1e-6)) for w, gi, a in zip(Ws[-1], g, acc)))
+    z = lambda k: np.concatenate([np.zeros((1,) + gs[0][k].shape, f), np.array([g[k] for g in gs])])
+    curve = np.array([nll(*W) for W in Ws])
+    return dict(gx=z(0), gh=z(1), gy=z(2), Wxh=np.array([W[0] for W in Ws]), Whh=np.array([W[1] for W in Ws]),
+                Why=np.array([W[2] for W in Ws]), curve=curve, ppl=np.exp(curve[-1]))
+
+# 10 quantisation-aware training: clip and round to 4 bits in the forward pass, straight-through rule
+def qat_inputs():
+    rg = R(910); X = rg.standard_normal((16, 5)).astype(np.float32); Wt = rg.standard_normal((5, 2))
+    return dict(X=X, Y=(X @ Wt).astype(np.float32), W0=(0.3 * rg.standard_normal((5, 2))).astype(np.float32),
+                scale=np.float32([0.25, 0.2]))
+@case("qat_ste_linear", inputs=qat_inputs, tol=(1e-4, 1e-5), vk=True)
+def _(X, Y, W0, scale):
+    f = np.float32; N = len(X)
+    code = lambda W: np.round(np.clip(W / scale, -8, 7))
+    loss = lambda W: ((X @ (code(W) * scale) - Y) ** 2).sum(dtype=f) / f(N)
+    W = W0; Ws = [W]
+    for s in range(20):
+        r = X @ (code(W) * scale) - Y; inside = (W / scale > -8) & (W / scale < 7)
+        W = W - f(0.1) * (f(2) * X.T @ r / f(N)) * inside; Ws.append(W)
+    codes = np.zeros((21, 5, 2), np.int8); codes[19], codes[20] = code(Ws[19]), code(Ws[20])
+    return dict(W=np.array(Ws), curve=np.array([loss(W) for W in Ws]), codes=codes,
+                changed=np.int32((codes[20] != codes[19]).sum()), saturated=np.int32(((codes[20] >= 7) | (codes[20] <= -8)).sum()))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
