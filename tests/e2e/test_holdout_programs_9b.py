@@ -261,6 +261,47 @@ def _(X, Y, W0, scale):
     return dict(W=np.array(Ws), curve=np.array([loss(W) for W in Ws]), codes=codes,
                 changed=np.int32((codes[20] != codes[19]).sum()), saturated=np.int32(((codes[20] >= 7) | (codes[20] <= -8)).sum()))
 
+# 11 DP-SGD: per-example gradients clipped to norm C, Gaussian noise from an input
+def dp_inputs():
+    rg = R(911); X = rg.standard_normal((18, 3)); S = 10
+    return dict(X=X, y=(X @ np.array([2.0, -1.0, 0.5]) + 0.5 * rg.standard_normal(18) > 0).astype(np.float64),
+                noise=rg.standard_normal((S, 3)))
+@case("dpsgd_per_example", inputs=dp_inputs, tol=(1e-10, 1e-12))
+def _(X, y, noise):
+    S, N = len(noise), len(y); C, sig, lr = 0.5, 0.8, 0.5
+    w = np.zeros(3); ws = [w]; ges, gns, facs, clp = [], [], [], []
+    for t in range(S):
+        ge = (1 / (1 + np.exp(-(X @ w))) - y)[:, None] * X; gn = np.sqrt((ge ** 2).sum(1)); fac = 1 / np.maximum(1, gn / C)
+        w = w - lr * ((fac[:, None] * ge).sum(0) + sig * C * noise[t]) / N
+        ws.append(w); ges.append(ge); gns.append(gn); facs.append(fac); clp.append((gn > C).sum())
+    z = lambda a: np.concatenate([np.zeros((1,) + a.shape[1:], a.dtype), a])
+    return dict(w=np.array(ws), ge=z(np.array(ges)), gn=z(np.array(gns)), factor=z(np.array(facs)),
+                clipped=z(np.array(clp, np.int32)), acc=((X @ w > 0) == (y > 0.5)).mean())
+
+# 12 Armijo backtracking (guarded min over the halvings) beside Adam written as a tuple-valued update
+def arm_inputs():
+    rg = R(912); A = rg.standard_normal((15, 4)).astype(np.float32)
+    return dict(A=A, b=(A @ np.float32([1.0, -0.5, 2.0, 0.0]) + 0.1 * rg.standard_normal(15)).astype(np.float32))
+@case("armijo_adam_tuples", inputs=arm_inputs, tol=(2e-5, 2e-6))
+def _(A, b):
+    f = np.float32; M = len(b); S = 12; sg = lambda z: 1 / (1 + np.exp(-z))
+    loss = lambda w: f(0.5) * ((A @ w - b) ** 2).sum(dtype=f) / f(M) + f(0.1) * (np.log(1 + np.exp(w)) + np.log(1 + np.exp(-w))).sum(dtype=f)
+    grad = lambda w: A.T @ (A @ w - b) / f(M) + f(0.1) * (sg(w) - sg(-w))
+    x = np.zeros(4, f); xs, gxs, ggs, ks = [x], [], [], []
+    for t in range(S):
+        g = grad(x); gg = (g * g).sum(dtype=f); L = loss(x)
+        k = next((k for k in range(12) if loss(x - f(4) * f(0.5) ** k * g) <= L - f(1e-4) * f(4) * f(0.5) ** k * gg), np.iinfo(np.int32).max)
+        x = x - f(4) * f(0.5) ** k * g; xs.append(x); gxs.append(g); ggs.append(gg); ks.append(k)
+    w, m, v = np.zeros(4, f), np.zeros(4, f), np.zeros(4, f); W, Ms, Vs, gws = [w], [m], [v], []
+    for t in range(1, S + 1):
+        g = grad(w); m = f(0.9) * m + f(0.1) * g; v = f(0.999) * v + f(0.001) * g * g
+        warm = {1: f(0.25), 2: f(0.5)}.get(t, f(1))
+        w = w - warm * f(0.1) * (m / (1 - f(0.9) ** t)) / (np.sqrt(v / (1 - f(0.999) ** t)) + f(1e-8))
+        W.append(w); Ms.append(m); Vs.append(v); gws.append(g)
+    z = lambda a: np.concatenate([np.zeros((1,) + np.shape(a)[1:], f), np.array(a, f)])
+    return {"x": np.array(xs), "gx": z(gxs), "gg": z(ggs), "k_ok": np.int32([0] + ks), "w": np.array(W), "m": np.array(Ms),
+            "v": np.array(Vs), "gw": z(gws), "curves.0": np.array([loss(x) for x in xs]), "curves.1": np.array([loss(w) for w in W])}
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
