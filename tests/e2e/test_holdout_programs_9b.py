@@ -302,6 +302,47 @@ def _(A, b):
     return {"x": np.array(xs), "gx": z(gxs), "gg": z(ggs), "k_ok": np.int32([0] + ks), "w": np.array(W), "m": np.array(Ms),
             "v": np.array(Vs), "gw": z(gws), "curves.0": np.array([loss(x) for x in xs]), "curves.1": np.array([loss(w) for w in W])}
 
+# 13 epochs of mini-batches as nested recurrences, Huber loss, halving schedule
+def eb_inputs():
+    rg = R(913); X = rg.standard_normal((24, 3)).astype(np.float32); y = X @ np.float32([1.0, -2.0, 0.5])
+    y[[3, 11, 17]] += np.float32([6.0, -5.0, 8.0])
+    return dict(X=X, y=y.astype(np.float32))
+@case("epochs_of_batches", inputs=eb_inputs, tol=(1e-5, 1e-6), vk=True)
+def _(X, y):
+    f = np.float32; NB = 4; rows = 24 // NB
+    dh = lambda r: np.clip(r, -1, 1)
+    hub = lambda r: np.where(np.abs(r) <= 1, f(0.5) * r * r, np.abs(r) - f(0.5))
+    w = np.zeros(3, f); ws = [w]
+    for e in range(6):
+        lr = f(0.4) * f(0.5) ** (e // 2)
+        for k in range(NB):
+            idx = k + NB * np.arange(rows); w = w - lr * (X[idx].T @ dh(X[idx] @ w - y[idx])) / f(rows)
+        ws.append(w)
+    ws = np.array(ws)
+    return dict(w=ws, losses=np.array([hub(X @ w - y).sum(dtype=f) / f(24) for w in ws]),
+                outliers=np.int32((np.abs(X @ ws[-1] - y) > 1).sum()))
+
+# 14 masked matrix factorisation with biases and momentum on named dims
+def mf_inputs():
+    rg = R(914); U, I = 7, 6
+    Rt = (3 + rg.standard_normal((U, 2)) @ rg.standard_normal((2, I)) + 0.1 * rg.standard_normal((U, I))).astype(np.float32)
+    return dict(Rt=Rt, seen=rg.random((U, I)) < 0.7, P0=(0.1 * rg.standard_normal((U, 3))).astype(np.float32),
+                Q0=(0.1 * rg.standard_normal((I, 3))).astype(np.float32))
+@case("mf_masked_bias", inputs=mf_inputs, tol=(1e-4, 1e-5))
+def _(Rt, seen, P0, Q0):
+    f = np.float32; lr, mom, lam = f(0.05), f(0.8), f(0.05); mu = Rt[seen].sum(dtype=f) / f(seen.sum())
+    pred = lambda P, Q, bu, bi: mu + bu[:, None] + bi[None, :] + P @ Q.T
+    prm = [P0, Q0, np.zeros(len(P0), f), np.zeros(len(Q0), f)]; vel = [np.zeros_like(p) for p in prm]; hist = [prm]
+    vels = [vel]
+    for e in range(30):
+        P, Q, bu, bi = prm; d = f(2) * (pred(*prm) - Rt) * seen
+        g = [d @ Q + f(2) * lam * P, d.T @ P + f(2) * lam * Q, d.sum(1), d.sum(0)]
+        vel = [mom * v - lr * gi for v, gi in zip(vel, g)]; prm = [p + v for p, v in zip(prm, vel)]; hist.append(prm); vels.append(vel)
+    rmse = [np.sqrt(((pred(*p) - Rt)[~seen] ** 2).sum(dtype=f) / f((~seen).sum())) for p in hist]
+    out = {k: np.array([p[i] for p in hist]) for i, k in enumerate(["P", "Q", "bu", "bi"])}
+    out.update({k: np.array([v[i] for v in vels]) for i, k in enumerate(["vP", "vQ", "vu", "vi"])})
+    return dict(out, mu=mu, hidden_rmse=np.array(rmse))
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
