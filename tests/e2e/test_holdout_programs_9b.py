@@ -343,6 +343,29 @@ def _(Rt, seen, P0, Q0):
     out.update({k: np.array([v[i] for v in vels]) for i, k in enumerate(["vP", "vQ", "vu", "vi"])})
     return dict(out, mu=mu, hidden_rmse=np.array(rmse))
 
+# 15 optimisers as step functions differentiating their argument (named fn, lambda, Nesterov look-ahead
+# bound in the step), the loss picked at run time by a match on an integer input (two cases, one file)
+def osf_inputs(kind):
+    def inputs():
+        rg = R(915); X = rg.standard_normal((12, 3))
+        return dict(X=X, y=X @ np.array([1.0, -1.0, 0.5]) + 0.3 * rg.standard_normal(12), kind=np.int32(kind))
+    return inputs
+def osf_ref(X, y, kind):
+    def loss(w):
+        r = X @ w - y; return [np.mean(r * r), np.mean(np.log(np.exp(r) + np.exp(-r))), np.mean(np.abs(r))][min(kind, 2)]
+    def grad(w):
+        r = X @ w - y; return X.T @ [2 * r, np.tanh(r), np.sign(r)][min(kind, 2)] / len(y)
+    a, b, c = [np.zeros(3)], [np.zeros(3)], [np.zeros(3), np.zeros(3)]
+    for t in range(10):
+        a.append(a[-1] - 0.2 * grad(a[-1])); b.append(b[-1] - 0.1 * grad(b[-1]))
+    for t in range(2, 11):
+        ahead = c[-1] + 0.7 * (c[-1] - c[-2]); c.append(ahead - 0.2 * grad(ahead))
+    curves = np.array([[loss(w) for w in ws] for ws in (a, b, c)]).T
+    return dict(a=np.array(a), b=np.array(b), c=np.array(c), curves=curves, nesterov_won=curves[-1, 2] < curves[-1, 0],
+                __stdout__=[f"after 10 steps: {curves[-1, 0]:.5f} {curves[-1, 1]:.5f} {curves[-1, 2]:.5f}"])
+case("optimizer_step_fns", inputs=osf_inputs(1), tol=(1e-10, 1e-12))(osf_ref)
+case("optimizer_step_fns_abs", inputs=osf_inputs(2), file="optimizer_step_fns", tol=(1e-10, 1e-12))(osf_ref)
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):

@@ -497,3 +497,10 @@ def test_a_rest_index_in_a_recurrence_is_e011_at_the_rest(diagnose):
     diag, text = diagnose("let y: [f64; B, T];\nlet m[..b, 0] = 0.0;\nlet m[..b, t in 1..T] = 0.5 * m[..b, t - 1] + y[..b, t];\n")
     assert (diag.code, diag.span.line, diag.span.col) == ("E011", 2, 7)
     assert "not compiled yet" in text and "one index each" in diag.hint
+
+
+def test_an_if_choosing_strings_at_run_time_is_E002_naming_build_time_strings(diagnose):
+    # was "`if` cannot take str", which did not say that the condition's run-time value is the cause
+    diag, text = diagnose('let x: f32;\nlet w = if x > 0.0 { "pos" } else { "neg" };\n')
+    assert diag.code == "E002" and (diag.span.line, diag.span.col) == (2, 9)
+    assert "known only at run time" in diag.message and "build time" in diag.hint

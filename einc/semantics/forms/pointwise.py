@@ -8,7 +8,7 @@ from einc import diagnostics as d
 from einc.ir.nodes import Value
 from einc.ir.types import BOOL
 from einc.semantics.core import scalar_ops, tensors
-from einc.semantics.core.values import TupleVal, Weak, describe
+from einc.semantics.core.values import StrVal, TupleVal, Weak, describe
 
 
 def elementwise(el, op: str, args: list, span):
@@ -37,6 +37,10 @@ def cast_to(el, value, dtype, span):
 def select(el, cond, a, b, span):
     if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
         return TupleVal(tuple(select(el, cond, x, y, span) for x, y in zip(a.items, b.items)))
+    if isinstance(a, StrVal) or isinstance(b, StrVal):
+        # a string is a build-time value: only a condition known at build time can pick one
+        raise d.error(d.TYPE, "this `if` chooses between strings by a condition known only at run time", span,
+                      hint="strings exist only at build time: choose a number or a bool here (`let won = c;`)")
     cond = scalar_ops.materialize(cond, BOOL, span) if isinstance(cond, Weak) else cond
     return elementwise(el, "select", [cond, a, b], span)
 
