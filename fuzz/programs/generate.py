@@ -77,6 +77,7 @@ PAD_SHARE = 0.3                    # of the derivatives drawn, those read again 
 SPLIT_SHARE = 0.4                  # of the row functions drawn, those copying the row by two guarded clauses first
 CAST_SHARE = 0.5                   # of the row functions drawn over rows read by index, those whose row is converted first
 SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole, split or unpacked), those folded by a recurrence
+RANKED_SHARE = 0.5                 # of the scanned row folds, those stepping through a member of one more axis
 PER_POINT_SHARE = 0.7              # of the row functions drawn, those given a param and a gradient by it per row
 SKIP_SHARE = 0.3                   # of the row functions drawn over rows read by index, those whose rows an index input picks
 GATE_SHARE = 0.5                   # of the float step tensors drawn, those computed only at the steps an index input lets
@@ -181,7 +182,7 @@ class ProgramGenerator:
         self.literals = streams.literals
         self.stepped = streams.stepped
         self.scales, self.pieces, self.pads = streams.scales, streams.pieces, streams.pads
-        self.scans, self.casts = streams.scans, streams.casts
+        self.scans, self.casts, self.ranks = streams.scans, streams.casts, streams.ranks
         self.perpoint = streams.perpoint
         self.ends = streams.ends
         self.steprows = streams.steprows
@@ -956,12 +957,13 @@ class ProgramGenerator:
         unpacked, whole = fixed and self.rng.random() < 0.5, self.rng.random() < 0.5
         split = not whole and self.pieces is not None and self.pieces.random() < SPLIT_SHARE
         scanned = not (whole or split or unpacked) and self.scans is not None and self.scans.random() < SCAN_SHARE
+        ranked = scanned and self.ranks is not None and self.ranks.random() < RANKED_SHARE
         converted = not unpacked and self.casts is not None and self.casts.random() < CAST_SHARE
         through = self.skipping(pick) if not (unpacked or scanned) else None
         shape = (through.shape if through else pick.shape[:1])
         self.add_tensor(Tensor(name, pick.dtype, shape, (through.shape[0].const,) if through else pick.sizes[:1]))
         return RowMap(name, pick.name, pick.dtype, pick.shape, expr, op, local, unpacked, whole, split, scanned, converted,
-                      through=through.name if through else None)
+                      through=through.name if through else None, ranked=ranked)
 
     def skipping(self, pick: Tensor) -> Input | None:
         """Some of the time (from `skips`, a stream of its own, with names of its own) a new index

@@ -256,12 +256,14 @@ def _scanned_rows(item: RowMap, fn: str, rows: str, params: str, row: str, gener
                   names: Names) -> list[str]:
     """The row function's values for every row, folded along each row by a recurrence whose row
     index takes its extent from the matrix it reads (RowMap.scanned)."""
-    step = {"sum": "a[i, k - 1] + m[i, k]"}.get(item.op, f"{item.op}(a[i, k - 1], m[i, k])")
     n, length = bound(item.shape[1], names), _type_dim(item.shape[1], names)
+    before, through = ("d[i, k, 1]", f"let d[i, k in 1..{n}, c in 0..2] = a[i, k - 1]; ") if item.ranked \
+        else ("a[i, k - 1]", "")
+    step = {"sum": f"{before} + m[i, k]"}.get(item.op, f"{item.op}({before}, m[i, k])")
     matrix = f"[{fn}({row}) | {generator}]" if not item.local else f"[v | {generator}, v = {fn}({row})]"
     return [f"fn {fn}({params}) {{ {expr(item.expr, names)} }}",
             f"fn {fn}_fold(m: [{item.dtype}; {_type_dim(item.shape[0], names)}, {length}]) -> [{item.dtype}; "
-            f"{_type_dim(item.shape[0], names)}] {{ let a[i, 0] = m[i, 0]; let a[i, k in 1..{n}] = {step}; "
+            f"{_type_dim(item.shape[0], names)}] {{ let a[i, 0] = m[i, 0]; {through}let a[i, k in 1..{n}] = {step}; "
             f"[a[i, {n} - 1] | i in 0..{rows}] }}",
             f"let {names(item.name)} = {fn}_fold({matrix});"]
 

@@ -328,6 +328,9 @@ class RowMap:
     `scanned`: the row function returns the row expression and a function of the whole matrix of
     rows folds each row as a recurrence whose row index has no range (`let a[i, 0] = m[i, 0];
     let a[i, k in 1..n] = a[i, k - 1] + m[i, k];`, its extent from m's rows), the same value.
+    `ranked` (scanned only): the step reads its previous one through a member of one more axis,
+    `let d[i, k in 1..n, c in 0..2] = a[i, k - 1];` read as `d[i, k, 1]`: a group of members of
+    different ranks stepping along their second axis (E007 before), the same value.
     `converted`: the row is converted by `as` before the call, to f32 and back for a half type
     (`name_row((source[i] as [f32]) as [f16])`), to its own type otherwise: the same row.
     `through`: an index input s of values in -1..m - 1 picks the rows, -1 giving 0
@@ -349,6 +352,7 @@ class RowMap:
     param: str | None = None
     param_length: int = 0          # the param's one axis; 0 for a scalar
     through: str | None = None     # an index input picking the rows, -1 skipping one (a 0), one value per pick
+    ranked: bool = False           # scanned, the fold's step reading its previous one through a member of 3 axes
 
 
 ROW = "row"                        # the function's parameter
