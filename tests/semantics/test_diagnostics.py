@@ -504,3 +504,16 @@ def test_an_if_choosing_strings_at_run_time_is_E002_naming_build_time_strings(di
     diag, text = diagnose('let x: f32;\nlet w = if x > 0.0 { "pos" } else { "neg" };\n')
     assert diag.code == "E002" and (diag.span.line, diag.span.col) == (2, 9)
     assert "known only at run time" in diag.message and "build time" in diag.hint
+
+
+@pytest.mark.parametrize("source, col", [
+    ("let x0: f32;\nlet x[0] = x0;\nlet x[t in 1..5] = { print(\"step {t}: {x[t - 1]}\"); 0.5 * x[t - 1] };\n", 22),
+    ("let x: [f32; 3];\nlet x2 = 1.0;\nlet y[i in 0..3] = { print(\"i {i}: {x[i]}\"); 2.0 * x[i] };\n", 22),
+    ("let x: [f32; 3];\nlet x2 = 1.0;\nlet s = sum[i]({ print(x[i]); x[i] });\n", 18),
+    ("let x: [f32; 3];\nlet x2 = 1.0;\nlet c = [{ print(\"v\", v); v * 2.0 } | v in x];\n", 12)])
+def test_a_print_of_what_changes_per_point_is_E011_at_the_print(diagnose, source, col):
+    # a print in a recurrence step, an indexed definition or a reduction reading its point was an
+    # internal error (a KeyError lowering its unbound index); in a comprehension it was E011 already
+    diag, text = diagnose(source)
+    assert (diag.code, diag.span.line, diag.span.col) == ("E011", 3, col)
+    assert "changes from point to point" in diag.message and "print(" in text

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from einc import diagnostics as d
-from einc.ir.nodes import (Assert, Const, Generic, IndexRef, IndexVar, Print, Read, RecValue, Reduce, StateRead, Value,
+from einc.ir.nodes import (Assert, Const, Generic, IndexRef, IndexVar, Read, RecValue, Reduce, StateRead, Value,
                            free_vars, size_value, walk)
 from einc.ir.affine import size_op
 from einc.ir.types import BOOL, Lin
@@ -425,11 +425,7 @@ def _collect(el, body_expr, scope, var: IndexVar, span, guard=None):
 
 
 def _over_all_points(el, first: int, var: IndexVar, guard) -> None:
-    """Effects of the body happen for every element: an assert checks all of them at once."""
+    """Effects of the body happen for every element: an assert checks all of them at once (a
+    print of each element is E011 there)."""
     point_asserts.hold_at_every_point(el, first, (var,), guard)
-    for k in range(first, len(el.ir.effects)):
-        effect = el.ir.effects[k]
-        if isinstance(effect, Print) and any(var in free_vars(a) for a in effect.args):
-            raise d.error(d.UNSUPPORTED, "a print of each element of a comprehension over run-time data",
-                          effect.span, hint="print the whole result instead")
 

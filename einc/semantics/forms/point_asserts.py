@@ -19,6 +19,8 @@ def hold_at_every_point(el, first: int, vars_: tuple, guard: Value | None) -> No
     all their points. In a recurrence step, the step runs over its clause's steps only (its copy
     in State.step_ranges)."""
     for effect in el.ir.effects[first:]:
+        if isinstance(effect, Print):
+            _printed_once(effect, vars_)
         if not isinstance(effect, Assert):
             continue
         shown = effect.printed()
@@ -29,6 +31,18 @@ def hold_at_every_point(el, first: int, vars_: tuple, guard: Value | None) -> No
         # around an assert on `x[i]`) would be left unbound outside the body
         guarded = depends | free_vars(guard) if guard is not None else depends
         _over(effect, tuple(v for v in vars_ if v in guarded), guard, el.state.step_ranges)
+
+
+def _printed_once(effect: Print, vars_: tuple) -> None:
+    """A print in a body over points runs once, so what it shows may not change from point to
+    point: E011 for one reading the point's indices or a recurrence's value in its step (its
+    lowering found them unbound: a crash)."""
+    roots = [a for a in effect.args if isinstance(a, Value)]
+    depends = frozenset().union(*map(free_vars, roots))
+    if any(v in depends for v in vars_) or any(isinstance(v, StateRead) for v in walk(roots)):
+        raise d.error(d.UNSUPPORTED, "a print of a value that changes from point to point (of each element, point "
+                      "or recurrence step of the body it is in) is not compiled yet", effect.span,
+                      hint="print the whole array after its definition (`print(y);`)")
 
 
 def _over(effect: Assert, point: tuple, guard: Value | None, step_ranges: dict) -> None:
