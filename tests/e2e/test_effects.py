@@ -295,3 +295,17 @@ def test_an_assert_under_a_guard_reading_an_index_it_does_not_holds_where_the_gu
     np.testing.assert_array_equal(program(x=x)["y"], np.where(i + j < 2, x[i], 0))
     with pytest.raises(RunError, match=r"assertion failed: big at i = 1, j = 0$"):
         program(x=np.array([1, 7, 9], np.float32))
+
+
+def test_an_assert_in_a_definition_over_a_finished_recurrence_holds_at_every_point():
+    # was E011 "an assert on a value of a recurrence inside its step": the check looked through
+    # the finished recurrence's value into its step's code
+    source = ("let x0: f32;\nlet x[0] = x0;\nlet x[t in 1..5] = 0.5 * x[t - 1] + 1.0;\n"
+              "let y[t in 0..5] = { assert(x[t] < 100.0, \"big: {x[t]}\"); 2.0 * x[t] };\n")
+    program = einc.load(einc.compile(source).vmfb)
+    x = [np.float32(5)]
+    for _ in range(4):
+        x.append(np.float32(0.5) * x[-1] + np.float32(1))
+    np.testing.assert_array_equal(program(x0=np.float32(5))["y"], 2 * np.array(x, np.float32))
+    with pytest.raises(RunError, match=r":4:22: error\[E006\]: assertion failed: big: 500\.0 at t = 0$"):
+        program(x0=np.float32(500))

@@ -9,7 +9,8 @@ import re
 
 from einc import diagnostics as d
 from einc.autodiff.substitute import substitute
-from einc.ir.nodes import Assert, IndexRef, IndexVar, Op, Print, Reduce, StateRead, Value, free_vars, walk
+from einc.ir.nodes import (Assert, IndexRef, IndexVar, Op, Print, RecValue, Reduce, StateRead, Value, free_vars,
+                           walk)
 from einc.ir.types import BOOL
 from einc.semantics.core import scalar_ops
 
@@ -39,7 +40,7 @@ def _printed_once(effect: Print, vars_: tuple) -> None:
     lowering found them unbound: a crash)."""
     roots = [a for a in effect.args if isinstance(a, Value)]
     depends = frozenset().union(*map(free_vars, roots))
-    if any(v in depends for v in vars_) or any(isinstance(v, StateRead) for v in walk(roots)):
+    if any(v in depends for v in vars_) or any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
         raise d.error(d.UNSUPPORTED, "a print of a value that changes from point to point (of each element, point "
                       "or recurrence step of the body it is in) is not compiled yet", effect.span,
                       hint="print the whole array after its definition (`print(y);`)")
@@ -47,7 +48,8 @@ def _printed_once(effect: Print, vars_: tuple) -> None:
 
 def _over(effect: Assert, point: tuple, guard: Value | None, step_ranges: dict) -> None:
     roots = [effect.cond, *effect.printed()] + ([guard] if guard is not None else [])
-    if any(isinstance(v, StateRead) for v in walk(roots)):
+    # a finished recurrence (RecValue) is read like any tensor: only a step's own reads count
+    if any(isinstance(v, StateRead) for v in walk(roots, opaque=(RecValue,))):
         raise d.error(d.UNSUPPORTED, "an assert on a value of a recurrence inside its step is not compiled yet",
                       effect.span, hint="assert on the recurrence's values after its definition")
     steps = {v: IndexRef(step_ranges[v]) for v in point if v in step_ranges}
