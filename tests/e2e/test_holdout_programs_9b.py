@@ -366,6 +366,33 @@ def osf_ref(X, y, kind):
 case("optimizer_step_fns", inputs=osf_inputs(1), tol=(1e-10, 1e-12))(osf_ref)
 case("optimizer_step_fns_abs", inputs=osf_inputs(2), file="optimizer_step_fns", tol=(1e-10, 1e-12))(osf_ref)
 
+# 16 softmax classifier trained by momentum and by RMSprop from modules of its own (tuple-valued updates,
+# a warm-up schedule matched on a tuple)
+def om_inputs():
+    rg = R(916); N, D, C = 15, 4, 3; X = rg.standard_normal((N, D)).astype(np.float32)
+    return dict(X=X, labels=np.argmax(X[:, :C] + 0.5 * rg.standard_normal((N, C)), 1).astype(np.int32),
+                W0=(0.2 * rg.standard_normal((D, C))).astype(np.float32))
+@case("optim_modules", file="optim_mod/main", inputs=om_inputs, tol=(1e-4, 1e-5))
+def _(X, labels, W0):
+    f = np.float32; N = len(X); E = 16; rows = np.arange(N)
+    def sched(e, base):
+        return f(base) * f(e + 1) / f(3) if e < 3 else f(0.5) * f(base) if e % 4 == 3 else f(base)
+    def probs(W):
+        z = X @ W; p = np.exp(z - z.max(1, keepdims=True)); return z, p / p.sum(1, keepdims=True)
+    def xent(W):
+        return -np.log(probs(W)[1][rows, labels]).mean(dtype=f)
+    def grad(W):
+        p = probs(W)[1].copy(); p[rows, labels] -= 1; return X.T @ p / f(N)
+    W, v, Rw, sr = W0, np.zeros_like(W0), W0, np.zeros_like(W0); hist = [(W, v, Rw, sr, 0 * W0, 0 * W0)]
+    for e in range(E):
+        g = grad(W); v = f(0.8) * v + g; W = W - sched(e, 0.5) * v
+        gr = grad(Rw); sr = f(0.9) * sr + f(0.1) * gr * gr; Rw = Rw - sched(e, 0.05) * gr / (np.sqrt(sr) + f(1e-6))
+        hist.append((W, v, Rw, sr, g, gr))
+    st = lambda k: np.array([h[k] for h in hist])
+    hit = lambda W: np.int32((probs(W)[0][rows, labels] >= probs(W)[0].max(1)).sum())
+    return {"W": st(0), "vW": st(1), "R": st(2), "sR": st(3), "gW": st(4), "gR": st(5),
+            "curves": np.array([[xent(h[0]), xent(h[2])] for h in hist]), "hits.0": hit(W), "hits.1": hit(Rw)}
+
 
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
