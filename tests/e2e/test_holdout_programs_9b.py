@@ -1,8 +1,15 @@
 """Hold-out programs, ninth round (training loops in the language): whole optimisers written as
 recurrences over epochs with `@loss / @W` inside the step: logistic regression with L2, a step
-schedule and Polyak/EMA averaging, early stopping by a running minimum, ... each checked against
-NumPy computed here (gradients by hand or by complex steps). Each case states its tolerance
-(`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+schedule and Polyak/EMA averaging, early stopping by a running minimum and a patience counter, a
+two-layer network by momentum on mini-batches through a shuffled order, LQR policy gradient with
+global-norm clipping, skip-gram with negative samples given as indices, a 1-d CNN, a 784-64-10
+network on real MNIST rows, a tied autoencoder with an EMA of its weights, a character RNN by BPTT
+with Adagrad, quantisation-aware training with a straight-through rule, DP-SGD with per-example
+gradients, Armijo line search beside Adam, epochs of mini-batches as nested recurrences, masked
+matrix factorisation, optimisers as step functions, optimisers in modules and a multiclass SVM,
+each checked against NumPy computed here (gradients by hand or by complex steps). Each case states
+its tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on
+vulkan-spirv too."""
 from pathlib import Path
 
 import numpy as np
@@ -392,6 +399,24 @@ def _(X, labels, W0):
     hit = lambda W: np.int32((probs(W)[0][rows, labels] >= probs(W)[0].max(1)).sum())
     return {"W": st(0), "vW": st(1), "R": st(2), "sR": st(3), "gW": st(4), "gR": st(5),
             "curves": np.array([[xent(h[0]), xent(h[2])] for h in hist]), "hits.0": hit(W), "hits.1": hit(Rw)}
+
+# 17 Crammer-Singer multiclass SVM by subgradient steps (a max over classes), 1 / sqrt(t) schedule
+def svm_inputs():
+    rg = R(917); X = rg.standard_normal((10, 4)).astype(np.float32)
+    return dict(X=X, lab=rg.integers(0, 3, 10).astype(np.int32), W0=(0.1 * rg.standard_normal((4, 3))).astype(np.float32))
+@case("multiclass_svm_sgd", inputs=svm_inputs, tol=(1e-5, 1e-6))
+def _(X, lab, W0):
+    f = np.float32; N = len(X); rows = np.arange(N)
+    aug = lambda W: X @ W + (np.arange(3)[None] != lab[:, None])
+    margins = lambda W: aug(W).max(1) - (X @ W)[rows, lab]
+    obj = lambda W: margins(W).sum(dtype=f) / f(N) + f(0.025) * (W * W).sum(dtype=f)
+    W = W0; Ws = [W]
+    for t in range(1, 9):
+        G = np.zeros((N, 3), f); G[rows, aug(W).argmax(1)] += 1; G[rows, lab] -= 1
+        W = W - f(0.5) / f(t) ** f(0.5) * (X.T @ G / f(N) + f(0.05) * W); Ws.append(W)
+    m = margins(W)
+    return dict(W=np.array(Ws), curve=np.array([obj(w) for w in Ws]), final_margins=m,
+                violating=np.int32((m > 0).sum()), first_row=X[0] @ W)
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
