@@ -6,10 +6,10 @@ global-norm clipping, skip-gram with negative samples given as indices, a 1-d CN
 network on real MNIST rows, a tied autoencoder with an EMA of its weights, a character RNN by BPTT
 with Adagrad, quantisation-aware training with a straight-through rule, DP-SGD with per-example
 gradients, Armijo line search beside Adam, epochs of mini-batches as nested recurrences, masked
-matrix factorisation, optimisers as step functions, optimisers in modules and a multiclass SVM,
-each checked against NumPy computed here (gradients by hand or by complex steps). Each case states
-its tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on
-vulkan-spirv too."""
+matrix factorisation, optimisers as step functions, optimisers in modules, a multiclass SVM and
+a closed-loop RNN over a batch, each checked against NumPy computed here (gradients by hand, by
+complex steps or by central differences). Each case states its tolerance (`tol`, rtol and atol;
+integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
 from pathlib import Path
 
 import numpy as np
@@ -417,6 +417,30 @@ def _(X, lab, W0):
     m = margins(W)
     return dict(W=np.array(Ws), curve=np.array([obj(w) for w in Ws]), final_margins=m,
                 violating=np.int32((m > 0).sum()), first_row=X[0] @ W)
+
+# 18 closed-loop RNN over a batch (batch axis first; state and prediction of different ranks), BPTT
+# steps; the gradient by central differences
+def rcl_inputs():
+    rg = R(918); xs = rg.standard_normal((3, 6))
+    return dict(xs=xs, ys=np.sin(0.3 * np.cumsum(xs, 1)), Wh0=0.3 * rg.standard_normal((4, 4)),
+                wx=rg.standard_normal(4), wo=0.5 * rg.standard_normal(4))
+@case("rnn_closed_loop_batch", inputs=rcl_inputs, tol=(1e-6, 1e-8))
+def _(xs, ys, Wh0, wx, wo):
+    B, T = xs.shape
+    def run(Wh):
+        h, out = np.zeros((B, 4)), []
+        for t in range(T):
+            out.append(h @ wo)
+            h = np.tanh(wx * (xs[:, t] + out[-1])[:, None] + h @ Wh)
+        return np.array(out).T
+    loss = lambda Wh: ((run(Wh) - ys) ** 2).mean()
+    def grad(Wh, h=1e-6):
+        e = lambda i: np.eye(16)[i].reshape(4, 4) * h
+        return np.array([(loss(Wh + e(i)) - loss(Wh - e(i))) / (2 * h) for i in range(16)]).reshape(4, 4)
+    Ws = [Wh0]
+    for _ in range(5):
+        Ws.append(Ws[-1] - 0.5 * grad(Ws[-1]))
+    return dict(Wh=np.array(Ws), curve=np.array([loss(w) for w in Ws]), pred=run(Ws[-1]))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
