@@ -8,7 +8,8 @@ with Adagrad, quantisation-aware training with a straight-through rule, DP-SGD w
 gradients, Armijo line search beside Adam, epochs of mini-batches as nested recurrences, masked
 matrix factorisation, optimisers as step functions, optimisers in modules, a multiclass SVM and
 a closed-loop RNN over a batch, each checked against NumPy computed here (gradients by hand, by
-complex steps or by central differences). Each case states its tolerance (`tol`, rtol and atol;
+complex steps or by central differences), and a dropout network whose masks hash (step, row,
+unit) in wrapping u32 arithmetic. Each case states its tolerance (`tol`, rtol and atol;
 integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
 from pathlib import Path
 
@@ -441,6 +442,31 @@ def _(xs, ys, Wh0, wx, wo):
     for _ in range(5):
         Ws.append(Ws[-1] - 0.5 * grad(Ws[-1]))
     return dict(Wh=np.array(Ws), curve=np.array([loss(w) for w in Ws]), pred=run(Ws[-1]))
+
+# 19 inverted dropout from a wrapping u32 hash of (step, row, unit), two-layer tanh network
+def do_inputs():
+    rg = R(919); X = rg.standard_normal((12, 3)).astype(np.float32)
+    return dict(X=X, y=np.sin(X @ np.float32([1.0, -0.5, 0.8])).astype(np.float32),
+                W1_0=(0.5 * rg.standard_normal((3, 8))).astype(np.float32), w2_0=(0.5 * rg.standard_normal(8)).astype(np.float32),
+                seed=np.uint32(2463534242))
+@case("dropout_hash_mlp", inputs=do_inputs, tol=(1e-4, 1e-5))
+def _(X, y, W1_0, w2_0, seed):
+    f = np.float32; N, S, H = len(X), 8, 8
+    t, n, j = np.meshgrid(np.arange(S), np.arange(N), np.arange(H), indexing="ij")
+    flat = ((t * N + n) * H + j).astype(np.uint32)
+    kept = (flat * np.uint32(2654435761) + seed) // np.uint32(16777216) < 205
+    mask = np.where(kept, f(256) / f(205), f(0))
+    def fwd(W1, w2, m):
+        a = np.tanh(X @ W1); h = a * m; return a, h, h @ w2
+    mse = lambda W1, w2, m: ((fwd(W1, w2, m)[2] - y) ** 2).sum(dtype=f) / f(N)
+    W1, w2 = W1_0, w2_0; hist = [(W1, w2)]
+    for s in range(S):
+        a, h, o = fwd(W1, w2, mask[s]); do = f(2) * (o - y) / f(N)
+        g2 = h.T @ do; g1 = X.T @ ((do[:, None] * w2[None]) * mask[s] * (1 - a * a))
+        W1, w2 = W1 - f(0.2) * g1, w2 - f(0.2) * g2; hist.append((W1, w2))
+    ones = np.ones((N, H), f)
+    return dict(mask=mask, W1=np.array([p[0] for p in hist]), w2=np.array([p[1] for p in hist]),
+                eval_loss=np.array([mse(*p, ones) for p in hist]), dropped=np.int32((~kept).sum()))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
