@@ -6,11 +6,11 @@ global-norm clipping, skip-gram with negative samples given as indices, a 1-d CN
 network on real MNIST rows, a tied autoencoder with an EMA of its weights, a character RNN by BPTT
 with Adagrad, quantisation-aware training with a straight-through rule, DP-SGD with per-example
 gradients, Armijo line search beside Adam, epochs of mini-batches as nested recurrences, masked
-matrix factorisation, optimisers as step functions, optimisers in modules, a multiclass SVM and
-a closed-loop RNN over a batch, each checked against NumPy computed here (gradients by hand, by
-complex steps or by central differences), and a dropout network whose masks hash (step, row,
-unit) in wrapping u32 arithmetic. Each case states its tolerance (`tol`, rtol and atol;
-integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+matrix factorisation, optimisers as step functions, optimisers in modules, a multiclass SVM, a
+closed-loop RNN over a batch and a dropout network whose masks hash (step, row, unit) in wrapping
+u32 arithmetic, each checked against NumPy computed here (gradients by hand, by complex steps or
+by central differences). Each case states its tolerance (`tol`, rtol and atol; integers and bools
+compare exactly); `vk` cases run on vulkan-spirv too."""
 from pathlib import Path
 
 import numpy as np
