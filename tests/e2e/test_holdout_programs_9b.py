@@ -3,14 +3,14 @@ recurrences over epochs with `@loss / @W` inside the step: logistic regression w
 schedule and Polyak/EMA averaging, early stopping by a running minimum and a patience counter, a
 two-layer network by momentum on mini-batches through a shuffled order, LQR policy gradient with
 global-norm clipping, skip-gram with negative samples given as indices, a 1-d CNN, a 784-64-10
-network on real MNIST rows, a tied autoencoder with an EMA of its weights, a character RNN by BPTT
-with Adagrad, quantisation-aware training with a straight-through rule, DP-SGD with per-example
-gradients, Armijo line search beside Adam, epochs of mini-batches as nested recurrences, masked
-matrix factorisation, optimisers as step functions, optimisers in modules, a multiclass SVM, a
-closed-loop RNN over a batch and a dropout network whose masks hash (step, row, unit) in wrapping
-u32 arithmetic, each checked against NumPy computed here (gradients by hand, by complex steps or
-by central differences). Each case states its tolerance (`tol`, rtol and atol; integers and bools
-compare exactly); `vk` cases run on vulkan-spirv too."""
+network and a 784-128-64-10 one by Adam on real MNIST rows, a tied autoencoder with an EMA of its
+weights, a character RNN by BPTT with Adagrad, quantisation-aware training with a straight-through
+rule, DP-SGD with per-example gradients, Armijo line search beside Adam, epochs of mini-batches as
+nested recurrences, masked matrix factorisation, optimisers as step functions, optimisers in
+modules, a multiclass SVM, a closed-loop RNN over a batch and a dropout network whose masks hash
+(step, row, unit) in wrapping u32 arithmetic, each checked against NumPy computed here (gradients
+by hand, by complex steps or by central differences). Each case states its tolerance (`tol`, rtol
+and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
 from pathlib import Path
 
 import numpy as np
@@ -467,6 +467,34 @@ def _(X, y, W1_0, w2_0, seed):
     ones = np.ones((N, H), f)
     return dict(mask=mask, W1=np.array([p[0] for p in hist]), w2=np.array([p[1] for p in hist]),
                 eval_loss=np.array([mse(*p, ones) for p in hist]), dropped=np.int32((~kept).sum()))
+
+# 20 784-128-64-10 network on real MNIST rows by Adam with bias correction (tuple-valued update)
+def mad_inputs():
+    if not MNIST.is_dir():
+        pytest.skip("shared/data/mnist is not beside the repository")
+    rg = R(920)
+    return dict(X=(1 - np.load(MNIST / "samples.npy").reshape(10, 784)).astype(np.float32),
+                labels=np.load(MNIST / "labels.npy").astype(np.int32), W1i=(rg.standard_normal((784, 128)) / 28).astype(np.float32),
+                W2i=(rg.standard_normal((128, 64)) / 11).astype(np.float32), W3i=(rg.standard_normal((64, 10)) / 8).astype(np.float32))
+@case("mnist_adam_deep", inputs=mad_inputs, outputs=["curve", "pred", "W3", "m3", "v3"], tol=(1e-4, 1e-5))
+def _(X, labels, W1i, W2i, W3i):
+    f = np.float32; B = len(X); rows = np.arange(B)
+    def fwd(Ws):
+        h1 = np.maximum(X @ Ws[0], 0); h2 = np.maximum(h1 @ Ws[1], 0); z = h2 @ Ws[2]
+        p = np.exp(z - z.max(1, keepdims=True)); return h1, h2, z, p / p.sum(1, keepdims=True)
+    Ws = [W1i, W2i, W3i]; ms = [np.zeros_like(w) for w in Ws]; vs = [np.zeros_like(w) for w in Ws]
+    curve, hist = [], [(W3i, ms[2], vs[2])]
+    for t in range(1, 11):
+        h1, h2, z, p = fwd(Ws); curve.append(-np.log(p[rows, labels]).mean(dtype=f))
+        dz = p.copy(); dz[rows, labels] -= 1; dz /= f(B)
+        dh2 = (dz @ Ws[2].T) * (h2 > 0); dh1 = (dh2 @ Ws[1].T) * (h1 > 0)
+        for k, g in enumerate((X.T @ dh1, h1.T @ dh2, h2.T @ dz)):
+            ms[k] = f(0.9) * ms[k] + f(0.1) * g; vs[k] = f(0.999) * vs[k] + f(0.001) * g * g
+            Ws[k] = Ws[k] - f(0.001) * (ms[k] / (1 - f(0.9) ** t)) / (np.sqrt(vs[k] / (1 - f(0.999) ** t)) + f(1e-8))
+        hist.append((Ws[2], ms[2], vs[2]))
+    _, _, z, p = fwd(Ws); curve.append(-np.log(p[rows, labels]).mean(dtype=f))
+    return dict(curve=np.array(curve), pred=z.argmax(1).astype(np.int32), W3=np.array([h[0] for h in hist]),
+                m3=np.array([h[1] for h in hist]), v3=np.array([h[2] for h in hist]))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
