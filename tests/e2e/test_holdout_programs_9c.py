@@ -198,6 +198,96 @@ def _(coupon, periods, to_next, in_period, dirty):
     return dict(ytm=y, accrued=acc, clean=dirty - acc, mod_dur=md, mac_dur=md * (1 + y / 2), convexity=conv)
 
 
+# 9 discounted cash flows on yyyymmdd dates: day counts, XNPV, XIRR by bisection then Newton
+def dcf_inputs():
+    dates = np.int32([20230115, 20230228, 20230630, 20231231, 20240229, 20240831, 20250131, 20251130, 20260331])
+    flows = np.array([-1000.0, -250.0, 120.0, 180.0, 210.0, 260.0, 240.0, 300.0, 350.0])
+    return dict(dates=dates, flows=flows, rate=np.float64(0.08))
+def dcf_ref(dates, flows, rate, basis):
+    import datetime as dtm
+    dd = [dtm.date(int(v) // 10000, int(v) // 100 % 100, int(v) % 100) for v in dates]
+    days = np.int64([(x - dd[0]).days for x in dd])
+    def t360(a, b):
+        e1 = min(a.day, 30); e2 = min(b.day, 30) if e1 == 30 else b.day
+        return 360 * (b.year - a.year) + 30 * (b.month - a.month) + (e2 - e1)
+    yf = days / 365 if basis == 0 else days / 360 if basis == 1 else np.array([t360(dd[0], x) for x in dd]) / 360
+    xnpv = lambda r: (flows / (1 + r) ** yf).sum(); dx = lambda r: (-yf * flows / (1 + r) ** (yf + 1)).sum()
+    lo, hi = -0.9, 2.0
+    for k in range(59):
+        mid = 0.5 * (lo + hi); lo, hi = (lo, mid) if xnpv(lo) * xnpv(mid) <= 0 else (mid, hi)
+    irr = [0.5 * (lo + hi)]
+    for k in range(3): irr.append(irr[-1] - xnpv(irr[-1]) / dx(irr[-1]))
+    cum = np.cumsum(flows); pb = int(np.argmax(cum >= 0)) if (cum >= 0).any() else len(flows)
+    pbd = days[pb] if pb < len(flows) else -1
+    return dict(days=days, yf=yf, npv=xnpv(rate), irr=np.array(irr), payback=np.int32(pb), payback_days=np.int64(pbd),
+                __stdout__=[f"XNPV {xnpv(rate):.4f}, XIRR {irr[3]:.8f}, payback after {pbd} days"])
+for basis in range(3):
+    case(f"dcf_xirr-{basis}", file="dcf_xirr", inputs=lambda b=basis: dict(dcf_inputs(), basis=np.int32(b)), tol=(1e-10, 1e-11),
+         outputs=["days", "yf", "npv", "irr", "payback", "payback_days"])(
+        lambda dates, flows, rate, basis: dcf_ref(dates, flows, rate, basis))
+
+
+# 10 long-only mean-variance portfolios: projected gradient, the simplex projection by sorting
+def pf_inputs():
+    rg = R(910); N = 8; F = rg.standard_normal((N, 3)) * 0.15
+    return dict(mu=rg.uniform(0.02, 0.12, N), Sigma=F @ F.T + np.diag(rg.uniform(0.01, 0.04, N)),
+                lams=np.array([0.05, 0.3, 1.0, 4.0]), step=np.float64(0.5))
+@case("portfolio_sortproj", inputs=pf_inputs, tol=(1e-10, 1e-12), outputs=["w", "ret", "risk", "held"])
+def _(mu, Sigma, lams, step):
+    N, L, K = len(mu), len(lams), 150
+    def project(v):
+        u = np.sort(v)[::-1]; css = np.cumsum(u); r = np.arange(1, len(v) + 1)
+        last = np.nonzero(u - (css - 1) / r > 0)[0].max(); th = (css[last] - 1) / (last + 1)
+        return np.maximum(v - th, 0.0)
+    w = [np.full((L, N), 1 / N)]
+    for k in range(1, K):
+        w.append(np.array([project(w[-1][l] - step * (2 * Sigma @ w[-1][l] - lams[l] * mu)) for l in range(L)]))
+    w = np.array(w); wf = w[-1]; held = (wf > 1e-12).sum(1).astype(np.int32)
+    return dict(w=w, ret=wf @ mu, risk=np.einsum("li,ij,lj->l", wf, Sigma, wf), held=held,
+                __stdout__=[f"assets held per level: {held}"])
+
+
+# 11 Leontief input-output by the Neumann series
+def leo_inputs():
+    rg = R(911); S = 6; A = rg.uniform(0, 1, (S, S)) * (rg.uniform(0, 1, (S, S)) < 0.6)
+    A *= rg.uniform(0.4, 0.75, S)[None, :] / A.sum(0)[None, :]
+    return dict(A=A, d=rg.uniform(10, 50, S), va=1.0 - A.sum(0))
+@case("leontief_neumann", inputs=leo_inputs, tol=(1e-9, 1e-10), vk=False,
+      outputs=["x", "direct", "gap", "Linv", "multiplier", "backward", "forward", "prices", "total", "dtotal", "key"])
+def _(A, d, va):
+    S, K = len(A), 120; term = [d]
+    for k in range(1, K): term.append(A @ term[-1])
+    x = np.cumsum(np.array(term), 0); IA = np.eye(S) - A; direct = np.linalg.solve(IA, d)
+    Linv = sum(np.linalg.matrix_power(A, k) for k in range(K)); mult = Linv.sum(0)
+    back = mult * S / Linv.sum(); fwd = Linv.sum(1) * S / Linv.sum()
+    key = np.int32([j for j in range(S) if back[j] > 1 and fwd[j] > 1]); tot = x[-1].sum()
+    return dict(x=x, direct=direct, gap=np.abs(x[-1] - direct).max(), Linv=Linv, multiplier=mult, backward=back, forward=fwd,
+                prices=np.linalg.solve(IA.T, va), total=tot, dtotal=mult, key=key,
+                __stdout__=[f"total output {tot:.5f}, key sectors {key}"])
+
+
+# 12 discrete delta hedging of a short call along a given path
+def dh_inputs():
+    rg = R(912); T = 53; dt = 0.5 / (T - 1)
+    path = 100 * np.exp(np.cumsum(np.r_[0, (0.03 - 0.5 * 0.25 ** 2) * dt + 0.25 * np.sqrt(dt) * rg.standard_normal(T - 1)]))
+    return dict(path=path, K=np.float64(102.0), r=np.float64(0.03), sigma=np.float64(0.22), tenor=np.float64(0.5))
+@case("delta_hedge", inputs=dh_inputs, tol=(1e-10, 1e-10), vk=False,
+      outputs=["delta", "premium", "vega", "cash", "final_value", "payoff", "error", "turnover"])
+def _(path, K, r, sigma, tenor):
+    from math import erf
+    T = len(path); dt = tenor / (T - 1); ncdf = np.vectorize(lambda z: 0.5 * (1 + erf(z / np.sqrt(2))))
+    tau = tenor - np.arange(T - 1) * dt
+    d1 = (np.log(path[:-1] / K) + (r + 0.5 * sigma ** 2) * tau) / (sigma * np.sqrt(tau)); delta = ncdf(d1)
+    prem = path[0] * delta[0] - K * np.exp(-r * tenor) * ncdf(d1[0] - sigma * np.sqrt(tenor))
+    vega = path[0] * np.sqrt(tenor) * np.exp(-0.5 * d1[0] ** 2) / np.sqrt(2 * np.pi)
+    cash = [prem - delta[0] * path[0]]
+    for t in range(1, T - 1): cash.append(cash[-1] * np.exp(r * dt) - (delta[t] - delta[t - 1]) * path[t])
+    fv = cash[-1] * np.exp(r * dt) + delta[-1] * path[-1]; pay = max(path[-1] - K, 0.0)
+    return dict(delta=delta, premium=prem, vega=vega, cash=np.array(cash), final_value=fv, payoff=pay, error=fv - pay,
+                turnover=(np.abs(np.diff(delta)) * path[1:-1]).sum(),
+                __stdout__=[f"premium {prem:.5f}, hedging error {fv - pay:.5f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
