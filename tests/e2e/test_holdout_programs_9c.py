@@ -288,6 +288,87 @@ def _(path, K, r, sigma, tenor):
                 __stdout__=[f"premium {prem:.5f}, hedging error {fv - pay:.5f}"])
 
 
+# 13 tandem queue: a two-dimensional max-plus recurrence and the makespan's critical services by @
+def tq_inputs():
+    rg = R(913); K, C = 4, 30
+    return dict(arrive=np.cumsum(rg.exponential(1.0, C)), service=rg.exponential(1.0, (K, 1)) * rg.uniform(0.5, 1.2, (K, C)))
+@case("tandem_queue", inputs=tq_inputs, tol=(1e-12, 1e-12), vk=True,
+      outputs=["D", "wait", "station_wait", "bottleneck", "makespan", "critical", "on_path", "throughput"])
+def _(arrive, service):
+    K, C = service.shape; D = np.zeros((K, C)); ready = np.zeros((K, C))
+    for k in range(K):
+        for n in range(C):
+            ready[k, n] = arrive[n] if k == 0 else D[k - 1, n]
+            D[k, n] = max(ready[k, n], D[k, n - 1] if n else -np.inf) + service[k, n]
+    wait = D - service - ready; sw = wait.mean(1)
+    crit = np.zeros((K, C)); k, n = K - 1, C - 1
+    while True:  # walk the arg-max chain back from the last departure
+        crit[k, n] = 1
+        up = D[k - 1, n] if k else arrive[n]; left = D[k, n - 1] if n else -np.inf
+        if left > up: n -= 1
+        elif k: k -= 1
+        else: break
+    on = np.int32((crit > 0.5).sum()); ms = D[-1, -1]; bn = int(sw.argmax())
+    return dict(D=D, wait=wait, station_wait=sw, bottleneck=np.int32(bn), makespan=ms, critical=crit, on_path=on,
+                throughput=(C - 1) / (D[-1, -1] - D[-1, 0]),
+                __stdout__=[f"makespan {ms:.4f}, bottleneck station {bn}, {on} critical services"])
+
+
+# 14 rating migration: counts from u8 histories, multi-year matrices, default curves, expected loss
+def rm_inputs():
+    rg = R(914); G = 8; T = np.zeros((G, G))
+    for i in range(G - 1):
+        w = np.exp(-1.3 * np.abs(np.arange(G) - i)); w[G - 1] = 0.004 * 2.2 ** i; T[i] = w / w.sum()
+    T[G - 1, G - 1] = 1; F, Y = 120, 9; hist = np.zeros((F, Y), np.uint8); hist[:, 0] = rg.integers(0, 7, F)
+    for y in range(1, Y):
+        for f in range(F): hist[f, y] = rg.choice(G, p=T[hist[f, y - 1]])
+    B = 15
+    return dict(hist=hist, book_rating=rg.integers(0, 7, B).astype(np.uint8), exposure=rg.uniform(1, 10, B))
+@case("rating_migration", inputs=rm_inputs, tol=(1e-12, 1e-13),
+      outputs=["counts", "leaving", "M", "Mh", "pd", "marginal", "expected_loss", "investment", "rows_ok"])
+def _(hist, book_rating, exposure):
+    G, H = 8, 10; counts = np.zeros((G, G), np.int16)
+    np.add.at(counts, (hist[:, :-1].ravel(), hist[:, 1:].ravel()), 1)
+    leaving = counts.sum(1, dtype=np.int32); M = np.eye(G)
+    for i in range(G - 1):
+        if leaving[i]: M[i] = counts[i] / leaving[i]
+    Mh = [M]
+    for h in range(1, H): Mh.append(Mh[-1] @ M)
+    Mh = np.array(Mh); pd = Mh[:, :, G - 1]; marg = np.diff(pd, axis=0, prepend=0)
+    lgd = np.array([0.35, 0.35, 0.45, 0.45, 0.55, 0.55, 0.65, 0.0])[book_rating]
+    el = (exposure * lgd * pd[:, book_rating]).sum(1)
+    return dict(counts=counts, leaving=leaving, M=M, Mh=Mh, pd=pd, marginal=marg, expected_loss=el,
+                investment=exposure[book_rating <= 3].sum(), rows_ok=np.bool_(True),
+                __stdout__=[f"five-year expected loss {el[4]:.4f}"])
+
+
+# 15 AR(1) plus noise over a batch of series: log-likelihood, gradient, Hessian by @ of @, a Newton step
+def ar_inputs():
+    rg = R(915); B, T, phi, q, r = 4, 40, 0.7, 0.5, 0.3
+    x = np.zeros((B, T)); x[:, 0] = rg.normal(0, np.sqrt(q / (1 - phi ** 2)), B)
+    for t in range(1, T): x[:, t] = phi * x[:, t - 1] + rg.normal(0, np.sqrt(q), B)
+    return dict(y=x + rg.normal(0, np.sqrt(r), (B, T)), th0=np.array([0.6, -0.4, -1.0]))
+def ar_filter(y, th):
+    phi, q, r = np.tanh(th[0]), np.exp(th[1]), np.exp(th[2]); B, T = y.shape
+    P0 = q / (1 - phi * phi); S = P0 + r; m = P0 / S * y[:, 0]; P = P0 * r / S
+    ll = -0.5 * (np.log(2 * np.pi * S) + y[:, 0] ** 2 / S).sum(); ms = [m]
+    for t in range(1, T):
+        Pp = phi * phi * P + q; S = Pp + r; v = y[:, t] - phi * m
+        ll = ll - 0.5 * (np.log(2 * np.pi * S) + v * v / S).sum(); m = phi * m + Pp / S * v; P = Pp * r / S; ms.append(m)
+    return ll, np.array(ms).T, phi
+@case("ar1_kalman_batch", inputs=ar_inputs, tol=(2e-6, 1e-7), outputs=["ll0", "g0", "Hs", "th1", "ll1", "m1", "forecast"])
+def _(y, th0):
+    # the gradient by complex steps (exact to rounding), the Hessian by central differences of it
+    def grad(th):
+        return np.array([ar_filter(y, th + 1e-30j * np.eye(3)[i])[0].imag / 1e-30 for i in range(3)])
+    g0 = grad(th0); h = 1e-5
+    Hs = np.array([(grad(th0 + h * np.eye(3)[j]) - grad(th0 - h * np.eye(3)[j])) / (2 * h) for j in range(3)]).T
+    th1 = th0 - np.linalg.solve(Hs, g0); ll0 = ar_filter(y, th0)[0].real
+    ll1, m1, phi1 = ar_filter(y, th1)
+    return dict(ll0=ll0, g0=g0, Hs=Hs, th1=th1, ll1=ll1, m1=m1, forecast=phi1 * m1[:, -1],
+                __stdout__=[f"log-likelihood {ll0:.4f} -> {ll1:.4f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
