@@ -375,6 +375,77 @@ def _(y, th0):
                 __stdout__=[f"log-likelihood {ll0:.4f} -> {ll1:.4f}"])
 
 
+# 16 a loan amortized in i64 cents, the APR with fees by Newton
+@case("loan_amortization", inputs=lambda: dict(principal_cents=np.int64(2_500_000), annual_rate=np.float64(0.0725),
+                                              fee_cents=np.int64(45_000)), tol=(1e-11, 1e-13),
+      outputs=["payment", "interest", "paid", "balance", "total_interest", "last_payment", "rm", "apr"])
+def _(principal_cents, annual_rate, fee_cents):
+    n, r = 36, annual_rate / 12
+    pay = int(float(principal_cents) * r / (1 - (1 + r) ** (-n)) + 0.5)
+    bal, inte, paid = [int(principal_cents)], [0], [0]
+    for m in range(1, n + 1):
+        i = int(bal[-1] * r + 0.5); p = bal[-1] + i if m == n else pay
+        inte.append(i); paid.append(p); bal.append(bal[-1] + i - p)
+    paid_f = np.array(paid[1:], float); mm = np.arange(1, n + 1)
+    pv = lambda x: (paid_f / (1 + x) ** mm).sum() - float(principal_cents - fee_cents)
+    dpv = lambda x: (-mm * paid_f / (1 + x) ** (mm + 1)).sum()
+    rm = [r]
+    for k in range(7): rm.append(rm[-1] - pv(rm[-1]) / dpv(rm[-1]))
+    ti = sum(inte); apr = 12 * rm[-1]
+    return dict(payment=np.int64(pay), interest=np.int64(inte), paid=np.int64(paid), balance=np.int64(bal),
+                total_interest=np.int64(ti), last_payment=np.int64(paid[-1]), rm=np.array(rm), apr=apr,
+                __stdout__=[f"payment {pay} cents, last {paid[-1]}, interest {ti}, APR {apr:.6f}"])
+
+
+# 17 Cournot equilibrium by damped best responses
+@case("cournot_best_response", inputs=lambda: dict(cost=np.array([10.0, 12.0, 15.0, 30.0, 11.0]), a=np.float64(60.0),
+                                                  b=np.float64(1.5), damp=np.float64(0.5)), tol=(1e-10, 1e-10),
+      outputs=["q", "active", "n_active", "closed", "gap", "marginal", "share", "hhi", "label"])
+def _(cost, a, b, damp):
+    F, K = len(cost), 200; q = [np.zeros(F)]
+    for k in range(1, K):
+        tot = q[-1].sum(); q.append((1 - damp) * q[-1] + damp * np.maximum((a - cost - b * (tot - q[-1])) / (2 * b), 0.0))
+    q = np.array(q); qe = q[-1]; act = qe > 1e-9; na = int(act.sum())
+    pc = (a + cost[act].sum()) / (na + 1); closed = np.where(act, (pc - cost) / b, 0.0)
+    Q = qe.sum(); marg = a - b * Q - b * qe - cost; share = qe / Q
+    label = np.where(act, np.where(share > 0.2, 2, 1), 0).astype(np.int32); hhi = (share ** 2).sum() * 1e4
+    return dict(q=q, active=act, n_active=np.int32(na), closed=closed, gap=np.abs(qe - closed).max(), marginal=marg,
+                share=share, hhi=hhi, label=label, __stdout__=[f"{na} active firms, price {a - b * Q:.5f}, HHI {hhi:.1f}"])
+
+
+# 18 a repairable system as a CTMC: transient laws by uniformization, d availability / d failure rate
+def ctmc_ref(fail, repair, times, reward):
+    G = np.zeros((4, 4), complex)
+    for i in range(4):
+        if i > 0: G[i, i - 1] = i * fail
+        if i < 3: G[i, i + 1] = repair
+        G[i, i] = -G[i].sum()
+    lam = 3 * fail + repair; Pu = np.eye(4) + G / lam
+    v = [np.eye(4)[3].astype(complex)]
+    for m in range(1, 80): v.append(v[-1] @ Pu)
+    v = np.array(v); w = np.zeros((len(times), 80), complex); w[:, 0] = np.exp(-lam * times)
+    for m in range(1, 80): w[:, m] = w[:, m - 1] * lam * times / m
+    p = w @ v
+    return p, 1 - p[:, 0], p @ reward
+@case("ctmc_uniformization", inputs=lambda: dict(fail=np.float64(0.2), repair=np.float64(1.1),
+                                                times=np.array([0.5, 1.0, 2.5, 5.0]), reward=np.array([0.0, 4.0, 7.0, 9.0])),
+      tol=(1e-10, 1e-12), outputs=["Gm", "v", "w", "p", "available", "rate", "dav_dfail", "mass"])
+def _(fail, repair, times, reward):
+    p, av, rate = ctmc_ref(fail, repair, times, reward)
+    dav = ctmc_ref(fail + 1e-30j, repair, times, reward)[1].imag / 1e-30    # complex step: exact to rounding
+    G = np.zeros((4, 4))
+    for i in range(4):
+        if i > 0: G[i, i - 1] = i * fail
+        if i < 3: G[i, i + 1] = repair
+        G[i, i] = -G[i].sum()
+    lam = 3 * fail + repair; v = [np.eye(4)[3]]
+    for m in range(1, 80): v.append(v[-1] @ (np.eye(4) + G / lam))
+    w = np.zeros((len(times), 80)); w[:, 0] = np.exp(-lam * times)
+    for m in range(1, 80): w[:, m] = w[:, m - 1] * lam * times / m
+    return dict(Gm=G, v=np.array(v), w=w, p=p.real, available=av.real, rate=rate.real, dav_dfail=dav,
+                mass=np.abs(p.real.sum(1) - 1).max(), __stdout__=[f"availability {av.real}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
