@@ -446,6 +446,26 @@ def _(fail, repair, times, reward):
                 mass=np.abs(p.real.sum(1) - 1).max(), __stdout__=[f"availability {av.real}"])
 
 
+# 19 progressive tax over households on rest axes: brackets, a phase-out credit, marginal rates by @
+def tax_inputs():
+    return dict(income=np.round(R(919).lognormal(11.0, 0.6, (4, 6)), 2), lower=np.array([0.0, 11000.0, 44725.0, 95375.0, 182100.0]),
+                rate=np.array([0.10, 0.12, 0.22, 0.24, 0.32]), credit_max=np.float64(1500.0), phase_start=np.float64(30000.0),
+                phase_rate=np.float64(0.05))
+@case("tax_brackets", inputs=tax_inputs, tol=(1e-12, 1e-9), outputs=["tax", "marginal", "after", "top", "band", "rich_rate"])
+def _(income, lower, rate, credit_max, phase_start, phase_rate):
+    upper = np.r_[lower[1:], 1e12]
+    inside = np.maximum(np.minimum(income[..., None], upper) - lower, 0.0)
+    credit = np.maximum(credit_max - phase_rate * np.maximum(income - phase_start, 0.0), 0.0)
+    tax = (rate * inside).sum(-1) - credit
+    dcredit = np.where((credit > 0) & (income > phase_start), -phase_rate, 0.0)
+    marg = (rate * ((income[..., None] > lower) & (income[..., None] < upper))).sum(-1) - dcredit
+    top = ((income[..., None] > lower).sum(-1) - 1).astype(np.int32)
+    band = np.where(lower[top] == 0.0, 0, np.where(rate[top] > 0.3, 2, 1)).astype(np.int32)
+    rich = (tax / income)[income > 90000.0]
+    return dict(tax=tax, marginal=marg, after=(1 - tax / income) * income, top=top, band=band, rich_rate=rich.mean(),
+                __stdout__=[f"{len(rich)} households above 90000, mean rate {rich.mean():.5f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
