@@ -466,6 +466,26 @@ def _(income, lower, rate, credit_max, phase_start, phase_rate):
                 __stdout__=[f"{len(rich)} households above 90000, mean rate {rich.mean():.5f}"])
 
 
+# 20 logit Bertrand-Nash prices; consumer surplus with its own derivative rule, Roy's identity by @
+def lb_inputs():
+    rg = R(920)
+    return dict(xq=rg.uniform(0.5, 2.0, (3, 4)), cost=rg.uniform(0.5, 1.5, (3, 4)), alpha=np.float64(1.3), bq=np.float64(1.1))
+@case("logit_bertrand", inputs=lb_inputs, tol=(1e-10, 1e-12),
+      outputs=["p", "se", "foc", "cs", "total_cs", "roy", "elastic", "divert", "lerner"])
+def _(xq, cost, alpha, bq):
+    def shares(p):
+        e = np.exp(bq * xq - alpha * p); return e / (1 + e.sum(1, keepdims=True))
+    p = [cost]
+    for k in range(1, 120): p.append(cost + 1 / (alpha * (1 - shares(p[-1]))))
+    p = np.array(p); pe = p[-1]; se = shares(pe)
+    foc = np.abs(pe - cost - 1 / (alpha * (1 - se))).max()
+    cs = np.log(1 + np.exp(bq * xq - alpha * pe).sum(1)) / alpha
+    div = se[:, None, :] / (1 - se[:, :, None]); div[:, np.arange(4), np.arange(4)] = 0
+    return dict(p=p, se=se, foc=foc, cs=cs, total_cs=cs.sum(), roy=-se, elastic=-alpha * pe * (1 - se), divert=div,
+                lerner=(pe - cost) / pe,
+                __stdout__=[f"mean price {pe.mean():.5f}, surplus {cs.sum():.5f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
