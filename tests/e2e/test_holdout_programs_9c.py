@@ -486,6 +486,31 @@ def _(xq, cost, alpha, bq):
                 __stdout__=[f"mean price {pe.mean():.5f}, surplus {cs.sum():.5f}"])
 
 
+# 21 a constant-product market maker in u64 units on a tape of swaps
+def amm_inputs():
+    rg = R(921); T = 30
+    return dict(tape=np.stack([rg.integers(0, 2, T), rg.integers(1_000, 4_000_000, T)], 1).astype(np.int32),
+                x0=np.uint64(1_500_000_000), y0=np.uint64(2_700_000_000))
+@case("amm_swaps", inputs=amm_inputs, tol=(1e-12, 1e-9), vk=False,
+      outputs=["amount", "got", "rx", "ry", "k", "k_grows", "spot", "impact_bp", "worst", "fee_kept"])
+def _(tape, x0, y0):
+    T = len(tape); rx, ry, got = [int(x0)], [int(y0)], []
+    for d, a in tape:
+        a = int(a)
+        if d == 0:
+            o = a * 997 * ry[-1] // (rx[-1] * 1000 + a * 997); got.append(o); rx.append(rx[-1] + a); ry.append(ry[-1] - o)
+        else:
+            o = a * 997 * rx[-1] // (ry[-1] * 1000 + a * 997); got.append(o); rx.append(rx[-1] - o); ry.append(ry[-1] + a)
+    k = [a * b for a, b in zip(rx, ry)]
+    assert max(k) < 2 ** 64 and 4_000_000 * 997 * max(rx + ry) < 2 ** 64   # no u64 product wraps
+    spot = np.array(ry, float) / np.array(rx, float); imp = np.abs(np.diff(spot) / spot[:-1]) * 1e4
+    fee = [sum(int(a) * 3 // 1000 for dd, a in tape if dd == d) for d in range(2)]
+    return dict(amount=tape[:, 1].astype(np.uint64), got=np.uint64(got), rx=np.uint64(rx), ry=np.uint64(ry), k=np.uint64(k),
+                k_grows=np.bool_(all(k[t] >= k[t - 1] for t in range(1, T + 1))), spot=spot, impact_bp=imp,
+                worst=np.int32(imp.argmax()), fee_kept=np.uint64(fee),
+                __stdout__=[f"final reserves {rx[-1]} / {ry[-1]}, worst trade {int(imp.argmax())}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
