@@ -4,8 +4,10 @@ recursion with a derivative in the load, an M/M/1/K chain's stationary law by po
 absorbing chain's expected times, (s, S) inventory policies, Gini and Lorenz from ranks, bond yields
 by Newton, XNPV/XIRR on integer day counts, long-only portfolios with a sorted simplex projection,
 Leontief's Neumann series, discrete delta hedging, a tandem queue's max-plus recurrence, rating
-migration matrices, and a batched AR(1) Kalman likelihood with its Hessian, each checked against
-NumPy computed here. Each case states its tolerance (`tol`, rtol and atol; integers and bools
+migration matrices, a batched AR(1) Kalman likelihood with its Hessian, a loan amortized in i64
+cents, Cournot best responses, a CTMC by uniformization, progressive tax on rest axes, logit
+Bertrand prices with a derivative rule, a u64 market maker and life-contingency reserves, each
+checked against NumPy computed here. Each case states its tolerance (`tol`, rtol and atol; integers and bools
 compare exactly); `vk` cases run on vulkan-spirv too."""
 import numpy as np
 import pytest
@@ -509,6 +511,27 @@ def _(tape, x0, y0):
                 k_grows=np.bool_(all(k[t] >= k[t - 1] for t in range(1, T + 1))), spot=spot, impact_bp=imp,
                 worst=np.int32(imp.argmax()), fee_kept=np.uint64(fee),
                 __stdout__=[f"final reserves {rx[-1]} / {ry[-1]}, worst trade {int(imp.argmax())}"])
+
+
+# 22 life contingencies: commutation columns, annuities, net premiums, Fackler reserves, d premium / d i
+def life_inputs():
+    x = np.arange(60); q = np.minimum(0.0005 * np.exp(0.085 * (x + 40)) / 10, 0.6); q[-1] = 1.0
+    return dict(q=q, i_rate=np.float64(0.035))
+def life_ref(q, i_rate, issue):
+    W = len(q); v = 1 / (1 + i_rate); l = np.r_[1e5, 1e5 * np.cumprod(1 - q[:-1])]; d = l * q
+    x = np.arange(W); D = v ** x * l; N = np.cumsum(D[::-1])[::-1]; C = v ** (x + 1) * d; M = np.cumsum(C[::-1])[::-1]
+    return l, D, N, C, M, M[issue] / N[issue]
+@case("life_annuity", inputs=life_inputs, tol=(1e-10, 1e-12),
+      outputs=["l", "D", "N", "M", "annuity", "insurance", "premium", "dprem_di", "V", "prospective", "gap"])
+def _(q, i_rate, issue=12):
+    W = len(q); l, D, N, C, M, prem = life_ref(q, i_rate, issue)
+    dprem = life_ref(q, i_rate + 1e-30j, issue)[5].imag / 1e-30     # complex step
+    ann, ins = N / D, M / D; V = [0.0]
+    for k in range(1, W - issue):
+        x = issue + k - 1; V.append(((V[-1] + prem) * (1 + i_rate) - q[x]) / (1 - q[x]))
+    V = np.array(V); pros = ins[issue:] - prem * ann[issue:]
+    return dict(l=l, D=D, N=N, M=M, annuity=ann, insurance=ins, premium=prem, dprem_di=dprem, V=V, prospective=pros,
+                gap=np.abs(V - pros)[:-1].max(), __stdout__=[f"premium per unit at {issue}: {prem:.6f}"])
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
