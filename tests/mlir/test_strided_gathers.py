@@ -85,3 +85,27 @@ def test_a_gather_from_a_copy_at_one_position_of_the_last_axis(target):
     out = einc.load(einc.compile(FIXED_LAST, target=target).vmfb)(r=r, Mh=Mh)
     np.testing.assert_array_equal(out["pd"], Mh[:, :, 7])
     np.testing.assert_allclose(out["e"], Mh[:, :, 7][:, r].sum(1), rtol=1e-14)
+
+
+SCALAR_COPY = """let x0: [f32; D];
+let S = 4;
+fn loss(w) { sum[d](w[d] * w[d]) }
+let x[0] = x0;
+let k_ok[t in 1..S + 1] = min[k in 0..12](k) where loss(x[t - 1] * (0.5 ** k)) <= 0.5 * loss(x[t - 1]);
+let x[t in 1..S + 1] = x[t - 1] * (0.5 ** k_ok[t]);
+"""
+
+
+def test_a_gather_from_a_copy_of_a_scalar_is_no_strided_slice():
+    """A kernel gathering from an element-moving copy of a rank-0 tensor (a backtracking line
+    search's step count): looking for a fixed last axis read the copy's map past its end (an
+    internal IndexError; hold-out program armijo_adam_tuples)."""
+    x0 = np.array([1.0, -2.0, 0.5], np.float32)
+    x, ks = [x0], [0]
+    for _ in range(4):
+        k = next(k for k in range(12) if ((x[-1] * np.float32(0.5) ** k) ** 2).sum() <= 0.5 * (x[-1] ** 2).sum())
+        ks.append(k)
+        x.append(x[-1] * np.float32(0.5) ** k)
+    out = einc.load(einc.compile(SCALAR_COPY).vmfb)(x0=x0)
+    np.testing.assert_array_equal(out["k_ok"], ks)
+    np.testing.assert_allclose(out["x"], np.array(x), rtol=1e-6)
