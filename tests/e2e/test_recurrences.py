@@ -246,6 +246,26 @@ def test_definitions_reading_each_others_earlier_points_at_one_step_are_e011_not
     assert ("z[s, k, c]" in diag.hint) == (code == "E011")
 
 
+def test_a_where_binding_in_a_clause_over_a_step_dependent_range_is_guarded_by_that_range(run):
+    """`where c = can[i, i + l]` in a clause for `i in 0..N - l` (span-indexed interval dynamic
+    programming, the hold-out program nussinov_fold) was bounds-checked over i's hull across the
+    steps, outside the range that guards the body: every run with N >= 4 failed its size check
+    ("needs indices 2 to 2*N - 4"). The same read written in the body ran."""
+    seq = np.int32([0, 1, 0, 1, 1, 0, 2, 0])
+    out = run("""
+        let seq: [i32; N];
+        let can[i in 0..N, j in 0..N] = j > i + 1 && seq[i] == seq[j];
+        let P[l in 0..2, i in 0..N] = 0;
+        let P[l in 2..N, i in 0..N - l] = max(P[l - 1, i + 1], P[l - 1, i]) + c
+            where c = if can[i, i + l] { 1 } else { 0 };
+    """, seq=seq)
+    N = len(seq); P = np.zeros((N, N), np.int32)
+    for l in range(2, N):
+        for i in range(N - l):
+            P[l, i] = max(P[l - 1, i + 1], P[l - 1, i]) + (seq[i] == seq[i + l])
+    np.testing.assert_array_equal(out["P"], P)
+
+
 def test_a_first_index_without_a_range_takes_its_extent_from_a_plain_read(run):
     """`h[r, 0] = ..; h[r, t in 1..L + 1] = h[r, t - 1] .. s[r, t - 1]` (a hash per row of a table,
     the hold-out program hash_mix) asked for an explicit range on r, which s's rows give."""
