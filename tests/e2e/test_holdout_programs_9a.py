@@ -90,6 +90,91 @@ def _(seq):
                 closing_count=np.int32(closing.sum()), __stdout__=[f"{P[N - 1, 0]} pairs"])
 
 
+# 4 Hamming distances of reads packed two bits per base
+def packed_inputs(R_=5, W=2, seed=905):
+    rg = R(seed); bases = rg.integers(0, 4, (R_, W, 16))
+    bases[1] = bases[0]; bases[1, 0, [2, 9]] = (bases[1, 0, [2, 9]] + 1) % 4; bases[3, 1, 5] ^= 3
+    return dict(words=(bases * 4 ** np.arange(16)).sum(-1).astype(np.int64))
+@case("hamming_packed", inputs=packed_inputs, outputs=["X", "bit_dist", "base_dist", "nearest", "base", "gc"])
+def _(words):
+    R_, W = words.shape
+    X = words[:, None, :] ^ words[None, :, :]
+    bit_dist = np.vectorize(lambda v: bin(v).count("1"))(X).sum(-1).astype(np.int32)
+    pairs = (X[..., None] >> (2 * np.arange(16))) & 3
+    base_dist = (pairs != 0).sum((-1, -2)).astype(np.int32)
+    d = base_dist + np.eye(R_, dtype=np.int32) * 10 ** 6
+    base = ((words[..., None] >> (2 * np.arange(16))) & 3)
+    nearest = np.argmin(d, 1).astype(np.int32)
+    return dict(X=X, bit_dist=bit_dist, base_dist=base_dist, nearest=nearest, base=base,
+                gc=((base == 1) | (base == 2)).sum((1, 2)).astype(np.int32), __stdout__=["nearest"])
+
+
+# 5 position weight matrix scan on both strands
+def pwm_inputs(Lm=6, B=3, L=20, seed=906):
+    rg = R(seed); motif = rg.integers(0, 4, Lm); counts = rg.integers(0, 3, (Lm, 4)).astype(f32)
+    counts[np.arange(Lm), motif] += 12; seqs = rg.integers(0, 4, (B, L))
+    seqs[0, 4:4 + Lm] = motif; seqs[2, 10:10 + Lm] = 3 - motif[::-1]
+    return dict(counts=counts, bg=f32([0.3, 0.2, 0.2, 0.3]), seqs=seqs.astype(np.int32))
+@case("pwm_scan", inputs=pwm_inputs, outputs=["freq", "pwm", "fwd", "rev", "best", "hit", "strand", "info", "occupancy", "g"],
+      tol=(2e-5, 2e-5), vk=True)
+def _(counts, bg, seqs):
+    Lm, (B, L) = len(counts), seqs.shape; NW = L - Lm + 1
+    freq = (counts + f32(0.5)) / (counts.sum(1, keepdims=True) + f32(2)); pwm = np.log(freq / bg)
+    win = np.array([[seqs[b, s:s + Lm] for s in range(NW)] for b in range(B)])
+    fwd = pwm[np.arange(Lm), win].sum(-1); rwin = 3 - win[..., ::-1]; rev = pwm[np.arange(Lm), rwin].sum(-1)
+    best = np.maximum(fwd, rev).max(1)
+    hit = np.array([min(s for s in range(NW) if fwd[b, s] == best[b] or rev[b, s] == best[b]) for b in range(B)], np.int32)
+    strand = np.where(fwd[np.arange(B), hit] == best, 1, -1).astype(np.int32)
+    z = np.exp(fwd).sum(1) + np.exp(rev).sum(1); occ = np.log(z).sum()
+    g = np.zeros_like(pwm)
+    for b in range(B):
+        for s_ in range(NW):
+            for p in range(Lm):
+                g[p, win[b, s_, p]] += np.exp(fwd[b, s_]) / z[b]; g[p, rwin[b, s_, p]] += np.exp(rev[b, s_]) / z[b]
+    return dict(freq=freq, pwm=pwm, fwd=fwd, rev=rev, best=best, hit=hit, strand=strand,
+                info=(freq * np.log(freq / bg)).sum(1), occupancy=occ, g=g, __stdout__=["hits"])
+
+
+# 6 the KMP failure function and matcher as recurrences with a chain of borders
+def kmp_np(pat, text):
+    M = len(pat); fail = [0]
+    for q in range(1, M):
+        k = fail[-1]
+        while k > 0 and pat[k] != pat[q]: k = fail[k - 1]
+        fail.append(k + 1 if pat[k] == pat[q] else 0)
+    st = []
+    for t, c in enumerate(text):
+        k = 0 if t == 0 else (fail[-1] if st[-1] == M else st[-1])
+        while k > 0 and pat[k] != c: k = fail[k - 1]
+        st.append(k + 1 if pat[k] == c else 0)
+    return np.int32(fail), np.int32(st)
+def kmp_inputs():
+    pat = np.int32([0, 1, 0, 0, 1, 0, 1]); rg = R(907); text = rg.integers(0, 2, 40).astype(np.int32)
+    text[5:12] = pat; text[20:27] = pat; text[25:32] = pat
+    return dict(pat=pat, text=text)
+@case("kmp_failure_rec", inputs=kmp_inputs, outputs=["fail", "state", "found", "starts", "count", "period"])
+def _(pat, text):
+    fail, st = kmp_np(pat, text); M = len(pat); cnt = int((st == M).sum())
+    return dict(fail=fail, state=st, found=st == M, starts=np.int32(np.nonzero(st == M)[0] + 1 - M), count=np.int32(cnt),
+                period=np.int32(M - fail[-1]),
+                __stdout__=[f"{cnt} matches, period {M - fail[-1]}"])
+
+
+# 7 k-mer spectra by one-hot sums
+def spectrum_np(s, K=3):
+    code = np.array([sum(s[i + p] * 4 ** (K - 1 - p) for p in range(K)) for i in range(len(s) - K + 1)])
+    rc = np.array([sum((3 - s[i + p]) * 4 ** p for p in range(K)) for i in range(len(s) - K + 1)])
+    return np.bincount(np.minimum(code, rc), minlength=64).astype(np.int32)
+@case("kmer_spectrum", inputs=lambda: dict(x=R(908).integers(0, 4, 40).astype(np.int32), y=R(909).integers(0, 4, 33).astype(np.int32)),
+      outputs=["hx", "hy", "l1", "cosine", "shared", "jaccard", "top", "top_bases"])
+def _(x, y):
+    hx, hy = spectrum_np(x), spectrum_np(y); top = int(np.argmax(hx))
+    cos = f32(hx @ hy) / np.sqrt(f32(hx @ hx) * f32(hy @ hy)); sh = ((hx > 0) & (hy > 0)).sum(); ei = ((hx > 0) | (hy > 0)).sum()
+    return dict(hx=hx, hy=hy, l1=np.int32(np.abs(hx - hy).sum()), cosine=cos, shared=np.int32(sh), jaccard=f32(sh) / f32(ei),
+                top=np.int32(top), top_bases=np.int32([top // 16 % 4, top // 4 % 4, top % 4]),
+                __stdout__=[f"l1 {np.abs(hx - hy).sum()}, jaccard {sh / ei:.4f}"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
