@@ -175,6 +175,61 @@ def _(x, y):
                 __stdout__=[f"l1 {np.abs(hx - hy).sum()}, jaccard {sh / ei:.4f}"])
 
 
+# 8 CTC forward-backward and its gradient
+def ctc_inputs(T=9, C=5, seed=910):
+    rg = R(seed); return dict(logits=rg.standard_normal((T, C)) * 1.5, labels=np.int32([2, 2, 4, 1]))
+@case("ctc_alpha_beta", inputs=ctc_inputs, tol=(1e-8, 1e-10), outputs=["lp", "ext", "alpha", "rb", "logZ", "loss", "occ", "grad", "closed"])
+def _(logits, labels):
+    from scipy.special import logsumexp
+    T, C = logits.shape; S = 2 * len(labels) + 1; NEG = -1e30
+    lp = logits - logsumexp(logits, axis=1, keepdims=True)
+    ext = np.zeros(S, np.int32); ext[1::2] = labels
+    skip = np.array([s >= 2 and ext[s] != 0 and ext[s] != ext[s - 2] for s in range(S)] + [False, False])
+    al = np.full((T, S), NEG); al[0, :2] = lp[0, ext[:2]]
+    for t in range(1, T):
+        for s_ in range(S):
+            al[t, s_] = logsumexp([al[t - 1, s_], al[t - 1, s_ - 1] if s_ >= 1 else NEG, al[t - 1, s_ - 2] if skip[s_] else NEG]) + lp[t, ext[s_]]
+    rb = np.full((T, S), NEG); rb[0, S - 2:] = 0
+    for r in range(1, T):
+        u = T - r
+        for s_ in range(S):
+            rb[r, s_] = logsumexp([rb[r - 1, s_] + lp[u, ext[s_]], rb[r - 1, s_ + 1] + lp[u, ext[s_ + 1]] if s_ + 1 < S else NEG,
+                                   rb[r - 1, s_ + 2] + lp[u, ext[s_ + 2]] if skip[s_ + 2] else NEG])
+    logZ = logsumexp(al[-1, -2:]); occ = np.exp(al + rb[::-1] - logZ)
+    closed = np.exp(lp) - np.stack([occ[:, ext == c].sum(1) for c in range(C)], 1)
+    return dict(lp=lp, ext=ext, alpha=al, rb=rb, logZ=logZ, loss=-logZ, occ=occ, grad=closed, closed=closed,
+                __stdout__=[f"ctc loss {-logZ:.6f}"])
+
+
+# 9 banded DTW with guarded clauses and an argmin traceback
+def dtw_inputs(T=9, U=10, F=2, seed=911):
+    rg = R(seed); t = np.linspace(0, 3, T)[:, None]; u = np.linspace(0, 3, U)[:, None]
+    return dict(x=(np.sin(t + np.arange(F)) + 0.1 * rg.standard_normal((T, F))).astype(f32),
+                y=np.sin(u * 1.1 + np.arange(F)).astype(f32))
+@case("dtw_band_guards", inputs=dtw_inputs, tol=(1e-5, 1e-5), outputs=["cost", "D", "dist", "mv", "pi", "pj", "path_len", "normalized", "dy"], vk=True)
+def _(x, y):
+    T, U = len(x), len(y); cost = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+    D = np.full((T, U), f32(1e9)); D[0, 0] = cost[0, 0]
+    for i in range(T):
+        for j in range(U):
+            if abs(i - j) > 2 or i + j == 0: continue
+            prev = [D[i - 1, j - 1] if i and j else np.inf, D[i - 1, j] if i else np.inf, D[i, j - 1] if j else np.inf]
+            D[i, j] = cost[i, j] + min(prev)
+    pi, pj, mv = [T - 1], [U - 1], []
+    for s_ in range(T + U - 1):
+        a, b = pi[-1], pj[-1]
+        m = 3 if a == 0 and b == 0 else 2 if a == 0 else 1 if b == 0 else int(np.argmin([D[a - 1, b - 1], D[a - 1, b], D[a, b - 1]]))
+        mv.append(m)
+        if s_ < T + U - 2: pi.append(a - (m in (0, 1))); pj.append(b - (m in (0, 2)))
+    mv = np.int32(mv); plen = 1 + int((mv < 3).sum())
+    dy = np.zeros_like(y)
+    for s_ in range(T + U - 1):
+        if s_ == 0 or mv[s_ - 1] < 3:
+            dy[pj[s_]] += -2 * (x[pi[s_]] - y[pj[s_]])
+    return dict(cost=cost, D=D, dist=D[-1, -1], mv=mv, pi=np.int32(pi), pj=np.int32(pj), path_len=np.int32(plen),
+                normalized=D[-1, -1] / f32(plen), dy=dy, __stdout__=[f"over {plen} cells"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)

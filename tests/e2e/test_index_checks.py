@@ -200,6 +200,23 @@ let s[p in 1..3, j in 0..4] = s[p - 1, j] + y[p - 1];
         run_source(source, v=v, k=np.array([7, -1, 3], np.int32))
 
 
+def test_a_scalar_tensor_read_in_a_branch_is_checked_only_at_the_steps_that_take_it():
+    # a traceback's `argmin([D[i - 1, j - 1], ..])` on the side of an `if` that its walk takes
+    # before the origin (the hold-out program dtw_band_guards): std's argmin computes the best
+    # value as a tensor of rank 0 (`let best[..lead] = ..`), whose body was checked at every
+    # step, the index -1 of the step at the origin failing the run
+    source = """let x: [f32; N];
+fn first_min(v) { let b[..l] = min[q](v[..l, q]); let i[..l] = min[k](if v[..l, k] == b[..l] { k } else { 9 }); i }
+let p[0] = 2;
+let r[s in 0..4] = if p[s] GUARD { 3 } else { first_min([x[p[s] - 1], x[p[s]]]) };
+let p[s in 1..5] = if r[s - 1] == 3 { 0 } else { p[s - 1] - 1 };
+"""
+    x = np.array([3, 1, 2, 5], np.float32)
+    np.testing.assert_array_equal(run_source(source.replace("GUARD", "== 0"), x=x)["r"], [0, 1, 3, 3])
+    with pytest.raises(RunError, match=r":4:56: x\[p\[s\] - 1\]: index -1 out of range 0..4 at s = 2$"):
+        run_source(source.replace("GUARD", "< 0"), x=x)
+
+
 def test_a_scalar_input_as_an_index_is_checked():
     source = "let t: [f32; ?];\nlet k: i32;\nlet v = t[k] + 1.0;\n"
     t = np.array([1, 2, 3], np.float32)
