@@ -230,6 +230,65 @@ def _(x, y):
                 normalized=D[-1, -1] / f32(plen), dy=dy, __stdout__=[f"over {plen} cells"])
 
 
+# 10 the dishonest casino's Viterbi path and its score's derivatives
+def casino_inputs(seed=912):
+    rg = R(seed); state = np.r_[np.zeros(8), np.ones(14), np.zeros(8)].astype(int)
+    rolls = np.where(state == 1, np.where(rg.random(30) < 0.8, 5, rg.integers(0, 5, 30)), rg.integers(0, 6, 30))
+    return dict(rolls=rolls.astype(np.int32), p_six=np.float64(0.5), stay=np.float64(0.95))
+@case("casino_viterbi", inputs=casino_inputs, tol=(1e-10, 1e-12), outputs=["emit", "logT", "V", "bp", "best", "path", "edge", "stretches", "loaded", "d_six", "d_stay"])
+def _(rolls, p_six, stay):
+    emit = np.vstack([np.full(6, 1 / 6), np.r_[np.full(5, (1 - p_six) / 5), p_six]]); logE = np.log(emit)
+    logT = np.log(np.array([[stay, 1 - stay], [1 - stay, stay]]))
+    V = [np.log(0.5) + logE[:, rolls[0]]]; bp = []
+    for t in range(1, 30):
+        c = V[-1][:, None] + logT; bp.append(np.argmax(c, 0)); V.append(c.max(0) + logE[:, rolls[t]])
+    V, bp = np.array(V), np.array([[0, 0]] + bp, np.int32); back = [int(np.argmax(V[-1]))]
+    for k in range(1, 30):
+        back.append(bp[30 - k, back[-1]])
+    path = np.int32(back[::-1]); edge = np.int32([0] + [{(0, 1): 1, (1, 0): -1}.get((path[t - 1], path[t]), 0) for t in range(1, 30)])
+    d_six = sum((1 / p_six if rolls[t] == 5 else -1 / (1 - p_six)) for t in range(30) if path[t] == 1)
+    same = int((path[1:] == path[:-1]).sum())
+    return dict(emit=emit, logT=logT, V=V, bp=bp, best=V[-1].max(), path=path, edge=edge,
+                stretches=np.int32((edge == 1).sum() + (path[0] == 1)), loaded=np.int32(path.sum()), d_six=np.float64(d_six),
+                d_stay=np.float64(same / stay - (29 - same) / (1 - stay)), __stdout__=[f"{path.sum()} loaded rolls"])
+
+
+# 11 run-length coding both ways
+@case("rle_roundtrip", inputs=lambda: dict(vals=np.int32([4, 4, 7, 1, 1, 1, 9, 3, 3]), counts=np.int32([3, 2, 1, 150, 0, 4, 2, 1, 1])),
+      outputs=["decoded", "n", "starts", "runs", "run_vals", "run_lens", "bytes", "merged", "again"], vk=True)
+def _(vals, counts):
+    dec = np.repeat(vals, counts).astype(np.int32); n = len(dec)
+    starts = np.int32([i for i in range(n) if i == 0 or dec[i] != dec[i - 1]]); runs = len(starts)
+    lens = np.diff(np.r_[starts, n]).astype(np.int32)
+    size = lambda m: 2 if m <= 127 else 2 * ((m + 126) // 127)
+    return dict(decoded=dec, n=np.int32(n), starts=starts, runs=np.int32(runs), run_vals=dec[starts], run_lens=lens,
+                bytes=np.int32(sum(size(m) for m in lens)), merged=np.int32(len(vals) - runs), again=dec,
+                __stdout__=[f"{n} symbols in {runs} runs, {sum(size(m) for m in lens)} bytes"])
+
+
+# 12 LCS in i8 and the Damerau (OSA) distance in i16 over a batch of pairs
+def edit_inputs(B=4, M=7, N=9, seed=913):
+    rg = R(seed); a = rg.integers(0, 4, (B, M)); b = rg.integers(0, 4, (B, N))
+    b[0, :M] = a[0]; b[1, :M] = a[1]; b[1, [2, 3]] = b[1, [3, 2]]
+    return dict(a=a.astype(np.int8), b=b.astype(np.int8))
+@case("edit_widths", inputs=edit_inputs, outputs=["L", "D", "lcs", "osa", "indel", "closer"])
+def _(a, b):
+    B, M = a.shape; N = b.shape[1]
+    L = np.zeros((B, M + 1, N + 1), np.int8); D = np.zeros((B, M + 1, N + 1), np.int16)
+    D[:, :, 0] = np.arange(M + 1); D[:, 0, :] = np.arange(N + 1)
+    for p in range(B):
+        for i in range(1, M + 1):
+            for j in range(1, N + 1):
+                L[p, i, j] = L[p, i - 1, j - 1] + 1 if a[p, i - 1] == b[p, j - 1] else max(L[p, i - 1, j], L[p, i, j - 1])
+                d = min(D[p, i - 1, j] + 1, D[p, i, j - 1] + 1, D[p, i - 1, j - 1] + (a[p, i - 1] != b[p, j - 1]))
+                if i > 1 and j > 1 and a[p, i - 1] == b[p, j - 2] and a[p, i - 2] == b[p, j - 1]:
+                    d = min(d, D[p, i - 2, j - 2] + 1)
+                D[p, i, j] = d
+    lcs = L[:, M, N].astype(np.int32); osa = D[:, M, N].astype(np.int32); indel = M + N - 2 * lcs
+    return dict(L=L, D=D, lcs=lcs, osa=osa, indel=indel, closer=np.where(osa < indel, 1, np.where(osa == indel, 0, -1)).astype(np.int32),
+                __stdout__=["lcs", "osa"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
