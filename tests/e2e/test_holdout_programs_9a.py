@@ -21,7 +21,7 @@ def nw_inputs(M=8, N=10, seed=902):
     rg = R(seed); b = rg.integers(0, 4, N).astype(np.int8)
     a = np.r_[b[:3], rg.integers(0, 4, 2), b[5:8]].astype(np.int8)
     return dict(a=a, b=b)
-@case("nw_argmax_trace", inputs=nw_inputs, outputs=["S", "cand", "mv", "ti", "tj", "steps", "identities", "score_total"], vk=True)
+@case("nw_argmax_trace", inputs=nw_inputs, outputs=["S", "cand", "mv", "ti", "tj", "steps", "identities", "score_total"])
 def _(a, b):
     M, N = len(a), len(b); sc = lambda x, y: 3 if x == y else -1
     S = np.zeros((M + 1, N + 1), np.int16); S[:, 0] = -2 * np.arange(M + 1); S[0, :] = -2 * np.arange(N + 1)
@@ -166,7 +166,7 @@ def spectrum_np(s, K=3):
     rc = np.array([sum((3 - s[i + p]) * 4 ** p for p in range(K)) for i in range(len(s) - K + 1)])
     return np.bincount(np.minimum(code, rc), minlength=64).astype(np.int32)
 @case("kmer_spectrum", inputs=lambda: dict(x=R(908).integers(0, 4, 40).astype(np.int32), y=R(909).integers(0, 4, 33).astype(np.int32)),
-      outputs=["hx", "hy", "l1", "cosine", "shared", "jaccard", "top", "top_bases"])
+      outputs=["hx", "hy", "l1", "cosine", "shared", "jaccard", "top", "top_bases"], vk=True)
 def _(x, y):
     hx, hy = spectrum_np(x), spectrum_np(y); top = int(np.argmax(hx))
     cos = f32(hx @ hy) / np.sqrt(f32(hx @ hx) * f32(hy @ hy)); sh = ((hx > 0) & (hy > 0)).sum(); ei = ((hx > 0) | (hy > 0)).sum()
@@ -206,7 +206,7 @@ def dtw_inputs(T=9, U=10, F=2, seed=911):
     rg = R(seed); t = np.linspace(0, 3, T)[:, None]; u = np.linspace(0, 3, U)[:, None]
     return dict(x=(np.sin(t + np.arange(F)) + 0.1 * rg.standard_normal((T, F))).astype(f32),
                 y=np.sin(u * 1.1 + np.arange(F)).astype(f32))
-@case("dtw_band_guards", inputs=dtw_inputs, tol=(1e-5, 1e-5), outputs=["cost", "D", "dist", "mv", "pi", "pj", "path_len", "normalized", "dy"], vk=True)
+@case("dtw_band_guards", inputs=dtw_inputs, tol=(1e-5, 1e-5), outputs=["cost", "D", "dist", "mv", "pi", "pj", "path_len", "normalized", "dy"])
 def _(x, y):
     T, U = len(x), len(y); cost = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
     D = np.full((T, U), f32(1e9)); D[0, 0] = cost[0, 0]
