@@ -52,6 +52,7 @@ class Lowering:
         self.step_vars = frozenset(g.t_var for g in program.recurrences)
         self.loop_coordinates: dict = {}         # IndexVar -> its index value, inside a step's loop
         self._fused: dict[int, object] = {}      # id(Generic) -> its fused form, or None (fused_form)
+        self.in_dispatch = False    # inside a dispatch region: nothing may be lowered to a kernel here
 
     def is_program_level(self, v: Value) -> bool:
         # a value already lowered is one: a slice of the state inside a step reads the step's index
@@ -106,12 +107,15 @@ class Lowering:
 
     def lower(self, v: Value) -> ir.Value:
         """The function-level value of program-level `v`, emitting what it needs first."""
-        for node in self._pending(v):
+        pending = self.pending(v)
+        if pending and self.in_dispatch:
+            raise AssertionError(f"a {type(pending[0]).__name__} would be lowered to a kernel inside a dispatch")
+        for node in pending:
             with location_of(node):
                 self.values[id(node)] = RULES[type(node)](self, node)
         return self.values[id(v)]
 
-    def _pending(self, root: Value) -> list[Value]:
+    def pending(self, root: Value) -> list[Value]:
         """Program-level values reachable from `root` and not yet lowered, operands first."""
         order, seen, stack = [], set(), [(root, False)]
         while stack:

@@ -5,7 +5,8 @@ IREE-105: on llvm-cpu and llvm-cpu-generic a `tensor.extract` at a computed posi
 copy of one (a generic that only moves elements, a transpose, a reshape), fails in LLVM
 translation ("unrealized_conversion_cast (i64) -> index"): IREE folds the copies and loads the
 slice with strides in the gathering dispatch. `std::ml::slice` with a step of 2 and then one of
--2 reaches it. The gathered tensor passes a barrier (`fence`) before such a kernel, so the
+-2 reaches it, and so does a copy at one position of the last axis (`pd[h, i] = Mh[h, i, 7]`),
+which IREE loads as such a slice. The gathered tensor passes a barrier (`fence`) before such a kernel, so the
 slice is copied by a dispatch of its own.
 
 IREE-269: on llvm-cpu and llvm-cpu-generic, a strided `tensor.extract_slice` (`u[2 * k + 1, m]`)
@@ -68,10 +69,20 @@ def _copies_a_strided_slice(value: ir.Value) -> bool:
         op = value.owner.operation
         if op.name == "tensor.extract_slice" and _strided(op):
             return True
+        if _moves_elements(op) and _fixes_last_axis(op):
+            return True
         if op.name not in _MOVES and not _moves_elements(op):
             return False
         value = op.operands[0]
     return False
+
+
+def _fixes_last_axis(op) -> bool:
+    """Whether an element-moving `linalg.generic` reads its input at one position of the input's
+    last axis (`m[h, i, 7]`): IREE loads such a copy as a slice whose elements lie apart."""
+    source = ir.RankedTensorType(op.operands[0].type)
+    last = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[0]).value.results[-1]
+    return source.rank > 0 and source.shape[-1] != 1 and isinstance(last, ir.AffineConstantExpr)
 
 
 def _strided(op) -> bool:

@@ -8,8 +8,8 @@ import math
 from typing import Optional
 
 from einc.ir import affine
-from einc.ir.nodes import (IndexVar, Op, RecClause, RecMember, RecurrenceGroup, Reduce, Stack, free_vars, postorder,
-                           step_state_reads)
+from einc.ir.nodes import (Generic, IndexVar, Op, RecClause, RecMember, RecurrenceGroup, RecValue, Reduce, Stack,
+                           free_vars, postorder, step_state_reads)
 
 
 def step_reductions(clause: RecClause, member: RecMember, t_var: IndexVar, outer: frozenset) -> list:
@@ -60,7 +60,30 @@ def step_operations(group: RecurrenceGroup) -> Optional[int]:
             if points is None or each is None or per_step is None:
                 return None
             total += points * each + per_step
+    nested = set()
+    for v in group.step_work:
+        if isinstance(v, RecValue) and id(v.group) in nested:
+            continue
+        nested.add(id(v.group) if isinstance(v, RecValue) else None)
+        more = _step_tensor_operations(v)
+        if more is None:
+            return None
+        total += more
     return total
+
+
+def _step_tensor_operations(v) -> Optional[int]:
+    """The operations of one tensor a step computes whole (einc.passes.step_work): a loop nested
+    in the step runs all its steps."""
+    if isinstance(v, RecValue):
+        per_step = step_operations(v.group)
+        steps = v.group.t_var.extent
+        return None if per_step is None or not steps.is_const else per_step * steps.const
+    if isinstance(v, Generic):
+        points = _points(v.vars)
+        each = _operations([v.body, v.guard], set())
+        return None if points is None or each is None else points * each
+    return _operations([v], set())
 
 
 def _points(vars_) -> Optional[int]:

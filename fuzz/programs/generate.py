@@ -33,6 +33,7 @@ INDEX_INPUT = "idx"                # the name of every index input starts so
 SPARE_INPUT = INDEX_INPUT + "0"    # one drawn by `ends`: no name counter's (from 1), so the others stay
 SKIP_INPUT = "sk"                  # an index input picking a row function's rows, -1 skipping one (`skips`)
 GATE_INPUT = "gt"                  # an index input gating a step tensor, -1 skipping a step (`gates`)
+COLUMN_NAME = "cz"                 # a 3-d input, its copy at one last-axis position, and their gather (`columns`)
 STRAY_SHARE = 0.5                  # of the cases with index inputs, those given a stray index
 PRELUDE_SHARE = 0.15               # programs whose leaves may be `sum(x)`, `min(x)`, `max(x)`
 SAVE_SHARE = 0.15                  # programs that also write an output with `save_npy`
@@ -81,6 +82,7 @@ SCAN_SHARE = 0.5                   # of the other row functions drawn (not whole
 PER_POINT_SHARE = 0.7              # of the row functions drawn, those given a param and a gradient by it per row
 SKIP_SHARE = 0.3                   # of the row functions drawn over rows read by index, those whose rows an index input picks
 GATE_SHARE = 0.5                   # of the float step tensors drawn, those computed only at the steps an index input lets
+COLUMN_SHARE = 0.15                # programs given a copy at one position of an input's last axis, gathered by an index input
 FIXED_SHARE = 0.2                  # programs built with their named dims fixed (`--dim`)
 # fixed sizes: multiples of 16 and their neighbours, where IREE vectorizes whole rows (IREE-42
 # wrote a value stored at an offset on its last axis to the aligned-down address)
@@ -193,6 +195,7 @@ class ProgramGenerator:
         self.shorts = streams.shorts
         self.skips = streams.skips
         self.gates = streams.gates
+        self.columns = streams.columns
         self.gate_inputs: list = []     # the index inputs `gated` drew (with names of their own)
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
@@ -241,10 +244,13 @@ class ProgramGenerator:
             item = self.derivative(items, inputs)
             if item is not None:
                 items += self.padded(self.scaled([item] + self.sibling_derivative(item, inputs)))
+        column = self.picked_column()
+        items += column
         bindings = [n for item in items for n in _names(item)]
         outputs = tuple(bindings)
         if rng.random() < 0.3 and len(bindings) > 1:
             outputs = tuple(sorted(rng.sample(bindings, rng.randint(1, len(bindings) - 1)), key=bindings.index))
+            outputs += tuple(d.name for d in column if d.name not in outputs)
         outputs = tuple(o for o in outputs if o != self.tail_read) or outputs
         saves = (rng.choice(outputs),) if rng.random() < SAVE_SHARE and outputs else ()
         program = Program(tuple(inputs), tuple(items), tuple(sorted(dims.items())), outputs, saves,
@@ -996,6 +1002,28 @@ class ProgramGenerator:
         self.inputs.append(picker)
         self.add_tensor(_tensor(picker, self.scope.dims))
         return picker
+
+    def picked_column(self) -> list:
+        """Some of the time (from `columns`, a stream of its own, with names of its own) a 3-d
+        float input, its copy at one position of its last axis, and a sum over an index input's
+        picks of the copy's columns, row by row: `let czc[i, j] = czx[i, j, 2]; let czg[i] =
+        sum[k in 0..L](czc[i, czp[k]]);`. IREE loads such a copy with strides inside the gathering
+        kernel (IREE-105, einc/mlir/strided_gathers.py); else []."""
+        draw = self.columns
+        if draw is None or draw.random() >= COLUMN_SHARE:
+            return []
+        rows, cols, depth, picks = draw.randint(2, 5), draw.randint(2, 5), draw.randint(2, 4), draw.randint(2, 5)
+        dtype = self.float_type
+        source = Input(f"{COLUMN_NAME}x", dtype, (Bound(rows), Bound(cols), Bound(depth)))
+        picker = Input(f"{COLUMN_NAME}p", "i32", (Bound(picks),), 0, cols - 1)
+        self.inputs += [source, picker]
+        i, j = Slot("i", Bound(0), Bound(rows)), Slot("j", Bound(0), Bound(cols))
+        copy = Define(f"{COLUMN_NAME}c", dtype, (Clause((i, j), Read(source.name, (Index("i"), Index("j"),
+                                                                                      Lit(draw.randrange(depth), "i32")), dtype)),))
+        picked = Read(copy.name, (Index("i"), Read(picker.name, (Index("k"),), "i32")), dtype)
+        gather = Define(f"{COLUMN_NAME}g", dtype, (Clause((i,), Reduce("sum", (Range("k", Bound(0), Bound(picks)),),
+                                                                        picked, None, dtype)),))
+        return [copy, gather]
 
     def per_point(self, row_map: RowMap) -> list:
         """Some of the time (from `perpoint`, a stream of its own, with names of its own) the row

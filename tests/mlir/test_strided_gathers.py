@@ -66,3 +66,22 @@ def test_a_strided_slice_of_a_widening_kernel_builds_and_agrees(target):
     u = st.astype(np.float64) + 0.5
     np.testing.assert_array_equal(out["u"], u)
     np.testing.assert_array_equal(out["odd"], u[1::2] * 3.0)
+
+
+FIXED_LAST = """
+let r: [u8; B];
+let Mh: [f64; 4, 8, 8];
+let pd[h in 0..4, i in 0..8] = Mh[h, i, 7];
+let e[h in 0..4] = sum[b](pd[h, r[b] as i32]);
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", "llvm-cpu-generic"])
+def test_a_gather_from_a_copy_at_one_position_of_the_last_axis(target):
+    """IREE-105 through a copy that fixes the last axis (`Mh[h, i, 7]`, a rating migration
+    program's default column): IREE loads it with strides inside the gathering reduction."""
+    rng = np.random.default_rng(271)
+    r, Mh = rng.integers(0, 8, 11).astype(np.uint8), rng.uniform(0, 1, (4, 8, 8))
+    out = einc.load(einc.compile(FIXED_LAST, target=target).vmfb)(r=r, Mh=Mh)
+    np.testing.assert_array_equal(out["pd"], Mh[:, :, 7])
+    np.testing.assert_allclose(out["e"], Mh[:, :, 7][:, r].sum(1), rtol=1e-14)

@@ -7,8 +7,9 @@ vulkan-spirv a group of scalar states runs its loop inside a kernel (recurrence_
 whose reads of its members the host can place runs chunks of steps inside one workgroup
 (recurrence_workgroup), and any other group runs its step loop on the host with one kernel per
 clause and step (recurrence_host). On the CPU a group of independent series along its last axis
-runs each block of lanes through all its steps instead (recurrence_batch). A group whose steps compute whole tensors
-(einc.passes.step_work) runs as a host loop on every target, computing them once per step
+runs each block of lanes through all its steps instead (recurrence_batch). A group whose steps
+compute whole tensors (einc.passes.step_work) computes them once per step: on the CPU inside one
+dispatch where they fit its stack (recurrence_dispatch_steps), else in a host loop of kernels
 (recurrence_tensor_steps).
 """
 from __future__ import annotations
@@ -21,7 +22,8 @@ from iree.compiler import ir
 from einc.ir.nodes import RecurrenceGroup, RecValue
 from einc.ir.state_slices import is_state_slice, reads_current_step
 from einc.passes.step_cost import step_operations
-from einc.mlir.recurrences import (batch as recurrence_batch, host as recurrence_host,
+from einc.mlir.recurrences import (batch as recurrence_batch, dispatch_steps as recurrence_dispatch_steps,
+                                   host as recurrence_host,
                                    kernel as recurrence_kernel, region as recurrence_region,
                                    tensor_steps as recurrence_tensor_steps,
                                    workgroup as recurrence_workgroup)
@@ -43,8 +45,12 @@ def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
         loops = [v for v in group.step_work if isinstance(v, RecValue)]
         tensors = [v for v in group.step_work if v.rank > 0 and v not in slices and v not in loops]
         nested = f" and runs {len({id(v.group) for v in loops})} nested recurrence loop(s)" if loops else ""
-        return FormChoice(recurrence_tensor_steps, f"each step computes {len(tensors)} tensor(s) whole{nested} "
-                          f"from {slice_sources(group, slices)} (every target)")
+        work = f"each step computes {len(tensors)} tensor(s) whole{nested} from {slice_sources(group, slices)}"
+        not_dispatch = recurrence_dispatch_steps.misfit(group, target)
+        if not_dispatch is None:
+            return FormChoice(recurrence_dispatch_steps, f"{work}, which fit a dispatch's stack, and {target.name} "
+                              f"runs loops inside a dispatch ({_work(group)})")
+        return FormChoice(recurrence_tensor_steps, f"{work}, and {not_dispatch}")
     if target.has_vector_lanes and recurrence_batch.misfit(group) is None:
         return FormChoice(recurrence_batch, "no step reads across the last (batch) axis, and its other "
                           "axes are small: the steps of a block of lanes need no loads")

@@ -18,11 +18,12 @@ loops; so do the points left over after the whole vectors.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, scf, vector
+from iree.compiler.dialects import arith, scf, util, vector
 
 from einc.host_cpu import vector_unit
 from einc.ir import affine
@@ -121,7 +122,13 @@ class Lanes:
 
 
 def store_consecutive(values: ir.Value, dest: ir.Value, indices: list[ir.Value]) -> ir.Value:
-    """`dest` (a tensor) with `values` written from `indices` along its last axis."""
+    """`dest` (a tensor) with `values` written from `indices` along its last axis. Where they
+    are all of `dest` (a storage of one slot), they pass a barrier first: IREE folds a whole
+    write of a vector read from another tensor (a tensor the step computed) into that tensor,
+    and the loop's storage, no longer updated in place, fails to bufferize."""
+    kind = ir.RankedTensorType(dest.type)
+    if kind.has_static_shape and math.prod(kind.shape) == math.prod(ir.VectorType(values.type).shape):
+        values = util.optimization_barrier([values.type], [values])
     return vector.transfer_write(dest.type, values, dest, indices,
                                  ir.AffineMap.get_minor_identity(len(indices), 1), [True])
 

@@ -23,6 +23,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, scf, tensor, util
 
 from einc.ir.nodes import RecClause, RecMember, RecurrenceGroup
+from einc.ir.state_slices import is_state_slice
 from einc.ir.types import Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.core.dispatch_captures import fence_captured_tensors, host_fence
@@ -47,13 +48,16 @@ FORM = "one dispatch whose loops run every step"     # what `einc build --explai
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
     pack_weights(lw, group, streams=bool(summed_first(lw, group, step_spans(group)[-1], _held(group))))
-    return in_one_dispatch(lw, group, lambda units, tensors: _steps(lw, group, units, tensors))
+    return in_one_dispatch(lw, group, lambda units, tensors: steps(lw, group, units, tensors))
 
 
-def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
+def steps(lw, group: RecurrenceGroup, units: dict, tensors: list, step_lowering=None) -> list:
     """The loops over the steps, from the members' initial storage `tensors` to their final one:
     one loop per span between the clauses' first steps (`step_spans`), each carrying the last
-    one's storage and registers."""
+    one's storage and registers. `step_lowering(storage)`, when given, makes the lowering a
+    step's points use and what to run before each member's points (recurrence_step.emit_step's
+    `before`): a step that computes tensors first (recurrence_dispatch_steps); its members' sums
+    are then never computed ahead of the step (recurrence_alternate)."""
     members = group.members
     held = _held(group)
     steps = lw.sizes.index(group.t_var.extent)
@@ -63,7 +67,7 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
     carried = tensors + [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n * _held_count(m))]
     for lo, hi in step_spans(group):
         bounds = [index_const(b.const) if b.is_const else steps for b in (lo, hi)]
-        first = summed_first(lw, group, (lo, hi), held)
+        first = summed_first(lw, group, (lo, hi), held) if step_lowering is None else []
         large = streams_more_than_l2(lw, first) if first else None
         loop = scf.ForOp(*[arith.minui(b, steps) for b in bounds], index_const(1), carried)
         with ir.InsertionPoint(loop.body):
@@ -78,7 +82,8 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
                     clause, = m.clauses
                     storage.tensors[m] = _write_points(lw, m, storage, list(clause.vars), None, None, clause,
                                                        sums_only=True)
-                emit_step(lw, group, storage, functools.partial(_write_points, summed=frozenset(summed)))
+                step_lw, before = step_lowering(storage) if step_lowering else (lw, None)
+                emit_step(step_lw, group, storage, functools.partial(_write_points, summed=frozenset(summed)), before)
                 shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
                            for v in _flat(value)]
                 return [storage.tensors[m] for m in members] + shifted
@@ -88,8 +93,10 @@ def _steps(lw, group: RecurrenceGroup, units: dict, tensors: list) -> list:
 
 
 def _held(group: RecurrenceGroup) -> dict:
-    """The members kept in registers (`in_registers`), each with the steps it keeps."""
-    return {m: m.plan["lookback"] for m in group.members if in_registers(m)}
+    """The members kept in registers (`in_registers`), each with the steps it keeps; not one a
+    tensor of the step reads whole (a state slice reads its storage)."""
+    sliced = {id(v.body.member) for v in group.step_work if is_state_slice(v)}
+    return {m: m.plan["lookback"] for m in group.members if in_registers(m) and id(m) not in sliced}
 
 
 def _by_parity(loop: scf.ForOp, enabled: ir.Value, odd, even) -> list:
@@ -154,6 +161,16 @@ def _at_step(member: RecMember, storage: Storage) -> object:
             load_element(storage.tensors[member], storage.at(member, [slot] + [index_const(c) for c in p]),
                          member.dtype)
             for p in points}
+
+
+def in_this_dispatch(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]:
+    """Every member's storage tensor after the group's loops, emitted at the insertion point,
+    inside the dispatch of a group whose step runs this one (recurrence_dispatch_steps); the
+    storage is made anew there (recurrence_dispatch_steps.misfit: of a size known at build time,
+    no bool member)."""
+    units = {m: unit_axes(storage_shape(m)) for m in group.members}
+    final = steps(lw, group, units, [_initial_storage(lw, m) for m in group.members], step_lowering)
+    return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(group.members, final)]
 
 
 def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:

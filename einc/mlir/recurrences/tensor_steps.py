@@ -48,8 +48,12 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage) -> tuple:
             pending.remove(v)
             if is_state_slice(v):
                 step.values[id(v)] = _slice(step, v, storage)
-            else:
-                step.lower(v)
+                continue
+            # a whole history as the storage holds it now, with the rows of the step written so far
+            for h in group.step_work:
+                if is_state_history(h) and id(h) in step.values:
+                    step.values[id(h)] = _slice(step, h, storage)
+            step.lower(v)
     return step, before
 
 

@@ -1,0 +1,154 @@
+"""A recurrence whose steps compute whole tensors (a gradient, a linear solve's loops) runs as one
+dispatch on the CPU where those tensors have sizes known at build time and fit the dispatch's
+stack (recurrence_dispatch_steps); a host loop of kernels otherwise (recurrence_tensor_steps).
+Each program is checked against NumPy at the form `--explain` names."""
+import numpy as np
+import pytest
+
+import einc
+from einc.driver import emit_program
+from einc.mlir.recurrences.dispatch_steps import STACK_BUDGET
+
+rng = np.random.default_rng(23)
+DISPATCH = "one dispatch whose loops run every step, computing the step's tensors once a step"
+HOST = "a host loop over chunks of up to 256 steps: each step computes its tensors once"
+
+DESCENT = """
+let X: [f64; N, D];
+let y: [f64; N];
+let w[0, d in 0..D] = 0.0;
+let w[k in 1..40, d in 0..D] = w[k - 1, d] - 0.05 * g[d] where g = {
+    let v = w[k - 1];
+    let r[n] = sum[j](X[n, j] * v[j]) - y[n];
+    let L = sum[n](r[n] * r[n]) / (N as f64);
+    let raw = @L / @v;
+    let norm = sum[j](raw[j] * raw[j]).sqrt();
+    raw * (if norm > 2.0 { 2.0 / norm } else { 1.0 })
+};
+let loss[k in 0..40] = sum[n]((sum[j](X[n, j] * w[k, j]) - y[n]) ** 2) / (N as f64);
+"""
+
+
+def descent(X, y):
+    w = [np.zeros(X.shape[1])]
+    for _ in range(39):
+        g = 2 * X.T @ (X @ w[-1] - y) / len(y)
+        norm = np.sqrt(g @ g)
+        w.append(w[-1] - 0.05 * g * (2 / norm if norm > 2 else 1))
+    w = np.array(w)
+    return {"w": w, "loss": ((w @ X.T - y) ** 2).mean(1)}
+
+
+def build(tmp_path, source, dims, outputs=None):
+    path = tmp_path / "program.ein"
+    path.write_text(source)
+    explain = emit_program(str(path), "explain", outputs=outputs, dims=dims)
+    return explain, einc.load(einc.compile(str(path), dims=dims, outputs=outputs))
+
+
+@pytest.mark.parametrize("n", [24, 1100])
+def test_a_gradient_step_runs_in_one_dispatch_where_its_tensors_fit(tmp_path, n):
+    """At N = 24 the step's tensors (the residual among them, N f64) fit the stack; at N = 1,100
+    they take more than STACK_BUDGET and the host loop runs the step: the same values either
+    way (rtol 1e-10)."""
+    X, y = rng.standard_normal((n, 4)), rng.standard_normal(n)
+    explain, program = build(tmp_path, DESCENT, {"N": n, "D": 4})
+    assert (DISPATCH if n == 24 else HOST) in explain
+    assert n == 24 or f"more than the {STACK_BUDGET:,} a dispatch's stack gives them" in explain
+    got, want = program(X=X, y=y), descent(X, y)
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-10, atol=1e-12, err_msg=key)
+
+
+NEWTON = """
+use std::ml::linalg_ops::solve;
+let x0: [f64; 3];
+let x[0] = x0;
+let x[k in 1..12] = {
+    let v = x[k - 1];
+    let F = [v[0] * v[0] + v[1] * v[1] + v[2] * v[2] - 6.0, v[0] * v[1] - 2.0 * v[2], v[0] + v[1] - 3.0 * v[2]];
+    let J[i in 0..3, j in 0..3] = if i == 0 { 2.0 * v[j] }
+        else if i == 1 { if j == 0 { v[1] } else if j == 1 { v[0] } else { -2.0 } }
+        else { if j == 2 { -3.0 } else { 1.0 } };
+    v - solve(J, F)
+};
+"""
+
+
+def test_loops_nested_in_the_step_run_inside_its_dispatch(tmp_path):
+    """std's solve (an elimination loop and a back substitution) inside each Newton step."""
+    explain, program = build(tmp_path, NEWTON, None)
+    assert DISPATCH in explain and "runs 2 nested recurrence loop(s)" in explain
+    xs = [np.array([0.5, 1.5, 0.8])]
+    for _ in range(11):
+        v = xs[-1]
+        F = np.array([v @ v - 6, v[0] * v[1] - 2 * v[2], v[0] + v[1] - 3 * v[2]])
+        J = np.array([2 * v, [v[1], v[0], -2], [1, 1, -3]])
+        xs.append(v - np.linalg.solve(J, F))
+    np.testing.assert_allclose(program(x0=xs[0])["x"], np.array(xs), rtol=1e-9, atol=1e-12)
+
+
+DECODE = """
+use std::math::{exp, tanh};
+let x0: [f32; D];
+let Wq: [f32; D, D];
+let Wk: [f32; D, D];
+let Wo: [f32; D, D];
+let x[0] = x0;
+let k[t in 0..7, j in 0..D] = sum[i](x[t, i] * Wk[i, j]);
+let q[t in 0..7, j in 0..D] = sum[i](x[t, i] * Wq[i, j]);
+let o[t in 0..7, j in 0..D] = {
+    let s[u in 0..7] = if u <= t { sum[i](q[t, i] * k[u, i]) } else { -1.0e9 };
+    let m = max[u](s[u]);
+    sum[u in 0..t + 1](exp(s[u] - m) * k[u, j]) / sum[u](exp(s[u] - m))
+};
+let x[t in 1..7, j in 0..D] = tanh(sum[i](o[t - 1, i] * Wo[i, j]));
+"""
+
+
+def test_a_history_read_after_its_member_is_written_sees_the_current_step(tmp_path):
+    """`k[u]` for u <= t, read whole by a tensor computed after k's step-t row is written (it
+    also reads q at step t): that row is part of what it reads."""
+    d = 6
+    x0, Wq, Wk, Wo = rng.standard_normal(d), *(rng.standard_normal((3, d, d)) * 0.5)
+    explain, program = build(tmp_path, DECODE, {"D": d})
+    assert DISPATCH in explain
+    x, k, q, o = (np.zeros((7, d)) for _ in range(4))
+    x[0] = x0
+    for t in range(7):
+        if t:
+            x[t] = np.tanh(o[t - 1] @ Wo)
+        k[t], q[t] = x[t] @ Wk, x[t] @ Wq
+        s = k[:t + 1] @ q[t]
+        e = np.exp(s - s.max())
+        o[t] = e @ k[:t + 1] / e.sum()
+    f32 = np.float32
+    got = program(x0=x0.astype(f32), Wq=Wq.astype(f32), Wk=Wk.astype(f32), Wo=Wo.astype(f32))
+    for key, want in dict(x=x, k=k, q=q, o=o).items():
+        np.testing.assert_allclose(got[key], want, rtol=2e-4, atol=2e-5, err_msg=key)
+
+
+ONE_SLOT = """
+let A: [f64; 6, 4];
+let m[0, f in 0..4] = 0.0;
+let g[t in 1..20] = {
+    let v = m[t - 1];
+    let r[i] = sum[j](A[i, j] * v[j]) - 1.0;
+    let L = sum[i](r[i] * r[i]);
+    @L / @v
+};
+let m[t in 1..20] = 0.9 * m[t - 1] - 0.01 * g[t];
+"""
+
+
+def test_a_member_of_one_slot_written_whole_from_a_step_tensor(tmp_path):
+    """g is read only at its own step, so it keeps one slot, which each step overwrites whole
+    with the gradient the step computed: IREE folded that write into the gradient's tensor, and
+    the loop's storage failed to bufferize ("Yield operand #0 is not equivalent")."""
+    A = rng.standard_normal((6, 4))
+    explain, program = build(tmp_path, ONE_SLOT, None, outputs=["m"])
+    assert DISPATCH in explain and "g: lookback 0, tail 1, storage 1 slots" in explain
+    m = [np.zeros(4)]
+    for _ in range(19):
+        m.append(0.9 * m[-1] - 0.01 * 2 * A.T @ (A @ m[-1] - 1))
+    np.testing.assert_allclose(program(A=A)["m"], np.array(m), rtol=1e-10, atol=1e-12)
