@@ -1196,8 +1196,9 @@ def _step_order(members: dict, names: dict, step: IndexVar) -> list:
             # axis (`a[s, k]` reading `b[s, k]`, `b[s, k]` reading `a[s, k - 1]` reads no future
             # point: legal, though a step computes one definition whole) and none is ahead
             edges = list(zip(looped, looped[1:] + [did]))
-            if any(_reads_along_an_axis(members[x], members[y], step, _behind) for x, y in edges) \
-                    and not any(_reads_along_an_axis(members[x], members[y], step, _ahead, every=False) for x, y in edges):
+            behind = any(_reads_along_an_axis(members[x], members[y], step, _behind) for x, y in edges)
+            ahead = any(_reads_along_an_axis(members[x], members[y], step, _ahead, every=False) for x, y in edges)
+            if behind and not ahead:
                 raise d.error(d.UNSUPPORTED, f"definitions that read each other's earlier points along another "
                               f"axis at the same step: {cycle} (each step computes one definition whole, "
                               "then the next)", members[did].span,
