@@ -90,6 +90,7 @@ class Streams:
     perstep: random.Random | None = None    # a count member of no range reading its step (ProgramGenerator.with_tally)
     wraps: random.Random | None = None      # a subscript wrapped around its axis, `(i + 1 + N) % N` (ExpressionGenerator._wrapped)
     columns: random.Random | None = None    # a copy at one position of an input's last axis, gathered by an index input (ProgramGenerator.picked_column)
+    spans: random.Random | None = None      # a triangle's step binding `w = x[t - j]` (ProgramGenerator.with_span_read)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -98,7 +99,8 @@ class Streams:
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
-                      "skips", "chains", "tails", "filtered", "gates", "perstep", "wraps", "columns")))
+                      "skips", "chains", "tails", "filtered", "gates", "perstep", "wraps", "columns",
+                      "spans")))
 
 
 @dataclass(frozen=True)
