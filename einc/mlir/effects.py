@@ -24,24 +24,35 @@ def _print(lw, effect: Print) -> None:
 
 
 def _traced_values(lw, effect: Print) -> tuple[list, list]:
+    """The values a print traces, and the run-time sizes of each."""
     values, dims = [], []
     for arg in effect.args:
         value = lw.lower(arg)
         if not is_tensor(value):
             value = lw.sizes.scalar_tensor(value)
         values.append(value)
-        dims += lw.sizes.dynamic_dims(arg.shape)
+        dims.append(lw.sizes.dynamic_dims(arg.shape))
     if not values:
         # a trace of nothing does not survive IREE's parser; a text-only print traces one unread
         # scalar so that it still comes out in program order among the others
         values.append(lw.sizes.scalar_tensor(scalar_ops.constant(I32, 0)))
+        dims.append([])
     return values, dims
 
 
 def _trace(lw, values: list, dims: list) -> None:
     if lw.target.has_defect("IREE-46"):      # a trace of a loop's result read it before it was written
         values = [util.OptimizationBarrierOp([v.type], [v]).results[0] for v in values]
-    flow.tensor_trace(PRINT_LABEL.format(lw.prints), values, dims)
+    # IREE-271: a trace of two values with run-time sizes does not parse back; each such value
+    # after the first starts a trace of its own, labelled as the print's continuation
+    parts = [[]]
+    for value, sizes in zip(values, dims):
+        if sizes and any(d for _, d in parts[-1]):
+            parts.append([])
+        parts[-1].append((value, sizes))
+    for k, part in enumerate(parts):
+        label = PRINT_LABEL.format(lw.prints) + (f".{k}" if k else "")
+        flow.tensor_trace(label, [v for v, _ in part], [d for _, sizes in part for d in sizes])
     lw.prints += 1
 
 

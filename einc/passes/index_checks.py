@@ -208,8 +208,10 @@ class _Finder:
         return fold(v, self._passes_cond_to, self._holds_checked_read, self._guarded)
 
     def _passes_cond_to(self, v: Value) -> tuple:
-        if isinstance(v, Generic) and v.rank > 0:
-            return tuple(x for x in (v.guard, v.body) if x is not None)   # reached only through a point-by-point read (`_pointwise`)
+        if isinstance(v, Generic):
+            # a whole tensor is reached only through a point-by-point read (`_pointwise`); a
+            # scalar one (`let b[..lead] = min[k](v[..lead, k])` at rank 0) is computed where it is read
+            return tuple(x for x in (v.guard, v.body) if x is not None)
         if isinstance(v, Piecewise):
             return v.operands()
         keeps = v.rank == 0 or (isinstance(v, Stack) and free_vars(v, self._free))
@@ -219,8 +221,9 @@ class _Finder:
         own = isinstance(v, (Read, StateRead)) and any(is_data_dependent(sub) for sub in v.subs)
         return own or is_checked_division(v) or any(below)
 
-    def generic(self, v: Generic, variables: tuple, _cond) -> list:
-        return [(v.guard, variables + v.vars, None), (v.body, variables + v.vars, v.guard)]
+    def generic(self, v: Generic, variables: tuple, cond) -> list:
+        # `cond` is None for a whole tensor (visit); a scalar one is read under its reader's
+        return [(v.guard, variables + v.vars, cond), (v.body, variables + v.vars, _and(cond, v.guard))]
 
     def reduce(self, v: Reduce, variables: tuple, cond) -> list:
         inner = variables + tuple(v.vars)

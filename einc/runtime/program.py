@@ -74,13 +74,38 @@ class _PrintRecorder:
     """
 
     def __init__(self) -> None:
-        self.records: list[tuple[int, list[np.ndarray]]] = []
+        self._traces: list[tuple[int, int, list[np.ndarray]]] = []     # (print, part, arrays)
 
     def __call__(self, label: str, buffer_views: list) -> None:
         if not label.startswith(PRINT_LABEL_PREFIX):
             return  # traces einc did not emit (e.g. IREE's dispatch tracing flags) are not prints
         arrays = [copy_of_mapped(view, view.shape, dtype_of(view)) for view in buffer_views]
-        self.records.append((int(label[len(PRINT_LABEL_PREFIX):]), arrays))
+        index, _, part = label[len(PRINT_LABEL_PREFIX):].partition(".")
+        self._traces.append((int(index), int(part or 0), arrays))
+
+    @property
+    def records(self) -> list[tuple[int, list[np.ndarray]]]:
+        """(print, arrays) in the order the prints came, each with the parts traced apart
+        (einc.mlir.effects, IREE-271), which may come in any order: the n-th of each part."""
+        parts: dict = {}
+        for index, part, arrays in self._traces:
+            parts.setdefault((index, part), []).append(arrays)
+        seen: dict = {}
+        out = []
+        for index, part, arrays in self._traces:
+            if part == 0:
+                n = seen[index] = seen.get(index, -1) + 1
+                joined = list(arrays)
+                for k in range(1, len(self._traces)):
+                    more = parts.get((index, k), [])
+                    if n >= len(more):
+                        break
+                    joined += more[n]
+                out.append((index, joined))
+        return out
+
+    def clear(self) -> None:
+        self._traces.clear()
 
 
 class Program:
@@ -174,7 +199,7 @@ class Program:
             start = time.perf_counter()
             results = self._call(args)
             seconds.append(time.perf_counter() - start)
-            self._recorder.records.clear()       # each call prints the same: shown once above
+            self._recorder.clear()       # each call prints the same: shown once above
         results = _as_tuple(results)
         failure = self._index_failure(results)
         if failure is not None:
@@ -185,7 +210,7 @@ class Program:
     def _call_printing(self, args: list, stdout: TextIO | None):
         """`main` on `args`, then its prints written to `stdout` (none when the device was lost:
         the call runs again)."""
-        self._recorder.records.clear()
+        self._recorder.clear()
         failure = None
         try:
             return self._call(args)
@@ -194,7 +219,7 @@ class Program:
             raise self._with_values(err) from None
         except RuntimeError as err:
             if self._lost_device(err):
-                self._recorder.records.clear()
+                self._recorder.clear()
             raise
         finally:
             self._write_prints(stdout or sys.stdout, failure)

@@ -90,6 +90,7 @@ class Streams:
     perstep: random.Random | None = None    # a count member of no range reading its step (ProgramGenerator.with_tally)
     wraps: random.Random | None = None      # a subscript wrapped around its axis, `(i + 1 + N) % N` (ExpressionGenerator._wrapped)
     columns: random.Random | None = None    # a copy at one position of an input's last axis, gathered by an index input (ProgramGenerator.picked_column)
+    spans: random.Random | None = None      # a triangle's step binding `w = x[t - j]` (ProgramGenerator.with_span_read)
     ranks: random.Random | None = None      # a scanned row fold stepping through a member of one more axis (ProgramGenerator.row_map)
 
     @classmethod
@@ -99,7 +100,8 @@ class Streams:
                       "edges", "nesting", "long", "pairs", "wide", "literals", "stepped", "widths", "scales",
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
-                      "skips", "chains", "tails", "filtered", "gates", "perstep", "wraps", "columns", "ranks")))
+                      "skips", "chains", "tails", "filtered", "gates", "perstep", "wraps", "columns",
+                      "spans", "ranks")))
 
 
 @dataclass(frozen=True)

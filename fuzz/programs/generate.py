@@ -48,6 +48,7 @@ LANE_OTHER_AXES = ((), (), (2,), (2, 2))
 # the share of recurrence members drawn as bool states (the top of the integer share: IREE-80)
 BOOL_STATE_DRAW = 0.95
 TRIANGLE_SHARE = 0.2               # of the members with one other axis, those made triangular
+SPAN_SHARE = 0.5                   # of the triangular members, those whose steps bind a read at `t - j`
 ONE_IF_SHARE = 0.6                 # of the recurrence members, those whose start and steps are one `if`
 EDGE_SHARE = 0.15                  # of the members with a second axis of 3 or more, those given insulated edges
 STEP_ROW_SHARE = 0.5               # of the edges of members of 3 or more axes, those reading their step's row first
@@ -179,6 +180,7 @@ class ProgramGenerator:
         self.copies, self.current, self.points = streams.copies, streams.current, streams.points
         self.earlier = streams.earlier
         self.perstep = streams.perstep
+        self.spans = streams.spans
         self.long_back = 0              # in a long group being drawn (group): how far back its rows are read
         self.pairs = streams.pairs
         self.literals = streams.literals
@@ -582,6 +584,8 @@ class ProgramGenerator:
             points = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
                            [row] + [rng.randrange(size) for size in me.sizes[1:]])
             clauses.append(Clause(points, self.gen.literal(me.dtype)))
+        if triangle and split == [None]:
+            clauses[-1] = self.with_span_read(me, clauses[-1], {t.name for t in tensors})
         if split == [None] and not triangle:
             edges = self.with_edges(me, main)
             plain_step = clauses[-1].slots[1:] == main[1:] and all(w.name is not None for w in clauses[-1].wheres)
@@ -589,6 +593,23 @@ class ProgramGenerator:
         one_if = self.starts is not None and self.starts.random() < ONE_IF_SHARE
         short = me.dtype == "bool" and self.shorts is not None and self.shorts.random() < SHORT_CIRCUIT_SHARE
         return Define(me.name, me.dtype, tuple(clauses), one_if=one_if, short=short)
+
+    def with_span_read(self, me: Tensor, clause: Clause, group: set) -> Clause:
+        """Some of the time (from `spans`, a stream of its own) a triangular member's step clause
+        binds `w = x[t - j, 0, ..]`, x an earlier tensor of its type at least as long as its
+        steps, and adds w to its body: in x at each point of the step's range `j in 0..t + 1`,
+        though not over the hull of those ranges (einc checked a where-binding's reads there)."""
+        if self.spans is None or me.dtype not in FLOATS + INTS or self.spans.random() >= SPAN_SHARE:
+            return clause
+        fits = [x for x in self.scope.tensors if x.dtype == me.dtype and x.sizes and x.sizes[0] >= me.sizes[0]
+                and x.name not in group]
+        if not fits:
+            return clause
+        x = self.spans.choice(fits)
+        local = self.gen.name("w")
+        subs = (Binary("-", Index("t"), Index("j"), "i32"),) + tuple(Lit(0, "i32") for _ in x.shape[1:])
+        body = Binary("+", Var(local, me.dtype), clause.body, me.dtype)
+        return replace(clause, body=body, wheres=(Where(local, Read(x.name, subs, x.dtype)),) + clause.wheres)
 
     def with_edges(self, me: Tensor, main: tuple) -> list:
         """Some of the time (from `edges`, a stream of its own) insulated edges along the second

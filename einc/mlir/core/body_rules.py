@@ -121,6 +121,11 @@ def _gather(region: Region, v: Value, at: list) -> ir.Value:
     """The element of tensor `v` at the i32 subscripts `at`, each clamped into its axis."""
     indices = []
     for axis, sub in enumerate(at):
+        if region.lw.target.has_defect("IREE-272"):     # an index-typed clamp, vectorized, is not lowered
+            last = region.lw.sizes.i32(v.shape[axis] - 1)
+            clamped = arith.minsi(arith.maxsi(sub, arith.constant(sub.type, 0)), last)
+            indices.append(arith.index_cast(index_type(), clamped))
+            continue
         index = arith.index_cast(index_type(), sub)
         last = region.lw.sizes.index(v.shape[axis] - 1)
         indices.append(arith.minsi(arith.maxsi(index, index_const(0)), last))

@@ -4,11 +4,13 @@ The host loop (recurrence_tensor_steps) pays a few kernel launches a step, 10-40
 step of small tensors (ADMM's 5-vectors, an inner loop of a few iterations) never earns back.
 Here the step loop runs inside one dispatch region (recurrence_region) and each tensor of
 `group.step_work` is computed once a step, before the points of the first member that needs
-it, by scalar loops (sums in vector lanes, recurrence_lanes) into a tensor local to the step:
-a state slice is a view of the storage's row, a loop nested in the step runs its own loops
-there (its storage made anew each step), a scalar is an SSA value. Those tensors live on the
-dispatch's stack, so the form takes only steps whose tensors have sizes known at build time
-and fit STACK_BUDGET (`misfit`); the rest keep the host loop.
+it, by scalar loops (sums in vector lanes, recurrence_lanes): a state slice is a copy of the
+storage's row, a loop nested in the step runs its own loops there (its storage made anew each
+step), a scalar is an SSA value. A tensor of a size known at build time lives on the
+dispatch's stack (all of them within STACK_BUDGET); one of a run-time size or larger is kept in
+a buffer of the dispatch, a result nothing outside reads (at most MAX_RESULTS). A loop nested in
+the step keeps its storage and tensors on the stack. What does not fit keeps the host loop
+(`misfit`).
 """
 from __future__ import annotations
 
@@ -31,44 +33,114 @@ from einc.mlir.recurrences import region as recurrence_region
 from einc.mlir.recurrences.lanes import STEP_RULES
 from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Scope, Storage
-from einc.mlir.recurrences.step import sizes_of, storage_shape
+from einc.mlir.recurrences.step import runs_in, sizes_of, storage_shape
 
 STACK_BUDGET = 16384      # bytes of a step's tensors, half IREE's 32 KB stack limit for a CPU dispatch
 FORM = "one dispatch whose loops run every step, computing the step's tensors once a step with scalar loops"
 POINT_NODES = (IndexRef, Op, Read, Reduce, StateRead, Stack)     # what a step's scalar code computes
+MAX_RESULTS = 8           # step tensors kept in buffers of the dispatch (IREE-220: 32 bindings in all)
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     """Every member's storage tensor after the last step, in `group.members` order."""
     pack_weights(lw, group, streams=False)
-    return recurrence_region.in_one_dispatch(
-        lw, group, lambda units, tensors: recurrence_region.steps(lw, group, units, tensors, _step_lowering(lw, group)))
+    work = StepWork(lw, group, in_results=True)
+
+    def loops(units: dict, tensors: list) -> list:
+        work.carried = [_scratch(lw, v) for v in work.results]
+        return recurrence_region.steps(lw, group, units, tensors, work) + work.carried
+    return recurrence_region.in_one_dispatch(lw, group, loops, tuple((v.dtype, tuple(v.shape)) for v in work.results))
 
 
-def _step_lowering(lw, group: RecurrenceGroup):
-    """For recurrence_region.steps: a lowering for one step that knows the step's tensors, and
-    what to compute before each member's points (a tensor once the members it reads at the
-    current step are written, einc.ir.state_slices.computable_after)."""
-    after = computable_after(group)
+class StepWork:
+    """The tensors a group's step computes, for recurrence_region.steps: a lowering for one step
+    that knows them, and what to compute before each member's points (a tensor once the members
+    it reads at the current step are written, einc.ir.state_slices.computable_after). A tensor
+    of a run-time size or past STACK_BUDGET (`_placement`; in the group's own dispatch only,
+    `in_results`) is computed into a buffer of the dispatch, a result nothing outside reads,
+    carried by the loops (`carried`); the others are made on the stack each step."""
 
-    def lowering(storage: Storage) -> tuple:
-        step = lw.inside_step(group)
+    def __init__(self, lw, group: RecurrenceGroup, in_results: bool):
+        self.lw, self.group = lw, group
+        self.after = computable_after(group)
+        self.results = _placement(group)[0] if in_results else []
+        self.carried: list = []
+        self.current: dict = {}      # id of a tensor of `results` -> its buffer in this step
+
+    def begin(self, storage: Storage, carried: list) -> tuple:
+        group = self.group
+        self.current = {id(v): value for v, value in zip(self.results, carried)}
+        step = self.lw.inside_step(group)
         step.in_dispatch = True
-        step.loop_coordinates = {**lw.loop_coordinates, group.t_var: storage.t}
-        pending = list(group.step_work)
+        step.loop_coordinates = {**self.lw.loop_coordinates, group.t_var: storage.t}
+        needed = _needed(group, storage)
+        pending = [v for v in group.step_work if id(v) in needed]
 
         def before(member) -> None:
             written = group.members.index(member)
-            for v in [v for v in pending if after[id(v)] <= written]:
+            for v in [v for v in pending if self.after[id(v)] <= written]:
                 pending.remove(v)
                 # with what it needs that the step lowering has not computed (a loop nested in
                 # the step reads tensors of the slices that are not in `step_work`)
                 for u in step.pending(v):
                     if not is_state_slice(u):
                         _refresh_histories(step, group, storage)
-                    step.values[id(u)] = _computed(step, u, storage)
+                    step.values[id(u)] = self._computed(step, u, storage)
         return step, before
-    return lowering
+
+    def end(self) -> list:
+        return [self.current[id(v)] for v in self.results]
+
+    def _computed(self, step, v: Value, storage: Storage) -> ir.Value:
+        """One tensor (or scalar) of the step, computed where the insertion point is."""
+        if isinstance(v, RecValue):
+            inner = v.group
+            if id(inner) not in step.groups:
+                work = StepWork(step, inner, in_results=False) if inner.step_work else None
+                step.groups[id(inner)] = recurrence_region.in_this_dispatch(step, inner, work)
+            return step.groups[id(inner)][inner.members.index(v.member)]
+        if is_state_slice(v) and is_state_history(v):
+            return _slice(step, v, storage, None)
+        if is_state_slice(v) or isinstance(v, Generic):
+            out = self.current.get(id(v))
+            value = (_slice if is_state_slice(v) else _generic)(
+                step, v, storage, out if out is not None else _scratch(step, v))
+            if id(v) in self.current:
+                self.current[id(v)] = value
+            return value
+        scope = Scope(step, storage, dict(step.loop_coordinates), {}, STEP_RULES)
+        with location_of(v):      # by its rule: the step lowering counts `v` as computed before the loop
+            return STEP_RULES[type(v)](scope, v)     # a scalar, or a Stack's tensor
+
+
+def _needed(group: RecurrenceGroup, storage: Storage) -> set:
+    """The ids of the values the clauses that run in the loop's steps (`storage.steps`) read,
+    loops nested in the step included: the tensors of the step computed there (at step 0 a
+    slice at t - 1 would read a row nothing wrote)."""
+    roots = [u for m in group.members for c in m.clauses if runs_in(group, storage, c.t_lo, c.t_hi)
+             for u in (c.body, c.guard) if u is not None]
+    seen: set = set()
+    while roots:
+        v = roots.pop()
+        if id(v) not in seen:
+            seen.add(id(v))
+            roots.extend(v.group.code() if isinstance(v, RecValue) and v.group.enclosing is not None
+                         else v.operands())
+    return seen
+
+
+def _movable(v: Value) -> bool:
+    """Whether a tensor of the step may be kept in a buffer of the dispatch (`_placement`)."""
+    return isinstance(v, Generic) and v.rank > 0 and not v.dtype.is_bool and \
+        not (is_state_slice(v) and is_state_history(v))
+
+
+def _scratch(lw, v: Value) -> ir.Value:
+    """An uninitialised tensor of `v`'s shape; its own op (CSE would merge equal ones, and one
+    buffer cannot back two results)."""
+    empty = lw.sizes.empty(tuple(v.shape), element_type(v.dtype))
+    empty.owner.attributes["einc.storage"] = ir.StringAttr.get(f"step tensor at {v.span}")
+    return empty
 
 
 def _refresh_histories(step, group: RecurrenceGroup, storage: Storage) -> None:
@@ -77,50 +149,30 @@ def _refresh_histories(step, group: RecurrenceGroup, storage: Storage) -> None:
     read of the storage as it was before a write would make bufferization copy it."""
     for v in group.step_work:
         if is_state_slice(v) and is_state_history(v) and id(v) in step.values:
-            step.values[id(v)] = _slice(step, v, storage)
+            step.values[id(v)] = _slice(step, v, storage, None)
 
 
-def _computed(step, v: Value, storage: Storage) -> ir.Value:
-    """One tensor (or scalar) of the step, computed where the insertion point is."""
-    if is_state_slice(v):
-        return _slice(step, v, storage)
-    if isinstance(v, RecValue):
-        inner = v.group
-        if id(inner) not in step.groups:
-            step.groups[id(inner)] = recurrence_region.in_this_dispatch(
-                step, inner, _step_lowering(step, inner) if inner.step_work else None)
-        return step.groups[id(inner)][inner.members.index(v.member)]
-    if isinstance(v, Generic):
-        return _generic(step, v, storage)
-    scope = Scope(step, storage, dict(step.loop_coordinates), {}, STEP_RULES)
-    with location_of(v):      # by its rule: the step lowering counts `v` as computed before the loop
-        return STEP_RULES[type(v)](scope, v)     # a scalar, or a Stack's tensor
-
-
-def _slice(step, v: Generic, storage: Storage) -> ir.Value:
+def _slice(step, v: Generic, storage: Storage, out: Optional[ir.Value]) -> ir.Value:
     """The member's state at step t - c (c >= 0), clamped to step 0 at the first steps (where
-    no clause reading it is active): a copy of one row of its storage (a view would be read
-    after the step writes the storage, and bufferization would then copy the whole storage);
-    the whole history for a member stored whole (is_state_history)."""
+    no clause reading it is active): one row of its storage copied into `out` (a view would be
+    read after the step writes the storage, and bufferization would then copy the whole
+    storage); the whole history for a member stored whole (is_state_history)."""
     member = v.body.member
     if is_state_history(v):
         return recurrence_region.expanded(storage.tensors[member], sizes_of(step, storage_shape(member)))
     back = affine.affine_of(v.body.subs[0]).const
     slot = storage.slot(member, arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0)))
-    rest = member.shape[1:]
-    out = tensor.empty([size.const for size in rest], element_type(member.dtype))
 
     def point(ivs: list, carried: list) -> list:
         value = tensor.extract(storage.tensors[member], storage.at(member, [slot] + ivs))
         return [tensor.insert(value, carried[0], ivs)]
-    return point_loops([(index_const(0), index_const(size.const)) for size in rest], [out], point)[0]
+    return point_loops([(index_const(0), step.sizes.index(size)) for size in member.shape[1:]], [out], point)[0]
 
 
-def _generic(step, v: Generic, storage: Storage) -> ir.Value:
-    """`v` point by point into a tensor of the step, each point its body (0 where its guard
-    fails) at the coordinates minus each variable's `lo`."""
+def _generic(step, v: Generic, storage: Storage, out: ir.Value) -> ir.Value:
+    """`v` point by point into `out`, each point its body (0 where its guard fails) at the
+    coordinates minus each variable's `lo`."""
     vars_ = list(v.vars)
-    out = tensor.empty([size.const for size in v.shape], element_type(v.dtype))
 
     def point(ivs: list, carried: list) -> list:
         scope = Scope(step, storage, {**step.loop_coordinates, **dict(zip(vars_, ivs))}, {}, STEP_RULES)
@@ -136,15 +188,35 @@ def misfit(group: RecurrenceGroup, target) -> Optional[str]:
     """Why the group's steps cannot run in one dispatch, or None when they can."""
     if not target.loops_in_dispatch:
         return f"{target.name} runs no loops inside a dispatch"
-    used, why = _stack_bytes(group, frozenset())
+    results, used, why = _placement(group)
     if why is None and used > STACK_BUDGET:
         why = f"its step's tensors take {used:,} bytes, more than the {STACK_BUDGET:,} a dispatch's stack gives them"
+    if why is None and len(results) > MAX_RESULTS:
+        why = f"it would keep {len(results)} tensors of its step in buffers of the dispatch, more than {MAX_RESULTS}"
     return why
 
 
-def _stack_bytes(group: RecurrenceGroup, outer_work: frozenset) -> tuple:
-    """(the bytes the step's tensors and nested storage take, why they cannot be made in a
-    dispatch or None); `outer_work`: the ids of the tensors of the steps `group` runs in."""
+def _placement(group: RecurrenceGroup) -> tuple:
+    """(the tensors of the step kept in buffers of the dispatch, the bytes of those made on its
+    stack, why the step cannot run in a dispatch or None). A tensor of a run-time size goes to a
+    buffer, and so does one that would take the stack past STACK_BUDGET (after what must be
+    there: loops nested in the step and what they read)."""
+    used, why = _stack_bytes(group, frozenset(), in_results=True)
+    results = []
+    for v in filter(_movable, group.step_work):
+        size = _bytes(v.dtype, v.shape) if all(s.is_const for s in v.shape) else None
+        if size is None or used + size > STACK_BUDGET:
+            results.append(v)
+        else:
+            used += size
+    return results, used, why
+
+
+def _stack_bytes(group: RecurrenceGroup, outer_work: frozenset, in_results: bool) -> tuple:
+    """(the bytes of the step's tensors and nested storage made on the stack, why they cannot be
+    made in a dispatch or None); `outer_work`: the ids of the tensors of the steps `group` runs
+    in; `in_results`: whether a tensor of a run-time size or past the budget may be kept in a
+    buffer of the dispatch (StepWork)."""
     work = outer_work | {id(v) for v in group.step_work}
     used, why, groups = 0, None, set()
     for v in group.step_work:
@@ -153,12 +225,13 @@ def _stack_bytes(group: RecurrenceGroup, outer_work: frozenset) -> tuple:
                 groups.add(id(v.group))
                 more, why = _nested_bytes(v.group, work)
                 used += more
-        elif is_state_slice(v):
-            why = _tensor_misfit(v.body.member.dtype, v.shape, "reads a slice of a state")
-            used += _bytes(v.dtype, v.shape) if why is None and not is_state_history(v) else 0
         elif isinstance(v, (Generic, Stack)):
-            why = _tensor_misfit(v.dtype, v.shape, "computes a tensor")
-            used += _bytes(v.dtype, v.shape) if why is None else 0
+            what = "reads a slice of a state" if is_state_slice(v) else "computes a tensor"
+            if v.dtype.is_bool:
+                why = f"its step {what} of bools"
+            elif not (in_results and _movable(v)) and not (is_state_slice(v) and is_state_history(v)):
+                why = _tensor_misfit(v.dtype, v.shape, what)
+                used += _bytes(v.dtype, v.shape) if why is None else 0
         elif v.rank > 0 or not isinstance(v, POINT_NODES):
             why = f"its step computes a {type(v).__name__} whole"
         if why is not None:
@@ -174,7 +247,7 @@ def _nested_bytes(inner: RecurrenceGroup, work: frozenset) -> tuple:
     shapes = [storage_shape(m) for m in inner.members]
     if not all(s.is_const for shape in shapes for s in shape):
         return 0, "a loop nested in its step keeps a run-time size"
-    used, why = _stack_bytes(inner, work)
+    used, why = _stack_bytes(inner, work, in_results=False)
     return used + sum(_bytes(m.dtype, shape) for m, shape in zip(inner.members, shapes)), why
 
 

@@ -48,7 +48,7 @@ def choose_form(group: RecurrenceGroup, target: Target) -> FormChoice:
         work = f"each step computes {len(tensors)} tensor(s) whole{nested} from {slice_sources(group, slices)}"
         not_dispatch = recurrence_dispatch_steps.misfit(group, target)
         if not_dispatch is None:
-            return FormChoice(recurrence_dispatch_steps, f"{work}, which fit a dispatch's stack, and {target.name} "
+            return FormChoice(recurrence_dispatch_steps, f"{work}, which one dispatch holds, and {target.name} "
                               f"runs loops inside a dispatch ({_work(group)})")
         return FormChoice(recurrence_tensor_steps, f"{work}, and {not_dispatch}")
     if target.has_vector_lanes and recurrence_batch.misfit(group) is None:

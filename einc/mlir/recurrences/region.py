@@ -51,13 +51,15 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     return in_one_dispatch(lw, group, lambda units, tensors: steps(lw, group, units, tensors))
 
 
-def steps(lw, group: RecurrenceGroup, units: dict, tensors: list, step_lowering=None) -> list:
+def steps(lw, group: RecurrenceGroup, units: dict, tensors: list, work=None) -> list:
     """The loops over the steps, from the members' initial storage `tensors` to their final one:
     one loop per span between the clauses' first steps (`step_spans`), each carrying the last
-    one's storage and registers. `step_lowering(storage)`, when given, makes the lowering a
-    step's points use and what to run before each member's points (recurrence_step.emit_step's
-    `before`): a step that computes tensors first (recurrence_dispatch_steps); its members' sums
-    are then never computed ahead of the step (recurrence_alternate)."""
+    one's storage and registers. `work`, when given, is a step that computes tensors first
+    (recurrence_dispatch_steps.StepWork): the loops carry its `carried` tensors too (left there
+    after the last step), `work.begin(storage, carried)` makes the lowering a step's points use
+    and what to run before each member's points (recurrence_step.emit_step's `before`), and
+    `work.end()` gives what the step leaves carried; its members' sums are then never computed
+    ahead of the step (recurrence_alternate)."""
     members = group.members
     held = _held(group)
     steps = lw.sizes.index(group.t_var.extent)
@@ -65,13 +67,16 @@ def steps(lw, group: RecurrenceGroup, units: dict, tensors: list, step_lowering=
                  if m.window is None and m.shape[0] != group.t_var.extent}
     # values before step 0 are never used: reads there sit in inactive clauses or guards
     carried = tensors + [scalar_ops.constant(m.dtype, 0) for m, n in held.items() for _ in range(n * _held_count(m))]
+    extra = len(work.carried) if work is not None else 0
+    carried += work.carried if work is not None else []
     for lo, hi in step_spans(group):
         bounds = [index_const(b.const) if b.is_const else steps for b in (lo, hi)]
-        first = summed_first(lw, group, (lo, hi), held) if step_lowering is None else []
+        first = summed_first(lw, group, (lo, hi), held) if work is None else []
         large = streams_more_than_l2(lw, first) if first else None
         loop = scf.ForOp(*[arith.minui(b, steps) for b in bounds], index_const(1), carried)
         with ir.InsertionPoint(loop.body):
-            tensors, registers = loop.inner_iter_args[:len(members)], iter(loop.inner_iter_args[len(members):])
+            inner = list(loop.inner_iter_args)
+            tensors, registers = inner[:len(members)], iter(inner[len(members):len(inner) - extra])
             recent = {m: [_registers(m, registers) for _ in range(n)] for m, n in held.items()}
 
             def step(summed: list) -> list:
@@ -82,21 +87,28 @@ def steps(lw, group: RecurrenceGroup, units: dict, tensors: list, step_lowering=
                     clause, = m.clauses
                     storage.tensors[m] = _write_points(lw, m, storage, list(clause.vars), None, None, clause,
                                                        sums_only=True)
-                step_lw, before = step_lowering(storage) if step_lowering else (lw, None)
+                step_lw, before = work.begin(storage, inner[len(inner) - extra:]) if work else (lw, None)
                 emit_step(step_lw, group, storage, functools.partial(_write_points, summed=frozenset(summed)), before)
                 shifted = [v for m, n in held.items() for value in ([_at_step(m, storage)] + recent[m])[:n]
                            for v in _flat(value)]
-                return [storage.tensors[m] for m in members] + shifted
+                return [storage.tensors[m] for m in members] + shifted + (work.end() if work else [])
             scf.yield_(_by_parity(loop, large, lambda: step(first), lambda: step([])) if first else step([]))
         carried = list(loop.results)
+    if work is not None:
+        work.carried = carried[len(carried) - extra:]
     return carried[:len(members)]
 
 
 def _held(group: RecurrenceGroup) -> dict:
     """The members kept in registers (`in_registers`), each with the steps it keeps; not one a
     tensor of the step reads whole (a state slice reads its storage)."""
-    sliced = {id(v.body.member) for v in group.step_work if is_state_slice(v)}
+    sliced = _sliced(group)
     return {m: m.plan["lookback"] for m in group.members if in_registers(m) and id(m) not in sliced}
+
+
+def _sliced(group: RecurrenceGroup) -> set:
+    """The ids of the members a tensor of the step reads whole (a state slice)."""
+    return {id(v.body.member) for v in group.step_work if is_state_slice(v)}
 
 
 def _by_parity(loop: scf.ForOp, enabled: ir.Value, odd, even) -> list:
@@ -163,37 +175,42 @@ def _at_step(member: RecMember, storage: Storage) -> object:
             for p in points}
 
 
-def in_this_dispatch(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]:
+def in_this_dispatch(lw, group: RecurrenceGroup, work=None) -> list[ir.Value]:
     """Every member's storage tensor after the group's loops, emitted at the insertion point,
     inside the dispatch of a group whose step runs this one (recurrence_dispatch_steps); the
     storage is made anew there (recurrence_dispatch_steps.misfit: of a size known at build time,
     no bool member)."""
     units = {m: unit_axes(storage_shape(m)) for m in group.members}
-    final = steps(lw, group, units, [_initial_storage(lw, m) for m in group.members], step_lowering)
+    final = steps(lw, group, units, [_initial_storage(lw, m, group) for m in group.members], work)
     return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(group.members, final)]
 
 
-def in_one_dispatch(lw, group: RecurrenceGroup, loops) -> list[ir.Value]:
+def in_one_dispatch(lw, group: RecurrenceGroup, loops, scratch: tuple = ()) -> list[ir.Value]:
     """Every member's storage tensor after `loops(units, initial storage tensors)`, which emits
     the group's loops inside one dispatch region (units: member -> its unit axes, dropped from
-    its storage there)."""
+    its storage there) and returns their final storage, then the final value of each tensor
+    `scratch` lists (dtype, shape): more results of the region, which nothing outside reads
+    (buffers for tensors the loops compute, of any size)."""
     members = group.members
-    dims = [d for m in members for d in lw.sizes.dynamic_dims(storage_shape(m))]
-    region = flow.DispatchRegionOp([tensor_type(stored_dtype(m), compact(storage_shape(m))) for m in members],
-                                   dims, [])
+    shapes = [compact(storage_shape(m)) for m in members] + [shape for _, shape in scratch]
+    dims = [d for shape in shapes for d in lw.sizes.dynamic_dims(shape)]
+    region = flow.DispatchRegionOp([tensor_type(stored_dtype(m), compact(storage_shape(m))) for m in members] +
+                                   [tensor_type(dtype, shape) for dtype, shape in scratch], dims, [])
     units = {m: unit_axes(storage_shape(m)) for m in members}
     with ir.InsertionPoint(region.body.blocks.append()):
-        flow.ReturnOp(loops(units, [_initial_storage(lw, m) for m in members]))
+        flow.ReturnOp(loops(units, [_initial_storage(lw, m, group) for m in members]))
     # IREE-260: inside a host loop's step, a reshaped row of the state behind a host barrier
     # left another row's point, read before the region, 0
     in_a_step = bool(lw.given_step_tensors) and lw.target.has_defect("IREE-260")
     fence_captured_tensors(region, packs_scalars=lw.target.has_defect("IREE-220"),
                            reshapes_on=lw.target if in_a_step else None)
-    for member, result in zip(members, region.results):
-        if not _fits_the_stack(member):
+    results = list(region.results)
+    for k, result in enumerate(results):
+        if k >= len(members) or not _fits_the_stack(members[k]):
             util.OptimizationBarrierOp([result.type], [result])
+    results = results[:len(members)]
     # IREE-16: results pass a barrier before a member with unit axes is reshaped back to its shape
-    results = [host_fence(r) for r in region.results] if any(units.values()) else list(region.results)
+    results = [host_fence(r) for r in results] if any(units.values()) else results
     return [as_member_type(m, expanded(result, sizes_of(lw, storage_shape(m))))
             for m, result in zip(members, results)]
 
@@ -231,16 +248,18 @@ def small_points(member: RecMember) -> Optional[list[tuple]]:
     return list(itertools.product(*(range(s.const) for s in sizes)))
 
 
-def _initial_storage(lw, member: RecMember) -> ir.Value:
+def _initial_storage(lw, member: RecMember, group: RecurrenceGroup) -> ir.Value:
     """A tensor.empty that IREE turns into the dispatch's output buffer, zeroed by a scalar loop
-    unless every point gets written. Not an `arith.constant` of zeros: writing into a constant
-    makes a stack copy, and large ones exceed the 32 KB stack limit."""
+    unless every point gets written and no tensor of the step reads it whole (a slice at
+    t - 1, cut at step 0 too, where nothing uses it: a read of a tensor.empty makes IREE copy
+    it onto the stack). Not an `arith.constant` of zeros: writing into a constant makes a stack
+    copy, and large ones exceed the 32 KB stack limit."""
     shape = compact(storage_shape(member))
     empty = lw.sizes.empty(shape, element_type(stored_dtype(member)))
     # CSE would merge the members' identical tensor.empty ops, and one buffer cannot back two
     # results: IREE then copies into an unbounded stack allocation. The attribute keeps them apart.
     empty.owner.attributes["einc.storage"] = ir.StringAttr.get(member.name)
-    if member.window is None and covers_every_step(member):
+    if member.window is None and covers_every_step(member) and id(member) not in _sliced(group):
         return empty
     zero = scalar_ops.constant(stored_dtype(member), 0)
     bounds = [(index_const(0), lw.sizes.index(size)) for size in shape]

@@ -93,12 +93,18 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
     effects = len(el.ir.effects)
     try:
         with _clause_steps(el.state, step_var, clause_step):
-            guard = where_clauses(el, node.wheres, scope)
-            el.state.guard_depth += guard is not None or bool(range_guards)
+            # ranges that depend on the step guard the where-clauses' reads as the body's: both
+            # run over the hull of those ranges (`where c = x[i + l]` for i in 0..N - l)
+            el.state.guard_depth += bool(range_guards)
             try:
-                body = el.ev(node.value, scope)
+                guard = where_clauses(el, node.wheres, scope)
+                el.state.guard_depth += guard is not None
+                try:
+                    body = el.ev(node.value, scope)
+                finally:
+                    el.state.guard_depth -= guard is not None
             finally:
-                el.state.guard_depth -= guard is not None or bool(range_guards)
+                el.state.guard_depth -= bool(range_guards)
             point = [step_var if v is clause_step else v for v in axes if isinstance(v, IndexVar)]
             point_asserts.hold_at_every_point(el, effects, tuple(point), guard)
     finally:

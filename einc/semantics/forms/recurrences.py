@@ -1192,8 +1192,13 @@ def _step_order(members: dict, names: dict, step: IndexVar) -> list:
         if did in visiting:
             looped = visiting[visiting.index(did):]
             cycle = " -> ".join(names[x] for x in looped + [did])
-            inside = {members[x] for x in looped}
-            if all(_behind_along_an_axis(members[x], inside, step) for x in looped):
+            # a cycle of members is one of points only where no read in it is behind along an
+            # axis (`a[s, k]` reading `b[s, k]`, `b[s, k]` reading `a[s, k - 1]` reads no future
+            # point: legal, though a step computes one definition whole) and none is ahead
+            edges = list(zip(looped, looped[1:] + [did]))
+            behind = any(_reads_along_an_axis(members[x], members[y], step, _behind) for x, y in edges)
+            ahead = any(_reads_along_an_axis(members[x], members[y], step, _ahead, every=False) for x, y in edges)
+            if behind and not ahead:
                 raise d.error(d.UNSUPPORTED, f"definitions that read each other's earlier points along another "
                               f"axis at the same step: {cycle} (each step computes one definition whole, "
                               "then the next)", members[did].span,
@@ -1213,20 +1218,24 @@ def _step_order(members: dict, names: dict, step: IndexVar) -> list:
     return order
 
 
-def _behind_along_an_axis(member: RecMember, inside: set, step: IndexVar) -> bool:
-    """Whether every read `member` makes of the others of `inside` at the step lies before the
-    clause's point along some axis after the step (`b[s, k - 1]` in a clause of `a[s, k]`)."""
-    for c in member.clauses:
-        for r in walk(_roots([c]), opaque=(RecValue,)):
-            if isinstance(r, StateRead) and r.member in inside and r.member is not member \
-                    and _step_offset(r, step) == 0 and not any(_behind(sub, var) for sub, var in zip(r.subs[1:], c.vars)):
-                return False
-    return True
+def _reads_along_an_axis(member: RecMember, other: RecMember, step: IndexVar, where, every=True) -> bool:
+    """Whether every read (`every`) or some read `member` makes of `other` at the step has a
+    subscript after the step that `where` accepts against its clause's index (`_behind`:
+    `b[s, k - 1]` in a clause of `a[s, k]`)."""
+    found = [any(where(sub, var) for sub, var in zip(r.subs[1:], c.vars))
+             for c in member.clauses for r in walk(_roots([c]), opaque=(RecValue,))
+             if isinstance(r, StateRead) and r.member is other and _step_offset(r, step) == 0]
+    return (bool(found) and all(found)) if every else any(found)
 
 
 def _behind(sub: Value, var: IndexVar) -> bool:
     lin = affine.affine_of(sub)
     return lin is not None and lin.terms == {var: 1} and lin.const < 0
+
+
+def _ahead(sub: Value, var: IndexVar) -> bool:
+    lin = affine.affine_of(sub)
+    return lin is not None and lin.terms == {var: 1} and lin.const > 0
 
 
 def _roots(clauses: list) -> list:
