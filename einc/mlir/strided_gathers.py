@@ -81,8 +81,10 @@ def _fixes_last_axis(op) -> bool:
     """Whether an element-moving `linalg.generic` reads its input at one position of the input's
     last axis (`m[h, i, 7]`): IREE loads such a copy as a slice whose elements lie apart."""
     source = ir.RankedTensorType(op.operands[0].type)
+    if source.rank == 0 or source.shape[-1] == 1:
+        return False
     last = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[0]).value.results[-1]
-    return source.rank > 0 and source.shape[-1] != 1 and isinstance(last, ir.AffineConstantExpr)
+    return isinstance(last, ir.AffineConstantExpr)
 
 
 def _strided(op) -> bool:

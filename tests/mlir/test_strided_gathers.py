@@ -85,3 +85,20 @@ def test_a_gather_from_a_copy_at_one_position_of_the_last_axis(target):
     out = einc.load(einc.compile(FIXED_LAST, target=target).vmfb)(r=r, Mh=Mh)
     np.testing.assert_array_equal(out["pd"], Mh[:, :, 7])
     np.testing.assert_allclose(out["e"], Mh[:, :, 7][:, r].sum(1), rtol=1e-14)
+
+
+BROADCAST_SCALAR = """
+let x: [f64; 6];
+let idx: [i32; 5];
+let s = sum[i](x[i] * x[i]);
+let b[j in 0..6] = s;
+let g[k] = b[idx[k]] + x[idx[k]];
+"""
+
+
+def test_a_gather_from_a_broadcast_scalar_builds():
+    """The gather's source is a copy of a 0-d tensor, whose map has no last axis to look at (an
+    internal IndexError while looking for the copies above)."""
+    x, idx = np.arange(6.0), np.int32([5, 0, 2, 2, 4])
+    out = einc.load(einc.compile(BROADCAST_SCALAR).vmfb)(x=x, idx=idx)
+    np.testing.assert_allclose(out["g"], (x @ x) + x[idx], rtol=1e-14)
