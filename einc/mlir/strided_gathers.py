@@ -82,7 +82,7 @@ def _fixes_last_axis(op) -> bool:
     last axis (`m[h, i, 7]`): IREE loads such a copy as a slice whose elements lie apart."""
     source = ir.RankedTensorType(op.operands[0].type)
     if source.rank == 0 or source.shape[-1] == 1:
-        return False        # a scalar's map has no results to read
+        return False
     last = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[0]).value.results[-1]
     return isinstance(last, ir.AffineConstantExpr)
 
