@@ -443,6 +443,100 @@ def lstm_jax():
     return lambda n, inputs: compiled(**inputs)
 
 
+
+# ------------------------------------------------------------------------------ steps computing tensors
+
+def descent_source(steps: int) -> str:
+    """Gradient descent whose step computes the gradient of a least-squares loss at the last
+    iterate, clipped by its norm: tensors of the step (recurrence_dispatch_steps)."""
+    return f"""
+        let X: [f64; 256, 16];
+        let y: [f64; 256];
+        let w[0, d in 0..16] = 0.0;
+        let w[k in 1..{steps}, d in 0..16] = w[k - 1, d] - 0.05 * g[d] where g = {{
+            let v = w[k - 1];
+            let r[n] = sum[j](X[n, j] * v[j]) - y[n];
+            let L = sum[n](r[n] * r[n]) / 256.0;
+            let raw = @L / @v;
+            let norm = sum[j](raw[j] * raw[j]).sqrt();
+            raw * (if norm > 2.0 {{ 2.0 / norm }} else {{ 1.0 }})
+        }};
+        let last[d in 0..16] = w[{steps - 1}, d];
+    """
+
+
+def descent_inputs(n: int) -> dict:
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((256, 16))
+    return {"X": X, "y": X @ rng.standard_normal(16) + 0.1 * rng.standard_normal(256)}
+
+
+def descent_numpy(n: int, inputs: dict) -> np.ndarray:
+    X, y = inputs["X"], inputs["y"]
+    w = np.zeros(16)
+    for _ in range(n - 1):
+        g = 2 * X.T @ (X @ w - y) / 256
+        norm = np.sqrt(g @ g)
+        w = w - 0.05 * g * (2 / norm if norm > 2 else 1)
+    return w
+
+
+def descent_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(n, X, y):
+        def step(w, _):
+            g = jax.grad(lambda v: jnp.sum((X @ v - y) ** 2) / 256)(w)
+            norm = jnp.sqrt(g @ g)
+            return w - 0.05 * g * jnp.where(norm > 2, 2 / norm, 1.0), None
+        return jax.lax.scan(step, jnp.zeros(16), None, length=n - 1)[0]
+    compiled = jax.jit(run, static_argnums=0)
+    return lambda n, inputs: compiled(n, inputs["X"], inputs["y"])
+
+
+def newton_source(steps: int) -> str:
+    """Newton's method on 3 equations, std's `solve` (two loops nested in each step)."""
+    return f"""
+        use std::ml::linalg_ops::solve;
+        let x0: [f64; 3];
+        let x[0] = x0;
+        let x[k in 1..{steps}] = {{
+            let v = x[k - 1];
+            let F = [v[0] * v[0] + v[1] * v[1] + v[2] * v[2] - 6.0, v[0] * v[1] - 2.0 * v[2],
+                     v[0] + v[1] - 3.0 * v[2]];
+            let J[i in 0..3, j in 0..3] = if i == 0 {{ 2.0 * v[j] }}
+                else if i == 1 {{ if j == 0 {{ v[1] }} else if j == 1 {{ v[0] }} else {{ -2.0 }} }}
+                else {{ if j == 2 {{ -3.0 }} else {{ 1.0 }} }};
+            0.5 * v + 0.5 * (v - solve(J, F))
+        }};
+        let last[i in 0..3] = x[{steps - 1}, i];
+    """
+
+
+def newton_numpy(n: int, inputs: dict) -> np.ndarray:
+    v = inputs["x0"]
+    for _ in range(n - 1):
+        F = np.array([v @ v - 6, v[0] * v[1] - 2 * v[2], v[0] + v[1] - 3 * v[2]])
+        J = np.array([2 * v, [v[1], v[0], -2], [1, 1, -3]])
+        v = v - 0.5 * np.linalg.solve(J, F)
+    return v
+
+
+def newton_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def run(n, x0):
+        def step(v, _):
+            F = jnp.array([v @ v - 6, v[0] * v[1] - 2 * v[2], v[0] + v[1] - 3 * v[2]])
+            J = jnp.array([2 * v, jnp.array([v[1], v[0], -2.0]), jnp.array([1.0, 1.0, -3.0])])
+            return v - 0.5 * jnp.linalg.solve(J, F), None
+        return jax.lax.scan(step, x0, None, length=n - 1)[0]
+    compiled = jax.jit(run, static_argnums=0)
+    return lambda n, inputs: compiled(n, inputs["x0"])
+
+
 CASES = [
     Case("logistic map, read at the end", "step", 10**8, logistic_source, lambda n: {"x0": np.float32(0.3)},
          "last", logistic_numpy, logistic_jax, tolerance={}, check_n=10**6, numpy_n=10**6),
@@ -468,4 +562,9 @@ CASES = [
          gru_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}),
     Case("LSTM, H = 128, batch 32", "step", 1000, lambda n: source("lstm"), lstm_inputs, "final", lstm_numpy,
          lstm_jax, tolerance={"rtol": 1e-4, "atol": 1e-5}),
+    Case("gradient descent, clipped least-squares gradient per step, 256 x 16", "step", 1000, descent_source,
+         descent_inputs, "last", descent_numpy, descent_jax, tolerance={"rtol": 1e-9, "atol": 1e-12}),
+    Case("damped Newton, std solve (2 nested loops) per step, 3 equations", "step", 1000, newton_source,
+         lambda n: {"x0": np.array([0.5, 1.5, 0.8])}, "last", newton_numpy, newton_jax,
+         tolerance={"rtol": 1e-9, "atol": 1e-12}),
 ]

@@ -18,19 +18,21 @@ from typing import Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, tensor
+from iree.compiler.dialects import arith, tensor, vector
 
 from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecValue, RecurrenceGroup, Reduce, Stack, StateRead, Value,
                            free_vars)
 from einc.ir.traversal import fold
 from einc.ir.state_slices import computable_after, is_state_history, is_state_slice
+from einc.mlir.core import scalar_ops
 from einc.mlir.core.locations import location_of
 from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, tensor_type
 from einc.mlir.recurrences import region as recurrence_region
-from einc.mlir.recurrences.lanes import STEP_RULES
+from einc.mlir.recurrences.lanes import (STEP_RULES, Lanes, counted_loop, round_down, store_consecutive,
+                                        vectorisable, width_of)
 from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Scope, Storage
 from einc.mlir.recurrences.step import runs_in, sizes_of, storage_shape
@@ -171,17 +173,51 @@ def _slice(step, v: Generic, storage: Storage, out: Optional[ir.Value]) -> ir.Va
 
 def _generic(step, v: Generic, storage: Storage, out: ir.Value) -> ir.Value:
     """`v` point by point into `out`, each point its body (0 where its guard fails) at the
-    coordinates minus each variable's `lo`."""
+    coordinates minus each variable's `lo`; along its last variable in vector lanes where the
+    body has a vector form (a gradient's `sum[n](d[n] * X[n, j])` reads rows of X in lanes)."""
     vars_ = list(v.vars)
 
+    def scope_at(ivs: list) -> Scope:
+        return Scope(step, storage, {**step.loop_coordinates, **dict(zip(vars_, ivs))}, {}, STEP_RULES)
+
+    def at(ivs: list) -> list:
+        return [iv if var.lo == 0 else arith.subi(iv, step.sizes.index(var.lo)) for iv, var in zip(ivs, vars_)]
+
     def point(ivs: list, carried: list) -> list:
-        scope = Scope(step, storage, {**step.loop_coordinates, **dict(zip(vars_, ivs))}, {}, STEP_RULES)
+        scope = scope_at(ivs)
         value = scope.value(v.body)
         if v.guard is not None:
-            value = arith.select(scope.value(v.guard), value, arith.constant(value.type, 0 if v.dtype.is_int else 0.0))
-        at = [iv if var.lo == 0 else arith.subi(iv, step.sizes.index(var.lo)) for iv, var in zip(ivs, vars_)]
-        return [tensor.insert(value, carried[0], at)]
-    return point_loops(var_bounds(step, vars_), [out], point)[0]
+            value = arith.select(scope.value(v.guard), value, scalar_ops.constant(v.dtype, 0))
+        return [tensor.insert(value, carried[0], at(ivs))]
+    width = _lanes(step, v)
+    if width is None:
+        return point_loops(var_bounds(step, vars_), [out], point)[0]
+    lane = vars_[-1]
+    (lo, hi), = var_bounds(step, [lane])
+
+    def row(ivs: list, carried: list) -> list:
+        def chunk(base: ir.Value, carried: list) -> list:
+            lanes = Lanes(scope_at(ivs), lane, base, width)
+            value = lanes.value(v.body)
+            if v.guard is not None:
+                zero = vector.broadcast(value.type, scalar_ops.constant(v.dtype, 0))
+                value = arith.select(lanes.value(v.guard), value, zero)
+            return [store_consecutive(value, carried[0], at(ivs + [base]))]
+        end = round_down(lo, hi, width)
+        carried = counted_loop(lo, end, width, carried, chunk)
+        return counted_loop(end, hi, 1, carried, lambda j, carried: point(ivs + [j], carried))
+    return point_loops(var_bounds(step, vars_[:-1]), [out], row)[0]
+
+
+def _lanes(step, v: Generic) -> Optional[int]:
+    """The vector width to compute `v` with along its last variable, or None."""
+    if not step.target.has_vector_lanes or not v.vars or v.dtype.is_bool:
+        return None
+    lane, width = v.vars[-1], width_of(v.dtype)
+    if lane.extent.is_const and lane.extent.const < width:
+        return None
+    scope = Scope(step, None, dict(step.loop_coordinates), {}, STEP_RULES)
+    return width if all(vectorisable(scope, u, lane) for u in (v.body, v.guard) if u is not None) else None
 
 
 def misfit(group: RecurrenceGroup, target) -> Optional[str]:
