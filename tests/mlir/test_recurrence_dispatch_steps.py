@@ -152,3 +152,39 @@ def test_a_member_of_one_slot_written_whole_from_a_step_tensor(tmp_path):
     for _ in range(19):
         m.append(0.9 * m[-1] - 0.01 * 2 * A.T @ (A @ m[-1] - 1))
     np.testing.assert_allclose(program(A=A)["m"], np.array(m), rtol=1e-10, atol=1e-12)
+
+
+STOPPING = """
+let X: [f64; 8, 3];
+let y: [f64; 8];
+let w[0, d in 0..3] = 0.0;
+let done[0] = false;
+let w[k in 1..30] = if done[k - 1] { w[k - 1] } else {
+    let v = w[k - 1];
+    let r[n] = sum[j](X[n, j] * v[j]) - y[n];
+    let over[n] = r[n] > 0.0;
+    let L = sum[n](if over[n] { r[n] * r[n] } else { 0.5 * r[n] * r[n] });
+    v - 0.02 * @L / @v
+};
+let done[k in 1..30] = done[k - 1] || sum[d]((w[k, d] - w[k - 1, d]) ** 2) < 1.0e-4;
+"""
+
+
+def test_bools_of_the_step_are_kept_as_bytes(tmp_path):
+    """A bool state read whole at t - 1 (`done[k - 1]`, a slice) and a bool tensor of the step
+    (`over[n]`): kept as i8 inside the dispatch (IREE-80), read back as bools."""
+    X, y = rng.standard_normal((8, 3)), rng.standard_normal(8)
+    explain, program = build(tmp_path, STOPPING, None)
+    assert DISPATCH in explain
+    w, done = [np.zeros(3)], [False]
+    for _ in range(29):
+        v = w[-1]
+        if done[-1]:
+            w.append(v)
+        else:
+            r = X @ v - y
+            w.append(v - 0.02 * X.T @ np.where(r > 0, 2 * r, r))
+        done.append(done[-1] or ((w[-1] - w[-2]) ** 2).sum() < 1e-4)
+    got = program(X=X, y=y)
+    np.testing.assert_allclose(got["w"], np.array(w), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(got["done"], np.array(done))

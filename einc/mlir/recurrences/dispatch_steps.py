@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, tensor, vector
+from iree.compiler.dialects import arith, vector
 
 from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecValue, RecurrenceGroup, Reduce, Stack, StateRead, Value,
@@ -34,8 +34,8 @@ from einc.mlir.recurrences import region as recurrence_region
 from einc.mlir.recurrences.lanes import (STEP_RULES, Lanes, counted_loop, round_down, store_consecutive,
                                         vectorisable, width_of)
 from einc.mlir.recurrences.packed_weights import pack_weights
-from einc.mlir.recurrences.scalars import Scope, Storage
-from einc.mlir.recurrences.step import runs_in, sizes_of, storage_shape
+from einc.mlir.recurrences.scalars import Scope, Storage, load_element, store_element
+from einc.mlir.recurrences.step import runs_in, sizes_of, storage_shape, stored_dtype
 
 STACK_BUDGET = 16384      # bytes of a step's tensors, half IREE's 32 KB stack limit for a CPU dispatch
 FORM = "one dispatch whose loops run every step, computing the step's tensors once a step with scalar loops"
@@ -140,7 +140,7 @@ def _movable(v: Value) -> bool:
 def _scratch(lw, v: Value) -> ir.Value:
     """An uninitialised tensor of `v`'s shape; its own op (CSE would merge equal ones, and one
     buffer cannot back two results)."""
-    empty = lw.sizes.empty(tuple(v.shape), element_type(v.dtype))
+    empty = lw.sizes.empty(tuple(v.shape), element_type(stored_dtype(v)))
     empty.owner.attributes["einc.storage"] = ir.StringAttr.get(f"step tensor at {v.span}")
     return empty
 
@@ -166,8 +166,8 @@ def _slice(step, v: Generic, storage: Storage, out: Optional[ir.Value]) -> ir.Va
     slot = storage.slot(member, arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0)))
 
     def point(ivs: list, carried: list) -> list:
-        value = tensor.extract(storage.tensors[member], storage.at(member, [slot] + ivs))
-        return [tensor.insert(value, carried[0], ivs)]
+        value = load_element(storage.tensors[member], storage.at(member, [slot] + ivs), member.dtype)
+        return [store_element(value, carried[0], ivs)]
     return point_loops([(index_const(0), step.sizes.index(size)) for size in member.shape[1:]], [out], point)[0]
 
 
@@ -188,7 +188,7 @@ def _generic(step, v: Generic, storage: Storage, out: ir.Value) -> ir.Value:
         value = scope.value(v.body)
         if v.guard is not None:
             value = arith.select(scope.value(v.guard), value, scalar_ops.constant(v.dtype, 0))
-        return [tensor.insert(value, carried[0], at(ivs))]
+        return [store_element(value, carried[0], at(ivs))]
     width = _lanes(step, v)
     if width is None:
         return point_loops(var_bounds(step, vars_), [out], point)[0]
@@ -263,10 +263,10 @@ def _stack_bytes(group: RecurrenceGroup, outer_work: frozenset, in_results: bool
                 used += more
         elif isinstance(v, (Generic, Stack)):
             what = "reads a slice of a state" if is_state_slice(v) else "computes a tensor"
-            if v.dtype.is_bool:
+            if v.dtype.is_bool and isinstance(v, Stack):
                 why = f"its step {what} of bools"
             elif not (in_results and _movable(v)) and not (is_state_slice(v) and is_state_history(v)):
-                why = _tensor_misfit(v.dtype, v.shape, what)
+                why = _tensor_misfit(v, what)
                 used += _bytes(v.dtype, v.shape) if why is None else 0
         elif v.rank > 0 or not isinstance(v, POINT_NODES):
             why = f"its step computes a {type(v).__name__} whole"
@@ -291,10 +291,12 @@ def _bytes(dtype, shape) -> int:
     return int(np.prod([s.const for s in shape])) * dtype.numpy.itemsize
 
 
-def _tensor_misfit(dtype, shape, what: str) -> Optional[str]:
-    if dtype.is_bool:
+def _tensor_misfit(v: Value, what: str) -> Optional[str]:
+    """Why a tensor of the step cannot be made on the dispatch's stack (a literal array of
+    bools: IREE-80), or None."""
+    if v.dtype.is_bool and isinstance(v, Stack):
         return f"its step {what} of bools"
-    if not all(s.is_const for s in shape):
+    if not all(s.is_const for s in v.shape):
         return f"its step {what} of a run-time size"
     return None
 
@@ -321,7 +323,7 @@ def _code_misfit(roots: list, work: frozenset) -> tuple:
             elif not _in_step(v, work, reads):
                 continue
             elif isinstance(v, (Generic, Stack)):
-                why = _tensor_misfit(v.dtype, v.shape, "computes a tensor")
+                why = _tensor_misfit(v, "computes a tensor")
                 if why is not None:
                     return used, why
                 used += _bytes(v.dtype, v.shape)

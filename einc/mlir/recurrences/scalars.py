@@ -169,7 +169,7 @@ def _op(scope: Scope, op: Op) -> ir.Value:
 def _read(scope: Scope, read: Read) -> ir.Value:
     indices = [scope.index(s) if read.in_bounds else scope.clamped(s, size)
                for s, size in zip(read.subs, read.tensor.shape)]
-    return tensor.extract(scope.tensor(read.tensor), indices)
+    return load_element(scope.tensor(read.tensor), indices, read.tensor.dtype)
 
 
 def _state_read(scope: Scope, read: StateRead) -> ir.Value:
