@@ -81,17 +81,19 @@ def test_explain_says_each_step_computes_its_tensors_once():
     text = emit_program(str(TRAIN / "train_linreg.ein"), "explain")
     assert ("lowering: one dispatch whose loops run every step, computing the step's tensors once a step "
             "with scalar loops, because each step computes 4 tensor(s) whole from 1 earlier-step state(s), "
-            "which fit a dispatch's stack, and llvm-cpu runs loops inside a dispatch (a step runs about "
+            "which one dispatch holds, and llvm-cpu runs loops inside a dispatch (a step runs about "
             "4,868 scalar operations)") in text
 
 
-def test_explain_says_a_step_of_run_time_sizes_runs_as_a_host_loop(tmp_path):
+def test_explain_says_a_heavy_step_runs_as_a_host_loop(tmp_path):
+    """At 4,000 x 64 the step's work outweighs the host loop's kernel launches, whose kernels run
+    on every core."""
     path = tmp_path / "descent.ein"
     path.write_text(CLAUSE_BODY_DESCENT.format(t="f32"))
-    text = emit_program(str(path), "explain")
+    text = emit_program(str(path), "explain", dims={"N": 4000, "D": 64})
     assert ("lowering: a host loop over chunks of up to 256 steps: each step computes its tensors once "
             "with ordinary kernels, then one kernel per clause, because each step computes") in text
-    assert "of a run-time size" in text
+    assert "kernel launches of a host loop's step cost (5,000 each)" in text
 
 
 CLAUSE_BODY_DESCENT = """

@@ -35,11 +35,13 @@ from einc.mlir.recurrences.lanes import (STEP_RULES, Lanes, counted_loop, round_
                                         vectorisable, width_of)
 from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Scope, Storage, load_element, store_element
+from einc.passes.step_cost import step_operations
 from einc.mlir.recurrences.step import runs_in, sizes_of, storage_shape, stored_dtype
 
 STACK_BUDGET = 16384      # bytes of a step's tensors, half IREE's 32 KB stack limit for a CPU dispatch
 FORM = "one dispatch whose loops run every step, computing the step's tensors once a step with scalar loops"
 POINT_NODES = (IndexRef, Op, Read, Reduce, StateRead, Stack)     # what a step's scalar code computes
+LAUNCH_OPS = 5_000        # scalar operations one dispatch's thread runs while a host loop launches a kernel (5-8 us)
 MAX_RESULTS = 8           # step tensors kept in buffers of the dispatch (IREE-220: 32 bindings in all)
 
 
@@ -225,11 +227,35 @@ def misfit(group: RecurrenceGroup, target) -> Optional[str]:
     if not target.loops_in_dispatch:
         return f"{target.name} runs no loops inside a dispatch"
     results, used, why = _placement(group)
+    why = why or _heavier_than_launches(group)
     if why is None and used > STACK_BUDGET:
         why = f"its step's tensors take {used:,} bytes, more than the {STACK_BUDGET:,} a dispatch's stack gives them"
     if why is None and len(results) > MAX_RESULTS:
         why = f"it would keep {len(results)} tensors of its step in buffers of the dispatch, more than {MAX_RESULTS}"
     return why
+
+
+def _heavier_than_launches(group: RecurrenceGroup) -> Optional[str]:
+    """Why the host loop would run the step faster, or None: its kernels run on every core and in
+    vector lanes, so a step whose work (einc.passes.step_cost; unknown at run-time sizes, which
+    keeps the dispatch) outweighs what the host loop pays to launch them, LAUNCH_OPS a kernel,
+    runs there. Measured a step, host loop against one dispatch: a cloth of 300 points, 110 k
+    operations in 19 kernels, 87 against 150 us; a GARCH fit, 96 k in 47 kernels, 356 against
+    42 us (docs/DECISIONS.md)."""
+    work = step_operations(group)
+    launches = _host_launches(group)
+    if work is None or work <= launches * LAUNCH_OPS:
+        return None
+    return (f"a step runs about {work:,} scalar operations, more than the {launches} kernel launches of a host "
+            f"loop's step cost ({LAUNCH_OPS:,} each)")
+
+
+def _host_launches(group: RecurrenceGroup) -> int:
+    """The kernels a host loop launches a step: one per tensor of the step (not a slice, a view
+    there), per loop nested in it, per clause."""
+    tensors = [v for v in group.step_work if not is_state_slice(v) and not isinstance(v, RecValue)]
+    loops = {id(v.group) for v in group.step_work if isinstance(v, RecValue)}
+    return len(tensors) + len(loops) + sum(len(m.clauses) for m in group.members)
 
 
 def _placement(group: RecurrenceGroup) -> tuple:
