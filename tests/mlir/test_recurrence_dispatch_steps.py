@@ -7,11 +7,10 @@ import pytest
 
 import einc
 from einc.driver import emit_program
-from einc.mlir.recurrences.dispatch_steps import STACK_BUDGET
+from tests.e2e.test_nested_recurrences import NEWTON_SYSTEM, _newton_system
 
 rng = np.random.default_rng(23)
 DISPATCH = "one dispatch whose loops run every step, computing the step's tensors once a step"
-HOST = "a host loop over chunks of up to 256 steps: each step computes its tensors once"
 
 DESCENT = """
 let X: [f64; N, D];
@@ -60,32 +59,12 @@ def test_a_gradient_step_runs_in_one_dispatch(tmp_path, dims):
         np.testing.assert_allclose(got[key], want[key], rtol=1e-10, atol=1e-12, err_msg=key)
 
 
-NEWTON = """
-use std::ml::linalg_ops::solve;
-let x0: [f64; 3];
-let x[0] = x0;
-let x[k in 1..12] = {
-    let v = x[k - 1];
-    let F = [v[0] * v[0] + v[1] * v[1] + v[2] * v[2] - 6.0, v[0] * v[1] - 2.0 * v[2], v[0] + v[1] - 3.0 * v[2]];
-    let J[i in 0..3, j in 0..3] = if i == 0 { 2.0 * v[j] }
-        else if i == 1 { if j == 0 { v[1] } else if j == 1 { v[0] } else { -2.0 } }
-        else { if j == 2 { -3.0 } else { 1.0 } };
-    v - solve(J, F)
-};
-"""
-
-
 def test_loops_nested_in_the_step_run_inside_its_dispatch(tmp_path):
-    """std's solve (an elimination loop and a back substitution) inside each Newton step."""
-    explain, program = build(tmp_path, NEWTON, None)
+    """std's solve (an elimination loop and a back substitution) inside each Newton step, f64."""
+    explain, program = build(tmp_path, NEWTON_SYSTEM.replace("f32", "f64"), None)
     assert DISPATCH in explain and "runs 2 nested recurrence loop(s)" in explain
-    xs = [np.array([0.5, 1.5, 0.8])]
-    for _ in range(11):
-        v = xs[-1]
-        F = np.array([v @ v - 6, v[0] * v[1] - 2 * v[2], v[0] + v[1] - 3 * v[2]])
-        J = np.array([2 * v, [v[1], v[0], -2], [1, 1, -3]])
-        xs.append(v - np.linalg.solve(J, F))
-    np.testing.assert_allclose(program(x0=xs[0])["x"], np.array(xs), rtol=1e-9, atol=1e-12)
+    x0 = np.array([0.5, 1.5, 0.8])
+    np.testing.assert_allclose(program(x0=x0)["x"], _newton_system(x0, 20), rtol=1e-9, atol=1e-12)
 
 
 DECODE = """

@@ -10,7 +10,8 @@ step), a scalar is an SSA value. A tensor of a size known at build time lives on
 dispatch's stack (all of them within STACK_BUDGET); one of a run-time size or larger is kept in
 a buffer of the dispatch, a result nothing outside reads (at most MAX_RESULTS). A loop nested in
 the step keeps its storage and tensors on the stack. What does not fit keeps the host loop
-(`misfit`).
+(`misfit`), and so does a step whose work outweighs the host loop's kernel launches (LAUNCH_OPS
+each): those kernels run on every core.
 """
 from __future__ import annotations
 
@@ -128,8 +129,10 @@ def _needed(group: RecurrenceGroup, storage: Storage) -> set:
         v = roots.pop()
         if id(v) not in seen:
             seen.add(id(v))
-            roots.extend(v.group.code() if isinstance(v, RecValue) and v.group.enclosing is not None
-                         else v.operands())
+            if isinstance(v, RecValue):      # a loop nested in the step; another is computed before it
+                roots.extend(v.group.code() if v.group.enclosing is not None else ())
+            else:
+                roots.extend(v.operands())
     return seen
 
 
