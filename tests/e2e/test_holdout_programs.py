@@ -442,10 +442,24 @@ def _(X, Wq, Wk, Wv, valid):
     return dict(p=p, o=(p @ v).transpose(0, 2, 1, 3))
 
 
+SIZED = "llvm-cpu, sized"     # built for the inputs' sizes (its named dims fixed), as einc.jit builds
+
+
 def params(cases):
-    """(name, target) pairs: every case on llvm-cpu, `vk` cases on vulkan-spirv too."""
+    """(name, target) pairs: every case on llvm-cpu, `vk` cases on vulkan-spirv too, `sized`
+    ones on llvm-cpu built for their inputs' sizes too."""
     return [(name, "llvm-cpu") for name in cases] + [
-        pytest.param(name, "vulkan-spirv", marks=pytest.mark.vulkan) for name, c in cases.items() if c.get("vk")]
+        pytest.param(name, "vulkan-spirv", marks=pytest.mark.vulkan) for name, c in cases.items() if c.get("vk")] + [
+        (name, SIZED) for name, c in cases.items() if c.get("sized")]
+
+
+def sizes_of(path, case, inputs) -> dict:
+    """The named dims fixed to the sizes `inputs` have, beside the case's own `dims`."""
+    from einc.driver import check_program
+    from einc.specialize import input_signature, size_signature
+    signature = input_signature(check_program(str(path), outputs=case.get("outputs"), dims=case.get("dims"))[1])
+    shapes = {spec.name: np.shape(inputs[spec.name]) for spec in signature.inputs}
+    return {**(case.get("dims") or {}), **size_signature(signature, shapes)}
 
 
 @pytest.mark.sampled(every=6)
@@ -455,13 +469,16 @@ def test_holdout_program_matches_numpy(name, target, capfd):
 
 
 def check_case(case, name, target, capfd):
-    """Builds holdout/<name>.ein for `target`, runs it on the case's inputs and compares every
-    output its reference names (stdout lines too) at the case's tolerance. A case with `file` naming
-    a program beside its own modules (`mod`) is compiled from that file."""
+    """Builds holdout/<name>.ein for `target` (SIZED: llvm-cpu, for the inputs' sizes), runs it on the
+    case's inputs and compares every output its reference names (stdout lines too) at the case's
+    tolerance. A case with `file` naming a program beside its own modules (`mod`) is compiled from
+    that file."""
     path = HOLDOUT / f"{case.get('file', name)}.ein"
     source = path if path.parent != HOLDOUT else path.read_text(encoding="utf-8")
     inputs = case["inputs"]()
-    artifact = einc.compile(source, target=target, dims=case.get("dims"), outputs=case.get("outputs"))
+    dims = sizes_of(path, case, inputs) if target == SIZED else case.get("dims")
+    artifact = einc.compile(source, target="llvm-cpu" if target == SIZED else target, dims=dims,
+                            outputs=case.get("outputs"))
     out = einc.load(artifact.vmfb, device="vulkan" if target == "vulkan-spirv" else None)(**inputs)
     printed = capfd.readouterr().out
     rtol, atol = case.get("tol", (1e-5, 1e-6))

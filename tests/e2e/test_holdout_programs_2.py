@@ -234,7 +234,7 @@ def _(a, coins):
 def mlp_inputs():
     X = np.linspace(-2, 2, 16).astype(np.float32); rg = R(119)
     return dict(X=X, Y=(np.sin(1.5 * X) + 0.05 * rg.standard_normal(16)).astype(np.float32), theta0=(rg.standard_normal(25) * 0.5).astype(np.float32))
-@case("mlp_train", inputs=mlp_inputs, outputs=["history", "final_theta"], tol=(2e-4, 2e-5))
+@case("mlp_train", sized=True, inputs=mlp_inputs, outputs=["history", "final_theta"], tol=(2e-4, 2e-5))
 def _(X, Y, theta0):
     X = X.astype(np.float64); Y = Y.astype(np.float64); th = theta0.astype(np.float64); H = 8; hist = []
     for e in range(40):

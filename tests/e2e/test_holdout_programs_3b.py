@@ -289,7 +289,7 @@ def kalman_nd_inputs():
     rg = R(311); D, O, T = 3, 2, 12
     return dict(y=rg.standard_normal((T, O)), F=np.eye(D) + 0.1 * rg.standard_normal((D, D)), H=rg.standard_normal((O, D)),
                 Q=0.1 * np.eye(D), Rn=np.array([[0.5, 0.1], [0.1, 0.4]]), m0=np.zeros(D))
-@case("kalman_nd", inputs=kalman_nd_inputs, outputs=["m", "P", "spread"], tol=(1e-9, 1e-11))
+@case("kalman_nd", sized=True, inputs=kalman_nd_inputs, outputs=["m", "P", "spread"], tol=(1e-9, 1e-11))
 def _(y, F, H, Q, Rn, m0):
     m, P = [m0], [np.eye(len(m0))]
     for t in range(1, len(y)):

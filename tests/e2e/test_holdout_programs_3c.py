@@ -44,7 +44,7 @@ def softmax_inputs():
     rg = R(303); lab = rg.integers(0, 3, 20)
     X = rg.standard_normal((20, 4)) + np.eye(3, 4)[lab] * 1.5
     return dict(X=X.astype(np.float32), labels=lab.astype(np.int32))
-@case("softmax_adam", inputs=softmax_inputs, outputs=["losses", "W", "pred", "correct"], tol=(2e-4, 2e-5))
+@case("softmax_adam", sized=True, inputs=softmax_inputs, outputs=["losses", "W", "pred", "correct"], tol=(2e-4, 2e-5))
 def _(X, labels):
     X = X.astype(np.float64); N = len(X); W = np.zeros((4, 3)); m1 = np.zeros_like(W); m2 = np.zeros_like(W)
     Y = np.eye(3)[labels]; Ws = [W]
@@ -333,7 +333,7 @@ def rnn_loss(seq, P, U):
     for t in range(1, len(seq)):
         h = np.tanh(P[0] * seq[t - 1] + U @ h + P[2]); tot += (P[1] @ h - seq[t]) ** 2
     return tot / (len(seq) - 1)
-@case("rnn_train_epochs", inputs=rnn_train_inputs, outputs=["curve", "P", "U"], tol=(2e-4, 2e-5))
+@case("rnn_train_epochs", sized=True, inputs=rnn_train_inputs, outputs=["curve", "P", "U"], tol=(2e-4, 2e-5))
 def _(seq, P0, U0):
     seq = seq.astype(np.float64); P, U = P0.astype(np.float64), U0.astype(np.float64); Ps, Us = [P], [U]
     for _ in range(7):
@@ -379,7 +379,7 @@ def _(X, W, bias):
 def ar_inputs():
     rg = R(324); m = lambda *s: (0.6 * rg.standard_normal(s)).astype(np.float32)
     return dict(x0=rg.standard_normal(4).astype(np.float32), Wq=m(4, 4), Wk=m(4, 4), Wv=m(4, 4), Wo=m(4, 4))
-@case("ar_attention_decode", inputs=ar_inputs, outputs=["x", "o", "norms"], tol=(1e-4, 1e-5), vk=True)
+@case("ar_attention_decode", sized=True, inputs=ar_inputs, outputs=["x", "o", "norms"], tol=(1e-4, 1e-5), vk=True)
 def _(x0, Wq, Wk, Wv, Wo):
     xs = [x0.astype(np.float64)]; ks, vs, os = [], [], []
     for t in range(7):

@@ -336,7 +336,7 @@ def unicycle_grad(u, goal, dt=0.2):
         g[t, 1] = lam[2] * dt
         lam = np.array([lam[0], lam[1], lam[2] - lam[0] * dt * u[t, 0] * np.sin(th) + lam[1] * dt * u[t, 0] * np.cos(th)])
     return g + 0.02 * u
-@case("unicycle_mpc", inputs=lambda: dict(goal=np.array([1.5, 1.0]), u0=np.tile([1.0, 0.1], (8, 1))), tol=(1e-8, 1e-10))
+@case("unicycle_mpc", sized=True, inputs=lambda: dict(goal=np.array([1.5, 1.0]), u0=np.tile([1.0, 0.1], (8, 1))), tol=(1e-8, 1e-10))
 def _(goal, u0):
     cost = lambda u: ((unicycle_roll(u)[-1, :2] - goal) ** 2).sum() + 0.01 * (u ** 2).sum()
     U = [u0]

@@ -219,7 +219,7 @@ def icp_inputs(N=40, M=60):
     th, t = 0.35, np.array([0.4, -0.25]); Rm = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
     src = (dst[:N] - t) @ Rm + 0.01 * rg.standard_normal((N, 2))
     return dict(src=src, dst=dst)
-@case("icp_2d", inputs=icp_inputs, tol=(1e-9, 1e-10), outputs=["pose", "rms", "final_d2", "matches"])
+@case("icp_2d", sized=True, inputs=icp_inputs, tol=(1e-9, 1e-10), outputs=["pose", "rms", "final_d2", "matches"])
 def _(src, dst):
     K, N = 12, len(src)
     def apply(pose, p):

@@ -318,7 +318,7 @@ def _(X, y, seed):
     return dict(tau=tau, w=w, w_mean=w[S // 5:].mean(0), sigma_mean=np.mean(1 / np.sqrt(tau[S // 5:])))
 
 # 14 slice sampling with stepping out and shrinkage, several chains, a closure for the density
-@case("slice_sampler", inputs=lambda: dict(x0=np.array([-2.0, 0.0, 1.0, 4.0]), mix=np.array([-1.0, 2.5, 0.4])),
+@case("slice_sampler", sized=True, inputs=lambda: dict(x0=np.array([-2.0, 0.0, 1.0, 4.0]), mix=np.array([-1.0, 2.5, 0.4])),
       tol=(1e-10, 1e-12))
 def _(x0, mix):
     m1, m2, p1 = (float(v) for v in mix); C = len(x0); T, M, K, w = 40, 4, 12, 1.5; U = 4 + K

@@ -21,7 +21,7 @@ soft = lambda v, t: np.sign(v) * np.maximum(np.abs(v) - t, 0)
 def lasso_inputs(M=20, N=8, seed=801):
     rg = R(seed); A = rg.standard_normal((M, N)); x = np.zeros(N); x[[1, 3, N - 1]] = [2.0, -1.5, 1.0]
     return dict(A=A, b=A @ x + 0.1 * rg.standard_normal(M), lam=np.float64(2.0))
-@case("ista_fista", inputs=lasso_inputs, tol=(1e-9, 1e-11), outputs=["x", "t", "xf", "f_ista", "f_fista", "support"])
+@case("ista_fista", sized=True, inputs=lasso_inputs, tol=(1e-9, 1e-11), outputs=["x", "t", "xf", "f_ista", "f_fista", "support"])
 def _(A, b, lam):
     K = 60; L = (A * A).sum(); g = lambda x: A.T @ (A @ x - b)
     obj = lambda x: 0.5 * ((A @ x - b) ** 2).sum() + lam * np.abs(x).sum()
@@ -62,7 +62,7 @@ def projgrad_inputs(N=7):
     rg = R(803); a = rg.standard_normal((N, N))
     return dict(Q=(a @ a.T / N + 0.1 * np.eye(N)).astype(f32), c=rg.standard_normal(N).astype(f32),
                 x0=rg.standard_normal(N).astype(f32))
-@case("simplex_projgrad", inputs=projgrad_inputs, tol=(1e-4, 1e-5), vk=True)
+@case("simplex_projgrad", sized=True, inputs=projgrad_inputs, tol=(1e-4, 1e-5), vk=True)
 def _(Q, c, x0):
     x = [simplex_proj(x0)]
     for _ in range(29):

@@ -58,7 +58,7 @@ def _(u0, v0):
 # 3 Lorenz-96 by RK4 with stages as functions; dE/dF by a complex step through the trajectory
 def l96_inputs():
     return dict(x0=8.0 + R(803).standard_normal(10), F=np.float64(8.0))
-@case("lorenz96_rk4", inputs=l96_inputs, tol=(1e-9, 1e-10))
+@case("lorenz96_rk4", sized=True, inputs=l96_inputs, tol=(1e-9, 1e-10))
 def _(x0, F):
     def run(F):
         rhs = lambda x: (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + F

@@ -51,7 +51,7 @@ def es_inputs():
     rg = R(902); wt = np.array([1.0, -2.0, 0.5, 1.5])
     Xtr = rg.standard_normal((32, 4)).astype(np.float32); Xva = rg.standard_normal((16, 4)).astype(np.float32)
     return dict(Xtr=Xtr, ytr=(Xtr @ wt).astype(np.float32), Xva=Xva, yva=(Xva @ (0.5 * wt)).astype(np.float32))
-@case("early_stop_linreg", inputs=es_inputs, tol=(1e-4, 1e-5))
+@case("early_stop_linreg", sized=True, inputs=es_inputs, tol=(1e-4, 1e-5))
 def _(Xtr, ytr, Xva, yva):
     f = np.float32; E, P, lr = 40, 3, f(0.05)
     mse = lambda w, X, y: ((X @ w - y) ** 2).sum(dtype=f) / f(len(y))
