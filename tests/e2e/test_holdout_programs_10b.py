@@ -1,0 +1,142 @@
+"""Hold-out programs, tenth round (learning and optimization loops whose steps compute tensors):
+k-means rounds as blocks with assignment tensors, EM for a diagonal Gaussian mixture, logistic
+regression with an inner backtracking line search, Newton-CG, alternating least squares with small
+solves per step, Oja/Sanger PCA, policy iteration with an inner evaluation loop, label propagation,
+projected gradient with an inner bisection, Pegasos, a neural ODE trained through RK4 and a Sinkhorn
+barycenter, each checked against NumPy computed here. Every case is `sized` (also built for its
+inputs' sizes, the form that runs a step's tensors in one dispatch). Each case states its tolerance
+(`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on vulkan-spirv too."""
+import numpy as np
+import pytest
+
+from tests.e2e.test_holdout_programs import R, check_case, params, registry
+
+CASES = {}
+case = registry(CASES)
+f32 = np.float32
+
+
+# 1 Lloyd's k-means, each round a block computing the assignments, counts and sums
+def km_inputs(N=40, D=3, K=4, seed=1001):
+    rg = R(seed); cen = rg.standard_normal((K, D)) * 3
+    X = cen[rg.integers(0, K, N)] + rg.standard_normal((N, D)) * 0.7
+    return dict(X=X, C0=X[:K].copy())
+def km_np(X, C):
+    d = ((X[:, None, :] - C[None]) ** 2).sum(-1)
+    return d.argmin(1), d.min(1).sum()
+@case("kmeans_block_step", sized=True, inputs=km_inputs, outputs=["C", "inertia", "labels", "sizes", "centres"], tol=(1e-10, 1e-12))
+def _(X, C0):
+    K = len(C0); Cs = [C0]
+    for r in range(7):
+        lab, _ = km_np(X, Cs[-1]); C = Cs[-1].copy()
+        for k in range(K):
+            if (lab == k).any(): C[k] = X[lab == k].mean(0)
+        Cs.append(C)
+    inertia = np.array([km_np(X, C)[1] for C in Cs]); lab = km_np(X, Cs[-1])[0]
+    return dict(C=np.array(Cs), inertia=inertia, labels=lab.astype(np.int32), sizes=np.bincount(lab, minlength=K).astype(np.int32),
+                centres=Cs[-1], __stdout__=["inertia"])
+
+
+# 2 EM for a diagonal Gaussian mixture, the responsibilities a tensor of each step
+def gmm_inputs(N=36, D=2, K=3, seed=1002):
+    rg = R(seed); cen = np.array([[-3.0, 0.0], [2.0, 2.0], [1.0, -3.0]])
+    X = cen[rg.integers(0, K, N)] + rg.standard_normal((N, D)) * rg.uniform(0.5, 1.2, D)
+    return dict(X=X, mu0=X[[0, 1, 2]].copy())
+def gmm_resp(X, w, mu, var):
+    lp = np.log(w)[None] - 0.5 * (np.log(2 * np.pi * var)[None] + (X[:, None] - mu[None]) ** 2 / var[None]).sum(-1)
+    m = lp.max(1); s = np.exp(lp - m[:, None]).sum(1)
+    return np.exp(lp - m[:, None]) / s[:, None], (m + np.log(s)).sum()
+@case("gmm_diag_em", sized=True, inputs=gmm_inputs, outputs=["w", "mu", "var", "loglik", "rises", "hard"], tol=(1e-9, 1e-11))
+def _(X, mu0):
+    N, D = X.shape; K = len(mu0); w, mu, var = [np.full(K, 1 / K)], [mu0], [np.ones((K, D))]
+    for t in range(9):
+        g, _ = gmm_resp(X, w[-1], mu[-1], var[-1]); nk = g.sum(0)
+        m = g.T @ X / nk[:, None]
+        v = np.maximum((g[:, :, None] * (X[:, None] - m[None]) ** 2).sum(0) / nk[:, None], 1e-3)
+        w.append(nk / N); mu.append(m); var.append(v)
+    ll = np.array([gmm_resp(X, a, b, c)[1] for a, b, c in zip(w, mu, var)])
+    G = gmm_resp(X, w[-1], mu[-1], var[-1])[0]
+    return dict(w=np.array(w), mu=np.array(mu), var=np.array(var), loglik=ll, rises=bool(np.all(np.diff(ll) >= -1e-9)),
+                hard=G.argmax(1).astype(np.int32), __stdout__=[f"loglik {ll[-1]:.6f}"])
+
+
+# 3 logistic regression with an inner backtracking line search
+def lr_inputs(N=40, D=3, seed=1003):
+    rg = R(seed); X = rg.standard_normal((N, D)); X[:, 0] = 1.0
+    y = np.where(X @ np.array([0.3, 2.0, -1.0]) + 0.5 * rg.standard_normal(N) > 0, 1.0, -1.0)
+    return dict(X=X, y=y)
+def lr_loss(X, y, w, lam=0.05):
+    return np.logaddexp(0, -y * (X @ w)).mean() + 0.5 * lam * w @ w
+def lr_grad(X, y, w, lam=0.05):
+    z = -y * (X @ w); return (X * (-y * (1 / (1 + np.exp(-z))))[:, None]).mean(0) + lam * w
+@case("logreg_backtrack", sized=True, inputs=lr_inputs, outputs=["w", "losses", "steps", "acc"], tol=(1e-9, 1e-11), vk=False)
+def _(X, y):
+    w = [np.zeros(X.shape[1])]; steps = []
+    for t in range(11):
+        g = lr_grad(X, y, w[-1]); f0 = lr_loss(X, y, w[-1]); a = 1.0
+        for i in range(11):
+            if not lr_loss(X, y, w[-1] - a * g) <= f0 - 0.5 * a * (g @ g): a *= 0.5
+        steps.append(a); w.append(w[-1] - a * g)
+    w = np.array(w)
+    return dict(w=w, losses=np.array([lr_loss(X, y, v) for v in w]), steps=np.array(steps), acc=np.int32((y * (X @ w[-1]) > 0).sum()))
+
+
+# 4 Newton-CG: five CG iterations on Hessian-vector products inside each Newton step
+def ncg_inputs(N=30, D=4, seed=1004):
+    rg = R(seed); X = rg.standard_normal((N, D)); X[:, 0] = 1.0
+    return dict(X=X, y=(X @ np.array([0.5, 1.5, -2.0, 0.7]) + rg.standard_normal(N) > 0).astype(np.float64))
+@case("newton_cg", sized=True, inputs=ncg_inputs, outputs=["w", "gnorm", "loss"], tol=(1e-8, 1e-10))
+def _(X, y):
+    N, D = X.shape; lam = 0.1; sig = lambda z: 1 / (1 + np.exp(-z))
+    grad = lambda w: X.T @ (sig(X @ w) - y) / N + lam * w
+    hv = lambda w, v: X.T @ (sig(X @ w) * (1 - sig(X @ w)) * (X @ v)) / N + lam * v
+    w = [np.zeros(D)]
+    for t in range(5):
+        b = -grad(w[-1]); x = np.zeros(D); r = b.copy(); p = b.copy()
+        for i in range(5):
+            Hp = hv(w[-1], p); a = (r @ r) / (p @ Hp); x = x + a * p; rn = r - a * Hp
+            p = rn + (rn @ rn) / (r @ r) * p; r = rn
+        w.append(w[-1] + x)
+    w = np.array(w); wl = w[-1]
+    loss = np.log1p(np.exp(-(2 * y - 1) * (X @ wl))).mean() + 0.5 * lam * wl @ wl
+    return dict(w=w, gnorm=np.array([np.linalg.norm(grad(v)) for v in w]), loss=loss)
+
+
+# 5 matrix completion by alternating least squares, a 3x3 solve per row in each sweep
+def als_inputs(M=9, N=7, seed=1005):
+    rg = R(seed); Rm = rg.standard_normal((M, 3)) @ rg.standard_normal((3, N)) + 0.05 * rg.standard_normal((M, N))
+    mask = (rg.random((M, N)) < 0.7).astype(np.float64); mask[:, 0] = 1; mask[0, :] = 1
+    return dict(Rm=Rm, mask=mask, V0=rg.standard_normal((N, 3)) * 0.5)
+@case("als_completion", sized=True, inputs=als_inputs, outputs=["U", "V", "err", "P", "observed"], tol=(1e-8, 1e-10))
+def _(Rm, mask, V0):
+    lam = 0.1
+    def rows(F, Y, W):
+        return np.array([np.linalg.solve((F * W[i][:, None]).T @ F + lam * np.eye(3), (F * (W[i] * Y[i])[:, None]).sum(0)) for i in range(len(Y))])
+    V = [V0]; U = []
+    for s in range(6):
+        U.append(rows(V[s], Rm, mask))
+        if s < 5: V.append(rows(U[s], Rm.T, mask.T))
+    U, V = np.array(U), np.array(V)
+    err = np.array([(mask * (Rm - U[s] @ V[s].T) ** 2).sum() for s in range(6)])
+    return dict(U=U, V=V, err=err, P=U[-1] @ V[-1].T, observed=mask.sum(), __stdout__=[f"rmse {(err[-1] / mask.sum()) ** 0.5:.5f}"])
+
+
+# 6 Sanger's rule (two-component Oja) streaming over samples for three epochs
+def sanger_inputs(T=30, D=4, seed=1006):
+    rg = R(seed); A = rg.standard_normal((D, D)) * np.array([2.0, 1.0, 0.4, 0.2])
+    X = rg.standard_normal((T, D)) @ A.T
+    return dict(X=X.astype(f32), W0=(rg.standard_normal((2, D)) * 0.3).astype(f32))
+@case("sanger_pca", sized=True, inputs=sanger_inputs, outputs=["W", "Wf", "Cov", "rayleigh", "gram", "norms"], tol=(2e-4, 2e-5), vk=True)
+def _(X, W0):
+    T, D = X.shape; W = [W0.astype(np.float64)]; Xd = X.astype(np.float64)
+    for s in range(3 * T):
+        x = Xd[s % T]; P = W[-1]; yv = P @ x
+        W.append(P + 0.01 * (np.outer(yv, x) - np.tril(np.outer(yv, yv)) @ P))
+    W = np.array(W); Wf = W[-1]; Cov = Xd.T @ Xd / T
+    return dict(W=W, Wf=Wf, Cov=Cov, rayleigh=np.einsum("ca,ab,cb->c", Wf, Cov, Wf) / (Wf ** 2).sum(1), gram=Wf @ Wf.T,
+                norms=(W ** 2).sum(-1))
+
+
+@pytest.mark.parametrize("name, target", params(CASES))
+def test_holdout_program_matches_numpy(name, target, capfd):
+    check_case(CASES[name], name, target, capfd)
