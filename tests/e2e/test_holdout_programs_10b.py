@@ -69,7 +69,7 @@ def lr_loss(X, y, w, lam=0.05):
     return np.logaddexp(0, -y * (X @ w)).mean() + 0.5 * lam * w @ w
 def lr_grad(X, y, w, lam=0.05):
     z = -y * (X @ w); return (X * (-y * (1 / (1 + np.exp(-z))))[:, None]).mean(0) + lam * w
-@case("logreg_backtrack", sized=True, inputs=lr_inputs, outputs=["w", "losses", "steps", "acc"], tol=(1e-9, 1e-11), vk=False)
+@case("logreg_backtrack", sized=True, inputs=lr_inputs, outputs=["w", "losses", "steps", "acc"], tol=(1e-9, 1e-11))
 def _(X, y):
     w = [np.zeros(X.shape[1])]; steps = []
     for t in range(11):
@@ -135,6 +135,77 @@ def _(X, W0):
     W = np.array(W); Wf = W[-1]; Cov = Xd.T @ Xd / T
     return dict(W=W, Wf=Wf, Cov=Cov, rayleigh=np.einsum("ca,ab,cb->c", Wf, Cov, Wf) / (Wf ** 2).sum(1), gram=Wf @ Wf.T,
                 norms=(W ** 2).sum(-1))
+
+
+# 7 policy iteration with an inner loop of Bellman sweeps evaluating each policy
+def mdp_inputs(S=6, A=3, seed=1007):
+    rg = R(seed); P = rg.random((A, S, S)) ** 3; P /= P.sum(-1, keepdims=True)
+    return dict(P=P, Rw=rg.standard_normal((S, A)))
+@case("policy_eval_inner", sized=True, inputs=mdp_inputs, outputs=["V", "pol", "changed", "Qf", "gap", "codes"], tol=(1e-10, 1e-12))
+def _(P, Rw):
+    A, S, _ = P.shape; g = 0.9; pol = [np.zeros(S, int)]; V = [np.zeros(S)]
+    q = lambda V: Rw + g * np.einsum("asu,u->sa", P, V)
+    for k in range(5):
+        v = V[-1]; pk = pol[-1]
+        for i in range(40):
+            v = Rw[np.arange(S), pk] + g * (P[pk, np.arange(S)] @ v)
+        V.append(v); pol.append(q(v).argmax(1))
+    pol = np.array(pol, np.int32); ch = (pol[1:] != pol[:-1]).sum(1).astype(np.int32); Qf = q(V[-1])
+    return dict(V=np.array(V), pol=pol, changed=np.r_[0, ch].astype(np.int32), Qf=Qf, gap=(Qf.max(1) - V[-1]).max(),
+                codes=np.array([{0: 10, 1: 20}.get(a, 30 + a) for a in pol[-1]], np.int32), __stdout__=[f"changes {ch[0]} {ch[-1]}"])
+
+
+# 8 label propagation with clamped seeds
+def lp_inputs(N=14, seed=1008):
+    rg = R(seed); pos = rg.standard_normal((N, 2)) + np.repeat(np.array([[0, 0], [4, 0], [2, 3]]), [5, 5, 4], 0)
+    W = np.exp(-((pos[:, None] - pos[None]) ** 2).sum(-1) / 2.0); np.fill_diagonal(W, 0)
+    lab = np.full(N, -1, np.int32); lab[[0, 5, 10]] = [0, 1, 2]; lab[7] = 1
+    return dict(W=W.astype(f32), seed_label=lab)
+@case("label_propagation", sized=True, inputs=lp_inputs, outputs=["Y0", "F", "pred", "mass", "change", "unlabeled"], tol=(1e-5, 1e-6), vk=True)
+def _(W, seed_label):
+    Y0 = (seed_label[:, None] == np.arange(3)).astype(f32); Pm = W / W.sum(1, keepdims=True); F = [Y0]
+    for t in range(24):
+        F.append(np.where(seed_label[:, None] >= 0, Y0, Pm @ F[-1]))
+    F = np.array(F)
+    return dict(Y0=Y0, F=F, pred=F[-1].argmax(1).astype(np.int32), mass=F.sum((1, 2)), change=np.r_[0, np.abs(np.diff(F, axis=0)).max((1, 2))],
+                unlabeled=np.int32((seed_label < 0).sum()))
+
+
+# 9 projected gradient onto a capped simplex, each projection an inner bisection
+def pgd_inputs(M=12, D=6, seed=1009):
+    rg = R(seed); A = rg.standard_normal((M, D)); return dict(A=A, b=A @ np.array([0.4, 0.3, 0.2, 0.1, 0.0, 0.0]) + 0.1 * rg.standard_normal(M))
+def cap_proj(v, cap=0.4):
+    lo, hi = v.min() - 1.0, v.max()
+    for i in range(50):
+        mid = 0.5 * (lo + hi)
+        if np.clip(v - mid, 0, cap).sum() > 1.0: lo = mid
+        else: hi = mid
+    return np.clip(v - 0.5 * (lo + hi), 0, cap)
+@case("pgd_box_simplex", sized=True, inputs=pgd_inputs, outputs=["x", "obj", "feasible", "total", "L"], tol=(1e-9, 1e-11))
+def _(A, b):
+    D = A.shape[1]; L = (A * A).sum(); x = [np.full(D, 1 / D)]
+    for t in range(29):
+        x.append(cap_proj(x[-1] - A.T @ (A @ x[-1] - b) / L))
+    x = np.array(x)
+    return dict(x=x, obj=0.5 * ((x @ A.T - b) ** 2).sum(1), feasible=bool(np.all((x[-1] >= 0) & (x[-1] <= 0.4 + 1e-12))), total=x[-1].sum(), L=L)
+
+
+# 10 Pegasos and a perceptron over the same sample order
+def peg_inputs(N=25, D=3, seed=1010):
+    rg = R(seed); X = rg.standard_normal((N, D)).astype(f32); X[:, -1] = 1
+    return dict(X=X, y=np.where(X @ f32([1.5, -1.0, 0.3]) > 0, 1, -1).astype(f32))
+@case("pegasos_svm", sized=True, inputs=peg_inputs, outputs=["w", "p", "wrong", "mistakes", "hinge", "train_acc"], tol=(2e-4, 2e-5))
+def _(X, y):
+    N, D = X.shape; lam = 0.1; w = [np.zeros(D)]; p = [np.zeros(D)]; wrong = [False]
+    Xd, yd = X.astype(np.float64), y.astype(np.float64)
+    for t in range(1, 121):
+        i = 7 * t % N; eta = 1 / (lam * t); m = yd[i] * w[-1] @ Xd[i]
+        h = (1 - eta * lam) * w[-1] + (eta * yd[i] * Xd[i] if m < 1 else 0)
+        n = np.linalg.norm(h); w.append(h * (1 / (n * np.sqrt(lam)) if n * np.sqrt(lam) > 1 else 1.0))
+        wr = yd[i] * p[-1] @ Xd[i] <= 0; wrong.append(wr); p.append(p[-1] + (yd[i] * Xd[i] if wr else 0))
+    w = np.array(w)
+    return dict(w=w, p=np.array(p), wrong=np.array(wrong), mistakes=np.int64(sum(wrong)),
+                hinge=np.maximum(0, 1 - yd * (Xd @ w[-1])).mean(), train_acc=np.int32((yd * (Xd @ w[-1]) > 0).sum()))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
