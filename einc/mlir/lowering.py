@@ -93,6 +93,7 @@ class Lowering:
         the loop."""
         step = copy.copy(self)
         step.values, step.reductions, step.views = dict(self.values), dict(self.reductions), dict(self.views)
+        step.packed = dict(self.packed)      # a copy packed in the loop body stays there
         step.groups = dict(self.groups)      # a group nested in the step runs in the loop body
         step._state_memo = {}
         step.given_step_tensors = self.given_step_tensors | {id(v) for v in group.step_work}

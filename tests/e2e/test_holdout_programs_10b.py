@@ -208,6 +208,47 @@ def _(X, y):
                 hinge=np.maximum(0, 1 - yd * (Xd @ w[-1])).mean(), train_acc=np.int32((yd * (Xd @ w[-1]) > 0).sum()))
 
 
+# 11 a neural ODE trained through RK4, the loss differentiated through the integration
+def node_inputs(B=5, seed=1011):
+    rg = R(seed); x0 = rg.standard_normal((B, 2))
+    return dict(x0=x0, target=x0 @ np.array([[0.8, -0.4], [0.4, 0.8]]) + 0.2, theta0=rg.standard_normal(6) * 0.3)
+def node_loss(th, x0, target, h=0.125):
+    f = lambda x: np.tanh(x @ th[:4].reshape(2, 2).T + th[4:])
+    z = x0
+    for s in range(8):
+        k1 = f(z); k2 = f(z + 0.5 * h * k1); k3 = f(z + 0.5 * h * k2); k4 = f(z + h * k3)
+        z = z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return ((z - target) ** 2).sum() / len(x0), z
+@case("neural_ode_rk4", sized=True, inputs=node_inputs, outputs=["theta", "losses", "final_end"], tol=(1e-7, 1e-9))
+def _(x0, target, theta0):
+    th = [theta0]; e = 1e-6; L = lambda t: node_loss(t, x0, target)[0]
+    for k in range(11):
+        g = np.array([(L(th[-1] + e * d) - L(th[-1] - e * d)) / (2 * e) for d in np.eye(6)])
+        th.append(th[-1] - 0.5 * g)
+    th = np.array(th)
+    return dict(theta=th, losses=np.array([L(t) for t in th]), final_end=node_loss(th[-1], x0, target)[1])
+
+
+# 12 a Sinkhorn barycenter: gradient steps on softmax logits through 30 Sinkhorn iterations
+def bary_inputs(G=10):
+    g = np.arange(G); a1 = np.exp(-(g - 2.0) ** 2 / 2); a2 = np.exp(-(g - 7.0) ** 2 / 3)
+    return dict(a1=a1 / a1.sum(), a2=a2 / a2.sum())
+def ot_np(p, q, G, eps=0.05):
+    g = np.arange(G); C = ((g[:, None] - g[None]) / G) ** 2; K = np.exp(-C / eps); u = np.ones(G)
+    for k in range(30):
+        v = q / (K.T @ u); u = p / (K @ v)
+    return (u[:, None] * K * v[None] * C).sum()
+@case("sinkhorn_barycenter", sized=True, inputs=bary_inputs, outputs=["z", "cost", "bary", "mean_pos"], tol=(1e-6, 1e-9))
+def _(a1, a2):
+    G = len(a1); sm = lambda z: np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    F = lambda z: ot_np(sm(z), a1, G) + ot_np(sm(z), a2, G); z = [np.zeros(G)]; e = 1e-6
+    for t in range(9):
+        g = np.array([(F(z[-1] + e * d) - F(z[-1] - e * d)) / (2 * e) for d in np.eye(G)])
+        z.append(z[-1] - 2.0 * g)
+    z = np.array(z); b = sm(z[-1])
+    return dict(z=z, cost=np.array([F(v) for v in z]), bary=b, mean_pos=(b * np.arange(G)).sum())
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)

@@ -133,3 +133,32 @@ def test_a_rank_one_read_at_a_computed_index_in_lanes_matches_numpy():
     for _ in range(3):
         r.append(0.5 * r[-1] + x2[np.arange(11) % 3])
     np.testing.assert_allclose(run(source, x1=x1, x2=x2)["r"], np.array(r), rtol=1e-6, atol=1e-6)
+
+
+# the step loop of z runs h's loop in its body and packs W there; c's loop, after it, packs its own
+PACKED_IN_A_STEP = """
+    let W: [f64; H, H];
+    let b: [f64; H];
+    fn run(x0) {
+        let h[0] = x0;
+        let h[k in 1..4, i in 0..H] = 0.5 * sum[j](W[i, j] * h[k - 1, j]);
+        h[3]
+    }
+    let z[0] = b;
+    let z[t in 1..3] = z[t - 1] + run(z[t - 1]);
+    let c[t in 0..3] = run(z[t]);
+"""
+
+
+def test_a_copy_packed_inside_a_step_loop_is_not_read_after_it():
+    W, b = weights(5, 5, dtype=np.float64), rng.standard_normal(5)
+    def run_np(x):
+        for _ in range(3):
+            x = 0.5 * W @ x
+        return x
+    z = [b]
+    for _ in range(2):
+        z.append(z[-1] + run_np(z[-1]))
+    out = run(PACKED_IN_A_STEP, W=W, b=b)
+    np.testing.assert_allclose(out["z"], np.array(z), rtol=1e-12)
+    np.testing.assert_allclose(out["c"], np.array([run_np(v) for v in z]), rtol=1e-12)
