@@ -249,6 +249,61 @@ def _(a1, a2):
     return dict(z=z, cost=np.array([F(v) for v in z]), bary=b, mean_pos=(b * np.arange(G)).sum())
 
 
+# 13 bilevel: per-feature ridge weights tuned through 15 unrolled inner gradient steps
+def bilevel_inputs(Nt=20, Nv=12, D=3, seed=1013):
+    rg = R(seed); wt = np.array([1.0, -0.5, 0.0])
+    Xt, Xv = rg.standard_normal((Nt, D)), rg.standard_normal((Nv, D))
+    return dict(Xt=Xt, yt=Xt @ wt + 0.8 * rg.standard_normal(Nt), Xv=Xv, yv=Xv @ wt + 0.1 * rg.standard_normal(Nv))
+def bilevel_np(h, Xt, yt, Xv, yv):
+    w = np.zeros(Xt.shape[1])
+    for k in range(15):
+        w = w - 0.1 * (Xt.T @ (Xt @ w - yt) / len(yt) + np.exp(h) * w)
+    return ((Xv @ w - yv) ** 2).sum() / (2 * len(yv)), w
+@case("bilevel_feature_reg", sized=True, inputs=bilevel_inputs, outputs=["h", "val", "w_final", "lam"], tol=(1e-7, 1e-9))
+def _(Xt, yt, Xv, yv):
+    F = lambda h: bilevel_np(h, Xt, yt, Xv, yv)[0]; h = [np.zeros(Xt.shape[1])]; e = 1e-6
+    for t in range(7):
+        g = np.array([(F(h[-1] + e * d) - F(h[-1] - e * d)) / (2 * e) for d in np.eye(len(h[-1]))])
+        h.append(h[-1] - 5.0 * g)
+    h = np.array(h); val = np.array([F(v) for v in h])
+    return dict(h=h, val=val, w_final=bilevel_np(h[-1], Xt, yt, Xv, yv)[1], lam=np.exp(h[-1]),
+                __stdout__=[f"validation {val[0]:.5f} -> {val[-1]:.5f}"])
+
+
+# 14 KL-divergence NMF, each update's ratio V / (W H) a tensor of its step
+def klnmf_inputs(M=8, N=6, seed=1014):
+    rg = R(seed); V = rg.random((M, 2)) @ rg.random((2, N)) + 0.1
+    return dict(V=V.astype(f32), W0=rg.uniform(0.5, 1.5, (M, 2)).astype(f32), H0=rg.uniform(0.5, 1.5, (2, N)).astype(f32))
+@case("kl_nmf_blocks", sized=True, inputs=klnmf_inputs, outputs=["W", "H", "div", "decreasing"], tol=(2e-4, 1e-5), vk=True)
+def _(V, W0, H0):
+    V = V.astype(np.float64); W, H = [W0.astype(np.float64)], [H0.astype(np.float64)]
+    for k in range(29):
+        Q = V / (W[-1] @ H[-1]); H.append(H[-1] * (W[-1].T @ Q) / W[-1].sum(0)[:, None])
+        Q = V / (W[-1] @ H[-1]); W.append(W[-1] * (Q @ H[-1].T) / H[-1].sum(1)[None, :])
+    div = np.array([(V * np.log(V / (w @ h)) - V + w @ h).sum() for w, h in zip(W, H)])
+    return dict(W=np.array(W), H=np.array(H), div=div, decreasing=bool(np.all(div[1:] <= div[:-1] * 1.0001)))
+
+
+# 15 mini-batch k-means with per-centre rates from integer counts
+def mbk_inputs(N=30, D=2, seed=1015):
+    rg = R(seed); cen = np.array([[0.0, 0.0], [4.0, 1.0], [1.0, 4.0]])
+    X = (cen[rg.integers(0, 3, N)] + 0.6 * rg.standard_normal((N, D))).astype(f32)
+    return dict(X=X, C0=X[[0, 1, 2]].copy())
+@case("minibatch_kmeans", sized=True, inputs=mbk_inputs, outputs=["C", "cnt", "lab", "inertia", "final_labels"], tol=(2e-5, 2e-6))
+def _(X, C0):
+    N = len(X); Xd = X.astype(np.float64)
+    near = lambda C, x: int(((x - C) ** 2).sum(-1).argmin())
+    C, cnt, lab = [C0.astype(np.float64)], [np.zeros(3, np.int32)], [np.zeros(4, np.int32)]
+    for t in range(1, 21):
+        idx = (4 * t + np.arange(4)) % N; l = np.array([near(C[-1], Xd[i]) for i in idx], np.int32)
+        hits = np.bincount(l, minlength=3); c = cnt[-1] + hits
+        rate = np.where(hits > 0, 1.0 / np.maximum(c, 1), 0.0)
+        mean = np.array([Xd[idx][l == k].sum(0) for k in range(3)])
+        C.append(C[-1] + rate[:, None] * (mean - hits[:, None] * C[-1])); cnt.append(c.astype(np.int32)); lab.append(l)
+    Cf = C[-1]; d = ((Xd[:, None] - Cf[None]) ** 2).sum(-1)
+    return dict(C=np.array(C), cnt=np.array(cnt), lab=np.array(lab), inertia=d.min(1).sum(), final_labels=d.argmin(1).astype(np.int32))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
