@@ -304,6 +304,23 @@ def _(X, C0):
     return dict(C=np.array(C), cnt=np.array(cnt), lab=np.array(lab), inertia=d.min(1).sum(), final_labels=d.argmin(1).astype(np.int32))
 
 
+# 16 a multiclass averaged perceptron, the step's scores and a bool tensor of rivals
+def perc_inputs(N=24, D=4, seed=1016):
+    rg = R(seed); X = rg.standard_normal((N, D)).astype(f32); X[:, -1] = 1
+    return dict(X=X, y=np.argmax(X @ rg.standard_normal((D, 3)).astype(f32), 1).astype(np.int32))
+@case("averaged_perceptron", sized=True, inputs=perc_inputs, outputs=["W", "miss", "S", "avg", "pred", "correct"], tol=(1e-5, 1e-5))
+def _(X, y):
+    N, D = X.shape; W = [np.zeros((3, D), f32)]; S = [np.zeros((3, D), f32)]; miss = [0]
+    for t in range(1, 4 * N + 1):
+        i = (t - 1) % N; sc = W[-1] @ X[i]; yi = y[i]
+        p = int(np.argmax(sc)) if any(c != yi and sc[c] >= sc[yi] for c in range(3)) else yi
+        w = W[-1].copy()
+        if p != yi: w[yi] += X[i]; w[p] -= X[i]
+        miss.append(miss[-1] + int(np.any(w[yi] != W[-1][yi]))); W.append(w); S.append(S[-1] + w)
+    avg = S[-1] / f32(4 * N); pred = np.argmax(X @ avg.T, 1).astype(np.int32)
+    return dict(W=np.array(W), miss=np.int16(miss), S=np.array(S), avg=avg, pred=pred, correct=np.int32((pred == y).sum()))
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
