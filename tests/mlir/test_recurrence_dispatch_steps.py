@@ -197,3 +197,43 @@ def test_loops_nested_in_a_step_of_run_time_sizes_keep_their_storage_in_buffers(
             v = x[-1]
             x.append(v - 0.5 * np.linalg.solve(A + np.diag(0.1 * v * v), A @ v - b))
         np.testing.assert_allclose(program(A=A, b=b)["x"], np.array(x), rtol=1e-9, atol=1e-12)
+
+
+BACKTRACKING = """
+use std::math::{exp, ln};
+let X: [f64; N, D];
+let y: [f64; N];
+fn softplus(z) { if z > 0.0 { z + ln(1.0 + exp(-z)) } else { ln(1.0 + exp(z)) } }
+fn loss(w) { sum[n](softplus(-y[n] * sum[j](X[n, j] * w[j]))) / (N as f64) + 0.025 * sum[j](w[j] * w[j]) }
+fn search(w, g, f0) {
+    let gg = sum[j](g[j] * g[j]);
+    let a[0] = 1.0;
+    let a[i in 1..12] = if loss(w - a[i - 1] * g) <= f0 - 0.5 * a[i - 1] * gg { a[i - 1] } else { 0.5 * a[i - 1] };
+    a[11]
+}
+let w[0, j in 0..D] = 0.0;
+let w[t in 1..6] = { let prev = w[t - 1]; let f0 = loss(prev); let g = @f0 / @prev; prev - search(prev, g, f0) * g };
+let steps[t in 0..5] = { let prev = w[t]; let f0 = loss(prev); search(prev, @f0 / @prev, f0) };
+"""
+
+
+def test_buffers_of_tensors_from_one_call_stay_apart(tmp_path):
+    """The line search's dispatch keeps three tensors of its step made at one call's span in
+    buffers of run-time size: marked alike, CSE merged their tensor.empty ops and the dispatch's
+    results came apart ("optimization_barrier op ... same type")."""
+    explain, program = build(tmp_path, BACKTRACKING, None)
+    assert DISPATCH in explain
+    X, y = rng.standard_normal((20, 3)), np.sign(rng.standard_normal(20))
+    loss = lambda w: np.logaddexp(0, -y * (X @ w)).mean() + 0.025 * w @ w
+    grad = lambda w: (X * (-y / (1 + np.exp(y * (X @ w))))[:, None]).mean(0) + 0.05 * w
+    def search(w):
+        g, a = grad(w), 1.0
+        for _ in range(11):
+            a = a if loss(w - a * g) <= loss(w) - 0.5 * a * (g @ g) else 0.5 * a
+        return a
+    w = [np.zeros(3)]
+    for _ in range(5):
+        w.append(w[-1] - search(w[-1]) * grad(w[-1]))
+    got = program(X=X, y=y)
+    np.testing.assert_allclose(got["w"], np.array(w), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got["steps"], [search(v) for v in w[:5]], rtol=1e-12)

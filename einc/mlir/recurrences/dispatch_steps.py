@@ -52,7 +52,7 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     work = StepWork(lw, group, in_results=True)
 
     def loops(units: dict, tensors: list) -> list:
-        work.carried = [_buffer(lw, key) for key in work.results]
+        work.carried = [_buffer(lw, key, k) for k, key in enumerate(work.results)]
         return recurrence_region.steps(lw, group, units, tensors, work) + work.carried
     return recurrence_region.in_one_dispatch(lw, group, loops, tuple(map(_buffer_type, work.results)))
 
@@ -146,13 +146,18 @@ def _movable(v: Value) -> bool:
         not (is_state_slice(v) and is_state_history(v))
 
 
-def _buffer(lw, key) -> ir.Value:
+def _buffer(lw, key, result: Optional[int] = None) -> ir.Value:
     """An uninitialised tensor for a tensor of the step or a nested loop's member (`key`), its
-    own op (CSE would merge equal ones, and one buffer cannot back two results)."""
+    own op (CSE would merge equal ones, and one buffer cannot back two results): the buffer of
+    the dispatch's `result`-th extra result is marked with that number, since two tensors of one
+    call's span, or members of one function's loop called twice, are otherwise marked alike."""
+    tag = "" if result is None else f" (result {result})"
     if isinstance(key, RecMember):
-        return recurrence_region.storage_buffer(lw, key)
+        empty = recurrence_region.storage_buffer(lw, key)
+        empty.owner.attributes["einc.storage"] = ir.StringAttr.get(f"{key.name}{tag}")
+        return empty
     empty = lw.sizes.empty(tuple(key.shape), element_type(stored_dtype(key)))
-    empty.owner.attributes["einc.storage"] = ir.StringAttr.get(f"step tensor at {key.span}")
+    empty.owner.attributes["einc.storage"] = ir.StringAttr.get(f"step tensor at {key.span}{tag}")
     return empty
 
 
