@@ -237,3 +237,12 @@ def test_buffers_of_tensors_from_one_call_stay_apart(tmp_path):
     got = program(X=X, y=y)
     np.testing.assert_allclose(got["w"], np.array(w), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(got["steps"], [search(v) for v in w[:5]], rtol=1e-12)
+
+
+def test_a_step_of_many_tensors_of_run_time_sizes_keeps_the_host_loop():
+    """A transformer's block as a step over 4 layers, 16 tensors of sizes (B, T, D) in buffers:
+    the dispatch would take more push constants (a binding's offset, a size) than IREE's 64 and
+    failed to load ("dispatch requiring 69 constants exceeds limit of 64")."""
+    from tests.programs import FOLDER
+    text = emit_program(str(FOLDER / "holdout" / "transformer_stack.ein"), "explain", outputs=["x", "logp", "nll"])
+    assert "words of constants, more than 28 or 40" in text
