@@ -104,6 +104,87 @@ def _(u0, omega):
     return dict(u=u, mean=u.sum((1, 2)) / f32(G * G), hottest=hottest, hot_at=hot_at)
 
 
+# 5 power iteration with Hotelling deflation, a whole deflated matrix each step
+def pdef_inputs(N=7, seed=1005):
+    rg = R(seed); Q = np.linalg.qr(rg.standard_normal((N, N)))[0]
+    return dict(A=Q @ np.diag([9.0, 6.0, 3.5, 1.5, 1.0, 0.5, 0.2][:N]) @ Q.T, v0=rg.standard_normal(N))
+@case("power_deflation", sized=True, inputs=pdef_inputs, outputs=["V", "lam", "B", "resid", "gram", "ordered"], tol=(1e-9, 1e-11))
+def _(A, v0):
+    K, P = 3, 90; B = [A]; V, lam = [], []
+    for m in range(K):
+        x = v0
+        for _ in range(P - 1):
+            y = B[m] @ x; x = y / np.sqrt(y @ y)
+        V.append(x); lam.append(x @ B[m] @ x)
+        if m + 1 < K:
+            B.append(B[m] - lam[m] * np.outer(x, x))
+    V, lam = np.array(V), np.array(lam)
+    resid = (((A @ V.T).T - lam[:, None] * V) ** 2).max(1)
+    return dict(V=V, lam=lam, B=np.array(B), resid=resid, gram=V @ V.T, ordered=np.bool_(all(np.diff(lam) <= 0)),
+                __stdout__=["eigenvalues"])
+
+
+# 6 backward Euler for a batch of cubic ODEs, each step's root by bisection
+def bis_inputs(M=6, seed=1006):
+    rg = R(seed); return dict(c=(0.5 + 3 * rg.random(M)).astype(f32), y0=(2 * rg.standard_normal(M)).astype(f32))
+@case("bisect_implicit_batch", sized=True, inputs=bis_inputs, outputs=["y", "gap", "amplitude", "stiffest"], tol=(2e-5, 2e-6), vk=True)
+def _(c, y0):
+    a, h, S, NB = f32(2), f32(0.1), 30, 28
+    def solve(rhs, hc):
+        lo, hi = -abs(rhs) - f32(1), abs(rhs) + f32(1)
+        for _ in range(NB - 1):
+            mid = f32(0.5) * (lo + hi)
+            if mid + hc * mid * mid * mid - rhs < 0: lo = mid
+            else: hi = mid
+        return f32(0.5) * (lo + hi)
+    y = [y0]
+    for s in range(1, S):
+        rhs = y[-1] + h * a * np.sin(f32(s) * h); y.append(np.array([solve(r, h * cb) for r, cb in zip(rhs, c)], f32))
+    y = np.array(y); t = (np.arange(S, dtype=f32) * h)[:, None]
+    gap = np.zeros_like(y); gap[1:] = np.abs(y[1:] + h * c * y[1:] ** 3 - y[:-1] - h * a * np.sin(t[1:]))
+    half = y[S // 2:]
+    return dict(y=y, gap=gap, amplitude=half.max(0) - half.min(0), stiffest=np.int32(np.argmax(c)))
+
+
+# 7 Lorenz by RK4 substeps per output step, differentiated in rho
+def lorenz_np(state0, rho, NOUT=12, SUB=8, dt=0.005, sigma=10.0, beta=8 / 3):
+    f = lambda y: np.array([sigma * (y[1] - y[0]), y[0] * (rho - y[2]) - y[1], y[0] * y[1] - beta * y[2]])
+    out = [state0]
+    for n in range(1, NOUT):
+        y = out[-1]
+        for _ in range(SUB):
+            k1 = f(y); k2 = f(y + 0.5 * dt * k1); k3 = f(y + 0.5 * dt * k2); k4 = f(y + dt * k3)
+            y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        out.append(y)
+    return np.array(out)
+@case("rk4_substeps_lorenz", sized=True, inputs=lambda: dict(state0=np.array([1.0, 1.5, 20.0]), rho=np.float64(28.0)),
+      outputs=["out", "xz", "dx_drho", "radius"], tol=(1e-8, 1e-9))
+def _(state0, rho):
+    out = lorenz_np(state0, rho); e = 1e-6
+    d = (lorenz_np(state0, rho + e)[-1, 0] - lorenz_np(state0, rho - e)[-1, 0]) / (2 * e)
+    return dict(out=out, xz=out[-1, 0], dx_drho=d, radius=np.sqrt((out ** 2).sum(1)), __stdout__=["x at end"])
+
+
+# 8 nonlinear reaction-diffusion, each step by lexicographic Gauss-Seidel sweeps
+def gsn_inputs(L=16):
+    x = np.linspace(0, 1, L); return dict(u0=np.where(x < 0.3, 1.0, 0.0) + 0.05 * np.sin(7 * x))
+@case("gs_nonlinear_steps", sized=True, inputs=gsn_inputs, outputs=["u", "front", "total", "change"], tol=(1e-10, 1e-12))
+def _(u0):
+    L = len(u0); lam, dt, T, SW = 2.0, 0.05, 14, 5
+    u = [u0]
+    for t in range(1, T):
+        old = u[-1]; z = old.copy()
+        for k in range(SW):
+            w = z.copy()
+            for i in range(1, L - 1):
+                w[i] = (old[i] + lam * (w[i - 1] + z[i + 1]) + dt * z[i] * (1 - z[i])) / (1 + 2 * lam)
+            z = w
+        u.append(z)
+    u = np.array(u)
+    return dict(u=u, front=(u > 0.5).sum(1).astype(np.int32), total=u.sum(1) / L,
+                change=np.r_[0.0, np.sqrt(((u[1:] - u[:-1]) ** 2).max(1))])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
