@@ -185,6 +185,57 @@ def _(u0):
                 change=np.r_[0.0, np.sqrt(((u[1:] - u[:-1]) ** 2).max(1))])
 
 
+# 9 BFGS with a fixed-length backtracking line search, the gradient by @f / @x
+def rosen_np(x):
+    return (10 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+def rosen_grad(x):
+    g = np.zeros_like(x); r = x[1:] - x[:-1] ** 2
+    g[:-1] += -40 * r * x[:-1] - 2 * (1 - x[:-1]); g[1:] += 20 * r
+    return g
+@case("bfgs_backtrack", sized=True, inputs=lambda: dict(x0=np.array([-1.2, 1.0, -0.5, 0.8])),
+      outputs=["x", "H", "g", "fx", "accept", "chosen", "alpha", "final_value"], tol=(1e-8, 1e-10))
+def _(x0):
+    D = len(x0); IT, TR = 25, 12; x = [x0]; H = [0.1 * np.eye(D)]; G, F, A, C, AL = [], [], [], [], []
+    for k in range(IT):
+        g = rosen_grad(x[k]); d = -H[k] @ g; sl = g @ d; fx = rosen_np(x[k])
+        acc = np.array([rosen_np(x[k] + 0.5 ** m * d) <= fx + 1e-4 * 0.5 ** m * sl for m in range(TR)])
+        ch = int(np.argmax(acc)) if acc.any() else TR - 1; al = 0.5 ** ch
+        xn = x[k] + al * d; s = al * d; y = rosen_grad(xn) - g; rho = 1 / (y @ s); I = np.eye(D)
+        H.append((I - rho * np.outer(s, y)) @ H[k] @ (I - rho * np.outer(y, s)) + rho * np.outer(s, s))
+        x.append(xn); G.append(g); F.append(fx); A.append(acc); C.append(ch); AL.append(al)
+    return dict(x=np.array(x), H=np.array(H), g=np.array(G), fx=np.array(F), accept=np.array(A), chosen=np.int32(C),
+                alpha=np.array(AL), final_value=rosen_np(x[-1]), __stdout__=["f after BFGS"])
+
+
+# 10 Lanczos with full reorthogonalisation and Ritz values by Sturm bisection
+def lz_inputs(N=9, seed=1010):
+    rg = R(seed); a = rg.standard_normal((N, N)); return dict(A=(a + a.T) / 2 + np.diag(np.arange(N) * 0.7), q0=rg.standard_normal(N))
+@case("lanczos_reorth", sized=True, inputs=lz_inputs, outputs=["Q", "alpha", "beta", "r", "lo0", "hi0", "ritz", "ortho"], tol=(1e-8, 1e-10))
+def _(A, q0):
+    N = len(q0); M, NB = 5, 50; Q = [q0 / np.sqrt(q0 @ q0)]; al, be, rs = [], [], []
+    for k in range(M):
+        w = A @ Q[k]; a = Q[k] @ w; v = w - a * Q[k]; Qa = np.array(Q[:k + 1])
+        r = v - Qa.T @ (Qa @ v); b = np.sqrt(r @ r); al.append(a); be.append(b); rs.append(r)
+        if k + 1 < M: Q.append(r / b)
+    Q = np.array(Q); al = np.array(al); be = np.array(be)
+    def count(x):
+        d = al[0] - x; c = int(d < 0)
+        for k in range(1, M):
+            d = al[k] - x - be[k - 1] ** 2 / d; c += int(d < 0)
+        return c
+    rad = np.abs(A).sum(1) - np.abs(np.diag(A)); lo0 = (np.diag(A) - rad).min(); hi0 = (np.diag(A) + rad).max()
+    ritz = []
+    for e in range(M):
+        lo, hi = lo0, hi0
+        for _ in range(NB - 1):
+            mid = 0.5 * (lo + hi)
+            if count(mid) <= e: lo = mid
+            else: hi = mid
+        ritz.append(0.5 * (lo + hi))
+    G = Q @ Q.T
+    return dict(Q=Q, alpha=al, beta=be, r=np.array(rs), lo0=lo0, hi0=hi0, ritz=np.array(ritz), ortho=((G - np.diag(np.diag(G))) ** 2).max())
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
