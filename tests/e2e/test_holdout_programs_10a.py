@@ -236,6 +236,44 @@ def _(A, q0):
     return dict(Q=Q, alpha=al, beta=be, r=np.array(rs), lo0=lo0, hi0=hi0, ritz=np.array(ritz), ortho=((G - np.diag(np.diag(G))) ** 2).max())
 
 
+# 11 Bratu shooting: Newton on the slope over an inner Heun integration differentiated by @
+def bratu_end(slope, lam, NT=40):
+    h = 1 / NT; y, v = 0.0, slope
+    for _ in range(NT):
+        pv = v - h * lam * np.exp(y); py = y + h * v
+        y, v = y + 0.5 * h * (v + pv), v - 0.5 * h * lam * (np.exp(y) + np.exp(py))
+    return y
+@case("shooting_rk_newton", sized=True, inputs=lambda: dict(lam=np.float64(1.5)), outputs=["s", "miss", "converged"], tol=(1e-8, 1e-10))
+def _(lam):
+    s = [0.5]; e = 1e-6
+    for _ in range(6):
+        F = bratu_end(s[-1], lam); dF = (bratu_end(s[-1] + e, lam) - bratu_end(s[-1] - e, lam)) / (2 * e); s.append(s[-1] - F / dF)
+    miss = np.array([bratu_end(x, lam) for x in s])
+    return dict(s=np.array(s), miss=miss, converged=np.bool_(miss[-1] ** 2 < 1e-20), __stdout__=["slope"])
+
+
+# 12 semi-implicit ignition steps, each by Picard iterations over the whole field
+def ign_inputs(H=9, W=12, seed=1012):
+    rg = R(seed); u = (0.5 * rg.random((H, W))).astype(f32); u[3:6, 4:8] += f32(1.2)
+    u[0] = u[-1] = 0; u[:, 0] = u[:, -1] = 0
+    return dict(u0=u, q=f32(0.3))
+@case("picard_ignition", sized=True, inputs=ign_inputs, outputs=["u", "burning", "peak", "hottest", "cells"], tol=(2e-5, 2e-6))
+def _(u0, q):
+    H, W = u0.shape; D, eps, dt, T, PI = f32(0.2), f32(0.1), f32(0.1), 10, 6
+    u = [u0]
+    for t in range(1, T):
+        old = u[-1]; z = old
+        for _ in range(PI - 1):
+            n = np.zeros_like(z); n[1:-1, 1:-1] = z[:-2, 1:-1] + z[2:, 1:-1] + z[1:-1, :-2] + z[1:-1, 2:]
+            new = (old + dt * (D * n + q * np.exp(z / (1 + eps * z)))) / (1 + 4 * dt * D)
+            new[0] = new[-1] = 0; new[:, 0] = new[:, -1] = 0; z = new.astype(f32)
+        u.append(z)
+    u = np.array(u); peak = u.max((1, 2))
+    hot = np.array([np.flatnonzero(u[t].ravel() == peak[t])[0] for t in range(T)], np.int32)
+    return dict(u=u, burning=(u > 1).sum((1, 2)).astype(np.int32), peak=peak, hottest=hot, cells=np.int64(H * W),
+                __stdout__=["burning at end"])
+
+
 @pytest.mark.parametrize("name, target", params(CASES))
 def test_holdout_program_matches_numpy(name, target, capfd):
     check_case(CASES[name], name, target, capfd)
