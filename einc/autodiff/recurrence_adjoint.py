@@ -105,9 +105,13 @@ def check_inner_loop_inputs(group: RecurrenceGroup, span, by_vector=None) -> Non
     hold."""
     if by_vector is None:
         return
+    checked = set()          # the ids of the loops looked at: each member's RecValue reaches the same one
     for c in (c for m in group.members for c in m.clauses):
         for inner in walk([u for u in (c.body, c.guard) if u is not None], opaque=(RecValue,)):
-            if isinstance(inner, RecValue) and inner.group is not group and _literal_reading(inner, by_vector):
+            if not isinstance(inner, RecValue) or inner.group is group or id(inner.group) in checked:
+                continue
+            checked.add(id(inner.group))
+            if _literal_reading(inner, by_vector):
                 shown = f"`{by_vector.name}`" if isinstance(by_vector, Input) else "it"
                 raise d.error(d.UNSUPPORTED, f"forward-mode derivatives by an array through the recurrence "
                               f"`{group.members[0].name}`, whose step runs the recurrence `{inner.member.name}` "

@@ -169,6 +169,36 @@ def test_bools_of_the_step_are_kept_as_bytes(tmp_path):
     np.testing.assert_array_equal(got["done"], np.array(done))
 
 
+DAMPED_SOLVES = """
+use std::ml::linalg_ops::solve;
+let A: [f64; N, N];
+let b: [f64; N];
+let x[0, i in 0..N] = 0.0;
+let x[k in 1..10] = {
+    let v = x[k - 1];
+    let r[i] = sum[j](A[i, j] * v[j]) - b[i];
+    let M[i, j] = A[i, j] + (if i == j { 0.1 * v[i] * v[i] } else { 0.0 });
+    v - 0.5 * solve(M, r)
+};
+"""
+
+
+def test_loops_nested_in_a_step_of_run_time_sizes_keep_their_storage_in_buffers(tmp_path):
+    """std's solve of an N x N system built in each step, N a run-time size: the solve's storage
+    and the tensors the step computes for it (M, r, the augmented matrix) are buffers of the
+    dispatch, cleared each step; one module for two sizes."""
+    explain, program = build(tmp_path, DAMPED_SOLVES, None)
+    assert DISPATCH in explain and "runs 2 nested recurrence loop(s)" in explain
+    for n in (3, 40):
+        A = rng.standard_normal((n, n)) + n * np.eye(n)
+        b = rng.standard_normal(n)
+        x = [np.zeros(n)]
+        for _ in range(9):
+            v = x[-1]
+            x.append(v - 0.5 * np.linalg.solve(A + np.diag(0.1 * v * v), A @ v - b))
+        np.testing.assert_allclose(program(A=A, b=b)["x"], np.array(x), rtol=1e-9, atol=1e-12)
+
+
 PER_ROW_CG = """
 let b: [f64; B, N];
 fn scaled(v) {

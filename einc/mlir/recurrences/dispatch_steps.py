@@ -8,7 +8,7 @@ it, by scalar loops (sums in vector lanes, recurrence_lanes): a state slice is a
 storage's row, a loop nested in the step runs its own loops there (its storage made anew each
 step), a scalar is an SSA value. A tensor of a size known at build time lives on the
 dispatch's stack (all of them within STACK_BUDGET); one of a run-time size or larger is kept in
-a buffer of the dispatch, a result nothing outside reads (at most MAX_RESULTS). A loop nested in
+a buffer of the dispatch, a result nothing outside reads (all its buffers within MAX_BINDINGS). A loop nested in
 the step keeps its storage and tensors on the stack. What does not fit keeps the host loop
 (`misfit`), and so does a step whose work outweighs the host loop's kernel launches (LAUNCH_OPS
 each): those kernels run on every core.
@@ -22,8 +22,8 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, vector
 
 from einc.ir import affine
-from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecValue, RecurrenceGroup, Reduce, Stack, StateRead, Value,
-                           free_vars)
+from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecMember, RecValue, RecurrenceGroup, Reduce, Stack, StateRead,
+                           Value, free_vars)
 from einc.ir.traversal import fold
 from einc.ir.state_slices import computable_after, is_part_of_row, is_state_history, is_state_slice
 from einc.mlir.core import scalar_ops
@@ -38,13 +38,13 @@ from einc.mlir.recurrences.lanes import (STEP_RULES, Lanes, counted_loop, round_
 from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Scope, Storage, load_element, store_element
 from einc.passes.step_cost import step_operations
-from einc.mlir.recurrences.step import runs_in, sizes_of, storage_shape, stored_dtype
+from einc.mlir.recurrences.step import compact, runs_in, sizes_of, storage_shape, stored_dtype
 
 STACK_BUDGET = 16384      # bytes of a step's tensors, half IREE's 32 KB stack limit for a CPU dispatch
 FORM = "one dispatch whose loops run every step, computing the step's tensors once a step with scalar loops"
 POINT_NODES = (IndexRef, Op, Read, Reduce, StateRead, Stack)     # what a step's scalar code computes
 LAUNCH_OPS = 5_000        # scalar operations one dispatch's thread runs while a host loop launches a kernel (5-8 us)
-MAX_RESULTS = 8           # step tensors kept in buffers of the dispatch (IREE-220: 32 bindings in all)
+MAX_BINDINGS = 28         # buffers a dispatch binds, with a margin below IREE's 32 (IREE-220)
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
@@ -53,9 +53,9 @@ def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
     work = StepWork(lw, group, in_results=True)
 
     def loops(units: dict, tensors: list) -> list:
-        work.carried = [_scratch(lw, v) for v in work.results]
+        work.carried = [_buffer(lw, key) for key in work.results]
         return recurrence_region.steps(lw, group, units, tensors, work) + work.carried
-    return recurrence_region.in_one_dispatch(lw, group, loops, tuple((v.dtype, tuple(v.shape)) for v in work.results))
+    return recurrence_region.in_one_dispatch(lw, group, loops, tuple(map(_buffer_type, work.results)))
 
 
 class StepWork:
@@ -64,14 +64,15 @@ class StepWork:
     it reads at the current step are written, einc.ir.state_slices.computable_after). A tensor
     of a run-time size or past STACK_BUDGET (`_placement`; in the group's own dispatch only,
     `in_results`) is computed into a buffer of the dispatch, a result nothing outside reads,
-    carried by the loops (`carried`); the others are made on the stack each step."""
+    carried by the loops (`carried`), and so is the storage of such a member of a loop nested
+    in the step; the others are made on the stack each step."""
 
     def __init__(self, lw, group: RecurrenceGroup, in_results: bool):
         self.lw, self.group = lw, group
         self.after = computable_after(group)
         self.results = _placement(group)[0] if in_results else []
         self.carried: list = []
-        self.current: dict = {}      # id of a tensor of `results` -> its buffer in this step
+        self.current: dict = {}      # id of a tensor or member of `results` -> its buffer in this step
 
     def begin(self, storage: Storage, carried: list) -> tuple:
         group = self.group
@@ -103,14 +104,17 @@ class StepWork:
             inner = v.group
             if id(inner) not in step.groups:
                 work = StepWork(step, inner, in_results=False) if inner.step_work else None
-                step.groups[id(inner)] = recurrence_region.in_this_dispatch(step, inner, work)
+                buffers = {m: self.current[id(m)] for m in inner.members if id(m) in self.current}
+                shaped, final = recurrence_region.in_this_dispatch(step, inner, work, buffers)
+                self.current.update((id(m), f) for m, f in zip(inner.members, final) if m in buffers)
+                step.groups[id(inner)] = shaped
             return step.groups[id(inner)][inner.members.index(v.member)]
         if is_state_slice(v) and is_state_history(v):
             return _slice(step, v, storage, None)
         if is_state_slice(v) or isinstance(v, Generic):
             out = self.current.get(id(v))
             value = (_slice if is_state_slice(v) else _generic)(
-                step, v, storage, out if out is not None else _scratch(step, v))
+                step, v, storage, out if out is not None else _buffer(step, v))
             if id(v) in self.current:
                 self.current[id(v)] = value
             return value
@@ -143,12 +147,26 @@ def _movable(v: Value) -> bool:
         not (is_state_slice(v) and is_state_history(v))
 
 
-def _scratch(lw, v: Value) -> ir.Value:
-    """An uninitialised tensor of `v`'s shape; its own op (CSE would merge equal ones, and one
-    buffer cannot back two results)."""
-    empty = lw.sizes.empty(tuple(v.shape), element_type(stored_dtype(v)))
-    empty.owner.attributes["einc.storage"] = ir.StringAttr.get(f"step tensor at {v.span}")
+def _buffer(lw, key) -> ir.Value:
+    """An uninitialised tensor for a tensor of the step or a nested loop's member (`key`), its
+    own op (CSE would merge equal ones, and one buffer cannot back two results)."""
+    if isinstance(key, RecMember):
+        return recurrence_region.storage_buffer(lw, key)
+    empty = lw.sizes.empty(tuple(key.shape), element_type(stored_dtype(key)))
+    empty.owner.attributes["einc.storage"] = ir.StringAttr.get(f"step tensor at {key.span}")
     return empty
+
+
+def _buffer_type(key) -> tuple:
+    """(element type, shape) of `_buffer(key)`."""
+    if isinstance(key, RecMember):
+        return stored_dtype(key), tuple(compact(storage_shape(key)))
+    return stored_dtype(key), tuple(key.shape)
+
+
+def _buffer_bytes(key) -> Optional[int]:
+    dtype, shape = _buffer_type(key)
+    return _bytes(dtype, shape) if all(s.is_const for s in shape) else None
 
 
 def _refresh_histories(step, group: RecurrenceGroup, storage: Storage) -> None:
@@ -237,9 +255,31 @@ def misfit(group: RecurrenceGroup, target) -> Optional[str]:
     why = why or _heavier_than_launches(group)
     if why is None and used > STACK_BUDGET:
         why = f"its step's tensors take {used:,} bytes, more than the {STACK_BUDGET:,} a dispatch's stack gives them"
-    if why is None and len(results) > MAX_RESULTS:
-        why = f"it would keep {len(results)} tensors of its step in buffers of the dispatch, more than {MAX_RESULTS}"
+    bindings = len(group.members) + len(results) + _captured_tensors(group) + 1    # + packed scalars
+    if why is None and bindings > MAX_BINDINGS:
+        why = (f"its dispatch would bind about {bindings} buffers ({len(results)} for tensors of its step), "
+               f"more than {MAX_BINDINGS}")
     return why
+
+
+def _captured_tensors(group: RecurrenceGroup) -> int:
+    """About how many tensors computed before the loop the dispatch reads (a binding each; 0-d
+    ones are packed, dispatch_captures): those its code and its nested loops' code read."""
+    work = {id(v) for v in group.step_work}
+    stack, seen, tensors = group.code() + list(group.step_work), set(), set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, Read) and v.tensor.rank > 0 and id(v.tensor) not in work and not is_state_slice(v.tensor) \
+                and not (isinstance(v.tensor, RecValue) and v.tensor.group.enclosing is not None):
+            tensors.add(id(v.tensor))
+        if isinstance(v, RecValue):
+            stack.extend(v.group.code() + list(v.group.step_work) if v.group.enclosing is not None else ())
+        else:
+            stack.extend(v.operands())
+    return len(tensors)
 
 
 def _heavier_than_launches(group: RecurrenceGroup) -> Optional[str]:
@@ -266,33 +306,40 @@ def _host_launches(group: RecurrenceGroup) -> int:
 
 
 def _placement(group: RecurrenceGroup) -> tuple:
-    """(the tensors of the step kept in buffers of the dispatch, the bytes of those made on its
-    stack, why the step cannot run in a dispatch or None). A tensor of a run-time size goes to a
-    buffer, and so does one that would take the stack past STACK_BUDGET (after what must be
-    there: loops nested in the step and what they read)."""
-    used, why = _stack_bytes(group, frozenset(), in_results=True)
-    results = []
-    for v in filter(_movable, group.step_work):
-        size = _bytes(v.dtype, v.shape) if all(s.is_const for s in v.shape) else None
+    """(the tensors of the step and members of loops nested in it kept in buffers of the
+    dispatch, the bytes of those made on its stack, why the step cannot run in a dispatch or
+    None). One of a run-time size goes to a buffer, and so does one that would take the stack
+    past STACK_BUDGET (after what must be there: what the nested loops compute and read)."""
+    on_demand: list = []
+    used, why = _stack_bytes(group, frozenset(), in_results=True, on_demand=on_demand)
+    nested = {id(v.group): v.group for v in group.step_work if isinstance(v, RecValue)}
+    movable = [v for v in group.step_work if _movable(v)] + [m for g in nested.values() for m in g.members] + on_demand
+    results, placed = [], set()
+    for key in movable:
+        if id(key) in placed:       # a tensor two nested loops read
+            continue
+        placed.add(id(key))
+        size = _buffer_bytes(key)
         if size is None or used + size > STACK_BUDGET:
-            results.append(v)
+            results.append(key)
         else:
             used += size
     return results, used, why
 
 
-def _stack_bytes(group: RecurrenceGroup, outer_work: frozenset, in_results: bool) -> tuple:
+def _stack_bytes(group: RecurrenceGroup, outer_work: frozenset, in_results: bool, on_demand=None) -> tuple:
     """(the bytes of the step's tensors and nested storage made on the stack, why they cannot be
     made in a dispatch or None); `outer_work`: the ids of the tensors of the steps `group` runs
     in; `in_results`: whether a tensor of a run-time size or past the budget may be kept in a
-    buffer of the dispatch (StepWork)."""
+    buffer of the dispatch (StepWork); `on_demand`, where given, collects the tensors the
+    dispatch's own step computes for its nested loops only (`_code_misfit`), which may be too."""
     work = outer_work | {id(v) for v in group.step_work}
     used, why, groups = 0, None, set()
     for v in group.step_work:
         if isinstance(v, RecValue):
             if id(v.group) not in groups:
                 groups.add(id(v.group))
-                more, why = _nested_bytes(v.group, work)
+                more, why = _nested_bytes(v.group, work, in_results, on_demand if in_results else None)
                 used += more
         elif isinstance(v, (Generic, Stack)):
             what = "reads a slice of a state" if is_state_slice(v) else "computes a tensor"
@@ -305,19 +352,22 @@ def _stack_bytes(group: RecurrenceGroup, outer_work: frozenset, in_results: bool
             why = f"its step computes a {type(v).__name__} whole"
         if why is not None:
             return used, why
-    more, why = _code_misfit(group.code() + [v for v in group.step_work if not isinstance(v, RecValue)], work)
+    more, why = _code_misfit(group.code() + [v for v in group.step_work if not isinstance(v, RecValue)], work,
+                             on_demand)
     return used + more, why
 
 
-def _nested_bytes(inner: RecurrenceGroup, work: frozenset) -> tuple:
-    """`_stack_bytes` of a loop nested in a step, its own storage included."""
-    if any(m.dtype.is_bool for m in inner.members):
-        return 0, "a loop nested in its step keeps bools"
+def _nested_bytes(inner: RecurrenceGroup, work: frozenset, in_results: bool, on_demand=None) -> tuple:
+    """`_stack_bytes` of a loop nested in a step, with its own storage unless that may be kept
+    in buffers of the dispatch (`in_results`: the loop runs in the step of the dispatch's own
+    group; `_placement` places it, and the `on_demand` tensors that step computes for it)."""
     shapes = [storage_shape(m) for m in inner.members]
-    if not all(s.is_const for shape in shapes for s in shape):
+    static = all(s.is_const for shape in shapes for s in shape)
+    if not static and not in_results:
         return 0, "a loop nested in its step keeps a run-time size"
-    used, why = _stack_bytes(inner, work, in_results=False)
-    return used + sum(_bytes(m.dtype, shape) for m, shape in zip(inner.members, shapes)), why
+    used, why = _stack_bytes(inner, work, in_results=False, on_demand=on_demand)
+    own = 0 if in_results else sum(_bytes(m.dtype, shape) for m, shape in zip(inner.members, shapes))
+    return used + own, why
 
 
 def _bytes(dtype, shape) -> int:
@@ -334,7 +384,7 @@ def _tensor_misfit(v: Value, what: str) -> Optional[str]:
     return None
 
 
-def _code_misfit(roots: list, work: frozenset) -> tuple:
+def _code_misfit(roots: list, work: frozenset, on_demand: Optional[list] = None) -> tuple:
     """(the bytes of the tensors the step computes whole on demand, why the step's scalar code
     cannot compute a value under `roots` or None). A value is the step's own where it has free
     variables (computed at each point: it needs a scalar rule, which a kernel of the host loop
@@ -355,6 +405,8 @@ def _code_misfit(roots: list, work: frozenset) -> tuple:
                     return used, f"its step computes a {type(v).__name__} at each point"
             elif not _in_step(v, work, reads):
                 continue
+            elif on_demand is not None and _movable(v):
+                on_demand.append(v)
             elif isinstance(v, (Generic, Stack)):
                 why = _tensor_misfit(v, "computes a tensor")
                 if why is not None:

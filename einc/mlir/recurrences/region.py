@@ -175,14 +175,17 @@ def _at_step(member: RecMember, storage: Storage) -> object:
             for p in points}
 
 
-def in_this_dispatch(lw, group: RecurrenceGroup, work=None) -> list[ir.Value]:
-    """Every member's storage tensor after the group's loops, emitted at the insertion point,
-    inside the dispatch of a group whose step runs this one (recurrence_dispatch_steps); the
-    storage is made anew there (recurrence_dispatch_steps.misfit: of a size known at build time,
-    no bool member)."""
+def in_this_dispatch(lw, group: RecurrenceGroup, work=None, buffers: Optional[dict] = None) -> tuple:
+    """(every member's storage tensor after the group's loops, in its shape; and in the compact
+    form the loops keep it), emitted at the insertion point, inside the dispatch of a group
+    whose step runs this one (recurrence_dispatch_steps). A member's storage is `buffers[member]`
+    (a buffer of that dispatch, `storage_buffer`) cleared, or made anew on the stack."""
+    buffers = buffers or {}
     units = {m: unit_axes(storage_shape(m)) for m in group.members}
-    final = steps(lw, group, units, [_initial_storage(lw, m, group) for m in group.members], work)
-    return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(group.members, final)]
+    initial = [cleared(lw, m, group, buffers[m]) if m in buffers else _initial_storage(lw, m, group)
+               for m in group.members]
+    final = steps(lw, group, units, initial, work)
+    return [expanded(result, sizes_of(lw, storage_shape(m))) for m, result in zip(group.members, final)], final
 
 
 def in_one_dispatch(lw, group: RecurrenceGroup, loops, scratch: tuple = ()) -> list[ir.Value]:
@@ -249,21 +252,30 @@ def small_points(member: RecMember) -> Optional[list[tuple]]:
 
 
 def _initial_storage(lw, member: RecMember, group: RecurrenceGroup) -> ir.Value:
-    """A tensor.empty that IREE turns into the dispatch's output buffer, zeroed by a scalar loop
-    unless every point gets written and no tensor of the step reads it whole (a slice at
-    t - 1, cut at step 0 too, where nothing uses it: a read of a tensor.empty makes IREE copy
-    it onto the stack). Not an `arith.constant` of zeros: writing into a constant makes a stack
-    copy, and large ones exceed the 32 KB stack limit."""
-    shape = compact(storage_shape(member))
-    empty = lw.sizes.empty(shape, element_type(stored_dtype(member)))
+    """A tensor.empty that IREE turns into the dispatch's output buffer (`storage_buffer`),
+    `cleared`. Not an `arith.constant` of zeros: writing into a constant makes a stack copy, and
+    large ones exceed the 32 KB stack limit."""
+    return cleared(lw, member, group, storage_buffer(lw, member))
+
+
+def storage_buffer(lw, member: RecMember) -> ir.Value:
+    """An uninitialised tensor of the member's storage inside a dispatch (compact, bools as i8)."""
+    empty = lw.sizes.empty(compact(storage_shape(member)), element_type(stored_dtype(member)))
     # CSE would merge the members' identical tensor.empty ops, and one buffer cannot back two
     # results: IREE then copies into an unbounded stack allocation. The attribute keeps them apart.
     empty.owner.attributes["einc.storage"] = ir.StringAttr.get(member.name)
+    return empty
+
+
+def cleared(lw, member: RecMember, group: RecurrenceGroup, storage: ir.Value) -> ir.Value:
+    """`storage` zeroed by a scalar loop, unless every point gets written and no tensor of the
+    step reads it whole (a slice at t - 1, cut at step 0 too, where nothing uses it: a read of a
+    tensor.empty makes IREE copy it onto the stack)."""
     if member.window is None and covers_every_step(member) and id(member) not in _sliced(group):
-        return empty
+        return storage
     zero = scalar_ops.constant(stored_dtype(member), 0)
-    bounds = [(index_const(0), lw.sizes.index(size)) for size in shape]
-    return point_loops(bounds, [empty], lambda ivs, out: [tensor.insert(zero, out[0], ivs)])[0]
+    bounds = [(index_const(0), lw.sizes.index(size)) for size in compact(storage_shape(member))]
+    return point_loops(bounds, [storage], lambda ivs, out: [tensor.insert(zero, out[0], ivs)])[0]
 
 
 def _write_points(lw, member: RecMember, storage: Storage, vars_: list, active: Optional[ir.Value],
