@@ -180,9 +180,10 @@ def _refresh_histories(step, group: RecurrenceGroup, storage: Storage) -> None:
 
 def _slice(step, v: Generic, storage: Storage, out: Optional[ir.Value]) -> ir.Value:
     """The member's state at step t - c (c >= 0), clamped to step 0 at the first steps (where
-    no clause reading it is active): one row of its storage copied into `out` (a view would be
-    read after the step writes the storage, and bufferization would then copy the whole
-    storage); the whole history for a member stored whole (is_state_history)."""
+    no clause reading it is active): one row of its storage (the block of it that the slice's
+    variables run over, is_part_of_row) copied into `out` (a view would be read after the step
+    writes the storage, and bufferization would then copy the whole storage); the whole history
+    for a member stored whole (is_state_history)."""
     member = v.body.member
     if is_state_history(v):
         whole = recurrence_region.expanded(storage.tensors[member], sizes_of(step, storage_shape(member)))

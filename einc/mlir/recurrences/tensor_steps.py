@@ -60,7 +60,8 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage) -> tuple:
 def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
     """The member's state at step t - c (c >= 0, as the storage holds it now), clamped to step
     0 at the first steps, where no clause reading it is active and the value goes unused: one
-    row of the flat storage."""
+    row of the flat storage (the block of it that the slice's variables run over,
+    is_part_of_row)."""
     read = v.body
     member = read.member
     if is_state_history(v):          # stored whole (chunks.ReadPlan): every step at its own row
