@@ -1,6 +1,8 @@
 """Hold-out programs, tenth round (numerical methods whose steps run inner loops or compute whole
 tensors): backward Euler with Newton iterations solved by std's `solve`, Crank-Nicolson with a
-Thomas solve per step, each checked against NumPy computed here. Every case is `sized` (it also
+Thomas solve per step, CG, SOR and Gauss-Seidel inside time steps, power iteration with deflation,
+bisection and Picard iterations per step, RK4 substeps, Bratu shooting, BFGS with a backtracking
+line search and Lanczos with reorthogonalisation, each checked against NumPy computed here. Every case is `sized` (it also
 runs built for its inputs' sizes, where a step computing tensors runs in one dispatch). Each case
 states its tolerance (`tol`, rtol and atol; integers and bools compare exactly); `vk` cases run on
 vulkan-spirv too."""
@@ -272,6 +274,30 @@ def _(u0, q):
     hot = np.array([np.flatnonzero(u[t].ravel() == peak[t])[0] for t in range(T)], np.int32)
     return dict(u=u, burning=(u > 1).sum((1, 2)).astype(np.int32), peak=peak, hottest=hot, cells=np.int64(H * W),
                 __stdout__=["burning at end"])
+
+
+# 13 backward-Euler diffusion on a grid, each step by CG over whole fields (past the dispatch's stack)
+def cgp_inputs(G=40, seed=1013):
+    rg = R(seed); x = np.linspace(0, 1, G)
+    u = np.exp(-30 * ((x[:, None] - 0.4) ** 2 + (x[None, :] - 0.6) ** 2)) + 0.1 * rg.random((G, G))
+    u[0] = u[-1] = 0; u[:, 0] = u[:, -1] = 0
+    return dict(u0=u, src=0.2 * rg.random((G, G)))
+@case("cg_poisson_steps2d", sized=True, inputs=cgp_inputs, outputs=["u", "hot", "hot_count", "mass"], tol=(1e-9, 1e-11))
+def _(u0, src):
+    G = len(u0); dt, T, CGI = 0.5, 6, 10
+    def op(v):
+        w = v.copy(); w[1:-1, 1:-1] = (1 + 4 * dt) * v[1:-1, 1:-1] - dt * (v[:-2, 1:-1] + v[2:, 1:-1] + v[1:-1, :-2] + v[1:-1, 2:])
+        return w
+    u = [u0]
+    for t in range(1, T):
+        b = u[-1] + dt * src; b[0] = b[-1] = 0; b[:, 0] = b[:, -1] = 0
+        x = b.copy(); r = b - op(b); p = r.copy()
+        for _ in range(CGI):
+            q = op(p); a = (r ** 2).sum() / (p * q).sum(); x = x + a * p; rn = r - a * q
+            p = rn + (rn ** 2).sum() / (r ** 2).sum() * p; r = rn
+        u.append(x)
+    u = np.array(u); hot = u > 0.5
+    return dict(u=u, hot=hot, hot_count=hot.sum((1, 2)).astype(np.int64), mass=u.sum((1, 2)))
 
 
 @pytest.mark.parametrize("name, target", params(CASES))
