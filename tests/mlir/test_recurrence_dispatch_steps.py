@@ -199,6 +199,15 @@ def test_loops_nested_in_a_step_of_run_time_sizes_keep_their_storage_in_buffers(
         np.testing.assert_allclose(program(A=A, b=b)["x"], np.array(x), rtol=1e-9, atol=1e-12)
 
 
+def test_a_step_of_many_tensors_of_run_time_sizes_keeps_the_host_loop():
+    """A transformer's block as a step over 4 layers, 16 tensors of sizes (B, T, D) in buffers:
+    the dispatch would take more push constants (a binding's offset, a size) than IREE's 64 and
+    failed to load ("dispatch requiring 69 constants exceeds limit of 64")."""
+    from tests.programs import FOLDER
+    text = emit_program(str(FOLDER / "holdout" / "transformer_stack.ein"), "explain", outputs=["x", "logp", "nll"])
+    assert "words of constants, more than 28 or 40" in text
+
+
 PER_ROW_CG = """
 let b: [f64; B, N];
 fn scaled(v) {

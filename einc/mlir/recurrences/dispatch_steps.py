@@ -45,6 +45,7 @@ FORM = "one dispatch whose loops run every step, computing the step's tensors on
 POINT_NODES = (IndexRef, Op, Read, Reduce, StateRead, Stack)     # what a step's scalar code computes
 LAUNCH_OPS = 5_000        # scalar operations one dispatch's thread runs while a host loop launches a kernel (5-8 us)
 MAX_BINDINGS = 28         # buffers a dispatch binds, with a margin below IREE's 32 (IREE-220)
+MAX_CONSTANTS = 40        # words of push constants (a binding's offset, a run-time size): IREE takes 64 at most
 
 
 def emit_group(lw, group: RecurrenceGroup) -> list[ir.Value]:
@@ -256,18 +257,23 @@ def misfit(group: RecurrenceGroup, target) -> Optional[str]:
     why = why or _heavier_than_launches(group)
     if why is None and used > STACK_BUDGET:
         why = f"its step's tensors take {used:,} bytes, more than the {STACK_BUDGET:,} a dispatch's stack gives them"
-    bindings = len(group.members) + len(results) + _captured_tensors(group) + 1    # + packed scalars
-    if why is None and bindings > MAX_BINDINGS:
-        why = (f"its dispatch would bind about {bindings} buffers ({len(results)} for tensors of its step), "
-               f"more than {MAX_BINDINGS}")
+    captured = _captured_tensors(group)
+    bindings = len(group.members) + len(results) + len(captured) + 1    # + packed scalars
+    shapes = [storage_shape(m) for m in group.members] + [_buffer_type(k)[1] for k in results] + \
+        [v.shape for v in captured]
+    sizes = {str(s) for shape in shapes for s in shape if not s.is_const}
+    words = 2 * bindings + 2 * len(sizes)
+    if why is None and (bindings > MAX_BINDINGS or words > MAX_CONSTANTS):
+        why = (f"its dispatch would bind about {bindings} buffers ({len(results)} for tensors of its step) and "
+               f"take about {words} words of constants, more than {MAX_BINDINGS} or {MAX_CONSTANTS}")
     return why
 
 
-def _captured_tensors(group: RecurrenceGroup) -> int:
-    """About how many tensors computed before the loop the dispatch reads (a binding each; 0-d
-    ones are packed, dispatch_captures): those its code and its nested loops' code read."""
+def _captured_tensors(group: RecurrenceGroup) -> list:
+    """The tensors computed before the loop that the dispatch reads (a binding each; 0-d ones
+    are packed, dispatch_captures): those its code and its nested loops' code read."""
     work = {id(v) for v in group.step_work}
-    stack, seen, tensors = group.code() + list(group.step_work), set(), set()
+    stack, seen, tensors = group.code() + list(group.step_work), set(), {}
     while stack:
         v = stack.pop()
         if id(v) in seen:
@@ -275,12 +281,12 @@ def _captured_tensors(group: RecurrenceGroup) -> int:
         seen.add(id(v))
         if isinstance(v, Read) and v.tensor.rank > 0 and id(v.tensor) not in work and not is_state_slice(v.tensor) \
                 and not (isinstance(v.tensor, RecValue) and v.tensor.group.enclosing is not None):
-            tensors.add(id(v.tensor))
+            tensors[id(v.tensor)] = v.tensor
         if isinstance(v, RecValue):
             stack.extend(v.group.code() + list(v.group.step_work) if v.group.enclosing is not None else ())
         else:
             stack.extend(v.operands())
-    return len(tensors)
+    return list(tensors.values())
 
 
 def _heavier_than_launches(group: RecurrenceGroup) -> Optional[str]:
