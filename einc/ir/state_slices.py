@@ -10,6 +10,7 @@ member is written: `computable_after` says where in the step each such tensor ca
 from __future__ import annotations
 
 from einc.ir import affine
+from einc.ir.types import Lin
 from einc.ir.nodes import (Generic, IndexRef, RecMember, RecurrenceGroup, RecValue, StateRead, Value,
                            fresh_index_vars, walk)
 
@@ -29,6 +30,15 @@ def state_history(member: RecMember, span=None) -> Generic:
 
 def is_state_history(v: Value) -> bool:
     return _reads_by_its_vars(v, 0)
+
+
+def is_part_of_row(v: Generic) -> bool:
+    """Whether a state slice (or history) runs over only part of its member's axes: a slice
+    batched over an enclosing index whose range starts past 0 or ends early (`let c[e in 1..E]
+    = f(x[e - 1]);` with f's loop reading its state whole) has that index's range, not the
+    member's whole axis. Its value is then the block its variables run over."""
+    axes = v.body.member.shape[len(v.body.subs) - len(v.vars):]
+    return any(var.lo != Lin(0) or var.extent != axis for var, axis in zip(v.vars, axes))
 
 
 def is_state_slice(v: Value) -> bool:

@@ -246,3 +246,43 @@ def test_a_step_of_many_tensors_of_run_time_sizes_keeps_the_host_loop():
     from tests.programs import FOLDER
     text = emit_program(str(FOLDER / "holdout" / "transformer_stack.ein"), "explain", outputs=["x", "logp", "nll"])
     assert "words of constants, more than 28 or 40" in text
+
+
+PER_ROW_CG = """
+let b: [f64; B, N];
+fn scaled(v) {
+    let w[i] = v[i] * (1.0 + i as f64);
+    w
+}
+fn cg(b) {
+    let r[0, i] = b[i];
+    let p[0, i] = b[i];
+    let rr[0] = sum[i](b[i] * b[i]);
+    let q[k in 0..3, i] = scaled(p[k])[i];
+    let alpha[k in 0..3] = rr[k] / sum[i](p[k, i] * q[k, i]);
+    let r[k in 1..4, i] = r[k - 1, i] - alpha[k - 1] * q[k - 1, i];
+    let rr[k in 1..4] = sum[i](r[k, i] * r[k, i]);
+    let p[k in 1..4, i] = r[k, i] + (rr[k] / rr[k - 1]) * p[k - 1, i];
+    rr[3]
+}
+let res[e in 2..B] = cg(b[e]);
+"""
+
+
+@pytest.mark.parametrize("dims", [{"B": 5, "N": 6}, None])
+def test_a_slice_batched_over_an_index_starting_past_zero(tmp_path, dims):
+    """cg's loop runs once for each e in 2..B (batched over e), its step computing `scaled(p[k])`
+    from the slice p[k] of rows e = 2..B-1 only: that slice is the block of the state's rows its
+    variables run over (it was the whole row, and the tensor read row e - 2 of it: NaN, garbage)."""
+    b = rng.standard_normal((5, 6))
+    explain, program = build(tmp_path, PER_ROW_CG, dims)
+    assert DISPATCH in explain
+    d = 1.0 + np.arange(6)
+
+    def cg(v):
+        r, p = v.copy(), v.copy()
+        for _ in range(3):
+            q = d * p; alpha = (r @ r) / (p @ q); rn = r - alpha * q
+            p, r = rn + (rn @ rn) / (r @ r) * p, rn
+        return r @ r
+    np.testing.assert_allclose(program(b=b)["res"], [0, 0] + [cg(v) for v in b[2:]], rtol=1e-10, atol=1e-14)

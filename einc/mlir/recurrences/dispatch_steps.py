@@ -25,13 +25,14 @@ from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecMember, RecValue, RecurrenceGroup, Reduce, Stack, StateRead,
                            Value, free_vars)
 from einc.ir.traversal import fold
-from einc.ir.state_slices import computable_after, is_state_history, is_state_slice
+from einc.ir.state_slices import computable_after, is_part_of_row, is_state_history, is_state_slice
 from einc.mlir.core import scalar_ops
 from einc.mlir.core.locations import location_of
 from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, tensor_type
 from einc.mlir.recurrences import region as recurrence_region
+from einc.mlir.recurrences.flat_storage import block
 from einc.mlir.recurrences.lanes import (STEP_RULES, Lanes, counted_loop, round_down, store_consecutive,
                                         vectorisable, width_of)
 from einc.mlir.recurrences.packed_weights import pack_weights
@@ -185,19 +186,23 @@ def _refresh_histories(step, group: RecurrenceGroup, storage: Storage) -> None:
 
 def _slice(step, v: Generic, storage: Storage, out: Optional[ir.Value]) -> ir.Value:
     """The member's state at step t - c (c >= 0), clamped to step 0 at the first steps (where
-    no clause reading it is active): one row of its storage copied into `out` (a view would be
-    read after the step writes the storage, and bufferization would then copy the whole
-    storage); the whole history for a member stored whole (is_state_history)."""
+    no clause reading it is active): one row of its storage (the block of it that the slice's
+    variables run over, is_part_of_row) copied into `out` (a view would be read after the step
+    writes the storage, and bufferization would then copy the whole storage); the whole history
+    for a member stored whole (is_state_history)."""
     member = v.body.member
     if is_state_history(v):
-        return recurrence_region.expanded(storage.tensors[member], sizes_of(step, storage_shape(member)))
+        whole = recurrence_region.expanded(storage.tensors[member], sizes_of(step, storage_shape(member)))
+        return block(step, whole, v.vars) if is_part_of_row(v) else whole
     back = affine.affine_of(v.body.subs[0]).const
     slot = storage.slot(member, arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0)))
+    starts = [step.sizes.index(var.lo) for var in v.vars]      # the row's block its variables run over
 
     def point(ivs: list, carried: list) -> list:
-        value = load_element(storage.tensors[member], storage.at(member, [slot] + ivs), member.dtype)
+        at = [arith.addi(iv, lo) for iv, lo in zip(ivs, starts)]
+        value = load_element(storage.tensors[member], storage.at(member, [slot] + at), member.dtype)
         return [store_element(value, carried[0], ivs)]
-    return point_loops([(index_const(0), step.sizes.index(size)) for size in member.shape[1:]], [out], point)[0]
+    return point_loops([(index_const(0), step.sizes.index(var.extent)) for var in v.vars], [out], point)[0]
 
 
 def _generic(step, v: Generic, storage: Storage, out: ir.Value) -> ir.Value:

@@ -68,6 +68,19 @@ def unflattened(value: ir.Value, sizes: list[Size]) -> ir.Value:
                                [size for size in sizes if not isinstance(size, int)], static)
 
 
+def block(lw, value: ir.Value, vars_: list) -> ir.Value:
+    """The block of `value` that `vars_` run over along its axes (each from its `lo`, `extent`
+    long; a view)."""
+    def const(lin):
+        return lin.const if lin.is_const else DYNAMIC
+    los, extents = [v.lo for v in vars_], [v.extent for v in vars_]
+    static = [const(n) for n in extents]
+    result = ir.RankedTensorType.get(static, ir.RankedTensorType(value.type).element_type)
+    return tensor.extract_slice(result, value, [lw.sizes.index(lo) for lo in los if not lo.is_const],
+                                [lw.sizes.index(n) for n in extents if not n.is_const], [],
+                                [const(lo) for lo in los], static, [1] * len(vars_))
+
+
 def row_major(indices: list[ir.Value], sizes: list[Size]) -> ir.Value:
     """The position of the point `indices` in a row-major tensor of `sizes`."""
     position = indices[0]

@@ -15,9 +15,9 @@ from iree.compiler.dialects import arith, tensor
 
 from einc.ir import affine
 from einc.ir.nodes import Generic, RecurrenceGroup
-from einc.ir.state_slices import computable_after, is_state_history, is_state_slice
+from einc.ir.state_slices import computable_after, is_part_of_row, is_state_history, is_state_slice
 from einc.mlir.recurrences import host as recurrence_host
-from einc.mlir.recurrences.flat_storage import FlatStorage, as_index, unflattened
+from einc.mlir.recurrences.flat_storage import FlatStorage, as_index, block, unflattened
 from einc.mlir.recurrences.scalars import Storage
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
@@ -60,11 +60,13 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage) -> tuple:
 def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
     """The member's state at step t - c (c >= 0, as the storage holds it now), clamped to step
     0 at the first steps, where no clause reading it is active and the value goes unused: one
-    row of the flat storage."""
+    row of the flat storage (the block of it that the slice's variables run over,
+    is_part_of_row)."""
     read = v.body
     member = read.member
     if is_state_history(v):          # stored whole (chunks.ReadPlan): every step at its own row
-        return unflattened(storage.tensors[member], storage.shapes[member])
+        whole = unflattened(storage.tensors[member], storage.shapes[member])
+        return block(lw, whole, v.vars) if is_part_of_row(v) else whole
     back = affine.affine_of(read.subs[0]).const
     slot = storage.slot(member, arith.maxsi(arith.addi(storage.t, index_const(back)), index_const(0)))
     rest = storage.shapes[member][1:]
@@ -74,4 +76,5 @@ def _slice(lw, v: Generic, storage: FlatStorage) -> ir.Value:
     flat = ir.RankedTensorType.get([static], element_type(member.dtype))
     elements = tensor.extract_slice(flat, storage.tensors[member], [first], [] if isinstance(row, int) else [row],
                                     [], [DYNAMIC], [static], [1])
-    return unflattened(elements, rest)
+    state = unflattened(elements, rest)
+    return block(lw, state, v.vars) if is_part_of_row(v) else state
