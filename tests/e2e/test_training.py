@@ -93,7 +93,7 @@ def test_explain_says_a_heavy_step_runs_as_a_host_loop(tmp_path):
     text = emit_program(str(path), "explain", dims={"N": 4000, "D": 64})
     assert ("lowering: a host loop over chunks of up to 256 steps: each step computes its tensors once "
             "with ordinary kernels, then one kernel per clause, because each step computes") in text
-    assert "kernel launches of a host loop's step cost (5,000 each)" in text
+    assert "kernel launches of a host loop's step cost (20,000 each)" in text
 
 
 CLAUSE_BODY_DESCENT = """

@@ -43,7 +43,7 @@ from einc.mlir.recurrences.step import compact, runs_in, sizes_of, storage_shape
 STACK_BUDGET = 16384      # bytes of a step's tensors, half IREE's 32 KB stack limit for a CPU dispatch
 FORM = "one dispatch whose loops run every step, computing the step's tensors once a step with scalar loops"
 POINT_NODES = (IndexRef, Op, Read, Reduce, StateRead, Stack)     # what a step's scalar code computes
-LAUNCH_OPS = 5_000        # scalar operations one dispatch's thread runs while a host loop launches a kernel (5-8 us)
+LAUNCH_OPS = 20_000       # scalar operations a host loop's kernel launch is worth (measured 5-40 us a launch)
 MAX_BINDINGS = 28         # buffers a dispatch binds, with a margin below IREE's 32 (IREE-220)
 MAX_CONSTANTS = 40        # words of push constants (a binding's offset, a run-time size): IREE takes 64 at most
 
@@ -298,9 +298,10 @@ def _heavier_than_launches(group: RecurrenceGroup) -> Optional[str]:
     """Why the host loop would run the step faster, or None: its kernels run on every core and in
     vector lanes, so a step whose work (einc.passes.step_cost; unknown at run-time sizes, which
     keeps the dispatch) outweighs what the host loop pays to launch them, LAUNCH_OPS a kernel,
-    runs there. Measured a step, host loop against one dispatch: a cloth of 300 points, 110 k
-    operations in 19 kernels, 87 against 150 us; a GARCH fit, 96 k in 47 kernels, 356 against
-    42 us (docs/DECISIONS.md)."""
+    runs there. The estimate is rough, and the dispatch wins by far more where it wins (a step
+    of 136 k operations in one dispatch 2.9 against 20 ms a call, one of 110 k 150 against 87 us
+    a step), so the line is drawn where the host loop clearly wins (a TCN's adjoint: 1.8 M in 3
+    kernels, 5.3 against 8.5 ms; docs/DECISIONS.md)."""
     work = step_operations(group)
     launches = _host_launches(group)
     if work is None or work <= launches * LAUNCH_OPS:
