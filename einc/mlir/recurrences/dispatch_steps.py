@@ -40,7 +40,7 @@ from einc.mlir.recurrences.scalars import Scope, Storage, load_element, store_el
 from einc.passes.step_cost import step_operations
 from einc.mlir.recurrences.step import compact, runs_in, sizes_of, storage_shape, stored_dtype
 
-STACK_BUDGET = 16384      # bytes of a step's tensors, half IREE's 32 KB stack limit for a CPU dispatch
+STACK_BUDGET = 8192       # bytes of a step's tensors on the stack: a quarter of IREE's 32 KB for a CPU dispatch (bufferization adds copies)
 FORM = "one dispatch whose loops run every step, computing the step's tensors once a step with scalar loops"
 POINT_NODES = (IndexRef, Op, Read, Reduce, StateRead, Stack)     # what a step's scalar code computes
 LAUNCH_OPS = 20_000       # scalar operations a host loop's kernel launch is worth (measured 5-40 us a launch)
