@@ -579,13 +579,14 @@ class ProgramGenerator:
                                        body_rule=lambda s: self.step_body(me, s, typed_by_step)))
         # a recurrence's index needs its range written out (E004 otherwise)
         clauses = [replace(c, slots=(replace(c.slots[0], explicit=True),) + c.slots[1:]) for c in clauses]
+        step_at = len(clauses) - 1      # the step clause (a literal point may follow it)
         if rng.random() < 0.1 and split == [None]:
             row = rng.randrange(start, me.sizes[0])
             points = tuple(Slot(None, Bound(p), Bound(p + 1)) for p in
                            [row] + [rng.randrange(size) for size in me.sizes[1:]])
             clauses.append(Clause(points, self.gen.literal(me.dtype)))
         if triangle and split == [None]:
-            clauses[-1] = self.with_span_read(me, clauses[-1], {t.name for t in tensors})
+            clauses[step_at] = self.with_span_read(me, clauses[step_at], {t.name for t in tensors})
         if split == [None] and not triangle:
             edges = self.with_edges(me, main)
             plain_step = clauses[-1].slots[1:] == main[1:] and all(w.name is not None for w in clauses[-1].wheres)

@@ -31,4 +31,4 @@ def test_columns_leave_the_other_programs_of_a_seed_as_they_were(monkeypatch):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_programs_with_picked_columns_match_numpy(target):
-    assert_drawn_match_numpy(SEED, _has_column, target, take=3, least=2, count=40)
+    assert_drawn_match_numpy(SEED, _has_column, target, take=3, least=2, count=60)   # 36 and 58 run on Vulkan
