@@ -8,7 +8,8 @@ import pytest
 from einc.driver import lower
 from einc import host_cpu
 from einc.host_cpu import has_avx512, vector_unit
-from einc.mlir.recurrences import (host as recurrence_host, kernel as recurrence_kernel,
+from einc.mlir.recurrences import (dispatch_steps as recurrence_dispatch_steps, host as recurrence_host,
+                                   kernel as recurrence_kernel,
                                    region as recurrence_region, tensor_steps as recurrence_tensor_steps,
                                    workgroup as recurrence_workgroup)
 from tests.programs import source
@@ -38,15 +39,17 @@ let w[k in 1..30, d in 0..3] = w[k - 1, d] - 0.1 * {
 };
 """
 OUTPUTS = ["last", "final", "s", "w"]        # `x` only read at its end: kept in a window
-FORMS = (recurrence_region, recurrence_kernel, recurrence_workgroup, recurrence_host, recurrence_tensor_steps)
-TRAINING = (f"{recurrence_tensor_steps.FORM}, because each step computes 4 tensor(s) whole from 1 "
-            "earlier-step state(s) (every target)")
+FORMS = (recurrence_region, recurrence_kernel, recurrence_workgroup, recurrence_host, recurrence_tensor_steps,
+         recurrence_dispatch_steps)
+TRAINING_WORK = "each step computes 4 tensor(s) whole from 1 earlier-step state(s)"
 
 EXPECTED = {
     # each with the work of a step (einc.passes.step_cost), where the sizes are known
     "llvm-cpu": [f"{recurrence_region.FORM}, because llvm-cpu runs loops inside a dispatch ({work})" for work in (
         "a step runs about 12 scalar operations", "a step's work depends on run-time sizes",
-        "a step runs about 57 scalar operations")] + [TRAINING],
+        "a step runs about 57 scalar operations")] + [
+        f"{recurrence_dispatch_steps.FORM}, because {TRAINING_WORK}, which one dispatch holds, and llvm-cpu runs "
+        "loops inside a dispatch (a step's work depends on run-time sizes)"],
     "vulkan-spirv": [
         f"{recurrence_kernel.FORM}, because every member is a scalar state kept in a window and a step "
         "runs no loop of its own",
@@ -54,7 +57,7 @@ EXPECTED = {
         "member is at t - c or a fixed step",
         f"{recurrence_host.FORM}, because `s` holds more than one scalar a step, and a step builds a "
         "literal array of points",
-        TRAINING],
+        f"{recurrence_tensor_steps.FORM}, because {TRAINING_WORK}, and vulkan-spirv runs no loops inside a dispatch"],
 }
 
 
@@ -287,9 +290,10 @@ def test_explain_tells_earlier_step_states_from_current_step_ones(einc_cli, tmp_
     path.write_text(CURRENT_STEP_PROGRAM)
     status, stdout, stderr = einc_cli("build", path, "--explain", "--output", "g")
     assert (status, stderr) == (0, "")
-    assert lowerings(stdout) == [f"{recurrence_tensor_steps.FORM}, because each step computes 1 tensor(s) whole "
-                                 "from 1 earlier-step state(s) and 1 state(s) of the current step, once written "
-                                 "(every target)"]
+    assert lowerings(stdout) == [f"{recurrence_dispatch_steps.FORM}, because each step computes 1 tensor(s) whole "
+                                 "from 1 earlier-step state(s) and 1 state(s) of the current step, once written, "
+                                 "which one dispatch holds, and llvm-cpu runs loops inside a dispatch (a step's "
+                                 "work depends on run-time sizes)"]
 
 
 def test_a_convolution_run_as_a_matmul_over_its_windows_says_so(einc_cli, tmp_path, monkeypatch):
