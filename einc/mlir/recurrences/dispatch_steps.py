@@ -8,10 +8,10 @@ it, by scalar loops (sums in vector lanes, recurrence_lanes): a state slice is a
 storage's row, a loop nested in the step runs its own loops there (its storage made anew each
 step), a scalar is an SSA value. A tensor of a size known at build time lives on the
 dispatch's stack (all of them within STACK_BUDGET); one of a run-time size or larger is kept in
-a buffer of the dispatch, a result nothing outside reads (all its buffers within MAX_BINDINGS). A loop nested in
-the step keeps its storage and tensors on the stack. What does not fit keeps the host loop
-(`misfit`), and so does a step whose work outweighs the host loop's kernel launches (LAUNCH_OPS
-each): those kernels run on every core.
+a buffer of the dispatch, a result nothing outside reads, and so is the storage of a loop nested
+directly in the step (a loop nested deeper keeps its storage on the stack). What does not fit
+(MAX_BINDINGS, MAX_CONSTANTS) keeps the host loop (`misfit`), and so does a step whose work
+outweighs the host loop's kernel launches (LAUNCH_OPS each): those kernels run on every core.
 """
 from __future__ import annotations
 
@@ -19,28 +19,28 @@ from typing import Optional
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, vector
+from iree.compiler.dialects import arith
 
 from einc.ir import affine
 from einc.ir.nodes import (Generic, IndexRef, Op, Read, RecMember, RecValue, RecurrenceGroup, Reduce, Stack, StateRead,
                            Value, free_vars)
 from einc.ir.traversal import fold
 from einc.ir.state_slices import computable_after, is_part_of_row, is_state_history, is_state_slice
-from einc.mlir.core import scalar_ops
 from einc.mlir.core.locations import location_of
 from einc.mlir.core.loops import point_loops, var_bounds
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type, tensor_type
 from einc.mlir.recurrences import region as recurrence_region
 from einc.mlir.recurrences.flat_storage import block
-from einc.mlir.recurrences.lanes import (STEP_RULES, Lanes, counted_loop, round_down, store_consecutive,
-                                        vectorisable, width_of)
+from einc.mlir.recurrences.lanes import (STEP_RULES, Lanes, clause_vector, counted_loop, round_down,
+                                        store_consecutive, vectorisable, width_of)
 from einc.mlir.recurrences.packed_weights import pack_weights
 from einc.mlir.recurrences.scalars import Scope, Storage, load_element, store_element
 from einc.passes.step_cost import step_operations
-from einc.mlir.recurrences.step import compact, runs_in, sizes_of, storage_shape, stored_dtype
+from einc.mlir.recurrences.step import (clause_value, compact, refresh_histories, runs_in, sizes_of, storage_shape,
+                                       stored_dtype)
 
-STACK_BUDGET = 8192       # bytes of a step's tensors on the stack: a quarter of IREE's 32 KB for a CPU dispatch (bufferization adds copies)
+STACK_BUDGET = 8192       # a step's tensors on the stack: a quarter of IREE's 32 KB (bufferization adds copies)
 FORM = "one dispatch whose loops run every step, computing the step's tensors once a step with scalar loops"
 POINT_NODES = (IndexRef, Op, Read, Reduce, StateRead, Stack)     # what a step's scalar code computes
 LAUNCH_OPS = 20_000       # scalar operations a host loop's kernel launch is worth (measured 5-40 us a launch)
@@ -92,7 +92,7 @@ class StepWork:
                 # the step reads tensors of the slices that are not in `step_work`)
                 for u in step.pending(v):
                     if not is_state_slice(u):
-                        _refresh_histories(step, group, storage)
+                        refresh_histories(step, group, lambda h: _slice(step, h, storage, None))
                     step.values[id(u)] = self._computed(step, u, storage)
         return step, before
 
@@ -175,15 +175,6 @@ def _buffer_bytes(key) -> Optional[int]:
     return _bytes(dtype, shape) if all(s.is_const for s in shape) else None
 
 
-def _refresh_histories(step, group: RecurrenceGroup, storage: Storage) -> None:
-    """Each whole history the step reads (is_state_history), as the storage holds it now: a
-    tensor computed after a member is written reads that member's current step there, and a
-    read of the storage as it was before a write would make bufferization copy it."""
-    for v in group.step_work:
-        if is_state_slice(v) and is_state_history(v) and id(v) in step.values:
-            step.values[id(v)] = _slice(step, v, storage, None)
-
-
 def _slice(step, v: Generic, storage: Storage, out: Optional[ir.Value]) -> ir.Value:
     """The member's state at step t - c (c >= 0), clamped to step 0 at the first steps (where
     no clause reading it is active): one row of its storage (the block of it that the slice's
@@ -218,11 +209,7 @@ def _generic(step, v: Generic, storage: Storage, out: ir.Value) -> ir.Value:
         return [iv if var.lo == 0 else arith.subi(iv, step.sizes.index(var.lo)) for iv, var in zip(ivs, vars_)]
 
     def point(ivs: list, carried: list) -> list:
-        scope = scope_at(ivs)
-        value = scope.value(v.body)
-        if v.guard is not None:
-            value = arith.select(scope.value(v.guard), value, scalar_ops.constant(v.dtype, 0))
-        return [store_element(value, carried[0], at(ivs))]
+        return [store_element(clause_value(scope_at(ivs), v, v.dtype), carried[0], at(ivs))]
     width = _lanes(step, v)
     if width is None:
         return point_loops(var_bounds(step, vars_), [out], point)[0]
@@ -231,11 +218,7 @@ def _generic(step, v: Generic, storage: Storage, out: ir.Value) -> ir.Value:
 
     def row(ivs: list, carried: list) -> list:
         def chunk(base: ir.Value, carried: list) -> list:
-            lanes = Lanes(scope_at(ivs), lane, base, width)
-            value = lanes.value(v.body)
-            if v.guard is not None:
-                zero = vector.broadcast(value.type, scalar_ops.constant(v.dtype, 0))
-                value = arith.select(lanes.value(v.guard), value, zero)
+            value = clause_vector(Lanes(scope_at(ivs), lane, base, width), v, v.dtype)
             return [store_consecutive(value, carried[0], at(ivs + [base]))]
         end = round_down(lo, hi, width)
         carried = counted_loop(lo, end, width, carried, chunk)

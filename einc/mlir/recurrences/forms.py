@@ -9,8 +9,8 @@ whose reads of its members the host can place runs chunks of steps inside one wo
 clause and step (recurrence_host). On the CPU a group of independent series along its last axis
 runs each block of lanes through all its steps instead (recurrence_batch). A group whose steps
 compute whole tensors (einc.passes.step_work) computes them once per step: on the CPU inside one
-dispatch where they fit its stack (recurrence_dispatch_steps), else in a host loop of kernels
-(recurrence_tensor_steps).
+dispatch where it can hold them and the step is not heavy (recurrence_dispatch_steps), else in a
+host loop of kernels (recurrence_tensor_steps).
 """
 from __future__ import annotations
 

@@ -184,7 +184,7 @@ def _reads_packed(probe, values: list, lane: IndexVar) -> bool:
 
 
 def clause_vector(lanes: Lanes, clause: RecClause, dtype) -> ir.Value:
-    """The clause's body in lanes, 0 where its guard is false."""
+    """The clause's body in lanes, 0 where its guard is false (a Generic's too)."""
     value = lanes.value(clause.body)
     if clause.guard is None:
         return value

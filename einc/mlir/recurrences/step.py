@@ -14,6 +14,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, scf, tensor
 
 from einc.ir.nodes import IndexVar, RecClause, RecMember, RecurrenceGroup
+from einc.ir.state_slices import is_state_history
 from einc.ir.types import I8, DType, Lin
 from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.lanes import STEP_RULES
@@ -222,7 +223,8 @@ def with_step_values(lw, member: RecMember, clause: RecClause, storage: Storage)
 
 
 def clause_value(scope: Scope, clause: RecClause, dtype) -> ir.Value:
-    """The clause's body at the scope's point, 0 where its guard is false."""
+    """The clause's body at the scope's point, 0 where its guard is false (a Generic, which has
+    a body and a guard too, at one of its points)."""
     value = scope.value(clause.body)
     if clause.guard is None:
         return value
@@ -239,3 +241,13 @@ def when(active: Optional[ir.Value], unchanged: ir.Value, update: Callable[[], i
     with ir.InsertionPoint(branch.else_block):
         scf.yield_([unchanged])
     return branch.results[0]
+
+
+def refresh_histories(lw, group: RecurrenceGroup, cut: Callable) -> None:
+    """Each whole history of a member the step has taken (einc.ir.state_slices.is_state_history),
+    taken again as the storage holds it now (`cut(v)`), before a tensor of the step is computed:
+    one computed after a member is written reads that member's current step there (and in one
+    dispatch, a read of the storage as it was before a write makes bufferization copy it)."""
+    for v in group.step_work:
+        if is_state_history(v) and id(v) in lw.values:
+            lw.values[id(v)] = cut(v)

@@ -19,6 +19,7 @@ from einc.ir.state_slices import computable_after, is_part_of_row, is_state_hist
 from einc.mlir.recurrences import host as recurrence_host
 from einc.mlir.recurrences.flat_storage import FlatStorage, as_index, block, unflattened
 from einc.mlir.recurrences.scalars import Storage
+from einc.mlir.recurrences.step import refresh_histories
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 
@@ -49,10 +50,7 @@ def _step_lowering(lw, group: RecurrenceGroup, storage: Storage) -> tuple:
             if is_state_slice(v):
                 step.values[id(v)] = _slice(step, v, storage)
                 continue
-            # a whole history as the storage holds it now, with the rows of the step written so far
-            for h in group.step_work:
-                if is_state_history(h) and id(h) in step.values:
-                    step.values[id(h)] = _slice(step, h, storage)
+            refresh_histories(step, group, lambda h: _slice(step, h, storage))
             step.lower(v)
     return step, before
 
