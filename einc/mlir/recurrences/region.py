@@ -195,10 +195,9 @@ def in_one_dispatch(lw, group: RecurrenceGroup, loops, scratch: tuple = ()) -> l
     `scratch` lists (dtype, shape): more results of the region, which nothing outside reads
     (buffers for tensors the loops compute, of any size)."""
     members = group.members
-    shapes = [compact(storage_shape(m)) for m in members] + [shape for _, shape in scratch]
-    dims = [d for shape in shapes for d in lw.sizes.dynamic_dims(shape)]
-    region = flow.DispatchRegionOp([tensor_type(stored_dtype(m), compact(storage_shape(m))) for m in members] +
-                                   [tensor_type(dtype, shape) for dtype, shape in scratch], dims, [])
+    kinds = [(stored_dtype(m), compact(storage_shape(m))) for m in members] + list(scratch)
+    dims = [d for _, shape in kinds for d in lw.sizes.dynamic_dims(shape)]
+    region = flow.DispatchRegionOp([tensor_type(dtype, shape) for dtype, shape in kinds], dims, [])
     units = {m: unit_axes(storage_shape(m)) for m in members}
     with ir.InsertionPoint(region.body.blocks.append()):
         flow.ReturnOp(loops(units, [_initial_storage(lw, m, group) for m in members]))
