@@ -143,7 +143,7 @@ class State:
             if size is None:
                 continue
             what = f"{names[axis]} (axis {axis + first_axis})"
-            if isinstance(sub, IndexRef):
+            if isinstance(sub, IndexRef) and not self._ranged_by_outer(sub.var):
                 if sub.var.extent is None:
                     self._add(sub.var, table + "candidates", Candidate(size, read.span, what))
             else:
@@ -153,9 +153,25 @@ class State:
         lin = affine.affine_of(sub)
         if lin is None:
             return
-        for var in lin.keys():
-            if isinstance(var, IndexVar) and var.extent is None:
-                self._add(var, table + "affine_reads", AffineRead(lin, size, span, what))
+        for var in self._bounded_by(lin):
+            self._add(var, table + "affine_reads", AffineRead(lin, size, span, what))
+
+    def _ranged_by_outer(self, var) -> bool:
+        return any(var is k for k, _, _ in self.dependent_ranges)
+
+    def _bounded_by(self, lin: Lin) -> list:
+        """The unranged indices a read with subscript `lin` bounds: those in it, and those the
+        range of an index in it depends on (`sum[k in 0..i + 1](x[k])` bounds i through k)."""
+        found, todo = [], [k for k in lin.keys() if isinstance(k, IndexVar)]
+        while todo:
+            var = todo.pop()
+            if var.extent is not None or any(var is f for f in found):
+                continue
+            found.append(var)
+            for k, lo, hi in self.dependent_ranges:
+                if k is var:
+                    todo += [o for o in (*lo.keys(), *hi.keys()) if isinstance(o, IndexVar)]
+        return found
 
     def _add(self, var: IndexVar, table: str, cand) -> None:
         for frame in reversed(self.frames):
