@@ -92,6 +92,7 @@ class Streams:
     columns: random.Random | None = None    # a copy at one position of an input's last axis, gathered by an index input (ProgramGenerator.picked_column)
     spans: random.Random | None = None      # a triangle's step binding `w = x[t - j]` (ProgramGenerator.with_span_read)
     ranks: random.Random | None = None      # a scanned row fold stepping through a member of one more axis (ProgramGenerator.row_map)
+    prefixes: random.Random | None = None   # a prefix total's outer index ranged only through `k in 0..j + 1` (ProgramGenerator.tail_total)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -101,7 +102,7 @@ class Streams:
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
                       "skips", "chains", "tails", "filtered", "gates", "perstep", "wraps", "columns",
-                      "spans", "ranks")))
+                      "spans", "ranks", "prefixes")))
 
 
 @dataclass(frozen=True)
