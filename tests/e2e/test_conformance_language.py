@@ -125,3 +125,31 @@ def test_a_missing_match_arm_is_hinted_as_a_pattern_that_parses(diagnose, tmp_pa
     path = tmp_path / "fixed.ein"
     path.write_text(fixed)
     check_program(str(path))
+
+
+# Section 10: f16 is NumPy's float16 (bf16 through ml_dtypes). NumPy reduces float16 in f32 and
+# rounds once; rounded at every step, 5,000 terms of 0.1 summed to 256, not 500. The program's
+# sums all do so: indexed, the prelude's `sum`, a filtered comprehension's, einsum's.
+HALF_SUMS = """
+use std::ml::einsum;
+let h: [f16; ?];
+let b: [bf16; ?];
+let indexed = sum[i](h[i]);
+let squares = sum[i](h[i] * h[i]);
+let prelude = sum(h);
+let kept = sum([v | v in h, v > 0.0]);
+let contracted = einsum("i,i->", [h, h]);
+let total_b = sum[i](b[i]);
+"""
+
+
+def test_half_sums_accumulate_as_numpy_does(run):
+    import ml_dtypes
+    h = np.full(5000, 0.1, np.float16)
+    b = np.full(5000, 0.1, ml_dtypes.bfloat16)
+    out = run(HALF_SUMS, h=h, b=b)
+    assert out["indexed"].dtype == np.float16 and out["indexed"] == h.sum() == np.float16(500)
+    assert out["prelude"] == out["kept"] == h.sum()
+    assert out["squares"] == (h * h).sum() and out["contracted"] == (h * h).sum()
+    want_b = b.astype(np.float32).sum(dtype=np.float32).astype(ml_dtypes.bfloat16)
+    assert out["total_b"].dtype == ml_dtypes.bfloat16 and out["total_b"] == want_b
