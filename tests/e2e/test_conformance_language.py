@@ -7,7 +7,7 @@ from einc.driver import check_program
 
 # Section 2: integer `/` truncates toward zero and `%` takes the dividend's sign; `**` is
 # right-associative and binds looser than prefix `-`; `as` truncates; `||` is looser than `&&`,
-# which is looser than comparisons; integers wrap at their width.
+# which is looser than comparisons; integers wrap at their width; `i32 ** i32` is an integer.
 OPERATORS = """
 let p: [i32; 6];
 let q: [i32; 6];
@@ -25,6 +25,10 @@ let wrap = big + 1;
 let wide = (big as i64) * 4;
 let lit: f64 = 2.5;
 let ctx = lit * 2 + 1;
+let ub: [i32; 5];
+let ue: [i32; 5];
+let ipow[i] = ub[i] ** ue[i];
+let unit_folded = (-1) ** -3;
 """
 
 
@@ -32,7 +36,9 @@ def test_operators_match_numpy(run):
     p = np.array([7, -7, 7, -7, 0, 9], np.int32)
     q = np.array([2, 2, -2, -2, 3, 2], np.int32)
     f = np.array([-3.9, 3.9, 0.25, -2.0], np.float32)
-    out = run(OPERATORS, p=p, q=q, f=f, big=np.int32(2**31 - 1))
+    ub = np.array([1, -1, -1, 3, -2], np.int32)
+    ue = np.array([-5, -1, -2, -1, 3], np.int32)
+    out = run(OPERATORS, p=p, q=q, f=f, big=np.int32(2**31 - 1), ub=ub, ue=ue)
     np.testing.assert_array_equal(out["div"], toward_zero(p, q))
     np.testing.assert_array_equal(out["rem"], np.fmod(p, q))
     np.testing.assert_array_equal(out["frem"], np.fmod(f, np.float32(1.5)))
@@ -44,6 +50,10 @@ def test_operators_match_numpy(run):
     assert out["wrap"] == np.int32(-2**31) and out["wrap"].dtype == np.int32
     assert out["wide"] == 4 * (2**31 - 1) and out["wide"].dtype == np.int64
     assert out["ctx"] == 6.0 and out["ctx"].dtype == np.float64
+    # an integer to a negative power is 1 / base^-n truncated toward zero, as `/` is: ±1 for a
+    # base of ±1 (it was 0), 0 for a larger base
+    np.testing.assert_array_equal(out["ipow"], np.trunc(ub.astype(np.float64) ** ue).astype(np.int32))
+    assert out["unit_folded"] == -1
 
 
 def toward_zero(a, b):
