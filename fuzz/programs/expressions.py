@@ -93,6 +93,7 @@ class Streams:
     spans: random.Random | None = None      # a triangle's step binding `w = x[t - j]` (ProgramGenerator.with_span_read)
     ranks: random.Random | None = None      # a scanned row fold stepping through a member of one more axis (ProgramGenerator.row_map)
     lanes: random.Random | None = None      # a loop whose state is a row of lanes (ProgramGenerator.with_lanes)
+    prefixes: random.Random | None = None   # a prefix total's outer index ranged only through `k in 0..j + 1` (ProgramGenerator.tail_total)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -102,7 +103,7 @@ class Streams:
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
                       "skips", "chains", "tails", "filtered", "gates", "perstep", "wraps", "columns",
-                      "spans", "ranks", "lanes")))
+                      "spans", "ranks", "lanes", "prefixes")))
 
 
 @dataclass(frozen=True)

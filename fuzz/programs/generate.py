@@ -61,6 +61,7 @@ TALLY_SUFFIX = "n"                 # a count member's name: its member's and thi
 CHAIN_SHARE = 0.5                  # of the groups with an f64 member of two axes and no count, those given a chain
 CHAIN_SUFFIXES = ("en", "kn", "an", "un")   # a chain's members: its member's name and these (ending as a count's)
 TAIL_SHARE = 0.5                   # of the totals of members of two axes or more, those over prefixes of the last step
+PREFIX_SHARE = 0.5                 # of those, the ones whose outer index has no range of its own (tail_total)
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or more, those adding a mean from j on
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
@@ -195,6 +196,7 @@ class ProgramGenerator:
         self.steprows = streams.steprows
         self.chains = streams.chains
         self.tails = streams.tails
+        self.prefixes = streams.prefixes
         self.tail_read = None           # a member a total reads at its last step only: not an output (total)
         self.shorts = streams.shorts
         self.skips = streams.skips
@@ -1078,12 +1080,14 @@ class ProgramGenerator:
         step only, over a range that grows with j, and left out of the outputs, so that it keeps
         a window of steps. The read's far end along the steps was once checked against the
         window's slots (index T - 1 of an axis of 2: every run failed; the hold-out program
-        isotonic_pava)."""
+        isotonic_pava). Some write `sum[j](..)`: j's range comes through k's alone."""
         self.tail_read = tensor.name
         last = bound_expr(tensor.shape[0].plus(-1))
         read = Read(tensor.name, (last, Index("k")) + (Lit(0, "i32"),) * (len(tensor.shape) - 2), tensor.dtype)
         prefix = Reduce("sum", (Range("k", Bound(0), Bound(1, index="j")),), read, None, tensor.dtype)
-        body = Reduce("sum", (Range("j", Bound(0), tensor.shape[1]),), prefix, None, tensor.dtype)
+        inferred = self.prefixes is not None and self.prefixes.random() < PREFIX_SHARE
+        body = Reduce("sum", (Range("j", Bound(0), tensor.shape[1], explicit=not inferred),), prefix, None,
+                      tensor.dtype)
         return Define(name, tensor.dtype, (Clause((), body),))
 
     def function(self) -> Function:

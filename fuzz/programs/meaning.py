@@ -534,16 +534,16 @@ ACCUMULATED = HALVES + (np.float32,)
 
 def _accumulated(op: str, values: np.ndarray, axes: tuple, identity) -> np.ndarray:
     """A sum or product in a half type or f32 as einc computes it: term by term in row-major
-    order of the reduced axes, rounded to the type after each (NumPy sums float16 in f32, and
-    f32 pairwise)."""
+    order of the reduced axes, rounded to f32 after each, a half type's total rounded to it
+    once at the end (as NumPy reduces float16; NumPy sums f32 pairwise)."""
     terms = np.moveaxis(values, axes, tuple(range(len(axes))))
     count = math.prod(terms.shape[:len(axes)])          # 0 for an empty range
-    terms = terms.reshape((count,) + terms.shape[len(axes):])
-    total = np.full(terms.shape[1:], identity, values.dtype)
+    terms = terms.reshape((count,) + terms.shape[len(axes):]).astype(np.float32)
+    total = np.full(terms.shape[1:], identity, np.float32)
     step = np.add if op == "sum" else np.multiply
     for term in terms:
-        total = step(total, term).astype(values.dtype)
-    return total
+        total = step(total, term).astype(np.float32)
+    return total.astype(values.dtype)
 
 
 def _span(lo, hi, active) -> tuple[int, int]:
