@@ -94,7 +94,8 @@ def _n_inputs(op) -> int:
 def _sources(generic) -> list:
     """The block arguments and linalg.index results that the value `generic` yields is computed
     from (an op with regions counts every value its nested ops use); values defined outside
-    `generic` are the same at every point, so they count as none."""
+    `generic` are the same at every point, so they count as none, and so does an element of a
+    uniform tensor (a compacted copy of a constant reads it at positions found at run time)."""
     inside = []
 
     def visit(op):
@@ -106,6 +107,8 @@ def _sources(generic) -> list:
     stack = [list(generic.regions[0].blocks[0].operations)[-1].operation]
     while stack:
         op = stack.pop()
+        if op.name == "tensor.extract" and _uniform(op.operands[0]):
+            continue            # any element of one repeated value is that value, wherever it is read
         for region in op.regions:
             for nested_block in region.blocks:
                 stack.extend(nested.operation for nested in nested_block.operations)

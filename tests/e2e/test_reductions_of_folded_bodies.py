@@ -74,3 +74,27 @@ def test_a_folded_body_that_still_reads_the_reduced_index_builds_and_counts(dims
         out = program(x=x)
     np.testing.assert_array_equal(out["p"], [0, 0] + [4 * (i + 1) for i in range(2, 16)])
     np.testing.assert_array_equal(out["q"], [7 * i for i in range(13)])
+
+
+FILTERED_CONSTANTS = """
+    let x: [f32; M];
+    let c = sum([3.0 | i in 0..M, i as f32 >= x[i]]);
+    let n = sum([3 | i in 0..M, x[i] < 1.0]);
+    let r[0] = sum([0.5 | i in 0..M, x[i] > 0.0]);
+    let r[t in 1..4] = 0.5 * r[t - 1] + x[t % 3];
+"""
+
+
+@pytest.mark.parametrize("dims", [{"M": 4}, None])
+def test_a_sum_of_a_filtered_comprehension_of_a_constant_counts_every_kept_element(dims):
+    """The kept elements are the constant read back at positions found at run time, which IREE folds
+    to the constant: the sum was vectorized to one of them, 3.0 for 12.0 (IREE-264; fuzz seed 31004
+    program 62, a recurrence's start)."""
+    x = np.array([-0.301, -1.0, 0.559, 1.761], np.float32)
+    with einc.load(einc.compile(FILTERED_CONSTANTS, target="llvm-cpu", dims=dims).vmfb) as program:
+        out = program(x=x)
+    r = [0.5 * 2]
+    for t in range(1, 4):
+        r.append(0.5 * r[-1] + x[t % 3])
+    assert out["c"] == 12.0 and out["n"] == 9
+    np.testing.assert_allclose(out["r"], r, rtol=1e-6)
