@@ -9,7 +9,11 @@ step order, so earlier in G', whose members run in reverse order). A member that
 earlier points of a step (a DP grid's `R[i, j - 1]`) is computed point by point in
 lexicographic order; its adjoint is stored with the step's other axes reversed, so that it too
 reads only points already computed. The partials read the primal states as ordinary tensors;
-the storage plan then keeps every step of them.
+the storage plan then keeps every step of them. A tensor the step computes from the state (an
+RK4 stage) is followed point by point, but where its value is costly (a transcendental, a
+division, a reduction) the partials read it from a tape: the tensor at every step of the clause,
+computed once from the kept states before the adjoint loop, not again at each point of each
+partial.
 
 The clauses' reads of tensors outside the loop (weights, inputs) come back as leaves for the
 caller's reverse pass, summed over steps and points like the reads of any indexed definition.
@@ -18,8 +22,9 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine, clause_order
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
-                           RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, step_state_reads, walk)
+from einc.ir.nodes import (EXPENSIVE_OPS, Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
+                           RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, body_vars,
+                           step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
 from einc.autodiff.delta import gather_sum, lin_value
 from einc.autodiff.local_rules import const
@@ -36,17 +41,20 @@ def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, stops: set, st
     x and of the reads of the same state as x (einc.autodiff.gradient); `states_given`: G runs
     inside a step of an enclosing recurrence whose other state reads are givens of that step."""
     check_not_own_member(group, x, span)
-    code = clause_code(group)
+    points: dict = {}
+    code = clause_code(group, points)
     roots = [v for body_guard in code.values() for v in body_guard if v is not None]
     check_no_inner_loops(roots, span, group, stops | {id(x)})
     check_no_step_tensors(roots, span, group)
-    return _AdjointLoop(group, code, rules, span).run(outside, stops | {id(x)}, states_given)
+    return _AdjointLoop(group, code, rules, span, points).run(outside, stops | {id(x)}, states_given)
 
 
-def clause_code(group: RecurrenceGroup) -> dict:
+def clause_code(group: RecurrenceGroup, points: dict | None = None) -> dict:
     """id(clause) -> its body and guard as the adjoint loop follows them: step tensors inlined
-    at their points, reads of fixed steps relative to the step."""
-    return {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v, group), c, group.t_var)
+    at their points, reads of fixed steps relative to the step. `points` receives, per inlined
+    point of a tensor, id(node) -> (tensor, subscripts, in_bounds) (at_points_of_step_tensors)."""
+    return {id(c): tuple(None if v is None else
+                         relative_steps(at_points_of_step_tensors(v, group, points=points), c, group.t_var)
                          for v in _guarded(c))
             for m in group.members for c in m.clauses}
 
@@ -160,32 +168,37 @@ def computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:
                                                    for n in walk([v], opaque=(RecValue,)))
 
 
-def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dict | None = None) -> Value:
+def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dict | None = None,
+                              points: dict | None = None) -> Value:
     """`v` with each point read of a tensor the step computes from the state (`h[1]` of
     `let h[i in 0..2] = tanh(r[t - 1, i]);`, `z[i]` of an array literal a function of the state
     returns; of `group`'s state if given) replaced by the tensor's body, or the literal's
     element, at that point, so both modes follow the state through it as through any scalar
     code. Reads of one tensor at the same point share one inlined body (`memo`): a Runge-Kutta
     stage reads each point of the one before several times, and a copy per read grows the code
-    exponentially in the stages."""
+    exponentially in the stages. `points` (if given) receives id(inlined node) -> (tensor,
+    subscripts, in_bounds) for each point of a Generic inlined."""
     memo = {} if memo is None else memo
     mapping = {}
     for n in scalar_nodes([v]):
         literal = isinstance(n, Read) and isinstance(n.tensor, Stack)
         if literal and n.rank == 0 and computed_from_state(n.tensor, group):
-            mapping[id(n)] = at_points_of_step_tensors(_element_of(n), group, memo)
+            mapping[id(n)] = at_points_of_step_tensors(_element_of(n), group, memo, points)
         elif isinstance(n, Read) and n.rank == 0 and computed_from_state(n.tensor, group):
-            mapping[id(n)] = _inlined(n.tensor, n.subs, memo, group)
+            mapping[id(n)] = _inlined(n.tensor, n.subs, memo, group, points, n.in_bounds)
         elif n.rank == 0 and computed_from_state(n, group):
-            mapping[id(n)] = _inlined(n, (), memo, group)
+            mapping[id(n)] = _inlined(n, (), memo, group, points, True)
     return replace_nodes(v, mapping) if mapping else v
 
 
-def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = None) -> Value:
+def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = None, points: dict | None = None,
+             in_bounds: bool = False) -> Value:
     """The tensor's element at `subs` with its own step tensors inlined, once per point."""
     key = (id(tensor),) + tuple(_point_key(s) for s in subs)
     if key not in memo:
-        memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo)
+        memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo, points)
+        if points is not None and isinstance(tensor, Generic):
+            points[id(memo[key])] = (tensor, subs, in_bounds)
     return memo[key]
 
 
@@ -239,9 +252,11 @@ def _point_of(tensor: Generic, subs: tuple) -> Value:
 
 
 class _AdjointLoop:
-    def __init__(self, group: RecurrenceGroup, code: dict, rules, span):
+    def __init__(self, group: RecurrenceGroup, code: dict, rules, span, points: dict):
         self.group = group
         self.code = code                           # id(clause) -> its body and guard, step tensors inlined
+        self.points = points                       # id(inlined point) -> (step tensor, subs, in_bounds)
+        self.tapes: dict = {}                      # (id(step tensor), steps) -> its tape Generic, or None
         self.rules = rules
         self.span = span
         self.primal = {id(m): RecValue(group, m) for m in group.members}
@@ -304,12 +319,72 @@ class _AdjointLoop:
             seed = Op("select", (overridden, const(0.0, seed), seed), seed.dtype)
         body = self._convert(body)
         leaves = propagate(body, seed, self.stops, (step,) + tuple(clause.vars), self.rules, self.states_given)
-        if not sole_writer(n, clause):
+        # partials that repeat a costly step tensor's point read its tape instead
+        stored = self._taped_points(clause, step)
+        if sole_writer(n, clause):
+            # partials that repeat the whole body read the stored value instead
+            stored[id(body)] = Read(self.primal[id(n)], here, span=clause.body.span)
+        if not stored:
             return leaves
-        # partials that repeat the whole body read the stored value instead
-        stored = {id(body): Read(self.primal[id(n)], here, span=clause.body.span)}
         return [LeafAdjoint(leaf.leaf, replace_nodes(leaf.adjoint, stored), leaf.extra_vars)
                 for leaf in leaves]
+
+    # ------------------------------------------------------------ tapes of step tensors
+
+    def _taped_points(self, clause: RecClause, step: IndexVar) -> dict:
+        """id(converted point of a step tensor) -> the read of its tape, for the points this
+        clause's code inlined (those converted while its partials were built)."""
+        out = {}
+        for key, (tensor, subs, in_bounds) in self.points.items():
+            converted = self.converted.get(key)
+            if converted is None or id(converted) in out:
+                continue
+            tape = self._tape(tensor, clause)
+            if tape is not None:
+                out[id(converted)] = Read(tape, (_tape_step(step, clause),) + tuple(self._convert(s) for s in subs),
+                                          span=tensor.span, in_bounds=in_bounds)
+        return out
+
+    def _tape(self, tensor: Generic, clause: RecClause):
+        """`tensor` at every step of `clause` (its step first), computed from the kept states; None
+        where its own body is cheap to recompute (its costly step tensors are read from their
+        tapes) or it reads variables not its own."""
+        key = (id(tensor), clause.t_lo, clause.t_hi)
+        if key in self.tapes:
+            return self.tapes[key]
+        self.tapes[key] = None
+        if not _costly(tensor):
+            return None
+        step = IndexVar(self.group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
+        own = tuple(IndexVar(v.name, v.lo, v.extent, span=v.span) for v in tensor.vars)
+        at = {v: IndexRef(w) for v, w in zip(tensor.vars, own)}
+        body = self._stored_values(substitute(tensor.body, at), step, clause)
+        guard = None if tensor.guard is None else self._stored_values(substitute(tensor.guard, at), step, clause)
+        tape = Generic((step,) + own, body, guard, span=tensor.span)
+        if body_vars(tape) - set(tape.vars):
+            return None
+        self.tapes[key] = tape
+        return tape
+
+    def _stored_values(self, v: Value, step: IndexVar, clause: RecClause) -> Value:
+        """`v` (code of the step `step` of `clause`) computed from the kept states: the group's
+        state reads as reads of its storage, costly step tensors as reads of their tapes, the
+        others at their points."""
+        mapping = {}
+        for n in scalar_nodes([v]):
+            if isinstance(n, IndexRef) and n.var is self.group.t_var:
+                mapping[id(n)] = IndexRef(step)
+            elif isinstance(n, StateRead) and id(n.member) in self.primal:
+                subs = tuple(self._stored_values(s, step, clause) for s in n.subs)
+                mapping[id(n)] = Read(self.primal[id(n.member)], subs, span=n.span)
+            elif isinstance(n, Read) and n.rank == 0 and computed_from_state(n.tensor, self.group):
+                subs = tuple(self._stored_values(s, step, clause) for s in n.subs)
+                tape = self._tape(n.tensor, clause) if isinstance(n.tensor, Generic) else None
+                mapping[id(n)] = (Read(tape, (_tape_step(step, clause),) + subs, span=n.span, in_bounds=n.in_bounds)
+                                  if tape is not None else
+                                  self._stored_values(_element_of(n) if isinstance(n.tensor, Stack)
+                                                      else _point_of(n.tensor, n.subs), step, clause))
+        return replace_nodes(v, mapping) if mapping else v
 
     def _state_reads(self, member: RecMember) -> list:
         """The StateReads in member's clauses, through the tensors of its steps."""
@@ -414,6 +489,18 @@ class _AdjointLoop:
                 return out
             return self.rules.anchor(out.args[0], [(self._convert(a), self._convert(p)) for a, p in pairs])
         raise d.error(d.UNSUPPORTED, f"no derivative through {type(v).__name__} in a recurrence", self.span)
+
+
+def _costly(tensor: Generic) -> bool:
+    """Whether a step tensor's own body (not the step tensors it reads) holds a float
+    transcendental, a division or a reduction."""
+    return any(isinstance(n, Reduce) or (isinstance(n, Op) and n.op in EXPENSIVE_OPS and n.dtype.is_float)
+               for n in scalar_nodes([u for u in (tensor.body, tensor.guard) if u is not None]))
+
+
+def _tape_step(step: IndexVar, clause: RecClause) -> Value:
+    """The tape's coordinate of the step `step` (a variable over the clause's steps)."""
+    return lin_value(Lin.of(step) - clause.t_lo)
 
 
 def relative_steps(v: Value, clause: RecClause, t_var: IndexVar) -> Value:
