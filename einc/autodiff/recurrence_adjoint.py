@@ -10,10 +10,11 @@ earlier points of a step (a DP grid's `R[i, j - 1]`) is computed point by point 
 lexicographic order; its adjoint is stored with the step's other axes reversed, so that it too
 reads only points already computed. The partials read the primal states as ordinary tensors;
 the storage plan then keeps every step of them. A tensor the step computes from the state (an
-RK4 stage) is followed point by point, but where its value is costly (a transcendental, a
-division, a reduction) the partials read it from a tape: the tensor at every step of the clause,
-computed once from the kept states before the adjoint loop, not again at each point of each
-partial.
+RK4 stage) is followed point by point; where its own body is costly (a transcendental, a
+division, a reduction) it is a member of the loop for the adjoint instead: its values a tape,
+the tensor at every step of the clause computed once from the kept states, and its adjoint a
+member of the adjoint loop, computed once a step, which its readers' partials feed and its own
+body's partials read (not both recomputed at every point of every partial).
 
 The clauses' reads of tensors outside the loop (weights, inputs) come back as leaves for the
 caller's reverse pass, summed over steps and points like the reads of any indexed definition.
@@ -41,20 +42,22 @@ def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, stops: set, st
     x and of the reads of the same state as x (einc.autodiff.gradient); `states_given`: G runs
     inside a step of an enclosing recurrence whose other state reads are givens of that step."""
     check_not_own_member(group, x, span)
-    points: dict = {}
-    code = clause_code(group, points)
+    loop = _AdjointLoop(group, rules, span)
+    code = clause_code(group, loop.as_member)
+    code.update(loop.stage_code())
     roots = [v for body_guard in code.values() for v in body_guard if v is not None]
     check_no_inner_loops(roots, span, group, stops | {id(x)})
     check_no_step_tensors(roots, span, group)
-    return _AdjointLoop(group, code, rules, span, points).run(outside, stops | {id(x)}, states_given)
+    return loop.run(code, outside, stops | {id(x)}, states_given)
 
 
-def clause_code(group: RecurrenceGroup, points: dict | None = None) -> dict:
+def clause_code(group: RecurrenceGroup, as_member=None) -> dict:
     """id(clause) -> its body and guard as the adjoint loop follows them: step tensors inlined
-    at their points, reads of fixed steps relative to the step. `points` receives, per inlined
-    point of a tensor, id(node) -> (tensor, subscripts, in_bounds) (at_points_of_step_tensors)."""
+    at their points (or read as the members `as_member(tensor, clause)` gives, where it gives
+    one), reads of fixed steps relative to the step."""
     return {id(c): tuple(None if v is None else
-                         relative_steps(at_points_of_step_tensors(v, group, points=points), c, group.t_var)
+                         relative_steps(at_points_of_step_tensors(v, group, as_member=as_member, clause=c), c,
+                                        group.t_var)
                          for v in _guarded(c))
             for m in group.members for c in m.clauses}
 
@@ -169,36 +172,36 @@ def computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:
 
 
 def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dict | None = None,
-                              points: dict | None = None) -> Value:
+                              as_member=None, clause: RecClause = None) -> Value:
     """`v` with each point read of a tensor the step computes from the state (`h[1]` of
     `let h[i in 0..2] = tanh(r[t - 1, i]);`, `z[i]` of an array literal a function of the state
     returns; of `group`'s state if given) replaced by the tensor's body, or the literal's
     element, at that point, so both modes follow the state through it as through any scalar
     code. Reads of one tensor at the same point share one inlined body (`memo`): a Runge-Kutta
     stage reads each point of the one before several times, and a copy per read grows the code
-    exponentially in the stages. `points` (if given) receives id(inlined node) -> (tensor,
-    subscripts, in_bounds) for each point of a Generic inlined."""
+    exponentially in the stages. A tensor `as_member(tensor, clause)` (if given) gives a member
+    for is read as that member at the step instead."""
     memo = {} if memo is None else memo
     mapping = {}
     for n in scalar_nodes([v]):
         literal = isinstance(n, Read) and isinstance(n.tensor, Stack)
         if literal and n.rank == 0 and computed_from_state(n.tensor, group):
-            mapping[id(n)] = at_points_of_step_tensors(_element_of(n), group, memo, points)
+            mapping[id(n)] = at_points_of_step_tensors(_element_of(n), group, memo, as_member, clause)
         elif isinstance(n, Read) and n.rank == 0 and computed_from_state(n.tensor, group):
-            mapping[id(n)] = _inlined(n.tensor, n.subs, memo, group, points, n.in_bounds)
+            member = as_member(n.tensor, clause) if as_member is not None else None
+            mapping[id(n)] = (_inlined(n.tensor, n.subs, memo, group, as_member, clause) if member is None else
+                              StateRead(member, (IndexRef(group.t_var),) + tuple(n.subs), span=n.span))
         elif n.rank == 0 and computed_from_state(n, group):
-            mapping[id(n)] = _inlined(n, (), memo, group, points, True)
+            mapping[id(n)] = _inlined(n, (), memo, group, as_member, clause)
     return replace_nodes(v, mapping) if mapping else v
 
 
-def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = None, points: dict | None = None,
-             in_bounds: bool = False) -> Value:
+def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = None, as_member=None,
+             clause: RecClause = None) -> Value:
     """The tensor's element at `subs` with its own step tensors inlined, once per point."""
     key = (id(tensor),) + tuple(_point_key(s) for s in subs)
     if key not in memo:
-        memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo, points)
-        if points is not None and isinstance(tensor, Generic):
-            points[id(memo[key])] = (tensor, subs, in_bounds)
+        memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo, as_member, clause)
     return memo[key]
 
 
@@ -252,36 +255,41 @@ def _point_of(tensor: Generic, subs: tuple) -> Value:
 
 
 class _AdjointLoop:
-    def __init__(self, group: RecurrenceGroup, code: dict, rules, span, points: dict):
+    def __init__(self, group: RecurrenceGroup, rules, span):
         self.group = group
-        self.code = code                           # id(clause) -> its body and guard, step tensors inlined
-        self.points = points                       # id(inlined point) -> (step tensor, subs, in_bounds)
-        self.tapes: dict = {}                      # (id(step tensor), steps) -> its tape Generic, or None
+        self.code: dict = {}                       # id(clause) -> its body and guard (clause_code)
         self.rules = rules
         self.span = span
         self.primal = {id(m): RecValue(group, m) for m in group.members}
+        self.stages: dict = {}                     # (id(step tensor), steps) -> its member, or None
+        self.tapes: dict = {}                      # (id(step tensor), steps) -> its tape Generic, or None
+        self.stage_tape: dict = {}                 # id(stage member) -> (its tape, its first step)
+        self.stage_of_tape: dict = {}              # id(tape) -> its stage member
+        self._stage_code: dict = {}                # id(stage clause) -> its body and guard
+        self.members = list(group.members)         # the stage members first, each after those it reads
         steps = group.t_var.extent
         self.tau = IndexVar("τ", Lin(0), steps)
         self.last = steps - 1                      # t = last - τ
-        # every adjoint is stored over all of G's steps: a member shorter than the loop
-        # (v[0..T] beside a[0..T + 1]) lives at its last steps there, the first ones stay 0
-        self.adjoint = {id(m): _adjoint_member(m, steps) for m in group.members if m.dtype.is_float}
-        # ids of the members whose adjoint is stored with the step's other axes reversed
-        self.flipped = {id(r.member) for m in group.members for c in m.clauses
-                        for r in step_state_reads([v for v in code[id(c)] if v is not None])
-                        if r.member is m and _same_step(r, group)}
         self.step = group.t_var                    # the clause's own step variable
         self.converted: dict[int, Value] = {}      # per clause
         self.stops: set = set()                    # ids of the values asked about (x)
         self.states_given = False                  # reads of an enclosing loop's state are givens
 
-    def run(self, outside: dict, stops: set, states_given: bool) -> list:
-        self.stops, self.states_given = stops, states_given
+    def run(self, code: dict, outside: dict, stops: set, states_given: bool) -> list:
+        self.code, self.stops, self.states_given = code, stops, states_given
+        steps = self.group.t_var.extent
+        # every adjoint is stored over all of G's steps: a member shorter than the loop
+        # (v[0..T] beside a[0..T + 1]) lives at its last steps there, the first ones stay 0
+        self.adjoint = {id(m): _adjoint_member(m, steps) for m in self.members if m.dtype.is_float}
+        # ids of the members whose adjoint is stored with the step's other axes reversed
+        self.flipped = {id(r.member) for m in self.members for c in m.clauses
+                        for r in step_state_reads([v for v in code[id(c)] if v is not None])
+                        if r.member is m and _same_step(r, self.group)}
         needed = self._read_from(outside)
         self.adjoint = {key: m for key, m in self.adjoint.items() if key in needed}
         into_states: dict[int, list] = {}
         leaves = []
-        for n in self.group.members:
+        for n in self.members:
             if id(n) not in self.adjoint:
                 continue
             for read in self._state_reads(n):
@@ -292,8 +300,8 @@ class _AdjointLoop:
                     if target is None:
                         leaves.append(leaf)
                     elif id(target) in self.adjoint:
-                        into_states.setdefault(id(target), []).append(leaf)
-        members = [m for m in reversed(self.group.members) if id(m) in self.adjoint]
+                        into_states.setdefault(id(target), []).append(self._at_member_steps(leaf, target))
+        members = [m for m in reversed(self.members) if id(m) in self.adjoint]
         for m in members:
             self._define(m, outside.get(id(m)), into_states.get(id(m), []))
         reverse = RecurrenceGroup(self.tau, [self.adjoint[id(m)] for m in members])
@@ -319,31 +327,70 @@ class _AdjointLoop:
             seed = Op("select", (overridden, const(0.0, seed), seed), seed.dtype)
         body = self._convert(body)
         leaves = propagate(body, seed, self.stops, (step,) + tuple(clause.vars), self.rules, self.states_given)
-        # partials that repeat a costly step tensor's point read its tape instead
-        stored = self._taped_points(clause, step)
-        if sole_writer(n, clause):
-            # partials that repeat the whole body read the stored value instead
-            stored[id(body)] = Read(self.primal[id(n)], here, span=clause.body.span)
-        if not stored:
+        if not sole_writer(n, clause):
             return leaves
+        # partials that repeat the whole body read the stored value instead
+        stored = {id(body): self._stored(n, here, clause.body.span)}
         return [LeafAdjoint(leaf.leaf, replace_nodes(leaf.adjoint, stored), leaf.extra_vars)
                 for leaf in leaves]
 
-    # ------------------------------------------------------------ tapes of step tensors
+    def _stored(self, m: RecMember, subs: tuple, span) -> Read:
+        """The read of member m's kept value at `subs` (its step first): its storage, or a stage
+        member's tape."""
+        if id(m) not in self.stage_tape:
+            return Read(self.primal[id(m)], subs, span=span)
+        tape, first = self.stage_tape[id(m)]      # a stage is read at its own step, t
+        return Read(tape, (lin_value(affine.affine_of(subs[0]) - first),) + tuple(subs[1:]), span=span)
 
-    def _taped_points(self, clause: RecClause, step: IndexVar) -> dict:
-        """id(converted point of a step tensor) -> the read of its tape, for the points this
-        clause's code inlined (those converted while its partials were built)."""
-        out = {}
-        for key, (tensor, subs, in_bounds) in self.points.items():
-            converted = self.converted.get(key)
-            if converted is None or id(converted) in out:
-                continue
-            tape = self._tape(tensor, clause)
-            if tape is not None:
-                out[id(converted)] = Read(tape, (_tape_step(step, clause),) + tuple(self._convert(s) for s in subs),
-                                          span=tensor.span, in_bounds=in_bounds)
-        return out
+    def _at_member_steps(self, leaf: LeafAdjoint, member: RecMember) -> LeafAdjoint:
+        """A leaf reading a stage member's tape, read again at the member's own steps (the tape
+        starts at the stage's first step), as the adjoint loop sums leaves at its members' points."""
+        if id(member) not in self.stage_tape:
+            return leaf
+        read, first = leaf.leaf, self.stage_tape[id(member)][1]
+        step = Op("add", (read.subs[0], lin_value(first)), read.subs[0].dtype)
+        return LeafAdjoint(Read(read.tensor, (step,) + tuple(read.subs[1:]), span=read.span), leaf.adjoint,
+                           leaf.extra_vars)
+
+    # ------------------------------------------------------------ stage members
+
+    def as_member(self, tensor: Generic, clause: RecClause):
+        """The member standing for step tensor `tensor` over the steps of `clause` in the adjoint,
+        made on first use: where its own body is costly, it has a tape and variables starting at
+        0; else None (it is followed at its points)."""
+        key = (id(tensor), clause.t_lo, clause.t_hi)
+        if key in self.stages:
+            return self.stages[key]
+        self.stages[key] = None
+        if not isinstance(tensor, Generic) or any(not (v.lo.is_const and v.lo.const == 0) for v in tensor.vars):
+            return None
+        tape = self._tape(tensor, clause)
+        if tape is None:
+            return None
+        own = tuple(IndexVar(v.name, v.lo, v.extent, span=v.span) for v in tensor.vars)
+        at = {v: IndexRef(w) for v, w in zip(tensor.vars, own)}
+        try:
+            body = substitute(tensor.body, at)
+            guard = None if tensor.guard is None else substitute(tensor.guard, at)
+        except TypeError:
+            return None
+        member = RecMember(f"{self.group.members[0].name}_stage{len(self.stage_tape) + 1}", tensor.dtype,
+                           (self.group.t_var.extent,) + tuple(tensor.shape), [], span=tensor.span)
+        # its code reads the stages before it as members too, so they are made (and listed) first
+        stage = RecClause(clause.t_lo, clause.t_hi, own, body, guard, span=tensor.span)
+        self._stage_code[id(stage)] = tuple(
+            None if v is None else at_points_of_step_tensors(v, self.group, as_member=self.as_member, clause=clause)
+            for v in (body, guard))
+        member.clauses.append(stage)
+        self.stage_tape[id(member)] = (tape, clause.t_lo)
+        self.stage_of_tape[id(tape)] = member
+        self.members.insert(len(self.members) - len(self.group.members), member)
+        self.stages[key] = member
+        return member
+
+    def stage_code(self) -> dict:
+        """id(clause) -> body and guard of the stage members' clauses, as clause_code gives."""
+        return dict(self._stage_code)
 
     def _tape(self, tensor: Generic, clause: RecClause):
         """`tensor` at every step of `clause` (its step first), computed from the kept states; None
@@ -394,7 +441,7 @@ class _AdjointLoop:
         """ids of the members with an adjoint from outside and of those they read, transitively
         (the group may also hold other requests' tangent members, which need no adjoint here)."""
         needed = set(outside)
-        stack = [m for m in self.group.members if id(m) in needed]
+        stack = [m for m in self.members if id(m) in needed]
         while stack:
             for read in self._state_reads(stack.pop()):
                 if id(read.member) not in needed:
@@ -405,7 +452,7 @@ class _AdjointLoop:
     def _state_of(self, node: Value):
         if isinstance(node, Read) and isinstance(node.tensor, RecValue) and node.tensor.group is self.group:
             return node.tensor.member
-        return None
+        return self.stage_of_tape.get(id(node.tensor)) if isinstance(node, Read) else None
 
     def _check(self, reader: RecMember, read: StateRead) -> None:
         lin = affine.affine_of(read.subs[0])
@@ -471,8 +518,8 @@ class _AdjointLoop:
     def _rebuild(self, v: Value) -> Value:
         if id(v) in self.stops:
             return v        # x itself: a copy would hide its uses from the derivative (a silent 0)
-        if isinstance(v, StateRead) and id(v.member) in self.primal:
-            return Read(self.primal[id(v.member)], tuple(self._convert(s) for s in v.subs), span=v.span)
+        if isinstance(v, StateRead) and (id(v.member) in self.primal or id(v.member) in self.stage_tape):
+            return self._stored(v.member, tuple(self._convert(s) for s in v.subs), v.span)
         if isinstance(v, IndexRef) and v.var is self.group.t_var:
             return IndexRef(self.step)
         if isinstance(v, (Const, Input, Size, IndexRef)) or v.rank > 0:

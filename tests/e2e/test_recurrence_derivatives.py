@@ -505,15 +505,19 @@ def neural_ode_gradient(x0, target, th, h=0.125, steps=4):
     return ((z - target) ** 2).sum(), np.concatenate([gW.ravel(), gc])
 
 
-def test_a_gradient_through_runge_kutta_stages_reads_each_stage_from_a_tape(tmp_path):
-    """The reverse loop's partials read each RK4 stage's tanh at every point of every partial;
-    each was recomputed there from the kept states (52 tanh in the program, the theta gradient
-    of a neural ODE 16-60x NumPy's); now each stage is computed once more over every step, a
-    tape the partials read: 4 tanh in the loop and 4 in the tapes."""
+def test_a_gradient_through_runge_kutta_stages_keeps_each_stage_and_its_adjoint_once_a_step(tmp_path):
+    """The reverse loop's partials recomputed each RK4 stage's tanh, and the stages' adjoints,
+    at every point of every partial and in every sum of th's reads (52 tanh in the program; the
+    theta gradient of a neural ODE 16-60x NumPy's). Each stage is now a member of the loop for
+    the adjoint: its values a tape computed once over every step (4 tanh in the loop, 4 in the
+    tapes), its adjoint a member of the adjoint loop beside z's."""
     path = tmp_path / "node.ein"
     path.write_text(NEURAL_ODE)
-    nodes = walk(driver.front_end(str(path), ["dth"])[1].roots())
+    program = driver.front_end(str(path), ["dth"])[1]
+    nodes = walk(program.roots())
     assert sum(isinstance(n, Op) and n.op == "tanh" for n in nodes) == 8
+    reverse = [g for g in program.recurrences if g.members[0].adjoint_of is not None]
+    assert [len(g.members) for g in reverse] == [5]
     rng = np.random.default_rng(31)
     x0, target, th = rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), 0.5 * rng.standard_normal(6)
     out = einc.load(einc.compile(NEURAL_ODE, outputs=["loss", "dth"]).vmfb)(x0=x0, target=target, th=th)
