@@ -266,7 +266,7 @@ class _AdjointLoop:
         self.stage_tape: dict = {}                 # id(stage member) -> (its tape, its first step)
         self.stage_of_tape: dict = {}              # id(tape) -> its stage member
         self._stage_code: dict = {}                # id(stage clause) -> its body and guard
-        self.members = list(group.members)         # the stage members first, each after those it reads
+        self.members = list(group.members)         # and the stage members, each after what it reads
         steps = group.t_var.extent
         self.tau = IndexVar("τ", Lin(0), steps)
         self.last = steps - 1                      # t = last - τ
@@ -277,6 +277,7 @@ class _AdjointLoop:
 
     def run(self, code: dict, outside: dict, stops: set, states_given: bool) -> list:
         self.code, self.stops, self.states_given = code, stops, states_given
+        self.members = self._in_step_order()
         steps = self.group.t_var.extent
         # every adjoint is stored over all of G's steps: a member shorter than the loop
         # (v[0..T] beside a[0..T + 1]) lives at its last steps there, the first ones stay 0
@@ -384,9 +385,28 @@ class _AdjointLoop:
         member.clauses.append(stage)
         self.stage_tape[id(member)] = (tape, clause.t_lo)
         self.stage_of_tape[id(tape)] = member
-        self.members.insert(len(self.members) - len(self.group.members), member)
+        self.members.append(member)
         self.stages[key] = member
         return member
+
+    def _in_step_order(self) -> list:
+        """The members, each after those it reads at its own step: the group's in their order,
+        a stage member just before the first that reads it (it may read one before that: a GRU's
+        candidate gate reads the reset gate r[t])."""
+        order: list = []
+        placed: set = set()
+
+        def place(m: RecMember) -> None:
+            if id(m) in placed:
+                return
+            placed.add(id(m))
+            for read in self._state_reads(m):
+                if read.member is not m and _same_step(read, self.group):
+                    place(read.member)
+            order.append(m)
+        for m in self.members:
+            place(m)
+        return order
 
     def stage_code(self) -> dict:
         """id(clause) -> body and guard of the stage members' clauses, as clause_code gives."""

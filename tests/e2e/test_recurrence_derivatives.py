@@ -526,6 +526,38 @@ def test_a_gradient_through_runge_kutta_stages_keeps_each_stage_and_its_adjoint_
     np.testing.assert_allclose(out["dth"], grad, rtol=1e-10, atol=1e-12)
 
 
+GATED = """use std::math::tanh;
+let x: [f64; 5, 2];
+let U: [f64; 2, 2];
+let W: [f64; 2, 2];
+fn affine(M, v) { let a[i] = tanh(sum[k](M[i, k] * v[k])); a }
+let h[0, i in 0..2] = 0.5;
+let r[t in 1..5] = affine(U, h[t - 1]);
+let h[t in 1..5] = affine(W, r[t] * h[t - 1] + x[t]);
+let loss = sum[i](h[4, i] * h[4, i]);
+let dW = @loss / @W;
+let dU = @loss / @U;
+"""
+
+
+def test_a_step_tensor_reading_a_member_at_its_step_comes_after_it_in_the_adjoint(fd_jacobian):
+    """h's step tensor reads the gate r[t] of the same step: as a member of the loop for the
+    adjoint, it comes after r (its adjoint before r's), not before every member (a GRU's
+    gradient came out wrong)."""
+    rng = np.random.default_rng(17)
+    x, U, W = rng.standard_normal((5, 2)), rng.standard_normal((2, 2)), rng.standard_normal((2, 2))
+
+    def loss(U, W):
+        h = np.full(2, 0.5)
+        for t in range(1, 5):
+            r = np.tanh(U @ h)
+            h = np.tanh(W @ (r * h + x[t]))
+        return (h * h).sum()
+    out = einc.load(einc.compile(GATED, outputs=["dW", "dU"]).vmfb)(x=x, U=U, W=W)
+    np.testing.assert_allclose(out["dW"], fd_jacobian(lambda w: loss(U, w), W), **FD_TOL)
+    np.testing.assert_allclose(out["dU"], fd_jacobian(lambda u: loss(u, W), U), **FD_TOL)
+
+
 CYCLIC_RK3 = """
 let x0: [f64; N];
 let F: f64;
