@@ -368,20 +368,14 @@ class _AdjointLoop:
         tape = self._tape(tensor, clause)
         if tape is None:
             return None
-        own = tuple(IndexVar(v.name, v.lo, v.extent, span=v.span) for v in tensor.vars)
-        at = {v: IndexRef(w) for v, w in zip(tensor.vars, own)}
-        try:
-            body = substitute(tensor.body, at)
-            guard = None if tensor.guard is None else substitute(tensor.guard, at)
-        except TypeError:
-            return None
         member = RecMember(f"{self.group.members[0].name}_stage{len(self.stage_tape) + 1}", tensor.dtype,
                            (self.group.t_var.extent,) + tuple(tensor.shape), [], span=tensor.span)
-        # its code reads the stages before it as members too, so they are made (and listed) first
-        stage = RecClause(clause.t_lo, clause.t_hi, own, body, guard, span=tensor.span)
+        # over the tensor's own variables, its body unchanged: a derivative's x read at the point
+        # of an enclosing definition (`grid[g]`) is known by identity
+        stage = RecClause(clause.t_lo, clause.t_hi, tensor.vars, tensor.body, tensor.guard, span=tensor.span)
         self._stage_code[id(stage)] = tuple(
             None if v is None else at_points_of_step_tensors(v, self.group, as_member=self.as_member, clause=clause)
-            for v in (body, guard))
+            for v in (tensor.body, tensor.guard))
         member.clauses.append(stage)
         self.stage_tape[id(member)] = (tape, clause.t_lo)
         self.stage_of_tape[id(tape)] = member
