@@ -537,6 +537,92 @@ def newton_jax():
     return lambda n, inputs: compiled(n, inputs["x0"])
 
 
+NODE_BATCH = 256
+
+
+def neural_ode_source(steps: int) -> str:
+    """Training a neural ODE: each step differentiates the loss through 8 RK4 steps (an inner
+    loop in the function under @) and takes a gradient step."""
+    return f"""
+        use std::math::tanh;
+        let x0: [f64; {NODE_BATCH}, 2];
+        let target: [f64; {NODE_BATCH}, 2];
+        let theta0: [f64; 6];
+        let h: f64 = 0.125;
+        fn field(th, x) {{
+            let f[i in 0..2] = tanh(th[2 * i] * x[0] + th[2 * i + 1] * x[1] + th[4 + i]);
+            f
+        }}
+        fn loss(th) {{
+            let z[0] = x0;
+            let z[s in 1..9, b in 0..{NODE_BATCH}] = {{
+                let k1 = field(th, z[s - 1, b]);
+                let k2 = field(th, z[s - 1, b] + 0.5 * h * k1);
+                let k3 = field(th, z[s - 1, b] + 0.5 * h * k2);
+                let k4 = field(th, z[s - 1, b] + h * k3);
+                z[s - 1, b] + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+            }};
+            sum[b, i]((z[8, b, i] - target[b, i]) ** 2) / {NODE_BATCH}.0
+        }}
+        let theta[0] = theta0;
+        let theta[e in 1..{steps}] = {{ let L = loss(theta[e - 1]); theta[e - 1] - 0.5 * @L / @theta[e - 1] }};
+        let last[i in 0..6] = theta[{steps - 1}, i];
+    """
+
+
+def neural_ode_inputs(n: int) -> dict:
+    rng = np.random.default_rng(11)
+    x0 = rng.standard_normal((NODE_BATCH, 2))
+    return {"x0": x0, "target": x0 @ np.array([[0.8, -0.4], [0.4, 0.8]]) + 0.2,
+            "theta0": 0.3 * rng.standard_normal(6)}
+
+
+def neural_ode_numpy(n: int, inputs: dict) -> np.ndarray:
+    """The training loop with a hand-written adjoint over the stored RK4 stages."""
+    x0, target, th, h = inputs["x0"], inputs["target"], inputs["theta0"], 0.125
+    for _ in range(n - 1):
+        W, c, z, tape = th[:4].reshape(2, 2), th[4:], x0, []
+        for _ in range(8):
+            xs, ks = [z], []
+            for a in (0.5 * h, 0.5 * h, h, None):
+                ks.append(np.tanh(xs[-1] @ W.T + c))
+                if a is not None:
+                    xs.append(z + a * ks[-1])
+            tape.append((xs, ks))
+            z = z + h / 6 * (ks[0] + 2 * ks[1] + 2 * ks[2] + ks[3])
+        zb, gW, gc = 2 * (z - target) / NODE_BATCH, np.zeros((2, 2)), np.zeros(2)
+        for xs, ks in reversed(tape):
+            kb, new = [h / 6 * zb, h / 3 * zb, h / 3 * zb, h / 6 * zb], zb.copy()
+            for k in (3, 2, 1, 0):
+                a = kb[k] * (1 - ks[k] ** 2)
+                gW, gc, xb = gW + a.T @ xs[k], gc + a.sum(0), a @ W
+                new += xb
+                if k:
+                    kb[k - 1] = kb[k - 1] + (h if k == 3 else 0.5 * h) * xb
+            zb = new
+        th = th - 0.5 * np.concatenate([gW.ravel(), gc])
+    return th
+
+
+def neural_ode_jax():
+    import jax
+    import jax.numpy as jnp
+
+    def loss(th, x0, target, h=0.125):
+        f = lambda x: jnp.tanh(x @ th[:4].reshape(2, 2).T + th[4:])     # noqa: E731
+
+        def rk4(z, _):
+            k1 = f(z); k2 = f(z + 0.5 * h * k1); k3 = f(z + 0.5 * h * k2); k4 = f(z + h * k3)   # noqa: E702
+            return z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), None
+        return jnp.sum((jax.lax.scan(rk4, x0, None, length=8)[0] - target) ** 2) / NODE_BATCH
+
+    def run(n, x0, target, theta0):
+        def step(th, _):
+            return th - 0.5 * jax.grad(loss)(th, x0, target), None
+        return jax.lax.scan(step, theta0, None, length=n - 1)[0]
+    compiled = jax.jit(run, static_argnums=0)
+    return lambda n, inputs: compiled(n, inputs["x0"], inputs["target"], inputs["theta0"])
+
 CASES = [
     Case("logistic map, read at the end", "step", 10**8, logistic_source, lambda n: {"x0": np.float32(0.3)},
          "last", logistic_numpy, logistic_jax, tolerance={}, check_n=10**6, numpy_n=10**6),
@@ -567,4 +653,6 @@ CASES = [
     Case("damped Newton, std solve (2 nested loops) per step, 3 equations", "step", 1000, newton_source,
          lambda n: {"x0": np.array([0.5, 1.5, 0.8])}, "last", newton_numpy, newton_jax,
          tolerance={"rtol": 1e-9, "atol": 1e-12}),
+    Case("neural ODE training, gradient through 8 RK4 steps per step, batch 256", "step", 100, neural_ode_source,
+         neural_ode_inputs, "last", neural_ode_numpy, neural_ode_jax, tolerance={"rtol": 1e-9, "atol": 1e-12}),
 ]

@@ -9,7 +9,12 @@ step order, so earlier in G', whose members run in reverse order). A member that
 earlier points of a step (a DP grid's `R[i, j - 1]`) is computed point by point in
 lexicographic order; its adjoint is stored with the step's other axes reversed, so that it too
 reads only points already computed. The partials read the primal states as ordinary tensors;
-the storage plan then keeps every step of them.
+the storage plan then keeps every step of them. A tensor the step computes from the state (an
+RK4 stage) is followed point by point; where its own body is costly (a transcendental, a
+division, a reduction) it is a member of the loop for the adjoint instead: its values a tape,
+the tensor at every step of the clause computed once from the kept states, and its adjoint a
+member of the adjoint loop, computed once a step, which its readers' partials feed and its own
+body's partials read (not both recomputed at every point of every partial).
 
 The clauses' reads of tensors outside the loop (weights, inputs) come back as leaves for the
 caller's reverse pass, summed over steps and points like the reads of any indexed definition.
@@ -18,8 +23,9 @@ from __future__ import annotations
 
 from einc import diagnostics as d
 from einc.ir import affine, clause_order
-from einc.ir.nodes import (Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
-                           RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, step_state_reads, walk)
+from einc.ir.nodes import (EXPENSIVE_OPS, Const, Generic, IndexRef, IndexVar, Input, Op, Read, RecClause, RecMember,
+                           RecurrenceGroup, RecValue, Reduce, Size, Stack, StateRead, Value, body_vars,
+                           step_state_reads, walk)
 from einc.ir.types import BOOL, Lin
 from einc.autodiff.delta import gather_sum, lin_value
 from einc.autodiff.local_rules import const
@@ -36,17 +42,22 @@ def adjoint_loop(group: RecurrenceGroup, outside: dict, x: Value, stops: set, st
     x and of the reads of the same state as x (einc.autodiff.gradient); `states_given`: G runs
     inside a step of an enclosing recurrence whose other state reads are givens of that step."""
     check_not_own_member(group, x, span)
-    code = clause_code(group)
+    loop = _AdjointLoop(group, rules, span)
+    code = clause_code(group, loop.as_member)
+    code.update(loop.stage_code())
     roots = [v for body_guard in code.values() for v in body_guard if v is not None]
     check_no_inner_loops(roots, span, group, stops | {id(x)})
     check_no_step_tensors(roots, span, group)
-    return _AdjointLoop(group, code, rules, span).run(outside, stops | {id(x)}, states_given)
+    return loop.run(code, outside, stops | {id(x)}, states_given)
 
 
-def clause_code(group: RecurrenceGroup) -> dict:
+def clause_code(group: RecurrenceGroup, as_member=None) -> dict:
     """id(clause) -> its body and guard as the adjoint loop follows them: step tensors inlined
-    at their points, reads of fixed steps relative to the step."""
-    return {id(c): tuple(None if v is None else relative_steps(at_points_of_step_tensors(v, group), c, group.t_var)
+    at their points (or read as the members `as_member(tensor, clause)` gives, where it gives
+    one), reads of fixed steps relative to the step."""
+    return {id(c): tuple(None if v is None else
+                         relative_steps(at_points_of_step_tensors(v, group, as_member=as_member, clause=c), c,
+                                        group.t_var)
                          for v in _guarded(c))
             for m in group.members for c in m.clauses}
 
@@ -160,32 +171,37 @@ def computed_from_state(v: Value, group: RecurrenceGroup = None) -> bool:
                                                    for n in walk([v], opaque=(RecValue,)))
 
 
-def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dict | None = None) -> Value:
+def at_points_of_step_tensors(v: Value, group: RecurrenceGroup = None, memo: dict | None = None,
+                              as_member=None, clause: RecClause = None) -> Value:
     """`v` with each point read of a tensor the step computes from the state (`h[1]` of
     `let h[i in 0..2] = tanh(r[t - 1, i]);`, `z[i]` of an array literal a function of the state
     returns; of `group`'s state if given) replaced by the tensor's body, or the literal's
     element, at that point, so both modes follow the state through it as through any scalar
     code. Reads of one tensor at the same point share one inlined body (`memo`): a Runge-Kutta
     stage reads each point of the one before several times, and a copy per read grows the code
-    exponentially in the stages."""
+    exponentially in the stages. A tensor `as_member(tensor, clause)` (if given) gives a member
+    for is read as that member at the step instead."""
     memo = {} if memo is None else memo
     mapping = {}
     for n in scalar_nodes([v]):
         literal = isinstance(n, Read) and isinstance(n.tensor, Stack)
         if literal and n.rank == 0 and computed_from_state(n.tensor, group):
-            mapping[id(n)] = at_points_of_step_tensors(_element_of(n), group, memo)
+            mapping[id(n)] = at_points_of_step_tensors(_element_of(n), group, memo, as_member, clause)
         elif isinstance(n, Read) and n.rank == 0 and computed_from_state(n.tensor, group):
-            mapping[id(n)] = _inlined(n.tensor, n.subs, memo, group)
+            member = as_member(n.tensor, clause) if as_member is not None else None
+            mapping[id(n)] = (_inlined(n.tensor, n.subs, memo, group, as_member, clause) if member is None else
+                              StateRead(member, (IndexRef(group.t_var),) + tuple(n.subs), span=n.span))
         elif n.rank == 0 and computed_from_state(n, group):
-            mapping[id(n)] = _inlined(n, (), memo, group)
+            mapping[id(n)] = _inlined(n, (), memo, group, as_member, clause)
     return replace_nodes(v, mapping) if mapping else v
 
 
-def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = None) -> Value:
+def _inlined(tensor: Generic, subs: tuple, memo: dict, group: RecurrenceGroup = None, as_member=None,
+             clause: RecClause = None) -> Value:
     """The tensor's element at `subs` with its own step tensors inlined, once per point."""
     key = (id(tensor),) + tuple(_point_key(s) for s in subs)
     if key not in memo:
-        memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo)
+        memo[key] = at_points_of_step_tensors(_point_of(tensor, subs), group, memo, as_member, clause)
     return memo[key]
 
 
@@ -239,34 +255,42 @@ def _point_of(tensor: Generic, subs: tuple) -> Value:
 
 
 class _AdjointLoop:
-    def __init__(self, group: RecurrenceGroup, code: dict, rules, span):
+    def __init__(self, group: RecurrenceGroup, rules, span):
         self.group = group
-        self.code = code                           # id(clause) -> its body and guard, step tensors inlined
+        self.code: dict = {}                       # id(clause) -> its body and guard (clause_code)
         self.rules = rules
         self.span = span
         self.primal = {id(m): RecValue(group, m) for m in group.members}
+        self.stages: dict = {}                     # (id(step tensor), steps) -> its member, or None
+        self.tapes: dict = {}                      # (id(step tensor), steps) -> its tape Generic, or None
+        self.stage_tape: dict = {}                 # id(stage member) -> (its tape, its first step)
+        self.stage_of_tape: dict = {}              # id(tape) -> its stage member
+        self._stage_code: dict = {}                # id(stage clause) -> its body and guard
+        self.members = list(group.members)         # and the stage members, each after what it reads
         steps = group.t_var.extent
         self.tau = IndexVar("τ", Lin(0), steps)
         self.last = steps - 1                      # t = last - τ
-        # every adjoint is stored over all of G's steps: a member shorter than the loop
-        # (v[0..T] beside a[0..T + 1]) lives at its last steps there, the first ones stay 0
-        self.adjoint = {id(m): _adjoint_member(m, steps) for m in group.members if m.dtype.is_float}
-        # ids of the members whose adjoint is stored with the step's other axes reversed
-        self.flipped = {id(r.member) for m in group.members for c in m.clauses
-                        for r in step_state_reads([v for v in code[id(c)] if v is not None])
-                        if r.member is m and _same_step(r, group)}
         self.step = group.t_var                    # the clause's own step variable
         self.converted: dict[int, Value] = {}      # per clause
         self.stops: set = set()                    # ids of the values asked about (x)
         self.states_given = False                  # reads of an enclosing loop's state are givens
 
-    def run(self, outside: dict, stops: set, states_given: bool) -> list:
-        self.stops, self.states_given = stops, states_given
+    def run(self, code: dict, outside: dict, stops: set, states_given: bool) -> list:
+        self.code, self.stops, self.states_given = code, stops, states_given
+        self.members = self._in_step_order()
+        steps = self.group.t_var.extent
+        # every adjoint is stored over all of G's steps: a member shorter than the loop
+        # (v[0..T] beside a[0..T + 1]) lives at its last steps there, the first ones stay 0
+        self.adjoint = {id(m): _adjoint_member(m, steps) for m in self.members if m.dtype.is_float}
+        # ids of the members whose adjoint is stored with the step's other axes reversed
+        self.flipped = {id(r.member) for m in self.members for c in m.clauses
+                        for r in step_state_reads([v for v in code[id(c)] if v is not None])
+                        if r.member is m and _same_step(r, self.group)}
         needed = self._read_from(outside)
         self.adjoint = {key: m for key, m in self.adjoint.items() if key in needed}
         into_states: dict[int, list] = {}
         leaves = []
-        for n in self.group.members:
+        for n in self.members:
             if id(n) not in self.adjoint:
                 continue
             for read in self._state_reads(n):
@@ -277,8 +301,8 @@ class _AdjointLoop:
                     if target is None:
                         leaves.append(leaf)
                     elif id(target) in self.adjoint:
-                        into_states.setdefault(id(target), []).append(leaf)
-        members = [m for m in reversed(self.group.members) if id(m) in self.adjoint]
+                        into_states.setdefault(id(target), []).append(self._at_member_steps(leaf, target))
+        members = [m for m in reversed(self.members) if id(m) in self.adjoint]
         for m in members:
             self._define(m, outside.get(id(m)), into_states.get(id(m), []))
         reverse = RecurrenceGroup(self.tau, [self.adjoint[id(m)] for m in members])
@@ -307,9 +331,121 @@ class _AdjointLoop:
         if not sole_writer(n, clause):
             return leaves
         # partials that repeat the whole body read the stored value instead
-        stored = {id(body): Read(self.primal[id(n)], here, span=clause.body.span)}
+        stored = {id(body): self._stored(n, here, clause.body.span)}
         return [LeafAdjoint(leaf.leaf, replace_nodes(leaf.adjoint, stored), leaf.extra_vars)
                 for leaf in leaves]
+
+    def _stored(self, m: RecMember, subs: tuple, span) -> Read:
+        """The read of member m's kept value at `subs` (its step first): its storage, or a stage
+        member's tape."""
+        if id(m) not in self.stage_tape:
+            return Read(self.primal[id(m)], subs, span=span)
+        tape, first = self.stage_tape[id(m)]      # a stage is read at its own step, t
+        return Read(tape, (lin_value(affine.affine_of(subs[0]) - first),) + tuple(subs[1:]), span=span)
+
+    def _at_member_steps(self, leaf: LeafAdjoint, member: RecMember) -> LeafAdjoint:
+        """A leaf reading a stage member's tape, read again at the member's own steps (the tape
+        starts at the stage's first step), as the adjoint loop sums leaves at its members' points."""
+        if id(member) not in self.stage_tape:
+            return leaf
+        read, first = leaf.leaf, self.stage_tape[id(member)][1]
+        step = Op("add", (read.subs[0], lin_value(first)), read.subs[0].dtype)
+        return LeafAdjoint(Read(read.tensor, (step,) + tuple(read.subs[1:]), span=read.span), leaf.adjoint,
+                           leaf.extra_vars)
+
+    # ------------------------------------------------------------ stage members
+
+    def as_member(self, tensor: Generic, clause: RecClause):
+        """The member standing for step tensor `tensor` over the steps of `clause` in the adjoint,
+        made on first use: where its own body is costly, it has a tape and variables starting at
+        0; else None (it is followed at its points)."""
+        key = (id(tensor), clause.t_lo, clause.t_hi)
+        if key in self.stages:
+            return self.stages[key]
+        self.stages[key] = None
+        if not isinstance(tensor, Generic) or any(not (v.lo.is_const and v.lo.const == 0) for v in tensor.vars):
+            return None
+        tape = self._tape(tensor, clause)
+        if tape is None:
+            return None
+        member = RecMember(f"{self.group.members[0].name}_stage{len(self.stage_tape) + 1}", tensor.dtype,
+                           (self.group.t_var.extent,) + tuple(tensor.shape), [], span=tensor.span)
+        # over the tensor's own variables, its body unchanged: a derivative's x read at the point
+        # of an enclosing definition (`grid[g]`) is known by identity
+        stage = RecClause(clause.t_lo, clause.t_hi, tensor.vars, tensor.body, tensor.guard, span=tensor.span)
+        self._stage_code[id(stage)] = tuple(
+            None if v is None else at_points_of_step_tensors(v, self.group, as_member=self.as_member, clause=clause)
+            for v in (tensor.body, tensor.guard))
+        member.clauses.append(stage)
+        self.stage_tape[id(member)] = (tape, clause.t_lo)
+        self.stage_of_tape[id(tape)] = member
+        self.members.append(member)
+        self.stages[key] = member
+        return member
+
+    def _in_step_order(self) -> list:
+        """The members, each after those it reads at its own step: the group's in their order,
+        a stage member just before the first that reads it (it may read one before that: a GRU's
+        candidate gate reads the reset gate r[t])."""
+        order: list = []
+        placed: set = set()
+
+        def place(m: RecMember) -> None:
+            if id(m) in placed:
+                return
+            placed.add(id(m))
+            for read in self._state_reads(m):
+                if read.member is not m and _same_step(read, self.group):
+                    place(read.member)
+            order.append(m)
+        for m in self.members:
+            place(m)
+        return order
+
+    def stage_code(self) -> dict:
+        """id(clause) -> body and guard of the stage members' clauses, as clause_code gives."""
+        return dict(self._stage_code)
+
+    def _tape(self, tensor: Generic, clause: RecClause):
+        """`tensor` at every step of `clause` (its step first), computed from the kept states; None
+        where its own body is cheap to recompute (its costly step tensors are read from their
+        tapes) or it reads variables not its own."""
+        key = (id(tensor), clause.t_lo, clause.t_hi)
+        if key in self.tapes:
+            return self.tapes[key]
+        self.tapes[key] = None
+        if not _costly(tensor):
+            return None
+        step = IndexVar(self.group.t_var.name, clause.t_lo, clause.t_hi - clause.t_lo)
+        own = tuple(IndexVar(v.name, v.lo, v.extent, span=v.span) for v in tensor.vars)
+        at = {v: IndexRef(w) for v, w in zip(tensor.vars, own)}
+        body = self._stored_values(substitute(tensor.body, at), step, clause)
+        guard = None if tensor.guard is None else self._stored_values(substitute(tensor.guard, at), step, clause)
+        tape = Generic((step,) + own, body, guard, span=tensor.span)
+        if body_vars(tape) - set(tape.vars):
+            return None
+        self.tapes[key] = tape
+        return tape
+
+    def _stored_values(self, v: Value, step: IndexVar, clause: RecClause) -> Value:
+        """`v` (code of the step `step` of `clause`) computed from the kept states: the group's
+        state reads as reads of its storage, costly step tensors as reads of their tapes, the
+        others at their points."""
+        mapping = {}
+        for n in scalar_nodes([v]):
+            if isinstance(n, IndexRef) and n.var is self.group.t_var:
+                mapping[id(n)] = IndexRef(step)
+            elif isinstance(n, StateRead) and id(n.member) in self.primal:
+                subs = tuple(self._stored_values(s, step, clause) for s in n.subs)
+                mapping[id(n)] = Read(self.primal[id(n.member)], subs, span=n.span)
+            elif isinstance(n, Read) and n.rank == 0 and computed_from_state(n.tensor, self.group):
+                subs = tuple(self._stored_values(s, step, clause) for s in n.subs)
+                tape = self._tape(n.tensor, clause) if isinstance(n.tensor, Generic) else None
+                mapping[id(n)] = (Read(tape, (_tape_step(step, clause),) + subs, span=n.span, in_bounds=n.in_bounds)
+                                  if tape is not None else
+                                  self._stored_values(_element_of(n) if isinstance(n.tensor, Stack)
+                                                      else _point_of(n.tensor, n.subs), step, clause))
+        return replace_nodes(v, mapping) if mapping else v
 
     def _state_reads(self, member: RecMember) -> list:
         """The StateReads in member's clauses, through the tensors of its steps."""
@@ -319,7 +455,7 @@ class _AdjointLoop:
         """ids of the members with an adjoint from outside and of those they read, transitively
         (the group may also hold other requests' tangent members, which need no adjoint here)."""
         needed = set(outside)
-        stack = [m for m in self.group.members if id(m) in needed]
+        stack = [m for m in self.members if id(m) in needed]
         while stack:
             for read in self._state_reads(stack.pop()):
                 if id(read.member) not in needed:
@@ -330,7 +466,7 @@ class _AdjointLoop:
     def _state_of(self, node: Value):
         if isinstance(node, Read) and isinstance(node.tensor, RecValue) and node.tensor.group is self.group:
             return node.tensor.member
-        return None
+        return self.stage_of_tape.get(id(node.tensor)) if isinstance(node, Read) else None
 
     def _check(self, reader: RecMember, read: StateRead) -> None:
         lin = affine.affine_of(read.subs[0])
@@ -396,8 +532,8 @@ class _AdjointLoop:
     def _rebuild(self, v: Value) -> Value:
         if id(v) in self.stops:
             return v        # x itself: a copy would hide its uses from the derivative (a silent 0)
-        if isinstance(v, StateRead) and id(v.member) in self.primal:
-            return Read(self.primal[id(v.member)], tuple(self._convert(s) for s in v.subs), span=v.span)
+        if isinstance(v, StateRead) and (id(v.member) in self.primal or id(v.member) in self.stage_tape):
+            return self._stored(v.member, tuple(self._convert(s) for s in v.subs), v.span)
         if isinstance(v, IndexRef) and v.var is self.group.t_var:
             return IndexRef(self.step)
         if isinstance(v, (Const, Input, Size, IndexRef)) or v.rank > 0:
@@ -414,6 +550,18 @@ class _AdjointLoop:
                 return out
             return self.rules.anchor(out.args[0], [(self._convert(a), self._convert(p)) for a, p in pairs])
         raise d.error(d.UNSUPPORTED, f"no derivative through {type(v).__name__} in a recurrence", self.span)
+
+
+def _costly(tensor: Generic) -> bool:
+    """Whether a step tensor's own body (not the step tensors it reads) holds a float
+    transcendental, a division or a reduction."""
+    return any(isinstance(n, Reduce) or (isinstance(n, Op) and n.op in EXPENSIVE_OPS and n.dtype.is_float)
+               for n in scalar_nodes([u for u in (tensor.body, tensor.guard) if u is not None]))
+
+
+def _tape_step(step: IndexVar, clause: RecClause) -> Value:
+    """The tape's coordinate of the step `step` (a variable over the clause's steps)."""
+    return lin_value(Lin.of(step) - clause.t_lo)
 
 
 def relative_steps(v: Value, clause: RecClause, t_var: IndexVar) -> Value:

@@ -119,6 +119,10 @@ BINARY_OPS = ("add", "sub", "mul", "div", "rem", "pow", "min", "max", "atan2", "
               "eq", "ne", "lt", "le", "gt", "ge")
 TERNARY_OPS = ("select",)
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+# scalar operations costing far more than an add or a multiply
+EXPENSIVE_OPS = frozenset(("div", "rem", "pow", "sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10",
+                           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+                           "atanh", "erf", "atan2"))
 
 
 @dataclass(eq=False)

@@ -22,15 +22,11 @@ It runs before share_equal_values, which merges the equal Generics hoisted from 
 """
 from __future__ import annotations
 
-from einc.ir.nodes import (Generic, IndexRef, IndexVar, Op, Program, Read, RecValue, Reduce, Stack, StateRead, Value,
-                           free_vars, postorder, size_value, walk)
+from einc.ir.nodes import (EXPENSIVE_OPS, Generic, IndexRef, IndexVar, Op, Program, Read, RecValue, Reduce, Stack,
+                           StateRead, Value, free_vars, postorder, size_value, walk)
 from einc.ir.traversal import fold
 from einc.ir.types import I32
 
-# scalar operations costing far more than an add or a multiply
-_EXPENSIVE = frozenset(("div", "rem", "pow", "sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10",
-                        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
-                        "atanh", "erf", "atan2"))
 
 
 def hoist_invariant_work(program: Program) -> None:
@@ -156,7 +152,7 @@ def _costly(v: Value, below: list) -> bool:
     """Whether `v` holds an expensive operation outside the reductions it holds."""
     if isinstance(v, Reduce):
         return False
-    return (isinstance(v, Op) and v.op in _EXPENSIVE) or any(below)
+    return (isinstance(v, Op) and v.op in EXPENSIVE_OPS) or any(below)
 
 
 class _Steps:

@@ -30,11 +30,11 @@ have read it.
 """
 from __future__ import annotations
 
-from einc.ir.nodes import (Generic, IndexRef, IndexVar, Op, Program, Read, RecValue, Reduce, Stack, StateRead, Value,
-                           free_vars, size_value, walk)
+from einc.ir.nodes import (EXPENSIVE_OPS, Generic, IndexRef, IndexVar, Op, Program, Read, RecValue, Reduce, Stack,
+                           StateRead, Value, free_vars, size_value, walk)
 from einc.ir.traversal import fold
 from einc.ir.types import BOOL, I32
-from einc.passes.invariant_work import _EXPENSIVE, _inside_body, _Renaming, _Steps
+from einc.passes.invariant_work import _inside_body, _Renaming, _Steps
 
 BINDINGS = 24       # a group's reads and members, hoisted tensors included: IREE's 32, less a margin
 
@@ -196,7 +196,7 @@ def _costly(v: Value, below: list) -> bool:
     """Whether `v` holds an expensive float operation or a reduction (not integer arithmetic
     of indices, such as a dilation `2 ** l`: cheaper than a load, and left in a guard the
     lowering can narrow its loops by)."""
-    return (isinstance(v, Reduce) or (isinstance(v, Op) and v.op in _EXPENSIVE and v.dtype.is_float)
+    return (isinstance(v, Reduce) or (isinstance(v, Op) and v.op in EXPENSIVE_OPS and v.dtype.is_float)
             or any(below))
 
 
