@@ -27,7 +27,6 @@ from einc.mlir.recurrences.flat_storage import (FlatStorage, as_index, flat_empt
                                                 row_major_coordinates, tied)
 from einc.mlir.recurrences.chunks import ROWS, ChunkLayout, ReadPlan, copy_rows, emit_chunks, own_zeros, zeros
 from einc.mlir.recurrences.step import PointValue, covers_every_step, emit_step
-from einc.mlir.core.dispatch_captures import host_fence
 from einc.mlir.core.shapes import index_const
 from einc.mlir.core.types import element_type
 from einc.passes.same_step_reads import check_no_same_step_self_reads
@@ -56,10 +55,7 @@ def emit_group(lw, group: RecurrenceGroup, step_lowering=None) -> list[ir.Value]
             storage = layout.storage(loop.induction_variable, tensors, start, shapes)
             step_lw, before = step_lowering(storage) if step_lowering else (lw, None)
             emit_step(step_lw, group, storage, _write_points, before)
-            after = [storage.tensors[m] for m in members]
-            # IREE-273: a storage carried packed into one allocation with a step's other results
-            # loses its offset on the loop's back edge; behind a barrier it is a buffer of its own
-            scf.yield_([host_fence(s) for s in after] if lw.target.has_defect("IREE-273") else after)
+            scf.yield_([storage.tensors[m] for m in members])
         return [tied(result, lengths[m]) for m, result in zip(members, loop.results)], end
     return emit_chunks(lw, layout, run_chunk)
 
