@@ -145,13 +145,11 @@ _RECORDS = (
            matmul_size_multiples=(8, 64, 4),
            defects=frozenset({"IREE-06", "IREE-41", "IREE-42", "IREE-46", "IREE-49", "IREE-63", "IREE-89",
                               "IREE-90", "IREE-102",
-                              "IREE-78",         # IREE-78: as on the CPU targets (two windows' zeros)
                               "IREE-220",        # IREE-220: as on the CPU targets
                               "IREE-251",        # IREE-251: as on the CPU targets
                               "IREE-261",        # IREE-261: as on the CPU targets
                               "IREE-270",        # IREE-270: tables computed from u8/i8 ones fenced as bools
                               "IREE-272",        # IREE-272: gathers clamp their indices as i32
-                              "IREE-273",        # IREE-273: barriers in a host loop's step are the device's
                               "IREE-273-b"})),   # IREE-273-b: bool constants built as bytes
 )
 TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in _RECORDS})

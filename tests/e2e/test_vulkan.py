@@ -251,11 +251,11 @@ let B[e in 1..7] = B[e - 1] - 0.01 * gb[e] / (sb[e] + 1.0);
 
 
 @pytest.mark.full
+@pytest.mark.xfail(strict=True, reason="IREE-273 (open): the sa window, copied before its in-place write into "
+                   "one allocation with a matmul's result, is carried to the next step without its offset")
 def test_two_adagrad_accumulators_in_a_host_loop_of_run_time_sizes_on_vulkan():
     """Adagrad on two parameters: found by a hold-out program (rnn_char_adagrad, NaN on Vulkan).
-    IREE-273: the accumulator's window, copied before its in-place write into one allocation with
-    a matmul's result, was carried to the next step without its offset (A[2] wrong); IREE-78: sb
-    and B, two windows of one size, then shared one buffer."""
+    Strict: once it passes, the defect is gone and the mark must go."""
     rg = np.random.default_rng(0)
     A0, B0 = (0.5 * rg.standard_normal((5, 6))).astype(np.float32), (0.4 * rg.standard_normal((6, 6))).astype(np.float32)
     A, B, sa, sb = [A0.astype(np.float64)], B0.astype(np.float64), 0.0, 0.0

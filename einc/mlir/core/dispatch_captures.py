@@ -168,23 +168,11 @@ def fence(target: Target, value: ir.Value) -> ir.Value:
     `main`, a spinning wait of IREE-52's kind on the caller, the task workers idle until it
     ends). IREE-63: IREE's stream partitioning fails ("circular dependency") on a device barrier
     of a reshape of another device barrier's result, on every target, and on some others on
-    vulkan-spirv; there the barrier stays the host op, except in a host loop's step (IREE-273:
-    host barriers there split the step, and a storage it carries lost its offset)."""
-    on_the_host = target.has_defect("IREE-63") and not (target.has_defect("IREE-273") and _in_a_loop())
-    if on_the_host or _reshapes_a_device_barrier(value):
+    vulkan-spirv; there the barrier stays the host op."""
+    if target.has_defect("IREE-63") or _reshapes_a_device_barrier(value):
         return host_fence(value)
     return flow.TensorBarrierOp(value, _dynamic_sizes(value), ir.Attribute.parse(_THE_DEVICE),
                                 results=[value.type]).result
-
-
-def _in_a_loop() -> bool:
-    """Whether ops made now land inside an `scf.for` or `scf.while` (a host loop's step)."""
-    op = ir.InsertionPoint.current.block.owner
-    while op is not None and op.name != "func.func":
-        if op.name in ("scf.for", "scf.while"):
-            return True
-        op = op.parent
-    return False
 
 
 def _reshapes_a_device_barrier(value: ir.Value) -> bool:
