@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from einc.deep_stack import on_a_deep_stack
 from einc.diagnostics import CompileError, OptionError, note_calls
 from einc.target import DEFAULT, Target, get as get_target
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 DEFAULT_THRESHOLD = 256 * 1024
 
 
+@on_a_deep_stack
 def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
               allow_python: bool = False, *, unchecked_indices: bool = False):
     """Parse, resolve and elaborate `path`, then run every pass before lowering; returns
@@ -62,6 +64,7 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], al
     return program, ir_program
 
 
+@on_a_deep_stack
 def check_file(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
                dims: dict[str, int] | None = None, allow_python: bool = False) -> None:
     """`einc check`: a program, or a file of the standard library as the module it is there
@@ -101,6 +104,7 @@ def lower(path: str, target: Target | str, outputs: list[str] | None = None, dim
     return lower_ir(*front_end(path, outputs, dims, allow_python), target, fp_contract=fp_contract)
 
 
+@on_a_deep_stack
 def lower_ir(program, ir_program, target: Target | str, *, fp_contract: bool = False, weights=None,
              dense_kernels=None, packed_weights=None):
     """The MLIR module of a program the front end already went through; `fp_contract` lets

@@ -261,10 +261,11 @@ def test_the_target_records_import_no_other_einc_module():
 # The stages of the pipeline, bottom first. A module belongs to the longest entry that names it or
 # a package above it; it may import modules of its own stage or of stages before it, never after.
 # Top-level modules of einc are the base every stage uses (diagnostics, formatting, the cache
-# folder) or the entry points that drive the pipeline (driver, the Python API, Dask).
+# folder, the deep stack stages run on) or the entry points that drive the pipeline (driver, the
+# Python API, Dask).
 STAGES = (
     ("einc.diagnostics", "einc.formatting", "einc.host_cpu", "einc.user_cache", "einc.version",
-     "einc.target", "einc.module_file"),
+     "einc.target", "einc.module_file", "einc.deep_stack"),
     ("einc.syntax",),
     ("einc.ir",),
     ("einc.autodiff",),

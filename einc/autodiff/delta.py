@@ -9,8 +9,8 @@ stay as guards.
 from __future__ import annotations
 
 from einc.ir import affine
-from einc.ir.nodes import Const, IndexRef, IndexVar, Op, Reduce, Size, Value
-from einc.ir.types import BOOL, F32, I32, Lin
+from einc.ir.nodes import Const, IndexRef, IndexVar, Op, Size, Value, reduced
+from einc.ir.types import BOOL, I32, Lin
 from einc.autodiff.simplify import build
 from einc.autodiff.substitute import substitute
 
@@ -35,20 +35,9 @@ def gather_sum(adjoint: Value, sum_vars: tuple, subs: tuple, targets: tuple):
         guards += _range_guards(solved_lin, var)
     body = substitute(adjoint, mapping)
     guard = _all([substitute(g, mapping) for g in guards])
-    if remaining:
-        if body.dtype.is_half:
-            # a half-precision cotangent is summed in f32 and rounded once, as the forward pass
-            # computes each half operation in f32: terms rounded one by one lose the gradient
-            return Op("cast", (Reduce("sum", tuple(remaining), _in_f32(body), guard),), body.dtype), None
-        return Reduce("sum", tuple(remaining), body, guard), None
+    if remaining:       # a half-precision cotangent is summed in f32 and rounded once
+        return reduced("sum", tuple(remaining), body, guard), None
     return body, guard
-
-
-def _in_f32(v: Value) -> Value:
-    """The half-precision `v` in f32: the f32 value it was rounded from where it is one."""
-    if isinstance(v, Op) and v.op == "cast" and v.args[0].dtype == F32:
-        return v.args[0]
-    return Op("cast", (v,), F32)
 
 
 def _range_guards(solved: Lin, var: IndexVar) -> list:

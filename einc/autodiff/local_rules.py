@@ -130,11 +130,21 @@ def _div(n):
 
 
 def _pow(n):
+    """d/da a ** b = b a^(b - 1), but 0 where b is 0 (a^0 is 1 everywhere; at a = 0 the formula
+    is 0 * inf, NaN); d/db = a^b ln a, but 0 where a is 0 (ln 0 is -inf): JAX's rules."""
     a, b = n.args
     if b.dtype.is_int:
         bf = _int_as_float(b, a)
-        return [mul(bf, build("pow", (a, op("sub", b, Const(np.asarray(1, np.int32)))), a.dtype)), None]
-    return [mul(b, build("pow", (a, op("sub", b, _one(b))), a.dtype)), mul(n, op("log", a))]
+        by_a = mul(bf, build("pow", (a, op("sub", b, Const(np.asarray(1, np.int32)))), a.dtype))
+        return [by_a if is_folding_constant(b) else _unless_zero(b, by_a), None]
+    by_a = mul(b, build("pow", (a, op("sub", b, _one(b))), a.dtype))
+    zero = Op("eq", (a, _zero(a)), BOOL)
+    return [_unless_zero(b, by_a), mul(n, op("log", _select(zero, _one(a), a)))]
+
+
+def _unless_zero(b, value):
+    """`value`, or 0 where `b` is 0."""
+    return _select(Op("eq", (b, Const(np.asarray(0, dtype=b.dtype.numpy))), BOOL), _zero(value), value)
 
 
 def _int_as_float(b, like):

@@ -249,10 +249,12 @@ def _cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _integer(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Truncating division and a remainder with the dividend's sign (Rust); a power with a
-    negative exponent is 0, as the lowering computes it."""
+    negative exponent is 1 / base^-n truncated, as the lowering computes it: 0, or base^-n
+    for a base of 1 or -1."""
     a, b = np.broadcast_arrays(a.astype(np.int64), b.astype(np.int64))
     if name == "pow":
-        return np.where(b < 0, 0, np.power(a, np.maximum(b, 0)))
+        power = np.power(a, np.abs(b))
+        return np.where((b < 0) & (np.abs(a) != 1), 0, power)
     safe = np.where(b == 0, 1, b)
     q = np.abs(a) // np.abs(safe) * np.where((a >= 0) == (safe >= 0), 1, -1)
     return q if name == "div" else a - safe * q

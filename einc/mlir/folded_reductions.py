@@ -67,8 +67,12 @@ class FoldedReductions:
 
 
 def _dims_read(op) -> set:
-    """The loop dimensions the value `op` (a linalg.generic) yields depends on: through an input
-    that is not one repeated value read along them, or linalg.index."""
+    """The loop dimensions the value `op` (a linalg.generic) yields reads elements along: through
+    an input that is not one repeated value read along them. A reduction loop the value depends
+    on through linalg.index alone (`x[j] * 0 + 4 where j < i` folds to a select of j) counts as
+    unread: IREE vectorizes such a loop to a `vector.multi_reduction` over a dimension the
+    vector lacks (IREE-264, where the kernel's points are not as many as the reduced ones), and
+    a body that reads nothing along a loop runs it as a scalar loop already."""
     block = op.regions[0].blocks[0]
     n_inputs = _n_inputs(op)
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
@@ -80,8 +84,6 @@ def _dims_read(op) -> set:
     for value in _sources(op):
         if isinstance(value, ir.BlockArgument) and value.owner == block and value.arg_number in arg_dims:
             dims |= arg_dims[value.arg_number]
-        elif isinstance(value, ir.OpResult) and value.owner.name == "linalg.index":
-            dims.add(ir.IntegerAttr(value.owner.attributes["dim"]).value)
     return dims
 
 

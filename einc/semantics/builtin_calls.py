@@ -104,7 +104,7 @@ def _reduce_all(el, kind: str, x, span):
         raise d.error(d.TYPE, f"`{kind}` needs a number or an array of numbers, found {describe(x)}", span)
     if x.rank == 0:
         return x
-    reduced = ir.Reduce(kind, *_every_element(el, x, "k", span), span=span)
+    reduced = ir.reduced(kind, *_every_element(el, x, "k", span), span=span)
     if isinstance(x, PartialRead):    # one per row, computed once for all rows (not at every point)
         return tensors.batch_over_outer_indices(ir.Generic((), reduced, span=span), el.state.step_ranges)
     return reduced

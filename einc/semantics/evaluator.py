@@ -31,7 +31,7 @@ from einc.syntax import ast
 EXPR_RULES: dict = {}        # AST node type -> rule(el, node, env)
 BUILTIN_RULES: dict = {}     # name -> rule(el, args, span)
 INTRINSIC_RULES: dict = {}   # (name without `__`, argument count) -> rule(el, args, span)
-MAX_CALL_DEPTH = 64
+MAX_CALL_DEPTH = 1000     # levels of a recursive call elaborated (einc.deep_stack gives them room)
 
 
 def install(expr_rules: dict, builtin_rules: dict, intrinsic_rules: dict) -> None:

@@ -135,7 +135,8 @@ def _syntax_error(exc: UnexpectedInput, text: str, filename: str, origin: _Origi
             hint = _GENERIC_HINT
         if str(token) == "[" and _TUPLE_DEFINITION.search(text, 0, token.start_pos):
             hint = _TUPLE_DEFINITION_HINT
-        hint = _misspelt_keyword(text, token.start_pos) or _missing_let(text, token) or hint
+        hint = _absent_construct(text, token) or _misspelt_keyword(text, token.start_pos) \
+            or _missing_let(text, token) or hint
         after = _end_of_an_earlier_line(text, token.start_pos) if token.type != "$END" else None
         if "SEMICOLON" in acceptable and after is not None:
             (line, col), width = after, 1          # where the `;` was forgotten, as rustc points
@@ -208,6 +209,44 @@ def _missing_let(text: str, token) -> str:
     """`y[i] = x[i] * 2.0;` at a statement's start: a definition without its `let`."""
     found = _ASSIGNED_STATEMENT.search(text, 0, token.start_pos) if str(token) == "=" else None
     return f"a definition starts with `let`: `let {found.group(1)} = ..`" if found else ""
+
+
+# Rust's words for what Einlang does not have (LANGUAGE.md section 6): the parser read the word
+# as a name and stopped at the token after it.
+_ABSENT_WORD = re.compile(r"(?:^|[^\w.:])(return|mut|for|while|loop)\s*$")
+_LOOP_HINT = ("Einlang has no loops: define values point by point (`let y[i] = ..;`), reduce them "
+              "(`sum[i](..)`) or write a recurrence (`let s[t in 1..T] = s[t - 1] + x[t];`)")
+_ABSENT_HINTS = {
+    "return": "Einlang has no `return`: a function's value is its body's last expression, without `;`",
+    "mut": "Einlang has no `mut`: values are immutable; a new `let` of the same name shadows the old one",
+    "for": _LOOP_HINT, "while": _LOOP_HINT, "loop": _LOOP_HINT,
+}
+_SLICE_HINT = ("Einlang has no `:` slices: fewer subscripts give a sub-array (`m[0]` is a row); define a "
+               "part point by point, `let part[i in 0..2] = a[i + 1];`")
+
+
+def _absent_construct(text: str, token) -> str:
+    """A hint for `return x`, `let mut a`, `for i in ..` and `a[0:2]`, which Einlang lacks."""
+    found = _ABSENT_WORD.search(text, 0, token.start_pos)
+    if found is not None:
+        return _ABSENT_HINTS[found.group(1)]
+    return _SLICE_HINT if str(token) == ":" and _inside_brackets(text, token.start_pos) else ""
+
+
+def _inside_brackets(text: str, pos: int) -> bool:
+    """Whether `pos` lies inside an unclosed `[` of the statement it is in."""
+    depth = 0
+    for k in range(pos - 1, -1, -1):
+        c = text[k]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                return c == "["
+            depth -= 1
+        elif c == ";" and depth == 0:
+            return False
+    return False
 
 
 _GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from fuzz.programs.wellformed import decides
 from fuzz.programs.structure import (
     FLOATS, INTS, UNSIGNED, Arm, Binary, Block, Bound, Call, Cast, DimRef, IfElse, Index, Lit, Match, Pattern,
-    Local, Prelude, Prev, Range, Read, Recur, Reduce, RestRead, RowMatch, StepTensor, Unary, Var, children,
+    Local, Prelude, Prev, PrevRow, Range, Read, Recur, Reduce, RestRead, RowMatch, StepTensor, Unary, Var, children,
     walk)
 
 FLOAT_LITERALS = (0.5, 0.25, 1.5, 2.0, 0.1, 0.3, 0.75, 3.0, 1.25, 0.125, 0.9, 1.0, 0.01, 2.5)
@@ -92,6 +92,8 @@ class Streams:
     columns: random.Random | None = None    # a copy at one position of an input's last axis, gathered by an index input (ProgramGenerator.picked_column)
     spans: random.Random | None = None      # a triangle's step binding `w = x[t - j]` (ProgramGenerator.with_span_read)
     ranks: random.Random | None = None      # a scanned row fold stepping through a member of one more axis (ProgramGenerator.row_map)
+    lanes: random.Random | None = None      # a loop whose state is a row of lanes (ProgramGenerator.with_lanes)
+    prefixes: random.Random | None = None   # a prefix total's outer index ranged only through `k in 0..j + 1` (ProgramGenerator.tail_total)
 
     @classmethod
     def of_case(cls, seed: int, number: int) -> "Streams":
@@ -101,7 +103,7 @@ class Streams:
                       "pieces", "pads", "counts", "folds", "rims", "copies", "current", "scans", "tallies",
                       "points", "shifted", "casts", "rows", "earlier", "perpoint", "ends", "steprows", "shorts",
                       "skips", "chains", "tails", "filtered", "gates", "perstep", "wraps", "columns",
-                      "spans", "ranks")))
+                      "spans", "ranks", "lanes", "prefixes")))
 
 
 @dataclass(frozen=True)
@@ -962,7 +964,7 @@ def _map_children(value):
 def _constant(node) -> bool:
     """Built from literals only, with at least one operation."""
     return bool(children(node)) and not any(
-        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block, Prev, Recur, Prelude, StepTensor, Local))
+        isinstance(n, (Read, Index, Var, DimRef, Reduce, Block, Prev, PrevRow, Recur, Prelude, StepTensor, Local))
         for n in walk(node))
 
 

@@ -11,7 +11,7 @@ then drop, either the error or the outputs); where none does, the outputs as usu
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 
 import numpy as np
 
@@ -23,8 +23,8 @@ from fuzz.programs.wellformed import decides, depends_on
 from fuzz.programs.structure import (
     FLOATS, INNER_EXPRESSIONS, INTS, LITERAL_OUTER, NARROW_INTS, OUTER_EXPRESSIONS, UNSIGNED, Binary, Bound, Call,
     Cast, Clause, Define, Derivative, IfElse,
-    Function, Group, Index, Input, Lit, Local, Prelude, Prev, Program, Range, Read, Recur, Reduce, RowMap, Slot, StepTensor,
-    Unary, Var, Where, Whole, PARAM, ROW, SCALES, clause_exprs, program_exprs, reads_of, trailing_reduce, walk)
+    Function, Group, Index, Input, Lit, Local, Prelude, Prev, PrevRow, Program, Range, Read, Recur, Reduce, RowMap, Slot,
+    StepTensor, Unary, Var, Where, Whole, PARAM, ROW, SCALES, clause_exprs, program_exprs, reads_of, trailing_reduce, walk)
 
 DIM_NAMES = ("N", "M", "T")
 ATTEMPTS = 60
@@ -61,6 +61,7 @@ TALLY_SUFFIX = "n"                 # a count member's name: its member's and thi
 CHAIN_SHARE = 0.5                  # of the groups with an f64 member of two axes and no count, those given a chain
 CHAIN_SUFFIXES = ("en", "kn", "an", "un")   # a chain's members: its member's name and these (ending as a count's)
 TAIL_SHARE = 0.5                   # of the totals of members of two axes or more, those over prefixes of the last step
+PREFIX_SHARE = 0.5                 # of those, the ones whose outer index has no range of its own (tail_total)
 HISTORY_SHARE = 0.25               # of the step bodies drawn, those adding an extremum over earlier steps
 SHIFT_SHARE = 0.25                 # of the float step bodies over two axes or more, those adding a mean from j on
 NESTING_SHARE = 0.3                # of the numeric step bodies drawn, those adding a loop run inside the step
@@ -68,6 +69,9 @@ CURRENT_SHARE = 0.5                # of those loops, the ones that may also read
 POINTS_SHARE = 0.5                 # of the loops in a step, those reading the clause's point indices
 EARLIER_SHARE = 0.4                # of the loops written in the step, those whose step reads a member at t minus their own
 STEPPED_SHARE = 0.4                # of the float loops drawn inside a step as a block, those reading a row times the step's index
+LANES_SHARE = 0.4                  # of the loops drawn (function bodies, loops in a step), those whose state is a row
+# a row loop's lengths: shorter than a vector of lanes, as long as one (f32 on AVX-512) and past it
+LANE_COUNTS = (3, 5, 8, 16, 19)
 # of the recurrence groups, those of more steps than a host loop's chunk (256, einc/mlir/recurrences/chunks.py)
 # whose numeric steps compute a tensor and reduce a member's row read further back than their points (with_row)
 LONG_SHARE = 0.1
@@ -192,11 +196,13 @@ class ProgramGenerator:
         self.steprows = streams.steprows
         self.chains = streams.chains
         self.tails = streams.tails
+        self.prefixes = streams.prefixes
         self.tail_read = None           # a member a total reads at its last step only: not an output (total)
         self.shorts = streams.shorts
         self.skips = streams.skips
         self.gates = streams.gates
         self.columns = streams.columns
+        self.lanes = streams.lanes
         self.gate_inputs: list = []     # the index inputs `gated` drew (with names of their own)
         self.float_type = rng.choices(("f32", "f64", "f16", "bf16"), (0.55, 0.3, HALF_SHARE / 2, HALF_SHARE / 2))[0]
         self.int_type = "i32" if rng.random() < 0.8 else "i64"
@@ -1074,12 +1080,14 @@ class ProgramGenerator:
         step only, over a range that grows with j, and left out of the outputs, so that it keeps
         a window of steps. The read's far end along the steps was once checked against the
         window's slots (index T - 1 of an axis of 2: every run failed; the hold-out program
-        isotonic_pava)."""
+        isotonic_pava). Some write `sum[j](..)`: j's range comes through k's alone."""
         self.tail_read = tensor.name
         last = bound_expr(tensor.shape[0].plus(-1))
         read = Read(tensor.name, (last, Index("k")) + (Lit(0, "i32"),) * (len(tensor.shape) - 2), tensor.dtype)
         prefix = Reduce("sum", (Range("k", Bound(0), Bound(1, index="j")),), read, None, tensor.dtype)
-        body = Reduce("sum", (Range("j", Bound(0), tensor.shape[1]),), prefix, None, tensor.dtype)
+        inferred = self.prefixes is not None and self.prefixes.random() < PREFIX_SHARE
+        body = Reduce("sum", (Range("j", Bound(0), tensor.shape[1], explicit=not inferred),), prefix, None,
+                      tensor.dtype)
         return Define(name, tensor.dtype, (Clause((), body),))
 
     def function(self) -> Function:
@@ -1111,7 +1119,34 @@ class ProgramGenerator:
             coef = Lit(rng.choice((0.5, 0.9, -0.5, 0.25, 0.75)), dtype)
             step = Binary("+", Binary("*", coef, prev, dtype), drive, dtype)
             step = Call("tanh", (step,), dtype) if rng.random() < 0.4 else step
-        return Recur(prev.name, named(gen.expr(dtype, scope, 1)), step, rng.randint(2, 9), dtype, var)
+        return self.with_lanes(Recur(prev.name, named(gen.expr(dtype, scope, 1)), step, rng.randint(2, 9), dtype, var),
+                               scope)
+
+    def with_lanes(self, loop: Recur, scope: Scope) -> Recur:
+        """Sometimes (from `lanes`, a stream of its own) the loop's state is a row, `let s[k in
+        1..n, j in 0..w] = ..`: its step reads the row one step back at its lane, at the next
+        (`s[k - 1, (j + 1) % w]`) and reduced whole (`max(s[k - 1])`), its start reads the lane's
+        index, its value is one lane of the last step. In a recurrence step the loop's rows run
+        inside the step's dispatch, in vector lanes; called per point, they are batched over the
+        points (a clause's range may start past 0)."""
+        rng, dtype = self.lanes, loop.dtype
+        if rng is None or dtype not in FLOATS + INTS or rng.random() >= LANES_SHARE:
+            return loop
+        taken = {v.name for v in scope.indices} | {n for n, _ in scope.locals} | set(scope.hidden) | {loop.var}
+        lane = Index(next(c for c in expressions.INDEX_NAMES if c not in taken))
+        width = rng.choice(LANE_COUNTS)
+        following = Prev(loop.name, dtype, loop.var, Binary("%", Binary("+", lane, Lit(1, "i32"), "i32"),
+                                                               Lit(width, "i32"), "i32"))
+        op = rng.choice(("sum", "max", "min") if dtype in FLOATS else ("max", "min"))
+        whole = PrevRow(loop.name, op, dtype, loop.var)
+        if dtype in FLOATS:     # the row's terms add at most a quarter of its size a step
+            scale = Lit(0.125 / width if op == "sum" else 0.125, dtype)
+            extra = Binary("+", Binary("*", Lit(0.125, dtype), following, dtype), Binary("*", scale, whole, dtype), dtype)
+            start = Binary("*", Lit(0.25, dtype), Cast(lane, dtype), dtype)
+        else:
+            extra, start = Binary("+", following, whole, dtype), Cast(lane, dtype)
+        return replace(loop, init=Binary("+", loop.init, start, dtype), step=_in_lanes(loop.step, loop.name, lane, extra),
+                       lanes=width, lane=lane.name, pick=rng.randrange(width))
 
     def derivative(self, items: list, inputs: list) -> Derivative | None:
         rng = self.rng
@@ -1188,6 +1223,17 @@ def _nesting_scope(step: Scope, functions: tuple, now: bool = False, points: boo
                  functions=tuple(f for f in functions if not isinstance(f.body, Recur)),
                  steps=tuple(s for s in steps if s.lookbacks), step_var=step.step_var, dims=step.dims,
                  hidden=step.hidden + tuple(v.name for v in step.indices) + tuple(n for n, _ in step.locals))
+
+
+def _in_lanes(node, name: str, lane: Index, extra):
+    """`node` with each read of the loop `name` one step back taken at `lane`, plus `extra`."""
+    if isinstance(node, Prev) and node.name == name:
+        return Binary("+", replace(node, lane=lane), extra, node.dtype)
+    if isinstance(node, tuple):
+        return tuple(_in_lanes(n, name, lane, extra) for n in node)
+    if not is_dataclass(node) or isinstance(node, (Range, Bound)):
+        return node
+    return replace(node, **{f.name: _in_lanes(getattr(node, f.name), name, lane, extra) for f in fields(node)})
 
 
 def _tensor(inp: Input, dims: dict) -> Tensor:

@@ -24,7 +24,7 @@ import numpy as np
 
 from fuzz.programs.structure import (
     FLOATS, UNSIGNED, Binary, Block, Bound, Call, Cast, Define, Derivative, DimRef, Function, Group, IfElse,
-    Index, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap, RowMatch,
+    Index, Lit, Local, Match, Pattern, Prelude, Prev, PrevRow, Program, Read, Recur, Reduce, RestRead, RowMap, RowMatch,
     StepTensor, Unary, Var, Whole, PARAM, ROW, SCALES)
 
 # f16 and bf16 as NumPy float16 and ml_dtypes bfloat16: their ufuncs compute each operation in
@@ -390,23 +390,22 @@ class Evaluator:
         return grid.env[node.rest][node.offset]
 
     def _recur(self, node: Recur, grid: Grid) -> Pair:
-        """The loop, point by point of the grid: each step sees the state of the step before."""
+        """The loop, point by point of the grid: each step sees the state of the step before (a
+        row's lanes along a new leading axis, as a step tensor's)."""
+        if node.lanes:
+            grid = _with_lanes(grid, node.lane, node.lanes)
         state = _convert(self.eval(node.init, grid), node.dtype, grid.active)
         for k in range(1, node.steps):
-            inner = Grid({**grid.env, node.name: state, node.var: typed(k, "i32")}, grid.ndim, grid.active)
+            held = _full(state, grid) if node.lanes else state
+            inner = Grid({**grid.env, node.name: held, node.var: typed(k, "i32")}, grid.ndim, grid.active)
             state = _convert(self.eval(node.step, inner), node.dtype, grid.active)
-        return state
+        return state.map(lambda part: _full_part(part, grid)[node.pick]) if node.lanes else state
 
     def _steptensor(self, node: StepTensor, grid: Grid) -> Pair:
         """The vector over a new leading axis (as a reduction's index), at every point of the grid."""
-        ndim = np.ndim(grid.active)
-        values = np.arange(node.size).reshape((-1,) + (1,) * ndim)
-        inner = Grid({**grid.env, node.var: typed(values, "i32")}, grid.ndim + 1,
-                     np.broadcast_to(grid.active[None], (node.size,) + np.shape(grid.active)))
+        inner = _with_lanes(grid, node.var, node.size)
         body = _convert(self.eval(node.body, inner), node.dtype, inner.active)
-        full = np.broadcast_shapes(np.shape(body.ex), (node.size,) + (1,) * ndim)
-        vector = body.map(lambda part: np.broadcast_to(part, full))
-        return self.eval(node.result, Grid({**grid.env, node.name: vector}, grid.ndim, grid.active))
+        return self.eval(node.result, Grid({**grid.env, node.name: _full(body, inner)}, grid.ndim, grid.active))
 
     def _local(self, node: Local, grid: Grid) -> Pair:
         """Element `sub` of the vector at each point (its leading axis picked point by point)."""
@@ -436,7 +435,15 @@ class Evaluator:
                       for part, types in ((value.ex, EXACT), (value.wd, WIDE))), node.dtype)
 
     def _prev(self, node: Prev, grid: Grid) -> Pair:
-        return grid.env[node.name]
+        if node.lane is None:
+            return grid.env[node.name]
+        return self._local(Local(node.name, node.lane, node.dtype), grid)
+
+    def _prevrow(self, node: PrevRow, grid: Grid) -> Pair:
+        """The row's lanes (the leading axis of the state) reduced, at every point of the grid."""
+        row = grid.env[node.name]
+        return Pair(*(_reduce_part(node.op, part, True, (0,), types[node.dtype])
+                      for part, types in ((row.ex, EXACT), (row.wd, WIDE))), node.dtype)
 
     def _reduce(self, node: Reduce, grid: Grid) -> Pair:
         """Each reduction index is a new leading axis, so outer values broadcast against it."""
@@ -527,16 +534,16 @@ ACCUMULATED = HALVES + (np.float32,)
 
 def _accumulated(op: str, values: np.ndarray, axes: tuple, identity) -> np.ndarray:
     """A sum or product in a half type or f32 as einc computes it: term by term in row-major
-    order of the reduced axes, rounded to the type after each (NumPy sums float16 in f32, and
-    f32 pairwise)."""
+    order of the reduced axes, rounded to f32 after each, a half type's total rounded to it
+    once at the end (as NumPy reduces float16; NumPy sums f32 pairwise)."""
     terms = np.moveaxis(values, axes, tuple(range(len(axes))))
     count = math.prod(terms.shape[:len(axes)])          # 0 for an empty range
-    terms = terms.reshape((count,) + terms.shape[len(axes):])
-    total = np.full(terms.shape[1:], identity, values.dtype)
+    terms = terms.reshape((count,) + terms.shape[len(axes):]).astype(np.float32)
+    total = np.full(terms.shape[1:], identity, np.float32)
     step = np.add if op == "sum" else np.multiply
     for term in terms:
-        total = step(total, term).astype(values.dtype)
-    return total
+        total = step(total, term).astype(np.float32)
+    return total.astype(values.dtype)
 
 
 def _span(lo, hi, active) -> tuple[int, int]:
@@ -650,6 +657,23 @@ def _convert(value: Pair, dtype: str, active) -> Pair:
 
 def _zeros(shape: tuple, dtype: str) -> Pair:
     return Pair(np.zeros(shape, EXACT[dtype]), np.zeros(shape, WIDE[dtype]), dtype)
+
+
+def _with_lanes(grid: Grid, var: str, size: int) -> Grid:
+    """`grid` with a new leading axis of `size` lanes, `var` their index."""
+    values = np.arange(size).reshape((-1,) + (1,) * np.ndim(grid.active))
+    return Grid({**grid.env, var: typed(values, "i32")}, grid.ndim + 1,
+                np.broadcast_to(grid.active[None], (size,) + np.shape(grid.active)))
+
+
+def _full(value: Pair, lanes: Grid) -> Pair:
+    """`value` broadcast along the leading axis of `lanes` (_with_lanes), whatever it reads."""
+    return value.map(lambda part: _full_part(part, lanes))
+
+
+def _full_part(part, lanes: Grid):
+    lead = np.shape(lanes.active)[0]
+    return np.broadcast_to(part, np.broadcast_shapes(np.shape(part), (lead,) + (1,) * (np.ndim(lanes.active) - 1)))
 
 
 def _check(value: Pair, active) -> None:

@@ -13,8 +13,8 @@ from dataclasses import fields, is_dataclass, replace
 
 from fuzz.programs.structure import (
     Binary, Block, Bound, Call, Cast, Clause, Define, Derivative, DimRef, Function, Group, IfElse, Index,
-    FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, Program, Read, Recur, Reduce, RestRead, RowMap,
-    RowMatch, StepTensor, Unary, Var, Whole, PARAM, ROW, children, is_literal, trailing_reduce, walk, weak_literals)
+    FLOATS, HALF_TYPES, Input, Lit, Local, Match, Pattern, Prelude, Prev, PrevRow, Program, Read, Recur, Reduce, RestRead,
+    RowMap, RowMatch, StepTensor, Unary, Var, Whole, PARAM, ROW, children, is_literal, trailing_reduce, walk, weak_literals)
 
 LEVELS = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4,
           "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -383,10 +383,15 @@ def _render(node, names: Names, anchored: bool = False) -> tuple[str, int]:
     if isinstance(node, RestRead):
         return f"{node.rest}[{node.offset}]", ATOM
     if isinstance(node, Recur):
-        return (f"{{ let {node.name}[0] = {expr(node.init, names)}; let {node.name}[{node.var} in 1..{node.steps}] = "
-                f"{expr(node.step, names)}; {node.name}[{node.steps - 1}] }}"), ATOM
+        row = f", {node.lane} in 0..{node.lanes}" if node.lanes else ""
+        last = f"{node.steps - 1}, {node.pick}" if node.lanes else f"{node.steps - 1}"
+        return (f"{{ let {node.name}[0{row}] = {expr(node.init, names)}; let {node.name}[{node.var} in 1..{node.steps}"
+                f"{row}] = {expr(node.step, names)}; {node.name}[{last}] }}"), ATOM
     if isinstance(node, Prev):
-        return f"{node.name}[{node.var} - 1]", ATOM
+        lane = "" if node.lane is None else f", {expr(node.lane, names)}"
+        return f"{node.name}[{node.var} - 1{lane}]", ATOM
+    if isinstance(node, PrevRow):
+        return f"{node.op}({node.name}[{node.var} - 1])", ATOM
     if isinstance(node, StepTensor):
         return (f"{{ let {node.name}[{node.var} in 0..{node.size}] = {expr(node.body, names)}; "
                 f"{expr(node.result, names)} }}"), ATOM

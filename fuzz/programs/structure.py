@@ -194,14 +194,19 @@ class Prelude:
 class Recur:
     """`{ let s[0] = init; let s[k in 1..steps] = step; s[steps - 1] }`: a scalar recurrence in a
     function body, which a call per point of an indexed definition computes for every point, or
-    in a recurrence step, where it runs whole inside each step (ProgramGenerator.with_nesting)."""
+    in a recurrence step, where it runs whole inside each step (ProgramGenerator.with_nesting).
+    With `lanes`, its state is a row, `let s[k in 1..steps, j in 0..lanes] = step;` (init and
+    step read `lane`), and its value the row's element `pick` at the last step."""
 
     name: str
     init: object
-    step: object                   # reads the state one step back through `Prev`
+    step: object                   # reads the state one step back through `Prev` (and `PrevRow`)
     steps: int
     dtype: str
     var: str = "k"                 # its index, another where the enclosing clause names a `k`
+    lanes: int = 0
+    lane: str = "j"
+    pick: int = 0
 
 
 @dataclass(frozen=True)
@@ -209,6 +214,17 @@ class Prev:
     """`s[k - 1]` in the step of the `Recur` named `name` (`var`: that Recur's index)."""
 
     name: str
+    dtype: str
+    var: str = "k"
+    lane: object = None            # `s[k - 1, lane]` where the Recur holds a row
+
+
+@dataclass(frozen=True)
+class PrevRow:
+    """`op(s[k - 1])`: the whole row one step back of the Recur named `name`, reduced."""
+
+    name: str
+    op: str
     dtype: str
     var: str = "k"
 
@@ -476,6 +492,8 @@ def children(expr) -> tuple:
         return tuple(e for _, e in expr.lets) + (expr.result,)
     if isinstance(expr, Recur):
         return (expr.init, expr.step)
+    if isinstance(expr, Prev):
+        return () if expr.lane is None else (expr.lane,)
     if isinstance(expr, StepTensor):
         return (expr.body, expr.result)
     if isinstance(expr, Local):

@@ -49,6 +49,13 @@ def decides(var: str, hi: Bound, exprs, shape_of: dict) -> bool:
     return bool(extents) and all(e == hi for e in extents)
 
 
+def decided_through_prefix(var: str, hi: Bound, exprs, shape_of: dict) -> bool:
+    """Whether a reduction over `k in 0..var + 1` in `exprs` has a plain read that decides k
+    runs over 0..hi: then `var` runs over 0..hi too (einc infers it through k's range)."""
+    return any(r.lo == Bound(0) and r.hi == Bound(1, index=var) and decides(r.var, hi, (n.body,), shape_of)
+               for e in exprs for n in walk(e) if isinstance(n, Reduce) for r in n.ranges)
+
+
 def ranges_decided(program: Program) -> bool:
     """Every index whose range is left out has a plain read that decides it."""
     shape_of = shapes(program)
@@ -67,7 +74,9 @@ def ranges_decided(program: Program) -> bool:
                 for node in (n for e in exprs for n in walk(e) if isinstance(n, Reduce)):
                     inner = (node.body,) + ((node.guard,) if node.guard is not None else ())
                     for r in node.ranges:
-                        if not r.explicit and not (r.lo == Bound(0) and decides(r.var, r.hi, inner, outside)):
+                        if not r.explicit and not (r.lo == Bound(0) and (
+                                decides(r.var, r.hi, inner, outside)
+                                or decided_through_prefix(r.var, r.hi, inner, outside))):
                             return False
     return True
 

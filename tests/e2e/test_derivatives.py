@@ -196,6 +196,31 @@ def test_an_untaken_branch_whose_partial_is_not_finite_passes_on_zero():
     np.testing.assert_allclose(out["forward"], np.diag([3.0, 3.0, 0.25]), rtol=1e-14)
 
 
+def test_a_power_of_zero_to_the_exponent_0_has_derivative_0_in_both_modes():
+    """x ** n at x = 0 and n = 0 is 1 for every x: its derivative is 0, not the formula's
+    0 * 0^-1 (NaN; fuzz seed 31001 program 28, through `d ** (t % 4)` in a recurrence step).
+    Likewise d/dy x ** y at x = 0 is 0, not 0 * ln 0. JAX's rules give the same."""
+    x = np.array([0.0, 0.0, 0.0, 1.5, -2.0])
+    n = np.array([0, 1, 2, 0, 3], np.int32)
+    out = einc.load(einc.compile("""
+        let x: [f64; 5];
+        let n: [i32; 5];
+        let y: [f64; 2];
+        let p[i in 0..5] = x[i] ** n[i];
+        let forward = @p / @x;
+        let total = sum[i in 0..5](x[i] ** n[i]);
+        let reverse = @total / @x;
+        let q = x[0] ** y[0] + x[3] ** y[1];
+        let by_exponents = @q / @y;
+        let by_base = @q / @x;
+    """).vmfb)(x=x, n=n, y=np.array([2.0, 0.0]))
+    slopes = [0.0, 1.0, 0.0, 0.0, 3 * 4.0]
+    np.testing.assert_array_equal(out["forward"], np.diag(slopes))
+    np.testing.assert_array_equal(out["reverse"], slopes)
+    np.testing.assert_allclose(out["by_exponents"], [0.0, np.log(1.5)], rtol=1e-15)
+    np.testing.assert_array_equal(out["by_base"], [0.0, 0.0, 0.0, 0.0, 0.0])
+
+
 def test_tied_arguments_of_min_and_max_share_the_derivative_in_both_modes():
     # at a tie each argument gets half, as central differences and the tied points of a
     # reduction do (all of it went to the first argument: fuzz seed 7 program 388)

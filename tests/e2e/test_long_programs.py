@@ -2,14 +2,20 @@
 goes along a chain of thousands of values without a recursion per value (a chain of 80
 definitions was an internal RecursionError, a flat sum of 600 terms was E001), also forward and
 reverse mode derivatives through them. The lengths are past Python's recursion limit (1,000
-frames; `long_enough`), so a walk that recursed once per value would fail; longer ones add only
-IREE build time."""
+frames; `long_enough`; the stages run under that limit here, not einc.deep_stack's), so a walk
+that recursed once per value would fail; longer ones add only IREE build time."""
 import sys
 
 import numpy as np
 
 from benchmarks.build_time import definition_chain
+import einc.deep_stack
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def pythons_frame_limit(monkeypatch):
+    monkeypatch.setattr(einc.deep_stack, "FRAMES", sys.getrecursionlimit())
 
 
 def chain_reference(x: np.ndarray, n: int) -> np.ndarray:

@@ -6,6 +6,8 @@ Float `x * 0.0` and `x - x` are not folded (NaN and inf), so they keep their NaN
 import numpy as np
 import pytest
 
+import einc
+
 from tests.tiers import GENERIC_FULL
 
 SOURCE = """
@@ -53,3 +55,22 @@ def test_a_reduction_whose_body_folds_to_a_constant_counts_every_point(run, targ
     assert np.isnan(expected["fzero"]) and np.isnan(expected["fsub"])
     for name, value in expected.items():
         np.testing.assert_array_equal(out[name], value, err_msg=name)
+
+
+INDEX_ONLY = """
+    let x: [i32; T];
+    let p[i in 2..T] = sum[j in 0..i + 1](x[j] * 0 + 4);
+    let q[i in 0..T - 3] = sum[j](x[j] - x[j] + 7 where j < i);
+"""
+
+
+@pytest.mark.parametrize("dims", [{"T": 16}, None])
+def test_a_folded_body_that_still_reads_the_reduced_index_builds_and_counts(dims):
+    """Once `x[j] * 0` folds, the body depends on the reduced j only through its guard (linalg.index):
+    with fewer points than reduced ones (14 of 16) IREE's vectorizer failed to compile it on llvm-cpu
+    ("'vector.multi_reduction' op reduction dimension out of range"; fuzz seed 31001 program 78)."""
+    x = np.arange(16, dtype=np.int32) - 5
+    with einc.load(einc.compile(INDEX_ONLY, target="llvm-cpu", dims=dims).vmfb) as program:
+        out = program(x=x)
+    np.testing.assert_array_equal(out["p"], [0, 0] + [4 * (i + 1) for i in range(2, 16)])
+    np.testing.assert_array_equal(out["q"], [7 * i for i in range(13)])

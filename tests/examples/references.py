@@ -315,16 +315,6 @@ def half_precision_readings():
     return np.round(np.random.default_rng(23).uniform(-4, 12, (4, 6)), 2).astype(np.float16)
 
 
-def half_sum(terms: np.ndarray, axis: int = -1) -> np.ndarray:
-    """A sum accumulated in the terms' half type, term by term, as einc computes it (NumPy's
-    float16 sum accumulates in f32)."""
-    terms = np.moveaxis(terms, axis, 0)
-    total = np.zeros(terms.shape[1:], terms.dtype)
-    for term in terms:
-        total = (total + term).astype(terms.dtype)
-    return total
-
-
 # f16 and bf16 are llvm-cpu only: vulkan-spirv refuses them (tests/examples/test_goldens.py checks
 # that it does). rtol: one f16 ulp (2^-10 relative) for an operation IREE rounds the other way.
 @example("basics/half_precision.ein", inputs={"readings": "half_precision_readings.npy"}, rtol=1e-3)
@@ -333,10 +323,10 @@ def half_precision(inputs):
     bf16 = ml_dtypes.bfloat16
     readings = inputs["readings"]
     scaled = readings * f16(0.5) + f16(1.0)            # NumPy float16: each operation in f32, rounded once
-    row_mean = half_sum(scaled) / f16(6)
+    row_mean = scaled.sum(axis=1) / f16(6)            # NumPy's float16 sum: in f32, rounded once
     row_mean_f32 = scaled.astype(f32).sum(axis=1) / f32(6)
     rounding = row_mean.astype(f32) - row_mean_f32
-    rms = np.sqrt(half_sum((readings * readings).reshape(-1)) / f16(24))
+    rms = np.sqrt((readings * readings).sum() / f16(24))
     big = f16(1000.7)
     wide = f32(bf16(big))
     coarse = row_mean.astype(bf16).astype(f32)

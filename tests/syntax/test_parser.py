@@ -149,6 +149,18 @@ def test_a_definition_without_let_says_so_in_the_hint(src, head):
     assert syntax_error("let a = 1.0;\nlet b = a = 2.0;").hint == ""
 
 
+@pytest.mark.parametrize("src, said", [
+    ("fn f(x) {\n  let y = x * 2.0;\n  return y;\n}", "no `return`"),
+    ("let mut a = 1;", "no `mut`"), ("for i in 0..3 { i }", "no loops"),
+    ("let a = 1;\nwhile a < 3 { a }", "no loops"), ("let v = [1, 2, 3];\nlet w = v[0:2];", "no `:` slices"),
+])
+def test_rusts_constructs_einlang_lacks_are_named_in_the_hint(src, said):
+    # LANGUAGE.md section 6: no `return`, loops or mutation; section 2: no `:` slices. Each said
+    # only "expected .., found .." at the token after the word
+    assert said in syntax_error(src).hint
+    assert syntax_error("let returned = 1;\nlet formula = returned +;").hint == ""
+
+
 def test_type_parameters_of_a_function_say_that_untyped_parameters_are_generic():
     # Rust's `fn clamp_to<T>(x: T, ..)` was a bare "expected '(', found '<'".
     diag = syntax_error("fn clamp_to<T>(x: T, lo: T) -> T { x }")

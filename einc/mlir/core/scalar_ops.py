@@ -261,7 +261,9 @@ def _float_power(dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
 
 def _integer_power(dtype: DType, exponent_dtype: DType, base: ir.Value, exponent: ir.Value) -> ir.Value:
     """Square-and-multiply over the exponent's bits (IREE cannot lower math.ipowi with a
-    variable exponent). A negative exponent gives 0, the truncated value of 1 / base^-n for |base| > 1.
+    variable exponent). A negative exponent gives the truncated value of 1 / base^-n: 0 for
+    |base| > 1 (and for 0), and base^-n itself for a base of 1 or -1 (the loop's value: the
+    low bits of n and of -n have the same parity).
     An unsigned exponent has one bit more to go through than a non-negative signed one. The
     exponent's type is its own: a literal base takes a narrower context's type (`n[i] / 10 ** k`
     with n i8) while the index k stays i32, and every one of k's bits counts."""
@@ -273,7 +275,10 @@ def _integer_power(dtype: DType, exponent_dtype: DType, base: ir.Value, exponent
     if exponent_dtype.is_unsigned:
         return result
     negative = arith.cmpi(_I.slt, exponent, constant(exponent_dtype, 0))
-    return arith.select(negative, constant(dtype, 0), result)
+    unit = arith.cmpi(_I.eq, base, constant(dtype, 1))
+    if not dtype.is_unsigned:
+        unit = arith.ori(unit, arith.cmpi(_I.eq, base, constant(dtype, -1)))
+    return arith.select(negative, arith.select(unit, result, constant(dtype, 0)), result)
 
 
 def _power_of_two(base: ir.Value, exponent: ir.Value) -> ir.Value | None:

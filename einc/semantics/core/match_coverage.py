@@ -8,6 +8,7 @@ ranges. Floats, strings and other values are covered only by a pattern that matc
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import numpy as np
@@ -25,7 +26,13 @@ def check_exhaustive(node: ast.Match, scrutinee) -> None:
     witness = _uncovered(rows, [_space(scrutinee, destructures)])
     if witness is not None:
         raise d.error(d.TYPE, f"non-exhaustive match: `{witness[0]}` is not covered", node.span,
-                      hint=f"add an arm for `{witness[0]}`, or `_ => ..` as the last arm")
+                      hint=f"add an arm for `{_writable(witness[0])}`, or `_ => ..` as the last arm")
+
+
+def _writable(witness: str) -> str:
+    """The witness as a pattern einc parses: an interval from the type's end is open there
+    (`i32::MIN..=-1` is `..=-1`, `1..=i32::MAX` is `1..`), as einc has no `i32::MIN`."""
+    return re.sub(r"\.\.=[iu]\d+::MAX", "..", re.sub(r"[iu]\d+::MIN\.\.=", "..=", witness))
 
 
 def _has_array_pattern(pat) -> bool:

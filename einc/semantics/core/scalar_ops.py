@@ -403,6 +403,8 @@ def _fold_values(op: str, v: list, dtype: DType | None):
         return q if op == "div" else a - b * q
     if is_int and op == "pow":
         base, exponent = int(v[0]), int(v[1])
+        if exponent < 0 and abs(base) == 1:
+            return base ** -exponent        # 1 / base^-n is an integer: 1 or -1
         if exponent < 0:
             return None         # not folded: the device's rule applies (einc.mlir.core.scalar_ops)
         # a typed integer wraps, as on the device: the power modulo 2^bits

@@ -33,12 +33,16 @@ class InferenceFrame:
     affine_reads: dict = field(default_factory=dict)  # IndexVar -> list[AffineRead]
     own_candidates: dict = field(default_factory=dict)    # the same two, of a recurrence's own reads
     own_affine_reads: dict = field(default_factory=dict)
+    # affine reads that bound an index only through a reduction's range depending on it
+    # (`sum[k in 0..i + 1](x[k])`): the last resort of the program's own reads
+    through_reads: dict = field(default_factory=dict)
     data_ranged: frozenset = frozenset()    # pending indices whose written range has an end from data
 
     def resolve(self, dependent_ranges: list = ()) -> None:
         dependent = {var: (lo, hi) for var, lo, hi in dependent_ranges}
         for var in self.pending:
             found = self.candidates.get(var, []) or self._from_affine_reads(var, self.affine_reads, dependent) \
+                or self._from_affine_reads(var, self.through_reads, dependent) \
                 or self.own_candidates.get(var, []) or self._from_affine_reads(var, self.own_affine_reads, dependent)
             if not found and var in self.data_ranged:
                 raise UnboundIndex(d.Diagnostic(
@@ -143,7 +147,7 @@ class State:
             if size is None:
                 continue
             what = f"{names[axis]} (axis {axis + first_axis})"
-            if isinstance(sub, IndexRef):
+            if isinstance(sub, IndexRef) and not self._ranged_by_outer(sub.var):
                 if sub.var.extent is None:
                     self._add(sub.var, table + "candidates", Candidate(size, read.span, what))
             else:
@@ -153,9 +157,30 @@ class State:
         lin = affine.affine_of(sub)
         if lin is None:
             return
-        for var in lin.keys():
-            if isinstance(var, IndexVar) and var.extent is None:
-                self._add(var, table + "affine_reads", AffineRead(lin, size, span, what))
+        direct = [k for k in lin.keys() if isinstance(k, IndexVar) and k.extent is None]
+        for var in direct:
+            self._add(var, table + "affine_reads", AffineRead(lin, size, span, what))
+        if table:       # a recurrence's own reads bound nothing through a range
+            return
+        for var in self._bounded_through(direct):
+            self._add(var, "through_reads", AffineRead(lin, size, span, what))
+
+    def _ranged_by_outer(self, var) -> bool:
+        return any(var is k for k, _, _ in self.dependent_ranges)
+
+    def _bounded_through(self, direct: list) -> list:
+        """The unranged indices that the ranges of the `direct` indices of a read depend on,
+        other than those: `sum[k in 0..i + 1](x[k])` bounds i through k."""
+        found, todo = [], list(direct)
+        while todo:
+            var = todo.pop()
+            for k, lo, hi in self.dependent_ranges:
+                if k is var:
+                    for o in (*lo.keys(), *hi.keys()):
+                        if isinstance(o, IndexVar) and o.extent is None and not any(o is f for f in found + direct):
+                            found.append(o)
+                            todo.append(o)
+        return found
 
     def _add(self, var: IndexVar, table: str, cand) -> None:
         for frame in reversed(self.frames):

@@ -22,7 +22,7 @@ import numpy as np
 
 from einc import diagnostics as d
 from einc.ir.nodes import (Assert, Const, Generic, IndexRef, IndexVar, Read, RecValue, Reduce, StateRead, Value,
-                           free_vars, size_value, walk)
+                           free_vars, reduced, size_value, walk)
 from einc.ir.affine import size_op
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import definitions, dynamic_length, point_asserts, stacking
@@ -361,7 +361,7 @@ def _reduced(el, kind: str, e: ast.Comprehension, scope, var: IndexVar, kept: Va
     if not isinstance(body, Value) or body.rank or body.dtype.is_bool:
         raise d.error(d.TYPE, f"`{kind}` of a filtered comprehension needs numbers, found {describe(body)}",
                       e.body.span)
-    return Reduce(kind, (var,), body, kept, span=e.span)
+    return reduced(kind, (var,), body, kept, span=e.span)
 
 
 def _bound_locals(el, e: ast.Comprehension, scope):

@@ -16,8 +16,8 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import affine, clamped
 from einc.ir.evaluate import reduction_identity
-from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, StateRead, Value,
-                           fresh_index_vars, is_folding_constant, size_value, walk)
+from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Piecewise, StateRead, Value,
+                           fresh_index_vars, is_folding_constant, reduced, size_value, walk)
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import guarded_clauses, point_asserts
 from einc.semantics.core import scalar_ops
@@ -421,7 +421,7 @@ def reduction(el, node: ast.Reduction, env):
     for var, lo, hi in data_bounds:
         _check_data_range(el, var, lo, hi)
     body, guard = _decided_guard(node.op, _reduction_body(node, body), guard)
-    result = Reduce(node.op, tuple(vars_), body, guard, span=node.span)
+    result = reduced(node.op, tuple(vars_), body, guard, span=node.span)
     if not el.state.frames:
         # outermost: every range it depends on is known now
         resolve_hulls(el.state)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from einc import diagnostics as d
 import numpy as np
 
-from einc.ir.nodes import Generic, IndexRef, IndexVar, Reduce, Stack, Value
+from einc.ir.nodes import Generic, IndexRef, IndexVar, Stack, Value, reduced
 from einc.ir.types import Lin
 from einc.semantics.core import scalar_ops, tensors
 from einc.semantics.core.state import InferenceFrame
@@ -33,7 +33,7 @@ def einsum(el, equation, inputs, span):
     var = {c: IndexVar(c, Lin(0), None, span=span) for c in letters}
     product = _product(el, terms, operands, var, span)
     summed = tuple(var[c] for c in letters if c not in out)
-    body = Reduce("sum", summed, product, span=span) if summed else product
+    body = reduced("sum", summed, product, span=span) if summed else product
     return Generic(tuple(var[c] for c in out), body, None, span=span)
 
 
