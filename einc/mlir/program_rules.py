@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.ir.nodes import (Compact, Const, Generic, Input, Op, Piecewise, Read, RecValue, Reduce, Size,
                            Stack, Value)
-from einc.ir.types import Lin
+from einc.ir.types import BOOL, I8, Lin
 from einc.mlir.core import host_floats, scalar_ops
 from einc.mlir.compaction import compact_value
 from einc.mlir.core.dispatch_captures import written_shifted
@@ -35,8 +36,24 @@ def _const(lw, v: Const) -> ir.Value:
         return scalar_ops.constant(v.dtype, v.array.item())
     if lw.weights.takes(v):
         return lw.weights.load(v)
+    if v.dtype.is_bool and lw.target.has_defect("IREE-273-b"):
+        return _bytes_as_bools(v)
     t = tensor_type(v.dtype, v.shape)
     return arith.constant(t, ir.DenseElementsAttr.get(v.array, type=t.element_type))
+
+
+def _bytes_as_bools(v: Const) -> ir.Value:
+    """A bool constant as an i8 constant compared with 0 by an elementwise op. IREE-273-b: a
+    kernel reading an i1 constant of some hundreds of elements never finishes on vulkan-spirv."""
+    stored = arith.constant(tensor_type(I8, v.shape), ir.DenseElementsAttr.get(v.array.astype(np.int8)))
+    rank = v.array.ndim
+    identity = ir.AffineMap.get_identity(rank)
+    op = linalg.GenericOp_([stored], [tensor.empty(list(v.array.shape), element_type(BOOL))], [identity, identity],
+                           [linalg.IteratorType.parallel] * rank)
+    block = op.regions[0].blocks[0]
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([scalar_ops.cast(block.arguments[0], I8, BOOL)])
+    return op.result
 
 
 def _size(lw, v: Size) -> ir.Value:

@@ -435,7 +435,7 @@ CASES["minplus_paths_sparse"] = dict(file="minplus_paths", inputs=lambda: weight
 
 
 # 20 letter codes of a build-time text, a Caesar shift by a run-time key
-@case("text_codes", inputs=lambda: dict(key=np.int32(7)),
+@case("text_codes", inputs=lambda: dict(key=np.int32(7)), vk=True,
       outputs=["codes", "freq", "spaces", "shifted", "back", "sfreq", "top", "top_plain", "guessed_key", "repeated_pairs"])
 def _(key):
     text = "the quick brown fox jumps over the lazy dog and then the fox sleeps"
