@@ -136,6 +136,27 @@ def test_a_recurrence_starting_at_an_int_literal_takes_its_steps_float_type(run)
     np.testing.assert_allclose(out["b"], np.array(b), **TIGHT)
 
 
+def test_a_member_of_float_literals_read_through_a_cast_keeps_f32_beside_one_an_f64_step_types(run):
+    """`a[0] = -3` takes the f64 of its step, which reads `r[t, 1] as f64`; r's literals meet nothing
+    but the cast, so r stays f32 (it was moved to f64 with a: fuzz seed 27303 program 183)."""
+    out = run("""
+        use std::math::tanh;
+        let r[t in 0..2, k in 0..3] = 0.01;
+        let r[t in 2..6, k in 0..3] = tanh(0.25 + -0.3 * r[t - 1, k]);
+        let a[0] = -3;
+        let a[t in 1..6] = max(a[t - 1], t as f64 + r[t, 1] as f64);
+    """)
+    r = [np.full(3, np.float32(0.01))] * 2
+    for _ in range(2, 6):
+        r.append(np.tanh(np.float32(0.25) + np.float32(-0.3) * r[-1]).astype(np.float32))
+    a = [-3.0]
+    for t in range(1, 6):           # from einc's r: tanh in f32 may differ by an ulp
+        a.append(max(a[-1], t + float(out["r"][t, 1])))
+    assert out["r"].dtype == np.float32 and out["a"].dtype == np.float64
+    np.testing.assert_allclose(out["r"], np.array(r), rtol=2e-7, atol=0.0)
+    np.testing.assert_allclose(out["a"], a, **TIGHT)
+
+
 def test_a_count_that_indexes_a_recurrence_of_float_literals_stays_an_integer(run):
     """`n[t]` counts with int literals and indexes x, whose float literals meet f64 data: x is f64
     and the count i32, though no one sweep of the literals' types gives both."""

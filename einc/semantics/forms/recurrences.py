@@ -494,11 +494,16 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
         del el.ir.effects[effects:]          # what a failed guess left behind
         del el.state.dependent_ranges[ranges:]
         try:
-            return _settle_types(el, clauses_by_member, env, guess, names)
+            _settle_types(el, clauses_by_member, env, guess, names)
         except d.CompileError as err:
             if not _wrong_guess(err):
                 raise
             errors.append(err)
+            continue
+        guess = _moved_back(el, clauses_by_member, env, names, initial, guess)
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        return _settle_types(el, clauses_by_member, env, guess, names)
     guess, tentative, unseeded, named = initial
     seeded = set(guess) - unseeded
     # first the members their start types by data order nothing; then, with each choice of types
@@ -522,6 +527,29 @@ def _typed_members_as_declared(el, clauses_by_member: dict, env, names: dict):
         del el.state.dependent_ranges[ranges:]
         return _settle_types(el, clauses_by_member, env, dtypes, names)
     raise _furthest(errors)
+
+
+def _moved_back(el, clauses_by_member: dict, env, names: dict, initial: tuple, guess: dict) -> dict:
+    """`guess`, which settles, with each member typed by literals only that it moved from the
+    first guess moved back where the types still settle: `_guesses` moves such members
+    together, and one whose literals nothing constrains keeps the type they default to (f32)
+    whatever another member of the group needed (`r[0] = 0.01` read as `r[t] as f64` beside a
+    member `a[0] = -3` that an f64 step types)."""
+    first, tentative = initial[0], initial[1]
+    effects, ranges = len(el.ir.effects), len(el.state.dependent_ranges)
+    for did in [did for did in guess if did in tentative and guess[did] != first[did]]:
+        trial = {**guess, did: first[did]}
+        del el.ir.effects[effects:]
+        del el.state.dependent_ranges[ranges:]
+        try:
+            members, _ = _settle_types(el, clauses_by_member, env, trial, names)
+        except d.CompileError as err:
+            if not _wrong_guess(err):
+                raise
+            continue
+        if members[did].dtype == first[did]:
+            guess = trial
+    return guess
 
 
 def _guesses_with_starts(initial: tuple):
