@@ -633,14 +633,36 @@ def widens_an_approximation(program: Program) -> str | None:
     which may hold one) is cast to a wider float, or None: the values after it are only as close
     as two libraries of that type agree (f32 exp cast to f64, f16 tanh cast to f32)."""
     users = {item.name for item in program.items if isinstance(item, Function)}
+    through = _computed_through_approximations(program, users)
     found = []
     for item in program.items:
         for expr in item_exprs(item):
             for node in walk(expr):
                 if isinstance(node, Cast) and node.dtype in FLOATS:
-                    found += [n.dtype for n in walk(node.arg) if _approximated(n, users) and n.dtype in FLOATS
-                              and _coarser(n.dtype, node.dtype)]
+                    found += [n.dtype for n in walk(node.arg)
+                              if (_approximated(n, users) or (isinstance(n, Read) and n.name in through))
+                              and n.dtype in FLOATS and _coarser(n.dtype, node.dtype)]
     return min(found, key=COARSEST_FIRST.index, default=None)
+
+
+def _computed_through_approximations(program: Program, users: set) -> set:
+    """The names of the bindings whose values pass through an approximated function, in their
+    own definition or in a binding they read (`r[t] = tanh(..)` read as `r[t, k] as f64`)."""
+    found: set = set()
+    while True:
+        more = {name for item in program.items if not isinstance(item, Function)
+                for name in _bound_names(item) if name not in found
+                and any(_approximated(n, users) or (isinstance(n, Read) and n.name in found)
+                        for expr in item_exprs(item) for n in walk(expr))}
+        if not more:
+            return found
+        found |= more
+
+
+def _bound_names(item) -> list:
+    if isinstance(item, Group):
+        return [m.name for m in item.members]
+    return [item.name] if hasattr(item, "name") else []
 
 
 def _approximated(node, users: set) -> bool:

@@ -344,6 +344,17 @@ def test_an_f64_value_from_an_f32_cosine_is_held_to_f32_tolerance():
     assert "allowed error" in disagreement(want.ex + 1e-3, want, approximated_in="f32")
 
 
+def test_an_f32_cosine_read_from_another_binding_and_widened_is_held_to_f32_tolerance():
+    # `r[t] = cos(..)` in f32 read as `r[t] as f64`: the widened value is as close as the two
+    # libraries' f32 cosines (fuzz seed 27303 program 183, through a tanh)
+    t = Cast(Index("t"), "f32")
+    r = Define("r", "f32", (Clause((ranged("t", 0, 3),), Call("cos", (t,), "f32")),))
+    c = Define("c", "f64", (Clause((ranged("t", 0, 3),), Cast(Read("r", (Index("t"),), "f32"), "f64")),))
+    assert widens_an_approximation(program([r, c])) == "f32"
+    plain = Define("r", "f32", (Clause((ranged("t", 0, 3),), t),))
+    assert not widens_an_approximation(program([plain, c]))
+
+
 def test_a_function_of_a_row_applies_to_each_row_and_renders_as_a_comprehension():
     x = Input("x", "f32", (Bound(3), Bound(4)))
     row = Read("row", (), "f32")
