@@ -14,7 +14,8 @@ from iree.compiler.dialects import arith, cf, linalg, tensor
 
 from einc.ir.nodes import Input
 from einc.ir.types import DataSize, Lin, Quotient, Shape, SizeOp, Sym
-from einc.mlir.core.types import i32_type, index_type
+from einc.mlir.core import scalar_ops
+from einc.mlir.core.types import element_type, i32_type, index_type
 
 
 _SIZE_OPS = {"mul": arith.muli, "min": arith.minsi, "max": arith.maxsi}
@@ -117,3 +118,17 @@ def _computed_length(fact) -> bool:
 
 def _at_least(a: Lin, b: Lin, sizes: Sizes) -> ir.Value:
     return arith.cmpi(arith.CmpIPredicate.sge, sizes.index(a), sizes.index(b))
+
+
+def converted(value: ir.Value, source, target) -> ir.Value:
+    """The tensor `value` (elements of DType `source`) with its elements converted to DType
+    `target` by one elementwise op."""
+    kind = ir.RankedTensorType(value.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    out = tensor.empty([tensor.dim(value, index_const(k)) if kind.get_dim_size(k) == dynamic else kind.get_dim_size(k)
+                        for k in range(kind.rank)], element_type(target))
+    identity = ir.AffineMap.get_identity(kind.rank)
+    op = linalg.GenericOp_([value], [out], [identity, identity], [linalg.IteratorType.parallel] * kind.rank)
+    with ir.InsertionPoint(op.regions[0].blocks[0]):
+        linalg.YieldOp([scalar_ops.cast(op.regions[0].blocks[0].arguments[0], source, target)])
+    return op.result

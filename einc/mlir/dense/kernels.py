@@ -10,6 +10,7 @@ reduction variable that no operand is indexed by runs as a scalar loop inside th
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
@@ -18,7 +19,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from einc.ir.evaluate import reduction_identity
 from einc.ir.nodes import Const, Generic, IndexRef, IndexVar, Read, Reduce, Value
-from einc.ir.types import Lin
+from einc.ir.types import F32, F64, Lin
 from einc.mlir.dense.gpu import matmuls as gpu_matmuls
 from einc.mlir.dense import (computed_operands, cpu_convolutions, cpu_matmuls, cpu_poolings, named_ops, operand_views,
                              patch_matmuls, pooling_pairs, window_matmuls)
@@ -26,7 +27,7 @@ from einc.mlir.core import decided_guards, scalar_ops
 from einc.mlir.core.body_rules import Region
 from einc.mlir.core.dispatch_captures import fence
 from einc.mlir.core.loops import point_loops, var_bounds
-from einc.mlir.core.shapes import index_const
+from einc.mlir.core.shapes import converted, index_const
 from einc.mlir.core.types import element_type, is_tensor
 
 
@@ -288,6 +289,8 @@ def generic_tensor(lw, g: Generic, inline: frozenset = frozenset()) -> ir.Value:
                         finish, inline)
 
 
+WIDE_SUM_TERMS = 4096     # an f32 sum of a value of this many terms or a run-time count adds them in f64
+
 # The rules for a reduction that is a named op, each with the form it emits (named_ops.FORMS, or
 # "": the op; or a function of the target and the op that says which): the first that takes it, a
 # target's own form, else the named op.
@@ -301,8 +304,9 @@ COMBINERS = {"sum": ("addf", "addi", "addi"), "prod": ("mulf", "muli", "muli"),
              "all": ("andi", "andi", "andi"), "any": ("ori", "ori", "ori")}
 
 
-def reduce_identity(reduce: Reduce) -> ir.Value:
-    return scalar_ops.constant(reduce.dtype, reduction_identity(reduce.kind, reduce.dtype))
+def reduce_identity(reduce: Reduce, wide: bool = False) -> ir.Value:
+    dtype = F64 if wide else reduce.dtype
+    return scalar_ops.constant(dtype, reduction_identity(reduce.kind, dtype))
 
 
 def reduce_combiner(reduce: Reduce) -> Callable:
@@ -319,8 +323,9 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     of the result, in that order). Memoized: a reduction used twice keeps its first axis order."""
     if id(reduce) in lw.reductions:
         return lw.reductions[id(reduce)]
-    init = linalg.fill(reduce_identity(reduce), outs=[lw.sizes.empty(tuple(v.extent for v in free),
-                                                                       element_type(reduce.dtype))])
+    wide = accumulates_wide(lw, reduce, free)
+    init = linalg.fill(reduce_identity(reduce, wide), outs=[lw.sizes.empty(tuple(v.extent for v in free),
+                                                                             element_type(F64 if wide else reduce.dtype))])
     found = named_ops.match(reduce, free) or computed_operands.match(lw, reduce, free)
     if found is not None:
         found = patch_matmuls.as_matmul(found) or found
@@ -334,9 +339,23 @@ def reduction_tensor(lw, reduce: Reduce, free: list[IndexVar]) -> tuple[ir.Value
     if found is None and (unproven := named_ops.unproven_kernel(reduce, free, lw.target)) is not None:
         lw.dense_kernels.append(unproven)
     if tensor is None:
-        tensor = _reduction_kernel(lw, reduce, free, init)
+        tensor = _reduction_kernel(lw, reduce, free, init, wide)
+    if wide:
+        tensor = converted(tensor, F64, reduce.dtype)
     lw.reductions[id(reduce)] = (tensor, free)
     return tensor, free
+
+
+def accumulates_wide(lw, reduce: Reduce, free: list) -> bool:
+    """Whether `reduce` is a long f32 sum to accumulate in f64 and round once (where the target
+    has f64): added in f32 in loop order across vector lanes, a million terms drift from the sum
+    by 1e-5 (a dot product by 4e-4), where NumPy's pairwise sum stays within 1e-7. A sum to one
+    value (`free` empty: a dot product stays linalg.dot, into an f64 result) of a run-time or long
+    range; a contraction per point (a matmul's K) stays in f32, its ranges being far shorter."""
+    if reduce.kind != "sum" or reduce.dtype != F32 or free or lw.target.replacement_for("f64") is not None:
+        return False
+    extents = [v.extent for v in reduce.vars]
+    return not all(e.is_const for e in extents) or math.prod(e.const for e in extents) >= WIDE_SUM_TERMS
 
 
 def _dense_kernel(lw, found: named_ops.Match, reduce: Reduce, init: ir.Value, form: str) -> named_ops.DenseKernel:
@@ -347,7 +366,8 @@ def _dense_kernel(lw, found: named_ops.Match, reduce: Reduce, init: ir.Value, fo
                                   fast_letters=cpu_convolutions.fast_letters(lw, found))
 
 
-def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) -> ir.Value:
+def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value, wide: bool = False) -> ir.Value:
+    """`reduce` as one linalg.generic into `init`; with `wide`, each f32 term added in f64."""
     body, guard = decided_guards.fold(lw, reduce.body), decided_guards.fold(lw, reduce.guard)
     domain = Domain(free + list(reduce.vars), len(free))
     loops = _loop_vars(lw, reduce, body, guard, domain)
@@ -357,9 +377,9 @@ def _reduction_kernel(lw, reduce: Reduce, free: list[IndexVar], init: ir.Value) 
     def finish(value, guard_value, acc):
         if guard_value is not None:
             value = arith.select(guard_value, value, reduce_identity(reduce))
-        return combine(value, acc)
+        return combine(scalar_ops.cast(value, F32, F64) if wide else value, acc)
     tensor = build_kernel(lw, domain, body, guard, init, domain.projection(free), finish, loops=loops,
-                          start=lambda: reduce_identity(reduce))
+                          start=lambda: reduce_identity(reduce, wide))
     lw.folded_reductions.mark(tensor.owner, reduce, domain.vars)
     return tensor
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg, scf, tensor
+from iree.compiler.dialects import arith, scf, tensor
 
 from einc.ir.nodes import IndexVar, RecClause, RecMember, RecurrenceGroup
 from einc.ir.state_slices import is_state_history
@@ -20,7 +20,7 @@ from einc.mlir.core import scalar_ops
 from einc.mlir.recurrences.lanes import STEP_RULES
 from einc.mlir.recurrences.scalars import Scope, Storage
 from einc.passes.step_cost import step_reductions
-from einc.mlir.core.shapes import index_const
+from einc.mlir.core.shapes import converted, index_const
 from einc.mlir.core.types import element_type
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -54,18 +54,9 @@ def as_member_type(member: RecMember, stored: ir.Value) -> ir.Value:
     """A tensor of `member`'s storage (elements of `stored_dtype`, or already of the member's
     type in a form that keeps no storage inside a dispatch) with the member's own element type,
     converted by one elementwise op outside the dispatch."""
-    kind = ir.RankedTensorType(stored.type)
-    if kind.element_type == element_type(member.dtype):
+    if ir.RankedTensorType(stored.type).element_type == element_type(member.dtype):
         return stored
-    shape = [kind.get_dim_size(k) for k in range(kind.rank)]
-    out = tensor.empty([tensor.dim(stored, index_const(k)) if size == DYNAMIC else size
-                        for k, size in enumerate(shape)], element_type(member.dtype))
-    identity = ir.AffineMap.get_identity(kind.rank)
-    op = linalg.GenericOp_([stored], [out], [identity, identity], [linalg.IteratorType.parallel] * kind.rank)
-    block = op.regions[0].blocks[0]
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([scalar_ops.cast(block.arguments[0], stored_dtype(member), member.dtype)])
-    return op.result
+    return converted(stored, stored_dtype(member), member.dtype)
 
 
 def sizes_of(lw, shape: tuple) -> list:
