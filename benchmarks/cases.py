@@ -12,6 +12,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from tests.programs import source
+from tests.programs.neural_ode import neural_ode_gradient
 
 
 @dataclass
@@ -578,29 +579,11 @@ def neural_ode_inputs(n: int) -> dict:
 
 
 def neural_ode_numpy(n: int, inputs: dict) -> np.ndarray:
-    """The training loop with a hand-written adjoint over the stored RK4 stages."""
-    x0, target, th, h = inputs["x0"], inputs["target"], inputs["theta0"], 0.125
+    """The training loop with a hand-written adjoint over the stored RK4 stages (the loss is the
+    batch's mean, so its gradient is the sum's over the batch size)."""
+    x0, target, th = inputs["x0"], inputs["target"], inputs["theta0"]
     for _ in range(n - 1):
-        W, c, z, tape = th[:4].reshape(2, 2), th[4:], x0, []
-        for _ in range(8):
-            xs, ks = [z], []
-            for a in (0.5 * h, 0.5 * h, h, None):
-                ks.append(np.tanh(xs[-1] @ W.T + c))
-                if a is not None:
-                    xs.append(z + a * ks[-1])
-            tape.append((xs, ks))
-            z = z + h / 6 * (ks[0] + 2 * ks[1] + 2 * ks[2] + ks[3])
-        zb, gW, gc = 2 * (z - target) / NODE_BATCH, np.zeros((2, 2)), np.zeros(2)
-        for xs, ks in reversed(tape):
-            kb, new = [h / 6 * zb, h / 3 * zb, h / 3 * zb, h / 6 * zb], zb.copy()
-            for k in (3, 2, 1, 0):
-                a = kb[k] * (1 - ks[k] ** 2)
-                gW, gc, xb = gW + a.T @ xs[k], gc + a.sum(0), a @ W
-                new += xb
-                if k:
-                    kb[k - 1] = kb[k - 1] + (h if k == 3 else 0.5 * h) * xb
-            zb = new
-        th = th - 0.5 * np.concatenate([gW.ravel(), gc])
+        th = th - 0.5 * neural_ode_gradient(x0, target, th, steps=8)[1] / NODE_BATCH
     return th
 
 

@@ -174,6 +174,13 @@ _DEFINITION_HEAD = re.compile(r"\blet\s+[A-Za-z_]\w*\s*$")
 
 def _in_a_definitions_bracket(text: str, pos: int) -> bool:
     """Whether `pos` lies inside the bracket of `let name[..]` (nested brackets not closed)."""
+    k = _unclosed_opener(text, pos)
+    return k is not None and text[k] == "[" and _DEFINITION_HEAD.search(text, 0, k) is not None
+
+
+def _unclosed_opener(text: str, pos: int):
+    """Where the innermost `(`, `[` or `{` of the statement `pos` is in still open at `pos` is,
+    or None."""
     depth = 0
     for k in range(pos - 1, -1, -1):
         c = text[k]
@@ -181,11 +188,11 @@ def _in_a_definitions_bracket(text: str, pos: int) -> bool:
             depth += 1
         elif c in "([{":
             if depth == 0:
-                return c == "[" and _DEFINITION_HEAD.search(text, 0, k) is not None
+                return k
             depth -= 1
         elif c == ";" and depth == 0:
-            return False
-    return False
+            return None
+    return None
 _FN_NAME_BEFORE = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*$")
 # `let (a, b)[t in 1..T] = (.., ..);`: an indexed definition names one array
 _TUPLE_DEFINITION = re.compile(r"\blet\s*\(\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+\s*\)\s*$")
@@ -235,18 +242,8 @@ def _absent_construct(text: str, token) -> str:
 
 def _inside_brackets(text: str, pos: int) -> bool:
     """Whether `pos` lies inside an unclosed `[` of the statement it is in."""
-    depth = 0
-    for k in range(pos - 1, -1, -1):
-        c = text[k]
-        if c in ")]}":
-            depth += 1
-        elif c in "([{":
-            if depth == 0:
-                return c == "["
-            depth -= 1
-        elif c == ";" and depth == 0:
-            return False
-    return False
+    k = _unclosed_opener(text, pos)
+    return k is not None and text[k] == "["
 
 
 _GENERIC_HINT = ("a function has no type parameters: an untyped parameter is generic and specialised "
