@@ -140,8 +140,8 @@ def jit(path: str | os.PathLike, target: str = DEFAULT.name, *, device: str | No
         fp_contract: bool = False, unchecked_indices: bool = False,
         weights_threshold: int | None = DEFAULT_THRESHOLD):
     """The .ein file `path` as a callable, like `jax.jit`: `f(X=..., W=...)` runs the module
-    built with the program's named dims fixed to the sizes of that call's inputs (one build per
-    new set of sizes, kept in the build cache einc run uses; the `max_cached` most recently used
+    built with the program's named dims fixed to the sizes of that call's inputs, and its inputs
+    of any rank (`[f32; *]`) to their ranks (one build per new set of sizes and ranks, kept in the build cache einc run uses; the `max_cached` most recently used
     modules stay loaded) and returns what `einc.load(...)(...)` returns. `f.generic()` is the
     module with run-time sizes; `f.cache_info()` counts hits, misses and builds. Thread-safe:
     concurrent calls with the same new sizes build once. The other options are einc.compile's;

@@ -23,18 +23,30 @@ DEFAULT_THRESHOLD = 256 * 1024
 
 @on_a_deep_stack
 def front_end(path: str, outputs: list[str] | None = None, dims: dict[str, int] | None = None,
-              allow_python: bool = False, *, unchecked_indices: bool = False):
+              allow_python: bool = False, *, unchecked_indices: bool = False, ranks: dict[str, int] | None = None):
     """Parse, resolve and elaborate `path`, then run every pass before lowering; returns
     (loaded program, IR program). `dims` fixes named dims at build time (`--dim`);
     `allow_python` lets `python::mod::f(..)` run during the build (`--allow-python`);
-    `unchecked_indices` leaves data-dependent subscripts unchecked (clamped, `--unchecked-indices`)."""
+    `unchecked_indices` leaves data-dependent subscripts unchecked (clamped, `--unchecked-indices`);
+    `ranks` gives any-rank inputs (`[f32; *]`) a rank (einc.specialize)."""
     from einc.semantics.core.modules import load_program
     fixed_dims = checked_dims(dims)
-    return _analysed(_stage(None, load_program, path), outputs, fixed_dims, allow_python, unchecked_indices)
+    return _analysed(_stage(None, load_program, path), outputs, fixed_dims, allow_python, unchecked_indices, ranks)
+
+
+@on_a_deep_stack
+def any_rank_inputs(path: str) -> list[str]:
+    """The names of the run-time inputs of `path` declared of any rank (`let x: [f32; *];`),
+    read from its parse alone: a caller fixes their ranks (`ranks`) before the front end runs."""
+    from einc.semantics.core.modules import load_program
+    from einc.syntax import ast
+    return [s.pattern.name for s in _stage(None, load_program, path).entry.items
+            if isinstance(s, ast.Let) and s.value is None and isinstance(s.pattern, ast.BindPat)
+            and isinstance(s.type, ast.ArrayType) and s.type.dims is None]
 
 
 def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], allow_python: bool = False,
-              unchecked_indices: bool = False):
+              unchecked_indices: bool = False, ranks: dict[str, int] | None = None):
     from einc.semantics.elaborate import elaborate
     from einc.semantics.core.resolve import resolve
 
@@ -49,7 +61,7 @@ def _analysed(program, outputs: list[str] | None, fixed_dims: dict[str, int], al
     from einc.passes.index_checks import add_index_checks
 
     resolution = _stage(program, resolve, program)
-    ir_program = _stage(program, elaborate, program, resolution, outputs, fixed_dims, allow_python)
+    ir_program = _stage(program, elaborate, program, resolution, outputs, fixed_dims, allow_python, ranks)
     hoist_state_free_step_work(ir_program)
     hoist_invariant_work(ir_program)
     share_equal_values(ir_program)
@@ -80,10 +92,11 @@ def check_file(path: str, target: Target | str = DEFAULT, outputs: list[str] | N
 
 def check_program(path: str, target: Target | str = DEFAULT, outputs: list[str] | None = None,
                   dims: dict[str, int] | None = None, allow_python: bool = False, *,
-                  unchecked_indices: bool = False):
+                  unchecked_indices: bool = False, ranks: dict[str, int] | None = None):
     """Everything `einc check` runs: the front end and the target's limits, no MLIR, no IREE."""
     from einc.passes.target_support import check_target
-    program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices)
+    program, ir_program = front_end(path, outputs, dims, allow_python, unchecked_indices=unchecked_indices,
+                                    ranks=ranks)
     _stage(program, check_target, ir_program, get_target(target), calls=ir_program.call_chains)
     return program, ir_program
 
@@ -167,36 +180,44 @@ def build_ir(program, ir_program, target: Target | str, *, fp_contract: bool = F
 
 def specialized_build(path: str, target: Target | str, outputs: list[str] | None, dims: dict[str, int] | None,
                       allow_python: bool, cache, sizes_of: Callable, log: Callable[[str], None] = lambda message: None,
-                      **options):
+                      *, ranks_of: Callable = lambda names: {}, **options):
     """`cached_build` with the named dims `sizes_of(signature)` gives fixed as well (einc.specialize):
     `signature` is what the program's `main` takes, read from the front end before any build.
-    A dim it leaves out stays a run-time size; without any, the module is the generic one."""
+    A dim it leaves out stays a run-time size; without any, the module is the generic one.
+    `ranks_of(names)` gives the ranks of the any-rank inputs `names` (those it leaves out stay
+    E011), read before the front end runs."""
     from einc.specialize import describe_sizes, input_signature
     target = get_target(target)
+    any_rank = any_rank_inputs(path)
+    ranks = ranks_of(any_rank) if any_rank else {}
     analysed = check_program(path, target, outputs, dims, allow_python,
-                             unchecked_indices=options.get("unchecked_indices", False))
+                             unchecked_indices=options.get("unchecked_indices", False), ranks=ranks)
     sizes = sizes_of(input_signature(analysed[1]))
     if not sizes:
-        return cached_build(path, target, outputs, dims, allow_python, cache, log, analysed=analysed, **options)
+        return cached_build(path, target, outputs, dims, allow_python, cache, log, analysed=analysed, ranks=ranks,
+                            **options)
     log(f"specialized to the sizes of the inputs: {describe_sizes(sizes)}")
-    return cached_build(path, target, outputs, {**(dims or {}), **sizes}, allow_python, cache, log, **options)
+    return cached_build(path, target, outputs, {**(dims or {}), **sizes}, allow_python, cache, log, ranks=ranks,
+                        **options)
 
 
 def cached_build(path: str, target: Target | str, outputs: list[str] | None, dims: dict[str, int] | None,
                  allow_python: bool, cache, log: Callable[[str], None] = lambda message: None, *,
                  fp_contract: bool = False, unchecked_indices: bool = False,
-                 weights_threshold: int | None = DEFAULT_THRESHOLD, analysed=None):
+                 weights_threshold: int | None = DEFAULT_THRESHOLD, analysed=None,
+                 ranks: dict[str, int] | None = None):
     """The path of the sealed module of `path` in `cache` (an einc.backend.cache.ModuleCache),
     built and stored there unless it is there already. A hit runs the front end (tens of ms) to
     learn the key, but neither the lowering nor IREE; `analysed` is its result when the caller
-    has it already. OSError: a file the key reads cannot be read; CacheWriteError: the cache
-    cannot take the module."""
+    has it already. `ranks` gives any-rank inputs a rank (a part of the key). OSError: a file the
+    key reads cannot be read; CacheWriteError: the cache cannot take the module."""
     from einc.backend.cache import cache_key
     target = get_target(target)
     program, ir_program = analysed or check_program(path, target, outputs, dims, allow_python,
-                                                    unchecked_indices=unchecked_indices)
+                                                    unchecked_indices=unchecked_indices, ranks=ranks)
     key = cache_key(program.sources.items(), ir_program.data_files, target, outputs, checked_dims(dims),
-                    allow_python, ir_program.python_results, fp_contract, unchecked_indices, weights_threshold)
+                    allow_python, ir_program.python_results, fp_contract, unchecked_indices, weights_threshold,
+                    ranks or {})
     found = cache.lookup(key)
     if found is not None:
         log(f"cache hit for {path}: {found}")

@@ -36,8 +36,9 @@ from einc.version import einc_code_digest, einc_version, iree_versions
 def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], target: Target,
               outputs: Optional[list[str]], dims: dict[str, int], allow_python: bool = False,
               python_results: Iterable[str] = (), fp_contract: bool = False, unchecked_indices: bool = False,
-              weights_threshold: Optional[int] = None) -> str:
-    """The key of a build: `sources` are (file name, text) of every module loaded."""
+              weights_threshold: Optional[int] = None, ranks: Optional[dict[str, int]] = None) -> str:
+    """The key of a build: `sources` are (file name, text) of every module loaded; `ranks`, those
+    of its any-rank inputs."""
     description = {
         "einc": [einc_version(), einc_code_digest()],
         "iree": iree_versions(),
@@ -46,6 +47,7 @@ def cache_key(sources: Iterable[tuple[str, str]], data_files: Iterable[str], tar
         "host_cpu": _host_cpu() if target.tuned_to_host else None,
         "outputs": outputs,
         "dims": sorted(dims.items()),
+        "ranks": sorted((ranks or {}).items()),
         "allow_python": allow_python,
         "fp_contract": fp_contract,
         "unchecked_indices": unchecked_indices,

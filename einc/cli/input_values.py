@@ -10,6 +10,7 @@ import click
 
 from einc.runtime import (InputSpec, RunError, Signature, check_input_names, check_known_names, not_an_input,
                           read_npy, read_npz)
+from einc.runtime.npy import npy_rank
 from einc.runtime.safetensors import read_safetensors
 
 _BOOL_LITERALS = {"true": True, "false": False}
@@ -51,6 +52,19 @@ def input_values(signature: Signature, options: InputOptions) -> dict[str, objec
         spec = signature.input(name)
         values[name] = _scalar_or_file(spec, text) if spec.is_scalar else read_npy(text)
     return values
+
+
+def input_ranks(names: list[str], options: InputOptions) -> dict[str, int]:
+    """The rank of the array given for each of the any-rank inputs `names` (a .npy file's from its
+    header; a literal's is 0), before the program's signature is known; a name not given is left
+    out (its input stays of unknown rank)."""
+    ranks = {name: npy_rank(text) if os.path.exists(text) else 0
+             for name, text in options.texts.items() if name in names}
+    in_archives = [name for name in names if name not in ranks]
+    for path in options.archives if in_archives else []:
+        arrays = _read_archive(path)
+        ranks.update({name: arrays[name].ndim for name in in_archives if name in arrays})
+    return ranks
 
 
 def _archive_arrays(signature: Signature, archives: list[str]) -> dict[str, object]:

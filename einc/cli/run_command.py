@@ -73,7 +73,8 @@ def _module(program: str, target: str | None, device: str | None, outputs: tuple
             dims: tuple[str, ...], allow_python: bool, unchecked_indices: bool, generic: bool, verbose: bool,
             options, values: dict) -> str:
     """The .vmfb to run: PROGRAM itself, or the cached build of a .ein PROGRAM, for which the
-    input `options` are read into `values` first (their sizes choose the build)."""
+    input `options` are read into `values` first (their sizes, and the ranks of any-rank inputs,
+    choose the build)."""
     if Path(program).suffix != SOURCE_SUFFIX:
         if target or outputs or dims or allow_python or unchecked_indices or generic:
             raise click.UsageError("--target, --output, --dim, --allow-python, --unchecked-indices and "
@@ -86,9 +87,12 @@ def _module(program: str, target: str | None, device: str | None, outputs: tuple
         from einc.specialize import size_signature
         values.update(_input_values(signature, options))
         return {} if generic else size_signature(signature, {name: _shape(v) for name, v in values.items()})
+    def ranks_of(names: list[str]) -> dict[str, int]:
+        from einc.cli.input_values import input_ranks
+        return input_ranks(names, options)
     fixed_dims = parse_dims(dims)
     return str(cached_module(program, target or _default_target(device), list(outputs) or None, fixed_dims,
-                             allow_python, verbose, sizes_of, unchecked_indices=unchecked_indices))
+                             allow_python, verbose, sizes_of, ranks_of, unchecked_indices=unchecked_indices))
 
 
 def _input_values(signature, options) -> dict:

@@ -14,10 +14,12 @@ from einc.user_cache import cache_root
 
 
 def cached_module(source: str, target: str, outputs: list[str] | None, dims: dict[str, int],
-                  allow_python: bool, verbose: bool, sizes_of, *, unchecked_indices: bool = False) -> Path:
+                  allow_python: bool, verbose: bool, sizes_of, ranks_of, *,
+                  unchecked_indices: bool = False) -> Path:
     """The path of the sealed module for `source` in the build cache the Python API shares
     (einc.jit, einc.compile(..., cache=True)), specialized to the named dims' sizes
-    `sizes_of(signature)` gives (einc.driver.specialized_build; {} for run-time sizes)."""
+    `sizes_of(signature)` gives (einc.driver.specialized_build; {} for run-time sizes) and to
+    the ranks of the any-rank inputs `ranks_of(names)` gives."""
     if not Path(source).is_file():
         raise CliError(f"cannot read {source}: no such file")
     from einc import driver  # lazy: the whole compiler
@@ -28,7 +30,8 @@ def cached_module(source: str, target: str, outputs: list[str] | None, dims: dic
     try:
         with diagnostics_shown("human"):
             return driver.specialized_build(source, target, outputs, dims, allow_python, cache, sizes_of,
-                                            _logger(verbose), unchecked_indices=unchecked_indices)
+                                            _logger(verbose), ranks_of=ranks_of,
+                                            unchecked_indices=unchecked_indices)
     except CacheWriteError as err:
         raise CliError(str(err)) from None
     except OSError as err:

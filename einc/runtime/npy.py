@@ -22,11 +22,24 @@ _BAD_FILE = (OSError, ValueError, EOFError, MemoryError, OverflowError, zipfile.
 def read_npy(path: str) -> np.ndarray:
     """Load one array; no pickles, and no guessing at files that are not .npy."""
     with _reading(path, ".npy"), open(path, "rb") as npy_file:
-        if npy_file.read(4) == b"PK\x03\x04":      # a zip: `np.savez` writes them
-            raise RunError(f"cannot read {path}: it is an .npz archive, not one array; give it alone "
-                           f"(`--input {path}`) to bind its arrays by name")
-        npy_file.seek(0)
+        _check_not_npz(path, npy_file)
         return np.lib.format.read_array(npy_file, allow_pickle=False)
+
+
+def npy_rank(path: str) -> int:
+    """The rank of the array in `path`, from its header alone (read before the array is)."""
+    with _reading(path, ".npy"), open(path, "rb") as npy_file:
+        _check_not_npz(path, npy_file)
+        version = np.lib.format.read_magic(npy_file)
+        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        return len(header(npy_file)[0])
+
+
+def _check_not_npz(path: str, npy_file) -> None:
+    if npy_file.read(4) == b"PK\x03\x04":      # a zip: `np.savez` writes them
+        raise RunError(f"cannot read {path}: it is an .npz archive, not one array; give it alone "
+                       f"(`--input {path}`) to bind its arrays by name")
+    npy_file.seek(0)
 
 
 def read_npz(path: str) -> dict[str, np.ndarray]:

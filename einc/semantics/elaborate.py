@@ -15,11 +15,13 @@ evaluator.install(expressions.RULES, builtin_calls.BUILTIN_RULES, builtin_calls.
 
 
 def elaborate(program, resolution, outputs: list[str] | None = None,
-              fixed_dims: dict[str, int] | None = None, allow_python: bool = False) -> ir.Program:
+              fixed_dims: dict[str, int] | None = None, allow_python: bool = False,
+              ranks: dict[str, int] | None = None) -> ir.Program:
     """The IR of a loaded, resolved program; `outputs` restricts which bindings leave it,
-    `fixed_dims` gives named dims a size at build time (`einc build --dim`) and `allow_python`
-    lets `python::mod::f(..)` run during the build."""
-    el = Elaborator(program, resolution, fixed_dims, allow_python)
+    `fixed_dims` gives named dims a size at build time (`einc build --dim`), `allow_python`
+    lets `python::mod::f(..)` run during the build and `ranks` gives any-rank inputs
+    (`[f32; *]`) a rank (einc.specialize)."""
+    el = Elaborator(program, resolution, fixed_dims, allow_python, ranks)
     bindings = el.exec_block(program.entry.items, el.globals, top_level=True)
     _check_fixed_dims_exist(el)
     output_rules.collect(el, bindings, outputs)

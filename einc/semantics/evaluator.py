@@ -55,8 +55,9 @@ def rule_decorator(table: dict):
 
 class Elaborator:
     def __init__(self, program, resolution, fixed_dims: dict[str, int] | None = None,
-                 allow_python: bool = False):
+                 allow_python: bool = False, ranks: dict[str, int] | None = None):
         self.program = program
+        self.ranks = dict(ranks or {})           # any-rank input name -> its rank in this build
         self.res = resolution
         self.allow_python = allow_python         # may `python::mod::f(..)` run during the build
         self.state = State()
@@ -321,7 +322,7 @@ class Elaborator:
 
     def _input(self, s: ast.Let, env: Env) -> ir.Input:
         name, pos = s.pattern.name, len(self.ir.inputs)
-        dtype, dims = types.input_type(s.type, name)
+        dtype, dims = types.input_type(s.type, name, self.ranks.get(name))
         shape, declared = [], []
         for axis, dim in enumerate(dims):
             shape.append(self._dim_size(dim, name, pos, axis, env))

@@ -127,3 +127,24 @@ def test_help_says_when_run_specializes(einc_cli):
     status, out, _ = einc_cli("run", "--help")
     assert status == 0 and "built for the sizes of the inputs given" in " ".join(out.split())
     assert "--generic" in out
+
+
+def test_an_any_rank_input_takes_the_rank_of_its_array(einc_cli, cache, tmp_path):
+    """`einc run` builds a `[f32; *]` input for the rank of the .npy given (one module per
+    rank); `einc build`, which has no input, keeps E011 and says how to run it."""
+    path = tmp_path / "any_rank.ein"
+    path.write_text("let x: [f32; *];\nlet y = x * 2.0;\nlet s = sum(x);\nlet z[..r] = x[..r] * x[..r] + 1.0;\n")
+    rng = np.random.default_rng(7)
+    for shape in [(2, 3, 4), (6,)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.save(tmp_path / "x.npy", x)
+        status, _, err = einc_cli("run", path, "-v", "-i", f"x={tmp_path / 'x.npy'}",
+                                  "--out", tmp_path / "out.npz")
+        assert status == 0 and "cache miss" in err, err
+        out = np.load(tmp_path / "out.npz")
+        np.testing.assert_array_equal(out["y"], x * 2)
+        np.testing.assert_allclose(out["s"], x.astype(np.float64).sum(), **TOLERANCE)
+        np.testing.assert_allclose(out["z"], x * x + 1, rtol=1e-6)
+    assert len(entries(cache)) == 2
+    status, _, err = einc_cli("build", path, "-o", tmp_path / "m.vmfb")
+    assert status == 1 and "E011" in err and "needs a known rank" in err and "einc run" in err

@@ -120,3 +120,26 @@ def test_bad_calls_are_one_line_errors(program, tmp_path):
     two.write_text("let X: [f32; B];\nlet Z: [f32; B];\nlet S[b] = X[b] + Z[b];\n")
     with pytest.raises(einc.RunError, match=r"^named dim B is 2 from X but 3 from Z$"):
         einc.jit(two)(X=np.ones(2, np.float32), Z=np.ones(3, np.float32))
+
+
+ANY_RANK = """let x: [f32; *];
+let y = x * 2.0;
+let s = sum(x);
+let z[..r] = x[..r] * x[..r] + 1.0;
+"""
+
+
+def test_an_any_rank_input_builds_once_per_rank(tmp_path, monkeypatch):
+    """`[f32; *]` takes the rank of the array of each call, as jax.jit traces per shape: one
+    build per rank (its axes stay run-time sizes), whole-array operations and `..r` over them."""
+    monkeypatch.setenv("EINC_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "any_rank.ein"
+    path.write_text(ANY_RANK)
+    f = einc.jit(path)
+    for shape in [(5,), (2, 3), (2, 3, 4), (4, 1)]:
+        x = image(*shape)
+        outputs = f(x=x)
+        np.testing.assert_array_equal(outputs["y"], x * 2)
+        np.testing.assert_allclose(outputs["s"], x.astype(np.float64).sum(), **TOLERANCE)
+        np.testing.assert_allclose(outputs["z"], x * x + 1, rtol=1e-6)
+    assert f.cache_info() == (1, 3, 3, 3, 8)     # (4, 1): the rank-2 module, kept

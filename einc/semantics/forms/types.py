@@ -16,14 +16,18 @@ def scalar_dtype(t: ast.ScalarType) -> DType:
     return BY_NAME[t.name]
 
 
-def input_type(t, name: str) -> tuple[DType, list]:
-    """dtype and dims of a run-time input declaration."""
+def input_type(t, name: str, rank: int | None = None) -> tuple[DType, list]:
+    """dtype and dims of a run-time input declaration; `rank` is the rank of an any-rank input
+    (`[f32; *]`) for this build, which then has that many `?` dims."""
     if isinstance(t, ast.ScalarType):
         return scalar_dtype(t), []
     if isinstance(t, ast.ArrayType) and isinstance(t.elem, ast.ScalarType):
-        if t.dims is None:
+        if t.dims is None and rank is None:
             raise d.error(d.UNSUPPORTED, f"input `{name}` needs a known rank", t.span,
-                          hint="write its dims, e.g. `[f32; ?, ?]`")
+                          hint="write its dims, e.g. `[f32; ?, ?]`; `einc run FILE.ein --input` and "
+                          "`einc.jit` build an any-rank input for the rank of the array given")
+        if t.dims is None:
+            return scalar_dtype(t.elem), [ast.DimSpec(span=t.span) for _ in range(rank)]
         return scalar_dtype(t.elem), list(t.dims)
     elem = t.elem if isinstance(t, ast.ArrayType) else t
     if isinstance(elem, ast.NamedType):
