@@ -100,3 +100,18 @@ def test_a_data_range_on_the_right_of_or_is_checked_only_where_it_runs():
     np.testing.assert_array_equal(out["z"], [True, False])
     with pytest.raises(einc.RunError, match="the range of `i` runs past the axes its reads index at j = 1"):
         run(x=np.array([1, -2, 3, 4], np.float32), idx=idx)
+
+
+def test_a_data_range_in_a_clause_whose_guard_fails_is_not_checked_there():
+    """The second clause runs only where its `where` guard holds: a range past its axis is no
+    error where the guard lets no point (fuzz seed 40001 program 113: a range the same at every
+    point, checked once, had lost the guard), and one at a point it lets is."""
+    run = einc.load(einc.compile("let m: [f32; 2, 3];\nlet n: [i32; 1];\n"
+                                 "let y[j in 0..2] = -1.0 where m[j, 0] <= 0.0;\n"
+                                 "let y[j in 0..2] = sum[i in 0..n[0]](m[j, i]) * 2.0 where m[j, 0] > 0.0;\n"))
+    np.testing.assert_array_equal(run(m=np.array([[-1, 2, 3], [-1, 5, 6]], np.float32), n=np.array([5], np.int32))["y"],
+                                  [-1.0, -1.0])
+    np.testing.assert_array_equal(run(m=np.array([[1, 2, 3], [-1, 5, 6]], np.float32), n=np.array([3], np.int32))["y"],
+                                  [12.0, -1.0])
+    with pytest.raises(einc.RunError, match="the range of `i` runs past the axes its reads index"):
+        run(m=np.array([[1, 2, 3], [-1, 5, 6]], np.float32), n=np.array([5], np.int32))

@@ -99,10 +99,16 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
             try:
                 guard = where_clauses(el, node.wheres, scope)
                 el.state.guard_depth += guard is not None
+                # the body's run-time checks apply where the guard lets it run, as in an `if`'s branch
+                guarded = isinstance(guard, Value)
+                if guarded:
+                    el.state.branch_conditions.append((guard, True))
                 try:
                     body = el.ev(node.value, scope)
                 finally:
                     el.state.guard_depth -= guard is not None
+                    if guarded:
+                        el.state.branch_conditions.pop()
             finally:
                 el.state.guard_depth -= bool(range_guards)
             point = [step_var if v is clause_step else v for v in axes if isinstance(v, IndexVar)]
