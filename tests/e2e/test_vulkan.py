@@ -268,3 +268,33 @@ def test_two_adagrad_accumulators_in_a_host_loop_of_run_time_sizes_on_vulkan():
     with einc.load(einc.compile(WINDOWED_ACCUMULATORS, target="vulkan-spirv", outputs=["ga", "A"]).vmfb) as program:
         got = program(A0=A0, B0=B0)
     np.testing.assert_allclose(got["A"], np.array(A), rtol=1e-4, atol=1e-5)
+
+
+ROW_LOOP_PER_POINT = """
+let x: [f32; T];
+let idx: [i32; 4];
+let r[0, j in 0..4, k in 0..4] = T * idx[j / 2];
+let r[t in 1..3, j in 0..4, k in 0..4] = (r[t - 1, j, k] + { let s[0, l in 0..5] = r[t - 1, j, k] + l as i32;
+    let s[i in 1..5, l in 0..5] = (s[i - 1, l] + max(s[i - 1])) % 36; s[4, 3] }) % 27;
+"""
+
+
+@pytest.mark.full
+@pytest.mark.xfail(strict=True, reason="known wrong values, not yet isolated: on vulkan-spirv a loop whose state is "
+                   "a row, reduced whole each step (max(s[i - 1])) and run for every point of two axes of a host "
+                   "loop's step, gives the outer member garbage (its values look like the inner loop's); one batch "
+                   "axis, no row reduction, or the same MLIR built for llvm-cpu are right")
+def test_a_row_loop_reduced_whole_per_point_of_two_axes_on_vulkan():
+    """Found by the program fuzzer's row loops (fuzz seed 40001 program 139). Strict: once it
+    passes, the defect is gone and the mark must go."""
+    idx = np.array([1, 1, 0, 3], np.int32)
+    r = [np.broadcast_to((4 * idx[np.arange(4) // 2])[:, None], (4, 4)).astype(np.int64)]
+    for _ in range(1, 3):
+        s = r[-1][..., None] + np.arange(5)
+        for _ in range(1, 5):
+            s = (s + s.max(axis=-1, keepdims=True)) % 36
+        r.append((r[-1] + s[..., 3]) % 27)
+    with einc.load(einc.compile(ROW_LOOP_PER_POINT, target="vulkan-spirv", dims={"T": 4}).vmfb,
+                   device="vulkan") as program:
+        got = program(x=np.zeros(4, np.float32), idx=idx)
+    np.testing.assert_array_equal(got["r"], np.array(r))
