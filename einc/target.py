@@ -150,7 +150,7 @@ _RECORDS = (
                               "IREE-261",        # IREE-261: as on the CPU targets
                               "IREE-270",        # IREE-270: tables computed from u8/i8 ones fenced as bools
                               "IREE-272",        # IREE-272: gathers clamp their indices as i32
-                              "IREE-273-b"})),   # IREE-273-b: bool constants built as bytes
+                              "IREE-274"})),   # IREE-274: bool constants built as bytes
 )
 TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in _RECORDS})
 DEFAULT = TARGETS["llvm-cpu"]

@@ -36,14 +36,14 @@ def _const(lw, v: Const) -> ir.Value:
         return scalar_ops.constant(v.dtype, v.array.item())
     if lw.weights.takes(v):
         return lw.weights.load(v)
-    if v.dtype.is_bool and lw.target.has_defect("IREE-273-b"):
+    if v.dtype.is_bool and lw.target.has_defect("IREE-274"):
         return _bytes_as_bools(v)
     t = tensor_type(v.dtype, v.shape)
     return arith.constant(t, ir.DenseElementsAttr.get(v.array, type=t.element_type))
 
 
 def _bytes_as_bools(v: Const) -> ir.Value:
-    """A bool constant as an i8 constant compared with 0 by an elementwise op. IREE-273-b: a
+    """A bool constant as an i8 constant compared with 0 by an elementwise op. IREE-274: a
     kernel reading an i1 constant of some hundreds of elements never finishes on vulkan-spirv."""
     stored = arith.constant(tensor_type(I8, v.shape), ir.DenseElementsAttr.get(v.array.astype(np.int8)))
     rank = v.array.ndim

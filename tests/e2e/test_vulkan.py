@@ -200,7 +200,7 @@ def test_a_matmul_of_an_8_bit_weight_cast_to_f32_on_vulkan():
 
 
 def test_a_table_of_bools_known_at_build_time_is_read_on_vulkan():
-    """IREE-273-b: letters matched against an alphabet, both build-time text, are a bool constant
+    """IREE-274: letters matched against an alphabet, both build-time text, are a bool constant
     of 54 x 16; a kernel reading it as i1 never finished on lavapipe (hold-out text_codes)."""
     text, alphabet = "thequickbrownfoxjumpsoverthelazydogandthenthefoxsleeps", "abcdefghijklmnop"
     source = f"""
