@@ -16,7 +16,7 @@ import numpy as np
 from einc import diagnostics as d
 from einc.ir import affine, clamped
 from einc.ir.evaluate import reduction_identity
-from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Piecewise, StateRead, Value,
+from einc.ir.nodes import (Assert, Clause, Const, Generic, IndexRef, IndexVar, Piecewise, Reduce, StateRead, Value,
                            fresh_index_vars, is_folding_constant, reduced, size_value, walk)
 from einc.ir.types import BOOL, Lin
 from einc.semantics.forms import guarded_clauses, point_asserts
@@ -99,8 +99,9 @@ def clause(el, node: ast.IndexedLet, env, step_var: IndexVar | None = None, shap
             try:
                 guard = where_clauses(el, node.wheres, scope)
                 el.state.guard_depth += guard is not None
-                # the body's run-time checks apply where the guard lets it run, as in an `if`'s branch
-                guarded = isinstance(guard, Value)
+                # the body's run-time checks apply where the guard lets it run, as in an `if`'s
+                # branch; a guard holding a reduction (whose range may wait for its hull) does not
+                guarded = isinstance(guard, Value) and not any(isinstance(n, Reduce) for n in walk([guard]))
                 if guarded:
                     el.state.branch_conditions.append((guard, True))
                 try:
