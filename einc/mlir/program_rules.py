@@ -21,6 +21,7 @@ from einc.mlir.core.dispatch_captures import written_shifted
 from einc.mlir.dense import attention, row_gathers
 from einc.mlir.dense.kernels import generic_tensor, reduction_tensor
 from einc.mlir.recurrences.forms import rec_value
+from einc.mlir.core.shapes import converted
 from einc.mlir.core.types import element_type, is_tensor, tensor_type
 from einc.mlir.write_order import write_order
 
@@ -46,14 +47,7 @@ def _bytes_as_bools(v: Const) -> ir.Value:
     """A bool constant as an i8 constant compared with 0 by an elementwise op. IREE-274: a
     kernel reading an i1 constant of some hundreds of elements never finishes on vulkan-spirv."""
     stored = arith.constant(tensor_type(I8, v.shape), ir.DenseElementsAttr.get(v.array.astype(np.int8)))
-    rank = v.array.ndim
-    identity = ir.AffineMap.get_identity(rank)
-    op = linalg.GenericOp_([stored], [tensor.empty(list(v.array.shape), element_type(BOOL))], [identity, identity],
-                           [linalg.IteratorType.parallel] * rank)
-    block = op.regions[0].blocks[0]
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([scalar_ops.cast(block.arguments[0], I8, BOOL)])
-    return op.result
+    return converted(stored, I8, BOOL)
 
 
 def _size(lw, v: Size) -> ir.Value:
